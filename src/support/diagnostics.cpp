@@ -1,0 +1,93 @@
+#include "support/diagnostics.h"
+
+#include <fmt/format.h>
+
+#include <ostream>
+
+namespace kforge {
+
+namespace {
+
+const char* severity_name(Severity sev) {
+  switch (sev) {
+    case Severity::kNote: return "note";
+    case Severity::kWarning: return "warning";
+    case Severity::kError: return "error";
+  }
+  return "error";
+}
+
+const char* severity_color(Severity sev) {
+  switch (sev) {
+    case Severity::kNote: return "\033[1;36m";
+    case Severity::kWarning: return "\033[1;35m";
+    case Severity::kError: return "\033[1;31m";
+  }
+  return "";
+}
+
+}  // namespace
+
+void DiagnosticEngine::print_one(std::string& out, Severity sev, SourceLoc loc, std::string_view message) const {
+  const bool color = color_;
+  if (color) out += "\033[1m";
+  if (loc.valid()) {
+    const LineCol lc = sources_.line_col(loc);
+    out += fmt::format("{}:{}:{}: ", sources_.path(loc.file), lc.line, lc.col);
+  } else {
+    out += "kforge: ";
+  }
+  if (color) out += severity_color(sev);
+  out += severity_name(sev);
+  out += ": ";
+  if (color) out += "\033[0m\033[1m";
+  out += message;
+  if (color) out += "\033[0m";
+  out += '\n';
+  if (!loc.valid()) return;
+  // Source line and caret. Tabs in the prefix are kept so the caret lines up in a terminal.
+  const std::string_view line = sources_.line_text(loc);
+  const LineCol lc = sources_.line_col(loc);
+  out += ' ';
+  out += line;
+  out += "\n ";
+  for (uint32_t i = 0; i + 1 < lc.col && i < line.size(); ++i) out += line[i] == '\t' ? '\t' : ' ';
+  if (color) out += "\033[1;32m";
+  out += '^';
+  if (color) out += "\033[0m";
+  out += '\n';
+}
+
+std::string DiagnosticEngine::format(const Diagnostic& diag) const {
+  std::string out;
+  print_one(out, diag.severity, diag.loc, diag.message);
+  for (const DiagNote& n : diag.notes) print_one(out, Severity::kNote, n.loc, n.message);
+  return out;
+}
+
+void DiagnosticEngine::report(Diagnostic diag) {
+  if (diag.severity == Severity::kWarning && werror_) diag.severity = Severity::kError;
+  if (diag.severity == Severity::kError) ++errors_;
+  if (diag.severity == Severity::kWarning) ++warnings_;
+  std::string text;
+  print_one(text, diag.severity, diag.loc, diag.message);
+  for (const DiagNote& n : diag.notes) print_one(text, Severity::kNote, n.loc, n.message);
+  out_ << text;
+  out_.flush();
+  last_ = std::move(diag);
+}
+
+void DiagnosticEngine::print_summary() {
+  auto plural = [](size_t n, const char* word) { return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s"); };
+  if (errors_ == 0 && warnings_ == 0) return;
+  if (errors_ == 0) {
+    out_ << plural(warnings_, "warning") << " generated.\n";
+  } else if (warnings_ == 0) {
+    out_ << plural(errors_, "error") << " generated.\n";
+  } else {
+    out_ << plural(warnings_, "warning") << " and " << plural(errors_, "error") << " generated.\n";
+  }
+  out_.flush();
+}
+
+}  // namespace kforge

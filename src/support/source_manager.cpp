@@ -1,0 +1,88 @@
+#include "support/source_manager.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace kforge {
+
+namespace {
+
+std::string normalise(std::string text) {
+  if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF &&
+      static_cast<unsigned char>(text[1]) == 0xBB && static_cast<unsigned char>(text[2]) == 0xBF) {
+    text.erase(0, 3);
+  }
+  if (text.find('\r') == std::string::npos) return text;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
+    out.push_back(text[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+uint32_t SourceManager::add_buffer(std::string display_path, std::string contents) {
+  auto file = std::make_unique<File>();
+  file->path = std::move(display_path);
+  file->text = normalise(std::move(contents));
+  file->line_starts.push_back(0);
+  for (size_t i = 0; i < file->text.size(); ++i) {
+    if (file->text[i] == '\n') file->line_starts.push_back(static_cast<uint32_t>(i + 1));
+  }
+  files_.push_back(std::move(file));
+  return static_cast<uint32_t>(files_.size() - 1);
+}
+
+bool SourceManager::add_file(const std::string& path, uint32_t& id, std::string& error) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open '" + path + "'";
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    error = "cannot read '" + path + "'";
+    return false;
+  }
+  id = add_buffer(path, ss.str());
+  return true;
+}
+
+std::string_view SourceManager::contents(uint32_t file) const { return files_.at(file)->text; }
+
+const std::string& SourceManager::path(uint32_t file) const { return files_.at(file)->path; }
+
+LineCol SourceManager::line_col(SourceLoc loc) const {
+  if (!loc.valid() || loc.file >= files_.size()) return {};
+  const File& f = *files_[loc.file];
+  auto it = std::upper_bound(f.line_starts.begin(), f.line_starts.end(), loc.offset);
+  const size_t line_index = static_cast<size_t>(it - f.line_starts.begin()) - 1;
+  return {static_cast<uint32_t>(line_index + 1), loc.offset - f.line_starts[line_index] + 1};
+}
+
+std::string_view SourceManager::line_text(SourceLoc loc) const {
+  if (!loc.valid() || loc.file >= files_.size()) return {};
+  const File& f = *files_[loc.file];
+  const LineCol lc = line_col(loc);
+  const size_t begin = f.line_starts[lc.line - 1];
+  size_t end = f.text.find('\n', begin);
+  if (end == std::string::npos) end = f.text.size();
+  return std::string_view(f.text).substr(begin, end - begin);
+}
+
+SourceLoc SourceManager::loc_at(uint32_t file, uint32_t line, uint32_t col) const {
+  const File& f = *files_.at(file);
+  if (line == 0) line = 1;
+  if (col == 0) col = 1;
+  if (line > f.line_starts.size()) return {file, static_cast<uint32_t>(f.text.size())};
+  const uint32_t begin = f.line_starts[line - 1];
+  uint32_t end = line < f.line_starts.size() ? f.line_starts[line] - 1 : static_cast<uint32_t>(f.text.size());
+  return {file, std::min(begin + col - 1, end)};
+}
+
+}  // namespace kforge

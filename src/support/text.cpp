@@ -1,0 +1,49 @@
+#include "support/text.h"
+
+#include <algorithm>
+
+namespace kforge {
+
+size_t edit_distance(std::string_view a, std::string_view b, size_t max_distance) {
+  // Two-row dynamic programme; rows are indexed by positions in b.
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    size_t row_min = cur[0];
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t subst = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, subst});
+      row_min = std::min(row_min, cur[j]);
+    }
+    if (max_distance != SIZE_MAX && row_min > max_distance) return max_distance + 1;
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& candidates) {
+  const size_t limit = std::max<size_t>(1, name.size() / 3);
+  std::optional<std::string> best;
+  size_t best_distance = limit + 1;
+  for (const std::string& c : candidates) {
+    if (c == name) continue;
+    const size_t d = edit_distance(name, c, limit);
+    if (d < best_distance) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+}  // namespace kforge

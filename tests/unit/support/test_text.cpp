@@ -1,0 +1,26 @@
+#include <catch2/catch.hpp>
+
+#include "support/text.h"
+
+using namespace kforge;
+
+TEST_CASE("edit distance counts insertions, deletions and substitutions") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("abc", "abc") == 0);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("alpha", "alpha_") == 1);
+  CHECK(edit_distance("abc", "", 1) == 2);  // capped at max + 1
+}
+
+TEST_CASE("closest match suggests plausible typos only") {
+  const std::vector<std::string> names = {"beta", "gamma", "alpha_"};
+  CHECK(closest_match("alpha", names) == std::optional<std::string>("alpha_"));
+  CHECK(closest_match("gama", names) == std::optional<std::string>("gamma"));
+  CHECK_FALSE(closest_match("zzzzzz", names).has_value());
+  CHECK_FALSE(closest_match("beta", names).has_value());  // an exact name is not a suggestion
+}
+
+TEST_CASE("join") {
+  CHECK(join({}, ", ").empty());
+  CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
+}

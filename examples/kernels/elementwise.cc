@@ -1,0 +1,291 @@
+// Elementwise kernels: binary arithmetic with numpy broadcasting, activations, scale, clip, cast, where.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "kernel_util.h"
+#include "kforge_kernels.h"
+
+namespace kforge::kernels {
+
+using util::Tag;
+
+namespace {
+
+// ---- binary ---------------------------------------------------------------------------------------------------
+
+template <typename T, typename Op>
+void run_binary(const Tensor& x, const Tensor& y, Tensor* out, Op op) {
+  const T* a = x.data_as<const T>();
+  const T* b = y.data_as<const T>();
+  T* o = out->data_as<T>();
+  const int64_t n = out->numel();
+  if (x.same_dims(y)) {
+    for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], b[i]);
+    return;
+  }
+  if (y.numel() == 1 && x.numel() == n) {
+    const T bv = b[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], bv);
+    return;
+  }
+  if (x.numel() == 1 && y.numel() == n) {
+    const T av = a[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = op(av, b[i]);
+    return;
+  }
+  if (n == 0) return;
+  // General broadcast: walk the output row by row with one strided offset per operand.
+  const int32_t rank = out->ndim;
+  int64_t strides[3][kMaxRank];
+  util::broadcast_strides(x, rank, strides[0]);
+  util::broadcast_strides(y, rank, strides[1]);
+  util::contiguous_strides(out->dims, rank, strides[2]);
+  util::NdCounter counter;
+  counter.rank = rank;
+  for (int32_t i = 0; i < rank; ++i) counter.dims[i] = out->dims[i];
+  const int64_t inner = out->dims[rank - 1], sa = strides[0][rank - 1], sb = strides[1][rank - 1];
+  int64_t offsets[3] = {0, 0, 0};
+  do {
+    const T* pa = a + offsets[0];
+    const T* pb = b + offsets[1];
+    T* po = o + offsets[2];
+    for (int64_t j = 0; j < inner; ++j) po[j] = op(pa[j * sa], pb[j * sb]);
+  } while (counter.next(offsets, strides));
+}
+
+template <typename OpFactory>
+Status binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out, const char* name,
+              OpFactory factory) {
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, name));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype || y.dtype != dtype || out->dtype != dtype) {
+    return Status::Error(name, ": x, y and out must all be ", dtype, ", got ", x.dtype, ", ", y.dtype, " and ",
+                         out->dtype);
+  }
+  if (!(x.same_dims(y) && out->same_dims(x))) {
+    std::vector<int64_t> dims;
+    KFORGE_RETURN_IF_ERROR(util::broadcast_dims(x, y, name, &dims));
+    if (!(out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims))) {
+      return Status::Error(name, ": out has dims ", out->dims_string(), ", expected ", util::dims_string(dims));
+    }
+  }
+  return util::visit_number(dtype, name, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    return factory(Tag<T>{}, [&](auto op) { run_binary<T>(x, y, out, op); });
+  });
+}
+
+// Most binary ops are one expression; `run` executes the loop with it.
+#define KFORGE_SIMPLE_BINARY(NAME, EXPR)                                                            \
+  Status NAME(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {           \
+    return binary(ctx, x, y, out, #NAME, [](auto tag, auto run) -> Status {                        \
+      using T = typename decltype(tag)::type;                                                      \
+      run([](T a, T b) -> T { return EXPR; });                                                     \
+      return Status::OK();                                                                         \
+    });                                                                                            \
+  }
+
+template <typename T>
+T power(T a, T b) {
+  if constexpr (std::is_integral<T>::value) {
+    return static_cast<T>(std::llrint(std::pow(static_cast<double>(a), static_cast<double>(b))));
+  } else {
+    return std::pow(a, b);
+  }
+}
+
+}  // namespace
+
+KFORGE_SIMPLE_BINARY(add, a + b)
+KFORGE_SIMPLE_BINARY(subtract, a - b)
+KFORGE_SIMPLE_BINARY(multiply, a * b)
+KFORGE_SIMPLE_BINARY(maximum, a > b ? a : b)
+KFORGE_SIMPLE_BINARY(minimum, a < b ? a : b)
+KFORGE_SIMPLE_BINARY(elementwise_pow, power<T>(a, b))
+
+#undef KFORGE_SIMPLE_BINARY
+
+Status divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {
+  return binary(ctx, x, y, out, "divide", [&](auto tag, auto run) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral<T>::value) {
+      const T* b = y.data_as<const T>();
+      for (int64_t i = 0, n = y.numel(); i < n; ++i) {
+        if (b[i] == 0) return Status::Error("divide: integer division by zero (y[", i, "] is 0)");
+      }
+    }
+    run([](T a, T b) -> T { return a / b; });
+    return Status::OK();
+  });
+}
+
+// ---- unary ----------------------------------------------------------------------------------------------------
+
+namespace {
+
+template <typename Visit, typename OpFactory>
+Status unary(const KernelContext& ctx, const Tensor& x, Tensor* out, const char* name, Visit visit,
+             OpFactory factory) {
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, name));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype || out->dtype != dtype) {
+    return Status::Error(name, ": x and out must be ", dtype, ", got ", x.dtype, " and ", out->dtype);
+  }
+  KFORGE_RETURN_IF_ERROR(util::require_dims(*out, x, name));
+  return visit(dtype, name, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    auto op = factory(Tag<T>{});
+    const T* a = x.data_as<const T>();
+    T* o = out->data_as<T>();
+    for (int64_t i = 0, n = x.numel(); i < n; ++i) o[i] = op(a[i]);
+    return Status::OK();
+  });
+}
+
+struct VisitFloat {
+  template <typename F>
+  Status operator()(DataType d, const char* op, F&& f) const {
+    return util::visit_float(d, op, f);
+  }
+};
+struct VisitNumber {
+  template <typename F>
+  Status operator()(DataType d, const char* op, F&& f) const {
+    return util::visit_number(d, op, f);
+  }
+};
+
+#define KFORGE_UNARY(NAME, VISIT, EXPR)                                                             \
+  Status NAME(const KernelContext& ctx, const Tensor& x, Tensor* out) {                            \
+    return unary(ctx, x, out, #NAME, VISIT{}, [](auto tag) {                                       \
+      using T = typename decltype(tag)::type;                                                      \
+      return [](T v) -> T { return EXPR; };                                                        \
+    });                                                                                            \
+  }
+
+}  // namespace
+
+KFORGE_UNARY(relu, VisitNumber, v > T(0) ? v : T(0))
+KFORGE_UNARY(sigmoid, VisitFloat, T(1) / (T(1) + std::exp(-v)))
+KFORGE_UNARY(tanh, VisitFloat, std::tanh(v))
+KFORGE_UNARY(exp, VisitFloat, std::exp(v))
+KFORGE_UNARY(rsqrt, VisitFloat, T(1) / std::sqrt(v))
+KFORGE_UNARY(floor, VisitFloat, std::floor(v))
+KFORGE_UNARY(silu, VisitFloat, v / (T(1) + std::exp(-v)))
+KFORGE_UNARY(swish, VisitFloat, v / (T(1) + std::exp(-v)))
+// Paddle's defaults: threshold 6, scale 6, offset 3.
+KFORGE_UNARY(hardswish, VisitFloat, v * std::fmin(std::fmax(v + T(3), T(0)), T(6)) / T(6))
+
+#undef KFORGE_UNARY
+
+Status gelu(const KernelContext& ctx, const Tensor& x, bool approximate, Tensor* out) {
+  return unary(ctx, x, out, "gelu", VisitFloat{}, [approximate](auto tag) {
+    using T = typename decltype(tag)::type;
+    return [approximate](T v) -> T {
+      if (approximate) {
+        const T k = static_cast<T>(0.79788456080286535587989211986876);  // sqrt(2 / pi)
+        return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
+      }
+      return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(0.70710678118654752440)));
+    };
+  });
+}
+
+Status scale(const KernelContext& ctx, const Tensor& x, const Scalar& scale, const Scalar& bias, bool bias_after_scale,
+             Tensor* out) {
+  return unary(ctx, x, out, "scale", VisitNumber{}, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T s = scale.to<T>(), b = bias.to<T>();
+    const bool after = bias_after_scale;
+    return [s, b, after](T v) -> T { return after ? v * s + b : (v + b) * s; };
+  });
+}
+
+Status clip(const KernelContext& ctx, const Tensor& x, const Scalar& min, const Scalar& max, Tensor* out) {
+  if (min.to<double>() > max.to<double>()) {
+    return Status::Error("clip: min ", min.to<double>(), " is greater than max ", max.to<double>());
+  }
+  return unary(ctx, x, out, "clip", VisitNumber{}, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T lo = min.to<T>(), hi = max.to<T>();
+    return [lo, hi](T v) -> T { return v < lo ? lo : (v > hi ? hi : v); };
+  });
+}
+
+// ---- cast and where -------------------------------------------------------------------------------------------
+
+namespace {
+
+// static_cast, except that a float outside an integer type's range (or NaN) becomes the type's minimum, the value
+// x86 produces, instead of undefined behaviour.
+template <typename To, typename From>
+To convert(From v) {
+  if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value && !std::is_same<To, bool>::value) {
+    if (!(v >= static_cast<From>(std::numeric_limits<To>::lowest()) &&
+          v < static_cast<From>(std::numeric_limits<To>::max()))) {
+      return std::numeric_limits<To>::lowest();
+    }
+  }
+  return static_cast<To>(v);
+}
+
+}  // namespace
+
+Status cast(const KernelContext& ctx, const Tensor& x, DataType dtype, Tensor* out) {
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "cast"));
+  const DataType in_dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != in_dtype) return Status::Error("cast: x is ", x.dtype, " but the kernel dtype is ", in_dtype);
+  if (out->dtype != dtype) return Status::Error("cast: out is ", out->dtype, " but dtype is ", dtype);
+  KFORGE_RETURN_IF_ERROR(util::require_dims(*out, x, "cast"));
+  const int64_t n = x.numel();
+  if (in_dtype == dtype) {
+    util::copy_bytes(out->data, x.data, x.bytes());
+    return Status::OK();
+  }
+  // Converting in place would overwrite elements not yet read when the output type is wider.
+  std::vector<unsigned char> copy;
+  const void* src = x.data;
+  if (out->data == x.data && n > 0) {
+    copy.assign(static_cast<const unsigned char*>(x.data), static_cast<const unsigned char*>(x.data) + x.bytes());
+    src = copy.data();
+  }
+  return util::visit_plain(in_dtype, "cast", [&](auto in_tag) -> Status {
+    using From = typename decltype(in_tag)::type;
+    return util::visit_plain(dtype, "cast", [&](auto out_tag) -> Status {
+      using To = typename decltype(out_tag)::type;
+      const From* a = static_cast<const From*>(src);
+      To* o = out->data_as<To>();
+      for (int64_t i = 0; i < n; ++i) o[i] = convert<To>(a[i]);
+      return Status::OK();
+    });
+  });
+}
+
+Status where(const KernelContext& ctx, const Tensor& condition, const Tensor& x, const Tensor& y, Tensor* out) {
+  (void)ctx;  // Paddle selects the kernel from the last input; x's dtype is the one that matters
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "where"));
+  if (condition.dtype != DataType::kBool) return Status::Error("where: condition must be bool, got ", condition.dtype);
+  if (y.dtype != x.dtype || out->dtype != x.dtype) {
+    return Status::Error("where: x, y and out must have one dtype, got ", x.dtype, ", ", y.dtype, " and ",
+                         out->dtype);
+  }
+  if (!condition.same_dims(x) || !y.same_dims(x)) {
+    return Status::Error("where: condition ", condition.dims_string(), ", x ", x.dims_string(), " and y ",
+                         y.dims_string(), " must have the same dims");
+  }
+  KFORGE_RETURN_IF_ERROR(util::require_dims(*out, x, "where"));
+  return util::visit_plain(x.dtype, "where", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const bool* c = condition.data_as<const bool>();
+    const T* a = x.data_as<const T>();
+    const T* b = y.data_as<const T>();
+    T* o = out->data_as<T>();
+    for (int64_t i = 0, n = x.numel(); i < n; ++i) o[i] = c[i] ? a[i] : b[i];
+    return Status::OK();
+  });
+}
+
+}  // namespace kforge::kernels

@@ -1,0 +1,193 @@
+// kforge's reference CPU kernel library: every kernel and infer-meta function that examples/kernels/ops.yaml
+// names, in the calling convention of docs/calling-convention.md. A kernel library of your own implements the
+// same declarations (the `<P>_decls.h` that `kforge ops` emits lists exactly the ones your op set needs).
+//
+// Kernels: `Status name(const KernelContext& ctx, <kernel: param: in order>, <outputs as Tensor*>)`. Outputs
+// arrive with dtype, dims and data set; an in-place or view output may alias its input. Kernels dispatch on
+// ctx.dtype (falling back to the natural input's dtype when it is kUndefined) and return an error status for a
+// dtype, shape or value they do not support. They are deterministic: same inputs, same bits.
+//
+// Infer-meta: `Status Name(<infer_meta: param: in order>, <outputs as Tensor*>)`; they read only dtype and dims
+// (nearest_interp's also reads its size tensors, see InterpolateInferMeta) and set the outputs' dtype and dims.
+#ifndef KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_
+#define KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kforge_runtime.h"
+
+namespace kforge::kernels {
+
+// ---- elementwise binary (numpy broadcasting); float32, float64, int32, int64 ---------------------------------
+Status add(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status subtract(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status multiply(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);  // integer /0: error
+Status maximum(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status minimum(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status elementwise_pow(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+
+// ---- elementwise unary; float32, float64 (relu, scale and clip also int32, int64) -------------------------------
+Status relu(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status sigmoid(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status tanh(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status exp(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status rsqrt(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status floor(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status gelu(const KernelContext& ctx, const Tensor& x, bool approximate, Tensor* out);
+Status silu(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status swish(const KernelContext& ctx, const Tensor& x, Tensor* out);  // x * sigmoid(x), as silu
+Status hardswish(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status scale(const KernelContext& ctx, const Tensor& x, const Scalar& scale, const Scalar& bias, bool bias_after_scale,
+             Tensor* out);
+Status clip(const KernelContext& ctx, const Tensor& x, const Scalar& min, const Scalar& max, Tensor* out);
+Status cast(const KernelContext& ctx, const Tensor& x, DataType dtype, Tensor* out);
+Status where(const KernelContext& ctx, const Tensor& condition, const Tensor& x, const Tensor& y, Tensor* out);
+
+// ---- creation and copies ------------------------------------------------------------------------------------
+Status full(const KernelContext& ctx, const IntArray& shape, const Scalar& value, DataType dtype, Tensor* out);
+Status full_like(const KernelContext& ctx, const Tensor& x, const Scalar& value, DataType dtype, Tensor* out);
+Status full_int_array(const KernelContext& ctx, const std::vector<int64_t>& value, DataType dtype, Tensor* out);
+Status assign_raw(const KernelContext& ctx, const Tensor& x, Tensor* out);  // op `assign`
+Status assign_value(const KernelContext& ctx, const std::vector<int>& shape, DataType dtype,
+                    const std::vector<Scalar>& values, Tensor* out);  // op `assign_value_`
+Status shape(const KernelContext& ctx, const Tensor& input, Tensor* out);    // int32
+Status shape64(const KernelContext& ctx, const Tensor& input, Tensor* out);  // int64
+// Inference (is_test): identity for "upscale_in_train", x * (1 - p) for "downgrade_in_infer"; mask (optional) is
+// all ones. Training draws the mask from a counter-based generator seeded by seed_tensor, else `seed`.
+Status dropout(const KernelContext& ctx, const Tensor& x, const Tensor* seed_tensor, const Scalar& p, bool is_test,
+               const std::string& mode, int seed, bool fix_seed, Tensor* out, Tensor* mask);
+
+// ---- shape manipulation (any dtype) ---------------------------------------------------------------------------
+Status reshape(const KernelContext& ctx, const Tensor& x, const IntArray& shape, Tensor* out);
+Status flatten(const KernelContext& ctx, const Tensor& x, int start_axis, int stop_axis, Tensor* out);
+Status squeeze(const KernelContext& ctx, const Tensor& x, const IntArray& axis, Tensor* out);
+Status unsqueeze(const KernelContext& ctx, const Tensor& x, const IntArray& axis, Tensor* out);
+Status transpose(const KernelContext& ctx, const Tensor& x, const std::vector<int>& perm, Tensor* out);
+Status expand(const KernelContext& ctx, const Tensor& x, const IntArray& shape, Tensor* out);
+Status concat(const KernelContext& ctx, TensorList x, const Scalar& axis, Tensor* out);
+Status split(const KernelContext& ctx, const Tensor& x, const IntArray& sections, const Scalar& axis,
+             MutableTensorList out);
+Status split_with_num(const KernelContext& ctx, const Tensor& x, int num, const Scalar& axis, MutableTensorList out);
+Status stack(const KernelContext& ctx, TensorList x, int axis, Tensor* out);
+Status slice(const KernelContext& ctx, const Tensor& input, const std::vector<int64_t>& axes, const IntArray& starts,
+             const IntArray& ends, const std::vector<int64_t>& infer_flags, const std::vector<int64_t>& decrease_axis,
+             Tensor* out);
+Status strided_slice(const KernelContext& ctx, const Tensor& x, const std::vector<int>& axes, const IntArray& starts,
+                     const IntArray& ends, const IntArray& strides, Tensor* out);
+
+// ---- linear algebra, normalisation, reductions ----------------------------------------------------------------
+Status matmul(const KernelContext& ctx, const Tensor& x, const Tensor& y, bool transpose_x, bool transpose_y,
+              Tensor* out);
+Status embedding(const KernelContext& ctx, const Tensor& x, const Tensor& weight, int64_t padding_idx, Tensor* out);
+Status softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out);
+Status layer_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon,
+                  int begin_norm_axis, Tensor* out, Tensor* mean, Tensor* variance);
+Status sum(const KernelContext& ctx, const Tensor& x, const IntArray& axis, DataType dtype, bool keepdim, Tensor* out);
+Status mean(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool keepdim, Tensor* out);
+Status max(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool keepdim, Tensor* out);
+
+// ---- convolution, pooling, normalisation, resizing; float32, float64 --------------------------------------------
+Status conv2d(const KernelContext& ctx, const Tensor& input, const Tensor& filter, const std::vector<int>& strides,
+              const std::vector<int>& paddings, const std::string& padding_algorithm, const std::vector<int>& dilations,
+              int groups, const std::string& data_format, Tensor* out);
+Status depthwise_conv2d(const KernelContext& ctx, const Tensor& input, const Tensor& filter,
+                        const std::vector<int>& strides, const std::vector<int>& paddings,
+                        const std::string& padding_algorithm, int groups, const std::vector<int>& dilations,
+                        const std::string& data_format, Tensor* out);
+Status conv2d_transpose(const KernelContext& ctx, const Tensor& x, const Tensor& filter, const std::vector<int>& strides,
+                        const std::vector<int>& paddings, const std::vector<int>& output_padding,
+                        const IntArray& output_size, const std::string& padding_algorithm, int groups,
+                        const std::vector<int>& dilations, const std::string& data_format, Tensor* out);
+// Inference (is_test or use_global_stats) normalises with the running statistics; training uses the batch's and
+// updates mean_out/variance_out with momentum. saved_mean/saved_variance get the batch mean and 1/sqrt(var + eps)
+// in training, zeros in inference; reserve_space (optional) is unused.
+Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean, const Tensor& variance,
+                  const Tensor* scale, const Tensor* bias, bool is_test, float momentum, float epsilon,
+                  const std::string& data_format, bool use_global_stats, bool trainable_statistics, Tensor* out,
+                  Tensor* mean_out, Tensor* variance_out, Tensor* saved_mean, Tensor* saved_variance,
+                  Tensor* reserve_space);
+Status pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_size, const std::vector<int>& strides,
+              const std::vector<int>& paddings, bool ceil_mode, bool exclusive, const std::string& data_format,
+              const std::string& pooling_type, bool global_pooling, bool adaptive,
+              const std::string& padding_algorithm, Tensor* out);
+// 4-D input only (NCHW or NHWC).
+Status nearest_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                      const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                      const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                      int align_mode, Tensor* output);
+
+}  // namespace kforge::kernels
+
+namespace kforge::meta {
+
+Status UnchangedInferMeta(const Tensor& x, Tensor* out);
+Status ElementwiseInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status CastInferMeta(const Tensor& x, DataType dtype, Tensor* out);
+Status WhereInferMeta(const Tensor& condition, const Tensor& x, const Tensor& y, Tensor* out);
+
+Status CreateInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status CreateLikeInferMeta(const Tensor& x, DataType dtype, Tensor* out);
+Status CreateVecShapeInferMeta(const std::vector<int64_t>& value, DataType dtype, Tensor* out);
+Status AssignValueInferMeta(const std::vector<int>& shape, DataType dtype, Tensor* out);
+Status ShapeInferMeta(const Tensor& input, Tensor* out);
+Status Shape64InferMeta(const Tensor& input, Tensor* out);
+Status DropoutInferMeta(const Tensor& x, const Tensor* seed_tensor, const Scalar& p, bool is_test,
+                        const std::string& mode, int seed, bool fix_seed, Tensor* out, Tensor* mask);
+
+Status ReshapeInferMeta(const Tensor& x, const IntArray& shape, Tensor* out);
+Status FlattenInferMeta(const Tensor& x, int start_axis, int stop_axis, Tensor* out);
+Status SqueezeInferMeta(const Tensor& x, const IntArray& axis, Tensor* out);
+Status UnsqueezeInferMeta(const Tensor& x, const IntArray& axis, Tensor* out);
+Status TransposeInferMeta(const Tensor& x, const std::vector<int>& perm, Tensor* out);
+Status ExpandInferMeta(const Tensor& x, const IntArray& shape, Tensor* out);
+Status ConcatInferMeta(TensorList x, const Scalar& axis, Tensor* out);
+Status SplitInferMeta(const Tensor& x, const IntArray& sections, const Scalar& axis, MutableTensorList out);
+Status SplitWithNumInferMeta(const Tensor& x, int num, const Scalar& axis, MutableTensorList out);
+Status StackInferMeta(TensorList x, int axis, Tensor* out);
+Status SliceRawInferMeta(const Tensor& input, const std::vector<int64_t>& axes, const IntArray& starts,
+                         const IntArray& ends, const std::vector<int64_t>& infer_flags,
+                         const std::vector<int64_t>& decrease_axis, Tensor* out);
+Status StridedSliceInferMeta(const Tensor& x, const std::vector<int>& axes, const IntArray& starts, const IntArray& ends,
+                             const IntArray& strides, Tensor* out);
+
+Status MatmulInferMeta(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose_y, Tensor* out);
+Status EmbeddingInferMeta(const Tensor& x, const Tensor& weight, int64_t padding_idx, Tensor* out);
+Status SoftmaxInferMeta(const Tensor& x, int axis, Tensor* out);
+Status LayerNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon, int begin_norm_axis,
+                          Tensor* out, Tensor* mean, Tensor* variance);
+Status SumInferMeta(const Tensor& x, const IntArray& axis, DataType dtype, bool keepdim, Tensor* out);
+Status ReduceIntArrayAxisInferMeta(const Tensor& x, const IntArray& axis, bool keepdim, Tensor* out);
+
+Status ConvInferMeta(const Tensor& input, const Tensor& filter, const std::vector<int>& strides,
+                     const std::vector<int>& paddings, const std::string& padding_algorithm,
+                     const std::vector<int>& dilations, int groups, const std::string& data_format, Tensor* out);
+Status DepthwiseConvInferMeta(const Tensor& input, const Tensor& filter, const std::vector<int>& strides,
+                              const std::vector<int>& paddings, const std::string& padding_algorithm, int groups,
+                              const std::vector<int>& dilations, const std::string& data_format, Tensor* out);
+Status Conv2dTransposeInferMeta(const Tensor& x, const Tensor& filter, const std::vector<int>& strides,
+                                const std::vector<int>& paddings, const std::vector<int>& output_padding,
+                                const IntArray& output_size, const std::string& padding_algorithm, int groups,
+                                const std::vector<int>& dilations, const std::string& data_format, Tensor* out);
+Status BatchNormInferMeta(const Tensor& x, const Tensor& mean, const Tensor& variance, const Tensor* scale,
+                          const Tensor* bias, bool is_test, float momentum, float epsilon,
+                          const std::string& data_format, bool use_global_stats, bool trainable_statistics,
+                          Tensor* out, Tensor* mean_out, Tensor* variance_out, Tensor* saved_mean,
+                          Tensor* saved_variance, Tensor* reserve_space);
+Status Pool2DInferMeta(const Tensor& x, const IntArray& kernel_size, const std::vector<int>& strides,
+                       const std::vector<int>& paddings, bool ceil_mode, bool exclusive, const std::string& data_format,
+                       const std::string& pooling_type, bool global_pooling, bool adaptive,
+                       const std::string& padding_algorithm, Tensor* out);
+// The output size comes, in priority order, from size_tensor (one-element int32/int64 tensors), out_size (an
+// int32/int64 tensor [h, w]), scale_tensor, the `scale` attribute, then out_h/out_w. Those tensors decide the shape,
+// so this function reads their data (CPU); when their data is null it sets the dims they decide to -1.
+Status InterpolateInferMeta(const Tensor& x, const Tensor* out_size, TensorList size_tensor, const Tensor* scale_tensor,
+                            const std::string& data_format, int out_d, int out_h, int out_w,
+                            const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                            int align_mode, Tensor* output);
+
+}  // namespace kforge::meta
+
+#endif  // KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_

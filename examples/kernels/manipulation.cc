@@ -1,0 +1,275 @@
+// Shape-manipulation kernels. Reshape-like ops move bytes (or nothing, when the output is a view of x); the
+// others gather elements by strides, whatever the dtype (only the element size matters).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernel_util.h"
+#include "kforge_kernels.h"
+
+namespace kforge::kernels {
+
+namespace {
+
+// Checks that `out` matches what the op's infer-meta computes, so the loops below stay in bounds.
+template <typename Meta>
+Status check_against_meta(const char* op, const Tensor& out, Meta meta) {
+  Tensor expected;
+  KFORGE_RETURN_IF_ERROR(meta(&expected));
+  if (out.dtype != expected.dtype) return Status::Error(op, ": out is ", out.dtype, ", expected ", expected.dtype);
+  return util::require_dims(out, expected, op);
+}
+
+// Reshape, flatten, squeeze and unsqueeze keep the bytes; only the dims differ.
+Status copy_same_elements(const Tensor& x, Tensor* out, const char* op) {
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, op));
+  KFORGE_RETURN_IF_ERROR(util::require_same_dtype(*out, x, op, "out", "x"));
+  if (out->numel() != x.numel()) {
+    return Status::Error(op, ": out ", out->dims_string(), " and x ", x.dims_string(), " differ in element count");
+  }
+  util::copy_bytes(out->data, x.data, x.bytes());
+  return Status::OK();
+}
+
+// dst[i0, ..., ik] = src[sum_d i_d * src_strides[d]] for i within `counts`; dst is contiguous. Any dtype: only the
+// element size matters.
+Status strided_gather(DataType dtype, const void* src, const int64_t* counts, const int64_t* src_strides, int32_t rank,
+                      void* dst, const char* op) {
+  if (util::product(counts, 0, rank) == 0) return Status::OK();
+  if (rank == 0) {
+    util::copy_bytes(dst, src, size_of(dtype));
+    return Status::OK();
+  }
+  int64_t strides[2][kMaxRank];
+  util::NdCounter counter;
+  counter.rank = rank;
+  for (int32_t i = 0; i < rank; ++i) {
+    counter.dims[i] = counts[i];
+    strides[0][i] = src_strides[i];
+  }
+  util::contiguous_strides(counts, rank, strides[1]);
+  return util::visit_element_size(dtype, op, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* s0 = static_cast<const T*>(src);
+    T* d0 = static_cast<T*>(dst);
+    const int64_t inner = counts[rank - 1], step = strides[0][rank - 1];
+    int64_t offsets[2] = {0, 0};
+    do {
+      const T* s = s0 + offsets[0];
+      T* d = d0 + offsets[1];
+      for (int64_t j = 0; j < inner; ++j) d[j] = s[j * step];
+    } while (counter.next(offsets, strides));
+    return Status::OK();
+  });
+}
+
+// Gathers the slice `r` of x into out (whose dims may drop unit axes).
+Status gather_ranges(const Tensor& x, const util::SliceRanges& r, Tensor* out, const char* op) {
+  int64_t x_strides[kMaxRank], steps[kMaxRank];
+  util::contiguous_strides(x.dims, x.ndim, x_strides);
+  int64_t base = 0;
+  for (int32_t i = 0; i < x.ndim; ++i) {
+    base += r.start[i] * x_strides[i];
+    steps[i] = x_strides[i] * r.step[i];
+  }
+  const void* src = static_cast<const unsigned char*>(x.data) + base * static_cast<int64_t>(size_of(x.dtype));
+  return strided_gather(x.dtype, src, r.count, steps, x.ndim, out->data, op);
+}
+
+// Splits x's elements around `axis` into outer blocks (dims before it) and the contiguous inner run (from it on).
+void outer_inner(const Tensor& t, int64_t axis, int64_t* outer, int64_t* inner) {
+  *outer = util::product(t.dims, 0, axis);
+  *inner = util::product(t.dims, axis, t.ndim);
+}
+
+}  // namespace
+
+Status reshape(const KernelContext& ctx, const Tensor& x, const IntArray& shape, Tensor* out) {
+  (void)ctx;
+  (void)shape;  // out's dims already say it
+  return copy_same_elements(x, out, "reshape");
+}
+
+Status flatten(const KernelContext& ctx, const Tensor& x, int start_axis, int stop_axis, Tensor* out) {
+  (void)ctx;
+  (void)start_axis;
+  (void)stop_axis;
+  return copy_same_elements(x, out, "flatten");
+}
+
+Status squeeze(const KernelContext& ctx, const Tensor& x, const IntArray& axis, Tensor* out) {
+  (void)ctx;
+  (void)axis;
+  return copy_same_elements(x, out, "squeeze");
+}
+
+Status unsqueeze(const KernelContext& ctx, const Tensor& x, const IntArray& axis, Tensor* out) {
+  (void)ctx;
+  (void)axis;
+  return copy_same_elements(x, out, "unsqueeze");
+}
+
+Status transpose(const KernelContext& ctx, const Tensor& x, const std::vector<int>& perm, Tensor* out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "transpose"));
+  KFORGE_RETURN_IF_ERROR(
+      check_against_meta("transpose", *out, [&](Tensor* e) { return meta::TransposeInferMeta(x, perm, e); }));
+  int32_t p[kMaxRank];
+  KFORGE_RETURN_IF_ERROR(util::normalize_perm(perm, x.ndim, "transpose", p));
+  // In place, read from a copy: a permutation cannot be applied over its own source.
+  Tensor src = x;
+  std::vector<unsigned char> copy;
+  if (out->data == x.data && x.numel() > 1) {
+    copy.assign(static_cast<const unsigned char*>(x.data), static_cast<const unsigned char*>(x.data) + x.bytes());
+    src.data = copy.data();
+  }
+  // A transpose is a gather whose source strides are permuted.
+  int64_t x_strides[kMaxRank], counts[kMaxRank], strides[kMaxRank];
+  util::contiguous_strides(x.dims, x.ndim, x_strides);
+  for (int32_t i = 0; i < x.ndim; ++i) {
+    counts[i] = x.dims[p[i]];
+    strides[i] = x_strides[p[i]];
+  }
+  return strided_gather(x.dtype, src.data, counts, strides, x.ndim, out->data, "transpose");
+}
+
+Status expand(const KernelContext& ctx, const Tensor& x, const IntArray& shape, Tensor* out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "expand"));
+  KFORGE_RETURN_IF_ERROR(
+      check_against_meta("expand", *out, [&](Tensor* e) { return meta::ExpandInferMeta(x, shape, e); }));
+  int64_t strides[kMaxRank];
+  util::broadcast_strides(x, out->ndim, strides);
+  return strided_gather(x.dtype, x.data, out->dims, strides, out->ndim, out->data, "expand");
+}
+
+Status concat(const KernelContext& ctx, TensorList x, const Scalar& axis, Tensor* out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "concat"));
+  KFORGE_RETURN_IF_ERROR(
+      check_against_meta("concat", *out, [&](Tensor* e) { return meta::ConcatInferMeta(x, axis, e); }));
+  int64_t a = 0;
+  util::normalize_axis(axis.to<int64_t>(), out->ndim, &a);
+  int64_t outer, out_inner;
+  outer_inner(*out, a, &outer, &out_inner);
+  const size_t esize = size_of(out->dtype);
+  unsigned char* dst = static_cast<unsigned char*>(out->data);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor* t : x) {
+      int64_t t_outer, t_inner;
+      outer_inner(*t, a, &t_outer, &t_inner);
+      const size_t bytes = static_cast<size_t>(t_inner) * esize;
+      if (bytes > 0) std::memcpy(dst, static_cast<const unsigned char*>(t->data) + static_cast<size_t>(o) * bytes, bytes);
+      dst += bytes;
+    }
+  }
+  return Status::OK();
+}
+
+namespace {
+
+// The pieces of x along `axis`: copy each outer block's run into its output.
+Status split_into(const Tensor& x, int64_t axis, MutableTensorList out, const char* op) {
+  for (size_t i = 0; i < out.size; ++i) KFORGE_RETURN_IF_ERROR(util::require_output(out.items[i], op));
+  int64_t outer, in_inner;
+  outer_inner(x, axis, &outer, &in_inner);
+  const size_t esize = size_of(x.dtype);
+  const unsigned char* src = static_cast<const unsigned char*>(x.data);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (Tensor* t : out) {
+      int64_t t_outer, t_inner;
+      outer_inner(*t, axis, &t_outer, &t_inner);
+      const size_t bytes = static_cast<size_t>(t_inner) * esize;
+      if (bytes > 0) std::memcpy(static_cast<unsigned char*>(t->data) + static_cast<size_t>(o) * bytes, src, bytes);
+      src += bytes;
+    }
+  }
+  return Status::OK();
+}
+
+// Checks a list of outputs against the infer-meta's.
+template <typename Meta>
+Status check_list_against_meta(const char* op, MutableTensorList out, Meta meta) {
+  std::vector<Tensor> expected(out.size);
+  std::vector<Tensor*> pointers(out.size);
+  for (size_t i = 0; i < out.size; ++i) pointers[i] = &expected[i];
+  KFORGE_RETURN_IF_ERROR(meta(MutableTensorList{pointers.data(), pointers.size()}));
+  for (size_t i = 0; i < out.size; ++i) {
+    if (out.items[i] == nullptr) return Status::Error(op, ": output ", i, " is null");
+    if (out.items[i]->dtype != expected[i].dtype) {
+      return Status::Error(op, ": output ", i, " is ", out.items[i]->dtype, ", expected ", expected[i].dtype);
+    }
+    if (!out.items[i]->same_dims(expected[i])) {
+      return Status::Error(op, ": output ", i, " has dims ", out.items[i]->dims_string(), ", expected ",
+                           expected[i].dims_string());
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status split(const KernelContext& ctx, const Tensor& x, const IntArray& sections, const Scalar& axis,
+             MutableTensorList out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(check_list_against_meta(
+      "split", out, [&](MutableTensorList e) { return meta::SplitInferMeta(x, sections, axis, e); }));
+  int64_t a = 0;
+  util::normalize_axis(axis.to<int64_t>(), x.ndim, &a);
+  return split_into(x, a, out, "split");
+}
+
+Status split_with_num(const KernelContext& ctx, const Tensor& x, int num, const Scalar& axis, MutableTensorList out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(check_list_against_meta(
+      "split_with_num", out, [&](MutableTensorList e) { return meta::SplitWithNumInferMeta(x, num, axis, e); }));
+  int64_t a = 0;
+  util::normalize_axis(axis.to<int64_t>(), x.ndim, &a);
+  return split_into(x, a, out, "split_with_num");
+}
+
+Status stack(const KernelContext& ctx, TensorList x, int axis, Tensor* out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "stack"));
+  KFORGE_RETURN_IF_ERROR(check_against_meta("stack", *out, [&](Tensor* e) { return meta::StackInferMeta(x, axis, e); }));
+  int64_t a = 0;
+  util::normalize_axis(axis, x[0].ndim + 1, &a);
+  int64_t outer, inner;
+  outer_inner(x[0], a, &outer, &inner);
+  const size_t bytes = static_cast<size_t>(inner) * size_of(out->dtype);
+  unsigned char* dst = static_cast<unsigned char*>(out->data);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor* t : x) {
+      if (bytes > 0) std::memcpy(dst, static_cast<const unsigned char*>(t->data) + static_cast<size_t>(o) * bytes, bytes);
+      dst += bytes;
+    }
+  }
+  return Status::OK();
+}
+
+Status slice(const KernelContext& ctx, const Tensor& input, const std::vector<int64_t>& axes, const IntArray& starts,
+             const IntArray& ends, const std::vector<int64_t>& infer_flags, const std::vector<int64_t>& decrease_axis,
+             Tensor* out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "slice"));
+  KFORGE_RETURN_IF_ERROR(check_against_meta("slice", *out, [&](Tensor* e) {
+    return meta::SliceRawInferMeta(input, axes, starts, ends, infer_flags, decrease_axis, e);
+  }));
+  util::SliceRanges r;
+  KFORGE_RETURN_IF_ERROR(util::slice_ranges(input, axes, starts, ends, "slice", &r));
+  return gather_ranges(input, r, out, "slice");
+}
+
+Status strided_slice(const KernelContext& ctx, const Tensor& x, const std::vector<int>& axes, const IntArray& starts,
+                     const IntArray& ends, const IntArray& strides, Tensor* out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "strided_slice"));
+  KFORGE_RETURN_IF_ERROR(check_against_meta("strided_slice", *out, [&](Tensor* e) {
+    return meta::StridedSliceInferMeta(x, axes, starts, ends, strides, e);
+  }));
+  util::SliceRanges r;
+  KFORGE_RETURN_IF_ERROR(util::strided_slice_ranges(x, axes, starts, ends, strides, "strided_slice", &r));
+  return gather_ranges(x, r, out, "strided_slice");
+}
+
+}  // namespace kforge::kernels

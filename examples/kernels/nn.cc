@@ -1,0 +1,231 @@
+// batch_norm, pool2d and nearest_interp over NCHW or NHWC tensors.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <vector>
+
+#include "kernel_util.h"
+#include "kforge_kernels.h"
+
+namespace kforge::kernels {
+
+namespace {
+
+// Element strides of a 4-D tensor's N, C, H, W axes in either layout.
+struct Strides4 {
+  int64_t n, c, h, w;
+};
+Strides4 strides4(bool channel_last, int64_t c, int64_t h, int64_t w) {
+  return channel_last ? Strides4{h * w * c, 1, w * c, c} : Strides4{c * h * w, h * w, w, 1};
+}
+
+Status check_out4(const char* op, const Tensor& out, DataType dtype, bool channel_last, int64_t n, int64_t c,
+                  int64_t h, int64_t w) {
+  if (out.dtype != dtype) return Status::Error(op, ": out is ", out.dtype, ", expected ", dtype);
+  Tensor expected;
+  KFORGE_RETURN_IF_ERROR(channel_last ? expected.set_dims({n, h, w, c}) : expected.set_dims({n, c, h, w}));
+  return util::require_dims(out, expected, op);
+}
+
+}  // namespace
+
+Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean, const Tensor& variance,
+                  const Tensor* scale, const Tensor* bias, bool is_test, float momentum, float epsilon,
+                  const std::string& data_format, bool use_global_stats, bool trainable_statistics, Tensor* out,
+                  Tensor* mean_out, Tensor* variance_out, Tensor* saved_mean, Tensor* saved_variance,
+                  Tensor* reserve_space) {
+  static constexpr const char* kOp = "batch_norm";
+  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype) return Status::Error(kOp, ": x is ", x.dtype, ", kernel dtype ", dtype);
+  Tensor expected[6];
+  KFORGE_RETURN_IF_ERROR(meta::BatchNormInferMeta(x, mean, variance, scale, bias, is_test, momentum, epsilon,
+                                                  data_format, use_global_stats, trainable_statistics, &expected[0],
+                                                  &expected[1], &expected[2], &expected[3], &expected[4],
+                                                  &expected[5]));
+  Tensor* outs[6] = {out, mean_out, variance_out, saved_mean, saved_variance, reserve_space};
+  const char* names[6] = {"out", "mean_out", "variance_out", "saved_mean", "saved_variance", "reserve_space"};
+  for (int i = 0; i < 6; ++i) {
+    if (outs[i] == nullptr) {
+      if (i == 0) return Status::Error(kOp, ": output out is null");
+      continue;
+    }
+    KFORGE_RETURN_IF_ERROR(util::require_output(outs[i], kOp, names[i]));
+    if (outs[i]->dtype != expected[i].dtype) {
+      return Status::Error(kOp, ": ", names[i], " is ", outs[i]->dtype, ", expected ", expected[i].dtype);
+    }
+    KFORGE_RETURN_IF_ERROR(util::require_dims(*outs[i], expected[i], kOp, names[i]));
+  }
+  for (const Tensor* t : {&mean, &variance, scale, bias}) {
+    if (t != nullptr && t->dtype != dtype) {
+      return Status::Error(kOp, ": statistics, scale and bias must be ", dtype, ", got ", t->dtype);
+    }
+  }
+  bool last;
+  KFORGE_RETURN_IF_ERROR(util::channel_last(kOp, data_format, &last));
+  const int64_t n = x.dims[0], c = x.dims[last ? x.ndim - 1 : 1];
+  const int64_t spatial = n * c == 0 ? 0 : x.numel() / (n * c);
+  // Element (b, ch, s) lives at b * c * spatial + ch * cs + s * ss.
+  const int64_t cs = last ? 1 : spatial, ss = last ? c : 1;
+  const bool global = is_test || use_global_stats;
+  return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* xd = x.data_as<const T>();
+    T* od = out->data_as<T>();
+    // Per-channel statistics first: mean_out / variance_out may alias mean / variance.
+    util::Scratch<T> stat_mean(ctx, static_cast<size_t>(c)), stat_var(ctx, static_cast<size_t>(c));
+    for (int64_t ch = 0; ch < c; ++ch) {
+      if (global) {
+        stat_mean[static_cast<size_t>(ch)] = mean.data_as<const T>()[ch];
+        stat_var[static_cast<size_t>(ch)] = variance.data_as<const T>()[ch];
+        continue;
+      }
+      double sum = 0.0, sq = 0.0;
+      for (int64_t b = 0; b < n; ++b)
+        for (int64_t s = 0; s < spatial; ++s) sum += static_cast<double>(xd[b * c * spatial + ch * cs + s * ss]);
+      const double count = static_cast<double>(n * spatial);
+      const double mu = count > 0 ? sum / count : 0.0;
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t s = 0; s < spatial; ++s) {
+          const double d = static_cast<double>(xd[b * c * spatial + ch * cs + s * ss]) - mu;
+          sq += d * d;
+        }
+      }
+      stat_mean[static_cast<size_t>(ch)] = static_cast<T>(mu);
+      stat_var[static_cast<size_t>(ch)] = static_cast<T>(count > 0 ? sq / count : 0.0);
+    }
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const T m = stat_mean[static_cast<size_t>(ch)], v = stat_var[static_cast<size_t>(ch)];
+      const T inv_std = T(1) / std::sqrt(v + static_cast<T>(epsilon));
+      const T new_scale = (scale != nullptr ? scale->data_as<const T>()[ch] : T(1)) * inv_std;
+      const T new_bias = (bias != nullptr ? bias->data_as<const T>()[ch] : T(0)) - m * new_scale;
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t s = 0; s < spatial; ++s) {
+          const int64_t i = b * c * spatial + ch * cs + s * ss;
+          od[i] = xd[i] * new_scale + new_bias;
+        }
+      }
+      const T running_mean = mean.data_as<const T>()[ch], running_var = variance.data_as<const T>()[ch];
+      const T mom = static_cast<T>(momentum);
+      if (mean_out != nullptr) mean_out->data_as<T>()[ch] = global ? running_mean : running_mean * mom + m * (T(1) - mom);
+      if (variance_out != nullptr) {
+        variance_out->data_as<T>()[ch] = global ? running_var : running_var * mom + v * (T(1) - mom);
+      }
+      if (saved_mean != nullptr) saved_mean->data_as<T>()[ch] = global ? T(0) : m;
+      if (saved_variance != nullptr) saved_variance->data_as<T>()[ch] = global ? T(0) : inv_std;
+    }
+    return Status::OK();
+  });
+}
+
+Status pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_size, const std::vector<int>& strides,
+              const std::vector<int>& paddings, bool ceil_mode, bool exclusive, const std::string& data_format,
+              const std::string& pooling_type, bool global_pooling, bool adaptive,
+              const std::string& padding_algorithm, Tensor* out) {
+  static constexpr const char* kOp = "pool2d";
+  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, kOp));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype) return Status::Error(kOp, ": x is ", x.dtype, ", kernel dtype ", dtype);
+  util::PoolShape s;
+  KFORGE_RETURN_IF_ERROR(util::pool_shape(kOp, x, kernel_size, strides, paddings, ceil_mode, data_format, pooling_type,
+                                          global_pooling, adaptive, padding_algorithm, &s));
+  KFORGE_RETURN_IF_ERROR(check_out4(kOp, *out, dtype, s.channel_last, s.n, s.c, s.out_h, s.out_w));
+  const Strides4 is = strides4(s.channel_last, s.c, s.in_h, s.in_w);
+  const Strides4 os = strides4(s.channel_last, s.c, s.out_h, s.out_w);
+  // Paddle's windows: [o * stride - pad, + k) clipped to the input; adaptive windows split the input evenly.
+  auto window = [](int64_t o, int64_t in, int64_t out_size, int64_t k, int64_t stride, int64_t pad, bool adapt,
+                   int64_t* start, int64_t* end) {
+    if (adapt) {
+      *start = o * in / out_size;
+      *end = ((o + 1) * in + out_size - 1) / out_size;
+      return;
+    }
+    *start = o * stride - pad;
+    *end = std::min(*start + k, in);
+    *start = std::max<int64_t>(*start, 0);
+  };
+  return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* xd = x.data_as<const T>();
+    T* od = out->data_as<T>();
+    for (int64_t b = 0; b < s.n; ++b) {
+      for (int64_t ch = 0; ch < s.c; ++ch) {
+        const T* plane = xd + b * is.n + ch * is.c;
+        for (int64_t oh = 0; oh < s.out_h; ++oh) {
+          int64_t h0, h1;
+          window(oh, s.in_h, s.out_h, s.k_h, s.g.stride_h, s.g.pad_top, s.adaptive, &h0, &h1);
+          for (int64_t ow = 0; ow < s.out_w; ++ow) {
+            int64_t w0, w1;
+            window(ow, s.in_w, s.out_w, s.k_w, s.g.stride_w, s.g.pad_left, s.adaptive, &w0, &w1);
+            T acc = s.is_max ? static_cast<T>(-FLT_MAX) : T(0);
+            for (int64_t h = h0; h < h1; ++h) {
+              for (int64_t w = w0; w < w1; ++w) {
+                const T v = plane[h * is.h + w * is.w];
+                acc = s.is_max ? (acc > v ? acc : v) : acc + v;
+              }
+            }
+            if (!s.is_max) {
+              const int64_t count = (exclusive || s.adaptive) ? (h1 - h0) * (w1 - w0) : s.k_h * s.k_w;
+              acc /= static_cast<T>(count);
+            }
+            od[b * os.n + ch * os.c + oh * os.h + ow * os.w] = acc;
+          }
+        }
+      }
+    }
+    return Status::OK();
+  });
+}
+
+Status nearest_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                      const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                      const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                      int align_mode, Tensor* output) {
+  (void)out_d;
+  (void)interp_method;  // the op is nearest whatever the attribute says, as in Paddle
+  (void)align_mode;
+  static constexpr const char* kOp = "nearest_interp";
+  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
+  KFORGE_RETURN_IF_ERROR(util::require_output(output, kOp, "output"));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype) return Status::Error(kOp, ": x is ", x.dtype, ", kernel dtype ", dtype);
+  util::InterpShape s;
+  KFORGE_RETURN_IF_ERROR(
+      util::interp_shape(kOp, x, out_size, size_tensor, scale_tensor, data_format, out_h, out_w, scale, &s));
+  if (s.out_h < 0) return Status::Error(kOp, ": the output size tensors have no data");
+  KFORGE_RETURN_IF_ERROR(check_out4(kOp, *output, dtype, s.channel_last, s.n, s.c, s.out_h, s.out_w));
+  // Paddle's ratios: (in - 1) / (out - 1) with align_corners, else 1 / scale when a scale was given, else in / out.
+  auto ratio = [align_corners](int64_t in, int64_t out, float scale_value) {
+    if (out <= 1) return 0.f;
+    if (align_corners) return static_cast<float>(in - 1) / static_cast<float>(out - 1);
+    return scale_value > 0.f ? static_cast<float>(1. / scale_value) : static_cast<float>(in) / static_cast<float>(out);
+  };
+  const float ratio_h = ratio(s.in_h, s.out_h, s.scale_h), ratio_w = ratio(s.in_w, s.out_w, s.scale_w);
+  auto source = [align_corners](float r, int64_t o, int64_t in) {
+    int64_t i = align_corners ? static_cast<int64_t>(r * static_cast<float>(o) + 0.5f)
+                              : static_cast<int64_t>(r * static_cast<float>(o));
+    return i < in ? i : in - 1;
+  };
+  const Strides4 is = strides4(s.channel_last, s.c, s.in_h, s.in_w);
+  const Strides4 os = strides4(s.channel_last, s.c, s.out_h, s.out_w);
+  return util::visit_plain(dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* xd = x.data_as<const T>();
+    T* od = output->data_as<T>();
+    for (int64_t b = 0; b < s.n; ++b) {
+      for (int64_t oh = 0; oh < s.out_h; ++oh) {
+        const int64_t ih = source(ratio_h, oh, s.in_h);
+        for (int64_t ow = 0; ow < s.out_w; ++ow) {
+          const int64_t iw = source(ratio_w, ow, s.in_w);
+          for (int64_t ch = 0; ch < s.c; ++ch) {
+            od[b * os.n + ch * os.c + oh * os.h + ow * os.w] = xd[b * is.n + ch * is.c + ih * is.h + iw * is.w];
+          }
+        }
+      }
+    }
+    return Status::OK();
+  });
+}
+
+}  // namespace kforge::kernels

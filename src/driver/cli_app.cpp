@@ -1,0 +1,50 @@
+#include "driver/cli_app.h"
+
+#include <exception>
+#include <iostream>
+
+namespace kforge::driver {
+
+namespace {
+
+constexpr const char* kAppFooter = R"(Run 'kforge COMMAND --help' for a command's options and examples.
+
+Exit codes: 0 success; 1 errors in the inputs or templates, or stale outputs with --check;
+2 command-line usage errors.)";
+
+}  // namespace
+
+void configure_app(CLI::App& app) {
+  app.name("kforge");
+  app.description("kforge: an ahead-of-time code generator for deep-learning programs");
+  app.set_version_flag("--version", "kforge " + std::string(kforge_version()), "Print kforge's version and exit");
+  app.require_subcommand(1);
+  app.footer(kAppFooter);
+}
+
+int handle_parse_error(const CLI::App& app, const CLI::ParseError& error) {
+  if (error.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
+    // --help, --help-all, --version: CLI11 prints them, to stdout.
+    const_cast<CLI::App&>(app).exit(error, std::cout, std::cerr);
+    return kExitOk;
+  }
+  std::string command = "";
+  for (const CLI::App* sub : app.get_subcommands()) command += " " + sub->get_name();
+  std::cerr << "kforge: error: " << error.what() << "\n"
+            << "Run 'kforge" << command << " --help' for more information.\n";
+  return kExitUsage;
+}
+
+int run_action(const CommandAction& action) {
+  if (!action) return kExitUsage;  // unreachable: require_subcommand(1) guarantees one ran
+  try {
+    return action();
+  } catch (const std::exception& e) {
+    std::cerr << "kforge: internal error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "kforge: internal error: unknown exception\n";
+  }
+  return kExitError;
+}
+
+}  // namespace kforge::driver

@@ -1,0 +1,155 @@
+#include "driver/common_options.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "output/check.h"
+#include "output/committer.h"
+#include "output/depfile.h"
+#include "output/file_io.h"
+
+#ifndef KFORGE_VERSION
+#error "KFORGE_VERSION must be defined by the build (see src/meson.build)"
+#endif
+
+namespace kforge::driver {
+
+namespace {
+
+std::vector<std::string>& command_line() {
+  static std::vector<std::string> args;
+  return args;
+}
+
+}  // namespace
+
+std::string_view kforge_version() { return KFORGE_VERSION; }
+
+void add_output_options(CLI::App& command, OutputOptions& options) {
+  const std::string group = "Output options";
+  command.add_option("--template-dir", options.template_dirs,
+                     "Directory searched for templates before the built-in ones (repeatable; first wins)")
+      ->type_name("DIR")
+      ->group(group);
+  command.add_option("--depfile", options.depfile,
+                     "Write a Make-syntax depfile listing every input and template read")
+      ->type_name("FILE")
+      ->group(group);
+  command.add_option("--depfile-target", options.depfile_target,
+                     "Target named in the depfile (default: the outputs, first one first)")
+      ->type_name("PATH")
+      ->group(group);
+  CLI::Option* check = command.add_flag("--check", options.check,
+                                        "Write nothing; compare with the files on disk, print a diff and exit 1 "
+                                        "if any is stale")
+                           ->group(group);
+  command.add_flag("--list-outputs", options.list_outputs, "Print the files that would be written, one per line")
+      ->excludes(check)
+      ->group(group);
+  command.add_flag("--no-version-stamp", options.no_version_stamp,
+                   "Leave kforge's version out of generated banners (stable goldens)")
+      ->group(group);
+  command.add_flag("--werror", options.werror, "Treat warnings as errors")->group(group);
+  command.add_option("--color", options.color, "Colour diagnostics: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN")
+      ->default_str("auto")
+      ->group(group);
+}
+
+bool use_color(std::string_view mode) {
+  if (mode == "always") return true;
+  if (mode == "never") return false;
+  if (std::getenv("NO_COLOR") != nullptr) return false;
+  const char* term = std::getenv("TERM");
+  if (term != nullptr && std::string_view(term) == "dumb") return false;
+  return ::isatty(STDERR_FILENO) == 1;
+}
+
+Session::Session(const OutputOptions& options) : diags_(sources_, std::cerr) {
+  diags_.set_color(use_color(options.color));
+  diags_.set_warnings_as_errors(options.werror);
+}
+
+int finish_outputs(const OutputOptions& options, const OutputSet& outputs, const OutputRequest& request,
+                   Session& session) {
+  DiagnosticEngine& diags = session.diags();
+  if (diags.has_errors()) {
+    diags.print_summary();
+    return kExitError;
+  }
+  if (options.list_outputs) {
+    print_output_list(outputs, std::cout);
+    diags.print_summary();
+    return kExitOk;
+  }
+  if (options.check) {
+    CheckOptions check_options;
+    check_options.regenerate_command = regenerate_command();
+    check_options.owned_dirs = request.owned_dirs;
+    const CheckResult result = check_outputs(outputs, check_options, std::cout);
+    diags.print_summary();
+    return result.up_to_date() ? kExitOk : kExitError;
+  }
+  if (!commit_outputs(outputs, diags, std::cout)) {
+    diags.print_summary();
+    return kExitError;
+  }
+  if (!options.depfile.empty()) {
+    std::vector<std::string> targets;
+    if (!options.depfile_target.empty()) {
+      targets.push_back(options.depfile_target);
+    } else {
+      for (const OutputFile& file : outputs.files()) {
+        if (file.path != kStdoutPath) targets.push_back(file.path);
+      }
+    }
+    std::string error;
+    if (!write_file_atomically(options.depfile, format_depfile(targets, request.dependencies), error)) {
+      diags.error({}, "cannot write depfile '" + options.depfile + "': " + error);
+    }
+  }
+  diags.print_summary();
+  return diags.has_errors() ? kExitError : kExitOk;
+}
+
+int usage_error(std::string_view command_name, std::string_view message) {
+  std::cerr << "kforge: error: " << message << "\n"
+            << "Run 'kforge " << command_name << " --help' for more information.\n";
+  return kExitUsage;
+}
+
+void set_command_line(int argc, const char* const* argv) {
+  command_line().assign(argv, argv + argc);
+}
+
+std::string shell_quote(std::string_view arg) {
+  if (arg.empty()) return "''";
+  const bool safe = arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                          "_-+=/.,:@%") == std::string_view::npos;
+  if (safe) return std::string(arg);
+  std::string quoted = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+std::string regenerate_command() {
+  std::string out;
+  for (const std::string& arg : command_line()) {
+    if (arg == "--check") continue;
+    if (!out.empty()) out += ' ';
+    out += shell_quote(arg);
+  }
+  return out;
+}
+
+}  // namespace kforge::driver

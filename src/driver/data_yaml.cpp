@@ -1,0 +1,212 @@
+// YAML data -> Value, with YAML 1.2 core-schema scalar typing.
+#include <yaml-cpp/yaml.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <optional>
+#include <regex>
+
+#include "driver/data_loader.h"
+#include "support/text.h"
+
+namespace kforge::driver {
+
+namespace {
+
+using tmpl::Value;
+
+constexpr std::string_view kCoreTagPrefix = "tag:yaml.org,2002:";
+
+class YamlConverter {
+ public:
+  YamlConverter(uint32_t file, SourceManager& sources, DiagnosticEngine& diags)
+      : file_(file), sources_(sources), diags_(diags) {}
+
+  SourceLoc loc(const YAML::Mark& mark) const {
+    // yaml-cpp marks are 0-based; a null mark (-1) has no position.
+    if (mark.line < 0 || mark.column < 0) return sources_.loc_of_offset(file_, 0);
+    return sources_.loc_at(file_, static_cast<uint32_t>(mark.line + 1), static_cast<uint32_t>(mark.column + 1));
+  }
+
+  bool convert(const YAML::Node& node, Value& out) {
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        out = Value();
+        return true;
+      case YAML::NodeType::Scalar: return convert_scalar(node, out);
+      case YAML::NodeType::Sequence: {
+        Value list{tmpl::List{}};
+        for (const YAML::Node& item : node) {
+          Value v;
+          if (!convert(item, v)) return false;
+          list.push_back(std::move(v));
+        }
+        list.set_origin(loc(node.Mark()));
+        out = std::move(list);
+        return true;
+      }
+      case YAML::NodeType::Map: {
+        Value map = Value::map();
+        std::vector<std::pair<std::string, YAML::Mark>> seen;
+        for (const auto& entry : node) {
+          const YAML::Node& key = entry.first;
+          if (!key.IsScalar()) {
+            diags_.error(loc(key.Mark()), "mapping keys must be scalars in template data");
+            return false;
+          }
+          const std::string& name = key.Scalar();
+          for (const auto& [earlier, mark] : seen) {
+            if (earlier == name) {
+              Diagnostic d{Severity::kError, loc(key.Mark()), "duplicate key '" + name + "'", {}};
+              d.note("first defined here", loc(mark));
+              diags_.report(std::move(d));
+              return false;
+            }
+          }
+          seen.emplace_back(name, key.Mark());
+          Value v;
+          if (!convert(entry.second, v)) return false;
+          map.set(name, std::move(v));
+        }
+        map.set_origin(loc(node.Mark()));
+        out = std::move(map);
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  bool convert_scalar(const YAML::Node& node, Value& out) {
+    const std::string& tag = node.Tag();
+    const std::string& text = node.Scalar();
+    // yaml-cpp tags quoted and block scalars "!" and plain ones "?"; anything else is explicit.
+    if (tag == "!" || tag == std::string(kCoreTagPrefix) + "str") {
+      out = Value(text);
+      return true;
+    }
+    if (tag == "?") {
+      std::optional<Value> typed = resolve_plain(text);
+      if (!typed) return out_of_range(node);
+      out = std::move(*typed);
+      return true;
+    }
+    if (tag.rfind(kCoreTagPrefix, 0) == 0) {
+      const std::string kind = tag.substr(kCoreTagPrefix.size());
+      const std::optional<Value> typed = resolve_plain(text);
+      if (!typed) return out_of_range(node);
+      const bool ok = (kind == "int" && typed->is_int()) || (kind == "float" && typed->is_number()) ||
+                      (kind == "bool" && typed->is_bool()) || (kind == "null" && typed->is_none());
+      if (ok) {
+        out = kind == "float" && typed->is_int() ? Value(static_cast<double>(typed->as_int())) : *typed;
+        return true;
+      }
+      diags_.error(loc(node.Mark()), "'" + text + "' is not a valid !!" + kind);
+      return false;
+    }
+    diags_.error(loc(node.Mark()), "unsupported YAML tag '" + tag + "' in template data");
+    return false;
+  }
+
+  bool out_of_range(const YAML::Node& node) {
+    diags_.error(loc(node.Mark()), "integer '" + node.Scalar() + "' does not fit in 64 bits");
+    return false;
+  }
+
+  /// The YAML 1.2 core schema for plain scalars. nullopt for an integer out of range.
+  static std::optional<Value> resolve_plain(const std::string& s) {
+    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Value();
+    if (s == "true" || s == "True" || s == "TRUE") return Value(true);
+    if (s == "false" || s == "False" || s == "FALSE") return Value(false);
+    static const std::regex kDecimal("[-+]?[0-9]+");
+    static const std::regex kOctal("0o[0-7]+");
+    static const std::regex kHex("0x[0-9a-fA-F]+");
+    static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
+    static const std::regex kInf(R"([-+]?\.(inf|Inf|INF))");
+    static const std::regex kNan(R"(\.(nan|NaN|NAN))");
+    const auto to_int = [](const char* digits, int base) -> std::optional<Value> {
+      errno = 0;
+      char* end = nullptr;
+      const long long v = std::strtoll(digits, &end, base);
+      if (errno == ERANGE) return std::nullopt;
+      return Value(static_cast<int64_t>(v));
+    };
+    if (std::regex_match(s, kDecimal)) return to_int(s.c_str(), 10);
+    if (std::regex_match(s, kOctal)) return to_int(s.c_str() + 2, 8);
+    if (std::regex_match(s, kHex)) return to_int(s.c_str() + 2, 16);
+    if (std::regex_match(s, kFloat)) return Value(std::strtod(s.c_str(), nullptr));
+    if (std::regex_match(s, kInf)) {
+      return Value(s[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
+    }
+    if (std::regex_match(s, kNan)) return Value(std::numeric_limits<double>::quiet_NaN());
+    return Value(s);
+  }
+
+  uint32_t file_;
+  SourceManager& sources_;
+  DiagnosticEngine& diags_;
+};
+
+/// For "end of sequence flow not found" (and the map flavour) yaml-cpp reports where it gave up; the
+/// useful place is the '[' or '{' that was never closed. Scans back from `offset` for the innermost
+/// unmatched opener (quotes and comments are not tracked: this only places a note).
+std::optional<size_t> unclosed_flow_opener(std::string_view text, size_t offset, char open, char close) {
+  int depth = 0;
+  for (size_t i = std::min(offset, text.size()); i-- > 0;) {
+    if (text[i] == close) ++depth;
+    if (text[i] == open) {
+      if (depth == 0) return i;
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+void report_parser_error(const YAML::Exception& e, const YamlConverter& converter, uint32_t file_id,
+                         SourceManager& sources, DiagnosticEngine& diags) {
+  Diagnostic d{Severity::kError, converter.loc(e.mark), "malformed YAML: " + e.msg, {}};
+  const bool seq = e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW;
+  const bool map = e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW;
+  if ((seq || map) && e.mark.pos >= 0) {
+    const std::optional<size_t> opener = unclosed_flow_opener(sources.contents(file_id), static_cast<size_t>(e.mark.pos),
+                                                              seq ? '[' : '{', seq ? ']' : '}');
+    if (opener) d.note(std::string("'") + (seq ? '[' : '{') + "' opened here is never closed", sources.loc_of_offset(file_id, *opener));
+  }
+  diags.report(std::move(d));
+}
+
+}  // namespace
+
+std::optional<tmpl::Value> parse_yaml_data(uint32_t file_id, SourceManager& sources, DiagnosticEngine& diags) {
+  YamlConverter converter(file_id, sources, diags);
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(sources.contents(file_id)));
+  } catch (const YAML::Exception& e) {
+    report_parser_error(e, converter, file_id, sources, diags);
+    return std::nullopt;
+  }
+  if (docs.size() > 1) {
+    diags.error(converter.loc(docs[1].Mark()), "data file holds " + std::to_string(docs.size()) +
+                                                   " YAML documents; expected one");
+    return std::nullopt;
+  }
+  if (docs.empty() || docs[0].IsNull()) return tmpl::Value::map();  // an empty file is empty data
+  if (!docs[0].IsMap()) {
+    diags.error(converter.loc(docs[0].Mark()), "template data must be a mapping at the top level");
+    return std::nullopt;
+  }
+  tmpl::Value root;
+  try {
+    if (!converter.convert(docs[0], root)) return std::nullopt;
+  } catch (const YAML::Exception& e) {
+    diags.error(converter.loc(e.mark), "malformed YAML: " + e.msg);
+    return std::nullopt;
+  }
+  return root;
+}
+
+}  // namespace kforge::driver

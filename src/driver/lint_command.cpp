@@ -1,0 +1,76 @@
+#include "driver/lint_command.h"
+
+#include <iostream>
+#include <memory>
+
+#include "opdef/op_compat.h"
+#include "opdef/op_loader.h"
+#include "opdef/pir_signature.h"
+
+namespace kforge::driver {
+
+namespace {
+
+struct LintOptions {
+  std::vector<std::string> ops;
+  std::string op_compat;
+  bool print_signatures = false;
+  OutputOptions out;  // only --werror and --color apply: lint writes no files
+};
+
+constexpr const char* kLintFooter = R"(Examples:
+  Check Paddle's op definitions and the kforge overlay that adds compute/pattern keys:
+    kforge lint --ops ops.yaml --ops kforge_overlay.yaml
+
+  Print the PIR op signatures Paddle would derive (operands, mutable attributes, twins) as JSON:
+    kforge lint --ops ops.yaml --op-compat op_compat.yaml --print-signatures > signatures.json
+
+Files are loaded in order; a later file may repeat an op only to add the extension keys compute,
+reduce and pattern. Errors and warnings go to stderr as file:line:col diagnostics; the exit code is 1
+if there is any error (or any warning with --werror), 0 otherwise. schemas/op.schema.json documents
+every key.
+)";
+
+int run_lint(const LintOptions& opts) {
+  Session session(opts.out);
+  DiagnosticEngine& diags = session.diags();
+  opdef::OpLoader loader(session.sources(), diags);
+  for (const std::string& path : opts.ops) loader.add_file(path);
+  const opdef::OpLibrary library = std::move(loader).finish();
+  opdef::OpCompat compat;
+  if (!opts.op_compat.empty()) compat = opdef::load_op_compat(opts.op_compat, session.sources(), diags);
+
+  if (opts.print_signatures && !diags.has_errors()) {
+    const std::vector<opdef::PirOpSignature> signatures =
+        opdef::derive_pir_signatures(library, opts.op_compat.empty() ? nullptr : &compat, diags);
+    if (!diags.has_errors()) std::cout << opdef::signatures_to_json(signatures, session.sources());
+  }
+  diags.print_summary();
+  return diags.has_errors() ? kExitError : kExitOk;
+}
+
+}  // namespace
+
+void register_lint_command(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<LintOptions>();
+  CLI::App* cmd = app.add_subcommand("lint", "Check op YAML files (and print their PIR signatures)");
+  cmd->add_option("--ops", opts->ops, "Op YAML file; repeat to load several, in order")
+      ->required()
+      ->type_name("FILE")
+      ->allow_extra_args(false);
+  cmd->add_option("--op-compat", opts->op_compat,
+                  "Paddle's op_compat.yaml: legacy names and the metadata that makes attributes mutable")
+      ->type_name("FILE");
+  cmd->add_flag("--print-signatures", opts->print_signatures,
+                "Print the derived PIR op signatures as JSON on stdout (the structure of Paddle's "
+                "pir_op_signatures.json)");
+  cmd->add_flag("--werror", opts->out.werror, "Treat warnings as errors");
+  cmd->add_option("--color", opts->out.color, "Colour diagnostics: auto (on a terminal), always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))
+      ->type_name("WHEN")
+      ->default_str("auto");
+  cmd->footer(kLintFooter);
+  cmd->callback([opts, &action] { action = [opts] { return run_lint(*opts); }; });
+}
+
+}  // namespace kforge::driver

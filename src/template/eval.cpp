@@ -1,0 +1,678 @@
+// Expression evaluation: names, attribute and item access (strict undefined), operators with Python
+// semantics, printing and string conversion.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
+#include "support/text.h"
+#include "template/renderer.h"
+#include "template/value_ops.h"
+
+namespace kforge::tmpl {
+
+using namespace ast;
+
+
+class LoopCallable : public Callable {
+ public:
+  LoopCallable(std::shared_ptr<const void> state, bool cycle) : state_(std::move(state)), cycle_(cycle) {}
+  std::string describe() const override { return cycle_ ? "loop.cycle" : "loop.changed"; }
+  Value call(Renderer& r, EvaluatedArgs& args, SourceLoc loc) const override {
+    auto& st = *const_cast<LoopState*>(static_cast<const LoopState*>(state_.get()));
+    if (!args.keywords.empty()) r.fail(args.keyword_locs[0], fmt::format("{} takes no keyword arguments", describe()));
+    if (cycle_) {
+      if (args.positional.empty()) r.fail(loc, "loop.cycle() needs at least one argument");
+      return args.positional[st.index0 % args.positional.size()];
+    }
+    for (const Value& v : args.positional) r.require_defined(v, loc);
+    Value current = args.positional.size() == 1 ? args.positional[0] : Value(List(args.positional));
+    if (st.changed_called && values_equal(current, st.last_changed)) return Value(false);
+    st.changed_called = true;
+    st.last_changed = std::move(current);
+    return Value(true);
+  }
+
+ private:
+  std::shared_ptr<const void> state_;
+  bool cycle_;
+};
+
+// ---------------------------------------------------------------- errors and undefined
+
+void Renderer::fail(SourceLoc loc, std::string message, std::vector<DiagNote> notes) {
+  Diagnostic d{Severity::kError, loc, std::move(message), std::move(notes)};
+  env_.add_chain_notes(d, chain_);
+  env_.diags.report(std::move(d));
+  throw RenderAbort{};
+}
+
+Value Renderer::make_undefined(std::string path, SourceLoc loc, std::vector<std::string> notes, std::string reason) {
+  auto info = std::make_shared<UndefinedInfo>();
+  info->path = std::move(path);
+  info->loc = loc;
+  info->notes = std::move(notes);
+  info->reason = std::move(reason);
+  return Value::undefined(std::move(info));
+}
+
+void Renderer::fail_undefined(const Value& undefined, SourceLoc used_at) {
+  const UndefinedInfo* info = static_cast<const UndefinedInfo*>(undefined.object());
+  if (!info) fail(used_at, "value is undefined");
+  std::vector<DiagNote> notes;
+  for (const std::string& n : info->notes) notes.push_back({SourceLoc{}, n});
+  if (used_at.valid() && info->loc.valid() &&
+      (used_at.file != info->loc.file ||
+       env_.sources.line_col(used_at).line != env_.sources.line_col(info->loc).line)) {
+    notes.push_back({used_at, "the undefined value is used here"});
+  }
+  fail(info->loc.valid() ? info->loc : used_at,
+       info->reason.empty() ? fmt::format("'{}' is undefined", info->path) : info->reason, std::move(notes));
+}
+
+std::string Renderer::path_of(const Expr& e) const {
+  switch (e.kind) {
+    case ExprKind::kName: return static_cast<const NameExpr&>(e).name;
+    case ExprKind::kGetAttr: {
+      const auto& g = static_cast<const GetAttrExpr&>(e);
+      return path_of(*g.object) + "." + g.attr;
+    }
+    case ExprKind::kGetItem: {
+      const auto& g = static_cast<const GetItemExpr&>(e);
+      if (g.index->kind == ExprKind::kConst) {
+        return path_of(*g.object) + "[" + python_repr(static_cast<const ConstExpr&>(*g.index).value) + "]";
+      }
+      return path_of(*g.object) + "[...]";
+    }
+    case ExprKind::kCall: return path_of(*static_cast<const CallExpr&>(e).callee) + "(...)";
+    case ExprKind::kFilter: {
+      const auto& f = static_cast<const FilterExpr&>(e);
+      return (f.input ? path_of(*f.input) : std::string("value")) + "|" + f.name;
+    }
+    case ExprKind::kConst: return python_repr(static_cast<const ConstExpr&>(e).value);
+    default: return "expression";
+  }
+}
+
+// ---------------------------------------------------------------- names
+
+const Value* Renderer::lookup(std::string_view name, const Frame& frame) const {
+  bool hide_loop = false;
+  const Map* context = nullptr;
+  for (const Frame* f = &frame; f; f = f->parent) {
+    if (!(hide_loop && name == "loop")) {
+      for (auto it = f->vars.rbegin(); it != f->vars.rend(); ++it) {
+        if (it->first == name) return &it->second;
+      }
+    }
+    if (f->include_boundary) hide_loop = true;
+    if (f->context && !context) context = f->context;
+  }
+  if (context) {
+    if (const Value* v = context->find(name)) return v;
+  }
+  return env_.globals.find(name);
+}
+
+std::vector<std::string> Renderer::visible_names(const Frame& frame) const {
+  std::vector<std::string> names;
+  const Map* context = nullptr;
+  for (const Frame* f = &frame; f; f = f->parent) {
+    for (const auto& [n, v] : f->vars) names.emplace_back(n);
+    if (f->context && !context) context = f->context;
+  }
+  if (context) {
+    for (const auto& [k, v] : *context) names.push_back(k);
+  }
+  for (const auto& [k, v] : env_.globals) names.push_back(k);
+  return names;
+}
+
+Value Renderer::eval_name(const NameExpr& e, Frame& frame) {
+  if (const Value* v = lookup(e.name, frame)) return *v;
+  std::vector<std::string> notes;
+  if (auto m = closest_match(e.name, visible_names(frame))) notes.push_back(fmt::format("did you mean '{}'?", *m));
+  return make_undefined(e.name, e.loc, std::move(notes));
+}
+
+// ---------------------------------------------------------------- attributes and items
+
+namespace {
+
+std::string keys_note(const std::string& path, const Map& map) {
+  if (map.empty()) return fmt::format("'{}' is an empty map", path);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : map) {
+    if (keys.size() == 20) {
+      keys.push_back(fmt::format("... ({} more)", map.size() - 20));
+      break;
+    }
+    keys.push_back(k);
+  }
+  return fmt::format("'{}' has keys: {}", path, join(keys, ", "));
+}
+
+const char* const kLoopAttributes[] = {"index", "index0", "revindex", "revindex0", "first", "last", "length",
+                                       "depth", "depth0", "previtem", "nextitem", "cycle", "changed"};
+
+}  // namespace
+
+Value Renderer::get_attribute(const Value& object, std::string_view name, SourceLoc loc, const std::string& object_path) {
+  require_defined(object, loc);
+  const std::string path = object_path + "." + std::string(name);
+  switch (object.kind()) {
+    case Value::Kind::kMap: {
+      const Map& map = object.as_map();
+      if (const Value* v = map.find(name)) return *v;
+      std::vector<std::string> notes{keys_note(object_path, map)};
+      if (auto m = closest_match(name, map.keys())) notes.push_back(fmt::format("did you mean '{}'?", *m));
+      Value u = make_undefined(path, loc, std::move(notes));
+      if (object.origin().valid()) {
+        auto info = std::make_shared<UndefinedInfo>(u.as_undefined());
+        info->notes.push_back(fmt::format("'{}' comes from {}", object_path, env_.describe_loc(object.origin())));
+        return Value::undefined(std::move(info));
+      }
+      return u;
+    }
+    case Value::Kind::kNamespace: {
+      const NamespaceObject& ns = object.as_namespace();
+      if (const Value* v = ns.attrs.find(name)) return *v;
+      std::vector<std::string> notes;
+      if (!ns.module.empty()) {
+        notes.push_back(ns.attrs.empty() ? fmt::format("'{}' exports nothing", ns.module)
+                                         : fmt::format("'{}' exports: {}", ns.module, join(ns.attrs.keys(), ", ")));
+      } else {
+        notes.push_back(keys_note(object_path, ns.attrs));
+      }
+      if (auto m = closest_match(name, ns.attrs.keys())) notes.push_back(fmt::format("did you mean '{}'?", *m));
+      return make_undefined(path, loc, std::move(notes));
+    }
+    case Value::Kind::kLoop: {
+      const auto& st = *static_cast<const LoopState*>(object.object());
+      const size_t n = st.items->size();
+      const size_t i = st.index0;
+      if (name == "index") return Value(static_cast<int64_t>(i + 1));
+      if (name == "index0") return Value(static_cast<int64_t>(i));
+      if (name == "revindex") return Value(static_cast<int64_t>(n - i));
+      if (name == "revindex0") return Value(static_cast<int64_t>(n - i - 1));
+      if (name == "first") return Value(i == 0);
+      if (name == "last") return Value(i + 1 == n);
+      if (name == "length") return Value(static_cast<int64_t>(n));
+      if (name == "depth") return Value(int64_t{1});
+      if (name == "depth0") return Value(int64_t{0});
+      if (name == "previtem") {
+        if (i > 0) return (*st.items)[i - 1];
+        return make_undefined(path, loc, {}, "there is no previous item ('loop.previtem' on the first iteration)");
+      }
+      if (name == "nextitem") {
+        if (i + 1 < n) return (*st.items)[i + 1];
+        return make_undefined(path, loc, {}, "there is no next item ('loop.nextitem' on the last iteration)");
+      }
+      if (name == "cycle" || name == "changed") {
+        return Value::callable(std::make_shared<LoopCallable>(object.shared_object(),
+                                                              name == "cycle"));
+      }
+      std::vector<std::string> attrs(std::begin(kLoopAttributes), std::end(kLoopAttributes));
+      std::vector<std::string> notes{fmt::format("the loop variable has: {}", join(attrs, ", "))};
+      if (auto m = closest_match(name, attrs)) notes.insert(notes.begin(), fmt::format("did you mean '{}'?", *m));
+      return make_undefined(path, loc, std::move(notes));
+    }
+    case Value::Kind::kList: {
+      std::vector<std::string> notes{fmt::format("'{}' is a list; use a filter such as `{} | length` or an index", object_path, object_path)};
+      return make_undefined(path, loc, std::move(notes));
+    }
+    default:
+      return make_undefined(path, loc, {fmt::format("'{}' is a {}, which has no attributes", object_path, object.type_name())});
+  }
+}
+
+Value Renderer::get_item(const Value& object, const Value& key, SourceLoc loc, const std::string& object_path) {
+  require_defined(object, loc);
+  require_defined(key, loc);
+  const std::string path = object_path + "[" + python_repr(key) + "]";
+  if (key.is_string() && (object.is_map() || object.is_namespace() || object.kind() == Value::Kind::kLoop)) {
+    Value v = get_attribute(object, key.as_string(), loc, object_path);
+    if (v.is_undefined() && v.object()) {
+      auto info = std::make_shared<UndefinedInfo>(v.as_undefined());
+      info->path = path;
+      return Value::undefined(std::move(info));
+    }
+    return v;
+  }
+  if ((key.is_int() || key.is_bool()) && (object.is_list() || object.is_string())) {
+    int64_t i = key.is_bool() ? key.as_bool() : key.as_int();
+    if (object.is_list()) {
+      const List& items = object.as_list();
+      const int64_t n = static_cast<int64_t>(items.size());
+      if (i < 0) i += n;
+      if (i >= 0 && i < n) return items[static_cast<size_t>(i)];
+      return make_undefined(path, loc, {fmt::format("'{}' has {} item{}", object_path, n, n == 1 ? "" : "s")});
+    }
+    const std::string& s = object.as_string();
+    const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    if (ascii) {
+      const int64_t n = static_cast<int64_t>(s.size());
+      if (i < 0) i += n;
+      if (i >= 0 && i < n) return Value(std::string(1, s[static_cast<size_t>(i)]));
+    } else {
+      const auto chars = utf8_chars(s);
+      const int64_t n = static_cast<int64_t>(chars.size());
+      if (i < 0) i += n;
+      if (i >= 0 && i < n) return Value(std::string(chars[static_cast<size_t>(i)]));
+    }
+    return make_undefined(path, loc, {fmt::format("'{}' has {} characters", object_path, utf8_length(s))});
+  }
+  if (object.is_map()) {
+    return make_undefined(path, loc, {fmt::format("map keys are strings, not {}s", key.type_name())});
+  }
+  return make_undefined(path, loc, {fmt::format("cannot index a {} with a {}", object.type_name(), key.type_name())});
+}
+
+Value Renderer::eval_slice(const SliceExpr& e, Frame& frame) {
+  const Value object = eval(*e.object, frame);
+  require_defined(object, e.loc);
+  auto bound = [&](const ExprPtr& p, const char* what) -> std::optional<int64_t> {
+    if (!p) return std::nullopt;
+    const Value v = eval(*p, frame);
+    require_defined(v, p->loc);
+    if (v.is_none()) return std::nullopt;
+    if (!v.is_int()) fail(p->loc, fmt::format("slice {} must be an integer, not a {}", what, v.type_name()));
+    return v.as_int();
+  };
+  const std::optional<int64_t> start = bound(e.start, "start"), stop = bound(e.stop, "stop"), step_opt = bound(e.step, "step");
+  const int64_t step = step_opt.value_or(1);
+  if (step == 0) fail(e.loc, "slice step cannot be zero");
+  std::vector<Value> chars_storage;
+  const List* items = nullptr;
+  if (object.is_list()) {
+    items = &object.as_list();
+  } else if (object.is_string()) {
+    for (std::string_view c : utf8_chars(object.as_string())) chars_storage.emplace_back(std::string(c));
+    items = &chars_storage;
+  } else {
+    fail(e.loc, fmt::format("cannot slice a {}", object.type_name()));
+  }
+  // Python's PySlice_AdjustIndices.
+  const int64_t n = static_cast<int64_t>(items->size());
+  auto adjust = [&](std::optional<int64_t> v, int64_t dflt) {
+    if (!v) return dflt;
+    int64_t x = *v;
+    if (x < 0) {
+      x += n;
+      if (x < 0) x = step < 0 ? -1 : 0;
+    } else if (x >= n) {
+      x = step < 0 ? n - 1 : n;
+    }
+    return x;
+  };
+  const int64_t lo = adjust(start, step < 0 ? n - 1 : 0);
+  const int64_t hi = adjust(stop, step < 0 ? -1 : n);
+  List out;
+  if (step > 0) {
+    for (int64_t i = lo; i < hi; i += step) out.push_back((*items)[static_cast<size_t>(i)]);
+  } else {
+    for (int64_t i = lo; i > hi; i += step) out.push_back((*items)[static_cast<size_t>(i)]);
+  }
+  if (object.is_string()) {
+    std::string s;
+    for (const Value& c : out) s += c.as_string();
+    return Value(std::move(s));
+  }
+  return Value(std::move(out));
+}
+
+// ---------------------------------------------------------------- text
+
+void Renderer::stringify(const Value& v, std::string& out, SourceLoc loc) {
+  if (is_lenient_undefined(v)) return;
+  switch (v.kind()) {
+    case Value::Kind::kString: out += v.as_string(); return;
+    case Value::Kind::kInt: fmt::format_to(std::back_inserter(out), "{}", v.as_int()); return;
+    case Value::Kind::kFloat: out += format_float(v.as_float()); return;
+    case Value::Kind::kBool: out += v.as_bool() ? "true" : "false"; return;
+    case Value::Kind::kNone: out += "None"; return;
+    case Value::Kind::kList:
+    case Value::Kind::kMap:
+      for (const Value& item : v.is_list() ? v.as_list() : List{}) require_defined(item, loc);
+      out += python_repr(v);
+      return;
+    case Value::Kind::kUndefined: fail_undefined(v, loc);
+    case Value::Kind::kCallable: fail(loc, fmt::format("cannot convert {} to text; call it", v.as_callable().describe()));
+    default: fail(loc, fmt::format("cannot convert a {} to text", v.type_name()));
+  }
+}
+
+void Renderer::print(const Value& v, std::string& out, SourceLoc loc, bool tuple_literal) {
+  if (is_lenient_undefined(v)) return;
+  switch (v.kind()) {
+    case Value::Kind::kString: out += v.as_string(); return;
+    case Value::Kind::kInt: fmt::format_to(std::back_inserter(out), "{}", v.as_int()); return;
+    case Value::Kind::kFloat: out += format_float(v.as_float()); return;
+    case Value::Kind::kBool: out += v.as_bool() ? "true" : "false"; return;
+    case Value::Kind::kUndefined: fail_undefined(v, loc);
+    case Value::Kind::kNone:
+    case Value::Kind::kList:
+    case Value::Kind::kMap: {
+      std::vector<DiagNote> notes;
+      if (tuple_literal) {
+        notes.push_back({SourceLoc{}, "to output '{{' literally (e.g. C++ brace initialisation), use {% raw %}...{% endraw %} or {{ '{{' }}"});
+      }
+      fail(loc, fmt::format("cannot print {}; use `join`, `tojson` or `default`",
+                            v.is_none() ? "none" : v.is_list() ? "a list" : "a map"),
+           std::move(notes));
+    }
+    case Value::Kind::kCallable: fail(loc, fmt::format("cannot print {}; call it", v.as_callable().describe()));
+    default: fail(loc, fmt::format("cannot print a {}", v.type_name()));
+  }
+}
+
+// ---------------------------------------------------------------- operators
+
+namespace {
+
+bool is_numeric(const Value& v) { return v.is_int() || v.is_float() || v.is_bool(); }
+int64_t to_int(const Value& v) { return v.is_bool() ? (v.as_bool() ? 1 : 0) : v.as_int(); }
+double to_double(const Value& v) { return v.is_float() ? v.as_float() : static_cast<double>(to_int(v)); }
+
+const char* op_symbol(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::kAdd: return "+";
+    case BinaryOp::kSub: return "-";
+    case BinaryOp::kMul: return "*";
+    case BinaryOp::kDiv: return "/";
+    case BinaryOp::kFloorDiv: return "//";
+    case BinaryOp::kMod: return "%";
+    case BinaryOp::kPow: return "**";
+    default: return "?";
+  }
+}
+
+Value repeat(const Value& seq, int64_t times) {
+  if (seq.is_string()) {
+    std::string out;
+    for (int64_t i = 0; i < times; ++i) out += seq.as_string();
+    return Value(std::move(out));
+  }
+  List out;
+  for (int64_t i = 0; i < times; ++i) out.insert(out.end(), seq.as_list().begin(), seq.as_list().end());
+  return Value(std::move(out));
+}
+
+}  // namespace
+
+Value Renderer::binary(BinaryOp op, const Value& a, const Value& b, SourceLoc loc) {
+  if (op == BinaryOp::kConcat) {
+    std::string s;
+    stringify(a, s, loc);
+    stringify(b, s, loc);
+    return Value(std::move(s));
+  }
+  require_defined(a, loc);
+  require_defined(b, loc);
+  auto overflow = [&]() -> Value { fail(loc, fmt::format("integer overflow in '{}'", op_symbol(op))); };
+  if (is_numeric(a) && is_numeric(b)) {
+    const bool ints = !a.is_float() && !b.is_float();
+    if (ints) {
+      const int64_t x = to_int(a), y = to_int(b);
+      int64_t r = 0;
+      switch (op) {
+        case BinaryOp::kAdd: return __builtin_add_overflow(x, y, &r) ? overflow() : Value(r);
+        case BinaryOp::kSub: return __builtin_sub_overflow(x, y, &r) ? overflow() : Value(r);
+        case BinaryOp::kMul: return __builtin_mul_overflow(x, y, &r) ? overflow() : Value(r);
+        case BinaryOp::kDiv:
+          if (y == 0) fail(loc, "division by zero");
+          return Value(static_cast<double>(x) / static_cast<double>(y));
+        case BinaryOp::kFloorDiv: {
+          if (y == 0) fail(loc, "integer division or modulo by zero");
+          if (x == std::numeric_limits<int64_t>::min() && y == -1) return overflow();
+          int64_t q = x / y;
+          if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+          return Value(q);
+        }
+        case BinaryOp::kMod: {
+          if (y == 0) fail(loc, "integer division or modulo by zero");
+          if (y == -1) return Value(int64_t{0});
+          int64_t m = x % y;
+          if (m != 0 && ((m < 0) != (y < 0))) m += y;
+          return Value(m);
+        }
+        case BinaryOp::kPow: {
+          if (y < 0) {
+            if (x == 0) fail(loc, "0.0 cannot be raised to a negative power");
+            return Value(std::pow(static_cast<double>(x), static_cast<double>(y)));
+          }
+          int64_t result = 1, base = x, e = y;
+          while (e > 0) {
+            if (e & 1) {
+              if (__builtin_mul_overflow(result, base, &result)) return overflow();
+            }
+            e >>= 1;
+            if (e > 0 && __builtin_mul_overflow(base, base, &base)) return overflow();
+          }
+          return Value(result);
+        }
+        default: break;
+      }
+    } else {
+      const double x = to_double(a), y = to_double(b);
+      switch (op) {
+        case BinaryOp::kAdd: return Value(x + y);
+        case BinaryOp::kSub: return Value(x - y);
+        case BinaryOp::kMul: return Value(x * y);
+        case BinaryOp::kDiv:
+          if (y == 0) fail(loc, "float division by zero");
+          return Value(x / y);
+        case BinaryOp::kFloorDiv:
+        case BinaryOp::kMod: {
+          if (y == 0) fail(loc, op == BinaryOp::kMod ? "float modulo" : "float divmod()");
+          // Python's float_divmod.
+          double mod = std::fmod(x, y);
+          double div = (x - mod) / y;
+          if (mod != 0) {
+            if ((y < 0) != (mod < 0)) {
+              mod += y;
+              div -= 1.0;
+            }
+          } else {
+            mod = std::copysign(0.0, y);
+          }
+          if (op == BinaryOp::kMod) return Value(mod);
+          double floordiv;
+          if (div != 0) {
+            floordiv = std::floor(div);
+            if (div - floordiv > 0.5) floordiv += 1.0;
+          } else {
+            floordiv = std::copysign(0.0, x / y);
+          }
+          return Value(floordiv);
+        }
+        case BinaryOp::kPow:
+          if (x == 0 && y < 0) fail(loc, "0.0 cannot be raised to a negative power");
+          if (x < 0 && y != std::floor(y)) fail(loc, "negative number cannot be raised to a fractional power");
+          return Value(std::pow(x, y));
+        default: break;
+      }
+    }
+  }
+  if (op == BinaryOp::kAdd && a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+  if (op == BinaryOp::kAdd && a.is_list() && b.is_list()) {
+    List out = a.as_list();
+    out.insert(out.end(), b.as_list().begin(), b.as_list().end());
+    return Value(std::move(out));
+  }
+  if (op == BinaryOp::kMul) {
+    if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) return repeat(a, to_int(b));
+    if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return repeat(b, to_int(a));
+  }
+  if (op == BinaryOp::kMod && a.is_string()) {
+    fail(loc, "'%' string formatting is not supported", {{SourceLoc{}, "concatenate with '~' instead"}});
+  }
+  fail(loc, fmt::format("unsupported operand types for {}: {} and {}", op_symbol(op), a.type_name(), b.type_name()));
+}
+
+bool Renderer::compare(CompareOp op, const Value& a, const Value& b, SourceLoc loc) {
+  require_defined(a, loc);
+  require_defined(b, loc);
+  switch (op) {
+    case CompareOp::kEq: return values_equal(a, b);
+    case CompareOp::kNe: return !values_equal(a, b);
+    case CompareOp::kIn:
+    case CompareOp::kNotIn: {
+      bool found = false;
+      if (b.is_string()) {
+        if (!a.is_string()) fail(loc, fmt::format("'in <string>' requires a string on the left, not a {}", a.type_name()));
+        found = b.as_string().find(a.as_string()) != std::string::npos;
+      } else if (b.is_list()) {
+        for (const Value& item : b.as_list()) {
+          if (values_equal(a, item)) {
+            found = true;
+            break;
+          }
+        }
+      } else if (b.is_map()) {
+        found = a.is_string() && b.as_map().contains(a.as_string());
+      } else {
+        fail(loc, fmt::format("'in' needs a string, list or map on the right, not a {}", b.type_name()));
+      }
+      return op == CompareOp::kIn ? found : !found;
+    }
+    default: break;
+  }
+  const std::optional<int> c = compare_values(a, b);
+  const char* sym = op == CompareOp::kLt ? "<" : op == CompareOp::kLe ? "<=" : op == CompareOp::kGt ? ">" : ">=";
+  if (!c) fail(loc, fmt::format("'{}' is not supported between a {} and a {}", sym, a.type_name(), b.type_name()));
+  if (*c == 2) return false;  // NaN
+  switch (op) {
+    case CompareOp::kLt: return *c < 0;
+    case CompareOp::kLe: return *c <= 0;
+    case CompareOp::kGt: return *c > 0;
+    default: return *c >= 0;
+  }
+}
+
+// ---------------------------------------------------------------- expressions
+
+Value Renderer::eval(const Expr& e, Frame& frame) {
+  switch (e.kind) {
+    case ExprKind::kConst: return static_cast<const ConstExpr&>(e).value;
+    case ExprKind::kName: return eval_name(static_cast<const NameExpr&>(e), frame);
+    case ExprKind::kList:
+    case ExprKind::kTuple: {
+      const auto& n = static_cast<const ListExpr&>(e);
+      List items;
+      items.reserve(n.items.size());
+      for (const ExprPtr& item : n.items) items.push_back(eval(*item, frame));
+      return Value(std::move(items));
+    }
+    case ExprKind::kDict: {
+      const auto& n = static_cast<const DictExpr&>(e);
+      Map map;
+      for (const auto& [k, v] : n.items) {
+        Value key = eval(*k, frame);
+        require_defined(key, k->loc);
+        if (!key.is_string()) fail(k->loc, fmt::format("map keys must be strings, not a {}", key.type_name()));
+        map.set(key.as_string(), eval(*v, frame));
+      }
+      return Value(std::move(map));
+    }
+    case ExprKind::kGetAttr: {
+      const auto& g = static_cast<const GetAttrExpr&>(e);
+      const Value object = eval(*g.object, frame);
+      if (object.is_map()) {  // fast path
+        if (const Value* v = object.as_map().find(g.attr)) return *v;
+      }
+      return get_attribute(object, g.attr, g.loc, path_of(*g.object));
+    }
+    case ExprKind::kGetItem: {
+      const auto& g = static_cast<const GetItemExpr&>(e);
+      const Value object = eval(*g.object, frame);
+      const Value key = eval(*g.index, frame);
+      return get_item(object, key, g.loc, path_of(*g.object));
+    }
+    case ExprKind::kSlice: return eval_slice(static_cast<const SliceExpr&>(e), frame);
+    case ExprKind::kUnary: {
+      const auto& u = static_cast<const UnaryExpr&>(e);
+      const Value v = eval(*u.operand, frame);
+      if (u.op == UnaryOp::kNot) {
+        require_truthiness(v, u.loc);
+        return Value(!truthy(v));
+      }
+      require_defined(v, u.loc);
+      if (v.is_float()) return Value(u.op == UnaryOp::kNeg ? -v.as_float() : v.as_float());
+      if (v.is_int() || v.is_bool()) {
+        const int64_t x = to_int(v);
+        if (u.op == UnaryOp::kPos) return Value(x);
+        if (x == std::numeric_limits<int64_t>::min()) fail(u.loc, "integer overflow in unary '-'");
+        return Value(-x);
+      }
+      fail(u.loc, fmt::format("bad operand type for unary {}: {}", u.op == UnaryOp::kNeg ? "-" : "+", v.type_name()));
+    }
+    case ExprKind::kBinary: {
+      const auto& b = static_cast<const BinaryExpr&>(e);
+      if (b.op == BinaryOp::kAnd || b.op == BinaryOp::kOr) {
+        Value left = eval(*b.lhs, frame);
+        require_truthiness(left, b.loc);
+        const bool t = truthy(left);
+        if (b.op == BinaryOp::kAnd ? !t : t) return left;
+        return eval(*b.rhs, frame);
+      }
+      const Value left = eval(*b.lhs, frame);
+      const Value right = eval(*b.rhs, frame);
+      if (b.op == BinaryOp::kConcat && left.is_string() && right.is_string()) {
+        return Value(left.as_string() + right.as_string());
+      }
+      return binary(b.op, left, right, b.loc);
+    }
+    case ExprKind::kCompare: {
+      const auto& c = static_cast<const CompareExpr&>(e);
+      Value left = eval(*c.first, frame);
+      for (const CompareOperand& o : c.rest) {
+        Value right = eval(*o.expr, frame);
+        if (!compare(o.op, left, right, o.loc)) return Value(false);
+        left = std::move(right);
+      }
+      return Value(true);
+    }
+    case ExprKind::kCondExpr: {
+      const auto& c = static_cast<const CondExpr&>(e);
+      const Value cond = eval(*c.cond, frame);
+      require_truthiness(cond, c.cond->loc);
+      if (truthy(cond)) return eval(*c.then_expr, frame);
+      if (c.else_expr) return eval(*c.else_expr, frame);
+      Value u = make_undefined("", c.loc, {}, "the inline if-expression evaluated to false and has no 'else' branch");
+      const_cast<UndefinedInfo&>(u.as_undefined()).lenient = true;
+      return u;
+    }
+    case ExprKind::kFilter: {
+      const auto& f = static_cast<const FilterExpr&>(e);
+      return eval_filter(f, eval(*f.input, frame), frame);
+    }
+    case ExprKind::kTest: {
+      const auto& t = static_cast<const TestExpr&>(e);
+      const Value input = eval(*t.input, frame);
+      EvaluatedArgs args;
+      eval_args(t.args, frame, args);
+      const bool result = apply_test(*t.resolved, input, args, t.loc);
+      return Value(t.negated ? !result : result);
+    }
+    case ExprKind::kCall: return eval_call(static_cast<const CallExpr&>(e), frame);
+  }
+  fail(e.loc, "unsupported expression");
+}
+
+void Renderer::eval_args(const ArgList& args, Frame& frame, EvaluatedArgs& out) {
+  out.positional.reserve(args.positional.size());
+  for (const ExprPtr& a : args.positional) out.positional.push_back(eval(*a, frame));
+  for (const KeywordArg& k : args.keywords) {
+    out.keywords.emplace_back(k.name, eval(*k.value, frame));
+    out.keyword_locs.push_back(k.loc);
+  }
+}
+
+Value Renderer::eval_filter(const FilterExpr& f, const Value& input, Frame& frame) {
+  EvaluatedArgs args;
+  eval_args(f.args, frame, args);
+  return apply_filter(*f.resolved, input, args, f.loc);
+}
+
+}  // namespace kforge::tmpl

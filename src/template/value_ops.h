@@ -1,0 +1,47 @@
+// Internal operations on Values with Python/Jinja semantics: float repr, truthiness, equality,
+// ordering, UTF-8 code point helpers. Not part of the public API.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "template/value.h"
+
+namespace kforge::tmpl {
+
+struct UndefinedInfo {
+  std::string path;      // "op.attrs.alpha" or "xs[3]"
+  SourceLoc loc;         // where it was looked up
+  std::string reason;    // set for special cases, e.g. "parameter 'b' was not provided"
+  std::vector<std::string> notes;  // "'op.attrs' has keys: ...", "did you mean ...?"
+  /// Jinja's plain Undefined rather than StrictUndefined: what `a if c` yields when c is false (Jinja
+  /// uses the lenient Undefined there whatever the environment says). Prints as '', is falsy,
+  /// iterates as empty; anything else is still an error.
+  bool lenient = false;
+};
+
+inline bool is_lenient_undefined(const Value& v) {
+  return v.is_undefined() && v.object() && v.as_undefined().lenient;
+}
+
+/// Python repr() of a float: shortest round-trip digits, '.0' kept, exponent form outside 1e-4..1e16.
+std::string format_float(double d);
+/// Python repr() of any value (strings quoted with Python's rules), for `string` of containers and
+/// AST dumps. Booleans in containers print as Python does (True/False).
+std::string python_repr(const Value& v);
+
+/// Jinja truthiness; undefined must be handled by the caller.
+bool truthy(const Value& v);
+/// Python ==: 1 == 1.0 == true, lists/maps elementwise (maps ignore order).
+bool values_equal(const Value& a, const Value& b);
+/// Python ordering for numbers, strings (by code point = UTF-8 byte order), lists (lexicographic).
+/// Returns nullopt when the types cannot be ordered.
+std::optional<int> compare_values(const Value& a, const Value& b);
+
+// UTF-8 as code points, as Python's str does.
+size_t utf8_length(std::string_view s);
+/// Splits into code points.
+std::vector<std::string_view> utf8_chars(std::string_view s);
+
+}  // namespace kforge::tmpl

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the kforge command line: the real binary, real files, real exit codes.
+
+Each test_* function is one meson test (`meson test -C build e2e-<name>`, registered from --list).
+Usage: test_cli.py --kforge BUILD/src/kforge [NAME...]   (all tests when no name is given)
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+KFORGE = None  # set by main()
+
+
+class TestFailure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise TestFailure(message)
+
+
+def expect_eq(actual, expected, what):
+    if actual != expected:
+        raise TestFailure(f"{what}:\n  expected: {expected!r}\n  actual:   {actual!r}")
+
+
+class Result:
+    def __init__(self, proc):
+        self.code = proc.returncode
+        self.stdout = proc.stdout.decode("utf-8", errors="replace")
+        self.stderr = proc.stderr.decode("utf-8", errors="replace")
+
+    def __repr__(self):
+        return f"exit {self.code}\n--- stdout\n{self.stdout}--- stderr\n{self.stderr}"
+
+
+def kforge(*args, cwd, env_extra=None):
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    env.update(env_extra or {})
+    proc = subprocess.run([KFORGE, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=60)
+    return Result(proc)
+
+
+def write(path, text):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def project(tmp):
+    """A small render project: a template including a helper, and YAML data."""
+    write(tmp / "t.j2", '{% include "inc.j2" %}\n{% for n in names %}\nint {{ n }};\n{% endfor %}\n')
+    write(tmp / "inc.j2", "// header\n")
+    write(tmp / "data.yaml", "names: [a, b]\n")
+    return "// header\n\nint a;\nint b;\n"
+
+
+def age(path, seconds=3600):
+    """Moves a file's mtime into the past so that a rewrite is detectable whatever the clock resolution."""
+    stamp = time.time() - seconds
+    os.utime(path, (stamp, stamp))
+    return os.stat(path).st_mtime_ns
+
+
+# ----------------------------------------------------------------------------------------------------
+
+
+def test_render_writes_output(tmp):
+    expected = project(tmp)
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "gen/deep/out.h", cwd=tmp)
+    expect_eq(r.code, 0, f"exit code\n{r}")
+    expect_eq((tmp / "gen/deep/out.h").read_text(), expected, "rendered file")
+    expect_eq(r.stdout, "", "stdout")
+    expect_eq(r.stderr, "", "stderr")
+    leftovers = [p.name for p in (tmp / "gen/deep").iterdir() if p.name != "out.h"]
+    expect_eq(leftovers, [], "files beside the output (temp files must not remain)")
+
+
+def test_unchanged_output_keeps_file_and_mtime(tmp):
+    project(tmp)
+    expect_eq(kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.h", cwd=tmp).code, 0, "first run")
+    inode = os.stat(tmp / "out.h").st_ino
+    stamp = age(tmp / "out.h")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.h", cwd=tmp)
+    expect_eq(r.code, 0, f"second run\n{r}")
+    expect_eq(os.stat(tmp / "out.h").st_mtime_ns, stamp, "mtime of an unchanged output")
+    expect_eq(os.stat(tmp / "out.h").st_ino, inode, "inode of an unchanged output (it must not be replaced)")
+    # A change in the data does rewrite it.
+    write(tmp / "data.yaml", "names: [a, b, c]\n")
+    expect_eq(kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.h", cwd=tmp).code, 0, "third run")
+    expect(os.stat(tmp / "out.h").st_mtime_ns != stamp, "a changed output must be rewritten")
+    expect("int c;" in (tmp / "out.h").read_text(), "new contents")
+
+
+def test_error_writes_nothing(tmp):
+    project(tmp)
+    write(tmp / "out.h", "previous contents\n")
+    write(tmp / "bad.j2", "ok\n{{ missing_variable }}\n")
+    r = kforge("render", "bad.j2", "--data", "data.yaml", "-o", "out.h", cwd=tmp)
+    expect_eq(r.code, 1, f"exit code\n{r}")
+    expect("bad.j2:2:4: error:" in r.stderr, f"located diagnostic\n{r}")
+    expect_eq((tmp / "out.h").read_text(), "previous contents\n", "existing output after an error")
+    r = kforge("render", "bad.j2", "--data", "data.yaml", "-o", "new/dir/out.h", "--depfile", "out.d", cwd=tmp)
+    expect_eq(r.code, 1, "exit code")
+    expect(not (tmp / "new").exists(), "an error must not create output directories")
+    expect(not (tmp / "out.d").exists(), "an error must not write the depfile")
+    # Bad data is an error too, and also writes nothing.
+    write(tmp / "broken.yaml", "names: [a, b\n")
+    r = kforge("render", "t.j2", "--data", "broken.yaml", "-o", "out.h", cwd=tmp)
+    expect_eq(r.code, 1, f"exit code for malformed YAML\n{r}")
+    expect("broken.yaml:" in r.stderr and "error: malformed YAML" in r.stderr, f"YAML diagnostic\n{r}")
+    expect_eq((tmp / "out.h").read_text(), "previous contents\n", "existing output after a data error")
+    expect(sorted(p.name for p in tmp.iterdir() if ".tmp." in p.name) == [], "no temp files left")
+
+
+def test_check_reports_stale_outputs(tmp):
+    expected = project(tmp)
+    args = ["render", "t.j2", "--data", "data.yaml", "-o", "out.h"]
+    # Missing output.
+    r = kforge(*args, "--check", cwd=tmp)
+    expect_eq(r.code, 1, f"--check with the output missing\n{r}")
+    expect("missing file: out.h" in r.stdout, f"missing-file line\n{r}")
+    expect(not (tmp / "out.h").exists(), "--check must not write")
+    # Up to date.
+    expect_eq(kforge(*args, cwd=tmp).code, 0, "render")
+    r = kforge(*args, "--check", cwd=tmp)
+    expect_eq((r.code, r.stdout), (0, ""), f"--check when up to date\n{r}")
+    # Stale: a unified diff from the disk to the regenerated bytes, and the command that regenerates.
+    write(tmp / "out.h", expected.replace("int b;", "int bee;"))
+    stamp = age(tmp / "out.h")
+    r = kforge(*args, "--check", cwd=tmp)
+    expect_eq(r.code, 1, f"--check when stale\n{r}")
+    expect("--- out.h (on disk)\n+++ out.h (regenerated)\n@@ -1,4 +1,4 @@\n // header\n \n int a;\n-int bee;\n+int b;\n"
+           in r.stdout, f"unified diff\n{r}")
+    expect_eq(os.stat(tmp / "out.h").st_mtime_ns, stamp, "--check must not touch the file")
+    lines = r.stdout.splitlines()
+    expect("regenerate with:" in lines, f"regenerate hint\n{r}")
+    command = lines[lines.index("regenerate with:") + 1].strip()
+    expect("--check" not in command, f"the regenerate command drops --check: {command}")
+    # The printed command really regenerates.
+    subprocess.run(command, shell=True, cwd=tmp, check=True)
+    expect_eq((tmp / "out.h").read_text(), expected, "after running the printed command")
+    expect_eq(kforge(*args, "--check", cwd=tmp).code, 0, "--check after regenerating")
+    # --check and -o - make no sense together: a usage error.
+    expect_eq(kforge("render", "t.j2", "--data", "data.yaml", "-o", "-", "--check", cwd=tmp).code, 2,
+              "--check with -o -")
+
+
+def test_depfile_lists_inputs_and_templates(tmp):
+    project(tmp)
+    write(tmp / "my dir/extra.yaml", "unused: $x#1\n")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "--data", "my dir/extra.yaml", "-o", "gen/out.h",
+               "--depfile", "deps/out.d", cwd=tmp)
+    expect_eq(r.code, 0, f"render\n{r}")
+    expect_eq((tmp / "deps/out.d").read_text(),
+              "gen/out.h: \\\n  t.j2 \\\n  data.yaml \\\n  my\\ dir/extra.yaml \\\n  ./inc.j2\n"
+              if (tmp / "deps/out.d").read_text().endswith("./inc.j2\n") else
+              "gen/out.h: \\\n  t.j2 \\\n  data.yaml \\\n  my\\ dir/extra.yaml \\\n  inc.j2\n",
+              "depfile")
+    # The depfile is written on every run, also when no output changed (ninja deletes it after reading).
+    (tmp / "deps/out.d").unlink()
+    expect_eq(kforge("render", "t.j2", "--data", "data.yaml", "-o", "gen/out.h", "--depfile", "deps/out.d",
+                     cwd=tmp).code, 0, "second render")
+    expect((tmp / "deps/out.d").is_file(), "depfile rewritten when outputs were unchanged")
+    # --depfile-target names the target; special characters are escaped.
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "gen/out.h", "--depfile", "out.d",
+               "--depfile-target", "stamp file$1#", cwd=tmp)
+    expect_eq(r.code, 0, f"render with --depfile-target\n{r}")
+    expect((tmp / "out.d").read_text().startswith("stamp\\ file$$1\\#: \\\n  t.j2 \\\n"), "depfile target")
+
+
+def test_list_outputs_writes_nothing(tmp):
+    project(tmp)
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "gen/./out.h", "--list-outputs", cwd=tmp)
+    expect_eq((r.code, r.stdout, r.stderr), (0, "gen/./out.h\n", ""), f"--list-outputs\n{r}")
+    expect(not (tmp / "gen").exists(), "--list-outputs must not write")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "-", "--list-outputs", cwd=tmp)
+    expect_eq((r.code, r.stdout), (0, ""), "standard output is not a file to list")
+    r = kforge("render", "t.j2", "-o", "x", "--list-outputs", "--check", cwd=tmp)
+    expect_eq(r.code, 2, "--list-outputs and --check exclude each other")
+
+
+def test_stdout_output(tmp):
+    expected = project(tmp)
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "-", cwd=tmp)
+    expect_eq((r.code, r.stdout, r.stderr), (0, expected, ""), f"-o -\n{r}")
+    expect(not (tmp / "-").exists(), "-o - must not create a file named '-'")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "-", "--depfile", "d", cwd=tmp)
+    expect_eq(r.code, 2, "--depfile with -o - needs --depfile-target")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "-", "--depfile", "d", "--depfile-target", "x",
+               cwd=tmp)
+    expect_eq(r.code, 0, f"--depfile-target with -o -\n{r}")
+    expect((tmp / "d").read_text().startswith("x: \\\n"), "depfile for stdout output")
+
+
+def test_usage_errors_exit_2(tmp):
+    project(tmp)
+    cases = [
+        ["render", "t.j2", "--data", "data.yaml", "-o", "out.h", "--bogus"],
+        ["render", "t.j2", "--data", "data.yaml"],  # -o is required
+        ["render", "-o", "out.h"],  # TEMPLATE is required
+        ["render", "t.j2", "-o", "out.h", "--color=sometimes"],
+        ["render", "t.j2", "-o", "out.h", "--data-format", "xml"],
+        ["no-such-command"],
+        [],  # a command is required
+    ]
+    for args in cases:
+        r = kforge(*args, cwd=tmp)
+        expect_eq(r.code, 2, f"exit code of kforge {' '.join(args)}\n{r}")
+        expect(r.stderr.startswith("kforge: error: "), f"usage message of kforge {' '.join(args)}\n{r}")
+        expect("--help" in r.stderr, f"hint to --help\n{r}")
+        expect(not (tmp / "out.h").exists(), "a usage error writes nothing")
+
+
+def test_help_and_version(tmp):
+    r = kforge("--version", cwd=tmp)
+    expect_eq(r.code, 0, "--version exit code")
+    expect(r.stdout.startswith("kforge ") and r.stdout.strip().split(" ")[1][0].isdigit(), f"--version\n{r}")
+    r = kforge("--help", cwd=tmp)
+    expect_eq(r.code, 0, "--help exit code")
+    expect("render" in r.stdout and "Exit codes" in r.stdout, f"--help lists commands and exit codes\n{r}")
+    r = kforge("render", "--help", cwd=tmp)
+    expect_eq(r.code, 0, "render --help exit code")
+    for needle in ["TEMPLATE", "--data", "--data-format", "--output", "--template-dir", "--depfile",
+                   "--depfile-target", "--check", "--list-outputs", "--no-version-stamp", "--color", "--werror",
+                   "Examples:", "kforge render config.h.j2 --data config.yaml -o build/config.h", "no banner"]:
+        expect(needle in r.stdout, f"render --help mentions {needle!r}\n{r}")
+
+
+def test_color_only_when_asked_or_on_a_terminal(tmp):
+    write(tmp / "bad.j2", "{{ nope }}\n")
+    r = kforge("render", "bad.j2", "-o", "out", cwd=tmp)
+    expect_eq(r.code, 1, "exit code")
+    expect("\033[" not in r.stderr, f"no colour into a pipe\n{r}")
+    r = kforge("render", "bad.j2", "-o", "out", "--color=always", cwd=tmp)
+    expect("\033[" in r.stderr, f"colour with --color=always\n{r}")
+    r = kforge("render", "bad.j2", "-o", "out", "--color", "never", cwd=tmp)
+    expect("\033[" not in r.stderr, f"no colour with --color never\n{r}")
+
+
+def test_data_formats_and_merging(tmp):
+    write(tmp / "t.j2", "{{ a.x }} {{ a.y }} {{ b }}\n")
+    write(tmp / "one.yaml", "a: {x: 1, y: 2}\nb: from-yaml\n")
+    write(tmp / "two.txt", '{"a": {"y": 20}, "b": "from-json"}')
+    r = kforge("render", "t.j2", "--data", "one.yaml", "--data", "two.txt", "-o", "-", cwd=tmp)
+    expect_eq(r.code, 1, f"an unknown extension needs --data-format\n{r}")
+    expect("--data-format" in r.stderr, f"hint\n{r}")
+    r = kforge("render", "t.j2", "--data", "one.yaml", "--data", "two.txt", "--data-format", "json", "-o", "-",
+               cwd=tmp)
+    expect_eq(r.code, 1, f"--data-format json applies to every file (one.yaml is not JSON)\n{r}")
+    write(tmp / "two.json", '{"a": {"y": 20}, "b": "from-json"}')
+    r = kforge("render", "t.j2", "--data", "one.yaml", "--data", "two.json", "-o", "-", cwd=tmp)
+    expect_eq((r.code, r.stdout), (0, "1 20 from-json\n"), f"deep merge, later wins\n{r}")
+    r = kforge("render", "t.j2", "--data", "missing.yaml", "-o", "-", cwd=tmp)
+    expect_eq(r.code, 1, "missing data file")
+    expect("missing.yaml" in r.stderr, f"names the missing file\n{r}")
+
+
+def test_template_dir_order(tmp):
+    write(tmp / "src/t.j2", '{% include "part.j2" %}\n')
+    write(tmp / "src/part.j2", "from the template's directory\n")
+    write(tmp / "over/part.j2", "from --template-dir\n")
+    r = kforge("render", "src/t.j2", "-o", "-", cwd=tmp)
+    expect_eq((r.code, r.stdout), (0, "from the template's directory\n"), f"template dir\n{r}")
+    r = kforge("render", "src/t.j2", "--template-dir", "over", "-o", "-", cwd=tmp)
+    expect_eq((r.code, r.stdout), (0, "from --template-dir\n"), f"--template-dir wins\n{r}")
+    # The template given on the command line is the one rendered, even if a --template-dir holds one
+    # of the same name.
+    write(tmp / "over/t.j2", "WRONG\n")
+    r = kforge("render", "src/t.j2", "--template-dir", "over", "-o", "-", cwd=tmp)
+    expect_eq((r.code, r.stdout), (0, "from --template-dir\n"), f"TEMPLATE is the file given\n{r}")
+
+
+# ----------------------------------------------------------------------------------------------------
+
+
+def all_tests():
+    return {name[len("test_"):]: fn for name, fn in sorted(globals().items())
+            if name.startswith("test_") and callable(fn)}
+
+
+def main():
+    global KFORGE
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kforge")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("names", nargs="*")
+    options = parser.parse_args()
+    tests = all_tests()
+    if options.list:
+        print("\n".join(tests))
+        return 0
+    KFORGE = str(Path(options.kforge).resolve())
+    names = options.names or list(tests)
+    failed = 0
+    for name in names:
+        with tempfile.TemporaryDirectory(prefix=f"kforge-e2e-{name}-") as tmp:
+            try:
+                tests[name](Path(tmp))
+                print(f"PASS {name}")
+            except TestFailure as failure:
+                failed += 1
+                print(f"FAIL {name}: {failure}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

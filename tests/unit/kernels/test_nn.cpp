@@ -1,0 +1,411 @@
+// conv2d, depthwise_conv2d, conv2d_transpose, pool2d, batch_norm and nearest_interp.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <numeric>
+
+#include "tensor_builder.h"
+
+using namespace kforge;
+using namespace kforge::test;
+namespace k = kforge::kernels;
+namespace m = kforge::meta;
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+using Ints = std::vector<int>;
+
+Tensor iota(std::vector<int64_t> dims, float start = 0) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), start);
+  return f32(dims, v);
+}
+
+struct ConvArgs {
+  Ints strides = {1, 1};
+  Ints paddings = {0, 0};
+  std::string padding_algorithm = "EXPLICIT";
+  Ints dilations = {1, 1};
+  int groups = 1;
+  std::string data_format = "NCHW";
+};
+
+Tensor conv(const Tensor& input, const Tensor& filter, const ConvArgs& a = {}) {
+  Tensor out = output_from([&](Tensor* o) {
+    return m::ConvInferMeta(input, filter, a.strides, a.paddings, a.padding_algorithm, a.dilations, a.groups,
+                            a.data_format, o);
+  });
+  Status s = k::conv2d(cpu(DataType::kFloat32), input, filter, a.strides, a.paddings, a.padding_algorithm, a.dilations,
+                       a.groups, a.data_format, &out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return out;
+}
+
+std::string conv_error(const Tensor& input, const Tensor& filter, const ConvArgs& a = {}) {
+  Tensor out;
+  return error_of(m::ConvInferMeta(input, filter, a.strides, a.paddings, a.padding_algorithm, a.dilations, a.groups,
+                                   a.data_format, &out));
+}
+
+const Tensor& grid3() {
+  static const Tensor t = f32({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  return t;
+}
+const Tensor& diag2() {
+  static const Tensor t = f32({1, 1, 2, 2}, {1, 0, 0, 1});
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("conv2d: explicit, SAME and VALID padding, strides and dilation") {
+  Tensor plain = conv(grid3(), diag2());
+  CHECK(dims_of(plain) == Dims{1, 1, 2, 2});
+  check_close<float>(plain, {6, 8, 12, 14});
+
+  ConvArgs padded;
+  padded.paddings = {1, 1};
+  Tensor p = conv(grid3(), diag2(), padded);
+  CHECK(dims_of(p) == Dims{1, 1, 4, 4});
+  check_close<float>(p, {1, 2, 3, 0, 4, 6, 8, 3, 7, 12, 14, 6, 0, 7, 8, 9});
+
+  ConvArgs four = padded;
+  four.paddings = {1, 0, 1, 0};  // top, bottom, left, right
+  Tensor p4 = conv(grid3(), diag2(), four);
+  CHECK(dims_of(p4) == Dims{1, 1, 3, 3});
+  check_close<float>(p4, {1, 2, 3, 4, 6, 8, 7, 12, 14});
+
+  ConvArgs same;
+  same.strides = {2, 2};
+  same.paddings = {5, 5};  // ignored by SAME
+  same.padding_algorithm = "SAME";
+  Tensor s = conv(grid3(), diag2(), same);
+  CHECK(dims_of(s) == Dims{1, 1, 2, 2});
+  check_close<float>(s, {6, 3, 7, 9});
+
+  ConvArgs valid;
+  valid.paddings = {1, 1};
+  valid.padding_algorithm = "VALID";
+  check_close<float>(conv(grid3(), diag2(), valid), {6, 8, 12, 14});
+
+  ConvArgs dilated;
+  dilated.dilations = {2, 2};
+  Tensor d = conv(grid3(), diag2(), dilated);
+  CHECK(dims_of(d) == Dims{1, 1, 1, 1});
+  check_close<float>(d, {10});
+}
+
+TEST_CASE("conv2d: channels, groups, NHWC, depthwise") {
+  Tensor x = f32({1, 2, 1, 1}, {1, 2});
+  Tensor w = f32({3, 2, 1, 1}, {1, 1, 1, -1, 2, 0});
+  check_close<float>(conv(x, w), {3, -1, 2});
+  ConvArgs nhwc;
+  nhwc.data_format = "NHWC";
+  Tensor xn = f32({1, 1, 1, 2}, {1, 2});
+  Tensor on = conv(xn, w, nhwc);
+  CHECK(dims_of(on) == Dims{1, 1, 1, 3});
+  check_close<float>(on, {3, -1, 2});
+  // NHWC with space: the same numbers as NCHW, laid out channel-last.
+  Tensor xs = f32({1, 2, 2, 2}, {1, 10, 2, 20, 3, 30, 4, 40});
+  Tensor ws = f32({1, 2, 2, 2}, {1, 0, 0, 1, 0, 1, 0, 0});  // ch0 diag, ch1 picks (0, 1)
+  Tensor os = conv(xs, ws, nhwc);
+  check_close<float>(os, {1 + 4 + 20});
+
+  Tensor xg = f32({1, 2, 2, 2}, {1, 2, 3, 4, 10, 20, 30, 40});
+  Tensor wg = f32({2, 1, 1, 1}, {2, 3});
+  ConvArgs grouped;
+  grouped.groups = 2;
+  check_close<float>(conv(xg, wg, grouped), {2, 4, 6, 8, 30, 60, 90, 120});
+  Tensor dw = output_from([&](Tensor* o) {
+    return m::DepthwiseConvInferMeta(xg, wg, {1, 1}, {0, 0}, "EXPLICIT", 2, {1, 1}, "NCHW", o);
+  });
+  REQUIRE(k::depthwise_conv2d(cpu(), xg, wg, {1, 1}, {0, 0}, "EXPLICIT", 2, {1, 1}, "NCHW", &dw).ok());
+  check_close<float>(dw, {2, 4, 6, 8, 30, 60, 90, 120});
+}
+
+TEST_CASE("ConvInferMeta rejects bad shapes and attributes") {
+  CHECK(conv_error(grid3(), f32({1, 2, 2, 2}, std::vector<float>(8))).find("has 1 channels") != std::string::npos);
+  CHECK(conv_error(grid3(), f32({1, 1, 4, 4}, std::vector<float>(16))).find("empty output") != std::string::npos);
+  ConvArgs bad_algo;
+  bad_algo.padding_algorithm = "FULL";
+  CHECK(conv_error(grid3(), diag2(), bad_algo).find("padding_algorithm") != std::string::npos);
+  ConvArgs bad_pad;
+  bad_pad.paddings = {1, 1, 1};
+  CHECK(conv_error(grid3(), diag2(), bad_pad).find("2 or 4 values") != std::string::npos);
+  ConvArgs bad_format;
+  bad_format.data_format = "CHWN";
+  CHECK(conv_error(grid3(), diag2(), bad_format).find("data_format") != std::string::npos);
+  ConvArgs groups3;
+  groups3.groups = 3;
+  CHECK_FALSE(conv_error(f32({1, 3, 1, 1}, {1, 2, 3}), f32({2, 1, 1, 1}, {1, 1}), groups3).empty());
+  CHECK(conv_error(f32({3, 3}, std::vector<float>(9)), diag2()).find("must be 4-D") != std::string::npos);
+  CHECK(conv_error(grid3(), i32({1, 1, 2, 2}, {1, 0, 0, 1})).find("int32") != std::string::npos);
+  Tensor wrong = empty(DataType::kFloat32, {1, 1, 3, 3});
+  CHECK(error_of(k::conv2d(cpu(), grid3(), diag2(), {1, 1}, {0, 0}, "EXPLICIT", {1, 1}, 1, "NCHW", &wrong))
+            .find("expected [1, 1, 2, 2]") != std::string::npos);
+}
+
+TEST_CASE("conv2d_transpose scatters each input pixel") {
+  Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor ones = f32({1, 1, 2, 2}, {1, 1, 1, 1});
+  auto run = [&](const Tensor& in, const Tensor& w, Ints strides, Ints paddings, Ints output_padding,
+                 IntArray output_size) {
+    Tensor out = output_from([&](Tensor* o) {
+      return m::Conv2dTransposeInferMeta(in, w, strides, paddings, output_padding, output_size, "EXPLICIT", 1, {1, 1},
+                                         "NCHW", o);
+    });
+    Status s = k::conv2d_transpose(cpu(), in, w, strides, paddings, output_padding, output_size, "EXPLICIT", 1, {1, 1},
+                                   "NCHW", &out);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    return out;
+  };
+  Tensor s1 = run(x, ones, {1, 1}, {0, 0}, {}, {});
+  CHECK(dims_of(s1) == Dims{1, 1, 3, 3});
+  check_close<float>(s1, {1, 3, 2, 4, 10, 6, 3, 7, 4});
+  Tensor s2 = run(x, ones, {2, 2}, {0, 0}, {}, {});
+  check_close<float>(s2, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  Tensor cropped = run(x, ones, {2, 2}, {1, 1}, {}, {});
+  CHECK(dims_of(cropped) == Dims{1, 1, 2, 2});
+  check_close<float>(cropped, {1, 2, 3, 4});
+  Tensor sized = run(x, ones, {2, 2}, {0, 0}, {}, {5, 5});
+  CHECK(dims_of(sized) == Dims{1, 1, 5, 5});
+  CHECK(values<float>(sized)[24] == 0.0f);
+  CHECK(values<float>(sized)[18] == 4.0f);
+  Tensor padded_out = run(x, ones, {2, 2}, {0, 0}, {1, 1}, {});
+  CHECK(dims_of(padded_out) == Dims{1, 1, 5, 5});
+  Tensor xc = f32({1, 2, 1, 1}, {1, 2});
+  Tensor wc = f32({2, 3, 1, 1}, {1, 2, 3, 10, 20, 30});
+  check_close<float>(run(xc, wc, {1, 1}, {0, 0}, {}, {}), {21, 42, 63});
+  Tensor out;
+  CHECK(error_of(m::Conv2dTransposeInferMeta(x, ones, {2, 2}, {0, 0}, {}, {6, 6}, "EXPLICIT", 1, {1, 1}, "NCHW", &out))
+            .find("must be in [4, 6)") != std::string::npos);
+  CHECK(error_of(m::Conv2dTransposeInferMeta(x, ones, {2, 2}, {0, 0}, {2, 2}, {}, "EXPLICIT", 1, {1, 1}, "NCHW", &out))
+            .find("output_padding") != std::string::npos);
+  CHECK(error_of(m::Conv2dTransposeInferMeta(xc, ones, {1, 1}, {0, 0}, {}, {}, "EXPLICIT", 1, {1, 1}, "NCHW", &out))
+            .find("channels") != std::string::npos);
+}
+
+namespace {
+
+struct PoolArgs {
+  IntArray kernel = {2, 2};
+  Ints strides = {2, 2};
+  Ints paddings = {0, 0};
+  bool ceil_mode = false;
+  bool exclusive = true;
+  std::string data_format = "NCHW";
+  std::string type = "max";
+  bool global = false;
+  bool adaptive = false;
+  std::string algorithm = "EXPLICIT";
+};
+
+Tensor pool(const Tensor& x, const PoolArgs& a) {
+  Tensor out = output_from([&](Tensor* o) {
+    return m::Pool2DInferMeta(x, a.kernel, a.strides, a.paddings, a.ceil_mode, a.exclusive, a.data_format, a.type,
+                              a.global, a.adaptive, a.algorithm, o);
+  });
+  Status s = k::pool2d(cpu(), x, a.kernel, a.strides, a.paddings, a.ceil_mode, a.exclusive, a.data_format, a.type,
+                       a.global, a.adaptive, a.algorithm, &out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return out;
+}
+
+std::string pool_error(const Tensor& x, const PoolArgs& a) {
+  Tensor out;
+  return error_of(m::Pool2DInferMeta(x, a.kernel, a.strides, a.paddings, a.ceil_mode, a.exclusive, a.data_format,
+                                     a.type, a.global, a.adaptive, a.algorithm, &out));
+}
+
+}  // namespace
+
+TEST_CASE("pool2d max and avg") {
+  Tensor x = iota({1, 1, 4, 4});
+  PoolArgs a;
+  check_close<float>(pool(x, a), {5, 7, 13, 15});
+  a.type = "avg";
+  check_close<float>(pool(x, a), {2.5f, 4.5f, 10.5f, 12.5f});
+  PoolArgs padded;
+  padded.type = "avg";
+  padded.kernel = {3, 3};
+  padded.paddings = {1, 1};
+  Tensor ex = pool(x, padded);
+  CHECK(dims_of(ex) == Dims{1, 1, 2, 2});
+  check_close<float>(ex, {2.5f, 4, 8.5f, 10}, 1e-5);
+  padded.exclusive = false;  // padding counts in the divisor
+  check_close<float>(pool(x, padded), {10.f / 9, 24.f / 9, 51.f / 9, 10}, 1e-5);
+  padded.type = "max";
+  check_close<float>(pool(x, padded), {5, 7, 13, 15});
+}
+
+TEST_CASE("pool2d global, adaptive, ceil_mode, NHWC") {
+  Tensor x = iota({1, 1, 4, 4});
+  PoolArgs g;
+  g.global = true;
+  g.kernel = {1, 1};
+  g.type = "avg";
+  Tensor ga = pool(x, g);
+  CHECK(dims_of(ga) == Dims{1, 1, 1, 1});
+  check_close<float>(ga, {7.5f});
+  PoolArgs ad;
+  ad.adaptive = true;
+  ad.type = "avg";
+  ad.kernel = {3, 3};
+  Tensor a3 = pool(x, ad);
+  CHECK(dims_of(a3) == Dims{1, 1, 3, 3});
+  // windows [0, 2), [1, 3), [2, 4) in each direction
+  check_close<float>(a3, {2.5f, 3.5f, 4.5f, 6.5f, 7.5f, 8.5f, 10.5f, 11.5f, 12.5f});
+  Tensor five = iota({1, 1, 5, 5});
+  PoolArgs floor_mode;
+  CHECK(dims_of(pool(five, floor_mode)) == Dims{1, 1, 2, 2});
+  PoolArgs ceil_mode;
+  ceil_mode.ceil_mode = true;
+  Tensor c = pool(five, ceil_mode);
+  CHECK(dims_of(c) == Dims{1, 1, 3, 3});
+  CHECK(values<float>(c)[8] == 24.0f);  // the last window holds one element
+  PoolArgs same;
+  same.algorithm = "SAME";
+  same.kernel = {3, 3};
+  same.strides = {1, 1};
+  CHECK(dims_of(pool(x, same)) == Dims{1, 1, 4, 4});
+  Tensor xn = f32({1, 2, 2, 2}, {1, 10, 2, 20, 3, 30, 4, 40});
+  PoolArgs nhwc;
+  nhwc.data_format = "NHWC";
+  Tensor pn = pool(xn, nhwc);
+  CHECK(dims_of(pn) == Dims{1, 1, 1, 2});
+  check_close<float>(pn, {4, 40});
+}
+
+TEST_CASE("Pool2DInferMeta errors") {
+  Tensor x = iota({1, 1, 4, 4});
+  PoolArgs bad_type;
+  bad_type.type = "sum";
+  CHECK(pool_error(x, bad_type).find("pooling_type") != std::string::npos);
+  PoolArgs too_big;  // (4 - 6) / 1 + 1 < 1; a 5 x 5 window with stride 2 would still give 1, as in Paddle
+  too_big.kernel = {6, 6};
+  too_big.strides = {1, 1};
+  CHECK(pool_error(x, too_big).find("empty output") != std::string::npos);
+  PoolArgs three;
+  three.kernel = {2, 2, 2};
+  CHECK(pool_error(x, three).find("kernel_size") != std::string::npos);
+  CHECK(pool_error(iota({4, 4}), PoolArgs{}).find("4-D") != std::string::npos);
+}
+
+TEST_CASE("batch_norm at inference uses the running statistics") {
+  Tensor x = f32({1, 2, 1, 2}, {1, 3, 2, 4});
+  Tensor mean = f32({2}, {2, 3});
+  Tensor var = f32({2}, {1, 4});
+  Tensor scale = f32({2}, {1, 2});
+  Tensor bias = f32({2}, {0, 1});
+  Tensor out, mean_out, var_out, saved_mean, saved_var, reserve;
+  REQUIRE(m::BatchNormInferMeta(x, mean, var, &scale, &bias, true, 0.9f, 0.0f, "NCHW", false, false, &out, &mean_out,
+                                &var_out, &saved_mean, &saved_var, &reserve)
+              .ok());
+  CHECK(dims_of(out) == Dims{1, 2, 1, 2});
+  CHECK(dims_of(mean_out) == Dims{2});
+  REQUIRE(out.allocate().ok());
+  // mean_out and variance_out alias the running statistics, as batch_norm_ declares.
+  mean_out = mean;
+  var_out = var;
+  REQUIRE(saved_mean.allocate().ok());
+  REQUIRE(saved_var.allocate().ok());
+  REQUIRE(k::batch_norm(cpu(), x, mean, var, &scale, &bias, true, 0.9f, 0.0f, "NCHW", false, false, &out, &mean_out,
+                        &var_out, &saved_mean, &saved_var, nullptr)
+              .ok());
+  check_close<float>(out, {-1, 1, 0, 2});
+  check_close<float>(mean_out, {2, 3});
+  check_close<float>(var_out, {1, 4});
+
+  Tensor xn = f32({1, 1, 2, 2}, {1, 2, 3, 4});  // NHWC: channel pairs (1, 2), (3, 4)
+  Tensor on = empty(DataType::kFloat32, {1, 1, 2, 2});
+  REQUIRE(k::batch_norm(cpu(), xn, mean, var, &scale, &bias, true, 0.9f, 0.0f, "NHWC", false, false, &on, nullptr,
+                        nullptr, nullptr, nullptr, nullptr)
+              .ok());
+  check_close<float>(on, {-1, 0, 1, 2});
+  Tensor o;
+  CHECK(error_of(m::BatchNormInferMeta(x, f32({3}, {0, 0, 0}), var, nullptr, nullptr, true, 0.9f, 1e-5f, "NCHW", false,
+                                       false, &o, nullptr, nullptr, nullptr, nullptr, nullptr))
+            .find("mean [3] must be [2]") != std::string::npos);
+  CHECK(error_of(m::BatchNormInferMeta(f32({2}, {1, 2}), mean, var, nullptr, nullptr, true, 0.9f, 1e-5f, "NCHW", false,
+                                       false, &o, nullptr, nullptr, nullptr, nullptr, nullptr))
+            .find("rank 2 to 5") != std::string::npos);
+}
+
+TEST_CASE("batch_norm in training uses batch statistics and updates the running ones") {
+  Tensor x = f32({4, 1}, {1, 2, 3, 4});
+  Tensor mean = f32({1}, {0});
+  Tensor var = f32({1}, {1});
+  Tensor out = empty(DataType::kFloat32, {4, 1});
+  Tensor mean_out = empty(DataType::kFloat32, {1}), var_out = empty(DataType::kFloat32, {1});
+  Tensor saved_mean = empty(DataType::kFloat32, {1}), saved_var = empty(DataType::kFloat32, {1});
+  REQUIRE(k::batch_norm(cpu(), x, mean, var, nullptr, nullptr, false, 0.9f, 0.0f, "NCHW", false, false, &out,
+                        &mean_out, &var_out, &saved_mean, &saved_var, nullptr)
+              .ok());
+  const float inv = 1.0f / std::sqrt(1.25f);
+  check_close<float>(out, {-1.5f * inv, -0.5f * inv, 0.5f * inv, 1.5f * inv}, 1e-5);
+  check_close<float>(mean_out, {0.25f}, 1e-6);
+  check_close<float>(var_out, {1.025f}, 1e-6);
+  check_close<float>(saved_mean, {2.5f});
+  check_close<float>(saved_var, {inv}, 1e-6);
+}
+
+namespace {
+
+Tensor interp(const Tensor& x, const Tensor* out_size, TensorList size_tensor, const Tensor* scale_tensor, int out_h,
+              int out_w, std::vector<float> scale, bool align_corners, std::string format = "NCHW") {
+  Tensor out = output_from([&](Tensor* o) {
+    return m::InterpolateInferMeta(x, out_size, size_tensor, scale_tensor, format, 0, out_h, out_w, scale, "nearest",
+                                   align_corners, 1, o);
+  });
+  Status s = k::nearest_interp(cpu(), x, out_size, size_tensor, scale_tensor, format, 0, out_h, out_w, scale,
+                               "nearest", align_corners, 1, &out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("nearest_interp from a scale, sizes and size tensors") {
+  Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const std::vector<float> doubled = {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4};
+  Tensor up = interp(x, nullptr, {}, nullptr, 0, 0, {2.f, 2.f}, false);
+  CHECK(dims_of(up) == Dims{1, 1, 4, 4});
+  check_close<float>(up, doubled);
+  check_close<float>(interp(x, nullptr, {}, nullptr, 3, 3, {}, false), {1, 1, 2, 1, 1, 2, 3, 3, 4});
+  check_close<float>(interp(x, nullptr, {}, nullptr, 3, 3, {}, true), {1, 2, 2, 3, 4, 4, 3, 4, 4});
+  Tensor size = i32({2}, {4, 4});
+  check_close<float>(interp(x, &size, {}, nullptr, 3, 3, {}, false), doubled);
+  Tensor h = i64({1}, {4}), w = i64({1}, {4});
+  const Tensor* parts[] = {&h, &w};
+  check_close<float>(interp(x, nullptr, TensorList{parts, 2}, nullptr, 1, 1, {}, false), doubled);
+  Tensor factor = f32({1}, {2});
+  check_close<float>(interp(x, nullptr, {}, &factor, 0, 0, {}, false), doubled);
+  Tensor xn = f32({1, 2, 2, 1}, {1, 2, 3, 4});
+  Tensor un = interp(xn, nullptr, {}, nullptr, 0, 0, {2.f}, false, "NHWC");
+  CHECK(dims_of(un) == Dims{1, 4, 4, 1});
+  check_close<float>(un, doubled);
+}
+
+TEST_CASE("InterpolateInferMeta: unknown sizes and errors") {
+  Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  Tensor no_data;
+  no_data.dtype = DataType::kInt32;
+  REQUIRE(no_data.set_dims({2}).ok());
+  Tensor out;
+  REQUIRE(m::InterpolateInferMeta(x, &no_data, {}, nullptr, "NCHW", 0, 0, 0, {}, "nearest", false, 1, &out).ok());
+  CHECK(dims_of(out) == Dims{1, 1, -1, -1});
+  CHECK(error_of(m::InterpolateInferMeta(x, nullptr, {}, nullptr, "NCHW", 0, 0, 0, {}, "nearest", false, 1, &out))
+            .find("must be positive") != std::string::npos);
+  CHECK(error_of(m::InterpolateInferMeta(f32({1, 2, 2}, {1, 2, 3, 4}), nullptr, {}, nullptr, "NCHW", 0, 2, 2, {},
+                                         "nearest", false, 1, &out))
+            .find("only 4-D") != std::string::npos);
+  CHECK(error_of(m::InterpolateInferMeta(x, nullptr, {}, nullptr, "NCHW", 0, 0, 0, {-1.f}, "nearest", false, 1, &out))
+            .find("scale must be positive") != std::string::npos);
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""Benchmark: kforge render vs Python jinja2 on a 5,000-item loop of macros and filters.
+
+Both engines render the same template with the same data (JSON) in the same run, several times; the
+medians are compared. Three timings:
+  kforge           `kforge render` as a process: read the data, parse and check the template, render,
+                   write the file (what a build step costs)
+  jinja2 process   the same job as a Python process: import jinja2, read the data, compile, render, write
+  jinja2 render    jinja2's render() call alone, in-process, template already compiled: a lower bound
+                   for jinja2 that excludes start-up, data loading and compilation
+The outputs of kforge and jinja2 are compared byte for byte first, so both did the same work.
+
+Usage: tools/bench_render.py [--kforge build/src/kforge] [--items 5000] [--repeat 7]
+Run it with /usr/bin/python3 (Debian's python3-jinja2).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TEMPLATE = """\
+{% macro param(p) -%}
+{{ p.type | lower }} {{ p.name | replace("-", "_") }}{% if p.default is defined %} = {{ p.default }}{% endif %}
+{%- endmacro %}
+{% macro signature(fn) -%}
+{{ fn.ret | default("void") }} {{ fn.name | lower | replace(".", "_") }}({% for p in fn.params %}{{ param(p) }}{{ ", " if not loop.last }}{% endfor %})
+{%- endmacro %}
+// {{ items | length }} functions
+{% for fn in items %}
+/// {{ fn.doc | trim | capitalize }} ({{ loop.index }} of {{ loop.length }})
+{{ signature(fn) }};
+{% if fn.tags %}
+// tags: {{ fn.tags | map("upper") | join(", ") }}
+{% endif %}
+{% endfor %}
+"""
+
+JINJA_PROCESS = """\
+import json, sys, jinja2
+env = jinja2.Environment(loader=jinja2.FileSystemLoader(sys.argv[1]), trim_blocks=True, lstrip_blocks=True,
+                         keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+with open(sys.argv[2]) as f:
+    data = json.load(f)
+out = env.get_template("bench.j2").render(**data)
+with open(sys.argv[3], "w", newline="") as f:
+    f.write(out)
+"""
+
+
+def make_data(n):
+    types = ["Float", "INT64", "double", "Bool"]
+    items = []
+    for i in range(n):
+        fn = {
+            "name": f"Op.Kernel{i}",
+            "doc": f"  computes step {i} of the pipeline  ",
+            "params": [
+                {"name": f"in-{j}", "type": types[(i + j) % len(types)]} for j in range(3)
+            ],
+            "tags": ["fast", f"group{i % 7}"] if i % 3 else [],
+        }
+        if i % 2:
+            fn["ret"] = "int"
+            fn["params"][1]["default"] = i
+        items.append(fn)
+    return {"items": items}
+
+
+def median_time(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kforge", default=str(ROOT / "build" / "src" / "kforge"))
+    parser.add_argument("--items", type=int, default=5000)
+    parser.add_argument("--repeat", type=int, default=7)
+    options = parser.parse_args()
+    try:
+        import jinja2
+    except ImportError:
+        sys.exit("jinja2 is missing: run with /usr/bin/python3 (Debian's python3-jinja2)")
+    if not os.access(options.kforge, os.X_OK):
+        sys.exit(f"kforge binary not found at {options.kforge} (build it, or pass --kforge)")
+
+    with tempfile.TemporaryDirectory(prefix="kforge-bench-") as tmp:
+        tmp = Path(tmp)
+        (tmp / "bench.j2").write_text(TEMPLATE)
+        data = make_data(options.items)
+        (tmp / "data.json").write_text(json.dumps(data))
+        (tmp / "jinja.py").write_text(JINJA_PROCESS)
+        kforge_cmd = [options.kforge, "render", str(tmp / "bench.j2"), "--data", str(tmp / "data.json"),
+                      "-o", str(tmp / "kforge.out")]
+        jinja_cmd = [sys.executable, str(tmp / "jinja.py"), str(tmp), str(tmp / "data.json"), str(tmp / "jinja.out")]
+
+        def run_kforge():
+            # Remove the output so every run really writes (write-if-changed would skip the write).
+            (tmp / "kforge.out").unlink(missing_ok=True)
+            subprocess.run(kforge_cmd, check=True)
+
+        def run_jinja_process():
+            subprocess.run(jinja_cmd, check=True)
+
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(tmp)), trim_blocks=True, lstrip_blocks=True,
+                                 keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+        template = env.get_template("bench.j2")
+
+        run_kforge()
+        run_jinja_process()
+        kforge_out = (tmp / "kforge.out").read_bytes()
+        jinja_out = (tmp / "jinja.out").read_bytes()
+        if kforge_out != jinja_out:
+            sys.exit("kforge and jinja2 outputs differ; the benchmark would compare different work")
+        if template.render(**data).encode() != jinja_out:
+            sys.exit("in-process jinja2 output differs from the jinja2 process output")
+
+        kforge_s = median_time(run_kforge, options.repeat)
+        jinja_process_s = median_time(run_jinja_process, options.repeat)
+        jinja_render_s = median_time(lambda: template.render(**data), options.repeat)
+
+    print(f"template: {options.items}-item loop, 2 macros, 9 filters; output {len(kforge_out):,} bytes, "
+          f"identical for both engines; median of {options.repeat} runs")
+    print(f"kforge render (process, end to end)   {kforge_s * 1000:9.1f} ms")
+    print(f"jinja2 (process, end to end)          {jinja_process_s * 1000:9.1f} ms   "
+          f"kforge is {jinja_process_s / kforge_s:.1f}x faster")
+    print(f"jinja2 render() only (in-process)     {jinja_render_s * 1000:9.1f} ms   "
+          f"kforge is {jinja_render_s / kforge_s:.1f}x faster")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Quick start: installs what is missing, builds kforge, and runs it on the bundled example
+# (examples/render/): generate a C++ header from a template and YAML data, compile a program that
+# uses it, run the program. Later commands (kforge ops, kforge compile) join as further steps.
+set -euo pipefail
+# shellcheck source=tools/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+ensure_dependencies
+build_kforge
+
+KFORGE="$(kforge_binary)"
+EXAMPLE="$KFORGE_ROOT/examples/render"
+DEMO_OUT="$KFORGE_ROOT/$KFORGE_BUILD_DIR/demo"
+
+# Step 1: generate. kforge renders the template with the data; the file is written only if it changed.
+demo_generate() {
+  log "kforge render: examples/render/activations.h.j2 + activations.yaml -> $KFORGE_BUILD_DIR/demo/activations.h"
+  "$KFORGE" render "$EXAMPLE/activations.h.j2" --data "$EXAMPLE/activations.yaml" \
+    -o "$DEMO_OUT/activations.h" --depfile "$DEMO_OUT/activations.h.d"
+  echo "----- $KFORGE_BUILD_DIR/demo/activations.h"
+  cat "$DEMO_OUT/activations.h"
+  echo "-----"
+  log "depfile (what a build system re-runs kforge for):"
+  cat "$DEMO_OUT/activations.h.d"
+}
+
+# Step 2: compile a program that includes the generated header, warnings as errors.
+demo_compile() {
+  log "compiling examples/render/main.cpp against the generated header"
+  g++ -std=c++17 -Wall -Wextra -Werror -I "$DEMO_OUT" "$EXAMPLE/main.cpp" -o "$DEMO_OUT/activations_demo"
+}
+
+# Step 3: run it.
+demo_run() {
+  log "running the program"
+  "$DEMO_OUT/activations_demo"
+}
+
+demo_generate
+demo_compile
+demo_run
+log "demo done: try editing examples/render/activations.yaml and running tools/demo.sh again"

@@ -1,0 +1,67 @@
+# shellcheck shell=bash
+# Shared by tools/demo.sh and tools/test.sh: install what is missing, configure and build.
+# Environment knobs: KFORGE_BUILD_DIR (default: build), KFORGE_JOBS (ninja -j; default: ninja's own).
+
+KFORGE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+KFORGE_BUILD_DIR="${KFORGE_BUILD_DIR:-build}"
+KFORGE_PACKAGES=(meson ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev libcli11-dev catch2
+                 nlohmann-json3-dev python3-jinja2)
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+package_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
+}
+
+# Installs the Debian packages kforge needs, only when one is missing, as root or through sudo.
+ensure_dependencies() {
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    log "not a Debian-based system: install these yourself if the build fails: ${KFORGE_PACKAGES[*]}"
+    return 0
+  fi
+  local missing=()
+  local pkg
+  for pkg in "${KFORGE_PACKAGES[@]}"; do
+    package_installed "$pkg" || missing+=("$pkg")
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    return 0
+  fi
+  log "installing missing packages: ${missing[*]}"
+  local run_as_root=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      run_as_root=(sudo)
+    else
+      echo "error: missing packages (${missing[*]}) and not root, and sudo is not available" >&2
+      echo "install them with: apt-get update && apt-get install -y ${KFORGE_PACKAGES[*]}" >&2
+      return 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${run_as_root[@]}" apt-get update
+  "${run_as_root[@]}" apt-get install -y "${KFORGE_PACKAGES[@]}"
+}
+
+# Configures the build directory (reconfiguring an existing one, so that new golden and e2e cases
+# are registered) and builds everything.
+build_kforge() {
+  cd "$KFORGE_ROOT" || return 1
+  # Each step checks its status itself: callers may run this in an `if`, where `set -e` is off.
+  if [ -f "$KFORGE_BUILD_DIR/build.ninja" ]; then
+    meson setup --reconfigure "$KFORGE_BUILD_DIR" >/dev/null || return 1
+  else
+    log "configuring $KFORGE_BUILD_DIR"
+    meson setup "$KFORGE_BUILD_DIR" || return 1
+  fi
+  log "building in $KFORGE_BUILD_DIR"
+  local jobs=()
+  if [ -n "${KFORGE_JOBS:-}" ]; then
+    jobs=(-j "$KFORGE_JOBS")
+  fi
+  ninja -C "$KFORGE_BUILD_DIR" "${jobs[@]}" || return 1
+}
+
+kforge_binary() {
+  echo "$KFORGE_ROOT/$KFORGE_BUILD_DIR/src/kforge"
+}

@@ -9,16 +9,18 @@ source "$(dirname "$0")/lib.sh"
 ensure_dependencies
 build_kforge
 
+# Paths relative to the repository root (build_kforge left us there), as a build system would pass them.
+cd "$KFORGE_ROOT"
 KFORGE="$(kforge_binary)"
-EXAMPLE="$KFORGE_ROOT/examples/render"
-DEMO_OUT="$KFORGE_ROOT/$KFORGE_BUILD_DIR/demo"
+EXAMPLE="examples/render"
+DEMO_OUT="$KFORGE_BUILD_DIR/demo"
 
 # Step 1: generate. kforge renders the template with the data; the file is written only if it changed.
 demo_generate() {
-  log "kforge render: examples/render/activations.h.j2 + activations.yaml -> $KFORGE_BUILD_DIR/demo/activations.h"
+  log "kforge render: $EXAMPLE/activations.h.j2 + activations.yaml -> $DEMO_OUT/activations.h"
   "$KFORGE" render "$EXAMPLE/activations.h.j2" --data "$EXAMPLE/activations.yaml" \
     -o "$DEMO_OUT/activations.h" --depfile "$DEMO_OUT/activations.h.d"
-  echo "----- $KFORGE_BUILD_DIR/demo/activations.h"
+  echo "----- $DEMO_OUT/activations.h"
   cat "$DEMO_OUT/activations.h"
   echo "-----"
   log "depfile (what a build system re-runs kforge for):"
@@ -27,7 +29,7 @@ demo_generate() {
 
 # Step 2: compile a program that includes the generated header, warnings as errors.
 demo_compile() {
-  log "compiling examples/render/main.cpp against the generated header"
+  log "compiling $EXAMPLE/main.cpp against the generated header"
   g++ -std=c++17 -Wall -Wextra -Werror -I "$DEMO_OUT" "$EXAMPLE/main.cpp" -o "$DEMO_OUT/activations_demo"
 }
 

@@ -7,7 +7,13 @@ KFORGE_BUILD_DIR="${KFORGE_BUILD_DIR:-build}"
 KFORGE_PACKAGES=(meson ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev libcli11-dev catch2
                  nlohmann-json3-dev python3-jinja2)
 
-log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+log() {
+  if [ -t 2 ]; then
+    printf '\033[1m==> %s\033[0m\n' "$*" >&2
+  else
+    printf '==> %s\n' "$*" >&2
+  fi
+}
 
 package_installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
@@ -62,6 +68,14 @@ build_kforge() {
   ninja -C "$KFORGE_BUILD_DIR" "${jobs[@]}" || return 1
 }
 
+# The build directory as an absolute path (KFORGE_BUILD_DIR may be relative to the root, or absolute).
+build_path() {
+  case "$KFORGE_BUILD_DIR" in
+    /*) echo "$KFORGE_BUILD_DIR" ;;
+    *) echo "$KFORGE_ROOT/$KFORGE_BUILD_DIR" ;;
+  esac
+}
+
 kforge_binary() {
-  echo "$KFORGE_ROOT/$KFORGE_BUILD_DIR/src/kforge"
+  echo "$(build_path)/src/kforge"
 }

@@ -14,10 +14,10 @@ if ! build_kforge; then
 fi
 
 log "running the test suite"
-testlog="$KFORGE_ROOT/$KFORGE_BUILD_DIR/meson-logs/testlog.json"
+testlog="$(build_path)/meson-logs/testlog.json"
 rm -f "$testlog"
 set +e
-meson test -C "$KFORGE_ROOT/$KFORGE_BUILD_DIR" --print-errorlogs "$@"
+meson test -C "$(build_path)" --print-errorlogs "$@"
 meson_status=$?
 set -e
 

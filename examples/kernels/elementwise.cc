@@ -16,28 +16,13 @@ namespace {
 
 // ---- binary ---------------------------------------------------------------------------------------------------
 
+// General broadcast: walks the output row by row with one strided offset per operand. Kept out of line so the
+// common same-shape call does not pay for its stack frame.
 template <typename T, typename Op>
-void run_binary(const Tensor& x, const Tensor& y, Tensor* out, Op op) {
+KFORGE_NOINLINE void run_broadcast(const Tensor& x, const Tensor& y, Tensor* out, Op op) {
   const T* a = x.data_as<const T>();
   const T* b = y.data_as<const T>();
   T* o = out->data_as<T>();
-  const int64_t n = out->numel();
-  if (x.same_dims(y)) {
-    for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], b[i]);
-    return;
-  }
-  if (y.numel() == 1 && x.numel() == n) {
-    const T bv = b[0];
-    for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], bv);
-    return;
-  }
-  if (x.numel() == 1 && y.numel() == n) {
-    const T av = a[0];
-    for (int64_t i = 0; i < n; ++i) o[i] = op(av, b[i]);
-    return;
-  }
-  if (n == 0) return;
-  // General broadcast: walk the output row by row with one strided offset per operand.
   const int32_t rank = out->ndim;
   int64_t strides[3][kMaxRank];
   util::broadcast_strides(x, rank, strides[0]);
@@ -56,25 +41,53 @@ void run_binary(const Tensor& x, const Tensor& y, Tensor* out, Op op) {
   } while (counter.next(offsets, strides));
 }
 
-template <typename OpFactory>
-Status binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out, const char* name,
-              OpFactory factory) {
+// `same` says x and y have the same dims (then so does out).
+template <typename T, typename Op>
+void run_binary(const Tensor& x, const Tensor& y, Tensor* out, bool same, Op op) {
+  const T* a = x.data_as<const T>();
+  const T* b = y.data_as<const T>();
+  T* o = out->data_as<T>();
+  const int64_t n = out->numel();
+  if (same) {
+    for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], b[i]);
+  } else if (y.numel() == 1 && x.numel() == n) {
+    const T bv = b[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = op(a[i], bv);
+  } else if (x.numel() == 1 && y.numel() == n) {
+    const T av = a[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = op(av, b[i]);
+  } else if (n > 0) {
+    run_broadcast<T>(x, y, out, op);
+  }
+}
+
+// Everything a binary kernel must verify before its loop; only called when the fast test in binary() fails, so
+// the common case (same dims, matching dtypes, allocated output) costs a few compares.
+KFORGE_COLD Status check_binary(DataType dtype, const Tensor& x, const Tensor& y, const Tensor* out, const char* name) {
   KFORGE_RETURN_IF_ERROR(util::require_output(out, name));
-  const DataType dtype = util::kernel_dtype(ctx, x);
   if (x.dtype != dtype || y.dtype != dtype || out->dtype != dtype) {
     return Status::Error(name, ": x, y and out must all be ", dtype, ", got ", x.dtype, ", ", y.dtype, " and ",
                          out->dtype);
   }
-  if (!(x.same_dims(y) && out->same_dims(x))) {
-    std::vector<int64_t> dims;
-    KFORGE_RETURN_IF_ERROR(util::broadcast_dims(x, y, name, &dims));
-    if (!(out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims))) {
-      return Status::Error(name, ": out has dims ", out->dims_string(), ", expected ", util::dims_string(dims));
-    }
+  std::vector<int64_t> dims;
+  KFORGE_RETURN_IF_ERROR(util::broadcast_dims(x, y, name, &dims));
+  if (!(out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims))) {
+    return Status::Error(name, ": out has dims ", out->dims_string(), ", expected ", util::dims_string(dims));
   }
+  return Status::OK();
+}
+
+template <typename OpFactory>
+Status binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out, const char* name,
+              OpFactory factory) {
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  const bool same = x.same_dims(y);
+  const bool fast = same && out != nullptr && out->data != nullptr && x.dtype == dtype && y.dtype == dtype &&
+                    out->dtype == dtype && out->same_dims(x);
+  if (!fast) KFORGE_RETURN_IF_ERROR(check_binary(dtype, x, y, out, name));
   return util::visit_number(dtype, name, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    return factory(Tag<T>{}, [&](auto op) { run_binary<T>(x, y, out, op); });
+    return factory(Tag<T>{}, [&](auto op) { run_binary<T>(x, y, out, same, op); });
   });
 }
 
@@ -126,15 +139,21 @@ Status divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor
 
 namespace {
 
-template <typename Visit, typename OpFactory>
-Status unary(const KernelContext& ctx, const Tensor& x, Tensor* out, const char* name, Visit visit,
-             OpFactory factory) {
+KFORGE_COLD Status check_unary(DataType dtype, const Tensor& x, const Tensor* out, const char* name) {
   KFORGE_RETURN_IF_ERROR(util::require_output(out, name));
-  const DataType dtype = util::kernel_dtype(ctx, x);
   if (x.dtype != dtype || out->dtype != dtype) {
     return Status::Error(name, ": x and out must be ", dtype, ", got ", x.dtype, " and ", out->dtype);
   }
-  KFORGE_RETURN_IF_ERROR(util::require_dims(*out, x, name));
+  return util::require_dims(*out, x, name);
+}
+
+template <typename Visit, typename OpFactory>
+Status unary(const KernelContext& ctx, const Tensor& x, Tensor* out, const char* name, Visit visit,
+             OpFactory factory) {
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  const bool fast =
+      out != nullptr && out->data != nullptr && x.dtype == dtype && out->dtype == dtype && out->same_dims(x);
+  if (!fast) KFORGE_RETURN_IF_ERROR(check_unary(dtype, x, out, name));
   return visit(dtype, name, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     auto op = factory(Tag<T>{});

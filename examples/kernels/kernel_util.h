@@ -11,6 +11,15 @@
 
 #include "kforge_runtime.h"
 
+// Error paths stay out of the hot code of small kernels.
+#if defined(__GNUC__)
+#define KFORGE_COLD __attribute__((cold, noinline))
+#define KFORGE_NOINLINE __attribute__((noinline))
+#else
+#define KFORGE_COLD
+#define KFORGE_NOINLINE
+#endif
+
 namespace kforge::kernels::util {
 
 template <typename T>

@@ -33,6 +33,7 @@ void add_output_options(CLI::App& command, OutputOptions& options) {
   command.add_option("--template-dir", options.template_dirs,
                      "Directory searched for templates before the built-in ones (repeatable; first wins)")
       ->type_name("DIR")
+      ->allow_extra_args(false)  // one value per flag: `--template-dir d TEMPLATE` must leave TEMPLATE alone
       ->group(group);
   command.add_option("--depfile", options.depfile,
                      "Write a Make-syntax depfile listing every input and template read")

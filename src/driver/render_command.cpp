@@ -89,8 +89,9 @@ int run_render(const RenderOptions& opts) {
 
   // The template's own directory serves its includes, after the user's overrides and before the
   // built-in templates.
-  std::string template_dir = std::filesystem::path(opts.template_path).parent_path().string();
-  if (template_dir.empty()) template_dir = ".";
+  // For a TEMPLATE in the working directory that directory is "", so the paths of the templates it
+  // loads read "inc.j2", not "./inc.j2", in diagnostics and in the depfile.
+  const std::string template_dir = std::filesystem::path(opts.template_path).parent_path().string();
   tmpl::Environment env(session.sources(), diags);
   for (const std::string& dir : template_search_path(opts.out.template_dirs, {template_dir})) env.add_search_dir(dir);
   tmpl::register_codegen_filters(env);
@@ -114,7 +115,8 @@ void register_render_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("TEMPLATE", opts->template_path, "The template file to render")->required();
   cmd->add_option("-d,--data", opts->data_files,
                   "YAML or JSON data file; repeat to merge several, later keys winning")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->allow_extra_args(false);  // one value per flag, so a positional TEMPLATE may follow
   cmd->add_option("--data-format", opts->data_format,
                   "Format of the data files: auto (from the extension: .yaml, .yml, .json), yaml or json")
       ->check(CLI::IsMember({"auto", "yaml", "json"}))

@@ -69,7 +69,11 @@ class Reader {
   DiagnosticEngine& diags_;
   JsonDocument doc_;
   Program program_;
-  std::map<int64_t, std::pair<ValueId, const Json*>> ids_;  // JSON value id -> value, where it is defined
+  // JSON value ids. Ids are unique in the whole file, but a value is visible only in the block that defines
+  // it and the blocks nested in it, after its definition.
+  std::map<int64_t, std::pair<ValueId, const Json*>> visible_;  // id -> value, where it is defined
+  std::map<int64_t, const Json*> defined_;                      // every id defined so far -> where
+  std::vector<std::vector<int64_t>> scopes_;                    // ids defined by each block being read
 };
 
 }  // namespace kforge::ir::pir_json

@@ -175,22 +175,30 @@ void Reader::define_value(int64_t id, ValueId value, const Json& where) {
   Value& v = program_.value(value);
   v.source_id = std::to_string(id);
   v.loc = loc(where);
-  auto [it, inserted] = ids_.emplace(id, std::make_pair(value, &where));
+  auto [it, inserted] = defined_.emplace(id, &where);
   if (!inserted) {
     Diagnostic d{Severity::kError, loc(where), fmt::format("value id {} is defined twice", id), {}};
-    d.note("first defined here", loc(*it->second.second));
+    d.note("first defined here", loc(*it->second));
     diags_.report(std::move(d));
+    return;
   }
+  visible_.emplace(id, std::make_pair(value, &where));
+  scopes_.back().push_back(id);
 }
 
 void Reader::read_block(const Json& j, BlockId block, int depth) {
   if (!expect_object(j, "a block")) return;
   program_.block(block).loc = loc(j);
   warn_unknown_keys(j, {"#", "args", "kwargs", "ops"}, "block");
+  scopes_.emplace_back();
   read_block_args(j, block);
   const Json* ops = member(j, "ops", "", "block", true);
-  if (!ops || !expect_array(*ops, "'ops'")) return;
-  for (const Json& op : *ops) read_op(op, block, depth);
+  if (ops && expect_array(*ops, "'ops'")) {
+    for (const Json& op : *ops) read_op(op, block, depth);
+  }
+  // What a block defines is not visible after it.
+  for (int64_t id : scopes_.back()) visible_.erase(id);
+  scopes_.pop_back();
 }
 
 void Reader::read_block_args(const Json& block_json, BlockId block) {
@@ -264,10 +272,20 @@ std::optional<ValueId> Reader::operand(const Json& j, size_t index, const std::s
   const std::optional<int64_t> id = get_int(*id_json, "an operand id");
   if (!id) return std::nullopt;
   if (*id == 0) return ValueId{};  // a null operand: an absent optional input
-  auto it = ids_.find(*id);
-  if (it == ids_.end()) {
-    error(j, fmt::format("operand {} of '{}' refers to value {}, which is not defined before it", index, op_name,
-                         *id));
+  auto it = visible_.find(*id);
+  if (it == visible_.end()) {
+    auto elsewhere = defined_.find(*id);
+    if (elsewhere != defined_.end()) {
+      Diagnostic d{Severity::kError, loc(j),
+                   fmt::format("operand {} of '{}' refers to value {}, which is defined in another region", index,
+                               op_name, *id),
+                   {}};
+      d.note("defined here", loc(*elsewhere->second));
+      diags_.report(std::move(d));
+    } else {
+      error(j, fmt::format("operand {} of '{}' refers to value {}, which is not defined before it", index, op_name,
+                           *id));
+    }
     return std::nullopt;
   }
   return it->second.first;

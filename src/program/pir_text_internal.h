@@ -75,7 +75,11 @@ class Parser {
     ValueId value;
     SourceLoc loc;
   };
-  std::unordered_map<std::string, Binding> names_;
+  // Value names: unique in the whole program, visible only in the defining block (and the blocks nested in
+  // it) after the definition.
+  std::unordered_map<std::string, Binding> visible_;
+  std::unordered_map<std::string, SourceLoc> defined_;  // every name defined so far -> where
+  std::vector<std::vector<std::string>> scopes_;         // names defined by each block being parsed
   std::vector<BlockId> block_stack_;
 };
 

@@ -120,7 +120,9 @@ Program Parser::parse_program(size_t index) {
   if (index > 0) program.name += "." + std::to_string(index + 1);
   program.block(program.top_block()).loc = at(open.offset);
   program_ = &program;
-  names_.clear();
+  visible_.clear();
+  defined_.clear();
+  scopes_.clear();
   block_stack_.clear();
   parse_block(program.top_block(), 0);
   assign_value_names(program);
@@ -132,6 +134,7 @@ void Parser::parse_block(BlockId block, int depth) {
   const uint32_t open_offset = program_->block(block).loc.offset;
   if (depth > kMaxNesting) fail(open_offset, fmt::format("regions nested more than {} deep", kMaxNesting));
   block_stack_.push_back(block);
+  scopes_.emplace_back();
   parse_block_args(block);
   while (true) {
     const Token t = peek();
@@ -146,6 +149,8 @@ void Parser::parse_block(BlockId block, int depth) {
     if (!t.is('(')) fail(t.offset, fmt::format("expected an op or '}}', got {}", describe(t)));
     parse_op(block, depth);
   }
+  for (const std::string& name : scopes_.back()) visible_.erase(name);
+  scopes_.pop_back();
   block_stack_.pop_back();
 }
 
@@ -200,12 +205,15 @@ void Parser::bind_name(const Token& name, ValueId value) {
   Value& v = program_->value(value);
   v.source_id = std::string(name.text);
   v.loc = at(name.offset);
-  auto [it, inserted] = names_.emplace(std::string(name.text), Binding{value, at(name.offset)});
+  auto [it, inserted] = defined_.emplace(std::string(name.text), at(name.offset));
   if (!inserted) {
     Diagnostic d{Severity::kError, at(name.offset), fmt::format("value '{}' is defined twice", name.text), {}};
-    d.note("first defined here", it->second.loc);
+    d.note("first defined here", it->second);
     diags_.report(std::move(d));
+    return;
   }
+  visible_.emplace(std::string(name.text), Binding{value, at(name.offset)});
+  scopes_.back().push_back(std::string(name.text));
 }
 
 ValueId Parser::parse_operand(BlockId block) {
@@ -215,8 +223,16 @@ ValueId Parser::parse_operand(BlockId block) {
   if (t.kind != TokenKind::kValue) {
     fail(t.offset, fmt::format("expected a value such as %0 or <<NULL VALUE>>, got {}", describe(t)));
   }
-  auto it = names_.find(std::string(t.text));
-  if (it != names_.end()) return it->second.value;
+  auto it = visible_.find(std::string(t.text));
+  if (it != visible_.end()) return it->second.value;
+  auto elsewhere = defined_.find(std::string(t.text));
+  if (elsewhere != defined_.end()) {
+    Diagnostic d{Severity::kError, at(t.offset),
+                 fmt::format("use of value '{}' outside the region that defines it", t.text), {}};
+    d.note("defined here", elsewhere->second);
+    diags_.report(std::move(d));
+    return ValueId{};
+  }
   if (peek().is('{')) {
     // Paddle prints a block argument where it is first used, with its attributes: `%arg_0 {}`.
     for (auto b = block_stack_.rbegin(); b != block_stack_.rend(); ++b) {

@@ -394,7 +394,8 @@ class Checker {
         const auto& g = static_cast<const GetAttrExpr&>(e);
         const TemplateImpl* module = nullptr;
         if (is_import_alias(*g.object, module)) {
-          check_export(*module, g.attr, g.loc);
+          // `m.x is defined` / `m.x | default(...)` probe for an export: not an error (as in Jinja).
+          if (probing_ != &e) check_export(*module, g.attr, g.loc);
         } else {
           check_expr(*g.object);
         }
@@ -434,8 +435,18 @@ class Checker {
         if (c.else_expr) check_expr(*c.else_expr);
         break;
       }
-      case ExprKind::kFilter: check_filter(static_cast<const FilterExpr&>(e)); break;
-      case ExprKind::kTest: check_test(static_cast<const TestExpr&>(e)); break;
+      case ExprKind::kFilter: {
+        const auto& f = static_cast<const FilterExpr&>(e);
+        if ((f.name == "default" || f.name == "d") && f.input) probing_ = f.input.get();
+        check_filter(f);
+        break;
+      }
+      case ExprKind::kTest: {
+        const auto& t = static_cast<const TestExpr&>(e);
+        if (t.name == "defined" || t.name == "undefined") probing_ = t.input.get();
+        check_test(t);
+        break;
+      }
       case ExprKind::kCall: check_call(static_cast<const CallExpr&>(e)); break;
     }
   }
@@ -447,6 +458,7 @@ class Checker {
   std::set<std::string> template_level_sets_;
   std::map<std::string, const TemplateImpl*> imports_;
   std::map<std::string, const MacroNode*> imported_macros_;
+  const Expr* probing_ = nullptr;  // the input of the `defined`/`default` being checked
 };
 
 }  // namespace

@@ -222,7 +222,7 @@ Value Renderer::get_attribute(const Value& object, std::string_view name, Source
       return make_undefined(path, loc, std::move(notes));
     }
     default:
-      return make_undefined(path, loc, {fmt::format("'{}' is a {}, which has no attributes", object_path, object.type_name())});
+      return make_undefined(path, loc, {fmt::format("'{}' is {}, which has no attributes", object_path, a_type(object))});
   }
 }
 
@@ -263,9 +263,9 @@ Value Renderer::get_item(const Value& object, const Value& key, SourceLoc loc, c
     return make_undefined(path, loc, {fmt::format("'{}' has {} characters", object_path, utf8_length(s))});
   }
   if (object.is_map()) {
-    return make_undefined(path, loc, {fmt::format("map keys are strings, not {}s", key.type_name())});
+    return make_undefined(path, loc, {fmt::format("map keys are strings, not {}", a_type(key))});
   }
-  return make_undefined(path, loc, {fmt::format("cannot index a {} with a {}", object.type_name(), key.type_name())});
+  return make_undefined(path, loc, {fmt::format("cannot index {} with {}", a_type(object), a_type(key))});
 }
 
 Value Renderer::eval_slice(const SliceExpr& e, Frame& frame) {
@@ -276,7 +276,7 @@ Value Renderer::eval_slice(const SliceExpr& e, Frame& frame) {
     const Value v = eval(*p, frame);
     require_defined(v, p->loc);
     if (v.is_none()) return std::nullopt;
-    if (!v.is_int()) fail(p->loc, fmt::format("slice {} must be an integer, not a {}", what, v.type_name()));
+    if (!v.is_int()) fail(p->loc, fmt::format("slice {} must be an integer, not {}", what, a_type(v)));
     return v.as_int();
   };
   const std::optional<int64_t> start = bound(e.start, "start"), stop = bound(e.stop, "stop"), step_opt = bound(e.step, "step");
@@ -290,7 +290,7 @@ Value Renderer::eval_slice(const SliceExpr& e, Frame& frame) {
     for (std::string_view c : utf8_chars(object.as_string())) chars_storage.emplace_back(std::string(c));
     items = &chars_storage;
   } else {
-    fail(e.loc, fmt::format("cannot slice a {}", object.type_name()));
+    fail(e.loc, fmt::format("cannot slice {}", a_type(object)));
   }
   // Python's PySlice_AdjustIndices.
   const int64_t n = static_cast<int64_t>(items->size());
@@ -338,7 +338,7 @@ void Renderer::stringify(const Value& v, std::string& out, SourceLoc loc) {
       return;
     case Value::Kind::kUndefined: fail_undefined(v, loc);
     case Value::Kind::kCallable: fail(loc, fmt::format("cannot convert {} to text; call it", v.as_callable().describe()));
-    default: fail(loc, fmt::format("cannot convert a {} to text", v.type_name()));
+    default: fail(loc, fmt::format("cannot convert {} to text", a_type(v)));
   }
 }
 
@@ -362,7 +362,7 @@ void Renderer::print(const Value& v, std::string& out, SourceLoc loc, bool tuple
            std::move(notes));
     }
     case Value::Kind::kCallable: fail(loc, fmt::format("cannot print {}; call it", v.as_callable().describe()));
-    default: fail(loc, fmt::format("cannot print a {}", v.type_name()));
+    default: fail(loc, fmt::format("cannot print {}", a_type(v)));
   }
 }
 
@@ -520,7 +520,7 @@ bool Renderer::compare(CompareOp op, const Value& a, const Value& b, SourceLoc l
     case CompareOp::kNotIn: {
       bool found = false;
       if (b.is_string()) {
-        if (!a.is_string()) fail(loc, fmt::format("'in <string>' requires a string on the left, not a {}", a.type_name()));
+        if (!a.is_string()) fail(loc, fmt::format("'in <string>' requires a string on the left, not {}", a_type(a)));
         found = b.as_string().find(a.as_string()) != std::string::npos;
       } else if (b.is_list()) {
         for (const Value& item : b.as_list()) {
@@ -532,7 +532,7 @@ bool Renderer::compare(CompareOp op, const Value& a, const Value& b, SourceLoc l
       } else if (b.is_map()) {
         found = a.is_string() && b.as_map().contains(a.as_string());
       } else {
-        fail(loc, fmt::format("'in' needs a string, list or map on the right, not a {}", b.type_name()));
+        fail(loc, fmt::format("'in' needs a string, list or map on the right, not {}", a_type(b)));
       }
       return op == CompareOp::kIn ? found : !found;
     }
@@ -540,7 +540,7 @@ bool Renderer::compare(CompareOp op, const Value& a, const Value& b, SourceLoc l
   }
   const std::optional<int> c = compare_values(a, b);
   const char* sym = op == CompareOp::kLt ? "<" : op == CompareOp::kLe ? "<=" : op == CompareOp::kGt ? ">" : ">=";
-  if (!c) fail(loc, fmt::format("'{}' is not supported between a {} and a {}", sym, a.type_name(), b.type_name()));
+  if (!c) fail(loc, fmt::format("'{}' is not supported between {} and {}", sym, a_type(a), a_type(b)));
   if (*c == 2) return false;  // NaN
   switch (op) {
     case CompareOp::kLt: return *c < 0;
@@ -570,7 +570,7 @@ Value Renderer::eval(const Expr& e, Frame& frame) {
       for (const auto& [k, v] : n.items) {
         Value key = eval(*k, frame);
         require_defined(key, k->loc);
-        if (!key.is_string()) fail(k->loc, fmt::format("map keys must be strings, not a {}", key.type_name()));
+        if (!key.is_string()) fail(k->loc, fmt::format("map keys must be strings, not {}", a_type(key)));
         map.set(key.as_string(), eval(*v, frame));
       }
       return Value(std::move(map));

@@ -44,7 +44,7 @@ int compare_or_fail(const CallArgs& a, const Value& x, const Value& y) {
     a.to_string(x.is_undefined() ? x : y);  // reports the undefined value
   }
   auto c = compare_values(x, y);
-  if (!c) a.fail(fmt::format("cannot compare a {} with a {}", x.type_name(), y.type_name()));
+  if (!c) a.fail(fmt::format("cannot compare {} with {}", a_type(x), a_type(y)));
   return *c == 2 ? 0 : *c;
 }
 
@@ -207,7 +207,7 @@ void json_value(const CallArgs& a, const Value& v, const std::optional<std::stri
       return;
     }
     case Value::Kind::kUndefined: a.to_string(v); return;  // reports it
-    default: a.fail(fmt::format("a {} cannot be converted to JSON", v.type_name()));
+    default: a.fail(fmt::format("{} cannot be converted to JSON", a_type(v)));
   }
 }
 
@@ -392,7 +392,7 @@ void register_builtin_filters(Environment& env) {
     if (v.is_string()) return Value(static_cast<int64_t>(utf8_length(v.as_string())));
     if (v.is_list() || v.is_map()) return Value(static_cast<int64_t>(v.size()));
     if (v.is_namespace()) return Value(static_cast<int64_t>(v.as_namespace().attrs.size()));
-    a.fail(fmt::format("a {} has no length", v.type_name()));
+    a.fail(fmt::format("{} has no length", a_type(v)));
   };
   env.register_filter("length", {}, length);
   env.register_filter("count", {}, length);
@@ -449,7 +449,7 @@ void register_builtin_filters(Environment& env) {
   env.register_filter("replace", {"old", "new", {"count", Value()}}, [](const CallArgs& a) -> Value {
     int64_t count = -1;
     if (!a[2].is_none()) {
-      if (!a[2].is_int()) a.fail(fmt::format("'count' must be an integer, not a {}", a[2].type_name()));
+      if (!a[2].is_int()) a.fail(fmt::format("'count' must be an integer, not {}", a_type(a[2])));
       count = a[2].as_int();
     }
     return Value(python_replace(a.to_string(a.input()), a.to_string(a[0]), a.to_string(a[1]), count));
@@ -462,7 +462,7 @@ void register_builtin_filters(Environment& env) {
     } else if (a[0].is_int()) {
       indention.assign(static_cast<size_t>(std::max<int64_t>(0, a[0].as_int())), ' ');
     } else {
-      a.fail(fmt::format("'width' must be an integer or a string, not a {}", a[0].type_name()));
+      a.fail(fmt::format("'width' must be an integer or a string, not {}", a_type(a[0])));
     }
     std::string s = a.to_string(a.input()) + "\n";  // Jinja's splitlines quirk
     const std::vector<std::string> lines = splitlines(s);
@@ -573,7 +573,7 @@ void register_builtin_filters(Environment& env) {
 
   env.register_filter("items", {}, [](const CallArgs& a) -> Value {
     const Value& v = a.input();
-    if (!v.is_map()) a.fail(fmt::format("'items' needs a map, not a {}", v.type_name()));
+    if (!v.is_map()) a.fail(fmt::format("'items' needs a map, not {}", a_type(v)));
     List out;
     out.reserve(v.as_map().size());
     for (const auto& [k, item] : v.as_map()) out.push_back(Value::list({Value(k), item}));
@@ -582,7 +582,7 @@ void register_builtin_filters(Environment& env) {
   env.register_filter("dictsort", {{"case_sensitive", Value(false)}, {"by", Value("key")}, {"reverse", Value(false)}},
                       [](const CallArgs& a) -> Value {
     const Value& v = a.input();
-    if (!v.is_map()) a.fail(fmt::format("'dictsort' needs a map, not a {}", v.type_name()));
+    if (!v.is_map()) a.fail(fmt::format("'dictsort' needs a map, not {}", a_type(v)));
     const std::string by = a.to_string(a[1]);
     if (by != "key" && by != "value") a.fail("'by' must be 'key' or 'value'");
     const int pos = by == "key" ? 0 : 1;
@@ -667,7 +667,7 @@ void register_builtin_filters(Environment& env) {
     std::optional<std::string> indent;
     if (a[0].is_int()) indent = std::string(static_cast<size_t>(std::max<int64_t>(0, a[0].as_int())), ' ');
     else if (a[0].is_string()) indent = a[0].as_string();
-    else if (!a[0].is_none()) a.fail(fmt::format("'indent' must be an integer or a string, not a {}", a[0].type_name()));
+    else if (!a[0].is_none()) a.fail(fmt::format("'indent' must be an integer or a string, not {}", a_type(a[0])));
     std::string out;
     json_value(a, a.input(), indent, 0, out);
     return Value(std::move(out));

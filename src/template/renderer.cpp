@@ -45,7 +45,7 @@ struct Renderer::ChainGuard {
 bool Renderer::render(const TemplateImpl& tmpl, const Value& context) {
   try {
     if (!context.is_none() && !context.is_map()) {
-      fail({}, fmt::format("the render context must be a map, not a {}", context.type_name()));
+      fail({}, fmt::format("the render context must be a map, not {}", a_type(context)));
     }
     Frame root;
     root.context = context.is_map() ? &context.as_map() : nullptr;
@@ -132,8 +132,8 @@ void Renderer::assign(const Target& target, Value value, Frame& frame) {
     const Value* ns = lookup(target.names[0], frame);
     if (!ns || ns->is_undefined()) fail(target.loc, fmt::format("'{}' is undefined", target.names[0]));
     if (!ns->is_namespace() || !ns->as_namespace().module.empty()) {
-      fail(target.loc, fmt::format("cannot assign to an attribute of '{}': it is a {}, not a namespace", target.names[0],
-                                   ns->is_namespace() ? "module" : ns->type_name()),
+      fail(target.loc, fmt::format("cannot assign to an attribute of '{}': it is {}, not a namespace", target.names[0],
+                                   ns->is_namespace() ? "an imported template" : a_type(*ns)),
            {{SourceLoc{}, "create it with `{% set ns = namespace(attr=value) %}`"}});
     }
     ns->as_namespace().attrs.set(target.ns_attr, std::move(value));
@@ -175,7 +175,7 @@ std::vector<Value> Renderer::iterate(const Value& v, SourceLoc loc, bool pairs_f
       return out;
     }
     default:
-      fail(loc, fmt::format("a {} is not iterable", v.type_name()));
+      fail(loc, fmt::format("{} is not iterable", a_type(v)));
   }
 }
 
@@ -227,7 +227,7 @@ const TemplateImpl* Renderer::load_dynamic(const Expr& name_expr, const Template
   if (resolved) return resolved;
   const Value name = eval(name_expr, frame);
   require_defined(name, name_expr.loc);
-  if (!name.is_string()) fail(name_expr.loc, fmt::format("template name must be a string, not a {}", name.type_name()));
+  if (!name.is_string()) fail(name_expr.loc, fmt::format("template name must be a string, not {}", a_type(name)));
   if (ignore_missing && !env_.resolve(name.as_string())) return nullptr;
   // Diagnostics from loading get the render chain as notes.
   std::vector<std::pair<const TemplateImpl*, ChainEntry>> saved;
@@ -406,7 +406,7 @@ Value Renderer::call_function(const BuiltinEntry& fn, EvaluatedArgs& args, Sourc
 
 Value Renderer::call_value(const Value& callee, EvaluatedArgs& args, SourceLoc loc, const std::string& callee_path) {
   require_defined(callee, loc);
-  if (!callee.is_callable()) fail(loc, fmt::format("'{}' is a {}, not a macro; it cannot be called", callee_path, callee.type_name()));
+  if (!callee.is_callable()) fail(loc, fmt::format("'{}' is {}, not a macro; it cannot be called", callee_path, a_type(callee)));
   return callee.as_callable().call(*this, args, loc);
 }
 

@@ -32,7 +32,7 @@ bool divisible(const CallArgs& a, const Value& v, const Value& n) {
 
 bool contains(const CallArgs& a, const Value& needle, const Value& seq) {
   if (seq.is_string()) {
-    if (!needle.is_string()) a.fail(fmt::format("'in <string>' requires a string on the left, not a {}", needle.type_name()));
+    if (!needle.is_string()) a.fail(fmt::format("'in <string>' requires a string on the left, not {}", a_type(needle)));
     return seq.as_string().find(needle.as_string()) != std::string::npos;
   }
   if (seq.is_map()) return needle.is_string() && seq.as_map().contains(needle.as_string());
@@ -42,12 +42,12 @@ bool contains(const CallArgs& a, const Value& needle, const Value& seq) {
     }
     return false;
   }
-  a.fail(fmt::format("'in' needs a string, list or map, not a {}", seq.type_name()));
+  a.fail(fmt::format("'in' needs a string, list or map, not {}", a_type(seq)));
 }
 
 int ordered(const CallArgs& a, const Value& x, const Value& y) {
   auto c = compare_values(x, y);
-  if (!c) a.fail(fmt::format("cannot compare a {} with a {}", x.type_name(), y.type_name()));
+  if (!c) a.fail(fmt::format("cannot compare {} with {}", a_type(x), a_type(y)));
   return *c;
 }
 
@@ -167,7 +167,7 @@ void register_builtin_functions(Environment& env) {
           attrs.set(pair.as_list()[0].as_string(), pair.as_list()[1]);
         }
       } else {
-        a.fail(fmt::format("{} needs a map or a list of pairs, not a {}", what, init.type_name()));
+        a.fail(fmt::format("{} needs a map or a list of pairs, not {}", what, a_type(init)));
       }
     }
     for (const auto& [k, v] : a.kwargs()) attrs.set(k, v);

@@ -231,6 +231,15 @@ Value Value::loop_object(std::shared_ptr<const void> loop) {
   return v;
 }
 
+std::string a_type(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kNone: return "none";
+    case Value::Kind::kUndefined: return "an undefined value";
+    case Value::Kind::kInt: return "an integer";
+    default: return "a " + std::string(v.type_name());
+  }
+}
+
 // ---------------------------------------------------------------- Python semantics
 
 std::string format_float(double d) {

@@ -25,6 +25,9 @@ inline bool is_lenient_undefined(const Value& v) {
   return v.is_undefined() && v.object() && v.as_undefined().lenient;
 }
 
+/// The type with an article for messages: "an integer", "a list", "none".
+std::string a_type(const Value& v);
+
 /// Python repr() of a float: shortest round-trip digits, '.0' kept, exponent form outside 1e-4..1e16.
 std::string format_float(double d);
 /// Python repr() of any value (strings quoted with Python's rules), for `string` of containers and

@@ -301,7 +301,8 @@ class IntArray {
 #define KFORGE_NODISCARD [[nodiscard]]
 #endif
 
-// Success is a null pointer, so returning and testing OK costs one register; only an error allocates.
+// Success is a null pointer: returning OK stores one null pointer and testing it is one compare; only an error
+// allocates (its message).
 class KFORGE_NODISCARD Status {
  public:
   Status() noexcept = default;
@@ -503,12 +504,13 @@ struct MutableTensorList {
 // The values of an int32 or int64 CPU tensor (a mutable IntArray attribute that arrives as a tensor).
 inline Status int_array_from_tensor(const Tensor& t, IntArray* out) {
   if (t.place.backend != Backend::kCPU) return Status::Error("IntArray tensor must be on the CPU");
-  int64_t n = t.numel();
-  std::vector<int64_t> values(static_cast<size_t>(n < 0 ? 0 : n));
+  const int64_t numel = t.numel();
+  const size_t n = static_cast<size_t>(numel < 0 ? 0 : numel);
+  std::vector<int64_t> values(n);
   if (t.dtype == DataType::kInt64) {
-    for (int64_t i = 0; i < n; ++i) values[i] = t.data_as<const int64_t>()[i];
+    for (size_t i = 0; i < n; ++i) values[i] = t.data_as<const int64_t>()[i];
   } else if (t.dtype == DataType::kInt32) {
-    for (int64_t i = 0; i < n; ++i) values[i] = t.data_as<const int32_t>()[i];
+    for (size_t i = 0; i < n; ++i) values[i] = t.data_as<const int32_t>()[i];
   } else {
     return Status::Error("IntArray tensor must be int32 or int64, got ", t.dtype);
   }

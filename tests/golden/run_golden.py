@@ -136,7 +136,9 @@ class Runner:
         for out in out_dirs:
             for spelling in {str(out), os.path.realpath(out)}:
                 text = text.replace(spelling, OUT_PLACEHOLDER)
-        return text.replace(self.kforge, "kforge")
+        text = text.replace(self.kforge, "kforge")
+        # The built-in templates directory is compiled in as an absolute path of the source tree.
+        return text.replace(str(SOURCE_ROOT), "$SRC")
 
     def bless_command(self):
         if self.build_root:

@@ -398,6 +398,23 @@ TEST_CASE("json errors: ops") {
         "1 error generated.\n");
 }
 
+TEST_CASE("json errors: a value used outside the region that defines it") {
+  CHECK(errors(R"(    {"#": "1.data", "I": [], "O": [{"%": 1, "TT": {"#": "0.t_bool"}}], "A": []},
+    {"#": "1.if", "I": [{"%": 1}], "O": [], "A": [], "regions": [
+      {"#": "region_1", "blocks": [{"#": "block_1", "args": [], "ops": [
+        {"#": "1.logical_not", "I": [{"%": 1}], "O": [{"%": 2, "TT": {"#": "0.t_bool"}}], "A": []}]}]},
+      {"#": "region_2", "blocks": [{"#": "block_2", "args": [], "ops": [
+        {"#": "2.yield", "I": [{"%": 2}], "O": [], "A": []}]}]}]})") ==
+        "p.json:9:32: error: operand 0 of 'cf.yield' refers to value 2, which is defined in another region\n"
+        "         {\"#\": \"2.yield\", \"I\": [{\"%\": 2}], \"O\": [], \"A\": []}]}]}]}\n"
+        "                                ^\n"
+        "p.json:7:55: note: defined here\n"
+        "         {\"#\": \"1.logical_not\", \"I\": [{\"%\": 1}], \"O\": [{\"%\": 2, \"TT\": {\"#\": \"0.t_bool\"}}], "
+        "\"A\": []}]}]},\n"
+        "                                                       ^\n"
+        "1 error generated.\n");
+}
+
 TEST_CASE("json: unknown keys and repeated attributes are warnings") {
   test::ReadResult r = read_buffer("p.json", json_program(R"(    {"#": "1.relu", "I": [], "O": [], "A": [
        {"N": "x", "AT": {"#": "0.a_i32", "D": 1}}, {"N": "x", "AT": {"#": "0.a_i32", "D": 2}}], "Z": 0})"));

@@ -345,6 +345,24 @@ TEST_CASE("text errors: values") {
         "1 error generated.\n");
 }
 
+TEST_CASE("text errors: a value used outside the region that defines it") {
+  CHECK(read_errors("p.txt", R"({
+    (%0) = "pd_op.data" () {} : () -> tensor<b>
+    (%1) = "pd_op.if" (%0) {} -> tensor<b> {
+        (%2) = "pd_op.logical_not" (%0) {} : (tensor<b>) -> tensor<b>
+        () = "cf.yield" (%2) {} : (tensor<b>) ->
+    } else {
+        () = "cf.yield" (%2) {} : (tensor<b>) ->
+    }
+})") == "p.txt:7:26: error: use of value '%2' outside the region that defines it\n"
+        "         () = \"cf.yield\" (%2) {} : (tensor<b>) ->\n"
+        "                          ^\n"
+        "p.txt:4:10: note: defined here\n"
+        "         (%2) = \"pd_op.logical_not\" (%0) {} : (tensor<b>) -> tensor<b>\n"
+        "          ^\n"
+        "1 error generated.\n");
+}
+
 TEST_CASE("text errors: op syntax") {
   CHECK(read_errors("p.txt", "{\n    (%0) \"pd_op.relu\" () {} : () -> f32\n}\n") ==
         "p.txt:2:10: error: expected '=' after the results of an op, got '\"pd_op.relu\"'\n"

@@ -91,9 +91,9 @@ TEST_CASE("yaml: ops, values and attributes carry their locations") {
   auto lc = [&](SourceLoc l) { return std::to_string(sources.line_col(l).line) + ":" + std::to_string(sources.line_col(l).col); };
   CHECK(lc(mm.loc) == "5:5");
   CHECK(lc(mm.name_loc) == "5:10");
-  CHECK(lc(mm.operand_locs.at(1)) == "5:29");
-  CHECK(lc(mm.named_attr("transpose_y")->name_loc) == "5:74");
-  CHECK(lc(p->value(mm.results[0]).loc) == "5:40");
+  CHECK(lc(mm.operand_locs.at(1)) == "5:26");
+  CHECK(lc(mm.named_attr("transpose_y")->name_loc) == "5:70");
+  CHECK(lc(p->value(mm.results[0]).loc) == "5:37");
 }
 
 TEST_CASE("yaml: attribute kinds, guessed and exact") {
@@ -147,20 +147,20 @@ outputs: [c]
 
 TEST_CASE("yaml errors") {
   CHECK(read_errors("p.yaml", "program: t\nops:\n  - {op: relu, in: [x], out: [y]}\n") ==
-        "p.yaml:3:22: error: use of undefined value 'x'\n"
+        "p.yaml:3:21: error: use of undefined value 'x'\n"
         "   - {op: relu, in: [x], out: [y]}\n"
-        "                      ^\n"
+        "                     ^\n"
         "1 error generated.\n");
   CHECK(read_errors("p.yaml", "program: t\ninputs: [{name: x0, dtype: float32, shape: [1]}]\nops:\n  - {op: relu, in: [x1], "
                               "out: [y]}\n") ==
-        "p.yaml:4:22: error: use of undefined value 'x1'; did you mean 'x0'?\n"
+        "p.yaml:4:21: error: use of undefined value 'x1'; did you mean 'x0'?\n"
         "   - {op: relu, in: [x1], out: [y]}\n"
-        "                      ^\n"
+        "                     ^\n"
         "1 error generated.\n");
   CHECK(read_errors("p.yaml", "program: t\nops:\n  - {op: relu, in: [], out: [y], atrs: {}}\n") ==
-        "p.yaml:3:35: error: unknown key 'atrs' in an op; did you mean 'attrs'?\n"
+        "p.yaml:3:34: error: unknown key 'atrs' in an op; did you mean 'attrs'?\n"
         "   - {op: relu, in: [], out: [y], atrs: {}}\n"
-        "                                   ^\n"
+        "                                  ^\n"
         "1 error generated.\n");
   CHECK(read_errors("p.yaml", "program: t\nops:\n  - {op: a, out: [y]}\n  - {op: b, out: [y]}\n") ==
         "p.yaml:4:19: error: value 'y' is defined twice\n"
@@ -171,9 +171,9 @@ TEST_CASE("yaml errors") {
         "                   ^\n"
         "1 error generated.\n");
   CHECK(read_errors("p.yaml", "program: t\ninputs: [{name: x, dtype: flaot32, shape: [1]}]\nops: []\n") ==
-        "p.yaml:2:26: error: unknown data type 'flaot32'; did you mean 'float32'?\n"
+        "p.yaml:2:27: error: unknown data type 'flaot32'; did you mean 'float32'?\n"
         " inputs: [{name: x, dtype: flaot32, shape: [1]}]\n"
-        "                          ^\n"
+        "                           ^\n"
         "1 error generated.\n");
   CHECK(first_line(read_errors("p.yaml", "program: t\ninputs: [{name: x, dtype: float32, shape: [-2]}]\nops: []\n")) ==
         "p.yaml:2:44: error: invalid dim -2 (dims are >= 0, or -1 for a dynamic dim)");

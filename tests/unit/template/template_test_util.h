@@ -32,7 +32,7 @@ inline Value from_json(const nlohmann::ordered_json& j) {
   return map;
 }
 
-inline Value from_json(std::string_view text) {
+inline Value parse_json(std::string_view text) {
   if (text.empty()) return Value::map();
   return from_json(nlohmann::ordered_json::parse(text));
 }
@@ -52,7 +52,7 @@ struct Fixture {
     if (env.render_string(name, source, context, out)) return out;
     return "error:\n" + diag_text.str();
   }
-  std::string render_json(const std::string& source, std::string_view json) { return render(source, from_json(json)); }
+  std::string render_json(const std::string& source, std::string_view json) { return render(source, parse_json(json)); }
 
   /// Renders a named template through the loader.
   std::string render_named(const std::string& name, const Value& context = Value::map()) {

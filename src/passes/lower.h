@@ -1,0 +1,43 @@
+// Lowering a verified, analysed Program to a LoweredProgram (lowered_program.h), the memory plan, and the
+// whole pipeline that `kforge compile` and the reference interpreter run.
+#pragma once
+
+#include <optional>
+
+#include "passes/analysis.h"
+#include "passes/lowered_program.h"
+#include "passes/memory_plan.h"
+#include "passes/op_set.h"
+#include "passes/verify.h"
+#include "program/program.h"
+#include "support/diagnostics.h"
+
+namespace kforge::passes {
+
+struct LowerOptions {
+  /// Values with static known contents of at most this many elements become constants (a splat of any
+  /// size too); larger ones keep the call that computes them.
+  int64_t max_constant_elements = 4096;
+};
+
+/// Lowers the top-level block. Errors at the op: an op without a kernel (`invoke`/composite-only ops, or
+/// control flow), a shape that depends on run-time data, a kernel argument that cannot be bound. Buffers are
+/// assigned (aliasing included) but not placed: run plan_memory afterwards.
+std::optional<LoweredProgram> lower_program(const ir::Program& program, const OpSet& ops, const Analysis& analysis,
+                                            DiagnosticEngine& diags, const LowerOptions& options = {});
+
+struct PipelineOptions {
+  VerifyOptions verify;
+  AnalysisOptions analysis;
+  LowerOptions lower;
+  bool fold_constants = true;
+  bool eliminate_dead_code = true;
+  uint32_t alignment = 64;
+};
+
+/// verify -> analyze -> fold_constants -> eliminate_dead_code -> analyze -> lower -> plan_memory. The
+/// program is normalised in place (so a caller can dump it). Returns nullopt when any error was reported.
+std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
+                                              const PipelineOptions& options = {});
+
+}  // namespace kforge::passes

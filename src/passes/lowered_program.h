@@ -1,0 +1,275 @@
+// LoweredProgram: a verified Program reduced to what a code generator (or an executor) needs to run it:
+// a flat, ordered list of kernel calls over typed values, with the values' shapes, their storage and a
+// memory plan. `kforge compile` renders one into C++; the reference interpreter executes one op by op.
+//
+// Design.
+//   - Values. Every tensor the calls touch is a LoweredValue: dtype and a SymShape (static dims, or
+//     symbolic dims over the program's dynamic input dims, see sym_expr.h). Vectors (builtin.combine /
+//     builtin.split results) never become values: a `Tensor[]` kernel argument lists its element values,
+//     and the elements of a `Tensor[]` output are values of their own. Nothing of PIR's value numbering
+//     leaks through except `source` (the ir::ValueId) and `source_id` (for messages).
+//   - Roles. A value is a program input (pd_op.data / pd_op.feed, by feed name, in program order), a
+//     parameter (builtin.parameter, by its PIR parameter_name, bound once), a folded constant (data known
+//     at generation time), or computed by exactly one call. Fetches (pd_op.fetch, builtin.shadow_output)
+//     become `outputs`, not calls; so do data/feed/parameter ops and the constant ops folded away.
+//   - Calls. Each KernelCall is one kernel function of the op YAML (`kernel: func:`) with its arguments in
+//     `kernel: param:` order (docs/calling-convention.md), then its outputs in `output` order. Every
+//     argument is bound: a tensor value, an absent optional tensor, a tensor list, or a typed constant.
+//     Attributes take, in order: the PIR attribute (converted to the YAML type), the value of a mutable
+//     attribute's operand when constant folding knew it, or the YAML default. A mutable attribute whose
+//     operand is only known at run time is kTensorToAttr: the generated code converts it with
+//     int_array_from_tensor / int_array_from_tensors / scalar_from_tensor before the call; one whose contents
+//     are expressions over the dynamic input dims (`reshape(x, [shape64(x)[0], 30])`) is kSymbolic, and the
+//     ops that computed it are not called. Param items that are literals (`param: [x, false]`) become
+//     constants.
+//   - Kernel dtype. `kernel_dtype` is what KernelContext::dtype receives: resolved from `kernel:
+//     data_type:` (the first candidate that is defined: a DataType attribute's value, else the named tensor's
+//     dtype, or the element dtype of a named tensor list); with no `data_type`, the dtype of the first
+//     present tensor input (as Paddle's ParseKernelKeyByInputArgs), or of the first output for ops without
+//     tensor inputs.
+//   - Storage and memory plan. Values live in Buffers. A buffer is a program input, a parameter, a constant,
+//     an output (the caller's output tensor: a fetched value computed by a call is written there directly,
+//     no copy), or a slice of the one workspace. Aliasing is buffer sharing: the output of an in-place twin
+//     (`relu_`, `batch_norm_`'s mean_out, ...) shares its input's buffer, and so does the output of a view
+//     op (`view: (x -> out)`: reshape, flatten, squeeze, unsqueeze) unless its input's buffer is written in
+//     place later while the view is live; such an output keeps its own buffer, as it does when the input is a
+//     program input, a parameter or a constant (kforge never writes memory the caller owns or the constant
+//     tables). Workspace buffers are placed by liveness (see memory_plan.h): at `offset` bytes from the
+//     workspace start, 64-byte aligned, never overlapping another buffer live at the same time.
+//     `workspace_bytes` is a constant for static programs and a SymExpr over the dynamic input dims otherwise.
+//   - Determinism. Same program and op set, same LoweredProgram, field for field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "opdef/op_library.h"
+#include "opdef/pir_signature.h"
+#include "passes/sym_expr.h"
+#include "program/dtype.h"
+#include "program/program.h"
+#include "support/source_manager.h"
+
+namespace kforge::passes {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+/// A dynamic dim of a program input: `symbol` i of expressions is dim `axis` of `inputs[input]`.
+struct Symbol {
+  uint32_t id = 0;
+  uint32_t input = 0;  // index into LoweredProgram::inputs
+  uint32_t axis = 0;
+  std::string name;    // for messages and comments: "x.dims[0]"
+};
+
+/// One element of a Scalar constant.
+struct ScalarConstant {
+  ir::DataType dtype = ir::DataType::kFloat64;  // the Scalar's dtype (kBool, kInt32/kInt64, kFloat32/kFloat64, ...)
+  bool is_floating = true;                      // the payload is float_value; else int_value (bools: 0/1)
+  double float_value = 0;
+  int64_t int_value = 0;
+  friend bool operator==(const ScalarConstant&, const ScalarConstant&) = default;
+};
+
+/// An attribute value, typed by the op YAML argument type it is passed as (`type`); only the fields for
+/// that type are meaningful:
+///   kBool: bool_value; kInt/kInt32/kInt64/kLong/kSizeT: int_value; kFloat/kDouble: float_value;
+///   kStr: string_value; kIntList/kInt64List/kIntArray: ints; kFloatList/kDoubleList: floats;
+///   kBoolList: bools; kStrList: strings; kScalar*: scalar; kScalarList: scalars; kDataType: dtype;
+///   kDataLayout: layout; kPlace: place.
+struct AttrConstant {
+  opdef::ArgType type = opdef::ArgType::kInt;
+  bool bool_value = false;
+  int64_t int_value = 0;
+  double float_value = 0;
+  std::string string_value;
+  std::vector<int64_t> ints;
+  std::vector<double> floats;
+  std::vector<bool> bools;
+  std::vector<std::string> strings;
+  ScalarConstant scalar;
+  std::vector<ScalarConstant> scalars;
+  ir::DataType dtype = ir::DataType::kUndefined;
+  ir::DataLayout layout = ir::DataLayout::kUndefined;
+  ir::Place place;
+  friend bool operator==(const AttrConstant&, const AttrConstant&) = default;
+};
+
+/// The C++ expression of a constant in the calling convention's parameter type, using the runtime's names:
+/// `true`, `int32_t(3)`, `int64_t(-1)`, `1e-05f`, `0.5`, `std::string("NCHW")`, `std::vector<int>{1, 1}`,
+/// `std::vector<int64_t>{}`, `kforge::IntArray{2, 3}`, `kforge::Scalar(1.0).with_dtype(kforge::DataType::kFloat32)`,
+/// `std::vector<kforge::Scalar>{...}`, `kforge::DataType::kFloat32`, `kforge::DataLayout::kNCHW`,
+/// `kforge::CPUPlace()` / `kforge::Place{}`. Floats print with enough digits to round-trip.
+std::string cpp_literal(const AttrConstant& constant);
+
+/// The runtime spelling of a dtype: "kforge::DataType::kFloat32".
+std::string cpp_dtype(ir::DataType dtype);
+
+enum class ValueRole : uint8_t {
+  kInput,     // a program input (feed)
+  kParameter, // bound once by name
+  kConstant,  // data known at generation time (LoweredProgram::constants)
+  kComputed,  // an output of a call
+};
+
+struct LoweredValue {
+  uint32_t index = 0;       // position in LoweredProgram::values
+  ir::ValueId source;       // the program value it comes from
+  std::string name;         // user-visible name (feed, parameter, fetch or YAML name), or ""
+  std::string source_id;    // how the source writes it ("%3", "3", the YAML name), for messages
+  ir::DataType dtype = ir::DataType::kUndefined;
+  SymShape dims;
+  ValueRole role = ValueRole::kComputed;
+  uint32_t role_index = kNone;  // kInput: index in inputs; kParameter: in parameters; kConstant: in constants
+  uint32_t defined_by = kNone;  // kComputed: index of the call
+  uint32_t buffer = kNone;      // index in buffers; kNone for a computed value nobody reads (an absent output)
+  SourceLoc loc;
+
+  bool has_static_shape() const { return static_dims(dims).has_value(); }
+  SymExpr numel() const { return sym_numel(dims); }
+  SymExpr bytes() const;  // numel * dtype size
+};
+
+struct ProgramInput {
+  std::string name;           // the feed name (pd_op.data `name`)
+  uint32_t value = kNone;
+  ir::DataType dtype = ir::DataType::kUndefined;
+  std::vector<int64_t> declared_dims;  // as declared; -1 where dynamic (each such dim is a Symbol)
+  SourceLoc loc;
+};
+
+struct ProgramParameter {
+  std::string name;  // the PIR parameter_name ("fc_0.w_0"); YAML params: their name
+  uint32_t value = kNone;
+  SourceLoc loc;
+};
+
+/// Data of a folded constant: element i is floats[i] for floating dtypes, ints[i] otherwise (bools 0/1).
+/// `splat`: every element equals element 0, and only that one is stored (a folded `full`).
+struct ConstantData {
+  uint32_t value = kNone;
+  ir::DataType dtype = ir::DataType::kUndefined;
+  std::vector<int64_t> dims;
+  bool splat = false;
+  std::vector<double> floats;
+  std::vector<int64_t> ints;
+  SourceLoc loc;  // the op it was folded from
+
+  int64_t numel() const;
+  double float_at(int64_t i) const;
+  int64_t int_at(int64_t i) const;
+};
+
+/// A fetched value. `copy`: the value does not live in the caller's output tensor (it is an input, a
+/// parameter, a constant, an alias of one, or fetched twice), so the generated code copies it there after
+/// the last call.
+struct ProgramOutput {
+  std::string name;  // fetch name ("fetch_name_0"; YAML outputs: the value name)
+  uint32_t col = 0;  // pd_op.fetch `col`, else the position
+  uint32_t value = kNone;
+  bool copy = false;
+  SourceLoc loc;
+};
+
+enum class ArgKind : uint8_t {
+  kTensor,            // `value`: const Tensor& (or const Tensor* for an optional input)
+  kAbsentTensor,      // an optional input left out: nullptr (TensorList{} for a Tensor[] param)
+  kTensorList,        // `values`: TensorList
+  kConstant,          // `constant`
+  kTensorToAttr,      // mutable attribute from one tensor `value` (int_array_from_tensor / scalar_from_tensor)
+  kTensorListToAttr,  // mutable IntArray from one-element tensors `values` (int_array_from_tensors)
+  kSymbolic,          // an IntArray / int list / Scalar / int attribute known as expressions over the symbols
+                      // (`reshape(x, shape(x)[0], 30)` with a dynamic x): `symbolic`, one entry per element
+                      // (one for a Scalar or an int); the generated code evaluates them from the input dims
+};
+
+struct KernelArg {
+  std::string name;  // the YAML argument name ("x", "shape"), or the literal text of a literal param item
+  opdef::ArgType type = opdef::ArgType::kTensor;  // the YAML argument type
+  bool optional = false;                          // an optional tensor input (`const Tensor*`)
+  ArgKind kind = ArgKind::kConstant;
+  uint32_t value = kNone;
+  std::vector<uint32_t> values;
+  AttrConstant constant;
+  std::vector<SymExpr> symbolic;
+};
+
+/// One output of a call, in `output` order. A Tensor output has one entry in `values` (kNone when the
+/// output is optional or intermediate and nothing reads it: pass nullptr). A Tensor[] output lists its
+/// elements (MutableTensorList).
+struct CallOutput {
+  std::string name;
+  bool is_list = false;
+  bool optional = false;  // the kernel accepts nullptr
+  std::vector<uint32_t> values;
+};
+
+struct KernelCall {
+  std::string op;                                // op YAML name: "relu" (also for "pd_op.relu_")
+  std::string pir_name;                          // "pd_op.relu_"
+  bool inplace_twin = false;                     // the `name_` twin
+  const opdef::Op* def = nullptr;                // its definition (owned by the OpLibrary)
+  const opdef::PirOpSignature* signature = nullptr;  // owned by the OpSet
+  std::string kernel;                            // `kernel: func:` ("assign_raw" for op assign)
+  std::string infer_meta;                        // `infer_meta: func:`, or ""
+  ir::DataType kernel_dtype = ir::DataType::kUndefined;
+  std::vector<KernelArg> args;                   // `kernel: param:` order
+  std::vector<KernelArg> infer_meta_args;        // `infer_meta: param:` order (same binding rules)
+  std::vector<CallOutput> outputs;               // `output` order
+  ir::OpId source;
+  SourceLoc loc;                                 // the op in the program file
+};
+
+enum class BufferKind : uint8_t { kInput, kParameter, kConstant, kOutput, kWorkspace };
+
+struct Buffer {
+  uint32_t index = 0;
+  BufferKind kind = BufferKind::kWorkspace;
+  uint32_t role_index = kNone;  // kInput/kParameter/kConstant: that index; kOutput: index in outputs
+  /// Bytes it must hold: the largest of its values' bytes() (values of one buffer may differ in shape
+  /// only by a view, so they normally agree).
+  SymExpr size_bytes;
+  /// kWorkspace: byte offset in the workspace, a multiple of MemoryPlan::alignment.
+  SymExpr offset;
+  /// Live range in call indices, inclusive: from the call defining its first value to the last call that
+  /// reads or writes any of its values. Inputs, parameters and constants: [0, calls.size()); outputs live
+  /// to the end.
+  uint32_t first_call = 0;
+  uint32_t last_call = 0;
+  std::vector<uint32_t> values;  // the values stored in it (more than one when aliased), in definition order
+};
+
+struct MemoryPlan {
+  uint32_t alignment = 64;
+  /// The whole workspace: a constant when every workspace buffer is static.
+  SymExpr workspace_bytes;
+  /// Sum of the aligned workspace buffer sizes (what it would take without reuse), for reports and tests.
+  SymExpr unshared_bytes;
+  bool is_static() const { return workspace_bytes.is_constant(); }
+};
+
+struct LoweredProgram {
+  std::string name;                 // the program's name
+  ir::SourceFormat format = ir::SourceFormat::kBuilt;
+  std::vector<Symbol> symbols;      // dynamic input dims, in input then axis order
+  std::vector<LoweredValue> values;
+  std::vector<ProgramInput> inputs;          // feed order
+  std::vector<ProgramParameter> parameters;  // program order
+  std::vector<ConstantData> constants;
+  std::vector<ProgramOutput> outputs;        // fetch order
+  std::vector<KernelCall> calls;             // execution order
+  std::vector<Buffer> buffers;
+  MemoryPlan plan;
+
+  const LoweredValue& value(uint32_t i) const { return values.at(i); }
+  const Buffer& buffer_of(uint32_t value_index) const { return buffers.at(values.at(value_index).buffer); }
+  /// Text of the whole lowered program, one line per item, for tests and `--dump-lowered`:
+  ///   input x: float32[s0, 64] buffer 0
+  ///   call 0 matmul (pd_op.matmul) dtype float32: x=%v0, y=%v1, transpose_x=false, ... -> out=%v2
+  ///   buffer 3 workspace offset 0 size 256 live [0, 1] values v2
+  std::string dump() const;
+};
+
+}  // namespace kforge::passes

@@ -1,0 +1,34 @@
+// The memory plan: places the workspace buffers of a LoweredProgram in one workspace, reusing memory by
+// liveness. Deterministic: the result depends only on the buffers' sizes and live ranges.
+//
+// Static buffers (constant size) come first, by greedy best-fit: buffers in decreasing size order (ties:
+// earlier first_call, then lower index); each goes into the smallest gap, between the buffers already placed
+// whose live ranges overlap its own, that holds it (lowest offset on ties), else after the highest of them.
+// Sizes are rounded up to the alignment and offsets are multiples of it. The static region ends at the
+// largest end offset.
+//
+// Buffers with a symbolic size go after the static region, into slots: in first_call order, each takes the
+// first slot that is free for its whole live range and whose size expression equals its own, else the first
+// free slot (the slot's size becomes the max of both), else a new slot. A slot's offset is the static region
+// plus the aligned sizes of the slots before it, so the workspace size is an expression over the symbols and
+// no two buffers live at the same time overlap for any value of the symbols.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "passes/lowered_program.h"
+
+namespace kforge::passes {
+
+/// Places every kWorkspace buffer of `program` (sets Buffer::offset) and fills program.plan. Buffers
+/// must have their size_bytes and live ranges set (lower_program does).
+void plan_memory(LoweredProgram& program, uint32_t alignment = 64);
+
+/// For tests: the first pair of workspace buffers that are live at the same call and overlap in memory
+/// when the symbols take `symbol_values`, as "buffer A [off, end) and buffer B [off, end) both live at call
+/// N"; "" when there is none. Checks every pair (brute force).
+std::string find_overlap(const LoweredProgram& program, const std::vector<int64_t>& symbol_values);
+
+}  // namespace kforge::passes

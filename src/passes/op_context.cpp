@@ -1,0 +1,178 @@
+#include "passes/op_context.h"
+
+#include <cmath>
+
+namespace kforge::passes::detail {
+
+OpContext::OpContext(const ir::Program& program, const ir::Op& op, const opdef::PirOpSignature& sig, Analysis& analysis)
+    : program_(program), op_(op), sig_(sig), analysis_(analysis), params_(sig.op->effective_infer_meta_param()) {}
+
+std::optional<size_t> OpContext::operand_index(const std::string& name) const {
+  for (size_t i = 0; i < sig_.operands.size(); ++i) {
+    if (sig_.operands[i].name == name) return i;
+  }
+  return std::nullopt;
+}
+
+ir::ValueId OpContext::operand(const std::string& name) const {
+  auto i = operand_index(name);
+  if (!i || *i >= op_.operands.size()) return {};
+  return op_.operands[*i];
+}
+
+const ValueInfo* OpContext::tensor(const std::string& name) const {
+  const ir::ValueId v = operand(name);
+  if (!v.valid()) return nullptr;
+  return &analysis_.values.at(v.index);
+}
+
+std::vector<const ValueInfo*> OpContext::tensors(const std::string& name) const {
+  std::vector<const ValueInfo*> out;
+  const ValueInfo* list = tensor(name);
+  if (!list) return out;
+  for (const ValueInfo& e : list->elements) out.push_back(&e);
+  return out;
+}
+
+const ir::Attribute* OpContext::attribute(const std::string& name) const { return op_.attr(name); }
+
+std::optional<std::vector<SymExpr>> OpContext::ints(const std::string& name) const {
+  const ir::ValueId v = operand(name);
+  if (v.valid()) {
+    const ValueInfo& info = analysis_.values.at(v.index);
+    std::vector<SymExpr> out;
+    if (info.is_vector) {
+      for (const ValueInfo& e : info.elements) {
+        if (!e.data || e.data->numel() != 1) return std::nullopt;
+        out.push_back(e.data->int_at(0));
+      }
+      return out;
+    }
+    if (!info.data) return std::nullopt;
+    for (int64_t i = 0, n = info.data->numel(); i < n; ++i) out.push_back(info.data->int_at(i));
+    return out;
+  }
+  const ir::Attribute* a = attribute(name);
+  if (!a) return std::nullopt;
+  if (a->kind != ir::AttrKind::kIntArray && !(a->kind == ir::AttrKind::kArray && a->is_int_list())) return std::nullopt;
+  std::vector<SymExpr> out;
+  for (int64_t x : a->as_int_list()) out.push_back(x);
+  return out;
+}
+
+std::optional<std::vector<int64_t>> OpContext::static_ints(const std::string& name) const {
+  auto list = ints(name);
+  if (!list) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const SymExpr& e : *list) {
+    auto c = e.constant();
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::optional<SymExpr> OpContext::int_value(const std::string& name) const {
+  const ir::ValueId v = operand(name);
+  if (v.valid()) {
+    const ValueInfo& info = analysis_.values.at(v.index);
+    if (!info.data || info.data->numel() < 1) return std::nullopt;
+    return info.data->int_at(0);
+  }
+  const ir::Attribute* a = attribute(name);
+  if (!a) return std::nullopt;
+  if (a->is_integer()) return SymExpr(a->int_value);
+  if (a->kind == ir::AttrKind::kBool) return SymExpr(a->bool_value ? 1 : 0);
+  if (a->is_floating() && std::trunc(a->float_value) == a->float_value) return SymExpr(static_cast<int64_t>(a->float_value));
+  if (a->kind == ir::AttrKind::kScalar) {
+    if (ir::is_floating(a->dtype)) return SymExpr(static_cast<int64_t>(a->float_value));
+    if (a->dtype == ir::DataType::kBool) return SymExpr(a->bool_value ? 1 : 0);
+    return SymExpr(a->int_value);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> OpContext::static_int(const std::string& name) const {
+  auto v = int_value(name);
+  if (!v) return std::nullopt;
+  return v->constant();
+}
+
+std::optional<double> OpContext::float_value(const std::string& name) const {
+  const ir::ValueId v = operand(name);
+  if (v.valid()) {
+    const ValueInfo& info = analysis_.values.at(v.index);
+    if (!info.data || info.data->numel() < 1 || !info.data->is_static()) return std::nullopt;
+    return info.data->float_at(0);
+  }
+  const ir::Attribute* a = attribute(name);
+  if (!a) return std::nullopt;
+  if (a->is_floating()) return a->float_value;
+  if (a->is_integer()) return static_cast<double>(a->int_value);
+  if (a->kind == ir::AttrKind::kBool) return a->bool_value ? 1.0 : 0.0;
+  if (a->kind == ir::AttrKind::kScalar) {
+    if (ir::is_floating(a->dtype) || ir::is_complex(a->dtype)) return a->float_value;
+    if (a->dtype == ir::DataType::kBool) return a->bool_value ? 1.0 : 0.0;
+    return static_cast<double>(a->int_value);
+  }
+  return std::nullopt;
+}
+
+std::optional<bool> OpContext::bool_value(const std::string& name) const {
+  const ir::Attribute* a = attribute(name);
+  if (!a || a->kind != ir::AttrKind::kBool) return std::nullopt;
+  return a->bool_value;
+}
+
+std::optional<std::string> OpContext::string_value(const std::string& name) const {
+  const ir::Attribute* a = attribute(name);
+  if (!a || a->kind != ir::AttrKind::kString) return std::nullopt;
+  return a->text;
+}
+
+std::optional<ir::DataType> OpContext::dtype_value(const std::string& name) const {
+  const ir::Attribute* a = attribute(name);
+  if (!a || a->kind != ir::AttrKind::kDataType) return std::nullopt;
+  return a->dtype;
+}
+
+std::vector<double> OpContext::floats(const std::string& name) const {
+  std::vector<double> out;
+  const ir::Attribute* a = attribute(name);
+  if (!a || a->kind != ir::AttrKind::kArray) return out;
+  for (const ir::Attribute& e : a->elements) out.push_back(e.is_floating() ? e.float_value : static_cast<double>(e.int_value));
+  return out;
+}
+
+const std::string& OpContext::param(size_t i) const {
+  static const std::string kEmpty;
+  return i < params_.size() ? params_[i] : kEmpty;
+}
+
+ir::ValueId OpContext::result(size_t i) const { return i < op_.results.size() ? op_.results[i] : ir::ValueId{}; }
+
+ValueInfo* OpContext::result_info(size_t i) {
+  if (i < op_.results.size()) return &analysis_.values.at(op_.results[i].index);
+  std::vector<ValueInfo>& omitted = analysis_.omitted_results[op_.id.index];
+  if (omitted.size() < sig_.results.size()) omitted.resize(sig_.results.size());
+  return i < omitted.size() ? &omitted[i] : nullptr;
+}
+
+void OpContext::set_result(size_t i, ir::DataType dtype, SymShape dims) {
+  ValueInfo* info = result_info(i);
+  if (!info) return;
+  info->known = true;
+  info->is_vector = false;
+  info->dtype = dtype;
+  info->dims = std::move(dims);
+}
+
+void OpContext::set_result_list(size_t i, std::vector<ValueInfo> elements) {
+  ValueInfo* info = result_info(i);
+  if (!info) return;
+  info->known = true;
+  info->is_vector = true;
+  info->elements = std::move(elements);
+}
+
+}  // namespace kforge::passes::detail

@@ -1,0 +1,101 @@
+// Symbolic integer expressions over the dynamic dims of a program's inputs: the dims of values whose shape
+// depends on a `-1` in a feed, the byte sizes of their buffers, and workspace offsets and sizes.
+//
+// Normal form. An expression is a polynomial with int64 coefficients over *atoms*; an atom is a symbol
+// (one dynamic input dim, numbered by the LoweredProgram's `symbols`) or an operation that does not
+// distribute: floor_div, ceil_div, max, min (of two expressions). Terms are kept sorted, so two equal
+// polynomials compare equal and print the same text: `s0*30/30` simplifies to `s0` (exact division of a
+// polynomial by a constant or a monomial that divides every term), `s0 + 0` to `s0`, constant folding is
+// exact. Everything that does not simplify stays an atom: `floor_div(s0 + 2, 3)`. Deterministic: the order of
+// terms depends only on the expression, never on addresses.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kforge::passes {
+
+class SymExpr {
+ public:
+  /// The constant 0.
+  SymExpr() = default;
+  SymExpr(int64_t value);  // NOLINT: implicit on purpose, `SymExpr d = 3;`
+  static SymExpr symbol(uint32_t id);
+
+  static SymExpr floor_div(const SymExpr& a, const SymExpr& b);  // b must not be the constant 0
+  static SymExpr ceil_div(const SymExpr& a, const SymExpr& b);
+  static SymExpr max(const SymExpr& a, const SymExpr& b);
+  static SymExpr min(const SymExpr& a, const SymExpr& b);
+  /// Rounds up to a multiple of `alignment` (> 0): ceil_div(a, alignment) * alignment.
+  static SymExpr align_up(const SymExpr& a, int64_t alignment);
+
+  bool is_constant() const;
+  /// The value when the expression is a constant.
+  std::optional<int64_t> constant() const;
+  /// True when the expression is exactly one symbol; `id` gets it.
+  bool is_symbol(uint32_t* id = nullptr) const;
+  /// Every symbol the expression mentions, sorted, without repeats.
+  std::vector<uint32_t> symbols() const;
+
+  /// The value for given symbol values (indexed by symbol id). Division by zero gives 0.
+  int64_t evaluate(const std::vector<int64_t>& symbol_values) const;
+
+  /// C++-compatible text: `s0 * 30 + 2`, `kforge_floor_div(s0 + 2, 3)`, `std::max<int64_t>(s0, 4)`; symbols
+  /// print through `symbol_name` (by default `s<id>`). Products and sums are parenthesised as needed; the
+  /// result is an int64_t expression when the symbols are int64_t. floor_div / ceil_div print as calls of
+  /// `floor_div_name` / `ceil_div_name` (default `kforge_floor_div` / `kforge_ceil_div`), which the code
+  /// generator defines (floor division of int64, as Python's //).
+  struct PrintOptions {
+    std::function<std::string(uint32_t)> symbol_name;
+    std::string floor_div_name = "kforge_floor_div";
+    std::string ceil_div_name = "kforge_ceil_div";
+  };
+  std::string to_string(const PrintOptions& options) const;
+  std::string to_string() const;
+
+  friend SymExpr operator+(const SymExpr& a, const SymExpr& b);
+  friend SymExpr operator-(const SymExpr& a, const SymExpr& b);
+  friend SymExpr operator*(const SymExpr& a, const SymExpr& b);
+  friend SymExpr operator-(const SymExpr& a);
+  SymExpr& operator+=(const SymExpr& b) { return *this = *this + b; }
+  SymExpr& operator*=(const SymExpr& b) { return *this = *this * b; }
+  friend bool operator==(const SymExpr& a, const SymExpr& b);
+  friend bool operator!=(const SymExpr& a, const SymExpr& b) { return !(a == b); }
+  /// A total order (for sorting and maps); not numeric.
+  friend bool operator<(const SymExpr& a, const SymExpr& b);
+
+  // ---- representation (public for the implementation's helpers; treat as read-only)
+  struct Atom;
+  using AtomPtr = std::shared_ptr<const Atom>;
+  struct Term {
+    int64_t coeff = 0;
+    std::vector<AtomPtr> atoms;  // sorted; a repeated atom is a power; empty for the constant term
+  };
+  const std::vector<Term>& terms() const { return terms_; }
+
+ private:
+  std::vector<Term> terms_;  // sorted by atoms, no zero coefficients, no two terms with the same atoms
+  friend struct SymExprBuilder;
+};
+
+struct SymExpr::Atom {
+  enum class Kind { kSymbol, kFloorDiv, kCeilDiv, kMax, kMin } kind = Kind::kSymbol;
+  uint32_t symbol = 0;  // kSymbol
+  SymExpr lhs, rhs;     // the others
+};
+
+/// A shape: one expression per dimension.
+using SymShape = std::vector<SymExpr>;
+
+/// The product of the dims (1 for rank 0).
+SymExpr sym_numel(const SymShape& shape);
+/// All dims constant: the static dims.
+std::optional<std::vector<int64_t>> static_dims(const SymShape& shape);
+/// "[s0, 30]".
+std::string to_string(const SymShape& shape);
+
+}  // namespace kforge::passes

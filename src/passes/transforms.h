@@ -1,0 +1,28 @@
+// Program-to-program passes: dead-code removal and constant folding. Both keep the program verifiable and
+// deterministic, and both report what they did by count (tests check the resulting program's dump()).
+#pragma once
+
+#include <cstddef>
+
+#include "passes/analysis.h"
+#include "passes/op_set.h"
+#include "program/program.h"
+
+namespace kforge::passes {
+
+/// Erases top-level ops none of whose results is used, repeatedly, until none is left. Kept always: fetch
+/// and shadow_output ops, program inputs (pd_op.data / pd_op.feed: the interface), parameters, ops with
+/// regions, and ops whose op YAML declares `pir::SideEffectTrait` (unless their own is_test attribute is
+/// true: inference dropout is pure). Returns the number of ops erased.
+size_t eliminate_dead_code(ir::Program& program, const OpSet& ops);
+
+/// Folds what the analysis knows into the program:
+///   - a mutable attribute passed as an operand (reshape's shape, scale's scale, ...) whose contents are
+///     static becomes the op's attribute (IntArray or Scalar of the signature's type) and the operand
+///     becomes null, so the op producing it may die;
+///   - a tensor-list operand of a mutable IntArray built by builtin.combine of known one-element tensors
+///     is folded the same way.
+/// Returns the number of operands folded. Run eliminate_dead_code afterwards.
+size_t fold_constants(ir::Program& program, const OpSet& ops, const Analysis& analysis);
+
+}  // namespace kforge::passes

@@ -3,7 +3,9 @@
 
 #include "driver/cli_app.h"
 #include "driver/common_options.h"
+#include "driver/compile_command.h"
 #include "driver/lint_command.h"
+#include "driver/ops_command.h"
 #include "driver/render_command.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +19,8 @@ int main(int argc, char** argv) {
   // it here; nothing else changes.
   kforge::driver::register_render_command(app, action);
   kforge::driver::register_lint_command(app, action);
+  kforge::driver::register_compile_command(app, action);
+  kforge::driver::register_ops_command(app, action);
 
   kforge::driver::set_command_line(argc, argv);
   try {

@@ -9,6 +9,8 @@ medians are compared. Three timings:
   jinja2 render    jinja2's render() call alone, in-process, template already compiled: a lower bound
                    for jinja2 that excludes start-up, data loading and compilation
 The outputs of kforge and jinja2 are compared byte for byte first, so both did the same work.
+Each timing is reported as wall-clock time and as CPU time (user + system, from the child's rusage);
+on a loaded machine the CPU times are the fairer comparison.
 
 Usage: tools/bench_render.py [--kforge build/src/kforge] [--items 5000] [--repeat 7]
 Run it with /usr/bin/python3 (Debian's python3-jinja2).
@@ -74,13 +76,28 @@ def make_data(n):
     return {"items": items}
 
 
-def median_time(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+def run_child(cmd):
+    """Runs a command; returns (wall seconds, CPU seconds of the child)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        sys.exit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def in_process(fn):
+    """Runs fn in this process; returns (wall seconds, CPU seconds)."""
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    fn()
+    return time.perf_counter() - start_wall, time.process_time() - start_cpu
+
+
+def medians(fn, repeat):
+    samples = [fn() for _ in range(repeat)]
+    return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
 
 
 def main():
@@ -109,10 +126,10 @@ def main():
         def run_kforge():
             # Remove the output so every run really writes (write-if-changed would skip the write).
             (tmp / "kforge.out").unlink(missing_ok=True)
-            subprocess.run(kforge_cmd, check=True)
+            return run_child(kforge_cmd)
 
         def run_jinja_process():
-            subprocess.run(jinja_cmd, check=True)
+            return run_child(jinja_cmd)
 
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(tmp)), trim_blocks=True, lstrip_blocks=True,
                                  keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
@@ -127,17 +144,18 @@ def main():
         if template.render(**data).encode() != jinja_out:
             sys.exit("in-process jinja2 output differs from the jinja2 process output")
 
-        kforge_s = median_time(run_kforge, options.repeat)
-        jinja_process_s = median_time(run_jinja_process, options.repeat)
-        jinja_render_s = median_time(lambda: template.render(**data), options.repeat)
+        kforge_t = medians(run_kforge, options.repeat)
+        jinja_process_t = medians(run_jinja_process, options.repeat)
+        jinja_render_t = medians(lambda: in_process(lambda: template.render(**data)), options.repeat)
 
     print(f"template: {options.items}-item loop, 2 macros, 9 filters; output {len(kforge_out):,} bytes, "
           f"identical for both engines; median of {options.repeat} runs")
-    print(f"kforge render (process, end to end)   {kforge_s * 1000:9.1f} ms")
-    print(f"jinja2 (process, end to end)          {jinja_process_s * 1000:9.1f} ms   "
-          f"kforge is {jinja_process_s / kforge_s:.1f}x faster")
-    print(f"jinja2 render() only (in-process)     {jinja_render_s * 1000:9.1f} ms   "
-          f"kforge is {jinja_render_s / kforge_s:.1f}x faster")
+    print(f"{'':38} {'wall':>9}  {'CPU':>9}   kforge faster by (wall / CPU)")
+    print(f"{'kforge render (process, end to end)':38} {kforge_t[0] * 1000:7.1f}ms  {kforge_t[1] * 1000:7.1f}ms")
+    for label, t in [("jinja2 (process, end to end)", jinja_process_t),
+                     ("jinja2 render() only (in-process)", jinja_render_t)]:
+        print(f"{label:38} {t[0] * 1000:7.1f}ms  {t[1] * 1000:7.1f}ms   "
+              f"{t[0] / kforge_t[0]:.1f}x / {t[1] / kforge_t[1]:.1f}x")
     return 0
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start: installs what is missing, builds kforge, and runs it on the bundled example
 # (examples/render/): generate a C++ header from a template and YAML data, compile a program that
-# uses it, run the program. Later commands (kforge ops, kforge compile) join as further steps.
+# uses it, run the program; then compile a Paddle program (examples/programs/) into C++ with kforge
+# compile, build it with the reference kernels, run it and print its outputs.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -39,7 +40,26 @@ demo_run() {
   "$DEMO_OUT/activations_demo"
 }
 
+# Step 4, the main job: compile a Paddle program (examples/programs/classifier.json, PIR JSON) into a class
+# whose run() calls the reference kernels directly, build it with an application, run it.
+PROGRAM="examples/programs/classifier.json"
+demo_compile_program() {
+  log "kforge compile: $PROGRAM -> $DEMO_OUT/classifier.{h,cc} + kforge_runtime.h"
+  "$KFORGE" compile "$PROGRAM" --ops examples/kernels/ops.yaml --op-compat examples/kernels/op_compat.yaml \
+    -o "$DEMO_OUT" --name classifier --target cpu
+  echo "----- $DEMO_OUT/classifier.cc (run())"
+  sed -n '/^kforge::Status classifier::run(const/,/^}/p' "$DEMO_OUT/classifier.cc"
+  echo "-----"
+  log "building examples/programs/run_classifier.cc + the generated code + the reference kernels (g++ -O2)"
+  g++ -std=c++17 -O2 -Wall -Wextra -Werror -I "$DEMO_OUT" examples/programs/run_classifier.cc \
+    "$DEMO_OUT/classifier.cc" "$KFORGE_BUILD_DIR/examples/kernels/libkforge_ref_kernels.a" -o "$DEMO_OUT/run_classifier"
+  log "running it"
+  "$DEMO_OUT/run_classifier"
+}
+
 demo_generate
 demo_compile
 demo_run
-log "demo done: try editing examples/render/activations.yaml and running tools/demo.sh again"
+demo_compile_program
+log "demo done: try editing examples/render/activations.yaml, or check a program of your own with"
+log "  tools/check-program PROGRAM [--shape NAME=D0,D1,...]"

@@ -1,6 +1,7 @@
 // Elementwise kernels: binary arithmetic with numpy broadcasting, activations, scale, clip, cast, where.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -265,10 +266,11 @@ Status cast(const KernelContext& ctx, const Tensor& x, DataType dtype, Tensor* o
     return Status::OK();
   }
   // Converting in place would overwrite elements not yet read when the output type is wider.
-  std::vector<unsigned char> copy;
+  const bool in_place = out->data == x.data && n > 0;
+  util::Scratch<unsigned char> copy(ctx, in_place ? x.bytes() : 0);
   const void* src = x.data;
-  if (out->data == x.data && n > 0) {
-    copy.assign(static_cast<const unsigned char*>(x.data), static_cast<const unsigned char*>(x.data) + x.bytes());
+  if (in_place) {
+    std::memcpy(copy.data(), x.data, x.bytes());
     src = copy.data();
   }
   return util::visit_plain(in_dtype, "cast", [&](auto in_tag) -> Status {

@@ -110,7 +110,6 @@ Status unsqueeze(const KernelContext& ctx, const Tensor& x, const IntArray& axis
 }
 
 Status transpose(const KernelContext& ctx, const Tensor& x, const std::vector<int>& perm, Tensor* out) {
-  (void)ctx;
   KFORGE_RETURN_IF_ERROR(util::require_output(out, "transpose"));
   KFORGE_RETURN_IF_ERROR(
       check_against_meta("transpose", *out, [&](Tensor* e) { return meta::TransposeInferMeta(x, perm, e); }));
@@ -118,9 +117,10 @@ Status transpose(const KernelContext& ctx, const Tensor& x, const std::vector<in
   KFORGE_RETURN_IF_ERROR(util::normalize_perm(perm, x.ndim, "transpose", p));
   // In place, read from a copy: a permutation cannot be applied over its own source.
   Tensor src = x;
-  std::vector<unsigned char> copy;
-  if (out->data == x.data && x.numel() > 1) {
-    copy.assign(static_cast<const unsigned char*>(x.data), static_cast<const unsigned char*>(x.data) + x.bytes());
+  const bool in_place = out->data == x.data && x.numel() > 1;
+  util::Scratch<unsigned char> copy(ctx, in_place ? x.bytes() : 0);
+  if (in_place) {
+    std::memcpy(copy.data(), x.data, x.bytes());
     src.data = copy.data();
   }
   // A transpose is a gather whose source strides are permuted.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "output/banner.h"
 #include "output/check.h"
 #include "output/committer.h"
 #include "output/depfile.h"
@@ -59,6 +60,11 @@ void add_output_options(CLI::App& command, OutputOptions& options) {
       ->type_name("WHEN")
       ->default_str("auto")
       ->group(group);
+}
+
+std::string generated_banner(const OutputOptions& options, const std::vector<std::string>& inputs,
+                             const std::string& output_path) {
+  return make_banner(BannerInfo{std::string(kforge_version()), !options.no_version_stamp, inputs, output_path});
 }
 
 bool use_color(std::string_view mode) {

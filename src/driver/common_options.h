@@ -43,6 +43,12 @@ void add_output_options(CLI::App& command, OutputOptions& options);
 /// kforge's version ("0.1.0"), as compiled in.
 std::string_view kforge_version();
 
+/// The banner a generating command puts at the top of `output_path` (see output/banner.h): kforge and
+/// its version (left out with --no-version-stamp), `inputs` relative to the output, DO NOT EDIT,
+/// @generated, in the output's comment syntax. `kforge render` does not use it.
+std::string generated_banner(const OutputOptions& options, const std::vector<std::string>& inputs,
+                             const std::string& output_path);
+
 /// Whether diagnostics on stderr get colour: "always", "never", or "auto" = stderr is a terminal,
 /// NO_COLOR is unset and TERM is not "dumb".
 bool use_color(std::string_view mode);

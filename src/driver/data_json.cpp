@@ -1,8 +1,10 @@
-// JSON data -> Value. Objects keep document order (nlohmann::ordered_json).
+// JSON data -> Value, built directly from nlohmann's SAX events: no intermediate DOM, objects keep
+// document order, a later duplicate key replaces the earlier value in place.
 #include <nlohmann/json.hpp>
 
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "driver/data_loader.h"
 
@@ -11,7 +13,7 @@ namespace kforge::driver {
 namespace {
 
 using tmpl::Value;
-using Json = nlohmann::ordered_json;
+using Json = nlohmann::json;
 
 /// nlohmann's what() is "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error
 /// while parsing ..."; the location goes into our own prefix, so keep only the explanation.
@@ -25,75 +27,96 @@ std::string explanation(const std::string& what) {
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
-bool convert(const Json& j, Value& out, std::string& error) {
-  switch (j.type()) {
-    case Json::value_t::null:
-    case Json::value_t::discarded: out = Value(); return true;
-    case Json::value_t::boolean: out = Value(j.get<bool>()); return true;
-    case Json::value_t::number_integer: out = Value(j.get<int64_t>()); return true;
-    case Json::value_t::number_unsigned: {
-      const uint64_t u = j.get<uint64_t>();
-      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        error = "integer " + std::to_string(u) + " does not fit in 64 bits";
-        return false;
-      }
-      out = Value(static_cast<int64_t>(u));
-      return true;
+class ValueBuilder final : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return add(Value()); }
+  bool boolean(bool v) override { return add(Value(v)); }
+  bool number_integer(number_integer_t v) override { return add(Value(static_cast<int64_t>(v))); }
+  bool number_unsigned(number_unsigned_t v) override {
+    if (v > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      error = "integer " + std::to_string(v) + " does not fit in 64 bits";
+      return false;
     }
-    case Json::value_t::number_float: out = Value(j.get<double>()); return true;
-    case Json::value_t::string: out = Value(j.get<std::string>()); return true;
-    case Json::value_t::array: {
-      Value list{tmpl::List{}};
-      for (const Json& item : j) {
-        Value v;
-        if (!convert(item, v, error)) return false;
-        list.push_back(std::move(v));
-      }
-      out = std::move(list);
-      return true;
-    }
-    case Json::value_t::object: {
-      Value map = Value::map();
-      for (const auto& [key, item] : j.items()) {
-        Value v;
-        if (!convert(item, v, error)) return false;
-        map.set(key, std::move(v));
-      }
-      out = std::move(map);
-      return true;
-    }
-    case Json::value_t::binary: error = "binary JSON values are not supported"; return false;
+    return add(Value(static_cast<int64_t>(v)));
   }
-  return false;
-}
+  bool number_float(number_float_t v, const string_t&) override { return add(Value(static_cast<double>(v))); }
+  bool string(string_t& v) override { return add(Value(std::move(v))); }
+  bool binary(binary_t&) override {
+    error = "binary JSON values are not supported";
+    return false;
+  }
+  bool start_object(std::size_t) override {
+    stack_.push_back({Value::map(), {}});
+    return true;
+  }
+  bool key(string_t& k) override {
+    stack_.back().key = std::move(k);
+    return true;
+  }
+  bool end_object() override { return pop(); }
+  bool start_array(std::size_t) override {
+    stack_.push_back({Value(tmpl::List{}), {}});
+    return true;
+  }
+  bool end_array() override { return pop(); }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::detail::exception& e) override {
+    error_position = position;
+    error = "malformed JSON: " + explanation(e.what());
+    return false;
+  }
+
+  Value root;
+  std::string error;
+  size_t error_position = 0;  // 1-based byte position of a syntax error; 0 for other errors
+
+ private:
+  struct Frame {
+    Value container;  // a map or a list under construction
+    std::string key;  // for maps: the key of the next value
+  };
+
+  bool add(Value v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+    } else if (stack_.back().container.is_map()) {
+      stack_.back().container.set(std::move(stack_.back().key), std::move(v));
+    } else {
+      stack_.back().container.push_back(std::move(v));
+    }
+    return true;
+  }
+
+  bool pop() {
+    Value done = std::move(stack_.back().container);
+    stack_.pop_back();
+    return add(std::move(done));
+  }
+
+  std::vector<Frame> stack_;
+};
 
 }  // namespace
 
 std::optional<tmpl::Value> parse_json_data(uint32_t file_id, SourceManager& sources, DiagnosticEngine& diags) {
   const std::string_view text = sources.contents(file_id);
-  Json json;
+  ValueBuilder builder;
+  bool ok = false;
   try {
-    json = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    // e.byte is 1-based: the position of the last character read.
-    const size_t offset = e.byte == 0 ? 0 : std::min<size_t>(e.byte - 1, text.size());
-    diags.error(sources.loc_of_offset(file_id, offset), "malformed JSON: " + explanation(e.what()));
-    return std::nullopt;
+    ok = Json::sax_parse(text.begin(), text.end(), &builder);
   } catch (const Json::exception& e) {
-    diags.error(sources.loc_of_offset(file_id, 0), "malformed JSON: " + explanation(e.what()));
+    builder.error = "malformed JSON: " + explanation(e.what());
+  }
+  if (!ok) {
+    // The position is that of the last character read.
+    const size_t offset = builder.error_position == 0 ? 0 : std::min(builder.error_position - 1, text.size());
+    diags.error(sources.loc_of_offset(file_id, offset), builder.error.empty() ? "malformed JSON" : builder.error);
     return std::nullopt;
   }
-  if (!json.is_object()) {
+  if (!builder.root.is_map()) {
     diags.error(sources.loc_of_offset(file_id, 0), "template data must be an object at the top level");
     return std::nullopt;
   }
-  Value root;
-  std::string error;
-  if (!convert(json, root, error)) {
-    diags.error(sources.loc_of_offset(file_id, 0), error);
-    return std::nullopt;
-  }
-  return root;
+  return std::move(builder.root);
 }
 
 }  // namespace kforge::driver

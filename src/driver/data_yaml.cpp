@@ -1,12 +1,12 @@
 // YAML data -> Value, with YAML 1.2 core-schema scalar typing.
 #include <yaml-cpp/yaml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <optional>
-#include <regex>
 
 #include "driver/data_loader.h"
 #include "support/text.h"
@@ -121,12 +121,6 @@ class YamlConverter {
     if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Value();
     if (s == "true" || s == "True" || s == "TRUE") return Value(true);
     if (s == "false" || s == "False" || s == "FALSE") return Value(false);
-    static const std::regex kDecimal("[-+]?[0-9]+");
-    static const std::regex kOctal("0o[0-7]+");
-    static const std::regex kHex("0x[0-9a-fA-F]+");
-    static const std::regex kFloat(R"([-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?)");
-    static const std::regex kInf(R"([-+]?\.(inf|Inf|INF))");
-    static const std::regex kNan(R"(\.(nan|NaN|NAN))");
     const auto to_int = [](const char* digits, int base) -> std::optional<Value> {
       errno = 0;
       char* end = nullptr;
@@ -134,15 +128,59 @@ class YamlConverter {
       if (errno == ERANGE) return std::nullopt;
       return Value(static_cast<int64_t>(v));
     };
-    if (std::regex_match(s, kDecimal)) return to_int(s.c_str(), 10);
-    if (std::regex_match(s, kOctal)) return to_int(s.c_str() + 2, 8);
-    if (std::regex_match(s, kHex)) return to_int(s.c_str() + 2, 16);
-    if (std::regex_match(s, kFloat)) return Value(std::strtod(s.c_str(), nullptr));
-    if (std::regex_match(s, kInf)) {
+    if (is_decimal_int(s)) return to_int(s.c_str(), 10);
+    if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && all_of(s, 2, [](char c) { return c >= '0' && c <= '7'; })) {
+      return to_int(s.c_str() + 2, 8);
+    }
+    if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && all_of(s, 2, [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; })) {
+      return to_int(s.c_str() + 2, 16);
+    }
+    if (is_core_float(s)) return Value(std::strtod(s.c_str(), nullptr));
+    const size_t sign = s[0] == '-' || s[0] == '+' ? 1 : 0;
+    const std::string_view rest = std::string_view(s).substr(sign);
+    if (rest == ".inf" || rest == ".Inf" || rest == ".INF") {
       return Value(s[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
     }
-    if (std::regex_match(s, kNan)) return Value(std::numeric_limits<double>::quiet_NaN());
+    if (s == ".nan" || s == ".NaN" || s == ".NAN") return Value(std::numeric_limits<double>::quiet_NaN());
     return Value(s);
+  }
+
+  template <typename Pred>
+  static bool all_of(const std::string& s, size_t from, Pred pred) {
+    for (size_t i = from; i < s.size(); ++i) {
+      if (!pred(s[i])) return false;
+    }
+    return true;
+  }
+
+  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+  /// [-+]?[0-9]+
+  static bool is_decimal_int(const std::string& s) {
+    const size_t start = s[0] == '-' || s[0] == '+' ? 1 : 0;
+    return s.size() > start && all_of(s, start, is_digit);
+  }
+
+  /// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+  static bool is_core_float(const std::string& s) {
+    size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
+    size_t int_digits = 0, frac_digits = 0;
+    while (i < s.size() && is_digit(s[i])) ++i, ++int_digits;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      while (i < s.size() && is_digit(s[i])) ++i, ++frac_digits;
+      if (int_digits == 0 && frac_digits == 0) return false;
+    } else if (int_digits == 0) {
+      return false;
+    }
+    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+      ++i;
+      if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+      size_t exp_digits = 0;
+      while (i < s.size() && is_digit(s[i])) ++i, ++exp_digits;
+      if (exp_digits == 0) return false;
+    }
+    return i == s.size();
   }
 
   uint32_t file_;

@@ -6,12 +6,16 @@
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
 #include "opdef/pir_signature.h"
+#include "passes/lower.h"
+#include "passes/op_set.h"
+#include "program/program_reader.h"
 
 namespace kforge::driver {
 
 namespace {
 
 struct LintOptions {
+  std::vector<std::string> programs;  // programs to verify against the op set (as `kforge compile` would)
   std::vector<std::string> ops;
   std::string op_compat;
   bool print_signatures = false;
@@ -24,6 +28,10 @@ constexpr const char* kLintFooter = R"(Examples:
 
   Print the PIR op signatures Paddle would derive (operands, mutable attributes, twins) as JSON:
     kforge lint --ops ops.yaml --op-compat op_compat.yaml --print-signatures > signatures.json
+
+  Check a program against the op set the way `kforge compile` does (verification, shape inference,
+  kernels), without generating code:
+    kforge lint --ops ops.yaml --op-compat op_compat.yaml model.json
 
 Files are loaded in order; a later file may repeat an op only to add the extension keys compute,
 reduce and pattern. Errors and warnings go to stderr as file:line:col diagnostics; the exit code is 1
@@ -45,6 +53,14 @@ int run_lint(const LintOptions& opts) {
         opdef::derive_pir_signatures(library, opts.op_compat.empty() ? nullptr : &compat, diags);
     if (!diags.has_errors()) std::cout << opdef::signatures_to_json(signatures, session.sources());
   }
+  if (!opts.programs.empty() && !diags.has_errors()) {
+    const passes::OpSet op_set(library, opts.op_compat.empty() ? nullptr : &compat, diags);
+    for (const std::string& path : opts.programs) {
+      if (diags.has_errors()) break;
+      std::optional<ir::Program> program = ir::read_program_file(session.sources(), path, diags);
+      if (program) passes::compile_program(*program, op_set, diags);
+    }
+  }
   diags.print_summary();
   return diags.has_errors() ? kExitError : kExitOk;
 }
@@ -53,7 +69,10 @@ int run_lint(const LintOptions& opts) {
 
 void register_lint_command(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<LintOptions>();
-  CLI::App* cmd = app.add_subcommand("lint", "Check op YAML files (and print their PIR signatures)");
+  CLI::App* cmd = app.add_subcommand("lint", "Check op YAML files (and print their PIR signatures) and programs");
+  cmd->add_option("PROGRAM", opts->programs,
+                  "Programs to check against the op set (PIR JSON, PIR text or kforge program YAML)")
+      ->type_name("PROGRAM");
   cmd->add_option("--ops", opts->ops, "Op YAML file; repeat to load several, in order")
       ->required()
       ->type_name("FILE")

@@ -112,7 +112,7 @@ int run_render(const RenderOptions& opts) {
 void register_render_command(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<RenderOptions>();
   CLI::App* cmd = app.add_subcommand("render", "Render a Jinja-style template with YAML or JSON data");
-  cmd->add_option("TEMPLATE", opts->template_path, "The template file to render")->required();
+  cmd->add_option("TEMPLATE", opts->template_path, "The template file to render")->required()->type_name("FILE");
   cmd->add_option("-d,--data", opts->data_files,
                   "YAML or JSON data file; repeat to merge several, later keys winning")
       ->type_name("FILE")

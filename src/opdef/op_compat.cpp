@@ -289,10 +289,12 @@ class OpCompatReader {
       }
       // A repeated entry repeats its backward names; the warning above already covers those.
       if (!op_new && it->second == op_it->second) continue;
+      // The claim may be this very entry (its op name, or the same backward name twice).
+      const std::string& owner = it->second == index ? entry.op.name : out_.entries_[it->second].op.name;
       Diagnostic d{Severity::kWarning, b.loc,
                    fmt::format("backward op '{}' is already listed by the op_compat entry of '{}'; that entry is "
                                "used for it, as in Paddle",
-                               b.name, out_.entries_[it->second].op.name),
+                               b.name, owner),
                    {}};
       d.note("first listed here", claimed_at_[b.name]);
       ctx_.diags.report(std::move(d));

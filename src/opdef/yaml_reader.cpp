@@ -69,11 +69,10 @@ KeyTable::KeyTable(const YamlNode& map, const YamlContext& ctx, const std::vecto
     }
     const std::string& name = key.value;
     if (std::find(known.begin(), known.end(), name) == known.end()) {
-      ctx.diags.warning(ctx.loc(key), fmt::format("unknown key '{}{}' in {}{}", prefix, name, where,
-                                                  closest_match(name, known)
-                                                      ? fmt::format("; did you mean '{}{}'?", prefix,
-                                                                    *closest_match(name, known))
-                                                      : std::string()));
+      const std::optional<std::string> suggestion = closest_match(name, known);
+      ctx.diags.warning(ctx.loc(key),
+                        fmt::format("unknown key '{}{}' in {}{}", prefix, name, where,
+                                    suggestion ? fmt::format("; did you mean '{}{}'?", prefix, *suggestion) : ""));
       continue;
     }
     auto previous = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == name; });

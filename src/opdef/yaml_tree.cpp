@@ -5,6 +5,8 @@
 #include <yaml-cpp/mark.h>
 #include <yaml-cpp/parser.h>
 
+#include <fmt/format.h>
+
 #include <istream>
 #include <streambuf>
 
@@ -41,7 +43,9 @@ class TreeBuilder : public YAML::EventHandler {
  public:
   TreeBuilder(std::string_view text, std::vector<YamlNode>& documents) : text_(text), documents_(documents) {}
 
-  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentStart(const YAML::Mark& mark) override { document_start_ = offset_of(mark); }
+
+  uint32_t document_start() const { return document_start_; }
   void OnDocumentEnd() override {}
 
   void OnNull(const YAML::Mark& mark, YAML::anchor_t) override {
@@ -113,6 +117,7 @@ class TreeBuilder : public YAML::EventHandler {
   std::string_view text_;
   std::vector<YamlNode>& documents_;
   std::vector<YamlNode> stack_;
+  uint32_t document_start_ = 0;
 };
 
 }  // namespace
@@ -129,7 +134,18 @@ bool parse_yaml(const SourceManager& sources, uint32_t file, DiagnosticEngine& d
   try {
     YAML::Parser parser(in);
     TreeBuilder builder(text, documents);
+    // yaml-cpp 0.7 can return the same empty document forever on some malformed input (a line that
+    // starts with ',' after a block mapping): stop when a document starts where the previous one did.
+    uint32_t previous_start = UINT32_MAX;
     while (parser.HandleNextDocument(builder)) {
+      if (builder.document_start() == previous_start) {
+        const uint32_t at = builder.document_start();
+        diags.error(sources.loc_of_offset(file, at),
+                    fmt::format("invalid YAML: unexpected {}",
+                                at < text.size() ? fmt::format("'{}'", text[at]) : std::string("end of file")));
+        return false;
+      }
+      previous_start = builder.document_start();
     }
   } catch (const AliasFound& alias) {
     diags.error(loc_of(alias.mark), "YAML aliases are not supported in op files");

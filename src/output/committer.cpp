@@ -17,7 +17,7 @@ namespace {
 
 struct PendingWrite {
   const OutputFile* file;
-  std::string temp_path;
+  std::string temp_path;  // empty: written in place (a device or pipe such as /dev/null)
 };
 
 /// Directories on the way to `dir` that do not exist yet, outermost first.
@@ -39,7 +39,9 @@ class Transaction {
   /// Undoes phase 1: removes temp files, then the directories it created (innermost first).
   void roll_back() {
     std::error_code ignored;
-    for (const PendingWrite& w : pending_) fs::remove(w.temp_path, ignored);
+    for (const PendingWrite& w : pending_) {
+      if (!w.temp_path.empty()) fs::remove(w.temp_path, ignored);
+    }
     for (auto it = created_dirs_.rbegin(); it != created_dirs_.rend(); ++it) fs::remove(*it, ignored);
     pending_.clear();
     created_dirs_.clear();
@@ -48,6 +50,12 @@ class Transaction {
   bool stage(const OutputFile& file) {
     std::error_code ec;
     const fs::file_status status = fs::status(file.path, ec);
+    if (fs::is_character_file(status) || fs::is_fifo(status)) {
+      // -o /dev/null, -o /dev/stdout, a named pipe: written in place in phase 2. Renaming a temp
+      // file over them would replace the device node itself.
+      pending_.push_back({&file, {}});
+      return true;
+    }
     if (fs::exists(status) && !fs::is_regular_file(status)) {
       fail(file.path, fs::is_directory(status) ? "it is a directory" : "it is not a regular file");
       return false;
@@ -80,7 +88,9 @@ class Transaction {
     bool ok = true;
     for (const PendingWrite& w : pending_) {
       std::string error;
-      if (replace_file(w.temp_path, w.file->path, error)) {
+      const bool ok_one = w.temp_path.empty() ? write_in_place(w.file->path, w.file->bytes, error)
+                                              : replace_file(w.temp_path, w.file->path, error);
+      if (ok_one) {
         ++stats.written;
       } else {
         fail(w.file->path, error);

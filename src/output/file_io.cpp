@@ -44,6 +44,18 @@ bool write_temp_file(const std::string& temp_path, const std::string& bytes, std
   return true;
 }
 
+bool write_in_place(const std::string& path, const std::string& bytes, std::string& error) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary);
+  if (out) out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (out) out.flush();
+  if (!out) {
+    error = errno != 0 ? std::strerror(errno) : "write failed";
+    return false;
+  }
+  return true;
+}
+
 bool replace_file(const std::string& temp_path, const std::string& path, std::string& error) {
   std::error_code ec;
   fs::rename(temp_path, path, ec);

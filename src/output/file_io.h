@@ -17,6 +17,9 @@ bool write_temp_file(const std::string& temp_path, const std::string& bytes, std
 /// (e.g. the target is on another device through a bind mount), falls back to copy + delete.
 bool replace_file(const std::string& temp_path, const std::string& path, std::string& error);
 
+/// Opens an existing device or pipe (e.g. /dev/null) for writing and writes `bytes` to it.
+bool write_in_place(const std::string& path, const std::string& bytes, std::string& error);
+
 /// Writes `bytes` to `path` atomically (temp file in the same directory + rename), creating parent
 /// directories. Used for single files such as the depfile.
 bool write_file_atomically(const std::string& path, const std::string& bytes, std::string& error);

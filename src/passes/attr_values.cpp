@@ -66,6 +66,11 @@ Attribute scalar_for(ArgType type, const Attribute& a) {
     case ArgType::kScalarInt: return Attribute::int32(static_cast<int32_t>(floating ? std::trunc(f) : a.int_value));
     case ArgType::kScalarInt64: return Attribute::int64(floating ? static_cast<int64_t>(f) : a.int_value);
     case ArgType::kScalarDouble: return Attribute::float64(f);
+    case ArgType::kScalar:
+      // An untyped Scalar keeps what the text says: integers stay integers (an axis), others are float.
+      if (a.kind == AttrKind::kBool) return Attribute::boolean(a.bool_value);
+      if (!floating) return Attribute::int64(a.int_value);
+      return Attribute::float32(static_cast<float>(f));
     default: return Attribute::float32(static_cast<float>(f));
   }
 }

@@ -35,8 +35,10 @@ struct PipelineOptions {
   uint32_t alignment = 64;
 };
 
-/// verify -> analyze -> fold_constants -> eliminate_dead_code -> analyze -> lower -> plan_memory. The
-/// program is normalised in place (so a caller can dump it). Returns nullopt when any error was reported.
+/// verify -> analyze -> fold_constants -> eliminate_dead_code -> analyze (again, when anything changed) ->
+/// apply_inferred_types -> lower -> plan_memory. The program is normalised in place (attributes converted and
+/// defaulted, constants folded, dead ops erased, inferred types written back), so a caller can dump it.
+/// Returns nullopt when any error was reported.
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                               const PipelineOptions& options = {});
 

@@ -124,7 +124,8 @@ struct LoweredValue {
   ValueRole role = ValueRole::kComputed;
   uint32_t role_index = kNone;  // kInput: index in inputs; kParameter: in parameters; kConstant: in constants
   uint32_t defined_by = kNone;  // kComputed: index of the call
-  uint32_t buffer = kNone;      // index in buffers; kNone for a computed value nobody reads (an absent output)
+  uint32_t buffer = kNone;      // index in buffers (every value has one; an output nobody reads gets a scratch
+                                // buffer unless it is optional, then it is no value at all: kNone in CallOutput)
   SourceLoc loc;
 
   bool has_static_shape() const { return static_dims(dims).has_value(); }

@@ -209,10 +209,28 @@ SymExpr SymExpr::ceil_div(const SymExpr& a, const SymExpr& b) {
   return SymExprBuilder::atom(std::move(atom));
 }
 
+namespace {
+
+/// True when `e` is provably >= 0: symbols are dims (never negative), so a polynomial in symbols alone with
+/// no negative coefficient is.
+bool provably_non_negative(const SymExpr& e) {
+  for (const SymExpr::Term& t : e.terms()) {
+    if (t.coeff < 0) return false;
+    for (const SymExpr::AtomPtr& a : t.atoms) {
+      if (a->kind != SymExpr::Atom::Kind::kSymbol) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 SymExpr SymExpr::max(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return std::max(*ca, *cb);
   if (a == b) return a;
+  if (provably_non_negative(a - b)) return a;
+  if (provably_non_negative(b - a)) return b;
   Atom atom;
   atom.kind = Atom::Kind::kMax;
   atom.lhs = b < a ? b : a;  // commutative: one spelling
@@ -224,6 +242,8 @@ SymExpr SymExpr::min(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return std::min(*ca, *cb);
   if (a == b) return a;
+  if (provably_non_negative(a - b)) return b;
+  if (provably_non_negative(b - a)) return a;
   Atom atom;
   atom.kind = Atom::Kind::kMin;
   atom.lhs = b < a ? b : a;

@@ -6,7 +6,9 @@
 // distribute: floor_div, ceil_div, max, min (of two expressions). Terms are kept sorted, so two equal
 // polynomials compare equal and print the same text: `s0*30/30` simplifies to `s0` (exact division of a
 // polynomial by a constant or a monomial that divides every term), `s0 + 0` to `s0`, constant folding is
-// exact. Everything that does not simplify stays an atom: `floor_div(s0 + 2, 3)`. Deterministic: the order of
+// exact. Symbols are dims, never negative, so max/min of two polynomials whose difference has no negative
+// coefficient simplify (`max(4096 * s0, 16384 * s0)` is `16384 * s0`). Everything that does not simplify stays
+// an atom: `floor_div(s0 + 2, 3)`. Deterministic: the order of
 // terms depends only on the expression, never on addresses.
 #pragma once
 

@@ -125,7 +125,19 @@ class Verifier {
       }
     }
     const std::string written = yaml ? op.name : op.full_name();
-    if (auto m = closest_match(written, candidates)) {
+    std::optional<std::string> match = closest_match(written, candidates);
+    if (!match && written.size() >= 4) {
+      // Two edits (a swapped pair of letters, `rleu`) is still a plausible typo of a longer name.
+      size_t best = 3;
+      for (const std::string& c : candidates) {
+        const size_t d = edit_distance(written, c, 2);
+        if (d < best) {
+          best = d;
+          match = c;
+        }
+      }
+    }
+    if (auto m = match) {
       d.note(fmt::format("did you mean '{}'?", *m));
     } else if (written.ends_with("_") && ops_.find(op.dialect + "." + op.name.substr(0, op.name.size() - 1))) {
       d.note(fmt::format("'{}' exists, but has no in-place form", op.name.substr(0, op.name.size() - 1)));
@@ -153,9 +165,9 @@ class Verifier {
       return;
     }
     if (op.operands.size() < expected) {
-      // Hand-written programs may leave out trailing optional inputs and mutable attributes (given as
-      // attributes instead); Paddle's files always list every operand.
-      bool all_omittable = program_.format == ir::SourceFormat::kProgramYaml || program_.format == ir::SourceFormat::kBuilt;
+      // Trailing optional inputs and mutable attributes may be left out: hand-written programs give mutable
+      // attributes as attributes, and so do programs of Paddle versions where they were not yet operands.
+      bool all_omittable = true;
       for (size_t i = op.operands.size(); i < expected; ++i) {
         all_omittable = all_omittable && (sig.operands[i].optional || sig.operands[i].mutable_attr);
       }

@@ -141,7 +141,13 @@ class Dumper {
       std::string inputs;
       for (size_t i = 1; i < o.operands.size(); ++i) inputs += (i > 1 ? ", " : "") + use(o.operands[i]);
       out_ += line_start + "(cond=" + use(o.operands[0]) + ", inputs=" + inputs + ") {\n";
-      block_body(o.regions[0].blocks[0], level + 1);
+      // Paddle always prints the '^' line of the body; it also keeps an empty body from reading as `{}`.
+      const BlockId body = o.regions[0].blocks[0];
+      if (std::none_of(p_.block(body).args.begin(), p_.block(body).args.end(),
+                       [&](ValueId a) { return p_.value(a).keyword.empty(); })) {
+        out_ += indent(level + 1) + "^\n";
+      }
+      block_body(body, level + 1);
       out_ += indent(level) + "}\n";
       return;
     }

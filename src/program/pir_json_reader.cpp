@@ -80,11 +80,11 @@ bool Reader::expect_string(const Json& j, std::string_view what) {
 }
 
 std::optional<int64_t> Reader::get_int(const Json& j, std::string_view what) {
-  if (j.is_number_integer()) return j.get<int64_t>();  // also true for number_unsigned
-  if (j.is_number_unsigned()) {
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
     error(j, fmt::format("integer {} for {} is too large", j.dump(), what));
     return std::nullopt;
   }
+  if (j.is_number_integer()) return j.get<int64_t>();  // true for signed and unsigned integers
   error(j, fmt::format("expected an integer for {}, got {}", what, json_kind_name(j)));
   return std::nullopt;
 }

@@ -315,6 +315,10 @@ void Parser::parse_op(BlockId block, int depth) {
       if (peek().kind == TokenKind::kIdent) {  // while: (cond=%c, inputs=%a, %b)
         next();
         expect('=', "after an operand keyword");
+        if (peek().is(')')) {  // a while with no inputs prints "inputs=)"
+          next();
+          break;
+        }
       }
       operand_locs.push_back(at(peek().offset));
       spec.operands.push_back(parse_operand(block));

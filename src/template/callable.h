@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/source_manager.h"
+#include "template/small_vector.h"
 #include "template/value.h"
 
 namespace kforge::tmpl {
@@ -16,9 +17,9 @@ class Renderer;
 
 /// Arguments of a call as evaluated at the call site, before binding to a signature.
 struct EvaluatedArgs {
-  std::vector<Value> positional;
-  std::vector<std::pair<std::string_view, Value>> keywords;
-  std::vector<SourceLoc> keyword_locs;
+  SmallVec<Value, 4> positional;
+  SmallVec<std::pair<std::string_view, Value>, 2> keywords;
+  SmallVec<SourceLoc, 2> keyword_locs;
 };
 
 class Callable {
@@ -27,6 +28,8 @@ class Callable {
   /// "macro 'f'" / "loop.cycle", for diagnostics.
   virtual std::string describe() const = 0;
   virtual Value call(Renderer& renderer, EvaluatedArgs& args, SourceLoc loc) const = 0;
+  /// Calls and prints the result into `out` ({{ f(...) }}); macros render straight into it.
+  virtual void call_into(Renderer& renderer, EvaluatedArgs& args, SourceLoc loc, std::string& out) const;
 };
 
 /// What namespace() returns, and the value an `import ... as m` binds (then `module` is set and the

@@ -47,7 +47,7 @@ class TemplateImpl : public Template {
 struct ChainEntry {
   enum class Kind : uint8_t { kInclude, kImport, kMacro };
   Kind kind = Kind::kInclude;
-  std::string name;  // macro name
+  std::string_view name;  // macro name (lives in the AST)
   SourceLoc loc;     // the include / import / call site
 };
 

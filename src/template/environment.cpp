@@ -326,10 +326,10 @@ Value CallArgs::get_attribute(const Value& object, std::string_view dotted_path)
     renderer_->require_defined(cur, loc_);
     const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
     if (numeric && cur.is_list()) {
-      cur = renderer_->get_item(cur, Value(static_cast<int64_t>(std::stoll(std::string(part)))), loc_, path);
+      cur = renderer_->get_item(cur, Value(static_cast<int64_t>(std::stoll(std::string(part)))), loc_, {nullptr, &path});
       path += "[" + std::string(part) + "]";
     } else {
-      cur = renderer_->get_attribute(cur, part, loc_, path);
+      cur = renderer_->get_attribute(cur, part, loc_, {nullptr, &path});
       path += "." + std::string(part);
     }
     begin = end + 1;

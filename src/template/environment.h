@@ -17,6 +17,15 @@
 //
 // All errors are reported to the DiagnosticEngine as located kforge::Diagnostics (include/import and
 // macro-call chains become notes); API functions return null/false afterwards and never throw.
+//
+// What the check pass (run by load) resolves before any rendering: filters, tests, registered
+// functions and their arity; the template's own and imported macros and their arity; every include and
+// import with a constant name (loaded and checked recursively; cycles are errors); what imports export.
+// A call to a name that is none of these is resolved when rendering (an included template may call a
+// macro of the template that includes it, as in Jinja), unless it is a near miss of a function name.
+//
+// Parsed templates are immutable. Rendering the same Environment from several threads at once is not
+// supported (dynamic include names load templates into the shared cache).
 #pragma once
 
 #include <functional>
@@ -39,6 +48,7 @@ class Template;
 class Renderer;
 struct BuiltinEntry;
 struct EvaluatedArgs;
+struct BoundArgs;
 
 /// One declared parameter of a filter, test, function (or macro). Without a default it is required.
 struct Param {
@@ -75,14 +85,15 @@ class CallArgs {
   /// Whether parameter `i` was passed explicitly (rather than defaulted).
   bool passed(size_t i) const { return (passed_mask_ >> i) & 1; }
   std::span<const Value> varargs() const { return varargs_; }
-  const std::vector<std::pair<std::string, Value>>& kwargs() const { return kwargs_; }
+  std::span<const std::pair<std::string, Value>> kwargs() const { return kwargs_; }
 
   /// The call site: the filter name, test name or function name in the template.
   SourceLoc loc() const { return loc_; }
   /// Reports an error at the call site (plus optional notes) and aborts rendering of this output.
   [[noreturn]] void fail(std::string message, std::vector<std::string> notes = {}) const;
 
-  /// Applies another filter / test / callable by name or value; used by map(), select(), ... .
+  /// Applies another filter / test by name (as map() and select() do), failing at the call site if
+  /// there is none.
   Value apply_filter(std::string_view name, const Value& input, std::span<const Value> args) const;
   bool apply_test(std::string_view name, const Value& input, std::span<const Value> args) const;
   /// Attribute lookup as `x.a.b` would do it (dotted path), failing at the call site when missing.
@@ -103,13 +114,14 @@ class CallArgs {
  private:
   friend class Renderer;
   friend void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args, SourceLoc loc,
-                             CallArgs& out);
+                             BoundArgs& storage, CallArgs& out);
+  // Views of storage owned by the caller for the duration of the call.
   Renderer* renderer_ = nullptr;
   const Value* input_ = nullptr;
-  std::vector<Value> params_;
+  std::span<const Value> params_;
   uint64_t passed_mask_ = 0;
-  std::vector<Value> varargs_;
-  std::vector<std::pair<std::string, Value>> kwargs_;
+  std::span<const Value> varargs_;
+  std::span<const std::pair<std::string, Value>> kwargs_;
   SourceLoc loc_;
 };
 

@@ -2,6 +2,7 @@
 // semantics, printing and string conversion.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -26,7 +27,7 @@ class LoopCallable : public Callable {
       return args.positional[st.index0 % args.positional.size()];
     }
     for (const Value& v : args.positional) r.require_defined(v, loc);
-    Value current = args.positional.size() == 1 ? args.positional[0] : Value(List(args.positional));
+    Value current = args.positional.size() == 1 ? args.positional[0] : Value(List(args.positional.begin(), args.positional.end()));
     if (st.changed_called && values_equal(current, st.last_changed)) return Value(false);
     st.changed_called = true;
     st.last_changed = std::move(current);
@@ -56,18 +57,120 @@ Value Renderer::make_undefined(std::string path, SourceLoc loc, std::vector<std:
   return Value::undefined(std::move(info));
 }
 
+Value Renderer::missing(UndefinedInfo::Cause cause, const Value& container, Value key, SourceLoc loc,
+                        ObjectPath object_path) {
+  auto info = std::make_shared<UndefinedInfo>();
+  info->cause = cause;
+  info->object_expr = object_path.expr;
+  if (!object_path.expr && object_path.text) info->path = *object_path.text;
+  info->container = container;
+  info->key = std::move(key);
+  info->loc = loc;
+  return Value::undefined(std::move(info));
+}
+
+namespace {
+
+std::string keys_note(const std::string& path, const Map& map) {
+  if (map.empty()) return fmt::format("'{}' is an empty map", path);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : map) {
+    if (keys.size() == 20) {
+      keys.push_back(fmt::format("... ({} more)", map.size() - 20));
+      break;
+    }
+    keys.push_back(k);
+  }
+  return fmt::format("'{}' has keys: {}", path, join(keys, ", "));
+}
+
+const char* const kLoopAttributes[] = {"index", "index0", "revindex", "revindex0", "first", "last", "length",
+                                       "depth", "depth0", "previtem", "nextitem", "cycle", "changed"};
+
+}  // namespace
+
+std::vector<DiagNote> Renderer::undefined_notes(const UndefinedInfo& info, const std::string& object_path) {
+  std::vector<std::string> notes;
+  auto suggest = [&](std::string_view name, const std::vector<std::string>& candidates) {
+    if (auto m = closest_match(name, candidates)) notes.push_back(fmt::format("did you mean '{}'?", *m));
+  };
+  const Value& c = info.container;
+  const Value& key = info.key;
+  switch (info.cause) {
+    case UndefinedInfo::Cause::kPlain:
+      break;
+    case UndefinedInfo::Cause::kVariable:
+      if (current_frame_) suggest(info.path, visible_names(*current_frame_));
+      break;
+    case UndefinedInfo::Cause::kAttribute:
+    case UndefinedInfo::Cause::kIndex: {
+      const bool by_name = key.is_string();
+      if (c.is_map() && by_name) {
+        notes.push_back(keys_note(object_path, c.as_map()));
+        suggest(key.as_string(), c.as_map().keys());
+        if (c.origin().valid()) {
+          notes.push_back(fmt::format("'{}' comes from {}", object_path, env_.describe_loc(c.origin())));
+        }
+      } else if (c.is_map()) {
+        notes.push_back(fmt::format("map keys are strings, not {}", a_type(key)));
+      } else if (c.is_namespace() && by_name) {
+        const NamespaceObject& ns = c.as_namespace();
+        if (!ns.module.empty()) {
+          notes.push_back(ns.attrs.empty() ? fmt::format("'{}' exports nothing", ns.module)
+                                           : fmt::format("'{}' exports: {}", ns.module, join(ns.attrs.keys(), ", ")));
+        } else {
+          notes.push_back(keys_note(object_path, ns.attrs));
+        }
+        suggest(key.as_string(), ns.attrs.keys());
+      } else if (c.kind() == Value::Kind::kLoop && by_name) {
+        std::vector<std::string> attrs(std::begin(kLoopAttributes), std::end(kLoopAttributes));
+        suggest(key.as_string(), attrs);
+        notes.push_back(fmt::format("the loop variable has: {}", join(attrs, ", ")));
+      } else if (c.is_list() && info.cause == UndefinedInfo::Cause::kAttribute) {
+        notes.push_back(fmt::format("'{}' is a list; use a filter such as `{} | length` or an index", object_path, object_path));
+      } else if (c.is_list() && (key.is_int() || key.is_bool())) {
+        const size_t n = c.as_list().size();
+        notes.push_back(fmt::format("'{}' has {} item{}", object_path, n, n == 1 ? "" : "s"));
+      } else if (c.is_string() && (key.is_int() || key.is_bool())) {
+        notes.push_back(fmt::format("'{}' has {} characters", object_path, utf8_length(c.as_string())));
+      } else if (info.cause == UndefinedInfo::Cause::kAttribute) {
+        notes.push_back(fmt::format("'{}' is {}, which has no attributes", object_path, a_type(c)));
+      } else {
+        notes.push_back(fmt::format("cannot index {} with {}", a_type(c), a_type(key)));
+      }
+      break;
+    }
+  }
+  for (const std::string& n : info.notes) notes.push_back(n);
+  std::vector<DiagNote> out;
+  for (std::string& n : notes) out.push_back({SourceLoc{}, std::move(n)});
+  return out;
+}
+
 void Renderer::fail_undefined(const Value& undefined, SourceLoc used_at) {
   const UndefinedInfo* info = static_cast<const UndefinedInfo*>(undefined.object());
   if (!info) fail(used_at, "value is undefined");
-  std::vector<DiagNote> notes;
-  for (const std::string& n : info->notes) notes.push_back({SourceLoc{}, n});
+  std::string object_path;
+  std::string path = info->path;
+  if (info->cause == UndefinedInfo::Cause::kAttribute || info->cause == UndefinedInfo::Cause::kIndex) {
+    object_path = info->object_expr ? path_of(*info->object_expr) : info->path;
+    path = info->cause == UndefinedInfo::Cause::kAttribute && info->key.is_string()
+               ? object_path + "." + info->key.as_string()
+               : object_path + "[" + python_repr(info->key) + "]";
+  }
+  std::vector<DiagNote> notes = undefined_notes(*info, object_path);
   if (used_at.valid() && info->loc.valid() &&
       (used_at.file != info->loc.file ||
        env_.sources.line_col(used_at).line != env_.sources.line_col(info->loc).line)) {
     notes.push_back({used_at, "the undefined value is used here"});
   }
   fail(info->loc.valid() ? info->loc : used_at,
-       info->reason.empty() ? fmt::format("'{}' is undefined", info->path) : info->reason, std::move(notes));
+       info->reason.empty() ? fmt::format("'{}' is undefined", path) : info->reason, std::move(notes));
+}
+
+std::string Renderer::path_of(ObjectPath p) const {
+  if (p.expr) return path_of(*p.expr);
+  return p.text ? *p.text : std::string("value");
 }
 
 std::string Renderer::path_of(const Expr& e) const {
@@ -101,8 +204,8 @@ const Value* Renderer::lookup(std::string_view name, const Frame& frame) const {
   const Map* context = nullptr;
   for (const Frame* f = &frame; f; f = f->parent) {
     if (!(hide_loop && name == "loop")) {
-      for (auto it = f->vars.rbegin(); it != f->vars.rend(); ++it) {
-        if (it->first == name) return &it->second;
+      for (const auto& [n, v] : f->vars) {  // names are unique within a frame
+        if (n == name) return &v;
       }
     }
     if (f->include_boundary) hide_loop = true;
@@ -130,63 +233,24 @@ std::vector<std::string> Renderer::visible_names(const Frame& frame) const {
 
 Value Renderer::eval_name(const NameExpr& e, Frame& frame) {
   if (const Value* v = lookup(e.name, frame)) return *v;
-  std::vector<std::string> notes;
-  if (auto m = closest_match(e.name, visible_names(frame))) notes.push_back(fmt::format("did you mean '{}'?", *m));
-  return make_undefined(e.name, e.loc, std::move(notes));
+  auto info = std::make_shared<UndefinedInfo>();
+  info->cause = UndefinedInfo::Cause::kVariable;
+  info->path = e.name;
+  info->loc = e.loc;
+  return Value::undefined(std::move(info));
 }
 
 // ---------------------------------------------------------------- attributes and items
 
-namespace {
-
-std::string keys_note(const std::string& path, const Map& map) {
-  if (map.empty()) return fmt::format("'{}' is an empty map", path);
-  std::vector<std::string> keys;
-  for (const auto& [k, v] : map) {
-    if (keys.size() == 20) {
-      keys.push_back(fmt::format("... ({} more)", map.size() - 20));
-      break;
-    }
-    keys.push_back(k);
-  }
-  return fmt::format("'{}' has keys: {}", path, join(keys, ", "));
-}
-
-const char* const kLoopAttributes[] = {"index", "index0", "revindex", "revindex0", "first", "last", "length",
-                                       "depth", "depth0", "previtem", "nextitem", "cycle", "changed"};
-
-}  // namespace
-
-Value Renderer::get_attribute(const Value& object, std::string_view name, SourceLoc loc, const std::string& object_path) {
+Value Renderer::get_attribute(const Value& object, std::string_view name, SourceLoc loc, ObjectPath object_path) {
   require_defined(object, loc);
-  const std::string path = object_path + "." + std::string(name);
   switch (object.kind()) {
-    case Value::Kind::kMap: {
-      const Map& map = object.as_map();
-      if (const Value* v = map.find(name)) return *v;
-      std::vector<std::string> notes{keys_note(object_path, map)};
-      if (auto m = closest_match(name, map.keys())) notes.push_back(fmt::format("did you mean '{}'?", *m));
-      Value u = make_undefined(path, loc, std::move(notes));
-      if (object.origin().valid()) {
-        auto info = std::make_shared<UndefinedInfo>(u.as_undefined());
-        info->notes.push_back(fmt::format("'{}' comes from {}", object_path, env_.describe_loc(object.origin())));
-        return Value::undefined(std::move(info));
-      }
-      return u;
-    }
-    case Value::Kind::kNamespace: {
-      const NamespaceObject& ns = object.as_namespace();
-      if (const Value* v = ns.attrs.find(name)) return *v;
-      std::vector<std::string> notes;
-      if (!ns.module.empty()) {
-        notes.push_back(ns.attrs.empty() ? fmt::format("'{}' exports nothing", ns.module)
-                                         : fmt::format("'{}' exports: {}", ns.module, join(ns.attrs.keys(), ", ")));
-      } else {
-        notes.push_back(keys_note(object_path, ns.attrs));
-      }
-      if (auto m = closest_match(name, ns.attrs.keys())) notes.push_back(fmt::format("did you mean '{}'?", *m));
-      return make_undefined(path, loc, std::move(notes));
-    }
+    case Value::Kind::kMap:
+      if (const Value* v = object.as_map().find(name)) return *v;
+      break;
+    case Value::Kind::kNamespace:
+      if (const Value* v = object.as_namespace().attrs.find(name)) return *v;
+      break;
     case Value::Kind::kLoop: {
       const auto& st = *static_cast<const LoopState*>(object.object());
       const size_t n = st.items->size();
@@ -202,40 +266,34 @@ Value Renderer::get_attribute(const Value& object, std::string_view name, Source
       if (name == "depth0") return Value(int64_t{0});
       if (name == "previtem") {
         if (i > 0) return (*st.items)[i - 1];
-        return make_undefined(path, loc, {}, "there is no previous item ('loop.previtem' on the first iteration)");
+        return make_undefined("loop.previtem", loc, {}, "there is no previous item ('loop.previtem' on the first iteration)");
       }
       if (name == "nextitem") {
         if (i + 1 < n) return (*st.items)[i + 1];
-        return make_undefined(path, loc, {}, "there is no next item ('loop.nextitem' on the last iteration)");
+        return make_undefined("loop.nextitem", loc, {}, "there is no next item ('loop.nextitem' on the last iteration)");
       }
       if (name == "cycle" || name == "changed") {
-        return Value::callable(std::make_shared<LoopCallable>(object.shared_object(),
-                                                              name == "cycle"));
+        return Value::callable(std::make_shared<LoopCallable>(object.shared_object(), name == "cycle"));
       }
-      std::vector<std::string> attrs(std::begin(kLoopAttributes), std::end(kLoopAttributes));
-      std::vector<std::string> notes{fmt::format("the loop variable has: {}", join(attrs, ", "))};
-      if (auto m = closest_match(name, attrs)) notes.insert(notes.begin(), fmt::format("did you mean '{}'?", *m));
-      return make_undefined(path, loc, std::move(notes));
-    }
-    case Value::Kind::kList: {
-      std::vector<std::string> notes{fmt::format("'{}' is a list; use a filter such as `{} | length` or an index", object_path, object_path)};
-      return make_undefined(path, loc, std::move(notes));
+      break;
     }
     default:
-      return make_undefined(path, loc, {fmt::format("'{}' is {}, which has no attributes", object_path, a_type(object))});
+      break;
   }
+  return missing(UndefinedInfo::Cause::kAttribute, object, Value(name), loc, object_path);
 }
 
-Value Renderer::get_item(const Value& object, const Value& key, SourceLoc loc, const std::string& object_path) {
+Value Renderer::get_item(const Value& object, const Value& key, SourceLoc loc, ObjectPath object_path) {
   require_defined(object, loc);
   require_defined(key, loc);
-  const std::string path = object_path + "[" + python_repr(key) + "]";
   if (key.is_string() && (object.is_map() || object.is_namespace() || object.kind() == Value::Kind::kLoop)) {
+    if (object.is_map()) {
+      if (const Value* v = object.as_map().find(key.as_string())) return *v;
+      return missing(UndefinedInfo::Cause::kIndex, object, key, loc, object_path);
+    }
     Value v = get_attribute(object, key.as_string(), loc, object_path);
-    if (v.is_undefined() && v.object()) {
-      auto info = std::make_shared<UndefinedInfo>(v.as_undefined());
-      info->path = path;
-      return Value::undefined(std::move(info));
+    if (v.is_undefined() && v.object() && v.as_undefined().cause == UndefinedInfo::Cause::kAttribute) {
+      const_cast<UndefinedInfo&>(v.as_undefined()).cause = UndefinedInfo::Cause::kIndex;
     }
     return v;
   }
@@ -246,26 +304,22 @@ Value Renderer::get_item(const Value& object, const Value& key, SourceLoc loc, c
       const int64_t n = static_cast<int64_t>(items.size());
       if (i < 0) i += n;
       if (i >= 0 && i < n) return items[static_cast<size_t>(i)];
-      return make_undefined(path, loc, {fmt::format("'{}' has {} item{}", object_path, n, n == 1 ? "" : "s")});
-    }
-    const std::string& s = object.as_string();
-    const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-    if (ascii) {
-      const int64_t n = static_cast<int64_t>(s.size());
-      if (i < 0) i += n;
-      if (i >= 0 && i < n) return Value(std::string(1, s[static_cast<size_t>(i)]));
     } else {
-      const auto chars = utf8_chars(s);
-      const int64_t n = static_cast<int64_t>(chars.size());
-      if (i < 0) i += n;
-      if (i >= 0 && i < n) return Value(std::string(chars[static_cast<size_t>(i)]));
+      const std::string& s = object.as_string();
+      const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+      if (ascii) {
+        const int64_t n = static_cast<int64_t>(s.size());
+        if (i < 0) i += n;
+        if (i >= 0 && i < n) return Value(std::string(1, s[static_cast<size_t>(i)]));
+      } else {
+        const auto chars = utf8_chars(s);
+        const int64_t n = static_cast<int64_t>(chars.size());
+        if (i < 0) i += n;
+        if (i >= 0 && i < n) return Value(std::string(chars[static_cast<size_t>(i)]));
+      }
     }
-    return make_undefined(path, loc, {fmt::format("'{}' has {} characters", object_path, utf8_length(s))});
   }
-  if (object.is_map()) {
-    return make_undefined(path, loc, {fmt::format("map keys are strings, not {}", a_type(key))});
-  }
-  return make_undefined(path, loc, {fmt::format("cannot index {} with {}", a_type(object), a_type(key))});
+  return missing(UndefinedInfo::Cause::kIndex, object, key, loc, object_path);
 }
 
 Value Renderer::eval_slice(const SliceExpr& e, Frame& frame) {
@@ -323,11 +377,19 @@ Value Renderer::eval_slice(const SliceExpr& e, Frame& frame) {
 
 // ---------------------------------------------------------------- text
 
+namespace {
+void append_int(std::string& out, int64_t i) {
+  char buf[24];
+  const auto res = std::to_chars(buf, buf + sizeof buf, i);
+  out.append(buf, static_cast<size_t>(res.ptr - buf));
+}
+}  // namespace
+
 void Renderer::stringify(const Value& v, std::string& out, SourceLoc loc) {
   if (is_lenient_undefined(v)) return;
   switch (v.kind()) {
     case Value::Kind::kString: out += v.as_string(); return;
-    case Value::Kind::kInt: fmt::format_to(std::back_inserter(out), "{}", v.as_int()); return;
+    case Value::Kind::kInt: append_int(out, v.as_int()); return;
     case Value::Kind::kFloat: out += format_float(v.as_float()); return;
     case Value::Kind::kBool: out += v.as_bool() ? "true" : "false"; return;
     case Value::Kind::kNone: out += "None"; return;
@@ -346,7 +408,7 @@ void Renderer::print(const Value& v, std::string& out, SourceLoc loc, bool tuple
   if (is_lenient_undefined(v)) return;
   switch (v.kind()) {
     case Value::Kind::kString: out += v.as_string(); return;
-    case Value::Kind::kInt: fmt::format_to(std::back_inserter(out), "{}", v.as_int()); return;
+    case Value::Kind::kInt: append_int(out, v.as_int()); return;
     case Value::Kind::kFloat: out += format_float(v.as_float()); return;
     case Value::Kind::kBool: out += v.as_bool() ? "true" : "false"; return;
     case Value::Kind::kUndefined: fail_undefined(v, loc);
@@ -552,6 +614,33 @@ bool Renderer::compare(CompareOp op, const Value& a, const Value& b, SourceLoc l
 
 // ---------------------------------------------------------------- expressions
 
+const Value& Renderer::eval_ref(const Expr& e, Frame& frame, Value& scratch) {
+  switch (e.kind) {
+    case ExprKind::kConst: return static_cast<const ConstExpr&>(e).value;
+    case ExprKind::kName:
+      if (const Value* v = lookup(static_cast<const NameExpr&>(e).name, frame)) return *v;
+      break;
+    case ExprKind::kGetAttr: {
+      const auto& g = static_cast<const GetAttrExpr&>(e);
+      Value object_scratch;
+      const Value& object = eval_ref(*g.object, frame, object_scratch);
+      if (object.is_map()) {
+        if (const Value* v = object.as_map().find(g.attr)) {
+          if (&object != &object_scratch) return *v;  // lives in a scope or in the context
+          scratch = *v;
+          return scratch;
+        }
+      }
+      scratch = get_attribute(object, g.attr, g.loc, {g.object.get(), nullptr});
+      return scratch;
+    }
+    default:
+      break;
+  }
+  scratch = eval(e, frame);
+  return scratch;
+}
+
 Value Renderer::eval(const Expr& e, Frame& frame) {
   switch (e.kind) {
     case ExprKind::kConst: return static_cast<const ConstExpr&>(e).value;
@@ -577,17 +666,18 @@ Value Renderer::eval(const Expr& e, Frame& frame) {
     }
     case ExprKind::kGetAttr: {
       const auto& g = static_cast<const GetAttrExpr&>(e);
-      const Value object = eval(*g.object, frame);
+      Value scratch;
+      const Value& object = eval_ref(*g.object, frame, scratch);
       if (object.is_map()) {  // fast path
         if (const Value* v = object.as_map().find(g.attr)) return *v;
       }
-      return get_attribute(object, g.attr, g.loc, path_of(*g.object));
+      return get_attribute(object, g.attr, g.loc, {g.object.get(), nullptr});
     }
     case ExprKind::kGetItem: {
       const auto& g = static_cast<const GetItemExpr&>(e);
       const Value object = eval(*g.object, frame);
       const Value key = eval(*g.index, frame);
-      return get_item(object, key, g.loc, path_of(*g.object));
+      return get_item(object, key, g.loc, {g.object.get(), nullptr});
     }
     case ExprKind::kSlice: return eval_slice(static_cast<const SliceExpr&>(e), frame);
     case ExprKind::kUnary: {
@@ -635,7 +725,8 @@ Value Renderer::eval(const Expr& e, Frame& frame) {
     }
     case ExprKind::kCondExpr: {
       const auto& c = static_cast<const CondExpr&>(e);
-      const Value cond = eval(*c.cond, frame);
+      Value scratch;
+      const Value& cond = eval_ref(*c.cond, frame, scratch);
       require_truthiness(cond, c.cond->loc);
       if (truthy(cond)) return eval(*c.then_expr, frame);
       if (c.else_expr) return eval(*c.else_expr, frame);
@@ -645,6 +736,10 @@ Value Renderer::eval(const Expr& e, Frame& frame) {
     }
     case ExprKind::kFilter: {
       const auto& f = static_cast<const FilterExpr&>(e);
+      if (f.args.positional.empty() && f.args.keywords.empty()) {
+        Value scratch;
+        return eval_filter(f, eval_ref(*f.input, frame, scratch), frame);
+      }
       return eval_filter(f, eval(*f.input, frame), frame);
     }
     case ExprKind::kTest: {

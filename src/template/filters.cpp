@@ -8,6 +8,7 @@
 
 #include "template/callable.h"
 #include "template/env_impl.h"
+#include "template/unicode_case.h"
 #include "template/value_ops.h"
 
 namespace kforge::tmpl {
@@ -18,19 +19,37 @@ bool is_ascii_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= '\x1c' && c <= '\x1f');
 }
 char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c; }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = ascii_lower(c);
-  return s;
-}
-std::string upper(std::string s) {
-  for (char& c : s) c = ascii_upper(c);
-  return s;
+
+/// The items a for loop would visit, without copying a list.
+class Items {
+ public:
+  Items(const CallArgs& a, const Value& v) {
+    if (v.is_list()) {
+      list_ = &v.as_list();
+    } else {
+      owned_ = a.iterate(v);
+      list_ = &owned_;
+    }
+  }
+  const List& get() const { return *list_; }
+  auto begin() const { return list_->begin(); }
+  auto end() const { return list_->end(); }
+
+ private:
+  std::vector<Value> owned_;
+  const List* list_;
+};
+
+/// The input as text without copying it when it already is a string.
+std::string_view text_of(const CallArgs& a, const Value& v, std::string& buffer) {
+  if (v.is_string()) return v.as_string();
+  buffer = a.to_string(v);
+  return buffer;
 }
 
 /// Jinja's ignore_case postprocess: strings are compared lowercased.
-Value ignore_case(const Value& v) { return v.is_string() ? Value(lower(v.as_string())) : v; }
+Value ignore_case(const Value& v) { return v.is_string() ? Value(utf8_lower(v.as_string())) : v; }
 
 /// make_attrgetter: `attribute` may be none (the item itself), a dotted path, or an integer index.
 Value attr_of(const CallArgs& a, const Value& item, const Value& attribute) {
@@ -77,7 +96,7 @@ std::vector<std::string> splitlines(std::string_view s) {
   return lines;
 }
 
-std::string python_replace(const std::string& s, const std::string& old, const std::string& repl, int64_t count) {
+std::string python_replace(std::string_view s, std::string_view old, std::string_view repl, int64_t count) {
   std::string out;
   if (count < 0) count = std::numeric_limits<int64_t>::max();
   if (old.empty()) {
@@ -360,7 +379,7 @@ Value select_or_reject(const CallArgs& a, bool select, bool by_attribute) {
   }
   if (!a.kwargs().empty()) a.fail(fmt::format("unexpected keyword argument '{}'", a.kwargs()[0].first));
   List out;
-  for (const Value& item : a.iterate(a.input())) {
+  for (const Value& item : Items(a, a.input())) {
     const Value subject = by_attribute ? attr_of(a, item, attribute) : item;
     bool result;
     if (test) {
@@ -401,7 +420,7 @@ void register_builtin_filters(Environment& env) {
     const std::string sep = a.to_string(a[0]);
     std::string out;
     bool first = true;
-    for (const Value& item : a.iterate(a.input())) {
+    for (const Value& item : Items(a, a.input())) {
       if (!first) out += sep;
       first = false;
       out += a.to_string(attr_of(a, item, a[1]));
@@ -409,32 +428,43 @@ void register_builtin_filters(Environment& env) {
     return Value(std::move(out));
   });
 
-  env.register_filter("upper", {}, [](const CallArgs& a) -> Value { return Value(upper(a.to_string(a.input()))); });
-  env.register_filter("lower", {}, [](const CallArgs& a) -> Value { return Value(lower(a.to_string(a.input()))); });
+  env.register_filter("upper", {}, [](const CallArgs& a) -> Value {
+    std::string buffer;
+    return Value(utf8_upper(text_of(a, a.input(), buffer)));
+  });
+  env.register_filter("lower", {}, [](const CallArgs& a) -> Value {
+    std::string buffer;
+    return Value(utf8_lower(text_of(a, a.input(), buffer)));
+  });
   env.register_filter("capitalize", {}, [](const CallArgs& a) -> Value {
-    std::string s = lower(a.to_string(a.input()));
-    if (!s.empty()) s[0] = ascii_upper(s[0]);
-    return Value(std::move(s));
+    std::string buffer;
+    return Value(utf8_capitalize(text_of(a, a.input(), buffer)));
   });
   env.register_filter("title", {}, [](const CallArgs& a) -> Value {
     // Words start after '-', whitespace, '(', '{', '[' or '<' (Jinja's _word_beginning_split_re).
     const std::string s = a.to_string(a.input());
     std::string out;
     bool word_start = true;
-    for (char c : s) {
-      const bool sep = c == '-' || is_ascii_space(c) || c == '(' || c == '{' || c == '[' || c == '<';
+    size_t i = 0;
+    while (i < s.size()) {
+      const size_t begin = i;
+      const uint32_t cp = utf8_decode(s, i);
+      const bool sep = cp == '-' || (cp < 0x80 && is_ascii_space(static_cast<char>(cp))) || cp == '(' || cp == '{' ||
+                       cp == '[' || cp == '<';
       if (sep) {
-        out += c;
+        out.append(s, begin, i - begin);
         word_start = true;
       } else {
-        out += word_start ? ascii_upper(c) : ascii_lower(c);
+        out += word_start ? utf8_upper(std::string_view(s).substr(begin, i - begin))
+                          : utf8_lower(std::string_view(s).substr(begin, i - begin));
         word_start = false;
       }
     }
     return Value(std::move(out));
   });
   env.register_filter("trim", {{"chars", Value()}}, [](const CallArgs& a) -> Value {
-    const std::string s = a.to_string(a.input());
+    std::string buffer;
+    const std::string_view s = text_of(a, a.input(), buffer);
     size_t b = 0, e = s.size();
     if (a[0].is_none()) {
       while (b < e && is_ascii_space(s[b])) ++b;
@@ -452,7 +482,8 @@ void register_builtin_filters(Environment& env) {
       if (!a[2].is_int()) a.fail(fmt::format("'count' must be an integer, not {}", a_type(a[2])));
       count = a[2].as_int();
     }
-    return Value(python_replace(a.to_string(a.input()), a.to_string(a[0]), a.to_string(a[1]), count));
+    std::string b0, b1, b2;
+    return Value(python_replace(text_of(a, a.input(), b0), text_of(a, a[0], b1), text_of(a, a[1], b2), count));
   });
   env.register_filter("indent", {{"width", Value(4)}, {"first", Value(false)}, {"blank", Value(false)}},
                       [](const CallArgs& a) -> Value {
@@ -517,7 +548,7 @@ void register_builtin_filters(Environment& env) {
   env.register_filter("unique", {{"case_sensitive", Value(false)}, {"attribute", Value()}}, [](const CallArgs& a) -> Value {
     List out;
     List seen;
-    for (const Value& item : a.iterate(a.input())) {
+    for (const Value& item : Items(a, a.input())) {
       Value key = attr_of(a, item, a[1]);
       if (key.is_undefined()) a.to_string(key);
       if (!truthy(a[0])) key = ignore_case(key);
@@ -553,7 +584,7 @@ void register_builtin_filters(Environment& env) {
       }
     }
     if (attribute) {
-      for (const Value& item : a.iterate(a.input())) {
+      for (const Value& item : Items(a, a.input())) {
         Value v = attr_of(a, item, *attribute);
         if (v.is_undefined() && has_default) v = default_value;
         out.push_back(std::move(v));
@@ -563,7 +594,7 @@ void register_builtin_filters(Environment& env) {
     if (a.varargs().empty()) a.fail("'map' needs a filter name or attribute=");
     const std::string filter = a.to_string(a.varargs()[0]);
     const std::span<const Value> args = a.varargs().subspan(1);
-    for (const Value& item : a.iterate(a.input())) out.push_back(a.apply_filter(filter, item, args));
+    for (const Value& item : Items(a, a.input())) out.push_back(a.apply_filter(filter, item, args));
     return Value(std::move(out));
   });
   env.register_filter("select", Signature({}, true, true), [](const CallArgs& a) { return select_or_reject(a, true, false); });
@@ -639,7 +670,7 @@ void register_builtin_filters(Environment& env) {
                       [](const CallArgs& a) { return min_or_max(a, true); });
   env.register_filter("sum", {{"attribute", Value()}, {"start", Value(0)}}, [](const CallArgs& a) -> Value {
     Value total = a[1];
-    for (const Value& item : a.iterate(a.input())) {
+    for (const Value& item : Items(a, a.input())) {
       const Value x = attr_of(a, item, a[0]);
       if (x.is_undefined()) a.to_string(x);
       if (total.is_int() && x.is_int()) {

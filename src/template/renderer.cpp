@@ -23,6 +23,12 @@ class MacroCallable : public Callable {
     }
     return r.call_macro(node_, closure_, args, loc);
   }
+  void call_into(Renderer& r, EvaluatedArgs& args, SourceLoc loc, std::string& out) const override {
+    if (!*alive_) {
+      r.fail(loc, fmt::format("macro '{}' is called after the scope that defined it has ended", node_.name));
+    }
+    r.call_macro(node_, closure_, args, loc, &out);
+  }
 
  private:
   const MacroNode& node_;
@@ -30,6 +36,10 @@ class MacroCallable : public Callable {
   std::shared_ptr<bool> alive_;
   std::shared_ptr<const void> keep_;
 };
+
+void Callable::call_into(Renderer& renderer, EvaluatedArgs& args, SourceLoc loc, std::string& out) const {
+  renderer.print(call(renderer, args, loc), out, loc);
+}
 
 struct Renderer::ChainGuard {
   ChainGuard(Renderer& r, ChainEntry entry) : r_(r) {
@@ -58,23 +68,39 @@ bool Renderer::render(const TemplateImpl& tmpl, const Value& context) {
   }
 }
 
+namespace {
+/// Restores the renderer's notion of the current scope when a nested exec() returns or unwinds.
+struct CurrentFrameGuard {
+  const Frame*& slot;
+  const Frame* saved;
+  ~CurrentFrameGuard() { slot = saved; }
+};
+}  // namespace
+
 void Renderer::exec(const Body& body, Frame& frame) {
+  CurrentFrameGuard guard{current_frame_, current_frame_};
   for (const NodePtr& node : body) {
+    current_frame_ = &frame;
     switch (node->kind) {
       case NodeKind::kText:
         out_->append(static_cast<const TextNode&>(*node).text);
         break;
       case NodeKind::kOutput: {
         const Expr& e = *static_cast<const OutputNode&>(*node).expr;
-        const Value v = eval(e, frame);
-        print(v, *out_, e.loc, e.kind == ExprKind::kTuple);
+        if (e.kind == ExprKind::kCall && !static_cast<const CallExpr&>(e).resolved_function) {
+          print_call(static_cast<const CallExpr&>(e), frame);
+          break;
+        }
+        Value scratch;
+        print(eval_ref(e, frame, scratch), *out_, e.loc, e.kind == ExprKind::kTuple);
         break;
       }
       case NodeKind::kIf: {
         const auto& n = static_cast<const IfNode&>(*node);
         bool taken = false;
         for (const IfBranch& b : n.branches) {
-          const Value cond = eval(*b.cond, frame);
+          Value scratch;
+          const Value& cond = eval_ref(*b.cond, frame, scratch);
           require_truthiness(cond, b.cond->loc);
           if (truthy(cond)) {
             exec(b.body, frame);
@@ -314,20 +340,21 @@ void Renderer::exec_import(const Node& node, Frame& frame) {
 
 // ---------------------------------------------------------------- calls
 
-void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args, SourceLoc loc, CallArgs& out) {
+void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args, SourceLoc loc, BoundArgs& storage,
+                    CallArgs& out) {
   const Signature& sig = entry.signature;
   const size_t nparams = sig.params.size();
   out.renderer_ = &r;
   out.loc_ = loc;
-  out.params_.assign(nparams, Value());
   out.passed_mask_ = 0;
+  for (size_t i = 0; i < nparams; ++i) storage.params.emplace_back();
   bool ok = args.positional.size() <= nparams || sig.varargs;
   for (size_t i = 0; ok && i < args.positional.size(); ++i) {
     if (i < nparams) {
-      out.params_[i] = std::move(args.positional[i]);
+      storage.params[i] = std::move(args.positional[i]);
       out.passed_mask_ |= uint64_t{1} << i;
     } else {
-      out.varargs_.push_back(std::move(args.positional[i]));
+      storage.varargs.push_back(std::move(args.positional[i]));
     }
   }
   for (size_t k = 0; ok && k < args.keywords.size(); ++k) {
@@ -338,23 +365,28 @@ void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args,
     }
     if (index == nparams) {
       if (!sig.kwargs) ok = false;
-      else out.kwargs_.emplace_back(std::string(name), std::move(value));
+      else storage.kwargs.emplace_back(std::string(name), std::move(value));
       continue;
     }
     if ((out.passed_mask_ >> index) & 1) {
       ok = false;
       continue;
     }
-    out.params_[index] = std::move(value);
+    storage.params[index] = std::move(value);
     out.passed_mask_ |= uint64_t{1} << index;
   }
   for (size_t i = 0; ok && i < nparams; ++i) {
     if (!((out.passed_mask_ >> i) & 1)) {
       if (!sig.params[i].default_value) ok = false;
-      else out.params_[i] = *sig.params[i].default_value;
+      else storage.params[i] = *sig.params[i].default_value;
     }
   }
-  if (ok) return;
+  if (ok) {
+    out.params_ = storage.params;
+    out.varargs_ = storage.varargs;
+    out.kwargs_ = storage.kwargs;
+    return;
+  }
   // Re-derive the precise message with the shared checker.
   std::vector<std::pair<std::string_view, SourceLoc>> keywords;
   for (size_t k = 0; k < args.keywords.size(); ++k) {
@@ -378,9 +410,10 @@ Value Renderer::apply_filter(const BuiltinEntry& filter, const Value& input, Eva
   if (!filter.options.accepts_undefined) require_defined(input, loc);
   for (const Value& a : args.positional) require_defined(a, loc);
   for (const auto& [k, a] : args.keywords) require_defined(a, loc);
+  BoundArgs storage;
   CallArgs bound;
   bound.input_ = &input;
-  bind_arguments(*this, filter, args, loc, bound);
+  bind_arguments(*this, filter, args, loc, storage, bound);
   return filter.fn(bound);
 }
 
@@ -388,9 +421,10 @@ bool Renderer::apply_test(const BuiltinEntry& test, const Value& input, Evaluate
   if (!test.options.accepts_undefined) require_defined(input, loc);
   for (const Value& a : args.positional) require_defined(a, loc);
   for (const auto& [k, a] : args.keywords) require_defined(a, loc);
+  BoundArgs storage;
   CallArgs bound;
   bound.input_ = &input;
-  bind_arguments(*this, test, args, loc, bound);
+  bind_arguments(*this, test, args, loc, storage, bound);
   return test.test(bound);
 }
 
@@ -398,15 +432,18 @@ Value Renderer::call_function(const BuiltinEntry& fn, EvaluatedArgs& args, Sourc
   for (const Value& a : args.positional) require_defined(a, loc);
   for (const auto& [k, a] : args.keywords) require_defined(a, loc);
   static const Value kNone;
+  BoundArgs storage;
   CallArgs bound;
   bound.input_ = &kNone;
-  bind_arguments(*this, fn, args, loc, bound);
+  bind_arguments(*this, fn, args, loc, storage, bound);
   return fn.fn(bound);
 }
 
-Value Renderer::call_value(const Value& callee, EvaluatedArgs& args, SourceLoc loc, const std::string& callee_path) {
+Value Renderer::call_value(const Value& callee, EvaluatedArgs& args, SourceLoc loc, ObjectPath callee_path) {
   require_defined(callee, loc);
-  if (!callee.is_callable()) fail(loc, fmt::format("'{}' is {}, not a macro; it cannot be called", callee_path, a_type(callee)));
+  if (!callee.is_callable()) {
+    fail(loc, fmt::format("'{}' is {}, not a macro; it cannot be called", path_of(callee_path), a_type(callee)));
+  }
   return callee.as_callable().call(*this, args, loc);
 }
 
@@ -416,7 +453,23 @@ Value Renderer::eval_call(const CallExpr& e, Frame& frame) {
     eval_args(e.args, frame, args);
     return call_function(*e.resolved_function, args, e.loc);
   }
-  const Value callee = eval(*e.callee, frame);
+  const Value callee = eval_callee(e, frame);
+  eval_args(e.args, frame, args);
+  return call_value(callee, args, e.loc, {e.callee.get(), nullptr});
+}
+
+void Renderer::print_call(const CallExpr& e, Frame& frame) {
+  const Value callee = eval_callee(e, frame);
+  EvaluatedArgs args;
+  eval_args(e.args, frame, args);
+  if (!callee.is_callable()) {
+    call_value(callee, args, e.loc, {e.callee.get(), nullptr});  // reports the error
+  }
+  callee.as_callable().call_into(*this, args, e.loc, *out_);
+}
+
+Value Renderer::eval_callee(const CallExpr& e, Frame& frame) {
+  Value callee = eval(*e.callee, frame);
   if (callee.is_undefined() && e.callee->kind == ExprKind::kName) {
     const std::string& name = static_cast<const NameExpr&>(*e.callee).name;
     std::vector<std::string> candidates = env_.names(BuiltinEntry::Kind::kFunction);
@@ -425,21 +478,23 @@ Value Renderer::eval_call(const CallExpr& e, Frame& frame) {
     if (auto m = closest_match(name, candidates)) notes.push_back({SourceLoc{}, fmt::format("did you mean '{}'?", *m)});
     fail(e.loc, fmt::format("unknown function or macro '{}'", name), std::move(notes));
   }
-  eval_args(e.args, frame, args);
-  return call_value(callee, args, e.loc, path_of(*e.callee));
+  return callee;
 }
 
-Value Renderer::call_macro(const MacroNode& macro, Frame* closure, EvaluatedArgs& args, SourceLoc loc) {
+Value Renderer::call_macro(const MacroNode& macro, Frame* closure, EvaluatedArgs& args, SourceLoc loc,
+                           std::string* into) {
   const size_t nparams = macro.params.size();
-  const std::string what = fmt::format("macro '{}'", macro.name);
-  std::vector<int> bound(nparams, -1);  // index into positional (>= 0) or keywords (encoded below)
+  // Which keyword argument binds each parameter (-1: none); macros rarely have more than a few.
+  SmallVec<int, 8> bound;
+  for (size_t i = 0; i < nparams; ++i) bound.push_back(-1);
   Frame frame;
   frame.parent = closure;
   frame.tmpl = closure ? closure->tmpl : nullptr;
   auto problem = [&]() {
     std::vector<std::pair<std::string_view, SourceLoc>> keywords;
     for (size_t k = 0; k < args.keywords.size(); ++k) keywords.emplace_back(args.keywords[k].first, args.keyword_locs[k]);
-    if (auto p = check_arity(macro_signature(macro), args.positional.size(), keywords, what, macro.name)) {
+    if (auto p = check_arity(macro_signature(macro), args.positional.size(), keywords,
+                             fmt::format("macro '{}'", macro.name), macro.name)) {
       std::vector<DiagNote> notes;
       for (std::string& n : p->notes) notes.push_back({SourceLoc{}, std::move(n)});
       fail(p->loc.valid() ? p->loc : loc, std::move(p->message), std::move(notes));
@@ -472,7 +527,7 @@ Value Renderer::call_macro(const MacroNode& macro, Frame* closure, EvaluatedArgs
   ChainGuard guard(*this, {ChainEntry::Kind::kMacro, macro.name, loc});
   std::string result;
   std::string* saved = out_;
-  out_ = &result;
+  out_ = into ? into : &result;
   try {
     exec(macro.body, frame);
   } catch (...) {
@@ -480,6 +535,7 @@ Value Renderer::call_macro(const MacroNode& macro, Frame* closure, EvaluatedArgs
     throw;
   }
   out_ = saved;
+  if (into) return Value();
   return Value(std::move(result));
 }
 

@@ -17,6 +17,8 @@
 #include "template/ast.h"
 #include "template/callable.h"
 #include "template/env_impl.h"
+#include "template/small_vector.h"
+#include "template/value_ops.h"
 
 namespace kforge::tmpl {
 
@@ -25,7 +27,7 @@ struct Frame {
   const Map* context = nullptr;      // the render context, on the root frame of a rendered template
   bool include_boundary = false;     // `loop` of the includer is not visible through it (as in Jinja)
   const TemplateImpl* tmpl = nullptr;
-  std::vector<std::pair<std::string_view, Value>> vars;
+  SmallVec<std::pair<std::string_view, Value>, 6> vars;
   std::shared_ptr<bool> alive;       // created when a macro captures this frame; false once it is gone
 
   Frame() = default;
@@ -51,6 +53,20 @@ struct Frame {
       alive.reset();
     }
   }
+};
+
+/// Storage for the bound arguments a CallArgs views.
+struct BoundArgs {
+  SmallVec<Value, 6> params;
+  SmallVec<Value, 4> varargs;
+  std::vector<std::pair<std::string, Value>> kwargs;
+};
+
+/// How to name the object of an attribute or item access in messages: by its expression (the path is
+/// only built if needed) or by a ready-made path.
+struct ObjectPath {
+  const ast::Expr* expr = nullptr;
+  const std::string* text = nullptr;
 };
 
 struct RenderAbort {};
@@ -91,13 +107,16 @@ class Renderer {
   bool apply_test(const BuiltinEntry& test, const Value& input, EvaluatedArgs& args, SourceLoc loc);
   Value call_function(const BuiltinEntry& fn, EvaluatedArgs& args, SourceLoc loc);
   /// Attribute or key lookup; a missing one yields an undefined value described by `path`.
-  Value get_attribute(const Value& object, std::string_view name, SourceLoc loc, const std::string& object_path);
-  Value get_item(const Value& object, const Value& key, SourceLoc loc, const std::string& object_path);
-  Value call_value(const Value& callee, EvaluatedArgs& args, SourceLoc loc, const std::string& callee_path);
-  Value call_macro(const ast::MacroNode& macro, Frame* closure, EvaluatedArgs& args, SourceLoc loc);
+  Value get_attribute(const Value& object, std::string_view name, SourceLoc loc, ObjectPath object_path);
+  Value get_item(const Value& object, const Value& key, SourceLoc loc, ObjectPath object_path);
+  Value call_value(const Value& callee, EvaluatedArgs& args, SourceLoc loc, ObjectPath callee_path);
+  /// Calls a macro; its output is returned as a string, or appended to `into` (then none is returned).
+  Value call_macro(const ast::MacroNode& macro, Frame* closure, EvaluatedArgs& args, SourceLoc loc,
+                   std::string* into = nullptr);
   /// Iterates a value as `for` does (list items, map keys, string characters).
   std::vector<Value> iterate(const Value& v, SourceLoc loc, bool pairs_for_maps = false);
   Environment::Impl& env() { return env_; }
+  /// An undefined value that reports `reason` when consumed.
   Value make_undefined(std::string path, SourceLoc loc, std::vector<std::string> notes = {},
                        std::string reason = {});
 
@@ -117,24 +136,36 @@ class Renderer {
   std::shared_ptr<NamespaceObject> module_of(const TemplateImpl& tmpl, SourceLoc loc);
 
   Value eval(const ast::Expr& e, Frame& frame);
+  /// Like eval(), but names, constants and found attributes are returned by reference (no reference
+  /// count traffic); anything else is evaluated into `scratch`. The reference is only valid until the
+  /// next evaluation that may run template code (a macro call could rebind what it refers to).
+  const Value& eval_ref(const ast::Expr& e, Frame& frame, Value& scratch);
   Value eval_name(const ast::NameExpr& e, Frame& frame);
   Value eval_call(const ast::CallExpr& e, Frame& frame);
+  /// {{ f(...) }}: prints the call's result, letting macros render straight into the output.
+  void print_call(const ast::CallExpr& e, Frame& frame);
+  Value eval_callee(const ast::CallExpr& e, Frame& frame);
   Value eval_filter(const ast::FilterExpr& e, const Value& input, Frame& frame);
   void eval_args(const ast::ArgList& args, Frame& frame, EvaluatedArgs& out);
   Value eval_slice(const ast::SliceExpr& e, Frame& frame);
   const Value* lookup(std::string_view name, const Frame& frame) const;
   std::vector<std::string> visible_names(const Frame& frame) const;
   std::string path_of(const ast::Expr& e) const;
+  std::string path_of(ObjectPath p) const;
+  Value missing(UndefinedInfo::Cause cause, const Value& container, Value key, SourceLoc loc, ObjectPath object_path);
+  std::vector<DiagNote> undefined_notes(const UndefinedInfo& info, const std::string& object_path);
 
   struct ChainGuard;
   Environment::Impl& env_;
   std::string* out_;
   std::vector<ChainEntry> chain_;
+  const Frame* current_frame_ = nullptr;  // the scope of the statement being executed (for did-you-mean)
   std::vector<const TemplateImpl*> include_stack_;
   std::unordered_map<const TemplateImpl*, std::shared_ptr<NamespaceObject>> modules_;
 };
 
 /// Binds evaluated arguments to a signature (Python rules). Fails through the renderer.
-void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args, SourceLoc loc, CallArgs& out);
+void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args, SourceLoc loc, BoundArgs& storage,
+                    CallArgs& out);
 
 }  // namespace kforge::tmpl

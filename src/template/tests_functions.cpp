@@ -6,6 +6,7 @@
 
 #include "template/callable.h"
 #include "template/env_impl.h"
+#include "template/unicode_case.h"
 #include "template/value_ops.h"
 
 namespace kforge::tmpl {
@@ -51,16 +52,15 @@ int ordered(const CallArgs& a, const Value& x, const Value& y) {
   return *c;
 }
 
+/// Python's str.islower() / str.isupper(): at least one cased character and none of the other case.
 bool has_lower_or_upper(const std::string& s, bool want_lower) {
   bool cased = false;
-  for (char c : s) {
-    if (c >= 'a' && c <= 'z') {
-      if (!want_lower) return false;
-      cased = true;
-    } else if (c >= 'A' && c <= 'Z') {
-      if (want_lower) return false;
-      cased = true;
-    }
+  size_t i = 0;
+  while (i < s.size()) {
+    const uint32_t cp = utf8_decode(s, i);
+    const bool lower = is_lower_cp(cp), upper = is_upper_cp(cp);
+    if (want_lower ? upper : lower) return false;
+    cased = cased || lower || upper;
   }
   return cased;
 }

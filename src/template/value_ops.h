@@ -10,11 +10,27 @@
 
 namespace kforge::tmpl {
 
+namespace ast {
+struct Expr;
+}
+
+/// Why a value is undefined. Creating one is cheap (`x is defined` does it all the time); the text of
+/// the diagnostic (path, existing keys, did-you-mean) is only worked out if the value is consumed.
 struct UndefinedInfo {
-  std::string path;      // "op.attrs.alpha" or "xs[3]"
+  enum class Cause : uint8_t {
+    kPlain,      // `reason` (or `path`) says it all
+    kVariable,   // `path` is the variable name
+    kAttribute,  // `key` (a string) is missing in `container`
+    kIndex,      // `container[key]` does not exist
+  };
+  Cause cause = Cause::kPlain;
+  std::string path;                      // kPlain/kVariable; else the container's path when object_expr is null
+  const ast::Expr* object_expr = nullptr;  // the container's expression, to name it lazily
+  Value container;
+  Value key;
   SourceLoc loc;         // where it was looked up
-  std::string reason;    // set for special cases, e.g. "parameter 'b' was not provided"
-  std::vector<std::string> notes;  // "'op.attrs' has keys: ...", "did you mean ...?"
+  std::string reason;    // replaces "'path' is undefined" when set
+  std::vector<std::string> notes;  // extra notes
   /// Jinja's plain Undefined rather than StrictUndefined: what `a if c` yields when c is false (Jinja
   /// uses the lenient Undefined there whatever the environment says). Prints as '', is falsy,
   /// iterates as empty; anything else is still an error.

@@ -340,7 +340,6 @@ class KFORGE_NODISCARD Status {
   ~Status() { delete message_; }
 
   bool ok() const noexcept { return message_ == nullptr; }
-  explicit operator bool() const noexcept { return ok(); }
   // Empty for OK.
   const std::string& message() const {
     static const std::string kEmpty;

@@ -27,6 +27,7 @@ import tempfile
 from pathlib import Path
 
 GOLDEN_DIR = Path(__file__).resolve().parent
+TMP_ROOT = GOLDEN_DIR.parent / ".golden-tmp"
 SOURCE_ROOT = GOLDEN_DIR.parent.parent
 BUILTIN_TEMPLATES = SOURCE_ROOT / "templates"
 DIFF_LINE_CAP = 200
@@ -83,11 +84,18 @@ class Runner:
         self.case_dir = GOLDEN_DIR / case
         self.args = read_args(self.case_dir)
         self.uses_out = any(OUT_PLACEHOLDER in a for a in self.args)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f"kforge-golden-{case}-"))
+        # Output directories live in the source tree (tests/.golden-tmp/), so the paths that banners give
+        # relative to them ("../../../golden/<case>/ops.yaml") are the same on every machine and checkout.
+        TMP_ROOT.mkdir(exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"kforge-golden-{case}-", dir=TMP_ROOT))
         self.out_counter = 0
 
     def cleanup(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
+        try:
+            TMP_ROOT.rmdir()  # only when no other case is running
+        except OSError:
+            pass
 
     def fresh_out(self):
         self.out_counter += 1

@@ -2,7 +2,8 @@
 // The oracle half of tools/check-program and tests/e2e; see --help.
 #include <CLI/CLI.hpp>
 
-#include <chrono>
+#include <time.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <iostream>
@@ -23,6 +24,7 @@ constexpr const char* kParamPrefix = "param/";
 struct Options {
   std::string program;
   uint64_t seed = 1;
+  int64_t params_seed = -1;  // -1: seed + 1
   std::vector<std::string> shapes;
   std::string inputs;
   std::string write_inputs;
@@ -63,6 +65,12 @@ bool parse_shapes(const std::vector<std::string>& specs, std::map<std::string, s
     (*out)[spec.substr(0, eq)] = dims;
   }
   return true;
+}
+
+double thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
 }
 
 std::string format_number(double v) {
@@ -183,8 +191,20 @@ int run(const Options& opts) {
       if (nt.name.rfind(kParamPrefix, 0) == 0) params.push_back({nt.name.substr(6), nt.tensor});
     }
   } else {
+    for (const auto& [name, dims] : shapes) {
+      bool known = false;
+      for (const kforge::interp::TensorSlot& slot : interp->feeds()) known = known || slot.name == name;
+      if (!known) {
+        std::string names;
+        for (const kforge::interp::TensorSlot& slot : interp->feeds()) names += (names.empty() ? "" : ", ") + slot.name;
+        std::cerr << "kforge-interp: error: --shape " << name << ": the program has no input '" << name
+                  << "' (inputs: " << (names.empty() ? "none" : names) << ")\n";
+        return 2;
+      }
+    }
     kforge::Status s = kforge::interp::random_tensors(interp->feeds(), opts.seed, shapes, &feeds);
-    if (s.ok()) s = kforge::interp::random_tensors(interp->parameters(), opts.seed + 1, {}, &params);
+    if (s.ok()) s = kforge::interp::random_tensors(interp->parameters(),
+                                                          opts.params_seed < 0 ? opts.seed + 1 : static_cast<uint64_t>(opts.params_seed), {}, &params);
     if (!s.ok()) {
       std::cerr << "kforge-interp: error: " << s.message() << "\n";
       return 1;
@@ -228,10 +248,10 @@ int run(const Options& opts) {
     std::vector<bundle::NamedTensor> scratch;
     kforge::Status s;
     for (int i = 0; i < 3 && s.ok(); ++i) s = interp->run(feeds, params, &scratch);  // warm up
-    const auto start = std::chrono::steady_clock::now();
+    // CPU time of this thread: on a shared machine, time spent descheduled does not count.
+    const double start = thread_cpu_ns();
     for (int i = 0; i < opts.bench && s.ok(); ++i) s = interp->run(feeds, params, &scratch);
-    const double ns =
-        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / opts.bench;
+    const double ns = (thread_cpu_ns() - start) / opts.bench;
     if (!s.ok()) {
       std::cerr << s.message() << "\n";
       return 1;
@@ -251,6 +271,7 @@ int main(int argc, char** argv) {
   Options opts;
   app.add_option("PROGRAM", opts.program, "PIR JSON, PIR text or kforge program YAML");
   app.add_option("--seed", opts.seed, "Seed of the random inputs (parameters use seed + 1)")->default_val(1);
+  app.add_option("--params-seed", opts.params_seed, "Seed of the random parameters (default: seed + 1)");
   app.add_option("--shape", opts.shapes, "Shape of an input with dynamic dims: NAME=D0,D1,... (dynamic dims default to 1)")
       ->allow_extra_args(false);
   app.add_option("--inputs", opts.inputs, "Read inputs and parameters from this bundle instead of making random ones");

@@ -151,3 +151,22 @@ TEST_CASE("data formats from extensions and names") {
   CHECK(parse_data_format("json") == DataFormat::kJson);
   CHECK_FALSE(parse_data_format("xml").has_value());
 }
+
+TEST_CASE("JSON edge cases: later duplicate keys win in place, huge integers are errors") {
+  auto dup = load("d.json", R"({"a": 1, "b": 2, "a": 3})", DataFormat::kJson);
+  REQUIRE(dup->value);
+  CHECK(dup->value->as_map().keys() == std::vector<std::string>{"a", "b"});
+  CHECK(at(*dup->value, "a").as_int() == 3);
+
+  auto big = load("d.json", R"({"n": 18446744073709551615})", DataFormat::kJson);
+  CHECK_FALSE(big->value);
+  CHECK(big->diag_text.str().find("error: integer 18446744073709551615 does not fit in 64 bits") != std::string::npos);
+
+  auto array_root = load("d.json", "[1, 2]", DataFormat::kJson);
+  CHECK_FALSE(array_root->value);
+  CHECK(array_root->diag_text.str().find("must be an object at the top level") != std::string::npos);
+
+  auto truncated = load("d.json", "{\"a\": [1, 2", DataFormat::kJson);
+  CHECK_FALSE(truncated->value);
+  CHECK(truncated->diag_text.str().find("d.json:1:") == 0);
+}

@@ -137,3 +137,15 @@ TEST_CASE("op_compat: errors are located") {
         "   inputs : x\n"
         "            ^\n");
 }
+
+TEST_CASE("op_compat: an entry listing its own name as a backward op warns") {
+  // Found by fuzzing: the claim belongs to the entry being added.
+  Fixture f;
+  const OpCompat compat = f.load_compat(
+      "- op : foo\n"
+      "  backward : foo_grad, foo_grad, foo\n");
+  CHECK(compat.entries().size() == 1);
+  CHECK(f.diags.warning_count() == 2);
+  CHECK(f.messages().find("warning: backward op 'foo' is already listed by the op_compat entry of 'foo'") !=
+        std::string::npos);
+}

@@ -101,3 +101,15 @@ TEST_CASE("syntax errors and aliases are located errors") {
         " - *a\n"
         "   ^\n");
 }
+
+TEST_CASE("input on which yaml-cpp repeats an empty document ends with an error") {
+  // Found by fuzzing: yaml-cpp 0.7 returned the same empty document forever here.
+  Fixture f;
+  std::vector<YamlNode> docs;
+  const uint32_t file = f.sources.add_buffer("c.yaml", "    func: ftrl {dense -> dense}\n,  kernel :");
+  CHECK_FALSE(parse_yaml(f.sources, file, f.diags, docs));
+  CHECK(f.messages() ==
+        "c.yaml:2:1: error: invalid YAML: unexpected ','\n"
+        " ,  kernel :\n"
+        " ^\n");
+}

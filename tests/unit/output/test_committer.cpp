@@ -114,3 +114,14 @@ TEST_CASE("replacing a file keeps its permissions") {
   REQUIRE(commit_outputs(set, h.diags, h.stdout_text));
   CHECK((fs::status(tmp / "run.sh").permissions() & fs::perms::owner_exec) != fs::perms::none);
 }
+
+TEST_CASE("devices such as /dev/null are written in place, never replaced") {
+  Harness h;
+  OutputSet set;
+  set.add("/dev/null", "discarded\n");
+  CommitStats stats;
+  REQUIRE(commit_outputs(set, h.diags, h.stdout_text, &stats));
+  CHECK(stats.written == 1);
+  CHECK(fs::is_character_file("/dev/null"));
+  CHECK(h.diag_text.str().empty());
+}

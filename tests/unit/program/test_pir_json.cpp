@@ -480,6 +480,8 @@ TEST_CASE("json errors: attributes") {
         "p.json:4:67: error: unknown attribute kind '0.a_i33'; did you mean '0.a_i32'?");
   CHECK(first_line(attr_error(R"({"#": "0.a_i32", "D": 3000000000})")) ==
         "p.json:4:83: error: value 3000000000 does not fit in an int32 attribute");
+  CHECK(first_line(attr_error(R"({"#": "0.a_i64", "D": 9223372036854775808})")) ==
+        "p.json:4:83: error: integer 9223372036854775808 for the data of '0.a_i64' is too large");
   CHECK(first_line(attr_error(R"({"#": "0.a_i32", "D": 1.5})")) ==
         "p.json:4:83: error: expected an integer for the data of '0.a_i32', got a number");
   CHECK(first_line(attr_error(R"({"#": "0.a_f32", "VD": "Infinity"})")) ==

@@ -249,6 +249,30 @@ TEST_CASE("text: the current while form infers argument and result types") {
   CHECK(p.op(body.ops[0]).operands[0] == body.args[0]);
 }
 
+TEST_CASE("text: a while with no inputs") {
+  Program p = text_program(R"({
+    (%0) = "pd_op.data" () {name:"c"} : () -> tensor<b>
+    () = "pd_op.while" (cond=%0, inputs=) { 
+    ^
+        () = "cf.yield" (%0) {} : (tensor<b>) ->
+    }
+})");
+  const Op& w = p.op(p.top_level_ops()[1]);
+  CHECK(w.operands.size() == 1);
+  CHECK(w.results.empty());
+  CHECK(p.block(w.regions.at(0).blocks.at(0)).ops.size() == 1);
+  // An empty body still reads as a body, not as an attribute map.
+  CHECK(text_program(p.dump()).dump() == p.dump());
+  CHECK(p.dump() ==
+        "{\n"
+        "    (%0) = \"pd_op.data\" () {name:\"c\"} : () -> tensor<b>\n"
+        "    () = \"pd_op.while\" (cond=%0, inputs=) {\n"
+        "        ^\n"
+        "        () = \"cf.yield\" (%0) {} : (tensor<b>) -> \n"
+        "    }\n"
+        "}\n");
+}
+
 TEST_CASE("text: block arguments first printed where used, and ^kw keyword arguments") {
   Program p = text_program(R"({
     () = "test.region" () {} : () ->

@@ -175,6 +175,18 @@ TEST_CASE("statements behave as in Jinja2", "[template][render][statements]") {
   check_table(std::begin(kStatementCases), std::end(kStatementCases));
 }
 
+TEST_CASE("case filters convert non-ASCII letters like Python", "[template][render][filters]") {
+  testing::Fixture f;
+  // Expected values from Python's str.upper() / lower() / capitalize().
+  CHECK(f.render("{{ '\u00e9t\u00c9 \u00e0 la' | upper }}|{{ '\u00e9t\u00c9' | lower }}|{{ '\u00e9t\u00c9' | capitalize }}") ==
+        "\xC3\x89T\xC3\x89 \xC3\x80 LA|\xC3\xA9t\xC3\xA9|\xC3\x89t\xC3\xA9");
+  CHECK(f.render("{{ '\u03a3\u03af\u03c3\u03c5\u03c6\u03bf\u03c2' | upper }}") ==
+        "\xCE\xA3\xCE\x8A\xCE\xA3\xCE\xA5\xCE\xA6\xCE\x9F\xCE\xA3");  // ΣΊΣΥΦΟΣ
+  CHECK(f.render("{{ '\u043f\u0440\u0438 \u041c\u0438\u0440' | title }}") ==
+        "\xD0\x9F\xD1\x80\xD0\xB8 \xD0\x9C\xD0\xB8\xD1\x80");  // При Мир
+  CHECK(f.render("{{ 'stra\u00dfe' | upper }} {{ '\u00e9' is lower }} {{ '\u00c9' is upper }}") == "STRASSE true true");
+}
+
 // ---- deliberate deviations (templates-and-build.md §1.4) ----
 
 TEST_CASE("booleans print as true/false, also through ~, join and string", "[template][render][deviation]") {

@@ -1,0 +1,270 @@
+#include "codegen/cpp_text.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <vector>
+
+namespace kforge::codegen {
+
+namespace {
+
+bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+const std::set<std::string>& cpp_keywords() {
+  static const std::set<std::string> keywords = {
+      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
+      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
+      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
+      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
+      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
+      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
+  return keywords;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) {
+    if (!out.empty()) out += ", ";
+    out += item;
+  }
+  return out;
+}
+
+std::string scalar_literal(const passes::ScalarConstant& s, std::string* why, bool* ok) {
+  const std::optional<std::string> dtype = runtime_dtype(s.dtype);
+  if (!dtype) {
+    *why = "a Scalar of dtype " + std::string(ir::dtype_name(s.dtype));
+    *ok = false;
+    return "";
+  }
+  if (s.dtype == ir::DataType::kBool) return s.int_value != 0 ? "kforge::Scalar(true)" : "kforge::Scalar(false)";
+  if (s.is_floating) return "kforge::Scalar(" + cpp_double(s.float_value) + ").with_dtype(" + *dtype + ")";
+  return "kforge::Scalar(int64_t{" + std::to_string(s.int_value) + "}).with_dtype(" + *dtype + ")";
+}
+
+}  // namespace
+
+std::string cpp_identifier(std::string_view text) {
+  std::string out;
+  for (char c : text) out += is_alpha(c) || is_digit(c) || c == '_' ? c : '_';
+  if (out.empty() || is_digit(out[0])) out.insert(out.begin(), '_');
+  if (cpp_keywords().count(out) != 0) out += '_';
+  return out;
+}
+
+std::string IdentifierScope::take(std::string_view text) {
+  const std::string base = cpp_identifier(text);
+  std::string name = base;
+  for (int n = 2; used_.count(name) != 0; ++n) name = base + "_" + std::to_string(n);
+  used_.insert(name);
+  return name;
+}
+
+std::string cpp_string(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\{:03o}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string cpp_double(double value) {
+  if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value)) return value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text;
+}
+
+std::string cpp_float(float value) {
+  if (std::isnan(value)) return "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(value)) return value > 0 ? "std::numeric_limits<float>::infinity()" : "-std::numeric_limits<float>::infinity()";
+  std::string text = fmt::format("{}", value);
+  if (text.find_first_of(".e") == std::string::npos) text += ".0";
+  return text + "f";
+}
+
+std::optional<std::string> runtime_dtype(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::kUndefined: return "kforge::DataType::kUndefined";
+    case ir::DataType::kBool: return "kforge::DataType::kBool";
+    case ir::DataType::kInt8: return "kforge::DataType::kInt8";
+    case ir::DataType::kUInt8: return "kforge::DataType::kUInt8";
+    case ir::DataType::kInt16: return "kforge::DataType::kInt16";
+    case ir::DataType::kInt32: return "kforge::DataType::kInt32";
+    case ir::DataType::kInt64: return "kforge::DataType::kInt64";
+    case ir::DataType::kFloat16: return "kforge::DataType::kFloat16";
+    case ir::DataType::kBFloat16: return "kforge::DataType::kBFloat16";
+    case ir::DataType::kFloat32: return "kforge::DataType::kFloat32";
+    case ir::DataType::kFloat64: return "kforge::DataType::kFloat64";
+    case ir::DataType::kComplex64: return "kforge::DataType::kComplex64";
+    case ir::DataType::kComplex128: return "kforge::DataType::kComplex128";
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::string> element_type(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::kBool: return "bool";
+    case ir::DataType::kInt8: return "int8_t";
+    case ir::DataType::kUInt8: return "uint8_t";
+    case ir::DataType::kInt16: return "int16_t";
+    case ir::DataType::kInt32: return "int32_t";
+    case ir::DataType::kInt64: return "int64_t";
+    case ir::DataType::kFloat32: return "float";
+    case ir::DataType::kFloat64: return "double";
+    default: return std::nullopt;
+  }
+}
+
+std::string param_type(opdef::ArgType type, bool optional) {
+  using opdef::ArgType;
+  switch (type) {
+    case ArgType::kTensor: return optional ? "const kforge::Tensor*" : "const kforge::Tensor&";
+    case ArgType::kTensorList: return "kforge::TensorList";
+    case ArgType::kInt:
+    case ArgType::kInt32: return "int";
+    case ArgType::kInt64: return "int64_t";
+    case ArgType::kLong: return "long";
+    case ArgType::kSizeT: return "size_t";
+    case ArgType::kFloat: return "float";
+    case ArgType::kDouble: return "double";
+    case ArgType::kBool: return "bool";
+    case ArgType::kDataType: return "kforge::DataType";
+    case ArgType::kDataLayout: return "kforge::DataLayout";
+    case ArgType::kPlace: return "const kforge::Place&";
+    default: return "const " + constant_type(type) + "&";
+  }
+}
+
+bool is_inline_constant(opdef::ArgType type) {
+  using opdef::ArgType;
+  switch (type) {
+    case ArgType::kInt:
+    case ArgType::kInt32:
+    case ArgType::kInt64:
+    case ArgType::kLong:
+    case ArgType::kSizeT:
+    case ArgType::kFloat:
+    case ArgType::kDouble:
+    case ArgType::kBool:
+    case ArgType::kDataType:
+    case ArgType::kDataLayout:
+    case ArgType::kPlace: return true;
+    default: return false;
+  }
+}
+
+std::string constant_type(opdef::ArgType type) {
+  using opdef::ArgType;
+  switch (type) {
+    case ArgType::kStr: return "std::string";
+    case ArgType::kIntList: return "std::vector<int>";
+    case ArgType::kInt64List: return "std::vector<int64_t>";
+    case ArgType::kFloatList: return "std::vector<float>";
+    case ArgType::kDoubleList: return "std::vector<double>";
+    case ArgType::kBoolList: return "std::vector<bool>";
+    case ArgType::kStrList: return "std::vector<std::string>";
+    case ArgType::kIntArray: return "kforge::IntArray";
+    case ArgType::kScalarList: return "std::vector<kforge::Scalar>";
+    case ArgType::kScalar:
+    case ArgType::kScalarBool:
+    case ArgType::kScalarInt:
+    case ArgType::kScalarInt64:
+    case ArgType::kScalarFloat:
+    case ArgType::kScalarDouble: return "kforge::Scalar";
+    default: return std::string(param_type(type, false));
+  }
+}
+
+std::optional<std::string> constant_literal(const passes::AttrConstant& c, std::string* why) {
+  using opdef::ArgType;
+  std::vector<std::string> items;
+  bool ok = true;
+  switch (c.type) {
+    case ArgType::kBool: return std::string(c.bool_value ? "true" : "false");
+    case ArgType::kInt:
+    case ArgType::kInt32: return std::to_string(c.int_value);
+    case ArgType::kInt64: return "int64_t{" + std::to_string(c.int_value) + "}";
+    case ArgType::kLong: return std::to_string(c.int_value) + "L";
+    case ArgType::kSizeT: return "size_t{" + std::to_string(c.int_value) + "}";
+    case ArgType::kFloat: return cpp_float(static_cast<float>(c.float_value));
+    case ArgType::kDouble: return cpp_double(c.float_value);
+    case ArgType::kStr: return cpp_string(c.string_value);
+    case ArgType::kIntList:
+    case ArgType::kInt64List:
+    case ArgType::kIntArray:
+      for (int64_t v : c.ints) items.push_back(std::to_string(v));
+      return "{" + join(items) + "}";
+    case ArgType::kFloatList:
+      for (double v : c.floats) items.push_back(cpp_float(static_cast<float>(v)));
+      return "{" + join(items) + "}";
+    case ArgType::kDoubleList:
+      for (double v : c.floats) items.push_back(cpp_double(v));
+      return "{" + join(items) + "}";
+    case ArgType::kBoolList:
+      for (bool v : c.bools) items.push_back(v ? "true" : "false");
+      return "{" + join(items) + "}";
+    case ArgType::kStrList:
+      for (const std::string& v : c.strings) items.push_back(cpp_string(v));
+      return "{" + join(items) + "}";
+    case ArgType::kScalar:
+    case ArgType::kScalarBool:
+    case ArgType::kScalarInt:
+    case ArgType::kScalarInt64:
+    case ArgType::kScalarFloat:
+    case ArgType::kScalarDouble: {
+      std::string text = scalar_literal(c.scalar, why, &ok);
+      if (!ok) return std::nullopt;
+      return text;
+    }
+    case ArgType::kScalarList:
+      for (const passes::ScalarConstant& s : c.scalars) {
+        items.push_back(scalar_literal(s, why, &ok));
+        if (!ok) return std::nullopt;
+      }
+      return "{" + join(items) + "}";
+    case ArgType::kDataType: {
+      std::optional<std::string> d = runtime_dtype(c.dtype);
+      if (!d) *why = "the data type " + std::string(ir::dtype_name(c.dtype));
+      return d;
+    }
+    case ArgType::kDataLayout:
+      switch (c.layout) {
+        case ir::DataLayout::kUndefined: return std::string("kforge::DataLayout::kUndefined");
+        case ir::DataLayout::kNCHW: return std::string("kforge::DataLayout::kNCHW");
+        case ir::DataLayout::kNHWC: return std::string("kforge::DataLayout::kNHWC");
+        default: *why = "the layout " + std::string(ir::layout_name(c.layout)); return std::nullopt;
+      }
+    case ArgType::kPlace:
+      switch (c.place.type) {
+        case ir::AllocationType::kUndefined: return std::string("kforge::Place{}");
+        case ir::AllocationType::kCpu: return std::string("kforge::CPUPlace()");
+        case ir::AllocationType::kGpu: return "kforge::GPUPlace(" + std::to_string(c.place.device_id) + ")";
+        default: *why = "the place " + ir::place_to_string(c.place); return std::nullopt;
+      }
+    case ArgType::kTensor:
+    case ArgType::kTensorList: break;
+  }
+  *why = "a tensor argument as a constant";
+  return std::nullopt;
+}
+
+}  // namespace kforge::codegen

@@ -1,0 +1,59 @@
+// C++ spellings that generated code needs: identifiers, string and number literals, runtime type names,
+// the calling convention's parameter types (docs/calling-convention.md) and typed attribute constants.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "opdef/types.h"
+#include "passes/lowered_program.h"
+#include "program/dtype.h"
+
+namespace kforge::codegen {
+
+/// A valid C++ identifier for `text`: other characters become '_', a leading digit gets a '_' prefix, a
+/// keyword a '_' suffix ("fc_0.w_0" -> "fc_0_w_0").
+std::string cpp_identifier(std::string_view text);
+
+/// Identifiers unique within one scope: `take("x")` gives "x", the next `take("x")` "x_2", and a name in
+/// `reserved` is never given out as is.
+class IdentifierScope {
+ public:
+  explicit IdentifierScope(std::set<std::string> reserved = {}) : used_(std::move(reserved)) {}
+  std::string take(std::string_view text);
+
+ private:
+  std::set<std::string> used_;
+};
+
+/// A C++ string literal with escapes: "NCHW" -> "\"NCHW\"".
+std::string cpp_string(std::string_view text);
+
+/// Shortest round-trip literals: 0.5 -> "0.5", 1 -> "1.0", 1e-05 -> "1e-05"; as float: "1e-05f". Infinities
+/// and NaN spell std::numeric_limits (the file must include <limits>).
+std::string cpp_double(double value);
+std::string cpp_float(float value);
+
+/// The runtime's enumerator: "kforge::DataType::kFloat32"; nullopt for dtypes the runtime has no name for
+/// (uint16/32/64, float8, pstring).
+std::optional<std::string> runtime_dtype(ir::DataType dtype);
+/// The C++ element type of a dtype ("float", "int64_t", "bool"); nullopt for float16, bfloat16, complex.
+std::optional<std::string> element_type(ir::DataType dtype);
+
+/// The parameter type of an argument of op YAML type `type` (Tensor types: `optional` picks the pointer).
+std::string param_type(opdef::ArgType type, bool optional);
+
+/// Whether a constant of this type is passed inline (a number, bool, enum) rather than named at namespace
+/// scope (strings, lists, IntArray, Scalar, which the kernels take by reference and which would otherwise
+/// be rebuilt on every call).
+bool is_inline_constant(opdef::ArgType type);
+/// The declared type of a named constant ("std::vector<int>", "kforge::IntArray", ...).
+std::string constant_type(opdef::ArgType type);
+
+/// The C++ expression of an attribute constant, or nullopt (with `why`) when the runtime cannot express it.
+std::optional<std::string> constant_literal(const passes::AttrConstant& constant, std::string* why);
+
+}  // namespace kforge::codegen

@@ -1,0 +1,93 @@
+#include "codegen/op_api_size_expr.h"
+
+namespace kforge::codegen {
+
+namespace {
+
+bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/// Reads `.member()` at `i` (spaces allowed around the tokens); returns the member name and moves `i`
+/// past the ')' or returns "" and leaves `i`.
+std::string_view read_member_call(std::string_view text, size_t& i) {
+  size_t j = i;
+  auto skip = [&] {
+    while (j < text.size() && text[j] == ' ') ++j;
+  };
+  skip();
+  if (j >= text.size() || text[j] != '.') return {};
+  ++j;
+  skip();
+  const size_t begin = j;
+  while (j < text.size() && is_ident_char(text[j])) ++j;
+  const std::string_view name = text.substr(begin, j - begin);
+  skip();
+  if (name.empty() || j >= text.size() || text[j] != '(') return {};
+  ++j;
+  skip();
+  if (j >= text.size() || text[j] != ')') return {};
+  i = j + 1;
+  return name;
+}
+
+}  // namespace
+
+std::optional<std::string> translate_size_expression(std::string_view expr, const opdef::Op& op, std::string* why) {
+  std::string out;
+  size_t i = 0;
+  while (i < expr.size()) {
+    const char c = expr[i];
+    if (is_digit(c)) {
+      while (i < expr.size() && (is_ident_char(expr[i]) || expr[i] == '.')) out += expr[i++];
+      continue;
+    }
+    if (!is_ident_start(c)) {
+      if (std::string_view(" +-*/%()[]?:<>=!&|").find(c) == std::string_view::npos) {
+        *why = "'" + std::string(1, c) + "' is not supported";
+        return std::nullopt;
+      }
+      out += c;
+      ++i;
+      continue;
+    }
+    const size_t begin = i;
+    while (i < expr.size() && is_ident_char(expr[i])) ++i;
+    const std::string name(expr.substr(begin, i - begin));
+    size_t after = i;
+    const std::string_view member = read_member_call(expr, after);
+    if (const opdef::Input* in = op.find_input(name)) {
+      if (in->is_list() && member == "size") {
+        out += name + ".size";
+      } else if (!in->is_list() && member == "dims") {
+        out += "kforge_dims(" + name + ")";
+        size_t after_size = after;
+        if (read_member_call(expr, after_size) == "size") {  // input.dims().size()
+          out += ".size()";
+          after = after_size;
+        }
+      } else {
+        *why = "'" + name + (member.empty() ? "" : "." + std::string(member) + "()") +
+               "' cannot be translated (only LIST.size() and TENSOR.dims() can)";
+        return std::nullopt;
+      }
+      i = after;
+    } else if (op.find_attribute(name) != nullptr) {
+      if (!member.empty() && member != "size") {
+        *why = "'" + name + "." + std::string(member) + "()' cannot be translated";
+        return std::nullopt;
+      }
+      out += name;
+      if (!member.empty()) out += ".size()";
+      i = after;
+    } else if (name == "true" || name == "false") {
+      out += name;
+    } else {
+      *why = "'" + name + "' is not an argument of the op";
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+}  // namespace kforge::codegen

@@ -1,0 +1,58 @@
+#include "codegen/program_codegen.h"
+
+#include "output/banner.h"
+#include "output/file_io.h"
+
+namespace kforge::codegen {
+
+namespace {
+
+std::string join_path(const std::string& dir, const std::string& file) {
+  if (dir.empty()) return file;
+  return dir.back() == '/' ? dir + file : dir + "/" + file;
+}
+
+std::string banner_for(const ProgramFilesOptions& options, const std::string& path) {
+  BannerInfo info;
+  info.tool_version = options.tool_version;
+  info.version_stamp = options.version_stamp;
+  info.inputs = options.banner_inputs;
+  info.output_path = path;
+  return make_banner(info);
+}
+
+}  // namespace
+
+bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environment& env,
+                            const ProgramFilesOptions& options, OutputSet& outputs) {
+  DiagnosticEngine& diags = env.diags();
+  std::optional<tmpl::Value> ctx = build_program_context(program, env.sources(), options.codegen, diags);
+  const tmpl::Template* header = env.load("program/program.h.j2");
+  const tmpl::Template* source = env.load("program/program.cc.j2");
+  std::optional<std::string> runtime_path = env.resolve(kRuntimeHeaderTemplate);
+  std::optional<std::string> runtime;
+  if (!runtime_path) {
+    diags.error({}, std::string("cannot find the runtime header '") + kRuntimeHeaderTemplate + "' on the template search path");
+  } else if (!(runtime = read_file_bytes(*runtime_path))) {
+    diags.error({}, "cannot read '" + *runtime_path + "'");
+  }
+  if (!ctx || header == nullptr || source == nullptr || !runtime) return false;
+
+  const std::string& dir = options.codegen.output_dir;
+  const std::string name = options.codegen.class_name;
+  std::string h_text, cc_text;
+  if (!env.render(*header, *ctx, h_text) || !env.render(*source, *ctx, cc_text)) return false;
+  const std::string h_path = join_path(dir, name + ".h");
+  const std::string cc_path = join_path(dir, name + ".cc");
+  const std::string rt_path = join_path(dir, "kforge_runtime.h");
+  bool ok = outputs.add(h_path, banner_for(options, h_path) + h_text);
+  ok = outputs.add(cc_path, banner_for(options, cc_path) + cc_text) && ok;
+  ok = outputs.add(rt_path, banner_for(options, rt_path) + *runtime) && ok;
+  if (!ok) {
+    diags.error({}, "--name '" + name + "' makes two outputs with the same path");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace kforge::codegen

@@ -1,0 +1,31 @@
+// Renders a LoweredProgram into the files of `kforge compile --target cpu`: DIR/NAME.h, DIR/NAME.cc and
+// DIR/kforge_runtime.h, each with the banner, into an OutputSet (nothing touches the disk here).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/program_context.h"
+#include "output/output_set.h"
+#include "passes/lowered_program.h"
+#include "support/diagnostics.h"
+#include "template/environment.h"
+
+namespace kforge::codegen {
+
+struct ProgramFilesOptions {
+  ProgramCodegenOptions codegen;
+  std::vector<std::string> banner_inputs;  // every input file, as the user spelled it
+  std::string tool_version;
+  bool version_stamp = true;
+};
+
+/// Loads program/program.h.j2, program/program.cc.j2 and runtime/kforge_runtime.h through `env`'s search
+/// path, renders them and adds the three files to `outputs`. Returns false after reporting errors.
+bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environment& env,
+                            const ProgramFilesOptions& options, OutputSet& outputs);
+
+/// The runtime header's path on the template search path.
+inline constexpr const char* kRuntimeHeaderTemplate = "runtime/kforge_runtime.h";
+
+}  // namespace kforge::codegen

@@ -1,0 +1,134 @@
+#include "driver/compile_command.h"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "codegen/cpp_text.h"
+#include "codegen/program_codegen.h"
+#include "driver/template_search_path.h"
+#include "opdef/op_compat.h"
+#include "opdef/op_loader.h"
+#include "passes/lower.h"
+#include "passes/op_set.h"
+#include "program/program_reader.h"
+#include "template/codegen_filters.h"
+#include "template/environment.h"
+
+namespace kforge::driver {
+
+namespace {
+
+struct CompileOptions {
+  std::string program;
+  std::vector<std::string> ops;
+  std::string op_compat;
+  std::string output_dir;
+  std::string name;
+  std::string target = "cpu";
+  bool trace_hooks = false;
+  bool dump_lowered = false;
+  OutputOptions out;
+};
+
+constexpr const char* kCompileFooter = R"(Examples:
+  Compile a Paddle inference program against the reference kernels:
+    kforge compile inference.json --ops examples/kernels/ops.yaml \
+        --op-compat examples/kernels/op_compat.yaml -o gen --name resnet --target cpu
+
+  Check in the generated files and fail CI when they are stale:
+    kforge compile model.yaml --ops ops.yaml -o src/gen --name model --check
+
+Writes DIR/NAME.h, DIR/NAME.cc and DIR/kforge_runtime.h: a class NAME whose run() checks its inputs and calls
+the kernels of the op YAML (`kernel: func:`) one after the other, with no executor and, for static shapes,
+one workspace planned at generation time and no allocation per call. Build NAME.cc with your kernel library
+(examples/kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
+(.yaml). Every op must have a kernel: an op without one is an error at its place in PROGRAM.
+)";
+
+int run_compile(const CompileOptions& opts) {
+  if (opts.target != "cpu") {
+    return usage_error("compile", "--target " + opts.target + " is not supported yet; use --target cpu");
+  }
+  Session session(opts.out);
+  DiagnosticEngine& diags = session.diags();
+  OutputSet outputs;
+  OutputRequest request;
+
+  opdef::OpLoader loader(session.sources(), diags);
+  for (const std::string& path : opts.ops) loader.add_file(path);
+  const opdef::OpLibrary library = std::move(loader).finish();
+  opdef::OpCompat compat;
+  if (!opts.op_compat.empty()) compat = opdef::load_op_compat(opts.op_compat, session.sources(), diags);
+  std::optional<ir::Program> program = ir::read_program_file(session.sources(), opts.program, diags);
+
+  request.dependencies.push_back(opts.program);
+  request.dependencies.insert(request.dependencies.end(), opts.ops.begin(), opts.ops.end());
+  if (!opts.op_compat.empty()) request.dependencies.push_back(opts.op_compat);
+  if (!program || diags.has_errors()) return finish_outputs(opts.out, outputs, request, session);
+
+  const passes::OpSet op_set(library, opts.op_compat.empty() ? nullptr : &compat, diags);
+  if (diags.has_errors()) return finish_outputs(opts.out, outputs, request, session);
+  std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags);
+  if (!lowered) return finish_outputs(opts.out, outputs, request, session);
+  if (opts.dump_lowered) std::cerr << lowered->dump();
+
+  tmpl::Environment env(session.sources(), diags);
+  for (const std::string& dir : template_search_path(opts.out.template_dirs, {})) env.add_search_dir(dir);
+  tmpl::register_codegen_filters(env);
+
+  codegen::ProgramFilesOptions files;
+  files.codegen.class_name = opts.name.empty() ? codegen::cpp_identifier(lowered->name) : opts.name;
+  files.codegen.program_path = opts.program;
+  files.codegen.output_dir = opts.output_dir;
+  files.codegen.trace_hooks = opts.trace_hooks;
+  files.banner_inputs = {opts.program};
+  files.banner_inputs.insert(files.banner_inputs.end(), opts.ops.begin(), opts.ops.end());
+  if (!opts.op_compat.empty()) files.banner_inputs.push_back(opts.op_compat);
+  files.tool_version = std::string(kforge_version());
+  files.version_stamp = !opts.out.no_version_stamp;
+  codegen::generate_program_files(*lowered, env, files, outputs);
+
+  const std::vector<std::string>& loaded = env.loaded_files();
+  request.dependencies.insert(request.dependencies.end(), loaded.begin(), loaded.end());
+  if (std::optional<std::string> runtime = env.resolve(codegen::kRuntimeHeaderTemplate)) {
+    request.dependencies.push_back(*runtime);
+  }
+  return finish_outputs(opts.out, outputs, request, session);
+}
+
+}  // namespace
+
+void register_compile_command(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<CompileOptions>();
+  CLI::App* cmd = app.add_subcommand("compile", "Compile a program into a straight-line C++ dispatch function");
+  cmd->add_option("PROGRAM", opts->program, "The program: PIR JSON, PIR text or kforge program YAML")->required();
+  cmd->add_option("--ops", opts->ops, "Op YAML file; repeat to load several, in order")
+      ->required()
+      ->type_name("FILE")
+      ->allow_extra_args(false);
+  cmd->add_option("--op-compat", opts->op_compat,
+                  "Paddle's op_compat.yaml format: which attributes are mutable (PIR operands)")
+      ->type_name("FILE");
+  cmd->add_option("-o,--output-dir", opts->output_dir, "Directory the files are written to")
+      ->required()
+      ->type_name("DIR");
+  cmd->add_option("--name", opts->name,
+                  "Name of the generated class and files (default: the program's name as an identifier)")
+      ->type_name("NAME")
+      ->check([](const std::string& name) -> std::string {
+        return codegen::cpp_identifier(name) == name ? "" : "--name must be a C++ identifier, got '" + name + "'";
+      });
+  cmd->add_option("--target", opts->target, "What the code runs on: cpu")
+      ->type_name("TARGET")
+      ->default_str("cpu");
+  cmd->add_flag("--trace-hooks", opts->trace_hooks,
+                "Call KFORGE_TRACE_HOOK (when the build defines it) after every kernel with each result, to compare "
+                "runs op by op (tools/check-program)");
+  cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
+  add_output_options(*cmd, opts->out);
+  cmd->footer(kCompileFooter);
+  cmd->callback([opts, &action] { action = [opts] { return run_compile(*opts); }; });
+}
+
+}  // namespace kforge::driver

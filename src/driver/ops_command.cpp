@@ -1,0 +1,127 @@
+#include "driver/ops_command.h"
+
+#include <memory>
+
+#include "codegen/ops_codegen.h"
+#include "codegen/program_codegen.h"
+#include "driver/template_search_path.h"
+#include "opdef/op_compat.h"
+#include "opdef/op_loader.h"
+#include "template/codegen_filters.h"
+#include "template/environment.h"
+
+namespace kforge::driver {
+
+namespace {
+
+struct OpsOptions {
+  std::vector<std::string> ops;
+  std::string op_compat;
+  std::string output_dir;
+  std::string name_space = "ops";
+  std::string prefix = "ops";
+  uint32_t shards = 1;
+  OutputOptions out;
+};
+
+constexpr const char* kOpsFooter = R"(Examples:
+  Generate the op library of the reference kernels:
+    kforge ops --ops examples/kernels/ops.yaml --op-compat examples/kernels/op_compat.yaml -o gen
+
+  Paddle's whole op set, in 8 shards, in namespace paddle_ops, with a depfile for the build system:
+    kforge ops --ops ops.yaml --op-compat op_compat.yaml -o gen --namespace paddle_ops --prefix paddle \
+        --shards 8 --depfile gen/paddle.d
+
+Writes DIR/P_api.h (one function per op: `kforge::Status op(inputs, outputs, attributes)`, plus `op_`
+for ops with inplace pairs), DIR/P_api.cc, DIR/P_args_info.cc (a static table of every op's arguments
+and a lookup function), DIR/P_decls.h (every kernel and infer_meta function the library calls: what
+your kernel library implements, see docs/calling-convention.md) and DIR/kforge_runtime.h. With
+--shards N the .cc files become P_api_<i>.cc and P_args_info_<i>.cc, i = 0..N-1; an op's shard is a
+hash of its name, so the file names depend on the flags alone (--list-outputs reads no input).
+Ops that cannot be expressed (no dense kernel, SelectedRows outputs, ...) get no function; P_api.h
+lists them at its end with the reason. Templates: templates/ops/*.j2, overridable with --template-dir.
+)";
+
+int run_ops(const OpsOptions& opts) {
+  std::string why;
+  if (!codegen::is_valid_namespace(opts.name_space, &why)) {
+    return usage_error("ops", "--namespace '" + opts.name_space + "' is not a C++ namespace: " + why);
+  }
+  if (opts.prefix.empty() || opts.prefix.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                            "0123456789_-.") != std::string::npos) {
+    return usage_error("ops", "--prefix must be letters, digits, '_', '-' or '.', got '" + opts.prefix + "'");
+  }
+
+  codegen::OpsCodegenOptions files;
+  files.output_dir = opts.output_dir;
+  files.prefix = opts.prefix;
+  files.name_space = opts.name_space;
+  files.shards = opts.shards;
+  files.banner_inputs = opts.ops;
+  if (!opts.op_compat.empty()) files.banner_inputs.push_back(opts.op_compat);
+  files.tool_version = std::string(kforge_version());
+  files.version_stamp = !opts.out.no_version_stamp;
+
+  Session session(opts.out);
+  DiagnosticEngine& diags = session.diags();
+  OutputSet outputs;
+  OutputRequest request;
+  request.owned_dirs.push_back(opts.output_dir);
+  if (opts.out.list_outputs) {
+    // The names depend on the flags alone: nothing is read or rendered.
+    for (const std::string& path : codegen::op_library_file_names(files)) outputs.add(path, "");
+    return finish_outputs(opts.out, outputs, request, session);
+  }
+
+  opdef::OpLoader loader(session.sources(), diags);
+  for (const std::string& path : opts.ops) loader.add_file(path);
+  const opdef::OpLibrary library = std::move(loader).finish();
+  opdef::OpCompat compat;
+  if (!opts.op_compat.empty()) compat = opdef::load_op_compat(opts.op_compat, session.sources(), diags);
+  request.dependencies = files.banner_inputs;
+  if (diags.has_errors()) return finish_outputs(opts.out, outputs, request, session);
+
+  tmpl::Environment env(session.sources(), diags);
+  for (const std::string& dir : template_search_path(opts.out.template_dirs, {})) env.add_search_dir(dir);
+  tmpl::register_codegen_filters(env);
+  codegen::generate_op_library_files(library, opts.op_compat.empty() ? nullptr : &compat, env, files, outputs);
+
+  const std::vector<std::string>& loaded = env.loaded_files();
+  request.dependencies.insert(request.dependencies.end(), loaded.begin(), loaded.end());
+  if (std::optional<std::string> runtime = env.resolve(codegen::kRuntimeHeaderTemplate)) {
+    request.dependencies.push_back(*runtime);
+  }
+  return finish_outputs(opts.out, outputs, request, session);
+}
+
+}  // namespace
+
+void register_ops_command(CLI::App& app, CommandAction& action) {
+  auto opts = std::make_shared<OpsOptions>();
+  CLI::App* cmd = app.add_subcommand("ops", "Generate a C++ op library (API, dispatch, args info) from op YAML");
+  cmd->add_option("--ops", opts->ops, "Op YAML file; repeat to load several, in order")
+      ->required()
+      ->type_name("FILE")
+      ->allow_extra_args(false);
+  cmd->add_option("--op-compat", opts->op_compat,
+                  "Paddle's op_compat.yaml: marks the mutable Scalar/IntArray attributes in the args info")
+      ->type_name("FILE");
+  cmd->add_option("-o,--output-dir", opts->output_dir, "Directory the files are written to")
+      ->required()
+      ->type_name("DIR");
+  cmd->add_option("--namespace", opts->name_space, "C++ namespace of the API (a or a::b)")
+      ->type_name("NS")
+      ->default_str("ops");
+  cmd->add_option("--prefix", opts->prefix, "Prefix of the file names: P_api.h, P_api.cc, ...")
+      ->type_name("P")
+      ->default_str("ops");
+  cmd->add_option("--shards", opts->shards, "Split the .cc files into N files each, for very large op sets")
+      ->type_name("N")
+      ->check(CLI::Range(1, 4096))
+      ->default_str("1");
+  add_output_options(*cmd, opts->out);
+  cmd->footer(kOpsFooter);
+  cmd->callback([opts, &action] { action = [opts] { return run_ops(*opts); }; });
+}
+
+}  // namespace kforge::driver

@@ -1,0 +1,345 @@
+// Constant propagation: the contents of values known at generation time (see analysis.h). Runs per op after
+// its shape rule, so result dtypes and dims are already set.
+#include <cmath>
+#include <functional>
+
+#include "passes/op_context.h"
+
+namespace kforge::passes::detail {
+
+namespace {
+
+using ir::DataType;
+
+bool uses_floats(DataType d) { return ir::is_floating(d) || ir::is_complex(d); }
+
+/// Rounds a value to what the dtype can hold (float32 precision, integer truncation).
+double round_float(DataType d, double v) {
+  if (d == DataType::kFloat32 || d == DataType::kFloat16 || d == DataType::kBFloat16) return static_cast<float>(v);
+  return v;
+}
+
+int64_t wrap_int(DataType d, int64_t v) {
+  switch (d) {
+    case DataType::kBool: return v != 0 ? 1 : 0;
+    case DataType::kInt8: return static_cast<int8_t>(v);
+    case DataType::kUInt8: return static_cast<uint8_t>(v);
+    case DataType::kInt16: return static_cast<int16_t>(v);
+    case DataType::kInt32: return static_cast<int32_t>(v);
+    default: return v;
+  }
+}
+
+std::optional<std::vector<int64_t>> result_static_dims(OpContext& c, size_t i = 0) {
+  ValueInfo* info = c.result_info(i);
+  if (!info || !info->known || info->is_vector) return std::nullopt;
+  return static_dims(info->dims);
+}
+
+int64_t product(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+void set_data(OpContext& c, KnownData data, size_t i = 0) {
+  ValueInfo* info = c.result_info(i);
+  if (info) info->data = std::move(data);
+}
+
+/// Element `i` of `d` converted for a result of dtype `to`: either in `f` (floating results) or `s`.
+bool element(const KnownData& d, int64_t i, DataType to, double* f, SymExpr* s) {
+  if (uses_floats(to)) {
+    if (!uses_floats(d.dtype) && !d.int_at(i).is_constant()) return false;
+    *f = d.float_at(i);
+    return true;
+  }
+  if (uses_floats(d.dtype)) {
+    const double v = d.float_at(i);
+    *s = to == DataType::kBool ? SymExpr(v != 0 ? 1 : 0) : SymExpr(static_cast<int64_t>(v));
+    return true;
+  }
+  *s = d.int_at(i);
+  if (auto c = s->constant()) *s = wrap_int(to, *c);
+  return true;
+}
+
+/// Elementwise combination of known inputs with numpy broadcasting into the result's static dims.
+void fold_elementwise(OpContext& c, const std::vector<const KnownData*>& inputs,
+                      const std::function<double(const std::vector<double>&)>& float_op,
+                      const std::function<std::optional<SymExpr>(const std::vector<SymExpr>&)>& int_op,
+                      int64_t max_elements) {
+  auto dims = result_static_dims(c);
+  if (!dims) return;
+  const DataType dtype = c.result_info(0)->dtype;
+  bool all_splat = true;
+  for (const KnownData* in : inputs) all_splat = all_splat && in->splat;
+  const int64_t numel = all_splat ? 1 : product(*dims);
+  if (numel > max_elements) return;
+  KnownData out{dtype, *dims, all_splat, {}, {}};
+  const size_t rank = dims->size();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t flat = 0; flat < numel; ++flat) {
+    // The multi-index of `flat`, then each input's flat index through broadcasting.
+    int64_t rest = flat;
+    for (size_t k = rank; k-- > 0;) {
+      index[k] = (*dims)[k] == 0 ? 0 : rest % (*dims)[k];
+      rest = (*dims)[k] == 0 ? 0 : rest / (*dims)[k];
+    }
+    std::vector<double> fs;
+    std::vector<SymExpr> ss;
+    for (const KnownData* in : inputs) {
+      int64_t src = 0;
+      if (!in->splat) {
+        const size_t in_rank = in->dims.size();
+        for (size_t k = 0; k < in_rank; ++k) {
+          const int64_t d = in->dims[k];
+          const int64_t at = d == 1 ? 0 : index[k + rank - in_rank];
+          src = src * d + at;
+        }
+      }
+      double f = 0;
+      SymExpr s;
+      if (!element(*in, src, uses_floats(dtype) ? dtype : in->dtype, &f, &s)) return;
+      fs.push_back(f);
+      ss.push_back(s);
+    }
+    if (uses_floats(dtype)) {
+      out.floats.push_back(round_float(dtype, float_op(fs)));
+    } else {
+      auto v = int_op(ss);
+      if (!v) return;
+      if (auto cv = v->constant()) v = SymExpr(wrap_int(dtype, *cv));
+      out.ints.push_back(*v);
+    }
+  }
+  set_data(c, std::move(out));
+}
+
+std::optional<SymExpr> int_divide(const SymExpr& a, const SymExpr& b) {
+  auto ca = a.constant(), cb = b.constant();
+  if (ca && cb) {
+    if (*cb == 0) return std::nullopt;  // a run-time error, not a constant
+    return SymExpr(*ca / *cb);          // C++ (and Paddle) integer division truncates
+  }
+  return SymExpr::floor_div(a, b);  // dims and shape arithmetic: non-negative operands
+}
+
+const KnownData* known_input(OpContext& c, const std::string& name) {
+  const ValueInfo* v = c.tensor(name);
+  if (!v || v->is_vector || !v->data) return nullptr;
+  return &*v->data;
+}
+
+/// Copies the data with the result's dims (reshape and friends): same elements in the same order.
+void fold_same_elements(OpContext& c, const KnownData& in) {
+  auto dims = result_static_dims(c);
+  if (!dims) return;
+  KnownData out = in;
+  out.dims = *dims;
+  set_data(c, std::move(out));
+}
+
+/// Gathers `in` (static dims) along `counts`/`starts` per axis, then gives it the result dims.
+void fold_slice(OpContext& c, const KnownData& in, const std::vector<int64_t>& starts,
+                const std::vector<int64_t>& counts, int64_t max_elements) {
+  auto dims = result_static_dims(c);
+  if (!dims) return;
+  const int64_t numel = product(counts);
+  if (numel > max_elements && !in.splat) return;
+  KnownData out{in.dtype, *dims, in.splat, {}, {}};
+  if (in.splat) {
+    out.floats = in.floats;
+    out.ints = in.ints;
+    set_data(c, std::move(out));
+    return;
+  }
+  const size_t rank = counts.size();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t flat = 0; flat < numel; ++flat) {
+    int64_t rest = flat, src = 0;
+    for (size_t k = rank; k-- > 0;) {
+      index[k] = rest % counts[k];
+      rest /= counts[k];
+    }
+    for (size_t k = 0; k < rank; ++k) src = src * in.dims[k] + starts[k] + index[k];
+    if (uses_floats(in.dtype)) out.floats.push_back(in.float_at(src));
+    else out.ints.push_back(in.int_at(src));
+  }
+  set_data(c, std::move(out));
+}
+
+void fold_concat(OpContext& c, const std::vector<const ValueInfo*>& xs, int64_t axis, bool stack, int64_t max_elements) {
+  auto dims = result_static_dims(c);
+  if (!dims || xs.empty() || product(*dims) > max_elements) return;
+  for (const ValueInfo* x : xs) {
+    if (!x->data) return;
+  }
+  const DataType dtype = c.result_info(0)->dtype;
+  const std::vector<int64_t>& first = xs[0]->data->dims;
+  const int64_t rank = static_cast<int64_t>(first.size());
+  if (axis < 0) axis += stack ? rank + 1 : rank;
+  if (axis < 0 || axis > rank || (!stack && axis == rank)) return;
+  // outer = product of dims before the axis; each input contributes `inner` contiguous elements per outer row.
+  int64_t outer = 1;
+  for (int64_t k = 0; k < axis && k < rank; ++k) outer *= first[k];
+  KnownData out{dtype, *dims, false, {}, {}};
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const ValueInfo* x : xs) {
+      const KnownData& d = *x->data;
+      const int64_t inner = outer == 0 ? 0 : product(d.dims) / outer;
+      for (int64_t i = 0; i < inner; ++i) {
+        double f = 0;
+        SymExpr s;
+        if (!element(d, o * inner + i, dtype, &f, &s)) return;
+        if (uses_floats(dtype)) out.floats.push_back(f);
+        else out.ints.push_back(s);
+      }
+    }
+  }
+  set_data(c, std::move(out));
+}
+
+}  // namespace
+
+void propagate_constants(OpContext& c, int64_t max_elements) {
+  const std::string& op = c.base_name();
+  if (c.result_count() == 0) return;
+  const ValueInfo* r0 = c.result_info(0);
+  if (!r0 || !r0->known || r0->is_vector) return;
+  const DataType dtype = r0->dtype;
+
+  if (op == "full") {
+    auto dims = result_static_dims(c);
+    auto value = c.float_value("value");
+    if (!dims || !value) return;
+    KnownData d{dtype, *dims, true, {}, {}};
+    if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, *value));
+    else d.ints.push_back(wrap_int(dtype, static_cast<int64_t>(*value)));
+    set_data(c, std::move(d));
+  } else if (op == "full_like") {
+    auto dims = result_static_dims(c);
+    auto value = c.float_value("value");
+    if (!dims || !value) return;
+    KnownData d{dtype, *dims, true, {}, {}};
+    if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, *value));
+    else d.ints.push_back(wrap_int(dtype, static_cast<int64_t>(*value)));
+    set_data(c, std::move(d));
+  } else if (op == "full_int_array") {
+    auto values = c.static_ints("value");
+    if (!values || static_cast<int64_t>(values->size()) > max_elements) return;
+    KnownData d{dtype, {static_cast<int64_t>(values->size())}, false, {}, {}};
+    for (int64_t v : *values) {
+      if (uses_floats(dtype)) d.floats.push_back(static_cast<double>(v));
+      else d.ints.push_back(wrap_int(dtype, v));
+    }
+    set_data(c, std::move(d));
+  } else if (op == "assign_value_" || op == "assign_value") {
+    auto dims = result_static_dims(c);
+    const ir::Attribute* values = c.attribute("values");
+    if (!dims || !values || values->kind != ir::AttrKind::kArray) return;
+    if (static_cast<int64_t>(values->elements.size()) != product(*dims) || product(*dims) > max_elements) return;
+    KnownData d{dtype, *dims, false, {}, {}};
+    for (const ir::Attribute& e : values->elements) {
+      double f = e.is_floating() || (e.kind == ir::AttrKind::kScalar && uses_floats(e.dtype)) ? e.float_value
+                 : e.kind == ir::AttrKind::kBool || (e.kind == ir::AttrKind::kScalar && e.dtype == DataType::kBool)
+                     ? (e.bool_value ? 1.0 : 0.0)
+                     : static_cast<double>(e.int_value);
+      if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, f));
+      else d.ints.push_back(wrap_int(dtype, static_cast<int64_t>(f)));
+    }
+    set_data(c, std::move(d));
+  } else if (op == "shape" || op == "shape64") {
+    const ValueInfo* x = c.tensor(c.param(0));
+    if (!x || x->is_vector) return;
+    KnownData d{dtype, {static_cast<int64_t>(x->dims.size())}, false, {}, x->dims};
+    set_data(c, std::move(d));
+  } else if (op == "cast") {
+    const KnownData* x = known_input(c, c.param(0));
+    if (!x) return;
+    fold_elementwise(c, {x}, [](const std::vector<double>& v) { return v[0]; },
+                     [](const std::vector<SymExpr>& v) { return std::optional<SymExpr>(v[0]); }, max_elements);
+  } else if (op == "scale") {
+    const KnownData* x = known_input(c, "x");
+    auto scale = c.float_value("scale");
+    auto bias = c.float_value("bias");
+    const bool after = c.bool_value("bias_after_scale").value_or(true);
+    if (!x || !scale || !bias) return;
+    const double s = *scale, b = *bias;
+    const bool int_exact = std::trunc(s) == s && std::trunc(b) == b;
+    fold_elementwise(
+        c, {x}, [&](const std::vector<double>& v) { return after ? v[0] * s + b : (v[0] + b) * s; },
+        [&](const std::vector<SymExpr>& v) -> std::optional<SymExpr> {
+          if (!int_exact) return std::nullopt;
+          const SymExpr si = static_cast<int64_t>(s), bi = static_cast<int64_t>(b);
+          return after ? v[0] * si + bi : (v[0] + bi) * si;
+        },
+        max_elements);
+  } else if (op == "add" || op == "subtract" || op == "multiply" || op == "divide" || op == "maximum" ||
+             op == "minimum") {
+    const KnownData* x = known_input(c, "x");
+    const KnownData* y = known_input(c, "y");
+    if (!x || !y) return;
+    const char kind = op == "add" ? '+' : op == "subtract" ? '-' : op == "multiply" ? '*' : op == "divide" ? '/'
+                      : op == "maximum" ? 'M' : 'm';
+    fold_elementwise(
+        c, {x, y},
+        [kind](const std::vector<double>& v) {
+          switch (kind) {
+            case '+': return v[0] + v[1];
+            case '-': return v[0] - v[1];
+            case '*': return v[0] * v[1];
+            case '/': return v[0] / v[1];
+            case 'M': return std::max(v[0], v[1]);
+            default: return std::min(v[0], v[1]);
+          }
+        },
+        [kind](const std::vector<SymExpr>& v) -> std::optional<SymExpr> {
+          switch (kind) {
+            case '+': return v[0] + v[1];
+            case '-': return v[0] - v[1];
+            case '*': return v[0] * v[1];
+            case '/': return int_divide(v[0], v[1]);
+            case 'M': return SymExpr::max(v[0], v[1]);
+            default: return SymExpr::min(v[0], v[1]);
+          }
+        },
+        max_elements);
+  } else if (op == "floor") {
+    const KnownData* x = known_input(c, "x");
+    if (!x) return;
+    fold_elementwise(c, {x}, [](const std::vector<double>& v) { return std::floor(v[0]); },
+                     [](const std::vector<SymExpr>& v) { return std::optional<SymExpr>(v[0]); }, max_elements);
+  } else if (op == "reshape" || op == "flatten" || op == "squeeze" || op == "unsqueeze" || op == "assign") {
+    const KnownData* x = known_input(c, "x");
+    if (x) fold_same_elements(c, *x);
+  } else if (op == "slice") {
+    const KnownData* x = known_input(c, "input");
+    auto axes = c.static_ints("axes");
+    auto starts = c.static_ints("starts");
+    auto ends = c.static_ints("ends");
+    if (!x || !axes || !starts || !ends || axes->size() != starts->size() || axes->size() != ends->size()) return;
+    const int64_t rank = static_cast<int64_t>(x->dims.size());
+    std::vector<int64_t> first(x->dims.size(), 0), counts = x->dims;
+    for (size_t i = 0; i < axes->size(); ++i) {
+      int64_t ax = (*axes)[i] < 0 ? (*axes)[i] + rank : (*axes)[i];
+      if (ax < 0 || ax >= rank) return;
+      const int64_t n = x->dims[ax];
+      int64_t s = (*starts)[i] < 0 ? (*starts)[i] + n : (*starts)[i];
+      int64_t e = (*ends)[i] < 0 ? (*ends)[i] + n : (*ends)[i];
+      s = std::min(std::max<int64_t>(s, 0), n);
+      e = std::min(std::max<int64_t>(e, 0), n);
+      if (e < s) return;
+      first[ax] = s;
+      counts[ax] = e - s;
+    }
+    fold_slice(c, *x, first, counts, max_elements);
+  } else if (op == "concat" || op == "stack") {
+    const std::vector<const ValueInfo*> xs = c.tensors("x");
+    auto axis = c.static_int("axis");
+    if (!axis) return;
+    fold_concat(c, xs, *axis, op == "stack", max_elements);
+  }
+}
+
+}  // namespace kforge::passes::detail

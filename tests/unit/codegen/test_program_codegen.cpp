@@ -1,0 +1,227 @@
+// Unit tests of kforge compile's code generation: C++ spellings (cpp_text.h), the template context built from a
+// lowered program (program_context.h), and the rendered files (program_codegen.h).
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "codegen/cpp_text.h"
+#include "codegen/program_codegen.h"
+#include "opdef/op_compat.h"
+#include "opdef/op_loader.h"
+#include "passes/lower.h"
+#include "program/program_reader.h"
+#include "template/codegen_filters.h"
+
+namespace kforge::codegen {
+namespace {
+
+TEST_CASE("cpp_text: identifiers are valid and unique within a scope") {
+  CHECK(cpp_identifier("fc_0.w_0") == "fc_0_w_0");
+  CHECK(cpp_identifier("3x") == "_3x");
+  CHECK(cpp_identifier("class") == "class_");
+  CHECK(cpp_identifier("") == "_");
+  IdentifierScope scope({"inputs"});
+  CHECK(scope.take("x") == "x");
+  CHECK(scope.take("x") == "x_2");
+  CHECK(scope.take("x.") == "x_");
+  CHECK(scope.take("inputs") == "inputs_2");
+}
+
+TEST_CASE("cpp_text: numbers print the shortest text that reads back") {
+  CHECK(cpp_double(1.0) == "1.0");
+  CHECK(cpp_double(0.5) == "0.5");
+  CHECK(cpp_double(1e-05) == "1e-05");
+  CHECK(cpp_float(0.1f) == "0.1f");
+  CHECK(cpp_float(2.0f) == "2.0f");
+  CHECK(cpp_double(-std::numeric_limits<double>::infinity()) == "-std::numeric_limits<double>::infinity()");
+  CHECK(cpp_string("a\"b\n") == "\"a\\\"b\\n\"");
+}
+
+TEST_CASE("cpp_text: attribute constants in the calling convention's types") {
+  std::string why;
+  passes::AttrConstant c;
+  c.type = opdef::ArgType::kIntArray;
+  c.ints = {2, -1};
+  CHECK(constant_literal(c, &why) == "{2, -1}");
+  CHECK_FALSE(is_inline_constant(c.type));
+  CHECK(constant_type(c.type) == "kforge::IntArray");
+
+  c = {};
+  c.type = opdef::ArgType::kScalarFloat;
+  c.scalar.dtype = ir::DataType::kFloat32;
+  c.scalar.is_floating = true;
+  c.scalar.float_value = 1.5;
+  CHECK(constant_literal(c, &why) == "kforge::Scalar(1.5).with_dtype(kforge::DataType::kFloat32)");
+
+  c = {};
+  c.type = opdef::ArgType::kInt64;
+  c.int_value = -1;
+  CHECK(constant_literal(c, &why) == "int64_t{-1}");
+  CHECK(is_inline_constant(c.type));
+
+  c = {};
+  c.type = opdef::ArgType::kPlace;
+  c.place.type = ir::AllocationType::kCpu;
+  CHECK(constant_literal(c, &why) == "kforge::CPUPlace()");
+
+  c = {};
+  c.type = opdef::ArgType::kDataType;
+  c.dtype = ir::DataType::kUInt16;
+  CHECK_FALSE(constant_literal(c, &why).has_value());
+  CHECK(why == "the data type uint16");
+
+  CHECK(param_type(opdef::ArgType::kTensor, true) == "const kforge::Tensor*");
+  CHECK(param_type(opdef::ArgType::kIntList, false) == "const std::vector<int>&");
+  CHECK(param_type(opdef::ArgType::kStr, false) == "const std::string&");
+}
+
+/// Reads a program YAML text, lowers it against examples/kernels/ops.yaml and builds the context (or renders).
+struct Fixture {
+  SourceManager sources;
+  std::ostringstream errors;
+  DiagnosticEngine diags{sources, errors};
+  opdef::OpLibrary library;
+  opdef::OpCompat compat;
+  std::unique_ptr<passes::OpSet> ops;
+  std::optional<passes::LoweredProgram> lowered;
+
+  explicit Fixture(const std::string& program_text) {
+    opdef::OpLoader loader(sources, diags);
+    loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/examples/kernels/ops.yaml");
+    library = std::move(loader).finish();
+    compat = opdef::load_op_compat(std::string(KFORGE_SOURCE_ROOT) + "/examples/kernels/op_compat.yaml", sources, diags);
+    ops = std::make_unique<passes::OpSet>(library, &compat, diags);
+    const uint32_t file = sources.add_buffer("p.yaml", program_text);
+    std::optional<ir::Program> program = ir::read_program(sources, file, diags);
+    REQUIRE(program);
+    lowered = passes::compile_program(*program, *ops, diags);
+    INFO(errors.str());
+    REQUIRE(lowered);
+  }
+
+  tmpl::Value context(bool trace = false) {
+    ProgramCodegenOptions options;
+    options.class_name = "net";
+    options.program_path = "p.yaml";
+    options.output_dir = ".";
+    options.trace_hooks = trace;
+    std::optional<tmpl::Value> ctx = build_program_context(*lowered, sources, options, diags);
+    INFO(errors.str());
+    REQUIRE(ctx);
+    return *ctx;
+  }
+};
+
+const tmpl::Value& at(const tmpl::Value& v, const char* key) {
+  const tmpl::Value* found = v.find(key);
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+constexpr const char* kStatic = R"(program: net
+inputs:  [{name: x, dtype: float32, shape: [2, 3]}]
+params:  [{name: fc.w, dtype: float32, shape: [3, 4]}]
+ops:
+  - {op: matmul, in: [x, fc.w], out: [h]}
+  - {op: relu, in: [h], out: [y]}
+  - {op: softmax, in: [y], out: [p], attrs: {axis: -1}}
+outputs: [p]
+)";
+
+TEST_CASE("program context: a static program's calls, arguments and memory") {
+  Fixture f(kStatic);
+  const tmpl::Value ctx = f.context();
+  CHECK(at(ctx, "is_static").as_bool());
+  const tmpl::List& calls = at(ctx, "calls").as_list();
+  REQUIRE(calls.size() == 3);
+  CHECK(at(calls[0], "kernel").as_string() == "matmul");
+  CHECK(at(calls[0], "where").as_string() == "p.yaml:5:5");
+  CHECK(at(calls[0], "ctx").as_string() == "kCtxFloat32");
+  const tmpl::List& args = at(calls[0], "args").as_list();
+  REQUIRE(args.size() == 5);
+  CHECK(args[0].as_string() == "x");
+  CHECK(args[1].as_string() == "parameters_[0]");
+  CHECK(args[2].as_string() == "false");
+  CHECK(args[4].as_string() == "&values_[0]");
+  // softmax writes the output directly; its axis is an inline constant.
+  const tmpl::List& softmax_args = at(calls[2], "args").as_list();
+  CHECK(softmax_args[1].as_string() == "-1");
+  const tmpl::List& outputs = at(ctx, "outputs").as_list();
+  REQUIRE(outputs.size() == 1);
+  CHECK_FALSE(at(outputs[0], "copy").as_bool());
+  REQUIRE(at(outputs[0], "aliases").as_list().size() == 1);
+  CHECK(at(outputs[0], "aliases").as_list()[0].as_string() == softmax_args[2].as_string().substr(1));
+  // Three kernels declared once each, sorted.
+  const tmpl::List& decls = at(ctx, "kernel_decls").as_list();
+  REQUIRE(decls.size() == 3);
+  CHECK(at(decls[0], "name").as_string() == "matmul");
+  CHECK(at(decls[0], "params").as_list()[3].as_string() == "bool transpose_x");
+  const tmpl::List& inputs = at(ctx, "inputs").as_list();
+  CHECK(at(inputs[0], "condition").as_string() ==
+        "x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.dims[0] != 2 || x.dims[1] != 3");
+  CHECK_FALSE(at(ctx, "trace_hooks").as_bool());
+}
+
+TEST_CASE("program context: trace hooks name each result by its program value") {
+  Fixture f(kStatic);
+  const tmpl::Value traced = f.context(true);
+  const tmpl::List& calls = at(traced, "calls").as_list();
+  const tmpl::List& traces = at(calls[1], "traces").as_list();
+  REQUIRE(traces.size() == 1);
+  CHECK(at(traces[0], "key").as_string() == "y");
+  CHECK(at(traces[0], "expr").as_string() == "values_[1]");
+  const tmpl::Value plain = f.context(false);
+  CHECK(at(at(plain, "calls").as_list()[1], "traces").as_list().empty());
+}
+
+TEST_CASE("program context: dynamic dims become symbols and size expressions") {
+  Fixture f(R"(program: dyn
+inputs:  [{name: x, dtype: float32, shape: [-1, 4]}]
+ops:
+  - {op: relu, in: [x], out: [a]}
+  - {op: exp, in: [a], out: [y]}
+outputs: [y]
+)");
+  const tmpl::Value ctx = f.context();
+  CHECK_FALSE(at(ctx, "is_static").as_bool());
+  const tmpl::List& symbols = at(ctx, "symbols").as_list();
+  REQUIRE(symbols.size() == 1);
+  CHECK(at(symbols[0], "name").as_string() == "s0");
+  CHECK(at(symbols[0], "init").as_string() == "x.dims[0]");
+  CHECK(at(ctx, "workspace_bytes").as_string().find("s0") != std::string::npos);
+  CHECK(at(at(ctx, "outputs").as_list()[0], "dims").as_string() == "{s0, 4}");
+  CHECK(at(at(ctx, "inputs").as_list()[0], "shape_text").as_string() == "[?, 4]");
+}
+
+TEST_CASE("program files: three outputs with the banner, rendered by the built-in templates") {
+  Fixture f(kStatic);
+  tmpl::Environment env(f.sources, f.diags);
+  env.add_search_dir(std::string(KFORGE_SOURCE_ROOT) + "/templates");
+  tmpl::register_codegen_filters(env);
+  ProgramFilesOptions options;
+  options.codegen.class_name = "net";
+  options.codegen.program_path = "p.yaml";
+  options.codegen.output_dir = "gen";
+  options.banner_inputs = {"p.yaml"};
+  options.tool_version = "9.9.9";
+  OutputSet outputs;
+  REQUIRE(generate_program_files(*f.lowered, env, options, outputs));
+  INFO(f.errors.str());
+  REQUIRE(outputs.size() == 3);
+  const OutputFile* header = outputs.find("gen/net.h");
+  const OutputFile* source = outputs.find("gen/net.cc");
+  const OutputFile* runtime = outputs.find("gen/kforge_runtime.h");
+  REQUIRE(header != nullptr);
+  REQUIRE(source != nullptr);
+  REQUIRE(runtime != nullptr);
+  CHECK(header->bytes.rfind("// Generated by kforge 9.9.9 from:\n//   ../p.yaml\n", 0) == 0);
+  CHECK(header->bytes.find("class net {") != std::string::npos);
+  CHECK(header->bytes.find("kforge::Status run(const kforge::Tensor& x, kforge::Tensor* p);") != std::string::npos);
+  CHECK(source->bytes.find("KFORGE_CALL(0, kforge::kernels::matmul(kCtxFloat32, x, parameters_[0], false, false, "
+                           "&values_[0]));") != std::string::npos);
+  CHECK(source->bytes.find("KFORGE_TRACE_VALUE") == std::string::npos);
+  CHECK(runtime->bytes.find("#define KFORGE_RUNTIME_VERSION") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace kforge::codegen

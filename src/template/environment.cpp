@@ -108,7 +108,10 @@ TemplateImpl* Environment::Impl::load(std::string_view name, const ChainEntry* f
     if (search_dirs.empty()) {
       d.note("no template search directories are configured");
     } else {
-      d.note(fmt::format("searched: {}", join(search_dirs, ", ")));
+      // "" stands for the working directory (a template beside it); say so rather than print nothing.
+      std::vector<std::string> shown;
+      for (const std::string& dir : search_dirs) shown.push_back(dir.empty() ? "." : dir);
+      d.note(fmt::format("searched: {}", join(shown, ", ")));
     }
     report(std::move(d), nullptr);
     return nullptr;

@@ -122,6 +122,32 @@ KFORGE_SIMPLE_BINARY(elementwise_pow, power<T>(a, b))
 
 #undef KFORGE_SIMPLE_BINARY
 
+Status add_n(const KernelContext& ctx, TensorList inputs, Tensor* out) {
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "add_n"));
+  if (inputs.empty()) return Status::Error("add_n: no inputs");
+  const DataType dtype = util::kernel_dtype(ctx, inputs[0]);
+  for (size_t i = 0; i < inputs.size; ++i) {
+    if (inputs[i].dtype != dtype || !inputs[i].same_dims(*out)) {
+      return Status::Error("add_n: input ", i, " is ", inputs[i].dtype, " ", inputs[i].dims_string(), ", expected ",
+                           dtype, " ", out->dims_string());
+    }
+  }
+  if (out->dtype != dtype) return Status::Error("add_n: out must be ", dtype, ", got ", out->dtype);
+  return util::visit_number(dtype, "add_n", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    T* o = out->data_as<T>();
+    const int64_t n = out->numel();
+    // Accumulate in input order, as Paddle's CPU kernel does, so results match it bit for bit.
+    const T* first = inputs[0].data_as<const T>();
+    for (int64_t i = 0; i < n; ++i) o[i] = first[i];
+    for (size_t k = 1; k < inputs.size; ++k) {
+      const T* a = inputs[k].data_as<const T>();
+      for (int64_t i = 0; i < n; ++i) o[i] += a[i];
+    }
+    return Status::OK();
+  });
+}
+
 Status divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {
   return binary(ctx, x, y, out, "divide", [&](auto tag, auto run) -> Status {
     using T = typename decltype(tag)::type;
@@ -211,6 +237,14 @@ Status gelu(const KernelContext& ctx, const Tensor& x, bool approximate, Tensor*
       }
       return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(0.70710678118654752440)));
     };
+  });
+}
+
+Status thresholded_relu(const KernelContext& ctx, const Tensor& x, float threshold, float value, Tensor* out) {
+  return unary(ctx, x, out, "thresholded_relu", VisitFloat{}, [threshold, value](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T t = static_cast<T>(threshold), v = static_cast<T>(value);
+    return [t, v](T a) -> T { return a > t ? a : v; };
   });
 }
 

@@ -28,6 +28,8 @@ Status divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor
 Status maximum(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 Status minimum(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 Status elementwise_pow(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// Sum of a list of same-shape tensors (no broadcasting, as Paddle's add_n); at least one input.
+Status add_n(const KernelContext& ctx, TensorList inputs, Tensor* out);
 
 // ---- elementwise unary; float32, float64 (relu, scale and clip also int32, int64) -------------------------------
 Status relu(const KernelContext& ctx, const Tensor& x, Tensor* out);
@@ -40,6 +42,8 @@ Status gelu(const KernelContext& ctx, const Tensor& x, bool approximate, Tensor*
 Status silu(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status swish(const KernelContext& ctx, const Tensor& x, Tensor* out);  // x * sigmoid(x), as silu
 Status hardswish(const KernelContext& ctx, const Tensor& x, Tensor* out);
+// Paddle's ThresholdedReluFunctor: x > threshold ? x : value.
+Status thresholded_relu(const KernelContext& ctx, const Tensor& x, float threshold, float value, Tensor* out);
 Status scale(const KernelContext& ctx, const Tensor& x, const Scalar& scale, const Scalar& bias, bool bias_after_scale,
              Tensor* out);
 Status clip(const KernelContext& ctx, const Tensor& x, const Scalar& min, const Scalar& max, Tensor* out);
@@ -144,6 +148,7 @@ Status UnsqueezeInferMeta(const Tensor& x, const IntArray& axis, Tensor* out);
 Status TransposeInferMeta(const Tensor& x, const std::vector<int>& perm, Tensor* out);
 Status ExpandInferMeta(const Tensor& x, const IntArray& shape, Tensor* out);
 Status ConcatInferMeta(TensorList x, const Scalar& axis, Tensor* out);
+Status AddNInferMeta(TensorList inputs, Tensor* out);
 Status SplitInferMeta(const Tensor& x, const IntArray& sections, const Scalar& axis, MutableTensorList out);
 Status SplitWithNumInferMeta(const Tensor& x, int num, const Scalar& axis, MutableTensorList out);
 Status StackInferMeta(TensorList x, int axis, Tensor* out);

@@ -28,6 +28,19 @@ Status set_like(Tensor* out, const Tensor& x, DataType dtype, const char* op) {
 
 Status UnchangedInferMeta(const Tensor& x, Tensor* out) { return set_like(out, x, x.dtype, "UnchangedInferMeta"); }
 
+Status AddNInferMeta(TensorList inputs, Tensor* out) {
+  static constexpr const char* kOp = "AddNInferMeta";
+  if (inputs.empty()) return Status::Error(kOp, ": no inputs");
+  for (size_t i = 1; i < inputs.size; ++i) {
+    if (!inputs[i].same_dims(inputs[0])) {
+      return Status::Error(kOp, ": input ", i, " dims ", inputs[i].dims_string(), " differ from input 0 dims ",
+                           inputs[0].dims_string());
+    }
+    KFORGE_RETURN_IF_ERROR(kernels::util::require_same_dtype(inputs[0], inputs[i], kOp, "inputs[0]", "inputs[i]"));
+  }
+  return set_like(out, inputs[0], inputs[0].dtype, kOp);
+}
+
 Status ElementwiseInferMeta(const Tensor& x, const Tensor& y, Tensor* out) {
   static constexpr const char* kOp = "ElementwiseInferMeta";
   KFORGE_RETURN_IF_ERROR(kernels::util::require_same_dtype(x, y, kOp, "x", "y"));

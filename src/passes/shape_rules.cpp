@@ -447,6 +447,25 @@ std::string split_with_num(OpContext& c) {
   return split_outputs(c, *x, ax, std::vector<SymExpr>(static_cast<size_t>(num), SymExpr::floor_div(x->dims[ax], num)));
 }
 
+/// AddNInferMeta: the elementwise sum of a list; every input has the first one's dtype and dims.
+std::string add_n(OpContext& c) {
+  Args a{c};
+  const std::vector<const ValueInfo*> xs = a.tensors(0);
+  if (xs.empty()) return "add_n of no inputs";
+  const ValueInfo& first = *xs[0];
+  for (size_t i = 1; i < xs.size(); ++i) {
+    const ValueInfo& t = *xs[i];
+    bool match = t.dims.size() == first.dims.size();
+    for (size_t d = 0; match && d < first.dims.size(); ++d) {
+      match = t.dims[d] == first.dims[d] || !t.dims[d].is_constant() || !first.dims[d].is_constant();
+    }
+    if (!match) return fmt::format("input {} {} differs from input 0 {}", i, dims_text(t.dims), dims_text(first.dims));
+    if (t.dtype != first.dtype) return dtype_conflict(fmt::format("input {}", i), t.dtype, "input 0", first.dtype);
+  }
+  c.set_result(0, first.dtype, first.dims);
+  return "";
+}
+
 std::string stack(OpContext& c) {
   Args a{c};
   const std::vector<const ValueInfo*> xs = a.tensors(0);
@@ -726,6 +745,7 @@ const std::map<std::string, Rule>& rules() {
       {"SplitInferMeta", split},
       {"SplitWithNumInferMeta", split_with_num},
       {"StackInferMeta", stack},
+      {"AddNInferMeta", add_n},
       {"SliceRawInferMeta", slice},
       {"StridedSliceInferMeta", strided_slice},
       {"MatmulInferMeta", matmul},

@@ -61,6 +61,30 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add("swish", unary(k::swish));
   r.add("hardswish", unary(k::hardswish));
 
+  r.add("thresholded_relu", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                               std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    double threshold, value;
+    KFORGE_RETURN_IF_ERROR(attrs.get_float("threshold", &threshold, 1.0));
+    KFORGE_RETURN_IF_ERROR(attrs.get_float("value", &value, 0.0));
+    return run_one(
+        ctx, DataType::kUndefined, out, [&](Tensor* o) { return m::UnchangedInferMeta(*x, o); },
+        [&](const KernelContext& c, Tensor* o) {
+          return k::thresholded_relu(c, *x, static_cast<float>(threshold), static_cast<float>(value), o);
+        });
+  });
+
+  r.add("add_n", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap&,
+                    std::vector<RtValue>& out) -> Status {
+    std::vector<const Tensor*> xs = input_list(in, 0);
+    if (xs.empty()) return Status::Error("add_n: input 'inputs' is empty");
+    const kforge::TensorList list{xs.data(), xs.size()};
+    return run_one(
+        ctx, xs[0]->dtype, out, [&](Tensor* o) { return m::AddNInferMeta(list, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::add_n(c, list, o); });
+  });
+
   r.add("gelu", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
                    std::vector<RtValue>& out) -> Status {
     const Tensor* x;

@@ -241,3 +241,31 @@ TEST_CASE("where selects by a bool condition") {
   CHECK(error_of(m::WhereInferMeta(ci, x, y, &out)).find("must be bool") != std::string::npos);
   CHECK(error_of(m::WhereInferMeta(c, x, f32({2}, {1, 2}), &out)).find("differ") != std::string::npos);
 }
+
+TEST_CASE("add_n sums a list of same-shape tensors and rejects mismatched ones") {
+  Tensor a = f32({2, 2}, {1, 2, 3, 4});
+  Tensor b = f32({2, 2}, {10, 20, 30, 40});
+  Tensor c = f32({2, 2}, {0.5f, 0.5f, 0.5f, 0.5f});
+  const Tensor* three[] = {&a, &b, &c};
+  Tensor out = output_from([&](Tensor* o) { return m::AddNInferMeta(TensorList{three, 3}, o); });
+  CHECK(out.dims_string() == "[2, 2]");
+  REQUIRE(k::add_n(cpu(), TensorList{three, 3}, &out).ok());
+  check_close<float>(out, {11.5f, 22.5f, 33.5f, 44.5f});
+
+  Tensor row = f32({1, 2}, {1, 2});
+  const Tensor* mismatched[] = {&a, &row};
+  Tensor bad;
+  Status s = m::AddNInferMeta(TensorList{mismatched, 2}, &bad);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message() == "AddNInferMeta: input 1 dims [1, 2] differ from input 0 dims [2, 2]");
+  CHECK_FALSE(m::AddNInferMeta(TensorList{}, &bad).ok());
+}
+
+TEST_CASE("thresholded_relu keeps values above the threshold and replaces the rest") {
+  Tensor x = f32({5}, {-1, 0.5f, 1, 1.5f, 3});
+  Tensor out = output_from([&](Tensor* o) { return m::UnchangedInferMeta(x, o); });
+  REQUIRE(k::thresholded_relu(cpu(), x, 1.0f, 0.0f, &out).ok());
+  check_close<float>(out, {0, 0, 0, 1.5f, 3});  // 1 is not above 1
+  REQUIRE(k::thresholded_relu(cpu(), x, 0.0f, -7.0f, &out).ok());
+  check_close<float>(out, {-7, 0.5f, 1, 1.5f, 3});
+}

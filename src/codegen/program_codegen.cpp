@@ -21,6 +21,20 @@ std::string banner_for(const ProgramFilesOptions& options, const std::string& pa
   return make_banner(info);
 }
 
+// kforge_multikernel.h beside the outputs, when some call has a multi-kernel dispatcher.
+bool add_multi_kernel_header(tmpl::Environment& env, const std::string& dir, const ProgramFilesOptions& options,
+                             OutputSet& outputs) {
+  std::optional<std::string> path = env.resolve(kMultiKernelHeaderTemplate);
+  std::optional<std::string> text = path ? read_file_bytes(*path) : std::nullopt;
+  if (!text) {
+    env.diags().error({}, std::string("cannot read the runtime header '") + kMultiKernelHeaderTemplate +
+                              "' on the template search path");
+    return true;  // reported; not a path clash
+  }
+  const std::string out_path = join_path(dir, "kforge_multikernel.h");
+  return outputs.add(out_path, banner_for(options, out_path) + *text);
+}
+
 }  // namespace
 
 bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environment& env,
@@ -48,6 +62,9 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   bool ok = outputs.add(h_path, banner_for(options, h_path) + h_text);
   ok = outputs.add(cc_path, banner_for(options, cc_path) + cc_text) && ok;
   ok = outputs.add(rt_path, banner_for(options, rt_path) + *runtime) && ok;
+  if (ok && options.codegen.multi_kernel != nullptr && !options.codegen.multi_kernel->sites.empty()) {
+    ok = add_multi_kernel_header(env, dir, options, outputs);
+  }
   if (!ok) {
     diags.error({}, "--name '" + name + "' makes two outputs with the same path");
     return false;

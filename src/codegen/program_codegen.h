@@ -27,5 +27,7 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
 
 /// The runtime header's path on the template search path.
 inline constexpr const char* kRuntimeHeaderTemplate = "runtime/kforge_runtime.h";
+/// The multi-kernel runtime header (docs/multi-kernel.md), emitted with --multi-kernel-hints.
+inline constexpr const char* kMultiKernelHeaderTemplate = "runtime/kforge_multikernel.h";
 
 }  // namespace kforge::codegen

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "codegen/cpp_text.h"
+#include "codegen/fused_cpu.h"
+#include "codegen/multikernel_context.h"
 #include "output/banner.h"
 
 namespace kforge::codegen {
@@ -193,6 +195,7 @@ void ContextBuilder::add_values(Value& ctx) {
   List values;
   for (const LoweredValue& v : p_.values) {
     if (v.role != ValueRole::kComputed || v.buffer == passes::kNone) continue;
+    if (options_.fusion && passes::is_fused_internal(*options_.fusion, v.index)) continue;  // lives in registers
     const Buffer& b = p_.buffers.at(v.buffer);
     if (b.kind != BufferKind::kWorkspace && b.kind != BufferKind::kOutput) {
       error(v.loc, "internal: computed value " + v.source_id + " is stored in a buffer the caller owns");
@@ -487,6 +490,7 @@ Value ContextBuilder::call_context(const KernelCall& call, uint32_t index) {
   Value cv = Value::map();
   cv.set("index", static_cast<int64_t>(index));
   cv.set("kernel", call.kernel);
+  cv.set("callee", multi_kernel_callee(options_.multi_kernel, call, index));
   cv.set("pir_name", call.pir_name);
   cv.set("where", where(call.loc));
   cv.set("ctx", context_name(call.kernel_dtype, call.loc));
@@ -511,9 +515,12 @@ std::optional<Value> ContextBuilder::build() {
   ctx.set("program_name", p_.name);
   ctx.set("runtime_version", int64_t{1});
   ctx.set("trace_hooks", options_.trace_hooks);
-  ctx.set("is_static", p_.plan.is_static());
+  // Static: no dynamic dims. (A dynamic program may have a constant workspace, 0 bytes when every value it
+  // computes is an output or lives in a fused loop; it still needs its dims at run time.)
+  const bool is_static = p_.plan.is_static() && p_.symbols.empty();
+  ctx.set("is_static", is_static);
   ctx.set("workspace_bytes", sym(p_.plan.workspace_bytes));
-  ctx.set("has_workspace", !p_.plan.is_static() || p_.plan.workspace_bytes.constant().value_or(0) != 0);
+  ctx.set("has_workspace", !is_static || p_.plan.workspace_bytes.constant().value_or(0) != 0);
   ctx.set("unshared_bytes", sym(p_.plan.unshared_bytes));
   ctx.set("num_calls", static_cast<int64_t>(p_.calls.size()));
 
@@ -534,9 +541,35 @@ std::optional<Value> ContextBuilder::build() {
   }
   ctx.set("run_params", Value(std::move(run_params)));
   ctx.set("run_generic_args", Value(std::move(run_generic_args)));
-  List calls;
-  for (uint32_t i = 0; i < p_.calls.size(); ++i) calls.push_back(call_context(p_.calls[i], i));
+  List calls, steps, fused_groups;
+  const passes::FusionPlan* fusion = options_.fusion;
+  for (uint32_t i = 0; i < p_.calls.size(); ++i) {
+    const uint32_t group = fusion && i < fusion->call_group.size() ? fusion->call_group[i] : passes::kNone;
+    if (group == passes::kNone) {
+      Value cv = call_context(p_.calls[i], i);
+      cv.set("fused", false);
+      steps.push_back(cv);
+      calls.push_back(std::move(cv));
+      continue;
+    }
+    // A fused call: named in error messages (kCallNames) but never called.
+    Value cv = Value::map();
+    cv.set("index", static_cast<int64_t>(i));
+    cv.set("kernel", p_.calls[i].kernel);
+    cv.set("pir_name", p_.calls[i].pir_name);
+    cv.set("where", where(p_.calls[i].loc));
+    cv.set("fused", true);
+    calls.push_back(std::move(cv));
+    const passes::FusedGroup& g = fusion->groups[group];
+    if (g.position != i) continue;
+    auto sym_text = [this](const SymExpr& e) { return sym(e); };
+    fused_groups.push_back(fused_group_function(p_, g, sym_text));
+    steps.push_back(fused_group_call(p_, g, [this](uint32_t v) { return expr(v); }, where(p_.calls[g.calls.front()].loc),
+                                     options_.trace_hooks));
+  }
   ctx.set("calls", Value(std::move(calls)));
+  ctx.set("steps", Value(std::move(steps)));
+  ctx.set("fused_groups", Value(std::move(fused_groups)));
   ctx.set("attrs", Value(attrs_));
   List contexts;
   for (const auto& [name, dtype] : contexts_) {
@@ -551,6 +584,8 @@ std::optional<Value> ContextBuilder::build() {
   std::sort(sorted.begin(), sorted.end());
   for (const std::string& name : sorted) decls.push_back(kernel_decls_.at(name));
   ctx.set("kernel_decls", Value(std::move(decls)));
+  add_multi_kernel_context(ctx, p_, options_.multi_kernel,
+                           [this](const passes::KernelCall& call) { return where(call.loc); });
   if (!ok_) return std::nullopt;
   return ctx;
 }

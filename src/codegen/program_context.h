@@ -27,7 +27,9 @@
 #include <optional>
 #include <string>
 
+#include "passes/fusion.h"
 #include "passes/lowered_program.h"
+#include "passes/variants.h"
 #include "support/diagnostics.h"
 #include "support/source_manager.h"
 #include "template/value.h"
@@ -39,6 +41,11 @@ struct ProgramCodegenOptions {
   std::string program_path;      // as the user spelled it
   std::string output_dir;        // -o DIR, for relative paths in the output
   bool trace_hooks = false;      // --trace-hooks
+  /// Fused groups (passes/fusion.h); null or empty: every call is a kernel call (--no-fuse). Adds the keys
+  /// fused_groups [see codegen/fused_cpu.h] and steps [what run() does, in order: the `calls` entries of the
+  /// kernel calls, and one entry with fused = true per group, at the group's position].
+  const passes::FusionPlan* fusion = nullptr;
+  const passes::MultiKernelPlan* multi_kernel = nullptr;  // --multi-kernel-hints (docs/multi-kernel.md)
 };
 
 /// Builds the context. What the generated code cannot express (a dtype the runtime has no name for, a rank

@@ -5,12 +5,15 @@
 #include <memory>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_program.h"
 #include "codegen/program_codegen.h"
 #include "driver/template_search_path.h"
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
+#include "passes/fusion.h"
 #include "passes/lower.h"
 #include "passes/op_set.h"
+#include "passes/variants.h"
 #include "program/program_reader.h"
 #include "template/codegen_filters.h"
 #include "template/environment.h"
@@ -28,6 +31,10 @@ struct CompileOptions {
   std::string target = "cpu";
   bool trace_hooks = false;
   bool dump_lowered = false;
+  bool cuda_graph = false;          // --cuda-graph (--target cuda)
+  bool no_fuse = false;             // --no-fuse: every call stays a kernel call
+  std::string dump_groups;          // --dump-groups FILE.dot
+  std::optional<std::string> multi_kernel_hints;  // --multi-kernel-hints, as given
   OutputOptions out;
 };
 
@@ -47,13 +54,29 @@ one workspace planned at generation time and no allocation per call. Build NAME.
 )";
 
 int run_compile(const CompileOptions& opts) {
-  if (opts.target != "cpu") {
-    return usage_error("compile", "--target " + opts.target + " is not supported yet; use --target cpu");
+  if (opts.target != "cpu" && opts.target != "cuda") {
+    return usage_error("compile", "--target " + opts.target + " is not supported; use --target cpu or --target cuda");
   }
+  if (opts.cuda_graph && opts.target != "cuda") return usage_error("compile", "--cuda-graph needs --target cuda");
   Session session(opts.out);
   DiagnosticEngine& diags = session.diags();
   OutputSet outputs;
   OutputRequest request;
+
+  std::vector<int64_t> hints;
+  if (opts.multi_kernel_hints) {
+    // Located in a buffer holding the flag as typed, so the caret points at the bad hint.
+    const std::string flag = "--multi-kernel-hints ";
+    std::string error;
+    size_t offset = 0;
+    std::optional<std::vector<int64_t>> parsed = passes::parse_multi_kernel_hints(*opts.multi_kernel_hints, error, offset);
+    if (!parsed) {
+      uint32_t file = session.sources().add_buffer("<command line>", flag + *opts.multi_kernel_hints);
+      diags.error(session.sources().loc_of_offset(file, flag.size() + offset), error);
+      return finish_outputs(opts.out, outputs, request, session);
+    }
+    hints = std::move(*parsed);
+  }
 
   opdef::OpLoader loader(session.sources(), diags);
   for (const std::string& path : opts.ops) loader.add_file(path);
@@ -71,7 +94,14 @@ int run_compile(const CompileOptions& opts) {
   if (diags.has_errors()) return finish_outputs(opts.out, outputs, request, session);
   std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags);
   if (!lowered) return finish_outputs(opts.out, outputs, request, session);
-  if (opts.dump_lowered) std::cerr << lowered->dump();
+  passes::FusionOptions fusion_options;
+  fusion_options.enabled = !opts.no_fuse;
+  const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
+  passes::apply_fusion_to_memory_plan(*lowered, fusion);
+  if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);
+  // CPU variants only; fused calls are no kernel calls and get none.
+  const passes::MultiKernelPlan multi_kernel =
+      passes::plan_multi_kernels(*lowered, opts.target == "cpu" ? hints : std::vector<int64_t>{}, fusion.call_group);
 
   tmpl::Environment env(session.sources(), diags);
   for (const std::string& dir : template_search_path(opts.out.template_dirs, {})) env.add_search_dir(dir);
@@ -82,17 +112,33 @@ int run_compile(const CompileOptions& opts) {
   files.codegen.program_path = opts.program;
   files.codegen.output_dir = opts.output_dir;
   files.codegen.trace_hooks = opts.trace_hooks;
+  if (!fusion.empty()) files.codegen.fusion = &fusion;
+  if (!multi_kernel.sites.empty()) files.codegen.multi_kernel = &multi_kernel;
   files.banner_inputs = {opts.program};
   files.banner_inputs.insert(files.banner_inputs.end(), opts.ops.begin(), opts.ops.end());
   if (!opts.op_compat.empty()) files.banner_inputs.push_back(opts.op_compat);
   files.tool_version = std::string(kforge_version());
   files.version_stamp = !opts.out.no_version_stamp;
-  codegen::generate_program_files(*lowered, env, files, outputs);
+  if (opts.target == "cuda") {
+    codegen::CudaFilesOptions cuda;
+    cuda.cuda_graph = opts.cuda_graph;
+    codegen::generate_cuda_program_files(*lowered, fusion, env, files, cuda, outputs);
+  } else {
+    codegen::generate_program_files(*lowered, env, files, outputs);
+  }
+  if (!opts.dump_groups.empty() && !outputs.add(opts.dump_groups, passes::fusion_dot(*lowered, fusion))) {
+    diags.error({}, "--dump-groups '" + opts.dump_groups + "' names a file that kforge compile already writes");
+  }
 
   const std::vector<std::string>& loaded = env.loaded_files();
   request.dependencies.insert(request.dependencies.end(), loaded.begin(), loaded.end());
   if (std::optional<std::string> runtime = env.resolve(codegen::kRuntimeHeaderTemplate)) {
     request.dependencies.push_back(*runtime);
+  }
+  if (files.codegen.multi_kernel != nullptr) {
+    if (std::optional<std::string> header = env.resolve(codegen::kMultiKernelHeaderTemplate)) {
+      request.dependencies.push_back(*header);
+    }
   }
   return finish_outputs(opts.out, outputs, request, session);
 }
@@ -119,12 +165,26 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
       ->check([](const std::string& name) -> std::string {
         return codegen::cpp_identifier(name) == name ? "" : "--name must be a C++ identifier, got '" + name + "'";
       });
-  cmd->add_option("--target", opts->target, "What the code runs on: cpu")
+  cmd->add_option("--target", opts->target,
+                  "What the code runs on: cpu, or cuda (NAME.h, NAME.cu and NAME_kernels.cu: fused CUDA kernels)")
       ->type_name("TARGET")
       ->default_str("cpu");
+  cmd->add_flag("--cuda-graph", opts->cuda_graph,
+                "--target cuda: capture the launches once per set of input dims into a CUDA graph and replay it");
   cmd->add_flag("--trace-hooks", opts->trace_hooks,
                 "Call KFORGE_TRACE_HOOK (when the build defines it) after every kernel with each result, to compare "
                 "runs op by op (tools/check-program)");
+  cmd->add_option("--multi-kernel-hints", opts->multi_kernel_hints,
+                  "Size hints (e.g. 64,256,4096): emit several variants of each matmul and last-axis softmax "
+                  "and a run-time dispatcher that benchmarks each new shape once and caches the pick on disk "
+                  "(docs/multi-kernel.md)")
+      ->type_name("N,N,...");
+  cmd->add_flag("--no-fuse", opts->no_fuse,
+                "Do not fuse: every op is a kernel call, as before fusion existed (docs/compile.md, \"Fusion\")");
+  cmd->add_option("--dump-groups", opts->dump_groups,
+                  "Write the fused groups as a Graphviz picture (one cluster per group, ops as nodes, values as "
+                  "edges) to FILE")
+      ->type_name("FILE.dot");
   cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   add_output_options(*cmd, opts->out);
   cmd->footer(kCompileFooter);

@@ -2,6 +2,7 @@
 //   compute : max(x, 0)                      a scalar expression over inputs and attributes (raw text)
 //   reduce  : {init: 0, combine: a + b, finalize: acc / n, axis: axis}
 //   pattern : elementwise | broadcast | injective | reduction | out_fusible | opaque
+//   row_pattern : softmax | layer_norm | rms_norm   a named row-reduction composition
 // The expressions are kept as raw text with their location; src/kernel/ parses them.
 #include <fmt/format.h>
 
@@ -56,6 +57,23 @@ bool read_op_extensions(const YamlContext& ctx, const KeyTable& keys, Op& op) {
         ctx.diags.error(ctx.loc(*node), fmt::format("unknown pattern '{}'{}; expected one of {}", node->value,
                                                     did_you_mean(node->value, pattern_kind_spellings()),
                                                     join(pattern_kind_spellings(), ", ")));
+        ok = false;
+      }
+    } else {
+      ok = false;
+    }
+  }
+  if (const KeyTable::Entry* e = keys.find("row_pattern")) {
+    if (!check_unset(ctx, *e, op, op.row_pattern ? op.row_pattern->loc : SourceLoc{})) {
+      ok = false;
+    } else if (const YamlNode* node = ctx.scalar(*e->key_node, *e->value, "row_pattern")) {
+      const std::optional<RowPatternKind> kind = parse_row_pattern(node->value);
+      if (kind) {
+        op.row_pattern = RowPattern{*kind, ctx.loc(*node)};
+      } else {
+        ctx.diags.error(ctx.loc(*node), fmt::format("unknown row_pattern '{}'{}; expected one of {}", node->value,
+                                                    did_you_mean(node->value, row_pattern_spellings()),
+                                                    join(row_pattern_spellings(), ", ")));
         ok = false;
       }
     } else {

@@ -171,6 +171,12 @@ struct Pattern {
   SourceLoc loc;
 };
 
+/// kforge extension `row_pattern`: softmax | layer_norm | rms_norm (types.h).
+struct RowPattern {
+  RowPatternKind kind = RowPatternKind::kSoftmax;
+  SourceLoc loc;
+};
+
 struct Op {
   std::string name;
   bool is_backward = false;  // written as `backward_op :`
@@ -206,6 +212,7 @@ struct Op {
   std::optional<RawText> compute;
   std::optional<Reduce> reduce;
   std::optional<Pattern> pattern;
+  std::optional<RowPattern> row_pattern;
 
   const Input* find_input(std::string_view n) const;
   const Attribute* find_attribute(std::string_view n) const;

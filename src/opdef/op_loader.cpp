@@ -53,12 +53,13 @@ const std::vector<std::string>& known_op_keys() {
       "reduce.finalize",
       "reduce.axis",
       "pattern",
+      "row_pattern",
   };
   return keys;
 }
 
 const std::vector<std::string>& extension_keys() {
-  static const std::vector<std::string> keys = {"compute", "reduce", "pattern"};
+  static const std::vector<std::string> keys = {"compute", "reduce", "pattern", "row_pattern"};
   return keys;
 }
 

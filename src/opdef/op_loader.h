@@ -2,7 +2,7 @@
 //
 // Files are read in order. Each is a YAML sequence of op entries (`- op : name` or
 // `- backward_op : name`). A later entry may name an op defined earlier only to add the kforge
-// extension keys (compute, reduce, pattern): an overlay, so Paddle's YAML stays unchanged. Any other
+// extension keys (compute, reduce, pattern, row_pattern): an overlay, so Paddle's YAML stays unchanged. Any other
 // entry for an existing name is a redefinition error that names both places.
 //
 // Errors (malformed values, unknown names) are reported at their exact line and column and the op is
@@ -26,7 +26,7 @@ struct YamlContext;
 /// Every key an op entry may have, as dotted paths ("op", "kernel.func", "reduce.init", ...), in the
 /// order of paddle-formats.md §2.2 followed by the kforge extensions.
 const std::vector<std::string>& known_op_keys();
-/// The extension keys an overlay entry may add: compute, reduce, pattern.
+/// The extension keys an overlay entry may add: compute, reduce, pattern, row_pattern.
 const std::vector<std::string>& extension_keys();
 
 class OpLoader {

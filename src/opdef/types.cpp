@@ -81,6 +81,16 @@ constexpr std::array<PatternEntry, 6> kPatterns = {{
     {PatternKind::kOpaque, "opaque"},
 }};
 
+struct RowPatternEntry {
+  RowPatternKind kind;
+  std::string_view spelling;
+};
+constexpr std::array<RowPatternEntry, 3> kRowPatterns = {{
+    {RowPatternKind::kSoftmax, "softmax"},
+    {RowPatternKind::kLayerNorm, "layer_norm"},
+    {RowPatternKind::kRmsNorm, "rms_norm"},
+}};
+
 }  // namespace
 
 const ArgTypeInfo& arg_type_info(ArgType type) { return kArgTypes[static_cast<size_t>(type)]; }
@@ -149,6 +159,20 @@ std::optional<PatternKind> parse_pattern_kind(std::string_view spelling) {
 
 const std::vector<std::string>& pattern_kind_spellings() {
   static const std::vector<std::string> spellings = spellings_of(kPatterns);
+  return spellings;
+}
+
+std::string_view row_pattern_spelling(RowPatternKind kind) { return kRowPatterns[static_cast<size_t>(kind)].spelling; }
+
+std::optional<RowPatternKind> parse_row_pattern(std::string_view spelling) {
+  for (const RowPatternEntry& e : kRowPatterns) {
+    if (e.spelling == spelling) return e.kind;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& row_pattern_spellings() {
+  static const std::vector<std::string> spellings = spellings_of(kRowPatterns);
   return spellings;
 }
 

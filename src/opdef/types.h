@@ -93,4 +93,11 @@ std::string_view pattern_kind_spelling(PatternKind kind);
 std::optional<PatternKind> parse_pattern_kind(std::string_view spelling);
 const std::vector<std::string>& pattern_kind_spellings();
 
+/// kforge extension `row_pattern`: a named row-reduction composition (reduce -> broadcast -> elementwise over
+/// the same rows) that the fused-kernel generator implements whole.
+enum class RowPatternKind { kSoftmax, kLayerNorm, kRmsNorm };
+std::string_view row_pattern_spelling(RowPatternKind kind);
+std::optional<RowPatternKind> parse_row_pattern(std::string_view spelling);
+const std::vector<std::string>& row_pattern_spellings();
+
 }  // namespace kforge::opdef

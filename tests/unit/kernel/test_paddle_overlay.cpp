@@ -134,18 +134,7 @@ struct Loaded {
   Loaded() {
     opdef::OpLoader loader(h.sources, h.diags);
     loader.add_file((kRefdata / "ops.yaml").string());
-    std::string overlay = read_file(kOverlay);
-    const auto& ext = opdef::extension_keys();
-    if (std::find(ext.begin(), ext.end(), "row_pattern") == ext.end()) {
-      // Until the opdef loader accepts the row_pattern extension, load the overlay without those lines.
-      WARN("the opdef loader does not accept 'row_pattern' yet: the overlay is loaded without it");
-      std::string kept;
-      std::istringstream lines(overlay);
-      for (std::string line; std::getline(lines, line);) {
-        if (line.find("row_pattern :") == std::string::npos) kept += line + "\n";
-      }
-      overlay = kept;
-    }
+    const std::string overlay = read_file(kOverlay);
     loader.add_buffer(h.sources.add_buffer(kOverlay.string(), overlay));
     library = std::move(loader).finish();
     loader_output = h.take();

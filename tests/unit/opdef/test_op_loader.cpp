@@ -346,6 +346,30 @@ TEST_CASE("overlay errors") {
         "            ^\n");
 }
 
+TEST_CASE("row_pattern extension") {
+  Fixture f;
+  const OpLibrary lib = f.load({{"ops.yaml",
+                                 "- op : softmax\n"
+                                 "  args : (Tensor x, int axis = -1)\n"
+                                 "  output : Tensor(out)\n"
+                                 "- op : layer_norm\n"
+                                 "  args : (Tensor x, Tensor scale, Tensor bias, float epsilon, int begin_norm_axis)\n"
+                                 "  output : Tensor(out), Tensor(mean), Tensor(variance)\n"},
+                                {"overlay.yaml",
+                                 "- op : softmax\n"
+                                 "  pattern : reduction\n"
+                                 "  row_pattern : softmax\n"
+                                 "- op : layer_norm\n"
+                                 "  row_pattern : layernorm\n"}});
+  REQUIRE(lib.find("softmax"));
+  REQUIRE(lib.find("softmax")->row_pattern);
+  CHECK(lib.find("softmax")->row_pattern->kind == RowPatternKind::kSoftmax);
+  REQUIRE(lib.find("layer_norm"));
+  CHECK_FALSE(lib.find("layer_norm")->row_pattern);
+  CHECK(f.messages().find("unknown row_pattern 'layernorm'; did you mean 'layer_norm'?; expected one of softmax, "
+                          "layer_norm, rms_norm") != std::string::npos);
+}
+
 TEST_CASE("structural errors are located") {
   Fixture f;
   f.load(

@@ -1,0 +1,40 @@
+// CUDA kernels of fused groups (src/passes/fusion.h) for `kforge compile --target cuda`: the text of one
+// kernel template and its host launcher per group, for NAME_kernels.cu. The kernels instantiate the device
+// helpers of templates/cuda/kforge_fused.cuh; the scalar bodies come from passes::group_stmt_text /
+// group_reduction_text (kforge::expr::emit_cuda). docs/compile.md ("--target cuda") describes the shapes:
+//   - elementwise groups: grid-stride over outer x inner elements, V elements per step with 16-byte vector
+//     loads/stores when every vector-accessed pointer is aligned (else V = 1), a scalar tail, int32 indexing
+//     unless the group needs int64;
+//   - row groups: a team of TEAM threads per row (a warp for rows up to 128 x V elements, else a block of up
+//     to 1024 threads), team reductions by warp shuffles and shared memory; rows up to TEAM x V x 4 elements
+//     are held in registers (one read of every contiguous input), longer rows loop over memory per pass.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "passes/fusion.h"
+#include "passes/lowered_program.h"
+#include "support/diagnostics.h"
+
+namespace kforge::codegen {
+
+struct CudaGroupCode {
+  std::string kernels;      // device code and the launcher's definition (NAME_kernels.cu)
+  std::string launcher;     // the launcher's name
+  std::string declaration;  // the launcher's declaration (for NAME.cu), ending in ';'
+};
+
+/// The kernel and launcher of `group`, named `<prefix>fused_<index>`. The launcher takes the group's inputs
+/// (const pointers, in FusedGroup::inputs order), then its stores (FusedGroup::stores order), then
+/// `int64_t outer, int64_t inner, cudaStream_t stream`, launches, and returns cudaGetLastError(). Reports
+/// what the CUDA backend cannot emit (dtype, rms_norm, dynamic strided broadcast) at the first call's place
+/// and returns nullopt.
+std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const passes::FusedGroup& group,
+                                             const std::string& prefix, DiagnosticEngine& diags);
+
+/// CUDA spelling of a storage/compute type the CUDA backend supports (bool, int32_t, int64_t, float,
+/// double), or nullopt.
+std::optional<std::string> cuda_scalar_type(expr::ScalarType type);
+
+}  // namespace kforge::codegen

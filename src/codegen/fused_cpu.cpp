@@ -1,0 +1,293 @@
+#include "codegen/fused_cpu.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "codegen/cpp_text.h"
+
+namespace kforge::codegen {
+
+namespace {
+
+using passes::FusedGroup;
+using passes::GroupInput;
+using passes::GroupStmt;
+using passes::InputAccess;
+using passes::StmtKind;
+using passes::SymExpr;
+using tmpl::List;
+using tmpl::Value;
+
+std::string ctype(expr::ScalarType t) { return std::string(expr::cpp_type_name(expr::compute_type(t))); }
+
+/// The symbols a group's sizes mention: the function takes them as int64_t parameters.
+std::vector<uint32_t> group_symbols(const FusedGroup& g) {
+  std::set<uint32_t> ids;
+  auto add = [&](const SymExpr& e) {
+    for (uint32_t s : e.symbols()) ids.insert(s);
+  };
+  add(g.outer);
+  add(g.inner);
+  for (const SymExpr& d : g.shape) add(d);
+  return {ids.begin(), ids.end()};
+}
+
+std::string pointer_name(const std::string& local) { return "p_" + local; }
+
+/// Lines of one group's function body.
+class FusedWriter {
+ public:
+  FusedWriter(const FusedGroup& g, const std::function<std::string(const SymExpr&)>& sym) : g_(g), sym_(sym) {
+    passes_.resize(g.num_passes);
+  }
+
+  Value build() {
+    for (const GroupInput& in : g_.inputs) inputs_[in.name] = &in;
+    setup_.push_back(fmt::format("const index_t outer = static_cast<index_t>({});", sym_(g_.outer)));
+    setup_.push_back(fmt::format("const index_t inner = static_cast<index_t>({});", sym_(g_.inner)));
+    for (const GroupInput& in : g_.inputs) {
+      if (in.access == InputAccess::kScalar) setup_.push_back(load(in));
+      if (in.access == InputAccess::kOuter) row_setup_.push_back(load(in));
+    }
+    for (const GroupStmt& st : g_.stmts) add_stmt(st);
+    for (const passes::GroupStore& s : g_.stores) {
+      if (s.per_row) {
+        row_end_.push_back(fmt::format("{}[i] = {};", pointer_name(s.name), s.name));
+      } else {
+        passes_[s.pass].stores.push_back(fmt::format("{}[base + j] = {};", pointer_name(s.name), s.name));
+      }
+    }
+    Value v = Value::map();
+    v.set("name", "fused_" + std::to_string(g_.index));
+    v.set("index_type", g_.needs_int64 ? "int64_t" : "int32_t");
+    List params;
+    for (uint32_t s : group_symbols(g_)) params.push_back("[[maybe_unused]] int64_t s" + std::to_string(s));
+    for (const GroupInput& in : g_.inputs) {
+      params.push_back(fmt::format("const {}* __restrict {}", ctype(in.storage), pointer_name(in.name)));
+    }
+    for (const passes::GroupStore& s : g_.stores) {
+      params.push_back(fmt::format("{}* __restrict {}", ctype(s.storage), pointer_name(s.name)));
+    }
+    v.set("params", Value(std::move(params)));
+    v.set("setup", lines(setup_));
+    row_setup_.insert(row_setup_.begin(), "[[maybe_unused]] const index_t base = i * inner;");
+    v.set("row_setup", lines(row_setup_));
+    List passes;
+    for (Pass& p : passes_) {
+      Value pv = Value::map();
+      pv.set("pre", lines(p.pre));
+      std::vector<std::string> body;
+      for (const std::string& name : p.loads) body.push_back(load(*inputs_.at(name)));
+      body.insert(body.end(), p.body.begin(), p.body.end());
+      body.insert(body.end(), p.stores.begin(), p.stores.end());
+      pv.set("body", lines(body));
+      pv.set("post", lines(p.post));
+      passes.push_back(std::move(pv));
+    }
+    v.set("passes", Value(std::move(passes)));
+    v.set("row_end", lines(row_end_));
+    return v;
+  }
+
+ private:
+  struct Pass {
+    std::vector<std::string> pre, body, post, stores;
+    std::vector<std::string> loads;  // element inputs read in this pass, in first-use order
+  };
+
+  static Value lines(const std::vector<std::string>& ls) {
+    List out;
+    for (const std::string& l : ls) out.push_back(l);
+    return Value(std::move(out));
+  }
+
+  std::string load(const GroupInput& in) const {
+    const std::string p = pointer_name(in.name);
+    std::string index;
+    switch (in.access) {
+      case InputAccess::kContiguous: index = "base + j"; break;
+      case InputAccess::kOuter: index = "i"; break;
+      case InputAccess::kInner: index = "j"; break;
+      case InputAccess::kScalar: index = "0"; break;
+      case InputAccess::kStrided: {
+        // Row-major coordinates of flat element base + j, dotted with the input's strides.
+        const std::string rest = in.name + "_rest", at = in.name + "_at";
+        std::string text = fmt::format("index_t {} = base + j, {} = 0;", rest, at);
+        for (size_t d = g_.shape.size(); d-- > 0;) {
+          const std::string dim = "static_cast<index_t>(" + sym_(g_.shape[d]) + ")";
+          if (in.strides[d] != SymExpr(0)) {
+            text += fmt::format(" {} += {} % {} * static_cast<index_t>({});", at, rest, dim, sym_(in.strides[d]));
+          }
+          if (d > 0) text += fmt::format(" {} /= {};", rest, dim);
+        }
+        return text + fmt::format(" const {} {} = {}[{}];", ctype(in.type), in.name, p, at);
+      }
+    }
+    return fmt::format("const {} {} = {}[{}];", ctype(in.type), in.name, p, index);
+  }
+
+  /// Marks an element input as read in pass `p`.
+  void use(const std::string& name, uint32_t p) {
+    auto it = inputs_.find(name);
+    if (it == inputs_.end()) return;
+    const InputAccess a = it->second->access;
+    if (a == InputAccess::kScalar || a == InputAccess::kOuter) return;
+    std::vector<std::string>& loads = passes_[p].loads;
+    if (std::find(loads.begin(), loads.end(), name) == loads.end()) loads.push_back(name);
+  }
+
+  void add_stmt(const GroupStmt& st) {
+    const std::string t = ctype(st.type);
+    switch (st.kind) {
+      case StmtKind::kElement:
+      case StmtKind::kRowValue: {
+        std::string rhs = passes::group_stmt_text(st, expr::EmitTarget::kCpp);
+        if (st.expr->root->type != st.type) rhs = "static_cast<" + t + ">(" + rhs + ")";
+        const std::string line = fmt::format("const {} {} = {};", t, st.name, rhs);
+        const std::vector<std::string> names = expr::names_used(*st.expr->root, expr::NameKind::kInput);
+        if (st.kind == StmtKind::kRowValue) {
+          passes_[st.passes.front()].pre.push_back(line);
+          return;
+        }
+        for (uint32_t p : st.passes) {
+          for (const std::string& n : names) use(n, p);
+          passes_[p].body.push_back(line);
+        }
+        return;
+      }
+      case StmtKind::kReduce: {
+        const expr::TypedReduction& r = *st.reduction;
+        const std::string acc = "acc_" + st.name;
+        const passes::ReductionText text =
+            passes::group_reduction_text(st, expr::EmitTarget::kCpp, acc, st.source, st.source, "n_" + st.name);
+        Pass& p = passes_[st.passes.front()];
+        p.pre.push_back(fmt::format("{} {} = {};", expr::cpp_type_name(r.accumulator), acc, text.init));
+        use(st.source, st.passes.front());
+        p.body.push_back(fmt::format("{} = {};", acc, text.combine));
+        std::string value = acc;
+        if (!text.finalize.empty()) {
+          p.post.push_back(fmt::format("[[maybe_unused]] const int64_t n_{} = static_cast<int64_t>(inner);", st.name));
+          value = text.finalize;
+        }
+        const expr::ScalarType result = r.finalize ? r.result : r.accumulator;
+        p.post.push_back(fmt::format("const {} {} = {};", t, st.name,
+                                     result == st.type ? value : "static_cast<" + t + ">(" + value + ")"));
+        return;
+      }
+      case StmtKind::kRowPattern:
+        if (st.pattern == passes::RowPatternKind::kSoftmax) {
+          softmax(st);
+        } else {
+          layer_norm(st);
+        }
+        return;
+    }
+  }
+
+  std::string operand(const GroupStmt& st, std::string_view arg) const {
+    for (const passes::RowPatternOperand& o : st.operands) {
+      if (o.arg == arg) return o.name;
+    }
+    return "";
+  }
+
+  void softmax(const GroupStmt& st) {
+    const std::string t = ctype(st.type), x = operand(st, "x");
+    const uint32_t f = st.passes.front();
+    const std::string mx = "max_" + st.name, sum = "sum_" + st.name;
+    for (uint32_t k = 0; k < 3; ++k) use(x, f + k);
+    passes_[f].pre.push_back(fmt::format("{} {} = -std::numeric_limits<{}>::infinity();", t, mx, t));
+    passes_[f].body.push_back(fmt::format("{} = {} > {} ? {} : {};", mx, x, mx, x, mx));
+    passes_[f + 1].pre.push_back(fmt::format("{} {} = {}(0);", t, sum, t));
+    passes_[f + 1].body.push_back(fmt::format("{} += std::exp({} - {});", sum, x, mx));
+    passes_[f + 2].body.push_back(fmt::format("const {} {} = std::exp({} - {}) / {};", t, st.name, x, mx, sum));
+  }
+
+  void layer_norm(const GroupStmt& st) {
+    const std::string t = ctype(st.type), x = operand(st, "x"), scale = operand(st, "scale"), bias = operand(st, "bias");
+    const uint32_t f = st.passes.front();
+    const std::string n = st.name;
+    for (uint32_t k = 0; k < 3; ++k) use(x, f + k);
+    if (!scale.empty()) use(scale, f + 2);
+    if (!bias.empty()) use(bias, f + 2);
+    passes_[f].pre.push_back(fmt::format("double sum_{} = 0.0;", n));
+    passes_[f].body.push_back(fmt::format("sum_{} += static_cast<double>({});", n, x));
+    passes_[f].post.push_back(
+        fmt::format("const double mu_{0} = inner > 0 ? sum_{0} / static_cast<double>(inner) : 0.0;", n));
+    passes_[f + 1].pre.push_back(fmt::format("double sq_{} = 0.0;", n));
+    passes_[f + 1].body.push_back(fmt::format("const double d_{0} = static_cast<double>({1}) - mu_{0};", n, x));
+    passes_[f + 1].body.push_back(fmt::format("sq_{0} += d_{0} * d_{0};", n));
+    std::vector<std::string>& post = passes_[f + 1].post;
+    post.push_back(fmt::format("const double var_{0} = inner > 0 ? sq_{0} / static_cast<double>(inner) : 0.0;", n));
+    post.push_back(fmt::format("const {1} mean_{0} = static_cast<{1}>(mu_{0});", n, t));
+    post.push_back(fmt::format("const {1} inv_std_{0} = static_cast<{1}>(1.0 / std::sqrt(var_{0} + static_cast<double>({2})));",
+                               n, t, cpp_float(static_cast<float>(st.epsilon))));
+    for (const GroupStmt::ExtraOutput& e : st.extra_outputs) {
+      if (e.value == passes::kNone) continue;
+      if (e.output == "mean") post.push_back(fmt::format("const {} {} = mean_{};", t, e.name, n));
+      if (e.output == "variance") post.push_back(fmt::format("const {} {} = static_cast<{}>(var_{});", t, e.name, t, n));
+    }
+    std::vector<std::string>& body = passes_[f + 2].body;
+    body.push_back(fmt::format("{1} {0} = ({2} - mean_{0}) * inv_std_{0};", n, t, x));
+    if (!scale.empty()) body.push_back(fmt::format("{} *= {};", n, scale));
+    if (!bias.empty()) body.push_back(fmt::format("{} += {};", n, bias));
+  }
+
+  const FusedGroup& g_;
+  const std::function<std::string(const SymExpr&)>& sym_;
+  std::map<std::string, const GroupInput*> inputs_;
+  std::vector<std::string> setup_, row_setup_, row_end_;
+  std::vector<Pass> passes_;
+};
+
+std::string element_type_of(expr::ScalarType t) { return ctype(t); }
+
+}  // namespace
+
+Value fused_group_function(const passes::LoweredProgram& program, const FusedGroup& group,
+                           const std::function<std::string(const SymExpr&)>& sym) {
+  FusedWriter writer(group, sym);
+  Value v = writer.build();
+  std::string calls;
+  for (uint32_t c : group.calls) calls += (calls.empty() ? "" : ", ") + std::to_string(c);
+  v.set("comment", fmt::format("Group {}: {} ({} loop over {} = {} x {}; calls {}).", group.index, group.label,
+                               group.kind == passes::GroupKind::kRow ? "row" : "elementwise",
+                               passes::to_string(group.shape), sym(group.outer), sym(group.inner), calls));
+  (void)program;
+  return v;
+}
+
+Value fused_group_call(const passes::LoweredProgram& program, const FusedGroup& group,
+                       const std::function<std::string(uint32_t)>& tensor_expr, const std::string& where,
+                       bool trace_hooks) {
+  List args, traces;
+  for (uint32_t s : group_symbols(group)) args.push_back("s" + std::to_string(s));
+  for (const GroupInput& in : group.inputs) {
+    args.push_back(fmt::format("{}.data_as<const {}>()", tensor_expr(in.value), element_type_of(in.storage)));
+  }
+  for (const passes::GroupStore& s : group.stores) {
+    args.push_back(fmt::format("{}.data_as<{}>()", tensor_expr(s.value), element_type_of(s.storage)));
+    if (trace_hooks) {
+      const passes::LoweredValue& v = program.value(s.value);
+      Value t = Value::map();
+      t.set("key", v.source_id.empty() ? "v" + std::to_string(v.source.index) : v.source_id);
+      t.set("expr", tensor_expr(s.value));
+      traces.push_back(std::move(t));
+    }
+  }
+  Value v = Value::map();
+  v.set("fused", true);
+  v.set("name", "fused_" + std::to_string(group.index));
+  std::string ops;
+  for (uint32_t c : group.calls) ops += (ops.empty() ? "" : ", ") + program.calls[c].pir_name;
+  v.set("comment", fmt::format("fused group {}: {} at {}", group.index, ops, where));
+  v.set("args", Value(std::move(args)));
+  v.set("traces", Value(std::move(traces)));
+  return v;
+}
+
+}  // namespace kforge::codegen

@@ -1,0 +1,36 @@
+// The template context of one fused group for the CPU (templates/program/fused_cpu.j2): the function's
+// signature, the loop structure's lines and the call site. Every decision (index type, how each input is
+// indexed, which statements run in which row pass, the row patterns' formulas) is made here from the
+// FusedGroup (passes/fusion.h); the template only lays the loops out.
+//
+// Context of a group (all text ready to print):
+//   name "fused_0", comment, index_type "int32_t" | "int64_t", params [text],
+//   setup [lines]      at function scope: outer, inner, scalar loads
+//   row_setup [lines]  at the top of each row i: base, per-row loads
+//   passes [{pre [lines], body [lines], post [lines]}]   one loop over j in [0, inner) per pass with a body
+//   row_end [lines]    after the passes: per-row stores
+// Call site (an entry of `steps` with fused = true): name, comment, args [text], traces [{key, expr}].
+// The formulas of softmax and layer_norm are those of examples/kernels/linalg.cc (Paddle's CPU kernels):
+// softmax's max, sum of exp(x - max) in the element type, exp(x - max) / sum; layer_norm's mean and variance
+// accumulated in double over the row, then (x - mean) * inv_std * scale + bias in the element type.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "passes/fusion.h"
+#include "passes/lowered_program.h"
+#include "template/value.h"
+
+namespace kforge::codegen {
+
+/// `tensor_expr(value)` is the C++ expression of a value's kforge::Tensor at the call site ("x",
+/// "values_[3]", "parameters_[0]"); `sym(e)` prints a SymExpr over the symbols s0, s1, ...
+tmpl::Value fused_group_function(const passes::LoweredProgram& program, const passes::FusedGroup& group,
+                                 const std::function<std::string(const passes::SymExpr&)>& sym);
+
+tmpl::Value fused_group_call(const passes::LoweredProgram& program, const passes::FusedGroup& group,
+                             const std::function<std::string(uint32_t)>& tensor_expr, const std::string& where,
+                             bool trace_hooks);
+
+}  // namespace kforge::codegen

@@ -1,0 +1,243 @@
+// REQUEST(CUDA engineer): a FusionOptions flag (e.g. `single_call_groups`) that keeps a lone elementwise call as
+// a one-call kElementwise group, for --target cuda, which has no per-op kernels (today such a call is a
+// generation-time error there; see docs/compile.md "--target cuda").
+// Fusion: groups the calls of a LoweredProgram into fused kernels (CINN-style, see
+// /work/shared/reference/fusion-and-multikernel.md §2) and describes each group completely enough that a
+// backend (the CPU loops of templates/program/, the CUDA kernels) emits it WITHOUT re-deriving anything.
+//
+// CONTRACT between the fusion pass and the backends. Stable: changes are additions only, listed here.
+//   (v1) initial version.
+//
+// What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
+// take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
+// `reduce` (a reduction over the trailing axes of its input), `row_pattern` (softmax / layer_norm / rms_norm
+// over the trailing axes). Every other call stays a kernel call. The rules (fusion.cpp implements them,
+// docs/compile.md documents them):
+//  - a group is a set of calls whose values flow producer -> consumer inside it; a value escapes (is stored)
+//    when a call outside the group, a program output, or a later group reads it, or when it shares its buffer
+//    with a value that escapes (in-place twins, views);
+//  - elementwise groups: every stored value has the group's shape, every input is that shape or broadcasts to
+//    it; fan-in (several producers) and fan-out (one value read by several consumers in the group) are fine;
+//  - row groups: one iteration space `outer` rows x `inner` elements per row, where `inner` is the product of
+//    the trailing (reduced) dims; reductions over the row, their elementwise producers (prologue), and
+//    consumers of the row results broadcast back over the row (epilogue, `reduce -> broadcast -> elementwise`);
+//  - never recompute an expensive producer: a call is in exactly one group, and a value computed in a group
+//    is never recomputed in another. Inside a row group an element statement is evaluated in every row pass
+//    that needs it (see GroupStmt::passes); an expensive one (exp, tanh, erf, pow, log, a row pattern...)
+//    is allowed in at most one pass, so the grouping never makes a row loop recompute it;
+//  - never break a dependency or create a cycle: a group is placed at its last call's position and every
+//    value a group reads is computed before that position; merging two groups that would need a call outside
+//    both in between (a path through a non-member) is refused;
+//  - greedy in call order: each fusible call joins the groups of its producers (in argument order) when the
+//    union is a valid group; when a whole producer group cannot join, only the direct producer moves over
+//    if the rest stays valid (a residual add joins the layer_norm after it; the gelu before it stays);
+//  - deterministic: the same program gives the same groups, in the same order, field for field.
+// Groups of one call are kept only for calls with `reduce` or `row_pattern` (the row loop replaces the
+// kernel); a lone elementwise call with nothing to fuse stays a kernel call, so a program whose ops have no
+// `reduce`/`row_pattern` and nothing to fuse compiles exactly as with `--no-fuse`.
+// Not fused (they stay kernel calls): in-place twins (`relu_`), calls whose output shares its buffer (views,
+// aliases), tensor-list or run-time (tensor-to-attribute) arguments, dtypes other than bool, int32, int64,
+// float32, float64, reductions over axes that are not the trailing ones, rms_norm (no reference kernel yet).
+//
+// Index model. Every group iterates over `outer` x `inner` elements: element (i, j), i in [0, outer),
+// j in [0, inner), is flat element i * inner + j of `shape` (row-major). For elementwise groups `inner` is
+// chosen so that as many inputs as possible are contiguous / per-row / per-column (a bias [N] over [M, N]:
+// outer M, inner N); a group where every input is contiguous has outer 1. Row groups: `inner` is the row
+// length (the product of the reduced trailing dims).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel/expr_check.h"
+#include "kernel/expr_emit.h"
+#include "kernel/reduction.h"
+#include "passes/lowered_program.h"
+
+namespace kforge::passes {
+
+enum class GroupKind : uint8_t {
+  kElementwise,  // one loop over outer x inner; every statement is per element (kElement)
+  kRow,          // for each of `outer` rows: `num_passes` loops over the row's `inner` elements
+};
+
+/// How a group input is indexed at element (i, j).
+enum class InputAccess : uint8_t {
+  kContiguous,  // the input has the group's shape: element i * inner + j
+  kOuter,       // one element per row: element i (a [M, 1] value broadcast along the rows of [M, N])
+  kInner,       // one row shared by every row: element j (a bias [N] over [M, N])
+  kScalar,      // a single element: element 0
+  kStrided,     // general broadcast: element sum_d coord_d * strides[d], where coord is the row-major
+                // coordinate of flat element i * inner + j in `Group::shape`
+};
+
+/// The named row-reduction compositions of the `row_pattern` key (opdef/types.h: kSoftmax, kLayerNorm, kRmsNorm).
+using RowPatternKind = opdef::RowPatternKind;
+
+/// A tensor the group reads from memory (a program input, parameter, constant, or a value stored by an
+/// earlier group or kernel call).
+struct GroupInput {
+  uint32_t value = kNone;             // LoweredValue index: its buffer is where the data is
+  std::string name;                   // the local name the statements use: "in0", "in1", ... (unique in group)
+  ir::DataType dtype = ir::DataType::kUndefined;        // storage dtype
+  expr::ScalarType storage = expr::ScalarType::kFloat32;  // the same, as an expression type (float16, int8...)
+  expr::ScalarType type = expr::ScalarType::kFloat32;     // compute type it is loaded as (compute_type(storage))
+  InputAccess access = InputAccess::kContiguous;
+  std::vector<SymExpr> strides;       // kStrided only: one per dim of Group::shape, in elements (0 = broadcast)
+  bool needs_int64 = false;           // its element count may exceed INT32_MAX (index it with int64)
+};
+
+enum class StmtKind : uint8_t {
+  kElement,     // one value per element (i, j): `expr`
+  kRowValue,    // row groups: one value per row, from row values, kOuter/kScalar inputs and literals: `expr`
+  kReduce,      // row groups: one value per row, the reduction of element value `source` over the row
+  kRowPattern,  // row groups: a softmax / layer_norm / rms_norm of the op's operands, one per group at most
+};
+
+/// Operands of a row pattern, by the op's argument names, each the name of a group input or an element
+/// statement (kElement) or "" when the op's optional tensor is absent.
+///   softmax:    x                       -> out (element)
+///   layer_norm: x, scale, bias          -> out (element); mean, variance (row values)
+///   rms_norm:   x, bias, residual, norm_weight, norm_bias -> out (element); residual_out (element)
+/// scale/bias/norm_weight/norm_bias are kInner inputs (one row's worth).
+struct RowPatternOperand {
+  std::string arg;   // "x", "scale", ...
+  std::string name;  // local name, or "" when absent
+};
+
+struct GroupStmt {
+  StmtKind kind = StmtKind::kElement;
+  /// The local variable this statement defines: "v<value index>" for the value it computes (unique in the
+  /// group); for a row pattern, the name of its main (element) output.
+  std::string name;
+  uint32_t call = kNone;    // the KernelCall it comes from
+  uint32_t value = kNone;   // the LoweredValue it computes (kRowPattern: the main output `out`)
+  /// Compute type of the local (compute_type(storage)); `expr`'s result is converted to it.
+  expr::ScalarType type = expr::ScalarType::kFloat32;
+  /// The value's storage type: a stored value is converted to it on store.
+  expr::ScalarType storage = expr::ScalarType::kFloat32;
+
+  /// kElement / kRowValue: the typed expression. Its input names are GroupInput::name or the `name` of an
+  /// earlier statement; the op's attributes are bound to the program's constants and folded, so it names no
+  /// attribute. Emit it with emit_cpp / emit_cuda (or group_stmt_text below).
+  std::optional<expr::Expression> expr;
+
+  /// kReduce: the reduced element value (an element statement's name or a kContiguous input's name) and the
+  /// typed reduction with every attribute bound: `init` (of type `reduction.accumulator`), `combine` over
+  /// `acc` and the element (named `reduction.input`, which is `source`), `merge` (two partial accumulators:
+  /// `acc` and `reduction.input`), optional `finalize` over `acc` and `n` (the row length, int64). The
+  /// statement's local holds the finalized value (type `type`). The reduction axes are the row.
+  std::string source;
+  std::optional<expr::TypedReduction> reduction;
+
+  /// kRowPattern: which pattern, its operands, epsilon (layer_norm / rms_norm; 0 otherwise) and its extra
+  /// outputs: (output name, value index, local name) for mean / variance (row values) or residual_out
+  /// (element); value kNone when nothing reads it (then it is not stored).
+  RowPatternKind pattern = RowPatternKind::kSoftmax;
+  std::vector<RowPatternOperand> operands;
+  double epsilon = 0;
+  struct ExtraOutput {
+    std::string output;  // "mean", "variance", "residual_out"
+    uint32_t value = kNone;
+    std::string name;    // local name
+    bool per_row = true; // row value (mean, variance) or element value
+  };
+  std::vector<ExtraOutput> extra_outputs;
+
+  /// Row groups: the row passes (0-based, ascending) that evaluate this statement. A kElement statement is
+  /// evaluated in every pass that needs it (cheap ones may repeat; see the file comment); a kReduce
+  /// accumulates in exactly one pass (its finalized value is usable from the next pass on); a kRowValue has
+  /// passes = {p}: it is evaluated once per row before the element loop of pass p, once every reduction of
+  /// the earlier passes is finalized (p is always < num_passes; pass p's loop may have an empty body);
+  /// a kRowPattern occupies passes [passes.front(), passes.back()] (softmax 3 loops: max, sum of exp,
+  /// normalise; layer_norm 3: mean, variance, normalise) and its element output and its row outputs (mean,
+  /// variance) are usable in its last pass. Elementwise groups: {0}.
+  std::vector<uint32_t> passes;
+};
+
+/// A value the group writes to memory: the statement whose local is stored, to the value's buffer, at
+/// element (i, j) (kContiguous) or at element i (a per-row value: a reduction result, mean/variance).
+struct GroupStore {
+  uint32_t value = kNone;  // LoweredValue index
+  std::string name;        // the statement local stored
+  bool per_row = false;    // stored once per row (index i) instead of per element
+  ir::DataType dtype = ir::DataType::kUndefined;
+  expr::ScalarType storage = expr::ScalarType::kFloat32;
+  uint32_t pass = 0;       // row groups: the pass in which it is stored (per-row stores: after that pass)
+};
+
+struct FusedGroup {
+  uint32_t index = 0;            // position in FusionPlan::groups (also the function suffix: fused_<index>)
+  GroupKind kind = GroupKind::kElementwise;
+  std::vector<uint32_t> calls;   // member calls, ascending (execution order)
+  uint32_t position = 0;         // the group runs where its last call was (calls.back())
+  SymShape shape;                // the iteration space (row groups: the reduced input's shape)
+  SymExpr outer = 1;             // number of rows (elementwise: the leading part of `shape`)
+  SymExpr inner = 1;             // row length (elementwise: the trailing part of `shape`)
+  SymExpr numel = 1;             // outer * inner
+  bool needs_int64 = false;      // numel may exceed INT32_MAX (static: known; dynamic: always true)
+  uint32_t num_passes = 1;       // row groups: loops over each row; elementwise: 1
+  std::vector<GroupInput> inputs;   // in order of first use
+  std::vector<GroupStmt> stmts;     // in dependency order (an operand is defined before its use)
+  std::vector<GroupStore> stores;   // values that escape, in value order
+  std::vector<uint32_t> internal_values;  // values computed and consumed inside: no buffer needed
+  bool has_expensive = false;    // contains exp/tanh/erf/pow/log/... or a reduction (for cost reports)
+  std::string label;             // "relu+add+gelu" (op names, execution order), for comments and --dump-groups
+};
+
+/// The result of the pass. `call_group[c]` is the group of call c or kNone (a kernel call).
+struct FusionPlan {
+  std::vector<FusedGroup> groups;     // in execution order (by position)
+  std::vector<uint32_t> call_group;   // one per call
+  bool empty() const { return groups.empty(); }
+};
+
+struct FusionOptions {
+  bool enabled = true;  // --no-fuse sets false: an empty plan
+  /// Largest number of calls in one group (keeps generated functions readable).
+  uint32_t max_group_calls = 64;
+};
+
+/// Groups the calls. Never fails: what cannot be fused stays a kernel call. An expression that does not
+/// type-check against the call is left unfused (the op YAML linter reports it).
+FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& options = {});
+
+/// Re-plans the workspace after fusion: values internal to a group get no workspace slot (their buffer
+/// keeps size 0, no live range), and every other buffer's live range is recomputed with each group's
+/// calls counted at its position. Calls plan_memory. A program with an empty plan is left as it was.
+void apply_fusion_to_memory_plan(LoweredProgram& program, const FusionPlan& plan);
+
+/// True when `value` is internal to a group (no buffer; the generated code never names it).
+bool is_fused_internal(const FusionPlan& plan, uint32_t value);
+
+/// The statement text a backend needs, for C++ (kCpp) or CUDA (kCuda): the right-hand side of a
+/// kElement / kRowValue statement (its expression with names as in the group; `rename` maps a local or
+/// input name to other text when set), or "" for other kinds. Both backends share it.
+std::string group_stmt_text(const GroupStmt& stmt, expr::EmitTarget target,
+                            const std::function<std::string(std::string_view)>& rename = {});
+
+/// Text of the reduction parts of a kReduce statement: init, combine (acc with `element`), merge (acc with
+/// `other`), finalize (acc, n) — "" when absent.
+struct ReductionText {
+  std::string init, combine, merge, finalize;
+};
+ReductionText group_reduction_text(const GroupStmt& stmt, expr::EmitTarget target, std::string_view acc,
+                                   std::string_view element, std::string_view other, std::string_view count);
+
+/// True when a typed expression calls an expensive function, which the fusion pass never recomputes:
+/// exp, expm1, log, log1p, log2, log10, pow, erf, sigmoid, the trigonometric and hyperbolic functions.
+/// Cheap (may be evaluated in more than one row pass): arithmetic, comparisons, select, casts, min, max,
+/// abs, floor, ceil, trunc, sqrt, rsqrt, isnan/isinf/isfinite.
+bool is_expensive(const expr::Node& typed);
+
+/// Graphviz text of the plan: one cluster per group, ops as nodes, values as edges (--dump-groups).
+std::string fusion_dot(const LoweredProgram& program, const FusionPlan& plan);
+
+/// One line per group, for tests and --dump-lowered: "group 0 elementwise [2, 3] calls 1,2,3 stores v5".
+std::string dump_fusion(const LoweredProgram& program, const FusionPlan& plan);
+
+}  // namespace kforge::passes

@@ -1,0 +1,47 @@
+// Internals of the fusion pass shared by its files (fusion_classify.cpp: which calls can fuse and how;
+// fusion.cpp: grouping). Not part of the contract: see fusion.h.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "passes/fusion.h"
+
+namespace kforge::passes::fusion_detail {
+
+/// The expression type of a storage dtype the fused loops handle: bool, int32, int64, float32, float64.
+std::optional<expr::ScalarType> scalar_of(ir::DataType dtype);
+bool is_one(const SymExpr& e);
+/// Product of shape[begin, end).
+SymExpr product(const SymShape& shape, size_t begin, size_t end);
+/// `shape` right-aligned against `target`, padded with leading 1s; nullopt when it does not broadcast.
+std::optional<SymShape> padded_to(const SymShape& shape, const SymShape& target);
+/// How a tensor of `shape` is read in the iteration space `target` split at `split` (fusion.h, InputAccess);
+/// nullopt when it does not broadcast. Fills `strides` for kStrided.
+std::optional<InputAccess> access_of(const SymShape& shape, const SymShape& target, size_t split,
+                                     std::vector<SymExpr>* strides);
+/// The count may exceed INT32_MAX (always true when it is not a constant).
+bool exceeds_int32(const SymExpr& numel);
+
+enum class CallKind { kOpaque, kElementwise, kReduce, kRowPattern };
+
+struct CallInfo {
+  CallKind kind = CallKind::kOpaque;
+  std::vector<std::pair<std::string, uint32_t>> inputs;  // op input name -> value (present tensors)
+  uint32_t out = kNone;                                   // the main output value
+  std::optional<expr::Expression> compute;                // attributes bound; names are the op's input names
+  std::optional<expr::TypedReduction> reduction;          // attributes bound
+  size_t split = 0;                                       // reduce / row pattern: kept leading dims
+  RowPatternKind pattern = RowPatternKind::kSoftmax;
+  double epsilon = 0;
+  std::vector<GroupStmt::ExtraOutput> extras;
+  bool expensive = false;
+};
+
+
+/// What each call of `program` is to the fusion pass (kOpaque: it stays a kernel call).
+std::vector<CallInfo> classify_calls(const LoweredProgram& program);
+
+}  // namespace kforge::passes::fusion_detail

@@ -1,0 +1,236 @@
+#include "passes/variants.h"
+
+#include <algorithm>
+#include <charconv>
+
+namespace kforge::passes {
+
+namespace {
+
+constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+constexpr uint64_t kFnvPrime = 1099511628211ull;
+
+uint64_t fnv1a64(std::string_view text, uint64_t h) {
+  for (char c : text) {
+    h ^= static_cast<uint8_t>(c);
+    h *= kFnvPrime;
+  }
+  return h;
+}
+
+const KernelArg* find_arg(const KernelCall& call, std::string_view name) {
+  for (const KernelArg& arg : call.args) {
+    if (arg.name == name) return &arg;
+  }
+  return nullptr;
+}
+
+// A bool attribute known at generation time; nullopt when it is not a constant.
+std::optional<bool> const_bool(const KernelCall& call, std::string_view name) {
+  const KernelArg* arg = find_arg(call, name);
+  if (arg == nullptr || arg->kind != ArgKind::kConstant) return std::nullopt;
+  return arg->constant.bool_value;
+}
+
+std::optional<int64_t> const_int(const KernelCall& call, std::string_view name) {
+  const KernelArg* arg = find_arg(call, name);
+  if (arg == nullptr || arg->kind != ArgKind::kConstant) return std::nullopt;
+  return arg->constant.int_value;
+}
+
+const LoweredValue* tensor_arg(const LoweredProgram& program, const KernelCall& call, std::string_view name) {
+  const KernelArg* arg = find_arg(call, name);
+  if (arg == nullptr || arg->kind != ArgKind::kTensor || arg->value == kNone) return nullptr;
+  return &program.value(arg->value);
+}
+
+bool plannable_gemm(const LoweredProgram& program, const KernelCall& call) {
+  if (call.op != "matmul" || call.kernel_dtype != ir::DataType::kFloat32) return false;
+  const LoweredValue* x = tensor_arg(program, call, "x");
+  const LoweredValue* y = tensor_arg(program, call, "y");
+  std::optional<bool> tx = const_bool(call, "transpose_x");
+  std::optional<bool> ty = const_bool(call, "transpose_y");
+  if (x == nullptr || y == nullptr || !tx || !ty) return false;
+  if (x->dtype != ir::DataType::kFloat32 || y->dtype != ir::DataType::kFloat32) return false;
+  if (y->dims.size() != 2 || x->dims.size() < 2) return false;
+  if (*tx && x->dims.size() != 2) return false;  // a transposed batch does not fold into M
+  return call.outputs.size() == 1 && call.outputs[0].values.size() == 1 && call.outputs[0].values[0] != kNone;
+}
+
+bool plannable_softmax(const LoweredProgram& program, const KernelCall& call) {
+  if (call.op != "softmax" || call.kernel_dtype != ir::DataType::kFloat32) return false;
+  const LoweredValue* x = tensor_arg(program, call, "x");
+  std::optional<int64_t> axis = const_int(call, "axis");
+  if (x == nullptr || !axis || x->dtype != ir::DataType::kFloat32 || x->dims.empty()) return false;
+  const int64_t rank = static_cast<int64_t>(x->dims.size());
+  return (*axis == -1 || *axis == rank - 1) && call.outputs.size() == 1 && call.outputs[0].values.size() == 1 &&
+         call.outputs[0].values[0] != kNone;
+}
+
+std::vector<KernelVariant> gemm_variants(const std::vector<int64_t>& hints) {
+  std::vector<KernelVariant> variants;
+  KernelVariant library;
+  library.name = "library";
+  library.kind = VariantKind::kLibrary;
+  library.rank = 0;
+  library.config = "extern";
+  variants.push_back(library);
+  KernelVariant plain;
+  plain.name = "gemm_plain";
+  plain.kind = VariantKind::kGemmPlain;
+  plain.rank = 1;
+  plain.config = "ipj";
+  variants.push_back(plain);
+  for (int64_t hint : hints) {
+    KernelVariant blocked = cpu_gemm_variant_for_hint(hint);
+    auto same = std::find_if(variants.begin(), variants.end(),
+                             [&](const KernelVariant& v) { return v.name == blocked.name; });
+    if (same != variants.end()) continue;  // two hints, one tile: the first hint names it
+    blocked.rank = static_cast<int>(variants.size());
+    variants.push_back(blocked);
+  }
+  return variants;
+}
+
+std::vector<KernelVariant> softmax_variants(const std::vector<int64_t>& hints) {
+  std::vector<KernelVariant> variants;
+  KernelVariant library;
+  library.name = "library";
+  library.kind = VariantKind::kLibrary;
+  library.config = "extern";
+  variants.push_back(library);
+  // The single-pass variant keeps the row's exponentials in a local buffer; it suits the short rows.
+  KernelVariant single;
+  single.name = "row_single_pass";
+  single.kind = VariantKind::kRowSinglePass;
+  single.rank = 1;
+  single.config = "buffered";
+  single.hint = {0, *std::min_element(hints.begin(), hints.end())};
+  variants.push_back(single);
+  for (int64_t hint : hints) {
+    KernelVariant looped;
+    looped.kind = VariantKind::kRowLooped;
+    looped.chunk = row_chunk_for_hint(hint);
+    looped.name = "row_looped_c" + std::to_string(looped.chunk);
+    looped.config = "chunk=" + std::to_string(looped.chunk);
+    looped.hint = {0, hint};
+    auto same = std::find_if(variants.begin(), variants.end(),
+                             [&](const KernelVariant& v) { return v.name == looped.name; });
+    if (same != variants.end()) continue;
+    looped.rank = static_cast<int>(variants.size());
+    variants.push_back(looped);
+  }
+  return variants;
+}
+
+}  // namespace
+
+const MultiKernelSite* MultiKernelPlan::site_for_call(uint32_t call) const {
+  for (const MultiKernelSite& site : sites) {
+    if (site.call == call) return &site;
+  }
+  return nullptr;
+}
+
+std::optional<std::vector<int64_t>> parse_multi_kernel_hints(std::string_view text, std::string& error,
+                                                             size_t& error_offset) {
+  std::vector<int64_t> hints;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = text.find(',', start);
+    size_t end = comma == std::string_view::npos ? text.size() : comma;
+    std::string_view item = text.substr(start, end - start);
+    error_offset = start;
+    if (item.empty()) {
+      error = "empty size hint in --multi-kernel-hints (expected positive integers such as 64,256,4096)";
+      return std::nullopt;
+    }
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (ec == std::errc::result_out_of_range || (ec == std::errc() && ptr == item.data() + item.size() &&
+                                                 value > (int64_t{1} << 31))) {
+      error = "size hint '" + std::string(item) + "' is too large (at most 2147483648)";
+      return std::nullopt;
+    }
+    if (ec != std::errc() || ptr != item.data() + item.size()) {
+      error = "size hint '" + std::string(item) + "' is not an integer";
+      return std::nullopt;
+    }
+    if (value <= 0) {
+      error = "size hint '" + std::string(item) + "' must be positive";
+      return std::nullopt;
+    }
+    if (std::find(hints.begin(), hints.end(), value) != hints.end()) {
+      error = "size hint " + std::to_string(value) + " is given twice";
+      return std::nullopt;
+    }
+    hints.push_back(value);
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return hints;
+}
+
+KernelVariant cpu_gemm_variant_for_hint(int64_t hint) {
+  KernelVariant v;
+  v.kind = VariantKind::kGemmBlocked;
+  // Register tiles: mr rows of C x nr columns kept in registers (nr a multiple of the 4/8-float SIMD width);
+  // kc: the depth of the packed A and B panels, sized so the B panel (kc x nr floats) stays in L1.
+  if (hint <= 32) {
+    v.mr = 2, v.nr = 16, v.kc = 128;
+  } else if (hint <= 128) {
+    v.mr = 4, v.nr = 16, v.kc = 128;
+  } else if (hint <= 1024) {
+    v.mr = 4, v.nr = 32, v.kc = 256;
+  } else {
+    v.mr = 8, v.nr = 32, v.kc = 256;
+  }
+  v.name = "gemm_mr" + std::to_string(v.mr) + "_nr" + std::to_string(v.nr) + "_kc" + std::to_string(v.kc);
+  v.config = "mr=" + std::to_string(v.mr) + " nr=" + std::to_string(v.nr) + " kc=" + std::to_string(v.kc);
+  v.hint = {hint, 0, 0};
+  return v;
+}
+
+int row_chunk_for_hint(int64_t hint) {
+  if (hint <= 256) return 64;
+  if (hint <= 2048) return 256;
+  return 1024;
+}
+
+uint64_t variant_set_hash(SiteFamily family, const std::vector<KernelVariant>& variants) {
+  uint64_t h = fnv1a64(family == SiteFamily::kGemm ? "kforge-gemm;" : "kforge-row-softmax;", kFnvOffset);
+  for (const KernelVariant& v : variants) {
+    std::string part = v.name + ":" + std::to_string(v.rank) + ":" + v.config;
+    for (int64_t d : v.hint) part += "," + std::to_string(d);
+    h = fnv1a64(part + ";", h);
+  }
+  return h == 0 ? 1 : h;  // 0 means "compute it at run time" to the dispatcher
+}
+
+MultiKernelPlan plan_multi_kernels(const LoweredProgram& program, const std::vector<int64_t>& hints,
+                                   const std::vector<uint32_t>& call_group) {
+  MultiKernelPlan plan;
+  plan.hints = hints;
+  if (hints.empty()) return plan;
+  for (uint32_t c = 0; c < program.calls.size(); ++c) {
+    const KernelCall& call = program.calls[c];
+    if (c < call_group.size() && call_group[c] != kNone) continue;  // fused: the group's loop replaces it
+    MultiKernelSite site;
+    site.call = c;
+    if (plannable_gemm(program, call)) {
+      site.family = SiteFamily::kGemm;
+      site.variants = gemm_variants(hints);
+    } else if (plannable_softmax(program, call)) {
+      site.family = SiteFamily::kRowSoftmax;
+      site.variants = softmax_variants(hints);
+    } else {
+      continue;
+    }
+    site.name = "mk_call_" + std::to_string(c) + "_" + call.op;
+    site.set_hash = variant_set_hash(site.family, site.variants);
+    plan.sites.push_back(std::move(site));
+  }
+  return plan;
+}
+
+}  // namespace kforge::passes

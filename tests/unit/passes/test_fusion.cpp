@@ -1,0 +1,360 @@
+// The fusion pass (passes/fusion.h): grouping decisions on hand-written programs compiled against the
+// reference op set plus its fusion overlay (examples/kernels/fusion.yaml), and the memory re-plan.
+#include "pass_test_util.h"
+#include "passes/fusion.h"
+
+using namespace kforge;
+using namespace kforge::passes;
+
+namespace {
+
+/// The reference op set with the fusion overlay.
+class FusionEnv {
+ public:
+  FusionEnv() : diags_(sources_, out_) {
+    library_ = opdef::load_op_library(
+        {test::source_path("examples/kernels/ops.yaml"), test::source_path("examples/kernels/fusion.yaml")}, sources_,
+        diags_);
+    compat_ = opdef::load_op_compat(test::source_path("examples/kernels/op_compat.yaml"), sources_, diags_);
+    ops_ = std::make_unique<OpSet>(library_, &compat_, diags_);
+    INFO(out_.str());
+    REQUIRE_FALSE(diags_.has_errors());
+  }
+
+  LoweredProgram compile(const std::string& yaml) {
+    const uint32_t file = sources_.add_buffer("t.yaml", yaml);
+    std::optional<ir::Program> p = ir::read_program(sources_, file, diags_);
+    INFO(out_.str());
+    REQUIRE(p.has_value());
+    std::optional<LoweredProgram> lp = compile_program(*p, *ops_, diags_);
+    INFO(out_.str());
+    REQUIRE(lp.has_value());
+    return std::move(*lp);
+  }
+
+ private:
+  SourceManager sources_;
+  std::ostringstream out_;
+  DiagnosticEngine diags_;
+  opdef::OpLibrary library_;
+  opdef::OpCompat compat_;
+  std::unique_ptr<OpSet> ops_;
+};
+
+FusionEnv& env() {
+  static FusionEnv e;
+  return e;
+}
+
+/// The calls of each group as "0,1,2".
+std::vector<std::string> group_calls(const FusionPlan& plan) {
+  std::vector<std::string> out;
+  for (const FusedGroup& g : plan.groups) {
+    std::string s;
+    for (uint32_t c : g.calls) s += (s.empty() ? "" : ",") + std::to_string(c);
+    out.push_back(s);
+  }
+  return out;
+}
+
+const GroupInput* input_for(const LoweredProgram& lp, const FusedGroup& g, const std::string& name) {
+  for (const GroupInput& in : g.inputs) {
+    if (lp.value(in.value).name == name) return &in;
+  }
+  return nullptr;
+}
+
+/// The invariants every plan keeps: each call in at most one group, groups ordered by position, every value a
+/// group reads is computed before its position, every reader outside the group runs after it.
+void check_invariants(const LoweredProgram& lp, const FusionPlan& plan) {
+  std::vector<int> seen(lp.calls.size(), 0);
+  uint32_t last_position = 0;
+  for (const FusedGroup& g : plan.groups) {
+    CHECK(g.position >= last_position);
+    last_position = g.position;
+    CHECK(g.position == g.calls.back());
+    for (uint32_t c : g.calls) {
+      ++seen[c];
+      CHECK(plan.call_group[c] == g.index);
+    }
+    for (const GroupInput& in : g.inputs) {
+      const uint32_t def = lp.value(in.value).defined_by;
+      if (def != kNone) CHECK(plan.call_group[def] != g.index);  // read from memory: computed outside
+      if (def != kNone) CHECK(def < g.position);
+    }
+    for (uint32_t c = 0; c < lp.calls.size(); ++c) {
+      if (plan.call_group[c] == g.index) continue;
+      for (const KernelArg& a : lp.calls[c].args) {
+        if (a.kind != ArgKind::kTensor) continue;
+        const uint32_t def = lp.value(a.value).defined_by;
+        if (def != kNone && plan.call_group[def] == g.index) CHECK(c > g.position);
+      }
+    }
+  }
+  for (int n : seen) CHECK(n <= 1);
+}
+
+}  // namespace
+
+TEST_CASE("fusion: an elementwise chain with fan-in and fan-out is one group without intermediates") {
+  LoweredProgram lp = env().compile(R"(
+program: chain
+inputs: [{name: x, dtype: float32, shape: [4, 8]}, {name: y, dtype: float32, shape: [4, 8]}]
+ops:
+  - {op: relu, in: [x], out: [a]}
+  - {op: add, in: [a, y], out: [b]}
+  - {op: tanh, in: [b], out: [c]}
+  - {op: sigmoid, in: [b], out: [d]}
+  - {op: multiply, in: [c, d], out: [out]}
+outputs: [out]
+)");
+  const SymExpr before = lp.plan.workspace_bytes;
+  CHECK(before != SymExpr(0));
+  const FusionPlan plan = plan_fusion(lp);
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2,3,4"});
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.kind == GroupKind::kElementwise);
+  CHECK(g.numel == SymExpr(32));
+  CHECK(g.outer == SymExpr(1));  // every input contiguous: one flat loop
+  REQUIRE(g.stores.size() == 1);
+  CHECK(lp.value(g.stores[0].value).name == "out");
+  CHECK(g.internal_values.size() == 4);
+  CHECK(g.inputs.size() == 2);  // x and y, each loaded once (b's fan-out reads the local twice)
+  CHECK(g.label == "relu+add+tanh+sigmoid+multiply");
+  check_invariants(lp, plan);
+  apply_fusion_to_memory_plan(lp, plan);
+  CHECK(lp.plan.workspace_bytes == SymExpr(0));  // the intermediates vanished
+  CHECK(find_overlap(lp, {}).empty());
+}
+
+TEST_CASE("fusion: broadcasts are indexed, never materialised") {
+  LoweredProgram lp = env().compile(R"(
+program: bcast
+inputs:
+  - {name: x, dtype: float32, shape: [8, 32]}
+  - {name: rowv, dtype: float32, shape: [8, 1]}
+  - {name: a, dtype: float32, shape: [4, 1, 6]}
+  - {name: b, dtype: float32, shape: [5, 1]}
+params: [{name: bias, dtype: float32, shape: [32]}, {name: s, dtype: float32, shape: [1]}]
+ops:
+  - {op: add, in: [x, bias], out: [h0]}
+  - {op: multiply, in: [h0, s], out: [h1]}
+  - {op: subtract, in: [h1, rowv], out: [y0]}
+  - {op: add, in: [a, b], out: [h3]}
+  - {op: exp, in: [h3], out: [y1]}
+outputs: [y0, y1]
+)");
+  const FusionPlan plan = plan_fusion(lp);
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2", "3,4"});
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.outer == SymExpr(8));
+  CHECK(g.inner == SymExpr(32));
+  CHECK(input_for(lp, g, "x")->access == InputAccess::kContiguous);
+  CHECK(input_for(lp, g, "bias")->access == InputAccess::kInner);
+  CHECK(input_for(lp, g, "s")->access == InputAccess::kScalar);
+  CHECK(input_for(lp, g, "rowv")->access == InputAccess::kOuter);
+  const FusedGroup& g2 = plan.groups[1];
+  CHECK(to_string(g2.shape) == "[4, 5, 6]");
+  const GroupInput* a = input_for(lp, g2, "a");
+  const GroupInput* b = input_for(lp, g2, "b");
+  REQUIRE(a != nullptr);
+  REQUIRE(b != nullptr);
+  // a [4, 1, 6]: strides 6, 0, 1; b [5, 1] (as [1, 5, 1]): 0, 1, 0.
+  if (a->access == InputAccess::kStrided) CHECK(a->strides == std::vector<SymExpr>{6, 0, 1});
+  if (b->access == InputAccess::kStrided) CHECK(b->strides == std::vector<SymExpr>{0, 1, 0});
+  CHECK((a->access == InputAccess::kStrided || b->access == InputAccess::kStrided));
+  check_invariants(lp, plan);
+}
+
+TEST_CASE("fusion: an expensive producer is never evaluated twice") {
+  // Spelled-out softmax: exp's result is needed by the sum (pass 1) and by the division (pass 2), so they
+  // cannot all be one row group; e is computed once, stored, and read by a second group (sum + divide).
+  LoweredProgram lp = env().compile(R"(
+program: sm
+inputs: [{name: z, dtype: float32, shape: [6, 40]}]
+ops:
+  - {op: max, in: [z], out: [m], attrs: {axis: [-1], keepdim: true}}
+  - {op: subtract, in: [z, m], out: [d]}
+  - {op: exp, in: [d], out: [e]}
+  - {op: sum, in: [e], out: [s], attrs: {axis: [-1], keepdim: true}}
+  - {op: divide, in: [e, s], out: [p]}
+outputs: [p]
+)");
+  const FusionPlan plan = plan_fusion(lp);
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2", "3,4"});
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.kind == GroupKind::kRow);
+  CHECK(g.num_passes == 2);
+  REQUIRE(g.stores.size() == 1);
+  CHECK(lp.value(g.stores[0].value).name == "e");
+  CHECK(plan.groups[1].num_passes == 2);
+  CHECK(input_for(lp, plan.groups[1], "e")->access == InputAccess::kContiguous);
+  for (const GroupStmt& st : g.stmts) {
+    if (lp.calls[st.call].op == "exp") CHECK(st.passes == std::vector<uint32_t>{1});
+    if (lp.calls[st.call].op == "subtract") CHECK(st.passes == std::vector<uint32_t>{1});
+    if (lp.calls[st.call].op == "max") CHECK(st.kind == StmtKind::kReduce);
+  }
+  check_invariants(lp, plan);
+}
+
+TEST_CASE("fusion: cheap producers may be evaluated in several row passes") {
+  // mean -> subtract -> square -> mean -> rsqrt -> multiply: the subtraction is cheap, so it runs in the
+  // variance pass and in the output pass; the whole normalisation is one row group of three passes.
+  LoweredProgram lp = env().compile(R"(
+program: norm
+inputs: [{name: r, dtype: float32, shape: [3, 16]}]
+ops:
+  - {op: mean, in: [r], out: [rm], attrs: {axis: [-1], keepdim: true}}
+  - {op: subtract, in: [r, rm], out: [rd]}
+  - {op: multiply, in: [rd, rd], out: [rsq]}
+  - {op: mean, in: [rsq], out: [rv], attrs: {axis: [-1], keepdim: true}}
+  - {op: rsqrt, in: [rv], out: [rinv]}
+  - {op: multiply, in: [rd, rinv], out: [rn]}
+outputs: [rn]
+)");
+  const FusionPlan plan = plan_fusion(lp);
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2,3,4,5"});
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.num_passes == 3);
+  CHECK(g.stmts[1].passes == std::vector<uint32_t>{1, 2});  // rd
+  CHECK(g.stmts[4].kind == StmtKind::kRowValue);          // rsqrt of a row value
+  CHECK(g.stores.size() == 1);
+  check_invariants(lp, plan);
+}
+
+TEST_CASE("fusion: no group breaks a dependency through an unfused op") {
+  // b = a + matmul(a, w): putting relu and add in one group would run the add's group after the matmul that
+  // reads a, which needs a first: they stay apart (no cycle).
+  LoweredProgram lp = env().compile(R"(
+program: cyc
+inputs: [{name: x, dtype: float32, shape: [4, 4]}]
+params: [{name: w, dtype: float32, shape: [4, 4]}]
+ops:
+  - {op: relu, in: [x], out: [a]}
+  - {op: matmul, in: [a, w], out: [m], attrs: {transpose_x: false, transpose_y: false}}
+  - {op: add, in: [a, m], out: [b]}
+  - {op: tanh, in: [b], out: [c]}
+outputs: [c]
+)");
+  const FusionPlan plan = plan_fusion(lp);
+  CHECK(plan.call_group[0] == kNone);  // a lone elementwise op stays a kernel call
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"2,3"});
+  check_invariants(lp, plan);
+}
+
+TEST_CASE("fusion: reductions take their elementwise consumers over the same rows") {
+  LoweredProgram lp = env().compile(R"(
+program: red
+inputs: [{name: x, dtype: float32, shape: [3, 4, 8, 16]}]
+ops:
+  - {op: mean, in: [x], out: [xm], attrs: {axis: [2, 3], keepdim: false}}
+  - {op: scale, in: [xm], out: [y], attrs: {scale: 3.0, bias: 1.0, bias_after_scale: true}}
+outputs: [y]
+)");
+  const FusionPlan plan = plan_fusion(lp);
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1"});
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.outer == SymExpr(12));
+  CHECK(g.inner == SymExpr(128));
+  REQUIRE(g.stmts.size() == 2);
+  CHECK(g.stmts[0].kind == StmtKind::kReduce);
+  CHECK(g.stmts[0].reduction->accumulator == expr::ScalarType::kFloat64);  // as the reference kernels
+  CHECK(g.stmts[1].kind == StmtKind::kRowValue);
+  REQUIRE(g.stores.size() == 1);
+  CHECK(g.stores[0].per_row);
+  const ReductionText text = group_reduction_text(g.stmts[0], expr::EmitTarget::kCpp, "acc", "e", "o", "n");
+  CHECK(text.combine.find("acc +") != std::string::npos);
+  CHECK(text.merge.find("o") != std::string::npos);
+  CHECK(!text.finalize.empty());
+  CHECK(group_stmt_text(g.stmts[1], expr::EmitTarget::kCpp).find("v") != std::string::npos);
+}
+
+TEST_CASE("fusion: softmax and layer_norm rows with prologue and epilogue") {
+  LoweredProgram lp = env().compile(R"(
+program: rows
+inputs: [{name: x, dtype: float32, shape: [16, 100]}, {name: h, dtype: float32, shape: [2, 3, 64]},
+         {name: r, dtype: float32, shape: [2, 3, 64]}]
+params: [{name: g, dtype: float32, shape: [64]}, {name: b, dtype: float32, shape: [64]}]
+ops:
+  - {op: scale, in: [x], out: [xs], attrs: {scale: 2.0, bias: 0.0, bias_after_scale: true}}
+  - {op: softmax, in: [xs], out: [p], attrs: {axis: -1}}
+  - {op: add, in: [h, r], out: [hr]}
+  - {op: layer_norm, in: [hr, g, b], out: [n, mu, var], attrs: {epsilon: 1.0e-5, begin_norm_axis: 2}}
+  - {op: relu, in: [n], out: [y]}
+outputs: [p, y, mu]
+)");
+  const FusionPlan plan = plan_fusion(lp);
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1", "2,3,4"});
+  const FusedGroup& sm = plan.groups[0];
+  CHECK(sm.kind == GroupKind::kRow);
+  CHECK(sm.num_passes == 3);
+  CHECK(sm.stmts[0].passes == std::vector<uint32_t>{0, 1, 2});  // the cheap scale, in every pass
+  CHECK(sm.stmts[1].kind == StmtKind::kRowPattern);
+  CHECK(sm.stmts[1].pattern == RowPatternKind::kSoftmax);
+  const FusedGroup& ln = plan.groups[1];
+  CHECK(ln.outer == SymExpr(6));
+  CHECK(ln.inner == SymExpr(64));
+  const GroupStmt& pattern = ln.stmts[1];
+  CHECK(pattern.pattern == RowPatternKind::kLayerNorm);
+  CHECK(pattern.epsilon == Approx(1e-5));
+  REQUIRE(pattern.operands.size() == 3);
+  CHECK(input_for(lp, ln, "g")->access == InputAccess::kInner);
+  // Stored: y (element) and mu (per row); var is read by nobody, n only by the relu.
+  REQUIRE(ln.stores.size() == 2);
+  bool mean_per_row = false;
+  for (const GroupStore& s : ln.stores) mean_per_row = mean_per_row || (lp.value(s.value).name == "mu" && s.per_row);
+  CHECK(mean_per_row);
+  check_invariants(lp, plan);
+  apply_fusion_to_memory_plan(lp, plan);
+  CHECK(find_overlap(lp, {}).empty());
+}
+
+TEST_CASE("fusion: the plan is deterministic and --no-fuse leaves the program as it was") {
+  const std::string program = R"(
+program: det
+inputs: [{name: x, dtype: float32, shape: [-1, 48]}]
+params: [{name: b, dtype: float32, shape: [48]}]
+ops:
+  - {op: add, in: [x, b], out: [h0]}
+  - {op: silu, in: [h0], out: [h1]}
+  - {op: softmax, in: [h1], out: [y], attrs: {axis: -1}}
+outputs: [y]
+)";
+  LoweredProgram a = env().compile(program);
+  LoweredProgram b = env().compile(program);
+  const FusionPlan pa = plan_fusion(a), pb = plan_fusion(b);
+  CHECK(dump_fusion(a, pa) == dump_fusion(b, pb));
+  CHECK(fusion_dot(a, pa) == fusion_dot(b, pb));
+  REQUIRE(group_calls(pa) == std::vector<std::string>{"0,1", "2"});  // silu is expensive: not in 3 passes
+  CHECK(pa.groups[0].needs_int64);  // dynamic: int64 indexing
+  CHECK(fusion_dot(a, pa).find("subgraph cluster_g1") != std::string::npos);
+
+  FusionOptions off;
+  off.enabled = false;
+  const FusionPlan none = plan_fusion(a, off);
+  CHECK(none.empty());
+  const std::string before = a.dump();
+  apply_fusion_to_memory_plan(a, none);
+  CHECK(a.dump() == before);
+  for (uint32_t g : none.call_group) CHECK(g == kNone);
+}
+
+TEST_CASE("fusion: statement text for both backends") {
+  LoweredProgram lp = env().compile(R"(
+program: txt
+inputs: [{name: x, dtype: float32, shape: [4]}, {name: y, dtype: float32, shape: [4]}]
+ops:
+  - {op: relu, in: [x], out: [a]}
+  - {op: maximum, in: [a, y], out: [b]}
+outputs: [b]
+)");
+  const FusionPlan plan = plan_fusion(lp);
+  REQUIRE(plan.groups.size() == 1);
+  const GroupStmt& st = plan.groups[0].stmts[1];
+  const std::string cpp = group_stmt_text(st, expr::EmitTarget::kCpp);
+  const std::string cuda = group_stmt_text(st, expr::EmitTarget::kCuda);
+  CHECK(cpp.find("std::max") != std::string::npos);
+  CHECK(cuda.find("fmaxf") != std::string::npos);
+  CHECK(group_stmt_text(st, expr::EmitTarget::kCpp, [](std::string_view n) { return "L_" + std::string(n); })
+            .find("L_v") != std::string::npos);
+}

@@ -13,7 +13,7 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 CASES="chain:tests/e2e/fused/chain.yaml broadcast:tests/e2e/fused/broadcast.yaml softmax:tests/e2e/fused/softmax.yaml
-layer_norm:tests/e2e/fused/layer_norm.yaml mixed:bench/fusion/programs/mixed_gpu.yaml"
+layer_norm:tests/e2e/fused/layer_norm.yaml mixed:bench/fusion/programs/mixed_gpu.yaml lone_op:tests/e2e/fused/lone_op.yaml"
 
 prepare() {
   local build="$1" ex="$ROOT/examples/kernels" out="$1/fusion-gpucheck"

@@ -96,6 +96,7 @@ int run_compile(const CompileOptions& opts) {
   if (!lowered) return finish_outputs(opts.out, outputs, request, session);
   passes::FusionOptions fusion_options;
   fusion_options.enabled = !opts.no_fuse;
+  fusion_options.single_call_groups = opts.target == "cuda";
   const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);

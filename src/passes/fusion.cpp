@@ -465,7 +465,7 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
 
   for (std::vector<uint32_t>& calls : groups) {
     if (calls.empty()) continue;
-    if (calls.size() == 1 && infos[calls[0]].kind == CallKind::kElementwise) continue;
+    if (calls.size() == 1 && infos[calls[0]].kind == CallKind::kElementwise && !options.single_call_groups) continue;
     std::optional<FusedGroup> g = builder.build(calls);
     if (!g) continue;  // cannot happen: every accepted set was built before
     plan.groups.push_back(std::move(*g));

@@ -1,12 +1,10 @@
-// REQUEST(CUDA engineer): a FusionOptions flag (e.g. `single_call_groups`) that keeps a lone elementwise call as
-// a one-call kElementwise group, for --target cuda, which has no per-op kernels (today such a call is a
-// generation-time error there; see docs/compile.md "--target cuda").
 // Fusion: groups the calls of a LoweredProgram into fused kernels (CINN-style, see
 // /work/shared/reference/fusion-and-multikernel.md §2) and describes each group completely enough that a
 // backend (the CPU loops of templates/program/, the CUDA kernels) emits it WITHOUT re-deriving anything.
 //
 // CONTRACT between the fusion pass and the backends. Stable: changes are additions only, listed here.
 //   (v1) initial version.
+//   (v2) FusionOptions::single_call_groups.
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -200,6 +198,10 @@ struct FusionOptions {
   bool enabled = true;  // --no-fuse sets false: an empty plan
   /// Largest number of calls in one group (keeps generated functions readable).
   uint32_t max_group_calls = 64;
+  /// Keep a lone elementwise call as a one-call kElementwise group. Off for the CPU, where the kernel
+  /// library's own loop is as good; on for --target cuda, which has no per-op kernels, so every op with a
+  /// `compute` key becomes a generated kernel even when nothing fuses with it.
+  bool single_call_groups = false;
 };
 
 /// Groups the calls. Never fails: what cannot be fused stays a kernel call. An expression that does not

@@ -21,6 +21,7 @@ PROGRAMS = [
     ("tests/e2e/fused/broadcast.yaml", "broadcast", []),
     ("tests/e2e/fused/softmax.yaml", "softmax", []),
     ("tests/e2e/fused/layer_norm.yaml", "layer_norm", ["--cuda-graph"]),
+    ("tests/e2e/fused/lone_op.yaml", "lone_op", []),
 ]
 
 

@@ -56,6 +56,8 @@ CASES = {
     "layer-norm": ("fused/layer_norm.yaml", [], ["row:0,1,2", "row:3,4", "row:5,6,7,8,9,10,11"]),
     "mixed": ("fused/mixed.yaml", [], ["elementwise:1,2", "row:3,4"]),
     "dynamic": ("fused/dynamic.yaml", ["--shape", "x=5,48"], ["elementwise:0,1", "row:2", "row:3"]),
+    # A lone elementwise op stays a call to the library's kernel on the CPU (no group).
+    "lone-op": ("fused/lone_op.yaml", [], []),
     "transformer-block": ("programs/transformer_block.yaml", [],
                           ["row:0", "row:5,6", "row:9,10", "elementwise:12,13", "elementwise:15,16"]),
 }

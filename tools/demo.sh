@@ -41,11 +41,13 @@ demo_run() {
 }
 
 # Step 4, the main job: compile a Paddle program (examples/programs/classifier.json, PIR JSON) into a class
-# whose run() calls the reference kernels directly, build it with an application, run it.
+# whose run() calls the reference kernels directly and fused loops for the groups that fusion.yaml makes
+# fusible, build it with an application, run it.
 PROGRAM="examples/programs/classifier.json"
 demo_compile_program() {
   log "kforge compile: $PROGRAM -> $DEMO_OUT/classifier.{h,cc} + kforge_runtime.h"
-  "$KFORGE" compile "$PROGRAM" --ops examples/kernels/ops.yaml --op-compat examples/kernels/op_compat.yaml \
+  "$KFORGE" compile "$PROGRAM" --ops examples/kernels/ops.yaml --ops examples/kernels/fusion.yaml \
+    --op-compat examples/kernels/op_compat.yaml --dump-groups "$DEMO_OUT/classifier_groups.dot" \
     -o "$DEMO_OUT" --name classifier --target cpu
   echo "----- $DEMO_OUT/classifier.cc (run())"
   sed -n '/^kforge::Status classifier::run(const/,/^}/p' "$DEMO_OUT/classifier.cc"

@@ -29,13 +29,13 @@ constexpr std::string_view kReservedPrefix = "kforge_";
 
 bool is_plain_identifier(std::string_view name) { return !name.empty() && cpp_identifier(name) == name; }
 
-/// Names the generated code needs to mean what they mean: the helpers and locals (`kforge_*`), the
-/// namespaces and types it spells (`kforge::`, `std::`, `int64_t`). An argument or op of such a name
-/// would shadow them.
+/// Names the generated code needs to mean what they mean: the helpers and locals (`kforge_*`) and the
+/// unqualified types it spells (`int64_t`, `size_t`). An argument or op of such a name would shadow them.
+/// Namespace names are not reserved: the name before `::` is looked up among namespaces and types only, so
+/// a parameter called `std` (Paddle's gaussian has one) leaves `std::move` meaning what it means.
 bool is_reserved_name(std::string_view name) {
-  static const std::set<std::string_view> kReserved = {"kforge",  "std",      "int8_t",   "int16_t",
-                                                       "int32_t", "int64_t",  "uint8_t",  "uint16_t",
-                                                       "uint32_t", "uint64_t", "size_t"};
+  static const std::set<std::string_view> kReserved = {"int8_t",   "int16_t",  "int32_t",  "int64_t", "uint8_t",
+                                                       "uint16_t", "uint32_t", "uint64_t", "size_t"};
   return name.compare(0, kReservedPrefix.size(), kReservedPrefix) == 0 || kReserved.count(name) != 0;
 }
 

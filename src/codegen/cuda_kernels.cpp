@@ -238,7 +238,7 @@ class GroupEmitter {
     };
     for (const GroupStore& st : g_.stores) {
       pre += fmt::format("kforge::cuda::Vec<{}, W> {}_v;\n", type_of(st.storage), store_param(st));
-      post += fmt::format("kforge::cuda::store_vec<W>({} + idx, {}_v);\n", store_param(st), store_param(st));
+      post += fmt::format("kforge::cuda::store_vec_streaming<W>({} + idx, {}_v);\n", store_param(st), store_param(st));
     }
     for (const GroupStmt& s : g_.stmts) {
       if (s.kind != StmtKind::kElement) {

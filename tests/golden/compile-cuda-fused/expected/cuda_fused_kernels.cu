@@ -35,7 +35,7 @@ __global__ void __launch_bounds__(256) cuda_fused_fused_0_kernel(const float* __
       const float v6 = 0.5f * v5 * (1.0f + erff(v5 * 0.70710677f));
       o_v6_v.v[k] = static_cast<float>(v6);
     }
-    kforge::cuda::store_vec<W>(o_v6 + idx, o_v6_v);
+    kforge::cuda::store_vec_streaming<W>(o_v6 + idx, o_v6_v);
   }
   if constexpr (V > 1) {
     const I idx = nvec * V + first;
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(256) cuda_fused_fused_0_kernel(const float* __
         const float v6 = 0.5f * v5 * (1.0f + erff(v5 * 0.70710677f));
         o_v6_v.v[k] = static_cast<float>(v6);
       }
-      kforge::cuda::store_vec<W>(o_v6 + idx, o_v6_v);
+      kforge::cuda::store_vec_streaming<W>(o_v6 + idx, o_v6_v);
     }
   }
 }

@@ -1,60 +1,145 @@
 #!/bin/bash
 # GPU correctness check of `kforge compile --target cuda` (run on the GPU machine): the cases of the CPU fused
 # tests (tests/e2e/test_fused_cpu.py: chain, broadcast, softmax, layer_norm, and mixed without its matmul,
-# bench/fusion/programs/mixed_gpu.yaml) each with and without --cuda-graph. Per case: fresh random inputs
-# (kforge-interp --seed, a new seed every run, printed), the generated CUDA code run by gpu_harness.cu with its
-# outputs poisoned (0xFF bytes: NaN) before the run that counts and again with fresh output tensors, then
-# kforge-interp (the unfused CPU reference interpreter) compares: relative error <= 1e-5 with an absolute floor
-# of 1e-6 for values near 0 (exp, tanh, erf differ between the CUDA and C++ math libraries by a few ulp).
+# bench/fusion/programs/mixed_gpu.yaml), a lone op, and the GEMM groups (tests/e2e/fused/gemm_*.yaml and mixed.yaml:
+# matmul with bias / bias + erf gelu epilogues, transposes, a batch folded into M, a dynamic batch), each with and
+# without --cuda-graph; the GEMM programs also with --multi-kernel-hints, run once choosing by benchmark and once
+# per variant forced (KFORGE_MULTI_KERNEL_FORCE), so every variant is checked, not only the pick; and once with
+# --no-fuse (bare GEMMs, then the bias add and the gelu as kernels of their own).
+# Per run: fresh random inputs (kforge-interp --seed, a new seed every run, printed), the generated CUDA code run
+# by gpu_harness.cu with its outputs poisoned (0xFF bytes: NaN) before the run that counts and again with fresh
+# output tensors, then kforge-interp (the unfused CPU reference interpreter) compares with the case's tolerance.
 #   bench/fusion/gpu_check.sh prepare BUILD   build machine: kforge + nvcc -> BUILD/fusion-gpucheck/ (carry it)
-#   bench/fusion/gpu_check.sh run BUILD       GPU machine
+#   bench/fusion/gpu_check.sh run BUILD       GPU machine (needs libcublasLt / libcublas of CUDA 12 or later)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-CASES="chain:tests/e2e/fused/chain.yaml broadcast:tests/e2e/fused/broadcast.yaml softmax:tests/e2e/fused/softmax.yaml
-layer_norm:tests/e2e/fused/layer_norm.yaml mixed:bench/fusion/programs/mixed_gpu.yaml lone_op:tests/e2e/fused/lone_op.yaml"
+HINTS="--multi-kernel-hints 64,256,4096"
+
+# One case per line: NAME PROGRAM RTOL ATOL SHAPES [KFORGE FLAGS...]
+#   SHAPES: "-", or the kforge-interp --shape values of the dynamic inputs, one run per ';'-separated item.
+# Tolerances (|gpu - cpu| <= ATOL + RTOL * |cpu|):
+#   - elementwise and row cases: 1e-5 / 1e-6 (exp, tanh, erf differ between the CUDA and C++ math libraries by
+#     a few ulp);
+#   - GEMM cases: both sides sum K float32 products, the CPU reference in increasing k with separate multiply
+#     and add, the GPU with FMAs in another order (tiles, cuBLASLt's split-K), so each differs from the exact sum
+#     by up to about K * 2^-24 * sum_k |x_k y_k| (in practice sqrt(K) times less: rounding errors of random
+#     sign). With inputs uniform in [-1, 1), sum_k |x_k y_k| ~ K / 4 while a typical |result| is ~ sqrt(K / 9),
+#     so relative to the result the difference is ~ 2^-24 * sqrt(K) * 0.75 * sqrt(K) ~ 5e-8 * K: RTOL = 4e-6 * K
+#     (80x that), and ATOL the same times the typical |result| for the elements that cancel to near 0. Errors of
+#     one layer pass through the next, so a chain of GEMMs takes the sum over its layers of K. The bounds are
+#     far below what a wrong index, a missing or doubled bias, a missing gelu or a transposed operand gives
+#     (errors of the size of the values themselves).
+#     gemm_mlp: K = 64 + 96 + 40 = 200, values up to ~30: RTOL 8e-4, ATOL 2e-3.
+#     gemm_batched: K = 48 and 40, values ~2: RTOL 2e-4, ATOL 4e-4.
+#     mixed: K = 64, then layer_norm (which divides by the row's deviation, ~1): RTOL 3e-4, ATOL 3e-4.
+CASES="
+chain            tests/e2e/fused/chain.yaml             1e-5 1e-6 -
+broadcast        tests/e2e/fused/broadcast.yaml         1e-5 1e-6 -
+softmax          tests/e2e/fused/softmax.yaml           1e-5 1e-6 -
+layer_norm       tests/e2e/fused/layer_norm.yaml        1e-5 1e-6 -
+mixed            bench/fusion/programs/mixed_gpu.yaml   1e-5 1e-6 -
+lone_op          tests/e2e/fused/lone_op.yaml           1e-5 1e-6 -
+gemm_mlp         tests/e2e/fused/gemm_mlp.yaml          8e-4 2e-3 -
+gemm_mlp_mk      tests/e2e/fused/gemm_mlp.yaml          8e-4 2e-3 -                         $HINTS
+gemm_mlp_nofuse  tests/e2e/fused/gemm_mlp.yaml          8e-4 2e-3 -                         --no-fuse
+gemm_batched     tests/e2e/fused/gemm_batched.yaml      2e-4 4e-4 x=5,7,48;x=300,7,48
+gemm_batched_mk  tests/e2e/fused/gemm_batched.yaml      2e-4 4e-4 x=5,7,48;x=300,7,48       $HINTS
+mixed_gemm       tests/e2e/fused/mixed.yaml             3e-4 3e-4 -
+mixed_gemm_mk    tests/e2e/fused/mixed.yaml             3e-4 3e-4 -                         $HINTS
+"
+
+# Builds one harness: TAG GEN NAME (run in parallel by prepare). Programs with GEMMs link cuBLASLt.
+build_one() {
+  local tag="$1" gen="$2" name="$3" libs=()
+  [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs=(-lcublasLt -lcublas)
+  "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" \
+    -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$HERE/gpu_harness.cu" \
+    "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"
+}
 
 prepare() {
-  local build="$1" ex="$ROOT/examples/kernels" out="$1/fusion-gpucheck"
-  rm -rf "$out" && mkdir -p "$out/lib"
-  local pids=()
-  for c in $CASES; do
-    IFS=: read -r name prog <<<"$c"
+  local build="$1" ex="$ROOT/examples/kernels"
+  export OUT_DIR="$1/fusion-gpucheck" NVCC ROOT HERE
+  rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/lib"
+  local builds=() name prog rtol atol shapes flags
+  while read -r name prog rtol atol shapes flags; do
+    [[ -z "$name" ]] && continue
     for graph in "" "--cuda-graph"; do
-      local tag="$name${graph:+_graph}" gen="$out/gen_$name${graph:+_graph}"
+      local tag="$name${graph:+_graph}" gen="$OUT_DIR/gen_$name${graph:+_graph}"
+      # shellcheck disable=SC2086  # flags: several words
       "$build/src/kforge" compile "$ROOT/$prog" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
-        --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$name" --target cuda $graph
-      "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" \
-        -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$HERE/gpu_harness.cu" \
-        "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$out/$tag" &
-      pids+=($!)
+        --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$name" --target cuda $graph $flags
+      if [[ -f "$gen/kforge_gemm_f32.cuh" ]]; then
+        # The variants every dispatcher has (the same names at every GEMM site) and the number of sites.
+        grep -oE '^      \{"[a-z0-9_]+",$' "$gen/$name.cu" | tr -d ' {",' | sort -u > "$OUT_DIR/$tag.variants"
+        grep -c 'GemmF32MultiKernel mk_' "$gen/$name.cu" > "$OUT_DIR/$tag.sites"
+      fi
+      builds+=("$tag" "$gen" "$name")
     done
-  done
-  for p in "${pids[@]}"; do wait "$p"; done
-  strip -o "$out/kforge-interp" "$build/tools/interp/kforge-interp"
-  for lib in $(ldd "$build/tools/interp/kforge-interp" | awk '/libfmt|libyaml-cpp/ {print $3}'); do cp "$lib" "$out/lib/"; done
-  echo "prepared $out"
+  done <<<"$CASES"
+  export -f build_one
+  printf '%s\n' "${builds[@]}" | xargs -d '\n' -n 3 -P "$(nproc)" bash -c 'build_one "$@"' _
+  strip -o "$OUT_DIR/kforge-interp" "$build/tools/interp/kforge-interp"
+  for lib in $(ldd "$build/tools/interp/kforge-interp" | awk '/libfmt|libyaml-cpp/ {print $3}'); do cp "$lib" "$OUT_DIR/lib/"; done
+  echo "prepared $OUT_DIR"
+}
+
+# One check: PROGRAM TAG RTOL ATOL SHAPE FORCE; prints PASS/FAIL and returns 1 on failure.
+check_one() {
+  local prog="$1" tag="$2" rtol="$3" atol="$4" shape="$5" force="$6" seed label shape_args=()
+  seed=$(( $(od -An -N3 -tu4 /dev/urandom) ))
+  label="$tag${shape:+ $shape}${force:+ forced $force} (seed $seed)"
+  [[ -n "$shape" ]] && shape_args=(--shape "$shape")
+  if "$dir/kforge-interp" "$ROOT/$prog" --seed "$seed" "${shape_args[@]}" --write-inputs "$tmp/in.bin" &&
+     KFORGE_CACHE_DIR="$tmp/cache-$tag" KFORGE_MULTI_KERNEL_LOG=1 KFORGE_MULTI_KERNEL_FORCE="$force" \
+       "$dir/$tag" "$tmp/in.bin" "$tmp/out.bin" 2>"$tmp/log" &&
+     "$dir/kforge-interp" "$ROOT/$prog" --inputs "$tmp/in.bin" --compare "$tmp/out.bin" --rtol "$rtol" --atol "$atol"; then
+    if [[ -f "$dir/$tag.sites" ]]; then
+      # Every dispatcher must have made its pick the way the run asked for: forced, or by a benchmark (the
+      # first shape of a run with a fresh cache directory) or from the cache that benchmark wrote.
+      local sites want got
+      sites="$(cat "$dir/$tag.sites")"
+      if [[ -n "$force" ]]; then
+        want=" \\* -> $force \\(forced\\)"
+      else
+        want=" [0-9x]+ -> [a-z0-9_]+ \\((benchmarked|from cache)\\)"
+      fi
+      got="$(grep -cE "^kforge: multi-kernel mk_[a-z0-9_]+$want" "$tmp/log" || true)"
+      if (( got < sites )); then
+        echo "FAIL $label: $got of $sites dispatchers logged '$want'"
+        cat "$tmp/log"
+        return 1
+      fi
+    fi
+    echo "PASS $label"
+  else
+    echo "FAIL $label"
+    cat "$tmp/log" 2>/dev/null || true
+    return 1
+  fi
 }
 
 run() {
-  local dir="$1/fusion-gpucheck" failed=0 seed tmp
+  dir="$1/fusion-gpucheck"
+  local failed=0 name prog rtol atol shapes flags tag shape force
   export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   tmp="$(mktemp -d)"
-  for c in $CASES; do
-    IFS=: read -r name prog <<<"$c"
+  while read -r name prog rtol atol shapes flags; do
+    [[ -z "$name" ]] && continue
     for tag in "$name" "${name}_graph"; do
-      seed=$(( $(od -An -N3 -tu4 /dev/urandom) ))
-      if "$dir/kforge-interp" "$ROOT/$prog" --seed "$seed" --write-inputs "$tmp/in.bin" &&
-         "$dir/$tag" "$tmp/in.bin" "$tmp/out.bin" &&
-         "$dir/kforge-interp" "$ROOT/$prog" --inputs "$tmp/in.bin" --compare "$tmp/out.bin" --rtol 1e-5 --atol 1e-6; then
-        echo "PASS $tag (seed $seed)"
-      else
-        echo "FAIL $tag (seed $seed)"
-        failed=1
-      fi
+      local forces=("")
+      [[ -f "$dir/$tag.variants" ]] && mapfile -t -O 1 forces <"$dir/$tag.variants"
+      IFS=';' read -r -a shape_list <<<"${shapes/#-/}"
+      [[ ${#shape_list[@]} -eq 0 ]] && shape_list=("")
+      for shape in "${shape_list[@]}"; do
+        for force in "${forces[@]}"; do
+          check_one "$prog" "$tag" "$rtol" "$atol" "$shape" "$force" || failed=1
+        done
+      done
     done
-  done
+  done <<<"$CASES"
   rm -rf "$tmp"
   return $failed
 }

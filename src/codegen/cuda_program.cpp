@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <set>
+
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_gemm.h"
 #include "codegen/cuda_kernels.h"
 #include "output/banner.h"
 #include "output/file_io.h"
+#include "passes/gemm.h"
 
 namespace kforge::codegen {
 
@@ -54,17 +59,25 @@ class CudaHostEmitter {
   CudaHostEmitter(const LoweredProgram& p, const passes::FusionPlan& plan, const SourceManager& sources,
                   const ProgramFilesOptions& options, const CudaFilesOptions& cuda, DiagnosticEngine& diags)
       : p_(p), plan_(plan), sources_(sources), o_(options), cuda_(cuda), diags_(diags),
-        cls_(options.codegen.class_name) {}
+        cls_(options.codegen.class_name),
+        gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph, cls_,
+              [this](uint32_t v, bool is_const) { return typed_buffer(v, "float", is_const); },
+              [this](const FusedGroup& g) { return group_description(g); }) {}
+
+  /// The headers the output needs beside the runtime's, in a fixed order.
+  std::vector<const char*> gemm_headers() const { return gemm_.header_templates(); }
 
   bool emit(std::string& header, std::string& host, std::string& kernels) {
     check_calls();
+    gemm_.check(diags_);
     kernels = "#include <cuda_runtime.h>\n\n#include <cmath>\n#include <cstdint>\n\n#include \"kforge_fused.cuh\"\n\n"
               "// The fused kernels of " + cls_ + " (kforge compile --target cuda); launched from " + cls_ + ".cu.\n\n";
     for (const FusedGroup& g : plan_.groups) {
+      if (g.kind == passes::GroupKind::kGemm) continue;  // a library / GEMM-header call from NAME.cu
       std::optional<CudaGroupCode> code = emit_cuda_group(p_, g, cls_ + "_", diags_);
       if (!code) continue;
       kernels += code->kernels + "\n";
-      launchers_.push_back(*code);
+      launchers_.emplace(g.index, *code);
     }
     if (diags_.has_errors()) return false;
     header = emit_header();
@@ -102,9 +115,18 @@ class CudaHostEmitter {
         }
       }
       if (shares && any_output && in_buffer != kNone) continue;
+      if (call.op == "matmul") {
+        // Supported matmuls are GEMM groups; say precisely why this one is not.
+        std::string why;
+        if (!passes::float32_gemm_form(p_, call, &why)) {
+          diags_.error(call.loc, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " + why);
+          continue;
+        }
+      }
       diags_.error(call.loc, "--target cuda: op '" + call.op + "' (" + call.pir_name +
                                  ") is not in a fused group and the CUDA backend has no kernel for it; only ops "
-                                 "with `compute`, `reduce` or `row_pattern` that fuse run on the GPU (docs/compile.md)");
+                                 "with `compute`, `reduce` or `row_pattern` that fuse, and float32 matmuls, run on "
+                                 "the GPU (docs/compile.md)");
     }
   }
 
@@ -117,11 +139,18 @@ class CudaHostEmitter {
     std::string h;
     const std::string guard = "KFORGE_GENERATED_" + cls_ + "_CUDA_H_";
     h += "#ifndef " + guard + "\n#define " + guard + "\n\n";
-    h += "#include <cuda_runtime.h>\n\n#include <array>\n#include <cstddef>\n#include <cstdint>\n#include <string_view>\n\n";
+    h += "#include <cuda_runtime.h>\n\n#include <array>\n#include <cstddef>\n#include <cstdint>\n" + gemm_.header_includes() +
+         "#include <string_view>\n\n";
     h += "#include \"kforge_cuda_runtime.h\"\n#include \"kforge_runtime.h\"\n\n";
     h += fmt::format("// The program `{}` ({}) on a CUDA device: {} fused kernel launch{} per run(){}.\n//\n", p_.name,
                      banner_input_path(o_.codegen.program_path, o_.codegen.output_dir + "/" + cls_ + ".h"), plan_.groups.size(), plan_.groups.size() == 1 ? "" : "es",
                      cuda_.cuda_graph ? ", replayed as one CUDA graph per input-dims set" : "");
+    if (gemm_.any()) {
+      size_t count = 0;
+      for (const FusedGroup& g : plan_.groups) count += g.kind == passes::GroupKind::kGemm ? 1 : 0;
+      h += fmt::format("// {} of them {} (cuBLASLt fp32{}).\n//\n", count, count == 1 ? "is a GEMM" : "are GEMMs",
+                       cuda_.multi_kernel != nullptr ? ", or a SIMT kernel picked per shape at run time" : "");
+    }
     for (const passes::ProgramInput& in : p_.inputs) {
       h += fmt::format("//   input      {}: {} {}\n", in.name, ir::dtype_name(in.dtype), shape_text(p_.values[in.value].dims));
     }
@@ -179,6 +208,7 @@ class CudaHostEmitter {
                        p_.parameters.size(), p_.parameters.size());
     }
     if (cuda_.cuda_graph) h += "  kforge::GraphCache graphs_;\n";
+    h += gemm_.header_members();
     h += "};\n\n#endif  // " + guard + "\n";
     return h;
   }
@@ -241,9 +271,13 @@ class CudaHostEmitter {
 
   std::string emit_host() {
     std::string c;
-    c += "#include \"" + cls_ + ".h\"\n\n#include <cstring>\n#include <vector>\n\n";
+    std::set<std::string> std_headers = {"cstring", "vector"};
+    for (const std::string& h : gemm_.host_std_includes()) std_headers.insert(h);
+    c += "#include \"" + cls_ + ".h\"\n\n";
+    for (const std::string& h : std_headers) c += "#include <" + h + ">\n";
+    c += gemm_.host_includes().empty() ? "\n" : "\n" + gemm_.host_includes() + "\n";
     c += "// The launchers of " + cls_ + "_kernels.cu: each launches one fused group and returns cudaGetLastError().\n";
-    for (const CudaGroupCode& l : launchers_) c += l.declaration + "\n";
+    for (const auto& [index, l] : launchers_) c += l.declaration + "\n";
     c += "\nnamespace {\n\n";
     c += "[[maybe_unused]] int64_t kforge_floor_div(int64_t a, int64_t b) {\n"
          "  const int64_t q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
@@ -266,7 +300,9 @@ class CudaHostEmitter {
          "  if (out->data != nullptr && out->dtype == dtype && out->place.backend == kforge::Backend::kGPU &&\n"
          "      out->same_dims(want)) {\n    return kforge::Status::OK();\n  }\n"
          "  kforge::install_cuda_allocator();\n  *out = want;\n  out->place = kforge::GPUPlace();\n  return out->allocate();\n}\n\n";
+    c += gemm_.failure_helper();
     c += "}  // namespace\n\n";
+    c += gemm_.definitions();
 
     // Constructor, destructor, stream.
     c += cls_ + "::" + cls_ + "() = default;\n\n";
@@ -300,6 +336,7 @@ class CudaHostEmitter {
     for (const passes::Symbol& s : p_.symbols) {
       c += fmt::format("  [[maybe_unused]] const int64_t s{} = {}.dims[{}];\n", s.id, input_ident(s.input), s.axis);
     }
+    c += gemm_.run_checks();
     for (size_t i = 0; i < p_.outputs.size(); ++i) {
       const auto& v = p_.values[p_.outputs[i].value];
       c += fmt::format("  KFORGE_RETURN_IF_ERROR(prepare_output({}, {}, {}, {}));\n", output_ident(i),
@@ -307,6 +344,7 @@ class CudaHostEmitter {
     }
     c += "  if (stream_ == nullptr) {\n    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));\n"
          "    own_stream_ = true;\n  }\n";
+    c += gemm_.run_setup();
     if (!p_.constants.empty()) c += "  if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());\n";
     c += fmt::format("  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>({}) + 64));\n",
                      p_.plan.workspace_bytes.to_string());
@@ -328,6 +366,7 @@ class CudaHostEmitter {
     if (cuda_.cuda_graph) {
       c += "  const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());\n";
       c += "  const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());\n";
+      c += gemm_.before_capture("kforge_key", "kforge_pointers");
       c += "  return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });\n}\n\n";
     } else {
       c += "  return enqueue(kforge_b);\n}\n\n";
@@ -375,14 +414,20 @@ class CudaHostEmitter {
   std::string enqueue_code() {
     std::string c = "kforge::Status " + cls_ + "::enqueue(const Bindings& b) {\n";
     for (const passes::Symbol& s : p_.symbols) c += fmt::format("  [[maybe_unused]] const int64_t s{} = b.symbols[{}];\n", s.id, s.id);
-    for (size_t k = 0; k < plan_.groups.size() && k < launchers_.size(); ++k) {
+    for (size_t k = 0; k < plan_.groups.size(); ++k) {
       const FusedGroup& g = plan_.groups[k];
+      if (g.kind == passes::GroupKind::kGemm) {
+        c += gemm_.enqueue(g);
+        continue;
+      }
+      auto launcher = launchers_.find(g.index);
+      if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
       std::string args;
       for (const passes::GroupInput& in : g.inputs) args += typed_buffer(in.value, *cuda_scalar_type(in.storage), true) + ", ";
       for (const passes::GroupStore& st : g.stores) args += typed_buffer(st.value, *cuda_scalar_type(st.storage), false) + ", ";
       args += "static_cast<int64_t>(" + g.outer.to_string() + "), static_cast<int64_t>(" + g.inner.to_string() + "), stream_";
       c += fmt::format("  // {}\n  if (cudaError_t e = {}({}); e != cudaSuccess) return launch_failed({}, e);\n",
-                       group_description(g), launchers_[k].launcher, args, k);
+                       group_description(g), launcher->second.launcher, args, k);
     }
     for (size_t i = 0; i < p_.outputs.size(); ++i) {
       const passes::ProgramOutput& out = p_.outputs[i];
@@ -412,7 +457,8 @@ class CudaHostEmitter {
   const CudaFilesOptions& cuda_;
   DiagnosticEngine& diags_;
   std::string cls_;
-  std::vector<CudaGroupCode> launchers_;
+  std::map<uint32_t, CudaGroupCode> launchers_;  // by group index (GEMM groups have none)
+  CudaGemmCode gemm_;
 };
 
 std::string banner_for(const ProgramFilesOptions& options, const std::string& path) {
@@ -437,7 +483,9 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   const std::string& name = options.codegen.class_name;
   std::vector<std::pair<std::string, std::string>> files = {
       {name + ".h", header}, {name + ".cu", host}, {name + "_kernels.cu", kernels}};
-  for (const char* tmpl_path : {kRuntimeHeaderTemplate, kCudaRuntimeHeaderTemplate, kCudaFusedHeaderTemplate}) {
+  std::vector<const char*> headers = {kRuntimeHeaderTemplate, kCudaRuntimeHeaderTemplate, kCudaFusedHeaderTemplate};
+  for (const char* h : emitter.gemm_headers()) headers.push_back(h);
+  for (const char* tmpl_path : headers) {
     std::optional<std::string> path = env.resolve(tmpl_path);
     std::optional<std::string> text = path ? read_file_bytes(*path) : std::nullopt;
     if (!text) {

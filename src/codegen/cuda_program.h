@@ -3,19 +3,25 @@
 //   DIR/NAME.cu            its host code: checks, output allocation, the device workspace, one launch per fused
 //                          group with an error check after each, and with --cuda-graph a graph per input-dims set;
 //   DIR/NAME_kernels.cu    the fused kernels (codegen/cuda_kernels.h) and their launchers;
-//   DIR/kforge_runtime.h, DIR/kforge_cuda_runtime.h, DIR/kforge_fused.cuh   the runtime headers.
-// Every call must be in a fused group (the CUDA backend has no per-op kernels); a call that is not is an error
-// at its place in the program, except a view whose output shares its input's buffer (nothing to do on the
-// device). docs/compile.md ("--target cuda") documents the output.
+//   DIR/kforge_runtime.h, DIR/kforge_cuda_runtime.h, DIR/kforge_fused.cuh   the runtime headers;
+//   with GEMM groups also kforge_gemm.cuh and kforge_cublaslt.cuh, and with --multi-kernel-hints
+//   kforge_cuda_timer.cuh, kforge_gemm_f32.cuh and kforge_multikernel.h (codegen/cuda_gemm.h).
+// Every call must be in a fused group (the CUDA backend has no per-op kernels; a GEMM group is a cuBLASLt or
+// SIMT GEMM call); a call that is not is an error at its place in the program (for a matmul: why it is not a
+// GEMM), except a view whose output shares its input's buffer (nothing to do on the device).
+// docs/compile.md ("--target cuda") documents the output.
 #pragma once
 
 #include "codegen/program_codegen.h"
 #include "passes/fusion.h"
+#include "passes/variants.h"
 
 namespace kforge::codegen {
 
 struct CudaFilesOptions {
   bool cuda_graph = false;  // --cuda-graph
+  /// --multi-kernel-hints: passes::plan_cuda_gemm_variants (a dispatcher per GEMM group); null: cuBLASLt alone.
+  const passes::MultiKernelPlan* multi_kernel = nullptr;
 };
 
 /// Adds the files above to `outputs`. Returns false after reporting errors.

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_gemm.h"
 #include "codegen/cuda_program.h"
 #include "codegen/program_codegen.h"
 #include "driver/template_search_path.h"
@@ -97,12 +98,15 @@ int run_compile(const CompileOptions& opts) {
   passes::FusionOptions fusion_options;
   fusion_options.enabled = !opts.no_fuse;
   fusion_options.single_call_groups = opts.target == "cuda";
+  fusion_options.gemm_groups = opts.target == "cuda";  // matmul (+ bias [+ gelu]) as one GEMM call
   const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);
-  // CPU variants only; fused calls are no kernel calls and get none.
+  // CPU: variants of kernel calls (fused calls are no kernel calls and get none). CUDA: of the GEMM groups.
   const passes::MultiKernelPlan multi_kernel =
       passes::plan_multi_kernels(*lowered, opts.target == "cpu" ? hints : std::vector<int64_t>{}, fusion.call_group);
+  const passes::MultiKernelPlan cuda_multi_kernel =
+      passes::plan_cuda_gemm_variants(fusion, opts.target == "cuda" ? hints : std::vector<int64_t>{});
 
   tmpl::Environment env(session.sources(), diags);
   for (const std::string& dir : template_search_path(opts.out.template_dirs, {})) env.add_search_dir(dir);
@@ -123,6 +127,7 @@ int run_compile(const CompileOptions& opts) {
   if (opts.target == "cuda") {
     codegen::CudaFilesOptions cuda;
     cuda.cuda_graph = opts.cuda_graph;
+    if (!cuda_multi_kernel.sites.empty()) cuda.multi_kernel = &cuda_multi_kernel;
     codegen::generate_cuda_program_files(*lowered, fusion, env, files, cuda, outputs);
   } else {
     codegen::generate_program_files(*lowered, env, files, outputs);
@@ -139,6 +144,15 @@ int run_compile(const CompileOptions& opts) {
   if (files.codegen.multi_kernel != nullptr) {
     if (std::optional<std::string> header = env.resolve(codegen::kMultiKernelHeaderTemplate)) {
       request.dependencies.push_back(*header);
+    }
+  }
+  if (opts.target == "cuda") {
+    // The headers copied beside the outputs (those of GEMM groups only when there are some: harmless extras).
+    for (const char* name : {codegen::kCudaRuntimeHeaderTemplate, codegen::kCudaFusedHeaderTemplate,
+                             codegen::kCudaGemmHeaderTemplate, codegen::kCudaCublasLtHeaderTemplate,
+                             codegen::kCudaTimerHeaderTemplate, codegen::kCudaGemmF32HeaderTemplate,
+                             codegen::kMultiKernelHeaderTemplate}) {
+      if (std::optional<std::string> header = env.resolve(name)) request.dependencies.push_back(*header);
     }
   }
   return finish_outputs(opts.out, outputs, request, session);
@@ -177,11 +191,12 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
                 "runs op by op (tools/check-program)");
   cmd->add_option("--multi-kernel-hints", opts->multi_kernel_hints,
                   "Size hints (e.g. 64,256,4096): emit several variants of each matmul and last-axis softmax "
-                  "and a run-time dispatcher that benchmarks each new shape once and caches the pick on disk "
-                  "(docs/multi-kernel.md)")
+                  "(--target cuda: of each GEMM, cuBLASLt and SIMT tiles) and a run-time dispatcher that benchmarks "
+                  "each new shape once and caches the pick on disk (docs/multi-kernel.md)")
       ->type_name("N,N,...");
   cmd->add_flag("--no-fuse", opts->no_fuse,
-                "Do not fuse: every op is a kernel call, as before fusion existed (docs/compile.md, \"Fusion\")");
+                "Do not fuse: every op is a kernel call, as before fusion existed (--target cuda: one generated "
+                "kernel or GEMM per op) (docs/compile.md, \"Fusion\")");
   cmd->add_option("--dump-groups", opts->dump_groups,
                   "Write the fused groups as a Graphviz picture (one cluster per group, ops as nodes, values as "
                   "edges) to FILE")

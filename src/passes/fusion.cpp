@@ -406,9 +406,10 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
   FusionPlan plan;
   const uint32_t n = static_cast<uint32_t>(program.calls.size());
   plan.call_group.assign(n, kNone);
-  if (!options.enabled || n == 0) return plan;
+  // --no-fuse: nothing, unless the target has no per-op kernels (single_call_groups): then one group per call.
+  if ((!options.enabled && !options.single_call_groups) || n == 0) return plan;
 
-  const std::vector<CallInfo> infos = classify_calls(program);
+  std::vector<CallInfo> infos = classify_calls(program);
 
   // Who reads each value (calls, ascending), and which values are program outputs.
   std::vector<std::vector<uint32_t>> readers(program.values.size());
@@ -424,6 +425,15 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
   std::vector<bool> is_output(program.values.size(), false);
   for (const ProgramOutput& o : program.outputs) is_output[o.value] = true;
 
+  // GEMM groups first: their bias add and gelu are then no longer candidates for elementwise groups.
+  std::vector<FusedGroup> built;
+  if (options.gemm_groups) {
+    built = plan_gemm_groups(program, infos, readers, is_output, options.enabled);
+    for (const FusedGroup& g : built) {
+      for (uint32_t c : g.calls) infos[c] = CallInfo{};
+    }
+  }
+
   GroupBuilder builder(program, infos, readers, is_output);
   std::vector<std::vector<uint32_t>> groups;  // call sets; empty once merged away
   std::vector<uint32_t> group_of(n, kNone);
@@ -432,6 +442,7 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
     std::vector<uint32_t> current = {c};
     std::vector<uint32_t> merged;
     for (const auto& [arg, v] : infos[c].inputs) {
+      if (!options.enabled) break;  // --no-fuse with single_call_groups: every call alone
       const uint32_t producer = program.value(v).defined_by;
       if (producer == kNone || group_of[producer] == kNone) continue;
       const uint32_t g = group_of[producer];
@@ -468,8 +479,10 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
     if (calls.size() == 1 && infos[calls[0]].kind == CallKind::kElementwise && !options.single_call_groups) continue;
     std::optional<FusedGroup> g = builder.build(calls);
     if (!g) continue;  // cannot happen: every accepted set was built before
-    plan.groups.push_back(std::move(*g));
+    built.push_back(std::move(*g));
   }
+  plan.groups = std::move(built);
+  // Positions are distinct (each group's is its last call, and a call is in one group at most).
   std::sort(plan.groups.begin(), plan.groups.end(),
             [](const FusedGroup& a, const FusedGroup& b) { return a.position < b.position; });
   for (uint32_t i = 0; i < plan.groups.size(); ++i) {

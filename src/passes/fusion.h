@@ -5,6 +5,8 @@
 // CONTRACT between the fusion pass and the backends. Stable: changes are additions only, listed here.
 //   (v1) initial version.
 //   (v2) FusionOptions::single_call_groups.
+//   (v3) GroupKind::kGemm, FusedGroup::gemm, FusionOptions::gemm_groups (GEMM groups, below); with
+//        single_call_groups, `enabled = false` gives one-call groups instead of an empty plan.
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -37,6 +39,19 @@
 // aliases), tensor-list or run-time (tensor-to-attribute) arguments, dtypes other than bool, int32, int64,
 // float32, float64, reductions over axes that are not the trailing ones, rms_norm (no reference kernel yet).
 //
+// GEMM groups (FusionOptions::gemm_groups, on for --target cuda only; fusion_gemm.cpp). A float32 matmul that a
+// generated GEMM computes (passes/gemm.h) becomes a kGemm group, alone or with its epilogue:
+//   matmul -> add(bias) [-> gelu(approximate=false)]
+// where the bias broadcasts along the last dim (dims [N] or [1, ..., 1, N], float32, not computed in the
+// group), the matmul's output is read by the add alone and is no program output, the add's output has the
+// matmul's shape and, when the gelu joins, is read by the gelu alone and is no program output. The ops are
+// recognised by their Paddle names `add` and `gelu` and must be elementwise-fusible calls (a `compute` key,
+// no in-place twin, own buffers): the GEMM kernel applies `acc + bias[n]` and erf gelu itself, exactly as
+// Paddle defines them, rather than the op YAML's formula. The group runs at its last call, like every group;
+// when a call in between writes memory the group reads (an in-place op), the epilogue stays out. GEMM groups
+// are formed first; the elementwise and row grouping then never takes their calls. With `enabled = false`
+// (--no-fuse) a GEMM group is the matmul alone.
+//
 // Index model. Every group iterates over `outer` x `inner` elements: element (i, j), i in [0, outer),
 // j in [0, inner), is flat element i * inner + j of `shape` (row-major). For elementwise groups `inner` is
 // chosen so that as many inputs as possible are contiguous / per-row / per-column (a bias [N] over [M, N]:
@@ -61,6 +76,29 @@ namespace kforge::passes {
 enum class GroupKind : uint8_t {
   kElementwise,  // one loop over outer x inner; every statement is per element (kElement)
   kRow,          // for each of `outer` rows: `num_passes` loops over the row's `inner` elements
+  kGemm,         // (v3) one GEMM with an optional bias / bias+gelu epilogue: FusedGroup::gemm
+};
+
+/// What a GEMM group applies to each accumulated element before storing it.
+enum class GemmEpilogue : uint8_t {
+  kNone,      // C = op(x) op(y)
+  kBias,      // C = op(x) op(y) + bias[n]
+  kBiasGelu,  // C = gelu_erf(op(x) op(y) + bias[n])
+};
+
+/// kGemm groups: row-major C[M, N] = epilogue(op(x)[M, K] * op(y)[K, N]) (passes/gemm.h: the batch dims of an
+/// untransposed x fold into M). The group's inputs are x, y and the bias (GroupInput, kContiguous / kInner),
+/// its one store is `out`; the matmul's output (and the add's, when the gelu joins) are internal values.
+struct GemmGroup {
+  uint32_t matmul = kNone;        // the matmul call
+  uint32_t x = kNone;             // LoweredValue indices
+  uint32_t y = kNone;
+  uint32_t bias = kNone;          // kNone for GemmEpilogue::kNone
+  uint32_t out = kNone;           // the stored value: the matmul's, the add's or the gelu's output
+  bool transpose_x = false;       // x stored [K, M]
+  bool transpose_y = false;       // y stored [N, K]
+  GemmEpilogue epilogue = GemmEpilogue::kNone;
+  SymExpr m, n, k;
 };
 
 /// How a group input is indexed at element (i, j).
@@ -185,6 +223,7 @@ struct FusedGroup {
   std::vector<uint32_t> internal_values;  // values computed and consumed inside: no buffer needed
   bool has_expensive = false;    // contains exp/tanh/erf/pow/log/... or a reduction (for cost reports)
   std::string label;             // "relu+add+gelu" (op names, execution order), for comments and --dump-groups
+  GemmGroup gemm;                // kGemm only (v3); stmts is empty and stores has the one output
 };
 
 /// The result of the pass. `call_group[c]` is the group of call c or kNone (a kernel call).
@@ -195,14 +234,23 @@ struct FusionPlan {
 };
 
 struct FusionOptions {
-  bool enabled = true;  // --no-fuse sets false: an empty plan
+  /// --no-fuse sets false: an empty plan, or with single_call_groups one group per fusible call (and per GEMM
+  /// with gemm_groups, without epilogue), since that target has no per-op kernels.
+  bool enabled = true;
   /// Largest number of calls in one group (keeps generated functions readable).
   uint32_t max_group_calls = 64;
   /// Keep a lone elementwise call as a one-call kElementwise group. Off for the CPU, where the kernel
   /// library's own loop is as good; on for --target cuda, which has no per-op kernels, so every op with a
   /// `compute` key becomes a generated kernel even when nothing fuses with it.
   bool single_call_groups = false;
+  /// (v3) Make kGemm groups of the float32 matmuls a generated GEMM computes, with their bias / gelu epilogue
+  /// (see "GEMM groups" above). On for --target cuda; off for the CPU, whose matmul is the library's kernel
+  /// (or the multi-kernel variants) and whose bias + gelu fuse as an elementwise group.
+  bool gemm_groups = false;
 };
+
+/// "none", "bias", "bias_gelu".
+std::string_view gemm_epilogue_name(GemmEpilogue epilogue);
 
 /// Groups the calls. Never fails: what cannot be fused stays a kernel call. An expression that does not
 /// type-check against the call is left unfused (the op YAML linter reports it).

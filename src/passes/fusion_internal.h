@@ -44,4 +44,11 @@ struct CallInfo {
 /// What each call of `program` is to the fusion pass (kOpaque: it stays a kernel call).
 std::vector<CallInfo> classify_calls(const LoweredProgram& program);
 
+/// The kGemm groups of `program` (fusion.h, "GEMM groups"; fusion_gemm.cpp), in call order, `index` unset.
+/// `readers[v]`: the calls reading value v, ascending; `is_output[v]`: v is a program output. With
+/// `epilogues` false every group is a matmul alone.
+std::vector<FusedGroup> plan_gemm_groups(const LoweredProgram& program, const std::vector<CallInfo>& infos,
+                                         const std::vector<std::vector<uint32_t>>& readers,
+                                         const std::vector<bool>& is_output, bool epilogues);
+
 }  // namespace kforge::passes::fusion_detail

@@ -58,6 +58,15 @@ ReductionText group_reduction_text(const GroupStmt& stmt, expr::EmitTarget targe
   return out;
 }
 
+std::string_view gemm_epilogue_name(GemmEpilogue epilogue) {
+  switch (epilogue) {
+    case GemmEpilogue::kNone: return "none";
+    case GemmEpilogue::kBias: return "bias";
+    case GemmEpilogue::kBiasGelu: return "bias_gelu";
+  }
+  return "?";
+}
+
 bool is_fused_internal(const FusionPlan& plan, uint32_t value) {
   for (const FusedGroup& g : plan.groups) {
     if (std::find(g.internal_values.begin(), g.internal_values.end(), value) != g.internal_values.end()) return true;
@@ -124,7 +133,21 @@ std::string value_label(const LoweredProgram& program, uint32_t v) {
   return val.source_id.empty() ? "v" + std::to_string(v) : val.source_id;
 }
 
-std::string_view kind_name(GroupKind k) { return k == GroupKind::kRow ? "row" : "elementwise"; }
+std::string_view kind_name(GroupKind k) {
+  switch (k) {
+    case GroupKind::kElementwise: return "elementwise";
+    case GroupKind::kRow: return "row";
+    case GroupKind::kGemm: return "gemm";
+  }
+  return "?";
+}
+
+// "gemm bias_gelu" for GEMM groups (the epilogue is what distinguishes them), the kind otherwise.
+std::string kind_text(const FusedGroup& g) {
+  std::string text(kind_name(g.kind));
+  if (g.kind == GroupKind::kGemm) text += " " + std::string(gemm_epilogue_name(g.gemm.epilogue));
+  return text;
+}
 
 }  // namespace
 
@@ -136,7 +159,7 @@ std::string fusion_dot(const LoweredProgram& program, const FusionPlan& plan) {
   for (const FusedGroup& g : plan.groups) {
     internal.insert(g.internal_values.begin(), g.internal_values.end());
     out += fmt::format("  subgraph cluster_g{} {{\n    label=\"group {} ({}, {} x {})\";\n    style=rounded;\n", g.index,
-                       g.index, kind_name(g.kind), dot_escape(g.outer.to_string()), dot_escape(g.inner.to_string()));
+                       g.index, kind_text(g), dot_escape(g.outer.to_string()), dot_escape(g.inner.to_string()));
     for (uint32_t c : g.calls) {
       out += fmt::format("    c{} [label=\"#{} {}\"];\n", c, c, dot_escape(program.calls[c].op));
     }
@@ -190,7 +213,7 @@ std::string dump_fusion(const LoweredProgram& program, const FusionPlan& plan) {
     for (const GroupStore& s : g.stores) stores += (stores.empty() ? "" : ",") + ("v" + std::to_string(s.value));
     for (uint32_t v : g.internal_values) internal += (internal.empty() ? "" : ",") + ("v" + std::to_string(v));
     out += fmt::format("group {} {} {} outer {} inner {} passes {} calls {} stores {} internal {} ({})\n", g.index,
-                       kind_name(g.kind), to_string(g.shape), g.outer.to_string(), g.inner.to_string(), g.num_passes,
+                       kind_text(g), to_string(g.shape), g.outer.to_string(), g.inner.to_string(), g.num_passes,
                        calls, stores, internal.empty() ? "-" : internal, g.label);
     (void)program;
   }

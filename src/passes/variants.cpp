@@ -132,6 +132,13 @@ const MultiKernelSite* MultiKernelPlan::site_for_call(uint32_t call) const {
   return nullptr;
 }
 
+const MultiKernelSite* MultiKernelPlan::site_for_group(uint32_t group) const {
+  for (const MultiKernelSite& site : sites) {
+    if (site.group == group) return &site;
+  }
+  return nullptr;
+}
+
 std::optional<std::vector<int64_t>> parse_multi_kernel_hints(std::string_view text, std::string& error,
                                                              size_t& error_offset) {
   std::vector<int64_t> hints;
@@ -191,14 +198,41 @@ KernelVariant cpu_gemm_variant_for_hint(int64_t hint) {
   return v;
 }
 
+KernelVariant cuda_simt_variant_for_hint(int64_t hint) {
+  KernelVariant v;
+  v.kind = VariantKind::kCudaSimt;
+  // CTA tiles of 256 threads. Small M needs small tiles to give the GPU enough CTAs (M = 64, N = 4096: 2 x 64
+  // CTAs of 32 x 64); large M wants register reuse (per k step and thread, shared-memory loads per FMA: small
+  // 6 per 8, medium 8 per 16, large 16 per 64), at the cost of fewer CTAs.
+  if (hint <= 128) {
+    v.bm = 32, v.bn = 64, v.bk = 16, v.tm = 2, v.tn = 4;  // kSimtTileSmall
+  } else if (hint <= 1024) {
+    v.bm = 64, v.bn = 64, v.bk = 16, v.tm = 4, v.tn = 4;  // kSimtTileMedium
+  } else {
+    v.bm = 128, v.bn = 128, v.bk = 8, v.tm = 8, v.tn = 8;  // kSimtTileLarge
+  }
+  v.name = "simt" + std::to_string(v.bm) + "x" + std::to_string(v.bn) + "x" + std::to_string(v.bk);
+  v.config = "bm=" + std::to_string(v.bm) + " bn=" + std::to_string(v.bn) + " bk=" + std::to_string(v.bk) +
+             " tm=" + std::to_string(v.tm) + " tn=" + std::to_string(v.tn);
+  v.hint = {hint, 0, 0};
+  return v;
+}
+
 int row_chunk_for_hint(int64_t hint) {
   if (hint <= 256) return 64;
   if (hint <= 2048) return 256;
   return 1024;
 }
 
-uint64_t variant_set_hash(SiteFamily family, const std::vector<KernelVariant>& variants) {
-  uint64_t h = fnv1a64(family == SiteFamily::kGemm ? "kforge-gemm;" : "kforge-row-softmax;", kFnvOffset);
+uint64_t variant_set_hash(SiteFamily family, const std::vector<KernelVariant>& variants, std::string_view site_config) {
+  std::string prefix;
+  switch (family) {
+    case SiteFamily::kGemm: prefix = "kforge-gemm;"; break;
+    case SiteFamily::kRowSoftmax: prefix = "kforge-row-softmax;"; break;
+    case SiteFamily::kCudaGemmF32: prefix = std::string(kCudaGemmF32Version) + ";"; break;
+  }
+  uint64_t h = fnv1a64(prefix, kFnvOffset);
+  if (!site_config.empty()) h = fnv1a64("site:" + std::string(site_config) + ";", h);
   for (const KernelVariant& v : variants) {
     std::string part = v.name + ":" + std::to_string(v.rank) + ":" + v.config;
     for (int64_t d : v.hint) part += "," + std::to_string(d);
@@ -228,6 +262,42 @@ MultiKernelPlan plan_multi_kernels(const LoweredProgram& program, const std::vec
     }
     site.name = "mk_call_" + std::to_string(c) + "_" + call.op;
     site.set_hash = variant_set_hash(site.family, site.variants);
+    plan.sites.push_back(std::move(site));
+  }
+  return plan;
+}
+
+MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
+                                        const std::vector<int64_t>& hints) {
+  MultiKernelPlan plan;
+  plan.hints = hints;
+  if (hints.empty()) return plan;
+  for (const FusedGroup& g : fusion.groups) {
+    if (g.kind != GroupKind::kGemm) continue;
+    MultiKernelSite site;
+    site.call = g.gemm.matmul;
+    site.group = g.index;
+    site.family = SiteFamily::kCudaGemmF32;
+    const std::string epilogue(gemm_epilogue_name(g.gemm.epilogue));
+    site.name = "mk_call_" + std::to_string(g.gemm.matmul) + "_matmul" +
+                (g.gemm.epilogue == GemmEpilogue::kNone ? "" : "_" + epilogue);
+    site.config = "epilogue=" + epilogue + " transpose_x=" + (g.gemm.transpose_x ? "1" : "0") +
+                  " transpose_y=" + (g.gemm.transpose_y ? "1" : "0");
+    KernelVariant lt;
+    lt.name = "cublaslt_f32";
+    lt.kind = VariantKind::kCublasLt;
+    lt.rank = 0;
+    lt.config = "extern compute=32F";
+    site.variants.push_back(lt);
+    for (int64_t hint : hints) {
+      KernelVariant simt = cuda_simt_variant_for_hint(hint);
+      auto same = std::find_if(site.variants.begin(), site.variants.end(),
+                               [&](const KernelVariant& v) { return v.name == simt.name; });
+      if (same != site.variants.end()) continue;  // two hints, one tile: the first hint names it
+      simt.rank = static_cast<int>(site.variants.size());
+      site.variants.push_back(simt);
+    }
+    site.set_hash = variant_set_hash(site.family, site.variants, site.config);
     plan.sites.push_back(std::move(site));
   }
   return plan;

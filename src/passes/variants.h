@@ -10,6 +10,11 @@
 //   - Row reductions over the last axis: float32 `softmax` (axis -1 or rank-1). Variants: the library
 //     kernel (rank 0), a single-pass row loop (one pass per statistic with the row kept hot, rank 1) and a
 //     looped one that walks the row in chunks sized for the hints' row lengths (rank 2).
+//   - --target cuda: every float32 GEMM group of the fusion plan (FusedGroup kGemm: a matmul with its bias /
+//     bias+gelu epilogue) is a site. Variants: cuBLASLt in full fp32 (rank 0, the extern candidate), then one
+//     SIMT tile of templates/cuda/kforge_gemm.cuh per distinct tile chosen for the hints (ranks 1, 2, ...).
+//     The site's epilogue and transposes are part of its hash (site `config`), so GEMMs of one shape but
+//     another epilogue never share cached picks.
 // The variant set hash is FNV-1a over the family, the names and the configurations, computed here and
 // emitted as a constant, so the disk cache of one generated program never serves another set.
 // Deterministic: same program and hints, same plan.
@@ -21,6 +26,7 @@
 #include <string_view>
 #include <vector>
 
+#include "passes/fusion.h"
 #include "passes/lowered_program.h"
 
 namespace kforge::passes {
@@ -31,6 +37,8 @@ enum class VariantKind : uint8_t {
   kGemmBlocked,  // packed, register-blocked: mr x nr tile, kc-deep panels
   kRowSinglePass,
   kRowLooped,    // chunk elements at a time
+  kCublasLt,     // --target cuda: cuBLASLt, fp32 compute (CUBLAS_COMPUTE_32F, no TF32)
+  kCudaSimt,     // --target cuda: kforge::cuda_gemm::SimtGemm<SimtTile<bm, bn, bk, tm, tn>>
 };
 
 struct KernelVariant {
@@ -40,15 +48,18 @@ struct KernelVariant {
   std::vector<int64_t> hint;  // the shape key it is tuned for (0 = any); empty: none
   int mr = 0, nr = 0, kc = 0;  // kGemmBlocked
   int chunk = 0;               // kRowLooped
+  int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;  // kCudaSimt: CTA tile bm x bn, bk deep; tm x tn per thread
   std::string config;          // "mr=4 nr=16 kc=128": what the hash covers besides the name
 };
 
-enum class SiteFamily : uint8_t { kGemm, kRowSoftmax };
+enum class SiteFamily : uint8_t { kGemm, kRowSoftmax, kCudaGemmF32 };
 
 struct MultiKernelSite {
-  uint32_t call = 0;          // index in LoweredProgram::calls
+  uint32_t call = 0;          // index in LoweredProgram::calls (kCudaGemmF32: the group's matmul)
+  uint32_t group = kNone;     // kCudaGemmF32: the GEMM group (FusionPlan::groups index)
   SiteFamily family = SiteFamily::kGemm;
-  std::string name;           // the dispatcher's name: "mk_call_3_matmul"
+  std::string name;           // the dispatcher's name: "mk_call_3_matmul", "mk_call_0_matmul_bias_gelu"
+  std::string config;         // kCudaGemmF32: "epilogue=bias_gelu transpose_x=0 transpose_y=1" (hashed)
   std::vector<KernelVariant> variants;
   uint64_t set_hash = 0;
 };
@@ -57,6 +68,7 @@ struct MultiKernelPlan {
   std::vector<int64_t> hints;
   std::vector<MultiKernelSite> sites;  // in call order
   const MultiKernelSite* site_for_call(uint32_t call) const;
+  const MultiKernelSite* site_for_group(uint32_t group) const;
 };
 
 /// Parses "64,256,4096": positive integers up to 2^31, comma-separated, no empties. On error returns
@@ -69,13 +81,25 @@ std::optional<std::vector<int64_t>> parse_multi_kernel_hints(std::string_view te
 KernelVariant cpu_gemm_variant_for_hint(int64_t hint);
 /// The chunk of the looped row reduction for a hinted row length.
 int row_chunk_for_hint(int64_t hint);
+/// The fp32 SIMT tile (one of kforge_gemm.cuh's kSimtTileSmall / Medium / Large) for a size hint (M).
+KernelVariant cuda_simt_variant_for_hint(int64_t hint);
+
+/// Bumped whenever the CUDA GEMM kernels or the cuBLASLt call change (templates/cuda/kforge_gemm.cuh,
+/// kforge_cublaslt.cuh): it feeds every kCudaGemmF32 set hash, so picks cached for older kernels are ignored.
+inline constexpr const char* kCudaGemmF32Version = "kforge-cuda-gemm-f32 1";
 
 /// The plan for `program` (no sites when `hints` is empty). `call_group` (FusionPlan::call_group; may be empty)
 /// marks calls fused into a group: they are no kernel calls and get no variants.
 MultiKernelPlan plan_multi_kernels(const LoweredProgram& program, const std::vector<int64_t>& hints,
                                    const std::vector<uint32_t>& call_group = {});
 
-/// FNV-1a 64 over the family and each variant's name and config (kforge::mk::fnv1a64, same constants).
-uint64_t variant_set_hash(SiteFamily family, const std::vector<KernelVariant>& variants);
+/// --target cuda: one kCudaGemmF32 site per kGemm group of `fusion` (no sites when `hints` is empty).
+MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
+                                        const std::vector<int64_t>& hints);
+
+/// FNV-1a 64 over the family, the site config (when not empty) and each variant's name and config
+/// (kforge::mk::fnv1a64, same constants).
+uint64_t variant_set_hash(SiteFamily family, const std::vector<KernelVariant>& variants,
+                          std::string_view site_config = {});
 
 }  // namespace kforge::passes

@@ -1,6 +1,7 @@
 // kforge cuBLASLt extern candidate for the multi-kernel GEMM dispatcher (header-only; link -lcublasLt).
 //
-// Row-major C[M,N] = A[M,K] * B[K,N] in bf16 with fp32 accumulation (or all fp32), optionally with a cuBLASLt epilogue:
+// Row-major C[M,N] = op(A)[M,K] * op(B)[K,N] in bf16 with fp32 accumulation (or all fp32; op: an optional
+// transpose, A stored [K,M], B stored [N,K]), optionally with a cuBLASLt epilogue:
 // kBias (CUBLASLT_EPILOGUE_BIAS) or kBiasGelu (CUBLASLT_EPILOGUE_GELU_BIAS). cuBLASLt is column-major, so
 // the row-major product is computed as its transpose: C^T (N x M) = B^T (N x K) * A^T (K x M), where each
 // row-major matrix read as column-major already is its transpose; the bias then runs along cuBLASLt's rows
@@ -12,12 +13,14 @@
 // bench/multikernel reports the measured difference), but a planner that must be bit-faithful to erf gelu
 // should offer kBiasGelu from here only for gelu(approximate=true) ops. gelu_is_tanh_approximation says so.
 //
-// One CublasLtGemm owns a cuBLASLt handle and a workspace and caches, per (M, N, K, epilogue), the matmul
-// descriptor, the three layouts and the heuristic's algorithm of the requested rank (0: its first choice, which
-// is what plain cuBLAS runs; the multi-kernel set also offers ranks 1..n-1 as candidates, since the first
-// choice is not always the fastest), so a call for a known shape costs one map lookup plus cublasLtMatmul.
+// One CublasLtGemm owns a cuBLASLt handle and a workspace and caches, per (M, N, K, epilogue, transposes,
+// pointer alignments), the matmul descriptor, the three layouts and the heuristic's algorithm of the
+// requested rank (0: its first choice, which is what plain cuBLAS runs; the multi-kernel set also offers
+// ranks 1..n-1 as candidates, since the first choice is not always the fastest), so a call for a known shape
+// costs one map lookup plus cublasLtMatmul.
 // Not thread-safe (the plan cache, and the bias pointer stored in a cached descriptor): use one instance per
-// host thread, as generated code does (one per stream).
+// host thread, as generated code does (one per object, which runs one call at a time).
+// cublaslt_gemm_f32() below is the fp32 call generated code makes (with the erf gelu epilogue kforge needs).
 #pragma once
 
 #include <cublasLt.h>
@@ -41,7 +44,8 @@ class CublasLtGemm {
   static constexpr int kMaxAlgos = 8;
 
   // element_type: CUDA_R_16BF (bf16 A, B, C, bias; the default) or CUDA_R_32F (fp32 everything, computed in
-  // full fp32: CUBLAS_COMPUTE_32F, no TF32). One instance serves one element type.
+  // full fp32: CUBLAS_COMPUTE_32F, no TF32). One instance serves one element type. The workspace is allocated
+  // here, once, so that later calls allocate nothing (a requirement of CUDA graph capture).
   explicit CublasLtGemm(size_t workspace_bytes = size_t(32) << 20, cudaDataType_t element_type = CUDA_R_16BF)
       : workspace_bytes_(workspace_bytes), element_type_(element_type) {
     if (element_type_ != CUDA_R_16BF && element_type_ != CUDA_R_32F) {
@@ -51,6 +55,7 @@ class CublasLtGemm {
     status_ = cublasLtCreate(&handle_);
     if (status_ == CUBLAS_STATUS_SUCCESS && workspace_bytes_ > 0 &&
         cudaMalloc(&workspace_, workspace_bytes_) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());  // run with no workspace: the heuristic then picks algorithms that need none
       workspace_ = nullptr;
       workspace_bytes_ = 0;
     }
@@ -64,59 +69,86 @@ class CublasLtGemm {
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
   bool ok() const { return status_ == CUBLAS_STATUS_SUCCESS; }
+  // The status of the handle's creation (ok() is false) or of the last run() / can_run().
+  cublasStatus_t last_status() const { return ok() ? last_ : status_; }
 
   // Whether cuBLASLt's heuristic offers an algorithm of rank algo_index (0 = its first choice, what plain
-  // cuBLAS runs) for this shape and epilogue (builds and caches the plan).
-  bool can_run(int M, int N, int K, Epilogue epilogue, const void* bias, int algo_index = 0) {
+  // cuBLAS runs) for this shape and epilogue (builds and caches the plan; host work only). With pointers
+  // (optional), for their alignment, as run() would use them.
+  bool can_run(int M, int N, int K, Epilogue epilogue, const void* bias, int algo_index = 0,
+               bool transpose_a = false, bool transpose_b = false, const void* A = nullptr, const void* B = nullptr,
+               const void* C = nullptr) {
     if (!ok() || M <= 0 || N <= 0 || K <= 0 || algo_index < 0 || algo_index >= kMaxAlgos) return false;
     if (epilogue != Epilogue::kNone && bias == nullptr) return false;
-    const Plan* plan = plan_for(M, N, K, epilogue, algo_index);
+    const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C));
     return plan != nullptr && plan->usable;
   }
 
+  // C = op(A) op(B) (+ epilogue), row-major; op transposes when asked (A stored [K, M], B stored [N, K]).
   // Returns CUBLAS_STATUS_SUCCESS or the first failing status (CUBLAS_STATUS_NOT_SUPPORTED when the
   // heuristic has no algorithm of that rank for the shape).
   cublasStatus_t run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, const __nv_bfloat16* bias,
-                     int M, int N, int K, Epilogue epilogue, cudaStream_t stream, int algo_index = 0) {
-    if (element_type_ != CUDA_R_16BF) return CUBLAS_STATUS_NOT_SUPPORTED;
-    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index);
+                     int M, int N, int K, Epilogue epilogue, cudaStream_t stream, int algo_index = 0,
+                     bool transpose_a = false, bool transpose_b = false) {
+    if (element_type_ != CUDA_R_16BF) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
+    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b);
   }
   cublasStatus_t run(const float* A, const float* B, float* C, const float* bias, int M, int N, int K,
-                     Epilogue epilogue, cudaStream_t stream, int algo_index = 0) {
-    if (element_type_ != CUDA_R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
-    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index);
+                     Epilogue epilogue, cudaStream_t stream, int algo_index = 0, bool transpose_a = false,
+                     bool transpose_b = false) {
+    if (element_type_ != CUDA_R_32F) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
+    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b);
   }
 
  private:
+  // The plan cache key: the problem, and the alignment (bytes, up to 256) of A, B and C. cuBLASLt's
+  // heuristic assumes 256-byte aligned matrices unless told otherwise; a plan made for the pointers' real
+  // alignment never runs an algorithm that needs more (buffers of a kforge workspace are 64-byte aligned,
+  // a caller's tensor may be less).
+  using Key = std::tuple<int, int, int, int, int, int, int, int, int>;
+
+  static int alignment_of(const void* p) {
+    if (p == nullptr) return 256;
+    const uintptr_t address = reinterpret_cast<uintptr_t>(p);
+    int alignment = 1;
+    while (alignment < 256 && (address & uintptr_t(alignment)) == 0) alignment *= 2;
+    return alignment;
+  }
+
+  static Key key_of(int M, int N, int K, Epilogue epilogue, int algo_index, bool transpose_a, bool transpose_b,
+                    const void* A, const void* B, const void* C) {
+    return Key{M, N, K, int(epilogue), algo_index, (transpose_a ? 1 : 0) | (transpose_b ? 2 : 0), alignment_of(A),
+               alignment_of(B), alignment_of(C)};
+  }
+
   cublasStatus_t run_untyped(const void* A, const void* B, void* C, const void* bias, int M, int N, int K,
-                             Epilogue epilogue, cudaStream_t stream, int algo_index) {
+                             Epilogue epilogue, cudaStream_t stream, int algo_index, bool transpose_a,
+                             bool transpose_b) {
     if (!ok()) return status_;
-    if (algo_index < 0 || algo_index >= kMaxAlgos) return CUBLAS_STATUS_INVALID_VALUE;
-    Plan* plan = plan_for(M, N, K, epilogue, algo_index);
-    if (plan == nullptr || !plan->usable) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (algo_index < 0 || algo_index >= kMaxAlgos) return last_ = CUBLAS_STATUS_INVALID_VALUE;
+    Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C));
+    if (plan == nullptr || !plan->usable) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
     if (epilogue != Epilogue::kNone) {
       // The bias pointer is a descriptor attribute; setting it is a host-side store (no device work).
       const void* bias_ptr = bias;
       const cublasStatus_t s = cublasLtMatmulDescSetAttribute(plan->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                               &bias_ptr, sizeof(bias_ptr));
-      if (s != CUBLAS_STATUS_SUCCESS) return s;
+      if (s != CUBLAS_STATUS_SUCCESS) return last_ = s;
     }
     const float alpha = 1.0f, beta = 0.0f;
     // "A" of the column-major problem is B, "B" is A (see the file comment).
-    return cublasLtMatmul(handle_, plan->desc, &alpha, B, plan->layout_b, A, plan->layout_a, &beta, C,
-                          plan->layout_c, C, plan->layout_c, &plan->algo, workspace_, workspace_bytes_, stream);
+    return last_ = cublasLtMatmul(handle_, plan->desc, &alpha, B, plan->layout_b, A, plan->layout_a, &beta, C,
+                                  plan->layout_c, C, plan->layout_c, &plan->algo, workspace_, workspace_bytes_, stream);
   }
 
- private:
   struct Plan {
     cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t layout_a = nullptr;  // A^T: K x M, ld K
-    cublasLtMatrixLayout_t layout_b = nullptr;  // B^T: N x K, ld N
+    cublasLtMatrixLayout_t layout_a = nullptr;  // A as stored, read column-major: K x M, ld K (transposed: M x K, ld M)
+    cublasLtMatrixLayout_t layout_b = nullptr;  // B as stored, read column-major: N x K, ld N (transposed: K x N, ld K)
     cublasLtMatrixLayout_t layout_c = nullptr;  // C^T: N x M, ld N
     cublasLtMatmulAlgo_t algo{};
     bool usable = false;
   };
-  using Key = std::tuple<int, int, int, int, int>;
 
   static void destroy(Plan& p) {
     if (p.layout_a != nullptr) cublasLtMatrixLayoutDestroy(p.layout_a);
@@ -126,21 +158,27 @@ class CublasLtGemm {
     p = Plan{};
   }
 
-  Plan* plan_for(int M, int N, int K, Epilogue epilogue, int algo_index) {
-    const Key key{M, N, K, int(epilogue), algo_index};
+  Plan* plan_for(const Key& key) {
     auto it = plans_.find(key);
     if (it != plans_.end()) return &it->second;
     Plan plan;
-    plan.usable = build(plan, M, N, K, epilogue, algo_index);
+    last_ = CUBLAS_STATUS_SUCCESS;
+    plan.usable = build(plan, key);
     if (!plan.usable) destroy(plan);
     return &plans_.emplace(key, plan).first->second;
   }
 
-  bool build(Plan& p, int M, int N, int K, Epilogue epilogue, int algo_index) {
+  bool build(Plan& p, const Key& key) {
+    const auto [M, N, K, epilogue_int, algo_index, transposes, align_a, align_b, align_c] = key;
+    const Epilogue epilogue = static_cast<Epilogue>(epilogue_int);
+    const bool transpose_a = (transposes & 1) != 0, transpose_b = (transposes & 2) != 0;
     if (cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return false;
-    const cublasOperation_t no_transpose = CUBLAS_OP_N;
-    cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &no_transpose, sizeof(no_transpose));
-    cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &no_transpose, sizeof(no_transpose));
+    // C^T = op(B)^T op(A)^T. Row-major B read column-major is B^T, so the column-major "A" operand (B) needs
+    // no transpose when B is plain and a transpose when B is stored [N, K]; likewise for A.
+    const cublasOperation_t op_lt_a = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t op_lt_b = transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_lt_a, sizeof(op_lt_a));
+    cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b, sizeof(op_lt_b));
     cublasLtEpilogue_t lt_epilogue = CUBLASLT_EPILOGUE_DEFAULT;
     if (epilogue == Epilogue::kBias) lt_epilogue = CUBLASLT_EPILOGUE_BIAS;
     if (epilogue == Epilogue::kBiasGelu) lt_epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
@@ -153,19 +191,33 @@ class CublasLtGemm {
                                          sizeof(bias_type)) != CUBLAS_STATUS_SUCCESS)
         return false;
     }
-    if (cublasLtMatrixLayoutCreate(&p.layout_a, element_type_, K, M, K) != CUBLAS_STATUS_SUCCESS) return false;
-    if (cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, N, K, N) != CUBLAS_STATUS_SUCCESS) return false;
-    if (cublasLtMatrixLayoutCreate(&p.layout_c, element_type_, N, M, N) != CUBLAS_STATUS_SUCCESS) return false;
+    const uint64_t m = uint64_t(M), n = uint64_t(N), k = uint64_t(K);
+    // Each layout describes the matrix as stored (rows x cols of its column-major reading, leading dim).
+    const cublasStatus_t a_status = transpose_a ? cublasLtMatrixLayoutCreate(&p.layout_a, element_type_, m, k, int64_t(M))
+                                                : cublasLtMatrixLayoutCreate(&p.layout_a, element_type_, k, m, int64_t(K));
+    if (a_status != CUBLAS_STATUS_SUCCESS) return false;
+    const cublasStatus_t b_status = transpose_b ? cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, k, n, int64_t(K))
+                                                : cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, n, k, int64_t(N));
+    if (b_status != CUBLAS_STATUS_SUCCESS) return false;
+    if (cublasLtMatrixLayoutCreate(&p.layout_c, element_type_, n, m, int64_t(N)) != CUBLAS_STATUS_SUCCESS) return false;
 
     cublasLtMatmulPreference_t preference = nullptr;
     if (cublasLtMatmulPreferenceCreate(&preference) != CUBLAS_STATUS_SUCCESS) return false;
     cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes_,
                                          sizeof(workspace_bytes_));
+    // The column-major problem's A is our B and its B is our A; C and D are both our C.
+    const uint32_t alignments[4] = {uint32_t(align_b), uint32_t(align_a), uint32_t(align_c), uint32_t(align_c)};
+    const cublasLtMatmulPreferenceAttributes_t alignment_attrs[4] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; i < 4; ++i)
+      cublasLtMatmulPreferenceSetAttribute(preference, alignment_attrs[i], &alignments[i], sizeof(alignments[i]));
     cublasLtMatmulHeuristicResult_t results[kMaxAlgos] = {};
     int returned = 0;
     const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(handle_, p.desc, p.layout_b, p.layout_a, p.layout_c,
                                                             p.layout_c, preference, algo_index + 1, results, &returned);
     cublasLtMatmulPreferenceDestroy(preference);
+    if (s != CUBLAS_STATUS_SUCCESS) last_ = s;
     if (s != CUBLAS_STATUS_SUCCESS || returned <= algo_index) return false;
     p.algo = results[algo_index].algo;
     return true;
@@ -173,11 +225,67 @@ class CublasLtGemm {
 
   cublasLtHandle_t handle_ = nullptr;
   cublasStatus_t status_ = CUBLAS_STATUS_NOT_INITIALIZED;
+  cublasStatus_t last_ = CUBLAS_STATUS_SUCCESS;
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
   cudaDataType_t element_type_ = CUDA_R_16BF;
   std::map<Key, Plan> plans_;
 };
+
+// The name of a cuBLAS status, for messages (no libcublas needed, unlike cublasGetStatusName).
+inline const char* cublas_status_name(cublasStatus_t status) {
+  switch (status) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+  }
+  return "CUBLAS_STATUS_UNKNOWN";
+}
+
+// An fp32 GEMM through cuBLASLt (lt made with CUDA_R_32F): row-major C[M, N] = epilogue(op(A) op(B)), op a
+// transpose where asked. cuBLASLt applies the bias itself (CUBLASLT_EPILOGUE_BIAS) when the bias pointer is
+// 16-byte aligned (its epilogue has failed on less-aligned vectors, as Marian's and PyTorch's cuBLASLt paths
+// note), else a separate in-place kernel adds it; gelu is always that separate kernel, because cuBLASLt's GELU
+// epilogue is the tanh approximation and Paddle's gelu(approximate=false) is erf. Returns cudaSuccess, the
+// CUDA error of a launch, or cudaErrorNotSupported when cuBLASLt fails (lt.last_status() says why).
+// M or N == 0: nothing to do. K == 0: C = epilogue(0).
+inline bool cublaslt_bias_in_gemm(Epilogue epilogue, const float* bias) {
+  return epilogue == Epilogue::kBias && (reinterpret_cast<uintptr_t>(bias) & 15u) == 0;
+}
+
+inline cudaError_t cublaslt_gemm_f32(CublasLtGemm& lt, const float* A, const float* B, float* C, const float* bias,
+                                     int M, int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b,
+                                     cudaStream_t stream) {
+  if (M < 0 || N < 0 || K < 0 || (epilogue != Epilogue::kNone && bias == nullptr)) return cudaErrorInvalidValue;
+  if (M == 0 || N == 0) return cudaSuccess;
+  if (K == 0) {
+    if (cudaError_t e = cudaMemsetAsync(C, 0, size_t(M) * size_t(N) * sizeof(float), stream); e != cudaSuccess) return e;
+    return bias_epilogue_f32(C, bias, M, N, epilogue, stream);
+  }
+  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
+  if (lt.run(A, B, C, bias, M, N, K, bias_in_gemm ? Epilogue::kBias : Epilogue::kNone, stream, 0, transpose_a,
+             transpose_b) != CUBLAS_STATUS_SUCCESS)
+    return cudaErrorNotSupported;
+  if (bias_in_gemm) return cudaSuccess;
+  return bias_epilogue_f32(C, bias, M, N, epilogue, stream);
+}
+
+// Builds (and caches) the cuBLASLt plan that cublaslt_gemm_f32 would use for these arguments; host work only.
+// Generated code calls it before a CUDA graph capture, so that the call inside the capture finds it ready.
+inline void cublaslt_gemm_f32_prepare(CublasLtGemm& lt, const float* A, const float* B, float* C, const float* bias,
+                                      int M, int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b) {
+  if (M <= 0 || N <= 0 || K <= 0 || (epilogue != Epilogue::kNone && bias == nullptr)) return;
+  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
+  static_cast<void>(lt.can_run(M, N, K, bias_in_gemm ? Epilogue::kBias : Epilogue::kNone, bias, 0, transpose_a,
+                               transpose_b, A, B, C));
+}
 
 }  // namespace cuda_gemm
 }  // namespace kforge

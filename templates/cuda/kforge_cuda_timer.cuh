@@ -59,14 +59,24 @@ class CudaEventTimer : public mk::Timer {
   CudaEventTimer(const CudaEventTimer&) = delete;
   CudaEventTimer& operator=(const CudaEventTimer&) = delete;
 
-  // Returns +infinity when CUDA reports an error, so a failing variant can never win.
+  // The stream later measurements time (generated code: the object's stream, which set_stream() may change).
+  void set_stream(cudaStream_t stream) { stream_ = stream; }
+  cudaStream_t stream() const { return stream_; }
+
+  // Called from inside body() when the variant reported a failure that CUDA's error state does not show (a
+  // cuBLASLt status, an argument it refused): that measurement is +infinity.
+  void mark_failed() { failed_ = true; }
+
+  // Returns +infinity when CUDA reports an error or body() called mark_failed(), so a failing variant can
+  // never win.
   double measure_us(const std::function<void()>& body) override {
     if (!ok_) return std::numeric_limits<double>::infinity();
+    failed_ = false;
     if (lead_cycles_ > 0) spin_kernel<<<1, 1, 0, stream_>>>(lead_cycles_);
     cudaEventRecord(start_, stream_);
     body();
     cudaEventRecord(stop_, stream_);
-    if (cudaEventSynchronize(stop_) != cudaSuccess) return std::numeric_limits<double>::infinity();
+    if (cudaEventSynchronize(stop_) != cudaSuccess || failed_) return std::numeric_limits<double>::infinity();
     float ms = 0.0f;
     if (cudaEventElapsedTime(&ms, start_, stop_) != cudaSuccess || cudaGetLastError() != cudaSuccess)
       return std::numeric_limits<double>::infinity();
@@ -79,6 +89,7 @@ class CudaEventTimer : public mk::Timer {
   cudaEvent_t stop_ = nullptr;
   long long lead_cycles_ = 0;
   bool ok_ = false;
+  bool failed_ = false;
 };
 
 }  // namespace cuda_timing

@@ -7,9 +7,10 @@
 //    ldmatrix), a STAGES-deep cp.async pipeline, bf16 output. Requirements: K % 8 == 0 and N % 8 == 0 and
 //    16-byte aligned A, B, C (16-byte cp.async chunks); M is arbitrary. can_run() checks them, so a
 //    dispatcher can drop the variant for a shape it cannot serve.
-//  * SimtGemm<Tile>: fp32 inputs and output on the CUDA cores (no alignment requirement).
-//  * bias_gelu_bf16(): the unfused epilogue as its own vectorized kernel (what a fused elementwise group
-//    would emit after a library GEMM; also the baseline of the fused-epilogue benchmark).
+//  * SimtGemm<Tile>: fp32 inputs and output on the CUDA cores (no alignment requirement), A and/or B
+//    optionally transposed.
+//  * bias_gelu_bf16(), bias_epilogue_f32(): the unfused epilogue as its own kernel (what runs after a library
+//    GEMM that cannot apply it; also the baseline of the fused-epilogue benchmark).
 //
 // The tile configurations are template parameters; kTileFor* below are the ones chosen for the multi-kernel
 // size hints 64, 256 and 4096 (see docs/multi-kernel.md): few rows per tile and narrow columns for small M so
@@ -325,6 +326,9 @@ using kTileForHint4096Wide = TensorCoreTile<128, 256, 32, 2, 4, 3>;
 // ---------------------------------------------------------------------------------------------------------
 // SIMT fp32 GEMM (CUDA cores): BM x BN tile, BK deep, each thread a TM x TN block of outputs spread with a
 // stride of BM/TM rows and BN/TN columns (conflict-free shared-memory reads, coalesced stores).
+// TransA: A is stored [K, M] (C = A^T B); TransB: B is stored [N, K] (C = A B^T). The global loads of each
+// operand walk its contiguous dimension, so they stay coalesced either way; B's shared tile gets one column
+// of padding when B is transposed (its stores into shared memory then go down a column).
 // ---------------------------------------------------------------------------------------------------------
 template <int BM_, int BN_, int BK_, int TM_, int TN_>
 struct SimtTile {
@@ -335,12 +339,13 @@ struct SimtTile {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
 };
 
-template <class T, Epilogue E>
+template <class T, Epilogue E, bool TransA = false, bool TransB = false>
 __global__ void __launch_bounds__(T::kThreads)
     gemm_f32_simt_kernel(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C,
                          const float* __restrict__ bias, int M, int N, int K) {
+  constexpr int kBPad = TransB ? 1 : 0;
   __shared__ float As[T::BK][T::BM + 1];  // A transposed: As[k][m]
-  __shared__ float Bs[T::BK][T::BN];
+  __shared__ float Bs[T::BK][T::BN + kBPad];
   const int tiles_m = (M + T::BM - 1) / T::BM;
   const int tiles_n = (N + T::BN - 1) / T::BN;
   const TileIndex tile = grouped_tile(blockIdx.x, tiles_m, tiles_n);
@@ -358,12 +363,22 @@ __global__ void __launch_bounds__(T::kThreads)
 
   for (int k0 = 0; k0 < K; k0 += T::BK) {
     for (int i = tid; i < T::BM * T::BK; i += T::kThreads) {
-      const int r = i / T::BK, kk = i % T::BK;
-      As[kk][r] = (m0 + r < M && k0 + kk < K) ? A[size_t(m0 + r) * K + k0 + kk] : 0.0f;
+      if constexpr (TransA) {  // A[k][m]: consecutive threads take consecutive m
+        const int r = i % T::BM, kk = i / T::BM;
+        As[kk][r] = (m0 + r < M && k0 + kk < K) ? A[size_t(k0 + kk) * M + m0 + r] : 0.0f;
+      } else {  // A[m][k]: consecutive threads take consecutive k
+        const int r = i / T::BK, kk = i % T::BK;
+        As[kk][r] = (m0 + r < M && k0 + kk < K) ? A[size_t(m0 + r) * K + k0 + kk] : 0.0f;
+      }
     }
     for (int i = tid; i < T::BK * T::BN; i += T::kThreads) {
-      const int kk = i / T::BN, cc = i % T::BN;
-      Bs[kk][cc] = (k0 + kk < K && n0 + cc < N) ? B[size_t(k0 + kk) * N + n0 + cc] : 0.0f;
+      if constexpr (TransB) {  // B[n][k]: consecutive threads take consecutive k
+        const int cc = i / T::BK, kk = i % T::BK;
+        Bs[kk][cc] = (k0 + kk < K && n0 + cc < N) ? B[size_t(n0 + cc) * K + k0 + kk] : 0.0f;
+      } else {  // B[k][n]: consecutive threads take consecutive n
+        const int kk = i / T::BN, cc = i % T::BN;
+        Bs[kk][cc] = (k0 + kk < K && n0 + cc < N) ? B[size_t(k0 + kk) * N + n0 + cc] : 0.0f;
+      }
     }
     __syncthreads();
 #pragma unroll
@@ -402,27 +417,39 @@ struct SimtGemm {
     return M > 0 && N > 0 && K > 0 && (epilogue == Epilogue::kNone || bias != nullptr);
   }
 
+  // One instantiation: the epilogue and the transposes known at compile time (generated code knows them per
+  // GEMM site, so only the kernels it uses are compiled). M == 0 or N == 0: nothing to compute; K == 0 gives
+  // epilogue(0) (the loop over k does not run).
+  template <Epilogue E, bool TransA = false, bool TransB = false>
+  static cudaError_t run(const float* A, const float* B, float* C, const float* bias, int M, int N, int K,
+                         cudaStream_t stream) {
+    if (M <= 0 || N <= 0 || K < 0) return M < 0 || N < 0 || K < 0 ? cudaErrorInvalidValue : cudaSuccess;
+    if (E != Epilogue::kNone && bias == nullptr) return cudaErrorInvalidValue;
+    const long long tiles = (static_cast<long long>(M) + Tile::BM - 1) / Tile::BM *
+                            ((static_cast<long long>(N) + Tile::BN - 1) / Tile::BN);
+    if (tiles > 0x7fffffffLL) return cudaErrorInvalidConfiguration;  // the grid's x limit
+    gemm_f32_simt_kernel<Tile, E, TransA, TransB>
+        <<<static_cast<unsigned>(tiles), Tile::kThreads, 0, stream>>>(A, B, C, bias, M, N, K);
+    return cudaGetLastError();
+  }
+
+  // The epilogue chosen at run time, no transposes (benchmarks).
   static cudaError_t launch(const float* A, const float* B, float* C, const float* bias, int M, int N, int K,
                             Epilogue epilogue, cudaStream_t stream) {
-    const int tiles = ((M + Tile::BM - 1) / Tile::BM) * ((N + Tile::BN - 1) / Tile::BN);
     switch (epilogue) {
-      case Epilogue::kNone:
-        gemm_f32_simt_kernel<Tile, Epilogue::kNone><<<tiles, Tile::kThreads, 0, stream>>>(A, B, C, bias, M, N, K);
-        break;
-      case Epilogue::kBias:
-        gemm_f32_simt_kernel<Tile, Epilogue::kBias><<<tiles, Tile::kThreads, 0, stream>>>(A, B, C, bias, M, N, K);
-        break;
-      case Epilogue::kBiasGelu:
-        gemm_f32_simt_kernel<Tile, Epilogue::kBiasGelu>
-            <<<tiles, Tile::kThreads, 0, stream>>>(A, B, C, bias, M, N, K);
-        break;
+      case Epilogue::kNone: return run<Epilogue::kNone>(A, B, C, bias, M, N, K, stream);
+      case Epilogue::kBias: return run<Epilogue::kBias>(A, B, C, bias, M, N, K, stream);
+      case Epilogue::kBiasGelu: return run<Epilogue::kBiasGelu>(A, B, C, bias, M, N, K, stream);
     }
-    return cudaGetLastError();
+    return cudaErrorInvalidValue;
   }
 };
 
-// fp32 SIMT configurations: a small tile for small M (more CTAs) and a large one for large M.
+// fp32 SIMT configurations (256 threads each), chosen per multi-kernel hint (src/passes/variants.cpp,
+// cuda_simt_variant_for_hint): a small tile for small M (more CTAs), a medium one, and a large one for
+// large M (more register reuse).
 using kSimtTileSmall = SimtTile<32, 64, 16, 2, 4>;
+using kSimtTileMedium = SimtTile<64, 64, 16, 4, 4>;
 using kSimtTileLarge = SimtTile<128, 128, 8, 8, 8>;
 
 // ---------------------------------------------------------------------------------------------------------
@@ -472,19 +499,30 @@ inline cudaError_t bias_gelu_bf16(__nv_bfloat16* C, const __nv_bfloat16* bias, i
   return cudaGetLastError();
 }
 
-// fp32 flavour of the separate epilogue (after a library fp32 GEMM): C = gelu(C + bias[N]) in place.
-static __global__ void bias_gelu_f32_kernel(float* __restrict__ C, const float* __restrict__ bias, size_t count, int N) {
+// fp32 flavour of the separate epilogue (after a library fp32 GEMM), in place: C = C + bias[N] (kBias) or
+// C = gelu(C + bias[N]) (kBiasGelu). Grid-stride, any alignment.
+template <Epilogue E>
+static __global__ void bias_epilogue_f32_kernel(float* __restrict__ C, const float* __restrict__ bias, size_t count,
+                                                int N) {
   for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
-    C[i] = gelu_erf(C[i] + bias[i % size_t(N)]);
+    C[i] = apply_epilogue<E>(C[i], bias[i % size_t(N)]);
 }
 
-inline cudaError_t bias_gelu_f32(float* C, const float* bias, int M, int N, cudaStream_t stream) {
-  if (M <= 0 || N <= 0) return cudaSuccess;
+inline cudaError_t bias_epilogue_f32(float* C, const float* bias, int M, int N, Epilogue epilogue, cudaStream_t stream) {
+  if (M <= 0 || N <= 0 || epilogue == Epilogue::kNone) return cudaSuccess;
   const size_t count = size_t(M) * N;
   const size_t blocks_needed = (count + 255) / 256;
   const int blocks = int(blocks_needed < 132u * 16u ? blocks_needed : 132u * 16u);
-  bias_gelu_f32_kernel<<<blocks, 256, 0, stream>>>(C, bias, count, N);
+  if (epilogue == Epilogue::kBias) {
+    bias_epilogue_f32_kernel<Epilogue::kBias><<<blocks, 256, 0, stream>>>(C, bias, count, N);
+  } else {
+    bias_epilogue_f32_kernel<Epilogue::kBiasGelu><<<blocks, 256, 0, stream>>>(C, bias, count, N);
+  }
   return cudaGetLastError();
+}
+
+inline cudaError_t bias_gelu_f32(float* C, const float* bias, int M, int N, cudaStream_t stream) {
+  return bias_epilogue_f32(C, bias, M, N, Epilogue::kBiasGelu, stream);
 }
 
 }  // namespace cuda_gemm

@@ -1,4 +1,5 @@
-// kforge bf16 GEMM variant sets for the multi-kernel dispatcher (templates/runtime/kforge_multikernel.h):
+// kforge bf16 GEMM variant sets for the multi-kernel dispatcher (templates/runtime/kforge_multikernel.h)
+// (and, through kforge_gemm_f32.cuh, the fp32 ones):
 // the tensor-core tile configurations of kforge_gemm.cuh, one or two per size hint, plus cuBLASLt as the
 // extern candidate, all called as cudaError_t(const GemmBf16Args&). Generated code builds one dispatcher per
 // GEMM site (and epilogue) with make_gemm_bf16_variants + make_gemm_bf16_config and calls
@@ -16,6 +17,7 @@
 #include "kforge_cublaslt.cuh"
 #include "kforge_cuda_timer.cuh"
 #include "kforge_gemm.cuh"
+#include "kforge_gemm_f32.cuh"
 #include "kforge_multikernel.h"
 
 namespace kforge {
@@ -131,72 +133,6 @@ inline GemmBf16MultiKernel::Config make_gemm_bf16_config(const std::string& site
   // (rank 0) unless a candidate is clearly faster, so a noise-driven pick costs at most the noise.
   config.bench.tie_margin = 0.02;
   uint64_t hash = mk::fnv1a64(kGemmVariantsVersion);
-  for (const auto& v : variants) hash = mk::fnv1a64(v.name + ":" + std::to_string(v.rank) + ";", hash);
-  config.variant_set_hash = hash;
-  return config;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// fp32 GEMM sites: the SIMT kernels (a small tile for small M, a large one for large M) and cuBLASLt in full
-// fp32 (no TF32) followed by the separate epilogue.
-// ---------------------------------------------------------------------------------------------------------
-constexpr const char* kGemmF32VariantsVersion = "kforge-gemm-f32-variants 1";
-
-struct GemmF32Args {
-  const float* A;     // [M, K] row-major
-  const float* B;     // [K, N] row-major
-  float* C;           // [M, N] row-major, written (never read)
-  const float* bias;  // [N], or null when epilogue == kNone
-  int M, N, K;
-  Epilogue epilogue;
-  cudaStream_t stream;
-};
-using GemmF32MultiKernel = mk::MultiKernel<cudaError_t(const GemmF32Args&)>;
-
-// lt must have been made with element type CUDA_R_32F.
-inline cudaError_t cublaslt_f32_then_epilogue(CublasLtGemm& lt, const GemmF32Args& a) {
-  const Epilogue in_gemm = a.epilogue == Epilogue::kBiasGelu ? Epilogue::kNone : a.epilogue;
-  if (lt.run(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, in_gemm, a.stream) != CUBLAS_STATUS_SUCCESS) return cudaErrorUnknown;
-  if (a.epilogue == Epilogue::kBiasGelu) return bias_gelu_f32(a.C, a.bias, a.M, a.N, a.stream);
-  return cudaSuccess;
-}
-
-template <class Tile>
-inline std::string simt_name(int hint) {
-  return "simt" + std::to_string(Tile::BM) + "x" + std::to_string(Tile::BN) + "x" + std::to_string(Tile::BK) + "_h" +
-         std::to_string(hint);
-}
-
-// lt: a CUDA_R_32F CublasLtGemm, or null for a set of the SIMT kernels alone.
-inline std::vector<GemmF32MultiKernel::Variant> make_gemm_f32_variants(std::shared_ptr<CublasLtGemm> lt) {
-  using Variant = GemmF32MultiKernel::Variant;
-  std::vector<Variant> variants;
-  if (lt) variants.push_back(Variant{"cublaslt_f32", [lt](const GemmF32Args& a) { return cublaslt_f32_then_epilogue(*lt, a); }, 0, {}});
-  variants.push_back(Variant{simt_name<kSimtTileSmall>(64),
-                             [](const GemmF32Args& a) {
-                               return SimtGemm<kSimtTileSmall>::launch(a.A, a.B, a.C, a.bias, a.M, a.N, a.K,
-                                                                       a.epilogue, a.stream);
-                             },
-                             1, {64, 0, 0}});
-  variants.push_back(Variant{simt_name<kSimtTileLarge>(4096),
-                             [](const GemmF32Args& a) {
-                               return SimtGemm<kSimtTileLarge>::launch(a.A, a.B, a.C, a.bias, a.M, a.N, a.K,
-                                                                       a.epilogue, a.stream);
-                             },
-                             2, {4096, 0, 0}});
-  return variants;
-}
-
-inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site, cudaStream_t stream,
-                                                       const std::vector<GemmF32MultiKernel::Variant>& variants) {
-  GemmF32MultiKernel::Config config;
-  config.name = site;
-  config.device = cuda_timing::cuda_device_info();
-  config.timer = std::make_shared<cuda_timing::CudaEventTimer>(stream);
-  config.bench.warmup = 3;
-  config.bench.repetitions = 15;
-  config.bench.tie_margin = 0.02;
-  uint64_t hash = mk::fnv1a64(kGemmF32VariantsVersion);
   for (const auto& v : variants) hash = mk::fnv1a64(v.name + ":" + std::to_string(v.rank) + ";", hash);
   config.variant_set_hash = hash;
   return config;

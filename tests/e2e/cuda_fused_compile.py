@@ -3,8 +3,11 @@
 warnings as errors (-Werror all-warnings, host -Wall -Wextra), for programs that exercise every kernel shape:
 an elementwise chain with fan-in/fan-out (--cuda-graph), broadcasts of every access kind (inner, outer, scalar,
 strided), and row groups (softmax as a pattern and spelled out, layer_norm with prologue and epilogue, row
-values). Also checks that an op outside every fused group is an error at its place with --target cuda.
-Each program's two translation units are compiled in parallel; about 30 s of CPU in all.
+values), and GEMM groups (matmul with bias / bias + gelu epilogues, transposes, a batch folded into M, a dynamic
+batch; cuBLASLt alone, and with --multi-kernel-hints the dispatchers, with and without --cuda-graph). Programs
+with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol the
+headers use resolves. Also checks that a matmul no CUDA GEMM computes is an error at its place that says why.
+Translation units are compiled two at a time; about 2 min of CPU in all.
 
 Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is bench/fusion/gpu_check.sh.
 """
@@ -16,13 +19,22 @@ import sys
 import tempfile
 
 # (program relative to the source root, class name, extra flags)
+HINTS = ["--multi-kernel-hints", "64,256,4096"]
 PROGRAMS = [
     ("tests/e2e/fused/chain.yaml", "chain", ["--cuda-graph"]),
     ("tests/e2e/fused/broadcast.yaml", "broadcast", []),
     ("tests/e2e/fused/softmax.yaml", "softmax", []),
     ("tests/e2e/fused/layer_norm.yaml", "layer_norm", ["--cuda-graph"]),
     ("tests/e2e/fused/lone_op.yaml", "lone_op", []),
+    ("tests/e2e/fused/gemm_mlp.yaml", "gemm_mlp", []),
+    ("tests/e2e/fused/gemm_mlp.yaml", "gemm_mlp_mk", HINTS),
+    ("tests/e2e/fused/gemm_mlp.yaml", "gemm_mlp_nofuse", ["--no-fuse"]),
+    ("tests/e2e/fused/gemm_batched.yaml", "gemm_batched", ["--cuda-graph"]),
+    ("tests/e2e/fused/gemm_batched.yaml", "gemm_batched_mk", HINTS + ["--cuda-graph"]),
+    ("tests/e2e/fused/mixed.yaml", "mixed", []),
 ]
+GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh"]
+MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_gemm_f32.cuh", "kforge_multikernel.h"]
 
 
 def find_nvcc():
@@ -46,8 +58,23 @@ def main():
     ops = ["--ops", os.path.join(ex, "ops.yaml"), "--ops", os.path.join(ex, "fusion.yaml"),
            "--op-compat", os.path.join(ex, "op_compat.yaml")]
     failed = False
+    strict = ["-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"]
+    jobs = []
+
+    def finish():
+        nonlocal failed
+        cmd, p = jobs.pop(0)
+        out = p.communicate()[0]
+        if p.returncode != 0:
+            print("FAIL:", " ".join(cmd), "\n", out)
+            failed = True
+
+    def start(cmd):
+        if len(jobs) >= 2:  # 2 cores in CI
+            finish()
+        jobs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+
     with tempfile.TemporaryDirectory(prefix="kforge-cuda-") as tmp:
-        jobs = []
         for program, name, flags in PROGRAMS:
             gen = os.path.join(tmp, name)
             r = subprocess.run([args.kforge, "compile", os.path.join(root, program)] + ops +
@@ -57,40 +84,47 @@ def main():
                 print(f"FAIL kforge compile --target cuda {program}:\n{r.stdout}")
                 failed = True
                 continue
-            for required in [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h",
-                             "kforge_cuda_runtime.h", "kforge_fused.cuh"]:
-                if not os.path.isfile(os.path.join(gen, required)):
-                    print(f"FAIL {program}: {required} not written")
-                    failed = True
-            kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
             host = open(os.path.join(gen, f"{name}.cu")).read()
-            if "return cudaGetLastError();" not in kernels or "launch_failed(" not in host:
+            has_gemm = "matmul" in open(os.path.join(root, program)).read()
+            mk = "--multi-kernel-hints" in flags
+            required = [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h", "kforge_cuda_runtime.h",
+                        "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else []) + (MK_HEADERS if mk else [])
+            written = sorted(os.listdir(gen))
+            if written != sorted(required):
+                print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(required)}")
+                failed = True
+                continue
+            kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
+            if "launch_failed(" not in host or ("fused_" in host and "return cudaGetLastError();" not in kernels):
                 print(f"FAIL {program}: no error check after the launches")
                 failed = True
             if ("--cuda-graph" in flags) != ("graphs_.launch(" in host):
                 print(f"FAIL {program}: graph replay present/absent against the flag")
                 failed = True
-            for unit in [f"{name}_kernels.cu", f"{name}.cu"]:
-                cmd = [nvcc, "-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra",
-                       "-I", gen, "-c", os.path.join(gen, unit), "-o", os.path.join(gen, unit + ".o")]
-                jobs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
-                if len(jobs) >= 2:  # 2 cores in CI
-                    cmd0, p0 = jobs.pop(0)
-                    out = p0.communicate()[0]
-                    if p0.returncode != 0:
-                        print("FAIL:", " ".join(cmd0), "\n", out)
-                        failed = True
-        for cmd, p in jobs:
-            out = p.communicate()[0]
-            if p.returncode != 0:
-                print("FAIL:", " ".join(cmd), "\n", out)
+            if has_gemm and ("gemm_failed(" not in host or ("GemmF32MultiKernel" in host) != mk or
+                             ("prepare_gemms(kforge_b)" in host) != ("--cuda-graph" in flags)):
+                print(f"FAIL {program} {flags}: the GEMM calls do not match the flags")
                 failed = True
+            units = [f"{name}_kernels.cu", f"{name}.cu"]
+            if has_gemm:
+                # Link too (harness + both units): every symbol of cuBLASLt and the GEMM headers must resolve.
+                link = [nvcc, *strict, "-O2", "-I", gen, "-I", os.path.join(root, "tools", "interp"),
+                        f"-DKFORGE_PROGRAM_HEADER=\"{name}.h\"", f"-DKFORGE_PROGRAM_CLASS={name}",
+                        os.path.join(root, "bench", "fusion", "gpu_harness.cu"),
+                        *[os.path.join(gen, u) for u in units], "-o", os.path.join(gen, name), "-lcublasLt", "-lcublas"]
+                start(link)
+            else:
+                for unit in units:
+                    start([nvcc, *strict, "-I", gen, "-c", os.path.join(gen, unit), "-o", os.path.join(gen, unit + ".o")])
+        while jobs:
+            finish()
 
-        # An op in no fused group (matmul) is an error at its place with --target cuda.
-        r = subprocess.run([args.kforge, "compile", os.path.join(root, "tests/e2e/fused/mixed.yaml")] + ops +
-                           ["-o", os.path.join(tmp, "mixed"), "--target", "cuda"],
+        # A matmul no CUDA GEMM computes (a batched y) is an error at its place, saying why.
+        r = subprocess.run([args.kforge, "compile", os.path.join(root, "tests/e2e/fused/gemm_unsupported.yaml")] + ops +
+                           ["-o", os.path.join(tmp, "unsupported"), "--target", "cuda"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if r.returncode != 1 or "mixed.yaml:11:5: error: --target cuda: op 'matmul'" not in r.stdout:
+        want = "gemm_unsupported.yaml:6:5: error: --target cuda: matmul (pd_op.matmul) has no CUDA GEMM: y has rank 3"
+        if r.returncode != 1 or want not in r.stdout:
             print(f"FAIL: expected a located error for the matmul, got exit {r.returncode}:\n{r.stdout}")
             failed = True
     if not failed:

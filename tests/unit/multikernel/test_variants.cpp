@@ -97,3 +97,51 @@ TEST_CASE("hints that map to one tile make one variant") {
   CHECK(row_chunk_for_hint(128) == 64);
   CHECK(row_chunk_for_hint(4096) == 1024);
 }
+
+TEST_CASE("--target cuda: each GEMM group is a site of cuBLASLt and the SIMT tiles of the hints") {
+  test::Env env;
+  std::optional<LoweredProgram> lp = env.compile_yaml(kProgram);
+  INFO(env.printed());
+  REQUIRE(lp.has_value());
+  FusionOptions options;
+  options.single_call_groups = true;
+  options.gemm_groups = true;
+  const FusionPlan fusion = plan_fusion(*lp, options);  // the matmuls are GEMM groups (the int64 one is not)
+  CHECK(plan_cuda_gemm_variants(fusion, {}).sites.empty());
+  const MultiKernelPlan plan = plan_cuda_gemm_variants(fusion, {64, 256, 4096});
+  REQUIRE(plan.sites.size() == 2);
+  const MultiKernelSite& s0 = plan.sites[0];
+  CHECK(s0.family == SiteFamily::kCudaGemmF32);
+  CHECK(s0.name == "mk_call_0_matmul");
+  CHECK(s0.call == 0);
+  CHECK(fusion.groups.at(s0.group).kind == GroupKind::kGemm);
+  CHECK(plan.site_for_group(s0.group) == &s0);
+  CHECK(s0.config == "epilogue=none transpose_x=0 transpose_y=0");
+  CHECK(plan.sites[1].config == "epilogue=none transpose_x=0 transpose_y=1");
+  std::vector<std::string> names;
+  for (const KernelVariant& v : s0.variants) names.push_back(v.name + "#" + std::to_string(v.rank));
+  CHECK(names == std::vector<std::string>{"cublaslt_f32#0", "simt32x64x16#1", "simt64x64x16#2", "simt128x128x8#3"});
+  CHECK(s0.variants[0].kind == VariantKind::kCublasLt);
+  CHECK(s0.variants[0].hint.empty());
+  CHECK(s0.variants[3].hint == std::vector<int64_t>{4096, 0, 0});
+  CHECK(s0.variants[3].config == "bm=128 bn=128 bk=8 tm=8 tn=8");
+  // The site config is hashed: same variants, other transposes, other cache entries.
+  CHECK(s0.set_hash != plan.sites[1].set_hash);
+  CHECK(s0.set_hash == plan_cuda_gemm_variants(fusion, {64, 256, 4096}).sites[0].set_hash);
+  CHECK(s0.set_hash != variant_set_hash(SiteFamily::kGemm, s0.variants, s0.config));
+  // Hints that pick one tile make one variant; fewer hints, another set.
+  const MultiKernelPlan small = plan_cuda_gemm_variants(fusion, {16, 100});
+  REQUIRE(small.sites[0].variants.size() == 2);
+  CHECK(small.sites[0].variants[1].name == "simt32x64x16");
+  CHECK(small.sites[0].variants[1].hint == std::vector<int64_t>{16, 0, 0});
+  CHECK(small.sites[0].set_hash != s0.set_hash);
+}
+
+TEST_CASE("SIMT tiles per hint") {
+  CHECK(cuda_simt_variant_for_hint(1).name == "simt32x64x16");
+  CHECK(cuda_simt_variant_for_hint(128).name == "simt32x64x16");
+  CHECK(cuda_simt_variant_for_hint(129).name == "simt64x64x16");
+  CHECK(cuda_simt_variant_for_hint(1024).config == "bm=64 bn=64 bk=16 tm=4 tn=4");
+  CHECK(cuda_simt_variant_for_hint(1025).name == "simt128x128x8");
+  CHECK(cuda_simt_variant_for_hint(4096).kind == VariantKind::kCudaSimt);
+}

@@ -2,6 +2,7 @@
 // reference op set plus its fusion overlay (examples/kernels/fusion.yaml), and the memory re-plan.
 #include "pass_test_util.h"
 #include "passes/fusion.h"
+#include "passes/gemm.h"
 
 using namespace kforge;
 using namespace kforge::passes;
@@ -357,4 +358,194 @@ outputs: [b]
   CHECK(cuda.find("fmaxf") != std::string::npos);
   CHECK(group_stmt_text(st, expr::EmitTarget::kCpp, [](std::string_view n) { return "L_" + std::string(n); })
             .find("L_v") != std::string::npos);
+}
+
+// ---- GEMM groups (FusionOptions::gemm_groups, --target cuda) ----------------------------------------------------
+
+namespace {
+
+FusionOptions gemm_options() {
+  FusionOptions o;
+  o.single_call_groups = true;  // as --target cuda sets them
+  o.gemm_groups = true;
+  return o;
+}
+
+const FusedGroup* group_of_call(const FusionPlan& plan, uint32_t call) {
+  return plan.call_group[call] == kNone ? nullptr : &plan.groups[plan.call_group[call]];
+}
+
+}  // namespace
+
+TEST_CASE("fusion: a matmul takes its bias add and erf gelu into one GEMM group") {
+  LoweredProgram lp = env().compile(R"(
+program: mlp
+inputs: [{name: x, dtype: float32, shape: [-1, 8, 64]}]
+params:
+  - {name: w1, dtype: float32, shape: [64, 128]}
+  - {name: b1, dtype: float32, shape: [128]}
+  - {name: w2t, dtype: float32, shape: [32, 128]}
+  - {name: b2, dtype: float32, shape: [1, 32]}
+ops:
+  - {op: matmul, in: [x, w1], out: [h0]}
+  - {op: add, in: [h0, b1], out: [h1]}
+  - {op: gelu, in: [h1], out: [h2], attrs: {approximate: false}}
+  - {op: matmul, in: [h2, w2t], out: [h3], attrs: {transpose_y: true}}
+  - {op: add, in: [b2, h3], out: [h4]}
+  - {op: gelu, in: [h4], out: [y], attrs: {approximate: true}}
+outputs: [y]
+)");
+  const FusionPlan plan = plan_fusion(lp, gemm_options());
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2", "3,4", "5"});
+  const FusedGroup& g0 = plan.groups[0];
+  CHECK(g0.kind == GroupKind::kGemm);
+  CHECK(g0.gemm.epilogue == GemmEpilogue::kBiasGelu);
+  CHECK(g0.label == "matmul+add+gelu");
+  CHECK(g0.gemm.m == SymExpr::symbol(0) * 8);  // the batch folds into M
+  CHECK(g0.gemm.n == SymExpr(128));
+  CHECK(g0.gemm.k == SymExpr(64));
+  CHECK(lp.value(g0.gemm.bias).name == "b1");
+  CHECK(g0.internal_values.size() == 2);  // h0 and h1 never reach memory
+  REQUIRE(g0.stores.size() == 1);
+  CHECK(g0.stores[0].value == g0.gemm.out);
+  const FusedGroup& g1 = plan.groups[1];
+  CHECK(g1.kind == GroupKind::kGemm);
+  CHECK(g1.gemm.epilogue == GemmEpilogue::kBias);  // a [1, N] bias, first operand of the add
+  CHECK(lp.value(g1.gemm.bias).name == "b2");
+  CHECK(g1.gemm.transpose_y);
+  CHECK(g1.gemm.n == SymExpr(32));
+  CHECK(g1.gemm.k == SymExpr(128));
+  // gelu(approximate=true) is not the kernels' erf gelu: an elementwise group of its own.
+  CHECK(plan.groups[2].kind == GroupKind::kElementwise);
+  CHECK(dump_fusion(lp, plan).find("group 0 gemm bias_gelu") != std::string::npos);
+  CHECK(fusion_dot(lp, plan).find("(gemm bias, 8 * s0 x 32)") != std::string::npos);
+  check_invariants(lp, plan);
+  apply_fusion_to_memory_plan(lp, plan);
+  CHECK(find_overlap(lp, {3}).empty());
+  CHECK(find_overlap(lp, {1000}).empty());
+
+  // The CPU (no gemm_groups) keeps its behaviour: the matmuls stay kernel calls, bias + gelu fuse.
+  LoweredProgram cpu = env().compile(R"(
+program: mlp
+inputs: [{name: x, dtype: float32, shape: [4, 64]}]
+params: [{name: w1, dtype: float32, shape: [64, 128]}, {name: b1, dtype: float32, shape: [128]}]
+ops:
+  - {op: matmul, in: [x, w1], out: [h0]}
+  - {op: add, in: [h0, b1], out: [h1]}
+  - {op: gelu, in: [h1], out: [y], attrs: {approximate: false}}
+outputs: [y]
+)");
+  const FusionPlan cpu_plan = plan_fusion(cpu);
+  REQUIRE(group_calls(cpu_plan) == std::vector<std::string>{"1,2"});
+  CHECK(cpu_plan.groups[0].kind == GroupKind::kElementwise);
+}
+
+TEST_CASE("fusion: a GEMM group leaves out what another op needs or may overwrite") {
+  LoweredProgram lp = env().compile(R"(
+program: guarded
+inputs: [{name: x0, dtype: float32, shape: [16, 32]}]
+params:
+  - {name: w, dtype: float32, shape: [32, 32]}
+  - {name: b, dtype: float32, shape: [32]}
+  - {name: m2, dtype: float32, shape: [16, 32]}
+ops:
+  - {op: relu, in: [x0], out: [x]}
+  - {op: matmul, in: [x, w], out: [h0]}
+  - {op: add, in: [h0, b], out: [h1]}
+  - {op: tanh, in: [h0], out: [t]}
+  - {op: matmul, in: [x, w], out: [g0]}
+  - {op: add, in: [g0, m2], out: [g1]}
+  - {op: matmul, in: [x, w], out: [k0]}
+  - {op: relu_, in: [x], out: [xr]}
+  - {op: add, in: [k0, b], out: [k1]}
+  - {op: matmul, in: [x0, w], out: [p0]}
+  - {op: add, in: [p0, b], out: [p1]}
+outputs: [h1, t, g1, xr, k1, p1]
+)");
+  const FusionPlan plan = plan_fusion(lp, gemm_options());
+  // h0 has two readers (add and tanh): the matmul is a GEMM alone.
+  REQUIRE(group_of_call(plan, 1) != nullptr);
+  CHECK(group_of_call(plan, 1)->calls == std::vector<uint32_t>{1});
+  CHECK(group_of_call(plan, 1)->gemm.epilogue == GemmEpilogue::kNone);
+  // m2 [16, 32] is no bias along the last dim.
+  CHECK(group_of_call(plan, 4)->calls == std::vector<uint32_t>{4});
+  // relu_ writes x's buffer between the matmul and the add: the add would read x too late.
+  CHECK(group_of_call(plan, 6)->calls == std::vector<uint32_t>{6});
+  CHECK(plan.call_group[7] == kNone);  // an in-place twin stays a kernel call
+  // Nothing in between: the bias joins.
+  CHECK(group_of_call(plan, 9)->calls == std::vector<uint32_t>{9, 10});
+  check_invariants(lp, plan);
+}
+
+TEST_CASE("fusion: --no-fuse with single-call groups makes every call its own group, every GEMM bare") {
+  LoweredProgram lp = env().compile(R"(
+program: bare
+inputs: [{name: x, dtype: float32, shape: [4, 16]}]
+params: [{name: w, dtype: float32, shape: [16, 8]}, {name: b, dtype: float32, shape: [8]}]
+ops:
+  - {op: matmul, in: [x, w], out: [h0]}
+  - {op: add, in: [h0, b], out: [h1]}
+  - {op: gelu, in: [h1], out: [h2]}
+  - {op: softmax, in: [h2], out: [y], attrs: {axis: -1}}
+outputs: [y]
+)");
+  FusionOptions options = gemm_options();
+  options.enabled = false;
+  const FusionPlan plan = plan_fusion(lp, options);
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0", "1", "2", "3"});
+  CHECK(plan.groups[0].kind == GroupKind::kGemm);
+  CHECK(plan.groups[0].gemm.epilogue == GemmEpilogue::kNone);
+  CHECK(plan.groups[1].kind == GroupKind::kElementwise);
+  CHECK(plan.groups[3].kind == GroupKind::kRow);
+  check_invariants(lp, plan);
+  // Without single_call_groups (the CPU) --no-fuse is still an empty plan.
+  FusionOptions cpu;
+  cpu.enabled = false;
+  CHECK(plan_fusion(lp, cpu).empty());
+}
+
+TEST_CASE("gemm form: the matmuls a generated GEMM computes, and why the others are not") {
+  LoweredProgram lp = env().compile(R"(
+program: forms
+inputs:
+  - {name: x, dtype: float32, shape: [2, 8, 16]}
+  - {name: xt, dtype: float32, shape: [16, 8]}
+  - {name: bt, dtype: float32, shape: [2, 16, 8]}
+  - {name: v, dtype: float32, shape: [16]}
+  - {name: d, dtype: float64, shape: [8, 16]}
+params:
+  - {name: w, dtype: float32, shape: [16, 12]}
+  - {name: wb, dtype: float32, shape: [2, 16, 12]}
+  - {name: w64, dtype: float64, shape: [16, 4]}
+ops:
+  - {op: matmul, in: [x, w], out: [a]}
+  - {op: matmul, in: [xt, w], out: [b], attrs: {transpose_x: true}}
+  - {op: matmul, in: [x, wb], out: [c]}
+  - {op: matmul, in: [bt, w], out: [e], attrs: {transpose_x: true}}
+  - {op: matmul, in: [v, w], out: [f]}
+  - {op: matmul, in: [d, w64], out: [h]}
+  - {op: relu, in: [a], out: [g]}
+outputs: [b, c, e, f, g, h]
+)");
+  std::string why;
+  std::optional<GemmForm> a = float32_gemm_form(lp, lp.calls[0], &why);
+  REQUIRE(a.has_value());
+  CHECK(a->m == SymExpr(16));
+  CHECK(a->n == SymExpr(12));
+  CHECK(a->k == SymExpr(16));
+  std::optional<GemmForm> b = float32_gemm_form(lp, lp.calls[1], &why);
+  REQUIRE(b.has_value());
+  CHECK(b->transpose_x);
+  CHECK(b->m == SymExpr(8));
+  CHECK_FALSE(float32_gemm_form(lp, lp.calls[2], &why).has_value());
+  CHECK(why == "y has rank 3 ([2, 16, 12]), but the GEMM needs y to be a matrix (rank 2); a batched or vector y has "
+               "no CUDA kernel");
+  CHECK_FALSE(float32_gemm_form(lp, lp.calls[3], &why).has_value());
+  CHECK(why.find("x is a transposed batch ([2, 16, 8], transpose_x)") == 0);
+  CHECK_FALSE(float32_gemm_form(lp, lp.calls[4], &why).has_value());
+  CHECK(why.find("x has rank 1 ([16])") == 0);
+  CHECK_FALSE(float32_gemm_form(lp, lp.calls[5], &why).has_value());
+  CHECK(why == "x is float64; the CUDA GEMM computes float32 only");
+  CHECK_FALSE(float32_gemm_form(lp, lp.calls[6], &why).has_value());
+  CHECK(why == "not a matmul");
 }

@@ -121,6 +121,13 @@ class GraphCache {
     return Status::OK();
   }
 
+  // Whether launch() with this key and these pointers would capture (rather than replay): callers prepare
+  // what must not happen inside a capture (GEMM benchmarks, library plan building) only then.
+  bool needs_capture(const std::vector<int64_t>& key, const std::vector<const void*>& pointers) {
+    const Entry* entry = find(key);
+    return entry == nullptr || entry->pointers != pointers;
+  }
+
   // Captures so far (first sight of a key or changed pointers); for tests and tuning.
   size_t captures() const { return captures_; }
 

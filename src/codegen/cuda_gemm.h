@@ -1,0 +1,83 @@
+// The GEMM groups of `kforge compile --target cuda` (passes/fusion.h, GroupKind::kGemm): the host code that
+// NAME.cu needs for them, as text pieces that codegen/cuda_program.cpp places.
+//   - Without --multi-kernel-hints every GEMM group is one cuBLASLt call (fp32 compute, no TF32) through
+//     kforge::cuda_gemm::cublaslt_gemm_f32 (templates/cuda/kforge_cublaslt.cuh) with the erf epilogue;
+//   - with hints, each group is a site of passes::plan_cuda_gemm_variants: a GemmF32MultiKernel
+//     (templates/cuda/kforge_gemm_f32.cuh) over cuBLASLt and the SIMT tiles the hints chose, keyed by
+//     {M, N, K}, its variant-set hash a constant computed at generation time; a new shape is benchmarked on a
+//     scratch output (never the real one) with CUDA events on the object's stream, and the pick cached in
+//     memory and on disk (kforge_multikernel.h).
+// Per generated object, one `GemmState` (defined in NAME.cu, created by the first run()): the cuBLASLt handle
+// and its preallocated workspace, and with hints the dispatchers, their shared event timer and the scratch.
+// --cuda-graph: run() calls prepare_gemms() before a capture, which makes every choice (benchmarking new
+// shapes) and builds every cuBLASLt plan, so that nothing inside the capture synchronises or allocates.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "passes/fusion.h"
+#include "passes/lowered_program.h"
+#include "passes/variants.h"
+#include "support/diagnostics.h"
+
+namespace kforge::codegen {
+
+class CudaGemmCode {
+ public:
+  /// `multi_kernel`: the plan of passes::plan_cuda_gemm_variants, or null without hints. `cls`: the class.
+  /// `buffer(value, type, is_const)`: the host expression of a value's device pointer inside enqueue() and
+  /// prepare_gemms() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`: the group
+  /// for comments.
+  CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
+               const passes::MultiKernelPlan* multi_kernel, bool cuda_graph, std::string cls,
+               std::function<std::string(uint32_t, bool)> buffer,
+               std::function<std::string(const passes::FusedGroup&)> describe);
+
+  /// Whether the program has GEMM groups at all (every other method gives "" / nothing when not).
+  bool any() const { return !groups_.empty(); }
+  /// Reports what a generated GEMM cannot run (a dim beyond int32 known at generation time) at the matmul.
+  void check(DiagnosticEngine& diags) const;
+  /// The templates the output needs beside it ("cuda/kforge_gemm.cuh", ...), in a fixed order.
+  std::vector<const char*> header_templates() const;
+
+  std::string header_includes() const;  // NAME.h: standard headers the members need
+  std::string header_members() const;   // NAME.h: private declarations (GemmState, gemm_, prepare_gemms)
+  /// --cuda-graph: the statement of run() that prepares the GEMMs before a capture (`key`, `pointers`: the
+  /// graph cache's key and pointer expressions).
+  std::string before_capture(const std::string& key, const std::string& pointers) const;
+  std::vector<std::string> host_std_includes() const;  // NAME.cu: standard headers ("limits", ...)
+  std::string host_includes() const;    // NAME.cu: the GEMM header (#include line)
+  /// NAME.cu, anonymous namespace: gemm_failed() (after launch_failed()).
+  std::string failure_helper() const;
+  /// NAME.cu, after the anonymous namespace: the GemmState type and (--cuda-graph) prepare_gemms().
+  std::string definitions() const;
+  /// run(), once the stream exists: create the GemmState on first use and point the timer at the stream.
+  std::string run_setup() const;
+  /// run(), after the symbols: the checks that the symbolic M, N and K fit the kernels' int.
+  std::string run_checks() const;
+  /// enqueue(): the call of GEMM group `g` (launch index `g.index`).
+  std::string enqueue(const passes::FusedGroup& g) const;
+
+ private:
+  std::string args_code(const passes::FusedGroup& g, const std::string& indent) const;
+  std::string variants_function(const passes::MultiKernelSite& site) const;
+  std::string prepare_function() const;
+
+  const passes::LoweredProgram& p_;
+  const passes::FusionPlan& plan_;
+  const passes::MultiKernelPlan* mk_;
+  bool cuda_graph_;
+  std::string cls_;
+  std::function<std::string(uint32_t, bool)> buffer_;
+  std::function<std::string(const passes::FusedGroup&)> describe_;
+  std::vector<const passes::FusedGroup*> groups_;
+};
+
+inline constexpr const char* kCudaGemmHeaderTemplate = "cuda/kforge_gemm.cuh";
+inline constexpr const char* kCudaCublasLtHeaderTemplate = "cuda/kforge_cublaslt.cuh";
+inline constexpr const char* kCudaTimerHeaderTemplate = "cuda/kforge_cuda_timer.cuh";
+inline constexpr const char* kCudaGemmF32HeaderTemplate = "cuda/kforge_gemm_f32.cuh";
+
+}  // namespace kforge::codegen

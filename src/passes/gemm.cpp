@@ -1,0 +1,101 @@
+#include "passes/gemm.h"
+
+#include <fmt/format.h>
+
+namespace kforge::passes {
+
+namespace {
+
+const KernelArg* find_arg(const KernelCall& call, std::string_view name) {
+  for (const KernelArg& arg : call.args) {
+    if (arg.name == name) return &arg;
+  }
+  return nullptr;
+}
+
+bool fail(std::string* why, std::string text) {
+  if (why != nullptr) *why = std::move(text);
+  return false;
+}
+
+}  // namespace
+
+std::optional<GemmForm> float32_gemm_form(const LoweredProgram& program, const KernelCall& call, std::string* why) {
+  if (call.op != "matmul") {
+    fail(why, "not a matmul");
+    return std::nullopt;
+  }
+  const KernelArg* x = find_arg(call, "x");
+  const KernelArg* y = find_arg(call, "y");
+  if (x == nullptr || y == nullptr || x->kind != ArgKind::kTensor || y->kind != ArgKind::kTensor) {
+    fail(why, "its operands x and y are not plain tensors");
+    return std::nullopt;
+  }
+  if (call.outputs.size() != 1 || call.outputs[0].values.size() != 1 || call.outputs[0].values[0] == kNone) {
+    fail(why, "its output is not one tensor that is used");
+    return std::nullopt;
+  }
+  GemmForm f;
+  f.x = x->value;
+  f.y = y->value;
+  f.out = call.outputs[0].values[0];
+  const LoweredValue& xv = program.value(f.x);
+  const LoweredValue& yv = program.value(f.y);
+  const LoweredValue& ov = program.value(f.out);
+  for (const auto& [name, v] : {std::pair<const char*, const LoweredValue*>{"x", &xv}, {"y", &yv}, {"the output", &ov}}) {
+    if (v->dtype != ir::DataType::kFloat32) {
+      fail(why, fmt::format("{} is {}; the CUDA GEMM computes float32 only", name, ir::dtype_name(v->dtype)));
+      return std::nullopt;
+    }
+  }
+  for (const char* attr : {"transpose_x", "transpose_y"}) {
+    const KernelArg* a = find_arg(call, attr);
+    if (a == nullptr || a->kind != ArgKind::kConstant) {
+      fail(why, fmt::format("{} is not known at generation time", attr));
+      return std::nullopt;
+    }
+    (std::string_view(attr) == "transpose_x" ? f.transpose_x : f.transpose_y) = a->constant.bool_value;
+  }
+  if (yv.dims.size() != 2) {
+    fail(why, fmt::format("y has rank {} ({}), but the GEMM needs y to be a matrix (rank 2); a batched or vector y has "
+                          "no CUDA kernel",
+                          yv.dims.size(), to_string(yv.dims)));
+    return std::nullopt;
+  }
+  if (xv.dims.size() < 2) {
+    fail(why, fmt::format("x has rank {} ({}), but the GEMM needs a matrix or a batch of matrices (rank >= 2)",
+                          xv.dims.size(), to_string(xv.dims)));
+    return std::nullopt;
+  }
+  if (f.transpose_x && xv.dims.size() != 2) {
+    fail(why, fmt::format("x is a transposed batch ({}, transpose_x); only an untransposed batch folds into the GEMM's "
+                          "M dimension",
+                          to_string(xv.dims)));
+    return std::nullopt;
+  }
+  const size_t r = xv.dims.size();
+  SymExpr k_of_x;
+  if (f.transpose_x) {
+    f.m = xv.dims[1];
+    k_of_x = xv.dims[0];
+  } else {
+    f.m = 1;
+    for (size_t i = 0; i + 1 < r; ++i) f.m *= xv.dims[i];
+    k_of_x = xv.dims[r - 1];
+  }
+  f.k = f.transpose_y ? yv.dims[1] : yv.dims[0];
+  f.n = f.transpose_y ? yv.dims[0] : yv.dims[1];
+  if (k_of_x != f.k) {
+    fail(why, fmt::format("the contraction dims of x ({}) and y ({}) are not provably equal", k_of_x.to_string(),
+                          f.k.to_string()));
+    return std::nullopt;
+  }
+  if (sym_numel(ov.dims) != f.m * f.n || ov.dims.empty() || ov.dims.back() != f.n) {
+    fail(why, fmt::format("the output {} is not the [M, N] = [{}, {}] product", to_string(ov.dims), f.m.to_string(),
+                          f.n.to_string()));
+    return std::nullopt;
+  }
+  return f;
+}
+
+}  // namespace kforge::passes

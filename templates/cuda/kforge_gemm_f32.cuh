@@ -1,0 +1,122 @@
+// kforge fp32 GEMM variants for the multi-kernel dispatcher (templates/runtime/kforge_multikernel.h): the
+// SIMT kernels of kforge_gemm.cuh and cuBLASLt in full fp32 (no TF32), all called as
+// cudaError_t(const GemmF32Args&). What `kforge compile --target cuda --multi-kernel-hints` output includes
+// (kforge writes it beside the outputs); kept apart from the bf16 sets of kforge_gemm_variants.cuh so that
+// generated code does not compile the tensor-core kernels it never runs.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kforge_cublaslt.cuh"
+#include "kforge_cuda_timer.cuh"
+#include "kforge_gemm.cuh"
+#include "kforge_multikernel.h"
+
+namespace kforge {
+namespace cuda_gemm {
+
+// ---------------------------------------------------------------------------------------------------------
+// fp32 GEMM sites: the SIMT kernels (tiles per size hint) and cuBLASLt in full fp32 (no TF32) with the erf
+// epilogue kforge needs (cublaslt_gemm_f32). `kforge compile --target cuda --multi-kernel-hints` emits one
+// GemmF32MultiKernel per GEMM group: cuBLASLt (rank 0) plus simt_f32<tile, epilogue, transposes> per tile the
+// hints chose (src/passes/variants.cpp), with make_gemm_f32_config(site, timer, hash).
+// ---------------------------------------------------------------------------------------------------------
+constexpr const char* kGemmF32VariantsVersion = "kforge-gemm-f32-variants 1";
+
+struct GemmF32Args {
+  const float* A;     // [M, K] row-major ([K, M] when transpose_a)
+  const float* B;     // [K, N] row-major ([N, K] when transpose_b)
+  float* C;           // [M, N] row-major, written (never read)
+  const float* bias;  // [N], or null when epilogue == kNone
+  int M, N, K;
+  Epilogue epilogue;
+  cudaStream_t stream;
+  bool transpose_a = false;
+  bool transpose_b = false;
+};
+using GemmF32MultiKernel = mk::MultiKernel<cudaError_t(const GemmF32Args&)>;
+
+// lt must have been made with element type CUDA_R_32F.
+inline cudaError_t cublaslt_f32_then_epilogue(CublasLtGemm& lt, const GemmF32Args& a) {
+  return cublaslt_gemm_f32(lt, a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue, a.transpose_a, a.transpose_b,
+                           a.stream);
+}
+
+// One SIMT instantiation as a variant: the epilogue and transposes are the site's (generated code knows them);
+// the arguments must agree (a mismatch is a caller bug: cudaErrorInvalidValue, never a wrong result).
+template <class Tile, Epilogue E, bool TransA, bool TransB>
+inline cudaError_t simt_f32(const GemmF32Args& a) {
+  if (a.epilogue != E || a.transpose_a != TransA || a.transpose_b != TransB) return cudaErrorInvalidValue;
+  return SimtGemm<Tile>::template run<E, TransA, TransB>(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.stream);
+}
+
+template <class Tile>
+inline std::string simt_name(int hint) {
+  return "simt" + std::to_string(Tile::BM) + "x" + std::to_string(Tile::BN) + "x" + std::to_string(Tile::BK) + "_h" +
+         std::to_string(hint);
+}
+
+// lt: a CUDA_R_32F CublasLtGemm, or null for a set of the SIMT kernels alone. (The benchmark's set: no
+// transposes; generated code builds its own per site.)
+inline std::vector<GemmF32MultiKernel::Variant> make_gemm_f32_variants(std::shared_ptr<CublasLtGemm> lt) {
+  using Variant = GemmF32MultiKernel::Variant;
+  std::vector<Variant> variants;
+  if (lt) variants.push_back(Variant{"cublaslt_f32", [lt](const GemmF32Args& a) { return cublaslt_f32_then_epilogue(*lt, a); }, 0, {}});
+  variants.push_back(Variant{simt_name<kSimtTileSmall>(64),
+                             [](const GemmF32Args& a) {
+                               return SimtGemm<kSimtTileSmall>::launch(a.A, a.B, a.C, a.bias, a.M, a.N, a.K,
+                                                                       a.epilogue, a.stream);
+                             },
+                             1, {64, 0, 0}});
+  variants.push_back(Variant{simt_name<kSimtTileLarge>(4096),
+                             [](const GemmF32Args& a) {
+                               return SimtGemm<kSimtTileLarge>::launch(a.A, a.B, a.C, a.bias, a.M, a.N, a.K,
+                                                                       a.epilogue, a.stream);
+                             },
+                             2, {4096, 0, 0}});
+  return variants;
+}
+
+// Benchmark settings of every CUDA GEMM dispatcher: GPU runs are short and event timing is cheap, so more
+// repetitions than the CPU default; 2 % tie margin (run-to-run noise of one GEMM on an H100 is 1-3 %).
+inline void set_gemm_bench_options(mk::BenchmarkOptions& bench) {
+  bench.warmup = 3;
+  bench.repetitions = 15;
+  bench.tie_margin = 0.02;
+}
+
+inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site, cudaStream_t stream,
+                                                       const std::vector<GemmF32MultiKernel::Variant>& variants) {
+  GemmF32MultiKernel::Config config;
+  config.name = site;
+  config.device = cuda_timing::cuda_device_info();
+  config.timer = std::make_shared<cuda_timing::CudaEventTimer>(stream);
+  set_gemm_bench_options(config.bench);
+  uint64_t hash = mk::fnv1a64(kGemmF32VariantsVersion);
+  for (const auto& v : variants) hash = mk::fnv1a64(v.name + ":" + std::to_string(v.rank) + ";", hash);
+  config.variant_set_hash = hash;
+  return config;
+}
+
+// Generated code: the site's name, the object's timer (shared by its sites; generated code points it at the
+// object's stream before every run) and the variant-set hash kforge computed at generation time.
+inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site,
+                                                       std::shared_ptr<cuda_timing::CudaEventTimer> timer,
+                                                       uint64_t variant_set_hash) {
+  GemmF32MultiKernel::Config config;
+  config.name = site;
+  config.device = cuda_timing::cuda_device_info();
+  config.timer = std::move(timer);
+  set_gemm_bench_options(config.bench);
+  config.variant_set_hash = variant_set_hash;
+  return config;
+}
+
+}  // namespace cuda_gemm
+}  // namespace kforge

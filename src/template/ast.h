@@ -104,6 +104,9 @@ struct CompareExpr : Expr {
 /// then_expr if cond else else_expr (else_expr may be null: undefined, as in Jinja)
 struct CondExpr : Expr {
   ExprPtr cond, then_expr, else_expr;
+  /// Without else_expr: the (lenient) undefined value a false condition yields, made once by the parser
+  /// rather than at every evaluation (`{{ ", " if not loop.last }}` is common in loops).
+  Value missing_else;
   CondExpr(SourceLoc l) : Expr(ExprKind::kCondExpr, l) {}
 };
 

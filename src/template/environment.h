@@ -80,7 +80,7 @@ class CallArgs {
   /// For filters and tests: the value left of `|` or `is`. none for functions.
   const Value& input() const { return *input_; }
   /// Declared parameter `i` (in Signature order), with its default filled in when not passed.
-  const Value& operator[](size_t i) const { return params_[i]; }
+  const Value& operator[](size_t i) const { return *params_[i]; }
   size_t size() const { return params_.size(); }
   /// Whether parameter `i` was passed explicitly (rather than defaulted).
   bool passed(size_t i) const { return (passed_mask_ >> i) & 1; }
@@ -115,10 +115,11 @@ class CallArgs {
   friend class Renderer;
   friend void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args, SourceLoc loc,
                              BoundArgs& storage, CallArgs& out);
-  // Views of storage owned by the caller for the duration of the call.
+  // Views of storage owned by the caller for the duration of the call. Parameters point at the
+  // evaluated arguments or at the signature's defaults: binding copies no value.
   Renderer* renderer_ = nullptr;
   const Value* input_ = nullptr;
-  std::span<const Value> params_;
+  std::span<const Value* const> params_;
   uint64_t passed_mask_ = 0;
   std::span<const Value> varargs_;
   std::span<const std::pair<std::string, Value>> kwargs_;

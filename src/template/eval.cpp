@@ -730,9 +730,7 @@ Value Renderer::eval(const Expr& e, Frame& frame) {
       require_truthiness(cond, c.cond->loc);
       if (truthy(cond)) return eval(*c.then_expr, frame);
       if (c.else_expr) return eval(*c.else_expr, frame);
-      Value u = make_undefined("", c.loc, {}, "the inline if-expression evaluated to false and has no 'else' branch");
-      const_cast<UndefinedInfo&>(u.as_undefined()).lenient = true;
-      return u;
+      return c.missing_else;
     }
     case ExprKind::kFilter: {
       const auto& f = static_cast<const FilterExpr&>(e);

@@ -423,7 +423,8 @@ void register_builtin_filters(Environment& env) {
     for (const Value& item : Items(a, a.input())) {
       if (!first) out += sep;
       first = false;
-      out += a.to_string(attr_of(a, item, a[1]));
+      if (item.is_string() && a[1].is_none()) out += item.as_string();  // the common case, without a copy
+      else out += a.to_string(attr_of(a, item, a[1]));
     }
     return Value(std::move(out));
   });

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "support/text.h"
+#include "template/value_ops.h"
 
 namespace kforge::tmpl {
 
@@ -16,6 +17,15 @@ namespace {
 using namespace ast;
 
 struct ParseAbort {};
+
+/// What `a if c` yields when c is false: Jinja's plain (lenient) Undefined whatever the environment says.
+Value missing_else_value(SourceLoc loc) {
+  auto info = std::make_shared<UndefinedInfo>();
+  info->loc = loc;
+  info->reason = "the inline if-expression evaluated to false and has no 'else' branch";
+  info->lenient = true;
+  return Value::undefined(std::move(info));
+}
 
 // Python methods people write out of habit, and what to use instead (Note [no method calls]).
 std::optional<std::string> method_call_hint(std::string_view method) {
@@ -499,6 +509,7 @@ class Parser {
       advance();
       node->cond = parse_or();
       if (skip_name("else")) node->else_expr = parse_condexpr();
+      else node->missing_else = missing_else_value(node->loc);
       node->then_expr = std::move(expr);
       expr = std::move(node);
     }

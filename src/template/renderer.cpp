@@ -344,18 +344,15 @@ void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args,
                     CallArgs& out) {
   const Signature& sig = entry.signature;
   const size_t nparams = sig.params.size();
+  const size_t npositional = args.positional.size();
   out.renderer_ = &r;
   out.loc_ = loc;
   out.passed_mask_ = 0;
-  for (size_t i = 0; i < nparams; ++i) storage.params.emplace_back();
-  bool ok = args.positional.size() <= nparams || sig.varargs;
-  for (size_t i = 0; ok && i < args.positional.size(); ++i) {
-    if (i < nparams) {
-      storage.params[i] = std::move(args.positional[i]);
-      out.passed_mask_ |= uint64_t{1} << i;
-    } else {
-      storage.varargs.push_back(std::move(args.positional[i]));
-    }
+  for (size_t i = 0; i < nparams; ++i) storage.params.push_back(nullptr);
+  bool ok = npositional <= nparams || sig.varargs;
+  for (size_t i = 0; ok && i < npositional && i < nparams; ++i) {
+    storage.params[i] = &args.positional[i];
+    out.passed_mask_ |= uint64_t{1} << i;
   }
   for (size_t k = 0; ok && k < args.keywords.size(); ++k) {
     auto& [name, value] = args.keywords[k];
@@ -372,18 +369,19 @@ void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args,
       ok = false;
       continue;
     }
-    storage.params[index] = std::move(value);
+    storage.params[index] = &value;
     out.passed_mask_ |= uint64_t{1} << index;
   }
   for (size_t i = 0; ok && i < nparams; ++i) {
     if (!((out.passed_mask_ >> i) & 1)) {
       if (!sig.params[i].default_value) ok = false;
-      else storage.params[i] = *sig.params[i].default_value;
+      else storage.params[i] = &*sig.params[i].default_value;
     }
   }
   if (ok) {
     out.params_ = storage.params;
-    out.varargs_ = storage.varargs;
+    // Positional arguments beyond the declared parameters (only with sig.varargs) stay where they are.
+    if (npositional > nparams) out.varargs_ = std::span<const Value>(args.positional).subspan(nparams);
     out.kwargs_ = storage.kwargs;
     return;
   }

@@ -55,10 +55,10 @@ struct Frame {
   }
 };
 
-/// Storage for the bound arguments a CallArgs views.
+/// Storage for the bound arguments a CallArgs views: where each parameter's value is (an evaluated
+/// argument or a default), and the extra keyword arguments of signatures that take them.
 struct BoundArgs {
-  SmallVec<Value, 6> params;
-  SmallVec<Value, 4> varargs;
+  SmallVec<const Value*, 6> params;
   std::vector<std::pair<std::string, Value>> kwargs;
 };
 
@@ -164,7 +164,8 @@ class Renderer {
   std::unordered_map<const TemplateImpl*, std::shared_ptr<NamespaceObject>> modules_;
 };
 
-/// Binds evaluated arguments to a signature (Python rules). Fails through the renderer.
+/// Binds evaluated arguments to a signature (Python rules). Fails through the renderer. `out` views
+/// `args` and `storage`, which must outlive the call.
 void bind_arguments(Renderer& r, const BuiltinEntry& entry, EvaluatedArgs& args, SourceLoc loc, BoundArgs& storage,
                     CallArgs& out);
 

@@ -29,11 +29,6 @@ constexpr size_t kIndexThreshold = 8;
 
 size_t hash_key(std::string_view key) { return std::hash<std::string_view>{}(key); }
 
-const std::string& empty_string() {
-  static const std::string empty;
-  return empty;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- Map
@@ -97,24 +92,37 @@ std::vector<std::string> Map::keys() const {
 
 // ---------------------------------------------------------------- Value
 
-Value::Value(std::string s) : kind_(Kind::kString), ptr_(std::make_shared<const std::string>(std::move(s))) {
-  scalar_.i = 0;
+Value::Value(std::string s) : kind_(Kind::kString) {
+  // A string that fits std::string's own buffer moves in without allocating; a longer one keeps its
+  // buffer and gets a shared holder, so that copies do not copy the text.
+  if (s.size() <= std::string().capacity()) {
+    rep_ = Rep::kInline;
+    new (&inline_string_) std::string(std::move(s));
+  } else {
+    rep_ = Rep::kShared;
+    new (&ptr_) std::shared_ptr<const void>(std::make_shared<const std::string>(std::move(s)));
+  }
 }
 
-Value::Value(List items) : kind_(Kind::kList), ptr_(std::make_shared<ListObject>(ListObject{std::move(items), {}})) {
-  scalar_.i = 0;
+Value::Value(List items) : kind_(Kind::kList), rep_(Rep::kShared) {
+  new (&ptr_) std::shared_ptr<const void>(std::make_shared<ListObject>(ListObject{std::move(items), {}}));
 }
 
-Value::Value(Map map) : kind_(Kind::kMap), ptr_(std::make_shared<MapObject>(MapObject{std::move(map), {}})) {
-  scalar_.i = 0;
+Value::Value(Map map) : kind_(Kind::kMap), rep_(Rep::kShared) {
+  new (&ptr_) std::shared_ptr<const void>(std::make_shared<MapObject>(MapObject{std::move(map), {}}));
 }
 
 Value Value::list(std::initializer_list<Value> items) { return Value(List(items)); }
 Value Value::map() { return Value(Map()); }
 
-const std::string& Value::as_string() const {
-  assert(kind_ == Kind::kString);
-  return ptr_ ? *static_cast<const std::string*>(ptr_.get()) : empty_string();
+const std::string& Value::empty_string() {
+  static const std::string empty;
+  return empty;
+}
+
+const std::shared_ptr<const void>& Value::shared_object() const {
+  static const std::shared_ptr<const void> none;
+  return rep_ == Rep::kShared ? ptr_ : none;
 }
 
 const List& Value::as_list() const {
@@ -205,29 +213,25 @@ std::string_view Value::type_name() const {
 
 Value Value::undefined(std::shared_ptr<const UndefinedInfo> info) {
   Value v;
-  v.kind_ = Kind::kUndefined;
-  v.ptr_ = std::move(info);
+  v.set_shared(Kind::kUndefined, std::move(info));
   return v;
 }
 
 Value Value::callable(std::shared_ptr<const Callable> fn) {
   Value v;
-  v.kind_ = Kind::kCallable;
-  v.ptr_ = std::move(fn);
+  v.set_shared(Kind::kCallable, std::move(fn));
   return v;
 }
 
 Value Value::namespace_object(std::shared_ptr<const NamespaceObject> ns) {
   Value v;
-  v.kind_ = Kind::kNamespace;
-  v.ptr_ = std::move(ns);
+  v.set_shared(Kind::kNamespace, std::move(ns));
   return v;
 }
 
 Value Value::loop_object(std::shared_ptr<const void> loop) {
   Value v;
-  v.kind_ = Kind::kLoop;
-  v.ptr_ = std::move(loop);
+  v.set_shared(Kind::kLoop, std::move(loop));
   return v;
 }
 

@@ -1,10 +1,12 @@
 // Values of the template engine: what templates compute with and what callers pass in as context.
 //
-// A Value is a cheap handle (32 bytes): scalars are stored inline, strings, lists and maps live behind a
-// shared_ptr to an immutable object, so copying a Value (binding a loop variable, passing a macro
-// argument, storing it in a map) never deep-copies. The builders `set` and `push_back` are
-// copy-on-write: they mutate in place while the handle is the only owner, and copy otherwise, so a
-// value that was shared with someone else never changes under them.
+// A Value is a cheap handle (40 bytes): scalars and short strings are stored inline; longer strings,
+// lists and maps live behind a shared_ptr to an immutable object, so copying a Value (binding a loop
+// variable, passing a macro argument, storing it in a map) never deep-copies or allocates. Short
+// strings are inline because most strings of data and of filter results are names and types ("int64",
+// "in_0"): an object for each made loading and rendering data allocate twice as often. The builders
+// `set` and `push_back` are copy-on-write: they mutate in place while the handle is the only owner, and
+// copy otherwise, so a value that was shared with someone else never changes under them.
 //
 // Maps keep insertion order (YAML document order), which is also the order `for k, v in map`, `items`
 // and `tojson`-free printing use.
@@ -47,6 +49,9 @@ class Map {
   /// Sets `key`: replaces the value in place (keeping the key's position) or appends a new entry.
   void set(std::string key, Value value);
 
+  /// Room for `n` entries, so that filling a map of known size allocates once.
+  void reserve(size_t n) { entries_.reserve(n); }
+
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   const Entry& at_index(size_t i) const { return entries_[i]; }
@@ -79,21 +84,40 @@ class Value {
   };
 
   /// none
-  Value() noexcept { scalar_.i = 0; }
+  Value() noexcept : scalar_{} {}
   Value(std::nullptr_t) noexcept : Value() {}
-  Value(bool b) noexcept : kind_(Kind::kBool) { scalar_.b = b; }
+  Value(bool b) noexcept : kind_(Kind::kBool), scalar_{} { scalar_.b = b; }
   template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool> &&
                                              !std::is_same_v<T, char>, int> = 0>
-  Value(T v) noexcept : kind_(Kind::kInt) {
+  Value(T v) noexcept : kind_(Kind::kInt), scalar_{} {
     scalar_.i = static_cast<int64_t>(v);
   }
-  Value(double d) noexcept : kind_(Kind::kFloat) { scalar_.d = d; }
+  Value(double d) noexcept : kind_(Kind::kFloat), scalar_{} { scalar_.d = d; }
   Value(float d) noexcept : Value(static_cast<double>(d)) {}
   Value(std::string s);
   Value(std::string_view s) : Value(std::string(s)) {}
   Value(const char* s) : Value(std::string(s)) {}
   Value(List items);
   Value(Map map);
+
+  Value(const Value& other) : kind_(other.kind_), rep_(other.rep_) { construct_from(other); }
+  Value(Value&& other) noexcept : kind_(other.kind_), rep_(other.rep_) { construct_from(std::move(other)); }
+  Value& operator=(const Value& other) {
+    if (this != &other) *this = Value(other);
+    return *this;
+  }
+  Value& operator=(Value&& other) noexcept {
+    if (this != &other) {
+      // `other` may live inside this value (an item of its list): take it out before letting go.
+      Value taken(std::move(other));
+      destroy();
+      kind_ = taken.kind_;
+      rep_ = taken.rep_;
+      construct_from(std::move(taken));
+    }
+    return *this;
+  }
+  ~Value() { destroy(); }
 
   /// A list of the given items: Value::list({1, "a", Value::map()}).
   static Value list(std::initializer_list<Value> items = {});
@@ -119,7 +143,10 @@ class Value {
   double as_float() const { return scalar_.d; }
   /// int or float as double
   double as_number() const { return kind_ == Kind::kInt ? static_cast<double>(scalar_.i) : scalar_.d; }
-  const std::string& as_string() const;
+  const std::string& as_string() const {
+    if (rep_ == Rep::kInline) return inline_string_;
+    return ptr_ ? *static_cast<const std::string*>(ptr_.get()) : empty_string();
+  }
   const List& as_list() const;
   const Map& as_map() const;
   const Callable& as_callable() const;
@@ -148,17 +175,59 @@ class Value {
   static Value callable(std::shared_ptr<const Callable> fn);
   static Value namespace_object(std::shared_ptr<const NamespaceObject> ns);
   static Value loop_object(std::shared_ptr<const void> loop);
-  const void* object() const { return ptr_.get(); }
-  const std::shared_ptr<const void>& shared_object() const { return ptr_; }
+  /// The shared object behind a long string, list, map, ...; null for scalars and inline strings.
+  const void* object() const { return rep_ == Rep::kShared ? ptr_.get() : nullptr; }
+  const std::shared_ptr<const void>& shared_object() const;
 
  private:
-  Kind kind_ = Kind::kNone;
-  union {
+  /// Which member of the union is alive.
+  enum class Rep : uint8_t {
+    kScalar,  // none, bool, int, float
+    kInline,  // a string that fits std::string's own buffer
+    kShared,  // everything else
+  };
+  union Scalar {
     bool b;
     int64_t i;
     double d;
-  } scalar_;
-  std::shared_ptr<const void> ptr_;  // string / ListObject / MapObject / Callable / ... by kind
+  };
+
+  static const std::string& empty_string();
+
+  /// Constructs the member named by rep_ (already set) from `other`'s.
+  void construct_from(const Value& other) {
+    switch (rep_) {
+      case Rep::kScalar: scalar_ = other.scalar_; break;
+      case Rep::kInline: new (&inline_string_) std::string(other.inline_string_); break;
+      case Rep::kShared: new (&ptr_) std::shared_ptr<const void>(other.ptr_); break;
+    }
+  }
+  void construct_from(Value&& other) noexcept {
+    switch (rep_) {
+      case Rep::kScalar: scalar_ = other.scalar_; break;
+      case Rep::kInline: new (&inline_string_) std::string(std::move(other.inline_string_)); break;
+      case Rep::kShared: new (&ptr_) std::shared_ptr<const void>(std::move(other.ptr_)); break;
+    }
+  }
+  void destroy() noexcept {
+    if (rep_ == Rep::kShared) ptr_.~shared_ptr();
+    else if (rep_ == Rep::kInline) inline_string_.~basic_string();
+  }
+  /// Makes this a shared object of `kind` (used by the constructors of lists, maps, ...).
+  void set_shared(Kind kind, std::shared_ptr<const void> object) {
+    destroy();
+    kind_ = kind;
+    rep_ = Rep::kShared;
+    new (&ptr_) std::shared_ptr<const void>(std::move(object));
+  }
+
+  Kind kind_ = Kind::kNone;
+  Rep rep_ = Rep::kScalar;
+  union {
+    Scalar scalar_;
+    std::string inline_string_;
+    std::shared_ptr<const void> ptr_;  // string / ListObject / MapObject / Callable / ... by kind
+  };
 };
 
 }  // namespace kforge::tmpl

@@ -77,6 +77,39 @@ TEST_CASE("builders copy on write, so shared values never change", "[template][v
   CHECK(b.object() == before);
 }
 
+TEST_CASE("short strings are held inline, long ones shared; copies and moves keep both intact", "[template][value]") {
+  const std::string fits(15, 'a');    // std::string's own buffer: no shared object
+  const std::string longer(16, 'b');  // a shared object that copies share
+  Value s(fits), l(longer);
+  CHECK(s.object() == nullptr);
+  REQUIRE(l.object() != nullptr);
+  Value s2 = s, l2 = l;
+  CHECK(s2.as_string() == fits);
+  CHECK(l2.as_string() == longer);
+  CHECK(l2.object() == l.object());
+  Value moved = std::move(l2);
+  CHECK(moved.as_string() == longer);
+  // Assignments across representations, in both directions, and of a value to itself.
+  Value v = 1;
+  v = s;
+  CHECK(v.as_string() == fits);
+  v = l;
+  CHECK(v.as_string() == longer);
+  v = Value(2.5);
+  CHECK(v.as_float() == 2.5);
+  v = Value::list({"x"});
+  const Value& same = v;
+  v = same;
+  CHECK(v.as_list()[0].as_string() == "x");
+  // Assigning a value from inside a list to the list's own handle: the item is taken out first.
+  Value holder = Value::list({Value(longer), Value(fits)});
+  holder = holder.as_list()[0];
+  CHECK(holder.as_string() == longer);
+  holder = Value::list({Value(fits)});
+  holder = std::move(const_cast<Value&>(holder.as_list()[0]));
+  CHECK(holder.as_string() == fits);
+}
+
 TEST_CASE("origins are recorded on lists and maps", "[template][value]") {
   Value m = Value::map();
   CHECK_FALSE(m.origin().valid());

@@ -1,6 +1,4 @@
-// JSON data -> Value. Well-formed documents go through the fast reader (json_reader.h); anything it
-// leaves alone goes through nlohmann's SAX parser, which reports the located error (or converts the
-// rare case the reader declines). Both build Values directly (no intermediate DOM), objects keep
+// JSON data -> Value, built directly from nlohmann's SAX events: no intermediate DOM, objects keep
 // document order, a later duplicate key replaces the earlier value in place.
 #include <nlohmann/json.hpp>
 
@@ -9,7 +7,6 @@
 #include <vector>
 
 #include "driver/data_loader.h"
-#include "driver/json_reader.h"
 
 namespace kforge::driver {
 
@@ -98,10 +95,10 @@ class ValueBuilder final : public nlohmann::json_sax<Json> {
   std::vector<Frame> stack_;
 };
 
-/// The slow path: nlohmann's parser, which locates errors precisely and converts what the fast reader
-/// declines.
-std::optional<Value> parse_with_nlohmann(uint32_t file_id, std::string_view text, SourceManager& sources,
-                                         DiagnosticEngine& diags) {
+}  // namespace
+
+std::optional<tmpl::Value> parse_json_data(uint32_t file_id, SourceManager& sources, DiagnosticEngine& diags) {
+  const std::string_view text = sources.contents(file_id);
   ValueBuilder builder;
   bool ok = false;
   try {
@@ -115,21 +112,11 @@ std::optional<Value> parse_with_nlohmann(uint32_t file_id, std::string_view text
     diags.error(sources.loc_of_offset(file_id, offset), builder.error.empty() ? "malformed JSON" : builder.error);
     return std::nullopt;
   }
-  return std::move(builder.root);
-}
-
-}  // namespace
-
-std::optional<tmpl::Value> parse_json_data(uint32_t file_id, SourceManager& sources, DiagnosticEngine& diags) {
-  const std::string_view text = sources.contents(file_id);
-  std::optional<Value> root = read_json_fast(text);
-  if (!root) root = parse_with_nlohmann(file_id, text, sources, diags);
-  if (!root) return std::nullopt;
-  if (!root->is_map()) {
+  if (!builder.root.is_map()) {
     diags.error(sources.loc_of_offset(file_id, 0), "template data must be an object at the top level");
     return std::nullopt;
   }
-  return root;
+  return std::move(builder.root);
 }
 
 }  // namespace kforge::driver

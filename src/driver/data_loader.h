@@ -2,7 +2,7 @@
 //
 // YAML: maps keep document order; scalars are typed by the YAML 1.2 core schema (null/~/empty,
 // true/false, decimal/0o/0x integers, floats with .inf/.nan; quoted or block scalars stay strings;
-// explicit !!str/!!int/!!float/!!bool/!!null tags are honoured). JSON: RFC 8259 (json_reader.h), and
+// explicit !!str/!!int/!!float/!!bool/!!null tags are honoured). JSON: nlohmann's ordered parser, so
 // objects keep document order too. Malformed input is a located diagnostic with a caret; the data
 // root must be a mapping. Each file is registered in the SourceManager so diagnostics (and the
 // engine's "value comes from" notes) point into it.

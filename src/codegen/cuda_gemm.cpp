@@ -97,17 +97,13 @@ std::string CudaGemmCode::prepare_function() const {
   std::string c = "void " + cls_ + "::prepare_gemms(const Bindings& b) {\n";
   for (const passes::Symbol& s : p_.symbols) c += fmt::format("  [[maybe_unused]] const int64_t s{} = b.symbols[{}];\n", s.id, s.id);
   for (const FusedGroup* g : groups_) {
-    const passes::GemmGroup& gm = g->gemm;
-    const std::string tx = gm.transpose_x ? "true" : "false", ty = gm.transpose_y ? "true" : "false";
     c += "  // " + describe_(*g) + "\n";
     const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g->index) : nullptr;
     if (site != nullptr) {
-      c += "  {\n    const kforge::cuda_gemm::GemmF32Args kforge_gemm{\n" + args_code(*g, "        ") +
-           fmt::format(", stream_, {}, {}}};\n", tx, ty);
-      c += fmt::format("    gemm_->select(gemm_->{}, kforge_gemm);\n  }}\n", site->name);
+      c += args_struct(*g) + fmt::format("    gemm_->select(gemm_->{}, kforge_gemm);\n  }}\n", site->name);
     }
-    c += "  kforge::cuda_gemm::cublaslt_gemm_f32_prepare(\n      gemm_->lt,\n" + args_code(*g, "      ") +
-         fmt::format(", {}, {});\n", tx, ty);
+    c += "  kforge::cuda_gemm::cublaslt_gemm_f32_prepare(\n      gemm_->lt,\n" + args_code(*g, "      ") + ", " +
+         transposes(*g) + ");\n";
   }
   c += "}\n\n";
   return c;
@@ -141,14 +137,13 @@ std::string CudaGemmCode::variants_function(const passes::MultiKernelSite& site)
   c += fmt::format("std::vector<kforge::cuda_gemm::GemmF32MultiKernel::Variant> gemm_variants_{}(\n"
                    "    kforge::cuda_gemm::CublasLtGemm& lt) {{\n  return {{\n",
                    g.index);
-  const std::string tx = g.gemm.transpose_x ? "true" : "false", ty = g.gemm.transpose_y ? "true" : "false";
   for (const passes::KernelVariant& v : site.variants) {
     std::string fn;
     if (v.kind == passes::VariantKind::kCublasLt) {
       fn = "[&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a); }";
     } else {
-      fn = fmt::format("&kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<{}, {}, {}, {}, {}>, {}, {}, {}>", v.bm,
-                       v.bn, v.bk, v.tm, v.tn, epilogue_code(g.gemm.epilogue), tx, ty);
+      fn = fmt::format("&kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<{}, {}, {}, {}, {}>, {}, {}>", v.bm,
+                       v.bn, v.bk, v.tm, v.tn, epilogue_code(g.gemm.epilogue), transposes(g));
     }
     c += fmt::format("      {{{},\n       {},\n       {}, {}}},\n", cpp_string(v.name), fn, v.rank, hint_text(v.hint));
   }
@@ -162,6 +157,15 @@ std::string CudaGemmCode::args_code(const FusedGroup& g, const std::string& inde
   return fmt::format("{}{},\n{}{},\n{}{},\n{}{},\n{}{}, {}, {}, {}", indent, buffer_(gm.x, true), indent,
                      buffer_(gm.y, true), indent, buffer_(gm.out, false), indent, bias, indent, int_dim(gm.m),
                      int_dim(gm.n), int_dim(gm.k), epilogue_code(gm.epilogue));
+}
+
+std::string CudaGemmCode::transposes(const FusedGroup& g) {
+  return std::string(g.gemm.transpose_x ? "true" : "false") + ", " + (g.gemm.transpose_y ? "true" : "false");
+}
+
+std::string CudaGemmCode::args_struct(const FusedGroup& g) const {
+  return "  {\n    const kforge::cuda_gemm::GemmF32Args kforge_gemm{\n" + args_code(g, "        ") + ", stream_, " +
+         transposes(g) + "};\n";
 }
 
 std::string CudaGemmCode::definitions() const {
@@ -244,18 +248,15 @@ std::string CudaGemmCode::run_checks() const {
 }
 
 std::string CudaGemmCode::enqueue(const FusedGroup& g) const {
-  const passes::GemmGroup& gm = g.gemm;
-  const std::string tx = gm.transpose_x ? "true" : "false", ty = gm.transpose_y ? "true" : "false";
   std::string c = "  // " + describe_(g) + "\n";
   const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g.index) : nullptr;
   if (site == nullptr) {
-    c += "  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_f32(\n      gemm_->lt,\n" + args_code(g, "      ") +
-         fmt::format(", {}, {}, stream_);\n      e != cudaSuccess) {{\n    return gemm_failed({}, e, gemm_->lt);\n  }}\n",
-                     tx, ty, g.index);
+    c += "  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_f32(\n      gemm_->lt,\n" + args_code(g, "      ") + ", " +
+         transposes(g) +
+         fmt::format(", stream_);\n      e != cudaSuccess) {{\n    return gemm_failed({}, e, gemm_->lt);\n  }}\n", g.index);
     return c;
   }
-  c += "  {\n    const kforge::cuda_gemm::GemmF32Args kforge_gemm{\n" + args_code(g, "        ") +
-       fmt::format(", stream_, {}, {}}};\n", tx, ty);
+  c += args_struct(g);
   c += fmt::format("    if (cudaError_t e = gemm_->run(gemm_->{}, kforge_gemm); e != cudaSuccess) {{\n"
                    "      return gemm_failed({}, e, gemm_->lt);\n    }}\n  }}\n",
                    site->name, g.index);

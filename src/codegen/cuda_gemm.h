@@ -62,6 +62,10 @@ class CudaGemmCode {
 
  private:
   std::string args_code(const passes::FusedGroup& g, const std::string& indent) const;
+  /// "true, false": the group's transpose_x and transpose_y as the C++ arguments that follow the operands.
+  static std::string transposes(const passes::FusedGroup& g);
+  /// `{` and the GemmF32Args `kforge_gemm` of group g (enqueue() and prepare_gemms() close the block).
+  std::string args_struct(const passes::FusedGroup& g) const;
   std::string variants_function(const passes::MultiKernelSite& site) const;
   std::string prepare_function() const;
 

@@ -69,6 +69,7 @@
 #include "kernel/expr_check.h"
 #include "kernel/expr_emit.h"
 #include "kernel/reduction.h"
+#include "passes/gemm.h"
 #include "passes/lowered_program.h"
 
 namespace kforge::passes {
@@ -89,16 +90,12 @@ enum class GemmEpilogue : uint8_t {
 /// kGemm groups: row-major C[M, N] = epilogue(op(x)[M, K] * op(y)[K, N]) (passes/gemm.h: the batch dims of an
 /// untransposed x fold into M). The group's inputs are x, y and the bias (GroupInput, kContiguous / kInner),
 /// its one store is `out`; the matmul's output (and the add's, when the gelu joins) are internal values.
-struct GemmGroup {
+/// The matmul's form (x, y, transposes, M, N, K), except that `out` is the stored value: the matmul's, the
+/// add's or the gelu's output.
+struct GemmGroup : GemmForm {
   uint32_t matmul = kNone;        // the matmul call
-  uint32_t x = kNone;             // LoweredValue indices
-  uint32_t y = kNone;
   uint32_t bias = kNone;          // kNone for GemmEpilogue::kNone
-  uint32_t out = kNone;           // the stored value: the matmul's, the add's or the gelu's output
-  bool transpose_x = false;       // x stored [K, M]
-  bool transpose_y = false;       // y stored [N, K]
   GemmEpilogue epilogue = GemmEpilogue::kNone;
-  SymExpr m, n, k;
 };
 
 /// How a group input is indexed at element (i, j).

@@ -89,15 +89,8 @@ bool exceeds_int32(const SymExpr& numel) {
 
 namespace {
 
-const KernelArg* find_arg(const KernelCall& call, std::string_view name) {
-  for (const KernelArg& a : call.args) {
-    if (a.name == name) return &a;
-  }
-  return nullptr;
-}
-
 std::optional<expr::Value> attr_value(const KernelCall& call, std::string_view name) {
-  const KernelArg* arg = find_arg(call, name);
+  const KernelArg* arg = call.arg(name);
   if (!arg || arg->kind != ArgKind::kConstant) return std::nullopt;
   const AttrConstant& c = arg->constant;
   switch (c.type) {
@@ -121,7 +114,7 @@ std::optional<expr::Value> attr_value(const KernelCall& call, std::string_view n
 expr::ExprContext context_for(const KernelCall& call, const LoweredProgram& program) {
   expr::ExprContext ctx(call.op);
   for (const opdef::Input& in : call.def->inputs) {
-    const KernelArg* arg = find_arg(call, in.name);
+    const KernelArg* arg = call.arg(in.name);
     std::optional<ScalarType> t;
     if (arg && arg->kind == ArgKind::kTensor) t = scalar_of(program.value(arg->value).dtype);
     ctx.input(in.name, t.value_or(ScalarType::kFloat32));
@@ -247,7 +240,7 @@ class Classifier {
     for (const auto& in : info.inputs) {
       if (in.first == typed->input) x = in.second;
     }
-    const KernelArg* axis = find_arg(call, typed->axis);
+    const KernelArg* axis = call.arg(typed->axis);
     if (x == kNone || !axis || axis->kind != ArgKind::kConstant) return CallInfo{};
     const SymShape& shape = p_.value(x).dims;
     std::set<int64_t> axes;
@@ -288,7 +281,7 @@ class Classifier {
     if (xv.dims.empty() || p_.value(info.out).dims != xv.dims || p_.value(info.out).dtype != xv.dtype) return CallInfo{};
     info.pattern = call.def->row_pattern->kind;
     if (info.pattern == RowPatternKind::kSoftmax) {
-      const KernelArg* axis = find_arg(call, "axis");
+      const KernelArg* axis = call.arg("axis");
       if (!axis || axis->kind != ArgKind::kConstant) return CallInfo{};
       const int64_t a = int_of(axis->constant);
       if (normalize_axis(a, xv.dims.size()) != std::optional<int64_t>(static_cast<int64_t>(xv.dims.size()) - 1)) {
@@ -297,8 +290,8 @@ class Classifier {
       info.split = xv.dims.size() - 1;
       info.inputs = {{"x", x}};
     } else if (info.pattern == RowPatternKind::kLayerNorm) {
-      const KernelArg* axis = find_arg(call, "begin_norm_axis");
-      const KernelArg* eps = find_arg(call, "epsilon");
+      const KernelArg* axis = call.arg("begin_norm_axis");
+      const KernelArg* eps = call.arg("epsilon");
       if (!axis || !eps || axis->kind != ArgKind::kConstant || eps->kind != ArgKind::kConstant) return CallInfo{};
       std::optional<int64_t> a = normalize_axis(int_of(axis->constant), xv.dims.size());
       if (!a) return CallInfo{};

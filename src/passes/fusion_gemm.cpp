@@ -9,13 +9,6 @@ namespace kforge::passes::fusion_detail {
 
 namespace {
 
-const KernelArg* find_arg(const KernelCall& call, std::string_view name) {
-  for (const KernelArg& a : call.args) {
-    if (a.name == name) return &a;
-  }
-  return nullptr;
-}
-
 class GemmGrouper {
  public:
   GemmGrouper(const LoweredProgram& program, const std::vector<CallInfo>& infos,
@@ -28,15 +21,8 @@ class GemmGrouper {
     std::optional<GemmForm> form = float32_gemm_form(p_, call);
     if (!form) return std::nullopt;
     GemmGroup gemm;
+    static_cast<GemmForm&>(gemm) = *form;
     gemm.matmul = matmul;
-    gemm.x = form->x;
-    gemm.y = form->y;
-    gemm.out = form->out;
-    gemm.transpose_x = form->transpose_x;
-    gemm.transpose_y = form->transpose_y;
-    gemm.m = form->m;
-    gemm.n = form->n;
-    gemm.k = form->k;
     std::vector<uint32_t> calls = {matmul};
     std::vector<uint32_t> internal;
     if (epilogues) extend(gemm, calls, internal);
@@ -108,9 +94,8 @@ class GemmGrouper {
 
     const uint32_t gelu = sole_reader(add_out);
     if (!fusible(gelu, "gelu")) return;
-    const KernelArg* approximate = find_arg(p_.calls[gelu], "approximate");
     // The kernels implement Paddle's default erf form only; the tanh approximation stays its own group.
-    if (approximate == nullptr || approximate->kind != ArgKind::kConstant || approximate->constant.bool_value) return;
+    if (p_.calls[gelu].constant_bool("approximate") != std::optional<bool>(false)) return;
     const LoweredValue& act = p_.value(infos_[gelu].out);
     if (act.dims != sum.dims || act.dtype != ir::DataType::kFloat32 || !operands_stable(g, g.matmul, gelu)) return;
     internal.push_back(add_out);

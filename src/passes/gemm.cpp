@@ -6,13 +6,6 @@ namespace kforge::passes {
 
 namespace {
 
-const KernelArg* find_arg(const KernelCall& call, std::string_view name) {
-  for (const KernelArg& arg : call.args) {
-    if (arg.name == name) return &arg;
-  }
-  return nullptr;
-}
-
 bool fail(std::string* why, std::string text) {
   if (why != nullptr) *why = std::move(text);
   return false;
@@ -25,8 +18,8 @@ std::optional<GemmForm> float32_gemm_form(const LoweredProgram& program, const K
     fail(why, "not a matmul");
     return std::nullopt;
   }
-  const KernelArg* x = find_arg(call, "x");
-  const KernelArg* y = find_arg(call, "y");
+  const KernelArg* x = call.arg("x");
+  const KernelArg* y = call.arg("y");
   if (x == nullptr || y == nullptr || x->kind != ArgKind::kTensor || y->kind != ArgKind::kTensor) {
     fail(why, "its operands x and y are not plain tensors");
     return std::nullopt;
@@ -48,13 +41,13 @@ std::optional<GemmForm> float32_gemm_form(const LoweredProgram& program, const K
       return std::nullopt;
     }
   }
-  for (const char* attr : {"transpose_x", "transpose_y"}) {
-    const KernelArg* a = find_arg(call, attr);
-    if (a == nullptr || a->kind != ArgKind::kConstant) {
+  for (auto [attr, flag] : {std::pair<const char*, bool*>{"transpose_x", &f.transpose_x}, {"transpose_y", &f.transpose_y}}) {
+    const std::optional<bool> value = call.constant_bool(attr);
+    if (!value) {
       fail(why, fmt::format("{} is not known at generation time", attr));
       return std::nullopt;
     }
-    (std::string_view(attr) == "transpose_x" ? f.transpose_x : f.transpose_y) = a->constant.bool_value;
+    *flag = *value;
   }
   if (yv.dims.size() != 2) {
     fail(why, fmt::format("y has rank {} ({}), but the GEMM needs y to be a matrix (rank 2); a batched or vector y has "

@@ -8,6 +8,19 @@
 
 namespace kforge::passes {
 
+const KernelArg* KernelCall::arg(std::string_view name) const {
+  for (const KernelArg& a : args) {
+    if (a.name == name) return &a;
+  }
+  return nullptr;
+}
+
+std::optional<bool> KernelCall::constant_bool(std::string_view name) const {
+  const KernelArg* a = arg(name);
+  if (a == nullptr || a->kind != ArgKind::kConstant) return std::nullopt;
+  return a->constant.bool_value;
+}
+
 SymExpr LoweredValue::bytes() const { return numel() * static_cast<int64_t>(ir::dtype_size(dtype)); }
 
 int64_t ConstantData::numel() const {

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "opdef/op_library.h"
@@ -221,6 +222,11 @@ struct KernelCall {
   std::vector<CallOutput> outputs;               // `output` order
   ir::OpId source;
   SourceLoc loc;                                 // the op in the program file
+
+  /// The kernel argument called `name` (its YAML name), or null.
+  const KernelArg* arg(std::string_view name) const;
+  /// The value of bool attribute `name` when it is a constant known at generation time; nullopt otherwise.
+  std::optional<bool> constant_bool(std::string_view name) const;
 };
 
 enum class BufferKind : uint8_t { kInput, kParameter, kConstant, kOutput, kWorkspace };

@@ -18,28 +18,14 @@ uint64_t fnv1a64(std::string_view text, uint64_t h) {
   return h;
 }
 
-const KernelArg* find_arg(const KernelCall& call, std::string_view name) {
-  for (const KernelArg& arg : call.args) {
-    if (arg.name == name) return &arg;
-  }
-  return nullptr;
-}
-
-// A bool attribute known at generation time; nullopt when it is not a constant.
-std::optional<bool> const_bool(const KernelCall& call, std::string_view name) {
-  const KernelArg* arg = find_arg(call, name);
-  if (arg == nullptr || arg->kind != ArgKind::kConstant) return std::nullopt;
-  return arg->constant.bool_value;
-}
-
 std::optional<int64_t> const_int(const KernelCall& call, std::string_view name) {
-  const KernelArg* arg = find_arg(call, name);
+  const KernelArg* arg = call.arg(name);
   if (arg == nullptr || arg->kind != ArgKind::kConstant) return std::nullopt;
   return arg->constant.int_value;
 }
 
 const LoweredValue* tensor_arg(const LoweredProgram& program, const KernelCall& call, std::string_view name) {
-  const KernelArg* arg = find_arg(call, name);
+  const KernelArg* arg = call.arg(name);
   if (arg == nullptr || arg->kind != ArgKind::kTensor || arg->value == kNone) return nullptr;
   return &program.value(arg->value);
 }
@@ -48,8 +34,8 @@ bool plannable_gemm(const LoweredProgram& program, const KernelCall& call) {
   if (call.op != "matmul" || call.kernel_dtype != ir::DataType::kFloat32) return false;
   const LoweredValue* x = tensor_arg(program, call, "x");
   const LoweredValue* y = tensor_arg(program, call, "y");
-  std::optional<bool> tx = const_bool(call, "transpose_x");
-  std::optional<bool> ty = const_bool(call, "transpose_y");
+  std::optional<bool> tx = call.constant_bool("transpose_x");
+  std::optional<bool> ty = call.constant_bool("transpose_y");
   if (x == nullptr || y == nullptr || !tx || !ty) return false;
   if (x->dtype != ir::DataType::kFloat32 || y->dtype != ir::DataType::kFloat32) return false;
   if (y->dims.size() != 2 || x->dims.size() < 2) return false;

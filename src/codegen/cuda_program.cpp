@@ -9,7 +9,6 @@
 #include "codegen/cuda_gemm.h"
 #include "codegen/cuda_kernels.h"
 #include "output/banner.h"
-#include "output/file_io.h"
 #include "passes/gemm.h"
 
 namespace kforge::codegen {
@@ -486,12 +485,8 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   std::vector<const char*> headers = {kRuntimeHeaderTemplate, kCudaRuntimeHeaderTemplate, kCudaFusedHeaderTemplate};
   for (const char* h : emitter.gemm_headers()) headers.push_back(h);
   for (const char* tmpl_path : headers) {
-    std::optional<std::string> path = env.resolve(tmpl_path);
-    std::optional<std::string> text = path ? read_file_bytes(*path) : std::nullopt;
-    if (!text) {
-      diags.error({}, std::string("cannot read the runtime header '") + tmpl_path + "' on the template search path");
-      return false;
-    }
+    const std::optional<std::string_view> text = env.read_verbatim(tmpl_path);
+    if (!text) return false;
     const std::string base = std::string(tmpl_path).substr(std::string(tmpl_path).find('/') + 1);
     files.emplace_back(base, *text);
   }

@@ -9,7 +9,6 @@
 #include "codegen/ops_context.h"
 #include "codegen/program_codegen.h"
 #include "output/banner.h"
-#include "output/file_io.h"
 
 namespace kforge::codegen {
 
@@ -114,16 +113,11 @@ bool generate_op_library_files(const opdef::OpLibrary& library, const opdef::OpC
   const tmpl::Template* api_cc = env.load("ops/api.cc.j2");
   const tmpl::Template* args_info_cc = env.load("ops/args_info.cc.j2");
   const tmpl::Template* decls_h = env.load("ops/decls.h.j2");
-  std::optional<std::string> runtime_path = env.resolve(kRuntimeHeaderTemplate);
-  std::optional<std::string> runtime;
-  if (!runtime_path) {
-    diags.error({}, std::string("cannot find the runtime header '") + kRuntimeHeaderTemplate +
-                        "' on the template search path");
-  } else if (!(runtime = read_file_bytes(*runtime_path))) {
-    diags.error({}, "cannot read '" + *runtime_path + "'");
-  }
+  const std::optional<std::string_view> runtime = env.read_verbatim(kRuntimeHeaderTemplate);
   std::optional<int64_t> version = runtime ? runtime_version(*runtime) : std::nullopt;
-  if (runtime && !version) diags.error({}, "'" + *runtime_path + "' does not #define KFORGE_RUNTIME_VERSION");
+  if (runtime && !version) {
+    diags.error({}, "'" + *env.resolve(kRuntimeHeaderTemplate) + "' does not #define KFORGE_RUNTIME_VERSION");
+  }
   if (api_h == nullptr || api_cc == nullptr || args_info_cc == nullptr || decls_h == nullptr || !version) return false;
 
   std::vector<std::string> display_paths;
@@ -251,7 +245,7 @@ bool generate_op_library_files(const opdef::OpLibrary& library, const opdef::OpC
   }
 
   const std::string runtime_out = names.back();
-  if (!outputs.add(runtime_out, banner_for(options, runtime_out) + *runtime)) {
+  if (!outputs.add(runtime_out, banner_for(options, runtime_out) + std::string(*runtime))) {
     diags.error({}, "two outputs have the path '" + runtime_out + "'");
     ok = false;
   }

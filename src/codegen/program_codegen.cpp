@@ -1,7 +1,6 @@
 #include "codegen/program_codegen.h"
 
 #include "output/banner.h"
-#include "output/file_io.h"
 
 namespace kforge::codegen {
 
@@ -24,15 +23,10 @@ std::string banner_for(const ProgramFilesOptions& options, const std::string& pa
 // kforge_multikernel.h beside the outputs, when some call has a multi-kernel dispatcher.
 bool add_multi_kernel_header(tmpl::Environment& env, const std::string& dir, const ProgramFilesOptions& options,
                              OutputSet& outputs) {
-  std::optional<std::string> path = env.resolve(kMultiKernelHeaderTemplate);
-  std::optional<std::string> text = path ? read_file_bytes(*path) : std::nullopt;
-  if (!text) {
-    env.diags().error({}, std::string("cannot read the runtime header '") + kMultiKernelHeaderTemplate +
-                              "' on the template search path");
-    return true;  // reported; not a path clash
-  }
+  const std::optional<std::string_view> text = env.read_verbatim(kMultiKernelHeaderTemplate);
+  if (!text) return true;  // reported; not a path clash
   const std::string out_path = join_path(dir, "kforge_multikernel.h");
-  return outputs.add(out_path, banner_for(options, out_path) + *text);
+  return outputs.add(out_path, banner_for(options, out_path) + std::string(*text));
 }
 
 }  // namespace
@@ -43,13 +37,7 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   std::optional<tmpl::Value> ctx = build_program_context(program, env.sources(), options.codegen, diags);
   const tmpl::Template* header = env.load("program/program.h.j2");
   const tmpl::Template* source = env.load("program/program.cc.j2");
-  std::optional<std::string> runtime_path = env.resolve(kRuntimeHeaderTemplate);
-  std::optional<std::string> runtime;
-  if (!runtime_path) {
-    diags.error({}, std::string("cannot find the runtime header '") + kRuntimeHeaderTemplate + "' on the template search path");
-  } else if (!(runtime = read_file_bytes(*runtime_path))) {
-    diags.error({}, "cannot read '" + *runtime_path + "'");
-  }
+  const std::optional<std::string_view> runtime = env.read_verbatim(kRuntimeHeaderTemplate);
   if (!ctx || header == nullptr || source == nullptr || !runtime) return false;
 
   const std::string& dir = options.codegen.output_dir;
@@ -61,7 +49,7 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   const std::string rt_path = join_path(dir, "kforge_runtime.h");
   bool ok = outputs.add(h_path, banner_for(options, h_path) + h_text);
   ok = outputs.add(cc_path, banner_for(options, cc_path) + cc_text) && ok;
-  ok = outputs.add(rt_path, banner_for(options, rt_path) + *runtime) && ok;
+  ok = outputs.add(rt_path, banner_for(options, rt_path) + std::string(*runtime)) && ok;
   if (ok && options.codegen.multi_kernel != nullptr && !options.codegen.multi_kernel->sites.empty()) {
     ok = add_multi_kernel_header(env, dir, options, outputs);
   }

@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "codegen/cpp_text.h"
-#include "codegen/cuda_gemm.h"
 #include "codegen/cuda_program.h"
 #include "codegen/program_codegen.h"
 #include "driver/template_search_path.h"
@@ -137,24 +136,8 @@ int run_compile(const CompileOptions& opts) {
   }
 
   const std::vector<std::string>& loaded = env.loaded_files();
+  // Every template rendered and every header copied beside the outputs (Environment::read_verbatim).
   request.dependencies.insert(request.dependencies.end(), loaded.begin(), loaded.end());
-  if (std::optional<std::string> runtime = env.resolve(codegen::kRuntimeHeaderTemplate)) {
-    request.dependencies.push_back(*runtime);
-  }
-  if (files.codegen.multi_kernel != nullptr) {
-    if (std::optional<std::string> header = env.resolve(codegen::kMultiKernelHeaderTemplate)) {
-      request.dependencies.push_back(*header);
-    }
-  }
-  if (opts.target == "cuda") {
-    // The headers copied beside the outputs (those of GEMM groups only when there are some: harmless extras).
-    for (const char* name : {codegen::kCudaRuntimeHeaderTemplate, codegen::kCudaFusedHeaderTemplate,
-                             codegen::kCudaGemmHeaderTemplate, codegen::kCudaCublasLtHeaderTemplate,
-                             codegen::kCudaTimerHeaderTemplate, codegen::kCudaGemmF32HeaderTemplate,
-                             codegen::kMultiKernelHeaderTemplate}) {
-      if (std::optional<std::string> header = env.resolve(name)) request.dependencies.push_back(*header);
-    }
-  }
   return finish_outputs(opts.out, outputs, request, session);
 }
 

@@ -88,9 +88,6 @@ int run_ops(const OpsOptions& opts) {
 
   const std::vector<std::string>& loaded = env.loaded_files();
   request.dependencies.insert(request.dependencies.end(), loaded.begin(), loaded.end());
-  if (std::optional<std::string> runtime = env.resolve(codegen::kRuntimeHeaderTemplate)) {
-    request.dependencies.push_back(*runtime);
-  }
   return finish_outputs(opts.out, outputs, request, session);
 }
 

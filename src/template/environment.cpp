@@ -276,6 +276,23 @@ bool Environment::render_string(std::string name, std::string source, const Valu
 }
 
 std::optional<std::string> Environment::resolve(std::string_view name) const { return impl_->resolve(name); }
+
+std::optional<std::string_view> Environment::read_verbatim(std::string_view name) {
+  const std::optional<std::string> path = impl_->resolve(name);
+  if (!path) {
+    impl_->diags.error({}, fmt::format("cannot find '{}' on the template search path", name));
+    return std::nullopt;
+  }
+  uint32_t file_id = 0;
+  std::string error;
+  if (!impl_->sources.add_file(*path, file_id, error)) {
+    impl_->diags.error({}, error);
+    return std::nullopt;
+  }
+  auto& loaded = impl_->loaded_files;
+  if (std::find(loaded.begin(), loaded.end(), *path) == loaded.end()) loaded.push_back(*path);
+  return impl_->sources.contents(file_id);
+}
 const std::vector<std::string>& Environment::loaded_files() const { return impl_->loaded_files; }
 SourceManager& Environment::sources() { return impl_->sources; }
 DiagnosticEngine& Environment::diags() { return impl_->diags; }

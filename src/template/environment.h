@@ -189,7 +189,12 @@ class Environment {
   /// Which file a name resolves to (first search directory that has it), or nullopt; "<memory>:name"
   /// style paths are not returned: in-memory templates resolve to their name.
   std::optional<std::string> resolve(std::string_view name) const;
-  /// The resolved paths of every template file read so far, in first-read order (for depfiles).
+  /// The text of the file `name` resolves to, read as it is, not parsed: for the headers that generators copy
+  /// beside their outputs. Recorded in loaded_files() like a template, so depfiles list it. Reports an error
+  /// (no location) and returns nullopt when it is not on the search path or cannot be read.
+  std::optional<std::string_view> read_verbatim(std::string_view name);
+  /// The resolved paths of every file read so far (templates and read_verbatim()), in first-read order (for
+  /// depfiles).
   const std::vector<std::string>& loaded_files() const;
 
   SourceManager& sources();

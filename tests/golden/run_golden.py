@@ -6,7 +6,8 @@ A case is a directory holding `args` (the command line, one argument per line), 
 error case). See tests/golden/README.md for the format. Besides the comparison, every success case is
 checked for determinism (same bytes twice, from another working directory, with absolute and with
 relative paths), write-if-changed (a second run touches no file), --list-outputs (lists exactly the
-files produced, writes nothing) and the depfile (lists every input and every template loaded).
+files produced, writes nothing) and the depfile (lists every input, every template loaded and every
+header copied beside the outputs).
 
 UPDATE_GOLDENS=1 rewrites the case's expectations from the actual run (refused when CI is set).
 
@@ -417,6 +418,13 @@ def check_depfile(runner):
     search += sorted({(runner.case_dir / a).resolve().parent for a in runner.args
                       if a.endswith(".j2") and runner.is_path_arg(a)})
     search.append(BUILTIN_TEMPLATES)
+    # Every header copied beside the outputs (templates/runtime/*, templates/cuda/*) is listed: editing it
+    # must make the build regenerate.
+    for name in run.files():
+        for sub in ("runtime", "cuda"):
+            copied = next((d / sub / Path(name).name for d in search if (d / sub / Path(name).name).is_file()), None)
+            if copied is not None and copied.resolve() not in dep_paths:
+                problems.append(f"depfile: copied header '{sub}/{Path(name).name}' is not listed")
     pending = [p for p in dep_paths if p.suffix == ".j2"]
     visited = set()
     while pending:

@@ -91,31 +91,43 @@ inline void set_gemm_bench_options(mk::BenchmarkOptions& bench) {
   bench.tie_margin = 0.02;
 }
 
-inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site, cudaStream_t stream,
-                                                       const std::vector<GemmF32MultiKernel::Variant>& variants) {
-  GemmF32MultiKernel::Config config;
-  config.name = site;
-  config.device = cuda_timing::cuda_device_info();
-  config.timer = std::make_shared<cuda_timing::CudaEventTimer>(stream);
-  set_gemm_bench_options(config.bench);
-  uint64_t hash = mk::fnv1a64(kGemmF32VariantsVersion);
-  for (const auto& v : variants) hash = mk::fnv1a64(v.name + ":" + std::to_string(v.rank) + ";", hash);
-  config.variant_set_hash = hash;
-  return config;
+// The variant-set hash of hand-built sets (generated code has kforge compute it): the kernels' version and
+// every variant's name and rank, so that cached picks of other kernels or another set are ignored.
+template <class Variant>
+inline uint64_t gemm_variant_set_hash(const char* version, const std::vector<Variant>& variants) {
+  uint64_t hash = mk::fnv1a64(version);
+  for (const Variant& v : variants) hash = mk::fnv1a64(v.name + ":" + std::to_string(v.rank) + ";", hash);
+  return hash;
 }
 
-// Generated code: the site's name, the object's timer (shared by its sites; generated code points it at the
-// object's stream before every run) and the variant-set hash kforge computed at generation time.
-inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site,
-                                                       std::shared_ptr<cuda_timing::CudaEventTimer> timer,
-                                                       uint64_t variant_set_hash) {
-  GemmF32MultiKernel::Config config;
+// A GEMM dispatcher's configuration: the site's name (logs, cache entries), the timer (an event timer; generated
+// code shares one per object and points it at the object's stream before every run), the device in the cache
+// key and the variant-set hash.
+template <class MultiKernel>
+inline typename MultiKernel::Config make_gemm_config(const std::string& site,
+                                                     std::shared_ptr<cuda_timing::CudaEventTimer> timer,
+                                                     uint64_t variant_set_hash) {
+  typename MultiKernel::Config config;
   config.name = site;
   config.device = cuda_timing::cuda_device_info();
   config.timer = std::move(timer);
   set_gemm_bench_options(config.bench);
   config.variant_set_hash = variant_set_hash;
   return config;
+}
+
+// Generated code: the variant-set hash kforge computed at generation time.
+inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site,
+                                                       std::shared_ptr<cuda_timing::CudaEventTimer> timer,
+                                                       uint64_t variant_set_hash) {
+  return make_gemm_config<GemmF32MultiKernel>(site, std::move(timer), variant_set_hash);
+}
+
+// Hand-built sets (benchmarks): a timer of its own on `stream`.
+inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site, cudaStream_t stream,
+                                                       const std::vector<GemmF32MultiKernel::Variant>& variants) {
+  return make_gemm_f32_config(site, std::make_shared<cuda_timing::CudaEventTimer>(stream),
+                              gemm_variant_set_hash(kGemmF32VariantsVersion, variants));
 }
 
 }  // namespace cuda_gemm

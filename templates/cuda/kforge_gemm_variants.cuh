@@ -118,24 +118,12 @@ inline std::vector<GemmBf16MultiKernel::Variant> make_gemm_bf16_variants(std::sh
   return variants;
 }
 
-// Dispatcher configuration for CUDA: event timer on `stream`, device/arch/CUDA version in the cache key, a
-// variant-set hash that changes with kGemmVariantsVersion, and more repetitions than the CPU default
-// (GPU runs are short and event timing is cheap).
+// Dispatcher configuration for a bf16 site: event timer on `stream`, a variant-set hash that changes with
+// kGemmVariantsVersion, the GEMM benchmark settings (set_gemm_bench_options).
 inline GemmBf16MultiKernel::Config make_gemm_bf16_config(const std::string& site, cudaStream_t stream,
                                                          const std::vector<GemmBf16MultiKernel::Variant>& variants) {
-  GemmBf16MultiKernel::Config config;
-  config.name = site;
-  config.device = cuda_timing::cuda_device_info();
-  config.timer = std::make_shared<cuda_timing::CudaEventTimer>(stream);
-  config.bench.warmup = 3;
-  config.bench.repetitions = 15;
-  // Run-to-run noise of one GEMM on an H100 is 1-3 % (clocks follow power); a 2 % margin keeps plain cuBLAS
-  // (rank 0) unless a candidate is clearly faster, so a noise-driven pick costs at most the noise.
-  config.bench.tie_margin = 0.02;
-  uint64_t hash = mk::fnv1a64(kGemmVariantsVersion);
-  for (const auto& v : variants) hash = mk::fnv1a64(v.name + ":" + std::to_string(v.rank) + ";", hash);
-  config.variant_set_hash = hash;
-  return config;
+  return make_gemm_config<GemmBf16MultiKernel>(site, std::make_shared<cuda_timing::CudaEventTimer>(stream),
+                                               gemm_variant_set_hash(kGemmVariantsVersion, variants));
 }
 
 }  // namespace cuda_gemm

@@ -34,8 +34,8 @@ __device__ __forceinline__ void store_vec(T* p, const Vec<T, V>& x) {
 
 // store_vec with the evict-first cache hint (st.global.cs): for elementwise groups, whose outputs are written
 // once and not read again by the same kernel. Measured on an H200 (bias + gelu over 8192 x 8192 fp32): 2.3 %
-// faster than plain stores; neutral on an 8-op chain; slower for loads, and for the row kernels, which keep
-// plain accesses (BENCHMARKS.md, "Fused CUDA kernels").
+// faster than plain stores; neutral on an 8-op chain; ~1 % slower in the row kernels, which keep plain
+// stores. The hint on loads made three of four cases slower (BENCHMARKS.md, "Fused CUDA kernels").
 template <int V, typename T>
 __device__ __forceinline__ void store_vec_streaming(T* p, const Vec<T, V>& x) {
   if constexpr (sizeof(Vec<T, V>) == 16) {

@@ -1,6 +1,8 @@
 // The run-time dispatcher of templates/runtime/kforge_multikernel.h: choosing, the fast path, env switches.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <thread>
 
@@ -268,4 +270,69 @@ TEST_CASE("with the cache off nothing touches the disk") {
   CHECK(k.cache_path(ShapeKey{64, 1}).empty());
   CHECK(TempDir::list(dir.path).empty());
   CHECK(k.stats().disk_writes == 0);
+}
+
+TEST_CASE("a variant that cannot run a shape is never benchmarked, picked, forced or loaded for it") {
+  TempDir dir;
+  Setup s;
+  // tile64 holds at most 128 columns (like a row kernel that keeps the row in registers).
+  auto variants_with_capacity = [](Setup& setup) {
+    std::vector<Kernel::Variant> v = setup.variants();
+    v[1].applies = [](const ShapeKey& key) { return key.dims[1] <= 128; };
+    return v;
+  };
+  s.timer->us = {{"plain", 9.0}, {"tile64", 1.0}, {"tile4096", 5.0}};
+  Kernel k(variants_with_capacity(s), s.config(dir.path));
+  CHECK(k.dispatch(ShapeKey{64, 128}, s.runner(), 0) == 101);  // fits: the fastest wins
+  s.ran.clear();
+  CHECK(k.dispatch(ShapeKey{64, 129}, s.runner(), 0) == 102);  // too long: tile64 is not even run
+  CHECK(std::count(s.ran.begin(), s.ran.end(), "tile64") == 0);
+  kforge::mk::Pick pick;
+  REQUIRE(k.pick_for(ShapeKey{64, 129}, &pick));
+  CHECK(std::isinf(pick.median_us[1]));
+  CHECK_FALSE(k.can_run(1, ShapeKey{64, 129}));
+  CHECK(k.can_run(0, ShapeKey{64, 129}));
+
+  SECTION("the cache entry records it as +inf and loads back") {
+    Setup t;
+    Kernel k2(variants_with_capacity(t), t.config(dir.path));
+    CHECK(k2.dispatch(ShapeKey{64, 129}, t.runner(), 0) == 102);
+    CHECK(t.timer->measured == 0);
+    CHECK(t.warnings.empty());
+  }
+  SECTION("an entry that picks a variant that cannot run the shape is ignored") {
+    const std::string path = k.cache_path(ShapeKey{64, 129});
+    std::string text = mk_test::read_text(path);
+    text.replace(text.find("pick tile4096"), 13, "pick tile64");
+    mk_test::write_text(path, text);
+    Setup t;
+    t.timer->us = s.timer->us;
+    Kernel k2(variants_with_capacity(t), t.config(dir.path));
+    CHECK(k2.dispatch(ShapeKey{64, 129}, t.runner(), 0) == 102);
+    REQUIRE(t.warnings.size() == 1);
+    CHECK(t.warnings[0].find("variant 'tile64' cannot run this shape") != std::string::npos);
+  }
+  SECTION("forcing it applies where it can run and chooses as usual elsewhere, with a warning") {
+    Setup t;
+    Kernel::Config config = t.config("");
+    config.env.force = {"tile64"};
+    t.timer->us = {{"plain", 9.0}, {"tile64", 1.0}, {"tile4096", 5.0}};
+    Kernel k2(variants_with_capacity(t), config);
+    CHECK(k2.dispatch(ShapeKey{8, 100}, t.runner(), 0) == 101);
+    CHECK(t.timer->measured == 0);
+    CHECK(k2.dispatch(ShapeKey{8, 1000}, t.runner(), 0) == 102);
+    REQUIRE(t.warnings.size() == 1);
+    CHECK(t.warnings[0] ==
+          "kforge: warning: KFORGE_MULTI_KERNEL_FORCE: variant 'tile64' of 'test_site' cannot run shape 8x1000; "
+          "choosing as usual for it");
+    CHECK(k2.dispatch(ShapeKey{8, 1000}, t.runner(), 0) == 102);  // remembered, no second warning
+    CHECK(t.warnings.size() == 1);
+  }
+  SECTION("nearest hint skips it, and no benchmark falls back to what can run") {
+    std::vector<Kernel::Variant> v = variants_with_capacity(s);
+    CHECK(Kernel::nearest_hint(v, ShapeKey{64, 1000}) == 2);
+    CHECK(Kernel::nearest_hint(v, ShapeKey{64, 100}) == 1);
+    v[2].applies = [](const ShapeKey&) { return false; };
+    CHECK(Kernel::nearest_hint(v, ShapeKey{64, 1000}) == 0);  // no hinted variant runs it: the simplest
+  }
 }

@@ -3,9 +3,11 @@
 # tests (tests/e2e/test_fused_cpu.py: chain, broadcast, softmax, layer_norm, and mixed without its matmul,
 # bench/fusion/programs/mixed_gpu.yaml), a lone op, and the GEMM groups (tests/e2e/fused/gemm_*.yaml and mixed.yaml:
 # matmul with bias / bias + erf gelu epilogues, transposes, a batch folded into M, a dynamic batch), each with and
-# without --cuda-graph; the GEMM programs also with --multi-kernel-hints, run once choosing by benchmark and once
-# per variant forced (KFORGE_MULTI_KERNEL_FORCE), so every variant is checked, not only the pick; and once with
-# --no-fuse (bare GEMMs, then the bias add and the gelu as kernels of their own).
+# without --cuda-graph; the GEMM and row programs also with --multi-kernel-hints (GEMM groups and row groups are
+# dispatchers; bench/fusion/programs/rows_gpu.yaml runs rows of every register variant's capacity and beyond),
+# run once choosing by benchmark and once per variant forced (KFORGE_MULTI_KERNEL_FORCE), so every variant is
+# checked, not only the pick; and once with --no-fuse (bare GEMMs, then the bias add and the gelu as kernels of
+# their own).
 # Per run: fresh random inputs (kforge-interp --seed, a new seed every run, printed), the generated CUDA code run
 # by gpu_harness.cu with its outputs poisoned (0xFF bytes: NaN) before the run that counts and again with fresh
 # output tensors, then kforge-interp (the unfused CPU reference interpreter) compares with the case's tolerance.
@@ -48,6 +50,9 @@ gemm_batched     tests/e2e/fused/gemm_batched.yaml      2e-4 4e-4 x=5,7,48;x=300
 gemm_batched_mk  tests/e2e/fused/gemm_batched.yaml      2e-4 4e-4 x=5,7,48;x=300,7,48       $HINTS
 mixed_gemm       tests/e2e/fused/mixed.yaml             3e-4 3e-4 -
 mixed_gemm_mk    tests/e2e/fused/mixed.yaml             3e-4 3e-4 -                         $HINTS
+softmax_mk       tests/e2e/fused/softmax.yaml           1e-5 1e-6 -                         $HINTS
+layer_norm_mk    tests/e2e/fused/layer_norm.yaml        1e-5 1e-6 -                         $HINTS
+rows_mk          bench/fusion/programs/rows_gpu.yaml    1e-5 1e-6 x=7,3000;x=300,4096;x=64,130;x=1000,64;x=3,20001 $HINTS
 "
 
 # Builds one harness: TAG GEN NAME (run in parallel by prepare). Programs with GEMMs link cuBLASLt.
@@ -71,10 +76,12 @@ prepare() {
       # shellcheck disable=SC2086  # flags: several words
       "$build/src/kforge" compile "$ROOT/$prog" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
         --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$name" --target cuda $graph $flags
-      if [[ -f "$gen/kforge_gemm_f32.cuh" ]]; then
-        # The variants every dispatcher has (the same names at every GEMM site) and the number of sites.
-        grep -oE '^      \{"[a-z0-9_]+",$' "$gen/$name.cu" | tr -d ' {",' | sort -u > "$OUT_DIR/$tag.variants"
-        grep -c 'GemmF32MultiKernel mk_' "$gen/$name.cu" > "$OUT_DIR/$tag.sites"
+      if [[ -f "$gen/kforge_multikernel.h" ]]; then
+        # Every variant name with the number of dispatchers that have it (GEMM variant lists put the name alone
+        # on its line, row variant lists follow it with the lambda), and the number of dispatchers.
+        grep -oE '^      \{"[a-z0-9_]+",($| \[)' "$gen/$name.cu" | tr -d ' {",[' | sort | uniq -c |
+          awk '{print $2, $1}' > "$OUT_DIR/$tag.variants"
+        grep -cE '(GemmF32MultiKernel|RowMultiKernel) mk_' "$gen/$name.cu" > "$OUT_DIR/$tag.sites"
       fi
       builds+=("$tag" "$gen" "$name")
     done
@@ -102,6 +109,8 @@ check_one() {
       local sites want got
       sites="$(cat "$dir/$tag.sites")"
       if [[ -n "$force" ]]; then
+        # Only the dispatchers that have the variant (the others warn that the name is not theirs).
+        sites="$(awk -v v="$force" '$1 == v {print $2}' "$dir/$tag.variants")"
         want=" \\* -> $force \\(forced\\)"
       else
         want=" [0-9x]+ -> [a-z0-9_]+ \\((benchmarked|from cache)\\)"
@@ -130,7 +139,7 @@ run() {
     [[ -z "$name" ]] && continue
     for tag in "$name" "${name}_graph"; do
       local forces=("")
-      [[ -f "$dir/$tag.variants" ]] && mapfile -t -O 1 forces <"$dir/$tag.variants"
+      [[ -f "$dir/$tag.variants" ]] && mapfile -t -O 1 forces < <(cut -d' ' -f1 "$dir/$tag.variants")
       IFS=';' read -r -a shape_list <<<"${shapes/#-/}"
       [[ ${#shape_list[@]} -eq 0 ]] && shape_list=("")
       for shape in "${shape_list[@]}"; do

@@ -72,7 +72,6 @@ std::vector<const char*> CudaGemmCode::header_templates() const {
           "runtime/kforge_multikernel.h"};
 }
 
-std::string CudaGemmCode::header_includes() const { return any() ? "#include <memory>\n" : ""; }
 
 std::string CudaGemmCode::header_members() const {
   if (!any()) return "";

@@ -42,7 +42,6 @@ class CudaGemmCode {
   /// The templates the output needs beside it ("cuda/kforge_gemm.cuh", ...), in a fixed order.
   std::vector<const char*> header_templates() const;
 
-  std::string header_includes() const;  // NAME.h: standard headers the members need
   std::string header_members() const;   // NAME.h: private declarations (GemmState, gemm_, prepare_gemms)
   /// --cuda-graph: the statement of run() that prepares the GEMMs before a capture (`key`, `pointers`: the
   /// graph cache's key and pointer expressions).

@@ -66,8 +66,8 @@ std::string indent(const std::string& text, int spaces) {
 class GroupEmitter {
  public:
   GroupEmitter(const passes::LoweredProgram& program, const FusedGroup& group, std::string prefix,
-               DiagnosticEngine& diags)
-      : p_(program), g_(group), name_(prefix + "fused_" + std::to_string(group.index)), diags_(diags) {}
+               const passes::MultiKernelSite* site, DiagnosticEngine& diags)
+      : p_(program), g_(group), name_(prefix + "fused_" + std::to_string(group.index)), site_(site), diags_(diags) {}
 
   std::optional<CudaGroupCode> emit() {
     if (!check()) return std::nullopt;
@@ -78,6 +78,12 @@ class GroupEmitter {
                                g_.kind == passes::GroupKind::kRow ? "rows" : "elementwise", shape_text(),
                                g_.outer.to_string(), g_.inner.to_string());
     code.kernels += g_.kind == passes::GroupKind::kRow ? row_kernel() : elementwise_kernel();
+    code.vector_width = vector_width();
+    if (site_ != nullptr && g_.kind == passes::GroupKind::kRow) {
+      code.variant_launcher = name_ + "_variant";
+      code.variant_declaration = "cudaError_t " + code.variant_launcher + "(int variant, " + params(true) + ");";
+      code.kernels += "\n" + row_variant_launcher();
+    }
     if (failed_) return std::nullopt;
     return code;
   }
@@ -533,33 +539,82 @@ class GroupEmitter {
     k += "  } else {  // long rows: every pass reads the row from memory (L2 keeps it between passes)\n";
     k += indent(looped, 4);
     k += "  }\n}\n\n";
+    // One launch of the kernel for a team size, row cache and vector width: a warp-sized team shares a
+    // block of 128 threads with three other rows; a larger team is the block.
+    k += "template <int TEAM, int C, int V>\n";
+    k += fmt::format("cudaError_t {}_launch({}) {{\n", name_, params(true));
+    k += "  const unsigned rows = static_cast<unsigned>(outer);\n";
+    k += "  if constexpr (TEAM < 128) {\n    constexpr unsigned kRowsPerBlock = 128 / TEAM;\n";
+    k += fmt::format("    {}_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>({});\n",
+                     name_, args());
+    k += "  } else {\n";
+    k += fmt::format("    {}_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>({});\n", name_, args());
+    k += "  }\n  return cudaGetLastError();\n}\n\n";
     // Launcher: the team size from the row length, V elements per access when aligned.
+    const std::string call_args = args() + ", stream";
+    k += fmt::format("cudaError_t {}({}) {{\n", name_, params(true));
+    k += "  if (outer <= 0) return cudaSuccess;\n";
+    k += fmt::format("  constexpr int kVec = {};\n", vec);
+    k += fmt::format("  if ({}) {{\n", aligned_condition(vec, row_needs_inner()));
+    k += fmt::format("    if (inner <= 32 * kVec * 4) return {}_launch<32, 4, kVec>({});\n", name_, call_args);
+    for (int team : {128, 256, 512, 1024}) {
+      k += fmt::format("    if (inner <= {0} * kVec * 4) return {1}_launch<{0}, 4, kVec>({2});\n", team, name_, call_args);
+    }
+    k += fmt::format("    return {}_launch<1024, 0, kVec>({});\n", name_, call_args);
+    k += "  }\n";
+    k += fmt::format("  if (inner <= 32 * 4) return {}_launch<32, 4, 1>({});\n", name_, call_args);
+    k += fmt::format("  return {}_launch<256, 0, 1>({});\n}}\n", name_, call_args);
+    return k;
+  }
+
+  bool row_needs_inner() const {
     bool needs_inner = false;
     for (const GroupStore& st : g_.stores) needs_inner |= !st.per_row;
     for (const GroupInput& in : g_.inputs) {
       needs_inner |= in.access == InputAccess::kContiguous || in.access == InputAccess::kInner;
     }
-    k += fmt::format("cudaError_t {}({}) {{\n", name_, params(true));
+    return needs_inner;
+  }
+
+  // --multi-kernel-hints: the launcher of the site's variants (passes::plan_cuda_row_variants), by index in
+  // the site's list. A register variant holds rows up to team x regs x kVec elements: longer rows are not
+  // its to run (the dispatcher never calls it for them; cudaErrorInvalidValue if called anyway). Unaligned
+  // pointers keep the capacity with V = 1 and regs x kVec scalars per thread.
+  std::string row_variant_launcher() {
+    const int vec = vector_width();
+    const std::string call_args = args() + ", stream";
+    std::string k = fmt::format("// The variants of the multi-kernel site {} (see {}.cu), by index.\n", site_->name,
+                                name_.substr(0, name_.rfind("_fused_")));
+    k += fmt::format("cudaError_t {}_variant(int variant, {}) {{\n", name_, params(true));
     k += "  if (outer <= 0) return cudaSuccess;\n";
     k += fmt::format("  constexpr int kVec = {};\n", vec);
-    k += "  const unsigned rows = static_cast<unsigned>(outer);\n";
-    k += fmt::format("  if ({}) {{\n", aligned_condition(vec, needs_inner));
-    k += fmt::format("    if (inner <= 32 * kVec * 4) {0}_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>({1});\n", name_, args());
-    for (int team : {128, 256, 512, 1024}) {
-      k += fmt::format("    else if (inner <= {0} * kVec * 4) {1}_kernel<{0}, 4, kVec><<<rows, {0}, 0, stream>>>({2});\n",
-                       team, name_, args());
+    k += fmt::format("  const bool vectors = {};\n", aligned_condition(vec, row_needs_inner()));
+    k += "  switch (variant) {\n";
+    for (size_t i = 0; i < site_->variants.size(); ++i) {
+      const passes::KernelVariant& v = site_->variants[i];
+      k += fmt::format("    case {}:  // {}\n", i, v.name);
+      switch (v.kind) {
+        case passes::VariantKind::kCudaRowAuto: k += fmt::format("      return {}({});\n", name_, call_args); break;
+        case passes::VariantKind::kCudaRowRegisters:
+          k += fmt::format("      if (inner > {} * {} * kVec) return cudaErrorInvalidValue;\n", v.team, v.regs);
+          k += fmt::format("      return vectors ? {0}_launch<{1}, {2}, kVec>({3}) : {0}_launch<{1}, {2} * kVec, 1>({3});\n",
+                           name_, v.team, v.regs, call_args);
+          break;
+        case passes::VariantKind::kCudaRowLooped:
+          k += fmt::format("      return vectors ? {0}_launch<{1}, 0, kVec>({2}) : {0}_launch<{1}, 0, 1>({2});\n", name_,
+                           v.team, call_args);
+          break;
+        default: error("variant '" + v.name + "' is not a row variant"); break;
+      }
     }
-    k += fmt::format("    else {0}_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>({1});\n", name_, args());
-    k += "  } else {\n";
-    k += fmt::format("    if (inner <= 32 * 4) {0}_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>({1});\n", name_, args());
-    k += fmt::format("    else {0}_kernel<256, 0, 1><<<rows, 256, 0, stream>>>({1});\n", name_, args());
-    k += "  }\n  return cudaGetLastError();\n}\n";
+    k += "  }\n  return cudaErrorInvalidValue;\n}\n";
     return k;
   }
 
   const passes::LoweredProgram& p_;
   const FusedGroup& g_;
   std::string name_;
+  const passes::MultiKernelSite* site_;
   DiagnosticEngine& diags_;
   bool failed_ = false;
 };
@@ -567,8 +622,9 @@ class GroupEmitter {
 }  // namespace
 
 std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const FusedGroup& group,
-                                             const std::string& prefix, DiagnosticEngine& diags) {
-  return GroupEmitter(program, group, prefix, diags).emit();
+                                             const std::string& prefix, const passes::MultiKernelSite* site,
+                                             DiagnosticEngine& diags) {
+  return GroupEmitter(program, group, prefix, site, diags).emit();
 }
 
 }  // namespace kforge::codegen

@@ -15,6 +15,7 @@
 
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
+#include "passes/variants.h"
 #include "support/diagnostics.h"
 
 namespace kforge::codegen {
@@ -23,15 +24,21 @@ struct CudaGroupCode {
   std::string kernels;      // device code and the launcher's definition (NAME_kernels.cu)
   std::string launcher;     // the launcher's name
   std::string declaration;  // the launcher's declaration (for NAME.cu), ending in ';'
+  int vector_width = 1;     // elements per vector access on the aligned path (16 bytes of the widest type)
+  /// Row groups that are multi-kernel sites: `<launcher>_variant(int variant, <the launcher's parameters>)`,
+  /// which launches variant `variant` of the site (its index in MultiKernelSite::variants); else empty.
+  std::string variant_launcher;
+  std::string variant_declaration;
 };
 
 /// The kernel and launcher of `group`, named `<prefix>fused_<index>`. The launcher takes the group's inputs
 /// (const pointers, in FusedGroup::inputs order), then its stores (FusedGroup::stores order), then
 /// `int64_t outer, int64_t inner, cudaStream_t stream`, launches, and returns cudaGetLastError(). Reports
 /// what the CUDA backend cannot emit (dtype, rms_norm, dynamic strided broadcast) at the first call's place
-/// and returns nullopt.
+/// and returns nullopt. `site`: the group's kCudaRow site (passes::plan_cuda_row_variants), or null.
 std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const passes::FusedGroup& group,
-                                             const std::string& prefix, DiagnosticEngine& diags);
+                                             const std::string& prefix, const passes::MultiKernelSite* site,
+                                             DiagnosticEngine& diags);
 
 /// CUDA spelling of a storage/compute type the CUDA backend supports (bool, int32_t, int64_t, float,
 /// double), or nullopt.

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_gemm.h"
 #include "codegen/cuda_kernels.h"
+#include "codegen/cuda_row_variants.h"
 #include "output/banner.h"
 #include "passes/gemm.h"
 
@@ -61,10 +64,23 @@ class CudaHostEmitter {
         cls_(options.codegen.class_name),
         gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph, cls_,
               [this](uint32_t v, bool is_const) { return typed_buffer(v, "float", is_const); },
+              [this](const FusedGroup& g) { return group_description(g); }),
+        rows_(p, plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph, cls_,
+              [this](uint32_t v) { return fmt::format("b.buffers[{}]", p_.values[v].buffer); },
               [this](const FusedGroup& g) { return group_description(g); }) {}
 
-  /// The headers the output needs beside the runtime's, in a fixed order.
-  std::vector<const char*> gemm_headers() const { return gemm_.header_templates(); }
+  /// The headers the output needs beside the runtime's, in a fixed order, each once.
+  std::vector<const char*> extra_headers() const {
+    std::vector<const char*> out;
+    for (const std::vector<const char*>& list : {gemm_.header_templates(), rows_.header_templates()}) {
+      for (const char* h : list) {
+        if (std::find_if(out.begin(), out.end(), [&](const char* o) { return std::string_view(o) == h; }) == out.end()) {
+          out.push_back(h);
+        }
+      }
+    }
+    return out;
+  }
 
   bool emit(std::string& header, std::string& host, std::string& kernels) {
     check_calls();
@@ -73,7 +89,7 @@ class CudaHostEmitter {
               "// The fused kernels of " + cls_ + " (kforge compile --target cuda); launched from " + cls_ + ".cu.\n\n";
     for (const FusedGroup& g : plan_.groups) {
       if (g.kind == passes::GroupKind::kGemm) continue;  // a library / GEMM-header call from NAME.cu
-      std::optional<CudaGroupCode> code = emit_cuda_group(p_, g, cls_ + "_", diags_);
+      std::optional<CudaGroupCode> code = emit_cuda_group(p_, g, cls_ + "_", rows_.site(g), diags_);
       if (!code) continue;
       kernels += code->kernels + "\n";
       launchers_.emplace(g.index, *code);
@@ -138,8 +154,9 @@ class CudaHostEmitter {
     std::string h;
     const std::string guard = "KFORGE_GENERATED_" + cls_ + "_CUDA_H_";
     h += "#ifndef " + guard + "\n#define " + guard + "\n\n";
-    h += "#include <cuda_runtime.h>\n\n#include <array>\n#include <cstddef>\n#include <cstdint>\n" + gemm_.header_includes() +
-         "#include <string_view>\n\n";
+    h += "#include <cuda_runtime.h>\n\n#include <array>\n#include <cstddef>\n#include <cstdint>\n";
+    if (gemm_.any() || rows_.any()) h += "#include <memory>\n";
+    h += "#include <string_view>\n\n";
     h += "#include \"kforge_cuda_runtime.h\"\n#include \"kforge_runtime.h\"\n\n";
     h += fmt::format("// The program `{}` ({}) on a CUDA device: {} fused kernel launch{} per run(){}.\n//\n", p_.name,
                      banner_input_path(o_.codegen.program_path, o_.codegen.output_dir + "/" + cls_ + ".h"), plan_.groups.size(), plan_.groups.size() == 1 ? "" : "es",
@@ -208,6 +225,7 @@ class CudaHostEmitter {
     }
     if (cuda_.cuda_graph) h += "  kforge::GraphCache graphs_;\n";
     h += gemm_.header_members();
+    h += rows_.header_members();
     h += "};\n\n#endif  // " + guard + "\n";
     return h;
   }
@@ -274,9 +292,13 @@ class CudaHostEmitter {
     for (const std::string& h : gemm_.host_std_includes()) std_headers.insert(h);
     c += "#include \"" + cls_ + ".h\"\n\n";
     for (const std::string& h : std_headers) c += "#include <" + h + ">\n";
-    c += gemm_.host_includes().empty() ? "\n" : "\n" + gemm_.host_includes() + "\n";
+    const std::string includes = gemm_.host_includes() + rows_.host_includes();
+    c += includes.empty() ? "\n" : "\n" + includes + "\n";
     c += "// The launchers of " + cls_ + "_kernels.cu: each launches one fused group and returns cudaGetLastError().\n";
-    for (const auto& [index, l] : launchers_) c += l.declaration + "\n";
+    for (const auto& [index, l] : launchers_) {
+      c += l.declaration + "\n";
+      if (!l.variant_declaration.empty()) c += l.variant_declaration + "\n";
+    }
     c += "\nnamespace {\n\n";
     c += "[[maybe_unused]] int64_t kforge_floor_div(int64_t a, int64_t b) {\n"
          "  const int64_t q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
@@ -302,6 +324,7 @@ class CudaHostEmitter {
     c += gemm_.failure_helper();
     c += "}  // namespace\n\n";
     c += gemm_.definitions();
+    c += rows_.definitions();
 
     // Constructor, destructor, stream.
     c += cls_ + "::" + cls_ + "() = default;\n\n";
@@ -344,6 +367,7 @@ class CudaHostEmitter {
     c += "  if (stream_ == nullptr) {\n    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));\n"
          "    own_stream_ = true;\n  }\n";
     c += gemm_.run_setup();
+    c += rows_.run_setup();
     if (!p_.constants.empty()) c += "  if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());\n";
     c += fmt::format("  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>({}) + 64));\n",
                      p_.plan.workspace_bytes.to_string());
@@ -366,6 +390,7 @@ class CudaHostEmitter {
       c += "  const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());\n";
       c += "  const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());\n";
       c += gemm_.before_capture("kforge_key", "kforge_pointers");
+      c += rows_.before_capture("kforge_key", "kforge_pointers");
       c += "  return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });\n}\n\n";
     } else {
       c += "  return enqueue(kforge_b);\n}\n\n";
@@ -421,6 +446,10 @@ class CudaHostEmitter {
       }
       auto launcher = launchers_.find(g.index);
       if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
+      if (rows_.site(g) != nullptr) {
+        c += rows_.enqueue(g);
+        continue;
+      }
       std::string args;
       for (const passes::GroupInput& in : g.inputs) args += typed_buffer(in.value, *cuda_scalar_type(in.storage), true) + ", ";
       for (const passes::GroupStore& st : g.stores) args += typed_buffer(st.value, *cuda_scalar_type(st.storage), false) + ", ";
@@ -458,6 +487,7 @@ class CudaHostEmitter {
   std::string cls_;
   std::map<uint32_t, CudaGroupCode> launchers_;  // by group index (GEMM groups have none)
   CudaGemmCode gemm_;
+  CudaRowVariantCode rows_;
 };
 
 std::string banner_for(const ProgramFilesOptions& options, const std::string& path) {
@@ -483,7 +513,7 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   std::vector<std::pair<std::string, std::string>> files = {
       {name + ".h", header}, {name + ".cu", host}, {name + "_kernels.cu", kernels}};
   std::vector<const char*> headers = {kRuntimeHeaderTemplate, kCudaRuntimeHeaderTemplate, kCudaFusedHeaderTemplate};
-  for (const char* h : emitter.gemm_headers()) headers.push_back(h);
+  for (const char* h : emitter.extra_headers()) headers.push_back(h);
   for (const char* tmpl_path : headers) {
     const std::optional<std::string_view> text = env.read_verbatim(tmpl_path);
     if (!text) return false;

@@ -5,7 +5,8 @@
 //   DIR/NAME_kernels.cu    the fused kernels (codegen/cuda_kernels.h) and their launchers;
 //   DIR/kforge_runtime.h, DIR/kforge_cuda_runtime.h, DIR/kforge_fused.cuh   the runtime headers;
 //   with GEMM groups also kforge_gemm.cuh and kforge_cublaslt.cuh, and with --multi-kernel-hints
-//   kforge_cuda_timer.cuh, kforge_gemm_f32.cuh and kforge_multikernel.h (codegen/cuda_gemm.h).
+//   kforge_cuda_timer.cuh, kforge_gemm_f32.cuh and kforge_multikernel.h (codegen/cuda_gemm.h), and with
+//   row groups kforge_row_variants.cuh (codegen/cuda_row_variants.h).
 // Every call must be in a fused group (the CUDA backend has no per-op kernels; a GEMM group is a cuBLASLt or
 // SIMT GEMM call); a call that is not is an error at its place in the program (for a matmul: why it is not a
 // GEMM), except a view whose output shares its input's buffer (nothing to do on the device).
@@ -22,6 +23,9 @@ struct CudaFilesOptions {
   bool cuda_graph = false;  // --cuda-graph
   /// --multi-kernel-hints: passes::plan_cuda_gemm_variants (a dispatcher per GEMM group); null: cuBLASLt alone.
   const passes::MultiKernelPlan* multi_kernel = nullptr;
+  /// --multi-kernel-hints: passes::plan_cuda_row_variants (a dispatcher per row group); null: the launchers
+  /// choose by row length.
+  const passes::MultiKernelPlan* row_multi_kernel = nullptr;
 };
 
 /// Adds the files above to `outputs`. Returns false after reporting errors.

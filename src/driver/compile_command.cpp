@@ -104,8 +104,9 @@ int run_compile(const CompileOptions& opts) {
   // CPU: variants of kernel calls (fused calls are no kernel calls and get none). CUDA: of the GEMM groups.
   const passes::MultiKernelPlan multi_kernel =
       passes::plan_multi_kernels(*lowered, opts.target == "cpu" ? hints : std::vector<int64_t>{}, fusion.call_group);
-  const passes::MultiKernelPlan cuda_multi_kernel =
-      passes::plan_cuda_gemm_variants(fusion, opts.target == "cuda" ? hints : std::vector<int64_t>{});
+  const std::vector<int64_t> cuda_hints = opts.target == "cuda" ? hints : std::vector<int64_t>{};
+  const passes::MultiKernelPlan cuda_multi_kernel = passes::plan_cuda_gemm_variants(fusion, cuda_hints);
+  const passes::MultiKernelPlan cuda_row_multi_kernel = passes::plan_cuda_row_variants(*lowered, fusion, cuda_hints);
 
   tmpl::Environment env(session.sources(), diags);
   for (const std::string& dir : template_search_path(opts.out.template_dirs, {})) env.add_search_dir(dir);
@@ -127,6 +128,7 @@ int run_compile(const CompileOptions& opts) {
     codegen::CudaFilesOptions cuda;
     cuda.cuda_graph = opts.cuda_graph;
     if (!cuda_multi_kernel.sites.empty()) cuda.multi_kernel = &cuda_multi_kernel;
+    if (!cuda_row_multi_kernel.sites.empty()) cuda.row_multi_kernel = &cuda_row_multi_kernel;
     codegen::generate_cuda_program_files(*lowered, fusion, env, files, cuda, outputs);
   } else {
     codegen::generate_program_files(*lowered, env, files, outputs);

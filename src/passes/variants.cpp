@@ -109,6 +109,16 @@ std::vector<KernelVariant> softmax_variants(const std::vector<int64_t>& hints) {
   return variants;
 }
 
+// The group's ops joined by '_' for a site name ("max_subtract_exp"), the first three and "etc" after them.
+std::string label_name(const LoweredProgram& program, const FusedGroup& g) {
+  std::string out;
+  for (size_t k = 0; k < g.calls.size(); ++k) {
+    if (k == 3) return out + "_etc";
+    out += (k ? "_" : "") + program.calls[g.calls[k]].op;
+  }
+  return out;
+}
+
 }  // namespace
 
 const MultiKernelSite* MultiKernelPlan::site_for_call(uint32_t call) const {
@@ -210,12 +220,43 @@ int row_chunk_for_hint(int64_t hint) {
   return 1024;
 }
 
+std::vector<KernelVariant> cuda_row_variants_for_hint(int64_t hint) {
+  // Capacities in units of float32 elements (16-byte vectors of 4); a group of narrower types holds more.
+  constexpr int kTeams[] = {32, 128, 256, 512, 1024};
+  auto smallest_team = [&](int64_t elements_per_thread) {
+    for (int team : kTeams) {
+      if (hint <= static_cast<int64_t>(team) * elements_per_thread) return team;
+    }
+    return 0;
+  };
+  std::vector<KernelVariant> out;
+  auto add = [&](VariantKind kind, int team, int regs) {
+    KernelVariant v;
+    v.kind = kind;
+    v.team = team;
+    v.regs = regs;
+    v.name = kind == VariantKind::kCudaRowLooped ? "row_looped_t" + std::to_string(team)
+                                                 : "row_regs_t" + std::to_string(team) + "_c" + std::to_string(regs);
+    v.config = "team=" + std::to_string(team) + " regs=" + std::to_string(regs);
+    v.hint = {0, hint};
+    out.push_back(std::move(v));
+  };
+  // Dense: 4 vectors per thread, the fewest threads per row (more rows in flight per SM).
+  if (int team = smallest_team(16); team != 0) add(VariantKind::kCudaRowRegisters, team, 4);
+  // Wide: one vector per thread, 4x the threads per row (more parallelism per row when rows are few).
+  if (int team = smallest_team(4); team != 0) add(VariantKind::kCudaRowRegisters, team, 1);
+  // Looped: any length; a block of 256 up to 8192 elements, 1024 beyond (fewer trips per pass).
+  add(VariantKind::kCudaRowLooped, hint <= 8192 ? 256 : 1024, 0);
+  return out;
+}
+
 uint64_t variant_set_hash(SiteFamily family, const std::vector<KernelVariant>& variants, std::string_view site_config) {
   std::string prefix;
   switch (family) {
     case SiteFamily::kGemm: prefix = "kforge-gemm;"; break;
     case SiteFamily::kRowSoftmax: prefix = "kforge-row-softmax;"; break;
     case SiteFamily::kCudaGemmF32: prefix = std::string(kCudaGemmF32Version) + ";"; break;
+    case SiteFamily::kCudaRow: prefix = std::string(kCudaRowVersion) + ";"; break;
   }
   uint64_t h = fnv1a64(prefix, kFnvOffset);
   if (!site_config.empty()) h = fnv1a64("site:" + std::string(site_config) + ";", h);
@@ -282,6 +323,47 @@ MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
       if (same != site.variants.end()) continue;  // two hints, one tile: the first hint names it
       simt.rank = static_cast<int>(site.variants.size());
       site.variants.push_back(simt);
+    }
+    site.set_hash = variant_set_hash(site.family, site.variants, site.config);
+    plan.sites.push_back(std::move(site));
+  }
+  return plan;
+}
+
+MultiKernelPlan plan_cuda_row_variants(const LoweredProgram& program, const FusionPlan& fusion,
+                                       const std::vector<int64_t>& hints) {
+  MultiKernelPlan plan;
+  plan.hints = hints;
+  if (hints.empty()) return plan;
+  for (const FusedGroup& g : fusion.groups) {
+    if (g.kind != GroupKind::kRow || g.calls.empty()) continue;
+    MultiKernelSite site;
+    site.call = g.calls.front();
+    site.group = g.index;
+    site.family = SiteFamily::kCudaRow;
+    site.name = "mk_group_" + std::to_string(g.index) + "_" + label_name(program, g);
+    // What the kernel's speed depends on besides the shape: its statements (label) and memory traffic.
+    site.config = "label=" + g.label + " inputs=";
+    for (const GroupInput& in : g.inputs) {
+      site.config += std::string(expr::name_of(in.storage)) + ":" + std::to_string(static_cast<int>(in.access)) + ",";
+    }
+    site.config += " stores=";
+    for (const GroupStore& st : g.stores) {
+      site.config += std::string(expr::name_of(st.storage)) + (st.per_row ? ":row," : ":element,");
+    }
+    KernelVariant automatic;
+    automatic.name = "row_auto";
+    automatic.kind = VariantKind::kCudaRowAuto;
+    automatic.config = "by row length";
+    site.variants.push_back(automatic);
+    for (int64_t hint : hints) {
+      for (KernelVariant& v : cuda_row_variants_for_hint(hint)) {
+        auto same = std::find_if(site.variants.begin(), site.variants.end(),
+                                 [&](const KernelVariant& u) { return u.name == v.name; });
+        if (same != site.variants.end()) continue;  // the first hint that chose it names it
+        v.rank = static_cast<int>(site.variants.size());
+        site.variants.push_back(std::move(v));
+      }
     }
     site.set_hash = variant_set_hash(site.family, site.variants, site.config);
     plan.sites.push_back(std::move(site));

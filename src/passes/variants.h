@@ -15,6 +15,14 @@
 //     SIMT tile of templates/cuda/kforge_gemm.cuh per distinct tile chosen for the hints (ranks 1, 2, ...).
 //     The site's epilogue and transposes are part of its hash (site `config`), so GEMMs of one shape but
 //     another epilogue never share cached picks.
+//   - --target cuda: every row group of the fusion plan (FusedGroup kRow: softmax, layer_norm, row
+//     reductions) is a site keyed by {rows, row length}. Variants: the launcher's own choice by row length
+//     (rank 0, what runs without hints), then per hinted row length a team that holds the row in registers
+//     (team x 4 vectors per thread, and 4x the team with one vector per thread: more threads per row for
+//     few rows), and a team that loops over the row in memory (any length). A register variant runs only
+//     rows up to its capacity (team x regs x the group's vector width; MultiKernel::Variant::applies). The
+//     site config (group label, input and store types and accesses) is hashed: groups of another structure
+//     never share picks; groups that differ only in constants do, which costs nothing (picks are speed only).
 // The variant set hash is FNV-1a over the family, the names and the configurations, computed here and
 // emitted as a constant, so the disk cache of one generated program never serves another set.
 // Deterministic: same program and hints, same plan.
@@ -39,6 +47,9 @@ enum class VariantKind : uint8_t {
   kRowLooped,    // chunk elements at a time
   kCublasLt,     // --target cuda: cuBLASLt, fp32 compute (CUBLAS_COMPUTE_32F, no TF32)
   kCudaSimt,     // --target cuda: kforge::cuda_gemm::SimtGemm<SimtTile<bm, bn, bk, tm, tn>>
+  kCudaRowAuto,       // --target cuda row group: the launcher's choice by row length (no hints' behaviour)
+  kCudaRowRegisters,  // --target cuda row group: `team` threads per row, `regs` vectors each in registers
+  kCudaRowLooped,     // --target cuda row group: `team` threads per row, every pass loops over memory
 };
 
 struct KernelVariant {
@@ -49,14 +60,15 @@ struct KernelVariant {
   int mr = 0, nr = 0, kc = 0;  // kGemmBlocked
   int chunk = 0;               // kRowLooped
   int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;  // kCudaSimt: CTA tile bm x bn, bk deep; tm x tn per thread
+  int team = 0, regs = 0;      // kCudaRowRegisters / kCudaRowLooped (regs = 0): threads per row, vectors each
   std::string config;          // "mr=4 nr=16 kc=128": what the hash covers besides the name
 };
 
-enum class SiteFamily : uint8_t { kGemm, kRowSoftmax, kCudaGemmF32 };
+enum class SiteFamily : uint8_t { kGemm, kRowSoftmax, kCudaGemmF32, kCudaRow };
 
 struct MultiKernelSite {
   uint32_t call = 0;          // index in LoweredProgram::calls (kCudaGemmF32: the group's matmul)
-  uint32_t group = kNone;     // kCudaGemmF32: the GEMM group (FusionPlan::groups index)
+  uint32_t group = kNone;     // kCudaGemmF32 / kCudaRow: the group (FusionPlan::groups index)
   SiteFamily family = SiteFamily::kGemm;
   std::string name;           // the dispatcher's name: "mk_call_3_matmul", "mk_call_0_matmul_bias_gelu"
   std::string config;         // kCudaGemmF32: "epilogue=bias_gelu transpose_x=0 transpose_y=1" (hashed)
@@ -84,6 +96,12 @@ int row_chunk_for_hint(int64_t hint);
 /// The fp32 SIMT tile (one of kforge_gemm.cuh's kSimtTileSmall / Medium / Large) for a size hint (M).
 KernelVariant cuda_simt_variant_for_hint(int64_t hint);
 
+/// The --target cuda row variants planned for a hinted row length (elements): the register team sized for it
+/// (team x 4 vectors of 4 floats hold rows up to 16 x team; none beyond 16384), the same capacity with one
+/// vector per thread (4x the team; none beyond 4096), and the looped team. Named "row_regs_t<team>_c<regs>" /
+/// "row_looped_t<team>".
+std::vector<KernelVariant> cuda_row_variants_for_hint(int64_t hint);
+
 /// Bumped whenever the CUDA GEMM kernels or the cuBLASLt call change (templates/cuda/kforge_gemm.cuh,
 /// kforge_cublaslt.cuh): it feeds every kCudaGemmF32 set hash, so picks cached for older kernels are ignored.
 inline constexpr const char* kCudaGemmF32Version = "kforge-cuda-gemm-f32 1";
@@ -96,6 +114,14 @@ MultiKernelPlan plan_multi_kernels(const LoweredProgram& program, const std::vec
 /// --target cuda: one kCudaGemmF32 site per kGemm group of `fusion` (no sites when `hints` is empty).
 MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
                                         const std::vector<int64_t>& hints);
+
+/// Bumped whenever the generated row kernels or their launch shapes change (codegen/cuda_kernels.cpp): it
+/// feeds every kCudaRow set hash.
+inline constexpr const char* kCudaRowVersion = "kforge-cuda-row 1";
+
+/// --target cuda: one kCudaRow site per kRow group of `fusion` (no sites when `hints` is empty).
+MultiKernelPlan plan_cuda_row_variants(const LoweredProgram& program, const FusionPlan& fusion,
+                                       const std::vector<int64_t>& hints);
 
 /// FNV-1a 64 over the family, the site config (when not empty) and each variant's name and config
 /// (kforge::mk::fnv1a64, same constants).

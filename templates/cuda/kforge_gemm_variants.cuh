@@ -119,11 +119,11 @@ inline std::vector<GemmBf16MultiKernel::Variant> make_gemm_bf16_variants(std::sh
 }
 
 // Dispatcher configuration for a bf16 site: event timer on `stream`, a variant-set hash that changes with
-// kGemmVariantsVersion, the GEMM benchmark settings (set_gemm_bench_options).
+// kGemmVariantsVersion, the CUDA benchmark settings (cuda_timing::set_cuda_bench_options).
 inline GemmBf16MultiKernel::Config make_gemm_bf16_config(const std::string& site, cudaStream_t stream,
                                                          const std::vector<GemmBf16MultiKernel::Variant>& variants) {
-  return make_gemm_config<GemmBf16MultiKernel>(site, std::make_shared<cuda_timing::CudaEventTimer>(stream),
-                                               gemm_variant_set_hash(kGemmVariantsVersion, variants));
+  return cuda_timing::make_cuda_config<GemmBf16MultiKernel>(site, std::make_shared<cuda_timing::CudaEventTimer>(stream),
+                                                            gemm_variant_set_hash(kGemmVariantsVersion, variants));
 }
 
 }  // namespace cuda_gemm

@@ -4,7 +4,8 @@ warnings as errors (-Werror all-warnings, host -Wall -Wextra), for programs that
 an elementwise chain with fan-in/fan-out (--cuda-graph), broadcasts of every access kind (inner, outer, scalar,
 strided), and row groups (softmax as a pattern and spelled out, layer_norm with prologue and epilogue, row
 values), and GEMM groups (matmul with bias / bias + gelu epilogues, transposes, a batch folded into M, a dynamic
-batch; cuBLASLt alone, and with --multi-kernel-hints the dispatchers, with and without --cuda-graph). Programs
+batch; cuBLASLt alone, and with --multi-kernel-hints the dispatchers, with and without --cuda-graph), and with
+--multi-kernel-hints the row groups' dispatchers (softmax, layer_norm, and mixed with GEMM and rows). Programs
 with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol the
 headers use resolves. Also checks that a matmul no CUDA GEMM computes is an error at its place that says why.
 Translation units are compiled two at a time; about 2 min of CPU in all.
@@ -24,6 +25,8 @@ PROGRAMS = [
     ("tests/e2e/fused/chain.yaml", "chain", ["--cuda-graph"]),
     ("tests/e2e/fused/broadcast.yaml", "broadcast", []),
     ("tests/e2e/fused/softmax.yaml", "softmax", []),
+    ("tests/e2e/fused/softmax.yaml", "softmax_mk", HINTS),
+    ("tests/e2e/fused/layer_norm.yaml", "layer_norm_mk", HINTS + ["--cuda-graph"]),
     ("tests/e2e/fused/layer_norm.yaml", "layer_norm", ["--cuda-graph"]),
     ("tests/e2e/fused/lone_op.yaml", "lone_op", []),
     ("tests/e2e/fused/gemm_mlp.yaml", "gemm_mlp", []),
@@ -32,9 +35,12 @@ PROGRAMS = [
     ("tests/e2e/fused/gemm_batched.yaml", "gemm_batched", ["--cuda-graph"]),
     ("tests/e2e/fused/gemm_batched.yaml", "gemm_batched_mk", HINTS + ["--cuda-graph"]),
     ("tests/e2e/fused/mixed.yaml", "mixed", []),
+    ("tests/e2e/fused/mixed.yaml", "mixed_mk", HINTS + ["--cuda-graph"]),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh"]
-MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_gemm_f32.cuh", "kforge_multikernel.h"]
+MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
+MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
+MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
 
 
 def find_nvcc():
@@ -87,14 +93,17 @@ def main():
             host = open(os.path.join(gen, f"{name}.cu")).read()
             has_gemm = "matmul" in open(os.path.join(root, program)).read()
             mk = "--multi-kernel-hints" in flags
+            kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
+            has_rows = "_launch<" in kernels  # the row kernels' launch helper
             required = [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h", "kforge_cuda_runtime.h",
-                        "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else []) + (MK_HEADERS if mk else [])
+                        "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else [])
+            if mk:
+                required += MK_HEADERS + (MK_GEMM_HEADERS if has_gemm else []) + (MK_ROW_HEADERS if has_rows else [])
             written = sorted(os.listdir(gen))
             if written != sorted(required):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(required)}")
                 failed = True
                 continue
-            kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
             if "launch_failed(" not in host or ("fused_" in host and "return cudaGetLastError();" not in kernels):
                 print(f"FAIL {program}: no error check after the launches")
                 failed = True
@@ -104,6 +113,10 @@ def main():
             if has_gemm and ("gemm_failed(" not in host or ("GemmF32MultiKernel" in host) != mk or
                              ("prepare_gemms(kforge_b)" in host) != ("--cuda-graph" in flags)):
                 print(f"FAIL {program} {flags}: the GEMM calls do not match the flags")
+                failed = True
+            if has_rows and (("RowMultiKernel" in host) != mk or ("_variant(int variant" in kernels) != mk or
+                             ("prepare_rows(kforge_b)" in host) != (mk and "--cuda-graph" in flags)):
+                print(f"FAIL {program} {flags}: the row dispatchers do not match the flags")
                 failed = True
             units = [f"{name}_kernels.cu", f"{name}.cu"]
             if has_gemm:

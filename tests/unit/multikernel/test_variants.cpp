@@ -145,3 +145,68 @@ TEST_CASE("SIMT tiles per hint") {
   CHECK(cuda_simt_variant_for_hint(1025).name == "simt128x128x8");
   CHECK(cuda_simt_variant_for_hint(4096).kind == VariantKind::kCudaSimt);
 }
+
+TEST_CASE("--target cuda: each row group is a site of the launcher's choice and register / looped teams") {
+  test::Env env({"examples/kernels/fusion.yaml"});
+  std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: rows
+inputs:  [{name: x, dtype: float32, shape: [-1, 64]}]
+params:  [{name: g, dtype: float32, shape: [64]}, {name: b, dtype: float32, shape: [64]}]
+ops:
+  - {op: relu, in: [x], out: [r]}
+  - {op: softmax, in: [r], out: [p], attrs: {axis: -1}}
+  - {op: layer_norm, in: [p, g, b], out: [y, mu, var], attrs: {epsilon: 1.0e-5, begin_norm_axis: 1}}
+  - {op: scale, in: [y], out: [z], attrs: {scale: 2.0, bias: 0.0, bias_after_scale: true}}
+outputs: [z, mu]
+)");
+  INFO(env.printed());
+  REQUIRE(lp.has_value());
+  FusionOptions options;
+  options.single_call_groups = true;
+  const FusionPlan fusion = plan_fusion(*lp, options);
+  CHECK(plan_cuda_row_variants(*lp, fusion, {}).sites.empty());
+  const MultiKernelPlan plan = plan_cuda_row_variants(*lp, fusion, {64, 256, 4096});
+  size_t row_groups = 0;
+  for (const FusedGroup& g : fusion.groups) row_groups += g.kind == GroupKind::kRow ? 1 : 0;
+  REQUIRE(row_groups >= 2);
+  REQUIRE(plan.sites.size() == row_groups);  // every row group, no elementwise group
+  const MultiKernelSite& s0 = plan.sites[0];
+  CHECK(s0.family == SiteFamily::kCudaRow);
+  CHECK(fusion.groups.at(s0.group).kind == GroupKind::kRow);
+  CHECK(s0.name == "mk_group_" + std::to_string(s0.group) + "_relu_softmax");
+  CHECK(plan.site_for_group(s0.group) == &s0);
+  CHECK(s0.config == "label=relu+softmax inputs=float32:0, stores=float32:element,");
+  std::vector<std::string> names;
+  for (const KernelVariant& v : s0.variants) names.push_back(v.name + "#" + std::to_string(v.rank));
+  CHECK(names == std::vector<std::string>{"row_auto#0", "row_regs_t32_c4#1", "row_regs_t32_c1#2", "row_looped_t256#3",
+                                          "row_regs_t128_c1#4", "row_regs_t256_c4#5", "row_regs_t1024_c1#6"});
+  CHECK(s0.variants[0].kind == VariantKind::kCudaRowAuto);
+  CHECK(s0.variants[0].hint.empty());
+  CHECK(s0.variants[5].hint == std::vector<int64_t>{0, 4096});
+  CHECK(s0.variants[5].team == 256);
+  CHECK(s0.variants[5].regs == 4);
+  CHECK(s0.variants[3].kind == VariantKind::kCudaRowLooped);
+  CHECK(s0.variants[3].regs == 0);
+  // Another group structure, another set hash (and never the GEMM family's).
+  const MultiKernelSite& s1 = plan.sites[1];
+  CHECK(s1.config.find("label=layer_norm") == 0);
+  INFO(s1.config);
+  CHECK(s1.config.find("stores=float32:row,float32:element,") != std::string::npos);
+  CHECK(s0.set_hash != s1.set_hash);
+  CHECK(s0.set_hash != variant_set_hash(SiteFamily::kCudaGemmF32, s0.variants, s0.config));
+  CHECK(s0.set_hash == plan_cuda_row_variants(*lp, fusion, {64, 256, 4096}).sites[0].set_hash);
+}
+
+TEST_CASE("row variants per hinted row length") {
+  auto names = [](int64_t hint) {
+    std::string out;
+    for (const KernelVariant& v : cuda_row_variants_for_hint(hint)) out += v.name + " ";
+    return out;
+  };
+  CHECK(names(1) == "row_regs_t32_c4 row_regs_t32_c1 row_looped_t256 ");
+  CHECK(names(512) == "row_regs_t32_c4 row_regs_t128_c1 row_looped_t256 ");
+  CHECK(names(513) == "row_regs_t128_c4 row_regs_t256_c1 row_looped_t256 ");
+  CHECK(names(4097) == "row_regs_t512_c4 row_looped_t256 ");   // one vector per thread no longer fits 1024 threads
+  CHECK(names(16384) == "row_regs_t1024_c4 row_looped_t1024 ");
+  CHECK(names(16385) == "row_looped_t1024 ");                  // beyond the registers of 1024 threads
+  CHECK(cuda_row_variants_for_hint(4096)[0].config == "team=256 regs=4");
+}

@@ -191,22 +191,31 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_fused_fused_1_ke
   }
 }
 
+template <int TEAM, int C, int V>
+cudaError_t cuda_fused_fused_1_launch(const float* __restrict__ in0, const float* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, float* __restrict__ o_v8, float* __restrict__ o_v9, int64_t outer, int64_t inner, cudaStream_t stream) {
+  const unsigned rows = static_cast<unsigned>(outer);
+  if constexpr (TEAM < 128) {
+    constexpr unsigned kRowsPerBlock = 128 / TEAM;
+    cuda_fused_fused_1_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
+  } else {
+    cuda_fused_fused_1_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t cuda_fused_fused_1(const float* __restrict__ in0, const float* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, float* __restrict__ o_v8, float* __restrict__ o_v9, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  const unsigned rows = static_cast<unsigned>(outer);
   if (kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(in1, 16) && kforge::cuda::aligned_to(in2, 16) && kforge::cuda::aligned_to(in3, 16) && kforge::cuda::aligned_to(o_v8, 16)) {
-    if (inner <= 32 * kVec * 4) cuda_fused_fused_1_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
-    else if (inner <= 128 * kVec * 4) cuda_fused_fused_1_kernel<128, 4, kVec><<<rows, 128, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
-    else if (inner <= 256 * kVec * 4) cuda_fused_fused_1_kernel<256, 4, kVec><<<rows, 256, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
-    else if (inner <= 512 * kVec * 4) cuda_fused_fused_1_kernel<512, 4, kVec><<<rows, 512, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
-    else if (inner <= 1024 * kVec * 4) cuda_fused_fused_1_kernel<1024, 4, kVec><<<rows, 1024, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
-    else cuda_fused_fused_1_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
-  } else {
-    if (inner <= 32 * 4) cuda_fused_fused_1_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
-    else cuda_fused_fused_1_kernel<256, 0, 1><<<rows, 256, 0, stream>>>(in0, in1, in2, in3, o_v8, o_v9, outer, inner);
+    if (inner <= 32 * kVec * 4) return cuda_fused_fused_1_launch<32, 4, kVec>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
+    if (inner <= 128 * kVec * 4) return cuda_fused_fused_1_launch<128, 4, kVec>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
+    if (inner <= 256 * kVec * 4) return cuda_fused_fused_1_launch<256, 4, kVec>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
+    if (inner <= 512 * kVec * 4) return cuda_fused_fused_1_launch<512, 4, kVec>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
+    if (inner <= 1024 * kVec * 4) return cuda_fused_fused_1_launch<1024, 4, kVec>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
+    return cuda_fused_fused_1_launch<1024, 0, kVec>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
   }
-  return cudaGetLastError();
+  if (inner <= 32 * 4) return cuda_fused_fused_1_launch<32, 4, 1>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
+  return cuda_fused_fused_1_launch<256, 0, 1>(in0, in1, in2, in3, o_v8, o_v9, outer, inner, stream);
 }
 
 // group 2: scale+softmax (rows over [4, 16] = 4 x 16)
@@ -309,22 +318,31 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_fused_fused_2_ke
   }
 }
 
+template <int TEAM, int C, int V>
+cudaError_t cuda_fused_fused_2_launch(const float* __restrict__ in0, float* __restrict__ o_v11, int64_t outer, int64_t inner, cudaStream_t stream) {
+  const unsigned rows = static_cast<unsigned>(outer);
+  if constexpr (TEAM < 128) {
+    constexpr unsigned kRowsPerBlock = 128 / TEAM;
+    cuda_fused_fused_2_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>(in0, o_v11, outer, inner);
+  } else {
+    cuda_fused_fused_2_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>(in0, o_v11, outer, inner);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t cuda_fused_fused_2(const float* __restrict__ in0, float* __restrict__ o_v11, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  const unsigned rows = static_cast<unsigned>(outer);
   if (kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v11, 16)) {
-    if (inner <= 32 * kVec * 4) cuda_fused_fused_2_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v11, outer, inner);
-    else if (inner <= 128 * kVec * 4) cuda_fused_fused_2_kernel<128, 4, kVec><<<rows, 128, 0, stream>>>(in0, o_v11, outer, inner);
-    else if (inner <= 256 * kVec * 4) cuda_fused_fused_2_kernel<256, 4, kVec><<<rows, 256, 0, stream>>>(in0, o_v11, outer, inner);
-    else if (inner <= 512 * kVec * 4) cuda_fused_fused_2_kernel<512, 4, kVec><<<rows, 512, 0, stream>>>(in0, o_v11, outer, inner);
-    else if (inner <= 1024 * kVec * 4) cuda_fused_fused_2_kernel<1024, 4, kVec><<<rows, 1024, 0, stream>>>(in0, o_v11, outer, inner);
-    else cuda_fused_fused_2_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>(in0, o_v11, outer, inner);
-  } else {
-    if (inner <= 32 * 4) cuda_fused_fused_2_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v11, outer, inner);
-    else cuda_fused_fused_2_kernel<256, 0, 1><<<rows, 256, 0, stream>>>(in0, o_v11, outer, inner);
+    if (inner <= 32 * kVec * 4) return cuda_fused_fused_2_launch<32, 4, kVec>(in0, o_v11, outer, inner, stream);
+    if (inner <= 128 * kVec * 4) return cuda_fused_fused_2_launch<128, 4, kVec>(in0, o_v11, outer, inner, stream);
+    if (inner <= 256 * kVec * 4) return cuda_fused_fused_2_launch<256, 4, kVec>(in0, o_v11, outer, inner, stream);
+    if (inner <= 512 * kVec * 4) return cuda_fused_fused_2_launch<512, 4, kVec>(in0, o_v11, outer, inner, stream);
+    if (inner <= 1024 * kVec * 4) return cuda_fused_fused_2_launch<1024, 4, kVec>(in0, o_v11, outer, inner, stream);
+    return cuda_fused_fused_2_launch<1024, 0, kVec>(in0, o_v11, outer, inner, stream);
   }
-  return cudaGetLastError();
+  if (inner <= 32 * 4) return cuda_fused_fused_2_launch<32, 4, 1>(in0, o_v11, outer, inner, stream);
+  return cuda_fused_fused_2_launch<256, 0, 1>(in0, o_v11, outer, inner, stream);
 }
 
 // group 3: max+subtract+exp (rows over [4, 16] = 4 x 16)
@@ -400,22 +418,31 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_fused_fused_3_ke
   }
 }
 
+template <int TEAM, int C, int V>
+cudaError_t cuda_fused_fused_3_launch(const float* __restrict__ in0, float* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream) {
+  const unsigned rows = static_cast<unsigned>(outer);
+  if constexpr (TEAM < 128) {
+    constexpr unsigned kRowsPerBlock = 128 / TEAM;
+    cuda_fused_fused_3_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>(in0, o_v14, outer, inner);
+  } else {
+    cuda_fused_fused_3_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>(in0, o_v14, outer, inner);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t cuda_fused_fused_3(const float* __restrict__ in0, float* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  const unsigned rows = static_cast<unsigned>(outer);
   if (kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v14, 16)) {
-    if (inner <= 32 * kVec * 4) cuda_fused_fused_3_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 128 * kVec * 4) cuda_fused_fused_3_kernel<128, 4, kVec><<<rows, 128, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 256 * kVec * 4) cuda_fused_fused_3_kernel<256, 4, kVec><<<rows, 256, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 512 * kVec * 4) cuda_fused_fused_3_kernel<512, 4, kVec><<<rows, 512, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 1024 * kVec * 4) cuda_fused_fused_3_kernel<1024, 4, kVec><<<rows, 1024, 0, stream>>>(in0, o_v14, outer, inner);
-    else cuda_fused_fused_3_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>(in0, o_v14, outer, inner);
-  } else {
-    if (inner <= 32 * 4) cuda_fused_fused_3_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v14, outer, inner);
-    else cuda_fused_fused_3_kernel<256, 0, 1><<<rows, 256, 0, stream>>>(in0, o_v14, outer, inner);
+    if (inner <= 32 * kVec * 4) return cuda_fused_fused_3_launch<32, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 128 * kVec * 4) return cuda_fused_fused_3_launch<128, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 256 * kVec * 4) return cuda_fused_fused_3_launch<256, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 512 * kVec * 4) return cuda_fused_fused_3_launch<512, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 1024 * kVec * 4) return cuda_fused_fused_3_launch<1024, 4, kVec>(in0, o_v14, outer, inner, stream);
+    return cuda_fused_fused_3_launch<1024, 0, kVec>(in0, o_v14, outer, inner, stream);
   }
-  return cudaGetLastError();
+  if (inner <= 32 * 4) return cuda_fused_fused_3_launch<32, 4, 1>(in0, o_v14, outer, inner, stream);
+  return cuda_fused_fused_3_launch<256, 0, 1>(in0, o_v14, outer, inner, stream);
 }
 
 // group 4: sum+divide (rows over [4, 16] = 4 x 16)
@@ -489,21 +516,30 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_fused_fused_4_ke
   }
 }
 
+template <int TEAM, int C, int V>
+cudaError_t cuda_fused_fused_4_launch(const float* __restrict__ in0, float* __restrict__ o_v16, int64_t outer, int64_t inner, cudaStream_t stream) {
+  const unsigned rows = static_cast<unsigned>(outer);
+  if constexpr (TEAM < 128) {
+    constexpr unsigned kRowsPerBlock = 128 / TEAM;
+    cuda_fused_fused_4_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>(in0, o_v16, outer, inner);
+  } else {
+    cuda_fused_fused_4_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>(in0, o_v16, outer, inner);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t cuda_fused_fused_4(const float* __restrict__ in0, float* __restrict__ o_v16, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  const unsigned rows = static_cast<unsigned>(outer);
   if (kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v16, 16)) {
-    if (inner <= 32 * kVec * 4) cuda_fused_fused_4_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v16, outer, inner);
-    else if (inner <= 128 * kVec * 4) cuda_fused_fused_4_kernel<128, 4, kVec><<<rows, 128, 0, stream>>>(in0, o_v16, outer, inner);
-    else if (inner <= 256 * kVec * 4) cuda_fused_fused_4_kernel<256, 4, kVec><<<rows, 256, 0, stream>>>(in0, o_v16, outer, inner);
-    else if (inner <= 512 * kVec * 4) cuda_fused_fused_4_kernel<512, 4, kVec><<<rows, 512, 0, stream>>>(in0, o_v16, outer, inner);
-    else if (inner <= 1024 * kVec * 4) cuda_fused_fused_4_kernel<1024, 4, kVec><<<rows, 1024, 0, stream>>>(in0, o_v16, outer, inner);
-    else cuda_fused_fused_4_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>(in0, o_v16, outer, inner);
-  } else {
-    if (inner <= 32 * 4) cuda_fused_fused_4_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v16, outer, inner);
-    else cuda_fused_fused_4_kernel<256, 0, 1><<<rows, 256, 0, stream>>>(in0, o_v16, outer, inner);
+    if (inner <= 32 * kVec * 4) return cuda_fused_fused_4_launch<32, 4, kVec>(in0, o_v16, outer, inner, stream);
+    if (inner <= 128 * kVec * 4) return cuda_fused_fused_4_launch<128, 4, kVec>(in0, o_v16, outer, inner, stream);
+    if (inner <= 256 * kVec * 4) return cuda_fused_fused_4_launch<256, 4, kVec>(in0, o_v16, outer, inner, stream);
+    if (inner <= 512 * kVec * 4) return cuda_fused_fused_4_launch<512, 4, kVec>(in0, o_v16, outer, inner, stream);
+    if (inner <= 1024 * kVec * 4) return cuda_fused_fused_4_launch<1024, 4, kVec>(in0, o_v16, outer, inner, stream);
+    return cuda_fused_fused_4_launch<1024, 0, kVec>(in0, o_v16, outer, inner, stream);
   }
-  return cudaGetLastError();
+  if (inner <= 32 * 4) return cuda_fused_fused_4_launch<32, 4, 1>(in0, o_v16, outer, inner, stream);
+  return cuda_fused_fused_4_launch<256, 0, 1>(in0, o_v16, outer, inner, stream);
 }
 

@@ -1,0 +1,67 @@
+// The row groups that are multi-kernel sites under `kforge compile --target cuda --multi-kernel-hints`
+// (passes::plan_cuda_row_variants): the host code NAME.cu needs for them, as text pieces that
+// codegen/cuda_program.cpp places (as codegen/cuda_gemm.h does for GEMM groups).
+//   - per site, a RowMultiKernel (templates/cuda/kforge_row_variants.cuh) whose variants call the group's
+//     `_variant` launcher (codegen/cuda_kernels.h) with their index, keyed by {rows, row length}, its
+//     variant-set hash a constant computed at generation time; register variants apply to rows up to their
+//     capacity only;
+//   - per generated object, one `RowState` (made by the first run()): the dispatchers and a RowBench (the
+//     event timer on the object's stream and the scratch stores a new shape is benchmarked into);
+//   - --cuda-graph: run() calls prepare_rows() before a capture, which makes every choice first, so that no
+//     benchmark (which synchronises) runs inside a capture.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/cuda_kernels.h"
+#include "passes/fusion.h"
+#include "passes/lowered_program.h"
+#include "passes/variants.h"
+
+namespace kforge::codegen {
+
+class CudaRowVariantCode {
+ public:
+  /// `plan`: passes::plan_cuda_row_variants' plan, or null without hints. `launchers`: the emitted groups by
+  /// index. `buffer(value)`: the host expression of a value's device pointer (void*) inside enqueue() and
+  /// prepare_rows() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`: for comments.
+  CudaRowVariantCode(const passes::LoweredProgram& program, const passes::FusionPlan& fusion,
+                     const passes::MultiKernelPlan* plan, const std::map<uint32_t, CudaGroupCode>& launchers,
+                     bool cuda_graph, std::string cls, std::function<std::string(uint32_t)> buffer,
+                     std::function<std::string(const passes::FusedGroup&)> describe);
+
+  bool any() const { return plan_ != nullptr; }
+  /// The site of group `g`, or null (the group launches its kernel directly).
+  const passes::MultiKernelSite* site(const passes::FusedGroup& g) const;
+  /// The templates the output needs beside it, in a fixed order (may repeat the GEMM code's).
+  std::vector<const char*> header_templates() const;
+
+  std::string header_members() const;  // NAME.h: private declarations (RowState, rows_, prepare_rows)
+  std::string before_capture(const std::string& key, const std::string& pointers) const;
+  std::string host_includes() const;   // NAME.cu: the row-variants header (#include line)
+  std::string definitions() const;     // NAME.cu: variant lists, RowState, prepare_rows()
+  std::string run_setup() const;       // run(), once the stream exists
+  /// enqueue(): the dispatch of row site group `g` (launch index `g.index`).
+  std::string enqueue(const passes::FusedGroup& g) const;
+
+ private:
+  std::string args_block(const passes::FusedGroup& g) const;
+  std::string variants_function(const passes::MultiKernelSite& site) const;
+  std::string prepare_function() const;
+
+  const passes::LoweredProgram& p_;
+  const passes::FusionPlan& fusion_;
+  const passes::MultiKernelPlan* plan_;
+  const std::map<uint32_t, CudaGroupCode>& launchers_;
+  bool cuda_graph_;
+  std::string cls_;
+  std::function<std::string(uint32_t)> buffer_;
+  std::function<std::string(const passes::FusedGroup&)> describe_;
+};
+
+inline constexpr const char* kCudaRowVariantsHeaderTemplate = "cuda/kforge_row_variants.cuh";
+
+}  // namespace kforge::codegen

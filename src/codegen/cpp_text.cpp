@@ -65,6 +65,12 @@ std::string IdentifierScope::take(std::string_view text) {
   return name;
 }
 
+std::string cpp_int_list(const std::vector<int64_t>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
+  return out + "}";
+}
+
 std::string cpp_string(std::string_view text) {
   std::string out = "\"";
   for (unsigned char c : text) {

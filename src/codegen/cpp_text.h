@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "opdef/types.h"
 #include "passes/lowered_program.h"
@@ -31,6 +32,9 @@ class IdentifierScope {
 
 /// A C++ string literal with escapes: "NCHW" -> "\"NCHW\"".
 std::string cpp_string(std::string_view text);
+
+/// A braced list of integers: {64, 0, 0} -> "{64, 0, 0}", {} -> "{}" (multi-kernel hints, shapes).
+std::string cpp_int_list(const std::vector<int64_t>& values);
 
 /// Shortest round-trip literals: 0.5 -> "0.5", 1 -> "1.0", 1e-05 -> "1e-05"; as float: "1e-05f". Infinities
 /// and NaN spell std::numeric_limits (the file must include <limits>).

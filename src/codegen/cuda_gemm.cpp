@@ -31,12 +31,6 @@ std::string int_dim(const SymExpr& e) {
   return "static_cast<int>(" + e.to_string() + ")";
 }
 
-std::string hint_text(const std::vector<int64_t>& hint) {
-  std::string out = "{";
-  for (size_t i = 0; i < hint.size(); ++i) out += (i ? ", " : "") + std::to_string(hint[i]);
-  return out + "}";
-}
-
 }  // namespace
 
 CudaGemmCode::CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
@@ -144,7 +138,7 @@ std::string CudaGemmCode::variants_function(const passes::MultiKernelSite& site)
       fn = fmt::format("&kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<{}, {}, {}, {}, {}>, {}, {}>", v.bm,
                        v.bn, v.bk, v.tm, v.tn, epilogue_code(g.gemm.epilogue), transposes(g));
     }
-    c += fmt::format("      {{{},\n       {},\n       {}, {}}},\n", cpp_string(v.name), fn, v.rank, hint_text(v.hint));
+    c += fmt::format("      {{{},\n       {},\n       {}, {}}},\n", cpp_string(v.name), fn, v.rank, cpp_int_list(v.hint));
   }
   c += "  };\n}\n\n";
   return c;

@@ -11,12 +11,6 @@ namespace {
 
 using passes::FusedGroup;
 
-std::string hint_list(const std::vector<int64_t>& hint) {
-  std::string out = "{";
-  for (size_t i = 0; i < hint.size(); ++i) out += (i ? ", " : "") + std::to_string(hint[i]);
-  return out + "}";
-}
-
 std::string element_bytes(expr::ScalarType t) { return "sizeof(" + cuda_scalar_type(t).value_or("float") + ")"; }
 
 }  // namespace
@@ -87,7 +81,7 @@ std::string CudaRowVariantCode::variants_function(const passes::MultiKernelSite&
   for (size_t i = 0; i < site.variants.size(); ++i) {
     const passes::KernelVariant& v = site.variants[i];
     c += fmt::format("      {{{}, [](const RowArgs& a) {{ return launch_rows_{}({}, a); }}, {}, {}", cpp_string(v.name),
-                     g.index, i, v.rank, hint_list(v.hint));
+                     g.index, i, v.rank, cpp_int_list(v.hint));
     if (v.kind == passes::VariantKind::kCudaRowRegisters) {
       c += fmt::format(",\n       kforge::cuda_rows::rows_up_to({})", int64_t{v.team} * v.regs * code.vector_width);
     }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "codegen/cpp_text.h"
+
 namespace kforge::codegen {
 
 namespace {
@@ -21,13 +23,6 @@ std::string variant_function(const passes::KernelVariant& v, const std::string& 
     case passes::VariantKind::kCudaRowLooped: break;
   }
   return "";
-}
-
-std::string hint_text(const std::vector<int64_t>& hint) {
-  if (hint.empty()) return "{}";
-  std::string out = "{";
-  for (size_t i = 0; i < hint.size(); ++i) out += (i ? ", " : "") + std::to_string(hint[i]);
-  return out + "}";
 }
 
 }  // namespace
@@ -60,7 +55,7 @@ void add_multi_kernel_context(tmpl::Value& ctx, const passes::LoweredProgram& pr
         vv.set("name", v.name);
         vv.set("fn", variant_function(v, call.kernel));
         vv.set("rank", static_cast<int64_t>(v.rank));
-        vv.set("hint", hint_text(v.hint));
+        vv.set("hint", cpp_int_list(v.hint));
         vv.set("config", v.config);
         variants.push_back(std::move(vv));
       }

@@ -15,7 +15,8 @@ std::string variant_function(const passes::KernelVariant& v, const std::string& 
     case passes::VariantKind::kRowSinglePass: return "&kforge_mk_softmax_single_pass";
     case passes::VariantKind::kRowLooped: return fmt::format("&kforge_mk_softmax_looped<{}>", v.chunk);
     case passes::VariantKind::kCublasLt:
-    case passes::VariantKind::kCudaSimt: break;  // --target cuda: codegen/cuda_gemm.cpp emits these
+    case passes::VariantKind::kCudaSimt:
+    case passes::VariantKind::kCudaTensorCore: break;  // --target cuda: codegen/cuda_gemm.cpp emits these
   }
   return "";
 }

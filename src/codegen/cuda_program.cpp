@@ -290,7 +290,9 @@ class CudaHostEmitter {
     for (const std::string& h : gemm_.host_std_includes()) std_headers.insert(h);
     c += "#include \"" + cls_ + ".h\"\n\n";
     for (const std::string& h : std_headers) c += "#include <" + h + ">\n";
-    c += gemm_.host_includes().empty() ? "\n" : "\n" + gemm_.host_includes() + "\n";
+    // The launchers' declarations name __half / __nv_bfloat16 when a fused group stores them.
+    const std::string includes = gemm_.host_includes() + (fused_half() ? "#include \"kforge_half.cuh\"\n" : "");
+    c += includes.empty() ? "\n" : "\n" + includes + "\n";
     c += "// The launchers of " + cls_ + "_kernels.cu: each launches one fused group and returns cudaGetLastError().\n";
     for (const auto& [index, l] : launchers_) c += l.declaration + "\n";
     c += "\nnamespace {\n\n";

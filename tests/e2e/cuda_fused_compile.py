@@ -6,9 +6,9 @@ strided), and row groups (softmax as a pattern and spelled out, layer_norm with 
 values), and GEMM groups (matmul with bias / bias + gelu epilogues, transposes, a batch folded into M, a dynamic
 batch; cuBLASLt alone, and with --multi-kernel-hints the dispatchers, with and without --cuda-graph), and the same
 in bfloat16 and float16 (fused kernels converting on load and store, 16-bit constants, cuBLASLt in the 16-bit
-type, the tensor-core variants of kforge_gemm_tc.cuh in both types). Programs
-with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol the
-headers use resolves. Also checks that a matmul no CUDA GEMM computes is an error at its place that says why.
+type, the tensor-core variants of kforge_gemm_tc.cuh in both types, conversions to and from every fused dtype).
+Programs with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol
+the headers use resolves. Also checks that a matmul no CUDA GEMM computes is an error at its place that says why.
 Translation units are compiled two at a time; about 2 min of CPU in all.
 
 Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is bench/fusion/gpu_check.sh.
@@ -38,6 +38,7 @@ PROGRAMS = [
     ("tests/e2e/fused/half_bf16.yaml", "half_bf16", []),
     ("tests/e2e/fused/half_bf16.yaml", "half_bf16_mk", HINTS + ["--cuda-graph"]),
     ("tests/e2e/fused/half_fp16.yaml", "half_fp16_mk", HINTS),
+    ("tests/e2e/fused/half_casts.yaml", "half_casts", []),
     ("tests/golden/compile-cuda-bf16/program.yaml", "golden_bf16", ["--cuda-graph"]),
     ("tests/golden/compile-cuda-fp16/program.yaml", "golden_fp16", HINTS),
 ]

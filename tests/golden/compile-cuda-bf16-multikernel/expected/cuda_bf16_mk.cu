@@ -13,6 +13,7 @@
 
 #include "kforge_gemm_f32.cuh"
 #include "kforge_gemm_tc.cuh"
+#include "kforge_half.cuh"
 
 // The launchers of cuda_bf16_mk_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t cuda_bf16_mk_fused_1(const __nv_bfloat16* __restrict__ in0, const __nv_bfloat16* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, __nv_bfloat16* __restrict__ o_v11, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kforge_cublaslt.cuh"
+#include "kforge_half.cuh"
 
 // The launchers of cuda_bf16_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t cuda_bf16_fused_1(const __nv_bfloat16* __restrict__ in0, const __nv_bfloat16* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, __nv_bfloat16* __restrict__ o_v11, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream);

@@ -13,6 +13,7 @@
 
 #include "kforge_gemm_f32.cuh"
 #include "kforge_gemm_tc.cuh"
+#include "kforge_half.cuh"
 
 // The launchers of cuda_fp16_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t cuda_fp16_fused_1(const __half* __restrict__ in0, const __half* __restrict__ in1, __half* __restrict__ o_v8, int64_t outer, int64_t inner, cudaStream_t stream);

@@ -8,6 +8,10 @@
 # run once choosing by benchmark and once per variant forced (KFORGE_MULTI_KERNEL_FORCE), so every variant is
 # checked, not only the pick; and once with --no-fuse (bare GEMMs, then the bias add and the gelu as kernels of
 # their own).
+# 16-bit programs (tests/e2e/fused/half_bf16.yaml, half_fp16.yaml) run against their float32 twin: kforge-interp
+# computes in float32 only, so it makes float32 inputs from the twin, the harness rounds the 16-bit program's
+# inputs and parameters to its type (--narrow, read from the generated header) and writes the rounded values back
+# as float32 (--rounded-inputs), and kforge-interp runs the twin on those, so both sides start from the same values.
 # Per run: fresh random inputs (kforge-interp --seed, a new seed every run, printed), the generated CUDA code run
 # by gpu_harness.cu with its outputs poisoned (0xFF bytes: NaN) before the run that counts and again with fresh
 # output tensors, then kforge-interp (the unfused CPU reference interpreter) compares with the case's tolerance.
@@ -20,6 +24,7 @@ NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 HINTS="--multi-kernel-hints 64,256,4096"
 
 # One case per line: NAME PROGRAM RTOL ATOL SHAPES [KFORGE FLAGS...]
+#   PROGRAM: one program for both sides, or GPU_PROGRAM:REFERENCE (a 16-bit program and its float32 twin).
 #   SHAPES: "-", or the kforge-interp --shape values of the dynamic inputs, one run per ';'-separated item.
 # Tolerances (|gpu - cpu| <= ATOL + RTOL * |cpu|):
 #   - elementwise and row cases: 1e-5 / 1e-6 (exp, tanh, erf differ between the CUDA and C++ math libraries by
@@ -36,6 +41,23 @@ HINTS="--multi-kernel-hints 64,256,4096"
 #     gemm_mlp: K = 64 + 96 + 40 = 200, values up to ~30: RTOL 8e-4, ATOL 2e-3.
 #     gemm_batched: K = 48 and 40, values ~2: RTOL 2e-4, ATOL 4e-4.
 #     mixed: K = 64, then layer_norm (which divides by the row's deviation, ~1): RTOL 3e-4, ATOL 3e-4.
+#   - 16-bit cases (half_*; outputs h = gelu(x w1 + b1) [M, 96] and p = softmax(layer_norm(h w2 + b2) w3t^T / 16)
+#     [M, 32]): both sides start from the same rounded values and compute in float32, so what differs is the
+#     GPU's rounding of each stored value to the 16-bit type, a relative error of at most u = 2^-8 (bfloat16) or
+#     2^-11 (float16), and how it propagates:
+#       h: its own rounding, u |h|. On the cuBLASLt path the GEMM's result t = x w1 + b1 is rounded too before
+#          the separate gelu kernel, adding u |t gelu'(t)|: up to 1.2 u |h| for t > 0; for t < 0 it grows
+#          relative to |h| (7 u |h| at t = -2.5, where |h| = 0.016) while it shrinks in absolute terms (0.094 u
+#          there, 0.036 u at t = -3), so 8 u |h| + ATOL covers it, with the least margin (about 2x) near t = -3.
+#       p: the roundings of h, of h w2 + b2 and of layer_norm's output reach the logits through the K = 40 GEMM
+#          (|w| < 1), which rounds its result too (|z| ~ 3); the scale by 1/16 divides their absolute error, and
+#          softmax turns logit errors e into relative errors e_i - sum_j p_j e_j of p_i: a few u at most.
+#     RTOL = 8 u (2^-5 for bfloat16, 2^-8 for float16); ATOL = 2e-4 covers the float32 accumulation-order
+#     differences of the GEMMs for h near 0 (at most about 6e-5 for K = 64, as above) and is below 1 % of p
+#     (p ~ 1/32). bench/fusion/half_tolerance.py replays the roundings without a GPU: at most 0.52 of this
+#     tolerance (h, bfloat16, cuBLASLt path; p: 0.14), relative errors 5.5 u (h) and 1.4 u (p). A wrong index,
+#     bias, transpose or conversion, or a missing gelu, gives errors of the size of the values (more than 10 %
+#     of p, through the softmax).
 CASES="
 chain            tests/e2e/fused/chain.yaml             1e-5 1e-6 -
 broadcast        tests/e2e/fused/broadcast.yaml         1e-5 1e-6 -
@@ -53,6 +75,9 @@ mixed_gemm_mk    tests/e2e/fused/mixed.yaml             3e-4 3e-4 -             
 softmax_mk       tests/e2e/fused/softmax.yaml           1e-5 1e-6 -                         $HINTS
 layer_norm_mk    tests/e2e/fused/layer_norm.yaml        1e-5 1e-6 -                         $HINTS
 rows_mk          bench/fusion/programs/rows_gpu.yaml    1e-5 1e-6 x=7,3000;x=300,4096;x=64,130;x=1000,64;x=3,20001 $HINTS
+half_bf16        tests/e2e/fused/half_bf16.yaml:tests/e2e/fused/half_f32.yaml 0.03125 2e-4 x=24,64;x=301,64
+half_bf16_mk     tests/e2e/fused/half_bf16.yaml:tests/e2e/fused/half_f32.yaml 0.03125 2e-4 x=24,64;x=301,64 $HINTS
+half_fp16_mk     tests/e2e/fused/half_fp16.yaml:tests/e2e/fused/half_f32.yaml 0.00390625 2e-4 x=24,64;x=301,64 $HINTS
 "
 
 # Builds one harness: TAG GEN NAME (run in parallel by prepare). Programs with GEMMs link cuBLASLt.
@@ -74,15 +99,20 @@ prepare() {
     for graph in "" "--cuda-graph"; do
       local tag="$name${graph:+_graph}" gen="$OUT_DIR/gen_$name${graph:+_graph}"
       # shellcheck disable=SC2086  # flags: several words
-      "$build/src/kforge" compile "$ROOT/$prog" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
+      "$build/src/kforge" compile "$ROOT/${prog%%:*}" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
         --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$name" --target cuda $graph $flags
       if [[ -f "$gen/kforge_multikernel.h" ]]; then
         # Every variant name with the number of dispatchers that have it (GEMM variant lists put the name alone
         # on its line, row variant lists follow it with the lambda), and the number of dispatchers.
         grep -oE '^      \{"[a-z0-9_]+",($| \[)' "$gen/$name.cu" | tr -d ' {",[' | sort | uniq -c |
           awk '{print $2, $1}' > "$OUT_DIR/$tag.variants"
-        grep -cE '(GemmF32MultiKernel|RowMultiKernel) mk_' "$gen/$name.cu" > "$OUT_DIR/$tag.sites"
+        grep -cE 'MultiKernel(<[a-z0-9_]+>)? mk_' "$gen/$name.cu" > "$OUT_DIR/$tag.sites"
       fi
+      # The 16-bit inputs and parameters, as the harness's --narrow arguments (from the generated header).
+      local narrow
+      narrow="$(sed -nE 's#^//   input +([^:]+): (float16|bfloat16) .*#--narrow feed/\1=\2#p;
+                         s#^//   parameter +([^:]+): (float16|bfloat16) .*#--narrow param/\1=\2#p' "$gen/$name.h")"
+      if [[ -n "$narrow" ]]; then echo "$narrow" > "$OUT_DIR/$tag.narrow"; fi
       builds+=("$tag" "$gen" "$name")
     done
   done <<<"$CASES"
@@ -95,17 +125,24 @@ prepare() {
 
 # One check: PROGRAM TAG RTOL ATOL SHAPE FORCE; prints PASS/FAIL and returns 1 on failure.
 check_one() {
-  local prog="$1" tag="$2" rtol="$3" atol="$4" shape="$5" force="$6" seed label shape_args=()
+  local prog="$1" tag="$2" rtol="$3" atol="$4" shape="$5" force="$6" seed label shape_args=() narrow=()
+  local ref="${prog##*:}" inputs="$tmp/in.bin"  # the reference program (the float32 twin of a 16-bit one)
   seed=$(( $(od -An -N3 -tu4 /dev/urandom) ))
   label="$tag${shape:+ $shape}${force:+ forced $force} (seed $seed)"
   [[ -n "$shape" ]] && shape_args=(--shape "$shape")
-  if "$dir/kforge-interp" "$ROOT/$prog" --seed "$seed" "${shape_args[@]}" --write-inputs "$tmp/in.bin" &&
+  if [[ -s "$dir/$tag.narrow" ]]; then
+    mapfile -t narrow < <(tr ' ' '\n' <"$dir/$tag.narrow")
+    narrow+=(--rounded-inputs "$tmp/in_rounded.bin")
+    inputs="$tmp/in_rounded.bin"
+  fi
+  if "$dir/kforge-interp" "$ROOT/$ref" --seed "$seed" "${shape_args[@]}" --write-inputs "$tmp/in.bin" &&
      KFORGE_CACHE_DIR="$tmp/cache-$tag" KFORGE_MULTI_KERNEL_LOG=1 KFORGE_MULTI_KERNEL_FORCE="$force" \
-       "$dir/$tag" "$tmp/in.bin" "$tmp/out.bin" 2>"$tmp/log" &&
-     "$dir/kforge-interp" "$ROOT/$prog" --inputs "$tmp/in.bin" --compare "$tmp/out.bin" --rtol "$rtol" --atol "$atol"; then
+       "$dir/$tag" "$tmp/in.bin" "$tmp/out.bin" "${narrow[@]}" 2>"$tmp/log" &&
+     "$dir/kforge-interp" "$ROOT/$ref" --inputs "$inputs" --compare "$tmp/out.bin" --rtol "$rtol" --atol "$atol"; then
     if [[ -f "$dir/$tag.sites" ]]; then
-      # Every dispatcher must have made its pick the way the run asked for: forced, or by a benchmark (the
-      # first shape of a run with a fresh cache directory) or from the cache that benchmark wrote.
+      # Every dispatcher must have made its pick the way the run asked for: forced (each dispatcher that has the
+      # variant), or by a benchmark (the first shape of a run with a fresh cache directory) or from the cache
+      # that benchmark wrote.
       local sites want got
       sites="$(cat "$dir/$tag.sites")"
       if [[ -n "$force" ]]; then

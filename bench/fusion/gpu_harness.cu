@@ -7,10 +7,20 @@
 // (a graph replay) must overwrite every element. Run 3 uses fresh, poisoned output tensors (other pointers:
 // with --cuda-graph a re-capture and in-place graph update) and must give bit-identical results.
 //
+// 16-bit programs (float16 / bfloat16) are checked against a float32 twin, since kforge-interp computes in
+// float32 only: the bundle then holds float32 values, and `--narrow feed/x=bfloat16` (one per 16-bit input or
+// parameter) rounds that tensor to the 16-bit type, to nearest even (cuda_fp16.h / cuda_bf16.h host
+// conversions), before it goes to the GPU; `--rounded-inputs FILE` writes every input and parameter back as
+// float32 after that rounding (exact), so that kforge-interp runs the twin on exactly the values the GPU saw.
+// 16-bit outputs are written as float32 (exact as well); the repeatability check compares their raw bits.
+//
 // Built per program:
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -I tools/interp -DKFORGE_PROGRAM_HEADER='"NAME.h"'
 //        -DKFORGE_PROGRAM_CLASS=NAME bench/fusion/gpu_harness.cu GEN/NAME.cu GEN/NAME_kernels.cu
-// Usage: gpu_harness INPUTS.bin OUTPUTS.bin
+// Usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE]
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -59,6 +69,53 @@ kforge::Status to_host(const kforge::Tensor& dev, kforge::Tensor* host) {
   return kforge::Status::OK();
 }
 
+// `f32` rounded to `dtype` (float16 or bfloat16) into `narrow`, and those values back as float32 into `rounded`.
+kforge::Status round_to_half(const kforge::Tensor& f32, kforge::DataType dtype, kforge::Tensor* narrow,
+                             kforge::Tensor* rounded) {
+  if (f32.dtype != kforge::DataType::kFloat32) {
+    return kforge::Status::Error("--narrow: the bundle value is ", f32.dtype, ", not float32");
+  }
+  if (dtype != kforge::DataType::kFloat16 && dtype != kforge::DataType::kBFloat16) {
+    return kforge::Status::Error("--narrow: ", dtype, " is not float16 or bfloat16");
+  }
+  for (kforge::Tensor* t : {narrow, rounded}) {
+    *t = kforge::Tensor();
+    t->dtype = t == narrow ? dtype : kforge::DataType::kFloat32;
+    KFORGE_RETURN_IF_ERROR(t->set_dims(f32.shape()));
+    KFORGE_RETURN_IF_ERROR(t->allocate());
+  }
+  for (int64_t i = 0; i < f32.numel(); ++i) {
+    const float v = f32.data_as<const float>()[i];
+    if (dtype == kforge::DataType::kBFloat16) {
+      const __nv_bfloat16 b = __float2bfloat16_rn(v);
+      narrow->data_as<__nv_bfloat16>()[i] = b;
+      rounded->data_as<float>()[i] = __bfloat162float(b);
+    } else {
+      const __half h = __float2half_rn(v);
+      narrow->data_as<__half>()[i] = h;
+      rounded->data_as<float>()[i] = __half2float(h);
+    }
+  }
+  return kforge::Status::OK();
+}
+
+// A 16-bit host tensor as float32 (exact); other tensors are copied as they are.
+kforge::Status widen(const kforge::Tensor& t, kforge::Tensor* out) {
+  if (t.dtype != kforge::DataType::kFloat16 && t.dtype != kforge::DataType::kBFloat16) {
+    return kforge::bundle::deep_copy(t, out);
+  }
+  *out = kforge::Tensor();
+  out->dtype = kforge::DataType::kFloat32;
+  KFORGE_RETURN_IF_ERROR(out->set_dims(t.shape()));
+  KFORGE_RETURN_IF_ERROR(out->allocate());
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    out->data_as<float>()[i] = t.dtype == kforge::DataType::kBFloat16
+                                   ? __bfloat162float(t.data_as<const __nv_bfloat16>()[i])
+                                   : __half2float(t.data_as<const __half>()[i]);
+  }
+  return kforge::Status::OK();
+}
+
 kforge::Status poison(const kforge::Tensor& dev) {
   if (dev.bytes() > 0) KFORGE_CUDA_RETURN_IF_ERROR(cudaMemset(dev.data, 0xFF, dev.bytes()));
   return kforge::Status::OK();
@@ -67,10 +124,39 @@ kforge::Status poison(const kforge::Tensor& dev) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) return fail("usage: gpu_harness INPUTS.bin OUTPUTS.bin");
+  const char* usage =
+      "usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE]";
+  if (argc < 3) return fail(usage);
   kforge::install_cuda_allocator();
   std::vector<kforge::bundle::NamedTensor> all;
   CHECK_STATUS(kforge::bundle::read(argv[1], &all));
+  std::vector<kforge::bundle::NamedTensor> rounded;  // --rounded-inputs: `all` as float32 after the narrowing
+  for (const kforge::bundle::NamedTensor& nt : all) {
+    rounded.push_back({nt.name, kforge::Tensor()});
+    CHECK_STATUS(kforge::bundle::deep_copy(nt.tensor, &rounded.back().tensor));
+  }
+  std::string rounded_path;
+  for (int a = 3; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (a + 1 >= argc) return fail(usage);
+    const std::string value = argv[++a];
+    if (arg == "--rounded-inputs") {
+      rounded_path = value;
+      continue;
+    }
+    const size_t eq = value.find('=');
+    kforge::DataType dtype{};
+    if (arg != "--narrow" || eq == std::string::npos || !kforge::parse_data_type(value.substr(eq + 1), &dtype)) {
+      return fail(usage);
+    }
+    size_t i = 0;
+    while (i < all.size() && all[i].name != value.substr(0, eq)) ++i;
+    if (i == all.size()) return fail("--narrow: no tensor '" + value.substr(0, eq) + "' in " + argv[1]);
+    kforge::Tensor narrow;
+    CHECK_STATUS(round_to_half(all[i].tensor, dtype, &narrow, &rounded[i].tensor));
+    all[i].tensor = std::move(narrow);
+  }
+  if (!rounded_path.empty()) CHECK_STATUS(kforge::bundle::write(rounded_path, rounded));
 
   using Program = KFORGE_PROGRAM_CLASS;
   Program program;
@@ -104,10 +190,12 @@ int main(int argc, char** argv) {
   for (const kforge::Tensor& t : outputs) CHECK_STATUS(poison(t));
   CHECK_STATUS(run(outputs));  // replay: must overwrite every poisoned element
 
-  std::vector<kforge::bundle::NamedTensor> named;
+  std::vector<kforge::Tensor> raw(Program::kNumOutputs);  // as the GPU wrote them
+  std::vector<kforge::bundle::NamedTensor> named;           // 16-bit ones widened to float32
   for (size_t i = 0; i < Program::kNumOutputs; ++i) {
+    CHECK_STATUS(to_host(outputs[i], &raw[i]));
     named.push_back({Program::kOutputNames[i], kforge::Tensor()});
-    CHECK_STATUS(to_host(outputs[i], &named.back().tensor));
+    CHECK_STATUS(widen(raw[i], &named.back().tensor));
   }
   CHECK_STATUS(kforge::bundle::write(argv[2], named));
 
@@ -124,7 +212,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < Program::kNumOutputs; ++i) {
     kforge::Tensor host;
     CHECK_STATUS(to_host(fresh[i], &host));
-    if (host.bytes() != named[i].tensor.bytes() || std::memcmp(host.data, named[i].tensor.data, host.bytes()) != 0) {
+    if (host.bytes() != raw[i].bytes() || std::memcmp(host.data, raw[i].data, host.bytes()) != 0) {
       return fail(std::string("output '") + Program::kOutputNames[i] + "' differs between two runs");
     }
   }

@@ -469,7 +469,7 @@ int run_fused(cudaStream_t stream, bool replay) {
     // erf set, then every variant of the tanh-allowed set.
     std::vector<std::function<void()>> fns;
     fns.push_back([&] { lt->run(buf.A, buf.B, buf.C, nullptr, M, kN, kK, Epilogue::kNone, stream); });
-    fns.push_back([&] { kforge::cuda_gemm::bias_gelu_bf16(buf.C, buf.bias, M, kN, stream); });
+    fns.push_back([&] { kforge::cuda_gemm::bias_epilogue(buf.C, buf.bias, M, kN, Epilogue::kBiasGelu, stream); });
     for (size_t v = 0; v < exact_dispatcher.size(); ++v) fns.push_back([&, v] { exact_dispatcher.variant(v).fn(args); });
     for (size_t v = 0; v < tanh_dispatcher.size(); ++v) fns.push_back([&, v] { tanh_dispatcher.variant(v).fn(args); });
     const std::vector<double> all = interleaved_us(stream, fns);

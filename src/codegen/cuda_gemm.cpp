@@ -31,11 +31,54 @@ std::string int_dim(const SymExpr& e) {
   return "static_cast<int>(" + e.to_string() + ")";
 }
 
+// How generated code spells the GEMM pieces of one element type. The templates (kforge_cublaslt.cuh,
+// kforge_gemm_f32.cuh) are generic over the type; float32 keeps the spellings its output always had, which the
+// headers keep as thin wrappers, so that float32 programs generate what they did before 16-bit GEMMs existed.
+struct GemmElement {
+  const char* cpp;           // the element type
+  const char* lt;            // the GemmState member: the cuBLASLt instance of this type
+  const char* lt_type;       // its cudaDataType_t
+  const char* describe;      // for comments
+  const char* cublaslt;      // the call without hints
+  const char* prepare;       // its plan builder (before a graph capture)
+  const char* args;          // the arguments a site's variants take
+  const char* dispatcher;    // the site's dispatcher type
+  const char* variant;       // GemmState's alias of the dispatcher's Variant
+  const char* lt_variant;    // cuBLASLt as a variant
+  const char* config;        // the dispatcher's configuration
+};
+
+const GemmElement& element_of(ir::DataType dtype) {
+  static const GemmElement kF32{"float", "lt", "CUDA_R_32F", "fp32",
+                                "kforge::cuda_gemm::cublaslt_gemm_f32", "kforge::cuda_gemm::cublaslt_gemm_f32_prepare",
+                                "kforge::cuda_gemm::GemmF32Args", "kforge::cuda_gemm::GemmF32MultiKernel", "Variant",
+                                "kforge::cuda_gemm::cublaslt_f32_then_epilogue",
+                                "kforge::cuda_gemm::make_gemm_f32_config"};
+  static const GemmElement kBF16{"__nv_bfloat16", "lt_bf16", "CUDA_R_16BF", "bfloat16 with fp32 accumulation",
+                                 "kforge::cuda_gemm::cublaslt_gemm", "kforge::cuda_gemm::cublaslt_gemm_prepare",
+                                 "kforge::cuda_gemm::GemmArgs<__nv_bfloat16>",
+                                 "kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>", "VariantBf16",
+                                 "kforge::cuda_gemm::cublaslt_then_epilogue",
+                                 "kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>"};
+  static const GemmElement kF16{"__half", "lt_f16", "CUDA_R_16F", "float16 with fp32 accumulation",
+                                "kforge::cuda_gemm::cublaslt_gemm", "kforge::cuda_gemm::cublaslt_gemm_prepare",
+                                "kforge::cuda_gemm::GemmArgs<__half>", "kforge::cuda_gemm::GemmMultiKernel<__half>",
+                                "VariantF16", "kforge::cuda_gemm::cublaslt_then_epilogue",
+                                "kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__half>>"};
+  switch (dtype) {
+    case ir::DataType::kBFloat16: return kBF16;
+    case ir::DataType::kFloat16: return kF16;
+    default: return kF32;  // passes::gemm_form admits no other type
+  }
+}
+
+const GemmElement& element_of(const FusedGroup& g) { return element_of(g.gemm.dtype); }
+
 }  // namespace
 
 CudaGemmCode::CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
                            const passes::MultiKernelPlan* multi_kernel, bool cuda_graph, std::string cls,
-                           std::function<std::string(uint32_t, bool)> buffer,
+                           std::function<std::string(uint32_t, const std::string&, bool)> buffer,
                            std::function<std::string(const FusedGroup&)> describe)
     : p_(program), plan_(plan), mk_(multi_kernel), cuda_graph_(cuda_graph), cls_(std::move(cls)), buffer_(std::move(buffer)),
       describe_(std::move(describe)) {
@@ -43,6 +86,30 @@ CudaGemmCode::CudaGemmCode(const passes::LoweredProgram& program, const passes::
     if (g.kind == passes::GroupKind::kGemm) groups_.push_back(&g);
   }
   if (mk_ != nullptr && mk_->sites.empty()) mk_ = nullptr;
+}
+
+std::vector<ir::DataType> CudaGemmCode::dtypes() const {
+  std::vector<ir::DataType> out;
+  for (ir::DataType t : {ir::DataType::kFloat32, ir::DataType::kBFloat16, ir::DataType::kFloat16}) {
+    for (const FusedGroup* g : groups_) {
+      if (g->gemm.dtype == t) {
+        out.push_back(t);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool CudaGemmCode::has_tensor_core(ir::DataType dtype) const {
+  if (mk_ == nullptr) return false;
+  for (const passes::MultiKernelSite& site : mk_->sites) {
+    if (plan_.groups.at(site.group).gemm.dtype != dtype) continue;
+    for (const passes::KernelVariant& v : site.variants) {
+      if (v.kind == passes::VariantKind::kCudaTensorCore) return true;
+    }
+  }
+  return false;
 }
 
 void CudaGemmCode::check(DiagnosticEngine& diags) const {
@@ -61,9 +128,38 @@ void CudaGemmCode::check(DiagnosticEngine& diags) const {
 
 std::vector<const char*> CudaGemmCode::header_templates() const {
   if (!any()) return {};
-  if (mk_ == nullptr) return {kCudaGemmHeaderTemplate, kCudaCublasLtHeaderTemplate};
-  return {kCudaGemmHeaderTemplate, kCudaCublasLtHeaderTemplate, kCudaTimerHeaderTemplate, kCudaGemmF32HeaderTemplate,
-          "runtime/kforge_multikernel.h"};
+  // kforge_gemm.cuh includes kforge_half.cuh (its separate epilogue is one template over the element type).
+  std::vector<const char*> headers = {kCudaGemmHeaderTemplate, kCudaCublasLtHeaderTemplate, kCudaHalfHeaderTemplate};
+  if (mk_ == nullptr) return headers;
+  for (const char* h : {kCudaTimerHeaderTemplate, kCudaGemmF32HeaderTemplate, "runtime/kforge_multikernel.h"}) {
+    headers.push_back(h);
+  }
+  for (ir::DataType t : dtypes()) {
+    if (has_tensor_core(t)) {
+      headers.push_back(kCudaGemmTensorCoreHeaderTemplate);
+      break;
+    }
+  }
+  return headers;
+}
+
+std::string CudaGemmCode::header_summary() const {
+  if (!any()) return "";
+  std::string types;
+  bool simt = false, tensor_core = false;
+  for (ir::DataType t : dtypes()) {
+    types += (types.empty() ? "" : ", ") + std::string(element_of(t).describe);
+    simt |= t == ir::DataType::kFloat32;
+    tensor_core |= has_tensor_core(t);
+  }
+  std::string kernels;
+  if (mk_ != nullptr && (simt || tensor_core)) {
+    kernels = std::string(", or a ") + (simt ? "SIMT" : "") + (simt && tensor_core ? " or " : "") +
+              (tensor_core ? "tensor-core" : "") + " kernel picked per shape at run time";
+  }
+  const size_t count = groups_.size();
+  return fmt::format("// {} of them {} (cuBLASLt {}{}).\n//\n", count, count == 1 ? "is a GEMM" : "are GEMMs", types,
+                     kernels);
 }
 
 
@@ -90,13 +186,14 @@ std::string CudaGemmCode::prepare_function() const {
   std::string c = "void " + cls_ + "::prepare_gemms(const Bindings& b) {\n";
   for (const passes::Symbol& s : p_.symbols) c += fmt::format("  [[maybe_unused]] const int64_t s{} = b.symbols[{}];\n", s.id, s.id);
   for (const FusedGroup* g : groups_) {
+    const GemmElement& e = element_of(*g);
     c += "  // " + describe_(*g) + "\n";
     const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g->index) : nullptr;
     if (site != nullptr) {
       c += args_struct(*g) + fmt::format("    gemm_->select(gemm_->{}, kforge_gemm);\n  }}\n", site->name);
     }
-    c += "  kforge::cuda_gemm::cublaslt_gemm_f32_prepare(\n      gemm_->lt,\n" + args_code(*g, "      ") + ", " +
-         transposes(*g) + ");\n";
+    c += fmt::format("  {}(\n      gemm_->{},\n", e.prepare, e.lt) + args_code(*g, "      ") + ", " + transposes(*g) +
+         ");\n";
   }
   c += "}\n\n";
   return c;
@@ -109,7 +206,12 @@ std::vector<std::string> CudaGemmCode::host_std_includes() const {
 
 std::string CudaGemmCode::host_includes() const {
   if (!any()) return "";
-  return mk_ != nullptr ? "#include \"kforge_gemm_f32.cuh\"\n" : "#include \"kforge_cublaslt.cuh\"\n";
+  if (mk_ == nullptr) return "#include \"kforge_cublaslt.cuh\"\n";
+  std::string h = "#include \"kforge_gemm_f32.cuh\"\n";
+  for (ir::DataType t : dtypes()) {
+    if (has_tensor_core(t)) return h + "#include \"kforge_gemm_tc.cuh\"\n";
+  }
+  return h;
 }
 
 std::string CudaGemmCode::failure_helper() const {
@@ -125,18 +227,26 @@ std::string CudaGemmCode::failure_helper() const {
 
 std::string CudaGemmCode::variants_function(const passes::MultiKernelSite& site) const {
   const FusedGroup& g = plan_.groups.at(site.group);
+  const GemmElement& e = element_of(g);
   std::string c = fmt::format("// The variants of {} ({}), ranked: the set whose hash is {:#018x}.\n", site.name,
                               describe_(g), site.set_hash);
-  c += fmt::format("std::vector<kforge::cuda_gemm::GemmF32MultiKernel::Variant> gemm_variants_{}(\n"
-                   "    kforge::cuda_gemm::CublasLtGemm& lt) {{\n  return {{\n",
-                   g.index);
+  c += fmt::format("std::vector<{}::Variant> gemm_variants_{}(\n    kforge::cuda_gemm::CublasLtGemm& lt) {{\n  return {{\n",
+                   e.dispatcher, g.index);
   for (const passes::KernelVariant& v : site.variants) {
     std::string fn;
-    if (v.kind == passes::VariantKind::kCublasLt) {
-      fn = "[&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a); }";
-    } else {
-      fn = fmt::format("&kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<{}, {}, {}, {}, {}>, {}, {}>", v.bm,
-                       v.bn, v.bk, v.tm, v.tn, epilogue_code(g.gemm.epilogue), transposes(g));
+    switch (v.kind) {
+      case passes::VariantKind::kCublasLt:
+        fn = fmt::format("[&lt](const {}& a) {{ return {}(lt, a); }}", e.args, e.lt_variant);
+        break;
+      case passes::VariantKind::kCudaTensorCore:
+        // No transposes: the planner offers tensor-core tiles to untransposed sites only.
+        fn = fmt::format("&kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<{}, {}, {}, {}, {}, {}>, {}, {}>",
+                         v.bm, v.bn, v.bk, v.warps_m, v.warps_n, v.stages, epilogue_code(g.gemm.epilogue), e.cpp);
+        break;
+      default:
+        fn = fmt::format("&kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<{}, {}, {}, {}, {}>, {}, {}>", v.bm,
+                         v.bn, v.bk, v.tm, v.tn, epilogue_code(g.gemm.epilogue), transposes(g));
+        break;
     }
     c += fmt::format("      {{{},\n       {},\n       {}, {}}},\n", cpp_string(v.name), fn, v.rank, cpp_int_list(v.hint));
   }
@@ -146,9 +256,10 @@ std::string CudaGemmCode::variants_function(const passes::MultiKernelSite& site)
 
 std::string CudaGemmCode::args_code(const FusedGroup& g, const std::string& indent) const {
   const passes::GemmGroup& gm = g.gemm;
-  std::string bias = gm.bias == passes::kNone ? "nullptr" : buffer_(gm.bias, true);
-  return fmt::format("{}{},\n{}{},\n{}{},\n{}{},\n{}{}, {}, {}, {}", indent, buffer_(gm.x, true), indent,
-                     buffer_(gm.y, true), indent, buffer_(gm.out, false), indent, bias, indent, int_dim(gm.m),
+  const std::string t = element_of(g).cpp;
+  std::string bias = gm.bias == passes::kNone ? "nullptr" : buffer_(gm.bias, t, true);
+  return fmt::format("{}{},\n{}{},\n{}{},\n{}{},\n{}{}, {}, {}, {}", indent, buffer_(gm.x, t, true), indent,
+                     buffer_(gm.y, t, true), indent, buffer_(gm.out, t, false), indent, bias, indent, int_dim(gm.m),
                      int_dim(gm.n), int_dim(gm.k), epilogue_code(gm.epilogue));
 }
 
@@ -157,55 +268,93 @@ std::string CudaGemmCode::transposes(const FusedGroup& g) {
 }
 
 std::string CudaGemmCode::args_struct(const FusedGroup& g) const {
-  return "  {\n    const kforge::cuda_gemm::GemmF32Args kforge_gemm{\n" + args_code(g, "        ") + ", stream_, " +
-         transposes(g) + "};\n";
+  return fmt::format("  {{\n    const {} kforge_gemm{{\n", element_of(g).args) + args_code(g, "        ") +
+         ", stream_, " + transposes(g) + "};\n";
+}
+
+std::string CudaGemmCode::dispatch_helpers(ir::DataType dtype) const {
+  const GemmElement& e = element_of(dtype);
+  std::string c;
+  c += fmt::format("  // Runs the pick of `site` for a's {{M, N, K}}; a new shape is first benchmarked on the scratch output.\n"
+                   "  cudaError_t run({}& site, const {}& a) {{\n"
+                   "    if (a.M == 0 || a.N == 0) return cudaSuccess;  // nothing to compute, no shape worth benchmarking\n",
+                   e.dispatcher, e.args);
+  if (has_tensor_core(dtype)) {
+    // Every variant but 0 (cuBLASLt) is a tensor-core tile. A benchmark times a tile that cannot serve the call
+    // as +inf (tensor_core<> refuses it without launching), so it never wins one; but a forced pick, a nearest
+    // hint or a pick cached for the same shape with other pointers could still name one: the real call then
+    // runs cuBLASLt, and no tile is ever called for real with arguments it cannot serve.
+    c += fmt::format("    const size_t pick = site.select({{a.M, a.N, a.K}}, [&](const {}& v) {{ run_on_scratch(v, a); }});\n"
+                     "    // A tile picked for a call it cannot serve (K or N no multiple of 8, a pointer not 16-byte aligned:\n"
+                     "    // forced, nearest hint, or cached for other pointers) gives way to cuBLASLt, variant 0.\n"
+                     "    if (pick != 0 && !kforge::cuda_gemm::tensor_core_applies(a)) return site.variant(0).fn(a);\n"
+                     "    return site.variant(pick).fn(a);\n  }}\n",
+                     e.variant);
+  } else {
+    c += fmt::format("    return site.dispatch({{a.M, a.N, a.K}}, [&](const {0}& v) {{ run_on_scratch(v, a); }}, a);\n  }}\n",
+                     e.variant);
+  }
+  c += fmt::format("  // The choice alone (--cuda-graph: made before a capture, so that no benchmark runs inside one).\n"
+                   "  void select({}& site, const {}& a) {{\n", e.dispatcher, e.args);
+  c += "    if (a.M == 0 || a.N == 0) return;\n";
+  c += fmt::format("    static_cast<void>(site.select({{a.M, a.N, a.K}}, [&](const {}& v) {{ run_on_scratch(v, a); }}));\n  }}\n",
+                   e.variant);
+  c += fmt::format("  // One benchmark run of a variant, into the scratch output placed at the real output's offset modulo 256\n"
+                   "  // bytes (cuBLASLt plans by alignment). A variant that fails never wins (the timer reports +inf).\n"
+                   "  void run_on_scratch(const {0}& v, {1} a) {{\n"
+                   "    const size_t offset = reinterpret_cast<uintptr_t>(a.C) & 255u;\n"
+                   "    if (!scratch.reserve(size_t(a.M) * size_t(a.N) * sizeof({2}) + offset).ok()) {{\n"
+                   "      timer->mark_failed();\n      return;\n    }}\n"
+                   "    a.C = reinterpret_cast<{2}*>(scratch.data() + offset);\n"
+                   "    if (v.fn(a) != cudaSuccess) timer->mark_failed();\n  }}\n",
+                   e.variant, e.args, e.cpp);
+  return c;
 }
 
 std::string CudaGemmCode::definitions() const {
   if (!any()) return "";
+  const std::vector<ir::DataType> types = dtypes();
+  std::string lts;
+  for (ir::DataType t : types) {
+    lts += fmt::format("  kforge::cuda_gemm::CublasLtGemm {}{{{}, {}}};\n", element_of(t).lt, kWorkspaceBytes,
+                       element_of(t).lt_type);
+  }
+  const bool f32_only = types == std::vector<ir::DataType>{ir::DataType::kFloat32};
   std::string c;
   if (mk_ == nullptr) {
-    c += "// The GEMM groups run cuBLASLt (fp32 compute, no TF32) with one handle and workspace per object.\n";
-    c += "struct " + cls_ + "::GemmState {\n";
-    c += fmt::format("  kforge::cuda_gemm::CublasLtGemm lt{{{}, CUDA_R_32F}};\n}};\n\n", kWorkspaceBytes);
+    c += f32_only ? "// The GEMM groups run cuBLASLt (fp32 compute, no TF32) with one handle and workspace per object.\n"
+                  : "// The GEMM groups run cuBLASLt (fp32 compute and accumulation, no TF32) with one handle and workspace\n"
+                    "// per object and element type.\n";
+    c += "struct " + cls_ + "::GemmState {\n" + lts + "};\n\n";
     if (cuda_graph_) c += prepare_function();
     return c;
   }
   c += "namespace {\n\n";
   for (const passes::MultiKernelSite& site : mk_->sites) c += variants_function(site);
   c += "}  // namespace\n\n";
-  c += "// Per object: cuBLASLt (one handle and workspace, shared by the cuBLASLt variants), one dispatcher per GEMM\n"
-       "// group, the event timer they benchmark with (on the object's stream) and the scratch output they\n"
-       "// benchmark into, so that benchmarking never writes a real output.\n";
+  c += f32_only ? "// Per object: cuBLASLt (one handle and workspace, shared by the cuBLASLt variants), one dispatcher per GEMM\n"
+                  "// group, the event timer they benchmark with (on the object's stream) and the scratch output they\n"
+                  "// benchmark into, so that benchmarking never writes a real output.\n"
+                : "// Per object: cuBLASLt (one handle and workspace per element type, shared by the cuBLASLt variants of that\n"
+                  "// type), one dispatcher per GEMM group, the event timer they benchmark with (on the object's stream) and\n"
+                  "// the scratch output they benchmark into, so that benchmarking never writes a real output.\n";
   c += "struct " + cls_ + "::GemmState {\n";
-  c += "  using Variant = kforge::cuda_gemm::GemmF32MultiKernel::Variant;\n";
+  for (ir::DataType t : types) {
+    c += fmt::format("  using {} = {}::Variant;\n", element_of(t).variant, element_of(t).dispatcher);
+  }
   c += "  explicit GemmState(cudaStream_t stream);\n\n";
-  c += "  // Runs the pick of `site` for a's {M, N, K}; a new shape is first benchmarked on the scratch output.\n"
-       "  cudaError_t run(kforge::cuda_gemm::GemmF32MultiKernel& site, const kforge::cuda_gemm::GemmF32Args& a) {\n"
-       "    if (a.M == 0 || a.N == 0) return cudaSuccess;  // nothing to compute, no shape worth benchmarking\n"
-       "    return site.dispatch({a.M, a.N, a.K}, [&](const Variant& v) { run_on_scratch(v, a); }, a);\n  }\n";
-  c += "  // The choice alone (--cuda-graph: made before a capture, so that no benchmark runs inside one).\n"
-       "  void select(kforge::cuda_gemm::GemmF32MultiKernel& site, const kforge::cuda_gemm::GemmF32Args& a) {\n"
-       "    if (a.M == 0 || a.N == 0) return;\n"
-       "    static_cast<void>(site.select({a.M, a.N, a.K}, [&](const Variant& v) { run_on_scratch(v, a); }));\n  }\n";
-  c += "  // One benchmark run of a variant, into the scratch output placed at the real output's offset modulo 256\n"
-       "  // bytes (cuBLASLt plans by alignment). A variant that fails never wins (the timer reports +inf).\n"
-       "  void run_on_scratch(const Variant& v, kforge::cuda_gemm::GemmF32Args a) {\n"
-       "    const size_t offset = reinterpret_cast<uintptr_t>(a.C) & 255u;\n"
-       "    if (!scratch.reserve(size_t(a.M) * size_t(a.N) * sizeof(float) + offset).ok()) {\n"
-       "      timer->mark_failed();\n      return;\n    }\n"
-       "    a.C = reinterpret_cast<float*>(scratch.data() + offset);\n"
-       "    if (v.fn(a) != cudaSuccess) timer->mark_failed();\n  }\n\n";
-  c += fmt::format("  kforge::cuda_gemm::CublasLtGemm lt{{{}, CUDA_R_32F}};\n", kWorkspaceBytes);
+  for (ir::DataType t : types) c += dispatch_helpers(t);
+  c += "\n" + lts;
   c += "  std::shared_ptr<kforge::cuda_timing::CudaEventTimer> timer;\n  kforge::DeviceMemory scratch;\n";
   for (const passes::MultiKernelSite& site : mk_->sites) {
-    c += fmt::format("  kforge::cuda_gemm::GemmF32MultiKernel {};  // group {}\n", site.name, site.group);
+    c += fmt::format("  {} {};  // group {}\n", element_of(plan_.groups.at(site.group)).dispatcher, site.name, site.group);
   }
   c += "};\n\n";
   c += cls_ + "::GemmState::GemmState(cudaStream_t stream)\n    : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream))";
   for (const passes::MultiKernelSite& site : mk_->sites) {
-    c += fmt::format(",\n      {}(gemm_variants_{}(lt),\n          kforge::cuda_gemm::make_gemm_f32_config({}, timer, {:#018x}ull))",
-                     site.name, site.group, cpp_string(site.name), site.set_hash);
+    const GemmElement& e = element_of(plan_.groups.at(site.group));
+    c += fmt::format(",\n      {}(gemm_variants_{}({}),\n          {}({}, timer, {:#018x}ull))", site.name, site.group,
+                     e.lt, e.config, cpp_string(site.name), site.set_hash);
   }
   c += " {}\n\n";
   if (cuda_graph_) c += prepare_function();
@@ -216,9 +365,14 @@ std::string CudaGemmCode::run_setup() const {
   if (!any()) return "";
   std::string c = "  if (gemm_ == nullptr) {\n";
   c += mk_ != nullptr ? "    gemm_ = std::make_unique<GemmState>(stream_);\n" : "    gemm_ = std::make_unique<GemmState>();\n";
-  c += "    if (!gemm_->lt.ok()) {\n      const cublasStatus_t status = gemm_->lt.last_status();\n      gemm_.reset();\n"
-       "      return kforge::Status::Error(\"" + cls_ + ": cannot create the cuBLASLt handle: \",\n"
-       "                                   kforge::cuda_gemm::cublas_status_name(status));\n    }\n  }\n";
+  for (ir::DataType t : dtypes()) {
+    const std::string lt = element_of(t).lt;
+    c += "    if (!gemm_->" + lt + ".ok()) {\n      const cublasStatus_t status = gemm_->" + lt + ".last_status();\n"
+         "      gemm_.reset();\n"
+         "      return kforge::Status::Error(\"" + cls_ + ": cannot create the cuBLASLt handle: \",\n"
+         "                                   kforge::cuda_gemm::cublas_status_name(status));\n    }\n";
+  }
+  c += "  }\n";
   if (mk_ != nullptr) c += "  gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on\n";
   return c;
 }
@@ -241,18 +395,19 @@ std::string CudaGemmCode::run_checks() const {
 }
 
 std::string CudaGemmCode::enqueue(const FusedGroup& g) const {
+  const GemmElement& e = element_of(g);
   std::string c = "  // " + describe_(g) + "\n";
   const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g.index) : nullptr;
   if (site == nullptr) {
-    c += "  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_f32(\n      gemm_->lt,\n" + args_code(g, "      ") + ", " +
+    c += fmt::format("  if (cudaError_t e = {}(\n      gemm_->{},\n", e.cublaslt, e.lt) + args_code(g, "      ") + ", " +
          transposes(g) +
-         fmt::format(", stream_);\n      e != cudaSuccess) {{\n    return gemm_failed({}, e, gemm_->lt);\n  }}\n", g.index);
+         fmt::format(", stream_);\n      e != cudaSuccess) {{\n    return gemm_failed({}, e, gemm_->{});\n  }}\n", g.index, e.lt);
     return c;
   }
   c += args_struct(g);
   c += fmt::format("    if (cudaError_t e = gemm_->run(gemm_->{}, kforge_gemm); e != cudaSuccess) {{\n"
-                   "      return gemm_failed({}, e, gemm_->lt);\n    }}\n  }}\n",
-                   site->name, g.index);
+                   "      return gemm_failed({}, e, gemm_->{});\n    }}\n  }}\n",
+                   site->name, g.index, e.lt);
   return c;
 }
 

@@ -1,14 +1,23 @@
 // The GEMM groups of `kforge compile --target cuda` (passes/fusion.h, GroupKind::kGemm): the host code that
-// NAME.cu needs for them, as text pieces that codegen/cuda_program.cpp places.
-//   - Without --multi-kernel-hints every GEMM group is one cuBLASLt call (fp32 compute, no TF32) through
-//     kforge::cuda_gemm::cublaslt_gemm_f32 (templates/cuda/kforge_cublaslt.cuh) with the erf epilogue;
-//   - with hints, each group is a site of passes::plan_cuda_gemm_variants: a GemmF32MultiKernel
-//     (templates/cuda/kforge_gemm_f32.cuh) over cuBLASLt and the SIMT tiles the hints chose, keyed by
-//     {M, N, K}, its variant-set hash a constant computed at generation time; a new shape is benchmarked on a
-//     scratch output (never the real one) with CUDA events on the object's stream, and the pick cached in
-//     memory and on disk (kforge_multikernel.h).
-// Per generated object, one `GemmState` (defined in NAME.cu, created by the first run()): the cuBLASLt handle
-// and its preallocated workspace, and with hints the dispatchers, their shared event timer and the scratch.
+// NAME.cu needs for them, as text pieces that codegen/cuda_program.cpp places. A group's element type is
+// float32, float16 or bfloat16 (GemmForm::dtype); every piece below is written once over the element type
+// (GemmElement in cuda_gemm.cpp names its spellings; float32 keeps the ones its output always had).
+//   - Without --multi-kernel-hints every GEMM group is one cuBLASLt call (fp32 compute and accumulation, no
+//     TF32) through kforge::cuda_gemm::cublaslt_gemm (templates/cuda/kforge_cublaslt.cuh) with the erf
+//     epilogue;
+//   - with hints, each group is a site of passes::plan_cuda_gemm_variants: a GemmMultiKernel<T>
+//     (templates/cuda/kforge_gemm_f32.cuh) over cuBLASLt and the SIMT (float32) or tensor-core (16-bit,
+//     kforge_gemm_tc.cuh) tiles the hints chose, keyed by {M, N, K}, its variant-set hash a constant computed
+//     at generation time; a new shape is benchmarked on a scratch output (never the real one) with CUDA events
+//     on the object's stream, and the pick cached in memory and on disk (kforge_multikernel.h). A tensor-core
+//     tile cannot serve every 16-bit call (K or N no multiple of 8, pointers not 16-byte aligned: known at run
+//     time): benchmarked on such a call it refuses without launching and times +inf, so it never wins; and
+//     when a pick that did not come from such a benchmark (forced, nearest hint, cached for other pointers)
+//     names a tile for such a call, the call runs cuBLASLt, the site's variant 0, instead. A tile is never
+//     called for real with arguments it cannot serve.
+// Per generated object, one `GemmState` (defined in NAME.cu, created by the first run()): a cuBLASLt handle
+// and its preallocated workspace per element type, and with hints the dispatchers, their shared event timer
+// and the scratch.
 // --cuda-graph: run() calls prepare_gemms() before a capture, which makes every choice (benchmarking new
 // shapes) and builds every cuBLASLt plan, so that nothing inside the capture synchronises or allocates.
 #pragma once
@@ -27,12 +36,12 @@ namespace kforge::codegen {
 class CudaGemmCode {
  public:
   /// `multi_kernel`: the plan of passes::plan_cuda_gemm_variants, or null without hints. `cls`: the class.
-  /// `buffer(value, type, is_const)`: the host expression of a value's device pointer inside enqueue() and
-  /// prepare_gemms() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`: the group
-  /// for comments.
+  /// `buffer(value, element type, is_const)`: the host expression of a value's device pointer, typed, inside
+  /// enqueue() and prepare_gemms() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`:
+  /// the group for comments.
   CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
                const passes::MultiKernelPlan* multi_kernel, bool cuda_graph, std::string cls,
-               std::function<std::string(uint32_t, bool)> buffer,
+               std::function<std::string(uint32_t, const std::string&, bool)> buffer,
                std::function<std::string(const passes::FusedGroup&)> describe);
 
   /// Whether the program has GEMM groups at all (every other method gives "" / nothing when not).
@@ -41,6 +50,8 @@ class CudaGemmCode {
   void check(DiagnosticEngine& diags) const;
   /// The templates the output needs beside it ("cuda/kforge_gemm.cuh", ...), in a fixed order.
   std::vector<const char*> header_templates() const;
+  /// NAME.h's comment line on the GEMMs ("// 3 of them are GEMMs (cuBLASLt fp32, ...).\n//\n"), or "".
+  std::string header_summary() const;
 
   std::string header_members() const;   // NAME.h: private declarations (GemmState, gemm_, prepare_gemms)
   /// --cuda-graph: the statement of run() that prepares the GEMMs before a capture (`key`, `pointers`: the
@@ -61,6 +72,12 @@ class CudaGemmCode {
 
  private:
   std::string args_code(const passes::FusedGroup& g, const std::string& indent) const;
+  /// The element types of the GEMM groups, float32 first, then bfloat16, then float16 (each once).
+  std::vector<ir::DataType> dtypes() const;
+  /// Whether any site of that element type has tensor-core variants (then run() checks that a pick applies).
+  bool has_tensor_core(ir::DataType dtype) const;
+  /// GemmState's run / select / run_on_scratch for the sites of one element type.
+  std::string dispatch_helpers(ir::DataType dtype) const;
   /// "true, false": the group's transpose_x and transpose_y as the C++ arguments that follow the operands.
   static std::string transposes(const passes::FusedGroup& g);
   /// `{` and the GemmF32Args `kforge_gemm` of group g (enqueue() and prepare_gemms() close the block).
@@ -73,7 +90,7 @@ class CudaGemmCode {
   const passes::MultiKernelPlan* mk_;
   bool cuda_graph_;
   std::string cls_;
-  std::function<std::string(uint32_t, bool)> buffer_;
+  std::function<std::string(uint32_t, const std::string&, bool)> buffer_;
   std::function<std::string(const passes::FusedGroup&)> describe_;
   std::vector<const passes::FusedGroup*> groups_;
 };
@@ -82,5 +99,7 @@ inline constexpr const char* kCudaGemmHeaderTemplate = "cuda/kforge_gemm.cuh";
 inline constexpr const char* kCudaCublasLtHeaderTemplate = "cuda/kforge_cublaslt.cuh";
 inline constexpr const char* kCudaTimerHeaderTemplate = "cuda/kforge_cuda_timer.cuh";
 inline constexpr const char* kCudaGemmF32HeaderTemplate = "cuda/kforge_gemm_f32.cuh";
+inline constexpr const char* kCudaGemmTensorCoreHeaderTemplate = "cuda/kforge_gemm_tc.cuh";
+inline constexpr const char* kCudaHalfHeaderTemplate = "cuda/kforge_half.cuh";
 
 }  // namespace kforge::codegen

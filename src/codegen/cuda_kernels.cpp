@@ -20,10 +20,26 @@ std::optional<std::string> cuda_scalar_type(expr::ScalarType type) {
     case expr::ScalarType::kBool: return "bool";
     case expr::ScalarType::kInt32: return "int32_t";
     case expr::ScalarType::kInt64: return "int64_t";
+    case expr::ScalarType::kFloat16: return "__half";
+    case expr::ScalarType::kBFloat16: return "__nv_bfloat16";
     case expr::ScalarType::kFloat32: return "float";
     case expr::ScalarType::kFloat64: return "double";
     default: return std::nullopt;
   }
+}
+
+bool is_cuda_half(expr::ScalarType type) {
+  return type == expr::ScalarType::kFloat16 || type == expr::ScalarType::kBFloat16;
+}
+
+bool group_uses_half(const passes::FusedGroup& group) {
+  for (const GroupInput& in : group.inputs) {
+    if (is_cuda_half(in.storage)) return true;
+  }
+  for (const GroupStore& st : group.stores) {
+    if (is_cuda_half(st.storage)) return true;
+  }
+  return false;
 }
 
 namespace {
@@ -31,6 +47,8 @@ namespace {
 size_t scalar_size(expr::ScalarType type) {
   switch (type) {
     case expr::ScalarType::kBool: return 1;
+    case expr::ScalarType::kFloat16:
+    case expr::ScalarType::kBFloat16: return 2;
     case expr::ScalarType::kInt32:
     case expr::ScalarType::kFloat32: return 4;
     default: return 8;
@@ -102,6 +120,20 @@ class GroupEmitter {
       return "float";
     }
     return *name;
+  }
+
+  // A loaded storage value as compute type `compute`: a plain cast, except that 16-bit floats go through
+  // kforge::cuda::to_float (kforge_half.cuh: their casts to bool or integers can be ambiguous).
+  std::string load_as(expr::ScalarType storage, expr::ScalarType compute, const std::string& text) {
+    if (!is_cuda_half(storage)) return fmt::format("static_cast<{}>({})", type_of(compute), text);
+    const std::string f = "kforge::cuda::to_float(" + text + ")";
+    return compute == expr::ScalarType::kFloat32 ? f : fmt::format("static_cast<{}>({})", type_of(compute), f);
+  }
+  // A computed value as storage type `storage`: a plain cast, or for 16-bit floats a conversion from float
+  // rounded to nearest even (kforge::cuda::from_float).
+  std::string store_as(expr::ScalarType storage, const std::string& text) {
+    if (!is_cuda_half(storage)) return fmt::format("static_cast<{}>({})", type_of(storage), text);
+    return fmt::format("kforge::cuda::from_float<{}>({})", type_of(storage), text);
   }
 
   bool check() {
@@ -223,18 +255,18 @@ class GroupEmitter {
         case InputAccess::kInner:
           pre += fmt::format("const kforge::cuda::Vec<{}, W> {}_v = kforge::cuda::load_vec<W>({} + {});\n", t, in.name,
                              in.name, in.access == InputAccess::kInner ? "j" : "idx");
-          names[in.name] = fmt::format("static_cast<{}>({}_v.v[k])", ct, in.name);
+          names[in.name] = load_as(in.storage, in.type, in.name + "_v.v[k]");
           break;
         case InputAccess::kOuter:
-          pre += fmt::format("const {} {}_o = static_cast<{}>({}[i]);\n", ct, in.name, ct, in.name);
+          pre += fmt::format("const {} {}_o = {};\n", ct, in.name, load_as(in.storage, in.type, in.name + "[i]"));
           names[in.name] = in.name + "_o";
           break;
         case InputAccess::kScalar:
           names[in.name] = in.name + "_s";
           break;
         case InputAccess::kStrided:
-          names[in.name] = fmt::format("static_cast<{}>({}[{}])", ct, in.name,
-                                       strided_offset(in, "idx + k", index_type));
+          names[in.name] = load_as(in.storage, in.type,
+                                   fmt::format("{}[{}]", in.name, strided_offset(in, "idx + k", index_type)));
           break;
       }
     }
@@ -254,7 +286,7 @@ class GroupEmitter {
       loop += fmt::format("const {} {} = {};\n", type_of(s.type), s.name, stmt_text(s, rename));
     }
     for (const GroupStore& st : g_.stores) {
-      loop += fmt::format("{}_v.v[k] = static_cast<{}>({});\n", store_param(st), type_of(st.storage), st.name);
+      loop += fmt::format("{}_v.v[k] = {};\n", store_param(st), store_as(st.storage, st.name));
     }
     return pre + "#pragma unroll\nfor (int k = 0; k < W; ++k) {\n" + indent(loop, 2) + "}\n" + post;
   }
@@ -269,8 +301,8 @@ class GroupEmitter {
     std::string scalars;
     for (const GroupInput& in : g_.inputs) {
       if (in.access == InputAccess::kScalar) {
-        scalars += fmt::format("  const {} {}_s = static_cast<{}>({}[0]);\n", type_of(in.type), in.name,
-                               type_of(in.type), in.name);
+        scalars += fmt::format("  const {} {}_s = {};\n", type_of(in.type), in.name,
+                               load_as(in.storage, in.type, in.name + "[0]"));
       }
     }
     const std::string body = elementwise_body(I);
@@ -318,13 +350,13 @@ class GroupEmitter {
         const std::string ct = type_of(in.type);
         switch (in.access) {
           case InputAccess::kContiguous:
-            return cached ? fmt::format("static_cast<{}>({}_c[c][v])", ct, in.name)
-                          : fmt::format("static_cast<{}>({}_l.v[v])", ct, in.name);
-          case InputAccess::kInner: return fmt::format("static_cast<{}>({}_l.v[v])", ct, in.name);
+            return load_as(in.storage, in.type, in.name + (cached ? "_c[c][v]" : "_l.v[v]"));
+          case InputAccess::kInner: return load_as(in.storage, in.type, in.name + "_l.v[v]");
           case InputAccess::kOuter: return in.name + "_o";
           case InputAccess::kScalar: return in.name + "_s";
           case InputAccess::kStrided:
-            return fmt::format("static_cast<{}>({}[{}])", ct, in.name, strided_offset(in, "base + j0 + v", "int64_t"));
+            return load_as(in.storage, in.type,
+                           fmt::format("{}[{}]", in.name, strided_offset(in, "base + j0 + v", "int64_t")));
         }
       }
       return std::string(n);
@@ -392,9 +424,9 @@ class GroupEmitter {
     for (const GroupStore& st : g_.stores) {
       if (st.pass != pass) continue;
       if (st.per_row) {
-        t.after += fmt::format("if (lane == 0) {}[row] = static_cast<{}>({});\n", store_param(st), type_of(st.storage), st.name);
+        t.after += fmt::format("if (lane == 0) {}[row] = {};\n", store_param(st), store_as(st.storage, st.name));
       } else {
-        t.body += fmt::format("{}_v.v[v] = static_cast<{}>({});\n", store_param(st), type_of(st.storage), st.name);
+        t.body += fmt::format("{}_v.v[v] = {};\n", store_param(st), store_as(st.storage, st.name));
       }
     }
     return t;
@@ -518,9 +550,9 @@ class GroupEmitter {
     for (const GroupInput& in : g_.inputs) {
       const std::string ct = type_of(in.type);
       if (in.access == InputAccess::kOuter) {
-        rowvals += fmt::format("  const {} {}_o = static_cast<{}>({}[row]);\n", ct, in.name, ct, in.name);
+        rowvals += fmt::format("  const {} {}_o = {};\n", ct, in.name, load_as(in.storage, in.type, in.name + "[row]"));
       } else if (in.access == InputAccess::kScalar) {
-        rowvals += fmt::format("  const {} {}_s = static_cast<{}>({}[0]);\n", ct, in.name, ct, in.name);
+        rowvals += fmt::format("  const {} {}_s = {};\n", ct, in.name, load_as(in.storage, in.type, in.name + "[0]"));
       }
     }
     const std::string cached = row_body(true), looped = row_body(false);

@@ -1,7 +1,9 @@
 // CUDA kernels of fused groups (src/passes/fusion.h) for `kforge compile --target cuda`: the text of one
 // kernel template and its host launcher per group, for NAME_kernels.cu. The kernels instantiate the device
 // helpers of templates/cuda/kforge_fused.cuh; the scalar bodies come from passes::group_stmt_text /
-// group_reduction_text (kforge::expr::emit_cuda). docs/compile.md ("--target cuda") describes the shapes:
+// group_reduction_text (kforge::expr::emit_cuda). float16 / bfloat16 values (__half, __nv_bfloat16) are stored
+// as such, converted to float when loaded and rounded back when stored (kforge_half.cuh); vectors are 16 bytes
+// for them too (V = 8). docs/compile.md ("--target cuda") describes the shapes:
 //   - elementwise groups: grid-stride over outer x inner elements, V elements per step with 16-byte vector
 //     loads/stores when every vector-accessed pointer is aligned (else V = 1), a scalar tail, int32 indexing
 //     unless the group needs int64;
@@ -40,8 +42,13 @@ std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& progr
                                              const std::string& prefix, const passes::MultiKernelSite* site,
                                              DiagnosticEngine& diags);
 
-/// CUDA spelling of a storage/compute type the CUDA backend supports (bool, int32_t, int64_t, float,
-/// double), or nullopt.
+/// CUDA spelling of a storage/compute type the CUDA backend supports (bool, int32_t, int64_t, __half,
+/// __nv_bfloat16, float, double), or nullopt.
 std::optional<std::string> cuda_scalar_type(expr::ScalarType type);
+
+/// float16 or bfloat16: a storage type that needs kforge_half.cuh's conversions.
+bool is_cuda_half(expr::ScalarType type);
+/// Whether a group reads or stores float16 / bfloat16 values.
+bool group_uses_half(const passes::FusedGroup& group);
 
 }  // namespace kforge::codegen

@@ -63,7 +63,7 @@ class CudaHostEmitter {
       : p_(p), plan_(plan), sources_(sources), o_(options), cuda_(cuda), diags_(diags),
         cls_(options.codegen.class_name),
         gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph, cls_,
-              [this](uint32_t v, bool is_const) { return typed_buffer(v, "float", is_const); },
+              [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
               [this](const FusedGroup& g) { return group_description(g); }),
         rows_(p, plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph, cls_,
               [this](uint32_t v) { return fmt::format("b.buffers[{}]", p_.values[v].buffer); },
@@ -72,7 +72,9 @@ class CudaHostEmitter {
   /// The headers the output needs beside the runtime's, in a fixed order, each once.
   std::vector<const char*> extra_headers() const {
     std::vector<const char*> out;
-    for (const std::vector<const char*>& list : {gemm_.header_templates(), rows_.header_templates()}) {
+    std::vector<const char*> half;
+    if (fused_half()) half.push_back(kCudaHalfHeaderTemplate);
+    for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates()}) {
       for (const char* h : list) {
         if (std::find_if(out.begin(), out.end(), [&](const char* o) { return std::string_view(o) == h; }) == out.end()) {
           out.push_back(h);
@@ -85,7 +87,8 @@ class CudaHostEmitter {
   bool emit(std::string& header, std::string& host, std::string& kernels) {
     check_calls();
     gemm_.check(diags_);
-    kernels = "#include <cuda_runtime.h>\n\n#include <cmath>\n#include <cstdint>\n\n#include \"kforge_fused.cuh\"\n\n"
+    kernels = "#include <cuda_runtime.h>\n\n#include <cmath>\n#include <cstdint>\n\n#include \"kforge_fused.cuh\"\n" +
+              std::string(fused_half() ? "#include \"kforge_half.cuh\"\n" : "") + "\n"
               "// The fused kernels of " + cls_ + " (kforge compile --target cuda); launched from " + cls_ + ".cu.\n\n";
     for (const FusedGroup& g : plan_.groups) {
       if (g.kind == passes::GroupKind::kGemm) continue;  // a library / GEMM-header call from NAME.cu
@@ -101,6 +104,15 @@ class CudaHostEmitter {
   }
 
  private:
+  // Whether a fused (non-GEMM) group loads or stores float16 / bfloat16 values (then NAME_kernels.cu includes
+  // kforge_half.cuh for the conversions).
+  bool fused_half() const {
+    for (const FusedGroup& g : plan_.groups) {
+      if (g.kind != passes::GroupKind::kGemm && group_uses_half(g)) return true;
+    }
+    return false;
+  }
+
   // The program's path as the CPU target prints it: relative to the generated header (stable across
   // working directories).
   std::string where(SourceLoc loc) const {
@@ -133,15 +145,15 @@ class CudaHostEmitter {
       if (call.op == "matmul") {
         // Supported matmuls are GEMM groups; say precisely why this one is not.
         std::string why;
-        if (!passes::float32_gemm_form(p_, call, &why)) {
+        if (!passes::gemm_form(p_, call, &why)) {
           diags_.error(call.loc, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " + why);
           continue;
         }
       }
       diags_.error(call.loc, "--target cuda: op '" + call.op + "' (" + call.pir_name +
                                  ") is not in a fused group and the CUDA backend has no kernel for it; only ops "
-                                 "with `compute`, `reduce` or `row_pattern` that fuse, and float32 matmuls, run on "
-                                 "the GPU (docs/compile.md)");
+                                 "with `compute`, `reduce` or `row_pattern` that fuse, and float32, float16 or "
+                                 "bfloat16 matmuls, run on the GPU (docs/compile.md)");
     }
   }
 
@@ -161,12 +173,7 @@ class CudaHostEmitter {
     h += fmt::format("// The program `{}` ({}) on a CUDA device: {} fused kernel launch{} per run(){}.\n//\n", p_.name,
                      banner_input_path(o_.codegen.program_path, o_.codegen.output_dir + "/" + cls_ + ".h"), plan_.groups.size(), plan_.groups.size() == 1 ? "" : "es",
                      cuda_.cuda_graph ? ", replayed as one CUDA graph per input-dims set" : "");
-    if (gemm_.any()) {
-      size_t count = 0;
-      for (const FusedGroup& g : plan_.groups) count += g.kind == passes::GroupKind::kGemm ? 1 : 0;
-      h += fmt::format("// {} of them {} (cuBLASLt fp32{}).\n//\n", count, count == 1 ? "is a GEMM" : "are GEMMs",
-                       cuda_.multi_kernel != nullptr ? ", or a SIMT kernel picked per shape at run time" : "");
-    }
+    h += gemm_.header_summary();
     for (const passes::ProgramInput& in : p_.inputs) {
       h += fmt::format("//   input      {}: {} {}\n", in.name, ir::dtype_name(in.dtype), shape_text(p_.values[in.value].dims));
     }
@@ -244,7 +251,10 @@ class CudaHostEmitter {
     size_t offset = 0;
     for (size_t i = 0; i < p_.constants.size(); ++i) {
       const passes::ConstantData& c = p_.constants[i];
-      std::optional<std::string> t = constant_element_type(c.dtype);
+      // float16 / bfloat16 constants are uploaded as their bits, rounded to nearest even here, at generation
+      // time: the host code needs no cuda_fp16.h / cuda_bf16.h conversions, and the bits are what every run uses.
+      const bool half = c.dtype == ir::DataType::kFloat16 || c.dtype == ir::DataType::kBFloat16;
+      std::optional<std::string> t = half ? std::optional<std::string>("uint16_t") : constant_element_type(c.dtype);
       if (!t) {
         diags_.error(c.loc, "--target cuda: a constant of dtype " + std::string(ir::dtype_name(c.dtype)) +
                                 " cannot be uploaded yet");
@@ -256,10 +266,12 @@ class CudaHostEmitter {
       offsets.push_back(std::to_string(offset));
       const bool floating = ir::is_floating(c.dtype);
       auto element = [&](int64_t k) {
+        if (half) return fmt::format("0x{:04x}", ir::half_bits_from_double(c.dtype, c.float_at(k)));
         if (floating) return fmt::format("static_cast<{}>({:.17g})", *t, c.float_at(k));
         return fmt::format("static_cast<{}>({})", *t, c.int_at(k));
       };
       const int64_t stored = c.splat ? 1 : numel;
+      if (half) tables += fmt::format("// {} bits (rounded to nearest even by kforge)\n", ir::dtype_name(c.dtype));
       tables += fmt::format("const {} kConstant{}[] = {{", *t, i);
       for (int64_t k = 0; k < stored; ++k) tables += (k ? ", " : "") + element(k);
       tables += "};\n";
@@ -292,7 +304,9 @@ class CudaHostEmitter {
     for (const std::string& h : gemm_.host_std_includes()) std_headers.insert(h);
     c += "#include \"" + cls_ + ".h\"\n\n";
     for (const std::string& h : std_headers) c += "#include <" + h + ">\n";
-    const std::string includes = gemm_.host_includes() + rows_.host_includes();
+    // The launchers' declarations name __half / __nv_bfloat16 when a fused group stores them.
+    const std::string includes = gemm_.host_includes() + (fused_half() ? "#include \"kforge_half.cuh\"\n" : "") +
+                                 rows_.host_includes();
     c += includes.empty() ? "\n" : "\n" + includes + "\n";
     c += "// The launchers of " + cls_ + "_kernels.cu: each launches one fused group and returns cudaGetLastError().\n";
     for (const auto& [index, l] : launchers_) {

@@ -4,9 +4,11 @@
 //                          group with an error check after each, and with --cuda-graph a graph per input-dims set;
 //   DIR/NAME_kernels.cu    the fused kernels (codegen/cuda_kernels.h) and their launchers;
 //   DIR/kforge_runtime.h, DIR/kforge_cuda_runtime.h, DIR/kforge_fused.cuh   the runtime headers;
-//   with GEMM groups also kforge_gemm.cuh and kforge_cublaslt.cuh, and with --multi-kernel-hints
-//   kforge_cuda_timer.cuh, kforge_gemm_f32.cuh and kforge_multikernel.h (codegen/cuda_gemm.h), and with
-//   row groups kforge_row_variants.cuh (codegen/cuda_row_variants.h).
+//   with GEMM groups also kforge_gemm.cuh, kforge_half.cuh and kforge_cublaslt.cuh, and with
+//   --multi-kernel-hints kforge_cuda_timer.cuh, kforge_gemm_f32.cuh, kforge_multikernel.h and, for 16-bit GEMM
+//   sites with tensor-core variants, kforge_gemm_tc.cuh (codegen/cuda_gemm.h); kforge_half.cuh also when a
+//   fused group loads or stores float16 / bfloat16 values (its conversions).
+//   With row groups and --multi-kernel-hints also kforge_row_variants.cuh (codegen/cuda_row_variants.h).
 // Every call must be in a fused group (the CUDA backend has no per-op kernels; a GEMM group is a cuBLASLt or
 // SIMT GEMM call); a call that is not is an error at its place in the program (for a matmul: why it is not a
 // GEMM), except a view whose output shares its input's buffer (nothing to do on the device).

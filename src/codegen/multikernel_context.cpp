@@ -18,6 +18,7 @@ std::string variant_function(const passes::KernelVariant& v, const std::string& 
     case passes::VariantKind::kRowLooped: return fmt::format("&kforge_mk_softmax_looped<{}>", v.chunk);
     case passes::VariantKind::kCublasLt:
     case passes::VariantKind::kCudaSimt:  // --target cuda: codegen/cuda_gemm.cpp emits these,
+    case passes::VariantKind::kCudaTensorCore:
     case passes::VariantKind::kCudaRowAuto:  // and codegen/cuda_row_variants.cpp these
     case passes::VariantKind::kCudaRowRegisters:
     case passes::VariantKind::kCudaRowLooped: break;

@@ -98,6 +98,7 @@ int run_compile(const CompileOptions& opts) {
   fusion_options.enabled = !opts.no_fuse;
   fusion_options.single_call_groups = opts.target == "cuda";
   fusion_options.gemm_groups = opts.target == "cuda";  // matmul (+ bias [+ gelu]) as one GEMM call
+  fusion_options.half_floats = opts.target == "cuda";  // the CUDA kernels load / store float16 and bfloat16
   const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);
@@ -176,7 +177,7 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
                 "runs op by op (tools/check-program)");
   cmd->add_option("--multi-kernel-hints", opts->multi_kernel_hints,
                   "Size hints (e.g. 64,256,4096): emit several variants of each matmul and last-axis softmax "
-                  "(--target cuda: of each GEMM, cuBLASLt and SIMT tiles) and a run-time dispatcher that benchmarks "
+                  "(--target cuda: of each GEMM, cuBLASLt and SIMT or tensor-core tiles) and a run-time dispatcher that benchmarks "
                   "each new shape once and caches the pick on disk (docs/multi-kernel.md)")
       ->type_name("N,N,...");
   cmd->add_flag("--no-fuse", opts->no_fuse,

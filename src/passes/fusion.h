@@ -7,6 +7,8 @@
 //   (v2) FusionOptions::single_call_groups.
 //   (v3) GroupKind::kGemm, FusedGroup::gemm, FusionOptions::gemm_groups (GEMM groups, below); with
 //        single_call_groups, `enabled = false` gives one-call groups instead of an empty plan.
+//   (v4) FusionOptions::half_floats: float16 / bfloat16 values in groups (GroupInput / GroupStore storage
+//        kFloat16 / kBFloat16, computed in float32); GemmGroup::dtype (GemmForm) for 16-bit GEMM groups.
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -37,14 +39,18 @@
 // `reduce`/`row_pattern` and nothing to fuse compiles exactly as with `--no-fuse`.
 // Not fused (they stay kernel calls): in-place twins (`relu_`), calls whose output shares its buffer (views,
 // aliases), tensor-list or run-time (tensor-to-attribute) arguments, dtypes other than bool, int32, int64,
-// float32, float64, reductions over axes that are not the trailing ones, rms_norm (no reference kernel yet).
+// float32, float64 (and float16, bfloat16 with FusionOptions::half_floats), reductions over axes that are not
+// the trailing ones, rms_norm (no reference kernel yet). A 16-bit layer_norm may take float32 scale and bias;
+// its mean and variance are float32, as Paddle's LayerNormInferMeta makes them.
 //
-// GEMM groups (FusionOptions::gemm_groups, on for --target cuda only; fusion_gemm.cpp). A float32 matmul that a
-// generated GEMM computes (passes/gemm.h) becomes a kGemm group, alone or with its epilogue:
+// GEMM groups (FusionOptions::gemm_groups, on for --target cuda only; fusion_gemm.cpp). A float32, float16 or
+// bfloat16 matmul that a generated GEMM computes (passes/gemm.h) becomes a kGemm group, alone or with its
+// epilogue:
 //   matmul -> add(bias) [-> gelu(approximate=false)]
-// where the bias broadcasts along the last dim (dims [N] or [1, ..., 1, N], float32, not computed in the
-// group), the matmul's output is read by the add alone and is no program output, the add's output has the
-// matmul's shape and, when the gelu joins, is read by the gelu alone and is no program output. The ops are
+// where the bias broadcasts along the last dim (dims [N] or [1, ..., 1, N], the matmul's dtype, not computed
+// in the group), every value of the epilogue has the matmul's dtype, the matmul's output is read by the add
+// alone and is no program output, the add's output has the matmul's shape and, when the gelu joins, is read
+// by the gelu alone and is no program output. The ops are
 // recognised by their Paddle names `add` and `gelu` and must be elementwise-fusible calls (a `compute` key,
 // no in-place twin, own buffers): the GEMM kernel applies `acc + bias[n]` and erf gelu itself, exactly as
 // Paddle defines them, rather than the op YAML's formula. The group runs at its last call, like every group;
@@ -240,10 +246,15 @@ struct FusionOptions {
   /// library's own loop is as good; on for --target cuda, which has no per-op kernels, so every op with a
   /// `compute` key becomes a generated kernel even when nothing fuses with it.
   bool single_call_groups = false;
-  /// (v3) Make kGemm groups of the float32 matmuls a generated GEMM computes, with their bias / gelu epilogue
+  /// (v3) Make kGemm groups of the matmuls a generated GEMM computes, with their bias / gelu epilogue
   /// (see "GEMM groups" above). On for --target cuda; off for the CPU, whose matmul is the library's kernel
   /// (or the multi-kernel variants) and whose bias + gelu fuse as an elementwise group.
   bool gemm_groups = false;
+  /// (v4) Fuse float16 and bfloat16 values: loaded and converted to float32, computed in float32 (their
+  /// compute type), rounded back to nearest even when stored. On for --target cuda, whose kernels convert
+  /// (cuda_fp16.h / cuda_bf16.h); off for the CPU, whose fused loops have no 16-bit type: there such calls
+  /// stay kernel calls.
+  bool half_floats = false;
 };
 
 /// "none", "bias", "bias_gelu".

@@ -16,11 +16,15 @@ std::optional<ScalarType> scalar_of(ir::DataType dtype) {
     case ir::DataType::kBool: return ScalarType::kBool;
     case ir::DataType::kInt32: return ScalarType::kInt32;
     case ir::DataType::kInt64: return ScalarType::kInt64;
+    case ir::DataType::kFloat16: return ScalarType::kFloat16;
+    case ir::DataType::kBFloat16: return ScalarType::kBFloat16;
     case ir::DataType::kFloat32: return ScalarType::kFloat32;
     case ir::DataType::kFloat64: return ScalarType::kFloat64;
     default: return std::nullopt;
   }
 }
+
+bool is_half_float(ir::DataType dtype) { return dtype == ir::DataType::kFloat16 || dtype == ir::DataType::kBFloat16; }
 
 bool is_one(const SymExpr& e) { return e.constant() == std::optional<int64_t>(1); }
 
@@ -164,7 +168,8 @@ std::optional<int64_t> normalize_axis(int64_t axis, size_t rank) {
 
 class Classifier {
  public:
-  Classifier(const LoweredProgram& program) : p_(program), sink_(), diags_(sources_, sink_) {}
+  Classifier(const LoweredProgram& program, bool half_floats)
+      : p_(program), half_floats_(half_floats), sink_(), diags_(sources_, sink_) {}
 
   CallInfo classify(uint32_t index) {
     const KernelCall& call = p_.calls[index];
@@ -178,12 +183,12 @@ class Classifier {
       for (uint32_t v : o.values) {
         if (v == kNone) continue;
         const LoweredValue& val = p_.value(v);
-        if (val.buffer == kNone || p_.buffers[val.buffer].values.size() != 1 || !scalar_of(val.dtype)) return info;
+        if (val.buffer == kNone || p_.buffers[val.buffer].values.size() != 1 || !fusible(val.dtype)) return info;
       }
     }
     for (const KernelArg& a : call.args) {
       if (a.kind == ArgKind::kTensor) {
-        if (!scalar_of(p_.value(a.value).dtype)) return info;
+        if (!fusible(p_.value(a.value).dtype)) return info;
         info.inputs.emplace_back(a.name, a.value);
       } else if (a.kind != ArgKind::kConstant && a.kind != ArgKind::kAbsentTensor) {
         return info;  // tensor lists and run-time attributes
@@ -197,6 +202,9 @@ class Classifier {
   }
 
  private:
+  // A dtype the fused loops of this target handle (FusionOptions::half_floats).
+  bool fusible(ir::DataType dtype) const { return scalar_of(dtype) && (half_floats_ || !is_half_float(dtype)); }
+
   CallInfo classify_elementwise(const KernelCall& call, CallInfo info) {
     if (call.outputs.size() != 1 || call.outputs[0].values.size() != 1) return CallInfo{};
     std::optional<expr::Expression> parsed =
@@ -277,7 +285,8 @@ class Classifier {
     const uint32_t x = input("x");
     if (x == kNone) return CallInfo{};
     const LoweredValue& xv = p_.value(x);
-    if (xv.dtype != ir::DataType::kFloat32 && xv.dtype != ir::DataType::kFloat64) return CallInfo{};
+    const bool half = is_half_float(xv.dtype);  // (fusible() already refused it where the target has no 16-bit loops)
+    if (xv.dtype != ir::DataType::kFloat32 && xv.dtype != ir::DataType::kFloat64 && !half) return CallInfo{};
     if (xv.dims.empty() || p_.value(info.out).dims != xv.dims || p_.value(info.out).dtype != xv.dtype) return CallInfo{};
     info.pattern = call.def->row_pattern->kind;
     if (info.pattern == RowPatternKind::kSoftmax) {
@@ -302,14 +311,20 @@ class Classifier {
       for (const char* name : {"scale", "bias"}) {
         const uint32_t v = input(name);
         if (v == kNone) continue;
-        if (p_.value(v).dtype != xv.dtype || sym_numel(p_.value(v).dims) != inner) return CallInfo{};
+        // Paddle lets 16-bit layer_norm take float32 scale and bias (mixed precision); the loads convert.
+        const ir::DataType t = p_.value(v).dtype;
+        if ((t != xv.dtype && !(half && t == ir::DataType::kFloat32)) || sym_numel(p_.value(v).dims) != inner) {
+          return CallInfo{};
+        }
         kept.emplace_back(name, v);
       }
       info.inputs = std::move(kept);
       const SymExpr outer = product(xv.dims, 0, info.split);
+      // mean and variance: float32 for 16-bit x (LayerNormInferMeta), else x's dtype.
+      const ir::DataType stat = half ? ir::DataType::kFloat32 : xv.dtype;
       for (size_t k = 1; k < call.outputs.size() && k < 3; ++k) {
         const uint32_t v = call.outputs[k].values.empty() ? kNone : call.outputs[k].values[0];
-        if (v != kNone && (sym_numel(p_.value(v).dims) != outer || p_.value(v).dtype != xv.dtype)) return CallInfo{};
+        if (v != kNone && (sym_numel(p_.value(v).dims) != outer || p_.value(v).dtype != stat)) return CallInfo{};
         info.extras.push_back({call.outputs[k].name, v, v == kNone ? "" : "v" + std::to_string(v), true});
       }
     } else {
@@ -321,6 +336,7 @@ class Classifier {
   }
 
   const LoweredProgram& p_;
+  bool half_floats_;
   SourceManager sources_;
   std::ostringstream sink_;
   DiagnosticEngine diags_;
@@ -329,9 +345,9 @@ class Classifier {
 
 }  // namespace
 
-std::vector<CallInfo> classify_calls(const LoweredProgram& program) {
+std::vector<CallInfo> classify_calls(const LoweredProgram& program, bool half_floats) {
   std::vector<CallInfo> infos(program.calls.size());
-  Classifier classifier(program);
+  Classifier classifier(program, half_floats);
   for (uint32_t c = 0; c < program.calls.size(); ++c) infos[c] = classifier.classify(c);
   return infos;
 }

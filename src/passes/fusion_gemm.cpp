@@ -1,5 +1,6 @@
-// GEMM groups of the fusion pass (fusion.h, "GEMM groups"): a float32 matmul that a generated GEMM computes,
-// with the bias add and erf gelu that follow it when nothing else needs the intermediate values.
+// GEMM groups of the fusion pass (fusion.h, "GEMM groups"): a float32, float16 or bfloat16 matmul that a
+// generated GEMM computes, with the bias add and erf gelu that follow it when nothing else needs the
+// intermediate values.
 #include <set>
 
 #include "passes/fusion_internal.h"
@@ -18,7 +19,7 @@ class GemmGrouper {
   std::optional<FusedGroup> group_at(uint32_t matmul, bool epilogues) const {
     const KernelCall& call = p_.calls[matmul];
     if (call.inplace_twin) return std::nullopt;
-    std::optional<GemmForm> form = float32_gemm_form(p_, call);
+    std::optional<GemmForm> form = gemm_form(p_, call);
     if (!form) return std::nullopt;
     GemmGroup gemm;
     static_cast<GemmForm&>(gemm) = *form;
@@ -56,10 +57,10 @@ class GemmGrouper {
     return true;
   }
 
-  // A bias for a GEMM of N columns: float32 dims [N] or [1, ..., 1, N].
-  bool is_bias(uint32_t v, const SymExpr& n) const {
+  // A bias for a GEMM of N columns: the GEMM's dtype, dims [N] or [1, ..., 1, N].
+  bool is_bias(uint32_t v, const GemmGroup& g) const {
     const LoweredValue& b = p_.value(v);
-    if (b.dtype != ir::DataType::kFloat32 || b.dims.empty() || b.dims.back() != n) return false;
+    if (b.dtype != g.dtype || b.dims.empty() || b.dims.back() != g.n) return false;
     for (size_t i = 0; i + 1 < b.dims.size(); ++i) {
       if (b.dims[i].constant() != std::optional<int64_t>(1)) return false;
     }
@@ -79,8 +80,7 @@ class GemmGrouper {
     }
     const uint32_t add_out = infos_[add].out;
     const LoweredValue& sum = p_.value(add_out);
-    if (bias == kNone || !is_bias(bias, g.n) || sum.dims != p_.value(g.out).dims ||
-        sum.dtype != ir::DataType::kFloat32) {
+    if (bias == kNone || !is_bias(bias, g) || sum.dims != p_.value(g.out).dims || sum.dtype != g.dtype) {
       return;
     }
     GemmGroup with_bias = g;
@@ -97,7 +97,7 @@ class GemmGrouper {
     // The kernels implement Paddle's default erf form only; the tanh approximation stays its own group.
     if (p_.calls[gelu].constant_bool("approximate") != std::optional<bool>(false)) return;
     const LoweredValue& act = p_.value(infos_[gelu].out);
-    if (act.dims != sum.dims || act.dtype != ir::DataType::kFloat32 || !operands_stable(g, g.matmul, gelu)) return;
+    if (act.dims != sum.dims || act.dtype != g.dtype || !operands_stable(g, g.matmul, gelu)) return;
     internal.push_back(add_out);
     calls.push_back(gelu);
     g.out = infos_[gelu].out;
@@ -115,13 +115,15 @@ class GemmGrouper {
     g.inner = gemm.n;
     g.numel = gemm.m * gemm.n;
     g.needs_int64 = exceeds_int32(g.numel);
+    // Storage is the GEMM's dtype; every GEMM accumulates and applies its epilogue in float32.
+    const expr::ScalarType storage = *scalar_of(gemm.dtype);
     auto add_input = [&](uint32_t v, InputAccess access) {
       if (v == kNone) return;
       GroupInput in;
       in.value = v;
       in.name = "in" + std::to_string(g.inputs.size());
       in.dtype = p_.value(v).dtype;
-      in.storage = expr::ScalarType::kFloat32;
+      in.storage = storage;
       in.type = expr::ScalarType::kFloat32;
       in.access = access;
       in.needs_int64 = exceeds_int32(sym_numel(p_.value(v).dims));
@@ -134,7 +136,7 @@ class GemmGrouper {
     store.value = gemm.out;
     store.name = "gemm";
     store.dtype = p_.value(gemm.out).dtype;
-    store.storage = expr::ScalarType::kFloat32;
+    store.storage = storage;
     g.stores.push_back(std::move(store));
     g.internal_values = internal;
     g.has_expensive = gemm.epilogue == GemmEpilogue::kBiasGelu;  // erf

@@ -11,8 +11,10 @@
 
 namespace kforge::passes::fusion_detail {
 
-/// The expression type of a storage dtype the fused loops handle: bool, int32, int64, float32, float64.
+/// The expression type of a storage dtype the fused loops handle: bool, int32, int64, float16, bfloat16,
+/// float32, float64 (the 16-bit ones only where FusionOptions::half_floats allows them).
 std::optional<expr::ScalarType> scalar_of(ir::DataType dtype);
+bool is_half_float(ir::DataType dtype);  // float16 or bfloat16
 bool is_one(const SymExpr& e);
 /// Product of shape[begin, end).
 SymExpr product(const SymShape& shape, size_t begin, size_t end);
@@ -41,8 +43,9 @@ struct CallInfo {
 };
 
 
-/// What each call of `program` is to the fusion pass (kOpaque: it stays a kernel call).
-std::vector<CallInfo> classify_calls(const LoweredProgram& program);
+/// What each call of `program` is to the fusion pass (kOpaque: it stays a kernel call). `half_floats`:
+/// FusionOptions::half_floats.
+std::vector<CallInfo> classify_calls(const LoweredProgram& program, bool half_floats);
 
 /// The kGemm groups of `program` (fusion.h, "GEMM groups"; fusion_gemm.cpp), in call order, `index` unset.
 /// `readers[v]`: the calls reading value v, ascending; `is_output[v]`: v is a program output. With

@@ -13,7 +13,11 @@ bool fail(std::string* why, std::string text) {
 
 }  // namespace
 
-std::optional<GemmForm> float32_gemm_form(const LoweredProgram& program, const KernelCall& call, std::string* why) {
+bool is_gemm_dtype(ir::DataType dtype) {
+  return dtype == ir::DataType::kFloat32 || dtype == ir::DataType::kFloat16 || dtype == ir::DataType::kBFloat16;
+}
+
+std::optional<GemmForm> gemm_form(const LoweredProgram& program, const KernelCall& call, std::string* why) {
   if (call.op != "matmul") {
     fail(why, "not a matmul");
     return std::nullopt;
@@ -35,9 +39,17 @@ std::optional<GemmForm> float32_gemm_form(const LoweredProgram& program, const K
   const LoweredValue& xv = program.value(f.x);
   const LoweredValue& yv = program.value(f.y);
   const LoweredValue& ov = program.value(f.out);
-  for (const auto& [name, v] : {std::pair<const char*, const LoweredValue*>{"x", &xv}, {"y", &yv}, {"the output", &ov}}) {
-    if (v->dtype != ir::DataType::kFloat32) {
-      fail(why, fmt::format("{} is {}; the CUDA GEMM computes float32 only", name, ir::dtype_name(v->dtype)));
+  if (!is_gemm_dtype(xv.dtype)) {
+    fail(why, fmt::format("x is {}; the CUDA GEMM computes float32, float16 or bfloat16 only", ir::dtype_name(xv.dtype)));
+    return std::nullopt;
+  }
+  f.dtype = xv.dtype;
+  // The verifier already refuses a matmul of two dtypes; this also covers programs whose declared output
+  // type differs, so that no kernel ever reads or writes memory as the wrong type.
+  for (const auto& [name, v] : {std::pair<const char*, const LoweredValue*>{"y", &yv}, {"the output", &ov}}) {
+    if (v->dtype != f.dtype) {
+      fail(why, fmt::format("{} is {} but x is {}; the CUDA GEMM needs x, y and the output in one dtype", name,
+                            ir::dtype_name(v->dtype), ir::dtype_name(f.dtype)));
       return std::nullopt;
     }
   }

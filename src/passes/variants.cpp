@@ -214,6 +214,29 @@ KernelVariant cuda_simt_variant_for_hint(int64_t hint) {
   return v;
 }
 
+KernelVariant cuda_tensor_core_variant_for_hint(int64_t hint) {
+  KernelVariant v;
+  v.kind = VariantKind::kCudaTensorCore;
+  // The tiles kforge_gemm_tc.cuh chose for the hints 64, 256 and 4096 (measured at N = K = 4096, BENCHMARKS.md:
+  // each is the fastest of the tiles at its own hint), with the SIMT thresholds between them: small M wants
+  // narrow tiles (enough CTAs to fill the SMs), large M the 128 x 128 tile (the wider 128 x 256 one lost to it
+  // at M = 4096, so only the hand-built benchmark set keeps it).
+  if (hint <= 128) {
+    v.bm = 64, v.bn = 32, v.bk = 64, v.warps_m = 2, v.warps_n = 2, v.stages = 6;  // kTileForHint64
+  } else if (hint <= 1024) {
+    v.bm = 64, v.bn = 128, v.bk = 32, v.warps_m = 2, v.warps_n = 2, v.stages = 4;  // kTileForHint256
+  } else {
+    v.bm = 128, v.bn = 128, v.bk = 32, v.warps_m = 2, v.warps_n = 2, v.stages = 4;  // kTileForHint4096
+  }
+  v.name = "tc" + std::to_string(v.bm) + "x" + std::to_string(v.bn) + "x" + std::to_string(v.bk) + "s" +
+           std::to_string(v.stages);
+  v.config = "bm=" + std::to_string(v.bm) + " bn=" + std::to_string(v.bn) + " bk=" + std::to_string(v.bk) +
+             " warps=" + std::to_string(v.warps_m) + "x" + std::to_string(v.warps_n) +
+             " stages=" + std::to_string(v.stages);
+  v.hint = {hint, 0, 0};
+  return v;
+}
+
 int row_chunk_for_hint(int64_t hint) {
   if (hint <= 256) return 64;
   if (hint <= 2048) return 256;
@@ -256,6 +279,7 @@ uint64_t variant_set_hash(SiteFamily family, const std::vector<KernelVariant>& v
     case SiteFamily::kGemm: prefix = "kforge-gemm;"; break;
     case SiteFamily::kRowSoftmax: prefix = "kforge-row-softmax;"; break;
     case SiteFamily::kCudaGemmF32: prefix = std::string(kCudaGemmF32Version) + ";"; break;
+    case SiteFamily::kCudaGemm16: prefix = std::string(kCudaGemm16Version) + ";"; break;
     case SiteFamily::kCudaRow: prefix = std::string(kCudaRowVersion) + ";"; break;
   }
   uint64_t h = fnv1a64(prefix, kFnvOffset);
@@ -301,28 +325,44 @@ MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
   if (hints.empty()) return plan;
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kGemm) continue;
+    const bool f32 = g.gemm.dtype == ir::DataType::kFloat32;
     MultiKernelSite site;
     site.call = g.gemm.matmul;
     site.group = g.index;
-    site.family = SiteFamily::kCudaGemmF32;
+    site.family = f32 ? SiteFamily::kCudaGemmF32 : SiteFamily::kCudaGemm16;
     const std::string epilogue(gemm_epilogue_name(g.gemm.epilogue));
     site.name = "mk_call_" + std::to_string(g.gemm.matmul) + "_matmul" +
                 (g.gemm.epilogue == GemmEpilogue::kNone ? "" : "_" + epilogue);
-    site.config = "epilogue=" + epilogue + " transpose_x=" + (g.gemm.transpose_x ? "1" : "0") +
-                  " transpose_y=" + (g.gemm.transpose_y ? "1" : "0");
+    // (float32 sites keep the config, and so the hash, they had before 16-bit sites existed.)
+    site.config = (f32 ? "" : "dtype=" + std::string(ir::dtype_name(g.gemm.dtype)) + " ") + "epilogue=" + epilogue +
+                  " transpose_x=" + (g.gemm.transpose_x ? "1" : "0") + " transpose_y=" + (g.gemm.transpose_y ? "1" : "0");
     KernelVariant lt;
-    lt.name = "cublaslt_f32";
     lt.kind = VariantKind::kCublasLt;
     lt.rank = 0;
-    lt.config = "extern compute=32F";
+    if (f32) {
+      lt.name = "cublaslt_f32";
+      lt.config = "extern compute=32F";
+    } else {
+      const bool bf16 = g.gemm.dtype == ir::DataType::kBFloat16;
+      lt.name = bf16 ? "cublaslt_bf16" : "cublaslt_f16";
+      lt.config = bf16 ? "extern type=16BF compute=32F" : "extern type=16F compute=32F";
+    }
     site.variants.push_back(lt);
-    for (int64_t hint : hints) {
-      KernelVariant simt = cuda_simt_variant_for_hint(hint);
+    // The tensor-core kernel reads A [M, K] and B [K, N] as stored, in 16-byte chunks: no transposes, and K and
+    // N multiples of 8. Where that is known not to hold, cuBLASLt is the only candidate.
+    auto multiple_of_8 = [](const SymExpr& d) {
+      const std::optional<int64_t> c = d.constant();
+      return !c || *c % 8 == 0;
+    };
+    const bool tiles = f32 || (!g.gemm.transpose_x && !g.gemm.transpose_y && multiple_of_8(g.gemm.n) &&
+                               multiple_of_8(g.gemm.k));
+    for (int64_t hint : tiles ? hints : std::vector<int64_t>{}) {
+      KernelVariant tile = f32 ? cuda_simt_variant_for_hint(hint) : cuda_tensor_core_variant_for_hint(hint);
       auto same = std::find_if(site.variants.begin(), site.variants.end(),
-                               [&](const KernelVariant& v) { return v.name == simt.name; });
+                               [&](const KernelVariant& v) { return v.name == tile.name; });
       if (same != site.variants.end()) continue;  // two hints, one tile: the first hint names it
-      simt.rank = static_cast<int>(site.variants.size());
-      site.variants.push_back(simt);
+      tile.rank = static_cast<int>(site.variants.size());
+      site.variants.push_back(tile);
     }
     site.set_hash = variant_set_hash(site.family, site.variants, site.config);
     plan.sites.push_back(std::move(site));

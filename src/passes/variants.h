@@ -10,11 +10,18 @@
 //   - Row reductions over the last axis: float32 `softmax` (axis -1 or rank-1). Variants: the library
 //     kernel (rank 0), a single-pass row loop (one pass per statistic with the row kept hot, rank 1) and a
 //     looped one that walks the row in chunks sized for the hints' row lengths (rank 2).
-//   - --target cuda: every float32 GEMM group of the fusion plan (FusedGroup kGemm: a matmul with its bias /
-//     bias+gelu epilogue) is a site. Variants: cuBLASLt in full fp32 (rank 0, the extern candidate), then one
-//     SIMT tile of templates/cuda/kforge_gemm.cuh per distinct tile chosen for the hints (ranks 1, 2, ...).
-//     The site's epilogue and transposes are part of its hash (site `config`), so GEMMs of one shape but
-//     another epilogue never share cached picks.
+//   - --target cuda: every GEMM group of the fusion plan (FusedGroup kGemm: a matmul with its bias /
+//     bias+gelu epilogue) is a site.
+//     float32 (kCudaGemmF32): cuBLASLt in full fp32 (rank 0, the extern candidate), then one SIMT tile of
+//     templates/cuda/kforge_gemm.cuh per distinct tile chosen for the hints (ranks 1, 2, ...).
+//     float16 / bfloat16 (kCudaGemm16): cuBLASLt in that type with fp32 compute (rank 0), then one tensor-core
+//     tile of templates/cuda/kforge_gemm_tc.cuh per distinct tile chosen for the hints (ranks 1, 2, ...). The
+//     tensor-core kernel reads A and B untransposed and needs K and N multiples of 8: a site with a transpose,
+//     or with a static K or N that is no multiple of 8, offers cuBLASLt alone. (Run-time reasons a tile cannot
+//     serve a call, pointers not 16-byte aligned, are the generated dispatcher's: it sends such calls to
+//     cuBLASLt, codegen/cuda_gemm.h.)
+//     The site's epilogue and transposes (and for 16-bit sites its dtype) are part of its hash (site `config`),
+//     so GEMMs of one shape but another epilogue never share cached picks.
 //   - --target cuda: every row group of the fusion plan (FusedGroup kRow: softmax, layer_norm, row
 //     reductions) is a site keyed by {rows, row length}. Variants: the launcher's own choice by row length
 //     (rank 0, what runs without hints), then per hinted row length a team that holds the row in registers
@@ -45,8 +52,10 @@ enum class VariantKind : uint8_t {
   kGemmBlocked,  // packed, register-blocked: mr x nr tile, kc-deep panels
   kRowSinglePass,
   kRowLooped,    // chunk elements at a time
-  kCublasLt,     // --target cuda: cuBLASLt, fp32 compute (CUBLAS_COMPUTE_32F, no TF32)
-  kCudaSimt,     // --target cuda: kforge::cuda_gemm::SimtGemm<SimtTile<bm, bn, bk, tm, tn>>
+  kCublasLt,     // --target cuda: cuBLASLt in the site's dtype, fp32 compute (CUBLAS_COMPUTE_32F, no TF32)
+  kCudaSimt,     // --target cuda: kforge::cuda_gemm::SimtGemm<SimtTile<bm, bn, bk, tm, tn>> (float32)
+  kCudaTensorCore,  // --target cuda: kforge::cuda_gemm::TensorCoreGemm<TensorCoreTile<bm, bn, bk, warps_m,
+                    // warps_n, stages>> (float16 / bfloat16)
   kCudaRowAuto,       // --target cuda row group: the launcher's choice by row length (no hints' behaviour)
   kCudaRowRegisters,  // --target cuda row group: `team` threads per row, `regs` vectors each in registers
   kCudaRowLooped,     // --target cuda row group: `team` threads per row, every pass loops over memory
@@ -60,18 +69,20 @@ struct KernelVariant {
   int mr = 0, nr = 0, kc = 0;  // kGemmBlocked
   int chunk = 0;               // kRowLooped
   int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;  // kCudaSimt: CTA tile bm x bn, bk deep; tm x tn per thread
+  int warps_m = 0, warps_n = 0, stages = 0;    // kCudaTensorCore (with bm, bn, bk): warp grid, pipeline depth
   int team = 0, regs = 0;      // kCudaRowRegisters / kCudaRowLooped (regs = 0): threads per row, vectors each
   std::string config;          // "mr=4 nr=16 kc=128": what the hash covers besides the name
 };
 
-enum class SiteFamily : uint8_t { kGemm, kRowSoftmax, kCudaGemmF32, kCudaRow };
+enum class SiteFamily : uint8_t { kGemm, kRowSoftmax, kCudaGemmF32, kCudaGemm16, kCudaRow };
 
 struct MultiKernelSite {
-  uint32_t call = 0;          // index in LoweredProgram::calls (kCudaGemmF32: the group's matmul)
-  uint32_t group = kNone;     // kCudaGemmF32 / kCudaRow: the group (FusionPlan::groups index)
+  uint32_t call = 0;          // index in LoweredProgram::calls (kCudaGemm*: the group's matmul)
+  uint32_t group = kNone;     // kCudaGemm* / kCudaRow: the group (FusionPlan::groups index)
   SiteFamily family = SiteFamily::kGemm;
   std::string name;           // the dispatcher's name: "mk_call_3_matmul", "mk_call_0_matmul_bias_gelu"
-  std::string config;         // kCudaGemmF32: "epilogue=bias_gelu transpose_x=0 transpose_y=1" (hashed)
+  std::string config;         // kCudaGemmF32: "epilogue=bias_gelu transpose_x=0 transpose_y=1" (hashed);
+                              // kCudaGemm16: "dtype=bfloat16 epilogue=... transpose_x=0 transpose_y=0"
   std::vector<KernelVariant> variants;
   uint64_t set_hash = 0;
 };
@@ -96,6 +107,9 @@ int row_chunk_for_hint(int64_t hint);
 /// The fp32 SIMT tile (one of kforge_gemm.cuh's kSimtTileSmall / Medium / Large) for a size hint (M).
 KernelVariant cuda_simt_variant_for_hint(int64_t hint);
 
+/// The tensor-core tile (one of kforge_gemm_tc.cuh's kTileForHint64 / 256 / 4096) for a size hint (M).
+KernelVariant cuda_tensor_core_variant_for_hint(int64_t hint);
+
 /// The --target cuda row variants planned for a hinted row length (elements): the register team sized for it
 /// (team x 4 vectors of 4 floats hold rows up to 16 x team; none beyond 16384), the same capacity with one
 /// vector per thread (4x the team; none beyond 4096), and the looped team. Named "row_regs_t<team>_c<regs>" /
@@ -104,14 +118,19 @@ std::vector<KernelVariant> cuda_row_variants_for_hint(int64_t hint);
 
 /// Bumped whenever the CUDA GEMM kernels or the cuBLASLt call change (templates/cuda/kforge_gemm.cuh,
 /// kforge_cublaslt.cuh): it feeds every kCudaGemmF32 set hash, so picks cached for older kernels are ignored.
-inline constexpr const char* kCudaGemmF32Version = "kforge-cuda-gemm-f32 1";
+/// (2: the separate bias / gelu kernel after cuBLASLt became one template over the element type, with 16-byte
+/// vectors.)
+inline constexpr const char* kCudaGemmF32Version = "kforge-cuda-gemm-f32 2";
+/// Likewise for the 16-bit sites (kCudaGemm16: kforge_gemm_tc.cuh, kforge_cublaslt.cuh).
+inline constexpr const char* kCudaGemm16Version = "kforge-cuda-gemm-16 1";
 
 /// The plan for `program` (no sites when `hints` is empty). `call_group` (FusionPlan::call_group; may be empty)
 /// marks calls fused into a group: they are no kernel calls and get no variants.
 MultiKernelPlan plan_multi_kernels(const LoweredProgram& program, const std::vector<int64_t>& hints,
                                    const std::vector<uint32_t>& call_group = {});
 
-/// --target cuda: one kCudaGemmF32 site per kGemm group of `fusion` (no sites when `hints` is empty).
+/// --target cuda: one site per kGemm group of `fusion` (no sites when `hints` is empty): kCudaGemmF32 for
+/// float32 groups, kCudaGemm16 for float16 / bfloat16 ones.
 MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
                                         const std::vector<int64_t>& hints);
 

@@ -1,8 +1,12 @@
 #include "program/dtype.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace kforge::ir {
 
@@ -114,6 +118,49 @@ bool is_floating(DataType dtype) {
     case DataType::kFloat8E5M2: return true;
     default: return false;
   }
+}
+
+double half_bits_to_double(DataType dtype, uint16_t bits) {
+  if (dtype == DataType::kBFloat16) {
+    const uint32_t f = static_cast<uint32_t>(bits) << 16;
+    float out;
+    std::memcpy(&out, &f, sizeof out);
+    return out;
+  }
+  const int sign = (bits >> 15) ? -1 : 1;
+  const int exponent = (bits >> 10) & 0x1F;
+  const int mantissa = bits & 0x3FF;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  if (exponent == 31) return mantissa ? std::numeric_limits<double>::quiet_NaN() : sign * HUGE_VAL;
+  return sign * std::ldexp(mantissa + 1024, exponent - 25);
+}
+
+uint16_t half_bits_from_double(DataType dtype, double value) {
+  // float16: 5 exponent bits, 10 mantissa bits; bfloat16: 8 and 7 (the top half of a float32).
+  const int mantissa_bits = dtype == DataType::kBFloat16 ? 7 : 10;
+  const int exponent_bits = 15 - mantissa_bits;
+  const int bias = (1 << (exponent_bits - 1)) - 1;
+  const uint32_t exponent_all_ones = (1u << exponent_bits) - 1;
+  const uint32_t sign = std::signbit(value) ? 0x8000u : 0u;
+  const double a = std::fabs(value);
+  if (std::isnan(a)) return static_cast<uint16_t>(sign | exponent_all_ones << mantissa_bits | 1u << (mantissa_bits - 1));
+  if (a == 0) return static_cast<uint16_t>(sign);
+  if (std::isinf(a)) return static_cast<uint16_t>(sign | exponent_all_ones << mantissa_bits);
+  int e = 0;
+  std::frexp(a, &e);          // a = f * 2^e, f in [0.5, 1): the leading bit has weight 2^(e - 1)
+  const int emin = 1 - bias;  // the exponent of the smallest normal number
+  // The value in units of the last mantissa bit at its exponent (subnormals: at emin). Scaling by a power of two
+  // is exact and the quotient has at most 53 significant bits, so nearbyint (round to nearest even, the default
+  // mode) rounds exactly once. A subnormal that rounds up to 2^mantissa_bits becomes the smallest normal, and a
+  // normal that rounds up to 2^(mantissa_bits + 1) the next binade: both come out right of the bit layout below.
+  const int exponent = std::max(e - 1, emin);
+  const double q = std::nearbyint(std::ldexp(a, mantissa_bits - exponent));
+  uint64_t bits = static_cast<uint64_t>(q);
+  if (e - 1 >= emin) {  // normal: the leading bit becomes the exponent field
+    bits += static_cast<uint64_t>(exponent + bias - 1) << mantissa_bits;
+  }
+  if (bits >= static_cast<uint64_t>(exponent_all_ones) << mantissa_bits) bits = uint64_t{exponent_all_ones} << mantissa_bits;
+  return static_cast<uint16_t>(sign | bits);
 }
 
 bool is_integer(DataType dtype) {

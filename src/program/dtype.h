@@ -54,6 +54,12 @@ bool is_floating(DataType dtype);  // float16/bfloat16/float32/float64/float8
 bool is_integer(DataType dtype);   // signed and unsigned integers and index, not bool
 bool is_complex(DataType dtype);
 
+/// The value of float16 (IEEE binary16) or bfloat16 bits (`dtype` one of the two).
+double half_bits_to_double(DataType dtype, uint16_t bits);
+/// The float16 or bfloat16 bits of `value`, rounded to nearest, ties to even, from the double directly (no
+/// intermediate float, so no double rounding); beyond the largest finite value: infinity; NaN: a quiet NaN.
+uint16_t half_bits_from_double(DataType dtype, double value);
+
 /// phi::DataLayout.
 enum class DataLayout : uint8_t {
   kUndefined,  // "Undefined(AnyLayout)"

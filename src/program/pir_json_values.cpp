@@ -59,22 +59,6 @@ std::string unknown_with_suggestion(std::string_view what, const std::string& id
   return msg;
 }
 
-// The value of IEEE half (float16) or bfloat16 bits.
-double half_bits_to_double(DataType dtype, uint16_t bits) {
-  if (dtype == DataType::kBFloat16) {
-    const uint32_t f = static_cast<uint32_t>(bits) << 16;
-    float out;
-    std::memcpy(&out, &f, sizeof out);
-    return out;
-  }
-  const int sign = (bits >> 15) ? -1 : 1;
-  const int exponent = (bits >> 10) & 0x1F;
-  const int mantissa = bits & 0x3FF;
-  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
-  if (exponent == 31) return mantissa ? std::numeric_limits<double>::quiet_NaN() : sign * HUGE_VAL;
-  return sign * std::ldexp(mantissa + 1024, exponent - 25);
-}
-
 std::string dims_text(const Type& t) {
   std::string out;
   for (int64_t d : t.dims) out += std::to_string(d) + "x";

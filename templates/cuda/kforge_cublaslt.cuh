@@ -1,7 +1,7 @@
 // kforge cuBLASLt extern candidate for the multi-kernel GEMM dispatcher (header-only; link -lcublasLt).
 //
-// Row-major C[M,N] = op(A)[M,K] * op(B)[K,N] in bf16 with fp32 accumulation (or all fp32; op: an optional
-// transpose, A stored [K,M], B stored [N,K]), optionally with a cuBLASLt epilogue:
+// Row-major C[M,N] = op(A)[M,K] * op(B)[K,N] in bf16 or fp16 with fp32 accumulation (or all fp32; op: an
+// optional transpose, A stored [K,M], B stored [N,K]), optionally with a cuBLASLt epilogue:
 // kBias (CUBLASLT_EPILOGUE_BIAS) or kBiasGelu (CUBLASLT_EPILOGUE_GELU_BIAS). cuBLASLt is column-major, so
 // the row-major product is computed as its transpose: C^T (N x M) = B^T (N x K) * A^T (K x M), where each
 // row-major matrix read as column-major already is its transpose; the bias then runs along cuBLASLt's rows
@@ -20,22 +20,33 @@
 // costs one map lookup plus cublasLtMatmul.
 // Not thread-safe (the plan cache, and the bias pointer stored in a cached descriptor): use one instance per
 // host thread, as generated code does (one per object, which runs one call at a time).
-// cublaslt_gemm_f32() below is the fp32 call generated code makes (with the erf gelu epilogue kforge needs).
+// cublaslt_gemm() below is the call generated code makes (with the erf gelu epilogue kforge needs), for float,
+// __half or __nv_bfloat16 elements.
 #pragma once
 
 #include <cublasLt.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
 #include "kforge_gemm.cuh"
 
 namespace kforge {
 namespace cuda_gemm {
+
+// A parameter that takes its type from the others (a bias passed as nullptr must not stop T's deduction).
+template <typename T>
+struct TypeIdentity {
+  using type = T;
+};
+template <typename T>
+using NoDeduce = typename TypeIdentity<T>::type;
 
 class CublasLtGemm {
  public:
@@ -43,12 +54,13 @@ class CublasLtGemm {
   // How many of the heuristic's ranked algorithms a caller may ask for (algo_index < kMaxAlgos).
   static constexpr int kMaxAlgos = 8;
 
-  // element_type: CUDA_R_16BF (bf16 A, B, C, bias; the default) or CUDA_R_32F (fp32 everything, computed in
-  // full fp32: CUBLAS_COMPUTE_32F, no TF32). One instance serves one element type. The workspace is allocated
-  // here, once, so that later calls allocate nothing (a requirement of CUDA graph capture).
+  // element_type: CUDA_R_16BF (bf16 A, B, C, bias; the default), CUDA_R_16F (fp16 likewise), both with fp32
+  // accumulation, or CUDA_R_32F (fp32 everything, computed in full fp32: CUBLAS_COMPUTE_32F, no TF32). One
+  // instance serves one element type. The workspace is allocated here, once, so that later calls allocate
+  // nothing (a requirement of CUDA graph capture).
   explicit CublasLtGemm(size_t workspace_bytes = size_t(32) << 20, cudaDataType_t element_type = CUDA_R_16BF)
       : workspace_bytes_(workspace_bytes), element_type_(element_type) {
-    if (element_type_ != CUDA_R_16BF && element_type_ != CUDA_R_32F) {
+    if (element_type_ != CUDA_R_16BF && element_type_ != CUDA_R_16F && element_type_ != CUDA_R_32F) {
       status_ = CUBLAS_STATUS_NOT_SUPPORTED;
       return;
     }
@@ -85,19 +97,24 @@ class CublasLtGemm {
   }
 
   // C = op(A) op(B) (+ epilogue), row-major; op transposes when asked (A stored [K, M], B stored [N, K]).
+  // T: float, __half or __nv_bfloat16, the instance's element type (else CUBLAS_STATUS_NOT_SUPPORTED).
   // Returns CUBLAS_STATUS_SUCCESS or the first failing status (CUBLAS_STATUS_NOT_SUPPORTED when the
   // heuristic has no algorithm of that rank for the shape).
-  cublasStatus_t run(const __nv_bfloat16* A, const __nv_bfloat16* B, __nv_bfloat16* C, const __nv_bfloat16* bias,
-                     int M, int N, int K, Epilogue epilogue, cudaStream_t stream, int algo_index = 0,
-                     bool transpose_a = false, bool transpose_b = false) {
-    if (element_type_ != CUDA_R_16BF) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
+  template <typename T>
+  cublasStatus_t run(const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M, int N, int K, Epilogue epilogue,
+                     cudaStream_t stream, int algo_index = 0, bool transpose_a = false, bool transpose_b = false) {
+    if (element_type_ != data_type_of<T>()) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
     return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b);
   }
-  cublasStatus_t run(const float* A, const float* B, float* C, const float* bias, int M, int N, int K,
-                     Epilogue epilogue, cudaStream_t stream, int algo_index = 0, bool transpose_a = false,
-                     bool transpose_b = false) {
-    if (element_type_ != CUDA_R_32F) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
-    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b);
+
+  // The cuBLAS data type of an element type.
+  template <typename T>
+  static constexpr cudaDataType_t data_type_of() {
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>,
+                  "cuBLASLt GEMMs take float, __half or __nv_bfloat16");
+    if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
+    if constexpr (std::is_same_v<T, __half>) return CUDA_R_16F;
+    return CUDA_R_16BF;
   }
 
  private:
@@ -249,42 +266,69 @@ inline const char* cublas_status_name(cublasStatus_t status) {
   return "CUBLAS_STATUS_UNKNOWN";
 }
 
-// An fp32 GEMM through cuBLASLt (lt made with CUDA_R_32F): row-major C[M, N] = epilogue(op(A) op(B)), op a
-// transpose where asked. cuBLASLt applies the bias itself (CUBLASLT_EPILOGUE_BIAS) when the bias pointer is
-// 16-byte aligned (its epilogue has failed on less-aligned vectors, as Marian's and PyTorch's cuBLASLt paths
-// note), else a separate in-place kernel adds it; gelu is always that separate kernel, because cuBLASLt's GELU
-// epilogue is the tanh approximation and Paddle's gelu(approximate=false) is erf. Returns cudaSuccess, the
-// CUDA error of a launch, or cudaErrorNotSupported when cuBLASLt fails (lt.last_status() says why).
-// M or N == 0: nothing to do. K == 0: C = epilogue(0).
-inline bool cublaslt_bias_in_gemm(Epilogue epilogue, const float* bias) {
-  return epilogue == Epilogue::kBias && (reinterpret_cast<uintptr_t>(bias) & 15u) == 0;
+// A GEMM through cuBLASLt (lt made for T's element type): row-major C[M, N] = epilogue(op(A) op(B)), op a
+// transpose where asked, T float, __half or __nv_bfloat16, always accumulated in fp32. cuBLASLt adds the bias
+// itself (CUBLASLT_EPILOGUE_BIAS, in fp32 before it rounds C) when the bias pointer is 16-byte aligned (its
+// epilogue has failed on less-aligned vectors, as Marian's and PyTorch's cuBLASLt paths note), else a separate
+// in-place kernel adds it (bias_epilogue); gelu is always that separate kernel (gelu_epilogue after a bias in
+// the GEMM), because cuBLASLt's GELU epilogue is the tanh approximation and Paddle's gelu(approximate=false)
+// is erf. (For 16-bit C the gelu's input is then rounded once, to C's type, before the gelu; the tensor-core
+// kernels round only their final result.) algo_index: the rank of cuBLASLt's heuristic algorithm (generated
+// code: 0); a rank the heuristic does not offer for the shape runs rank 0 instead.
+// Returns cudaSuccess, the CUDA error of a launch, or cudaErrorNotSupported when cuBLASLt fails
+// (lt.last_status() says why). M or N == 0: nothing to do. K == 0: C = epilogue(0).
+inline bool cublaslt_bias_in_gemm(Epilogue epilogue, const void* bias) {
+  return epilogue != Epilogue::kNone && (reinterpret_cast<uintptr_t>(bias) & 15u) == 0;
 }
 
-inline cudaError_t cublaslt_gemm_f32(CublasLtGemm& lt, const float* A, const float* B, float* C, const float* bias,
-                                     int M, int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b,
-                                     cudaStream_t stream) {
+template <typename T>
+inline cudaError_t cublaslt_gemm(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M,
+                                 int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b,
+                                 cudaStream_t stream, int algo_index = 0) {
   if (M < 0 || N < 0 || K < 0 || (epilogue != Epilogue::kNone && bias == nullptr)) return cudaErrorInvalidValue;
   if (M == 0 || N == 0) return cudaSuccess;
   if (K == 0) {
-    if (cudaError_t e = cudaMemsetAsync(C, 0, size_t(M) * size_t(N) * sizeof(float), stream); e != cudaSuccess) return e;
-    return bias_epilogue_f32(C, bias, M, N, epilogue, stream);
+    if (cudaError_t e = cudaMemsetAsync(C, 0, size_t(M) * size_t(N) * sizeof(T), stream); e != cudaSuccess) return e;
+    return bias_epilogue(C, bias, M, N, epilogue, stream);
   }
   const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
-  if (lt.run(A, B, C, bias, M, N, K, bias_in_gemm ? Epilogue::kBias : Epilogue::kNone, stream, 0, transpose_a,
-             transpose_b) != CUBLAS_STATUS_SUCCESS)
+  const Epilogue in_gemm = bias_in_gemm ? Epilogue::kBias : Epilogue::kNone;
+  if (algo_index != 0 && !lt.can_run(M, N, K, in_gemm, bias, algo_index, transpose_a, transpose_b, A, B, C)) {
+    algo_index = 0;
+  }
+  if (lt.run(A, B, C, bias, M, N, K, in_gemm, stream, algo_index, transpose_a, transpose_b) != CUBLAS_STATUS_SUCCESS)
     return cudaErrorNotSupported;
-  if (bias_in_gemm) return cudaSuccess;
-  return bias_epilogue_f32(C, bias, M, N, epilogue, stream);
+  if (!bias_in_gemm) return bias_epilogue(C, bias, M, N, epilogue, stream);
+  return epilogue == Epilogue::kBiasGelu ? gelu_epilogue(C, M, N, stream) : cudaSuccess;
 }
 
-// Builds (and caches) the cuBLASLt plan that cublaslt_gemm_f32 would use for these arguments; host work only.
+// Builds (and caches) the cuBLASLt plan that cublaslt_gemm would use for these arguments; host work only.
 // Generated code calls it before a CUDA graph capture, so that the call inside the capture finds it ready.
-inline void cublaslt_gemm_f32_prepare(CublasLtGemm& lt, const float* A, const float* B, float* C, const float* bias,
-                                      int M, int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b) {
+template <typename T>
+inline void cublaslt_gemm_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M,
+                                  int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b) {
   if (M <= 0 || N <= 0 || K <= 0 || (epilogue != Epilogue::kNone && bias == nullptr)) return;
   const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
   static_cast<void>(lt.can_run(M, N, K, bias_in_gemm ? Epilogue::kBias : Epilogue::kNone, bias, 0, transpose_a,
                                transpose_b, A, B, C));
+}
+
+// The float spellings generated float32 code calls (they predate the 16-bit GEMMs).
+inline cudaError_t cublaslt_gemm_f32(CublasLtGemm& lt, const float* A, const float* B, float* C, const float* bias,
+                                     int M, int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b,
+                                     cudaStream_t stream) {
+  return cublaslt_gemm(lt, A, B, C, bias, M, N, K, epilogue, transpose_a, transpose_b, stream);
+}
+inline void cublaslt_gemm_f32_prepare(CublasLtGemm& lt, const float* A, const float* B, float* C, const float* bias,
+                                      int M, int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b) {
+  cublaslt_gemm_prepare(lt, A, B, C, bias, M, N, K, epilogue, transpose_a, transpose_b);
+}
+
+// cuBLASLt (algorithm algo_index, see cublaslt_gemm) as a variant of a multi-kernel GEMM site.
+template <typename T>
+inline cudaError_t cublaslt_then_epilogue(CublasLtGemm& lt, const GemmArgs<T>& a, int algo_index = 0) {
+  return cublaslt_gemm(lt, a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue, a.transpose_a, a.transpose_b, a.stream,
+                       algo_index);
 }
 
 }  // namespace cuda_gemm

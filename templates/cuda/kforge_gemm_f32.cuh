@@ -1,8 +1,9 @@
 // kforge fp32 GEMM variants for the multi-kernel dispatcher (templates/runtime/kforge_multikernel.h): the
 // SIMT kernels of kforge_gemm.cuh and cuBLASLt in full fp32 (no TF32), all called as
-// cudaError_t(const GemmF32Args&). What `kforge compile --target cuda --multi-kernel-hints` output includes
-// (kforge writes it beside the outputs); kept apart from the bf16 sets of kforge_gemm_variants.cuh so that
-// generated code does not compile the tensor-core kernels it never runs.
+// cudaError_t(const GemmF32Args&); and the dispatcher pieces every CUDA GEMM site shares, whatever its element
+// type (GemmMultiKernel<T>, make_gemm_config, the benchmark settings). What `kforge compile --target cuda
+// --multi-kernel-hints` output includes (kforge writes it beside the outputs); the tensor-core kernels of the
+// 16-bit sites are kforge_gemm_tc.cuh, kept apart so that generated code does not compile kernels it never runs.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -27,25 +28,17 @@ namespace cuda_gemm {
 // GemmF32MultiKernel per GEMM group: cuBLASLt (rank 0) plus simt_f32<tile, epilogue, transposes> per tile the
 // hints chose (src/passes/variants.cpp), with make_gemm_f32_config(site, timer, hash).
 // ---------------------------------------------------------------------------------------------------------
-constexpr const char* kGemmF32VariantsVersion = "kforge-gemm-f32-variants 1";
+constexpr const char* kGemmF32VariantsVersion = "kforge-gemm-f32-variants 2";
 
-struct GemmF32Args {
-  const float* A;     // [M, K] row-major ([K, M] when transpose_a)
-  const float* B;     // [K, N] row-major ([N, K] when transpose_b)
-  float* C;           // [M, N] row-major, written (never read)
-  const float* bias;  // [N], or null when epilogue == kNone
-  int M, N, K;
-  Epilogue epilogue;
-  cudaStream_t stream;
-  bool transpose_a = false;
-  bool transpose_b = false;
-};
-using GemmF32MultiKernel = mk::MultiKernel<cudaError_t(const GemmF32Args&)>;
+// A multi-kernel GEMM site over elements of type T (float, __half, __nv_bfloat16): variants take GemmArgs<T>.
+template <typename T>
+using GemmMultiKernel = mk::MultiKernel<cudaError_t(const GemmArgs<T>&)>;
+using GemmF32Args = GemmArgs<float>;
+using GemmF32MultiKernel = GemmMultiKernel<float>;
 
-// lt must have been made with element type CUDA_R_32F.
+// lt must have been made with element type CUDA_R_32F. (The spelling generated float32 code calls.)
 inline cudaError_t cublaslt_f32_then_epilogue(CublasLtGemm& lt, const GemmF32Args& a) {
-  return cublaslt_gemm_f32(lt, a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue, a.transpose_a, a.transpose_b,
-                           a.stream);
+  return cublaslt_then_epilogue(lt, a);
 }
 
 // One SIMT instantiation as a variant: the epilogue and transposes are the site's (generated code knows them);

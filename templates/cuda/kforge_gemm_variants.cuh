@@ -1,8 +1,9 @@
 // kforge bf16 GEMM variant sets for the multi-kernel dispatcher (templates/runtime/kforge_multikernel.h)
-// (and, through kforge_gemm_f32.cuh, the fp32 ones):
-// the tensor-core tile configurations of kforge_gemm.cuh, one or two per size hint, plus cuBLASLt as the
-// extern candidate, all called as cudaError_t(const GemmBf16Args&). Generated code builds one dispatcher per
-// GEMM site (and epilogue) with make_gemm_bf16_variants + make_gemm_bf16_config and calls
+// (and, through kforge_gemm_f32.cuh, the fp32 ones), built by hand for the GPU benchmark
+// (bench/multikernel/gemm_gpu_bench.cu): the tensor-core tile configurations of kforge_gemm_tc.cuh, one or two
+// per size hint, plus several of cuBLASLt's ranked algorithms as extern candidates, all called as
+// cudaError_t(const GemmBf16Args&). (Generated code plans its own sets: src/passes/variants.cpp.) Use: one
+// dispatcher per GEMM site (and epilogue) with make_gemm_bf16_variants + make_gemm_bf16_config, then
 // `dispatcher({M, N, K}, args)`.
 #pragma once
 
@@ -18,6 +19,7 @@
 #include "kforge_cuda_timer.cuh"
 #include "kforge_gemm.cuh"
 #include "kforge_gemm_f32.cuh"
+#include "kforge_gemm_tc.cuh"
 #include "kforge_multikernel.h"
 
 namespace kforge {
@@ -25,36 +27,18 @@ namespace cuda_gemm {
 
 // Bumped whenever a kernel or tile configuration changes, so that cached picks of older kernels are ignored
 // (it feeds the variant-set hash of the cache key).
-constexpr const char* kGemmVariantsVersion = "kforge-gemm-bf16-variants 2";
+constexpr const char* kGemmVariantsVersion = "kforge-gemm-bf16-variants 3";
 
-struct GemmBf16Args {
-  const __nv_bfloat16* A;     // [M, K] row-major
-  const __nv_bfloat16* B;     // [K, N] row-major
-  __nv_bfloat16* C;           // [M, N] row-major, written (never read)
-  const __nv_bfloat16* bias;  // [N], or null when epilogue == kNone
-  int M, N, K;
-  Epilogue epilogue;
-  cudaStream_t stream;
-};
-using GemmBf16MultiKernel = mk::MultiKernel<cudaError_t(const GemmBf16Args&)>;
+using GemmBf16Args = GemmArgs<__nv_bfloat16>;  // no transposes here: the tiles read A and B as stored
+using GemmBf16MultiKernel = GemmMultiKernel<__nv_bfloat16>;
 
-// The library path with Paddle's exact semantics: cuBLASLt GEMM (with its exact BIAS epilogue where that is
-// all that is asked), then erf gelu as a separate kernel. algo_index: the rank of cuBLASLt's heuristic
-// algorithm; a rank the heuristic does not offer for the shape runs its first choice (rank 0) instead.
-inline cudaError_t cublaslt_then_epilogue(CublasLtGemm& lt, const GemmBf16Args& a, int algo_index = 0) {
-  const Epilogue in_gemm = a.epilogue == Epilogue::kBiasGelu ? Epilogue::kNone : a.epilogue;
-  if (algo_index != 0 && !lt.can_run(a.M, a.N, a.K, in_gemm, a.bias, algo_index)) algo_index = 0;
-  if (lt.run(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, in_gemm, a.stream, algo_index) != CUBLAS_STATUS_SUCCESS)
-    return cudaErrorUnknown;
-  if (a.epilogue == Epilogue::kBiasGelu) return bias_gelu_bf16(a.C, a.bias, a.M, a.N, a.stream);
-  return cudaSuccess;
-}
-
-// A tensor-core configuration as a variant. A shape it cannot serve (N or K not a multiple of 8, unaligned
-// pointers) goes to the library path, so its time then equals cuBLASLt's and the tie rule picks cuBLASLt.
+// A tensor-core configuration as a variant of these sets. A shape it cannot serve (N or K not a multiple of 8,
+// unaligned pointers) goes to the library path, so its time then equals cuBLASLt's and the tie rule picks
+// cuBLASLt. (Generated sites instead refuse such calls, tensor_core<> in kforge_gemm_tc.cuh, and never pass
+// them to the tiles.)
 template <class Tile>
 inline cudaError_t run_tensor_core(CublasLtGemm& lt, const GemmBf16Args& a) {
-  if (!TensorCoreGemm<Tile>::can_run(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue)) return cublaslt_then_epilogue(lt, a);
+  if (!tensor_core_applies(a)) return cublaslt_then_epilogue(lt, a);
   return TensorCoreGemm<Tile>::launch(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue, a.stream);
 }
 

@@ -5,15 +5,18 @@ an elementwise chain with fan-in/fan-out (--cuda-graph), broadcasts of every acc
 strided), and row groups (softmax as a pattern and spelled out, layer_norm with prologue and epilogue, row
 values), and GEMM groups (matmul with bias / bias + gelu epilogues, transposes, a batch folded into M, a dynamic
 batch; cuBLASLt alone, and with --multi-kernel-hints the dispatchers, with and without --cuda-graph), and with
---multi-kernel-hints the row groups' dispatchers (softmax, layer_norm, and mixed with GEMM and rows). Programs
-with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol the
-headers use resolves. Also checks that a matmul no CUDA GEMM computes is an error at its place that says why.
+--multi-kernel-hints the row groups' dispatchers (softmax, layer_norm, and mixed with GEMM and rows), and the same
+in bfloat16 and float16 (fused kernels converting on load and store, 16-bit constants, cuBLASLt in the 16-bit
+type, the tensor-core variants of kforge_gemm_tc.cuh in both types, conversions to and from every fused dtype).
+Programs with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol
+the headers use resolves. Also checks that a matmul no CUDA GEMM computes is an error at its place that says why.
 Translation units are compiled two at a time; about 2 min of CPU in all.
 
 Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is bench/fusion/gpu_check.sh.
 """
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,8 +39,14 @@ PROGRAMS = [
     ("tests/e2e/fused/gemm_batched.yaml", "gemm_batched_mk", HINTS + ["--cuda-graph"]),
     ("tests/e2e/fused/mixed.yaml", "mixed", []),
     ("tests/e2e/fused/mixed.yaml", "mixed_mk", HINTS + ["--cuda-graph"]),
+    ("tests/e2e/fused/half_bf16.yaml", "half_bf16", []),
+    ("tests/e2e/fused/half_bf16.yaml", "half_bf16_mk", HINTS + ["--cuda-graph"]),
+    ("tests/e2e/fused/half_fp16.yaml", "half_fp16_mk", HINTS),
+    ("tests/e2e/fused/half_casts.yaml", "half_casts", []),
+    ("tests/golden/compile-cuda-bf16/program.yaml", "golden_bf16", ["--cuda-graph"]),
+    ("tests/golden/compile-cuda-fp16/program.yaml", "golden_fp16", HINTS),
 ]
-GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh"]
+GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
@@ -91,7 +100,9 @@ def main():
                 failed = True
                 continue
             host = open(os.path.join(gen, f"{name}.cu")).read()
-            has_gemm = "matmul" in open(os.path.join(root, program)).read()
+            source = open(os.path.join(root, program)).read()
+            has_gemm = "matmul" in source
+            half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
             has_rows = "_launch<" in kernels  # the row kernels' launch helper
@@ -99,6 +110,10 @@ def main():
                         "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else [])
             if mk:
                 required += MK_HEADERS + (MK_GEMM_HEADERS if has_gemm else []) + (MK_ROW_HEADERS if has_rows else [])
+            if half and mk:
+                required.append("kforge_gemm_tc.cuh")  # these programs have untransposed 16-bit GEMM sites
+            if half and not has_gemm:
+                required.append("kforge_half.cuh")
             written = sorted(os.listdir(gen))
             if written != sorted(required):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(required)}")
@@ -110,7 +125,8 @@ def main():
             if ("--cuda-graph" in flags) != ("graphs_.launch(" in host):
                 print(f"FAIL {program}: graph replay present/absent against the flag")
                 failed = True
-            if has_gemm and ("gemm_failed(" not in host or ("GemmF32MultiKernel" in host) != mk or
+            if has_gemm and ("gemm_failed(" not in host or
+                             (re.search(r"GemmF32MultiKernel|GemmMultiKernel<", host) is not None) != mk or
                              ("prepare_gemms(kforge_b)" in host) != ("--cuda-graph" in flags)):
                 print(f"FAIL {program} {flags}: the GEMM calls do not match the flags")
                 failed = True

@@ -3,7 +3,7 @@
 header) and the GPU benchmark that uses every one of them compile with nvcc for sm_90, warnings as errors.
 
 Exit 77 (meson: skipped) only when nvcc is missing. One translation unit (about 20 s of CPU): the benchmark
-includes kforge_gemm_variants.cuh, which includes the other three headers, and instantiates every kernel.
+includes kforge_gemm_variants.cuh, which includes the other GEMM headers, and instantiates every kernel.
 """
 import argparse
 import os

@@ -137,6 +137,76 @@ TEST_CASE("--target cuda: each GEMM group is a site of cuBLASLt and the SIMT til
   CHECK(small.sites[0].set_hash != s0.set_hash);
 }
 
+TEST_CASE("--target cuda: a 16-bit GEMM group is a site of cuBLASLt and the tensor-core tiles of the hints") {
+  test::Env env;
+  std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: t16
+inputs:  [{name: x, dtype: bfloat16, shape: [-1, 64]}, {name: h, dtype: float16, shape: [16, 64]}]
+params:
+  - {name: w, dtype: bfloat16, shape: [64, 32]}
+  - {name: wt, dtype: bfloat16, shape: [16, 32]}
+  - {name: wh, dtype: float16, shape: [64, 36]}
+ops:
+  - {op: matmul, in: [x, w], out: [y1]}
+  - {op: matmul, in: [y1, wt], out: [y2], attrs: {transpose_y: true}}
+  - {op: matmul, in: [h, wh], out: [y3]}
+  - {op: matmul, in: [h, wh], out: [y4]}
+outputs: [y2, y3, y4]
+)");
+  INFO(env.printed());
+  REQUIRE(lp.has_value());
+  FusionOptions options;
+  options.single_call_groups = true;
+  options.gemm_groups = true;
+  options.half_floats = true;
+  const FusionPlan fusion = plan_fusion(*lp, options);
+  const MultiKernelPlan plan = plan_cuda_gemm_variants(fusion, {64, 256, 4096});
+  REQUIRE(plan.sites.size() == 4);
+  auto names = [](const MultiKernelSite& site) {
+    std::vector<std::string> out;
+    for (const KernelVariant& v : site.variants) out.push_back(v.name + "#" + std::to_string(v.rank));
+    return out;
+  };
+  // bf16 matmul: cuBLASLt, then one tensor-core tile per hint.
+  const MultiKernelSite& s0 = plan.sites[0];
+  CHECK(s0.family == SiteFamily::kCudaGemm16);
+  CHECK(s0.name == "mk_call_0_matmul");
+  CHECK(s0.config == "dtype=bfloat16 epilogue=none transpose_x=0 transpose_y=0");
+  CHECK(names(s0) == std::vector<std::string>{"cublaslt_bf16#0", "tc64x32x64s6#1", "tc64x128x32s4#2", "tc128x128x32s4#3"});
+  CHECK(s0.variants[0].kind == VariantKind::kCublasLt);
+  CHECK(s0.variants[0].hint.empty());
+  CHECK(s0.variants[1].kind == VariantKind::kCudaTensorCore);
+  CHECK(s0.variants[1].hint == std::vector<int64_t>{64, 0, 0});
+  CHECK(s0.variants[3].config == "bm=128 bn=128 bk=32 warps=2x2 stages=4");
+  // The tensor-core kernel reads A and B as stored: a transposed site is cuBLASLt alone.
+  const MultiKernelSite& s1 = plan.sites[1];
+  CHECK(s1.config == "dtype=bfloat16 epilogue=none transpose_x=0 transpose_y=1");
+  CHECK(names(s1) == std::vector<std::string>{"cublaslt_bf16#0"});
+  // float16, N = 36 (no multiple of 8): cuBLASLt alone, with the fp16 name.
+  const MultiKernelSite& s2 = plan.sites[2];
+  CHECK(s2.config == "dtype=float16 epilogue=none transpose_x=0 transpose_y=0");
+  CHECK(names(s2) == std::vector<std::string>{"cublaslt_f16#0"});
+  // The 16-bit family has its own version string in the hash: the same variants and site under the fp32 family
+  // hash differently; the plan is deterministic.
+  CHECK(s0.set_hash != variant_set_hash(SiteFamily::kCudaGemmF32, s0.variants, s0.config));
+  CHECK(s2.set_hash == plan_cuda_gemm_variants(fusion, {64, 256, 4096}).sites[2].set_hash);
+  CHECK(s2.set_hash == plan.sites[3].set_hash);  // the same float16 GEMM twice: one set
+  // Hints that pick one tile make one variant.
+  const MultiKernelPlan small = plan_cuda_gemm_variants(fusion, {16, 100, 2000});
+  CHECK(names(small.sites[0]) == std::vector<std::string>{"cublaslt_bf16#0", "tc64x32x64s6#1", "tc128x128x32s4#2"});
+  CHECK(small.sites[0].variants[1].hint == std::vector<int64_t>{16, 0, 0});
+}
+
+TEST_CASE("tensor-core tiles per hint") {
+  CHECK(cuda_tensor_core_variant_for_hint(1).name == "tc64x32x64s6");
+  CHECK(cuda_tensor_core_variant_for_hint(128).name == "tc64x32x64s6");
+  CHECK(cuda_tensor_core_variant_for_hint(129).name == "tc64x128x32s4");
+  CHECK(cuda_tensor_core_variant_for_hint(1024).config == "bm=64 bn=128 bk=32 warps=2x2 stages=4");
+  CHECK(cuda_tensor_core_variant_for_hint(1025).name == "tc128x128x32s4");
+  const KernelVariant v = cuda_tensor_core_variant_for_hint(4096);
+  CHECK(v.kind == VariantKind::kCudaTensorCore);
+  CHECK(std::vector<int>{v.bm, v.bn, v.bk, v.warps_m, v.warps_n, v.stages} == std::vector<int>{128, 128, 32, 2, 2, 4});
+}
+
 TEST_CASE("SIMT tiles per hint") {
   CHECK(cuda_simt_variant_for_hint(1).name == "simt32x64x16");
   CHECK(cuda_simt_variant_for_hint(128).name == "simt32x64x16");

@@ -368,6 +368,7 @@ FusionOptions gemm_options() {
   FusionOptions o;
   o.single_call_groups = true;  // as --target cuda sets them
   o.gemm_groups = true;
+  o.half_floats = true;
   return o;
 }
 
@@ -528,24 +529,137 @@ ops:
 outputs: [b, c, e, f, g, h]
 )");
   std::string why;
-  std::optional<GemmForm> a = float32_gemm_form(lp, lp.calls[0], &why);
+  std::optional<GemmForm> a = gemm_form(lp, lp.calls[0], &why);
   REQUIRE(a.has_value());
   CHECK(a->m == SymExpr(16));
   CHECK(a->n == SymExpr(12));
   CHECK(a->k == SymExpr(16));
-  std::optional<GemmForm> b = float32_gemm_form(lp, lp.calls[1], &why);
+  std::optional<GemmForm> b = gemm_form(lp, lp.calls[1], &why);
   REQUIRE(b.has_value());
   CHECK(b->transpose_x);
   CHECK(b->m == SymExpr(8));
-  CHECK_FALSE(float32_gemm_form(lp, lp.calls[2], &why).has_value());
+  CHECK_FALSE(gemm_form(lp, lp.calls[2], &why).has_value());
   CHECK(why == "y has rank 3 ([2, 16, 12]), but the GEMM needs y to be a matrix (rank 2); a batched or vector y has "
                "no CUDA kernel");
-  CHECK_FALSE(float32_gemm_form(lp, lp.calls[3], &why).has_value());
+  CHECK_FALSE(gemm_form(lp, lp.calls[3], &why).has_value());
   CHECK(why.find("x is a transposed batch ([2, 16, 8], transpose_x)") == 0);
-  CHECK_FALSE(float32_gemm_form(lp, lp.calls[4], &why).has_value());
+  CHECK_FALSE(gemm_form(lp, lp.calls[4], &why).has_value());
   CHECK(why.find("x has rank 1 ([16])") == 0);
-  CHECK_FALSE(float32_gemm_form(lp, lp.calls[5], &why).has_value());
-  CHECK(why == "x is float64; the CUDA GEMM computes float32 only");
-  CHECK_FALSE(float32_gemm_form(lp, lp.calls[6], &why).has_value());
+  CHECK_FALSE(gemm_form(lp, lp.calls[5], &why).has_value());
+  CHECK(why == "x is float64; the CUDA GEMM computes float32, float16 or bfloat16 only");
+  CHECK_FALSE(gemm_form(lp, lp.calls[6], &why).has_value());
   CHECK(why == "not a matmul");
+}
+
+TEST_CASE("gemm form: float16 and bfloat16 matmuls, and operands of two dtypes") {
+  LoweredProgram lp = env().compile(R"(
+program: half_forms
+inputs:
+  - {name: x, dtype: bfloat16, shape: [4, 8, 16]}
+  - {name: h, dtype: float16, shape: [16, 8]}
+params:
+  - {name: w, dtype: bfloat16, shape: [16, 12]}
+  - {name: wh, dtype: float16, shape: [16, 4]}
+ops:
+  - {op: matmul, in: [x, w], out: [a]}
+  - {op: matmul, in: [h, wh], out: [b], attrs: {transpose_x: true}}
+outputs: [a, b]
+)");
+  std::string why;
+  std::optional<GemmForm> a = gemm_form(lp, lp.calls[0], &why);
+  REQUIRE(a.has_value());
+  CHECK(a->dtype == ir::DataType::kBFloat16);
+  CHECK(a->m == SymExpr(32));
+  std::optional<GemmForm> b = gemm_form(lp, lp.calls[1], &why);
+  REQUIRE(b.has_value());
+  CHECK(b->dtype == ir::DataType::kFloat16);
+  CHECK(b->transpose_x);
+  // The verifier refuses a matmul of two dtypes before any pass runs; the GEMM form still says why, should a
+  // program's declared types disagree (no kernel may read memory as the wrong type).
+  lp.values[lp.calls[0].arg("y")->value].dtype = ir::DataType::kFloat32;
+  CHECK_FALSE(gemm_form(lp, lp.calls[0], &why).has_value());
+  CHECK(why == "y is float32 but x is bfloat16; the CUDA GEMM needs x, y and the output in one dtype");
+  lp.values[lp.calls[1].outputs[0].values[0]].dtype = ir::DataType::kBFloat16;
+  CHECK_FALSE(gemm_form(lp, lp.calls[1], &why).has_value());
+  CHECK(why == "the output is bfloat16 but x is float16; the CUDA GEMM needs x, y and the output in one dtype");
+}
+
+TEST_CASE("fusion: float16 / bfloat16 values fuse where the target converts them (half_floats)") {
+  LoweredProgram lp = env().compile(R"(
+program: bf16_block
+inputs: [{name: x, dtype: bfloat16, shape: [8, 64]}]
+params:
+  - {name: w, dtype: bfloat16, shape: [64, 32]}
+  - {name: b, dtype: bfloat16, shape: [32]}
+  - {name: g, dtype: float32, shape: [32]}
+  - {name: beta, dtype: bfloat16, shape: [32]}
+  - {name: wf, dtype: float32, shape: [64, 32]}
+  - {name: bf, dtype: float32, shape: [32]}
+ops:
+  - {op: matmul, in: [x, w], out: [h0]}
+  - {op: add, in: [h0, b], out: [h1]}
+  - {op: gelu, in: [h1], out: [h2], attrs: {approximate: false}}
+  - {op: layer_norm, in: [h2, g, beta], out: [y, mu, var], attrs: {epsilon: 1.0e-5, begin_norm_axis: 1}}
+  - {op: softmax, in: [y], out: [p], attrs: {axis: -1}}
+  - {op: cast, in: [x], out: [xf], attrs: {dtype: float32}}
+  - {op: matmul, in: [xf, wf], out: [f0]}
+  - {op: add, in: [f0, bf], out: [f1]}
+outputs: [p, mu, f1]
+)");
+  const FusionPlan plan = plan_fusion(lp, gemm_options());
+  INFO(dump_fusion(lp, plan));
+  // bf16 matmul + bias + gelu is one GEMM group; layer_norm (float32 scale, bfloat16 bias, float32 mean) a row
+  // group, the softmax after it another (a row pattern reads no other's output in its group); the cast a
+  // group; the float32 matmul and its bias another GEMM group.
+  const FusedGroup* gemm = group_of_call(plan, 0);
+  REQUIRE(gemm != nullptr);
+  CHECK(gemm->kind == GroupKind::kGemm);
+  CHECK(gemm->calls == std::vector<uint32_t>{0, 1, 2});
+  CHECK(gemm->gemm.dtype == ir::DataType::kBFloat16);
+  CHECK(gemm->gemm.epilogue == GemmEpilogue::kBiasGelu);
+  REQUIRE(gemm->stores.size() == 1);
+  CHECK(gemm->stores[0].storage == expr::ScalarType::kBFloat16);
+  for (const GroupInput& in : gemm->inputs) {
+    CHECK(in.storage == expr::ScalarType::kBFloat16);
+    CHECK(in.type == expr::ScalarType::kFloat32);
+  }
+  const FusedGroup* rows = group_of_call(plan, 3);
+  REQUIRE(rows != nullptr);
+  CHECK(rows->kind == GroupKind::kRow);
+  CHECK(rows->calls == std::vector<uint32_t>{3});
+  REQUIRE(group_of_call(plan, 4) != nullptr);
+  CHECK(group_of_call(plan, 4)->kind == GroupKind::kRow);
+  CHECK(group_of_call(plan, 4)->stores.at(0).storage == expr::ScalarType::kBFloat16);
+  const GroupInput* gamma = input_for(lp, *rows, "g");
+  REQUIRE(gamma != nullptr);
+  CHECK(gamma->storage == expr::ScalarType::kFloat32);
+  CHECK(input_for(lp, *rows, "h2")->storage == expr::ScalarType::kBFloat16);
+  bool mean_stored = false;
+  for (const GroupStore& st : rows->stores) {
+    if (lp.value(st.value).name == "mu") {
+      mean_stored = true;
+      CHECK(st.storage == expr::ScalarType::kFloat32);
+      CHECK(st.per_row);
+    } else {
+      CHECK(st.storage == expr::ScalarType::kBFloat16);
+    }
+  }
+  CHECK(mean_stored);
+  const FusedGroup* cast = group_of_call(plan, 5);
+  REQUIRE(cast != nullptr);
+  CHECK(cast->inputs.at(0).storage == expr::ScalarType::kBFloat16);
+  CHECK(cast->stores.at(0).storage == expr::ScalarType::kFloat32);
+  const FusedGroup* f32 = group_of_call(plan, 6);
+  REQUIRE(f32 != nullptr);
+  CHECK(f32->calls == std::vector<uint32_t>{6, 7});
+  CHECK(f32->gemm.dtype == ir::DataType::kFloat32);
+  CHECK(f32->stores.at(0).storage == expr::ScalarType::kFloat32);
+  check_invariants(lp, plan);
+
+  // Without half_floats (the CPU: its fused loops have no 16-bit type) no 16-bit value is in a group.
+  FusionOptions cpu = gemm_options();
+  cpu.half_floats = false;
+  const FusionPlan cpu_plan = plan_fusion(lp, cpu);
+  for (uint32_t c : {1u, 2u, 3u, 4u, 5u}) CHECK(cpu_plan.call_group[c] == kNone);
+  CHECK(plan_fusion(lp).empty());
 }

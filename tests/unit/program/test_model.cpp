@@ -32,6 +32,43 @@ TEST_CASE("data types have Paddle's and PIR's spellings") {
   CHECK_FALSE(is_integer(DataType::kBool));
 }
 
+TEST_CASE("float16 and bfloat16 encodings round to nearest even, straight from double") {
+  const DataType f16 = DataType::kFloat16, bf16 = DataType::kBFloat16;
+  CHECK(half_bits_from_double(f16, 1.0) == 0x3C00);
+  CHECK(half_bits_from_double(bf16, 1.0) == 0x3F80);
+  CHECK(half_bits_from_double(f16, -2.5) == 0xC100);
+  CHECK(half_bits_from_double(bf16, -0.0) == 0x8000);
+  CHECK(half_bits_from_double(f16, 65504.0) == 0x7BFF);  // the largest float16
+  CHECK(half_bits_from_double(f16, 65520.0) == 0x7C00);  // halfway to 2^16: ties to even, i.e. infinity
+  CHECK(half_bits_from_double(f16, 65519.99) == 0x7BFF);
+  CHECK(half_bits_from_double(bf16, 1e39) == 0x7F80);
+  CHECK(half_bits_from_double(f16, -HUGE_VAL) == 0xFC00);
+  CHECK(half_bits_from_double(f16, std::ldexp(1.0, -24)) == 0x0001);  // the smallest subnormal
+  CHECK(half_bits_from_double(f16, std::ldexp(1.0, -25)) == 0x0000);  // half of it: ties to even (0)
+  CHECK(half_bits_from_double(f16, std::ldexp(3.0, -25)) == 0x0002);  // 1.5 units: ties to even (2)
+  CHECK(half_bits_from_double(f16, std::ldexp(1023.5, -24)) == 0x0400);  // rounds up into the smallest normal
+  // bfloat16 ties: 1 + 2^-8 is halfway between 1 and 1 + 2^-7: even is 1; 1 + 3 * 2^-8 goes up.
+  CHECK(half_bits_from_double(bf16, 1.0 + std::ldexp(1.0, -8)) == 0x3F80);
+  CHECK(half_bits_from_double(bf16, 1.0 + std::ldexp(3.0, -8)) == 0x3F82);
+  // Just above a tie rounds up: a double that a float32 would round to the tie first must not (double rounding).
+  CHECK(half_bits_from_double(bf16, 1.0 + std::ldexp(1.0, -8) + std::ldexp(1.0, -40)) == 0x3F81);
+  const uint16_t nan = half_bits_from_double(bf16, std::numeric_limits<double>::quiet_NaN());
+  CHECK(std::isnan(half_bits_to_double(bf16, nan)));
+  CHECK(std::isnan(half_bits_to_double(f16, half_bits_from_double(f16, std::nan("")))));
+  // Every encoding but NaN round-trips.
+  std::vector<std::string> mismatches;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    for (DataType t : {f16, bf16}) {
+      const double v = half_bits_to_double(t, static_cast<uint16_t>(bits));
+      if (!std::isnan(v) && half_bits_from_double(t, v) != bits) {
+        mismatches.push_back(std::string(dtype_name(t)) + " " + std::to_string(bits));
+      }
+    }
+  }
+  INFO((mismatches.empty() ? std::string() : mismatches.front()));
+  CHECK(mismatches.empty());
+}
+
 TEST_CASE("layouts and places parse and print as Paddle does") {
   CHECK(layout_name(DataLayout::kUndefined) == "Undefined(AnyLayout)");
   CHECK(parse_layout_name("Undefined(AnyLayout)") == DataLayout::kUndefined);

@@ -14,10 +14,13 @@
 #include "kforge_gemm_f32.cuh"
 #include "kforge_gemm_tc.cuh"
 #include "kforge_half.cuh"
+#include "kforge_row_variants.cuh"
 
 // The launchers of cuda_bf16_mk_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t cuda_bf16_mk_fused_1(const __nv_bfloat16* __restrict__ in0, const __nv_bfloat16* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, __nv_bfloat16* __restrict__ o_v11, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t cuda_bf16_mk_fused_1_variant(int variant, const __nv_bfloat16* __restrict__ in0, const __nv_bfloat16* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, __nv_bfloat16* __restrict__ o_v11, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t cuda_bf16_mk_fused_3(const __nv_bfloat16* __restrict__ in0, __nv_bfloat16* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t cuda_bf16_mk_fused_3_variant(int variant, const __nv_bfloat16* __restrict__ in0, __nv_bfloat16* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream);
 
 namespace {
 
@@ -201,6 +204,112 @@ void cuda_bf16_mk::prepare_gemms(const Bindings& b) {
       static_cast<int>(s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, false, true);
 }
 
+namespace {
+
+// group 1 (multiply+layer_norm: pd_op.multiply at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:17:5, pd_op.layer_norm at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:18:5): the RowArgs pointers back to their types, then variant `variant` of mk_group_1_multiply_layer_norm.
+cudaError_t launch_rows_1(int variant, const kforge::cuda_rows::RowArgs& a) {
+  return cuda_bf16_mk_fused_1_variant(variant,
+      static_cast<const __nv_bfloat16*>(a.inputs[0]),
+      static_cast<const __nv_bfloat16*>(a.inputs[1]),
+      static_cast<const float*>(a.inputs[2]),
+      static_cast<const float*>(a.inputs[3]),
+      static_cast<__nv_bfloat16*>(a.stores[0]),
+      static_cast<float*>(a.stores[1]), a.outer, a.inner, a.stream);
+}
+
+// The stores of mk_group_1_multiply_layer_norm (scratch copies while benchmarking): element size, one per row?
+const std::vector<kforge::cuda_rows::RowStore> kRowStores1 = {{sizeof(__nv_bfloat16), false}, {sizeof(float), true}};
+
+// The variants of mk_group_1_multiply_layer_norm, ranked: the set whose hash is 0xb275803f4bdb94c8. Register variants run rows up to
+// team x regs x 4 elements.
+std::vector<kforge::cuda_rows::RowMultiKernel::Variant> row_variants_1() {
+  using kforge::cuda_rows::RowArgs;
+  return {
+      {"row_auto", [](const RowArgs& a) { return launch_rows_1(0, a); }, 0, {}},
+      {"row_regs_t32_c4", [](const RowArgs& a) { return launch_rows_1(1, a); }, 1, {0, 64},
+       kforge::cuda_rows::rows_up_to(512)},
+      {"row_regs_t32_c1", [](const RowArgs& a) { return launch_rows_1(2, a); }, 2, {0, 64},
+       kforge::cuda_rows::rows_up_to(128)},
+      {"row_looped_t256", [](const RowArgs& a) { return launch_rows_1(3, a); }, 3, {0, 64}},
+      {"row_regs_t128_c1", [](const RowArgs& a) { return launch_rows_1(4, a); }, 4, {0, 256},
+       kforge::cuda_rows::rows_up_to(512)},
+      {"row_regs_t256_c4", [](const RowArgs& a) { return launch_rows_1(5, a); }, 5, {0, 4096},
+       kforge::cuda_rows::rows_up_to(4096)},
+      {"row_regs_t1024_c1", [](const RowArgs& a) { return launch_rows_1(6, a); }, 6, {0, 4096},
+       kforge::cuda_rows::rows_up_to(4096)},
+  };
+}
+
+// group 3 (softmax: pd_op.softmax at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:20:5): the RowArgs pointers back to their types, then variant `variant` of mk_group_3_softmax.
+cudaError_t launch_rows_3(int variant, const kforge::cuda_rows::RowArgs& a) {
+  return cuda_bf16_mk_fused_3_variant(variant,
+      static_cast<const __nv_bfloat16*>(a.inputs[0]),
+      static_cast<__nv_bfloat16*>(a.stores[0]), a.outer, a.inner, a.stream);
+}
+
+// The stores of mk_group_3_softmax (scratch copies while benchmarking): element size, one per row?
+const std::vector<kforge::cuda_rows::RowStore> kRowStores3 = {{sizeof(__nv_bfloat16), false}};
+
+// The variants of mk_group_3_softmax, ranked: the set whose hash is 0x78662f79bbf3a9b8. Register variants run rows up to
+// team x regs x 8 elements.
+std::vector<kforge::cuda_rows::RowMultiKernel::Variant> row_variants_3() {
+  using kforge::cuda_rows::RowArgs;
+  return {
+      {"row_auto", [](const RowArgs& a) { return launch_rows_3(0, a); }, 0, {}},
+      {"row_regs_t32_c4", [](const RowArgs& a) { return launch_rows_3(1, a); }, 1, {0, 64},
+       kforge::cuda_rows::rows_up_to(1024)},
+      {"row_regs_t32_c1", [](const RowArgs& a) { return launch_rows_3(2, a); }, 2, {0, 64},
+       kforge::cuda_rows::rows_up_to(256)},
+      {"row_looped_t256", [](const RowArgs& a) { return launch_rows_3(3, a); }, 3, {0, 64}},
+      {"row_regs_t128_c1", [](const RowArgs& a) { return launch_rows_3(4, a); }, 4, {0, 256},
+       kforge::cuda_rows::rows_up_to(1024)},
+      {"row_regs_t256_c4", [](const RowArgs& a) { return launch_rows_3(5, a); }, 5, {0, 4096},
+       kforge::cuda_rows::rows_up_to(8192)},
+      {"row_regs_t1024_c1", [](const RowArgs& a) { return launch_rows_3(6, a); }, 6, {0, 4096},
+       kforge::cuda_rows::rows_up_to(8192)},
+  };
+}
+
+}  // namespace
+
+// Per object: one dispatcher per row group and the RowBench they share (event timer, scratch stores).
+struct cuda_bf16_mk::RowState {
+  explicit RowState(cudaStream_t stream);
+
+  kforge::cuda_rows::RowBench bench;
+  kforge::cuda_rows::RowMultiKernel mk_group_1_multiply_layer_norm;  // group 1
+  kforge::cuda_rows::RowMultiKernel mk_group_3_softmax;  // group 3
+};
+
+cuda_bf16_mk::RowState::RowState(cudaStream_t stream)
+    : bench(stream),
+      mk_group_1_multiply_layer_norm(row_variants_1(),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_rows::RowMultiKernel>(
+              "mk_group_1_multiply_layer_norm", bench.timer(), 0xb275803f4bdb94c8ull)),
+      mk_group_3_softmax(row_variants_3(),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_rows::RowMultiKernel>(
+              "mk_group_3_softmax", bench.timer(), 0x78662f79bbf3a9b8ull)) {}
+
+void cuda_bf16_mk::prepare_rows(const Bindings& b) {
+  [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  // group 1 (multiply+layer_norm: pd_op.multiply at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:17:5, pd_op.layer_norm at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:18:5)
+  {
+    const void* const kforge_in[] = {b.buffers[9], b.buffers[6], b.buffers[3], b.buffers[4]};
+    void* const kforge_st[] = {b.buffers[11], b.buffers[12]};
+    const kforge::cuda_rows::RowArgs kforge_rows{kforge_in, kforge_st, static_cast<int64_t>(s0),
+                                              static_cast<int64_t>(128), stream_};
+    rows_->bench.select(rows_->mk_group_1_multiply_layer_norm, kRowStores1, kforge_rows);
+  }
+  // group 3 (softmax: pd_op.softmax at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:20:5)
+  {
+    const void* const kforge_in[] = {b.buffers[13]};
+    void* const kforge_st[] = {b.buffers[14]};
+    const kforge::cuda_rows::RowArgs kforge_rows{kforge_in, kforge_st, static_cast<int64_t>(s0),
+                                              static_cast<int64_t>(32), stream_};
+    rows_->bench.select(rows_->mk_group_3_softmax, kRowStores3, kforge_rows);
+  }
+}
+
 cuda_bf16_mk::cuda_bf16_mk() = default;
 
 cuda_bf16_mk::~cuda_bf16_mk() {
@@ -291,6 +400,8 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
     }
   }
   gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on
+  if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
+  rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(512 * s0) + 64));
   Bindings kforge_b;
@@ -314,6 +425,8 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: prepare the GEMMs first.
   if (graphs_.needs_capture(kforge_key, kforge_pointers)) prepare_gemms(kforge_b);
+  // A capture must not benchmark (it synchronises): choose the row groups' variants first.
+  if (graphs_.needs_capture(kforge_key, kforge_pointers)) prepare_rows(kforge_b);
   return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });
 }
 
@@ -340,7 +453,15 @@ kforge::Status cuda_bf16_mk::enqueue(const Bindings& b) {
     }
   }
   // group 1 (multiply+layer_norm: pd_op.multiply at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:17:5, pd_op.layer_norm at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:18:5)
-  if (cudaError_t e = cuda_bf16_mk_fused_1(static_cast<const __nv_bfloat16*>(b.buffers[9]), static_cast<const __nv_bfloat16*>(b.buffers[6]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<__nv_bfloat16*>(b.buffers[11]), static_cast<float*>(b.buffers[12]), static_cast<int64_t>(s0), static_cast<int64_t>(128), stream_); e != cudaSuccess) return launch_failed(1, e);
+  {
+    const void* const kforge_in[] = {b.buffers[9], b.buffers[6], b.buffers[3], b.buffers[4]};
+    void* const kforge_st[] = {b.buffers[11], b.buffers[12]};
+    const kforge::cuda_rows::RowArgs kforge_rows{kforge_in, kforge_st, static_cast<int64_t>(s0),
+                                              static_cast<int64_t>(128), stream_};
+    if (cudaError_t e = rows_->bench.run(rows_->mk_group_1_multiply_layer_norm, kRowStores1, kforge_rows); e != cudaSuccess) {
+      return launch_failed(1, e);
+    }
+  }
   // group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:19:5)
   {
     const kforge::cuda_gemm::GemmArgs<__nv_bfloat16> kforge_gemm{
@@ -354,6 +475,14 @@ kforge::Status cuda_bf16_mk::enqueue(const Bindings& b) {
     }
   }
   // group 3 (softmax: pd_op.softmax at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:20:5)
-  if (cudaError_t e = cuda_bf16_mk_fused_3(static_cast<const __nv_bfloat16*>(b.buffers[13]), static_cast<__nv_bfloat16*>(b.buffers[14]), static_cast<int64_t>(s0), static_cast<int64_t>(32), stream_); e != cudaSuccess) return launch_failed(3, e);
+  {
+    const void* const kforge_in[] = {b.buffers[13]};
+    void* const kforge_st[] = {b.buffers[14]};
+    const kforge::cuda_rows::RowArgs kforge_rows{kforge_in, kforge_st, static_cast<int64_t>(s0),
+                                              static_cast<int64_t>(32), stream_};
+    if (cudaError_t e = rows_->bench.run(rows_->mk_group_3_softmax, kRowStores3, kforge_rows); e != cudaSuccess) {
+      return launch_failed(3, e);
+    }
+  }
   return kforge::Status::OK();
 }

@@ -86,6 +86,12 @@ class cuda_bf16_mk {
   std::unique_ptr<GemmState> gemm_;
   // Before a capture: every GEMM's choice made (new shapes benchmarked) and cuBLASLt plan built.
   void prepare_gemms(const Bindings& b);
+  // The row groups' dispatchers (cuda_bf16_mk.cu), made by the first run(), with the event timer and
+  // scratch stores they benchmark new shapes with.
+  struct RowState;
+  std::unique_ptr<RowState> rows_;
+  // Before a capture: every row group's choice made (new shapes benchmarked).
+  void prepare_rows(const Bindings& b);
 };
 
 #endif  // KFORGE_GENERATED_cuda_bf16_mk_CUDA_H_

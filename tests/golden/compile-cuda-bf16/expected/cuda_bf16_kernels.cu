@@ -127,22 +127,31 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_bf16_fused_1_ker
   }
 }
 
+template <int TEAM, int C, int V>
+cudaError_t cuda_bf16_fused_1_launch(const __nv_bfloat16* __restrict__ in0, const __nv_bfloat16* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, __nv_bfloat16* __restrict__ o_v11, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream) {
+  const unsigned rows = static_cast<unsigned>(outer);
+  if constexpr (TEAM < 128) {
+    constexpr unsigned kRowsPerBlock = 128 / TEAM;
+    cuda_bf16_fused_1_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
+  } else {
+    cuda_bf16_fused_1_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t cuda_bf16_fused_1(const __nv_bfloat16* __restrict__ in0, const __nv_bfloat16* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, __nv_bfloat16* __restrict__ o_v11, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  const unsigned rows = static_cast<unsigned>(outer);
   if (kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 8) && kforge::cuda::aligned_to(in2, 16) && kforge::cuda::aligned_to(in3, 16) && kforge::cuda::aligned_to(o_v11, 8)) {
-    if (inner <= 32 * kVec * 4) cuda_bf16_fused_1_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
-    else if (inner <= 128 * kVec * 4) cuda_bf16_fused_1_kernel<128, 4, kVec><<<rows, 128, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
-    else if (inner <= 256 * kVec * 4) cuda_bf16_fused_1_kernel<256, 4, kVec><<<rows, 256, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
-    else if (inner <= 512 * kVec * 4) cuda_bf16_fused_1_kernel<512, 4, kVec><<<rows, 512, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
-    else if (inner <= 1024 * kVec * 4) cuda_bf16_fused_1_kernel<1024, 4, kVec><<<rows, 1024, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
-    else cuda_bf16_fused_1_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
-  } else {
-    if (inner <= 32 * 4) cuda_bf16_fused_1_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
-    else cuda_bf16_fused_1_kernel<256, 0, 1><<<rows, 256, 0, stream>>>(in0, in1, in2, in3, o_v11, o_v12, outer, inner);
+    if (inner <= 32 * kVec * 4) return cuda_bf16_fused_1_launch<32, 4, kVec>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
+    if (inner <= 128 * kVec * 4) return cuda_bf16_fused_1_launch<128, 4, kVec>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
+    if (inner <= 256 * kVec * 4) return cuda_bf16_fused_1_launch<256, 4, kVec>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
+    if (inner <= 512 * kVec * 4) return cuda_bf16_fused_1_launch<512, 4, kVec>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
+    if (inner <= 1024 * kVec * 4) return cuda_bf16_fused_1_launch<1024, 4, kVec>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
+    return cuda_bf16_fused_1_launch<1024, 0, kVec>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
   }
-  return cudaGetLastError();
+  if (inner <= 32 * 4) return cuda_bf16_fused_1_launch<32, 4, 1>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
+  return cuda_bf16_fused_1_launch<256, 0, 1>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
 }
 
 // group 3: softmax (rows over [s0, 32] = s0 x 32)
@@ -239,21 +248,30 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_bf16_fused_3_ker
   }
 }
 
+template <int TEAM, int C, int V>
+cudaError_t cuda_bf16_fused_3_launch(const __nv_bfloat16* __restrict__ in0, __nv_bfloat16* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream) {
+  const unsigned rows = static_cast<unsigned>(outer);
+  if constexpr (TEAM < 128) {
+    constexpr unsigned kRowsPerBlock = 128 / TEAM;
+    cuda_bf16_fused_3_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>(in0, o_v14, outer, inner);
+  } else {
+    cuda_bf16_fused_3_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>(in0, o_v14, outer, inner);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t cuda_bf16_fused_3(const __nv_bfloat16* __restrict__ in0, __nv_bfloat16* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 8;
-  const unsigned rows = static_cast<unsigned>(outer);
   if (kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v14, 16)) {
-    if (inner <= 32 * kVec * 4) cuda_bf16_fused_3_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 128 * kVec * 4) cuda_bf16_fused_3_kernel<128, 4, kVec><<<rows, 128, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 256 * kVec * 4) cuda_bf16_fused_3_kernel<256, 4, kVec><<<rows, 256, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 512 * kVec * 4) cuda_bf16_fused_3_kernel<512, 4, kVec><<<rows, 512, 0, stream>>>(in0, o_v14, outer, inner);
-    else if (inner <= 1024 * kVec * 4) cuda_bf16_fused_3_kernel<1024, 4, kVec><<<rows, 1024, 0, stream>>>(in0, o_v14, outer, inner);
-    else cuda_bf16_fused_3_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>(in0, o_v14, outer, inner);
-  } else {
-    if (inner <= 32 * 4) cuda_bf16_fused_3_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v14, outer, inner);
-    else cuda_bf16_fused_3_kernel<256, 0, 1><<<rows, 256, 0, stream>>>(in0, o_v14, outer, inner);
+    if (inner <= 32 * kVec * 4) return cuda_bf16_fused_3_launch<32, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 128 * kVec * 4) return cuda_bf16_fused_3_launch<128, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 256 * kVec * 4) return cuda_bf16_fused_3_launch<256, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 512 * kVec * 4) return cuda_bf16_fused_3_launch<512, 4, kVec>(in0, o_v14, outer, inner, stream);
+    if (inner <= 1024 * kVec * 4) return cuda_bf16_fused_3_launch<1024, 4, kVec>(in0, o_v14, outer, inner, stream);
+    return cuda_bf16_fused_3_launch<1024, 0, kVec>(in0, o_v14, outer, inner, stream);
   }
-  return cudaGetLastError();
+  if (inner <= 32 * 4) return cuda_bf16_fused_3_launch<32, 4, 1>(in0, o_v14, outer, inner, stream);
+  return cuda_bf16_fused_3_launch<256, 0, 1>(in0, o_v14, outer, inner, stream);
 }
 

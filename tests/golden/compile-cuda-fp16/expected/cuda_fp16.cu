@@ -14,10 +14,12 @@
 #include "kforge_gemm_f32.cuh"
 #include "kforge_gemm_tc.cuh"
 #include "kforge_half.cuh"
+#include "kforge_row_variants.cuh"
 
 // The launchers of cuda_fp16_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t cuda_fp16_fused_1(const __half* __restrict__ in0, const __half* __restrict__ in1, __half* __restrict__ o_v8, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t cuda_fp16_fused_3(const __half* __restrict__ in0, __half* __restrict__ o_v10, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t cuda_fp16_fused_3_variant(int variant, const __half* __restrict__ in0, __half* __restrict__ o_v10, int64_t outer, int64_t inner, cudaStream_t stream);
 
 namespace {
 
@@ -163,6 +165,54 @@ cuda_fp16::GemmState::GemmState(cudaStream_t stream)
       mk_call_4_matmul(gemm_variants_2(lt_f16),
           kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_4_matmul", timer, 0x7c6ccfec57c552e6ull)) {}
 
+namespace {
+
+// group 3 (sum: pd_op.sum at ../../../golden/compile-cuda-fp16/program.yaml:17:5): the RowArgs pointers back to their types, then variant `variant` of mk_group_3_sum.
+cudaError_t launch_rows_3(int variant, const kforge::cuda_rows::RowArgs& a) {
+  return cuda_fp16_fused_3_variant(variant,
+      static_cast<const __half*>(a.inputs[0]),
+      static_cast<__half*>(a.stores[0]), a.outer, a.inner, a.stream);
+}
+
+// The stores of mk_group_3_sum (scratch copies while benchmarking): element size, one per row?
+const std::vector<kforge::cuda_rows::RowStore> kRowStores3 = {{sizeof(__half), true}};
+
+// The variants of mk_group_3_sum, ranked: the set whose hash is 0xd7971b07bd25cc85. Register variants run rows up to
+// team x regs x 8 elements.
+std::vector<kforge::cuda_rows::RowMultiKernel::Variant> row_variants_3() {
+  using kforge::cuda_rows::RowArgs;
+  return {
+      {"row_auto", [](const RowArgs& a) { return launch_rows_3(0, a); }, 0, {}},
+      {"row_regs_t32_c4", [](const RowArgs& a) { return launch_rows_3(1, a); }, 1, {0, 64},
+       kforge::cuda_rows::rows_up_to(1024)},
+      {"row_regs_t32_c1", [](const RowArgs& a) { return launch_rows_3(2, a); }, 2, {0, 64},
+       kforge::cuda_rows::rows_up_to(256)},
+      {"row_looped_t256", [](const RowArgs& a) { return launch_rows_3(3, a); }, 3, {0, 64}},
+      {"row_regs_t128_c1", [](const RowArgs& a) { return launch_rows_3(4, a); }, 4, {0, 256},
+       kforge::cuda_rows::rows_up_to(1024)},
+      {"row_regs_t256_c4", [](const RowArgs& a) { return launch_rows_3(5, a); }, 5, {0, 4096},
+       kforge::cuda_rows::rows_up_to(8192)},
+      {"row_regs_t1024_c1", [](const RowArgs& a) { return launch_rows_3(6, a); }, 6, {0, 4096},
+       kforge::cuda_rows::rows_up_to(8192)},
+  };
+}
+
+}  // namespace
+
+// Per object: one dispatcher per row group and the RowBench they share (event timer, scratch stores).
+struct cuda_fp16::RowState {
+  explicit RowState(cudaStream_t stream);
+
+  kforge::cuda_rows::RowBench bench;
+  kforge::cuda_rows::RowMultiKernel mk_group_3_sum;  // group 3
+};
+
+cuda_fp16::RowState::RowState(cudaStream_t stream)
+    : bench(stream),
+      mk_group_3_sum(row_variants_3(),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_rows::RowMultiKernel>(
+              "mk_group_3_sum", bench.timer(), 0xd7971b07bd25cc85ull)) {}
+
 cuda_fp16::cuda_fp16() = default;
 
 cuda_fp16::~cuda_fp16() {
@@ -226,6 +276,8 @@ kforge::Status cuda_fp16::run(const kforge::Tensor& x, kforge::Tensor* z_out, kf
     }
   }
   gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on
+  if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
+  rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2048) + 64));
   Bindings kforge_b;
@@ -279,6 +331,14 @@ kforge::Status cuda_fp16::enqueue(const Bindings& b) {
     }
   }
   // group 3 (sum: pd_op.sum at ../../../golden/compile-cuda-fp16/program.yaml:17:5)
-  if (cudaError_t e = cuda_fp16_fused_3(static_cast<const __half*>(b.buffers[9]), static_cast<__half*>(b.buffers[10]), static_cast<int64_t>(16), static_cast<int64_t>(36), stream_); e != cudaSuccess) return launch_failed(3, e);
+  {
+    const void* const kforge_in[] = {b.buffers[9]};
+    void* const kforge_st[] = {b.buffers[10]};
+    const kforge::cuda_rows::RowArgs kforge_rows{kforge_in, kforge_st, static_cast<int64_t>(16),
+                                              static_cast<int64_t>(36), stream_};
+    if (cudaError_t e = rows_->bench.run(rows_->mk_group_3_sum, kRowStores3, kforge_rows); e != cudaSuccess) {
+      return launch_failed(3, e);
+    }
+  }
   return kforge::Status::OK();
 }

@@ -76,6 +76,10 @@ class cuda_fp16 {
   // preallocated workspace, the multi-kernel dispatchers, their event timer and scratch output.
   struct GemmState;
   std::unique_ptr<GemmState> gemm_;
+  // The row groups' dispatchers (cuda_fp16.cu), made by the first run(), with the event timer and
+  // scratch stores they benchmark new shapes with.
+  struct RowState;
+  std::unique_ptr<RowState> rows_;
 };
 
 #endif  // KFORGE_GENERATED_cuda_fp16_CUDA_H_

@@ -113,21 +113,59 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_fp16_fused_3_ker
   }
 }
 
+template <int TEAM, int C, int V>
+cudaError_t cuda_fp16_fused_3_launch(const __half* __restrict__ in0, __half* __restrict__ o_v10, int64_t outer, int64_t inner, cudaStream_t stream) {
+  const unsigned rows = static_cast<unsigned>(outer);
+  if constexpr (TEAM < 128) {
+    constexpr unsigned kRowsPerBlock = 128 / TEAM;
+    cuda_fp16_fused_3_kernel<TEAM, C, V><<<(rows + kRowsPerBlock - 1) / kRowsPerBlock, 128, 0, stream>>>(in0, o_v10, outer, inner);
+  } else {
+    cuda_fp16_fused_3_kernel<TEAM, C, V><<<rows, TEAM, 0, stream>>>(in0, o_v10, outer, inner);
+  }
+  return cudaGetLastError();
+}
+
 cudaError_t cuda_fp16_fused_3(const __half* __restrict__ in0, __half* __restrict__ o_v10, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 8;
-  const unsigned rows = static_cast<unsigned>(outer);
   if (kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 16)) {
-    if (inner <= 32 * kVec * 4) cuda_fp16_fused_3_kernel<32, 4, kVec><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v10, outer, inner);
-    else if (inner <= 128 * kVec * 4) cuda_fp16_fused_3_kernel<128, 4, kVec><<<rows, 128, 0, stream>>>(in0, o_v10, outer, inner);
-    else if (inner <= 256 * kVec * 4) cuda_fp16_fused_3_kernel<256, 4, kVec><<<rows, 256, 0, stream>>>(in0, o_v10, outer, inner);
-    else if (inner <= 512 * kVec * 4) cuda_fp16_fused_3_kernel<512, 4, kVec><<<rows, 512, 0, stream>>>(in0, o_v10, outer, inner);
-    else if (inner <= 1024 * kVec * 4) cuda_fp16_fused_3_kernel<1024, 4, kVec><<<rows, 1024, 0, stream>>>(in0, o_v10, outer, inner);
-    else cuda_fp16_fused_3_kernel<1024, 0, kVec><<<rows, 1024, 0, stream>>>(in0, o_v10, outer, inner);
-  } else {
-    if (inner <= 32 * 4) cuda_fp16_fused_3_kernel<32, 4, 1><<<(rows + 3) / 4, 128, 0, stream>>>(in0, o_v10, outer, inner);
-    else cuda_fp16_fused_3_kernel<256, 0, 1><<<rows, 256, 0, stream>>>(in0, o_v10, outer, inner);
+    if (inner <= 32 * kVec * 4) return cuda_fp16_fused_3_launch<32, 4, kVec>(in0, o_v10, outer, inner, stream);
+    if (inner <= 128 * kVec * 4) return cuda_fp16_fused_3_launch<128, 4, kVec>(in0, o_v10, outer, inner, stream);
+    if (inner <= 256 * kVec * 4) return cuda_fp16_fused_3_launch<256, 4, kVec>(in0, o_v10, outer, inner, stream);
+    if (inner <= 512 * kVec * 4) return cuda_fp16_fused_3_launch<512, 4, kVec>(in0, o_v10, outer, inner, stream);
+    if (inner <= 1024 * kVec * 4) return cuda_fp16_fused_3_launch<1024, 4, kVec>(in0, o_v10, outer, inner, stream);
+    return cuda_fp16_fused_3_launch<1024, 0, kVec>(in0, o_v10, outer, inner, stream);
   }
-  return cudaGetLastError();
+  if (inner <= 32 * 4) return cuda_fp16_fused_3_launch<32, 4, 1>(in0, o_v10, outer, inner, stream);
+  return cuda_fp16_fused_3_launch<256, 0, 1>(in0, o_v10, outer, inner, stream);
+}
+
+// The variants of the multi-kernel site mk_group_3_sum (see cuda_fp16.cu), by index.
+cudaError_t cuda_fp16_fused_3_variant(int variant, const __half* __restrict__ in0, __half* __restrict__ o_v10, int64_t outer, int64_t inner, cudaStream_t stream) {
+  if (outer <= 0) return cudaSuccess;
+  constexpr int kVec = 8;
+  const bool vectors = kVec > 1 && inner % kVec == 0 && kforge::cuda::aligned_to(in0, 16);
+  switch (variant) {
+    case 0:  // row_auto
+      return cuda_fp16_fused_3(in0, o_v10, outer, inner, stream);
+    case 1:  // row_regs_t32_c4
+      if (inner > 32 * 4 * kVec) return cudaErrorInvalidValue;
+      return vectors ? cuda_fp16_fused_3_launch<32, 4, kVec>(in0, o_v10, outer, inner, stream) : cuda_fp16_fused_3_launch<32, 4 * kVec, 1>(in0, o_v10, outer, inner, stream);
+    case 2:  // row_regs_t32_c1
+      if (inner > 32 * 1 * kVec) return cudaErrorInvalidValue;
+      return vectors ? cuda_fp16_fused_3_launch<32, 1, kVec>(in0, o_v10, outer, inner, stream) : cuda_fp16_fused_3_launch<32, 1 * kVec, 1>(in0, o_v10, outer, inner, stream);
+    case 3:  // row_looped_t256
+      return vectors ? cuda_fp16_fused_3_launch<256, 0, kVec>(in0, o_v10, outer, inner, stream) : cuda_fp16_fused_3_launch<256, 0, 1>(in0, o_v10, outer, inner, stream);
+    case 4:  // row_regs_t128_c1
+      if (inner > 128 * 1 * kVec) return cudaErrorInvalidValue;
+      return vectors ? cuda_fp16_fused_3_launch<128, 1, kVec>(in0, o_v10, outer, inner, stream) : cuda_fp16_fused_3_launch<128, 1 * kVec, 1>(in0, o_v10, outer, inner, stream);
+    case 5:  // row_regs_t256_c4
+      if (inner > 256 * 4 * kVec) return cudaErrorInvalidValue;
+      return vectors ? cuda_fp16_fused_3_launch<256, 4, kVec>(in0, o_v10, outer, inner, stream) : cuda_fp16_fused_3_launch<256, 4 * kVec, 1>(in0, o_v10, outer, inner, stream);
+    case 6:  // row_regs_t1024_c1
+      if (inner > 1024 * 1 * kVec) return cudaErrorInvalidValue;
+      return vectors ? cuda_fp16_fused_3_launch<1024, 1, kVec>(in0, o_v10, outer, inner, stream) : cuda_fp16_fused_3_launch<1024, 1 * kVec, 1>(in0, o_v10, outer, inner, stream);
+  }
+  return cudaErrorInvalidValue;
 }
 

@@ -82,14 +82,6 @@ inline std::vector<GemmF32MultiKernel::Variant> make_gemm_f32_variants(std::shar
   return variants;
 }
 
-// Benchmark settings of every CUDA GEMM dispatcher: GPU runs are short and event timing is cheap, so more
-// repetitions than the CPU default; 2 % tie margin (run-to-run noise of one GEMM on an H100 is 1-3 %).
-inline void set_gemm_bench_options(mk::BenchmarkOptions& bench) {
-  bench.warmup = 3;
-  bench.repetitions = 15;
-  bench.tie_margin = 0.02;
-}
-
 // The variant-set hash of hand-built sets (generated code has kforge compute it): the kernels' version and
 // every variant's name and rank, so that cached picks of other kernels or another set are ignored.
 template <class Variant>
@@ -99,27 +91,11 @@ inline uint64_t gemm_variant_set_hash(const char* version, const std::vector<Var
   return hash;
 }
 
-// A GEMM dispatcher's configuration: the site's name (logs, cache entries), the timer (an event timer; generated
-// code shares one per object and points it at the object's stream before every run), the device in the cache
-// key and the variant-set hash.
-template <class MultiKernel>
-inline typename MultiKernel::Config make_gemm_config(const std::string& site,
-                                                     std::shared_ptr<cuda_timing::CudaEventTimer> timer,
-                                                     uint64_t variant_set_hash) {
-  typename MultiKernel::Config config;
-  config.name = site;
-  config.device = cuda_timing::cuda_device_info();
-  config.timer = std::move(timer);
-  set_gemm_bench_options(config.bench);
-  config.variant_set_hash = variant_set_hash;
-  return config;
-}
-
 // Generated code: the variant-set hash kforge computed at generation time.
 inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site,
                                                        std::shared_ptr<cuda_timing::CudaEventTimer> timer,
                                                        uint64_t variant_set_hash) {
-  return make_gemm_config<GemmF32MultiKernel>(site, std::move(timer), variant_set_hash);
+  return cuda_timing::make_cuda_config<GemmF32MultiKernel>(site, std::move(timer), variant_set_hash);
 }
 
 // Hand-built sets (benchmarks): a timer of its own on `stream`.

@@ -165,11 +165,22 @@ template <class R, class... Args>
 class MultiKernel<R(Args...)> {
  public:
   struct Variant {
+    // A constructor rather than an aggregate, so that `{name, fn, rank, hint}` (without `applies`) stays valid
+    // under -Wextra (-Wmissing-field-initializers) in code written before `applies` existed.
+    Variant() = default;
+    Variant(std::string name_, std::function<R(Args...)> fn_, int rank_ = 0, std::vector<int64_t> hint_ = {},
+            std::function<bool(const ShapeKey&)> applies_ = {})
+        : name(std::move(name_)), fn(std::move(fn_)), rank(rank_), hint(std::move(hint_)), applies(std::move(applies_)) {}
+
     std::string name;               // identifier-like, unique in the set; written to the cache file
     std::function<R(Args...)> fn;   // a CPU function, or a host function that launches CUDA work
     int rank = 0;                   // simplicity: lower is simpler, and wins ties within the margin
     std::vector<int64_t> hint;      // the shape it is tuned for (same length as the keys; 0 = any value);
                                     // empty: no hint (never chosen by nearest-hint unless nothing has one)
+    // The shapes it can run (e.g. a row kernel that holds the row in registers: rows up to its capacity);
+    // empty: every shape. A variant is never benchmarked, picked, forced or loaded from the cache for a
+    // shape it cannot run; at least one variant of a set should run every shape.
+    std::function<bool(const ShapeKey&)> applies;
   };
   struct Config {
     std::string name = "multi_kernel";       // the call site, for logs and cache entries
@@ -209,12 +220,14 @@ class MultiKernel<R(Args...)> {
   // The cache file for a shape (empty when the disk cache is off).
   std::string cache_path(const ShapeKey& key) const;
   bool pick_for(const ShapeKey& key, Pick* out) const;  // the pick made for a shape, if any
+  bool can_run(size_t variant, const ShapeKey& key) const { return runs(variants_[variant], key); }
   Stats stats() const;
 
   // Pure helpers (exposed for tests and for GPU code that wants them).
   static size_t choose_fastest(const std::vector<Variant>& variants, const std::vector<double>& median_us,
                                double tie_margin);
   static size_t nearest_hint(const std::vector<Variant>& variants, const ShapeKey& key);
+  static bool runs(const Variant& v, const ShapeKey& key) { return !v.applies || v.applies(key); }
 
  private:
   struct Slot {
@@ -477,7 +490,7 @@ R MultiKernel<R(Args...)>::dispatch(const ShapeKey& key, Runner&& run_on_scratch
 template <class R, class... Args>
 template <class Runner>
 size_t MultiKernel<R(Args...)>::select(const ShapeKey& key, Runner&& run_on_scratch) {
-  if (forced_ >= 0) return static_cast<size_t>(forced_);
+  if (forced_ >= 0 && can_run(static_cast<size_t>(forced_), key)) return static_cast<size_t>(forced_);
   size_t index;
   if (lookup(key, &index)) return index;
   std::function<void(const Variant&)> run = [&](const Variant& v) { run_on_scratch(v); };
@@ -491,6 +504,9 @@ size_t MultiKernel<R(Args...)>::choose_locked(const ShapeKey& key, const std::fu
   if (lookup(key, &index)) return index;  // another thread chose it while we waited
   Pick pick;
   std::string where;
+  if (forced_ >= 0)
+    emit_warning(std::string(kEnvForce) + ": variant '" + variants_[static_cast<size_t>(forced_)].name + "' of '" +
+                 config_.name + "' cannot run shape " + key.to_string() + "; choosing as usual for it");
   bool use_disk = config_.env.cache && !config_.env.cache_dir.empty();
   if (use_disk && load_entry(key, &pick)) {
     where = cache_path(key);
@@ -504,24 +520,37 @@ size_t MultiKernel<R(Args...)>::choose_locked(const ShapeKey& key, const std::fu
     pick.median_us.assign(count, 0.0);
     // Warm-ups first, then the repetitions interleaved: repetition r runs every variant once, starting at
     // variant r % count, so clock or temperature drift and cache state do not favour one variant's phase.
+    // A variant that cannot run the shape is not run: its time is +inf, so it never wins.
+    std::vector<char> runnable(count);
+    size_t runnable_count = 0;
+    for (size_t v = 0; v < count; ++v) {
+      runnable[v] = can_run(v, key);
+      if (runnable[v]) ++runnable_count;
+    }
     for (int w = 0; w < config_.bench.warmup; ++w)
-      for (size_t v = 0; v < count; ++v) run(variants_[v]);
+      for (size_t v = 0; v < count; ++v)
+        if (runnable[v]) run(variants_[v]);
     std::vector<std::vector<double>> samples(count);
     for (int r = 0; r < config_.bench.repetitions; ++r) {
       for (size_t i = 0; i < count; ++i) {
-        const Variant& variant = variants_[(static_cast<size_t>(r) + i) % count];
-        samples[(static_cast<size_t>(r) + i) % count].push_back(config_.timer->measure_us([&] { run(variant); }));
+        const size_t v = (static_cast<size_t>(r) + i) % count;
+        if (runnable[v]) samples[v].push_back(config_.timer->measure_us([&] { run(variants_[v]); }));
       }
     }
-    stats_.variant_runs += static_cast<uint64_t>(config_.bench.warmup + config_.bench.repetitions) * count;
+    stats_.variant_runs += static_cast<uint64_t>(config_.bench.warmup + config_.bench.repetitions) * runnable_count;
     for (size_t v = 0; v < count; ++v) {
       std::vector<double>& s = samples[v];
       std::sort(s.begin(), s.end());
       size_t n = s.size();
-      pick.median_us[v] = n % 2 == 1 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+      pick.median_us[v] = n == 0   ? std::numeric_limits<double>::infinity()
+                          : n % 2 == 1 ? s[n / 2]
+                                       : 0.5 * (s[n / 2 - 1] + s[n / 2]);
     }
     ++stats_.shapes_benchmarked;
     pick.variant = choose_fastest(variants_, pick.median_us, config_.bench.tie_margin);
+    // Every variant failed or none can run the shape: the nearest hint among those that can (else rank 0).
+    if (!(pick.median_us[pick.variant] < std::numeric_limits<double>::infinity()))
+      pick.variant = nearest_hint(variants_, key);
     if (use_disk) {
       store_entry(key, pick);
       where = cache_path(key);
@@ -584,7 +613,7 @@ size_t MultiKernel<R(Args...)>::nearest_hint(const std::vector<Variant>& variant
   double best_distance = std::numeric_limits<double>::infinity();
   for (size_t v = 0; v < variants.size(); ++v) {
     const std::vector<int64_t>& hint = variants[v].hint;
-    if (hint.empty()) continue;
+    if (hint.empty() || !runs(variants[v], key)) continue;
     double distance = 0;
     for (size_t d = 0; d < hint.size() && d < static_cast<size_t>(key.size); ++d)
       if (hint[d] != 0) distance += std::fabs(log2_of(key.dims[d]) - log2_of(hint[d]));
@@ -596,10 +625,11 @@ size_t MultiKernel<R(Args...)>::nearest_hint(const std::vector<Variant>& variant
     }
   }
   if (best < variants.size()) return best;
-  size_t simplest = 0;  // nothing has a hint: the simplest variant
-  for (size_t v = 1; v < variants.size(); ++v)
-    if (variants[v].rank < variants[simplest].rank) simplest = v;
-  return simplest;
+  size_t simplest = variants.size();  // nothing that runs the shape has a hint: the simplest that runs it
+  for (size_t v = 0; v < variants.size(); ++v)
+    if (runs(variants[v], key) && (simplest == variants.size() || variants[v].rank < variants[simplest].rank))
+      simplest = v;
+  return simplest < variants.size() ? simplest : 0;
 }
 
 template <class R, class... Args>
@@ -663,6 +693,8 @@ bool MultiKernel<R(Args...)>::load_entry(const ShapeKey& key, Pick* pick) {
       for (size_t v = 0; v < variants_.size(); ++v)
         if (variants_[v].name == value) chosen = static_cast<long>(v);
       if (chosen < 0) problem = "unknown variant '" + value + "'";
+      else if (!can_run(static_cast<size_t>(chosen), key))
+        problem = "variant '" + value + "' cannot run this shape";
     } else if (field == "time") {
       size_t sep = value.find(' ');
       std::string name = value.substr(0, sep);

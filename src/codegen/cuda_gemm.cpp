@@ -59,12 +59,12 @@ const GemmElement& element_of(ir::DataType dtype) {
                                  "kforge::cuda_gemm::GemmArgs<__nv_bfloat16>",
                                  "kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>", "VariantBf16",
                                  "kforge::cuda_gemm::cublaslt_then_epilogue",
-                                 "kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>"};
+                                 "kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>"};
   static const GemmElement kF16{"__half", "lt_f16", "CUDA_R_16F", "float16 with fp32 accumulation",
                                 "kforge::cuda_gemm::cublaslt_gemm", "kforge::cuda_gemm::cublaslt_gemm_prepare",
                                 "kforge::cuda_gemm::GemmArgs<__half>", "kforge::cuda_gemm::GemmMultiKernel<__half>",
                                 "VariantF16", "kforge::cuda_gemm::cublaslt_then_epilogue",
-                                "kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__half>>"};
+                                "kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>"};
   switch (dtype) {
     case ir::DataType::kBFloat16: return kBF16;
     case ir::DataType::kFloat16: return kF16;

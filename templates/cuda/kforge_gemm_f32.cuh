@@ -1,7 +1,7 @@
 // kforge fp32 GEMM variants for the multi-kernel dispatcher (templates/runtime/kforge_multikernel.h): the
 // SIMT kernels of kforge_gemm.cuh and cuBLASLt in full fp32 (no TF32), all called as
 // cudaError_t(const GemmF32Args&); and the dispatcher pieces every CUDA GEMM site shares, whatever its element
-// type (GemmMultiKernel<T>, make_gemm_config, the benchmark settings). What `kforge compile --target cuda
+// type (GemmMultiKernel<T>; configurations: cuda_timing::make_cuda_config). What `kforge compile --target cuda
 // --multi-kernel-hints` output includes (kforge writes it beside the outputs); the tensor-core kernels of the
 // 16-bit sites are kforge_gemm_tc.cuh, kept apart so that generated code does not compile kernels it never runs.
 #pragma once

@@ -162,9 +162,9 @@ struct cuda_bf16_mk::GemmState {
 cuda_bf16_mk::GemmState::GemmState(cudaStream_t stream)
     : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream)),
       mk_call_0_matmul_bias_gelu(gemm_variants_0(lt_bf16),
-          kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_0_matmul_bias_gelu", timer, 0x4c7e50884fbfdb53ull)),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_0_matmul_bias_gelu", timer, 0x4c7e50884fbfdb53ull)),
       mk_call_5_matmul(gemm_variants_2(lt_bf16),
-          kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_5_matmul", timer, 0x7631dd54ceb9b5b9ull)) {}
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_5_matmul", timer, 0x7631dd54ceb9b5b9ull)) {}
 
 void cuda_bf16_mk::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];

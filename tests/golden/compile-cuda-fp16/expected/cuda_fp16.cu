@@ -161,9 +161,9 @@ struct cuda_fp16::GemmState {
 cuda_fp16::GemmState::GemmState(cudaStream_t stream)
     : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream)),
       mk_call_0_matmul_bias(gemm_variants_0(lt_f16),
-          kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_0_matmul_bias", timer, 0x3705d5bac69b3ebbull)),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_0_matmul_bias", timer, 0x3705d5bac69b3ebbull)),
       mk_call_4_matmul(gemm_variants_2(lt_f16),
-          kforge::cuda_gemm::make_gemm_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_4_matmul", timer, 0x7c6ccfec57c552e6ull)) {}
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_4_matmul", timer, 0x7c6ccfec57c552e6ull)) {}
 
 namespace {
 

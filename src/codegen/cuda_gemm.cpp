@@ -176,10 +176,8 @@ std::string CudaGemmCode::header_members() const {
   return h;
 }
 
-std::string CudaGemmCode::before_capture(const std::string& key, const std::string& pointers) const {
-  if (!any() || !cuda_graph_) return "";
-  return "  // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: prepare the GEMMs first.\n"
-         "  if (graphs_.needs_capture(" + key + ", " + pointers + ")) prepare_gemms(kforge_b);\n";
+std::string CudaGemmCode::before_capture() const {
+  return any() && cuda_graph_ ? "prepare_gemms(kforge_b);" : "";
 }
 
 std::string CudaGemmCode::prepare_function() const {

@@ -54,9 +54,9 @@ class CudaGemmCode {
   std::string header_summary() const;
 
   std::string header_members() const;   // NAME.h: private declarations (GemmState, gemm_, prepare_gemms)
-  /// --cuda-graph: the statement of run() that prepares the GEMMs before a capture (`key`, `pointers`: the
-  /// graph cache's key and pointer expressions).
-  std::string before_capture(const std::string& key, const std::string& pointers) const;
+  /// --cuda-graph: the statement that prepares the GEMMs before a capture (choices made, cuBLASLt plans
+  /// built), or "": run() calls it when the graph cache is about to capture.
+  std::string before_capture() const;
   std::vector<std::string> host_std_includes() const;  // NAME.cu: standard headers ("limits", ...)
   std::string host_includes() const;    // NAME.cu: the GEMM header (#include line)
   /// NAME.cu, anonymous namespace: gemm_failed() (after launch_failed()).

@@ -615,8 +615,8 @@ class GroupEmitter {
   std::string row_variant_launcher() {
     const int vec = vector_width();
     const std::string call_args = args() + ", stream";
-    std::string k = fmt::format("// The variants of the multi-kernel site {} (see {}.cu), by index.\n", site_->name,
-                                name_.substr(0, name_.rfind("_fused_")));
+    std::string k = fmt::format("// The variants of the multi-kernel site {} (its dispatcher is in the host code), by index.\n",
+                                site_->name);
     k += fmt::format("cudaError_t {}_variant(int variant, {}) {{\n", name_, params(true));
     k += "  if (outer <= 0) return cudaSuccess;\n";
     k += fmt::format("  constexpr int kVec = {};\n", vec);

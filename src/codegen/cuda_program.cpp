@@ -403,8 +403,15 @@ class CudaHostEmitter {
     if (cuda_.cuda_graph) {
       c += "  const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());\n";
       c += "  const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());\n";
-      c += gemm_.before_capture("kforge_key", "kforge_pointers");
-      c += rows_.before_capture("kforge_key", "kforge_pointers");
+      // One graph-cache lookup per run() decides whether to prepare (choices made, cuBLASLt plans built).
+      std::string prepare;
+      for (const std::string& statement : {gemm_.before_capture(), rows_.before_capture()}) {
+        if (!statement.empty()) prepare += "    " + statement + "\n";
+      }
+      if (!prepare.empty()) {
+        c += "  // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.\n";
+        c += "  if (graphs_.needs_capture(kforge_key, kforge_pointers)) {\n" + prepare + "  }\n";
+      }
       c += "  return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });\n}\n\n";
     } else {
       c += "  return enqueue(kforge_b);\n}\n\n";

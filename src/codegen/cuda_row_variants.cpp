@@ -43,10 +43,8 @@ std::string CudaRowVariantCode::header_members() const {
   return h;
 }
 
-std::string CudaRowVariantCode::before_capture(const std::string& key, const std::string& pointers) const {
-  if (!any() || !cuda_graph_) return "";
-  return "  // A capture must not benchmark (it synchronises): choose the row groups' variants first.\n"
-         "  if (graphs_.needs_capture(" + key + ", " + pointers + ")) prepare_rows(kforge_b);\n";
+std::string CudaRowVariantCode::before_capture() const {
+  return any() && cuda_graph_ ? "prepare_rows(kforge_b);" : "";
 }
 
 std::string CudaRowVariantCode::host_includes() const {

@@ -40,7 +40,8 @@ class CudaRowVariantCode {
   std::vector<const char*> header_templates() const;
 
   std::string header_members() const;  // NAME.h: private declarations (RowState, rows_, prepare_rows)
-  std::string before_capture(const std::string& key, const std::string& pointers) const;
+  /// --cuda-graph: the statement that makes the row groups' choices before a capture, or "".
+  std::string before_capture() const;
   std::string host_includes() const;   // NAME.cu: the row-variants header (#include line)
   std::string definitions() const;     // NAME.cu: variant lists, RowState, prepare_rows()
   std::string run_setup() const;       // run(), once the stream exists

@@ -423,10 +423,11 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   kforge_b.buffers[14] = p_out->data;
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
-  // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: prepare the GEMMs first.
-  if (graphs_.needs_capture(kforge_key, kforge_pointers)) prepare_gemms(kforge_b);
-  // A capture must not benchmark (it synchronises): choose the row groups' variants first.
-  if (graphs_.needs_capture(kforge_key, kforge_pointers)) prepare_rows(kforge_b);
+  // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
+  if (graphs_.needs_capture(kforge_key, kforge_pointers)) {
+    prepare_gemms(kforge_b);
+    prepare_rows(kforge_b);
+  }
   return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });
 }
 

@@ -154,7 +154,7 @@ cudaError_t cuda_bf16_mk_fused_1(const __nv_bfloat16* __restrict__ in0, const __
   return cuda_bf16_mk_fused_1_launch<256, 0, 1>(in0, in1, in2, in3, o_v11, o_v12, outer, inner, stream);
 }
 
-// The variants of the multi-kernel site mk_group_1_multiply_layer_norm (see cuda_bf16_mk.cu), by index.
+// The variants of the multi-kernel site mk_group_1_multiply_layer_norm (its dispatcher is in the host code), by index.
 cudaError_t cuda_bf16_mk_fused_1_variant(int variant, const __nv_bfloat16* __restrict__ in0, const __nv_bfloat16* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, __nv_bfloat16* __restrict__ o_v11, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
@@ -304,7 +304,7 @@ cudaError_t cuda_bf16_mk_fused_3(const __nv_bfloat16* __restrict__ in0, __nv_bfl
   return cuda_bf16_mk_fused_3_launch<256, 0, 1>(in0, o_v14, outer, inner, stream);
 }
 
-// The variants of the multi-kernel site mk_group_3_softmax (see cuda_bf16_mk.cu), by index.
+// The variants of the multi-kernel site mk_group_3_softmax (its dispatcher is in the host code), by index.
 cudaError_t cuda_bf16_mk_fused_3_variant(int variant, const __nv_bfloat16* __restrict__ in0, __nv_bfloat16* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 8;

@@ -140,7 +140,7 @@ cudaError_t cuda_fp16_fused_3(const __half* __restrict__ in0, __half* __restrict
   return cuda_fp16_fused_3_launch<256, 0, 1>(in0, o_v10, outer, inner, stream);
 }
 
-// The variants of the multi-kernel site mk_group_3_sum (see cuda_fp16.cu), by index.
+// The variants of the multi-kernel site mk_group_3_sum (its dispatcher is in the host code), by index.
 cudaError_t cuda_fp16_fused_3_variant(int variant, const __half* __restrict__ in0, __half* __restrict__ o_v10, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 8;

@@ -271,8 +271,10 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
   kforge_b.buffers[8] = y_out->data;
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
-  // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: prepare the GEMMs first.
-  if (graphs_.needs_capture(kforge_key, kforge_pointers)) prepare_gemms(kforge_b);
+  // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
+  if (graphs_.needs_capture(kforge_key, kforge_pointers)) {
+    prepare_gemms(kforge_b);
+  }
   return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });
 }
 

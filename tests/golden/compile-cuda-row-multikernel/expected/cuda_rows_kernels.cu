@@ -222,7 +222,7 @@ cudaError_t cuda_rows_fused_1(const float* __restrict__ in0, const float* __rest
   return cuda_rows_fused_1_launch<256, 0, 1>(in0, in1, in2, in3, o_v7, o_v8, o_v9, outer, inner, stream);
 }
 
-// The variants of the multi-kernel site mk_group_1_add_layer_norm (see cuda_rows.cu), by index.
+// The variants of the multi-kernel site mk_group_1_add_layer_norm (its dispatcher is in the host code), by index.
 cudaError_t cuda_rows_fused_1_variant(int variant, const float* __restrict__ in0, const float* __restrict__ in1, const float* __restrict__ in2, const float* __restrict__ in3, float* __restrict__ o_v7, float* __restrict__ o_v8, float* __restrict__ o_v9, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
@@ -378,7 +378,7 @@ cudaError_t cuda_rows_fused_2(const float* __restrict__ in0, float* __restrict__
   return cuda_rows_fused_2_launch<256, 0, 1>(in0, o_v11, outer, inner, stream);
 }
 
-// The variants of the multi-kernel site mk_group_2_scale_softmax (see cuda_rows.cu), by index.
+// The variants of the multi-kernel site mk_group_2_scale_softmax (its dispatcher is in the host code), by index.
 cudaError_t cuda_rows_fused_2_variant(int variant, const float* __restrict__ in0, float* __restrict__ o_v11, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
@@ -507,7 +507,7 @@ cudaError_t cuda_rows_fused_3(const float* __restrict__ in0, float* __restrict__
   return cuda_rows_fused_3_launch<256, 0, 1>(in0, o_v14, outer, inner, stream);
 }
 
-// The variants of the multi-kernel site mk_group_3_max_subtract_exp (see cuda_rows.cu), by index.
+// The variants of the multi-kernel site mk_group_3_max_subtract_exp (its dispatcher is in the host code), by index.
 cudaError_t cuda_rows_fused_3_variant(int variant, const float* __restrict__ in0, float* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;
@@ -634,7 +634,7 @@ cudaError_t cuda_rows_fused_4(const float* __restrict__ in0, float* __restrict__
   return cuda_rows_fused_4_launch<256, 0, 1>(in0, o_v16, outer, inner, stream);
 }
 
-// The variants of the multi-kernel site mk_group_4_sum_divide (see cuda_rows.cu), by index.
+// The variants of the multi-kernel site mk_group_4_sum_divide (its dispatcher is in the host code), by index.
 cudaError_t cuda_rows_fused_4_variant(int variant, const float* __restrict__ in0, float* __restrict__ o_v16, int64_t outer, int64_t inner, cudaStream_t stream) {
   if (outer <= 0) return cudaSuccess;
   constexpr int kVec = 4;

@@ -46,15 +46,15 @@ demo_run() {
 PROGRAM="examples/programs/classifier.json"
 demo_compile_program() {
   log "kforge compile: $PROGRAM -> $DEMO_OUT/classifier.{h,cc} + kforge_runtime.h"
-  "$KFORGE" compile "$PROGRAM" --ops examples/kernels/ops.yaml --ops examples/kernels/fusion.yaml \
-    --op-compat examples/kernels/op_compat.yaml --dump-groups "$DEMO_OUT/classifier_groups.dot" \
+  "$KFORGE" compile "$PROGRAM" --ops kernels/ops.yaml --ops kernels/fusion.yaml \
+    --op-compat kernels/op_compat.yaml --dump-groups "$DEMO_OUT/classifier_groups.dot" \
     -o "$DEMO_OUT" --name classifier --target cpu
   echo "----- $DEMO_OUT/classifier.cc (run())"
   sed -n '/^kforge::Status classifier::run(const/,/^}/p' "$DEMO_OUT/classifier.cc"
   echo "-----"
   log "building examples/programs/run_classifier.cc + the generated code + the reference kernels (g++ -O2)"
   g++ -std=c++17 -O2 -Wall -Wextra -Werror -I "$DEMO_OUT" examples/programs/run_classifier.cc \
-    "$DEMO_OUT/classifier.cc" "$KFORGE_BUILD_DIR/examples/kernels/libkforge_ref_kernels.a" -o "$DEMO_OUT/run_classifier"
+    "$DEMO_OUT/classifier.cc" "$KFORGE_BUILD_DIR/kernels/libkforge_kernels.a" -o "$DEMO_OUT/run_classifier"
   log "running it"
   "$DEMO_OUT/run_classifier"
 }

@@ -90,7 +90,7 @@ build_one() {
 }
 
 prepare() {
-  local build="$1" ex="$ROOT/examples/kernels"
+  local build="$1" ex="$ROOT/kernels"
   export OUT_DIR="$1/fusion-gpucheck" NVCC ROOT HERE
   rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/lib"
   local builds=() name prog rtol atol shapes flags

@@ -14,7 +14,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 
 prepare() {
-  local build="$1" kforge="$1/src/kforge" ex="$ROOT/examples/kernels" out="$1/fusion-bench"
+  local build="$1" kforge="$1/src/kforge" ex="$ROOT/kernels" out="$1/fusion-bench"
   rm -rf "$out" && mkdir -p "$out"
   # case:program:flags
   local cases="chain8:chain8: bias_gelu:bias_gelu: softmax:softmax: layer_norm:layer_norm: tiny20:tiny20:--cuda-graph"

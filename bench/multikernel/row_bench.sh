@@ -19,7 +19,7 @@ NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 SHAPES="64,128 64,1024 64,4096 64,12288 1024,128 1024,1024 1024,4096 1024,12288 16384,128 16384,1024 16384,4096 16384,12288"
 
 prepare() {
-  local build="$1" ex="$ROOT/examples/kernels" out="$1/row-bench" pids=()
+  local build="$1" ex="$ROOT/kernels" out="$1/row-bench" pids=()
   rm -rf "$out" && mkdir -p "$out"
   for name in row_softmax row_norm; do
     local gen="$out/gen_$name"

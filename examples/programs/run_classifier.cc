@@ -1,6 +1,6 @@
 // An application of the code `kforge compile` generates for classifier.json (class `classifier`): bind the
 // parameters once, run two batches of different sizes, print the class probabilities, and show the error
-// status an input of the wrong shape gets. Built by tools/demo.sh against examples/kernels/.
+// status an input of the wrong shape gets. Built by tools/demo.sh against kernels/.
 #include <cmath>
 #include <cstdio>
 #include <vector>

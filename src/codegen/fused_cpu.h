@@ -10,7 +10,7 @@
 //   passes [{pre [lines], body [lines], post [lines]}]   one loop over j in [0, inner) per pass with a body
 //   row_end [lines]    after the passes: per-row stores
 // Call site (an entry of `steps` with fused = true): name, comment, args [text], traces [{key, expr}].
-// The formulas of softmax and layer_norm are those of examples/kernels/linalg.cc (Paddle's CPU kernels):
+// The formulas of softmax and layer_norm are those of kernels/linalg.cc (Paddle's CPU kernels):
 // softmax's max, sum of exp(x - max) in the element type, exp(x - max) / sum; layer_norm's mean and variance
 // accumulated in double over the row, then (x - mean) * inv_std * scale + bias in the element type.
 #pragma once

@@ -40,8 +40,8 @@ struct CompileOptions {
 
 constexpr const char* kCompileFooter = R"(Examples:
   Compile a Paddle inference program against the reference kernels:
-    kforge compile inference.json --ops examples/kernels/ops.yaml \
-        --op-compat examples/kernels/op_compat.yaml -o gen --name resnet --target cpu
+    kforge compile inference.json --ops kernels/ops.yaml \
+        --op-compat kernels/op_compat.yaml -o gen --name resnet --target cpu
 
   Check in the generated files and fail CI when they are stale:
     kforge compile model.yaml --ops ops.yaml -o src/gen --name model --check
@@ -49,7 +49,7 @@ constexpr const char* kCompileFooter = R"(Examples:
 Writes DIR/NAME.h, DIR/NAME.cc and DIR/kforge_runtime.h: a class NAME whose run() checks its inputs and calls
 the kernels of the op YAML (`kernel: func:`) one after the other, with no executor and, for static shapes,
 one workspace planned at generation time and no allocation per call. Build NAME.cc with your kernel library
-(examples/kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
+(kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
 (.yaml). Every op must have a kernel: an op without one is an error at its place in PROGRAM.
 )";
 

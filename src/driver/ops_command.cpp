@@ -26,7 +26,7 @@ struct OpsOptions {
 
 constexpr const char* kOpsFooter = R"(Examples:
   Generate the op library of the reference kernels:
-    kforge ops --ops examples/kernels/ops.yaml --op-compat examples/kernels/op_compat.yaml -o gen
+    kforge ops --ops kernels/ops.yaml --op-compat kernels/op_compat.yaml -o gen
 
   Paddle's whole op set, in 8 shards, in namespace paddle_ops, with a depfile for the build system:
     kforge ops --ops ops.yaml --op-compat op_compat.yaml -o gen --namespace paddle_ops --prefix paddle \

@@ -241,7 +241,7 @@ class Classifier {
     const expr::ExprContext ctx = context_for(call, p_);
     std::optional<expr::TypedReduction> typed = expr::check_reduction(*parsed, ctx, diags_);
     if (!typed) return CallInfo{};
-    // Floating inputs accumulate in float64, as the reference kernels (examples/kernels) do.
+    // Floating inputs accumulate in float64, as the reference kernels (kernels) do.
     if (expr::is_float(typed->input_type)) typed = expr::check_reduction(*parsed, ctx, diags_, ScalarType::kFloat64);
     if (!typed) return CallInfo{};
     uint32_t x = kNone;

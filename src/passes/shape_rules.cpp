@@ -1,5 +1,5 @@
-// Shape rules of the infer_meta functions that examples/kernels/ops.yaml names, at generation time and over
-// symbolic dims. Each mirrors the reference implementation in examples/kernels/meta_*.cc (Paddle's rules), so
+// Shape rules of the infer_meta functions that kernels/ops.yaml names, at generation time and over
+// symbolic dims. Each mirrors the reference implementation in kernels/meta_*.cc (Paddle's rules), so
 // that the dims kforge allocates are exactly the dims the kernels check against.
 #include <algorithm>
 #include <functional>

@@ -1,6 +1,6 @@
 // Shape rules of convolution, pooling, batch_norm and interpolation (ConvInferMeta, DepthwiseConvInferMeta,
 // Conv2dTransposeInferMeta, Pool2DInferMeta, BatchNormInferMeta, InterpolateInferMeta), mirroring
-// examples/kernels/meta_nn.cc and kernel_util.h's conv_geometry over symbolic spatial dims.
+// kernels/meta_nn.cc and kernel_util.h's conv_geometry over symbolic spatial dims.
 #include <algorithm>
 
 #include <fmt/format.h>

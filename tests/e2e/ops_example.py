@@ -66,7 +66,7 @@ def main():
             print("FAIL: a second ninja run must have nothing to do")
             return 1
         code, out = run([kforge, "ops", "--ops", str(EXAMPLE / "ops.yaml"), "--op-compat",
-                         str(ROOT / "examples" / "kernels" / "op_compat.yaml"), "-o", str(build),
+                         str(ROOT / "kernels" / "op_compat.yaml"), "-o", str(build),
                          "--prefix", "demo", "--namespace", "demo", "--check"], cwd=str(work))
         # The build directory holds more than the generated files (--check reports those as unexpected), but
         # none of the generated ones may be stale or missing.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """End-to-end tests of `kforge compile`: generate C++ for a program, build it with g++ -O2 against the
-reference kernels (examples/kernels/), run it on seeded random inputs and parameters, and require results
+reference kernels (kernels/), run it on seeded random inputs and parameters, and require results
 identical to the reference interpreter (tools/interp/). tools/check-program does each round trip.
 
 One meson test per case (`meson test -C build e2e-compile-<case>`), registered from --list.
@@ -156,7 +156,7 @@ def refdata_case(name):
             expect_agree(r, name)
             print(r.stdout, end="")
             return
-        match = re.search(r"unsupported ops \(no kernel in examples/kernels\): (.*)", r.stderr)
+        match = re.search(r"unsupported ops \(no kernel in kernels/\): (.*)", r.stderr)
         if r.returncode != 1 or not match or match.group(1).split(", ") != expected:
             raise TestFailure(f"{name}: expected exit 1 naming the unsupported ops {expected}, got exit "
                               f"{r.returncode}\n--- stderr\n{r.stderr}")
@@ -179,7 +179,7 @@ def test_detects_wrong_kernel():
 
 def test_names_unsupported_ops():
     r = check_program(HERE / "bad_programs" / "unsupported_ops.yaml")
-    if r.returncode != 1 or "unsupported ops (no kernel in examples/kernels): pd_op.erf, pd_op.logsigmoid" not in r.stderr:
+    if r.returncode != 1 or "unsupported ops (no kernel in kernels/): pd_op.erf, pd_op.logsigmoid" not in r.stderr:
         raise TestFailure(f"expected exit 1 naming pd_op.erf and pd_op.logsigmoid, got {r.returncode}:\n{r.stderr}")
     if "unsupported_ops.yaml:6:" not in r.stderr:
         raise TestFailure(f"expected a located diagnostic for erf (line 6):\n{r.stderr}")

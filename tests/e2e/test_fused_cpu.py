@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of fusion on the CPU: `kforge compile` with the fusion overlay of the reference kernels
-(examples/kernels/fusion.yaml) generates fused loops; the code is built with g++ -O2 -Wall -Wextra -Werror
-against examples/kernels/, run on fresh random inputs (a new seed every run, printed so a failure can be
+(kernels/fusion.yaml) generates fused loops; the code is built with g++ -O2 -Wall -Wextra -Werror
+against kernels/, run on fresh random inputs (a new seed every run, printed so a failure can be
 replayed with --seed) and compared with the unfused reference interpreter (tools/interp/) at relative error
 1e-5 (plus 1e-6 absolute for values near 0). Each case also checks the grouping kforge chose
 (--dump-lowered), that --dump-groups writes a Graphviz file with one cluster per group, and that
@@ -21,9 +21,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-OPS = ROOT / "examples" / "kernels" / "ops.yaml"
-FUSION = ROOT / "examples" / "kernels" / "fusion.yaml"
-OP_COMPAT = ROOT / "examples" / "kernels" / "op_compat.yaml"
+OPS = ROOT / "kernels" / "ops.yaml"
+FUSION = ROOT / "kernels" / "fusion.yaml"
+OP_COMPAT = ROOT / "kernels" / "op_compat.yaml"
 CLASS = "fused_program"
 RTOL, ATOL = "1e-5", "1e-6"
 
@@ -94,7 +94,7 @@ def check_case(name, build, seed):
     program = HERE / rel
     kforge = build / "src" / "kforge"
     interp = build / "tools" / "interp" / "kforge-interp"
-    kernels = build / "examples" / "kernels" / "libkforge_ref_kernels.a"
+    kernels = build / "kernels" / "libkforge_kernels.a"
     with tempfile.TemporaryDirectory(prefix="kforge-fused-") as tmp:
         work = Path(tmp)
         dot = work / "groups.dot"

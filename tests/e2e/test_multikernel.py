@@ -42,13 +42,13 @@ def main():
     build = Path(args.build_dir).resolve()
     kforge = build / "src" / "kforge"
     interp = build / "tools" / "interp" / "kforge-interp"
-    kernels = build / "examples" / "kernels" / "libkforge_ref_kernels.a"
+    kernels = build / "kernels" / "libkforge_kernels.a"
     with tempfile.TemporaryDirectory(prefix="kforge-mk-e2e-") as tmp:
         work = Path(tmp)
         cache = work / "cache"
         gen = work / "gen"
         must(run([kforge, "compile", PROGRAM, "-o", gen, "--name", CLASS_NAME, "--target", "cpu", "--trace-hooks",
-                  "--ops", ROOT / "examples/kernels/ops.yaml", "--op-compat", ROOT / "examples/kernels/op_compat.yaml",
+                  "--ops", ROOT / "kernels/ops.yaml", "--op-compat", ROOT / "kernels/op_compat.yaml",
                   "--multi-kernel-hints", "16,64,256", "--color", "never"]), "kforge compile")
         source = (gen / f"{CLASS_NAME}.cc").read_text()
         for site in ["mk_call_0_matmul", "mk_call_1_softmax", "mk_call_2_matmul"]:

@@ -5,7 +5,7 @@
 // Built per program (C++17, no kforge library):
 //   g++ -std=c++17 -O2 -Wall -Wextra -Werror -I GEN -I tools/interp
 //       -DKFORGE_PROGRAM_HEADER='"NAME.h"' -DKFORGE_PROGRAM_CLASS=NAME [-DKFORGE_TRACE_HOOK=kforge_harness_trace]
-//       tools/check_program/harness.cc GEN/NAME.cc libkforge_ref_kernels.a
+//       tools/check_program/harness.cc GEN/NAME.cc libkforge_kernels.a
 // Usage: harness INPUTS.bin OUTPUTS.bin [--trace TRACE.bin] [--bench RUNS] [--also INPUTS OUTPUTS]...
 // Parameters are bound once from the first INPUTS; each --also runs the same object on more inputs.
 #include <time.h>

@@ -1,7 +1,7 @@
 // The reference interpreter's op registry: op name -> implementation, looked up by name at run time, as an
 // executor does. Each implementation reads its attributes from the op's AttrMap by name, runs the op's
 // infer_meta function, allocates every output (fresh memory on every call) and calls the kernel of
-// examples/kernels/.
+// kernels/.
 //
 // Operands arrive in PIR order: the tensor inputs, then the mutable attributes (op_compat.yaml) as tensors or
 // as vectors of one-element tensors. A program may instead give a mutable attribute as an ordinary attribute
@@ -47,7 +47,7 @@ using OpFn = std::function<kforge::Status(const kforge::KernelContext& ctx, cons
 
 class OpRegistry {
  public:
-  /// Every op of examples/kernels/ops.yaml (by op YAML name; in-place twins `relu_` resolve to `relu`).
+  /// Every op of kernels/ops.yaml (by op YAML name; in-place twins `relu_` resolve to `relu`).
   static const OpRegistry& builtin();
 
   void add(std::string name, OpFn fn) { ops_[std::move(name)] = std::move(fn); }

@@ -75,7 +75,7 @@ TEST_CASE("cpp_text: attribute constants in the calling convention's types") {
   CHECK(param_type(opdef::ArgType::kStr, false) == "const std::string&");
 }
 
-/// Reads a program YAML text, lowers it against examples/kernels/ops.yaml and builds the context (or renders).
+/// Reads a program YAML text, lowers it against kernels/ops.yaml and builds the context (or renders).
 struct Fixture {
   SourceManager sources;
   std::ostringstream errors;
@@ -87,9 +87,9 @@ struct Fixture {
 
   explicit Fixture(const std::string& program_text) {
     opdef::OpLoader loader(sources, diags);
-    loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/examples/kernels/ops.yaml");
+    loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/kernels/ops.yaml");
     library = std::move(loader).finish();
-    compat = opdef::load_op_compat(std::string(KFORGE_SOURCE_ROOT) + "/examples/kernels/op_compat.yaml", sources, diags);
+    compat = opdef::load_op_compat(std::string(KFORGE_SOURCE_ROOT) + "/kernels/op_compat.yaml", sources, diags);
     ops = std::make_unique<passes::OpSet>(library, &compat, diags);
     const uint32_t file = sources.add_buffer("p.yaml", program_text);
     std::optional<ir::Program> program = ir::read_program(sources, file, diags);

@@ -47,7 +47,7 @@ TEST_CASE("attr map: getters convert the kinds untyped sources guess") {
   CHECK(map.get_bool("shape", &flag).message() == "attribute 'shape' is not a bool");
 }
 
-TEST_CASE("registry: every op of examples/kernels/ops.yaml, and in-place twins") {
+TEST_CASE("registry: every op of kernels/ops.yaml, and in-place twins") {
   const OpRegistry& r = OpRegistry::builtin();
   for (const char* name : {"add", "batch_norm", "conv2d", "full_int_array", "nearest_interp", "split_with_num"}) {
     CHECK(r.find(name) != nullptr);

@@ -1,7 +1,7 @@
-// examples/kernels/ops.yaml against the library and against Paddle:
+// kernels/ops.yaml against the library and against Paddle:
 //  - every kernel and infer-meta function it names is declared in kforge_kernels.h with exactly the parameters the
 //    calling convention derives from the YAML (names, order, C++ types);
-//  - the PIR signatures derived from it (with examples/kernels/op_compat.yaml) equal Paddle's own, from
+//  - the PIR signatures derived from it (with kernels/op_compat.yaml) equal Paddle's own, from
 //    ../shared/refdata/paddle/pir_op_signatures.json (skipped, and said so, where that folder is absent).
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -170,8 +170,8 @@ const std::string kSourceDir = KFORGE_SOURCE_DIR;
 }  // namespace
 
 TEST_CASE("ops.yaml: every kernel and infer-meta function is declared with the convention's parameters") {
-  std::vector<Op> ops = load_ops(kSourceDir + "/examples/kernels/ops.yaml");
-  std::string header = read_text(kSourceDir + "/examples/kernels/kforge_kernels.h");
+  std::vector<Op> ops = load_ops(kSourceDir + "/kernels/ops.yaml");
+  std::string header = read_text(kSourceDir + "/kernels/kforge_kernels.h");
   auto kernels = declarations(header, "namespace kforge::kernels {", "namespace kforge::meta {");
   auto metas = declarations(header, "namespace kforge::meta {", "#endif");
   CHECK(ops.size() == 56);
@@ -211,10 +211,10 @@ TEST_CASE("ops.yaml: derived PIR signatures equal Paddle's") {
     return;
   }
   nlohmann::json oracle = nlohmann::json::parse(read_text(refdata));
-  std::vector<Op> ops = load_ops(kSourceDir + "/examples/kernels/ops.yaml");
+  std::vector<Op> ops = load_ops(kSourceDir + "/kernels/ops.yaml");
   // Mutable attributes: op_compat's scalar / int_array entries with a tensor form.
   std::map<std::string, std::set<std::string>> mutable_attrs;
-  for (const YAML::Node& entry : YAML::LoadFile(kSourceDir + "/examples/kernels/op_compat.yaml")) {
+  for (const YAML::Node& entry : YAML::LoadFile(kSourceDir + "/kernels/op_compat.yaml")) {
     std::string name = entry["op"].as<std::string>();
     for (const char* kind : {"scalar", "int_array"}) {
       if (!entry[kind]) continue;

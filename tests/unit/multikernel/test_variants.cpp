@@ -217,7 +217,7 @@ TEST_CASE("SIMT tiles per hint") {
 }
 
 TEST_CASE("--target cuda: each row group is a site of the launcher's choice and register / looped teams") {
-  test::Env env({"examples/kernels/fusion.yaml"});
+  test::Env env({"kernels/fusion.yaml"});
   std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: rows
 inputs:  [{name: x, dtype: float32, shape: [-1, 64]}]
 params:  [{name: g, dtype: float32, shape: [64]}, {name: b, dtype: float32, shape: [64]}]

@@ -1,4 +1,4 @@
-// Helpers shared by the passes unit tests: the reference op set (examples/kernels/ops.yaml and its
+// Helpers shared by the passes unit tests: the reference op set (kernels/ops.yaml and its
 // op_compat.yaml), programs read from in-memory buffers, and diagnostics captured as the CLI prints them.
 #pragma once
 
@@ -34,13 +34,13 @@ inline std::string refdata_dir(const std::string& sub) {
 /// One session: sources, diagnostics and the reference op set.
 class Env {
  public:
-  /// `overlays`: more op files after examples/kernels/ops.yaml (paths from the source root), e.g. the fusion
-  /// overlay examples/kernels/fusion.yaml for tests that need row groups.
+  /// `overlays`: more op files after kernels/ops.yaml (paths from the source root), e.g. the fusion
+  /// overlay kernels/fusion.yaml for tests that need row groups.
   explicit Env(const std::vector<std::string>& overlays = {}) : diags_(sources_, out_) {
-    std::vector<std::string> files = {source_path("examples/kernels/ops.yaml")};
+    std::vector<std::string> files = {source_path("kernels/ops.yaml")};
     for (const std::string& o : overlays) files.push_back(source_path(o));
     library_ = opdef::load_op_library(files, sources_, diags_);
-    compat_ = opdef::load_op_compat(source_path("examples/kernels/op_compat.yaml"), sources_, diags_);
+    compat_ = opdef::load_op_compat(source_path("kernels/op_compat.yaml"), sources_, diags_);
     ops_ = std::make_unique<OpSet>(library_, &compat_, diags_);
     INFO(out_.str());
     REQUIRE_FALSE(diags_.has_errors());

@@ -1,5 +1,5 @@
 // The fusion pass (passes/fusion.h): grouping decisions on hand-written programs compiled against the
-// reference op set plus its fusion overlay (examples/kernels/fusion.yaml), and the memory re-plan.
+// reference op set plus its fusion overlay (kernels/fusion.yaml), and the memory re-plan.
 #include "pass_test_util.h"
 #include "passes/fusion.h"
 #include "passes/gemm.h"
@@ -14,9 +14,9 @@ class FusionEnv {
  public:
   FusionEnv() : diags_(sources_, out_) {
     library_ = opdef::load_op_library(
-        {test::source_path("examples/kernels/ops.yaml"), test::source_path("examples/kernels/fusion.yaml")}, sources_,
+        {test::source_path("kernels/ops.yaml"), test::source_path("kernels/fusion.yaml")}, sources_,
         diags_);
-    compat_ = opdef::load_op_compat(test::source_path("examples/kernels/op_compat.yaml"), sources_, diags_);
+    compat_ = opdef::load_op_compat(test::source_path("kernels/op_compat.yaml"), sources_, diags_);
     ops_ = std::make_unique<OpSet>(library_, &compat_, diags_);
     INFO(out_.str());
     REQUIRE_FALSE(diags_.has_errors());

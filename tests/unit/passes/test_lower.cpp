@@ -260,7 +260,7 @@ TEST_CASE("lower: an op without a kernel is an error at its location") {
   std::ostringstream out;
   DiagnosticEngine diags(sources, out);
   opdef::OpLoader loader(sources, diags);
-  loader.add_file(test::source_path("examples/kernels/ops.yaml"));
+  loader.add_file(test::source_path("kernels/ops.yaml"));
   loader.add_buffer(file);
   const opdef::OpLibrary library = std::move(loader).finish();
   REQUIRE_FALSE(diags.has_errors());

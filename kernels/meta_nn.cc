@@ -298,7 +298,7 @@ Status BatchNormInferMeta(const Tensor& x, const Tensor& mean, const Tensor& var
   static constexpr const char* kOp = "BatchNormInferMeta";
   if (x.ndim < 2 || x.ndim > 5) return Status::Error(kOp, ": x must have rank 2 to 5, got ", x.dims_string());
   if (!(epsilon >= 0.f)) return Status::Error(kOp, ": epsilon must not be negative");
-  bool last;
+  bool last = false;
   KFORGE_RETURN_IF_ERROR(kernels::util::channel_last(kOp, data_format, &last));
   int64_t c = x.dims[last ? x.ndim - 1 : 1];
   struct Named {

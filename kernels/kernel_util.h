@@ -1,5 +1,5 @@
 // Helpers shared by the reference kernels and infer-meta functions: dtype dispatch, axis and shape arithmetic,
-// broadcasting, conv/pool geometry. Internal to examples/kernels/ (users read kforge_kernels.h).
+// broadcasting, conv/pool geometry. Internal to kernels/ (users read kforge_kernels.h).
 #ifndef KFORGE_EXAMPLES_KERNELS_KERNEL_UTIL_H_
 #define KFORGE_EXAMPLES_KERNELS_KERNEL_UTIL_H_
 

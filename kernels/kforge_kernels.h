@@ -1,4 +1,4 @@
-// kforge's reference CPU kernel library: every kernel and infer-meta function that examples/kernels/ops.yaml
+// kforge's reference CPU kernel library: every kernel and infer-meta function that kernels/ops.yaml
 // names, in the calling convention of docs/calling-convention.md. A kernel library of your own implements the
 // same declarations (the `<P>_decls.h` that `kforge ops` emits lists exactly the ones your op set needs).
 //

@@ -7,11 +7,15 @@ Usage: test_cli.py --kforge BUILD/src/kforge [NAME...]   (all tests when no name
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+# The source tree: a kforge binary that is not installed uses its templates/ (KFORGE_BUILTIN_TEMPLATE_DIR).
+ROOT = Path(__file__).resolve().parents[2]
 
 KFORGE = None  # set by main()
 
@@ -221,7 +225,16 @@ def test_usage_errors_exit_2(tmp):
 def test_help_and_version(tmp):
     r = kforge("--version", cwd=tmp)
     expect_eq(r.code, 0, "--version exit code")
-    expect(r.stdout.startswith("kforge ") and r.stdout.strip().split(" ")[1][0].isdigit(), f"--version\n{r}")
+    lines = r.stdout.splitlines()
+    expect(len(lines) == 3 and lines[0].startswith("kforge ") and lines[0].split(" ")[1][0].isdigit(),
+           f"--version: kforge's version, then the templates and runtime headers\n{r}")
+    version = lines[0].split(" ")[1]
+    templates = ROOT / "templates"
+    expect(lines[1] == f"templates: {version} ({templates})", f"--version names the templates it uses\n{r}")
+    runtime = (templates / "runtime" / "kforge_runtime.h").read_text()
+    runtime_version = re.search(r"#define KFORGE_RUNTIME_VERSION ([0-9]+)", runtime).group(1)
+    expect(lines[2].startswith(f"runtime headers: kforge_runtime.h {runtime_version}, kforge_multikernel.h "),
+           f"--version gives the runtime header's version\n{r}")
     r = kforge("--help", cwd=tmp)
     expect_eq(r.code, 0, "--help exit code")
     expect("render" in r.stdout and "Exit codes" in r.stdout, f"--help lists commands and exit codes\n{r}")

@@ -436,6 +436,7 @@ std::optional<Skip> OpApiBuilder::build_invoke(const std::unordered_map<std::str
     return Skip{"it invokes '" + call.func + "', which is not a generated op"};
   }
   const Op& callee = *target->op;
+  if (call.has_keywords()) return Skip{"it invokes '" + call.func + "' with keyword arguments"};
   if (call.args.size() != callee.inputs.size() + callee.attributes.size()) {
     return Skip{"it invokes '" + call.func + "' with " + std::to_string(call.args.size()) + " arguments, not " +
                 std::to_string(callee.inputs.size() + callee.attributes.size())};

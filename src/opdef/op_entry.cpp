@@ -176,8 +176,11 @@ class DefinitionReader {
     }
     op_.output_loc = ctx_.loc(*e->value);
     // `output :` with nothing after it: an op without outputs (send_v2, push_dense, ...); Paddle's
-    // parse_outputs reads the null value as an empty list.
-    if (e->value->is_null()) {
+    // parse_outputs reads the null value (also PyYAML's plain `~` and `null`) as an empty list.
+    const YamlNode& v = *e->value;
+    const bool null_word = v.is_scalar() && v.style == YamlNode::Style::kPlain &&
+                           (v.value == "~" || v.value == "null" || v.value == "Null" || v.value == "NULL");
+    if (v.is_null() || null_word) {
       op_.output_loc = ctx_.loc(*e->key_node);
       return true;
     }

@@ -236,7 +236,8 @@ void OpLoader::load_entry(const YamlContext& ctx, const YamlNode& entry, OpFileK
 
 void OpLoader::report_redefinition(const YamlContext& ctx, const KeyTable& keys, std::string_view name,
                                    SourceLoc loc, SourceLoc previous, OpFileKind kind) {
-  Diagnostic d{Severity::kError, loc, fmt::format("redefinition of {}op '{}'", kind == OpFileKind::kSparse ? "sparse " : "", name), {}};
+  const char* what = kind == OpFileKind::kSparse ? "sparse op" : "op";
+  Diagnostic d{Severity::kError, loc, fmt::format("redefinition of {} '{}'", what, name), {}};
   d.note("previous definition is here", previous);
   // The usual cause: Paddle's sparse_ops.yaml given as a dense file, whose `abs` repeats the dense one.
   if (kind == OpFileKind::kDense) {

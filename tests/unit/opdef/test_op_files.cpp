@@ -236,6 +236,15 @@ TEST_CASE("an op without outputs") {
   CHECK(sigs[0].results.empty());
   CHECK(sigs[0].operands.size() == 1);
 
+  // PyYAML's spellings of null mean the same.
+  for (const char* null_word : {"~", "null", "Null", "NULL"}) {
+    Fixture n;
+    const OpLibrary l = n.load(std::string("- op : f\n  args : (Tensor x)\n  output : ") + null_word + "\n");
+    INFO(null_word << "\n" << n.messages());
+    REQUIRE(l.find("f"));
+    CHECK(l.find("f")->outputs.empty());
+  }
+
   // An empty quoted string is not "no outputs".
   Fixture g;
   g.load("- op : bad\n  args : (Tensor x)\n  output : ''\n");

@@ -102,8 +102,8 @@ TEST_CASE("spot checks of the real ops.yaml model") {
 
 TEST_CASE("Paddle's 9 op files load together, as its PIR generator reads them") {
   if (!testing::have_paddle_op_files()) {
-    WARN("SKIPPED: Paddle's 9 op files not found under " << testing::paddle_refdata_dir()
-                                                         << " (set KFORGE_PADDLE_REFDATA); the 9-file load test did not run");
+    WARN("SKIPPED: Paddle's 9 op files not found under "
+         << testing::paddle_refdata_dir() << " (set KFORGE_PADDLE_REFDATA); the 9-file load test did not run");
     return;
   }
   const std::string dir = testing::paddle_refdata_dir();

@@ -290,6 +290,37 @@ def test_template_dir_order(tmp):
     expect_eq((r.code, r.stdout), (0, "from --template-dir\n"), f"TEMPLATE is the file given\n{r}")
 
 
+def test_sparse_op_files_in_command_line_order(tmp):
+    """--ops and --sparse-ops files load in the order given; sparse ops keep their own names (`_sp`)."""
+    write(tmp / "ops.yaml", "- op : relu\n  args : (Tensor x)\n  output : Tensor(out)\n"
+                            "  infer_meta :\n    func : UnchangedInferMeta\n  kernel :\n    func : relu\n")
+    write(tmp / "sparse.yaml", "- op : relu\n  args : (Tensor x)\n  output : Tensor(out)\n"
+                               "  infer_meta :\n    func : UnchangedInferMeta\n  kernel :\n"
+                               "    func : relu_coo{sparse_coo -> sparse_coo}, relu_csr{sparse_csr -> sparse_csr}\n")
+    order = lambda out: [line.split('"')[1] for line in out.splitlines() if line.startswith('"pd_op.')]
+    r = kforge("lint", "--ops", "ops.yaml", "--sparse-ops", "sparse.yaml", "--print-signatures", cwd=tmp)
+    expect_eq((r.code, order(r.stdout)), (0, ["pd_op.relu", "pd_op.relu_coo_sp", "pd_op.relu_csr_sp"]),
+              f"dense file first\n{r}")
+    r = kforge("lint", "--sparse-ops", "sparse.yaml", "--ops", "ops.yaml", "--print-signatures", cwd=tmp)
+    expect_eq((r.code, order(r.stdout)), (0, ["pd_op.relu_coo_sp", "pd_op.relu_csr_sp", "pd_op.relu"]),
+              f"sparse file first\n{r}")
+    # Given with --ops, the sparse file repeats `relu`: an error that says to use --sparse-ops.
+    r = kforge("lint", "--ops", "ops.yaml", "--ops", "sparse.yaml", "--color", "never", cwd=tmp)
+    expect(r.code == 1 and "redefinition of op 'relu'" in r.stderr and "--sparse-ops" in r.stderr,
+           f"misuse is explained\n{r}")
+    for command in ["lint", "ops", "compile"]:
+        r = kforge(command, "--help", cwd=tmp)
+        expect(r.code == 0 and "--sparse-ops" in r.stdout, f"{command} --help mentions --sparse-ops\n{r}")
+    # `kforge ops` lists the sparse op as not generated, by its op_gen.py key.
+    r = kforge("ops", "--ops", "ops.yaml", "--sparse-ops", "sparse.yaml", "-o", "gen", "--no-version-stamp",
+               cwd=tmp)
+    expect_eq(r.code, 0, f"kforge ops with a sparse file\n{r}")
+    header = (tmp / "gen" / "ops_api.h").read_text()
+    expect("kforge::Status relu(" in header and
+           "//   relu_sp (../sparse.yaml:1): it is a sparse op: the generated API takes dense tensors only" in header,
+           f"sparse op listed as not generated\n{header[-600:]}")
+
+
 # ----------------------------------------------------------------------------------------------------
 
 

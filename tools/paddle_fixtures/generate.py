@@ -40,7 +40,8 @@ class CaseLayer(paddle.nn.Layer):
         self.case_forward = case.forward
         self.case_param_count = len(case.params)
         for i, (spec, value) in enumerate(zip(case.params, param_values)):
-            attr = paddle.ParamAttr(name=spec.name) if spec.name else None
+            # Named per case, so that a case's files do not depend on which cases were generated before it.
+            attr = paddle.ParamAttr(name=spec.name or f"{case.name}.w_{i}")
             # (set_value below gives the values; a constant initializer only because Paddle has no default
             # one for integer parameters)
             p = self.create_parameter(list(spec.dims), dtype=spec.dtype, attr=attr,

@@ -9,7 +9,7 @@ class T:
     """A tensor: `dims` (None in an input: a dynamic dim, InputSpec shape None), dtype, and how its values are
     drawn: floats uniform in [low, high), integers uniform in [low, high) (high exclusive), bools fair coins.
     `run` gives the dims fed to Paddle and kforge where `dims` has None (default: None -> 2). `name`: a
-    parameter's name in the program (ParamAttr), else Paddle's automatic one."""
+    parameter's name in the program (ParamAttr), else CASE.w_<index>."""
     dims: tuple
     dtype: str = "float32"
     low: float = -1.0

@@ -14,6 +14,7 @@ from spec import t
 
 NUMBER = ("float32", "float64", "int32", "int64")
 FLOAT = ("float32", "float64")
+NO_KERNEL = "no kernel in kernels/ops.yaml yet"
 
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
@@ -196,4 +197,40 @@ CASES = [
         *[paddle.transpose(paddle.reshape(x @ w, [-1, 4, 2, 4]), [0, 2, 1, 3]) for w in (wq, wk, wv)]),
       [t(None, 4, 8, run=(2, 4, 8))], [t(8, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 16), t(16, 8)],
       ops=("matmul", "reshape", "transpose", "softmax", "gelu", "scale", "add")),
+
+    # ---- ops Paddle models emit that the kernel library lacks: written with --all, checked in once they run ----
+    C("sqrt", lambda x: paddle.sqrt(x), [t(2, 5, low=0.1, high=4.0)], ops=("sqrt",), pending=NO_KERNEL),
+    C("abs", lambda x: paddle.abs(x), [t(2, 5)], ops=("abs",), pending=NO_KERNEL),
+    C("log", lambda x: paddle.log(x), [t(2, 5, low=0.1, high=4.0)], ops=("log",), pending=NO_KERNEL),
+    C("pow_scalar", lambda x: paddle.pow(x, 3.0), [t(2, 5)], ops=("pow",), pending=NO_KERNEL),
+    C("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [t(2, 5)], ops=("leaky_relu",), pending=NO_KERNEL),
+    C("relu6", lambda x: F.relu6(x * 8), [t(2, 5)], ops=("relu6",), pending=NO_KERNEL),
+    C("hardsigmoid", lambda x: F.hardsigmoid(x * 4), [t(2, 5)], ops=("hardsigmoid",), pending=NO_KERNEL),
+    C("elu", lambda x: F.elu(x), [t(2, 5)], ops=("elu",), pending=NO_KERNEL),
+    C("softplus", lambda x: F.softplus(x), [t(2, 5)], ops=("softplus",), pending=NO_KERNEL),
+    C("erf", lambda x: paddle.erf(x), [t(2, 5)], ops=("erf",), pending=NO_KERNEL),
+    C("sin_cos", lambda x: paddle.sin(x) + paddle.cos(x), [t(2, 5)], ops=("sin", "cos"), pending=NO_KERNEL),
+    C("log_softmax", lambda x: F.log_softmax(x, -1), [t(2, 5)], ops=("log_softmax",), pending=NO_KERNEL),
+    C("compare_greater", lambda x, y: paddle.greater_than(x, y), [t(2, 3), t(3)], ops=("greater_than",),
+      pending=NO_KERNEL),
+    C("logical_and", lambda x, y: paddle.logical_and(x, y), [t(2, 3, dtype="bool"), t(2, 3, dtype="bool")],
+      ops=("logical_and",), pending=NO_KERNEL),
+    C("min_reduce", lambda x: paddle.min(x, axis=1), [t(2, 3)], ops=("min",), pending=NO_KERNEL),
+    C("prod", lambda x: paddle.prod(x, axis=1), [t(2, 3)], ops=("prod",), pending=NO_KERNEL),
+    C("argmax", lambda x: paddle.argmax(x, axis=-1), [t(2, 5)], ops=("argmax",), pending=NO_KERNEL),
+    C("topk", lambda x: paddle.topk(x, 2)[0], [t(2, 5)], ops=("topk",), pending=NO_KERNEL),
+    C("cumsum", lambda x: paddle.cumsum(x, axis=1), [t(2, 5)], ops=("cumsum",), pending=NO_KERNEL),
+    C("gather", lambda x, i: paddle.gather(x, i, axis=0), [t(4, 3), t(2, dtype="int64", low=0, high=4)],
+      ops=("gather",), pending=NO_KERNEL),
+    C("index_select", lambda x, i: paddle.index_select(x, i, axis=1), [t(2, 4), t(3, dtype="int64", low=0, high=4)],
+      ops=("index_select",), pending=NO_KERNEL),
+    C("tile", lambda x: paddle.tile(x, [2, 1]), [t(2, 3)], ops=("tile",), pending=NO_KERNEL),
+    C("pad", lambda x: F.pad(x, [1, 1, 2, 0], value=0.5), [t(1, 2, 3, 3)], ops=("pad3d",), pending=NO_KERNEL),
+    C("bilinear_interp", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [t(1, 2, 2, 3)],
+      ops=("bilinear_interp",), pending=NO_KERNEL),
+    C("group_norm", lambda x, w, b: F.group_norm(x, 2, weight=w, bias=b), [t(2, 4, 3, 3)], [t(4), t(4)],
+      ops=("group_norm",), pending=NO_KERNEL),
+    C("arange", lambda x: x + paddle.arange(3, dtype="float32"), [t(2, 3)], ops=("arange",), pending=NO_KERNEL),
+    C("flip", lambda x: paddle.flip(x, [1]), [t(2, 3)], ops=("flip",), pending=NO_KERNEL),
+    C("tril", lambda x: paddle.tril(x), [t(3, 3)], ops=("tril",), pending=NO_KERNEL),
 ]

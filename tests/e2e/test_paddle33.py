@@ -31,12 +31,38 @@ class TestFailure(Exception):
     pass
 
 
-# name -> (program stem in paddle33/, check-program arguments, also with the fusion overlay).
+# name -> (program stem in paddle33/, check-program arguments, also with the fusion overlay). Programs with
+# dynamic dims run at a size other than 1.
 CASES = {
     # pd_op.sum's dtype is written as 'Undefined(ALL_DTYPE)': the natural dtype (int32 sums to int64).
     "sum-undefined-dtype": ("sum_axis", [], True),
     "sum-int-undefined-dtype": ("sum_int", [], False),
     "mean-axis": ("mean_axis", [], True),
+    "hardsigmoid": ("hardsigmoid", [], True),
+    "relu6": ("relu6", [], True),
+    "compare": ("compare", [], True),
+    "compare-int": ("compare_int", [], True),
+    "logical": ("logical", [], True),
+    "uniform": ("uniform", ["--shape", "x=2,3"], True),
+    "cumsum": ("cumsum", [], False),
+    "cumsum-int": ("cumsum_int", [], False),
+    "prod": ("prod", [], False),
+    "full-with-tensor": ("full_with_tensor", ["--shape", "x=5,3"], False),
+    "pow": ("pow", [], True),
+    "floor-divide": ("floor_divide", [], True),
+    "floor-divide-float": ("floor_divide_float", [], True),
+    "unary": ("unary", [], True),
+    "abs-int": ("abs_int", [], True),
+    "clip": ("clip", [], True),
+    "where": ("where", [], True),
+    "masked-fill": ("masked_fill", [], True),
+    "arange": ("arange", [], False),
+    "arange-dynamic": ("arange_dyn", ["--shape", "x=8"], False),
+    "argmax": ("argmax", [], False),
+    "topk": ("topk", ["--shape", "x=3,5"], False),
+    "log-softmax": ("log_softmax", [], False),
+    "one-hot": ("one_hot", [], False),
+    "swiglu": ("swiglu", [], False),
 }
 
 

@@ -23,11 +23,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 # name -> options: "shape" (--shape arguments), "set" (input name -> numpy array), "tol" (rtol, atol),
 # "random" (fetch names whose values come from a random generator).
-CASES = {
-    "sum_axis": {},
-    "sum_int": {},
-    "mean_axis": {},
-}
+CASES = {name: {} for name in (
+    "sum_axis", "sum_int", "mean_axis", "hardsigmoid", "relu6", "compare", "compare_int", "logical", "cumsum",
+    "cumsum_int", "prod", "pow", "floor_divide", "floor_divide_float", "unary", "abs_int", "clip", "where",
+    "masked_fill", "arange", "argmax", "log_softmax", "one_hot", "swiglu")}
+CASES.update({
+    "uniform": {"shape": ["x=2,3"], "random": ("fetch_name_0", "fetch_name_1")},
+    "full_with_tensor": {"shape": ["x=5,3"]},
+    "arange_dyn": {"shape": ["x=8"]},
+    "topk": {"shape": ["x=3,5"]},
+})
 
 # kforge::DataType codes of the bundle format (tools/interp/tensor_bundle.h).
 CODES = {1: np.bool_, 2: np.int8, 3: np.uint8, 4: np.int16, 5: np.int32, 6: np.int64, 9: np.float32, 10: np.float64}

@@ -37,7 +37,7 @@ inline Status arange_size(const Scalar& start, const Scalar& end, const Scalar& 
     }
     if (st == 0) return Status::Error(op, ": step must not be 0");
     if ((s < e && st < 0) || (s > e && st > 0)) {
-      return Status::Error(op, ": step ", st, " does not lead from start ", s, " to end ", e);
+      return Status::Error(op, ": step ", st, " points away from end ", e, " (start ", s, ")");
     }
     const double n = std::ceil(std::fabs((e - s) / st));
     if (!(n < 9.0e15)) return Status::Error(op, ": ", n, " elements are too many");
@@ -47,7 +47,7 @@ inline Status arange_size(const Scalar& start, const Scalar& end, const Scalar& 
   const int64_t s = start.to<int64_t>(), e = end.to<int64_t>(), st = step.to<int64_t>();
   if (st == 0) return Status::Error(op, ": step must not be 0");
   if ((s < e && st < 0) || (s > e && st > 0)) {
-    return Status::Error(op, ": step ", st, " does not lead from start ", s, " to end ", e);
+    return Status::Error(op, ": step ", st, " points away from end ", e, " (start ", s, ")");
   }
   // |e - s| and |st| in unsigned arithmetic: no overflow for any int64 pair.
   const uint64_t span = s < e ? static_cast<uint64_t>(e) - static_cast<uint64_t>(s)

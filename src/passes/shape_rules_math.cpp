@@ -188,7 +188,7 @@ std::string arange(OpContext& c) {
     // Paddle's GetSize, in double when a Scalar is floating, else in int64 (exact for the values that fit).
     const double s = *start.value, e = *end.value, st = *step.value;
     if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st)) return "start, end and step must be finite";
-    if ((s < e && st < 0) || (s > e && st > 0)) return fmt::format("step {} does not lead from start {} to end {}", st, s, e);
+    if ((s < e && st < 0) || (s > e && st > 0)) return fmt::format("step {} points away from end {} (start {})", st, e, s);
     int64_t size = 0;
     if (floating || !start.integer || !end.integer || !step.integer) {
       size = static_cast<int64_t>(std::ceil(std::fabs((e - s) / st)));

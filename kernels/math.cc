@@ -1,8 +1,8 @@
 // Elementwise math: hardsigmoid, relu6, sqrt, erf, log, sin, cos, abs, pow (Scalar exponent), floor_divide,
-// masked_fill, swiglu. Formulas follow Paddle's phi CPU functors; each unary loop is the plain expression the
-// fusion overlay (kernels/fusion.yaml) spells, so fused and unfused results agree.
+// masked_fill, swiglu. Formulas follow Paddle's phi CPU functors, written as kernels/fusion.yaml spells them, so
+// fused and unfused results agree.
+#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <type_traits>
 
 #include "kforge_kernels.h"

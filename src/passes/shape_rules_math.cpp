@@ -191,7 +191,9 @@ std::string arange(OpContext& c) {
     if ((s < e && st < 0) || (s > e && st > 0)) return fmt::format("step {} points away from end {} (start {})", st, e, s);
     int64_t size = 0;
     if (floating || !start.integer || !end.integer || !step.integer) {
-      size = static_cast<int64_t>(std::ceil(std::fabs((e - s) / st)));
+      const double n = std::ceil(std::fabs((e - s) / st));
+      if (!(n < 9.0e15)) return fmt::format("arange({}, {}, {}) has too many elements", s, e, st);
+      size = static_cast<int64_t>(n);
     } else {
       const int64_t si = *start.integer->constant(), ei = *end.integer->constant(), sti = *step.integer->constant();
       const uint64_t span = si < ei ? static_cast<uint64_t>(ei) - static_cast<uint64_t>(si)

@@ -195,4 +195,104 @@ Status InterpolateInferMeta(const Tensor& x, const Tensor* out_size, TensorList 
 
 }  // namespace kforge::meta
 
+// --- math/compare ops (issue 11) ---
+
+namespace kforge::kernels {
+
+// ---- elementwise math (math.cc) ---------------------------------------------------------------------------------
+// float32, float64. hardsigmoid: max(min(x * slope + offset, 1), 0); relu6: min(max(x, 0), 6).
+Status hardsigmoid(const KernelContext& ctx, const Tensor& x, float slope, float offset, Tensor* out);
+Status relu6(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status sqrt(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status erf(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status log(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status sin(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status cos(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status abs(const KernelContext& ctx, const Tensor& x, Tensor* out);  // also int32, int64
+// x ** y with y rounded to float, then to x's type, as Paddle's PowFunctor; float32, float64, int32, int64 (an
+// integer x with a negative exponent is an error: Paddle's kernel never returns).
+Status pow(const KernelContext& ctx, const Tensor& x, const Scalar& y, Tensor* out);
+// Python's floor division (Paddle's FloorDivideFunctor); int8, uint8, int16, int32, int64, float32, float64.
+// An integer division by zero is an error; floats follow IEEE (x / 0).
+Status floor_divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// out = mask ? value : x, x and mask broadcast (numpy), value one element of x's dtype; bool, int8, uint8, int16,
+// int32, int64, float32, float64.
+Status masked_fill(const KernelContext& ctx, const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out);
+// silu(x) * y; without y, x's last dim is split in halves a | b and out = silu(a) * b. float32, float64.
+Status swiglu(const KernelContext& ctx, const Tensor& x, const Tensor* y, Tensor* out);
+
+// ---- comparisons and logic (compare.cc): broadcasting, bool out ------------------------------------------------
+// Comparisons take x and y of one dtype: bool, int8, uint8, int16, int32, int64, float32, float64.
+Status equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status not_equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status greater_than(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status greater_equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status less_than(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status less_equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// Non-zero is true; bool, int8, int16, int32, int64, float32, float64 (Paddle registers no uint8 kernel).
+Status logical_and(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status logical_or(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status logical_not(const KernelContext& ctx, const Tensor& x, Tensor* out);
+
+// ---- creation (creation_math.cc) ------------------------------------------------------------------------------
+// value (one element, any dtype) converted to out's dtype; out's dtype: bool, int8 ... float64.
+Status full_with_tensor(const KernelContext& ctx, const Tensor& value, const IntArray& shape, DataType dtype,
+                        Tensor* out);
+// Uniform in [min, max), float32 or float64, from kforge's own counter-based generator (splitmix64 of seed and the
+// element index): the same seed gives the same tensor on every run and machine (seed 0 too, unlike Paddle, where
+// 0 means "a new seed each run"); it does not reproduce Paddle's random stream.
+Status uniform(const KernelContext& ctx, const IntArray& shape, DataType dtype, const Scalar& min, const Scalar& max,
+               int seed, Tensor* out);
+// start, start + step, ... below end (Paddle's ArangeKernel: the size in double, or int64 when no Scalar is
+// floating; values accumulated in out's type). out: float32, float64, int32, int64.
+Status arange(const KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor* out);
+// x: int32 or int64 class ids in [0, num_classes) (else an error); out float32.
+Status one_hot(const KernelContext& ctx, const Tensor& x, const Scalar& num_classes, Tensor* out);
+
+// ---- scans, reductions, selection (reduce_math.cc) -------------------------------------------------------------
+// Running sum along axis (all elements with flatten), accumulated in x's type; int8, uint8, int16, int32, int64,
+// float32, float64.
+Status cumsum(const KernelContext& ctx, const Tensor& x, const Scalar& axis, bool flatten, bool exclusive,
+              bool reverse, Tensor* out);
+// Product over axis (every dim with reduce_all, an empty axis or all dims); float32, float64 (accumulated in
+// double), int32, int64 (wrapping).
+Status prod(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool keepdim, bool reduce_all,
+            Tensor* out);
+// Index of the first largest element (NaN never wins, as Eigen's argmax); out int32 or int64; x uint8, int16,
+// int32, int64, float32, float64.
+Status argmax(const KernelContext& ctx, const Tensor& x, const Scalar& axis, bool keepdims, bool flatten,
+              DataType dtype, Tensor* out);
+// The k largest (or smallest) along axis, always sorted (NaN counts as the largest, as Paddle's CPU kernel); equal
+// values in index order. indices int64. float32, float64, int32, int64.
+Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted,
+            Tensor* out, Tensor* indices);
+// x - max - log(sum(exp(x - max))) along axis; float32, float64.
+Status log_softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out);
+
+}  // namespace kforge::kernels
+
+namespace kforge::meta {
+
+Status RealAndImagInferMeta(const Tensor& x, Tensor* out);
+Status CompareInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status LogicalBinaryInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status LogicalNotInferMeta(const Tensor& x, Tensor* out);
+Status MaskedFillInferMeta(const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out);
+Status SwiGLUInferMeta(const Tensor& x, const Tensor* y, Tensor* out);
+Status FullWithTensorInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out);
+Status OneHotInferMeta(const Tensor& x, const Scalar& num_classes, Tensor* out);
+Status CumScalarAxisInferMeta(const Tensor& x, const Scalar& axis, bool flatten, bool exclusive, bool reverse,
+                              Tensor* out);
+Status ReduceIntArrayAxisInferMetaBase(const Tensor& x, const IntArray& axis, bool keepdim, bool reduce_all,
+                                       Tensor* out);
+Status ArgMinMaxInferMeta(const Tensor& x, const Scalar& axis, bool keepdims, bool flatten, DataType dtype,
+                          Tensor* out);
+Status TopKInferMeta(const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted, Tensor* out,
+                     Tensor* indices);
+Status UnchangedInferMetaCheckAxis(const Tensor& x, int axis, Tensor* out);
+
+}  // namespace kforge::meta
+
 #endif  // KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_

@@ -766,11 +766,15 @@ const std::map<std::string, Rule>& rules() {
 
 }  // namespace
 
-bool has_shape_rule(const std::string& func) { return rules().contains(func); }
+// --- math/compare ops (issue 11): their rules live in shape_rules_math.cpp ---
+bool has_math_shape_rule(const std::string& func);
+std::string run_math_shape_rule(const std::string& func, OpContext& ctx);
+
+bool has_shape_rule(const std::string& func) { return rules().contains(func) || has_math_shape_rule(func); }
 
 std::string run_shape_rule(const std::string& func, OpContext& ctx) {
   auto it = rules().find(func);
-  if (it == rules().end()) return "unknown-rule";
+  if (it == rules().end()) return has_math_shape_rule(func) ? run_math_shape_rule(func, ctx) : "unknown-rule";
   return it->second(ctx);
 }
 

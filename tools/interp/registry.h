@@ -64,6 +64,8 @@ void register_elementwise_ops(OpRegistry& registry);
 void register_creation_ops(OpRegistry& registry);
 void register_manipulation_ops(OpRegistry& registry);
 void register_nn_ops(OpRegistry& registry);
+// --- math/compare ops (issue 11) ---
+void register_math_ops(OpRegistry& registry);
 
 // ---- helpers for the implementations -------------------------------------------------------------------------
 

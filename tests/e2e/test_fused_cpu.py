@@ -95,6 +95,7 @@ def check_case(name, build, seed):
     kforge = build / "src" / "kforge"
     interp = build / "tools" / "interp" / "kforge-interp"
     kernels = build / "kernels" / "libkforge_kernels.a"
+    link_args = (build / "kernels" / "kforge_kernels.link").read_text().split()  # oneDNN, when built with it
     with tempfile.TemporaryDirectory(prefix="kforge-fused-") as tmp:
         work = Path(tmp)
         dot = work / "groups.dot"
@@ -128,7 +129,7 @@ def check_case(name, build, seed):
                   "-I", ROOT / "tools" / "interp", f'-DKFORGE_PROGRAM_HEADER="{CLASS}.h"',
                   f"-DKFORGE_PROGRAM_CLASS={CLASS}", "-DKFORGE_TRACE_HOOK=kforge_harness_trace",
                   ROOT / "tools" / "check_program" / "harness.cc", work / "gen" / f"{CLASS}.cc", kernels,
-                  "-o", harness]), "building the fused code")
+                  *link_args, "-o", harness]), "building the fused code")
         must(run([harness, inputs, outputs]), "running the fused code")
         r = run([interp, program, "--inputs", inputs, "--compare", outputs, "--rtol", RTOL, "--atol", ATOL])
         if r.returncode != 0:

@@ -1,6 +1,6 @@
 // What the oneDNN-backed kernels share: the engine, per-thread streams and buffers, the task runner that makes
 // results independent of the thread count, the plan cache and the cache of reordered constant weights.
-// Internal to kernels/ (built only with oneDNN; see README.md beside this file).
+// Internal to kernels/ (built only with oneDNN; see docs/kernels.md).
 #ifndef KFORGE_KERNELS_ONEDNN_RUNTIME_H_
 #define KFORGE_KERNELS_ONEDNN_RUNTIME_H_
 

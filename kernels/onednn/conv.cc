@@ -5,10 +5,11 @@
 // task, so that their filters are read once) and, for ungrouped convolutions, by chunks of output channels; the
 // split depends on the shapes only, so results do not depend on the thread count (runtime.h).
 //
-// Two variants. "blocked": oneDNN picks every layout (brgconv and friends, the fastest); the filter is reordered
-// into its layout once when it lies in memory declared constant, else on every call. "plain": the primitive reads
-// the caller's NCHW tensors and OIHW filter in place (gemm-based); chosen for NCHW when the filter is not declared
-// constant and the call has so few output pixels that reordering the filter would cost more than the convolution.
+// Two variants. "blocked": oneDNN picks every layout (brgconv and friends), with reorders from and to the caller's
+// layout around it; the filter is reordered into its layout once when it lies in memory declared constant, else on
+// every call. "plain": an NCHW, ungrouped convolution that reads the caller's tensors and OIHW filter in place
+// (gemm-based; a 1 x 1 convolution is then one GEMM). choose_blocked() says which, from measurements on resnet18
+// and mobilenet_v2 layers (bench/kernels; docs/kernels.md).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -26,12 +27,19 @@ using tag = dnnl::memory::format_tag;
 
 enum class Kind : int64_t { kConv = 1, kDeconv = 2 };
 
-// Below this many output pixels per call (N * OH * OW) an NCHW convolution whose filter is not declared constant
-// uses the plain variant: reordering the filter on every call costs more than the gemm-based primitive loses
-// (bench/kernels: 512 channels at 2 x 2 pixels, reorder + brgconv 6.6x the gemm time; at 8 x 8 they tie).
+// An NCHW k x k convolution (k > 1) whose filter is not declared constant runs plain below this many output
+// pixels per call (N * OH * OW): reordering the filter on every call would cost more than the gemm-based primitive
+// loses (512 channels at 2 x 2 pixels: reorder + brgconv 6.6x the gemm time; at 8 x 8 they tie).
 constexpr int64_t kPlainBelowPixels = 64;
+// An NCHW 1 x 1 convolution runs plain from this many output pixels per call on: it is one GEMM on the caller's
+// layout, while the blocked one also reorders its input and output (144 -> 24 channels at 16 x 16: plain 0.38x
+// the time; 96 -> 576 at 4 x 4: a tie; 320 -> 1280 at 2 x 2: blocked 3x faster).
+constexpr int64_t kPlain1x1FromPixels = 32;
 // Image groups: enough images per task that a task computes at least this many output pixels.
 constexpr int64_t kPixelsPerTask = 256;
+// Output-channel chunks only when each still has this many multiply-adds: a primitive's run costs a few
+// microseconds whatever its size, so small convolutions stay whole (at one thread chunks are pure cost).
+constexpr int64_t kMinChunkMacs = int64_t{1} << 20;
 
 struct Geometry {
   Kind kind = Kind::kConv;
@@ -62,13 +70,24 @@ struct ConvPlan : Plan {
 
 thread_local ConvPlanInfo g_last_plan;
 
-// The output channels of one task: a chunk of 64, 48 or 32 when it divides an ungrouped convolution's channels.
-int64_t choose_chunk(Kind kind, int64_t oc, int64_t groups) {
-  if (kind != Kind::kConv || groups != 1) return oc;
+// The output channels of one task: a chunk of 64, 48 or 32 (the first that divides them) of an ungrouped
+// convolution, when that chunk has at least kMinChunkMacs multiply-adds; else all of them.
+int64_t choose_chunk(const Geometry& g) {
+  if (g.kind != Kind::kConv || g.groups != 1) return g.oc;
+  const int64_t macs_per_channel = g.group_images * g.oh * g.ow * g.ic * g.kh * g.kw;
   for (int64_t c : {64, 48, 32}) {
-    if (oc > c && oc % c == 0) return c;
+    if (g.oc > c && g.oc % c == 0 && c * macs_per_channel >= kMinChunkMacs) return c;
   }
-  return oc;
+  return g.oc;
+}
+
+// The variant (see the file comment). Grouped and depthwise convolutions, NHWC and conv2d_transpose are always
+// blocked: their gemm-based primitives are 3 to 27x slower (depthwise 3 x 3, mobilenet_v2 shapes).
+bool choose_blocked(const Geometry& g, int64_t images, bool constant) {
+  if (g.kind != Kind::kConv || g.channel_last || g.groups != 1) return true;
+  const int64_t pixels = images * g.oh * g.ow;
+  if (g.kh == 1 && g.kw == 1) return constant && pixels < kPlain1x1FromPixels;
+  return constant || pixels >= kPlainBelowPixels;
 }
 
 // The largest divisor of n not above ceil(kPixelsPerTask / pixels).
@@ -239,9 +258,8 @@ Status convolve(const char* op, Geometry g, const Tensor& input, const Tensor& f
   if (input.numel() == 0 || filter.numel() == 0) return Status::OK();  // the reference loops write the zeros
   SingleThreadScope single;
   g.group_images = choose_group_images(images, g.oh * g.ow);
-  g.chunk_oc = choose_chunk(g.kind, g.oc, g.groups);
-  g.blocked = g.kind == Kind::kDeconv || g.channel_last || images * g.oh * g.ow >= kPlainBelowPixels ||
-              is_constant(filter.data, filter.bytes());
+  g.chunk_oc = choose_chunk(g);
+  g.blocked = choose_blocked(g, images, is_constant(filter.data, filter.bytes()));
   std::shared_ptr<const Plan> plan;
   KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
     plan = find_or_build_plan(g.key(), [&]() -> std::shared_ptr<Plan> {

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "compare_paths.h"
@@ -123,26 +124,35 @@ TEST_CASE("oneDNN conv2d matches the reference loops within the summation-order 
       check_within_bound(got, want, bound, conv_terms(c));
       // The public kernel takes the same path: the same bits.
       CHECK(same_bits(run_conv(c, input, filter, false), got));
-      if (constant) CHECK(k::onednn::last_conv_plan().blocked);
     }
   }
 }
 
 TEST_CASE("oneDNN conv2d: variants, chunks and image groups are what the plan says") {
-  const ConvCase& few = conv_cases()[1];  // 16 output pixels, NCHW: plain unless the filter is constant
-  const Tensor input = random_f32(few.input, 7), filter = random_f32(few.filter, 8);
-  run_onednn(few, input, filter);
-  CHECK_FALSE(k::onednn::last_conv_plan().blocked);
-  {
-    ConstantScope declared(filter, true);
-    run_onednn(few, input, filter);
-    CHECK(k::onednn::last_conv_plan().blocked);
+  struct Expect {
+    size_t case_index;
+    bool constant;
+    bool blocked;
+  };
+  // 3 x 3 with 16 output pixels: plain unless the filter is declared. 1 x 1 with 64 pixels: plain, a GEMM on the
+  // caller's layout, declared or not. Depthwise and NHWC: blocked even when the plain one would read less.
+  for (Expect e : {Expect{1, false, false}, Expect{1, true, true}, Expect{9, false, false}, Expect{9, true, false},
+                   Expect{7, false, true}, Expect{10, false, true}}) {
+    const ConvCase& c = conv_cases()[e.case_index];
+    INFO(c.name << (e.constant ? ", filter declared constant" : ""));
+    const Tensor input = random_f32(c.input, 7), filter = random_f32(c.filter, 8);
+    ConstantScope declared(filter, e.constant);
+    run_onednn(c, input, filter);
+    CHECK(k::onednn::last_conv_plan().blocked == e.blocked);
   }
-
-  const ConvCase& chunked = conv_cases()[2];  // 2 images of 4 x 4 outputs, 128 channels
+  // 2 images of 4 x 4 outputs, 128 channels: one task per (both images, 64 channels).
+  const ConvCase& chunked = conv_cases()[2];
   run_onednn(chunked, random_f32(chunked.input, 9), random_f32(chunked.filter, 10));
   CHECK(k::onednn::last_conv_plan().chunks == 2);
   CHECK(k::onednn::last_conv_plan().group_images == 2);
+  // A small convolution stays whole: 8 output channels, far below a chunk's worth of work.
+  run_onednn(conv_cases()[0], random_f32(conv_cases()[0].input, 11), random_f32(conv_cases()[0].filter, 12));
+  CHECK(k::onednn::last_conv_plan().chunks == 1);
 }
 
 TEST_CASE("oneDNN conv2d builds its plan once per shape and attribute set") {
@@ -214,6 +224,32 @@ TEST_CASE("oneDNN conv2d results are bitwise identical for every thread count") 
       }
     }
   }
+}
+
+TEST_CASE("oneDNN conv2d may be called from several threads at once") {
+  // Four callers share one plan and one declared filter; each asks for two threads, so one of them gets the pool
+  // at a time and the others run their tasks themselves. Every result must equal the single-threaded one.
+  const ConvCase& c = conv_cases()[2];
+  const Tensor input = random_f32(c.input, 31), filter = random_f32(c.filter, 32);
+  ConstantScope declared(filter, true);
+  const Tensor want = run_conv(c, input, filter, false);
+  ThreadsScope threads(2);
+  constexpr int kCallers = 4, kCalls = 20;
+  std::vector<Tensor> outs;
+  for (int i = 0; i < kCallers; ++i) outs.push_back(poisoned_like(want));
+  std::vector<int> good(kCallers, 0);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&, i] {  // no Catch2 assertion in these threads: they only count
+      for (int call = 0; call < kCalls; ++call) {
+        Status s = k::conv2d(cpu(), input, filter, c.strides, c.paddings, c.padding_algorithm, c.dilations, c.groups,
+                             c.data_format, &outs[static_cast<size_t>(i)]);
+        if (s.ok() && same_bits(outs[static_cast<size_t>(i)], want)) ++good[static_cast<size_t>(i)];
+      }
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  for (int i = 0; i < kCallers; ++i) CHECK(good[static_cast<size_t>(i)] == kCalls);
 }
 
 namespace {

@@ -96,7 +96,7 @@ Status conv(const char* op, bool fast, const KernelContext& ctx, const Tensor& i
 #if KFORGE_KERNELS_ONEDNN
   if (fast && dtype == DataType::kFloat32) {
     bool handled = false;
-    Status status = onednn::conv2d(op, input, filter, s, out, &handled);
+    Status status = onednn::conv2d(op, input, filter, s, onednn::ConvEpilogue{}, out, &handled);
     if (handled) return status;
   }
 #else

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kforge_fused.h"  // the kernels of kernels/fusion.yaml's fused ops
 #include "kforge_runtime.h"
 
 namespace kforge::kernels {

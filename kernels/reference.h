@@ -28,6 +28,12 @@ Status pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_
               const std::vector<int>& paddings, bool ceil_mode, bool exclusive, const std::string& data_format,
               const std::string& pooling_type, bool global_pooling, bool adaptive,
               const std::string& padding_algorithm, Tensor* out);
+Status conv2d_fused(const KernelContext& ctx, const Tensor& input, const Tensor& filter, const Tensor* bias,
+                    const Tensor* mean, const Tensor* variance, const Tensor* scale, const Tensor* shift,
+                    const Tensor* residual, const std::vector<int>& strides, const std::vector<int>& paddings,
+                    const std::string& padding_algorithm, const std::vector<int>& dilations, int groups,
+                    const std::string& data_format, float epsilon, const std::string& activation,
+                    float activation_alpha, float activation_beta, bool activation_after_residual, Tensor* out);
 
 }  // namespace kforge::kernels::reference
 

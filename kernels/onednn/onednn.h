@@ -9,14 +9,30 @@
 #include <cstdint>
 #include <string>
 
+#include "activation.h"
 #include "kernel_util.h"
 #include "kforge_runtime.h"
 
 namespace kforge::kernels::onednn {
 
-// conv2d and depthwise_conv2d (any groups), NCHW or NHWC, OIHW filter; `s` from util::conv_shape.
-Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s, Tensor* out,
-              bool* handled);
+// What conv2d_fused applies after the convolution (kforge_fused.h gives the formula); all absent for conv2d.
+// The tensors are float32 [out_c] (residual: out's shape), checked by the caller.
+struct ConvEpilogue {
+  const Tensor* bias = nullptr;
+  const Tensor* mean = nullptr;  // a batch norm when given (variance too; scale, shift optional)
+  const Tensor* variance = nullptr;
+  const Tensor* scale = nullptr;
+  const Tensor* shift = nullptr;
+  float epsilon = 0;
+  util::Activation activation = util::Activation::kNone;
+  float alpha = 0, beta = 0;
+  bool activation_after_residual = false;
+  const Tensor* residual = nullptr;
+};
+
+// conv2d, depthwise_conv2d (any groups) and conv2d_fused, NCHW or NHWC, OIHW filter; `s` from util::conv_shape.
+Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,
+              const ConvEpilogue& epilogue, Tensor* out, bool* handled);
 
 // conv2d_transpose, NCHW or NHWC, filter [in_c, out_c / groups, kh, kw]; `s` from util::conv_transpose_shape.
 Status conv2d_transpose(const Tensor& x, const Tensor& filter, const util::ConvShape& s, Tensor* out, bool* handled);

@@ -73,8 +73,8 @@ dnnl::primitive_attr user_scratchpad() {
 }
 
 std::optional<dnnl::reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
-                                          size_t* scratchpad) {
-  if (from == to) return std::nullopt;
+                                          size_t* scratchpad, bool copy) {
+  if (from == to && !copy) return std::nullopt;
   dnnl::reorder::primitive_desc pd(engine(), from, engine(), to, user_scratchpad());
   *scratchpad = std::max(*scratchpad, pd.scratchpad_desc().get_size());
   return dnnl::reorder(pd);
@@ -259,12 +259,12 @@ std::shared_ptr<const Plan> find_or_build_plan(const PlanKey& key,
 
 namespace {
 
+// A plan and, per source, its address and declaration.
 struct WeightKey {
   uint64_t plan;
-  uintptr_t data;
-  uint64_t generation;
+  std::vector<std::pair<uintptr_t, uint64_t>> sources;
   bool operator<(const WeightKey& o) const {
-    return plan != o.plan ? plan < o.plan : data != o.data ? data < o.data : generation < o.generation;
+    return plan != o.plan ? plan < o.plan : sources < o.sources;
   }
 };
 
@@ -291,6 +291,19 @@ class Constants {
     return generation_locked(reinterpret_cast<uintptr_t>(data), bytes);
   }
 
+  // The key of a copy made from `sources`, or nullopt when one of them is not declared.
+  std::optional<WeightKey> key(uint64_t plan, const std::vector<Source>& sources) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    WeightKey k{plan, {}};
+    for (const Source& s : sources) {
+      const uintptr_t begin = reinterpret_cast<uintptr_t>(s.data);
+      const uint64_t g = generation_locked(begin, s.bytes);
+      if (g == 0) return std::nullopt;
+      k.sources.emplace_back(begin, g);
+    }
+    return k;
+  }
+
   std::shared_ptr<const char> find(const WeightKey& key) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = copies_.find(key);
@@ -299,14 +312,18 @@ class Constants {
     return it->second.data;
   }
 
-  void insert(const WeightKey& key, std::shared_ptr<const char> data, size_t bytes, size_t source_bytes) {
+  void insert(const WeightKey& key, const std::vector<Source>& sources, std::shared_ptr<const char> data,
+              size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     // Released or re-declared while the copy was made: this call may use it, later ones must not find it.
-    if (generation_locked(key.data, source_bytes) != key.generation || copies_.count(key) != 0) return;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (generation_locked(key.sources[i].first, sources[i].bytes) != key.sources[i].second) return;
+    }
+    if (copies_.count(key) != 0) return;
     order_.push_front(key);
     copies_.emplace(key, Copy{std::move(data), bytes, order_.begin()});
     total_ += bytes;
-    while (total_ > kMaxWeightBytes && order_.size() > 1) erase(order_.back());
+    while (total_ > kMaxWeightBytes && order_.size() > 1) erase(WeightKey(order_.back()));
   }
 
  private:
@@ -338,15 +355,21 @@ class Constants {
     }
   }
 
+  // Drops the copies made from a source in [begin, end).
   void drop_copies(uintptr_t begin, uintptr_t end) {
     for (auto it = copies_.begin(); it != copies_.end();) {
       auto next = std::next(it);
-      if (it->first.data >= begin && it->first.data < end) erase(it->first);
+      for (const auto& [data, generation] : it->first.sources) {
+        if (data >= begin && data < end) {
+          erase(it->first);
+          break;
+        }
+      }
       it = next;
     }
   }
 
-  void erase(WeightKey key) {
+  void erase(const WeightKey& key) {
     auto it = copies_.find(key);
     total_ -= it->second.bytes;
     order_.erase(it->second.position);
@@ -376,22 +399,21 @@ void release_constant(const void* data) { constants().release(data); }
 
 bool is_constant(const void* data, size_t bytes) { return constants().generation(data, bytes) != 0; }
 
-std::shared_ptr<const char> constant_weights(const Plan& plan, const void* data, size_t source_bytes, size_t bytes,
+std::shared_ptr<const char> constant_weights(const Plan& plan, const std::vector<Source>& sources, size_t bytes,
                                              const std::function<Status(char*)>& fill, Status* status) {
   *status = Status::OK();
-  const uint64_t generation = constants().generation(data, source_bytes);
-  if (generation == 0) return nullptr;
-  const WeightKey key{plan.id, reinterpret_cast<uintptr_t>(data), generation};
-  if (std::shared_ptr<const char> hit = constants().find(key)) return hit;
+  std::optional<WeightKey> key = constants().key(plan.id, sources);
+  if (!key) return nullptr;
+  if (std::shared_ptr<const char> hit = constants().find(*key)) return hit;
   char* raw = static_cast<char*>(::operator new[](align_up(bytes), std::align_val_t(64), std::nothrow));
   if (raw == nullptr) {
-    *status = Status::Error("out of memory for ", bytes, " bytes of reordered weights");
+    *status = Status::Error("out of memory for ", bytes, " bytes of prepared weights");
     return nullptr;
   }
   std::shared_ptr<char> copy(raw, [](char* p) { ::operator delete[](p, std::align_val_t(64)); });
   *status = fill(copy.get());
   if (!status->ok()) return nullptr;
-  constants().insert(key, copy, bytes, source_bytes);
+  constants().insert(*key, sources, copy, bytes);
   return copy;
 }
 

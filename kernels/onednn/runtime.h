@@ -80,9 +80,10 @@ Status guarded(const char* op, F&& f) {
 // several threads can run one primitive at once.
 dnnl::primitive_attr user_scratchpad();
 
-// A reorder from `from` to `to` (raising *scratchpad to what it needs), or nothing when the layouts are the same.
+// A reorder from `from` to `to` (raising *scratchpad to what it needs), or nothing when the layouts are the same
+// (unless `copy`: then a plain copy).
 std::optional<dnnl::reorder> make_reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to,
-                                          size_t* scratchpad);
+                                          size_t* scratchpad, bool copy = false);
 
 // Runs `prim` on this thread's stream with `args` and `scratchpad` (from the task arena; may be null when
 // scratchpad_bytes is 0). Throws dnnl::error; wrap the caller in guarded().
@@ -110,12 +111,17 @@ std::shared_ptr<const Plan> find_or_build_plan(const PlanKey& key,
 void declare_constant(const void* data, size_t bytes);
 void release_constant(const void* data);
 
-// Reordered weights of one plan for one declared constant. `fill` writes them into the buffer it is given (of
-// `bytes`); it runs once per (plan, data, declaration). Returns null when [data, data + source_bytes) is not inside
-// a declared constant: the caller then reorders into its own buffer on every call. Bounded by kMaxWeightBytes
-// (least recently used copies dropped; in use, they stay alive).
+// Weights prepared for one plan (a filter reordered into the primitive's layout, a batch norm folded into it) from
+// `sources` (address, bytes): `fill` writes them into the buffer it is given (of `bytes`); it runs once per plan
+// and declaration of every source. Returns null when a source does not lie inside a declared constant: the caller
+// then prepares them in its own buffer on every call. Bounded by kMaxWeightBytes (least recently used copies
+// dropped; in use, they stay alive).
 constexpr size_t kMaxWeightBytes = size_t{4} << 30;
-std::shared_ptr<const char> constant_weights(const Plan& plan, const void* data, size_t source_bytes, size_t bytes,
+struct Source {
+  const void* data;
+  size_t bytes;
+};
+std::shared_ptr<const char> constant_weights(const Plan& plan, const std::vector<Source>& sources, size_t bytes,
                                              const std::function<Status(char*)>& fill, Status* status);
 
 // Whether [data, data + bytes) lies inside a declared constant.

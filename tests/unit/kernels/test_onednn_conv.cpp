@@ -97,7 +97,7 @@ Tensor run_onednn(const ConvCase& c, const Tensor& input, const Tensor& filter) 
               .ok());
   Tensor out = poisoned_like(conv_out(c, input, filter));
   bool handled = false;
-  Status s = k::onednn::conv2d(c.op, input, filter, shape, &out, &handled);
+  Status s = k::onednn::conv2d(c.op, input, filter, shape, k::onednn::ConvEpilogue{}, &out, &handled);
   INFO(s.message());
   REQUIRE(s.ok());
   REQUIRE(handled);

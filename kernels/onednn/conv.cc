@@ -14,7 +14,9 @@
 // Weights. The primitive reads the caller's filter, or a prepared one: reordered into the blocked layout, and with
 // conv2d_fused's batch norm folded in (w' = w * s, bias' = bias * s + shift - mean * s per output channel). A
 // prepared filter is kept when every tensor it comes from lies in memory declared constant, else prepared again on
-// every call. The rest of the epilogue is post-ops: the activation, and the residual as a sum into the output.
+// every call. The batch norm is folded only then: otherwise it is two post-ops (multiply by s, add shift - mean * s,
+// per channel, computed per call), which costs no pass over the filter. The rest of the epilogue is post-ops too:
+// the activation, and the residual as a sum into the output.
 #include <cmath>
 #include <string>
 #include <unordered_map>
@@ -50,7 +52,7 @@ struct WeightsLayout {
 
 WeightsLayout weights_layout(const ConvPlan& p, const ConvEpilogue& e, const Tensor& filter) {
   WeightsLayout w;
-  w.fold = e.mean != nullptr;
+  w.fold = e.mean != nullptr && !p.geo.batch_norm_post_ops;
   w.prepared = w.fold || p.weights_reorder.has_value();
   const size_t plain_chunk = filter.bytes() / static_cast<size_t>(p.geo.chunks());
   w.stride = p.weights_reorder ? align_up(p.weights_bytes) : plain_chunk;
@@ -60,21 +62,25 @@ WeightsLayout weights_layout(const ConvPlan& p, const ConvEpilogue& e, const Ten
   return w;
 }
 
-// Chunk j of the filter as the primitive reads it, into `out`; with a batch norm, its folded bias into
+// The batch norm's per-channel scale s and shift t, as the batch_norm kernel computes them.
+void batch_norm_affine(const ConvEpilogue& e, int64_t o, float* s, float* t) {
+  const float inv_std = 1.f / std::sqrt(e.variance->data_as<const float>()[o] + e.epsilon);
+  *s = (e.scale != nullptr ? e.scale->data_as<const float>()[o] : 1.f) * inv_std;
+  *t = (e.shift != nullptr ? e.shift->data_as<const float>()[o] : 0.f) - e.mean->data_as<const float>()[o] * *s;
+}
+
+// Chunk j of the filter as the primitive reads it, into `out`; with a folded batch norm, its bias into
 // bias_out[chunk's channels] and, when the chunk must also be reordered, the folded OIHW chunk through `temp`.
-Status prepare_chunk(const ConvPlan& p, const ConvEpilogue& e, const Tensor& filter, int64_t j, char* out,
-                     float* bias_out, float* temp) {
+Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilogue& e, const Tensor& filter,
+                     int64_t j, char* out, float* bias_out, float* temp) {
   const ConvGeometry& g = p.geo;
   const int64_t per_oc = filter.numel() / g.oc, o0 = j * g.chunk_oc;
   const float* w = filter.data_as<const float>() + o0 * per_oc;
-  if (e.mean != nullptr) {
+  if (wl.fold) {
     float* folded = p.weights_reorder ? temp + o0 * per_oc : reinterpret_cast<float*>(out);
     for (int64_t o = o0; o < o0 + g.chunk_oc; ++o) {
-      // As the batch_norm kernel computes its per-channel scale and shift.
-      const float inv_std = 1.f / std::sqrt(e.variance->data_as<const float>()[o] + e.epsilon);
-      const float s = (e.scale != nullptr ? e.scale->data_as<const float>()[o] : 1.f) * inv_std;
-      const float t = (e.shift != nullptr ? e.shift->data_as<const float>()[o] : 0.f) -
-                      e.mean->data_as<const float>()[o] * s;
+      float s, t;
+      batch_norm_affine(e, o, &s, &t);
       for (int64_t k = 0; k < per_oc; ++k) folded[(o - o0) * per_oc + k] = w[(o - o0) * per_oc + k] * s;
       bias_out[o] = (e.bias != nullptr ? e.bias->data_as<const float>()[o] * s : 0.f) + t;
     }
@@ -108,7 +114,7 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
         [&](char* buffer) {
           std::vector<float> temp(wl.fold && p.weights_reorder ? static_cast<size_t>(filter.numel()) : 0);
           for (int64_t j = 0; j < chunks; ++j) {
-            KFORGE_RETURN_IF_ERROR(prepare_chunk(p, e, filter, j, buffer + j * wl.stride,
+            KFORGE_RETURN_IF_ERROR(prepare_chunk(p, wl, e, filter, j, buffer + j * wl.stride,
                                                  reinterpret_cast<float*>(buffer + wl.bias_offset), temp.data()));
           }
           return Status::OK();
@@ -119,14 +125,20 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
   const bool prepare = wl.prepared && cached == nullptr;
   const size_t prepared_total = prepare ? wl.bytes : 0;
   const size_t temp_total = prepare && wl.fold && p.weights_reorder ? align_up(filter.bytes()) : 0;
+  // A batch norm as post-ops: its per-channel scale and shift, [oc] each, computed here (cheap: no filter pass).
+  const size_t affine_total = g.batch_norm_post_ops ? 2 * align_up(static_cast<size_t>(g.oc) * sizeof(float)) : 0;
+  const size_t affine_offset = prepared_total + temp_total;
   const size_t src_stride = align_up(p.src_bytes);
-  const size_t src_offset = prepared_total + temp_total;
+  const size_t src_offset = affine_offset + affine_total;
   const size_t src_total = p.src_reorder ? src_stride * static_cast<size_t>(image_groups) : 0;
   char* shared = nullptr;
   if (src_offset + src_total > 0) {
     shared = call_arena().reserve(src_offset + src_total);
     if (shared == nullptr) return Status::Error(op, ": out of memory");
   }
+  float* bn_scale = g.batch_norm_post_ops ? reinterpret_cast<float*>(shared + affine_offset) : nullptr;
+  float* bn_shift = g.batch_norm_post_ops ? bn_scale + affine_total / 2 / sizeof(float) : nullptr;
+  for (int64_t o = 0; bn_scale != nullptr && o < g.oc; ++o) batch_norm_affine(e, o, &bn_scale[o], &bn_shift[o]);
 
   // Phase 1: the per-call preparations (filter chunks, then image groups), independent of each other.
   const int64_t weight_tasks = prepare ? chunks : 0;
@@ -135,7 +147,7 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
     KFORGE_RETURN_IF_ERROR(run_tasks(weight_tasks + src_tasks, [&](int64_t t) {
       return guarded(op, [&] {
         if (t < weight_tasks) {
-          return prepare_chunk(p, e, filter, t, shared + t * wl.stride,
+          return prepare_chunk(p, wl, e, filter, t, shared + t * wl.stride,
                                reinterpret_cast<float*>(shared + wl.bias_offset),
                                reinterpret_cast<float*>(shared + prepared_total));
         }
@@ -175,6 +187,11 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
           {DNNL_ARG_WEIGHTS, wrap(p.weights, weights_base + j * wl.stride)},
           {DNNL_ARG_DST, wrap(p.dst, conv_dst)}};
       if (g.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias + j * g.chunk_oc));
+      if (g.batch_norm_post_ops) {
+        const dnnl::memory::desc per_channel = f32_desc({1, g.chunk_oc, 1, 1}, dnnl::memory::format_tag::nchw);
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(per_channel, bn_scale + j * g.chunk_oc));
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, wrap(per_channel, bn_shift + j * g.chunk_oc));
+      }
       execute(p.prim, std::move(args), p.scratchpad_bytes, pad);
       if (p.dst_reorder) {
         execute(*p.dst_reorder, {{DNNL_ARG_FROM, wrap(p.dst, conv_dst)}, {DNNL_ARG_TO, wrap(p.user_dst, dst + at)}},
@@ -204,13 +221,15 @@ Status convolve(const char* op, ConvGeometry g, const Tensor& input, const Tenso
   }
   if (input.numel() == 0 || filter.numel() == 0) return Status::OK();  // the reference loops write the zeros
   SingleThreadScope single;
-  g.bias = e.bias != nullptr || e.mean != nullptr;
+  const bool constant = weights_constant(filter, e);
+  g.batch_norm_post_ops = e.mean != nullptr && !constant;  // folded into a kept filter only
+  g.bias = e.bias != nullptr || (e.mean != nullptr && !g.batch_norm_post_ops);
   g.activation = e.activation;
   g.alpha = e.alpha;
   g.beta = e.beta;
   g.activation_after_residual = e.activation_after_residual;
   g.residual = e.residual != nullptr;
-  choose_split(&g, images, weights_constant(filter, e));
+  choose_split(&g, images, constant);
   std::shared_ptr<const Plan> plan;
   KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
     plan = find_or_build_plan(g.key(), [&]() -> std::shared_ptr<Plan> {

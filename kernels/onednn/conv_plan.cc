@@ -83,10 +83,16 @@ bool eltwise_of(util::Activation a, float alpha, float beta, Eltwise* e) {
   return false;
 }
 
-// Scratchpad by the caller, and the epilogue as post-ops: [activation] [sum: the residual] [activation].
+// Scratchpad by the caller, and the epilogue as post-ops: [batch norm: multiply, add per channel] [activation]
+// [sum: the residual] [activation]. conv.cc passes the batch norm's operands as post-ops 0 and 1.
 dnnl::primitive_attr attributes(const ConvGeometry& g) {
   dnnl::primitive_attr attr = user_scratchpad();
   dnnl::post_ops ops;
+  if (g.batch_norm_post_ops) {
+    const dnnl::memory::desc per_channel = f32_desc({1, g.chunk_oc, 1, 1}, dnnl::memory::format_tag::nchw);
+    ops.append_binary(dnnl::algorithm::binary_mul, per_channel);
+    ops.append_binary(dnnl::algorithm::binary_add, per_channel);
+  }
   Eltwise e{};
   const bool act = eltwise_of(g.activation, g.alpha, g.beta, &e);
   if (act && !g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
@@ -100,7 +106,7 @@ dnnl::primitive_attr attributes(const ConvGeometry& g) {
 
 PlanKey ConvGeometry::key() const {
   return {static_cast<int64_t>(kind), channel_last, blocked, group_images, ic, ih, iw, oc, oh, ow, kh, kw, groups,
-          chunk_oc, sh, sw, dh, dw, pt, pb, pl, pr, bias, static_cast<int64_t>(activation), bits_of(alpha),
+          chunk_oc, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops, static_cast<int64_t>(activation), bits_of(alpha),
           bits_of(beta), activation_after_residual, residual};
 }
 

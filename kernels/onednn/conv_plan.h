@@ -24,9 +24,11 @@ struct ConvGeometry {
   int64_t ic = 0, ih = 0, iw = 0, oc = 0, oh = 0, ow = 0, kh = 0, kw = 0, groups = 1;
   int64_t chunk_oc = 0;  // output channels per task
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;  // pb / pr as oneDNN counts them
-  // The epilogue of conv2d_fused: a per-channel bias (given, or from a folded batch norm), one activation before
-  // or after the residual, and the residual (a sum post-op).
+  // The epilogue of conv2d_fused: a per-channel bias (given, or from a folded batch norm), a batch norm as post-ops
+  // (per-channel multiply and add; when it is not folded into the filter), one activation before or after the
+  // residual, and the residual (a sum post-op).
   bool bias = false;
+  bool batch_norm_post_ops = false;
   util::Activation activation = util::Activation::kNone;
   float alpha = 0, beta = 0;
   bool activation_after_residual = false;

@@ -16,7 +16,9 @@
 // prepared filter is kept when every tensor it comes from lies in memory declared constant, else prepared again on
 // every call. The batch norm is folded only then: otherwise it is two post-ops (multiply by s, add shift - mean * s,
 // per channel, computed per call), which costs no pass over the filter. The rest of the epilogue is post-ops too:
-// the activation, and the residual as a sum into the output.
+// the activation, and the residual as a sum into the output. The plain variant takes no post-ops (its gemm-based
+// primitive runs them through oneDNN's slow reference code): its epilogue is a loop over the task's output after
+// the convolution, with the reference loops' formulas.
 #include <cmath>
 #include <string>
 #include <unordered_map>
@@ -52,7 +54,7 @@ struct WeightsLayout {
 
 WeightsLayout weights_layout(const ConvPlan& p, const ConvEpilogue& e, const Tensor& filter) {
   WeightsLayout w;
-  w.fold = e.mean != nullptr && !p.geo.batch_norm_post_ops;
+  w.fold = e.mean != nullptr && p.geo.blocked && !p.geo.batch_norm_post_ops;
   w.prepared = w.fold || p.weights_reorder.has_value();
   const size_t plain_chunk = filter.bytes() / static_cast<size_t>(p.geo.chunks());
   w.stride = p.weights_reorder ? align_up(p.weights_bytes) : plain_chunk;
@@ -90,6 +92,35 @@ Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilo
   return Status::OK();
 }
 
+bool has_epilogue(const ConvEpilogue& e) {
+  return e.bias != nullptr || e.mean != nullptr || e.activation != util::Activation::kNone || e.residual != nullptr;
+}
+
+// The plain variant's epilogue on one task's output (NCHW: `group_images` images of `chunk_oc` channels from
+// channel j * chunk_oc), as conv2d_fused's reference loops apply it. s / t: the batch norm's scale and shift;
+// res(i, c, k): the residual of image i, chunk channel c, pixel k.
+template <typename Residual>
+void epilogue_loop(const ConvGeometry& g, const ConvEpilogue& e, const float* s, const float* t, Residual res,
+                   int64_t j, float* out) {
+  const int64_t plane = g.oh * g.ow;
+  const float* bias = e.bias != nullptr ? e.bias->data_as<const float>() : nullptr;
+  for (int64_t i = 0; i < g.group_images; ++i) {
+    for (int64_t c = 0; c < g.chunk_oc; ++c) {
+      const int64_t ch = j * g.chunk_oc + c;
+      float* o = out + (i * g.oc + c) * plane;
+      for (int64_t k = 0; k < plane; ++k) {
+        float v = o[k];
+        if (bias != nullptr) v = v + bias[ch];
+        if (s != nullptr) v = v * s[ch] + t[ch];
+        if (!e.activation_after_residual) v = util::activate(e.activation, v, e.alpha, e.beta);
+        if (e.residual != nullptr) v = v + res(i, c, k);
+        if (e.activation_after_residual) v = util::activate(e.activation, v, e.alpha, e.beta);
+        o[k] = v;
+      }
+    }
+  }
+}
+
 Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
            int64_t images, Tensor* out) {
   const ConvGeometry& g = p.geo;
@@ -125,8 +156,11 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
   const bool prepare = wl.prepared && cached == nullptr;
   const size_t prepared_total = prepare ? wl.bytes : 0;
   const size_t temp_total = prepare && wl.fold && p.weights_reorder ? align_up(filter.bytes()) : 0;
-  // A batch norm as post-ops: its per-channel scale and shift, [oc] each, computed here (cheap: no filter pass).
-  const size_t affine_total = g.batch_norm_post_ops ? 2 * align_up(static_cast<size_t>(g.oc) * sizeof(float)) : 0;
+  // A batch norm not folded (post-ops, or the plain variant's loop): its per-channel scale and shift, [oc] each,
+  // computed here (cheap: no pass over the filter).
+  const bool loop_epilogue = !g.blocked && has_epilogue(e);
+  const bool affine = e.mean != nullptr && !wl.fold;
+  const size_t affine_total = affine ? 2 * align_up(static_cast<size_t>(g.oc) * sizeof(float)) : 0;
   const size_t affine_offset = prepared_total + temp_total;
   const size_t src_stride = align_up(p.src_bytes);
   const size_t src_offset = affine_offset + affine_total;
@@ -136,8 +170,8 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
     shared = call_arena().reserve(src_offset + src_total);
     if (shared == nullptr) return Status::Error(op, ": out of memory");
   }
-  float* bn_scale = g.batch_norm_post_ops ? reinterpret_cast<float*>(shared + affine_offset) : nullptr;
-  float* bn_shift = g.batch_norm_post_ops ? bn_scale + affine_total / 2 / sizeof(float) : nullptr;
+  float* bn_scale = affine ? reinterpret_cast<float*>(shared + affine_offset) : nullptr;
+  float* bn_shift = affine ? bn_scale + affine_total / 2 / sizeof(float) : nullptr;
   for (int64_t o = 0; bn_scale != nullptr && o < g.oc; ++o) batch_norm_affine(e, o, &bn_scale[o], &bn_shift[o]);
 
   // Phase 1: the per-call preparations (filter chunks, then image groups), independent of each other.
@@ -169,10 +203,24 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
                                       : static_cast<const void*>(in + b * src_group);
       const int64_t at = b * dst_group + j * dst_chunk;  // the task's first output element
       const size_t dst_bytes = p.dst_reorder ? align_up(p.dst_bytes) : 0;
-      char* scratch = task_arena().reserve(dst_bytes + p.scratchpad_bytes);
+      // The plain variant writes the caller's output first: a residual in that memory is saved before.
+      const int64_t task_elements = g.group_images * g.chunk_oc * g.oh * g.ow;
+      const bool save_residual = loop_epilogue && residual == dst;
+      const size_t saved_bytes = save_residual ? align_up(static_cast<size_t>(task_elements) * sizeof(float)) : 0;
+      char* scratch = task_arena().reserve(dst_bytes + saved_bytes + p.scratchpad_bytes);
       if (scratch == nullptr) return Status::Error(op, ": out of memory");
       void* conv_dst = p.dst_reorder ? static_cast<void*>(scratch) : static_cast<void*>(dst + at);
-      char* pad = scratch + dst_bytes;
+      float* saved = reinterpret_cast<float*>(scratch + dst_bytes);
+      char* pad = scratch + dst_bytes + saved_bytes;
+      const int64_t plane = g.oh * g.ow;
+      auto user_residual = [&](int64_t i, int64_t c, int64_t k) { return residual[at + (i * g.oc + c) * plane + k]; };
+      if (save_residual) {
+        for (int64_t i = 0; i < g.group_images; ++i) {
+          for (int64_t c = 0; c < g.chunk_oc; ++c) {
+            for (int64_t k = 0; k < plane; ++k) saved[(i * g.chunk_oc + c) * plane + k] = user_residual(i, c, k);
+          }
+        }
+      }
       // The residual goes where the primitive writes, for its sum post-op to add to.
       if (p.residual_in) {
         execute(*p.residual_in, {{DNNL_ARG_FROM, wrap(p.user_dst, residual + at)}, {DNNL_ARG_TO, wrap(p.dst, conv_dst)}},
@@ -196,6 +244,13 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
       if (p.dst_reorder) {
         execute(*p.dst_reorder, {{DNNL_ARG_FROM, wrap(p.dst, conv_dst)}, {DNNL_ARG_TO, wrap(p.user_dst, dst + at)}},
                 p.scratchpad_bytes, pad);
+      }
+      if (loop_epilogue && save_residual) {
+        epilogue_loop(g, e, bn_scale, bn_shift,
+                      [&](int64_t i, int64_t c, int64_t k) { return saved[(i * g.chunk_oc + c) * plane + k]; }, j,
+                      dst + at);
+      } else if (loop_epilogue) {
+        epilogue_loop(g, e, bn_scale, bn_shift, user_residual, j, dst + at);
       }
       return Status::OK();
     });
@@ -230,21 +285,30 @@ Status convolve(const char* op, ConvGeometry g, const Tensor& input, const Tenso
   g.activation_after_residual = e.activation_after_residual;
   g.residual = e.residual != nullptr;
   choose_split(&g, images, constant);
-  std::shared_ptr<const Plan> plan;
-  KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
-    plan = find_or_build_plan(g.key(), [&]() -> std::shared_ptr<Plan> {
+  // The plain variant's primitive is the bare convolution (its epilogue is a loop in run()).
+  ConvGeometry primitive = g;
+  if (!g.blocked) {
+    primitive.bias = primitive.batch_norm_post_ops = primitive.residual = primitive.activation_after_residual = false;
+    primitive.activation = util::Activation::kNone;
+    primitive.alpha = primitive.beta = 0;
+  }
+  auto find = [&](const ConvGeometry& geo) {
+    return find_or_build_plan(geo.key(), [&]() -> std::shared_ptr<Plan> {
       try {
-        std::shared_ptr<Plan> built = build_conv_plan(g);
-        if (built == nullptr && !g.blocked) {  // no plain implementation (of these post-ops): the blocked one
-          ConvGeometry blocked = g;
-          blocked.blocked = true;
-          built = build_conv_plan(blocked);
-        }
-        return built;
+        return build_conv_plan(geo);
       } catch (const dnnl::error&) {
         return nullptr;  // descriptors oneDNN rejects (e.g. negative padding): the reference loops do them
       }
     });
+  };
+  std::shared_ptr<const Plan> plan;
+  KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
+    plan = find(primitive);
+    if (plan == nullptr && !g.blocked) {  // no plain implementation: the blocked one, with post-ops
+      ConvGeometry blocked = g;
+      blocked.blocked = true;
+      plan = find(blocked);
+    }
     return Status::OK();
   }));
   if (plan == nullptr) return Status::OK();

@@ -150,14 +150,14 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                                          src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
     dnnl::convolution_forward::primitive_desc conv_pd(desc, attr, engine(), true);
-    if (!conv_pd) return nullptr;
+    if (!conv_pd || is_reference_impl(conv_pd)) return nullptr;
     plan->prim = dnnl::convolution_forward(conv_pd);
     pd = conv_pd;
   } else {
     dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                            src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
     dnnl::deconvolution_forward::primitive_desc deconv_pd(desc, attr, engine(), true);
-    if (!deconv_pd) return nullptr;
+    if (!deconv_pd || is_reference_impl(deconv_pd)) return nullptr;
     plan->prim = dnnl::deconvolution_forward(deconv_pd);
     pd = deconv_pd;
   }

@@ -56,7 +56,8 @@ struct ConvPlan : Plan {
   std::string impl;
 };
 
-// Builds the plan, or returns null when oneDNN has no implementation for it (then the reference loops run). Throws
+// Builds the plan, or returns null when oneDNN has no implementation for it but its reference one (then another
+// variant or the reference loops run). Throws
 // dnnl::error for descriptors oneDNN rejects.
 std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g);
 

@@ -36,7 +36,7 @@ bool build_part(const Problem& q, int64_t rows, int64_t cols, Part* part, size_t
   part->b = f32_strided({q.k, cols}, {q.b_row, q.b_col});
   part->c = f32_strided({rows, cols}, {q.n, 1});
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(part->a, part->b, part->c), user_scratchpad(), engine(), true);
-  if (!pd) return false;
+  if (!pd || is_reference_impl(pd)) return false;
   part->prim = dnnl::matmul(pd);
   *scratchpad = std::max(*scratchpad, pd.scratchpad_desc().get_size());
   return true;

@@ -68,7 +68,7 @@ Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor*
         dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, p->src, p->dst, {sh, sw}, {kh, kw},
                                          {pt, pl}, {pb, pr});
         dnnl::pooling_forward::primitive_desc pd(desc, user_scratchpad(), engine(), true);
-        if (!pd) return nullptr;
+        if (!pd || is_reference_impl(pd)) return nullptr;
         p->prim = dnnl::pooling_forward(pd);
         p->scratchpad_bytes = pd.scratchpad_desc().get_size();
         return p;

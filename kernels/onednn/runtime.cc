@@ -249,10 +249,16 @@ uint64_t plans_built() { return g_plans_built.load(); }
 
 std::shared_ptr<const Plan> find_or_build_plan(const PlanKey& key,
                                                const std::function<std::shared_ptr<Plan>()>& build) {
-  if (std::shared_ptr<const Plan> plan = plans().find(key)) return plan;
-  std::shared_ptr<Plan> plan = build();
-  if (plan == nullptr) return nullptr;
-  return plans().insert(key, std::move(plan));
+  std::shared_ptr<const Plan> plan = plans().find(key);
+  if (plan == nullptr) {
+    std::shared_ptr<Plan> built = build();
+    if (built == nullptr) {
+      built = std::make_shared<Plan>();
+      built->unusable = true;
+    }
+    plan = plans().insert(key, std::move(built));
+  }
+  return plan->unusable ? nullptr : plan;
 }
 
 // ---- constants and their reordered copies ---------------------------------------------------------------------

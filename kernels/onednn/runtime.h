@@ -90,19 +90,27 @@ std::optional<dnnl::reorder> make_reorder(const dnnl::memory::desc& from, const 
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args, size_t scratchpad_bytes,
              char* scratchpad);
 
+// oneDNN's reference implementations ("ref:any") take any descriptor and post-op but run naive loops, slower than
+// kforge's own: a plan never uses one (the kernel tries another variant or runs its reference loops).
+inline bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
 // ---- plans ---------------------------------------------------------------------------------------------------
 // A plan is everything a kernel creates for one shape and attribute set: primitives, reorders, buffer sizes.
 // Plans are immutable once built and shared (several threads may run one plan at once).
 struct Plan {
   virtual ~Plan() = default;
-  uint64_t id = 0;  // unique for the process's lifetime (keys the weight cache)
+  uint64_t id = 0;       // unique for the process's lifetime (keys the weight cache)
+  bool unusable = false;  // the remembered "oneDNN cannot do it" of find_or_build_plan
 };
 
 // Everything that defines a plan, as integers (the op kind first).
 using PlanKey = std::vector<int64_t>;
 
-// The cached plan for `key`, built by `build` on a miss (outside the lock; a null result or an exception is
-// not cached). Bounded: the least recently used plans are dropped beyond kMaxPlans (in use, they stay alive).
+// The cached plan for `key`, built by `build` on a miss (outside the lock; an exception is not cached). A null
+// result (oneDNN cannot do it) is remembered too, so that later calls do not try again, and returned as null.
+// Bounded: the least recently used plans are dropped beyond kMaxPlans (in use, they stay alive).
 constexpr size_t kMaxPlans = 512;
 std::shared_ptr<const Plan> find_or_build_plan(const PlanKey& key,
                                                const std::function<std::shared_ptr<Plan>()>& build);

@@ -150,6 +150,8 @@ const std::vector<FusedCase>& cases() {
        "swish"},
       {"gelu after residual", {1, 8, 5, 5}, {8, 8, 3, 3}, {1, 1}, {1, 1}, 1, "NCHW", true, true, true, "gelu", true},
       {"gelu_tanh", {1, 8, 5, 5}, {8, 8, 3, 3}, {1, 1}, {1, 1}, 1, "NCHW", false, true, false, "gelu_tanh"},
+      {"1x1 bias + bn + residual, relu after (plain variant)", {2, 32, 8, 8}, {64, 32, 1, 1}, {1, 1}, {0, 0}, 1, "NCHW",
+       true, true, true, "relu", true},
   };
   return all;
 }
@@ -265,6 +267,16 @@ TEST_CASE("oneDNN conv2d_fused matches its reference loops (folded batch norm, p
   }
 }
 
+TEST_CASE("oneDNN conv2d_fused: the plain variant applies its epilogue itself") {
+  for (bool constant : {false, true}) {
+    const FusedCase& c = cases()[11];
+    const Operands o = operands(c, 750);
+    ConstantScope f(o.filter, constant), m1(o.mean, constant), v(o.variance, constant);
+    run_onednn(c, o);
+    CHECK_FALSE(k::onednn::last_conv_plan().blocked);
+  }
+}
+
 TEST_CASE("oneDNN conv2d_fused: relu6, leaky_relu and clip, which the library has no kernel for") {
   uint32_t seed = 800;
   for (const char* act : {"relu6", "leaky_relu", "clip"}) {
@@ -279,7 +291,7 @@ TEST_CASE("oneDNN conv2d_fused: relu6, leaky_relu and clip, which the library ha
 }
 
 TEST_CASE("oneDNN conv2d_fused: a residual in the output's memory (in place)") {
-  for (size_t index : {3, 5, 7}) {  // a reordered output, NHWC, the plain variant writing in place
+  for (size_t index : {3, 5, 11}) {  // a reordered output, NHWC, the plain variant writing in place
     const FusedCase& c = cases()[index];
     INFO(c.name);
     const Operands o = operands(c, 900);

@@ -3,7 +3,8 @@ Runtime on the same model and input, each engine in its own process (bench/model
 interleaved rounds (each round runs every engine K times, in a rotating order) so that the shared machine's load
 falls on all of them alike. Reports the median process CPU time per inference and the ratios.
 
-    compare.py MODEL_DIR --kforge WORKER [--kforge-reference WORKER] [--rounds R] [--per-round K] [--threads N]
+    compare.py MODEL_DIR --kforge WORKER [--kforge-no-fuse WORKER] [--kforge-reference WORKER] [--rounds R]
+               [--per-round K] [--threads N]
 """
 import argparse
 import statistics
@@ -42,6 +43,7 @@ def main():
     parser.add_argument("model_dir", type=Path)
     parser.add_argument("--kforge", required=True, help="worker built against the oneDNN kernel library")
     parser.add_argument("--kforge-reference", help="worker built against the reference-only kernel library")
+    parser.add_argument("--kforge-no-fuse", help="worker of the code compiled with --no-fuse")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=5)
     parser.add_argument("--reference-per-round", type=int, default=1)
@@ -56,6 +58,8 @@ def main():
         ("paddle (oneDNN)", [sys.executable, here / "engine.py", "paddle", args.model_dir, threads]),
         ("onnxruntime", [sys.executable, here / "engine.py", "ort", args.model_dir, threads]),
     ]
+    if args.kforge_no_fuse:
+        specs.insert(2, ("kforge --no-fuse", [args.kforge_no_fuse, bundle, "--threads", threads]))
     if args.kforge_reference:
         specs.append(("kforge, reference kernels", [args.kforge_reference, bundle]))
     engines = [Engine(name, cmd) for name, cmd in specs]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Whole-model CPU benchmark: paddle.vision models exported with paddle.jit.save, compiled by kforge against BUILD's
-# kernel library (oneDNN), timed against Paddle's predictor (enable_mkldnn) and ONNX Runtime (paddle2onnx) in one
-# run of compare.py per model (interleaved rounds, process CPU time, each engine in its own process).
+# Whole-model CPU benchmark: paddle.vision models exported with paddle.jit.save, compiled by kforge (with
+# kernels/fusion.yaml, and again with --no-fuse) against BUILD's kernel library (oneDNN), timed against Paddle's
+# predictor (enable_mkldnn) and ONNX Runtime (paddle2onnx) in one run of compare.py per model (interleaved rounds,
+# process CPU time, each engine in its own process).
 #
 #   bench/models/run.sh [BUILD_DIR] [--reference-build DIR] [--models "resnet18 mobilenet_v2"] [--sizes "64 224"]
 #                       [--rounds R] [--threads N]
@@ -55,22 +56,27 @@ for model in $MODELS; do
   for size in $SIZES; do
     dir="$BUILD/bench-models/${model}_${size}"
     [ -f "$dir/bundle.kftb" ] || "$PYTHON" "$ROOT/bench/models/export.py" "$model" "$size" "$dir"
-    "$BUILD/src/kforge" compile "$dir/inference.json" "${OPS[@]}" --op-compat "$ROOT/kernels/op_compat.yaml" \
-      -o "$dir/gen" --name net --target cpu
-    build_worker() {  # BUILD_DIR OUTPUT
+    for fuse in fuse no-fuse; do
+      flags=()
+      [ "$fuse" = no-fuse ] && flags=(--no-fuse)
+      "$BUILD/src/kforge" compile "$dir/inference.json" "${OPS[@]}" --op-compat "$ROOT/kernels/op_compat.yaml" \
+        -o "$dir/gen-$fuse" --name net --target cpu "${flags[@]}"
+    done
+    build_worker() {  # BUILD_DIR GEN_DIR OUTPUT
       # shellcheck disable=SC2046
-      g++ -std=c++17 -O2 -Wall -Wextra -Werror -I "$dir/gen" -I "$ROOT/tools/interp" -I "$ROOT/kernels" \
-        -DKFORGE_MODEL_HEADER='"net.h"' -DKFORGE_MODEL_CLASS=net "$ROOT/bench/models/worker.cc" "$dir/gen/net.cc" \
-        "${EXTRA[@]}" "$1/kernels/libkforge_kernels.a" $(kernels_link "$1") -o "$2"
+      g++ -std=c++17 -O2 -Wall -Wextra -Werror -I "$2" -I "$ROOT/tools/interp" -I "$ROOT/kernels" \
+        -DKFORGE_MODEL_HEADER='"net.h"' -DKFORGE_MODEL_CLASS=net "$ROOT/bench/models/worker.cc" "$2/net.cc" \
+        "${EXTRA[@]}" "$1/kernels/libkforge_kernels.a" $(kernels_link "$1") -o "$3"
     }
-    build_worker "$BUILD" "$dir/worker"
+    build_worker "$BUILD" "$dir/gen-fuse" "$dir/worker"
+    build_worker "$BUILD" "$dir/gen-no-fuse" "$dir/worker-no-fuse"
     ref_args=()
     if [ -n "$REF_BUILD" ]; then
-      build_worker "$REF_BUILD" "$dir/worker-reference"
+      build_worker "$REF_BUILD" "$dir/gen-fuse" "$dir/worker-reference"
       ref_args=(--kforge-reference "$dir/worker-reference")
     fi
-    "$PYTHON" "$ROOT/bench/models/compare.py" "$dir" --kforge "$dir/worker" "${ref_args[@]}" --rounds "$ROUNDS" \
-      --threads "$THREADS"
+    "$PYTHON" "$ROOT/bench/models/compare.py" "$dir" --kforge "$dir/worker" --kforge-no-fuse "$dir/worker-no-fuse" \
+      "${ref_args[@]}" --rounds "$ROUNDS" --threads "$THREADS"
     echo
   done
 done

@@ -12,13 +12,31 @@
 #ifndef KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_
 #define KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kforge_fused.h"  // the kernels of kernels/fusion.yaml's fused ops
 #include "kforge_runtime.h"
 
 namespace kforge::kernels {
+
+// ---- library settings (kernels/settings.cc; docs/kernels.md) -------------------------------------------------
+// The float32 conv2d, depthwise_conv2d, conv2d_transpose, matmul and pool2d run on oneDNN when the library was built
+// with it (meson option `onednn`; has_onednn()); every other dtype and case runs the reference loops.
+bool has_onednn();
+// Threads those oneDNN kernels may use (at least 1; default 1). Their work is split the same way whatever the count,
+// so results are bitwise identical for every count. The reference loops are single-threaded. Thread-safe; takes
+// effect at the next call.
+void set_num_threads(int threads);
+int num_threads();
+// Declares that the `bytes` at `data` (a model's parameters) will not change until release_constant(data), which must
+// come before that memory is written or freed. The oneDNN convolutions then reorder a filter found there into the
+// layout their primitive prefers once and keep that copy; other filters are reordered on every call, or read in
+// place by a plain-layout primitive when that is cheaper. Thread-safe; both do nothing without oneDNN.
+void declare_constant(const void* data, size_t bytes);
+void release_constant(const void* data);
 
 // ---- elementwise binary (numpy broadcasting); float32, float64, int32, int64 ---------------------------------
 Status add(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);

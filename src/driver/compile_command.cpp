@@ -46,9 +46,10 @@ constexpr const char* kCompileFooter = R"(Examples:
   Check in the generated files and fail CI when they are stale:
     kforge compile model.yaml --ops ops.yaml -o src/gen --name model --check
 
-Writes DIR/NAME.h, DIR/NAME.cc and DIR/kforge_runtime.h: a class NAME whose run() checks its inputs and calls
-the kernels of the op YAML (`kernel: func:`) one after the other, with no executor and, for static shapes,
-one workspace planned at generation time and no allocation per call. Build NAME.cc with your kernel library
+Writes DIR/NAME.h, DIR/NAME.cc, DIR/kforge_runtime.h and DIR/kforge_params.h: a class NAME whose run() checks
+its inputs and calls the kernels of the op YAML (`kernel: func:`) one after the other, with no executor and,
+for static shapes, one workspace planned at generation time and no allocation per call; load_parameters(path)
+reads the weights from Paddle's .pdiparams file. Build NAME.cc with your kernel library
 (kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
 (.yaml). Every op must have a kernel: an op without one is an error at its place in PROGRAM.
 )";

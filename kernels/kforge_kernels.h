@@ -244,6 +244,11 @@ Status rms_norm(const KernelContext& ctx, const Tensor& x, const Tensor* bias, c
                 const Tensor& norm_weight, const Tensor* norm_bias, float epsilon, int begin_norm_axis,
                 float quant_scale, int quant_round_type, float quant_max_bound, float quant_min_bound, Tensor* out,
                 Tensor* residual_out, Tensor* inv_var);
+// Elements above (tril) or below (triu) the `diagonal`-th diagonal of the last two dims set to 0; any dtype.
+Status tril(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out);
+Status triu(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out);
+// start, start + step, ... below end (above, for a negative step); float32, float64, int32, int64.
+Status arange(const KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor* out);
 
 }  // namespace kforge::kernels
 
@@ -269,6 +274,9 @@ Status RmsNormInferMeta(const Tensor& x, const Tensor* bias, const Tensor* resid
                         const Tensor* norm_bias, float epsilon, int begin_norm_axis, float quant_scale,
                         int quant_round_type, float quant_max_bound, float quant_min_bound, Tensor* out,
                         Tensor* residual_out, Tensor* inv_var);
+Status TrilInferMeta(const Tensor& x, int diagonal, Tensor* out);
+Status TriuInferMeta(const Tensor& x, int diagonal, Tensor* out);
+Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out);
 
 }  // namespace kforge::meta
 // --- end of data movement / nn ops (issue 11) ---------------------------------------------------------------------

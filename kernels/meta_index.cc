@@ -1,6 +1,8 @@
 // Infer-meta of the index and data-movement ops: set_value, gather, index_select, scatter, tile, roll, flip and
 // pad3d (Paddle's SetValueInferMeta, GatherInferMeta, IndexSelectInferMeta, ScatterInferMeta, TileInferMeta,
 // RollInferMeta, FlipInferMeta, Pad3dInferMeta).
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernel_util.h"
@@ -66,6 +68,28 @@ Status pad3d_shape(const char* op, const Tensor& x, const IntArray& paddings, co
   }
   s->n = x.dims[0];
   s->c = s->channel_last ? x.dims[4] : x.dims[1];
+  return Status::OK();
+}
+
+Status arange_size(const char* op, const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype,
+                   int64_t* size) {
+  if (dtype == DataType::kInt32 || dtype == DataType::kInt64) {
+    const int64_t a = start.to<int64_t>(), b = end.to<int64_t>(), s = step.to<int64_t>();
+    if (s == 0) return Status::Error(op, ": step must not be 0");
+    if ((b - a) * (s > 0 ? 1 : -1) < 0) {
+      return Status::Error(op, ": step ", s, " points away from end ", b, " (start ", a, ")");
+    }
+    const int64_t span = b > a ? b - a : a - b, stride = s > 0 ? s : -s;
+    *size = (span + stride - 1) / stride;
+    return Status::OK();
+  }
+  if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64) return unsupported_dtype(op, dtype);
+  const double a = start.to<double>(), b = end.to<double>(), s = step.to<double>();
+  if (s == 0) return Status::Error(op, ": step must not be 0");
+  if ((b - a) * s < 0) return Status::Error(op, ": step ", s, " points away from end ", b, " (start ", a, ")");
+  const double n = std::ceil(std::abs((b - a) / s));
+  if (!(n < 9.0e15)) return Status::Error(op, ": arange(", a, ", ", b, ", ", s, ") is too long");
+  *size = static_cast<int64_t>(n);
   return Status::OK();
 }
 
@@ -196,6 +220,40 @@ Status Pad3dInferMeta(const Tensor& x, const IntArray& paddings, const std::stri
   const std::vector<int64_t> dims = s.channel_last ? std::vector<int64_t>{s.n, s.out[0], s.out[1], s.out[2], s.c}
                                                    : std::vector<int64_t>{s.n, s.c, s.out[0], s.out[1], s.out[2]};
   return set_meta(out, x.dtype, dims, "Pad3dInferMeta");
+}
+
+}  // namespace kforge::meta
+
+namespace kforge::meta {
+
+namespace {
+
+Status tri_meta(const char* op, const Tensor& x, Tensor* out) {
+  if (x.ndim < 2) return Status::Error(op, ": x must have rank >= 2, got ", x.dims_string());
+  if (out == nullptr) return Status::Error(op, ": output is null");
+  out->dtype = x.dtype;
+  return out->set_dims(x.shape());
+}
+
+}  // namespace
+
+Status TrilInferMeta(const Tensor& x, int diagonal, Tensor* out) {
+  (void)diagonal;
+  return tri_meta("TrilInferMeta", x, out);
+}
+
+Status TriuInferMeta(const Tensor& x, int diagonal, Tensor* out) {
+  (void)diagonal;
+  return tri_meta("TriuInferMeta", x, out);
+}
+
+Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out) {
+  static constexpr const char* kOp = "ArangeInferMeta";
+  int64_t size = 0;
+  KFORGE_RETURN_IF_ERROR(kernels::util::arange_size(kOp, start, end, step, dtype, &size));
+  if (out == nullptr) return Status::Error(kOp, ": output is null");
+  out->dtype = dtype;
+  return out->set_dims({size});
 }
 
 }  // namespace kforge::meta

@@ -195,3 +195,69 @@ Status pad3d(const KernelContext& ctx, const Tensor& x, const IntArray& paddings
 }
 
 }  // namespace kforge::kernels
+
+namespace kforge::kernels {
+
+namespace {
+
+// Zeroes the elements of the last two dims on the wrong side of `diagonal`: col - row > diagonal for tril (keep the
+// lower triangle), col - row < diagonal for triu.
+Status triangle(const char* op, const KernelContext& ctx, const Tensor& x, int diagonal, bool lower, Tensor* out) {
+  DataType dtype;
+  KFORGE_RETURN_IF_ERROR(check_dtype(op, ctx, x, &dtype));
+  Tensor expected;
+  KFORGE_RETURN_IF_ERROR(lower ? meta::TrilInferMeta(x, diagonal, &expected)
+                               : meta::TriuInferMeta(x, diagonal, &expected));
+  KFORGE_RETURN_IF_ERROR(check_out(op, out, dtype, expected));
+  const int64_t rows = x.dims[x.ndim - 2], cols = x.dims[x.ndim - 1];
+  const int64_t mats = rows * cols == 0 ? 0 : x.numel() / (rows * cols);
+  return util::visit_element_size(dtype, op, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* xd = x.data_as<const T>();
+    T* od = out->data_as<T>();
+    for (int64_t m = 0; m < mats; ++m) {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t c = 0; c < cols; ++c) {
+          const int64_t i = (m * rows + r) * cols + c;
+          const bool keep = lower ? c - r <= diagonal : c - r >= diagonal;
+          od[i] = keep ? xd[i] : T{};  // T{} is all zero bits: 0 of every dtype
+        }
+      }
+    }
+    return Status::OK();
+  });
+}
+
+}  // namespace
+
+Status tril(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out) {
+  return triangle("tril", ctx, x, diagonal, true, out);
+}
+
+Status triu(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out) {
+  return triangle("triu", ctx, x, diagonal, false, out);
+}
+
+Status arange(const KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor* out) {
+  static constexpr const char* kOp = "arange";
+  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, kOp));
+  const DataType dtype = ctx.dtype == DataType::kUndefined ? out->dtype : ctx.dtype;
+  if (out->dtype != dtype) return Status::Error(kOp, ": out is ", out->dtype, ", kernel dtype ", dtype);
+  int64_t size = 0;
+  KFORGE_RETURN_IF_ERROR(util::arange_size(kOp, start, end, step, dtype, &size));
+  if (out->ndim != 1 || out->dims[0] != size) {
+    return Status::Error(kOp, ": output out has dims ", out->dims_string(), ", expected [", size, "]");
+  }
+  return util::visit_number(dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    // Paddle's kernel accumulates: value += step, in T.
+    T value = start.to<T>();
+    const T delta = step.to<T>();
+    T* od = out->data_as<T>();
+    for (int64_t i = 0; i < size; ++i, value += delta) od[i] = value;
+    return Status::OK();
+  });
+}
+
+}  // namespace kforge::kernels

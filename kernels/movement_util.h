@@ -52,6 +52,11 @@ struct EinsumSpec {
 };
 Status parse_einsum(const char* op, const std::string& equation, TensorList x, EinsumSpec* spec);
 
+// The length of arange(start, end, step) in `dtype` (Paddle's GetSize): integer dtypes in integers, floating ones
+// as ceil(|(end - start) / step|) in double. An error for a zero step or one pointing away from end.
+Status arange_size(const char* op, const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype,
+                   int64_t* size);
+
 }  // namespace kforge::kernels::util
 
 #endif  // KFORGE_KERNELS_MOVEMENT_UTIL_H_

@@ -4,6 +4,7 @@
 // kernels/meta_index.cc and kernels/meta_norm.cc over symbolic dims.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -359,6 +360,34 @@ std::string rms_norm(OpContext& c) {
   return "";
 }
 
+std::string triangle(OpContext& c) {
+  TENSOR(x, 0);
+  if (x->dims.size() < 2) return fmt::format("x must have rank >= 2, got {}", to_string(x->dims));
+  c.set_result(0, x->dtype, x->dims);
+  return "";
+}
+
+/// ArangeInferMeta(start, end, step, dtype): the length needs the three values (usually `full` results).
+std::string arange(OpContext& c) {
+  auto start = c.float_value(c.param(0)), end = c.float_value(c.param(1)), step = c.float_value(c.param(2));
+  if (!start || !end || !step) return "arange needs start, end and step known when kforge generates code";
+  const DataType dtype = c.dtype_value(c.param(3)).value_or(DataType::kFloat64);
+  if (*step == 0) return "step must not be 0";
+  if ((*end - *start) * *step < 0) return fmt::format("step {} points away from end {} (start {})", *step, *end, *start);
+  int64_t size = 0;
+  if (dtype == DataType::kInt32 || dtype == DataType::kInt64) {
+    const int64_t a = static_cast<int64_t>(*start), b = static_cast<int64_t>(*end), s = static_cast<int64_t>(*step);
+    if (s == 0) return "step must not be 0";
+    size = ((b > a ? b - a : a - b) + (s > 0 ? s : -s) - 1) / (s > 0 ? s : -s);
+  } else if (dtype == DataType::kFloat32 || dtype == DataType::kFloat64) {
+    size = static_cast<int64_t>(std::ceil(std::abs((*end - *start) / *step)));
+  } else {
+    return fmt::format("arange of dtype {} is not supported", ir::dtype_name(dtype));
+  }
+  c.set_result(0, dtype, {SymExpr(size)});
+  return "";
+}
+
 }  // namespace
 
 // The rules of this file by infer_meta name; shape_rules.cpp looks here after its own table.
@@ -370,7 +399,8 @@ const std::map<std::string, std::string (*)(OpContext&)>& index_nn_shape_rules()
       {"FlipInferMeta", flip},                {"Pad3dInferMeta", pad3d},
       {"BmmInferMeta", bmm},                  {"EinsumRawInferMeta", einsum},
       {"GroupNormInferMeta", group_norm},     {"InstanceNormInferMeta", instance_norm},
-      {"RmsNormInferMeta", rms_norm},
+      {"RmsNormInferMeta", rms_norm},         {"TrilInferMeta", triangle},
+      {"TriuInferMeta", triangle},            {"ArangeInferMeta", arange},
   };
   return kRules;
 }

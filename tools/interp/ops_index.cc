@@ -1,6 +1,6 @@
 // The index, data-movement and normalisation ops of issue 11: bilinear_interp, set_value(_with_tensor), gather,
 // index_select, scatter, tile, roll, flip, pad3d, bmm, einsum, group_norm, instance_norm, rms_norm (and its Paddle
-// 3.3 name fused_rms_norm_quant).
+// 3.3 name fused_rms_norm_quant), tril, triu, arange.
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -318,6 +318,37 @@ void register_index_nn_ops(OpRegistry& r) {
   // norm_weight, norm_bias); outputs out, residual_out, inv_var.
   r.add("rms_norm", rms_norm);
   r.add("fused_rms_norm_quant", rms_norm);
+
+  for (const char* name : {"tril", "triu"}) {
+    const bool lower = std::string(name) == "tril";
+    r.add(name, [lower](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                        std::vector<RtValue>& out) -> Status {
+      const Tensor* x;
+      KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+      int diagonal;
+      KFORGE_RETURN_IF_ERROR(attrs.get_int32("diagonal", &diagonal, 0));
+      return run_one(
+          ctx, x->dtype, out,
+          [&](Tensor* o) { return lower ? m::TrilInferMeta(*x, diagonal, o) : m::TriuInferMeta(*x, diagonal, o); },
+          [&](const KernelContext& c, Tensor* o) {
+            return lower ? k::tril(c, *x, diagonal, o) : k::triu(c, *x, diagonal, o);
+          });
+    });
+  }
+
+  // pd_op.arange: operands (start, end, step), all mutable; attribute dtype.
+  r.add("arange", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                     std::vector<RtValue>& out) -> Status {
+    kforge::Scalar start, end, step;
+    KFORGE_RETURN_IF_ERROR(scalar_arg(in, 0, attrs, "start", &start));
+    KFORGE_RETURN_IF_ERROR(scalar_arg(in, 1, attrs, "end", &end));
+    KFORGE_RETURN_IF_ERROR(scalar_arg(in, 2, attrs, "step", &step));
+    DataType dtype;
+    KFORGE_RETURN_IF_ERROR(attrs.get_dtype("dtype", &dtype, DataType::kFloat64));
+    return run_one(
+        ctx, dtype, out, [&](Tensor* o) { return m::ArangeInferMeta(start, end, step, dtype, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::arange(c, start, end, step, o); });
+  });
 }
 
 }  // namespace kforge::interp

@@ -1,7 +1,7 @@
 """The work of tools/check-paddle-models, under a Python that has Paddle: export each zoo model, run Paddle's
 predictor and kforge (through tools/run_model/model.py) on the same inputs, compare, and tabulate."""
 
-import os
+import re
 import shutil
 import sys
 import tempfile
@@ -36,6 +36,10 @@ class Row:
 
 
 HEADER = ["model", "input", "batch", "agree", "max abs error", "relative error / failure"]
+
+
+def dir_name(label):
+    return re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_")
 
 
 def export(builder, specs, seed, path):
@@ -107,14 +111,14 @@ def compare(row, want, got, tolerance):
 def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
     row = Row(name, label, batch)
     started = time.time()
-    path = work / f"{name}-{label}"
+    path = work / f"{name}-{dir_name(label)}"
     path.mkdir(parents=True, exist_ok=True)
     try:
         export(builder, specs, args.seed, path)
     except Exception as e:  # Paddle's own failure: reported, not raised
         row.reason = "paddle.jit.save: " + (str(e).strip().splitlines() or ["?"])[-1][:160]
         return row
-    feeds = zoo_models.inputs(specs, batch, args.seed)
+    feeds = zoo_models.inputs(specs, batch, args.seed, label)
     try:
         want = paddle_outputs(path, feeds)
     except Exception as e:
@@ -161,7 +165,7 @@ def run_zoo(args, build_dir, tolerance):
                 rows.append(row)
                 print(" | ".join(row.cells()) + (f"  ({row.seconds:.0f} s)" if row.seconds else ""), flush=True)
                 if not args.work_dir:
-                    shutil.rmtree(work / f"{name}-{label}", ignore_errors=True)
+                    shutil.rmtree(work / f"{name}-{dir_name(label)}", ignore_errors=True)
     finally:
         if not args.work_dir:
             shutil.rmtree(work, ignore_errors=True)

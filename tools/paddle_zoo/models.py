@@ -60,6 +60,42 @@ class GPTBlock(nn.Layer):
         return paddle.matmul(h, self.tok.weight, transpose_y=True)
 
 
+class DetectionHead(nn.Layer):
+    """A PP-OCRv5-style text detector in small: a strided conv backbone, an FPN whose coarser levels are upsampled
+    (nearest, x2) onto the finer ones, and a DB head (conv, two transposed convs, sigmoid). Exported with dynamic
+    spatial dims, so the upsampled sizes are expressions of the input's."""
+
+    def __init__(self, width=16):
+        super().__init__()
+
+        def block(cin, cout, stride):
+            return nn.Sequential(nn.Conv2D(cin, cout, 3, stride, 1, bias_attr=False), nn.BatchNorm2D(cout),
+                                 nn.Hardswish())
+
+        self.stem = block(3, width, 2)
+        self.stages = nn.LayerList([block(width, width, 2), block(width, width * 2, 2), block(width * 2, width * 4, 2)])
+        self.lateral = nn.LayerList([nn.Conv2D(c, width, 1, bias_attr=False) for c in (width, width * 2, width * 4)])
+        self.smooth = nn.LayerList([nn.Conv2D(width, width // 4, 3, padding=1, bias_attr=False) for _ in range(3)])
+        self.head = nn.Sequential(
+            nn.Conv2D(width // 4 * 3, width // 4, 3, padding=1, bias_attr=False), nn.BatchNorm2D(width // 4), nn.ReLU(),
+            nn.Conv2DTranspose(width // 4, width // 4, 2, 2), nn.BatchNorm2D(width // 4), nn.ReLU(),
+            nn.Conv2DTranspose(width // 4, 1, 2, 2), nn.Sigmoid())
+
+    def forward(self, x):
+        feats, h = [], self.stem(x)
+        for stage in self.stages:
+            h = stage(h)
+            feats.append(h)
+        lat = [conv(f) for conv, f in zip(self.lateral, feats)]
+        p4 = lat[2]
+        p3 = lat[1] + nn.functional.upsample(p4, scale_factor=2, mode="nearest", align_mode=1)
+        p2 = lat[0] + nn.functional.upsample(p3, scale_factor=2, mode="nearest", align_mode=1)
+        outs = [self.smooth[0](p2),
+                nn.functional.upsample(self.smooth[1](p3), scale_factor=2, mode="nearest", align_mode=1),
+                nn.functional.upsample(self.smooth[2](p4), scale_factor=4, mode="nearest", align_mode=1)]
+        return self.head(paddle.concat(outs, axis=1))
+
+
 def vision(name):
     def build():
         return getattr(paddle.vision.models, name)()
@@ -107,6 +143,8 @@ def zoo():
         models[f"transformer_decoder_{tag}norm"] = (
             lambda pre=pre: Decoder(pre), [(f"seq{n}", decoder_inputs(n)) for n in (8, 16)])
     models["gpt_block"] = (GPTBlock, [(f"seq{n}", tokens(n)) for n in (8, 16)])
+    dynamic = [InputSpec([None, 3, None, None], "float32", "x")]
+    models["ppocr_det_head"] = (DetectionHead, [("64x64 (dynamic H, W)", dynamic), ("96x128 (dynamic H, W)", dynamic)])
     return models
 
 
@@ -142,12 +180,17 @@ def realistic_weights(net, seed):
             set_(layer.weight, rng.standard_normal(layer.weight.shape))
 
 
-def inputs(specs, batch, seed):
-    """Seeded inputs for the specs with the dynamic batch set: N(0, 1) floats, token ids within the vocabulary."""
+def inputs(specs, batch, seed, label=""):
+    """Seeded inputs for the specs with the dynamic batch set (and dynamic spatial dims from a "HxW" label): N(0, 1)
+    floats, token ids within the vocabulary."""
     rng = np.random.default_rng(seed)
+    spatial = [int(v) for v in label.split(" ")[0].split("x")] if label[:1].isdigit() else []
     out = {}
     for spec in specs:
-        shape = [batch if d is None or d < 0 else d for d in spec.shape]
+        shape = list(spec.shape)
+        for i, d in enumerate(shape):
+            if d is None or d < 0:
+                shape[i] = batch if i == 0 else spatial[i - len(shape) + len(spatial)]
         if spec.dtype == paddle.int64:
             out[spec.name] = rng.integers(0, GPTBlock.VOCAB, shape).astype(np.int64)
         else:

@@ -122,21 +122,30 @@ def wrap(fn, arity):
     return Net()
 
 
-def save(name, fn, specs):
+def build(name):
+    """The network of program `name` (in eval mode) and its input specs."""
+    fn, specs = PROGRAMS[name]
     net = fn() if isinstance(fn, type) else wrap(fn, len(specs))
     net.eval()
+    return net, specs
+
+
+def save(name, directory=HERE):
+    """Exports program `name` to DIRECTORY/NAME.json (+ NAME.pdiparams when it has parameters); returns the net."""
+    net, specs = build(name)
     static = paddle.jit.to_static(net, input_spec=specs, full_graph=True)
     with tempfile.TemporaryDirectory() as tmp:
         paddle.jit.save(static, os.path.join(tmp, "inference"))
-        shutil.copy(os.path.join(tmp, "inference.json"), os.path.join(HERE, f"{name}.json"))
+        for ext in (".json", ".pdiparams"):
+            if os.path.exists(os.path.join(tmp, "inference" + ext)) and (ext == ".json" or directory != HERE):
+                shutil.copy(os.path.join(tmp, "inference" + ext), os.path.join(directory, name + ext))
+    return net
 
 
 def main():
     paddle.seed(11)
-    names = sys.argv[1:] or list(PROGRAMS)
-    for name in names:
-        fn, specs = PROGRAMS[name]
-        save(name, fn, specs)
+    for name in sys.argv[1:] or list(PROGRAMS):
+        save(name)
         print(f"wrote {name}.json")
 
 

@@ -332,3 +332,37 @@ TEST_CASE("group_norm, instance_norm and rms_norm against Paddle") {
                              nullptr))
             .find("quant") != std::string::npos);
 }
+
+TEST_CASE("tril, triu and arange") {
+  const Tensor x = iota({2, 2, 3});
+  Tensor up = output_from([&](Tensor* o) { return m::TriuInferMeta(x, 1, o); });
+  REQUIRE(k::triu(cpu(), x, 1, &up).ok());
+  check_close<float>(up, {0, 1, 2, 0, 0, 5, 0, 7, 8, 0, 0, 11}, 0);
+  Tensor low = output_from([&](Tensor* o) { return m::TrilInferMeta(x, -1, o); });
+  REQUIRE(k::tril(cpu(), x, -1, &low).ok());
+  check_close<float>(low, {0, 0, 0, 3, 0, 0, 0, 0, 0, 9, 0, 0}, 0);
+  // In place, and on int64.
+  Tensor ints = i64({2, 2}, {1, 2, 3, 4});
+  REQUIRE(k::tril(cpu(), ints, 0, &ints).ok());
+  CHECK(values<int64_t>(ints) == std::vector<int64_t>{1, 0, 3, 4});
+  Tensor out;
+  CHECK(error_of(m::TriuInferMeta(f32({3}, {1, 2, 3}), 0, &out)).find("rank >= 2") != std::string::npos);
+
+  Tensor ids = output_from([&](Tensor* o) { return m::ArangeInferMeta(Scalar(0.0), Scalar(5.0), Scalar(1.0),
+                                                                      DataType::kInt64, o); });
+  REQUIRE(k::arange(cpu(DataType::kInt64), Scalar(0.0), Scalar(5.0), Scalar(1.0), &ids).ok());
+  CHECK(values<int64_t>(ids) == std::vector<int64_t>{0, 1, 2, 3, 4});
+  Tensor f = output_from([&](Tensor* o) { return m::ArangeInferMeta(Scalar(1.0), Scalar(2.0), Scalar(0.3),
+                                                                    DataType::kFloat32, o); });
+  CHECK(dims_of(f) == Dims{4});  // ceil(1 / 0.3)
+  REQUIRE(k::arange(cpu(DataType::kFloat32), Scalar(1.0), Scalar(2.0), Scalar(0.3), &f).ok());
+  check_close<float>(f, {1.0f, 1.3f, 1.6f, 1.9f}, 1e-6);
+  Tensor down = output_from([&](Tensor* o) { return m::ArangeInferMeta(Scalar(int64_t{5}), Scalar(int64_t{0}),
+                                                                       Scalar(int64_t{-2}), DataType::kInt32, o); });
+  REQUIRE(k::arange(cpu(DataType::kInt32), Scalar(int64_t{5}), Scalar(int64_t{0}), Scalar(int64_t{-2}), &down).ok());
+  CHECK(values<int32_t>(down) == std::vector<int32_t>{5, 3, 1});
+  CHECK(error_of(m::ArangeInferMeta(Scalar(0.0), Scalar(5.0), Scalar(-1.0), DataType::kFloat32, &out))
+            .find("points away") != std::string::npos);
+  CHECK(error_of(m::ArangeInferMeta(Scalar(0.0), Scalar(5.0), Scalar(0.0), DataType::kFloat32, &out))
+            .find("0") != std::string::npos);
+}

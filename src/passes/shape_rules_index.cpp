@@ -250,7 +250,8 @@ std::string einsum(OpContext& c) {
         return fmt::format("\"{}\": label '{}' has sizes {} and {}", eq, l, it->second.to_string(),
                            xs[i]->dims[a].to_string());
       }
-      if (!fresh && !it->second.is_constant()) it->second = xs[i]->dims[a];  // prefer a static size
+      // The first size, unless a later one is static (more precise).
+      if (!fresh && !it->second.is_constant() && xs[i]->dims[a].is_constant()) it->second = xs[i]->dims[a];
       ++count[l];
     }
   }

@@ -40,6 +40,7 @@ CASES = {
     # Spatial dims known only at run time: output sizes are expressions of them (x2, x1.5, x0.5).
     "interp-dynamic": ("interp_dynamic", shapes("x=2,2,6,10"), False),
     "interp-dynamic-odd": ("interp_dynamic", shapes("x=1,2,7,9"), False),
+    "interp-size-of": ("interp_size_of", shapes("x=2,2,3,5", "y=2,2,6,7"), False),
     "set-value": ("set_value", shapes("x=2,4,6"), True),
     "gather-scatter": ("gather_scatter", shapes("x=3,5,6"), False),
     "movement": ("movement", shapes("x=2,3,5"), False),

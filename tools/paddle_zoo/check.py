@@ -1,6 +1,7 @@
 """The work of tools/check-paddle-models, under a Python that has Paddle: export each zoo model, run Paddle's
 predictor and kforge (through tools/run_model/model.py) on the same inputs, compare, and tabulate."""
 
+import os
 import re
 import shutil
 import sys
@@ -127,7 +128,7 @@ def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
     try:
         got = kforge_outputs(tools, path, feeds, args.seed, args)
     except rm.RunModelError as e:
-        row.reason = str(e)
+        row.reason = str(e).replace(str(path) + os.sep, "")  # the work dir is gone after the run
         return row
     compare(row, want, got, tolerance)
     row.seconds = time.time() - started

@@ -45,6 +45,12 @@ def interp_dynamic(x):
             F.interpolate(x, scale_factor=0.5, mode="bilinear", align_corners=True))
 
 
+def interp_size_of(x, y):
+    # An FPN's "upsample to the size of the other level": the size tensor comes from shape(y) at run time.
+    return (F.interpolate(x, size=y.shape[2:], mode="nearest") + y,
+            F.interpolate(x, size=y.shape[2:], mode="bilinear", align_corners=True))
+
+
 def set_value(x, v):
     y = x * 1.0
     y[:, 1:3] = 0.5              # set_value_ with a Scalar
@@ -96,6 +102,7 @@ class Norms(paddle.nn.Layer):
 PROGRAMS = {
     "interp": (interp, [f32([None, 2, 5, 7])]),
     "interp_dynamic": (interp_dynamic, [f32([None, 2, None, None])]),
+    "interp_size_of": (interp_size_of, [f32([None, 2, None, None]), f32([None, 2, None, None], "y")]),
     "set_value": (set_value, [f32([None, 4, 6]), f32([4], "v")]),
     "gather_scatter": (gather_scatter, [f32([None, 5, 6]), i64([4], "i"), f32([4, 6], "u")]),
     "movement": (movement, [f32([None, 3, 5])]),

@@ -108,15 +108,48 @@ def generate(kforge, program, gen_dir, target, verbose, extra=()):
         raise RunModelError(summarize_diagnostics(r.stderr))
 
 
-def build_cpu(gen_dir, kernels, out, cxx, verbose):
-    """The runner for the generated class, with the same warnings as any user build (-Werror)."""
-    cmd = [cxx, "-std=c++17", "-O2", *shlex.split(os.environ.get("CXXFLAGS", "")), "-Wall", "-Wextra", "-Werror",
-           "-I", gen_dir, "-I", HERE, f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"', f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}",
-           HERE / "runner.cc", gen_dir / f"{CLASS_NAME}.cc", kernels, "-o", out]
+def _newer_than(target, sources):
+    """Whether `target` exists and is newer than every file of `sources` (a make-style up-to-date test)."""
+    if not target.exists():
+        return False
+    t = target.stat().st_mtime_ns
+    return all(Path(src).stat().st_mtime_ns <= t for src in sources)
+
+
+def _compile(cmd, what, verbose):
     r = run(cmd, verbose)
     if r.returncode != 0:
         first = next((l.strip() for l in (r.stderr or r.stdout).splitlines() if "error" in l), "(no error line)")
-        raise RunModelError(f"the generated code does not build: {first}" + ("" if verbose else " (-v shows all)"))
+        raise RunModelError(f"{what} does not build: {first}" + ("" if verbose else " (-v shows all)"))
+
+
+def runner_object(build_dir, cxx, verbose):
+    """runner.cc compiled once per build directory (BUILD/run-model/runner.o), rebuilt when a source changed.
+    Written atomically: several tests may ask for it at the same time."""
+    target = build_dir / "run-model" / "runner.o"
+    sources = [HERE / "runner.cc", HERE / "npy.h", HERE / "runner_model.h",
+               ROOT / "templates" / "runtime" / "kforge_runtime.h"]
+    if _newer_than(target, sources):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f"runner.{os.getpid()}.o")
+    _compile([cxx, "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I", ROOT / "templates" / "runtime",
+              "-I", HERE, "-c", HERE / "runner.cc", "-o", tmp], "tools/run_model/runner.cc", verbose)
+    os.replace(tmp, target)
+    return target
+
+
+def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose):
+    """The runner for the generated class: its generated code and model_adapter.cc, with the same warnings as
+    any user build (-Werror), linked with the shared runner object. Skipped when `out` is up to date."""
+    runner_o = runner_object(build_dir, cxx, verbose)
+    generated = sorted(gen_dir.iterdir())
+    if _newer_than(out, generated + [runner_o, kernels, HERE / "model_adapter.cc", HERE / "runner_model.h"]):
+        return
+    _compile([cxx, "-std=c++17", "-O2", *shlex.split(os.environ.get("CXXFLAGS", "")), "-Wall", "-Wextra", "-Werror",
+              "-I", gen_dir, "-I", HERE, f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"',
+              f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}", HERE / "model_adapter.cc", gen_dir / f"{CLASS_NAME}.cc",
+              runner_o, kernels, "-o", out], "the generated code", verbose)
 
 
 def build_cuda(gen_dir, arch, verbose):

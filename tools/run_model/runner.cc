@@ -1,10 +1,10 @@
-// The C++ half of tools/run-model: runs the class that `kforge compile --target cpu` generated for a model, with
-// its weights from a .pdiparams file, on inputs read from .npy files (or seeded random ones), writes output i as
-// DIR/<i>.npy and, with --bench, times the runs.
-//
-// Built per model (C++17; the kernel library and the generated code only):
-//   g++ -std=c++17 -O2 -Wall -Wextra -Werror -I GEN -I tools/run_model -DKFORGE_PROGRAM_HEADER='"NAME.h"'
-//       -DKFORGE_PROGRAM_CLASS=NAME tools/run_model/runner.cc GEN/NAME.cc libkforge_kernels.a
+// The C++ half of tools/run-model: runs a class that `kforge compile --target cpu` generated, with its weights from
+// a .pdiparams file, on inputs read from .npy files (or seeded random ones), writes output i as DIR/<i>.npy and,
+// with --bench, times the runs. The model is reached through runner_model.h, so this file is compiled once per
+// build directory and linked with each model's model_adapter.cc (tools/run_model/model.py does both):
+//   g++ -std=c++17 -O2 -Wall -Wextra -Werror -I templates/runtime -c tools/run_model/runner.cc
+//   g++ ... -I GEN -DKFORGE_PROGRAM_HEADER='"NAME.h"' -DKFORGE_PROGRAM_CLASS=NAME tools/run_model/model_adapter.cc
+//       GEN/NAME.cc runner.o libkforge_kernels.a
 // Usage: runner --output-dir DIR [--params FILE] [--input NAME=FILE.npy]... [--shape NAME=D0,D1,...]...
 //               [--seed N] [--bench N] [--bench-json FILE]
 // Errors are one line on stderr and exit 1.
@@ -17,15 +17,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "npy.h"
-#include KFORGE_PROGRAM_HEADER
+#include "runner_model.h"
 
 namespace {
 
-using Program = KFORGE_PROGRAM_CLASS;
+using kforge::runner::Model;
 
 struct Options {
   std::string output_dir, params, bench_json;
@@ -152,16 +153,15 @@ void fill_random(kforge::Tensor& t, Random& r) {
   }
 }
 
-std::string list_inputs() {
+std::string list_inputs(const Model& m) {
   std::string out;
-  for (const char* name : Program::kInputNames) out += (out.empty() ? "" : ", ") + std::string(name);
+  for (size_t i = 0; i < m.num_inputs(); ++i) out += (i ? ", " : "") + std::string(m.input_name(i));
   return out.empty() ? "none" : out;
 }
 
 // Input i: from its .npy, or random with the program's dims (dynamic ones from --shape, else 1).
-kforge::Status make_input(const Options& o, size_t i, Random& r, kforge::Tensor* out) {
-  const std::string name = Program::kInputNames[i];
-  const auto& spec = Program::kInputSpecs[i];
+kforge::Status make_input(const Model& m, const Options& o, size_t i, Random& r, kforge::Tensor* out) {
+  const std::string name = m.input_name(i);
   const auto file = o.inputs.find(name);
   const auto shape = o.shapes.find(name);
   if (file != o.inputs.end()) {
@@ -172,7 +172,7 @@ kforge::Status make_input(const Options& o, size_t i, Random& r, kforge::Tensor*
     if (!s.ok()) return kforge::Status::Error("input '", name, "': ", s.message());
     return kforge::Status::OK();
   }
-  std::vector<int64_t> dims(spec.dims, spec.dims + spec.rank);
+  std::vector<int64_t> dims(m.input_dims(i), m.input_dims(i) + m.input_rank(i));
   if (shape != o.shapes.end()) {
     if (shape->second.size() != dims.size()) {
       return kforge::Status::Error("--shape ", name, ": the input has rank ", dims.size(), ", got ", shape->second.size(),
@@ -187,7 +187,7 @@ kforge::Status make_input(const Options& o, size_t i, Random& r, kforge::Tensor*
     }
   }
   for (int64_t& d : dims) d = d < 0 ? 1 : d;
-  out->dtype = spec.dtype;
+  out->dtype = m.input_dtype(i);
   KFORGE_RETURN_IF_ERROR(out->set_dims(dims));
   KFORGE_RETURN_IF_ERROR(out->allocate());
   fill_random(*out, r);
@@ -211,42 +211,44 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   Options o;
   if (kforge::Status s = parse_args(argc, argv, &o); !s.ok()) return fail(s.message());
-  auto known = [](const std::string& name) {
-    return std::find_if(Program::kInputNames.begin(), Program::kInputNames.end(),
-                        [&](const char* n) { return name == n; }) != Program::kInputNames.end();
+  std::unique_ptr<Model> model = kforge::runner::make_model();
+  auto known = [&](const std::string& name) {
+    for (size_t i = 0; i < model->num_inputs(); ++i) {
+      if (name == model->input_name(i)) return true;
+    }
+    return false;
   };
   for (const auto& [name, path] : o.inputs) {
-    if (!known(name)) return fail("the program has no input '" + name + "' (inputs: " + list_inputs() + ")");
+    if (!known(name)) return fail("the program has no input '" + name + "' (inputs: " + list_inputs(*model) + ")");
   }
   for (const auto& [name, dims] : o.shapes) {
-    if (!known(name)) return fail("the program has no input '" + name + "' (inputs: " + list_inputs() + ")");
+    if (!known(name)) return fail("the program has no input '" + name + "' (inputs: " + list_inputs(*model) + ")");
   }
 
-  static Program program;  // static: a large planned workspace is not a stack object
   if (!o.params.empty()) {
-    if (kforge::Status s = program.load_parameters(o.params.c_str()); !s.ok()) return fail(s.message());
-  } else if (Program::kNumParameters > 0) {
-    return fail("the program has " + std::to_string(Program::kNumParameters) +
+    if (kforge::Status s = model->load_parameters(o.params.c_str()); !s.ok()) return fail(s.message());
+  } else if (model->num_parameters() > 0) {
+    return fail("the program has " + std::to_string(model->num_parameters()) +
                 " parameters and no .pdiparams file was given (--params)");
   }
 
   Random random{o.seed};
-  std::vector<kforge::Tensor> inputs(Program::kNumInputs), outputs(Program::kNumOutputs);
+  std::vector<kforge::Tensor> inputs(model->num_inputs()), outputs(model->num_outputs());
   std::vector<const kforge::Tensor*> input_ptrs;
   std::vector<kforge::Tensor*> output_ptrs;
-  for (size_t i = 0; i < Program::kNumInputs; ++i) {
-    if (kforge::Status s = make_input(o, i, random, &inputs[i]); !s.ok()) return fail(s.message());
+  for (size_t i = 0; i < model->num_inputs(); ++i) {
+    if (kforge::Status s = make_input(*model, o, i, random, &inputs[i]); !s.ok()) return fail(s.message());
     input_ptrs.push_back(&inputs[i]);
   }
   for (kforge::Tensor& t : outputs) output_ptrs.push_back(&t);
   const kforge::TensorList in{input_ptrs.data(), input_ptrs.size()};
   const kforge::MutableTensorList out{output_ptrs.data(), output_ptrs.size()};
 
-  if (kforge::Status s = program.run(in, out); !s.ok()) return fail(s.message());
-  for (size_t i = 0; i < Program::kNumOutputs; ++i) {
+  if (kforge::Status s = model->run(in, out); !s.ok()) return fail(s.message());
+  for (size_t i = 0; i < model->num_outputs(); ++i) {
     const std::string path = o.output_dir + "/" + std::to_string(i) + ".npy";
     if (kforge::Status s = kforge::npy::write_file(path, outputs[i]); !s.ok()) return fail(s.message());
-    std::printf("output %zu %s: %s %s -> %s\n", i, Program::kOutputNames[i], kforge::name_of(outputs[i].dtype),
+    std::printf("output %zu %s: %s %s -> %s\n", i, model->output_name(i), kforge::name_of(outputs[i].dtype),
                 outputs[i].dims_string().c_str(), path.c_str());
   }
 
@@ -254,13 +256,13 @@ int main(int argc, char** argv) {
     // Warm-up (a tenth of the runs, at least one), then each run timed alone: wall clock and this thread's CPU
     // time (on a shared machine the CPU time does not count time spent descheduled).
     for (long i = 0; i < std::max(1L, o.bench / 10); ++i) {
-      if (kforge::Status s = program.run(in, out); !s.ok()) return fail(s.message());
+      if (kforge::Status s = model->run(in, out); !s.ok()) return fail(s.message());
     }
     std::vector<double> wall, cpu;
     for (long i = 0; i < o.bench; ++i) {
       const auto w0 = std::chrono::steady_clock::now();
       const double c0 = thread_cpu_ms();
-      kforge::Status s = program.run(in, out);
+      kforge::Status s = model->run(in, out);
       cpu.push_back(thread_cpu_ms() - c0);
       wall.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count());
       if (!s.ok()) return fail(s.message());

@@ -69,11 +69,11 @@ def paddle_outputs(path, feeds):
 
 
 def kforge_outputs(tools, path, feeds, seed, args):
-    kforge, kernels = tools
+    kforge, kernels, build_dir = tools
     program, params = rm.resolve_model(path)
     gen, runner, out = path / "gen", path / "runner", path / "outputs"
     rm.generate(kforge, program, gen, "cpu", args.verbose)
-    rm.build_cpu(gen, kernels, runner, args.cxx, args.verbose)
+    rm.build_cpu(gen, kernels, build_dir, runner, args.cxx, args.verbose)
     specs = []
     for name, value in feeds.items():
         np.save(path / f"input_{name}.npy", value)
@@ -155,7 +155,7 @@ def run_zoo(args, build_dir, tolerance):
     if unknown:
         print(f"check-paddle-models: unknown models {', '.join(unknown)} (--list shows the zoo)", file=sys.stderr)
         return 2
-    tools = rm.find_tools(build_dir, args.verbose)
+    tools = (*rm.find_tools(build_dir, args.verbose), build_dir)
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="kforge-zoo-"))
     rows = []
     try:

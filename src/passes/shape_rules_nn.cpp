@@ -187,9 +187,25 @@ std::string conv_transpose_rule(OpContext& c) {
   }
   auto kh = static_dim(filter->dims[2]), kw = static_dim(filter->dims[3]);
   auto in_h = static_dim(l.h), in_w = static_dim(l.w);
-  if (!kh || !kw || !in_h || !in_w) return "conv2d_transpose needs static spatial dims";
+  if (!kh || !kw) return "conv2d_transpose needs the filter's spatial dims static";
   Geometry g;
   if (std::string e = geometry(strides, paddings, dilations, algorithm, &g); !e.empty()) return e;
+  if (!in_h || !in_w) {
+    // Dynamic spatial dims (a detector's upsampling head): the transposed-conv size formula over them. SAME pads
+    // and output_size depend on the actual sizes, so they stay static-only.
+    if (g.same || !output_size.empty()) {
+      return "conv2d_transpose over dynamic spatial dims needs EXPLICIT or VALID padding and no output_size";
+    }
+    if (!output_padding.empty() && output_padding.size() != 2) {
+      return fmt::format("output_padding must have 2 values, got {}", output_padding.size());
+    }
+    const int64_t extra_h = output_padding.empty() ? 0 : output_padding[0];
+    const int64_t extra_w = output_padding.empty() ? 0 : output_padding[1];
+    const SymExpr out_h = (l.h - 1) * g.stride_h + (g.dilation_h * (*kh - 1) + 1 - g.pad_top - g.pad_bottom + extra_h);
+    const SymExpr out_w = (l.w - 1) * g.stride_w + (g.dilation_w * (*kw - 1) + 1 - g.pad_left - g.pad_right + extra_w);
+    c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, filter->dims[1] * groups, out_h, out_w));
+    return "";
+  }
   if (g.same) {
     same_pads(*in_h, g.stride_h, *kh, &g.pad_top, &g.pad_bottom);
     same_pads(*in_w, g.stride_w, *kw, &g.pad_left, &g.pad_right);

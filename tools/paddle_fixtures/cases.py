@@ -217,6 +217,9 @@ CASES = [
       [t(None, 2, None, None, run=(2, 2, 5, 6))], ops=("bilinear_interp",)),
     C("nearest_interp_dynamic", lambda x: F.interpolate(x, scale_factor=2, mode="nearest"),
       [t(None, 2, None, None, run=(1, 2, 3, 5))], ops=("nearest_interp",)),
+    # A DB head's upsampling over dynamic spatial dims.
+    C("conv2d_transpose_dynamic_spatial", lambda x, w: F.conv2d_transpose(x, w, stride=2),
+      [t(None, 2, None, None, run=(1, 2, 3, 4))], [t(2, 3, 2, 2)], ops=("conv2d_transpose",)),
     C("set_value_scalar", lambda x: _assign(x, (slice(None), slice(1, 3)), 0.5), [t(2, 4, 3)],
       ops=("set_value_",)),
     C("set_value_tensor_negative_step", lambda x, v: _assign(x, (slice(None), slice(None, None, -1), 2), v),

@@ -33,7 +33,8 @@ class Decoder(nn.Layer):
         self.net = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(D_MODEL) if pre_norm else None)
 
     def forward(self, tgt, memory):
-        mask = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+        length = tgt.shape[1]  # static per export
+        mask = paddle.triu(paddle.full([length, length], float("-inf")), diagonal=1)
         return self.net(tgt, memory, tgt_mask=mask)
 
 

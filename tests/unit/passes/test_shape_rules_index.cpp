@@ -111,7 +111,7 @@ TEST_CASE("shape rules: bmm, einsum, the norms and arange") {
   CHECK(r.shape("ar") == "int64[4]");
 }
 
-TEST_CASE("shape rules: interpolation of dynamic spatial dims by a scale") {
+TEST_CASE("shape rules: interpolation and transposed convs over dynamic spatial dims") {
   Result r = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 2, -1, -1]}]",
       "  - {op: nearest_interp, in: [x, ~, ~, ~], out: [n2], attrs: {scale: [2.0, 2.0], interp_method: nearest}}\n"
@@ -120,6 +120,17 @@ TEST_CASE("shape rules: interpolation of dynamic spatial dims by a scale") {
       "[n2, b15]");
   CHECK(r.shape("n2") == "float32[s0, 2, 2 * s1, 2 * s2]");
   CHECK(r.shape("b15") == "float32[s0, 2, kforge_floor_div(3 * s1, 2), kforge_floor_div(s2, 2)]");
+
+  // The DB head's transposed convs over the same dynamic dims.
+  Result up = analyze_ok(
+      "[{name: x, dtype: float32, shape: [-1, 4, -1, -1]}, {name: w, dtype: float32, shape: [4, 2, 2, 2]}, "
+      "{name: w3, dtype: float32, shape: [4, 2, 3, 3]}]",
+      "  - {op: conv2d_transpose, in: [x, w], out: [t2], attrs: {strides: [2, 2], paddings: [0, 0]}}\n"
+      "  - {op: conv2d_transpose, in: [x, w3], out: [t3], attrs: {strides: [2, 2], paddings: [1, 1], "
+      "output_padding: [1, 0]}}\n",
+      "[t2, t3]");
+  CHECK(up.shape("t2") == "float32[s0, 2, 2 * s1, 2 * s2]");
+  CHECK(up.shape("t3") == "float32[s0, 2, 2 * s1, 2 * s2 - 1]");
 
   // 1/3 is no m / 2^k: float32 rounding of in * scale cannot be written as an expression of in.
   Result third = analyze("[{name: x, dtype: float32, shape: [-1, 2, -1, -1]}]",

@@ -174,8 +174,10 @@ void ContextBuilder::add_parameters(Value& ctx) {
     const passes::ProgramParameter& param = p_.parameters[i];
     if (auto [it, fresh] = first.emplace(param.name, i); !fresh) {
       // Binding by name and the name-sorted .pdiparams file both need one tensor per name.
-      error(param.loc, "parameter '" + param.name + "' is defined twice (first at " +
-                           where(p_.parameters[it->second].loc) + ")");
+      Diagnostic d{Severity::kError, param.loc, "parameter '" + param.name + "' is defined twice", {}};
+      d.note("first defined here", p_.parameters[it->second].loc);
+      diags_.report(std::move(d));
+      ok_ = false;
     }
     const LoweredValue& v = p_.value(param.value);
     const std::string dtype = dtype_of(v.dtype, param.loc, "parameter '" + param.name + "'");

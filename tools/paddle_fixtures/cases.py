@@ -13,6 +13,8 @@ from spec import Case as C
 from spec import t
 
 NUMBER = ("float32", "float64", "int32", "int64")
+FLOAT = ("float32", "float64")
+NO_KERNEL = "no kernel in kernels/ops.yaml yet"
 
 
 def _assign(x, index, value):
@@ -20,7 +22,7 @@ def _assign(x, index, value):
     y = x.clone()
     y[index] = value
     return y
-FLOAT = ("float32", "float64")
+
 
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
@@ -201,6 +203,29 @@ CASES = [
         *[paddle.transpose(paddle.reshape(x @ w, [-1, 4, 2, 4]), [0, 2, 1, 3]) for w in (wq, wk, wv)]),
       [t(None, 4, 8, run=(2, 4, 8))], [t(8, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 16), t(16, 8)],
       ops=("matmul", "reshape", "transpose", "softmax", "gelu", "scale", "add")),
+
+    # ---- ops Paddle models emit that the kernel library lacks: written with --all, checked in once they run ----
+    C("sqrt", lambda x: paddle.sqrt(x), [t(2, 5, low=0.1, high=4.0)], ops=("sqrt",), pending=NO_KERNEL),
+    C("abs", lambda x: paddle.abs(x), [t(2, 5)], ops=("abs",), pending=NO_KERNEL),
+    C("log", lambda x: paddle.log(x), [t(2, 5, low=0.1, high=4.0)], ops=("log",), pending=NO_KERNEL),
+    C("pow_scalar", lambda x: paddle.pow(x, 3.0), [t(2, 5)], ops=("pow",), pending=NO_KERNEL),
+    C("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [t(2, 5)], ops=("leaky_relu",), pending=NO_KERNEL),
+    C("relu6", lambda x: F.relu6(x * 8), [t(2, 5)], ops=("relu6",), pending=NO_KERNEL),
+    C("hardsigmoid", lambda x: F.hardsigmoid(x * 4), [t(2, 5)], ops=("hardsigmoid",), pending=NO_KERNEL),
+    C("elu", lambda x: F.elu(x), [t(2, 5)], ops=("elu",), pending=NO_KERNEL),
+    C("softplus", lambda x: F.softplus(x), [t(2, 5)], ops=("softplus",), pending=NO_KERNEL),
+    C("erf", lambda x: paddle.erf(x), [t(2, 5)], ops=("erf",), pending=NO_KERNEL),
+    C("sin_cos", lambda x: paddle.sin(x) + paddle.cos(x), [t(2, 5)], ops=("sin", "cos"), pending=NO_KERNEL),
+    C("log_softmax", lambda x: F.log_softmax(x, -1), [t(2, 5)], ops=("log_softmax",), pending=NO_KERNEL),
+    C("compare_greater", lambda x, y: paddle.greater_than(x, y), [t(2, 3), t(3)], ops=("greater_than",),
+      pending=NO_KERNEL),
+    C("logical_and", lambda x, y: paddle.logical_and(x, y), [t(2, 3, dtype="bool"), t(2, 3, dtype="bool")],
+      ops=("logical_and",), pending=NO_KERNEL),
+    C("min_reduce", lambda x: paddle.min(x, axis=1), [t(2, 3)], ops=("min",), pending=NO_KERNEL),
+    C("prod", lambda x: paddle.prod(x, axis=1), [t(2, 3)], ops=("prod",), pending=NO_KERNEL),
+    C("argmax", lambda x: paddle.argmax(x, axis=-1), [t(2, 5)], ops=("argmax",), pending=NO_KERNEL),
+    C("topk", lambda x: paddle.topk(x, 2)[0], [t(2, 5)], ops=("topk",), pending=NO_KERNEL),
+    C("cumsum", lambda x: paddle.cumsum(x, axis=1), [t(2, 5)], ops=("cumsum",), pending=NO_KERNEL),
 
     # --- data movement / nn ops (issue 11) ---
     C("bilinear_interp", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [t(1, 2, 3, 4)],

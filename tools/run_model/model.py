@@ -82,13 +82,16 @@ def summarize_diagnostics(stderr):
             errors.append((m.group(1), m.group(2)))
     if not errors:
         return stderr.strip().splitlines()[-1] if stderr.strip() else "kforge compile failed"
-    missing = []
+    # An op the op set lacks ("unknown op", from the verifier) or has without a kernel ("has no kernel").
+    missing, unsupported = [], 0
     for _, message in errors:
-        m = re.fullmatch(r"'(.+)' has no kernel in the op set", message)
-        if m and m.group(1) not in missing:
-            missing.append(m.group(1))
-    if missing and len(missing) == len({m for _, m in errors}):
-        return "unsupported ops (no kernel in the kernel library): " + ", ".join(missing)
+        m = re.fullmatch(r"unknown op '(.+)'|'(.+)' has no kernel in the op set", message)
+        if m:
+            unsupported += 1
+            name = m.group(1) or m.group(2)
+            missing += [name] if name not in missing else []
+    if missing and unsupported == len(errors):
+        return "unsupported ops (not in the kernel library kernels/ops.yaml): " + ", ".join(missing)
     where, message = errors[0]
     where = "" if where == "kforge" else where + ": "
     more = f" ({len(errors) - 1} more error{'s' if len(errors) > 2 else ''}; -v shows all)" if len(errors) > 1 else ""

@@ -286,6 +286,59 @@ Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis
             Tensor* out, Tensor* indices);
 // x - max - log(sum(exp(x - max))) along axis; float32, float64.
 Status log_softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out);
+// --- data movement / nn ops (issue 11) ---------------------------------------------------------------------------
+// Index and data-movement kernels take any dtype (they move elements); gather, index_select and scatter take int32 or
+// int64 indices and return an error status for one out of range. set_value / scatter / pad3d work on the plain
+// dtypes; interpolation, bmm, einsum and the normalisations on float32 and float64 (bilinear_interp also uint8).
+namespace kforge::kernels {
+
+// bilinear_interp: Paddle's BilinearInterpolation (align_corners, align_mode 0/1), 4-D NCHW or NHWC input.
+Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                       const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                       const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                       int align_mode, Tensor* output);
+// x[starts:ends:steps] over `axes` = values (broadcast to the slice; `shape` is their shape). out may alias x.
+Status set_value(const KernelContext& ctx, const Tensor& x, const IntArray& starts, const IntArray& ends,
+                 const IntArray& steps, const std::vector<int64_t>& axes, const std::vector<int64_t>& decrease_axes,
+                 const std::vector<int64_t>& none_axes, const std::vector<int64_t>& shape,
+                 const std::vector<Scalar>& values, Tensor* out);
+Status set_value_with_tensor(const KernelContext& ctx, const Tensor& x, const Tensor& values, const IntArray& starts,
+                             const IntArray& ends, const IntArray& steps, const std::vector<int64_t>& axes,
+                             const std::vector<int64_t>& decrease_axes, const std::vector<int64_t>& none_axes,
+                             Tensor* out);
+Status gather(const KernelContext& ctx, const Tensor& x, const Tensor& index, const Scalar& axis, Tensor* out);
+Status index_select(const KernelContext& ctx, const Tensor& x, const Tensor& index, int axis, Tensor* out);
+// Rows of x replaced (overwrite) or, for overwrite=false, zeroed and then accumulated from updates. out may alias x.
+Status scatter(const KernelContext& ctx, const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite,
+               Tensor* out);
+Status tile(const KernelContext& ctx, const Tensor& x, const IntArray& repeat_times, Tensor* out);
+// Empty axis: x rolled as one flat vector by shifts[0].
+Status roll(const KernelContext& ctx, const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis,
+            Tensor* out);
+Status flip(const KernelContext& ctx, const Tensor& x, const std::vector<int>& axis, Tensor* out);
+// paddings: [left, right, top, bottom, front, back]; mode constant, reflect, replicate or circular; 5-D input.
+Status pad3d(const KernelContext& ctx, const Tensor& x, const IntArray& paddings, const std::string& mode,
+             float pad_value, const std::string& data_format, Tensor* out);
+Status bmm(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// One or two operands; every label appears at most twice in all; no broadcasting ellipsis. inner_cache and xshape
+// (backward-only outputs in Paddle) are zero-filled so that results are deterministic.
+Status einsum(const KernelContext& ctx, TensorList x, const std::string& equation, Tensor* out,
+              MutableTensorList inner_cache, MutableTensorList xshape);
+Status group_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon,
+                  int groups, const std::string& data_format, Tensor* y, Tensor* mean, Tensor* variance);
+// saved_variance holds 1 / sqrt(var + epsilon), as Paddle's.
+Status instance_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon,
+                     Tensor* y, Tensor* saved_mean, Tensor* saved_variance);
+// Paddle's rms_norm (3.3: fused_rms_norm_quant): h = x + bias + residual, out = h * rsqrt(mean(h^2) + epsilon) *
+// norm_weight + norm_bias over the dims from begin_norm_axis; residual_out = h. quant_scale > 0 is not supported.
+Status rms_norm(const KernelContext& ctx, const Tensor& x, const Tensor* bias, const Tensor* residual,
+                const Tensor& norm_weight, const Tensor* norm_bias, float epsilon, int begin_norm_axis,
+                float quant_scale, int quant_round_type, float quant_max_bound, float quant_min_bound, Tensor* out,
+                Tensor* residual_out, Tensor* inv_var);
+// Elements above (tril) or below (triu) the `diagonal`-th diagonal of the last two dims set to 0; any dtype.
+Status tril(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out);
+Status triu(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out);
+// start, start + step, ... below end (above, for a negative step); float32, float64, int32, int64.
 
 }  // namespace kforge::kernels
 
@@ -312,5 +365,30 @@ Status TopKInferMeta(const Tensor& x, const Scalar& k, int axis, bool largest, b
 Status UnchangedInferMetaCheckAxis(const Tensor& x, int axis, Tensor* out);
 
 }  // namespace kforge::meta
+Status SetValueInferMeta(const Tensor& x, Tensor* out);
+Status GatherInferMeta(const Tensor& x, const Tensor& index, const Scalar& axis, Tensor* out);
+Status IndexSelectInferMeta(const Tensor& x, const Tensor& index, int axis, Tensor* out);
+Status ScatterInferMeta(const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite, Tensor* out);
+Status TileInferMeta(const Tensor& x, const IntArray& repeat_times, Tensor* out);
+Status RollInferMeta(const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis, Tensor* out);
+Status FlipInferMeta(const Tensor& x, const std::vector<int>& axis, Tensor* out);
+Status Pad3dInferMeta(const Tensor& x, const IntArray& paddings, const std::string& mode, float pad_value,
+                      const std::string& data_format, Tensor* out);
+Status BmmInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status EinsumRawInferMeta(TensorList x, const std::string& equation, Tensor* out, MutableTensorList inner_cache,
+                          MutableTensorList xshape);
+Status GroupNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon, int groups,
+                          const std::string& data_format, Tensor* y, Tensor* mean, Tensor* variance);
+Status InstanceNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon, Tensor* y,
+                             Tensor* saved_mean, Tensor* saved_variance);
+Status RmsNormInferMeta(const Tensor& x, const Tensor* bias, const Tensor* residual, const Tensor& norm_weight,
+                        const Tensor* norm_bias, float epsilon, int begin_norm_axis, float quant_scale,
+                        int quant_round_type, float quant_max_bound, float quant_min_bound, Tensor* out,
+                        Tensor* residual_out, Tensor* inv_var);
+Status TrilInferMeta(const Tensor& x, int diagonal, Tensor* out);
+Status TriuInferMeta(const Tensor& x, int diagonal, Tensor* out);
+
+}  // namespace kforge::meta
+// --- end of data movement / nn ops (issue 11) ---------------------------------------------------------------------
 
 #endif  // KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_

@@ -16,6 +16,14 @@ NUMBER = ("float32", "float64", "int32", "int64")
 FLOAT = ("float32", "float64")
 NO_KERNEL = "no kernel in kernels/ops.yaml yet"
 
+
+def _assign(x, index, value):
+    """y = a copy of x with y[index] = value: what Paddle saves as set_value_ / set_value_with_tensor_."""
+    y = x.clone()
+    y[index] = value
+    return y
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -108,9 +116,7 @@ CASES = [
       ops=("embedding",)),
     C("embedding_padding_idx", lambda ids, w: F.embedding(ids, w, padding_idx=1),
       [t(2, 3, dtype="int64", low=0, high=5)], [t(5, 4)], ops=("embedding",)),
-    C("layer_norm", lambda x, w, b: F.layer_norm(x, [4], w, b), [t(2, 3, 4)], [t(4), t(4)], ops=("layer_norm",),
-      pending="kforge's LayerNormInferMeta (shape rule and kernels/meta_basic.cc) makes mean/variance [left] = [6]; "
-              "Paddle 3.3.1 declares x.dims[:begin_norm_axis] = [2, 3]"),
+    C("layer_norm", lambda x, w, b: F.layer_norm(x, [4], w, b), [t(2, 3, 4)], [t(4), t(4)], ops=("layer_norm",)),
     C("layer_norm_2d", lambda x, w, b: F.layer_norm(x, [3, 4], w, b, epsilon=1e-3), [t(2, 3, 4)],
       [t(12), t(12)], ops=("layer_norm",)),
     C("batch_norm", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
@@ -203,19 +209,7 @@ CASES = [
     C("elu", lambda x: F.elu(x), [t(2, 5)], ops=("elu",), pending=NO_KERNEL),
     C("softplus", lambda x: F.softplus(x), [t(2, 5)], ops=("softplus",), pending=NO_KERNEL),
     C("min_reduce", lambda x: paddle.min(x, axis=1), [t(2, 3)], ops=("min",), pending=NO_KERNEL),
-    C("gather", lambda x, i: paddle.gather(x, i, axis=0), [t(4, 3), t(2, dtype="int64", low=0, high=4)],
-      ops=("gather",), pending=NO_KERNEL),
-    C("index_select", lambda x, i: paddle.index_select(x, i, axis=1), [t(2, 4), t(3, dtype="int64", low=0, high=4)],
-      ops=("index_select",), pending=NO_KERNEL),
-    C("tile", lambda x: paddle.tile(x, [2, 1]), [t(2, 3)], ops=("tile",), pending=NO_KERNEL),
     C("pad", lambda x: F.pad(x, [1, 1, 2, 0], value=0.5), [t(1, 2, 3, 3)], ops=("pad3d",), pending=NO_KERNEL),
-    C("bilinear_interp", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [t(1, 2, 2, 3)],
-      ops=("bilinear_interp",), pending=NO_KERNEL),
-    C("group_norm", lambda x, w, b: F.group_norm(x, 2, weight=w, bias=b), [t(2, 4, 3, 3)], [t(4), t(4)],
-      ops=("group_norm",), pending=NO_KERNEL),
-    C("arange", lambda x: x + paddle.arange(3, dtype="float32"), [t(2, 3)], ops=("arange",), pending=NO_KERNEL),
-    C("flip", lambda x: paddle.flip(x, [1]), [t(2, 3)], ops=("flip",), pending=NO_KERNEL),
-    C("tril", lambda x: paddle.tril(x), [t(3, 3)], ops=("tril",), pending=NO_KERNEL),
 
     # --- math/compare ops (issue 11) ---
     *[C(f"hardsigmoid_{dt}", lambda x: F.hardsigmoid(x * 4), [t(2, 5, dtype=dt)], ops=("hardsigmoid",)) for dt in FLOAT],
@@ -283,4 +277,72 @@ CASES = [
     *[C(f"swiglu_{dt}", lambda x, y: F.swiglu(x, y), [t(2, 6, dtype=dt, low=-3, high=3), t(2, 6, dtype=dt)],
         ops=("swiglu",)) for dt in FLOAT],
     C("swiglu_halves", lambda x: F.swiglu(x), [t(None, 8, run=(3, 8), low=-3, high=3)], ops=("swiglu",)),
+    C("prod", lambda x: paddle.prod(x, axis=1), [t(2, 3)], ops=("prod",), pending=NO_KERNEL),
+    C("argmax", lambda x: paddle.argmax(x, axis=-1), [t(2, 5)], ops=("argmax",), pending=NO_KERNEL),
+    C("topk", lambda x: paddle.topk(x, 2)[0], [t(2, 5)], ops=("topk",), pending=NO_KERNEL),
+    C("cumsum", lambda x: paddle.cumsum(x, axis=1), [t(2, 5)], ops=("cumsum",), pending=NO_KERNEL),
+
+    # --- data movement / nn ops (issue 11) ---
+    C("bilinear_interp", lambda x: F.interpolate(x, scale_factor=2, mode="bilinear"), [t(1, 2, 3, 4)],
+      ops=("bilinear_interp",)),
+    C("bilinear_interp_align_corners", lambda x: F.interpolate(x, size=[5, 7], mode="bilinear", align_corners=True),
+      [t(2, 2, 3, 4)], ops=("bilinear_interp",)),
+    C("bilinear_interp_align_mode1_nhwc", lambda x: F.interpolate(x, size=[4, 6], mode="bilinear", align_mode=1,
+                                                                  data_format="NHWC"),
+      [t(1, 3, 4, 2)], ops=("bilinear_interp",)),
+    C("bilinear_interp_f64", lambda x: F.interpolate(x, scale_factor=0.5, mode="bilinear"),
+      [t(1, 2, 6, 4, dtype="float64")], ops=("bilinear_interp",)),
+    # Dynamic spatial dims: the output size is an expression of them.
+    C("bilinear_interp_dynamic", lambda x: F.interpolate(x, scale_factor=1.5, mode="bilinear"),
+      [t(None, 2, None, None, run=(2, 2, 5, 6))], ops=("bilinear_interp",)),
+    C("nearest_interp_dynamic", lambda x: F.interpolate(x, scale_factor=2, mode="nearest"),
+      [t(None, 2, None, None, run=(1, 2, 3, 5))], ops=("nearest_interp",)),
+    # A DB head's upsampling over dynamic spatial dims.
+    C("conv2d_transpose_dynamic_spatial", lambda x, w: F.conv2d_transpose(x, w, stride=2),
+      [t(None, 2, None, None, run=(1, 2, 3, 4))], [t(2, 3, 2, 2)], ops=("conv2d_transpose",)),
+    C("set_value_scalar", lambda x: _assign(x, (slice(None), slice(1, 3)), 0.5), [t(2, 4, 3)],
+      ops=("set_value_",)),
+    C("set_value_tensor_negative_step", lambda x, v: _assign(x, (slice(None), slice(None, None, -1), 2), v),
+      [t(2, 4, 3), t(4)], ops=("set_value_with_tensor_",)),
+    C("set_value_int64", lambda x: _assign(x, (slice(None), 1), 7), [t(3, 4, dtype="int64")], ops=("set_value_",)),
+    C("gather", lambda x, i: paddle.gather(x, i, axis=1), [t(2, 5, 3), t(4, dtype="int64", low=0, high=5)],
+      ops=("gather",)),
+    C("gather_int32_axis0", lambda x, i: paddle.gather(x, i), [t(4, 3, dtype="int64"), t(3, dtype="int32", low=0,
+                                                                                        high=4)], ops=("gather",)),
+    C("index_select", lambda x, i: paddle.index_select(x, i, axis=-1), [t(2, 3, 5), t(4, dtype="int64", low=0, high=5)],
+      ops=("index_select",)),
+    C("scatter_overwrite", lambda x, i, u: paddle.scatter(x, i, u), [t(5, 3), t(3, dtype="int64", low=0, high=5),
+                                                                     t(3, 3)], ops=("scatter",)),
+    # Repeated indices: the rows are cleared, then every update added.
+    C("scatter_add", lambda x, i, u: paddle.scatter(x, i, u, overwrite=False),
+      [t(5, 3), t(6, dtype="int64", low=0, high=3), t(6, 3)], ops=("scatter",)),
+    C("tile", lambda x: paddle.tile(x, [2, 1, 3]), [t(None, 2, 3)], ops=("tile",)),
+    C("tile_int64", lambda x: paddle.tile(x, [3, 2]), [t(2, 2, dtype="int64")], ops=("tile",)),
+    C("roll", lambda x: paddle.roll(x, [1, -2], axis=[0, 2]), [t(3, 2, 5)], ops=("roll",)),
+    C("roll_flat", lambda x: paddle.roll(x, 4), [t(3, 5, dtype="int32")], ops=("roll",)),
+    C("flip", lambda x: paddle.flip(x, [0, -1]), [t(2, 3, 4)], ops=("flip",)),
+    C("pad_reflect", lambda x: F.pad(x, [1, 2, 2, 1], mode="reflect"), [t(1, 2, 4, 5)], ops=("pad3d",)),
+    C("pad_constant", lambda x: F.pad(x, [0, 1, 2, 0], mode="constant", value=-0.5), [t(2, 2, 3, 3)], ops=("pad3d",)),
+    C("pad3d_replicate", lambda x: F.pad(x, [1, 0, 0, 2, 1, 1], mode="replicate"), [t(1, 2, 2, 3, 3)],
+      ops=("pad3d",)),
+    C("pad3d_circular_ndhwc", lambda x: F.pad(x, [2, 1, 1, 1, 0, 1], mode="circular", data_format="NDHWC"),
+      [t(1, 2, 3, 3, 2)], ops=("pad3d",)),
+    C("bmm", lambda x, y: paddle.bmm(x, y), [t(None, 3, 4), t(None, 4, 2)], ops=("bmm",)),
+    C("einsum_batched", lambda x, y: paddle.einsum("bij,bkj->bik", x, y), [t(2, 3, 4), t(2, 5, 4)], ops=("einsum",)),
+    C("einsum_outer", lambda x, y: paddle.einsum("i,j->ij", x, y), [t(3), t(4)], ops=("einsum",)),
+    C("einsum_transpose_sum", lambda x: paddle.einsum("ijk->kj", x), [t(2, 3, 4)], ops=("einsum",)),
+    C("group_norm", lambda x, w, b: F.group_norm(x, 2, weight=w, bias=b), [t(2, 4, 3, 3)], [t(4), t(4)],
+      ops=("group_norm",)),
+    C("group_norm_nhwc", lambda x, w, b: F.group_norm(x, 3, weight=w, bias=b, data_format="NHWC"),
+      [t(None, 2, 2, 6)], [t(6), t(6)], ops=("group_norm",)),
+    C("instance_norm", lambda x, w, b: F.instance_norm(x, weight=w, bias=b), [t(None, 3, 4, 4)], [t(3), t(3)],
+      ops=("instance_norm",)),
+    C("fused_rms_norm", lambda x, r, w, b: paddle.incubate.nn.functional.fused_rms_norm(
+        x, w, b, 1e-6, 2, residual=r)[0], [t(None, 3, 8), t(None, 3, 8)], [t(8), t(8)],
+      ops=("fused_rms_norm_quant",)),
+    C("tril", lambda x: paddle.tril(x, -1), [t(2, 3, 4)], ops=("tril",)),
+    C("triu", lambda x: paddle.triu(x, 1), [t(3, 4)], ops=("triu",)),
+    C("causal_mask", lambda x: F.softmax(x + paddle.triu(paddle.full([4, 4], float("-inf")), 1), -1),
+      [t(None, 4, 4)], ops=("triu", "softmax")),
+    C("arange", lambda x: x + paddle.arange(5).astype("float32"), [t(2, 5)], ops=("arange",)),
 ]

@@ -134,16 +134,17 @@ std::string cpp_type(const Arg& arg) {
   return "";
 }
 
-// name -> "type name" of every parameter of every `Status name(...)` declared in the blocks that open with `from`
-// and close with `to` (the header may reopen a namespace further down).
+// name -> "type name" of every parameter of every `Status name(...)` declared in the blocks that open with `from` and
+// close with `to` (the header reopens its namespaces for later groups of ops).
 std::map<std::string, std::vector<std::string>> declarations(const std::string& header, const std::string& from,
                                                              const std::string& to) {
   std::string text;
   for (size_t begin = header.find(from); begin != std::string::npos; begin = header.find(from, begin + 1)) {
-    size_t end = header.find(to, begin);
-    text += header.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    const size_t end = header.find(to, begin);
+    REQUIRE(end != std::string::npos);
+    text += header.substr(begin, end - begin) + "\n";
   }
-  REQUIRE_FALSE(text.empty());
+  REQUIRE(!text.empty());
   // Drop comments, then collapse whitespace.
   text = std::regex_replace(text, std::regex("//[^\n]*"), "");
   text = std::regex_replace(text, std::regex(R"(\s+)"), " ");
@@ -178,7 +179,7 @@ TEST_CASE("ops.yaml: every kernel and infer-meta function is declared with the c
   std::string header = read_text(kSourceDir + "/kernels/kforge_kernels.h");
   auto kernels = declarations(header, "namespace kforge::kernels {", "}  // namespace kforge::kernels");
   auto metas = declarations(header, "namespace kforge::meta {", "}  // namespace kforge::meta");
-  CHECK(ops.size() == 86);
+  CHECK(ops.size() == 56 + 30 + 18);  // + issue 11's math/compare ops and data movement / nn ops
   std::set<std::string> used_kernels, used_metas;
   for (const Op& op : ops) {
     INFO("op " << op.name);
@@ -236,8 +237,9 @@ TEST_CASE("ops.yaml: derived PIR signatures equal Paddle's") {
     if (op.has_inplace && op.name.back() != '_') names.push_back("pd_op." + op.name + "_");
     for (const std::string& key : names) {
       INFO("signature " << key);
-      // Paddle writes pd_op.expand by hand (manual_op.h, §2.8), so its generator's oracle has no entry for it.
-      if (key == "pd_op.expand") {
+      // Paddle writes pd_op.expand by hand (manual_op.h, §2.8), so its generator's oracle has no entry for it;
+      // fused_rms_norm_quant is Paddle 3.3's name of 3.0's rms_norm, newer than the oracle.
+      if (key == "pd_op.expand" || key == "pd_op.fused_rms_norm_quant") {
         CHECK_FALSE(oracle.contains(key));
         continue;
       }

@@ -130,6 +130,9 @@ TEST_CASE("json: types") {
   CHECK(t.layout == DataLayout::kNHWC);
   CHECK(t.lod == std::vector<std::vector<uint64_t>>{{0, 2, 5}});
   CHECK(t.offset == 4);
+  // Paddle multiplies a dynamic -1 like any dim (instance_norm's saved_mean [N * C] is written [-3]): dynamic.
+  CHECK(type(R"({"#": "0.t_dtensor", "D": [{"#": "0.t_f32"}, [-3, 2], "NCHW", [], 0]})").dims ==
+        std::vector<int64_t>{-1, 2});
 
   const Type v = type(R"({"#": "0.t_vec", "D": [{"#": "0.t_dtensor", "D": [{"#": "0.t_f32"}, [2], "NCHW", [], 0]},
                                               {"#": "0.t_vec", "D": []}]})");

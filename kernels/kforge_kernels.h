@@ -286,6 +286,33 @@ Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis
             Tensor* out, Tensor* indices);
 // x - max - log(sum(exp(x - max))) along axis; float32, float64.
 Status log_softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out);
+
+}  // namespace kforge::kernels
+
+namespace kforge::meta {
+
+Status RealAndImagInferMeta(const Tensor& x, Tensor* out);
+Status CompareInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status LogicalBinaryInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status LogicalNotInferMeta(const Tensor& x, Tensor* out);
+Status MaskedFillInferMeta(const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out);
+Status SwiGLUInferMeta(const Tensor& x, const Tensor* y, Tensor* out);
+Status FullWithTensorInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out);
+Status OneHotInferMeta(const Tensor& x, const Scalar& num_classes, Tensor* out);
+Status CumScalarAxisInferMeta(const Tensor& x, const Scalar& axis, bool flatten, bool exclusive, bool reverse,
+                              Tensor* out);
+Status ReduceIntArrayAxisInferMetaBase(const Tensor& x, const IntArray& axis, bool keepdim, bool reduce_all,
+                                       Tensor* out);
+Status ArgMinMaxInferMeta(const Tensor& x, const Scalar& axis, bool keepdims, bool flatten, DataType dtype,
+                          Tensor* out);
+Status TopKInferMeta(const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted, Tensor* out,
+                     Tensor* indices);
+Status UnchangedInferMetaCheckAxis(const Tensor& x, int axis, Tensor* out);
+
+}  // namespace kforge::meta
+
 // --- data movement / nn ops (issue 11) ---------------------------------------------------------------------------
 // Index and data-movement kernels take any dtype (they move elements); gather, index_select and scatter take int32 or
 // int64 indices and return an error status for one out of range. set_value / scatter / pad3d work on the plain
@@ -344,27 +371,6 @@ Status triu(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out
 
 namespace kforge::meta {
 
-Status RealAndImagInferMeta(const Tensor& x, Tensor* out);
-Status CompareInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
-Status LogicalBinaryInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
-Status LogicalNotInferMeta(const Tensor& x, Tensor* out);
-Status MaskedFillInferMeta(const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out);
-Status SwiGLUInferMeta(const Tensor& x, const Tensor* y, Tensor* out);
-Status FullWithTensorInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
-Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
-Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out);
-Status OneHotInferMeta(const Tensor& x, const Scalar& num_classes, Tensor* out);
-Status CumScalarAxisInferMeta(const Tensor& x, const Scalar& axis, bool flatten, bool exclusive, bool reverse,
-                              Tensor* out);
-Status ReduceIntArrayAxisInferMetaBase(const Tensor& x, const IntArray& axis, bool keepdim, bool reduce_all,
-                                       Tensor* out);
-Status ArgMinMaxInferMeta(const Tensor& x, const Scalar& axis, bool keepdims, bool flatten, DataType dtype,
-                          Tensor* out);
-Status TopKInferMeta(const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted, Tensor* out,
-                     Tensor* indices);
-Status UnchangedInferMetaCheckAxis(const Tensor& x, int axis, Tensor* out);
-
-}  // namespace kforge::meta
 Status SetValueInferMeta(const Tensor& x, Tensor* out);
 Status GatherInferMeta(const Tensor& x, const Tensor& index, const Scalar& axis, Tensor* out);
 Status IndexSelectInferMeta(const Tensor& x, const Tensor& index, int axis, Tensor* out);

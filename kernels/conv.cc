@@ -1,9 +1,14 @@
 // conv2d, depthwise_conv2d (a grouped conv2d) and conv2d_transpose: direct loops over NCHW or NHWC tensors with
-// OIHW filters, accumulating each output element in a fixed order.
+// OIHW filters, accumulating each output element in a fixed order. With oneDNN, float32 runs there instead
+// (onednn/conv.cc) whenever it can; reference.h reaches the loops directly.
 #include <vector>
 
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "reference.h"
+#if KFORGE_KERNELS_ONEDNN
+#include "onednn/onednn.h"
+#endif
 
 namespace kforge::kernels {
 
@@ -76,7 +81,8 @@ void conv_forward(const Tensor& input, const Tensor& filter, Tensor* out, const 
   }
 }
 
-Status conv(const char* op, const KernelContext& ctx, const Tensor& input, const Tensor& filter,
+// `fast`: float32 may run on oneDNN (the public kernels); false keeps the loops (reference.h).
+Status conv(const char* op, bool fast, const KernelContext& ctx, const Tensor& input, const Tensor& filter,
             const std::vector<int>& strides, const std::vector<int>& paddings, const std::string& padding_algorithm,
             const std::vector<int>& dilations, int groups, const std::string& data_format, Tensor* out) {
   KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, op));
@@ -87,25 +93,41 @@ Status conv(const char* op, const KernelContext& ctx, const Tensor& input, const
   KFORGE_RETURN_IF_ERROR(util::conv_shape(op, input, filter, strides, paddings, padding_algorithm, dilations, groups,
                                           data_format, &s));
   KFORGE_RETURN_IF_ERROR(check_out(op, *out, dtype, s));
+#if KFORGE_KERNELS_ONEDNN
+  if (fast && dtype == DataType::kFloat32) {
+    bool handled = false;
+    Status status = onednn::conv2d(op, input, filter, s, onednn::ConvEpilogue{}, out, &handled);
+    if (handled) return status;
+  }
+#else
+  (void)fast;
+#endif
   return util::visit_float(dtype, op, [&](auto tag) -> Status {
     conv_forward<typename decltype(tag)::type>(input, filter, out, s);
     return Status::OK();
   });
 }
 
+Status conv_transpose(bool fast, const KernelContext& ctx, const Tensor& x, const Tensor& filter,
+                      const std::vector<int>& strides, const std::vector<int>& paddings,
+                      const std::vector<int>& output_padding, const IntArray& output_size,
+                      const std::string& padding_algorithm, int groups, const std::vector<int>& dilations,
+                      const std::string& data_format, Tensor* out);
+
 }  // namespace
 
 Status conv2d(const KernelContext& ctx, const Tensor& input, const Tensor& filter, const std::vector<int>& strides,
               const std::vector<int>& paddings, const std::string& padding_algorithm, const std::vector<int>& dilations,
               int groups, const std::string& data_format, Tensor* out) {
-  return conv("conv2d", ctx, input, filter, strides, paddings, padding_algorithm, dilations, groups, data_format, out);
+  return conv("conv2d", true, ctx, input, filter, strides, paddings, padding_algorithm, dilations, groups, data_format,
+              out);
 }
 
 Status depthwise_conv2d(const KernelContext& ctx, const Tensor& input, const Tensor& filter,
                         const std::vector<int>& strides, const std::vector<int>& paddings,
                         const std::string& padding_algorithm, int groups, const std::vector<int>& dilations,
                         const std::string& data_format, Tensor* out) {
-  return conv("depthwise_conv2d", ctx, input, filter, strides, paddings, padding_algorithm, dilations, groups,
+  return conv("depthwise_conv2d", true, ctx, input, filter, strides, paddings, padding_algorithm, dilations, groups,
               data_format, out);
 }
 
@@ -113,6 +135,44 @@ Status conv2d_transpose(const KernelContext& ctx, const Tensor& x, const Tensor&
                         const std::vector<int>& paddings, const std::vector<int>& output_padding,
                         const IntArray& output_size, const std::string& padding_algorithm, int groups,
                         const std::vector<int>& dilations, const std::string& data_format, Tensor* out) {
+  return conv_transpose(true, ctx, x, filter, strides, paddings, output_padding, output_size, padding_algorithm, groups,
+                        dilations, data_format, out);
+}
+
+namespace reference {
+
+Status conv2d(const KernelContext& ctx, const Tensor& input, const Tensor& filter, const std::vector<int>& strides,
+              const std::vector<int>& paddings, const std::string& padding_algorithm, const std::vector<int>& dilations,
+              int groups, const std::string& data_format, Tensor* out) {
+  return conv("conv2d", false, ctx, input, filter, strides, paddings, padding_algorithm, dilations, groups, data_format,
+              out);
+}
+
+Status depthwise_conv2d(const KernelContext& ctx, const Tensor& input, const Tensor& filter,
+                        const std::vector<int>& strides, const std::vector<int>& paddings,
+                        const std::string& padding_algorithm, int groups, const std::vector<int>& dilations,
+                        const std::string& data_format, Tensor* out) {
+  return conv("depthwise_conv2d", false, ctx, input, filter, strides, paddings, padding_algorithm, dilations, groups,
+              data_format, out);
+}
+
+Status conv2d_transpose(const KernelContext& ctx, const Tensor& x, const Tensor& filter, const std::vector<int>& strides,
+                        const std::vector<int>& paddings, const std::vector<int>& output_padding,
+                        const IntArray& output_size, const std::string& padding_algorithm, int groups,
+                        const std::vector<int>& dilations, const std::string& data_format, Tensor* out) {
+  return conv_transpose(false, ctx, x, filter, strides, paddings, output_padding, output_size, padding_algorithm,
+                        groups, dilations, data_format, out);
+}
+
+}  // namespace reference
+
+namespace {
+
+Status conv_transpose(bool fast, const KernelContext& ctx, const Tensor& x, const Tensor& filter,
+                      const std::vector<int>& strides, const std::vector<int>& paddings,
+                      const std::vector<int>& output_padding, const IntArray& output_size,
+                      const std::string& padding_algorithm, int groups, const std::vector<int>& dilations,
+                      const std::string& data_format, Tensor* out) {
   static constexpr const char* kOp = "conv2d_transpose";
   KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
   KFORGE_RETURN_IF_ERROR(util::require_output(out, kOp));
@@ -122,6 +182,15 @@ Status conv2d_transpose(const KernelContext& ctx, const Tensor& x, const Tensor&
   KFORGE_RETURN_IF_ERROR(util::conv_transpose_shape(kOp, x, filter, strides, paddings, output_padding, output_size,
                                                     padding_algorithm, groups, dilations, data_format, &s));
   KFORGE_RETURN_IF_ERROR(check_out(kOp, *out, dtype, s));
+#if KFORGE_KERNELS_ONEDNN
+  if (fast && dtype == DataType::kFloat32) {
+    bool handled = false;
+    Status status = onednn::conv2d_transpose(x, filter, s, out, &handled);
+    if (handled) return status;
+  }
+#else
+  (void)fast;
+#endif
   return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const Strides4 is = strides4(s.channel_last, s.in_c, s.in_h, s.in_w);
@@ -160,5 +229,7 @@ Status conv2d_transpose(const KernelContext& ctx, const Tensor& x, const Tensor&
     return Status::OK();
   });
 }
+
+}  // namespace
 
 }  // namespace kforge::kernels

@@ -12,13 +12,31 @@
 #ifndef KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_
 #define KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "kforge_fused.h"  // the kernels of kernels/fusion.yaml's fused ops
 #include "kforge_runtime.h"
 
 namespace kforge::kernels {
+
+// ---- library settings (kernels/settings.cc; docs/kernels.md) -------------------------------------------------
+// The float32 conv2d, depthwise_conv2d, conv2d_transpose, matmul and pool2d run on oneDNN when the library was built
+// with it (meson option `onednn`; has_onednn()); every other dtype and case runs the reference loops.
+bool has_onednn();
+// Threads those oneDNN kernels may use (at least 1; default 1). Their work is split the same way whatever the count,
+// so results are bitwise identical for every count. The reference loops are single-threaded. Thread-safe; takes
+// effect at the next call.
+void set_num_threads(int threads);
+int num_threads();
+// Declares that the `bytes` at `data` (a model's parameters) will not change until release_constant(data), which must
+// come before that memory is written or freed. The oneDNN convolutions then reorder a filter found there into the
+// layout their primitive prefers once and keep that copy; other filters are reordered on every call, or read in
+// place by a plain-layout primitive when that is cheaper. Thread-safe; both do nothing without oneDNN.
+void declare_constant(const void* data, size_t bytes);
+void release_constant(const void* data);
 
 // ---- elementwise binary (numpy broadcasting); float32, float64, int32, int64 ---------------------------------
 Status add(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
@@ -194,5 +212,189 @@ Status InterpolateInferMeta(const Tensor& x, const Tensor* out_size, TensorList 
                             int align_mode, Tensor* output);
 
 }  // namespace kforge::meta
+
+// --- math/compare ops (issue 11) ---
+
+namespace kforge::kernels {
+
+// ---- elementwise math (math.cc) ---------------------------------------------------------------------------------
+// float32, float64. hardsigmoid: max(min(x * slope + offset, 1), 0); relu6: min(max(x, 0), 6).
+Status hardsigmoid(const KernelContext& ctx, const Tensor& x, float slope, float offset, Tensor* out);
+Status relu6(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status sqrt(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status erf(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status log(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status sin(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status cos(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status abs(const KernelContext& ctx, const Tensor& x, Tensor* out);  // also int32, int64
+// x ** y with y rounded to float, then to x's type, as Paddle's PowFunctor; float32, float64, int32, int64 (an
+// integer x with a negative exponent is an error: Paddle's kernel never returns).
+Status pow(const KernelContext& ctx, const Tensor& x, const Scalar& y, Tensor* out);
+// Python's floor division (Paddle's FloorDivideFunctor); int8, uint8, int16, int32, int64, float32, float64.
+// An integer division by zero is an error; floats follow IEEE (x / 0).
+Status floor_divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// out = mask ? value : x, x and mask broadcast (numpy), value one element of x's dtype; bool, int8, uint8, int16,
+// int32, int64, float32, float64.
+Status masked_fill(const KernelContext& ctx, const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out);
+// silu(x) * y; without y, x's last dim is split in halves a | b and out = silu(a) * b. float32, float64.
+Status swiglu(const KernelContext& ctx, const Tensor& x, const Tensor* y, Tensor* out);
+
+// ---- comparisons and logic (compare.cc): broadcasting, bool out ------------------------------------------------
+// Comparisons take x and y of one dtype: bool, int8, uint8, int16, int32, int64, float32, float64.
+Status equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status not_equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status greater_than(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status greater_equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status less_than(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status less_equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// Non-zero is true; bool, int8, int16, int32, int64, float32, float64 (Paddle registers no uint8 kernel).
+Status logical_and(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status logical_or(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status logical_not(const KernelContext& ctx, const Tensor& x, Tensor* out);
+
+// ---- creation (creation_math.cc) ------------------------------------------------------------------------------
+// value (one element, any dtype) converted to out's dtype; out's dtype: bool, int8 ... float64.
+Status full_with_tensor(const KernelContext& ctx, const Tensor& value, const IntArray& shape, DataType dtype,
+                        Tensor* out);
+// Uniform in [min, max), float32 or float64, from kforge's own counter-based generator (splitmix64 of seed and the
+// element index): the same seed gives the same tensor on every run and machine (seed 0 too, unlike Paddle, where
+// 0 means "a new seed each run"); it does not reproduce Paddle's random stream.
+Status uniform(const KernelContext& ctx, const IntArray& shape, DataType dtype, const Scalar& min, const Scalar& max,
+               int seed, Tensor* out);
+// start, start + step, ... below end (Paddle's ArangeKernel: the size in double, or int64 when no Scalar is
+// floating; values accumulated in out's type). out: float32, float64, int32, int64.
+Status arange(const KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor* out);
+// x: int32 or int64 class ids in [0, num_classes) (else an error); out float32.
+Status one_hot(const KernelContext& ctx, const Tensor& x, const Scalar& num_classes, Tensor* out);
+
+// ---- scans, reductions, selection (reduce_math.cc) -------------------------------------------------------------
+// Running sum along axis (all elements with flatten), accumulated in x's type; int8, uint8, int16, int32, int64,
+// float32, float64.
+Status cumsum(const KernelContext& ctx, const Tensor& x, const Scalar& axis, bool flatten, bool exclusive,
+              bool reverse, Tensor* out);
+// Product over axis (every dim with reduce_all, an empty axis or all dims); float32, float64 (accumulated in
+// double), int32, int64 (wrapping).
+Status prod(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool keepdim, bool reduce_all,
+            Tensor* out);
+// Index of the first largest element (NaN never wins, as Eigen's argmax); out int32 or int64; x uint8, int16,
+// int32, int64, float32, float64.
+Status argmax(const KernelContext& ctx, const Tensor& x, const Scalar& axis, bool keepdims, bool flatten,
+              DataType dtype, Tensor* out);
+// The k largest (or smallest) along axis, always sorted (NaN counts as the largest, as Paddle's CPU kernel); equal
+// values in index order. indices int64. float32, float64, int32, int64.
+Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted,
+            Tensor* out, Tensor* indices);
+// x - max - log(sum(exp(x - max))) along axis; float32, float64.
+Status log_softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out);
+
+}  // namespace kforge::kernels
+
+namespace kforge::meta {
+
+Status RealAndImagInferMeta(const Tensor& x, Tensor* out);
+Status CompareInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status LogicalBinaryInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status LogicalNotInferMeta(const Tensor& x, Tensor* out);
+Status MaskedFillInferMeta(const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out);
+Status SwiGLUInferMeta(const Tensor& x, const Tensor* y, Tensor* out);
+Status FullWithTensorInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out);
+Status OneHotInferMeta(const Tensor& x, const Scalar& num_classes, Tensor* out);
+Status CumScalarAxisInferMeta(const Tensor& x, const Scalar& axis, bool flatten, bool exclusive, bool reverse,
+                              Tensor* out);
+Status ReduceIntArrayAxisInferMetaBase(const Tensor& x, const IntArray& axis, bool keepdim, bool reduce_all,
+                                       Tensor* out);
+Status ArgMinMaxInferMeta(const Tensor& x, const Scalar& axis, bool keepdims, bool flatten, DataType dtype,
+                          Tensor* out);
+Status TopKInferMeta(const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted, Tensor* out,
+                     Tensor* indices);
+Status UnchangedInferMetaCheckAxis(const Tensor& x, int axis, Tensor* out);
+
+}  // namespace kforge::meta
+
+// --- data movement / nn ops (issue 11) ---------------------------------------------------------------------------
+// Index and data-movement kernels take any dtype (they move elements); gather, index_select and scatter take int32 or
+// int64 indices and return an error status for one out of range. set_value / scatter / pad3d work on the plain
+// dtypes; interpolation, bmm, einsum and the normalisations on float32 and float64 (bilinear_interp also uint8).
+namespace kforge::kernels {
+
+// bilinear_interp: Paddle's BilinearInterpolation (align_corners, align_mode 0/1), 4-D NCHW or NHWC input.
+Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                       const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                       const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                       int align_mode, Tensor* output);
+// x[starts:ends:steps] over `axes` = values (broadcast to the slice; `shape` is their shape). out may alias x.
+Status set_value(const KernelContext& ctx, const Tensor& x, const IntArray& starts, const IntArray& ends,
+                 const IntArray& steps, const std::vector<int64_t>& axes, const std::vector<int64_t>& decrease_axes,
+                 const std::vector<int64_t>& none_axes, const std::vector<int64_t>& shape,
+                 const std::vector<Scalar>& values, Tensor* out);
+Status set_value_with_tensor(const KernelContext& ctx, const Tensor& x, const Tensor& values, const IntArray& starts,
+                             const IntArray& ends, const IntArray& steps, const std::vector<int64_t>& axes,
+                             const std::vector<int64_t>& decrease_axes, const std::vector<int64_t>& none_axes,
+                             Tensor* out);
+Status gather(const KernelContext& ctx, const Tensor& x, const Tensor& index, const Scalar& axis, Tensor* out);
+Status index_select(const KernelContext& ctx, const Tensor& x, const Tensor& index, int axis, Tensor* out);
+// Rows of x replaced (overwrite) or, for overwrite=false, zeroed and then accumulated from updates. out may alias x.
+Status scatter(const KernelContext& ctx, const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite,
+               Tensor* out);
+Status tile(const KernelContext& ctx, const Tensor& x, const IntArray& repeat_times, Tensor* out);
+// Empty axis: x rolled as one flat vector by shifts[0].
+Status roll(const KernelContext& ctx, const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis,
+            Tensor* out);
+Status flip(const KernelContext& ctx, const Tensor& x, const std::vector<int>& axis, Tensor* out);
+// paddings: [left, right, top, bottom, front, back]; mode constant, reflect, replicate or circular; 5-D input.
+Status pad3d(const KernelContext& ctx, const Tensor& x, const IntArray& paddings, const std::string& mode,
+             float pad_value, const std::string& data_format, Tensor* out);
+Status bmm(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// One or two operands; every label appears at most twice in all; no broadcasting ellipsis. inner_cache and xshape
+// (backward-only outputs in Paddle) are zero-filled so that results are deterministic.
+Status einsum(const KernelContext& ctx, TensorList x, const std::string& equation, Tensor* out,
+              MutableTensorList inner_cache, MutableTensorList xshape);
+Status group_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon,
+                  int groups, const std::string& data_format, Tensor* y, Tensor* mean, Tensor* variance);
+// saved_variance holds 1 / sqrt(var + epsilon), as Paddle's.
+Status instance_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon,
+                     Tensor* y, Tensor* saved_mean, Tensor* saved_variance);
+// Paddle's rms_norm (3.3: fused_rms_norm_quant): h = x + bias + residual, out = h * rsqrt(mean(h^2) + epsilon) *
+// norm_weight + norm_bias over the dims from begin_norm_axis; residual_out = h. quant_scale > 0 is not supported.
+Status rms_norm(const KernelContext& ctx, const Tensor& x, const Tensor* bias, const Tensor* residual,
+                const Tensor& norm_weight, const Tensor* norm_bias, float epsilon, int begin_norm_axis,
+                float quant_scale, int quant_round_type, float quant_max_bound, float quant_min_bound, Tensor* out,
+                Tensor* residual_out, Tensor* inv_var);
+// Elements above (tril) or below (triu) the `diagonal`-th diagonal of the last two dims set to 0; any dtype.
+Status tril(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out);
+Status triu(const KernelContext& ctx, const Tensor& x, int diagonal, Tensor* out);
+// start, start + step, ... below end (above, for a negative step); float32, float64, int32, int64.
+
+}  // namespace kforge::kernels
+
+namespace kforge::meta {
+
+Status SetValueInferMeta(const Tensor& x, Tensor* out);
+Status GatherInferMeta(const Tensor& x, const Tensor& index, const Scalar& axis, Tensor* out);
+Status IndexSelectInferMeta(const Tensor& x, const Tensor& index, int axis, Tensor* out);
+Status ScatterInferMeta(const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite, Tensor* out);
+Status TileInferMeta(const Tensor& x, const IntArray& repeat_times, Tensor* out);
+Status RollInferMeta(const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis, Tensor* out);
+Status FlipInferMeta(const Tensor& x, const std::vector<int>& axis, Tensor* out);
+Status Pad3dInferMeta(const Tensor& x, const IntArray& paddings, const std::string& mode, float pad_value,
+                      const std::string& data_format, Tensor* out);
+Status BmmInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
+Status EinsumRawInferMeta(TensorList x, const std::string& equation, Tensor* out, MutableTensorList inner_cache,
+                          MutableTensorList xshape);
+Status GroupNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon, int groups,
+                          const std::string& data_format, Tensor* y, Tensor* mean, Tensor* variance);
+Status InstanceNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bias, float epsilon, Tensor* y,
+                             Tensor* saved_mean, Tensor* saved_variance);
+Status RmsNormInferMeta(const Tensor& x, const Tensor* bias, const Tensor* residual, const Tensor& norm_weight,
+                        const Tensor* norm_bias, float epsilon, int begin_norm_axis, float quant_scale,
+                        int quant_round_type, float quant_max_bound, float quant_min_bound, Tensor* out,
+                        Tensor* residual_out, Tensor* inv_var);
+Status TrilInferMeta(const Tensor& x, int diagonal, Tensor* out);
+Status TriuInferMeta(const Tensor& x, int diagonal, Tensor* out);
+
+}  // namespace kforge::meta
+// --- end of data movement / nn ops (issue 11) ---------------------------------------------------------------------
 
 #endif  // KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_

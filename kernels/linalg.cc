@@ -7,6 +7,10 @@
 
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "reference.h"
+#if KFORGE_KERNELS_ONEDNN
+#include "onednn/onednn.h"
+#endif
 
 namespace kforge::kernels {
 
@@ -47,15 +51,23 @@ void gemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t n, bool b_
   }
 }
 
-}  // namespace
-
-Status matmul(const KernelContext& ctx, const Tensor& x, const Tensor& y, bool transpose_x, bool transpose_y,
-              Tensor* out) {
+// `fast`: float32 may run on oneDNN (onednn/matmul.cc); false keeps the loops (reference.h).
+Status matmul_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const Tensor& y, bool transpose_x,
+                     bool transpose_y, Tensor* out) {
   KFORGE_RETURN_IF_ERROR(util::require_output(out, "matmul"));
   const DataType dtype = util::kernel_dtype(ctx, x);
   if (x.dtype != dtype) return Status::Error("matmul: x is ", x.dtype, " but the kernel dtype is ", dtype);
   KFORGE_RETURN_IF_ERROR(check_against_meta(
       "matmul", *out, [&](Tensor* e) { return meta::MatmulInferMeta(x, y, transpose_x, transpose_y, e); }));
+#if KFORGE_KERNELS_ONEDNN
+  if (fast && dtype == DataType::kFloat32 && y.dtype == dtype) {
+    bool handled = false;
+    Status status = onednn::matmul(x, y, transpose_x, transpose_y, out, &handled);
+    if (handled) return status;
+  }
+#else
+  (void)fast;
+#endif
   // Vectors: x [K] is a row, y [K] a column; the transpose flags apply to matrices only.
   const bool x_vec = x.ndim == 1, y_vec = y.ndim == 1;
   const bool tx = transpose_x && !x_vec, ty = transpose_y && !y_vec;
@@ -106,6 +118,18 @@ Status matmul(const KernelContext& ctx, const Tensor& x, const Tensor& y, bool t
     }
     return Status::OK();
   });
+}
+
+}  // namespace
+
+Status matmul(const KernelContext& ctx, const Tensor& x, const Tensor& y, bool transpose_x, bool transpose_y,
+              Tensor* out) {
+  return matmul_kernel(true, ctx, x, y, transpose_x, transpose_y, out);
+}
+
+Status reference::matmul(const KernelContext& ctx, const Tensor& x, const Tensor& y, bool transpose_x,
+                         bool transpose_y, Tensor* out) {
+  return matmul_kernel(false, ctx, x, y, transpose_x, transpose_y, out);
 }
 
 Status embedding(const KernelContext& ctx, const Tensor& x, const Tensor& weight, int64_t padding_idx, Tensor* out) {

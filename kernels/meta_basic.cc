@@ -186,7 +186,6 @@ Status LayerNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bi
   if (!normalize_axis(begin_norm_axis, x.ndim, &axis)) {
     return Status::Error(kOp, ": begin_norm_axis ", begin_norm_axis, " is out of range for x ", x.dims_string());
   }
-  int64_t left = kernels::util::product(x.dims, 0, axis);
   int64_t right = kernels::util::product(x.dims, axis, x.ndim);
   for (const Tensor* t : {scale, bias}) {
     if (t == nullptr) continue;
@@ -199,8 +198,10 @@ Status LayerNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bi
   KFORGE_RETURN_IF_ERROR(set_like(out, x, x.dtype, kOp));
   // Statistics are float32 for half-precision inputs, else x's dtype.
   DataType stat = x.dtype == DataType::kFloat16 || x.dtype == DataType::kBFloat16 ? DataType::kFloat32 : x.dtype;
-  if (mean != nullptr) KFORGE_RETURN_IF_ERROR(set_meta(mean, stat, {left}, kOp));
-  if (variance != nullptr) KFORGE_RETURN_IF_ERROR(set_meta(variance, stat, {left}, kOp));
+  // Paddle 3.x keeps the leading dims unflattened: x [N, S, D] normalised over D gives mean [N, S].
+  const std::vector<int64_t> stat_dims(x.dims, x.dims + axis);
+  if (mean != nullptr) KFORGE_RETURN_IF_ERROR(set_meta(mean, stat, stat_dims, kOp));
+  if (variance != nullptr) KFORGE_RETURN_IF_ERROR(set_meta(variance, stat, stat_dims, kOp));
   return Status::OK();
 }
 

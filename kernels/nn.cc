@@ -6,6 +6,10 @@
 
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "reference.h"
+#if KFORGE_KERNELS_ONEDNN
+#include "onednn/onednn.h"
+#endif
 
 namespace kforge::kernels {
 
@@ -118,10 +122,13 @@ Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean,
   });
 }
 
-Status pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_size, const std::vector<int>& strides,
-              const std::vector<int>& paddings, bool ceil_mode, bool exclusive, const std::string& data_format,
-              const std::string& pooling_type, bool global_pooling, bool adaptive,
-              const std::string& padding_algorithm, Tensor* out) {
+namespace {
+
+// `fast`: float32 may run on oneDNN (onednn/pool.cc); false keeps the loops (reference.h).
+Status pool2d_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const IntArray& kernel_size,
+                     const std::vector<int>& strides, const std::vector<int>& paddings, bool ceil_mode, bool exclusive,
+                     const std::string& data_format, const std::string& pooling_type, bool global_pooling,
+                     bool adaptive, const std::string& padding_algorithm, Tensor* out) {
   static constexpr const char* kOp = "pool2d";
   KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
   KFORGE_RETURN_IF_ERROR(util::require_output(out, kOp));
@@ -131,6 +138,15 @@ Status pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_
   KFORGE_RETURN_IF_ERROR(util::pool_shape(kOp, x, kernel_size, strides, paddings, ceil_mode, data_format, pooling_type,
                                           global_pooling, adaptive, padding_algorithm, &s));
   KFORGE_RETURN_IF_ERROR(check_out4(kOp, *out, dtype, s.channel_last, s.n, s.c, s.out_h, s.out_w));
+#if KFORGE_KERNELS_ONEDNN
+  if (fast && dtype == DataType::kFloat32) {
+    bool handled = false;
+    Status status = onednn::pool2d(x, s, exclusive, out, &handled);
+    if (handled) return status;
+  }
+#else
+  (void)fast;
+#endif
   const Strides4 is = strides4(s.channel_last, s.c, s.in_h, s.in_w);
   const Strides4 os = strides4(s.channel_last, s.c, s.out_h, s.out_w);
   // Paddle's windows: [o * stride - pad, + k) clipped to the input; adaptive windows split the input evenly.
@@ -176,6 +192,24 @@ Status pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_
     }
     return Status::OK();
   });
+}
+
+}  // namespace
+
+Status pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_size, const std::vector<int>& strides,
+              const std::vector<int>& paddings, bool ceil_mode, bool exclusive, const std::string& data_format,
+              const std::string& pooling_type, bool global_pooling, bool adaptive,
+              const std::string& padding_algorithm, Tensor* out) {
+  return pool2d_kernel(true, ctx, x, kernel_size, strides, paddings, ceil_mode, exclusive, data_format, pooling_type,
+                       global_pooling, adaptive, padding_algorithm, out);
+}
+
+Status reference::pool2d(const KernelContext& ctx, const Tensor& x, const IntArray& kernel_size,
+                         const std::vector<int>& strides, const std::vector<int>& paddings, bool ceil_mode,
+                         bool exclusive, const std::string& data_format, const std::string& pooling_type,
+                         bool global_pooling, bool adaptive, const std::string& padding_algorithm, Tensor* out) {
+  return pool2d_kernel(false, ctx, x, kernel_size, strides, paddings, ceil_mode, exclusive, data_format, pooling_type,
+                       global_pooling, adaptive, padding_algorithm, out);
 }
 
 Status nearest_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,

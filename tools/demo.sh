@@ -54,8 +54,11 @@ demo_compile_program() {
   sed -n '/^kforge::Status classifier::run(const/,/^}/p' "$DEMO_OUT/classifier.cc"
   echo "-----"
   log "building examples/programs/run_classifier.cc + the generated code + the reference kernels (g++ -O2)"
+  local kernels_link=()  # what the library needs after it: oneDNN's libraries when it was built with them
+  read -ra kernels_link < "$KFORGE_BUILD_DIR/kernels/kforge_kernels.link"
   g++ -std=c++17 -O2 -Wall -Wextra -Werror -I "$DEMO_OUT" examples/programs/run_classifier.cc \
-    "$DEMO_OUT/classifier.cc" "$KFORGE_BUILD_DIR/kernels/libkforge_kernels.a" -o "$DEMO_OUT/run_classifier"
+    "$DEMO_OUT/classifier.cc" "$KFORGE_BUILD_DIR/kernels/libkforge_kernels.a" "${kernels_link[@]}" \
+    -o "$DEMO_OUT/run_classifier"
   log "running it"
   "$DEMO_OUT/run_classifier"
 }

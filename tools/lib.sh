@@ -5,7 +5,7 @@
 KFORGE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KFORGE_BUILD_DIR="${KFORGE_BUILD_DIR:-build}"
 KFORGE_PACKAGES=(meson ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev libcli11-dev catch2
-                 nlohmann-json3-dev python3-jinja2)
+                 nlohmann-json3-dev python3-jinja2 libdnnl-dev)
 # What the test suite needs beyond building kforge: clang++ (the generated op library compiles with it too) and
 # cmake (the downstream CMake example is built against an installed kforge).
 KFORGE_TEST_PACKAGES=(clang cmake)

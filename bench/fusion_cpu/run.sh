@@ -11,6 +11,8 @@ WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 PROGRAM="$ROOT/bench/fusion_cpu/chain8.yaml"
 K="$ROOT/kernels"
+kernels_link=()  # what the kernel library needs after it (oneDNN's libraries when built with them)
+read -ra kernels_link < "$BUILD/kernels/kforge_kernels.link"
 "$BUILD/tools/interp/kforge-interp" "$PROGRAM" --seed 1 --write-inputs "$WORK/inputs.bin"
 for variant in fused unfused; do
   flags=()
@@ -19,7 +21,7 @@ for variant in fused unfused; do
     -o "$WORK/$variant" --name chain8 "${flags[@]}"
   g++ -std=c++17 -O2 -I "$WORK/$variant" -I "$ROOT/tools/interp" -DKFORGE_PROGRAM_HEADER='"chain8.h"' \
     -DKFORGE_PROGRAM_CLASS=chain8 -DKFORGE_TRACE_HOOK=kforge_harness_trace "$ROOT/tools/check_program/harness.cc" \
-    "$WORK/$variant/chain8.cc" "$BUILD/kernels/libkforge_kernels.a" -o "$WORK/$variant/harness"
+    "$WORK/$variant/chain8.cc" "$BUILD/kernels/libkforge_kernels.a" "${kernels_link[@]}" -o "$WORK/$variant/harness"
 done
 for variant in fused unfused; do
   ns=$("$WORK/$variant/harness" "$WORK/inputs.bin" "$WORK/$variant/out.bin" --bench "$RUNS" | sed -n 's/.*, \([0-9.]*\) ns per run.*/\1/p')

@@ -578,6 +578,12 @@ std::optional<Value> ContextBuilder::build() {
     calls.push_back(std::move(cv));
     const passes::FusedGroup& g = fusion->groups[group];
     if (g.position != i) continue;
+    if (g.kind == passes::GroupKind::kConv) {  // one library call (conv2d_fused), errors named after the conv
+      Value step = call_context(g.conv_call, g.calls.front());
+      step.set("fused", false);
+      steps.push_back(std::move(step));
+      continue;
+    }
     auto sym_text = [this](const SymExpr& e) { return sym(e); };
     fused_groups.push_back(fused_group_function(p_, g, sym_text));
     steps.push_back(fused_group_call(p_, g, [this](uint32_t v) { return expr(v); }, where(p_.calls[g.calls.front()].loc),

@@ -101,6 +101,8 @@ int run_compile(const CompileOptions& opts) {
   fusion_options.single_call_groups = opts.target == "cuda";
   fusion_options.gemm_groups = opts.target == "cuda";  // matmul (+ bias [+ gelu]) as one GEMM call
   fusion_options.half_floats = opts.target == "cuda";  // the CUDA kernels load / store float16 and bfloat16
+  // conv (+ bias, batch norm, activation, residual) as one conv2d_fused call, when the op set has the library's.
+  if (opts.target == "cpu") fusion_options.conv_fused = library.find("conv2d_fused");
   const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);

@@ -434,6 +434,14 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
     }
   }
 
+  // Convolution groups: their bias add, batch norm and activation are no longer candidates either.
+  if (options.enabled && options.conv_fused != nullptr) {
+    for (FusedGroup& g : plan_conv_groups(program, options.conv_fused, readers, is_output)) {
+      for (uint32_t c : g.calls) infos[c] = CallInfo{};
+      built.push_back(std::move(g));
+    }
+  }
+
   GroupBuilder builder(program, infos, readers, is_output);
   std::vector<std::vector<uint32_t>> groups;  // call sets; empty once merged away
   std::vector<uint32_t> group_of(n, kNone);

@@ -9,6 +9,7 @@
 //        single_call_groups, `enabled = false` gives one-call groups instead of an empty plan.
 //   (v4) FusionOptions::half_floats: float16 / bfloat16 values in groups (GroupInput / GroupStore storage
 //        kFloat16 / kBFloat16, computed in float32); GemmGroup::dtype (GemmForm) for 16-bit GEMM groups.
+//   (v5) GroupKind::kConv, FusedGroup::conv_call, FusionOptions::conv_fused (convolution groups, below).
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -58,6 +59,18 @@
 // are formed first; the elementwise and row grouping then never takes their calls. With `enabled = false`
 // (--no-fuse) a GEMM group is the matmul alone.
 //
+// Convolution groups (FusionOptions::conv_fused, set for the CPU when the op set has the library's conv2d_fused;
+// fusion_conv.cpp). A float32 or float64 conv2d / depthwise_conv2d whose op is `pattern: out_fusible` becomes a
+// kConv group with the calls that follow it, each the sole reader of the previous one's result:
+//   conv -> [add (a per-channel bias)] -> [batch_norm / batch_norm_ (is_test or use_global_stats)] -> [activation]
+//        -> [add (a residual of the same shape)] -> [activation]
+// with at most one activation (relu, relu6, leaky_relu, clip, hardswish, sigmoid, tanh, swish, silu, gelu, with
+// constant attributes). The intermediate results and batch_norm's other outputs must be read by nothing else and
+// own their workspace buffers; no call in between may write a buffer the group reads; a conv with nothing after
+// it stays a kernel call. The group is emitted as one kernel call, `conv_call`: conv2d_fused with its operands
+// bound (the conv's attributes, the epilogue's tensors and constants), at the group's position. kernels/fusion.yaml
+// marks the convolutions out_fusible and defines conv2d_fused; compiling without it fuses no convolution.
+//
 // Index model. Every group iterates over `outer` x `inner` elements: element (i, j), i in [0, outer),
 // j in [0, inner), is flat element i * inner + j of `shape` (row-major). For elementwise groups `inner` is
 // chosen so that as many inputs as possible are contiguous / per-row / per-column (a bias [N] over [M, N]:
@@ -84,6 +97,7 @@ enum class GroupKind : uint8_t {
   kElementwise,  // one loop over outer x inner; every statement is per element (kElement)
   kRow,          // for each of `outer` rows: `num_passes` loops over the row's `inner` elements
   kGemm,         // (v3) one GEMM with an optional bias / bias+gelu epilogue: FusedGroup::gemm
+  kConv,         // (v5) one conv2d_fused kernel call: FusedGroup::conv_call
 };
 
 /// What a GEMM group applies to each accumulated element before storing it.
@@ -227,6 +241,7 @@ struct FusedGroup {
   bool has_expensive = false;    // contains exp/tanh/erf/pow/log/... or a reduction (for cost reports)
   std::string label;             // "relu+add+gelu" (op names, execution order), for comments and --dump-groups
   GemmGroup gemm;                // kGemm only (v3); stmts is empty and stores has the one output
+  KernelCall conv_call;          // kConv only (v5): the call that replaces the group; stores has its output
 };
 
 /// The result of the pass. `call_group[c]` is the group of call c or kNone (a kernel call).
@@ -255,6 +270,9 @@ struct FusionOptions {
   /// (cuda_fp16.h / cuda_bf16.h); off for the CPU, whose fused loops have no 16-bit type: there such calls
   /// stay kernel calls.
   bool half_floats = false;
+  /// (v5) The op set's conv2d_fused (kernels/fusion.yaml), which makes convolution groups (see above); null: none.
+  /// Only the CPU sets it.
+  const opdef::Op* conv_fused = nullptr;
 };
 
 /// "none", "bias", "bias_gelu".

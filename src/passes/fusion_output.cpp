@@ -138,6 +138,7 @@ std::string_view kind_name(GroupKind k) {
     case GroupKind::kElementwise: return "elementwise";
     case GroupKind::kRow: return "row";
     case GroupKind::kGemm: return "gemm";
+    case GroupKind::kConv: return "conv";
   }
   return "?";
 }

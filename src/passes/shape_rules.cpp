@@ -648,8 +648,8 @@ std::string layer_norm(OpContext& c) {
   if (!normalize_axis(begin, rank, &ax)) {
     return fmt::format("begin_norm_axis {} is out of range for x {}", begin, dims_text(x->dims));
   }
-  SymExpr left = 1, right = 1;
-  for (int64_t i = 0; i < rank; ++i) (i < ax ? left : right) *= x->dims[i];
+  SymExpr right = 1;
+  for (int64_t i = ax; i < rank; ++i) right *= x->dims[i];
   for (size_t i : {size_t{1}, size_t{2}}) {
     const ValueInfo* t = a.tensor(i);
     if (!t || t->is_vector) continue;
@@ -661,7 +661,9 @@ std::string layer_norm(OpContext& c) {
   }
   c.set_result(0, x->dtype, x->dims);
   const DataType stat = x->dtype == DataType::kFloat16 || x->dtype == DataType::kBFloat16 ? DataType::kFloat32 : x->dtype;
-  for (size_t r = 1; r < c.result_count(); ++r) c.set_result(r, stat, {left});
+  // mean and variance keep the leading dims (Paddle 3.x): x [N, S, D] normalised over D gives [N, S].
+  const SymShape lead(x->dims.begin(), x->dims.begin() + ax);
+  for (size_t r = 1; r < c.result_count(); ++r) c.set_result(r, stat, lead);
   return "";
 }
 
@@ -766,12 +768,22 @@ const std::map<std::string, Rule>& rules() {
 
 }  // namespace
 
-bool has_shape_rule(const std::string& func) { return rules().contains(func); }
+// --- issue 11's ops: the math/compare rules live in shape_rules_math.cpp, the data movement / nn rules in
+// shape_rules_index.cpp ---
+bool has_math_shape_rule(const std::string& func);
+std::string run_math_shape_rule(const std::string& func, OpContext& ctx);
+const std::map<std::string, std::string (*)(OpContext&)>& index_nn_shape_rules();
+
+bool has_shape_rule(const std::string& func) {
+  return rules().contains(func) || index_nn_shape_rules().contains(func) || has_math_shape_rule(func);
+}
 
 std::string run_shape_rule(const std::string& func, OpContext& ctx) {
   auto it = rules().find(func);
-  if (it == rules().end()) return "unknown-rule";
-  return it->second(ctx);
+  if (it != rules().end()) return it->second(ctx);
+  auto more = index_nn_shape_rules().find(func);
+  if (more != index_nn_shape_rules().end()) return more->second(ctx);
+  return has_math_shape_rule(func) ? run_math_shape_rule(func, ctx) : "unknown-rule";
 }
 
 }  // namespace kforge::passes::detail

@@ -2,6 +2,7 @@
 // Conv2dTransposeInferMeta, Pool2DInferMeta, BatchNormInferMeta, InterpolateInferMeta), mirroring
 // kernels/meta_nn.cc and kernel_util.h's conv_geometry over symbolic spatial dims.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -103,6 +104,26 @@ SymExpr conv_out(const SymExpr& in, int64_t k, int64_t dilation, int64_t p0, int
 
 std::optional<int64_t> static_dim(const SymExpr& e) { return e.constant(); }
 
+/// Paddle's interpolation size int(float(in) * scale) (float32 arithmetic). Over a dynamic dim it is exact as
+/// floor(in * m / 2^k) when scale is m / 2^k with m < 256: float(in) * scale is then exact for in < 2^16, and a
+/// larger input makes the kernel's own check fail with an error status, never a wrong size.
+std::optional<SymExpr> scaled_dim(const SymExpr& in, float scale) {
+  if (auto n = in.constant()) return SymExpr(static_cast<int64_t>(static_cast<float>(*n) * scale));
+  double m = static_cast<double>(scale);
+  int k = 0;
+  while (m != std::floor(m) && k < 64) {
+    m *= 2;
+    ++k;
+  }
+  if (m != std::floor(m) || m <= 0 || m >= 256) return std::nullopt;
+  int64_t num = static_cast<int64_t>(m);
+  while (k > 0 && num % 2 == 0) {  // lowest terms: s0 * 2 rather than floor_div(s0 * 4, 2)
+    num /= 2;
+    --k;
+  }
+  return k == 0 ? in * num : SymExpr::floor_div(in * num, int64_t{1} << k);
+}
+
 }  // namespace
 
 std::string conv_rule(OpContext& c, bool depthwise) {
@@ -166,9 +187,25 @@ std::string conv_transpose_rule(OpContext& c) {
   }
   auto kh = static_dim(filter->dims[2]), kw = static_dim(filter->dims[3]);
   auto in_h = static_dim(l.h), in_w = static_dim(l.w);
-  if (!kh || !kw || !in_h || !in_w) return "conv2d_transpose needs static spatial dims";
+  if (!kh || !kw) return "conv2d_transpose needs the filter's spatial dims static";
   Geometry g;
   if (std::string e = geometry(strides, paddings, dilations, algorithm, &g); !e.empty()) return e;
+  if (!in_h || !in_w) {
+    // Dynamic spatial dims (a detector's upsampling head): the transposed-conv size formula over them. SAME pads
+    // and output_size depend on the actual sizes, so they stay static-only.
+    if (g.same || !output_size.empty()) {
+      return "conv2d_transpose over dynamic spatial dims needs EXPLICIT or VALID padding and no output_size";
+    }
+    if (!output_padding.empty() && output_padding.size() != 2) {
+      return fmt::format("output_padding must have 2 values, got {}", output_padding.size());
+    }
+    const int64_t extra_h = output_padding.empty() ? 0 : output_padding[0];
+    const int64_t extra_w = output_padding.empty() ? 0 : output_padding[1];
+    const SymExpr out_h = (l.h - 1) * g.stride_h + (g.dilation_h * (*kh - 1) + 1 - g.pad_top - g.pad_bottom + extra_h);
+    const SymExpr out_w = (l.w - 1) * g.stride_w + (g.dilation_w * (*kw - 1) + 1 - g.pad_left - g.pad_right + extra_w);
+    c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, filter->dims[1] * groups, out_h, out_w));
+    return "";
+  }
   if (g.same) {
     same_pads(*in_h, g.stride_h, *kh, &g.pad_top, &g.pad_bottom);
     same_pads(*in_w, g.stride_w, *kw, &g.pad_left, &g.pad_right);
@@ -308,10 +345,14 @@ std::string interpolate_rule(OpContext& c) {
     if (!scales.empty()) {
       const float sh = static_cast<float>(scales[0]), sw = static_cast<float>(scales.size() > 1 ? scales[1] : scales[0]);
       if (!(sh > 0.f && sw > 0.f)) return fmt::format("scale must be positive, got {} and {}", sh, sw);
-      auto ih = l.h.constant(), iw = l.w.constant();
-      if (!ih || !iw) return "scaling a dynamic spatial dim is not supported";
-      out_h = static_cast<int64_t>(static_cast<float>(*ih) * sh);
-      out_w = static_cast<int64_t>(static_cast<float>(*iw) * sw);
+      auto scaled_h = scaled_dim(l.h, sh), scaled_w = scaled_dim(l.w, sw);
+      if (!scaled_h || !scaled_w) {
+        return fmt::format("scale {} x {} of a dynamic spatial dim is not supported: kforge computes Paddle's "
+                           "int(in * scale) over a dynamic dim only for scales m / 2^k with m < 256 (2, 0.5, 1.5, ...)",
+                           sh, sw);
+      }
+      out_h = *scaled_h;
+      out_w = *scaled_w;
     }
     if (out_size) {
       if (!out_size->data || out_size->data->numel() != 2) return runtime;

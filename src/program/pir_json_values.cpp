@@ -135,11 +135,9 @@ std::optional<Type> Reader::read_type(const Json& j, int depth) {
     for (const Json& d : dims) {
       const std::optional<int64_t> dim = get_int(d, fmt::format("a dim of '{}'", id));
       if (!dim) return std::nullopt;
-      if (*dim < kDynamicDim) {
-        error(d, fmt::format("invalid dim {} in '{}' (dims are >= 0, or -1 for a dynamic dim)", *dim, id));
-        return std::nullopt;
-      }
-      t.dims.push_back(*dim);
+      // Paddle's infer_meta multiplies a dynamic -1 like any dim: instance_norm's saved_mean [N * C] of a dynamic
+      // batch is written as [-3] for C = 3. Every negative dim is dynamic.
+      t.dims.push_back(*dim < 0 ? kDynamicDim : *dim);
     }
     return t;
   };

@@ -43,6 +43,7 @@ def main():
     kforge = build / "src" / "kforge"
     interp = build / "tools" / "interp" / "kforge-interp"
     kernels = build / "kernels" / "libkforge_kernels.a"
+    link_args = (build / "kernels" / "kforge_kernels.link").read_text().split()  # oneDNN, when built with it
     with tempfile.TemporaryDirectory(prefix="kforge-mk-e2e-") as tmp:
         work = Path(tmp)
         cache = work / "cache"
@@ -60,7 +61,7 @@ def main():
         must(run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I", gen, "-I", ROOT / "tools" / "interp",
                   f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"', f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}",
                   "-DKFORGE_TRACE_HOOK=kforge_harness_trace", ROOT / "tools/check_program/harness.cc",
-                  gen / f"{CLASS_NAME}.cc", kernels, "-o", harness, "-pthread"]), "building the generated code")
+                  gen / f"{CLASS_NAME}.cc", kernels, *link_args, "-o", harness, "-pthread"]), "building the generated code")
 
         env = dict(os.environ, KFORGE_CACHE_DIR=str(cache), KFORGE_MULTI_KERNEL_LOG="1")
         env.pop("KFORGE_MULTI_KERNEL_FORCE", None)

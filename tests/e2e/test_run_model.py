@@ -93,7 +93,8 @@ def build_load_check(tmp):
     r = run(["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", gen, "-I", ROOT / "tools" / "run_model",
              '-DKFORGE_PROGRAM_HEADER="weights.h"', "-DKFORGE_PROGRAM_CLASS=weights",
              ROOT / "tests" / "e2e" / "params" / "load_check.cc", gen / "weights.cc",
-             BUILD / "kernels" / "libkforge_kernels.a", "-o", binary])
+             BUILD / "kernels" / "libkforge_kernels.a",
+             *(BUILD / "kernels" / "kforge_kernels.link").read_text().split(), "-o", binary])
     expect(r.returncode == 0, f"load_check does not build:\n{r.stderr}")
     return binary
 

@@ -14,6 +14,8 @@ const OpRegistry& OpRegistry::builtin() {
     register_creation_ops(r);
     register_manipulation_ops(r);
     register_nn_ops(r);
+    register_math_ops(r);  // --- math/compare ops (issue 11) ---
+    register_index_nn_ops(r);  // issue 11
     return r;
   }();
   return registry;

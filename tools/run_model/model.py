@@ -152,7 +152,14 @@ def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose):
     _compile([cxx, "-std=c++17", "-O2", *shlex.split(os.environ.get("CXXFLAGS", "")), "-Wall", "-Wextra", "-Werror",
               "-I", gen_dir, "-I", HERE, f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"',
               f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}", HERE / "model_adapter.cc", gen_dir / f"{CLASS_NAME}.cc",
-              runner_o, kernels, "-o", out], "the generated code", verbose)
+              runner_o, kernels, *kernels_link_args(kernels), "-o", out], "the generated code", verbose)
+
+
+def kernels_link_args(kernels):
+    """What linking libkforge_kernels.a needs after it (oneDNN and libgomp when built with them), as its build
+    wrote it beside the library."""
+    link = kernels.parent / "kforge_kernels.link"
+    return link.read_text().split() if link.is_file() else []
 
 
 def build_cuda(gen_dir, arch, verbose):

@@ -1,6 +1,7 @@
 // matmul, embedding, softmax, layer_norm and the reductions.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <numeric>
 
 #include "tensor_builder.h"
@@ -161,6 +162,28 @@ TEST_CASE("layer_norm normalises the trailing dims") {
         std::string::npos);
   CHECK(error_of(m::LayerNormInferMeta(x, nullptr, nullptr, 1e-5f, 2, &out, nullptr, nullptr))
             .find("begin_norm_axis 2") != std::string::npos);
+}
+
+TEST_CASE("layer_norm over several trailing axes keeps the leading dims of mean and variance") {
+  // x [2, 1, 2, 2] normalised from axis 2 (4 elements per row); Paddle 3.x gives mean [2, 1], not [2].
+  Tensor x = f32({2, 1, 2, 2}, {1, 2, 3, 4, -1, -1, 1, 1});
+  Tensor scale = f32({2, 2}, {1, 1, 1, 2});
+  Tensor out, mean, var;
+  REQUIRE(m::LayerNormInferMeta(x, &scale, nullptr, 0.0f, 2, &out, &mean, &var).ok());
+  CHECK(dims_of(mean) == Dims{2, 1});
+  CHECK(dims_of(var) == Dims{2, 1});
+  REQUIRE(out.allocate().ok());
+  REQUIRE(mean.allocate().ok());
+  REQUIRE(var.allocate().ok());
+  REQUIRE(k::layer_norm(cpu(), x, &scale, nullptr, 0.0f, -2, &out, &mean, &var).ok());
+  check_close<float>(mean, {2.5f, 0});
+  check_close<float>(var, {1.25f, 1});
+  const float r = 1 / std::sqrt(1.25f);
+  check_close<float>(out, {-1.5f * r, -0.5f * r, 0.5f * r, 3.0f * r, -1, -1, 1, 2}, 1e-5);
+  // An output allocated with the flattened Paddle 2 shape is refused, not overrun.
+  Tensor flat = empty(DataType::kFloat32, {2});
+  CHECK(error_of(k::layer_norm(cpu(), x, &scale, nullptr, 0.0f, 2, &out, &flat, nullptr)).find("mean") !=
+        std::string::npos);
 }
 
 TEST_CASE("sum, mean and max reduce over axes") {

@@ -134,12 +134,17 @@ std::string cpp_type(const Arg& arg) {
   return "";
 }
 
-// name -> "type name" of every parameter of every `Status name(...)` declared between `from` and `to`.
+// name -> "type name" of every parameter of every `Status name(...)` declared in the blocks that open with `from` and
+// close with `to` (the header reopens its namespaces for later groups of ops).
 std::map<std::string, std::vector<std::string>> declarations(const std::string& header, const std::string& from,
                                                              const std::string& to) {
-  size_t begin = header.find(from), end = header.find(to, begin);
-  REQUIRE(begin != std::string::npos);
-  std::string text = header.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  std::string text;
+  for (size_t begin = header.find(from); begin != std::string::npos; begin = header.find(from, begin + 1)) {
+    const size_t end = header.find(to, begin);
+    REQUIRE(end != std::string::npos);
+    text += header.substr(begin, end - begin) + "\n";
+  }
+  REQUIRE(!text.empty());
   // Drop comments, then collapse whitespace.
   text = std::regex_replace(text, std::regex("//[^\n]*"), "");
   text = std::regex_replace(text, std::regex(R"(\s+)"), " ");
@@ -172,9 +177,9 @@ const std::string kSourceDir = KFORGE_SOURCE_DIR;
 TEST_CASE("ops.yaml: every kernel and infer-meta function is declared with the convention's parameters") {
   std::vector<Op> ops = load_ops(kSourceDir + "/kernels/ops.yaml");
   std::string header = read_text(kSourceDir + "/kernels/kforge_kernels.h");
-  auto kernels = declarations(header, "namespace kforge::kernels {", "namespace kforge::meta {");
-  auto metas = declarations(header, "namespace kforge::meta {", "#endif");
-  CHECK(ops.size() == 56);
+  auto kernels = declarations(header, "namespace kforge::kernels {", "}  // namespace kforge::kernels");
+  auto metas = declarations(header, "namespace kforge::meta {", "}  // namespace kforge::meta");
+  CHECK(ops.size() == 56 + 30 + 18);  // + issue 11's math/compare ops and data movement / nn ops
   std::set<std::string> used_kernels, used_metas;
   for (const Op& op : ops) {
     INFO("op " << op.name);
@@ -232,8 +237,15 @@ TEST_CASE("ops.yaml: derived PIR signatures equal Paddle's") {
     if (op.has_inplace && op.name.back() != '_') names.push_back("pd_op." + op.name + "_");
     for (const std::string& key : names) {
       INFO("signature " << key);
-      // Paddle writes pd_op.expand by hand (manual_op.h, §2.8), so its generator's oracle has no entry for it.
-      if (key == "pd_op.expand") {
+      // Paddle writes pd_op.expand by hand (manual_op.h, §2.8), so its generator's oracle has no entry for it;
+      // fused_rms_norm_quant is Paddle 3.3's name of 3.0's rms_norm, newer than the oracle.
+      if (key == "pd_op.expand" || key == "pd_op.fused_rms_norm_quant") {
+        CHECK_FALSE(oracle.contains(key));
+        continue;
+      }
+      // masked_fill is newer than the refdata (Paddle 3.0); tests/e2e/paddle33/masked_fill.json, which Paddle 3.3
+      // saved, checks its operands instead.
+      if (key == "pd_op.masked_fill" || key == "pd_op.masked_fill_") {
         CHECK_FALSE(oracle.contains(key));
         continue;
       }

@@ -33,6 +33,8 @@ class FusionEnv {
     return std::move(*lp);
   }
 
+  const opdef::Op* op(std::string_view name) const { return library_.find(name); }
+
  private:
   SourceManager sources_;
   std::ostringstream out_;
@@ -662,4 +664,119 @@ outputs: [p, mu, f1]
   const FusionPlan cpu_plan = plan_fusion(lp, cpu);
   for (uint32_t c : {1u, 2u, 3u, 4u, 5u}) CHECK(cpu_plan.call_group[c] == kNone);
   CHECK(plan_fusion(lp).empty());
+}
+
+// ---- convolution groups (FusionOptions::conv_fused, the CPU with kernels/fusion.yaml) ----------------------------
+
+namespace {
+
+FusionOptions conv_options() {
+  FusionOptions o;
+  o.conv_fused = env().op("conv2d_fused");
+  REQUIRE(o.conv_fused != nullptr);
+  return o;
+}
+
+const KernelArg& fused_arg(const FusedGroup& g, std::string_view name) {
+  const KernelArg* a = g.conv_call.arg(name);
+  REQUIRE(a != nullptr);
+  return *a;
+}
+
+const char* const kConvParams = R"(
+params:
+  - {name: w, dtype: float32, shape: [8, 8, 3, 3]}
+  - {name: m, dtype: float32, shape: [8]}
+  - {name: v, dtype: float32, shape: [8]}
+  - {name: s, dtype: float32, shape: [8]}
+  - {name: t, dtype: float32, shape: [8]}
+  - {name: b, dtype: float32, shape: [1, 8, 1, 1]}
+)";
+
+const char* const kConvAttrs =
+    "{strides: [1, 1], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], groups: 1, data_format: NCHW}";
+const char* const kBnAttrs =
+    "{is_test: true, momentum: 0.9, epsilon: 1.0e-3, data_format: NCHW, use_global_stats: false, "
+    "trainable_statistics: false}";
+
+}  // namespace
+
+TEST_CASE("fusion: a conv takes its bias, batch norm, residual and activation into one conv2d_fused call") {
+  LoweredProgram lp = env().compile(std::string(R"(
+program: block
+inputs: [{name: x, dtype: float32, shape: [2, 8, 6, 6]}]
+)") + kConvParams + R"(
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )" + kConvAttrs + R"(}
+  - {op: add, in: [c, b], out: [cb]}
+  - {op: batch_norm, in: [cb, m, v, s, t], out: [n, n_m, n_v, n_sm, n_sv, n_r], attrs: )" + kBnAttrs + R"(}
+  - {op: add, in: [x, n], out: [r]}
+  - {op: relu, in: [r], out: [y]}
+outputs: [y]
+)");
+  // Without the library's conv2d_fused (the default options, or --target cuda) nothing of it fuses as a convolution.
+  for (const FusedGroup& g : plan_fusion(lp).groups) CHECK(g.kind != GroupKind::kConv);
+  const FusionPlan plan = plan_fusion(lp, conv_options());
+  REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2,3,4"});
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.kind == GroupKind::kConv);
+  CHECK(g.label == "conv2d+add+batch_norm+add+relu");
+  CHECK(g.conv_call.kernel == "conv2d_fused");
+  CHECK(lp.value(fused_arg(g, "input").value).name == "x");
+  CHECK(lp.value(fused_arg(g, "bias").value).name == "b");
+  CHECK(lp.value(fused_arg(g, "shift").value).name == "t");
+  CHECK(lp.value(fused_arg(g, "residual").value).name == "x");
+  CHECK(fused_arg(g, "epsilon").constant.float_value == Approx(1e-3));
+  CHECK(fused_arg(g, "activation").constant.string_value == "relu");
+  CHECK(fused_arg(g, "activation_after_residual").constant.bool_value);
+  CHECK(fused_arg(g, "strides").constant.ints == std::vector<int64_t>{1, 1});
+  REQUIRE(g.stores.size() == 1);
+  CHECK(lp.value(g.stores[0].value).name == "y");
+  CHECK(g.internal_values.size() == 8);  // c, cb, n, the batch norm's four statistics, r
+  CHECK(dump_fusion(lp, plan).find("group 0 conv") != std::string::npos);
+  check_invariants(lp, plan);
+  apply_fusion_to_memory_plan(lp, plan);
+  CHECK(lp.plan.workspace_bytes == SymExpr(0));  // y is the output: nothing else reaches memory
+  CHECK(find_overlap(lp, {}).empty());
+}
+
+TEST_CASE("fusion: what a conv group leaves out") {
+  LoweredProgram lp = env().compile(std::string(R"(
+program: apart
+inputs: [{name: x, dtype: float32, shape: [1, 8, 6, 6]}, {name: z, dtype: float32, shape: [1, 1, 6, 6]}]
+)") + kConvParams + R"(
+ops:
+  - {op: conv2d, in: [x, w], out: [c0], attrs: )" + kConvAttrs + R"(}
+  - {op: relu, in: [c0], out: [r0]}
+  - {op: tanh, in: [c0], out: [t0]}
+  - {op: conv2d, in: [x, w], out: [c1], attrs: )" + kConvAttrs + R"(}
+  - op: batch_norm
+    in: [c1, m, v, s, t]
+    out: [n1, n1_m, n1_v, n1_sm, n1_sv, n1_r]
+    attrs: {is_test: false, momentum: 0.9, epsilon: 1.0e-5, data_format: NCHW, use_global_stats: false, trainable_statistics: false}
+  - {op: conv2d, in: [x, w], out: [c2], attrs: )" + kConvAttrs + R"(}
+  - {op: add, in: [c2, z], out: [a2]}
+  - {op: exp, in: [x], out: [e]}
+  - {op: conv2d, in: [e, w], out: [c3], attrs: )" + kConvAttrs + R"(}
+  - {op: relu_, in: [e], out: [e2]}
+  - {op: sigmoid, in: [c3], out: [y3]}
+  - {op: conv2d, in: [x, w], out: [c4], attrs: )" + kConvAttrs + R"(}
+  - {op: gelu, in: [c4], out: [y4], attrs: {approximate: false}}
+outputs: [r0, t0, n1, n1_m, a2, e2, y3, y4]
+)");
+  const FusionPlan plan = plan_fusion(lp, conv_options());
+  auto kind_of = [&](uint32_t call) -> std::string {
+    if (plan.call_group[call] == kNone) return "call";
+    return plan.groups[plan.call_group[call]].kind == GroupKind::kConv ? "conv" : "loop";
+  };
+  CHECK(kind_of(0) == "call");  // c0 has two readers
+  CHECK(kind_of(3) == "call");  // a batch norm with batch statistics (and a fetched mean_out) is no inference one
+  CHECK(kind_of(5) == "call");  // z [1, 1, 6, 6] broadcasts: neither a per-channel bias nor a residual
+  CHECK(kind_of(8) == "call");  // relu_ writes e's buffer before the sigmoid: the group would read e too late
+  REQUIRE(kind_of(11) == "conv");  // gelu joins
+  CHECK(group_of_call(plan, 11)->calls == std::vector<uint32_t>{11, 12});
+  CHECK(fused_arg(*group_of_call(plan, 11), "activation").constant.string_value == "gelu");
+  check_invariants(lp, plan);
+  apply_fusion_to_memory_plan(lp, plan);
+  CHECK(find_overlap(lp, {}).empty());
 }

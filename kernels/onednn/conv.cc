@@ -1,0 +1,356 @@
+// conv2d, depthwise_conv2d, conv2d_transpose and conv2d_fused on oneDNN (float32, NCHW or NHWC, any groups).
+//
+// One plan per shape, attribute set and epilogue (conv_plan.h): a primitive for one task's share of the work, and
+// the reorders between the caller's layouts and the primitive's. The work is split into tasks by image groups (a
+// few small images share a task, so that their filters are read once) and, for ungrouped convolutions, by chunks
+// of output channels; the split depends on the shapes only, so results do not depend on the thread count
+// (runtime.h).
+//
+// Two variants. "blocked": oneDNN picks every layout (brgconv and friends), with reorders from and to the caller's
+// layout around it. "plain": an NCHW, ungrouped convolution that reads the caller's tensors and OIHW filter in
+// place (gemm-based; a 1 x 1 convolution is then one GEMM). conv_plan.cc's choose_split() says which, from
+// measurements on resnet18 and mobilenet_v2 layers (bench/kernels; docs/kernels.md).
+//
+// Weights. The primitive reads the caller's filter, or a prepared one: reordered into the blocked layout, and with
+// conv2d_fused's batch norm folded in (w' = w * s, bias' = bias * s + shift - mean * s per output channel). A
+// prepared filter is kept when every tensor it comes from lies in memory declared constant, else prepared again on
+// every call. The batch norm is folded only then: otherwise it is two post-ops (multiply by s, add shift - mean * s,
+// per channel, computed per call), which costs no pass over the filter. The rest of the epilogue is post-ops too:
+// the activation, and the residual as a sum into the output. The plain variant takes no post-ops (its gemm-based
+// primitive runs them through oneDNN's slow reference code): its epilogue is a loop over the task's output after
+// the convolution, with the reference loops' formulas.
+#include <cmath>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "onednn/conv_plan.h"
+#include "onednn/onednn.h"
+#include "onednn/runtime.h"
+
+namespace kforge::kernels::onednn {
+
+namespace {
+
+thread_local ConvPlanInfo g_last_plan;
+
+Status reorder_into(const ConvPlan& p, const dnnl::reorder& r, const dnnl::memory::desc& from, const void* src,
+                    const dnnl::memory::desc& to, void* dst) {
+  char* scratch = p.scratchpad_bytes > 0 ? task_arena().reserve(p.scratchpad_bytes) : nullptr;
+  if (p.scratchpad_bytes > 0 && scratch == nullptr) return Status::Error("out of memory");
+  execute(r, {{DNNL_ARG_FROM, wrap(from, src)}, {DNNL_ARG_TO, wrap(to, dst)}}, p.scratchpad_bytes, scratch);
+  return Status::OK();
+}
+
+// How a call's filter reaches the primitive, and where its prepared form lives.
+struct WeightsLayout {
+  bool fold = false;          // a batch norm to fold in
+  bool prepared = false;      // the primitive reads a prepared filter (reordered and / or folded)
+  size_t stride = 0;          // bytes between chunks in the filter the primitive reads
+  size_t weights_bytes = 0;   // the prepared filter
+  size_t bias_offset = 0;     // the folded bias [oc] after it, in the same buffer
+  size_t bytes = 0;           // the whole prepared buffer
+};
+
+WeightsLayout weights_layout(const ConvPlan& p, const ConvEpilogue& e, const Tensor& filter) {
+  WeightsLayout w;
+  w.fold = e.mean != nullptr && p.geo.blocked && !p.geo.batch_norm_post_ops;
+  w.prepared = w.fold || p.weights_reorder.has_value();
+  const size_t plain_chunk = filter.bytes() / static_cast<size_t>(p.geo.chunks());
+  w.stride = p.weights_reorder ? align_up(p.weights_bytes) : plain_chunk;
+  w.weights_bytes = align_up(w.stride * static_cast<size_t>(p.geo.chunks()));
+  w.bias_offset = w.weights_bytes;
+  w.bytes = w.weights_bytes + (w.fold ? align_up(static_cast<size_t>(p.geo.oc) * sizeof(float)) : 0);
+  return w;
+}
+
+// The batch norm's per-channel scale s and shift t, as the batch_norm kernel computes them.
+void batch_norm_affine(const ConvEpilogue& e, int64_t o, float* s, float* t) {
+  const float inv_std = 1.f / std::sqrt(e.variance->data_as<const float>()[o] + e.epsilon);
+  *s = (e.scale != nullptr ? e.scale->data_as<const float>()[o] : 1.f) * inv_std;
+  *t = (e.shift != nullptr ? e.shift->data_as<const float>()[o] : 0.f) - e.mean->data_as<const float>()[o] * *s;
+}
+
+// Chunk j of the filter as the primitive reads it, into `out`; with a folded batch norm, its bias into
+// bias_out[chunk's channels] and, when the chunk must also be reordered, the folded OIHW chunk through `temp`.
+Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilogue& e, const Tensor& filter,
+                     int64_t j, char* out, float* bias_out, float* temp) {
+  const ConvGeometry& g = p.geo;
+  const int64_t per_oc = filter.numel() / g.oc, o0 = j * g.chunk_oc;
+  const float* w = filter.data_as<const float>() + o0 * per_oc;
+  if (wl.fold) {
+    float* folded = p.weights_reorder ? temp + o0 * per_oc : reinterpret_cast<float*>(out);
+    for (int64_t o = o0; o < o0 + g.chunk_oc; ++o) {
+      float s, t;
+      batch_norm_affine(e, o, &s, &t);
+      for (int64_t k = 0; k < per_oc; ++k) folded[(o - o0) * per_oc + k] = w[(o - o0) * per_oc + k] * s;
+      bias_out[o] = (e.bias != nullptr ? e.bias->data_as<const float>()[o] * s : 0.f) + t;
+    }
+    w = folded;
+  }
+  if (p.weights_reorder) return reorder_into(p, *p.weights_reorder, p.user_weights, w, p.weights, out);
+  return Status::OK();
+}
+
+bool has_epilogue(const ConvEpilogue& e) {
+  return e.bias != nullptr || e.mean != nullptr || e.activation != util::Activation::kNone || e.residual != nullptr;
+}
+
+// The plain variant's epilogue on one task's output (NCHW: `group_images` images of `chunk_oc` channels from
+// channel j * chunk_oc), as conv2d_fused's reference loops apply it. s / t: the batch norm's scale and shift;
+// res(i, c, k): the residual of image i, chunk channel c, pixel k.
+template <typename Residual>
+void epilogue_loop(const ConvGeometry& g, const ConvEpilogue& e, const float* s, const float* t, Residual res,
+                   int64_t j, float* out) {
+  const int64_t plane = g.oh * g.ow;
+  const float* bias = e.bias != nullptr ? e.bias->data_as<const float>() : nullptr;
+  for (int64_t i = 0; i < g.group_images; ++i) {
+    for (int64_t c = 0; c < g.chunk_oc; ++c) {
+      const int64_t ch = j * g.chunk_oc + c;
+      float* o = out + (i * g.oc + c) * plane;
+      for (int64_t k = 0; k < plane; ++k) {
+        float v = o[k];
+        if (bias != nullptr) v = v + bias[ch];
+        if (s != nullptr) v = v * s[ch] + t[ch];
+        if (!e.activation_after_residual) v = util::activate(e.activation, v, e.alpha, e.beta);
+        if (e.residual != nullptr) v = v + res(i, c, k);
+        if (e.activation_after_residual) v = util::activate(e.activation, v, e.alpha, e.beta);
+        o[k] = v;
+      }
+    }
+  }
+}
+
+Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
+           int64_t images, Tensor* out) {
+  const ConvGeometry& g = p.geo;
+  const int64_t image_groups = images / g.group_images, chunks = g.chunks();
+  const int64_t src_group = g.group_images * g.ic * g.ih * g.iw, dst_group = g.group_images * g.oc * g.oh * g.ow;
+  const int64_t dst_chunk = g.channel_last ? g.chunk_oc : g.chunk_oc * g.oh * g.ow;  // elements between chunks
+  const float* in = input.data_as<const float>();
+  float* dst = out->data_as<float>();
+  const float* residual = e.residual != nullptr ? e.residual->data_as<const float>() : nullptr;
+  const WeightsLayout wl = weights_layout(p, e, filter);
+
+  // The prepared filter: kept when all it comes from is declared constant, else prepared below (phase 1).
+  std::shared_ptr<const char> cached;
+  if (wl.prepared) {
+    std::vector<Source> sources = {{filter.data, filter.bytes()}};
+    for (const Tensor* t : {e.bias, e.mean, e.variance, e.scale, e.shift}) {
+      if (t != nullptr && wl.fold) sources.push_back({t->data, t->bytes()});
+    }
+    Status status;
+    cached = constant_weights(
+        p, sources, wl.bytes,
+        [&](char* buffer) {
+          std::vector<float> temp(wl.fold && p.weights_reorder ? static_cast<size_t>(filter.numel()) : 0);
+          for (int64_t j = 0; j < chunks; ++j) {
+            KFORGE_RETURN_IF_ERROR(prepare_chunk(p, wl, e, filter, j, buffer + j * wl.stride,
+                                                 reinterpret_cast<float*>(buffer + wl.bias_offset), temp.data()));
+          }
+          return Status::OK();
+        },
+        &status);
+    KFORGE_RETURN_IF_ERROR(status);
+  }
+  const bool prepare = wl.prepared && cached == nullptr;
+  const size_t prepared_total = prepare ? wl.bytes : 0;
+  const size_t temp_total = prepare && wl.fold && p.weights_reorder ? align_up(filter.bytes()) : 0;
+  // A batch norm not folded (post-ops, or the plain variant's loop): its per-channel scale and shift, [oc] each,
+  // computed here (cheap: no pass over the filter).
+  const bool loop_epilogue = !g.blocked && has_epilogue(e);
+  const bool affine = e.mean != nullptr && !wl.fold;
+  const size_t affine_total = affine ? 2 * align_up(static_cast<size_t>(g.oc) * sizeof(float)) : 0;
+  const size_t affine_offset = prepared_total + temp_total;
+  const size_t src_stride = align_up(p.src_bytes);
+  const size_t src_offset = affine_offset + affine_total;
+  const size_t src_total = p.src_reorder ? src_stride * static_cast<size_t>(image_groups) : 0;
+  char* shared = nullptr;
+  if (src_offset + src_total > 0) {
+    shared = call_arena().reserve(src_offset + src_total);
+    if (shared == nullptr) return Status::Error(op, ": out of memory");
+  }
+  float* bn_scale = affine ? reinterpret_cast<float*>(shared + affine_offset) : nullptr;
+  float* bn_shift = affine ? bn_scale + affine_total / 2 / sizeof(float) : nullptr;
+  for (int64_t o = 0; bn_scale != nullptr && o < g.oc; ++o) batch_norm_affine(e, o, &bn_scale[o], &bn_shift[o]);
+
+  // Phase 1: the per-call preparations (filter chunks, then image groups), independent of each other.
+  const int64_t weight_tasks = prepare ? chunks : 0;
+  const int64_t src_tasks = p.src_reorder ? image_groups : 0;
+  if (weight_tasks + src_tasks > 0) {
+    KFORGE_RETURN_IF_ERROR(run_tasks(weight_tasks + src_tasks, [&](int64_t t) {
+      return guarded(op, [&] {
+        if (t < weight_tasks) {
+          return prepare_chunk(p, wl, e, filter, t, shared + t * wl.stride,
+                               reinterpret_cast<float*>(shared + wl.bias_offset),
+                               reinterpret_cast<float*>(shared + prepared_total));
+        }
+        const int64_t b = t - weight_tasks;
+        return reorder_into(p, *p.src_reorder, p.user_src, in + b * src_group, p.src, shared + src_offset + b * src_stride);
+      });
+    }));
+  }
+
+  // Phase 2: one task per (image group, output-channel chunk).
+  const char* weights_base = cached ? cached.get() : wl.prepared ? shared : static_cast<const char*>(filter.data);
+  const float* bias = wl.fold ? reinterpret_cast<const float*>(weights_base + wl.bias_offset)
+                      : e.bias != nullptr ? e.bias->data_as<const float>()
+                                          : nullptr;
+  return run_tasks(image_groups * chunks, [&](int64_t t) {
+    return guarded(op, [&] {
+      const int64_t b = t / chunks, j = t % chunks;
+      const void* src = p.src_reorder ? static_cast<const void*>(shared + src_offset + b * src_stride)
+                                      : static_cast<const void*>(in + b * src_group);
+      const int64_t at = b * dst_group + j * dst_chunk;  // the task's first output element
+      const size_t dst_bytes = p.dst_reorder ? align_up(p.dst_bytes) : 0;
+      // The plain variant writes the caller's output first: a residual in that memory is saved before.
+      const int64_t task_elements = g.group_images * g.chunk_oc * g.oh * g.ow;
+      const bool save_residual = loop_epilogue && residual == dst;
+      const size_t saved_bytes = save_residual ? align_up(static_cast<size_t>(task_elements) * sizeof(float)) : 0;
+      char* scratch = task_arena().reserve(dst_bytes + saved_bytes + p.scratchpad_bytes);
+      if (scratch == nullptr) return Status::Error(op, ": out of memory");
+      void* conv_dst = p.dst_reorder ? static_cast<void*>(scratch) : static_cast<void*>(dst + at);
+      float* saved = reinterpret_cast<float*>(scratch + dst_bytes);
+      char* pad = scratch + dst_bytes + saved_bytes;
+      const int64_t plane = g.oh * g.ow;
+      auto user_residual = [&](int64_t i, int64_t c, int64_t k) { return residual[at + (i * g.oc + c) * plane + k]; };
+      if (save_residual) {
+        for (int64_t i = 0; i < g.group_images; ++i) {
+          for (int64_t c = 0; c < g.chunk_oc; ++c) {
+            for (int64_t k = 0; k < plane; ++k) saved[(i * g.chunk_oc + c) * plane + k] = user_residual(i, c, k);
+          }
+        }
+      }
+      // The residual goes where the primitive writes, for its sum post-op to add to.
+      if (p.residual_in) {
+        execute(*p.residual_in, {{DNNL_ARG_FROM, wrap(p.user_dst, residual + at)}, {DNNL_ARG_TO, wrap(p.dst, conv_dst)}},
+                p.scratchpad_bytes, pad);
+      } else if (p.residual_copy && residual + at != dst + at) {
+        execute(*p.residual_copy,
+                {{DNNL_ARG_FROM, wrap(p.user_dst, residual + at)}, {DNNL_ARG_TO, wrap(p.user_dst, dst + at)}},
+                p.scratchpad_bytes, pad);
+      }
+      std::unordered_map<int, dnnl::memory> args = {
+          {DNNL_ARG_SRC, wrap(p.src, src)},
+          {DNNL_ARG_WEIGHTS, wrap(p.weights, weights_base + j * wl.stride)},
+          {DNNL_ARG_DST, wrap(p.dst, conv_dst)}};
+      if (g.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias + j * g.chunk_oc));
+      if (g.batch_norm_post_ops) {
+        const dnnl::memory::desc per_channel = f32_desc({1, g.chunk_oc, 1, 1}, dnnl::memory::format_tag::nchw);
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(per_channel, bn_scale + j * g.chunk_oc));
+        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, wrap(per_channel, bn_shift + j * g.chunk_oc));
+      }
+      execute(p.prim, std::move(args), p.scratchpad_bytes, pad);
+      if (p.dst_reorder) {
+        execute(*p.dst_reorder, {{DNNL_ARG_FROM, wrap(p.dst, conv_dst)}, {DNNL_ARG_TO, wrap(p.user_dst, dst + at)}},
+                p.scratchpad_bytes, pad);
+      }
+      if (loop_epilogue && save_residual) {
+        epilogue_loop(g, e, bn_scale, bn_shift,
+                      [&](int64_t i, int64_t c, int64_t k) { return saved[(i * g.chunk_oc + c) * plane + k]; }, j,
+                      dst + at);
+      } else if (loop_epilogue) {
+        epilogue_loop(g, e, bn_scale, bn_shift, user_residual, j, dst + at);
+      }
+      return Status::OK();
+    });
+  });
+}
+
+// Whether everything the prepared filter comes from is declared constant (a filter alone when nothing folds).
+bool weights_constant(const Tensor& filter, const ConvEpilogue& e) {
+  if (!is_constant(filter.data, filter.bytes())) return false;
+  if (e.mean == nullptr) return true;
+  for (const Tensor* t : {e.bias, e.mean, e.variance, e.scale, e.shift}) {
+    if (t != nullptr && !is_constant(t->data, t->bytes())) return false;
+  }
+  return true;
+}
+
+Status convolve(const char* op, ConvGeometry g, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
+                int64_t images, Tensor* out, bool* handled) {
+  *handled = false;
+  if (images == 0 || out->numel() == 0) {
+    *handled = true;
+    return Status::OK();
+  }
+  if (input.numel() == 0 || filter.numel() == 0) return Status::OK();  // the reference loops write the zeros
+  SingleThreadScope single;
+  const bool constant = weights_constant(filter, e);
+  g.batch_norm_post_ops = e.mean != nullptr && !constant;  // folded into a kept filter only
+  g.bias = e.bias != nullptr || (e.mean != nullptr && !g.batch_norm_post_ops);
+  g.activation = e.activation;
+  g.alpha = e.alpha;
+  g.beta = e.beta;
+  g.activation_after_residual = e.activation_after_residual;
+  g.residual = e.residual != nullptr;
+  choose_split(&g, images, constant);
+  // The plain variant's primitive is the bare convolution (its epilogue is a loop in run()).
+  ConvGeometry primitive = g;
+  if (!g.blocked) {
+    primitive.bias = primitive.batch_norm_post_ops = primitive.residual = primitive.activation_after_residual = false;
+    primitive.activation = util::Activation::kNone;
+    primitive.alpha = primitive.beta = 0;
+  }
+  auto find = [&](const ConvGeometry& geo) {
+    return find_or_build_plan(geo.key(), [&]() -> std::shared_ptr<Plan> {
+      try {
+        return build_conv_plan(geo);
+      } catch (const dnnl::error&) {
+        return nullptr;  // descriptors oneDNN rejects (e.g. negative padding): the reference loops do them
+      }
+    });
+  };
+  std::shared_ptr<const Plan> plan;
+  KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
+    plan = find(primitive);
+    if (plan == nullptr && !g.blocked) {  // no plain implementation: the blocked one, with post-ops
+      ConvGeometry blocked = g;
+      blocked.blocked = true;
+      plan = find(blocked);
+    }
+    return Status::OK();
+  }));
+  if (plan == nullptr) return Status::OK();
+  const auto& p = static_cast<const ConvPlan&>(*plan);
+  g_last_plan = ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.impl};
+  *handled = true;
+  return run(op, p, input, filter, e, images, out);
+}
+
+}  // namespace
+
+ConvPlanInfo last_conv_plan() { return g_last_plan; }
+
+Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,
+              const ConvEpilogue& epilogue, Tensor* out, bool* handled) {
+  ConvGeometry g;
+  g.kind = ConvKind::kConv;
+  g.channel_last = s.channel_last;
+  g.ic = s.in_c, g.ih = s.in_h, g.iw = s.in_w, g.oc = s.out_c, g.oh = s.out_h, g.ow = s.out_w;
+  g.kh = s.k_h, g.kw = s.k_w, g.groups = s.groups;
+  g.sh = s.g.stride_h, g.sw = s.g.stride_w, g.dh = s.g.dilation_h, g.dw = s.g.dilation_w;
+  g.pt = s.g.pad_top, g.pl = s.g.pad_left;
+  // oneDNN wants out = (in + pt + pb - span) / stride + 1 exactly: the bottom / right padding that gives Paddle's
+  // output size (smaller than Paddle's when the last stride does not fit; those rows are never read).
+  g.pb = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.ih - g.pt;
+  g.pr = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.iw - g.pl;
+  return convolve(op, g, input, filter, epilogue, s.n, out, handled);
+}
+
+Status conv2d_transpose(const Tensor& x, const Tensor& filter, const util::ConvShape& s, Tensor* out, bool* handled) {
+  ConvGeometry g;
+  g.kind = ConvKind::kDeconv;
+  g.channel_last = s.channel_last;
+  g.ic = s.in_c, g.ih = s.in_h, g.iw = s.in_w, g.oc = s.out_c, g.oh = s.out_h, g.ow = s.out_w;
+  g.kh = s.k_h, g.kw = s.k_w, g.groups = s.groups;
+  g.sh = s.g.stride_h, g.sw = s.g.stride_w, g.dh = s.g.dilation_h, g.dw = s.g.dilation_w;
+  g.pt = s.g.pad_top, g.pl = s.g.pad_left;
+  // out = (in - 1) * stride - pt - pb + span: output_padding / output_size make Paddle's out larger, which is a
+  // smaller (possibly negative) bottom / right padding here.
+  g.pb = (g.ih - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.pt - g.oh;
+  g.pr = (g.iw - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.pl - g.ow;
+  return convolve("conv2d_transpose", g, x, filter, ConvEpilogue{}, s.n, out, handled);
+}
+
+}  // namespace kforge::kernels::onednn

@@ -1,0 +1,183 @@
+// Convolution plans: the task split, the variant and the primitive (conv_plan.h; conv.cc runs them).
+#include "onednn/conv_plan.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kforge::kernels::onednn {
+
+namespace {
+
+using tag = dnnl::memory::format_tag;
+
+// An NCHW k x k convolution (k > 1) whose filter is not declared constant runs plain below this many output
+// pixels per call (N * OH * OW): reordering the filter on every call would cost more than the gemm-based primitive
+// loses (512 channels at 2 x 2 pixels: reorder + brgconv 6.6x the gemm time; at 8 x 8 they tie).
+constexpr int64_t kPlainBelowPixels = 64;
+// An NCHW 1 x 1 convolution runs plain from this many output pixels per call on: it is one GEMM on the caller's
+// layout, while the blocked one also reorders its input and output (144 -> 24 channels at 16 x 16: plain 0.38x
+// the time; 96 -> 576 at 4 x 4: a tie; 320 -> 1280 at 2 x 2: blocked 3x faster).
+constexpr int64_t kPlain1x1FromPixels = 32;
+// Image groups: enough images per task that a task computes at least this many output pixels.
+constexpr int64_t kPixelsPerTask = 256;
+// Output-channel chunks only when each still has this many multiply-adds: a primitive's run costs a few
+// microseconds whatever its size, so small convolutions stay whole (at one thread chunks are pure cost).
+constexpr int64_t kMinChunkMacs = int64_t{1} << 20;
+
+int64_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
+
+// The largest divisor of n not above ceil(kPixelsPerTask / pixels).
+int64_t choose_group_images(int64_t n, int64_t pixels) {
+  const int64_t want = std::max<int64_t>(1, (kPixelsPerTask + pixels - 1) / std::max<int64_t>(pixels, 1));
+  for (int64_t g = std::min(n, want); g > 1; --g) {
+    if (n % g == 0) return g;
+  }
+  return 1;
+}
+
+// The output channels of one task: a chunk of 64, 48 or 32 (the first that divides them) of an ungrouped
+// convolution, when that chunk has at least kMinChunkMacs multiply-adds; else all of them.
+int64_t choose_chunk(const ConvGeometry& g) {
+  if (g.kind != ConvKind::kConv || g.groups != 1) return g.oc;
+  const int64_t macs_per_channel = g.group_images * g.oh * g.ow * g.ic * g.kh * g.kw;
+  for (int64_t c : {64, 48, 32}) {
+    if (g.oc > c && g.oc % c == 0 && c * macs_per_channel >= kMinChunkMacs) return c;
+  }
+  return g.oc;
+}
+
+// The variant (conv.cc's file comment). Grouped and depthwise convolutions, NHWC and conv2d_transpose are always
+// blocked: their gemm-based primitives are 3 to 27x slower (depthwise 3 x 3, mobilenet_v2 shapes).
+bool choose_blocked(const ConvGeometry& g, int64_t images, bool constant) {
+  if (g.kind != ConvKind::kConv || g.channel_last || g.groups != 1) return true;
+  const int64_t pixels = images * g.oh * g.ow;
+  if (g.kh == 1 && g.kw == 1) return constant && pixels < kPlain1x1FromPixels;
+  return constant || pixels >= kPlainBelowPixels;
+}
+
+struct Eltwise {
+  dnnl::algorithm alg;
+  float alpha, beta;
+};
+
+// The oneDNN eltwise of an activation (activation.h gives the formulas); false for none.
+bool eltwise_of(util::Activation a, float alpha, float beta, Eltwise* e) {
+  using util::Activation;
+  switch (a) {
+    case Activation::kNone: return false;
+    case Activation::kRelu: *e = {dnnl::algorithm::eltwise_relu, 0.f, 0.f}; return true;
+    case Activation::kLeakyRelu: *e = {dnnl::algorithm::eltwise_relu, alpha, 0.f}; return true;
+    case Activation::kRelu6: *e = {dnnl::algorithm::eltwise_clip_v2, 0.f, 6.f}; return true;
+    case Activation::kClip: *e = {dnnl::algorithm::eltwise_clip_v2, alpha, beta}; return true;
+    case Activation::kHardswish: *e = {dnnl::algorithm::eltwise_hardswish, 0.f, 0.f}; return true;
+    case Activation::kSigmoid: *e = {dnnl::algorithm::eltwise_logistic, 0.f, 0.f}; return true;
+    case Activation::kTanh: *e = {dnnl::algorithm::eltwise_tanh, 0.f, 0.f}; return true;
+    case Activation::kSwish: *e = {dnnl::algorithm::eltwise_swish, 1.f, 0.f}; return true;
+    case Activation::kGelu: *e = {dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f}; return true;
+    case Activation::kGeluTanh: *e = {dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f}; return true;
+  }
+  return false;
+}
+
+// Scratchpad by the caller, and the epilogue as post-ops: [batch norm: multiply, add per channel] [activation]
+// [sum: the residual] [activation]. conv.cc passes the batch norm's operands as post-ops 0 and 1.
+dnnl::primitive_attr attributes(const ConvGeometry& g) {
+  dnnl::primitive_attr attr = user_scratchpad();
+  dnnl::post_ops ops;
+  if (g.batch_norm_post_ops) {
+    const dnnl::memory::desc per_channel = f32_desc({1, g.chunk_oc, 1, 1}, dnnl::memory::format_tag::nchw);
+    ops.append_binary(dnnl::algorithm::binary_mul, per_channel);
+    ops.append_binary(dnnl::algorithm::binary_add, per_channel);
+  }
+  Eltwise e{};
+  const bool act = eltwise_of(g.activation, g.alpha, g.beta, &e);
+  if (act && !g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  if (g.residual) ops.append_sum(1.f);
+  if (act && g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+}  // namespace
+
+PlanKey ConvGeometry::key() const {
+  return {static_cast<int64_t>(kind), channel_last, blocked, group_images, ic, ih, iw, oc, oh, ow, kh, kw, groups,
+          chunk_oc, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops, static_cast<int64_t>(activation), bits_of(alpha),
+          bits_of(beta), activation_after_residual, residual};
+}
+
+void choose_split(ConvGeometry* g, int64_t images, bool constant) {
+  g->group_images = choose_group_images(images, g->oh * g->ow);
+  g->chunk_oc = choose_chunk(*g);
+  g->blocked = choose_blocked(*g, images, constant);
+}
+
+std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
+  auto plan = std::make_shared<ConvPlan>();
+  plan->geo = g;
+  const tag act = g.channel_last ? tag::nhwc : tag::nchw;
+  const int64_t n = g.group_images, chunk = g.chunk_oc;
+  plan->user_src = f32_desc({n, g.ic, g.ih, g.iw}, act);
+  if (g.chunks() == 1 || (!g.channel_last && n == 1)) {
+    plan->user_dst = f32_desc({n, chunk, g.oh, g.ow}, act);  // the chunk is contiguous in the caller's tensor
+  } else if (g.channel_last) {
+    plan->user_dst = f32_strided({n, chunk, g.oh, g.ow}, {g.oh * g.ow * g.oc, 1, g.ow * g.oc, g.oc});
+  } else {
+    plan->user_dst = f32_strided({n, chunk, g.oh, g.ow}, {g.oc * g.oh * g.ow, g.oh * g.ow, g.ow, 1});
+  }
+  if (g.kind == ConvKind::kConv) {
+    plan->user_weights = g.groups == 1 ? f32_desc({chunk, g.ic, g.kh, g.kw}, tag::oihw)
+                                       : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::goihw);
+  } else {  // Paddle's [in_c, out_c / groups, kh, kw]
+    plan->user_weights = g.groups == 1 ? f32_desc({g.oc, g.ic, g.kh, g.kw}, tag::iohw)
+                                       : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::giohw);
+  }
+  if (g.bias) plan->bias = f32_desc({chunk}, tag::a);
+  const dnnl::memory::desc any_src = f32_desc({n, g.ic, g.ih, g.iw}, tag::any);
+  const dnnl::memory::desc any_dst = f32_desc({n, chunk, g.oh, g.ow}, tag::any);
+  const dnnl::memory::desc any_weights(plan->user_weights.dims(), dnnl::memory::data_type::f32, tag::any);
+  const dnnl::memory::desc& src_md = g.blocked ? any_src : plan->user_src;
+  const dnnl::memory::desc& weights_md = g.blocked ? any_weights : plan->user_weights;
+  const dnnl::memory::desc& dst_md = g.blocked ? any_dst : plan->user_dst;
+  const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
+  const dnnl::primitive_attr attr = attributes(g);
+  dnnl::primitive_desc_base pd;
+  if (g.kind == ConvKind::kConv) {
+    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                         src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc conv_pd(desc, attr, engine(), true);
+    if (!conv_pd || is_reference_impl(conv_pd)) return nullptr;
+    plan->prim = dnnl::convolution_forward(conv_pd);
+    pd = conv_pd;
+  } else {
+    dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                           src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
+    dnnl::deconvolution_forward::primitive_desc deconv_pd(desc, attr, engine(), true);
+    if (!deconv_pd || is_reference_impl(deconv_pd)) return nullptr;
+    plan->prim = dnnl::deconvolution_forward(deconv_pd);
+    pd = deconv_pd;
+  }
+  plan->src = pd.src_desc();
+  plan->weights = pd.weights_desc();
+  plan->dst = pd.dst_desc();
+  plan->impl = pd.impl_info_str();
+  plan->scratchpad_bytes = pd.scratchpad_desc().get_size();
+  plan->src_bytes = plan->src.get_size();
+  plan->weights_bytes = plan->weights.get_size();
+  plan->dst_bytes = plan->dst.get_size();
+  plan->src_reorder = make_reorder(plan->user_src, plan->src, &plan->scratchpad_bytes);
+  plan->weights_reorder = make_reorder(plan->user_weights, plan->weights, &plan->scratchpad_bytes);
+  plan->dst_reorder = make_reorder(plan->dst, plan->user_dst, &plan->scratchpad_bytes);
+  if (g.residual && plan->dst_reorder) {
+    plan->residual_in = make_reorder(plan->user_dst, plan->dst, &plan->scratchpad_bytes);
+  } else if (g.residual) {
+    plan->residual_copy = make_reorder(plan->user_dst, plan->user_dst, &plan->scratchpad_bytes, true);
+  }
+  return plan;
+}
+
+}  // namespace kforge::kernels::onednn

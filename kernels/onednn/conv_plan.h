@@ -1,0 +1,66 @@
+// Plans of the oneDNN convolutions (conv.cc runs them): what defines one, how the work is split, the variant, and
+// the primitive with its reorders and post-ops. Internal to kernels/onednn/.
+#ifndef KFORGE_KERNELS_ONEDNN_CONV_PLAN_H_
+#define KFORGE_KERNELS_ONEDNN_CONV_PLAN_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "activation.h"
+#include "onednn/runtime.h"
+
+namespace kforge::kernels::onednn {
+
+enum class ConvKind : int64_t { kConv = 1, kDeconv = 2 };
+
+// Everything that defines a convolution plan (its PlanKey).
+struct ConvGeometry {
+  ConvKind kind = ConvKind::kConv;
+  bool channel_last = false;
+  bool blocked = true;       // the variant (conv.cc's file comment)
+  int64_t group_images = 1;  // images per task
+  int64_t ic = 0, ih = 0, iw = 0, oc = 0, oh = 0, ow = 0, kh = 0, kw = 0, groups = 1;
+  int64_t chunk_oc = 0;  // output channels per task
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;  // pb / pr as oneDNN counts them
+  // The epilogue of conv2d_fused: a per-channel bias (given, or from a folded batch norm), a batch norm as post-ops
+  // (per-channel multiply and add; when it is not folded into the filter), one activation before or after the
+  // residual, and the residual (a sum post-op).
+  bool bias = false;
+  bool batch_norm_post_ops = false;
+  util::Activation activation = util::Activation::kNone;
+  float alpha = 0, beta = 0;
+  bool activation_after_residual = false;
+  bool residual = false;
+
+  int64_t chunks() const { return oc / chunk_oc; }
+  PlanKey key() const;
+};
+
+// Fills group_images, chunk_oc and blocked for a call with `images` images, from the shapes (and whether the
+// filter is declared constant) only.
+void choose_split(ConvGeometry* g, int64_t images, bool constant);
+
+struct ConvPlan : Plan {
+  ConvGeometry geo;
+  dnnl::primitive prim;
+  dnnl::memory::desc user_src, src;          // one image group, as the caller and as the primitive lay it out
+  dnnl::memory::desc user_weights, weights;  // one chunk of the filter
+  dnnl::memory::desc user_dst, dst;          // one chunk of one image group
+  dnnl::memory::desc bias;                   // one chunk of the bias (when geo.bias)
+  std::optional<dnnl::reorder> src_reorder, weights_reorder, dst_reorder;  // where the layouts differ
+  std::optional<dnnl::reorder> residual_in;  // the residual into the primitive's dst layout (sum post-op)
+  std::optional<dnnl::reorder> residual_copy;  // the residual into the caller's dst, when the primitive writes there
+  size_t src_bytes = 0, weights_bytes = 0, dst_bytes = 0, scratchpad_bytes = 0;
+  std::string impl;
+};
+
+// Builds the plan, or returns null when oneDNN has no implementation for it but its reference one (then another
+// variant or the reference loops run). Throws
+// dnnl::error for descriptors oneDNN rejects.
+std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g);
+
+}  // namespace kforge::kernels::onednn
+
+#endif  // KFORGE_KERNELS_ONEDNN_CONV_PLAN_H_

@@ -1,0 +1,99 @@
+// pool2d on oneDNN (float32, NCHW or NHWC, read and written in the caller's layout).
+//
+// Paddle's windows map onto oneDNN's as follows: max is pooling_max (padding never wins); avg with `exclusive`
+// divides by the elements inside the input, which is pooling_avg_exclude_padding, and without it by the full
+// kernel size, which is pooling_avg_include_padding; ceil_mode is a larger bottom / right padding; global pooling
+// is a kernel the size of the input; adaptive pooling is a plain kernel when the input divides evenly into the
+// output (window = stride = in / out), and is left to the reference loops otherwise. So is a configuration where a
+// window lies wholly in the padding (Paddle would divide by zero or keep -FLT_MAX there).
+#include <algorithm>
+#include <string>
+
+#include "onednn/onednn.h"
+#include "onednn/runtime.h"
+
+namespace kforge::kernels::onednn {
+
+namespace {
+
+struct PoolPlan : Plan {
+  dnnl::pooling_forward prim;
+  dnnl::memory::desc src, dst;
+  size_t scratchpad_bytes = 0;
+};
+
+// The oneDNN window of one spatial dim: kernel, stride, and paddings that give exactly `out` windows; false when a
+// window would be empty.
+bool window(const util::PoolShape& s, bool height, int64_t* k, int64_t* stride, int64_t* pad_l, int64_t* pad_r) {
+  const int64_t in = height ? s.in_h : s.in_w, out = height ? s.out_h : s.out_w;
+  if (s.adaptive) {
+    if (in % out != 0) return false;
+    *k = *stride = in / out;
+    *pad_l = *pad_r = 0;
+    return true;
+  }
+  *k = height ? s.k_h : s.k_w;
+  *stride = height ? s.g.stride_h : s.g.stride_w;
+  *pad_l = height ? s.g.pad_top : s.g.pad_left;
+  *pad_r = (out - 1) * *stride + *k - in - *pad_l;
+  const bool first_empty = *k <= *pad_l, last_empty = (out - 1) * *stride - *pad_l >= in;
+  return !first_empty && !last_empty;
+}
+
+}  // namespace
+
+Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor* out, bool* handled) {
+  static constexpr const char* kOp = "pool2d";
+  *handled = false;
+  if (s.n == 0 || s.c == 0 || s.out_h == 0 || s.out_w == 0) {
+    *handled = true;
+    return Status::OK();
+  }
+  int64_t kh, kw, sh, sw, pt, pb, pl, pr;
+  if (!window(s, true, &kh, &sh, &pt, &pb) || !window(s, false, &kw, &sw, &pl, &pr)) return Status::OK();
+  const dnnl::algorithm alg = s.is_max ? dnnl::algorithm::pooling_max
+                              : exclusive || s.adaptive ? dnnl::algorithm::pooling_avg_exclude_padding
+                                                        : dnnl::algorithm::pooling_avg_include_padding;
+  SingleThreadScope single;
+  const PlanKey key{3, s.channel_last, static_cast<int64_t>(alg), s.c, s.in_h, s.in_w, s.out_h, s.out_w,
+                    kh, kw, sh, sw, pt, pb, pl, pr};
+  std::shared_ptr<const Plan> plan;
+  KFORGE_RETURN_IF_ERROR(guarded(kOp, [&] {
+    plan = find_or_build_plan(key, [&]() -> std::shared_ptr<Plan> {
+      try {
+        auto p = std::make_shared<PoolPlan>();
+        const auto layout = s.channel_last ? dnnl::memory::format_tag::nhwc : dnnl::memory::format_tag::nchw;
+        p->src = f32_desc({1, s.c, s.in_h, s.in_w}, layout);
+        p->dst = f32_desc({1, s.c, s.out_h, s.out_w}, layout);
+        dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, p->src, p->dst, {sh, sw}, {kh, kw},
+                                         {pt, pl}, {pb, pr});
+        dnnl::pooling_forward::primitive_desc pd(desc, user_scratchpad(), engine(), true);
+        if (!pd || is_reference_impl(pd)) return nullptr;
+        p->prim = dnnl::pooling_forward(pd);
+        p->scratchpad_bytes = pd.scratchpad_desc().get_size();
+        return p;
+      } catch (const dnnl::error&) {
+        return nullptr;  // a window oneDNN rejects: the reference loops do it
+      }
+    });
+    return Status::OK();
+  }));
+  if (plan == nullptr) return Status::OK();
+  const auto& p = static_cast<const PoolPlan&>(*plan);
+  *handled = true;
+  const int64_t in_image = s.c * s.in_h * s.in_w, out_image = s.c * s.out_h * s.out_w;
+  const float* src = x.data_as<const float>();
+  float* dst = out->data_as<float>();
+  // One task per image: each output element is one window's max or mean, whatever the split.
+  return run_tasks(s.n, [&](int64_t b) {
+    return guarded(kOp, [&] {
+      char* scratch = task_arena().reserve(p.scratchpad_bytes);
+      if (scratch == nullptr) return Status::Error(kOp, ": out of memory");
+      execute(p.prim, {{DNNL_ARG_SRC, wrap(p.src, src + b * in_image)}, {DNNL_ARG_DST, wrap(p.dst, dst + b * out_image)}},
+              p.scratchpad_bytes, scratch);
+      return Status::OK();
+    });
+  });
+}
+
+}  // namespace kforge::kernels::onednn

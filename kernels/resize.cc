@@ -1,0 +1,110 @@
+// bilinear_interp over NCHW or NHWC tensors: Paddle's BilinearInterpolation (interpolate_kernel.cc), with its
+// float32 source coordinates and weights and its evaluation order, so that float32 results match Paddle's bits.
+#include <vector>
+
+#include "kernel_util.h"
+#include "kforge_kernels.h"
+
+namespace kforge::kernels {
+
+namespace {
+
+// For each output position along one axis: the two source indices and their weights.
+struct Taps {
+  std::vector<int64_t> lo, hi;
+  std::vector<float> w_lo, w_hi;
+};
+
+// Paddle's coordinates: align_flag (align_mode 0 without align_corners) uses half-pixel centres, else o * ratio.
+Taps taps(int64_t in, int64_t out, float ratio, bool align_flag) {
+  Taps t;
+  for (int64_t o = 0; o < out; ++o) {
+    // Paddle writes ratio * (o + 0.5) - 0.5 with a double literal: the product is computed in double.
+    const double centre = static_cast<double>(ratio) * (static_cast<double>(o) + 0.5) - 0.5;
+    int64_t lo = align_flag ? static_cast<int64_t>(static_cast<int>(centre))
+                            : static_cast<int64_t>(static_cast<int>(ratio * static_cast<float>(o)));
+    lo = lo > 0 ? lo : 0;
+    const int64_t hi = lo + 1 < in - 1 ? lo + 1 : in - 1;
+    float src = static_cast<float>(centre);
+    src = src > 0 ? src : 0;
+    const float d = align_flag ? src - static_cast<float>(lo) : ratio * static_cast<float>(o) - static_cast<float>(lo);
+    t.lo.push_back(lo);
+    t.hi.push_back(hi);
+    t.w_lo.push_back(1.f - d);  // the weight of lo is the distance to hi
+    t.w_hi.push_back(d);
+  }
+  return t;
+}
+
+}  // namespace
+
+Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                       const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                       const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                       int align_mode, Tensor* output) {
+  (void)out_d;
+  (void)interp_method;  // the op is bilinear whatever the attribute says, as in Paddle
+  static constexpr const char* kOp = "bilinear_interp";
+  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
+  KFORGE_RETURN_IF_ERROR(util::require_output(output, kOp, "output"));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype) return Status::Error(kOp, ": x is ", x.dtype, ", kernel dtype ", dtype);
+  util::InterpShape s;
+  KFORGE_RETURN_IF_ERROR(
+      util::interp_shape(kOp, x, out_size, size_tensor, scale_tensor, data_format, out_h, out_w, scale, &s));
+  if (s.out_h < 0) return Status::Error(kOp, ": the output size tensors have no data");
+  if (output->dtype != dtype) return Status::Error(kOp, ": output is ", output->dtype, ", expected ", dtype);
+  Tensor expected;
+  KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_h, s.out_w, s.c})
+                                        : expected.set_dims({s.n, s.c, s.out_h, s.out_w}));
+  KFORGE_RETURN_IF_ERROR(util::require_dims(*output, expected, kOp, "output"));
+  if (s.in_h == s.out_h && s.in_w == s.out_w) {  // Paddle copies
+    util::copy_bytes(output->data, x.data, x.bytes());
+    return Status::OK();
+  }
+  auto ratio = [align_corners](int64_t in, int64_t out, float scale_value) {
+    if (out <= 1) return 0.f;
+    if (align_corners) return static_cast<float>(in - 1) / static_cast<float>(out - 1);
+    return scale_value > 0.f ? static_cast<float>(1. / scale_value) : static_cast<float>(in) / static_cast<float>(out);
+  };
+  const bool align_flag = align_mode == 0 && !align_corners;
+  const Taps th = taps(s.in_h, s.out_h, ratio(s.in_h, s.out_h, s.scale_h), align_flag);
+  const Taps tw = taps(s.in_w, s.out_w, ratio(s.in_w, s.out_w, s.scale_w), align_flag);
+  // Element strides of N, C, H, W in the layout.
+  const int64_t in_sn = s.c * s.in_h * s.in_w, out_sn = s.c * s.out_h * s.out_w;
+  const int64_t in_sc = s.channel_last ? 1 : s.in_h * s.in_w, out_sc = s.channel_last ? 1 : s.out_h * s.out_w;
+  const int64_t in_sh = s.channel_last ? s.in_w * s.c : s.in_w, out_sh = s.channel_last ? s.out_w * s.c : s.out_w;
+  const int64_t in_sw = s.channel_last ? s.c : 1, out_sw = s.channel_last ? s.c : 1;
+  auto run = [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    // T * float: float for float32 and uint8 (truncated back to uint8 as Paddle's T out_t does), double for float64.
+    const T* xd = x.data_as<const T>();
+    T* od = output->data_as<T>();
+    for (int64_t b = 0; b < s.n; ++b) {
+      for (int64_t ch = 0; ch < s.c; ++ch) {
+        const T* plane = xd + b * in_sn + ch * in_sc;
+        T* dst = od + b * out_sn + ch * out_sc;
+        for (int64_t k = 0; k < s.out_h; ++k) {
+          const T* row_n = plane + th.lo[k] * in_sh;
+          const T* row_s = plane + th.hi[k] * in_sh;
+          const float ds = th.w_lo[k], dn = th.w_hi[k];
+          for (int64_t l = 0; l < s.out_w; ++l) {
+            const int64_t xw = tw.lo[l] * in_sw, xe = tw.hi[l] * in_sw;
+            const float de = tw.w_lo[l], dw = tw.w_hi[l];
+            dst[k * out_sh + l * out_sw] = static_cast<T>(row_n[xw] * ds * de + row_s[xw] * dn * de +
+                                                          row_n[xe] * ds * dw + row_s[xe] * dn * dw);
+          }
+        }
+      }
+    }
+    return Status::OK();
+  };
+  switch (dtype) {
+    case DataType::kFloat32: return run(util::Tag<float>{});
+    case DataType::kFloat64: return run(util::Tag<double>{});
+    case DataType::kUInt8: return run(util::Tag<uint8_t>{});
+    default: return util::unsupported_dtype(kOp, dtype);
+  }
+}
+
+}  // namespace kforge::kernels

@@ -1,0 +1,47 @@
+// Library-wide settings of kforge_kernels.h: the thread count and the constant-weights declarations. They matter
+// only to the oneDNN-backed kernels (kernels/onednn/); built without oneDNN they are kept or ignored.
+#include <atomic>
+#include <cstddef>
+
+#include "kforge_kernels.h"
+
+#if KFORGE_KERNELS_ONEDNN
+#include "onednn/runtime.h"
+#endif
+
+namespace kforge::kernels {
+
+namespace {
+std::atomic<int> g_num_threads{1};
+}  // namespace
+
+void set_num_threads(int threads) { g_num_threads.store(threads < 1 ? 1 : threads, std::memory_order_relaxed); }
+
+int num_threads() { return g_num_threads.load(std::memory_order_relaxed); }
+
+bool has_onednn() {
+#if KFORGE_KERNELS_ONEDNN
+  return true;
+#else
+  return false;
+#endif
+}
+
+void declare_constant(const void* data, size_t bytes) {
+#if KFORGE_KERNELS_ONEDNN
+  onednn::declare_constant(data, bytes);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
+void release_constant(const void* data) {
+#if KFORGE_KERNELS_ONEDNN
+  onednn::release_constant(data);
+#else
+  (void)data;
+#endif
+}
+
+}  // namespace kforge::kernels

@@ -1,0 +1,195 @@
+// The oneDNN paths of matmul and pool2d against the reference loops (bounds in compare_paths.h), the cases they
+// leave to the loops, and thread counts (bitwise). Built only with oneDNN.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "compare_paths.h"
+#include "kernel_util.h"
+#include "kforge_kernels.h"
+#include "onednn/onednn.h"
+#include "reference.h"
+
+using namespace kforge;
+using namespace kforge::test;
+namespace k = kforge::kernels;
+namespace m = kforge::meta;
+namespace util = kforge::kernels::util;
+
+namespace {
+
+struct MatmulCase {
+  std::vector<int64_t> x, y;
+  bool tx = false, ty = false;
+};
+
+Tensor run_matmul(const MatmulCase& c, const Tensor& x, const Tensor& y, int path) {  // 0 reference, 1 public, 2 oneDNN
+  Tensor out = poisoned_like(output_from([&](Tensor* o) { return m::MatmulInferMeta(x, y, c.tx, c.ty, o); }));
+  Status s;
+  if (path == 0) {
+    s = k::reference::matmul(cpu(), x, y, c.tx, c.ty, &out);
+  } else if (path == 1) {
+    s = k::matmul(cpu(), x, y, c.tx, c.ty, &out);
+  } else {
+    bool handled = false;
+    s = k::onednn::matmul(x, y, c.tx, c.ty, &out, &handled);
+    REQUIRE(handled);
+  }
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("oneDNN matmul matches the reference loops: transposes, vectors, broadcast batches, blocks") {
+  const std::vector<MatmulCase> cases = {
+      {{3, 4}, {4, 5}},
+      {{4, 3}, {4, 5}, true},
+      {{3, 4}, {5, 4}, false, true},
+      {{4, 3}, {5, 4}, true, true},
+      {{7}, {7, 5}},
+      {{6, 7}, {7}},
+      {{7}, {7}},
+      {{2, 3, 4, 5}, {5, 6}},
+      {{2, 1, 4, 5}, {3, 5, 6}},
+      {{4, 5}, {2, 3, 5, 6}},
+      {{2, 3, 5, 4}, {2, 3, 6, 5}, true, true},
+      {{1, 512}, {512, 1000}},
+      {{300, 70}, {70, 520}},         // 2 x 3 blocks of 256 with a bottom and a right edge
+      {{70, 300}, {520, 70}, true, true},
+      {{2, 257, 33}, {33, 256}},      // a 1-row bottom edge, one full column block
+  };
+  uint32_t seed = 200;
+  for (const MatmulCase& c : cases) {
+    INFO("x " << util::dims_string(c.x) << (c.tx ? "^T" : "") << " y " << util::dims_string(c.y) << (c.ty ? "^T" : ""));
+    const Tensor x = random_f32(c.x, seed++), y = random_f32(c.y, seed++);
+    const Tensor got = run_matmul(c, x, y, 2);
+    const int64_t k_dim = c.x.size() == 1 ? c.x[0] : (c.tx ? c.x[c.x.size() - 2] : c.x.back());
+    check_within_bound(got, run_matmul(c, x, y, 0), run_matmul(c, abs_of(x), abs_of(y), 0), k_dim + 1);
+    CHECK(same_bits(run_matmul(c, x, y, 1), got));
+    for (int threads : {2, 3, 5}) {
+      ThreadsScope scope(threads);
+      CHECK(same_bits(run_matmul(c, x, y, 1), got));
+    }
+  }
+}
+
+TEST_CASE("oneDNN matmul: K = 0 is left to the loops (zeros), float64 never reaches oneDNN") {
+  const MatmulCase empty_k{{3, 0}, {0, 4}};
+  Tensor x = empty(DataType::kFloat32, {3, 0}), y = empty(DataType::kFloat32, {0, 4});
+  Tensor out = poisoned_like(output_from([&](Tensor* o) { return m::MatmulInferMeta(x, y, false, false, o); }));
+  bool handled = true;
+  REQUIRE(k::onednn::matmul(x, y, false, false, &out, &handled).ok());
+  CHECK_FALSE(handled);
+  REQUIRE(k::matmul(cpu(), x, y, false, false, &out).ok());
+  check_close<float>(out, std::vector<float>(12, 0.f), 0.0);
+
+  const Tensor a = f64({2, 2}, {1, 2, 3, 4}), b = f64({2, 2}, {5, 6, 7, 8});
+  Tensor c = output_from([&](Tensor* o) { return m::MatmulInferMeta(a, b, false, false, o); });
+  REQUIRE(k::matmul(cpu(), a, b, false, false, &c).ok());
+  check_close<double>(c, {19, 22, 43, 50}, 0.0);
+}
+
+namespace {
+
+struct PoolCase {
+  const char* name;
+  std::vector<int64_t> x;  // in data_format
+  std::vector<int64_t> kernel;
+  std::vector<int> strides = {1, 1};
+  std::vector<int> paddings = {0, 0};
+  bool ceil_mode = false;
+  bool exclusive = true;
+  std::string data_format = "NCHW";
+  std::string type = "max";
+  bool global = false;
+  bool adaptive = false;
+  std::string algorithm = "EXPLICIT";
+};
+
+Tensor run_pool(const PoolCase& c, const Tensor& x, bool reference) {
+  const IntArray kernel(c.kernel);
+  Tensor out = poisoned_like(output_from([&](Tensor* o) {
+    return m::Pool2DInferMeta(x, kernel, c.strides, c.paddings, c.ceil_mode, c.exclusive, c.data_format, c.type,
+                              c.global, c.adaptive, c.algorithm, o);
+  }));
+  auto kernel_fn = reference ? k::reference::pool2d : k::pool2d;
+  Status s = kernel_fn(cpu(), x, kernel, c.strides, c.paddings, c.ceil_mode, c.exclusive, c.data_format, c.type,
+                       c.global, c.adaptive, c.algorithm, &out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return out;
+}
+
+// The oneDNN path directly; *handled says whether it took the case.
+Tensor run_pool_onednn(const PoolCase& c, const Tensor& x, bool* handled) {
+  util::PoolShape shape;
+  REQUIRE(util::pool_shape("pool2d", x, IntArray(c.kernel), c.strides, c.paddings, c.ceil_mode, c.data_format, c.type,
+                           c.global, c.adaptive, c.algorithm, &shape)
+              .ok());
+  Tensor out = poisoned_like(run_pool(c, x, true));
+  Status s = k::onednn::pool2d(x, shape, c.exclusive, &out, handled);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("oneDNN pool2d matches the reference loops: max exactly, avg within the bound") {
+  const std::vector<PoolCase> cases = {
+      {"max 3x3 s2 p1", {2, 5, 9, 9}, {3, 3}, {2, 2}, {1, 1}},
+      {"max ceil_mode", {1, 3, 8, 8}, {3, 3}, {2, 2}, {0, 0}, true},
+      {"max floor on odd input", {1, 3, 7, 7}, {2, 2}, {2, 2}},
+      {"max NHWC 4 paddings", {2, 7, 6, 5}, {3, 2}, {1, 2}, {1, 0, 0, 1}, false, true, "NHWC"},
+      {"avg exclusive p1", {1, 4, 9, 9}, {3, 3}, {2, 2}, {1, 1}, false, true, "NCHW", "avg"},
+      {"avg inclusive p1", {1, 4, 9, 9}, {3, 3}, {2, 2}, {1, 1}, false, false, "NCHW", "avg"},
+      {"avg inclusive ceil_mode", {1, 4, 8, 8}, {3, 3}, {2, 2}, {1, 1}, true, false, "NCHW", "avg"},
+      {"avg exclusive ceil_mode NHWC", {3, 8, 8, 6}, {3, 3}, {2, 2}, {0, 0}, true, true, "NHWC", "avg"},
+      {"avg SAME", {1, 3, 7, 6}, {3, 3}, {2, 2}, {0, 0}, false, true, "NCHW", "avg", false, false, "SAME"},
+      {"max VALID", {1, 3, 7, 6}, {3, 3}, {2, 2}, {1, 1}, false, true, "NCHW", "max", false, false, "VALID"},
+      {"global avg", {2, 16, 7, 7}, {1, 1}, {1, 1}, {0, 0}, false, true, "NCHW", "avg", true},
+      {"global max NHWC", {2, 5, 4, 16}, {1, 1}, {1, 1}, {0, 0}, false, true, "NHWC", "max", true},
+      {"adaptive avg to 1", {1, 32, 6, 6}, {1, 1}, {1, 1}, {0, 0}, false, true, "NCHW", "avg", false, true},
+      {"adaptive max 8 to 4", {1, 3, 8, 12}, {4, 3}, {1, 1}, {0, 0}, false, true, "NCHW", "max", false, true},
+      {"adaptive avg 8 to 2 NHWC", {2, 8, 8, 3}, {2, 2}, {1, 1}, {0, 0}, false, true, "NHWC", "avg", false, true},
+  };
+  uint32_t seed = 300;
+  for (const PoolCase& c : cases) {
+    INFO(c.name);
+    const Tensor x = random_f32(c.x, seed++);
+    bool handled = false;
+    const Tensor got = run_pool_onednn(c, x, &handled);
+    REQUIRE(handled);
+    const Tensor want = run_pool(c, x, true);
+    if (c.type == "max") {
+      CHECK(same_bits(got, want));
+    } else {
+      const bool nhwc = c.data_format == "NHWC";
+      const int64_t plane = nhwc ? c.x[1] * c.x[2] : c.x[2] * c.x[3];
+      const int64_t terms = c.global || c.adaptive ? plane : c.kernel[0] * c.kernel.back();  // the window or more
+      check_within_bound(got, want, run_pool(c, abs_of(x), true), terms + 2);  // + the division
+    }
+    CHECK(same_bits(run_pool(c, x, false), got));
+    ThreadsScope threads(3);
+    CHECK(same_bits(run_pool(c, x, false), got));
+  }
+}
+
+TEST_CASE("oneDNN pool2d leaves uneven adaptive windows and windows wholly in the padding to the loops") {
+  const std::vector<PoolCase> cases = {
+      {"adaptive 7 to 3", {1, 2, 7, 7}, {3, 3}, {1, 1}, {0, 0}, false, true, "NCHW", "avg", false, true},
+      {"window in the padding", {1, 2, 4, 4}, {2, 2}, {1, 1}, {2, 2}, false, true, "NCHW", "max"},
+      {"ceil_mode window past the input", {1, 2, 5, 5}, {1, 1}, {2, 2}, {1, 1}, true, true, "NCHW", "max"},
+  };
+  for (const PoolCase& c : cases) {
+    INFO(c.name);
+    const Tensor x = random_f32(c.x, 400);
+    bool handled = true;
+    run_pool_onednn(c, x, &handled);
+    CHECK_FALSE(handled);
+    CHECK(same_bits(run_pool(c, x, false), run_pool(c, x, true)));  // the public kernel ran the loops
+  }
+}

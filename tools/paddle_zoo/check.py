@@ -1,0 +1,177 @@
+"""The work of tools/check-paddle-models, under a Python that has Paddle: export each zoo model, run Paddle's
+predictor and kforge (through tools/run_model/model.py) on the same inputs, compare, and tabulate."""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import paddle
+
+import models as zoo_models
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "run_model"))
+import model as rm  # noqa: E402
+
+BATCHES = (1, 2)  # the first size runs batch 1, the second batch 2: both through the program's dynamic batch
+
+
+class Row:
+    def __init__(self, model, size, batch):
+        self.model, self.size, self.batch = model, size, batch
+        self.agree = False
+        self.max_abs = self.rel = None  # largest |kforge - paddle|, and it over max |paddle|, across the outputs
+        self.reason = ""
+        self.seconds = 0.0
+
+    def cells(self):
+        if self.reason:
+            return [self.model, self.size, str(self.batch), "no", "", self.reason]
+        return [self.model, self.size, str(self.batch), "yes" if self.agree else "no", f"{self.max_abs:.3g}",
+                f"rel {self.rel:.2e}" + ("" if self.agree else " (over 1e-4)")]
+
+
+HEADER = ["model", "input", "batch", "agree", "max abs error", "relative error / failure"]
+
+
+def dir_name(label):
+    return re.sub(r"[^A-Za-z0-9]+", "_", label).strip("_")
+
+
+def export(builder, specs, seed, path):
+    paddle.seed(seed)
+    net = builder()
+    zoo_models.realistic_weights(net, seed)
+    net.eval()
+    paddle.jit.save(net, str(path / "inference"), input_spec=specs)
+
+
+def paddle_outputs(path, feeds):
+    import paddle.inference as pi
+    cfg = pi.Config(str(path / "inference.json"), str(path / "inference.pdiparams"))
+    cfg.disable_gpu()
+    cfg.switch_ir_optim(False)
+    cfg.disable_glog_info()
+    for name in ("disable_onednn", "disable_mkldnn"):
+        if hasattr(cfg, name):
+            getattr(cfg, name)()
+            break
+    predictor = pi.create_predictor(cfg)
+    for name in predictor.get_input_names():
+        predictor.get_input_handle(name).copy_from_cpu(feeds[name])
+    predictor.run()
+    return [predictor.get_output_handle(n).copy_to_cpu() for n in predictor.get_output_names()]
+
+
+def kforge_outputs(tools, path, feeds, seed, args):
+    kforge, kernels, build_dir = tools
+    program, params = rm.resolve_model(path)
+    gen, runner, out = path / "gen", path / "runner", path / "outputs"
+    rm.generate(kforge, program, gen, "cpu", args.verbose)
+    rm.build_cpu(gen, kernels, build_dir, runner, args.cxx, args.verbose)
+    specs = []
+    for name, value in feeds.items():
+        np.save(path / f"input_{name}.npy", value)
+        specs.append(f"{name}={path / f'input_{name}.npy'}")
+    out.mkdir(exist_ok=True)
+    rm.run_runner(runner, out, params, specs, [], seed, 0, None, args.verbose)
+    results = []
+    while (out / f"{len(results)}.npy").exists():
+        results.append(np.load(out / f"{len(results)}.npy"))
+    return results
+
+
+def compare(row, want, got, tolerance):
+    if len(want) != len(got):
+        row.reason = f"Paddle gives {len(want)} outputs, kforge {len(got)}"
+        return
+    row.max_abs, row.rel, row.agree = 0.0, 0.0, True
+    for i, (w, g) in enumerate(zip(want, got)):
+        if w.shape != g.shape or w.dtype != g.dtype:
+            row.reason = f"output {i}: Paddle {w.dtype}{list(w.shape)}, kforge {g.dtype}{list(g.shape)}"
+            return
+        if w.dtype.kind != "f":
+            same = np.array_equal(w, g)
+            row.agree = row.agree and same
+            continue
+        err = float(np.max(np.abs(g.astype(np.float64) - w))) if w.size else 0.0
+        scale = float(np.max(np.abs(w))) if w.size else 0.0
+        if not np.isfinite(err):
+            row.reason = f"output {i}: non-finite values (Paddle max {scale:.3g})"
+            return
+        rel = err / scale if scale > 0 else (0.0 if err == 0 else float("inf"))
+        row.max_abs, row.rel = max(row.max_abs, err), max(row.rel, rel)
+        row.agree = row.agree and err <= tolerance * scale
+
+
+def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
+    row = Row(name, label, batch)
+    started = time.time()
+    path = work / f"{name}-{dir_name(label)}"
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        export(builder, specs, args.seed, path)
+    except Exception as e:  # Paddle's own failure: reported, not raised
+        row.reason = "paddle.jit.save: " + (str(e).strip().splitlines() or ["?"])[-1][:160]
+        return row
+    feeds = zoo_models.inputs(specs, batch, args.seed, label)
+    try:
+        want = paddle_outputs(path, feeds)
+    except Exception as e:
+        row.reason = "Paddle predictor: " + (str(e).strip().splitlines() or ["?"])[-1][:160]
+        return row
+    try:
+        got = kforge_outputs(tools, path, feeds, args.seed, args)
+    except rm.RunModelError as e:
+        row.reason = str(e).replace(str(path) + os.sep, "")  # the work dir is gone after the run
+        return row
+    compare(row, want, got, tolerance)
+    row.seconds = time.time() - started
+    return row
+
+
+def markdown(rows):
+    lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+    for r in rows:
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in r.cells()) + " |")
+    agree = sum(r.agree for r in rows)
+    return "\n".join(lines) + f"\n\n{agree} of {len(rows)} agree (float32: max|kforge - paddle| <= 1e-4 * max|paddle|)\n"
+
+
+def run_zoo(args, build_dir, tolerance):
+    paddle.set_device("cpu")
+    zoo = zoo_models.zoo()
+    if args.list:
+        for name, (_, sizes) in zoo.items():
+            print(name, " ".join(label for label, _ in sizes))
+        return 0
+    names = args.models.split(",") if args.models else list(zoo)
+    unknown = [n for n in names if n not in zoo]
+    if unknown:
+        print(f"check-paddle-models: unknown models {', '.join(unknown)} (--list shows the zoo)", file=sys.stderr)
+        return 2
+    tools = (*rm.find_tools(build_dir, args.verbose), build_dir)
+    work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="kforge-zoo-"))
+    rows = []
+    try:
+        for name in names:
+            builder, sizes = zoo[name]
+            for (label, specs), batch in zip(sizes, BATCHES):
+                row = check_one(name, builder, label, specs, batch, tools, work, args, tolerance)
+                rows.append(row)
+                print(" | ".join(row.cells()) + (f"  ({row.seconds:.0f} s)" if row.seconds else ""), flush=True)
+                if not args.work_dir:
+                    shutil.rmtree(work / f"{name}-{dir_name(label)}", ignore_errors=True)
+    finally:
+        if not args.work_dir:
+            shutil.rmtree(work, ignore_errors=True)
+    table = markdown(rows)
+    print("\n" + table, end="")
+    if args.markdown:
+        Path(args.markdown).write_text(table)
+    return 0 if all(r.agree for r in rows) else 1

@@ -50,13 +50,13 @@ class Map {
   void set(std::string key, Value value);
 
   /// Room for `n` entries, so that filling a map of known size allocates once.
-  void reserve(size_t n) { entries_.reserve(n); }
+  void reserve(size_t n);
 
-  size_t size() const { return entries_.size(); }
-  bool empty() const { return entries_.empty(); }
-  const Entry& at_index(size_t i) const { return entries_[i]; }
-  std::vector<Entry>::const_iterator begin() const { return entries_.begin(); }
-  std::vector<Entry>::const_iterator end() const { return entries_.end(); }
+  size_t size() const;
+  bool empty() const;
+  const Entry& at_index(size_t i) const;
+  std::vector<Entry>::const_iterator begin() const;
+  std::vector<Entry>::const_iterator end() const;
 
   /// The keys in order, e.g. for "has keys: ..." notes.
   std::vector<std::string> keys() const;
@@ -229,5 +229,14 @@ class Value {
     std::shared_ptr<const void> ptr_;  // string / ListObject / MapObject / Callable / ... by kind
   };
 };
+
+// Map's members that need Value complete (clang with libstdc++ instantiates vector<Entry>'s element size in
+// them as soon as they are defined in the class).
+inline void Map::reserve(size_t n) { entries_.reserve(n); }
+inline const Map::Entry& Map::at_index(size_t i) const { return entries_[i]; }
+inline size_t Map::size() const { return entries_.size(); }
+inline bool Map::empty() const { return entries_.empty(); }
+inline std::vector<Map::Entry>::const_iterator Map::begin() const { return entries_.begin(); }
+inline std::vector<Map::Entry>::const_iterator Map::end() const { return entries_.end(); }
 
 }  // namespace kforge::tmpl

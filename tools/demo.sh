@@ -8,7 +8,8 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 ensure_dependencies
-build_kforge
+# Only what the demo runs: the generator and the kernel library (not the test suite).
+build_kforge -- src/kforge kernels/libkforge_kernels.a
 
 # Paths relative to the repository root (build_kforge left us there), as a build system would pass them.
 cd "$KFORGE_ROOT"

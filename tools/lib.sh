@@ -6,6 +6,9 @@ KFORGE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KFORGE_BUILD_DIR="${KFORGE_BUILD_DIR:-build}"
 KFORGE_PACKAGES=(meson ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev libcli11-dev catch2
                  nlohmann-json3-dev python3-jinja2 libdnnl-dev)
+# What the test suite needs beyond building kforge: clang++ (the generated op library compiles with it too) and
+# cmake (the downstream CMake example is built against an installed kforge).
+KFORGE_TEST_PACKAGES=(clang cmake)
 
 log() {
   if [ -t 2 ]; then
@@ -19,15 +22,18 @@ package_installed() {
   dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'
 }
 
-# Installs the Debian packages kforge needs, only when one is missing, as root or through sudo.
+# Installs the given Debian packages (default: what building kforge needs), only when one is missing, as root
+# or through sudo.
 ensure_dependencies() {
+  local wanted=("$@")
+  [ "${#wanted[@]}" -gt 0 ] || wanted=("${KFORGE_PACKAGES[@]}")
   if ! command -v dpkg-query >/dev/null 2>&1; then
-    log "not a Debian-based system: install these yourself if the build fails: ${KFORGE_PACKAGES[*]}"
+    log "not a Debian-based system: install these yourself if the build fails: ${wanted[*]}"
     return 0
   fi
   local missing=()
   local pkg
-  for pkg in "${KFORGE_PACKAGES[@]}"; do
+  for pkg in "${wanted[@]}"; do
     package_installed "$pkg" || missing+=("$pkg")
   done
   if [ "${#missing[@]}" -eq 0 ]; then
@@ -40,32 +46,45 @@ ensure_dependencies() {
       run_as_root=(sudo)
     else
       echo "error: missing packages (${missing[*]}) and not root, and sudo is not available" >&2
-      echo "install them with: apt-get update && apt-get install -y ${KFORGE_PACKAGES[*]}" >&2
+      echo "install them with: apt-get update && apt-get install -y ${missing[*]}" >&2
       return 1
     fi
   fi
   export DEBIAN_FRONTEND=noninteractive
   "${run_as_root[@]}" apt-get update
-  "${run_as_root[@]}" apt-get install -y "${KFORGE_PACKAGES[@]}"
+  "${run_as_root[@]}" apt-get install -y "${missing[@]}"
 }
 
-# Configures the build directory (reconfiguring an existing one, so that new golden and e2e cases
-# are registered) and builds everything.
+# Configures the build directory (reconfiguring an existing one, so that new golden and e2e cases are
+# registered) and builds. Arguments: meson options (-D...) for the configure step, then, after `--`, the ninja
+# targets to build (default: everything).
 build_kforge() {
+  local options=() targets=()
+  while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do
+    options+=("$1")
+    shift
+  done
+  [ "$#" -gt 0 ] && shift
+  targets=("$@")
   cd "$KFORGE_ROOT" || return 1
   # Each step checks its status itself: callers may run this in an `if`, where `set -e` is off.
   if [ -f "$KFORGE_BUILD_DIR/build.ninja" ]; then
-    meson setup --reconfigure "$KFORGE_BUILD_DIR" >/dev/null || return 1
+    local setup_log
+    # Quiet when it works; the whole log when it does not.
+    if ! setup_log="$(meson setup --reconfigure "$KFORGE_BUILD_DIR" "${options[@]}" 2>&1)"; then
+      printf '%s\n' "$setup_log" >&2
+      return 1
+    fi
   else
     log "configuring $KFORGE_BUILD_DIR"
-    meson setup "$KFORGE_BUILD_DIR" || return 1
+    meson setup "$KFORGE_BUILD_DIR" "${options[@]}" || return 1
   fi
-  log "building in $KFORGE_BUILD_DIR"
+  log "building ${targets[*]:-everything} in $KFORGE_BUILD_DIR"
   local jobs=()
   if [ -n "${KFORGE_JOBS:-}" ]; then
     jobs=(-j "$KFORGE_JOBS")
   fi
-  ninja -C "$KFORGE_BUILD_DIR" "${jobs[@]}" || return 1
+  ninja -C "$KFORGE_BUILD_DIR" "${jobs[@]}" "${targets[@]}" || return 1
 }
 
 # The build directory as an absolute path (KFORGE_BUILD_DIR may be relative to the root, or absolute).

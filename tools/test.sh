@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs what is missing, builds, runs every meson test (unit, golden,
-# conformance, e2e) and prints as its last line "N passed, N failed" from meson's test log.
+# Runs the whole test suite: installs what is missing, builds with warnings as errors, runs every meson test
+# (unit, golden, conformance, e2e; e2e-install-downstream builds a release, installs it and builds the
+# downstream examples against it) and prints as its last line "N passed, N failed" from meson's test log.
 # Exits non-zero if anything failed or if no test ran. Extra arguments go to `meson test`.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-ensure_dependencies
-if ! build_kforge; then
+ensure_dependencies "${KFORGE_PACKAGES[@]}" "${KFORGE_TEST_PACKAGES[@]}"
+# Warnings are errors here (and in CI), not in a plain `meson setup`: packagers build with their own flags.
+if ! build_kforge -Dwerror=true -Dtests=true; then
   echo "build failed: no tests were run" >&2
   echo "0 passed, 0 failed"
   exit 1

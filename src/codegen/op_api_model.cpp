@@ -111,6 +111,8 @@ std::optional<Skip> OpApiBuilder::check_expressible() const {
     if (auto s = check_name("output", out.name)) return s;
     if (out.type == OutputType::kSelectedRows) return Skip{"output '" + out.name + "' is SelectedRows"};
   }
+  // Sparse kernels take SparseCoo/SparseCsr tensors, which the API's kforge::Tensor cannot hold.
+  if (op_.sparse) return Skip{"it is a sparse op: the generated API takes dense tensors only"};
   if (op_.invoke) return std::nullopt;
   if (op_.composite && !op_.kernel) return Skip{"it is composite-only (no kernel)"};
   if (!op_.kernel || op_.kernel->funcs.empty()) return Skip{"it has no kernel"};
@@ -389,6 +391,20 @@ void OpApiBuilder::output_decls(std::vector<std::string>& params) const {
   }
 }
 
+// Backward ops may pass one argument twice (`param : [x, x, grad_x_grad]`): a declaration's parameters
+// get distinct names (`x`, `x_1`) so that it compiles. Each entry is "TYPE NAME".
+void make_param_names_unique(std::vector<std::string>& params) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const size_t space = params[i].rfind(' ');
+    const std::string name = params[i].substr(space + 1);
+    std::string unique = name;
+    for (size_t n = 1; seen.count(unique) != 0; ++n) unique = name + "_" + std::to_string(n);
+    seen.insert(unique);
+    if (unique != name) params[i] = params[i].substr(0, space + 1) + unique;
+  }
+}
+
 std::optional<Skip> OpApiBuilder::build_decls(std::vector<FunctionDecl>& kernels,
                                               std::vector<FunctionDecl>& metas) const {
   FunctionDecl meta;
@@ -400,6 +416,7 @@ std::optional<Skip> OpApiBuilder::build_decls(std::vector<FunctionDecl>& kernels
     meta.params.push_back(decl);
   }
   output_decls(meta.params);
+  make_param_names_unique(meta.params);
   meta.first_use = op_.name;
 
   FunctionDecl kernel;
@@ -413,6 +430,7 @@ std::optional<Skip> OpApiBuilder::build_decls(std::vector<FunctionDecl>& kernels
     kernel.params.push_back(decl);
   }
   output_decls(kernel.params);
+  make_param_names_unique(kernel.params);
   kernel.first_use = op_.name;
   metas.push_back(std::move(meta));
   kernels.push_back(std::move(kernel));
@@ -436,6 +454,7 @@ std::optional<Skip> OpApiBuilder::build_invoke(const std::unordered_map<std::str
     return Skip{"it invokes '" + call.func + "', which is not a generated op"};
   }
   const Op& callee = *target->op;
+  if (call.has_keywords()) return Skip{"it invokes '" + call.func + "' with keyword arguments"};
   if (call.args.size() != callee.inputs.size() + callee.attributes.size()) {
     return Skip{"it invokes '" + call.func + "' with " + std::to_string(call.args.size()) + " arguments, not " +
                 std::to_string(callee.inputs.size() + callee.attributes.size())};
@@ -533,6 +552,8 @@ void add_unique(std::vector<FunctionDecl>& into, std::set<std::string>& seen, st
 
 }  // namespace
 
+std::string op_api_name(const opdef::Op& op) { return op.sparse ? op.name + "_sp" : op.name; }
+
 size_t OpApiModel::generated_count() const {
   size_t n = 0;
   for (const OpApi& op : ops) n += op.generated ? 1 : 0;
@@ -546,7 +567,9 @@ OpApiModel build_op_api_model(const opdef::OpLibrary& library, const SourceManag
   std::set<std::string> kernel_keys, meta_keys;
   std::unordered_map<std::string, const OpApi*> generated;
   std::set<std::string> function_names;
-  for (const Op& op : library.ops()) function_names.insert(op.name);
+  for (const Op& op : library.ops()) {
+    if (!op.sparse) function_names.insert(op.name);
+  }
 
   // Invoke ops call other generated ops, which may come later in the file: they go second.
   for (int pass = 0; pass < 2; ++pass) {
@@ -555,7 +578,7 @@ OpApiModel build_op_api_model(const opdef::OpLibrary& library, const SourceManag
       if ((pass == 0) == op.invoke.has_value()) continue;
       OpApi& api = model.ops[i];
       api.op = &op;
-      api.name = op.name;
+      api.name = op_api_name(op);
       const std::string& path = op.file < display_paths.size() && !display_paths[op.file].empty()
                                     ? display_paths[op.file]
                                     : std::string(sources.path(op.loc.file));

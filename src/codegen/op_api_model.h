@@ -90,7 +90,7 @@ struct FunctionDecl {
 
 struct OpApi {
   const opdef::Op* op = nullptr;
-  std::string name;
+  std::string name;                  // op_api_name(*op)
   std::string source;                // "ops.yaml:12"
   bool generated = false;
   std::string skip_reason;           // when !generated
@@ -103,6 +103,10 @@ struct OpApiModel {
   std::vector<FunctionDecl> metas;
   size_t generated_count() const;
 };
+
+/// The name an op has in the library's tables and lists: its YAML name, or for an op of a sparse op file
+/// the name plus `_sp`, the key Paddle's op_gen.py files sparse ops under (the sparse `abs` is `abs_sp`).
+std::string op_api_name(const opdef::Op& op);
 
 /// Decides the API of every op of `library`. `display_paths[file id]` names a YAML file in OpApi::source
 /// (the SourceManager's path when empty or missing).

@@ -149,8 +149,10 @@ Value op_api_value(const OpApi& op) {
 
 Value args_info_value(const opdef::Op& op, const opdef::OpCompat* compat, bool has_api) {
   const opdef::CompatEntry* entry = compat != nullptr ? compat->lookup(op.name) : nullptr;
+  // As in the PIR signatures: the Scalars of sparse forward ops stay attributes (op_gen.py).
+  const bool scalars_mutable = !(op.sparse && !op.is_backward);
   Value v = Value::map();
-  v.set("name", op.name);
+  v.set("name", op_api_name(op));
   v.set("has_api", has_api);
   List inputs;
   for (const opdef::Input& in : op.inputs) {
@@ -170,7 +172,7 @@ Value args_info_value(const opdef::Op& op, const opdef::OpCompat* compat, bool h
     av.set("default", a.default_value ? a.default_value->text : std::string());
     const opdef::MutableAttrInfo* info = nullptr;
     if (entry != nullptr) {
-      info = entry->find_scalar(a.name);
+      info = scalars_mutable ? entry->find_scalar(a.name) : nullptr;
       if (info == nullptr) info = entry->find_int_array(a.name);
     }
     av.set("mutable", info != nullptr && info->is_mutable());

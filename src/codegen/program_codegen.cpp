@@ -38,7 +38,8 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   const tmpl::Template* header = env.load("program/program.h.j2");
   const tmpl::Template* source = env.load("program/program.cc.j2");
   const std::optional<std::string_view> runtime = env.read_verbatim(kRuntimeHeaderTemplate);
-  if (!ctx || header == nullptr || source == nullptr || !runtime) return false;
+  const std::optional<std::string_view> params = env.read_verbatim(kParamsHeaderTemplate);
+  if (!ctx || header == nullptr || source == nullptr || !runtime || !params) return false;
 
   const std::string& dir = options.codegen.output_dir;
   const std::string name = options.codegen.class_name;
@@ -50,6 +51,8 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   bool ok = outputs.add(h_path, banner_for(options, h_path) + h_text);
   ok = outputs.add(cc_path, banner_for(options, cc_path) + cc_text) && ok;
   ok = outputs.add(rt_path, banner_for(options, rt_path) + std::string(*runtime)) && ok;
+  const std::string params_path = join_path(dir, "kforge_params.h");
+  ok = outputs.add(params_path, banner_for(options, params_path) + std::string(*params)) && ok;
   if (ok && options.codegen.multi_kernel != nullptr && !options.codegen.multi_kernel->sites.empty()) {
     ok = add_multi_kernel_header(env, dir, options, outputs);
   }

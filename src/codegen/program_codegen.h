@@ -1,5 +1,6 @@
-// Renders a LoweredProgram into the files of `kforge compile --target cpu`: DIR/NAME.h, DIR/NAME.cc and
-// DIR/kforge_runtime.h, each with the banner, into an OutputSet (nothing touches the disk here).
+// Renders a LoweredProgram into the files of `kforge compile --target cpu`: DIR/NAME.h, DIR/NAME.cc,
+// DIR/kforge_runtime.h and DIR/kforge_params.h (the .pdiparams reader of load_parameters), each with the banner,
+// into an OutputSet (nothing touches the disk here).
 #pragma once
 
 #include <string>
@@ -20,13 +21,15 @@ struct ProgramFilesOptions {
   bool version_stamp = true;
 };
 
-/// Loads program/program.h.j2, program/program.cc.j2 and runtime/kforge_runtime.h through `env`'s search
-/// path, renders them and adds the three files to `outputs`. Returns false after reporting errors.
+/// Loads program/program.h.j2, program/program.cc.j2, runtime/kforge_runtime.h and runtime/kforge_params.h
+/// through `env`'s search path, renders them and adds the four files to `outputs`. Returns false after reporting errors.
 bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environment& env,
                             const ProgramFilesOptions& options, OutputSet& outputs);
 
 /// The runtime header's path on the template search path.
 inline constexpr const char* kRuntimeHeaderTemplate = "runtime/kforge_runtime.h";
+/// The parameter-file reader (Paddle's .pdiparams), emitted beside every --target cpu class.
+inline constexpr const char* kParamsHeaderTemplate = "runtime/kforge_params.h";
 /// The multi-kernel runtime header (docs/multi-kernel.md), emitted with --multi-kernel-hints.
 inline constexpr const char* kMultiKernelHeaderTemplate = "runtime/kforge_multikernel.h";
 

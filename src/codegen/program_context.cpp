@@ -157,6 +157,9 @@ void ContextBuilder::add_inputs(Value& ctx) {
     iv.set("dtype_name", std::string(ir::dtype_name(in.dtype)));
     iv.set("rank", static_cast<int64_t>(in.declared_dims.size()));
     iv.set("shape_text", shape_text(in.declared_dims));
+    std::string dims = "{";
+    for (size_t a = 0; a < in.declared_dims.size(); ++a) dims += (a ? ", " : "") + std::to_string(in.declared_dims[a]);
+    iv.set("dims", dims + "}");
     iv.set("condition", cond);
     inputs.push_back(std::move(iv));
   }
@@ -166,8 +169,16 @@ void ContextBuilder::add_inputs(Value& ctx) {
 void ContextBuilder::add_parameters(Value& ctx) {
   List params;
   IdentifierScope fields;
+  std::map<std::string, size_t> first;  // name -> index of the parameter op that defines it first
   for (size_t i = 0; i < p_.parameters.size(); ++i) {
     const passes::ProgramParameter& param = p_.parameters[i];
+    if (auto [it, fresh] = first.emplace(param.name, i); !fresh) {
+      // Binding by name and the name-sorted .pdiparams file both need one tensor per name.
+      Diagnostic d{Severity::kError, param.loc, "parameter '" + param.name + "' is defined twice", {}};
+      d.note("first defined here", p_.parameters[it->second].loc);
+      diags_.report(std::move(d));
+      ok_ = false;
+    }
     const LoweredValue& v = p_.value(param.value);
     const std::string dtype = dtype_of(v.dtype, param.loc, "parameter '" + param.name + "'");
     if (v.dims.size() > static_cast<size_t>(kMaxRank)) error(param.loc, "parameter '" + param.name + "' has rank above 9");
@@ -189,6 +200,11 @@ void ContextBuilder::add_parameters(Value& ctx) {
     params.push_back(std::move(pv));
   }
   ctx.set("parameters", Value(std::move(params)));
+  // Paddle's save_inference_model writes the parameters sorted by name (Python's sorted(): code point order,
+  // which is the byte order of UTF-8 and of std::string's operator<), whatever their order in the program.
+  List file_order;
+  for (const auto& [name, index] : first) file_order.push_back(Value(static_cast<int64_t>(index)));
+  ctx.set("parameter_file_order", Value(std::move(file_order)));
 }
 
 void ContextBuilder::add_values(Value& ctx) {

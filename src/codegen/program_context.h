@@ -7,9 +7,11 @@
 //   runtime_version (int), trace_hooks (bool), is_static (bool), workspace_bytes (a constant or an expression
 //   over the symbols), has_workspace (bool: dynamic, or static and not 0 bytes), unshared_bytes, num_calls (int)
 //   symbols:     [{name "s0", input, axis (int), meaning "x.dims[0]", init "x.dims[0]"}]
-//   inputs:      [{name, ident, dtype, dtype_name, rank (int), shape_text "[?, 64]", condition "x.dtype != ..."}]
+//   inputs:      [{name, ident, dtype, dtype_name, rank (int), shape_text "[?, 64]", dims "{-1, 64}",
+//                  condition "x.dtype != ..."}]
 //   parameters:  [{index (int), name, ident, dtype, dtype_name, rank (int), shape_text, dims "{64, 128}",
 //                  condition (the mismatch test on `value`)}]
+//   parameter_file_order: [int]  parameter indices in .pdiparams order (sorted by name; kforge_params.h)
 //   outputs:     [{index (int), name, ident, dtype, dtype_name, rank (int), dims "{s0, 10}", shape_text,
 //                  copy (bool), source "values_[3]" (the tensor to copy from when copy), aliases [values_ slots
 //                  whose memory is this output's]}]

@@ -3,6 +3,8 @@
 #include <exception>
 #include <iostream>
 
+#include "driver/version_info.h"
+
 namespace kforge::driver {
 
 namespace {
@@ -17,7 +19,9 @@ Exit codes: 0 success; 1 errors in the inputs or templates, or stale outputs wit
 void configure_app(CLI::App& app) {
   app.name("kforge");
   app.description("kforge: an ahead-of-time code generator for deep-learning programs");
-  app.set_version_flag("--version", "kforge " + std::string(kforge_version()), "Print kforge's version and exit");
+  // A callback, so that the template directory is looked up only when --version is asked for.
+  app.set_version_flag("--version", [] { return version_text(); },
+                       "Print kforge's version, its templates' and its runtime headers', and exit");
   app.require_subcommand(1);
   app.footer(kAppFooter);
 }

@@ -9,6 +9,7 @@
 #include "codegen/program_codegen.h"
 #include "driver/template_search_path.h"
 #include "opdef/op_compat.h"
+#include "driver/op_files.h"
 #include "opdef/op_loader.h"
 #include "passes/fusion.h"
 #include "passes/lower.h"
@@ -24,7 +25,9 @@ namespace {
 
 struct CompileOptions {
   std::string program;
-  std::vector<std::string> ops;
+  OpFileOptions op_files;
+  std::vector<std::string> ops;      // every op file, dense or sparse, in command-line order
+  std::vector<opdef::OpFile> files;  // the same, with their kinds
   std::string op_compat;
   std::string output_dir;
   std::string name;
@@ -46,9 +49,10 @@ constexpr const char* kCompileFooter = R"(Examples:
   Check in the generated files and fail CI when they are stale:
     kforge compile model.yaml --ops ops.yaml -o src/gen --name model --check
 
-Writes DIR/NAME.h, DIR/NAME.cc and DIR/kforge_runtime.h: a class NAME whose run() checks its inputs and calls
-the kernels of the op YAML (`kernel: func:`) one after the other, with no executor and, for static shapes,
-one workspace planned at generation time and no allocation per call. Build NAME.cc with your kernel library
+Writes DIR/NAME.h, DIR/NAME.cc, DIR/kforge_runtime.h and DIR/kforge_params.h: a class NAME whose run() checks
+its inputs and calls the kernels of the op YAML (`kernel: func:`) one after the other, with no executor and,
+for static shapes, one workspace planned at generation time and no allocation per call; load_parameters(path)
+reads the weights from Paddle's .pdiparams file. Build NAME.cc with your kernel library
 (kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
 (.yaml). Every op must have a kernel: an op without one is an error at its place in PROGRAM.
 )";
@@ -78,9 +82,7 @@ int run_compile(const CompileOptions& opts) {
     hints = std::move(*parsed);
   }
 
-  opdef::OpLoader loader(session.sources(), diags);
-  for (const std::string& path : opts.ops) loader.add_file(path);
-  const opdef::OpLibrary library = std::move(loader).finish();
+  const opdef::OpLibrary library = opdef::load_op_library(opts.files, session.sources(), diags);
   opdef::OpCompat compat;
   if (!opts.op_compat.empty()) compat = opdef::load_op_compat(opts.op_compat, session.sources(), diags);
   std::optional<ir::Program> program = ir::read_program_file(session.sources(), opts.program, diags);
@@ -152,10 +154,7 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<CompileOptions>();
   CLI::App* cmd = app.add_subcommand("compile", "Compile a program into a straight-line C++ dispatch function");
   cmd->add_option("PROGRAM", opts->program, "The program: PIR JSON, PIR text or kforge program YAML")->required();
-  cmd->add_option("--ops", opts->ops, "Op YAML file; repeat to load several, in order")
-      ->required()
-      ->type_name("FILE")
-      ->allow_extra_args(false);
+  add_op_file_options(*cmd, opts->op_files);
   cmd->add_option("--op-compat", opts->op_compat,
                   "Paddle's op_compat.yaml format: which attributes are mutable (PIR operands)")
       ->type_name("FILE");
@@ -192,7 +191,11 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
   cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   add_output_options(*cmd, opts->out);
   cmd->footer(kCompileFooter);
-  cmd->callback([opts, &action] { action = [opts] { return run_compile(*opts); }; });
+  cmd->callback([opts, cmd, &action] {
+    opts->files = op_files_in_order(*cmd, opts->op_files);
+    opts->ops = op_file_paths(opts->files);
+    action = [opts] { return run_compile(*opts); };
+  });
 }
 
 }  // namespace kforge::driver

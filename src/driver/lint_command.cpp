@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "driver/op_files.h"
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
 #include "opdef/pir_signature.h"
@@ -16,7 +17,8 @@ namespace {
 
 struct LintOptions {
   std::vector<std::string> programs;  // programs to verify against the op set (as `kforge compile` would)
-  std::vector<std::string> ops;
+  OpFileOptions op_files;
+  std::vector<opdef::OpFile> files;  // op_files in command-line order
   std::string op_compat;
   bool print_signatures = false;
   OutputOptions out;  // only --werror and --color apply: lint writes no files
@@ -33,18 +35,23 @@ constexpr const char* kLintFooter = R"(Examples:
   kernels), without generating code:
     kforge lint --ops ops.yaml --op-compat op_compat.yaml model.json
 
-Files are loaded in order; a later file may repeat an op only to add the extension keys compute,
-reduce and pattern. Errors and warnings go to stderr as file:line:col diagnostics; the exit code is 1
-if there is any error (or any warning with --werror), 0 otherwise. schemas/op.schema.json documents
-every key.
+  Paddle's 9 op files, as its PIR generator reads them (1483 PIR ops; docs/op-yaml.md):
+    kforge lint --ops ops.yaml --ops backward.yaml --ops fused_ops.yaml --ops fused_backward.yaml \
+        --ops static_ops.yaml --ops static_backward.yaml --ops update_ops.yaml \
+        --sparse-ops sparse_ops.yaml --sparse-ops sparse_backward.yaml \
+        --op-compat op_compat.yaml --print-signatures
+
+Files are loaded in command-line order; a later file may repeat an op only to add the extension keys
+compute, reduce and pattern. Ops of --sparse-ops files have names of their own (Paddle's sparse `abs`
+is not the dense `abs`) and become the PIR ops <kernel>_sp. Errors and warnings go to stderr as
+file:line:col diagnostics; the exit code is 1 if there is any error (or any warning with --werror), 0
+otherwise. schemas/op.schema.json documents every key.
 )";
 
 int run_lint(const LintOptions& opts) {
   Session session(opts.out);
   DiagnosticEngine& diags = session.diags();
-  opdef::OpLoader loader(session.sources(), diags);
-  for (const std::string& path : opts.ops) loader.add_file(path);
-  const opdef::OpLibrary library = std::move(loader).finish();
+  const opdef::OpLibrary library = opdef::load_op_library(opts.files, session.sources(), diags);
   opdef::OpCompat compat;
   if (!opts.op_compat.empty()) compat = opdef::load_op_compat(opts.op_compat, session.sources(), diags);
 
@@ -73,10 +80,7 @@ void register_lint_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("PROGRAM", opts->programs,
                   "Programs to check against the op set (PIR JSON, PIR text or kforge program YAML)")
       ->type_name("PROGRAM");
-  cmd->add_option("--ops", opts->ops, "Op YAML file; repeat to load several, in order")
-      ->required()
-      ->type_name("FILE")
-      ->allow_extra_args(false);
+  add_op_file_options(*cmd, opts->op_files);
   cmd->add_option("--op-compat", opts->op_compat,
                   "Paddle's op_compat.yaml: legacy names and the metadata that makes attributes mutable")
       ->type_name("FILE");
@@ -89,7 +93,10 @@ void register_lint_command(CLI::App& app, CommandAction& action) {
       ->type_name("WHEN")
       ->default_str("auto");
   cmd->footer(kLintFooter);
-  cmd->callback([opts, &action] { action = [opts] { return run_lint(*opts); }; });
+  cmd->callback([opts, cmd, &action] {
+    opts->files = op_files_in_order(*cmd, opts->op_files);
+    action = [opts] { return run_lint(*opts); };
+  });
 }
 
 }  // namespace kforge::driver

@@ -4,6 +4,7 @@
 
 #include "codegen/ops_codegen.h"
 #include "codegen/program_codegen.h"
+#include "driver/op_files.h"
 #include "driver/template_search_path.h"
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
@@ -15,7 +16,8 @@ namespace kforge::driver {
 namespace {
 
 struct OpsOptions {
-  std::vector<std::string> ops;
+  OpFileOptions op_files;
+  std::vector<opdef::OpFile> files;  // op_files in command-line order
   std::string op_compat;
   std::string output_dir;
   std::string name_space = "ops";
@@ -38,8 +40,10 @@ and a lookup function), DIR/P_decls.h (every kernel and infer_meta function the 
 your kernel library implements, see docs/calling-convention.md) and DIR/kforge_runtime.h. With
 --shards N the .cc files become P_api_<i>.cc and P_args_info_<i>.cc, i = 0..N-1; an op's shard is a
 hash of its name, so the file names depend on the flags alone (--list-outputs reads no input).
-Ops that cannot be expressed (no dense kernel, SelectedRows outputs, ...) get no function; P_api.h
-lists them at its end with the reason. Templates: templates/ops/*.j2, overridable with --template-dir.
+Ops that cannot be expressed (no dense kernel, SelectedRows outputs, the ops of --sparse-ops files,
+...) get no function; P_api.h lists them at its end with the reason. Paddle's 9 op files load together
+as its PIR generator reads them: give sparse_ops.yaml and sparse_backward.yaml with --sparse-ops
+(docs/op-yaml.md). Templates: templates/ops/*.j2, overridable with --template-dir.
 )";
 
 int run_ops(const OpsOptions& opts) {
@@ -57,7 +61,7 @@ int run_ops(const OpsOptions& opts) {
   files.prefix = opts.prefix;
   files.name_space = opts.name_space;
   files.shards = opts.shards;
-  files.banner_inputs = opts.ops;
+  files.banner_inputs = op_file_paths(opts.files);
   if (!opts.op_compat.empty()) files.banner_inputs.push_back(opts.op_compat);
   files.tool_version = std::string(kforge_version());
   files.version_stamp = !opts.out.no_version_stamp;
@@ -73,9 +77,7 @@ int run_ops(const OpsOptions& opts) {
     return finish_outputs(opts.out, outputs, request, session);
   }
 
-  opdef::OpLoader loader(session.sources(), diags);
-  for (const std::string& path : opts.ops) loader.add_file(path);
-  const opdef::OpLibrary library = std::move(loader).finish();
+  const opdef::OpLibrary library = opdef::load_op_library(opts.files, session.sources(), diags);
   opdef::OpCompat compat;
   if (!opts.op_compat.empty()) compat = opdef::load_op_compat(opts.op_compat, session.sources(), diags);
   request.dependencies = files.banner_inputs;
@@ -96,10 +98,7 @@ int run_ops(const OpsOptions& opts) {
 void register_ops_command(CLI::App& app, CommandAction& action) {
   auto opts = std::make_shared<OpsOptions>();
   CLI::App* cmd = app.add_subcommand("ops", "Generate a C++ op library (API, dispatch, args info) from op YAML");
-  cmd->add_option("--ops", opts->ops, "Op YAML file; repeat to load several, in order")
-      ->required()
-      ->type_name("FILE")
-      ->allow_extra_args(false);
+  add_op_file_options(*cmd, opts->op_files);
   cmd->add_option("--op-compat", opts->op_compat,
                   "Paddle's op_compat.yaml: marks the mutable Scalar/IntArray attributes in the args info")
       ->type_name("FILE");
@@ -118,7 +117,10 @@ void register_ops_command(CLI::App& app, CommandAction& action) {
       ->default_str("1");
   add_output_options(*cmd, opts->out);
   cmd->footer(kOpsFooter);
-  cmd->callback([opts, &action] { action = [opts] { return run_ops(*opts); }; });
+  cmd->callback([opts, cmd, &action] {
+    opts->files = op_files_in_order(*cmd, opts->op_files);
+    action = [opts] { return run_ops(*opts); };
+  });
 }
 
 }  // namespace kforge::driver

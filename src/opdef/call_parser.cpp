@@ -1,12 +1,29 @@
 // The invoke / composite mini-language (paddle-formats.md §2.6):
-//   call := NAME '(' [EXPR (',' EXPR)*] ')'
-// Arguments are C++ expressions (`x.dtype()`, `0.0f`, `grad_x_grad.dtype()`), kept verbatim.
+//   call := NAME '(' [arg (',' arg)*] ')'
+//   arg  := [NAME '='] EXPR
+// Arguments are C++ expressions (`x.dtype()`, `0.0f`, `grad_x_grad.dtype()`), kept verbatim; Paddle's
+// regex takes whatever is inside the parentheses, and static_backward.yaml passes some by keyword
+// (`transpose_x=false`).
 #include <fmt/format.h>
 
 #include "opdef/cpp_expr.h"
 #include "opdef/op_syntax.h"
 
 namespace kforge::opdef {
+
+namespace {
+
+// `NAME =` (not `==`) at the cursor: consumes it and returns NAME; otherwise leaves the cursor and
+// returns "".
+std::string_view read_keyword(TextCursor& cur) {
+  const size_t start = cur.pos();
+  const std::string_view name = cur.identifier();
+  if (!name.empty() && cur.consume("=") && cur.peek() != '=') return name;
+  cur.set_pos(start);
+  return {};
+}
+
+}  // namespace
 
 std::optional<Call> parse_call(const LocatedText& text, DiagnosticEngine& diags, std::string_view key) {
   TextCursor cur(text);
@@ -27,6 +44,8 @@ std::optional<Call> parse_call(const LocatedText& text, DiagnosticEngine& diags,
   }
   if (!cur.consume(")")) {
     for (;;) {
+      cur.skip_spaces();
+      call.keywords.push_back(std::string(read_keyword(cur)));
       cur.skip_spaces();
       size_t begin = cur.pos();
       const std::string context = fmt::format("bad argument {} of '{}' in '{}'", call.args.size() + 1, func, key);

@@ -96,6 +96,18 @@ class DefinitionReader {
     return false;
   }
 
+  // A kernel-key candidate that names no argument is a warning, not an error: Paddle passes candidates
+  // through as text unchecked, and its static_ops.yaml has one (`data_type : PullGpupsSparseKernelKey`).
+  void check_candidate(const Candidate& cand, std::string_view key) {
+    if (op_.find_input(cand.name) || op_.find_attribute(cand.name)) return;
+    std::vector<std::string> candidates;
+    for (const Input& in : op_.inputs) candidates.push_back(in.name);
+    for (const Attribute& a : op_.attributes) candidates.push_back(a.name);
+    ctx_.diags.warning(cand.loc, fmt::format("'{}' in '{}' is not an argument of {}, so it cannot select the "
+                                             "kernel{}",
+                                             cand.name, key, where(), did_you_mean(cand.name, candidates)));
+  }
+
   // A list of names written as `a, b` or as a YAML list.
   std::optional<std::vector<NameRef>> names_of(const KeyTable::Entry& e, std::string_view name, bool qualified) {
     if (e.value->is_sequence()) {
@@ -163,6 +175,15 @@ class DefinitionReader {
       return false;
     }
     op_.output_loc = ctx_.loc(*e->value);
+    // `output :` with nothing after it: an op without outputs (send_v2, push_dense, ...); Paddle's
+    // parse_outputs reads the null value (also PyYAML's plain `~` and `null`) as an empty list.
+    const YamlNode& v = *e->value;
+    const bool null_word = v.is_scalar() && v.style == YamlNode::Style::kPlain &&
+                           (v.value == "~" || v.value == "null" || v.value == "Null" || v.value == "NULL");
+    if (v.is_null() || null_word) {
+      op_.output_loc = ctx_.loc(*e->key_node);
+      return true;
+    }
     std::optional<LocatedText> text = text_of(*e, "output");
     if (!text) return false;
     std::optional<std::vector<Output>> outputs = parse_outputs(*text, ctx_.diags);
@@ -264,7 +285,7 @@ class DefinitionReader {
       return std::nullopt;
     }
     for (const Candidate& cand : c->items) {
-      if (!cand.is_constant) check_name(cand.name, cand.loc, kInputs | kAttributes, full);
+      if (!cand.is_constant) check_candidate(cand, full);
     }
     return c;
   }
@@ -289,6 +310,7 @@ class DefinitionReader {
       ok_ = false;
     }
     for (const KernelFunc& f : k.funcs) check_signature(f);
+    check_signatures_uniform(k.funcs);
     if (const KeyTable::Entry* p = sub.find("param")) k.param = read_param(*p, "kernel.param");
     k.data_type = read_candidates(sub, "data_type");
     k.backend = read_candidates(sub, "backend");
@@ -310,6 +332,25 @@ class DefinitionReader {
     };
     check(f.input_kinds.size(), op_.inputs.size(), "input");
     check(f.output_kinds.size(), op_.outputs.size(), "output");
+  }
+
+  // Either every kernel has a `{... -> ...}` signature or none has: Paddle reads the tensor types of all
+  // kernels from the signatures when the first kernel has one, and from the args when it has none.
+  void check_signatures_uniform(const std::vector<KernelFunc>& funcs) {
+    for (const KernelFunc& f : funcs) {
+      if (f.has_signature == funcs.front().has_signature) continue;
+      const KernelFunc& with = f.has_signature ? f : funcs.front();
+      const KernelFunc& without = f.has_signature ? funcs.front() : f;
+      Diagnostic d{Severity::kError, without.loc,
+                   fmt::format("kernel '{}' of {} has no {{... -> ...}} signature but kernel '{}' has one: give "
+                               "every kernel a signature or none",
+                               without.name, where(), with.name),
+                   {}};
+      d.note(fmt::format("kernel '{}' is here", with.name), with.loc);
+      ctx_.diags.report(std::move(d));
+      ok_ = false;
+      return;
+    }
   }
 
   void read_pairs(std::string_view key, std::vector<InplacePair>& out, bool& present) {

@@ -1,5 +1,7 @@
 #include "opdef/op_library.h"
 
+#include <algorithm>
+
 namespace kforge::opdef {
 
 namespace {
@@ -13,6 +15,16 @@ const T* find_named(const std::vector<T>& items, std::string_view name) {
 }
 
 }  // namespace
+
+bool KernelFunc::takes_sparse() const {
+  auto sparse = [](TensorKind k) { return k == TensorKind::kSparseCoo || k == TensorKind::kSparseCsr; };
+  return std::any_of(input_kinds.begin(), input_kinds.end(), sparse) ||
+         std::any_of(output_kinds.begin(), output_kinds.end(), sparse);
+}
+
+bool Call::has_keywords() const {
+  return std::any_of(keywords.begin(), keywords.end(), [](const std::string& k) { return !k.empty(); });
+}
 
 const Input* Op::find_input(std::string_view n) const { return find_named(inputs, n); }
 const Attribute* Op::find_attribute(std::string_view n) const { return find_named(attributes, n); }
@@ -43,6 +55,11 @@ const Op* OpLibrary::find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : &ops_[it->second];
 }
 
+const Op* OpLibrary::find_sparse(std::string_view name) const {
+  auto it = by_sparse_name_.find(name);
+  return it == by_sparse_name_.end() ? nullptr : &ops_[it->second];
+}
+
 OpLibrary& OpLibrary::operator=(const OpLibrary& other) {
   if (this != &other) {
     ops_ = other.ops_;
@@ -54,8 +71,9 @@ OpLibrary& OpLibrary::operator=(const OpLibrary& other) {
 
 void OpLibrary::index() {
   by_name_.clear();
+  by_sparse_name_.clear();
   by_name_.reserve(ops_.size());
-  for (size_t i = 0; i < ops_.size(); ++i) by_name_.emplace(ops_[i].name, i);
+  for (size_t i = 0; i < ops_.size(); ++i) (ops_[i].sparse ? by_sparse_name_ : by_name_).emplace(ops_[i].name, i);
 }
 
 }  // namespace kforge::opdef

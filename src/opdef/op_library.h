@@ -97,6 +97,9 @@ struct KernelFunc {
   std::vector<TensorKind> input_kinds;
   std::vector<TensorKind> output_kinds;
   SourceLoc loc;
+
+  /// Whether its signature names a sparse_coo or sparse_csr tensor.
+  bool takes_sparse() const;
 };
 
 /// One candidate of kernel.data_type / backend / layout.
@@ -134,12 +137,16 @@ struct InplacePair {
   SourceLoc output_loc;
 };
 
-/// `func(arg, ...)` of `invoke` and `composite`; the arguments are C++ expressions, verbatim.
+/// `func(arg, ...)` of `invoke` and `composite`; the arguments are C++ expressions, verbatim. An argument
+/// may be given by keyword, Python style (`transpose_x=false` in Paddle's static_backward.yaml).
 struct Call {
   std::string func;
   std::vector<std::string> args;
+  std::vector<std::string> keywords;  // per argument: the keyword, or "" for a positional argument
   std::vector<SourceLoc> arg_locs;
   SourceLoc loc;
+
+  bool has_keywords() const;
 };
 
 /// `forward : name (args) -> outputs` of a backward op.
@@ -180,6 +187,10 @@ struct RowPattern {
 struct Op {
   std::string name;
   bool is_backward = false;  // written as `backward_op :`
+  // From a sparse op file (Paddle's sparse_ops.yaml, sparse_backward.yaml; `--sparse-ops`): a separate
+  // op with its own name space, so `abs` here and the dense `abs` are different ops. Paddle derives one
+  // PIR op per kernel from it, suffixed `_sp` (pd_op.abs_coo_sp, pd_op.abs_csr_sp).
+  bool sparse = false;
   SourceLoc loc;             // the op name
   uint32_t file = SourceLoc::kNoFile;
 
@@ -218,6 +229,9 @@ struct Op {
   const Attribute* find_attribute(std::string_view n) const;
   const Output* find_output(std::string_view n) const;
 
+  /// The name shown to users: `abs`, or `abs (sparse)` for a sparse op.
+  std::string display_name() const { return sparse ? name + " (sparse)" : name; }
+
   /// Paddle's "base op": neither `invoke` nor composite-only. Only base ops have kernel, infer_meta,
   /// inplace and view in Paddle's parsed form, and so in the PIR signature.
   bool is_base_op() const { return !invoke && !(composite && !kernel); }
@@ -240,7 +254,10 @@ class OpLibrary {
 
   const std::vector<Op>& ops() const { return ops_; }
   size_t size() const { return ops_.size(); }
+  /// The dense op called `name` (ops of sparse op files are not found here: see find_sparse).
   const Op* find(std::string_view name) const;
+  /// The op of a sparse op file called `name`.
+  const Op* find_sparse(std::string_view name) const;
   /// The files that were loaded, in order (SourceManager ids).
   const std::vector<uint32_t>& files() const { return files_; }
 
@@ -250,7 +267,8 @@ class OpLibrary {
 
   std::vector<Op> ops_;
   std::vector<uint32_t> files_;
-  std::unordered_map<std::string_view, size_t> by_name_;  // views into ops_[i].name
+  std::unordered_map<std::string_view, size_t> by_name_;         // dense ops; views into ops_[i].name
+  std::unordered_map<std::string_view, size_t> by_sparse_name_;  // sparse ops
 };
 
 }  // namespace kforge::opdef

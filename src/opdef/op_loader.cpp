@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <sstream>
+#include <utility>
 
 #include "opdef/op_entry.h"
 #include "opdef/op_syntax.h"
@@ -82,20 +85,46 @@ bool is_extension_key(std::string_view key) {
   return std::find(ext.begin(), ext.end(), key) != ext.end();
 }
 
+const KernelFunc* first_sparse_kernel(const std::vector<KernelFunc>& funcs) {
+  for (const KernelFunc& f : funcs) {
+    if (f.takes_sparse()) return &f;
+  }
+  return nullptr;
+}
+
+// The first kernel of an entry's kernel.func that takes sparse tensors, read from the raw entry (whose
+// definition is not loaded because it is a redefinition); errors in it do not matter here.
+std::optional<std::pair<std::string, SourceLoc>> sparse_kernel_of_entry(const YamlContext& ctx,
+                                                                       const KeyTable& keys) {
+  const KeyTable::Entry* kernel = keys.find("kernel");
+  if (!kernel || !kernel->value->is_map()) return std::nullopt;
+  const YamlNode& map = *kernel->value;
+  for (size_t i = 0; i < map.map_size(); ++i) {
+    if (map.key(i).value != "func" || !map.value_at(i).is_scalar()) continue;
+    std::ostringstream discarded;
+    DiagnosticEngine quiet(ctx.sources, discarded);
+    const std::optional<std::vector<KernelFunc>> funcs = parse_kernel_funcs(ctx.text(map.value_at(i)), quiet);
+    if (!funcs) continue;
+    if (const KernelFunc* f = first_sparse_kernel(*funcs)) return std::make_pair(f->name, f->loc);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
-bool OpLoader::add_file(const std::string& path) {
+bool OpLoader::add_file(const std::string& path, OpFileKind kind) {
   uint32_t file = 0;
   std::string error;
   if (!sources_.add_file(path, file, error)) {
     diags_.error({}, error);
     return false;
   }
-  return add_buffer(file);
+  return add_buffer(file, kind);
 }
 
-bool OpLoader::add_buffer(uint32_t file) {
+bool OpLoader::add_buffer(uint32_t file, OpFileKind kind) {
   const size_t errors_before = diags_.error_count();
+  const size_t ops_before = library_.ops_.size();
   library_.files_.push_back(file);
   std::vector<YamlNode> documents;
   if (!parse_yaml(sources_, file, diags_, documents)) return false;
@@ -107,12 +136,26 @@ bool OpLoader::add_buffer(uint32_t file) {
                                              doc.kind_name()));
       continue;
     }
-    for (const YamlNode& entry : doc.children) load_entry(ctx, entry);
+    for (const YamlNode& entry : doc.children) load_entry(ctx, entry, kind);
+  }
+  if (kind == OpFileKind::kSparse) {
+    // A dense file loaded as sparse renames all its ops (`_sp`) without any other sign: say so.
+    bool any_kernel = false;
+    for (size_t i = ops_before; i < library_.ops_.size(); ++i) {
+      const Op& op = library_.ops_[i];
+      if (!op.kernel) continue;
+      any_kernel = true;
+      if (first_sparse_kernel(op.kernel->funcs)) return diags_.error_count() == errors_before;
+    }
+    if (any_kernel) {
+      diags_.warning({file, 0}, "no op of this sparse op file has a sparse kernel ({... sparse_coo ...} or "
+                                "{... sparse_csr ...}); dense op files are loaded with --ops");
+    }
   }
   return diags_.error_count() == errors_before;
 }
 
-void OpLoader::load_entry(const YamlContext& ctx, const YamlNode& entry) {
+void OpLoader::load_entry(const YamlContext& ctx, const YamlNode& entry, OpFileKind kind) {
   if (!entry.is_map()) {
     diags_.error(ctx.loc(entry), fmt::format("expected an op entry (a mapping that starts with 'op :'), found {}",
                                              entry.kind_name()));
@@ -156,12 +199,11 @@ void OpLoader::load_entry(const YamlContext& ctx, const YamlNode& entry) {
     if (&e != name_key && !is_extension_key(e.key)) only_extensions = false;
   }
 
-  auto existing = defined_.find(std::string(name));
-  if (existing != defined_.end()) {
+  auto& defined = defined_[static_cast<int>(kind)];
+  auto existing = defined.find(std::string(name));
+  if (existing != defined.end()) {
     if (!only_extensions) {
-      Diagnostic d{Severity::kError, name_loc, fmt::format("redefinition of op '{}'", name), {}};
-      d.note("previous definition is here", existing->second.loc);
-      diags_.report(std::move(d));
+      report_redefinition(ctx, keys, name, name_loc, existing->second.loc, kind);
       return;
     }
     if (existing->second.index == SIZE_MAX) return;  // the definition had errors, already reported
@@ -170,18 +212,19 @@ void OpLoader::load_entry(const YamlContext& ctx, const YamlNode& entry) {
   }
   if (only_extensions && keys.entries().size() > 1) {
     std::vector<std::string> names;
-    for (const auto& [n, def] : defined_) names.push_back(n);
+    for (const auto& [n, def] : defined) names.push_back(n);
     std::sort(names.begin(), names.end());  // deterministic suggestion on ties
     diags_.error(name_loc, fmt::format("extension keys for op '{}', which no earlier entry defines{}", name,
                                        did_you_mean(name, names)));
     return;
   }
 
-  Definition& def = defined_[std::string(name)];
+  Definition& def = defined[std::string(name)];
   def.loc = name_loc;
   Op op;
   op.name = std::string(name);
   op.is_backward = name_key == backward_key;
+  op.sparse = kind == OpFileKind::kSparse;
   op.loc = name_loc;
   op.file = ctx.file;
   bool ok = read_op_definition(ctx, keys, op);
@@ -189,6 +232,23 @@ void OpLoader::load_entry(const YamlContext& ctx, const YamlNode& entry) {
   if (!ok) return;
   def.index = library_.ops_.size();
   library_.ops_.push_back(std::move(op));
+}
+
+void OpLoader::report_redefinition(const YamlContext& ctx, const KeyTable& keys, std::string_view name,
+                                   SourceLoc loc, SourceLoc previous, OpFileKind kind) {
+  const char* what = kind == OpFileKind::kSparse ? "sparse op" : "op";
+  Diagnostic d{Severity::kError, loc, fmt::format("redefinition of {} '{}'", what, name), {}};
+  d.note("previous definition is here", previous);
+  // The usual cause: Paddle's sparse_ops.yaml given as a dense file, whose `abs` repeats the dense one.
+  if (kind == OpFileKind::kDense) {
+    if (std::optional<std::pair<std::string, SourceLoc>> sparse = sparse_kernel_of_entry(ctx, keys)) {
+      d.note(fmt::format("kernel '{}' takes sparse tensors: a sparse op file (Paddle's sparse_ops.yaml, "
+                         "sparse_backward.yaml) is loaded with --sparse-ops, where its ops have their own names",
+                         sparse->first),
+             sparse->second);
+    }
+  }
+  diags_.report(std::move(d));
 }
 
 OpLibrary OpLoader::finish() && {
@@ -199,6 +259,12 @@ OpLibrary OpLoader::finish() && {
 OpLibrary load_op_library(const std::vector<std::string>& paths, SourceManager& sources, DiagnosticEngine& diags) {
   OpLoader loader(sources, diags);
   for (const std::string& path : paths) loader.add_file(path);
+  return std::move(loader).finish();
+}
+
+OpLibrary load_op_library(const std::vector<OpFile>& files, SourceManager& sources, DiagnosticEngine& diags) {
+  OpLoader loader(sources, diags);
+  for (const OpFile& f : files) loader.add_file(f.path, f.kind);
   return std::move(loader).finish();
 }
 

@@ -1,9 +1,14 @@
 // Loading op YAML files into an OpLibrary.
 //
 // Files are read in order. Each is a YAML sequence of op entries (`- op : name` or
-// `- backward_op : name`). A later entry may name an op defined earlier only to add the kforge
+// `- backward_op : name`; the key says whether the op is a backward op, as Paddle's parse_op.py
+// --backward does for a whole file). A later entry may name an op defined earlier only to add the kforge
 // extension keys (compute, reduce, pattern, row_pattern): an overlay, so Paddle's YAML stays unchanged. Any other
 // entry for an existing name is a redefinition error that names both places.
+//
+// A file is loaded as a dense or a sparse op file (OpFileKind). Paddle's sparse_ops.yaml and
+// sparse_backward.yaml define separate PIR ops (`_sp`, one per kernel) whose names repeat dense ones
+// (`abs`): the ops of sparse files have their own name space, where the same rules apply.
 //
 // Errors (malformed values, unknown names) are reported at their exact line and column and the op is
 // left out of the library; unknown and duplicated keys are warnings. Loading never throws: check
@@ -22,6 +27,7 @@ namespace kforge::opdef {
 
 struct YamlNode;
 struct YamlContext;
+class KeyTable;
 
 /// Every key an op entry may have, as dotted paths ("op", "kernel.func", "reduce.init", ...), in the
 /// order of paddle-formats.md §2.2 followed by the kforge extensions.
@@ -29,21 +35,29 @@ const std::vector<std::string>& known_op_keys();
 /// The extension keys an overlay entry may add: compute, reduce, pattern, row_pattern.
 const std::vector<std::string>& extension_keys();
 
+/// How the ops of a file are named (paddle-formats.md §2.8).
+enum class OpFileKind {
+  kDense,   // ops.yaml, backward.yaml, fused_*.yaml, static_*.yaml, update_ops.yaml, kforge's own files
+  kSparse,  // Paddle's sparse_ops.yaml / sparse_backward.yaml: Op::sparse, PIR ops `<kernel>_sp`
+};
+
 class OpLoader {
  public:
   OpLoader(SourceManager& sources, DiagnosticEngine& diags) : sources_(sources), diags_(diags) {}
 
   /// Reads `path` (reporting "cannot open" without a location if it cannot) and loads it.
   /// Returns false if this file produced an error.
-  bool add_file(const std::string& path);
+  bool add_file(const std::string& path, OpFileKind kind = OpFileKind::kDense);
   /// Loads a buffer already registered in the SourceManager.
-  bool add_buffer(uint32_t file);
+  bool add_buffer(uint32_t file, OpFileKind kind = OpFileKind::kDense);
 
   /// The library of every op loaded without error, in document order.
   OpLibrary finish() &&;
 
  private:
-  void load_entry(const YamlContext& ctx, const YamlNode& entry);
+  void load_entry(const YamlContext& ctx, const YamlNode& entry, OpFileKind kind);
+  void report_redefinition(const YamlContext& ctx, const KeyTable& keys, std::string_view name, SourceLoc loc,
+                           SourceLoc previous, OpFileKind kind);
 
   SourceManager& sources_;
   DiagnosticEngine& diags_;
@@ -54,10 +68,18 @@ class OpLoader {
     SourceLoc loc;
     size_t index = SIZE_MAX;
   };
-  std::unordered_map<std::string, Definition> defined_;
+  std::unordered_map<std::string, Definition> defined_[2];  // by OpFileKind: dense and sparse names
 };
 
-/// Loads `paths` in order with one OpLoader.
+/// An op file to load and how (OpFileKind).
+struct OpFile {
+  std::string path;
+  OpFileKind kind = OpFileKind::kDense;
+};
+
+/// Loads `paths` (dense op files) in order with one OpLoader.
 OpLibrary load_op_library(const std::vector<std::string>& paths, SourceManager& sources, DiagnosticEngine& diags);
+/// Loads `files` in order with one OpLoader.
+OpLibrary load_op_library(const std::vector<OpFile>& files, SourceManager& sources, DiagnosticEngine& diags);
 
 }  // namespace kforge::opdef

@@ -53,6 +53,7 @@ std::unordered_map<std::string, MutableAttr> mutable_attributes(const Op& op, co
     return out;
   }
   if (!compat) return out;
+  // Compat entries are looked up by the bare name, so a sparse op finds its dense namesake's (abs).
   const CompatEntry* entry = compat->lookup(op.name);
   if (!entry && op.forward && (op.name.ends_with("_grad") || op.name.ends_with("_grad_"))) {
     entry = compat->lookup(op.forward->op);
@@ -60,8 +61,11 @@ std::unordered_map<std::string, MutableAttr> mutable_attributes(const Op& op, co
   // op_gen.py replaces pow's compat entry by its `scalar` map, so pow and its grads have no mutable
   // attribute: pd_op.pow keeps `y` as a ScalarAttribute attribute.
   if (!entry || entry->op.name == "pow") return out;
+  // op_gen.py skips the `scalar` part for the ops of sparse_ops.yaml (not sparse_backward.yaml): their
+  // Scalar attributes stay attributes.
+  const bool scalars_mutable = !(op.sparse && !op.is_backward);
   for (const MutableAttrInfo& m : entry->scalar) {
-    if (!m.is_mutable()) continue;
+    if (!m.is_mutable() || !scalars_mutable) continue;
     // op_gen.py: op_compat calls one_hot's attribute by its legacy name `depth`.
     const std::string name = m.name == "depth" && op.name == "one_hot" ? "num_classes" : m.name;
     std::string data_type;
@@ -130,9 +134,24 @@ PirOpSignature make_signature(const Op& op, const KernelFunc* func,
   return sig;
 }
 
+// The PIR op name and C++ class of one (phi name, kernel) of `op`, as op_gen.py AutoCodeGen names them:
+//   one kernel:  phi                      `abs`, `abs_`          class AbsOp, Abs_Op
+//   several:     kernel [+ '_' in place]  `scale_sr`, `adam_dense_param_sparse_grad_`
+// and for sparse ops `_sp` is appended, or `sp_` after an in-place '_' (`batch_norm_sp_`), and the class
+// gets `Sp` before its in-place '_' (BatchNorm_SpOp, AbsCooSpOp).
+void name_signature(PirOpSignature& sig, const Op& op, const std::string& phi, const KernelFunc* func,
+                    bool several_kernels, std::string_view dialect) {
+  const bool inplace = phi.ends_with("_");
+  std::string base = several_kernels ? func->name + (inplace ? "_" : "") : phi;
+  if (op.sparse) base += inplace ? "sp_" : "_sp";
+  sig.name = fmt::format("{}.{}", dialect, base);
+  sig.class_name = several_kernels ? pir_class_name(func->name, inplace, op.sparse)
+                                   : pir_class_name(phi, false, op.sparse);
+}
+
 }  // namespace
 
-std::string pir_class_name(std::string_view name, bool inplace_suffix) {
+std::string pir_class_name(std::string_view name, bool inplace_suffix, bool sparse) {
   // Python's str.capitalize on each '_'-separated word: first character upper, the rest lower.
   std::string out;
   bool word_start = true;
@@ -146,6 +165,7 @@ std::string pir_class_name(std::string_view name, bool inplace_suffix) {
     word_start = false;
   }
   if (!name.empty() && name.back() == '_') out += '_';
+  if (sparse) out += "Sp";
   if (inplace_suffix) out += '_';
   return out + "Op";
 }
@@ -154,7 +174,11 @@ std::vector<PirOpSignature> derive_pir_signatures(const OpLibrary& library, cons
                                                   DiagnosticEngine& diags, const PirSignatureOptions& options) {
   std::vector<PirOpSignature> out;
   std::unordered_map<std::string, const Op*> seen;
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
   for (const Op& op : library.ops()) {
+    if (!op.sparse && listed(options.vjp_only_ops, op.name)) continue;
     const bool base = op.is_base_op();
     std::vector<std::string> phi_names = {op.name};
     if (base && (op.has_inplace_key || op.has_view_key) && !op.name.ends_with("_")) phi_names.push_back(op.name + "_");
@@ -165,26 +189,19 @@ std::vector<PirOpSignature> derive_pir_signatures(const OpLibrary& library, cons
     }
     if (funcs.empty()) funcs.push_back(nullptr);
     for (const std::string& phi : phi_names) {
-      if (std::find(options.manual_ops.begin(), options.manual_ops.end(), phi) != options.manual_ops.end()) continue;
+      if (listed(options.manual_ops, phi)) continue;
       const bool inplace = phi.ends_with("_");
       for (const KernelFunc* func : funcs) {
         PirOpSignature sig = make_signature(op, func, mutables);
         sig.inplace = inplace && phi != op.name;
-        if (funcs.size() == 1) {
-          sig.name = fmt::format("{}.{}", options.dialect, phi);
-          sig.class_name = pir_class_name(phi, false);
-        } else {
-          // Several kernels: one op per kernel, named after it (op_gen.py AutoCodeGen).
-          sig.name = fmt::format("{}.{}{}", options.dialect, func->name, inplace ? "_" : "");
-          sig.class_name = pir_class_name(func->name, inplace);
-        }
+        name_signature(sig, op, phi, func, funcs.size() > 1, options.dialect);
         auto [it, inserted] = seen.emplace(sig.name, &op);
         if (!inserted) {
           Diagnostic d{Severity::kError, op.loc,
-                       fmt::format("op '{}' derives the PIR op '{}', which op '{}' already derives", op.name, sig.name,
-                                   it->second->name),
+                       fmt::format("op '{}' derives the PIR op '{}', which op '{}' already derives",
+                                   op.display_name(), sig.name, it->second->display_name()),
                        {}};
-          d.note(fmt::format("'{}' is defined here", it->second->name), it->second->loc);
+          d.note(fmt::format("'{}' is defined here", it->second->display_name()), it->second->loc);
           diags.report(std::move(d));
           continue;
         }

@@ -61,8 +61,11 @@ struct PirSignatureOptions {
   std::string dialect = "pd_op";
   /// Ops Paddle writes by hand instead of generating (op_gen.py PD_MANUAL_OP_LIST): no signature is
   /// derived for these names.
-  std::vector<std::string> manual_ops = {"add_n",     "add_n_",     "split_grad", "expand",
+  std::vector<std::string> manual_ops = {"add_n_",    "split_grad", "expand",
                                          "increment", "increment_", "assign_out_"};
+  /// Dense ops op_gen.py AutoCodeGen leaves out whole, twins included: static_backward.yaml's add_n_grad
+  /// exists only so that AddNOp gets its Vjp.
+  std::vector<std::string> vjp_only_ops = {"add_n_grad"};
 };
 
 /// Signatures of every op of `library` in document order (each op, then its twin, each expanded per
@@ -71,8 +74,10 @@ struct PirSignatureOptions {
 std::vector<PirOpSignature> derive_pir_signatures(const OpLibrary& library, const OpCompat* compat,
                                                   DiagnosticEngine& diags, const PirSignatureOptions& options = {});
 
-/// Paddle's to_pascal_case + "Op": "abs" -> "AbsOp", "abs_" -> "Abs_Op", "fft_c2c" -> "FftC2cOp".
-std::string pir_class_name(std::string_view name, bool inplace_suffix);
+/// Paddle's to_pascal_case + "Op": "abs" -> "AbsOp", "abs_" -> "Abs_Op", "fft_c2c" -> "FftC2cOp"; with
+/// `inplace_suffix` an extra '_' ("adam_dense_param_sparse_grad" -> "AdamDenseParamSparseGrad_Op"); for a
+/// sparse op "Sp" comes before that '_' ("abs_coo" -> "AbsCooSpOp", "batch_norm_" -> "BatchNorm_SpOp").
+std::string pir_class_name(std::string_view name, bool inplace_suffix, bool sparse = false);
 
 /// The signatures as JSON text in the structure of refdata/paddle/pir_op_signatures.json:
 ///   {"pd_op.abs": {"class", "file", "inputs": [{name, type, optional, no_need_buffer, mutable_attr}],

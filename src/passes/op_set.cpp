@@ -7,6 +7,7 @@ OpSet::OpSet(const opdef::OpLibrary& library, const opdef::OpCompat* compat, Dia
   // Ops Paddle writes by hand (expand, ...) are ordinary ops with kernels here: derive them too.
   opdef::PirSignatureOptions options;
   options.manual_ops.clear();
+  options.vjp_only_ops.clear();
   signatures_ = opdef::derive_pir_signatures(library, compat, diags, options);
   for (size_t i = 0; i < signatures_.size(); ++i) {
     names_.push_back(signatures_[i].name);

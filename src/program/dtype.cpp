@@ -78,7 +78,8 @@ constexpr std::array<LayoutInfo, 10> kLayouts = {{
 std::string_view dtype_name(DataType dtype) { return info(dtype).name; }
 
 std::optional<DataType> parse_dtype_name(std::string_view name) {
-  if (name == "undefined") return DataType::kUndefined;
+  // Paddle 3.1+ prints UNDEFINED as "Undefined(ALL_DTYPE)" (DataTypeToString), e.g. pd_op.sum's dtype.
+  if (name == "undefined" || name == "Undefined(ALL_DTYPE)") return DataType::kUndefined;
   for (const DTypeInfo& i : kDTypes) {
     if (i.name == name) return i.dtype;
   }

@@ -4,6 +4,8 @@
 
 #include <ostream>
 
+#include "support/source_excerpt.h"
+
 namespace kforge {
 
 namespace {
@@ -45,13 +47,13 @@ void DiagnosticEngine::print_one(std::string& out, Severity sev, SourceLoc loc, 
   if (color) out += "\033[0m";
   out += '\n';
   if (!loc.valid()) return;
-  // Source line and caret. Tabs in the prefix are kept so the caret lines up in a terminal.
-  const std::string_view line = sources_.line_text(loc);
-  const LineCol lc = sources_.line_col(loc);
+  // Source line (or a window of a long one) and caret, both behind one space.
+  const uint32_t col = sources_.line_col(loc).col;
+  const SourceExcerpt excerpt = source_excerpt(sources_.line_text(loc), col, kSourceExcerptWidth - 1);
   out += ' ';
-  out += line;
+  out += excerpt.text;
   out += "\n ";
-  for (uint32_t i = 0; i + 1 < lc.col && i < line.size(); ++i) out += line[i] == '\t' ? '\t' : ' ';
+  out += excerpt.indent;
   if (color) out += "\033[1;32m";
   out += '^';
   if (color) out += "\033[0m";

@@ -69,7 +69,7 @@ def main():
         print("nvcc not found: skipping")
         return 77
     root = args.source_root
-    ex = os.path.join(root, "examples", "kernels")
+    ex = os.path.join(root, "kernels")
     ops = ["--ops", os.path.join(ex, "ops.yaml"), "--ops", os.path.join(ex, "fusion.yaml"),
            "--op-compat", os.path.join(ex, "op_compat.yaml")]
     failed = False

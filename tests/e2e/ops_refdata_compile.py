@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
-"""`kforge ops` on Paddle's whole ops.yaml + op_compat.yaml, and every generated .cc compiled warning-free.
+"""`kforge ops` on Paddle's 9 op files + op_compat.yaml, and every generated .cc compiled warning-free.
 
-Generates the library in 8 shards, then compiles each .cc with `g++ -std=c++17 -Wall -Wextra -Werror -c`
-against the generated <P>_decls.h and kforge_runtime.h (nothing else on the include path), several at a
-time. Also checks that every op of ops.yaml either has its function in <P>_api.h or is listed there as not
-generated with a reason: no op disappears silently.
+The 9 files are those Paddle's PIR generator reads (ops.yaml, and backward, fused_ops, fused_backward,
+static_ops, static_backward, update_ops, sparse_ops, sparse_backward from yaml/; the two sparse ones with
+--sparse-ops). Generates the library in 8 shards, then compiles each .cc with `g++ -std=c++17 -Wall
+-Wextra -Werror -c` against the generated <P>_decls.h and kforge_runtime.h (nothing else on the include
+path), several at a time. Also checks that every op of every file either has its function in <P>_api.h
+or is listed there as not generated with a reason (sparse ops by their name plus `_sp`): no op
+disappears silently.
 
-Reads ../shared/refdata/paddle (or --refdata); exits 77 (meson's SKIP) saying so when it is absent.
+Reads ../shared/refdata/paddle (or --refdata); exits 77 (meson's SKIP) saying so when it is absent. When
+only yaml/ is missing it says so and generates from ops.yaml alone.
 With --dirs, generates nothing and compiles the .cc files of already generated directories instead (the
 golden expectations of tests/golden/ops-*), which needs no refdata.
 Usage: ops_refdata_compile.py --kforge BUILD/src/kforge [--refdata DIR] [--jobs N] [--cxx g++] [--keep DIR]
@@ -26,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SKIP = 77
+# Paddle's op files beside ops.yaml, in the order its PIR generator reads them (yaml/ of the refdata).
+DENSE_FILES = ["backward", "fused_ops", "fused_backward", "static_ops", "static_backward", "update_ops"]
+SPARSE_FILES = ["sparse_ops", "sparse_backward"]
 
 
 def main():
@@ -49,6 +56,14 @@ def main():
     if not ops_yaml.is_file() or not compat_yaml.is_file():
         print(f"SKIPPED: Paddle's refdata is absent ({ops_yaml} and {compat_yaml} are needed)")
         return SKIP
+    op_files = [("--ops", ops_yaml)]
+    others = [("--ops", refdata / "yaml" / f"{name}.yaml") for name in DENSE_FILES] + \
+             [("--sparse-ops", refdata / "yaml" / f"{name}.yaml") for name in SPARSE_FILES]
+    missing = [str(path) for _, path in others if not path.is_file()]
+    if missing:
+        print(f"NOTE: generating from ops.yaml alone; Paddle's other op files are absent ({', '.join(missing)})")
+    else:
+        op_files += others
     cxx = shutil.which(args.cxx)
     if cxx is None:
         print(f"SKIPPED: no C++ compiler '{args.cxx}'")
@@ -58,18 +73,20 @@ def main():
     try:
         out = work / "gen"
         start = time.monotonic()
-        proc = subprocess.run([args.kforge, "ops", "--ops", str(ops_yaml), "--op-compat", str(compat_yaml),
+        file_args = [arg for flag, path in op_files for arg in (flag, str(path))]
+        proc = subprocess.run([args.kforge, "ops", *file_args, "--op-compat", str(compat_yaml),
                                "-o", str(out), "--prefix", "paddle", "--namespace", "paddle::ops",
                                "--shards", str(args.shards), "--color", "never"],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        print(f"kforge ops: exit {proc.returncode} in {time.monotonic() - start:.2f} s")
-        # The loader's warnings about Paddle's op_compat.yaml (duplicate entries) are the data's; errors are not.
+        print(f"kforge ops on {len(op_files)} op files: exit {proc.returncode} in {time.monotonic() - start:.2f} s")
+        # The loader's warnings about Paddle's data (duplicate op_compat entries, a duplicate key, a
+        # data_type naming no argument) are the data's; errors are not.
         if proc.returncode != 0 or " error: " in proc.stderr:
             print(proc.stdout + proc.stderr)
-            print("FAIL: kforge ops must succeed without errors on Paddle's ops.yaml")
+            print("FAIL: kforge ops must succeed without errors on Paddle's op files")
             return 1
 
-        failures = check_every_op_accounted_for(ops_yaml, out / "paddle_api.h")
+        failures = check_every_op_accounted_for(op_files, out / "paddle_api.h")
 
         sources = sorted(out.glob("*.cc"))
         expected = 2 * args.shards
@@ -129,9 +146,15 @@ def compile_dirs(dirs, args):
     return 1 if failures else 0
 
 
-def check_every_op_accounted_for(ops_yaml, api_h):
+def check_every_op_accounted_for(op_files, api_h):
     """Every op is either declared in the API header or listed there as not generated, with a reason."""
-    names = re.findall(r"^- (?:op|backward_op)\s*:\s*([A-Za-z0-9_]+)", ops_yaml.read_text(), re.M)
+    names = []
+    for flag, path in op_files:
+        suffix = "_sp" if flag == "--sparse-ops" else ""
+        names += [name + suffix for name in
+                  re.findall(r"^- (?:op|backward_op)\s*:\s*([A-Za-z0-9_]+)", path.read_text(), re.M)]
+    if len(names) != len(set(names)):
+        return ["an op name occurs twice in the op files: " + ", ".join(sorted({n for n in names if names.count(n) > 1}))]
     header = api_h.read_text()
     declared = set(re.findall(r"^kforge::Status ([A-Za-z0-9_]+)\(", header, re.M))
     skipped = dict(re.findall(r"^//   ([A-Za-z0-9_]+) \([^)]*\): (.+)$", header, re.M))

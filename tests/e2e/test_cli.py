@@ -7,11 +7,15 @@ Usage: test_cli.py --kforge BUILD/src/kforge [NAME...]   (all tests when no name
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+# The source tree: a kforge binary that is not installed uses its templates/ (KFORGE_BUILTIN_TEMPLATE_DIR).
+ROOT = Path(__file__).resolve().parents[2]
 
 KFORGE = None  # set by main()
 
@@ -221,7 +225,16 @@ def test_usage_errors_exit_2(tmp):
 def test_help_and_version(tmp):
     r = kforge("--version", cwd=tmp)
     expect_eq(r.code, 0, "--version exit code")
-    expect(r.stdout.startswith("kforge ") and r.stdout.strip().split(" ")[1][0].isdigit(), f"--version\n{r}")
+    lines = r.stdout.splitlines()
+    expect(len(lines) == 3 and lines[0].startswith("kforge ") and lines[0].split(" ")[1][0].isdigit(),
+           f"--version: kforge's version, then the templates and runtime headers\n{r}")
+    version = lines[0].split(" ")[1]
+    templates = ROOT / "templates"
+    expect(lines[1] == f"templates: {version} ({templates})", f"--version names the templates it uses\n{r}")
+    runtime = (templates / "runtime" / "kforge_runtime.h").read_text()
+    runtime_version = re.search(r"#define KFORGE_RUNTIME_VERSION ([0-9]+)", runtime).group(1)
+    expect(lines[2].startswith(f"runtime headers: kforge_runtime.h {runtime_version}, kforge_multikernel.h "),
+           f"--version gives the runtime header's version\n{r}")
     r = kforge("--help", cwd=tmp)
     expect_eq(r.code, 0, "--help exit code")
     expect("render" in r.stdout and "Exit codes" in r.stdout, f"--help lists commands and exit codes\n{r}")
@@ -275,6 +288,37 @@ def test_template_dir_order(tmp):
     write(tmp / "over/t.j2", "WRONG\n")
     r = kforge("render", "src/t.j2", "--template-dir", "over", "-o", "-", cwd=tmp)
     expect_eq((r.code, r.stdout), (0, "from --template-dir\n"), f"TEMPLATE is the file given\n{r}")
+
+
+def test_sparse_op_files_in_command_line_order(tmp):
+    """--ops and --sparse-ops files load in the order given; sparse ops keep their own names (`_sp`)."""
+    write(tmp / "ops.yaml", "- op : relu\n  args : (Tensor x)\n  output : Tensor(out)\n"
+                            "  infer_meta :\n    func : UnchangedInferMeta\n  kernel :\n    func : relu\n")
+    write(tmp / "sparse.yaml", "- op : relu\n  args : (Tensor x)\n  output : Tensor(out)\n"
+                               "  infer_meta :\n    func : UnchangedInferMeta\n  kernel :\n"
+                               "    func : relu_coo{sparse_coo -> sparse_coo}, relu_csr{sparse_csr -> sparse_csr}\n")
+    order = lambda out: [line.split('"')[1] for line in out.splitlines() if line.startswith('"pd_op.')]
+    r = kforge("lint", "--ops", "ops.yaml", "--sparse-ops", "sparse.yaml", "--print-signatures", cwd=tmp)
+    expect_eq((r.code, order(r.stdout)), (0, ["pd_op.relu", "pd_op.relu_coo_sp", "pd_op.relu_csr_sp"]),
+              f"dense file first\n{r}")
+    r = kforge("lint", "--sparse-ops", "sparse.yaml", "--ops", "ops.yaml", "--print-signatures", cwd=tmp)
+    expect_eq((r.code, order(r.stdout)), (0, ["pd_op.relu_coo_sp", "pd_op.relu_csr_sp", "pd_op.relu"]),
+              f"sparse file first\n{r}")
+    # Given with --ops, the sparse file repeats `relu`: an error that says to use --sparse-ops.
+    r = kforge("lint", "--ops", "ops.yaml", "--ops", "sparse.yaml", "--color", "never", cwd=tmp)
+    expect(r.code == 1 and "redefinition of op 'relu'" in r.stderr and "--sparse-ops" in r.stderr,
+           f"misuse is explained\n{r}")
+    for command in ["lint", "ops", "compile"]:
+        r = kforge(command, "--help", cwd=tmp)
+        expect(r.code == 0 and "--sparse-ops" in r.stdout, f"{command} --help mentions --sparse-ops\n{r}")
+    # `kforge ops` lists the sparse op as not generated, by its op_gen.py key.
+    r = kforge("ops", "--ops", "ops.yaml", "--sparse-ops", "sparse.yaml", "-o", "gen", "--no-version-stamp",
+               cwd=tmp)
+    expect_eq(r.code, 0, f"kforge ops with a sparse file\n{r}")
+    header = (tmp / "gen" / "ops_api.h").read_text()
+    expect("kforge::Status relu(" in header and
+           "//   relu_sp (../sparse.yaml:1): it is a sparse op: the generated API takes dense tensors only" in header,
+           f"sparse op listed as not generated\n{header[-600:]}")
 
 
 # ----------------------------------------------------------------------------------------------------

@@ -87,8 +87,15 @@ class Runner:
         self.uses_out = any(OUT_PLACEHOLDER in a for a in self.args)
         # Output directories live in the source tree (tests/.golden-tmp/), so the paths that banners give
         # relative to them ("../../../golden/<case>/ops.yaml") are the same on every machine and checkout.
-        TMP_ROOT.mkdir(exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f"kforge-golden-{case}-", dir=TMP_ROOT))
+        # Another case's cleanup() may remove TMP_ROOT between the mkdir and the mkdtemp: try again.
+        for attempt in range(100):
+            TMP_ROOT.mkdir(exist_ok=True)
+            try:
+                self.tmp = Path(tempfile.mkdtemp(prefix=f"kforge-golden-{case}-", dir=TMP_ROOT))
+                break
+            except FileNotFoundError:
+                if attempt == 99:
+                    raise
         self.out_counter = 0
 
     def cleanup(self):

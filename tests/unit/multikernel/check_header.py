@@ -1,6 +1,7 @@
 """Compiles header_probe.cc against templates/runtime/kforge_multikernel.h with g++ and clang++ (-std=c++17,
 strict warnings, -Werror) and with nvcc (host side, as CUDA code includes it) when it is installed, and runs
-the g++ build. Usage: check_header.py SRC BUILD."""
+the g++ build. Usage: check_header.py SRC BUILD [PROBE] (PROBE: another probe of a templates/runtime/ header,
+e.g. tests/unit/params/header_probe.cc for kforge_params.h)."""
 import os
 import shutil
 import subprocess
@@ -8,7 +9,8 @@ import sys
 
 source_dir, build_dir = sys.argv[1], sys.argv[2]
 header_dir = os.path.join(source_dir, "templates", "runtime")
-probe = os.path.join(source_dir, "tests", "unit", "multikernel", "header_probe.cc")
+probe = sys.argv[3] if len(sys.argv) > 3 else os.path.join(source_dir, "tests", "unit", "multikernel", "header_probe.cc")
+prefix = os.path.basename(os.path.dirname(os.path.abspath(probe))) + "_probe_"
 strict = ["-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Wshadow", "-Wconversion", "-Wsign-conversion",
           "-Wold-style-cast", "-Werror"]
 failures = 0
@@ -30,7 +32,7 @@ for compiler in ["g++", "clang++"]:
     if shutil.which(compiler) is None:
         print(f"skipped: {compiler} not found")
         continue
-    out = os.path.join(build_dir, "mk_probe_" + compiler.replace("+", "x"))
+    out = os.path.join(build_dir, prefix + compiler.replace("+", "x"))
     if compile_with(compiler, [compiler, *strict, "-I", header_dir, probe, "-o", out, "-pthread"]):
         run = subprocess.run([out], capture_output=True, text=True)
         if run.returncode != 0:
@@ -41,5 +43,5 @@ if nvcc is None:
     print("skipped: nvcc not found")
 else:
     compile_with("nvcc", [nvcc, "-std=c++17", "-x", "cu", "-Xcompiler", "-Wall,-Wextra,-Werror", "-I", header_dir,
-                          "-c", probe, "-o", os.path.join(build_dir, "mk_probe_nvcc.o")])
+                          "-c", probe, "-o", os.path.join(build_dir, prefix + "nvcc.o")])
 sys.exit(1 if failures else 0)

@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -24,10 +25,16 @@ struct Fixture {
     return LocatedText::contiguous(text, {file, 0});
   }
 
-  /// Loads op YAML buffers (name, text) in order with one loader.
+  /// Loads op YAML buffers (name, text) in order with one loader, as dense op files.
   OpLibrary load(const std::vector<std::pair<std::string, std::string>>& files) {
     OpLoader loader(sources, diags);
     for (const auto& [name, text] : files) loader.add_buffer(sources.add_buffer(name, text));
+    return std::move(loader).finish();
+  }
+  /// Loads op YAML buffers (name, text, kind) in order with one loader.
+  OpLibrary load_kinds(const std::vector<std::tuple<std::string, std::string, OpFileKind>>& files) {
+    OpLoader loader(sources, diags);
+    for (const auto& [name, text, kind] : files) loader.add_buffer(sources.add_buffer(name, text), kind);
     return std::move(loader).finish();
   }
   OpLibrary load(const std::string& text) { return load({{"ops.yaml", text}}); }

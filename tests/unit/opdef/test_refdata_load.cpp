@@ -99,3 +99,65 @@ TEST_CASE("spot checks of the real ops.yaml model") {
     CHECK(kinds[k] > 0);
   }
 }
+
+TEST_CASE("Paddle's 9 op files load together, as its PIR generator reads them") {
+  if (!testing::have_paddle_op_files()) {
+    WARN("SKIPPED: Paddle's 9 op files not found under "
+         << testing::paddle_refdata_dir() << " (set KFORGE_PADDLE_REFDATA); the 9-file load test did not run");
+    return;
+  }
+  const std::string dir = testing::paddle_refdata_dir();
+  SourceManager sources;
+  std::ostringstream out;
+  DiagnosticEngine diags(sources, out);
+  std::vector<OpFile> files;
+  for (const testing::PaddleOpFile& f : testing::kPaddleOpFiles) {
+    files.push_back({dir + "/" + f.path, f.sparse ? OpFileKind::kSparse : OpFileKind::kDense});
+  }
+  const OpLibrary lib = load_op_library(files, sources, diags);
+  INFO(out.str());
+  CHECK(diags.error_count() == 0);
+  // The two warnings are problems of the data, each checked by its message.
+  std::vector<std::string> warnings;
+  const std::regex warning_line(R"(/yaml/(\w+\.yaml:\d+):\d+: warning: (.*))");
+  std::istringstream lines(out.str());
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, warning_line)) warnings.push_back(m[1].str() + ": " + m[2].str());
+  }
+  CHECK(warnings == std::vector<std::string>{
+                        "static_ops.yaml:649: 'PullGpupsSparseKernelKey' in 'kernel.data_type' is not an argument "
+                        "of op 'pull_gpups_sparse', so it cannot select the kernel",
+                        "static_ops.yaml:935: duplicate key 'interfaces' in op 'unique'; the last one is used",
+                    });
+  // Every entry of every file is an op: 474 + 347 + 80 + 10 + 86 + 49 + 1 dense, 51 + 45 sparse.
+  size_t dense = 0, sparse = 0;
+  for (const Op& op : lib.ops()) ++(op.sparse ? sparse : dense);
+  CHECK(dense == 1047);
+  CHECK(sparse == 96);
+
+  // The sparse abs is an op of its own beside the dense one.
+  const Op* abs = lib.find("abs");
+  const Op* abs_sp = lib.find_sparse("abs");
+  REQUIRE(abs);
+  REQUIRE(abs_sp);
+  CHECK(!abs->sparse);
+  CHECK(abs_sp->sparse);
+  CHECK(abs_sp->kernel->funcs.size() == 2);
+  CHECK(lib.find_sparse("conv2d") == nullptr);
+
+  // Ops without outputs.
+  const Op* send = lib.find("send_v2");
+  REQUIRE(send);
+  CHECK(send->outputs.empty());
+  CHECK(lib.find("push_dense")->outputs.empty());
+
+  // A composite with keyword arguments (static_backward.yaml).
+  const Op* mdg = lib.find("matmul_double_grad");
+  REQUIRE(mdg);
+  REQUIRE(mdg->composite);
+  CHECK(mdg->composite->args.size() == 7);
+  CHECK(mdg->composite->keywords[5] == "transpose_x");
+  CHECK(mdg->composite->args[5] == "false");
+  CHECK(mdg->composite->keywords[0].empty());
+}

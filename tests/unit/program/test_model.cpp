@@ -17,6 +17,7 @@ TEST_CASE("data types have Paddle's and PIR's spellings") {
   CHECK(dtype_name(DataType::kFloat8E4M3FN) == "float8_e4m3fn");
   CHECK(parse_dtype_name("bfloat16") == DataType::kBFloat16);
   CHECK(parse_dtype_name("Undefined") == DataType::kUndefined);
+  CHECK(parse_dtype_name("Undefined(ALL_DTYPE)") == DataType::kUndefined);  // Paddle 3.1+ spelling
   CHECK_FALSE(parse_dtype_name("fp32").has_value());
   CHECK(pir_element_name(DataType::kBool) == "b");
   CHECK(pir_element_name(DataType::kUInt8) == "u8");

@@ -447,9 +447,10 @@ TEST_CASE("json errors: types") {
         "1 error generated.\n");
   CHECK(type_error(R"({"#": "0.t_dtensor", "D": [{"#": "0.t_f32"}, [-2], "NCHW", [], 0]})") ==
         "p.json:4:96: error: invalid dim -2 in '0.t_dtensor' (dims are >= 0, or -1 for a dynamic dim)\n"
-        "     {\"#\": \"1.foo\", \"I\": [], \"O\": [{\"%\": 1, \"TT\": {\"#\": \"0.t_dtensor\", \"D\": [{\"#\": \"0.t_f32\"}, "
+        // 127 characters: the line is cut on the left to fit in 120 columns.
+        " ...1.foo\", \"I\": [], \"O\": [{\"%\": 1, \"TT\": {\"#\": \"0.t_dtensor\", \"D\": [{\"#\": \"0.t_f32\"}, "
         "[-2], \"NCHW\", [], 0]}}], \"A\": []}\n"
-        "                                                                                                ^\n"
+        "                                                                                        ^\n"
         "1 error generated.\n");
   CHECK(type_error(R"({"#": "0.t_dtensor", "D": [{"#": "0.t_f32"}, [2]]})") ==
         "p.json:4:76: error: expected 5 entries [element type, dims, layout, lod, offset] in the data of "
@@ -460,9 +461,9 @@ TEST_CASE("json errors: types") {
         "1 error generated.\n");
   CHECK(type_error(R"({"#": "0.t_dtensor", "D": [{"#": "0.t_f32"}, [2], "NCWH", [], 0]})") ==
         "p.json:4:100: error: unknown data layout 'NCWH' in '0.t_dtensor'\n"
-        "     {\"#\": \"1.foo\", \"I\": [], \"O\": [{\"%\": 1, \"TT\": {\"#\": \"0.t_dtensor\", \"D\": [{\"#\": \"0.t_f32\"}, "
+        " ...\"1.foo\", \"I\": [], \"O\": [{\"%\": 1, \"TT\": {\"#\": \"0.t_dtensor\", \"D\": [{\"#\": \"0.t_f32\"}, "
         "[2], \"NCWH\", [], 0]}}], \"A\": []}\n"
-        "                                                                                                    ^\n"
+        "                                                                                             ^\n"
         "1 error generated.\n");
   CHECK(type_error(R"({"D": []})") ==
         "p.json:4:50: error: missing key '#' (type name) in type\n"

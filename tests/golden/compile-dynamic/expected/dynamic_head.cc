@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "kforge_params.h"
+
 // The kernels this program calls, as the kernel library defines them (docs/calling-convention.md).
 namespace kforge {
 namespace kernels {
@@ -44,17 +46,12 @@ constexpr kforge::KernelContext kCtxFloat32{kforge::CPUPlace(), kforge::DataType
 // Attributes the kernels take by reference, built once.
 const kforge::IntArray kAttr_reshape_shape = {-1, 8};
 
-struct ParameterSpec {
-  const char* name;
-  kforge::DataType dtype;
-  int32_t rank;
-  int64_t dims[kforge::kMaxRank];  // -1: any size
-  const char* shape;
-};
-constexpr ParameterSpec kParameterSpecs[] = {
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
     {"head.w", kforge::DataType::kFloat32, 2, {8, 3}, "float32 [8, 3]"},
     {"head.b", kforge::DataType::kFloat32, 1, {3}, "float32 [3]"},
 };
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {1, 0};
 
 // What each call is, for error messages.
 constexpr const char* kCallNames[] = {
@@ -146,7 +143,7 @@ kforge::Status dynamic_head::resize(int64_t s0) {
 }
 
 kforge::Status dynamic_head::bind(size_t index, const kforge::Tensor& value) {
-  const ParameterSpec& spec = kParameterSpecs[index];
+  const kforge::ParameterSpec& spec = kParameterSpecs[index];
   bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
   if (!matches) {
@@ -162,10 +159,32 @@ kforge::Status dynamic_head::bind(size_t index, const kforge::Tensor& value) {
   return kforge::Status::OK();
 }
 
+void dynamic_head::unbind_all() {
+  parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  bound_.fill(false);
+  unbound_ = kNumParameters;
+}
+
 kforge::Status dynamic_head::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "head.w") return bind(0, value);
   if (name == "head.b") return bind(1, value);
   return kforge::Status::Error("dynamic_head: the program has no parameter '", name, "'");
+}
+
+kforge::Status dynamic_head::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  // All or nothing: the old bindings go first, so that after an error run() reports unbound parameters.
+  unbind_all();
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("dynamic_head: ", status.message());
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    status = bind(i, loaded[i]);
+    if (!status.ok()) {
+      unbind_all();
+      return status;
+    }
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status dynamic_head::bind_parameters(const Parameters& parameters) {

@@ -27,8 +27,9 @@ static_assert(KFORGE_RUNTIME_VERSION == 1,
 //   output     probs: float32 [s0, 3]
 //   where      s0 = features.dims[0] (`?` in an input: any size)
 //
-// Bind every parameter once (bind_parameter by its program name, or bind_parameters); the tensors must stay
-// valid while the object is used. Then call run() as often as needed: it checks each input's dtype and dims
+// Bind every parameter once: load_parameters reads them from Paddle's .pdiparams file into memory the object owns;
+// bind_parameter (by its program name) and bind_parameters take the caller's tensors, which must stay valid
+// while the object is used. Then call run() as often as needed: it checks each input's dtype and dims
 // and returns an error status naming the input on a mismatch. run() sets each output's dtype and dims and
 // writes into its memory, allocating only when the tensor has no data or other dims: pass the same output
 // tensors again to reuse their memory. One call at a time per object.
@@ -41,6 +42,13 @@ class dynamic_head {
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"features"};
   static constexpr std::array<const char*, kNumParameters> kParameterNames = {"head.w", "head.b"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"probs"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 3, {-1, 2, 4}}}};
   // Bytes of workspace a call needs for these dynamic dims (s0 = features.dims[0]).
   static size_t workspace_bytes(int64_t s0);
 
@@ -57,6 +65,10 @@ class dynamic_head {
   // Binds the parameter `name` (its name in the program); checks its dtype and dims.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
   kforge::Status bind_parameters(const Parameters& parameters);
+  // Reads every parameter from the combined .pdiparams file that paddle.jit.save wrote with this program (one
+  // allocation, owned by the object) and binds them all, or on error (a missing, extra, truncated, mis-typed or
+  // mis-shaped entry: the message names the parameter and the byte) leaves every parameter unbound.
+  kforge::Status load_parameters(const char* path);
 
   kforge::Status run(const kforge::Tensor& features, kforge::Tensor* probs);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
@@ -64,6 +76,7 @@ class dynamic_head {
 
  private:
   kforge::Status bind(size_t index, const kforge::Tensor& value);
+  void unbind_all();
   kforge::Status resize(int64_t s0);
 
   std::array<kforge::Tensor, kNumParameters> parameters_;

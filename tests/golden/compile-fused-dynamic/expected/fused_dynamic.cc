@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "kforge_params.h"
+
 // The kernels this program calls, as the kernel library defines them (docs/calling-convention.md).
 namespace kforge {
 namespace kernels {
@@ -38,17 +40,12 @@ namespace kernels {
 namespace {
 
 
-struct ParameterSpec {
-  const char* name;
-  kforge::DataType dtype;
-  int32_t rank;
-  int64_t dims[kforge::kMaxRank];  // -1: any size
-  const char* shape;
-};
-constexpr ParameterSpec kParameterSpecs[] = {
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
     {"b", kforge::DataType::kFloat32, 1, {32}, "float32 [32]"},
     {"c", kforge::DataType::kFloat32, 3, {1, 6, 1}, "float32 [1, 6, 1]"},
 };
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {0, 1};
 
 // What each call is, for error messages.
 constexpr const char* kCallNames[] = {
@@ -193,7 +190,7 @@ kforge::Status fused_dynamic::resize(int64_t s0, int64_t s1) {
 }
 
 kforge::Status fused_dynamic::bind(size_t index, const kforge::Tensor& value) {
-  const ParameterSpec& spec = kParameterSpecs[index];
+  const kforge::ParameterSpec& spec = kParameterSpecs[index];
   bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
   if (!matches) {
@@ -209,10 +206,32 @@ kforge::Status fused_dynamic::bind(size_t index, const kforge::Tensor& value) {
   return kforge::Status::OK();
 }
 
+void fused_dynamic::unbind_all() {
+  parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  bound_.fill(false);
+  unbound_ = kNumParameters;
+}
+
 kforge::Status fused_dynamic::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "b") return bind(0, value);
   if (name == "c") return bind(1, value);
   return kforge::Status::Error("fused_dynamic: the program has no parameter '", name, "'");
+}
+
+kforge::Status fused_dynamic::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  // All or nothing: the old bindings go first, so that after an error run() reports unbound parameters.
+  unbind_all();
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("fused_dynamic: ", status.message());
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    status = bind(i, loaded[i]);
+    if (!status.ok()) {
+      unbind_all();
+      return status;
+    }
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status fused_dynamic::bind_parameters(const Parameters& parameters) {

@@ -29,8 +29,9 @@ static_assert(KFORGE_RUNTIME_VERSION == 1,
 //   output     z: float32 [s1, 6, 8]
 //   where      s0 = x.dims[0], s1 = a.dims[0] (`?` in an input: any size)
 //
-// Bind every parameter once (bind_parameter by its program name, or bind_parameters); the tensors must stay
-// valid while the object is used. Then call run() as often as needed: it checks each input's dtype and dims
+// Bind every parameter once: load_parameters reads them from Paddle's .pdiparams file into memory the object owns;
+// bind_parameter (by its program name) and bind_parameters take the caller's tensors, which must stay valid
+// while the object is used. Then call run() as often as needed: it checks each input's dtype and dims
 // and returns an error status naming the input on a mismatch. run() sets each output's dtype and dims and
 // writes into its memory, allocating only when the tensor has no data or other dims: pass the same output
 // tensors again to reuse their memory. One call at a time per object.
@@ -43,6 +44,13 @@ class fused_dynamic {
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "a"};
   static constexpr std::array<const char*, kNumParameters> kParameterNames = {"b", "c"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"y", "z"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {-1, 32}}, {kforge::DataType::kFloat32, 3, {-1, 1, 8}}}};
   // Bytes of workspace a call needs for these dynamic dims (s0 = x.dims[0], s1 = a.dims[0]).
   static size_t workspace_bytes(int64_t s0, int64_t s1);
 
@@ -59,6 +67,10 @@ class fused_dynamic {
   // Binds the parameter `name` (its name in the program); checks its dtype and dims.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
   kforge::Status bind_parameters(const Parameters& parameters);
+  // Reads every parameter from the combined .pdiparams file that paddle.jit.save wrote with this program (one
+  // allocation, owned by the object) and binds them all, or on error (a missing, extra, truncated, mis-typed or
+  // mis-shaped entry: the message names the parameter and the byte) leaves every parameter unbound.
+  kforge::Status load_parameters(const char* path);
 
   kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& a, kforge::Tensor* y, kforge::Tensor* z);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
@@ -66,6 +78,7 @@ class fused_dynamic {
 
  private:
   kforge::Status bind(size_t index, const kforge::Tensor& value);
+  void unbind_all();
   kforge::Status resize(int64_t s0, int64_t s1);
 
   std::array<kforge::Tensor, kNumParameters> parameters_;

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "kforge_params.h"
+
 // The kernels this program calls, as the kernel library defines them (docs/calling-convention.md).
 namespace kforge {
 namespace kernels {
@@ -40,19 +42,14 @@ namespace {
 
 constexpr kforge::KernelContext kCtxFloat32{kforge::CPUPlace(), kforge::DataType::kFloat32, nullptr, nullptr};
 
-struct ParameterSpec {
-  const char* name;
-  kforge::DataType dtype;
-  int32_t rank;
-  int64_t dims[kforge::kMaxRank];  // -1: any size
-  const char* shape;
-};
-constexpr ParameterSpec kParameterSpecs[] = {
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
     {"w", kforge::DataType::kFloat32, 2, {16, 16}, "float32 [16, 16]"},
     {"b", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
     {"g", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
     {"beta", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
 };
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {1, 3, 2, 0};
 
 // What each call is, for error messages.
 constexpr const char* kCallNames[] = {
@@ -255,7 +252,7 @@ fused_static::fused_static() {
 }
 
 kforge::Status fused_static::bind(size_t index, const kforge::Tensor& value) {
-  const ParameterSpec& spec = kParameterSpecs[index];
+  const kforge::ParameterSpec& spec = kParameterSpecs[index];
   bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
   if (!matches) {
@@ -271,12 +268,34 @@ kforge::Status fused_static::bind(size_t index, const kforge::Tensor& value) {
   return kforge::Status::OK();
 }
 
+void fused_static::unbind_all() {
+  parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  bound_.fill(false);
+  unbound_ = kNumParameters;
+}
+
 kforge::Status fused_static::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "w") return bind(0, value);
   if (name == "b") return bind(1, value);
   if (name == "g") return bind(2, value);
   if (name == "beta") return bind(3, value);
   return kforge::Status::Error("fused_static: the program has no parameter '", name, "'");
+}
+
+kforge::Status fused_static::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  // All or nothing: the old bindings go first, so that after an error run() reports unbound parameters.
+  unbind_all();
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("fused_static: ", status.message());
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    status = bind(i, loaded[i]);
+    if (!status.ok()) {
+      unbind_all();
+      return status;
+    }
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status fused_static::bind_parameters(const Parameters& parameters) {

@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "kforge_params.h"
+
 // The kernels this program calls, as the kernel library defines them (docs/calling-convention.md).
 namespace kforge {
 namespace kernels {
@@ -52,16 +54,11 @@ alignas(64) const float kConstantData0[] = {
     1.0f, 2.0f, 3.0f, 4.0f,
 };
 
-struct ParameterSpec {
-  const char* name;
-  kforge::DataType dtype;
-  int32_t rank;
-  int64_t dims[kforge::kMaxRank];  // -1: any size
-  const char* shape;
-};
-constexpr ParameterSpec kParameterSpecs[] = {
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
     {"fc.w", kforge::DataType::kFloat32, 2, {3, 4}, "float32 [3, 4]"},
 };
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {0};
 
 // What each call is, for error messages.
 constexpr const char* kCallNames[] = {
@@ -127,7 +124,7 @@ small_static::small_static() {
 }
 
 kforge::Status small_static::bind(size_t index, const kforge::Tensor& value) {
-  const ParameterSpec& spec = kParameterSpecs[index];
+  const kforge::ParameterSpec& spec = kParameterSpecs[index];
   bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
   if (!matches) {
@@ -143,9 +140,31 @@ kforge::Status small_static::bind(size_t index, const kforge::Tensor& value) {
   return kforge::Status::OK();
 }
 
+void small_static::unbind_all() {
+  parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  bound_.fill(false);
+  unbound_ = kNumParameters;
+}
+
 kforge::Status small_static::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "fc.w") return bind(0, value);
   return kforge::Status::Error("small_static: the program has no parameter '", name, "'");
+}
+
+kforge::Status small_static::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  // All or nothing: the old bindings go first, so that after an error run() reports unbound parameters.
+  unbind_all();
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("small_static: ", status.message());
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    status = bind(i, loaded[i]);
+    if (!status.ok()) {
+      unbind_all();
+      return status;
+    }
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status small_static::bind_parameters(const Parameters& parameters) {

@@ -26,8 +26,9 @@ static_assert(KFORGE_RUNTIME_VERSION == 1,
 //   output     probs: float32 [2, 4]
 //   output     x: float32 [2, 3]
 //
-// Bind every parameter once (bind_parameter by its program name, or bind_parameters); the tensors must stay
-// valid while the object is used. Then call run() as often as needed: it checks each input's dtype and dims
+// Bind every parameter once: load_parameters reads them from Paddle's .pdiparams file into memory the object owns;
+// bind_parameter (by its program name) and bind_parameters take the caller's tensors, which must stay valid
+// while the object is used. Then call run() as often as needed: it checks each input's dtype and dims
 // and returns an error status naming the input on a mismatch. run() sets each output's dtype and dims and
 // writes into its memory, allocating only when the tensor has no data or other dims: pass the same output
 // tensors again to reuse their memory. One call at a time per object.
@@ -40,6 +41,13 @@ class small_static {
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x"};
   static constexpr std::array<const char*, kNumParameters> kParameterNames = {"fc.w"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"probs", "x"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {2, 3}}}};
   // Bytes of the one workspace every intermediate value lives in, planned by liveness at generation time
   // (256 bytes without reuse).
   static constexpr size_t kWorkspaceBytes = 128;
@@ -56,6 +64,10 @@ class small_static {
   // Binds the parameter `name` (its name in the program); checks its dtype and dims.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
   kforge::Status bind_parameters(const Parameters& parameters);
+  // Reads every parameter from the combined .pdiparams file that paddle.jit.save wrote with this program (one
+  // allocation, owned by the object) and binds them all, or on error (a missing, extra, truncated, mis-typed or
+  // mis-shaped entry: the message names the parameter and the byte) leaves every parameter unbound.
+  kforge::Status load_parameters(const char* path);
 
   kforge::Status run(const kforge::Tensor& x, kforge::Tensor* probs, kforge::Tensor* x_2);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
@@ -63,6 +75,7 @@ class small_static {
 
  private:
   kforge::Status bind(size_t index, const kforge::Tensor& value);
+  void unbind_all();
 
   std::array<kforge::Tensor, kNumParameters> parameters_;
   std::array<bool, kNumParameters> bound_{};

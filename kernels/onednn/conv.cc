@@ -17,9 +17,10 @@
 // every call. The batch norm is folded only then: otherwise it is two post-ops (multiply by s, add shift - mean * s,
 // per channel, computed per call), which costs no pass over the filter. The rest of the epilogue is post-ops too:
 // the activation, and the residual as a sum into the output. The plain variant takes no post-ops (its gemm-based
-// primitive runs them through oneDNN's slow reference code): its epilogue is a loop over the task's output after
-// the convolution, with the reference loops' formulas.
+// primitive runs them through oneDNN's slow reference code): its epilogue is a binary primitive over the task's
+// output after the convolution (out * s + (bias * s + t), then the activation and residual as its post-ops).
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -92,35 +93,6 @@ Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilo
   return Status::OK();
 }
 
-bool has_epilogue(const ConvEpilogue& e) {
-  return e.bias != nullptr || e.mean != nullptr || e.activation != util::Activation::kNone || e.residual != nullptr;
-}
-
-// The plain variant's epilogue on one task's output (NCHW: `group_images` images of `chunk_oc` channels from
-// channel j * chunk_oc), as conv2d_fused's reference loops apply it. s / t: the batch norm's scale and shift;
-// res(i, c, k): the residual of image i, chunk channel c, pixel k.
-template <typename Residual>
-void epilogue_loop(const ConvGeometry& g, const ConvEpilogue& e, const float* s, const float* t, Residual res,
-                   int64_t j, float* out) {
-  const int64_t plane = g.oh * g.ow;
-  const float* bias = e.bias != nullptr ? e.bias->data_as<const float>() : nullptr;
-  for (int64_t i = 0; i < g.group_images; ++i) {
-    for (int64_t c = 0; c < g.chunk_oc; ++c) {
-      const int64_t ch = j * g.chunk_oc + c;
-      float* o = out + (i * g.oc + c) * plane;
-      for (int64_t k = 0; k < plane; ++k) {
-        float v = o[k];
-        if (bias != nullptr) v = v + bias[ch];
-        if (s != nullptr) v = v * s[ch] + t[ch];
-        if (!e.activation_after_residual) v = util::activate(e.activation, v, e.alpha, e.beta);
-        if (e.residual != nullptr) v = v + res(i, c, k);
-        if (e.activation_after_residual) v = util::activate(e.activation, v, e.alpha, e.beta);
-        o[k] = v;
-      }
-    }
-  }
-}
-
 Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
            int64_t images, Tensor* out) {
   const ConvGeometry& g = p.geo;
@@ -156,10 +128,10 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
   const bool prepare = wl.prepared && cached == nullptr;
   const size_t prepared_total = prepare ? wl.bytes : 0;
   const size_t temp_total = prepare && wl.fold && p.weights_reorder ? align_up(filter.bytes()) : 0;
-  // A batch norm not folded (post-ops, or the plain variant's loop): its per-channel scale and shift, [oc] each,
-  // computed here (cheap: no pass over the filter).
-  const bool loop_epilogue = !g.blocked && has_epilogue(e);
-  const bool affine = e.mean != nullptr && !wl.fold;
+  // A batch norm not folded (post-ops), or the plain variant's epilogue: per-channel scale and shift, [oc] each,
+  // computed here (cheap: no pass over the filter). The plain epilogue's shift takes the bias in too.
+  const bool separate = p.epilogue.has_value();
+  const bool affine = separate || (e.mean != nullptr && !wl.fold);
   const size_t affine_total = affine ? 2 * align_up(static_cast<size_t>(g.oc) * sizeof(float)) : 0;
   const size_t affine_offset = prepared_total + temp_total;
   const size_t src_stride = align_up(p.src_bytes);
@@ -172,7 +144,13 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
   }
   float* bn_scale = affine ? reinterpret_cast<float*>(shared + affine_offset) : nullptr;
   float* bn_shift = affine ? bn_scale + affine_total / 2 / sizeof(float) : nullptr;
-  for (int64_t o = 0; bn_scale != nullptr && o < g.oc; ++o) batch_norm_affine(e, o, &bn_scale[o], &bn_shift[o]);
+  for (int64_t o = 0; affine && o < g.oc; ++o) {
+    float s = 1.f, t = 0.f;
+    if (e.mean != nullptr) batch_norm_affine(e, o, &s, &t);
+    if (separate && e.bias != nullptr) t = e.bias->data_as<const float>()[o] * s + t;
+    bn_scale[o] = s;
+    bn_shift[o] = t;
+  }
 
   // Phase 1: the per-call preparations (filter chunks, then image groups), independent of each other.
   const int64_t weight_tasks = prepare ? chunks : 0;
@@ -203,21 +181,22 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
                                       : static_cast<const void*>(in + b * src_group);
       const int64_t at = b * dst_group + j * dst_chunk;  // the task's first output element
       const size_t dst_bytes = p.dst_reorder ? align_up(p.dst_bytes) : 0;
-      // The plain variant writes the caller's output first: a residual in that memory is saved before.
-      const int64_t task_elements = g.group_images * g.chunk_oc * g.oh * g.ow;
-      const bool save_residual = loop_epilogue && residual == dst;
-      const size_t saved_bytes = save_residual ? align_up(static_cast<size_t>(task_elements) * sizeof(float)) : 0;
+      // The plain variant writes the caller's output first: a residual in that memory is saved before, in the
+      // caller's layout of the chunk (element (i, c, k) at (i * oc + c) * plane + k, from `at`).
+      const int64_t plane = g.oh * g.ow;
+      const int64_t extent = ((g.group_images - 1) * g.oc + g.chunk_oc) * plane;
+      const bool save_residual = separate && residual == dst;
+      const size_t saved_bytes = save_residual ? align_up(static_cast<size_t>(extent) * sizeof(float)) : 0;
       char* scratch = task_arena().reserve(dst_bytes + saved_bytes + p.scratchpad_bytes);
       if (scratch == nullptr) return Status::Error(op, ": out of memory");
       void* conv_dst = p.dst_reorder ? static_cast<void*>(scratch) : static_cast<void*>(dst + at);
       float* saved = reinterpret_cast<float*>(scratch + dst_bytes);
       char* pad = scratch + dst_bytes + saved_bytes;
-      const int64_t plane = g.oh * g.ow;
-      auto user_residual = [&](int64_t i, int64_t c, int64_t k) { return residual[at + (i * g.oc + c) * plane + k]; };
       if (save_residual) {
         for (int64_t i = 0; i < g.group_images; ++i) {
           for (int64_t c = 0; c < g.chunk_oc; ++c) {
-            for (int64_t k = 0; k < plane; ++k) saved[(i * g.chunk_oc + c) * plane + k] = user_residual(i, c, k);
+            const int64_t row = (i * g.oc + c) * plane;
+            std::memcpy(saved + row, residual + at + row, static_cast<size_t>(plane) * sizeof(float));
           }
         }
       }
@@ -245,12 +224,17 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
         execute(*p.dst_reorder, {{DNNL_ARG_FROM, wrap(p.dst, conv_dst)}, {DNNL_ARG_TO, wrap(p.user_dst, dst + at)}},
                 p.scratchpad_bytes, pad);
       }
-      if (loop_epilogue && save_residual) {
-        epilogue_loop(g, e, bn_scale, bn_shift,
-                      [&](int64_t i, int64_t c, int64_t k) { return saved[(i * g.chunk_oc + c) * plane + k]; }, j,
-                      dst + at);
-      } else if (loop_epilogue) {
-        epilogue_loop(g, e, bn_scale, bn_shift, user_residual, j, dst + at);
+      if (separate) {
+        std::unordered_map<int, dnnl::memory> post = {
+            {DNNL_ARG_SRC_0, wrap(p.user_dst, dst + at)},
+            {DNNL_ARG_SRC_1, wrap(p.per_channel, bn_scale + j * g.chunk_oc)},
+            {DNNL_ARG_DST, wrap(p.user_dst, dst + at)},
+            {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(p.per_channel, bn_shift + j * g.chunk_oc)}};
+        if (p.residual_post_op >= 0) {
+          post.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_post_op) | DNNL_ARG_SRC_1,
+                       wrap(p.user_dst, save_residual ? saved : residual + at));
+        }
+        execute(*p.epilogue, std::move(post), p.scratchpad_bytes, pad);
       }
       return Status::OK();
     });
@@ -285,13 +269,6 @@ Status convolve(const char* op, ConvGeometry g, const Tensor& input, const Tenso
   g.activation_after_residual = e.activation_after_residual;
   g.residual = e.residual != nullptr;
   choose_split(&g, images, constant);
-  // The plain variant's primitive is the bare convolution (its epilogue is a loop in run()).
-  ConvGeometry primitive = g;
-  if (!g.blocked) {
-    primitive.bias = primitive.batch_norm_post_ops = primitive.residual = primitive.activation_after_residual = false;
-    primitive.activation = util::Activation::kNone;
-    primitive.alpha = primitive.beta = 0;
-  }
   auto find = [&](const ConvGeometry& geo) {
     return find_or_build_plan(geo.key(), [&]() -> std::shared_ptr<Plan> {
       try {
@@ -303,7 +280,7 @@ Status convolve(const char* op, ConvGeometry g, const Tensor& input, const Tenso
   };
   std::shared_ptr<const Plan> plan;
   KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
-    plan = find(primitive);
+    plan = find(g);
     if (plan == nullptr && !g.blocked) {  // no plain implementation: the blocked one, with post-ops
       ConvGeometry blocked = g;
       blocked.blocked = true;

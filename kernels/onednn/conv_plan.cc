@@ -102,6 +102,31 @@ dnnl::primitive_attr attributes(const ConvGeometry& g) {
   return attr;
 }
 
+// The plain variant's epilogue as one binary primitive (jit, in place on the output chunk); false when oneDNN has
+// only its reference implementation for it.
+bool add_epilogue(const ConvGeometry& g, ConvPlan* plan) {
+  plan->per_channel = f32_desc({1, g.chunk_oc, 1, 1}, tag::nchw);
+  dnnl::post_ops ops;
+  ops.append_binary(dnnl::algorithm::binary_add, plan->per_channel);
+  Eltwise e{};
+  const bool act = eltwise_of(g.activation, g.alpha, g.beta, &e);
+  if (act && !g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  if (g.residual) {
+    plan->residual_post_op = ops.len();
+    ops.append_binary(dnnl::algorithm::binary_add, plan->user_dst);
+  }
+  if (act && g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  dnnl::primitive_attr attr = user_scratchpad();
+  attr.set_post_ops(ops);
+  dnnl::binary::primitive_desc pd(
+      dnnl::binary::desc(dnnl::algorithm::binary_mul, plan->user_dst, plan->per_channel, plan->user_dst), attr, engine(),
+      true);
+  if (!pd || is_reference_impl(pd)) return false;
+  plan->epilogue = dnnl::binary(pd);
+  plan->scratchpad_bytes = std::max(plan->scratchpad_bytes, pd.scratchpad_desc().get_size());
+  return true;
+}
+
 }  // namespace
 
 PlanKey ConvGeometry::key() const {
@@ -136,7 +161,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
     plan->user_weights = g.groups == 1 ? f32_desc({g.oc, g.ic, g.kh, g.kw}, tag::iohw)
                                        : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::giohw);
   }
-  if (g.bias) plan->bias = f32_desc({chunk}, tag::a);
+  if (g.bias && g.blocked) plan->bias = f32_desc({chunk}, tag::a);
   const dnnl::memory::desc any_src = f32_desc({n, g.ic, g.ih, g.iw}, tag::any);
   const dnnl::memory::desc any_dst = f32_desc({n, chunk, g.oh, g.ow}, tag::any);
   const dnnl::memory::desc any_weights(plan->user_weights.dims(), dnnl::memory::data_type::f32, tag::any);
@@ -144,7 +169,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   const dnnl::memory::desc& weights_md = g.blocked ? any_weights : plan->user_weights;
   const dnnl::memory::desc& dst_md = g.blocked ? any_dst : plan->user_dst;
   const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
-  const dnnl::primitive_attr attr = attributes(g);
+  const dnnl::primitive_attr attr = g.blocked ? attributes(g) : user_scratchpad();
   dnnl::primitive_desc_base pd;
   if (g.kind == ConvKind::kConv) {
     dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -172,6 +197,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   plan->src_reorder = make_reorder(plan->user_src, plan->src, &plan->scratchpad_bytes);
   plan->weights_reorder = make_reorder(plan->user_weights, plan->weights, &plan->scratchpad_bytes);
   plan->dst_reorder = make_reorder(plan->dst, plan->user_dst, &plan->scratchpad_bytes);
+  if (g.separate_epilogue()) return add_epilogue(g, plan.get()) ? plan : nullptr;
   if (g.residual && plan->dst_reorder) {
     plan->residual_in = make_reorder(plan->user_dst, plan->dst, &plan->scratchpad_bytes);
   } else if (g.residual) {

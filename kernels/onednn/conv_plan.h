@@ -35,6 +35,11 @@ struct ConvGeometry {
   bool residual = false;
 
   int64_t chunks() const { return oc / chunk_oc; }
+  // The plain variant's primitive takes no post-ops (oneDNN runs them through its reference code there): its
+  // epilogue is a binary primitive over the output instead.
+  bool separate_epilogue() const {
+    return !blocked && (bias || batch_norm_post_ops || activation != util::Activation::kNone || residual);
+  }
   PlanKey key() const;
 };
 
@@ -52,6 +57,11 @@ struct ConvPlan : Plan {
   std::optional<dnnl::reorder> src_reorder, weights_reorder, dst_reorder;  // where the layouts differ
   std::optional<dnnl::reorder> residual_in;  // the residual into the primitive's dst layout (sum post-op)
   std::optional<dnnl::reorder> residual_copy;  // the residual into the caller's dst, when the primitive writes there
+  // separate_epilogue(): out = out * scale[c] with post-ops [+ shift[c]] [activation] [+ residual] [activation], in
+  // place on the caller's output chunk; scale / shift are per_channel.
+  std::optional<dnnl::binary> epilogue;
+  dnnl::memory::desc per_channel;
+  int residual_post_op = -1;  // the epilogue's post-op that adds the residual
   size_t src_bytes = 0, weights_bytes = 0, dst_bytes = 0, scratchpad_bytes = 0;
   std::string impl;
 };

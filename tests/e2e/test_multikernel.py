@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """End-to-end test of multi-kernel dispatch (docs/multi-kernel.md): `kforge compile --multi-kernel-hints`,
 build the generated code with the reference kernels, run it at several batch sizes (a dynamic dim, so every
-size is a new shape for the dispatchers) and require results identical to the reference interpreter; every
-variant forced by name gives the same bits; a second process takes its picks from the disk cache and
+size is a new shape for the dispatchers) and require results identical to the reference interpreter (within
+float32's summation bound when the kernel library runs matmul on oneDNN); every variant forced by name agrees; a second process takes its picks from the disk cache and
 benchmarks nothing (KFORGE_MULTI_KERNEL_LOG); a corrupt entry is re-benchmarked with a warning.
 
 Usage: test_multikernel.py --build-dir BUILD        (uses a temporary cache directory, never the user's)
@@ -69,6 +69,11 @@ def main():
         env.pop("KFORGE_MULTI_KERNEL_CACHE", None)
         variant_names = set()
         checks = 0
+        # The generated variants sum in the reference loops' order, bit for bit. A kernel library built with oneDNN
+        # (docs/kernels.md) sums its matmul (the `library` variant, and the interpreter's) in another order: then
+        # results agree within float32's bound for K-term sums, 2 * gamma(48) * 48 = 2.7e-4 for h = x w0 (inputs
+        # and weights in [-1, 1)), which the softmax (slope <= 1) and y = p w1t (p sums to 1) do not enlarge.
+        tolerance = ["--rtol", "1e-4", "--atol", "1e-3"] if link_args else []
 
         def check(batch, run_env, what):
             nonlocal checks
@@ -77,8 +82,8 @@ def main():
                 must(run([interp, PROGRAM, "--seed", batch, "--write-inputs", inputs, "--shape", f"x={batch},48"]),
                      f"interpreter inputs at batch {batch}")
             r = must(run([harness, inputs, outputs], run_env), f"generated code at batch {batch} ({what})")
-            c = run([interp, PROGRAM, "--inputs", inputs, "--compare", outputs])
-            if c.returncode != 0 or "identical to the reference interpreter" not in c.stdout:
+            c = run([interp, PROGRAM, "--inputs", inputs, "--compare", outputs] + tolerance)
+            if c.returncode != 0 or (not tolerance and "identical to the reference interpreter" not in c.stdout):
                 sys.exit(f"FAIL: batch {batch} ({what}) differs from the interpreter\n{c.stdout}{c.stderr}")
             checks += 1
             return r.stderr
@@ -115,7 +120,8 @@ def main():
         log = check(batch, env, "corrupt entry")
         if log.count("kforge: warning: ignoring multi-kernel cache entry") != 1 or "(benchmarked)" not in log:
             sys.exit(f"FAIL: the corrupt entry was not ignored with one warning:\n{log}")
-        print(f"PASS: {checks} runs identical to the reference interpreter; variants {sorted(variant_names)}")
+        agree = f"within rtol {tolerance[1]}, atol {tolerance[3]} of" if tolerance else "identical to"
+        print(f"PASS: {checks} runs {agree} the reference interpreter; variants {sorted(variant_names)}")
 
 
 if __name__ == "__main__":

@@ -142,6 +142,12 @@ def runner_object(build_dir, cxx, verbose):
     return target
 
 
+def kernels_link_args(kernels):
+    """What linking libkforge_kernels.a needs after it (oneDNN, libgomp), as its build wrote it."""
+    link = kernels.parent / "kforge_kernels.link"
+    return link.read_text().split() if link.is_file() else []
+
+
 def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose):
     """The runner for the generated class: its generated code and model_adapter.cc, with the same warnings as
     any user build (-Werror), linked with the shared runner object. Skipped when `out` is up to date."""
@@ -153,13 +159,6 @@ def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose):
               "-I", gen_dir, "-I", HERE, f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"',
               f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}", HERE / "model_adapter.cc", gen_dir / f"{CLASS_NAME}.cc",
               runner_o, kernels, *kernels_link_args(kernels), "-o", out], "the generated code", verbose)
-
-
-def kernels_link_args(kernels):
-    """What linking libkforge_kernels.a needs after it (oneDNN and libgomp when built with them), as its build
-    wrote it beside the library."""
-    link = kernels.parent / "kforge_kernels.link"
-    return link.read_text().split() if link.is_file() else []
 
 
 def build_cuda(gen_dir, arch, verbose):

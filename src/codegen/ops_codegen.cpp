@@ -7,6 +7,8 @@
 #include "codegen/cpp_text.h"
 #include "codegen/op_api_model.h"
 #include "codegen/ops_context.h"
+#include "codegen/python_context.h"
+#include "codegen/python_ops_model.h"
 #include "codegen/program_codegen.h"
 #include "output/banner.h"
 
@@ -60,6 +62,31 @@ std::optional<int64_t> runtime_version(std::string_view header) {
   return any ? std::optional<int64_t>(value) : std::nullopt;
 }
 
+// P_python.cc and kforge_python.h (--python MODULE).
+bool generate_python_op_module(const OpApiModel& model, tmpl::Environment& env, const OpsCodegenOptions& options,
+                               const Value& globals, OutputSet& outputs) {
+  const tmpl::Template* module_cc = env.load(kPythonOpsModuleTemplate);
+  const std::optional<std::string_view> header = env.read_verbatim(kPythonHeaderTemplate);
+  if (module_cc == nullptr || !header) return false;
+  const PyOpModule module = build_python_op_module(model);
+  Value ctx = Value::map();
+  for (const auto& [key, value] : globals.as_map()) ctx.set(key, value);
+  ctx.set("module", options.python_module);
+  List functions, skipped;
+  for (const PyFunction& fn : module.functions) functions.push_back(python_function_value(fn));
+  for (const std::string& s : module.skipped) skipped.emplace_back(s);
+  ctx.set("functions", Value(std::move(functions)));
+  ctx.set("skipped", Value(std::move(skipped)));
+  const std::string cc_path = join_path(options.output_dir, options.prefix + "_python.cc");
+  const std::string h_path = join_path(options.output_dir, "kforge_python.h");
+  std::string text = banner_for(options, cc_path);
+  if (!env.render(*module_cc, ctx, text)) return false;
+  bool ok = outputs.add(cc_path, std::move(text));
+  ok = outputs.add(h_path, banner_for(options, h_path) + std::string(*header)) && ok;
+  if (!ok) env.diags().error({}, "two outputs have the path '" + cc_path + "' or '" + h_path + "'");
+  return ok;
+}
+
 }  // namespace
 
 uint32_t op_shard(std::string_view op_name, uint32_t shards) {
@@ -79,6 +106,10 @@ std::vector<std::string> op_library_file_names(const OpsCodegenOptions& options)
   const uint32_t shards = std::max<uint32_t>(options.shards, 1);
   for (uint32_t i = 0; i < shards; ++i) names.push_back(shard_name(options, "api", i));
   for (uint32_t i = 0; i < shards; ++i) names.push_back(shard_name(options, "args_info", i));
+  if (!options.python_module.empty()) {
+    names.push_back(join_path(options.output_dir, options.prefix + "_python.cc"));
+    names.push_back(join_path(options.output_dir, "kforge_python.h"));
+  }
   names.push_back(join_path(options.output_dir, "kforge_runtime.h"));
   return names;
 }
@@ -243,6 +274,8 @@ bool generate_op_library_files(const opdef::OpLibrary& library, const opdef::OpC
     info_ctx.set("shard_arrays", shard_arrays_value);
     ok = render_into(*args_info_cc, std::move(info_ctx), names[2 + shards + s]) && ok;
   }
+
+  if (!options.python_module.empty()) ok = generate_python_op_module(model, env, options, globals, outputs) && ok;
 
   const std::string runtime_out = names.back();
   if (!outputs.add(runtime_out, banner_for(options, runtime_out) + std::string(*runtime))) {

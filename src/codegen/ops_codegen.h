@@ -10,6 +10,8 @@
 // goes to shard fnv1a(name) % shards, so adding or removing an op changes only its own shard, and the
 // file names depend on the options alone (--list-outputs needs no input). Each file starts with the
 // banner; the templates are templates/ops/*.j2 (overridable through the search path).
+// With --python MODULE, also P_python.cc (templates/python/ops_module.cc.j2: a CPython extension module exposing
+// every API function, docs/python.md) and kforge_python.h (what that module needs beside kforge_runtime.h).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,7 @@ struct OpsCodegenOptions {
   std::vector<std::string> banner_inputs;  // every input file, as the user spelled it
   std::string tool_version;
   bool version_stamp = true;
+  std::string python_module;  // --python MODULE: also P_python.cc and kforge_python.h ("" for none)
 };
 
 /// The paths `generate_op_library_files` produces, in output order (P_api.h first), from the options alone.

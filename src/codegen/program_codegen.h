@@ -30,6 +30,12 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
 inline constexpr const char* kRuntimeHeaderTemplate = "runtime/kforge_runtime.h";
 /// The parameter-file reader (Paddle's .pdiparams), emitted beside every --target cpu class.
 inline constexpr const char* kParamsHeaderTemplate = "runtime/kforge_params.h";
+/// What the Python extension modules share (--python MODULE), emitted beside them.
+inline constexpr const char* kPythonHeaderTemplate = "runtime/kforge_python.h";
+/// The module of `kforge ops --python`.
+inline constexpr const char* kPythonOpsModuleTemplate = "python/ops_module.cc.j2";
+/// The module of `kforge compile --python`.
+inline constexpr const char* kPythonProgramModuleTemplate = "python/program_module.cc.j2";
 /// The multi-kernel runtime header (docs/multi-kernel.md), emitted with --multi-kernel-hints.
 inline constexpr const char* kMultiKernelHeaderTemplate = "runtime/kforge_multikernel.h";
 

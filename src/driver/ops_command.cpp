@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "codegen/cpp_text.h"
 #include "codegen/ops_codegen.h"
 #include "codegen/program_codegen.h"
 #include "driver/op_files.h"
@@ -23,6 +24,7 @@ struct OpsOptions {
   std::string name_space = "ops";
   std::string prefix = "ops";
   uint32_t shards = 1;
+  std::string python_module;  // --python MODULE
   OutputOptions out;
 };
 
@@ -40,6 +42,9 @@ and a lookup function), DIR/P_decls.h (every kernel and infer_meta function the 
 your kernel library implements, see docs/calling-convention.md) and DIR/kforge_runtime.h. With
 --shards N the .cc files become P_api_<i>.cc and P_args_info_<i>.cc, i = 0..N-1; an op's shard is a
 hash of its name, so the file names depend on the flags alone (--list-outputs reads no input).
+With --python MODULE also DIR/P_python.cc and DIR/kforge_python.h: the sources of a CPython extension
+module MODULE with one function per API function, Paddle's argument conventions and tensors in and out
+through the buffer protocol and DLPack (docs/python.md).
 Ops that cannot be expressed (no dense kernel, SelectedRows outputs, the ops of --sparse-ops files,
 ...) get no function; P_api.h lists them at its end with the reason. Paddle's 9 op files load together
 as its PIR generator reads them: give sparse_ops.yaml and sparse_backward.yaml with --sparse-ops
@@ -56,6 +61,11 @@ int run_ops(const OpsOptions& opts) {
     return usage_error("ops", "--prefix must be letters, digits, '_', '-' or '.', got '" + opts.prefix + "'");
   }
 
+  if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
+    return usage_error("ops", "--python '" + opts.python_module +
+                                  "' is not a Python module name (letters, digits and '_', not starting with a digit)");
+  }
+
   codegen::OpsCodegenOptions files;
   files.output_dir = opts.output_dir;
   files.prefix = opts.prefix;
@@ -65,6 +75,7 @@ int run_ops(const OpsOptions& opts) {
   if (!opts.op_compat.empty()) files.banner_inputs.push_back(opts.op_compat);
   files.tool_version = std::string(kforge_version());
   files.version_stamp = !opts.out.no_version_stamp;
+  files.python_module = opts.python_module;
 
   Session session(opts.out);
   DiagnosticEngine& diags = session.diags();
@@ -115,6 +126,10 @@ void register_ops_command(CLI::App& app, CommandAction& action) {
       ->type_name("N")
       ->check(CLI::Range(1, 4096))
       ->default_str("1");
+  cmd->add_option("--python", opts->python_module,
+                  "Also write P_python.cc and kforge_python.h: the CPython extension module MODULE exposing every "
+                  "op (docs/python.md)")
+      ->type_name("MODULE");
   add_output_options(*cmd, opts->out);
   cmd->footer(kOpsFooter);
   cmd->callback([opts, cmd, &action] {

@@ -56,6 +56,20 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   if (ok && options.codegen.multi_kernel != nullptr && !options.codegen.multi_kernel->sites.empty()) {
     ok = add_multi_kernel_header(env, dir, options, outputs);
   }
+  if (ok && !options.python_module.empty()) {
+    // NAME_python.cc: the class as a CPython extension module (docs/python.md).
+    const tmpl::Template* module_cc = env.load(kPythonProgramModuleTemplate);
+    const std::optional<std::string_view> python = env.read_verbatim(kPythonHeaderTemplate);
+    if (module_cc == nullptr || !python) return false;
+    tmpl::Value module_ctx = *ctx;
+    module_ctx.set("module", options.python_module);
+    std::string module_text;
+    if (!env.render(*module_cc, module_ctx, module_text)) return false;
+    const std::string module_path = join_path(dir, name + "_python.cc");
+    const std::string python_path = join_path(dir, "kforge_python.h");
+    ok = outputs.add(module_path, banner_for(options, module_path) + module_text);
+    ok = outputs.add(python_path, banner_for(options, python_path) + std::string(*python)) && ok;
+  }
   if (!ok) {
     diags.error({}, "--name '" + name + "' makes two outputs with the same path");
     return false;

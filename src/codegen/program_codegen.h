@@ -19,6 +19,7 @@ struct ProgramFilesOptions {
   std::vector<std::string> banner_inputs;  // every input file, as the user spelled it
   std::string tool_version;
   bool version_stamp = true;
+  std::string python_module;  // --python MODULE: also NAME_python.cc and kforge_python.h ("" for none)
 };
 
 /// Loads program/program.h.j2, program/program.cc.j2, runtime/kforge_runtime.h and runtime/kforge_params.h

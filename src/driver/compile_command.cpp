@@ -38,6 +38,7 @@ struct CompileOptions {
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
   std::string dump_groups;          // --dump-groups FILE.dot
   std::optional<std::string> multi_kernel_hints;  // --multi-kernel-hints, as given
+  std::string python_module;                      // --python MODULE
   OutputOptions out;
 };
 
@@ -55,6 +56,8 @@ for static shapes, one workspace planned at generation time and no allocation pe
 reads the weights from Paddle's .pdiparams file. Build NAME.cc with your kernel library
 (kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
 (.yaml). Every op must have a kernel: an op without one is an error at its place in PROGRAM.
+With --python MODULE also DIR/NAME_python.cc and DIR/kforge_python.h: a CPython extension module MODULE whose
+class NAME loads the .pdiparams and runs the program on numpy arrays or DLPack tensors (docs/python.md).
 )";
 
 int run_compile(const CompileOptions& opts) {
@@ -62,6 +65,14 @@ int run_compile(const CompileOptions& opts) {
     return usage_error("compile", "--target " + opts.target + " is not supported; use --target cpu or --target cuda");
   }
   if (opts.cuda_graph && opts.target != "cuda") return usage_error("compile", "--cuda-graph needs --target cuda");
+  if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
+    return usage_error("compile", "--python '" + opts.python_module +
+                                      "' is not a Python module name (letters, digits and '_', not starting with a digit)");
+  }
+  // The CUDA class has the same run() and load_parameters(), but its module has not been built and run on a GPU yet.
+  if (!opts.python_module.empty() && opts.target != "cpu") {
+    return usage_error("compile", "--python is supported with --target cpu only for now");
+  }
   Session session(opts.out);
   DiagnosticEngine& diags = session.diags();
   OutputSet outputs;
@@ -129,6 +140,7 @@ int run_compile(const CompileOptions& opts) {
   if (!opts.op_compat.empty()) files.banner_inputs.push_back(opts.op_compat);
   files.tool_version = std::string(kforge_version());
   files.version_stamp = !opts.out.no_version_stamp;
+  files.python_module = opts.python_module;
   if (opts.target == "cuda") {
     codegen::CudaFilesOptions cuda;
     cuda.cuda_graph = opts.cuda_graph;
@@ -189,6 +201,10 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
                   "edges) to FILE")
       ->type_name("FILE.dot");
   cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
+  cmd->add_option("--python", opts->python_module,
+                  "Also write NAME_python.cc and kforge_python.h: the CPython extension module MODULE with the class "
+                  "NAME (load_parameters, run returning numpy arrays; docs/python.md); --target cpu")
+      ->type_name("MODULE");
   add_output_options(*cmd, opts->out);
   cmd->footer(kCompileFooter);
   cmd->callback([opts, cmd, &action] {

@@ -12,6 +12,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -888,10 +889,16 @@ inline bool last_name(PyObject* obj, std::string* out) {
   return utf8 != nullptr;
 }
 
+// DataType: None (undefined: decided from the inputs, as Paddle's DataType::UNDEFINED), a name, or a framework's
+// dtype object.
 inline bool convert(PyObject* obj, const Arg& arg, DataType* out) {
+  if (obj == Py_None) {
+    *out = DataType::kUndefined;
+    return true;
+  }
   std::string name;
-  if (obj == Py_None || !last_name(obj, &name) || !parse_data_type(name, out)) {
-    return type_error(arg, "a dtype ('float32', numpy.float32, paddle.float32, torch.float32, ...)", obj);
+  if (!last_name(obj, &name) || !parse_data_type(name, out)) {
+    return type_error(arg, "a dtype (None, 'float32', numpy.float32, paddle.float32, torch.float32, ...)", obj);
   }
   return true;
 }
@@ -1003,6 +1010,171 @@ PyObject* args_info_dict(const OpArgsInfo* const* list, size_t count) {
   }
   return all;
 }
+
+// ---- compiled models (kforge compile --python) -----------------------------------------------------------
+
+// A CPU output as a numpy array sharing the tensor's memory (numpy.asarray over the buffer protocol); a GPU output
+// as a DLPack capsule.
+inline PyObject* to_numpy_or_dlpack(Tensor&& tensor) {
+  if (tensor.place.backend == Backend::kGPU) return to_dlpack(tensor);
+  static PyObject* asarray = nullptr;
+  if (asarray == nullptr) {
+    PyObject* numpy = PyImport_ImportModule("numpy");
+    if (numpy == nullptr) return nullptr;
+    asarray = PyObject_GetAttrString(numpy, "asarray");
+    Py_DECREF(numpy);
+    if (asarray == nullptr) return nullptr;
+  }
+  PyObject* wrapped = wrap(std::move(tensor));
+  if (wrapped == nullptr) return nullptr;
+  PyObject* array = PyObject_CallOneArg(asarray, wrapped);
+  Py_DECREF(wrapped);
+  return array;
+}
+
+// The Python class of a class that `kforge compile` generated: Model(params=None), load_parameters(path),
+// run(*inputs, **inputs_by_name) -> output or tuple of outputs, input_names, output_names. run() releases the GIL
+// while the program runs; one call at a time per object (the C++ class's rule), others get a RuntimeError.
+template <typename Model>
+class ModelType {
+ public:
+  struct Object {
+    PyObject_HEAD
+    Model* model;
+    bool busy;
+  };
+
+  // Creates the type `qualified_name` ("module.Name") and adds it to `module` as `name`.
+  static bool add(PyObject* module, const char* qualified_name, const char* name, const char* doc) {
+    static PyMethodDef methods[] = {
+        {"load_parameters", load_parameters, METH_O,
+         "load_parameters(path): reads every parameter from Paddle's .pdiparams file."},
+        {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(run)), METH_FASTCALL | METH_KEYWORDS,
+         "run(*inputs) -> outputs: the inputs in input_names order or by name; the outputs as numpy arrays (CPU) or "
+         "DLPack capsules (GPU), one object for one output, a tuple for several. Releases the GIL."},
+        {nullptr, nullptr, 0, nullptr}};
+    static PyType_Slot slots[] = {{Py_tp_new, reinterpret_cast<void*>(create)},
+                                  {Py_tp_init, reinterpret_cast<void*>(init)},
+                                  {Py_tp_dealloc, reinterpret_cast<void*>(dealloc)},
+                                  {Py_tp_methods, methods},
+                                  {Py_tp_doc, const_cast<char*>(doc)},
+                                  {0, nullptr}};
+    static PyType_Spec spec = {qualified_name, sizeof(Object), 0, Py_TPFLAGS_DEFAULT, slots};
+    PyObject* type = PyType_FromSpec(&spec);
+    if (type == nullptr) return false;
+    PyObject* inputs = names(Model::kInputNames);
+    PyObject* outputs = names(Model::kOutputNames);
+    const bool ok = inputs != nullptr && outputs != nullptr &&
+                    PyObject_SetAttrString(type, "input_names", inputs) == 0 &&
+                    PyObject_SetAttrString(type, "output_names", outputs) == 0 &&
+                    PyModule_AddObject(module, name, type) == 0;
+    Py_XDECREF(inputs);
+    Py_XDECREF(outputs);
+    if (!ok) Py_DECREF(type);
+    return ok;
+  }
+
+ private:
+  template <size_t N>
+  static PyObject* names(const std::array<const char*, N>& items) {
+    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(N));
+    for (size_t i = 0; tuple != nullptr && i < N; ++i) {
+      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), PyUnicode_FromString(items[i]));
+    }
+    return tuple;
+  }
+
+  static PyObject* create(PyTypeObject* type, PyObject*, PyObject*) {
+    PyObject* self = type->tp_alloc(type, 0);
+    if (self == nullptr) return nullptr;
+    Object* obj = reinterpret_cast<Object*>(self);
+    obj->model = new (std::nothrow) Model();
+    obj->busy = false;
+    if (obj->model == nullptr) {
+      Py_DECREF(self);
+      return PyErr_NoMemory();
+    }
+    return self;
+  }
+
+  static void dealloc(PyObject* self) {
+    PyTypeObject* type = Py_TYPE(self);
+    delete reinterpret_cast<Object*>(self)->model;
+    type->tp_free(self);
+    Py_DECREF(type);
+  }
+
+  // Model(params=None): with a path, load_parameters(params).
+  static int init(PyObject* self, PyObject* args, PyObject* kwargs) {
+    static const char* keywords[] = {"params", nullptr};
+    PyObject* path = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", const_cast<char**>(keywords), &path)) return -1;
+    if (path == Py_None) return 0;
+    PyObject* result = load_parameters(self, path);
+    if (result == nullptr) return -1;
+    Py_DECREF(result);
+    return 0;
+  }
+
+  static PyObject* load_parameters(PyObject* self, PyObject* path) {
+    PyObject* bytes = nullptr;
+    if (!PyUnicode_FSConverter(path, &bytes)) return nullptr;
+    Object* obj = reinterpret_cast<Object*>(self);
+    if (obj->busy) {
+      Py_DECREF(bytes);
+      PyErr_SetString(PyExc_RuntimeError, "load_parameters(): the model is running in another thread");
+      return nullptr;
+    }
+    const Status status = obj->model->load_parameters(PyBytes_AS_STRING(bytes));
+    Py_DECREF(bytes);
+    if (!status.ok()) return raise_status("load_parameters", status);
+    Py_RETURN_NONE;
+  }
+
+  static PyObject* run(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+    constexpr size_t kIn = Model::kNumInputs;
+    constexpr size_t kOut = Model::kNumOutputs;
+    static bool required[kIn + 1] = {};
+    static const Signature sig = [] {
+      for (size_t i = 0; i < kIn; ++i) required[i] = true;
+      return Signature{"run", Model::kInputNames.data(), required, static_cast<Py_ssize_t>(kIn)};
+    }();
+    PyObject* slots[kIn + 1];
+    if (!parse_arguments(sig, args, nargs, kwnames, slots)) return nullptr;
+    InputTensor inputs[kIn + 1];
+    const Tensor* input_ptrs[kIn + 1] = {};
+    for (size_t i = 0; i < kIn; ++i) {
+      if (!inputs[i].from(slots[i], Arg{&sig, static_cast<Py_ssize_t>(i)})) return nullptr;
+      input_ptrs[i] = inputs[i].get_if();
+    }
+    Tensor outputs[kOut + 1];
+    Tensor* output_ptrs[kOut + 1] = {};
+    for (size_t i = 0; i < kOut; ++i) output_ptrs[i] = &outputs[i];
+    Object* obj = reinterpret_cast<Object*>(self);
+    if (obj->busy) {
+      PyErr_SetString(PyExc_RuntimeError, "run(): the model is already running in another thread");
+      return nullptr;
+    }
+    obj->busy = true;
+    Status status;
+    Py_BEGIN_ALLOW_THREADS
+    status = obj->model->run(TensorList{input_ptrs, kIn}, MutableTensorList{output_ptrs, kOut});
+    Py_END_ALLOW_THREADS
+    obj->busy = false;
+    if (!status.ok()) return raise_status("run", status);
+    if (kOut == 1) return to_numpy_or_dlpack(std::move(outputs[0]));
+    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(kOut));
+    for (size_t i = 0; tuple != nullptr && i < kOut; ++i) {
+      PyObject* item = to_numpy_or_dlpack(std::move(outputs[i]));
+      if (item == nullptr) {
+        Py_CLEAR(tuple);
+        break;
+      }
+      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), item);
+    }
+    return tuple;
+  }
+};
 
 }  // namespace kforge::python
 

@@ -1,0 +1,367 @@
+#!/usr/bin/python3
+"""The Python modules of `kforge ops --python` and `kforge compile --python`, imported with Debian's python3.
+
+refops (tests/python/ops) is the op library of the reference op set kernels/ops.yaml; wsn (tests/python/model) is
+tests/paddle/weights_sorted_names compiled with its .pdiparams. Each test_* function is one meson test
+(`meson test -C build python-<name>`).
+
+Usage: test_python_modules.py --module-dir DIR --model-dir DIR --build-dir BUILD [NAME...]   (--list: the names)
+"""
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WSN = ROOT / "tests" / "paddle" / "weights_sorted_names"
+ARGS = None
+
+
+class TestFailure(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise TestFailure(message)
+
+
+def np():
+    import numpy
+    return numpy
+
+
+def refops():
+    sys.path.insert(0, ARGS.module_dir)
+    import refops as module
+    return module
+
+
+def expect_error(kind, words, fn):
+    try:
+        fn()
+    except kind as e:
+        for w in words:
+            expect(w in str(e), f"{kind.__name__} '{e}' does not mention '{w}'")
+        return
+    except Exception as e:  # noqa: BLE001
+        raise TestFailure(f"expected {kind.__name__} mentioning {words}, got {type(e).__name__}: {e}")
+    raise TestFailure(f"expected {kind.__name__} mentioning {words}, got no error")
+
+
+class DlpackOnly:
+    """An object that offers its array only through __dlpack__ (as torch and paddle tensors do)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, stream=None):
+        return self.array.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+# ---- synthesised calls of every op -------------------------------------------------------------------------
+
+def value_for(attr, rng):
+    """A value for a required attribute without a YAML default, from its type."""
+    t = attr["type"]
+    if t in ("int", "int64_t", "long", "size_t"):
+        return 1
+    if t in ("float", "double"):
+        return 0.5
+    if t == "bool":
+        return False
+    if t == "str":
+        return "NCHW"
+    if t in ("int[]", "int64_t[]", "IntArray"):
+        return [1]
+    if t in ("float[]", "double[]"):
+        return [0.5]
+    if t == "Scalar[]":
+        return [1.0]
+    if t.startswith("Scalar"):
+        return 1.0 if t in ("Scalar", "Scalar(float)", "Scalar(double)") else 1
+    if t == "DataType":
+        return "float32"
+    if t == "Place":
+        return "cpu"
+    return None
+
+
+def synthesise(info, rng):
+    """Positional arguments for one op from its args info: float32 [2, 3] tensors, defaults, typed values."""
+    args = []
+    for inp in info["inputs"]:
+        if inp["type"] == "Tensor[]":
+            args.append([rng.standard_normal((2, 3)).astype("float32") for _ in range(2)])
+        else:
+            args.append(rng.standard_normal((2, 3)).astype("float32"))
+    for attr in info["attributes"]:
+        args.append(None if attr["default"] is not None else value_for(attr, rng))
+    return args
+
+
+def call(fn, info, args, mode):
+    """Calls fn with args (None: the attribute's default) positionally, by keyword, or with other tensor kinds."""
+    names = [i["name"] for i in info["inputs"]] + [a["name"] for a in info["attributes"]]
+    n_in = len(info["inputs"])
+    tensor = {
+        "numpy": lambda a: a,
+        "kforge": lambda a: refops().assign(a),
+        "dlpack": lambda a: DlpackOnly(a),
+        "strided": lambda a: np().repeat(a, 2, axis=-1)[..., ::2],  # same values, not contiguous
+    }[mode if mode != "keywords" else "numpy"]
+    conv = [([tensor(t) for t in a] if isinstance(a, list) else tensor(a)) if i < n_in else a
+            for i, a in enumerate(args)]
+    if mode == "keywords":
+        return fn(**{k: v for k, v in zip(names, conv) if v is not None})
+    positional = []
+    for i, v in enumerate(conv):
+        if v is None:  # an attribute left to its default: pass the rest by keyword
+            return fn(*positional, **{k: w for k, w in zip(names[i:], conv[i:]) if w is not None})
+        positional.append(v)
+    return fn(*positional)
+
+
+def as_arrays(result):
+    if result is None:
+        return None
+    if isinstance(result, tuple):
+        return tuple(as_arrays(r) for r in result)
+    if isinstance(result, list):
+        return [as_arrays(r) for r in result]
+    return np().array(result, copy=True)
+
+
+def same(a, b):
+    if isinstance(a, (tuple, list)):
+        return type(a) is type(b) and len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is b
+    return a.dtype == b.dtype and a.shape == b.shape and np().array_equal(a, b, equal_nan=True)
+
+
+def test_every_op_every_convention():
+    """Every out-of-place op of kernels/ops.yaml, called with synthesised arguments, gives the same result from
+    numpy arrays, the module's Tensors, __dlpack__-only objects, non-contiguous arrays and keyword arguments; an
+    op the synthesised arguments do not suit fails with ValueError (the kernel's message), never anything else."""
+    m = refops()
+    rng = np().random.default_rng(7)
+    # Ops that exist only in place (assign_value_) take the module's Tensors: test_tensor_type_and_inplace.
+    functions = [name for name, info in m.args_info.items()
+                 if info["has_api"] and hasattr(m, name) and not name.endswith("_")]
+    expect(len(functions) >= 90, f"only {len(functions)} ops have a Python function")
+    ran, rejected = [], []
+    for name in functions:
+        info = m.args_info[name]
+        fn = getattr(m, name)
+        args = synthesise(info, rng)
+        try:
+            reference = as_arrays(call(fn, info, args, "numpy"))
+        except ValueError as e:
+            expect(name in str(e), f"{name}: ValueError does not name the op: {e}")
+            rejected.append(name)
+            continue
+        except TypeError as e:
+            raise TestFailure(f"{name}: synthesised arguments raised TypeError: {e}")
+        for mode in ("kforge", "dlpack", "strided", "keywords"):
+            got = as_arrays(call(fn, info, args, mode))
+            expect(same(reference, got), f"{name}: {mode} arguments give another result than numpy arrays")
+        ran.append(name)
+    print(f"{len(ran)} ops ran in every convention; {len(rejected)} rejected the synthesised arguments: "
+          f"{' '.join(rejected)}")
+    expect(len(ran) >= 60, f"only {len(ran)} of {len(functions)} ops ran")
+
+
+def test_ops_against_numpy():
+    """Ops whose result numpy computes too, with YAML defaults, keywords, Scalars and IntArrays."""
+    m = refops()
+    n = np()
+    rng = n.random.default_rng(3)
+    a = rng.standard_normal((2, 3)).astype("float32")
+    b = rng.standard_normal((2, 3)).astype("float32")
+    row = rng.standard_normal((3,)).astype("float32")
+    close = lambda got, want: expect(  # noqa: E731
+        n.asarray(got).shape == n.shape(want) and n.allclose(n.asarray(got), want, rtol=1e-5, atol=1e-6),
+        f"{n.asarray(got)} != {want}")
+    close(m.add(a, row), a + row)
+    close(m.subtract(a, b), a - b)
+    close(m.multiply(x=a, y=b), a * b)
+    close(m.divide(a, b), a / b)
+    close(m.relu(a), n.maximum(a, 0))
+    close(m.exp(a), n.exp(a))
+    close(m.abs(a), n.abs(a))
+    close(m.matmul(a, b, False, True), a @ b.T)
+    close(m.matmul(a, b, transpose_y=True), a @ b.T)
+    close(m.scale(a, 2.0, 1.0), a * 2 + 1)
+    close(m.scale(a, scale=2, bias=1, bias_after_scale=False), (a + 1) * 2)
+    close(m.scale(a, n.array([3.0], "float32")), a * 3)  # a Scalar from a one-element tensor
+    close(m.sum(a), a.sum())
+    close(m.sum(a, [1]), a.sum(axis=1))
+    close(m.sum(a, 1, keepdim=True), a.sum(axis=1, keepdims=True))
+    close(m.mean(a, [0]), a.mean(axis=0))
+    close(m.transpose(a, [1, 0]), a.T)
+    close(m.reshape(a, [3, 2]), a.reshape(3, 2))
+    close(m.reshape(a, n.array([3, 2], "int64")), a.reshape(3, 2))  # an IntArray from a tensor
+    close(m.concat([a, b], 0), n.concatenate([a, b]))
+    close(m.concat((a, b), axis=1), n.concatenate([a, b], axis=1))
+    e = n.exp(a - a.max(axis=-1, keepdims=True))
+    close(m.softmax(a, -1), e / e.sum(axis=-1, keepdims=True))
+    close(m.full([2, 2], 7.0), n.full((2, 2), 7.0, "float32"))
+    expect(n.asarray(m.full([3], 1, "int64")).dtype == n.int64, "full(dtype='int64')")
+    expect(n.asarray(m.full([3], 1, n.int32)).dtype == n.int32, "full(dtype=numpy.int32)")
+    expect(n.asarray(m.cast(a, "float64")).dtype == n.float64, "cast to float64")
+    parts = m.split_with_num(a, 3, 1)
+    expect(isinstance(parts, list) and len(parts) == 3, "split_with_num returns a list of 3")
+    for i, p in enumerate(parts):
+        close(p, a[:, i:i + 1])
+
+
+def test_tensor_type_and_inplace():
+    """The module's Tensor: buffer protocol, DLPack, shape/dtype; in-place twins update it and return it; view
+    outputs keep a numpy input alive."""
+    m = refops()
+    n = np()
+    a = n.array([[1, -2, 3], [-4, 5, -6]], "float32")
+    t = m.assign(a)
+    expect(t.shape == (2, 3) and t.dtype == "float32" and t.ndim == 2, f"{t!r}: shape/dtype")
+    expect(n.asarray(t).ctypes.data == n.asarray(t).ctypes.data, "buffer is stable")
+    expect(n.array_equal(n.from_dlpack(t), a), "numpy.from_dlpack(Tensor)")
+    expect(t.__dlpack_device__() == (1, 0), "CPU DLPack device")
+    before = n.asarray(t).ctypes.data
+    r = m.relu_(t)
+    expect(r is t, "relu_ returns its input")
+    expect(n.array_equal(n.asarray(t), n.maximum(a, 0)) and n.asarray(t).ctypes.data == before, "relu_ in place")
+    # A view output shares the numpy input's memory and keeps it alive.
+    src = n.arange(6, dtype="float32")
+    view = m.reshape(src, [2, 3])
+    expect(n.asarray(view).ctypes.data == src.ctypes.data, "reshape of a numpy array is a view (zero-copy in)")
+    del src
+    expect(n.array_equal(n.asarray(view), n.arange(6, dtype="float32").reshape(2, 3)), "view outlives its input")
+    # The args-info registry.
+    info = m.get_kernel_ops_args_info()
+    expect(info == m.args_info and info is not m.args_info, "get_kernel_ops_args_info() is a fresh copy")
+    expect(info["scale"]["attributes"][0] == {"name": "scale", "type": "Scalar", "default": "1.0", "mutable": True},
+           f"args_info['scale']: {info['scale']}")
+    expect(info["scale"]["inplace"] == {"x": "out"}, "inplace pairs")
+
+
+def test_argument_errors():
+    """A wrong argument is a TypeError or ValueError naming the op, the argument and what was expected."""
+    m = refops()
+    n = np()
+    a = n.ones((2, 3), "float32")
+    expect_error(TypeError, ["add()", "'y'", "tensor", "str"], lambda: m.add(a, "x"))
+    expect_error(TypeError, ["add()", "missing", "'y'"], lambda: m.add(a))
+    expect_error(TypeError, ["add()", "unexpected keyword", "'z'"], lambda: m.add(a, a, z=1))
+    expect_error(TypeError, ["add()", "multiple values", "'x'"], lambda: m.add(a, x=a))
+    expect_error(TypeError, ["add()", "at most 2"], lambda: m.add(a, a, a))
+    expect_error(TypeError, ["scale()", "'scale'", "number"], lambda: m.scale(a, "2"))
+    expect_error(TypeError, ["reshape()", "'shape'", "list of ints"], lambda: m.reshape(a, 1.5))
+    expect_error(TypeError, ["sum()", "'keepdim'", "bool"], lambda: m.sum(a, [0], None, "yes"))
+    expect_error(TypeError, ["full()", "'dtype'", "dtype"], lambda: m.full([2], 1.0, "float31"))
+    expect_error(TypeError, ["relu_()", "'x'", "updated in place"], lambda: m.relu_(a))
+    expect_error(TypeError, ["concat()", "'x'", "item 1"], lambda: m.concat([a, 3]))
+    expect_error(ValueError, ["add()", "broadcast"], lambda: m.add(a, n.ones((5, 7), "float32")))
+    expect_error(ValueError, ["matmul()"], lambda: m.matmul(a, a))
+    expect_error(ValueError, ["add()", "'x'", "format"], lambda: m.add(n.array(["s"]), a))
+
+
+def wsn():
+    sys.path.insert(0, ARGS.model_dir)
+    import wsn as module
+    return module
+
+
+def test_model_against_run_model():
+    """The compiled model from Python equals tools/run-model's outputs (the same C++ class) bit for bit, and
+    Paddle's expected outputs within 1e-5."""
+    n = np()
+    w = wsn()
+    model = w.wsn_model(str(WSN / "inference.pdiparams"))
+    expect(w.wsn_model.input_names == ("x",), f"input_names {w.wsn_model.input_names}")
+    x = n.load(WSN / "input_x.npy")
+    outs = model.run(x)
+    expect(isinstance(outs, tuple) and len(outs) == 2, "two outputs, a tuple")
+    expect(all(isinstance(o, n.ndarray) for o in outs), "outputs are numpy arrays")
+    by_name = model.run(x=x)
+    expect(all(n.array_equal(a, b) for a, b in zip(outs, by_name)), "run(x=...) equals run(...)")
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([sys.executable, str(ROOT / "tools" / "run-model"), str(WSN), "--input",
+                               f"x={WSN / 'input_x.npy'}", "--output-dir", tmp, "--build-dir", ARGS.build_dir],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+        expect(proc.returncode == 0, f"tools/run-model failed:\n{proc.stdout}")
+        for i, out in enumerate(outs):
+            ref = n.load(Path(tmp) / f"{i}.npy")
+            expect(ref.dtype == out.dtype and ref.shape == out.shape and n.array_equal(ref, out),
+                   f"output {i}: Python {out} != run-model {ref}")
+    for i, out in enumerate(outs):
+        want = n.load(WSN / f"expected_{i}.npy")
+        expect(n.allclose(out, want, rtol=1e-5, atol=1e-6), f"output {i}: {out} != Paddle's {want}")
+
+
+def test_model_inputs_and_errors():
+    """Inputs by buffer, DLPack or non-contiguous; errors name the input; run() releases the GIL."""
+    n = np()
+    w = wsn()
+    model = w.wsn_model()
+    x = n.load(WSN / "input_x.npy")
+    expect_error(ValueError, ["run()"], lambda: model.run(x))  # parameters not loaded yet
+    expect_error(ValueError, ["load_parameters()"], lambda: model.load_parameters(str(WSN / "case.json")))
+    model.load_parameters(str(WSN / "inference.pdiparams"))
+    want = model.run(x)
+    for other in (DlpackOnly(x), n.asfortranarray(n.repeat(x, 2, axis=1)[:, ::2])):
+        got = model.run(other)
+        expect(all(n.array_equal(a, b) for a, b in zip(want, got)), f"input {type(other).__name__}")
+    expect_error(ValueError, ["run()", "x"], lambda: model.run(x.astype("float64")))
+    expect_error(TypeError, ["run()", "'x'", "tensor"], lambda: model.run("x"))
+    expect_error(TypeError, ["run()", "missing", "'x'"], lambda: model.run())
+    # Threads each with their own model run at once (the GIL is released around run()) and agree.
+    results = [None] * 4
+    models = [w.wsn_model(str(WSN / "inference.pdiparams")) for _ in results]
+
+    def work(i):
+        for _ in range(200):
+            results[i] = models[i].run(x)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(results))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        expect(all(n.array_equal(a, b) for a, b in zip(want, r)), "threaded runs agree")
+
+
+TESTS = {name[len("test_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("test_")}
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("--module-dir")
+    parser.add_argument("--model-dir")
+    parser.add_argument("--build-dir")
+    parser.add_argument("names", nargs="*")
+    ARGS = parser.parse_args()
+    if ARGS.list:
+        print("\n".join(TESTS))
+        return 0
+    failed = 0
+    for name in ARGS.names or list(TESTS):
+        try:
+            TESTS[name]()
+            print(f"PASS {name}")
+        except TestFailure as e:
+            print(f"FAIL {name}: {e}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -7,8 +7,9 @@ KFORGE_BUILD_DIR="${KFORGE_BUILD_DIR:-build}"
 KFORGE_PACKAGES=(meson ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev libcli11-dev catch2
                  nlohmann-json3-dev python3-jinja2 libdnnl-dev)
 # What the test suite needs beyond building kforge: clang++ (the generated op library compiles with it too) and
-# cmake (the downstream CMake example is built against an installed kforge).
-KFORGE_TEST_PACKAGES=(clang cmake)
+# cmake (the downstream CMake example is built against an installed kforge); python3-dev and python3-numpy (the
+# Python extension modules of `--python` are built and imported with Debian's python3: tests/python, examples/python).
+KFORGE_TEST_PACKAGES=(clang cmake python3-dev python3-numpy)
 
 log() {
   if [ -t 2 ]; then

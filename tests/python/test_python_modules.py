@@ -237,6 +237,10 @@ def test_tensor_type_and_inplace():
     r = m.relu_(t)
     expect(r is t, "relu_ returns its input")
     expect(n.array_equal(n.asarray(t), n.maximum(a, 0)) and n.asarray(t).ctypes.data == before, "relu_ in place")
+    c = m.Tensor(a)  # a copy that the module owns
+    expect(n.array_equal(n.asarray(c), a) and n.asarray(c).ctypes.data != a.ctypes.data, "Tensor(array) copies")
+    expect(m.Tensor(DlpackOnly(a)).shape == (2, 3), "Tensor(__dlpack__ object)")
+    expect_error(TypeError, ["Tensor()", "'data'"], lambda: m.Tensor("a"))
     # A view output shares the numpy input's memory and keeps it alive.
     src = n.arange(6, dtype="float32")
     view = m.reshape(src, [2, 3])

@@ -364,6 +364,8 @@ inline PyObject* tensor_repr(PyObject* self) {
                               t.place.backend == Backend::kGPU ? "gpu" : "cpu");
 }
 
+inline PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs);
+
 // Creates the module's Tensor type and adds it to `module` as `Tensor`.
 inline bool add_tensor_type(PyObject* module) {
   static PyMethodDef methods[] = {
@@ -376,12 +378,14 @@ inline bool add_tensor_type(PyObject* module) {
                                  {"dtype", tensor_dtype, nullptr, "The dtype's name, e.g. 'float32'.", nullptr},
                                  {"ndim", tensor_ndim, nullptr, "The rank.", nullptr},
                                  {nullptr, nullptr, nullptr, nullptr, nullptr}};
-  static PyType_Slot slots[] = {{Py_tp_dealloc, reinterpret_cast<void*>(tensor_dealloc)},
+  static PyType_Slot slots[] = {{Py_tp_new, reinterpret_cast<void*>(tensor_new)},
+                                {Py_tp_dealloc, reinterpret_cast<void*>(tensor_dealloc)},
                                 {Py_tp_repr, reinterpret_cast<void*>(tensor_repr)},
                                 {Py_tp_methods, methods},
                                 {Py_tp_getset, getset},
-                                {Py_tp_doc, const_cast<char*>("A kforge tensor: numpy.asarray() and DLPack read it "
-                                                              "without copying.")},
+                                {Py_tp_doc, const_cast<char*>("Tensor(data): a kforge tensor holding a copy of data (a numpy "
+                                                              "array, any buffer or __dlpack__ object, CPU). "
+                                                              "numpy.asarray() and DLPack read it without copying.")},
                                 {Py_bf_getbuffer, reinterpret_cast<void*>(tensor_getbuffer)},
                                 {0, nullptr}};
   static PyType_Spec spec = {KFORGE_PYTHON_STR(KFORGE_PYTHON_MODULE) ".Tensor", sizeof(PyTensor), 0,
@@ -683,6 +687,29 @@ inline PyObject* tuple_of(std::initializer_list<PyObject*> items) {
     }
   }
   return tuple;
+}
+
+// Tensor(data): a CPU tensor that owns a copy of `data` (what the in-place functions update).
+inline PyObject* tensor_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
+  static const char* const kNames[] = {"data", nullptr};
+  static const bool kRequired[] = {true, false};
+  static const Signature kSig{"Tensor", kNames, kRequired, 1};
+  static const char* keywords[] = {"data", nullptr};
+  PyObject* data = nullptr;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:Tensor", const_cast<char**>(keywords), &data)) return nullptr;
+  InputTensor in;
+  if (!in.from(data, Arg{&kSig, 0})) return nullptr;
+  if (in.get().place.backend != Backend::kCPU) {
+    PyErr_SetString(PyExc_ValueError, "Tensor(): data must be on the CPU");
+    return nullptr;
+  }
+  Tensor copy;
+  copy.dtype = in.get().dtype;
+  Status s = copy.set_dims(in.get().dims, static_cast<size_t>(in.get().ndim));
+  if (s.ok()) s = copy.allocate();
+  if (!s.ok()) return raise_status("Tensor", s);
+  if (copy.bytes() != 0) std::memcpy(copy.data, in.get().data, copy.bytes());
+  return wrap(std::move(copy));
 }
 
 // ---- attributes in ---------------------------------------------------------------------------------------

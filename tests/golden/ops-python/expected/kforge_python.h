@@ -1074,6 +1074,9 @@ class ModelType {
     PyObject_HEAD
     Model* model;
     bool busy;
+    // The outputs of the last run. A run writes into them again (no allocation, as the C++ class does for the
+    // same output tensors) when nothing returned earlier still refers to their memory; otherwise into new ones.
+    Tensor* outputs;
   };
 
   // Creates the type `qualified_name` ("module.Name") and adds it to `module` as `name`.
@@ -1122,7 +1125,8 @@ class ModelType {
     Object* obj = reinterpret_cast<Object*>(self);
     obj->model = new (std::nothrow) Model();
     obj->busy = false;
-    if (obj->model == nullptr) {
+    obj->outputs = new (std::nothrow) Tensor[Model::kNumOutputs + 1];
+    if (obj->model == nullptr || obj->outputs == nullptr) {
       Py_DECREF(self);
       return PyErr_NoMemory();
     }
@@ -1132,6 +1136,7 @@ class ModelType {
   static void dealloc(PyObject* self) {
     PyTypeObject* type = Py_TYPE(self);
     delete reinterpret_cast<Object*>(self)->model;
+    delete[] reinterpret_cast<Object*>(self)->outputs;
     type->tp_free(self);
     Py_DECREF(type);
   }
@@ -1179,13 +1184,17 @@ class ModelType {
       if (!inputs[i].from(slots[i], Arg{&sig, static_cast<Py_ssize_t>(i)})) return nullptr;
       input_ptrs[i] = inputs[i].get_if();
     }
-    Tensor outputs[kOut + 1];
-    Tensor* output_ptrs[kOut + 1] = {};
-    for (size_t i = 0; i < kOut; ++i) output_ptrs[i] = &outputs[i];
     Object* obj = reinterpret_cast<Object*>(self);
     if (obj->busy) {
       PyErr_SetString(PyExc_RuntimeError, "run(): the model is already running in another thread");
       return nullptr;
+    }
+    Tensor* outputs = obj->outputs;
+    Tensor* output_ptrs[kOut + 1] = {};
+    for (size_t i = 0; i < kOut; ++i) {
+      // Still shared with an array returned before (or aliasing an input): leave that memory alone.
+      if (outputs[i].holder.use_count() != 1) outputs[i] = Tensor{};
+      output_ptrs[i] = &outputs[i];
     }
     obj->busy = true;
     Status status;
@@ -1194,10 +1203,10 @@ class ModelType {
     Py_END_ALLOW_THREADS
     obj->busy = false;
     if (!status.ok()) return raise_status("run", status);
-    if (kOut == 1) return to_numpy_or_dlpack(std::move(outputs[0]));
+    if (kOut == 1) return to_numpy_or_dlpack(Tensor(outputs[0]));
     PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(kOut));
     for (size_t i = 0; tuple != nullptr && i < kOut; ++i) {
-      PyObject* item = to_numpy_or_dlpack(std::move(outputs[i]));
+      PyObject* item = to_numpy_or_dlpack(Tensor(outputs[i]));
       if (item == nullptr) {
         Py_CLEAR(tuple);
         break;

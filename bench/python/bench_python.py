@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Per-call overhead from Python: a 1-element float32 CPU add through kforge's generated module (kforge ops
+--python) vs numpy, paddle and torch eager (those importable), the same add bound with pybind11, and a compiled
+model's run() from Python vs its C++ call (tools/run-model --bench).
+
+    bench_python.py --build-dir BUILD [--python-for-peers VENV/bin/python] [--number N] [--repeat R]
+
+BUILD is a kforge build with tests on (BUILD/tests/python/ops/refops*.so, BUILD/tests/python/model/wsn*.so). The
+peers run in the interpreter given by --python-for-peers (a venv with numpy, paddle, torch from PyPI), the kforge
+modules in the same interpreter (CPython 3.11 ABI; the module does not use numpy's C API). Each figure is the
+best of R rounds of N calls (timeit), in microseconds per call.
+"""
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WSN = ROOT / "tests" / "paddle" / "weights_sorted_names"
+
+PEERS = textwrap.dedent('''
+    import json, sys, timeit
+    sys.path[:0] = {paths!r}
+    number, repeat = {number}, {repeat}
+    res = {{}}
+    def bench(name, stmt, env):
+        res[name] = min(timeit.repeat(stmt, globals=env, number=number, repeat=repeat)) / number * 1e6
+    import numpy as np
+    a = np.ones(1, np.float32); b = np.ones(1, np.float32)
+    bench("numpy np.add(a, b)", "f(a, b)", dict(f=np.add, a=a, b=b))
+    import refops
+    ta, tb = refops.Tensor(a), refops.Tensor(b)
+    bench("kforge refops.add(Tensor, Tensor)", "f(a, b)", dict(f=refops.add, a=ta, b=tb))
+    bench("kforge refops.add(ndarray, ndarray)", "f(a, b)", dict(f=refops.add, a=a, b=b))
+    bench("kforge refops.add(x=, y=) keywords", "f(x=a, y=b)", dict(f=refops.add, a=ta, b=tb))
+    try:
+        import pybind11_add
+        pa, pb = pybind11_add.Tensor(a), pybind11_add.Tensor(b)
+        bench("pybind11 add(Tensor, Tensor)", "f(a, b)", dict(f=pybind11_add.add, a=pa, b=pb))
+    except ImportError as e:
+        res["pybind11: " + str(e)] = None
+    try:
+        import paddle
+        paddle.set_device("cpu")
+        pa, pb = paddle.ones([1], "float32"), paddle.ones([1], "float32")
+        bench("paddle.add (dygraph)", "f(a, b)", dict(f=paddle.add, a=pa, b=pb))
+        bench("paddle._C_ops.add", "f(a, b)", dict(f=paddle._C_ops.add, a=pa, b=pb))
+    except ImportError as e:
+        res["paddle: " + str(e)] = None
+    try:
+        import torch
+        tt, tu = torch.ones(1), torch.ones(1)
+        bench("torch.add (eager)", "f(a, b)", dict(f=torch.add, a=tt, b=tu))
+    except ImportError as e:
+        res["torch: " + str(e)] = None
+    import wsn
+    model = wsn.wsn_model({params!r})
+    x = np.load({x!r})
+    bench("wsn_model.run(x) from Python", "m.run(x)", dict(m=model, x=x))
+    print(json.dumps(res))
+''')
+
+
+def build_pybind11(build, out_dir):
+    """Compiles pybind11_add.cc against the generated op library of BUILD/tests/python/ops; None when it fails."""
+    ops = build / "tests" / "python" / "ops"
+    inc = subprocess.run(["/usr/bin/python3", "-c", "import sysconfig; print(sysconfig.get_paths()['include'])"],
+                         stdout=subprocess.PIPE, text=True).stdout.strip()
+    link = (build / "kernels" / "kforge_kernels.link").read_text().split()
+    suffix = subprocess.run(["/usr/bin/python3-config", "--extension-suffix"], stdout=subprocess.PIPE,
+                            text=True).stdout.strip()
+    target = out_dir / f"pybind11_add{suffix}"
+    cmd = ["g++", "-std=c++17", "-O2", "-shared", "-fPIC", f"-I{ops}", f"-I{ROOT / 'kernels'}", f"-I{inc}",
+           str(Path(__file__).parent / "pybind11_add.cc"), str(ops / "ref_api.cc"), str(ops / "ref_args_info.cc"),
+           str(build / "kernels" / "libkforge_kernels.a"), *link, "-o", str(target)]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        print(proc.stdout[-2000:], file=sys.stderr)
+        return None
+    return target
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--build-dir", required=True)
+    p.add_argument("--python-for-peers", default=sys.executable)
+    p.add_argument("--number", type=int, default=200000)
+    p.add_argument("--repeat", type=int, default=7)
+    p.add_argument("--model-runs", type=int, default=20000)
+    args = p.parse_args()
+    build = Path(args.build_dir).resolve()
+    with tempfile.TemporaryDirectory() as tmp:
+        build_pybind11(build, Path(tmp))
+        script = PEERS.format(paths=[str(build / "tests/python/ops"), str(build / "tests/python/model"), tmp],
+                              number=args.number, repeat=args.repeat, params=str(WSN / "inference.pdiparams"),
+                              x=str(WSN / "input_x.npy"))
+        proc = subprocess.run([args.python_for_peers, "-c", script], stdout=subprocess.PIPE, text=True, check=True)
+        results = json.loads(proc.stdout.strip().splitlines()[-1])
+        bench_json = Path(tmp) / "bench.json"
+        subprocess.run([sys.executable, str(ROOT / "tools" / "run-model"), str(WSN), "--input",
+                        f"x={WSN / 'input_x.npy'}", "--bench", str(args.model_runs), "--bench-json", str(bench_json),
+                        "--output-dir", tmp, "--build-dir", str(build)], check=True, stdout=subprocess.DEVNULL)
+        results["wsn_model.run() in C++ (tools/run-model --bench, median)"] = \
+            json.loads(bench_json.read_text())["median_ms"] * 1000
+    for name, us in results.items():
+        print(f"{name:58s} {'n/a' if us is None else f'{us:8.3f} us'}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -322,6 +322,14 @@ def test_model_inputs_and_errors():
     for other in (DlpackOnly(x), n.asfortranarray(n.repeat(x, 2, axis=1)[:, ::2])):
         got = model.run(other)
         expect(all(n.array_equal(a, b) for a, b in zip(want, got)), f"input {type(other).__name__}")
+    # The arrays of an earlier run keep their values: run() reuses only output memory nobody refers to.
+    kept = model.run(x)
+    copies = [k.copy() for k in kept]
+    model.run(x * 3)
+    expect(all(n.array_equal(k, c) for k, c in zip(kept, copies)), "a later run overwrote an earlier run's outputs")
+    del kept
+    again = model.run(x)
+    expect(all(n.array_equal(a, b) for a, b in zip(want, again)), "run after the outputs were dropped")
     expect_error(ValueError, ["run()", "x"], lambda: model.run(x.astype("float64")))
     expect_error(TypeError, ["run()", "'x'", "tensor"], lambda: model.run("x"))
     expect_error(TypeError, ["run()", "missing", "'x'"], lambda: model.run())

@@ -222,6 +222,99 @@ def test_every_op_every_convention():
     expect(not rejected, f"{len(rejected)} of {len(functions)} ops rejected their arguments")
 
 
+# ---- the reference interpreter as the oracle: the same op, called through tools/interp's registry ------------
+
+DTYPE_CODES = {"bool": 1, "int8": 2, "uint8": 3, "int16": 4, "int32": 5, "int64": 6, "float16": 7, "float32": 9,
+               "float64": 10}
+
+
+def write_bundle(path, tensors):
+    """tools/interp/tensor_bundle.h's format: "KFTB", version 1, count, then name, dtype, dims and bytes each."""
+    import struct
+    with open(path, "wb") as f:
+        f.write(b"KFTB" + struct.pack("<II", 1, len(tensors)))
+        for name, a in tensors:
+            a = np().ascontiguousarray(a)
+            f.write(struct.pack("<I", len(name)) + name.encode())
+            f.write(struct.pack("<ii", DTYPE_CODES[str(a.dtype)], a.ndim) + struct.pack(f"<{a.ndim}q", *a.shape))
+            f.write(struct.pack("<Q", a.nbytes) + a.tobytes())
+
+
+def read_bundle(path):
+    import struct
+    data = Path(path).read_bytes()
+    expect(data[:4] == b"KFTB", f"{path} is no tensor bundle")
+    _, count = struct.unpack_from("<II", data, 4)
+    at, out = 12, []
+    names = {v: k for k, v in DTYPE_CODES.items()}
+    for _ in range(count):
+        (n,) = struct.unpack_from("<I", data, at)
+        name = data[at + 4:at + 4 + n].decode()
+        at += 4 + n
+        code, ndim = struct.unpack_from("<ii", data, at)
+        dims = struct.unpack_from(f"<{ndim}q", data, at + 8)
+        at += 8 + 8 * ndim
+        (nbytes,) = struct.unpack_from("<Q", data, at)
+        at += 8
+        out.append((name, np().frombuffer(data[at:at + nbytes], names[code]).reshape(dims)))
+        at += nbytes
+    return out
+
+
+def test_ops_against_interpreter():
+    """Every op whose arguments the interpreter's program YAML can state (tensor inputs, absent optional ones only
+    at the end), called from Python and through kforge-interp (tools/interp: its own registry calls the kernels
+    with the attributes of a one-op program): the same outputs, bit for bit. Catches arguments the module passes
+    to the wrong parameter, wrong defaults and outputs returned in the wrong order."""
+    import json
+    m = refops()
+    interp = Path(ARGS.build_dir) / "tools" / "interp" / "kforge-interp"
+    if not interp.exists():
+        raise TestFailure(f"{interp} was not built")
+    supported = set(subprocess.run([str(interp), "--list-ops"], stdout=subprocess.PIPE, text=True).stdout.split())
+    rng = np().random.default_rng(11)
+    compared, left = [], []
+    for name, info in m.args_info.items():
+        if not info["has_api"] or name.endswith("_") or not hasattr(m, name):
+            continue
+        args = OVERRIDES[name](rng) if name in OVERRIDES else synthesise(info, rng)
+        n_in = len(info["inputs"])
+        tensors = args[:n_in]
+        while tensors and tensors[-1] is None:
+            tensors = tensors[:-1]
+        if name not in supported or any(t is None or isinstance(t, list) for t in tensors) or \
+                any(o["type"] != "Tensor" for o in info["outputs"]):
+            left.append(name)
+            continue
+        result = call(getattr(m, name), info, args, "numpy")
+        result = list(result) if isinstance(result, tuple) else [result]
+        returned = [o["name"] for o in info["outputs"] if not o["intermediate"]]
+        attrs = {a["name"]: v for a, v in zip(info["attributes"], args[n_in:]) if v is not None}
+        ins = [f"in{i}" for i in range(len(tensors))]
+        outs = [f"out_{o['name']}" for o in info["outputs"]]
+        program = {"program": name,
+                   "inputs": [{"name": i, "dtype": str(t.dtype), "shape": list(t.shape)} for i, t in zip(ins, tensors)],
+                   "ops": [{"op": name, "in": ins, "out": outs, "attrs": attrs}],
+                   "outputs": [f"out_{r}" for r in returned if result[returned.index(r)] is not None]}
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "p.yaml").write_text(json.dumps(program))  # JSON is YAML
+            write_bundle(Path(tmp) / "in.kftb", [(f"feed/{i}", t) for i, t in zip(ins, tensors)])
+            proc = subprocess.run([str(interp), str(Path(tmp) / "p.yaml"), "--inputs", str(Path(tmp) / "in.kftb"),
+                                   "--write-outputs", str(Path(tmp) / "out.kftb")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            expect(proc.returncode == 0, f"{name}: kforge-interp failed: {proc.stdout}")
+            want = [a for _, a in read_bundle(Path(tmp) / "out.kftb")]
+        got = [np().asarray(r) for r in result if r is not None]
+        expect(len(got) == len(want), f"{name}: {len(got)} outputs from Python, {len(want)} from the interpreter")
+        for i, (g, w) in enumerate(zip(got, want)):
+            expect(g.dtype == w.dtype and g.shape == w.shape and np().array_equal(g, w, equal_nan=True),
+                   f"{name}: output {i} differs: Python {g.dtype}{g.shape} {g.reshape(-1)[:6]} != interpreter "
+                   f"{w.dtype}{w.shape} {w.reshape(-1)[:6]}")
+        compared.append(name)
+    print(f"{len(compared)} ops equal the interpreter's results; not stated as a one-op program: {' '.join(left)}")
+    expect(len(compared) >= 60, f"only {len(compared)} ops compared")
+
+
 def test_ops_against_numpy():
     """Ops whose result numpy computes too, with YAML defaults, keywords, Scalars and IntArrays."""
     m = refops()

@@ -44,4 +44,17 @@ void release_constant(const void* data) {
 #endif
 }
 
+namespace {
+// Generated classes reach the settings above through kforge_runtime.h's hooks (they declare only the kernels they
+// call). Installed while the program starts, by this file's static initialisation: the oneDNN kernels call
+// num_threads(), so this file is linked into every program that uses them.
+[[maybe_unused]] const bool g_hooks_installed = [] {
+  KernelLibraryHooks& hooks = kernel_library_hooks();
+  hooks.declare_constant = &declare_constant;
+  hooks.release_constant = &release_constant;
+  hooks.set_num_threads = &set_num_threads;
+  return true;
+}();
+}  // namespace
+
 }  // namespace kforge::kernels

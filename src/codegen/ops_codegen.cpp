@@ -10,6 +10,7 @@
 #include "codegen/python_context.h"
 #include "codegen/python_ops_model.h"
 #include "codegen/program_codegen.h"
+#include "codegen/runtime_version.h"
 #include "output/banner.h"
 
 namespace kforge::codegen {
@@ -44,22 +45,6 @@ std::string upper_identifier(std::string_view text) {
     if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
   }
   return out;
-}
-
-/// `#define KFORGE_RUNTIME_VERSION <n>` of the runtime header, so the generated static_assert always
-/// matches the header emitted beside it.
-std::optional<int64_t> runtime_version(std::string_view header) {
-  constexpr std::string_view kDefine = "#define KFORGE_RUNTIME_VERSION ";
-  const size_t at = header.find(kDefine);
-  if (at == std::string_view::npos) return std::nullopt;
-  size_t i = at + kDefine.size();
-  int64_t value = 0;
-  bool any = false;
-  while (i < header.size() && header[i] >= '0' && header[i] <= '9' && value < 1000000) {
-    value = value * 10 + (header[i++] - '0');
-    any = true;
-  }
-  return any ? std::optional<int64_t>(value) : std::nullopt;
 }
 
 // P_python.cc and kforge_python.h (--python MODULE).
@@ -145,10 +130,7 @@ bool generate_op_library_files(const opdef::OpLibrary& library, const opdef::OpC
   const tmpl::Template* args_info_cc = env.load("ops/args_info.cc.j2");
   const tmpl::Template* decls_h = env.load("ops/decls.h.j2");
   const std::optional<std::string_view> runtime = env.read_verbatim(kRuntimeHeaderTemplate);
-  std::optional<int64_t> version = runtime ? runtime_version(*runtime) : std::nullopt;
-  if (runtime && !version) {
-    diags.error({}, "'" + *env.resolve(kRuntimeHeaderTemplate) + "' does not #define KFORGE_RUNTIME_VERSION");
-  }
+  const std::optional<int64_t> version = runtime ? runtime_header_version(env) : std::nullopt;
   if (api_h == nullptr || api_cc == nullptr || args_info_cc == nullptr || decls_h == nullptr || !version) return false;
 
   std::vector<std::string> display_paths;

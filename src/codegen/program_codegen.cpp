@@ -1,5 +1,6 @@
 #include "codegen/program_codegen.h"
 
+#include "codegen/runtime_version.h"
 #include "output/banner.h"
 
 namespace kforge::codegen {
@@ -39,7 +40,9 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   const tmpl::Template* source = env.load("program/program.cc.j2");
   const std::optional<std::string_view> runtime = env.read_verbatim(kRuntimeHeaderTemplate);
   const std::optional<std::string_view> params = env.read_verbatim(kParamsHeaderTemplate);
-  if (!ctx || header == nullptr || source == nullptr || !runtime || !params) return false;
+  const std::optional<int64_t> version = runtime_header_version(env);
+  if (!ctx || header == nullptr || source == nullptr || !runtime || !params || !version) return false;
+  ctx->set("runtime_version", *version);
 
   const std::string& dir = options.codegen.output_dir;
   const std::string name = options.codegen.class_name;

@@ -4,7 +4,7 @@
 //
 // Context keys (all strings unless noted; C++ text is ready to print):
 //   class_name, header, guard, source (the program file, relative to the output directory), program_name,
-//   runtime_version (int), trace_hooks (bool), is_static (bool), workspace_bytes (a constant or an expression
+//   runtime_version (int; set by program_codegen.cpp from the runtime header), trace_hooks (bool), is_static (bool), workspace_bytes (a constant or an expression
 //   over the symbols), has_workspace (bool: dynamic, or static and not 0 bytes), unshared_bytes, num_calls (int)
 //   symbols:     [{name "s0", input, axis (int), meaning "x.dims[0]", init "x.dims[0]"}]
 //   inputs:      [{name, ident, dtype, dtype_name, rank (int), shape_text "[?, 64]", dims "{-1, 64}",

@@ -177,9 +177,9 @@ def build_cuda(gen_dir, arch, verbose):
     return sources
 
 
-def run_runner(runner, output_dir, params, inputs, shapes, seed, bench, bench_json, verbose):
+def run_runner(runner, output_dir, params, inputs, shapes, seed, bench, bench_json, verbose, threads=1):
     """Runs the built runner; returns its stdout (one line per output, and the bench line)."""
-    cmd = [runner, "--output-dir", output_dir, "--seed", seed]
+    cmd = [runner, "--output-dir", output_dir, "--seed", seed, "--threads", threads]
     if params is not None:
         cmd += ["--params", params]
     for spec in inputs:

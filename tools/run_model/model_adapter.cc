@@ -20,6 +20,7 @@ class Adapter final : public kforge::runner::Model {
   int32_t input_rank(size_t i) const override { return Program::kInputSpecs[i].rank; }
   const int64_t* input_dims(size_t i) const override { return Program::kInputSpecs[i].dims; }
   kforge::Status load_parameters(const char* path) override { return program_.load_parameters(path); }
+  kforge::Status set_num_threads(int threads) override { return program_.set_num_threads(threads); }
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs) override {
     return program_.run(inputs, outputs);
   }

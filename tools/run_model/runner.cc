@@ -34,6 +34,7 @@ struct Options {
   std::map<std::string, std::vector<int64_t>> shapes;      // name -> dims of a random input
   uint64_t seed = 1;
   long bench = 0;
+  int threads = 1;  // the kernel library's (set_num_threads on the generated class)
 };
 
 int fail(const std::string& message) {
@@ -89,6 +90,8 @@ kforge::Status parse_args(int argc, char** argv, Options* o) {
       o->shapes[name] = dims;
     } else if (arg == "--seed" && parse_int(value, 0, &n)) {
       o->seed = static_cast<uint64_t>(n);
+    } else if (arg == "--threads" && parse_int(value, 1, &n)) {
+      o->threads = static_cast<int>(n);
     } else if (arg == "--bench" && parse_int(value, 1, &n)) {
       o->bench = static_cast<long>(n);
     } else {
@@ -225,6 +228,7 @@ int main(int argc, char** argv) {
     if (!known(name)) return fail("the program has no input '" + name + "' (inputs: " + list_inputs(*model) + ")");
   }
 
+  if (kforge::Status s = model->set_num_threads(o.threads); !s.ok()) return fail(s.message());
   if (!o.params.empty()) {
     if (kforge::Status s = model->load_parameters(o.params.c_str()); !s.ok()) return fail(s.message());
   } else if (model->num_parameters() > 0) {

@@ -25,6 +25,7 @@ class Model {
   virtual int32_t input_rank(size_t i) const = 0;
   virtual const int64_t* input_dims(size_t i) const = 0;
   virtual Status load_parameters(const char* path) = 0;
+  virtual Status set_num_threads(int threads) = 0;
   virtual Status run(TensorList inputs, MutableTensorList outputs) = 0;
 };
 

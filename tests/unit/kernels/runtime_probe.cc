@@ -6,7 +6,12 @@
 
 namespace {
 
-static_assert(KFORGE_RUNTIME_VERSION == 1, "the probe is written for runtime version 1");
+static_assert(KFORGE_RUNTIME_VERSION == 2, "the probe is written for runtime version 2");
+
+// Kernel library hooks as a library installs them (plain function pointers, no captures).
+size_t g_declared_bytes = 0;
+void declare_hook(const void* data, size_t bytes) { g_declared_bytes += data != nullptr ? bytes : 0; }
+void release_hook(const void* data) { g_declared_bytes = data != nullptr ? 0 : g_declared_bytes; }
 
 // A kernel in the calling convention, with YAML-style defaults that must compile as written.
 kforge::Status scale_like(const kforge::KernelContext& ctx, const kforge::Tensor& x, const kforge::Scalar& scale = 1.0,
@@ -53,6 +58,13 @@ kforge::Status run() {
   kforge::Tensor one = x;
   KFORGE_RETURN_IF_ERROR(one.set_dims({1}));
   KFORGE_RETURN_IF_ERROR(kforge::scalar_from_tensor(one, &s));
+  kforge::declare_constant(x);  // no hooks installed: nothing happens
+  kforge::kernel_library_hooks().declare_constant = &declare_hook;
+  kforge::kernel_library_hooks().release_constant = &release_hook;
+  kforge::declare_constant(x);
+  if (g_declared_bytes != x.bytes()) return kforge::Status::Error("declare_constant hook: ", g_declared_bytes);
+  kforge::release_constant(x);
+  if (g_declared_bytes != 0) return kforge::Status::Error("release_constant hook");
   kforge::Status copy = kforge::Status::Error("a");
   kforge::Status moved = copy;
   moved = kforge::Status::OK();

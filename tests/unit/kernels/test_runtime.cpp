@@ -6,13 +6,36 @@
 #include <utility>
 #include <vector>
 
+#include "kforge_kernels.h"
 #include "kforge_runtime.h"
 
 using namespace kforge;
 
 TEST_CASE("runtime: version macro is a positive integer") {
   static_assert(KFORGE_RUNTIME_VERSION >= 1, "version");
-  CHECK(KFORGE_RUNTIME_VERSION == 1);
+  CHECK(KFORGE_RUNTIME_VERSION == 2);
+}
+
+TEST_CASE("runtime: kernel library hooks are called only when installed and only for tensors with data") {
+  static std::vector<std::pair<const void*, size_t>> calls;
+  calls.clear();
+  const KernelLibraryHooks saved = kernel_library_hooks();
+  Tensor t;
+  t.dtype = DataType::kFloat32;
+  REQUIRE(t.set_dims({4}).ok());
+  REQUIRE(t.allocate().ok());
+  kernel_library_hooks() = KernelLibraryHooks{};
+  declare_constant(t);  // nothing installed
+  kernel_library_hooks().declare_constant = [](const void* data, size_t bytes) { calls.emplace_back(data, bytes); };
+  kernel_library_hooks().release_constant = [](const void* data) { calls.emplace_back(data, 0); };
+  declare_constant(t);
+  declare_constant(Tensor{});  // no data: not declared
+  release_constant(t);
+  release_constant(Tensor{});
+  kernel_library_hooks() = saved;
+  REQUIRE(calls.size() == 2);
+  CHECK(calls[0] == std::make_pair(static_cast<const void*>(t.data), size_t{16}));
+  CHECK(calls[1] == std::make_pair(static_cast<const void*>(t.data), size_t{0}));
 }
 
 TEST_CASE("runtime: DataType sizes and Paddle names") {
@@ -236,4 +259,11 @@ TEST_CASE("runtime: KernelContext defaults to the CPU") {
   CHECK(ctx.dtype == DataType::kUndefined);
   CHECK(ctx.stream == nullptr);
   CHECK(ctx.scratch == nullptr);
+}
+
+TEST_CASE("runtime: kforge's kernel library installs its hooks at start-up") {
+  // kernels/settings.cc fills them during static initialisation; generated classes reach the settings only so.
+  CHECK(kernel_library_hooks().set_num_threads == &kforge::kernels::set_num_threads);
+  CHECK(kernel_library_hooks().declare_constant == &kforge::kernels::declare_constant);
+  CHECK(kernel_library_hooks().release_constant == &kforge::kernels::release_constant);
 }

@@ -260,7 +260,10 @@ kforge::Status fused_static::bind(size_t index, const kforge::Tensor& value) {
                                  kforge::name_of(value.dtype), " ", value.dims_string(),
                                  value.data == nullptr ? " without data" : "");
   }
+  // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
+  if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
     --unbound_;
@@ -269,9 +272,22 @@ kforge::Status fused_static::bind(size_t index, const kforge::Tensor& value) {
 }
 
 void fused_static::unbind_all() {
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    if (bound_[i]) kforge::release_constant(parameters_[i]);
+  }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
   bound_.fill(false);
   unbound_ = kNumParameters;
+}
+
+fused_static::~fused_static() {
+  unbind_all();
+}
+
+kforge::Status fused_static::set_num_threads(int threads) {
+  if (threads < 1) return kforge::Status::Error("fused_static: set_num_threads(", threads, "): at least 1");
+  if (kforge::kernel_library_hooks().set_num_threads != nullptr) kforge::kernel_library_hooks().set_num_threads(threads);
+  return kforge::Status::OK();
 }
 
 kforge::Status fused_static::bind_parameter(std::string_view name, const kforge::Tensor& value) {

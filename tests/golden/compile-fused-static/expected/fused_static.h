@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 1,
-              "fused_static.h needs version 1 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 2,
+              "fused_static.h needs version 2 of kforge_runtime.h: use the one generated beside it");
 
 // The program `fused_static` (../../../golden/compile-fused-static/program.yaml) as straight-line calls of its kernels: 12 calls,
 // no executor, no lookup by name, no allocation per call.
@@ -31,10 +31,11 @@ static_assert(KFORGE_RUNTIME_VERSION == 1,
 //
 // Bind every parameter once: load_parameters reads them from Paddle's .pdiparams file into memory the object owns;
 // bind_parameter (by its program name) and bind_parameters take the caller's tensors, which must stay valid
-// while the object is used. Then call run() as often as needed: it checks each input's dtype and dims
-// and returns an error status naming the input on a mismatch. run() sets each output's dtype and dims and
-// writes into its memory, allocating only when the tensor has no data or other dims: pass the same output
-// tensors again to reuse their memory. One call at a time per object.
+// and unchanged while they are bound (bind again after changing one: the kernel library may keep a prepared
+// copy). Then call run() as often as needed: it checks each input's dtype and dims and returns an error status
+// naming the input on a mismatch. run() sets each output's dtype and dims and writes into its memory, allocating
+// only when the tensor has no data or other dims: pass the same output tensors again to reuse their memory. One
+// call at a time per object.
 class fused_static {
  public:
   static constexpr size_t kNumInputs = 1;
@@ -66,6 +67,11 @@ class fused_static {
   fused_static();
   fused_static(const fused_static&) = delete;
   fused_static& operator=(const fused_static&) = delete;
+  ~fused_static();
+
+  // Threads the kernel library may use (at least 1; default 1). The library's setting, so process-wide; kforge's
+  // own kernels give bitwise identical results for every count.
+  kforge::Status set_num_threads(int threads);
 
   // Binds the parameter `name` (its name in the program); checks its dtype and dims.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);

@@ -10,7 +10,7 @@
 #define KFORGE_RUNTIME_H_
 
 // Bumped whenever a type below changes layout or meaning; generated files static_assert on it.
-#define KFORGE_RUNTIME_VERSION 1
+#define KFORGE_RUNTIME_VERSION 2
 
 #include <cstddef>
 #include <cstdint>
@@ -603,6 +603,36 @@ struct KernelContext {
   void* stream = nullptr;                 // a cudaStream_t on GPU
   Workspace* scratch = nullptr;           // temporary memory; may be null
 };
+
+// ---------------------------------------------------------------------------------------------------------
+// Kernel library hooks
+// ---------------------------------------------------------------------------------------------------------
+
+// What a kernel library may want to hear from generated classes beyond kernel calls. Generated classes declare
+// the memory of every bound parameter constant (and release it before it is rebound, unbound or freed), so that
+// a library can prepare a filter once (reorder it into its preferred layout) instead of on every call; and their
+// set_num_threads() passes the thread count on. A library installs the hooks once, at start-up (kforge's own does
+// when built with oneDNN); with none installed, both do nothing. Process-wide, like the library's own settings.
+struct KernelLibraryHooks {
+  void (*declare_constant)(const void* data, size_t bytes) = nullptr;
+  void (*release_constant)(const void* data) = nullptr;
+  void (*set_num_threads)(int threads) = nullptr;
+};
+
+inline KernelLibraryHooks& kernel_library_hooks() {
+  static KernelLibraryHooks hooks;
+  return hooks;
+}
+
+// What generated classes call: a no-op without hooks or without data.
+inline void declare_constant(const Tensor& t) {
+  if (kernel_library_hooks().declare_constant != nullptr && t.data != nullptr && t.bytes() > 0) {
+    kernel_library_hooks().declare_constant(t.data, t.bytes());
+  }
+}
+inline void release_constant(const Tensor& t) {
+  if (kernel_library_hooks().release_constant != nullptr && t.data != nullptr) kernel_library_hooks().release_constant(t.data);
+}
 
 }  // namespace kforge
 

@@ -1060,7 +1060,7 @@ inline PyObject* to_numpy_or_dlpack(Tensor&& tensor) {
 }
 
 // The Python class of a class that `kforge compile` generated: Model(params=None), load_parameters(path),
-// run(*inputs, **inputs_by_name) -> output or tuple of outputs, input_names, output_names. run() releases the GIL
+// set_num_threads(n), run(*inputs, **inputs_by_name) -> output or tuple of outputs, input_names, output_names. run() releases the GIL
 // while the program runs; one call at a time per object (the C++ class's rule), others get a RuntimeError.
 template <typename Model>
 class ModelType {
@@ -1079,6 +1079,8 @@ class ModelType {
     static PyMethodDef methods[] = {
         {"load_parameters", load_parameters, METH_O,
          "load_parameters(path): reads every parameter from Paddle's .pdiparams file."},
+        {"set_num_threads", set_num_threads, METH_O,
+         "set_num_threads(n): the threads the kernels may use (the C++ class's set_num_threads)."},
         {"run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(run)), METH_FASTCALL | METH_KEYWORDS,
          "run(*inputs) -> outputs: the inputs in input_names order or by name; the outputs as numpy arrays (CPU) or "
          "DLPack capsules (GPU), one object for one output, a tuple for several. Releases the GIL."},
@@ -1160,6 +1162,22 @@ class ModelType {
     const Status status = obj->model->load_parameters(PyBytes_AS_STRING(bytes));
     Py_DECREF(bytes);
     if (!status.ok()) return raise_status("load_parameters", status);
+    Py_RETURN_NONE;
+  }
+
+  static PyObject* set_num_threads(PyObject* self, PyObject* value) {
+    static const char* const kNames[] = {"threads", nullptr};
+    static const bool kRequired[] = {true, false};
+    static const Signature kSig{"set_num_threads", kNames, kRequired, 1};
+    int threads = 0;
+    if (!convert(value, Arg{&kSig, 0}, &threads)) return nullptr;
+    Object* obj = reinterpret_cast<Object*>(self);
+    if (obj->busy) {
+      PyErr_SetString(PyExc_RuntimeError, "set_num_threads(): the model is running in another thread");
+      return nullptr;
+    }
+    const Status status = obj->model->set_num_threads(threads);
+    if (!status.ok()) return raise_status("set_num_threads", status);
     Py_RETURN_NONE;
   }
 

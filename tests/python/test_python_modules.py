@@ -470,6 +470,11 @@ def test_model_inputs_and_errors():
     expect_error(ValueError, ["run()", "x"], lambda: model.run(x.astype("float64")))
     expect_error(TypeError, ["run()", "'x'", "tensor"], lambda: model.run("x"))
     expect_error(TypeError, ["run()", "missing", "'x'"], lambda: model.run())
+    model.set_num_threads(2)
+    expect(all(n.array_equal(a, b) for a, b in zip(want, model.run(x))), "2 threads give the same outputs")
+    model.set_num_threads(1)  # process-wide: back to the default
+    expect_error(ValueError, ["set_num_threads()"], lambda: model.set_num_threads(0))
+    expect_error(TypeError, ["set_num_threads()", "'threads'", "int"], lambda: model.set_num_threads("2"))
     # Threads each with their own model run at once (the GIL is released around run()) and agree.
     results = [None] * 4
     models = [w.wsn_model(str(WSN / "inference.pdiparams")) for _ in results]

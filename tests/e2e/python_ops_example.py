@@ -7,7 +7,8 @@ examples/python_ops/expected_output.txt), and checks that every result line main
 demo of examples/ops_api prints (examples/ops_api/expected_output.txt): the same calls through the Python module
 and through the C++ API give the same values. Only the two error lines differ (Python's exceptions).
 
-Usage: python_ops_example.py --kforge BUILD/src/kforge   (exit 77, meson's SKIP, without meson/ninja)
+Usage: python_ops_example.py --kforge BUILD/src/kforge   (exit 77, meson's SKIP, without meson/ninja or without
+python3-dev and python3-numpy)
 """
 
 import argparse
@@ -37,6 +38,11 @@ def main():
     meson, ninja = shutil.which("meson"), shutil.which("ninja")
     if meson is None or ninja is None:
         print("SKIPPED: meson and ninja are needed to build the example")
+        return SKIP
+    probe = ("import sysconfig, os, numpy; "
+             "raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))")
+    if run(["/usr/bin/python3", "-c", probe])[0] != 0:
+        print("SKIPPED: /usr/bin/python3 needs numpy and its headers (apt install python3-dev python3-numpy)")
         return SKIP
     work = Path(tempfile.mkdtemp(prefix="kforge-python-example-"))
     build = work / "build"

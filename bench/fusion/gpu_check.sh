@@ -119,7 +119,7 @@ prepare() {
   export -f build_one
   printf '%s\n' "${builds[@]}" | xargs -d '\n' -n 3 -P "$(nproc)" bash -c 'build_one "$@"' _
   strip -o "$OUT_DIR/kforge-interp" "$build/tools/interp/kforge-interp"
-  for lib in $(ldd "$build/tools/interp/kforge-interp" | awk '/libfmt|libyaml-cpp/ {print $3}'); do cp "$lib" "$OUT_DIR/lib/"; done
+  for lib in $(ldd "$build/tools/interp/kforge-interp" | awk '/libfmt|libyaml-cpp|libdnnl|libgomp|libOpenCL/ {print $3}'); do cp "$lib" "$OUT_DIR/lib/"; done
   echo "prepared $OUT_DIR"
 }
 

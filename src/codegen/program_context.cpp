@@ -529,7 +529,7 @@ std::optional<Value> ContextBuilder::build() {
   ctx.set("guard", guard + "_H_");
   ctx.set("source", program_display_);
   ctx.set("program_name", p_.name);
-  ctx.set("runtime_version", int64_t{1});
+  ctx.set("runtime_version", kRuntimeVersion);
   ctx.set("trace_hooks", options_.trace_hooks);
   // Static: no dynamic dims. (A dynamic program may have a constant workspace, 0 bytes when every value it
   // computes is an output or lives in a fused loop; it still needs its dims at run time.)

@@ -26,6 +26,7 @@
 //                  args [expressions], traces [{key, expr}]}]
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,10 @@
 #include "template/value.h"
 
 namespace kforge::codegen {
+
+/// KFORGE_RUNTIME_VERSION of templates/runtime/kforge_runtime.h: every generated class header (CPU and CUDA)
+/// static_asserts it, so that a stale copy of the runtime on the include path is a compile error.
+inline constexpr int64_t kRuntimeVersion = 1;
 
 struct ProgramCodegenOptions {
   std::string class_name;        // --name

@@ -62,24 +62,24 @@ class CudaHostEmitter {
   /// What the class header (templates/program/cuda/program.h.j2) declares beyond what every program has.
   CudaClassParts class_parts() const { return {gemm_.summary(), rows_.any(), cuda_.cuda_graph}; }
 
-  /// Emits NAME_kernels.cu into `kernels` and builds the context of NAME.h and NAME.cu into `ctx`.
-  bool emit(tmpl::Value& ctx, std::string& kernels) {
+  /// Builds the context of NAME.h, NAME.cu and NAME_kernels.cu (templates/program/cuda/) into `ctx`.
+  bool emit(tmpl::Value& ctx) {
     check_calls();
     gemm_.check(diags_);
-    kernels = "#include <cuda_runtime.h>\n\n#include <cmath>\n#include <cstdint>\n\n#include \"kforge_fused.cuh\"\n" +
-              std::string(fused_half() ? "#include \"kforge_half.cuh\"\n" : "") + "\n"
-              "// The fused kernels of " + cls_ + " (kforge compile --target cuda); launched from " + cls_ + ".cu.\n\n";
+    tmpl::List group_kernels;
     for (const FusedGroup& g : plan_.groups) {
       if (g.kind == passes::GroupKind::kGemm) continue;  // a library / GEMM-header call from NAME.cu
       std::optional<CudaGroupCode> code = emit_cuda_group(p_, g, cls_ + "_", rows_.site(g), diags_);
       if (!code) continue;
-      kernels += code->kernels + "\n";
+      group_kernels.push_back(code->kernels);
       launchers_.emplace(g.index, *code);
     }
     if (diags_.has_errors()) return false;
     std::optional<tmpl::Value> cls = build_cuda_class_context(p_, plan_, o_, class_parts(), diags_);
     if (!cls) return false;
     ctx = std::move(*cls);
+    ctx.set("half", fused_half());
+    ctx.set("group_kernels", tmpl::Value(std::move(group_kernels)));
     add_host_keys(ctx);
     return !diags_.has_errors();
   }
@@ -336,11 +336,15 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   std::string header, host, kernels;
   tmpl::Value ctx;
   CudaHostEmitter emitter(program, plan, env.sources(), options, cuda, diags);
-  if (!emitter.emit(ctx, kernels)) return false;
+  if (!emitter.emit(ctx)) return false;
   const tmpl::Template* header_template = env.load(kCudaClassHeaderTemplate);
   const tmpl::Template* host_template = env.load(kCudaClassSourceTemplate);
-  if (header_template == nullptr || host_template == nullptr) return false;
-  if (!env.render(*header_template, ctx, header) || !env.render(*host_template, ctx, host)) return false;
+  const tmpl::Template* kernels_template = env.load(kCudaKernelsTemplate);
+  if (header_template == nullptr || host_template == nullptr || kernels_template == nullptr) return false;
+  if (!env.render(*header_template, ctx, header) || !env.render(*host_template, ctx, host) ||
+      !env.render(*kernels_template, ctx, kernels)) {
+    return false;
+  }
   const std::string& dir = options.codegen.output_dir;
   const std::string& name = options.codegen.class_name;
   std::vector<std::pair<std::string, std::string>> files = {

@@ -198,6 +198,9 @@ TEST_CASE("cuda program files: the class from templates/program/cuda, overridabl
                            "\" is null\");") != std::string::npos);
     CHECK(host->bytes.find("return run(*inputs.items[0], outputs.items[0]);") != std::string::npos);
     CHECK(host->bytes.find("const int64_t s0 = x.dims[0];") != std::string::npos);
+    CHECK(kernels->bytes.find("// The fused kernels of net (kforge compile --target cuda); launched from net.cu.") !=
+          std::string::npos);
+    CHECK(kernels->bytes.find("__global__") != std::string::npos);
   }
   std::filesystem::remove_all(override_dir);
 }

@@ -1,6 +1,7 @@
 // Unit tests of kforge compile --target cuda's class model: the context of templates/program/cuda/*
 // (codegen/cuda_class_context.h), the GEMM summary it takes (codegen/cuda_gemm.h), and the rendered files
-// (codegen/cuda_program.h), including a --template-dir override of the class templates.
+// (codegen/cuda_program.h), including a --template-dir override of the class templates; and the statement text
+// both backends spell fused groups with (codegen/group_text.h).
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
 #include "codegen/cuda_program.h"
+#include "codegen/group_text.h"
 #include "opdef/op_loader.h"
 #include "passes/lower.h"
 #include "program/program_reader.h"
@@ -203,6 +205,39 @@ TEST_CASE("cuda program files: the class from templates/program/cuda, overridabl
     CHECK(kernels->bytes.find("__global__") != std::string::npos);
   }
   std::filesystem::remove_all(override_dir);
+}
+
+TEST_CASE("group text: statements and reductions in C++ and CUDA") {
+  CudaFixture f("compile-cuda-fused", R"(program: txt
+inputs:  [{name: x, dtype: float32, shape: [4, 8]}]
+ops:
+  - {op: relu, in: [x], out: [a]}
+  - {op: exp, in: [a], out: [e]}
+  - {op: sum, in: [e], out: [s], attrs: {axis: [-1], keepdim: true}}
+  - {op: divide, in: [e, s], out: [q]}
+outputs: [q]
+)");
+  const passes::GroupStmt* element = nullptr;
+  const passes::GroupStmt* reduce = nullptr;
+  for (const passes::FusedGroup& g : f.plan.groups) {
+    for (const passes::GroupStmt& st : g.stmts) {
+      if (st.kind == passes::StmtKind::kElement && element == nullptr) element = &st;
+      if (st.kind == passes::StmtKind::kReduce && reduce == nullptr) reduce = &st;
+    }
+  }
+  REQUIRE(element != nullptr);
+  REQUIRE(reduce != nullptr);
+  CHECK(group_stmt_text(*element, expr::EmitTarget::kCpp).find("std::max") != std::string::npos);
+  CHECK(group_stmt_text(*element, expr::EmitTarget::kCuda).find("fmaxf") != std::string::npos);
+  CHECK(group_stmt_text(*element, expr::EmitTarget::kCpp, [](std::string_view n) { return "L_" + std::string(n); })
+            .find("L_") != std::string::npos);
+  CHECK(group_stmt_text(*reduce, expr::EmitTarget::kCpp).empty());
+  const ReductionText text = group_reduction_text(*reduce, expr::EmitTarget::kCuda, "acc", "e", "o", "n");
+  CHECK(text.combine.find("acc") != std::string::npos);
+  CHECK(text.combine.find("e") != std::string::npos);
+  CHECK(text.merge.find("o") != std::string::npos);
+  CHECK_FALSE(text.init.empty());
+  CHECK(group_reduction_text(*element, expr::EmitTarget::kCpp, "acc", "e", "o", "n").combine.empty());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "codegen/cuda_gemm.h"
 #include "codegen/cuda_kernels.h"
 #include "codegen/cuda_row_variants.h"
+#include "codegen/generated_file.h"
 #include "output/banner.h"
 #include "passes/gemm.h"
 
@@ -25,11 +26,6 @@ using passes::FusedGroup;
 using passes::kNone;
 using passes::LoweredProgram;
 using passes::SymExpr;
-
-std::string join_path(const std::string& dir, const std::string& file) {
-  if (dir.empty()) return file;
-  return dir.back() == '/' ? dir + file : dir + "/" + file;
-}
 
 class CudaHostEmitter {
  public:
@@ -216,8 +212,12 @@ class CudaHostEmitter {
         continue;
       }
       tmpl::List args;
-      for (const passes::GroupInput& in : g.inputs) args.push_back(typed_buffer(in.value, *cuda_scalar_type(in.storage), true));
-      for (const passes::GroupStore& st : g.stores) args.push_back(typed_buffer(st.value, *cuda_scalar_type(st.storage), false));
+      for (const passes::GroupInput& in : g.inputs) {
+        args.push_back(typed_buffer(in.value, *cuda_scalar_type(in.storage), true));
+      }
+      for (const passes::GroupStore& st : g.stores) {
+        args.push_back(typed_buffer(st.value, *cuda_scalar_type(st.storage), false));
+      }
       args.push_back("static_cast<int64_t>(" + g.outer.to_string() + ")");
       args.push_back("static_cast<int64_t>(" + g.inner.to_string() + ")");
       args.push_back("stream_");
@@ -265,7 +265,9 @@ class CudaHostEmitter {
       switch (buf.kind) {
         case BufferKind::kInput: ptr = "const_cast<void*>(" + input_ident(buf.role_index) + ".data)"; break;
         case BufferKind::kParameter: ptr = fmt::format("parameters_[{}].data", buf.role_index); break;
-        case BufferKind::kConstant: ptr = fmt::format("constants_.data() + {}", const_offsets.at(buf.role_index)); break;
+        case BufferKind::kConstant:
+          ptr = fmt::format("constants_.data() + {}", const_offsets.at(buf.role_index));
+          break;
         case BufferKind::kOutput: ptr = output_ident(buf.role_index) + "->data"; break;
         case BufferKind::kWorkspace:
           ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", buf.offset.to_string());
@@ -318,15 +320,6 @@ class CudaHostEmitter {
   CudaRowVariantCode rows_;
 };
 
-std::string banner_for(const ProgramFilesOptions& options, const std::string& path) {
-  BannerInfo info;
-  info.tool_version = options.tool_version;
-  info.version_stamp = options.version_stamp;
-  info.inputs = options.banner_inputs;
-  info.output_path = path;
-  return make_banner(info);
-}
-
 }  // namespace
 
 bool generate_cuda_program_files(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
@@ -359,8 +352,8 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   }
   bool ok = true;
   for (const auto& [file, text] : files) {
-    const std::string path = join_path(dir, file);
-    ok = outputs.add(path, banner_for(options, path) + text) && ok;
+    const std::string path = join_output_path(dir, file);
+    ok = outputs.add(path, generated_banner(options, path) + text) && ok;
   }
   if (!ok) {
     diags.error({}, "--name '" + name + "' makes two outputs with the same path");

@@ -1,32 +1,18 @@
 #include "codegen/program_codegen.h"
 
-#include "output/banner.h"
+#include "codegen/generated_file.h"
 
 namespace kforge::codegen {
 
 namespace {
-
-std::string join_path(const std::string& dir, const std::string& file) {
-  if (dir.empty()) return file;
-  return dir.back() == '/' ? dir + file : dir + "/" + file;
-}
-
-std::string banner_for(const ProgramFilesOptions& options, const std::string& path) {
-  BannerInfo info;
-  info.tool_version = options.tool_version;
-  info.version_stamp = options.version_stamp;
-  info.inputs = options.banner_inputs;
-  info.output_path = path;
-  return make_banner(info);
-}
 
 // kforge_multikernel.h beside the outputs, when some call has a multi-kernel dispatcher.
 bool add_multi_kernel_header(tmpl::Environment& env, const std::string& dir, const ProgramFilesOptions& options,
                              OutputSet& outputs) {
   const std::optional<std::string_view> text = env.read_verbatim(kMultiKernelHeaderTemplate);
   if (!text) return true;  // reported; not a path clash
-  const std::string out_path = join_path(dir, "kforge_multikernel.h");
-  return outputs.add(out_path, banner_for(options, out_path) + std::string(*text));
+  const std::string out_path = join_output_path(dir, "kforge_multikernel.h");
+  return outputs.add(out_path, generated_banner(options, out_path) + std::string(*text));
 }
 
 }  // namespace
@@ -45,14 +31,14 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   const std::string name = options.codegen.class_name;
   std::string h_text, cc_text;
   if (!env.render(*header, *ctx, h_text) || !env.render(*source, *ctx, cc_text)) return false;
-  const std::string h_path = join_path(dir, name + ".h");
-  const std::string cc_path = join_path(dir, name + ".cc");
-  const std::string rt_path = join_path(dir, "kforge_runtime.h");
-  bool ok = outputs.add(h_path, banner_for(options, h_path) + h_text);
-  ok = outputs.add(cc_path, banner_for(options, cc_path) + cc_text) && ok;
-  ok = outputs.add(rt_path, banner_for(options, rt_path) + std::string(*runtime)) && ok;
-  const std::string params_path = join_path(dir, "kforge_params.h");
-  ok = outputs.add(params_path, banner_for(options, params_path) + std::string(*params)) && ok;
+  const std::string h_path = join_output_path(dir, name + ".h");
+  const std::string cc_path = join_output_path(dir, name + ".cc");
+  const std::string rt_path = join_output_path(dir, "kforge_runtime.h");
+  bool ok = outputs.add(h_path, generated_banner(options, h_path) + h_text);
+  ok = outputs.add(cc_path, generated_banner(options, cc_path) + cc_text) && ok;
+  ok = outputs.add(rt_path, generated_banner(options, rt_path) + std::string(*runtime)) && ok;
+  const std::string params_path = join_output_path(dir, "kforge_params.h");
+  ok = outputs.add(params_path, generated_banner(options, params_path) + std::string(*params)) && ok;
   if (ok && options.codegen.multi_kernel != nullptr && !options.codegen.multi_kernel->sites.empty()) {
     ok = add_multi_kernel_header(env, dir, options, outputs);
   }

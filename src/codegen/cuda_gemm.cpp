@@ -143,37 +143,21 @@ std::vector<const char*> CudaGemmCode::header_templates() const {
   return headers;
 }
 
-std::string CudaGemmCode::header_summary() const {
-  if (!any()) return "";
-  std::string types;
+CudaGemmSummary CudaGemmCode::summary() const {
+  CudaGemmSummary out;
+  if (!any()) return out;
   bool simt = false, tensor_core = false;
   for (ir::DataType t : dtypes()) {
-    types += (types.empty() ? "" : ", ") + std::string(element_of(t).describe);
+    out.types += (out.types.empty() ? "" : ", ") + std::string(element_of(t).describe);
     simt |= t == ir::DataType::kFloat32;
     tensor_core |= has_tensor_core(t);
   }
-  std::string kernels;
-  if (mk_ != nullptr && (simt || tensor_core)) {
-    kernels = std::string(", or a ") + (simt ? "SIMT" : "") + (simt && tensor_core ? " or " : "") +
-              (tensor_core ? "tensor-core" : "") + " kernel picked per shape at run time";
+  out.count = groups_.size();
+  out.multi_kernel = mk_ != nullptr;
+  if (out.multi_kernel) {
+    out.kernels = std::string(simt ? "SIMT" : "") + (simt && tensor_core ? " or " : "") + (tensor_core ? "tensor-core" : "");
   }
-  const size_t count = groups_.size();
-  return fmt::format("// {} of them {} (cuBLASLt {}{}).\n//\n", count, count == 1 ? "is a GEMM" : "are GEMMs", types,
-                     kernels);
-}
-
-
-std::string CudaGemmCode::header_members() const {
-  if (!any()) return "";
-  std::string h = "  // The GEMM groups' state (" + cls_ + ".cu), made by the first run(): the cuBLASLt handle and its\n"
-                  "  // preallocated workspace";
-  h += mk_ != nullptr ? ", the multi-kernel dispatchers, their event timer and scratch output.\n" : ".\n";
-  h += "  struct GemmState;\n  std::unique_ptr<GemmState> gemm_;\n";
-  if (cuda_graph_) {
-    h += "  // Before a capture: every GEMM's choice made (new shapes benchmarked) and cuBLASLt plan built.\n"
-         "  void prepare_gemms(const Bindings& b);\n";
-  }
-  return h;
+  return out;
 }
 
 std::string CudaGemmCode::before_capture() const {
@@ -202,25 +186,13 @@ std::vector<std::string> CudaGemmCode::host_std_includes() const {
   return {"limits", "memory"};
 }
 
-std::string CudaGemmCode::host_includes() const {
-  if (!any()) return "";
-  if (mk_ == nullptr) return "#include \"kforge_cublaslt.cuh\"\n";
-  std::string h = "#include \"kforge_gemm_f32.cuh\"\n";
+std::vector<std::string> CudaGemmCode::host_includes() const {
+  if (!any()) return {};
+  if (mk_ == nullptr) return {"kforge_cublaslt.cuh"};
   for (ir::DataType t : dtypes()) {
-    if (has_tensor_core(t)) return h + "#include \"kforge_gemm_tc.cuh\"\n";
+    if (has_tensor_core(t)) return {"kforge_gemm_f32.cuh", "kforge_gemm_tc.cuh"};
   }
-  return h;
-}
-
-std::string CudaGemmCode::failure_helper() const {
-  if (!any()) return "";
-  return "// A GEMM group's failure: cuBLASLt's status when it refused the call, else the CUDA error.\n"
-         "[[maybe_unused]] kforge::Status gemm_failed(size_t index, cudaError_t error,\n"
-         "                                            const kforge::cuda_gemm::CublasLtGemm& lt) {\n"
-         "  if (error == cudaErrorNotSupported && lt.last_status() != CUBLAS_STATUS_SUCCESS) {\n"
-         "    return kforge::Status::Error(\"" + cls_ + ": \", kLaunchNames[index], \": cuBLASLt: \",\n"
-         "                                 kforge::cuda_gemm::cublas_status_name(lt.last_status()));\n"
-         "  }\n  return launch_failed(index, error);\n}\n\n";
+  return {"kforge_gemm_f32.cuh"};
 }
 
 std::string CudaGemmCode::variants_function(const passes::MultiKernelSite& site) const {

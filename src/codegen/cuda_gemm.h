@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/cuda_class_context.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "passes/variants.h"
@@ -50,17 +51,14 @@ class CudaGemmCode {
   void check(DiagnosticEngine& diags) const;
   /// The templates the output needs beside it ("cuda/kforge_gemm.cuh", ...), in a fixed order.
   std::vector<const char*> header_templates() const;
-  /// NAME.h's comment line on the GEMMs ("// 3 of them are GEMMs (cuBLASLt fp32, ...).\n//\n"), or "".
-  std::string header_summary() const;
+  /// What NAME.h says of the GEMMs and whether it declares their state (templates/program/cuda/gemm.j2).
+  CudaGemmSummary summary() const;
 
-  std::string header_members() const;   // NAME.h: private declarations (GemmState, gemm_, prepare_gemms)
   /// --cuda-graph: the statement that prepares the GEMMs before a capture (choices made, cuBLASLt plans
   /// built), or "": run() calls it when the graph cache is about to capture.
   std::string before_capture() const;
   std::vector<std::string> host_std_includes() const;  // NAME.cu: standard headers ("limits", ...)
-  std::string host_includes() const;    // NAME.cu: the GEMM header (#include line)
-  /// NAME.cu, anonymous namespace: gemm_failed() (after launch_failed()).
-  std::string failure_helper() const;
+  std::vector<std::string> host_includes() const;  // NAME.cu: the GEMM headers it includes
   /// NAME.cu, after the anonymous namespace: the GemmState type and (--cuda-graph) prepare_gemms().
   std::string definitions() const;
   /// run(), once the stream exists: create the GemmState on first use and point the timer at the stream.

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "codegen/group_text.h"
+
 namespace kforge::codegen {
 
 using passes::FusedGroup;
@@ -231,7 +233,7 @@ class GroupEmitter {
   }
 
   std::string stmt_text(const GroupStmt& s, const std::function<std::string(std::string_view)>& rename) {
-    return passes::group_stmt_text(s, expr::EmitTarget::kCuda, rename);
+    return group_stmt_text(s, expr::EmitTarget::kCuda, rename);
   }
 
   // ---------------------------------------------------------------------------------------------------
@@ -407,8 +409,8 @@ class GroupEmitter {
           const std::string acc = "acc_" + s.name;
           const std::string acc_type = type_of(s.reduction->accumulator);
           const std::string element = rename(s.source);
-          passes::ReductionText r = passes::group_reduction_text(s, expr::EmitTarget::kCuda, acc, element, "b", "inner");
-          passes::ReductionText m = passes::group_reduction_text(s, expr::EmitTarget::kCuda, "a", element, "b", "inner");
+          ReductionText r = group_reduction_text(s, expr::EmitTarget::kCuda, acc, element, "b", "inner");
+          ReductionText m = group_reduction_text(s, expr::EmitTarget::kCuda, "a", element, "b", "inner");
           t.decls += fmt::format("{} {} = {};\n", acc_type, acc, r.init);
           t.body += fmt::format("{} = {};\n", acc, r.combine);
           t.after += fmt::format("{} = kforge::cuda::team_reduce<TEAM>({}, {});\n", acc, acc, merge_lambda(acc_type, m.merge));

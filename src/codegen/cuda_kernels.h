@@ -1,7 +1,7 @@
 // CUDA kernels of fused groups (src/passes/fusion.h) for `kforge compile --target cuda`: the text of one
 // kernel template and its host launcher per group, for NAME_kernels.cu. The kernels instantiate the device
-// helpers of templates/cuda/kforge_fused.cuh; the scalar bodies come from passes::group_stmt_text /
-// group_reduction_text (kforge::expr::emit_cuda). float16 / bfloat16 values (__half, __nv_bfloat16) are stored
+// helpers of templates/cuda/kforge_fused.cuh; the scalar bodies come from group_stmt_text /
+// group_reduction_text (codegen/group_text.h, kforge::expr::emit_cuda). float16 / bfloat16 values (__half, __nv_bfloat16) are stored
 // as such, converted to float when loaded and rounded back when stored (kforge_half.cuh); vectors are 16 bytes
 // for them too (V = 8). docs/compile.md ("--target cuda") describes the shapes:
 //   - elementwise groups: grid-stride over outer x inner elements, V elements per step with 16-byte vector

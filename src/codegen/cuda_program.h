@@ -1,8 +1,11 @@
 // `kforge compile --target cuda`: renders a LoweredProgram and its FusionPlan into
-//   DIR/NAME.h             the class (inputs, parameters and outputs are device tensors, GPUPlace());
-//   DIR/NAME.cu            its host code: checks, output allocation, the device workspace, one launch per fused
-//                          group with an error check after each, and with --cuda-graph a graph per input-dims set;
-//   DIR/NAME_kernels.cu    the fused kernels (codegen/cuda_kernels.h) and their launchers;
+//   DIR/NAME.h             the class (inputs, parameters and outputs are device tensors, GPUPlace()), from
+//                          templates/program/cuda/program.h.j2 (codegen/cuda_class_context.h);
+//   DIR/NAME.cu            its host code, from templates/program/cuda/program.cu.j2: checks, output allocation,
+//                          the device workspace, one launch per fused group with an error check after each, and
+//                          with --cuda-graph a graph per input-dims set;
+//   DIR/NAME_kernels.cu    the fused kernels (codegen/cuda_kernels.h) and their launchers, in
+//                          templates/program/cuda/kernels.cu.j2;
 //   DIR/kforge_runtime.h, DIR/kforge_cuda_runtime.h, DIR/kforge_fused.cuh   the runtime headers;
 //   with GEMM groups also kforge_gemm.cuh, kforge_half.cuh and kforge_cublaslt.cuh, and with
 //   --multi-kernel-hints kforge_cuda_timer.cuh, kforge_gemm_f32.cuh, kforge_multikernel.h and, for 16-bit GEMM
@@ -35,6 +38,12 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
                                  tmpl::Environment& env, const ProgramFilesOptions& options,
                                  const CudaFilesOptions& cuda, OutputSet& outputs);
 
+/// The class header's template (templates/program/cuda/, context: codegen/cuda_class_context.h).
+inline constexpr const char* kCudaClassHeaderTemplate = "program/cuda/program.h.j2";
+/// Its host code's template (the class context plus the host keys of cuda_program.cpp).
+inline constexpr const char* kCudaClassSourceTemplate = "program/cuda/program.cu.j2";
+/// The fused kernels' file (the group kernels are text of codegen/cuda_kernels.h).
+inline constexpr const char* kCudaKernelsTemplate = "program/cuda/kernels.cu.j2";
 inline constexpr const char* kCudaRuntimeHeaderTemplate = "runtime/kforge_cuda_runtime.h";
 inline constexpr const char* kCudaFusedHeaderTemplate = "cuda/kforge_fused.cuh";
 

@@ -33,22 +33,13 @@ std::vector<const char*> CudaRowVariantCode::header_templates() const {
   return {kCudaTimerHeaderTemplate, kCudaRowVariantsHeaderTemplate, "runtime/kforge_multikernel.h"};
 }
 
-std::string CudaRowVariantCode::header_members() const {
-  if (!any()) return "";
-  std::string h = "  // The row groups' dispatchers (" + cls_ + ".cu), made by the first run(), with the event timer and\n"
-                  "  // scratch stores they benchmark new shapes with.\n"
-                  "  struct RowState;\n  std::unique_ptr<RowState> rows_;\n";
-  if (cuda_graph_) h += "  // Before a capture: every row group's choice made (new shapes benchmarked).\n"
-                        "  void prepare_rows(const Bindings& b);\n";
-  return h;
-}
-
 std::string CudaRowVariantCode::before_capture() const {
   return any() && cuda_graph_ ? "prepare_rows(kforge_b);" : "";
 }
 
-std::string CudaRowVariantCode::host_includes() const {
-  return any() ? "#include \"kforge_row_variants.cuh\"\n" : "";
+std::vector<std::string> CudaRowVariantCode::host_includes() const {
+  if (!any()) return {};
+  return {"kforge_row_variants.cuh"};
 }
 
 std::string CudaRowVariantCode::variants_function(const passes::MultiKernelSite& site) const {

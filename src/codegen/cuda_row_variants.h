@@ -39,10 +39,9 @@ class CudaRowVariantCode {
   /// The templates the output needs beside it, in a fixed order (may repeat the GEMM code's).
   std::vector<const char*> header_templates() const;
 
-  std::string header_members() const;  // NAME.h: private declarations (RowState, rows_, prepare_rows)
   /// --cuda-graph: the statement that makes the row groups' choices before a capture, or "".
   std::string before_capture() const;
-  std::string host_includes() const;   // NAME.cu: the row-variants header (#include line)
+  std::vector<std::string> host_includes() const;  // NAME.cu: the row-variants header
   std::string definitions() const;     // NAME.cu: variant lists, RowState, prepare_rows()
   std::string run_setup() const;       // run(), once the stream exists
   /// enqueue(): the dispatch of row site group `g` (launch index `g.index`).

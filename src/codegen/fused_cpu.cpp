@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "codegen/cpp_text.h"
+#include "codegen/group_text.h"
 
 namespace kforge::codegen {
 
@@ -145,7 +146,7 @@ class FusedWriter {
     switch (st.kind) {
       case StmtKind::kElement:
       case StmtKind::kRowValue: {
-        std::string rhs = passes::group_stmt_text(st, expr::EmitTarget::kCpp);
+        std::string rhs = group_stmt_text(st, expr::EmitTarget::kCpp);
         if (st.expr->root->type != st.type) rhs = "static_cast<" + t + ">(" + rhs + ")";
         const std::string line = fmt::format("const {} {} = {};", t, st.name, rhs);
         const std::vector<std::string> names = expr::names_used(*st.expr->root, expr::NameKind::kInput);
@@ -162,8 +163,8 @@ class FusedWriter {
       case StmtKind::kReduce: {
         const expr::TypedReduction& r = *st.reduction;
         const std::string acc = "acc_" + st.name;
-        const passes::ReductionText text =
-            passes::group_reduction_text(st, expr::EmitTarget::kCpp, acc, st.source, st.source, "n_" + st.name);
+        const ReductionText text =
+            group_reduction_text(st, expr::EmitTarget::kCpp, acc, st.source, st.source, "n_" + st.name);
         Pass& p = passes_[st.passes.front()];
         p.pre.push_back(fmt::format("{} {} = {};", expr::cpp_type_name(r.accumulator), acc, text.init));
         use(st.source, st.passes.front());

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "codegen/cpp_text.h"
+#include "codegen/generated_file.h"
 #include "codegen/op_api_model.h"
 #include "codegen/ops_context.h"
 #include "codegen/python_context.h"
@@ -20,23 +21,10 @@ namespace {
 using tmpl::List;
 using tmpl::Value;
 
-std::string join_path(const std::string& dir, const std::string& file) {
-  if (dir.empty()) return file;
-  return dir.back() == '/' ? dir + file : dir + "/" + file;
-}
-
 std::string shard_name(const OpsCodegenOptions& options, std::string_view kind, uint32_t shard) {
-  if (options.shards <= 1) return join_path(options.output_dir, options.prefix + "_" + std::string(kind) + ".cc");
-  return join_path(options.output_dir, options.prefix + "_" + std::string(kind) + "_" + std::to_string(shard) + ".cc");
-}
-
-std::string banner_for(const OpsCodegenOptions& options, const std::string& path) {
-  BannerInfo info;
-  info.tool_version = options.tool_version;
-  info.version_stamp = options.version_stamp;
-  info.inputs = options.banner_inputs;
-  info.output_path = path;
-  return make_banner(info);
+  const std::string base = options.prefix + "_" + std::string(kind);
+  if (options.shards <= 1) return join_output_path(options.output_dir, base + ".cc");
+  return join_output_path(options.output_dir, base + "_" + std::to_string(shard) + ".cc");
 }
 
 std::string upper_identifier(std::string_view text) {
@@ -62,12 +50,12 @@ bool generate_python_op_module(const OpApiModel& model, tmpl::Environment& env, 
   for (const std::string& s : module.skipped) skipped.emplace_back(s);
   ctx.set("functions", Value(std::move(functions)));
   ctx.set("skipped", Value(std::move(skipped)));
-  const std::string cc_path = join_path(options.output_dir, options.prefix + "_python.cc");
-  const std::string h_path = join_path(options.output_dir, "kforge_python.h");
-  std::string text = banner_for(options, cc_path);
+  const std::string cc_path = join_output_path(options.output_dir, options.prefix + "_python.cc");
+  const std::string h_path = join_output_path(options.output_dir, "kforge_python.h");
+  std::string text = generated_banner(options, cc_path);
   if (!env.render(*module_cc, ctx, text)) return false;
   bool ok = outputs.add(cc_path, std::move(text));
-  ok = outputs.add(h_path, banner_for(options, h_path) + std::string(*header)) && ok;
+  ok = outputs.add(h_path, generated_banner(options, h_path) + std::string(*header)) && ok;
   if (!ok) env.diags().error({}, "two outputs have the path '" + cc_path + "' or '" + h_path + "'");
   return ok;
 }
@@ -86,16 +74,16 @@ uint32_t op_shard(std::string_view op_name, uint32_t shards) {
 
 std::vector<std::string> op_library_file_names(const OpsCodegenOptions& options) {
   std::vector<std::string> names;
-  names.push_back(join_path(options.output_dir, options.prefix + "_api.h"));
-  names.push_back(join_path(options.output_dir, options.prefix + "_decls.h"));
+  names.push_back(join_output_path(options.output_dir, options.prefix + "_api.h"));
+  names.push_back(join_output_path(options.output_dir, options.prefix + "_decls.h"));
   const uint32_t shards = std::max<uint32_t>(options.shards, 1);
   for (uint32_t i = 0; i < shards; ++i) names.push_back(shard_name(options, "api", i));
   for (uint32_t i = 0; i < shards; ++i) names.push_back(shard_name(options, "args_info", i));
   if (!options.python_module.empty()) {
-    names.push_back(join_path(options.output_dir, options.prefix + "_python.cc"));
-    names.push_back(join_path(options.output_dir, "kforge_python.h"));
+    names.push_back(join_output_path(options.output_dir, options.prefix + "_python.cc"));
+    names.push_back(join_output_path(options.output_dir, "kforge_python.h"));
   }
-  names.push_back(join_path(options.output_dir, "kforge_runtime.h"));
+  names.push_back(join_output_path(options.output_dir, "kforge_runtime.h"));
   return names;
 }
 
@@ -164,7 +152,7 @@ bool generate_op_library_files(const opdef::OpLibrary& library, const opdef::OpC
 
   auto render_into = [&](const tmpl::Template& tmpl, Value context, const std::string& path) {
     for (const auto& [key, value] : globals.as_map()) context.set(key, value);
-    std::string text = banner_for(options, path);
+    std::string text = generated_banner(options, path);
     if (!env.render(tmpl, context, text)) return false;
     if (!outputs.add(path, std::move(text))) {
       diags.error({}, "two outputs have the path '" + path + "'");
@@ -260,7 +248,7 @@ bool generate_op_library_files(const opdef::OpLibrary& library, const opdef::OpC
   if (!options.python_module.empty()) ok = generate_python_op_module(model, env, options, globals, outputs) && ok;
 
   const std::string runtime_out = names.back();
-  if (!outputs.add(runtime_out, banner_for(options, runtime_out) + std::string(*runtime))) {
+  if (!outputs.add(runtime_out, generated_banner(options, runtime_out) + std::string(*runtime))) {
     diags.error({}, "two outputs have the path '" + runtime_out + "'");
     ok = false;
   }

@@ -1,5 +1,6 @@
 #include "codegen/program_codegen.h"
 
+#include "codegen/generated_file.h"
 #include "codegen/runtime_version.h"
 #include "output/banner.h"
 
@@ -7,27 +8,13 @@ namespace kforge::codegen {
 
 namespace {
 
-std::string join_path(const std::string& dir, const std::string& file) {
-  if (dir.empty()) return file;
-  return dir.back() == '/' ? dir + file : dir + "/" + file;
-}
-
-std::string banner_for(const ProgramFilesOptions& options, const std::string& path) {
-  BannerInfo info;
-  info.tool_version = options.tool_version;
-  info.version_stamp = options.version_stamp;
-  info.inputs = options.banner_inputs;
-  info.output_path = path;
-  return make_banner(info);
-}
-
 // kforge_multikernel.h beside the outputs, when some call has a multi-kernel dispatcher.
 bool add_multi_kernel_header(tmpl::Environment& env, const std::string& dir, const ProgramFilesOptions& options,
                              OutputSet& outputs) {
   const std::optional<std::string_view> text = env.read_verbatim(kMultiKernelHeaderTemplate);
   if (!text) return true;  // reported; not a path clash
-  const std::string out_path = join_path(dir, "kforge_multikernel.h");
-  return outputs.add(out_path, banner_for(options, out_path) + std::string(*text));
+  const std::string out_path = join_output_path(dir, "kforge_multikernel.h");
+  return outputs.add(out_path, generated_banner(options, out_path) + std::string(*text));
 }
 
 }  // namespace
@@ -48,14 +35,14 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   const std::string name = options.codegen.class_name;
   std::string h_text, cc_text;
   if (!env.render(*header, *ctx, h_text) || !env.render(*source, *ctx, cc_text)) return false;
-  const std::string h_path = join_path(dir, name + ".h");
-  const std::string cc_path = join_path(dir, name + ".cc");
-  const std::string rt_path = join_path(dir, "kforge_runtime.h");
-  bool ok = outputs.add(h_path, banner_for(options, h_path) + h_text);
-  ok = outputs.add(cc_path, banner_for(options, cc_path) + cc_text) && ok;
-  ok = outputs.add(rt_path, banner_for(options, rt_path) + std::string(*runtime)) && ok;
-  const std::string params_path = join_path(dir, "kforge_params.h");
-  ok = outputs.add(params_path, banner_for(options, params_path) + std::string(*params)) && ok;
+  const std::string h_path = join_output_path(dir, name + ".h");
+  const std::string cc_path = join_output_path(dir, name + ".cc");
+  const std::string rt_path = join_output_path(dir, "kforge_runtime.h");
+  bool ok = outputs.add(h_path, generated_banner(options, h_path) + h_text);
+  ok = outputs.add(cc_path, generated_banner(options, cc_path) + cc_text) && ok;
+  ok = outputs.add(rt_path, generated_banner(options, rt_path) + std::string(*runtime)) && ok;
+  const std::string params_path = join_output_path(dir, "kforge_params.h");
+  ok = outputs.add(params_path, generated_banner(options, params_path) + std::string(*params)) && ok;
   if (ok && options.codegen.multi_kernel != nullptr && !options.codegen.multi_kernel->sites.empty()) {
     ok = add_multi_kernel_header(env, dir, options, outputs);
   }
@@ -68,10 +55,10 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
     module_ctx.set("module", options.python_module);
     std::string module_text;
     if (!env.render(*module_cc, module_ctx, module_text)) return false;
-    const std::string module_path = join_path(dir, name + "_python.cc");
-    const std::string python_path = join_path(dir, "kforge_python.h");
-    ok = outputs.add(module_path, banner_for(options, module_path) + module_text);
-    ok = outputs.add(python_path, banner_for(options, python_path) + std::string(*python)) && ok;
+    const std::string module_path = join_output_path(dir, name + "_python.cc");
+    const std::string python_path = join_output_path(dir, "kforge_python.h");
+    ok = outputs.add(module_path, generated_banner(options, module_path) + module_text);
+    ok = outputs.add(python_path, generated_banner(options, python_path) + std::string(*python)) && ok;
   }
   if (!ok) {
     diags.error({}, "--name '" + name + "' makes two outputs with the same path");

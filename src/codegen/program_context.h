@@ -26,6 +26,7 @@
 //                  args [expressions], traces [{key, expr}]}]
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 

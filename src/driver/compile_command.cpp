@@ -7,6 +7,7 @@
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_program.h"
 #include "codegen/program_codegen.h"
+#include "driver/compile_target.h"
 #include "driver/template_search_path.h"
 #include "opdef/op_compat.h"
 #include "driver/op_files.h"
@@ -61,16 +62,18 @@ class NAME loads the .pdiparams and runs the program on numpy arrays or DLPack t
 )";
 
 int run_compile(const CompileOptions& opts) {
-  if (opts.target != "cpu" && opts.target != "cuda") {
-    return usage_error("compile", "--target " + opts.target + " is not supported; use --target cpu or --target cuda");
+  const CompileTarget* target = find_compile_target(opts.target);
+  if (target == nullptr) {
+    return usage_error("compile", "--target " + opts.target + " is not supported; use --target " +
+                                      compile_target_names());
   }
-  if (opts.cuda_graph && opts.target != "cuda") return usage_error("compile", "--cuda-graph needs --target cuda");
+  if (opts.cuda_graph && !target->cuda_graph) return usage_error("compile", "--cuda-graph needs --target cuda");
   if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
     return usage_error("compile", "--python '" + opts.python_module +
                                       "' is not a Python module name (letters, digits and '_', not starting with a digit)");
   }
   // The CUDA class has the same run() and load_parameters(), but its module has not been built and run on a GPU yet.
-  if (!opts.python_module.empty() && opts.target != "cpu") {
+  if (!opts.python_module.empty() && target->backend != CompileBackend::kCpu) {
     return usage_error("compile", "--python is supported with --target cpu only for now");
   }
   Session session(opts.out);
@@ -109,18 +112,18 @@ int run_compile(const CompileOptions& opts) {
   if (!lowered) return finish_outputs(opts.out, outputs, request, session);
   passes::FusionOptions fusion_options;
   fusion_options.enabled = !opts.no_fuse;
-  fusion_options.single_call_groups = opts.target == "cuda";
-  fusion_options.gemm_groups = opts.target == "cuda";  // matmul (+ bias [+ gelu]) as one GEMM call
-  fusion_options.half_floats = opts.target == "cuda";  // the CUDA kernels load / store float16 and bfloat16
+  fusion_options.single_call_groups = target->single_call_groups;
+  fusion_options.gemm_groups = target->gemm_groups;  // matmul (+ bias [+ gelu]) as one GEMM call
+  fusion_options.half_floats = target->half_floats;  // the kernels load / store float16 and bfloat16
   // conv (+ bias, batch norm, activation, residual) as one conv2d_fused call, when the op set has the library's.
-  if (opts.target == "cpu") fusion_options.conv_fused = library.find("conv2d_fused");
+  if (target->conv_groups) fusion_options.conv_fused = library.find("conv2d_fused");
   const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);
   // CPU: variants of kernel calls (fused calls are no kernel calls and get none). CUDA: of the GEMM groups.
   const passes::MultiKernelPlan multi_kernel =
-      passes::plan_multi_kernels(*lowered, opts.target == "cpu" ? hints : std::vector<int64_t>{}, fusion.call_group);
-  const std::vector<int64_t> cuda_hints = opts.target == "cuda" ? hints : std::vector<int64_t>{};
+      passes::plan_multi_kernels(*lowered, target->kernel_call_variants ? hints : std::vector<int64_t>{}, fusion.call_group);
+  const std::vector<int64_t> cuda_hints = target->kernel_call_variants ? std::vector<int64_t>{} : hints;
   const passes::MultiKernelPlan cuda_multi_kernel = passes::plan_cuda_gemm_variants(fusion, cuda_hints);
   const passes::MultiKernelPlan cuda_row_multi_kernel = passes::plan_cuda_row_variants(*lowered, fusion, cuda_hints);
 
@@ -141,7 +144,7 @@ int run_compile(const CompileOptions& opts) {
   files.tool_version = std::string(kforge_version());
   files.version_stamp = !opts.out.no_version_stamp;
   files.python_module = opts.python_module;
-  if (opts.target == "cuda") {
+  if (target->backend == CompileBackend::kCuda) {
     codegen::CudaFilesOptions cuda;
     cuda.cuda_graph = opts.cuda_graph;
     if (!cuda_multi_kernel.sites.empty()) cuda.multi_kernel = &cuda_multi_kernel;

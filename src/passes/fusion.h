@@ -10,6 +10,8 @@
 //   (v4) FusionOptions::half_floats: float16 / bfloat16 values in groups (GroupInput / GroupStore storage
 //        kFloat16 / kBFloat16, computed in float32); GemmGroup::dtype (GemmForm) for 16-bit GEMM groups.
 //   (v5) GroupKind::kConv, FusedGroup::conv_call, FusionOptions::conv_fused (convolution groups, below).
+//   (v6) The one removal: group_stmt_text / group_reduction_text moved to codegen/group_text.h (the plan
+//        describes statements as typed expressions; the backends spell them, passes/ writes no C++).
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -86,7 +88,6 @@
 #include <vector>
 
 #include "kernel/expr_check.h"
-#include "kernel/expr_emit.h"
 #include "kernel/reduction.h"
 #include "passes/gemm.h"
 #include "passes/lowered_program.h"
@@ -176,7 +177,7 @@ struct GroupStmt {
 
   /// kElement / kRowValue: the typed expression. Its input names are GroupInput::name or the `name` of an
   /// earlier statement; the op's attributes are bound to the program's constants and folded, so it names no
-  /// attribute. Emit it with emit_cpp / emit_cuda (or group_stmt_text below).
+  /// attribute. The backends spell it (codegen/group_text.h).
   std::optional<expr::Expression> expr;
 
   /// kReduce: the reduced element value (an element statement's name or a kContiguous input's name) and the
@@ -289,20 +290,6 @@ void apply_fusion_to_memory_plan(LoweredProgram& program, const FusionPlan& plan
 
 /// True when `value` is internal to a group (no buffer; the generated code never names it).
 bool is_fused_internal(const FusionPlan& plan, uint32_t value);
-
-/// The statement text a backend needs, for C++ (kCpp) or CUDA (kCuda): the right-hand side of a
-/// kElement / kRowValue statement (its expression with names as in the group; `rename` maps a local or
-/// input name to other text when set), or "" for other kinds. Both backends share it.
-std::string group_stmt_text(const GroupStmt& stmt, expr::EmitTarget target,
-                            const std::function<std::string(std::string_view)>& rename = {});
-
-/// Text of the reduction parts of a kReduce statement: init, combine (acc with `element`), merge (acc with
-/// `other`), finalize (acc, n) — "" when absent.
-struct ReductionText {
-  std::string init, combine, merge, finalize;
-};
-ReductionText group_reduction_text(const GroupStmt& stmt, expr::EmitTarget target, std::string_view acc,
-                                   std::string_view element, std::string_view other, std::string_view count);
 
 /// True when a typed expression calls an expensive function, which the fusion pass never recomputes:
 /// exp, expm1, log, log1p, log2, log10, pow, erf, sigmoid, the trigonometric and hyperbolic functions.

@@ -1,5 +1,5 @@
-// What the fusion plan gives the rest of kforge: statement text for the backends, the memory re-plan, the
-// Graphviz picture (--dump-groups) and the one-line-per-group dump.
+// What the fusion plan gives the rest of kforge: the memory re-plan, the Graphviz picture (--dump-groups) and
+// the one-line-per-group dump.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -31,31 +31,6 @@ bool is_expensive(const expr::Node& typed) {
     }
   });
   return found;
-}
-
-std::string group_stmt_text(const GroupStmt& stmt, expr::EmitTarget target,
-                            const std::function<std::string(std::string_view)>& rename) {
-  if (!stmt.expr || (stmt.kind != StmtKind::kElement && stmt.kind != StmtKind::kRowValue)) return "";
-  expr::EmitNames names;
-  if (rename) names.input = rename;
-  return expr::emit(*stmt.expr->root, target, names);
-}
-
-ReductionText group_reduction_text(const GroupStmt& stmt, expr::EmitTarget target, std::string_view acc,
-                                   std::string_view element, std::string_view other, std::string_view count) {
-  ReductionText out;
-  if (stmt.kind != StmtKind::kReduce || !stmt.reduction) return out;
-  const expr::TypedReduction& r = *stmt.reduction;
-  expr::EmitNames names;
-  names.accumulator = std::string(acc);
-  names.count = std::string(count);
-  out.init = expr::emit(*r.init.root, target, names);
-  names.input = [&](std::string_view n) { return std::string(n == r.input ? element : n); };
-  out.combine = expr::emit(*r.combine.root, target, names);
-  names.input = [&](std::string_view n) { return std::string(n == r.input ? other : n); };
-  out.merge = expr::emit(*r.merge.root, target, names);
-  if (r.finalize) out.finalize = expr::emit(*r.finalize->root, target, names);
-  return out;
 }
 
 std::string_view gemm_epilogue_name(GemmEpilogue epilogue) {

@@ -12,7 +12,8 @@ disappears silently.
 Reads ../shared/refdata/paddle (or --refdata); exits 77 (meson's SKIP) saying so when it is absent. When
 only yaml/ is missing it says so and generates from ops.yaml alone.
 With --dirs, generates nothing and compiles the .cc files of already generated directories instead (the
-golden expectations of tests/golden/ops-*), which needs no refdata.
+golden expectations of tests/golden/ops-*), which needs no refdata; kforge_runtime.h then comes from
+templates/runtime/ (the goldens do not store the headers kforge copies from templates/).
 Usage: ops_refdata_compile.py --kforge BUILD/src/kforge [--refdata DIR] [--jobs N] [--cxx g++] [--keep DIR]
        ops_refdata_compile.py --dirs DIR... [--cxx g++]
 """
@@ -105,15 +106,18 @@ def main():
             shutil.rmtree(work, ignore_errors=True)
 
 
-def compile_all(cxx, jobs, obj_dir, workers):
-    """Compiles each (include dir, source) with -Wall -Wextra -Werror; returns the failures."""
+def compile_all(cxx, jobs, obj_dir, workers, extra_includes=()):
+    """Compiles each (include dir, source) with -Wall -Wextra -Werror, the include dir searched before
+    `extra_includes`; returns the failures."""
     obj_dir.mkdir(parents=True, exist_ok=True)
     failures = []
 
     def compile_one(job):
         index, (include, source) = job
-        cmd = [cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c", "-I", str(include), str(source),
-               "-o", str(obj_dir / f"{index}_{source.stem}.o")]
+        cmd = [cxx, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c", "-I", str(include)]
+        for extra in extra_includes:
+            cmd += ["-I", str(extra)]
+        cmd += [str(source), "-o", str(obj_dir / f"{index}_{source.stem}.o")]
         t0 = time.monotonic()
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         return source, r.returncode, r.stdout, time.monotonic() - t0
@@ -139,7 +143,7 @@ def compile_dirs(dirs, args):
         print("FAIL: no .cc files in", " ".join(map(str, dirs)))
         return 1
     with tempfile.TemporaryDirectory(prefix="kforge-ops-compile-") as tmp:
-        failures = compile_all(cxx, jobs, Path(tmp), args.jobs)
+        failures = compile_all(cxx, jobs, Path(tmp), args.jobs, [ROOT / "templates" / "runtime"])
     for f in failures:
         print("FAIL:", f)
     print("PASS" if not failures else "")

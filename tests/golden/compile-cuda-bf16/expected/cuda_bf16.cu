@@ -20,6 +20,7 @@ cudaError_t cuda_bf16_fused_3(const __nv_bfloat16* __restrict__ in0, __nv_bfloat
 
 namespace {
 
+// Floor and ceiling division of dims (Python's // for the sizes the memory plan computes).
 [[maybe_unused]] int64_t kforge_floor_div(int64_t a, int64_t b) {
   const int64_t q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
@@ -54,6 +55,7 @@ namespace {
                                cudaGetErrorString(error), ")");
 }
 
+// Keeps the caller's output memory when it already has the right dtype and dims and is on the GPU.
 [[maybe_unused]] kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                std::initializer_list<int64_t> dims) {
   if (out == nullptr) return kforge::Status::Error("cuda_bf16: output '", name, "' is null");
@@ -201,10 +203,13 @@ kforge::Status cuda_bf16::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
 
 kforge::Status cuda_bf16::run(kforge::TensorList inputs, kforge::MutableTensorList outputs) {
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
-    return kforge::Status::Error("cuda_bf16: run() takes ", kNumInputs, " inputs and ", kNumOutputs, " outputs, got ",
-                                 inputs.size, " and ", outputs.size);
+    return kforge::Status::Error("cuda_bf16: run takes ", kNumInputs, " inputs and ", kNumOutputs,
+                                 " outputs, got ", inputs.size, " and ", outputs.size);
   }
-  return run(inputs[0], outputs.items[0], outputs.items[1]);
+  for (size_t i = 0; i < kNumInputs; ++i) {
+    if (inputs.items[i] == nullptr) return kforge::Status::Error("cuda_bf16: input ", i, " is null");
+  }
+  return run(*inputs.items[0], outputs.items[0], outputs.items[1]);
 }
 
 kforge::Status cuda_bf16::enqueue(const Bindings& b) {

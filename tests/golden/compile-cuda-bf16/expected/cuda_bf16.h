@@ -18,6 +18,9 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
+static_assert(KFORGE_RUNTIME_VERSION == 2,
+              "cuda_bf16.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+
 // The program `cuda_bf16` (../../../golden/compile-cuda-bf16/program.yaml) on a CUDA device: 4 fused kernel launches per run().
 //
 // 2 of them are GEMMs (cuBLASLt bfloat16 with fp32 accumulation).

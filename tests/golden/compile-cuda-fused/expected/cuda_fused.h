@@ -17,6 +17,9 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
+static_assert(KFORGE_RUNTIME_VERSION == 2,
+              "cuda_fused.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+
 // The program `cuda_fused` (../../../golden/compile-cuda-fused/program.yaml) on a CUDA device: 5 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
 //   input      x: float32 [4, 16]

@@ -17,6 +17,9 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
+static_assert(KFORGE_RUNTIME_VERSION == 2,
+              "cuda_gemm_mk.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+
 // The program `cuda_gemm_mk` (../../../golden/compile-cuda-gemm-multikernel/program.yaml) on a CUDA device: 3 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
 // 2 of them are GEMMs (cuBLASLt fp32, or a SIMT kernel picked per shape at run time).

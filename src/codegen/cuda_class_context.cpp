@@ -1,0 +1,145 @@
+#include "codegen/cuda_class_context.h"
+
+#include <algorithm>
+
+#include "codegen/cpp_text.h"
+#include "output/banner.h"
+
+namespace kforge::codegen {
+
+using tmpl::Value;
+
+std::string cuda_input_ident(const passes::LoweredProgram& program, size_t index) {
+  return cpp_identifier(program.inputs.at(index).name);
+}
+
+std::string cuda_output_ident(const passes::LoweredProgram& program, size_t index) {
+  return cpp_identifier(program.outputs.at(index).name) + "_out";
+}
+
+std::string cuda_shape_text(const passes::SymShape& dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + (dims[i].is_constant() ? dims[i].to_string() : "?");
+  return out + "]";
+}
+
+namespace {
+
+Value tensor_entry(const std::string& name, ir::DataType dtype, const passes::SymShape& dims) {
+  Value v = Value::map();
+  v.set("name", name);
+  v.set("dtype_name", std::string(ir::dtype_name(dtype)));
+  v.set("shape_text", cuda_shape_text(dims));
+  return v;
+}
+
+// "{s0, 10}": the dims as C++ expressions over the symbols.
+std::string dims_list(const passes::SymShape& dims) {
+  std::string out = "{";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + dims[i].to_string();
+  return out + "}";
+}
+
+// What run() and bind_parameter() compare a tensor `x` with: dtype, rank, place, then each dim known at
+// generation time (`dynamic_nonnegative`: a dim known only at run time must not be negative).
+std::string mismatch_condition(const std::string& x, const std::string& dtype, const passes::SymShape& dims,
+                               bool dynamic_nonnegative) {
+  std::string cond = x + ".dtype != " + dtype + " || " + x + ".ndim != " + std::to_string(dims.size()) + " || " + x +
+                     ".place.backend != kforge::Backend::kGPU";
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const std::string dim = x + ".dims[" + std::to_string(d) + "]";
+    if (dims[d].is_constant()) cond += " || " + dim + " != " + dims[d].to_string();
+    else if (dynamic_nonnegative) cond += " || " + dim + " < 0";
+  }
+  return cond;
+}
+
+Value gemm_entry(const CudaGemmSummary& gemm) {
+  if (gemm.count == 0) return Value(false);
+  Value v = Value::map();
+  v.set("count", static_cast<int64_t>(gemm.count));
+  v.set("types", gemm.types);
+  v.set("kernels", gemm.kernels);
+  v.set("multi_kernel", gemm.multi_kernel);
+  return v;
+}
+
+}  // namespace
+
+std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, const passes::FusionPlan& plan,
+                                              const ProgramFilesOptions& options, const CudaClassParts& parts,
+                                              DiagnosticEngine& diags) {
+  bool ok = true;
+  // The runtime's enumerator of a tensor's dtype; an error at `loc` when it has none.
+  auto dtype_of = [&](ir::DataType dtype, SourceLoc loc, const std::string& what) {
+    std::optional<std::string> text = runtime_dtype(dtype);
+    if (!text) {
+      diags.error(loc, "--target cuda: " + what + " has dtype " + std::string(ir::dtype_name(dtype)) +
+                           ", which the runtime (kforge_runtime.h) has no name for");
+      ok = false;
+      return std::string();
+    }
+    return *text;
+  };
+  const std::string& cls = options.codegen.class_name;
+  Value ctx = Value::map();
+  ctx.set("class_name", cls);
+  ctx.set("header", cls + ".h");
+  ctx.set("guard", "KFORGE_GENERATED_" + cls + "_CUDA_H_");
+  ctx.set("source", banner_input_path(options.codegen.program_path, options.codegen.output_dir + "/" + cls + ".h"));
+  ctx.set("program_name", p.name);
+  ctx.set("num_launches", static_cast<int64_t>(plan.groups.size()));
+  ctx.set("cuda_graph", parts.cuda_graph);
+  ctx.set("constants", !p.constants.empty());
+  // std::array<T, 0> would do, but the generated code has always sized them at least 1.
+  ctx.set("num_buffers", static_cast<int64_t>(std::max<size_t>(1, p.buffers.size())));
+  ctx.set("num_symbols", static_cast<int64_t>(std::max<size_t>(1, p.symbols.size())));
+  ctx.set("gemm", gemm_entry(parts.gemm));
+  ctx.set("rows", parts.row_dispatchers);
+
+  tmpl::List inputs, parameters, outputs, run_params, run_generic_args;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    const passes::ProgramInput& in = p.inputs[i];
+    const passes::SymShape& dims = p.values[in.value].dims;
+    Value v = tensor_entry(in.name, in.dtype, dims);
+    v.set("ident", cuda_input_ident(p, i));
+    v.set("condition", mismatch_condition(cuda_input_ident(p, i), dtype_of(in.dtype, in.loc, "input '" + in.name + "'"),
+                                          dims, true));
+    inputs.push_back(std::move(v));
+    run_params.push_back("const kforge::Tensor& " + cuda_input_ident(p, i));
+    run_generic_args.push_back("*inputs.items[" + std::to_string(i) + "]");
+  }
+  for (const passes::ProgramParameter& pa : p.parameters) {
+    const passes::LoweredValue& v = p.values[pa.value];
+    Value e = tensor_entry(pa.name, v.dtype, v.dims);
+    e.set("condition", mismatch_condition("value", dtype_of(v.dtype, pa.loc, "parameter '" + pa.name + "'"), v.dims, false));
+    parameters.push_back(std::move(e));
+  }
+  for (size_t i = 0; i < p.outputs.size(); ++i) {
+    const passes::LoweredValue& v = p.values[p.outputs[i].value];
+    Value o = tensor_entry(p.outputs[i].name, v.dtype, v.dims);
+    o.set("ident", cuda_output_ident(p, i));
+    o.set("dtype", dtype_of(v.dtype, p.outputs[i].loc, "output '" + p.outputs[i].name + "'"));
+    o.set("dims", dims_list(v.dims));
+    outputs.push_back(std::move(o));
+    run_params.push_back("kforge::Tensor* " + cuda_output_ident(p, i));
+    run_generic_args.push_back("outputs.items[" + std::to_string(i) + "]");
+  }
+  ctx.set("inputs", Value(std::move(inputs)));
+  ctx.set("parameters", Value(std::move(parameters)));
+  ctx.set("outputs", Value(std::move(outputs)));
+  tmpl::List symbols;
+  for (const passes::Symbol& sym : p.symbols) {
+    Value v = Value::map();
+    v.set("id", static_cast<int64_t>(sym.id));
+    v.set("init", cuda_input_ident(p, sym.input) + ".dims[" + std::to_string(sym.axis) + "]");
+    symbols.push_back(std::move(v));
+  }
+  ctx.set("symbols", Value(std::move(symbols)));
+  ctx.set("run_params", Value(std::move(run_params)));
+  ctx.set("run_generic_args", Value(std::move(run_generic_args)));
+  if (!ok) return std::nullopt;
+  return ctx;
+}
+
+}  // namespace kforge::codegen

@@ -1,0 +1,60 @@
+// The template context of the CUDA class header, templates/program/cuda/program.h.j2 (`kforge compile
+// --target cuda`, DIR/NAME.h): every name, count and spelling the template prints, computed here from the
+// LoweredProgram and its FusionPlan, so that the template holds only the shape of the header. The keys the
+// CPU class shares (templates/program/class.j2) mean what they mean in codegen/program_context.h.
+//
+// Context keys (strings unless noted; C++ text is ready to print):
+//   class_name, header "NAME.h", guard, source (the program, relative to the output directory), program_name,
+//   runtime_version (int), num_launches (int: one per fused group), cuda_graph (bool), constants (bool),
+//   num_buffers, num_symbols (ints, at least 1: the sizes of the Bindings arrays)
+//   gemm:        false, or {count (int), types "fp32, bf16", kernels ("SIMT", "tensor-core",
+//                "SIMT or tensor-core", or "" without multi-kernel dispatchers), multi_kernel (bool)}
+//   rows (bool): the row groups have multi-kernel dispatchers
+//   inputs:      [{name, ident, dtype_name, shape_text "[?, 64]", condition (run()'s mismatch test)}]
+//   parameters:  [{name, dtype_name, shape_text, condition (bind_parameter()'s mismatch test on `value`)}]
+//   outputs:     [{name, ident "y_out", dtype_name, shape_text, dtype, dims "{s0, 10}"}]
+//   symbols:     [{id (int), init "x.dims[0]"}]   the dynamic dims, read from the inputs
+//   run_params:  [text]  the parameters of run(); run_generic_args: [text] what run(TensorList, ...) passes
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "codegen/program_codegen.h"
+#include "passes/fusion.h"
+#include "passes/lowered_program.h"
+#include "support/diagnostics.h"
+#include "template/value.h"
+
+namespace kforge::codegen {
+
+/// What the header says of the GEMM groups (codegen/cuda_gemm.h, CudaGemmCode::summary).
+struct CudaGemmSummary {
+  size_t count = 0;          // GEMM groups; 0: none (the context's `gemm` is false)
+  std::string types;         // the element types' descriptions, "fp32, bf16"
+  std::string kernels;       // what the dispatchers pick besides cuBLASLt, or ""
+  bool multi_kernel = false;  // --multi-kernel-hints
+};
+
+/// The parts of the class that exist only for some programs.
+struct CudaClassParts {
+  CudaGemmSummary gemm;
+  bool row_dispatchers = false;  // codegen/cuda_row_variants.h, CudaRowVariantCode::any()
+  bool cuda_graph = false;       // --cuda-graph
+};
+
+/// The host identifier of input `index` and output `index` (the CUDA class spells both thus everywhere).
+std::string cuda_input_ident(const passes::LoweredProgram& program, size_t index);
+std::string cuda_output_ident(const passes::LoweredProgram& program, size_t index);
+
+/// "[?, 64]": a shape for comments and messages, `?` for a dim known only at run time.
+std::string cuda_shape_text(const passes::SymShape& dims);
+
+/// Builds the context. A tensor whose dtype the runtime has no name for is an error at its place in the
+/// program; returns nullopt then.
+std::optional<tmpl::Value> build_cuda_class_context(const passes::LoweredProgram& program,
+                                                    const passes::FusionPlan& plan, const ProgramFilesOptions& options,
+                                                    const CudaClassParts& parts, DiagnosticEngine& diags);
+
+}  // namespace kforge::codegen

@@ -1,0 +1,243 @@
+// Unit tests of kforge compile --target cuda's class model: the context of templates/program/cuda/*
+// (codegen/cuda_class_context.h), the GEMM summary it takes (codegen/cuda_gemm.h), and the rendered files
+// (codegen/cuda_program.h), including a --template-dir override of the class templates; and the statement text
+// both backends spell fused groups with (codegen/group_text.h).
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/cuda_class_context.h"
+#include "codegen/cuda_gemm.h"
+#include "codegen/cuda_program.h"
+#include "codegen/group_text.h"
+#include "opdef/op_loader.h"
+#include "passes/lower.h"
+#include "program/program_reader.h"
+#include "template/codegen_filters.h"
+
+namespace kforge::codegen {
+namespace {
+
+/// Lowers a program YAML text against the op YAML of a golden case (whose ops carry `compute`) and plans
+/// its fusion as `kforge compile --target cuda` does.
+struct CudaFixture {
+  SourceManager sources;
+  std::ostringstream errors;
+  DiagnosticEngine diags{sources, errors};
+  opdef::OpLibrary library;
+  std::unique_ptr<passes::OpSet> ops;
+  std::optional<passes::LoweredProgram> lowered;
+  passes::FusionPlan plan;
+  ProgramFilesOptions options;
+
+  CudaFixture(const std::string& ops_case, const std::string& program_text) {
+    opdef::OpLoader loader(sources, diags);
+    loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/tests/golden/" + ops_case + "/ops.yaml");
+    library = std::move(loader).finish();
+    ops = std::make_unique<passes::OpSet>(library, nullptr, diags);
+    const uint32_t file = sources.add_buffer("p.yaml", program_text);
+    std::optional<ir::Program> program = ir::read_program(sources, file, diags);
+    REQUIRE(program);
+    lowered = passes::compile_program(*program, *ops, diags);
+    INFO(errors.str());
+    REQUIRE(lowered);
+    passes::FusionOptions fusion;
+    fusion.single_call_groups = true;
+    fusion.gemm_groups = true;
+    fusion.half_floats = true;
+    plan = passes::plan_fusion(*lowered, fusion);
+    passes::apply_fusion_to_memory_plan(*lowered, plan);
+    options.codegen.class_name = "net";
+    options.codegen.program_path = "p.yaml";
+    options.codegen.output_dir = "gen";
+    options.banner_inputs = {"p.yaml"};
+    options.tool_version = "9.9.9";
+  }
+
+  tmpl::Value context(const CudaClassParts& parts = {}) {
+    std::optional<tmpl::Value> ctx = build_cuda_class_context(*lowered, plan, options, parts, diags);
+    INFO(errors.str());
+    REQUIRE(ctx);
+    return *ctx;
+  }
+};
+
+const tmpl::Value& at(const tmpl::Value& v, const char* key) {
+  const tmpl::Value* found = v.find(key);
+  INFO(key);
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+constexpr const char* kDynamic = R"(program: act
+inputs:  [{name: x, dtype: float32, shape: [-1, 16]}]
+params:  [{name: b, dtype: float32, shape: [16]}]
+ops:
+  - {op: add, in: [x, b], out: [h]}
+  - {op: relu, in: [h], out: [y]}
+outputs: [y]
+)";
+
+TEST_CASE("cuda class context: names, checks, symbols and outputs of a dynamic program") {
+  CudaFixture f("compile-cuda-fused", kDynamic);
+  const tmpl::Value ctx = f.context();
+  CHECK(at(ctx, "class_name").as_string() == "net");
+  CHECK(at(ctx, "header").as_string() == "net.h");
+  CHECK(at(ctx, "guard").as_string() == "KFORGE_GENERATED_net_CUDA_H_");
+  CHECK(at(ctx, "source").as_string() == "../p.yaml");
+  CHECK(at(ctx, "num_launches").as_int() == static_cast<int64_t>(f.plan.groups.size()));
+  CHECK(at(ctx, "gemm").is_bool());
+  CHECK_FALSE(at(ctx, "gemm").as_bool());
+  CHECK_FALSE(at(ctx, "rows").as_bool());
+  CHECK_FALSE(at(ctx, "cuda_graph").as_bool());
+  const tmpl::List& inputs = at(ctx, "inputs").as_list();
+  REQUIRE(inputs.size() == 1);
+  CHECK(at(inputs[0], "shape_text").as_string() == "[?, 16]");
+  CHECK(at(inputs[0], "condition").as_string() ==
+        "x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kGPU || "
+        "x.dims[0] < 0 || x.dims[1] != 16");
+  const tmpl::List& parameters = at(ctx, "parameters").as_list();
+  REQUIRE(parameters.size() == 1);
+  CHECK(at(parameters[0], "condition").as_string() ==
+        "value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || "
+        "value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16");
+  const tmpl::List& symbols = at(ctx, "symbols").as_list();
+  REQUIRE(symbols.size() == 1);
+  CHECK(at(symbols[0], "init").as_string() == "x.dims[0]");
+  const tmpl::List& outputs = at(ctx, "outputs").as_list();
+  REQUIRE(outputs.size() == 1);
+  CHECK(at(outputs[0], "ident").as_string() == "y_out");
+  CHECK(at(outputs[0], "dtype").as_string() == "kforge::DataType::kFloat32");
+  CHECK(at(outputs[0], "dims").as_string() == "{s0, 16}");
+  const tmpl::List& run_params = at(ctx, "run_params").as_list();
+  REQUIRE(run_params.size() == 2);
+  CHECK(run_params[0].as_string() == "const kforge::Tensor& x");
+  CHECK(run_params[1].as_string() == "kforge::Tensor* y_out");
+  const tmpl::List& generic = at(ctx, "run_generic_args").as_list();
+  REQUIRE(generic.size() == 2);
+  CHECK(generic[0].as_string() == "*inputs.items[0]");
+  CHECK(generic[1].as_string() == "outputs.items[0]");
+}
+
+TEST_CASE("cuda class context: the GEMM summary and optional parts") {
+  CudaFixture f("compile-cuda-gemm", R"(program: mm
+inputs:  [{name: x, dtype: float32, shape: [16, 64]}]
+params:  [{name: w, dtype: float32, shape: [64, 32]}]
+ops:
+  - {op: matmul, in: [x, w], out: [y]}
+outputs: [y]
+)");
+  CudaGemmCode gemm(*f.lowered, f.plan, nullptr, false, "net",
+                    [](uint32_t, const std::string&, bool) { return std::string("p"); },
+                    [](const passes::FusedGroup&) { return std::string("g"); });
+  const CudaGemmSummary summary = gemm.summary();
+  CHECK(summary.count == 1);
+  CHECK(summary.types == "fp32");
+  CHECK(summary.kernels.empty());
+  CHECK_FALSE(summary.multi_kernel);
+  const tmpl::Value ctx = f.context({summary, true, true});
+  const tmpl::Value& g = at(ctx, "gemm");
+  CHECK(at(g, "count").as_int() == 1);
+  CHECK(at(g, "types").as_string() == "fp32");
+  CHECK(at(ctx, "rows").as_bool());
+  CHECK(at(ctx, "cuda_graph").as_bool());
+}
+
+TEST_CASE("cuda class context: a dtype the runtime cannot name is an error at the input") {
+  CudaFixture f("compile-cuda-fused", R"(program: u
+inputs:  [{name: x, dtype: uint32, shape: [4]}]
+ops:
+  - {op: relu, in: [x], out: [y]}
+outputs: [y]
+)");
+  CHECK_FALSE(build_cuda_class_context(*f.lowered, f.plan, f.options, {}, f.diags).has_value());
+  CHECK(f.errors.str().find("p.yaml:2:") != std::string::npos);
+  CHECK(f.errors.str().find("input 'x' has dtype uint32") != std::string::npos);
+}
+
+// The files, rendered by the built-in templates, and by a --template-dir that overrides the class header.
+TEST_CASE("cuda program files: the class from templates/program/cuda, overridable") {
+  CudaFixture f("compile-cuda-fused", kDynamic);
+  const std::filesystem::path override_dir =
+      std::filesystem::temp_directory_path() / ("kforge-unit-cuda-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(override_dir / "program" / "cuda");
+  for (const bool overridden : {false, true}) {
+    INFO("overridden: " << overridden);
+    tmpl::Environment env(f.sources, f.diags);
+    if (overridden) {
+      std::ofstream(override_dir / "program" / "cuda" / "program.h.j2") << "// {{ class_name }}: my header\n";
+      env.add_search_dir(override_dir.string());
+    }
+    env.add_search_dir(std::string(KFORGE_SOURCE_ROOT) + "/templates");
+    tmpl::register_codegen_filters(env);
+    OutputSet outputs;
+    REQUIRE(generate_cuda_program_files(*f.lowered, f.plan, env, f.options, CudaFilesOptions{}, outputs));
+    INFO(f.errors.str());
+    const OutputFile* header = outputs.find("gen/net.h");
+    const OutputFile* host = outputs.find("gen/net.cu");
+    const OutputFile* kernels = outputs.find("gen/net_kernels.cu");
+    REQUIRE(header != nullptr);
+    REQUIRE(host != nullptr);
+    REQUIRE(kernels != nullptr);
+    CHECK(outputs.find("gen/kforge_runtime.h") != nullptr);
+    CHECK(outputs.find("gen/kforge_cuda_runtime.h") != nullptr);
+    CHECK(header->bytes.rfind("// Generated by kforge 9.9.9 from:\n//   ../p.yaml\n", 0) == 0);
+    if (overridden) {
+      CHECK(header->bytes.find("// net: my header\n") != std::string::npos);
+      CHECK(header->bytes.find("class net {") == std::string::npos);
+    } else {
+      CHECK(header->bytes.find("static_assert(KFORGE_RUNTIME_VERSION == 2,") != std::string::npos);
+      CHECK(header->bytes.find("class net {") != std::string::npos);
+      CHECK(header->bytes.find("kforge::Status run(const kforge::Tensor& x, kforge::Tensor* y_out);") !=
+            std::string::npos);
+    }
+    // The generic run() checks each input pointer before the typed run() dereferences it.
+    CHECK(host->bytes.find("if (inputs.items[i] == nullptr) return kforge::Status::Error(\"net: input \", i, "
+                           "\" is null\");") != std::string::npos);
+    CHECK(host->bytes.find("return run(*inputs.items[0], outputs.items[0]);") != std::string::npos);
+    CHECK(host->bytes.find("const int64_t s0 = x.dims[0];") != std::string::npos);
+    CHECK(kernels->bytes.find("// The fused kernels of net (kforge compile --target cuda); launched from net.cu.") !=
+          std::string::npos);
+    CHECK(kernels->bytes.find("__global__") != std::string::npos);
+  }
+  std::filesystem::remove_all(override_dir);
+}
+
+TEST_CASE("group text: statements and reductions in C++ and CUDA") {
+  CudaFixture f("compile-cuda-fused", R"(program: txt
+inputs:  [{name: x, dtype: float32, shape: [4, 8]}]
+ops:
+  - {op: relu, in: [x], out: [a]}
+  - {op: exp, in: [a], out: [e]}
+  - {op: sum, in: [e], out: [s], attrs: {axis: [-1], keepdim: true}}
+  - {op: divide, in: [e, s], out: [q]}
+outputs: [q]
+)");
+  const passes::GroupStmt* element = nullptr;
+  const passes::GroupStmt* reduce = nullptr;
+  for (const passes::FusedGroup& g : f.plan.groups) {
+    for (const passes::GroupStmt& st : g.stmts) {
+      if (st.kind == passes::StmtKind::kElement && element == nullptr) element = &st;
+      if (st.kind == passes::StmtKind::kReduce && reduce == nullptr) reduce = &st;
+    }
+  }
+  REQUIRE(element != nullptr);
+  REQUIRE(reduce != nullptr);
+  CHECK(group_stmt_text(*element, expr::EmitTarget::kCpp).find("std::max") != std::string::npos);
+  CHECK(group_stmt_text(*element, expr::EmitTarget::kCuda).find("fmaxf") != std::string::npos);
+  CHECK(group_stmt_text(*element, expr::EmitTarget::kCpp, [](std::string_view n) { return "L_" + std::string(n); })
+            .find("L_") != std::string::npos);
+  CHECK(group_stmt_text(*reduce, expr::EmitTarget::kCpp).empty());
+  const ReductionText text = group_reduction_text(*reduce, expr::EmitTarget::kCuda, "acc", "e", "o", "n");
+  CHECK(text.combine.find("acc") != std::string::npos);
+  CHECK(text.combine.find("e") != std::string::npos);
+  CHECK(text.merge.find("o") != std::string::npos);
+  CHECK_FALSE(text.init.empty());
+  CHECK(group_reduction_text(*element, expr::EmitTarget::kCpp, "acc", "e", "o", "n").combine.empty());
+}
+
+}  // namespace
+}  // namespace kforge::codegen

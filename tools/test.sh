@@ -35,14 +35,24 @@ if [ "${KFORGE_SANITIZER_TESTS:-1}" != 0 ]; then
   sanitizer_testlog="$(build_path)/meson-logs/testlog.json"
   rm -f "$sanitizer_testlog"
   testlogs+=("$sanitizer_testlog")
+  sanitizer_unit_testlog="$(build_path)/meson-logs/sanitizer-unit.json"
+  rm -f "$sanitizer_unit_testlog"
+  testlogs+=("$sanitizer_unit_testlog")
   configure_sanitizer_build
-  if build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" -Dfuzz_seconds="${KFORGE_FUZZ_SECONDS:-20}"; then
+  # Only what the suites below run (tools/sanitizer_tests.py): not the kernels, examples and e2e of a full build.
+  if build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" -Dfuzz_seconds="${KFORGE_FUZZ_SECONDS:-20}" -- src/kforge &&
+     mapfile -t sanitizer_targets < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" targets) &&
+     mapfile -t sanitizer_unit_tests < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" tests) &&
+     ninja -C "$(build_path)" ${KFORGE_JOBS:+-j "$KFORGE_JOBS"} "${sanitizer_targets[@]}"; then
     log "running the unit and golden suites under ASan + UBSan, and the fuzz smoke runs"
     set +e
     # A UBSan report fails the test that caused it instead of scrolling past.
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-      meson test -C "$(build_path)" --print-errorlogs --suite unit --suite golden --suite fuzz
+      meson test -C "$(build_path)" --no-rebuild --print-errorlogs --logbase sanitizer-unit "${sanitizer_unit_tests[@]}"
     sanitizer_status=$?
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+      meson test -C "$(build_path)" --no-rebuild --print-errorlogs --suite golden --suite fuzz
+    [ "$?" -eq 0 ] || sanitizer_status=1
     set -e
     [ "$sanitizer_status" -eq 0 ] || meson_status=$sanitizer_status
   else

@@ -237,6 +237,11 @@ void report_parser_error(const YAML::Exception& e, const YamlConverter& converte
 
 std::optional<tmpl::Value> parse_yaml_data(uint32_t file_id, SourceManager& sources, DiagnosticEngine& diags) {
   YamlConverter converter(file_id, sources, diags);
+  const std::string_view text = sources.contents(file_id);
+  if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
+    diags.error(sources.loc_of_offset(file_id, *bad), fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+    return std::nullopt;
+  }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(sources.contents(file_id)));

@@ -73,8 +73,13 @@ class YamlReader {
   std::optional<Program> read() {
     const size_t errors_before = diags_.error_count();
     YAML::Node root;
+    const std::string_view text = sources_.contents(file_);
+    if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
+      diags_.error({file_, static_cast<uint32_t>(*bad)}, fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+      return std::nullopt;
+    }
     try {
-      root = YAML::Load(std::string(sources_.contents(file_)));
+      root = YAML::Load(std::string(text));
     } catch (const YAML::ParserException& e) {
       diags_.error(at(e.mark), "invalid YAML: " + e.msg);
       return std::nullopt;

@@ -724,6 +724,7 @@ Value Renderer::eval(const Expr& e, Frame& frame) {
       const Value left = eval(*b.lhs, frame);
       const Value right = eval(*b.rhs, frame);
       if (b.op == BinaryOp::kConcat && left.is_string() && right.is_string()) {
+        check_size(left.as_string().size() + right.as_string().size(), b.loc, "the concatenated string");
         return Value(left.as_string() + right.as_string());
       }
       return binary(b.op, left, right, b.loc);

@@ -51,9 +51,9 @@ TEST_CASE("loop iterations and macro calls of one render are limited", "[templat
   SmallLimits f;
   CHECK(f.render("{% for i in range(999) %}{% endfor %}ok") == "ok");
   CHECK(f.render("{% for i in range(40) %}{% for j in range(40) %}{% endfor %}{% endfor %}") ==
-        "error:\nt.j2:1:39: error: rendering takes more than 1000 loop iterations and macro calls\n"
+        "error:\nt.j2:1:28: error: rendering takes more than 1000 loop iterations and macro calls\n"
         " {% for i in range(40) %}{% for j in range(40) %}{% endfor %}{% endfor %}\n"
-        "                                       ^\n");
+        "                            ^\n");
   CHECK(f.render("{% macro m() %}{% endmacro %}{% for i in range(600) %}{{ m() }}{{ m() }}{% endfor %}")
             .find("more than 1000 loop iterations and macro calls") != std::string::npos);
 }
@@ -71,7 +71,7 @@ TEST_CASE("strings, lists and the output are limited in size", "[template][limit
   CHECK(f.render("{% for i in range(500) %}0123456789{% endfor %}").find("the rendered text would be larger") !=
         std::string::npos);
   CHECK(f.render("{{ 'a\\nb' | indent(2000) }}") ==
-        "error:\nt.j2:1:15: error: 'width' must be at most 1024\n {{ 'a\\nb' | indent(2000) }}\n               ^\n");
+        "error:\nt.j2:1:13: error: 'width' must be at most 1024\n {{ 'a\\nb' | indent(2000) }}\n             ^\n");
   CHECK(f.render("{{ [1] | tojson(indent=100000) }}").find("'indent' must be at most 1024") != std::string::npos);
 }
 

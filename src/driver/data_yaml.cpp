@@ -12,6 +12,7 @@
 
 #include "driver/data_loader.h"
 #include "support/text.h"
+#include "support/yaml_progress.h"
 
 namespace kforge::driver {
 
@@ -240,6 +241,10 @@ std::optional<tmpl::Value> parse_yaml_data(uint32_t file_id, SourceManager& sour
   const std::string_view text = sources.contents(file_id);
   if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
     diags.error(sources.loc_of_offset(file_id, *bad), fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+    return std::nullopt;
+  }
+  if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
+    diags.error(converter.loc(*stuck), "malformed YAML: the parser makes no progress here (yaml-cpp would loop forever)");
     return std::nullopt;
   }
   std::vector<YAML::Node> docs;

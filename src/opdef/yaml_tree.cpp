@@ -11,6 +11,7 @@
 #include <streambuf>
 
 #include "support/text.h"
+#include "support/yaml_progress.h"
 
 namespace kforge::opdef {
 
@@ -129,6 +130,11 @@ bool parse_yaml(const SourceManager& sources, uint32_t file, DiagnosticEngine& d
   const std::string_view text = sources.contents(file);
   if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
     diags.error(sources.loc_of_offset(file, *bad), fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+    return false;
+  }
+  if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
+    diags.error(sources.loc_of_offset(file, std::min<size_t>(static_cast<size_t>(std::max(stuck->pos, 0)), text.size())),
+                "invalid YAML: the parser makes no progress here (yaml-cpp would loop forever)");
     return false;
   }
   ViewStreamBuf buffer(text);

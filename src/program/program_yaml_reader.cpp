@@ -9,6 +9,7 @@
 #include <map>
 
 #include "support/text.h"
+#include "support/yaml_progress.h"
 
 namespace kforge::ir {
 
@@ -76,6 +77,10 @@ class YamlReader {
     const std::string_view text = sources_.contents(file_);
     if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
       diags_.error({file_, static_cast<uint32_t>(*bad)}, fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+      return std::nullopt;
+    }
+    if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
+      diags_.error(at(*stuck), "invalid YAML: the parser makes no progress here (yaml-cpp would loop forever)");
       return std::nullopt;
     }
     try {

@@ -244,7 +244,7 @@ std::optional<tmpl::Value> parse_yaml_data(uint32_t file_id, SourceManager& sour
     return std::nullopt;
   }
   if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
-    diags.error(converter.loc(*stuck), "malformed YAML: the parser makes no progress here (yaml-cpp would loop forever)");
+    diags.error(converter.loc(*stuck), "malformed YAML: " + yaml_stall_message(text, *stuck));
     return std::nullopt;
   }
   std::vector<YAML::Node> docs;

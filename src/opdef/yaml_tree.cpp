@@ -134,7 +134,7 @@ bool parse_yaml(const SourceManager& sources, uint32_t file, DiagnosticEngine& d
   }
   if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
     diags.error(sources.loc_of_offset(file, std::min<size_t>(static_cast<size_t>(std::max(stuck->pos, 0)), text.size())),
-                "invalid YAML: the parser makes no progress here (yaml-cpp would loop forever)");
+                "invalid YAML: " + yaml_stall_message(text, *stuck));
     return false;
   }
   ViewStreamBuf buffer(text);

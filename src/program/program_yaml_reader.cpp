@@ -80,7 +80,7 @@ class YamlReader {
       return std::nullopt;
     }
     if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
-      diags_.error(at(*stuck), "invalid YAML: the parser makes no progress here (yaml-cpp would loop forever)");
+      diags_.error(at(*stuck), "invalid YAML: " + yaml_stall_message(text, *stuck));
       return std::nullopt;
     }
     try {

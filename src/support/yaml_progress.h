@@ -76,4 +76,14 @@ inline std::optional<YAML::Mark> yaml_parse_runs_away(std::string_view text) {
   return std::nullopt;
 }
 
+/// What to say about the place where the parse stalled: "unexpected ','" (yaml-cpp stalls on a token it cannot place)
+/// or, at a space or the end of the text, "the parser makes no progress here".
+inline std::string yaml_stall_message(std::string_view text, const YAML::Mark& mark) {
+  const size_t at = mark.pos < 0 ? text.size() : static_cast<size_t>(mark.pos);
+  if (at < text.size() && static_cast<unsigned char>(text[at]) > ' ' && static_cast<unsigned char>(text[at]) < 0x7f) {
+    return std::string("unexpected '") + text[at] + "'";
+  }
+  return "the parser makes no progress here";
+}
+
 }  // namespace kforge

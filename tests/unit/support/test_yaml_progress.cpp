@@ -22,3 +22,12 @@ TEST_CASE("yaml-cpp 0.7's endless loop on a malformed flow mapping is stopped wh
   REQUIRE(stuck);
   CHECK(stuck->line == 5);
 }
+
+TEST_CASE("the stall is described by the token there, or as no progress") {
+  YAML::Mark mark;
+  mark.pos = 1;
+  CHECK(kforge::yaml_stall_message("a,b", mark) == "unexpected ','");
+  CHECK(kforge::yaml_stall_message("a b", mark) == "the parser makes no progress here");
+  mark.pos = 10;
+  CHECK(kforge::yaml_stall_message("a,b", mark) == "the parser makes no progress here");
+}

@@ -50,9 +50,10 @@ if [ "${KFORGE_SANITIZER_TESTS:-1}" != 0 ]; then
     UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
       meson test -C "$(build_path)" --no-rebuild --print-errorlogs --logbase sanitizer-unit "${sanitizer_unit_tests[@]}"
     sanitizer_status=$?
-    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-      meson test -C "$(build_path)" --no-rebuild --print-errorlogs --suite golden --suite fuzz
-    [ "$?" -eq 0 ] || sanitizer_status=1
+    if ! UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+      meson test -C "$(build_path)" --no-rebuild --print-errorlogs --suite golden --suite fuzz; then
+      sanitizer_status=1
+    fi
     set -e
     [ "$sanitizer_status" -eq 0 ] || meson_status=$sanitizer_status
   else

@@ -6,10 +6,11 @@ KFORGE_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 KFORGE_BUILD_DIR="${KFORGE_BUILD_DIR:-build}"
 KFORGE_PACKAGES=(meson ninja-build g++ pkg-config libyaml-cpp-dev libfmt-dev libcli11-dev catch2
                  nlohmann-json3-dev python3-jinja2 libdnnl-dev)
-# What the test suite needs beyond building kforge: clang++ (the generated op library compiles with it too) and
-# cmake (the downstream CMake example is built against an installed kforge); python3-dev and python3-numpy (the
-# Python extension modules of `--python` are built and imported with Debian's python3: tests/python, examples/python).
-KFORGE_TEST_PACKAGES=(clang cmake python3-dev python3-numpy)
+# What the test suite needs beyond building kforge: clang++ (the generated op library compiles with it too; it also
+# builds the sanitizer and fuzz build), libclang-rt-14-dev (clang's ASan, UBSan and libFuzzer runtimes), cmake (the
+# downstream CMake example is built against an installed kforge), python3-dev and python3-numpy (the Python extension
+# modules of `--python` are built and imported with Debian's python3: tests/python, examples/python_ops).
+KFORGE_TEST_PACKAGES=(clang libclang-rt-14-dev cmake python3-dev python3-numpy)
 
 log() {
   if [ -t 2 ]; then
@@ -86,6 +87,15 @@ build_kforge() {
     jobs=(-j "$KFORGE_JOBS")
   fi
   ninja -C "$KFORGE_BUILD_DIR" "${jobs[@]}" "${targets[@]}" || return 1
+}
+
+# The sanitizer build (tools/test.sh's ASan + UBSan run, tools/fuzz.sh): clang, ASan and UBSan, the libFuzzer
+# targets of tests/fuzz. Meson reads CXX only when it first configures a directory, so it is set here for that.
+SANITIZER_BUILD_OPTIONS=(-Dtests=true -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true)
+configure_sanitizer_build() {
+  if [ ! -f "$(build_path)/build.ninja" ]; then
+    export CXX="${KFORGE_SANITIZER_CXX:-clang++}"
+  fi
 }
 
 # The build directory as an absolute path (KFORGE_BUILD_DIR may be relative to the root, or absolute).

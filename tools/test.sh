@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what is missing, builds with warnings as errors, runs every meson test
 # (unit, golden, conformance, e2e; e2e-install-downstream builds a release, installs it and builds the
-# downstream examples against it) and prints as its last line "N passed, N failed" from meson's test log.
-# Exits non-zero if anything failed or if no test ran. Extra arguments go to `meson test`.
+# downstream examples against it), then builds again with clang under ASan + UBSan (build-sanitize, or
+# $KFORGE_SANITIZER_BUILD_DIR) and runs the unit and golden suites there once more, with a short run of every
+# fuzz target on its checked-in corpus (suite "fuzz", $KFORGE_FUZZ_SECONDS each, default 20; docs/fuzzing.md).
+# KFORGE_SANITIZER_TESTS=0 skips that second build (CI never does). Prints as its last line "N passed, N failed"
+# from the meson test logs of both builds. Exits non-zero if anything failed or if no test ran. Extra arguments go
+# to the first `meson test`.
 set -euo pipefail
 # shellcheck source=tools/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -23,29 +27,68 @@ meson test -C "$(build_path)" --print-errorlogs "$@"
 meson_status=$?
 set -e
 
+testlogs=("$testlog")
+build_failures=0  # a build that failed counts as one failed test in the final line
+if [ "${KFORGE_SANITIZER_TESTS:-1}" != 0 ]; then
+  main_build_dir="$KFORGE_BUILD_DIR"
+  KFORGE_BUILD_DIR="${KFORGE_SANITIZER_BUILD_DIR:-build-sanitize}"
+  sanitizer_testlog="$(build_path)/meson-logs/testlog.json"
+  rm -f "$sanitizer_testlog"
+  testlogs+=("$sanitizer_testlog")
+  sanitizer_unit_testlog="$(build_path)/meson-logs/sanitizer-unit.json"
+  rm -f "$sanitizer_unit_testlog"
+  testlogs+=("$sanitizer_unit_testlog")
+  configure_sanitizer_build
+  # Only what the suites below run (tools/sanitizer_tests.py): not the kernels, examples and e2e of a full build.
+  if build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" -Dfuzz_seconds="${KFORGE_FUZZ_SECONDS:-20}" -- src/kforge &&
+     mapfile -t sanitizer_targets < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" targets) &&
+     mapfile -t sanitizer_unit_tests < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" tests) &&
+     ninja -C "$(build_path)" ${KFORGE_JOBS:+-j "$KFORGE_JOBS"} "${sanitizer_targets[@]}"; then
+    log "running the unit and golden suites under ASan + UBSan, and the fuzz smoke runs"
+    set +e
+    # A UBSan report fails the test that caused it instead of scrolling past.
+    UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+      meson test -C "$(build_path)" --no-rebuild --print-errorlogs --logbase sanitizer-unit "${sanitizer_unit_tests[@]}"
+    sanitizer_status=$?
+    if ! UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
+      meson test -C "$(build_path)" --no-rebuild --print-errorlogs --suite golden --suite fuzz; then
+      sanitizer_status=1
+    fi
+    set -e
+    [ "$sanitizer_status" -eq 0 ] || meson_status=$sanitizer_status
+  else
+    echo "the ASan + UBSan build failed: its tests were not run" >&2
+    meson_status=1
+    build_failures=1
+  fi
+  KFORGE_BUILD_DIR="$main_build_dir"
+fi
+
 python_bin=/usr/bin/python3
 [ -x "$python_bin" ] || python_bin=python3
-counts="$("$python_bin" - "$testlog" <<'PY'
+counts="$("$python_bin" - "${testlogs[@]}" <<'PY'
 import json, sys
 passed = failed = skipped = 0
-try:
-    with open(sys.argv[1], encoding="utf-8") as log:
-        for line in log:
-            if not line.strip():
-                continue
-            result = json.loads(line).get("result", "")
-            if result in ("OK", "EXPECTEDFAIL"):
-                passed += 1
-            elif result == "SKIP":
-                skipped += 1
-            else:
-                failed += 1
-except FileNotFoundError:
-    pass
+for path in sys.argv[1:]:
+    try:
+        with open(path, encoding="utf-8") as log:
+            for line in log:
+                if not line.strip():
+                    continue
+                result = json.loads(line).get("result", "")
+                if result in ("OK", "EXPECTEDFAIL"):
+                    passed += 1
+                elif result == "SKIP":
+                    skipped += 1
+                else:
+                    failed += 1
+    except FileNotFoundError:
+        pass
 print(passed, failed, skipped)
 PY
 )"
 read -r passed failed skipped <<<"$counts"
+failed=$((failed + build_failures))
 if [ "$skipped" -gt 0 ]; then
   echo "($skipped skipped)"
 fi

@@ -1,5 +1,6 @@
 // JSON data -> Value, built directly from nlohmann's SAX events: no intermediate DOM, objects keep
 // document order, a later duplicate key replaces the earlier value in place.
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <limits>
@@ -27,6 +28,30 @@ std::string explanation(const std::string& what) {
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
+// How deep arrays and objects may nest (docs/fuzzing.md, "Limits"): Values are destroyed and rendered recursively,
+// so a file of a million '[' must be an error, not a stack overflow. The same limit as YAML data.
+constexpr size_t kMaxDataNesting = 256;
+
+// The offset of the bracket that opens nesting level `level` + 1 (the first one too deep), skipping strings.
+size_t offset_of_nesting(std::string_view text, size_t level) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > level) return i;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+    }
+  }
+  return 0;
+}
+
 class ValueBuilder final : public nlohmann::json_sax<Json> {
  public:
   bool null() override { return add(Value()); }
@@ -46,6 +71,7 @@ class ValueBuilder final : public nlohmann::json_sax<Json> {
     return false;
   }
   bool start_object(std::size_t) override {
+    if (too_deep()) return false;
     stack_.push_back({Value::map(), {}});
     return true;
   }
@@ -55,6 +81,7 @@ class ValueBuilder final : public nlohmann::json_sax<Json> {
   }
   bool end_object() override { return pop(); }
   bool start_array(std::size_t) override {
+    if (too_deep()) return false;
     stack_.push_back({Value(tmpl::List{}), {}});
     return true;
   }
@@ -68,6 +95,7 @@ class ValueBuilder final : public nlohmann::json_sax<Json> {
   Value root;
   std::string error;
   size_t error_position = 0;  // 1-based byte position of a syntax error; 0 for other errors
+  bool nested_too_deeply = false;
 
  private:
   struct Frame {
@@ -83,6 +111,13 @@ class ValueBuilder final : public nlohmann::json_sax<Json> {
     } else {
       stack_.back().container.push_back(std::move(v));
     }
+    return true;
+  }
+
+  bool too_deep() {
+    if (stack_.size() < kMaxDataNesting) return false;
+    nested_too_deeply = true;
+    error = fmt::format("template data nested more than {} deep", kMaxDataNesting);
     return true;
   }
 
@@ -108,7 +143,8 @@ std::optional<tmpl::Value> parse_json_data(uint32_t file_id, SourceManager& sour
   }
   if (!ok) {
     // The position is that of the last character read.
-    const size_t offset = builder.error_position == 0 ? 0 : std::min(builder.error_position - 1, text.size());
+    size_t offset = builder.error_position == 0 ? 0 : std::min(builder.error_position - 1, text.size());
+    if (builder.nested_too_deeply) offset = offset_of_nesting(text, kMaxDataNesting);
     diags.error(sources.loc_of_offset(file_id, offset), builder.error.empty() ? "malformed JSON" : builder.error);
     return std::nullopt;
   }

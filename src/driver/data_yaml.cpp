@@ -1,4 +1,5 @@
 // YAML data -> Value, with YAML 1.2 core-schema scalar typing.
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
@@ -7,9 +8,11 @@
 #include <cstdlib>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 
 #include "driver/data_loader.h"
 #include "support/text.h"
+#include "support/yaml_progress.h"
 
 namespace kforge::driver {
 
@@ -18,6 +21,12 @@ namespace {
 using tmpl::Value;
 
 constexpr std::string_view kCoreTagPrefix = "tag:yaml.org,2002:";
+
+// Limits on what one data file may expand to (docs/fuzzing.md, "Limits"). YAML aliases share nodes, so a small
+// file can name a tree of billions of values (the "billion laughs") or, through an anchor used inside itself,
+// an infinitely deep one; converting either to Values would exhaust memory or the stack.
+constexpr int kMaxDataNesting = 256;
+constexpr size_t kMaxDataValues = size_t{1} << 22;
 
 class YamlConverter {
  public:
@@ -30,7 +39,16 @@ class YamlConverter {
     return sources_.loc_at(file_, static_cast<uint32_t>(mark.line + 1), static_cast<uint32_t>(mark.column + 1));
   }
 
-  bool convert(const YAML::Node& node, Value& out) {
+  bool convert(const YAML::Node& node, Value& out, int depth = 0) {
+    if (depth > kMaxDataNesting) {
+      diags_.error(loc(node.Mark()), fmt::format("template data nested more than {} deep", kMaxDataNesting));
+      return false;
+    }
+    if (++values_ > kMaxDataValues) {
+      diags_.error(loc(node.Mark()), fmt::format("template data holds more than {} values once its YAML aliases are "
+                                                 "expanded", kMaxDataValues));
+      return false;
+    }
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
       case YAML::NodeType::Null:
@@ -41,7 +59,7 @@ class YamlConverter {
         Value list{tmpl::List{}};
         for (const YAML::Node& item : node) {
           Value v;
-          if (!convert(item, v)) return false;
+          if (!convert(item, v, depth + 1)) return false;
           list.push_back(std::move(v));
         }
         list.set_origin(loc(node.Mark()));
@@ -50,7 +68,8 @@ class YamlConverter {
       }
       case YAML::NodeType::Map: {
         Value map = Value::map();
-        std::vector<std::pair<std::string, YAML::Mark>> seen;
+        // A hash map, not a scan of the keys so far: a map of many keys must not take quadratic time.
+        std::unordered_map<std::string, YAML::Mark> seen;
         for (const auto& entry : node) {
           const YAML::Node& key = entry.first;
           if (!key.IsScalar()) {
@@ -58,17 +77,15 @@ class YamlConverter {
             return false;
           }
           const std::string& name = key.Scalar();
-          for (const auto& [earlier, mark] : seen) {
-            if (earlier == name) {
-              Diagnostic d{Severity::kError, loc(key.Mark()), "duplicate key '" + name + "'", {}};
-              d.note("first defined here", loc(mark));
-              diags_.report(std::move(d));
-              return false;
-            }
+          const auto [earlier, inserted] = seen.emplace(name, key.Mark());
+          if (!inserted) {
+            Diagnostic d{Severity::kError, loc(key.Mark()), "duplicate key '" + name + "'", {}};
+            d.note("first defined here", loc(earlier->second));
+            diags_.report(std::move(d));
+            return false;
           }
-          seen.emplace_back(name, key.Mark());
           Value v;
-          if (!convert(entry.second, v)) return false;
+          if (!convert(entry.second, v, depth + 1)) return false;
           map.set(name, std::move(v));
         }
         map.set_origin(loc(node.Mark()));
@@ -186,6 +203,7 @@ class YamlConverter {
   uint32_t file_;
   SourceManager& sources_;
   DiagnosticEngine& diags_;
+  size_t values_ = 0;  // converted so far, aliases counted each time they are used
 };
 
 /// For "end of sequence flow not found" (and the map flavour) yaml-cpp reports where it gave up; the
@@ -220,6 +238,15 @@ void report_parser_error(const YAML::Exception& e, const YamlConverter& converte
 
 std::optional<tmpl::Value> parse_yaml_data(uint32_t file_id, SourceManager& sources, DiagnosticEngine& diags) {
   YamlConverter converter(file_id, sources, diags);
+  const std::string_view text = sources.contents(file_id);
+  if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
+    diags.error(sources.loc_of_offset(file_id, *bad), fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+    return std::nullopt;
+  }
+  if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
+    diags.error(converter.loc(*stuck), "malformed YAML: " + yaml_stall_message(text, *stuck));
+    return std::nullopt;
+  }
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(sources.contents(file_id)));

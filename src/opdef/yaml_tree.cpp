@@ -10,6 +10,9 @@
 #include <istream>
 #include <streambuf>
 
+#include "support/text.h"
+#include "support/yaml_progress.h"
+
 namespace kforge::opdef {
 
 const char* YamlNode::kind_name() const {
@@ -125,6 +128,15 @@ class TreeBuilder : public YAML::EventHandler {
 bool parse_yaml(const SourceManager& sources, uint32_t file, DiagnosticEngine& diags,
                 std::vector<YamlNode>& documents) {
   const std::string_view text = sources.contents(file);
+  if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
+    diags.error(sources.loc_of_offset(file, *bad), fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+    return false;
+  }
+  if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
+    diags.error(sources.loc_of_offset(file, std::min<size_t>(static_cast<size_t>(std::max(stuck->pos, 0)), text.size())),
+                "invalid YAML: " + yaml_stall_message(text, *stuck));
+    return false;
+  }
   ViewStreamBuf buffer(text);
   std::istream in(&buffer);
   auto loc_of = [&](const YAML::Mark& mark) {

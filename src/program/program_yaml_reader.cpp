@@ -9,6 +9,7 @@
 #include <map>
 
 #include "support/text.h"
+#include "support/yaml_progress.h"
 
 namespace kforge::ir {
 
@@ -73,8 +74,17 @@ class YamlReader {
   std::optional<Program> read() {
     const size_t errors_before = diags_.error_count();
     YAML::Node root;
+    const std::string_view text = sources_.contents(file_);
+    if (const std::optional<size_t> bad = find_non_printable_yaml_byte(text)) {
+      diags_.error({file_, static_cast<uint32_t>(*bad)}, fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
+      return std::nullopt;
+    }
+    if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
+      diags_.error(at(*stuck), "invalid YAML: " + yaml_stall_message(text, *stuck));
+      return std::nullopt;
+    }
     try {
-      root = YAML::Load(std::string(sources_.contents(file_)));
+      root = YAML::Load(std::string(text));
     } catch (const YAML::ParserException& e) {
       diags_.error(at(e.mark), "invalid YAML: " + e.msg);
       return std::nullopt;

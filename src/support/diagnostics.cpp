@@ -28,6 +28,19 @@ const char* severity_color(Severity sev) {
   return "";
 }
 
+// A message is one line: text it quotes from the input (a name, a token) may hold line breaks or other control
+// characters, which would otherwise start what looks like a diagnostic of its own (found by fuzzing PIR text: an
+// op name running over a line that began "kforge: error:"). They are written as escapes.
+void append_message(std::string& out, std::string_view message) {
+  for (const char c : message) {
+    const unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if ((u < 0x20 && c != '\t') || u == 0x7f) out += fmt::format("\\x{:02x}", u);
+    else out += c;
+  }
+}
+
 }  // namespace
 
 void DiagnosticEngine::print_one(std::string& out, Severity sev, SourceLoc loc, std::string_view message) const {
@@ -43,7 +56,7 @@ void DiagnosticEngine::print_one(std::string& out, Severity sev, SourceLoc loc, 
   out += severity_name(sev);
   out += ": ";
   if (color) out += "\033[0m\033[1m";
-  out += message;
+  append_message(out, message);
   if (color) out += "\033[0m";
   out += '\n';
   if (!loc.valid()) return;

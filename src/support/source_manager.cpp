@@ -69,6 +69,12 @@ bool SourceManager::add_file(const std::string& path, uint32_t& id, std::string&
     error = "cannot read '" + path + "'";
     return false;
   }
+  // Locations are 32-bit offsets: a larger file could not be pointed into (and is no program or template).
+  constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;
+  if (text.size() >= kMaxFileBytes) {
+    error = "'" + path + "' is larger than 4 GiB";
+    return false;
+  }
   id = add_buffer(path, std::move(text));
   return true;
 }

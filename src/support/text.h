@@ -15,6 +15,11 @@ size_t edit_distance(std::string_view a, std::string_view b, size_t max_distance
 /// distance at most max(1, name.size() / 3). Used for "did you mean 'x'?" notes.
 std::optional<std::string> closest_match(std::string_view name, const std::vector<std::string>& candidates);
 
+/// The offset of the first byte that YAML does not allow anywhere in a stream (YAML 1.2 c-printable): a C0
+/// control character other than tab, line feed and carriage return, or DEL. yaml-cpp does not reject them itself
+/// and loops forever on some (a NUL inside a flow mapping), so YAML front ends check first.
+std::optional<size_t> find_non_printable_yaml_byte(std::string_view text);
+
 /// Joins strings with a separator: join({"a", "b"}, ", ") == "a, b".
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
 

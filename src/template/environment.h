@@ -135,8 +135,12 @@ struct BuiltinOptions {
   bool accepts_undefined = false;
 };
 
+/// Limits that keep any template, however hostile, from hanging or exhausting memory (docs/fuzzing.md,
+/// "Limits"). Exceeding one is an error at the construct that did.
 struct EnvironmentOptions {
-  size_t max_recursion_depth = 100;  // nested macro calls + includes + imports
+  size_t max_recursion_depth = 100;       // nested macro calls + includes + imports
+  size_t max_render_steps = 10'000'000;   // for-loop iterations + macro calls of one render()
+  size_t max_text_bytes = size_t{256} << 20;  // the output, and any string or list built while rendering
 };
 
 /// A parsed and checked template. Immutable; owned by the Environment that loaded it.

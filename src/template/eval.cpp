@@ -450,6 +450,7 @@ const char* op_symbol(BinaryOp op) {
 }
 
 Value repeat(const Value& seq, int64_t times) {
+  if (times <= 0) return seq.is_string() ? Value(std::string()) : Value(List{});
   if (seq.is_string()) {
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += seq.as_string();
@@ -467,6 +468,7 @@ Value Renderer::binary(BinaryOp op, const Value& a, const Value& b, SourceLoc lo
     std::string s;
     stringify(a, s, loc);
     stringify(b, s, loc);
+    check_size(s.size(), loc, "the concatenated string");
     return Value(std::move(s));
   }
   require_defined(a, loc);
@@ -556,15 +558,28 @@ Value Renderer::binary(BinaryOp op, const Value& a, const Value& b, SourceLoc lo
       }
     }
   }
-  if (op == BinaryOp::kAdd && a.is_string() && b.is_string()) return Value(a.as_string() + b.as_string());
+  if (op == BinaryOp::kAdd && a.is_string() && b.is_string()) {
+    check_size(a.as_string().size() + b.as_string().size(), loc, "the concatenated string");
+    return Value(a.as_string() + b.as_string());
+  }
   if (op == BinaryOp::kAdd && a.is_list() && b.is_list()) {
+    check_size(a.as_list().size() + b.as_list().size(), loc, "the concatenated list");
     List out = a.as_list();
     out.insert(out.end(), b.as_list().begin(), b.as_list().end());
     return Value(std::move(out));
   }
   if (op == BinaryOp::kMul) {
-    if ((a.is_string() || a.is_list()) && (b.is_int() || b.is_bool())) return repeat(a, to_int(b));
-    if ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool())) return repeat(b, to_int(a));
+    const bool seq_left = (a.is_string() || a.is_list()) && (b.is_int() || b.is_bool());
+    if (seq_left || ((b.is_string() || b.is_list()) && (a.is_int() || a.is_bool()))) {
+      const Value& seq = seq_left ? a : b;
+      const int64_t times = to_int(seq_left ? b : a);
+      const size_t unit = seq.is_string() ? seq.as_string().size() : seq.as_list().size();
+      if (times > 0 && unit > 0) {
+        const unsigned __int128 total = static_cast<unsigned __int128>(unit) * static_cast<uint64_t>(times);
+        check_size(total > SIZE_MAX ? SIZE_MAX : static_cast<size_t>(total), loc, "the repeated sequence");
+      }
+      return repeat(seq, times);
+    }
   }
   if (op == BinaryOp::kMod && a.is_string()) {
     fail(loc, "'%' string formatting is not supported", {{SourceLoc{}, "concatenate with '~' instead"}});
@@ -709,6 +724,7 @@ Value Renderer::eval(const Expr& e, Frame& frame) {
       const Value left = eval(*b.lhs, frame);
       const Value right = eval(*b.rhs, frame);
       if (b.op == BinaryOp::kConcat && left.is_string() && right.is_string()) {
+        check_size(left.as_string().size() + right.as_string().size(), b.loc, "the concatenated string");
         return Value(left.as_string() + right.as_string());
       }
       return binary(b.op, left, right, b.loc);

@@ -15,6 +15,10 @@ namespace kforge::tmpl {
 
 namespace {
 
+// The widest indentation `indent` and `tojson` accept: wider is a typo or hostile input, and would multiply the
+// size of the text by that much (docs/fuzzing.md, "Limits").
+constexpr int64_t kMaxIndentWidth = 1024;
+
 bool is_ascii_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= '\x1c' && c <= '\x1f');
 }
@@ -492,12 +496,16 @@ void register_builtin_filters(Environment& env) {
     if (a[0].is_string()) {
       indention = a[0].as_string();
     } else if (a[0].is_int()) {
-      indention.assign(static_cast<size_t>(std::max<int64_t>(0, a[0].as_int())), ' ');
+      indention.assign(static_cast<size_t>(std::clamp<int64_t>(a[0].as_int(), 0, kMaxIndentWidth + 1)), ' ');
     } else {
       a.fail(fmt::format("'width' must be an integer or a string, not {}", a_type(a[0])));
     }
+    if (indention.size() > kMaxIndentWidth) a.fail(fmt::format("'width' must be at most {}", kMaxIndentWidth));
     std::string s = a.to_string(a.input()) + "\n";  // Jinja's splitlines quirk
     const std::vector<std::string> lines = splitlines(s);
+    if (s.size() + lines.size() * indention.size() > a.env().options().max_text_bytes) {
+      a.fail(fmt::format("the indented text would be larger than the limit of {} bytes", a.env().options().max_text_bytes));
+    }
     std::string rv;
     if (truthy(a[2])) {
       for (size_t i = 0; i < lines.size(); ++i) {
@@ -697,9 +705,10 @@ void register_builtin_filters(Environment& env) {
   });
   env.register_filter("tojson", {{"indent", Value()}}, [](const CallArgs& a) -> Value {
     std::optional<std::string> indent;
-    if (a[0].is_int()) indent = std::string(static_cast<size_t>(std::max<int64_t>(0, a[0].as_int())), ' ');
+    if (a[0].is_int()) indent = std::string(static_cast<size_t>(std::clamp<int64_t>(a[0].as_int(), 0, kMaxIndentWidth + 1)), ' ');
     else if (a[0].is_string()) indent = a[0].as_string();
     else if (!a[0].is_none()) a.fail(fmt::format("'indent' must be an integer or a string, not {}", a_type(a[0])));
+    if (indent && indent->size() > kMaxIndentWidth) a.fail(fmt::format("'indent' must be at most {}", kMaxIndentWidth));
     std::string out;
     json_value(a, a.input(), indent, 0, out);
     return Value(std::move(out));

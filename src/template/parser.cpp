@@ -18,6 +18,12 @@ using namespace ast;
 
 struct ParseAbort {};
 
+// How deep the AST of one template may grow: nested blocks, brackets, unary operators and the operands of a
+// left-associative chain (`a + b + c` is a tree one level deeper per operand) all count. The checker, the
+// renderer and the AST's destructors recurse over the tree, so hostile input must not make it deeper than
+// the stack allows (docs/fuzzing.md, "Limits"); real templates stay below 30.
+constexpr int kMaxNesting = 128;
+
 /// What `a if c` yields when c is false: Jinja's plain (lenient) Undefined whatever the environment says.
 Value missing_else_value(SourceLoc loc) {
   auto info = std::make_shared<UndefinedInfo>();
@@ -79,6 +85,29 @@ class Parser {
   }
 
  private:
+  /// Counts levels of the tree under construction against kMaxNesting for as long as it lives; deeper() adds one
+  /// more (the next operand of a chain).
+  class Nesting {
+   public:
+    explicit Nesting(Parser& parser, int levels = 1) : parser_(parser) {
+      for (int i = 0; i < levels; ++i) deeper();
+    }
+    ~Nesting() { parser_.nesting_ -= added_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+    void deeper() {
+      ++added_;
+      if (++parser_.nesting_ > kMaxNesting) {
+        parser_.fail_here(fmt::format("template nested too deeply: more than {} levels of blocks, brackets and operators",
+                                      kMaxNesting));
+      }
+    }
+
+   private:
+    Parser& parser_;
+    int added_ = 0;
+  };
+
   struct OpenBlock {
     std::string_view keyword;
     SourceLoc loc;
@@ -202,6 +231,7 @@ class Parser {
   }
 
   void parse_statement(Body& body) {
+    Nesting nesting(*this);
     const Token& kw = cur();
     if (kw.kind != TokenKind::kName) fail_here(fmt::format("expected a statement keyword, got {}", describe(kw)));
     const std::string_view k = kw.text;
@@ -500,11 +530,16 @@ class Parser {
     return tuple;
   }
 
-  ExprPtr parse_expression(bool with_condexpr) { return with_condexpr ? parse_condexpr() : parse_or(); }
+  ExprPtr parse_expression(bool with_condexpr) {
+    Nesting nesting(*this);
+    return with_condexpr ? parse_condexpr() : parse_or();
+  }
 
   ExprPtr parse_condexpr() {
     ExprPtr expr = parse_or();
+    Nesting chain(*this, 0);
     while (is_name("if")) {
+      chain.deeper();
       auto node = std::make_unique<CondExpr>(here());
       advance();
       node->cond = parse_or();
@@ -518,7 +553,9 @@ class Parser {
 
   ExprPtr parse_or() {
     ExprPtr left = parse_and();
+    Nesting chain(*this, 0);
     while (is_name("or")) {
+      chain.deeper();
       const SourceLoc at = here();
       advance();
       left = std::make_unique<BinaryExpr>(at, BinaryOp::kOr, std::move(left), parse_and());
@@ -528,7 +565,9 @@ class Parser {
 
   ExprPtr parse_and() {
     ExprPtr left = parse_not();
+    Nesting chain(*this, 0);
     while (is_name("and")) {
+      chain.deeper();
       const SourceLoc at = here();
       advance();
       left = std::make_unique<BinaryExpr>(at, BinaryOp::kAnd, std::move(left), parse_not());
@@ -538,6 +577,7 @@ class Parser {
 
   ExprPtr parse_not() {
     if (is_name("not")) {
+      Nesting nesting(*this);
       const SourceLoc at = here();
       advance();
       return std::make_unique<UnaryExpr>(at, UnaryOp::kNot, parse_not());
@@ -581,7 +621,9 @@ class Parser {
 
   ExprPtr parse_math1() {
     ExprPtr left = parse_concat();
+    Nesting chain(*this, 0);
     while (is_op("+") || is_op("-")) {
+      chain.deeper();
       const BinaryOp op = cur().text == "+" ? BinaryOp::kAdd : BinaryOp::kSub;
       const SourceLoc at = here();
       advance();
@@ -592,7 +634,9 @@ class Parser {
 
   ExprPtr parse_concat() {
     ExprPtr left = parse_math2();
+    Nesting chain(*this, 0);
     while (is_op("~")) {
+      chain.deeper();
       const SourceLoc at = here();
       advance();
       left = std::make_unique<BinaryExpr>(at, BinaryOp::kConcat, std::move(left), parse_math2());
@@ -602,6 +646,7 @@ class Parser {
 
   ExprPtr parse_math2() {
     ExprPtr left = parse_pow();
+    Nesting chain(*this, 0);
     while (true) {
       BinaryOp op;
       if (is_op("*")) op = BinaryOp::kMul;
@@ -609,6 +654,7 @@ class Parser {
       else if (is_op("//")) op = BinaryOp::kFloorDiv;
       else if (is_op("%")) op = BinaryOp::kMod;
       else break;
+      chain.deeper();
       const SourceLoc at = here();
       advance();
       left = std::make_unique<BinaryExpr>(at, op, std::move(left), parse_pow());
@@ -618,7 +664,9 @@ class Parser {
 
   ExprPtr parse_pow() {
     ExprPtr left = parse_unary(true);
+    Nesting chain(*this, 0);
     while (is_op("**")) {
+      chain.deeper();
       const SourceLoc at = here();
       advance();
       left = std::make_unique<BinaryExpr>(at, BinaryOp::kPow, std::move(left), parse_unary(true));
@@ -629,10 +677,13 @@ class Parser {
   ExprPtr parse_unary(bool with_filter) {
     ExprPtr node;
     const SourceLoc at = here();
+    Nesting nesting(*this, 0);
     if (is_op("-")) {
+      nesting.deeper();
       advance();
       node = std::make_unique<UnaryExpr>(at, UnaryOp::kNeg, parse_unary(false));
     } else if (is_op("+")) {
+      nesting.deeper();
       advance();
       node = std::make_unique<UnaryExpr>(at, UnaryOp::kPos, parse_unary(false));
     } else {
@@ -740,10 +791,13 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
+    Nesting chain(*this, 0);
     while (true) {
       if (is_op(".") || is_op("[")) {
+        chain.deeper();
         node = parse_subscript(std::move(node));
       } else if (is_op("(")) {
+        chain.deeper();
         node = parse_call(std::move(node));
       } else {
         break;
@@ -753,13 +807,17 @@ class Parser {
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
+    Nesting chain(*this, 0);
     while (true) {
       if (is_op("|")) {
+        chain.deeper();
         advance();
         node = parse_filter_call(std::move(node));
       } else if (is_name("is")) {
+        chain.deeper();
         node = parse_test(std::move(node));
       } else if (is_op("(")) {
+        chain.deeper();
         node = parse_call(std::move(node));
       } else {
         break;
@@ -896,6 +954,7 @@ class Parser {
   Diagnostic& error_;
   size_t pos_ = 0;
   bool in_variable_ = false;
+  int nesting_ = 0;  // see Nesting
   std::vector<OpenBlock> blocks_;
   std::vector<std::string> import_aliases_;
 };

@@ -52,6 +52,18 @@ struct Renderer::ChainGuard {
   Renderer& r_;
 };
 
+void Renderer::count_step(SourceLoc loc) {
+  if (++steps_ > env_.options.max_render_steps) {
+    fail(loc, fmt::format("rendering takes more than {} loop iterations and macro calls", env_.options.max_render_steps));
+  }
+}
+
+void Renderer::check_size(size_t bytes, SourceLoc loc, std::string_view what) {
+  if (bytes > env_.options.max_text_bytes) {
+    fail(loc, fmt::format("{} would be larger than the limit of {} bytes", what, env_.options.max_text_bytes));
+  }
+}
+
 bool Renderer::render(const TemplateImpl& tmpl, const Value& context) {
   try {
     if (!context.is_none() && !context.is_map()) {
@@ -150,6 +162,7 @@ void Renderer::exec(const Body& body, Frame& frame) {
         exec_import(*node, frame);
         break;
     }
+    check_size(out_->size(), node->loc, "the rendered text");
   }
 }
 
@@ -224,6 +237,7 @@ void Renderer::exec_for(const ForNode& node, Frame& frame) {
   if (node.filter) {
     std::vector<Value> kept;
     for (Value& item : owned) {
+      count_step(node.loc);
       body_frame.reset();
       assign(node.target, item, body_frame);
       const Value keep = eval(*node.filter, body_frame);
@@ -240,6 +254,7 @@ void Renderer::exec_for(const ForNode& node, Frame& frame) {
   state->items = items;
   const Value loop = Value::loop_object(state);
   for (size_t i = 0; i < items->size(); ++i) {
+    count_step(node.loc);
     body_frame.reset();
     state->index0 = i;
     body_frame.vars.emplace_back("loop", loop);
@@ -481,6 +496,7 @@ Value Renderer::eval_callee(const CallExpr& e, Frame& frame) {
 
 Value Renderer::call_macro(const MacroNode& macro, Frame* closure, EvaluatedArgs& args, SourceLoc loc,
                            std::string* into) {
+  count_step(loc);
   const size_t nparams = macro.params.size();
   // Which keyword argument binds each parameter (-1: none); macros rarely have more than a few.
   SmallVec<int, 8> bound;

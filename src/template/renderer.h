@@ -87,6 +87,10 @@ class Renderer {
 
   // ---- used by built-ins (through CallArgs) and callables ----
   [[noreturn]] void fail(SourceLoc loc, std::string message, std::vector<DiagNote> notes = {});
+  /// Counts one loop iteration or macro call against EnvironmentOptions::max_render_steps.
+  void count_step(SourceLoc loc);
+  /// Fails at `loc` when a text of `bytes` (or a list of that many items) would exceed max_text_bytes.
+  void check_size(size_t bytes, SourceLoc loc, std::string_view what);
   [[noreturn]] void fail_undefined(const Value& undefined, SourceLoc used_at);
   void require_defined(const Value& v, SourceLoc used_at) {
     if (v.is_undefined()) fail_undefined(v, used_at);
@@ -158,6 +162,7 @@ class Renderer {
   struct ChainGuard;
   Environment::Impl& env_;
   std::string* out_;
+  size_t steps_ = 0;  // count_step()
   std::vector<ChainEntry> chain_;
   const Frame* current_frame_ = nullptr;  // the scope of the statement being executed (for did-you-mean)
   std::vector<const TemplateImpl*> include_stack_;

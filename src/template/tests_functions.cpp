@@ -151,7 +151,8 @@ void register_builtin_functions(Environment& env) {
     if (span > 100000) a.fail("range too big: more than 100000 items");
     List out;
     if (span > 0) out.reserve(static_cast<size_t>(span));
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(i);
+    // Item k is start + k * step, which lies between start and stop: stepping past stop could overflow int64.
+    for (int64_t k = 0; k < span; ++k) out.emplace_back(static_cast<int64_t>(start + static_cast<__int128>(k) * step));
     return Value(std::move(out));
   });
   auto make_map = [](const CallArgs& a, const char* what) {

@@ -159,3 +159,16 @@ TEST_CASE("diagnostics on a long line print a window at most 120 columns wide") 
                      " ..." + std::string(56, 'x') + "BAD" + std::string(54, 'y') + "...\n" +
                      std::string(60, ' ') + "^\n");
 }
+
+TEST_CASE("a message stays on one line: quoted input with line breaks or controls is escaped") {
+  // Found by fuzzing PIR text: an op name running over a line break put "kforge: error:" at the start of a line.
+  SourceManager sm;
+  const uint32_t f = sm.add_buffer("p.txt", "(%0) = \"builtin.parame\nkforge: error: x\"");
+  std::ostringstream out;
+  DiagnosticEngine diags(sm, out);
+  diags.error({f, 7}, "unknown op 'builtin.parame\nkforge: error: x\x01\r'\tnear here");
+  CHECK(out.str() ==
+        "p.txt:1:8: error: unknown op 'builtin.parame\\nkforge: error: x\\x01\\r'\tnear here\n"
+        " (%0) = \"builtin.parame\n"
+        "        ^\n");
+}

@@ -24,3 +24,12 @@ TEST_CASE("join") {
   CHECK(join({}, ", ").empty());
   CHECK(join({"a", "b", "c"}, ", ") == "a, b, c");
 }
+
+TEST_CASE("the first byte YAML forbids: C0 controls other than tab, LF and CR, and DEL") {
+  using namespace std::string_literals;
+  CHECK(kforge::find_non_printable_yaml_byte("a: 1\n\tb: [x, y]\r\n") == std::nullopt);
+  CHECK(kforge::find_non_printable_yaml_byte("caf\xc3\xa9: \xe2\x9c\x93\n") == std::nullopt);  // UTF-8 is fine
+  CHECK(kforge::find_non_printable_yaml_byte("{\"m\0\": 1}"s) == 3u);
+  CHECK(kforge::find_non_printable_yaml_byte("a: \x04") == 3u);  // yaml-cpp's own end-of-stream marker
+  CHECK(kforge::find_non_printable_yaml_byte("a: \x7f") == 3u);
+}

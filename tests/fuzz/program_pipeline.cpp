@@ -1,0 +1,76 @@
+#include "program_pipeline.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "opdef/op_loader.h"
+#include "passes/lower.h"
+
+namespace kforge::fuzz {
+
+namespace {
+
+std::optional<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string refdata_dir() {
+  if (const char* dir = std::getenv("KFORGE_PADDLE_REFDATA")) return dir;
+  return KFORGE_PADDLE_REFDATA;
+}
+
+}  // namespace
+
+const ProgramPipeline& ProgramPipeline::instance() {
+  static const ProgramPipeline pipeline;
+  return pipeline;
+}
+
+ProgramPipeline::ProgramPipeline() : sources_(std::make_unique<SourceManager>()) {
+  const std::string refdata = refdata_dir();
+  const std::vector<std::string> op_paths = {refdata + "/ops.yaml", refdata + "/yaml/static_ops.yaml",
+                                             std::string(KFORGE_SOURCE_ROOT) + "/ops/paddle_overlay.yaml",
+                                             std::string(KFORGE_SOURCE_ROOT) + "/ops/paddle_overlay_static.yaml"};
+  const std::string compat_path = refdata + "/op_compat.yaml";
+  for (const std::string& path : op_paths) {
+    std::optional<std::string> text = read_text(path);
+    if (!text) {
+      std::fprintf(stderr, "fuzz: %s is missing: programs are only read, not compiled\n", path.c_str());
+      prelude_.clear();
+      return;
+    }
+    prelude_.emplace_back(path, std::move(*text));
+  }
+  std::optional<std::string> compat_text = read_text(compat_path);
+  if (compat_text) prelude_.emplace_back(compat_path, std::move(*compat_text));
+
+  // Registered in the same order as every run's prelude, so that the op set's locations resolve there.
+  DiagnosticEngine diags(*sources_, std::cerr);
+  opdef::OpLoader loader(*sources_, diags);
+  for (size_t i = 0; i < op_paths.size(); ++i) {
+    loader.add_buffer(sources_->add_buffer(prelude_[i].first, prelude_[i].second));
+  }
+  library_.emplace(std::move(loader).finish());
+  if (compat_text) {
+    compat_ = opdef::read_op_compat(*sources_, sources_->add_buffer(compat_path, prelude_.back().second), diags);
+  }
+  op_set_ = std::make_unique<passes::OpSet>(*library_, compat_text ? &compat_ : nullptr, diags);
+  if (diags.has_errors()) {
+    std::fprintf(stderr, "fuzz: the op set does not load without errors\n");
+    std::abort();
+  }
+}
+
+void ProgramPipeline::compile(ir::Program& program, FuzzInput& input) const {
+  if (!op_set_) return;
+  static_cast<void>(passes::compile_program(program, *op_set_, input.diags()));
+}
+
+}  // namespace kforge::fuzz

@@ -3,6 +3,7 @@
 // rendered files (through the built-in templates).
 #include <catch2/catch.hpp>
 
+#include <deque>
 #include <sstream>
 
 #include "codegen/op_api_defaults.h"
@@ -20,6 +21,7 @@ struct Fixture {
   SourceManager sources;
   std::ostringstream out;
   DiagnosticEngine diags{sources, out};
+  std::deque<opdef::OpLibrary> libraries;  // what models built by model_of() point into, alive as long as the fixture
 
   opdef::OpLibrary load(const std::string& text) {
     opdef::OpLoader loader(sources, diags);
@@ -104,9 +106,9 @@ TEST_CASE("Tensor[] size expressions are translated to the runtime's types", "[o
 }
 
 OpApiModel model_of(Fixture& f, const std::string& yaml) {
-  const opdef::OpLibrary* lib = new opdef::OpLibrary(f.load(yaml));  // the model points into it; leaked on purpose
+  const opdef::OpLibrary& lib = f.libraries.emplace_back(f.load(yaml));  // the model points into it
   REQUIRE(f.out.str().empty());
-  return build_op_api_model(*lib, f.sources, {});
+  return build_op_api_model(lib, f.sources, {});
 }
 
 const OpApi& op_named(const OpApiModel& m, const std::string& name) {

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "support/text.h"
+
 namespace kforge::codegen {
 
 namespace {
@@ -71,25 +73,7 @@ std::string cpp_int_list(const std::vector<int64_t>& values) {
   return out + "}";
 }
 
-std::string cpp_string(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\{:03o}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string cpp_string(std::string_view text) { return c_string_literal(text); }
 
 std::string cpp_double(double value) {
   if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";

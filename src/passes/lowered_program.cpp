@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "opdef/types.h"
+#include "support/text.h"
 
 namespace kforge::passes {
 
@@ -41,150 +42,75 @@ int64_t ConstantData::int_at(int64_t i) const {
   return static_cast<int64_t>(floats.at(at));
 }
 
-std::string cpp_dtype(ir::DataType dtype) {
-  switch (dtype) {
-    case ir::DataType::kBool: return "kforge::DataType::kBool";
-    case ir::DataType::kInt8: return "kforge::DataType::kInt8";
-    case ir::DataType::kUInt8: return "kforge::DataType::kUInt8";
-    case ir::DataType::kInt16: return "kforge::DataType::kInt16";
-    case ir::DataType::kInt32: return "kforge::DataType::kInt32";
-    case ir::DataType::kInt64:
-    case ir::DataType::kIndex: return "kforge::DataType::kInt64";
-    case ir::DataType::kFloat16: return "kforge::DataType::kFloat16";
-    case ir::DataType::kBFloat16: return "kforge::DataType::kBFloat16";
-    case ir::DataType::kFloat32: return "kforge::DataType::kFloat32";
-    case ir::DataType::kFloat64: return "kforge::DataType::kFloat64";
-    case ir::DataType::kComplex64: return "kforge::DataType::kComplex64";
-    case ir::DataType::kComplex128: return "kforge::DataType::kComplex128";
-    default: return "kforge::DataType::kUndefined";
-  }
-}
-
 namespace {
 
-std::string float_text(double v, bool single) {
-  if (std::isnan(v)) return single ? "std::numeric_limits<float>::quiet_NaN()" : "std::numeric_limits<double>::quiet_NaN()";
-  if (std::isinf(v)) {
-    const std::string inf = single ? "std::numeric_limits<float>::infinity()" : "std::numeric_limits<double>::infinity()";
-    return v < 0 ? "-" + inf : inf;
-  }
-  std::string s = single ? fmt::format("{}", static_cast<float>(v)) : fmt::format("{}", v);
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  return single ? s + "f" : s;
+// The dump's notation for constants: what the value is, never how a backend spells it (codegen owns that):
+// `true`, `-3`, `1e-05`, `"NCHW"`, `[1, -2]`, `float32`, `NCHW`, `gpu:0`, scalars as `2.5:float32`.
+std::string number_text(double v) {
+  std::string s = fmt::format("{}", v);
+  if (std::isfinite(v) && s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
 }
 
-std::string int64_text(int64_t v) {
-  if (v == INT64_MIN) return "INT64_MIN";
-  return fmt::format("int64_t{{{}}}", v);
-}
-
-/// An element of a braced int64 list: the list's type makes it int64_t.
-std::string plain_int64_text(int64_t v) {
-  if (v == INT64_MIN) return "INT64_MIN";
-  return fmt::format("{}", v);
-}
-
-std::string int32_text(int64_t v) {
-  if (v == INT32_MIN) return "INT32_MIN";
-  return fmt::format("{}", v);
-}
-
-std::string string_text(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
-    }
-  }
-  return out + "\"";
-}
+std::string quoted(const std::string& s) { return c_string_literal(s); }
 
 std::string scalar_text(const ScalarConstant& s) {
-  std::string base;
-  ir::DataType natural;
+  std::string v;
   if (s.dtype == ir::DataType::kBool) {
-    base = s.int_value != 0 ? "kforge::Scalar(true)" : "kforge::Scalar(false)";
-    natural = ir::DataType::kBool;
-  } else if (s.is_floating) {
-    const bool single = s.dtype == ir::DataType::kFloat32;
-    base = fmt::format("kforge::Scalar({})", float_text(s.float_value, single));
-    natural = single ? ir::DataType::kFloat32 : ir::DataType::kFloat64;
-  } else if (s.dtype == ir::DataType::kInt32) {
-    base = fmt::format("kforge::Scalar(int32_t{{{}}})", s.int_value);
-    natural = ir::DataType::kInt32;
+    v = s.int_value != 0 ? "true" : "false";
   } else {
-    base = fmt::format("kforge::Scalar({})", int64_text(s.int_value));
-    natural = ir::DataType::kInt64;
+    v = s.is_floating ? number_text(s.float_value) : fmt::format("{}", s.int_value);
   }
-  if (s.dtype != natural && s.dtype != ir::DataType::kIndex) base += fmt::format(".with_dtype({})", cpp_dtype(s.dtype));
-  return base;
+  return fmt::format("{}:{}", v, ir::dtype_name(s.dtype));
 }
 
 template <typename T, typename F>
-std::string list_text(const std::string& type, const std::vector<T>& items, F&& each) {
-  std::string out = type + "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ", ";
-    out += each(items[i]);
-  }
-  return out + "}";
-}
-
-std::string layout_text(ir::DataLayout l) {
-  switch (l) {
-    case ir::DataLayout::kNCHW: return "kforge::DataLayout::kNCHW";
-    case ir::DataLayout::kNHWC: return "kforge::DataLayout::kNHWC";
-    case ir::DataLayout::kUndefined: return "kforge::DataLayout::kAnyLayout";
-    default: return "kforge::DataLayout::kUndefined";
-  }
+std::string list_text(const std::vector<T>& items, F&& each) {
+  std::vector<std::string> parts;
+  for (const T& item : items) parts.push_back(each(item));
+  return fmt::format("[{}]", fmt::join(parts, ", "));
 }
 
 std::string place_text(const ir::Place& p) {
   switch (p.type) {
-    case ir::AllocationType::kCpu: return "kforge::CPUPlace()";
-    case ir::AllocationType::kGpu: return fmt::format("kforge::GPUPlace({})", p.device_id);
-    default: return "kforge::Place{}";
+    case ir::AllocationType::kCpu: return "cpu";
+    case ir::AllocationType::kGpu: return fmt::format("gpu:{}", p.device_id);
+    default: return "undefined";
   }
 }
 
 }  // namespace
 
-std::string cpp_literal(const AttrConstant& c) {
+std::string constant_text(const AttrConstant& c) {
   using opdef::ArgType;
+  auto integer = [](int64_t v) { return fmt::format("{}", v); };
   switch (c.type) {
     case ArgType::kBool: return c.bool_value ? "true" : "false";
     case ArgType::kInt:
-    case ArgType::kInt32: return int32_text(c.int_value);
+    case ArgType::kInt32:
     case ArgType::kInt64:
     case ArgType::kLong:
-    case ArgType::kSizeT: return int64_text(c.int_value);
-    case ArgType::kFloat: return float_text(c.float_value, true);
-    case ArgType::kDouble: return float_text(c.float_value, false);
-    case ArgType::kStr: return fmt::format("std::string({})", string_text(c.string_value));
-    case ArgType::kIntList: return list_text("std::vector<int>", c.ints, int32_text);
-    case ArgType::kInt64List: return list_text("std::vector<int64_t>", c.ints, plain_int64_text);
-    case ArgType::kIntArray: return list_text("kforge::IntArray", c.ints, plain_int64_text);
+    case ArgType::kSizeT: return integer(c.int_value);
+    case ArgType::kFloat:
+    case ArgType::kDouble: return number_text(c.float_value);
+    case ArgType::kStr: return quoted(c.string_value);
+    case ArgType::kIntList:
+    case ArgType::kInt64List:
+    case ArgType::kIntArray: return list_text(c.ints, integer);
     case ArgType::kFloatList:
-      return list_text("std::vector<float>", c.floats, [](double v) { return float_text(v, true); });
-    case ArgType::kDoubleList:
-      return list_text("std::vector<double>", c.floats, [](double v) { return float_text(v, false); });
-    case ArgType::kBoolList:
-      return list_text("std::vector<bool>", c.bools, [](bool v) { return std::string(v ? "true" : "false"); });
-    case ArgType::kStrList: return list_text("std::vector<std::string>", c.strings, string_text);
-    case ArgType::kScalarList: return list_text("std::vector<kforge::Scalar>", c.scalars, scalar_text);
-    case ArgType::kDataType: return cpp_dtype(c.dtype);
-    case ArgType::kDataLayout: return layout_text(c.layout);
+    case ArgType::kDoubleList: return list_text(c.floats, number_text);
+    case ArgType::kBoolList: return list_text(c.bools, [](bool v) { return std::string(v ? "true" : "false"); });
+    case ArgType::kStrList: return list_text(c.strings, quoted);
+    case ArgType::kScalarList: return list_text(c.scalars, scalar_text);
+    case ArgType::kDataType: return std::string(ir::dtype_name(c.dtype));
+    case ArgType::kDataLayout: return std::string(ir::layout_name(c.layout));
     case ArgType::kPlace: return place_text(c.place);
     case ArgType::kTensor:
-    case ArgType::kTensorList: return "/* tensor */";
+    case ArgType::kTensorList: return "tensor";
     default: break;
   }
   if (opdef::is_scalar_type(c.type)) return scalar_text(c.scalar);
-  return "/* unsupported */";
+  return "unsupported";
 }
 
 namespace {
@@ -200,7 +126,7 @@ std::string arg_text(const KernelArg& a) {
       for (uint32_t v : a.values) parts.push_back(value_ref(v));
       return fmt::format("{}=[{}]", a.name, fmt::join(parts, ", "));
     }
-    case ArgKind::kConstant: return fmt::format("{}={}", a.name, cpp_literal(a.constant));
+    case ArgKind::kConstant: return fmt::format("{}={}", a.name, constant_text(a.constant));
     case ArgKind::kTensorToAttr: return fmt::format("{}=from({})", a.name, value_ref(a.value));
     case ArgKind::kTensorListToAttr: {
       std::vector<std::string> parts;

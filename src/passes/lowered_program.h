@@ -98,15 +98,11 @@ struct AttrConstant {
   friend bool operator==(const AttrConstant&, const AttrConstant&) = default;
 };
 
-/// The C++ expression of a constant in the calling convention's parameter type, using the runtime's names:
-/// `true`, `int32_t(3)`, `int64_t(-1)`, `1e-05f`, `0.5`, `std::string("NCHW")`, `std::vector<int>{1, 1}`,
-/// `std::vector<int64_t>{}`, `kforge::IntArray{2, 3}`, `kforge::Scalar(1.0).with_dtype(kforge::DataType::kFloat32)`,
-/// `std::vector<kforge::Scalar>{...}`, `kforge::DataType::kFloat32`, `kforge::DataLayout::kNCHW`,
-/// `kforge::CPUPlace()` / `kforge::Place{}`. Floats print with enough digits to round-trip.
-std::string cpp_literal(const AttrConstant& constant);
 
-/// The runtime spelling of a dtype: "kforge::DataType::kFloat32".
-std::string cpp_dtype(ir::DataType dtype);
+/// A constant in the notation of `LoweredProgram::dump()`: what the value is, not how a backend spells it
+/// (codegen::constant_literal owns the C++): `true`, `-3`, `1e-05`, `"NCHW"`, `[1, -2]`, `float32`, `NHWC`,
+/// `cpu`, `gpu:1`; Scalars carry their dtype: `2.5:float32`, `4:int8`.
+std::string constant_text(const AttrConstant& constant);
 
 enum class ValueRole : uint8_t {
   kInput,     // a program input (feed)

@@ -54,4 +54,26 @@ std::optional<size_t> find_non_printable_yaml_byte(std::string_view text) {
   return std::nullopt;
 }
 
+std::string c_string_literal(std::string_view text) {
+  std::string out = "\"";
+  for (const unsigned char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          const char octal[5] = {'\\', static_cast<char>('0' + (c >> 6)), static_cast<char>('0' + ((c >> 3) & 7)),
+                                 static_cast<char>('0' + (c & 7)), 0};
+          out += octal;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace kforge

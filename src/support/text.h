@@ -1,4 +1,5 @@
-// Small text helpers shared by front ends: edit distance and did-you-mean suggestions.
+// Small text helpers shared by front ends and emitters: edit distance, did-you-mean suggestions, joining,
+// C string literals.
 #pragma once
 
 #include <optional>
@@ -22,5 +23,10 @@ std::optional<size_t> find_non_printable_yaml_byte(std::string_view text);
 
 /// Joins strings with a separator: join({"a", "b"}, ", ") == "a, b".
 std::string join(const std::vector<std::string>& parts, std::string_view sep);
+
+/// A double-quoted C/C++ string literal of `text` (also valid CUDA and readable in dumps): quotes, backslashes,
+/// \n, \t and \r escaped, other control bytes as three-digit octal escapes (a following digit cannot extend
+/// them), everything else (UTF-8 included) as is.
+std::string c_string_literal(std::string_view text);
 
 }  // namespace kforge

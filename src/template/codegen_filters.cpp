@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "support/text.h"
 #include "template/environment.h"
 
 namespace kforge::tmpl {
@@ -84,23 +85,7 @@ void register_codegen_filters(Environment& env) {
     return Value(std::move(out));
   });
   env.register_filter("cpp_str", {}, [](const CallArgs& a) -> Value {
-    std::string out = "\"";
-    for (unsigned char c : a.to_text(a.input())) {
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\t': out += "\\t"; break;
-        case '\r': out += "\\r"; break;
-        case '?': out += "?"; break;
-        default:
-          // Octal escapes are always three digits, so a following digit cannot extend them.
-          if (c < 0x20 || c == 0x7f) out += fmt::format("\\{:03o}", c);
-          else out += static_cast<char>(c);
-      }
-    }
-    out += '"';
-    return Value(std::move(out));
+    return Value(c_string_literal(a.to_text(a.input())));
   });
   env.register_filter("snake_case", {}, [](const CallArgs& a) -> Value { return Value(snake_case(a.to_text(a.input()))); });
   env.register_filter("camel_case", {}, [](const CallArgs& a) -> Value {

@@ -56,7 +56,7 @@ TEST_CASE("refdata: fc + relu programs compile to four calls with a dynamic batc
     CHECK(kernels == std::vector<std::string>{"matmul", "add", "relu", "scale"});
     // scale's mutable `scale` operand came from pd_op.full: folded into a float32 Scalar.
     CHECK(lp.calls[3].args[1].kind == ArgKind::kConstant);
-    CHECK(cpp_literal(lp.calls[3].args[1].constant) == "kforge::Scalar(1.0f)");
+    CHECK(constant_text(lp.calls[3].args[1].constant) == "1.0:float32");
     REQUIRE(lp.outputs.size() == 1);
     CHECK(lp.outputs[0].name == "fetch_name_0");
     CHECK(lp.value(lp.outputs[0].value).dims == SymShape{SymExpr::symbol(0), 30});

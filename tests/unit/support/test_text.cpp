@@ -33,3 +33,14 @@ TEST_CASE("the first byte YAML forbids: C0 controls other than tab, LF and CR, a
   CHECK(kforge::find_non_printable_yaml_byte("a: \x04") == 3u);  // yaml-cpp's own end-of-stream marker
   CHECK(kforge::find_non_printable_yaml_byte("a: \x7f") == 3u);
 }
+
+TEST_CASE("C string literals escape what a compiler would read otherwise") {
+  CHECK(c_string_literal("plain") == "\"plain\"");
+  CHECK(c_string_literal("a\"b\\c") == "\"a\\\"b\\\\c\"");
+  CHECK(c_string_literal("l1\nl2\t\r") == "\"l1\\nl2\\t\\r\"");
+  // Octal escapes are three digits, so the digit after the NUL stays a digit.
+  CHECK(c_string_literal(std::string("\0" "7", 2)) == "\"\\0007\"");
+  CHECK(c_string_literal("\x7f\x1b") == "\"\\177\\033\"");
+  CHECK(c_string_literal("µ ok") == "\"µ ok\"");
+  CHECK(c_string_literal("") == "\"\"");
+}

@@ -100,8 +100,9 @@ inline cudaError_t fence(cudaStream_t on, cudaStream_t waiter) {
 }
 
 // The stream a DLPack stream number names: None and 1 the legacy default stream, 2 the per-thread default
-// stream, any other positive int a cudaStream_t; -1 (no synchronisation wanted) sets *sync to false. 0 is
-// ambiguous in the protocol and refused.
+// stream, any other positive int a cudaStream_t; -1 (no synchronisation wanted) sets *sync to false. 0, which
+// the protocol leaves ambiguous (some consumers pass their null stream's handle), is the legacy default stream
+// too: waiting on it is the conservative reading.
 inline bool stream_of_number(PyObject* obj, const Arg& arg, cudaStream_t* out, bool* sync) {
   *sync = true;
   if (obj == nullptr || obj == Py_None) {
@@ -114,7 +115,7 @@ inline bool stream_of_number(PyObject* obj, const Arg& arg, cudaStream_t* out, b
   if (v == -1) {
     *sync = false;
     *out = nullptr;
-  } else if (v == 1) {
+  } else if (v == 0 || v == 1) {
     *out = cudaStreamLegacy;
   } else if (v == 2) {
     *out = cudaStreamPerThread;
@@ -122,7 +123,7 @@ inline bool stream_of_number(PyObject* obj, const Arg& arg, cudaStream_t* out, b
     *out = reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(v));
   } else {
     return value_error(arg, "stream " + std::to_string(v) +
-                                " is not a CUDA stream in DLPack's numbering (None, -1, 1, 2 or a cudaStream_t)");
+                                " is not a CUDA stream in DLPack's numbering (None, -1, 0, 1, 2 or a cudaStream_t)");
   }
   return true;
 }

@@ -78,12 +78,13 @@ run() {
   echo "python: $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])'), headers $inc; $("$NVCC" --version | tail -1)"
   local libs=()
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs=(-lcublasLt)
-  local common=(-std=c++17 -arch=sm_90 -O2 --Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I "$gen")
+  local common=(-std=c++17 -arch=sm_90 -O2 --Werror all-warnings -Xcompiler "-Wall,-Wextra,-Werror" -I "$gen")
   "$NVCC" "${common[@]}" -shared -Xcompiler -fPIC -I "$inc" "$gen/$name.cu" "$gen/${name}_kernels.cu" \
-    "$gen/${name}_python.cc" "${libs[@]}" -o "$out/wsn_cuda$suffix" &
+    "$gen/${name}_python.cc" "${libs[@]}" -Xlinker -rpath="$(dirname "$(dirname "$(readlink -f "$NVCC")")")/lib64" -o "$out/wsn_cuda$suffix" &
+  local module_pid=$!
   "$NVCC" "${common[@]}" -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" \
-    "$ROOT/tests/python/gpu_cpp_timing.cu" "$gen/$name.cu" "$gen/${name}_kernels.cu" "${libs[@]}" -o "$out/gpu_cpp_timing" &
-  wait %1 && wait %2
+    "$ROOT/tests/python/gpu_cpp_timing.cu" "$gen/$name.cu" "$gen/${name}_kernels.cu" "${libs[@]}" -o "$out/gpu_cpp_timing"
+  wait "$module_pid"
   # The C++ call: an input of input_x.npy's dims, the parameters by name in file order (sorted by name).
   local dims params timing
   dims="$("$PYTHON" -c "import numpy, sys; print(','.join(map(str, numpy.load(sys.argv[1]).shape)))" "$out/ref/input_x.npy")"
@@ -111,12 +112,14 @@ bench() {
   ar rcs "$out/libkforge_kernels.a" "$obj"/*.o
   g++ -std=c++17 -O2 -fPIC -shared -I "$out/refops" -I "$KERNELS" -I "$inc" "$out/refops"/*.cc \
     "$out/libkforge_kernels.a" -o "$out/modules/refops$suffix" &
+  local refops_pid=$!
   g++ -std=c++17 -O2 -fPIC -shared -I "$out/wsn" -I "$KERNELS" -I "$inc" "$out/wsn"/*.cc \
     "$out/libkforge_kernels.a" -o "$out/modules/wsn$suffix" &
+  local wsn_pid=$!
   g++ -std=c++17 -O2 -I "$out/wsn" -I "$KERNELS" -I "$ROOT/tools/run_model" -DKFORGE_PROGRAM_HEADER='"wsn_model.h"' \
     -DKFORGE_PROGRAM_CLASS=wsn_model "$ROOT/tools/run_model/runner.cc" "$ROOT/tools/run_model/model_adapter.cc" \
-    "$out/wsn/wsn_model.cc" "$out/libkforge_kernels.a" -o "$out/wsn_runner" &
-  wait %1 && wait %2 && wait %3
+    "$out/wsn/wsn_model.cc" "$out/libkforge_kernels.a" -o "$out/wsn_runner"
+  wait "$refops_pid" && wait "$wsn_pid"
   PYTHONUNBUFFERED=1 "$PYTHON" "$ROOT/bench/python/bench_python.py" --module-dir "$out/modules" \
     --cpp-runner "$out/wsn_runner"
 }

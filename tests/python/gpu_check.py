@@ -40,6 +40,30 @@ def raises(fn, exc, *words):
     return False, "no exception"
 
 
+def write_pdiparams(path, arrays):
+    """Paddle's combined parameter file (templates/runtime/kforge_params.h): float32 tensors sorted by name."""
+    def varint(v):
+        out = bytearray()
+        while True:
+            b = v & 0x7F
+            v >>= 7
+            out.append(b | (0x80 if v else 0))
+            if not v:
+                return bytes(out)
+    with open(path, "wb") as f:
+        for name in sorted(arrays):
+            a = np.ascontiguousarray(arrays[name], np.float32)
+            desc = b"\x08" + varint(5) + b"".join(b"\x10" + varint(d) for d in a.shape)  # FP32, dims
+            f.write(np.uint32(0).tobytes() + np.uint64(0).tobytes() + np.uint32(0).tobytes())
+            f.write(np.int32(len(desc)).tobytes() + desc + a.tobytes())
+
+
+def chain_reference(x, y, w):
+    """tests/e2e/fused/chain.yaml in numpy."""
+    h2 = np.maximum(1.5 * x + 0.25, 0) + y
+    return np.maximum(np.tanh(h2 * w) - 1 / (1 + np.exp(-h2)), y).astype(np.float32)
+
+
 def timed(fn, calls, sync):
     """Best of 5 rounds of `calls` calls, then `sync()`: microseconds per call."""
     best = float("inf")
@@ -166,6 +190,28 @@ def main():
     ok, text = raises(lambda: model.run(o[0]), ValueError, "'x'")
     check("a DeviceTensor as input reaches the class's checks", ok or o[0].shape == x.shape, text)
 
+    # A second model whose output has its inputs' shape: outputs fed back as inputs (DeviceTensor in, zero-copy),
+    # parameters from a .pdiparams written here.
+    chain_mod = importlib.import_module("chain_cuda")
+    rng = np.random.default_rng(7)
+    cx, cy, cw = (rng.standard_normal((64, 300), dtype=np.float32) for _ in range(3))
+    write_pdiparams(ref / "chain.pdiparams", {"w": cw})
+    chain = chain_mod.chain_cuda_model(str(ref / "chain.pdiparams"))
+    out1 = chain.run(torch.from_numpy(cx).cuda(), torch.from_numpy(cy).cuda())
+    r1 = chain_reference(cx, cy, cw)
+    check("chain: torch in, against numpy", close(out1.numpy(), r1, 1e-5, 1e-5),
+          f"max |diff| {np.abs(out1.numpy() - r1).max()}")
+    out2 = chain.run(out1, out1)  # DeviceTensors in: zero-copy, ordered after the run that wrote them
+    check("chain: its own DeviceTensor outputs as inputs", close(out2.numpy(), chain_reference(r1, r1, cw), 1e-5, 1e-5))
+    other = chain_mod.chain_cuda_model(str(ref / "chain.pdiparams"))  # another model, another stream
+    out3 = other.run(out2, out1)
+    check("chain: a DeviceTensor of one model into another (two streams)",
+          close(out3.numpy(), chain_reference(chain_reference(r1, r1, cw), r1, cw), 1e-5, 1e-5))
+    ok, text = raises(lambda: chain_mod.chain_cuda_model(str(ref / "inference.pdiparams")), ValueError, "'w'")
+    check("load_parameters: a file of another program -> ValueError naming the parameter", ok, text)
+    ok, text = raises(lambda: chain.run(out1, out1.numpy().astype(np.float64)), ValueError, "'y'", "float32")
+    check("chain: a float64 numpy input -> ValueError naming y", ok, text)
+
     # Timing: run() from Python, N calls then one synchronize (enqueue cost), and run() + synchronize() per call.
     model = mod.wsn_cuda_model(str(ref / "inference.pdiparams"))
     model.run(x)
@@ -174,6 +220,11 @@ def main():
     sync_us = timed(lambda: (model.run(x), model.synchronize()), args.calls // 4, model.synchronize)
     torch_fn = lambda: torch.from_dlpack(model.run(x)[0])  # noqa: E731
     dl_us = timed(torch_fn, args.calls // 4, torch.cuda.synchronize)
+    numpy_us = timed(lambda: model.run(x_np), args.calls // 4, model.synchronize)
+    chain.run(out1, out1)
+    chain_dev_us = timed(lambda: chain.run(out1, out1), args.calls, chain.synchronize)
+    xt, yt = torch.from_numpy(cx).cuda(), torch.from_numpy(cy).cuda()
+    chain_torch_us = timed(lambda: chain.run(xt, yt), args.calls, chain.synchronize)
     print()
     print("| call (weights_sorted_names on the GPU) | µs per call |")
     print("|---|---|")
@@ -185,6 +236,9 @@ def main():
     if args.cpp_sync_us is not None:
         print(f"| C++ `run()` + `synchronize()` per call | {args.cpp_sync_us:.2f} |")
     print(f"| Python `torch.from_dlpack(model.run(x)[0])` | {dl_us:.2f} |")
+    print(f"| Python `model.run(x)`, x a numpy array (copied to the device) | {numpy_us:.2f} |")
+    print(f"| chain: Python `run(a, b)`, a and b DeviceTensors (no DLPack call) | {chain_dev_us:.2f} |")
+    print(f"| chain: Python `run(x, y)`, x and y torch CUDA tensors | {chain_torch_us:.2f} |")
     print()
     print(f"{len(FAILED)} check(s) failed" if FAILED else "all checks passed")
     return 1 if FAILED else 0

@@ -47,6 +47,9 @@ prepare() {
   local ops=(--ops "$KERNELS/ops.yaml" --ops "$KERNELS/fusion.yaml" --op-compat "$KERNELS/op_compat.yaml")
   "${k[@]}" compile "$WSN/inference.json" "${ops[@]}" -o "$out/wsn_cuda" --name wsn_cuda_model --target cuda \
     --python wsn_cuda
+  # An elementwise chain whose output has its inputs' shape: outputs fed back as inputs (DeviceTensor in).
+  "${k[@]}" compile "$ROOT/tests/e2e/fused/chain.yaml" "${ops[@]}" -o "$out/chain_cuda" --name chain_cuda_model \
+    --target cuda --python chain_cuda
   # The CPU modules of the benchmark (tests/python builds the same with meson here).
   "${k[@]}" ops --ops "$KERNELS/ops.yaml" --op-compat "$KERNELS/op_compat.yaml" -o "$out/refops" --prefix ref \
     --namespace ref --python refops
@@ -78,13 +81,20 @@ run() {
   echo "python: $("$PYTHON" -c 'import sys; print(sys.executable, sys.version.split()[0])'), headers $inc; $("$NVCC" --version | tail -1)"
   local libs=()
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs=(-lcublasLt)
-  local common=(-std=c++17 -arch=sm_90 -O2 --Werror all-warnings -Xcompiler "-Wall,-Wextra,-Werror" -I "$gen")
+  local strict=(-std=c++17 -arch=sm_90 -O2 --Werror all-warnings -Xcompiler "-Wall,-Wextra,-Werror")
+  local common=("${strict[@]}" -I "$gen")
+  # cuBLASLt found at run time where nvcc's toolkit has it (also when torch has loaded its own copy first).
+  local rpath=(-Xlinker "-rpath=$(dirname "$(dirname "$(readlink -f "$NVCC")")")/lib64")
   "$NVCC" "${common[@]}" -shared -Xcompiler -fPIC -I "$inc" "$gen/$name.cu" "$gen/${name}_kernels.cu" \
-    "$gen/${name}_python.cc" "${libs[@]}" -Xlinker -rpath="$(dirname "$(dirname "$(readlink -f "$NVCC")")")/lib64" -o "$out/wsn_cuda$suffix" &
+    "$gen/${name}_python.cc" "${libs[@]}" "${rpath[@]}" -o "$out/wsn_cuda$suffix" &
   local module_pid=$!
+  local chain="$out/chain_cuda"
+  "$NVCC" "${strict[@]}" -I "$chain" -shared -Xcompiler -fPIC -I "$inc" "$chain/chain_cuda_model.cu" \
+    "$chain/chain_cuda_model_kernels.cu" "$chain/chain_cuda_model_python.cc" -o "$out/chain_cuda$suffix" &
+  local chain_pid=$!
   "$NVCC" "${common[@]}" -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" \
-    "$ROOT/tests/python/gpu_cpp_timing.cu" "$gen/$name.cu" "$gen/${name}_kernels.cu" "${libs[@]}" -o "$out/gpu_cpp_timing"
-  wait "$module_pid"
+    "$ROOT/tests/python/gpu_cpp_timing.cu" "$gen/$name.cu" "$gen/${name}_kernels.cu" "${libs[@]}" "${rpath[@]}" -o "$out/gpu_cpp_timing"
+  wait "$module_pid" && wait "$chain_pid"
   # The C++ call: an input of input_x.npy's dims, the parameters by name in file order (sorted by name).
   local dims params timing
   dims="$("$PYTHON" -c "import numpy, sys; print(','.join(map(str, numpy.load(sys.argv[1]).shape)))" "$out/ref/input_x.npy")"

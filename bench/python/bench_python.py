@@ -32,7 +32,7 @@ PEERS = textwrap.dedent('''
     def bench(name, stmt, env):
         res[name] = min(timeit.repeat(stmt, globals=env, number=number, repeat=repeat)) / number * 1e6
     def absent(name, e):
-        res[name + ": not installed (" + str(e) + ")"] = None
+        res[name + ": not installed (" + str(e) + ")"] = None  # or, for pybind11_add, not built
     res["python " + sys.version.split()[0] + " (" + sys.executable + ")"] = None
     try:
         import numpy as np

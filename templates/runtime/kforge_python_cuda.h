@@ -166,7 +166,8 @@ inline void device_export_deleter(dlpack::ManagedTensor* managed) {
   auto* exp = static_cast<DeviceExport*>(managed->manager_ctx);
   if (exp->sync && exp->producer != nullptr) {
     DeviceScope scope(exp->producer->device);
-    static_cast<void>(fence(exp->consumer, exp->producer->handle));
+    // Nowhere to report a failure from a deleter; clear it so that no later launch check sees it.
+    if (fence(exp->consumer, exp->producer->handle) != cudaSuccess) static_cast<void>(cudaGetLastError());
   }
   delete exp;
 }
@@ -488,13 +489,33 @@ class CudaModelType {
     return false;
   }
 
+  // Marks the model busy from the check on: converting inputs runs Python code (__dlpack__), during which
+  // another thread may take the GIL and call into the same object.
+  class Busy {
+   public:
+    Busy(State& state, const char* function) : state_(state), ok_(not_busy(state, function)) {
+      if (ok_) state_.busy = true;
+    }
+    ~Busy() {
+      if (ok_) state_.busy = false;
+    }
+    Busy(const Busy&) = delete;
+    Busy& operator=(const Busy&) = delete;
+    bool ok() const { return ok_; }
+
+   private:
+    State& state_;
+    bool ok_;
+  };
+
   // Reads the file on the host (kforge_params.h: checked against the program's declarations), copies it to one
   // device allocation with one cudaMemcpy and binds each parameter to its place in it.
   static PyObject* load_parameters(PyObject* self, PyObject* path) {
     PyObject* bytes = nullptr;
     if (!PyUnicode_FSConverter(path, &bytes)) return nullptr;
     State& state = state_of(self);
-    if (!not_busy(state, "load_parameters")) {
+    Busy busy(state, "load_parameters");
+    if (!busy.ok()) {
       Py_DECREF(bytes);
       return nullptr;
     }
@@ -703,13 +724,20 @@ class CudaModelType {
     PyObject* slots[kIn + 1];
     if (!parse_arguments(sig, args, nargs, kwnames, slots)) return nullptr;
     State& state = state_of(self);
-    if (!not_busy(state, "run")) return nullptr;
+    Busy busy(state, "run");
+    if (!busy.ok()) return nullptr;
     DeviceScope scope(state.device);
     if (scope.error() != cudaSuccess) return raise_cuda("run", scope.error(), "cudaSetDevice");
     if (!ensure_stream(state)) return nullptr;
     // What earlier runs read is released once the stream is past them.
-    if (!state.held.empty() && state.done != nullptr && cudaEventQuery(state.done->handle) == cudaSuccess) {
-      state.held.clear();
+    if (!state.held.empty() && state.done != nullptr) {
+      const cudaError_t query = cudaEventQuery(state.done->handle);
+      if (query == cudaSuccess) {
+        state.held.clear();
+      } else {
+        // cudaErrorNotReady is no error, but cudaGetLastError() would report it to the next kernel launch's check.
+        static_cast<void>(cudaGetLastError());
+      }
     }
     Tensor inputs[kIn + 1];
     const Tensor* input_ptrs[kIn + 1] = {};
@@ -730,14 +758,12 @@ class CudaModelType {
       if (e != cudaSuccess) return raise_cuda("run", e, "cudaEventCreate");
       state.done = std::move(event);
     }
-    state.busy = true;
     Status status;
     cudaError_t recorded = cudaSuccess;
     Py_BEGIN_ALLOW_THREADS
     status = state.model.run(TensorList{input_ptrs, kIn}, MutableTensorList{output_ptrs, kOut});
     recorded = cudaEventRecord(state.done->handle, state.stream->handle);
     Py_END_ALLOW_THREADS
-    state.busy = false;
     if (!status.ok()) return raise_status("run", status);
     if (recorded != cudaSuccess) return raise_cuda("run", recorded, "cudaEventRecord");
     if (state.held.size() > 1024) {  // a caller that never synchronises: bound what is kept

@@ -162,18 +162,26 @@ def main():
         waited = waited and all(close(r, e) for r, e in zip(res2, expected2))
     check("input written on torch's stream after a sleep: the model waited for it", waited)
     # Output side: the model's stream is held back by a sleep; torch reads the output on its own stream and must
-    # wait for the run (out.__dlpack__(stream=torch's stream) makes it wait on the run's event).
+    # wait for the run (out.__dlpack__(stream=torch's stream) makes it wait on the run's event). The run writes
+    # into the memory of the run before (its outputs were let go), which holds the other input's results: a read
+    # that did not wait would see those.
     ext = torch.cuda.ExternalStream(model.stream)
-    results = []
-    for xi in (x, torch.from_numpy(x2_np).cuda()):
-        torch.cuda.synchronize()
+    x2 = torch.from_numpy(x2_np).cuda()
+    waited = True
+    for first, second, want in ((x, x2, expected2[0]), (x2, x, cpu[0])):
+        before = model.run(first)
+        model.synchronize()
+        pointer = torch.from_dlpack(before[0]).data_ptr()
+        del before  # nothing refers to the outputs any more: the next run writes into them again
         with torch.cuda.stream(ext):
             torch.cuda._sleep(50_000_000)
-        o = model.run(xi)
-        results.append(torch.from_dlpack(o[0]).clone())  # on torch's current stream, no host synchronisation
-    torch.cuda.synchronize()
-    check("output read on torch's stream while the model's stream sleeps: torch waited",
-          close(results[0].cpu().numpy(), cpu[0]) and close(results[1].cpu().numpy(), expected2[0]))
+        after = model.run(second)
+        reused = torch.from_dlpack(after[0]).data_ptr() == pointer
+        got = torch.from_dlpack(after[0]).clone()  # on torch's current stream, no host synchronisation
+        del after
+        torch.cuda.synchronize()
+        waited = waited and reused and close(got.cpu().numpy(), want)
+    check("output read on torch's stream while the model's stream sleeps (memory reused): torch waited", waited)
     # Running on torch's stream: model.stream = torch's current stream.
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):

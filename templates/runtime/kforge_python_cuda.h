@@ -693,8 +693,16 @@ class CudaModelType {
     if (is_tensor(obj) || PyObject_CheckBuffer(obj)) return in->from(obj, arg);
     PyObject* device = PyObject_CallMethodNoArgs(obj, device_name);
     if (device == nullptr) {
+      // No __dlpack_device__: __dlpack__() is asked without a stream. A CUDA tensor that comes back has no
+      // ordering with the model's stream, so the device is synchronised first (slow, but never a race).
       PyErr_Clear();
-      return in->from(obj, arg);
+      if (!in->from(obj, arg)) return false;
+      if (in->get().place.backend != Backend::kGPU) return true;
+      cudaError_t error = cudaSuccess;
+      Py_BEGIN_ALLOW_THREADS
+      error = cudaDeviceSynchronize();
+      Py_END_ALLOW_THREADS
+      return error == cudaSuccess || cuda_failed("run", error, "cudaDeviceSynchronize");
     }
     int type = 0, id = 0;
     const bool parsed = PyTuple_Check(device) && PyArg_ParseTuple(device, "ii", &type, &id);

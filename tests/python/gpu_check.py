@@ -127,6 +127,13 @@ def main():
     # Host inputs are copied to the device: numpy, a CPU torch tensor.
     check("numpy input (copied to the device)", all(close(o.numpy(), c) for o, c in zip(model.run(x_np), cpu)))
     check("CPU torch tensor input (copied)", all(close(o.numpy(), c) for o, c in zip(model.run(torch.from_numpy(x_np)), cpu)))
+    class OnlyDlpack:  # a producer without __dlpack_device__: asked without a stream, the device synchronised
+        def __init__(self, t):
+            self.t = t
+
+        def __dlpack__(self, stream=None):
+            return self.t.__dlpack__()
+    check("__dlpack__-only CUDA object", all(close(o.numpy(), c) for o, c in zip(model.run(OnlyDlpack(x)), cpu)))
     check("by keyword run(x=...)", all(close(o.numpy(), c) for o, c in zip(model.run(x=x), cpu)))
 
     # Errors: Python exceptions naming the input and what was expected.

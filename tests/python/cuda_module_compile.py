@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CI check (no GPU needed) of `kforge compile --target cuda --python MODULE`: the module's sources (NAME_python.cc
 with kforge_python.h and kforge_python_cuda.h) and the CUDA class they wrap compile with nvcc for sm_90 against
-this python's headers, warnings as errors, into an extension module that this python imports. Without a GPU the
+this python's headers, warnings as errors, into an extension module that this python imports; NAME_python.cc
+also with g++ and the CUDA headers alone. Without a GPU the
 module must still import and describe itself, and making a model must raise RuntimeError (no device), not crash.
 On a GPU machine tests/python/gpu_run.sh runs the same module on torch and cupy tensors.
 
@@ -107,6 +108,15 @@ def main():
             if r.returncode != 0:
                 ok = False
                 continue
+            # The module's own source needs only the CUDA runtime's headers: a host compiler builds it too.
+            cxx = shutil.which("g++")
+            if cxx is not None:
+                r = run([cxx, "-std=c++17", "-O2", "-fPIC", "-Wall", "-Wextra", "-Werror", "-I", gen, "-I", include,
+                         "-I", os.path.join(os.path.dirname(cuda_lib), "include"), "-c",
+                         os.path.join(gen, name + "_python.cc"), "-o", os.path.join(tmp, module + "_gxx.o")])
+                if r.returncode != 0:
+                    ok = False
+                    continue
             header = open(os.path.join(gen, name + ".h")).read()
             def names(kind):
                 return ",".join(line.split()[2].rstrip(":") for line in header.splitlines()

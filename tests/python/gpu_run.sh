@@ -132,6 +132,14 @@ bench() {
     -DKFORGE_PROGRAM_CLASS=wsn_model "$ROOT/tools/run_model/runner.cc" "$ROOT/tools/run_model/model_adapter.cc" \
     "$out/wsn/wsn_model.cc" "$out/libkforge_kernels.a" -o "$out/wsn_runner"
   wait "$refops_pid" && wait "$wsn_pid"
+  # The same add bound with pybind11, where that python has it (its pip package carries the headers).
+  local pybind
+  if pybind="$("$PYTHON" -c "import pybind11; print(pybind11.get_include())" 2>/dev/null)"; then
+    g++ -std=c++17 -O2 -fPIC -shared -I "$out/refops" -I "$KERNELS" -I "$inc" -I "$pybind" \
+      "$ROOT/bench/python/pybind11_add.cc" "$out/refops/ref_api.cc" "$out/refops/ref_args_info.cc" \
+      "$out/libkforge_kernels.a" -o "$out/modules/pybind11_add$suffix" ||
+      echo "gpu_run.sh: the pybind11 bind did not build; the benchmark reports it as missing" >&2
+  fi
   PYTHONUNBUFFERED=1 "$PYTHON" "$ROOT/bench/python/bench_python.py" --module-dir "$out/modules" \
     --cpp-runner "$out/wsn_runner"
 }

@@ -1,6 +1,7 @@
 #include "codegen/cuda_class_context.h"
 
 #include <algorithm>
+#include <map>
 
 #include "codegen/cpp_text.h"
 #include "output/banner.h"
@@ -52,6 +53,16 @@ std::string mismatch_condition(const std::string& x, const std::string& dtype, c
     else if (dynamic_nonnegative) cond += " || " + dim + " < 0";
   }
   return cond;
+}
+
+// "{4, -1}": the dims known at generation time, -1 for the others (kforge::ParameterSpec's dims).
+std::string spec_dims(const passes::SymShape& dims) {
+  std::string out = "{";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const std::optional<int64_t> d = dims[i].constant();
+    out += (i ? ", " : "") + std::to_string(d ? *d : -1);
+  }
+  return out + "}";
 }
 
 Value gemm_entry(const CudaGemmSummary& gemm) {
@@ -109,12 +120,22 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     run_params.push_back("const kforge::Tensor& " + cuda_input_ident(p, i));
     run_generic_args.push_back("*inputs.items[" + std::to_string(i) + "]");
   }
+  std::map<std::string, size_t> parameter_index;  // name -> index, in name order (the .pdiparams order)
   for (const passes::ProgramParameter& pa : p.parameters) {
     const passes::LoweredValue& v = p.values[pa.value];
+    const std::string dtype = dtype_of(v.dtype, pa.loc, "parameter '" + pa.name + "'");
     Value e = tensor_entry(pa.name, v.dtype, v.dims);
-    e.set("condition", mismatch_condition("value", dtype_of(v.dtype, pa.loc, "parameter '" + pa.name + "'"), v.dims, false));
+    e.set("condition", mismatch_condition("value", dtype, v.dims, false));
+    // What the Python module's parameter table (kforge::ParameterSpec) says of it, as the CPU context does.
+    e.set("dtype", dtype);
+    e.set("rank", static_cast<int64_t>(v.dims.size()));
+    e.set("dims", spec_dims(v.dims));
+    parameter_index.emplace(pa.name, parameters.size());
     parameters.push_back(std::move(e));
   }
+  tmpl::List file_order;
+  for (const auto& [name, index] : parameter_index) file_order.push_back(Value(static_cast<int64_t>(index)));
+  ctx.set("parameter_file_order", Value(std::move(file_order)));
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const passes::LoweredValue& v = p.values[p.outputs[i].value];
     Value o = tensor_entry(p.outputs[i].name, v.dtype, v.dims);

@@ -11,7 +11,9 @@
 //                "SIMT or tensor-core", or "" without multi-kernel dispatchers), multi_kernel (bool)}
 //   rows (bool): the row groups have multi-kernel dispatchers
 //   inputs:      [{name, ident, dtype_name, shape_text "[?, 64]", condition (run()'s mismatch test)}]
-//   parameters:  [{name, dtype_name, shape_text, condition (bind_parameter()'s mismatch test on `value`)}]
+//   parameters:  [{name, dtype_name, shape_text, condition (bind_parameter()'s mismatch test on `value`),
+//                 dtype "kforge::DataType::kFloat32", rank (int), dims "{4, -1}" (-1: known only at run time)}]
+//   parameter_file_order: [int]  parameter indices in the .pdiparams order (sorted by name)
 //   outputs:     [{name, ident "y_out", dtype_name, shape_text, dtype, dims "{s0, 10}"}]
 //   symbols:     [{id (int), init "x.dims[0]"}]   the dynamic dims, read from the inputs
 //   run_params:  [text]  the parameters of run(); run_generic_args: [text] what run(TensorList, ...) passes

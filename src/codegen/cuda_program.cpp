@@ -13,6 +13,7 @@
 #include "codegen/cuda_kernels.h"
 #include "codegen/cuda_row_variants.h"
 #include "codegen/generated_file.h"
+#include "codegen/python_program_module.h"
 #include "codegen/runtime_version.h"
 #include "output/banner.h"
 #include "passes/gemm.h"
@@ -358,6 +359,12 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   for (const auto& [file, text] : files) {
     const std::string path = join_output_path(dir, file);
     ok = outputs.add(path, generated_banner(options, path) + text) && ok;
+  }
+  if (ok && !options.python_module.empty()) {
+    // NAME_python.cc: the class as a CPython extension module on the device (docs/python.md).
+    bool clash = false;
+    if (!add_python_program_module(env, ctx, PythonModuleTarget::kCuda, options, outputs, &clash)) return false;
+    ok = !clash;
   }
   if (!ok) {
     diags.error({}, "--name '" + name + "' makes two outputs with the same path");

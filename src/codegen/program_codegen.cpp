@@ -1,6 +1,7 @@
 #include "codegen/program_codegen.h"
 
 #include "codegen/generated_file.h"
+#include "codegen/python_program_module.h"
 #include "codegen/runtime_version.h"
 #include "output/banner.h"
 
@@ -48,17 +49,9 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   }
   if (ok && !options.python_module.empty()) {
     // NAME_python.cc: the class as a CPython extension module (docs/python.md).
-    const tmpl::Template* module_cc = env.load(kPythonProgramModuleTemplate);
-    const std::optional<std::string_view> python = env.read_verbatim(kPythonHeaderTemplate);
-    if (module_cc == nullptr || !python) return false;
-    tmpl::Value module_ctx = *ctx;
-    module_ctx.set("module", options.python_module);
-    std::string module_text;
-    if (!env.render(*module_cc, module_ctx, module_text)) return false;
-    const std::string module_path = join_output_path(dir, name + "_python.cc");
-    const std::string python_path = join_output_path(dir, "kforge_python.h");
-    ok = outputs.add(module_path, generated_banner(options, module_path) + module_text);
-    ok = outputs.add(python_path, generated_banner(options, python_path) + std::string(*python)) && ok;
+    bool clash = false;
+    if (!add_python_program_module(env, *ctx, PythonModuleTarget::kCpu, options, outputs, &clash)) return false;
+    ok = !clash;
   }
   if (!ok) {
     diags.error({}, "--name '" + name + "' makes two outputs with the same path");

@@ -58,7 +58,9 @@ reads the weights from Paddle's .pdiparams file. Build NAME.cc with your kernel 
 (kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
 (.yaml). Every op must have a kernel: an op without one is an error at its place in PROGRAM.
 With --python MODULE also DIR/NAME_python.cc and DIR/kforge_python.h: a CPython extension module MODULE whose
-class NAME loads the .pdiparams and runs the program on numpy arrays or DLPack tensors (docs/python.md).
+class NAME loads the .pdiparams and runs the program on numpy arrays or DLPack tensors (docs/python.md); with
+--target cuda also kforge_python_cuda.h and kforge_params.h: inputs are CUDA tensors (torch, cupy) taken
+without copying, outputs stay on the device (DLPack).
 )";
 
 int run_compile(const CompileOptions& opts) {
@@ -71,10 +73,6 @@ int run_compile(const CompileOptions& opts) {
   if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
     return usage_error("compile", "--python '" + opts.python_module +
                                       "' is not a Python module name (letters, digits and '_', not starting with a digit)");
-  }
-  // The CUDA class has the same run() and load_parameters(), but its module has not been built and run on a GPU yet.
-  if (!opts.python_module.empty() && target->backend != CompileBackend::kCpu) {
-    return usage_error("compile", "--python is supported with --target cpu only for now");
   }
   Session session(opts.out);
   DiagnosticEngine& diags = session.diags();
@@ -206,7 +204,8 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
   cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   cmd->add_option("--python", opts->python_module,
                   "Also write NAME_python.cc and kforge_python.h: the CPython extension module MODULE with the class "
-                  "NAME (load_parameters, run returning numpy arrays; docs/python.md); --target cpu")
+                  "NAME (load_parameters, run returning numpy arrays, or device tensors with --target cuda; "
+                  "docs/python.md)")
       ->type_name("MODULE");
   add_output_options(*cmd, opts->out);
   cmd->footer(kCompileFooter);

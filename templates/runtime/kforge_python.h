@@ -486,6 +486,13 @@ class InputTensor {
     return from(obj, arg);
   }
 
+  // The tensor of a "dltensor" capsule (what __dlpack__() returned), which this takes over: zero-copy when
+  // compact; a strided CPU tensor is copied, a strided GPU tensor is a ValueError.
+  bool from_capsule(PyObject* capsule, const Arg& arg) {
+    ptr_ = &own_;
+    return from_dlpack(capsule, arg);
+  }
+
  private:
   bool from_buffer(PyObject* obj, const Arg& arg, bool writable) {
     auto* view = new Py_buffer;
@@ -571,7 +578,9 @@ class InputTensor {
       own_.holder = std::move(holder);
       return true;
     }
-    if (own_.place.backend != Backend::kCPU) return value_error(arg, "a GPU tensor must be contiguous");
+    if (own_.place.backend != Backend::kCPU) {
+      return value_error(arg, "a GPU tensor must be contiguous (row-major without gaps), e.g. x.contiguous()");
+    }
     Status s = own_.allocate();
     if (!s.ok()) return value_error(arg, s.message());
     copy_strided(base, own_.dims, byte_strides, own_.ndim, item, static_cast<char*>(own_.data));

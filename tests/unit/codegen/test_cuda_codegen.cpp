@@ -122,6 +122,31 @@ TEST_CASE("cuda class context: names, checks, symbols and outputs of a dynamic p
   CHECK(generic[1].as_string() == "outputs.items[0]");
 }
 
+TEST_CASE("cuda class context: the parameter table of the Python module, in .pdiparams order") {
+  CudaFixture f("compile-cuda-fused", R"(program: act2
+inputs:  [{name: x, dtype: float32, shape: [-1, 16]}]
+params:  [{name: w_b, dtype: float32, shape: [16]}, {name: W_a, dtype: float32, shape: [1, 16]}]
+ops:
+  - {op: add, in: [x, w_b], out: [h]}
+  - {op: add, in: [h, W_a], out: [h2]}
+  - {op: relu, in: [h2], out: [y]}
+outputs: [y]
+)");
+  const tmpl::Value ctx = f.context();
+  const tmpl::List& parameters = at(ctx, "parameters").as_list();
+  REQUIRE(parameters.size() == 2);
+  CHECK(at(parameters[0], "name").as_string() == "w_b");
+  CHECK(at(parameters[0], "dtype").as_string() == "kforge::DataType::kFloat32");
+  CHECK(at(parameters[0], "rank").as_int() == 1);
+  CHECK(at(parameters[0], "dims").as_string() == "{16}");
+  CHECK(at(parameters[1], "dims").as_string() == "{1, 16}");
+  // Sorted by name in byte order, as Paddle writes them: "W_a" before "w_b".
+  const tmpl::List& order = at(ctx, "parameter_file_order").as_list();
+  REQUIRE(order.size() == 2);
+  CHECK(order[0].as_int() == 1);
+  CHECK(order[1].as_int() == 0);
+}
+
 TEST_CASE("cuda class context: the GEMM summary and optional parts") {
   CudaFixture f("compile-cuda-gemm", R"(program: mm
 inputs:  [{name: x, dtype: float32, shape: [16, 64]}]

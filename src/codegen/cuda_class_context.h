@@ -12,7 +12,7 @@
 //   rows (bool): the row groups have multi-kernel dispatchers
 //   inputs:      [{name, ident, dtype_name, shape_text "[?, 64]", condition (run()'s mismatch test)}]
 //   parameters:  [{name, dtype_name, shape_text, condition (bind_parameter()'s mismatch test on `value`)}]
-//   outputs:     [{name, ident "y_out", dtype_name, shape_text, dtype, dims "{s0, 10}"}]
+//   outputs:     [{index (int), name, ident "y_out", dtype_name, shape_text, dtype, dims "{s0, 10}"}]
 //   symbols:     [{id (int), init "x.dims[0]"}]   the dynamic dims, read from the inputs
 //   run_params:  [text]  the parameters of run(); run_generic_args: [text] what run(TensorList, ...) passes
 #pragma once

@@ -504,6 +504,28 @@ inline bool shares_memory(const Tensor& a, const Tensor& b) {
   return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
 
+// The smallest address range that holds the element bytes of every tensor added: a cheap first test before
+// comparing a tensor with each of many (a generated class keeps one over its bound parameters, so that checking an
+// output against hundreds of them costs one compare when it lies elsewhere).
+struct MemoryHull {
+  uintptr_t lo = UINTPTR_MAX;
+  uintptr_t hi = 0;
+
+  void add(const Tensor& t) {
+    const size_t bytes = t.bytes();
+    if (t.data == nullptr || bytes == 0) return;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
+    lo = begin < lo ? begin : lo;
+    hi = begin + bytes > hi ? begin + bytes : hi;
+  }
+  bool may_overlap(const Tensor& t) const {
+    const size_t bytes = t.bytes();
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
+    return t.data != nullptr && bytes != 0 && begin < hi && lo < begin + bytes;
+  }
+  void clear() { *this = MemoryHull{}; }
+};
+
 // `Tensor[]` inputs: a span of pointers, built by the caller without allocating. An absent optional `Tensor[]`
 // is an empty list.
 struct TensorList {

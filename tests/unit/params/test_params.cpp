@@ -350,6 +350,25 @@ TEST_CASE("runtime: checked_bytes, shares_memory and dims_string on hostile tens
   CHECK_FALSE(kforge::shares_memory(a, b));
   b.data = nullptr;
   CHECK_FALSE(kforge::shares_memory(a, b));
+
+  // MemoryHull: the first, cheap test of an output against every bound parameter.
+  kforge::MemoryHull hull;
+  CHECK_FALSE(hull.may_overlap(a));
+  Tensor p1 = a, p2 = a;
+  p1.data = storage + 16;
+  p2.data = storage + 40;
+  hull.add(p1);
+  hull.add(p2);
+  a.data = storage + 24;  // between the two: inside the hull, though it overlaps neither
+  CHECK(hull.may_overlap(a));
+  a.data = storage + 48;  // just past p2
+  CHECK_FALSE(hull.may_overlap(a));
+  a.data = storage + 8;  // just before p1
+  CHECK_FALSE(hull.may_overlap(a));
+  a.data = storage + 9;
+  CHECK(hull.may_overlap(a));
+  hull.clear();
+  CHECK_FALSE(hull.may_overlap(a));
 }
 
 TEST_CASE("params: Paddle's dtype codes") {

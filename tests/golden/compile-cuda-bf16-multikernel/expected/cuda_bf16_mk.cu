@@ -354,6 +354,7 @@ kforge::Status cuda_bf16_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
@@ -364,6 +365,7 @@ kforge::Status cuda_bf16_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
@@ -374,6 +376,7 @@ kforge::Status cuda_bf16_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -384,6 +387,7 @@ kforge::Status cuda_bf16_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[3] = value;
+    parameter_memory_.add(value);
     bound_[3] = true;
     return kforge::Status::OK();
   }
@@ -394,6 +398,7 @@ kforge::Status cuda_bf16_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[4] = value;
+    parameter_memory_.add(value);
     bound_[4] = true;
     return kforge::Status::OK();
   }
@@ -426,18 +431,22 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kBFloat16, {s0, 32}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
   if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
-  if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "w1");
-  if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "b1");
-  if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "g");
-  if (kforge::shares_memory(*p_out, parameters_[3])) return shared_memory("p", "parameter", "beta");
-  if (kforge::shares_memory(*p_out, parameters_[4])) return shared_memory("p", "parameter", "w2t");
+  if (parameter_memory_.may_overlap(*p_out)) {
+    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "w1");
+    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "b1");
+    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "g");
+    if (kforge::shares_memory(*p_out, parameters_[3])) return shared_memory("p", "parameter", "beta");
+    if (kforge::shares_memory(*p_out, parameters_[4])) return shared_memory("p", "parameter", "w2t");
+  }
   if (kforge::shares_memory(*mu_out, x)) return shared_memory("mu", "input", "x");
   if (kforge::shares_memory(*mu_out, *p_out)) return shared_memory("mu", "output", "p");
-  if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "w1");
-  if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "b1");
-  if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "g");
-  if (kforge::shares_memory(*mu_out, parameters_[3])) return shared_memory("mu", "parameter", "beta");
-  if (kforge::shares_memory(*mu_out, parameters_[4])) return shared_memory("mu", "parameter", "w2t");
+  if (parameter_memory_.may_overlap(*mu_out)) {
+    if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "w1");
+    if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "b1");
+    if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "g");
+    if (kforge::shares_memory(*mu_out, parameters_[3])) return shared_memory("mu", "parameter", "beta");
+    if (kforge::shares_memory(*mu_out, parameters_[4])) return shared_memory("mu", "parameter", "w2t");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;

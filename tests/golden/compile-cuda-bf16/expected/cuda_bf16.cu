@@ -132,6 +132,7 @@ kforge::Status cuda_bf16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
@@ -142,6 +143,7 @@ kforge::Status cuda_bf16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
@@ -152,6 +154,7 @@ kforge::Status cuda_bf16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -162,6 +165,7 @@ kforge::Status cuda_bf16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[3] = value;
+    parameter_memory_.add(value);
     bound_[3] = true;
     return kforge::Status::OK();
   }
@@ -172,6 +176,7 @@ kforge::Status cuda_bf16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[4] = value;
+    parameter_memory_.add(value);
     bound_[4] = true;
     return kforge::Status::OK();
   }
@@ -204,18 +209,22 @@ kforge::Status cuda_bf16::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kBFloat16, {s0, 32}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
   if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
-  if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "w1");
-  if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "b1");
-  if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "g");
-  if (kforge::shares_memory(*p_out, parameters_[3])) return shared_memory("p", "parameter", "beta");
-  if (kforge::shares_memory(*p_out, parameters_[4])) return shared_memory("p", "parameter", "w2t");
+  if (parameter_memory_.may_overlap(*p_out)) {
+    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "w1");
+    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "b1");
+    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "g");
+    if (kforge::shares_memory(*p_out, parameters_[3])) return shared_memory("p", "parameter", "beta");
+    if (kforge::shares_memory(*p_out, parameters_[4])) return shared_memory("p", "parameter", "w2t");
+  }
   if (kforge::shares_memory(*mu_out, x)) return shared_memory("mu", "input", "x");
   if (kforge::shares_memory(*mu_out, *p_out)) return shared_memory("mu", "output", "p");
-  if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "w1");
-  if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "b1");
-  if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "g");
-  if (kforge::shares_memory(*mu_out, parameters_[3])) return shared_memory("mu", "parameter", "beta");
-  if (kforge::shares_memory(*mu_out, parameters_[4])) return shared_memory("mu", "parameter", "w2t");
+  if (parameter_memory_.may_overlap(*mu_out)) {
+    if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "w1");
+    if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "b1");
+    if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "g");
+    if (kforge::shares_memory(*mu_out, parameters_[3])) return shared_memory("mu", "parameter", "beta");
+    if (kforge::shares_memory(*mu_out, parameters_[4])) return shared_memory("mu", "parameter", "w2t");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;

@@ -257,6 +257,7 @@ kforge::Status cuda_fp16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
@@ -267,6 +268,7 @@ kforge::Status cuda_fp16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
@@ -277,6 +279,7 @@ kforge::Status cuda_fp16::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -298,14 +301,18 @@ kforge::Status cuda_fp16::run(const kforge::Tensor& x, kforge::Tensor* z_out, kf
   KFORGE_RETURN_IF_ERROR(prepare_output(z_out, "z", kforge::DataType::kFloat16, {16, 36}));
   KFORGE_RETURN_IF_ERROR(prepare_output(s_out, "s", kforge::DataType::kFloat16, {16, 1}));
   if (kforge::shares_memory(*z_out, x)) return shared_memory("z", "input", "x");
-  if (kforge::shares_memory(*z_out, parameters_[0])) return shared_memory("z", "parameter", "w1");
-  if (kforge::shares_memory(*z_out, parameters_[1])) return shared_memory("z", "parameter", "b1");
-  if (kforge::shares_memory(*z_out, parameters_[2])) return shared_memory("z", "parameter", "w2");
+  if (parameter_memory_.may_overlap(*z_out)) {
+    if (kforge::shares_memory(*z_out, parameters_[0])) return shared_memory("z", "parameter", "w1");
+    if (kforge::shares_memory(*z_out, parameters_[1])) return shared_memory("z", "parameter", "b1");
+    if (kforge::shares_memory(*z_out, parameters_[2])) return shared_memory("z", "parameter", "w2");
+  }
   if (kforge::shares_memory(*s_out, x)) return shared_memory("s", "input", "x");
   if (kforge::shares_memory(*s_out, *z_out)) return shared_memory("s", "output", "z");
-  if (kforge::shares_memory(*s_out, parameters_[0])) return shared_memory("s", "parameter", "w1");
-  if (kforge::shares_memory(*s_out, parameters_[1])) return shared_memory("s", "parameter", "b1");
-  if (kforge::shares_memory(*s_out, parameters_[2])) return shared_memory("s", "parameter", "w2");
+  if (parameter_memory_.may_overlap(*s_out)) {
+    if (kforge::shares_memory(*s_out, parameters_[0])) return shared_memory("s", "parameter", "w1");
+    if (kforge::shares_memory(*s_out, parameters_[1])) return shared_memory("s", "parameter", "b1");
+    if (kforge::shares_memory(*s_out, parameters_[2])) return shared_memory("s", "parameter", "w2");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;

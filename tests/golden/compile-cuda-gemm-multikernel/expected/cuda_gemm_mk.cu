@@ -230,6 +230,7 @@ kforge::Status cuda_gemm_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
@@ -240,6 +241,7 @@ kforge::Status cuda_gemm_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
@@ -250,6 +252,7 @@ kforge::Status cuda_gemm_mk::bind_parameter(std::string_view name, const kforge:
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -277,9 +280,11 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, 32}));
   if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
-  if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "w1");
-  if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "b1");
-  if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "w2t");
+  if (parameter_memory_.may_overlap(*y_out)) {
+    if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "w1");
+    if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "b1");
+    if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "w2t");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;

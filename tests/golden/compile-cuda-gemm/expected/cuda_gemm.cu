@@ -111,6 +111,7 @@ kforge::Status cuda_gemm::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
@@ -121,6 +122,7 @@ kforge::Status cuda_gemm::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
@@ -131,6 +133,7 @@ kforge::Status cuda_gemm::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -141,6 +144,7 @@ kforge::Status cuda_gemm::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[3] = value;
+    parameter_memory_.add(value);
     bound_[3] = true;
     return kforge::Status::OK();
   }
@@ -151,6 +155,7 @@ kforge::Status cuda_gemm::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[4] = value;
+    parameter_memory_.add(value);
     bound_[4] = true;
     return kforge::Status::OK();
   }
@@ -171,11 +176,13 @@ kforge::Status cuda_gemm::run(const kforge::Tensor& x, kforge::Tensor* y_out) {
   if (!bound_[4]) return kforge::Status::Error("cuda_gemm: parameter 'w3t' is not bound");
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {16, 8}));
   if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
-  if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "w1");
-  if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "b1");
-  if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "w2");
-  if (kforge::shares_memory(*y_out, parameters_[3])) return shared_memory("y", "parameter", "b2");
-  if (kforge::shares_memory(*y_out, parameters_[4])) return shared_memory("y", "parameter", "w3t");
+  if (parameter_memory_.may_overlap(*y_out)) {
+    if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "w1");
+    if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "b1");
+    if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "w2");
+    if (kforge::shares_memory(*y_out, parameters_[3])) return shared_memory("y", "parameter", "b2");
+    if (kforge::shares_memory(*y_out, parameters_[4])) return shared_memory("y", "parameter", "w3t");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;

@@ -297,6 +297,7 @@ kforge::Status cuda_rows::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
@@ -307,6 +308,7 @@ kforge::Status cuda_rows::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
@@ -317,6 +319,7 @@ kforge::Status cuda_rows::bind_parameter(std::string_view name, const kforge::Te
                                    value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -348,27 +351,35 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
   KFORGE_RETURN_IF_ERROR(prepare_output(var_out, "var", kforge::DataType::kFloat32, {s0}));
   if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
-  if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "b");
-  if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "g");
-  if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "beta");
+  if (parameter_memory_.may_overlap(*p_out)) {
+    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "b");
+    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "g");
+    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "beta");
+  }
   if (kforge::shares_memory(*q_out, x)) return shared_memory("q", "input", "x");
   if (kforge::shares_memory(*q_out, *p_out)) return shared_memory("q", "output", "p");
-  if (kforge::shares_memory(*q_out, parameters_[0])) return shared_memory("q", "parameter", "b");
-  if (kforge::shares_memory(*q_out, parameters_[1])) return shared_memory("q", "parameter", "g");
-  if (kforge::shares_memory(*q_out, parameters_[2])) return shared_memory("q", "parameter", "beta");
+  if (parameter_memory_.may_overlap(*q_out)) {
+    if (kforge::shares_memory(*q_out, parameters_[0])) return shared_memory("q", "parameter", "b");
+    if (kforge::shares_memory(*q_out, parameters_[1])) return shared_memory("q", "parameter", "g");
+    if (kforge::shares_memory(*q_out, parameters_[2])) return shared_memory("q", "parameter", "beta");
+  }
   if (kforge::shares_memory(*mu_out, x)) return shared_memory("mu", "input", "x");
   if (kforge::shares_memory(*mu_out, *p_out)) return shared_memory("mu", "output", "p");
   if (kforge::shares_memory(*mu_out, *q_out)) return shared_memory("mu", "output", "q");
-  if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "b");
-  if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "g");
-  if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "beta");
+  if (parameter_memory_.may_overlap(*mu_out)) {
+    if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "b");
+    if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "g");
+    if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "beta");
+  }
   if (kforge::shares_memory(*var_out, x)) return shared_memory("var", "input", "x");
   if (kforge::shares_memory(*var_out, *p_out)) return shared_memory("var", "output", "p");
   if (kforge::shares_memory(*var_out, *q_out)) return shared_memory("var", "output", "q");
   if (kforge::shares_memory(*var_out, *mu_out)) return shared_memory("var", "output", "mu");
-  if (kforge::shares_memory(*var_out, parameters_[0])) return shared_memory("var", "parameter", "b");
-  if (kforge::shares_memory(*var_out, parameters_[1])) return shared_memory("var", "parameter", "g");
-  if (kforge::shares_memory(*var_out, parameters_[2])) return shared_memory("var", "parameter", "beta");
+  if (parameter_memory_.may_overlap(*var_out)) {
+    if (kforge::shares_memory(*var_out, parameters_[0])) return shared_memory("var", "parameter", "b");
+    if (kforge::shares_memory(*var_out, parameters_[1])) return shared_memory("var", "parameter", "g");
+    if (kforge::shares_memory(*var_out, parameters_[2])) return shared_memory("var", "parameter", "beta");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;

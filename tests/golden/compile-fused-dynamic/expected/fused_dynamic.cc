@@ -229,6 +229,7 @@ kforge::Status fused_dynamic::bind(size_t index, const kforge::Tensor& value) {
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -242,6 +243,7 @@ void fused_dynamic::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -312,15 +314,19 @@ kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor&
   KFORGE_RETURN_IF_ERROR(prepare_output(z, "z", kforge::DataType::kFloat32, {s1, 6, 8}));
   if (kforge::shares_memory(*y, x)) return shared_memory("y", "input", "x");
   if (kforge::shares_memory(*y, a)) return shared_memory("y", "input", "a");
-  for (size_t i = 0; i < kNumParameters; ++i) {
-    if (kforge::shares_memory(*y, parameters_[i])) return shared_memory("y", "parameter", kParameterNames[i]);
+  if (parameter_memory_.may_overlap(*y)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*y, parameters_[i])) return shared_memory("y", "parameter", kParameterNames[i]);
+    }
   }
   values_[0].data = y->data;
   if (kforge::shares_memory(*z, x)) return shared_memory("z", "input", "x");
   if (kforge::shares_memory(*z, a)) return shared_memory("z", "input", "a");
   if (kforge::shares_memory(*z, *y)) return shared_memory("z", "output", "y");
-  for (size_t i = 0; i < kNumParameters; ++i) {
-    if (kforge::shares_memory(*z, parameters_[i])) return shared_memory("z", "parameter", kParameterNames[i]);
+  if (parameter_memory_.may_overlap(*z)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*z, parameters_[i])) return shared_memory("z", "parameter", kParameterNames[i]);
+    }
   }
   values_[1].data = z->data;
 

@@ -291,6 +291,7 @@ kforge::Status fused_static::bind(size_t index, const kforge::Tensor& value) {
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -304,6 +305,7 @@ void fused_static::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -367,14 +369,18 @@ kforge::Status fused_static::run(const kforge::Tensor& x, kforge::Tensor* p, kfo
   KFORGE_RETURN_IF_ERROR(prepare_output(p, "p", kforge::DataType::kFloat32, {4, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(q, "q", kforge::DataType::kFloat32, {4, 16}));
   if (kforge::shares_memory(*p, x)) return shared_memory("p", "input", "x");
-  for (size_t i = 0; i < kNumParameters; ++i) {
-    if (kforge::shares_memory(*p, parameters_[i])) return shared_memory("p", "parameter", kParameterNames[i]);
+  if (parameter_memory_.may_overlap(*p)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*p, parameters_[i])) return shared_memory("p", "parameter", kParameterNames[i]);
+    }
   }
   values_[3].data = p->data;
   if (kforge::shares_memory(*q, x)) return shared_memory("q", "input", "x");
   if (kforge::shares_memory(*q, *p)) return shared_memory("q", "output", "p");
-  for (size_t i = 0; i < kNumParameters; ++i) {
-    if (kforge::shares_memory(*q, parameters_[i])) return shared_memory("q", "parameter", kParameterNames[i]);
+  if (parameter_memory_.may_overlap(*q)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*q, parameters_[i])) return shared_memory("q", "parameter", kParameterNames[i]);
+    }
   }
   values_[5].data = q->data;
 

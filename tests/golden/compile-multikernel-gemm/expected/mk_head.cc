@@ -336,6 +336,7 @@ kforge::Status mk_head::bind(size_t index, const kforge::Tensor& value) {
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -349,6 +350,7 @@ void mk_head::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -408,8 +410,10 @@ kforge::Status mk_head::run(const kforge::Tensor& features, kforge::Tensor* prob
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(probs, "probs", kforge::DataType::kFloat32, {s0, 3}));
   if (kforge::shares_memory(*probs, features)) return shared_memory("probs", "input", "features");
-  for (size_t i = 0; i < kNumParameters; ++i) {
-    if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+  if (parameter_memory_.may_overlap(*probs)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+    }
   }
   values_[2].data = probs->data;
 

@@ -163,6 +163,7 @@ kforge::Status small_static::bind(size_t index, const kforge::Tensor& value) {
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -176,6 +177,7 @@ void small_static::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -233,14 +235,18 @@ kforge::Status small_static::run(const kforge::Tensor& x, kforge::Tensor* probs,
   KFORGE_RETURN_IF_ERROR(prepare_output(probs, "probs", kforge::DataType::kFloat32, {2, 4}));
   KFORGE_RETURN_IF_ERROR(prepare_output(x_2, "x", kforge::DataType::kFloat32, {2, 3}));
   if (kforge::shares_memory(*probs, x)) return shared_memory("probs", "input", "x");
-  for (size_t i = 0; i < kNumParameters; ++i) {
-    if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+  if (parameter_memory_.may_overlap(*probs)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+    }
   }
   values_[4].data = probs->data;
   if (kforge::shares_memory(*x_2, x)) return shared_memory("x", "input", "x");
   if (kforge::shares_memory(*x_2, *probs)) return shared_memory("x", "output", "probs");
-  for (size_t i = 0; i < kNumParameters; ++i) {
-    if (kforge::shares_memory(*x_2, parameters_[i])) return shared_memory("x", "parameter", kParameterNames[i]);
+  if (parameter_memory_.may_overlap(*x_2)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*x_2, parameters_[i])) return shared_memory("x", "parameter", kParameterNames[i]);
+    }
   }
 
   // pd_op.matmul at ../../../golden/compile-static/program.yaml:7:5

@@ -139,6 +139,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const passes::LoweredValue& v = p.values[p.outputs[i].value];
     Value o = tensor_entry(p.outputs[i].name, v.dtype, v.dims);
+    o.set("index", static_cast<int64_t>(i));
     o.set("ident", cuda_output_ident(p, i));
     o.set("dtype", dtype_of(v.dtype, p.outputs[i].loc, "output '" + p.outputs[i].name + "'"));
     o.set("dims", dims_list(v.dims));

@@ -14,7 +14,7 @@
 //   parameters:  [{name, dtype_name, shape_text, condition (bind_parameter()'s mismatch test on `value`),
 //                 dtype "kforge::DataType::kFloat32", rank (int), dims "{4, -1}" (-1: known only at run time)}]
 //   parameter_file_order: [int]  parameter indices in the .pdiparams order (sorted by name)
-//   outputs:     [{name, ident "y_out", dtype_name, shape_text, dtype, dims "{s0, 10}"}]
+//   outputs:     [{index (int), name, ident "y_out", dtype_name, shape_text, dtype, dims "{s0, 10}"}]
 //   symbols:     [{id (int), init "x.dims[0]"}]   the dynamic dims, read from the inputs
 //   run_params:  [text]  the parameters of run(); run_generic_args: [text] what run(TensorList, ...) passes
 #pragma once

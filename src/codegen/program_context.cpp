@@ -143,11 +143,16 @@ void ContextBuilder::add_inputs(Value& ctx) {
     const passes::ProgramInput& in = p_.inputs[i];
     const std::string dtype = dtype_of(in.dtype, in.loc, "input '" + in.name + "'");
     if (in.declared_dims.size() > static_cast<size_t>(kMaxRank)) error(in.loc, "input '" + in.name + "' has rank above 9");
+    // dtype, rank and place, then each dim: a declared one exactly, a dynamic one (`?`) at least 0.
     std::string cond = input_idents_[i] + ".dtype != " + dtype + " || " + input_idents_[i] +
-                       ".ndim != " + std::to_string(in.declared_dims.size());
+                       ".ndim != " + std::to_string(in.declared_dims.size()) + " || " + input_idents_[i] +
+                       ".place.backend != kforge::Backend::kCPU";
     for (size_t a = 0; a < in.declared_dims.size(); ++a) {
+      const std::string dim = input_idents_[i] + ".dims[" + std::to_string(a) + "]";
       if (in.declared_dims[a] >= 0) {
-        cond += " || " + input_idents_[i] + ".dims[" + std::to_string(a) + "] != " + std::to_string(in.declared_dims[a]);
+        cond += " || " + dim + " != " + std::to_string(in.declared_dims[a]);
+      } else {
+        cond += " || " + dim + " < 0";
       }
     }
     Value iv = Value::map();

@@ -282,13 +282,18 @@ inline Status read_tensor_header(std::istream& in, uint64_t size, uint64_t offse
 inline Status load(std::istream& in, const char* source, const ParameterSpec* specs, const uint32_t* file_order,
                    size_t count, std::vector<Tensor>* out) {
   out->clear();
-  const std::string where = std::string("'") + source + "': ";
+  const std::string where = std::string("'") + (source != nullptr ? source : "(stream)") + "': ";
   if (!detail::little_endian_host()) return Status::Error(where, "reading .pdiparams needs a little-endian host");
   in.clear();
   in.seekg(0, std::ios::end);
   const std::streamoff end = in.tellg();
   if (!in || end < 0) return Status::Error(where, "cannot determine the size of the stream");
   const uint64_t size = static_cast<uint64_t>(end);
+  // A directory opens and claims a size on Linux, but nothing can be read from it.
+  in.seekg(0);
+  if (size != 0 && in.peek() == std::char_traits<char>::eof()) {
+    return Status::Error(where, "cannot read the stream (not a regular file?)");
+  }
 
   // Pass 1: every header, checked against its spec, so that the storage is planned whole before any data is read.
   std::vector<TensorHeader> headers(count);
@@ -354,6 +359,7 @@ inline Status load(std::istream& in, const char* source, const ParameterSpec* sp
 inline Status load_file(const char* path, const ParameterSpec* specs, const uint32_t* file_order, size_t count,
                         std::vector<Tensor>* out) {
   out->clear();
+  if (path == nullptr) return Status::Error("the parameter file's path is null");
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error("cannot open '", path, "'");
   return load(in, path, specs, file_order, count, out);

@@ -466,8 +466,9 @@ struct Tensor {
     return Status::OK();
   }
 
-  // "[2, 3, 4]"; for messages.
+  // "[2, 3, 4]"; for messages. A rank outside [0, kMaxRank] (a caller's corrupt tensor) reads no dims: "[rank 12?]".
   std::string dims_string() const {
+    if (ndim < 0 || ndim > kMaxRank) return "[rank " + std::to_string(ndim) + "?]";
     std::string s = "[";
     for (int32_t i = 0; i < ndim; ++i) {
       if (i) s += ", ";
@@ -475,6 +476,54 @@ struct Tensor {
     }
     return s + "]";
   }
+};
+
+// The bytes of `t`'s elements in `*bytes`, or false when its rank is outside [0, kMaxRank], a dim is negative, or
+// the byte count overflows int64: what generated code checks on a caller's tensor before trusting numel().
+inline bool checked_bytes(const Tensor& t, size_t* bytes) {
+  if (t.ndim < 0 || t.ndim > kMaxRank) return false;
+  const uint64_t limit = static_cast<uint64_t>(INT64_MAX);
+  uint64_t n = size_of(t.dtype);
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (t.dims[i] < 0) return false;
+    const uint64_t d = static_cast<uint64_t>(t.dims[i]);
+    if (d != 0 && n > limit / d) return false;
+    n *= d;
+  }
+  *bytes = static_cast<size_t>(n);
+  return true;
+}
+
+// Whether the element bytes of `a` and `b` overlap (in one address space: both CPU or both on one GPU). A tensor
+// without data or without elements shares nothing. Dims must be valid (checked_bytes).
+inline bool shares_memory(const Tensor& a, const Tensor& b) {
+  if (a.data == nullptr || b.data == nullptr || a.place != b.place) return false;
+  const uintptr_t a0 = reinterpret_cast<uintptr_t>(a.data), b0 = reinterpret_cast<uintptr_t>(b.data);
+  const size_t a_bytes = a.bytes(), b_bytes = b.bytes();
+  if (a_bytes == 0 || b_bytes == 0) return false;
+  return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
+}
+
+// The smallest address range that holds the element bytes of every tensor added: a cheap first test before
+// comparing a tensor with each of many (a generated class keeps one over its bound parameters, so that checking an
+// output against hundreds of them costs one compare when it lies elsewhere).
+struct MemoryHull {
+  uintptr_t lo = UINTPTR_MAX;
+  uintptr_t hi = 0;
+
+  void add(const Tensor& t) {
+    const size_t bytes = t.bytes();
+    if (t.data == nullptr || bytes == 0) return;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
+    lo = begin < lo ? begin : lo;
+    hi = begin + bytes > hi ? begin + bytes : hi;
+  }
+  bool may_overlap(const Tensor& t) const {
+    const size_t bytes = t.bytes();
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(t.data);
+    return t.data != nullptr && bytes != 0 && begin < hi && lo < begin + bytes;
+  }
+  void clear() { *this = MemoryHull{}; }
 };
 
 // `Tensor[]` inputs: a span of pointers, built by the caller without allocating. An absent optional `Tensor[]`

@@ -290,6 +290,87 @@ TEST_CASE("params: load_file names a file it cannot open") {
   CHECK(s.message() == "cannot open '/nonexistent/dir/x.pdiparams'");
 }
 
+TEST_CASE("params: load_file refuses a null path and a directory with a message") {
+  std::vector<Tensor> out;
+  Status s = kforge::params::load_file(nullptr, kSpecs, kOrder, 3, &out);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message() == "the parameter file's path is null");
+  // A directory opens and reports a size on Linux; reading it must not be taken for a truncated file.
+  s = kforge::params::load_file("/", kSpecs, kOrder, 3, &out);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message() == "'/': cannot read the stream (not a regular file?)");
+  CHECK(out.empty());
+}
+
+// The runtime helpers generated classes check callers' tensors with (kforge_runtime.h; tests/e2e/test_hostile.py
+// drives them through generated code).
+TEST_CASE("runtime: checked_bytes, shares_memory and dims_string on hostile tensors") {
+  Tensor t;
+  t.dtype = DataType::kFloat32;
+  REQUIRE(t.set_dims({4, 16}).ok());
+  size_t bytes = 0;
+  CHECK(kforge::checked_bytes(t, &bytes));
+  CHECK(bytes == 256);
+  t.dims[0] = int64_t{1} << 60;  // 2^60 * 16 * 4 bytes
+  CHECK_FALSE(kforge::checked_bytes(t, &bytes));
+  t.dims[0] = int64_t{1} << 57;  // 2^57 * 16 * 4 = 2^63: one past INT64_MAX
+  CHECK_FALSE(kforge::checked_bytes(t, &bytes));
+  t.dims[0] = (int64_t{1} << 57) - 1;
+  CHECK(kforge::checked_bytes(t, &bytes));
+  t.dims[0] = -1;
+  CHECK_FALSE(kforge::checked_bytes(t, &bytes));
+  t.dims[0] = 0;
+  t.dims[1] = INT64_MAX;
+  CHECK(kforge::checked_bytes(t, &bytes));
+  CHECK(bytes == 0);
+  t.ndim = 10;
+  CHECK_FALSE(kforge::checked_bytes(t, &bytes));
+  CHECK(t.dims_string() == "[rank 10?]");
+  t.ndim = -1;
+  CHECK_FALSE(kforge::checked_bytes(t, &bytes));
+  CHECK(t.dims_string() == "[rank -1?]");
+
+  float storage[64] = {};
+  Tensor a, b;
+  a.dtype = b.dtype = DataType::kFloat32;
+  REQUIRE(a.set_dims({8}).ok());
+  REQUIRE(b.set_dims({8}).ok());
+  a.data = storage;
+  b.data = storage + 8;  // adjacent, not overlapping
+  CHECK_FALSE(kforge::shares_memory(a, b));
+  b.data = storage + 7;
+  CHECK(kforge::shares_memory(a, b));
+  CHECK(kforge::shares_memory(b, a));
+  b.data = storage;
+  CHECK(kforge::shares_memory(a, b));
+  b.place = kforge::GPUPlace();  // another address space
+  CHECK_FALSE(kforge::shares_memory(a, b));
+  b.place = kforge::CPUPlace();
+  REQUIRE(b.set_dims({0}).ok());  // no elements: nothing to share
+  CHECK_FALSE(kforge::shares_memory(a, b));
+  b.data = nullptr;
+  CHECK_FALSE(kforge::shares_memory(a, b));
+
+  // MemoryHull: the first, cheap test of an output against every bound parameter.
+  kforge::MemoryHull hull;
+  CHECK_FALSE(hull.may_overlap(a));
+  Tensor p1 = a, p2 = a;
+  p1.data = storage + 16;
+  p2.data = storage + 40;
+  hull.add(p1);
+  hull.add(p2);
+  a.data = storage + 24;  // between the two: inside the hull, though it overlaps neither
+  CHECK(hull.may_overlap(a));
+  a.data = storage + 48;  // just past p2
+  CHECK_FALSE(hull.may_overlap(a));
+  a.data = storage + 8;  // just before p1
+  CHECK_FALSE(hull.may_overlap(a));
+  a.data = storage + 9;
+  CHECK(hull.may_overlap(a));
+  hull.clear();
+  CHECK_FALSE(hull.may_overlap(a));
+}
+
 TEST_CASE("params: Paddle's dtype codes") {
   DataType d = DataType::kUndefined;
   const std::pair<uint64_t, DataType> codes[] = {

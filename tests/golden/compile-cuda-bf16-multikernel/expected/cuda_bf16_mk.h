@@ -82,6 +82,7 @@ class cuda_bf16_mk {
   bool constants_ready_ = false;
   std::array<kforge::Tensor, 5> parameters_;
   std::array<bool, 5> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
   // The GEMM groups' state (cuda_bf16_mk.cu), made by the first run(): the cuBLASLt handle and its
   // preallocated workspace, the multi-kernel dispatchers, their event timer and scratch output.

@@ -77,6 +77,7 @@ class cuda_bf16 {
   bool constants_ready_ = false;
   std::array<kforge::Tensor, 5> parameters_;
   std::array<bool, 5> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   // The GEMM groups' state (cuda_bf16.cu), made by the first run(): the cuBLASLt handle and its
   // preallocated workspace.
   struct GemmState;

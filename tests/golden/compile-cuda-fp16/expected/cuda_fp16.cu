@@ -58,6 +58,29 @@ namespace {
                                cudaGetErrorString(error), ")");
 }
 
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("cuda_fp16: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("cuda_fp16: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_fp16: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_fp16: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
+}
+
 // Keeps the caller's output memory when it already has the right dtype and dims and is on the GPU.
 [[maybe_unused]] kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                std::initializer_list<int64_t> dims) {
@@ -228,26 +251,35 @@ kforge::Status cuda_fp16::synchronize() {
 
 kforge::Status cuda_fp16::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "w1") {
-    if (value.dtype != kforge::DataType::kFloat16 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 64 || value.dims[1] != 32) {
-      return kforge::Status::Error("cuda_fp16: parameter 'w1' must be a GPU tensor float16 [64, 32], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat16 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 64 || value.dims[1] != 32 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_fp16: parameter 'w1' must be a GPU tensor float16 [64, 32], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
   if (name == "b1") {
-    if (value.dtype != kforge::DataType::kFloat16 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 1 || value.dims[1] != 32) {
-      return kforge::Status::Error("cuda_fp16: parameter 'b1' must be a GPU tensor float16 [1, 32], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat16 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 1 || value.dims[1] != 32 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_fp16: parameter 'b1' must be a GPU tensor float16 [1, 32], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
   if (name == "w2") {
-    if (value.dtype != kforge::DataType::kFloat16 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 32 || value.dims[1] != 36) {
-      return kforge::Status::Error("cuda_fp16: parameter 'w2' must be a GPU tensor float16 [32, 36], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat16 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 32 || value.dims[1] != 36 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_fp16: parameter 'w2' must be a GPU tensor float16 [32, 36], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -259,11 +291,28 @@ kforge::Status cuda_fp16::run(const kforge::Tensor& x, kforge::Tensor* z_out, kf
     return kforge::Status::Error("cuda_fp16: input 'x' must be a GPU tensor float16 [16, 64], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (static_cast<const kforge::Tensor*>(z_out) == &x) return same_tensor("z", "input", "x");
+  if (static_cast<const kforge::Tensor*>(s_out) == &x) return same_tensor("s", "input", "x");
+  if (s_out != nullptr && s_out == z_out) return same_tensor("s", "output", "z");
   if (!bound_[0]) return kforge::Status::Error("cuda_fp16: parameter 'w1' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_fp16: parameter 'b1' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_fp16: parameter 'w2' is not bound");
   KFORGE_RETURN_IF_ERROR(prepare_output(z_out, "z", kforge::DataType::kFloat16, {16, 36}));
   KFORGE_RETURN_IF_ERROR(prepare_output(s_out, "s", kforge::DataType::kFloat16, {16, 1}));
+  if (kforge::shares_memory(*z_out, x)) return shared_memory("z", "input", "x");
+  if (parameter_memory_.may_overlap(*z_out)) {
+    if (kforge::shares_memory(*z_out, parameters_[0])) return shared_memory("z", "parameter", "w1");
+    if (kforge::shares_memory(*z_out, parameters_[1])) return shared_memory("z", "parameter", "b1");
+    if (kforge::shares_memory(*z_out, parameters_[2])) return shared_memory("z", "parameter", "w2");
+  }
+  if (kforge::shares_memory(*s_out, x)) return shared_memory("s", "input", "x");
+  if (kforge::shares_memory(*s_out, *z_out)) return shared_memory("s", "output", "z");
+  if (parameter_memory_.may_overlap(*s_out)) {
+    if (kforge::shares_memory(*s_out, parameters_[0])) return shared_memory("s", "parameter", "w1");
+    if (kforge::shares_memory(*s_out, parameters_[1])) return shared_memory("s", "parameter", "b1");
+    if (kforge::shares_memory(*s_out, parameters_[2])) return shared_memory("s", "parameter", "w2");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
@@ -301,6 +350,10 @@ kforge::Status cuda_fp16::run(kforge::TensorList inputs, kforge::MutableTensorLi
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("cuda_fp16: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("cuda_fp16: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("cuda_fp16: input ", i, " is null");

@@ -75,6 +75,7 @@ class cuda_fp16 {
   bool constants_ready_ = false;
   std::array<kforge::Tensor, 3> parameters_;
   std::array<bool, 3> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   // The GEMM groups' state (cuda_fp16.cu), made by the first run(): the cuBLASLt handle and its
   // preallocated workspace, the multi-kernel dispatchers, their event timer and scratch output.
   struct GemmState;

@@ -39,6 +39,29 @@ namespace {
                                cudaGetErrorString(error), ")");
 }
 
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("cuda_fused: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("cuda_fused: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_fused: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_fused: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
+}
+
 // Keeps the caller's output memory when it already has the right dtype and dims and is on the GPU.
 [[maybe_unused]] kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                std::initializer_list<int64_t> dims) {
@@ -71,26 +94,35 @@ kforge::Status cuda_fused::synchronize() {
 
 kforge::Status cuda_fused::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "b") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16) {
-      return kforge::Status::Error("cuda_fused: parameter 'b' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_fused: parameter 'b' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
   if (name == "g") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16) {
-      return kforge::Status::Error("cuda_fused: parameter 'g' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_fused: parameter 'g' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
   if (name == "beta") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16) {
-      return kforge::Status::Error("cuda_fused: parameter 'beta' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_fused: parameter 'beta' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -102,16 +134,51 @@ kforge::Status cuda_fused::run(const kforge::Tensor& x, const kforge::Tensor& h0
     return kforge::Status::Error("cuda_fused: input 'x' must be a GPU tensor float32 [4, 16], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
   if (h0.dtype != kforge::DataType::kFloat32 || h0.ndim != 2 || h0.place.backend != kforge::Backend::kGPU || h0.dims[0] != 4 || h0.dims[1] != 16) {
     return kforge::Status::Error("cuda_fused: input 'h0' must be a GPU tensor float32 [4, 16], got ", h0.dtype, " ", h0.dims_string(),
                                  h0.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("h0", h0));
+  if (static_cast<const kforge::Tensor*>(p_out) == &x) return same_tensor("p", "input", "x");
+  if (static_cast<const kforge::Tensor*>(p_out) == &h0) return same_tensor("p", "input", "h0");
+  if (static_cast<const kforge::Tensor*>(q_out) == &x) return same_tensor("q", "input", "x");
+  if (static_cast<const kforge::Tensor*>(q_out) == &h0) return same_tensor("q", "input", "h0");
+  if (q_out != nullptr && q_out == p_out) return same_tensor("q", "output", "p");
+  if (static_cast<const kforge::Tensor*>(mu_out) == &x) return same_tensor("mu", "input", "x");
+  if (static_cast<const kforge::Tensor*>(mu_out) == &h0) return same_tensor("mu", "input", "h0");
+  if (mu_out != nullptr && mu_out == p_out) return same_tensor("mu", "output", "p");
+  if (mu_out != nullptr && mu_out == q_out) return same_tensor("mu", "output", "q");
   if (!bound_[0]) return kforge::Status::Error("cuda_fused: parameter 'b' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_fused: parameter 'g' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_fused: parameter 'beta' is not bound");
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {4, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(q_out, "q", kforge::DataType::kFloat32, {4, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {4}));
+  if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
+  if (kforge::shares_memory(*p_out, h0)) return shared_memory("p", "input", "h0");
+  if (parameter_memory_.may_overlap(*p_out)) {
+    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "b");
+    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "g");
+    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "beta");
+  }
+  if (kforge::shares_memory(*q_out, x)) return shared_memory("q", "input", "x");
+  if (kforge::shares_memory(*q_out, h0)) return shared_memory("q", "input", "h0");
+  if (kforge::shares_memory(*q_out, *p_out)) return shared_memory("q", "output", "p");
+  if (parameter_memory_.may_overlap(*q_out)) {
+    if (kforge::shares_memory(*q_out, parameters_[0])) return shared_memory("q", "parameter", "b");
+    if (kforge::shares_memory(*q_out, parameters_[1])) return shared_memory("q", "parameter", "g");
+    if (kforge::shares_memory(*q_out, parameters_[2])) return shared_memory("q", "parameter", "beta");
+  }
+  if (kforge::shares_memory(*mu_out, x)) return shared_memory("mu", "input", "x");
+  if (kforge::shares_memory(*mu_out, h0)) return shared_memory("mu", "input", "h0");
+  if (kforge::shares_memory(*mu_out, *p_out)) return shared_memory("mu", "output", "p");
+  if (kforge::shares_memory(*mu_out, *q_out)) return shared_memory("mu", "output", "q");
+  if (parameter_memory_.may_overlap(*mu_out)) {
+    if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "b");
+    if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "g");
+    if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "beta");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
@@ -144,6 +211,10 @@ kforge::Status cuda_fused::run(kforge::TensorList inputs, kforge::MutableTensorL
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("cuda_fused: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("cuda_fused: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("cuda_fused: input ", i, " is null");

@@ -76,6 +76,7 @@ class cuda_fused {
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 3> parameters_;
   std::array<bool, 3> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
 };
 

@@ -75,6 +75,7 @@ class cuda_gemm_mk {
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 3> parameters_;
   std::array<bool, 3> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
   // The GEMM groups' state (cuda_gemm_mk.cu), made by the first run(): the cuBLASLt handle and its
   // preallocated workspace, the multi-kernel dispatchers, their event timer and scratch output.

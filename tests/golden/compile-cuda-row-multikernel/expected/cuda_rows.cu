@@ -45,6 +45,29 @@ namespace {
                                cudaGetErrorString(error), ")");
 }
 
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("cuda_rows: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("cuda_rows: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_rows: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_rows: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
+}
+
 // Keeps the caller's output memory when it already has the right dtype and dims and is on the GPU.
 [[maybe_unused]] kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                std::initializer_list<int64_t> dims) {
@@ -268,26 +291,35 @@ kforge::Status cuda_rows::synchronize() {
 
 kforge::Status cuda_rows::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "b") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 256) {
-      return kforge::Status::Error("cuda_rows: parameter 'b' must be a GPU tensor float32 [256], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 256 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_rows: parameter 'b' must be a GPU tensor float32 [256], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
   if (name == "g") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 256) {
-      return kforge::Status::Error("cuda_rows: parameter 'g' must be a GPU tensor float32 [256], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 256 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_rows: parameter 'g' must be a GPU tensor float32 [256], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
   if (name == "beta") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 256) {
-      return kforge::Status::Error("cuda_rows: parameter 'beta' must be a GPU tensor float32 [256], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 256 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_rows: parameter 'beta' must be a GPU tensor float32 [256], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
@@ -299,6 +331,17 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
     return kforge::Status::Error("cuda_rows: input 'x' must be a GPU tensor float32 [?, 256], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (static_cast<const kforge::Tensor*>(p_out) == &x) return same_tensor("p", "input", "x");
+  if (static_cast<const kforge::Tensor*>(q_out) == &x) return same_tensor("q", "input", "x");
+  if (q_out != nullptr && q_out == p_out) return same_tensor("q", "output", "p");
+  if (static_cast<const kforge::Tensor*>(mu_out) == &x) return same_tensor("mu", "input", "x");
+  if (mu_out != nullptr && mu_out == p_out) return same_tensor("mu", "output", "p");
+  if (mu_out != nullptr && mu_out == q_out) return same_tensor("mu", "output", "q");
+  if (static_cast<const kforge::Tensor*>(var_out) == &x) return same_tensor("var", "input", "x");
+  if (var_out != nullptr && var_out == p_out) return same_tensor("var", "output", "p");
+  if (var_out != nullptr && var_out == q_out) return same_tensor("var", "output", "q");
+  if (var_out != nullptr && var_out == mu_out) return same_tensor("var", "output", "mu");
   if (!bound_[0]) return kforge::Status::Error("cuda_rows: parameter 'b' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_rows: parameter 'g' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_rows: parameter 'beta' is not bound");
@@ -307,6 +350,36 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   KFORGE_RETURN_IF_ERROR(prepare_output(q_out, "q", kforge::DataType::kFloat32, {s0, 256}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
   KFORGE_RETURN_IF_ERROR(prepare_output(var_out, "var", kforge::DataType::kFloat32, {s0}));
+  if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
+  if (parameter_memory_.may_overlap(*p_out)) {
+    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "b");
+    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "g");
+    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "beta");
+  }
+  if (kforge::shares_memory(*q_out, x)) return shared_memory("q", "input", "x");
+  if (kforge::shares_memory(*q_out, *p_out)) return shared_memory("q", "output", "p");
+  if (parameter_memory_.may_overlap(*q_out)) {
+    if (kforge::shares_memory(*q_out, parameters_[0])) return shared_memory("q", "parameter", "b");
+    if (kforge::shares_memory(*q_out, parameters_[1])) return shared_memory("q", "parameter", "g");
+    if (kforge::shares_memory(*q_out, parameters_[2])) return shared_memory("q", "parameter", "beta");
+  }
+  if (kforge::shares_memory(*mu_out, x)) return shared_memory("mu", "input", "x");
+  if (kforge::shares_memory(*mu_out, *p_out)) return shared_memory("mu", "output", "p");
+  if (kforge::shares_memory(*mu_out, *q_out)) return shared_memory("mu", "output", "q");
+  if (parameter_memory_.may_overlap(*mu_out)) {
+    if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "b");
+    if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "g");
+    if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "beta");
+  }
+  if (kforge::shares_memory(*var_out, x)) return shared_memory("var", "input", "x");
+  if (kforge::shares_memory(*var_out, *p_out)) return shared_memory("var", "output", "p");
+  if (kforge::shares_memory(*var_out, *q_out)) return shared_memory("var", "output", "q");
+  if (kforge::shares_memory(*var_out, *mu_out)) return shared_memory("var", "output", "mu");
+  if (parameter_memory_.may_overlap(*var_out)) {
+    if (kforge::shares_memory(*var_out, parameters_[0])) return shared_memory("var", "parameter", "b");
+    if (kforge::shares_memory(*var_out, parameters_[1])) return shared_memory("var", "parameter", "g");
+    if (kforge::shares_memory(*var_out, parameters_[2])) return shared_memory("var", "parameter", "beta");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
@@ -346,6 +419,10 @@ kforge::Status cuda_rows::run(kforge::TensorList inputs, kforge::MutableTensorLi
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("cuda_rows: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("cuda_rows: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("cuda_rows: input ", i, " is null");

@@ -77,6 +77,7 @@ class cuda_rows {
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 3> parameters_;
   std::array<bool, 3> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
   // The row groups' dispatchers (cuda_rows.cu), made by the first run(), with the event timer and
   // scratch stores they benchmark new shapes with.

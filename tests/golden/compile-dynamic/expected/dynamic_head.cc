@@ -86,7 +86,31 @@ KFORGE_GENERATED_COLD kforge::Status call_failed(size_t index, const kforge::Sta
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status input_mismatch(const char* name, const char* expected,
                                                                       const kforge::Tensor& actual) {
   return kforge::Status::Error("dynamic_head: input '", name, "' must be ", expected, ", got ",
-                               kforge::name_of(actual.dtype), " ", actual.dims_string());
+                               kforge::name_of(actual.dtype), " ", actual.dims_string(),
+                               actual.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU");
+}
+
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] inline kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("dynamic_head: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("dynamic_head: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("dynamic_head: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("dynamic_head: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
 }
 
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status allocate_output(kforge::Tensor* out, const char* name,
@@ -102,7 +126,7 @@ KFORGE_GENERATED_COLD kforge::Status call_failed(size_t index, const kforge::Sta
 // Keeps the caller's output memory when it already has the right dtype and dims.
 [[maybe_unused]] inline kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                       std::initializer_list<int64_t> dims) {
-  if (out != nullptr && out->data != nullptr && out->dtype == dtype &&
+  if (out != nullptr && out->data != nullptr && out->dtype == dtype && out->place.backend == kforge::Backend::kCPU &&
       out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims)) {
     return kforge::Status::OK();
   }
@@ -144,16 +168,21 @@ kforge::Status dynamic_head::resize(int64_t s0) {
 
 kforge::Status dynamic_head::bind(size_t index, const kforge::Tensor& value) {
   const kforge::ParameterSpec& spec = kParameterSpecs[index];
-  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
+  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr &&
+                 value.place.backend == kforge::Backend::kCPU;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
+  size_t bytes = 0;
+  if (matches) matches = kforge::checked_bytes(value, &bytes);  // a `?` dim: not negative, no overflow
   if (!matches) {
     return kforge::Status::Error("dynamic_head: parameter '", spec.name, "' must be ", spec.shape, ", got ",
                                  kforge::name_of(value.dtype), " ", value.dims_string(),
+                                 value.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU",
                                  value.data == nullptr ? " without data" : "");
   }
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -167,6 +196,7 @@ void dynamic_head::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -210,9 +240,11 @@ kforge::Status dynamic_head::bind_parameters(const Parameters& parameters) {
 }
 
 kforge::Status dynamic_head::run(const kforge::Tensor& features, kforge::Tensor* probs) {
-  if (features.dtype != kforge::DataType::kFloat32 || features.ndim != 3 || features.dims[1] != 2 || features.dims[2] != 4) {
+  if (features.dtype != kforge::DataType::kFloat32 || features.ndim != 3 || features.place.backend != kforge::Backend::kCPU || features.dims[0] < 0 || features.dims[1] != 2 || features.dims[2] != 4) {
     return input_mismatch("features", "float32 [?, 2, 4]", features);
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("features", features));
+  if (static_cast<const kforge::Tensor*>(probs) == &features) return same_tensor("probs", "input", "features");
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("dynamic_head: parameter '", kParameterNames[i], "' is not bound");
@@ -223,6 +255,12 @@ kforge::Status dynamic_head::run(const kforge::Tensor& features, kforge::Tensor*
     KFORGE_RETURN_IF_ERROR(resize(s0));
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(probs, "probs", kforge::DataType::kFloat32, {s0, 3}));
+  if (kforge::shares_memory(*probs, features)) return shared_memory("probs", "input", "features");
+  if (parameter_memory_.may_overlap(*probs)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+    }
+  }
   values_[3].data = probs->data;
 
   // pd_op.reshape at ../../../golden/compile-dynamic/program.yaml:10:5
@@ -243,6 +281,10 @@ kforge::Status dynamic_head::run(kforge::TensorList inputs, kforge::MutableTenso
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("dynamic_head: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("dynamic_head: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("dynamic_head: input ", i, " is null");

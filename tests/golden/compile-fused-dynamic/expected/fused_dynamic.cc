@@ -134,7 +134,31 @@ void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_lis
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status input_mismatch(const char* name, const char* expected,
                                                                       const kforge::Tensor& actual) {
   return kforge::Status::Error("fused_dynamic: input '", name, "' must be ", expected, ", got ",
-                               kforge::name_of(actual.dtype), " ", actual.dims_string());
+                               kforge::name_of(actual.dtype), " ", actual.dims_string(),
+                               actual.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU");
+}
+
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] inline kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("fused_dynamic: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("fused_dynamic: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("fused_dynamic: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("fused_dynamic: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
 }
 
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status allocate_output(kforge::Tensor* out, const char* name,
@@ -150,7 +174,7 @@ void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_lis
 // Keeps the caller's output memory when it already has the right dtype and dims.
 [[maybe_unused]] inline kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                       std::initializer_list<int64_t> dims) {
-  if (out != nullptr && out->data != nullptr && out->dtype == dtype &&
+  if (out != nullptr && out->data != nullptr && out->dtype == dtype && out->place.backend == kforge::Backend::kCPU &&
       out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims)) {
     return kforge::Status::OK();
   }
@@ -191,16 +215,21 @@ kforge::Status fused_dynamic::resize(int64_t s0, int64_t s1) {
 
 kforge::Status fused_dynamic::bind(size_t index, const kforge::Tensor& value) {
   const kforge::ParameterSpec& spec = kParameterSpecs[index];
-  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
+  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr &&
+                 value.place.backend == kforge::Backend::kCPU;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
+  size_t bytes = 0;
+  if (matches) matches = kforge::checked_bytes(value, &bytes);  // a `?` dim: not negative, no overflow
   if (!matches) {
     return kforge::Status::Error("fused_dynamic: parameter '", spec.name, "' must be ", spec.shape, ", got ",
                                  kforge::name_of(value.dtype), " ", value.dims_string(),
+                                 value.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU",
                                  value.data == nullptr ? " without data" : "");
   }
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -214,6 +243,7 @@ void fused_dynamic::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -257,12 +287,19 @@ kforge::Status fused_dynamic::bind_parameters(const Parameters& parameters) {
 }
 
 kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor& a, kforge::Tensor* y, kforge::Tensor* z) {
-  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.dims[1] != 32) {
+  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kCPU || x.dims[0] < 0 || x.dims[1] != 32) {
     return input_mismatch("x", "float32 [?, 32]", x);
   }
-  if (a.dtype != kforge::DataType::kFloat32 || a.ndim != 3 || a.dims[1] != 1 || a.dims[2] != 8) {
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (a.dtype != kforge::DataType::kFloat32 || a.ndim != 3 || a.place.backend != kforge::Backend::kCPU || a.dims[0] < 0 || a.dims[1] != 1 || a.dims[2] != 8) {
     return input_mismatch("a", "float32 [?, 1, 8]", a);
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("a", a));
+  if (static_cast<const kforge::Tensor*>(y) == &x) return same_tensor("y", "input", "x");
+  if (static_cast<const kforge::Tensor*>(y) == &a) return same_tensor("y", "input", "a");
+  if (static_cast<const kforge::Tensor*>(z) == &x) return same_tensor("z", "input", "x");
+  if (static_cast<const kforge::Tensor*>(z) == &a) return same_tensor("z", "input", "a");
+  if (z != nullptr && z == y) return same_tensor("z", "output", "y");
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("fused_dynamic: parameter '", kParameterNames[i], "' is not bound");
@@ -274,8 +311,23 @@ kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor&
     KFORGE_RETURN_IF_ERROR(resize(s0, s1));
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y, "y", kforge::DataType::kFloat32, {s0, 32}));
-  values_[0].data = y->data;
   KFORGE_RETURN_IF_ERROR(prepare_output(z, "z", kforge::DataType::kFloat32, {s1, 6, 8}));
+  if (kforge::shares_memory(*y, x)) return shared_memory("y", "input", "x");
+  if (kforge::shares_memory(*y, a)) return shared_memory("y", "input", "a");
+  if (parameter_memory_.may_overlap(*y)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*y, parameters_[i])) return shared_memory("y", "parameter", kParameterNames[i]);
+    }
+  }
+  values_[0].data = y->data;
+  if (kforge::shares_memory(*z, x)) return shared_memory("z", "input", "x");
+  if (kforge::shares_memory(*z, a)) return shared_memory("z", "input", "a");
+  if (kforge::shares_memory(*z, *y)) return shared_memory("z", "output", "y");
+  if (parameter_memory_.may_overlap(*z)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*z, parameters_[i])) return shared_memory("z", "parameter", kParameterNames[i]);
+    }
+  }
   values_[1].data = z->data;
 
   // fused group 0: pd_op.add, pd_op.relu, pd_op.softmax at ../../../golden/compile-fused-dynamic/program.yaml:7:5
@@ -290,6 +342,10 @@ kforge::Status fused_dynamic::run(kforge::TensorList inputs, kforge::MutableTens
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("fused_dynamic: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("fused_dynamic: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("fused_dynamic: input ", i, " is null");

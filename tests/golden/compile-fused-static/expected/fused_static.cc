@@ -215,7 +215,31 @@ void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_lis
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status input_mismatch(const char* name, const char* expected,
                                                                       const kforge::Tensor& actual) {
   return kforge::Status::Error("fused_static: input '", name, "' must be ", expected, ", got ",
-                               kforge::name_of(actual.dtype), " ", actual.dims_string());
+                               kforge::name_of(actual.dtype), " ", actual.dims_string(),
+                               actual.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU");
+}
+
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] inline kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("fused_static: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("fused_static: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("fused_static: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("fused_static: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
 }
 
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status allocate_output(kforge::Tensor* out, const char* name,
@@ -231,7 +255,7 @@ void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_lis
 // Keeps the caller's output memory when it already has the right dtype and dims.
 [[maybe_unused]] inline kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                       std::initializer_list<int64_t> dims) {
-  if (out != nullptr && out->data != nullptr && out->dtype == dtype &&
+  if (out != nullptr && out->data != nullptr && out->dtype == dtype && out->place.backend == kforge::Backend::kCPU &&
       out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims)) {
     return kforge::Status::OK();
   }
@@ -253,16 +277,21 @@ fused_static::fused_static() {
 
 kforge::Status fused_static::bind(size_t index, const kforge::Tensor& value) {
   const kforge::ParameterSpec& spec = kParameterSpecs[index];
-  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
+  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr &&
+                 value.place.backend == kforge::Backend::kCPU;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
+  size_t bytes = 0;
+  if (matches) matches = kforge::checked_bytes(value, &bytes);  // a `?` dim: not negative, no overflow
   if (!matches) {
     return kforge::Status::Error("fused_static: parameter '", spec.name, "' must be ", spec.shape, ", got ",
                                  kforge::name_of(value.dtype), " ", value.dims_string(),
+                                 value.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU",
                                  value.data == nullptr ? " without data" : "");
   }
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -276,6 +305,7 @@ void fused_static::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -323,9 +353,13 @@ kforge::Status fused_static::bind_parameters(const Parameters& parameters) {
 }
 
 kforge::Status fused_static::run(const kforge::Tensor& x, kforge::Tensor* p, kforge::Tensor* q) {
-  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.dims[0] != 4 || x.dims[1] != 16) {
+  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kCPU || x.dims[0] != 4 || x.dims[1] != 16) {
     return input_mismatch("x", "float32 [4, 16]", x);
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (static_cast<const kforge::Tensor*>(p) == &x) return same_tensor("p", "input", "x");
+  if (static_cast<const kforge::Tensor*>(q) == &x) return same_tensor("q", "input", "x");
+  if (q != nullptr && q == p) return same_tensor("q", "output", "p");
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("fused_static: parameter '", kParameterNames[i], "' is not bound");
@@ -333,8 +367,21 @@ kforge::Status fused_static::run(const kforge::Tensor& x, kforge::Tensor* p, kfo
   }
   if (workspace_ == nullptr) return kforge::Status::Error("fused_static: the workspace could not be allocated");
   KFORGE_RETURN_IF_ERROR(prepare_output(p, "p", kforge::DataType::kFloat32, {4, 16}));
-  values_[3].data = p->data;
   KFORGE_RETURN_IF_ERROR(prepare_output(q, "q", kforge::DataType::kFloat32, {4, 16}));
+  if (kforge::shares_memory(*p, x)) return shared_memory("p", "input", "x");
+  if (parameter_memory_.may_overlap(*p)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*p, parameters_[i])) return shared_memory("p", "parameter", kParameterNames[i]);
+    }
+  }
+  values_[3].data = p->data;
+  if (kforge::shares_memory(*q, x)) return shared_memory("q", "input", "x");
+  if (kforge::shares_memory(*q, *p)) return shared_memory("q", "output", "p");
+  if (parameter_memory_.may_overlap(*q)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*q, parameters_[i])) return shared_memory("q", "parameter", kParameterNames[i]);
+    }
+  }
   values_[5].data = q->data;
 
   // pd_op.matmul at ../../../golden/compile-fused-static/program.yaml:12:5
@@ -361,6 +408,10 @@ kforge::Status fused_static::run(kforge::TensorList inputs, kforge::MutableTenso
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("fused_static: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("fused_static: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("fused_static: input ", i, " is null");

@@ -92,6 +92,7 @@ class fused_static {
   std::array<kforge::Tensor, kNumParameters> parameters_;
   std::array<bool, kNumParameters> bound_{};
   size_t unbound_ = kNumParameters;
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   std::array<kforge::Tensor, 6> values_;
   std::unique_ptr<unsigned char[]> workspace_storage_;
   unsigned char* workspace_ = nullptr;

@@ -86,6 +86,7 @@ class small_static {
   std::array<kforge::Tensor, kNumParameters> parameters_;
   std::array<bool, kNumParameters> bound_{};
   size_t unbound_ = kNumParameters;
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   std::array<kforge::Tensor, 1> constants_;
   std::array<kforge::Tensor, 5> values_;
   std::unique_ptr<unsigned char[]> workspace_storage_;

@@ -87,7 +87,31 @@ KFORGE_GENERATED_COLD kforge::Status call_failed(size_t index, const kforge::Sta
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status input_mismatch(const char* name, const char* expected,
                                                                       const kforge::Tensor& actual) {
   return kforge::Status::Error("small_static: input '", name, "' must be ", expected, ", got ",
-                               kforge::name_of(actual.dtype), " ", actual.dims_string());
+                               kforge::name_of(actual.dtype), " ", actual.dims_string(),
+                               actual.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU");
+}
+
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] inline kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("small_static: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("small_static: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("small_static: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("small_static: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
 }
 
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status allocate_output(kforge::Tensor* out, const char* name,
@@ -103,7 +127,7 @@ KFORGE_GENERATED_COLD kforge::Status call_failed(size_t index, const kforge::Sta
 // Keeps the caller's output memory when it already has the right dtype and dims.
 [[maybe_unused]] inline kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                       std::initializer_list<int64_t> dims) {
-  if (out != nullptr && out->data != nullptr && out->dtype == dtype &&
+  if (out != nullptr && out->data != nullptr && out->dtype == dtype && out->place.backend == kforge::Backend::kCPU &&
       out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims)) {
     return kforge::Status::OK();
   }
@@ -125,16 +149,21 @@ small_static::small_static() {
 
 kforge::Status small_static::bind(size_t index, const kforge::Tensor& value) {
   const kforge::ParameterSpec& spec = kParameterSpecs[index];
-  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
+  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr &&
+                 value.place.backend == kforge::Backend::kCPU;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
+  size_t bytes = 0;
+  if (matches) matches = kforge::checked_bytes(value, &bytes);  // a `?` dim: not negative, no overflow
   if (!matches) {
     return kforge::Status::Error("small_static: parameter '", spec.name, "' must be ", spec.shape, ", got ",
                                  kforge::name_of(value.dtype), " ", value.dims_string(),
+                                 value.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU",
                                  value.data == nullptr ? " without data" : "");
   }
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -148,6 +177,7 @@ void small_static::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -189,9 +219,13 @@ kforge::Status small_static::bind_parameters(const Parameters& parameters) {
 }
 
 kforge::Status small_static::run(const kforge::Tensor& x, kforge::Tensor* probs, kforge::Tensor* x_2) {
-  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.dims[0] != 2 || x.dims[1] != 3) {
+  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kCPU || x.dims[0] != 2 || x.dims[1] != 3) {
     return input_mismatch("x", "float32 [2, 3]", x);
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (static_cast<const kforge::Tensor*>(probs) == &x) return same_tensor("probs", "input", "x");
+  if (static_cast<const kforge::Tensor*>(x_2) == &x) return same_tensor("x", "input", "x");
+  if (x_2 != nullptr && x_2 == probs) return same_tensor("x", "output", "probs");
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("small_static: parameter '", kParameterNames[i], "' is not bound");
@@ -199,8 +233,21 @@ kforge::Status small_static::run(const kforge::Tensor& x, kforge::Tensor* probs,
   }
   if (workspace_ == nullptr) return kforge::Status::Error("small_static: the workspace could not be allocated");
   KFORGE_RETURN_IF_ERROR(prepare_output(probs, "probs", kforge::DataType::kFloat32, {2, 4}));
-  values_[4].data = probs->data;
   KFORGE_RETURN_IF_ERROR(prepare_output(x_2, "x", kforge::DataType::kFloat32, {2, 3}));
+  if (kforge::shares_memory(*probs, x)) return shared_memory("probs", "input", "x");
+  if (parameter_memory_.may_overlap(*probs)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+    }
+  }
+  values_[4].data = probs->data;
+  if (kforge::shares_memory(*x_2, x)) return shared_memory("x", "input", "x");
+  if (kforge::shares_memory(*x_2, *probs)) return shared_memory("x", "output", "probs");
+  if (parameter_memory_.may_overlap(*x_2)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*x_2, parameters_[i])) return shared_memory("x", "parameter", kParameterNames[i]);
+    }
+  }
 
   // pd_op.matmul at ../../../golden/compile-static/program.yaml:7:5
   KFORGE_CALL(0, kforge::kernels::matmul(kCtxFloat32, x, parameters_[0], false, false, &values_[0]));
@@ -226,6 +273,10 @@ kforge::Status small_static::run(kforge::TensorList inputs, kforge::MutableTenso
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("small_static: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("small_static: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("small_static: input ", i, " is null");

@@ -35,6 +35,29 @@ namespace {
                                cudaGetErrorString(error), ")");
 }
 
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("cuda_gemm: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("cuda_gemm: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_gemm: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_gemm: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
+}
+
 // Keeps the caller's output memory when it already has the right dtype and dims and is on the GPU.
 [[maybe_unused]] kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                std::initializer_list<int64_t> dims) {
@@ -82,42 +105,57 @@ kforge::Status cuda_gemm::synchronize() {
 
 kforge::Status cuda_gemm::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "w1") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 64 || value.dims[1] != 128) {
-      return kforge::Status::Error("cuda_gemm: parameter 'w1' must be a GPU tensor float32 [64, 128], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 64 || value.dims[1] != 128 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_gemm: parameter 'w1' must be a GPU tensor float32 [64, 128], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
   if (name == "b1") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 128) {
-      return kforge::Status::Error("cuda_gemm: parameter 'b1' must be a GPU tensor float32 [128], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 128 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_gemm: parameter 'b1' must be a GPU tensor float32 [128], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
   if (name == "w2") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 128 || value.dims[1] != 32) {
-      return kforge::Status::Error("cuda_gemm: parameter 'w2' must be a GPU tensor float32 [128, 32], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 128 || value.dims[1] != 32 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_gemm: parameter 'w2' must be a GPU tensor float32 [128, 32], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
   if (name == "b2") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 1 || value.dims[1] != 32) {
-      return kforge::Status::Error("cuda_gemm: parameter 'b2' must be a GPU tensor float32 [1, 32], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 1 || value.dims[1] != 32 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_gemm: parameter 'b2' must be a GPU tensor float32 [1, 32], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[3] = value;
+    parameter_memory_.add(value);
     bound_[3] = true;
     return kforge::Status::OK();
   }
   if (name == "w3t") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 32) {
-      return kforge::Status::Error("cuda_gemm: parameter 'w3t' must be a GPU tensor float32 [8, 32], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 32 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_gemm: parameter 'w3t' must be a GPU tensor float32 [8, 32], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[4] = value;
+    parameter_memory_.add(value);
     bound_[4] = true;
     return kforge::Status::OK();
   }
@@ -129,12 +167,22 @@ kforge::Status cuda_gemm::run(const kforge::Tensor& x, kforge::Tensor* y_out) {
     return kforge::Status::Error("cuda_gemm: input 'x' must be a GPU tensor float32 [16, 64], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (static_cast<const kforge::Tensor*>(y_out) == &x) return same_tensor("y", "input", "x");
   if (!bound_[0]) return kforge::Status::Error("cuda_gemm: parameter 'w1' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_gemm: parameter 'b1' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_gemm: parameter 'w2' is not bound");
   if (!bound_[3]) return kforge::Status::Error("cuda_gemm: parameter 'b2' is not bound");
   if (!bound_[4]) return kforge::Status::Error("cuda_gemm: parameter 'w3t' is not bound");
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {16, 8}));
+  if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
+  if (parameter_memory_.may_overlap(*y_out)) {
+    if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "w1");
+    if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "b1");
+    if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "w2");
+    if (kforge::shares_memory(*y_out, parameters_[3])) return shared_memory("y", "parameter", "b2");
+    if (kforge::shares_memory(*y_out, parameters_[4])) return shared_memory("y", "parameter", "w3t");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
@@ -169,6 +217,10 @@ kforge::Status cuda_gemm::run(kforge::TensorList inputs, kforge::MutableTensorLi
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("cuda_gemm: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("cuda_gemm: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("cuda_gemm: input ", i, " is null");

@@ -72,6 +72,7 @@ class cuda_gemm {
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 5> parameters_;
   std::array<bool, 5> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   // The GEMM groups' state (cuda_gemm.cu), made by the first run(): the cuBLASLt handle and its
   // preallocated workspace.
   struct GemmState;

@@ -2,6 +2,7 @@
 // add, inference batch norm, activation and residual add that follow it, replaced by one call of the kernel
 // library's conv2d_fused (kernels/kforge_fused.h), which computes them as oneDNN post-ops with the batch norm
 // folded into the filter.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -214,7 +215,9 @@ class ConvGrouper {
   }
 
   // No call strictly between the conv and `last` (other than the chain's) writes a buffer the group reads: the
-  // group reads its operands at its position, not where the conv was.
+  // group reads its operands at its position, not where the conv was. The one write that is no hazard is the one
+  // that defines an epilogue operand into a buffer of its own (a bias reshaped from a parameter between the conv
+  // and its add): the group, which runs at its last call, reads it after that write, as the add did.
   bool operands_stable(const Chain& ch, uint32_t last, uint32_t extra_read) const {
     std::set<uint32_t> read;
     const KernelCall& conv = p_.calls[ch.conv];
@@ -231,7 +234,11 @@ class ConvGrouper {
       if (members.count(k)) continue;
       for (const CallOutput& o : p_.calls[k].outputs) {
         for (uint32_t v : o.values) {
-          if (v != kNone && read.count(p_.value(v).buffer)) return false;
+          if (v == kNone || !read.count(p_.value(v).buffer)) continue;
+          const bool defines_operand = v != tensor_arg(conv, "input") && v != tensor_arg(conv, "filter") &&
+                                       std::find(values.begin(), values.end(), v) != values.end() &&
+                                       p_.buffer_of(v).values.size() == 1;
+          if (!defines_operand) return false;
         }
       }
     }

@@ -690,7 +690,7 @@ ops:
   - {op: relu, in: [r], out: [y]}
 outputs: [y]
 )");
-  // Without the library's conv2d_fused (the default options, or --target cuda) nothing of it fuses as a convolution.
+  // Without the library's conv2d_fused (the default options) nothing of it fuses as a convolution.
   for (const FusedGroup& g : plan_fusion(lp).groups) CHECK(g.kind != GroupKind::kConv);
   const FusionPlan plan = plan_fusion(lp, conv_options());
   REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2,3,4"});
@@ -713,6 +713,34 @@ outputs: [y]
   check_invariants(lp, plan);
   apply_fusion_to_memory_plan(lp, plan);
   CHECK(lp.plan.workspace_bytes == SymExpr(0));  // y is the output: nothing else reaches memory
+  CHECK(find_overlap(lp, {}).empty());
+}
+
+TEST_CASE("fusion: a bias reshaped from a parameter between the conv and its add joins the group") {
+  // Paddle's Conv2D with a bias: conv2d, reshape(bias, [1, C, 1, 1]), add. The reshape writes a buffer of its own
+  // (its input is a parameter) after the conv: the group reads it at its position, after that write.
+  LoweredProgram lp = env().compile(std::string(R"(
+program: bias_reshape
+inputs: [{name: x, dtype: float32, shape: [-1, 8, 6, 6]}]
+)") + kConvParams + R"(
+  - {name: c8, dtype: float32, shape: [8]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )" + kConvAttrs + R"(}
+  - {op: reshape, in: [c8], out: [c8r], attrs: {shape: [1, 8, 1, 1]}}
+  - {op: add, in: [c, c8r], out: [cb]}
+  - {op: batch_norm, in: [cb, m, v, s, t], out: [n, n_m, n_v, n_sm, n_sv, n_r], attrs: )" + kBnAttrs + R"(}
+  - {op: relu, in: [n], out: [y]}
+outputs: [y]
+)");
+  const FusionPlan plan = plan_fusion(lp, conv_options());
+  REQUIRE(plan.groups.size() == 1);
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.kind == GroupKind::kConv);
+  CHECK(g.calls == std::vector<uint32_t>{0, 2, 3, 4});
+  CHECK(plan.call_group[1] == kNone);  // the reshape stays a call, before the group
+  CHECK(fused_arg(g, "bias").value == lp.calls[1].outputs[0].values[0]);
+  check_invariants(lp, plan);
+  apply_fusion_to_memory_plan(lp, plan);
   CHECK(find_overlap(lp, {}).empty());
 }
 

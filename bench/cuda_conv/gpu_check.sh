@@ -33,11 +33,13 @@ max_pool2d avg_pool2d_exclusive_false avg_pool2d_pad adaptive_avg_pool2d cnn"
 
 build_one() {  # TAG GEN NAME: the harness, linked with cuDNN / cuBLASLt only when the program needs them
   local tag="$1" gen="$2" name="$3" libs=()
-  [[ -f "$gen/kforge_cudnn.cuh" ]] && libs+=(-lcudnn)
+  # Programs with convolutions: cuDNN, and TF32 off (the harness calls set_conv_tf32(false)).
+  [[ -f "$gen/kforge_cudnn.cuh" ]] && libs+=(-lcudnn -DKFORGE_STRICT_FP32)
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
-  "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" -DKFORGE_STRICT_FP32 \
+  "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" \
     -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$ROOT/bench/fusion/gpu_harness.cu" \
     "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"
+  strip "$OUT_DIR/$tag"  # what is carried to the GPU machine must stay small (resnet18's weights are 47 MB)
 }
 
 prepare() {

@@ -12,7 +12,7 @@
 //   (v5) GroupKind::kConv, FusedGroup::conv_call, FusionOptions::conv_fused (convolution groups, below).
 //   (v6) The one removal: group_stmt_text / group_reduction_text moved to codegen/group_text.h (the plan
 //        describes statements as typed expressions; the backends spell them, passes/ writes no C++).
-//   (v7) --target cuda makes convolution groups too (FusionOptions::conv_fused): the CUDA backend runs their
+//   (v7) A bias defined between the conv and its add joins the group; --target cuda makes convolution groups too (FusionOptions::conv_fused): the CUDA backend runs their
 //        conv2d_fused call as a cuDNN convolution and an epilogue kernel (codegen/cuda_conv.h).
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
@@ -70,7 +70,9 @@
 //        -> [add (a residual of the same shape)] -> [activation]
 // with at most one activation (relu, relu6, leaky_relu, clip, hardswish, sigmoid, tanh, swish, silu, gelu, with
 // constant attributes). The intermediate results and batch_norm's other outputs must be read by nothing else and
-// own their workspace buffers; no call in between may write a buffer the group reads; a conv with nothing after
+// own their workspace buffers; no call in between may write a buffer the group reads (except the one that
+// defines the bias into a buffer of its own: Paddle's Conv2D reshapes its bias parameter between the conv and the
+// add; v7); a call joins one convolution group at most; a conv with nothing after
 // it stays a kernel call. The group is emitted as one kernel call, `conv_call`: conv2d_fused with its operands
 // bound (the conv's attributes, the epilogue's tensors and constants), at the group's position. kernels/fusion.yaml
 // marks the convolutions out_fusible and defines conv2d_fused; compiling without it fuses no convolution.

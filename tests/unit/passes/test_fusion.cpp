@@ -744,6 +744,29 @@ outputs: [y]
   CHECK(find_overlap(lp, {}).empty());
 }
 
+TEST_CASE("fusion: a residual computed between a conv and its add goes to the later conv's group only") {
+  // resnet's downsampling block: conv2 + bn2, then the shortcut's conv + bn, then add + relu. The shortcut's
+  // batch norm writes the residual after conv2: conv2's group stops at bn2 and the shortcut's group takes the add.
+  LoweredProgram lp = env().compile(std::string(R"(
+program: downsample
+inputs: [{name: x, dtype: float32, shape: [1, 8, 6, 6]}]
+)") + kConvParams + R"(
+ops:
+  - {op: conv2d, in: [x, w], out: [c2], attrs: )" + kConvAttrs + R"(}
+  - {op: batch_norm, in: [c2, m, v, s, t], out: [n2, n2_m, n2_v, n2_sm, n2_sv, n2_r], attrs: )" + kBnAttrs + R"(}
+  - {op: conv2d, in: [x, w], out: [cd], attrs: )" + kConvAttrs + R"(}
+  - {op: batch_norm, in: [cd, m, v, s, t], out: [nd, nd_m, nd_v, nd_sm, nd_sv, nd_r], attrs: )" + kBnAttrs + R"(}
+  - {op: add, in: [n2, nd], out: [r]}
+  - {op: relu, in: [r], out: [y]}
+outputs: [y]
+)");
+  const FusionPlan plan = plan_fusion(lp, conv_options());
+  REQUIRE(plan.groups.size() == 2);
+  CHECK(plan.groups[0].calls == std::vector<uint32_t>{0, 1});
+  CHECK(plan.groups[1].calls == std::vector<uint32_t>{2, 3, 4, 5});
+  check_invariants(lp, plan);
+}
+
 TEST_CASE("fusion: what a conv group leaves out") {
   LoweredProgram lp = env().compile(std::string(R"(
 program: apart

@@ -4,7 +4,7 @@
 # (max, average with and without exclusive, padded, adaptive) and the small CNN of tests/paddle (conv + batch norm +
 # relu as one convolution group, pool, flatten, GEMM, softmax), plus Paddle's resnet18 at 64x64, batch 2
 # (bench/cuda_conv/export_resnet18.py, when the Paddle venv is there at prepare time), each compiled with and
-# without --cuda-graph, run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that counts,
+# without --cuda-graph (the pool-only fixtures with it only), run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that counts,
 # and a second run into fresh tensors must be bit-identical) on the fixture's inputs and .pdiparams weights, and
 # compared with Paddle's own outputs (expected_<i>.npy, Paddle's CPU predictor) by fixture_bundle.py compare.
 #
@@ -35,11 +35,11 @@ max_pool2d avg_pool2d_exclusive_false avg_pool2d_pad adaptive_avg_pool2d cnn"
 GRAPH_ONLY=" max_pool2d avg_pool2d_exclusive_false avg_pool2d_pad adaptive_avg_pool2d "
 
 build_one() {  # TAG GEN NAME: the harness, linked with cuDNN / cuBLASLt only when the program needs them
-  local tag="$1" gen="$2" name="$3" libs=()
+  local tag="$1" gen="$2" name="$3" libs=() defs=()
   # Programs with convolutions: cuDNN, and TF32 off (the harness calls set_conv_tf32(false)).
-  [[ -f "$gen/kforge_cudnn.cuh" ]] && libs+=(-lcudnn -DKFORGE_STRICT_FP32)
+  [[ -f "$gen/kforge_cudnn.cuh" ]] && libs+=(-lcudnn) && defs+=(-DKFORGE_STRICT_FP32)
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
-  "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" \
+  "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" "${defs[@]}" \
     -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$ROOT/bench/fusion/gpu_harness.cu" \
     "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"
   strip "$OUT_DIR/$tag"  # what is carried to the GPU machine must stay small (resnet18's weights are 47 MB)

@@ -60,7 +60,7 @@ GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
-CONV_HEADERS = ["kforge_cudnn.cuh"]
+CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh"]
 POOL_HEADERS = ["kforge_pool.cuh"]
 
 

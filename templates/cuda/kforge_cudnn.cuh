@@ -10,9 +10,9 @@
 // every convolution shares: kWorkspaceBytes, allocated once by the first run) and one ConvSite per
 // convolution: its descriptors are created once and set again only when the batch changes; its algorithm is
 // chosen once per (batch, TF32 switch) by cudnnFindConvolutionForwardAlgorithmEx (a benchmark on the site's
-// own buffers, which synchronises), among the algorithms that fit the workspace. run() chooses on first use;
-// with --cuda-graph the generated prepare_convs() chooses every site before a capture, so a capture only finds
-// known shapes.
+// own buffers, which synchronises), among the algorithms that fit the workspace (deterministic ones first).
+// run() chooses on first use; with --cuda-graph the generated prepare_convs() chooses every site before a
+// capture, so a capture only finds known shapes.
 //
 // TF32: set_tf32(true) (the default, as torch's cudnn.allow_tf32) lets cuDNN use TF32 tensor cores for float32
 // convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout).
@@ -110,12 +110,17 @@ class ConvSite {
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
         ctx.handle(), x_, x, w_, w, conv_, y_, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
         ctx.workspace(), CudnnContext::kWorkspaceBytes));
-    for (int i = 0; i < returned; ++i) {  // fastest first
-      if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CudnnContext::kWorkspaceBytes) continue;
-      // Strict float32 runs whatever was found with FMA kernels only, as it was benchmarked.
-      if (!ctx.tf32() && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
-      choices_[key] = Choice{perf[i].algo, ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory};
-      return Status::OK();
+    // The fastest usable one (the list is fastest first), deterministic if any is: the same inputs then give the
+    // same bits on every run.
+    for (const bool deterministic_only : {true, false}) {
+      for (int i = 0; i < returned; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CudnnContext::kWorkspaceBytes) continue;
+        if (deterministic_only && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+        // Strict float32 runs whatever was found with FMA kernels only, as it was benchmarked.
+        if (!ctx.tf32() && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        choices_[key] = Choice{perf[i].algo, ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory};
+        return Status::OK();
+      }
     }
     return Status::Error("cuDNN found no algorithm for the convolution (batch ", n, ", ", returned,
                          " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");

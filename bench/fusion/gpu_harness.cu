@@ -17,6 +17,7 @@
 // Built per program:
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -I tools/interp -DKFORGE_PROGRAM_HEADER='"NAME.h"'
 //        -DKFORGE_PROGRAM_CLASS=NAME bench/fusion/gpu_harness.cu GEN/NAME.cu GEN/NAME_kernels.cu
+// With -DKFORGE_STRICT_FP32 (a program with convolutions, bench/cuda_conv/gpu_check.sh) TF32 is turned off first.
 // Usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE]
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -160,6 +161,9 @@ int main(int argc, char** argv) {
 
   using Program = KFORGE_PROGRAM_CLASS;
   Program program;
+#ifdef KFORGE_STRICT_FP32
+  program.set_conv_tf32(false);  // bench/cuda_conv/gpu_check.sh: float32 convolutions, no TF32
+#endif
   std::vector<kforge::Tensor> params;
   params.reserve(all.size());
   for (const kforge::bundle::NamedTensor& nt : all) {

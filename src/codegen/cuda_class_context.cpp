@@ -99,7 +99,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   ctx.set("guard", "KFORGE_GENERATED_" + cls + "_CUDA_H_");
   ctx.set("source", banner_input_path(options.codegen.program_path, options.codegen.output_dir + "/" + cls + ".h"));
   ctx.set("program_name", p.name);
-  ctx.set("num_launches", static_cast<int64_t>(plan.groups.size()));
+  ctx.set("num_launches", static_cast<int64_t>(plan.groups.size() + parts.library_calls));
   ctx.set("cuda_graph", parts.cuda_graph);
   ctx.set("constants", !p.constants.empty());
   // std::array<T, 0> would do, but the generated code has always sized them at least 1.
@@ -107,6 +107,8 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   ctx.set("num_symbols", static_cast<int64_t>(std::max<size_t>(1, p.symbols.size())));
   ctx.set("gemm", gemm_entry(parts.gemm));
   ctx.set("rows", parts.row_dispatchers);
+  ctx.set("convs", static_cast<int64_t>(parts.convs));
+  ctx.set("pools", static_cast<int64_t>(parts.pools));
 
   tmpl::List inputs, parameters, outputs, run_params, run_generic_args;
   for (size_t i = 0; i < p.inputs.size(); ++i) {

@@ -5,11 +5,13 @@
 //
 // Context keys (strings unless noted; C++ text is ready to print):
 //   class_name, header "NAME.h", guard, source (the program, relative to the output directory), program_name,
-//   runtime_version (int), num_launches (int: one per fused group), cuda_graph (bool), constants (bool),
+//   runtime_version (int), num_launches (int: one per fused group and per convolution or pool outside every
+//   group), cuda_graph (bool), constants (bool),
 //   num_buffers, num_symbols (ints, at least 1: the sizes of the Bindings arrays)
 //   gemm:        false, or {count (int), types "fp32, bf16", kernels ("SIMT", "tensor-core",
 //                "SIMT or tensor-core", or "" without multi-kernel dispatchers), multi_kernel (bool)}
 //   rows (bool): the row groups have multi-kernel dispatchers
+//   convs, pools (ints): cuDNN convolutions and pooling kernels (codegen/cuda_conv.h)
 //   inputs:      [{name, ident, dtype_name, shape_text "[?, 64]", condition (run()'s mismatch test)}]
 //   parameters:  [{name, dtype_name, shape_text, condition (bind_parameter()'s mismatch test on `value`),
 //                 dtype "kforge::DataType::kFloat32", rank (int), dims "{4, -1}" (-1: known only at run time)}]
@@ -44,6 +46,9 @@ struct CudaClassParts {
   CudaGemmSummary gemm;
   bool row_dispatchers = false;  // codegen/cuda_row_variants.h, CudaRowVariantCode::any()
   bool cuda_graph = false;       // --cuda-graph
+  size_t convs = 0;              // cuDNN convolutions (codegen/cuda_conv.h)
+  size_t pools = 0;              // pooling kernels
+  size_t library_calls = 0;      // convolutions and pools outside every group (each a launch of its own)
 };
 
 /// The host identifier of input `index` and output `index` (the CUDA class spells both thus everywhere).

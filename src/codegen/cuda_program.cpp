@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_conv.h"
 #include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
 #include "codegen/cuda_kernels.h"
@@ -47,7 +48,11 @@ class CudaHostEmitter {
     std::vector<const char*> out;
     std::vector<const char*> half;
     if (fused_half()) half.push_back(kCudaHalfHeaderTemplate);
-    for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates()}) {
+    std::vector<const char*> library;
+    if (!conv_steps_.empty() || batch_norms_ > 0) library.push_back(kCudaEpilogueHeaderTemplate);
+    if (!conv_steps_.empty()) library.push_back(kCudaCudnnHeaderTemplate);
+    if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
+    for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {
       for (const char* h : list) {
         if (std::find_if(out.begin(), out.end(), [&](const char* o) { return std::string_view(o) == h; }) == out.end()) {
           out.push_back(h);
@@ -58,15 +63,20 @@ class CudaHostEmitter {
   }
 
   /// What the class header (templates/program/cuda/program.h.j2) declares beyond what every program has.
-  CudaClassParts class_parts() const { return {gemm_.summary(), rows_.any(), cuda_.cuda_graph}; }
+  CudaClassParts class_parts() const {
+    return {gemm_.summary(), rows_.any(), cuda_.cuda_graph, conv_steps_.size(), pool_steps_.size(),
+            library_calls_.size()};
+  }
 
   /// Builds the context of NAME.h, NAME.cu and NAME_kernels.cu (templates/program/cuda/) into `ctx`.
   bool emit(tmpl::Value& ctx) {
     check_calls();
     gemm_.check(diags_);
+    build_library_steps();
     tmpl::List group_kernels;
     for (const FusedGroup& g : plan_.groups) {
-      if (g.kind == passes::GroupKind::kGemm) continue;  // a library / GEMM-header call from NAME.cu
+      // GEMM and convolution groups are library / header calls from NAME.cu.
+      if (g.kind == passes::GroupKind::kGemm || g.kind == passes::GroupKind::kConv) continue;
       std::optional<CudaGroupCode> code = emit_cuda_group(p_, g, cls_ + "_", rows_.site(g), diags_);
       if (!code) continue;
       group_kernels.push_back(code->kernels);
@@ -87,7 +97,7 @@ class CudaHostEmitter {
   // kforge_half.cuh for the conversions).
   bool fused_half() const {
     for (const FusedGroup& g : plan_.groups) {
-      if (g.kind != passes::GroupKind::kGemm && group_uses_half(g)) return true;
+      if (g.kind != passes::GroupKind::kGemm && g.kind != passes::GroupKind::kConv && group_uses_half(g)) return true;
     }
     return false;
   }
@@ -102,11 +112,22 @@ class CudaHostEmitter {
     return program + ":" + std::to_string(lc.line) + ":" + std::to_string(lc.col);
   }
 
-  // A call outside every group must be a view that shares its input's buffer (nothing to run on the device).
+  // A call outside every group must be a convolution, a pool, a batch norm or a view (build_library_steps()
+  // makes their steps), or share its input's buffer (nothing to run on the device).
   void check_calls() {
     for (uint32_t c = 0; c < p_.calls.size(); ++c) {
       if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
       const passes::KernelCall& call = p_.calls[c];
+      if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op)) {
+        library_calls_.push_back(c);  // cuDNN / the pooling / epilogue kernel: build_library_steps() says if it can
+        continue;
+      }
+      if (std::optional<std::pair<uint32_t, uint32_t>> view = view_values(call)) {
+        // A view of its input's buffer needs nothing; one with a buffer of its own (its input is memory the
+        // caller owns, or is written in place later) is a copy of the same bytes.
+        if (p_.values[view->first].buffer != p_.values[view->second].buffer) library_calls_.push_back(c);
+        continue;
+      }
       bool shares = !call.inplace_twin;
       uint32_t in_buffer = kNone;
       for (const passes::KernelArg& a : call.args) {
@@ -131,9 +152,101 @@ class CudaHostEmitter {
       }
       diags_.error(call.loc, "--target cuda: op '" + call.op + "' (" + call.pir_name +
                                  ") is not in a fused group and the CUDA backend has no kernel for it; only ops "
-                                 "with `compute`, `reduce` or `row_pattern` that fuse, and float32, float16 or "
-                                 "bfloat16 matmuls, run on the GPU (docs/compile.md)");
+                                 "with `compute`, `reduce` or `row_pattern` that fuse, float32, float16 or "
+                                 "bfloat16 matmuls, float32 convolutions and pool2d run on the GPU "
+                                 "(docs/compile.md)");
     }
+  }
+
+  // (input, output) of a view op (`view:` in its YAML: reshape, flatten, ...) of one tensor into one tensor of the
+  // same dtype and element count, or nullopt.
+  std::optional<std::pair<uint32_t, uint32_t>> view_values(const passes::KernelCall& call) const {
+    if (call.def == nullptr || call.def->view.size() != 1 || call.outputs.empty() ||
+        call.outputs[0].values.size() != 1) {
+      return std::nullopt;
+    }
+    const passes::KernelArg* in = call.arg(call.def->view[0].input);
+    const uint32_t out = call.outputs[0].values[0];
+    if (in == nullptr || in->kind != passes::ArgKind::kTensor || out == kNone) return std::nullopt;
+    const passes::LoweredValue& x = p_.values[in->value];
+    const passes::LoweredValue& y = p_.values[out];
+    if (x.dtype != y.dtype || x.numel() != y.numel()) return std::nullopt;
+    return std::make_pair(in->value, out);
+  }
+
+  // Whether value v is a program output or read by any call.
+  bool is_read(uint32_t v) const {
+    for (const passes::ProgramOutput& o : p_.outputs) {
+      if (o.value == v) return true;
+    }
+    for (const passes::KernelCall& call : p_.calls) {
+      for (const passes::KernelArg& a : call.args) {
+        if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) return true;
+      }
+    }
+    return false;
+  }
+
+  // The convolution and pooling steps (codegen/cuda_conv.h): the convolution groups' conv2d_fused calls and the
+  // conv2d / depthwise_conv2d / pool2d calls outside every group (check_calls collected them), each with its
+  // launch index in kLaunchNames (groups first, then these calls). What they cannot run is an error at the op.
+  void build_library_steps() {
+    const CudaBufferExpr buffer = [this](uint32_t v, const std::string& type, bool is_const) {
+      return typed_buffer(v, type, is_const);
+    };
+    for (const FusedGroup& g : plan_.groups) {
+      if (g.kind != passes::GroupKind::kConv) continue;
+      add_library_step(g.conv_call, p_.calls[g.calls.front()], g.index, group_description(g), buffer);
+    }
+    for (size_t k = 0; k < library_calls_.size(); ++k) {
+      const passes::KernelCall& call = p_.calls[library_calls_[k]];
+      add_library_step(call, call, plan_.groups.size() + k, call_description(library_calls_[k]), buffer);
+    }
+  }
+
+  // `call` (the conv2d_fused of a group, or the op itself) as a step at launch index `launch`; errors at `op`.
+  void add_library_step(const passes::KernelCall& call, const passes::KernelCall& op, size_t launch,
+                        const std::string& description, const CudaBufferExpr& buffer) {
+    std::string why;
+    if (std::optional<std::pair<uint32_t, uint32_t>> view = view_values(call)) {
+      tmpl::Value step = cuda_copy_step(p_, view->first, view->second, static_cast<int64_t>(launch), description, buffer);
+      step.set("kind", "copy");
+      library_step_at_.emplace(launch, std::move(step));
+      return;
+    }
+    if (is_cuda_batch_norm_op(call.op)) {
+      if (std::optional<CudaBatchNormSite> site =
+              cuda_batch_norm_site(p_, call, [this](uint32_t v) { return is_read(v); }, &why)) {
+        tmpl::Value step = cuda_batch_norm_step(*site, static_cast<int64_t>(launch), description, buffer);
+        step.set("kind", "batch_norm");
+        library_step_at_.emplace(launch, std::move(step));
+        ++batch_norms_;
+        return;
+      }
+    } else if (is_cuda_pool_op(call.op)) {
+      if (std::optional<CudaPoolSite> site = cuda_pool_site(p_, call, &why)) {
+        tmpl::Value step = cuda_pool_step(*site, static_cast<int64_t>(pool_steps_.size()),
+                                          static_cast<int64_t>(launch), description, buffer);
+        step.set("kind", "pool");
+        library_step_at_.emplace(launch, step);
+        pool_steps_.push_back(std::move(step));
+        return;
+      }
+    } else if (std::optional<CudaConvSite> site = cuda_conv_site(p_, call, &why)) {
+      tmpl::Value step = cuda_conv_step(*site, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch),
+                                        description, buffer);
+      step.set("kind", "conv");
+      library_step_at_.emplace(launch, step);
+      conv_steps_.push_back(std::move(step));
+      return;
+    }
+    diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") has no CUDA kernel: " + why);
+  }
+
+  // A call outside every group, for error messages: "call 3 (pd_op.pool2d at model.json:10:5)".
+  std::string call_description(uint32_t c) const {
+    const passes::KernelCall& call = p_.calls[c];
+    return "call " + std::to_string(c) + " (" + call.pir_name + " at " + where(call.loc) + ")";
   }
 
   std::string input_ident(size_t i) const { return cuda_input_ident(p_, i); }
@@ -198,10 +311,24 @@ class CudaHostEmitter {
   // codegen/cuda_row_variants.h) or a launcher call.
   tmpl::Value steps() const {
     tmpl::List out;
+    size_t next_call = 0;  // the next of library_calls_, placed before the first group that comes after it
+    auto calls_before = [&](uint32_t position) {
+      for (; next_call < library_calls_.size() && library_calls_[next_call] < position; ++next_call) {
+        auto step = library_step_at_.find(plan_.groups.size() + next_call);
+        if (step != library_step_at_.end()) out.push_back(step->second);
+      }
+    };
     for (size_t k = 0; k < plan_.groups.size(); ++k) {
       const FusedGroup& g = plan_.groups[k];
+      calls_before(g.position);
+      if (g.kind == passes::GroupKind::kConv) {
+        auto step = library_step_at_.find(g.index);
+        if (step != library_step_at_.end()) out.push_back(step->second);
+        continue;
+      }
       tmpl::Value step = tmpl::Value::map();
       if (g.kind == passes::GroupKind::kGemm) {
+        step.set("kind", "code");
         step.set("code", gemm_.enqueue(g));
         out.push_back(std::move(step));
         continue;
@@ -209,6 +336,7 @@ class CudaHostEmitter {
       auto launcher = launchers_.find(g.index);
       if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
       if (rows_.site(g) != nullptr) {
+        step.set("kind", "code");
         step.set("code", rows_.enqueue(g));
         out.push_back(std::move(step));
         continue;
@@ -223,13 +351,14 @@ class CudaHostEmitter {
       args.push_back("static_cast<int64_t>(" + g.outer.to_string() + ")");
       args.push_back("static_cast<int64_t>(" + g.inner.to_string() + ")");
       args.push_back("stream_");
-      step.set("code", "");
+      step.set("kind", "launch");
       step.set("description", group_description(g));
       step.set("launcher", launcher->second.launcher);
       step.set("args", tmpl::Value(std::move(args)));
       step.set("index", static_cast<int64_t>(k));
       out.push_back(std::move(step));
     }
+    calls_before(static_cast<uint32_t>(p_.calls.size()));
     return tmpl::Value(std::move(out));
   }
 
@@ -243,7 +372,12 @@ class CudaHostEmitter {
     for (const std::string& h : gemm_.host_includes()) includes.push_back(h);
     if (fused_half()) includes.push_back("kforge_half.cuh");
     for (const std::string& h : rows_.host_includes()) includes.push_back(h);
+    if (!conv_steps_.empty()) includes.push_back("kforge_cudnn.cuh");
+    if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
+    if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
     ctx.set("includes", tmpl::Value(std::move(includes)));
+    ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
+    ctx.set("pool_steps", tmpl::Value(tmpl::List(pool_steps_.begin(), pool_steps_.end())));
     tmpl::List declarations;
     for (const auto& [index, l] : launchers_) {
       declarations.push_back(l.declaration);
@@ -252,6 +386,7 @@ class CudaHostEmitter {
     ctx.set("launcher_declarations", tmpl::Value(std::move(declarations)));
     tmpl::List launch_names;
     for (const FusedGroup& g : plan_.groups) launch_names.push_back(group_description(g));
+    for (uint32_t c : library_calls_) launch_names.push_back(call_description(c));
     ctx.set("launch_names", tmpl::Value(std::move(launch_names)));
     std::vector<size_t> const_offsets;
     add_constants(ctx, const_offsets);
@@ -283,7 +418,8 @@ class CudaHostEmitter {
     ctx.set("bindings", tmpl::Value(std::move(bindings)));
     // One graph-cache lookup per run() decides whether to prepare (choices made, cuBLASLt plans built).
     tmpl::List before_capture;
-    for (const std::string& statement : {gemm_.before_capture(), rows_.before_capture()}) {
+    const std::string convs = conv_steps_.empty() ? "" : "KFORGE_RETURN_IF_ERROR(prepare_convs(kforge_b));";
+    for (const std::string& statement : {gemm_.before_capture(), rows_.before_capture(), convs}) {
       if (!statement.empty()) before_capture.push_back(statement);
     }
     ctx.set("before_capture", tmpl::Value(std::move(before_capture)));
@@ -318,6 +454,10 @@ class CudaHostEmitter {
   DiagnosticEngine& diags_;
   std::string cls_;
   std::map<uint32_t, CudaGroupCode> launchers_;  // by group index (GEMM groups have none)
+  std::vector<uint32_t> library_calls_;           // conv / pool calls outside every group, in call order
+  std::vector<tmpl::Value> conv_steps_, pool_steps_;  // codegen/cuda_conv.h contexts, in site order
+  std::map<size_t, tmpl::Value> library_step_at_;     // every library step (also batch norms, copies) by launch
+  size_t batch_norms_ = 0;                            // batch norms outside every convolution group
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;
 };

@@ -12,6 +12,8 @@
 //   (v5) GroupKind::kConv, FusedGroup::conv_call, FusionOptions::conv_fused (convolution groups, below).
 //   (v6) The one removal: group_stmt_text / group_reduction_text moved to codegen/group_text.h (the plan
 //        describes statements as typed expressions; the backends spell them, passes/ writes no C++).
+//   (v7) A bias defined between the conv and its add joins the group; --target cuda makes convolution groups too (FusionOptions::conv_fused): the CUDA backend runs their
+//        conv2d_fused call as a cuDNN convolution and an epilogue kernel (codegen/cuda_conv.h).
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -61,14 +63,16 @@
 // are formed first; the elementwise and row grouping then never takes their calls. With `enabled = false`
 // (--no-fuse) a GEMM group is the matmul alone.
 //
-// Convolution groups (FusionOptions::conv_fused, set for the CPU when the op set has the library's conv2d_fused;
+// Convolution groups (FusionOptions::conv_fused, set for the CPU and CUDA when the op set has conv2d_fused;
 // fusion_conv.cpp). A float32 or float64 conv2d / depthwise_conv2d whose op is `pattern: out_fusible` becomes a
 // kConv group with the calls that follow it, each the sole reader of the previous one's result:
 //   conv -> [add (a per-channel bias)] -> [batch_norm / batch_norm_ (is_test or use_global_stats)] -> [activation]
 //        -> [add (a residual of the same shape)] -> [activation]
 // with at most one activation (relu, relu6, leaky_relu, clip, hardswish, sigmoid, tanh, swish, silu, gelu, with
 // constant attributes). The intermediate results and batch_norm's other outputs must be read by nothing else and
-// own their workspace buffers; no call in between may write a buffer the group reads; a conv with nothing after
+// own their workspace buffers; no call in between may write a buffer the group reads (except the one that
+// defines the bias into a buffer of its own: Paddle's Conv2D reshapes its bias parameter between the conv and the
+// add; v7); a call joins one convolution group at most; a conv with nothing after
 // it stays a kernel call. The group is emitted as one kernel call, `conv_call`: conv2d_fused with its operands
 // bound (the conv's attributes, the epilogue's tensors and constants), at the group's position. kernels/fusion.yaml
 // marks the convolutions out_fusible and defines conv2d_fused; compiling without it fuses no convolution.
@@ -272,7 +276,7 @@ struct FusionOptions {
   /// stay kernel calls.
   bool half_floats = false;
   /// (v5) The op set's conv2d_fused (kernels/fusion.yaml), which makes convolution groups (see above); null: none.
-  /// Only the CPU sets it.
+  /// The CPU and (v7) the CUDA target set it.
   const opdef::Op* conv_fused = nullptr;
 };
 

@@ -2,6 +2,7 @@
 // add, inference batch norm, activation and residual add that follow it, replaced by one call of the kernel
 // library's conv2d_fused (kernels/kforge_fused.h), which computes them as oneDNN post-ops with the batch norm
 // folded into the filter.
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -214,8 +215,12 @@ class ConvGrouper {
   }
 
   // No call strictly between the conv and `last` (other than the chain's) writes a buffer the group reads: the
-  // group reads its operands at its position, not where the conv was.
-  bool operands_stable(const Chain& ch, uint32_t last, uint32_t extra_read) const {
+  // group reads its operands at its position, not where the conv was. The one write that is no hazard is the one
+  // that defines the bias into a buffer of its own (a bias reshaped from a parameter between the conv and its
+  // add, as Paddle's Conv2D writes it): the group, which runs at its last call, reads it after that write, as the
+  // add did. `bias`: the chain's bias, or the candidate being checked.
+  bool operands_stable(const Chain& ch, uint32_t last, uint32_t extra_read, uint32_t bias = kNone) const {
+    if (bias == kNone) bias = ch.bias;
     std::set<uint32_t> read;
     const KernelCall& conv = p_.calls[ch.conv];
     std::vector<uint32_t> values = {tensor_arg(conv, "input"), tensor_arg(conv, "filter"), ch.bias, ch.residual,
@@ -231,7 +236,9 @@ class ConvGrouper {
       if (members.count(k)) continue;
       for (const CallOutput& o : p_.calls[k].outputs) {
         for (uint32_t v : o.values) {
-          if (v != kNone && read.count(p_.value(v).buffer)) return false;
+          if (v == kNone || !read.count(p_.value(v).buffer)) continue;
+          const bool defines_bias = v == bias && p_.value(v).defined_by == k && p_.buffer_of(v).values.size() == 1;
+          if (!defines_bias) return false;
         }
       }
     }
@@ -249,7 +256,7 @@ class ConvGrouper {
     // A per-channel bias.
     if (next != kNone && ch.bn == kNone) {
       const uint32_t v = add_operand(next, ch.out);
-      if (v != kNone && per_channel(v, ch.out) && operands_stable(ch, next, v)) {
+      if (v != kNone && per_channel(v, ch.out) && operands_stable(ch, next, v, v)) {
         ch.bias = v;
         take(ch, next);
         next = sole_reader(ch.out);
@@ -431,8 +438,12 @@ std::vector<FusedGroup> plan_conv_groups(const LoweredProgram& program, const op
   std::vector<FusedGroup> groups;
   if (conv_fused == nullptr || !is_library_op(*conv_fused)) return groups;
   ConvGrouper grouper(program, *conv_fused, readers, is_output);
+  std::set<uint32_t> taken;  // a call is in one group at most (two chains never meet, but say so)
   for (uint32_t c = 0; c < program.calls.size(); ++c) {
-    if (std::optional<FusedGroup> g = grouper.group_at(c)) groups.push_back(std::move(*g));
+    std::optional<FusedGroup> g = grouper.group_at(c);
+    if (!g || std::any_of(g->calls.begin(), g->calls.end(), [&](uint32_t m) { return taken.count(m) != 0; })) continue;
+    taken.insert(g->calls.begin(), g->calls.end());
+    groups.push_back(std::move(*g));
   }
   return groups;
 }

@@ -9,7 +9,10 @@ batch; cuBLASLt alone, and with --multi-kernel-hints the dispatchers, with and w
 in bfloat16 and float16 (fused kernels converting on load and store, 16-bit constants, cuBLASLt in the 16-bit
 type, the tensor-core variants of kforge_gemm_tc.cuh in both types, conversions to and from every fused dtype).
 Programs with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol
-the headers use resolves. Also checks that a matmul no CUDA GEMM computes is an error at its place that says why.
+the headers use resolves. Programs with convolutions (the small conv net of tests/golden/compile-cuda-conv, Paddle's cnn, an NHWC conv, a
+depthwise conv, a padded average pool) are linked against -lcudnn as well. Also checks that a matmul no CUDA GEMM
+computes is an error at its place that says why (golden error-compile-cuda-conv-unsupported does the same for a
+convolution the CUDA backend cannot run yet).
 Translation units are compiled two at a time; about 2 min of CPU in all.
 
 Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is bench/fusion/gpu_check.sh.
@@ -45,11 +48,20 @@ PROGRAMS = [
     ("tests/e2e/fused/half_casts.yaml", "half_casts", []),
     ("tests/golden/compile-cuda-bf16/program.yaml", "golden_bf16", ["--cuda-graph"]),
     ("tests/golden/compile-cuda-fp16/program.yaml", "golden_fp16", HINTS),
+    # Convolutions (cuDNN, with fused epilogues) and pooling: a small conv net, and Paddle programs.
+    ("tests/golden/compile-cuda-conv/program.yaml", "conv_net", ["--cuda-graph"]),
+    ("tests/golden/compile-cuda-conv/program.yaml", "conv_net_plain", []),
+    ("tests/paddle/cnn/inference.json", "paddle_cnn", []),
+    ("tests/paddle/conv2d_nhwc/inference.json", "paddle_conv2d_nhwc", ["--cuda-graph"]),
+    ("tests/paddle/depthwise_conv2d/inference.json", "paddle_depthwise_conv2d", []),
+    ("tests/paddle/avg_pool2d_pad/inference.json", "paddle_avg_pool2d_pad", []),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
+CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh"]
+POOL_HEADERS = ["kforge_pool.cuh"]
 
 
 def find_nvcc():
@@ -102,12 +114,15 @@ def main():
             host = open(os.path.join(gen, f"{name}.cu")).read()
             source = open(os.path.join(root, program)).read()
             has_gemm = "matmul" in source
+            has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
+            has_pool = "pool2d" in source
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
             has_rows = "_launch<" in kernels  # the row kernels' launch helper
             required = [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h", "kforge_cuda_runtime.h",
-                        "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else [])
+                        "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else []) + \
+                (CONV_HEADERS if has_conv else []) + (POOL_HEADERS if has_pool else [])
             if mk:
                 required += MK_HEADERS + (MK_GEMM_HEADERS if has_gemm else []) + (MK_ROW_HEADERS if has_rows else [])
             if half and mk:
@@ -135,12 +150,19 @@ def main():
                 print(f"FAIL {program} {flags}: the row dispatchers do not match the flags")
                 failed = True
             units = [f"{name}_kernels.cu", f"{name}.cu"]
-            if has_gemm:
-                # Link too (harness + both units): every symbol of cuBLASLt and the GEMM headers must resolve.
+            if has_conv and ("cudnnConvolutionForward" not in open(os.path.join(gen, "kforge_cudnn.cuh")).read() or
+                             "convs_->sites[" not in host or ("prepare_convs(kforge_b)" in host) != ("--cuda-graph" in flags)):
+                print(f"FAIL {program} {flags}: the convolutions do not match the flags")
+                failed = True
+            if has_gemm or has_conv:
+                # Link too (harness + both units): every symbol of cuBLASLt, cuDNN and the headers must resolve.
+                libs = (["-lcublasLt", "-lcublas"] if has_gemm else []) + (["-lcudnn"] if has_conv else [])
                 link = [nvcc, *strict, "-O2", "-I", gen, "-I", os.path.join(root, "tools", "interp"),
                         f"-DKFORGE_PROGRAM_HEADER=\"{name}.h\"", f"-DKFORGE_PROGRAM_CLASS={name}",
                         os.path.join(root, "bench", "fusion", "gpu_harness.cu"),
-                        *[os.path.join(gen, u) for u in units], "-o", os.path.join(gen, name), "-lcublasLt", "-lcublas"]
+                        *[os.path.join(gen, u) for u in units], "-o", os.path.join(gen, name), *libs]
+                if has_conv:
+                    link.insert(link.index("-O2") + 1, "-DKFORGE_STRICT_FP32")
                 start(link)
             else:
                 for unit in units:

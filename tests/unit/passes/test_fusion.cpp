@@ -690,7 +690,7 @@ ops:
   - {op: relu, in: [r], out: [y]}
 outputs: [y]
 )");
-  // Without the library's conv2d_fused (the default options, or --target cuda) nothing of it fuses as a convolution.
+  // Without the library's conv2d_fused (the default options) nothing of it fuses as a convolution.
   for (const FusedGroup& g : plan_fusion(lp).groups) CHECK(g.kind != GroupKind::kConv);
   const FusionPlan plan = plan_fusion(lp, conv_options());
   REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2,3,4"});
@@ -714,6 +714,57 @@ outputs: [y]
   apply_fusion_to_memory_plan(lp, plan);
   CHECK(lp.plan.workspace_bytes == SymExpr(0));  // y is the output: nothing else reaches memory
   CHECK(find_overlap(lp, {}).empty());
+}
+
+TEST_CASE("fusion: a bias reshaped from a parameter between the conv and its add joins the group") {
+  // Paddle's Conv2D with a bias: conv2d, reshape(bias, [1, C, 1, 1]), add. The reshape writes a buffer of its own
+  // (its input is a parameter) after the conv: the group reads it at its position, after that write.
+  LoweredProgram lp = env().compile(std::string(R"(
+program: bias_reshape
+inputs: [{name: x, dtype: float32, shape: [-1, 8, 6, 6]}]
+)") + kConvParams + R"(
+  - {name: c8, dtype: float32, shape: [8]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )" + kConvAttrs + R"(}
+  - {op: reshape, in: [c8], out: [c8r], attrs: {shape: [1, 8, 1, 1]}}
+  - {op: add, in: [c, c8r], out: [cb]}
+  - {op: batch_norm, in: [cb, m, v, s, t], out: [n, n_m, n_v, n_sm, n_sv, n_r], attrs: )" + kBnAttrs + R"(}
+  - {op: relu, in: [n], out: [y]}
+outputs: [y]
+)");
+  const FusionPlan plan = plan_fusion(lp, conv_options());
+  REQUIRE(plan.groups.size() == 1);
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.kind == GroupKind::kConv);
+  CHECK(g.calls == std::vector<uint32_t>{0, 2, 3, 4});
+  CHECK(plan.call_group[1] == kNone);  // the reshape stays a call, before the group
+  CHECK(fused_arg(g, "bias").value == lp.calls[1].outputs[0].values[0]);
+  check_invariants(lp, plan);
+  apply_fusion_to_memory_plan(lp, plan);
+  CHECK(find_overlap(lp, {}).empty());
+}
+
+TEST_CASE("fusion: a residual computed between a conv and its add goes to the later conv's group only") {
+  // resnet's downsampling block: conv2 + bn2, then the shortcut's conv + bn, then add + relu. The shortcut's
+  // batch norm writes the residual after conv2: conv2's group stops at bn2 and the shortcut's group takes the add.
+  LoweredProgram lp = env().compile(std::string(R"(
+program: downsample
+inputs: [{name: x, dtype: float32, shape: [1, 8, 6, 6]}]
+)") + kConvParams + R"(
+ops:
+  - {op: conv2d, in: [x, w], out: [c2], attrs: )" + kConvAttrs + R"(}
+  - {op: batch_norm, in: [c2, m, v, s, t], out: [n2, n2_m, n2_v, n2_sm, n2_sv, n2_r], attrs: )" + kBnAttrs + R"(}
+  - {op: conv2d, in: [x, w], out: [cd], attrs: )" + kConvAttrs + R"(}
+  - {op: batch_norm, in: [cd, m, v, s, t], out: [nd, nd_m, nd_v, nd_sm, nd_sv, nd_r], attrs: )" + kBnAttrs + R"(}
+  - {op: add, in: [n2, nd], out: [r]}
+  - {op: relu, in: [r], out: [y]}
+outputs: [y]
+)");
+  const FusionPlan plan = plan_fusion(lp, conv_options());
+  REQUIRE(plan.groups.size() == 2);
+  CHECK(plan.groups[0].calls == std::vector<uint32_t>{0, 1});
+  CHECK(plan.groups[1].calls == std::vector<uint32_t>{2, 3, 4, 5});
+  check_invariants(lp, plan);
 }
 
 TEST_CASE("fusion: what a conv group leaves out") {

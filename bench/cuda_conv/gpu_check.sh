@@ -1,0 +1,120 @@
+#!/bin/bash
+# GPU correctness check of convolutions and pooling under `kforge compile --target cuda` (issue 14, first step):
+# Paddle programs with conv2d (strides, padding, dilation, groups, NHWC, a dynamic batch), depthwise_conv2d, pool2d
+# (max, average with and without exclusive, padded, adaptive) and the small CNN of tests/paddle (conv + batch norm +
+# relu as one convolution group, pool, flatten, GEMM, softmax), plus Paddle's resnet18 at 64x64, batch 2
+# (bench/cuda_conv/export_resnet18.py, when the Paddle venv is there at prepare time), each compiled with and
+# without --cuda-graph (the pool-only fixtures with it only), run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that counts,
+# and a second run into fresh tensors must be bit-identical) on the fixture's inputs and .pdiparams weights, and
+# compared with Paddle's own outputs (expected_<i>.npy, Paddle's CPU predictor) by fixture_bundle.py compare.
+#
+# Tolerance, for every case: |gpu - paddle| <= 1e-4 * max|paddle| + 1e-5, as tests/paddle (check_fixture.py) and
+# tools/check-paddle-models hold the CPU kernels to. TF32 is off for the check (the harness is built with
+# -DKFORGE_STRICT_FP32, which calls set_conv_tf32(false)): cuDNN then runs float32 FMA kernels, and the only
+# difference from Paddle is the order of the float32 sums (a few float32 epsilons times the number of terms, per
+# layer: for resnet18's deepest reductions, 4608 terms, about 1e-5 relative to the largest value, far below the
+# bound, while a wrong padding, stride, channel index, batch-norm term or missing residual gives errors of the
+# size of the values). cuBLASLt GEMMs compute in float32 without TF32 as always.
+#
+#   bench/cuda_conv/gpu_check.sh prepare BUILD   build machine: kforge + nvcc -> BUILD/conv-gpucheck/ (carry it)
+#   bench/cuda_conv/gpu_check.sh run BUILD       GPU machine: finds cuDNN 9 under PyTorch's site-packages
+#                                                (nvidia/cudnn/lib) or on the default library path
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
+PADDLE_PYTHON="${PADDLE_PYTHON:-/work/venv-paddle/bin/python}"
+RTOL=1e-4
+ATOL=1e-5
+
+# The fixtures (tests/paddle/<case>); resnet18 is exported into BUILD/conv-gpucheck/resnet18 by prepare.
+CASES="conv2d conv2d_bias_stride_pad conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d
+max_pool2d avg_pool2d_exclusive_false avg_pool2d_pad adaptive_avg_pool2d cnn"
+# Pools alone run with --cuda-graph only: what goes to the GPU machine must stay under 64 MiB, and resnet18's
+# weights take 47 MB of it (each harness is about 0.8 MB).
+GRAPH_ONLY=" max_pool2d avg_pool2d_exclusive_false avg_pool2d_pad adaptive_avg_pool2d "
+
+build_one() {  # TAG GEN NAME: the harness, linked with cuDNN / cuBLASLt only when the program needs them
+  local tag="$1" gen="$2" name="$3" libs=() defs=()
+  # Programs with convolutions: cuDNN, and TF32 off (the harness calls set_conv_tf32(false)).
+  [[ -f "$gen/kforge_cudnn.cuh" ]] && libs+=(-lcudnn) && defs+=(-DKFORGE_STRICT_FP32)
+  [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
+  "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" "${defs[@]}" \
+    -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$ROOT/bench/fusion/gpu_harness.cu" \
+    "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"
+  strip "$OUT_DIR/$tag"  # what is carried to the GPU machine must stay small (resnet18's weights are 47 MB)
+}
+
+prepare() {
+  local build="$1" ex="$ROOT/kernels" builds=() cases="$CASES"
+  export OUT_DIR="$1/conv-gpucheck" NVCC ROOT
+  rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/fixtures"
+  for c in $CASES; do cp -r "$ROOT/tests/paddle/$c" "$OUT_DIR/fixtures/$c"; done
+  if [[ -x "$PADDLE_PYTHON" ]]; then
+    "$PADDLE_PYTHON" "$HERE/export_resnet18.py" "$OUT_DIR/fixtures/resnet18"
+    cases="$cases resnet18"
+  else
+    echo "no Paddle at $PADDLE_PYTHON (PADDLE_PYTHON): resnet18 is left out" >&2
+  fi
+  for c in $cases; do
+    local fixture="$OUT_DIR/fixtures/$c"
+    for graph in "" "--cuda-graph"; do
+      [[ -z "$graph" && "$GRAPH_ONLY" == *" $c "* ]] && continue
+      local tag="$c${graph:+_graph}" gen="$OUT_DIR/gen_$c${graph:+_graph}"
+      "$build/src/kforge" compile "$fixture/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
+        --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$c" --target cuda $graph
+      builds+=("$tag" "$gen" "$c")
+      echo "$c $tag" >> "$OUT_DIR/tags"
+    done
+    /usr/bin/python3 "$HERE/fixture_bundle.py" bundle "$fixture" "$OUT_DIR/gen_${c}_graph/$c.h" "$OUT_DIR/$c.in.bin"
+    rm -f "$fixture/inference.pdiparams" "$fixture/inference.json"  # in the bundle / compiled: not carried
+  done
+  export -f build_one
+  printf '%s\n' "${builds[@]}" | xargs -d '\n' -n 3 -P "$(nproc)" bash -c 'build_one "$@"' _
+  rm -rf "$OUT_DIR"/gen_*
+  echo "prepared $OUT_DIR ($(du -sh "$OUT_DIR" | cut -f1))"
+}
+
+# cuDNN's directory: PyTorch's wheel (nvidia/cudnn/lib) with its sibling NVIDIA libraries, when present.
+library_path() {
+  local dir
+  dir="$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null || true)"
+  if [[ -n "$dir" ]]; then
+    local paths=("$dir/lib")
+    for lib in "$(dirname "$dir")"/*/lib; do [[ "$lib" != "$dir/lib" ]] && paths+=("$lib"); done
+    (IFS=:; echo "${paths[*]}")
+  fi
+}
+
+run() {
+  local dir="$1/conv-gpucheck" failed=0 tmp c tag
+  local libs
+  libs="$(library_path)"
+  export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "cuDNN from: ${libs%%:*}"
+  tmp="$(mktemp -d)"
+  local passed=0 total=0
+  while read -r c tag; do
+    total=$((total + 1))
+    if "$dir/$tag" "$dir/$c.in.bin" "$tmp/out.bin" > "$tmp/log" 2>&1 &&
+       /usr/bin/env python3 "$HERE/fixture_bundle.py" compare "$tmp/out.bin" "$dir/fixtures/$c" "$RTOL" "$ATOL" > "$tmp/cmp"; then
+      echo "PASS $tag: $(cat "$tmp/log")"
+      cat "$tmp/cmp"
+      passed=$((passed + 1))
+    else
+      echo "FAIL $tag"
+      cat "$tmp/log" "$tmp/cmp" 2>/dev/null || true
+      failed=1
+    fi
+    rm -f "$tmp/cmp"
+  done < "$dir/tags"
+  rm -rf "$tmp"
+  echo "$passed of $total passed (|gpu - paddle| <= $RTOL * max|paddle| + $ATOL, TF32 off)"
+  return $failed
+}
+
+case "${1:-}" in
+  prepare) prepare "$2" ;;
+  run) run "$2" ;;
+  *) echo "usage: gpu_check.sh prepare BUILD | gpu_check.sh run BUILD" >&2; exit 2 ;;
+esac

@@ -1,0 +1,463 @@
+#include "codegen/cuda_conv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace kforge::codegen {
+
+namespace {
+
+using passes::ArgKind;
+using passes::KernelArg;
+using passes::KernelCall;
+using passes::kNone;
+using passes::LoweredProgram;
+using passes::SymShape;
+
+// Reads a call's constant attributes; the first failure leaves a reason in `why` and makes ok() false.
+class Attrs {
+ public:
+  Attrs(const KernelCall& call, std::string* why) : call_(call), why_(why) {}
+  bool ok() const { return ok_; }
+
+  const passes::AttrConstant* get(std::string_view name) {
+    const KernelArg* a = call_.arg(name);
+    if (a == nullptr || a->kind != ArgKind::kConstant) {
+      fail(fmt::format("its {} is not a constant known at generation time", name));
+      return nullptr;
+    }
+    return &a->constant;
+  }
+  std::vector<int64_t> ints(std::string_view name) {
+    const passes::AttrConstant* c = get(name);
+    return c != nullptr ? c->ints : std::vector<int64_t>{};
+  }
+  int64_t integer(std::string_view name) {
+    const passes::AttrConstant* c = get(name);
+    return c != nullptr ? c->int_value : 0;
+  }
+  double floating(std::string_view name) {
+    const passes::AttrConstant* c = get(name);
+    return c != nullptr ? c->float_value : 0;
+  }
+  bool boolean(std::string_view name) {
+    const passes::AttrConstant* c = get(name);
+    return c != nullptr && c->bool_value;
+  }
+  std::string text(std::string_view name) {
+    const passes::AttrConstant* c = get(name);
+    return c != nullptr ? c->string_value : std::string();
+  }
+  void fail(std::string reason) {
+    if (ok_ && why_ != nullptr) *why_ = std::move(reason);
+    ok_ = false;
+  }
+
+ private:
+  const KernelCall& call_;
+  std::string* why_;
+  bool ok_ = true;
+};
+
+uint32_t tensor_arg(const KernelCall& call, std::string_view name) {
+  const KernelArg* a = call.arg(name);
+  return a != nullptr && a->kind == ArgKind::kTensor ? a->value : kNone;
+}
+
+uint32_t single_output(const KernelCall& call) {
+  return call.outputs.size() == 1 && call.outputs[0].values.size() == 1 ? call.outputs[0].values[0] : kNone;
+}
+
+// The logical NCHW dims of a 4-D value: batch (any SymExpr) and C, H, W, which must be static.
+bool nchw(const SymShape& dims, bool nhwc, passes::SymExpr* n, int64_t* c, int64_t* h, int64_t* w) {
+  if (dims.size() != 4) return false;
+  const std::optional<int64_t> dc = dims[nhwc ? 3 : 1].constant(), dh = dims[nhwc ? 1 : 2].constant(),
+                               dw = dims[nhwc ? 2 : 3].constant();
+  if (!dc || !dh || !dw) return false;
+  *n = dims[0];
+  *c = *dc;
+  *h = *dh;
+  *w = *dw;
+  return true;
+}
+
+// Paddle's padding of one spatial dim (kernels/kernel_util.h, conv_geometry): explicit, or SAME's
+// (out = ceil(in / stride), the extra row at the end), or none for VALID.
+struct Pads {
+  int64_t top = 0, bottom = 0, left = 0, right = 0;
+};
+
+bool paddings(Attrs& a, const std::vector<int64_t>& given, const std::string& algorithm, int64_t in_h, int64_t in_w,
+              int64_t k_h, int64_t k_w, int64_t stride_h, int64_t stride_w, Pads* p) {
+  if (given.size() == 2) {
+    p->top = p->bottom = given[0];
+    p->left = p->right = given[1];
+  } else if (given.size() == 4) {
+    *p = Pads{given[0], given[1], given[2], given[3]};
+  } else {
+    a.fail(fmt::format("paddings has {} values (2 or 4 expected)", given.size()));
+    return false;
+  }
+  if (algorithm == "SAME") {
+    auto same = [](int64_t in, int64_t stride, int64_t k, int64_t* p0, int64_t* p1) {
+      const int64_t out = (in + stride - 1) / stride;
+      const int64_t sum = std::max<int64_t>((out - 1) * stride + k - in, 0);
+      *p0 = sum / 2;
+      *p1 = sum - *p0;
+    };
+    same(in_h, stride_h, k_h, &p->top, &p->bottom);
+    same(in_w, stride_w, k_w, &p->left, &p->right);
+  } else if (algorithm == "VALID") {
+    *p = Pads{};
+  } else if (algorithm != "EXPLICIT") {
+    a.fail("padding_algorithm is \"" + algorithm + "\" (EXPLICIT, SAME or VALID expected)");
+    return false;
+  }
+  if (p->top < 0 || p->bottom < 0 || p->left < 0 || p->right < 0) {
+    a.fail("a padding is negative");
+    return false;
+  }
+  return true;
+}
+
+std::string float_literal(double v) {
+  std::string s = fmt::format("{:.9g}", static_cast<float>(v));
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+}  // namespace
+
+bool CudaConvSite::has_epilogue() const {
+  return bias != kNone || mean != kNone || residual != kNone || !activation.empty();
+}
+
+bool is_cuda_conv_op(std::string_view op) {
+  return op == "conv2d" || op == "depthwise_conv2d" || op == "conv2d_fused";
+}
+
+bool is_cuda_pool_op(std::string_view op) { return op == "pool2d"; }
+
+bool is_cuda_batch_norm_op(std::string_view op) { return op == "batch_norm"; }
+
+std::optional<std::string> cuda_conv_activation(std::string_view name) {
+  static const std::array<std::pair<std::string_view, std::string_view>, 12> kNames = {{
+      {"", "kNone"}, {"relu", "kRelu"}, {"relu6", "kRelu6"}, {"leaky_relu", "kLeakyRelu"}, {"clip", "kClip"},
+      {"hardswish", "kHardswish"}, {"sigmoid", "kSigmoid"}, {"tanh", "kTanh"}, {"swish", "kSwish"},
+      {"silu", "kSwish"}, {"gelu", "kGelu"}, {"gelu_tanh", "kGeluTanh"},
+  }};
+  for (const auto& [op, enumerator] : kNames) {
+    if (op == name) return "kforge::cuda_conv::Activation::" + std::string(enumerator);
+  }
+  return std::nullopt;
+}
+
+std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const KernelCall& call, std::string* why) {
+  Attrs a(call, why);
+  CudaConvSite s;
+  s.input = tensor_arg(call, "input");
+  s.filter = tensor_arg(call, "filter");
+  s.out = single_output(call);
+  if (s.input == kNone || s.filter == kNone || s.out == kNone) {
+    a.fail("it needs an input, a filter and one output");
+    return std::nullopt;
+  }
+  for (uint32_t v : {s.input, s.filter, s.out}) {
+    if (p.values[v].dtype != ir::DataType::kFloat32) {
+      a.fail(fmt::format("{} is {}; the cuDNN convolution computes float32 only", p.values[v].source_id,
+                         ir::dtype_name(p.values[v].dtype)));
+      return std::nullopt;
+    }
+  }
+  const std::string format = a.text("data_format");
+  const std::vector<int64_t> strides = a.ints("strides");
+  const std::vector<int64_t> dilations = a.ints("dilations");
+  const std::vector<int64_t> given_pads = a.ints("paddings");
+  const std::string algorithm = a.text("padding_algorithm");
+  s.groups = a.integer("groups");
+  if (!a.ok()) return std::nullopt;
+  s.nhwc = format == "NHWC";
+  const SymShape& fdims = p.values[s.filter].dims;
+  passes::SymExpr out_n;
+  int64_t out_c = 0;
+  if (!nchw(p.values[s.input].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
+      !nchw(p.values[s.out].dims, s.nhwc, &out_n, &out_c, &s.out_h, &s.out_w) || fdims.size() != 4 ||
+      !fdims[0].constant() || !fdims[1].constant() || !fdims[2].constant() || !fdims[3].constant()) {
+    a.fail("its input, filter and output must be 4-D with channels and spatial dims known at generation time");
+    return std::nullopt;
+  }
+  s.k = *fdims[0].constant();
+  s.r = *fdims[2].constant();
+  s.s = *fdims[3].constant();
+  if (strides.size() != 2 || dilations.size() != 2 || s.groups <= 0 || s.c != *fdims[1].constant() * s.groups ||
+      s.k % s.groups != 0 || out_c != s.k || out_n != s.batch) {
+    a.fail("its strides, dilations, groups and dims do not describe a 2-D convolution");
+    return std::nullopt;
+  }
+  s.stride_h = strides[0];
+  s.stride_w = strides[1];
+  s.dilation_h = dilations[0];
+  s.dilation_w = dilations[1];
+  Pads pads;
+  if (!paddings(a, given_pads, algorithm, s.h, s.w, s.r, s.s, s.stride_h, s.stride_w, &pads)) return std::nullopt;
+  if (algorithm == "SAME") s.dilation_h = s.dilation_w = 1;  // as Paddle's kernels
+  if (pads.top != pads.bottom || pads.left != pads.right) {
+    a.fail(fmt::format("its padding is asymmetric (top {}, bottom {}, left {}, right {}); cuDNN pads both sides "
+                       "alike, and the CUDA backend does not pad separately yet",
+                       pads.top, pads.bottom, pads.left, pads.right));
+    return std::nullopt;
+  }
+  s.pad_h = pads.top;
+  s.pad_w = pads.left;
+  const int64_t out_h = (s.h + 2 * s.pad_h - (s.dilation_h * (s.r - 1) + 1)) / s.stride_h + 1;
+  const int64_t out_w = (s.w + 2 * s.pad_w - (s.dilation_w * (s.s - 1) + 1)) / s.stride_w + 1;
+  if (out_h != s.out_h || out_w != s.out_w) {
+    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h, s.out_w, out_h, out_w));
+    return std::nullopt;
+  }
+  if (call.op == "conv2d_fused") {
+    s.bias = tensor_arg(call, "bias");
+    s.mean = tensor_arg(call, "mean");
+    s.variance = tensor_arg(call, "variance");
+    s.scale = tensor_arg(call, "scale");
+    s.shift = tensor_arg(call, "shift");
+    s.residual = tensor_arg(call, "residual");
+    s.activation = a.text("activation");
+    s.alpha = a.floating("activation_alpha");
+    s.beta = a.floating("activation_beta");
+    s.epsilon = a.floating("epsilon");
+    s.activation_after_residual = a.boolean("activation_after_residual");
+    if (!a.ok()) return std::nullopt;
+    if ((s.mean == kNone) != (s.variance == kNone)) {
+      a.fail("its batch norm needs both mean and variance");
+      return std::nullopt;
+    }
+    if (!cuda_conv_activation(s.activation)) {
+      a.fail("its activation \"" + s.activation + "\" has no CUDA epilogue");
+      return std::nullopt;
+    }
+    for (uint32_t v : {s.bias, s.mean, s.variance, s.scale, s.shift, s.residual}) {
+      if (v != kNone && p.values[v].dtype != ir::DataType::kFloat32) {
+        a.fail(fmt::format("its epilogue operand {} is {}, not float32", p.values[v].source_id,
+                           ir::dtype_name(p.values[v].dtype)));
+        return std::nullopt;
+      }
+    }
+  }
+  return s;
+}
+
+std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const KernelCall& call, std::string* why) {
+  Attrs a(call, why);
+  CudaPoolSite s;
+  s.x = tensor_arg(call, "x");
+  s.out = single_output(call);
+  if (s.x == kNone || s.out == kNone) {
+    a.fail("it needs an input and one output");
+    return std::nullopt;
+  }
+  s.dtype = p.values[s.x].dtype;
+  if ((s.dtype != ir::DataType::kFloat32 && s.dtype != ir::DataType::kFloat64) || p.values[s.out].dtype != s.dtype) {
+    a.fail(fmt::format("x is {}; the CUDA pooling kernel computes float32 and float64 only", ir::dtype_name(s.dtype)));
+    return std::nullopt;
+  }
+  const std::vector<int64_t> kernel = a.ints("kernel_size");
+  std::vector<int64_t> strides = a.ints("strides");
+  const std::vector<int64_t> given_pads = a.ints("paddings");
+  const bool ceil_mode = a.boolean("ceil_mode");
+  s.exclusive = a.boolean("exclusive");
+  const std::string format = a.text("data_format");
+  const std::string type = a.text("pooling_type");
+  const bool global = a.boolean("global_pooling");
+  s.adaptive = a.boolean("adaptive");
+  const std::string algorithm = a.text("padding_algorithm");
+  if (!a.ok()) return std::nullopt;
+  s.nhwc = format == "NHWC";
+  passes::SymExpr out_n;
+  int64_t out_c = 0;
+  if (!nchw(p.values[s.x].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
+      !nchw(p.values[s.out].dims, s.nhwc, &out_n, &out_c, &s.out_h, &s.out_w) || out_c != s.c || out_n != s.batch) {
+    a.fail("its input and output must be 4-D with channels and spatial dims known at generation time");
+    return std::nullopt;
+  }
+  if (type != "max" && type != "avg") {
+    a.fail("pooling_type is \"" + type + "\" (max or avg expected)");
+    return std::nullopt;
+  }
+  s.is_max = type == "max";
+  if (kernel.size() != 1 && kernel.size() != 2) {
+    a.fail(fmt::format("kernel_size has {} values (1 or 2 expected)", kernel.size()));
+    return std::nullopt;
+  }
+  s.k_h = global ? s.h : kernel.front();
+  s.k_w = global ? s.w : kernel.back();
+  if (strides.size() == 1) strides.push_back(strides[0]);
+  if (strides.size() != 2 || strides[0] <= 0 || strides[1] <= 0 || s.k_h <= 0 || s.k_w <= 0) {
+    a.fail("its kernel_size and strides must be positive pairs");
+    return std::nullopt;
+  }
+  s.stride_h = strides[0];
+  s.stride_w = strides[1];
+  Pads pads;
+  if (!paddings(a, given_pads, algorithm, s.h, s.w, s.k_h, s.k_w, s.stride_h, s.stride_w, &pads)) return std::nullopt;
+  if (global || s.adaptive) pads = Pads{};
+  s.pad_top = pads.top;
+  s.pad_left = pads.left;
+  int64_t out_h = s.k_h, out_w = s.k_w;  // adaptive: the kernel size is the output size
+  if (!s.adaptive) {
+    auto out_size = [ceil_mode](int64_t in, int64_t k, int64_t p0, int64_t p1, int64_t stride) {
+      return ceil_mode ? (in - k + p0 + p1 + stride - 1) / stride + 1 : (in - k + p0 + p1) / stride + 1;
+    };
+    out_h = out_size(s.h, s.k_h, pads.top, pads.bottom, s.stride_h);
+    out_w = out_size(s.w, s.k_w, pads.left, pads.right, s.stride_w);
+  }
+  if (out_h != s.out_h || out_w != s.out_w) {
+    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h, s.out_w, out_h, out_w));
+    return std::nullopt;
+  }
+  return s;
+}
+
+std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, const KernelCall& call,
+                                                      const std::function<bool(uint32_t)>& is_read, std::string* why) {
+  Attrs a(call, why);
+  CudaBatchNormSite s;
+  s.x = tensor_arg(call, "x");
+  s.mean = tensor_arg(call, "mean");
+  s.variance = tensor_arg(call, "variance");
+  s.scale = tensor_arg(call, "scale");
+  s.shift = tensor_arg(call, "bias");
+  s.out = call.outputs.empty() || call.outputs[0].values.size() != 1 ? kNone : call.outputs[0].values[0];
+  const bool test = call.constant_bool("is_test").value_or(false) || call.constant_bool("use_global_stats").value_or(false);
+  const std::string format = a.text("data_format");
+  s.epsilon = a.floating("epsilon");
+  if (!a.ok()) return std::nullopt;
+  if (!test) {
+    a.fail("it is a training batch norm (batch statistics); only inference (is_test or use_global_stats) runs");
+    return std::nullopt;
+  }
+  if (s.x == kNone || s.out == kNone || s.mean == kNone || s.variance == kNone) {
+    a.fail("it needs x, mean, variance and an output");
+    return std::nullopt;
+  }
+  for (size_t i = 1; i < call.outputs.size(); ++i) {
+    for (uint32_t v : call.outputs[i].values) {
+      if (v != kNone && is_read(v)) {
+        a.fail("its output " + call.outputs[i].name + " is read, and the CUDA batch norm computes out alone");
+        return std::nullopt;
+      }
+    }
+  }
+  s.nhwc = format == "NHWC";
+  const SymShape& dims = p.values[s.x].dims;
+  int64_t h = 0, w = 0;
+  if (!nchw(dims, s.nhwc, &s.batch, &s.c, &h, &w)) {
+    a.fail("x must be 4-D with channels and spatial dims known at generation time");
+    return std::nullopt;
+  }
+  s.spatial = h * w;
+  for (uint32_t v : {s.x, s.out, s.mean, s.variance, s.scale, s.shift}) {
+    if (v != kNone && p.values[v].dtype != ir::DataType::kFloat32) {
+      a.fail(fmt::format("{} is {}; the CUDA batch norm computes float32 only", p.values[v].source_id,
+                         ir::dtype_name(p.values[v].dtype)));
+      return std::nullopt;
+    }
+  }
+  return s;
+}
+
+tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch, const std::string& description,
+                           const CudaBufferExpr& buffer) {
+  tmpl::Value v = tmpl::Value::map();
+  v.set("number", number);
+  v.set("launch", launch);
+  v.set("description", description);
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, s.h, s.w,
+                                s.k, s.r, s.s, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
+                                s.groups, s.out_h, s.out_w, s.nhwc ? "true" : "false"));
+  v.set("batch", s.batch.to_string());
+  v.set("x", buffer(s.input, "float", true));
+  v.set("w", buffer(s.filter, "float", true));
+  v.set("y", buffer(s.out, "float", false));
+  if (!s.has_epilogue()) {
+    v.set("epilogue", false);
+    return v;
+  }
+  auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
+  tmpl::Value e = tmpl::Value::map();
+  e.set("bias", operand(s.bias));
+  e.set("mean", operand(s.mean));
+  e.set("variance", operand(s.variance));
+  e.set("scale", operand(s.scale));
+  e.set("shift", operand(s.shift));
+  e.set("residual", operand(s.residual));
+  e.set("epsilon", float_literal(s.epsilon));
+  e.set("activation", cuda_conv_activation(s.activation).value_or("kforge::cuda_conv::Activation::kNone"));
+  e.set("alpha", float_literal(s.alpha));
+  e.set("beta", float_literal(s.beta));
+  e.set("after_residual", std::string(s.activation_after_residual ? "true" : "false"));
+  v.set("epilogue", std::move(e));
+  return v;
+}
+
+tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, const std::string& description,
+                                 const CudaBufferExpr& buffer) {
+  tmpl::Value v = tmpl::Value::map();
+  v.set("launch", launch);
+  v.set("description", description);
+  v.set("x", buffer(s.x, "float", true));
+  v.set("y", buffer(s.out, "float", false));
+  v.set("batch", s.batch.to_string());
+  v.set("channels", std::to_string(s.c));
+  v.set("spatial", std::to_string(s.spatial));
+  v.set("nhwc", std::string(s.nhwc ? "true" : "false"));
+  auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
+  tmpl::Value e = tmpl::Value::map();
+  e.set("bias", "nullptr");
+  e.set("mean", operand(s.mean));
+  e.set("variance", operand(s.variance));
+  e.set("scale", operand(s.scale));
+  e.set("shift", operand(s.shift));
+  e.set("residual", "nullptr");
+  e.set("epsilon", float_literal(s.epsilon));
+  e.set("activation", "kforge::cuda_conv::Activation::kNone");
+  e.set("alpha", "0.0f");
+  e.set("beta", "0.0f");
+  e.set("after_residual", "false");
+  v.set("epilogue", std::move(e));
+  return v;
+}
+
+tmpl::Value cuda_copy_step(const LoweredProgram& p, uint32_t from, uint32_t to, int64_t launch,
+                           const std::string& description, const CudaBufferExpr& buffer) {
+  tmpl::Value v = tmpl::Value::map();
+  v.set("launch", launch);
+  v.set("description", description);
+  v.set("from", buffer(from, "void", true));
+  v.set("to", buffer(to, "void", false));
+  v.set("bytes", p.values[to].bytes().to_string());
+  return v;
+}
+
+tmpl::Value cuda_pool_step(const CudaPoolSite& s, int64_t number, int64_t launch, const std::string& description,
+                           const CudaBufferExpr& buffer) {
+  const std::string type = s.dtype == ir::DataType::kFloat64 ? "double" : "float";
+  tmpl::Value v = tmpl::Value::map();
+  v.set("number", number);
+  v.set("launch", launch);
+  v.set("description", description);
+  auto b = [](bool x) { return x ? "true" : "false"; };
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, s.h, s.w,
+                                s.out_h, s.out_w, s.k_h, s.k_w, s.stride_h, s.stride_w, s.pad_top, s.pad_left,
+                                b(s.nhwc), b(s.is_max), b(s.exclusive), b(s.adaptive)));
+  v.set("type", type);
+  v.set("batch", s.batch.to_string());
+  v.set("x", buffer(s.x, type, true));
+  v.set("y", buffer(s.out, type, false));
+  return v;
+}
+
+}  // namespace kforge::codegen

@@ -1,0 +1,120 @@
+// Convolutions and pooling under `kforge compile --target cuda`: what each conv2d / depthwise_conv2d (alone, or
+// the conv2d_fused call of a convolution group, passes/fusion.h) and each pool2d of a LoweredProgram is on the
+// GPU, as typed sites built here, and the template context of their host code (templates/program/cuda/conv.j2).
+//   - A convolution is one cuDNN call (templates/cuda/kforge_cudnn.cuh: descriptors made once, the algorithm
+//     found once per batch) and, for a group, one epilogue kernel over its output (bias, inference batch norm,
+//     activation, residual). float32 only; NCHW or NHWC; any stride, dilation and group count; explicit, SAME
+//     or VALID padding that comes out symmetric (cuDNN pads both sides alike).
+//   - A pool2d is one generated index-mapped kernel (templates/cuda/kforge_pool.cuh): max or average, ceil mode,
+//     exclusive or not, global, adaptive; float32 or float64.
+// The channels and spatial dims must be known at generation time (the geometry is a constant of the output);
+// the batch may be dynamic. Anything else is a reason (`why`) that the caller reports at the op.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passes/lowered_program.h"
+#include "template/value.h"
+
+namespace kforge::codegen {
+
+/// One convolution: the tensors (value indices; kNone where absent) and its geometry in logical NCHW terms:
+/// input [batch, c, h, w], filter [k, c / groups, r, s], output [batch, k, out_h, out_w].
+struct CudaConvSite {
+  uint32_t input = passes::kNone, filter = passes::kNone, out = passes::kNone;
+  // The epilogue of a convolution group (conv2d_fused's operands).
+  uint32_t bias = passes::kNone, mean = passes::kNone, variance = passes::kNone, scale = passes::kNone,
+           shift = passes::kNone, residual = passes::kNone;
+  passes::SymExpr batch;
+  int64_t c = 0, h = 0, w = 0, k = 0, r = 0, s = 0;
+  int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
+  int64_t out_h = 0, out_w = 0;
+  bool nhwc = false;
+  std::string activation;  // conv2d_fused's name ("relu", "gelu_tanh", ...), "" for none
+  double alpha = 0, beta = 0, epsilon = 1e-5;
+  bool activation_after_residual = false;
+
+  /// Whether an epilogue kernel runs after the convolution.
+  bool has_epilogue() const;
+};
+
+/// One pool2d: input [batch, c, h, w], output [batch, c, out_h, out_w] (logical NCHW).
+struct CudaPoolSite {
+  uint32_t x = passes::kNone, out = passes::kNone;
+  ir::DataType dtype = ir::DataType::kFloat32;
+  passes::SymExpr batch;
+  int64_t c = 0, h = 0, w = 0, out_h = 0, out_w = 0;
+  int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+  bool nhwc = false, is_max = true, exclusive = true, adaptive = false;
+};
+
+/// An inference batch_norm that no convolution group took: the epilogue kernel alone, x -> out.
+struct CudaBatchNormSite {
+  uint32_t x = passes::kNone, out = passes::kNone;
+  uint32_t mean = passes::kNone, variance = passes::kNone, scale = passes::kNone, shift = passes::kNone;
+  passes::SymExpr batch;
+  int64_t c = 0, spatial = 0;  // channels; the product of the other dims after the batch
+  bool nhwc = false;
+  double epsilon = 1e-5;
+};
+
+/// conv2d, depthwise_conv2d and conv2d_fused (a convolution group's call).
+bool is_cuda_conv_op(std::string_view op);
+/// pool2d.
+bool is_cuda_pool_op(std::string_view op);
+/// batch_norm (and its twin batch_norm_).
+bool is_cuda_batch_norm_op(std::string_view op);
+
+/// The site of a convolution call, or nullopt with `why` (a sentence) when the CUDA backend cannot run it.
+std::optional<CudaConvSite> cuda_conv_site(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                           std::string* why);
+/// The site of a pool2d call, or nullopt with `why`.
+std::optional<CudaPoolSite> cuda_pool_site(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                           std::string* why);
+
+/// The site of an inference batch_norm (is_test or use_global_stats, float32, 4-D), or nullopt with `why`.
+/// `is_read(v)`: whether anything reads value v (or it is a program output): batch_norm's outputs other than
+/// `out` are not computed, so they must not be.
+std::optional<CudaBatchNormSite> cuda_batch_norm_site(const passes::LoweredProgram& program,
+                                                      const passes::KernelCall& call,
+                                                      const std::function<bool(uint32_t)>& is_read, std::string* why);
+
+/// conv2d_fused's activation as the header's enumerator ("kforge::cuda_conv::Activation::kRelu"), or nullopt.
+std::optional<std::string> cuda_conv_activation(std::string_view name);
+
+/// The host expression of a value's device pointer, typed: (value, element type, is_const).
+using CudaBufferExpr = std::function<std::string(uint32_t, const std::string&, bool)>;
+
+/// The context of one convolution step (templates/program/cuda/conv.j2, `conv_step`): number (the site's
+/// index among the program's convolutions), launch (its index in kLaunchNames), description, geometry (the
+/// C++ initializer of kforge::cuda_conv::ConvGeometry), batch, x, w, y (pointer expressions), and epilogue:
+/// false or {bias, mean, variance, scale, shift, residual (pointer expressions or "nullptr"), epsilon,
+/// activation, alpha, beta (C++ literals), after_residual ("true"/"false")}.
+tmpl::Value cuda_conv_step(const CudaConvSite& site, int64_t number, int64_t launch, const std::string& description,
+                           const CudaBufferExpr& buffer);
+/// The context of one pool step (`pool_step`): number, launch, description, geometry (the initializer of
+/// kforge::cuda_pool::Pool2dGeometry), type ("float"/"double"), batch, x, y.
+tmpl::Value cuda_pool_step(const CudaPoolSite& site, int64_t number, int64_t launch, const std::string& description,
+                           const CudaBufferExpr& buffer);
+
+/// The context of one batch norm step (`batch_norm_step`): launch, description, x, y, batch, channels, spatial,
+/// nhwc ("true"/"false"), and epilogue {bias, mean, variance, scale, shift, residual, epsilon, activation, alpha,
+/// beta, after_residual} as for a convolution.
+tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& site, int64_t launch, const std::string& description,
+                                 const CudaBufferExpr& buffer);
+
+/// The context of one copy step (`copy_step`): a view (reshape, flatten, ...) whose output has a buffer of its
+/// own, because its input is memory the caller owns: launch, description, to, from (pointer expressions), bytes.
+tmpl::Value cuda_copy_step(const passes::LoweredProgram& program, uint32_t from, uint32_t to, int64_t launch,
+                           const std::string& description, const CudaBufferExpr& buffer);
+
+inline constexpr const char* kCudaEpilogueHeaderTemplate = "cuda/kforge_channel_epilogue.cuh";
+inline constexpr const char* kCudaCudnnHeaderTemplate = "cuda/kforge_cudnn.cuh";
+inline constexpr const char* kCudaPoolHeaderTemplate = "cuda/kforge_pool.cuh";
+
+}  // namespace kforge::codegen

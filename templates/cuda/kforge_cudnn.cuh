@@ -1,0 +1,198 @@
+// kforge cuDNN convolutions for `kforge compile --target cuda` (header-only; link -lcudnn, cuDNN 9).
+//
+// A float32 conv2d / depthwise_conv2d (grouped, strided, padded, dilated; NCHW or NHWC data, OIHW filter as
+// Paddle stores it) is one cudnnConvolutionForward of the legacy cuDNN API, and its fused epilogue (the
+// convolution groups of passes/fusion.h: per-channel bias, inference batch norm, activation, residual add) one
+// elementwise kernel over the convolution's output, in place (kforge_channel_epilogue.cuh). The batch norm is applied as
+// y * (scale / sqrt(var + eps)) + (shift - mean * scale / sqrt(var + eps)), the order of the reference kernel.
+//
+// Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch and the workspace
+// every convolution shares: kWorkspaceBytes, allocated once by the first run) and one ConvSite per
+// convolution: its descriptors are created once and set again only when the batch changes; its algorithm is
+// chosen once per (batch, TF32 switch) by cudnnFindConvolutionForwardAlgorithmEx (a benchmark on the site's
+// own buffers, which synchronises), among the algorithms that fit the workspace (deterministic ones first).
+// run() chooses on first use; with --cuda-graph the generated prepare_convs() chooses every site before a
+// capture, so a capture only finds known shapes.
+//
+// TF32: set_tf32(true) (the default, as torch's cudnn.allow_tf32) lets cuDNN use TF32 tensor cores for float32
+// convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout).
+#pragma once
+
+#include <cudnn.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <utility>
+
+#include "kforge_channel_epilogue.cuh"
+#include "kforge_cuda_runtime.h"
+
+namespace kforge {
+namespace cuda_conv {
+
+inline Status cudnn_error(cudnnStatus_t status, const char* what) {
+  return Status::Error(what, ": ", cudnnGetErrorString(status));
+}
+
+#define KFORGE_CUDNN_RETURN_IF_ERROR(call)                                                            \
+  do {                                                                                                 \
+    cudnnStatus_t kforge_cudnn_status_ = (call);                                                       \
+    if (kforge_cudnn_status_ != CUDNN_STATUS_SUCCESS) {                                                \
+      return ::kforge::cuda_conv::cudnn_error(kforge_cudnn_status_, #call);                            \
+    }                                                                                                  \
+  } while (0)
+
+// What one convolution is, fixed at generation time; only the batch is given at run time. Dims are those of
+// the logical NCHW tensors: input [n, c, h, w], filter [k, c / groups, r, s], output [n, k, out_h, out_w].
+struct ConvGeometry {
+  int c, h, w;
+  int k, r, s;
+  int pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w, groups;
+  int out_h, out_w;
+  bool nhwc;
+};
+
+class CudnnContext {
+ public:
+  // The workspace every convolution of the object shares; algorithms needing more are not considered.
+  static constexpr size_t kWorkspaceBytes = size_t{64} << 20;
+
+  CudnnContext() = default;
+  CudnnContext(const CudnnContext&) = delete;
+  CudnnContext& operator=(const CudnnContext&) = delete;
+  ~CudnnContext() {
+    if (handle_ != nullptr) static_cast<void>(cudnnDestroy(handle_));
+  }
+
+  // Creates the handle and the workspace on first use; every call points the handle at `stream`.
+  Status init(cudaStream_t stream) {
+    if (handle_ == nullptr) {
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreate(&handle_));
+      KFORGE_RETURN_IF_ERROR(workspace_.reserve(kWorkspaceBytes));
+    }
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
+    return Status::OK();
+  }
+  cudnnHandle_t handle() const { return handle_; }
+  void* workspace() const { return workspace_.data(); }
+  bool tf32() const { return tf32_; }
+  void set_tf32(bool on) { tf32_ = on; }
+
+ private:
+  cudnnHandle_t handle_ = nullptr;
+  DeviceMemory workspace_;
+  bool tf32_ = true;
+};
+
+class ConvSite {
+ public:
+  ConvSite() = default;
+  ConvSite(const ConvSite&) = delete;
+  ConvSite& operator=(const ConvSite&) = delete;
+  ~ConvSite() {
+    if (x_ != nullptr) static_cast<void>(cudnnDestroyTensorDescriptor(x_));
+    if (y_ != nullptr) static_cast<void>(cudnnDestroyTensorDescriptor(y_));
+    if (w_ != nullptr) static_cast<void>(cudnnDestroyFilterDescriptor(w_));
+    if (conv_ != nullptr) static_cast<void>(cudnnDestroyConvolutionDescriptor(conv_));
+  }
+
+  // Chooses the algorithm for batch n and the context's TF32 switch, once (benchmarks on x, w and y: y is
+  // overwritten, x and w are only read).
+  Status prepare(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
+    KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
+    const std::pair<int, bool> key(n, ctx.tf32());
+    if (choices_.count(key) != 0) return Status::OK();
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
+        ctx.handle(), x_, x, w_, w, conv_, y_, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
+        ctx.workspace(), CudnnContext::kWorkspaceBytes));
+    // The fastest usable one (the list is fastest first), deterministic if any is: the same inputs then give the
+    // same bits on every run.
+    for (const bool deterministic_only : {true, false}) {
+      for (int i = 0; i < returned; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CudnnContext::kWorkspaceBytes) continue;
+        if (deterministic_only && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+        // Strict float32 runs whatever was found with FMA kernels only, as it was benchmarked.
+        if (!ctx.tf32() && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        choices_[key] = Choice{perf[i].algo, ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory};
+        return Status::OK();
+      }
+    }
+    return Status::Error("cuDNN found no algorithm for the convolution (batch ", n, ", ", returned,
+                         " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
+  }
+
+  // y = conv(x, w) on the context's stream; chooses the algorithm first when prepare() has not.
+  Status run(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
+    auto choice = choices_.find(std::pair<int, bool>(n, ctx.tf32()));
+    if (choice == choices_.end()) {
+      KFORGE_RETURN_IF_ERROR(prepare(ctx, g, n, x, w, y));
+      choice = choices_.find(std::pair<int, bool>(n, ctx.tf32()));
+    }
+    KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, choice->second.math));
+    const float one = 1.0f, zero = 0.0f;
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(ctx.handle(), &one, x_, x, w_, w, conv_, choice->second.algo,
+                                                         ctx.workspace(), choice->second.workspace, &zero, y_, y));
+    return Status::OK();
+  }
+
+ private:
+  struct Choice {
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
+    size_t workspace;
+  };
+
+  // Creates the descriptors once and sets them for batch n (host calls only: nothing is allocated on the
+  // device, so this is safe inside a graph capture). Checks cuDNN's output dims against the generated ones.
+  Status describe(const ConvGeometry& g, int n, bool tf32) {
+    if (conv_ == nullptr) {
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&x_));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&y_));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&w_));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&conv_));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g.k,
+                                                              g.c / g.groups, g.r, g.s));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(conv_, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
+                                                                   g.dilation_h, g.dilation_w,
+                                                                   CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, g.groups));
+    }
+    if (described_n_ != n || described_tf32_ != tf32) {
+      const cudnnTensorFormat_t format = g.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, CUDNN_DATA_FLOAT, n, g.c, g.h, g.w));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(y_, format, CUDNN_DATA_FLOAT, n, g.k, g.out_h, g.out_w));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+      int dims[4] = {0, 0, 0, 0};
+      KFORGE_CUDNN_RETURN_IF_ERROR(
+          cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &dims[0], &dims[1], &dims[2], &dims[3]));
+      if (dims[0] != n || dims[1] != g.k || dims[2] != g.out_h || dims[3] != g.out_w) {
+        return Status::Error("cuDNN computes the convolution's output as [", dims[0], ", ", dims[1], ", ", dims[2],
+                             ", ", dims[3], "], kforge as [", n, ", ", g.k, ", ", g.out_h, ", ", g.out_w, "]");
+      }
+      described_n_ = n;
+      described_tf32_ = tf32;
+    }
+    return Status::OK();
+  }
+
+  cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
+  cudnnFilterDescriptor_t w_ = nullptr;
+  cudnnConvolutionDescriptor_t conv_ = nullptr;
+  int described_n_ = -1;
+  bool described_tf32_ = true;
+  std::map<std::pair<int, bool>, Choice> choices_;  // by (batch, TF32)
+};
+
+// The epilogue of a convolution with geometry g and batch n, in place over its output.
+inline cudaError_t conv_epilogue(float* y, const Epilogue& e, const ConvGeometry& g, int64_t n, cudaStream_t stream) {
+  return channel_epilogue(y, y, e, n, g.k, static_cast<int64_t>(g.out_h) * g.out_w, g.nhwc, stream);
+}
+
+}  // namespace cuda_conv
+}  // namespace kforge

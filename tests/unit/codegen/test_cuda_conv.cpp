@@ -1,0 +1,253 @@
+// Unit tests of the convolution and pooling sites of kforge compile --target cuda (codegen/cuda_conv.h): the
+// geometry read from a lowered call (padding algorithms, NHWC, groups, a dynamic batch), a convolution group's
+// epilogue, the reasons a call cannot run, and the template context of each step.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "codegen/cuda_conv.h"
+#include "opdef/op_loader.h"
+#include "passes/fusion.h"
+#include "passes/lower.h"
+#include "program/program_reader.h"
+
+namespace kforge::codegen {
+namespace {
+
+/// Lowers a program YAML text against the ops of golden case compile-cuda-conv (kernels/ops.yaml's conv2d,
+/// pool2d, batch_norm, ... and fusion.yaml's conv2d_fused) and plans its fusion as --target cuda does.
+struct ConvFixture {
+  SourceManager sources;
+  std::ostringstream errors;
+  DiagnosticEngine diags{sources, errors};
+  opdef::OpLibrary library;
+  std::unique_ptr<passes::OpSet> ops;
+  std::optional<passes::LoweredProgram> lowered;
+  passes::FusionPlan plan;
+
+  explicit ConvFixture(const std::string& program_text) {
+    opdef::OpLoader loader(sources, diags);
+    const std::string dir = std::string(KFORGE_SOURCE_ROOT) + "/tests/golden/compile-cuda-conv/";
+    loader.add_file(dir + "ops.yaml");
+    loader.add_file(dir + "fusion.yaml");
+    library = std::move(loader).finish();
+    ops = std::make_unique<passes::OpSet>(library, nullptr, diags);
+    const uint32_t file = sources.add_buffer("p.yaml", program_text);
+    std::optional<ir::Program> program = ir::read_program(sources, file, diags);
+    REQUIRE(program);
+    lowered = passes::compile_program(*program, *ops, diags);
+    INFO(errors.str());
+    REQUIRE(lowered);
+    passes::FusionOptions fusion;
+    fusion.single_call_groups = true;
+    fusion.gemm_groups = true;
+    fusion.conv_fused = library.find("conv2d_fused");
+    plan = passes::plan_fusion(*lowered, fusion);
+    passes::apply_fusion_to_memory_plan(*lowered, plan);
+  }
+
+  /// The call the CUDA backend runs for group g (its conv2d_fused) or call c outside every group.
+  const passes::KernelCall& group_call(size_t g) const {
+    REQUIRE(g < plan.groups.size());
+    REQUIRE(plan.groups[g].kind == passes::GroupKind::kConv);
+    return plan.groups[g].conv_call;
+  }
+  const passes::KernelCall& call(size_t c) const { return lowered->calls.at(c); }
+  uint32_t value(const std::string& name) const {
+    for (const passes::LoweredValue& v : lowered->values) {
+      if (v.name == name) return v.index;
+    }
+    FAIL("no value " << name);
+    return passes::kNone;
+  }
+};
+
+const tmpl::Value& at(const tmpl::Value& v, const char* key) {
+  const tmpl::Value* found = v.find(key);
+  INFO(key);
+  REQUIRE(found != nullptr);
+  return *found;
+}
+
+std::string conv_op(const std::string& in, const std::string& w, const std::string& out, const std::string& attrs) {
+  return "  - op: conv2d\n    in: [" + in + ", " + w + "]\n    out: [" + out + "]\n    attrs: {" + attrs + "}\n";
+}
+
+constexpr const char* kBlock = R"(program: block
+inputs:  [{name: x, dtype: float32, shape: [-1, 4, 9, 9]}]
+params:
+  - {name: w, dtype: float32, shape: [6, 2, 3, 3]}
+  - {name: b, dtype: float32, shape: [1, 6, 1, 1]}
+  - {name: m, dtype: float32, shape: [6]}
+  - {name: v, dtype: float32, shape: [6]}
+  - {name: s, dtype: float32, shape: [6]}
+  - {name: t, dtype: float32, shape: [6]}
+  - {name: r, dtype: float32, shape: [1, 6, 5, 5]}
+ops:
+  - op: conv2d
+    in: [x, w]
+    out: [c]
+    attrs: {strides: [2, 2], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], groups: 2, data_format: NCHW}
+  - {op: add, in: [c, b], out: [cb]}
+  - op: batch_norm
+    in: [cb, m, v, s, t]
+    out: [n, n_mean, n_var, n_saved_mean, n_saved_var, n_reserve]
+    attrs: {is_test: true, momentum: 0.9, epsilon: 1.0e-3, data_format: NCHW, use_global_stats: false, trainable_statistics: false}
+  - {op: relu6, in: [n], out: [a]}
+  - {op: add, in: [a, r], out: [y]}
+outputs: [y]
+)";
+
+TEST_CASE("cuda conv site: a convolution group's geometry and epilogue") {
+  // The residual [1, 6, 5, 5] has not the dynamic batch's shape: it stays out of the group (an elementwise add).
+  ConvFixture f(kBlock);
+  REQUIRE(f.plan.groups.size() == 2);
+  std::string why;
+  const std::optional<CudaConvSite> site = cuda_conv_site(*f.lowered, f.group_call(0), &why);
+  INFO(why);
+  REQUIRE(site);
+  CHECK(site->batch.to_string() == "s0");
+  CHECK((site->c == 4 && site->h == 9 && site->w == 9 && site->k == 6 && site->r == 3 && site->s == 3));
+  CHECK((site->pad_h == 1 && site->pad_w == 1 && site->stride_h == 2 && site->stride_w == 2 && site->groups == 2));
+  CHECK((site->out_h == 5 && site->out_w == 5));
+  CHECK_FALSE(site->nhwc);
+  CHECK(site->input == f.value("x"));
+  CHECK(site->filter == f.value("w"));
+  CHECK(site->bias == f.value("b"));
+  CHECK(site->mean == f.value("m"));
+  CHECK(site->variance == f.value("v"));
+  CHECK(site->scale == f.value("s"));
+  CHECK(site->shift == f.value("t"));
+  CHECK(site->residual == passes::kNone);
+  CHECK(site->activation == "relu6");
+  CHECK(site->epsilon == Approx(1e-3));
+  CHECK(site->has_epilogue());
+
+  const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
+    return (is_const ? "(const " : "(") + type + "*)v" + std::to_string(v);
+  };
+  const tmpl::Value step = cuda_conv_step(*site, 0, 3, "group 0", buffer);
+  CHECK(at(step, "geometry").as_string() == "{4, 9, 9, 6, 3, 3, 1, 1, 2, 2, 1, 1, 2, 5, 5, false}");
+  CHECK(at(step, "batch").as_string() == "s0");
+  CHECK(at(step, "launch").as_int() == 3);
+  CHECK(at(step, "x").as_string() == "(const float*)v" + std::to_string(f.value("x")));
+  const tmpl::Value& e = at(step, "epilogue");
+  REQUIRE(e.is_map());
+  CHECK(at(e, "activation").as_string() == "kforge::cuda_conv::Activation::kRelu6");
+  CHECK(at(e, "residual").as_string() == "nullptr");
+  CHECK(at(e, "epsilon").as_string() == "0.00100000005f");
+  CHECK(at(e, "after_residual").as_string() == "false");
+}
+
+TEST_CASE("cuda conv site: a lone convolution has no epilogue; NHWC reads the channels last") {
+  ConvFixture f(std::string(R"(program: lone
+inputs:  [{name: x, dtype: float32, shape: [2, 7, 7, 3]}]
+params:  [{name: w, dtype: float32, shape: [5, 3, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "y", "strides: [2, 2], paddings: [0, 0], padding_algorithm: SAME, dilations: [2, 2], groups: 1, "
+                              "data_format: NHWC") +
+                "outputs: [y]\n");
+  REQUIRE(f.plan.groups.empty());
+  std::string why;
+  const std::optional<CudaConvSite> site = cuda_conv_site(*f.lowered, f.call(0), &why);
+  INFO(why);
+  REQUIRE(site);
+  CHECK(site->nhwc);
+  CHECK((site->c == 3 && site->h == 7 && site->w == 7 && site->k == 5));
+  // SAME: out = ceil(7 / 2) = 4, pads (4 - 1) * 2 + 3 - 7 = 2 split 1 / 1; dilations become 1 as in Paddle.
+  CHECK((site->pad_h == 1 && site->pad_w == 1 && site->dilation_h == 1 && site->out_h == 4 && site->out_w == 4));
+  CHECK(site->batch.to_string() == "2");
+  CHECK_FALSE(site->has_epilogue());
+  const tmpl::Value step = cuda_conv_step(*site, 1, 0, "call 0", [](uint32_t, const std::string&, bool) { return "p"; });
+  CHECK(at(step, "epilogue").is_bool());
+}
+
+TEST_CASE("cuda conv site: what the CUDA backend cannot run yet is a reason") {
+  SECTION("asymmetric SAME padding") {
+    ConvFixture f(std::string(R"(program: same
+inputs:  [{name: x, dtype: float32, shape: [1, 2, 6, 6]}]
+params:  [{name: w, dtype: float32, shape: [4, 2, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "y", "strides: [2, 2], paddings: [0, 0], padding_algorithm: SAME, dilations: [1, 1], groups: 1, "
+                                "data_format: NCHW") +
+                  "outputs: [y]\n");
+    std::string why;
+    CHECK_FALSE(cuda_conv_site(*f.lowered, f.call(0), &why));
+    CHECK(why.find("asymmetric (top 0, bottom 1, left 0, right 1)") != std::string::npos);
+  }
+  SECTION("float64") {
+    ConvFixture f(std::string(R"(program: f64
+inputs:  [{name: x, dtype: float64, shape: [1, 2, 6, 6]}]
+params:  [{name: w, dtype: float64, shape: [4, 2, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "y", "strides: [1, 1], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], groups: 1, "
+                                "data_format: NCHW") +
+                  "outputs: [y]\n");
+    std::string why;
+    CHECK_FALSE(cuda_conv_site(*f.lowered, f.call(0), &why));
+    CHECK(why == "x is float64; the cuDNN convolution computes float32 only");
+  }
+}
+
+std::string pool_program(const std::string& dims, const std::string& attrs) {
+  return "program: pool\ninputs:  [{name: x, dtype: float32, shape: " + dims +
+         "}]\nops:\n  - op: pool2d\n    in: [x]\n    out: [y]\n    attrs: {" + attrs + "}\noutputs: [y]\n";
+}
+
+TEST_CASE("cuda pool site: padded max, ceil mode, adaptive and global pools") {
+  std::string why;
+  SECTION("max 3x3 stride 2 pad 1") {
+    ConvFixture f(pool_program("[-1, 8, 16, 16]",
+                               "kernel_size: [3, 3], strides: [2, 2], paddings: [1, 1], ceil_mode: false, exclusive: true, "
+                               "data_format: NCHW, pooling_type: max, global_pooling: false, adaptive: false, "
+                               "padding_algorithm: EXPLICIT"));
+    const std::optional<CudaPoolSite> site = cuda_pool_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK((site->is_max && site->k_h == 3 && site->pad_top == 1 && site->out_h == 8 && site->out_w == 8));
+    const tmpl::Value step = cuda_pool_step(*site, 0, 1, "call 0", [](uint32_t, const std::string& t, bool) { return t; });
+    CHECK(at(step, "geometry").as_string() == "{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, false, true, true, false}");
+    CHECK(at(step, "type").as_string() == "float");
+    CHECK(at(step, "batch").as_string() == "s0");
+  }
+  SECTION("average, ceil mode, not exclusive, NHWC") {
+    ConvFixture f(pool_program("[1, 5, 5, 2]",
+                               "kernel_size: [2, 2], strides: [2, 2], paddings: [0, 0], ceil_mode: true, exclusive: false, "
+                               "data_format: NHWC, pooling_type: avg, global_pooling: false, adaptive: false, "
+                               "padding_algorithm: EXPLICIT"));
+    const std::optional<CudaPoolSite> site = cuda_pool_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK((site->nhwc && !site->is_max && !site->exclusive && site->c == 2 && site->out_h == 3 && site->out_w == 3));
+  }
+  SECTION("adaptive to 2x3: the kernel size is the output size, no padding") {
+    ConvFixture f(pool_program("[2, 3, 7, 8]",
+                               "kernel_size: [2, 3], strides: [1, 1], paddings: [1, 1], ceil_mode: false, exclusive: true, "
+                               "data_format: NCHW, pooling_type: avg, global_pooling: false, adaptive: true, "
+                               "padding_algorithm: EXPLICIT"));
+    const std::optional<CudaPoolSite> site = cuda_pool_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK((site->adaptive && site->pad_top == 0 && site->pad_left == 0 && site->out_h == 2 && site->out_w == 3));
+  }
+  SECTION("global") {
+    ConvFixture f(pool_program("[2, 3, 7, 8]",
+                               "kernel_size: [1, 1], strides: [1, 1], paddings: [0, 0], ceil_mode: false, exclusive: true, "
+                               "data_format: NCHW, pooling_type: max, global_pooling: true, adaptive: false, "
+                               "padding_algorithm: EXPLICIT"));
+    const std::optional<CudaPoolSite> site = cuda_pool_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK((site->k_h == 7 && site->k_w == 8 && site->out_h == 1 && site->out_w == 1));
+  }
+}
+
+TEST_CASE("cuda conv activations: conv2d_fused's names as the header's enumerators") {
+  CHECK(cuda_conv_activation("") == std::optional<std::string>("kforge::cuda_conv::Activation::kNone"));
+  CHECK(cuda_conv_activation("silu") == std::optional<std::string>("kforge::cuda_conv::Activation::kSwish"));
+  CHECK(cuda_conv_activation("gelu_tanh") == std::optional<std::string>("kforge::cuda_conv::Activation::kGeluTanh"));
+  CHECK_FALSE(cuda_conv_activation("mish"));
+}
+
+}  // namespace
+}  // namespace kforge::codegen

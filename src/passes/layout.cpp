@@ -71,11 +71,11 @@ Rule rule_of(const Op& op) {
 
 /// Whether a static 4-D tensor's elements keep their order when its axes move to `position_of` (kNhwcAxisOf, or
 /// kNchwAxisOf): the axes other than 1 stay in order ([1, C, 1, 1] <-> [1, 1, 1, C], [N, C, 1, 1] <-> [N, 1, 1, C]).
-/// Then a reshape does what the transpose would.
+/// Then a reshape does what the transpose would. A dynamic dim may only be the batch.
 bool same_order(const std::vector<int64_t>& dims, const std::array<int64_t, 4>& position_of) {
   int64_t last = -1;
   for (size_t a = 0; a < 4; ++a) {
-    if (dims[a] < 0) return false;
+    if (dims[a] < 0 && a != 0) return false;  // a dynamic batch stays first: the reshape copies it (shape 0)
     if (dims[a] == 1) continue;
     if (position_of[a] < last) return false;
     last = position_of[a];
@@ -319,7 +319,9 @@ class LayoutPlanner {
     if (view) {  // a reshape, which the kernels make a view: no copy, and a parameter stays in its memory
       spec.name = "reshape";
       spec.operands = {v, ValueId{}};
-      spec.attributes.push_back({"shape", ir::Attribute::int_array(dims), {}});
+      std::vector<int64_t> shape = dims;
+      if (shape[0] < 0) shape[0] = 0;  // reshape's 0: x's dim 0
+      spec.attributes.push_back({"shape", ir::Attribute::int_array(std::move(shape)), {}});
     } else {
       std::vector<ir::Attribute> perm_attr;
       for (size_t d : perm) perm_attr.push_back(ir::Attribute::int32(static_cast<int32_t>(d)));

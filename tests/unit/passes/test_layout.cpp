@@ -229,3 +229,33 @@ outputs: [c]
 }
 
 }  // namespace kforge::passes
+
+namespace kforge::passes {
+
+TEST_CASE("layout: a globally pooled [N, 1, 1, C] leaves the region through a reshape, dynamic batch included") {
+  test::Env env;
+  Planned p = plan(env, std::string(R"(program: gap
+inputs: [{name: x, dtype: float32, shape: [-1, 4, 6, 6]}]
+params:
+  - {name: w, dtype: float32, shape: [8, 4, 3, 3]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )") + kConv + R"(}
+  - op: pool2d
+    in: [c]
+    out: [g]
+    attrs: {kernel_size: [1, 1], strides: [1, 1], paddings: [0, 0], ceil_mode: false, exclusive: true, data_format: NCHW,
+            pooling_type: avg, global_pooling: false, adaptive: true, padding_algorithm: EXPLICIT}
+  - {op: flatten, in: [g], out: [y], attrs: {start_axis: 1, stop_axis: 3}}
+outputs: [y]
+)");
+  const ir::Program& g = p.program;
+  const ir::Op& out = operand_producer(g, only(g, "pd_op.flatten"), 0);
+  CHECK(out.is("pd_op", "reshape"));
+  const ir::Attribute* shape = out.attr("shape");
+  REQUIRE(shape != nullptr);
+  CHECK(shape->ints == std::vector<int64_t>{0, 8, 1, 1});  // 0: the batch, copied
+  CHECK(g.type_of(out.results[0]).dims == std::vector<int64_t>{-1, 8, 1, 1});
+  CHECK(p.lowered->value(p.lowered->outputs[0].value).dims.size() == 2);
+}
+
+}  // namespace kforge::passes

@@ -110,6 +110,8 @@ class LayoutPlanner {
     const std::vector<OpId> order = p_.top_level_ops();  // the ops inserted below are not visited
     for (OpId id : order) {
       if (p_.op(id).erased || concat_pieces(id).valid()) continue;  // a concat's pieces: decided at the concat
+      read_moved(id);
+      if (const OpId pieces = concat_combine(id); pieces.valid()) read_moved(pieces);
       if (!try_convert(id)) {
         if (const OpId pieces = concat_combine(id); pieces.valid()) keep_nchw(pieces);
         keep_nchw(id);
@@ -277,13 +279,32 @@ class LayoutPlanner {
     return true;
   }
 
-  /// An op that stays NCHW reads the NCHW twin of every NHWC operand.
+  /// An op that stays NCHW reads the NCHW twin of every NHWC operand. When it writes that operand in place, the
+  /// write lands in the twin: from then on the twin is the value, and later readers read it (read_moved).
   void keep_nchw(OpId id) {
+    const std::vector<size_t> written = inplace_operands(p_.op(id));
     for (size_t i = 0; i < p_.op(id).operands.size(); ++i) {
       const ValueId v = p_.op(id).operands[i];
       if (!v.valid() || !is_nhwc(v)) continue;
       const ValueId t = twin(v, false, id);
       p_.set_operand(id, static_cast<uint32_t>(i), t);
+      if (std::count(written.begin(), written.end(), i)) {
+        moved_[v.index] = t;
+        twins_.erase({v.index, false});
+      }
+    }
+  }
+
+  /// Operands whose value an earlier NCHW in-place op wrote through its twin read that twin instead.
+  void read_moved(OpId id) {
+    for (size_t i = 0; i < p_.op(id).operands.size(); ++i) {
+      ValueId v = p_.op(id).operands[i];
+      bool moved = false;
+      for (auto it = moved_.find(v.index); v.valid() && it != moved_.end(); it = moved_.find(v.index)) {
+        v = it->second;
+        moved = true;
+      }
+      if (moved) p_.set_operand(id, static_cast<uint32_t>(i), v);
     }
   }
 
@@ -347,6 +368,7 @@ class LayoutPlanner {
   std::set<uint32_t> pinned_;  // values written in place by ops that stay NCHW
   std::map<uint32_t, OpId> last_writer_;                    // in-place writers, by value
   std::map<std::pair<uint32_t, bool>, ValueId> twins_;      // (value, to_nhwc) -> its transpose
+  std::map<uint32_t, ValueId> moved_;  // NHWC values an NCHW in-place op wrote through their twin -> that twin
 };
 
 }  // namespace

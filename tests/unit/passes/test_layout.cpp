@@ -259,3 +259,29 @@ outputs: [y]
 }
 
 }  // namespace kforge::passes
+
+namespace kforge::passes {
+
+TEST_CASE("layout: an in-place op that stays NCHW writes the twin, and later readers read the twin") {
+  test::Env env;
+  Planned p = plan(env, std::string(R"(program: moved
+inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 6]}, {name: u, dtype: float32, shape: [4, 1, 1]}]
+params:
+  - {name: w, dtype: float32, shape: [4, 4, 3, 3]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )") + kConv + R"(}
+  - {op: add_, in: [c, u], out: [a]}
+  - {op: relu, in: [c], out: [y]}
+outputs: [y, a]
+)");
+  const ir::Program& g = p.program;
+  const ir::Op& add = only(g, "pd_op.add_");
+  const ir::Op& twin = operand_producer(g, add, 0);
+  REQUIRE(twin.is("pd_op", "transpose"));  // u [4, 1, 1] keeps the add in NCHW: it writes c's twin
+  // The relu reads c after the add wrote it: it must read the twin the add wrote, not c's NHWC original.
+  const ir::Op& relu = only(g, "pd_op.relu");
+  CHECK(relu.operands[0] == add.operands[0]);
+  CHECK(g.type_of(relu.results[0]).dims == std::vector<int64_t>{1, 4, 6, 6});
+}
+
+}  // namespace kforge::passes

@@ -44,6 +44,7 @@ def main():
     parser.add_argument("--kforge", required=True, help="worker built against the oneDNN kernel library")
     parser.add_argument("--kforge-reference", help="worker built against the reference-only kernel library")
     parser.add_argument("--kforge-no-fuse", help="worker of the code compiled with --no-fuse")
+    parser.add_argument("--kforge-nchw", help="worker of the code compiled with --layout nchw")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=5)
     parser.add_argument("--reference-per-round", type=int, default=1)
@@ -60,6 +61,8 @@ def main():
     ]
     if args.kforge_no_fuse:
         specs.insert(2, ("kforge --no-fuse", [args.kforge_no_fuse, bundle, "--threads", threads]))
+    if args.kforge_nchw:
+        specs.insert(1, ("kforge --layout nchw", [args.kforge_nchw, bundle, "--threads", threads]))
     if args.kforge_reference:
         specs.append(("kforge, reference kernels", [args.kforge_reference, bundle]))
     engines = [Engine(name, cmd) for name, cmd in specs]

@@ -312,7 +312,17 @@ Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const u
   // output size (smaller than Paddle's when the last stride does not fit; those rows are never read).
   g.pb = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.ih - g.pt;
   g.pr = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.iw - g.pl;
-  return convolve(op, g, input, filter, epilogue, s.n, out, handled);
+  // An NHWC 1 x 1 convolution with stride 1 and no padding is one GEMM over the pixels, and each row of pixels is
+  // an image of its own in the same memory: tasks then split the rows (contiguous in NHWC), never the output
+  // channels, whose chunks are strided slices of an NHWC output that oneDNN only writes through a copy
+  // (conv_plan.cc's choose_chunk).
+  int64_t images = s.n;
+  if (g.channel_last && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 &&
+      g.pr == 0 && g.oh == g.ih && g.ow == g.iw) {
+    images *= g.ih;
+    g.ih = g.oh = 1;
+  }
+  return convolve(op, g, input, filter, epilogue, images, out, handled);
 }
 
 Status conv2d_transpose(const Tensor& x, const Tensor& filter, const util::ConvShape& s, Tensor* out, bool* handled) {

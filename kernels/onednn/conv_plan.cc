@@ -30,9 +30,21 @@ int64_t bits_of(float f) {
   return u;
 }
 
-// The largest divisor of n not above ceil(kPixelsPerTask / pixels).
-int64_t choose_group_images(int64_t n, int64_t pixels) {
-  const int64_t want = std::max<int64_t>(1, (kPixelsPerTask + pixels - 1) / std::max<int64_t>(pixels, 1));
+// Rows of an NHWC 1 x 1 convolution (conv.cc's conv2d makes each an image) per task: at least this many
+// multiply-adds, so that a task's primitive run outweighs its fixed cost (mobilenet_v2 224²: tasks of 256 pixels
+// ran 214 primitives per inference).
+constexpr int64_t kMinRowTaskMacs = int64_t{4} << 20;
+
+bool rows_as_images(const ConvGeometry& g) {
+  return g.channel_last && g.kind == ConvKind::kConv && g.groups == 1 && g.kh == 1 && g.kw == 1 && g.ih == 1 &&
+         g.oh == 1;
+}
+
+// The largest divisor of n not above ceil(task pixels / pixels).
+int64_t choose_group_images(const ConvGeometry& g, int64_t n, int64_t pixels) {
+  int64_t task = kPixelsPerTask;
+  if (rows_as_images(g)) task = std::max(task, kMinRowTaskMacs / std::max<int64_t>(g.ic * g.oc, 1));
+  const int64_t want = std::max<int64_t>(1, (task + pixels - 1) / std::max<int64_t>(pixels, 1));
   for (int64_t g = std::min(n, want); g > 1; --g) {
     if (n % g == 0) return g;
   }
@@ -40,9 +52,13 @@ int64_t choose_group_images(int64_t n, int64_t pixels) {
 }
 
 // The output channels of one task: a chunk of 64, 48 or 32 (the first that divides them) of an ungrouped
-// convolution, when that chunk has at least kMinChunkMacs multiply-adds; else all of them.
+// convolution, when that chunk has at least kMinChunkMacs multiply-adds; else all of them. An NHWC chunk is a strided
+// slice of the output, which oneDNN 2.6 writes only with its reference implementation, so the primitive writes a
+// dense chunk that is then copied into place.
 int64_t choose_chunk(const ConvGeometry& g) {
   if (g.kind != ConvKind::kConv || g.groups != 1) return g.oc;
+  // An NHWC 1 x 1 convolution over rows of pixels (conv.cc's conv2d): the rows are the tasks.
+  if (rows_as_images(g)) return g.oc;
   const int64_t macs_per_channel = g.group_images * g.oh * g.ow * g.ic * g.kh * g.kw;
   for (int64_t c : {64, 48, 32}) {
     if (g.oc > c && g.oc % c == 0 && c * macs_per_channel >= kMinChunkMacs) return c;
@@ -136,7 +152,7 @@ PlanKey ConvGeometry::key() const {
 }
 
 void choose_split(ConvGeometry* g, int64_t images, bool constant) {
-  g->group_images = choose_group_images(images, g->oh * g->ow);
+  g->group_images = choose_group_images(*g, images, g->oh * g->ow);
   g->chunk_oc = choose_chunk(*g);
   g->blocked = choose_blocked(*g, images, constant);
 }

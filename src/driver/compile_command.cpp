@@ -37,6 +37,7 @@ struct CompileOptions {
   bool dump_lowered = false;
   bool cuda_graph = false;          // --cuda-graph (--target cuda)
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
+  std::string layout = "auto";      // --layout nchw|nhwc|auto
   std::string dump_groups;          // --dump-groups FILE.dot
   std::optional<std::string> multi_kernel_hints;  // --multi-kernel-hints, as given
   std::string python_module;                      // --python MODULE
@@ -106,8 +107,16 @@ int run_compile(const CompileOptions& opts) {
 
   const passes::OpSet op_set(library, opts.op_compat.empty() ? nullptr : &compat, diags);
   if (diags.has_errors()) return finish_outputs(opts.out, outputs, request, session);
-  std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags);
+  passes::PipelineOptions pipeline;
+  // auto: NHWC on the CPU, where the kernel library's convolutions are fastest on it; the CUDA backend has no
+  // convolution kernels, so its programs keep their layout.
+  const bool nhwc = opts.layout == "nhwc" || (opts.layout == "auto" && target->backend == CompileBackend::kCpu);
+  pipeline.layout = nhwc ? passes::LayoutChoice::kNhwc : passes::LayoutChoice::kNchw;
+  passes::LayoutReport layout_report;
+  pipeline.layout_report = &layout_report;
+  std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags, pipeline);
   if (!lowered) return finish_outputs(opts.out, outputs, request, session);
+  if (opts.dump_lowered && nhwc) std::cerr << layout_report.dump(*program);
   passes::FusionOptions fusion_options;
   fusion_options.enabled = !opts.no_fuse;
   fusion_options.single_call_groups = target->single_call_groups;
@@ -201,6 +210,13 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
                   "Write the fused groups as a Graphviz picture (one cluster per group, ops as nodes, values as "
                   "edges) to FILE")
       ->type_name("FILE.dot");
+  cmd->add_option("--layout", opts->layout,
+                  "Activation layout of convolution regions: nhwc (convolutions, pooling, batch norm, concat and the "
+                  "elementwise ops between them in NHWC, one transpose at each end of a region), nchw (as the program "
+                  "says), or auto (nhwc for --target cpu, nchw for cuda) (docs/compile.md, \"Layouts\")")
+      ->type_name("LAYOUT")
+      ->default_str("auto")
+      ->check(CLI::IsMember({"nchw", "nhwc", "auto"}));
   cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   cmd->add_option("--python", opts->python_module,
                   "Also write NAME_python.cc and kforge_python.h: the CPython extension module MODULE with the class "

@@ -716,6 +716,17 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
     if (!analysis) return std::nullopt;
   }
   apply_inferred_types(program, *analysis);
+  if (options.layout != LayoutChoice::kNchw) {
+    LayoutReport report = plan_layouts(program, ops, options.layout);
+    if (!report.empty()) {
+      // The rewritten attributes and the inserted transposes are checked and normalised like the source's.
+      if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
+      analysis = analyze_program(program, ops, diags, options.analysis);
+      if (!analysis) return std::nullopt;
+      apply_inferred_types(program, *analysis);
+    }
+    if (options.layout_report != nullptr) *options.layout_report = std::move(report);
+  }
   std::optional<LoweredProgram> lowered = lower_program(program, ops, *analysis, diags, options.lower);
   if (!lowered) return std::nullopt;
   plan_memory(*lowered, options.alignment);

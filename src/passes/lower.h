@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "passes/analysis.h"
+#include "passes/layout.h"
 #include "passes/lowered_program.h"
 #include "passes/memory_plan.h"
 #include "passes/op_set.h"
@@ -33,10 +34,15 @@ struct PipelineOptions {
   bool fold_constants = true;
   bool eliminate_dead_code = true;
   uint32_t alignment = 64;
+  /// The activation layout plan (layout.h); kNchw leaves the program's layouts as they are.
+  LayoutChoice layout = LayoutChoice::kNchw;
+  /// Where to put what the layout plan did (may be null).
+  LayoutReport* layout_report = nullptr;
 };
 
 /// verify -> analyze -> fold_constants -> eliminate_dead_code -> analyze (again, when anything changed) ->
-/// apply_inferred_types -> lower -> plan_memory. The program is normalised in place (attributes converted and
+/// apply_inferred_types -> plan_layouts (then verify, analyze and apply_inferred_types again, when it changed
+/// anything) -> lower -> plan_memory. The program is normalised in place (attributes converted and
 /// defaulted, constants folded, dead ops erased, inferred types written back), so a caller can dump it.
 /// Returns nullopt when any error was reported.
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,

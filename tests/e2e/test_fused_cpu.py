@@ -60,10 +60,14 @@ CASES = {
     "lone-op": ("fused/lone_op.yaml", [], []),
     "transformer-block": ("programs/transformer_block.yaml", [],
                           ["row:0", "row:5,6", "row:9,10", "elementwise:12,13", "elementwise:15,16"]),
-    # Convolution groups: one conv2d_fused call each (kernels/kforge_fused.h).
-    "conv-bn-relu": ("programs/conv_bn_relu.yaml", [], ["conv:0,1,2", "conv:4,5"]),
+    # Convolution groups: one conv2d_fused call each (kernels/kforge_fused.h). By default (--layout auto) in NHWC,
+    # after the layout plan's transposes (docs/compile.md, "Layouts"); the -nchw cases keep Paddle's layout.
+    "conv-bn-relu": ("programs/conv_bn_relu.yaml", [], ["conv:1,2,3", "conv:5,6"]),
     "conv-epilogue": ("fused/conv_epilogue.yaml", [],
-                      ["conv:0,1,2,3", "conv:4,5,6,7", "elementwise:9,10", "conv:11,12,13"]),
+                      ["conv:2,3,4,5", "conv:6,7,8,9", "elementwise:12,13", "conv:15,16,17"]),
+    "conv-bn-relu-nchw": ("programs/conv_bn_relu.yaml", [], ["conv:0,1,2", "conv:4,5"], ["--layout", "nchw"]),
+    "conv-epilogue-nchw": ("fused/conv_epilogue.yaml", [],
+                           ["conv:0,1,2,3", "conv:4,5,6,7", "elementwise:9,10", "conv:11,12,13"], ["--layout", "nchw"]),
 }
 
 # The fused convolution folds the batch norm into the filter (oneDNN) and sums its K products in another order than
@@ -71,7 +75,7 @@ CASES = {
 # activation's slope (compare_paths.h in tests/unit/kernels). These programs have K <= 72, inputs and weights in
 # [-1, 1), variances >= 0.5 and scales in [-1, 1) (the interpreter's random values): at most
 # 2 * 72 * 2^-24 * 72 * 1.42 * 1.5 = 1.3e-3, through at most two fused layers. Typical differences are near 1e-6.
-TOLERANCES = {"conv-bn-relu": ("1e-4", "3e-3"), "conv-epilogue": ("1e-4", "3e-3")}
+TOLERANCES = {name: ("1e-4", "3e-3") for name in ("conv-bn-relu", "conv-epilogue", "conv-bn-relu-nchw", "conv-epilogue-nchw")}
 
 
 def compile_program(kforge, program, out_dir, ops, extra):
@@ -101,7 +105,8 @@ def groups_of(stderr):
 
 
 def check_case(name, build, seed):
-    rel, shape_args, expected_groups = CASES[name]
+    rel, shape_args, expected_groups, *rest = CASES[name]
+    layout = rest[0] if rest else []  # compile flags of every variant below
     program = HERE / rel
     kforge = build / "src" / "kforge"
     interp = build / "tools" / "interp" / "kforge-interp"
@@ -111,7 +116,7 @@ def check_case(name, build, seed):
         work = Path(tmp)
         dot = work / "groups.dot"
         r = must(compile_program(kforge, program, work / "gen", [OPS, FUSION],
-                                 ["--dump-lowered", "--dump-groups", dot]), "kforge compile")
+                                 ["--dump-lowered", "--dump-groups", dot] + layout), "kforge compile")
         groups = groups_of(r.stderr)
         if groups != expected_groups:
             raise TestFailure(f"groups: expected {expected_groups}, got {groups}\n{r.stderr}")
@@ -126,8 +131,9 @@ def check_case(name, build, seed):
             raise TestFailure("the generated code does not call conv2d_fused once per convolution group")
 
         # --no-fuse: byte for byte what an op set without extension keys gives.
-        must(compile_program(kforge, program, work / "nofuse", [OPS, FUSION], ["--no-fuse"]), "kforge compile --no-fuse")
-        must(compile_program(kforge, program, work / "plain", [OPS], []), "kforge compile without the overlay")
+        must(compile_program(kforge, program, work / "nofuse", [OPS, FUSION], ["--no-fuse"] + layout),
+             "kforge compile --no-fuse")
+        must(compile_program(kforge, program, work / "plain", [OPS], layout), "kforge compile without the overlay")
         for f in [f"{CLASS}.cc", f"{CLASS}.h"]:
             a = strip_banner((work / "nofuse" / f).read_text())
             b = strip_banner((work / "plain" / f).read_text())

@@ -197,6 +197,16 @@ CASES = [
         F.batch_norm(F.conv2d(x, w, cb, padding=1), m, v, g, beta, training=False)), 2, 2), 1), fw, fb)),
       [t(None, 3, 4, 4)], [t(4, 3, 3, 3), t(4), t(4), t(4), t(4), t(4, low=0.5, high=2.0), t(16, 5), t(5)],
       ops=("conv2d", "batch_norm_", "relu", "pool2d", "flatten", "matmul", "softmax")),
+    # A convolution region the layout plan runs in NHWC (docs/compile.md, "Layouts"): conv + bias, a 1x1 conv,
+    # concat along the channels, batch norm, max pooling, bilinear upsampling, a residual add, adaptive pooling,
+    # then a flatten (NCHW again); the batch norm's result is an output too.
+    C("conv_region_nhwc", lambda x, w1, b1, w2, g, beta, m, v: (lambda d: (paddle.flatten(F.adaptive_avg_pool2d(
+        F.interpolate(F.max_pool2d(d, 2, 2), scale_factor=2, mode="bilinear") + d, 1), 1), d))(
+        F.relu(F.batch_norm(paddle.concat([F.relu(F.conv2d(x, w1, b1, padding=1)), F.conv2d(x, w2)], axis=1),
+                            m, v, g, beta, training=False))),
+      [t(None, 3, 8, 8, run=(2, 3, 8, 8))], [t(4, 3, 3, 3), t(4), t(4, 3, 1, 1), t(8), t(8), t(8),
+                                             t(8, low=0.5, high=2.0)],
+      ops=("conv2d", "add", "relu", "concat", "batch_norm_", "pool2d", "bilinear_interp", "flatten")),
     C("attention", lambda x, wq, wk, wv, wo, w1, w2: (lambda q, k, v: x + F.linear(F.gelu(F.linear(
         paddle.reshape(paddle.transpose(paddle.matmul(F.softmax(paddle.matmul(q, k, transpose_y=True) * 0.5, -1), v),
                                         [0, 2, 1, 3]), [-1, 4, 8]) @ wo, w1)), w2))(

@@ -57,6 +57,8 @@ const std::vector<ConvCase>& conv_cases() {
       {"plain variant, 4 images per task, 2 chunks", {4, 32, 3, 3}, {128, 32, 3, 3}, {1, 1}, {1, 1}},
       {"7x7 stride 2 stem", {1, 3, 32, 32}, {64, 3, 7, 7}, {2, 2}, {3, 3}},
       {"512 channels at 2 x 2", {1, 512, 2, 2}, {512, 512, 3, 3}, {1, 1}, {1, 1}},
+      {"1x1 NHWC: rows of pixels as tasks", {1, 24, 24, 64}, {256, 64, 1, 1}, {1, 1}, {0, 0}, "EXPLICIT", {1, 1}, 1,
+       "NHWC"},
   };
   return cases;
 }
@@ -150,6 +152,12 @@ TEST_CASE("oneDNN conv2d: variants, chunks and image groups are what the plan sa
   run_onednn(chunked, random_f32(chunked.input, 9), random_f32(chunked.filter, 10));
   CHECK(k::onednn::last_conv_plan().chunks == 2);
   CHECK(k::onednn::last_conv_plan().group_images == 2);
+  // An NHWC 1 x 1 convolution (stride 1, no padding) splits its 24 rows of pixels, never its 256 output channels
+  // (an NHWC chunk would be copied into place): 8 rows (192 pixels, 3.1 M multiply-adds) per task.
+  const ConvCase& rows = conv_cases()[18];
+  run_onednn(rows, random_f32(rows.input, 13), random_f32(rows.filter, 14));
+  CHECK(k::onednn::last_conv_plan().chunks == 1);
+  CHECK(k::onednn::last_conv_plan().group_images == 8);
   // A small convolution stays whole: 8 output channels, far below a chunk's worth of work.
   run_onednn(conv_cases()[0], random_f32(conv_cases()[0].input, 11), random_f32(conv_cases()[0].filter, 12));
   CHECK(k::onednn::last_conv_plan().chunks == 1);

@@ -1,0 +1,406 @@
+// The NHWC layout plan (layout.h): one forward walk over the top-level block.
+#include "passes/layout.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace kforge::passes {
+
+namespace {
+
+using ir::Op;
+using ir::OpId;
+using ir::ValueId;
+
+using Perm = std::array<size_t, 4>;
+constexpr Perm kToNhwc = {0, 2, 3, 1};  // nhwc[i] = nchw[kToNhwc[i]]
+constexpr Perm kToNchw = {0, 3, 1, 2};  // nchw[i] = nhwc[kToNchw[i]]
+// Where NCHW axis a sits in NHWC, and NHWC axis a in NCHW.
+constexpr std::array<int64_t, 4> kNhwcAxisOf = {0, 3, 1, 2};
+constexpr std::array<int64_t, 4> kNchwAxisOf = {0, 2, 3, 1};
+
+std::vector<int64_t> permuted(const std::vector<int64_t>& dims, const Perm& perm) {
+  std::vector<int64_t> out(4);
+  for (size_t i = 0; i < 4; ++i) out[i] = dims[perm[i]];
+  return out;
+}
+
+/// What an op does in an NHWC region.
+enum class Role {
+  kNone,         // needs NCHW: its 4-D operands leave the region
+  kConv,         // starts a region: data_format, one activation operand
+  kFormatted,    // pooling, batch norm, interpolation: data_format, one activation operand; joins a region
+  kElementwise,  // every 4-D operand and the result in one layout; joins a region
+  kConcat,       // its axis moves; joins a region
+};
+
+struct Rule {
+  Role role = Role::kNone;
+  std::string_view operand;  // kConv / kFormatted: the activation operand's name
+};
+
+Rule rule_of(const Op& op) {
+  if (op.dialect != "pd_op") return {};
+  std::string_view name = op.name;
+  if (!name.empty() && name.back() == '_') name.remove_suffix(1);  // the in-place twin has the same layout rules
+  static const std::map<std::string_view, Rule, std::less<>> rules = {
+      {"conv2d", {Role::kConv, "input"}},
+      {"depthwise_conv2d", {Role::kConv, "input"}},
+      {"conv2d_transpose", {Role::kConv, "x"}},
+      {"pool2d", {Role::kFormatted, "x"}},
+      {"batch_norm", {Role::kFormatted, "x"}},
+      {"bilinear_interp", {Role::kFormatted, "x"}},
+      {"nearest_interp", {Role::kFormatted, "x"}},
+      {"concat", {Role::kConcat, "x"}},
+  };
+  if (auto it = rules.find(name); it != rules.end()) return it->second;
+  // Elementwise ops with no axis attribute: the same formula on every element whatever the layout.
+  static const std::set<std::string_view, std::less<>> elementwise = {
+      "relu",      "relu6",   "sigmoid", "tanh",     "hardswish", "hardsigmoid", "swish",    "silu",
+      "gelu",      "leaky_relu", "elu",  "mish",     "softplus",  "clip",        "scale",    "abs",
+      "exp",       "sqrt",    "square",  "cast",     "assign",    "add",         "subtract", "multiply",
+      "divide",    "maximum", "minimum", "elementwise_pow"};
+  if (elementwise.count(name)) return {Role::kElementwise, {}};
+  return {};
+}
+
+/// Whether a static 4-D tensor's elements keep their order when its axes move to `position_of` (kNhwcAxisOf, or
+/// kNchwAxisOf): the axes other than 1 stay in order ([1, C, 1, 1] <-> [1, 1, 1, C], [N, C, 1, 1] <-> [N, 1, 1, C]).
+/// Then a reshape does what the transpose would. A dynamic dim may only be the batch.
+bool same_order(const std::vector<int64_t>& dims, const std::array<int64_t, 4>& position_of) {
+  int64_t last = -1;
+  for (size_t a = 0; a < 4; ++a) {
+    if (dims[a] < 0 && a != 0) return false;  // a dynamic batch stays first: the reshape copies it (shape 0)
+    if (dims[a] == 1) continue;
+    if (position_of[a] < last) return false;
+    last = position_of[a];
+  }
+  return true;
+}
+
+bool is_4d(const ir::Type& t) { return t.is_tensor() && t.rank() == 4; }
+
+/// A tensor every dim of which is statically 1 (a scalar of any rank): it broadcasts the same in either layout.
+bool all_ones(const ir::Type& t) {
+  return t.is_tensor() && std::all_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d == 1; });
+}
+
+class LayoutPlanner {
+ public:
+  LayoutPlanner(ir::Program& program, const OpSet& ops) : p_(program), ops_(ops) {}
+
+  LayoutReport run() {
+    for (OpId id : p_.top_level_ops()) {
+      if (!p_.op(id).regions.empty()) {
+        report_.skipped = "control flow";
+        return std::move(report_);
+      }
+    }
+    if (ops_.find("pd_op.transpose") == nullptr) {  // the region's ends need it
+      report_.skipped = "the op set has no transpose";
+      return std::move(report_);
+    }
+    has_reshape_ = ops_.find("pd_op.reshape") != nullptr;
+    mark_pinned();
+    const std::vector<OpId> order = p_.top_level_ops();  // the ops inserted below are not visited
+    for (OpId id : order) {
+      if (p_.op(id).erased || concat_pieces(id).valid()) continue;  // a concat's pieces: decided at the concat
+      read_moved(id);
+      if (const OpId pieces = concat_combine(id); pieces.valid()) read_moved(pieces);
+      if (!try_convert(id)) {
+        if (const OpId pieces = concat_combine(id); pieces.valid()) keep_nchw(pieces);
+        keep_nchw(id);
+      }
+      note_writes(id);
+    }
+    return std::move(report_);
+  }
+
+ private:
+  const opdef::PirOpSignature* signature(const Op& op) const { return ops_.find(op.full_name()); }
+
+  /// Operand indices an in-place op writes.
+  std::vector<size_t> inplace_operands(const Op& op) const {
+    std::vector<size_t> out;
+    const opdef::PirOpSignature* sig = signature(op);
+    if (!sig || !sig->op || !sig->inplace) return out;
+    for (const opdef::InplacePair& pair : sig->op->inplace) {
+      for (size_t i = 0; i < sig->operands.size() && i < op.operands.size(); ++i) {
+        if (sig->operands[i].name == pair.input && op.operands[i].valid()) out.push_back(i);
+      }
+    }
+    return out;
+  }
+
+  /// The builtin.combine whose result only the concat `id` reads, or an invalid id.
+  OpId concat_combine(OpId id) const {
+    const Op& op = p_.op(id);
+    if (rule_of(op).role != Role::kConcat || op.operands.empty() || !op.operands[0].valid()) return {};
+    const OpId combine = p_.defining_op(op.operands[0]);
+    if (!combine.valid() || !p_.op(combine).is("builtin", "combine") || p_.uses(op.operands[0]).size() != 1) return {};
+    return combine;
+  }
+
+  /// For a builtin.combine read only by a concat: that concat.
+  OpId concat_pieces(OpId id) const {
+    const Op& op = p_.op(id);
+    if (!op.is("builtin", "combine") || op.results.size() != 1) return {};
+    const std::vector<ir::Use> uses = p_.uses(op.results[0]);
+    if (uses.size() != 1 || concat_combine(uses[0].op) != id) return {};
+    return uses[0].op;
+  }
+
+  int operand_index(const Op& op, std::string_view name) const {
+    const opdef::PirOpSignature* sig = signature(op);
+    if (!sig) return -1;
+    for (size_t i = 0; i < sig->operands.size() && i < op.operands.size(); ++i) {
+      if (sig->operands[i].name == name) return static_cast<int>(i);
+    }
+    return -1;
+  }
+
+  /// Values an op that stays NCHW writes in place can never be NHWC: the write must land in the value itself.
+  void mark_pinned() {
+    for (OpId id : p_.top_level_ops()) {
+      const Op& op = p_.op(id);
+      if (rule_of(op).role != Role::kNone) continue;
+      for (size_t i : inplace_operands(op)) pinned_.insert(op.operands[i].index);
+    }
+  }
+
+  bool is_nhwc(ValueId v) const { return nhwc_.count(v.index) > 0; }
+
+  /// How operand v of a joining op is read in NHWC: as it is (already NHWC, or a scalar), or through a twin.
+  enum class Read { kAsIs, kTwin, kNever };
+  Read read_of(ValueId v) const {
+    if (!v.valid() || is_nhwc(v)) return Read::kAsIs;
+    const ir::Type& t = p_.type_of(v);
+    if (all_ones(t)) return Read::kAsIs;
+    return is_4d(t) ? Read::kTwin : Read::kNever;
+  }
+
+  // The Program's op arena may grow when a twin is inserted: ops are looked up again after every insertion.
+  bool try_convert(OpId id) {
+    const Rule rule = rule_of(p_.op(id));
+    {
+      const Op& op = p_.op(id);
+      if (rule.role == Role::kNone || op.results.empty() || !is_4d(p_.type_of(op.results[0])) ||
+          pinned_.count(op.results[0].index)) {
+        return false;
+      }
+    }
+    const std::vector<size_t> written = inplace_operands(p_.op(id));
+    switch (rule.role) {
+      case Role::kConv:
+      case Role::kFormatted: {
+        const Op& op = p_.op(id);
+        const int x = operand_index(op, rule.operand);
+        if (x < 0 || !op.operands[x].valid() || !is_4d(p_.type_of(op.operands[x])) ||
+            op.string_attr("data_format") != "NCHW") {
+          return false;
+        }
+        if (rule.role == Role::kFormatted && !is_nhwc(op.operands[x])) return false;  // joins, never starts
+        if (std::count(written.begin(), written.end(), static_cast<size_t>(x))) return false;
+        const ValueId input = nhwc_value(op.operands[x], id);
+        p_.set_operand(id, static_cast<uint32_t>(x), input);
+        p_.op(id).set_attr("data_format", ir::Attribute::string("NHWC"));
+        break;
+      }
+      case Role::kElementwise: {
+        const Op& op = p_.op(id);
+        if (op.results.size() != 1) return false;
+        bool any_nhwc = false;
+        for (size_t i = 0; i < op.operands.size(); ++i) {
+          const ValueId v = op.operands[i];
+          const Read r = read_of(v);
+          if (r == Read::kNever) return false;
+          // An in-place write must land in the operand itself, never in a twin.
+          if (r == Read::kTwin && std::count(written.begin(), written.end(), i)) return false;
+          any_nhwc = any_nhwc || (v.valid() && is_nhwc(v));
+        }
+        if (!any_nhwc) return false;
+        for (size_t i = 0; i < p_.op(id).operands.size(); ++i) {
+          const ValueId v = p_.op(id).operands[i];
+          if (read_of(v) == Read::kTwin) {
+            const ValueId t = twin(v, true, id);
+            p_.set_operand(id, static_cast<uint32_t>(i), t);
+          }
+        }
+        break;
+      }
+      case Role::kConcat:
+        if (!convert_concat(id)) return false;
+        break;
+      case Role::kNone: return false;
+    }
+    ir::Value& out = p_.value(p_.op(id).results[0]);
+    out.type.dims = permuted(out.type.dims, kToNhwc);
+    nhwc_.insert(out.id.index);
+    report_.converted.push_back({id, p_.op(id).full_name()});
+    return true;
+  }
+
+  /// concat(combine(a, b, ...), axis): every piece 4-D, the combine read by this concat alone, the axis a constant.
+  bool convert_concat(OpId id) {
+    const Op& op = p_.op(id);
+    if (op.operands.empty() || !op.operands[0].valid() || (op.operands.size() > 1 && op.operands[1].valid())) {
+      return false;
+    }
+    const ir::Attribute* axis = op.attr("axis");
+    if (axis == nullptr || !(axis->is_integer() || (axis->kind == ir::AttrKind::kScalar && !ir::is_floating(axis->dtype)))) {
+      return false;
+    }
+    const OpId combine_id = concat_combine(id);
+    if (!combine_id.valid()) return false;
+    bool any_nhwc = false;
+    for (ValueId v : p_.op(combine_id).operands) {
+      if (!v.valid() || !is_4d(p_.type_of(v))) return false;
+      any_nhwc = any_nhwc || is_nhwc(v);
+    }
+    if (!any_nhwc) return false;
+    const int64_t a = axis->int_value < 0 ? axis->int_value + 4 : axis->int_value;
+    if (a < 0 || a > 3) return false;
+    ir::Attribute moved = *axis;
+    moved.int_value = kNhwcAxisOf[a];
+    for (size_t i = 0; i < p_.op(combine_id).operands.size(); ++i) {
+      const ValueId v = p_.op(combine_id).operands[i];
+      if (is_nhwc(v)) continue;
+      const ValueId t = twin(v, true, combine_id);
+      p_.set_operand(combine_id, static_cast<uint32_t>(i), t);
+    }
+    ir::Type& pieces = p_.value(p_.op(combine_id).results[0]).type;
+    for (ir::Type& t : pieces.elements) t.dims = permuted(t.dims, kToNhwc);
+    p_.op(id).set_attr("axis", std::move(moved));
+    return true;
+  }
+
+  /// An op that stays NCHW reads the NCHW twin of every NHWC operand. When it writes that operand in place, the
+  /// write lands in the twin: from then on the twin is the value, and later readers read it (read_moved).
+  void keep_nchw(OpId id) {
+    const std::vector<size_t> written = inplace_operands(p_.op(id));
+    for (size_t i = 0; i < p_.op(id).operands.size(); ++i) {
+      const ValueId v = p_.op(id).operands[i];
+      if (!v.valid() || !is_nhwc(v)) continue;
+      const ValueId t = twin(v, false, id);
+      p_.set_operand(id, static_cast<uint32_t>(i), t);
+      if (std::count(written.begin(), written.end(), i)) {
+        moved_[v.index] = t;
+        twins_.erase({v.index, false});
+      }
+    }
+  }
+
+  /// Operands whose value an earlier NCHW in-place op wrote through its twin read that twin instead.
+  void read_moved(OpId id) {
+    for (size_t i = 0; i < p_.op(id).operands.size(); ++i) {
+      ValueId v = p_.op(id).operands[i];
+      bool moved = false;
+      for (auto it = moved_.find(v.index); v.valid() && it != moved_.end(); it = moved_.find(v.index)) {
+        v = it->second;
+        moved = true;
+      }
+      if (moved) p_.set_operand(id, static_cast<uint32_t>(i), v);
+    }
+  }
+
+  /// After an in-place write, twins made before it hold stale values: the next reader makes a fresh one after it.
+  void note_writes(OpId id) {
+    const Op& op = p_.op(id);
+    for (size_t i : inplace_operands(op)) {
+      const uint32_t v = op.operands[i].index;
+      last_writer_[v] = id;
+      twins_.erase({v, true});
+      twins_.erase({v, false});
+    }
+  }
+
+  ValueId nhwc_value(ValueId v, OpId reader) { return is_nhwc(v) ? v : twin(v, true, reader); }
+
+  /// The transpose of v into (to_nhwc) or out of NHWC, made once after v's last writer.
+  ValueId twin(ValueId v, bool to_nhwc, OpId reader) {
+    if (auto it = twins_.find({v.index, to_nhwc}); it != twins_.end()) return it->second;
+    auto w = last_writer_.find(v.index);
+    const OpId after = w != last_writer_.end() ? w->second : p_.defining_op(v);
+    const ir::BlockId block = p_.top_block();
+    const std::vector<OpId>& ops = p_.block(block).ops;
+    size_t position = 0;
+    if (after.valid()) position = static_cast<size_t>(std::find(ops.begin(), ops.end(), after) - ops.begin()) + 1;
+    const ir::Type& type = p_.type_of(v);
+    const Perm& perm = to_nhwc ? kToNhwc : kToNchw;
+    const std::vector<int64_t> dims = permuted(type.dims, perm);
+    ir::OpSpec spec;
+    spec.dialect = "pd_op";
+    spec.result_types = {ir::Type::tensor(type.dtype, dims)};
+    const bool view = has_reshape_ && same_order(type.dims, to_nhwc ? kNhwcAxisOf : kNchwAxisOf);
+    if (view) {  // a reshape, which the kernels make a view: no copy, and a parameter stays in its memory
+      spec.name = "reshape";
+      spec.operands = {v, ValueId{}};
+      std::vector<int64_t> shape = dims;
+      if (shape[0] < 0) shape[0] = 0;  // reshape's 0: x's dim 0
+      spec.attributes.push_back({"shape", ir::Attribute::int_array(std::move(shape)), {}});
+    } else {
+      std::vector<ir::Attribute> perm_attr;
+      for (size_t d : perm) perm_attr.push_back(ir::Attribute::int32(static_cast<int32_t>(d)));
+      spec.name = "transpose";
+      spec.operands = {v};
+      spec.attributes.push_back({"perm", ir::Attribute::array(std::move(perm_attr)), {}});
+    }
+    spec.loc = p_.op(after.valid() ? after : reader).loc;
+    spec.name_loc = spec.loc;
+    const OpId t = p_.insert_op(block, position, std::move(spec));
+    const ValueId out = p_.op(t).results[0];
+    if (to_nhwc) nhwc_.insert(out.index);
+    twins_[{v.index, to_nhwc}] = out;
+    report_.transposes.push_back({t, to_nhwc, after, view});
+    return out;
+  }
+
+  ir::Program& p_;
+  const OpSet& ops_;
+  LayoutReport report_;
+  bool has_reshape_ = false;
+  std::set<uint32_t> nhwc_;    // values in NHWC (converted results and twins into NHWC)
+  std::set<uint32_t> pinned_;  // values written in place by ops that stay NCHW
+  std::map<uint32_t, OpId> last_writer_;                    // in-place writers, by value
+  std::map<std::pair<uint32_t, bool>, ValueId> twins_;      // (value, to_nhwc) -> its transpose
+  std::map<uint32_t, ValueId> moved_;  // NHWC values an NCHW in-place op wrote through their twin -> that twin
+};
+
+}  // namespace
+
+std::string LayoutReport::dump(const ir::Program& program) const {
+  std::map<uint32_t, size_t> position;
+  const std::vector<OpId>& order = program.top_level_ops();
+  for (size_t i = 0; i < order.size(); ++i) position[order[i].index] = i;
+  std::map<size_t, std::string> lines;
+  for (const Converted& c : converted) {
+    if (position.count(c.op.index)) lines[position[c.op.index]] = fmt::format("layout: op {} {} -> NHWC\n", position[c.op.index], c.name);
+  }
+  for (const Transpose& t : transposes) {
+    if (!position.count(t.op.index)) continue;
+    const std::string after = t.after.valid() ? program.op(t.after).full_name() : "the block's start";
+    lines[position[t.op.index]] =
+        fmt::format("layout: op {} {} {} after {}\n", position[t.op.index], t.view ? "pd_op.reshape" : "pd_op.transpose",
+                    t.to_nhwc ? "NCHW -> NHWC" : "NHWC -> NCHW", after);
+  }
+  std::string out = fmt::format("layout: NHWC, {} ops converted, {} transposes{}\n", converted.size(),
+                                transposes.size(), skipped.empty() ? "" : " (skipped: " + skipped + ")");
+  for (const auto& [pos, line] : lines) out += line;
+  return out;
+}
+
+LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice choice) {
+  if (choice == LayoutChoice::kNchw) return {};
+  if (program.find_ops("pd_op.conv2d").empty() && program.find_ops("pd_op.depthwise_conv2d").empty() &&
+      program.find_ops("pd_op.conv2d_transpose").empty()) {
+    return {};  // no region can start
+  }
+  return LayoutPlanner(program, ops).run();
+}
+
+}  // namespace kforge::passes

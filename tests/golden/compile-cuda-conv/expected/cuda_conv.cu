@@ -43,6 +43,29 @@ namespace {
                                cudaGetErrorString(error), ")");
 }
 
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("cuda_conv: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("cuda_conv: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_conv: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("cuda_conv: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
+}
+
 // Keeps the caller's output memory when it already has the right dtype and dims and is on the GPU.
 [[maybe_unused]] kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                std::initializer_list<int64_t> dims) {
@@ -134,194 +157,266 @@ kforge::Status cuda_conv::synchronize() {
 
 kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "w0") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 3 || value.dims[2] != 3 || value.dims[3] != 3) {
-      return kforge::Status::Error("cuda_conv: parameter 'w0' must be a GPU tensor float32 [8, 3, 3, 3], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 3 || value.dims[2] != 3 || value.dims[3] != 3 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'w0' must be a GPU tensor float32 [8, 3, 3, 3], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[0] = value;
+    parameter_memory_.add(value);
     bound_[0] = true;
     return kforge::Status::OK();
   }
   if (name == "b0") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 1 || value.dims[1] != 8 || value.dims[2] != 1 || value.dims[3] != 1) {
-      return kforge::Status::Error("cuda_conv: parameter 'b0' must be a GPU tensor float32 [1, 8, 1, 1], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 1 || value.dims[1] != 8 || value.dims[2] != 1 || value.dims[3] != 1 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'b0' must be a GPU tensor float32 [1, 8, 1, 1], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[1] = value;
+    parameter_memory_.add(value);
     bound_[1] = true;
     return kforge::Status::OK();
   }
   if (name == "m0") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 'm0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'm0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[2] = value;
+    parameter_memory_.add(value);
     bound_[2] = true;
     return kforge::Status::OK();
   }
   if (name == "v0") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 'v0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'v0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[3] = value;
+    parameter_memory_.add(value);
     bound_[3] = true;
     return kforge::Status::OK();
   }
   if (name == "s0") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 's0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 's0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[4] = value;
+    parameter_memory_.add(value);
     bound_[4] = true;
     return kforge::Status::OK();
   }
   if (name == "t0") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 't0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 't0' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[5] = value;
+    parameter_memory_.add(value);
     bound_[5] = true;
     return kforge::Status::OK();
   }
   if (name == "w1") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 8 || value.dims[2] != 3 || value.dims[3] != 3) {
-      return kforge::Status::Error("cuda_conv: parameter 'w1' must be a GPU tensor float32 [8, 8, 3, 3], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 8 || value.dims[2] != 3 || value.dims[3] != 3 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'w1' must be a GPU tensor float32 [8, 8, 3, 3], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[6] = value;
+    parameter_memory_.add(value);
     bound_[6] = true;
     return kforge::Status::OK();
   }
   if (name == "m1") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 'm1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'm1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[7] = value;
+    parameter_memory_.add(value);
     bound_[7] = true;
     return kforge::Status::OK();
   }
   if (name == "v1") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 'v1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'v1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[8] = value;
+    parameter_memory_.add(value);
     bound_[8] = true;
     return kforge::Status::OK();
   }
   if (name == "s1") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 's1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 's1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[9] = value;
+    parameter_memory_.add(value);
     bound_[9] = true;
     return kforge::Status::OK();
   }
   if (name == "t1") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 't1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 't1' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[10] = value;
+    parameter_memory_.add(value);
     bound_[10] = true;
     return kforge::Status::OK();
   }
   if (name == "w2") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 8 || value.dims[2] != 3 || value.dims[3] != 3) {
-      return kforge::Status::Error("cuda_conv: parameter 'w2' must be a GPU tensor float32 [8, 8, 3, 3], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.dims[1] != 8 || value.dims[2] != 3 || value.dims[3] != 3 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'w2' must be a GPU tensor float32 [8, 8, 3, 3], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[11] = value;
+    parameter_memory_.add(value);
     bound_[11] = true;
     return kforge::Status::OK();
   }
   if (name == "m2") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 'm2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'm2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[12] = value;
+    parameter_memory_.add(value);
     bound_[12] = true;
     return kforge::Status::OK();
   }
   if (name == "v2") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 'v2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'v2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[13] = value;
+    parameter_memory_.add(value);
     bound_[13] = true;
     return kforge::Status::OK();
   }
   if (name == "s2") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 's2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 's2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[14] = value;
+    parameter_memory_.add(value);
     bound_[14] = true;
     return kforge::Status::OK();
   }
   if (name == "t2") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8) {
-      return kforge::Status::Error("cuda_conv: parameter 't2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 8 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 't2' must be a GPU tensor float32 [8], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[15] = value;
+    parameter_memory_.add(value);
     bound_[15] = true;
     return kforge::Status::OK();
   }
   if (name == "w3") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.dims[1] != 8 || value.dims[2] != 3 || value.dims[3] != 3) {
-      return kforge::Status::Error("cuda_conv: parameter 'w3' must be a GPU tensor float32 [16, 8, 3, 3], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.dims[1] != 8 || value.dims[2] != 3 || value.dims[3] != 3 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'w3' must be a GPU tensor float32 [16, 8, 3, 3], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[16] = value;
+    parameter_memory_.add(value);
     bound_[16] = true;
     return kforge::Status::OK();
   }
   if (name == "wd") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.dims[1] != 1 || value.dims[2] != 3 || value.dims[3] != 3) {
-      return kforge::Status::Error("cuda_conv: parameter 'wd' must be a GPU tensor float32 [16, 1, 3, 3], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 4 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.dims[1] != 1 || value.dims[2] != 3 || value.dims[3] != 3 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'wd' must be a GPU tensor float32 [16, 1, 3, 3], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[17] = value;
+    parameter_memory_.add(value);
     bound_[17] = true;
     return kforge::Status::OK();
   }
   if (name == "md") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16) {
-      return kforge::Status::Error("cuda_conv: parameter 'md' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'md' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[18] = value;
+    parameter_memory_.add(value);
     bound_[18] = true;
     return kforge::Status::OK();
   }
   if (name == "vd") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16) {
-      return kforge::Status::Error("cuda_conv: parameter 'vd' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'vd' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[19] = value;
+    parameter_memory_.add(value);
     bound_[19] = true;
     return kforge::Status::OK();
   }
   if (name == "sd") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16) {
-      return kforge::Status::Error("cuda_conv: parameter 'sd' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'sd' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[20] = value;
+    parameter_memory_.add(value);
     bound_[20] = true;
     return kforge::Status::OK();
   }
   if (name == "td") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16) {
-      return kforge::Status::Error("cuda_conv: parameter 'td' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'td' must be a GPU tensor float32 [16], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[21] = value;
+    parameter_memory_.add(value);
     bound_[21] = true;
     return kforge::Status::OK();
   }
   if (name == "fc_w") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.dims[1] != 10) {
-      return kforge::Status::Error("cuda_conv: parameter 'fc_w' must be a GPU tensor float32 [16, 10], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 2 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 16 || value.dims[1] != 10 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'fc_w' must be a GPU tensor float32 [16, 10], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[22] = value;
+    parameter_memory_.add(value);
     bound_[22] = true;
     return kforge::Status::OK();
   }
   if (name == "fc_b") {
-    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 10) {
-      return kforge::Status::Error("cuda_conv: parameter 'fc_b' must be a GPU tensor float32 [10], got ", value.dtype, " ", value.dims_string());
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 1 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 10 || value.data == nullptr) {
+      return kforge::Status::Error("cuda_conv: parameter 'fc_b' must be a GPU tensor float32 [10], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
     }
     parameters_[23] = value;
+    parameter_memory_.add(value);
     bound_[23] = true;
     return kforge::Status::OK();
   }
@@ -333,6 +428,10 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
     return kforge::Status::Error("cuda_conv: input 'x' must be a GPU tensor float32 [?, 3, 16, 16], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (static_cast<const kforge::Tensor*>(logits_out) == &x) return same_tensor("logits", "input", "x");
+  if (static_cast<const kforge::Tensor*>(c3_out) == &x) return same_tensor("c3", "input", "x");
+  if (c3_out != nullptr && c3_out == logits_out) return same_tensor("c3", "output", "logits");
   if (!bound_[0]) return kforge::Status::Error("cuda_conv: parameter 'w0' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_conv: parameter 'b0' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_conv: parameter 'm0' is not bound");
@@ -364,6 +463,61 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
   KFORGE_RETURN_IF_ERROR(prepare_output(c3_out, "c3", kforge::DataType::kFloat32, {s0, 16, 4, 4}));
+  if (kforge::shares_memory(*logits_out, x)) return shared_memory("logits", "input", "x");
+  if (parameter_memory_.may_overlap(*logits_out)) {
+    if (kforge::shares_memory(*logits_out, parameters_[0])) return shared_memory("logits", "parameter", "w0");
+    if (kforge::shares_memory(*logits_out, parameters_[1])) return shared_memory("logits", "parameter", "b0");
+    if (kforge::shares_memory(*logits_out, parameters_[2])) return shared_memory("logits", "parameter", "m0");
+    if (kforge::shares_memory(*logits_out, parameters_[3])) return shared_memory("logits", "parameter", "v0");
+    if (kforge::shares_memory(*logits_out, parameters_[4])) return shared_memory("logits", "parameter", "s0");
+    if (kforge::shares_memory(*logits_out, parameters_[5])) return shared_memory("logits", "parameter", "t0");
+    if (kforge::shares_memory(*logits_out, parameters_[6])) return shared_memory("logits", "parameter", "w1");
+    if (kforge::shares_memory(*logits_out, parameters_[7])) return shared_memory("logits", "parameter", "m1");
+    if (kforge::shares_memory(*logits_out, parameters_[8])) return shared_memory("logits", "parameter", "v1");
+    if (kforge::shares_memory(*logits_out, parameters_[9])) return shared_memory("logits", "parameter", "s1");
+    if (kforge::shares_memory(*logits_out, parameters_[10])) return shared_memory("logits", "parameter", "t1");
+    if (kforge::shares_memory(*logits_out, parameters_[11])) return shared_memory("logits", "parameter", "w2");
+    if (kforge::shares_memory(*logits_out, parameters_[12])) return shared_memory("logits", "parameter", "m2");
+    if (kforge::shares_memory(*logits_out, parameters_[13])) return shared_memory("logits", "parameter", "v2");
+    if (kforge::shares_memory(*logits_out, parameters_[14])) return shared_memory("logits", "parameter", "s2");
+    if (kforge::shares_memory(*logits_out, parameters_[15])) return shared_memory("logits", "parameter", "t2");
+    if (kforge::shares_memory(*logits_out, parameters_[16])) return shared_memory("logits", "parameter", "w3");
+    if (kforge::shares_memory(*logits_out, parameters_[17])) return shared_memory("logits", "parameter", "wd");
+    if (kforge::shares_memory(*logits_out, parameters_[18])) return shared_memory("logits", "parameter", "md");
+    if (kforge::shares_memory(*logits_out, parameters_[19])) return shared_memory("logits", "parameter", "vd");
+    if (kforge::shares_memory(*logits_out, parameters_[20])) return shared_memory("logits", "parameter", "sd");
+    if (kforge::shares_memory(*logits_out, parameters_[21])) return shared_memory("logits", "parameter", "td");
+    if (kforge::shares_memory(*logits_out, parameters_[22])) return shared_memory("logits", "parameter", "fc_w");
+    if (kforge::shares_memory(*logits_out, parameters_[23])) return shared_memory("logits", "parameter", "fc_b");
+  }
+  if (kforge::shares_memory(*c3_out, x)) return shared_memory("c3", "input", "x");
+  if (kforge::shares_memory(*c3_out, *logits_out)) return shared_memory("c3", "output", "logits");
+  if (parameter_memory_.may_overlap(*c3_out)) {
+    if (kforge::shares_memory(*c3_out, parameters_[0])) return shared_memory("c3", "parameter", "w0");
+    if (kforge::shares_memory(*c3_out, parameters_[1])) return shared_memory("c3", "parameter", "b0");
+    if (kforge::shares_memory(*c3_out, parameters_[2])) return shared_memory("c3", "parameter", "m0");
+    if (kforge::shares_memory(*c3_out, parameters_[3])) return shared_memory("c3", "parameter", "v0");
+    if (kforge::shares_memory(*c3_out, parameters_[4])) return shared_memory("c3", "parameter", "s0");
+    if (kforge::shares_memory(*c3_out, parameters_[5])) return shared_memory("c3", "parameter", "t0");
+    if (kforge::shares_memory(*c3_out, parameters_[6])) return shared_memory("c3", "parameter", "w1");
+    if (kforge::shares_memory(*c3_out, parameters_[7])) return shared_memory("c3", "parameter", "m1");
+    if (kforge::shares_memory(*c3_out, parameters_[8])) return shared_memory("c3", "parameter", "v1");
+    if (kforge::shares_memory(*c3_out, parameters_[9])) return shared_memory("c3", "parameter", "s1");
+    if (kforge::shares_memory(*c3_out, parameters_[10])) return shared_memory("c3", "parameter", "t1");
+    if (kforge::shares_memory(*c3_out, parameters_[11])) return shared_memory("c3", "parameter", "w2");
+    if (kforge::shares_memory(*c3_out, parameters_[12])) return shared_memory("c3", "parameter", "m2");
+    if (kforge::shares_memory(*c3_out, parameters_[13])) return shared_memory("c3", "parameter", "v2");
+    if (kforge::shares_memory(*c3_out, parameters_[14])) return shared_memory("c3", "parameter", "s2");
+    if (kforge::shares_memory(*c3_out, parameters_[15])) return shared_memory("c3", "parameter", "t2");
+    if (kforge::shares_memory(*c3_out, parameters_[16])) return shared_memory("c3", "parameter", "w3");
+    if (kforge::shares_memory(*c3_out, parameters_[17])) return shared_memory("c3", "parameter", "wd");
+    if (kforge::shares_memory(*c3_out, parameters_[18])) return shared_memory("c3", "parameter", "md");
+    if (kforge::shares_memory(*c3_out, parameters_[19])) return shared_memory("c3", "parameter", "vd");
+    if (kforge::shares_memory(*c3_out, parameters_[20])) return shared_memory("c3", "parameter", "sd");
+    if (kforge::shares_memory(*c3_out, parameters_[21])) return shared_memory("c3", "parameter", "td");
+    if (kforge::shares_memory(*c3_out, parameters_[22])) return shared_memory("c3", "parameter", "fc_w");
+    if (kforge::shares_memory(*c3_out, parameters_[23])) return shared_memory("c3", "parameter", "fc_b");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
@@ -457,6 +611,10 @@ kforge::Status cuda_conv::run(kforge::TensorList inputs, kforge::MutableTensorLi
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("cuda_conv: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("cuda_conv: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("cuda_conv: input ", i, " is null");

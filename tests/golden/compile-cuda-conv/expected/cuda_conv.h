@@ -105,6 +105,7 @@ class cuda_conv {
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 24> parameters_;
   std::array<bool, 24> bound_{};
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
   // The GEMM groups' state (cuda_conv.cu), made by the first run(): the cuBLASLt handle and its
   // preallocated workspace.

@@ -110,7 +110,31 @@ KFORGE_GENERATED_COLD kforge::Status call_failed(size_t index, const kforge::Sta
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status input_mismatch(const char* name, const char* expected,
                                                                       const kforge::Tensor& actual) {
   return kforge::Status::Error("small_conv_net: input '", name, "' must be ", expected, ", got ",
-                               kforge::name_of(actual.dtype), " ", actual.dims_string());
+                               kforge::name_of(actual.dtype), " ", actual.dims_string(),
+                               actual.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU");
+}
+
+// An input whose dims passed the declaration's test: its byte count must fit in int64 and its data be present.
+[[maybe_unused]] inline kforge::Status check_input_memory(const char* name, const kforge::Tensor& input) {
+  size_t bytes = 0;
+  if (!kforge::checked_bytes(input, &bytes)) {
+    return kforge::Status::Error("small_conv_net: input '", name, "' ", input.dims_string(),
+                                 " has more bytes than int64 can count");
+  }
+  if (input.data == nullptr && bytes != 0) return kforge::Status::Error("small_conv_net: input '", name, "' has no data");
+  return kforge::Status::OK();
+}
+
+// An output tensor must be none of the inputs and no other output: run() would resize it while reading it.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status same_tensor(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("small_conv_net: output '", output, "' is the same tensor as ", what, " '", other, "'");
+}
+
+// An output whose memory (kept because it had the right dtype and dims) overlaps an input, a parameter or another
+// output: the kernels would overwrite what they still read.
+[[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status shared_memory(const char* output, const char* what, const char* other) {
+  return kforge::Status::Error("small_conv_net: output '", output, "' shares memory with ", what, " '", other,
+                               "': pass an output tensor of its own");
 }
 
 [[maybe_unused]] KFORGE_GENERATED_COLD kforge::Status allocate_output(kforge::Tensor* out, const char* name,
@@ -126,7 +150,7 @@ KFORGE_GENERATED_COLD kforge::Status call_failed(size_t index, const kforge::Sta
 // Keeps the caller's output memory when it already has the right dtype and dims.
 [[maybe_unused]] inline kforge::Status prepare_output(kforge::Tensor* out, const char* name, kforge::DataType dtype,
                                                       std::initializer_list<int64_t> dims) {
-  if (out != nullptr && out->data != nullptr && out->dtype == dtype &&
+  if (out != nullptr && out->data != nullptr && out->dtype == dtype && out->place.backend == kforge::Backend::kCPU &&
       out->ndim == static_cast<int32_t>(dims.size()) && std::equal(dims.begin(), dims.end(), out->dims)) {
     return kforge::Status::OK();
   }
@@ -157,16 +181,21 @@ small_conv_net::small_conv_net() {
 
 kforge::Status small_conv_net::bind(size_t index, const kforge::Tensor& value) {
   const kforge::ParameterSpec& spec = kParameterSpecs[index];
-  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr;
+  bool matches = value.dtype == spec.dtype && value.ndim == spec.rank && value.data != nullptr &&
+                 value.place.backend == kforge::Backend::kCPU;
   for (int32_t a = 0; matches && a < spec.rank; ++a) matches = spec.dims[a] < 0 || value.dims[a] == spec.dims[a];
+  size_t bytes = 0;
+  if (matches) matches = kforge::checked_bytes(value, &bytes);  // a `?` dim: not negative, no overflow
   if (!matches) {
     return kforge::Status::Error("small_conv_net: parameter '", spec.name, "' must be ", spec.shape, ", got ",
                                  kforge::name_of(value.dtype), " ", value.dims_string(),
+                                 value.place.backend == kforge::Backend::kCPU ? "" : " not on the CPU",
                                  value.data == nullptr ? " without data" : "");
   }
   // The kernel library may prepare a constant (a reordered filter) once: the old memory is released first.
   if (bound_[index]) kforge::release_constant(parameters_[index]);
   parameters_[index] = value;
+  parameter_memory_.add(value);
   kforge::declare_constant(value);
   if (!bound_[index]) {
     bound_[index] = true;
@@ -180,6 +209,7 @@ void small_conv_net::unbind_all() {
     if (bound_[i]) kforge::release_constant(parameters_[i]);
   }
   parameters_.fill(kforge::Tensor{});  // releases memory load_parameters allocated
+  parameter_memory_.clear();
   bound_.fill(false);
   unbound_ = kNumParameters;
 }
@@ -229,9 +259,11 @@ kforge::Status small_conv_net::bind_parameters(const Parameters& parameters) {
 }
 
 kforge::Status small_conv_net::run(const kforge::Tensor& x, kforge::Tensor* y) {
-  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.dims[0] != 1 || x.dims[1] != 3 || x.dims[2] != 8 || x.dims[3] != 8) {
+  if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.place.backend != kforge::Backend::kCPU || x.dims[0] != 1 || x.dims[1] != 3 || x.dims[2] != 8 || x.dims[3] != 8) {
     return input_mismatch("x", "float32 [1, 3, 8, 8]", x);
   }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
+  if (static_cast<const kforge::Tensor*>(y) == &x) return same_tensor("y", "input", "x");
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("small_conv_net: parameter '", kParameterNames[i], "' is not bound");
@@ -239,6 +271,12 @@ kforge::Status small_conv_net::run(const kforge::Tensor& x, kforge::Tensor* y) {
   }
   if (workspace_ == nullptr) return kforge::Status::Error("small_conv_net: the workspace could not be allocated");
   KFORGE_RETURN_IF_ERROR(prepare_output(y, "y", kforge::DataType::kFloat32, {1, 128}));
+  if (kforge::shares_memory(*y, x)) return shared_memory("y", "input", "x");
+  if (parameter_memory_.may_overlap(*y)) {
+    for (size_t i = 0; i < kNumParameters; ++i) {
+      if (kforge::shares_memory(*y, parameters_[i])) return shared_memory("y", "parameter", kParameterNames[i]);
+    }
+  }
   values_[13].data = y->data;
   values_[14].data = y->data;
 
@@ -282,6 +320,10 @@ kforge::Status small_conv_net::run(kforge::TensorList inputs, kforge::MutableTen
   if (inputs.size != kNumInputs || outputs.size != kNumOutputs) {
     return kforge::Status::Error("small_conv_net: run takes ", kNumInputs, " inputs and ", kNumOutputs,
                                  " outputs, got ", inputs.size, " and ", outputs.size);
+  }
+  if ((inputs.size != 0 && inputs.items == nullptr) || (outputs.size != 0 && outputs.items == nullptr)) {
+    return kforge::Status::Error("small_conv_net: run's ", inputs.size != 0 && inputs.items == nullptr ? "input" : "output",
+                                 " list has no items (a null array)");
   }
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("small_conv_net: input ", i, " is null");

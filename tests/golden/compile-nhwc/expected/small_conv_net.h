@@ -93,6 +93,7 @@ class small_conv_net {
   std::array<kforge::Tensor, kNumParameters> parameters_;
   std::array<bool, kNumParameters> bound_{};
   size_t unbound_ = kNumParameters;
+  kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   std::array<kforge::Tensor, 15> values_;
   std::unique_ptr<unsigned char[]> workspace_storage_;
   unsigned char* workspace_ = nullptr;

@@ -16,9 +16,11 @@
 # bound, while a wrong padding, stride, channel index, batch-norm term or missing residual gives errors of the
 # size of the values). cuBLASLt GEMMs compute in float32 without TF32 as always.
 #
-#   bench/cuda_conv/gpu_check.sh prepare BUILD   build machine: kforge + nvcc -> BUILD/conv-gpucheck/ (carry it)
-#   bench/cuda_conv/gpu_check.sh run BUILD       GPU machine: finds cuDNN 9 under PyTorch's site-packages
-#                                                (nvidia/cudnn/lib) or on the default library path
+#   bench/cuda_conv/gpu_check.sh prepare BUILD   build machine: kforge -> BUILD/conv-gpucheck/ (generated sources,
+#                                                inputs and weights; carry it)
+#   bench/cuda_conv/gpu_check.sh run BUILD       GPU machine: builds the harnesses with nvcc (all cores) and runs
+#                                                them; finds cuDNN 9 (headers and library) under PyTorch's
+#                                                site-packages (nvidia/cudnn) or in the toolkit
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -36,13 +38,28 @@ GRAPH_ONLY=" max_pool2d avg_pool2d_exclusive_false avg_pool2d_pad adaptive_avg_p
 
 build_one() {  # TAG GEN NAME: the harness, linked with cuDNN / cuBLASLt only when the program needs them
   local tag="$1" gen="$2" name="$3" libs=() defs=()
-  # Programs with convolutions: cuDNN, and TF32 off (the harness calls set_conv_tf32(false)).
-  [[ -f "$gen/kforge_cudnn.cuh" ]] && libs+=(-lcudnn) && defs+=(-DKFORGE_STRICT_FP32)
+  # Programs with convolutions: cuDNN, and TF32 off (the harness calls set_conv_tf32(false)). CUDNN_DIR: the
+  # headers and library of PyTorch's cuDNN wheel where there is one (it ships libcudnn.so.9 without the
+  # unversioned name), else the toolkit's own.
+  if [[ -f "$gen/kforge_cudnn.cuh" ]]; then
+    defs+=(-DKFORGE_STRICT_FP32)
+    if [[ -n "${CUDNN_DIR:-}" ]]; then
+      libs+=(-I "$CUDNN_DIR/include" -L "$CUDNN_DIR/lib" -l:libcudnn.so.9)
+    else
+      libs+=(-lcudnn)
+    fi
+  fi
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" "${defs[@]}" \
     -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$ROOT/bench/fusion/gpu_harness.cu" \
     "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"
-  strip "$OUT_DIR/$tag"  # what is carried to the GPU machine must stay small (resnet18's weights are 47 MB)
+}
+
+# Builds every harness listed in OUT_DIR/builds (TAG GEN NAME per line), in parallel.
+build_all() {
+  export -f build_one
+  export NVCC ROOT
+  tr ' ' '\n' < "$OUT_DIR/builds" | xargs -d '\n' -n 3 -P "$(nproc)" bash -c 'build_one "$@"' _
 }
 
 prepare() {
@@ -63,15 +80,15 @@ prepare() {
       local tag="$c${graph:+_graph}" gen="$OUT_DIR/gen_$c${graph:+_graph}"
       "$build/src/kforge" compile "$fixture/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
         --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$c" --target cuda $graph
-      builds+=("$tag" "$gen" "$c")
+      echo "$tag $gen $c" >> "$OUT_DIR/builds"
       echo "$c $tag" >> "$OUT_DIR/tags"
     done
     /usr/bin/python3 "$HERE/fixture_bundle.py" bundle "$fixture" "$OUT_DIR/gen_${c}_graph/$c.h" "$OUT_DIR/$c.in.bin"
     rm -f "$fixture/inference.pdiparams" "$fixture/inference.json"  # in the bundle / compiled: not carried
   done
-  export -f build_one
-  printf '%s\n' "${builds[@]}" | xargs -d '\n' -n 3 -P "$(nproc)" bash -c 'build_one "$@"' _
-  rm -rf "$OUT_DIR"/gen_*
+  # The harnesses are built where they run (`run`, or `build` here): carried binaries would take most of the
+  # 64 MiB that may travel to the GPU machine, next to resnet18's 47 MB of weights.
+  sed -i "s#$OUT_DIR#@OUT_DIR@#g" "$OUT_DIR/builds"
   echo "prepared $OUT_DIR ($(du -sh "$OUT_DIR" | cut -f1))"
 }
 
@@ -92,6 +109,10 @@ run() {
   libs="$(library_path)"
   export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   echo "cuDNN from: ${libs%%:*}"
+  [[ -n "$libs" ]] && export CUDNN_DIR="$(dirname "${libs%%:*}")"
+  export OUT_DIR="$dir"
+  sed -i "s#@OUT_DIR@#$dir#g" "$dir/builds"
+  build_all
   tmp="$(mktemp -d)"
   local passed=0 total=0
   while read -r c tag; do

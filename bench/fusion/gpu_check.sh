@@ -15,8 +15,10 @@
 # Per run: fresh random inputs (kforge-interp --seed, a new seed every run, printed), the generated CUDA code run
 # by gpu_harness.cu with its outputs poisoned (0xFF bytes: NaN) before the run that counts and again with fresh
 # output tensors, then kforge-interp (the unfused CPU reference interpreter) compares with the case's tolerance.
-#   bench/fusion/gpu_check.sh prepare BUILD   build machine: kforge + nvcc -> BUILD/fusion-gpucheck/ (carry it)
-#   bench/fusion/gpu_check.sh run BUILD       GPU machine (needs libcublasLt / libcublas of CUDA 12 or later)
+#   bench/fusion/gpu_check.sh prepare BUILD   build machine: kforge -> BUILD/fusion-gpucheck/ (generated sources,
+#                                             the interpreter; carry it)
+#   bench/fusion/gpu_check.sh run BUILD       GPU machine: builds the harnesses with nvcc (all cores), runs them
+#                                             (needs cuBLASLt / cuBLAS of CUDA 12 or later)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -80,7 +82,7 @@ half_bf16_mk     tests/e2e/fused/half_bf16.yaml:tests/e2e/fused/half_f32.yaml 0.
 half_fp16_mk     tests/e2e/fused/half_fp16.yaml:tests/e2e/fused/half_f32.yaml 0.00390625 2e-4 x=24,64;x=301,64 $HINTS
 "
 
-# Builds one harness: TAG GEN NAME (run in parallel by prepare). Programs with GEMMs link cuBLASLt.
+# Builds one harness: TAG GEN NAME (run in parallel by `run`, on the GPU machine). Programs with GEMMs link cuBLASLt.
 build_one() {
   local tag="$1" gen="$2" name="$3" libs=()
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs=(-lcublasLt -lcublas)
@@ -113,11 +115,12 @@ prepare() {
       narrow="$(sed -nE 's#^//   input +([^:]+): (float16|bfloat16) .*#--narrow feed/\1=\2#p;
                          s#^//   parameter +([^:]+): (float16|bfloat16) .*#--narrow param/\1=\2#p' "$gen/$name.h")"
       if [[ -n "$narrow" ]]; then echo "$narrow" > "$OUT_DIR/$tag.narrow"; fi
-      builds+=("$tag" "$gen" "$name")
+      echo "$tag $gen $name" >> "$OUT_DIR/builds"
     done
   done <<<"$CASES"
-  export -f build_one
-  printf '%s\n' "${builds[@]}" | xargs -d '\n' -n 3 -P "$(nproc)" bash -c 'build_one "$@"' _
+  # The harnesses are built where they run (`run`): the GPU machine's cores are many, this machine's few, and
+  # what travels there must stay under 64 MiB.
+  sed -i "s#$OUT_DIR#@OUT_DIR@#g" "$OUT_DIR/builds"
   strip -o "$OUT_DIR/kforge-interp" "$build/tools/interp/kforge-interp"
   for lib in $(ldd "$build/tools/interp/kforge-interp" | awk '/libfmt|libyaml-cpp|libdnnl|libgomp|libOpenCL/ {print $3}'); do cp "$lib" "$OUT_DIR/lib/"; done
   echo "prepared $OUT_DIR"
@@ -170,6 +173,10 @@ check_one() {
 run() {
   dir="$1/fusion-gpucheck"
   local failed=0 name prog rtol atol shapes flags tag shape force
+  export OUT_DIR="$dir" NVCC ROOT HERE
+  export -f build_one
+  sed -i "s#@OUT_DIR@#$dir#g" "$dir/builds"
+  tr ' ' '\n' < "$dir/builds" | xargs -d '\n' -n 3 -P "$(nproc)" bash -c 'build_one "$@"' _ || return 1
   export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   tmp="$(mktemp -d)"
   while read -r name prog rtol atol shapes flags; do

@@ -685,12 +685,13 @@ class CudaModelType {
   }
 
   // Any other object: a CUDA producer (by __dlpack_device__) is asked for its tensor on the model's stream
-  // (DLPack's stream protocol); anything else is a host array (buffer protocol, DLPack on the CPU).
+  // (DLPack's stream protocol); anything else is a host array (buffer protocol, DLPack on the CPU). The device
+  // is asked before the buffer protocol: a cupy array has a buffer slot that only raises.
   static bool from_object(PyObject* obj, const Arg& arg, cudaStream_t stream, InputTensor* in) {
     static PyObject* device_name = PyUnicode_InternFromString("__dlpack_device__");
     static PyObject* dlpack_name = PyUnicode_InternFromString("__dlpack__");
     static PyObject* stream_kw = Py_BuildValue("(s)", "stream");
-    if (is_tensor(obj) || PyObject_CheckBuffer(obj)) return in->from(obj, arg);
+    if (is_tensor(obj)) return in->from(obj, arg);
     PyObject* device = PyObject_CallMethodNoArgs(obj, device_name);
     if (device == nullptr) {
       // No __dlpack_device__: __dlpack__() is asked without a stream. A CUDA tensor that comes back has no

@@ -14,28 +14,7 @@ namespace {
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-const std::set<std::string>& cpp_keywords() {
-  static const std::set<std::string> keywords = {
-      "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-      "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-      "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-      "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-      "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-      "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-      "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-      "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
-      "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq"};
-  return keywords;
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& item : items) {
-    if (!out.empty()) out += ", ";
-    out += item;
-  }
-  return out;
-}
+std::string join(const std::vector<std::string>& items) { return kforge::join(items, ", "); }
 
 std::string scalar_literal(const passes::ScalarConstant& s, std::string* why, bool* ok) {
   const std::optional<std::string> dtype = runtime_dtype(s.dtype);
@@ -55,7 +34,7 @@ std::string cpp_identifier(std::string_view text) {
   std::string out;
   for (char c : text) out += is_alpha(c) || is_digit(c) || c == '_' ? c : '_';
   if (out.empty() || is_digit(out[0])) out.insert(out.begin(), '_');
-  if (cpp_keywords().count(out) != 0) out += '_';
+  if (is_cpp_keyword(out)) out += '_';
   return out;
 }
 

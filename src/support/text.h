@@ -29,4 +29,8 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 /// them), everything else (UTF-8 included) as is.
 std::string c_string_literal(std::string_view text);
 
+/// Whether `word` is reserved in C++20 or C (`restrict`, `_Bool`, `_Complex`): generated identifiers that would be
+/// one get a trailing underscore (the emitters and the templates' c_ident filter both ask here).
+bool is_cpp_keyword(std::string_view word);
+
 }  // namespace kforge

@@ -57,18 +57,6 @@ std::string snake_case(std::string_view s) {
   return out;
 }
 
-const char* const kCppKeywords[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-    "char", "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr",
-    "constinit", "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete",
-    "do", "double", "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for",
-    "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
-    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register", "reinterpret_cast",
-    "requires", "return", "short", "signed", "sizeof", "static", "static_assert", "static_cast", "struct",
-    "switch", "template", "this", "thread_local", "throw", "true", "try", "typedef", "typeid", "typename",
-    "union", "unsigned", "using", "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
-    "restrict", "_Bool", "_Complex"};
-
 }  // namespace
 
 void register_codegen_filters(Environment& env) {
@@ -76,12 +64,7 @@ void register_codegen_filters(Environment& env) {
     std::string out;
     for (char c : a.to_text(a.input())) out += is_alnum(c) || c == '_' ? c : '_';
     if (out.empty() || is_digit(out[0])) out.insert(out.begin(), '_');
-    for (const char* kw : kCppKeywords) {
-      if (out == kw) {
-        out += '_';
-        break;
-      }
-    }
+    if (is_cpp_keyword(out)) out += '_';
     return Value(std::move(out));
   });
   env.register_filter("cpp_str", {}, [](const CallArgs& a) -> Value {

@@ -44,3 +44,12 @@ TEST_CASE("C string literals escape what a compiler would read otherwise") {
   CHECK(c_string_literal("µ ok") == "\"µ ok\"");
   CHECK(c_string_literal("") == "\"\"");
 }
+
+TEST_CASE("C++ and C keywords") {
+  CHECK(is_cpp_keyword("class"));
+  CHECK(is_cpp_keyword("co_await"));
+  CHECK(is_cpp_keyword("restrict"));
+  CHECK_FALSE(is_cpp_keyword("Class"));
+  CHECK_FALSE(is_cpp_keyword("x"));
+  CHECK_FALSE(is_cpp_keyword(""));
+}

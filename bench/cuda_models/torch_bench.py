@@ -94,11 +94,15 @@ def main():
                 compiled = torch.compile(model, mode="reduce-overhead", dynamic=False)
                 x = torch.empty(row["batch"], 3, 224, 224, device="cuda").uniform_(-1, 1)
                 t0 = time.time()
-                for _ in range(3):  # compiles, then records the CUDA graph
-                    compiled(x)
-                torch.cuda.synchronize()
-                took = time.time() - t0
-                row["compile"] = timed(lambda: compiled(x))
+                try:
+                    for _ in range(3):  # compiles, then records the CUDA graph
+                        compiled(x)
+                    torch.cuda.synchronize()
+                    took = time.time() - t0
+                    row["compile"] = timed(lambda: compiled(x))
+                except Exception as e:  # noqa: BLE001 -- the table is still printed without this column's cell
+                    print(f"torch.compile {row['model']} batch {row['batch']}: failed: {type(e).__name__}: {e}")
+                    continue
                 print(f"torch.compile {row['model']} batch {row['batch']}: {row['compile']:.3f} ms "
                       f"(compiled in {took:.0f} s)", flush=True)
 

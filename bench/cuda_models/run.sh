@@ -88,7 +88,7 @@ build() {  # DIR: every harness of DIR/compiled, in parallel
 }
 
 run() {
-  local dir="$1/cuda-models" m variant libs start
+  local dir="$1/cuda-models" m variant batch libs start
   shift
   start=$SECONDS
   libs="$(library_path)"
@@ -103,12 +103,13 @@ run() {
   : > "$dir/kforge.txt"
   while read -r m variant; do
     variant="${variant:-plain}"
-    # shellcheck disable=SC2086
-    if ! "$dir/bin/${m}_$variant" "$dir/$m/params.txt" $BATCHES > "$dir/$m.$variant.txt"; then
-      echo "kforge $m $variant FAILED (its row shows -)" >&2
-      continue
-    fi
-    sed "s/^/$m $variant /" "$dir/$m.$variant.txt" | tee -a "$dir/kforge.txt"
+    for batch in $BATCHES; do  # one process per batch: a failure loses one cell
+      if ! "$dir/bin/${m}_$variant" "$dir/$m/params.txt" "$batch" > "$dir/$m.$variant.txt"; then
+        echo "kforge $m $variant batch $batch FAILED (its cell shows -)" >&2
+        continue
+      fi
+      sed "s/^/$m $variant /" "$dir/$m.$variant.txt" | tee -a "$dir/kforge.txt"
+    done
   done < "$dir/compiled"
   echo "kforge timed at $((SECONDS - start)) s"
   # shellcheck disable=SC2086

@@ -1,0 +1,130 @@
+// GPU half of bench/cuda_models/run.sh: times the class that `kforge compile --target cuda` generated for a
+// whole vision model. Correctness is checked elsewhere (bench/cuda_conv/gpu_check.sh); here the parameters are
+// seeded uniform values of realistic scale (PARAMS.txt, written by export_models.py: NAME LOW HIGH DIM... per
+// line) filled on the device, and the input is uniform in [-1, 1).
+//
+// For every batch size: 10 warm-up runs (the first finds the cuDNN algorithms for the batch and, with
+// --cuda-graph, captures the graph), then 50 timed runs, each `run()` + `synchronize()` between two host clock
+// reads; prints the median and the minimum. TF32 is allowed for the convolutions (the generated default, as
+// torch's cudnn.allow_tf32); the GEMMs run in float32 (cuBLASLt, no TF32), as torch's default matmul precision.
+//
+// Built per program:
+//   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -DKFORGE_PROGRAM_HEADER='"NAME.h"' -DKFORGE_PROGRAM_CLASS=NAME
+//        bench/cuda_models/timing_harness.cu GEN/NAME.cu GEN/NAME_kernels.cu [cuDNN, cuBLASLt]
+// Usage: timing_harness PARAMS.txt BATCH...   prints one line per batch: `BATCH median_ms min_ms`
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include KFORGE_PROGRAM_HEADER
+
+namespace {
+
+constexpr int kWarmup = 10;
+constexpr int kTimed = 50;
+constexpr uint64_t kSeed = 1;
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "timing_harness: error: %s\n", message.c_str());
+  return 1;
+}
+
+#define CHECK_STATUS(expr)                   \
+  do {                                       \
+    kforge::Status s_ = (expr);              \
+    if (!s_.ok()) return fail(s_.message()); \
+  } while (0)
+
+// splitmix64 of (seed, stream, index): a counter-based generator, so every element is independent of the launch
+// shape and the values are reproducible.
+__device__ uint64_t mix(uint64_t z) {
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+__global__ void fill_uniform(float* out, int64_t n, float low, float high, uint64_t stream) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    const uint64_t bits = mix(mix(kSeed ^ (stream * 0x632BE59BD9B4E019ull)) + uint64_t(i));
+    const float u = float(bits >> 40) * (1.0f / 16777216.0f);  // [0, 1), 24 bits
+    out[i] = low + (high - low) * u;
+  }
+}
+
+// A float32 device tensor of `dims`, uniform in [low, high).
+kforge::Status random_tensor(const std::vector<int64_t>& dims, float low, float high, uint64_t stream,
+                             kforge::Tensor* t) {
+  *t = kforge::Tensor();
+  t->dtype = kforge::DataType::kFloat32;
+  t->place = kforge::GPUPlace();
+  KFORGE_RETURN_IF_ERROR(t->set_dims(dims));
+  KFORGE_RETURN_IF_ERROR(t->allocate());
+  const int64_t n = t->numel();
+  if (n == 0) return kforge::Status::OK();
+  const int blocks = int(std::min<int64_t>((n + 255) / 256, 4096));
+  fill_uniform<<<blocks, 256>>>(t->data_as<float>(), n, low, high, stream);
+  KFORGE_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return kforge::Status::OK();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return fail("usage: timing_harness PARAMS.txt BATCH...");
+  kforge::install_cuda_allocator();
+  using Program = KFORGE_PROGRAM_CLASS;
+  Program program;
+
+  std::ifstream specs(argv[1]);
+  if (!specs) return fail(std::string("cannot read ") + argv[1]);
+  std::vector<kforge::Tensor> params;
+  params.reserve(Program::kNumParameters);
+  std::string line;
+  for (uint64_t stream = 1; std::getline(specs, line); ++stream) {
+    std::istringstream fields(line);
+    std::string name;
+    float low = 0, high = 0;
+    std::vector<int64_t> dims;
+    if (!(fields >> name >> low >> high)) return fail(std::string(argv[1]) + ": bad line '" + line + "'");
+    for (int64_t d; fields >> d;) dims.push_back(d);
+    params.emplace_back();
+    CHECK_STATUS(random_tensor(dims, low, high, stream, &params.back()));
+    CHECK_STATUS(program.bind_parameter(name, params.back()));
+  }
+  if (params.size() != Program::kNumParameters) {
+    return fail(std::string(argv[1]) + " lists " + std::to_string(params.size()) + " parameters, the program has " +
+                std::to_string(Program::kNumParameters));
+  }
+  static_assert(Program::kNumInputs == 1 && Program::kNumOutputs == 1, "one image input, one output");
+
+  for (int a = 2; a < argc; ++a) {
+    const int64_t batch = std::atoll(argv[a]);
+    if (batch <= 0) return fail(std::string("bad batch '") + argv[a] + "'");
+    kforge::Tensor x, y;
+    CHECK_STATUS(random_tensor({batch, 3, 224, 224}, -1.0f, 1.0f, 0, &x));
+    if (cudaDeviceSynchronize() != cudaSuccess) return fail("filling the input failed");
+    auto once = [&]() -> kforge::Status {
+      KFORGE_RETURN_IF_ERROR(program.run(x, &y));
+      return program.synchronize();
+    };
+    for (int i = 0; i < kWarmup; ++i) CHECK_STATUS(once());
+    std::vector<double> ms;
+    for (int i = 0; i < kTimed; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      CHECK_STATUS(once());
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("%lld %.4f %.4f\n", static_cast<long long>(batch), ms[ms.size() / 2], ms.front());
+  }
+  return 0;
+}

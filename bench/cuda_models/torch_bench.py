@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Torch half of bench/cuda_models/run.sh: times torchvision's resnet18, resnet50 and mobilenet_v2 (eval, float32,
+NCHW, random weights, 224x224) on the GPU -- eager, a CUDA graph captured by hand (torch.cuda.CUDAGraph), and
+torch.compile(mode="reduce-overhead") unless --no-torch-compile or the time budget is spent -- then prints one table
+with kforge's timings (--kforge: lines `MODEL plain|graph BATCH MEDIAN_MS MIN_MS` from timing_harness).
+
+Settings as torch's defaults for inference: cudnn.benchmark on, TF32 allowed for convolutions
+(cudnn.allow_tf32, the default), float32 matmuls (cuda.matmul.allow_tf32 False, the default), torch.no_grad().
+Each timed run: a host clock around model(x) (or graph.replay()) and torch.cuda.synchronize(); median of 50 after
+10 warm-ups, as timing_harness.cu does for kforge."""
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+import torchvision
+
+WARMUP, TIMED = 10, 50
+
+
+def timed(fn):
+    for _ in range(WARMUP):
+        fn()
+    torch.cuda.synchronize()
+    ms = []
+    for _ in range(TIMED):
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ms.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(ms)
+
+
+def graphed(model, x):
+    """model(x) captured as a CUDA graph on a static input (warmed up on a side stream first, as torch's docs do)."""
+    static_x = x.clone()
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            model(static_x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        model(static_x)
+    return graph.replay
+
+
+def read_kforge(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            model, variant, batch, median, _ = line.split()
+            out[(model, variant, int(batch))] = float(median)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", required=True)
+    ap.add_argument("--models", nargs="+", required=True)
+    ap.add_argument("--batches", nargs="+", type=int, required=True)
+    ap.add_argument("--no-torch-compile", action="store_true")
+    ap.add_argument("--elapsed", type=float, default=0.0, help="seconds the run had taken before this script")
+    ap.add_argument("--compile-budget", type=float, default=270.0,
+                    help="no torch.compile starts after this many seconds of the whole run")
+    args = ap.parse_args()
+    start = time.time() - args.elapsed
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.allow_tf32 = True  # the default, said here
+    torch.backends.cuda.matmul.allow_tf32 = False  # the default, said here
+    print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, cuDNN {torch.backends.cudnn.version()}, "
+          f"{torch.cuda.get_device_name()}")
+    kforge = read_kforge(args.kforge)
+    rows = []
+    with torch.no_grad():
+        for name in args.models:
+            model = getattr(torchvision.models, name)().cuda().eval()
+            for batch in args.batches:
+                x = torch.empty(batch, 3, 224, 224, device="cuda").uniform_(-1, 1)
+                eager = timed(lambda: model(x))
+                graph = timed(graphed(model, x))
+                rows.append({"model": name, "batch": batch, "eager": eager, "graph": graph, "compile": None})
+                print(f"torch {name} batch {batch}: eager {eager:.3f} ms, CUDA graph {graph:.3f} ms", flush=True)
+        if not args.no_torch_compile:
+            for row in rows:
+                if time.time() - start > args.compile_budget:
+                    print(f"torch.compile {row['model']} batch {row['batch']}: skipped (the run is past "
+                          f"{args.compile_budget:.0f} s)")
+                    continue
+                torch._dynamo.reset()
+                model = getattr(torchvision.models, row["model"])().cuda().eval()
+                compiled = torch.compile(model, mode="reduce-overhead", dynamic=False)
+                x = torch.empty(row["batch"], 3, 224, 224, device="cuda").uniform_(-1, 1)
+                t0 = time.time()
+                try:
+                    for _ in range(3):  # compiles, then records the CUDA graph
+                        compiled(x)
+                    torch.cuda.synchronize()
+                    took = time.time() - t0
+                    row["compile"] = timed(lambda: compiled(x))
+                except Exception as e:  # noqa: BLE001 -- the table is still printed without this column's cell
+                    print(f"torch.compile {row['model']} batch {row['batch']}: failed: {type(e).__name__}: {e}")
+                    continue
+                print(f"torch.compile {row['model']} batch {row['batch']}: {row['compile']:.3f} ms "
+                      f"(compiled in {took:.0f} s)", flush=True)
+
+    def cell(v):
+        return f"{v:.3f}" if v is not None else "-"
+
+    header = ["model", "batch", "kforge", "kforge --cuda-graph", "torch eager", "torch CUDA graph",
+              "torch.compile r-o", "kforge-graph / best torch"]
+    print("\nmedian ms per run (batch of 224x224 images, float32, TF32 convolutions)\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for row in rows:
+        name, batch = row["model"], row["batch"]
+        plain, graph = kforge.get((name, "plain", batch)), kforge.get((name, "graph", batch))
+        best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
+        ratio = f"{graph / best:.2f}" if graph is not None else "-"
+        print(f"| {name} | {batch} | {cell(plain)} | {cell(graph)} | {cell(row['eager'])} | {cell(row['graph'])} "
+              f"| {cell(row['compile'])} | {ratio} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -335,13 +335,15 @@ inline PyObject* tensor_numpy(PyObject* self, PyObject*) {
   return array;
 }
 
-inline PyObject* tensor_shape(PyObject* self, void*) {
-  const Tensor& t = reinterpret_cast<PyTensor*>(self)->tensor;
+// A tensor's dims as a tuple of ints (the `shape` of Tensor and, in kforge_python_cuda.h, of DeviceTensor).
+inline PyObject* shape_tuple(const Tensor& t) {
   PyObject* shape = PyTuple_New(t.ndim);
   if (shape == nullptr) return nullptr;
   for (int32_t i = 0; i < t.ndim; ++i) PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(t.dims[i]));
   return shape;
 }
+
+inline PyObject* tensor_shape(PyObject* self, void*) { return shape_tuple(reinterpret_cast<PyTensor*>(self)->tensor); }
 
 inline PyObject* tensor_dtype(PyObject* self, void*) {
   return PyUnicode_FromString(name_of(reinterpret_cast<PyTensor*>(self)->tensor.dtype));
@@ -1068,6 +1070,36 @@ inline PyObject* to_numpy_or_dlpack(Tensor&& tensor) {
   return array;
 }
 
+// A tuple of the names in `items` (a compiled model type's input_names / output_names).
+template <size_t N>
+inline PyObject* name_tuple(const std::array<const char*, N>& items) {
+  PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(N));
+  for (size_t i = 0; tuple != nullptr && i < N; ++i) {
+    PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), PyUnicode_FromString(items[i]));
+  }
+  return tuple;
+}
+
+// Creates a compiled model's type from `spec` and adds it to `module` as `name`, with the class attributes
+// input_names and output_names: the part the CPU and the CUDA model types (kforge_python_cuda.h) share.
+template <size_t NI, size_t NO>
+inline bool add_model_type(PyObject* module, const char* name, PyType_Spec* spec,
+                           const std::array<const char*, NI>& input_names,
+                           const std::array<const char*, NO>& output_names) {
+  PyObject* type = PyType_FromSpec(spec);
+  if (type == nullptr) return false;
+  PyObject* inputs = name_tuple(input_names);
+  PyObject* outputs = name_tuple(output_names);
+  const bool ok = inputs != nullptr && outputs != nullptr &&
+                  PyObject_SetAttrString(type, "input_names", inputs) == 0 &&
+                  PyObject_SetAttrString(type, "output_names", outputs) == 0 &&
+                  PyModule_AddObject(module, name, type) == 0;
+  Py_XDECREF(inputs);
+  Py_XDECREF(outputs);
+  if (!ok) Py_DECREF(type);
+  return ok;
+}
+
 // The Python class of a class that `kforge compile` generated: Model(params=None), load_parameters(path),
 // set_num_threads(n), run(*inputs, **inputs_by_name) -> output or tuple of outputs, input_names, output_names. run() releases the GIL
 // while the program runs; one call at a time per object (the C++ class's rule), others get a RuntimeError.
@@ -1101,30 +1133,10 @@ class ModelType {
                                   {Py_tp_doc, const_cast<char*>(doc)},
                                   {0, nullptr}};
     static PyType_Spec spec = {qualified_name, sizeof(Object), 0, Py_TPFLAGS_DEFAULT, slots};
-    PyObject* type = PyType_FromSpec(&spec);
-    if (type == nullptr) return false;
-    PyObject* inputs = names(Model::kInputNames);
-    PyObject* outputs = names(Model::kOutputNames);
-    const bool ok = inputs != nullptr && outputs != nullptr &&
-                    PyObject_SetAttrString(type, "input_names", inputs) == 0 &&
-                    PyObject_SetAttrString(type, "output_names", outputs) == 0 &&
-                    PyModule_AddObject(module, name, type) == 0;
-    Py_XDECREF(inputs);
-    Py_XDECREF(outputs);
-    if (!ok) Py_DECREF(type);
-    return ok;
+    return add_model_type(module, name, &spec, Model::kInputNames, Model::kOutputNames);
   }
 
  private:
-  template <size_t N>
-  static PyObject* names(const std::array<const char*, N>& items) {
-    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(N));
-    for (size_t i = 0; tuple != nullptr && i < N; ++i) {
-      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), PyUnicode_FromString(items[i]));
-    }
-    return tuple;
-  }
-
   static PyObject* create(PyTypeObject* type, PyObject*, PyObject*) {
     PyObject* self = type->tp_alloc(type, 0);
     if (self == nullptr) return nullptr;

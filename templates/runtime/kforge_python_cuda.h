@@ -257,11 +257,7 @@ inline PyObject* device_tensor_numpy(PyObject* self, PyObject*) {
 }
 
 inline PyObject* device_tensor_shape(PyObject* self, void*) {
-  const Tensor& t = reinterpret_cast<PyDeviceTensor*>(self)->tensor;
-  PyObject* shape = PyTuple_New(t.ndim);
-  if (shape == nullptr) return nullptr;
-  for (int32_t i = 0; i < t.ndim; ++i) PyTuple_SET_ITEM(shape, i, PyLong_FromLongLong(t.dims[i]));
-  return shape;
+  return shape_tuple(reinterpret_cast<PyDeviceTensor*>(self)->tensor);
 }
 
 inline PyObject* device_tensor_dtype(PyObject* self, void*) {
@@ -405,18 +401,7 @@ class CudaModelType {
                                   {Py_tp_doc, const_cast<char*>(doc)},
                                   {0, nullptr}};
     static PyType_Spec spec = {qualified_name, sizeof(Object), 0, Py_TPFLAGS_DEFAULT, slots};
-    PyObject* type = PyType_FromSpec(&spec);
-    if (type == nullptr) return false;
-    PyObject* inputs = names(Model::kInputNames);
-    PyObject* outputs = names(Model::kOutputNames);
-    const bool ok = inputs != nullptr && outputs != nullptr &&
-                    PyObject_SetAttrString(type, "input_names", inputs) == 0 &&
-                    PyObject_SetAttrString(type, "output_names", outputs) == 0 &&
-                    PyModule_AddObject(module, name, type) == 0;
-    Py_XDECREF(inputs);
-    Py_XDECREF(outputs);
-    if (!ok) Py_DECREF(type);
-    return ok;
+    return add_model_type(module, name, &spec, Model::kInputNames, Model::kOutputNames);
   }
 
  private:
@@ -426,15 +411,6 @@ class CudaModelType {
   }
 
   static State& state_of(PyObject* self) { return *reinterpret_cast<Object*>(self)->state; }
-
-  template <size_t N>
-  static PyObject* names(const std::array<const char*, N>& items) {
-    PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(N));
-    for (size_t i = 0; tuple != nullptr && i < N; ++i) {
-      PyTuple_SET_ITEM(tuple, static_cast<Py_ssize_t>(i), PyUnicode_FromString(items[i]));
-    }
-    return tuple;
-  }
 
   static PyObject* create(PyTypeObject* type, PyObject*, PyObject*) {
     PyObject* self = type->tp_alloc(type, 0);

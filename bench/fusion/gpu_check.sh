@@ -95,7 +95,7 @@ prepare() {
   local build="$1" ex="$ROOT/kernels"
   export OUT_DIR="$1/fusion-gpucheck" NVCC ROOT HERE
   rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/lib"
-  local builds=() name prog rtol atol shapes flags
+  local name prog rtol atol shapes flags
   while read -r name prog rtol atol shapes flags; do
     [[ -z "$name" ]] && continue
     for graph in "" "--cuda-graph"; do

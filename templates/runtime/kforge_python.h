@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -60,6 +61,30 @@ struct ManagedTensor {
   Tensor dl_tensor;
   void* manager_ctx;
   void (*deleter)(ManagedTensor* self);
+};
+
+// DLPack 1.2's C exchange API: a table of C functions a tensor type publishes (torch.Tensor since 2.10), so a
+// consumer reads a tensor without calling __dlpack__ (a Python method: torch's takes 5 us, 29 us with a
+// stream to order, BENCHMARKS.md "Python bindings") and asks for the producer's current stream itself. Only the
+// two entries kforge calls are typed; the others are opaque.
+struct Version {
+  uint32_t major;
+  uint32_t minor;
+};
+struct ExchangeAPIHeader {
+  Version version;
+  ExchangeAPIHeader* prev_api;
+};
+struct ExchangeAPI {
+  ExchangeAPIHeader header;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  // A non-owning view of the object's tensor, valid while the object lives and its shape is not changed; no
+  // stream synchronisation. 0, or -1 with a Python exception set.
+  int (*dltensor_from_py_object_no_sync)(void* py_object, Tensor* out);
+  // The producer's current stream of a device (torch.cuda.current_stream()). 0, or -1 with an exception set.
+  int (*current_work_stream)(int32_t device_type, int32_t device_id, void** out_current_stream);
 };
 }  // namespace dlpack
 
@@ -171,6 +196,57 @@ inline PyTypeObject*& tensor_type() {
 }
 
 inline bool is_tensor(PyObject* obj) { return Py_TYPE(obj) == tensor_type(); }
+
+// The DLPack exchange API a type publishes (`__dlpack_c_exchange_api__`, DLPack 1.2's earlier spelling
+// `__c_dlpack_exchange_api__`; a "dlpack_exchange_api" capsule or an int address), of major version 1 and with
+// the two functions kforge calls; null otherwise. Looked up once per type: the answers for the first few types
+// are kept with a reference to the type, so that a freed type's address cannot come back as another type.
+inline const dlpack::ExchangeAPI* read_exchange_api(PyObject* type) {
+  static PyObject* const names[] = {PyUnicode_InternFromString("__dlpack_c_exchange_api__"),
+                                    PyUnicode_InternFromString("__c_dlpack_exchange_api__")};
+  for (PyObject* name : names) {
+    PyObject* value = PyObject_GetAttr(type, name);
+    if (value == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    void* address = nullptr;
+    if (PyCapsule_CheckExact(value)) {
+      address = PyCapsule_GetPointer(value, "dlpack_exchange_api");
+    } else if (PyLong_Check(value)) {
+      address = PyLong_AsVoidPtr(value);
+    }
+    Py_DECREF(value);
+    PyErr_Clear();
+    const auto* header = static_cast<const dlpack::ExchangeAPIHeader*>(address);
+    while (header != nullptr && header->version.major > 1) header = header->prev_api;
+    const auto* api = reinterpret_cast<const dlpack::ExchangeAPI*>(header);
+    if (api != nullptr && api->header.version.major == 1 && api->dltensor_from_py_object_no_sync != nullptr &&
+        api->current_work_stream != nullptr) {
+      return api;
+    }
+  }
+  return nullptr;
+}
+
+inline const dlpack::ExchangeAPI* exchange_api_of(PyObject* obj) {
+  struct Known {
+    PyTypeObject* type;
+    const dlpack::ExchangeAPI* api;
+  };
+  static Known known[8] = {};
+  static size_t count = 0;
+  PyTypeObject* type = Py_TYPE(obj);
+  for (size_t i = 0; i < count; ++i) {
+    if (known[i].type == type) return known[i].api;
+  }
+  const dlpack::ExchangeAPI* api = read_exchange_api(reinterpret_cast<PyObject*>(type));
+  if (count < std::size(known)) {
+    Py_INCREF(type);
+    known[count++] = Known{type, api};
+  }
+  return api;
+}
 
 // The struct-module format of a dtype for the buffer protocol; null when it has none (bfloat16).
 inline const char* buffer_format(DataType dtype) {
@@ -464,6 +540,7 @@ class InputTensor {
       return true;
     }
     ptr_ = &own_;
+    if (const dlpack::ExchangeAPI* api = writable ? nullptr : exchange_api_of(obj)) return from_exchange(obj, *api, arg);
     if (PyObject_CheckBuffer(obj)) return from_buffer(obj, arg, writable);
     static PyObject* dlpack_name = PyUnicode_InternFromString("__dlpack__");
     PyObject* method = PyObject_GetAttr(obj, dlpack_name);
@@ -493,6 +570,25 @@ class InputTensor {
   bool from_capsule(PyObject* capsule, const Arg& arg) {
     ptr_ = &own_;
     return from_dlpack(capsule, arg);
+  }
+
+  // The tensor of an object whose type publishes the DLPack exchange API (exchange_api_of), read through it:
+  // no __dlpack__ call, no stream synchronisation (the caller orders its stream after the producer's). The view
+  // stays valid while the object lives: the tensor holds a reference to it.
+  bool from_exchange(PyObject* obj, const dlpack::ExchangeAPI& api, const Arg& arg) {
+    ptr_ = &own_;
+    dlpack::Tensor dl{};
+    if (api.dltensor_from_py_object_no_sync(obj, &dl) != 0) {
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "the DLPack exchange API failed without a message");
+      return false;
+    }
+    Py_INCREF(obj);
+    std::shared_ptr<void> holder(obj, [](void* p) {
+      PyGILState_STATE gil = PyGILState_Ensure();
+      Py_DECREF(static_cast<PyObject*>(p));
+      PyGILState_Release(gil);
+    });
+    return from_dltensor(dl, std::move(holder), arg);
   }
 
  private:
@@ -549,7 +645,12 @@ class InputTensor {
       m->deleter(m);
       PyGILState_Release(gil);
     });
-    const dlpack::Tensor& dl = managed->dl_tensor;
+    return from_dltensor(managed->dl_tensor, std::move(holder), arg);
+  }
+
+  // A DLPack tensor whose memory `holder` keeps alive: zero-copy when compact; a strided CPU tensor is copied,
+  // a strided GPU tensor is a ValueError.
+  bool from_dltensor(const dlpack::Tensor& dl, std::shared_ptr<void> holder, const Arg& arg) {
     if (dl.dtype.lanes != 1 || !dtype_of_dlpack(dl.dtype, &own_.dtype)) {
       return value_error(arg, "DLPack dtype (code " + std::to_string(dl.dtype.code) + ", " +
                                   std::to_string(dl.dtype.bits) + " bits) is not a dtype kforge knows");

@@ -99,6 +99,22 @@ inline cudaError_t fence(cudaStream_t on, cudaStream_t waiter) {
   return error;
 }
 
+// Makes `waiter` wait for the work enqueued on `on` so far, through `event` (created on first use, then
+// recorded again each time: a wait takes the event's state at the time of the call). For the ordering of every
+// run's inputs, where a fresh event per call would cost its creation and destruction.
+inline cudaError_t fence_with(Event& event, cudaStream_t on, cudaStream_t waiter) {
+  if (on == waiter) return cudaSuccess;
+  if (event.handle == nullptr) {
+    if (cudaError_t e = cudaEventCreateWithFlags(&event.handle, cudaEventDisableTiming); e != cudaSuccess) {
+      event.handle = nullptr;
+      return e;
+    }
+  }
+  cudaError_t error = cudaEventRecord(event.handle, on);
+  if (error == cudaSuccess) error = cudaStreamWaitEvent(waiter, event.handle, 0);
+  return error;
+}
+
 // The stream a DLPack stream number names: None and 1 the legacy default stream, 2 the per-thread default
 // stream, any other positive int a cudaStream_t; -1 (no synchronisation wanted) sets *sync to false. 0, which
 // the protocol leaves ambiguous (some consumers pass their null stream's handle), is the legacy default stream
@@ -362,8 +378,15 @@ class CudaModelType {
     std::shared_ptr<Stream> stream;
     std::shared_ptr<Event> done;               // recorded after the last run
     std::array<Tensor, kOut + 1> outputs;      // reused while nothing else refers to them
+    // What the run before the last returned, set aside while the caller holds the last run's outputs, so that
+    // `y = model.run(x)` in a loop allocates neither memory nor events: the two sets take turns.
+    std::shared_ptr<Event> spare_done;
+    std::array<Tensor, kOut + 1> spare_outputs;
     std::array<Tensor, kIn + 1> staging;       // device copies of host inputs
     std::vector<std::shared_ptr<void>> held;   // inputs the stream may still read, until `done`
+    Event inputs_written;                      // orders the stream after a producer's (DLPack exchange API)
+    void* fenced_producer = nullptr;           // the producer stream that event last fenced, in this run()
+    bool fenced = false;
     Tensor weights;                            // one device allocation holding every parameter
   };
 
@@ -593,7 +616,9 @@ class CudaModelType {
       Py_DECREF(done);
     }
     for (Tensor& t : state.outputs) t = Tensor{};
+    for (Tensor& t : state.spare_outputs) t = Tensor{};
     state.done.reset();
+    state.spare_done.reset();
     state.stream = std::move(next);
     if (state.stream != nullptr) state.model.set_stream(state.stream->handle);
     return 0;
@@ -627,7 +652,7 @@ class CudaModelType {
       *out = t->tensor;
     } else {
       InputTensor in;
-      if (!from_object(obj, arg, stream, &in)) return false;
+      if (!from_object(state, obj, arg, &in)) return false;
       *out = in.get();
     }
     if (out->place.backend == Backend::kGPU) {
@@ -660,14 +685,33 @@ class CudaModelType {
     return true;
   }
 
-  // Any other object: a CUDA producer (by __dlpack_device__) is asked for its tensor on the model's stream
-  // (DLPack's stream protocol); anything else is a host array (buffer protocol, DLPack on the CPU). The device
-  // is asked before the buffer protocol: a cupy array has a buffer slot that only raises.
-  static bool from_object(PyObject* obj, const Arg& arg, cudaStream_t stream, InputTensor* in) {
+  // Any other object: one whose type publishes DLPack's C exchange API (torch.Tensor) is read through it, and
+  // the model's stream made to wait for the producer's current stream; another CUDA producer (by
+  // __dlpack_device__) is asked for its tensor on the model's stream (DLPack's stream protocol); anything else
+  // is a host array (buffer protocol, DLPack on the CPU). The device is asked before the buffer protocol: a cupy
+  // array has a buffer slot that only raises.
+  static bool from_object(State& state, PyObject* obj, const Arg& arg, InputTensor* in) {
     static PyObject* device_name = PyUnicode_InternFromString("__dlpack_device__");
     static PyObject* dlpack_name = PyUnicode_InternFromString("__dlpack__");
     static PyObject* stream_kw = Py_BuildValue("(s)", "stream");
+    const cudaStream_t stream = state.stream->handle;
     if (is_tensor(obj)) return in->from(obj, arg);
+    if (const dlpack::ExchangeAPI* api = exchange_api_of(obj)) {
+      if (!in->from_exchange(obj, *api, arg)) return false;
+      const Place place = in->get().place;
+      if (place.backend != Backend::kGPU || place.device != state.device) return true;  // device_input's checks
+      void* producer = nullptr;
+      if (api->current_work_stream(dlpack::kCUDA, place.device, &producer) != 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "the DLPack exchange API gave no current stream");
+        return false;
+      }
+      if (state.fenced && state.fenced_producer == producer) return true;  // one fence per stream and run
+      const cudaError_t e = fence_with(state.inputs_written, static_cast<cudaStream_t>(producer), stream);
+      if (e != cudaSuccess) return cuda_failed("run", e, "ordering the model's stream after the input's producer");
+      state.fenced = true;
+      state.fenced_producer = producer;
+      return true;
+    }
     PyObject* device = PyObject_CallMethodNoArgs(obj, device_name);
     if (device == nullptr) {
       // No __dlpack_device__: __dlpack__() is asked without a stream. A CUDA tensor that comes back has no
@@ -726,17 +770,35 @@ class CudaModelType {
     }
     Tensor inputs[kIn + 1];
     const Tensor* input_ptrs[kIn + 1] = {};
+    state.fenced = false;
     for (size_t i = 0; i < kIn; ++i) {
       if (!device_input(state, i, slots[i], Arg{&sig, static_cast<Py_ssize_t>(i)}, &inputs[i])) return nullptr;
       input_ptrs[i] = &inputs[i];
     }
     Tensor* output_ptrs[kOut + 1] = {};
     for (size_t i = 0; i < kOut; ++i) {
-      // Still shared with a DeviceTensor or a consumer: leave that memory alone.
-      if (state.outputs[i].holder.use_count() != 1) state.outputs[i] = Tensor{};
-      output_ptrs[i] = &state.outputs[i];
+      // Still shared with a DeviceTensor or a consumer: leave that memory alone, and take the spare set's if
+      // nothing refers to it any more.
+      Tensor& out = state.outputs[i];
+      if (out.holder.use_count() > 1) {
+        Tensor& spare = state.spare_outputs[i];
+        if (spare.holder.use_count() == 1) {
+          std::swap(out, spare);
+        } else {
+          spare = std::move(out);
+          out = Tensor{};
+        }
+      }
+      output_ptrs[i] = &out;
     }
-    // A fresh event unless no output of an earlier run still waits on this one.
+    // An event no output of an earlier run still waits on: the last one, the spare, or a fresh one.
+    if (state.done == nullptr || state.done.use_count() != 1) {
+      if (state.spare_done != nullptr && state.spare_done.use_count() == 1) {
+        std::swap(state.done, state.spare_done);
+      } else {
+        state.spare_done = std::move(state.done);
+      }
+    }
     if (state.done == nullptr || state.done.use_count() != 1) {
       auto event = std::make_shared<Event>();
       const cudaError_t e = cudaEventCreateWithFlags(&event->handle, cudaEventDisableTiming);

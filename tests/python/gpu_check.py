@@ -189,6 +189,20 @@ def main():
         torch.cuda.synchronize()
         waited = waited and reused and close(got.cpu().numpy(), want)
     check("output read on torch's stream while the model's stream sleeps (memory reused): torch waited", waited)
+    # Outputs the caller still holds are never written again: four runs kept at once keep four results. In the
+    # usual loop, y = model.run(x) (the last outputs still held during the call), two output sets take turns.
+    kept = [model.run(v) for v in (x, x2, x, x2)]
+    check("four runs' outputs held at once stay intact",
+          all(close(k[0].numpy(), w) for k, w in zip(kept, (cpu[0], expected2[0]) * 2)))
+    del kept
+    pointers, y, right = [], None, True
+    for v, want in ((x, cpu[0]), (x2, expected2[0])) * 3:
+        y = model.run(v)
+        pointers.append(torch.from_dlpack(y[0]).data_ptr())
+        right = right and close(y[0].numpy(), want)
+    check("y = model.run(x) in a loop: right results, two output sets taking turns (no allocation per call)",
+          right and len(set(pointers[2:])) == 2, f"{len(set(pointers))} addresses")
+    del y
     # Running on torch's stream: model.stream = torch's current stream.
     s = torch.cuda.Stream()
     with torch.cuda.stream(s):
@@ -232,6 +246,12 @@ def main():
     model.run(x)
     model.synchronize()
     run_us = timed(lambda: model.run(x), args.calls, model.synchronize)
+    last = [None]
+
+    def run_holding():  # the outputs of the run before stay alive during the call, as in y = model.run(x)
+        last[0] = model.run(x)
+    held_us = timed(run_holding, args.calls, model.synchronize)
+    last[0] = None
     sync_us = timed(lambda: (model.run(x), model.synchronize()), args.calls // 4, model.synchronize)
     torch_fn = lambda: torch.from_dlpack(model.run(x)[0])  # noqa: E731
     dl_us = timed(torch_fn, args.calls // 4, torch.cuda.synchronize)
@@ -258,6 +278,7 @@ def main():
     if args.cpp_us is not None:
         print(f"| C++ `run()` (gpu_cpp_timing), same loop | {args.cpp_us:.2f} |")
         print(f"| difference | {run_us - args.cpp_us:.2f} |")
+    print(f"| Python `y = model.run(x)`, the last outputs held during the call | {held_us:.2f} |")
     print(f"| Python `model.run(x)` + `model.synchronize()` per call | {sync_us:.2f} |")
     if args.cpp_sync_us is not None:
         print(f"| C++ `run()` + `synchronize()` per call | {args.cpp_sync_us:.2f} |")

@@ -79,6 +79,12 @@ PEERS = textwrap.dedent('''
         tt, tu = torch.ones(1), torch.ones(1)
         res["torch " + torch.__version__] = None
         bench("torch.add (eager)", "f(a, b)", dict(f=torch.add, a=tt, b=tu))
+        if refops is not None and np is not None:
+            # torch tensors in through DLPack's C exchange API where torch publishes it (2.10 and later)
+            sum_ = np.asarray(refops.add(tt * 2, tu))
+            if sum_.shape != (1,) or float(sum_[0]) != 3.0:
+                raise SystemExit(f"kforge refops.add(torch, torch) gave {{sum_!r}}, expected [3.0]")
+            bench("kforge refops.add(torch CPU tensors)", "f(a, b)", dict(f=refops.add, a=tt, b=tu))
     try:
         import wsn
     except ImportError as e:

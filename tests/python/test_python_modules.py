@@ -9,6 +9,7 @@ Usage: test_python_modules.py --module-dir DIR --model-dir DIR --build-dir BUILD
 """
 
 import argparse
+import ctypes
 import subprocess
 import sys
 import tempfile
@@ -489,6 +490,110 @@ def test_model_inputs_and_errors():
         t.join()
     for r in results:
         expect(all(n.array_equal(a, b) for a, b in zip(want, r)), "threaded runs agree")
+
+
+# DLPack 1.2's C exchange API as ctypes types, for ExchangeProducer.
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+DLTensorFromObject = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
+DLWorkStream = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+
+
+class DLExchangeHeader(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev_api", ctypes.c_void_p)]
+
+
+class DLExchangeAPI(ctypes.Structure):
+    _fields_ = [("header", DLExchangeHeader), ("allocator", ctypes.c_void_p), ("managed_from", ctypes.c_void_p),
+                ("managed_to", ctypes.c_void_p), ("dltensor_from", DLTensorFromObject),
+                ("current_work_stream", DLWorkStream)]
+
+
+class ExchangeProducer:
+    """A tensor producer that publishes DLPack 1.2's C exchange API the way torch.Tensor does (the functions in
+    C through ctypes: CI has no torch). `calls` counts the reads through the API; __dlpack__ is a failure."""
+
+    calls = 0
+
+    def __init__(self, array):
+        self.array = array  # float32, C-contiguous
+        self.shape = (ctypes.c_int64 * array.ndim)(*array.shape)
+
+    def __dlpack__(self, *args, **kwargs):
+        raise AssertionError("__dlpack__ was called: the exchange API was not used")
+
+    @staticmethod
+    def _dltensor_from(obj, out):
+        self = ctypes.cast(obj, ctypes.py_object).value
+        ExchangeProducer.calls += 1
+        t = out.contents
+        t.data = self.array.ctypes.data
+        t.device = DLDevice(1, 0)  # kDLCPU
+        t.ndim = self.array.ndim
+        t.dtype = DLDataType(2, 32, 1)  # float32
+        t.shape = self.shape
+        t.strides = None
+        t.byte_offset = 0
+        return 0
+
+    @staticmethod
+    def _work_stream(device_type, device_id, out):
+        out[0] = None
+        return 0
+
+    @classmethod
+    def publish(cls, major=1, as_capsule=True):
+        """A new subclass with the API set on it (a capsule under DLPack's current name, or an int address under
+        the earlier one)."""
+        api = DLExchangeAPI(DLExchangeHeader(major, 2, None), None, None, None, DLTensorFromObject(cls._dltensor_from),
+                            DLWorkStream(cls._work_stream))
+        sub = type("Exchanged", (cls,), {"_api": api})  # keeps the table and its callbacks alive
+        if as_capsule:
+            new_capsule = ctypes.pythonapi.PyCapsule_New
+            new_capsule.restype = ctypes.py_object
+            new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+            sub.__dlpack_c_exchange_api__ = new_capsule(ctypes.addressof(api), b"dlpack_exchange_api", None)
+        else:
+            sub.__c_dlpack_exchange_api__ = ctypes.addressof(api)
+        return sub
+
+
+def test_dlpack_exchange_api():
+    """Objects whose type publishes DLPack's C exchange API (torch.Tensor since 2.10) are read through it, not
+    through __dlpack__, by the op module and the compiled model; an API of an unknown major version is not used."""
+    n = np()
+    ops = refops()
+    rng = n.random.default_rng(3)
+    a, b = f32(rng, 3, 5), f32(rng, 3, 5)
+    for as_capsule in (True, False):
+        kind = ExchangeProducer.publish(as_capsule=as_capsule)
+        before = ExchangeProducer.calls
+        got = n.asarray(ops.add(kind(a), kind(b)))
+        expect(n.array_equal(got, a + b), f"add through the exchange API ({'capsule' if as_capsule else 'int'})")
+        expect(ExchangeProducer.calls == before + 2, f"{ExchangeProducer.calls - before} reads through the API, not 2")
+    w = wsn()
+    model = w.wsn_model(str(WSN / "inference.pdiparams"))
+    x = n.ascontiguousarray(n.load(WSN / "input_x.npy"), dtype=n.float32)
+    want = model.run(x)
+    got = model.run(ExchangeProducer.publish()(x))
+    expect(all(n.array_equal(p, q) for p, q in zip(want, got)), "the model's run() through the exchange API")
+    future = ExchangeProducer.publish(major=2)
+    future.__dlpack__ = lambda self, *args, **kwargs: self.array.__dlpack__()
+    before = ExchangeProducer.calls
+    expect(n.array_equal(n.asarray(ops.add(future(a), future(b))), a + b), "add of a major-2 producer (__dlpack__)")
+    expect(ExchangeProducer.calls == before, "an exchange API of major version 2 (no earlier version) was used")
 
 
 TESTS = {name[len("test_"):].replace("_", "-"): fn for name, fn in globals().items() if name.startswith("test_")}

@@ -9,6 +9,7 @@
 # $KFORGE_FUZZ_CORPUS_DIR/TARGET (default: BUILD/fuzz-corpus, so a later run continues from there; never the
 # checked-in seeds). Prints one line per target: executions, corpus size, findings. A crash, hang (10 s), leak,
 # sanitizer report or unlocated error diagnostic stops the target; its input is saved under BUILD/fuzz-findings/
+# SECONDS = 0 replays the seeds and the work corpus once, without mutating (libFuzzer -runs=0).
 set -euo pipefail
 # shellcheck source=tools/lib.sh
 source "$(dirname "$0")/lib.sh"

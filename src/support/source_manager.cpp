@@ -27,7 +27,7 @@ std::string normalise(std::string text) {
 }  // namespace
 
 uint32_t SourceManager::add_buffer(std::string display_path, std::string contents) {
-  auto file = std::make_unique<File>();
+  auto file = std::make_shared<File>();
   file->path = std::move(display_path);
   file->text = normalise(std::move(contents));
   file->line_starts.push_back(0);

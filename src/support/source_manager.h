@@ -29,6 +29,8 @@ struct LineCol {
   uint32_t col = 0;
 };
 
+/// Copying a SourceManager shares its buffers, which never change once added: the copy starts with the same
+/// file ids (locations into them resolve in both), and what is added to either afterwards is its own.
 class SourceManager {
  public:
   /// Registers a buffer. `display_path` is the path exactly as the user spelled it; it is what
@@ -55,7 +57,7 @@ class SourceManager {
     std::string text;
     std::vector<uint32_t> line_starts;  // offset of the first byte of every line
   };
-  std::vector<std::unique_ptr<File>> files_;
+  std::vector<std::shared_ptr<const File>> files_;
 };
 
 }  // namespace kforge

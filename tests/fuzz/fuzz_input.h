@@ -10,7 +10,6 @@
 #include <sstream>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "support/diagnostics.h"
 #include "support/source_manager.h"
@@ -22,12 +21,10 @@ class FuzzInput {
   FuzzInput(const uint8_t* data, size_t size, std::string display_path) : diags_(sources_, printed_) {
     file_ = sources_.add_buffer(std::move(display_path), std::string(reinterpret_cast<const char*>(data), size));
   }
-  /// Registers `prelude` (path, text) first, so that its buffers get the same file ids in every run: a model
-  /// built once from them (an op set) keeps locations that every run's SourceManager resolves.
-  FuzzInput(const uint8_t* data, size_t size, std::string display_path,
-            const std::vector<std::pair<std::string, std::string>>& prelude)
-      : diags_(sources_, printed_) {
-    for (const auto& [path, text] : prelude) sources_.add_buffer(path, text);
+  /// Starts from `prelude`'s buffers (shared, not copied), so that they have the same file ids in every run: a
+  /// model built once from them (an op set) keeps locations that every run's SourceManager resolves.
+  FuzzInput(const uint8_t* data, size_t size, std::string display_path, const SourceManager& prelude)
+      : sources_(prelude), diags_(sources_, printed_) {
     file_ = sources_.add_buffer(std::move(display_path), std::string(reinterpret_cast<const char*>(data), size));
   }
 

@@ -33,33 +33,30 @@ const ProgramPipeline& ProgramPipeline::instance() {
   return pipeline;
 }
 
-ProgramPipeline::ProgramPipeline() : sources_(std::make_unique<SourceManager>()) {
+ProgramPipeline::ProgramPipeline() {
   const std::string refdata = refdata_dir();
   const std::vector<std::string> op_paths = {refdata + "/ops.yaml", refdata + "/yaml/static_ops.yaml",
                                              std::string(KFORGE_SOURCE_ROOT) + "/ops/paddle_overlay.yaml",
                                              std::string(KFORGE_SOURCE_ROOT) + "/ops/paddle_overlay_static.yaml"};
   const std::string compat_path = refdata + "/op_compat.yaml";
+  std::vector<std::string> op_texts;
   for (const std::string& path : op_paths) {
     std::optional<std::string> text = read_text(path);
     if (!text) {
       std::fprintf(stderr, "fuzz: %s is missing: programs are only read, not compiled\n", path.c_str());
-      prelude_.clear();
       return;
     }
-    prelude_.emplace_back(path, std::move(*text));
+    op_texts.push_back(std::move(*text));
   }
   std::optional<std::string> compat_text = read_text(compat_path);
-  if (compat_text) prelude_.emplace_back(compat_path, std::move(*compat_text));
 
-  // Registered in the same order as every run's prelude, so that the op set's locations resolve there.
-  DiagnosticEngine diags(*sources_, std::cerr);
-  opdef::OpLoader loader(*sources_, diags);
-  for (size_t i = 0; i < op_paths.size(); ++i) {
-    loader.add_buffer(sources_->add_buffer(prelude_[i].first, prelude_[i].second));
-  }
+  // Every run's SourceManager starts as a copy of sources_, so the op set's locations resolve there too.
+  DiagnosticEngine diags(sources_, std::cerr);
+  opdef::OpLoader loader(sources_, diags);
+  for (size_t i = 0; i < op_paths.size(); ++i) loader.add_buffer(sources_.add_buffer(op_paths[i], std::move(op_texts[i])));
   library_.emplace(std::move(loader).finish());
   if (compat_text) {
-    compat_ = opdef::read_op_compat(*sources_, sources_->add_buffer(compat_path, prelude_.back().second), diags);
+    compat_ = opdef::read_op_compat(sources_, sources_.add_buffer(compat_path, std::move(*compat_text)), diags);
   }
   op_set_ = std::make_unique<passes::OpSet>(*library_, compat_text ? &compat_ : nullptr, diags);
   if (diags.has_errors()) {

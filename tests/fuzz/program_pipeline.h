@@ -8,9 +8,6 @@
 
 #include <memory>
 #include <optional>
-#include <string>
-#include <utility>
-#include <vector>
 
 #include "fuzz_input.h"
 #include "opdef/op_compat.h"
@@ -25,16 +22,16 @@ class ProgramPipeline {
   /// The process-wide op set (built on first use).
   static const ProgramPipeline& instance();
 
-  /// The op files, to register first in every run's SourceManager (FuzzInput's prelude).
-  const std::vector<std::pair<std::string, std::string>>& prelude() const { return prelude_; }
+  /// The op files' buffers, which every run's SourceManager starts from (FuzzInput's prelude); empty without
+  /// refdata.
+  const SourceManager& prelude() const { return sources_; }
   /// Compiles `program` (read from `input`) against the op set, when there is one.
   void compile(ir::Program& program, FuzzInput& input) const;
 
  private:
   ProgramPipeline();
 
-  std::vector<std::pair<std::string, std::string>> prelude_;
-  std::unique_ptr<SourceManager> sources_;
+  SourceManager sources_;
   std::optional<opdef::OpLibrary> library_;
   opdef::OpCompat compat_;
   std::unique_ptr<passes::OpSet> op_set_;

@@ -20,6 +20,22 @@ TEST_CASE("source manager maps offsets to lines and columns") {
   CHECK(sm.loc_at(f, 1, 99).offset == 3);  // clamped to the end of the line
 }
 
+TEST_CASE("a copied source manager shares the buffers it had and keeps what is added afterwards apart") {
+  SourceManager base;
+  const uint32_t ops = base.add_buffer("ops.yaml", "- op : add\n  args : (Tensor x)\n");
+  SourceManager copy = base;
+  CHECK(copy.file_count() == 1);
+  CHECK(copy.contents(ops).data() == base.contents(ops).data());  // the same buffer, not a copy of it
+  CHECK(copy.line_text({ops, 14}) == "  args : (Tensor x)");
+  const uint32_t input = copy.add_buffer("program.json", "{}");
+  CHECK(input == 1);
+  CHECK(copy.file_count() == 2);
+  CHECK(base.file_count() == 1);
+  CHECK(base.add_buffer("other.yaml", "x") == 1);
+  CHECK(copy.path(1) == "program.json");
+  CHECK(base.path(1) == "other.yaml");
+}
+
 TEST_CASE("diagnostics print path, line, column, source line and caret") {
   SourceManager sm;
   const uint32_t f = sm.add_buffer("ops.yaml", "- op: add\n  args: (Tensor x\n");

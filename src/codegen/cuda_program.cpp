@@ -16,6 +16,7 @@
 #include "codegen/generated_file.h"
 #include "codegen/python_program_module.h"
 #include "codegen/runtime_version.h"
+#include "codegen/size_checks.h"
 #include "output/banner.h"
 #include "passes/gemm.h"
 
@@ -396,6 +397,7 @@ class CudaHostEmitter {
     ctx.set("gemm_run_setup", gemm_.run_setup());
     ctx.set("rows_run_setup", rows_.run_setup());
     ctx.set("workspace_bytes", p_.plan.workspace_bytes.to_string());
+    ctx.set("size_checks", size_checks_value(size_checks(p_)));
     tmpl::List bindings;
     for (const Buffer& buf : p_.buffers) {
       std::string ptr;

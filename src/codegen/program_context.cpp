@@ -9,6 +9,7 @@
 #include "codegen/cpp_text.h"
 #include "codegen/fused_cpu.h"
 #include "codegen/multikernel_context.h"
+#include "codegen/size_checks.h"
 #include "output/banner.h"
 
 namespace kforge::codegen {
@@ -540,6 +541,7 @@ std::optional<Value> ContextBuilder::build() {
   const bool is_static = p_.plan.is_static() && p_.symbols.empty();
   ctx.set("is_static", is_static);
   ctx.set("workspace_bytes", sym(p_.plan.workspace_bytes));
+  ctx.set("size_checks", size_checks_value(size_checks(p_)));
   ctx.set("has_workspace", !is_static || p_.plan.workspace_bytes.constant().value_or(0) != 0);
   ctx.set("unshared_bytes", sym(p_.plan.unshared_bytes));
   ctx.set("num_calls", static_cast<int64_t>(p_.calls.size()));

@@ -285,8 +285,8 @@ std::string print_atom(const SymExpr::Atom& a, const SymExpr::PrintOptions& o) {
     case SymExpr::Atom::Kind::kSymbol: return o.symbol_name ? o.symbol_name(a.symbol) : fmt::format("s{}", a.symbol);
     case SymExpr::Atom::Kind::kFloorDiv: return fmt::format("{}({}, {})", o.floor_div_name, a.lhs.to_string(o), a.rhs.to_string(o));
     case SymExpr::Atom::Kind::kCeilDiv: return fmt::format("{}({}, {})", o.ceil_div_name, a.lhs.to_string(o), a.rhs.to_string(o));
-    case SymExpr::Atom::Kind::kMax: return fmt::format("std::max<int64_t>({}, {})", a.lhs.to_string(o), a.rhs.to_string(o));
-    case SymExpr::Atom::Kind::kMin: return fmt::format("std::min<int64_t>({}, {})", a.lhs.to_string(o), a.rhs.to_string(o));
+    case SymExpr::Atom::Kind::kMax: return fmt::format("{}({}, {})", o.max_name, a.lhs.to_string(o), a.rhs.to_string(o));
+    case SymExpr::Atom::Kind::kMin: return fmt::format("{}({}, {})", o.min_name, a.lhs.to_string(o), a.rhs.to_string(o));
   }
   return "?";
 }

@@ -55,6 +55,8 @@ class SymExpr {
     std::function<std::string(uint32_t)> symbol_name;
     std::string floor_div_name = "kforge_floor_div";
     std::string ceil_div_name = "kforge_ceil_div";
+    std::string max_name = "std::max<int64_t>";
+    std::string min_name = "std::min<int64_t>";
   };
   std::string to_string(const PrintOptions& options) const;
   std::string to_string() const;

@@ -4,7 +4,7 @@
 #define KFORGE_RUNTIME_H_
 
 // Bumped whenever a type below changes layout or meaning; generated files static_assert on it.
-#define KFORGE_RUNTIME_VERSION 2
+#define KFORGE_RUNTIME_VERSION 3
 
 #include <cstddef>
 #include <cstdint>
@@ -492,6 +492,61 @@ inline bool checked_bytes(const Tensor& t, size_t* bytes) {
   }
   *bytes = static_cast<size_t>(n);
   return true;
+}
+
+// A size generated code derives from a caller's dims (a workspace's bytes, a value's dims): int64 arithmetic
+// that remembers an overflow instead of wrapping, so that absurd or hostile dims are refused before they size a
+// workspace (codegen/size_checks.h). Implicit from int64_t so that the constants of an expression mix in.
+class CheckedInt {
+ public:
+  constexpr CheckedInt(int64_t value) : value_(value) {}  // NOLINT: implicit on purpose
+  constexpr int64_t value() const { return value_; }
+  constexpr bool ok() const { return ok_; }
+
+  friend CheckedInt operator+(CheckedInt a, CheckedInt b) {
+    CheckedInt r(0);
+    r.ok_ = a.ok_ && b.ok_ && !__builtin_add_overflow(a.value_, b.value_, &r.value_);
+    return r;
+  }
+  friend CheckedInt operator-(CheckedInt a, CheckedInt b) {
+    CheckedInt r(0);
+    r.ok_ = a.ok_ && b.ok_ && !__builtin_sub_overflow(a.value_, b.value_, &r.value_);
+    return r;
+  }
+  friend CheckedInt operator*(CheckedInt a, CheckedInt b) {
+    CheckedInt r(0);
+    r.ok_ = a.ok_ && b.ok_ && !__builtin_mul_overflow(a.value_, b.value_, &r.value_);
+    return r;
+  }
+  friend CheckedInt operator-(CheckedInt a) { return CheckedInt(0) - a; }
+  // The result of an operation that overflowed (or divided by zero).
+  static CheckedInt overflow() {
+    CheckedInt r(0);
+    r.ok_ = false;
+    return r;
+  }
+
+ private:
+  int64_t value_;
+  bool ok_ = true;
+};
+
+// Python's //, as kforge_floor_div; a zero divisor or INT64_MIN / -1 is an overflow.
+inline CheckedInt checked_floor_div(CheckedInt a, CheckedInt b) {
+  if (!a.ok() || !b.ok() || b.value() == 0 || (a.value() == INT64_MIN && b.value() == -1)) {
+    return CheckedInt::overflow();
+  }
+  const int64_t q = a.value() / b.value();
+  return (a.value() % b.value() != 0 && ((a.value() < 0) != (b.value() < 0))) ? CheckedInt(q - 1) : CheckedInt(q);
+}
+inline CheckedInt checked_ceil_div(CheckedInt a, CheckedInt b) { return -checked_floor_div(-a, b); }
+inline CheckedInt checked_max(CheckedInt a, CheckedInt b) {
+  if (!a.ok() || !b.ok()) return CheckedInt::overflow();
+  return a.value() >= b.value() ? a : b;
+}
+inline CheckedInt checked_min(CheckedInt a, CheckedInt b) {
+  if (!a.ok() || !b.ok()) return CheckedInt::overflow();
+  return a.value() <= b.value() ? a : b;
 }
 
 // Whether the element bytes of `a` and `b` overlap (in one address space: both CPU or both on one GPU). A tensor

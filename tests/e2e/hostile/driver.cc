@@ -246,6 +246,14 @@ void input_cases(Net& net) {
   huge.dims[0] = int64_t{1} << 60;  // 2^60 * 16 * 4 bytes: more than int64 counts
   expect_error("input-overflowing-dims", net.run(huge, skip, &y, &p),
                {"input 'x' [1152921504606846976, 16] has more bytes than int64 can count"});
+  // Each input's bytes fit in int64 (x: (2^57 - 1) * 16 * 4 = 2^63 - 64), but the workspace the program derives
+  // from the batch (two [batch, 8] buffers) does not: refused before it sizes anything (codegen/size_checks.h),
+  // not wrapped into a small workspace.
+  Tensor wide_x = x, wide_skip = skip;
+  wide_x.dims[0] = (int64_t{1} << 57) - 1;
+  wide_skip.dims[0] = skip_rows(wide_x.dims[0]);
+  expect_error("input-dims-whose-sizes-overflow", net.run(wide_x, wide_skip, &y, &p),
+               {"the dynamic dims (s0 = 144115188075855871", "give sizes that overflow int64"});
   Tensor max_dim = x;
   max_dim.dims[0] = std::numeric_limits<int64_t>::max();
   expect_error("input-int64-max-dim", net.run(max_dim, skip, &y, &p), {"input 'x'", "more bytes than int64 can count"});

@@ -214,7 +214,7 @@ TEST_CASE("cuda program files: the class from templates/program/cuda, overridabl
       CHECK(header->bytes.find("// net: my header\n") != std::string::npos);
       CHECK(header->bytes.find("class net {") == std::string::npos);
     } else {
-      CHECK(header->bytes.find("static_assert(KFORGE_RUNTIME_VERSION == 2,") != std::string::npos);
+      CHECK(header->bytes.find("static_assert(KFORGE_RUNTIME_VERSION == 3,") != std::string::npos);
       CHECK(header->bytes.find("class net {") != std::string::npos);
       CHECK(header->bytes.find("kforge::Status run(const kforge::Tensor& x, kforge::Tensor* y_out);") !=
             std::string::npos);

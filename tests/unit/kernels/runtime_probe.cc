@@ -6,7 +6,7 @@
 
 namespace {
 
-static_assert(KFORGE_RUNTIME_VERSION == 2, "the probe is written for runtime version 2");
+static_assert(KFORGE_RUNTIME_VERSION == 3, "the probe is written for runtime version 3");
 
 // Kernel library hooks as a library installs them (plain function pointers, no captures).
 size_t g_declared_bytes = 0;
@@ -29,6 +29,12 @@ kforge::Status scale_like(const kforge::KernelContext& ctx, const kforge::Tensor
 }
 
 kforge::Status run() {
+  // Sizes as generated classes check them (codegen/size_checks.h).
+  const int64_t s0 = int64_t{1} << 61;
+  if (!(64 * kforge::checked_ceil_div(12 * kforge::CheckedInt(3), 64) + kforge::checked_max(kforge::CheckedInt(3), 1)).ok() ||
+      (8 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("CheckedInt");
+  }
   kforge::Tensor x;
   x.dtype = kforge::DataType::kFloat32;
   KFORGE_RETURN_IF_ERROR(x.set_dims({2, 3}));

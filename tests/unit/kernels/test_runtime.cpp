@@ -13,7 +13,7 @@ using namespace kforge;
 
 TEST_CASE("runtime: version macro is a positive integer") {
   static_assert(KFORGE_RUNTIME_VERSION >= 1, "version");
-  CHECK(KFORGE_RUNTIME_VERSION == 2);
+  CHECK(KFORGE_RUNTIME_VERSION == 3);
 }
 
 TEST_CASE("runtime: kernel library hooks are called only when installed and only for tensors with data") {
@@ -266,4 +266,27 @@ TEST_CASE("runtime: kforge's kernel library installs its hooks at start-up") {
   CHECK(kernel_library_hooks().set_num_threads == &kforge::kernels::set_num_threads);
   CHECK(kernel_library_hooks().declare_constant == &kforge::kernels::declare_constant);
   CHECK(kernel_library_hooks().release_constant == &kforge::kernels::release_constant);
+}
+
+// What generated classes compute the sizes derived from a caller's dims with (codegen/size_checks.h).
+TEST_CASE("runtime: CheckedInt finds int64 overflow instead of wrapping") {
+  using kforge::CheckedInt;
+  const CheckedInt big = int64_t{1} << 62;
+  CHECK((3 * CheckedInt(4) + 5).value() == 17);
+  CHECK((CheckedInt(7) - 9).value() == -2);
+  CHECK((big + big - 1).ok() == false);  // 2^63 overflows before the - 1
+  CHECK((big - 1 + big).ok());
+  CHECK((big - 1 + big).value() == INT64_MAX);
+  CHECK_FALSE((2 * big).ok());
+  CHECK_FALSE((big * 2 - big).ok());  // an overflow stays, whatever follows
+  CHECK_FALSE((-CheckedInt(INT64_MIN)).ok());
+  CHECK(kforge::checked_floor_div(CheckedInt(-7), 2).value() == -4);  // Python's //
+  CHECK(kforge::checked_ceil_div(CheckedInt(7), 2).value() == 4);
+  CHECK(kforge::checked_ceil_div(CheckedInt(-7), 2).value() == -3);
+  CHECK_FALSE(kforge::checked_floor_div(CheckedInt(1), 0).ok());
+  CHECK_FALSE(kforge::checked_floor_div(CheckedInt(INT64_MIN), -1).ok());
+  CHECK(kforge::checked_max(CheckedInt(3), 9).value() == 9);
+  CHECK(kforge::checked_min(CheckedInt(3), 9).value() == 3);
+  CHECK_FALSE(kforge::checked_max(2 * big, 1).ok());
+  CHECK_FALSE(kforge::checked_min(1, 2 * big).ok());
 }

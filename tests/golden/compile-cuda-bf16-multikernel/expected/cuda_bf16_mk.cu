@@ -464,6 +464,12 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(512 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("cuda_bf16_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
+
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(512 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

@@ -18,8 +18,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 2,
-              "cuda_conv.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 3,
+              "cuda_conv.h needs version 3 of kforge_runtime.h: use the one generated beside it");
 
 // The program `small_convnet` (../../../golden/compile-cuda-conv/program.yaml) on a CUDA device: 8 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //

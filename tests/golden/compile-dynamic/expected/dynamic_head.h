@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 2,
-              "dynamic_head.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 3,
+              "dynamic_head.h needs version 3 of kforge_runtime.h: use the one generated beside it");
 
 // The program `dynamic_head` (../../../golden/compile-dynamic/program.yaml) as straight-line calls of its kernels: 4 calls,
 // no executor, no lookup by name.

@@ -195,6 +195,12 @@ size_t fused_dynamic::workspace_bytes(int64_t s0, int64_t s1) {
 
 // Lays the values out for new dynamic dims, growing the workspace when they need more.
 kforge::Status fused_dynamic::resize(int64_t s0, int64_t s1) {
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(128 * kforge::CheckedInt(s0)).ok() ||
+      !(192 * kforge::CheckedInt(s1)).ok()) {
+    return kforge::Status::Error("fused_dynamic: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
+  }
   const size_t bytes = workspace_bytes(s0, s1);
   if (workspace_ == nullptr || bytes > workspace_capacity_) {
     workspace_storage_.reset(new (std::nothrow) unsigned char[bytes + 63]);

@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 2,
-              "fused_dynamic.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 3,
+              "fused_dynamic.h needs version 3 of kforge_runtime.h: use the one generated beside it");
 
 // The program `fused_dynamic` (../../../golden/compile-fused-dynamic/program.yaml) as straight-line calls of its kernels: 5 calls,
 // no executor, no lookup by name.

@@ -301,6 +301,12 @@ size_t mk_head::workspace_bytes(int64_t s0) {
 
 // Lays the values out for new dynamic dims, growing the workspace when they need more.
 kforge::Status mk_head::resize(int64_t s0) {
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(128 * kforge::checked_ceil_div(12 * kforge::CheckedInt(s0), 64)).ok() ||
+      !(32 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("mk_head: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   const size_t bytes = workspace_bytes(s0);
   if (workspace_ == nullptr || bytes > workspace_capacity_) {
     workspace_storage_.reset(new (std::nothrow) unsigned char[bytes + 63]);

@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 2,
-              "mk_head.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 3,
+              "mk_head.h needs version 3 of kforge_runtime.h: use the one generated beside it");
 
 // The program `mk_head` (../../../golden/compile-multikernel-gemm/program.yaml) as straight-line calls of its kernels: 3 calls,
 // no executor, no lookup by name.

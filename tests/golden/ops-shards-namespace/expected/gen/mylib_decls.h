@@ -16,8 +16,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 2,
-              "mylib_decls.h was generated for version 2 of kforge_runtime.h");
+static_assert(KFORGE_RUNTIME_VERSION == 3,
+              "mylib_decls.h was generated for version 3 of kforge_runtime.h");
 
 namespace kforge::kernels {
 

@@ -1,10 +1,18 @@
 // matmul on oneDNN (float32): Paddle's rules (transpose flags on matrices, a 1-D x is a row, a 1-D y a column,
 // batch dims broadcast right-aligned) as plain strided 2-D matmuls, with no copy of either operand.
 //
-// Tasks: every batch matrix, split into blocks of at most kBlock x kBlock outputs; each block is one primitive over
-// the whole K, so no sum is ever split between tasks and the result does not depend on the thread count. Blocks at
-// the bottom / right edge may be smaller: a plan holds a primitive for each of the (up to) four block shapes.
+// Tasks: every batch matrix, split into blocks of at most kBlock x kBlock outputs (a matrix of fewer than
+// kMinSplitMacs multiply-adds stays one block: a classifier's M = 1 product ran as four 256-column primitives, each
+// costing its fixed overhead); each block is one primitive over the whole K, so no sum is ever split between tasks,
+// and the split depends on the shapes only, so the result does not depend on the thread count. Blocks at the bottom
+// / right edge may be smaller: a plan holds a primitive for each of the (up to) four block shapes.
+//
+// A call site (runtime.h's SiteTable, by its operands' and output's addresses) keeps its plan and the arguments
+// of each task's primitive, so a steady-state call looks nothing up and creates no oneDNN object.
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <vector>
 
 #include "onednn/onednn.h"
 #include "onednn/runtime.h"
@@ -14,6 +22,7 @@ namespace kforge::kernels::onednn {
 namespace {
 
 constexpr int64_t kBlock = 256;
+constexpr int64_t kMinSplitMacs = int64_t{8} << 20;
 
 struct Part {
   dnnl::matmul prim;
@@ -24,6 +33,25 @@ struct MatmulPlan : Plan {
   Part parts[2][2];  // [bottom edge block][right edge block]; the edge ones also when there is one block
   size_t scratchpad_bytes = 0;
 };
+
+// A call site: its shapes (the plan's key, then out's, x's and y's dims) and per task the primitive's arguments.
+struct MatmulSite {
+  using Key = std::array<int64_t, 36>;
+  Key key{};
+  std::shared_ptr<const Plan> plan;  // null: oneDNN cannot do it
+  std::vector<ArgSet> tasks;
+};
+
+MatmulSite::Key site_key(const Tensor& x, const Tensor& y, const Tensor& out, bool tx, bool ty, int64_t m, int64_t k,
+                         int64_t n) {
+  MatmulSite::Key key{4, m, k, n, tx, ty};
+  size_t i = 6;
+  for (const Tensor* t : {&out, &x, &y}) {
+    key[i++] = t->ndim;
+    for (int32_t d = 0; d < kMaxRank; ++d) key[i++] = d < t->ndim ? t->dims[d] : 0;
+  }
+  return key;
+}
 
 struct Problem {
   int64_t m, k, n;
@@ -63,20 +91,26 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
   q.a_col = q.tx ? q.m : 1;
   q.b_row = q.ty ? 1 : q.n;
   q.b_col = q.ty ? q.k : 1;
-  const int64_t row_blocks = (q.m + kBlock - 1) / kBlock, col_blocks = (q.n + kBlock - 1) / kBlock;
-  const int64_t last_rows = q.m - (row_blocks - 1) * kBlock, last_cols = q.n - (col_blocks - 1) * kBlock;
+  const bool whole = q.m * q.n * q.k < kMinSplitMacs;
+  const int64_t block_rows = whole ? q.m : kBlock, block_cols = whole ? q.n : kBlock;
+  const int64_t row_blocks = (q.m + block_rows - 1) / block_rows, col_blocks = (q.n + block_cols - 1) / block_cols;
+  const int64_t last_rows = q.m - (row_blocks - 1) * block_rows, last_cols = q.n - (col_blocks - 1) * block_cols;
 
   SingleThreadScope single;
-  const PlanKey key{4, q.m, q.k, q.n, q.tx, q.ty};
-  std::shared_ptr<const Plan> plan;
-  KFORGE_RETURN_IF_ERROR(guarded(kOp, [&] {
-    plan = find_or_build_plan(key, [&]() -> std::shared_ptr<Plan> {
+  bool fresh = false;
+  MatmulSite& site = this_thread_sites<MatmulSite>().find(
+      reinterpret_cast<uintptr_t>(y.data), reinterpret_cast<uintptr_t>(out->data),
+      site_key(x, y, *out, q.tx, q.ty, q.m, q.k, q.n), &fresh);
+  if (fresh) KFORGE_RETURN_IF_ERROR(guarded(kOp, [&] {
+    const MatmulSite::Key found = site.key;
+    site.key = MatmulSite::Key{};  // until the plan is found
+    site.plan = find_or_build_plan({4, q.m, q.k, q.n, q.tx, q.ty}, [&]() -> std::shared_ptr<Plan> {
       try {
         auto p = std::make_shared<MatmulPlan>();
         for (int bottom = row_blocks > 1 ? 0 : 1; bottom < 2; ++bottom) {
           for (int right = col_blocks > 1 ? 0 : 1; right < 2; ++right) {
-            const int64_t rows = bottom ? last_rows : std::min(kBlock, q.m);
-            const int64_t cols = right ? last_cols : std::min(kBlock, q.n);
+            const int64_t rows = bottom ? last_rows : block_rows;
+            const int64_t cols = right ? last_cols : block_cols;
             if (!build_part(q, rows, cols, &p->parts[bottom][right], &p->scratchpad_bytes)) return nullptr;
           }
         }
@@ -85,10 +119,11 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
         return nullptr;
       }
     });
+    site.key = found;
     return Status::OK();
   }));
-  if (plan == nullptr) return Status::OK();
-  const auto& p = static_cast<const MatmulPlan&>(*plan);
+  if (site.plan == nullptr) return Status::OK();
+  const auto& p = static_cast<const MatmulPlan&>(*site.plan);
   *handled = true;
 
   // Batch dims: out's leading dims; an operand's stride is 0 along a dim it broadcasts (as the reference loops).
@@ -106,6 +141,7 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
   batch_strides(y, y_vec ? 0 : y.ndim - 2, q.k * q.n, y_strides);
   const int64_t batches = util::product(out->dims, 0, batch_rank);
   const int64_t blocks = row_blocks * col_blocks;
+  if (site.tasks.empty()) site.tasks.resize(static_cast<size_t>(batches * blocks));
   const float* xd = x.data_as<const float>();
   const float* yd = y.data_as<const float>();
   float* od = out->data_as<float>();
@@ -119,16 +155,19 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
         y_off += i * y_strides[d];
       }
       const int64_t block = t % blocks, rb = block / col_blocks, cb = block % col_blocks;
-      const int64_t row0 = rb * kBlock, col0 = cb * kBlock;
+      const int64_t row0 = rb * block_rows, col0 = cb * block_cols;
       const Part& part = p.parts[rb == row_blocks - 1][cb == col_blocks - 1];
       const float* a = xd + x_off + row0 * q.a_row;
       const float* b = yd + y_off + col0 * q.b_col;
       float* c = od + (t / blocks) * q.m * q.n + row0 * q.n + col0;
       char* scratch = task_arena().reserve(p.scratchpad_bytes);
       if (scratch == nullptr) return Status::Error(kOp, ": out of memory");
-      execute(part.prim, {{DNNL_ARG_SRC, wrap(part.a, a)}, {DNNL_ARG_WEIGHTS, wrap(part.b, b)},
-                          {DNNL_ARG_DST, wrap(part.c, c)}},
-              p.scratchpad_bytes, scratch);
+      ArgSet& args = site.tasks[static_cast<size_t>(t)];
+      args.set(DNNL_ARG_SRC, part.a, a);
+      args.set(DNNL_ARG_WEIGHTS, part.b, b);
+      args.set(DNNL_ARG_DST, part.c, c);
+      args.set_scratchpad(p.scratchpad_bytes, scratch);
+      args.run(part.prim);
       return Status::OK();
     });
   });

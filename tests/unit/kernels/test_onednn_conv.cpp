@@ -176,6 +176,49 @@ TEST_CASE("oneDNN conv2d builds its plan once per shape and attribute set") {
   CHECK(k::onednn::plans_built() == built + 1);
 }
 
+TEST_CASE("oneDNN conv2d: a repeated call from one call site resolves nothing, and sees a re-declared filter") {
+  // A call site is its filter and output addresses: the state it keeps (plan, prepared filter, oneDNN arguments)
+  // serves every later call with the same shapes, until a constant is declared or released.
+  for (const ConvCase& c : {conv_cases()[13], conv_cases()[18], conv_cases()[1]}) {
+    INFO(c.name);
+    const Tensor input = random_f32(c.input, 41);
+    Tensor filter = random_f32(c.filter, 42);
+    k::declare_constant(filter.data, filter.bytes());
+    Tensor out = poisoned_like(conv_out(c, input, filter));
+    auto call = [&] {
+      Status s = k::conv2d(cpu(), input, filter, c.strides, c.paddings, c.padding_algorithm, c.dilations, c.groups,
+                           c.data_format, &out);
+      INFO(s.message());
+      REQUIRE(s.ok());
+    };
+    call();
+    const Tensor first = run_conv(c, input, filter, false);
+    CHECK(same_bits(out, first));
+    const uint64_t sites = k::onednn::sites_filled(), plans = k::onednn::plans_built();
+    for (int i = 0; i < 3; ++i) {
+      call();
+      CHECK(same_bits(out, first));
+    }
+    CHECK(k::onednn::sites_filled() == sites);
+    CHECK(k::onednn::plans_built() == plans);
+    // New values at the same address, declared again: the same call site reads them.
+    k::release_constant(filter.data);
+    const Tensor fresh = random_f32(c.filter, 43);
+    std::memcpy(filter.data, fresh.data, filter.bytes());
+    k::declare_constant(filter.data, filter.bytes());
+    call();
+    check_within_bound(out, run_conv(c, input, filter, true), run_conv(c, abs_of(input), abs_of(filter), true),
+                       conv_terms(c));
+    k::release_constant(filter.data);
+    // Not declared: every call reads the filter as it is now.
+    const Tensor third = random_f32(c.filter, 44);
+    std::memcpy(filter.data, third.data, filter.bytes());
+    call();
+    check_within_bound(out, run_conv(c, input, filter, true), run_conv(c, abs_of(input), abs_of(filter), true),
+                       conv_terms(c));
+  }
+}
+
 TEST_CASE("oneDNN conv2d: a reordered constant filter is never used after its memory changes") {
   const ConvCase& c = conv_cases()[6];  // groups 4
   const Tensor input = random_f32(c.input, 13);

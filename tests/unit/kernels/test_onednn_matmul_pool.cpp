@@ -222,3 +222,26 @@ TEST_CASE("oneDNN matmul and pool2d: a repeated call from one call site resolves
   CHECK(k::onednn::sites_filled() == sites);
   CHECK(k::onednn::plans_built() == plans);
 }
+
+TEST_CASE("oneDNN matmul by a constant y: inner products on a packed y, within the bound, any thread count") {
+  const std::vector<MatmulCase> cases = {
+      {{1, 1024}, {1024, 1000}},           // a classifier
+      {{1, 576}, {1000, 576}, false, true},
+      {{70}, {70, 33}},                    // a vector x
+      {{2, 3, 40}, {40, 70}},              // batch dims become rows
+      {{600, 64}, {300, 64}, false, true}, // 3 blocks of 256 rows, the last of 88
+  };
+  uint32_t seed = 600;
+  for (const MatmulCase& c : cases) {
+    INFO("x " << util::dims_string(c.x) << " y " << util::dims_string(c.y) << (c.ty ? "^T" : ""));
+    const Tensor x = random_f32(c.x, seed++), y = random_f32(c.y, seed++);
+    ConstantScope declared(y, true);
+    const Tensor got = run_matmul(c, x, y, 2);
+    const int64_t k_dim = c.x.back();
+    check_within_bound(got, run_matmul(c, x, y, 0), run_matmul(c, abs_of(x), abs_of(y), 0), k_dim + 1);
+    for (int threads : {2, 3}) {
+      ThreadsScope scope(threads);
+      CHECK(same_bits(run_matmul(c, x, y, 1), got));
+    }
+  }
+}

@@ -38,7 +38,8 @@ constexpr int64_t kTile = 16;
 // element size matters. Unit dims are dropped and dims that are contiguous in the source too are merged first, so
 // that a copy runs as long rows. When the last dim then steps through the source but the one before it is
 // contiguous there (a layout transpose: NCHW <-> NHWC is [C, HW] <-> [HW, C] per image), the two are walked in
-// kTile x kTile tiles, so that neither the reads nor the writes stride through memory one element per cache line.
+// kTile x kTile tiles, so that neither the reads nor the writes stride through memory one element per cache line;
+// a last dim of 2 (an NHWC channel shuffle of two groups) is an interleave of two rows, done in one pass.
 Status strided_gather(DataType dtype, const void* src, const int64_t* counts, const int64_t* src_strides, int32_t rank,
                       void* dst, const char* op) {
   if (util::product(counts, 0, rank) == 0) return Status::OK();
@@ -86,6 +87,14 @@ Status strided_gather(DataType dtype, const void* src, const int64_t* counts, co
       do {
         const T* s = s0 + offsets[0];
         T* d = d0 + offsets[1];
+        if (cols == 2) {  // an interleave of two rows (a channel shuffle of two groups): one pass, no tiles
+          const T* s1 = s + step;
+          for (int64_t a = 0; a < rows; ++a) {
+            d[2 * a] = s[a];
+            d[2 * a + 1] = s1[a];
+          }
+          continue;
+        }
         for (int64_t a0 = 0; a0 < rows; a0 += kTile) {
           const int64_t a1 = std::min(rows, a0 + kTile);
           for (int64_t b0 = 0; b0 < cols; b0 += kTile) {

@@ -137,6 +137,7 @@ TEST_CASE("transpose: layout transposes in tiles, merged dims and unit dims, aga
       {{1, 3, 37, 21}, {0, 2, 3, 1}}, {{2, 19, 5, 40}, {0, 3, 1, 2}}, {{1, 2, 58, 8, 8}, {0, 2, 1, 3, 4}},
       {{1, 16, 16, 1}, {0, 3, 1, 2}}, {{3, 1, 17}, {2, 1, 0}},        {{33, 70}, {1, 0}},
       {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}}, {{7}, {0}},                {{1, 1, 1}, {2, 0, 1}},
+      {{1, 8, 8, 2, 58}, {0, 1, 2, 4, 3}}, {{3, 5, 2, 7}, {0, 1, 3, 2}},  // NHWC channel shuffles: 2-row interleaves
   };
   for (const auto& [dims, perm] : cases) {
     for (DataType dtype : {DataType::kFloat32, DataType::kInt64}) {

@@ -31,8 +31,15 @@ Status copy_same_elements(const Tensor& x, Tensor* out, const char* op) {
   return Status::OK();
 }
 
+// Tile edge of the transposing path of strided_gather: a tile's reads touch kTile cache lines, its writes kTile.
+constexpr int64_t kTile = 16;
+
 // dst[i0, ..., ik] = src[sum_d i_d * src_strides[d]] for i within `counts`; dst is contiguous. Any dtype: only the
-// element size matters.
+// element size matters. Unit dims are dropped and dims that are contiguous in the source too are merged first, so
+// that a copy runs as long rows. When the last dim then steps through the source but the one before it is
+// contiguous there (a layout transpose: NCHW <-> NHWC is [C, HW] <-> [HW, C] per image), the two are walked in
+// kTile x kTile tiles, so that neither the reads nor the writes stride through memory one element per cache line;
+// a last dim of 2 (an NHWC channel shuffle of two groups) is an interleave of two rows, done in one pass.
 Status strided_gather(DataType dtype, const void* src, const int64_t* counts, const int64_t* src_strides, int32_t rank,
                       void* dst, const char* op) {
   if (util::product(counts, 0, rank) == 0) return Status::OK();
@@ -40,24 +47,75 @@ Status strided_gather(DataType dtype, const void* src, const int64_t* counts, co
     util::copy_bytes(dst, src, size_of(dtype));
     return Status::OK();
   }
+  int64_t dims[kMaxRank], steps[kMaxRank];
+  int32_t n = 0;
+  for (int32_t i = 0; i < rank; ++i) {
+    if (counts[i] == 1) continue;
+    if (n > 0 && steps[n - 1] == src_strides[i] * counts[i]) {
+      dims[n - 1] *= counts[i];
+      steps[n - 1] = src_strides[i];
+    } else {
+      dims[n] = counts[i];
+      steps[n] = src_strides[i];
+      ++n;
+    }
+  }
+  if (n == 0) {  // one element
+    dims[0] = 1;
+    steps[0] = 1;
+    n = 1;
+  }
+  const bool tiled = n >= 2 && steps[n - 1] != 1 && steps[n - 2] == 1 && dims[n - 1] > 1 && dims[n - 2] > 1;
+  // The counter walks every dim but its last: all but the innermost, or for tiles all but the pair.
+  const int32_t counted = tiled ? n - 1 : n;
   int64_t strides[2][kMaxRank];
   util::NdCounter counter;
-  counter.rank = rank;
-  for (int32_t i = 0; i < rank; ++i) {
-    counter.dims[i] = counts[i];
-    strides[0][i] = src_strides[i];
+  counter.rank = counted;
+  for (int32_t i = 0; i < counted; ++i) {
+    counter.dims[i] = dims[i];
+    strides[0][i] = steps[i];
   }
-  util::contiguous_strides(counts, rank, strides[1]);
+  util::contiguous_strides(dims, n, strides[1]);
   return util::visit_element_size(dtype, op, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* s0 = static_cast<const T*>(src);
     T* d0 = static_cast<T*>(dst);
-    const int64_t inner = counts[rank - 1], step = strides[0][rank - 1];
     int64_t offsets[2] = {0, 0};
+    if (tiled) {
+      // dst[a][b] = src[a + b * step] for each index of the outer dims, in tiles.
+      const int64_t rows = dims[n - 2], cols = dims[n - 1], step = steps[n - 1];
+      do {
+        const T* s = s0 + offsets[0];
+        T* d = d0 + offsets[1];
+        if (cols == 2) {  // an interleave of two rows (a channel shuffle of two groups): one pass, no tiles
+          const T* s1 = s + step;
+          for (int64_t a = 0; a < rows; ++a) {
+            d[2 * a] = s[a];
+            d[2 * a + 1] = s1[a];
+          }
+          continue;
+        }
+        for (int64_t a0 = 0; a0 < rows; a0 += kTile) {
+          const int64_t a1 = std::min(rows, a0 + kTile);
+          for (int64_t b0 = 0; b0 < cols; b0 += kTile) {
+            const int64_t b1 = std::min(cols, b0 + kTile);
+            for (int64_t a = a0; a < a1; ++a) {
+              for (int64_t b = b0; b < b1; ++b) d[a * cols + b] = s[a + b * step];
+            }
+          }
+        }
+      } while (counter.next(offsets, strides));
+      return Status::OK();
+    }
+    const int64_t inner = dims[n - 1], step = steps[n - 1];
     do {
       const T* s = s0 + offsets[0];
       T* d = d0 + offsets[1];
-      for (int64_t j = 0; j < inner; ++j) d[j] = s[j * step];
+      if (step == 1) {
+        std::memmove(d, s, static_cast<size_t>(inner) * sizeof(T));  // a view may be its source
+      } else {
+        for (int64_t j = 0; j < inner; ++j) d[j] = s[j * step];
+      }
     } while (counter.next(offsets, strides));
     return Status::OK();
   });

@@ -19,8 +19,11 @@
 // the activation, and the residual as a sum into the output. The plain variant takes no post-ops (its gemm-based
 // primitive runs them through oneDNN's slow reference code): its epilogue is a binary primitive over the task's
 // output after the convolution (out * s + (bias * s + t), then the activation and residual as its post-ops).
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -33,7 +36,14 @@ namespace kforge::kernels::onednn {
 
 namespace {
 
-thread_local ConvPlanInfo g_last_plan;
+// The plan the last call on this thread ran (last_conv_plan()).
+thread_local std::shared_ptr<const Plan> g_last_plan;
+
+int64_t bits_of(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
 
 Status reorder_into(const ConvPlan& p, const dnnl::reorder& r, const dnnl::memory::desc& from, const void* src,
                     const dnnl::memory::desc& to, void* dst) {
@@ -93,8 +103,27 @@ Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilo
   return Status::OK();
 }
 
-Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
+// What one call site keeps between calls (runtime.h's SiteTable): the plan its shapes, attributes and tensors
+// resolved to, its kept prepared filter, and the oneDNN arguments of each primitive run of its tasks.
+struct ConvSite {
+  // The geometry as the caller gave it, the epilogue, the image count and the addresses of the filter and the
+  // per-channel tensors (which decide what is constant).
+  using Key = std::array<int64_t, 32>;
+  Key key{};
+  uint64_t epoch = 0;                 // constants_epoch() when resolved
+  bool constant = false;              // everything the prepared filter comes from is declared constant
+  std::shared_ptr<const Plan> plan;   // null: oneDNN cannot do it (the reference loops run)
+  std::weak_ptr<const char> weights;  // the kept prepared filter (runtime.h's constant_weights), once found
+  std::vector<ArgSet> src_reorders;   // per image group
+  struct Task {
+    ArgSet residual, conv, dst, epilogue;
+  };
+  std::vector<Task> tasks;  // per (image group, output-channel chunk)
+};
+
+Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
            int64_t images, Tensor* out) {
+  const auto& p = static_cast<const ConvPlan&>(*site.plan);
   const ConvGeometry& g = p.geo;
   const int64_t image_groups = images / g.group_images, chunks = g.chunks();
   const int64_t src_group = g.group_images * g.ic * g.ih * g.iw, dst_group = g.group_images * g.oc * g.oh * g.ow;
@@ -103,10 +132,13 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
   float* dst = out->data_as<float>();
   const float* residual = e.residual != nullptr ? e.residual->data_as<const float>() : nullptr;
   const WeightsLayout wl = weights_layout(p, e, filter);
+  if (site.src_reorders.empty() && p.src_reorder) site.src_reorders.resize(static_cast<size_t>(image_groups));
+  if (site.tasks.empty()) site.tasks.resize(static_cast<size_t>(image_groups * chunks));
 
   // The prepared filter: kept when all it comes from is declared constant, else prepared below (phase 1).
   std::shared_ptr<const char> cached;
-  if (wl.prepared) {
+  if (wl.prepared && site.constant) cached = site.weights.lock();
+  if (wl.prepared && site.constant && cached == nullptr) {
     std::vector<Source> sources = {{filter.data, filter.bytes()}};
     for (const Tensor* t : {e.bias, e.mean, e.variance, e.scale, e.shift}) {
       if (t != nullptr && wl.fold) sources.push_back({t->data, t->bytes()});
@@ -124,6 +156,7 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
         },
         &status);
     KFORGE_RETURN_IF_ERROR(status);
+    site.weights = cached;
   }
   const bool prepare = wl.prepared && cached == nullptr;
   const size_t prepared_total = prepare ? wl.bytes : 0;
@@ -156,7 +189,7 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
   const int64_t weight_tasks = prepare ? chunks : 0;
   const int64_t src_tasks = p.src_reorder ? image_groups : 0;
   if (weight_tasks + src_tasks > 0) {
-    KFORGE_RETURN_IF_ERROR(run_tasks(weight_tasks + src_tasks, [&](int64_t t) {
+    const auto phase1 = [&](int64_t t) {
       return guarded(op, [&] {
         if (t < weight_tasks) {
           return prepare_chunk(p, wl, e, filter, t, shared + t * wl.stride,
@@ -164,9 +197,17 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
                                reinterpret_cast<float*>(shared + prepared_total));
         }
         const int64_t b = t - weight_tasks;
-        return reorder_into(p, *p.src_reorder, p.user_src, in + b * src_group, p.src, shared + src_offset + b * src_stride);
+        char* scratch = p.scratchpad_bytes > 0 ? task_arena().reserve(p.scratchpad_bytes) : nullptr;
+        if (p.scratchpad_bytes > 0 && scratch == nullptr) return Status::Error(op, ": out of memory");
+        ArgSet& a = site.src_reorders[static_cast<size_t>(b)];
+        a.set(DNNL_ARG_FROM, p.user_src, in + b * src_group);
+        a.set(DNNL_ARG_TO, p.src, shared + src_offset + b * src_stride);
+        a.set_scratchpad(p.scratchpad_bytes, scratch);
+        a.run(*p.src_reorder);
+        return Status::OK();
       });
-    }));
+    };
+    KFORGE_RETURN_IF_ERROR(run_tasks(weight_tasks + src_tasks, phase1));
   }
 
   // Phase 2: one task per (image group, output-channel chunk).
@@ -174,9 +215,10 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
   const float* bias = wl.fold ? reinterpret_cast<const float*>(weights_base + wl.bias_offset)
                       : e.bias != nullptr ? e.bias->data_as<const float>()
                                           : nullptr;
-  return run_tasks(image_groups * chunks, [&](int64_t t) {
+  const auto phase2 = [&](int64_t t) {
     return guarded(op, [&] {
       const int64_t b = t / chunks, j = t % chunks;
+      ConvSite::Task& task = site.tasks[static_cast<size_t>(t)];
       const void* src = p.src_reorder ? static_cast<const void*>(shared + src_offset + b * src_stride)
                                       : static_cast<const void*>(in + b * src_group);
       const int64_t at = b * dst_group + j * dst_chunk;  // the task's first output element
@@ -201,44 +243,44 @@ Status run(const char* op, const ConvPlan& p, const Tensor& input, const Tensor&
         }
       }
       // The residual goes where the primitive writes, for its sum post-op to add to.
-      if (p.residual_in) {
-        execute(*p.residual_in, {{DNNL_ARG_FROM, wrap(p.user_dst, residual + at)}, {DNNL_ARG_TO, wrap(p.dst, conv_dst)}},
-                p.scratchpad_bytes, pad);
-      } else if (p.residual_copy && residual + at != dst + at) {
-        execute(*p.residual_copy,
-                {{DNNL_ARG_FROM, wrap(p.user_dst, residual + at)}, {DNNL_ARG_TO, wrap(p.user_dst, dst + at)}},
-                p.scratchpad_bytes, pad);
+      if (p.residual_in || (p.residual_copy && residual + at != dst + at)) {
+        task.residual.set(DNNL_ARG_FROM, p.user_dst, residual + at);
+        task.residual.set(DNNL_ARG_TO, p.residual_in ? p.dst : p.user_dst, p.residual_in ? conv_dst : dst + at);
+        task.residual.set_scratchpad(p.scratchpad_bytes, pad);
+        task.residual.run(p.residual_in ? *p.residual_in : *p.residual_copy);
       }
-      std::unordered_map<int, dnnl::memory> args = {
-          {DNNL_ARG_SRC, wrap(p.src, src)},
-          {DNNL_ARG_WEIGHTS, wrap(p.weights, weights_base + j * wl.stride)},
-          {DNNL_ARG_DST, wrap(p.dst, conv_dst)}};
-      if (g.bias) args.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias + j * g.chunk_oc));
+      task.conv.set(DNNL_ARG_SRC, p.src, src);
+      task.conv.set(DNNL_ARG_WEIGHTS, p.weights, weights_base + j * wl.stride);
+      task.conv.set(DNNL_ARG_DST, p.dst, conv_dst);
+      if (g.bias) task.conv.set(DNNL_ARG_BIAS, p.bias, bias + j * g.chunk_oc);
       if (g.batch_norm_post_ops) {
-        const dnnl::memory::desc per_channel = f32_desc({1, g.chunk_oc, 1, 1}, dnnl::memory::format_tag::nchw);
-        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(per_channel, bn_scale + j * g.chunk_oc));
-        args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, wrap(per_channel, bn_shift + j * g.chunk_oc));
+        task.conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.per_channel, bn_scale + j * g.chunk_oc);
+        task.conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, p.per_channel, bn_shift + j * g.chunk_oc);
       }
-      execute(p.prim, std::move(args), p.scratchpad_bytes, pad);
+      task.conv.set_scratchpad(p.scratchpad_bytes, pad);
+      task.conv.run(p.prim);
       if (p.dst_reorder) {
-        execute(*p.dst_reorder, {{DNNL_ARG_FROM, wrap(p.dst, conv_dst)}, {DNNL_ARG_TO, wrap(p.user_dst, dst + at)}},
-                p.scratchpad_bytes, pad);
+        task.dst.set(DNNL_ARG_FROM, p.dst, conv_dst);
+        task.dst.set(DNNL_ARG_TO, p.user_dst, dst + at);
+        task.dst.set_scratchpad(p.scratchpad_bytes, pad);
+        task.dst.run(*p.dst_reorder);
       }
       if (separate) {
-        std::unordered_map<int, dnnl::memory> post = {
-            {DNNL_ARG_SRC_0, wrap(p.user_dst, dst + at)},
-            {DNNL_ARG_SRC_1, wrap(p.per_channel, bn_scale + j * g.chunk_oc)},
-            {DNNL_ARG_DST, wrap(p.user_dst, dst + at)},
-            {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, wrap(p.per_channel, bn_shift + j * g.chunk_oc)}};
+        task.epilogue.set(DNNL_ARG_SRC_0, p.user_dst, dst + at);
+        task.epilogue.set(DNNL_ARG_SRC_1, p.per_channel, bn_scale + j * g.chunk_oc);
+        task.epilogue.set(DNNL_ARG_DST, p.user_dst, dst + at);
+        task.epilogue.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.per_channel, bn_shift + j * g.chunk_oc);
         if (p.residual_post_op >= 0) {
-          post.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_post_op) | DNNL_ARG_SRC_1,
-                       wrap(p.user_dst, save_residual ? saved : residual + at));
+          task.epilogue.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_post_op) | DNNL_ARG_SRC_1, p.user_dst,
+                            save_residual ? saved : residual + at);
         }
-        execute(*p.epilogue, std::move(post), p.scratchpad_bytes, pad);
+        task.epilogue.set_scratchpad(p.scratchpad_bytes, pad);
+        task.epilogue.run(*p.epilogue);
       }
       return Status::OK();
     });
-  });
+  };
+  return run_tasks(image_groups * chunks, phase2);
 }
 
 // Whether everything the prepared filter comes from is declared constant (a filter alone when nothing folds).
@@ -251,15 +293,18 @@ bool weights_constant(const Tensor& filter, const ConvEpilogue& e) {
   return true;
 }
 
-Status convolve(const char* op, ConvGeometry g, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
-                int64_t images, Tensor* out, bool* handled) {
-  *handled = false;
-  if (images == 0 || out->numel() == 0) {
-    *handled = true;
-    return Status::OK();
-  }
-  if (input.numel() == 0 || filter.numel() == 0) return Status::OK();  // the reference loops write the zeros
-  SingleThreadScope single;
+ConvSite::Key site_key(const ConvGeometry& g, const ConvEpilogue& e, const Tensor& filter, int64_t images) {
+  auto address = [](const void* p) { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(p)); };
+  auto data = [&](const Tensor* t) { return t != nullptr ? address(t->data) : 0; };
+  return {static_cast<int64_t>(g.kind), g.channel_last, g.ic, g.ih, g.iw, g.oc, g.oh, g.ow, g.kh, g.kw, g.groups,
+          g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, static_cast<int64_t>(e.activation), bits_of(e.alpha),
+          bits_of(e.beta), e.activation_after_residual, e.residual != nullptr, bits_of(e.epsilon), images,
+          address(filter.data), data(e.bias), data(e.mean), data(e.variance), data(e.scale), data(e.shift)};
+}
+
+// Resolves a fresh (or outdated) site: which tensors are constant, the split, the variant and the plan.
+Status resolve(const char* op, ConvGeometry g, const Tensor& filter, const ConvEpilogue& e, int64_t images,
+               uint64_t epoch, ConvSite* site) {
   const bool constant = weights_constant(filter, e);
   g.batch_norm_post_ops = e.mean != nullptr && !constant;  // folded into a kept filter only
   g.bias = e.bias != nullptr || (e.mean != nullptr && !g.batch_norm_post_ops);
@@ -288,16 +333,48 @@ Status convolve(const char* op, ConvGeometry g, const Tensor& input, const Tenso
     }
     return Status::OK();
   }));
-  if (plan == nullptr) return Status::OK();
-  const auto& p = static_cast<const ConvPlan&>(*plan);
-  g_last_plan = ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.impl};
+  site->epoch = epoch;
+  site->constant = constant;
+  site->plan = std::move(plan);
+  return Status::OK();
+}
+
+Status convolve(const char* op, const ConvGeometry& g, const Tensor& input, const Tensor& filter,
+                const ConvEpilogue& e, int64_t images, Tensor* out, bool* handled) {
+  *handled = false;
+  if (images == 0 || out->numel() == 0) {
+    *handled = true;
+    return Status::OK();
+  }
+  if (input.numel() == 0 || filter.numel() == 0) return Status::OK();  // the reference loops write the zeros
+  SingleThreadScope single;
+  bool fresh = false;
+  ConvSite& site = this_thread_sites<ConvSite>().find(reinterpret_cast<uintptr_t>(filter.data), reinterpret_cast<uintptr_t>(out->data),
+                                     site_key(g, e, filter, images), &fresh);
+  const uint64_t epoch = constants_epoch();
+  if (fresh || site.epoch != epoch) {
+    const ConvSite::Key key = site.key;
+    site = ConvSite{};
+    site.key = key;
+    Status status = resolve(op, g, filter, e, images, epoch, &site);
+    if (!status.ok()) {
+      site.key = ConvSite::Key{};  // resolved again on the next call
+      return status;
+    }
+  }
+  if (site.plan == nullptr) return Status::OK();
+  g_last_plan = site.plan;
   *handled = true;
-  return run(op, p, input, filter, e, images, out);
+  return run(op, site, input, filter, e, images, out);
 }
 
 }  // namespace
 
-ConvPlanInfo last_conv_plan() { return g_last_plan; }
+ConvPlanInfo last_conv_plan() {
+  if (g_last_plan == nullptr) return ConvPlanInfo{};
+  const auto& p = static_cast<const ConvPlan&>(*g_last_plan);
+  return ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.impl};
+}
 
 Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,
               const ConvEpilogue& epilogue, Tensor* out, bool* handled) {

@@ -163,6 +163,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   const tag act = g.channel_last ? tag::nhwc : tag::nchw;
   const int64_t n = g.group_images, chunk = g.chunk_oc;
   plan->user_src = f32_desc({n, g.ic, g.ih, g.iw}, act);
+  plan->per_channel = f32_desc({1, chunk, 1, 1}, tag::nchw);
   if (g.chunks() == 1 || (!g.channel_last && n == 1)) {
     plan->user_dst = f32_desc({n, chunk, g.oh, g.ow}, act);  // the chunk is contiguous in the caller's tensor
   } else if (g.channel_last) {

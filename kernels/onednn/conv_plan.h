@@ -60,7 +60,7 @@ struct ConvPlan : Plan {
   // separate_epilogue(): out = out * scale[c] with post-ops [+ shift[c]] [activation] [+ residual] [activation], in
   // place on the caller's output chunk; scale / shift are per_channel.
   std::optional<dnnl::binary> epilogue;
-  dnnl::memory::desc per_channel;
+  dnnl::memory::desc per_channel;  // [1, chunk_oc, 1, 1]: also the batch-norm post-ops' operands
   int residual_post_op = -1;  // the epilogue's post-op that adds the residual
   size_t src_bytes = 0, weights_bytes = 0, dst_bytes = 0, scratchpad_bytes = 0;
   std::string impl;

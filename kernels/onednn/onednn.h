@@ -46,6 +46,10 @@ Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor*
 // How many plans (primitive sets) the process has built: tests check that a repeated call builds none.
 uint64_t plans_built();
 
+// How many call-site states (runtime.h's SiteTable) the process has filled: a repeated call from the same call site
+// (same operand and output addresses, shapes and attributes) fills none, so it looks nothing up in a shared map.
+uint64_t sites_filled();
+
 // The plan the last conv2d / depthwise_conv2d / conv2d_transpose call on this thread ran: its variant ("blocked" weights reordered into oneDNN's layout,
 // "plain" the caller's OIHW read in place) and the primitive's implementation name; for tests and benchmarks.
 struct ConvPlanInfo {

@@ -7,6 +7,9 @@
 // output (window = stride = in / out), and is left to the reference loops otherwise. So is a configuration where a
 // window lies wholly in the padding (Paddle would divide by zero or keep -FLT_MAX there).
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <vector>
 #include <string>
 
 #include "onednn/onednn.h"
@@ -40,6 +43,14 @@ bool window(const util::PoolShape& s, bool height, int64_t* k, int64_t* stride, 
   return !first_empty && !last_empty;
 }
 
+// A call site (runtime.h's SiteTable), by its input and output addresses.
+struct PoolSite {
+  using Key = std::array<int64_t, 17>;  // the plan's key, then the image count
+  Key key;
+  std::shared_ptr<const Plan> plan;  // null: oneDNN cannot do it
+  std::vector<ArgSet> images;        // per image
+};
+
 }  // namespace
 
 Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor* out, bool* handled) {
@@ -55,11 +66,16 @@ Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor*
                               : exclusive || s.adaptive ? dnnl::algorithm::pooling_avg_exclude_padding
                                                         : dnnl::algorithm::pooling_avg_include_padding;
   SingleThreadScope single;
-  const PlanKey key{3, s.channel_last, static_cast<int64_t>(alg), s.c, s.in_h, s.in_w, s.out_h, s.out_w,
-                    kh, kw, sh, sw, pt, pb, pl, pr};
-  std::shared_ptr<const Plan> plan;
-  KFORGE_RETURN_IF_ERROR(guarded(kOp, [&] {
-    plan = find_or_build_plan(key, [&]() -> std::shared_ptr<Plan> {
+  bool fresh = false;
+  PoolSite& site = this_thread_sites<PoolSite>().find(
+      reinterpret_cast<uintptr_t>(x.data), reinterpret_cast<uintptr_t>(out->data),
+      {3, s.channel_last, static_cast<int64_t>(alg), s.c, s.in_h, s.in_w, s.out_h, s.out_w, kh, kw, sh, sw, pt, pb, pl,
+       pr, s.n},
+      &fresh);
+  if (fresh) KFORGE_RETURN_IF_ERROR(guarded(kOp, [&] {
+    const PoolSite::Key found = site.key;
+    site.key = PoolSite::Key{};  // until the plan is found
+    site.plan = find_or_build_plan(PlanKey(found.begin(), found.end() - 1), [&]() -> std::shared_ptr<Plan> {
       try {
         auto p = std::make_shared<PoolPlan>();
         const auto layout = s.channel_last ? dnnl::memory::format_tag::nhwc : dnnl::memory::format_tag::nchw;
@@ -76,10 +92,12 @@ Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor*
         return nullptr;  // a window oneDNN rejects: the reference loops do it
       }
     });
+    site.key = found;
+    site.images.resize(static_cast<size_t>(s.n));
     return Status::OK();
   }));
-  if (plan == nullptr) return Status::OK();
-  const auto& p = static_cast<const PoolPlan&>(*plan);
+  if (site.plan == nullptr) return Status::OK();
+  const auto& p = static_cast<const PoolPlan&>(*site.plan);
   *handled = true;
   const int64_t in_image = s.c * s.in_h * s.in_w, out_image = s.c * s.out_h * s.out_w;
   const float* src = x.data_as<const float>();
@@ -89,8 +107,11 @@ Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor*
     return guarded(kOp, [&] {
       char* scratch = task_arena().reserve(p.scratchpad_bytes);
       if (scratch == nullptr) return Status::Error(kOp, ": out of memory");
-      execute(p.prim, {{DNNL_ARG_SRC, wrap(p.src, src + b * in_image)}, {DNNL_ARG_DST, wrap(p.dst, dst + b * out_image)}},
-              p.scratchpad_bytes, scratch);
+      ArgSet& args = site.images[static_cast<size_t>(b)];
+      args.set(DNNL_ARG_SRC, p.src, src + b * in_image);
+      args.set(DNNL_ARG_DST, p.dst, dst + b * out_image);
+      args.set_scratchpad(p.scratchpad_bytes, scratch);
+      args.run(p.prim);
       return Status::OK();
     });
   });

@@ -80,15 +80,45 @@ std::optional<dnnl::reorder> make_reorder(const dnnl::memory::desc& from, const 
   return dnnl::reorder(pd);
 }
 
+dnnl::memory::desc bytes_desc(size_t bytes) {
+  return dnnl::memory::desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
+}
+
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args, size_t scratchpad_bytes,
              char* scratchpad) {
-  if (scratchpad_bytes > 0) {
-    const dnnl::memory::desc bytes({static_cast<int64_t>(scratchpad_bytes)}, dnnl::memory::data_type::u8,
-                                   dnnl::memory::format_tag::a);
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(bytes, engine(), scratchpad));
-  }
+  if (scratchpad_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(bytes_desc(scratchpad_bytes), engine(), scratchpad));
   prim.execute(thread_stream(), args);
   thread_stream().wait();
+}
+
+bool ArgSet::update(int arg, const void* data) {
+  for (size_t i = 0; i < args_.size(); ++i) {
+    if (args_[i].arg != arg) continue;
+    if (data_[i] != data) {
+      memories_[i].set_data_handle(const_cast<void*>(data));
+      data_[i] = data;
+    }
+    return true;
+  }
+  return false;
+}
+
+void ArgSet::set(int arg, const dnnl::memory::desc& md, const void* data) {
+  if (update(arg, data)) return;
+  memories_.emplace_back(md, engine(), const_cast<void*>(data));
+  data_.push_back(data);
+  args_.push_back(dnnl_exec_arg_t{arg, memories_.back().get()});
+}
+
+void ArgSet::set_scratchpad(size_t bytes, const void* data) {
+  if (bytes > 0 && !update(DNNL_ARG_SCRATCHPAD, data)) set(DNNL_ARG_SCRATCHPAD, bytes_desc(bytes), data);
+}
+
+void ArgSet::run(const dnnl::primitive& prim) const {
+  dnnl::stream& stream = thread_stream();
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), stream.get(), static_cast<int>(args_.size()), args_.data()),
+                          "could not execute a primitive");
+  stream.wait();
 }
 
 // ---- the task pool ---------------------------------------------------------------------------------------------
@@ -99,7 +129,7 @@ namespace {
 // the runtime already stopped). One job at a time; a caller that finds the pool busy runs its tasks itself.
 class Pool {
  public:
-  Status run(int threads, int64_t count, const std::function<Status(int64_t)>& task) {
+  Status run(int threads, int64_t count, const TaskRef& task) {
     std::unique_lock<std::mutex> busy(run_mutex_, std::try_to_lock);
     if (!busy.owns_lock()) return run_inline(count, task);
     {
@@ -125,7 +155,7 @@ class Pool {
     return error_;
   }
 
-  static Status run_inline(int64_t count, const std::function<Status(int64_t)>& task) {
+  static Status run_inline(int64_t count, const TaskRef& task) {
     Status first;
     for (int64_t i = 0; i < count; ++i) {
       Status s = task(i);
@@ -169,7 +199,7 @@ class Pool {
   std::mutex mutex_;      // guards the job fields and the worker list
   std::condition_variable wake_, done_;
   std::vector<std::thread> workers_;
-  const std::function<Status(int64_t)>* task_ = nullptr;
+  const TaskRef* task_ = nullptr;
   int64_t count_ = 0;
   std::atomic<int64_t> next_{0};
   int participants_ = 0;
@@ -185,7 +215,7 @@ Pool& pool() {
 
 }  // namespace
 
-Status run_tasks(int64_t count, const std::function<Status(int64_t)>& task) {
+Status run_tasks(int64_t count, TaskRef task) {
   const int threads = static_cast<int>(std::min<int64_t>(num_threads(), count));
   if (threads <= 1) return Pool::run_inline(count, task);
   return pool().run(threads, count, task);
@@ -196,6 +226,8 @@ Status run_tasks(int64_t count, const std::function<Status(int64_t)>& task) {
 namespace {
 
 std::atomic<uint64_t> g_plans_built{0};
+std::atomic<uint64_t> g_constants_epoch{1};
+std::atomic<uint64_t> g_sites_filled{0};
 
 struct KeyHash {
   size_t operator()(const PlanKey& key) const {
@@ -247,6 +279,10 @@ PlanCache& plans() {
 
 uint64_t plans_built() { return g_plans_built.load(); }
 
+void note_site_filled() { g_sites_filled.fetch_add(1, std::memory_order_relaxed); }
+
+uint64_t sites_filled() { return g_sites_filled.load(); }
+
 std::shared_ptr<const Plan> find_or_build_plan(const PlanKey& key,
                                                const std::function<std::shared_ptr<Plan>()>& build) {
   std::shared_ptr<const Plan> plan = plans().find(key);
@@ -278,6 +314,7 @@ class Constants {
  public:
   void declare(const void* data, size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
+    g_constants_epoch.fetch_add(1);
     const uintptr_t begin = reinterpret_cast<uintptr_t>(data);
     drop_overlapping(begin, begin + bytes);
     ranges_[begin] = Range{bytes, ++generation_};
@@ -285,6 +322,7 @@ class Constants {
 
   void release(const void* data) {
     std::lock_guard<std::mutex> lock(mutex_);
+    g_constants_epoch.fetch_add(1);
     auto it = ranges_.find(reinterpret_cast<uintptr_t>(data));
     if (it == ranges_.end()) return;
     drop_copies(it->first, it->first + it->second.bytes);
@@ -376,6 +414,7 @@ class Constants {
   }
 
   void erase(const WeightKey& key) {
+    g_constants_epoch.fetch_add(1);
     auto it = copies_.find(key);
     total_ -= it->second.bytes;
     order_.erase(it->second.position);
@@ -402,6 +441,8 @@ void declare_constant(const void* data, size_t bytes) {
 }
 
 void release_constant(const void* data) { constants().release(data); }
+
+uint64_t constants_epoch() { return g_constants_epoch.load(); }
 
 bool is_constant(const void* data, size_t bytes) { return constants().generation(data, bytes) != 0; }
 

@@ -58,11 +58,24 @@ Arena& task_arena();
 // Rounds a byte count up to the arena alignment, for laying several buffers out in one reserve().
 constexpr size_t align_up(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
+// A reference to a callable Status(int64_t), without std::function's allocation: the callable must outlive it.
+class TaskRef {
+ public:
+  template <typename F>
+  TaskRef(const F& f)  // NOLINT(google-explicit-constructor): passed where a lambda is written
+      : object_(&f), call_([](const void* o, int64_t i) { return (*static_cast<const F*>(o))(i); }) {}
+  Status operator()(int64_t i) const { return call_(object_, i); }
+
+ private:
+  const void* object_;
+  Status (*call_)(const void*, int64_t);
+};
+
 // Runs task(i) for i in [0, count) on up to num_threads() threads (a pool kept across calls; the caller is one of
 // them). Each task runs with oneDNN on its own thread only, and the split into tasks depends on the shapes alone,
 // never on the thread count: every output element is computed by the same primitive, the same way, for every
 // count. Returns the first error (tasks after it still run; their outputs are unspecified).
-Status run_tasks(int64_t count, const std::function<Status(int64_t)>& task);
+Status run_tasks(int64_t count, TaskRef task);
 
 // Wraps oneDNN calls that may throw (dnnl::error, std::bad_alloc) into a Status.
 template <typename F>
@@ -86,14 +99,89 @@ std::optional<dnnl::reorder> make_reorder(const dnnl::memory::desc& from, const 
                                           size_t* scratchpad, bool copy = false);
 
 // Runs `prim` on this thread's stream with `args` and `scratchpad` (from the task arena; may be null when
-// scratchpad_bytes is 0). Throws dnnl::error; wrap the caller in guarded().
+// scratchpad_bytes is 0). Throws dnnl::error; wrap the caller in guarded(). Builds its memory objects on every call:
+// for one-off work (a filter prepared per call); a call site's steady state uses an ArgSet.
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args, size_t scratchpad_bytes,
              char* scratchpad);
+
+// A u8 descriptor of `bytes` bytes (a scratchpad as a DNNL_ARG_SCRATCHPAD memory).
+dnnl::memory::desc bytes_desc(size_t bytes);
+
+// One primitive's arguments, kept between calls of one call site: a memory object is created the first time an
+// argument is set, and later calls only change its data handle, when the address differs. A steady-state call
+// thus creates no oneDNN object and allocates nothing on kforge's side; run() hands the arguments to oneDNN's C API
+// as they are (the C++ API would build a map and a vector per call). Not shared between threads.
+class ArgSet {
+ public:
+  // Argument `arg` (a DNNL_ARG_*) is `md` over `data`; an argument keeps its first descriptor.
+  void set(int arg, const dnnl::memory::desc& md, const void* data);
+  // The scratchpad (a primitive's DNNL_ARG_SCRATCHPAD) of `bytes` bytes at `data`; nothing when `bytes` is 0.
+  void set_scratchpad(size_t bytes, const void* data);
+  // Runs `prim` on this thread's stream and waits; throws dnnl::error.
+  void run(const dnnl::primitive& prim) const;
+
+ private:
+  // Whether `arg` is set already; if so, its handle now points at `data`.
+  bool update(int arg, const void* data);
+
+  std::vector<dnnl::memory> memories_;
+  std::vector<const void*> data_;
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
+// Counts the call-site states filled (a SiteTable miss), for sites_filled() in onednn.h.
+void note_site_filled();
+
+// Per-thread states of call sites, each found by addresses that identify its call site (a convolution's filter
+// and output, say) and checked against its full key: every slot is a one-entry "last key" cache, a few ways per
+// address hash, so a steady-state call does no lookup in a shared map, takes no lock and allocates nothing. A
+// site whose key is not found replaces the least recently filled way. `Site` has a `Key key` member with ==.
+// Allocate it on the heap (this_thread_sites()): it is too large for every thread's static TLS block.
+template <typename Site>
+class SiteTable {
+ public:
+  // The site for `key` (hit: *fresh false), or a slot reset to a default Site with that key (*fresh true).
+  Site& find(uintptr_t a, uintptr_t b, const typename Site::Key& key, bool* fresh) {
+    uint64_t h = static_cast<uint64_t>(a) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(b);
+    h ^= h >> 33;  // murmur3's finaliser: every address bit reaches the set index
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    const size_t base = static_cast<size_t>(h) & (kSlots - 1) & ~(kWays - 1);
+    for (size_t w = 0; w < kWays; ++w) {
+      Site& s = slots_[base + w];
+      if (s.key == key) {
+        *fresh = false;
+        return s;
+      }
+    }
+    note_site_filled();
+    size_t& next = victim_[base / kWays];
+    Site& s = slots_[base + next];
+    next = (next + 1) % kWays;
+    s = Site{};
+    s.key = key;
+    *fresh = true;
+    return s;
+  }
+
+ private:
+  static constexpr size_t kSlots = 1024, kWays = 4;
+  Site slots_[kSlots];
+  size_t victim_[kSlots / kWays] = {};
+};
 
 // oneDNN's reference implementations ("ref:any") take any descriptor and post-op but run naive loops, slower than
 // kforge's own: a plan never uses one (the kernel tries another variant or runs its reference loops).
 inline bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
   return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// This thread's SiteTable<Site>, made on its first use.
+template <typename Site>
+SiteTable<Site>& this_thread_sites() {
+  thread_local std::unique_ptr<SiteTable<Site>> table;
+  if (table == nullptr) table = std::make_unique<SiteTable<Site>>();
+  return *table;
 }
 
 // ---- plans ---------------------------------------------------------------------------------------------------
@@ -118,6 +206,10 @@ std::shared_ptr<const Plan> find_or_build_plan(const PlanKey& key,
 // ---- constant weights ------------------------------------------------------------------------------------------
 void declare_constant(const void* data, size_t bytes);
 void release_constant(const void* data);
+
+// Changes whenever a constant is declared or released, or a prepared copy is dropped: a call site that resolved
+// which of its tensors are constant (and kept their prepared copy) resolves again when it differs.
+uint64_t constants_epoch();
 
 // Weights prepared for one plan (a filter reordered into the primitive's layout, a batch norm folded into it) from
 // `sources` (address, bytes): `fill` writes them into the buffer it is given (of `bytes`); it runs once per plan

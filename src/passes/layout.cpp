@@ -37,6 +37,8 @@ enum class Role {
   kFormatted,    // pooling, batch norm, interpolation: data_format, one activation operand; joins a region
   kElementwise,  // every 4-D operand and the result in one layout; joins a region
   kConcat,       // its axis moves; joins a region
+  kShuffle,      // a reshape that may start a channel shuffle (reshape to 5-D, transpose, reshape back)
+  kSplit,        // split / split_with_num: its axis moves; its pieces (builtin.split's results) join a region
 };
 
 struct Rule {
@@ -57,6 +59,9 @@ Rule rule_of(const Op& op) {
       {"bilinear_interp", {Role::kFormatted, "x"}},
       {"nearest_interp", {Role::kFormatted, "x"}},
       {"concat", {Role::kConcat, "x"}},
+      {"reshape", {Role::kShuffle, "x"}},
+      {"split", {Role::kSplit, "x"}},
+      {"split_with_num", {Role::kSplit, "x"}},
   };
   if (auto it = rules.find(name); it != rules.end()) return it->second;
   // Elementwise ops with no axis attribute: the same formula on every element whatever the layout.
@@ -85,6 +90,27 @@ bool same_order(const std::vector<int64_t>& dims, const std::array<int64_t, 4>& 
 
 bool is_4d(const ir::Type& t) { return t.is_tensor() && t.rank() == 4; }
 
+/// An integer array attribute (an int array, or an array of integers); false for anything else.
+bool ints_of(const ir::Attribute* a, std::vector<int64_t>* out) {
+  out->clear();
+  if (a == nullptr) return false;
+  if (a->kind == ir::AttrKind::kIntArray) {
+    *out = a->ints;
+    return true;
+  }
+  if (a->kind != ir::AttrKind::kArray) return false;
+  for (const ir::Attribute& e : a->elements) {
+    if (!e.is_integer()) return false;
+    out->push_back(e.int_value);
+  }
+  return true;
+}
+
+/// An axis attribute: an integer or an integer scalar, as concat and split take it.
+bool axis_of(const ir::Attribute* a) {
+  return a != nullptr && (a->is_integer() || (a->kind == ir::AttrKind::kScalar && !ir::is_floating(a->dtype)));
+}
+
 /// A tensor every dim of which is statically 1 (a scalar of any rank): it broadcasts the same in either layout.
 bool all_ones(const ir::Type& t) {
   return t.is_tensor() && std::all_of(t.dims.begin(), t.dims.end(), [](int64_t d) { return d == 1; });
@@ -110,6 +136,7 @@ class LayoutPlanner {
     const std::vector<OpId> order = p_.top_level_ops();  // the ops inserted below are not visited
     for (OpId id : order) {
       if (p_.op(id).erased || concat_pieces(id).valid()) continue;  // a concat's pieces: decided at the concat
+      if (done_.count(id.index)) continue;  // converted with the channel shuffle it belongs to
       read_moved(id);
       if (const OpId pieces = concat_combine(id); pieces.valid()) read_moved(pieces);
       if (!try_convert(id)) {
@@ -187,6 +214,8 @@ class LayoutPlanner {
   // The Program's op arena may grow when a twin is inserted: ops are looked up again after every insertion.
   bool try_convert(OpId id) {
     const Rule rule = rule_of(p_.op(id));
+    if (rule.role == Role::kShuffle) return convert_shuffle(id);
+    if (rule.role == Role::kSplit) return convert_split(id);
     {
       const Op& op = p_.op(id);
       if (rule.role == Role::kNone || op.results.empty() || !is_4d(p_.type_of(op.results[0])) ||
@@ -236,7 +265,9 @@ class LayoutPlanner {
       case Role::kConcat:
         if (!convert_concat(id)) return false;
         break;
-      case Role::kNone: return false;
+      case Role::kNone:
+      case Role::kShuffle:
+      case Role::kSplit: return false;
     }
     ir::Value& out = p_.value(p_.op(id).results[0]);
     out.type.dims = permuted(out.type.dims, kToNhwc);
@@ -276,6 +307,101 @@ class LayoutPlanner {
     ir::Type& pieces = p_.value(p_.op(combine_id).results[0]).type;
     for (ir::Type& t : pieces.elements) t.dims = permuted(t.dims, kToNhwc);
     p_.op(id).set_attr("axis", std::move(moved));
+    return true;
+  }
+
+  /// The one op reading `v` (as its operand 0), if it is `full_name`; else an invalid id.
+  OpId only_reader(ValueId v, std::string_view full_name) const {
+    const std::vector<ir::Use> uses = p_.uses(v);
+    if (uses.size() != 1 || uses[0].operand_index != 0 || p_.op(uses[0].op).full_name() != full_name) return {};
+    return uses[0].op;
+  }
+
+  /// A reshape whose shape is an attribute (not computed), not in place; `out` its result (extra results unused).
+  bool plain_reshape(OpId id, ValueId* out) const {
+    const Op& op = p_.op(id);
+    if (!op.is("pd_op", "reshape") || op.operands.empty() || !op.operands[0].valid() || op.results.empty()) return false;
+    for (size_t i = 1; i < op.operands.size(); ++i) {
+      if (op.operands[i].valid()) return false;
+    }
+    for (size_t i = 1; i < op.results.size(); ++i) {
+      if (op.results[i].valid() && !p_.uses(op.results[i]).empty()) return false;
+    }
+    *out = op.results[0];
+    return !pinned_.count(out->index);
+  }
+
+  /// A channel shuffle of an NHWC value x [N, H, W, C]: reshape to [N, G, C / G, H, W], transpose [0, 2, 1, 3, 4],
+  /// reshape to [N, C, H, W], each read only by the next. In NHWC it is reshape to [N, H, W, G, C / G], transpose
+  /// [0, 1, 2, 4, 3], reshape to [N, H, W, C]: the same channel order, no layout transpose around it (shufflenet's
+  /// blocks left NHWC for it). The three ops are converted here; the walk skips the last two.
+  bool convert_shuffle(OpId first) {
+    ValueId grouped, shuffled, out;
+    if (!plain_reshape(first, &grouped) || !is_nhwc(p_.op(first).operands[0])) return false;
+    const std::vector<int64_t> x = p_.type_of(p_.op(first).operands[0]).dims;  // NHWC
+    const std::vector<int64_t> g5 = p_.type_of(grouped).dims;
+    if (x.size() != 4 || g5.size() != 5 || g5[0] != x[0] || g5[3] != x[1] || g5[4] != x[2] || g5[1] <= 0 ||
+        g5[2] <= 0 || g5[1] * g5[2] != x[3] || x[1] < 0 || x[2] < 0) {
+      return false;
+    }
+    const OpId transpose = only_reader(grouped, "pd_op.transpose");
+    std::vector<int64_t> perm;
+    if (!transpose.valid() || !ints_of(p_.op(transpose).attr("perm"), &perm) ||
+        perm != std::vector<int64_t>{0, 2, 1, 3, 4} || p_.op(transpose).results.size() != 1) {
+      return false;
+    }
+    shuffled = p_.op(transpose).results[0];
+    const OpId last = only_reader(shuffled, "pd_op.reshape");
+    if (!last.valid() || !plain_reshape(last, &out) || p_.type_of(out).dims != permuted(x, kToNchw)) return false;
+    std::vector<int64_t> first_shape, last_shape;
+    if (!ints_of(p_.op(first).attr("shape"), &first_shape) || first_shape.size() != 5 ||
+        !ints_of(p_.op(last).attr("shape"), &last_shape) || last_shape.size() != 4) {
+      return false;
+    }
+    // The batch entry of each shape stays as written (a 0 or -1 for a dynamic batch); the rest is static.
+    p_.op(first).set_attr("shape", ir::Attribute::int_array({first_shape[0], x[1], x[2], g5[1], g5[2]}));
+    p_.value(grouped).type.dims = {x[0], x[1], x[2], g5[1], g5[2]};
+    std::vector<ir::Attribute> nhwc_perm;
+    for (int32_t d : {0, 1, 2, 4, 3}) nhwc_perm.push_back(ir::Attribute::int32(d));
+    p_.op(transpose).set_attr("perm", ir::Attribute::array(std::move(nhwc_perm)));
+    p_.value(shuffled).type.dims = {x[0], x[1], x[2], g5[2], g5[1]};
+    p_.op(last).set_attr("shape", ir::Attribute::int_array({last_shape[0], x[1], x[2], x[3]}));
+    p_.value(out).type.dims = x;
+    nhwc_.insert(out.index);
+    done_.insert(transpose.index);
+    done_.insert(last.index);
+    for (OpId id : {first, transpose, last}) report_.converted.push_back({id, p_.op(id).full_name()});
+    return true;
+  }
+
+  /// split / split_with_num of an NHWC value along a constant axis, read only by the builtin.split that names its
+  /// pieces: the axis moves (1 -> 3) and the pieces are NHWC.
+  bool convert_split(OpId id) {
+    const Op& op = p_.op(id);
+    if (op.name.back() == '_' || op.operands.empty() || !op.operands[0].valid() || !is_nhwc(op.operands[0]) ||
+        op.results.size() != 1 || !axis_of(op.attr("axis"))) {
+      return false;
+    }
+    for (size_t i = 1; i < op.operands.size(); ++i) {
+      if (op.operands[i].valid()) return false;  // sections or axis computed at run time
+    }
+    const OpId unpack = only_reader(op.results[0], "builtin.split");
+    if (!unpack.valid()) return false;
+    for (ValueId piece : p_.op(unpack).results) {
+      if (!piece.valid() || !is_4d(p_.type_of(piece)) || pinned_.count(piece.index)) return false;
+    }
+    const int64_t a = op.attr("axis")->int_value < 0 ? op.attr("axis")->int_value + 4 : op.attr("axis")->int_value;
+    if (a < 0 || a > 3) return false;
+    ir::Attribute moved = *op.attr("axis");
+    moved.int_value = kNhwcAxisOf[a];
+    p_.op(id).set_attr("axis", std::move(moved));
+    for (ir::Type& t : p_.value(p_.op(id).results[0]).type.elements) t.dims = permuted(t.dims, kToNhwc);
+    for (ValueId piece : p_.op(unpack).results) {
+      ir::Type& t = p_.value(piece).type;
+      t.dims = permuted(t.dims, kToNhwc);
+      nhwc_.insert(piece.index);
+    }
+    report_.converted.push_back({id, p_.op(id).full_name()});
     return true;
   }
 
@@ -365,6 +491,7 @@ class LayoutPlanner {
   LayoutReport report_;
   bool has_reshape_ = false;
   std::set<uint32_t> nhwc_;    // values in NHWC (converted results and twins into NHWC)
+  std::set<uint32_t> done_;    // ops converted ahead of the walk (a channel shuffle's transpose and last reshape)
   std::set<uint32_t> pinned_;  // values written in place by ops that stay NCHW
   std::map<uint32_t, OpId> last_writer_;                    // in-place writers, by value
   std::map<std::pair<uint32_t, bool>, ValueId> twins_;      // (value, to_nhwc) -> its transpose

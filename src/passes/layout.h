@@ -5,7 +5,9 @@
 // A region starts at a convolution (conv2d, depthwise_conv2d, conv2d_transpose with data_format NCHW and a 4-D
 // input) and grows forward through the ops that have an NHWC form: pooling, batch norm and interpolation
 // (data_format), concat (its axis moves: 1 -> 3), and the elementwise ops whose every 4-D operand can be read in
-// NHWC. Such an op joins when at least one of its activation operands is already NHWC; its other 4-D operands
+// NHWC, split along a constant axis (the axis moves; its pieces join), and a channel shuffle (reshape to
+// [N, G, C / G, H, W], transpose [0, 2, 1, 3, 4], reshape back; in NHWC: [N, H, W, G, C / G], [0, 1, 2, 4, 3]).
+// Such an op joins when at least one of its activation operands is already NHWC; its other 4-D operands
 // (a per-channel bias [1, C, 1, 1], a residual computed outside) get a transpose. A value leaves a region through
 // one transpose back to NCHW, placed after the op that last writes it, read by every op that needs NCHW
 // (flatten, reshape, matmul, a fetch, ...). Where the move keeps the elements in order (a [1, C, 1, 1] bias, a

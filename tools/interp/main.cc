@@ -11,6 +11,7 @@
 
 #include "compare.h"
 #include "interpreter.h"
+#include "kforge_kernels.h"
 #include "program/program_reader.h"
 
 namespace {
@@ -219,6 +220,11 @@ int run(const Options& opts) {
       return 1;
     }
   }
+
+  // Parameters declared constant, as a generated class declares what it binds: the kernel library then takes the
+  // same paths in both (a filter prepared once, a matmul by a constant matrix as packed inner products), so that
+  // their results can agree bit for bit.
+  for (const auto& p : params) kforge::kernels::declare_constant(p.tensor.data, p.tensor.bytes());
 
   std::vector<bundle::NamedTensor> outputs;
   std::vector<kforge::interp::TraceEntry> trace;

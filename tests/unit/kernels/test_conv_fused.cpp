@@ -152,6 +152,8 @@ const std::vector<FusedCase>& cases() {
       {"gelu_tanh", {1, 8, 5, 5}, {8, 8, 3, 3}, {1, 1}, {1, 1}, 1, "NCHW", false, true, false, "gelu_tanh"},
       {"1x1 bias + bn + residual, relu after (plain variant)", {2, 32, 8, 8}, {64, 32, 1, 1}, {1, 1}, {0, 0}, 1, "NCHW",
        true, true, true, "relu", true},
+      {"3x3 NHWC in 2 chunks, bias + bn + residual, relu after", {1, 12, 12, 128}, {128, 128, 3, 3}, {1, 1}, {1, 1},
+       1, "NHWC", true, true, true, "relu", true},
   };
   return all;
 }
@@ -291,7 +293,7 @@ TEST_CASE("oneDNN conv2d_fused: relu6, leaky_relu and clip, which the library ha
 }
 
 TEST_CASE("oneDNN conv2d_fused: a residual in the output's memory (in place)") {
-  for (size_t index : {3, 5, 11}) {  // a reordered output, NHWC, the plain variant writing in place
+  for (size_t index : {3, 5, 11, 12}) {  // a reordered output, NHWC, the plain variant in place, NHWC chunks
     const FusedCase& c = cases()[index];
     INFO(c.name);
     const Operands o = operands(c, 900);

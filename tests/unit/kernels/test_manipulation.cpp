@@ -131,6 +131,44 @@ TEST_CASE("transpose") {
         std::string::npos);
 }
 
+TEST_CASE("transpose: layout transposes in tiles, merged dims and unit dims, against the index formula") {
+  // NCHW <-> NHWC (tiled, edges of partial tiles), channel shuffles, unit dims, rank 5 and 1, int64 elements.
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int>>> cases = {
+      {{1, 3, 37, 21}, {0, 2, 3, 1}}, {{2, 19, 5, 40}, {0, 3, 1, 2}}, {{1, 2, 58, 8, 8}, {0, 2, 1, 3, 4}},
+      {{1, 16, 16, 1}, {0, 3, 1, 2}}, {{3, 1, 17}, {2, 1, 0}},        {{33, 70}, {1, 0}},
+      {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}}, {{7}, {0}},                {{1, 1, 1}, {2, 0, 1}},
+      {{1, 8, 8, 2, 58}, {0, 1, 2, 4, 3}}, {{3, 5, 2, 7}, {0, 1, 3, 2}},  // NHWC channel shuffles: 2-row interleaves
+  };
+  for (const auto& [dims, perm] : cases) {
+    for (DataType dtype : {DataType::kFloat32, DataType::kInt64}) {
+      INFO(dims.size() << "-d, " << kforge::name_of(dtype));
+      Tensor x = empty(dtype, dims);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        if (dtype == DataType::kFloat32) x.data_as<float>()[i] = static_cast<float>(i);
+        if (dtype == DataType::kInt64) x.data_as<int64_t>()[i] = i * 3 + 1;
+      }
+      Tensor out = output_from([&](Tensor* o) { return m::TransposeInferMeta(x, perm, o); });
+      REQUIRE(k::transpose(cpu(), x, perm, &out).ok());
+      // out[i] = x[sum_d idx_d * x_stride[perm[d]]] for out's multi-index idx of i.
+      std::vector<int64_t> x_strides(dims.size(), 1);
+      for (size_t d = dims.size(); d-- > 1;) x_strides[d - 1] = x_strides[d] * dims[d];
+      int64_t mismatches = 0;
+      for (int64_t i = 0; i < out.numel(); ++i) {
+        int64_t rest = i, source = 0;
+        for (size_t d = dims.size(); d-- > 0;) {
+          const int64_t extent = dims[static_cast<size_t>(perm[d])];
+          source += (rest % extent) * x_strides[static_cast<size_t>(perm[d])];
+          rest /= extent;
+        }
+        const bool same = dtype == DataType::kFloat32 ? out.data_as<float>()[i] == x.data_as<float>()[source]
+                                                       : out.data_as<int64_t>()[i] == x.data_as<int64_t>()[source];
+        if (!same) ++mismatches;
+      }
+      CHECK(mismatches == 0);
+    }
+  }
+}
+
 TEST_CASE("expand broadcasts to a target shape") {
   Tensor x = f32({3, 1}, {1, 2, 3});
   Tensor out = output_from([&](Tensor* o) { return m::ExpandInferMeta(x, {2, 3, 4}, o); });

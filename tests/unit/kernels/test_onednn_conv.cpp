@@ -59,6 +59,11 @@ const std::vector<ConvCase>& conv_cases() {
       {"512 channels at 2 x 2", {1, 512, 2, 2}, {512, 512, 3, 3}, {1, 1}, {1, 1}},
       {"1x1 NHWC: rows of pixels as tasks", {1, 24, 24, 64}, {256, 64, 1, 1}, {1, 1}, {0, 0}, "EXPLICIT", {1, 1}, 1,
        "NHWC"},
+      // NHWC k x k of one image: whole, or in output-channel chunks copied into place.
+      {"3x3 NHWC, 64 channels whole", {1, 20, 20, 64}, {64, 64, 3, 3}, {1, 1}, {1, 1}, "EXPLICIT", {1, 1}, 1, "NHWC"},
+      {"3x3 stride 2 NHWC, 4 paddings, 2 chunks of 48", {1, 37, 29, 48}, {96, 48, 3, 3}, {2, 2}, {1, 0, 1, 0},
+       "EXPLICIT", {1, 1}, 1, "NHWC"},
+      {"5x5 dilation 2 NHWC", {1, 30, 18, 32}, {64, 32, 5, 5}, {1, 1}, {4, 4}, "EXPLICIT", {2, 2}, 1, "NHWC"},
   };
   return cases;
 }
@@ -176,6 +181,49 @@ TEST_CASE("oneDNN conv2d builds its plan once per shape and attribute set") {
   CHECK(k::onednn::plans_built() == built + 1);
 }
 
+TEST_CASE("oneDNN conv2d: a repeated call from one call site resolves nothing, and sees a re-declared filter") {
+  // A call site is its filter and output addresses: the state it keeps (plan, prepared filter, oneDNN arguments)
+  // serves every later call with the same shapes, until a constant is declared or released.
+  for (const ConvCase& c : {conv_cases()[13], conv_cases()[18], conv_cases()[1], conv_cases()[21]}) {
+    INFO(c.name);
+    const Tensor input = random_f32(c.input, 41);
+    Tensor filter = random_f32(c.filter, 42);
+    k::declare_constant(filter.data, filter.bytes());
+    Tensor out = poisoned_like(conv_out(c, input, filter));
+    auto call = [&] {
+      Status s = k::conv2d(cpu(), input, filter, c.strides, c.paddings, c.padding_algorithm, c.dilations, c.groups,
+                           c.data_format, &out);
+      INFO(s.message());
+      REQUIRE(s.ok());
+    };
+    call();
+    const Tensor first = run_conv(c, input, filter, false);
+    CHECK(same_bits(out, first));
+    const uint64_t sites = k::onednn::sites_filled(), plans = k::onednn::plans_built();
+    for (int i = 0; i < 3; ++i) {
+      call();
+      CHECK(same_bits(out, first));
+    }
+    CHECK(k::onednn::sites_filled() == sites);
+    CHECK(k::onednn::plans_built() == plans);
+    // New values at the same address, declared again: the same call site reads them.
+    k::release_constant(filter.data);
+    const Tensor fresh = random_f32(c.filter, 43);
+    std::memcpy(filter.data, fresh.data, filter.bytes());
+    k::declare_constant(filter.data, filter.bytes());
+    call();
+    check_within_bound(out, run_conv(c, input, filter, true), run_conv(c, abs_of(input), abs_of(filter), true),
+                       conv_terms(c));
+    k::release_constant(filter.data);
+    // Not declared: every call reads the filter as it is now.
+    const Tensor third = random_f32(c.filter, 44);
+    std::memcpy(filter.data, third.data, filter.bytes());
+    call();
+    check_within_bound(out, run_conv(c, input, filter, true), run_conv(c, abs_of(input), abs_of(filter), true),
+                       conv_terms(c));
+  }
+}
+
 TEST_CASE("oneDNN conv2d: a reordered constant filter is never used after its memory changes") {
   const ConvCase& c = conv_cases()[6];  // groups 4
   const Tensor input = random_f32(c.input, 13);
@@ -218,6 +266,8 @@ TEST_CASE("oneDNN conv2d results are bitwise identical for every thread count") 
       conv_cases()[15],
       conv_cases()[13],
       conv_cases()[7],
+      conv_cases()[19],
+      conv_cases()[20],
   };
   for (const ConvCase& c : cases) {
     for (bool constant : {false, true}) {

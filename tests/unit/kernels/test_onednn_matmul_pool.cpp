@@ -59,7 +59,9 @@ TEST_CASE("oneDNN matmul matches the reference loops: transposes, vectors, broad
       {{1, 512}, {512, 1000}},
       {{300, 70}, {70, 520}},         // 2 x 3 blocks of 256 with a bottom and a right edge
       {{70, 300}, {520, 70}, true, true},
-      {{2, 257, 33}, {33, 256}},      // a 1-row bottom edge, one full column block
+      {{2, 257, 130}, {130, 256}},    // a 1-row bottom edge, one full column block
+      {{1, 1024}, {1024, 1000}},      // a classifier: one block (too few multiply-adds to split)
+      {{1, 4096}, {4096, 2100}},      // M = 1 in 9 column blocks, the last of 52
   };
   uint32_t seed = 200;
   for (const MatmulCase& c : cases) {
@@ -191,5 +193,55 @@ TEST_CASE("oneDNN pool2d leaves uneven adaptive windows and windows wholly in th
     run_pool_onednn(c, x, &handled);
     CHECK_FALSE(handled);
     CHECK(same_bits(run_pool(c, x, false), run_pool(c, x, true)));  // the public kernel ran the loops
+  }
+}
+
+TEST_CASE("oneDNN matmul and pool2d: a repeated call from one call site resolves nothing") {
+  const MatmulCase mc{{2, 3, 40}, {40, 300}};
+  const Tensor x = random_f32(mc.x, 500), y = random_f32(mc.y, 501);
+  Tensor mout = poisoned_like(run_matmul(mc, x, y, 0));
+  const PoolCase pc{"avg 3x3 s2 p1 NHWC", {2, 9, 9, 16}, {3, 3}, {2, 2}, {1, 1}, false, true, "NHWC", "avg"};
+  const Tensor px = random_f32(pc.x, 502);
+  Tensor pout = poisoned_like(run_pool(pc, px, true));
+  auto call = [&] {
+    REQUIRE(k::matmul(cpu(), x, y, mc.tx, mc.ty, &mout).ok());
+    REQUIRE(k::pool2d(cpu(), px, IntArray(pc.kernel), pc.strides, pc.paddings, pc.ceil_mode, pc.exclusive,
+                      pc.data_format, pc.type, pc.global, pc.adaptive, pc.algorithm, &pout)
+                .ok());
+  };
+  call();
+  const Tensor matmul_first = run_matmul(mc, x, y, 1), pool_first = run_pool(pc, px, false);
+  CHECK(same_bits(mout, matmul_first));
+  CHECK(same_bits(pout, pool_first));
+  const uint64_t sites = k::onednn::sites_filled(), plans = k::onednn::plans_built();
+  for (int i = 0; i < 3; ++i) {
+    call();
+    CHECK(same_bits(mout, matmul_first));
+    CHECK(same_bits(pout, pool_first));
+  }
+  CHECK(k::onednn::sites_filled() == sites);
+  CHECK(k::onednn::plans_built() == plans);
+}
+
+TEST_CASE("oneDNN matmul by a constant y: inner products on a packed y, within the bound, any thread count") {
+  const std::vector<MatmulCase> cases = {
+      {{1, 1024}, {1024, 1000}},           // a classifier
+      {{1, 576}, {1000, 576}, false, true},
+      {{70}, {70, 33}},                    // a vector x
+      {{2, 3, 40}, {40, 70}},              // batch dims become rows
+      {{600, 64}, {300, 64}, false, true}, // 3 blocks of 256 rows, the last of 88
+  };
+  uint32_t seed = 600;
+  for (const MatmulCase& c : cases) {
+    INFO("x " << util::dims_string(c.x) << " y " << util::dims_string(c.y) << (c.ty ? "^T" : ""));
+    const Tensor x = random_f32(c.x, seed++), y = random_f32(c.y, seed++);
+    ConstantScope declared(y, true);
+    const Tensor got = run_matmul(c, x, y, 2);
+    const int64_t k_dim = c.x.back();
+    check_within_bound(got, run_matmul(c, x, y, 0), run_matmul(c, abs_of(x), abs_of(y), 0), k_dim + 1);
+    for (int threads : {2, 3}) {
+      ThreadsScope scope(threads);
+      CHECK(same_bits(run_matmul(c, x, y, 1), got));
+    }
   }
 }

@@ -285,3 +285,59 @@ outputs: [y, a]
 }
 
 }  // namespace kforge::passes
+
+namespace kforge::passes {
+
+TEST_CASE("layout: a channel shuffle and a split along the channels stay NHWC") {
+  test::Env env;
+  Planned p = plan(env, std::string(R"(program: shuffle
+inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 5]}]
+params:
+  - {name: w, dtype: float32, shape: [8, 4, 3, 3]}
+  - {name: w2, dtype: float32, shape: [4, 4, 3, 3]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )") + kConv + R"(}
+  - {op: reshape, in: [c], out: [g], attrs: {shape: [1, 2, 4, 6, 5]}}
+  - {op: transpose, in: [g], out: [t], attrs: {perm: [0, 2, 1, 3, 4]}}
+  - {op: reshape, in: [t], out: [s], attrs: {shape: [1, 8, 6, 5]}}
+  - {op: split, in: [s], out: [parts], attrs: {sections: [4, 4], axis: 1}}
+  - {op: builtin.split, in: [parts], out: [p0, p1]}
+  - {op: conv2d, in: [p1, w2], out: [d], attrs: )" + kConv + R"(}
+  - {op: builtin.combine, in: [p0, d], out: [l]}
+  - {op: concat, in: [l], out: [k], attrs: {axis: 1}}
+outputs: [k]
+)");
+  const ir::Program& g = p.program;
+  CHECK(p.report.transposes.size() == 2);  // x in, k out: none around the shuffle or the split
+  const ir::Op& first = producer_of(g, "g");
+  REQUIRE(first.attr("shape") != nullptr);
+  CHECK(first.attr("shape")->ints == std::vector<int64_t>{1, 6, 5, 2, 4});
+  CHECK(perm_of(producer_of(g, "t")) == std::vector<int64_t>{0, 1, 2, 4, 3});
+  CHECK(g.type_of(producer_of(g, "t").results[0]).dims == std::vector<int64_t>{1, 6, 5, 4, 2});
+  CHECK(producer_of(g, "s").attr("shape")->ints == std::vector<int64_t>{1, 6, 5, 8});
+  CHECK(only(g, "pd_op.split").attr("axis")->int_value == 3);
+  CHECK(g.type_of(producer_of(g, "p1").results[1]).dims == std::vector<int64_t>{1, 6, 5, 4});
+  CHECK(operand_producer(g, only(g, "pd_op.conv2d", 1), 0).is("builtin", "split"));  // p1 read as it is
+  CHECK(p.lowered->value(p.lowered->outputs[0].value).dims ==
+        SymShape{SymExpr(1), SymExpr(8), SymExpr(6), SymExpr(5)});
+}
+
+TEST_CASE("layout: a reshape to 5-D that is no channel shuffle leaves the region") {
+  test::Env env;
+  Planned p = plan(env, std::string(R"(program: noshuffle
+inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 5]}]
+params:
+  - {name: w, dtype: float32, shape: [8, 4, 3, 3]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )") + kConv + R"(}
+  - {op: reshape, in: [c], out: [g], attrs: {shape: [1, 2, 4, 6, 5]}}
+  - {op: transpose, in: [g], out: [t], attrs: {perm: [0, 1, 2, 4, 3]}}
+outputs: [t]
+)");
+  const ir::Program& g = p.program;
+  CHECK(producer_of(g, "g").attr("shape")->ints == std::vector<int64_t>{1, 2, 4, 6, 5});
+  CHECK(operand_producer(g, producer_of(g, "g"), 0).is("pd_op", "transpose"));  // c leaves NHWC first
+  CHECK(perm_of(producer_of(g, "t")) == std::vector<int64_t>{0, 1, 2, 4, 3});
+}
+
+}  // namespace kforge::passes

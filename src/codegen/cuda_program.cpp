@@ -11,6 +11,7 @@
 #include "codegen/cuda_conv.h"
 #include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
+#include "codegen/cuda_index.h"
 #include "codegen/cuda_kernels.h"
 #include "codegen/cuda_row_variants.h"
 #include "codegen/generated_file.h"
@@ -52,6 +53,7 @@ class CudaHostEmitter {
     if (!conv_steps_.empty() || batch_norms_ > 0) library.push_back(kCudaEpilogueHeaderTemplate);
     if (!conv_steps_.empty()) library.push_back(kCudaCudnnHeaderTemplate);
     if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
+    if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
     for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {
       for (const char* h : list) {
         if (std::find_if(out.begin(), out.end(), [&](const char* o) { return std::string_view(o) == h; }) == out.end()) {
@@ -87,6 +89,8 @@ class CudaHostEmitter {
     if (!cls) return false;
     ctx = std::move(*cls);
     ctx.set("half", fused_half());
+    ctx.set("index_kernels", tmpl::Value(tmpl::List(index_kernels_.begin(), index_kernels_.end())));
+    ctx.set("index_interp", index_interp_);
     ctx.set("group_kernels", tmpl::Value(std::move(group_kernels)));
     add_host_keys(ctx);
     return !diags_.has_errors();
@@ -118,8 +122,10 @@ class CudaHostEmitter {
     for (uint32_t c = 0; c < p_.calls.size(); ++c) {
       if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
       const passes::KernelCall& call = p_.calls[c];
-      if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op)) {
-        library_calls_.push_back(c);  // cuDNN / the pooling / epilogue kernel: build_library_steps() says if it can
+      if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
+          is_cuda_index_op(call.op)) {
+        // cuDNN / the pooling / epilogue / an index-mapped kernel: build_library_steps() says if it can
+        library_calls_.push_back(c);
         continue;
       }
       if (std::optional<std::pair<uint32_t, uint32_t>> view = view_values(call)) {
@@ -153,7 +159,8 @@ class CudaHostEmitter {
       diags_.error(call.loc, "--target cuda: op '" + call.op + "' (" + call.pir_name +
                                  ") is not in a fused group and the CUDA backend has no kernel for it; only ops "
                                  "with `compute`, `reduce` or `row_pattern` that fuse, float32, float16 or "
-                                 "bfloat16 matmuls, float32 convolutions and pool2d run on the GPU "
+                                 "bfloat16 matmuls, float32 convolutions, pool2d and the index-mapped ops "
+                                 "(transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
                                  "(docs/compile.md)");
     }
   }
@@ -214,7 +221,24 @@ class CudaHostEmitter {
       library_step_at_.emplace(launch, std::move(step));
       return;
     }
-    if (is_cuda_batch_norm_op(call.op)) {
+    if (is_cuda_index_op(call.op)) {
+      if (std::optional<std::vector<CudaIndexKernel>> kernels =
+              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, &why)) {
+        tmpl::List contexts;
+        for (const CudaIndexKernel& k : *kernels) {
+          contexts.push_back(cuda_index_kernel_context(k));
+          index_kernels_.push_back(contexts.back());
+          index_interp_ = index_interp_ || k.interp;
+        }
+        tmpl::Value step = tmpl::Value::map();
+        step.set("kind", "index");
+        step.set("launch", static_cast<int64_t>(launch));
+        step.set("description", description);
+        step.set("kernels", tmpl::Value(std::move(contexts)));
+        library_step_at_.emplace(launch, std::move(step));
+        return;
+      }
+    } else if (is_cuda_batch_norm_op(call.op)) {
       if (std::optional<CudaBatchNormSite> site =
               cuda_batch_norm_site(p_, call, [this](uint32_t v) { return is_read(v); }, &why)) {
         tmpl::Value step = cuda_batch_norm_step(*site, static_cast<int64_t>(launch), description, buffer);
@@ -458,6 +482,8 @@ class CudaHostEmitter {
   std::vector<tmpl::Value> conv_steps_, pool_steps_;  // codegen/cuda_conv.h contexts, in site order
   std::map<size_t, tmpl::Value> library_step_at_;     // every library step (also batch norms, copies) by launch
   size_t batch_norms_ = 0;                            // batch norms outside every convolution group
+  std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order
+  bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;
 };

@@ -182,8 +182,9 @@ def compare(out, fixture, rtol, atol):
                     default=0.0)
         good = worst <= bound
         ok &= good
+        rel = worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
         print(f"  output {i} ({name}) {dtype} {dims}: max|gpu - paddle| {worst:.3g}, bound {bound:.3g} "
-              f"(max|paddle| {scale:.3g}) {'ok' if good else 'MISMATCH'}")
+              f"(max|paddle| {scale:.3g}, relative {rel:.2e}) {'ok' if good else 'MISMATCH'}")
     return ok
 
 

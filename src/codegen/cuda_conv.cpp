@@ -321,6 +321,10 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
         return std::nullopt;
       }
     }
+    s.foldable = s.mean != kNone;
+    for (uint32_t v : {s.filter, s.bias, s.mean, s.variance, s.scale, s.shift}) {
+      if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
+    }
   }
   return s;
 }
@@ -444,8 +448,13 @@ std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, c
   return s;
 }
 
+int64_t cuda_conv_fold_bytes(const CudaConvSite& s) {
+  auto aligned = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+  return aligned(s.k * (s.c / s.groups) * s.r * s.s * 4) + aligned(s.k * 4);
+}
+
 tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer) {
+                           const CudaBufferExpr& buffer, int64_t fold_offset) {
   tmpl::Value v = tmpl::Value::map();
   v.set("number", number);
   v.set("launch", launch);
@@ -459,16 +468,39 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("w", buffer(s.filter, "float", true));
   v.set("y", buffer(s.out, "float", false));
   if (!s.has_epilogue()) {
+    v.set("fold", false);
     v.set("epilogue", false);
     return v;
   }
   auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
   tmpl::Value e = tmpl::Value::map();
-  e.set("bias", operand(s.bias));
-  e.set("mean", operand(s.mean));
-  e.set("variance", operand(s.variance));
-  e.set("scale", operand(s.scale));
-  e.set("shift", operand(s.shift));
+  const bool fold = fold_offset >= 0 && s.foldable;
+  if (fold) {
+    const std::string weights = fmt::format("reinterpret_cast<float*>(folded_.data() + {})", fold_offset);
+    const std::string bias = fmt::format("reinterpret_cast<float*>(folded_.data() + {})",
+                                         fold_offset + cuda_conv_fold_bytes(s) - (s.k * 4 + 63) / 64 * 64);
+    tmpl::Value f = tmpl::Value::map();
+    f.set("filter", buffer(s.filter, "float", true));
+    f.set("bias", operand(s.bias));
+    f.set("mean", operand(s.mean));
+    f.set("variance", operand(s.variance));
+    f.set("scale", operand(s.scale));
+    f.set("shift", operand(s.shift));
+    f.set("epsilon", float_literal(s.epsilon));
+    f.set("weights", weights);
+    f.set("folded_bias", bias);
+    v.set("fold", std::move(f));
+    v.set("w", weights);
+    e.set("bias", bias);
+    for (const char* key : {"mean", "variance", "scale", "shift"}) e.set(key, "nullptr");
+  } else {
+    v.set("fold", false);
+    e.set("bias", operand(s.bias));
+    e.set("mean", operand(s.mean));
+    e.set("variance", operand(s.variance));
+    e.set("scale", operand(s.scale));
+    e.set("shift", operand(s.shift));
+  }
   e.set("residual", operand(s.residual));
   e.set("epsilon", float_literal(s.epsilon));
   e.set("activation", cuda_conv_activation(s.activation).value_or("kforge::cuda_conv::Activation::kNone"));

@@ -41,6 +41,9 @@ struct CudaConvSite {
   /// conv2d_transpose: input [batch, c, h, w], filter [c, k / groups, r, s], output [batch, k, out_h, out_w]; run as
   /// cuDNN's backward-data convolution (pads, strides and dilations are the forward convolution's).
   bool transposed = false;
+  /// The batch norm (and bias) can be folded into the filter once the parameters are bound: a convolution group
+  /// with a batch norm whose filter and epilogue vectors are all parameters or constants (nothing computed).
+  bool foldable = false;
 
   /// Whether an epilogue kernel runs after the convolution.
   bool has_epilogue() const;
@@ -98,8 +101,15 @@ using CudaBufferExpr = std::function<std::string(uint32_t, const std::string&, b
 /// C++ initializer of kforge::cuda_conv::ConvGeometry), batch, x, w, y (pointer expressions), and epilogue:
 /// false or {bias, mean, variance, scale, shift, residual (pointer expressions or "nullptr"), epsilon,
 /// activation, alpha, beta (C++ literals), after_residual ("true"/"false")}.
+/// With `fold_offset` >= 0 (a foldable site, see CudaConvSite::foldable), the batch norm is folded: the step's
+/// `fold` is {filter, bias, mean, variance, scale, shift (the original operands), epsilon, weights, folded_bias
+/// (pointer expressions into the class's folded-weights memory at fold_offset bytes)}, the convolution reads
+/// `weights` and the epilogue adds `folded_bias` instead of the batch norm; otherwise `fold` is false.
 tmpl::Value cuda_conv_step(const CudaConvSite& site, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer);
+                           const CudaBufferExpr& buffer, int64_t fold_offset = -1);
+
+/// Bytes of the folded filter and bias of a foldable site, each 64-byte aligned.
+int64_t cuda_conv_fold_bytes(const CudaConvSite& site);
 /// The context of one pool step (`pool_step`): number, launch, description, geometry (the initializer of
 /// kforge::cuda_pool::Pool2dGeometry), type ("float"/"double"), batch, x, y.
 tmpl::Value cuda_pool_step(const CudaPoolSite& site, int64_t number, int64_t launch, const std::string& description,

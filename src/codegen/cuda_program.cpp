@@ -257,8 +257,11 @@ class CudaHostEmitter {
         return;
       }
     } else if (std::optional<CudaConvSite> site = cuda_conv_site(p_, call, &why)) {
+      // A batch norm of parameters is folded into the filter when they are bound (kforge_cudnn.cuh).
+      const int64_t fold_offset = site->foldable ? folded_bytes_ : -1;
+      if (site->foldable) folded_bytes_ += cuda_conv_fold_bytes(*site);
       tmpl::Value step = cuda_conv_step(*site, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch),
-                                        description, buffer);
+                                        description, buffer, fold_offset);
       step.set("kind", "conv");
       library_step_at_.emplace(launch, step);
       conv_steps_.push_back(std::move(step));
@@ -401,6 +404,7 @@ class CudaHostEmitter {
     if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
     ctx.set("includes", tmpl::Value(std::move(includes)));
     ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
+    ctx.set("folded_bytes", folded_bytes_);
     ctx.set("pool_steps", tmpl::Value(tmpl::List(pool_steps_.begin(), pool_steps_.end())));
     tmpl::List declarations;
     for (const auto& [index, l] : launchers_) {
@@ -484,6 +488,7 @@ class CudaHostEmitter {
   size_t batch_norms_ = 0;                            // batch norms outside every convolution group
   std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order
   bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
+  int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;
 };

@@ -228,6 +228,36 @@ class ConvSite {
   std::map<std::pair<int, bool>, Choice> choices_;  // by (batch, TF32)
 };
 
+// Folds a convolution group's inference batch norm (and bias) into its filter and a bias, once the parameters are
+// bound, as the CPU target does (kernels/onednn/conv.cc): per output channel o, s = scale[o] / sqrt(var[o] + eps),
+// w'[o, :] = w[o, :] * s, bias'[o] = bias[o] * s + (shift[o] - mean[o] * s). The epilogue is then bias' (plus the
+// residual and activation, if any), and inference runs no batch-norm arithmetic.
+__global__ void fold_batch_norm_kernel(const float* w, Epilogue e, int64_t per_k, int64_t total, float* w_out,
+                                       float* bias_out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t o = i / per_k;
+    const float inv_std = 1.0f / sqrtf(e.variance[o] + e.epsilon);
+    const float s = (e.scale != nullptr ? e.scale[o] : 1.0f) * inv_std;
+    w_out[i] = w[i] * s;
+    if (i % per_k == 0) {
+      const float t = (e.shift != nullptr ? e.shift[o] : 0.0f) - e.mean[o] * s;
+      bias_out[o] = (e.bias != nullptr ? e.bias[o] * s : 0.0f) + t;
+    }
+  }
+}
+
+// w_out = the folded filter of geometry g, bias_out = its folded bias [g.k]; cudaGetLastError().
+inline cudaError_t fold_batch_norm(const float* w, const Epilogue& e, const ConvGeometry& g, float* w_out,
+                                   float* bias_out, cudaStream_t stream) {
+  const int64_t per_k = static_cast<int64_t>(g.c / g.groups) * g.r * g.s, total = per_k * g.k;
+  if (total == 0) return cudaSuccess;
+  const int64_t blocks = (total + 255) / 256;
+  fold_batch_norm_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
+      w, e, per_k, total, w_out, bias_out);
+  return cudaGetLastError();
+}
+
 // The epilogue of a convolution with geometry g and batch n, in place over its output.
 inline cudaError_t conv_epilogue(float* y, const Epilogue& e, const ConvGeometry& g, int64_t n, cudaStream_t stream) {
   return channel_epilogue(y, y, e, n, g.k, static_cast<int64_t>(g.out_h) * g.out_w, g.nhwc, stream);

@@ -18,10 +18,10 @@ using passes::LoweredProgram;
 using passes::SymExpr;
 using passes::SymShape;
 
-constexpr std::array<std::string_view, 16> kIndexOps = {
-    "dropout", "transpose",     "concat",          "split", "split_with_num", "slice",
-    "expand",  "tile",          "gather",          "index_select", "embedding", "nearest_interp",
-    "bilinear_interp", "triu", "tril", "arange"};
+constexpr std::array<std::string_view, 18> kIndexOps = {
+    "dropout",        "transpose",      "concat",    "split",     "split_with_num", "slice",
+    "strided_slice",  "pad3d",          "expand",    "tile",      "gather",         "index_select",
+    "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange"};
 
 // The element type a kernel moves values of `dtype` as: the C++ type of the same size (16-bit floats as their
 // bits), or nullopt.
@@ -201,6 +201,8 @@ class IndexCall {
     else if (op == "concat") ok = concat();
     else if (op == "split" || op == "split_with_num") ok = split();
     else if (op == "slice") ok = slice();
+    else if (op == "strided_slice") ok = strided_slice();
+    else if (op == "pad3d") ok = pad3d();
     else if (op == "expand" || op == "tile") ok = broadcast();
     else if (op == "gather" || op == "index_select") ok = gather();
     else if (op == "embedding") ok = embedding();
@@ -448,6 +450,105 @@ class IndexCall {
     return true;
   }
 
+  // strided_slice: x[start::step] along `axes` (negative steps too), with the CPU kernel's normalisation
+  // (kernels/meta_manip.cc); the sliced dims must be known at generation time.
+  bool strided_slice() {
+    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const std::string type = same_type(x, out, false);
+    const passes::AttrConstant* axes = constant(call_, "axes", why_);
+    const passes::AttrConstant* starts = axes != nullptr ? constant(call_, "starts", why_) : nullptr;
+    const passes::AttrConstant* ends = starts != nullptr ? constant(call_, "ends", why_) : nullptr;
+    const passes::AttrConstant* strides = ends != nullptr ? constant(call_, "strides", why_) : nullptr;
+    if (type.empty() || strides == nullptr || !own_buffer(x, out)) return false;
+    const SymShape& xd = value(x).dims;
+    const SymShape& od = value(out).dims;
+    const size_t n_axes = axes->ints.size();
+    if (starts->ints.size() != n_axes || ends->ints.size() != n_axes || strides->ints.size() != n_axes ||
+        od.size() != xd.size()) {
+      return fail("its axes, starts, ends and strides differ in length, or its output in rank");
+    }
+    std::vector<int64_t> begin(xd.size(), 0), step(xd.size(), 1);
+    for (size_t i = 0; i < n_axes; ++i) {
+      size_t a = 0;
+      if (!normalize_axis(axes->ints[i], xd.size(), &a)) return fail("its axes name an axis out of range");
+      const std::optional<int64_t> dim = xd[a].constant();
+      if (!dim) return fail("it slices a dim known only at run time");
+      const int64_t n = *dim, st = strides->ints[i];
+      int64_t start = starts->ints[i];
+      if (st == 0) return fail("a stride is 0");
+      if (start < 0) start = std::max<int64_t>(start + n, 0);
+      begin[a] = st > 0 ? std::min(start, n) : std::min(start + 1, n) - 1;
+      step[a] = st;
+    }
+    KernelText k = text();
+    const std::string in = k.input(x, type);
+    k.output(out, type);
+    k.coordinates(od);
+    std::vector<std::string> coords;
+    for (size_t d = 0; d < xd.size(); ++d) {
+      std::string c = "c" + std::to_string(d);
+      if (step[d] != 1) c += " * " + std::to_string(step[d]);
+      if (begin[d] != 0) c = std::to_string(begin[d]) + " + " + c;
+      coords.push_back(c);
+    }
+    k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
+    add(k, value(out).numel());
+    return true;
+  }
+
+  // pad3d of a 5-D x (NCDHW or NDHWC): constant, reflect, replicate or circular, as kernels/movement.cc.
+  bool pad3d() {
+    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const std::string type = same_type(x, out, false);
+    const passes::AttrConstant* paddings = constant(call_, "paddings", why_);
+    const passes::AttrConstant* mode = paddings != nullptr ? constant(call_, "mode", why_) : nullptr;
+    const passes::AttrConstant* format = mode != nullptr ? constant(call_, "data_format", why_) : nullptr;
+    const std::optional<double> fill = format != nullptr ? constant_float(call_, "pad_value", why_) : std::nullopt;
+    if (type.empty() || !fill || !own_buffer(x, out)) return false;
+    const std::string& m = mode->string_value;
+    if (m != "constant" && m != "reflect" && m != "replicate" && m != "circular") {
+      return fail("its mode is \"" + m + "\"");
+    }
+    const SymShape& xd = value(x).dims;
+    const SymShape& od = value(out).dims;
+    if (xd.size() != 5 || od.size() != 5 || paddings->ints.size() != 6) return fail("it needs a 5-D x and 6 paddings");
+    if (m == "constant" && type == "uint16_t" && *fill != 0) return fail("a 16-bit float pad value is not supported");
+    const bool last = format->string_value == "NDHWC";
+    KernelText k = text();
+    const std::string in = k.input(x, type);
+    k.output(out, type);
+    k.coordinates(od);
+    std::vector<std::string> coords = {"c0", "c1", "c2", "c3", "c4"};
+    std::vector<std::string> inside;
+    for (size_t d = 0; d < 3; ++d) {
+      const size_t axis = (last ? 1 : 2) + d;
+      const int64_t before = paddings->ints[2 * (2 - d)];
+      const std::string n = k.size(xd[axis]), i = "i" + std::to_string(d);
+      k.line(fmt::format("const int64_t {}_ = c{} - {};", i, axis, before));
+      if (m == "constant") {
+        k.line(fmt::format("const int64_t {0} = {0}_;", i));
+        inside.push_back(fmt::format("{0} >= 0 && {0} < {1}", i, n));
+      } else if (m == "reflect") {
+        k.line(fmt::format("const int64_t {0} = {0}_ < 0 ? -{0}_ : ({0}_ >= {1} ? 2 * ({1} - 1) - {0}_ : {0}_);", i, n));
+      } else if (m == "replicate") {
+        k.line(fmt::format("const int64_t {0} = {0}_ < 0 ? 0 : ({0}_ >= {1} ? {1} - 1 : {0}_);", i, n));
+      } else {
+        k.line(fmt::format("const int64_t {0} = (({0}_ % {1}) + {1}) % {1};", i, n));
+      }
+      coords[axis] = i;
+    }
+    const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
+    if (m == "constant") {
+      const std::string value = type == "bool" ? (*fill != 0 ? "true" : "false")
+                                               : fmt::format("static_cast<{}>({:.17g})", type, *fill);
+      k.line(fmt::format("out[e] = {} && {} && {} ? {} : {};", inside[0], inside[1], inside[2], load, value));
+    } else {
+      k.line(fmt::format("out[e] = {};", load));
+    }
+    add(k, value(out).numel());
+    return true;
+  }
+
   // expand / tile: x's dims align with the output's last dims; each x coordinate is the output's modulo x's dim.
   bool broadcast() {
     const uint32_t x = tensor_arg(call_, "x"), out = out_value();
@@ -570,10 +671,14 @@ class IndexCall {
     k.coordinates(od);
     const std::string in_h = k.size(xd[h]), in_w = k.size(xd[w]), out_h = k.size(od[h]), out_w = k.size(od[w]);
     const std::string ac = *align_corners ? "true" : "false";
-    k.line(fmt::format("const float rh = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_h, out_h,
+    const bool known = xd[h].is_constant() && xd[w].is_constant() && od[h].is_constant() && od[w].is_constant();
+    const bool same = known && xd[h] == od[h] && xd[w] == od[w];  // bilinear copies then
+    if (!bilinear || !same) {
+      k.line(fmt::format("const float rh = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_h, out_h,
                        float_literal(scale_h), ac));
-    k.line(fmt::format("const float rw = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_w, out_w,
-                       float_literal(scale_w), ac));
+      k.line(fmt::format("const float rw = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_w, out_w,
+                         float_literal(scale_w), ac));
+    }
     auto at = [&](const std::string& row, const std::string& col) {
       std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
       coords[h] = row;
@@ -586,19 +691,25 @@ class IndexCall {
       k.line(fmt::format("const int64_t iw = kforge::cuda_index::nearest_source(rw, {}, {}, {});", ow, in_w, ac));
       k.line(fmt::format("out[e] = {};", at("ih", "iw")));
     } else {
-      // Paddle copies when the size does not change.
+      // Paddle copies when the size does not change (decided here when the sizes are known).
       const std::string flag = *align_mode == 0 && !*align_corners ? "true" : "false";
-      k.line(fmt::format("if ({} == {} && {} == {}) {{", in_h, out_h, in_w, out_w));
-      k.line(fmt::format("  out[e] = {};", at(oh, ow)));
-      k.line("} else {");
-      k.line(fmt::format("  const kforge::cuda_index::Tap th = kforge::cuda_index::bilinear_tap({}, {}, rh, {});", oh,
-                         in_h, flag));
-      k.line(fmt::format("  const kforge::cuda_index::Tap tw = kforge::cuda_index::bilinear_tap({}, {}, rw, {});", ow,
-                         in_w, flag));
-      k.line(fmt::format("  out[e] = static_cast<{}>({} * th.w_lo * tw.w_lo + {} * th.w_hi * tw.w_lo + {} * th.w_lo * "
-                         "tw.w_hi + {} * th.w_hi * tw.w_hi);",
-                         type, at("th.lo", "tw.lo"), at("th.hi", "tw.lo"), at("th.lo", "tw.hi"), at("th.hi", "tw.hi")));
-      k.line("}");
+      const std::string pad = known ? "" : "  ";
+      if (same || !known) {
+        if (!known) k.line(fmt::format("if ({} == {} && {} == {}) {{", in_h, out_h, in_w, out_w));
+        k.line(fmt::format("{}out[e] = {};", pad, at(oh, ow)));
+      }
+      if (!same) {
+        if (!known) k.line("} else {");
+        k.line(fmt::format("{}const kforge::cuda_index::Tap th = kforge::cuda_index::bilinear_tap({}, {}, rh, {});", pad,
+                           oh, in_h, flag));
+        k.line(fmt::format("{}const kforge::cuda_index::Tap tw = kforge::cuda_index::bilinear_tap({}, {}, rw, {});", pad,
+                           ow, in_w, flag));
+        k.line(fmt::format("{}out[e] = static_cast<{}>({} * th.w_lo * tw.w_lo + {} * th.w_hi * tw.w_lo + {} * th.w_lo * "
+                           "tw.w_hi + {} * th.w_hi * tw.w_hi);",
+                           pad, type, at("th.lo", "tw.lo"), at("th.hi", "tw.lo"), at("th.lo", "tw.hi"),
+                           at("th.hi", "tw.hi")));
+      }
+      if (!known) k.line("}");
     }
     add(k, value(out).numel(), true);
     return true;

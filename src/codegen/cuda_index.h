@@ -3,7 +3,7 @@
 // (grid-stride) that computes the element's coordinate in the output, the source element's offset from it, and
 // loads, selects or interpolates. The ops:
 //   dropout (inference only: a copy, or x * (1 - p) for downgrade_in_infer), transpose, concat, split,
-//   split_with_num, slice, strided_slice, expand, tile, gather, index_select, embedding, nearest_interp,
+//   split_with_num, slice, strided_slice, pad3d (constant, reflect, replicate, circular), expand, tile, gather, index_select, embedding, nearest_interp,
 //   bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source coordinates), triu, tril,
 //   arange (constant start and step).
 // Dims may be dynamic: a dim the program knows only at run time prints as its symbol expression (`s0`), and the

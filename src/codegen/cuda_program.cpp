@@ -518,7 +518,8 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   const std::string& name = options.codegen.class_name;
   std::vector<std::pair<std::string, std::string>> files = {
       {name + ".h", header}, {name + ".cu", host}, {name + "_kernels.cu", kernels}};
-  std::vector<const char*> headers = {kRuntimeHeaderTemplate, kCudaRuntimeHeaderTemplate, kCudaFusedHeaderTemplate};
+  std::vector<const char*> headers = {kRuntimeHeaderTemplate, kParamsHeaderTemplate, kCudaRuntimeHeaderTemplate,
+                                      kCudaFusedHeaderTemplate};
   for (const char* h : emitter.extra_headers()) headers.push_back(h);
   for (const char* tmpl_path : headers) {
     const std::optional<std::string_view> text = env.read_verbatim(tmpl_path);

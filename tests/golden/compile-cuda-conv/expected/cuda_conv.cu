@@ -6,6 +6,8 @@
 // @generated
 #include "cuda_conv.h"
 
+#include "kforge_params.h"
+
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -37,6 +39,35 @@ namespace {
     "call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)",
     "call 16 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)",
 };
+
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
+    {"w0", kforge::DataType::kFloat32, 4, {8, 3, 3, 3}, "float32 [8, 3, 3, 3]"},
+    {"b0", kforge::DataType::kFloat32, 4, {1, 8, 1, 1}, "float32 [1, 8, 1, 1]"},
+    {"m0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"v0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"s0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"t0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"w1", kforge::DataType::kFloat32, 4, {8, 8, 3, 3}, "float32 [8, 8, 3, 3]"},
+    {"m1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"v1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"s1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"t1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"w2", kforge::DataType::kFloat32, 4, {8, 8, 3, 3}, "float32 [8, 8, 3, 3]"},
+    {"m2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"v2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"s2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"t2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"w3", kforge::DataType::kFloat32, 4, {16, 8, 3, 3}, "float32 [16, 8, 3, 3]"},
+    {"wd", kforge::DataType::kFloat32, 4, {16, 1, 3, 3}, "float32 [16, 1, 3, 3]"},
+    {"md", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"vd", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"sd", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"td", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"fc_w", kforge::DataType::kFloat32, 2, {16, 10}, "float32 [16, 10]"},
+    {"fc_b", kforge::DataType::kFloat32, 1, {10}, "float32 [10]"},
+};
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {1, 23, 22, 2, 7, 12, 18, 4, 9, 14, 20, 5, 10, 15, 21, 3, 8, 13, 19, 0, 6, 11, 16, 17};
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("cuda_conv: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
@@ -471,6 +502,28 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     return kforge::Status::OK();
   }
   return kforge::Status::Error("cuda_conv: no parameter named '", name, "'");
+}
+
+kforge::Status cuda_conv::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  bound_.fill(false);
+  loaded_.fill(kforge::Tensor{});
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("cuda_conv: ", status.message());
+  kforge::install_cuda_allocator();
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    kforge::Tensor device;
+    device.dtype = loaded[i].dtype;
+    KFORGE_RETURN_IF_ERROR(device.set_dims(loaded[i].dims, static_cast<size_t>(loaded[i].ndim)));
+    device.place = kforge::GPUPlace();
+    KFORGE_RETURN_IF_ERROR(device.allocate());
+    if (loaded[i].bytes() > 0) {
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(device.data, loaded[i].data, loaded[i].bytes(), cudaMemcpyHostToDevice));
+    }
+    KFORGE_RETURN_IF_ERROR(bind_parameter(kParameterSpecs[i].name, device));
+    loaded_[i] = device;
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_out, kforge::Tensor* c3_out) {

@@ -6,6 +6,8 @@
 // @generated
 #include "index_ops.h"
 
+#include "kforge_params.h"
+
 #include <cstring>
 #include <vector>
 
@@ -61,6 +63,14 @@ namespace {
     "call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)",
     "call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)",
 };
+
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
+    {"emb", kforge::DataType::kFloat32, 2, {10, 8}, "float32 [10, 8]"},
+    {"wt", kforge::DataType::kFloat32, 4, {4, 2, 2, 2}, "float32 [4, 2, 2, 2]"},
+    {"eb", kforge::DataType::kFloat32, 3, {4, 1, 6}, "float32 [4, 1, 6]"},
+};
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {2, 0, 1};
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("index_ops: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
@@ -174,6 +184,28 @@ kforge::Status index_ops::bind_parameter(std::string_view name, const kforge::Te
     return kforge::Status::OK();
   }
   return kforge::Status::Error("index_ops: no parameter named '", name, "'");
+}
+
+kforge::Status index_ops::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  bound_.fill(false);
+  loaded_.fill(kforge::Tensor{});
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("index_ops: ", status.message());
+  kforge::install_cuda_allocator();
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    kforge::Tensor device;
+    device.dtype = loaded[i].dtype;
+    KFORGE_RETURN_IF_ERROR(device.set_dims(loaded[i].dims, static_cast<size_t>(loaded[i].ndim)));
+    device.place = kforge::GPUPlace();
+    KFORGE_RETURN_IF_ERROR(device.allocate());
+    if (loaded[i].bytes() > 0) {
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(device.data, loaded[i].data, loaded[i].bytes(), cudaMemcpyHostToDevice));
+    }
+    KFORGE_RETURN_IF_ERROR(bind_parameter(kParameterSpecs[i].name, device));
+    loaded_[i] = device;
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out) {

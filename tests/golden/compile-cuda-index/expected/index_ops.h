@@ -57,6 +57,13 @@ class index_ops {
   static constexpr size_t kNumLaunches = 18;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "ids", "idx"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"d0", "sd", "tl", "ex", "g", "is", "em", "ni", "bi", "tr", "ct2"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 4, {-1, 4, 6, 6}}, {kforge::DataType::kInt64, 2, {-1, 5}}, {kforge::DataType::kInt64, 1, {3}}}};
 
   index_ops();
   ~index_ops();
@@ -65,6 +72,9 @@ class index_ops {
 
   // Binds the parameter `name` (its name in the program): a device tensor that stays valid while used.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
+  // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
+  // once, and binds it; all or nothing (after an error run() reports unbound parameters).
+  kforge::Status load_parameters(const char* path);
   kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
@@ -91,6 +101,7 @@ class index_ops {
   bool own_stream_ = false;
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 3> parameters_;
+  std::array<kforge::Tensor, 3> loaded_;  // device copies made by load_parameters()
   std::array<bool, 3> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;

@@ -209,6 +209,7 @@ class IndexCall {
     else if (op == "nearest_interp" || op == "bilinear_interp") ok = interpolate(op == "bilinear_interp");
     else if (op == "triu" || op == "tril") ok = triangle(op == "triu");
     else if (op == "arange") ok = arange();
+    else if (op == "matmul") ok = batched_matmul();
     else fail("it is not an index-mapped op");
     if (!ok) return std::nullopt;
     return std::move(kernels_);
@@ -733,6 +734,56 @@ class IndexCall {
     return true;
   }
 
+  // A matmul that no GEMM group computes (batched x and y, as attention's scores and context): one thread per
+  // output element accumulates its dot product over K in the compute type (float, or double for float64), in k
+  // order. The batch dims broadcast (a dim of 1 is read at 0). Slow for large K; correct for every size.
+  bool batched_matmul() {
+    const uint32_t x = tensor_arg(call_, "x"), y = tensor_arg(call_, "y"), out = out_value();
+    const std::string type = same_type(x, out, true);
+    if (type.empty() || y == kNone) return y == kNone ? fail("it needs x and y") : false;
+    if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
+    const std::optional<bool> tx = call_.constant_bool("transpose_x"), ty = call_.constant_bool("transpose_y");
+    if (!tx || !ty) return fail("its transposes are not constants known at generation time");
+    const SymShape& xd = value(x).dims;
+    const SymShape& yd = value(y).dims;
+    const SymShape& od = value(out).dims;
+    if (xd.size() < 2 || yd.size() < 2 || od.size() < 2) return fail("a vector operand has no CUDA batched matmul");
+    const size_t r = od.size();
+    KernelText k = text();
+    const std::string xs = k.input(x, type), ys = k.input(y, type);
+    k.output(out, type);
+    k.coordinates(od);
+    const std::string m = k.size(*tx ? xd.back() : xd[xd.size() - 2]);
+    const std::string depth = k.size(*tx ? xd[xd.size() - 2] : xd.back());
+    const std::string n = k.size(*ty ? yd[yd.size() - 2] : yd.back());
+    // The offset of an operand's matrix: its batch dims aligned with the output's last batch dims.
+    auto base = [&](const SymShape& dims) {
+      std::vector<std::string> coords;
+      SymShape batch(dims.begin(), dims.end() - 2);
+      const size_t lead = (r - 2) - batch.size();
+      for (size_t d = 0; d < batch.size(); ++d) {
+        coords.push_back(batch[d].constant() == std::optional<int64_t>(1) ? "0" : "c" + std::to_string(d + lead));
+      }
+      SymExpr matrix = dims[dims.size() - 2] * dims.back();
+      const std::string off = batch.empty() ? "0" : k.offset(coords, batch);
+      return off == "0" ? std::string("0") : "(" + off + ") * " + k.size(matrix);
+    };
+    if (r - 2 < xd.size() - 2 || r - 2 < yd.size() - 2) return fail("its operands have more batch dims than its output");
+    const std::string i = "c" + std::to_string(r - 2), j = "c" + std::to_string(r - 1);
+    const std::string acc = type == "double" ? "double" : "float";
+    k.line(fmt::format("const {}* xm = {} + {};", type, xs, base(xd)));
+    k.line(fmt::format("const {}* ym = {} + {};", type, ys, base(yd)));
+    k.line(fmt::format("{} acc = 0;", acc));
+    k.line(fmt::format("for (int64_t k = 0; k < {}; ++k) {{", depth));
+    k.line(fmt::format("  acc += static_cast<{}>(xm[{}]) * static_cast<{}>(ym[{}]);", acc,
+                       *tx ? fmt::format("k * {} + {}", m, i) : fmt::format("{} * {} + k", i, depth), acc,
+                       *ty ? fmt::format("{} * {} + k", j, depth) : fmt::format("k * {} + {}", n, j)));
+    k.line("}");
+    k.line(fmt::format("out[e] = static_cast<{}>(acc);", type));
+    add(k, value(out).numel());
+    return true;
+  }
+
   // arange with constant start and step: out[e] = start + e * step in the output's type (Paddle's order).
   bool arange() {
     const uint32_t out = out_value();
@@ -765,6 +816,8 @@ class IndexCall {
 };
 
 }  // namespace
+
+bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul"; }
 
 bool is_cuda_index_op(std::string_view op) {
   return std::find(kIndexOps.begin(), kIndexOps.end(), op) != kIndexOps.end();

@@ -5,7 +5,8 @@
 //   dropout (inference only: a copy, or x * (1 - p) for downgrade_in_infer), transpose, concat, split,
 //   split_with_num, slice, strided_slice, pad3d (constant, reflect, replicate, circular), expand, tile, gather, index_select, embedding, nearest_interp,
 //   bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source coordinates), triu, tril,
-//   arange (constant start and step).
+//   arange (constant start and step), and a matmul that no GEMM group computes (batched x and y: attention's
+//   scores and context), a dot product per output element.
 // Dims may be dynamic: a dim the program knows only at run time prints as its symbol expression (`s0`), and the
 // symbols a kernel uses are its parameters (the host passes enqueue()'s locals of the same names). Offsets are
 // int64. Data movement copies bits (float16 / bfloat16 move as uint16_t); arithmetic (dropout's scale, bilinear
@@ -46,6 +47,9 @@ struct CudaIndexKernel {
 
 /// Whether `op` has an index-mapped kernel (the list above).
 bool is_cuda_index_op(std::string_view op);
+/// matmul: the calls no GEMM group computes (batched x and y) get cuda_index_kernels' one-thread-per-output-element
+/// dot product (accumulated in float, double for float64).
+bool is_cuda_batched_matmul(std::string_view op);
 
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call.

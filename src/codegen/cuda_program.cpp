@@ -149,10 +149,12 @@ class CudaHostEmitter {
       }
       if (shares && any_output && in_buffer != kNone) continue;
       if (call.op == "matmul") {
-        // Supported matmuls are GEMM groups; say precisely why this one is not.
+        // Supported matmuls are GEMM groups; one that is not (a batched y) is a generated batched kernel when it
+        // can be (build_library_steps() says why not, with why it is no GEMM).
         std::string why;
         if (!passes::gemm_form(p_, call, &why)) {
-          diags_.error(call.loc, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " + why);
+          library_calls_.push_back(c);
+          no_gemm_why_.emplace(c, why);
           continue;
         }
       }
@@ -221,7 +223,7 @@ class CudaHostEmitter {
       library_step_at_.emplace(launch, std::move(step));
       return;
     }
-    if (is_cuda_index_op(call.op)) {
+    if (is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
       if (std::optional<std::vector<CudaIndexKernel>> kernels =
               cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, &why)) {
         tmpl::List contexts;
@@ -265,6 +267,13 @@ class CudaHostEmitter {
       step.set("kind", "conv");
       library_step_at_.emplace(launch, step);
       conv_steps_.push_back(std::move(step));
+      return;
+    }
+    if (is_cuda_batched_matmul(call.op)) {
+      const auto no_gemm = no_gemm_why_.find(static_cast<uint32_t>(&op - p_.calls.data()));
+      diags_.error(op.loc, "--target cuda: matmul (" + op.pir_name + ") has no CUDA GEMM: " +
+                               (no_gemm != no_gemm_why_.end() ? no_gemm->second : std::string()) +
+                               "; and no batched kernel: " + why);
       return;
     }
     diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") has no CUDA kernel: " + why);
@@ -489,6 +498,7 @@ class CudaHostEmitter {
   std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order
   bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
   int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
+  std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;
 };

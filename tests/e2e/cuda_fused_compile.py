@@ -141,7 +141,8 @@ def main():
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
             has_rows = "_launch<" in kernels  # the row kernels' launch helper
-            required = [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h", "kforge_cuda_runtime.h",
+            required = [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h", "kforge_params.h",
+                        "kforge_cuda_runtime.h",
                         "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else []) + \
                 (CONV_HEADERS if has_conv else []) + (POOL_HEADERS if has_pool else []) + \
                 (INDEX_HEADERS if has_interp else [])
@@ -192,12 +193,12 @@ def main():
         while jobs:
             finish()
 
-        # A matmul no CUDA GEMM computes (a batched y) is an error at its place, saying why.
+        # A matmul that neither a GEMM nor the batched kernel computes (a vector y) is an error at its place, saying why.
         r = subprocess.run([args.kforge, "compile", os.path.join(root, "tests/e2e/fused/gemm_unsupported.yaml")] + ops +
                            ["-o", os.path.join(tmp, "unsupported"), "--target", "cuda"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        want = "gemm_unsupported.yaml:6:5: error: --target cuda: matmul (pd_op.matmul) has no CUDA GEMM: y has rank 3"
-        if r.returncode != 1 or want not in r.stdout:
+        want = "gemm_unsupported.yaml:7:5: error: --target cuda: matmul (pd_op.matmul) has no CUDA GEMM: y has rank 1"
+        if r.returncode != 1 or want not in r.stdout or "no batched kernel: a vector operand" not in r.stdout:
             print(f"FAIL: expected a located error for the matmul, got exit {r.returncode}:\n{r.stdout}")
             failed = True
     if not failed:

@@ -32,6 +32,7 @@ cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __r
 cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t s0, cudaStream_t stream);
 cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t s0, cudaStream_t stream);
 cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t s0, cudaStream_t stream);
+cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t s0, cudaStream_t stream);
 
 namespace {
 
@@ -62,6 +63,7 @@ namespace {
     "call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)",
     "call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)",
     "call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)",
+    "call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)",
 };
 
 constexpr kforge::ParameterSpec kParameterSpecs[] = {
@@ -208,7 +210,7 @@ kforge::Status index_ops::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
-kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out) {
+kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out, kforge::Tensor* mm_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 4 || x.dims[2] != 6 || x.dims[3] != 6) {
     return kforge::Status::Error("index_ops: input 'x' must be a GPU tensor float32 [?, 4, 6, 6], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
@@ -312,6 +314,20 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (ct2_out != nullptr && ct2_out == ni_out) return same_tensor("ct2", "output", "ni");
   if (ct2_out != nullptr && ct2_out == bi_out) return same_tensor("ct2", "output", "bi");
   if (ct2_out != nullptr && ct2_out == tr_out) return same_tensor("ct2", "output", "tr");
+  if (static_cast<const kforge::Tensor*>(mm_out) == &x) return same_tensor("mm", "input", "x");
+  if (static_cast<const kforge::Tensor*>(mm_out) == &ids) return same_tensor("mm", "input", "ids");
+  if (static_cast<const kforge::Tensor*>(mm_out) == &idx) return same_tensor("mm", "input", "idx");
+  if (mm_out != nullptr && mm_out == d0_out) return same_tensor("mm", "output", "d0");
+  if (mm_out != nullptr && mm_out == sd_out) return same_tensor("mm", "output", "sd");
+  if (mm_out != nullptr && mm_out == tl_out) return same_tensor("mm", "output", "tl");
+  if (mm_out != nullptr && mm_out == ex_out) return same_tensor("mm", "output", "ex");
+  if (mm_out != nullptr && mm_out == g_out) return same_tensor("mm", "output", "g");
+  if (mm_out != nullptr && mm_out == is_out) return same_tensor("mm", "output", "is");
+  if (mm_out != nullptr && mm_out == em_out) return same_tensor("mm", "output", "em");
+  if (mm_out != nullptr && mm_out == ni_out) return same_tensor("mm", "output", "ni");
+  if (mm_out != nullptr && mm_out == bi_out) return same_tensor("mm", "output", "bi");
+  if (mm_out != nullptr && mm_out == tr_out) return same_tensor("mm", "output", "tr");
+  if (mm_out != nullptr && mm_out == ct2_out) return same_tensor("mm", "output", "ct2");
   if (!bound_[0]) return kforge::Status::Error("index_ops: parameter 'emb' is not bound");
   if (!bound_[1]) return kforge::Status::Error("index_ops: parameter 'wt' is not bound");
   if (!bound_[2]) return kforge::Status::Error("index_ops: parameter 'eb' is not bound");
@@ -328,6 +344,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   KFORGE_RETURN_IF_ERROR(prepare_output(bi_out, "bi", kforge::DataType::kFloat32, {s0, 4, 9, 9}));
   KFORGE_RETURN_IF_ERROR(prepare_output(tr_out, "tr", kforge::DataType::kFloat32, {s0, 4, 6, 6}));
   KFORGE_RETURN_IF_ERROR(prepare_output(ct2_out, "ct2", kforge::DataType::kFloat32, {s0, 2, 12, 12}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(mm_out, "mm", kforge::DataType::kFloat32, {s0, 4, 6, 6}));
   if (kforge::shares_memory(*d0_out, x)) return shared_memory("d0", "input", "x");
   if (kforge::shares_memory(*d0_out, ids)) return shared_memory("d0", "input", "ids");
   if (kforge::shares_memory(*d0_out, idx)) return shared_memory("d0", "input", "idx");
@@ -471,6 +488,25 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*ct2_out, parameters_[1])) return shared_memory("ct2", "parameter", "wt");
     if (kforge::shares_memory(*ct2_out, parameters_[2])) return shared_memory("ct2", "parameter", "eb");
   }
+  if (kforge::shares_memory(*mm_out, x)) return shared_memory("mm", "input", "x");
+  if (kforge::shares_memory(*mm_out, ids)) return shared_memory("mm", "input", "ids");
+  if (kforge::shares_memory(*mm_out, idx)) return shared_memory("mm", "input", "idx");
+  if (kforge::shares_memory(*mm_out, *d0_out)) return shared_memory("mm", "output", "d0");
+  if (kforge::shares_memory(*mm_out, *sd_out)) return shared_memory("mm", "output", "sd");
+  if (kforge::shares_memory(*mm_out, *tl_out)) return shared_memory("mm", "output", "tl");
+  if (kforge::shares_memory(*mm_out, *ex_out)) return shared_memory("mm", "output", "ex");
+  if (kforge::shares_memory(*mm_out, *g_out)) return shared_memory("mm", "output", "g");
+  if (kforge::shares_memory(*mm_out, *is_out)) return shared_memory("mm", "output", "is");
+  if (kforge::shares_memory(*mm_out, *em_out)) return shared_memory("mm", "output", "em");
+  if (kforge::shares_memory(*mm_out, *ni_out)) return shared_memory("mm", "output", "ni");
+  if (kforge::shares_memory(*mm_out, *bi_out)) return shared_memory("mm", "output", "bi");
+  if (kforge::shares_memory(*mm_out, *tr_out)) return shared_memory("mm", "output", "tr");
+  if (kforge::shares_memory(*mm_out, *ct2_out)) return shared_memory("mm", "output", "ct2");
+  if (parameter_memory_.may_overlap(*mm_out)) {
+    if (kforge::shares_memory(*mm_out, parameters_[0])) return shared_memory("mm", "parameter", "emb");
+    if (kforge::shares_memory(*mm_out, parameters_[1])) return shared_memory("mm", "parameter", "wt");
+    if (kforge::shares_memory(*mm_out, parameters_[2])) return shared_memory("mm", "parameter", "eb");
+  }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
@@ -507,6 +543,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   kforge_b.buffers[22] = tr_out->data;
   kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[24] = ct2_out->data;
+  kforge_b.buffers[25] = mm_out->data;
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
@@ -528,7 +565,7 @@ kforge::Status index_ops::run(kforge::TensorList inputs, kforge::MutableTensorLi
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("index_ops: input ", i, " is null");
   }
-  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], outputs.items[0], outputs.items[1], outputs.items[2], outputs.items[3], outputs.items[4], outputs.items[5], outputs.items[6], outputs.items[7], outputs.items[8], outputs.items[9], outputs.items[10]);
+  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], outputs.items[0], outputs.items[1], outputs.items[2], outputs.items[3], outputs.items[4], outputs.items[5], outputs.items[6], outputs.items[7], outputs.items[8], outputs.items[9], outputs.items[10], outputs.items[11]);
 }
 
 kforge::Status index_ops::enqueue(const Bindings& b) {
@@ -571,5 +608,7 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23])); !s.ok()) return conv_failed(17, s);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
   if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(288 * s0), stream_); e != cudaSuccess) return launch_failed(1, e);
+  // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
+  if (cudaError_t e = index_ops_index_16(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[25]), s0, stream_); e != cudaSuccess) return launch_failed(18, e);
   return kforge::Status::OK();
 }

@@ -21,7 +21,7 @@
 static_assert(KFORGE_RUNTIME_VERSION == 2,
               "index_ops.h needs version 2 of kforge_runtime.h: use the one generated beside it");
 
-// The program `index_ops` (../../../golden/compile-cuda-index/program.yaml) on a CUDA device: 18 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
+// The program `index_ops` (../../../golden/compile-cuda-index/program.yaml) on a CUDA device: 19 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
 // 1 of them is a cuDNN convolution (float32; TF32 allowed unless set_conv_tf32(false)), each with its epilogue kernel when fused.
 //
@@ -42,6 +42,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 2,
 //   output     bi: float32 [?, 4, 9, 9]
 //   output     tr: float32 [?, 4, 6, 6]
 //   output     ct2: float32 [?, 2, 12, 12]
+//   output     mm: float32 [?, 4, 6, 6]
 //
 // Every tensor is device memory (place GPUPlace()). run() enqueues the kernels on stream() and returns
 // without waiting: call synchronize() (or sync the stream) before reading the outputs. Outputs are
@@ -53,10 +54,10 @@ class index_ops {
  public:
   static constexpr size_t kNumInputs = 3;
   static constexpr size_t kNumParameters = 3;
-  static constexpr size_t kNumOutputs = 11;
-  static constexpr size_t kNumLaunches = 18;
+  static constexpr size_t kNumOutputs = 12;
+  static constexpr size_t kNumLaunches = 19;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "ids", "idx"};
-  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"d0", "sd", "tl", "ex", "g", "is", "em", "ni", "bi", "tr", "ct2"};
+  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"d0", "sd", "tl", "ex", "g", "is", "em", "ni", "bi", "tr", "ct2", "mm"};
   // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
   struct InputSpec {
     kforge::DataType dtype;
@@ -75,7 +76,7 @@ class index_ops {
   // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
   // once, and binds it; all or nothing (after an error run() reports unbound parameters).
   kforge::Status load_parameters(const char* path);
-  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out);
+  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out, kforge::Tensor* mm_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
 
@@ -92,7 +93,7 @@ class index_ops {
 
  private:
   struct Bindings {
-    std::array<void*, 25> buffers{};
+    std::array<void*, 26> buffers{};
     std::array<int64_t, 2> symbols{};
   };
   kforge::Status enqueue(const Bindings& b);

@@ -110,6 +110,19 @@ cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
+namespace {
+
+// Floor and ceiling division of dims (Python's // for the sizes of dynamic dims), on the host and the device.
+[[maybe_unused]] __host__ __device__ inline int64_t kforge_floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+[[maybe_unused]] __host__ __device__ inline int64_t kforge_ceil_div(int64_t a, int64_t b) {
+  return -kforge_floor_div(-a, b);
+}
+
+}  // namespace
+
 // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)
 __global__ void __launch_bounds__(256) index_ops_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t s0) {
   const int64_t n = (144 * s0);
@@ -447,6 +460,35 @@ cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict_
   const int64_t n = (144 * s0);
   if (n <= 0) return cudaSuccess;
   index_ops_index_15_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, s0);
+  return cudaGetLastError();
+}
+
+// call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
+__global__ void __launch_bounds__(256) index_ops_index_16_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t s0) {
+  const int64_t n = (144 * s0);
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t r = e;
+    [[maybe_unused]] const int64_t c3 = r % 6;
+    r /= 6;
+    [[maybe_unused]] const int64_t c2 = r % 6;
+    r /= 6;
+    [[maybe_unused]] const int64_t c1 = r % 4;
+    r /= 4;
+    [[maybe_unused]] const int64_t c0 = r;
+    const float* xm = in0 + (c0 * 4 + c1) * 36;
+    const float* ym = in1 + (c0 * 4 + c1) * 36;
+    float acc = 0;
+    for (int64_t k = 0; k < 6; ++k) {
+      acc += static_cast<float>(xm[c2 * 6 + k]) * static_cast<float>(ym[c3 * 6 + k]);
+    }
+    out[e] = static_cast<float>(acc);
+  }
+}
+
+cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t s0, cudaStream_t stream) {
+  const int64_t n = (144 * s0);
+  if (n <= 0) return cudaSuccess;
+  index_ops_index_16_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, s0);
   return cudaGetLastError();
 }
 

@@ -10,8 +10,9 @@ one byte per value and rebuild the exact .pdiparams on the GPU machine: Paddle c
 exactly the values the GPU gets.
 
 Run with Paddle's interpreter: /work/venv-paddle/bin/python bench/cuda_models/export_fixtures.py OUT CASE...
-A CASE is MODEL:SIZE:BATCH (a tools/paddle_zoo model, square input size, batch), or ocr_static:SIZE:BATCH (the
-zoo's PP-OCR-style detector exported with static spatial dims)."""
+A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square input size, batch), ocr_static:SIZE:BATCH
+(the zoo's PP-OCR-style detector exported with static spatial dims), or NAME:0:BATCH for another zoo model
+(transformer_encoder_postnorm, gpt_block, ...: its first input size)."""
 import math
 import sys
 from pathlib import Path
@@ -45,9 +46,14 @@ def quantize(net):
 
 
 def build(name, size):
+    """(builder, input specs, size label) of a case."""
     if name == "ocr_static":
-        return models.DetectionHead, [InputSpec([None, 3, size, size], "float32", "x")]
-    return models.vision(name), models.image(size, 1 if name == "LeNet" else 3)
+        return models.DetectionHead, [InputSpec([None, 3, size, size], "float32", "x")], f"{size}x{size}"
+    if name in models.VISION:
+        return models.vision(name), models.image(size, 1 if name == "LeNet" else 3), f"{size}x{size}"
+    builder, sizes = models.zoo()[name]
+    label, specs = sizes[0]
+    return builder, specs, label
 
 
 def main():
@@ -58,18 +64,19 @@ def main():
         size, batch = int(size), int(batch)
         path = out / name
         path.mkdir(parents=True, exist_ok=True)
-        builder, specs = build(name, size)
+        builder, specs, label = build(name, size)
         paddle.seed(SEED)
         net = builder()
         models.realistic_weights(net, SEED)
         quantize(net)
         net.eval()
         paddle.jit.save(net, str(path / "inference"), input_spec=specs)
-        feeds = models.inputs(specs, batch, SEED, f"{size}x{size}")
-        np.save(path / "input_x.npy", feeds["x"])
+        feeds = models.inputs(specs, batch, SEED, label)
+        for feed, value in feeds.items():
+            np.save(path / f"input_{feed}.npy", value)
         for i, value in enumerate(check.paddle_outputs(path, feeds)):
             np.save(path / f"expected_{i}.npy", value)
-        print(f"exported {name} {size}x{size} batch {batch} to {path}", flush=True)
+        print(f"exported {name} {label} batch {batch} to {path}", flush=True)
     return 0
 
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string_view>
@@ -312,7 +313,7 @@ class CudaHostEmitter {
       tmpl::List values;
       for (int64_t k = 0; k < (c.splat ? 1 : numel); ++k) {
         if (half) values.push_back(fmt::format("0x{:04x}", ir::half_bits_from_double(c.dtype, c.float_at(k))));
-        else if (floating) values.push_back(fmt::format("static_cast<{}>({:.17g})", *t, c.float_at(k)));
+        else if (floating) values.push_back(floating_constant(*t, c.float_at(k)));
         else values.push_back(fmt::format("static_cast<{}>({})", *t, c.int_at(k)));
       }
       tmpl::Value table = tmpl::Value::map();
@@ -328,6 +329,13 @@ class CudaHostEmitter {
     }
     ctx.set("constant_tables", tmpl::Value(std::move(tables)));
     ctx.set("constants_host_bytes", static_cast<int64_t>(std::max<size_t>(offset, 64)));
+  }
+
+  // A floating constant of host type `type`: infinities and NaN through std::numeric_limits (a causal mask's -inf).
+  static std::string floating_constant(const std::string& type, double v) {
+    if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", type);
+    if (std::isinf(v)) return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", type);
+    return fmt::format("static_cast<{}>({:.17g})", type, v);
   }
 
   std::string group_description(const FusedGroup& g) const {
@@ -401,6 +409,11 @@ class CudaHostEmitter {
   // The keys of templates/program/cuda/program.cu.j2 beyond the class context's.
   void add_host_keys(tmpl::Value& ctx) {
     std::set<std::string> std_headers = {"cstring", "vector"};
+    for (const passes::ConstantData& c : p_.constants) {
+      for (int64_t k = 0; k < (c.splat ? 1 : c.numel()) && ir::is_floating(c.dtype); ++k) {
+        if (!std::isfinite(c.float_at(k))) std_headers.insert("limits");  // floating_constant's infinities
+      }
+    }
     for (const std::string& h : gemm_.host_std_includes()) std_headers.insert(h);
     ctx.set("std_includes", tmpl::Value(tmpl::List(std_headers.begin(), std_headers.end())));
     // The launchers' declarations name __half / __nv_bfloat16 when a fused group stores them.

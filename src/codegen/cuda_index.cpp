@@ -766,7 +766,8 @@ class IndexCall {
       }
       SymExpr matrix = dims[dims.size() - 2] * dims.back();
       const std::string off = batch.empty() ? "0" : k.offset(coords, batch);
-      return off == "0" ? std::string("0") : "(" + off + ") * " + k.size(matrix);
+      if (off == "0") return std::string("0");
+      return (off.find(' ') == std::string::npos ? off : "(" + off + ")") + " * " + k.size(matrix);
     };
     if (r - 2 < xd.size() - 2 || r - 2 < yd.size() - 2) return fail("its operands have more batch dims than its output");
     const std::string i = "c" + std::to_string(r - 2), j = "c" + std::to_string(r - 1);

@@ -105,7 +105,7 @@ bool normalize_axis(int64_t axis, size_t rank, size_t* out) {
 // Builds one kernel: its parameters (pointers, then the symbols its expressions use) and its body.
 class KernelText {
  public:
-  KernelText(const LoweredProgram& p, const CudaBufferExpr& buffer) : p_(p), buffer_(buffer) {}
+  explicit KernelText(const CudaBufferExpr& buffer) : buffer_(buffer) {}
 
   // A dim or any size expression as C++ text: the literal, or the parenthesised symbol expression.
   std::string size(const SymExpr& d) {
@@ -179,7 +179,6 @@ class KernelText {
   }
 
  private:
-  const LoweredProgram& p_;
   const CudaBufferExpr& buffer_;
   std::set<uint32_t> symbols_;
   std::vector<std::string> params_, args_, body_;
@@ -260,7 +259,7 @@ class IndexCall {
     return true;
   }
 
-  KernelText text() const { return KernelText(p_, buffer_); }
+  KernelText text() const { return KernelText(buffer_); }
 
   void add(KernelText& k, const SymExpr& numel, bool interp = false) {
     kernels_.push_back(k.finish(prefix_ + std::to_string(next_++), description_, numel, interp));

@@ -95,6 +95,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kforge", required=True)
     parser.add_argument("--source-root", required=True)
+    parser.add_argument("names", nargs="*", help="only these programs (class names; default: all)")
     args = parser.parse_args()
     nvcc = find_nvcc()
     if nvcc is None:
@@ -123,6 +124,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="kforge-cuda-") as tmp:
         for program, name, flags in PROGRAMS:
+            if args.names and name not in args.names:
+                continue
             gen = os.path.join(tmp, name)
             r = subprocess.run([args.kforge, "compile", os.path.join(root, program)] + ops +
                                ["-o", gen, "--name", name, "--target", "cuda"] + flags,
@@ -133,7 +136,8 @@ def main():
                 continue
             host = open(os.path.join(gen, f"{name}.cu")).read()
             source = open(os.path.join(root, program)).read()
-            has_gemm = "matmul" in source
+            # index_ops' matmul is batched: no GEMM, the index-mapped kernel (codegen/cuda_index.h).
+            has_gemm = "matmul" in source and name != "index_ops"
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
             has_interp = "_interp" in source  # nearest_interp, bilinear_interp

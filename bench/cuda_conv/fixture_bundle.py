@@ -28,7 +28,8 @@ PADDLE = {0: "bool", 1: "int16", 2: "int32", 3: "int64", 4: "float16", 5: "float
           21: "int8", 22: "bfloat16"}
 SIZE = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float16": 2, "bfloat16": 2,
         "float32": 4, "float64": 8}
-FORMAT = {"float32": "f", "float64": "d", "int32": "i", "int64": "q"}
+FORMAT = {"float32": "f", "float64": "d", "int32": "i", "int64": "q", "bool": "?", "int8": "b", "uint8": "B",
+          "int16": "h"}
 
 
 def fail(message):
@@ -182,8 +183,9 @@ def compare(out, fixture, rtol, atol):
                     default=0.0)
         good = worst <= bound
         ok &= good
+        rel = worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
         print(f"  output {i} ({name}) {dtype} {dims}: max|gpu - paddle| {worst:.3g}, bound {bound:.3g} "
-              f"(max|paddle| {scale:.3g}) {'ok' if good else 'MISMATCH'}")
+              f"(max|paddle| {scale:.3g}, relative {rel:.2e}) {'ok' if good else 'MISMATCH'}")
     return ok
 
 

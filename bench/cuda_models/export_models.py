@@ -7,8 +7,9 @@ The ranges are those of tools/paddle_zoo's realistic_weights: He-uniform filters
 1/sqrt(fan_in)), batch-norm scale in [0.5, 1.5], shift and mean in [-0.25, 0.25], variance in [0.5, 1.5].
 
 mobilenet_v2's classifier Dropout (p=0.2) is an identity at inference but exports as pd_op.dropout, which the CUDA
-backend refuses; it is replaced by nn.Identity (the same function in eval mode), as torchvision's model in eval mode
-skips it too.
+backend refused when BENCHMARKS.md's table was measured (it runs now, as a copy kernel); it is still replaced by
+nn.Identity (the same function in eval mode, as torchvision's model in eval mode skips it) so that the benchmark
+measures the same program.
 Run with Paddle's interpreter: /work/venv-paddle/bin/python bench/cuda_models/export_models.py OUT NAME..."""
 import math
 import sys

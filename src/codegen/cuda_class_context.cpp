@@ -116,6 +116,10 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     const passes::SymShape& dims = p.values[in.value].dims;
     Value v = tensor_entry(in.name, in.dtype, dims);
     v.set("ident", cuda_input_ident(p, i));
+    // What kInputSpecs says of it (generic callers: tools/run-model), as the CPU class does.
+    v.set("dtype", dtype_of(in.dtype, in.loc, "input '" + in.name + "'"));
+    v.set("rank", static_cast<int64_t>(dims.size()));
+    v.set("spec_dims", spec_dims(dims));
     v.set("condition", mismatch_condition(cuda_input_ident(p, i), dtype_of(in.dtype, in.loc, "input '" + in.name + "'"),
                                           dims, true));
     inputs.push_back(std::move(v));

@@ -12,7 +12,8 @@
 //                "SIMT or tensor-core", or "" without multi-kernel dispatchers), multi_kernel (bool)}
 //   rows (bool): the row groups have multi-kernel dispatchers
 //   convs, pools (ints): cuDNN convolutions and pooling kernels (codegen/cuda_conv.h)
-//   inputs:      [{name, ident, dtype_name, shape_text "[?, 64]", condition (run()'s mismatch test)}]
+//   inputs:      [{name, ident, dtype_name, shape_text "[?, 64]", condition (run()'s mismatch test), dtype, rank,
+//                 spec_dims "{-1, 64}" (kInputSpecs)}]
 //   parameters:  [{name, dtype_name, shape_text, condition (bind_parameter()'s mismatch test on `value`),
 //                 dtype "kforge::DataType::kFloat32", rank (int), dims "{4, -1}" (-1: known only at run time)}]
 //   parameter_file_order: [int]  parameter indices in the .pdiparams order (sorted by name)

@@ -136,7 +136,7 @@ bool CudaConvSite::has_epilogue() const {
 }
 
 bool is_cuda_conv_op(std::string_view op) {
-  return op == "conv2d" || op == "depthwise_conv2d" || op == "conv2d_fused";
+  return op == "conv2d" || op == "depthwise_conv2d" || op == "conv2d_fused" || op == "conv2d_transpose";
 }
 
 bool is_cuda_pool_op(std::string_view op) { return op == "pool2d"; }
@@ -155,7 +155,82 @@ std::optional<std::string> cuda_conv_activation(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// conv2d_transpose (x [n, c, h, w], filter [c, k / groups, r, s], out [n, k, out_h, out_w]): cuDNN's backward-data
+// convolution of the forward convolution that maps out's shape to x's. The output may be larger than the base size
+// (output_padding or output_size) by less than the stride, which the forward convolution's floor division absorbs.
+std::optional<CudaConvSite> cuda_conv_transpose_site(const LoweredProgram& p, const KernelCall& call, std::string* why) {
+  Attrs a(call, why);
+  CudaConvSite s;
+  s.transposed = true;
+  s.input = tensor_arg(call, "x");
+  s.filter = tensor_arg(call, "filter");
+  s.out = single_output(call);
+  if (s.input == kNone || s.filter == kNone || s.out == kNone) {
+    a.fail("it needs an input, a filter and one output");
+    return std::nullopt;
+  }
+  for (uint32_t v : {s.input, s.filter, s.out}) {
+    if (p.values[v].dtype != ir::DataType::kFloat32) {
+      a.fail(fmt::format("{} is {}; the cuDNN convolution computes float32 only", p.values[v].source_id,
+                         ir::dtype_name(p.values[v].dtype)));
+      return std::nullopt;
+    }
+  }
+  const std::string format = a.text("data_format");
+  const std::vector<int64_t> strides = a.ints("strides");
+  const std::vector<int64_t> dilations = a.ints("dilations");
+  const std::vector<int64_t> given_pads = a.ints("paddings");
+  const std::string algorithm = a.text("padding_algorithm");
+  s.groups = a.integer("groups");
+  if (!a.ok()) return std::nullopt;
+  s.nhwc = format == "NHWC";
+  const SymShape& fdims = p.values[s.filter].dims;
+  passes::SymExpr out_n;
+  int64_t out_c = 0;
+  if (!nchw(p.values[s.input].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
+      !nchw(p.values[s.out].dims, s.nhwc, &out_n, &out_c, &s.out_h, &s.out_w) || fdims.size() != 4 ||
+      !fdims[0].constant() || !fdims[1].constant() || !fdims[2].constant() || !fdims[3].constant()) {
+    a.fail("its input, filter and output must be 4-D with channels and spatial dims known at generation time");
+    return std::nullopt;
+  }
+  s.k = *fdims[1].constant() * s.groups;
+  s.r = *fdims[2].constant();
+  s.s = *fdims[3].constant();
+  if (strides.size() != 2 || dilations.size() != 2 || s.groups <= 0 || s.c != *fdims[0].constant() ||
+      s.c % s.groups != 0 || out_c != s.k || out_n != s.batch) {
+    a.fail("its strides, dilations, groups and dims do not describe a 2-D transposed convolution");
+    return std::nullopt;
+  }
+  s.stride_h = strides[0];
+  s.stride_w = strides[1];
+  s.dilation_h = dilations[0];
+  s.dilation_w = dilations[1];
+  Pads pads;
+  if (!paddings(a, given_pads, algorithm, s.h, s.w, s.r, s.s, s.stride_h, s.stride_w, &pads)) return std::nullopt;
+  if (algorithm == "SAME") s.dilation_h = s.dilation_w = 1;
+  if (pads.top != pads.bottom || pads.left != pads.right) {
+    a.fail(fmt::format("its padding is asymmetric (top {}, bottom {}, left {}, right {}); cuDNN pads both sides alike",
+                       pads.top, pads.bottom, pads.left, pads.right));
+    return std::nullopt;
+  }
+  s.pad_h = pads.top;
+  s.pad_w = pads.left;
+  const int64_t base_h = (s.h - 1) * s.stride_h - 2 * s.pad_h + s.dilation_h * (s.r - 1) + 1;
+  const int64_t base_w = (s.w - 1) * s.stride_w - 2 * s.pad_w + s.dilation_w * (s.s - 1) + 1;
+  if (s.out_h < base_h || s.out_h >= base_h + s.stride_h || s.out_w < base_w || s.out_w >= base_w + s.stride_w) {
+    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {} (plus less than the stride)", s.out_h,
+                       s.out_w, base_h, base_w));
+    return std::nullopt;
+  }
+  return s;
+}
+
+}  // namespace
+
 std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const KernelCall& call, std::string* why) {
+  if (call.op == "conv2d_transpose") return cuda_conv_transpose_site(p, call, why);
   Attrs a(call, why);
   CudaConvSite s;
   s.input = tensor_arg(call, "input");
@@ -245,6 +320,10 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
                            ir::dtype_name(p.values[v].dtype)));
         return std::nullopt;
       }
+    }
+    s.foldable = s.mean != kNone;
+    for (uint32_t v : {s.filter, s.bias, s.mean, s.variance, s.scale, s.shift}) {
+      if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
     }
   }
   return s;
@@ -369,30 +448,59 @@ std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, c
   return s;
 }
 
+int64_t cuda_conv_fold_bytes(const CudaConvSite& s) {
+  auto aligned = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+  return aligned(s.k * (s.c / s.groups) * s.r * s.s * 4) + aligned(s.k * 4);
+}
+
 tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer) {
+                           const CudaBufferExpr& buffer, int64_t fold_offset) {
   tmpl::Value v = tmpl::Value::map();
   v.set("number", number);
   v.set("launch", launch);
   v.set("description", description);
-  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, s.h, s.w,
+  // A transposed convolution's geometry says so in a 17th field (ConvGeometry::transposed, false by default).
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.h, s.w,
                                 s.k, s.r, s.s, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
-                                s.groups, s.out_h, s.out_w, s.nhwc ? "true" : "false"));
+                                s.groups, s.out_h, s.out_w, s.nhwc ? "true" : "false", s.transposed ? ", true" : ""));
   v.set("batch", s.batch.to_string());
   v.set("x", buffer(s.input, "float", true));
   v.set("w", buffer(s.filter, "float", true));
   v.set("y", buffer(s.out, "float", false));
   if (!s.has_epilogue()) {
+    v.set("fold", false);
     v.set("epilogue", false);
     return v;
   }
   auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
   tmpl::Value e = tmpl::Value::map();
-  e.set("bias", operand(s.bias));
-  e.set("mean", operand(s.mean));
-  e.set("variance", operand(s.variance));
-  e.set("scale", operand(s.scale));
-  e.set("shift", operand(s.shift));
+  const bool fold = fold_offset >= 0 && s.foldable;
+  if (fold) {
+    const std::string weights = fmt::format("reinterpret_cast<float*>(folded_.data() + {})", fold_offset);
+    const std::string bias = fmt::format("reinterpret_cast<float*>(folded_.data() + {})",
+                                         fold_offset + cuda_conv_fold_bytes(s) - (s.k * 4 + 63) / 64 * 64);
+    tmpl::Value f = tmpl::Value::map();
+    f.set("filter", buffer(s.filter, "float", true));
+    f.set("bias", operand(s.bias));
+    f.set("mean", operand(s.mean));
+    f.set("variance", operand(s.variance));
+    f.set("scale", operand(s.scale));
+    f.set("shift", operand(s.shift));
+    f.set("epsilon", float_literal(s.epsilon));
+    f.set("weights", weights);
+    f.set("folded_bias", bias);
+    v.set("fold", std::move(f));
+    v.set("w", weights);
+    e.set("bias", bias);
+    for (const char* key : {"mean", "variance", "scale", "shift"}) e.set(key, "nullptr");
+  } else {
+    v.set("fold", false);
+    e.set("bias", operand(s.bias));
+    e.set("mean", operand(s.mean));
+    e.set("variance", operand(s.variance));
+    e.set("scale", operand(s.scale));
+    e.set("shift", operand(s.shift));
+  }
   e.set("residual", operand(s.residual));
   e.set("epsilon", float_literal(s.epsilon));
   e.set("activation", cuda_conv_activation(s.activation).value_or("kforge::cuda_conv::Activation::kNone"));

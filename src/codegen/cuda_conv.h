@@ -1,7 +1,7 @@
 // Convolutions and pooling under `kforge compile --target cuda`: what each conv2d / depthwise_conv2d (alone, or
 // the conv2d_fused call of a convolution group, passes/fusion.h) and each pool2d of a LoweredProgram is on the
 // GPU, as typed sites built here, and the template context of their host code (templates/program/cuda/conv.j2).
-//   - A convolution is one cuDNN call (templates/cuda/kforge_cudnn.cuh: descriptors made once, the algorithm
+//   - A convolution is one cuDNN call (a conv2d_transpose: cuDNN's backward-data convolution) (templates/cuda/kforge_cudnn.cuh: descriptors made once, the algorithm
 //     found once per batch) and, for a group, one epilogue kernel over its output (bias, inference batch norm,
 //     activation, residual). float32 only; NCHW or NHWC; any stride, dilation and group count; explicit, SAME
 //     or VALID padding that comes out symmetric (cuDNN pads both sides alike).
@@ -38,6 +38,12 @@ struct CudaConvSite {
   std::string activation;  // conv2d_fused's name ("relu", "gelu_tanh", ...), "" for none
   double alpha = 0, beta = 0, epsilon = 1e-5;
   bool activation_after_residual = false;
+  /// conv2d_transpose: input [batch, c, h, w], filter [c, k / groups, r, s], output [batch, k, out_h, out_w]; run as
+  /// cuDNN's backward-data convolution (pads, strides and dilations are the forward convolution's).
+  bool transposed = false;
+  /// The batch norm (and bias) can be folded into the filter once the parameters are bound: a convolution group
+  /// with a batch norm whose filter and epilogue vectors are all parameters or constants (nothing computed).
+  bool foldable = false;
 
   /// Whether an epilogue kernel runs after the convolution.
   bool has_epilogue() const;
@@ -63,7 +69,7 @@ struct CudaBatchNormSite {
   double epsilon = 1e-5;
 };
 
-/// conv2d, depthwise_conv2d and conv2d_fused (a convolution group's call).
+/// conv2d, depthwise_conv2d, conv2d_fused (a convolution group's call) and conv2d_transpose.
 bool is_cuda_conv_op(std::string_view op);
 /// pool2d.
 bool is_cuda_pool_op(std::string_view op);
@@ -95,8 +101,15 @@ using CudaBufferExpr = std::function<std::string(uint32_t, const std::string&, b
 /// C++ initializer of kforge::cuda_conv::ConvGeometry), batch, x, w, y (pointer expressions), and epilogue:
 /// false or {bias, mean, variance, scale, shift, residual (pointer expressions or "nullptr"), epsilon,
 /// activation, alpha, beta (C++ literals), after_residual ("true"/"false")}.
+/// With `fold_offset` >= 0 (a foldable site, see CudaConvSite::foldable), the batch norm is folded: the step's
+/// `fold` is {filter, bias, mean, variance, scale, shift (the original operands), epsilon, weights, folded_bias
+/// (pointer expressions into the class's folded-weights memory at fold_offset bytes)}, the convolution reads
+/// `weights` and the epilogue adds `folded_bias` instead of the batch norm; otherwise `fold` is false.
 tmpl::Value cuda_conv_step(const CudaConvSite& site, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer);
+                           const CudaBufferExpr& buffer, int64_t fold_offset = -1);
+
+/// Bytes of the folded filter and bias of a foldable site, each 64-byte aligned.
+int64_t cuda_conv_fold_bytes(const CudaConvSite& site);
 /// The context of one pool step (`pool_step`): number, launch, description, geometry (the initializer of
 /// kforge::cuda_pool::Pool2dGeometry), type ("float"/"double"), batch, x, y.
 tmpl::Value cuda_pool_step(const CudaPoolSite& site, int64_t number, int64_t launch, const std::string& description,

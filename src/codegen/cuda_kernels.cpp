@@ -143,7 +143,13 @@ class GroupEmitter {
       type_of(in.storage);
       type_of(in.type);
       if (in.access == InputAccess::kStrided) {
-        if (!static_dims(g_.shape)) error("a broadcast input over dynamic dims (strided access) is not supported yet");
+        // The offset divides the flat index by every dim but the first: those must be known (a dynamic batch is fine).
+        for (size_t k = 1; k < g_.shape.size(); ++k) {
+          if (!g_.shape[k].is_constant()) {
+            error("a broadcast input over dynamic dims after the first (strided access) is not supported yet");
+            break;
+          }
+        }
         for (const passes::SymExpr& s : in.strides) {
           if (!s.is_constant()) error("a broadcast input with dynamic strides is not supported yet");
         }
@@ -216,9 +222,10 @@ class GroupEmitter {
     return cond;
   }
 
-  // Offset of a strided (general broadcast) input at flat element `flat` (static shapes only).
+  // Offset of a strided (general broadcast) input at flat element `flat` (every dim static but the first).
   std::string strided_offset(const GroupInput& in, const std::string& flat, const std::string& index_type) {
-    const std::vector<int64_t> dims = *static_dims(g_.shape);
+    std::vector<int64_t> dims;
+    for (const passes::SymExpr& d : g_.shape) dims.push_back(d.constant().value_or(0));
     std::string text = "([&] { " + index_type + " rem = " + flat + "; " + index_type + " off = 0; ";
     for (size_t k = dims.size(); k-- > 0;) {
       const int64_t stride = *in.strides[k].constant();

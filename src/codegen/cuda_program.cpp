@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "codegen/cuda_conv.h"
 #include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
+#include "codegen/cuda_index.h"
 #include "codegen/cuda_kernels.h"
 #include "codegen/cuda_row_variants.h"
 #include "codegen/generated_file.h"
@@ -53,6 +55,7 @@ class CudaHostEmitter {
     if (!conv_steps_.empty() || batch_norms_ > 0) library.push_back(kCudaEpilogueHeaderTemplate);
     if (!conv_steps_.empty()) library.push_back(kCudaCudnnHeaderTemplate);
     if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
+    if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
     for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {
       for (const char* h : list) {
         if (std::find_if(out.begin(), out.end(), [&](const char* o) { return std::string_view(o) == h; }) == out.end()) {
@@ -88,6 +91,8 @@ class CudaHostEmitter {
     if (!cls) return false;
     ctx = std::move(*cls);
     ctx.set("half", fused_half());
+    ctx.set("index_kernels", tmpl::Value(tmpl::List(index_kernels_.begin(), index_kernels_.end())));
+    ctx.set("index_interp", index_interp_);
     ctx.set("group_kernels", tmpl::Value(std::move(group_kernels)));
     add_host_keys(ctx);
     return !diags_.has_errors();
@@ -119,8 +124,10 @@ class CudaHostEmitter {
     for (uint32_t c = 0; c < p_.calls.size(); ++c) {
       if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
       const passes::KernelCall& call = p_.calls[c];
-      if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op)) {
-        library_calls_.push_back(c);  // cuDNN / the pooling / epilogue kernel: build_library_steps() says if it can
+      if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
+          is_cuda_index_op(call.op)) {
+        // cuDNN / the pooling / epilogue / an index-mapped kernel: build_library_steps() says if it can
+        library_calls_.push_back(c);
         continue;
       }
       if (std::optional<std::pair<uint32_t, uint32_t>> view = view_values(call)) {
@@ -144,17 +151,20 @@ class CudaHostEmitter {
       }
       if (shares && any_output && in_buffer != kNone) continue;
       if (call.op == "matmul") {
-        // Supported matmuls are GEMM groups; say precisely why this one is not.
+        // Supported matmuls are GEMM groups; one that is not (a batched y) is a generated batched kernel when it
+        // can be (build_library_steps() says why not, with why it is no GEMM).
         std::string why;
         if (!passes::gemm_form(p_, call, &why)) {
-          diags_.error(call.loc, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " + why);
+          library_calls_.push_back(c);
+          no_gemm_why_.emplace(c, why);
           continue;
         }
       }
       diags_.error(call.loc, "--target cuda: op '" + call.op + "' (" + call.pir_name +
                                  ") is not in a fused group and the CUDA backend has no kernel for it; only ops "
                                  "with `compute`, `reduce` or `row_pattern` that fuse, float32, float16 or "
-                                 "bfloat16 matmuls, float32 convolutions and pool2d run on the GPU "
+                                 "bfloat16 matmuls, float32 convolutions, pool2d and the index-mapped ops "
+                                 "(transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
                                  "(docs/compile.md)");
     }
   }
@@ -215,7 +225,24 @@ class CudaHostEmitter {
       library_step_at_.emplace(launch, std::move(step));
       return;
     }
-    if (is_cuda_batch_norm_op(call.op)) {
+    if (is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
+      if (std::optional<std::vector<CudaIndexKernel>> kernels =
+              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, &why)) {
+        tmpl::List contexts;
+        for (const CudaIndexKernel& k : *kernels) {
+          contexts.push_back(cuda_index_kernel_context(k));
+          index_kernels_.push_back(contexts.back());
+          index_interp_ = index_interp_ || k.interp;
+        }
+        tmpl::Value step = tmpl::Value::map();
+        step.set("kind", "index");
+        step.set("launch", static_cast<int64_t>(launch));
+        step.set("description", description);
+        step.set("kernels", tmpl::Value(std::move(contexts)));
+        library_step_at_.emplace(launch, std::move(step));
+        return;
+      }
+    } else if (is_cuda_batch_norm_op(call.op)) {
       if (std::optional<CudaBatchNormSite> site =
               cuda_batch_norm_site(p_, call, [this](uint32_t v) { return is_read(v); }, &why)) {
         tmpl::Value step = cuda_batch_norm_step(*site, static_cast<int64_t>(launch), description, buffer);
@@ -234,11 +261,21 @@ class CudaHostEmitter {
         return;
       }
     } else if (std::optional<CudaConvSite> site = cuda_conv_site(p_, call, &why)) {
+      // A batch norm of parameters is folded into the filter when they are bound (kforge_cudnn.cuh).
+      const int64_t fold_offset = site->foldable ? folded_bytes_ : -1;
+      if (site->foldable) folded_bytes_ += cuda_conv_fold_bytes(*site);
       tmpl::Value step = cuda_conv_step(*site, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch),
-                                        description, buffer);
+                                        description, buffer, fold_offset);
       step.set("kind", "conv");
       library_step_at_.emplace(launch, step);
       conv_steps_.push_back(std::move(step));
+      return;
+    }
+    if (is_cuda_batched_matmul(call.op)) {
+      const auto no_gemm = no_gemm_why_.find(static_cast<uint32_t>(&op - p_.calls.data()));
+      diags_.error(op.loc, "--target cuda: matmul (" + op.pir_name + ") has no CUDA GEMM: " +
+                               (no_gemm != no_gemm_why_.end() ? no_gemm->second : std::string()) +
+                               "; and no batched kernel: " + why);
       return;
     }
     diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") has no CUDA kernel: " + why);
@@ -277,7 +314,7 @@ class CudaHostEmitter {
       tmpl::List values;
       for (int64_t k = 0; k < (c.splat ? 1 : numel); ++k) {
         if (half) values.push_back(fmt::format("0x{:04x}", ir::half_bits_from_double(c.dtype, c.float_at(k))));
-        else if (floating) values.push_back(fmt::format("static_cast<{}>({:.17g})", *t, c.float_at(k)));
+        else if (floating) values.push_back(floating_constant(*t, c.float_at(k)));
         else values.push_back(fmt::format("static_cast<{}>({})", *t, c.int_at(k)));
       }
       tmpl::Value table = tmpl::Value::map();
@@ -293,6 +330,13 @@ class CudaHostEmitter {
     }
     ctx.set("constant_tables", tmpl::Value(std::move(tables)));
     ctx.set("constants_host_bytes", static_cast<int64_t>(std::max<size_t>(offset, 64)));
+  }
+
+  // A floating constant of host type `type`: infinities and NaN through std::numeric_limits (a causal mask's -inf).
+  static std::string floating_constant(const std::string& type, double v) {
+    if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", type);
+    if (std::isinf(v)) return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", type);
+    return fmt::format("static_cast<{}>({:.17g})", type, v);
   }
 
   std::string group_description(const FusedGroup& g) const {
@@ -366,6 +410,11 @@ class CudaHostEmitter {
   // The keys of templates/program/cuda/program.cu.j2 beyond the class context's.
   void add_host_keys(tmpl::Value& ctx) {
     std::set<std::string> std_headers = {"cstring", "vector"};
+    for (const passes::ConstantData& c : p_.constants) {
+      for (int64_t k = 0; k < (c.splat ? 1 : c.numel()) && ir::is_floating(c.dtype); ++k) {
+        if (!std::isfinite(c.float_at(k))) std_headers.insert("limits");  // floating_constant's infinities
+      }
+    }
     for (const std::string& h : gemm_.host_std_includes()) std_headers.insert(h);
     ctx.set("std_includes", tmpl::Value(tmpl::List(std_headers.begin(), std_headers.end())));
     // The launchers' declarations name __half / __nv_bfloat16 when a fused group stores them.
@@ -378,6 +427,7 @@ class CudaHostEmitter {
     if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
     ctx.set("includes", tmpl::Value(std::move(includes)));
     ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
+    ctx.set("folded_bytes", folded_bytes_);
     ctx.set("pool_steps", tmpl::Value(tmpl::List(pool_steps_.begin(), pool_steps_.end())));
     tmpl::List declarations;
     for (const auto& [index, l] : launchers_) {
@@ -460,6 +510,10 @@ class CudaHostEmitter {
   std::vector<tmpl::Value> conv_steps_, pool_steps_;  // codegen/cuda_conv.h contexts, in site order
   std::map<size_t, tmpl::Value> library_step_at_;     // every library step (also batch norms, copies) by launch
   size_t batch_norms_ = 0;                            // batch norms outside every convolution group
+  std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order
+  bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
+  int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
+  std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;
 };
@@ -489,7 +543,8 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   const std::string& name = options.codegen.class_name;
   std::vector<std::pair<std::string, std::string>> files = {
       {name + ".h", header}, {name + ".cu", host}, {name + "_kernels.cu", kernels}};
-  std::vector<const char*> headers = {kRuntimeHeaderTemplate, kCudaRuntimeHeaderTemplate, kCudaFusedHeaderTemplate};
+  std::vector<const char*> headers = {kRuntimeHeaderTemplate, kParamsHeaderTemplate, kCudaRuntimeHeaderTemplate,
+                                      kCudaFusedHeaderTemplate};
   for (const char* h : emitter.extra_headers()) headers.push_back(h);
   for (const char* tmpl_path : headers) {
     const std::optional<std::string_view> text = env.read_verbatim(tmpl_path);

@@ -21,8 +21,8 @@ bool add_python_program_module(tmpl::Environment& env, const tmpl::Value& class_
   std::vector<std::pair<std::string, std::string>> files = {
       {options.codegen.class_name + "_python.cc", std::move(module_text)}};
   std::vector<const char*> headers = {kPythonHeaderTemplate};
-  // The CPU target writes kforge_params.h beside its class already (its load_parameters reads the file).
-  if (target == PythonModuleTarget::kCuda) headers.insert(headers.end(), {kPythonCudaHeaderTemplate, kParamsHeaderTemplate});
+  // Both targets write kforge_params.h beside the class already (its load_parameters reads the file).
+  if (target == PythonModuleTarget::kCuda) headers.push_back(kPythonCudaHeaderTemplate);
   for (const char* path : headers) {
     const std::optional<std::string_view> text = env.read_verbatim(path);
     if (!text) return false;

@@ -409,7 +409,8 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
   // --no-fuse: nothing, unless the target has no per-op kernels (single_call_groups): then one group per call.
   if ((!options.enabled && !options.single_call_groups) || n == 0) return plan;
 
-  std::vector<CallInfo> infos = classify_calls(program, options.half_floats);
+  // Targets without per-op kernels (single_call_groups) also fuse values that later views alias (v8).
+  std::vector<CallInfo> infos = classify_calls(program, options.half_floats, options.single_call_groups);
 
   // Who reads each value (calls, ascending), and which values are program outputs.
   std::vector<std::vector<uint32_t>> readers(program.values.size());

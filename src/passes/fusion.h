@@ -14,6 +14,9 @@
 //        describes statements as typed expressions; the backends spell them, passes/ writes no C++).
 //   (v7) A bias defined between the conv and its add joins the group; --target cuda makes convolution groups too (FusionOptions::conv_fused): the CUDA backend runs their
 //        conv2d_fused call as a cuDNN convolution and an epilogue kernel (codegen/cuda_conv.h).
+//   (v8) With single_call_groups (a target without per-op kernels), a call whose output shares its buffer only
+//        with later views of it (a bias add before a reshape) fuses like any other: the group stores the value
+//        into that buffer and the views read it there.
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),

@@ -168,8 +168,8 @@ std::optional<int64_t> normalize_axis(int64_t axis, size_t rank) {
 
 class Classifier {
  public:
-  Classifier(const LoweredProgram& program, bool half_floats)
-      : p_(program), half_floats_(half_floats), sink_(), diags_(sources_, sink_) {}
+  Classifier(const LoweredProgram& program, bool half_floats, bool view_aliases)
+      : p_(program), half_floats_(half_floats), view_aliases_(view_aliases), sink_(), diags_(sources_, sink_) {}
 
   CallInfo classify(uint32_t index) {
     const KernelCall& call = p_.calls[index];
@@ -177,13 +177,14 @@ class Classifier {
     if (!call.def || call.inplace_twin) return info;
     const opdef::Op& def = *call.def;
     if (!def.compute && !def.reduce && !def.row_pattern) return info;
-    // Every output value must own its buffer (no views, no aliases) and have a plain dtype.
+    // Every output value must own its buffer (no views, no aliases; with view_aliases, later views of it may
+    // share it) and have a plain dtype.
     for (const CallOutput& o : call.outputs) {
       if (o.is_list) return info;
       for (uint32_t v : o.values) {
         if (v == kNone) continue;
         const LoweredValue& val = p_.value(v);
-        if (val.buffer == kNone || p_.buffers[val.buffer].values.size() != 1 || !fusible(val.dtype)) return info;
+        if (val.buffer == kNone || !owns_buffer(val) || !fusible(val.dtype)) return info;
       }
     }
     for (const KernelArg& a : call.args) {
@@ -337,6 +338,22 @@ class Classifier {
 
   const LoweredProgram& p_;
   bool half_floats_;
+  bool view_aliases_ = false;  // classify_calls' view_aliases
+  // Whether `val` is its buffer's only value or, with view_aliases_, its first, the others being outputs of
+  // view calls (reshape, flatten, ...), which write nothing.
+  bool owns_buffer(const LoweredValue& val) const {
+    const std::vector<uint32_t>& values = p_.buffers[val.buffer].values;
+    if (values.size() == 1) return true;
+    if (!view_aliases_ || values.front() != val.index) return false;
+    for (size_t i = 1; i < values.size(); ++i) {
+      const uint32_t by = p_.value(values[i]).defined_by;
+      if (by == kNone || p_.calls[by].inplace_twin || p_.calls[by].def == nullptr || p_.calls[by].def->view.empty()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   SourceManager sources_;
   std::ostringstream sink_;
   DiagnosticEngine diags_;
@@ -345,9 +362,9 @@ class Classifier {
 
 }  // namespace
 
-std::vector<CallInfo> classify_calls(const LoweredProgram& program, bool half_floats) {
+std::vector<CallInfo> classify_calls(const LoweredProgram& program, bool half_floats, bool view_aliases) {
   std::vector<CallInfo> infos(program.calls.size());
-  Classifier classifier(program, half_floats);
+  Classifier classifier(program, half_floats, view_aliases);
   for (uint32_t c = 0; c < program.calls.size(); ++c) infos[c] = classifier.classify(c);
   return infos;
 }

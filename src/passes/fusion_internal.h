@@ -44,8 +44,8 @@ struct CallInfo {
 
 
 /// What each call of `program` is to the fusion pass (kOpaque: it stays a kernel call). `half_floats`:
-/// FusionOptions::half_floats.
-std::vector<CallInfo> classify_calls(const LoweredProgram& program, bool half_floats);
+/// FusionOptions::half_floats; `view_aliases`: an output whose buffer later views share fuses too (v8).
+std::vector<CallInfo> classify_calls(const LoweredProgram& program, bool half_floats, bool view_aliases);
 
 /// The kGemm groups of `program` (fusion.h, "GEMM groups"; fusion_gemm.cpp), in call order, `index` unset.
 /// `readers[v]`: the calls reading value v, ascending; `is_output[v]`: v is a program output. With

@@ -62,9 +62,8 @@ std::optional<GemmForm> gemm_form(const LoweredProgram& program, const KernelCal
     *flag = *value;
   }
   if (yv.dims.size() != 2) {
-    fail(why, fmt::format("y has rank {} ({}), but the GEMM needs y to be a matrix (rank 2); a batched or vector y has "
-                          "no CUDA kernel",
-                          yv.dims.size(), to_string(yv.dims)));
+    fail(why, fmt::format("y has rank {} ({}), but the GEMM needs y to be a matrix (rank 2)", yv.dims.size(),
+                          to_string(yv.dims)));
     return std::nullopt;
   }
   if (xv.dims.size() < 2) {

@@ -14,6 +14,10 @@
 // run() chooses on first use; with --cuda-graph the generated prepare_convs() chooses every site before a
 // capture, so a capture only finds known shapes.
 //
+// A conv2d_transpose (ConvGeometry::transposed) is cudnnConvolutionBackwardData of the forward convolution that maps
+// the output's shape [n, k, out_h, out_w] to the input's [n, c, h, w], with Paddle's filter [c, k / groups, r, s] as
+// that convolution's filter; its algorithm is found likewise (cudnnFindConvolutionBackwardDataAlgorithmEx).
+//
 // TF32: set_tf32(true) (the default, as torch's cudnn.allow_tf32) lets cuDNN use TF32 tensor cores for float32
 // convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout).
 #pragma once
@@ -46,13 +50,16 @@ inline Status cudnn_error(cudnnStatus_t status, const char* what) {
   } while (0)
 
 // What one convolution is, fixed at generation time; only the batch is given at run time. Dims are those of
-// the logical NCHW tensors: input [n, c, h, w], filter [k, c / groups, r, s], output [n, k, out_h, out_w].
+// the logical NCHW tensors: input [n, c, h, w], filter [k, c / groups, r, s], output [n, k, out_h, out_w]; for a
+// transposed convolution the filter is [c, k / groups, r, s] and pads, strides and dilations are those of the forward
+// convolution from the output to the input.
 struct ConvGeometry {
   int c, h, w;
   int k, r, s;
   int pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w, groups;
   int out_h, out_w;
   bool nhwc;
+  bool transposed = false;
 };
 
 class CudnnContext {
@@ -105,25 +112,7 @@ class ConvSite {
     KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
     const std::pair<int, bool> key(n, ctx.tf32());
     if (choices_.count(key) != 0) return Status::OK();
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int returned = 0;
-    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
-        ctx.handle(), x_, x, w_, w, conv_, y_, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
-        ctx.workspace(), CudnnContext::kWorkspaceBytes));
-    // The fastest usable one (the list is fastest first), deterministic if any is: the same inputs then give the
-    // same bits on every run.
-    for (const bool deterministic_only : {true, false}) {
-      for (int i = 0; i < returned; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CudnnContext::kWorkspaceBytes) continue;
-        if (deterministic_only && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
-        // Strict float32 runs whatever was found with FMA kernels only, as it was benchmarked.
-        if (!ctx.tf32() && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
-        choices_[key] = Choice{perf[i].algo, ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory};
-        return Status::OK();
-      }
-    }
-    return Status::Error("cuDNN found no algorithm for the convolution (batch ", n, ", ", returned,
-                         " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
+    return g.transposed ? find_backward_data(ctx, key, x, w, y) : find_forward(ctx, key, x, w, y);
   }
 
   // y = conv(x, w) on the context's stream; chooses the algorithm first when prepare() has not.
@@ -136,17 +125,62 @@ class ConvSite {
     KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, choice->second.math));
     const float one = 1.0f, zero = 0.0f;
-    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(ctx.handle(), &one, x_, x, w_, w, conv_, choice->second.algo,
-                                                         ctx.workspace(), choice->second.workspace, &zero, y_, y));
+    if (g.transposed) {
+      // x is the forward convolution's dy, y its dx.
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
+          ctx.handle(), &one, w_, w, x_, x, conv_, static_cast<cudnnConvolutionBwdDataAlgo_t>(choice->second.algo),
+          ctx.workspace(), choice->second.workspace, &zero, y_, y));
+      return Status::OK();
+    }
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
+        ctx.handle(), &one, x_, x, w_, w, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(choice->second.algo),
+        ctx.workspace(), choice->second.workspace, &zero, y_, y));
     return Status::OK();
   }
 
  private:
   struct Choice {
-    cudnnConvolutionFwdAlgo_t algo;
+    int algo;  // cudnnConvolutionFwdAlgo_t, or cudnnConvolutionBwdDataAlgo_t for a transposed convolution
     cudnnMathType_t math;
     size_t workspace;
   };
+
+  // The fastest usable algorithm of a cuDNN find (the list is fastest first), deterministic if any is: the same
+  // inputs then give the same bits on every run. Strict float32 runs whatever was found with FMA kernels only.
+  template <typename Perf>
+  Status choose(const CudnnContext& ctx, const std::pair<int, bool>& key, const Perf* perf, int returned) {
+    for (const bool deterministic_only : {true, false}) {
+      for (int i = 0; i < returned; ++i) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CudnnContext::kWorkspaceBytes) continue;
+        if (deterministic_only && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+        if (!ctx.tf32() && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+        choices_[key] = Choice{static_cast<int>(perf[i].algo), ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH,
+                               perf[i].memory};
+        return Status::OK();
+      }
+    }
+    return Status::Error("cuDNN found no algorithm for the convolution (batch ", key.first, ", ", returned,
+                         " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
+  }
+
+  Status find_forward(CudnnContext& ctx, const std::pair<int, bool>& key, const float* x, const float* w, float* y) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int returned = 0;
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
+        ctx.handle(), x_, x, w_, w, conv_, y_, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
+        ctx.workspace(), CudnnContext::kWorkspaceBytes));
+    return choose(ctx, key, perf, returned);
+  }
+
+  Status find_backward_data(CudnnContext& ctx, const std::pair<int, bool>& key, const float* x, const float* w,
+                            float* y) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int returned = 0;
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionBackwardDataAlgorithmEx(
+        ctx.handle(), w_, w, x_, x, conv_, y_, y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf,
+        ctx.workspace(), CudnnContext::kWorkspaceBytes));
+    return choose(ctx, key, perf, returned);
+  }
 
   // Creates the descriptors once and sets them for batch n (host calls only: nothing is allocated on the
   // device, so this is safe inside a graph capture). Checks cuDNN's output dims against the generated ones.
@@ -156,8 +190,10 @@ class ConvSite {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&y_));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&w_));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&conv_));
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, g.k,
-                                                              g.c / g.groups, g.r, g.s));
+      // The forward convolution's filter: [k, c / groups, r, s]; transposed, Paddle's [c, k / groups, r, s].
+      const int filter_out = g.transposed ? g.c : g.k, filter_in = g.transposed ? g.k / g.groups : g.c / g.groups;
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, filter_out,
+                                                              filter_in, g.r, g.s));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(conv_, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
                                                                    g.dilation_h, g.dilation_w,
                                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -168,12 +204,15 @@ class ConvSite {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, CUDNN_DATA_FLOAT, n, g.c, g.h, g.w));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(y_, format, CUDNN_DATA_FLOAT, n, g.k, g.out_h, g.out_w));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+      // The forward convolution's output: y's dims, or for a transposed convolution x's (from y).
       int dims[4] = {0, 0, 0, 0};
-      KFORGE_CUDNN_RETURN_IF_ERROR(
-          cudnnGetConvolution2dForwardOutputDim(conv_, x_, w_, &dims[0], &dims[1], &dims[2], &dims[3]));
-      if (dims[0] != n || dims[1] != g.k || dims[2] != g.out_h || dims[3] != g.out_w) {
-        return Status::Error("cuDNN computes the convolution's output as [", dims[0], ", ", dims[1], ", ", dims[2],
-                             ", ", dims[3], "], kforge as [", n, ", ", g.k, ", ", g.out_h, ", ", g.out_w, "]");
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolution2dForwardOutputDim(conv_, g.transposed ? y_ : x_, w_, &dims[0],
+                                                                         &dims[1], &dims[2], &dims[3]));
+      const int want[4] = {n, g.transposed ? g.c : g.k, g.transposed ? g.h : g.out_h, g.transposed ? g.w : g.out_w};
+      if (dims[0] != want[0] || dims[1] != want[1] || dims[2] != want[2] || dims[3] != want[3]) {
+        return Status::Error("cuDNN computes the convolution's ", g.transposed ? "input" : "output", " as [", dims[0],
+                             ", ", dims[1], ", ", dims[2], ", ", dims[3], "], kforge as [", want[0], ", ", want[1],
+                             ", ", want[2], ", ", want[3], "]");
       }
       described_n_ = n;
       described_tf32_ = tf32;
@@ -188,6 +227,36 @@ class ConvSite {
   bool described_tf32_ = true;
   std::map<std::pair<int, bool>, Choice> choices_;  // by (batch, TF32)
 };
+
+// Folds a convolution group's inference batch norm (and bias) into its filter and a bias, once the parameters are
+// bound, as the CPU target does (kernels/onednn/conv.cc): per output channel o, s = scale[o] / sqrt(var[o] + eps),
+// w'[o, :] = w[o, :] * s, bias'[o] = bias[o] * s + (shift[o] - mean[o] * s). The epilogue is then bias' (plus the
+// residual and activation, if any), and inference runs no batch-norm arithmetic.
+__global__ void fold_batch_norm_kernel(const float* w, Epilogue e, int64_t per_k, int64_t total, float* w_out,
+                                       float* bias_out) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t o = i / per_k;
+    const float inv_std = 1.0f / sqrtf(e.variance[o] + e.epsilon);
+    const float s = (e.scale != nullptr ? e.scale[o] : 1.0f) * inv_std;
+    w_out[i] = w[i] * s;
+    if (i % per_k == 0) {
+      const float t = (e.shift != nullptr ? e.shift[o] : 0.0f) - e.mean[o] * s;
+      bias_out[o] = (e.bias != nullptr ? e.bias[o] * s : 0.0f) + t;
+    }
+  }
+}
+
+// w_out = the folded filter of geometry g, bias_out = its folded bias [g.k]; cudaGetLastError().
+inline cudaError_t fold_batch_norm(const float* w, const Epilogue& e, const ConvGeometry& g, float* w_out,
+                                   float* bias_out, cudaStream_t stream) {
+  const int64_t per_k = static_cast<int64_t>(g.c / g.groups) * g.r * g.s, total = per_k * g.k;
+  if (total == 0) return cudaSuccess;
+  const int64_t blocks = (total + 255) / 256;
+  fold_batch_norm_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
+      w, e, per_k, total, w_out, bias_out);
+  return cudaGetLastError();
+}
 
 // The epilogue of a convolution with geometry g and batch n, in place over its output.
 inline cudaError_t conv_epilogue(float* y, const Epilogue& e, const ConvGeometry& g, int64_t n, cudaStream_t stream) {

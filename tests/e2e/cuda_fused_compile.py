@@ -10,7 +10,9 @@ in bfloat16 and float16 (fused kernels converting on load and store, 16-bit cons
 type, the tensor-core variants of kforge_gemm_tc.cuh in both types, conversions to and from every fused dtype).
 Programs with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol
 the headers use resolves. Programs with convolutions (the small conv net of tests/golden/compile-cuda-conv, Paddle's cnn, an NHWC conv, a
-depthwise conv, a padded average pool) are linked against -lcudnn as well. Also checks that a matmul no CUDA GEMM
+depthwise conv, a padded average pool, a conv2d_transpose) are linked against -lcudnn as well. The index-mapped
+kernels (tests/golden/compile-cuda-index: every op of codegen/cuda_index.h, and Paddle programs of concat, split,
+transpose, strided_slice, pad3d, gather, embedding, interpolation, dropout) compile too. Also checks that a matmul no CUDA GEMM
 computes is an error at its place that says why (golden error-compile-cuda-conv-unsupported does the same for a
 convolution the CUDA backend cannot run yet).
 Translation units are compiled two at a time; about 2 min of CPU in all.
@@ -55,6 +57,23 @@ PROGRAMS = [
     ("tests/paddle/conv2d_nhwc/inference.json", "paddle_conv2d_nhwc", ["--cuda-graph"]),
     ("tests/paddle/depthwise_conv2d/inference.json", "paddle_depthwise_conv2d", []),
     ("tests/paddle/avg_pool2d_pad/inference.json", "paddle_avg_pool2d_pad", []),
+    # Index-mapped kernels (codegen/cuda_index.h) and conv2d_transpose (cuDNN backward data): every op in one
+    # program, and Paddle programs of them (dynamic dims, other dtypes, NHWC, the interpolation helpers).
+    ("tests/golden/compile-cuda-index/program.yaml", "index_ops", ["--cuda-graph"]),
+    ("tests/paddle/concat_dynamic/inference.json", "paddle_concat_dynamic", []),
+    ("tests/paddle/concat_bool/inference.json", "paddle_concat_bool", []),
+    ("tests/paddle/split_sections/inference.json", "paddle_split_sections", []),
+    ("tests/paddle/transpose_int64/inference.json", "paddle_transpose_int64", []),
+    ("tests/paddle/strided_slice/inference.json", "paddle_strided_slice", []),
+    ("tests/paddle/pad3d_circular_ndhwc/inference.json", "paddle_pad3d_circular_ndhwc", []),
+    ("tests/paddle/pad_constant/inference.json", "paddle_pad_constant", []),
+    ("tests/paddle/gather_int32_axis0/inference.json", "paddle_gather_int32_axis0", []),
+    ("tests/paddle/embedding_padding_idx/inference.json", "paddle_embedding_padding_idx", []),
+    ("tests/paddle/bilinear_interp_dynamic/inference.json", "paddle_bilinear_interp_dynamic", []),
+    ("tests/paddle/bilinear_interp_align_mode1_nhwc/inference.json", "paddle_bilinear_interp_nhwc", []),
+    ("tests/paddle/nearest_interp_size/inference.json", "paddle_nearest_interp_size", []),
+    ("tests/paddle/dropout_eval_downscale/inference.json", "paddle_dropout_eval_downscale", []),
+    ("tests/paddle/conv2d_transpose/inference.json", "paddle_conv2d_transpose", ["--cuda-graph"]),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
@@ -62,6 +81,7 @@ MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
 CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh"]
 POOL_HEADERS = ["kforge_pool.cuh"]
+INDEX_HEADERS = ["kforge_index.cuh"]  # the interpolation helpers
 
 
 def find_nvcc():
@@ -75,6 +95,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kforge", required=True)
     parser.add_argument("--source-root", required=True)
+    parser.add_argument("names", nargs="*", help="only these programs (class names; default: all)")
     args = parser.parse_args()
     nvcc = find_nvcc()
     if nvcc is None:
@@ -103,6 +124,8 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="kforge-cuda-") as tmp:
         for program, name, flags in PROGRAMS:
+            if args.names and name not in args.names:
+                continue
             gen = os.path.join(tmp, name)
             r = subprocess.run([args.kforge, "compile", os.path.join(root, program)] + ops +
                                ["-o", gen, "--name", name, "--target", "cuda"] + flags,
@@ -113,16 +136,20 @@ def main():
                 continue
             host = open(os.path.join(gen, f"{name}.cu")).read()
             source = open(os.path.join(root, program)).read()
-            has_gemm = "matmul" in source
+            # index_ops' matmul is batched: no GEMM, the index-mapped kernel (codegen/cuda_index.h).
+            has_gemm = "matmul" in source and name != "index_ops"
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
+            has_interp = "_interp" in source  # nearest_interp, bilinear_interp
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
             has_rows = "_launch<" in kernels  # the row kernels' launch helper
-            required = [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h", "kforge_cuda_runtime.h",
+            required = [f"{name}.h", f"{name}.cu", f"{name}_kernels.cu", "kforge_runtime.h", "kforge_params.h",
+                        "kforge_cuda_runtime.h",
                         "kforge_fused.cuh"] + (GEMM_HEADERS if has_gemm else []) + \
-                (CONV_HEADERS if has_conv else []) + (POOL_HEADERS if has_pool else [])
+                (CONV_HEADERS if has_conv else []) + (POOL_HEADERS if has_pool else []) + \
+                (INDEX_HEADERS if has_interp else [])
             if mk:
                 required += MK_HEADERS + (MK_GEMM_HEADERS if has_gemm else []) + (MK_ROW_HEADERS if has_rows else [])
             if half and mk:
@@ -170,16 +197,17 @@ def main():
         while jobs:
             finish()
 
-        # A matmul no CUDA GEMM computes (a batched y) is an error at its place, saying why.
+        # A matmul that neither a GEMM nor the batched kernel computes (a vector y) is an error at its place, saying why.
         r = subprocess.run([args.kforge, "compile", os.path.join(root, "tests/e2e/fused/gemm_unsupported.yaml")] + ops +
                            ["-o", os.path.join(tmp, "unsupported"), "--target", "cuda"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        want = "gemm_unsupported.yaml:6:5: error: --target cuda: matmul (pd_op.matmul) has no CUDA GEMM: y has rank 3"
-        if r.returncode != 1 or want not in r.stdout:
+        want = "gemm_unsupported.yaml:7:5: error: --target cuda: matmul (pd_op.matmul) has no CUDA GEMM: y has rank 1"
+        if r.returncode != 1 or want not in r.stdout or "no batched kernel: a vector operand" not in r.stdout:
             print(f"FAIL: expected a located error for the matmul, got exit {r.returncode}:\n{r.stdout}")
             failed = True
     if not failed:
-        print(f"{len(PROGRAMS)} programs: kforge --target cuda output compiles with nvcc -arch=sm_90 -Werror")
+        count = len([p for p in PROGRAMS if not args.names or p[1] in args.names])
+        print(f"{count} programs: kforge --target cuda output compiles with nvcc -arch=sm_90 -Werror")
     return 1 if failed else 0
 
 

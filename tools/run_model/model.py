@@ -56,11 +56,12 @@ def resolve_model(model, params=None):
     return program, (weights if weights.is_file() else None)
 
 
-def find_tools(build_dir, verbose):
-    """The kforge binary and the kernel library of `build_dir`, building them when missing."""
+def find_tools(build_dir, verbose, kernel_library=True):
+    """The kforge binary and the kernel library of `build_dir`, building them when missing (the kernel library
+    only when `kernel_library`: the CUDA classes do not link it)."""
     kforge = build_dir / "src" / "kforge"
     kernels = build_dir / "kernels" / "libkforge_kernels.a"
-    wanted = [kforge, kernels]
+    wanted = [kforge, kernels] if kernel_library else [kforge]
     if not all(p.exists() for p in wanted):
         if not (build_dir / "build.ninja").exists():
             r = run(["meson", "setup", build_dir, ROOT], verbose, cwd=ROOT)
@@ -175,6 +176,51 @@ def build_cuda(gen_dir, arch, verbose):
             first = next((l for l in r.stderr.splitlines() if "error" in l), r.stderr.strip()[:200])
             raise RunModelError(f"{src.name} does not build with nvcc: {first.strip()}")
     return sources
+
+
+def cuda_library_dirs():
+    """Where cuDNN and its sibling NVIDIA libraries are: $CUDNN_DIR (include/ and lib/), else PyTorch's wheel
+    (site-packages/nvidia/cudnn, as the GPU machine has it), else nothing (the toolkit's own, found by the linker)."""
+    given = os.environ.get("CUDNN_DIR")
+    if given:
+        return Path(given), [Path(given) / "lib"]
+    r = subprocess.run(["python3", "-c", "import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        return None, []
+    cudnn = Path(r.stdout.strip())
+    return cudnn, [cudnn / "lib"] + sorted(p for p in cudnn.parent.glob("*/lib") if p != cudnn / "lib")
+
+
+def build_cuda_runner(gen_dir, build_dir, out, arch, cxx, verbose):
+    """The runner for a --target cuda class: model_adapter_cuda.cu, the generated NAME.cu and NAME_kernels.cu
+    (nvcc, warnings as errors) and the shared runner object, linked with cuDNN / cuBLASLt when the class uses
+    them (found by cuda_library_dirs(), with an rpath so that the runner needs no LD_LIBRARY_PATH). Skipped when
+    `out` is up to date."""
+    runner_o = runner_object(build_dir, cxx, verbose)
+    generated = sorted(gen_dir.iterdir())
+    adapter = HERE / "model_adapter_cuda.cu"
+    if _newer_than(out, generated + [runner_o, adapter, HERE / "runner_model.h"]):
+        return
+    cudnn, lib_dirs = cuda_library_dirs()
+    libs, flags = [], []
+    if (gen_dir / "kforge_cudnn.cuh").exists():
+        if cudnn is not None:
+            flags += ["-I", cudnn / "include"]
+            libs += ["-L", cudnn / "lib", "-l:libcudnn.so.9"]
+        else:
+            libs.append("-lcudnn")
+    if (gen_dir / "kforge_cublaslt.cuh").exists():
+        libs += ["-lcublasLt", "-lcublas"]
+    for d in lib_dirs:
+        libs += ["-Xlinker", f"-rpath,{d}"]
+    cmd = [NVCC, f"-arch={arch}", "-std=c++17", "-O2", "-Werror", "all-warnings", "-I", gen_dir, "-I", HERE, *flags,
+           f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"', f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}", adapter,
+           gen_dir / f"{CLASS_NAME}.cu", gen_dir / f"{CLASS_NAME}_kernels.cu", runner_o, "-o", out, *libs]
+    try:
+        _compile(cmd, "the generated CUDA code", verbose)
+    except FileNotFoundError:
+        raise RunModelError(f"nvcc not found ({NVCC}); set $NVCC") from None
 
 
 def run_runner(runner, output_dir, params, inputs, shapes, seed, bench, bench_json, verbose, threads=1):

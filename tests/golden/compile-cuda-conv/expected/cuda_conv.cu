@@ -6,6 +6,8 @@
 // @generated
 #include "cuda_conv.h"
 
+#include "kforge_params.h"
+
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -37,6 +39,35 @@ namespace {
     "call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)",
     "call 16 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)",
 };
+
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
+    {"w0", kforge::DataType::kFloat32, 4, {8, 3, 3, 3}, "float32 [8, 3, 3, 3]"},
+    {"b0", kforge::DataType::kFloat32, 4, {1, 8, 1, 1}, "float32 [1, 8, 1, 1]"},
+    {"m0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"v0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"s0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"t0", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"w1", kforge::DataType::kFloat32, 4, {8, 8, 3, 3}, "float32 [8, 8, 3, 3]"},
+    {"m1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"v1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"s1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"t1", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"w2", kforge::DataType::kFloat32, 4, {8, 8, 3, 3}, "float32 [8, 8, 3, 3]"},
+    {"m2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"v2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"s2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"t2", kforge::DataType::kFloat32, 1, {8}, "float32 [8]"},
+    {"w3", kforge::DataType::kFloat32, 4, {16, 8, 3, 3}, "float32 [16, 8, 3, 3]"},
+    {"wd", kforge::DataType::kFloat32, 4, {16, 1, 3, 3}, "float32 [16, 1, 3, 3]"},
+    {"md", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"vd", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"sd", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"td", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"fc_w", kforge::DataType::kFloat32, 2, {16, 10}, "float32 [16, 10]"},
+    {"fc_b", kforge::DataType::kFloat32, 1, {10}, "float32 [10]"},
+};
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {1, 23, 22, 2, 7, 12, 18, 4, 9, 14, 20, 5, 10, 15, 21, 3, 8, 13, 19, 0, 6, 11, 16, 17};
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("cuda_conv: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
@@ -132,15 +163,41 @@ struct cuda_conv::ConvState {
 kforge::Status cuda_conv::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[32])); !s.ok()) return conv_failed(0, s);
+  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32])); !s.ok()) return conv_failed(0, s);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
-  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[40])); !s.ok()) return conv_failed(1, s);
+  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40])); !s.ok()) return conv_failed(1, s);
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
-  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[48])); !s.ok()) return conv_failed(2, s);
+  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48])); !s.ok()) return conv_failed(2, s);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
-  if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), static_cast<const float*>(b.buffers[18]), static_cast<float*>(b.buffers[56])); !s.ok()) return conv_failed(3, s);
+  if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56])); !s.ok()) return conv_failed(3, s);
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
   if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49])); !s.ok()) return conv_failed(6, s);
+  return kforge::Status::OK();
+}
+
+kforge::Status cuda_conv::fold_batch_norms(const Bindings& b) {
+  KFORGE_RETURN_IF_ERROR(folded_.reserve(6336));
+  {
+    // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
+    const kforge::cuda_conv::Epilogue batch_norm{static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[1]), batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
+  }
+  {
+    // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[7]), batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 960), reinterpret_cast<float*>(folded_.data() + 3264), stream_); e != cudaSuccess) return launch_failed(1, e);
+  }
+  {
+    // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[15]), static_cast<const float*>(b.buffers[16]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[12]), batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 3328), reinterpret_cast<float*>(folded_.data() + 5632), stream_); e != cudaSuccess) return launch_failed(2, e);
+  }
+  {
+    // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[20]), static_cast<const float*>(b.buffers[21]), static_cast<const float*>(b.buffers[22]), nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[18]), batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 5696), reinterpret_cast<float*>(folded_.data() + 6272), stream_); e != cudaSuccess) return launch_failed(3, e);
+  }
+  folded_ready_ = true;
   return kforge::Status::OK();
 }
 
@@ -165,6 +222,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[0] = value;
     parameter_memory_.add(value);
     bound_[0] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "b0") {
@@ -176,6 +234,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[1] = value;
     parameter_memory_.add(value);
     bound_[1] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "m0") {
@@ -187,6 +246,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[2] = value;
     parameter_memory_.add(value);
     bound_[2] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "v0") {
@@ -198,6 +258,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[3] = value;
     parameter_memory_.add(value);
     bound_[3] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "s0") {
@@ -209,6 +270,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[4] = value;
     parameter_memory_.add(value);
     bound_[4] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "t0") {
@@ -220,6 +282,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[5] = value;
     parameter_memory_.add(value);
     bound_[5] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "w1") {
@@ -231,6 +294,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[6] = value;
     parameter_memory_.add(value);
     bound_[6] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "m1") {
@@ -242,6 +306,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[7] = value;
     parameter_memory_.add(value);
     bound_[7] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "v1") {
@@ -253,6 +318,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[8] = value;
     parameter_memory_.add(value);
     bound_[8] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "s1") {
@@ -264,6 +330,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[9] = value;
     parameter_memory_.add(value);
     bound_[9] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "t1") {
@@ -275,6 +342,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[10] = value;
     parameter_memory_.add(value);
     bound_[10] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "w2") {
@@ -286,6 +354,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[11] = value;
     parameter_memory_.add(value);
     bound_[11] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "m2") {
@@ -297,6 +366,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[12] = value;
     parameter_memory_.add(value);
     bound_[12] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "v2") {
@@ -308,6 +378,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[13] = value;
     parameter_memory_.add(value);
     bound_[13] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "s2") {
@@ -319,6 +390,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[14] = value;
     parameter_memory_.add(value);
     bound_[14] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "t2") {
@@ -330,6 +402,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[15] = value;
     parameter_memory_.add(value);
     bound_[15] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "w3") {
@@ -341,6 +414,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[16] = value;
     parameter_memory_.add(value);
     bound_[16] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "wd") {
@@ -352,6 +426,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[17] = value;
     parameter_memory_.add(value);
     bound_[17] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "md") {
@@ -363,6 +438,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[18] = value;
     parameter_memory_.add(value);
     bound_[18] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "vd") {
@@ -374,6 +450,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[19] = value;
     parameter_memory_.add(value);
     bound_[19] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "sd") {
@@ -385,6 +462,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[20] = value;
     parameter_memory_.add(value);
     bound_[20] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "td") {
@@ -396,6 +474,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[21] = value;
     parameter_memory_.add(value);
     bound_[21] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "fc_w") {
@@ -407,6 +486,7 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[22] = value;
     parameter_memory_.add(value);
     bound_[22] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   if (name == "fc_b") {
@@ -418,9 +498,32 @@ kforge::Status cuda_conv::bind_parameter(std::string_view name, const kforge::Te
     parameters_[23] = value;
     parameter_memory_.add(value);
     bound_[23] = true;
+    folded_ready_ = false;
     return kforge::Status::OK();
   }
   return kforge::Status::Error("cuda_conv: no parameter named '", name, "'");
+}
+
+kforge::Status cuda_conv::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  bound_.fill(false);
+  loaded_.fill(kforge::Tensor{});
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("cuda_conv: ", status.message());
+  kforge::install_cuda_allocator();
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    kforge::Tensor device;
+    device.dtype = loaded[i].dtype;
+    KFORGE_RETURN_IF_ERROR(device.set_dims(loaded[i].dims, static_cast<size_t>(loaded[i].ndim)));
+    device.place = kforge::GPUPlace();
+    KFORGE_RETURN_IF_ERROR(device.allocate());
+    if (loaded[i].bytes() > 0) {
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(device.data, loaded[i].data, loaded[i].bytes(), cudaMemcpyHostToDevice));
+    }
+    KFORGE_RETURN_IF_ERROR(bind_parameter(kParameterSpecs[i].name, device));
+    loaded_[i] = device;
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_out, kforge::Tensor* c3_out) {
@@ -603,6 +706,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(8192 * s0);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = logits_out->data;
+  if (!folded_ready_) KFORGE_RETURN_IF_ERROR(fold_batch_norms(kforge_b));
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
@@ -631,31 +735,31 @@ kforge::Status cuda_conv::run(kforge::TensorList inputs, kforge::MutableTensorLi
 kforge::Status cuda_conv::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
-  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[32])); !s.ok()) return conv_failed(0, s);
+  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32])); !s.ok()) return conv_failed(0, s);
   {
-    const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[32]), epilogue, kConvGeometry0, s0, stream_); e != cudaSuccess) return launch_failed(0, e);
   }
   // call 4 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), kPoolGeometry0, s0, stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
-  if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[40])); !s.ok()) return conv_failed(1, s);
+  if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40])); !s.ok()) return conv_failed(1, s);
   {
-    const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[40]), epilogue, kConvGeometry1, s0, stream_); e != cudaSuccess) return launch_failed(1, e);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
-  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[48])); !s.ok()) return conv_failed(2, s);
+  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48])); !s.ok()) return conv_failed(2, s);
   {
-    const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[15]), static_cast<const float*>(b.buffers[16]), static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5632), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
     if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[48]), epilogue, kConvGeometry2, s0, stream_); e != cudaSuccess) return launch_failed(2, e);
   }
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
   if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49])); !s.ok()) return conv_failed(6, s);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
-  if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), static_cast<const float*>(b.buffers[18]), static_cast<float*>(b.buffers[56])); !s.ok()) return conv_failed(3, s);
+  if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56])); !s.ok()) return conv_failed(3, s);
   {
-    const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[20]), static_cast<const float*>(b.buffers[21]), static_cast<const float*>(b.buffers[22]), nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 6272), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[56]), epilogue, kConvGeometry3, s0, stream_); e != cudaSuccess) return launch_failed(3, e);
   }
   // call 16 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)

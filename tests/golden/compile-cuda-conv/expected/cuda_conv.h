@@ -70,6 +70,13 @@ class cuda_conv {
   static constexpr size_t kNumLaunches = 8;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"logits", "c3"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 4, {-1, 3, 16, 16}}}};
 
   cuda_conv();
   ~cuda_conv();
@@ -78,6 +85,9 @@ class cuda_conv {
 
   // Binds the parameter `name` (its name in the program): a device tensor that stays valid while used.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
+  // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
+  // once, and binds it; all or nothing (after an error run() reports unbound parameters).
+  kforge::Status load_parameters(const char* path);
   kforge::Status run(const kforge::Tensor& x, kforge::Tensor* logits_out, kforge::Tensor* c3_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
@@ -104,6 +114,7 @@ class cuda_conv {
   bool own_stream_ = false;
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 24> parameters_;
+  std::array<kforge::Tensor, 24> loaded_;  // device copies made by load_parameters()
   std::array<bool, 24> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
@@ -120,6 +131,11 @@ class cuda_conv {
   bool conv_tf32_ = true;
   // Every convolution's algorithm found for the current dims (before a graph capture: finding synchronises).
   kforge::Status prepare_convs(const Bindings& b);
+  // The filters and biases with their batch norms folded in (6336 bytes), computed by the first run()
+  // after the parameters are bound (bind_parameter() clears folded_ready_).
+  kforge::DeviceMemory folded_;
+  bool folded_ready_ = false;
+  kforge::Status fold_batch_norms(const Bindings& b);
 };
 
 #endif  // KFORGE_GENERATED_cuda_conv_CUDA_H_

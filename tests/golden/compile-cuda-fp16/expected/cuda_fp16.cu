@@ -6,6 +6,8 @@
 // @generated
 #include "cuda_fp16.h"
 
+#include "kforge_params.h"
+
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -53,6 +55,14 @@ kforge::Status cuda_fp16::upload_constants() {
 }
 
 namespace {
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
+    {"w1", kforge::DataType::kFloat16, 2, {64, 32}, "float16 [64, 32]"},
+    {"b1", kforge::DataType::kFloat16, 2, {1, 32}, "float16 [1, 32]"},
+    {"w2", kforge::DataType::kFloat16, 2, {32, 36}, "float16 [32, 36]"},
+};
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {1, 0, 2};
+
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("cuda_fp16: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
                                cudaGetErrorString(error), ")");
@@ -284,6 +294,28 @@ kforge::Status cuda_fp16::bind_parameter(std::string_view name, const kforge::Te
     return kforge::Status::OK();
   }
   return kforge::Status::Error("cuda_fp16: no parameter named '", name, "'");
+}
+
+kforge::Status cuda_fp16::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  bound_.fill(false);
+  loaded_.fill(kforge::Tensor{});
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("cuda_fp16: ", status.message());
+  kforge::install_cuda_allocator();
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    kforge::Tensor device;
+    device.dtype = loaded[i].dtype;
+    KFORGE_RETURN_IF_ERROR(device.set_dims(loaded[i].dims, static_cast<size_t>(loaded[i].ndim)));
+    device.place = kforge::GPUPlace();
+    KFORGE_RETURN_IF_ERROR(device.allocate());
+    if (loaded[i].bytes() > 0) {
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(device.data, loaded[i].data, loaded[i].bytes(), cudaMemcpyHostToDevice));
+    }
+    KFORGE_RETURN_IF_ERROR(bind_parameter(kParameterSpecs[i].name, device));
+    loaded_[i] = device;
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status cuda_fp16::run(const kforge::Tensor& x, kforge::Tensor* z_out, kforge::Tensor* s_out) {

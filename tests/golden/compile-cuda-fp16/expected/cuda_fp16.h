@@ -43,6 +43,13 @@ class cuda_fp16 {
   static constexpr size_t kNumLaunches = 4;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"z", "s"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat16, 2, {16, 64}}}};
 
   cuda_fp16();
   ~cuda_fp16();
@@ -51,6 +58,9 @@ class cuda_fp16 {
 
   // Binds the parameter `name` (its name in the program): a device tensor that stays valid while used.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
+  // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
+  // once, and binds it; all or nothing (after an error run() reports unbound parameters).
+  kforge::Status load_parameters(const char* path);
   kforge::Status run(const kforge::Tensor& x, kforge::Tensor* z_out, kforge::Tensor* s_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
@@ -74,6 +84,7 @@ class cuda_fp16 {
   kforge::DeviceMemory constants_;
   bool constants_ready_ = false;
   std::array<kforge::Tensor, 3> parameters_;
+  std::array<kforge::Tensor, 3> loaded_;  // device copies made by load_parameters()
   std::array<bool, 3> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   // The GEMM groups' state (cuda_fp16.cu), made by the first run(): the cuBLASLt handle and its

@@ -6,6 +6,8 @@
 // @generated
 #include "cuda_fused.h"
 
+#include "kforge_params.h"
+
 #include <cstring>
 #include <vector>
 
@@ -33,6 +35,14 @@ namespace {
     "group 3 (max+subtract+exp: pd_op.max at ../../../golden/compile-cuda-fused/program.yaml:18:5, pd_op.subtract at ../../../golden/compile-cuda-fused/program.yaml:19:5, pd_op.exp at ../../../golden/compile-cuda-fused/program.yaml:20:5)",
     "group 4 (sum+divide: pd_op.sum at ../../../golden/compile-cuda-fused/program.yaml:21:5, pd_op.divide at ../../../golden/compile-cuda-fused/program.yaml:22:5)",
 };
+
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
+    {"b", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"g", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+    {"beta", kforge::DataType::kFloat32, 1, {16}, "float32 [16]"},
+};
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {0, 2, 1};
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("cuda_fused: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
@@ -127,6 +137,28 @@ kforge::Status cuda_fused::bind_parameter(std::string_view name, const kforge::T
     return kforge::Status::OK();
   }
   return kforge::Status::Error("cuda_fused: no parameter named '", name, "'");
+}
+
+kforge::Status cuda_fused::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  bound_.fill(false);
+  loaded_.fill(kforge::Tensor{});
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("cuda_fused: ", status.message());
+  kforge::install_cuda_allocator();
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    kforge::Tensor device;
+    device.dtype = loaded[i].dtype;
+    KFORGE_RETURN_IF_ERROR(device.set_dims(loaded[i].dims, static_cast<size_t>(loaded[i].ndim)));
+    device.place = kforge::GPUPlace();
+    KFORGE_RETURN_IF_ERROR(device.allocate());
+    if (loaded[i].bytes() > 0) {
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(device.data, loaded[i].data, loaded[i].bytes(), cudaMemcpyHostToDevice));
+    }
+    KFORGE_RETURN_IF_ERROR(bind_parameter(kParameterSpecs[i].name, device));
+    loaded_[i] = device;
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status cuda_fused::run(const kforge::Tensor& x, const kforge::Tensor& h0, kforge::Tensor* p_out, kforge::Tensor* q_out, kforge::Tensor* mu_out) {

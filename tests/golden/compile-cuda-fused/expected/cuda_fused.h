@@ -45,6 +45,13 @@ class cuda_fused {
   static constexpr size_t kNumLaunches = 5;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "h0"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"p", "q", "mu"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {4, 16}}, {kforge::DataType::kFloat32, 2, {4, 16}}}};
 
   cuda_fused();
   ~cuda_fused();
@@ -53,6 +60,9 @@ class cuda_fused {
 
   // Binds the parameter `name` (its name in the program): a device tensor that stays valid while used.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
+  // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
+  // once, and binds it; all or nothing (after an error run() reports unbound parameters).
+  kforge::Status load_parameters(const char* path);
   kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& h0, kforge::Tensor* p_out, kforge::Tensor* q_out, kforge::Tensor* mu_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
@@ -75,6 +85,7 @@ class cuda_fused {
   bool own_stream_ = false;
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 3> parameters_;
+  std::array<kforge::Tensor, 3> loaded_;  // device copies made by load_parameters()
   std::array<bool, 3> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;

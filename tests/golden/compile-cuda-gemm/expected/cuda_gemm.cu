@@ -5,6 +5,8 @@
 // @generated
 #include "cuda_gemm.h"
 
+#include "kforge_params.h"
+
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -29,6 +31,16 @@ namespace {
     "group 1 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-gemm/program.yaml:15:5, pd_op.add at ../../../golden/compile-cuda-gemm/program.yaml:16:5)",
     "group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-gemm/program.yaml:17:5)",
 };
+
+constexpr kforge::ParameterSpec kParameterSpecs[] = {
+    {"w1", kforge::DataType::kFloat32, 2, {64, 128}, "float32 [64, 128]"},
+    {"b1", kforge::DataType::kFloat32, 1, {128}, "float32 [128]"},
+    {"w2", kforge::DataType::kFloat32, 2, {128, 32}, "float32 [128, 32]"},
+    {"b2", kforge::DataType::kFloat32, 2, {1, 32}, "float32 [1, 32]"},
+    {"w3t", kforge::DataType::kFloat32, 2, {8, 32}, "float32 [8, 32]"},
+};
+// The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
+constexpr uint32_t kParameterFileOrder[] = {1, 3, 0, 2, 4};
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("cuda_gemm: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
@@ -160,6 +172,28 @@ kforge::Status cuda_gemm::bind_parameter(std::string_view name, const kforge::Te
     return kforge::Status::OK();
   }
   return kforge::Status::Error("cuda_gemm: no parameter named '", name, "'");
+}
+
+kforge::Status cuda_gemm::load_parameters(const char* path) {
+  std::vector<kforge::Tensor> loaded;
+  bound_.fill(false);
+  loaded_.fill(kforge::Tensor{});
+  kforge::Status status = kforge::params::load_file(path, kParameterSpecs, kParameterFileOrder, kNumParameters, &loaded);
+  if (!status.ok()) return kforge::Status::Error("cuda_gemm: ", status.message());
+  kforge::install_cuda_allocator();
+  for (size_t i = 0; i < kNumParameters; ++i) {
+    kforge::Tensor device;
+    device.dtype = loaded[i].dtype;
+    KFORGE_RETURN_IF_ERROR(device.set_dims(loaded[i].dims, static_cast<size_t>(loaded[i].ndim)));
+    device.place = kforge::GPUPlace();
+    KFORGE_RETURN_IF_ERROR(device.allocate());
+    if (loaded[i].bytes() > 0) {
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpy(device.data, loaded[i].data, loaded[i].bytes(), cudaMemcpyHostToDevice));
+    }
+    KFORGE_RETURN_IF_ERROR(bind_parameter(kParameterSpecs[i].name, device));
+    loaded_[i] = device;
+  }
+  return kforge::Status::OK();
 }
 
 kforge::Status cuda_gemm::run(const kforge::Tensor& x, kforge::Tensor* y_out) {

@@ -43,6 +43,13 @@ class cuda_gemm {
   static constexpr size_t kNumLaunches = 3;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"y"};
+  // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
+  struct InputSpec {
+    kforge::DataType dtype;
+    int32_t rank;
+    int64_t dims[kforge::kMaxRank];  // -1: any size
+  };
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {16, 64}}}};
 
   cuda_gemm();
   ~cuda_gemm();
@@ -51,6 +58,9 @@ class cuda_gemm {
 
   // Binds the parameter `name` (its name in the program): a device tensor that stays valid while used.
   kforge::Status bind_parameter(std::string_view name, const kforge::Tensor& value);
+  // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
+  // once, and binds it; all or nothing (after an error run() reports unbound parameters).
+  kforge::Status load_parameters(const char* path);
   kforge::Status run(const kforge::Tensor& x, kforge::Tensor* y_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
@@ -71,6 +81,7 @@ class cuda_gemm {
   bool own_stream_ = false;
   kforge::DeviceMemory workspace_;
   std::array<kforge::Tensor, 5> parameters_;
+  std::array<kforge::Tensor, 5> loaded_;  // device copies made by load_parameters()
   std::array<bool, 5> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   // The GEMM groups' state (cuda_gemm.cu), made by the first run(): the cuBLASLt handle and its

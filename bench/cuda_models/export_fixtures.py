@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Exports zoo models (tools/paddle_zoo) as fixtures for bench/cuda_models/gpu_check.sh, in the layout of a
+tests/paddle fixture:
+  OUT/<case>/inference.json, inference.pdiparams   paddle.jit.save (dynamic batch)
+  OUT/<case>/input_x.npy                           seeded N(0, 1) inputs
+  OUT/<case>/expected_<i>.npy                      Paddle's predictor on the CPU (no IR passes, no oneDNN)
+Weights are tools/paddle_zoo's realistic random weights, each tensor then rounded to q * 2^-k with q an integer in
+[-127, 127] (k per tensor, the smallest scale that holds its largest value), so that q8_params.py can carry them as
+one byte per value and rebuild the exact .pdiparams on the GPU machine: Paddle computes the expected outputs with
+exactly the values the GPU gets.
+
+Run with Paddle's interpreter: /work/venv-paddle/bin/python bench/cuda_models/export_fixtures.py OUT CASE...
+A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square input size, batch), ocr_static:SIZE:BATCH
+(the zoo's PP-OCR-style detector exported with static spatial dims), or NAME:0:BATCH for another zoo model
+(transformer_encoder_postnorm, gpt_block, ...: its first input size)."""
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "paddle_zoo"))
+
+import numpy as np  # noqa: E402
+import paddle  # noqa: E402
+from paddle.static import InputSpec  # noqa: E402
+
+import check  # noqa: E402  (tools/paddle_zoo/check.py: paddle_outputs)
+import models  # noqa: E402
+
+SEED = 3
+
+
+def quantize(net):
+    """Every parameter and buffer (batch-norm statistics) of `net` rounded to q * 2^-k, |q| <= 127."""
+    tensors = list(net.parameters()) + [b for b in net.buffers() if b is not None]
+    for t in tensors:
+        w = t.numpy()
+        if w.dtype != np.float32 or w.size == 0:
+            continue
+        top = float(np.max(np.abs(w)))
+        if top == 0:
+            continue
+        scale = 2.0 ** math.ceil(math.log2(top / 127))
+        # + 0: no -0.0, which q8_params.py could not carry as a byte.
+        t.set_value((np.clip(np.round(w / scale), -127, 127) * scale + 0.0).astype(np.float32))
+
+
+def build(name, size):
+    """(builder, input specs, size label) of a case."""
+    if name == "ocr_static":
+        return models.DetectionHead, [InputSpec([None, 3, size, size], "float32", "x")], f"{size}x{size}"
+    if name in models.VISION:
+        return models.vision(name), models.image(size, 1 if name == "LeNet" else 3), f"{size}x{size}"
+    builder, sizes = models.zoo()[name]
+    label, specs = sizes[0]
+    return builder, specs, label
+
+
+def main():
+    out = Path(sys.argv[1])
+    paddle.set_device("cpu")
+    for case in sys.argv[2:]:
+        name, size, batch = case.split(":")
+        size, batch = int(size), int(batch)
+        path = out / name
+        path.mkdir(parents=True, exist_ok=True)
+        builder, specs, label = build(name, size)
+        paddle.seed(SEED)
+        net = builder()
+        models.realistic_weights(net, SEED)
+        quantize(net)
+        net.eval()
+        paddle.jit.save(net, str(path / "inference"), input_spec=specs)
+        feeds = models.inputs(specs, batch, SEED, label)
+        for feed, value in feeds.items():
+            np.save(path / f"input_{feed}.npy", value)
+        for i, value in enumerate(check.paddle_outputs(path, feeds)):
+            np.save(path / f"expected_{i}.npy", value)
+        print(f"exported {name} {label} batch {batch} to {path}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Carries a Paddle .pdiparams whose float32 tensors hold values q * 2^-k (|q| <= 127, one k per tensor:
+bench/cuda_models/export_fixtures.py makes them so) as one byte per value, and rebuilds it bit for bit.
+Python 3 standard library only (pack runs on the build machine, unpack on the GPU machine).
+
+  q8_params.py pack IN.pdiparams OUT.q8     every tensor's header bytes verbatim, then its data: float32 tensors
+                                            whose values all are q * 2^-k as the exponent k and int8 q, any other
+                                            tensor as its raw bytes
+  q8_params.py unpack IN.q8 OUT.pdiparams   the original file
+"""
+import math
+import struct
+import sys
+from array import array
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda_conv"))
+import fixture_bundle as fb  # noqa: E402  (the .pdiparams reader's protobuf helpers)
+
+MAGIC = b"KFQ8\x01"
+
+
+def tensors(data):
+    """(header bytes, dtype, element count, data bytes) of every tensor of a combined .pdiparams."""
+    pos = 0
+    while pos < len(data):
+        start = pos
+        _, lod_level = struct.unpack_from("<IQ", data, pos)
+        pos += 12
+        for _ in range(lod_level):
+            (n,) = struct.unpack_from("<Q", data, pos)
+            pos += 8 + n
+        _, desc_size = struct.unpack_from("<Ii", data, pos)
+        pos += 8
+        desc, i, code, dims = data[pos:pos + desc_size], 0, None, []
+        pos += desc_size
+        while i < len(desc):
+            key, i = fb.varint(desc, i)
+            field, wire = key >> 3, key & 7
+            if field == 1 and wire == 0:
+                code, i = fb.varint(desc, i)
+            elif field == 2 and wire == 0:
+                d, i = fb.varint(desc, i)
+                dims.append(d)
+            elif field == 2 and wire == 2:
+                n, i = fb.varint(desc, i)
+                end = i + n
+                while i < end:
+                    d, i = fb.varint(desc, i)
+                    dims.append(d)
+            elif wire == 0:
+                _, i = fb.varint(desc, i)
+            elif wire == 2:
+                n, i = fb.varint(desc, i)
+                i += n
+            else:
+                fb.fail(f"unexpected protobuf wire type {wire}")
+        dtype = fb.PADDLE.get(code)
+        if dtype is None:
+            fb.fail(f"unsupported Paddle dtype code {code}")
+        count = math.prod(dims)
+        size = count * fb.SIZE[dtype]
+        yield data[start:pos], dtype, count, data[pos:pos + size]
+        pos += size
+
+
+def pack(src, dst):
+    data = Path(src).read_bytes()
+    out = bytearray(MAGIC)
+    raw = quantized = 0
+    for header, dtype, count, body in tensors(data):
+        out += struct.pack("<I", len(header)) + header
+        values = array("f", body) if dtype == "float32" else None
+        q = None
+        if values is not None and count > 0:
+            top = max(abs(v) for v in values)
+            k = -math.ceil(math.log2(top / 127)) if top > 0 else 0
+            scale = 2.0 ** k
+            ints = [v * scale for v in values]
+            if all(x == int(x) and -127 <= x <= 127 for x in ints):
+                small = array("b", (int(x) for x in ints))
+                # Exact, -0.0 included (it would come back as +0.0): else the tensor stays raw.
+                if array("f", (x * 2.0 ** -k for x in small)).tobytes() == body:
+                    q = (k, small.tobytes())
+        if q is None:
+            out += struct.pack("<bI", 0, len(body)) + body
+            raw += len(body)
+        else:
+            out += struct.pack("<bi", 1, q[0]) + q[1]
+            quantized += count
+    Path(dst).write_bytes(bytes(out))
+    print(f"q8_params: {src}: {quantized} values as bytes, {raw} raw bytes -> {len(out)} bytes")
+
+
+def unpack(src, dst):
+    data = Path(src).read_bytes()
+    if not data.startswith(MAGIC):
+        fb.fail(f"{src} is not a q8_params file")
+    pos, out = len(MAGIC), bytearray()
+    while pos < len(data):
+        (n,) = struct.unpack_from("<I", data, pos)
+        header = data[pos + 4:pos + 4 + n]
+        pos += 4 + n
+        out += header
+        kind = data[pos]
+        if kind == 0:
+            (size,) = struct.unpack_from("<I", data, pos + 1)
+            out += data[pos + 5:pos + 5 + size]
+            pos += 5 + size
+        else:
+            (k,) = struct.unpack_from("<i", data, pos + 1)
+            count = header_count(header)
+            scale = 2.0 ** -k
+            q = array("b", data[pos + 5:pos + 5 + count])
+            out += array("f", (x * scale for x in q)).tobytes()
+            pos += 5 + count
+    Path(dst).write_bytes(bytes(out))
+
+
+def header_count(header):
+    """The element count of the tensor whose header bytes these are (parsed as a file of one tensor)."""
+    return next(tensors(header))[2]
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] in ("pack", "unpack"):
+        (pack if sys.argv[1] == "pack" else unpack)(sys.argv[2], sys.argv[3])
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+// Index-mapped kernels of `kforge compile --target cuda` (CINN's injective pattern): data movement and the ops
+// that are a function of an element's coordinate, each one generated kernel with one thread per output element
+// (grid-stride) that computes the element's coordinate in the output, the source element's offset from it, and
+// loads, selects or interpolates. The ops:
+//   dropout (inference only: a copy, or x * (1 - p) for downgrade_in_infer), transpose, concat, split,
+//   split_with_num, slice, strided_slice, pad3d (constant, reflect, replicate, circular), expand, tile, gather, index_select, embedding, nearest_interp,
+//   bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source coordinates), triu, tril,
+//   arange (constant start and step), and a matmul that no GEMM group computes (batched x and y: attention's
+//   scores and context), a dot product per output element.
+// Dims may be dynamic: a dim the program knows only at run time prints as its symbol expression (`s0`), and the
+// symbols a kernel uses are its parameters (the host passes enqueue()'s locals of the same names). Offsets are
+// int64. Data movement copies bits (float16 / bfloat16 move as uint16_t); arithmetic (dropout's scale, bilinear
+// weights) is float32 / float64 only. An index outside its axis (gather, index_select, embedding) gives 0, not
+// a read out of bounds. A kernel never runs in place: an output sharing its input's buffer is refused (the
+// elementwise ones, dropout, triu and tril, excepted).
+//
+// Not fused yet (a note for the fusion pass): an elementwise producer or consumer of these ops is a kernel of its
+// own; folding it into the index map (load through the map, apply the expression, store) is the CINN way and
+// would save one read and one write per element of each fused value.
+//
+// The kernel's text is built here as lines (as codegen/cuda_kernels.cpp builds the fused kernels); its shape
+// (signature, grid-stride loop, launcher) is templates/program/cuda/index.j2.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/cuda_conv.h"
+#include "passes/lowered_program.h"
+#include "template/value.h"
+
+namespace kforge::codegen {
+
+/// One generated kernel: `name` (also its launcher's, `cudaError_t name(params..., cudaStream_t)`), the
+/// statements it runs per output element `e` (int64), the output's element count, and the launch's arguments.
+struct CudaIndexKernel {
+  std::string name;
+  std::string description;          // "transpose (pd_op.transpose at model.json:1:20)", for comments
+  std::vector<std::string> params;  // "const float* __restrict__ x", "float* __restrict__ out", "int64_t s0"
+  std::vector<std::string> args;    // the host expressions passed for them, in the same order
+  std::string numel;                // the output's element count (an int64 expression over the params)
+  std::vector<std::string> body;    // the statements per element: coordinates, source offset, store
+  bool interp = false;              // uses kforge_index.cuh's interpolation helpers
+};
+
+/// Whether `op` has an index-mapped kernel (the list above).
+bool is_cuda_index_op(std::string_view op);
+/// matmul: the calls no GEMM group computes (batched x and y) get cuda_index_kernels' one-thread-per-output-element
+/// dot product (accumulated in float, double for float64).
+bool is_cuda_batched_matmul(std::string_view op);
+
+/// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
+/// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call.
+std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::LoweredProgram& program,
+                                                               const passes::KernelCall& call,
+                                                               const std::string& prefix, size_t first,
+                                                               const std::string& description,
+                                                               const CudaBufferExpr& buffer, std::string* why);
+
+/// The template context of one kernel (templates/program/cuda/index.j2): name, description, params, args,
+/// numel, body.
+tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel);
+
+inline constexpr const char* kCudaIndexHeaderTemplate = "cuda/kforge_index.cuh";
+
+}  // namespace kforge::codegen

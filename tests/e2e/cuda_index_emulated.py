@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""CI check (no GPU needed) of the index-mapped kernels of `kforge compile --target cuda` (codegen/cuda_index.h)
+against Paddle: each tests/paddle fixture below is compiled for CUDA, then its host code and kernels are built with
+g++ against a host-only stand-in for the CUDA runtime (tests/e2e/cuda_emulation/: a launch runs the kernel once, one
+thread whose grid-stride loop visits every element) together with the GPU check's harness
+(bench/fusion/gpu_harness.cu), run on the fixture's inputs and weights (bench/cuda_conv/fixture_bundle.py bundle) and
+compared with Paddle's outputs (fixture_bundle.py compare: |out - paddle| <= 1e-5 * max|paddle| + 1e-6; the float
+arithmetic of interpolation and dropout is the CPU kernels' own order, so the error is 0 in practice). Programs
+with cuDNN convolutions or row groups (warp code) are not emulated: bench/cuda_models/gpu_check.sh runs those on a GPU.
+Translation units are compiled two at a time. Exit 77 (meson: skipped) when g++ is missing.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CASES = [
+    "arange", "bilinear_interp", "bilinear_interp_align_corners", "bilinear_interp_align_mode1_nhwc",
+    "bilinear_interp_dynamic", "bilinear_interp_f64", "concat", "concat_bool", "concat_dynamic",
+    "concat_neg_axis_int64", "dropout_eval", "dropout_eval_downscale", "embedding", "embedding_padding_idx", "expand",
+    "expand_int64", "gather", "gather_int32_axis0", "index_select", "nearest_interp", "nearest_interp_dynamic",
+    "nearest_interp_size", "pad3d_circular_ndhwc", "pad3d_replicate", "pad_constant", "pad_reflect", "slice",
+    "slice_neg", "split_num", "split_sections", "strided_slice", "tile", "tile_int64", "transpose_bool",
+    "transpose_dynamic", "transpose_float32", "transpose_float64", "transpose_int32", "transpose_int64", "tril", "triu",
+]
+RTOL, ATOL = "1e-5", "1e-6"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kforge", required=True)
+    parser.add_argument("--source-root", required=True)
+    parser.add_argument("cases", nargs="*", help="fixtures to check (default: all of CASES)")
+    args = parser.parse_args()
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    if cxx is None:
+        print("no C++ compiler: skipping")
+        return 77
+    root = args.source_root
+    ex = os.path.join(root, "kernels")
+    ops = ["--ops", os.path.join(ex, "ops.yaml"), "--ops", os.path.join(ex, "fusion.yaml"),
+           "--op-compat", os.path.join(ex, "op_compat.yaml")]
+    bundle = os.path.join(root, "bench", "cuda_conv", "fixture_bundle.py")
+    failed = []
+    with tempfile.TemporaryDirectory(prefix="kforge-cuda-emul-") as tmp:
+        builds = []
+        for case in args.cases or CASES:
+            fixture = os.path.join(root, "tests", "paddle", case)
+            gen = os.path.join(tmp, case)
+            r = subprocess.run([args.kforge, "compile", os.path.join(fixture, "inference.json"), *ops, "-o", gen,
+                                "--name", "model", "--target", "cuda"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if r.returncode != 0:
+                failed.append(f"{case}: kforge compile --target cuda failed:\n{r.stdout}")
+                continue
+            kernels = os.path.join(gen, "model_kernels.cu")
+            text = open(kernels).read()
+            if "_index_" not in text or "team_reduce<" in text or os.path.exists(os.path.join(gen, "kforge_cudnn.cuh")):
+                failed.append(f"{case}: not an index-mapped program the emulation runs")
+                continue
+            # A launch `k<<<grid, block, 0, stream>>>(args)` becomes the call `k(args)`.
+            open(kernels, "w").write(re.sub(r"<<<[^>]*>>>", "", text))
+            exe = os.path.join(gen, "harness")
+            cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Wno-unknown-pragmas",
+                   "-x", "c++",
+                   "-I", os.path.join(root, "tests", "e2e", "cuda_emulation"), "-I", gen,
+                   "-I", os.path.join(root, "tools", "interp"), '-DKFORGE_PROGRAM_HEADER="model.h"',
+                   "-DKFORGE_PROGRAM_CLASS=model", os.path.join(root, "bench", "fusion", "gpu_harness.cu"),
+                   os.path.join(gen, "model.cu"), kernels, "-o", exe]
+            builds.append((case, fixture, gen, exe, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                                     stderr=subprocess.STDOUT, text=True)))
+            while len([b for b in builds if b[4].poll() is None]) >= 2:
+                builds[[b[4].poll() is None for b in builds].index(True)][4].wait()
+        for case, fixture, gen, exe, p in builds:
+            out = p.communicate()[0]
+            if p.returncode != 0:
+                failed.append(f"{case}: the emulated build failed:\n{out[:3000]}")
+                continue
+            steps = [[sys.executable, bundle, "bundle", fixture, os.path.join(gen, "model.h"),
+                      os.path.join(gen, "in.bin")],
+                     [exe, os.path.join(gen, "in.bin"), os.path.join(gen, "out.bin")],
+                     [sys.executable, bundle, "compare", os.path.join(gen, "out.bin"), fixture, RTOL, ATOL]]
+            for step in steps:
+                r = subprocess.run(step, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                if r.returncode != 0:
+                    failed.append(f"{case}: {os.path.basename(step[1] if step[0] == sys.executable else step[0])} "
+                                  f"failed:\n{r.stdout}")
+                    break
+            else:
+                print(f"ok {case}: {r.stdout.strip()}")
+    for f in failed:
+        print("FAIL", f)
+    total = len(args.cases or CASES)
+    print(f"{total - len(failed)} of {total} fixtures: the emulated CUDA index kernels agree with Paddle")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+// Unit tests of the index-mapped kernels of kforge compile --target cuda (codegen/cuda_index.h): the statements
+// built for a lowered call (coordinates, source offsets, a dynamic batch as a symbol parameter), one kernel per
+// output of a split, and the reasons a call cannot run.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "codegen/cuda_index.h"
+#include "opdef/op_loader.h"
+#include "passes/lower.h"
+#include "program/program_reader.h"
+
+namespace kforge::codegen {
+namespace {
+
+/// Lowers a program YAML text against the ops of golden case compile-cuda-index.
+struct IndexFixture {
+  SourceManager sources;
+  std::ostringstream errors;
+  DiagnosticEngine diags{sources, errors};
+  opdef::OpLibrary library;
+  std::unique_ptr<passes::OpSet> ops;
+  std::optional<passes::LoweredProgram> lowered;
+
+  explicit IndexFixture(const std::string& program_text) {
+    opdef::OpLoader loader(sources, diags);
+    const std::string dir = std::string(KFORGE_SOURCE_ROOT) + "/tests/golden/compile-cuda-index/";
+    loader.add_file(dir + "ops.yaml");
+    library = std::move(loader).finish();
+    ops = std::make_unique<passes::OpSet>(library, nullptr, diags);
+    const uint32_t file = sources.add_buffer("p.yaml", program_text);
+    std::optional<ir::Program> program = ir::read_program(sources, file, diags);
+    REQUIRE(program);
+    lowered = passes::compile_program(*program, *ops, diags);
+    INFO(errors.str());
+    REQUIRE(lowered);
+  }
+
+  std::optional<std::vector<CudaIndexKernel>> kernels(size_t call, std::string* why) const {
+    const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
+      return (is_const ? "(const " : "(") + type + "*)b" + std::to_string(v);
+    };
+    return cuda_index_kernels(*lowered, lowered->calls.at(call), "k_", 0, "call", buffer, why);
+  }
+};
+
+std::string program(const std::string& inputs, const std::string& ops, const std::string& outputs) {
+  return "program: p\ninputs: [" + inputs + "]\nops:\n" + ops + "outputs: [" + outputs + "]\n";
+}
+
+TEST_CASE("cuda index: a transpose reads its input at the permuted coordinate; the batch is a parameter") {
+  IndexFixture f(program("{name: x, dtype: float32, shape: [-1, 4, 6, 6]}",
+                         "  - {op: transpose, in: [x], out: [t], attrs: {perm: [0, 2, 3, 1]}}\n", "t"));
+  std::string why;
+  auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  REQUIRE(k->size() == 1);
+  const CudaIndexKernel& kernel = k->front();
+  CHECK(kernel.name == "k_0");
+  CHECK(kernel.numel == "(144 * s0)");
+  CHECK(kernel.params.back() == "int64_t s0");
+  CHECK(kernel.args.back() == "s0");
+  // out [s0, 6, 6, 4]: c1, c2 walk x's H and W, c3 its channels.
+  CHECK(kernel.body.back() == "out[e] = in0[c0 * 144 + c3 * 36 + c1 * 6 + c2];");
+}
+
+TEST_CASE("cuda index: split gives one kernel per output, each offset along the axis") {
+  IndexFixture f(program("{name: x, dtype: float32, shape: [2, 4, 3]}",
+                         "  - {op: split, in: [x], out: [parts], attrs: {sections: [1, 3], axis: 1}}\n"
+                         "  - {op: builtin.split, in: [parts], out: [a, b]}\n",
+                         "a, b"));
+  std::string why;
+  auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  REQUIRE(k->size() == 2);
+  CHECK((*k)[0].body.back() == "out[e] = in0[c0 * 12 + c1 * 3 + c2];");
+  CHECK((*k)[1].body.back() == "out[e] = in0[c0 * 12 + (c1 + 1) * 3 + c2];");
+  CHECK((*k)[1].name == "k_1");
+}
+
+TEST_CASE("cuda index: concat selects its input by the coordinate along the axis") {
+  IndexFixture f(program("{name: x, dtype: int64, shape: [2, 1]}, {name: y, dtype: int64, shape: [2, 3]}",
+                         "  - {op: builtin.combine, in: [x, y], out: [xy]}\n"
+                         "  - {op: concat, in: [xy], out: [c], attrs: {axis: -1}}\n",
+                         "c"));
+  std::string why;
+  auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  const std::vector<std::string>& body = k->front().body;
+  CHECK(std::find(body.begin(), body.end(), "if (c1 < 1) {") != body.end());
+  CHECK(std::find(body.begin(), body.end(), "  out[e] = in1[c0 * 3 + c1 - 1];") != body.end());
+  CHECK(k->front().params.front() == "const int64_t* __restrict__ in0");
+}
+
+TEST_CASE("cuda index: what cannot run says why") {
+  SECTION("a training dropout") {
+    IndexFixture f(program("{name: x, dtype: float32, shape: [4]}",
+                           "  - {op: dropout, in: [x, ~], out: [y, m], attrs: {p: 0.5, is_test: false, mode: "
+                           "upscale_in_train, seed: 0, fix_seed: false}}\n",
+                           "y"));
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why.find("training dropout") != std::string::npos);
+  }
+  SECTION("a matmul with a vector operand") {
+    IndexFixture f(program("{name: x, dtype: float32, shape: [2, 3, 4]}, {name: v, dtype: float32, shape: [4]}",
+                           "  - {op: matmul, in: [x, v], out: [y]}\n", "y"));
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why == "a vector operand has no CUDA batched matmul");
+  }
+  SECTION("a bilinear interpolation of integers") {
+    IndexFixture f(program("{name: x, dtype: int32, shape: [1, 1, 4, 4]}",
+                           "  - {op: bilinear_interp, in: [x, ~, ~, ~], out: [y], attrs: {data_format: NCHW, out_d: "
+                           "-1, out_h: 8, out_w: 8, scale: [], interp_method: bilinear, align_corners: false, "
+                           "align_mode: 0}}\n",
+                           "y"));
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why.find("float32 and float64 only") != std::string::npos);
+  }
+}
+
+TEST_CASE("cuda index: downgrade_in_infer dropout scales by 1 - p; a batched matmul accumulates in float") {
+  IndexFixture f(program("{name: x, dtype: float32, shape: [2, 3, 4]}, {name: w, dtype: float32, shape: [2, 4, 5]}",
+                         "  - {op: dropout, in: [x, ~], out: [d, m], attrs: {p: 0.25, is_test: true, mode: "
+                         "downgrade_in_infer, seed: 0, fix_seed: false}}\n"
+                         "  - {op: matmul, in: [d, w], out: [y]}\n",
+                         "y"));
+  std::string why;
+  auto dropout = f.kernels(0, &why);
+  REQUIRE(dropout);
+  CHECK(dropout->front().body == std::vector<std::string>{"out[e] = in0[e] * static_cast<float>(0.75f);"});
+  auto matmul = f.kernels(1, &why);
+  INFO(why);
+  REQUIRE(matmul);
+  const std::vector<std::string>& body = matmul->front().body;
+  CHECK(std::find(body.begin(), body.end(), "const float* xm = in0 + c0 * 12;") != body.end());
+  CHECK(std::find(body.begin(), body.end(), "  acc += static_cast<float>(xm[c1 * 4 + k]) * static_cast<float>(ym[k * 5 + c2]);") != body.end());
+}
+
+}  // namespace
+}  // namespace kforge::codegen

@@ -278,7 +278,6 @@ kforge::Status cuda_bf16::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   if (!(512 * kforge::CheckedInt(s0)).ok()) {
     return kforge::Status::Error("cuda_bf16: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
-
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(512 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

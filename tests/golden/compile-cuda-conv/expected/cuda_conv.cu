@@ -642,7 +642,6 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   if (!(12288 * kforge::CheckedInt(s0)).ok()) {
     return kforge::Status::Error("cuda_conv: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
-
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(12288 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

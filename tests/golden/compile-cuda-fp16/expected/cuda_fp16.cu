@@ -362,7 +362,6 @@ kforge::Status cuda_fp16::run(const kforge::Tensor& x, kforge::Tensor* z_out, kf
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
-
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2048) + 64));
   Bindings kforge_b;
   kforge_b.buffers[0] = const_cast<void*>(x.data);

@@ -215,7 +215,6 @@ kforge::Status cuda_fused::run(const kforge::Tensor& x, const kforge::Tensor& h0
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }
-
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(512) + 64));
   Bindings kforge_b;
   kforge_b.buffers[0] = const_cast<void*>(x.data);

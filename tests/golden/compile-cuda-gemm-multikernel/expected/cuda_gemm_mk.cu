@@ -336,7 +336,6 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
   if (!(2560 * kforge::CheckedInt(s0)).ok()) {
     return kforge::Status::Error("cuda_gemm_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
-
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2560 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

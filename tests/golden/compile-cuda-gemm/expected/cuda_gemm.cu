@@ -230,7 +230,6 @@ kforge::Status cuda_gemm::run(const kforge::Tensor& x, kforge::Tensor* y_out) {
                                    kforge::cuda_gemm::cublas_status_name(status));
     }
   }
-
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(10240) + 64));
   Bindings kforge_b;
   kforge_b.buffers[0] = const_cast<void*>(x.data);

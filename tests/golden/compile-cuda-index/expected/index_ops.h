@@ -18,8 +18,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 2,
-              "index_ops.h needs version 2 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 3,
+              "index_ops.h needs version 3 of kforge_runtime.h: use the one generated beside it");
 
 // The program `index_ops` (../../../golden/compile-cuda-index/program.yaml) on a CUDA device: 19 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //

@@ -619,8 +619,9 @@ class CudaModelType {
     for (Tensor& t : state.spare_outputs) t = Tensor{};
     state.done.reset();
     state.spare_done.reset();
+    // The class lets go of the old stream before it may be destroyed with state.stream (None: synchronised above).
+    state.model.set_stream(next != nullptr ? next->handle : nullptr);
     state.stream = std::move(next);
-    if (state.stream != nullptr) state.model.set_stream(state.stream->handle);
     return 0;
   }
 

@@ -473,6 +473,34 @@ void load_cases(Net& net, const std::string& dir) {
 }
 #endif
 
+#ifdef HOSTILE_CUDA
+// set_stream() after the object made a stream of its own: the runs go on, in order, on the caller's stream, and
+// the caller's stream outlives the object (the destructor used to destroy it, taking it for the object's own).
+void stream_cases(const Tensor& w, const Tensor& b) {
+  cudaStream_t mine = nullptr;
+  if (cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking) != cudaSuccess) {
+    return fail("set-stream-after-own-stream", "cudaStreamCreateWithFlags failed");
+  }
+  {
+    Net net;
+    Status s = net.bind_parameter("w", w);
+    if (s.ok()) s = net.bind_parameter("b", b);
+    if (!s.ok()) fail("set-stream-after-own-stream", "binding failed: " + s.message());
+    expect_correct("run-on-own-stream", net, 3);
+    net.set_stream(mine);
+    if (net.stream() != mine) fail("set-stream-after-own-stream", "stream() is not the caller's stream");
+    expect_correct("run-on-caller-stream-after-own", net, 5);
+  }
+  const cudaError_t q = cudaStreamQuery(mine);
+  if (q == cudaSuccess) {
+    pass("caller-stream-outlives-the-object");
+  } else {
+    fail("caller-stream-outlives-the-object", std::string("cudaStreamQuery: ") + cudaGetErrorString(q));
+  }
+  static_cast<void>(cudaStreamDestroy(mine));
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -499,6 +527,7 @@ int main(int argc, char** argv) {
   }
 #else
   (void)dir;
+  stream_cases(w, b);
 #endif
   std::printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;

@@ -207,6 +207,24 @@ cuda_conv::~cuda_conv() {
   if (own_stream_) static_cast<void>(cudaStreamDestroy(stream_));
 }
 
+void cuda_conv::set_stream(cudaStream_t stream) {
+  if (stream == stream_) return;
+  if (stream_ != nullptr) {
+    // The runs enqueued on the old stream still use the workspace: the new one starts after them.
+    cudaEvent_t old_done = nullptr;
+    const bool ordered = stream != nullptr &&
+                         cudaEventCreateWithFlags(&old_done, cudaEventDisableTiming) == cudaSuccess &&
+                         cudaEventRecord(old_done, stream_) == cudaSuccess &&
+                         cudaStreamWaitEvent(stream, old_done, 0) == cudaSuccess;
+    if (!ordered) static_cast<void>(cudaStreamSynchronize(stream_));
+    if (old_done != nullptr) static_cast<void>(cudaEventDestroy(old_done));
+    if (own_stream_) static_cast<void>(cudaStreamDestroy(stream_));
+    static_cast<void>(cudaGetLastError());  // a failed attempt above must not surface at the next launch
+  }
+  own_stream_ = false;
+  stream_ = stream;
+}
+
 kforge::Status cuda_conv::synchronize() {
   if (stream_ != nullptr) KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   return kforge::Status::OK();

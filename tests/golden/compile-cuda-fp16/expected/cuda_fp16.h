@@ -65,8 +65,10 @@ class cuda_fp16 {
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
 
-  // The stream run() launches on (default: one the object creates; cudaStreamLegacy is not capturable).
-  void set_stream(cudaStream_t stream) { stream_ = stream; }
+  // The stream run() launches on (default: one the object creates; cudaStreamLegacy is not capturable). The new
+  // stream first waits for what was enqueued on the old one (an event, no host wait; null: the host waits), and
+  // the stream the object made itself, if any, is released: a caller's stream is never destroyed here.
+  void set_stream(cudaStream_t stream);
   cudaStream_t stream() const { return stream_; }
   kforge::Status synchronize();
 

@@ -66,8 +66,10 @@ class cuda_gemm_mk {
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
 
-  // The stream run() launches on (default: one the object creates; cudaStreamLegacy is not capturable).
-  void set_stream(cudaStream_t stream) { stream_ = stream; }
+  // The stream run() launches on (default: one the object creates; cudaStreamLegacy is not capturable). The new
+  // stream first waits for what was enqueued on the old one (an event, no host wait; null: the host waits), and
+  // the stream the object made itself, if any, is released: a caller's stream is never destroyed here.
+  void set_stream(cudaStream_t stream);
   cudaStream_t stream() const { return stream_; }
   kforge::Status synchronize();
   // Graph captures so far (one per input-dims set, plus one per change of pointers).

@@ -236,4 +236,14 @@ std::optional<std::string> constant_literal(const passes::AttrConstant& c, std::
   return std::nullopt;
 }
 
+std::string cpp_int_expr(const passes::SymExpr& e) {
+  passes::SymExpr::PrintOptions cpp;
+  cpp.symbol_name = [](uint32_t id) { return "s" + std::to_string(id); };
+  cpp.floor_div_name = "kforge_floor_div";
+  cpp.ceil_div_name = "kforge_ceil_div";
+  cpp.max_name = "std::max<int64_t>";
+  cpp.min_name = "std::min<int64_t>";
+  return e.to_string(cpp);
+}
+
 }  // namespace kforge::codegen

@@ -33,6 +33,11 @@ class IdentifierScope {
 /// A C++ string literal with escapes: "NCHW" -> "\"NCHW\"".
 std::string cpp_string(std::string_view text);
 
+/// A dim or size expression as int64_t C++ (`s0 * 30 + 2`, `kforge_floor_div(s0 + 2, 3)`,
+/// `std::max<int64_t>(s0, 4)`): symbols as the generated code names them (`s<id>`), floor and ceiling division
+/// as the functions the class templates define (templates/program/class.j2, dim_division).
+std::string cpp_int_expr(const passes::SymExpr& e);
+
 /// A braced list of integers: {64, 0, 0} -> "{64, 0, 0}", {} -> "{}" (multi-kernel hints, shapes).
 std::string cpp_int_list(const std::vector<int64_t>& values);
 

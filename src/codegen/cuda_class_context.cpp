@@ -20,7 +20,7 @@ std::string cuda_output_ident(const passes::LoweredProgram& program, size_t inde
 
 std::string cuda_shape_text(const passes::SymShape& dims) {
   std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + (dims[i].is_constant() ? dims[i].to_string() : "?");
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + (dims[i].is_constant() ? cpp_int_expr(dims[i]) : "?");
   return out + "]";
 }
 
@@ -37,7 +37,7 @@ Value tensor_entry(const std::string& name, ir::DataType dtype, const passes::Sy
 // "{s0, 10}": the dims as C++ expressions over the symbols.
 std::string dims_list(const passes::SymShape& dims) {
   std::string out = "{";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + dims[i].to_string();
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + cpp_int_expr(dims[i]);
   return out + "}";
 }
 
@@ -49,7 +49,7 @@ std::string mismatch_condition(const std::string& x, const std::string& dtype, c
                      ".place.backend != kforge::Backend::kGPU";
   for (size_t d = 0; d < dims.size(); ++d) {
     const std::string dim = x + ".dims[" + std::to_string(d) + "]";
-    if (dims[d].is_constant()) cond += " || " + dim + " != " + dims[d].to_string();
+    if (dims[d].is_constant()) cond += " || " + dim + " != " + cpp_int_expr(dims[d]);
     else if (dynamic_nonnegative) cond += " || " + dim + " < 0";
   }
   return cond;

@@ -6,6 +6,8 @@
 #include <array>
 #include <utility>
 
+#include "codegen/cpp_text.h"
+
 namespace kforge::codegen {
 
 namespace {
@@ -463,7 +465,7 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.h, s.w,
                                 s.k, s.r, s.s, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
                                 s.groups, s.out_h, s.out_w, s.nhwc ? "true" : "false", s.transposed ? ", true" : ""));
-  v.set("batch", s.batch.to_string());
+  v.set("batch", cpp_int_expr(s.batch));
   v.set("x", buffer(s.input, "float", true));
   v.set("w", buffer(s.filter, "float", true));
   v.set("y", buffer(s.out, "float", false));
@@ -518,7 +520,7 @@ tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, con
   v.set("description", description);
   v.set("x", buffer(s.x, "float", true));
   v.set("y", buffer(s.out, "float", false));
-  v.set("batch", s.batch.to_string());
+  v.set("batch", cpp_int_expr(s.batch));
   v.set("channels", std::to_string(s.c));
   v.set("spatial", std::to_string(s.spatial));
   v.set("nhwc", std::string(s.nhwc ? "true" : "false"));
@@ -546,7 +548,7 @@ tmpl::Value cuda_copy_step(const LoweredProgram& p, uint32_t from, uint32_t to, 
   v.set("description", description);
   v.set("from", buffer(from, "void", true));
   v.set("to", buffer(to, "void", false));
-  v.set("bytes", p.values[to].bytes().to_string());
+  v.set("bytes", cpp_int_expr(p.values[to].bytes()));
   return v;
 }
 
@@ -562,7 +564,7 @@ tmpl::Value cuda_pool_step(const CudaPoolSite& s, int64_t number, int64_t launch
                                 s.out_h, s.out_w, s.k_h, s.k_w, s.stride_h, s.stride_w, s.pad_top, s.pad_left,
                                 b(s.nhwc), b(s.is_max), b(s.exclusive), b(s.adaptive)));
   v.set("type", type);
-  v.set("batch", s.batch.to_string());
+  v.set("batch", cpp_int_expr(s.batch));
   v.set("x", buffer(s.x, type, true));
   v.set("y", buffer(s.out, type, false));
   return v;

@@ -27,8 +27,8 @@ std::string epilogue_code(GemmEpilogue e) {
 }
 
 std::string int_dim(const SymExpr& e) {
-  if (e.is_constant()) return e.to_string();
-  return "static_cast<int>(" + e.to_string() + ")";
+  if (e.is_constant()) return cpp_int_expr(e);
+  return "static_cast<int>(" + cpp_int_expr(e) + ")";
 }
 
 // How generated code spells the GEMM pieces of one element type. The templates (kforge_cublaslt.cuh,
@@ -359,7 +359,7 @@ std::string CudaGemmCode::run_checks() const {
     if (cond.empty()) continue;
     c += fmt::format("  if ({}) {{\n    return kforge::Status::Error(\"{}: \", kLaunchNames[{}], \": M x N x K = \", {}, \" x \", {}, \" x \", {},\n"
                      "                                 \" exceeds the int range of the CUDA GEMM kernels\");\n  }}\n",
-                     cond, cls_, g->index, gm.m.to_string(), gm.n.to_string(), gm.k.to_string());
+                     cond, cls_, g->index, cpp_int_expr(gm.m), cpp_int_expr(gm.n), cpp_int_expr(gm.k));
   }
   return c;
 }

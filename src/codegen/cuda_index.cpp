@@ -6,6 +6,8 @@
 #include <array>
 #include <set>
 
+#include "codegen/cpp_text.h"
+
 namespace kforge::codegen {
 
 namespace {
@@ -111,7 +113,7 @@ class KernelText {
   std::string size(const SymExpr& d) {
     for (uint32_t s : d.symbols()) symbols_.insert(s);
     if (std::optional<int64_t> c = d.constant()) return std::to_string(*c);
-    return "(" + d.to_string() + ")";
+    return "(" + cpp_int_expr(d) + ")";
   }
 
   // `const int64_t c<d>` for every dim of `dims`: the coordinate of output element e (row-major).

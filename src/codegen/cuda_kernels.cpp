@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "codegen/cpp_text.h"
 #include "codegen/group_text.h"
 
 namespace kforge::codegen {
@@ -96,7 +97,7 @@ class GroupEmitter {
     code.declaration = "cudaError_t " + name_ + "(" + params(true) + ");";
     code.kernels = fmt::format("// group {}: {} ({} over {} = {} x {})\n", g_.index, g_.label,
                                g_.kind == passes::GroupKind::kRow ? "rows" : "elementwise", shape_text(),
-                               g_.outer.to_string(), g_.inner.to_string());
+                               cpp_int_expr(g_.outer), cpp_int_expr(g_.inner));
     code.kernels += g_.kind == passes::GroupKind::kRow ? row_kernel() : elementwise_kernel();
     code.vector_width = vector_width();
     if (site_ != nullptr && g_.kind == passes::GroupKind::kRow) {
@@ -168,7 +169,7 @@ class GroupEmitter {
 
   std::string shape_text() const {
     std::string out = "[";
-    for (size_t i = 0; i < g_.shape.size(); ++i) out += (i ? ", " : "") + g_.shape[i].to_string();
+    for (size_t i = 0; i < g_.shape.size(); ++i) out += (i ? ", " : "") + cpp_int_expr(g_.shape[i]);
     return out + "]";
   }
 

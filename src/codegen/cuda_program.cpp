@@ -393,8 +393,8 @@ class CudaHostEmitter {
       for (const passes::GroupStore& st : g.stores) {
         args.push_back(typed_buffer(st.value, *cuda_scalar_type(st.storage), false));
       }
-      args.push_back("static_cast<int64_t>(" + g.outer.to_string() + ")");
-      args.push_back("static_cast<int64_t>(" + g.inner.to_string() + ")");
+      args.push_back("static_cast<int64_t>(" + cpp_int_expr(g.outer) + ")");
+      args.push_back("static_cast<int64_t>(" + cpp_int_expr(g.inner) + ")");
       args.push_back("stream_");
       step.set("kind", "launch");
       step.set("description", group_description(g));
@@ -446,7 +446,7 @@ class CudaHostEmitter {
     ctx.set("gemm_run_checks", gemm_.run_checks());
     ctx.set("gemm_run_setup", gemm_.run_setup());
     ctx.set("rows_run_setup", rows_.run_setup());
-    ctx.set("workspace_bytes", p_.plan.workspace_bytes.to_string());
+    ctx.set("workspace_bytes", cpp_int_expr(p_.plan.workspace_bytes));
     ctx.set("size_checks", size_checks_value(size_checks(p_)));
     tmpl::List bindings;
     for (const Buffer& buf : p_.buffers) {
@@ -459,7 +459,7 @@ class CudaHostEmitter {
           break;
         case BufferKind::kOutput: ptr = output_ident(buf.role_index) + "->data"; break;
         case BufferKind::kWorkspace:
-          ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", buf.offset.to_string());
+          ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", cpp_int_expr(buf.offset));
           break;
       }
       tmpl::Value b = tmpl::Value::map();
@@ -484,7 +484,7 @@ class CudaHostEmitter {
       tmpl::Value c = tmpl::Value::map();
       c.set("to", static_cast<int64_t>(output_buffer(i)));
       c.set("from", static_cast<int64_t>(v.buffer));
-      c.set("bytes", v.bytes().to_string());
+      c.set("bytes", cpp_int_expr(v.bytes()));
       copies.push_back(std::move(c));
     }
     ctx.set("output_copies", tmpl::Value(std::move(copies)));

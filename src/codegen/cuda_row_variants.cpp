@@ -89,7 +89,7 @@ std::string CudaRowVariantCode::args_block(const FusedGroup& g) const {
   c += "    void* const kforge_st[] = {" + stores + "};\n";
   c += fmt::format("    const kforge::cuda_rows::RowArgs kforge_rows{{kforge_in, kforge_st, static_cast<int64_t>({}),\n"
                    "                                              static_cast<int64_t>({}), stream_}};\n",
-                   g.outer.to_string(), g.inner.to_string());
+                   cpp_int_expr(g.outer), cpp_int_expr(g.inner));
   return c;
 }
 

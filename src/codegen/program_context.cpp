@@ -45,11 +45,7 @@ class ContextBuilder {
     ok_ = false;
   }
 
-  std::string sym(const SymExpr& e) const {
-    SymExpr::PrintOptions print;
-    print.symbol_name = [](uint32_t id) { return "s" + std::to_string(id); };
-    return e.to_string(print);
-  }
+  std::string sym(const SymExpr& e) const { return cpp_int_expr(e); }
   std::string dims_init(const passes::SymShape& dims) const {
     std::string out = "{";
     for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + sym(dims[i]);

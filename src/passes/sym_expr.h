@@ -46,17 +46,16 @@ class SymExpr {
   /// The value for given symbol values (indexed by symbol id). Division by zero gives 0.
   int64_t evaluate(const std::vector<int64_t>& symbol_values) const;
 
-  /// C++-compatible text: `s0 * 30 + 2`, `kforge_floor_div(s0 + 2, 3)`, `std::max<int64_t>(s0, 4)`; symbols
-  /// print through `symbol_name` (by default `s<id>`). Products and sums are parenthesised as needed; the
-  /// result is an int64_t expression when the symbols are int64_t. floor_div / ceil_div print as calls of
-  /// `floor_div_name` / `ceil_div_name` (default `kforge_floor_div` / `kforge_ceil_div`), which the code
-  /// generator defines (floor division of int64, as Python's //).
+  /// Text in infix notation: `s0 * 30 + 2`, `floor_div(s0 + 2, 3)`, `max(s0, 4)`; symbols print through
+  /// `symbol_name` (by default `s<id>`), the four operations as calls of the names given (by default as here:
+  /// dumps and messages). Products and sums are parenthesised as needed, so that with function names of the
+  /// target language the text is an expression of it: codegen/cpp_text.h spells C++ (cpp_int_expr).
   struct PrintOptions {
     std::function<std::string(uint32_t)> symbol_name;
-    std::string floor_div_name = "kforge_floor_div";
-    std::string ceil_div_name = "kforge_ceil_div";
-    std::string max_name = "std::max<int64_t>";
-    std::string min_name = "std::min<int64_t>";
+    std::string floor_div_name = "floor_div";
+    std::string ceil_div_name = "ceil_div";
+    std::string max_name = "max";
+    std::string min_name = "min";
   };
   std::string to_string(const PrintOptions& options) const;
   std::string to_string() const;

@@ -15,6 +15,18 @@
 namespace kforge::codegen {
 namespace {
 
+TEST_CASE("cpp_text: cpp_int_expr spells dim expressions as the generated classes' int64 C++") {
+  using kforge::passes::SymExpr;
+  const SymExpr s0 = SymExpr::symbol(0), s1 = SymExpr::symbol(1);
+  CHECK(kforge::codegen::cpp_int_expr(SymExpr::floor_div(s0 + 2, 3) * 4 + s1) ==
+        "s1 + 4 * kforge_floor_div(s0 + 2, 3)");
+  CHECK(kforge::codegen::cpp_int_expr(SymExpr::ceil_div(s0, 4)) == "kforge_ceil_div(s0, 4)");
+  CHECK(kforge::codegen::cpp_int_expr(SymExpr::max(s0, 4)) == "std::max<int64_t>(4, s0)");
+  CHECK(kforge::codegen::cpp_int_expr(SymExpr::min(s0, s1)) == "std::min<int64_t>(s0, s1)");
+  // passes/ itself prints the neutral notation (dumps, messages).
+  CHECK(SymExpr::ceil_div(s0, 4).to_string() == "ceil_div(s0, 4)");
+}
+
 TEST_CASE("cpp_text: identifiers are valid and unique within a scope") {
   CHECK(cpp_identifier("fc_0.w_0") == "fc_0_w_0");
   CHECK(cpp_identifier("3x") == "_3x");

@@ -215,7 +215,7 @@ TEST_CASE("shapes: conv2d, depthwise, transpose conv, pool2d, batch_norm_, neare
   CHECK(a.shape("rs") == "uint8[0]");
   CHECK(a.shape("up") == "float32[s0, 8, 32, 32]");
   // A dynamic height goes through the conv formula symbolically.
-  CHECK(a.shape("c4") == "float32[s1, 8, kforge_floor_div(s2 - 1, 2) + 1, 10]");
+  CHECK(a.shape("c4") == "float32[s1, 8, floor_div(s2 - 1, 2) + 1, 10]");
 }
 
 TEST_CASE("constants: full, full_int_array, assign_value_, arithmetic") {

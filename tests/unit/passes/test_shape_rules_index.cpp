@@ -119,7 +119,7 @@ TEST_CASE("shape rules: interpolation and transposed convs over dynamic spatial 
       "align_mode: 0}}\n",
       "[n2, b15]");
   CHECK(r.shape("n2") == "float32[s0, 2, 2 * s1, 2 * s2]");
-  CHECK(r.shape("b15") == "float32[s0, 2, kforge_floor_div(3 * s1, 2), kforge_floor_div(s2, 2)]");
+  CHECK(r.shape("b15") == "float32[s0, 2, floor_div(3 * s1, 2), floor_div(s2, 2)]");
 
   // The DB head's transposed convs over the same dynamic dims.
   Result up = analyze_ok(

@@ -42,8 +42,8 @@ TEST_CASE("sym_expr: exact division simplifies, the rest stays an atom") {
   CHECK(SymExpr::floor_div(s0 + s1, s0 + s1).constant() == 1);
   const SymExpr atom = SymExpr::floor_div(s0 + 2, 3);
   CHECK_FALSE(atom.is_constant());
-  CHECK(atom.to_string() == "kforge_floor_div(s0 + 2, 3)");
-  CHECK(SymExpr::ceil_div(s0, 4).to_string() == "kforge_ceil_div(s0, 4)");
+  CHECK(atom.to_string() == "floor_div(s0 + 2, 3)");
+  CHECK(SymExpr::ceil_div(s0, 4).to_string() == "ceil_div(s0, 4)");
   CHECK(SymExpr::max(s1, s0) == SymExpr::max(s0, s1));  // commutative: one spelling
   CHECK(SymExpr::max(s0, s0) == s0);
   CHECK(SymExpr::max(s0 * 4, s0 * 16) == s0 * 16);  // symbols are dims: never negative
@@ -59,7 +59,7 @@ TEST_CASE("sym_expr: printing is C++ and deterministic") {
   CHECK((s0 - 1).to_string() == "s0 - 1");
   CHECK((SymExpr(-1) * s0 + 4).to_string() == "-s0 + 4");
   CHECK((s0 * s1).to_string() == "s0 * s1");
-  CHECK(SymExpr::max(s0, 4).to_string() == "std::max<int64_t>(4, s0)");
+  CHECK(SymExpr::max(s0, 4).to_string() == "max(4, s0)");
   SymExpr::PrintOptions named;
   named.symbol_name = [](uint32_t id) { return "in_dim_" + std::to_string(id); };
   named.floor_div_name = "fdiv";

@@ -159,6 +159,74 @@ std::optional<std::string> cuda_conv_activation(std::string_view name) {
 
 namespace {
 
+// What a convolution and a transposed convolution read alike: float32 operands, the window's attributes, and
+// 4-D input, filter and output dims whose channels and spatial dims are known at generation time. Fills `s`'s
+// operands, groups, layout and dims; the caller checks how the filter's dims relate to the channels (they sit in
+// other places of the two filters) and then calls read_window.
+struct ConvAttrs {
+  std::vector<int64_t> strides, dilations, paddings;
+  std::string algorithm;
+  std::array<int64_t, 4> filter{};  // the filter's dims
+  passes::SymExpr out_n;            // the output's batch and channels, to check against the input's
+  int64_t out_c = 0;
+};
+bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const char* input_name, Attrs& a,
+                        CudaConvSite& s, ConvAttrs* c) {
+  s.input = tensor_arg(call, input_name);
+  s.filter = tensor_arg(call, "filter");
+  s.out = single_output(call);
+  if (s.input == kNone || s.filter == kNone || s.out == kNone) {
+    a.fail("it needs an input, a filter and one output");
+    return false;
+  }
+  for (uint32_t v : {s.input, s.filter, s.out}) {
+    if (p.values[v].dtype != ir::DataType::kFloat32) {
+      a.fail(fmt::format("{} is {}; the cuDNN convolution computes float32 only", p.values[v].source_id,
+                         ir::dtype_name(p.values[v].dtype)));
+      return false;
+    }
+  }
+  const std::string format = a.text("data_format");
+  c->strides = a.ints("strides");
+  c->dilations = a.ints("dilations");
+  c->paddings = a.ints("paddings");
+  c->algorithm = a.text("padding_algorithm");
+  s.groups = a.integer("groups");
+  if (!a.ok()) return false;
+  s.nhwc = format == "NHWC";
+  const SymShape& fdims = p.values[s.filter].dims;
+  if (!nchw(p.values[s.input].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
+      !nchw(p.values[s.out].dims, s.nhwc, &c->out_n, &c->out_c, &s.out_h, &s.out_w) || fdims.size() != 4 ||
+      !fdims[0].constant() || !fdims[1].constant() || !fdims[2].constant() || !fdims[3].constant()) {
+    a.fail("its input, filter and output must be 4-D with channels and spatial dims known at generation time");
+    return false;
+  }
+  for (size_t i = 0; i < 4; ++i) c->filter[i] = *fdims[i].constant();
+  s.r = c->filter[2];
+  s.s = c->filter[3];
+  return true;
+}
+
+// Strides, dilations and the padding (both sides alike, as cuDNN pads) into `s`; `asymmetric` ends the message
+// for an asymmetric padding.
+bool read_window(Attrs& a, const ConvAttrs& c, CudaConvSite& s, std::string_view asymmetric) {
+  s.stride_h = c.strides[0];
+  s.stride_w = c.strides[1];
+  s.dilation_h = c.dilations[0];
+  s.dilation_w = c.dilations[1];
+  Pads pads;
+  if (!paddings(a, c.paddings, c.algorithm, s.h, s.w, s.r, s.s, s.stride_h, s.stride_w, &pads)) return false;
+  if (c.algorithm == "SAME") s.dilation_h = s.dilation_w = 1;  // as Paddle's kernels
+  if (pads.top != pads.bottom || pads.left != pads.right) {
+    a.fail(fmt::format("its padding is asymmetric (top {}, bottom {}, left {}, right {}); {}", pads.top, pads.bottom,
+                       pads.left, pads.right, asymmetric));
+    return false;
+  }
+  s.pad_h = pads.top;
+  s.pad_w = pads.left;
+  return true;
+}
+
 // conv2d_transpose (x [n, c, h, w], filter [c, k / groups, r, s], out [n, k, out_h, out_w]): cuDNN's backward-data
 // convolution of the forward convolution that maps out's shape to x's. The output may be larger than the base size
 // (output_padding or output_size) by less than the stride, which the forward convolution's floor division absorbs.
@@ -166,59 +234,15 @@ std::optional<CudaConvSite> cuda_conv_transpose_site(const LoweredProgram& p, co
   Attrs a(call, why);
   CudaConvSite s;
   s.transposed = true;
-  s.input = tensor_arg(call, "x");
-  s.filter = tensor_arg(call, "filter");
-  s.out = single_output(call);
-  if (s.input == kNone || s.filter == kNone || s.out == kNone) {
-    a.fail("it needs an input, a filter and one output");
-    return std::nullopt;
-  }
-  for (uint32_t v : {s.input, s.filter, s.out}) {
-    if (p.values[v].dtype != ir::DataType::kFloat32) {
-      a.fail(fmt::format("{} is {}; the cuDNN convolution computes float32 only", p.values[v].source_id,
-                         ir::dtype_name(p.values[v].dtype)));
-      return std::nullopt;
-    }
-  }
-  const std::string format = a.text("data_format");
-  const std::vector<int64_t> strides = a.ints("strides");
-  const std::vector<int64_t> dilations = a.ints("dilations");
-  const std::vector<int64_t> given_pads = a.ints("paddings");
-  const std::string algorithm = a.text("padding_algorithm");
-  s.groups = a.integer("groups");
-  if (!a.ok()) return std::nullopt;
-  s.nhwc = format == "NHWC";
-  const SymShape& fdims = p.values[s.filter].dims;
-  passes::SymExpr out_n;
-  int64_t out_c = 0;
-  if (!nchw(p.values[s.input].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
-      !nchw(p.values[s.out].dims, s.nhwc, &out_n, &out_c, &s.out_h, &s.out_w) || fdims.size() != 4 ||
-      !fdims[0].constant() || !fdims[1].constant() || !fdims[2].constant() || !fdims[3].constant()) {
-    a.fail("its input, filter and output must be 4-D with channels and spatial dims known at generation time");
-    return std::nullopt;
-  }
-  s.k = *fdims[1].constant() * s.groups;
-  s.r = *fdims[2].constant();
-  s.s = *fdims[3].constant();
-  if (strides.size() != 2 || dilations.size() != 2 || s.groups <= 0 || s.c != *fdims[0].constant() ||
-      s.c % s.groups != 0 || out_c != s.k || out_n != s.batch) {
+  ConvAttrs c;
+  if (!read_conv_operands(p, call, "x", a, s, &c)) return std::nullopt;
+  s.k = c.filter[1] * s.groups;
+  if (c.strides.size() != 2 || c.dilations.size() != 2 || s.groups <= 0 || s.c != c.filter[0] ||
+      s.c % s.groups != 0 || c.out_c != s.k || c.out_n != s.batch) {
     a.fail("its strides, dilations, groups and dims do not describe a 2-D transposed convolution");
     return std::nullopt;
   }
-  s.stride_h = strides[0];
-  s.stride_w = strides[1];
-  s.dilation_h = dilations[0];
-  s.dilation_w = dilations[1];
-  Pads pads;
-  if (!paddings(a, given_pads, algorithm, s.h, s.w, s.r, s.s, s.stride_h, s.stride_w, &pads)) return std::nullopt;
-  if (algorithm == "SAME") s.dilation_h = s.dilation_w = 1;
-  if (pads.top != pads.bottom || pads.left != pads.right) {
-    a.fail(fmt::format("its padding is asymmetric (top {}, bottom {}, left {}, right {}); cuDNN pads both sides alike",
-                       pads.top, pads.bottom, pads.left, pads.right));
-    return std::nullopt;
-  }
-  s.pad_h = pads.top;
-  s.pad_w = pads.left;
+  if (!read_window(a, c, s, "cuDNN pads both sides alike")) return std::nullopt;
   const int64_t base_h = (s.h - 1) * s.stride_h - 2 * s.pad_h + s.dilation_h * (s.r - 1) + 1;
   const int64_t base_w = (s.w - 1) * s.stride_w - 2 * s.pad_w + s.dilation_w * (s.s - 1) + 1;
   if (s.out_h < base_h || s.out_h >= base_h + s.stride_h || s.out_w < base_w || s.out_w >= base_w + s.stride_w) {
@@ -235,60 +259,17 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
   if (call.op == "conv2d_transpose") return cuda_conv_transpose_site(p, call, why);
   Attrs a(call, why);
   CudaConvSite s;
-  s.input = tensor_arg(call, "input");
-  s.filter = tensor_arg(call, "filter");
-  s.out = single_output(call);
-  if (s.input == kNone || s.filter == kNone || s.out == kNone) {
-    a.fail("it needs an input, a filter and one output");
-    return std::nullopt;
-  }
-  for (uint32_t v : {s.input, s.filter, s.out}) {
-    if (p.values[v].dtype != ir::DataType::kFloat32) {
-      a.fail(fmt::format("{} is {}; the cuDNN convolution computes float32 only", p.values[v].source_id,
-                         ir::dtype_name(p.values[v].dtype)));
-      return std::nullopt;
-    }
-  }
-  const std::string format = a.text("data_format");
-  const std::vector<int64_t> strides = a.ints("strides");
-  const std::vector<int64_t> dilations = a.ints("dilations");
-  const std::vector<int64_t> given_pads = a.ints("paddings");
-  const std::string algorithm = a.text("padding_algorithm");
-  s.groups = a.integer("groups");
-  if (!a.ok()) return std::nullopt;
-  s.nhwc = format == "NHWC";
-  const SymShape& fdims = p.values[s.filter].dims;
-  passes::SymExpr out_n;
-  int64_t out_c = 0;
-  if (!nchw(p.values[s.input].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
-      !nchw(p.values[s.out].dims, s.nhwc, &out_n, &out_c, &s.out_h, &s.out_w) || fdims.size() != 4 ||
-      !fdims[0].constant() || !fdims[1].constant() || !fdims[2].constant() || !fdims[3].constant()) {
-    a.fail("its input, filter and output must be 4-D with channels and spatial dims known at generation time");
-    return std::nullopt;
-  }
-  s.k = *fdims[0].constant();
-  s.r = *fdims[2].constant();
-  s.s = *fdims[3].constant();
-  if (strides.size() != 2 || dilations.size() != 2 || s.groups <= 0 || s.c != *fdims[1].constant() * s.groups ||
-      s.k % s.groups != 0 || out_c != s.k || out_n != s.batch) {
+  ConvAttrs c;
+  if (!read_conv_operands(p, call, "input", a, s, &c)) return std::nullopt;
+  s.k = c.filter[0];
+  if (c.strides.size() != 2 || c.dilations.size() != 2 || s.groups <= 0 || s.c != c.filter[1] * s.groups ||
+      s.k % s.groups != 0 || c.out_c != s.k || c.out_n != s.batch) {
     a.fail("its strides, dilations, groups and dims do not describe a 2-D convolution");
     return std::nullopt;
   }
-  s.stride_h = strides[0];
-  s.stride_w = strides[1];
-  s.dilation_h = dilations[0];
-  s.dilation_w = dilations[1];
-  Pads pads;
-  if (!paddings(a, given_pads, algorithm, s.h, s.w, s.r, s.s, s.stride_h, s.stride_w, &pads)) return std::nullopt;
-  if (algorithm == "SAME") s.dilation_h = s.dilation_w = 1;  // as Paddle's kernels
-  if (pads.top != pads.bottom || pads.left != pads.right) {
-    a.fail(fmt::format("its padding is asymmetric (top {}, bottom {}, left {}, right {}); cuDNN pads both sides "
-                       "alike, and the CUDA backend does not pad separately yet",
-                       pads.top, pads.bottom, pads.left, pads.right));
+  if (!read_window(a, c, s, "cuDNN pads both sides alike, and the CUDA backend does not pad separately yet")) {
     return std::nullopt;
   }
-  s.pad_h = pads.top;
-  s.pad_w = pads.left;
   const int64_t out_h = (s.h + 2 * s.pad_h - (s.dilation_h * (s.r - 1) + 1)) / s.stride_h + 1;
   const int64_t out_w = (s.w + 2 * s.pad_w - (s.dilation_w * (s.s - 1) + 1)) / s.stride_w + 1;
   if (out_h != s.out_h || out_w != s.out_w) {

@@ -41,4 +41,23 @@ class NamespaceObject {
   std::shared_ptr<const void> keep_alive;  // a module's frames, kept while the module value lives
 };
 
+/// The namespaces namespace() made while a render runs. Namespaces are the one mutable value, so every reference
+/// cycle among values passes through one (`{% set ns.me = ns %}`, or an undefined attribute assigned to its own
+/// namespace: the undefined value keeps its container for the message): Renderer::render holds one of these and,
+/// when it ends, empties every namespace noted, which frees such cycles. A render's values never outlive it (its
+/// result is text), so nothing that is still used loses its attributes.
+class RenderNamespaces {
+ public:
+  RenderNamespaces();   // the current render's, until destroyed
+  ~RenderNamespaces();  // empties the namespaces noted
+  RenderNamespaces(const RenderNamespaces&) = delete;
+  RenderNamespaces& operator=(const RenderNamespaces&) = delete;
+  /// Notes a namespace made now (no-op outside a render).
+  static void note(const std::shared_ptr<NamespaceObject>& ns);
+
+ private:
+  std::vector<std::weak_ptr<NamespaceObject>> made_;
+  RenderNamespaces* previous_;
+};
+
 }  // namespace kforge::tmpl

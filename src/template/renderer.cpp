@@ -64,7 +64,25 @@ void Renderer::check_size(size_t bytes, SourceLoc loc, std::string_view what) {
   }
 }
 
+namespace {
+thread_local RenderNamespaces* g_render_namespaces = nullptr;
+}  // namespace
+
+RenderNamespaces::RenderNamespaces() : previous_(g_render_namespaces) { g_render_namespaces = this; }
+
+RenderNamespaces::~RenderNamespaces() {
+  g_render_namespaces = previous_;
+  for (const std::weak_ptr<NamespaceObject>& made : made_) {
+    if (std::shared_ptr<NamespaceObject> ns = made.lock()) ns->attrs = Map{};
+  }
+}
+
+void RenderNamespaces::note(const std::shared_ptr<NamespaceObject>& ns) {
+  if (g_render_namespaces != nullptr) g_render_namespaces->made_.push_back(ns);
+}
+
 bool Renderer::render(const TemplateImpl& tmpl, const Value& context) {
+  RenderNamespaces namespaces;
   try {
     if (!context.is_none() && !context.is_map()) {
       fail({}, fmt::format("the render context must be a map, not {}", a_type(context)));

@@ -179,6 +179,7 @@ void register_builtin_functions(Environment& env) {
   env.register_function("namespace", Signature({}, true, true), [make_map](const CallArgs& a) -> Value {
     auto ns = std::make_shared<NamespaceObject>();
     ns->attrs = make_map(a, "namespace()");
+    RenderNamespaces::note(ns);
     return Value::namespace_object(std::move(ns));
   });
   env.register_function("dict", Signature({}, true, true), [make_map](const CallArgs& a) -> Value {

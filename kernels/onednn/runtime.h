@@ -149,7 +149,9 @@ class SiteTable {
     const size_t base = static_cast<size_t>(h) & (kSlots - 1) & ~(kWays - 1);
     for (size_t w = 0; w < kWays; ++w) {
       Site& s = slots_[base + w];
-      if (s.key == key) {
+      // The addresses too: two call sites of the same shapes (a transformer's q, k and v projections) can share a
+      // set, and a site keeps what belongs to its own operands (a packed matrix, a prepared filter).
+      if (addresses_[base + w][0] == a && addresses_[base + w][1] == b && s.key == key) {
         *fresh = false;
         return s;
       }
@@ -157,6 +159,8 @@ class SiteTable {
     note_site_filled();
     size_t& next = victim_[base / kWays];
     Site& s = slots_[base + next];
+    addresses_[base + next][0] = a;
+    addresses_[base + next][1] = b;
     next = (next + 1) % kWays;
     s = Site{};
     s.key = key;
@@ -167,6 +171,7 @@ class SiteTable {
  private:
   static constexpr size_t kSlots = 1024, kWays = 4;
   Site slots_[kSlots];
+  uintptr_t addresses_[kSlots][2] = {};
   size_t victim_[kSlots / kWays] = {};
 };
 

@@ -139,7 +139,10 @@ TEST_CASE("transpose: layout transposes in tiles, merged dims and unit dims, aga
       {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}}, {{7}, {0}},                {{1, 1, 1}, {2, 0, 1}},
       {{1, 8, 8, 2, 58}, {0, 1, 2, 4, 3}}, {{3, 5, 2, 7}, {0, 1, 3, 2}},  // NHWC channel shuffles: 2-row interleaves
   };
-  for (const auto& [dims, perm] : cases) {
+  for (const auto& test_case : cases) {
+    // Named references, not a structured binding: clang 14 cannot capture bindings in the lambda below.
+    const auto& dims = test_case.first;
+    const auto& perm = test_case.second;
     for (DataType dtype : {DataType::kFloat32, DataType::kInt64}) {
       INFO(dims.size() << "-d, " << kforge::name_of(dtype));
       Tensor x = empty(dtype, dims);

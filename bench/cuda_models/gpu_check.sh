@@ -15,8 +15,10 @@
 #                                   triu, arange
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
-# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout) and conv2d_transpose,
-# each compiled with --cuda-graph, run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that
+# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout), the convolutions (strided, padded,
+# grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
+# each compiled with --cuda-graph, once per layout of LAYOUTS (default "nchw nhwc": kforge compile --layout; the
+# NHWC ones are named NAME@nhwc: KRSC filters rewritten at bind, the direct depthwise kernel), run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that
 # counts; a second run into fresh tensors must be bit-identical) on the fixture's input and weights, and compared with
 # Paddle's outputs by bench/cuda_conv/fixture_bundle.py: PASS when |gpu - paddle| <= 1e-4 * max|paddle| + 1e-5 for
 # every element (TF32 off: the harness is built with -DKFORGE_STRICT_FP32), as bench/cuda_conv/gpu_check.sh. Prints
@@ -49,7 +51,9 @@ bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv
 dropout_eval_downscale embedding embedding_padding_idx expand expand_int64 gather gather_int32_axis0 index_select
 nearest_interp nearest_interp_dynamic nearest_interp_size pad3d_circular_ndhwc pad3d_replicate pad_constant pad_reflect
 slice slice_neg split_num split_sections strided_slice tile tile_int64 transpose_bool transpose_dynamic
-transpose_float32 transpose_float64 transpose_int32 transpose_int64 tril triu"
+transpose_float32 transpose_float64 transpose_int32 transpose_int64 tril triu conv2d conv2d_bias_stride_pad
+conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d conv_region_nhwc"
+LAYOUTS="${LAYOUTS:-nchw nhwc}"
 
 build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the program needs them
   local name="$1" gen="$2" libs=() defs=()
@@ -70,6 +74,17 @@ build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the pr
 
 prepare() {
   local build="$1" ex="$ROOT/kernels" names=()
+  # FIXTURE NAME: gen_NAME (the first layout of LAYOUTS) and gen_NAME@LAYOUT (the others), each listed in names.
+  compile_layouts() {
+    local layout tag
+    for layout in $LAYOUTS; do
+      tag="$2$([[ "$layout" == "${LAYOUTS%% *}" ]] || echo "@$layout")"
+      "$build/src/kforge" compile "$1/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
+        --op-compat "$ex/op_compat.yaml" -o "$OUT_DIR/gen_$tag" --name model --target cuda --cuda-graph \
+        --layout "$layout"
+      names+=("$tag")
+    done
+  }
   export OUT_DIR="$build/models-gpucheck"
   rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/fixtures"
   [[ -x "$PADDLE_PYTHON" ]] || { echo "no Paddle at $PADDLE_PYTHON (set PADDLE_PYTHON)" >&2; exit 1; }
@@ -78,21 +93,17 @@ prepare() {
   for c in $CASES; do
     local name="${c%%:*}" fixture="$OUT_DIR/fixtures/${c%%:*}"
     [[ -f "$fixture/expected_0.npy" ]] || { echo "export of $name failed" >&2; exit 1; }
-    "$build/src/kforge" compile "$fixture/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
-      --op-compat "$ex/op_compat.yaml" -o "$OUT_DIR/gen_$name" --name model --target cuda --cuda-graph
+    compile_layouts "$fixture" "$name"
     /usr/bin/python3 "$HERE/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8"
     rm -f "$fixture/inference.pdiparams" "$fixture/inference.json"  # packed / compiled: not carried
-    names+=("$name")
   done
   for c in $OP_CASES; do
     local fixture="$OUT_DIR/fixtures/op_$c"
     cp -r "$ROOT/tests/paddle/$c" "$fixture"
-    "$build/src/kforge" compile "$fixture/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
-      --op-compat "$ex/op_compat.yaml" -o "$OUT_DIR/gen_op_$c" --name model --target cuda --cuda-graph
+    compile_layouts "$fixture" "op_$c"
     [[ -f "$fixture/inference.pdiparams" ]] &&
       /usr/bin/python3 "$HERE/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8" > /dev/null
     rm -f "$fixture/inference.pdiparams" "$fixture/inference.json"
-    names+=("op_$c")
   done
   echo "${names[*]}" > "$OUT_DIR/models"
   echo "prepared $OUT_DIR ($(du -sh "$OUT_DIR" | cut -f1))"
@@ -119,12 +130,13 @@ run() {
   export NVCC ROOT
   export -f build_one
   read -r -a names < "$OUT_DIR/models"
-  # Weights and input bundles (Python, one per core), then the harnesses (nvcc, one per core).
-  for name in "${names[@]}"; do
-    echo "$name"
-  done | xargs -P "$(nproc)" -I{} bash -c 'f="$OUT_DIR/fixtures/{}" &&
-    { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$HERE"'/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; } &&
-    /usr/bin/env python3 "'"$BUNDLE"'" bundle "$f" "$OUT_DIR/gen_{}/model.h" "$OUT_DIR/{}.in.bin"'
+  # Weights (once per fixture) and input bundles (one per compiled layout: the input order is the header's), Python,
+  # one per core; then the harnesses (nvcc, one per core).
+  for name in "${names[@]}"; do [[ "$name" == *@* ]] || echo "$name"; done |
+    xargs -P "$(nproc)" -I{} bash -c 'f="$OUT_DIR/fixtures/{}" &&
+    { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$HERE"'/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; }'
+  for name in "${names[@]}"; do echo "$name"; done | xargs -P "$(nproc)" -I{} bash -c 'n="{}" &&
+    /usr/bin/env python3 "'"$BUNDLE"'" bundle "$OUT_DIR/fixtures/${n%@*}" "$OUT_DIR/gen_{}/model.h" "$OUT_DIR/{}.in.bin"'
   for name in "${names[@]}"; do echo "$name"; done | xargs -P "$(nproc)" -I{} bash -c 'build_one {} "$OUT_DIR/gen_{}"'
   tmp="$(mktemp -d)"
   printf '%-36s %-6s %s\n' model result "max relative error (max|gpu - paddle| / max|paddle|)"
@@ -133,7 +145,7 @@ run() {
     local rel="-"
     if [[ -x "$OUT_DIR/harness_$name" ]] &&
        "$OUT_DIR/harness_$name" "$OUT_DIR/$name.in.bin" "$tmp/out.bin" > "$tmp/log" 2>&1 &&
-       /usr/bin/env python3 "$BUNDLE" compare "$tmp/out.bin" "$OUT_DIR/fixtures/$name" "$RTOL" "$ATOL" > "$tmp/cmp"; then
+       /usr/bin/env python3 "$BUNDLE" compare "$tmp/out.bin" "$OUT_DIR/fixtures/${name%@*}" "$RTOL" "$ATOL" > "$tmp/cmp"; then
       rel="$(sed -n 's/.*relative \([^)]*\)).*/\1/p' "$tmp/cmp" | sort -g | tail -1)"
       printf '%-36s %-6s %s\n' "$name" PASS "$rel"
       passed=$((passed + 1))

@@ -305,10 +305,15 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
       }
     }
     s.foldable = s.mean != kNone;
-    for (uint32_t v : {s.filter, s.bias, s.mean, s.variance, s.scale, s.shift}) {
-      if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
-    }
   }
+  // An NHWC forward convolution reads a KRSC filter: reordered with the fold, or as it is where each output channel
+  // has one input channel (depthwise: OIHW and KRSC are the same bytes).
+  const bool reorder = s.nhwc && !s.transposed && s.c / s.groups > 1;
+  s.foldable = s.foldable || reorder;
+  for (uint32_t v : {s.filter, s.bias, s.mean, s.variance, s.scale, s.shift}) {
+    if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
+  }
+  s.krsc_filter = s.nhwc && !s.transposed && (s.foldable || !reorder);
   return s;
 }
 
@@ -442,23 +447,18 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("number", number);
   v.set("launch", launch);
   v.set("description", description);
-  // A transposed convolution's geometry says so in a 17th field (ConvGeometry::transposed, false by default).
+  // ConvGeometry's last two fields (transposed, krsc_filter) are false by default and printed only where one is not.
+  const std::string flags = s.krsc_filter ? ", false, true" : s.transposed ? ", true" : "";
   v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.h, s.w,
                                 s.k, s.r, s.s, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
-                                s.groups, s.out_h, s.out_w, s.nhwc ? "true" : "false", s.transposed ? ", true" : ""));
+                                s.groups, s.out_h, s.out_w, s.nhwc ? "true" : "false", flags));
   v.set("batch", cpp_int_expr(s.batch));
   v.set("x", buffer(s.input, "float", true));
   v.set("w", buffer(s.filter, "float", true));
   v.set("y", buffer(s.out, "float", false));
-  if (!s.has_epilogue()) {
-    v.set("fold", false);
-    v.set("epilogue", false);
-    return v;
-  }
   auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
   tmpl::Value e = tmpl::Value::map();
-  const bool fold = fold_offset >= 0 && s.foldable;
-  if (fold) {
+  if (fold_offset >= 0 && s.foldable) {
     const std::string weights = fmt::format("reinterpret_cast<float*>(folded_.data() + {})", fold_offset);
     const std::string bias = fmt::format("reinterpret_cast<float*>(folded_.data() + {})",
                                          fold_offset + cuda_conv_fold_bytes(s) - (s.k * 4 + 63) / 64 * 64);
@@ -474,7 +474,8 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
     f.set("folded_bias", bias);
     v.set("fold", std::move(f));
     v.set("w", weights);
-    e.set("bias", bias);
+    // The folded bias replaces bias and batch norm; it is all zeros where there was neither.
+    e.set("bias", s.bias != kNone || s.mean != kNone ? bias : "nullptr");
     for (const char* key : {"mean", "variance", "scale", "shift"}) e.set(key, "nullptr");
   } else {
     v.set("fold", false);
@@ -483,6 +484,10 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
     e.set("variance", operand(s.variance));
     e.set("scale", operand(s.scale));
     e.set("shift", operand(s.shift));
+  }
+  if (!s.has_epilogue()) {
+    v.set("epilogue", false);
+    return v;
   }
   e.set("residual", operand(s.residual));
   e.set("epsilon", float_literal(s.epsilon));

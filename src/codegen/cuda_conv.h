@@ -41,9 +41,13 @@ struct CudaConvSite {
   /// conv2d_transpose: input [batch, c, h, w], filter [c, k / groups, r, s], output [batch, k, out_h, out_w]; run as
   /// cuDNN's backward-data convolution (pads, strides and dilations are the forward convolution's).
   bool transposed = false;
-  /// The batch norm (and bias) can be folded into the filter once the parameters are bound: a convolution group
-  /// with a batch norm whose filter and epilogue vectors are all parameters or constants (nothing computed).
+  /// The filter is rewritten once the parameters are bound (fold_filter in kforge_cudnn.cuh): the batch norm (and
+  /// bias) folded in, and for NHWC data reordered to KRSC. Set where there is either to do and the filter and
+  /// epilogue vectors are all parameters or constants (nothing computed).
   bool foldable = false;
+  /// cuDNN reads the filter as KRSC [k, r, s, c / groups]: an NHWC forward convolution whose filter is rewritten
+  /// (or a depthwise one, whose OIHW filter has the same bytes). cuDNN's NHWC tensor-core kernels want that.
+  bool krsc_filter = false;
 
   /// Whether an epilogue kernel runs after the convolution.
   bool has_epilogue() const;
@@ -101,10 +105,10 @@ using CudaBufferExpr = std::function<std::string(uint32_t, const std::string&, b
 /// C++ initializer of kforge::cuda_conv::ConvGeometry), batch, x, w, y (pointer expressions), and epilogue:
 /// false or {bias, mean, variance, scale, shift, residual (pointer expressions or "nullptr"), epsilon,
 /// activation, alpha, beta (C++ literals), after_residual ("true"/"false")}.
-/// With `fold_offset` >= 0 (a foldable site, see CudaConvSite::foldable), the batch norm is folded: the step's
+/// With `fold_offset` >= 0 (a foldable site, see CudaConvSite::foldable), the filter is rewritten: the step's
 /// `fold` is {filter, bias, mean, variance, scale, shift (the original operands), epsilon, weights, folded_bias
 /// (pointer expressions into the class's folded-weights memory at fold_offset bytes)}, the convolution reads
-/// `weights` and the epilogue adds `folded_bias` instead of the batch norm; otherwise `fold` is false.
+/// `weights` and the epilogue adds `folded_bias` instead of the bias and batch norm; otherwise `fold` is false.
 tmpl::Value cuda_conv_step(const CudaConvSite& site, int64_t number, int64_t launch, const std::string& description,
                            const CudaBufferExpr& buffer, int64_t fold_offset = -1);
 
@@ -127,6 +131,7 @@ tmpl::Value cuda_copy_step(const passes::LoweredProgram& program, uint32_t from,
                            const std::string& description, const CudaBufferExpr& buffer);
 
 inline constexpr const char* kCudaEpilogueHeaderTemplate = "cuda/kforge_channel_epilogue.cuh";
+inline constexpr const char* kCudaDepthwiseHeaderTemplate = "cuda/kforge_depthwise.cuh";
 inline constexpr const char* kCudaCudnnHeaderTemplate = "cuda/kforge_cudnn.cuh";
 inline constexpr const char* kCudaPoolHeaderTemplate = "cuda/kforge_pool.cuh";
 

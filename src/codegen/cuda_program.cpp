@@ -53,7 +53,10 @@ class CudaHostEmitter {
     if (fused_half()) half.push_back(kCudaHalfHeaderTemplate);
     std::vector<const char*> library;
     if (!conv_steps_.empty() || batch_norms_ > 0) library.push_back(kCudaEpilogueHeaderTemplate);
-    if (!conv_steps_.empty()) library.push_back(kCudaCudnnHeaderTemplate);
+    if (!conv_steps_.empty()) {
+      library.push_back(kCudaDepthwiseHeaderTemplate);
+      library.push_back(kCudaCudnnHeaderTemplate);
+    }
     if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
     if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
     for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {

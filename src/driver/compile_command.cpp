@@ -108,10 +108,11 @@ int run_compile(const CompileOptions& opts) {
   const passes::OpSet op_set(library, opts.op_compat.empty() ? nullptr : &compat, diags);
   if (diags.has_errors()) return finish_outputs(opts.out, outputs, request, session);
   passes::PipelineOptions pipeline;
-  // auto: NHWC on the CPU, where the kernel library's convolutions are fastest on it; the CUDA backend has no
-  // convolution kernels, so its programs keep their layout.
-  const bool nhwc = opts.layout == "nhwc" || (opts.layout == "auto" && target->backend == CompileBackend::kCpu);
+  // auto is NHWC on both targets: the kernel library's oneDNN convolutions and cuDNN's tensor-core ones (KRSC
+  // filters, kforge_cudnn.cuh) are fastest on it (BENCHMARKS.md). cuDNN's transposed convolutions stay NCHW.
+  const bool nhwc = opts.layout == "nhwc" || opts.layout == "auto";
   pipeline.layout = nhwc ? passes::LayoutChoice::kNhwc : passes::LayoutChoice::kNchw;
+  pipeline.layout_options.transposed_convolutions = target->backend != CompileBackend::kCuda;
   passes::LayoutReport layout_report;
   pipeline.layout_report = &layout_report;
   std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags, pipeline);
@@ -213,7 +214,7 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--layout", opts->layout,
                   "Activation layout of convolution regions: nhwc (convolutions, pooling, batch norm, concat and the "
                   "elementwise ops between them in NHWC, one transpose at each end of a region), nchw (as the program "
-                  "says), or auto (nhwc for --target cpu, nchw for cuda) (docs/compile.md, \"Layouts\")")
+                  "says), or auto (nhwc; with --target cuda conv2d_transpose stays nchw) (docs/compile.md, \"Layouts\")")
       ->type_name("LAYOUT")
       ->default_str("auto")
       ->check(CLI::IsMember({"nchw", "nhwc", "auto"}));

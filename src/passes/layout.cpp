@@ -46,10 +46,11 @@ struct Rule {
   std::string_view operand;  // kConv / kFormatted: the activation operand's name
 };
 
-Rule rule_of(const Op& op) {
+Rule rule_of(const Op& op, const LayoutOptions& options) {
   if (op.dialect != "pd_op") return {};
   std::string_view name = op.name;
   if (!name.empty() && name.back() == '_') name.remove_suffix(1);  // the in-place twin has the same layout rules
+  if (name == "conv2d_transpose" && !options.transposed_convolutions) return {};
   static const std::map<std::string_view, Rule, std::less<>> rules = {
       {"conv2d", {Role::kConv, "input"}},
       {"depthwise_conv2d", {Role::kConv, "input"}},
@@ -118,7 +119,8 @@ bool all_ones(const ir::Type& t) {
 
 class LayoutPlanner {
  public:
-  LayoutPlanner(ir::Program& program, const OpSet& ops) : p_(program), ops_(ops) {}
+  LayoutPlanner(ir::Program& program, const OpSet& ops, const LayoutOptions& options)
+      : p_(program), ops_(ops), options_(options) {}
 
   LayoutReport run() {
     for (OpId id : p_.top_level_ops()) {
@@ -167,7 +169,7 @@ class LayoutPlanner {
   /// The builtin.combine whose result only the concat `id` reads, or an invalid id.
   OpId concat_combine(OpId id) const {
     const Op& op = p_.op(id);
-    if (rule_of(op).role != Role::kConcat || op.operands.empty() || !op.operands[0].valid()) return {};
+    if (rule_of(op, options_).role != Role::kConcat || op.operands.empty() || !op.operands[0].valid()) return {};
     const OpId combine = p_.defining_op(op.operands[0]);
     if (!combine.valid() || !p_.op(combine).is("builtin", "combine") || p_.uses(op.operands[0]).size() != 1) return {};
     return combine;
@@ -195,7 +197,7 @@ class LayoutPlanner {
   void mark_pinned() {
     for (OpId id : p_.top_level_ops()) {
       const Op& op = p_.op(id);
-      if (rule_of(op).role != Role::kNone) continue;
+      if (rule_of(op, options_).role != Role::kNone) continue;
       for (size_t i : inplace_operands(op)) pinned_.insert(op.operands[i].index);
     }
   }
@@ -213,7 +215,7 @@ class LayoutPlanner {
 
   // The Program's op arena may grow when a twin is inserted: ops are looked up again after every insertion.
   bool try_convert(OpId id) {
-    const Rule rule = rule_of(p_.op(id));
+    const Rule rule = rule_of(p_.op(id), options_);
     if (rule.role == Role::kShuffle) return convert_shuffle(id);
     if (rule.role == Role::kSplit) return convert_split(id);
     {
@@ -488,6 +490,7 @@ class LayoutPlanner {
 
   ir::Program& p_;
   const OpSet& ops_;
+  const LayoutOptions options_;
   LayoutReport report_;
   bool has_reshape_ = false;
   std::set<uint32_t> nhwc_;    // values in NHWC (converted results and twins into NHWC)
@@ -521,13 +524,14 @@ std::string LayoutReport::dump(const ir::Program& program) const {
   return out;
 }
 
-LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice choice) {
+LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice choice,
+                          const LayoutOptions& options) {
   if (choice == LayoutChoice::kNchw) return {};
   if (program.find_ops("pd_op.conv2d").empty() && program.find_ops("pd_op.depthwise_conv2d").empty() &&
       program.find_ops("pd_op.conv2d_transpose").empty()) {
     return {};  // no region can start
   }
-  return LayoutPlanner(program, ops).run();
+  return LayoutPlanner(program, ops, options).run();
 }
 
 }  // namespace kforge::passes

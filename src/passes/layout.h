@@ -48,8 +48,16 @@ struct LayoutReport {
   std::string dump(const ir::Program& program) const;
 };
 
+/// What a backend's kernels take in NHWC, where that is not every op above.
+struct LayoutOptions {
+  /// conv2d_transpose may start or join a region (the CUDA backend's transposed convolution, cuDNN's backward
+  /// data, found no algorithm for NHWC data in float32: there it stays NCHW between two transposes).
+  bool transposed_convolutions = true;
+};
+
 /// Rewrites the top-level block's convolution regions to NHWC (kNhwc; kNchw changes nothing). The program must be
 /// verified and carry inferred types (apply_inferred_types). Programs with control flow are left unchanged.
-LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice choice);
+LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice choice,
+                          const LayoutOptions& options = {});
 
 }  // namespace kforge::passes

@@ -717,7 +717,7 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
   }
   apply_inferred_types(program, *analysis);
   if (options.layout != LayoutChoice::kNchw) {
-    LayoutReport report = plan_layouts(program, ops, options.layout);
+    LayoutReport report = plan_layouts(program, ops, options.layout, options.layout_options);
     if (!report.empty()) {
       // The rewritten attributes and the inserted transposes are checked and normalised like the source's.
       if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;

@@ -36,6 +36,7 @@ struct PipelineOptions {
   uint32_t alignment = 64;
   /// The activation layout plan (layout.h); kNchw leaves the program's layouts as they are.
   LayoutChoice layout = LayoutChoice::kNchw;
+  LayoutOptions layout_options;
   /// Where to put what the layout plan did (may be null).
   LayoutReport* layout_report = nullptr;
 };

@@ -51,24 +51,28 @@ __device__ __forceinline__ float activate(Activation a, float v, float alpha, fl
   return v;
 }
 
+// The epilogue of output element i (channel c) applied to v, the convolution's value there.
+__device__ __forceinline__ float apply_epilogue(const Epilogue& e, float v, int64_t c, int64_t i) {
+  if (e.bias != nullptr) v += e.bias[c];
+  if (e.mean != nullptr) {
+    const float inv_std = 1.0f / sqrtf(e.variance[c] + e.epsilon);
+    const float scale = (e.scale != nullptr ? e.scale[c] : 1.0f) * inv_std;
+    const float shift = (e.shift != nullptr ? e.shift[c] : 0.0f) - e.mean[c] * scale;
+    v = v * scale + shift;
+  }
+  if (!e.activation_after_residual) v = activate(e.activation, v, e.alpha, e.beta);
+  if (e.residual != nullptr) v += e.residual[i];
+  if (e.activation_after_residual) v = activate(e.activation, v, e.alpha, e.beta);
+  return v;
+}
+
 // y[i] = epilogue(x[i]) over the n * channels * spatial elements of the output (x == y: in place).
 __global__ void conv_epilogue_kernel(const float* x, float* y, Epilogue e, int64_t total, int64_t channels,
                                      int64_t spatial, bool nhwc) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t c = nhwc ? i % channels : (i / spatial) % channels;
-    float v = x[i];
-    if (e.bias != nullptr) v += e.bias[c];
-    if (e.mean != nullptr) {
-      const float inv_std = 1.0f / sqrtf(e.variance[c] + e.epsilon);
-      const float scale = (e.scale != nullptr ? e.scale[c] : 1.0f) * inv_std;
-      const float shift = (e.shift != nullptr ? e.shift[c] : 0.0f) - e.mean[c] * scale;
-      v = v * scale + shift;
-    }
-    if (!e.activation_after_residual) v = activate(e.activation, v, e.alpha, e.beta);
-    if (e.residual != nullptr) v += e.residual[i];
-    if (e.activation_after_residual) v = activate(e.activation, v, e.alpha, e.beta);
-    y[i] = v;
+    y[i] = apply_epilogue(e, x[i], c, i);
   }
 }
 

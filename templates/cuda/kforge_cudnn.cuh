@@ -1,10 +1,14 @@
 // kforge cuDNN convolutions for `kforge compile --target cuda` (header-only; link -lcudnn, cuDNN 9).
 //
 // A float32 conv2d / depthwise_conv2d (grouped, strided, padded, dilated; NCHW or NHWC data, OIHW filter as
-// Paddle stores it) is one cudnnConvolutionForward of the legacy cuDNN API, and its fused epilogue (the
-// convolution groups of passes/fusion.h: per-channel bias, inference batch norm, activation, residual add) one
-// elementwise kernel over the convolution's output, in place (kforge_channel_epilogue.cuh). The batch norm is applied as
+// Paddle stores it, or for NHWC data the KRSC filter [k, r, s, c / groups] that the generated code reorders once
+// when the parameters are bound: cuDNN's NHWC tensor-core kernels read that without a reorder of their own) is one
+// cudnnConvolutionForward of the legacy cuDNN API, and its fused epilogue (the convolution groups of
+// passes/fusion.h: per-channel bias, inference batch norm, activation, residual add) one elementwise kernel over the
+// convolution's output, in place (kforge_channel_epilogue.cuh). The batch norm is applied as
 // y * (scale / sqrt(var + eps)) + (shift - mean * scale / sqrt(var + eps)), the order of the reference kernel.
+// An NHWC depthwise convolution (groups == channels, one filter each) is instead kforge_depthwise.cuh's kernel, with
+// the epilogue applied in its registers.
 //
 // Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch and the workspace
 // every convolution shares: kWorkspaceBytes, allocated once by the first run) and one ConvSite per
@@ -33,6 +37,7 @@
 
 #include "kforge_channel_epilogue.cuh"
 #include "kforge_cuda_runtime.h"
+#include "kforge_depthwise.cuh"
 
 namespace kforge {
 namespace cuda_conv {
@@ -60,7 +65,13 @@ struct ConvGeometry {
   int out_h, out_w;
   bool nhwc;
   bool transposed = false;
+  bool krsc_filter = false;  // the filter is [k, r, s, c / groups] (cuDNN's NHWC filter format), not OIHW
 };
+
+// Whether the convolution runs as kforge_depthwise.cuh's kernel rather than cuDNN: NHWC, one filter per channel.
+constexpr bool direct_depthwise(const ConvGeometry& g) {
+  return g.nhwc && !g.transposed && g.groups == g.c && g.k == g.c;
+}
 
 class CudnnContext {
  public:
@@ -81,15 +92,18 @@ class CudnnContext {
       KFORGE_RETURN_IF_ERROR(workspace_.reserve(kWorkspaceBytes));
     }
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
+    stream_ = stream;
     return Status::OK();
   }
   cudnnHandle_t handle() const { return handle_; }
+  cudaStream_t stream() const { return stream_; }
   void* workspace() const { return workspace_.data(); }
   bool tf32() const { return tf32_; }
   void set_tf32(bool on) { tf32_ = on; }
 
  private:
   cudnnHandle_t handle_ = nullptr;
+  cudaStream_t stream_ = nullptr;
   DeviceMemory workspace_;
   bool tf32_ = true;
 };
@@ -109,14 +123,43 @@ class ConvSite {
   // Chooses the algorithm for batch n and the context's TF32 switch, once (benchmarks on x, w and y: y is
   // overwritten, x and w are only read).
   Status prepare(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
+    if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
     const std::pair<int, bool> key(n, ctx.tf32());
     if (choices_.count(key) != 0) return Status::OK();
     return g.transposed ? find_backward_data(ctx, key, x, w, y) : find_forward(ctx, key, x, w, y);
   }
 
-  // y = conv(x, w) on the context's stream; chooses the algorithm first when prepare() has not.
-  Status run(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
+  // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the algorithm
+  // first when prepare() has not.
+  Status run(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y,
+             const Epilogue* epilogue) {
+    if (direct_depthwise(g)) {
+      const DepthwiseShape d{n, g.h, g.w, g.c, g.out_h, g.out_w, g.r, g.s, g.stride_h, g.stride_w,
+                             g.pad_h, g.pad_w, g.dilation_h, g.dilation_w};
+      static const Epilogue kIdentity{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
+                                      Activation::kNone, 0.0f, 0.0f, false};
+      KFORGE_CUDA_RETURN_IF_ERROR(depthwise_nhwc(x, w, y, d, epilogue != nullptr ? *epilogue : kIdentity,
+                                                 ctx.stream()));
+      return Status::OK();
+    }
+    KFORGE_RETURN_IF_ERROR(forward(ctx, g, n, x, w, y));
+    if (epilogue != nullptr) {
+      KFORGE_CUDA_RETURN_IF_ERROR(channel_epilogue(y, y, *epilogue, n, g.k, static_cast<int64_t>(g.out_h) * g.out_w,
+                                                   g.nhwc, ctx.stream()));
+    }
+    return Status::OK();
+  }
+
+ private:
+  struct Choice {
+    int algo;  // cudnnConvolutionFwdAlgo_t, or cudnnConvolutionBwdDataAlgo_t for a transposed convolution
+    cudnnMathType_t math;
+    size_t workspace;
+  };
+
+  // y = conv(x, w) through cuDNN.
+  Status forward(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
     auto choice = choices_.find(std::pair<int, bool>(n, ctx.tf32()));
     if (choice == choices_.end()) {
       KFORGE_RETURN_IF_ERROR(prepare(ctx, g, n, x, w, y));
@@ -137,13 +180,6 @@ class ConvSite {
         ctx.workspace(), choice->second.workspace, &zero, y_, y));
     return Status::OK();
   }
-
- private:
-  struct Choice {
-    int algo;  // cudnnConvolutionFwdAlgo_t, or cudnnConvolutionBwdDataAlgo_t for a transposed convolution
-    cudnnMathType_t math;
-    size_t workspace;
-  };
 
   // The fastest usable algorithm of a cuDNN find (the list is fastest first), deterministic if any is: the same
   // inputs then give the same bits on every run. Strict float32 runs whatever was found with FMA kernels only.
@@ -192,8 +228,8 @@ class ConvSite {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&conv_));
       // The forward convolution's filter: [k, c / groups, r, s]; transposed, Paddle's [c, k / groups, r, s].
       const int filter_out = g.transposed ? g.c : g.k, filter_in = g.transposed ? g.k / g.groups : g.c / g.groups;
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, filter_out,
-                                                              filter_in, g.r, g.s));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
+          w_, CUDNN_DATA_FLOAT, g.krsc_filter ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, filter_out, filter_in, g.r, g.s));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(conv_, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
                                                                    g.dilation_h, g.dilation_w,
                                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -228,39 +264,38 @@ class ConvSite {
   std::map<std::pair<int, bool>, Choice> choices_;  // by (batch, TF32)
 };
 
-// Folds a convolution group's inference batch norm (and bias) into its filter and a bias, once the parameters are
-// bound, as the CPU target does (kernels/onednn/conv.cc): per output channel o, s = scale[o] / sqrt(var[o] + eps),
-// w'[o, :] = w[o, :] * s, bias'[o] = bias[o] * s + (shift[o] - mean[o] * s). The epilogue is then bias' (plus the
-// residual and activation, if any), and inference runs no batch-norm arithmetic.
-__global__ void fold_batch_norm_kernel(const float* w, Epilogue e, int64_t per_k, int64_t total, float* w_out,
-                                       float* bias_out) {
+// Rewrites a convolution's filter once the parameters are bound, as the CPU target does (kernels/onednn/conv.cc):
+// the group's inference batch norm (and bias) folded in, per output channel o, s = scale[o] / sqrt(var[o] + eps),
+// w'[o, :] = w[o, :] * s, bias'[o] = bias[o] * s + (shift[o] - mean[o] * s) (with no batch norm, s = 1 and
+// bias' = bias or 0); and the filter reordered from OIHW to KRSC where g.krsc_filter. The epilogue is then bias'
+// (plus the residual and activation, if any), and inference runs no batch-norm arithmetic.
+__global__ void fold_filter_kernel(const float* w, Epilogue e, int64_t per_k, int64_t taps, bool krsc, int64_t total,
+                                   float* w_out, float* bias_out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t o = i / per_k;
-    const float inv_std = 1.0f / sqrtf(e.variance[o] + e.epsilon);
-    const float s = (e.scale != nullptr ? e.scale[o] : 1.0f) * inv_std;
-    w_out[i] = w[i] * s;
-    if (i % per_k == 0) {
-      const float t = (e.shift != nullptr ? e.shift[o] : 0.0f) - e.mean[o] * s;
+    const float inv_std = e.mean != nullptr ? 1.0f / sqrtf(e.variance[o] + e.epsilon) : 1.0f;
+    const float s = e.mean != nullptr ? (e.scale != nullptr ? e.scale[o] : 1.0f) * inv_std : 1.0f;
+    // i = ((o * cpg + ci) * r + kr) * s + ks; KRSC puts ci last: (o * taps + tap) * cpg + ci.
+    const int64_t in_k = i % per_k, ci = in_k / taps, tap = in_k % taps;
+    w_out[krsc ? o * per_k + tap * (per_k / taps) + ci : i] = w[i] * s;
+    if (in_k == 0) {
+      const float t = e.mean != nullptr ? (e.shift != nullptr ? e.shift[o] : 0.0f) - e.mean[o] * s : 0.0f;
       bias_out[o] = (e.bias != nullptr ? e.bias[o] * s : 0.0f) + t;
     }
   }
 }
 
-// w_out = the folded filter of geometry g, bias_out = its folded bias [g.k]; cudaGetLastError().
-inline cudaError_t fold_batch_norm(const float* w, const Epilogue& e, const ConvGeometry& g, float* w_out,
-                                   float* bias_out, cudaStream_t stream) {
-  const int64_t per_k = static_cast<int64_t>(g.c / g.groups) * g.r * g.s, total = per_k * g.k;
+// w_out = the rewritten filter of geometry g, bias_out = its folded bias [g.k]; cudaGetLastError().
+inline cudaError_t fold_filter(const float* w, const Epilogue& e, const ConvGeometry& g, float* w_out,
+                               float* bias_out, cudaStream_t stream) {
+  const int64_t taps = static_cast<int64_t>(g.r) * g.s;
+  const int64_t per_k = static_cast<int64_t>(g.c / g.groups) * taps, total = per_k * g.k;
   if (total == 0) return cudaSuccess;
   const int64_t blocks = (total + 255) / 256;
-  fold_batch_norm_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
-      w, e, per_k, total, w_out, bias_out);
+  fold_filter_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
+      w, e, per_k, taps, g.krsc_filter, total, w_out, bias_out);
   return cudaGetLastError();
-}
-
-// The epilogue of a convolution with geometry g and batch n, in place over its output.
-inline cudaError_t conv_epilogue(float* y, const Epilogue& e, const ConvGeometry& g, int64_t n, cudaStream_t stream) {
-  return channel_epilogue(y, y, e, n, g.k, static_cast<int64_t>(g.out_h) * g.out_w, g.nhwc, stream);
 }
 
 }  // namespace cuda_conv

@@ -56,6 +56,10 @@ PROGRAMS = [
     ("tests/paddle/cnn/inference.json", "paddle_cnn", []),
     ("tests/paddle/conv2d_nhwc/inference.json", "paddle_conv2d_nhwc", ["--cuda-graph"]),
     ("tests/paddle/depthwise_conv2d/inference.json", "paddle_depthwise_conv2d", []),
+    # The layout plan is NHWC by default (KRSC filters rewritten at bind, the direct depthwise kernel); NCHW too.
+    ("tests/golden/compile-cuda-conv/program.yaml", "conv_net_nchw", ["--cuda-graph", "--layout", "nchw"]),
+    ("tests/paddle/depthwise_conv2d/inference.json", "paddle_depthwise_conv2d_nchw", ["--layout", "nchw"]),
+    ("tests/paddle/conv_region_nhwc/inference.json", "paddle_conv_region_nhwc", []),
     ("tests/paddle/avg_pool2d_pad/inference.json", "paddle_avg_pool2d_pad", []),
     # Index-mapped kernels (codegen/cuda_index.h) and conv2d_transpose (cuDNN backward data): every op in one
     # program, and Paddle programs of them (dynamic dims, other dtypes, NHWC, the interpolation helpers).
@@ -79,7 +83,7 @@ GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
-CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh"]
+CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh"]
 POOL_HEADERS = ["kforge_pool.cuh"]
 INDEX_HEADERS = ["kforge_index.cuh"]  # the interpolation helpers
 

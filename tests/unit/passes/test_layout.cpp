@@ -22,10 +22,12 @@ struct Planned {
   std::optional<LoweredProgram> lowered;
 };
 
-Planned plan(test::Env& env, const std::string& yaml, LayoutChoice choice = LayoutChoice::kNhwc) {
+Planned plan(test::Env& env, const std::string& yaml, LayoutChoice choice = LayoutChoice::kNhwc,
+             const LayoutOptions& layout_options = {}) {
   Planned p{env.read("t.yaml", yaml), {}, std::nullopt};
   PipelineOptions options;
   options.layout = choice;
+  options.layout_options = layout_options;
   options.layout_report = &p.report;
   p.lowered = env.compile(p.program, options);
   INFO(env.printed());
@@ -226,6 +228,41 @@ outputs: [c]
   CHECK(p.report.empty());
   CHECK(p.program.find_ops("pd_op.transpose").empty());
   CHECK(only(p.program, "pd_op.conv2d").string_attr("data_format") == "NCHW");
+}
+
+TEST_CASE("layout: without transposed convolutions a conv2d_transpose stays NCHW between two transposes") {
+  const std::string program = std::string(R"(program: up
+inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 6]}]
+params:
+  - {name: w, dtype: float32, shape: [4, 4, 3, 3]}
+  - {name: wt, dtype: float32, shape: [4, 2, 2, 2]}
+  - {name: w2, dtype: float32, shape: [4, 2, 3, 3]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )") + kConv + R"(}
+  - {op: conv2d_transpose, in: [c, wt], out: [u], attrs: {strides: [2, 2], paddings: [0, 0], data_format: NCHW}}
+  - {op: relu, in: [u], out: [r]}
+  - {op: conv2d, in: [r, w2], out: [y], attrs: )" + kConv + R"(}
+outputs: [y]
+)";
+  {
+    test::Env env;
+    Planned p = plan(env, program);  // by default it converts
+    CHECK(only(p.program, "pd_op.conv2d_transpose").string_attr("data_format") == "NHWC");
+  }
+  test::Env env;
+  LayoutOptions options;
+  options.transposed_convolutions = false;
+  Planned p = plan(env, program, LayoutChoice::kNhwc, options);
+  const ir::Program& g = p.program;
+  CHECK(only(g, "pd_op.conv2d", 0).string_attr("data_format") == "NHWC");
+  const ir::Op& up = only(g, "pd_op.conv2d_transpose");
+  CHECK(up.string_attr("data_format") == "NCHW");
+  const ir::Op& out_of_region = operand_producer(g, up, 0);  // c leaves the first region
+  CHECK(out_of_region.is("pd_op", "transpose"));
+  CHECK(perm_of(out_of_region) == kToNchw);
+  // The relu reads an NCHW value, so it stays NCHW; the second region starts at the second convolution.
+  CHECK(only(g, "pd_op.conv2d", 1).string_attr("data_format") == "NHWC");
+  CHECK(perm_of(operand_producer(g, only(g, "pd_op.conv2d", 1), 0)) == kToNhwc);
 }
 
 }  // namespace kforge::passes

@@ -175,27 +175,27 @@ kforge::Status cuda_conv::prepare_convs(const Bindings& b) {
   return kforge::Status::OK();
 }
 
-kforge::Status cuda_conv::fold_batch_norms(const Bindings& b) {
+kforge::Status cuda_conv::fold_filters(const Bindings& b) {
   KFORGE_RETURN_IF_ERROR(folded_.reserve(6336));
   {
     // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
     const kforge::cuda_conv::Epilogue batch_norm{static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[1]), batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
   }
   {
     // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[7]), batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 960), reinterpret_cast<float*>(folded_.data() + 3264), stream_); e != cudaSuccess) return launch_failed(1, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[7]), batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 960), reinterpret_cast<float*>(folded_.data() + 3264), stream_); e != cudaSuccess) return launch_failed(1, e);
   }
   {
     // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[15]), static_cast<const float*>(b.buffers[16]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[12]), batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 3328), reinterpret_cast<float*>(folded_.data() + 5632), stream_); e != cudaSuccess) return launch_failed(2, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 3328), reinterpret_cast<float*>(folded_.data() + 5632), stream_); e != cudaSuccess) return launch_failed(2, e);
   }
   {
     // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[20]), static_cast<const float*>(b.buffers[21]), static_cast<const float*>(b.buffers[22]), nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_batch_norm(static_cast<const float*>(b.buffers[18]), batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 5696), reinterpret_cast<float*>(folded_.data() + 6272), stream_); e != cudaSuccess) return launch_failed(3, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[18]), batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 5696), reinterpret_cast<float*>(folded_.data() + 6272), stream_); e != cudaSuccess) return launch_failed(3, e);
   }
   folded_ready_ = true;
   return kforge::Status::OK();
@@ -723,7 +723,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(8192 * s0);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = logits_out->data;
-  if (!folded_ready_) KFORGE_RETURN_IF_ERROR(fold_batch_norms(kforge_b));
+  if (!folded_ready_) KFORGE_RETURN_IF_ERROR(fold_filters(kforge_b));
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
@@ -752,32 +752,28 @@ kforge::Status cuda_conv::run(kforge::TensorList inputs, kforge::MutableTensorLi
 kforge::Status cuda_conv::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
-  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32])); !s.ok()) return conv_failed(0, s);
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[32]), epilogue, kConvGeometry0, s0, stream_); e != cudaSuccess) return launch_failed(0, e);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 4 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), kPoolGeometry0, s0, stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
-  if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40])); !s.ok()) return conv_failed(1, s);
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[40]), epilogue, kConvGeometry1, s0, stream_); e != cudaSuccess) return launch_failed(1, e);
+    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
-  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48])); !s.ok()) return conv_failed(2, s);
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5632), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[48]), epilogue, kConvGeometry2, s0, stream_); e != cudaSuccess) return launch_failed(2, e);
+    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49])); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
-  if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56])); !s.ok()) return conv_failed(3, s);
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 6272), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::conv_epilogue(static_cast<float*>(b.buffers[56]), epilogue, kConvGeometry3, s0, stream_); e != cudaSuccess) return launch_failed(3, e);
+    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 16 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[56]), static_cast<float*>(b.buffers[57]), kPoolGeometry1, s0, stream_); e != cudaSuccess) return launch_failed(7, e);

@@ -133,11 +133,12 @@ class cuda_conv {
   bool conv_tf32_ = true;
   // Every convolution's algorithm found for the current dims (before a graph capture: finding synchronises).
   kforge::Status prepare_convs(const Bindings& b);
-  // The filters and biases with their batch norms folded in (6336 bytes), computed by the first run()
-  // after the parameters are bound (bind_parameter() clears folded_ready_).
+  // The filters rewritten once (6336 bytes: batch norms folded in, NHWC filters reordered to KRSC)
+  // and their biases, computed by the first run() after the parameters are bound (bind_parameter() clears
+  // folded_ready_).
   kforge::DeviceMemory folded_;
   bool folded_ready_ = false;
-  kforge::Status fold_batch_norms(const Bindings& b);
+  kforge::Status fold_filters(const Bindings& b);
 };
 
 #endif  // KFORGE_GENERATED_cuda_conv_CUDA_H_

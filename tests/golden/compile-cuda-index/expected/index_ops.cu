@@ -630,7 +630,7 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
   if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[22]), s0, stream_); e != cudaSuccess) return launch_failed(16, e);
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23])); !s.ok()) return conv_failed(17, s);
+  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
   if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(288 * s0), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # GPU timing of whole vision models (issue 14): Paddle's resnet18, resnet50 and mobilenet_v2 (paddle.vision.models,
-# 224x224, a dynamic batch) compiled by `kforge compile --target cuda` with and without --cuda-graph, against
+# 224x224, a dynamic batch) compiled by `kforge compile --target cuda` with and without --cuda-graph (default layout
+# plan: NHWC), and with --cuda-graph --layout nchw, against
 # torchvision's same models in torch on the same GPU: eager, a CUDA graph captured by hand, and
 # torch.compile(mode="reduce-overhead") while time is left. Batch 1 and 10, float32, TF32 allowed for the
 # convolutions on both sides (torch's default cudnn.allow_tf32; kforge's default set_conv_tf32(true)), float32
@@ -33,14 +34,17 @@ prepare() {
   for m in $MODELS; do
     mkdir -p "$out/$m"
     cp "$export_dir/$m/inference.json" "$export_dir/$m/params.txt" "$out/$m/"
-    for graph in "" "--cuda-graph"; do
-      local gen="$out/$m/gen${graph:+_graph}"
+    # Variants: plain, graph (--cuda-graph) in the default layout plan (NHWC), graph_nchw (--layout nchw).
+    for variant in plain graph graph_nchw; do
+      local gen="$out/$m/gen$([[ $variant == plain ]] || echo "_$variant")" flags=()
+      [[ $variant == graph* ]] && flags+=(--cuda-graph)
+      [[ $variant == *nchw ]] && flags+=(--layout nchw)
       if "$kforge" compile "$out/$m/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
-           --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$m" --target cuda $graph 2> "$out/$m/error.txt"; then
-        echo "$m ${graph:+graph}" >> "$out/compiled"
+           --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$m" --target cuda "${flags[@]}" 2> "$out/$m/error.txt"; then
+        echo "$m $variant" >> "$out/compiled"
         rm -f "$out/$m/error.txt"
       else
-        echo "kforge refused $m ${graph}:" >&2
+        echo "kforge refused $m ${flags[*]}:" >&2
         head -3 "$out/$m/error.txt" >&2
         rm -rf "$gen"
       fi
@@ -63,9 +67,9 @@ library_path() {
   fi
 }
 
-build_one() {  # MODEL VARIANT(plain|graph): DIR/bin/MODEL_VARIANT
+build_one() {  # MODEL VARIANT(plain|graph|graph_nchw): DIR/bin/MODEL_VARIANT
   local m="$1" variant="$2" gen libs=()
-  gen="$DIR/$m/gen$([[ "$variant" == graph ]] && echo _graph)"
+  gen="$DIR/$m/gen$([[ "$variant" == plain ]] || echo "_$variant")"
   if [[ -f "$gen/kforge_cudnn.cuh" ]]; then
     if [[ -n "${CUDNN_DIR:-}" ]]; then
       libs+=(-I "$CUDNN_DIR/include" -L "$CUDNN_DIR/lib" -l:libcudnn.so.9)
@@ -83,7 +87,7 @@ build() {  # DIR: every harness of DIR/compiled, in parallel
   export DIR="$1" NVCC ROOT
   export -f build_one
   mkdir -p "$DIR/bin"
-  awk '{print $1; print ($2 == "" ? "plain" : $2)}' "$DIR/compiled" |
+  awk '{print $1; print $2}' "$DIR/compiled" |
     xargs -d '\n' -n 2 -P "$(nproc)" bash -c 'build_one "$@"' _
 }
 
@@ -102,7 +106,6 @@ run() {
   echo "harnesses built in $((SECONDS - start)) s"
   : > "$dir/kforge.txt"
   while read -r m variant; do
-    variant="${variant:-plain}"
     for batch in $BATCHES; do  # one process per batch: a failure loses one cell
       if ! "$dir/bin/${m}_$variant" "$dir/$m/params.txt" "$batch" > "$dir/$m.$variant.txt"; then
         echo "kforge $m $variant batch $batch FAILED (its cell shows -)" >&2

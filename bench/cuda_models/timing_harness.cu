@@ -12,6 +12,9 @@
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -DKFORGE_PROGRAM_HEADER='"NAME.h"' -DKFORGE_PROGRAM_CLASS=NAME
 //        bench/cuda_models/timing_harness.cu GEN/NAME.cu GEN/NAME_kernels.cu [cuDNN, cuBLASLt]
 // Usage: timing_harness PARAMS.txt BATCH...   prints one line per batch: `BATCH median_ms min_ms`
+// With KFORGE_PROFILE_RUN=1 in the environment, one more run() after the timed ones lies between
+// cudaProfilerStart() and cudaProfilerStop(), for `ncu --profile-from-start off` (bench/cuda_models/profile.sh).
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -122,6 +125,11 @@ int main(int argc, char** argv) {
       const auto t0 = std::chrono::steady_clock::now();
       CHECK_STATUS(once());
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    if (const char* profile = std::getenv("KFORGE_PROFILE_RUN"); profile != nullptr && profile[0] == '1') {
+      if (cudaProfilerStart() != cudaSuccess) return fail("cudaProfilerStart failed");
+      CHECK_STATUS(once());
+      if (cudaProfilerStop() != cudaSuccess) return fail("cudaProfilerStop failed");
     }
     std::sort(ms.begin(), ms.end());
     std::printf("%lld %.4f %.4f\n", static_cast<long long>(batch), ms[ms.size() / 2], ms.front());

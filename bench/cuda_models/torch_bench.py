@@ -2,7 +2,7 @@
 """Torch half of bench/cuda_models/run.sh: times torchvision's resnet18, resnet50 and mobilenet_v2 (eval, float32,
 NCHW, random weights, 224x224) on the GPU -- eager, a CUDA graph captured by hand (torch.cuda.CUDAGraph), and
 torch.compile(mode="reduce-overhead") unless --no-torch-compile or the time budget is spent -- then prints one table
-with kforge's timings (--kforge: lines `MODEL plain|graph BATCH MEDIAN_MS MIN_MS` from timing_harness).
+with kforge's timings (--kforge: lines `MODEL plain|graph|graph_nchw BATCH MEDIAN_MS MIN_MS` from timing_harness).
 
 Settings as torch's defaults for inference: cudnn.benchmark on, TF32 allowed for convolutions
 (cudnn.allow_tf32, the default), float32 matmuls (cuda.matmul.allow_tf32 False, the default), torch.no_grad().
@@ -109,17 +109,19 @@ def main():
     def cell(v):
         return f"{v:.3f}" if v is not None else "-"
 
-    header = ["model", "batch", "kforge", "kforge --cuda-graph", "torch eager", "torch CUDA graph",
-              "torch.compile r-o", "kforge-graph / best torch"]
+    header = ["model", "batch", "kforge", "kforge --cuda-graph", "kforge --cuda-graph --layout nchw", "torch eager",
+              "torch CUDA graph", "torch.compile r-o", "kforge-graph / best torch"]
     print("\nmedian ms per run (batch of 224x224 images, float32, TF32 convolutions)\n")
     print("| " + " | ".join(header) + " |")
     print("|" + "|".join("---" for _ in header) + "|")
     for row in rows:
         name, batch = row["model"], row["batch"]
         plain, graph = kforge.get((name, "plain", batch)), kforge.get((name, "graph", batch))
+        graph_nchw = kforge.get((name, "graph_nchw", batch))
         best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
         ratio = f"{graph / best:.2f}" if graph is not None else "-"
-        print(f"| {name} | {batch} | {cell(plain)} | {cell(graph)} | {cell(row['eager'])} | {cell(row['graph'])} "
+        print(f"| {name} | {batch} | {cell(plain)} | {cell(graph)} | {cell(graph_nchw)} | {cell(row['eager'])} "
+              f"| {cell(row['graph'])} "
               f"| {cell(row['compile'])} | {ratio} |")
     return 0
 

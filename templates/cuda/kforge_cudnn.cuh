@@ -13,14 +13,18 @@
 // Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch and the workspace
 // every convolution shares: kWorkspaceBytes, allocated once by the first run) and one ConvSite per
 // convolution: its descriptors are created once and set again only when the batch changes; its algorithm is
-// chosen once per (batch, TF32 switch) by cudnnFindConvolutionForwardAlgorithmEx (a benchmark on the site's
-// own buffers, which synchronises), among the algorithms that fit the workspace (deterministic ones first).
-// run() chooses on first use; with --cuda-graph the generated prepare_convs() chooses every site before a
-// capture, so a capture only finds known shapes.
+// chosen once per (batch, TF32 switch) by cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7, host only),
+// the first of its list, fastest expected first, that fits the workspace (deterministic ones first). Not by
+// cudnnFindConvolutionForwardAlgorithmEx: on the H200 with cuDNN 9.19 its benchmark returned only the
+// implicit-GEMM algorithms 0 and 1 without tensor cores for every NHWC convolution of resnet50 (the others "not
+// supported"), while the heuristics' choices run cuDNN's TF32 tensor-core kernels: resnet50 at batch 1 went
+// from 1.25-1.40 ms to 0.59 ms per run (BENCHMARKS.md). run() chooses on first use; with --cuda-graph the
+// generated prepare_convs() chooses every site before a capture.
 //
 // A conv2d_transpose (ConvGeometry::transposed) is cudnnConvolutionBackwardData of the forward convolution that maps
 // the output's shape [n, k, out_h, out_w] to the input's [n, c, h, w], with Paddle's filter [c, k / groups, r, s] as
-// that convolution's filter; its algorithm is found likewise (cudnnFindConvolutionBackwardDataAlgorithmEx).
+// that convolution's filter; its algorithm is found by a benchmark on the site's own buffers
+// (cudnnFindConvolutionBackwardDataAlgorithmEx, which synchronises; y is overwritten, x and w only read).
 //
 // TF32: set_tf32(true) (the default, as torch's cudnn.allow_tf32) lets cuDNN use TF32 tensor cores for float32
 // convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout).
@@ -120,14 +124,14 @@ class ConvSite {
     if (conv_ != nullptr) static_cast<void>(cudnnDestroyConvolutionDescriptor(conv_));
   }
 
-  // Chooses the algorithm for batch n and the context's TF32 switch, once (benchmarks on x, w and y: y is
-  // overwritten, x and w are only read).
+  // Chooses the algorithm for batch n and the context's TF32 switch, once (a transposed convolution benchmarks on
+  // x, w and y).
   Status prepare(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
     const std::pair<int, bool> key(n, ctx.tf32());
     if (choices_.count(key) != 0) return Status::OK();
-    return g.transposed ? find_backward_data(ctx, key, x, w, y) : find_forward(ctx, key, x, w, y);
+    return g.transposed ? find_backward_data(ctx, key, x, w, y) : choose_forward(ctx, key);
   }
 
   // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the algorithm
@@ -181,8 +185,8 @@ class ConvSite {
     return Status::OK();
   }
 
-  // The fastest usable algorithm of a cuDNN find (the list is fastest first), deterministic if any is: the same
-  // inputs then give the same bits on every run. Strict float32 runs whatever was found with FMA kernels only.
+  // The first usable algorithm of a cuDNN list (fastest first, measured or expected), deterministic if any is: the
+  // same inputs then give the same bits on every run. Strict float32 takes only what runs with FMA kernels.
   template <typename Perf>
   Status choose(const CudnnContext& ctx, const std::pair<int, bool>& key, const Perf* perf, int returned) {
     for (const bool deterministic_only : {true, false}) {
@@ -199,12 +203,11 @@ class ConvSite {
                          " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
   }
 
-  Status find_forward(CudnnContext& ctx, const std::pair<int, bool>& key, const float* x, const float* w, float* y) {
+  Status choose_forward(CudnnContext& ctx, const std::pair<int, bool>& key) {
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int returned = 0;
-    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionForwardAlgorithmEx(
-        ctx.handle(), x_, x, w_, w, conv_, y_, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf,
-        ctx.workspace(), CudnnContext::kWorkspaceBytes));
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
+        ctx.handle(), x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
     return choose(ctx, key, perf, returned);
   }
 

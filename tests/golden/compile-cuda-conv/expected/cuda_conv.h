@@ -131,7 +131,8 @@ class cuda_conv {
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;
-  // Every convolution's algorithm found for the current dims (before a graph capture: finding synchronises).
+  // Every convolution's algorithm chosen for the current dims (before a graph capture: a transposed convolution's
+  // benchmark synchronises).
   kforge::Status prepare_convs(const Bindings& b);
   // The filters rewritten once (6336 bytes: batch norms folded in, NHWC filters reordered to KRSC)
   // and their biases, computed by the first run() after the parameters are bound (bind_parameter() clears

@@ -113,7 +113,8 @@ class index_ops {
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;
-  // Every convolution's algorithm found for the current dims (before a graph capture: finding synchronises).
+  // Every convolution's algorithm chosen for the current dims (before a graph capture: a transposed convolution's
+  // benchmark synchronises).
   kforge::Status prepare_convs(const Bindings& b);
 };
 

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Where a whole model's GPU time goes (issue 14): Nsight Compute's duration of every kernel of one run, for kforge's
+# generated class (the harnesses `bench/cuda_models/run.sh run` built, KFORGE_PROFILE_RUN: one run() between
+# cudaProfilerStart/Stop) and for torch's CUDA graph of the same torchvision model (one replay), summed by kernel
+# name. Kernels run one at a time under ncu (no overlap, clocks left alone), so the sums are a per-kernel picture,
+# not the end-to-end latency that run.sh measures.
+#
+#   bench/cuda_models/profile.sh BUILD MODEL BATCH [VARIANT]   GPU machine, after `run.sh run BUILD` (or `build`);
+#                                                              VARIANT: graph (default), plain or graph_nchw
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+dir="$1/cuda-models" model="$2" batch="$3" variant="${4:-graph}"
+NCU="${NCU:-ncu}"
+summarize() {  # ncu --csv on stdin -> kernels by total time
+  python3 -c '
+import csv, sys, collections
+rows = [r for r in csv.DictReader(l for l in sys.stdin if l.startswith("\""))]
+total, by = 0.0, collections.defaultdict(lambda: [0, 0.0])
+for r in rows:
+    if r.get("Metric Name") != "gpu__time_duration.sum": continue
+    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[r["Metric Unit"]]
+    us = float(r["Metric Value"].replace(",", "")) * scale
+    name = r["Kernel Name"][:90]
+    by[name][0] += 1; by[name][1] += us; total += us
+print(f"{sys.argv[1]}: {sum(c for c, _ in by.values())} kernels, {total:.1f} us of kernel time")
+for name, (count, us) in sorted(by.items(), key=lambda kv: -kv[1][1])[:int(sys.argv[2])]:
+    print(f"  {us:8.1f} us  {count:3d} x  {name}")
+' "$1" "${2:-12}"
+}
+export LD_LIBRARY_PATH="$(python3 -c 'import nvidia.cudnn as c, glob, os; d = os.path.dirname(list(c.__path__)[0]); print(":".join(glob.glob(d + "/*/lib")))')${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+KFORGE_PROFILE_RUN=1 "$NCU" --profile-from-start off --clock-control none --metrics gpu__time_duration.sum --csv \
+  "$dir/bin/${model}_$variant" "$dir/$model/params.txt" "$batch" 2>/dev/null | summarize "kforge $model $variant batch $batch" 14
+"$NCU" --profile-from-start off --clock-control none --metrics gpu__time_duration.sum --csv \
+  python3 "$HERE/torch_profile_run.py" "$model" "$batch" 2>/dev/null | summarize "torch CUDA graph $model batch $batch" 14

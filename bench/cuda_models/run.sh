@@ -59,7 +59,7 @@ prepare() {
 # (as bench/cuda_conv/gpu_check.sh).
 library_path() {
   local dir
-  dir="$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))' 2>/dev/null || true)"
+  dir="$(python3 -c 'import nvidia.cudnn as c, os; print(os.path.dirname(next(iter(c.__path__)) + "/"))' 2>/dev/null || true)"
   if [[ -n "$dir" ]]; then
     local paths=("$dir/lib")
     for lib in "$(dirname "$dir")"/*/lib; do [[ "$lib" != "$dir/lib" ]] && paths+=("$lib"); done

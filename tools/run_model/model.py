@@ -184,7 +184,7 @@ def cuda_library_dirs():
     given = os.environ.get("CUDNN_DIR")
     if given:
         return Path(given), [Path(given) / "lib"]
-    r = subprocess.run(["python3", "-c", "import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__))"],
+    r = subprocess.run(["python3", "-c", "import nvidia.cudnn as c; print(next(iter(c.__path__)))"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     if r.returncode != 0 or not r.stdout.strip():
         return None, []

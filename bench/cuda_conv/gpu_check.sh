@@ -24,6 +24,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=bench/cudnn_env.sh
+source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 PADDLE_PYTHON="${PADDLE_PYTHON:-/work/venv-paddle/bin/python}"
 RTOL=1e-4
@@ -92,24 +94,9 @@ prepare() {
   echo "prepared $OUT_DIR ($(du -sh "$OUT_DIR" | cut -f1))"
 }
 
-# cuDNN's directory: PyTorch's wheel (nvidia/cudnn/lib) with its sibling NVIDIA libraries, when present.
-library_path() {
-  local dir
-  dir="$(python3 -c 'import nvidia.cudnn as c, os; print(os.path.dirname(next(iter(c.__path__)) + "/"))' 2>/dev/null || true)"
-  if [[ -n "$dir" ]]; then
-    local paths=("$dir/lib")
-    for lib in "$(dirname "$dir")"/*/lib; do [[ "$lib" != "$dir/lib" ]] && paths+=("$lib"); done
-    (IFS=:; echo "${paths[*]}")
-  fi
-}
-
 run() {
   local dir="$1/conv-gpucheck" failed=0 tmp c tag
-  local libs
-  libs="$(library_path)"
-  export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  echo "cuDNN from: ${libs%%:*}"
-  [[ -n "$libs" ]] && export CUDNN_DIR="$(dirname "${libs%%:*}")"
+  use_wheel_cudnn
   export OUT_DIR="$dir"
   sed -i "s#@OUT_DIR@#$dir#g" "$dir/builds"
   build_all

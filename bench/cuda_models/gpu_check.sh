@@ -35,6 +35,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=bench/cudnn_env.sh
+source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 PADDLE_PYTHON="${PADDLE_PYTHON:-/work/venv-paddle/bin/python}"
 BUNDLE="$ROOT/bench/cuda_conv/fixture_bundle.py"
@@ -109,24 +111,10 @@ prepare() {
   echo "prepared $OUT_DIR ($(du -sh "$OUT_DIR" | cut -f1))"
 }
 
-# cuDNN's directory: PyTorch's wheel (nvidia/cudnn/lib) with its sibling NVIDIA libraries, when present.
-library_path() {
-  local dir
-  dir="$(python3 -c 'import nvidia.cudnn as c, os; print(os.path.dirname(next(iter(c.__path__)) + "/"))' 2>/dev/null || true)"
-  if [[ -n "$dir" ]]; then
-    local paths=("$dir/lib")
-    for lib in "$(dirname "$dir")"/*/lib; do [[ "$lib" != "$dir/lib" ]] && paths+=("$lib"); done
-    (IFS=:; echo "${paths[*]}")
-  fi
-}
-
 run() {
   export OUT_DIR="$1/models-gpucheck"
-  local libs tmp name passed=0 total=0 failed=0
-  libs="$(library_path)"
-  export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  echo "cuDNN from: ${libs%%:*}"
-  [[ -n "$libs" ]] && export CUDNN_DIR="$(dirname "${libs%%:*}")"
+  local tmp name passed=0 total=0 failed=0
+  use_wheel_cudnn
   export NVCC ROOT
   export -f build_one
   read -r -a names < "$OUT_DIR/models"

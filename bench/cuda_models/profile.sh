@@ -27,7 +27,9 @@ for name, (count, us) in sorted(by.items(), key=lambda kv: -kv[1][1])[:int(sys.a
     print(f"  {us:8.1f} us  {count:3d} x  {name}")
 ' "$1" "${2:-12}"
 }
-export LD_LIBRARY_PATH="$(python3 -c 'import nvidia.cudnn as c, glob, os; d = os.path.dirname(list(c.__path__)[0]); print(":".join(glob.glob(d + "/*/lib")))')${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# shellcheck source=bench/cudnn_env.sh
+source "$HERE/../cudnn_env.sh"
+use_wheel_cudnn > /dev/null
 KFORGE_PROFILE_RUN=1 "$NCU" --profile-from-start off --clock-control none --metrics gpu__time_duration.sum --csv \
   "$dir/bin/${model}_$variant" "$dir/$model/params.txt" "$batch" 2>/dev/null | summarize "kforge $model $variant batch $batch" 14
 "$NCU" --profile-from-start off --clock-control none --metrics gpu__time_duration.sum --csv \

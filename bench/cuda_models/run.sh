@@ -19,6 +19,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=bench/cudnn_env.sh
+source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 PADDLE_PYTHON="${PADDLE_PYTHON:-/work/venv-paddle/bin/python}"
 MODELS="${MODELS:-resnet18 resnet50 mobilenet_v2}"
@@ -55,18 +57,6 @@ prepare() {
   echo "prepared $out ($(du -sh "$out" | cut -f1)): $(wc -l < "$out/compiled") programs"
 }
 
-# cuDNN's directory: PyTorch's wheel (nvidia/cudnn/lib) with its sibling NVIDIA libraries, when present
-# (as bench/cuda_conv/gpu_check.sh).
-library_path() {
-  local dir
-  dir="$(python3 -c 'import nvidia.cudnn as c, os; print(os.path.dirname(next(iter(c.__path__)) + "/"))' 2>/dev/null || true)"
-  if [[ -n "$dir" ]]; then
-    local paths=("$dir/lib")
-    for lib in "$(dirname "$dir")"/*/lib; do [[ "$lib" != "$dir/lib" ]] && paths+=("$lib"); done
-    (IFS=:; echo "${paths[*]}")
-  fi
-}
-
 build_one() {  # MODEL VARIANT(plain|graph|graph_nchw): DIR/bin/MODEL_VARIANT
   local m="$1" variant="$2" gen libs=()
   gen="$DIR/$m/gen$([[ "$variant" == plain ]] || echo "_$variant")"
@@ -92,16 +82,10 @@ build() {  # DIR: every harness of DIR/compiled, in parallel
 }
 
 run() {
-  local dir="$1/cuda-models" m variant batch libs start
+  local dir="$1/cuda-models" m variant batch start
   shift
   start=$SECONDS
-  libs="$(library_path)"
-  export LD_LIBRARY_PATH="${libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  if [[ -n "$libs" ]]; then
-    CUDNN_DIR="$(dirname "${libs%%:*}")"
-    export CUDNN_DIR
-  fi
-  echo "cuDNN from: ${CUDNN_DIR:-the toolkit}"
+  use_wheel_cudnn
   build "$dir" || echo "some harnesses did not build (above): timing the others" >&2
   echo "harnesses built in $((SECONDS - start)) s"
   : > "$dir/kforge.txt"

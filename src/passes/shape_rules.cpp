@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "passes/op_context.h"
+#include "passes/shape_rule_helpers.h"
 
 namespace kforge::passes::detail {
 
@@ -21,13 +22,6 @@ std::string ints_text(const std::vector<int64_t>& v) {
   std::string out = "[";
   for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
   return out + "]";
-}
-
-bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) return false;
-  *out = a;
-  return true;
 }
 
 std::string bad_axis(int64_t axis, int64_t rank) { return fmt::format("axis {} is out of range for rank {}", axis, rank); }
@@ -64,37 +58,6 @@ std::string runtime_value(const Args& a, size_t i) {
   if (!var##_opt) return runtime_value(a, index);   \
   const int64_t var = *var##_opt;
 
-std::string dtype_conflict(const std::string& what_a, DataType a, const std::string& what_b, DataType b) {
-  return fmt::format("dtype conflict: {} is {}, {} is {}", what_a, ir::dtype_name(a), what_b, ir::dtype_name(b));
-}
-
-/// Right-aligned numpy broadcasting over symbolic dims (as kernel_util.h broadcast_dims).
-std::optional<SymShape> broadcast(const SymShape& x, const SymShape& y) {
-  const size_t rank = std::max(x.size(), y.size());
-  SymShape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const SymExpr a = i + x.size() >= rank ? x[i + x.size() - rank] : SymExpr(1);
-    const SymExpr b = i + y.size() >= rank ? y[i + y.size() - rank] : SymExpr(1);
-    auto ca = a.constant(), cb = b.constant();
-    if (a == b) {
-      out[i] = a;
-    } else if (ca && *ca == 1) {
-      out[i] = b;
-    } else if (cb && *cb == 1) {
-      out[i] = a;
-    } else if (ca && cb) {
-      return std::nullopt;
-    } else if (ca) {
-      out[i] = a;  // a symbolic dim broadcast against a static one must equal it (or be 1)
-    } else if (cb) {
-      out[i] = b;
-    } else {
-      out[i] = SymExpr::max(a, b);  // one of them is 1 or they are equal
-    }
-  }
-  return out;
-}
-
 std::string unchanged(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
@@ -107,7 +70,7 @@ std::string elementwise(OpContext& c) {
   REQUIRE_TENSOR(x, 0);
   REQUIRE_TENSOR(y, 1);
   if (x->dtype != y->dtype) return dtype_conflict(a.name(0), x->dtype, a.name(1), y->dtype);
-  auto dims = broadcast(x->dims, y->dims);
+  auto dims = broadcast_shapes(x->dims, y->dims);
   if (!dims) return fmt::format("shapes {} and {} cannot be broadcast", dims_text(x->dims), dims_text(y->dims));
   c.set_result(0, x->dtype, *dims);
   return "";
@@ -606,7 +569,7 @@ std::string matmul(OpContext& c) {
   }
   const SymShape xb(x->dims.begin(), x->dims.end() - (x_vec ? 1 : 2));
   const SymShape yb(y->dims.begin(), y->dims.end() - (y_vec ? 1 : 2));
-  auto dims = broadcast(x_vec ? SymShape{} : xb, y_vec ? SymShape{} : yb);
+  auto dims = broadcast_shapes(x_vec ? SymShape{} : xb, y_vec ? SymShape{} : yb);
   if (!dims) return fmt::format("batch dims of x {} and y {} cannot be broadcast", dims_text(x->dims), dims_text(y->dims));
   if (!x_vec) dims->push_back(xm);
   if (!y_vec) dims->push_back(yn);

@@ -10,19 +10,13 @@
 #include <fmt/format.h>
 
 #include "passes/op_context.h"
+#include "passes/shape_rule_helpers.h"
 
 namespace kforge::passes::detail {
 
 namespace {
 
 using ir::DataType;
-
-bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) return false;
-  *out = a;
-  return true;
-}
 
 std::string bad_axis(int64_t axis, int64_t rank) { return fmt::format("axis {} is out of range for rank {}", axis, rank); }
 

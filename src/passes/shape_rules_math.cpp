@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "passes/op_context.h"
+#include "passes/shape_rule_helpers.h"
 
 namespace kforge::passes::detail {
 
@@ -34,45 +35,17 @@ std::string runtime_value(OpContext& c, size_t i) {
   if (!var##_opt) return runtime_value(c, index);      \
   const int64_t var = *var##_opt;
 
-std::string dtype_conflict(const std::string& a, DataType da, const std::string& b, DataType db) {
-  return fmt::format("dtype conflict: {} is {}, {} is {}", a, ir::dtype_name(da), b, ir::dtype_name(db));
-}
-
-/// Normalises `axis` for rank `rank`; a 0-D tensor accepts 0 and -1.
-bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
+/// normalize_axis, where a 0-D tensor also accepts 0 and -1 (as the reductions of kernels/meta_math.cc).
+bool normalize_axis_0d(int64_t axis, int64_t rank, int64_t* out) {
   if (rank == 0) {
     *out = 0;
     return axis == 0 || axis == -1;
   }
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) return false;
-  *out = a;
-  return true;
+  return normalize_axis(axis, rank, out);
 }
 
 std::string bad_axis(int64_t axis, const SymShape& dims) {
   return fmt::format("axis {} is out of range for {}", axis, to_string(dims));
-}
-
-/// Right-aligned numpy broadcasting over symbolic dims (kernel_util.h broadcast_dims).
-std::optional<SymShape> broadcast(const SymShape& x, const SymShape& y) {
-  const size_t rank = std::max(x.size(), y.size());
-  SymShape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const SymExpr a = i + x.size() >= rank ? x[i + x.size() - rank] : SymExpr(1);
-    const SymExpr b = i + y.size() >= rank ? y[i + y.size() - rank] : SymExpr(1);
-    auto ca = a.constant(), cb = b.constant();
-    if (a == b || (cb && *cb == 1)) {
-      out[i] = a;
-    } else if (ca && *ca == 1) {
-      out[i] = b;
-    } else if (ca && cb) {
-      return std::nullopt;
-    } else {
-      out[i] = ca ? a : cb ? b : SymExpr::max(a, b);  // a symbolic dim must equal the other one (or be 1)
-    }
-  }
-  return out;
 }
 
 /// Binary ops of one operand dtype with broadcasting, results of `dtype` (the input's when kUndefined).
@@ -80,7 +53,7 @@ std::string broadcast_rule(OpContext& c, DataType dtype) {
   REQUIRE_TENSOR(x, 0);
   REQUIRE_TENSOR(y, 1);
   if (x->dtype != y->dtype) return dtype_conflict(c.param(0), x->dtype, c.param(1), y->dtype);
-  auto dims = broadcast(x->dims, y->dims);
+  auto dims = broadcast_shapes(x->dims, y->dims);
   if (!dims) return fmt::format("shapes {} and {} cannot be broadcast", to_string(x->dims), to_string(y->dims));
   c.set_result(0, dtype == DataType::kUndefined ? x->dtype : dtype, *dims);
   return "";
@@ -110,7 +83,7 @@ std::string masked_fill(OpContext& c) {
   if (auto n = sym_numel(value->dims).constant(); n && *n != 1) {
     return fmt::format("value must have one element, got {}", to_string(value->dims));
   }
-  auto dims = broadcast(x->dims, mask->dims);
+  auto dims = broadcast_shapes(x->dims, mask->dims);
   if (!dims) return fmt::format("shapes {} and {} cannot be broadcast", to_string(x->dims), to_string(mask->dims));
   c.set_result(0, x->dtype, *dims);
   return "";
@@ -235,7 +208,7 @@ std::string cumsum(OpContext& c) {
   }
   REQUIRE_STATIC_INT(axis, 1);
   int64_t a = 0;
-  if (!normalize_axis(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
+  if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
   c.set_result(0, x->dtype, x->dims);
   return "";
 }
@@ -251,7 +224,7 @@ std::string reduce_base(OpContext& c) {
   if (!all) {
     for (int64_t ax : *axis) {
       int64_t d = 0;
-      if (!normalize_axis(ax, rank, &d)) return bad_axis(ax, x->dims);
+      if (!normalize_axis_0d(ax, rank, &d)) return bad_axis(ax, x->dims);
       if (rank > 0) reduced[static_cast<size_t>(d)] = true;
     }
   }
@@ -283,7 +256,7 @@ std::string arg_min_max(OpContext& c) {
   }
   REQUIRE_STATIC_INT(axis, 1);
   int64_t a = 0;
-  if (!normalize_axis(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
+  if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
   for (size_t i = 0; i < x->dims.size(); ++i) {
     if (static_cast<int64_t>(i) != a) {
       dims.push_back(x->dims[i]);
@@ -300,7 +273,7 @@ std::string topk(OpContext& c) {
   REQUIRE_STATIC_INT(k, 1);
   const int64_t axis = c.static_int(c.param(2)).value_or(-1);
   int64_t a = 0;
-  if (!normalize_axis(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
+  if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
   SymShape dims = x->dims;
   const std::optional<int64_t> n = dims.empty() ? std::optional<int64_t>(1) : dims[static_cast<size_t>(a)].constant();
   if (k < 1 || (n && k > *n)) {
@@ -316,7 +289,7 @@ std::string unchanged_check_axis(OpContext& c) {
   REQUIRE_TENSOR(x, 0);
   REQUIRE_STATIC_INT(axis, 1);
   int64_t a = 0;
-  if (!normalize_axis(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
+  if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
   c.set_result(0, x->dtype, x->dims);
   return "";
 }

@@ -1,0 +1,40 @@
+#include "passes/shape_rule_helpers.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace kforge::passes::detail {
+
+std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y) {
+  const size_t rank = std::max(x.size(), y.size());
+  SymShape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const SymExpr a = i + x.size() >= rank ? x[i + x.size() - rank] : SymExpr(1);
+    const SymExpr b = i + y.size() >= rank ? y[i + y.size() - rank] : SymExpr(1);
+    const auto ca = a.constant(), cb = b.constant();
+    if (a == b || (cb && *cb == 1)) {
+      out[i] = a;
+    } else if (ca && *ca == 1) {
+      out[i] = b;
+    } else if (ca && cb) {
+      return std::nullopt;
+    } else {
+      out[i] = ca ? a : cb ? b : SymExpr::max(a, b);
+    }
+  }
+  return out;
+}
+
+bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= rank) return false;
+  *out = a;
+  return true;
+}
+
+std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std::string& what_b, ir::DataType b) {
+  return fmt::format("dtype conflict: {} is {}, {} is {}", what_a, ir::dtype_name(a), what_b, ir::dtype_name(b));
+}
+
+}  // namespace kforge::passes::detail

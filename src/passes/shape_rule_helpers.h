@@ -1,0 +1,26 @@
+// What several files of shape rules (shape_rules*.cpp) share: numpy broadcasting over symbolic dims, axis
+// normalisation and the dtype-conflict message.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "program/dtype.h"
+#include "passes/sym_expr.h"
+
+namespace kforge::passes::detail {
+
+/// Right-aligned numpy broadcasting over symbolic dims (as kernels/kernel_util.h broadcast_dims): a dim of 1
+/// takes the other; a symbolic dim against a static one is the static one (it must equal it or be 1); two
+/// different symbolic dims give their max (one of them is 1 or they are equal). nullopt for two static dims that
+/// differ and are not 1.
+std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y);
+
+/// `axis` in [-rank, rank) made non-negative into *out; false when out of range (a 0-D tensor has no axis).
+bool normalize_axis(int64_t axis, int64_t rank, int64_t* out);
+
+/// "dtype conflict: WHAT_A is A, WHAT_B is B".
+std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std::string& what_b, ir::DataType b);
+
+}  // namespace kforge::passes::detail

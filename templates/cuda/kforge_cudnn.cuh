@@ -15,7 +15,7 @@
 // convolution: its descriptors are created once and set again only when the batch changes; its algorithm is
 // chosen once per (batch, TF32 switch) by cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7, host only),
 // the first of its list, fastest expected first, that fits the workspace (deterministic ones first). Not by
-// cudnnFindConvolutionForwardAlgorithmEx: on the H200 with cuDNN 9.19 its benchmark returned only the
+// cudnnFindConvolutionForwardAlgorithmEx: on an H200 with the cuDNN 9 of torch's wheel its benchmark returned only the
 // implicit-GEMM algorithms 0 and 1 without tensor cores for every NHWC convolution of resnet50 (the others "not
 // supported"), while the heuristics' choices run cuDNN's TF32 tensor-core kernels: resnet50 at batch 1 went
 // from 1.25-1.40 ms to 0.59 ms per run (BENCHMARKS.md). run() chooses on first use; with --cuda-graph the

@@ -116,12 +116,14 @@ class Verifier {
   void report_unknown_op(const Op& op) {
     const bool yaml = program_.format == ir::SourceFormat::kProgramYaml && op.dialect == "pd_op";
     Diagnostic d{Severity::kError, name_loc(op), fmt::format("unknown op '{}'", op_name(op)), {}};
-    std::vector<std::string> candidates;
-    for (const std::string& n : ops_.pir_names()) {
-      if (!yaml) {
-        candidates.push_back(n);
-      } else if (n.starts_with("pd_op.")) {
-        candidates.push_back(n.substr(6));
+    std::vector<std::string>& candidates = yaml ? yaml_op_names_ : pir_op_names_;
+    if (candidates.empty()) {  // made once per program, not once per unknown op
+      for (const std::string& n : ops_.pir_names()) {
+        if (!yaml) {
+          candidates.push_back(n);
+        } else if (n.starts_with("pd_op.")) {
+          candidates.push_back(n.substr(6));
+        }
       }
     }
     const std::string written = yaml ? op.name : op.full_name();
@@ -391,6 +393,8 @@ class Verifier {
   const OpSet& ops_;
   DiagnosticEngine& diags_;
   const VerifyOptions& options_;
+  // The names an unknown op is compared with for "did you mean" (PIR names; program YAML's without "pd_op.").
+  std::vector<std::string> pir_op_names_, yaml_op_names_;
 };
 
 }  // namespace

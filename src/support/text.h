@@ -9,7 +9,7 @@
 
 namespace kforge {
 
-/// Levenshtein distance, capped: returns max_distance + 1 as soon as the distance exceeds it.
+/// Levenshtein distance, capped: max_distance + 1 wherever the distance exceeds it (found out as early as possible).
 size_t edit_distance(std::string_view a, std::string_view b, size_t max_distance = SIZE_MAX);
 
 /// The closest candidate to `name` (ties: first in order), if it is close enough to be a plausible typo:

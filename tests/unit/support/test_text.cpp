@@ -12,6 +12,21 @@ TEST_CASE("edit distance counts insertions, deletions and substitutions") {
   CHECK(edit_distance("abc", "", 1) == 2);  // capped at max + 1
 }
 
+TEST_CASE("a capped edit distance agrees with the full one, also where the lengths alone exceed the cap") {
+  // The length gap is a lower bound that ends the computation early; the answers are those of the full programme.
+  const std::vector<std::string> words = {"", "a", "ab", "relu", "rleu", "relu6", "pd_op.relu", "pd_op.conv2d",
+                                          "conv2d_transpose", "builtin.parameter", "builtin.paxrameter{"};
+  for (const std::string& a : words) {
+    for (const std::string& b : words) {
+      const size_t full = edit_distance(a, b);
+      for (size_t cap : {size_t{0}, size_t{1}, size_t{2}, size_t{5}}) {
+        INFO(a << " / " << b << ", cap " << cap);
+        CHECK(edit_distance(a, b, cap) == (full > cap ? cap + 1 : full));
+      }
+    }
+  }
+}
+
 TEST_CASE("closest match suggests plausible typos only") {
   const std::vector<std::string> names = {"beta", "gamma", "alpha_"};
   CHECK(closest_match("alpha", names) == std::optional<std::string>("alpha_"));

@@ -19,7 +19,7 @@ namespace kforge::fuzz {
 
 class ProgramPipeline {
  public:
-  /// The process-wide op set (built on first use).
+  /// The process-wide op set (built by LLVMFuzzerInitialize, before libFuzzer times the first input).
   static const ProgramPipeline& instance();
 
   /// The op files' buffers, which every run's SourceManager starts from (FuzzInput's prelude); empty without

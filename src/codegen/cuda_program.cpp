@@ -54,6 +54,9 @@ class CudaHostEmitter {
     std::vector<const char*> library;
     if (!conv_steps_.empty() || batch_norms_ > 0) library.push_back(kCudaEpilogueHeaderTemplate);
     if (!conv_steps_.empty()) {
+      // Each convolution's method is a multi-kernel pick, timed with CUDA events (kforge_cudnn.cuh).
+      library.push_back(kMultiKernelHeaderTemplate);
+      library.push_back(kCudaTimerHeaderTemplate);
       library.push_back(kCudaDepthwiseHeaderTemplate);
       library.push_back(kCudaCudnnHeaderTemplate);
     }

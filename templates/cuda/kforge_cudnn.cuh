@@ -3,28 +3,29 @@
 // A float32 conv2d / depthwise_conv2d (grouped, strided, padded, dilated; NCHW or NHWC data, OIHW filter as
 // Paddle stores it, or for NHWC data the KRSC filter [k, r, s, c / groups] that the generated code reorders once
 // when the parameters are bound: cuDNN's NHWC tensor-core kernels read that without a reorder of their own) is one
-// cudnnConvolutionForward of the legacy cuDNN API, and its fused epilogue (the convolution groups of
+// cudnnConvolutionForward of the legacy cuDNN API and its fused epilogue (the convolution groups of
 // passes/fusion.h: per-channel bias, inference batch norm, activation, residual add) one elementwise kernel over the
-// convolution's output, in place (kforge_channel_epilogue.cuh). The batch norm is applied as
+// convolution's output, in place (kforge_channel_epilogue.cuh); or, where the epilogue is a bias, a residual and
+// ReLU (or no activation), one cudnnConvolutionBiasActivationForward. The batch norm is applied as
 // y * (scale / sqrt(var + eps)) + (shift - mean * scale / sqrt(var + eps)), the order of the reference kernel.
 // An NHWC depthwise convolution (groups == channels, one filter each) is instead kforge_depthwise.cuh's kernel, with
 // the epilogue applied in its registers.
 //
-// Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch and the workspace
-// every convolution shares: kWorkspaceBytes, allocated once by the first run) and one ConvSite per
-// convolution: its descriptors are created once and set again only when the batch changes; its algorithm is
-// chosen once per (batch, TF32 switch) by cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7, host only),
-// the first of its list, fastest expected first, that fits the workspace (deterministic ones first). Not by
-// cudnnFindConvolutionForwardAlgorithmEx: on an H200 with the cuDNN 9 of torch's wheel its benchmark returned only the
-// implicit-GEMM algorithms 0 and 1 without tensor cores for every NHWC convolution of resnet50 (the others "not
-// supported"), while the heuristics' choices run cuDNN's TF32 tensor-core kernels: resnet50 at batch 1 went
-// from 1.25-1.40 ms to 0.59 ms per run (BENCHMARKS.md). run() chooses on first use; with --cuda-graph the
-// generated prepare_convs() chooses every site before a capture.
+// Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch, the workspace every
+// convolution shares: kWorkspaceBytes, allocated once by the first run, and the event timer of the benchmarks) and
+// one ConvSite per convolution: its descriptors are created once and set again only when the batch changes; its
+// method (cuDNN algorithm, fused or not) is chosen once per (batch, TF32 switch) by kforge's multi-kernel
+// dispatcher, which times the algorithms cuDNN's heuristics allow and keeps the pick on disk (ConvSite below).
+// The heuristics' list alone is not the choice: it is cuDNN's expectation, not a measurement. Nor is
+// cudnnFindConvolutionForwardAlgorithmEx's: on an H200 with the cuDNN 9 of torch's wheel its benchmark returned only
+// the implicit-GEMM algorithms 0 and 1 without tensor cores for every NHWC convolution of resnet50, while the
+// heuristics list the TF32 tensor-core engines (resnet50 at batch 1: 1.25-1.40 ms per run with Find's pick, 0.59 ms
+// with the heuristics' first; BENCHMARKS.md). run() chooses on first use; with --cuda-graph the generated
+// prepare_convs() chooses every site before a capture.
 //
 // A conv2d_transpose (ConvGeometry::transposed) is cudnnConvolutionBackwardData of the forward convolution that maps
 // the output's shape [n, k, out_h, out_w] to the input's [n, c, h, w], with Paddle's filter [c, k / groups, r, s] as
-// that convolution's filter; its algorithm is found by a benchmark on the site's own buffers
-// (cudnnFindConvolutionBackwardDataAlgorithmEx, which synchronises; y is overwritten, x and w only read).
+// that convolution's filter.
 //
 // TF32: set_tf32(true) (the default, as torch's cudnn.allow_tf32) lets cuDNN use TF32 tensor cores for float32
 // convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout).
@@ -37,10 +38,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "kforge_channel_epilogue.cuh"
 #include "kforge_cuda_runtime.h"
+#include "kforge_cuda_timer.cuh"
 #include "kforge_depthwise.cuh"
 
 namespace kforge {
@@ -77,12 +82,21 @@ constexpr bool direct_depthwise(const ConvGeometry& g) {
   return g.nhwc && !g.transposed && g.groups == g.c && g.k == g.c;
 }
 
+// What the benchmark of a convolution's methods times (ConvSite): GPU execution alone, what a CUDA graph replays (a
+// spin kernel of CudnnContext::kBenchmarkLeadUs runs before each timed call, so that the GPU never waits for the
+// host), or the host's cuDNN call and the GPU's work together, what a run() that calls cuDNN every time pays.
+enum class BenchmarkTiming { kGpu, kHostAndGpu };
+
 class CudnnContext {
  public:
   // The workspace every convolution of the object shares; algorithms needing more are not considered.
   static constexpr size_t kWorkspaceBytes = size_t{64} << 20;
+  // BenchmarkTiming::kGpu's lead. With the 30 us lead of the GEMM sites, resnet50's 1x1 convolutions measured
+  // 30-100 us at batch 1 on an H200 (the host's cuDNN call, not the GPU's work: the whole model runs in 0.59 ms as a
+  // graph), and the picks made the graph 2x slower (BENCHMARKS.md).
+  static constexpr double kBenchmarkLeadUs = 250.0;
 
-  CudnnContext() = default;
+  explicit CudnnContext(BenchmarkTiming timing) : timing_(timing) {}
   CudnnContext(const CudnnContext&) = delete;
   CudnnContext& operator=(const CudnnContext&) = delete;
   ~CudnnContext() {
@@ -97,6 +111,11 @@ class CudnnContext {
     }
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
     stream_ = stream;
+    if (timer_ == nullptr) {
+      timer_ = std::make_shared<cuda_timing::CudaEventTimer>(stream,
+                                                             timing_ == BenchmarkTiming::kGpu ? kBenchmarkLeadUs : 0.0);
+    }
+    timer_->set_stream(stream);
     return Status::OK();
   }
   cudnnHandle_t handle() const { return handle_; }
@@ -104,14 +123,67 @@ class CudnnContext {
   void* workspace() const { return workspace_.data(); }
   bool tf32() const { return tf32_; }
   void set_tf32(bool on) { tf32_ = on; }
+  // Times the convolutions' methods on the context's stream (made by init()).
+  const std::shared_ptr<cuda_timing::CudaEventTimer>& timer() const { return timer_; }
+  BenchmarkTiming timing() const { return timing_; }
 
  private:
   cudnnHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
   DeviceMemory workspace_;
   bool tf32_ = true;
+  std::shared_ptr<cuda_timing::CudaEventTimer> timer_;
+  BenchmarkTiming timing_;
 };
 
+// The ways one convolution can run, numbered: for a forward convolution, method m < kForwardAlgorithms is cuDNN
+// forward algorithm m followed by the epilogue kernel, and m >= kForwardAlgorithms algorithm m - kForwardAlgorithms
+// as cuDNN's fused convolution + bias (+ residual) + ReLU (cudnnConvolutionBiasActivationForward: one kernel where
+// cuDNN has a fused engine); for a transposed convolution, method m is backward-data algorithm m, then the epilogue.
+constexpr int kForwardAlgorithms = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+constexpr int kBackwardDataAlgorithms = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+
+// The method's name in the dispatcher's logs and cache entries (KFORGE_MULTI_KERNEL_FORCE takes these).
+inline const char* method_name(bool transposed, int method) {
+  static const char* const kForward[2 * kForwardAlgorithms] = {
+      "implicit_gemm",       "implicit_precomp_gemm",       "gemm",       "direct",
+      "fft",                 "fft_tiling",                  "winograd",   "winograd_nonfused",
+      "fused_implicit_gemm", "fused_implicit_precomp_gemm", "fused_gemm", "fused_direct",
+      "fused_fft",           "fused_fft_tiling",            "fused_winograd", "fused_winograd_nonfused"};
+  static const char* const kBackward[kBackwardDataAlgorithms] = {"bwd_data_0",   "bwd_data_1",       "bwd_data_fft",
+                                                                 "bwd_data_fft_tiling", "bwd_data_winograd",
+                                                                 "bwd_data_winograd_nonfused"};
+  return transposed ? kBackward[method] : kForward[method];
+}
+
+// Whether cuDNN's fused call computes the epilogue: y = act(conv(x) + z + bias) with act ReLU or the identity,
+// a bias (the folded one: no batch norm left to apply) and the residual z, if any, added before the activation.
+inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
+  if (e == nullptr || g.transposed || direct_depthwise(g) || e->bias == nullptr || e->mean != nullptr) return false;
+  if (e->activation == Activation::kNone) return true;
+  return e->activation == Activation::kRelu && (e->residual == nullptr || e->activation_after_residual);
+}
+
+// One convolution call's operands, as the dispatcher's variants take them.
+struct ConvCall {
+  CudnnContext* ctx;
+  const ConvGeometry* g;
+  int n;
+  const float* x;
+  const float* w;
+  float* y;
+  const Epilogue* epilogue;  // null: none
+};
+
+// One convolution of a generated object. Its method is chosen once per (batch, TF32 switch) by kforge's
+// multi-kernel dispatcher (kforge_multikernel.h): cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7, or
+// the backward-data one) say which algorithms can run it within the shared workspace (deterministic ones only,
+// where there are any), and every such algorithm, alone and fused, is timed on the call's own buffers (GPU time
+// alone, or host and GPU time: the context's BenchmarkTiming); the fastest is remembered in memory and on disk
+// (KFORGE_CACHE_DIR, ~/.cache/kforge: the entry is keyed by the geometry, the epilogue, the timing, cuDNN's version
+// and the device), so a second process benchmarks nothing. Where no
+// benchmark may run (the stream is being captured into a CUDA graph, or KFORGE_MULTI_KERNEL_BENCHMARK=0 and no
+// cache entry) the method is cuDNN's expectation: the first algorithm of its heuristics' list, unfused.
 class ConvSite {
  public:
   ConvSite() = default;
@@ -120,21 +192,37 @@ class ConvSite {
   ~ConvSite() {
     if (x_ != nullptr) static_cast<void>(cudnnDestroyTensorDescriptor(x_));
     if (y_ != nullptr) static_cast<void>(cudnnDestroyTensorDescriptor(y_));
+    if (bias_ != nullptr) static_cast<void>(cudnnDestroyTensorDescriptor(bias_));
     if (w_ != nullptr) static_cast<void>(cudnnDestroyFilterDescriptor(w_));
     if (conv_ != nullptr) static_cast<void>(cudnnDestroyConvolutionDescriptor(conv_));
+    if (activation_ != nullptr) static_cast<void>(cudnnDestroyActivationDescriptor(activation_));
   }
 
-  // Chooses the algorithm for batch n and the context's TF32 switch, once (a transposed convolution benchmarks on
-  // x, w and y).
-  Status prepare(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
+  // Chooses the method for batch n and the context's TF32 switch, once; the benchmark runs the convolution on
+  // x, w and y (y is overwritten, x and w only read) and synchronises the stream.
+  Status prepare(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y,
+                 const Epilogue* epilogue) {
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
     const std::pair<int, bool> key(n, ctx.tf32());
-    if (choices_.count(key) != 0) return Status::OK();
-    return g.transposed ? find_backward_data(ctx, key, x, w, y) : choose_forward(ctx, key);
+    if (chosen_.count(key) != 0) return Status::OK();
+    KFORGE_RETURN_IF_ERROR(list_algorithms(ctx, g, key));
+    if (dispatcher_ == nullptr) KFORGE_RETURN_IF_ERROR(make_dispatcher(ctx, g, epilogue, algorithms_[key]));
+    int method = algorithms_[key].first;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamIsCapturing(ctx.stream(), &capture));
+    if (capture == cudaStreamCaptureStatusNone) {
+      const ConvCall call{&ctx, &g, n, x, w, y, epilogue};
+      ctx.timer()->set_stream(ctx.stream());
+      method = static_cast<int>(dispatcher_->select(mk::ShapeKey{n, ctx.tf32() ? 1 : 0}, [&](const Variant& v) {
+        if (!v.fn(call).ok()) ctx.timer()->mark_failed();
+      }));
+    }
+    chosen_[key] = method;
+    return Status::OK();
   }
 
-  // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the algorithm
+  // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the method
   // first when prepare() has not.
   Status run(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y,
              const Epilogue* epilogue) {
@@ -147,78 +235,158 @@ class ConvSite {
                                                  ctx.stream()));
       return Status::OK();
     }
-    KFORGE_RETURN_IF_ERROR(forward(ctx, g, n, x, w, y));
-    if (epilogue != nullptr) {
-      KFORGE_CUDA_RETURN_IF_ERROR(channel_epilogue(y, y, *epilogue, n, g.k, static_cast<int64_t>(g.out_h) * g.out_w,
-                                                   g.nhwc, ctx.stream()));
+    auto chosen = chosen_.find(std::pair<int, bool>(n, ctx.tf32()));
+    if (chosen == chosen_.end()) {
+      KFORGE_RETURN_IF_ERROR(prepare(ctx, g, n, x, w, y, epilogue));
+      chosen = chosen_.find(std::pair<int, bool>(n, ctx.tf32()));
     }
-    return Status::OK();
+    return execute(ConvCall{&ctx, &g, n, x, w, y, epilogue}, chosen->second);
   }
 
  private:
-  struct Choice {
-    int algo;  // cudnnConvolutionFwdAlgo_t, or cudnnConvolutionBwdDataAlgo_t for a transposed convolution
-    cudnnMathType_t math;
-    size_t workspace;
+  using Dispatcher = mk::MultiKernel<Status(const ConvCall&)>;
+  using Variant = Dispatcher::Variant;
+
+  // What cuDNN's heuristics say of one algorithm for one (batch, TF32) key.
+  struct Candidate {
+    bool usable = false;  // listed as supported, within the workspace, deterministic where any is
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    size_t workspace = 0;
+    int order = 0;        // its place in the heuristics' list: 0 is the one cuDNN expects to be fastest
+  };
+  struct Algorithms {
+    Candidate by_algo[kForwardAlgorithms];  // indexed by algorithm (backward data uses the first 6)
+    int first = -1;                         // the usable algorithm cuDNN expects to be fastest
   };
 
-  // y = conv(x, w) through cuDNN.
-  Status forward(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y) {
-    auto choice = choices_.find(std::pair<int, bool>(n, ctx.tf32()));
-    if (choice == choices_.end()) {
-      KFORGE_RETURN_IF_ERROR(prepare(ctx, g, n, x, w, y));
-      choice = choices_.find(std::pair<int, bool>(n, ctx.tf32()));
+  // Runs method m: cuDNN, then the epilogue kernel in place unless the method fuses it.
+  Status execute(const ConvCall& c, int m) {
+    const ConvGeometry& g = *c.g;
+    const int algos = g.transposed ? kBackwardDataAlgorithms : kForwardAlgorithms;
+    const int algo = m % algos;
+    const bool fused = m >= algos;
+    auto listed = algorithms_.find(std::pair<int, bool>(c.n, c.ctx->tf32()));
+    if (listed == algorithms_.end() || !listed->second.by_algo[algo].usable) {
+      return Status::Error("cuDNN cannot run the convolution with ", method_name(g.transposed, m), " (batch ", c.n,
+                           ")");
     }
-    KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
-    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, choice->second.math));
+    const Candidate& a = listed->second.by_algo[algo];
+    KFORGE_RETURN_IF_ERROR(describe(g, c.n, c.ctx->tf32()));
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, a.math));
     const float one = 1.0f, zero = 0.0f;
     if (g.transposed) {
       // x is the forward convolution's dy, y its dx.
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
-          ctx.handle(), &one, w_, w, x_, x, conv_, static_cast<cudnnConvolutionBwdDataAlgo_t>(choice->second.algo),
-          ctx.workspace(), choice->second.workspace, &zero, y_, y));
+          c.ctx->handle(), &one, w_, c.w, x_, c.x, conv_, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo),
+          c.ctx->workspace(), a.workspace, &zero, y_, c.y));
+    } else if (fused) {
+      const Epilogue& e = *c.epilogue;
+      const float alpha2 = e.residual != nullptr ? 1.0f : 0.0f;
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
+          c.ctx->handle(), &one, x_, c.x, w_, c.w, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+          c.ctx->workspace(), a.workspace, &alpha2, y_, e.residual != nullptr ? e.residual : c.y, bias_, e.bias,
+          activation_, y_, c.y));
       return Status::OK();
+    } else {
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
+          c.ctx->handle(), &one, x_, c.x, w_, c.w, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+          c.ctx->workspace(), a.workspace, &zero, y_, c.y));
     }
-    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
-        ctx.handle(), &one, x_, x, w_, w, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(choice->second.algo),
-        ctx.workspace(), choice->second.workspace, &zero, y_, y));
+    if (c.epilogue != nullptr) {
+      KFORGE_CUDA_RETURN_IF_ERROR(channel_epilogue(c.y, c.y, *c.epilogue, c.n, g.k,
+                                                   static_cast<int64_t>(g.out_h) * g.out_w, g.nhwc,
+                                                   c.ctx->stream()));
+    }
     return Status::OK();
   }
 
-  // The first usable algorithm of a cuDNN list (fastest first, measured or expected), deterministic if any is: the
-  // same inputs then give the same bits on every run. Strict float32 takes only what runs with FMA kernels.
+  // algorithms_[key] from cuDNN's heuristics (host only). Strict float32 takes only what runs with FMA kernels.
   template <typename Perf>
-  Status choose(const CudnnContext& ctx, const std::pair<int, bool>& key, const Perf* perf, int returned) {
-    for (const bool deterministic_only : {true, false}) {
-      for (int i = 0; i < returned; ++i) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > CudnnContext::kWorkspaceBytes) continue;
-        if (deterministic_only && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
-        if (!ctx.tf32() && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
-        choices_[key] = Choice{static_cast<int>(perf[i].algo), ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH,
-                               perf[i].memory};
-        return Status::OK();
-      }
+  Status fill(const CudnnContext& ctx, const std::pair<int, bool>& key, const Perf* perf, int returned) {
+    auto fits = [&](const Perf& p) {
+      return p.status == CUDNN_STATUS_SUCCESS && p.memory <= CudnnContext::kWorkspaceBytes &&
+             (ctx.tf32() || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
+    };
+    bool any_deterministic = false;
+    for (int i = 0; i < returned; ++i) any_deterministic |= fits(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC;
+    Algorithms list;
+    for (int i = 0; i < returned; ++i) {
+      const int algo = static_cast<int>(perf[i].algo);
+      if (algo < 0 || algo >= kForwardAlgorithms || list.by_algo[algo].usable || !fits(perf[i])) continue;
+      if (any_deterministic && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+      list.by_algo[algo] = Candidate{true, ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory, i};
+      if (list.first < 0) list.first = algo;
     }
-    return Status::Error("cuDNN found no algorithm for the convolution (batch ", key.first, ", ", returned,
-                         " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
+    if (list.first < 0) {
+      return Status::Error("cuDNN lists no algorithm for the convolution (batch ", key.first, ", ", returned,
+                           " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
+    }
+    algorithms_[key] = list;
+    return Status::OK();
   }
 
-  Status choose_forward(CudnnContext& ctx, const std::pair<int, bool>& key) {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  Status list_algorithms(CudnnContext& ctx, const ConvGeometry& g, const std::pair<int, bool>& key) {
     int returned = 0;
-    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(
-        ctx.handle(), x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf));
-    return choose(ctx, key, perf, returned);
+    if (g.transposed) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[kBackwardDataAlgorithms];
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+          ctx.handle(), w_, x_, conv_, y_, kBackwardDataAlgorithms, &returned, perf));
+      return fill(ctx, key, perf, returned);
+    }
+    cudnnConvolutionFwdAlgoPerf_t perf[kForwardAlgorithms];
+    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle(), x_, w_, conv_, y_,
+                                                                        kForwardAlgorithms, &returned, perf));
+    return fill(ctx, key, perf, returned);
   }
 
-  Status find_backward_data(CudnnContext& ctx, const std::pair<int, bool>& key, const float* x, const float* w,
-                            float* y) {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    int returned = 0;
-    KFORGE_CUDNN_RETURN_IF_ERROR(cudnnFindConvolutionBackwardDataAlgorithmEx(
-        ctx.handle(), w_, w, x_, x, conv_, y_, y, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf,
-        ctx.workspace(), CudnnContext::kWorkspaceBytes));
-    return choose(ctx, key, perf, returned);
+  // The dispatcher over this site's methods, made at the first prepare(). A variant's rank is its algorithm's
+  // place in that first heuristics list (fused just after unfused), so a tie within the benchmark's margin, and
+  // KFORGE_MULTI_KERNEL_BENCHMARK=0, keep cuDNN's expectation.
+  Status make_dispatcher(CudnnContext& ctx, const ConvGeometry& g, const Epilogue* epilogue, const Algorithms& first) {
+    const bool fuse = cudnn_can_fuse(g, epilogue);
+    const bool relu = fuse && epilogue->activation == Activation::kRelu;
+    if (fuse) {
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&bias_));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(
+          bias_, g.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, g.k, 1, 1));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateActivationDescriptor(&activation_));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetActivationDescriptor(
+          activation_, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    }
+    const int algos = g.transposed ? kBackwardDataAlgorithms : kForwardAlgorithms;
+    std::vector<Variant> variants;
+    for (int m = 0; m < (fuse ? 2 * algos : algos); ++m) {
+      const int algo = m % algos;
+      const bool fused = m >= algos;
+      const int order = first.by_algo[algo].usable ? first.by_algo[algo].order : algos + algo;
+      // cuDNN runs the identity activation fused only with the precomputed implicit GEMM.
+      const bool fusable = !fused || relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+      variants.emplace_back(
+          method_name(g.transposed, m), [this, m](const ConvCall& c) { return execute(c, m); },
+          2 * order + (fused ? 1 : 0), std::vector<int64_t>{}, [this, algo, fusable](const mk::ShapeKey& key) {
+            auto listed = algorithms_.find(std::pair<int, bool>(static_cast<int>(key.dims[0]), key.dims[1] != 0));
+            return fusable && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
+          });
+    }
+    // The cache entry's identity: what the site computes and which cuDNN runs it (the device is added by mk).
+    std::string name = std::string(g.transposed ? "cudnn_conv_transpose" : "cudnn_conv") + "_c" + std::to_string(g.c) +
+                       "_h" + std::to_string(g.h) + "_w" + std::to_string(g.w) + "_k" + std::to_string(g.k) + "_r" +
+                       std::to_string(g.r) + "_s" + std::to_string(g.s) + "_p" + std::to_string(g.pad_h) + "x" +
+                       std::to_string(g.pad_w) + "_st" + std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w) +
+                       "_d" + std::to_string(g.dilation_h) + "x" + std::to_string(g.dilation_w) + "_g" +
+                       std::to_string(g.groups) + (g.nhwc ? "_nhwc" : "_nchw") + (g.krsc_filter ? "_krsc" : "");
+    const std::string epilogue_kind = epilogue == nullptr ? "none"
+                                      : !fuse           ? "kernel"
+                                      : std::string(relu ? "relu" : "identity") +
+                                            (epilogue->residual != nullptr ? "+residual" : "");
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 1;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+                                          name + ";epilogue " + epilogue_kind +
+                                          (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));
+    auto config = cuda_timing::make_cuda_config<Dispatcher>(name, ctx.timer(), set_hash);
+    config.bench.warmup = 2;
+    config.bench.repetitions = 9;
+    dispatcher_ = std::make_unique<Dispatcher>(std::move(variants), std::move(config));
+    return Status::OK();
   }
 
   // Creates the descriptors once and sets them for batch n (host calls only: nothing is allocated on the
@@ -260,11 +428,15 @@ class ConvSite {
   }
 
   cudnnTensorDescriptor_t x_ = nullptr, y_ = nullptr;
+  cudnnTensorDescriptor_t bias_ = nullptr;              // [1, k, 1, 1], for the fused methods
+  cudnnActivationDescriptor_t activation_ = nullptr;    // ReLU or the identity, for the fused methods
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   int described_n_ = -1;
   bool described_tf32_ = true;
-  std::map<std::pair<int, bool>, Choice> choices_;  // by (batch, TF32)
+  std::map<std::pair<int, bool>, Algorithms> algorithms_;  // by (batch, TF32)
+  std::map<std::pair<int, bool>, int> chosen_;             // the method, by (batch, TF32)
+  std::unique_ptr<Dispatcher> dispatcher_;
 };
 
 // Rewrites a convolution's filter once the parameters are bound, as the CPU target does (kernels/onednn/conv.cc):

@@ -165,22 +165,35 @@ void cuda_conv_nhwc::prepare_gemms(const Bindings& b) {
 }
 
 struct cuda_conv_nhwc::ConvState {
-  kforge::cuda_conv::CudnnContext cudnn;
+  // A graph replays the convolutions: their methods are chosen by GPU time alone.
+  kforge::cuda_conv::CudnnContext cudnn{kforge::cuda_conv::BenchmarkTiming::kGpu};
   std::array<kforge::cuda_conv::ConvSite, 5> sites;
 };
 
 kforge::Status cuda_conv_nhwc::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34])); !s.ok()) return conv_failed(0, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), &epilogue); !s.ok()) return conv_failed(0, s);
+  }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
-  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42])); !s.ok()) return conv_failed(1, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), &epilogue); !s.ok()) return conv_failed(1, s);
+  }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
-  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50])); !s.ok()) return conv_failed(2, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), &epilogue); !s.ok()) return conv_failed(2, s);
+  }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
-  if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59])); !s.ok()) return conv_failed(3, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), &epilogue); !s.ok()) return conv_failed(3, s);
+  }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51])); !s.ok()) return conv_failed(8, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), nullptr); !s.ok()) return conv_failed(8, s);
   return kforge::Status::OK();
 }
 

@@ -128,12 +128,12 @@ class cuda_conv_nhwc {
   // Before a capture: every GEMM's choice made (new shapes benchmarked) and cuBLASLt plan built.
   void prepare_gemms(const Bindings& b);
   // The convolutions' cuDNN state (cuda_conv_nhwc.cu), made by the first run(): the handle, the workspace
-  // they share and one site per convolution (descriptors made once, the algorithm found once per batch).
+  // they share and one site per convolution (descriptors made once, the method chosen once per batch).
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;
-  // Every convolution's algorithm chosen for the current dims (before a graph capture: a transposed convolution's
-  // benchmark synchronises).
+  // Every convolution's method chosen for the current dims (before a graph capture: the benchmark of a new
+  // shape synchronises).
   kforge::Status prepare_convs(const Bindings& b);
   // The filters rewritten once (10048 bytes: batch norms folded in, NHWC filters reordered to KRSC)
   // and their biases, computed by the first run() after the parameters are bound (bind_parameter() clears

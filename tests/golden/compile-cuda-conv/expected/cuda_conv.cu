@@ -156,22 +156,35 @@ void cuda_conv::prepare_gemms(const Bindings& b) {
 }
 
 struct cuda_conv::ConvState {
-  kforge::cuda_conv::CudnnContext cudnn;
+  // A graph replays the convolutions: their methods are chosen by GPU time alone.
+  kforge::cuda_conv::CudnnContext cudnn{kforge::cuda_conv::BenchmarkTiming::kGpu};
   std::array<kforge::cuda_conv::ConvSite, 5> sites;
 };
 
 kforge::Status cuda_conv::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32])); !s.ok()) return conv_failed(0, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
+  }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
-  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40])); !s.ok()) return conv_failed(1, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
+  }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
-  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48])); !s.ok()) return conv_failed(2, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5632), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
+  }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
-  if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56])); !s.ok()) return conv_failed(3, s);
+  {
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 6272), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
+  }
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49])); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
   return kforge::Status::OK();
 }
 

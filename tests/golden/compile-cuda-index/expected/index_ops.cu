@@ -128,7 +128,8 @@ constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{4, 6, 6, 2, 2, 2, 0, 0,
 }  // namespace
 
 struct index_ops::ConvState {
-  kforge::cuda_conv::CudnnContext cudnn;
+  // A graph replays the convolutions: their methods are chosen by GPU time alone.
+  kforge::cuda_conv::CudnnContext cudnn{kforge::cuda_conv::BenchmarkTiming::kGpu};
   std::array<kforge::cuda_conv::ConvSite, 1> sites;
 };
 
@@ -136,7 +137,7 @@ kforge::Status index_ops::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23])); !s.ok()) return conv_failed(17, s);
+  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
   return kforge::Status::OK();
 }
 

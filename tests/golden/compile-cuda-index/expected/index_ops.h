@@ -109,12 +109,12 @@ class index_ops {
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
   // The convolutions' cuDNN state (index_ops.cu), made by the first run(): the handle, the workspace
-  // they share and one site per convolution (descriptors made once, the algorithm found once per batch).
+  // they share and one site per convolution (descriptors made once, the method chosen once per batch).
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;
-  // Every convolution's algorithm chosen for the current dims (before a graph capture: a transposed convolution's
-  // benchmark synchronises).
+  // Every convolution's method chosen for the current dims (before a graph capture: the benchmark of a new
+  // shape synchronises).
   kforge::Status prepare_convs(const Bindings& b);
 };
 

@@ -158,6 +158,7 @@ inline const char* method_name(bool transposed, int method) {
 
 // Whether cuDNN's fused call computes the epilogue: y = act(conv(x) + z + bias) with act ReLU or the identity,
 // a bias (the folded one: no batch norm left to apply) and the residual z, if any, added before the activation.
+// Not relu6: cuDNN 9.19 (H200) refused CLIPPED_RELU there for every algorithm of mobilenet_v2's convolutions.
 inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
   if (e == nullptr || g.transposed || direct_depthwise(g) || e->bias == nullptr || e->mean != nullptr) return false;
   if (e->activation == Activation::kNone) return true;

@@ -13,6 +13,9 @@
 #   transformer_encoder_postnorm, transformer_encoder_prenorm (seq 8, batch 2), gpt_block (seq 8, batch 2):
 #                                   GEMMs, layer_norm / softmax rows, transpose, batched matmul kernels, embedding,
 #                                   triu, arange
+#   transformer_decoder_postnorm, transformer_decoder_prenorm (target seq 8, memory seq 12, batch 2): cross-
+#                                   attention over two inputs whose dynamic batches meet in broadcasts (one symbol
+#                                   under --target cuda, checked equal at run time)
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout), the convolutions (strided, padded,
@@ -46,7 +49,7 @@ ATOL=1e-5
 # (192:1, 12 MB of weights as bytes) is left out to keep the carried directory under 50 MB; densenet121 has concats.
 CASES="${MODEL_CASES:-resnet18:64:2 mobilenet_v2:64:2 shufflenet_v2_x1_0:64:2 densenet121:64:2 squeezenet1_0:64:2
 mobilenet_v3_small:64:2 ocr_static:64:2 transformer_encoder_postnorm:0:2 transformer_encoder_prenorm:0:2
-gpt_block:0:2}"
+transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2}"
 # tests/paddle fixtures
 OP_CASES="arange bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
 bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv2d_transpose dropout_eval

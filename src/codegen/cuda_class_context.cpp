@@ -55,6 +55,38 @@ std::string mismatch_condition(const std::string& x, const std::string& dtype, c
   return cond;
 }
 
+// " || x.dims[d] != y.dims[a]" for every dim d of input i whose symbol another input's dim a owns (the two met in a
+// broadcast and were unified: AnalysisOptions::symbol_aliases), so that run() refuses unequal ones.
+std::string shared_symbol_condition(const passes::LoweredProgram& p, size_t i) {
+  std::string cond;
+  const passes::SymShape& dims = p.values[p.inputs[i].value].dims;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    uint32_t id = 0;
+    if (!dims[d].is_symbol(&id) || id >= p.symbols.size()) continue;
+    const passes::Symbol& owner = p.symbols[id];
+    if (owner.input == i && owner.axis == d) continue;
+    cond += " || " + cuda_input_ident(p, i) + ".dims[" + std::to_string(d) + "] != " +
+            cuda_input_ident(p, owner.input) + ".dims[" + std::to_string(owner.axis) + "]";
+  }
+  return cond;
+}
+
+// Input i's shape in run()'s message: "[?, 12, 64]", with a dim that shares another input's symbol named after
+// that dim: "[tgt.dims[0], 12, 64]" (the header's list of inputs keeps "?": tools read it).
+std::string input_shape_text(const passes::LoweredProgram& p, size_t i) {
+  const passes::SymShape& dims = p.values[p.inputs[i].value].dims;
+  std::string out = "[";
+  for (size_t d = 0; d < dims.size(); ++d) {
+    uint32_t id = 0;
+    std::string text = dims[d].is_constant() ? cpp_int_expr(dims[d]) : "?";
+    if (dims[d].is_symbol(&id) && id < p.symbols.size() && (p.symbols[id].input != i || p.symbols[id].axis != d)) {
+      text = p.symbols[id].name;
+    }
+    out += (d ? ", " : "") + text;
+  }
+  return out + "]";
+}
+
 // "{4, -1}": the dims known at generation time, -1 for the others (kforge::ParameterSpec's dims).
 std::string spec_dims(const passes::SymShape& dims) {
   std::string out = "{";
@@ -121,7 +153,9 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     v.set("rank", static_cast<int64_t>(dims.size()));
     v.set("spec_dims", spec_dims(dims));
     v.set("condition", mismatch_condition(cuda_input_ident(p, i), dtype_of(in.dtype, in.loc, "input '" + in.name + "'"),
-                                          dims, true));
+                                          dims, true) +
+                           shared_symbol_condition(p, i));
+    v.set("required_shape_text", input_shape_text(p, i));
     inputs.push_back(std::move(v));
     run_params.push_back("const kforge::Tensor& " + cuda_input_ident(p, i));
     run_generic_args.push_back("*inputs.items[" + std::to_string(i) + "]");

@@ -113,6 +113,9 @@ int run_compile(const CompileOptions& opts) {
   const bool nhwc = opts.layout == "nhwc" || opts.layout == "auto";
   pipeline.layout = nhwc ? passes::LayoutChoice::kNhwc : passes::LayoutChoice::kNchw;
   pipeline.layout_options.transposed_convolutions = target->backend != CompileBackend::kCuda;
+  // CUDA kernels index every dim by an expression: two dynamic input dims that meet in a broadcast (a decoder's
+  // target and memory batches) become one symbol, checked equal at run time.
+  pipeline.unify_broadcast_symbols = target->backend == CompileBackend::kCuda;
   passes::LayoutReport layout_report;
   pipeline.layout_report = &layout_report;
   std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags, pipeline);

@@ -131,10 +131,15 @@ class Analyzer {
         v.dims.push_back(dims[axis]);
         continue;
       }
+      const InputDim dim(feed_index_.at(op.id.index), static_cast<uint32_t>(axis));
+      if (const std::optional<uint32_t> shared = aliased_symbol(dim)) {
+        v.dims.push_back(SymExpr::symbol(*shared));
+        continue;
+      }
       Symbol s;
       s.id = static_cast<uint32_t>(analysis_.symbols.size());
-      s.input = feed_index_.at(op.id.index);
-      s.axis = static_cast<uint32_t>(axis);
+      s.input = dim.first;
+      s.axis = dim.second;
       s.name = fmt::format("{}.dims[{}]", feed_name, axis);
       analysis_.symbols.push_back(s);
       v.dims.push_back(SymExpr::symbol(s.id));
@@ -142,6 +147,16 @@ class Analyzer {
     if (v.dtype == ir::DataType::kUndefined) {
       diags_.error(op.loc, fmt::format("program input '{}' has no dtype", feed_name));
     }
+  }
+
+  // The symbol `dim` shares (AnalysisOptions::symbol_aliases), once its owner has one.
+  std::optional<uint32_t> aliased_symbol(const InputDim& dim) const {
+    auto alias = options_.symbol_aliases.find(dim);
+    if (alias == options_.symbol_aliases.end()) return std::nullopt;
+    for (const Symbol& s : analysis_.symbols) {
+      if (s.input == alias->second.first && s.axis == alias->second.second) return s.id;
+    }
+    return std::nullopt;
   }
 
   void analyze(const Op& op) {
@@ -298,6 +313,59 @@ class Analyzer {
 std::optional<Analysis> analyze_program(const ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                         const AnalysisOptions& options) {
   return Analyzer(program, ops, diags, options).run();
+}
+
+namespace {
+
+// Appends the symbols of a dim that is a symbol or a max of such dims (max(s2, max(s0, s1)): broadcasts of
+// broadcasts); false for any other expression.
+bool max_tree_symbols(const SymExpr& d, std::vector<uint32_t>* symbols) {
+  uint32_t id = 0;
+  if (d.is_symbol(&id)) {
+    symbols->push_back(id);
+    return true;
+  }
+  const std::vector<SymExpr::Term>& terms = d.terms();
+  if (terms.size() != 1 || terms[0].coeff != 1 || terms[0].atoms.size() != 1) return false;
+  const SymExpr::Atom& atom = *terms[0].atoms[0];
+  return atom.kind == SymExpr::Atom::Kind::kMax && max_tree_symbols(atom.lhs, symbols) &&
+         max_tree_symbols(atom.rhs, symbols);
+}
+
+// The groups of symbols that meet in one broadcast dim of v (or of its elements).
+void collect_max_groups(const ValueInfo& v, std::vector<std::vector<uint32_t>>* groups) {
+  for (const ValueInfo& e : v.elements) collect_max_groups(e, groups);
+  for (const SymExpr& d : v.dims) {
+    std::vector<uint32_t> symbols;
+    if (!d.is_symbol() && max_tree_symbols(d, &symbols)) groups->push_back(std::move(symbols));
+  }
+}
+
+}  // namespace
+
+std::map<InputDim, InputDim> broadcast_symbol_aliases(const Analysis& analysis) {
+  std::vector<std::vector<uint32_t>> groups;
+  for (const ValueInfo& v : analysis.values) collect_max_groups(v, &groups);
+  // Union-find over symbol ids; each group's root is its smallest id, the symbol made first.
+  std::vector<uint32_t> parent(analysis.symbols.size());
+  for (uint32_t i = 0; i < parent.size(); ++i) parent[i] = i;
+  auto root = [&](uint32_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const std::vector<uint32_t>& group : groups) {
+    for (uint32_t b : group) {
+      if (group[0] >= parent.size() || b >= parent.size()) continue;
+      const uint32_t ra = root(group[0]), rb = root(b);
+      if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+    }
+  }
+  std::map<InputDim, InputDim> aliases;
+  for (uint32_t i = 0; i < parent.size(); ++i) {
+    const Symbol& owner = analysis.symbols[root(i)];
+    if (owner.id != i) aliases[{analysis.symbols[i].input, analysis.symbols[i].axis}] = {owner.input, owner.axis};
+  }
+  return aliases;
 }
 
 namespace {

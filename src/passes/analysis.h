@@ -64,15 +64,29 @@ struct Analysis {
   const ValueInfo& info(ir::ValueId id) const { return values.at(id.index); }
 };
 
+/// A program input's dim: (input index among the feeds, axis).
+using InputDim = std::pair<uint32_t, uint32_t>;
+
 struct AnalysisOptions {
   /// Largest element count whose contents constant propagation keeps (splats are always kept).
   int64_t max_known_elements = 4096;
+  /// Dynamic input dims that take another input dim's symbol instead of one of their own (the generated code then
+  /// checks at run time that the two are equal): dim -> the dim whose symbol it shares, an earlier one. Made by
+  /// broadcast_symbol_aliases().
+  std::map<InputDim, InputDim> symbol_aliases;
 };
 
 /// Infers shapes and known contents of every value of the top-level block. Returns nullopt when an error
 /// was reported (an unknown infer_meta rule is an error at the op naming it).
 std::optional<Analysis> analyze_program(const ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                         const AnalysisOptions& options = {});
+
+/// Where two dynamic input dims meet in a broadcast (a dim max(a, b) of two symbols, which Paddle allows when one
+/// of them is 1 at run time), the aliases that make them one symbol: every symbol of such a group maps to the
+/// group's first. For backends whose kernels need every dim as an expression they can index by (--target cuda):
+/// they take the two dims as equal and check it at run time, so a broadcast of a batch of 1 against another batch
+/// is refused there. Empty when no dim is such a max.
+std::map<InputDim, InputDim> broadcast_symbol_aliases(const Analysis& analysis);
 
 /// Writes the inferred types back into the program: values whose type is unknown (program YAML results
 /// with no declared type) or less precise (-1 where a dim is static) get the inferred dtype and dims

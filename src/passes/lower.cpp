@@ -706,13 +706,26 @@ std::optional<LoweredProgram> lower_program(const ir::Program& program, const Op
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                               const PipelineOptions& options) {
   if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
-  std::optional<Analysis> analysis = analyze_program(program, ops, diags, options.analysis);
+  AnalysisOptions analysis_options = options.analysis;
+  std::optional<Analysis> analysis = analyze_program(program, ops, diags, analysis_options);
   if (!analysis) return std::nullopt;
+  // Until no broadcast of two symbols is left: unified dims can meet other symbols in later broadcasts. Each
+  // round's aliases point at the owners of that round's symbols, so earlier aliases are resolved through them.
+  for (size_t round = 0; options.unify_broadcast_symbols && round <= analysis->symbols.size(); ++round) {
+    const std::map<InputDim, InputDim> found = broadcast_symbol_aliases(*analysis);
+    if (found.empty()) break;
+    for (auto& [dim, owner] : analysis_options.symbol_aliases) {
+      if (auto moved = found.find(owner); moved != found.end()) owner = moved->second;
+    }
+    analysis_options.symbol_aliases.insert(found.begin(), found.end());
+    analysis = analyze_program(program, ops, diags, analysis_options);
+    if (!analysis) return std::nullopt;
+  }
   bool changed = false;
   if (options.fold_constants) changed = fold_constants(program, ops, *analysis) > 0;
   if (options.eliminate_dead_code) changed = eliminate_dead_code(program, ops) > 0 || changed;
   if (changed) {
-    analysis = analyze_program(program, ops, diags, options.analysis);
+    analysis = analyze_program(program, ops, diags, analysis_options);
     if (!analysis) return std::nullopt;
   }
   apply_inferred_types(program, *analysis);
@@ -721,7 +734,7 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
     if (!report.empty()) {
       // The rewritten attributes and the inserted transposes are checked and normalised like the source's.
       if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
-      analysis = analyze_program(program, ops, diags, options.analysis);
+      analysis = analyze_program(program, ops, diags, analysis_options);
       if (!analysis) return std::nullopt;
       apply_inferred_types(program, *analysis);
     }

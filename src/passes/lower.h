@@ -39,9 +39,12 @@ struct PipelineOptions {
   LayoutOptions layout_options;
   /// Where to put what the layout plan did (may be null).
   LayoutReport* layout_report = nullptr;
+  /// Input dims that meet in a broadcast share one symbol (broadcast_symbol_aliases, analysis.h): the analysis
+  /// runs again with those aliases when the first found any.
+  bool unify_broadcast_symbols = false;
 };
 
-/// verify -> analyze -> fold_constants -> eliminate_dead_code -> analyze (again, when anything changed) ->
+/// verify -> analyze (again with the symbol aliases, when unify_broadcast_symbols found any) -> fold_constants -> eliminate_dead_code -> analyze (again, when anything changed) ->
 /// apply_inferred_types -> plan_layouts (then verify, analyze and apply_inferred_types again, when it changed
 /// anything) -> lower -> plan_memory. The program is normalised in place (attributes converted and
 /// defaulted, constants folded, dead ops erased, inferred types written back), so a caller can dump it.

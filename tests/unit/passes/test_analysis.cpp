@@ -74,6 +74,46 @@ TEST_CASE("shapes: elementwise broadcasting, static and symbolic") {
   CHECK(a.shape("c") == "float32[s0, 4, 5]");
 }
 
+TEST_CASE("shapes: dynamic dims that meet in a broadcast can share one symbol") {
+  const std::string text = program(
+      "[{name: x, dtype: float32, shape: [-1, 5]}, {name: y, dtype: float32, shape: [-1, 5]}, "
+      "{name: z, dtype: float32, shape: [-1, -1]}, {name: w, dtype: float32, shape: [-1, 5]}]",
+      "  - {op: add, in: [x, y], out: [a]}\n"
+      "  - {op: multiply, in: [a, z], out: [b]}\n"
+      "  - {op: add, in: [w, w], out: [c]}\n",
+      "[a, b, c]");
+  Analyzed a = analyze_ok(text);
+  CHECK(a.shape("a") == "float32[max(s0, s1), 5]");
+  CHECK(a.shape("b") == "float32[max(s2, max(s0, s1)), 5]");  // z.dims[1] must be 1 or 5
+  CHECK(a.shape("c") == "float32[s4, 5]");
+  // x, y and z's batches meet in one broadcast dim (a max of a max): y's and z's join x's; w's stays its own.
+  const std::map<InputDim, InputDim> aliases = broadcast_symbol_aliases(*a.analysis);
+  REQUIRE(aliases.size() == 2);
+  CHECK(aliases.at(InputDim(1, 0)) == InputDim(0, 0));
+  CHECK(aliases.at(InputDim(2, 0)) == InputDim(0, 0));
+
+  test::Env env;
+  std::optional<ir::Program> p = env.read("p.yaml", text);
+  REQUIRE(verify_program(*p, env.ops(), env.diags()));
+  AnalysisOptions options;
+  options.symbol_aliases = aliases;
+  std::optional<Analysis> unified = analyze_program(*p, env.ops(), env.diags(), options);
+  INFO(env.diagnostics());
+  REQUIRE(unified.has_value());
+  CHECK(unified->symbols.size() == 3);  // x.dims[0], z.dims[1], w.dims[0]: y's and z's batches are x's
+  CHECK(unified->symbols[1].name == "z.dims[1]");
+  CHECK(broadcast_symbol_aliases(*unified).empty());
+  auto shape = [&](const std::string& name) {
+    for (size_t i = 0; i < p->value_capacity(); ++i) {
+      if (p->value(ir::ValueId{static_cast<uint32_t>(i)}).name == name) return to_string(unified->values.at(i).dims);
+    }
+    return std::string("no value");
+  };
+  CHECK(shape("a") == "[s0, 5]");
+  CHECK(shape("b") == "[s0, 5]");
+  CHECK(shape("c") == "[s2, 5]");
+}
+
 TEST_CASE("shapes: dtype and broadcast conflicts are errors at the op") {
   Analyzed a = analyze("p.yaml", program("[{name: x, dtype: float32, shape: [3]}, {name: y, dtype: int64, shape: [3]}]",
                                          "  - {op: add, in: [x, y], out: [z]}\n", "[z]"));

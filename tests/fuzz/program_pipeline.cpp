@@ -67,7 +67,15 @@ ProgramPipeline::ProgramPipeline() {
 
 void ProgramPipeline::compile(ir::Program& program, FuzzInput& input) const {
   if (!op_set_) return;
-  static_cast<void>(passes::compile_program(program, *op_set_, input.diags()));
+  // The pipeline `kforge compile` runs by default (src/driver/compile_command.cpp): the NHWC layout plan, and for
+  // --target cuda also conv2d_transpose left NCHW and broadcast symbols unified. Inputs of odd size take the CUDA
+  // target's options, so that both halves of the corpus reach both.
+  passes::PipelineOptions options;
+  const bool cuda = input.text().size() % 2 == 1;
+  options.layout = passes::LayoutChoice::kNhwc;
+  options.layout_options.transposed_convolutions = !cuda;
+  options.unify_broadcast_symbols = cuda;
+  static_cast<void>(passes::compile_program(program, *op_set_, input.diags(), options));
 }
 
 }  // namespace kforge::fuzz

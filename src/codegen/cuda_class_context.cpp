@@ -55,18 +55,24 @@ std::string mismatch_condition(const std::string& x, const std::string& dtype, c
   return cond;
 }
 
-// " || x.dims[d] != y.dims[a]" for every dim d of input i whose symbol another input's dim a owns (the two met in a
-// broadcast and were unified: AnalysisOptions::symbol_aliases), so that run() refuses unequal ones.
+// The symbol that dim d of input i shares with another input's dim (the two met in a broadcast and were unified:
+// AnalysisOptions::symbol_aliases), or null when the dim is static or its symbol is its own.
+const passes::Symbol* shared_symbol(const passes::LoweredProgram& p, size_t i, size_t d) {
+  uint32_t id = 0;
+  if (!p.values[p.inputs[i].value].dims[d].is_symbol(&id) || id >= p.symbols.size()) return nullptr;
+  const passes::Symbol& owner = p.symbols[id];
+  return owner.input == i && owner.axis == d ? nullptr : &owner;
+}
+
+// " || x.dims[d] != y.dims[a]" for every dim of input i that shares another input's symbol, so that run() refuses
+// unequal ones.
 std::string shared_symbol_condition(const passes::LoweredProgram& p, size_t i) {
   std::string cond;
-  const passes::SymShape& dims = p.values[p.inputs[i].value].dims;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    uint32_t id = 0;
-    if (!dims[d].is_symbol(&id) || id >= p.symbols.size()) continue;
-    const passes::Symbol& owner = p.symbols[id];
-    if (owner.input == i && owner.axis == d) continue;
-    cond += " || " + cuda_input_ident(p, i) + ".dims[" + std::to_string(d) + "] != " +
-            cuda_input_ident(p, owner.input) + ".dims[" + std::to_string(owner.axis) + "]";
+  for (size_t d = 0; d < p.values[p.inputs[i].value].dims.size(); ++d) {
+    if (const passes::Symbol* owner = shared_symbol(p, i, d)) {
+      cond += " || " + cuda_input_ident(p, i) + ".dims[" + std::to_string(d) + "] != " +
+              cuda_input_ident(p, owner->input) + ".dims[" + std::to_string(owner->axis) + "]";
+    }
   }
   return cond;
 }
@@ -77,12 +83,8 @@ std::string input_shape_text(const passes::LoweredProgram& p, size_t i) {
   const passes::SymShape& dims = p.values[p.inputs[i].value].dims;
   std::string out = "[";
   for (size_t d = 0; d < dims.size(); ++d) {
-    uint32_t id = 0;
-    std::string text = dims[d].is_constant() ? cpp_int_expr(dims[d]) : "?";
-    if (dims[d].is_symbol(&id) && id < p.symbols.size() && (p.symbols[id].input != i || p.symbols[id].axis != d)) {
-      text = p.symbols[id].name;
-    }
-    out += (d ? ", " : "") + text;
+    const passes::Symbol* owner = shared_symbol(p, i, d);
+    out += (d ? ", " : "") + (owner != nullptr ? owner->name : dims[d].is_constant() ? cpp_int_expr(dims[d]) : "?");
   }
   return out + "]";
 }

@@ -17,6 +17,7 @@ using passes::KernelArg;
 using passes::KernelCall;
 using passes::kNone;
 using passes::LoweredProgram;
+using passes::SymExpr;
 using passes::SymShape;
 
 // Reads a call's constant attributes; the first failure leaves a reason in `why` and makes ok() false.
@@ -73,17 +74,22 @@ uint32_t single_output(const KernelCall& call) {
   return call.outputs.size() == 1 && call.outputs[0].values.size() == 1 ? call.outputs[0].values[0] : kNone;
 }
 
-// The logical NCHW dims of a 4-D value: batch (any SymExpr) and C, H, W, which must be static.
-bool nchw(const SymShape& dims, bool nhwc, passes::SymExpr* n, int64_t* c, int64_t* h, int64_t* w) {
+// The logical NCHW dims of a 4-D value: batch, H and W (any SymExpr) and C, which must be static.
+bool nchw(const SymShape& dims, bool nhwc, SymExpr* n, int64_t* c, SymExpr* h, SymExpr* w) {
   if (dims.size() != 4) return false;
-  const std::optional<int64_t> dc = dims[nhwc ? 3 : 1].constant(), dh = dims[nhwc ? 1 : 2].constant(),
-                               dw = dims[nhwc ? 2 : 3].constant();
-  if (!dc || !dh || !dw) return false;
+  const std::optional<int64_t> dc = dims[nhwc ? 3 : 1].constant();
+  if (!dc) return false;
   *n = dims[0];
   *c = *dc;
-  *h = *dh;
-  *w = *dw;
+  *h = dims[nhwc ? 1 : 2];
+  *w = dims[nhwc ? 2 : 3];
   return true;
+}
+
+// A dim as the generated code passes it to an int field: the literal, or the expression over the symbols.
+std::string int_field(const SymExpr& d) {
+  if (std::optional<int64_t> c = d.constant()) return std::to_string(*c);
+  return "static_cast<int>(" + cpp_int_expr(d) + ")";
 }
 
 // Paddle's padding of one spatial dim (kernels/kernel_util.h, conv_geometry): explicit, or SAME's
@@ -92,8 +98,8 @@ struct Pads {
   int64_t top = 0, bottom = 0, left = 0, right = 0;
 };
 
-bool paddings(Attrs& a, const std::vector<int64_t>& given, const std::string& algorithm, int64_t in_h, int64_t in_w,
-              int64_t k_h, int64_t k_w, int64_t stride_h, int64_t stride_w, Pads* p) {
+bool paddings(Attrs& a, const std::vector<int64_t>& given, const std::string& algorithm, const SymExpr& in_h,
+              const SymExpr& in_w, int64_t k_h, int64_t k_w, int64_t stride_h, int64_t stride_w, Pads* p) {
   if (given.size() == 2) {
     p->top = p->bottom = given[0];
     p->left = p->right = given[1];
@@ -104,14 +110,22 @@ bool paddings(Attrs& a, const std::vector<int64_t>& given, const std::string& al
     return false;
   }
   if (algorithm == "SAME") {
-    auto same = [](int64_t in, int64_t stride, int64_t k, int64_t* p0, int64_t* p1) {
-      const int64_t out = (in + stride - 1) / stride;
-      const int64_t sum = std::max<int64_t>((out - 1) * stride + k - in, 0);
+    // The padding is a constant of the geometry: a dim known only at run time must not change it (stride 1).
+    auto same = [&a](const SymExpr& dim, int64_t stride, int64_t k, int64_t* p0, int64_t* p1) {
+      const std::optional<int64_t> in = dim.constant();
+      if (!in && stride != 1) {
+        a.fail(fmt::format("its SAME padding of stride {} depends on a spatial dim known only at run time", stride));
+        return false;
+      }
+      const int64_t sum = in ? std::max<int64_t>(((*in + stride - 1) / stride - 1) * stride + k - *in, 0)
+                             : std::max<int64_t>(k - 1, 0);
       *p0 = sum / 2;
       *p1 = sum - *p0;
+      return true;
     };
-    same(in_h, stride_h, k_h, &p->top, &p->bottom);
-    same(in_w, stride_w, k_w, &p->left, &p->right);
+    if (!same(in_h, stride_h, k_h, &p->top, &p->bottom) || !same(in_w, stride_w, k_w, &p->left, &p->right)) {
+      return false;
+    }
   } else if (algorithm == "VALID") {
     *p = Pads{};
   } else if (algorithm != "EXPLICIT") {
@@ -167,7 +181,7 @@ struct ConvAttrs {
   std::vector<int64_t> strides, dilations, paddings;
   std::string algorithm;
   std::array<int64_t, 4> filter{};  // the filter's dims
-  passes::SymExpr out_n;            // the output's batch and channels, to check against the input's
+  SymExpr out_n;                    // the output's batch and channels, to check against the input's
   int64_t out_c = 0;
 };
 bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const char* input_name, Attrs& a,
@@ -198,7 +212,7 @@ bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const c
   if (!nchw(p.values[s.input].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
       !nchw(p.values[s.out].dims, s.nhwc, &c->out_n, &c->out_c, &s.out_h, &s.out_w) || fdims.size() != 4 ||
       !fdims[0].constant() || !fdims[1].constant() || !fdims[2].constant() || !fdims[3].constant()) {
-    a.fail("its input, filter and output must be 4-D with channels and spatial dims known at generation time");
+    a.fail("its input, filter and output must be 4-D with channels and filter dims known at generation time");
     return false;
   }
   for (size_t i = 0; i < 4; ++i) c->filter[i] = *fdims[i].constant();
@@ -243,11 +257,12 @@ std::optional<CudaConvSite> cuda_conv_transpose_site(const LoweredProgram& p, co
     return std::nullopt;
   }
   if (!read_window(a, c, s, "cuDNN pads both sides alike")) return std::nullopt;
-  const int64_t base_h = (s.h - 1) * s.stride_h - 2 * s.pad_h + s.dilation_h * (s.r - 1) + 1;
-  const int64_t base_w = (s.w - 1) * s.stride_w - 2 * s.pad_w + s.dilation_w * (s.s - 1) + 1;
-  if (s.out_h < base_h || s.out_h >= base_h + s.stride_h || s.out_w < base_w || s.out_w >= base_w + s.stride_w) {
-    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {} (plus less than the stride)", s.out_h,
-                       s.out_w, base_h, base_w));
+  const SymExpr base_h = (s.h - 1) * s.stride_h - 2 * s.pad_h + s.dilation_h * (s.r - 1) + 1;
+  const SymExpr base_w = (s.w - 1) * s.stride_w - 2 * s.pad_w + s.dilation_w * (s.s - 1) + 1;
+  const std::optional<int64_t> extra_h = (s.out_h - base_h).constant(), extra_w = (s.out_w - base_w).constant();
+  if (!extra_h || !extra_w || *extra_h < 0 || *extra_h >= s.stride_h || *extra_w < 0 || *extra_w >= s.stride_w) {
+    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {} (plus less than the stride)",
+                       s.out_h.to_string(), s.out_w.to_string(), base_h.to_string(), base_w.to_string()));
     return std::nullopt;
   }
   return s;
@@ -270,10 +285,11 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
   if (!read_window(a, c, s, "cuDNN pads both sides alike, and the CUDA backend does not pad separately yet")) {
     return std::nullopt;
   }
-  const int64_t out_h = (s.h + 2 * s.pad_h - (s.dilation_h * (s.r - 1) + 1)) / s.stride_h + 1;
-  const int64_t out_w = (s.w + 2 * s.pad_w - (s.dilation_w * (s.s - 1) + 1)) / s.stride_w + 1;
+  const SymExpr out_h = SymExpr::floor_div(s.h + 2 * s.pad_h - (s.dilation_h * (s.r - 1) + 1), s.stride_h) + 1;
+  const SymExpr out_w = SymExpr::floor_div(s.w + 2 * s.pad_w - (s.dilation_w * (s.s - 1) + 1), s.stride_w) + 1;
   if (out_h != s.out_h || out_w != s.out_w) {
-    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h, s.out_w, out_h, out_w));
+    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h.to_string(),
+                       s.out_w.to_string(), out_h.to_string(), out_w.to_string()));
     return std::nullopt;
   }
   if (call.op == "conv2d_fused") {
@@ -343,11 +359,11 @@ std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const Kernel
   const std::string algorithm = a.text("padding_algorithm");
   if (!a.ok()) return std::nullopt;
   s.nhwc = format == "NHWC";
-  passes::SymExpr out_n;
+  SymExpr out_n;
   int64_t out_c = 0;
   if (!nchw(p.values[s.x].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
       !nchw(p.values[s.out].dims, s.nhwc, &out_n, &out_c, &s.out_h, &s.out_w) || out_c != s.c || out_n != s.batch) {
-    a.fail("its input and output must be 4-D with channels and spatial dims known at generation time");
+    a.fail("its input and output must be 4-D with channels known at generation time");
     return std::nullopt;
   }
   if (type != "max" && type != "avg") {
@@ -359,8 +375,10 @@ std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const Kernel
     a.fail(fmt::format("kernel_size has {} values (1 or 2 expected)", kernel.size()));
     return std::nullopt;
   }
-  s.k_h = global ? s.h : kernel.front();
-  s.k_w = global ? s.w : kernel.back();
+  // A global pool is the adaptive pool to 1 x 1 (one window over the whole map, whatever its size).
+  s.adaptive = s.adaptive || global;
+  s.k_h = global ? 1 : kernel.front();
+  s.k_w = global ? 1 : kernel.back();
   if (strides.size() == 1) strides.push_back(strides[0]);
   if (strides.size() != 2 || strides[0] <= 0 || strides[1] <= 0 || s.k_h <= 0 || s.k_w <= 0) {
     a.fail("its kernel_size and strides must be positive pairs");
@@ -368,21 +386,24 @@ std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const Kernel
   }
   s.stride_h = strides[0];
   s.stride_w = strides[1];
-  Pads pads;
-  if (!paddings(a, given_pads, algorithm, s.h, s.w, s.k_h, s.k_w, s.stride_h, s.stride_w, &pads)) return std::nullopt;
-  if (global || s.adaptive) pads = Pads{};
+  Pads pads;  // none for an adaptive pool
+  if (!s.adaptive &&
+      !paddings(a, given_pads, algorithm, s.h, s.w, s.k_h, s.k_w, s.stride_h, s.stride_w, &pads)) {
+    return std::nullopt;
+  }
   s.pad_top = pads.top;
   s.pad_left = pads.left;
-  int64_t out_h = s.k_h, out_w = s.k_w;  // adaptive: the kernel size is the output size
+  SymExpr out_h = s.k_h, out_w = s.k_w;  // adaptive: the kernel size is the output size
   if (!s.adaptive) {
-    auto out_size = [ceil_mode](int64_t in, int64_t k, int64_t p0, int64_t p1, int64_t stride) {
-      return ceil_mode ? (in - k + p0 + p1 + stride - 1) / stride + 1 : (in - k + p0 + p1) / stride + 1;
+    auto out_size = [ceil_mode](const SymExpr& in, int64_t k, int64_t p0, int64_t p1, int64_t stride) {
+      return SymExpr::floor_div(in - k + p0 + p1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
     };
     out_h = out_size(s.h, s.k_h, pads.top, pads.bottom, s.stride_h);
     out_w = out_size(s.w, s.k_w, pads.left, pads.right, s.stride_w);
   }
   if (out_h != s.out_h || out_w != s.out_w) {
-    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h, s.out_w, out_h, out_w));
+    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h.to_string(),
+                       s.out_w.to_string(), out_h.to_string(), out_w.to_string()));
     return std::nullopt;
   }
   return s;
@@ -420,9 +441,9 @@ std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, c
   }
   s.nhwc = format == "NHWC";
   const SymShape& dims = p.values[s.x].dims;
-  int64_t h = 0, w = 0;
+  SymExpr h, w;
   if (!nchw(dims, s.nhwc, &s.batch, &s.c, &h, &w)) {
-    a.fail("x must be 4-D with channels and spatial dims known at generation time");
+    a.fail("x must be 4-D with channels known at generation time");
     return std::nullopt;
   }
   s.spatial = h * w;
@@ -449,10 +470,11 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("description", description);
   // ConvGeometry's last two fields (transposed, krsc_filter) are false by default and printed only where one is not.
   const std::string flags = s.krsc_filter ? ", false, true" : s.transposed ? ", true" : "";
-  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.h, s.w,
-                                s.k, s.r, s.s, s.pad_h, s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w,
-                                s.groups, s.out_h, s.out_w, s.nhwc ? "true" : "false", flags));
-  v.set("batch", cpp_int_expr(s.batch));
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.k, s.r, s.s, s.pad_h,
+                                s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w, s.groups,
+                                s.nhwc ? "true" : "false", flags));
+  v.set("shape", fmt::format("{{{}, {}, {}, {}, {}}}", int_field(s.batch), int_field(s.h), int_field(s.w),
+                             int_field(s.out_h), int_field(s.out_w)));
   v.set("x", buffer(s.input, "float", true));
   v.set("w", buffer(s.filter, "float", true));
   v.set("y", buffer(s.out, "float", false));
@@ -508,7 +530,7 @@ tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, con
   v.set("y", buffer(s.out, "float", false));
   v.set("batch", cpp_int_expr(s.batch));
   v.set("channels", std::to_string(s.c));
-  v.set("spatial", std::to_string(s.spatial));
+  v.set("spatial", cpp_int_expr(s.spatial));
   v.set("nhwc", std::string(s.nhwc ? "true" : "false"));
   auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
   tmpl::Value e = tmpl::Value::map();
@@ -546,9 +568,10 @@ tmpl::Value cuda_pool_step(const CudaPoolSite& s, int64_t number, int64_t launch
   v.set("launch", launch);
   v.set("description", description);
   auto b = [](bool x) { return x ? "true" : "false"; };
-  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, s.h, s.w,
-                                s.out_h, s.out_w, s.k_h, s.k_w, s.stride_h, s.stride_w, s.pad_top, s.pad_left,
-                                b(s.nhwc), b(s.is_max), b(s.exclusive), b(s.adaptive)));
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, int_field(s.h),
+                                int_field(s.w), int_field(s.out_h), int_field(s.out_w), s.k_h, s.k_w, s.stride_h,
+                                s.stride_w, s.pad_top, s.pad_left, b(s.nhwc), b(s.is_max), b(s.exclusive),
+                                b(s.adaptive)));
   v.set("type", type);
   v.set("batch", cpp_int_expr(s.batch));
   v.set("x", buffer(s.x, type, true));

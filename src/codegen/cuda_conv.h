@@ -7,8 +7,10 @@
 //     or VALID padding that comes out symmetric (cuDNN pads both sides alike).
 //   - A pool2d is one generated index-mapped kernel (templates/cuda/kforge_pool.cuh): max or average, ceil mode,
 //     exclusive or not, global, adaptive; float32 or float64.
-// The channels and spatial dims must be known at generation time (the geometry is a constant of the output);
-// the batch may be dynamic. Anything else is a reason (`why`) that the caller reports at the op.
+// The channels and the window must be known at generation time (the geometry is a constant of the output); the
+// batch and the spatial dims may be dynamic (the generated code computes them from the input's dims, and cuDNN's
+// method is chosen per shape). A SAME padding over a dynamic spatial dim must not depend on it (stride 1).
+// Anything else is a reason (`why`) that the caller reports at the op.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +32,9 @@ struct CudaConvSite {
   // The epilogue of a convolution group (conv2d_fused's operands).
   uint32_t bias = passes::kNone, mean = passes::kNone, variance = passes::kNone, scale = passes::kNone,
            shift = passes::kNone, residual = passes::kNone;
-  passes::SymExpr batch;
-  int64_t c = 0, h = 0, w = 0, k = 0, r = 0, s = 0;
+  passes::SymExpr batch, h, w, out_h, out_w;
+  int64_t c = 0, k = 0, r = 0, s = 0;
   int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
-  int64_t out_h = 0, out_w = 0;
   bool nhwc = false;
   std::string activation;  // conv2d_fused's name ("relu", "gelu_tanh", ...), "" for none
   double alpha = 0, beta = 0, epsilon = 1e-5;
@@ -57,18 +58,18 @@ struct CudaConvSite {
 struct CudaPoolSite {
   uint32_t x = passes::kNone, out = passes::kNone;
   ir::DataType dtype = ir::DataType::kFloat32;
-  passes::SymExpr batch;
-  int64_t c = 0, h = 0, w = 0, out_h = 0, out_w = 0;
+  passes::SymExpr batch, h, w, out_h, out_w;
+  int64_t c = 0;
   int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
-  bool nhwc = false, is_max = true, exclusive = true, adaptive = false;
+  bool nhwc = false, is_max = true, exclusive = true, adaptive = false;  // a global pool is adaptive to 1 x 1
 };
 
 /// An inference batch_norm that no convolution group took: the epilogue kernel alone, x -> out.
 struct CudaBatchNormSite {
   uint32_t x = passes::kNone, out = passes::kNone;
   uint32_t mean = passes::kNone, variance = passes::kNone, scale = passes::kNone, shift = passes::kNone;
-  passes::SymExpr batch;
-  int64_t c = 0, spatial = 0;  // channels; the product of the other dims after the batch
+  passes::SymExpr batch, spatial;  // the product of the dims after the batch but the channels
+  int64_t c = 0;
   bool nhwc = false;
   double epsilon = 1e-5;
 };
@@ -102,7 +103,8 @@ using CudaBufferExpr = std::function<std::string(uint32_t, const std::string&, b
 
 /// The context of one convolution step (templates/program/cuda/conv.j2, `conv_step`): number (the site's
 /// index among the program's convolutions), launch (its index in kLaunchNames), description, geometry (the
-/// C++ initializer of kforge::cuda_conv::ConvGeometry), batch, x, w, y (pointer expressions), and epilogue:
+/// C++ initializer of kforge::cuda_conv::ConvGeometry), shape (of kforge::cuda_conv::ConvShape: literals, or
+/// expressions over the symbols), x, w, y (pointer expressions), and epilogue:
 /// false or {bias, mean, variance, scale, shift, residual (pointer expressions or "nullptr"), epsilon,
 /// activation, alpha, beta (C++ literals), after_residual ("true"/"false")}.
 /// With `fold_offset` >= 0 (a foldable site, see CudaConvSite::foldable), the filter is rewritten: the step's
@@ -115,7 +117,8 @@ tmpl::Value cuda_conv_step(const CudaConvSite& site, int64_t number, int64_t lau
 /// Bytes of the folded filter and bias of a foldable site, each 64-byte aligned.
 int64_t cuda_conv_fold_bytes(const CudaConvSite& site);
 /// The context of one pool step (`pool_step`): number, launch, description, geometry (the initializer of
-/// kforge::cuda_pool::Pool2dGeometry), type ("float"/"double"), batch, x, y.
+/// kforge::cuda_pool::Pool2dGeometry: literals, or expressions over the symbols), type ("float"/"double"), batch,
+/// x, y.
 tmpl::Value cuda_pool_step(const CudaPoolSite& site, int64_t number, int64_t launch, const std::string& description,
                            const CudaBufferExpr& buffer);
 

@@ -84,11 +84,20 @@ std::string indent(const std::string& text, int spaces) {
   return out;
 }
 
+// The names of the launcher's shape parameters: the group's dim k, and strided input `input`'s stride k.
+std::string dim_param(size_t k) { return "dim" + std::to_string(k); }
+std::string stride_param(const std::string& input, size_t k) { return input + "_stride" + std::to_string(k); }
+
 class GroupEmitter {
  public:
   GroupEmitter(const passes::LoweredProgram& program, const FusedGroup& group, std::string prefix,
                const passes::MultiKernelSite* site, DiagnosticEngine& diags)
-      : p_(program), g_(group), name_(prefix + "fused_" + std::to_string(group.index)), site_(site), diags_(diags) {}
+      : p_(program),
+        g_(group),
+        name_(prefix + "fused_" + std::to_string(group.index)),
+        site_(site),
+        diags_(diags),
+        shape_params_(cuda_group_shape_params(group)) {}
 
   std::optional<CudaGroupCode> emit() {
     if (!check()) return std::nullopt;
@@ -143,17 +152,9 @@ class GroupEmitter {
     for (const GroupInput& in : g_.inputs) {
       type_of(in.storage);
       type_of(in.type);
-      if (in.access == InputAccess::kStrided) {
-        // The offset divides the flat index by every dim but the first: those must be known (a dynamic batch is fine).
-        for (size_t k = 1; k < g_.shape.size(); ++k) {
-          if (!g_.shape[k].is_constant()) {
-            error("a broadcast input over dynamic dims after the first (strided access) is not supported yet");
-            break;
-          }
-        }
-        for (const passes::SymExpr& s : in.strides) {
-          if (!s.is_constant()) error("a broadcast input with dynamic strides is not supported yet");
-        }
+      if (in.access == InputAccess::kStrided && g_.kind == passes::GroupKind::kRow && !shape_params_.empty()) {
+        // Row launchers (and their multi-kernel variants) take no shape parameters.
+        error("a broadcast input of a row group over dims known only at run time is not supported yet");
       }
     }
     for (const GroupStmt& s : g_.stmts) {
@@ -181,6 +182,7 @@ class GroupEmitter {
     for (const GroupStore& st : g_.stores) out.push_back(type_of(st.storage) + "* __restrict__ " + store_param(st));
     out.push_back("int64_t outer");
     out.push_back("int64_t inner");
+    for (const CudaShapeParam& sp : shape_params_) out.push_back("int64_t " + sp.name);
     if (with_stream) out.push_back("cudaStream_t stream");
     std::string text;
     for (size_t i = 0; i < out.size(); ++i) text += (i ? ", " : "") + out[i];
@@ -191,7 +193,9 @@ class GroupEmitter {
     std::string text;
     for (const GroupInput& in : g_.inputs) text += in.name + ", ";
     for (const GroupStore& st : g_.stores) text += store_param(st) + ", ";
-    return text + "outer, inner";
+    text += "outer, inner";
+    for (const CudaShapeParam& sp : shape_params_) text += ", " + sp.name;
+    return text;
   }
 
   // Inputs and element stores accessed V at a time; the vector width makes their widest access 16 bytes.
@@ -223,19 +227,22 @@ class GroupEmitter {
     return cond;
   }
 
-  // Offset of a strided (general broadcast) input at flat element `flat` (every dim static but the first).
+  // Offset of a strided (general broadcast) input at flat element `flat`; dims and strides known only at run time
+  // are the launcher's shape parameters (cuda_group_shape_params), the others literals.
   std::string strided_offset(const GroupInput& in, const std::string& flat, const std::string& index_type) {
-    std::vector<int64_t> dims;
-    for (const passes::SymExpr& d : g_.shape) dims.push_back(d.constant().value_or(0));
     std::string text = "([&] { " + index_type + " rem = " + flat + "; " + index_type + " off = 0; ";
-    for (size_t k = dims.size(); k-- > 0;) {
-      const int64_t stride = *in.strides[k].constant();
+    for (size_t k = g_.shape.size(); k-- > 0;) {
+      const std::optional<int64_t> stride = in.strides[k].constant();
+      const std::string st = stride ? std::to_string(*stride) : fmt::format("static_cast<{}>({})", index_type,
+                                                                              stride_param(in.name, k));
+      const std::string dim = g_.shape[k].is_constant() ? std::to_string(*g_.shape[k].constant())
+                                                        : fmt::format("static_cast<{}>({})", index_type, dim_param(k));
       if (k == 0) {
-        if (stride != 0) text += fmt::format("off += rem * {}; ", stride);
+        if (stride != 0) text += fmt::format("off += rem * {}; ", st);
         break;
       }
-      if (stride != 0) text += fmt::format("off += (rem % {}) * {}; ", dims[k], stride);
-      text += fmt::format("rem /= {}; ", dims[k]);
+      if (stride != 0) text += fmt::format("off += (rem % {}) * {}; ", dim, st);
+      text += fmt::format("rem /= {}; ", dim);
     }
     return text + "return off; }())";
   }
@@ -658,10 +665,29 @@ class GroupEmitter {
   std::string name_;
   const passes::MultiKernelSite* site_;
   DiagnosticEngine& diags_;
+  const std::vector<CudaShapeParam> shape_params_;
   bool failed_ = false;
 };
 
 }  // namespace
+
+std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& group) {
+  std::vector<CudaShapeParam> out;
+  bool strided = false;
+  for (const GroupInput& in : group.inputs) strided |= in.access == InputAccess::kStrided;
+  if (!strided) return out;
+  // The offset divides the flat index by every dim but the first.
+  for (size_t k = 1; k < group.shape.size(); ++k) {
+    if (!group.shape[k].is_constant()) out.push_back({dim_param(k), group.shape[k]});
+  }
+  for (const GroupInput& in : group.inputs) {
+    if (in.access != InputAccess::kStrided) continue;
+    for (size_t k = 0; k < in.strides.size(); ++k) {
+      if (!in.strides[k].is_constant()) out.push_back({stride_param(in.name, k), in.strides[k]});
+    }
+  }
+  return out;
+}
 
 std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const FusedGroup& group,
                                              const std::string& prefix, const passes::MultiKernelSite* site,

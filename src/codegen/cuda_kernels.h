@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
@@ -33,9 +34,19 @@ struct CudaGroupCode {
   std::string variant_declaration;
 };
 
+/// A dim or stride an elementwise group's strided (general broadcast) inputs need that is known only at run time:
+/// the launcher's parameter `name` (int64_t), which the caller passes as `value` over the symbols.
+struct CudaShapeParam {
+  std::string name;
+  passes::SymExpr value;
+};
+/// Those of `group`, in the launcher's order: the group's dims after the first, then each strided input's strides.
+std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& group);
+
 /// The kernel and launcher of `group`, named `<prefix>fused_<index>`. The launcher takes the group's inputs
 /// (const pointers, in FusedGroup::inputs order), then its stores (FusedGroup::stores order), then
-/// `int64_t outer, int64_t inner, cudaStream_t stream`, launches, and returns cudaGetLastError(). Reports
+/// `int64_t outer, int64_t inner`, the shape parameters (cuda_group_shape_params), `cudaStream_t stream`,
+/// launches, and returns cudaGetLastError(). Reports
 /// what the CUDA backend cannot emit (dtype, rms_norm, dynamic strided broadcast) at the first call's place
 /// and returns nullopt. `site`: the group's kCudaRow site (passes::plan_cuda_row_variants), or null.
 std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const passes::FusedGroup& group,

@@ -287,6 +287,27 @@ class CudaHostEmitter {
     diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") has no CUDA kernel: " + why);
   }
 
+  // The broadcast dims the analysis took as equal (passes::DimEquality), each pair once: {a, b (C++ over the
+  // symbols), message (what run() says when an input makes them differ)}.
+  tmpl::Value dim_equalities() const {
+    passes::SymExpr::PrintOptions named;
+    named.symbol_name = [this](uint32_t id) { return id < p_.symbols.size() ? p_.symbols[id].name : "?"; };
+    std::set<std::pair<passes::SymExpr, passes::SymExpr>> seen;
+    tmpl::List out;
+    for (const passes::DimEquality& e : p_.dim_equalities) {
+      if (!seen.emplace(e.a, e.b).second) continue;
+      tmpl::Value v = tmpl::Value::map();
+      v.set("a", cpp_int_expr(e.a));
+      v.set("b", cpp_int_expr(e.b));
+      v.set("message", fmt::format("{}: {} at {}: dims {} and {} meet in a broadcast, which --target cuda takes as "
+                                   "equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are",
+                                   o_.codegen.class_name, e.op, where(e.loc), e.a.to_string(named),
+                                   e.b.to_string(named)));
+      out.push_back(std::move(v));
+    }
+    return tmpl::Value(std::move(out));
+  }
+
   // A call outside every group, for error messages: "call 3 (pd_op.pool2d at model.json:10:5)".
   std::string call_description(uint32_t c) const {
     const passes::KernelCall& call = p_.calls[c];
@@ -401,6 +422,9 @@ class CudaHostEmitter {
       }
       args.push_back("static_cast<int64_t>(" + cpp_int_expr(g.outer) + ")");
       args.push_back("static_cast<int64_t>(" + cpp_int_expr(g.inner) + ")");
+      for (const CudaShapeParam& sp : cuda_group_shape_params(g)) {
+        args.push_back("static_cast<int64_t>(" + cpp_int_expr(sp.value) + ")");
+      }
       args.push_back("stream_");
       step.set("kind", "launch");
       step.set("description", group_description(g));
@@ -454,6 +478,7 @@ class CudaHostEmitter {
     ctx.set("rows_run_setup", rows_.run_setup());
     ctx.set("workspace_bytes", cpp_int_expr(p_.plan.workspace_bytes));
     ctx.set("size_checks", size_checks_value(size_checks(p_)));
+    ctx.set("dim_equalities", dim_equalities());
     tmpl::List bindings;
     for (const Buffer& buf : p_.buffers) {
       std::string ptr;

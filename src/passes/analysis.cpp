@@ -1,6 +1,8 @@
 #include "passes/analysis.h"
 
 #include <cmath>
+#include <functional>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -63,6 +65,7 @@ class Analyzer {
   Analyzer(const Program& program, const OpSet& ops, DiagnosticEngine& diags, const AnalysisOptions& options)
       : program_(program), ops_(ops), diags_(diags), options_(options) {
     analysis_.values.resize(program.value_capacity());
+    analysis_.equal_broadcast_dims = options.equal_broadcast_dims;
   }
 
   std::optional<Analysis> run() {
@@ -74,10 +77,34 @@ class Analyzer {
       if (!op.erased) analyze(op);
     }
     if (diags_.error_count() > errors) return std::nullopt;
+    if (!analysis_.dim_equalities.empty()) substitute_equal_dims();
     return std::move(analysis_);
   }
 
  private:
+  // AnalysisOptions::equal_broadcast_dims: a dim that was taken as equal to another becomes that other everywhere
+  // (the upsampled map's own dims too), so the values of one broadcast have one shape. Run-time checks of the pairs
+  // (Analysis::dim_equalities) come before any kernel, so each substitution holds whenever the program runs.
+  void substitute_equal_dims() {
+    std::map<SymExpr, SymExpr> canonical;  // dim -> the dim it was taken equal to, an earlier one
+    auto resolve = [&](SymExpr d) {
+      for (auto it = canonical.find(d); it != canonical.end(); it = canonical.find(d)) d = it->second;
+      return d;
+    };
+    for (const DimEquality& e : analysis_.dim_equalities) {
+      const SymExpr a = resolve(e.a), b = resolve(e.b);
+      if (a != b) canonical[b] = a;
+    }
+    std::function<void(ValueInfo&)> rewrite = [&](ValueInfo& v) {
+      for (SymExpr& d : v.dims) d = resolve(d);
+      for (ValueInfo& e : v.elements) rewrite(e);
+      if (v.data) {
+        for (SymExpr& i : v.data->ints) i = resolve(i);
+      }
+    };
+    for (ValueInfo& v : analysis_.values) rewrite(v);
+  }
+
   ValueInfo& info(ir::ValueId v) { return analysis_.values.at(v.index); }
 
   std::string name_of(const Op& op) const {

@@ -60,6 +60,9 @@ struct Analysis {
   /// Results a hand-written program leaves out (program YAML may omit trailing results): by op index, the
   /// infos of every result in signature order (entries for results the op has are unused).
   std::map<uint32_t, std::vector<ValueInfo>> omitted_results;
+  /// AnalysisOptions::equal_broadcast_dims as the analysis was made, and the pairs it took as equal.
+  bool equal_broadcast_dims = false;
+  std::vector<DimEquality> dim_equalities;
 
   const ValueInfo& info(ir::ValueId id) const { return values.at(id.index); }
 };
@@ -74,6 +77,12 @@ struct AnalysisOptions {
   /// checks at run time that the two are equal): dim -> the dim whose symbol it shares, an earlier one. Made by
   /// broadcast_symbol_aliases().
   std::map<InputDim, InputDim> symbol_aliases;
+  /// Two symbolic dims that meet in a broadcast and are not both plain symbols (say `2 * floor_div(h, 2)`, an
+  /// upsampled map, against `h`, the map it is added to) give the first operand's dim instead of their max, and
+  /// are listed in Analysis::dim_equalities for the generated code to check: Paddle broadcasts them only when one
+  /// is 1, which such a backend refuses. For backends whose kernels index every dim by an expression
+  /// (--target cuda), as symbol_aliases.
+  bool equal_broadcast_dims = false;
 };
 
 /// Infers shapes and known contents of every value of the top-level block. Returns nullopt when an error

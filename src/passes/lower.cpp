@@ -31,6 +31,7 @@ class Lowerer {
     out_.name = program_.name;
     out_.format = program_.format;
     out_.symbols = analysis_.symbols;
+    out_.dim_equalities = analysis_.dim_equalities;
     value_index_.assign(program_.value_capacity(), kNone);
     classify();
     mark_needed();
@@ -707,6 +708,7 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
                                               const PipelineOptions& options) {
   if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
   AnalysisOptions analysis_options = options.analysis;
+  analysis_options.equal_broadcast_dims = analysis_options.equal_broadcast_dims || options.unify_broadcast_symbols;
   std::optional<Analysis> analysis = analyze_program(program, ops, diags, analysis_options);
   if (!analysis) return std::nullopt;
   // Until no broadcast of two symbols is left: unified dims can meet other symbols in later broadcasts. Each

@@ -40,7 +40,8 @@ struct PipelineOptions {
   /// Where to put what the layout plan did (may be null).
   LayoutReport* layout_report = nullptr;
   /// Input dims that meet in a broadcast share one symbol (broadcast_symbol_aliases, analysis.h): the analysis
-  /// runs again with those aliases when the first found any.
+  /// runs again with those aliases when the first found any. Also sets AnalysisOptions::equal_broadcast_dims: the
+  /// other symbolic dims that meet in a broadcast are taken as equal (LoweredProgram::dim_equalities).
   bool unify_broadcast_symbols = false;
 };
 

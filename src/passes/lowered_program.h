@@ -65,6 +65,14 @@ struct Symbol {
   std::string name;    // for messages and comments: "x.dims[0]"
 };
 
+/// Two dims that met in a broadcast and were taken as equal (AnalysisOptions::equal_broadcast_dims, analysis.h):
+/// the result has `a`, and the generated code checks a == b at run time.
+struct DimEquality {
+  SourceLoc loc;   // the op
+  std::string op;  // its full name, "pd_op.add"
+  SymExpr a, b;
+};
+
 /// One element of a Scalar constant.
 struct ScalarConstant {
   ir::DataType dtype = ir::DataType::kFloat64;  // the Scalar's dtype (kBool, kInt32/kInt64, kFloat32/kFloat64, ...)
@@ -257,6 +265,7 @@ struct LoweredProgram {
   std::string name;                 // the program's name
   ir::SourceFormat format = ir::SourceFormat::kBuilt;
   std::vector<Symbol> symbols;      // dynamic input dims, in input then axis order
+  std::vector<DimEquality> dim_equalities;  // broadcast dims taken as equal, to check at run time
   std::vector<LoweredValue> values;
   std::vector<ProgramInput> inputs;          // feed order
   std::vector<ProgramParameter> parameters;  // program order

@@ -1,11 +1,21 @@
 #include "passes/op_context.h"
 
+#include "passes/shape_rule_helpers.h"
+
 #include <cmath>
 
 namespace kforge::passes::detail {
 
 OpContext::OpContext(const ir::Program& program, const ir::Op& op, const opdef::PirOpSignature& sig, Analysis& analysis)
     : program_(program), op_(op), sig_(sig), analysis_(analysis), params_(sig.op->effective_infer_meta_param()) {}
+
+std::optional<SymShape> OpContext::broadcast(const SymShape& x, const SymShape& y) {
+  std::vector<std::pair<SymExpr, SymExpr>> taken_equal;
+  std::optional<SymShape> dims = broadcast_shapes(x, y, analysis_.equal_broadcast_dims ? &taken_equal : nullptr);
+  if (!dims) return std::nullopt;
+  for (auto& [a, b] : taken_equal) analysis_.dim_equalities.push_back({op_.loc, op_.full_name(), std::move(a), std::move(b)});
+  return dims;
+}
 
 std::optional<size_t> OpContext::operand_index(const std::string& name) const {
   for (size_t i = 0; i < sig_.operands.size(); ++i) {

@@ -59,6 +59,10 @@ class OpContext {
   void set_result_list(size_t i, std::vector<ValueInfo> elements);
   ValueInfo* result_info(size_t i);
 
+  /// detail::broadcast_shapes of x and y; where the analysis takes broadcast dims as equal
+  /// (AnalysisOptions::equal_broadcast_dims), records each such pair at this op (Analysis::dim_equalities).
+  std::optional<SymShape> broadcast(const SymShape& x, const SymShape& y);
+
   /// The analysis being filled.
   Analysis& analysis() { return analysis_; }
   const ir::Program& program() const { return program_; }

@@ -6,7 +6,8 @@
 
 namespace kforge::passes::detail {
 
-std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y) {
+std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y,
+                                         std::vector<std::pair<SymExpr, SymExpr>>* taken_equal) {
   const size_t rank = std::max(x.size(), y.size());
   SymShape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -19,8 +20,14 @@ std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y) {
       out[i] = b;
     } else if (ca && cb) {
       return std::nullopt;
+    } else if (ca || cb) {
+      out[i] = ca ? a : b;
+    } else if (taken_equal != nullptr && !(a.is_symbol() && b.is_symbol())) {
+      // Two plain symbols are left to broadcast_symbol_aliases (analysis.h), which makes them one symbol.
+      out[i] = a;
+      taken_equal->emplace_back(a, b);
     } else {
-      out[i] = ca ? a : cb ? b : SymExpr::max(a, b);
+      out[i] = SymExpr::max(a, b);
     }
   }
   return out;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "program/dtype.h"
 #include "passes/sym_expr.h"
@@ -15,7 +17,10 @@ namespace kforge::passes::detail {
 /// takes the other; a symbolic dim against a static one is the static one (it must equal it or be 1); two
 /// different symbolic dims give their max (one of them is 1 or they are equal). nullopt for two static dims that
 /// differ and are not 1.
-std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y);
+/// With `taken_equal` (AnalysisOptions::equal_broadcast_dims), two symbolic dims that are not both plain symbols
+/// give x's dim instead of their max, and the pair is appended there: the caller records that they must be equal.
+std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y,
+                                         std::vector<std::pair<SymExpr, SymExpr>>* taken_equal = nullptr);
 
 /// `axis` in [-rank, rank) made non-negative into *out; false when out of range (a 0-D tensor has no axis).
 bool normalize_axis(int64_t axis, int64_t rank, int64_t* out);

@@ -70,7 +70,7 @@ std::string elementwise(OpContext& c) {
   REQUIRE_TENSOR(x, 0);
   REQUIRE_TENSOR(y, 1);
   if (x->dtype != y->dtype) return dtype_conflict(a.name(0), x->dtype, a.name(1), y->dtype);
-  auto dims = broadcast_shapes(x->dims, y->dims);
+  auto dims = c.broadcast(x->dims, y->dims);
   if (!dims) return fmt::format("shapes {} and {} cannot be broadcast", dims_text(x->dims), dims_text(y->dims));
   c.set_result(0, x->dtype, *dims);
   return "";
@@ -569,7 +569,7 @@ std::string matmul(OpContext& c) {
   }
   const SymShape xb(x->dims.begin(), x->dims.end() - (x_vec ? 1 : 2));
   const SymShape yb(y->dims.begin(), y->dims.end() - (y_vec ? 1 : 2));
-  auto dims = broadcast_shapes(x_vec ? SymShape{} : xb, y_vec ? SymShape{} : yb);
+  auto dims = c.broadcast(x_vec ? SymShape{} : xb, y_vec ? SymShape{} : yb);
   if (!dims) return fmt::format("batch dims of x {} and y {} cannot be broadcast", dims_text(x->dims), dims_text(y->dims));
   if (!x_vec) dims->push_back(xm);
   if (!y_vec) dims->push_back(yn);

@@ -53,7 +53,7 @@ std::string broadcast_rule(OpContext& c, DataType dtype) {
   REQUIRE_TENSOR(x, 0);
   REQUIRE_TENSOR(y, 1);
   if (x->dtype != y->dtype) return dtype_conflict(c.param(0), x->dtype, c.param(1), y->dtype);
-  auto dims = broadcast_shapes(x->dims, y->dims);
+  auto dims = c.broadcast(x->dims, y->dims);
   if (!dims) return fmt::format("shapes {} and {} cannot be broadcast", to_string(x->dims), to_string(y->dims));
   c.set_result(0, dtype == DataType::kUndefined ? x->dtype : dtype, *dims);
   return "";
@@ -83,7 +83,7 @@ std::string masked_fill(OpContext& c) {
   if (auto n = sym_numel(value->dims).constant(); n && *n != 1) {
     return fmt::format("value must have one element, got {}", to_string(value->dims));
   }
-  auto dims = broadcast_shapes(x->dims, mask->dims);
+  auto dims = c.broadcast(x->dims, mask->dims);
   if (!dims) return fmt::format("shapes {} and {} cannot be broadcast", to_string(x->dims), to_string(mask->dims));
   c.set_result(0, x->dtype, *dims);
   return "";

@@ -13,8 +13,8 @@
 //
 // Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch, the workspace every
 // convolution shares: kWorkspaceBytes, allocated once by the first run, and the event timer of the benchmarks) and
-// one ConvSite per convolution: its descriptors are created once and set again only when the batch changes; its
-// method (cuDNN algorithm, fused or not) is chosen once per (batch, TF32 switch) by kforge's multi-kernel
+// one ConvSite per convolution: its descriptors are created once and set again only when the shape changes; its
+// method (cuDNN algorithm, fused or not) is chosen once per (batch, H, W, TF32 switch) by kforge's multi-kernel
 // dispatcher, which times the algorithms cuDNN's heuristics allow and keeps the pick on disk (ConvSite below).
 // The heuristics' list alone is not the choice: it is cuDNN's expectation, not a measurement. Nor is
 // cudnnFindConvolutionForwardAlgorithmEx's: on an H200 with the cuDNN 9 of torch's wheel its benchmark returned only
@@ -34,6 +34,7 @@
 #include <cudnn.h>
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -63,18 +64,23 @@ inline Status cudnn_error(cudnnStatus_t status, const char* what) {
     }                                                                                                  \
   } while (0)
 
-// What one convolution is, fixed at generation time; only the batch is given at run time. Dims are those of
+// What one convolution is, fixed at generation time: the channels, the filter and the window. Dims are those of
 // the logical NCHW tensors: input [n, c, h, w], filter [k, c / groups, r, s], output [n, k, out_h, out_w]; for a
 // transposed convolution the filter is [c, k / groups, r, s] and pads, strides and dilations are those of the forward
 // convolution from the output to the input.
 struct ConvGeometry {
-  int c, h, w;
-  int k, r, s;
+  int c, k, r, s;
   int pad_h, pad_w, stride_h, stride_w, dilation_h, dilation_w, groups;
-  int out_h, out_w;
   bool nhwc;
   bool transposed = false;
   bool krsc_filter = false;  // the filter is [k, r, s, c / groups] (cuDNN's NHWC filter format), not OIHW
+};
+
+// What one call's tensors are: the batch and the spatial dims, which the generated code passes as literals where
+// they are known at generation time and computes from the input's dims where they are not (a PP-OCR detector
+// exported with dynamic H and W).
+struct ConvShape {
+  int n, h, w, out_h, out_w;
 };
 
 // Whether the convolution runs as kforge_depthwise.cuh's kernel rather than cuDNN: NHWC, one filter per channel.
@@ -169,20 +175,20 @@ inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
 struct ConvCall {
   CudnnContext* ctx;
   const ConvGeometry* g;
-  int n;
+  ConvShape shape;
   const float* x;
   const float* w;
   float* y;
   const Epilogue* epilogue;  // null: none
 };
 
-// One convolution of a generated object. Its method is chosen once per (batch, TF32 switch) by kforge's
+// One convolution of a generated object. Its method is chosen once per (batch, H, W, TF32 switch) by kforge's
 // multi-kernel dispatcher (kforge_multikernel.h): cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7, or
 // the backward-data one) say which algorithms can run it within the shared workspace (deterministic ones only,
 // where there are any), and every such algorithm, alone and fused, is timed on the call's own buffers (GPU time
 // alone, or host and GPU time: the context's BenchmarkTiming); the fastest is remembered in memory and on disk
 // (KFORGE_CACHE_DIR, ~/.cache/kforge: the entry is keyed by the geometry, the epilogue, the timing, cuDNN's version
-// and the device), so a second process benchmarks nothing. Where no
+// and the device, the shape by (batch, H, W, TF32)), so a second process benchmarks nothing. Where no
 // benchmark may run (the stream is being captured into a CUDA graph, or KFORGE_MULTI_KERNEL_BENCHMARK=0 and no
 // cache entry) the method is cuDNN's expectation: the first algorithm of its heuristics' list, unfused.
 class ConvSite {
@@ -199,13 +205,13 @@ class ConvSite {
     if (activation_ != nullptr) static_cast<void>(cudnnDestroyActivationDescriptor(activation_));
   }
 
-  // Chooses the method for batch n and the context's TF32 switch, once; the benchmark runs the convolution on
-  // x, w and y (y is overwritten, x and w only read) and synchronises the stream.
-  Status prepare(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y,
-                 const Epilogue* epilogue) {
+  // Chooses the method for the call's shape and the context's TF32 switch, once; the benchmark runs the
+  // convolution on x, w and y (y is overwritten, x and w only read) and synchronises the stream.
+  Status prepare(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const float* x, const float* w,
+                 float* y, const Epilogue* epilogue) {
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
-    KFORGE_RETURN_IF_ERROR(describe(g, n, ctx.tf32()));
-    const std::pair<int, bool> key(n, ctx.tf32());
+    KFORGE_RETURN_IF_ERROR(describe(g, shape, ctx.tf32()));
+    const Key key = key_of(shape, ctx.tf32());
     if (chosen_.count(key) != 0) return Status::OK();
     KFORGE_RETURN_IF_ERROR(list_algorithms(ctx, g, key));
     if (dispatcher_ == nullptr) KFORGE_RETURN_IF_ERROR(make_dispatcher(ctx, g, epilogue, algorithms_[key]));
@@ -213,9 +219,9 @@ class ConvSite {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamIsCapturing(ctx.stream(), &capture));
     if (capture == cudaStreamCaptureStatusNone) {
-      const ConvCall call{&ctx, &g, n, x, w, y, epilogue};
+      const ConvCall call{&ctx, &g, shape, x, w, y, epilogue};
       ctx.timer()->set_stream(ctx.stream());
-      method = static_cast<int>(dispatcher_->select(mk::ShapeKey{n, ctx.tf32() ? 1 : 0}, [&](const Variant& v) {
+      method = static_cast<int>(dispatcher_->select(shape_key(key), [&](const Variant& v) {
         if (!v.fn(call).ok()) ctx.timer()->mark_failed();
       }));
     }
@@ -225,28 +231,36 @@ class ConvSite {
 
   // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the method
   // first when prepare() has not.
-  Status run(CudnnContext& ctx, const ConvGeometry& g, int n, const float* x, const float* w, float* y,
-             const Epilogue* epilogue) {
+  Status run(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const float* x, const float* w,
+             float* y, const Epilogue* epilogue) {
     if (direct_depthwise(g)) {
-      const DepthwiseShape d{n, g.h, g.w, g.c, g.out_h, g.out_w, g.r, g.s, g.stride_h, g.stride_w,
-                             g.pad_h, g.pad_w, g.dilation_h, g.dilation_w};
+      const DepthwiseShape d{shape.n, shape.h, shape.w, g.c, shape.out_h, shape.out_w, g.r, g.s, g.stride_h,
+                             g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w};
       static const Epilogue kIdentity{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
                                       Activation::kNone, 0.0f, 0.0f, false};
       KFORGE_CUDA_RETURN_IF_ERROR(depthwise_nhwc(x, w, y, d, epilogue != nullptr ? *epilogue : kIdentity,
                                                  ctx.stream()));
       return Status::OK();
     }
-    auto chosen = chosen_.find(std::pair<int, bool>(n, ctx.tf32()));
+    auto chosen = chosen_.find(key_of(shape, ctx.tf32()));
     if (chosen == chosen_.end()) {
-      KFORGE_RETURN_IF_ERROR(prepare(ctx, g, n, x, w, y, epilogue));
-      chosen = chosen_.find(std::pair<int, bool>(n, ctx.tf32()));
+      KFORGE_RETURN_IF_ERROR(prepare(ctx, g, shape, x, w, y, epilogue));
+      chosen = chosen_.find(key_of(shape, ctx.tf32()));
     }
-    return execute(ConvCall{&ctx, &g, n, x, w, y, epilogue}, chosen->second);
+    return execute(ConvCall{&ctx, &g, shape, x, w, y, epilogue}, chosen->second);
   }
 
  private:
   using Dispatcher = mk::MultiKernel<Status(const ConvCall&)>;
   using Variant = Dispatcher::Variant;
+  // What a method is chosen for: the batch, the input's spatial dims (the output's follow) and the TF32 switch.
+  using Key = std::array<int, 4>;
+  static Key key_of(const ConvShape& shape, bool tf32) { return Key{shape.n, shape.h, shape.w, tf32 ? 1 : 0}; }
+  static mk::ShapeKey shape_key(const Key& key) { return mk::ShapeKey{key[0], key[1], key[2], key[3]}; }
+  static Key key_of(const mk::ShapeKey& key) {
+    return Key{static_cast<int>(key.dims[0]), static_cast<int>(key.dims[1]), static_cast<int>(key.dims[2]),
+               static_cast<int>(key.dims[3])};
+  }
 
   // What cuDNN's heuristics say of one algorithm for one (batch, TF32) key.
   struct Candidate {
@@ -266,13 +280,13 @@ class ConvSite {
     const int algos = g.transposed ? kBackwardDataAlgorithms : kForwardAlgorithms;
     const int algo = m % algos;
     const bool fused = m >= algos;
-    auto listed = algorithms_.find(std::pair<int, bool>(c.n, c.ctx->tf32()));
+    auto listed = algorithms_.find(key_of(c.shape, c.ctx->tf32()));
     if (listed == algorithms_.end() || !listed->second.by_algo[algo].usable) {
-      return Status::Error("cuDNN cannot run the convolution with ", method_name(g.transposed, m), " (batch ", c.n,
-                           ")");
+      return Status::Error("cuDNN cannot run the convolution with ", method_name(g.transposed, m), " (batch ",
+                           c.shape.n, ", ", c.shape.h, " x ", c.shape.w, ")");
     }
     const Candidate& a = listed->second.by_algo[algo];
-    KFORGE_RETURN_IF_ERROR(describe(g, c.n, c.ctx->tf32()));
+    KFORGE_RETURN_IF_ERROR(describe(g, c.shape, c.ctx->tf32()));
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, a.math));
     const float one = 1.0f, zero = 0.0f;
     if (g.transposed) {
@@ -294,8 +308,8 @@ class ConvSite {
           c.ctx->workspace(), a.workspace, &zero, y_, c.y));
     }
     if (c.epilogue != nullptr) {
-      KFORGE_CUDA_RETURN_IF_ERROR(channel_epilogue(c.y, c.y, *c.epilogue, c.n, g.k,
-                                                   static_cast<int64_t>(g.out_h) * g.out_w, g.nhwc,
+      KFORGE_CUDA_RETURN_IF_ERROR(channel_epilogue(c.y, c.y, *c.epilogue, c.shape.n, g.k,
+                                                   static_cast<int64_t>(c.shape.out_h) * c.shape.out_w, g.nhwc,
                                                    c.ctx->stream()));
     }
     return Status::OK();
@@ -303,7 +317,7 @@ class ConvSite {
 
   // algorithms_[key] from cuDNN's heuristics (host only). Strict float32 takes only what runs with FMA kernels.
   template <typename Perf>
-  Status fill(const CudnnContext& ctx, const std::pair<int, bool>& key, const Perf* perf, int returned) {
+  Status fill(const CudnnContext& ctx, const Key& key, const Perf* perf, int returned) {
     auto fits = [&](const Perf& p) {
       return p.status == CUDNN_STATUS_SUCCESS && p.memory <= CudnnContext::kWorkspaceBytes &&
              (ctx.tf32() || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
@@ -319,14 +333,14 @@ class ConvSite {
       if (list.first < 0) list.first = algo;
     }
     if (list.first < 0) {
-      return Status::Error("cuDNN lists no algorithm for the convolution (batch ", key.first, ", ", returned,
-                           " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
+      return Status::Error("cuDNN lists no algorithm for the convolution (batch ", key[0], ", ", key[1], " x ", key[2],
+                           ", ", returned, " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
     }
     algorithms_[key] = list;
     return Status::OK();
   }
 
-  Status list_algorithms(CudnnContext& ctx, const ConvGeometry& g, const std::pair<int, bool>& key) {
+  Status list_algorithms(CudnnContext& ctx, const ConvGeometry& g, const Key& key) {
     int returned = 0;
     if (g.transposed) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kBackwardDataAlgorithms];
@@ -365,13 +379,14 @@ class ConvSite {
       variants.emplace_back(
           method_name(g.transposed, m), [this, m](const ConvCall& c) { return execute(c, m); },
           2 * order + (fused ? 1 : 0), std::vector<int64_t>{}, [this, algo, fusable](const mk::ShapeKey& key) {
-            auto listed = algorithms_.find(std::pair<int, bool>(static_cast<int>(key.dims[0]), key.dims[1] != 0));
+            auto listed = algorithms_.find(key_of(key));
             return fusable && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
           });
     }
-    // The cache entry's identity: what the site computes and which cuDNN runs it (the device is added by mk).
+    // The cache entry's identity: what the site computes and which cuDNN runs it (the device is added by mk; the
+    // spatial dims are part of each entry's shape key).
     std::string name = std::string(g.transposed ? "cudnn_conv_transpose" : "cudnn_conv") + "_c" + std::to_string(g.c) +
-                       "_h" + std::to_string(g.h) + "_w" + std::to_string(g.w) + "_k" + std::to_string(g.k) + "_r" +
+                       "_k" + std::to_string(g.k) + "_r" +
                        std::to_string(g.r) + "_s" + std::to_string(g.s) + "_p" + std::to_string(g.pad_h) + "x" +
                        std::to_string(g.pad_w) + "_st" + std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w) +
                        "_d" + std::to_string(g.dilation_h) + "x" + std::to_string(g.dilation_w) + "_g" +
@@ -380,7 +395,7 @@ class ConvSite {
                                       : !fuse           ? "kernel"
                                       : std::string(relu ? "relu" : "identity") +
                                             (epilogue->residual != nullptr ? "+residual" : "");
-    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 1;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 2;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
                                           name + ";epilogue " + epilogue_kind +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));
     auto config = cuda_timing::make_cuda_config<Dispatcher>(name, ctx.timer(), set_hash);
@@ -390,9 +405,9 @@ class ConvSite {
     return Status::OK();
   }
 
-  // Creates the descriptors once and sets them for batch n (host calls only: nothing is allocated on the
+  // Creates the descriptors once and sets them for the call's shape (host calls only: nothing is allocated on the
   // device, so this is safe inside a graph capture). Checks cuDNN's output dims against the generated ones.
-  Status describe(const ConvGeometry& g, int n, bool tf32) {
+  Status describe(const ConvGeometry& g, const ConvShape& shape, bool tf32) {
     if (conv_ == nullptr) {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&x_));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&y_));
@@ -407,23 +422,26 @@ class ConvSite {
                                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, g.groups));
     }
-    if (described_n_ != n || described_tf32_ != tf32) {
+    const Key key = key_of(shape, tf32);
+    if (described_ != key) {
+      const int n = shape.n;
       const cudnnTensorFormat_t format = g.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, CUDNN_DATA_FLOAT, n, g.c, g.h, g.w));
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(y_, format, CUDNN_DATA_FLOAT, n, g.k, g.out_h, g.out_w));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, CUDNN_DATA_FLOAT, n, g.c, shape.h, shape.w));
+      KFORGE_CUDNN_RETURN_IF_ERROR(
+          cudnnSetTensor4dDescriptor(y_, format, CUDNN_DATA_FLOAT, n, g.k, shape.out_h, shape.out_w));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
       // The forward convolution's output: y's dims, or for a transposed convolution x's (from y).
       int dims[4] = {0, 0, 0, 0};
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolution2dForwardOutputDim(conv_, g.transposed ? y_ : x_, w_, &dims[0],
                                                                          &dims[1], &dims[2], &dims[3]));
-      const int want[4] = {n, g.transposed ? g.c : g.k, g.transposed ? g.h : g.out_h, g.transposed ? g.w : g.out_w};
+      const int want[4] = {n, g.transposed ? g.c : g.k, g.transposed ? shape.h : shape.out_h,
+                           g.transposed ? shape.w : shape.out_w};
       if (dims[0] != want[0] || dims[1] != want[1] || dims[2] != want[2] || dims[3] != want[3]) {
         return Status::Error("cuDNN computes the convolution's ", g.transposed ? "input" : "output", " as [", dims[0],
                              ", ", dims[1], ", ", dims[2], ", ", dims[3], "], kforge as [", want[0], ", ", want[1],
                              ", ", want[2], ", ", want[3], "]");
       }
-      described_n_ = n;
-      described_tf32_ = tf32;
+      described_ = key;
     }
     return Status::OK();
   }
@@ -433,10 +451,9 @@ class ConvSite {
   cudnnActivationDescriptor_t activation_ = nullptr;    // ReLU or the identity, for the fused methods
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
-  int described_n_ = -1;
-  bool described_tf32_ = true;
-  std::map<std::pair<int, bool>, Algorithms> algorithms_;  // by (batch, TF32)
-  std::map<std::pair<int, bool>, int> chosen_;             // the method, by (batch, TF32)
+  Key described_{-1, -1, -1, -1};
+  std::map<Key, Algorithms> algorithms_;  // by (batch, H, W, TF32)
+  std::map<Key, int> chosen_;             // the method, by (batch, H, W, TF32)
   std::unique_ptr<Dispatcher> dispatcher_;
 };
 

@@ -16,8 +16,9 @@
 namespace kforge {
 namespace cuda_pool {
 
-// What one pool2d is, fixed at generation time; only the batch is given at run time. Dims of the logical
-// NCHW tensors: input [n, c, h, w], output [n, c, out_h, out_w].
+// What one pool2d is: the window is fixed at generation time; the spatial dims are literals where they are known
+// then and computed from the input's dims where not; the batch is given separately. Dims of the logical NCHW
+// tensors: input [n, c, h, w], output [n, c, out_h, out_w]. A global pool is the adaptive pool to 1 x 1.
 struct Pool2dGeometry {
   int c, h, w, out_h, out_w;
   int k_h, k_w, stride_h, stride_w, pad_top, pad_left;

@@ -127,8 +127,8 @@ TEST_CASE("cuda conv site: a convolution group's geometry and epilogue") {
     return (is_const ? "(const " : "(") + type + "*)v" + std::to_string(v);
   };
   const tmpl::Value step = cuda_conv_step(*site, 0, 3, "group 0", buffer);
-  CHECK(at(step, "geometry").as_string() == "{4, 9, 9, 6, 3, 3, 1, 1, 2, 2, 1, 1, 2, 5, 5, false}");
-  CHECK(at(step, "batch").as_string() == "s0");
+  CHECK(at(step, "geometry").as_string() == "{4, 6, 3, 3, 1, 1, 2, 2, 1, 1, 2, false}");
+  CHECK(at(step, "shape").as_string() == "{static_cast<int>(s0), 9, 9, 5, 5}");
   CHECK(at(step, "launch").as_int() == 3);
   CHECK(at(step, "x").as_string() == "(const float*)v" + std::to_string(f.value("x")));
   const tmpl::Value& e = at(step, "epilogue");
@@ -162,7 +162,47 @@ ops:
   CHECK(at(step, "epilogue").is_bool());
 }
 
+TEST_CASE("cuda conv site: dynamic spatial dims are expressions of the shape, not of the geometry") {
+  ConvFixture f(std::string(R"(program: dynamic
+inputs:  [{name: x, dtype: float32, shape: [-1, 3, -1, -1]}]
+params:  [{name: w, dtype: float32, shape: [8, 3, 3, 3]}, {name: w2, dtype: float32, shape: [4, 8, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "c", "strides: [2, 2], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], groups: 1, "
+                              "data_format: NCHW") +
+                conv_op("c", "w2", "y", "strides: [1, 1], paddings: [0, 0], padding_algorithm: SAME, dilations: [1, 1], "
+                                        "groups: 1, data_format: NCHW") +
+                "outputs: [y]\n");
+  std::string why;
+  const std::optional<CudaConvSite> conv = cuda_conv_site(*f.lowered, f.call(0), &why);
+  INFO(why);
+  REQUIRE(conv);
+  CHECK(conv->out_h.to_string() == "floor_div(s1 - 1, 2) + 1");
+  const auto name = [](uint32_t, const std::string&, bool) { return std::string("p"); };
+  const tmpl::Value step = cuda_conv_step(*conv, 0, 0, "call 0", name);
+  CHECK(at(step, "geometry").as_string() == "{3, 8, 3, 3, 1, 1, 2, 2, 1, 1, 1, false}");
+  CHECK(at(step, "shape").as_string() ==
+        "{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), "
+        "static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1)}");
+  // SAME with stride 1 pads k - 1 whatever the dims: (1, 1) for a 3 x 3 window.
+  const std::optional<CudaConvSite> same = cuda_conv_site(*f.lowered, f.call(1), &why);
+  INFO(why);
+  REQUIRE(same);
+  CHECK((same->pad_h == 1 && same->pad_w == 1 && same->out_h == conv->out_h && same->out_w == conv->out_w));
+}
+
 TEST_CASE("cuda conv site: what the CUDA backend cannot run yet is a reason") {
+  SECTION("SAME padding of a stride over a dynamic spatial dim") {
+    ConvFixture f(std::string(R"(program: same_dynamic
+inputs:  [{name: x, dtype: float32, shape: [1, 2, -1, 6]}]
+params:  [{name: w, dtype: float32, shape: [4, 2, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "y", "strides: [2, 2], paddings: [0, 0], padding_algorithm: SAME, dilations: [1, 1], groups: 1, "
+                                "data_format: NCHW") +
+                  "outputs: [y]\n");
+    std::string why;
+    CHECK_FALSE(cuda_conv_site(*f.lowered, f.call(0), &why));
+    CHECK(why == "its SAME padding of stride 2 depends on a spatial dim known only at run time");
+  }
   SECTION("asymmetric SAME padding") {
     ConvFixture f(std::string(R"(program: same
 inputs:  [{name: x, dtype: float32, shape: [1, 2, 6, 6]}]
@@ -238,7 +278,32 @@ TEST_CASE("cuda pool site: padded max, ceil mode, adaptive and global pools") {
     const std::optional<CudaPoolSite> site = cuda_pool_site(*f.lowered, f.call(0), &why);
     INFO(why);
     REQUIRE(site);
-    CHECK((site->k_h == 7 && site->k_w == 8 && site->out_h == 1 && site->out_w == 1));
+    // The adaptive pool to 1 x 1: one window over the whole map.
+    CHECK((site->adaptive && site->k_h == 1 && site->k_w == 1 && site->out_h == 1 && site->out_w == 1));
+  }
+  SECTION("global over dynamic spatial dims") {
+    ConvFixture f(pool_program("[2, 3, -1, -1]",
+                               "kernel_size: [1, 1], strides: [1, 1], paddings: [0, 0], ceil_mode: false, exclusive: true, "
+                               "data_format: NCHW, pooling_type: avg, global_pooling: true, adaptive: false, "
+                               "padding_algorithm: EXPLICIT"));
+    const std::optional<CudaPoolSite> site = cuda_pool_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK((site->adaptive && site->h.to_string() == "s0" && site->w.to_string() == "s1" && site->out_h == 1));
+    const tmpl::Value step = cuda_pool_step(*site, 0, 0, "call 0", [](uint32_t, const std::string&, bool) { return "p"; });
+    CHECK(at(step, "geometry").as_string() ==
+          "{3, static_cast<int>(s0), static_cast<int>(s1), 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}");
+  }
+  SECTION("max 3x3 stride 2 over a dynamic height: the output height is an expression") {
+    ConvFixture f(pool_program("[1, 4, -1, 10]",
+                               "kernel_size: [3, 3], strides: [2, 2], paddings: [1, 1], ceil_mode: true, exclusive: true, "
+                               "data_format: NCHW, pooling_type: max, global_pooling: false, adaptive: false, "
+                               "padding_algorithm: EXPLICIT"));
+    const std::optional<CudaPoolSite> site = cuda_pool_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK(site->out_h.to_string() == "floor_div(s0, 2) + 1");
+    CHECK(site->out_w == 6);
   }
 }
 

@@ -114,6 +114,39 @@ TEST_CASE("shapes: dynamic dims that meet in a broadcast can share one symbol") 
   CHECK(shape("c") == "[s2, 5]");
 }
 
+TEST_CASE("shapes: with equal_broadcast_dims, an expression and a dim it meets in a broadcast are taken as equal") {
+  const std::string text = program(
+      "[{name: x, dtype: float32, shape: [-1, 4]}, {name: w, dtype: float32, shape: [-1, 4]}]",
+      "  - {op: builtin.combine, in: [x, x], out: [l]}\n"
+      "  - {op: concat, in: [l], out: [z], attrs: {axis: 0}}\n"
+      "  - {op: add, in: [z, w], out: [c]}\n"
+      "  - {op: add, in: [w, w], out: [d]}\n",
+      "[c, d]");
+  CHECK(analyze_ok(text).shape("c") == "float32[max(2 * s0, s1), 4]");  // the default: Paddle's broadcast
+  test::Env env;
+  std::optional<ir::Program> p = env.read("p.yaml", text);
+  REQUIRE(verify_program(*p, env.ops(), env.diags()));
+  AnalysisOptions options;
+  options.equal_broadcast_dims = true;
+  std::optional<Analysis> a = analyze_program(*p, env.ops(), env.diags(), options);
+  INFO(env.diagnostics());
+  REQUIRE(a.has_value());
+  REQUIRE(a->dim_equalities.size() == 1);
+  CHECK(a->dim_equalities[0].op == "pd_op.add");
+  CHECK(a->dim_equalities[0].a.to_string() == "2 * s0");
+  CHECK(a->dim_equalities[0].b.to_string() == "s1");
+  auto shape = [&](const std::string& name) {
+    for (size_t i = 0; i < p->value_capacity(); ++i) {
+      if (p->value(ir::ValueId{static_cast<uint32_t>(i)}).name == name) return to_string(a->values.at(i).dims);
+    }
+    return std::string("no value");
+  };
+  // Every dim s1 becomes 2 * s0, w's own and what is computed from it: the generated code checks the pair first.
+  CHECK(shape("c") == "[2 * s0, 4]");
+  CHECK(shape("w") == "[2 * s0, 4]");
+  CHECK(shape("d") == "[2 * s0, 4]");
+}
+
 TEST_CASE("shapes: dtype and broadcast conflicts are errors at the op") {
   Analyzed a = analyze("p.yaml", program("[{name: x, dtype: float32, shape: [3]}, {name: y, dtype: int64, shape: [3]}]",
                                          "  - {op: add, in: [x, y], out: [z]}\n", "[z]"));

@@ -133,13 +133,11 @@ constexpr uint32_t kParameterFileOrder[] = {1, 23, 22, 2, 7, 12, 18, 4, 9, 14, 2
   return launch_failed(index, error);
 }
 
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{3, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 16, 16, true};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry1{8, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 8, 8, true, false, true};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry2{8, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 8, 8, true, false, true};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry3{16, 4, 4, 16, 3, 3, 2, 2, 1, 1, 2, 2, 16, 4, 4, true, false, true};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry4{8, 8, 8, 16, 3, 3, 1, 1, 2, 2, 1, 1, 1, 4, 4, true, false, true};
-constexpr kforge::cuda_pool::Pool2dGeometry kPoolGeometry0{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, true, true, true, false};
-constexpr kforge::cuda_pool::Pool2dGeometry kPoolGeometry1{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{3, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry1{8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, false, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry2{8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, false, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry3{16, 16, 3, 3, 2, 2, 1, 1, 2, 2, 16, true, false, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry4{8, 16, 3, 3, 1, 1, 2, 2, 1, 1, 1, true, false, true};
 // A convolution's failure (cuDNN's status or the CUDA error), named after its group.
 [[maybe_unused]] kforge::Status conv_failed(size_t index, const kforge::Status& status) {
   return kforge::Status::Error("cuda_conv_nhwc: ", kLaunchNames[index], ": ", status.message());
@@ -175,25 +173,25 @@ kforge::Status cuda_conv_nhwc::prepare_convs(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), nullptr); !s.ok()) return conv_failed(8, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), nullptr); !s.ok()) return conv_failed(8, s);
   return kforge::Status::OK();
 }
 
@@ -785,31 +783,31 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 6 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[34]), static_cast<float*>(b.buffers[35]), kPoolGeometry0, s0, stream_); e != cudaSuccess) return launch_failed(7, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[34]), static_cast<float*>(b.buffers[35]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, true, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(7, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), nullptr); !s.ok()) return conv_failed(8, s);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), nullptr); !s.ok()) return conv_failed(8, s);
   // call 15 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
   if (cudaError_t e = cuda_conv_nhwc_index_2(static_cast<const float*>(b.buffers[51]), static_cast<float*>(b.buffers[52]), s0, stream_); e != cudaSuccess) return launch_failed(9, e);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 19 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[59]), static_cast<float*>(b.buffers[60]), kPoolGeometry1, s0, stream_); e != cudaSuccess) return launch_failed(10, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[59]), static_cast<float*>(b.buffers[60]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(10, e);
   // call 20 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = cuda_conv_nhwc_index_3(static_cast<const float*>(b.buffers[60]), static_cast<float*>(b.buffers[61]), s0, stream_); e != cudaSuccess) return launch_failed(11, e);
   // group 4 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)

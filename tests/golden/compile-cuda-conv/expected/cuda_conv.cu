@@ -124,13 +124,11 @@ constexpr uint32_t kParameterFileOrder[] = {1, 23, 22, 2, 7, 12, 18, 4, 9, 14, 2
   return launch_failed(index, error);
 }
 
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{3, 16, 16, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 16, 16, false};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry1{8, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 8, 8, false};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry2{8, 8, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 8, 8, false};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry3{16, 4, 4, 16, 3, 3, 2, 2, 1, 1, 2, 2, 16, 4, 4, false};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry4{8, 8, 8, 16, 3, 3, 1, 1, 2, 2, 1, 1, 1, 4, 4, false};
-constexpr kforge::cuda_pool::Pool2dGeometry kPoolGeometry0{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, false, true, true, false};
-constexpr kforge::cuda_pool::Pool2dGeometry kPoolGeometry1{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{3, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, false};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry1{8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, false};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry2{8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, false};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry3{16, 16, 3, 3, 2, 2, 1, 1, 2, 2, 16, false};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry4{8, 16, 3, 3, 1, 1, 2, 2, 1, 1, 1, false};
 // A convolution's failure (cuDNN's status or the CUDA error), named after its group.
 [[maybe_unused]] kforge::Status conv_failed(size_t index, const kforge::Status& status) {
   return kforge::Status::Error("cuda_conv: ", kLaunchNames[index], ": ", status.message());
@@ -166,25 +164,25 @@ kforge::Status cuda_conv::prepare_convs(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5632), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 6272), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
   return kforge::Status::OK();
 }
 
@@ -767,29 +765,29 @@ kforge::Status cuda_conv::enqueue(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 4 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), kPoolGeometry0, s0, stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, false, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, static_cast<int>(s0), static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5632), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, static_cast<int>(s0), static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, static_cast<int>(s0), static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 6272), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, static_cast<int>(s0), static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 16 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[56]), static_cast<float*>(b.buffers[57]), kPoolGeometry1, s0, stream_); e != cudaSuccess) return launch_failed(7, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[56]), static_cast<float*>(b.buffers[57]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(7, e);
   // group 4 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)
   if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_f32(
       gemm_->lt,

@@ -119,7 +119,7 @@ constexpr uint32_t kParameterFileOrder[] = {2, 0, 1};
   return out->allocate();
 }
 
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{4, 6, 6, 2, 2, 2, 0, 0, 2, 2, 1, 1, 1, 12, 12, false, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{4, 2, 2, 2, 0, 0, 2, 2, 1, 1, 1, false, true};
 // A convolution's failure (cuDNN's status or the CUDA error), named after its group.
 [[maybe_unused]] kforge::Status conv_failed(size_t index, const kforge::Status& status) {
   return kforge::Status::Error("index_ops: ", kLaunchNames[index], ": ", status.message());
@@ -137,7 +137,7 @@ kforge::Status index_ops::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
+  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
   return kforge::Status::OK();
 }
 
@@ -631,7 +631,7 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
   if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[22]), s0, stream_); e != cudaSuccess) return launch_failed(16, e);
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, static_cast<int>(s0), static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
+  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
   if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(288 * s0), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)

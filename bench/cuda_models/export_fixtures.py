@@ -11,8 +11,9 @@ exactly the values the GPU gets.
 
 Run with Paddle's interpreter: /work/venv-paddle/bin/python bench/cuda_models/export_fixtures.py OUT CASE...
 A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square input size, batch), ocr_static:SIZE:BATCH
-(the zoo's PP-OCR-style detector exported with static spatial dims), or NAME:0:BATCH for another zoo model
-(transformer_encoder_postnorm, gpt_block, ...: its first input size)."""
+(the zoo's PP-OCR-style detector exported with static spatial dims), NAME:0:BATCH for another zoo model
+(transformer_encoder_postnorm, gpt_block, ...: its first input size), or NAME:HxW:BATCH for a zoo model exported
+with dynamic spatial dims (ppocr_det_head), run at H x W; its fixture is OUT/NAME_HxW (fixture_name)."""
 import math
 import sys
 from pathlib import Path
@@ -45,8 +46,17 @@ def quantize(net):
         t.set_value((np.clip(np.round(w / scale), -127, 127) * scale + 0.0).astype(np.float32))
 
 
+def fixture_name(name, size):
+    """The fixture's directory: the model's name, with the spatial size of a dynamic-H, W case appended."""
+    return f"{name}_{size}" if "x" in size else name
+
+
 def build(name, size):
-    """(builder, input specs, size label) of a case."""
+    """(builder, input specs, size label) of a case; `size` is the case's SIZE text."""
+    if "x" in size:  # dynamic H, W: the zoo's specs, the inputs at H x W
+        builder, sizes = models.zoo()[name]
+        return builder, sizes[0][1], size
+    size = int(size)
     if name == "ocr_static":
         return models.DetectionHead, [InputSpec([None, 3, size, size], "float32", "x")], f"{size}x{size}"
     if name in models.VISION:
@@ -61,8 +71,8 @@ def main():
     paddle.set_device("cpu")
     for case in sys.argv[2:]:
         name, size, batch = case.split(":")
-        size, batch = int(size), int(batch)
-        path = out / name
+        batch = int(batch)
+        path = out / fixture_name(name, size)
         path.mkdir(parents=True, exist_ok=True)
         builder, specs, label = build(name, size)
         paddle.seed(SEED)

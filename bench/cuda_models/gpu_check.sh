@@ -10,6 +10,9 @@
 #   mobilenet_v3_small 64x64 b. 2   hardswish, squeeze-excitation broadcasts, dropout
 #   ocr_static 64x64 batch 2        the zoo's PP-OCR-style detector with static spatial dims: nearest interpolation,
 #                                   concat, conv2d_transpose (cuDNN backward data)
+#   ppocr_det_head 64x64, 96x128 (batch 2): the same detector exported with dynamic H and W, as the zoo has it:
+#                                   every spatial dim an expression of the input's, the FPN's upsampled maps added to
+#                                   the lateral ones (dims taken as equal, checked at run time)
 #   transformer_encoder_postnorm, transformer_encoder_prenorm (seq 8, batch 2), gpt_block (seq 8, batch 2):
 #                                   GEMMs, layer_norm / softmax rows, transpose, batched matmul kernels, embedding,
 #                                   triu, arange
@@ -48,7 +51,8 @@ ATOL=1e-5
 # MODEL:SIZE:BATCH (bench/cuda_models/export_fixtures.py); MODEL_CASES replaces the list at prepare time. googlenet
 # (192:1, 12 MB of weights as bytes) is left out to keep the carried directory under 50 MB; densenet121 has concats.
 CASES="${MODEL_CASES:-resnet18:64:2 mobilenet_v2:64:2 shufflenet_v2_x1_0:64:2 densenet121:64:2 squeezenet1_0:64:2
-mobilenet_v3_small:64:2 ocr_static:64:2 transformer_encoder_postnorm:0:2 transformer_encoder_prenorm:0:2
+mobilenet_v3_small:64:2 ocr_static:64:2 ppocr_det_head:64x64:2 ppocr_det_head:96x128:2 transformer_encoder_postnorm:0:2
+transformer_encoder_prenorm:0:2
 transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2}"
 # tests/paddle fixtures
 OP_CASES="arange bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
@@ -96,7 +100,11 @@ prepare() {
   # shellcheck disable=SC2086
   "$PADDLE_PYTHON" "$HERE/export_fixtures.py" "$OUT_DIR/fixtures" $CASES 2>&1 | grep -v "^W[0-9]\|Warning" || true
   for c in $CASES; do
-    local name="${c%%:*}" fixture="$OUT_DIR/fixtures/${c%%:*}"
+    # NAME:HxW:BATCH (dynamic spatial dims) exports to NAME_HxW (export_fixtures.py, fixture_name).
+    local name="${c%%:*}" size="${c#*:}"
+    size="${size%%:*}"
+    [[ "$size" == *x* ]] && name="${name}_$size"
+    local fixture="$OUT_DIR/fixtures/$name"
     [[ -f "$fixture/expected_0.npy" ]] || { echo "export of $name failed" >&2; exit 1; }
     compile_layouts "$fixture" "$name"
     /usr/bin/python3 "$HERE/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8"

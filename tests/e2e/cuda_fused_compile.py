@@ -80,6 +80,11 @@ PROGRAMS = [
     ("tests/paddle/nearest_interp_size/inference.json", "paddle_nearest_interp_size", []),
     ("tests/paddle/dropout_eval_downscale/inference.json", "paddle_dropout_eval_downscale", []),
     ("tests/paddle/conv2d_transpose/inference.json", "paddle_conv2d_transpose", ["--cuda-graph"]),
+    # Dynamic H and W: per-call convolution shapes, broadcast dims checked equal, shape parameters of a fused
+    # kernel (with the golden case's own op files, named as a fourth element: they replace kernels/'s).
+    ("tests/golden/compile-cuda-dynamic-hw/program.yaml", "dynamic_hw", ["--cuda-graph"],
+     ["tests/golden/compile-cuda-conv/ops.yaml", "tests/golden/compile-cuda-dynamic-hw/ops.yaml",
+      "tests/golden/compile-cuda-conv/fusion.yaml"]),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
@@ -129,11 +134,12 @@ def main():
         jobs.append((cmd, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
 
     with tempfile.TemporaryDirectory(prefix="kforge-cuda-") as tmp:
-        for program, name, flags in PROGRAMS:
+        for program, name, flags, *op_files in PROGRAMS:
             if args.names and name not in args.names:
                 continue
             gen = os.path.join(tmp, name)
-            r = subprocess.run([args.kforge, "compile", os.path.join(root, program)] + ops +
+            program_ops = [a for f in op_files[0] for a in ("--ops", os.path.join(root, f))] if op_files else ops
+            r = subprocess.run([args.kforge, "compile", os.path.join(root, program)] + program_ops +
                                ["-o", gen, "--name", name, "--target", "cuda"] + flags,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if r.returncode != 0:

@@ -330,6 +330,7 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
     if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
   }
   s.krsc_filter = s.nhwc && !s.transposed && (s.foldable || !reorder);
+  s.tap_major_filter = s.foldable && s.nhwc && !s.transposed && s.groups == s.c && s.k == s.c;
   return s;
 }
 
@@ -468,8 +469,14 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("number", number);
   v.set("launch", launch);
   v.set("description", description);
-  // ConvGeometry's last two fields (transposed, krsc_filter) are false by default and printed only where one is not.
-  const std::string flags = s.krsc_filter ? ", false, true" : s.transposed ? ", true" : "";
+  // ConvGeometry's last fields (transposed, krsc_filter, tap_major_filter, input_max) are false or 0 by default:
+  // printed up to the last that is not.
+  const std::string flags = s.input_max > 0 ? fmt::format(", {}, {}, {}, {}", s.transposed, s.krsc_filter,
+                                                          s.tap_major_filter, float_literal(s.input_max))
+                            : s.tap_major_filter ? ", false, true, true"
+                            : s.krsc_filter      ? ", false, true"
+                            : s.transposed       ? ", true"
+                                                 : "";
   v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.k, s.r, s.s, s.pad_h,
                                 s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w, s.groups,
                                 s.nhwc ? "true" : "false", flags));

@@ -49,6 +49,12 @@ struct CudaConvSite {
   /// cuDNN reads the filter as KRSC [k, r, s, c / groups]: an NHWC forward convolution whose filter is rewritten
   /// (or a depthwise one, whose OIHW filter has the same bytes). cuDNN's NHWC tensor-core kernels want that.
   bool krsc_filter = false;
+  /// A direct depthwise convolution (NHWC, one filter per channel: kforge_depthwise.cuh, not cuDNN) whose filter is
+  /// rewritten anyway (foldable) is rewritten tap-major, [r, s, k]: the kernel loads a tap's four channels at once.
+  bool tap_major_filter = false;
+  /// > 0: the convolution clamps its input at this before use (a direct depthwise convolution whose producer's relu6
+  /// left its upper clamp undone, so that the producer's cuDNN call can fuse a plain ReLU). 0: none.
+  double input_max = 0;
 
   /// Whether an epilogue kernel runs after the convolution.
   bool has_epilogue() const;

@@ -211,6 +211,7 @@ class CudaHostEmitter {
     const CudaBufferExpr buffer = [this](uint32_t v, const std::string& type, bool is_const) {
       return typed_buffer(v, type, is_const);
     };
+    plan_relu6_splits();
     for (const FusedGroup& g : plan_.groups) {
       if (g.kind != passes::GroupKind::kConv) continue;
       add_library_step(g.conv_call, p_.calls[g.calls.front()], g.index, group_description(g), buffer);
@@ -218,6 +219,47 @@ class CudaHostEmitter {
     for (size_t k = 0; k < library_calls_.size(); ++k) {
       const passes::KernelCall& call = p_.calls[library_calls_[k]];
       add_library_step(call, call, plan_.groups.size() + k, call_description(library_calls_[k]), buffer);
+    }
+  }
+
+  // The number of calls that read value v, plus one if it is a program output.
+  size_t readers(uint32_t v) const {
+    size_t n = 0;
+    for (const passes::ProgramOutput& o : p_.outputs) n += o.value == v ? 1 : 0;
+    for (const passes::KernelCall& call : p_.calls) {
+      for (const passes::KernelArg& a : call.args) {
+        if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) {
+          ++n;
+          break;
+        }
+      }
+    }
+    return n;
+  }
+
+  // mobilenet_v2's pattern: a convolution group ending in relu6 whose output only a direct depthwise convolution
+  // reads (NHWC, kforge_depthwise.cuh). Its clamp at 6 moves into the depthwise kernel's loads (input_max), so the
+  // first convolution's epilogue is a bias and ReLU, which cuDNN can fuse into its call: one pass over the tensor
+  // fewer. Fills relu_for_relu6_ and clamped_inputs_ with the two groups' launch indices.
+  void plan_relu6_splits() {
+    std::map<uint32_t, uint32_t> relu6_out;  // output value -> launch index of a group that may leave its clamp
+    std::map<uint32_t, uint32_t> depthwise_in;  // input value -> launch index of a direct depthwise group
+    for (const FusedGroup& g : plan_.groups) {
+      if (g.kind != passes::GroupKind::kConv) continue;
+      std::string why;
+      const std::optional<CudaConvSite> s = cuda_conv_site(p_, g.conv_call, &why);
+      if (!s || s->transposed) continue;
+      if (s->nhwc && s->groups == s->c && s->k == s->c) {
+        depthwise_in.emplace(s->input, g.index);
+      } else if (s->activation == "relu6" && s->residual == kNone && (s->foldable || s->bias != kNone)) {
+        relu6_out.emplace(s->out, g.index);
+      }
+    }
+    for (const auto& [value, producer] : relu6_out) {
+      auto consumer = depthwise_in.find(value);
+      if (consumer == depthwise_in.end() || readers(value) != 1) continue;
+      relu_for_relu6_.insert(producer);
+      clamped_inputs_.insert(consumer->second);
     }
   }
 
@@ -270,8 +312,17 @@ class CudaHostEmitter {
       // A batch norm of parameters is folded into the filter when they are bound (kforge_cudnn.cuh).
       const int64_t fold_offset = site->foldable ? folded_bytes_ : -1;
       if (site->foldable) folded_bytes_ += cuda_conv_fold_bytes(*site);
+      std::string what = description;
+      if (relu_for_relu6_.count(static_cast<uint32_t>(launch)) != 0) {
+        site->activation = "relu";
+        what += "; relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output";
+      }
+      if (clamped_inputs_.count(static_cast<uint32_t>(launch)) != 0) {
+        site->input_max = 6;
+        what += "; the input clamped at 6 (the relu6 of the convolution that produced it)";
+      }
       tmpl::Value step = cuda_conv_step(*site, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch),
-                                        description, buffer, fold_offset);
+                                        what, buffer, fold_offset);
       step.set("kind", "conv");
       library_step_at_.emplace(launch, step);
       conv_steps_.push_back(std::move(step));
@@ -544,6 +595,8 @@ class CudaHostEmitter {
   std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order
   bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
   int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
+  std::set<uint32_t> relu_for_relu6_;                 // launch indices of groups whose relu6 runs as ReLU (plan_relu6_splits)
+  std::set<uint32_t> clamped_inputs_;                 // launch indices of depthwise groups that clamp their input at 6
   std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;

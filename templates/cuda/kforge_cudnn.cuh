@@ -74,6 +74,12 @@ struct ConvGeometry {
   bool nhwc;
   bool transposed = false;
   bool krsc_filter = false;  // the filter is [k, r, s, c / groups] (cuDNN's NHWC filter format), not OIHW
+  // A direct depthwise convolution's filter rewritten at bind (fold_filter) as [r, s, k]: kforge_depthwise.cuh reads
+  // a tap's four channels as one float4.
+  bool tap_major_filter = false;
+  // > 0: a direct depthwise convolution clamps its input at this: the relu6 of the convolution that produced it,
+  // which ran a cuDNN-fused ReLU and left the clamp at 6 to this one (one pass over the tensor fewer).
+  float input_max = 0.0f;
 };
 
 // What one call's tensors are: the batch and the spatial dims, which the generated code passes as literals where
@@ -234,8 +240,9 @@ class ConvSite {
   Status run(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const float* x, const float* w,
              float* y, const Epilogue* epilogue) {
     if (direct_depthwise(g)) {
-      const DepthwiseShape d{shape.n, shape.h, shape.w, g.c, shape.out_h, shape.out_w, g.r, g.s, g.stride_h,
-                             g.stride_w, g.pad_h, g.pad_w, g.dilation_h, g.dilation_w};
+      const DepthwiseShape d{shape.n,    shape.h,    shape.w,    g.c,        shape.out_h,       shape.out_w,
+                             g.r,        g.s,        g.stride_h, g.stride_w, g.pad_h,           g.pad_w,
+                             g.dilation_h, g.dilation_w, g.tap_major_filter, g.input_max};
       static const Epilogue kIdentity{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
                                       Activation::kNone, 0.0f, 0.0f, false};
       KFORGE_CUDA_RETURN_IF_ERROR(depthwise_nhwc(x, w, y, d, epilogue != nullptr ? *epilogue : kIdentity,
@@ -460,10 +467,11 @@ class ConvSite {
 // Rewrites a convolution's filter once the parameters are bound, as the CPU target does (kernels/onednn/conv.cc):
 // the group's inference batch norm (and bias) folded in, per output channel o, s = scale[o] / sqrt(var[o] + eps),
 // w'[o, :] = w[o, :] * s, bias'[o] = bias[o] * s + (shift[o] - mean[o] * s) (with no batch norm, s = 1 and
-// bias' = bias or 0); and the filter reordered from OIHW to KRSC where g.krsc_filter. The epilogue is then bias'
+// bias' = bias or 0); and the filter reordered from OIHW to KRSC where g.krsc_filter, or to [r, s, k] where
+// g.tap_major_filter (a depthwise filter, one input channel per output channel). The epilogue is then bias'
 // (plus the residual and activation, if any), and inference runs no batch-norm arithmetic.
-__global__ void fold_filter_kernel(const float* w, Epilogue e, int64_t per_k, int64_t taps, bool krsc, int64_t total,
-                                   float* w_out, float* bias_out) {
+__global__ void fold_filter_kernel(const float* w, Epilogue e, int64_t per_k, int64_t taps, bool krsc, bool tap_major,
+                                   int64_t total, float* w_out, float* bias_out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t o = i / per_k;
@@ -471,7 +479,11 @@ __global__ void fold_filter_kernel(const float* w, Epilogue e, int64_t per_k, in
     const float s = e.mean != nullptr ? (e.scale != nullptr ? e.scale[o] : 1.0f) * inv_std : 1.0f;
     // i = ((o * cpg + ci) * r + kr) * s + ks; KRSC puts ci last: (o * taps + tap) * cpg + ci.
     const int64_t in_k = i % per_k, ci = in_k / taps, tap = in_k % taps;
-    w_out[krsc ? o * per_k + tap * (per_k / taps) + ci : i] = w[i] * s;
+    // Tap-major: ((tap * cpg + ci) * k + o), k = total / per_k.
+    const int64_t to = tap_major ? (tap * (per_k / taps) + ci) * (total / per_k) + o
+                       : krsc    ? o * per_k + tap * (per_k / taps) + ci
+                                 : i;
+    w_out[to] = w[i] * s;
     if (in_k == 0) {
       const float t = e.mean != nullptr ? (e.shift != nullptr ? e.shift[o] : 0.0f) - e.mean[o] * s : 0.0f;
       bias_out[o] = (e.bias != nullptr ? e.bias[o] * s : 0.0f) + t;
@@ -487,7 +499,7 @@ inline cudaError_t fold_filter(const float* w, const Epilogue& e, const ConvGeom
   if (total == 0) return cudaSuccess;
   const int64_t blocks = (total + 255) / 256;
   fold_filter_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
-      w, e, per_k, taps, g.krsc_filter, total, w_out, bias_out);
+      w, e, per_k, taps, g.krsc_filter, g.tap_major_filter, total, w_out, bias_out);
   return cudaGetLastError();
 }
 

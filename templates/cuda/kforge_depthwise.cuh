@@ -6,8 +6,10 @@
 //
 // Each thread computes kVector adjacent channels of one output pixel (4 where the channel count and the pointers
 // allow float4 accesses, else 1): the threads of a warp read consecutive channels of the same input pixels, so every
-// load is coalesced; the r * s taps of a channel are read from Paddle's filter [c, 1, r, s] (the same bytes as
-// cuDNN's KRSC filter of a depthwise convolution).
+// load is coalesced. The r * s taps of a channel are read from Paddle's filter [c, 1, r, s] (the same bytes as
+// cuDNN's KRSC filter of a depthwise convolution), or, where the generated code rewrote the filter when the
+// parameters were bound (fold_filter: the batch norm folded in), from the tap-major [r, s, c] copy, where a tap's four
+// channels are one float4 load instead of four scalar ones. 3 x 3 windows unroll; offsets are 32-bit where they fit.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,41 +22,89 @@
 namespace kforge {
 namespace cuda_conv {
 
-// Input [n, h, w, c], filter [c, r, s], output [n, out_h, out_w, c]; strides, pads and dilations as conv2d's.
+// Input [n, h, w, c], filter [c, r, s] (or tap-major [r, s, c]: DepthwiseShape::tap_major); strides, pads and
+// dilations as conv2d's.
 struct DepthwiseShape {
   int64_t n, h, w, c, out_h, out_w;
   int r, s, stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  bool tap_major = false;  // the filter is [r, s, c]: a tap's four channels are one float4
+  float input_max = 0.0f;  // > 0: inputs are clamped at this (the relu6 of the convolution that produced them)
 };
 
-template <int kVector>
-__global__ void depthwise_nhwc_kernel(const float* __restrict__ x, const float* __restrict__ w, float* y,
-                                      DepthwiseShape d, Epilogue e) {
+// One thread per kVector channels of one output pixel. kR x kS > 0: the window's size as a constant (the loops
+// unroll; 3 x 3 is mobilenet's), 0: d.r x d.s at run time. I: the index type, 32-bit where every offset fits
+// (64-bit divisions by run-time values cost tens of instructions each). kTapMajor: the filter's layout.
+template <int kVector, bool kTapMajor, int kR, int kS, typename I>
+__global__ void __launch_bounds__(256) depthwise_nhwc_kernel(const float* __restrict__ x, const float* __restrict__ w,
+                                                             float* y, DepthwiseShape d, Epilogue e) {
   using Vec = typename std::conditional<kVector == 4, float4, float>::type;
-  const int64_t groups_of_c = d.c / kVector;
-  const int64_t total = d.n * d.out_h * d.out_w * groups_of_c;
-  for (int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; t < total;
-       t += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t c0 = (t % groups_of_c) * kVector;
-    const int64_t pixel = t / groups_of_c;
-    const int64_t ow = pixel % d.out_w, oh = (pixel / d.out_w) % d.out_h, b = pixel / (d.out_w * d.out_h);
+  const int r = kR > 0 ? kR : d.r, s = kS > 0 ? kS : d.s;
+  const I c = static_cast<I>(d.c), h = static_cast<I>(d.h), wd = static_cast<I>(d.w);
+  const I out_h = static_cast<I>(d.out_h), out_w = static_cast<I>(d.out_w);
+  const I groups_of_c = c / kVector;
+  const I total = static_cast<I>(d.n) * out_h * out_w * groups_of_c;
+  for (I t = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); t < total;
+       t += static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x)) {
+    const I c0 = (t % groups_of_c) * kVector;
+    const I pixel = t / groups_of_c;
+    const I ow = pixel % out_w, rest = pixel / out_w;
+    const I oh = rest % out_h, b = rest / out_h;
+    const I ih0 = oh * d.stride_h - d.pad_h, iw0 = ow * d.stride_w - d.pad_w;
+    const float* base = x + b * h * wd * c + c0;
     float acc[kVector];
+#pragma unroll
     for (int j = 0; j < kVector; ++j) acc[j] = 0.0f;
-    for (int i = 0; i < d.r; ++i) {
-      const int64_t ih = oh * d.stride_h - d.pad_h + static_cast<int64_t>(i) * d.dilation_h;
-      if (ih < 0 || ih >= d.h) continue;
-      for (int k = 0; k < d.s; ++k) {
-        const int64_t iw = ow * d.stride_w - d.pad_w + static_cast<int64_t>(k) * d.dilation_w;
-        if (iw < 0 || iw >= d.w) continue;
-        const Vec in = *reinterpret_cast<const Vec*>(x + ((b * d.h + ih) * d.w + iw) * d.c + c0);
-        const float* v = reinterpret_cast<const float*>(&in);
-        const int tap = i * d.s + k;
-        for (int j = 0; j < kVector; ++j) acc[j] += v[j] * w[(c0 + j) * d.r * d.s + tap];
+#pragma unroll
+    for (int ii = 0; ii < r; ++ii) {
+      const I ih = ih0 + static_cast<I>(ii) * d.dilation_h;
+      if (ih < 0 || ih >= h) continue;
+#pragma unroll
+      for (int kk = 0; kk < s; ++kk) {
+        const I iw = iw0 + static_cast<I>(kk) * d.dilation_w;
+        if (iw < 0 || iw >= wd) continue;
+        Vec in = __ldg(reinterpret_cast<const Vec*>(base + (ih * wd + iw) * c));
+        float* v = reinterpret_cast<float*>(&in);
+        if (d.input_max > 0.0f) {
+#pragma unroll
+          for (int j = 0; j < kVector; ++j) v[j] = fminf(v[j], d.input_max);
+        }
+        const int tap = ii * s + kk;
+        if constexpr (kTapMajor) {
+          const Vec f = __ldg(reinterpret_cast<const Vec*>(w + static_cast<I>(tap) * c + c0));
+          const float* fv = reinterpret_cast<const float*>(&f);
+#pragma unroll
+          for (int j = 0; j < kVector; ++j) acc[j] += v[j] * fv[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVector; ++j) acc[j] += v[j] * __ldg(w + (c0 + j) * r * s + tap);
+        }
       }
     }
-    const int64_t out = pixel * d.c + c0;
+    const I out = pixel * c + c0;
     float result[kVector];
-    for (int j = 0; j < kVector; ++j) result[j] = apply_epilogue(e, acc[j], c0 + j, out + j);
+#pragma unroll
+    for (int j = 0; j < kVector; ++j) result[j] = apply_epilogue(e, acc[j], static_cast<int64_t>(c0 + j), out + j);
     *reinterpret_cast<Vec*>(y + out) = *reinterpret_cast<const Vec*>(result);
+  }
+}
+
+template <int kVector, bool kTapMajor, typename I>
+void launch_depthwise(const float* x, const float* w, float* y, const DepthwiseShape& d, const Epilogue& e,
+                      unsigned grid, cudaStream_t stream) {
+  if (d.r == 3 && d.s == 3) {
+    depthwise_nhwc_kernel<kVector, kTapMajor, 3, 3, I><<<grid, 256, 0, stream>>>(x, w, y, d, e);
+  } else {
+    depthwise_nhwc_kernel<kVector, kTapMajor, 0, 0, I><<<grid, 256, 0, stream>>>(x, w, y, d, e);
+  }
+}
+
+template <int kVector, bool kTapMajor>
+void launch_depthwise(const float* x, const float* w, float* y, const DepthwiseShape& d, const Epilogue& e,
+                      unsigned grid, bool wide, cudaStream_t stream) {
+  if (wide) {
+    launch_depthwise<kVector, kTapMajor, int64_t>(x, w, y, d, e, grid, stream);
+  } else {
+    launch_depthwise<kVector, kTapMajor, int32_t>(x, w, y, d, e, grid, stream);
   }
 }
 
@@ -62,15 +112,26 @@ __global__ void depthwise_nhwc_kernel(const float* __restrict__ x, const float* 
 inline cudaError_t depthwise_nhwc(const float* x, const float* w, float* y, const DepthwiseShape& d,
                                   const Epilogue& e, cudaStream_t stream) {
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool vector = d.c % 4 == 0 && aligned(x) && aligned(y);
+  const bool vector = d.c % 4 == 0 && aligned(x) && aligned(y) && (!d.tap_major || aligned(w));
   const int64_t threads = d.n * d.out_h * d.out_w * (vector ? d.c / 4 : d.c);
   if (threads == 0) return cudaSuccess;
+  // 32-bit offsets where the largest tensor and the thread count fit (with room for the grid stride's last step).
+  const int64_t largest = d.n * (d.h * d.w > d.out_h * d.out_w ? d.h * d.w : d.out_h * d.out_w) * d.c;
+  const bool wide = largest >= (int64_t{1} << 30) || threads >= (int64_t{1} << 30);
   const int64_t blocks = (threads + 255) / 256;
   const unsigned grid = static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16);
   if (vector) {
-    depthwise_nhwc_kernel<4><<<grid, 256, 0, stream>>>(x, w, y, d, e);
+    if (d.tap_major) {
+      launch_depthwise<4, true>(x, w, y, d, e, grid, wide, stream);
+    } else {
+      launch_depthwise<4, false>(x, w, y, d, e, grid, wide, stream);
+    }
   } else {
-    depthwise_nhwc_kernel<1><<<grid, 256, 0, stream>>>(x, w, y, d, e);
+    if (d.tap_major) {
+      launch_depthwise<1, true>(x, w, y, d, e, grid, wide, stream);
+    } else {
+      launch_depthwise<1, false>(x, w, y, d, e, grid, wide, stream);
+    }
   }
   return cudaGetLastError();
 }

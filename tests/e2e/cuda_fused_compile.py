@@ -85,6 +85,10 @@ PROGRAMS = [
     ("tests/golden/compile-cuda-dynamic-hw/program.yaml", "dynamic_hw", ["--cuda-graph"],
      ["tests/golden/compile-cuda-conv/ops.yaml", "tests/golden/compile-cuda-dynamic-hw/ops.yaml",
       "tests/golden/compile-cuda-conv/fusion.yaml"]),
+    # relu6 as ReLU before a depthwise convolution that clamps its input at 6; a tap-major depthwise filter.
+    ("tests/golden/compile-cuda-relu6-depthwise/program.yaml", "inverted_residual", ["--cuda-graph"],
+     ["tests/golden/compile-cuda-conv/ops.yaml", "tests/golden/compile-cuda-conv-nhwc/transpose.yaml",
+      "tests/golden/compile-cuda-conv/fusion.yaml"]),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]

@@ -136,7 +136,7 @@ constexpr uint32_t kParameterFileOrder[] = {1, 23, 22, 2, 7, 12, 18, 4, 9, 14, 2
 constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{3, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true};
 constexpr kforge::cuda_conv::ConvGeometry kConvGeometry1{8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, false, true};
 constexpr kforge::cuda_conv::ConvGeometry kConvGeometry2{8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, true, false, true};
-constexpr kforge::cuda_conv::ConvGeometry kConvGeometry3{16, 16, 3, 3, 2, 2, 1, 1, 2, 2, 16, true, false, true};
+constexpr kforge::cuda_conv::ConvGeometry kConvGeometry3{16, 16, 3, 3, 2, 2, 1, 1, 2, 2, 16, true, false, true, true};
 constexpr kforge::cuda_conv::ConvGeometry kConvGeometry4{8, 16, 3, 3, 1, 1, 2, 2, 1, 1, 1, true, false, true};
 // A convolution's failure (cuDNN's status or the CUDA error), named after its group.
 [[maybe_unused]] kforge::Status conv_failed(size_t index, const kforge::Status& status) {

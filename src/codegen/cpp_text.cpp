@@ -246,4 +246,15 @@ std::string cpp_int_expr(const passes::SymExpr& e) {
   return e.to_string(cpp);
 }
 
+std::string cpp_checked_int_expr(const passes::SymExpr& e) {
+  passes::SymExpr::PrintOptions checked;
+  checked.symbol_name = [](uint32_t id) { return "kforge::CheckedInt(s" + std::to_string(id) + ")"; };
+  checked.floor_div_name = "kforge::checked_floor_div";
+  checked.ceil_div_name = "kforge::checked_ceil_div";
+  checked.max_name = "kforge::checked_max";
+  checked.min_name = "kforge::checked_min";
+  // A constant prints as a bare integer: make it a CheckedInt too, so that .ok() and .value() apply.
+  return e.is_constant() ? "kforge::CheckedInt(" + e.to_string(checked) + ")" : e.to_string(checked);
+}
+
 }  // namespace kforge::codegen

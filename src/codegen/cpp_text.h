@@ -37,6 +37,9 @@ std::string cpp_string(std::string_view text);
 /// `std::max<int64_t>(s0, 4)`): symbols as the generated code names them (`s<id>`), floor and ceiling division
 /// as the functions the class templates define (templates/program/class.j2, dim_division).
 std::string cpp_int_expr(const passes::SymExpr& e);
+/// The same expression as kforge::CheckedInt arithmetic (templates/runtime/kforge_runtime.h): `.ok()` is false
+/// where an int64 step overflows, `.value()` the result.
+std::string cpp_checked_int_expr(const passes::SymExpr& e);
 
 /// A braced list of integers: {64, 0, 0} -> "{64, 0, 0}", {} -> "{}" (multi-kernel hints, shapes).
 std::string cpp_int_list(const std::vector<int64_t>& values);

@@ -338,8 +338,8 @@ class CudaHostEmitter {
     diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") has no CUDA kernel: " + why);
   }
 
-  // The broadcast dims the analysis took as equal (passes::DimEquality), each pair once: {a, b (C++ over the
-  // symbols), message (what run() says when an input makes them differ)}.
+  // The broadcast dims the analysis took as equal (passes::DimEquality), each pair once: {a, b (kforge::CheckedInt
+  // expressions over the symbols), message (what run() says when an input makes them differ)}.
   tmpl::Value dim_equalities() const {
     passes::SymExpr::PrintOptions named;
     named.symbol_name = [this](uint32_t id) { return id < p_.symbols.size() ? p_.symbols[id].name : "?"; };
@@ -348,8 +348,8 @@ class CudaHostEmitter {
     for (const passes::DimEquality& e : p_.dim_equalities) {
       if (!seen.emplace(e.a, e.b).second) continue;
       tmpl::Value v = tmpl::Value::map();
-      v.set("a", cpp_int_expr(e.a));
-      v.set("b", cpp_int_expr(e.b));
+      v.set("a", cpp_checked_int_expr(e.a));
+      v.set("b", cpp_checked_int_expr(e.b));
       v.set("message", fmt::format("{}: {} at {}: dims {} and {} meet in a broadcast, which --target cuda takes as "
                                    "equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are",
                                    o_.codegen.class_name, e.op, where(e.loc), e.a.to_string(named),

@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "codegen/cpp_text.h"
+
 namespace kforge::codegen {
 
 namespace {
@@ -39,16 +41,10 @@ SizeChecks size_checks(const passes::LoweredProgram& p) {
     auto [it, fresh] = largest.try_emplace(m.to_string(), m, c);
     if (!fresh && c > it->second.second) it->second.second = c;
   }
-  SymExpr::PrintOptions checked;
-  checked.symbol_name = [](uint32_t id) { return "kforge::CheckedInt(s" + std::to_string(id) + ")"; };
-  checked.floor_div_name = "kforge::checked_floor_div";
-  checked.ceil_div_name = "kforge::checked_ceil_div";
-  checked.max_name = "kforge::checked_max";
-  checked.min_name = "kforge::checked_min";
   std::set<std::string> seen;
   auto add = [&](const SymExpr& e) {
     if (!derived(e)) return;
-    std::string text = e.to_string(checked);
+    std::string text = cpp_checked_int_expr(e);
     if (seen.insert(text).second) out.conditions.push_back(std::move(text));
   };
   for (const auto& [text, m_c] : largest) add(m_c.first * m_c.second);

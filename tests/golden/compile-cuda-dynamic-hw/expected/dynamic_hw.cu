@@ -427,11 +427,17 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
       !(2 * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 2).ok()) {
     return kforge::Status::Error("dynamic_hw: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ", s2 = ", s2, ") give sizes that overflow int64");
   }
-  if (kforge_floor_div(s1 - 1, 2) + 1 != 2 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 2) {
-    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", kforge_floor_div(s1 - 1, 2) + 1, " and ", 2 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 2);
+  {
+    const kforge::CheckedInt a = kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 1, b = 2 * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2), 2) + 2;
+    if (!a.ok() || !b.ok() || a.value() != b.value()) {
+      return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", a.ok() ? std::to_string(a.value()) : "(overflow)", " and ", b.ok() ? std::to_string(b.value()) : "(overflow)");
+    }
   }
-  if (kforge_floor_div(s2 - 1, 2) + 1 != 2 * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 2) {
-    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", kforge_floor_div(s2 - 1, 2) + 1, " and ", 2 * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 2);
+  {
+    const kforge::CheckedInt a = kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 1, b = 2 * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 2) + 2;
+    if (!a.ok() || !b.ok() || a.value() != b.value()) {
+      return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", a.ok() ? std::to_string(a.value()) : "(overflow)", " and ", b.ok() ? std::to_string(b.value()) : "(overflow)");
+    }
   }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(std::max<int64_t>(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 64 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 64)) + std::max<int64_t>(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), std::max<int64_t>(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 64 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 64))) + std::max<int64_t>(64 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 64), 64 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2), 64)) + 256) + 64));
   Bindings kforge_b;

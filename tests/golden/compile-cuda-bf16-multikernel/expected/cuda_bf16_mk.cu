@@ -480,6 +480,11 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
     return kforge::Status::Error("cuda_bf16_mk: ", kLaunchNames[2], ": M x N x K = ", s0, " x ", 32, " x ", 128,
                                  " exceeds the int range of the CUDA GEMM kernels");
   }
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(512 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("cuda_bf16_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kBFloat16, {s0, 32}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
   if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
@@ -516,11 +521,6 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(512 * kforge::CheckedInt(s0)).ok()) {
-    return kforge::Status::Error("cuda_bf16_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
-  }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(512 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

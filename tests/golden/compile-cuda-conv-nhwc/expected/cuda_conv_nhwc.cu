@@ -602,6 +602,12 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
     return kforge::Status::Error("cuda_conv_nhwc: ", kLaunchNames[4], ": M x N x K = ", s0, " x ", 10, " x ", 16,
                                  " exceeds the int range of the CUDA GEMM kernels");
   }
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(8192 * kforge::CheckedInt(s0)).ok() ||
+      !(13312 * kforge::CheckedInt(s0) + 64).ok()) {
+    return kforge::Status::Error("cuda_conv_nhwc: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
   KFORGE_RETURN_IF_ERROR(prepare_output(c3_out, "c3", kforge::DataType::kFloat32, {s0, 16, 4, 4}));
   if (kforge::shares_memory(*logits_out, x)) return shared_memory("logits", "input", "x");
@@ -675,12 +681,6 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(8192 * kforge::CheckedInt(s0)).ok() ||
-      !(13312 * kforge::CheckedInt(s0) + 64).ok()) {
-    return kforge::Status::Error("cuda_conv_nhwc: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
-  }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(13312 * s0 + 64) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

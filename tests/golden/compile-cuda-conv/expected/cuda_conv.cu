@@ -593,6 +593,11 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
     return kforge::Status::Error("cuda_conv: ", kLaunchNames[4], ": M x N x K = ", s0, " x ", 10, " x ", 16,
                                  " exceeds the int range of the CUDA GEMM kernels");
   }
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(12288 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("cuda_conv: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
   KFORGE_RETURN_IF_ERROR(prepare_output(c3_out, "c3", kforge::DataType::kFloat32, {s0, 16, 4, 4}));
   if (kforge::shares_memory(*logits_out, x)) return shared_memory("logits", "input", "x");
@@ -666,11 +671,6 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(12288 * kforge::CheckedInt(s0)).ok()) {
-    return kforge::Status::Error("cuda_conv: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
-  }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(12288 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

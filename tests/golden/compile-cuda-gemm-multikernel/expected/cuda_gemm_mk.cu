@@ -328,6 +328,11 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
     return kforge::Status::Error("cuda_gemm_mk: ", kLaunchNames[1], ": M x N x K = ", 4 * s0, " x ", 32, " x ", 128,
                                  " exceeds the int range of the CUDA GEMM kernels");
   }
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(2560 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("cuda_gemm_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, 32}));
   if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
   if (parameter_memory_.may_overlap(*y_out)) {
@@ -349,11 +354,6 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
     }
   }
   gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(2560 * kforge::CheckedInt(s0)).ok()) {
-    return kforge::Status::Error("cuda_gemm_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
-  }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2560 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

@@ -352,6 +352,13 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (!bound_[2]) return kforge::Status::Error("index_ops: parameter 'eb' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   [[maybe_unused]] const int64_t s1 = ids.dims[0];
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(2304 * kforge::CheckedInt(s0)).ok() ||
+      !(160 * kforge::CheckedInt(s1)).ok() ||
+      !(1152 * kforge::CheckedInt(s0) + 64 * kforge::checked_ceil_div(432 * kforge::CheckedInt(s0), 64) + kforge::checked_max(576 * kforge::CheckedInt(s0), 64 * kforge::checked_ceil_div(144 * kforge::CheckedInt(s0), 64))).ok()) {
+    return kforge::Status::Error("index_ops: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(d0_out, "d0", kforge::DataType::kFloat32, {s0, 6, 6, 4}));
   KFORGE_RETURN_IF_ERROR(prepare_output(sd_out, "sd", kforge::DataType::kFloat32, {s0, 6, 6}));
   KFORGE_RETURN_IF_ERROR(prepare_output(tl_out, "tl", kforge::DataType::kFloat32, {s0, 4, 8, 3}));
@@ -533,13 +540,6 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(2304 * kforge::CheckedInt(s0)).ok() ||
-      !(160 * kforge::CheckedInt(s1)).ok() ||
-      !(1152 * kforge::CheckedInt(s0) + 64 * kforge::checked_ceil_div(432 * kforge::CheckedInt(s0), 64) + kforge::checked_max(576 * kforge::CheckedInt(s0), 64 * kforge::checked_ceil_div(144 * kforge::CheckedInt(s0), 64))).ok()) {
-    return kforge::Status::Error("index_ops: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
-  }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(1152 * s0 + 64 * kforge_ceil_div(432 * s0, 64) + std::max<int64_t>(576 * s0, 64 * kforge_ceil_div(144 * s0, 64))) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

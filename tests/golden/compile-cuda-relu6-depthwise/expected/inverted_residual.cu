@@ -410,6 +410,11 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   if (!bound_[11]) return kforge::Status::Error("inverted_residual: parameter 'w2' is not bound");
   if (!bound_[12]) return kforge::Status::Error("inverted_residual: parameter 'wd2' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(65536 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("inverted_residual: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 8, 16, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(a2_out, "a2", kforge::DataType::kFloat32, {s0, 16, 16, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(z_out, "z", kforge::DataType::kFloat32, {s0, 16, 8, 8}));
@@ -471,11 +476,6 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(65536 * kforge::CheckedInt(s0)).ok()) {
-    return kforge::Status::Error("inverted_residual: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
-  }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(65536 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

@@ -396,6 +396,11 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   if (!bound_[1]) return kforge::Status::Error("cuda_rows: parameter 'g' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_rows: parameter 'beta' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(2048 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("cuda_rows: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {s0, 256}));
   KFORGE_RETURN_IF_ERROR(prepare_output(q_out, "q", kforge::DataType::kFloat32, {s0, 256}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
@@ -436,11 +441,6 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   }
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(2048 * kforge::CheckedInt(s0)).ok()) {
-    return kforge::Status::Error("cuda_rows: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
-  }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2048 * s0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;

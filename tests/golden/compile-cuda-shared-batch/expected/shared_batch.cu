@@ -129,17 +129,17 @@ kforge::Status shared_batch::run(const kforge::Tensor& x, const kforge::Tensor& 
   if (static_cast<const kforge::Tensor*>(g_out) == &x) return same_tensor("g", "input", "x");
   if (static_cast<const kforge::Tensor*>(g_out) == &y) return same_tensor("g", "input", "y");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
+  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
+  // before they size the workspace.
+  if (!(64 * kforge::CheckedInt(s0)).ok()) {
+    return kforge::Status::Error("shared_batch: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   KFORGE_RETURN_IF_ERROR(prepare_output(g_out, "g", kforge::DataType::kFloat32, {s0, 16}));
   if (kforge::shares_memory(*g_out, x)) return shared_memory("g", "input", "x");
   if (kforge::shares_memory(*g_out, y)) return shared_memory("g", "input", "y");
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
-  }
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(64 * kforge::CheckedInt(s0)).ok()) {
-    return kforge::Status::Error("shared_batch: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(0) + 64));
   Bindings kforge_b;

@@ -99,10 +99,15 @@ constexpr bool direct_depthwise(const ConvGeometry& g) {
 // host), or the host's cuDNN call and the GPU's work together, what a run() that calls cuDNN every time pays.
 enum class BenchmarkTiming { kGpu, kHostAndGpu };
 
+// The workspace every convolution of an object shares (bytes); algorithms needing more are not considered. Compile
+// with -DKFORGE_CUDNN_WORKSPACE_BYTES=... to allow more (or less); it is part of each method's cache entry.
+#ifndef KFORGE_CUDNN_WORKSPACE_BYTES
+#define KFORGE_CUDNN_WORKSPACE_BYTES (size_t{64} << 20)
+#endif
+
 class CudnnContext {
  public:
-  // The workspace every convolution of the object shares; algorithms needing more are not considered.
-  static constexpr size_t kWorkspaceBytes = size_t{64} << 20;
+  static constexpr size_t kWorkspaceBytes = KFORGE_CUDNN_WORKSPACE_BYTES;
   // BenchmarkTiming::kGpu's lead. With the 30 us lead of the GEMM sites, resnet50's 1x1 convolutions measured
   // 30-100 us at batch 1 on an H200 (the host's cuDNN call, not the GPU's work: the whole model runs in 0.59 ms as a
   // graph), and the picks made the graph 2x slower (BENCHMARKS.md).
@@ -403,7 +408,8 @@ class ConvSite {
                                       : std::string(relu ? "relu" : "identity") +
                                             (epilogue->residual != nullptr ? "+residual" : "");
     const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 2;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
-                                          name + ";epilogue " + epilogue_kind +
+                                          name + ";epilogue " + epilogue_kind + ";workspace " +
+                                          std::to_string(CudnnContext::kWorkspaceBytes) +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));
     auto config = cuda_timing::make_cuda_config<Dispatcher>(name, ctx.timer(), set_hash);
     config.bench.warmup = 2;

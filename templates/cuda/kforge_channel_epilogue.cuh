@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace kforge {
 namespace cuda_conv {
@@ -66,14 +67,33 @@ __device__ __forceinline__ float apply_epilogue(const Epilogue& e, float v, int6
   return v;
 }
 
-// y[i] = epilogue(x[i]) over the n * channels * spatial elements of the output (x == y: in place).
-__global__ void conv_epilogue_kernel(const float* x, float* y, Epilogue e, int64_t total, int64_t channels,
-                                     int64_t spatial, bool nhwc) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t c = nhwc ? i % channels : (i / spatial) % channels;
-    y[i] = apply_epilogue(e, x[i], c, i);
+// y[i] = epilogue(x[i]) over the n * channels * spatial elements of the output (x == y: in place), kVector
+// consecutive elements per step: 4 (float4 loads and stores) where they share a plane (NCHW, spatial % 4 == 0) or
+// are consecutive channels (NHWC, channels % 4 == 0) and the pointers are 16-byte aligned, else 1. I: the index
+// type, 32-bit where the tensor fits (64-bit divisions by run-time values cost tens of instructions each).
+template <int kVector, typename I>
+__global__ void __launch_bounds__(256) conv_epilogue_kernel(const float* x, float* y, Epilogue e, I total,
+                                                            I channels, I spatial, bool nhwc) {
+  using Vec = typename std::conditional<kVector == 4, float4, float>::type;
+  for (I t = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);
+       t < total / kVector; t += static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x)) {
+    const I i = t * kVector;
+    const I c = nhwc ? i % channels : (i / spatial) % channels;
+    Vec v = *reinterpret_cast<const Vec*>(x + i);
+    float* f = reinterpret_cast<float*>(&v);
+#pragma unroll
+    for (int j = 0; j < kVector; ++j) f[j] = apply_epilogue(e, f[j], nhwc ? c + j : c, static_cast<int64_t>(i) + j);
+    *reinterpret_cast<Vec*>(y + i) = v;
   }
+}
+
+template <int kVector, typename I>
+void launch_channel_epilogue(const float* x, float* y, const Epilogue& e, int64_t total, int64_t channels,
+                             int64_t spatial, bool nhwc, cudaStream_t stream) {
+  const int64_t blocks = (total / kVector + 255) / 256;
+  conv_epilogue_kernel<kVector, I><<<static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16), 256, 0,
+                                     stream>>>(x, y, e, static_cast<I>(total), static_cast<I>(channels),
+                                               static_cast<I>(spatial), nhwc);
 }
 
 // y = epilogue(x) over a [n, channels, spatial] tensor (NCHW, or NHWC: channels last); cudaGetLastError().
@@ -81,9 +101,21 @@ inline cudaError_t channel_epilogue(const float* x, float* y, const Epilogue& e,
                                     int64_t spatial, bool nhwc, cudaStream_t stream) {
   const int64_t total = n * channels * spatial;
   if (total == 0) return cudaSuccess;
-  const int64_t blocks = (total + 255) / 256;
-  conv_epilogue_kernel<<<static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16), 256, 0, stream>>>(
-      x, y, e, total, channels, spatial, nhwc);
+  const auto aligned = [](const void* p) { return p == nullptr || reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool vector = (nhwc ? channels % 4 == 0 : spatial % 4 == 0) && aligned(x) && aligned(y) &&
+                      aligned(e.residual);
+  const bool wide = total >= (int64_t{1} << 30);
+  if (vector) {
+    if (wide) {
+      launch_channel_epilogue<4, int64_t>(x, y, e, total, channels, spatial, nhwc, stream);
+    } else {
+      launch_channel_epilogue<4, int32_t>(x, y, e, total, channels, spatial, nhwc, stream);
+    }
+  } else if (wide) {
+    launch_channel_epilogue<1, int64_t>(x, y, e, total, channels, spatial, nhwc, stream);
+  } else {
+    launch_channel_epilogue<1, int32_t>(x, y, e, total, channels, spatial, nhwc, stream);
+  }
   return cudaGetLastError();
 }
 

@@ -25,11 +25,13 @@ struct Pool2dGeometry {
   bool nhwc, is_max, exclusive, adaptive;
 };
 
-__device__ __forceinline__ void pool_window(int64_t o, int64_t in, int64_t out, int64_t k, int64_t stride,
-                                            int64_t pad, bool adaptive, int64_t* start, int64_t* end) {
+// The input window [start, end) of output position o along one dim (the adaptive bounds in 64 bits: o * in can
+// pass 2^31 where the tensors' offsets do not).
+template <typename I>
+__device__ __forceinline__ void pool_window(I o, I in, I out, I k, I stride, I pad, bool adaptive, I* start, I* end) {
   if (adaptive) {
-    *start = o * in / out;
-    *end = ((o + 1) * in + out - 1) / out;
+    *start = static_cast<I>(static_cast<int64_t>(o) * in / out);
+    *end = static_cast<I>(((static_cast<int64_t>(o) + 1) * in + out - 1) / out);
     return;
   }
   *start = o * stride - pad;
@@ -37,41 +39,47 @@ __device__ __forceinline__ void pool_window(int64_t o, int64_t in, int64_t out, 
   *start = *start > 0 ? *start : 0;
 }
 
-template <typename T>
-__global__ void pool2d_kernel(const T* x, T* y, Pool2dGeometry g, int64_t total) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t b, ch, oh, ow;
+// One thread per output element. I: the index type, 32-bit where the tensors fit (64-bit divisions by run-time
+// values cost tens of instructions each).
+template <typename T, typename I>
+__global__ void __launch_bounds__(256) pool2d_kernel(const T* x, T* y, Pool2dGeometry g, I total) {
+  const I c = g.c, h = g.h, w = g.w, out_h = g.out_h, out_w = g.out_w;
+  // Strides of the input in elements: NCHW (c*h*w, h*w, w, 1), NHWC (h*w*c, 1, w*c, c).
+  const I plane = h * w;
+  const I sn = plane * c;
+  const I sc = g.nhwc ? 1 : plane;
+  const I sh = g.nhwc ? w * c : w;
+  const I sw = g.nhwc ? c : 1;
+  for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < total;
+       i += static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x)) {
+    I b, ch, oh, ow;
     if (g.nhwc) {
-      ch = i % g.c;
-      ow = (i / g.c) % g.out_w;
-      oh = (i / (static_cast<int64_t>(g.c) * g.out_w)) % g.out_h;
-      b = i / (static_cast<int64_t>(g.c) * g.out_w * g.out_h);
+      ch = i % c;
+      const I pixel = i / c;
+      ow = pixel % out_w;
+      oh = (pixel / out_w) % out_h;
+      b = pixel / (out_w * out_h);
     } else {
-      ow = i % g.out_w;
-      oh = (i / g.out_w) % g.out_h;
-      ch = (i / (static_cast<int64_t>(g.out_w) * g.out_h)) % g.c;
-      b = i / (static_cast<int64_t>(g.out_w) * g.out_h * g.c);
+      ow = i % out_w;
+      const I row = i / out_w;
+      oh = row % out_h;
+      ch = (row / out_h) % c;
+      b = row / (out_h * c);
     }
-    // Strides of the input in elements: NCHW (c*h*w, h*w, w, 1), NHWC (h*w*c, 1, w*c, c).
-    const int64_t plane = static_cast<int64_t>(g.h) * g.w;
-    const int64_t sn = plane * g.c;
-    const int64_t sc = g.nhwc ? 1 : plane;
-    const int64_t sh = g.nhwc ? static_cast<int64_t>(g.w) * g.c : g.w;
-    const int64_t sw = g.nhwc ? g.c : 1;
-    int64_t h0, h1, w0, w1;
-    pool_window(oh, g.h, g.out_h, g.k_h, g.stride_h, g.pad_top, g.adaptive, &h0, &h1);
-    pool_window(ow, g.w, g.out_w, g.k_w, g.stride_w, g.pad_left, g.adaptive, &w0, &w1);
+    I h0, h1, w0, w1;
+    pool_window<I>(oh, h, out_h, g.k_h, g.stride_h, g.pad_top, g.adaptive, &h0, &h1);
+    pool_window<I>(ow, w, out_w, g.k_w, g.stride_w, g.pad_left, g.adaptive, &w0, &w1);
     const T* base = x + b * sn + ch * sc;
     T acc = g.is_max ? static_cast<T>(-FLT_MAX) : T(0);
-    for (int64_t h = h0; h < h1; ++h) {
-      for (int64_t w = w0; w < w1; ++w) {
-        const T v = base[h * sh + w * sw];
+    for (I ih = h0; ih < h1; ++ih) {
+      for (I iw = w0; iw < w1; ++iw) {
+        const T v = base[ih * sh + iw * sw];
         acc = g.is_max ? (acc > v ? acc : v) : acc + v;
       }
     }
     if (!g.is_max) {
-      const int64_t count = (g.exclusive || g.adaptive) ? (h1 - h0) * (w1 - w0) : static_cast<int64_t>(g.k_h) * g.k_w;
+      const int64_t count = (g.exclusive || g.adaptive) ? static_cast<int64_t>(h1 - h0) * (w1 - w0)
+                                                        : static_cast<int64_t>(g.k_h) * g.k_w;
       acc /= static_cast<T>(count);
     }
     y[i] = acc;
@@ -84,7 +92,13 @@ cudaError_t pool2d(const T* x, T* y, const Pool2dGeometry& g, int64_t n, cudaStr
   const int64_t total = n * g.c * g.out_h * g.out_w;
   if (total == 0) return cudaSuccess;
   const int64_t blocks = (total + 255) / 256;
-  pool2d_kernel<T><<<static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16), 256, 0, stream>>>(x, y, g, total);
+  const unsigned grid = static_cast<unsigned>(blocks < 65535 * 16 ? blocks : 65535 * 16);
+  const int64_t input = n * g.c * static_cast<int64_t>(g.h) * g.w;
+  if (total < (int64_t{1} << 30) && input < (int64_t{1} << 30)) {
+    pool2d_kernel<T, int32_t><<<grid, 256, 0, stream>>>(x, y, g, static_cast<int32_t>(total));
+  } else {
+    pool2d_kernel<T, int64_t><<<grid, 256, 0, stream>>>(x, y, g, total);
+  }
   return cudaGetLastError();
 }
 

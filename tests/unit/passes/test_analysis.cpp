@@ -74,6 +74,14 @@ TEST_CASE("shapes: elementwise broadcasting, static and symbolic") {
   CHECK(a.shape("c") == "float32[s0, 4, 5]");
 }
 
+// The dims `analysis` gives program p's value `name`, as text ("[s0, 5]").
+std::string dims_of(const ir::Program& p, const Analysis& analysis, const std::string& name) {
+  for (size_t i = 0; i < p.value_capacity(); ++i) {
+    if (p.value(ir::ValueId{static_cast<uint32_t>(i)}).name == name) return to_string(analysis.values.at(i).dims);
+  }
+  return "no value";
+}
+
 TEST_CASE("shapes: dynamic dims that meet in a broadcast can share one symbol") {
   const std::string text = program(
       "[{name: x, dtype: float32, shape: [-1, 5]}, {name: y, dtype: float32, shape: [-1, 5]}, "
@@ -103,12 +111,7 @@ TEST_CASE("shapes: dynamic dims that meet in a broadcast can share one symbol") 
   CHECK(unified->symbols.size() == 3);  // x.dims[0], z.dims[1], w.dims[0]: y's and z's batches are x's
   CHECK(unified->symbols[1].name == "z.dims[1]");
   CHECK(broadcast_symbol_aliases(*unified).empty());
-  auto shape = [&](const std::string& name) {
-    for (size_t i = 0; i < p->value_capacity(); ++i) {
-      if (p->value(ir::ValueId{static_cast<uint32_t>(i)}).name == name) return to_string(unified->values.at(i).dims);
-    }
-    return std::string("no value");
-  };
+  auto shape = [&](const std::string& name) { return dims_of(*p, *unified, name); };
   CHECK(shape("a") == "[s0, 5]");
   CHECK(shape("b") == "[s0, 5]");
   CHECK(shape("c") == "[s2, 5]");
@@ -135,12 +138,7 @@ TEST_CASE("shapes: with equal_broadcast_dims, an expression and a dim it meets i
   CHECK(a->dim_equalities[0].op == "pd_op.add");
   CHECK(a->dim_equalities[0].a.to_string() == "2 * s0");
   CHECK(a->dim_equalities[0].b.to_string() == "s1");
-  auto shape = [&](const std::string& name) {
-    for (size_t i = 0; i < p->value_capacity(); ++i) {
-      if (p->value(ir::ValueId{static_cast<uint32_t>(i)}).name == name) return to_string(a->values.at(i).dims);
-    }
-    return std::string("no value");
-  };
+  auto shape = [&](const std::string& name) { return dims_of(*p, *a, name); };
   // Every dim s1 becomes 2 * s0, w's own and what is computed from it: the generated code checks the pair first.
   CHECK(shape("c") == "[2 * s0, 4]");
   CHECK(shape("w") == "[2 * s0, 4]");

@@ -54,14 +54,14 @@ CASES="${MODEL_CASES:-resnet18:64:2 mobilenet_v2:64:2 shufflenet_v2_x1_0:64:2 de
 mobilenet_v3_small:64:2 ocr_static:64:2 ppocr_det_head:64x64:2 ppocr_det_head:96x128:2 transformer_encoder_postnorm:0:2
 transformer_encoder_prenorm:0:2
 transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2}"
-# tests/paddle fixtures
-OP_CASES="arange bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
+# tests/paddle fixtures (OP_CASES, even empty, replaces the list at prepare time)
+OP_CASES="${OP_CASES-arange bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
 bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv2d_transpose dropout_eval
 dropout_eval_downscale embedding embedding_padding_idx expand expand_int64 gather gather_int32_axis0 index_select
 nearest_interp nearest_interp_dynamic nearest_interp_size pad3d_circular_ndhwc pad3d_replicate pad_constant pad_reflect
 slice slice_neg split_num split_sections strided_slice tile tile_int64 transpose_bool transpose_dynamic
 transpose_float32 transpose_float64 transpose_int32 transpose_int64 tril triu conv2d conv2d_bias_stride_pad
-conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d conv_region_nhwc"
+conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d conv_region_nhwc}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 
 build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the program needs them

@@ -151,6 +151,8 @@ bool CudaConvSite::has_epilogue() const {
   return bias != kNone || mean != kNone || residual != kNone || !activation.empty();
 }
 
+bool CudaConvSite::direct_depthwise() const { return nhwc && !transposed && groups == c && k == c; }
+
 bool is_cuda_conv_op(std::string_view op) {
   return op == "conv2d" || op == "depthwise_conv2d" || op == "conv2d_fused" || op == "conv2d_transpose";
 }
@@ -330,7 +332,7 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
     if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
   }
   s.krsc_filter = s.nhwc && !s.transposed && (s.foldable || !reorder);
-  s.tap_major_filter = s.foldable && s.nhwc && !s.transposed && s.groups == s.c && s.k == s.c;
+  s.tap_major_filter = s.foldable && s.direct_depthwise();
   return s;
 }
 

@@ -58,6 +58,9 @@ struct CudaConvSite {
 
   /// Whether an epilogue kernel runs after the convolution.
   bool has_epilogue() const;
+  /// Whether it runs as kforge_depthwise.cuh's kernel, not cuDNN: NHWC, one filter per channel (the header's
+  /// direct_depthwise(ConvGeometry) decides the same from the geometry this site prints).
+  bool direct_depthwise() const;
 };
 
 /// One pool2d: input [batch, c, h, w], output [batch, c, out_h, out_w] (logical NCHW).

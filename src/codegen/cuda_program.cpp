@@ -192,17 +192,7 @@ class CudaHostEmitter {
   }
 
   // Whether value v is a program output or read by any call.
-  bool is_read(uint32_t v) const {
-    for (const passes::ProgramOutput& o : p_.outputs) {
-      if (o.value == v) return true;
-    }
-    for (const passes::KernelCall& call : p_.calls) {
-      for (const passes::KernelArg& a : call.args) {
-        if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) return true;
-      }
-    }
-    return false;
-  }
+  bool is_read(uint32_t v) const { return readers(v) > 0; }
 
   // The convolution and pooling steps (codegen/cuda_conv.h): the convolution groups' conv2d_fused calls and the
   // conv2d / depthwise_conv2d / pool2d calls outside every group (check_calls collected them), each with its
@@ -248,10 +238,11 @@ class CudaHostEmitter {
       if (g.kind != passes::GroupKind::kConv) continue;
       std::string why;
       const std::optional<CudaConvSite> s = cuda_conv_site(p_, g.conv_call, &why);
-      if (!s || s->transposed) continue;
-      if (s->nhwc && s->groups == s->c && s->k == s->c) {
+      if (!s) continue;
+      if (s->direct_depthwise()) {
         depthwise_in.emplace(s->input, g.index);
-      } else if (s->activation == "relu6" && s->residual == kNone && (s->foldable || s->bias != kNone)) {
+      } else if (!s->transposed && s->activation == "relu6" && s->residual == kNone &&
+                 (s->foldable || s->bias != kNone)) {
         relu6_out.emplace(s->out, g.index);
       }
     }

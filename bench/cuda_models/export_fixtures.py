@@ -13,7 +13,9 @@ Run with Paddle's interpreter: /work/venv-paddle/bin/python bench/cuda_models/ex
 A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square input size, batch), ocr_static:SIZE:BATCH
 (the zoo's PP-OCR-style detector exported with static spatial dims), NAME:0:BATCH for another zoo model
 (transformer_encoder_postnorm, gpt_block, ...: its first input size), or NAME:HxW:BATCH for a zoo model exported
-with dynamic spatial dims (ppocr_det_head), run at H x W; its fixture is OUT/NAME_HxW (fixture_name)."""
+with dynamic spatial dims (ppocr_det_head), run at H x W; its fixture is OUT/NAME_HxW (fixture_name). A CASE ending
+in :seeded (vgg16:64:2:seeded) gets weights too large to carry even as bytes made from seeds instead
+(q8_params.reseed, before Paddle runs; it writes OUT/<case>/params.q8 itself)."""
 import math
 import sys
 from pathlib import Path
@@ -27,6 +29,9 @@ from paddle.static import InputSpec  # noqa: E402
 
 import check  # noqa: E402  (tools/paddle_zoo/check.py: paddle_outputs)
 import models  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import q8_params  # noqa: E402
 
 SEED = 3
 
@@ -70,7 +75,7 @@ def main():
     out = Path(sys.argv[1])
     paddle.set_device("cpu")
     for case in sys.argv[2:]:
-        name, size, batch = case.split(":")
+        name, size, batch, *how = case.split(":")
         batch = int(batch)
         path = out / fixture_name(name, size)
         path.mkdir(parents=True, exist_ok=True)
@@ -81,6 +86,8 @@ def main():
         quantize(net)
         net.eval()
         paddle.jit.save(net, str(path / "inference"), input_spec=specs)
+        if how == ["seeded"]:
+            q8_params.reseed(path / "inference.pdiparams", SEED, path / "params.q8")
         feeds = models.inputs(specs, batch, SEED, label)
         for feed, value in feeds.items():
             np.save(path / f"input_{feed}.npy", value)

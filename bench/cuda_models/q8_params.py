@@ -7,6 +7,13 @@ Python 3 standard library only (pack runs on the build machine, unpack on the GP
                                             whose values all are q * 2^-k as the exponent k and int8 q, any other
                                             tensor as its raw bytes
   q8_params.py unpack IN.q8 OUT.pdiparams   the original file
+
+Weights too large to carry even as bytes (vgg16: 138 M values) are made on both machines instead: reseed(), called
+by export_fixtures.py before Paddle computes the expected outputs, replaces the values of every float32 tensor of a
+.pdiparams by integers q drawn from a counter-based generator (splitmix64 of the tensor's seed and the element's
+index) in a range that keeps the tensor's spread and sign, times the tensor's 2^-k, and writes the .q8 file with just
+(k, range, seed) for each: unpack regenerates the same bytes. Those two need numpy (vectorised; the GPU machine's
+PyTorch has it).
 """
 import math
 import struct
@@ -107,14 +114,67 @@ def unpack(src, dst):
             (size,) = struct.unpack_from("<I", data, pos + 1)
             out += data[pos + 5:pos + 5 + size]
             pos += 5 + size
-        else:
+        elif kind == 1:
             (k,) = struct.unpack_from("<i", data, pos + 1)
             count = header_count(header)
             scale = 2.0 ** -k
             q = array("b", data[pos + 5:pos + 5 + count])
             out += array("f", (x * scale for x in q)).tobytes()
             pos += 5 + count
+        else:
+            k, lo, hi, seed = struct.unpack_from(SEEDED, data, pos + 1)
+            out += seeded_values(seed, header_count(header), lo, hi, k)
+            pos += 1 + struct.calcsize(SEEDED)
     Path(dst).write_bytes(bytes(out))
+
+
+SEEDED = "<iiiQ"  # a seeded tensor's record after its kind byte 2: k, lo, hi, seed
+
+
+def seeded_values(seed, count, lo, hi, k):
+    """float32 bytes of q * 2^-k, q in [lo, hi] from splitmix64(seed * golden ratio + index) (exact: |q| <= 127)."""
+    import numpy as np
+    out = np.empty(count, np.float32)
+    base = np.uint64((seed * 0x9E3779B97F4A7C15) % 2**64)
+    with np.errstate(over="ignore"):
+        for start in range(0, count, 1 << 22):
+            z = np.arange(start, min(count, start + (1 << 22)), dtype=np.uint64) + base
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            z ^= z >> np.uint64(31)
+            q = (z % np.uint64(hi - lo + 1)).astype(np.int64) + lo
+            out[start:start + len(q)] = q.astype(np.float32) * np.float32(2.0 ** -k)
+    return out.tobytes()
+
+
+def reseed(pdiparams, seed, q8):
+    """Rewrites every float32 tensor of `pdiparams` as seeded values (module docstring) and writes `q8`, the file
+    unpack rebuilds it from. A tensor keeps its scale 2^-k (the smallest that holds its largest value) and its
+    spread: q uniform in [-R, R] with R = std * sqrt(3) * 2^k, or in [0, 2 * mean * 2^k] where no value is negative
+    (batch-norm variances), each range within [-127, 127] and at least one step wide."""
+    import numpy as np
+    data = Path(pdiparams).read_bytes()
+    params, out = bytearray(), bytearray(MAGIC)
+    for index, (header, dtype, count, body) in enumerate(tensors(data)):
+        params += header
+        out += struct.pack("<I", len(header)) + header
+        w = np.frombuffer(body, np.float32) if dtype == "float32" and count > 0 else None
+        top = float(np.max(np.abs(w))) if w is not None else 0.0
+        if top == 0:
+            params += body
+            out += struct.pack("<bI", 0, len(body)) + body
+            continue
+        k = -math.ceil(math.log2(top / 127))
+        if float(w.min()) >= 0:
+            lo, hi = 0, int(min(127, max(1, round(2 * float(w.mean()) * 2.0 ** k))))
+        else:
+            r = int(min(127, max(1, round(float(w.std()) * math.sqrt(3) * 2.0 ** k))))
+            lo, hi = -r, r
+        tensor_seed = seed * 1000003 + index
+        params += seeded_values(tensor_seed, count, lo, hi, k)
+        out += struct.pack("<b", 2) + struct.pack(SEEDED, k, lo, hi, tensor_seed)
+    Path(pdiparams).write_bytes(bytes(params))
+    Path(q8).write_bytes(bytes(out))
 
 
 def header_count(header):

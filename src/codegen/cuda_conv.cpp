@@ -336,6 +336,24 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
   return s;
 }
 
+std::vector<uint32_t> cudnn_scratch_positions(const LoweredProgram& p, const passes::FusionPlan& plan) {
+  auto runs_cudnn = [&](const KernelCall& call) {
+    std::string why;
+    const std::optional<CudaConvSite> site = cuda_conv_site(p, call, &why);
+    return site && !site->direct_depthwise();
+  };
+  std::vector<uint32_t> positions;
+  for (const passes::FusedGroup& g : plan.groups) {
+    if (g.kind == passes::GroupKind::kConv && runs_cudnn(g.conv_call)) positions.push_back(g.position);
+  }
+  for (uint32_t c = 0; c < p.calls.size(); ++c) {
+    const bool grouped = c < plan.call_group.size() && plan.call_group[c] != kNone;
+    if (!grouped && is_cuda_conv_op(p.calls[c].op) && runs_cudnn(p.calls[c])) positions.push_back(c);
+  }
+  std::sort(positions.begin(), positions.end());
+  return positions;
+}
+
 std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const KernelCall& call, std::string* why) {
   Attrs a(call, why);
   CudaPoolSite s;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "template/value.h"
 
@@ -93,6 +94,11 @@ bool is_cuda_batch_norm_op(std::string_view op);
 /// The site of a convolution call, or nullopt with `why` (a sentence) when the CUDA backend cannot run it.
 std::optional<CudaConvSite> cuda_conv_site(const passes::LoweredProgram& program, const passes::KernelCall& call,
                                            std::string* why);
+/// The positions (passes::Buffer::scratch_at) of the convolutions cuDNN runs: each convolution group's and each
+/// convolution call's outside every group, except the direct depthwise ones (no cuDNN). Each gets a scratch
+/// buffer in the memory plan (passes::add_scratch_buffers), its cuDNN workspace.
+std::vector<uint32_t> cudnn_scratch_positions(const passes::LoweredProgram& program, const passes::FusionPlan& plan);
+
 /// The site of a pool2d call, or nullopt with `why`.
 std::optional<CudaPoolSite> cuda_pool_site(const passes::LoweredProgram& program, const passes::KernelCall& call,
                                            std::string* why);

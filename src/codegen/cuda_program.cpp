@@ -21,6 +21,7 @@
 #include "codegen/size_checks.h"
 #include "output/banner.h"
 #include "passes/gemm.h"
+#include "passes/memory_plan.h"
 
 namespace kforge::codegen {
 
@@ -43,7 +44,7 @@ class CudaHostEmitter {
               [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
               [this](const FusedGroup& g) { return group_description(g); }),
         rows_(p, plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph, cls_,
-              [this](uint32_t v) { return fmt::format("b.buffers[{}]", p_.values[v].buffer); },
+              [this](uint32_t v) { return binding(p_.values[v].buffer); },
               [this](const FusedGroup& g) { return group_description(g); }) {}
 
   /// The headers the output needs beside the runtime's, in a fixed order, each once.
@@ -204,11 +205,12 @@ class CudaHostEmitter {
     plan_relu6_splits();
     for (const FusedGroup& g : plan_.groups) {
       if (g.kind != passes::GroupKind::kConv) continue;
-      add_library_step(g.conv_call, p_.calls[g.calls.front()], g.index, group_description(g), buffer);
+      add_library_step(g.conv_call, p_.calls[g.calls.front()], g.index, g.position, group_description(g), buffer);
     }
     for (size_t k = 0; k < library_calls_.size(); ++k) {
       const passes::KernelCall& call = p_.calls[library_calls_[k]];
-      add_library_step(call, call, plan_.groups.size() + k, call_description(library_calls_[k]), buffer);
+      add_library_step(call, call, plan_.groups.size() + k, library_calls_[k], call_description(library_calls_[k]),
+                       buffer);
     }
   }
 
@@ -254,8 +256,9 @@ class CudaHostEmitter {
     }
   }
 
-  // `call` (the conv2d_fused of a group, or the op itself) as a step at launch index `launch`; errors at `op`.
-  void add_library_step(const passes::KernelCall& call, const passes::KernelCall& op, size_t launch,
+  // `call` (the conv2d_fused of a group, or the op itself) as a step at launch index `launch`, run at `position`
+  // (the group's, or the call's index); errors at `op`.
+  void add_library_step(const passes::KernelCall& call, const passes::KernelCall& op, size_t launch, uint32_t position,
                         const std::string& description, const CudaBufferExpr& buffer) {
     std::string why;
     if (std::optional<std::pair<uint32_t, uint32_t>> view = view_values(call)) {
@@ -315,6 +318,7 @@ class CudaHostEmitter {
       tmpl::Value step = cuda_conv_step(*site, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch),
                                         what, buffer, fold_offset);
       step.set("kind", "conv");
+      step.set("scratch", scratch_value(position));
       library_step_at_.emplace(launch, step);
       conv_steps_.push_back(std::move(step));
       return;
@@ -418,7 +422,19 @@ class CudaHostEmitter {
   }
 
   std::string typed_buffer(uint32_t value, const std::string& type, bool is_const) const {
-    return fmt::format("static_cast<{}{}*>(b.buffers[{}])", is_const ? "const " : "", type, p_.values[value].buffer);
+    return fmt::format("static_cast<{}{}*>({})", is_const ? "const " : "", type, binding(p_.values[value].buffer));
+  }
+  static std::string binding(uint32_t buffer) { return fmt::format("b.buffers[{}]", buffer); }
+
+  // The cuDNN workspace of the convolution at `position` (passes::add_scratch_buffers): {pointer, bytes}, or
+  // false where it has none (a direct depthwise convolution, or --cudnn-workspace-mib 0).
+  tmpl::Value scratch_value(uint32_t position) const {
+    const passes::Buffer* scratch = passes::scratch_buffer(p_, position);
+    if (scratch == nullptr) return tmpl::Value(false);
+    tmpl::Value v = tmpl::Value::map();
+    v.set("pointer", binding(scratch->index));
+    v.set("bytes", cpp_int_expr(scratch->size_bytes));
+    return v;
   }
 
   // What enqueue() does per group, in order: a GEMM or row-dispatcher block (C++ text of codegen/cuda_gemm.h,

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_conv.h"
 #include "codegen/cuda_program.h"
 #include "codegen/program_codegen.h"
 #include "driver/compile_target.h"
@@ -14,6 +15,7 @@
 #include "opdef/op_loader.h"
 #include "passes/fusion.h"
 #include "passes/lower.h"
+#include "passes/memory_plan.h"
 #include "passes/op_set.h"
 #include "passes/variants.h"
 #include "program/program_reader.h"
@@ -36,6 +38,7 @@ struct CompileOptions {
   bool trace_hooks = false;
   bool dump_lowered = false;
   bool cuda_graph = false;          // --cuda-graph (--target cuda)
+  std::optional<int64_t> cudnn_workspace_mib;  // --cudnn-workspace-mib (--target cuda; default 64)
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
   std::string layout = "auto";      // --layout nchw|nhwc|auto
   std::string dump_groups;          // --dump-groups FILE.dot
@@ -71,6 +74,9 @@ int run_compile(const CompileOptions& opts) {
                                       compile_target_names());
   }
   if (opts.cuda_graph && !target->cuda_graph) return usage_error("compile", "--cuda-graph needs --target cuda");
+  if (opts.cudnn_workspace_mib && target->backend != CompileBackend::kCuda) {
+    return usage_error("compile", "--cudnn-workspace-mib needs --target cuda");
+  }
   if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
     return usage_error("compile", "--python '" + opts.python_module +
                                       "' is not a Python module name (letters, digits and '_', not starting with a digit)");
@@ -116,6 +122,8 @@ int run_compile(const CompileOptions& opts) {
   // CUDA kernels index every dim by an expression: two dynamic input dims that meet in a broadcast (a decoder's
   // target and memory batches) become one symbol, checked equal at run time.
   pipeline.unify_broadcast_symbols = target->backend == CompileBackend::kCuda;
+  // cudaMalloc's alignment, which cuBLASLt asks of its workspace: cuDNN's workspaces are buffers of the plan.
+  if (target->backend == CompileBackend::kCuda) pipeline.alignment = 256;
   passes::LayoutReport layout_report;
   pipeline.layout_report = &layout_report;
   std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags, pipeline);
@@ -130,6 +138,12 @@ int run_compile(const CompileOptions& opts) {
   if (target->conv_groups) fusion_options.conv_fused = library.find("conv2d_fused");
   const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
+  if (target->backend == CompileBackend::kCuda) {
+    // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs: shared with the other
+    // convolutions' and with the values dead there, and captured by a CUDA graph with the rest of the workspace.
+    passes::add_scratch_buffers(*lowered, codegen::cudnn_scratch_positions(*lowered, fusion),
+                                opts.cudnn_workspace_mib.value_or(64) << 20);
+  }
   if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);
   // CPU: variants of kernel calls (fused calls are no kernel calls and get none). CUDA: of the GEMM groups.
   const passes::MultiKernelPlan multi_kernel =
@@ -199,6 +213,11 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
       ->default_str("cpu");
   cmd->add_flag("--cuda-graph", opts->cuda_graph,
                 "--target cuda: capture the launches once per set of input dims into a CUDA graph and replay it");
+  cmd->add_option("--cudnn-workspace-mib", opts->cudnn_workspace_mib,
+                  "--target cuda: the workspace each cuDNN convolution may use, in MiB (default 64); a buffer of the "
+                  "memory plan, live while the convolution runs; algorithms that need more are not considered")
+      ->type_name("MIB")
+      ->check(CLI::Range(0, 65536));
   cmd->add_flag("--trace-hooks", opts->trace_hooks,
                 "Call KFORGE_TRACE_HOOK (when the build defines it) after every kernel with each result, to compare "
                 "runs op by op (tools/check-program)");

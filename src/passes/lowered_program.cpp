@@ -187,8 +187,9 @@ std::string LoweredProgram::dump() const {
     for (uint32_t v : b.values) vs.push_back(fmt::format("v{}", v));
     out += fmt::format("buffer {} {}", b.index, buffer_kind_name(b.kind));
     if (b.kind == BufferKind::kWorkspace) out += fmt::format(" offset {}", b.offset.to_string());
-    out += fmt::format(" size {} live [{}, {}] values {}\n", b.size_bytes.to_string(), b.first_call, b.last_call,
-                       fmt::join(vs, " "));
+    out += fmt::format(" size {} live [{}, {}]", b.size_bytes.to_string(), b.first_call, b.last_call);
+    out += b.scratch_at == kNone ? fmt::format(" values {}\n", fmt::join(vs, " "))
+                                 : fmt::format(" scratch of call {}\n", b.scratch_at);
   }
   out += fmt::format("workspace {} bytes (unshared {})\n", plan.workspace_bytes.to_string(), plan.unshared_bytes.to_string());
   return out;

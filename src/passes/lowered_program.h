@@ -250,6 +250,9 @@ struct Buffer {
   uint32_t first_call = 0;
   uint32_t last_call = 0;
   std::vector<uint32_t> values;  // the values stored in it (more than one when aliased), in definition order
+  /// kWorkspace with no values: a library kernel's scratch memory (cuDNN's workspace of one convolution), live
+  /// only while the call at this position runs (a call index; a fused group's position). kNone: a value's buffer.
+  uint32_t scratch_at = kNone;
 };
 
 struct MemoryPlan {

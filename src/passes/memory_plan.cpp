@@ -106,6 +106,27 @@ void plan_memory(LoweredProgram& program, uint32_t alignment) {
   program.plan.unshared_bytes = unshared;
 }
 
+void add_scratch_buffers(LoweredProgram& program, const std::vector<uint32_t>& positions, int64_t bytes) {
+  if (bytes <= 0 || positions.empty()) return;
+  for (uint32_t position : positions) {
+    Buffer b;
+    b.index = static_cast<uint32_t>(program.buffers.size());
+    b.kind = BufferKind::kWorkspace;
+    b.size_bytes = bytes;
+    b.first_call = b.last_call = position;
+    b.scratch_at = position;
+    program.buffers.push_back(std::move(b));
+  }
+  plan_memory(program, program.plan.alignment);
+}
+
+const Buffer* scratch_buffer(const LoweredProgram& program, uint32_t position) {
+  for (const Buffer& b : program.buffers) {
+    if (b.scratch_at == position) return &b;
+  }
+  return nullptr;
+}
+
 std::string find_overlap(const LoweredProgram& program, const std::vector<int64_t>& symbol_values) {
   const std::vector<Buffer>& buffers = program.buffers;
   const int64_t a = std::max<int64_t>(program.plan.alignment, 1);

@@ -26,6 +26,14 @@ namespace kforge::passes {
 /// must have their size_bytes and live ranges set (lower_program does).
 void plan_memory(LoweredProgram& program, uint32_t alignment = 64);
 
+/// Gives the call at each of `positions` (a call index, or a fused group's position) a scratch buffer of `bytes`
+/// (Buffer::scratch_at, live at that position alone, so scratches of different calls share memory with each other
+/// and with values dead there), then places the workspace again. Nothing is added where `bytes` is 0.
+void add_scratch_buffers(LoweredProgram& program, const std::vector<uint32_t>& positions, int64_t bytes);
+
+/// The scratch buffer of the call at `position`, or null.
+const Buffer* scratch_buffer(const LoweredProgram& program, uint32_t position);
+
 /// For tests: the first pair of workspace buffers that are live at the same call and overlap in memory
 /// when the symbols take `symbol_values`, as "buffer A [off, end) and buffer B [off, end) both live at call
 /// N"; "" when there is none. Checks every pair (brute force).

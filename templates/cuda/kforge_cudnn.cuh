@@ -11,9 +11,9 @@
 // An NHWC depthwise convolution (groups == channels, one filter each) is instead kforge_depthwise.cuh's kernel, with
 // the epilogue applied in its registers.
 //
-// Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch, the workspace every
-// convolution shares: kWorkspaceBytes, allocated once by the first run, and the event timer of the benchmarks) and
-// one ConvSite per convolution: its descriptors are created once and set again only when the shape changes; its
+// Per generated object one CudnnContext (a handle on the object's stream, the TF32 switch and the event timer of the
+// benchmarks) and one ConvSite per convolution, whose cuDNN workspace (Scratch) is a buffer of the object's memory
+// plan: its descriptors are created once and set again only when the shape changes; its
 // method (cuDNN algorithm, fused or not) is chosen once per (batch, H, W, TF32 switch) by kforge's multi-kernel
 // dispatcher, which times the algorithms cuDNN's heuristics allow and keeps the pick on disk (ConvSite below).
 // The heuristics' list alone is not the choice: it is cuDNN's expectation, not a measurement. Nor is
@@ -28,7 +28,8 @@
 // that convolution's filter.
 //
 // TF32: set_tf32(true) (the default, as torch's cudnn.allow_tf32) lets cuDNN use TF32 tensor cores for float32
-// convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout).
+// convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout) that sum
+// the products directly (no FFT or Winograd algorithm).
 #pragma once
 
 #include <cudnn.h>
@@ -41,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -99,15 +101,16 @@ constexpr bool direct_depthwise(const ConvGeometry& g) {
 // host), or the host's cuDNN call and the GPU's work together, what a run() that calls cuDNN every time pays.
 enum class BenchmarkTiming { kGpu, kHostAndGpu };
 
-// The workspace every convolution of an object shares (bytes); algorithms needing more are not considered. Compile
-// with -DKFORGE_CUDNN_WORKSPACE_BYTES=... to allow more (or less); it is part of each method's cache entry.
-#ifndef KFORGE_CUDNN_WORKSPACE_BYTES
-#define KFORGE_CUDNN_WORKSPACE_BYTES (size_t{64} << 20)
-#endif
+// A convolution's cuDNN workspace: a buffer of the generated object's memory plan, live while the convolution runs
+// (kforge compile --cudnn-workspace-mib sets its size). Algorithms needing more are not considered; the size is part
+// of each method's cache entry. {nullptr, 0}: none (only algorithms that need no workspace).
+struct Scratch {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
 
 class CudnnContext {
  public:
-  static constexpr size_t kWorkspaceBytes = KFORGE_CUDNN_WORKSPACE_BYTES;
   // BenchmarkTiming::kGpu's lead. With the 30 us lead of the GEMM sites, resnet50's 1x1 convolutions measured
   // 30-100 us at batch 1 on an H200 (the host's cuDNN call, not the GPU's work: the whole model runs in 0.59 ms as a
   // graph), and the picks made the graph 2x slower (BENCHMARKS.md).
@@ -120,12 +123,9 @@ class CudnnContext {
     if (handle_ != nullptr) static_cast<void>(cudnnDestroy(handle_));
   }
 
-  // Creates the handle and the workspace on first use; every call points the handle at `stream`.
+  // Creates the handle on first use; every call points the handle at `stream`.
   Status init(cudaStream_t stream) {
-    if (handle_ == nullptr) {
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreate(&handle_));
-      KFORGE_RETURN_IF_ERROR(workspace_.reserve(kWorkspaceBytes));
-    }
+    if (handle_ == nullptr) KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreate(&handle_));
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetStream(handle_, stream));
     stream_ = stream;
     if (timer_ == nullptr) {
@@ -137,7 +137,6 @@ class CudnnContext {
   }
   cudnnHandle_t handle() const { return handle_; }
   cudaStream_t stream() const { return stream_; }
-  void* workspace() const { return workspace_.data(); }
   bool tf32() const { return tf32_; }
   void set_tf32(bool on) { tf32_ = on; }
   // Times the convolutions' methods on the context's stream (made by init()).
@@ -147,7 +146,6 @@ class CudnnContext {
  private:
   cudnnHandle_t handle_ = nullptr;
   cudaStream_t stream_ = nullptr;
-  DeviceMemory workspace_;
   bool tf32_ = true;
   std::shared_ptr<cuda_timing::CudaEventTimer> timer_;
   BenchmarkTiming timing_;
@@ -190,12 +188,13 @@ struct ConvCall {
   const float* x;
   const float* w;
   float* y;
+  Scratch scratch;
   const Epilogue* epilogue;  // null: none
 };
 
 // One convolution of a generated object. Its method is chosen once per (batch, H, W, TF32 switch) by kforge's
 // multi-kernel dispatcher (kforge_multikernel.h): cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7, or
-// the backward-data one) say which algorithms can run it within the shared workspace (deterministic ones only,
+// the backward-data one) say which algorithms can run it within its workspace (deterministic ones only,
 // where there are any), and every such algorithm, alone and fused, is timed on the call's own buffers (GPU time
 // alone, or host and GPU time: the context's BenchmarkTiming); the fastest is remembered in memory and on disk
 // (KFORGE_CACHE_DIR, ~/.cache/kforge: the entry is keyed by the geometry, the epilogue, the timing, cuDNN's version
@@ -219,18 +218,18 @@ class ConvSite {
   // Chooses the method for the call's shape and the context's TF32 switch, once; the benchmark runs the
   // convolution on x, w and y (y is overwritten, x and w only read) and synchronises the stream.
   Status prepare(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const float* x, const float* w,
-                 float* y, const Epilogue* epilogue) {
+                 float* y, const Scratch& scratch, const Epilogue* epilogue) {
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     KFORGE_RETURN_IF_ERROR(describe(g, shape, ctx.tf32()));
     const Key key = key_of(shape, ctx.tf32());
     if (chosen_.count(key) != 0) return Status::OK();
-    KFORGE_RETURN_IF_ERROR(list_algorithms(ctx, g, key));
-    if (dispatcher_ == nullptr) KFORGE_RETURN_IF_ERROR(make_dispatcher(ctx, g, epilogue, algorithms_[key]));
+    KFORGE_RETURN_IF_ERROR(list_algorithms(ctx, g, key, scratch.bytes));
+    if (dispatcher_ == nullptr) KFORGE_RETURN_IF_ERROR(make_dispatcher(ctx, g, epilogue, algorithms_[key], scratch.bytes));
     int method = algorithms_[key].first;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamIsCapturing(ctx.stream(), &capture));
     if (capture == cudaStreamCaptureStatusNone) {
-      const ConvCall call{&ctx, &g, shape, x, w, y, epilogue};
+      const ConvCall call{&ctx, &g, shape, x, w, y, scratch, epilogue};
       ctx.timer()->set_stream(ctx.stream());
       method = static_cast<int>(dispatcher_->select(shape_key(key), [&](const Variant& v) {
         if (!v.fn(call).ok()) ctx.timer()->mark_failed();
@@ -243,7 +242,7 @@ class ConvSite {
   // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the method
   // first when prepare() has not.
   Status run(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const float* x, const float* w,
-             float* y, const Epilogue* epilogue) {
+             float* y, const Scratch& scratch, const Epilogue* epilogue) {
     if (direct_depthwise(g)) {
       const DepthwiseShape d{shape.n,    shape.h,    shape.w,    g.c,        shape.out_h,       shape.out_w,
                              g.r,        g.s,        g.stride_h, g.stride_w, g.pad_h,           g.pad_w,
@@ -256,10 +255,10 @@ class ConvSite {
     }
     auto chosen = chosen_.find(key_of(shape, ctx.tf32()));
     if (chosen == chosen_.end()) {
-      KFORGE_RETURN_IF_ERROR(prepare(ctx, g, shape, x, w, y, epilogue));
+      KFORGE_RETURN_IF_ERROR(prepare(ctx, g, shape, x, w, y, scratch, epilogue));
       chosen = chosen_.find(key_of(shape, ctx.tf32()));
     }
-    return execute(ConvCall{&ctx, &g, shape, x, w, y, epilogue}, chosen->second);
+    return execute(ConvCall{&ctx, &g, shape, x, w, y, scratch, epilogue}, chosen->second);
   }
 
  private:
@@ -305,19 +304,19 @@ class ConvSite {
       // x is the forward convolution's dy, y its dx.
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
           c.ctx->handle(), &one, w_, c.w, x_, c.x, conv_, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo),
-          c.ctx->workspace(), a.workspace, &zero, y_, c.y));
+          c.scratch.data, a.workspace, &zero, y_, c.y));
     } else if (fused) {
       const Epilogue& e = *c.epilogue;
       const float alpha2 = e.residual != nullptr ? 1.0f : 0.0f;
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBiasActivationForward(
           c.ctx->handle(), &one, x_, c.x, w_, c.w, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-          c.ctx->workspace(), a.workspace, &alpha2, y_, e.residual != nullptr ? e.residual : c.y, bias_, e.bias,
+          c.scratch.data, a.workspace, &alpha2, y_, e.residual != nullptr ? e.residual : c.y, bias_, e.bias,
           activation_, y_, c.y));
       return Status::OK();
     } else {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
           c.ctx->handle(), &one, x_, c.x, w_, c.w, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-          c.ctx->workspace(), a.workspace, &zero, y_, c.y));
+          c.scratch.data, a.workspace, &zero, y_, c.y));
     }
     if (c.epilogue != nullptr) {
       KFORGE_CUDA_RETURN_IF_ERROR(channel_epilogue(c.y, c.y, *c.epilogue, c.shape.n, g.k,
@@ -327,12 +326,29 @@ class ConvSite {
     return Status::OK();
   }
 
-  // algorithms_[key] from cuDNN's heuristics (host only). Strict float32 takes only what runs with FMA kernels.
+  // Whether an algorithm computes through a transform (FFT, Winograd): it rounds otherwise than a direct sum of the
+  // products, by more (alexnet's 5 x 5 and 3 x 3 convolutions on winograd_nonfused: 2.6e-4 of the output's largest
+  // value on an H100, where every FMA algorithm stays under 1e-5; BENCHMARKS.md).
   template <typename Perf>
-  Status fill(const CudnnContext& ctx, const Key& key, const Perf* perf, int returned) {
+  static bool transform_algorithm(int algo) {
+    if constexpr (std::is_same_v<Perf, cudnnConvolutionFwdAlgoPerf_t>) {
+      return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+             algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD || algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+    } else {
+      return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+             algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+             algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+    }
+  }
+
+  // algorithms_[key] from cuDNN's heuristics (host only). Strict float32 (TF32 off) takes only what runs with FMA
+  // kernels and sums the products directly: no transform algorithm.
+  template <typename Perf>
+  Status fill(const CudnnContext& ctx, const Key& key, const Perf* perf, int returned, size_t workspace_limit) {
     auto fits = [&](const Perf& p) {
-      return p.status == CUDNN_STATUS_SUCCESS && p.memory <= CudnnContext::kWorkspaceBytes &&
-             (ctx.tf32() || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
+      return p.status == CUDNN_STATUS_SUCCESS && p.memory <= workspace_limit &&
+             (ctx.tf32() || ((p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH) &&
+                             !transform_algorithm<Perf>(static_cast<int>(p.algo))));
     };
     bool any_deterministic = false;
     for (int i = 0; i < returned; ++i) any_deterministic |= fits(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC;
@@ -346,30 +362,31 @@ class ConvSite {
     }
     if (list.first < 0) {
       return Status::Error("cuDNN lists no algorithm for the convolution (batch ", key[0], ", ", key[1], " x ", key[2],
-                           ", ", returned, " candidates, workspace limit ", CudnnContext::kWorkspaceBytes, " bytes)");
+                           ", ", returned, " candidates, workspace limit ", workspace_limit, " bytes)");
     }
     algorithms_[key] = list;
     return Status::OK();
   }
 
-  Status list_algorithms(CudnnContext& ctx, const ConvGeometry& g, const Key& key) {
+  Status list_algorithms(CudnnContext& ctx, const ConvGeometry& g, const Key& key, size_t workspace_limit) {
     int returned = 0;
     if (g.transposed) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kBackwardDataAlgorithms];
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
           ctx.handle(), w_, x_, conv_, y_, kBackwardDataAlgorithms, &returned, perf));
-      return fill(ctx, key, perf, returned);
+      return fill(ctx, key, perf, returned, workspace_limit);
     }
     cudnnConvolutionFwdAlgoPerf_t perf[kForwardAlgorithms];
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle(), x_, w_, conv_, y_,
                                                                         kForwardAlgorithms, &returned, perf));
-    return fill(ctx, key, perf, returned);
+    return fill(ctx, key, perf, returned, workspace_limit);
   }
 
   // The dispatcher over this site's methods, made at the first prepare(). A variant's rank is its algorithm's
   // place in that first heuristics list (fused just after unfused), so a tie within the benchmark's margin, and
   // KFORGE_MULTI_KERNEL_BENCHMARK=0, keep cuDNN's expectation.
-  Status make_dispatcher(CudnnContext& ctx, const ConvGeometry& g, const Epilogue* epilogue, const Algorithms& first) {
+  Status make_dispatcher(CudnnContext& ctx, const ConvGeometry& g, const Epilogue* epilogue, const Algorithms& first,
+                         size_t workspace_limit) {
     const bool fuse = cudnn_can_fuse(g, epilogue);
     const bool relu = fuse && epilogue->activation == Activation::kRelu;
     if (fuse) {
@@ -407,9 +424,9 @@ class ConvSite {
                                       : !fuse           ? "kernel"
                                       : std::string(relu ? "relu" : "identity") +
                                             (epilogue->residual != nullptr ? "+residual" : "");
-    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 2;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 3;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
                                           name + ";epilogue " + epilogue_kind + ";workspace " +
-                                          std::to_string(CudnnContext::kWorkspaceBytes) +
+                                          std::to_string(workspace_limit) +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));
     auto config = cuda_timing::make_cuda_config<Dispatcher>(name, ctx.timer(), set_hash);
     config.bench.warmup = 2;

@@ -222,6 +222,32 @@ def test_usage_errors_exit_2(tmp):
         expect(not (tmp / "out.h").exists(), "a usage error writes nothing")
 
 
+def test_compile_cuda_only_flags(tmp):
+    # --cudnn-workspace-mib sizes the cuDNN workspaces of --target cuda: refused elsewhere and out of range.
+    case = ROOT / "tests/golden/compile-cuda-conv"
+    base = ["compile", str(case / "program.yaml"), "--ops", str(case / "ops.yaml"), "--ops", str(case / "fusion.yaml"),
+            "-o", "gen"]
+    cases = [
+        (base + ["--cudnn-workspace-mib", "64"], "--cudnn-workspace-mib needs --target cuda"),
+        (base + ["--target", "cuda", "--cudnn-workspace-mib", "-1"], "--cudnn-workspace-mib"),
+        (base + ["--target", "cuda", "--cudnn-workspace-mib", "70000"], "--cudnn-workspace-mib"),
+        (base + ["--target", "cuda", "--cudnn-workspace-mib", "lots"], "--cudnn-workspace-mib"),
+    ]
+    for args, message in cases:
+        r = kforge(*args, cwd=tmp)
+        expect_eq(r.code, 2, f"exit code of kforge {' '.join(args)}\n{r}")
+        expect(r.stderr.startswith("kforge: error: ") and message in r.stderr, f"usage message ({message})\n{r}")
+        expect(not (tmp / "gen").exists(), "a usage error writes nothing")
+    # 0 MiB: no scratch buffers, every convolution gets Scratch{} (only algorithms without a workspace).
+    r = kforge(*base, "--target", "cuda", "--cudnn-workspace-mib", "0", cwd=tmp)
+    expect_eq(r.code, 0, f"--cudnn-workspace-mib 0\n{r}")
+    cu = [p for p in (tmp / "gen").glob("*.cu") if not p.name.endswith("_kernels.cu")]
+    expect_eq(len(cu), 1, f"one host file in gen/: {sorted(p.name for p in (tmp / 'gen').iterdir())}")
+    host = cu[0].read_text()
+    expect("kforge::cuda_conv::Scratch{}" in host and "kforge::cuda_conv::Scratch{b." not in host,
+           "no convolution has a scratch buffer with --cudnn-workspace-mib 0")
+
+
 def test_help_and_version(tmp):
     r = kforge("--version", cwd=tmp)
     expect_eq(r.code, 0, "--version exit code")

@@ -314,5 +314,31 @@ TEST_CASE("cuda conv activations: conv2d_fused's names as the header's enumerato
   CHECK_FALSE(cuda_conv_activation("mish"));
 }
 
+
+TEST_CASE("cuda conv site: the convolutions cuDNN runs get a scratch position; direct depthwise ones none") {
+  SECTION("a convolution group runs at its position") {
+    ConvFixture f(kBlock);
+    REQUIRE(f.plan.groups.size() == 2);
+    CHECK(cudnn_scratch_positions(*f.lowered, f.plan) == std::vector<uint32_t>{f.plan.groups[0].position});
+  }
+  SECTION("lone NHWC convolutions: the depthwise one is kforge_depthwise.cuh's kernel") {
+    ConvFixture f(std::string(R"(program: pair
+inputs:  [{name: x, dtype: float32, shape: [2, 7, 7, 3]}]
+params:  [{name: w, dtype: float32, shape: [4, 3, 3, 3]}, {name: d, dtype: float32, shape: [4, 1, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "c", "strides: [1, 1], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], "
+                                "groups: 1, data_format: NHWC") +
+                  conv_op("c", "d", "y", "strides: [1, 1], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], "
+                                         "groups: 4, data_format: NHWC") +
+                  "outputs: [y]\n");
+    REQUIRE(f.plan.groups.empty());
+    std::string why;
+    const std::optional<CudaConvSite> depthwise = cuda_conv_site(*f.lowered, f.call(1), &why);
+    INFO(why);
+    REQUIRE(depthwise);
+    CHECK(depthwise->direct_depthwise());
+    CHECK(cudnn_scratch_positions(*f.lowered, f.plan) == std::vector<uint32_t>{0});
+  }
+}
 }  // namespace
 }  // namespace kforge::codegen

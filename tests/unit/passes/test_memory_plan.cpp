@@ -4,6 +4,7 @@
 #include <random>
 
 #include "pass_test_util.h"
+#include "passes/memory_plan.h"
 
 using namespace kforge;
 using namespace kforge::passes;
@@ -212,4 +213,44 @@ outputs: [c, k2]
     if (b.size_bytes.is_constant()) CHECK(b.offset.constant() == 0);
     else CHECK(b.offset.evaluate({1}) >= 448);
   }
+}
+
+TEST_CASE("memory plan: scratch buffers live at their call alone") {
+  // A chain of five 4000-byte values; calls 1 and 3 get 8192 bytes of scratch each. Only two values are live at
+  // any call, so both scratches fit beside them in one region: the workspace grows by one scratch, not two, and
+  // nothing live at calls 1 and 3 overlaps their scratch.
+  test::Env env;
+  std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: t
+inputs: [{name: x, dtype: float32, shape: [1000]}]
+ops:
+  - {op: exp, in: [x], out: [a]}
+  - {op: tanh, in: [a], out: [b]}
+  - {op: exp, in: [b], out: [c]}
+  - {op: tanh, in: [c], out: [d]}
+  - {op: exp, in: [d], out: [y]}
+outputs: [y]
+)");
+  REQUIRE(lp);
+  const size_t before = lp->buffers.size();
+  add_scratch_buffers(*lp, {1, 3}, 8192);
+  REQUIRE(lp->buffers.size() == before + 2);
+  for (uint32_t position : {1u, 3u}) {
+    const Buffer* scratch = scratch_buffer(*lp, position);
+    REQUIRE(scratch != nullptr);
+    CHECK(scratch->values.empty());
+    CHECK(scratch->first_call == position);
+    CHECK(scratch->last_call == position);
+    CHECK(scratch->size_bytes.constant() == 8192);
+  }
+  CHECK(scratch_buffer(*lp, 2) == nullptr);
+  CHECK(lp->plan.workspace_bytes.constant() == 8192 + 2 * 4032);
+  CHECK(lp->plan.unshared_bytes.constant() == 2 * 8192 + 4 * 4032);
+  CHECK(brute_force_overlap(*lp, {}).empty());
+  CHECK(find_overlap(*lp, {}).empty());
+  CHECK(lp->dump().find("size 8192 live [1, 1] scratch of call 1\n") != std::string::npos);
+
+  // No bytes: nothing added, the plan unchanged.
+  add_scratch_buffers(*lp, {2}, 0);
+  CHECK(lp->buffers.size() == before + 2);
+  CHECK(scratch_buffer(*lp, 2) == nullptr);
 }

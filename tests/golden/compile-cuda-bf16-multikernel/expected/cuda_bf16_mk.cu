@@ -482,7 +482,8 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   }
   // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
   // before they size the workspace.
-  if (!(512 * kforge::CheckedInt(s0)).ok()) {
+  if (!(256 * kforge::CheckedInt(s0)).ok() ||
+      !(256 * kforge::CheckedInt(s0) + kforge::checked_max(256 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0), 256))).ok()) {
     return kforge::Status::Error("cuda_bf16_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kBFloat16, {s0, 32}));
@@ -521,7 +522,7 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(512 * s0) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(256 * s0 + std::max<int64_t>(256 * s0, 256 * kforge_ceil_div(64 * s0, 256))) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
@@ -535,7 +536,7 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(256 * s0);
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * s0, 256 * kforge_ceil_div(64 * s0, 256)));
   kforge_b.buffers[12] = mu_out->data;
   kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[14] = p_out->data;

@@ -173,25 +173,25 @@ kforge::Status cuda_conv_nhwc::prepare_convs(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), nullptr); !s.ok()) return conv_failed(8, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[67], 67108864}, nullptr); !s.ok()) return conv_failed(8, s);
   return kforge::Status::OK();
 }
 
@@ -605,7 +605,7 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
   // before they size the workspace.
   if (!(8192 * kforge::CheckedInt(s0)).ok() ||
-      !(13312 * kforge::CheckedInt(s0) + 64).ok()) {
+      !(2048 * kforge::CheckedInt(s0) + kforge::checked_max(3072 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0), 256)) + kforge::checked_max(8192 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0), 256)) + 67109120).ok()) {
     return kforge::Status::Error("cuda_conv_nhwc: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
@@ -681,7 +681,7 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(13312 * s0 + 64) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2048 * s0 + std::max<int64_t>(3072 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + std::max<int64_t>(8192 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67109120) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
@@ -709,8 +709,8 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[22] = parameters_[21].data;
   kforge_b.buffers[23] = parameters_[22].data;
   kforge_b.buffers[24] = parameters_[23].data;
-  kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(64);
-  kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(67109120);
+  kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[28] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(0);
@@ -718,15 +718,15 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(3072 * s0 + 64);
-  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(64);
+  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(3072 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67109120);
+  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[38] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[39] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[40] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[41] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(3072 * s0 + 64);
+  kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(3072 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67109120);
   kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[44] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
@@ -734,8 +734,8 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[47] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[49] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(11264 * s0 + 64);
-  kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(64);
+  kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(3072 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + std::max<int64_t>(8192 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67109120);
+  kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[52] = c3_out->data;
   kforge_b.buffers[53] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[54] = workspace_.data() + static_cast<size_t>(0);
@@ -743,11 +743,15 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[56] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(3072 * s0 + 64);
-  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(64);
-  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(3072 * s0 + 64);
+  kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(3072 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67109120);
+  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(67109120);
+  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(3072 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67109120);
   kforge_b.buffers[62] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[63] = logits_out->data;
+  kforge_b.buffers[64] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[65] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[66] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[67] = workspace_.data() + static_cast<size_t>(0);
   if (!folded_ready_) KFORGE_RETURN_IF_ERROR(fold_filters(kforge_b));
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
@@ -783,28 +787,28 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 6 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[34]), static_cast<float*>(b.buffers[35]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, true, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(7, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), nullptr); !s.ok()) return conv_failed(8, s);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[67], 67108864}, nullptr); !s.ok()) return conv_failed(8, s);
   // call 15 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
   if (cudaError_t e = cuda_conv_nhwc_index_2(static_cast<const float*>(b.buffers[51]), static_cast<float*>(b.buffers[52]), s0, stream_); e != cudaSuccess) return launch_failed(9, e);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 19 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[59]), static_cast<float*>(b.buffers[60]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(10, e);

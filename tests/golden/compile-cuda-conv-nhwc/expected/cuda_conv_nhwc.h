@@ -108,7 +108,7 @@ class cuda_conv_nhwc {
 
  private:
   struct Bindings {
-    std::array<void*, 64> buffers{};
+    std::array<void*, 68> buffers{};
     std::array<int64_t, 1> symbols{};
   };
   kforge::Status enqueue(const Bindings& b);
@@ -127,8 +127,9 @@ class cuda_conv_nhwc {
   std::unique_ptr<GemmState> gemm_;
   // Before a capture: every GEMM's choice made (new shapes benchmarked) and cuBLASLt plan built.
   void prepare_gemms(const Bindings& b);
-  // The convolutions' cuDNN state (cuda_conv_nhwc.cu), made by the first run(): the handle, the workspace
-  // they share and one site per convolution (descriptors made once, the method chosen once per batch).
+  // The convolutions' cuDNN state (cuda_conv_nhwc.cu), made by the first run(): the handle and one site per
+  // convolution (descriptors made once, the method chosen once per shape). Their cuDNN workspaces are buffers
+  // of the memory plan.
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;

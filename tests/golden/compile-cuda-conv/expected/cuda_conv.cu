@@ -164,25 +164,25 @@ kforge::Status cuda_conv::prepare_convs(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), kforge::cuda_conv::Scratch{b.buffers[60], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), kforge::cuda_conv::Scratch{b.buffers[61], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5632), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), kforge::cuda_conv::Scratch{b.buffers[62], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 6272), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), kforge::cuda_conv::Scratch{b.buffers[63], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   return kforge::Status::OK();
 }
 
@@ -595,7 +595,8 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   }
   // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
   // before they size the workspace.
-  if (!(12288 * kforge::CheckedInt(s0)).ok()) {
+  if (!(8192 * kforge::CheckedInt(s0)).ok() ||
+      !(10240 * kforge::CheckedInt(s0) + kforge::checked_max(2048 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0), 256)) + 67108864).ok()) {
     return kforge::Status::Error("cuda_conv: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
@@ -671,7 +672,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(12288 * s0) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(10240 * s0 + std::max<int64_t>(2048 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67108864) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
@@ -706,15 +707,15 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[30] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(8192 * s0);
+  kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(8192 * s0 + 67108864);
   kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[38] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[39] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[40] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[40] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[41] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(0);
@@ -722,7 +723,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[46] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[47] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(10240 * s0);
+  kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(8192 * s0 + std::max<int64_t>(2048 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67108864);
   kforge_b.buffers[49] = c3_out->data;
   kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(0);
@@ -730,10 +731,15 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[53] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[54] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[55] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[56] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(8192 * s0);
+  kforge_b.buffers[56] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(8192 * s0 + 67108864);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = logits_out->data;
+  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[62] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[64] = workspace_.data() + static_cast<size_t>(0);
   if (!folded_ready_) KFORGE_RETURN_IF_ERROR(fold_filters(kforge_b));
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
@@ -765,26 +771,26 @@ kforge::Status cuda_conv::enqueue(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[32]), kforge::cuda_conv::Scratch{b.buffers[60], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 4 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, false, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[33]), reinterpret_cast<float*>(folded_.data() + 960), static_cast<float*>(b.buffers[40]), kforge::cuda_conv::Scratch{b.buffers[61], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5632), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[33]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[40]), reinterpret_cast<float*>(folded_.data() + 3328), static_cast<float*>(b.buffers[48]), kforge::cuda_conv::Scratch{b.buffers[62], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 12 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[48]), static_cast<const float*>(b.buffers[17]), static_cast<float*>(b.buffers[49]), kforge::cuda_conv::Scratch{b.buffers[63], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 6272), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[49]), reinterpret_cast<float*>(folded_.data() + 5696), static_cast<float*>(b.buffers[56]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 16 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[56]), static_cast<float*>(b.buffers[57]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(7, e);

@@ -94,7 +94,7 @@ class dynamic_hw {
 
  private:
   struct Bindings {
-    std::array<void*, 32> buffers{};
+    std::array<void*, 35> buffers{};
     std::array<int64_t, 3> symbols{};
   };
   kforge::Status enqueue(const Bindings& b);
@@ -107,8 +107,9 @@ class dynamic_hw {
   std::array<bool, 12> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
-  // The convolutions' cuDNN state (dynamic_hw.cu), made by the first run(): the handle, the workspace
-  // they share and one site per convolution (descriptors made once, the method chosen once per batch).
+  // The convolutions' cuDNN state (dynamic_hw.cu), made by the first run(): the handle and one site per
+  // convolution (descriptors made once, the method chosen once per shape). Their cuDNN workspaces are buffers
+  // of the memory plan.
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;

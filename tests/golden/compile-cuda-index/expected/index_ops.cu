@@ -137,7 +137,7 @@ kforge::Status index_ops::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
+  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
   return kforge::Status::OK();
 }
 
@@ -356,7 +356,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   // before they size the workspace.
   if (!(2304 * kforge::CheckedInt(s0)).ok() ||
       !(160 * kforge::CheckedInt(s1)).ok() ||
-      !(1152 * kforge::CheckedInt(s0) + 64 * kforge::checked_ceil_div(432 * kforge::CheckedInt(s0), 64) + kforge::checked_max(576 * kforge::CheckedInt(s0), 64 * kforge::checked_ceil_div(144 * kforge::CheckedInt(s0), 64))).ok()) {
+      !(256 * kforge::checked_ceil_div(432 * kforge::CheckedInt(s0), 256) + kforge::checked_max(256 * kforge::checked_ceil_div(144 * kforge::CheckedInt(s0), 256), 256 * kforge::checked_ceil_div(576 * kforge::CheckedInt(s0), 256)) + kforge::checked_max(256 * kforge::checked_ceil_div(1152 * kforge::CheckedInt(s0), 256), kforge::checked_max(256 * kforge::checked_ceil_div(192 * kforge::CheckedInt(s0), 256), 256 * kforge::checked_ceil_div(576 * kforge::CheckedInt(s0), 256))) + 67108864).ok()) {
     return kforge::Status::Error("index_ops: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(d0_out, "d0", kforge::DataType::kFloat32, {s0, 6, 6, 4}));
@@ -540,7 +540,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(1152 * s0 + 64 * kforge_ceil_div(432 * s0, 64) + std::max<int64_t>(576 * s0, 64 * kforge_ceil_div(144 * s0, 64))) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(256 * kforge_ceil_div(432 * s0, 256) + std::max<int64_t>(256 * kforge_ceil_div(144 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256)) + std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
@@ -550,14 +550,14 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   kforge_b.buffers[3] = parameters_[0].data;
   kforge_b.buffers[4] = parameters_[1].data;
   kforge_b.buffers[5] = parameters_[2].data;
-  kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[7] = d0_out->data;
-  kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(1152 * s0);
-  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(1152 * s0 + std::max<int64_t>(576 * s0, 64 * kforge_ceil_div(144 * s0, 64)));
-  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(1152 * s0);
-  kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864);
+  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(144 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256)) + std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864);
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864);
+  kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[14] = sd_out->data;
   kforge_b.buffers[15] = tl_out->data;
   kforge_b.buffers[16] = ex_out->data;
@@ -567,9 +567,10 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   kforge_b.buffers[20] = ni_out->data;
   kforge_b.buffers[21] = bi_out->data;
   kforge_b.buffers[22] = tr_out->data;
-  kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[24] = ct2_out->data;
   kforge_b.buffers[25] = mm_out->data;
+  kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
@@ -631,7 +632,7 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
   if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[22]), s0, stream_); e != cudaSuccess) return launch_failed(16, e);
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), nullptr); !s.ok()) return conv_failed(17, s);
+  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
   if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(288 * s0), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)

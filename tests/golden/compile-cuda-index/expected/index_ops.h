@@ -95,7 +95,7 @@ class index_ops {
 
  private:
   struct Bindings {
-    std::array<void*, 26> buffers{};
+    std::array<void*, 27> buffers{};
     std::array<int64_t, 2> symbols{};
   };
   kforge::Status enqueue(const Bindings& b);
@@ -108,8 +108,9 @@ class index_ops {
   std::array<bool, 3> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
-  // The convolutions' cuDNN state (index_ops.cu), made by the first run(): the handle, the workspace
-  // they share and one site per convolution (descriptors made once, the method chosen once per batch).
+  // The convolutions' cuDNN state (index_ops.cu), made by the first run(): the handle and one site per
+  // convolution (descriptors made once, the method chosen once per shape). Their cuDNN workspaces are buffers
+  // of the memory plan.
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;

@@ -128,22 +128,22 @@ kforge::Status inverted_residual::prepare_convs(const Bindings& b) {
   // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[14]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[21]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[14]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[21]), kforge::cuda_conv::Scratch{b.buffers[36], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:32:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:36:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:40:5); the input clamped at 6 (the relu6 of the convolution that produced it)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:45:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[29]), reinterpret_cast<float*>(folded_.data() + 2432), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[29]), reinterpret_cast<float*>(folded_.data() + 2432), static_cast<float*>(b.buffers[32]), kforge::cuda_conv::Scratch{b.buffers[38], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
-  if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[28]), reinterpret_cast<float*>(folded_.data() + 3008), static_cast<float*>(b.buffers[29]), nullptr); !s.ok()) return conv_failed(4, s);
+  if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[28]), reinterpret_cast<float*>(folded_.data() + 3008), static_cast<float*>(b.buffers[29]), kforge::cuda_conv::Scratch{b.buffers[37], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 12 (pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:50:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 8, 8}, static_cast<const float*>(b.buffers[32]), static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[34]), nullptr); !s.ok()) return conv_failed(7, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 8, 8}, static_cast<const float*>(b.buffers[32]), static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{}, nullptr); !s.ok()) return conv_failed(7, s);
   return kforge::Status::OK();
 }
 
@@ -412,7 +412,8 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
   // before they size the workspace.
-  if (!(65536 * kforge::CheckedInt(s0)).ok()) {
+  if (!(32768 * kforge::CheckedInt(s0)).ok() ||
+      !(65536 * kforge::CheckedInt(s0) + 67108864).ok()) {
     return kforge::Status::Error("inverted_residual: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 8, 16, 16}));
@@ -476,7 +477,7 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(65536 * s0) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(65536 * s0 + 67108864) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
@@ -493,28 +494,31 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   kforge_b.buffers[11] = parameters_[10].data;
   kforge_b.buffers[12] = parameters_[11].data;
   kforge_b.buffers[13] = parameters_[12].data;
-  kforge_b.buffers[14] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[14] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[15] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[16] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[17] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[18] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[19] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(32768 * s0);
+  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(32768 * s0 + 67108864);
   kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[28] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(32768 * s0);
+  kforge_b.buffers[28] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(32768 * s0 + 67108864);
   kforge_b.buffers[30] = y_out->data;
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[33] = a2_out->data;
-  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(32768 * s0);
+  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(32768 * s0 + 67108864);
   kforge_b.buffers[35] = z_out->data;
+  kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[38] = workspace_.data() + static_cast<size_t>(0);
   if (!folded_ready_) KFORGE_RETURN_IF_ERROR(fold_filters(kforge_b));
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
@@ -547,26 +551,26 @@ kforge::Status inverted_residual::enqueue(const Bindings& b) {
   // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[14]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[21]), &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[14]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[21]), kforge::cuda_conv::Scratch{b.buffers[36], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:32:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:36:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:40:5); the input clamped at 6 (the relu6 of the convolution that produced it)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
-  if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[28]), reinterpret_cast<float*>(folded_.data() + 3008), static_cast<float*>(b.buffers[29]), nullptr); !s.ok()) return conv_failed(4, s);
+  if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[28]), reinterpret_cast<float*>(folded_.data() + 3008), static_cast<float*>(b.buffers[29]), kforge::cuda_conv::Scratch{b.buffers[37], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 8 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
   if (cudaError_t e = inverted_residual_index_1(static_cast<const float*>(b.buffers[29]), static_cast<float*>(b.buffers[30]), s0, stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 2 (conv2d+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:45:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[29]), reinterpret_cast<float*>(folded_.data() + 2432), static_cast<float*>(b.buffers[32]), &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[29]), reinterpret_cast<float*>(folded_.data() + 2432), static_cast<float*>(b.buffers[32]), kforge::cuda_conv::Scratch{b.buffers[38], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 11 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
   if (cudaError_t e = inverted_residual_index_2(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), s0, stream_); e != cudaSuccess) return launch_failed(6, e);
   // call 12 (pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:50:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 8, 8}, static_cast<const float*>(b.buffers[32]), static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[34]), nullptr); !s.ok()) return conv_failed(7, s);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 8, 8}, static_cast<const float*>(b.buffers[32]), static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{}, nullptr); !s.ok()) return conv_failed(7, s);
   // call 13 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:50:5)
   if (cudaError_t e = inverted_residual_index_3(static_cast<const float*>(b.buffers[34]), static_cast<float*>(b.buffers[35]), s0, stream_); e != cudaSuccess) return launch_failed(8, e);
   return kforge::Status::OK();

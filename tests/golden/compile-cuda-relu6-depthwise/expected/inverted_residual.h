@@ -95,7 +95,7 @@ class inverted_residual {
 
  private:
   struct Bindings {
-    std::array<void*, 36> buffers{};
+    std::array<void*, 39> buffers{};
     std::array<int64_t, 1> symbols{};
   };
   kforge::Status enqueue(const Bindings& b);
@@ -108,8 +108,9 @@ class inverted_residual {
   std::array<bool, 13> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
-  // The convolutions' cuDNN state (inverted_residual.cu), made by the first run(): the handle, the workspace
-  // they share and one site per convolution (descriptors made once, the method chosen once per batch).
+  // The convolutions' cuDNN state (inverted_residual.cu), made by the first run(): the handle and one site per
+  // convolution (descriptors made once, the method chosen once per shape). Their cuDNN workspaces are buffers
+  // of the memory plan.
   struct ConvState;
   std::unique_ptr<ConvState> convs_;
   bool conv_tf32_ = true;

@@ -28,8 +28,9 @@
 // that convolution's filter.
 //
 // TF32: set_tf32(true) (the default, as torch's cudnn.allow_tf32) lets cuDNN use TF32 tensor cores for float32
-// convolutions (CUDNN_DEFAULT_MATH); false restricts it to FMA kernels (CUDNN_FMA_MATH: float32 throughout) that sum
-// the products directly (no FFT or Winograd algorithm).
+// convolutions (CUDNN_DEFAULT_MATH; never a conversion of the data to float16, as torch); false restricts it to FMA
+// kernels (CUDNN_FMA_MATH: float32 throughout). Either way the algorithms sum the products directly: no FFT or
+// Winograd algorithm is considered.
 #pragma once
 
 #include <cudnn.h>
@@ -327,8 +328,8 @@ class ConvSite {
   }
 
   // Whether an algorithm computes through a transform (FFT, Winograd): it rounds otherwise than a direct sum of the
-  // products, by more (alexnet's 5 x 5 and 3 x 3 convolutions on winograd_nonfused: 2.6e-4 of the output's largest
-  // value on an H100, where every FMA algorithm stays under 1e-5; BENCHMARKS.md).
+  // products, by more. Never considered: alexnet's 5 x 5 and 3 x 3 convolutions on winograd_nonfused were 2.6e-4 of
+  // the output's largest value off in float32 on an H100, where the other algorithms stay under 1e-5 (BENCHMARKS.md).
   template <typename Perf>
   static bool transform_algorithm(int algo) {
     if constexpr (std::is_same_v<Perf, cudnnConvolutionFwdAlgoPerf_t>) {
@@ -341,14 +342,16 @@ class ConvSite {
     }
   }
 
-  // algorithms_[key] from cuDNN's heuristics (host only). Strict float32 (TF32 off) takes only what runs with FMA
-  // kernels and sums the products directly: no transform algorithm.
+  // algorithms_[key] from cuDNN's heuristics (host only): no transform algorithm, and nothing that may convert the
+  // float32 data to float16 (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; torch never asks for it either: TF32 is as low
+  // as a float32 convolution goes); strict float32 (TF32 off) takes only what runs with FMA kernels.
   template <typename Perf>
   Status fill(const CudnnContext& ctx, const Key& key, const Perf* perf, int returned, size_t workspace_limit) {
     auto fits = [&](const Perf& p) {
       return p.status == CUDNN_STATUS_SUCCESS && p.memory <= workspace_limit &&
-             (ctx.tf32() || ((p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH) &&
-                             !transform_algorithm<Perf>(static_cast<int>(p.algo))));
+             !transform_algorithm<Perf>(static_cast<int>(p.algo)) &&
+             p.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION &&
+             (ctx.tf32() || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
     };
     bool any_deterministic = false;
     for (int i = 0; i < returned; ++i) any_deterministic |= fits(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC;
@@ -424,7 +427,7 @@ class ConvSite {
                                       : !fuse           ? "kernel"
                                       : std::string(relu ? "relu" : "identity") +
                                             (epilogue->residual != nullptr ? "+residual" : "");
-    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 3;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 5;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
                                           name + ";epilogue " + epilogue_kind + ";workspace " +
                                           std::to_string(workspace_limit) +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));

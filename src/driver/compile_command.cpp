@@ -38,7 +38,7 @@ struct CompileOptions {
   bool trace_hooks = false;
   bool dump_lowered = false;
   bool cuda_graph = false;          // --cuda-graph (--target cuda)
-  std::optional<int64_t> cudnn_workspace_mib;  // --cudnn-workspace-mib (--target cuda; default 64)
+  std::optional<int64_t> cudnn_workspace_mib;  // --cudnn-workspace-mib (--target cuda; kDefaultCudnnWorkspaceMib)
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
   std::string layout = "auto";      // --layout nchw|nhwc|auto
   std::string dump_groups;          // --dump-groups FILE.dot
@@ -46,6 +46,9 @@ struct CompileOptions {
   std::string python_module;                      // --python MODULE
   OutputOptions out;
 };
+
+// No zoo model ran faster with more (BENCHMARKS.md, "The cuDNN workspaces in the memory plan").
+constexpr int64_t kDefaultCudnnWorkspaceMib = 64;
 
 constexpr const char* kCompileFooter = R"(Examples:
   Compile a Paddle inference program against the reference kernels:
@@ -140,9 +143,10 @@ int run_compile(const CompileOptions& opts) {
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   if (target->backend == CompileBackend::kCuda) {
     // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs: shared with the other
-    // convolutions' and with the values dead there, and captured by a CUDA graph with the rest of the workspace.
+    // convolutions' (and, where the shapes are static, with the values dead there), and captured by a CUDA graph
+    // with the rest of the workspace.
     passes::add_scratch_buffers(*lowered, codegen::cudnn_scratch_positions(*lowered, fusion),
-                                opts.cudnn_workspace_mib.value_or(64) << 20);
+                                opts.cudnn_workspace_mib.value_or(kDefaultCudnnWorkspaceMib) << 20);
   }
   if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);
   // CPU: variants of kernel calls (fused calls are no kernel calls and get none). CUDA: of the GEMM groups.
@@ -214,8 +218,10 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
   cmd->add_flag("--cuda-graph", opts->cuda_graph,
                 "--target cuda: capture the launches once per set of input dims into a CUDA graph and replay it");
   cmd->add_option("--cudnn-workspace-mib", opts->cudnn_workspace_mib,
-                  "--target cuda: the workspace each cuDNN convolution may use, in MiB (default 64); a buffer of the "
-                  "memory plan, live while the convolution runs; algorithms that need more are not considered")
+                  "--target cuda: the workspace each cuDNN convolution may use, in MiB (default " +
+                      std::to_string(kDefaultCudnnWorkspaceMib) +
+                      "); a buffer of the memory plan, live while the convolution runs; algorithms that need more "
+                      "are not considered")
       ->type_name("MIB")
       ->check(CLI::Range(0, 65536));
   cmd->add_flag("--trace-hooks", opts->trace_hooks,

@@ -105,11 +105,8 @@ std::string random_program(uint32_t seed, bool dynamic) {
   return text;
 }
 
-}  // namespace
-
-TEST_CASE("memory plan: a chain reuses two buffers") {
-  test::Env env;
-  std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: t
+/// Five 1000-float values, each read only by the next op: two live at any call.
+constexpr const char* kChain = R"(program: t
 inputs: [{name: x, dtype: float32, shape: [1000]}]
 ops:
   - {op: exp, in: [x], out: [a]}
@@ -118,7 +115,13 @@ ops:
   - {op: tanh, in: [c], out: [d]}
   - {op: exp, in: [d], out: [y]}
 outputs: [y]
-)");
+)";
+
+}  // namespace
+
+TEST_CASE("memory plan: a chain reuses two buffers") {
+  test::Env env;
+  std::optional<LoweredProgram> lp = env.compile_yaml(kChain);
   REQUIRE(lp);
   CHECK(lp->plan.is_static());
   CHECK(lp->plan.workspace_bytes.constant() == 2 * 4032);  // 4000 bytes aligned to 64, two at a time
@@ -220,16 +223,7 @@ TEST_CASE("memory plan: scratch buffers live at their call alone") {
   // any call, so both scratches fit beside them in one region: the workspace grows by one scratch, not two, and
   // nothing live at calls 1 and 3 overlaps their scratch.
   test::Env env;
-  std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: t
-inputs: [{name: x, dtype: float32, shape: [1000]}]
-ops:
-  - {op: exp, in: [x], out: [a]}
-  - {op: tanh, in: [a], out: [b]}
-  - {op: exp, in: [b], out: [c]}
-  - {op: tanh, in: [c], out: [d]}
-  - {op: exp, in: [d], out: [y]}
-outputs: [y]
-)");
+  std::optional<LoweredProgram> lp = env.compile_yaml(kChain);
   REQUIRE(lp);
   const size_t before = lp->buffers.size();
   add_scratch_buffers(*lp, {1, 3}, 8192);

@@ -249,6 +249,13 @@ def test_run_model_cuda_compile_only(tmp):
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
     r = run_model(FIXTURES / "conv2d_transpose_dynamic_spatial", "--target", "cuda", "--compile-only")
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
+    # --cuda-graph: the class that captures and replays a graph, through the same runner.
+    work = tmp / "graph-work"
+    r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--cuda-graph", "--compile-only", work=work)
+    expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
+    expect("graphs_.launch(" in (work / "gen" / "model.cu").read_text(), "--cuda-graph reaches kforge compile")
+    r = run_model(FIXTURES / "conv2d_transpose", "--cuda-graph", "--compile-only")
+    expect(r.returncode == 2 and "--cuda-graph needs --target cuda" in r.stderr, f"{r.stdout}{r.stderr}")
     expect_one_line_error(run_model(FIXTURES / "cumsum_float32", "--target", "cuda", "--compile-only"),
                           "--target cuda: ", "cumsum")
     out = tmp / "cuda-out"

@@ -16,7 +16,6 @@ A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square in
 with dynamic spatial dims (ppocr_det_head), run at H x W; its fixture is OUT/NAME_HxW (fixture_name). A CASE ending
 in :seeded (vgg16:64:2:seeded) gets weights too large to carry even as bytes made from seeds instead
 (q8_params.reseed, before Paddle runs; it writes OUT/<case>/params.q8 itself)."""
-import math
 import sys
 from pathlib import Path
 
@@ -46,7 +45,7 @@ def quantize(net):
         top = float(np.max(np.abs(w)))
         if top == 0:
             continue
-        scale = 2.0 ** math.ceil(math.log2(top / 127))
+        scale = 2.0 ** -q8_params.scale_exponent(top)
         # + 0: no -0.0, which q8_params.py could not carry as a byte.
         t.set_value((np.clip(np.round(w / scale), -127, 127) * scale + 0.0).astype(np.float32))
 
@@ -76,6 +75,8 @@ def main():
     paddle.set_device("cpu")
     for case in sys.argv[2:]:
         name, size, batch, *how = case.split(":")
+        if how not in ([], ["seeded"]):
+            sys.exit(f"export_fixtures.py: case '{case}': only ':seeded' may follow MODEL:SIZE:BATCH")
         batch = int(batch)
         path = out / fixture_name(name, size)
         path.mkdir(parents=True, exist_ok=True)

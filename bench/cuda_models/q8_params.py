@@ -27,6 +27,11 @@ import fixture_bundle as fb  # noqa: E402  (the .pdiparams reader's protobuf hel
 MAGIC = b"KFQ8\x01"
 
 
+def scale_exponent(top):
+    """k of the smallest scale 2^-k under which a tensor whose largest |value| is `top` (> 0) fits |q| <= 127."""
+    return -math.ceil(math.log2(top / 127))
+
+
 def tensors(data):
     """(header bytes, dtype, element count, data bytes) of every tensor of a combined .pdiparams."""
     pos = 0
@@ -81,7 +86,7 @@ def pack(src, dst):
         q = None
         if values is not None and count > 0:
             top = max(abs(v) for v in values)
-            k = -math.ceil(math.log2(top / 127)) if top > 0 else 0
+            k = scale_exponent(top) if top > 0 else 0
             scale = 2.0 ** k
             ints = [v * scale for v in values]
             if all(x == int(x) and -127 <= x <= 127 for x in ints):
@@ -164,7 +169,7 @@ def reseed(pdiparams, seed, q8):
             params += body
             out += struct.pack("<bI", 0, len(body)) + body
             continue
-        k = -math.ceil(math.log2(top / 127))
+        k = scale_exponent(top)
         if float(w.min()) >= 0:
             lo, hi = 0, int(min(127, max(1, round(2 * float(w.mean()) * 2.0 ** k))))
         else:

@@ -2,11 +2,12 @@
 """Tensor bundles (tools/interp/tensor_bundle.h) of a Paddle fixture for bench/cuda_conv/gpu_check.sh, and the
 comparison of the GPU's outputs with Paddle's. Python 3 standard library only (it runs on the GPU machine too).
 
-  fixture_bundle.py bundle FIXTURE HEADER OUT.bin
+  fixture_bundle.py bundle FIXTURE HEADER OUT.bin [--inputs-only]
       FIXTURE: a directory with inference.pdiparams (optional), input_<name>.npy; HEADER: the NAME.h that
       `kforge compile --target cuda` wrote, whose comment lists the inputs and parameters with dtype and dims.
       Writes feed/<input> for every input and param/<name> for every parameter: Paddle's .pdiparams holds the
-      parameters one after another sorted by name (docs/parameters.md), each checked against the header.
+      parameters one after another sorted by name (docs/parameters.md), each checked against the header. With
+      --inputs-only the inputs alone (the harness reads the parameters with load_parameters: --precision).
   fixture_bundle.py compare OUT.bin FIXTURE RTOL ATOL
       Output i of the bundle (the generated class's order) against FIXTURE/expected_<i>.npy: dtype, dims, and
       |gpu - paddle| <= ATOL + RTOL * max|paddle| for every element. Prints one line per output; exit 1 on a
@@ -148,7 +149,7 @@ def read_bundle(path):
     return out
 
 
-def bundle(fixture, header, out):
+def bundle(fixture, header, out, with_params=True):
     fixture = Path(fixture)
     tensors = []
     for name, dtype, dims in header_tensors(header, "input"):
@@ -156,7 +157,7 @@ def bundle(fixture, header, out):
         if npy_dtype != dtype or len(npy_dims) != len(dims) or any(d is not None and d != e for d, e in zip(dims, npy_dims)):
             fail(f"input_{name}.npy is {npy_dtype} {npy_dims}, the program wants {dtype} {dims}")
         tensors.append((f"feed/{name}", dtype, npy_dims, raw))
-    params = header_tensors(header, "parameter")
+    params = header_tensors(header, "parameter") if with_params else []
     if params:
         by_name = sorted(params, key=lambda p: p[0].encode())
         for (name, dtype, dims), (file_dtype, file_dims, raw) in zip(by_name, read_pdiparams(fixture / "inference.pdiparams", len(params))):
@@ -190,8 +191,8 @@ def compare(out, fixture, rtol, atol):
 
 
 def main():
-    if len(sys.argv) == 5 and sys.argv[1] == "bundle":
-        bundle(sys.argv[2], sys.argv[3], sys.argv[4])
+    if len(sys.argv) in (5, 6) and sys.argv[1] == "bundle" and sys.argv[5:] in ([], ["--inputs-only"]):
+        bundle(sys.argv[2], sys.argv[3], sys.argv[4], with_params=len(sys.argv) == 5)
         return 0
     if len(sys.argv) == 6 and sys.argv[1] == "compare":
         return 0 if compare(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])) else 1

@@ -71,6 +71,11 @@ slice slice_neg split_num split_sections strided_slice tile tile_int64 transpose
 transpose_float32 transpose_float64 transpose_int32 transpose_int64 tril triu conv2d conv2d_bias_stride_pad
 conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d conv_region_nhwc}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
+# PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
+# NAME~float16 / NAME@nhwc~bfloat16 and checked against Paddle's float32 outputs within RTOL16 * max|paddle| + ATOL
+# (at run; default 5e-2: a measured bound, BENCHMARKS.md "16-bit compute").
+PRECISIONS="${PRECISIONS:-float32}"
+RTOL16="${RTOL16:-5e-2}"
 
 build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the program needs them
   local name="$1" gen="$2" libs=() defs=()
@@ -93,13 +98,15 @@ prepare() {
   local build="$1" ex="$ROOT/kernels" names=()
   # FIXTURE NAME: gen_NAME (the first layout of LAYOUTS) and gen_NAME@LAYOUT (the others), each listed in names.
   compile_layouts() {
-    local layout tag
-    for layout in $LAYOUTS; do
-      tag="$2$([[ "$layout" == "${LAYOUTS%% *}" ]] || echo "@$layout")"
-      "$build/src/kforge" compile "$1/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
-        --op-compat "$ex/op_compat.yaml" -o "$OUT_DIR/gen_$tag" --name model --target cuda --cuda-graph \
-        --layout "$layout"
-      names+=("$tag")
+    local layout tag precision
+    for precision in $PRECISIONS; do
+      for layout in $LAYOUTS; do
+        tag="$2$([[ "$layout" == "${LAYOUTS%% *}" ]] || echo "@$layout")$([[ "$precision" == float32 ]] || echo "~$precision")"
+        "$build/src/kforge" compile "$1/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
+          --op-compat "$ex/op_compat.yaml" -o "$OUT_DIR/gen_$tag" --name model --target cuda --cuda-graph \
+          --layout "$layout" --precision "$precision"
+        names+=("$tag")
+      done
     done
   }
   export OUT_DIR="$build/models-gpucheck"
@@ -140,20 +147,27 @@ run() {
   read -r -a names < "$OUT_DIR/models"
   # Weights (once per fixture) and input bundles (one per compiled layout: the input order is the header's), Python,
   # one per core; then the harnesses (nvcc, one per core).
-  for name in "${names[@]}"; do [[ "$name" == *@* ]] || echo "$name"; done |
+  for name in "${names[@]}"; do [[ "$name" == *[@~]* ]] || echo "$name"; done |
     xargs -P "$(nproc)" -I{} bash -c 'f="$OUT_DIR/fixtures/{}" &&
     { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$HERE"'/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; }'
   for name in "${names[@]}"; do echo "$name"; done | xargs -P "$(nproc)" -I{} bash -c 'n="{}" &&
-    /usr/bin/env python3 "'"$BUNDLE"'" bundle "$OUT_DIR/fixtures/${n%@*}" "$OUT_DIR/gen_{}/model.h" "$OUT_DIR/{}.in.bin"'
+    /usr/bin/env python3 "'"$BUNDLE"'" bundle "$OUT_DIR/fixtures/${n%%[@~]*}" "$OUT_DIR/gen_{}/model.h" "$OUT_DIR/{}.in.bin" \
+    $([[ "$n" == *~* ]] && echo --inputs-only)'
   for name in "${names[@]}"; do echo "$name"; done | xargs -P "$(nproc)" -I{} bash -c 'build_one {} "$OUT_DIR/gen_{}"'
   tmp="$(mktemp -d)"
   printf '%-36s %-6s %s\n' model result "max relative error (max|gpu - paddle| / max|paddle|)"
   for name in "${names[@]}"; do
     total=$((total + 1))
-    local rel="-"
+    local rel="-" rtol="$RTOL" load=()
+    # A --precision program reads the fixture's float32 .pdiparams itself (load_parameters rounds them).
+    if [[ "$name" == *~* ]]; then
+      rtol="$RTOL16"
+      local pdiparams="$OUT_DIR/fixtures/${name%%[@~]*}/inference.pdiparams"
+      [[ -f "$pdiparams" ]] && load=(--load-parameters "$pdiparams")
+    fi
     if [[ -x "$OUT_DIR/harness_$name" ]] &&
-       "$OUT_DIR/harness_$name" "$OUT_DIR/$name.in.bin" "$tmp/out.bin" > "$tmp/log" 2>&1 &&
-       /usr/bin/env python3 "$BUNDLE" compare "$tmp/out.bin" "$OUT_DIR/fixtures/${name%@*}" "$RTOL" "$ATOL" > "$tmp/cmp"; then
+       "$OUT_DIR/harness_$name" "$OUT_DIR/$name.in.bin" "$tmp/out.bin" "${load[@]}" > "$tmp/log" 2>&1 &&
+       /usr/bin/env python3 "$BUNDLE" compare "$tmp/out.bin" "$OUT_DIR/fixtures/${name%%[@~]*}" "$rtol" "$ATOL" > "$tmp/cmp"; then
       rel="$(sed -n 's/.*relative \([^)]*\)).*/\1/p' "$tmp/cmp" | sort -g | tail -1)"
       printf '%-36s %-6s %s\n' "$name" PASS "$rel"
       passed=$((passed + 1))
@@ -167,7 +181,7 @@ run() {
     rm -f "$tmp/cmp" "$tmp/log"
   done
   rm -rf "$tmp"
-  echo "$passed of $total passed (|gpu - paddle| <= $RTOL * max|paddle| + $ATOL, TF32 $([[ "$TF32" == 1 ]] && echo on || echo off))"
+  echo "$passed of $total passed (|gpu - paddle| <= $RTOL * max|paddle| + $ATOL, TF32 $([[ "$TF32" == 1 ]] && echo on || echo off); 16-bit (~float16, ~bfloat16) within $RTOL16 * max|paddle| + $ATOL)"
   return $failed
 }
 

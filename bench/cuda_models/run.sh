@@ -36,11 +36,14 @@ prepare() {
   for m in $MODELS; do
     mkdir -p "$out/$m"
     cp "$export_dir/$m/inference.json" "$export_dir/$m/params.txt" "$out/$m/"
-    # Variants: plain, graph (--cuda-graph) in the default layout plan (NHWC), graph_nchw (--layout nchw).
-    for variant in plain graph graph_nchw; do
+    # Variants: plain, graph (--cuda-graph) in the default layout plan (NHWC), graph_nchw (--layout nchw), and
+    # graph_fp16 / graph_bf16 and plain_fp16 (--precision float16 / bfloat16).
+    for variant in plain graph graph_nchw graph_fp16 graph_bf16 plain_fp16; do
       local gen="$out/$m/gen$([[ $variant == plain ]] || echo "_$variant")" flags=()
       [[ $variant == graph* ]] && flags+=(--cuda-graph)
       [[ $variant == *nchw ]] && flags+=(--layout nchw)
+      [[ $variant == *fp16 ]] && flags+=(--precision float16)
+      [[ $variant == *bf16 ]] && flags+=(--precision bfloat16)
       if "$kforge" compile "$out/$m/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
            --op-compat "$ex/op_compat.yaml" -o "$gen" --name "$m" --target cuda "${flags[@]}" 2> "$out/$m/error.txt"; then
         echo "$m $variant" >> "$out/compiled"

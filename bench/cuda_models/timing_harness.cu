@@ -1,7 +1,9 @@
 // GPU half of bench/cuda_models/run.sh: times the class that `kforge compile --target cuda` generated for a
 // whole vision model. Correctness is checked elsewhere (bench/cuda_conv/gpu_check.sh); here the parameters are
 // seeded uniform values of realistic scale (PARAMS.txt, written by export_models.py: NAME LOW HIGH DIM... per
-// line) filled on the device, and the input is uniform in [-1, 1).
+// line) filled on the device, and the input is uniform in [-1, 1). A parameter that the program wants 16-bit
+// (compiled with --precision: bind_parameter refuses float32) is drawn as float32 and rounded to float16, or to
+// bfloat16 when float16 is refused too.
 //
 // For every batch size: 10 warm-up runs (the first finds the cuDNN algorithms for the batch and, with
 // --cuda-graph, captures the graph), then 50 timed runs, each `run()` + `synchronize()` between two host clock
@@ -14,6 +16,8 @@
 // Usage: timing_harness PARAMS.txt BATCH...   prints one line per batch: `BATCH median_ms min_ms`
 // With KFORGE_PROFILE_RUN=1 in the environment, one more run() after the timed ones lies between
 // cudaProfilerStart() and cudaProfilerStop(), for `ncu --profile-from-start off` (bench/cuda_models/profile.sh).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -55,26 +59,42 @@ __device__ uint64_t mix(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-__global__ void fill_uniform(float* out, int64_t n, float low, float high, uint64_t stream) {
+template <typename T>
+__device__ T rounded(float x);
+template <>
+__device__ float rounded<float>(float x) { return x; }
+template <>
+__device__ __half rounded<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __nv_bfloat16 rounded<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+template <typename T>
+__global__ void fill_uniform(T* out, int64_t n, float low, float high, uint64_t stream) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const uint64_t bits = mix(mix(kSeed ^ (stream * 0x632BE59BD9B4E019ull)) + uint64_t(i));
     const float u = float(bits >> 40) * (1.0f / 16777216.0f);  // [0, 1), 24 bits
-    out[i] = low + (high - low) * u;
+    out[i] = rounded<T>(low + (high - low) * u);
   }
 }
 
-// A float32 device tensor of `dims`, uniform in [low, high).
+// A device tensor of `dims` and `dtype` (float32, float16 or bfloat16), uniform in [low, high) (then rounded).
 kforge::Status random_tensor(const std::vector<int64_t>& dims, float low, float high, uint64_t stream,
-                             kforge::Tensor* t) {
+                             kforge::DataType dtype, kforge::Tensor* t) {
   *t = kforge::Tensor();
-  t->dtype = kforge::DataType::kFloat32;
+  t->dtype = dtype;
   t->place = kforge::GPUPlace();
   KFORGE_RETURN_IF_ERROR(t->set_dims(dims));
   KFORGE_RETURN_IF_ERROR(t->allocate());
   const int64_t n = t->numel();
   if (n == 0) return kforge::Status::OK();
   const int blocks = int(std::min<int64_t>((n + 255) / 256, 4096));
-  fill_uniform<<<blocks, 256>>>(t->data_as<float>(), n, low, high, stream);
+  if (dtype == kforge::DataType::kFloat16) {
+    fill_uniform<<<blocks, 256>>>(static_cast<__half*>(t->data), n, low, high, stream);
+  } else if (dtype == kforge::DataType::kBFloat16) {
+    fill_uniform<<<blocks, 256>>>(static_cast<__nv_bfloat16*>(t->data), n, low, high, stream);
+  } else {
+    fill_uniform<<<blocks, 256>>>(t->data_as<float>(), n, low, high, stream);
+  }
   KFORGE_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return kforge::Status::OK();
 }
@@ -100,8 +120,13 @@ int main(int argc, char** argv) {
     if (!(fields >> name >> low >> high)) return fail(std::string(argv[1]) + ": bad line '" + line + "'");
     for (int64_t d; fields >> d;) dims.push_back(d);
     params.emplace_back();
-    CHECK_STATUS(random_tensor(dims, low, high, stream, &params.back()));
-    CHECK_STATUS(program.bind_parameter(name, params.back()));
+    kforge::Status bound = kforge::Status::Error("unbound");
+    for (kforge::DataType dtype : {kforge::DataType::kFloat32, kforge::DataType::kFloat16, kforge::DataType::kBFloat16}) {
+      CHECK_STATUS(random_tensor(dims, low, high, stream, dtype, &params.back()));
+      bound = program.bind_parameter(name, params.back());
+      if (bound.ok()) break;
+    }
+    CHECK_STATUS(bound);
   }
   if (params.size() != Program::kNumParameters) {
     return fail(std::string(argv[1]) + " lists " + std::to_string(params.size()) + " parameters, the program has " +
@@ -113,7 +138,7 @@ int main(int argc, char** argv) {
     const int64_t batch = std::atoll(argv[a]);
     if (batch <= 0) return fail(std::string("bad batch '") + argv[a] + "'");
     kforge::Tensor x, y;
-    CHECK_STATUS(random_tensor({batch, 3, 224, 224}, -1.0f, 1.0f, 0, &x));
+    CHECK_STATUS(random_tensor({batch, 3, 224, 224}, -1.0f, 1.0f, 0, kforge::DataType::kFloat32, &x));
     if (cudaDeviceSynchronize() != cudaSuccess) return fail("filling the input failed");
     auto once = [&]() -> kforge::Status {
       KFORGE_RETURN_IF_ERROR(program.run(x, &y));

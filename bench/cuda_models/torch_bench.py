@@ -2,7 +2,12 @@
 """Torch half of bench/cuda_models/run.sh: times torchvision's resnet18, resnet50 and mobilenet_v2 (eval, float32,
 NCHW, random weights, 224x224) on the GPU -- eager, a CUDA graph captured by hand (torch.cuda.CUDAGraph), and
 torch.compile(mode="reduce-overhead") unless --no-torch-compile or the time budget is spent -- then prints one table
-with kforge's timings (--kforge: lines `MODEL plain|graph|graph_nchw BATCH MEDIAN_MS MIN_MS` from timing_harness).
+with kforge's timings (--kforge: lines `MODEL VARIANT BATCH MEDIAN_MS MIN_MS` from timing_harness, VARIANT plain,
+graph, graph_nchw, graph_fp16, graph_bf16, plain_fp16).
+
+16-bit (when kforge's timings have graph_fp16 lines): the same models as model.half() in channels_last memory
+format (the layout torch's docs recommend for float16 convolutions on tensor cores), eager, a CUDA graph, and
+torch.compile(mode="reduce-overhead") while the budget lasts, in a second table against kforge --precision.
 
 Settings as torch's defaults for inference: cudnn.benchmark on, TF32 allowed for convolutions
 (cudnn.allow_tf32, the default), float32 matmuls (cuda.matmul.allow_tf32 False, the default), torch.no_grad().
@@ -56,6 +61,41 @@ def read_kforge(path):
     return out
 
 
+def time_torch(name, batches, dtype):
+    """Rows of torch timings for one model: eager and a CUDA graph per batch (compile: compile_time)."""
+    rows = []
+    fmt = torch.channels_last if dtype == torch.float16 else torch.contiguous_format
+    model = getattr(torchvision.models, name)().cuda().eval().to(dtype=dtype, memory_format=fmt)
+    for batch in batches:
+        x = torch.empty(batch, 3, 224, 224, device="cuda").uniform_(-1, 1).to(dtype=dtype, memory_format=fmt)
+        eager = timed(lambda: model(x))
+        graph = timed(graphed(model, x))
+        rows.append({"model": name, "batch": batch, "eager": eager, "graph": graph, "compile": None})
+        print(f"torch {name} {dtype} batch {batch}: eager {eager:.3f} ms, CUDA graph {graph:.3f} ms", flush=True)
+    return rows
+
+
+def compile_time(name, batch, dtype):
+    """torch.compile(mode="reduce-overhead") of the model in `dtype`: its median ms, or None when it fails."""
+    torch._dynamo.reset()
+    fmt = torch.channels_last if dtype == torch.float16 else torch.contiguous_format
+    model = getattr(torchvision.models, name)().cuda().eval().to(dtype=dtype, memory_format=fmt)
+    compiled = torch.compile(model, mode="reduce-overhead", dynamic=False)
+    x = torch.empty(batch, 3, 224, 224, device="cuda").uniform_(-1, 1).to(dtype=dtype, memory_format=fmt)
+    t0 = time.time()
+    try:
+        for _ in range(3):  # compiles, then records the CUDA graph
+            compiled(x)
+        torch.cuda.synchronize()
+        took = time.time() - t0
+        ms = timed(lambda: compiled(x))
+    except Exception as e:  # noqa: BLE001 -- the table is still printed without this cell
+        print(f"torch.compile {name} {dtype} batch {batch}: failed: {type(e).__name__}: {e}")
+        return None
+    print(f"torch.compile {name} {dtype} batch {batch}: {ms:.3f} ms (compiled in {took:.0f} s)", flush=True)
+    return ms
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kforge", required=True)
@@ -73,38 +113,21 @@ def main():
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, cuDNN {torch.backends.cudnn.version()}, "
           f"{torch.cuda.get_device_name()}")
     kforge = read_kforge(args.kforge)
-    rows = []
+    rows, half_rows = [], []
+    half = any(variant == "graph_fp16" for (_, variant, _) in kforge)
     with torch.no_grad():
+        # float32 first for every model (eager and graphs), then the compiles in the order of the rows.
         for name in args.models:
-            model = getattr(torchvision.models, name)().cuda().eval()
-            for batch in args.batches:
-                x = torch.empty(batch, 3, 224, 224, device="cuda").uniform_(-1, 1)
-                eager = timed(lambda: model(x))
-                graph = timed(graphed(model, x))
-                rows.append({"model": name, "batch": batch, "eager": eager, "graph": graph, "compile": None})
-                print(f"torch {name} batch {batch}: eager {eager:.3f} ms, CUDA graph {graph:.3f} ms", flush=True)
-        if not args.no_torch_compile:
-            for row in rows:
-                if time.time() - start > args.compile_budget:
-                    print(f"torch.compile {row['model']} batch {row['batch']}: skipped (the run is past "
-                          f"{args.compile_budget:.0f} s)")
-                    continue
-                torch._dynamo.reset()
-                model = getattr(torchvision.models, row["model"])().cuda().eval()
-                compiled = torch.compile(model, mode="reduce-overhead", dynamic=False)
-                x = torch.empty(row["batch"], 3, 224, 224, device="cuda").uniform_(-1, 1)
-                t0 = time.time()
-                try:
-                    for _ in range(3):  # compiles, then records the CUDA graph
-                        compiled(x)
-                    torch.cuda.synchronize()
-                    took = time.time() - t0
-                    row["compile"] = timed(lambda: compiled(x))
-                except Exception as e:  # noqa: BLE001 -- the table is still printed without this column's cell
-                    print(f"torch.compile {row['model']} batch {row['batch']}: failed: {type(e).__name__}: {e}")
-                    continue
-                print(f"torch.compile {row['model']} batch {row['batch']}: {row['compile']:.3f} ms "
-                      f"(compiled in {took:.0f} s)", flush=True)
+            rows += time_torch(name, args.batches, torch.float32)
+        for name in args.models if half else []:
+            half_rows += time_torch(name, args.batches, torch.float16)
+        for row in rows + half_rows if not args.no_torch_compile else []:
+            dtype = torch.float16 if any(row is h for h in half_rows) else torch.float32
+            if time.time() - start > args.compile_budget:
+                print(f"torch.compile {row['model']} {dtype} batch {row['batch']}: skipped (the run is past "
+                      f"{args.compile_budget:.0f} s)")
+                continue
+            row["compile"] = compile_time(row["model"], row["batch"], dtype)
 
     def cell(v):
         return f"{v:.3f}" if v is not None else "-"
@@ -123,6 +146,21 @@ def main():
         print(f"| {name} | {batch} | {cell(plain)} | {cell(graph)} | {cell(graph_nchw)} | {cell(row['eager'])} "
               f"| {cell(row['graph'])} "
               f"| {cell(row['compile'])} | {ratio} |")
+    if half_rows:
+        header = ["model", "batch", "kforge fp16", "kforge --cuda-graph fp16", "kforge --cuda-graph bf16",
+                  "torch fp16 eager", "torch fp16 CUDA graph", "torch.compile r-o fp16",
+                  "kforge-graph fp16 / best torch fp16"]
+        print("\nmedian ms per run, 16-bit (kforge --precision float16 / bfloat16; torch model.half(), channels_last)\n")
+        print("| " + " | ".join(header) + " |")
+        print("|" + "|".join("---" for _ in header) + "|")
+        for row in half_rows:
+            name, batch = row["model"], row["batch"]
+            plain, graph = kforge.get((name, "plain_fp16", batch)), kforge.get((name, "graph_fp16", batch))
+            bf16 = kforge.get((name, "graph_bf16", batch))
+            best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
+            ratio = f"{graph / best:.2f}" if graph is not None else "-"
+            print(f"| {name} | {batch} | {cell(plain)} | {cell(graph)} | {cell(bf16)} | {cell(row['eager'])} "
+                  f"| {cell(row['graph'])} | {cell(row['compile'])} | {ratio} |")
     return 0
 
 

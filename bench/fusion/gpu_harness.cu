@@ -13,6 +13,8 @@
 // conversions), before it goes to the GPU; `--rounded-inputs FILE` writes every input and parameter back as
 // float32 after that rounding (exact), so that kforge-interp runs the twin on exactly the values the GPU saw.
 // 16-bit outputs are written as float32 (exact as well); the repeatability check compares their raw bits.
+// `--load-parameters FILE.pdiparams` reads the parameters with the class's load_parameters() instead of binding the
+// bundle's (a program compiled with --precision rounds the file's float32 to its 16-bit parameters there).
 //
 // Built per program:
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -I tools/interp -DKFORGE_PROGRAM_HEADER='"NAME.h"'
@@ -126,7 +128,8 @@ kforge::Status poison(const kforge::Tensor& dev) {
 
 int main(int argc, char** argv) {
   const char* usage =
-      "usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE]";
+      "usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE] "
+      "[--load-parameters FILE.pdiparams]";
   if (argc < 3) return fail(usage);
   kforge::install_cuda_allocator();
   std::vector<kforge::bundle::NamedTensor> all;
@@ -136,13 +139,17 @@ int main(int argc, char** argv) {
     rounded.push_back({nt.name, kforge::Tensor()});
     CHECK_STATUS(kforge::bundle::deep_copy(nt.tensor, &rounded.back().tensor));
   }
-  std::string rounded_path;
+  std::string rounded_path, parameters_path;
   for (int a = 3; a < argc; ++a) {
     const std::string arg = argv[a];
     if (a + 1 >= argc) return fail(usage);
     const std::string value = argv[++a];
     if (arg == "--rounded-inputs") {
       rounded_path = value;
+      continue;
+    }
+    if (arg == "--load-parameters") {
+      parameters_path = value;
       continue;
     }
     const size_t eq = value.find('=');
@@ -166,8 +173,9 @@ int main(int argc, char** argv) {
 #endif
   std::vector<kforge::Tensor> params;
   params.reserve(all.size());
+  if (!parameters_path.empty()) CHECK_STATUS(program.load_parameters(parameters_path.c_str()));
   for (const kforge::bundle::NamedTensor& nt : all) {
-    if (nt.name.rfind("param/", 0) != 0) continue;
+    if (nt.name.rfind("param/", 0) != 0 || !parameters_path.empty()) continue;
     params.emplace_back();
     CHECK_STATUS(to_device(nt.tensor, &params.back()));
     CHECK_STATUS(program.bind_parameter(nt.name.substr(6), params.back()));

@@ -103,6 +103,12 @@ std::optional<std::string> element_type(ir::DataType dtype) {
   }
 }
 
+std::optional<std::string> cuda_element_type(ir::DataType dtype) {
+  if (dtype == ir::DataType::kFloat16) return "__half";
+  if (dtype == ir::DataType::kBFloat16) return "__nv_bfloat16";
+  return element_type(dtype);
+}
+
 std::string param_type(opdef::ArgType type, bool optional) {
   using opdef::ArgType;
   switch (type) {

@@ -54,6 +54,9 @@ std::string cpp_float(float value);
 std::optional<std::string> runtime_dtype(ir::DataType dtype);
 /// The C++ element type of a dtype ("float", "int64_t", "bool"); nullopt for float16, bfloat16, complex.
 std::optional<std::string> element_type(ir::DataType dtype);
+/// The element type in CUDA code: element_type's, and __half / __nv_bfloat16 (kforge_half.cuh) for float16 and
+/// bfloat16.
+std::optional<std::string> cuda_element_type(ir::DataType dtype);
 
 /// The parameter type of an argument of op YAML type `type` (Tensor types: `optional` picks the pointer).
 std::string param_type(opdef::ArgType type, bool optional);

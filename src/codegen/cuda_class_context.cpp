@@ -163,6 +163,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     run_generic_args.push_back("*inputs.items[" + std::to_string(i) + "]");
   }
   std::map<std::string, size_t> parameter_index;  // name -> index, in name order (the .pdiparams order)
+  bool converted_parameters = false;
   for (const passes::ProgramParameter& pa : p.parameters) {
     const passes::LoweredValue& v = p.values[pa.value];
     const std::string dtype = dtype_of(v.dtype, pa.loc, "parameter '" + pa.name + "'");
@@ -170,6 +171,11 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     e.set("condition", mismatch_condition("value", dtype, v.dims, false));
     // What the Python module's parameter table (kforge::ParameterSpec) says of it, as the CPU context does.
     e.set("dtype", dtype);
+    // What a .pdiparams file holds: the dtype before --precision converted it (load_parameters rounds it then).
+    const ir::DataType stored = pa.stored_dtype == ir::DataType::kUndefined ? v.dtype : pa.stored_dtype;
+    e.set("stored_dtype", stored == v.dtype ? dtype : dtype_of(stored, pa.loc, "parameter '" + pa.name + "'"));
+    e.set("stored_dtype_name", std::string(ir::dtype_name(stored)));
+    converted_parameters = converted_parameters || stored != v.dtype;
     e.set("rank", static_cast<int64_t>(v.dims.size()));
     e.set("dims", spec_dims(v.dims));
     parameter_index.emplace(pa.name, parameters.size());
@@ -178,6 +184,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   tmpl::List file_order;
   for (const auto& [name, index] : parameter_index) file_order.push_back(Value(static_cast<int64_t>(index)));
   ctx.set("parameter_file_order", Value(std::move(file_order)));
+  ctx.set("converted_parameters", converted_parameters);
   for (size_t i = 0; i < p.outputs.size(); ++i) {
     const passes::LoweredValue& v = p.values[p.outputs[i].value];
     Value o = tensor_entry(p.outputs[i].name, v.dtype, v.dims);

@@ -147,6 +147,26 @@ std::string float_literal(double v) {
 
 }  // namespace
 
+// The activations' element types the convolution, pooling and batch-norm kernels take: float32, or 16-bit floats
+// (--precision), which they load, compute on in float32 and store rounded.
+bool activation_dtype(ir::DataType d) {
+  return d == ir::DataType::kFloat32 || d == ir::DataType::kFloat16 || d == ir::DataType::kBFloat16;
+}
+
+// The C++ element type of an activation dtype (activation_dtype, or float64 for pooling).
+std::string element_type_of(ir::DataType d) { return cuda_element_type(d).value_or("float"); }
+
+// kforge::cuda_conv::ElementType's enumerator of `d`.
+std::string element_enumerator(ir::DataType d) {
+  switch (d) {
+    case ir::DataType::kFloat16: return "kforge::cuda_conv::ElementType::kFloat16";
+    case ir::DataType::kBFloat16: return "kforge::cuda_conv::ElementType::kBFloat16";
+    default: return "kforge::cuda_conv::ElementType::kFloat32";
+  }
+}
+
+int64_t element_bytes(ir::DataType d) { return d == ir::DataType::kFloat32 ? 4 : 2; }
+
 bool CudaConvSite::has_epilogue() const {
   return bias != kNone || mean != kNone || residual != kNone || !activation.empty();
 }
@@ -195,10 +215,17 @@ bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const c
     a.fail("it needs an input, a filter and one output");
     return false;
   }
+  s.dtype = p.values[s.input].dtype;
   for (uint32_t v : {s.input, s.filter, s.out}) {
-    if (p.values[v].dtype != ir::DataType::kFloat32) {
-      a.fail(fmt::format("{} is {}; the cuDNN convolution computes float32 only", p.values[v].source_id,
+    if (!activation_dtype(p.values[v].dtype)) {
+      a.fail(fmt::format("{} is {}; the cuDNN convolution takes float32, float16 or bfloat16", p.values[v].label(),
                          ir::dtype_name(p.values[v].dtype)));
+      return false;
+    }
+    if (p.values[v].dtype != s.dtype) {
+      a.fail(fmt::format("{} is {} and the input {}; the cuDNN convolution takes an input, filter and output of one "
+                         "dtype",
+                         p.values[v].label(), ir::dtype_name(p.values[v].dtype), ir::dtype_name(s.dtype)));
       return false;
     }
   }
@@ -315,14 +342,17 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
       a.fail("its activation \"" + s.activation + "\" has no CUDA epilogue");
       return std::nullopt;
     }
+    // The bias and the residual are the activations' dtype, the batch-norm vectors float32.
     for (uint32_t v : {s.bias, s.mean, s.variance, s.scale, s.shift, s.residual}) {
-      if (v != kNone && p.values[v].dtype != ir::DataType::kFloat32) {
-        a.fail(fmt::format("its epilogue operand {} is {}, not float32", p.values[v].source_id,
-                           ir::dtype_name(p.values[v].dtype)));
+      const ir::DataType want = v == s.bias || v == s.residual ? s.dtype : ir::DataType::kFloat32;
+      if (v != kNone && p.values[v].dtype != want) {
+        a.fail(fmt::format("its epilogue operand {} is {}, not {}", p.values[v].label(),
+                           ir::dtype_name(p.values[v].dtype), ir::dtype_name(want)));
         return std::nullopt;
       }
     }
-    s.foldable = s.mean != kNone;
+    // A 16-bit convolution's epilogue reads its bias as float32: the fold converts it.
+    s.foldable = s.mean != kNone || (s.dtype != ir::DataType::kFloat32 && s.bias != kNone);
   }
   // An NHWC forward convolution reads a KRSC filter: reordered with the fold, or as it is where each output channel
   // has one input channel (depthwise: OIHW and KRSC are the same bytes).
@@ -330,6 +360,28 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
   s.foldable = s.foldable || reorder;
   for (uint32_t v : {s.filter, s.bias, s.mean, s.variance, s.scale, s.shift}) {
     if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
+  }
+  if (s.dtype != ir::DataType::kFloat32 && s.bias != kNone && !s.foldable) {
+    // Paddle's conv bias is reshape(b, [1, C, 1, 1]) (a view copied into a buffer of its own, as a view of a
+    // parameter is): the fold reads the parameter it views, in the same element order.
+    uint32_t source = s.bias;
+    while (p.values[source].role == passes::ValueRole::kComputed) {
+      const std::optional<std::pair<uint32_t, uint32_t>> view = p.view_values(p.values[source].defined_by);
+      if (!view || view->second != source) break;
+      source = view->first;
+    }
+    if (p.values[source].role != passes::ValueRole::kComputed) {
+      s.bias = source;
+      s.foldable = true;
+      for (uint32_t v : {s.filter, s.mean, s.variance, s.scale, s.shift}) {
+        if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
+      }
+    }
+  }
+  if (!s.foldable && s.dtype != ir::DataType::kFloat32 && s.bias != kNone) {
+    a.fail(fmt::format("its bias {} is computed; a {} convolution folds its bias once, when the parameters are bound",
+                       p.values[s.bias].label(), ir::dtype_name(s.dtype)));
+    return std::nullopt;
   }
   s.krsc_filter = s.nhwc && !s.transposed && (s.foldable || !reorder);
   s.tap_major_filter = s.foldable && s.direct_depthwise();
@@ -364,8 +416,9 @@ std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const Kernel
     return std::nullopt;
   }
   s.dtype = p.values[s.x].dtype;
-  if ((s.dtype != ir::DataType::kFloat32 && s.dtype != ir::DataType::kFloat64) || p.values[s.out].dtype != s.dtype) {
-    a.fail(fmt::format("x is {}; the CUDA pooling kernel computes float32 and float64 only", ir::dtype_name(s.dtype)));
+  if ((!activation_dtype(s.dtype) && s.dtype != ir::DataType::kFloat64) || p.values[s.out].dtype != s.dtype) {
+    a.fail(fmt::format("x is {}; the CUDA pooling kernel takes float32, float64, float16 and bfloat16",
+                       ir::dtype_name(s.dtype)));
     return std::nullopt;
   }
   const std::vector<int64_t> kernel = a.ints("kernel_size");
@@ -468,10 +521,13 @@ std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, c
     return std::nullopt;
   }
   s.spatial = h * w;
+  s.dtype = p.values[s.x].dtype;
   for (uint32_t v : {s.x, s.out, s.mean, s.variance, s.scale, s.shift}) {
-    if (v != kNone && p.values[v].dtype != ir::DataType::kFloat32) {
-      a.fail(fmt::format("{} is {}; the CUDA batch norm computes float32 only", p.values[v].source_id,
-                         ir::dtype_name(p.values[v].dtype)));
+    const ir::DataType want = v == s.x || v == s.out ? s.dtype : ir::DataType::kFloat32;
+    if (v != kNone && (p.values[v].dtype != want || !activation_dtype(s.dtype))) {
+      a.fail(fmt::format("{} is {}; the CUDA batch norm takes float32, float16 or bfloat16 x and y and float32 "
+                         "statistics",
+                         p.values[v].label(), ir::dtype_name(p.values[v].dtype)));
       return std::nullopt;
     }
   }
@@ -480,7 +536,7 @@ std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, c
 
 int64_t cuda_conv_fold_bytes(const CudaConvSite& s) {
   auto aligned = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
-  return aligned(s.k * (s.c / s.groups) * s.r * s.s * 4) + aligned(s.k * 4);
+  return aligned(s.k * (s.c / s.groups) * s.r * s.s * element_bytes(s.dtype)) + aligned(s.k * 4);
 }
 
 tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch, const std::string& description,
@@ -489,9 +545,12 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("number", number);
   v.set("launch", launch);
   v.set("description", description);
-  // ConvGeometry's last fields (transposed, krsc_filter, tap_major_filter, input_max) are false or 0 by default:
-  // printed up to the last that is not.
-  const std::string flags = s.input_max > 0 ? fmt::format(", {}, {}, {}, {}", s.transposed, s.krsc_filter,
+  // ConvGeometry's last fields (transposed, krsc_filter, tap_major_filter, input_max, data) are false, 0 or
+  // float32 by default: printed up to the last that is not.
+  const std::string flags = s.dtype != ir::DataType::kFloat32
+                                ? fmt::format(", {}, {}, {}, {}, {}", s.transposed, s.krsc_filter, s.tap_major_filter,
+                                              float_literal(s.input_max), element_enumerator(s.dtype))
+                            : s.input_max > 0 ? fmt::format(", {}, {}, {}, {}", s.transposed, s.krsc_filter,
                                                           s.tap_major_filter, float_literal(s.input_max))
                             : s.tap_major_filter ? ", false, true, true"
                             : s.krsc_filter      ? ", false, true"
@@ -502,17 +561,22 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
                                 s.nhwc ? "true" : "false", flags));
   v.set("shape", fmt::format("{{{}, {}, {}, {}, {}}}", int_field(s.batch), int_field(s.h), int_field(s.w),
                              int_field(s.out_h), int_field(s.out_w)));
-  v.set("x", buffer(s.input, "float", true));
-  v.set("w", buffer(s.filter, "float", true));
-  v.set("y", buffer(s.out, "float", false));
-  auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
+  const std::string t = element_type_of(s.dtype);
+  v.set("x", buffer(s.input, t, true));
+  v.set("w", buffer(s.filter, t, true));
+  v.set("y", buffer(s.out, t, false));
+  // The bias and the residual are the activations' type, the batch-norm vectors float32.
+  auto operand = [&](uint32_t value) {
+    if (value == kNone) return std::string("nullptr");
+    return buffer(value, value == s.bias || value == s.residual ? t : "float", true);
+  };
   tmpl::Value e = tmpl::Value::map();
   if (fold_offset >= 0 && s.foldable) {
-    const std::string weights = fmt::format("reinterpret_cast<float*>(folded_.data() + {})", fold_offset);
+    const std::string weights = fmt::format("reinterpret_cast<{}*>(folded_.data() + {})", t, fold_offset);
     const std::string bias = fmt::format("reinterpret_cast<float*>(folded_.data() + {})",
                                          fold_offset + cuda_conv_fold_bytes(s) - (s.k * 4 + 63) / 64 * 64);
     tmpl::Value f = tmpl::Value::map();
-    f.set("filter", buffer(s.filter, "float", true));
+    f.set("filter", buffer(s.filter, t, true));
     f.set("bias", operand(s.bias));
     f.set("mean", operand(s.mean));
     f.set("variance", operand(s.variance));
@@ -553,8 +617,8 @@ tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, con
   tmpl::Value v = tmpl::Value::map();
   v.set("launch", launch);
   v.set("description", description);
-  v.set("x", buffer(s.x, "float", true));
-  v.set("y", buffer(s.out, "float", false));
+  v.set("x", buffer(s.x, element_type_of(s.dtype), true));
+  v.set("y", buffer(s.out, element_type_of(s.dtype), false));
   v.set("batch", cpp_int_expr(s.batch));
   v.set("channels", std::to_string(s.c));
   v.set("spatial", cpp_int_expr(s.spatial));
@@ -589,7 +653,7 @@ tmpl::Value cuda_copy_step(const LoweredProgram& p, uint32_t from, uint32_t to, 
 
 tmpl::Value cuda_pool_step(const CudaPoolSite& s, int64_t number, int64_t launch, const std::string& description,
                            const CudaBufferExpr& buffer) {
-  const std::string type = s.dtype == ir::DataType::kFloat64 ? "double" : "float";
+  const std::string type = element_type_of(s.dtype);
   tmpl::Value v = tmpl::Value::map();
   v.set("number", number);
   v.set("launch", launch);

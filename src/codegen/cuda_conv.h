@@ -34,6 +34,9 @@ struct CudaConvSite {
   uint32_t bias = passes::kNone, mean = passes::kNone, variance = passes::kNone, scale = passes::kNone,
            shift = passes::kNone, residual = passes::kNone;
   passes::SymExpr batch, h, w, out_h, out_w;
+  /// The element type of x, the filter, y, a conv bias and the residual: float32, or float16 / bfloat16 (a program
+  /// compiled with --precision; the batch-norm vectors stay float32 and the epilogue computes in float32).
+  ir::DataType dtype = ir::DataType::kFloat32;
   int64_t c = 0, k = 0, r = 0, s = 0;
   int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
   bool nhwc = false;
@@ -78,6 +81,7 @@ struct CudaPoolSite {
 struct CudaBatchNormSite {
   uint32_t x = passes::kNone, out = passes::kNone;
   uint32_t mean = passes::kNone, variance = passes::kNone, scale = passes::kNone, shift = passes::kNone;
+  ir::DataType dtype = ir::DataType::kFloat32;  // x's and y's: float32, float16 or bfloat16 (the vectors are float32)
   passes::SymExpr batch, spatial;  // the product of the dims after the batch but the channels
   int64_t c = 0;
   bool nhwc = false;

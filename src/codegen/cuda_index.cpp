@@ -821,6 +821,11 @@ class IndexCall {
 
 bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul"; }
 
+const std::set<std::string>& cuda_float32_index_ops() {
+  static const std::set<std::string> ops = {"dropout", "bilinear_interp"};
+  return ops;
+}
+
 bool is_cuda_index_op(std::string_view op) {
   return std::find(kIndexOps.begin(), kIndexOps.end(), op) != kIndexOps.end();
 }

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,10 @@ struct CudaIndexKernel {
 
 /// Whether `op` has an index-mapped kernel (the list above).
 bool is_cuda_index_op(std::string_view op);
+/// The index-mapped ops whose CUDA kernels compute on the values (dropout's downgrade_in_infer scaling, bilinear
+/// interpolation) in float32 and float64 only: `kforge compile --precision` keeps them float32 between casts
+/// (passes/precision.h).
+const std::set<std::string>& cuda_float32_index_ops();
 /// matmul: the calls no GEMM group computes (batched x and y) get cuda_index_kernels' one-thread-per-output-element
 /// dot product (accumulated in float, double for float64).
 bool is_cuda_batched_matmul(std::string_view op);

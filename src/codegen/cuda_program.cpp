@@ -51,7 +51,10 @@ class CudaHostEmitter {
   std::vector<const char*> extra_headers() const {
     std::vector<const char*> out;
     std::vector<const char*> half;
-    if (fused_half()) half.push_back(kCudaHalfHeaderTemplate);
+    // The convolution, batch-norm and pooling headers template their kernels over 16-bit element types too.
+    if (fused_half() || converted_parameters() || !conv_steps_.empty() || batch_norms_ > 0 || !pool_steps_.empty()) {
+      half.push_back(kCudaHalfHeaderTemplate);
+    }
     std::vector<const char*> library;
     if (!conv_steps_.empty() || batch_norms_ > 0) library.push_back(kCudaEpilogueHeaderTemplate);
     if (!conv_steps_.empty()) {
@@ -115,6 +118,13 @@ class CudaHostEmitter {
     return false;
   }
 
+  // Whether --precision made a parameter 16-bit that a parameter file holds in float32.
+  bool converted_parameters() const {
+    return std::any_of(p_.parameters.begin(), p_.parameters.end(), [&](const passes::ProgramParameter& pa) {
+      return pa.stored_dtype != ir::DataType::kUndefined && pa.stored_dtype != p_.values[pa.value].dtype;
+    });
+  }
+
   // The program's path as the CPU target prints it: relative to the generated header (stable across
   // working directories).
   std::string where(SourceLoc loc) const {
@@ -137,7 +147,7 @@ class CudaHostEmitter {
         library_calls_.push_back(c);
         continue;
       }
-      if (std::optional<std::pair<uint32_t, uint32_t>> view = view_values(call)) {
+      if (std::optional<std::pair<uint32_t, uint32_t>> view = p_.view_values(c)) {
         // A view of its input's buffer needs nothing; one with a buffer of its own (its input is memory the
         // caller owns, or is written in place later) is a copy of the same bytes.
         if (p_.values[view->first].buffer != p_.values[view->second].buffer) library_calls_.push_back(c);
@@ -174,22 +184,6 @@ class CudaHostEmitter {
                                  "(transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
                                  "(docs/compile.md)");
     }
-  }
-
-  // (input, output) of a view op (`view:` in its YAML: reshape, flatten, ...) of one tensor into one tensor of the
-  // same dtype and element count, or nullopt.
-  std::optional<std::pair<uint32_t, uint32_t>> view_values(const passes::KernelCall& call) const {
-    if (call.def == nullptr || call.def->view.size() != 1 || call.outputs.empty() ||
-        call.outputs[0].values.size() != 1) {
-      return std::nullopt;
-    }
-    const passes::KernelArg* in = call.arg(call.def->view[0].input);
-    const uint32_t out = call.outputs[0].values[0];
-    if (in == nullptr || in->kind != passes::ArgKind::kTensor || out == kNone) return std::nullopt;
-    const passes::LoweredValue& x = p_.values[in->value];
-    const passes::LoweredValue& y = p_.values[out];
-    if (x.dtype != y.dtype || x.numel() != y.numel()) return std::nullopt;
-    return std::make_pair(in->value, out);
   }
 
   // Whether value v is a program output or read by any call.
@@ -261,7 +255,9 @@ class CudaHostEmitter {
   void add_library_step(const passes::KernelCall& call, const passes::KernelCall& op, size_t launch, uint32_t position,
                         const std::string& description, const CudaBufferExpr& buffer) {
     std::string why;
-    if (std::optional<std::pair<uint32_t, uint32_t>> view = view_values(call)) {
+    // A call outside every group runs at its own index: a view there is a copy.
+    const bool own_call = &call == &p_.calls[position];
+    if (std::optional<std::pair<uint32_t, uint32_t>> view = own_call ? p_.view_values(position) : std::nullopt) {
       tmpl::Value step = cuda_copy_step(p_, view->first, view->second, static_cast<int64_t>(launch), description, buffer);
       step.set("kind", "copy");
       library_step_at_.emplace(launch, std::move(step));
@@ -508,7 +504,8 @@ class CudaHostEmitter {
     // The launchers' declarations name __half / __nv_bfloat16 when a fused group stores them.
     tmpl::List includes;
     for (const std::string& h : gemm_.host_includes()) includes.push_back(h);
-    if (fused_half()) includes.push_back("kforge_half.cuh");
+    // load_parameters() rounds the parameters --precision converted with upload_rounded().
+    if (fused_half() || converted_parameters()) includes.push_back("kforge_half.cuh");
     for (const std::string& h : rows_.host_includes()) includes.push_back(h);
     if (!conv_steps_.empty()) includes.push_back("kforge_cudnn.cuh");
     if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");

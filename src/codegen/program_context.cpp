@@ -228,7 +228,7 @@ void ContextBuilder::add_values(Value& ctx) {
     vv.set("dims", dims_init(v.dims));
     vv.set("in_workspace", b.kind == BufferKind::kWorkspace);
     vv.set("offset", b.kind == BufferKind::kWorkspace ? sym(b.offset) : std::string("0"));
-    std::string comment = (v.source_id.empty() ? "v" + std::to_string(v.index) : v.source_id) + ": " +
+    std::string comment = v.label() + ": " +
                           std::string(ir::dtype_name(v.dtype)) + shape_text(v.dims);
     if (v.defined_by != passes::kNone) comment += ", " + p_.calls.at(v.defined_by).pir_name;
     if (b.kind == BufferKind::kOutput) comment += ", in output '" + p_.outputs.at(b.role_index).name + "'";

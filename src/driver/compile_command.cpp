@@ -6,6 +6,7 @@
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_conv.h"
+#include "codegen/cuda_index.h"
 #include "codegen/cuda_program.h"
 #include "codegen/program_codegen.h"
 #include "driver/compile_target.h"
@@ -41,6 +42,7 @@ struct CompileOptions {
   std::optional<int64_t> cudnn_workspace_mib;  // --cudnn-workspace-mib (--target cuda; kDefaultCudnnWorkspaceMib)
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
   std::string layout = "auto";      // --layout nchw|nhwc|auto
+  std::optional<std::string> precision;  // --precision float32|float16|bfloat16 (--target cuda)
   std::string dump_groups;          // --dump-groups FILE.dot
   std::optional<std::string> multi_kernel_hints;  // --multi-kernel-hints, as given
   std::string python_module;                      // --python MODULE
@@ -79,6 +81,10 @@ int run_compile(const CompileOptions& opts) {
   if (opts.cuda_graph && !target->cuda_graph) return usage_error("compile", "--cuda-graph needs --target cuda");
   if (opts.cudnn_workspace_mib && target->backend != CompileBackend::kCuda) {
     return usage_error("compile", "--cudnn-workspace-mib needs --target cuda");
+  }
+  // The kernel library's convolutions and loops are float32: 16-bit compute is the CUDA target's.
+  if (opts.precision && *opts.precision != "float32" && target->backend != CompileBackend::kCuda) {
+    return usage_error("compile", "--precision " + *opts.precision + " needs --target cuda");
   }
   if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
     return usage_error("compile", "--python '" + opts.python_module +
@@ -129,9 +135,14 @@ int run_compile(const CompileOptions& opts) {
   if (target->backend == CompileBackend::kCuda) pipeline.alignment = 256;
   passes::LayoutReport layout_report;
   pipeline.layout_report = &layout_report;
+  pipeline.precision = ir::parse_dtype_name(opts.precision.value_or("float32")).value_or(ir::DataType::kFloat32);
+  if (target->backend == CompileBackend::kCuda) pipeline.precision_float32_ops = codegen::cuda_float32_index_ops();
+  passes::PrecisionReport precision_report;
+  pipeline.precision_report = &precision_report;
   std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags, pipeline);
   if (!lowered) return finish_outputs(opts.out, outputs, request, session);
   if (opts.dump_lowered && nhwc) std::cerr << layout_report.dump(*program);
+  if (opts.dump_lowered && pipeline.precision != ir::DataType::kFloat32) std::cerr << precision_report.dump(*program);
   passes::FusionOptions fusion_options;
   fusion_options.enabled = !opts.no_fuse;
   fusion_options.single_call_groups = target->single_call_groups;
@@ -246,6 +257,14 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
       ->type_name("LAYOUT")
       ->default_str("auto")
       ->check(CLI::IsMember({"nchw", "nhwc", "auto"}));
+  cmd->add_option("--precision", opts->precision,
+                  "--target cuda: what a float32 program computes in: float32 (as written), float16 or bfloat16 "
+                  "(activations and parameters 16-bit, converted when the parameters are loaded; inputs and outputs "
+                  "stay float32; every kernel computes in float32 on the values it loads) (docs/compile.md, "
+                  "\"Precision\")")
+      ->type_name("DTYPE")
+      ->default_str("float32")
+      ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
   cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   cmd->add_option("--python", opts->python_module,
                   "Also write NAME_python.cc and kforge_python.h: the CPython extension module MODULE with the class "

@@ -437,7 +437,7 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
 
   // Convolution groups: their bias add, batch norm and activation are no longer candidates either.
   if (options.enabled && options.conv_fused != nullptr) {
-    for (FusedGroup& g : plan_conv_groups(program, options.conv_fused, readers, is_output)) {
+    for (FusedGroup& g : plan_conv_groups(program, options.conv_fused, readers, is_output, options.half_floats)) {
       for (uint32_t c : g.calls) infos[c] = CallInfo{};
       built.push_back(std::move(g));
     }

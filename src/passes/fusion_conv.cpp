@@ -49,8 +49,8 @@ struct Chain {
 class ConvGrouper {
  public:
   ConvGrouper(const LoweredProgram& program, const opdef::Op& fused, const std::vector<std::vector<uint32_t>>& readers,
-              const std::vector<bool>& is_output)
-      : p_(program), fused_(fused), readers_(readers), is_output_(is_output) {}
+              const std::vector<bool>& is_output, bool half_floats)
+      : p_(program), fused_(fused), readers_(readers), is_output_(is_output), half_floats_(half_floats) {}
 
   std::optional<FusedGroup> group_at(uint32_t c) const {
     const KernelCall& call = p_.calls[c];
@@ -74,7 +74,9 @@ class ConvGrouper {
     chain.calls = {c};
     chain.out = call.outputs[0].values[0];
     const ir::DataType dtype = p_.value(chain.out).dtype;
-    if ((dtype != ir::DataType::kFloat32 && dtype != ir::DataType::kFloat64) || p_.value(chain.out).dims.size() != 4) {
+    const bool half = dtype == ir::DataType::kFloat16 || dtype == ir::DataType::kBFloat16;
+    if ((dtype != ir::DataType::kFloat32 && dtype != ir::DataType::kFloat64 && !(half && half_floats_)) ||
+        p_.value(chain.out).dims.size() != 4) {
       return std::nullopt;
     }
     channel_last_ = call.arg("data_format")->constant.string_value == "NHWC";
@@ -142,10 +144,13 @@ class ConvGrouper {
     return true;
   }
 
-  // A batch norm's statistic or affine parameter: [C] in the conv's dtype.
+  // A batch norm's statistic or affine parameter: [C] in the conv's dtype, or float32 for a 16-bit conv (a batch norm
+  // computes in float32: --precision keeps its vectors, passes/precision.h).
   bool channel_vector(uint32_t v, uint32_t cur) const {
     const LoweredValue& t = p_.value(v);
-    return t.dtype == p_.value(cur).dtype && t.dims.size() == 1 && channels(cur) >= 0 &&
+    const ir::DataType d = p_.value(cur).dtype;
+    const bool half = d == ir::DataType::kFloat16 || d == ir::DataType::kBFloat16;
+    return (t.dtype == d || (half && t.dtype == ir::DataType::kFloat32)) && t.dims.size() == 1 && channels(cur) >= 0 &&
            t.dims[0].constant() == std::optional<int64_t>(channels(cur));
   }
 
@@ -395,8 +400,8 @@ class ConvGrouper {
       in.value = a.value;
       in.name = "in" + std::to_string(g.inputs.size());
       in.dtype = p_.value(a.value).dtype;
-      in.storage = storage;
-      in.type = storage;
+      in.storage = *scalar_of(in.dtype);  // a 16-bit conv's batch-norm vectors are float32
+      in.type = in.storage;
       in.needs_int64 = exceeds_int32(sym_numel(p_.value(a.value).dims));
       g.inputs.push_back(std::move(in));
     }
@@ -416,6 +421,7 @@ class ConvGrouper {
   const opdef::Op& fused_;
   const std::vector<std::vector<uint32_t>>& readers_;
   const std::vector<bool>& is_output_;
+  const bool half_floats_;             // float16 / bfloat16 convolutions group too (FusionOptions::half_floats)
   mutable bool channel_last_ = false;  // of the conv being grouped
 };
 
@@ -434,10 +440,10 @@ bool is_library_op(const opdef::Op& op) {
 
 std::vector<FusedGroup> plan_conv_groups(const LoweredProgram& program, const opdef::Op* conv_fused,
                                          const std::vector<std::vector<uint32_t>>& readers,
-                                         const std::vector<bool>& is_output) {
+                                         const std::vector<bool>& is_output, bool half_floats) {
   std::vector<FusedGroup> groups;
   if (conv_fused == nullptr || !is_library_op(*conv_fused)) return groups;
-  ConvGrouper grouper(program, *conv_fused, readers, is_output);
+  ConvGrouper grouper(program, *conv_fused, readers, is_output, half_floats);
   std::set<uint32_t> taken;  // a call is in one group at most (two chains never meet, but say so)
   for (uint32_t c = 0; c < program.calls.size(); ++c) {
     std::optional<FusedGroup> g = grouper.group_at(c);

@@ -55,9 +55,10 @@ std::vector<FusedGroup> plan_gemm_groups(const LoweredProgram& program, const st
                                          const std::vector<bool>& is_output, bool epilogues);
 
 /// The kConv groups of `program` (fusion.h, "Convolution groups"; fusion_conv.cpp), in call order, `index` unset;
-/// none when `conv_fused` (the op set's conv2d_fused) is null or not the op the library defines.
+/// none when `conv_fused` (the op set's conv2d_fused) is null or not the op the library defines. Float16 / bfloat16
+/// convolutions group only with `half_floats` (FusionOptions::half_floats).
 std::vector<FusedGroup> plan_conv_groups(const LoweredProgram& program, const opdef::Op* conv_fused,
                                          const std::vector<std::vector<uint32_t>>& readers,
-                                         const std::vector<bool>& is_output);
+                                         const std::vector<bool>& is_output, bool half_floats);
 
 }  // namespace kforge::passes::fusion_detail

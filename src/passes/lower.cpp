@@ -219,6 +219,7 @@ class Lowerer {
         p.name = op.string_attr("parameter_name");
         p.loc = op.loc;
         p.value = add_value(op.results[0], ValueRole::kParameter, i.dtype, i.dims, op.loc);
+        p.stored_dtype = i.dtype;
         out_.values.back().role_index = static_cast<uint32_t>(out_.parameters.size());
         out_.parameters.push_back(std::move(p));
       } else if (c == OpClass::kConstant) {
@@ -742,8 +743,20 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
     }
     if (options.layout_report != nullptr) *options.layout_report = std::move(report);
   }
+  PrecisionReport precision = plan_precision(program, options.precision, options.precision_float32_ops);
+  if (!precision.empty()) {
+    // The inserted casts and the new dtypes are checked, and every value's dtype inferred again.
+    if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
+    analysis = analyze_program(program, ops, diags, analysis_options);
+    if (!analysis) return std::nullopt;
+    apply_inferred_types(program, *analysis);
+  }
   std::optional<LoweredProgram> lowered = lower_program(program, ops, *analysis, diags, options.lower);
   if (!lowered) return std::nullopt;
+  for (ProgramParameter& p : lowered->parameters) {
+    if (auto it = precision.stored.find(p.name); it != precision.stored.end()) p.stored_dtype = it->second;
+  }
+  if (options.precision_report != nullptr) *options.precision_report = std::move(precision);
   plan_memory(*lowered, options.alignment);
   return lowered;
 }

@@ -6,6 +6,7 @@
 
 #include "passes/analysis.h"
 #include "passes/layout.h"
+#include "passes/precision.h"
 #include "passes/lowered_program.h"
 #include "passes/memory_plan.h"
 #include "passes/op_set.h"
@@ -39,6 +40,13 @@ struct PipelineOptions {
   LayoutOptions layout_options;
   /// Where to put what the layout plan did (may be null).
   LayoutReport* layout_report = nullptr;
+  /// The compute precision plan (precision.h): float16 or bfloat16 rewrites the program's float32 activations and
+  /// parameters; float32 leaves them. The converted parameters' file dtypes go to LoweredProgram's parameters.
+  ir::DataType precision = ir::DataType::kFloat32;
+  /// Ops the target computes in float32 only: they stay float32 between casts (plan_precision's float32_ops).
+  std::set<std::string> precision_float32_ops;
+  /// Where to put what the precision plan did (may be null).
+  PrecisionReport* precision_report = nullptr;
   /// Input dims that meet in a broadcast share one symbol (broadcast_symbol_aliases, analysis.h): the analysis
   /// runs again with those aliases when the first found any. Also sets AnalysisOptions::equal_broadcast_dims: the
   /// other symbolic dims that meet in a broadcast are taken as equal (LoweredProgram::dim_equalities).
@@ -46,8 +54,8 @@ struct PipelineOptions {
 };
 
 /// verify -> analyze (again with the symbol aliases, when unify_broadcast_symbols found any) -> fold_constants -> eliminate_dead_code -> analyze (again, when anything changed) ->
-/// apply_inferred_types -> plan_layouts (then verify, analyze and apply_inferred_types again, when it changed
-/// anything) -> lower -> plan_memory. The program is normalised in place (attributes converted and
+/// apply_inferred_types -> plan_layouts -> plan_precision (after each that changed anything: verify, analyze and
+/// apply_inferred_types again) -> lower -> plan_memory. The program is normalised in place (attributes converted and
 /// defaulted, constants folded, dead ops erased, inferred types written back), so a caller can dump it.
 /// Returns nullopt when any error was reported.
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,

@@ -9,6 +9,20 @@
 
 namespace kforge::passes {
 
+std::optional<std::pair<uint32_t, uint32_t>> LoweredProgram::view_values(uint32_t c) const {
+  const KernelCall& call = calls.at(c);
+  if (call.def == nullptr || call.def->view.size() != 1 || call.outputs.empty() || call.outputs[0].values.size() != 1) {
+    return std::nullopt;
+  }
+  const KernelArg* in = call.arg(call.def->view[0].input);
+  const uint32_t out = call.outputs[0].values[0];
+  if (in == nullptr || in->kind != ArgKind::kTensor || out == kNone) return std::nullopt;
+  const LoweredValue& x = values[in->value];
+  const LoweredValue& y = values[out];
+  if (x.dtype != y.dtype || x.numel() != y.numel()) return std::nullopt;
+  return std::make_pair(in->value, out);
+}
+
 const KernelArg* KernelCall::arg(std::string_view name) const {
   for (const KernelArg& a : args) {
     if (a.name == name) return &a;
@@ -163,7 +177,11 @@ std::string LoweredProgram::dump() const {
     return fmt::format("v{}: {}{}", v, ir::dtype_name(lv.dtype), to_string(lv.dims));
   };
   for (const ProgramInput& i : inputs) out += fmt::format("input {} {}\n", i.name, vtext(i.value));
-  for (const ProgramParameter& p : parameters) out += fmt::format("parameter {} {}\n", p.name, vtext(p.value));
+  for (const ProgramParameter& p : parameters) {
+    const bool converted = p.stored_dtype != ir::DataType::kUndefined && p.stored_dtype != values[p.value].dtype;
+    out += fmt::format("parameter {} {}{}\n", p.name, vtext(p.value),
+                       converted ? fmt::format(" (stored {})", ir::dtype_name(p.stored_dtype)) : "");
+  }
   for (const ConstantData& c : constants) {
     out += fmt::format("constant {}{}\n", vtext(c.value), c.splat ? " splat" : "");
   }

@@ -44,6 +44,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "opdef/op_library.h"
@@ -136,6 +137,9 @@ struct LoweredValue {
   bool has_static_shape() const { return static_dims(dims).has_value(); }
   SymExpr numel() const { return sym_numel(dims); }
   SymExpr bytes() const;  // numel * dtype size
+  /// How messages and comments name it: source_id, or "v" and its index where the source gave it no name (a value
+  /// a pass made).
+  std::string label() const { return source_id.empty() ? "v" + std::to_string(index) : source_id; }
 };
 
 struct ProgramInput {
@@ -149,6 +153,9 @@ struct ProgramInput {
 struct ProgramParameter {
   std::string name;  // the PIR parameter_name ("fc_0.w_0"); YAML params: their name
   uint32_t value = kNone;
+  /// The dtype a parameter file holds it in: the value's, unless the precision plan converted it (precision.h),
+  /// then the program's original float32, which the generated loader converts when it reads the file.
+  ir::DataType stored_dtype = ir::DataType::kUndefined;
   SourceLoc loc;
 };
 
@@ -285,6 +292,9 @@ struct LoweredProgram {
   ///   call 0 matmul (pd_op.matmul) dtype float32: x=%v0, y=%v1, transpose_x=false, ... -> out=%v2
   ///   buffer 3 workspace offset 0 size 256 live [0, 1] values v2
   std::string dump() const;
+  /// The (input, output) values of call `c` when it is a view op (`view:` in its YAML: reshape, flatten, ...) of
+  /// one tensor into one tensor of the same dtype and element count; nullopt otherwise.
+  std::optional<std::pair<uint32_t, uint32_t>> view_values(uint32_t c) const;
 };
 
 }  // namespace kforge::passes

@@ -1,8 +1,8 @@
 // kforge cuDNN convolutions for `kforge compile --target cuda` (header-only; link -lcudnn, cuDNN 9).
 //
-// A float32 conv2d / depthwise_conv2d (grouped, strided, padded, dilated; NCHW or NHWC data, OIHW filter as
-// Paddle stores it, or for NHWC data the KRSC filter [k, r, s, c / groups] that the generated code reorders once
-// when the parameters are bound: cuDNN's NHWC tensor-core kernels read that without a reorder of their own) is one
+// A float32 or 16-bit (below) conv2d / depthwise_conv2d (grouped, strided, padded, dilated; NCHW or NHWC data, OIHW
+// filter as Paddle stores it, or for NHWC data the KRSC filter [k, r, s, c / groups] that the generated code reorders
+// once when the parameters are bound: cuDNN's NHWC tensor-core kernels read that without a reorder of their own) is one
 // cudnnConvolutionForward of the legacy cuDNN API and its fused epilogue (the convolution groups of
 // passes/fusion.h: per-channel bias, inference batch norm, activation, residual add) one elementwise kernel over the
 // convolution's output, in place (kforge_channel_epilogue.cuh); or, where the epilogue is a bias, a residual and
@@ -31,6 +31,14 @@
 // convolutions (CUDNN_DEFAULT_MATH; never a conversion of the data to float16, as torch); false restricts it to FMA
 // kernels (CUDNN_FMA_MATH: float32 throughout). Either way the algorithms sum the products directly: no FFT or
 // Winograd algorithm is considered.
+//
+// 16-bit (kforge compile --precision float16 | bfloat16: ConvGeometry::data): the activations, the filter and the
+// residual are __half or __nv_bfloat16 (CUDNN_DATA_HALF / CUDNN_DATA_BFLOAT16 descriptors), the convolution
+// accumulates in float32 (its compute type stays CUDNN_DATA_FLOAT, alpha and beta are float) and may use tensor cores
+// whatever the TF32 switch says (any math type but CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; still no FFT or Winograd).
+// The epilogue is the epilogue kernel's (never cuDNN's fused call): in float32 on cuDNN's 16-bit output, rounded
+// again when stored (the direct depthwise kernel applies it to its float32 sums and rounds once). Its bias and batch
+// norm are float32: fold_filter folds a 16-bit filter's bias and batch norm into a 16-bit filter and a float32 bias.
 #pragma once
 
 #include <cudnn.h>
@@ -51,6 +59,7 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_cuda_timer.cuh"
 #include "kforge_depthwise.cuh"
+#include "kforge_half.cuh"
 
 namespace kforge {
 namespace cuda_conv {
@@ -67,6 +76,39 @@ inline Status cudnn_error(cudnnStatus_t status, const char* what) {
     }                                                                                                  \
   } while (0)
 
+// The element type of a convolution's activations, filter and residual (ConvGeometry::data); its epilogue's
+// per-channel vectors (bias, batch norm) are float32 whatever it is.
+enum class ElementType { kFloat32, kFloat16, kBFloat16 };
+
+// ElementTag<T>{}: the C++ element type T as a value (visit_element_type). ElementTag<T>::type also names T where
+// a parameter must not take part in deducing it (fold_filter's bias, which may be nullptr).
+template <typename T>
+struct ElementTag {
+  using type = T;
+};
+
+// Returns f(ElementTag<T>{}), T the C++ type of `type`: float, __half or __nv_bfloat16.
+template <typename F>
+auto visit_element_type(ElementType type, F&& f) {
+  switch (type) {
+    case ElementType::kFloat16: return f(ElementTag<__half>{});
+    case ElementType::kBFloat16: return f(ElementTag<__nv_bfloat16>{});
+    case ElementType::kFloat32: break;
+  }
+  return f(ElementTag<float>{});
+}
+
+inline cudnnDataType_t cudnn_data_type(ElementType type) {
+  return type == ElementType::kFloat16    ? CUDNN_DATA_HALF
+         : type == ElementType::kBFloat16 ? CUDNN_DATA_BFLOAT16
+                                          : CUDNN_DATA_FLOAT;
+}
+
+// The element type in the dispatcher's site names.
+inline const char* element_type_name(ElementType type) {
+  return type == ElementType::kFloat16 ? "f16" : type == ElementType::kBFloat16 ? "bf16" : "f32";
+}
+
 // What one convolution is, fixed at generation time: the channels, the filter and the window. Dims are those of
 // the logical NCHW tensors: input [n, c, h, w], filter [k, c / groups, r, s], output [n, k, out_h, out_w]; for a
 // transposed convolution the filter is [c, k / groups, r, s] and pads, strides and dilations are those of the forward
@@ -78,11 +120,13 @@ struct ConvGeometry {
   bool transposed = false;
   bool krsc_filter = false;  // the filter is [k, r, s, c / groups] (cuDNN's NHWC filter format), not OIHW
   // A direct depthwise convolution's filter rewritten at bind (fold_filter) as [r, s, k]: kforge_depthwise.cuh reads
-  // a tap's four channels as one float4.
+  // a tap's four channels as one vector load.
   bool tap_major_filter = false;
   // > 0: a direct depthwise convolution clamps its input at this: the relu6 of the convolution that produced it,
   // which ran a cuDNN-fused ReLU and left the clamp at 6 to this one (one pass over the tensor fewer).
   float input_max = 0.0f;
+  // The element type of x, w, y and the epilogue's residual (the void pointers of ConvSite and ConvCall).
+  ElementType data = ElementType::kFloat32;
 };
 
 // What one call's tensors are: the batch and the spatial dims, which the generated code passes as literals where
@@ -96,6 +140,10 @@ struct ConvShape {
 constexpr bool direct_depthwise(const ConvGeometry& g) {
   return g.nhwc && !g.transposed && g.groups == g.c && g.k == g.c;
 }
+
+// The TF32 switch as it applies to g: only float32 convolutions heed it (a 16-bit one runs the same either way, and
+// is chosen for, and keyed by, false).
+inline bool tf32_applies(bool tf32, const ConvGeometry& g) { return tf32 && g.data == ElementType::kFloat32; }
 
 // What the benchmark of a convolution's methods times (ConvSite): GPU execution alone, what a CUDA graph replays (a
 // spin kernel of CudnnContext::kBenchmarkLeadUs runs before each timed call, so that the GPU never waits for the
@@ -174,34 +222,38 @@ inline const char* method_name(bool transposed, int method) {
 
 // Whether cuDNN's fused call computes the epilogue: y = act(conv(x) + z + bias) with act ReLU or the identity,
 // a bias (the folded one: no batch norm left to apply) and the residual z, if any, added before the activation.
-// Not relu6: cuDNN 9.19 (H200) refused CLIPPED_RELU there for every algorithm of mobilenet_v2's convolutions.
+// Not relu6: cuDNN 9.19 (H200) refused CLIPPED_RELU there for every algorithm of mobilenet_v2's convolutions. Not
+// 16-bit: the epilogue kernel computes a 16-bit convolution's epilogue (in float32, its bias float32).
 inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
-  if (e == nullptr || g.transposed || direct_depthwise(g) || e->bias == nullptr || e->mean != nullptr) return false;
+  if (e == nullptr || g.transposed || direct_depthwise(g) || g.data != ElementType::kFloat32 || e->bias == nullptr ||
+      e->mean != nullptr) {
+    return false;
+  }
   if (e->activation == Activation::kNone) return true;
   return e->activation == Activation::kRelu && (e->residual == nullptr || e->activation_after_residual);
 }
 
-// One convolution call's operands, as the dispatcher's variants take them.
+// One convolution call's operands, as the dispatcher's variants take them: x, w and y of g->data's element type.
 struct ConvCall {
   CudnnContext* ctx;
   const ConvGeometry* g;
   ConvShape shape;
-  const float* x;
-  const float* w;
-  float* y;
+  const void* x;
+  const void* w;
+  void* y;
   Scratch scratch;
   const Epilogue* epilogue;  // null: none
 };
 
-// One convolution of a generated object. Its method is chosen once per (batch, H, W, TF32 switch) by kforge's
-// multi-kernel dispatcher (kforge_multikernel.h): cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7, or
-// the backward-data one) say which algorithms can run it within its workspace (deterministic ones only,
-// where there are any), and every such algorithm, alone and fused, is timed on the call's own buffers (GPU time
-// alone, or host and GPU time: the context's BenchmarkTiming); the fastest is remembered in memory and on disk
-// (KFORGE_CACHE_DIR, ~/.cache/kforge: the entry is keyed by the geometry, the epilogue, the timing, cuDNN's version
-// and the device, the shape by (batch, H, W, TF32)), so a second process benchmarks nothing. Where no
-// benchmark may run (the stream is being captured into a CUDA graph, or KFORGE_MULTI_KERNEL_BENCHMARK=0 and no
-// cache entry) the method is cuDNN's expectation: the first algorithm of its heuristics' list, unfused.
+// One convolution of a generated object. Its method is chosen once per (batch, H, W, TF32 switch: tf32_applies) by
+// kforge's multi-kernel dispatcher (kforge_multikernel.h): cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7,
+// or the backward-data one) say which algorithms can run it within its workspace (deterministic ones only, where
+// there are any), and every such algorithm, alone and fused, is timed on the call's own buffers (GPU time alone, or
+// host and GPU time: the context's BenchmarkTiming); the fastest is remembered in memory and on disk
+// (KFORGE_CACHE_DIR, ~/.cache/kforge: the entry is keyed by the geometry and its element type, the epilogue, the
+// timing, cuDNN's version and the device, the shape by (batch, H, W, TF32)), so a second process benchmarks nothing.
+// Where no benchmark may run (the stream is being captured into a CUDA graph, or KFORGE_MULTI_KERNEL_BENCHMARK=0 and
+// no cache entry) the method is cuDNN's expectation: the first algorithm of its heuristics' list, unfused.
 class ConvSite {
  public:
   ConvSite() = default;
@@ -217,12 +269,14 @@ class ConvSite {
   }
 
   // Chooses the method for the call's shape and the context's TF32 switch, once; the benchmark runs the
-  // convolution on x, w and y (y is overwritten, x and w only read) and synchronises the stream.
-  Status prepare(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const float* x, const float* w,
-                 float* y, const Scratch& scratch, const Epilogue* epilogue) {
+  // convolution on x, w and y (y is overwritten, x and w only read) and synchronises the stream. x, w and y (and the
+  // epilogue's residual) are of g.data's element type.
+  Status prepare(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const void* x, const void* w,
+                 void* y, const Scratch& scratch, const Epilogue* epilogue) {
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
-    KFORGE_RETURN_IF_ERROR(describe(g, shape, ctx.tf32()));
-    const Key key = key_of(shape, ctx.tf32());
+    const bool tf32 = tf32_applies(ctx.tf32(), g);
+    KFORGE_RETURN_IF_ERROR(describe(g, shape, tf32));
+    const Key key = key_of(shape, tf32);
     if (chosen_.count(key) != 0) return Status::OK();
     KFORGE_RETURN_IF_ERROR(list_algorithms(ctx, g, key, scratch.bytes));
     if (dispatcher_ == nullptr) KFORGE_RETURN_IF_ERROR(make_dispatcher(ctx, g, epilogue, algorithms_[key], scratch.bytes));
@@ -241,23 +295,28 @@ class ConvSite {
   }
 
   // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the method
-  // first when prepare() has not.
-  Status run(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const float* x, const float* w,
-             float* y, const Scratch& scratch, const Epilogue* epilogue) {
+  // first when prepare() has not. x, w and y (and the epilogue's residual) are of g.data's element type.
+  Status run(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const void* x, const void* w, void* y,
+             const Scratch& scratch, const Epilogue* epilogue) {
     if (direct_depthwise(g)) {
       const DepthwiseShape d{shape.n,    shape.h,    shape.w,    g.c,        shape.out_h,       shape.out_w,
                              g.r,        g.s,        g.stride_h, g.stride_w, g.pad_h,           g.pad_w,
                              g.dilation_h, g.dilation_w, g.tap_major_filter, g.input_max};
       static const Epilogue kIdentity{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
                                       Activation::kNone, 0.0f, 0.0f, false};
-      KFORGE_CUDA_RETURN_IF_ERROR(depthwise_nhwc(x, w, y, d, epilogue != nullptr ? *epilogue : kIdentity,
-                                                 ctx.stream()));
+      const Epilogue& e = epilogue != nullptr ? *epilogue : kIdentity;
+      KFORGE_CUDA_RETURN_IF_ERROR(visit_element_type(g.data, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        return depthwise_nhwc(static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), d, e,
+                              ctx.stream());
+      }));
       return Status::OK();
     }
-    auto chosen = chosen_.find(key_of(shape, ctx.tf32()));
+    const Key key = key_of(shape, tf32_applies(ctx.tf32(), g));
+    auto chosen = chosen_.find(key);
     if (chosen == chosen_.end()) {
       KFORGE_RETURN_IF_ERROR(prepare(ctx, g, shape, x, w, y, scratch, epilogue));
-      chosen = chosen_.find(key_of(shape, ctx.tf32()));
+      chosen = chosen_.find(key);
     }
     return execute(ConvCall{&ctx, &g, shape, x, w, y, scratch, epilogue}, chosen->second);
   }
@@ -265,7 +324,8 @@ class ConvSite {
  private:
   using Dispatcher = mk::MultiKernel<Status(const ConvCall&)>;
   using Variant = Dispatcher::Variant;
-  // What a method is chosen for: the batch, the input's spatial dims (the output's follow) and the TF32 switch.
+  // What a method is chosen for: the batch, the input's spatial dims (the output's follow) and the TF32 switch
+  // (tf32_applies).
   using Key = std::array<int, 4>;
   static Key key_of(const ConvShape& shape, bool tf32) { return Key{shape.n, shape.h, shape.w, tf32 ? 1 : 0}; }
   static mk::ShapeKey shape_key(const Key& key) { return mk::ShapeKey{key[0], key[1], key[2], key[3]}; }
@@ -292,13 +352,14 @@ class ConvSite {
     const int algos = g.transposed ? kBackwardDataAlgorithms : kForwardAlgorithms;
     const int algo = m % algos;
     const bool fused = m >= algos;
-    auto listed = algorithms_.find(key_of(c.shape, c.ctx->tf32()));
+    const bool tf32 = tf32_applies(c.ctx->tf32(), g);
+    auto listed = algorithms_.find(key_of(c.shape, tf32));
     if (listed == algorithms_.end() || !listed->second.by_algo[algo].usable) {
       return Status::Error("cuDNN cannot run the convolution with ", method_name(g.transposed, m), " (batch ",
                            c.shape.n, ", ", c.shape.h, " x ", c.shape.w, ")");
     }
     const Candidate& a = listed->second.by_algo[algo];
-    KFORGE_RETURN_IF_ERROR(describe(g, c.shape, c.ctx->tf32()));
+    KFORGE_RETURN_IF_ERROR(describe(g, c.shape, tf32));
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, a.math));
     const float one = 1.0f, zero = 0.0f;
     if (g.transposed) {
@@ -320,9 +381,11 @@ class ConvSite {
           c.scratch.data, a.workspace, &zero, y_, c.y));
     }
     if (c.epilogue != nullptr) {
-      KFORGE_CUDA_RETURN_IF_ERROR(channel_epilogue(c.y, c.y, *c.epilogue, c.shape.n, g.k,
-                                                   static_cast<int64_t>(c.shape.out_h) * c.shape.out_w, g.nhwc,
-                                                   c.ctx->stream()));
+      KFORGE_CUDA_RETURN_IF_ERROR(visit_element_type(g.data, [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        return channel_epilogue(static_cast<const T*>(c.y), static_cast<T*>(c.y), *c.epilogue, c.shape.n, g.k,
+                                static_cast<int64_t>(c.shape.out_h) * c.shape.out_w, g.nhwc, c.ctx->stream());
+      }));
     }
     return Status::OK();
   }
@@ -344,14 +407,16 @@ class ConvSite {
 
   // algorithms_[key] from cuDNN's heuristics (host only): no transform algorithm, and nothing that may convert the
   // float32 data to float16 (CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; torch never asks for it either: TF32 is as low
-  // as a float32 convolution goes); strict float32 (TF32 off) takes only what runs with FMA kernels.
+  // as a float32 convolution goes); strict float32 (TF32 off: key[3] == 0) takes only what runs with FMA kernels. A
+  // 16-bit convolution (g.data) takes every other math type, tensor cores included, whatever the TF32 switch.
   template <typename Perf>
-  Status fill(const CudnnContext& ctx, const Key& key, const Perf* perf, int returned, size_t workspace_limit) {
+  Status fill(const ConvGeometry& g, const Key& key, const Perf* perf, int returned, size_t workspace_limit) {
+    const bool any_math = key[3] != 0 || g.data != ElementType::kFloat32;
     auto fits = [&](const Perf& p) {
       return p.status == CUDNN_STATUS_SUCCESS && p.memory <= workspace_limit &&
              !transform_algorithm<Perf>(static_cast<int>(p.algo)) &&
              p.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION &&
-             (ctx.tf32() || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
+             (any_math || p.mathType == CUDNN_FMA_MATH || p.mathType == CUDNN_DEFAULT_MATH);
     };
     bool any_deterministic = false;
     for (int i = 0; i < returned; ++i) any_deterministic |= fits(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC;
@@ -360,7 +425,7 @@ class ConvSite {
       const int algo = static_cast<int>(perf[i].algo);
       if (algo < 0 || algo >= kForwardAlgorithms || list.by_algo[algo].usable || !fits(perf[i])) continue;
       if (any_deterministic && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
-      list.by_algo[algo] = Candidate{true, ctx.tf32() ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory, i};
+      list.by_algo[algo] = Candidate{true, any_math ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory, i};
       if (list.first < 0) list.first = algo;
     }
     if (list.first < 0) {
@@ -377,12 +442,12 @@ class ConvSite {
       cudnnConvolutionBwdDataAlgoPerf_t perf[kBackwardDataAlgorithms];
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionBackwardDataAlgorithm_v7(
           ctx.handle(), w_, x_, conv_, y_, kBackwardDataAlgorithms, &returned, perf));
-      return fill(ctx, key, perf, returned, workspace_limit);
+      return fill(g, key, perf, returned, workspace_limit);
     }
     cudnnConvolutionFwdAlgoPerf_t perf[kForwardAlgorithms];
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolutionForwardAlgorithm_v7(ctx.handle(), x_, w_, conv_, y_,
                                                                         kForwardAlgorithms, &returned, perf));
-    return fill(ctx, key, perf, returned, workspace_limit);
+    return fill(g, key, perf, returned, workspace_limit);
   }
 
   // The dispatcher over this site's methods, made at the first prepare(). A variant's rank is its algorithm's
@@ -415,19 +480,20 @@ class ConvSite {
             return fusable && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
           });
     }
-    // The cache entry's identity: what the site computes and which cuDNN runs it (the device is added by mk; the
-    // spatial dims are part of each entry's shape key).
+    // The cache entry's identity: what the site computes (its element type included) and which cuDNN runs it (the
+    // device is added by mk; the spatial dims are part of each entry's shape key).
     std::string name = std::string(g.transposed ? "cudnn_conv_transpose" : "cudnn_conv") + "_c" + std::to_string(g.c) +
                        "_k" + std::to_string(g.k) + "_r" +
                        std::to_string(g.r) + "_s" + std::to_string(g.s) + "_p" + std::to_string(g.pad_h) + "x" +
                        std::to_string(g.pad_w) + "_st" + std::to_string(g.stride_h) + "x" + std::to_string(g.stride_w) +
                        "_d" + std::to_string(g.dilation_h) + "x" + std::to_string(g.dilation_w) + "_g" +
-                       std::to_string(g.groups) + (g.nhwc ? "_nhwc" : "_nchw") + (g.krsc_filter ? "_krsc" : "");
+                       std::to_string(g.groups) + (g.nhwc ? "_nhwc" : "_nchw") + (g.krsc_filter ? "_krsc" : "") + "_" +
+                       element_type_name(g.data);
     const std::string epilogue_kind = epilogue == nullptr ? "none"
                                       : !fuse           ? "kernel"
                                       : std::string(relu ? "relu" : "identity") +
                                             (epilogue->residual != nullptr ? "+residual" : "");
-    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 5;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 6;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
                                           name + ";epilogue " + epilogue_kind + ";workspace " +
                                           std::to_string(workspace_limit) +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));
@@ -439,8 +505,11 @@ class ConvSite {
   }
 
   // Creates the descriptors once and sets them for the call's shape (host calls only: nothing is allocated on the
-  // device, so this is safe inside a graph capture). Checks cuDNN's output dims against the generated ones.
+  // device, so this is safe inside a graph capture). Checks cuDNN's output dims against the generated ones. The
+  // tensors and the filter are of g.data's type, the convolution computes in float32; its math type: TF32 allowed
+  // or not for float32 (tf32: tf32_applies), tensor cores for 16-bit.
   Status describe(const ConvGeometry& g, const ConvShape& shape, bool tf32) {
+    const cudnnDataType_t data = cudnn_data_type(g.data);
     if (conv_ == nullptr) {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&x_));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&y_));
@@ -449,7 +518,7 @@ class ConvSite {
       // The forward convolution's filter: [k, c / groups, r, s]; transposed, Paddle's [c, k / groups, r, s].
       const int filter_out = g.transposed ? g.c : g.k, filter_in = g.transposed ? g.k / g.groups : g.c / g.groups;
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
-          w_, CUDNN_DATA_FLOAT, g.krsc_filter ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, filter_out, filter_in, g.r, g.s));
+          w_, data, g.krsc_filter ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, filter_out, filter_in, g.r, g.s));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(conv_, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
                                                                    g.dilation_h, g.dilation_w,
                                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
@@ -459,10 +528,12 @@ class ConvSite {
     if (described_ != key) {
       const int n = shape.n;
       const cudnnTensorFormat_t format = g.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, CUDNN_DATA_FLOAT, n, g.c, shape.h, shape.w));
-      KFORGE_CUDNN_RETURN_IF_ERROR(
-          cudnnSetTensor4dDescriptor(y_, format, CUDNN_DATA_FLOAT, n, g.k, shape.out_h, shape.out_w));
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, data, n, g.c, shape.h, shape.w));
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(y_, format, data, n, g.k, shape.out_h, shape.out_w));
+      const cudnnMathType_t math = g.data != ElementType::kFloat32 ? CUDNN_TENSOR_OP_MATH
+                                   : tf32                          ? CUDNN_DEFAULT_MATH
+                                                                   : CUDNN_FMA_MATH;
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, math));
       // The forward convolution's output: y's dims, or for a transposed convolution x's (from y).
       int dims[4] = {0, 0, 0, 0};
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolution2dForwardOutputDim(conv_, g.transposed ? y_ : x_, w_, &dims[0],
@@ -491,13 +562,16 @@ class ConvSite {
 };
 
 // Rewrites a convolution's filter once the parameters are bound, as the CPU target does (kernels/onednn/conv.cc):
-// the group's inference batch norm (and bias) folded in, per output channel o, s = scale[o] / sqrt(var[o] + eps),
-// w'[o, :] = w[o, :] * s, bias'[o] = bias[o] * s + (shift[o] - mean[o] * s) (with no batch norm, s = 1 and
-// bias' = bias or 0); and the filter reordered from OIHW to KRSC where g.krsc_filter, or to [r, s, k] where
-// g.tap_major_filter (a depthwise filter, one input channel per output channel). The epilogue is then bias'
-// (plus the residual and activation, if any), and inference runs no batch-norm arithmetic.
-__global__ void fold_filter_kernel(const float* w, Epilogue e, int64_t per_k, int64_t taps, bool krsc, bool tap_major,
-                                   int64_t total, float* w_out, float* bias_out) {
+// the group's inference batch norm and the convolution's bias folded in, per output channel o,
+// s = scale[o] / sqrt(var[o] + eps), w'[o, :] = w[o, :] * s, bias'[o] = bias[o] * s + (shift[o] - mean[o] * s) (with no
+// batch norm, s = 1 and bias' = bias; with no bias, bias[o] = 0); and the filter reordered from OIHW to KRSC where
+// g.krsc_filter, or to [r, s, k] where g.tap_major_filter (a depthwise filter, one input channel per output channel).
+// The epilogue is then bias' (plus the residual and activation, if any), and inference runs no batch-norm arithmetic.
+// The filter, its bias and the rewritten filter are T (float, or the 16-bit type of the convolution's data); the
+// batch norm's vectors and bias' are float32; the arithmetic is float32, w' rounded to T when stored.
+template <typename T>
+__global__ void fold_filter_kernel(const T* w, const T* bias, Epilogue e, int64_t per_k, int64_t taps, bool krsc,
+                                   bool tap_major, int64_t total, T* w_out, float* bias_out) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t o = i / per_k;
@@ -509,23 +583,27 @@ __global__ void fold_filter_kernel(const float* w, Epilogue e, int64_t per_k, in
     const int64_t to = tap_major ? (tap * (per_k / taps) + ci) * (total / per_k) + o
                        : krsc    ? o * per_k + tap * (per_k / taps) + ci
                                  : i;
-    w_out[to] = w[i] * s;
+    w_out[to] = cuda::from_float<T>(cuda::to_float(w[i]) * s);
     if (in_k == 0) {
       const float t = e.mean != nullptr ? (e.shift != nullptr ? e.shift[o] : 0.0f) - e.mean[o] * s : 0.0f;
-      bias_out[o] = (e.bias != nullptr ? e.bias[o] * s : 0.0f) + t;
+      bias_out[o] = (bias != nullptr ? cuda::to_float(bias[o]) * s : 0.0f) + t;
     }
   }
 }
 
-// w_out = the rewritten filter of geometry g, bias_out = its folded bias [g.k]; cudaGetLastError().
-inline cudaError_t fold_filter(const float* w, const Epilogue& e, const ConvGeometry& g, float* w_out,
-                               float* bias_out, cudaStream_t stream) {
+// w_out = the rewritten filter of geometry g, bias_out = its folded bias [g.k] (float32), from the filter w, the
+// convolution's bias [g.k] (null: none) and the batch norm's mean, variance, scale, shift and epsilon (mean null:
+// none; batch_norm's other fields are not read); cudaGetLastError(). T: float, __half or __nv_bfloat16, deduced from w
+// and w_out, not from bias (which may be nullptr).
+template <typename T>
+cudaError_t fold_filter(const T* w, const typename ElementTag<T>::type* bias, const Epilogue& batch_norm,
+                        const ConvGeometry& g, T* w_out, float* bias_out, cudaStream_t stream) {
   const int64_t taps = static_cast<int64_t>(g.r) * g.s;
   const int64_t per_k = static_cast<int64_t>(g.c / g.groups) * taps, total = per_k * g.k;
   if (total == 0) return cudaSuccess;
   const int64_t blocks = (total + 255) / 256;
-  fold_filter_kernel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
-      w, e, per_k, taps, g.krsc_filter, g.tap_major_filter, total, w_out, bias_out);
+  fold_filter_kernel<T><<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), 256, 0, stream>>>(
+      w, bias, batch_norm, per_k, taps, g.krsc_filter, g.tap_major_filter, total, w_out, bias_out);
   return cudaGetLastError();
 }
 

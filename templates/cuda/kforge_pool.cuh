@@ -4,14 +4,20 @@
 // thread per output element, with Paddle's windows, as the reference kernel computes them (kernels/nn.cc):
 //   plain:    [o * stride - pad, o * stride - pad + k) clipped to the input (the end clipped first);
 //   adaptive: [floor(o * in / out), ceil((o + 1) * in / out)).
-// Averages divide by the clipped window's size when exclusive or adaptive, else by k_h * k_w. Max starts from
-// -FLT_MAX. Sums accumulate in T.
+// Averages divide by the clipped window's size when exclusive or adaptive, else by k_h * k_w. T: float, double, or
+// the 16-bit __half / __nv_bfloat16 (kforge compile --precision), which compute in float (kforge_half.cuh: converted
+// on load, the result rounded to nearest even on store). Sums and maxima are taken in that compute type (T for float
+// and double, float for 16-bit); max starts from -FLT_MAX for float and double, from -infinity for 16-bit (what
+// -FLT_MAX rounds to in either 16-bit type).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cfloat>
+#include <cmath>
 #include <cstdint>
+
+#include "kforge_half.cuh"
 
 namespace kforge {
 namespace cuda_pool {
@@ -39,10 +45,33 @@ __device__ __forceinline__ void pool_window(I o, I in, I out, I k, I stride, I p
   *start = *start > 0 ? *start : 0;
 }
 
+// The type pool2d_kernel<T> computes in: T for float and double, float for the 16-bit types; the conversions to and
+// from it, and where max starts.
+template <typename T>
+struct PoolCompute {
+  using type = T;
+  static __device__ __forceinline__ T load(T v) { return v; }
+  static __device__ __forceinline__ T store(T v) { return v; }
+  static __device__ __forceinline__ T lowest() { return static_cast<T>(-FLT_MAX); }
+};
+template <typename T>
+struct PoolCompute16 {
+  using type = float;
+  static __device__ __forceinline__ float load(T v) { return cuda::to_float(v); }
+  static __device__ __forceinline__ T store(float v) { return cuda::from_float<T>(v); }
+  static __device__ __forceinline__ float lowest() { return -INFINITY; }
+};
+template <>
+struct PoolCompute<__half> : PoolCompute16<__half> {};
+template <>
+struct PoolCompute<__nv_bfloat16> : PoolCompute16<__nv_bfloat16> {};
+
 // One thread per output element. I: the index type, 32-bit where the tensors fit (64-bit divisions by run-time
 // values cost tens of instructions each).
 template <typename T, typename I>
 __global__ void __launch_bounds__(256) pool2d_kernel(const T* x, T* y, Pool2dGeometry g, I total) {
+  using Compute = PoolCompute<T>;
+  using A = typename Compute::type;
   const I c = g.c, h = g.h, w = g.w, out_h = g.out_h, out_w = g.out_w;
   // Strides of the input in elements: NCHW (c*h*w, h*w, w, 1), NHWC (h*w*c, 1, w*c, c).
   const I plane = h * w;
@@ -70,23 +99,24 @@ __global__ void __launch_bounds__(256) pool2d_kernel(const T* x, T* y, Pool2dGeo
     pool_window<I>(oh, h, out_h, g.k_h, g.stride_h, g.pad_top, g.adaptive, &h0, &h1);
     pool_window<I>(ow, w, out_w, g.k_w, g.stride_w, g.pad_left, g.adaptive, &w0, &w1);
     const T* base = x + b * sn + ch * sc;
-    T acc = g.is_max ? static_cast<T>(-FLT_MAX) : T(0);
+    A acc = g.is_max ? Compute::lowest() : A(0);
     for (I ih = h0; ih < h1; ++ih) {
       for (I iw = w0; iw < w1; ++iw) {
-        const T v = base[ih * sh + iw * sw];
+        const A v = Compute::load(base[ih * sh + iw * sw]);
         acc = g.is_max ? (acc > v ? acc : v) : acc + v;
       }
     }
     if (!g.is_max) {
       const int64_t count = (g.exclusive || g.adaptive) ? static_cast<int64_t>(h1 - h0) * (w1 - w0)
                                                         : static_cast<int64_t>(g.k_h) * g.k_w;
-      acc /= static_cast<T>(count);
+      acc /= static_cast<A>(count);
     }
-    y[i] = acc;
+    y[i] = Compute::store(acc);
   }
 }
 
-// Launches the pooling of x (batch n) into y on `stream`; cudaGetLastError().
+// Launches the pooling of x (batch n) into y on `stream` (T: float, double, __half or __nv_bfloat16);
+// cudaGetLastError().
 template <typename T>
 cudaError_t pool2d(const T* x, T* y, const Pool2dGeometry& g, int64_t n, cudaStream_t stream) {
   const int64_t total = n * g.c * g.out_h * g.out_w;

@@ -85,6 +85,12 @@ PROGRAMS = [
     ("tests/golden/compile-cuda-dynamic-hw/program.yaml", "dynamic_hw", ["--cuda-graph"],
      ["tests/golden/compile-cuda-conv/ops.yaml", "tests/golden/compile-cuda-dynamic-hw/ops.yaml",
       "tests/golden/compile-cuda-conv/fusion.yaml"]),
+    # --precision: float16 / bfloat16 activations and filters (conv groups, the depthwise kernel, pooling, the
+    # GEMM, the casts at the program's ends, the parameters rounded when loaded).
+    ("tests/golden/compile-cuda-conv/program.yaml", "conv_net_fp16", ["--cuda-graph", "--precision", "float16"]),
+    ("tests/golden/compile-cuda-conv/program.yaml", "conv_net_bf16_nchw", ["--precision", "bfloat16", "--layout", "nchw"]),
+    ("tests/paddle/depthwise_conv2d/inference.json", "paddle_depthwise_conv2d_fp16", ["--precision", "float16"]),
+    ("tests/paddle/avg_pool2d_pad/inference.json", "paddle_avg_pool2d_bf16", ["--precision", "bfloat16"]),
     # relu6 as ReLU before a depthwise convolution that clamps its input at 6; a tap-major depthwise filter.
     ("tests/golden/compile-cuda-relu6-depthwise/program.yaml", "inverted_residual", ["--cuda-graph"],
      ["tests/golden/compile-cuda-conv/ops.yaml", "tests/golden/compile-cuda-conv-nhwc/transpose.yaml",
@@ -94,8 +100,8 @@ GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
-CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh"]
-POOL_HEADERS = ["kforge_pool.cuh"]
+CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh", "kforge_half.cuh"]
+POOL_HEADERS = ["kforge_pool.cuh", "kforge_half.cuh"]
 INDEX_HEADERS = ["kforge_index.cuh"]  # the interpolation helpers
 
 

@@ -225,7 +225,7 @@ ops:
                   "outputs: [y]\n");
     std::string why;
     CHECK_FALSE(cuda_conv_site(*f.lowered, f.call(0), &why));
-    CHECK(why == "x is float64; the cuDNN convolution computes float32 only");
+    CHECK(why == "x is float64; the cuDNN convolution takes float32, float16 or bfloat16");
   }
 }
 

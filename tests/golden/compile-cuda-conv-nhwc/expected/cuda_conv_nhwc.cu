@@ -200,22 +200,22 @@ kforge::Status cuda_conv_nhwc::fold_filters(const Bindings& b) {
   {
     // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[7]), batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 2304), stream_); e != cudaSuccess) return launch_failed(1, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[7]), nullptr, batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 2304), stream_); e != cudaSuccess) return launch_failed(1, e);
   }
   {
     // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[15]), static_cast<const float*>(b.buffers[16]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 2368), reinterpret_cast<float*>(folded_.data() + 4672), stream_); e != cudaSuccess) return launch_failed(2, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), nullptr, batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 2368), reinterpret_cast<float*>(folded_.data() + 4672), stream_); e != cudaSuccess) return launch_failed(2, e);
   }
   {
     // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[20]), static_cast<const float*>(b.buffers[21]), static_cast<const float*>(b.buffers[22]), nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[18]), batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 4736), reinterpret_cast<float*>(folded_.data() + 5312), stream_); e != cudaSuccess) return launch_failed(3, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[18]), nullptr, batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 4736), reinterpret_cast<float*>(folded_.data() + 5312), stream_); e != cudaSuccess) return launch_failed(3, e);
   }
   {
     // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[17]), batch_norm, kConvGeometry4, reinterpret_cast<float*>(folded_.data() + 5376), reinterpret_cast<float*>(folded_.data() + 9984), stream_); e != cudaSuccess) return launch_failed(8, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[17]), nullptr, batch_norm, kConvGeometry4, reinterpret_cast<float*>(folded_.data() + 5376), reinterpret_cast<float*>(folded_.data() + 9984), stream_); e != cudaSuccess) return launch_failed(8, e);
   }
   folded_ready_ = true;
   return kforge::Status::OK();

@@ -190,23 +190,23 @@ kforge::Status cuda_conv::fold_filters(const Bindings& b) {
   KFORGE_RETURN_IF_ERROR(folded_.reserve(6336));
   {
     // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
-    const kforge::cuda_conv::Epilogue batch_norm{static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), static_cast<const float*>(b.buffers[2]), batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
   }
   {
     // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[7]), batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 960), reinterpret_cast<float*>(folded_.data() + 3264), stream_); e != cudaSuccess) return launch_failed(1, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[7]), nullptr, batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 960), reinterpret_cast<float*>(folded_.data() + 3264), stream_); e != cudaSuccess) return launch_failed(1, e);
   }
   {
     // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[15]), static_cast<const float*>(b.buffers[16]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 3328), reinterpret_cast<float*>(folded_.data() + 5632), stream_); e != cudaSuccess) return launch_failed(2, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), nullptr, batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 3328), reinterpret_cast<float*>(folded_.data() + 5632), stream_); e != cudaSuccess) return launch_failed(2, e);
   }
   {
     // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[20]), static_cast<const float*>(b.buffers[21]), static_cast<const float*>(b.buffers[22]), nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[18]), batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 5696), reinterpret_cast<float*>(folded_.data() + 6272), stream_); e != cudaSuccess) return launch_failed(3, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[18]), nullptr, batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 5696), reinterpret_cast<float*>(folded_.data() + 6272), stream_); e != cudaSuccess) return launch_failed(3, e);
   }
   folded_ready_ = true;
   return kforge::Status::OK();

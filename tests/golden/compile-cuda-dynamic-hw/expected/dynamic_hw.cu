@@ -142,7 +142,7 @@ kforge::Status dynamic_hw::fold_filters(const Bindings& b) {
   {
     // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), nullptr, batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
   }
   folded_ready_ = true;
   return kforge::Status::OK();

@@ -152,22 +152,22 @@ kforge::Status inverted_residual::fold_filters(const Bindings& b) {
   {
     // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 1024), stream_); e != cudaSuccess) return launch_failed(0, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), nullptr, batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 1024), stream_); e != cudaSuccess) return launch_failed(0, e);
   }
   {
     // group 1 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:32:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:36:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:40:5); the input clamped at 6 (the relu6 of the convolution that produced it)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[7]), static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[6]), batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 1152), reinterpret_cast<float*>(folded_.data() + 2304), stream_); e != cudaSuccess) return launch_failed(1, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[6]), nullptr, batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 1152), reinterpret_cast<float*>(folded_.data() + 2304), stream_); e != cudaSuccess) return launch_failed(1, e);
   }
   {
     // group 2 (conv2d+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:45:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 2432), reinterpret_cast<float*>(folded_.data() + 2944), stream_); e != cudaSuccess) return launch_failed(2, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), nullptr, batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 2432), reinterpret_cast<float*>(folded_.data() + 2944), stream_); e != cudaSuccess) return launch_failed(2, e);
   }
   {
     // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[11]), batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 3008), reinterpret_cast<float*>(folded_.data() + 4032), stream_); e != cudaSuccess) return launch_failed(4, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[11]), nullptr, batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 3008), reinterpret_cast<float*>(folded_.data() + 4032), stream_); e != cudaSuccess) return launch_failed(4, e);
   }
   folded_ready_ = true;
   return kforge::Status::OK();

@@ -227,24 +227,36 @@ class GroupEmitter {
     return cond;
   }
 
-  // Offset of a strided (general broadcast) input at flat element `flat`; dims and strides known only at run time
-  // are the launcher's shape parameters (cuda_group_shape_params), the others literals.
+  // Offset of a strided (general broadcast) input at flat element `flat`: the sum over its dims of
+  // (flat / (the product of the dims after k)) % dim k * stride k, one plain expression (a lambda inside a 16-bit
+  // load's conversion crashed nvcc 13's front end). Dims and strides known only at run time are the launcher's
+  // shape parameters (cuda_group_shape_params), the others literals.
   std::string strided_offset(const GroupInput& in, const std::string& flat, const std::string& index_type) {
-    std::string text = "([&] { " + index_type + " rem = " + flat + "; " + index_type + " off = 0; ";
+    std::vector<std::string> terms;
+    int64_t known = 1;                 // the product of the literal dims after k
+    std::vector<std::string> unknown;  // and of the others
     for (size_t k = g_.shape.size(); k-- > 0;) {
       const std::optional<int64_t> stride = in.strides[k].constant();
       const std::string st = stride ? std::to_string(*stride) : fmt::format("static_cast<{}>({})", index_type,
                                                                               stride_param(in.name, k));
       const std::string dim = g_.shape[k].is_constant() ? std::to_string(*g_.shape[k].constant())
                                                         : fmt::format("static_cast<{}>({})", index_type, dim_param(k));
-      if (k == 0) {
-        if (stride != 0) text += fmt::format("off += rem * {}; ", st);
-        break;
+      if (stride != 0) {
+        std::string divisor = known != 1 || unknown.empty() ? std::to_string(known) : "";
+        for (const std::string& u : unknown) divisor += (divisor.empty() ? "" : " * ") + u;
+        const std::string q = divisor == "1" ? "(" + flat + ")" : fmt::format("(({}) / ({}))", flat, divisor);
+        terms.push_back(k == 0 ? fmt::format("{} * {}", q, st) : fmt::format("({} % {}) * {}", q, dim, st));
       }
-      if (stride != 0) text += fmt::format("off += (rem % {}) * {}; ", dim, st);
-      text += fmt::format("rem /= {}; ", dim);
+      if (g_.shape[k].is_constant()) {
+        known *= *g_.shape[k].constant();
+      } else {
+        unknown.push_back(dim);
+      }
     }
-    return text + "return off; }())";
+    if (terms.empty()) return "0";
+    std::string text;
+    for (auto it = terms.rbegin(); it != terms.rend(); ++it) text += (text.empty() ? "" : " + ") + *it;
+    return "(" + text + ")";
   }
 
   std::string stmt_text(const GroupStmt& s, const std::function<std::string(std::string_view)>& rename) {

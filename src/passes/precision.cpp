@@ -126,7 +126,11 @@ class PrecisionPlanner {
       const std::string name = p_.op(id).full_name();
       for (uint32_t i = 0; i < p_.op(id).operands.size(); ++i) {
         const ValueId x = p_.op(id).operands[i];
-        if (!x.valid() || !is_float32_tensor(p_.type_of(x))) continue;
+        // float32 as declared, or already 16-bit: a program input's cast.
+        if (!x.valid() || !p_.type_of(x).is_tensor() ||
+            (p_.type_of(x).dtype != DataType::kFloat32 && p_.type_of(x).dtype != report_.to)) {
+          continue;
+        }
         const OpId cast = p_.insert_op_before(id, cast_spec(x, DataType::kFloat32, p_.op(id).loc));
         p_.set_operand(id, i, p_.op(cast).results[0]);
         report_.casts.push_back({cast, DataType::kFloat32, "operand of " + name});

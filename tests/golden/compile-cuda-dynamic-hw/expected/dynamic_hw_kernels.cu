@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(256) dynamic_hw_fused_2_kernel(const float* __
     kforge::cuda::Vec<float, W> o_v24_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const float v24 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in1[([&] { int64_t rem = idx + k; int64_t off = 0; rem /= static_cast<int64_t>(dim3); rem /= static_cast<int64_t>(dim2); off += (rem % 4) * 1; rem /= 4; return off; }())]));
+      const float v24 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in1[((((idx + k) / (static_cast<int64_t>(dim3) * static_cast<int64_t>(dim2))) % 4) * 1)]));
       o_v24_v.v[k] = static_cast<float>(v24);
     }
     kforge::cuda::store_vec_streaming<W>(o_v24 + idx, o_v24_v);
@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(256) dynamic_hw_fused_2_kernel(const float* __
       kforge::cuda::Vec<float, W> o_v24_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const float v24 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in1[([&] { int64_t rem = idx + k; int64_t off = 0; rem /= static_cast<int64_t>(dim3); rem /= static_cast<int64_t>(dim2); off += (rem % 4) * 1; rem /= 4; return off; }())]));
+        const float v24 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in1[((((idx + k) / (static_cast<int64_t>(dim3) * static_cast<int64_t>(dim2))) % 4) * 1)]));
         o_v24_v.v[k] = static_cast<float>(v24);
       }
       kforge::cuda::store_vec_streaming<W>(o_v24 + idx, o_v24_v);

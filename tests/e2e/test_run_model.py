@@ -256,6 +256,13 @@ def test_run_model_cuda_compile_only(tmp):
     expect("graphs_.launch(" in (work / "gen" / "model.cu").read_text(), "--cuda-graph reaches kforge compile")
     r = run_model(FIXTURES / "conv2d_transpose", "--cuda-graph", "--compile-only")
     expect(r.returncode == 2 and "--cuda-graph needs --target cuda" in r.stderr, f"{r.stdout}{r.stderr}")
+    # --precision: the 16-bit class (parameters rounded when loaded), through the same runner.
+    r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--precision", "float16", "--compile-only",
+                  work=work)
+    expect(r.returncode == 0, f"{r.stdout}{r.stderr}")
+    expect("kParameterDeviceTypes" in (work / "gen" / "model.cu").read_text(), "--precision reaches kforge compile")
+    r = run_model(FIXTURES / "conv2d_transpose", "--precision", "float16", "--compile-only")
+    expect(r.returncode == 2 and "--precision needs --target cuda" in r.stderr, f"{r.stdout}{r.stderr}")
     expect_one_line_error(run_model(FIXTURES / "cumsum_float32", "--target", "cuda", "--compile-only"),
                           "--target cuda: ", "cumsum")
     out = tmp / "cuda-out"

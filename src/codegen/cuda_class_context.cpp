@@ -142,6 +142,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   ctx.set("gemm", gemm_entry(parts.gemm));
   ctx.set("rows", parts.row_dispatchers);
   ctx.set("convs", static_cast<int64_t>(parts.convs));
+  ctx.set("half_convs", parts.half_convs);
   ctx.set("pools", static_cast<int64_t>(parts.pools));
 
   tmpl::List inputs, parameters, outputs, run_params, run_generic_args;

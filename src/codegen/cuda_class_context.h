@@ -50,6 +50,7 @@ struct CudaClassParts {
   size_t convs = 0;              // cuDNN convolutions (codegen/cuda_conv.h)
   size_t pools = 0;              // pooling kernels
   size_t library_calls = 0;      // convolutions and pools outside every group (each a launch of its own)
+  bool half_convs = false;       // the convolutions compute on float16 / bfloat16 values (--precision)
 };
 
 /// The host identifier of input `index` and output `index` (the CUDA class spells both thus everywhere).

@@ -79,7 +79,7 @@ class CudaHostEmitter {
   /// What the class header (templates/program/cuda/program.h.j2) declares beyond what every program has.
   CudaClassParts class_parts() const {
     return {gemm_.summary(), rows_.any(), cuda_.cuda_graph, conv_steps_.size(), pool_steps_.size(),
-            library_calls_.size()};
+            library_calls_.size(), half_convs_};
   }
 
   /// Builds the context of NAME.h, NAME.cu and NAME_kernels.cu (templates/program/cuda/) into `ctx`.
@@ -317,6 +317,7 @@ class CudaHostEmitter {
       step.set("scratch", scratch_value(position));
       library_step_at_.emplace(launch, step);
       conv_steps_.push_back(std::move(step));
+      if (site->dtype != ir::DataType::kFloat32) half_convs_ = true;
       return;
     }
     if (is_cuda_batched_matmul(call.op)) {
@@ -594,6 +595,7 @@ class CudaHostEmitter {
   std::map<uint32_t, CudaGroupCode> launchers_;  // by group index (GEMM groups have none)
   std::vector<uint32_t> library_calls_;           // conv / pool calls outside every group, in call order
   std::vector<tmpl::Value> conv_steps_, pool_steps_;  // codegen/cuda_conv.h contexts, in site order
+  bool half_convs_ = false;                           // a convolution computes on 16-bit values (--precision)
   std::map<size_t, tmpl::Value> library_step_at_;     // every library step (also batch norms, copies) by launch
   size_t batch_norms_ = 0;                            // batch norms outside every convolution group
   std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order

@@ -743,7 +743,20 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
     }
     if (options.layout_report != nullptr) *options.layout_report = std::move(report);
   }
+  if (options.precision != ir::DataType::kFloat32 && ops.find("pd_op.cast") == nullptr) {
+    diags.error(SourceLoc{}, fmt::format("--precision {} inserts pd_op.cast at the program's inputs and outputs, and "
+                                         "the op set has no cast",
+                                         ir::dtype_name(options.precision)));
+    return std::nullopt;
+  }
   PrecisionReport precision = plan_precision(program, options.precision, options.precision_float32_ops);
+  if (!precision.skipped.empty()) {
+    const ir::Op& op = program.op(precision.skipped_at);
+    diags.error(op.name_loc.valid() ? op.name_loc : op.loc,
+                fmt::format("--precision {}: {}; the precision plan rewrites straight-line programs only",
+                            ir::dtype_name(options.precision), precision.skipped));
+    return std::nullopt;
+  }
   if (!precision.empty()) {
     // The inserted casts and the new dtypes are checked, and every value's dtype inferred again.
     if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;

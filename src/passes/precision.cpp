@@ -31,6 +31,7 @@ class PrecisionPlanner {
     for (OpId id : p_.top_level_ops()) {
       if (!p_.op(id).regions.empty()) {
         report_.skipped = "the program has control flow (" + p_.op(id).full_name() + ")";
+        report_.skipped_at = id;
         return std::move(report_);
       }
     }

@@ -41,6 +41,7 @@ struct PrecisionReport {
   std::vector<Cast> casts;
   size_t attributes = 0;  // DataType attributes rewritten
   std::string skipped;    // why the program was left unchanged
+  ir::OpId skipped_at;    // the op that says why (invalid: none)
 
   bool empty() const { return stored.empty() && casts.empty() && attributes == 0; }
   /// One line per converted / kept parameter and per cast ("precision: ..."), in name and program order.

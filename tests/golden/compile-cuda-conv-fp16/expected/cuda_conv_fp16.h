@@ -30,7 +30,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 3,
 //
 // 1 of them is a GEMM (cuBLASLt float16 with fp32 accumulation).
 //
-// 5 of them are cuDNN convolutions (float32: TF32 allowed unless set_conv_tf32(false); 16-bit: float32 accumulation), each with its epilogue kernel when fused.
+// 5 of them are cuDNN convolutions (16-bit with float32 accumulation), each with its epilogue kernel when fused.
 // 2 of them are pooling kernels.
 //
 //   input      x: float32 [?, 3, 16, 16]

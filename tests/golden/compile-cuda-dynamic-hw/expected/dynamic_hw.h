@@ -24,7 +24,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 3,
 
 // The program `dynamic_hw` (../../../golden/compile-cuda-dynamic-hw/program.yaml) on a CUDA device: 9 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
-// 3 of them are cuDNN convolutions (float32: TF32 allowed unless set_conv_tf32(false); 16-bit: float32 accumulation), each with its epilogue kernel when fused.
+// 3 of them are cuDNN convolutions (float32; TF32 allowed unless set_conv_tf32(false)), each with its epilogue kernel when fused.
 // 1 of them is a pooling kernel.
 //
 //   input      x: float32 [?, 3, ?, ?]

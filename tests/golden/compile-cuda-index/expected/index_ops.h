@@ -23,7 +23,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 3,
 
 // The program `index_ops` (../../../golden/compile-cuda-index/program.yaml) on a CUDA device: 19 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
-// 1 of them is a cuDNN convolution (float32: TF32 allowed unless set_conv_tf32(false); 16-bit: float32 accumulation), each with its epilogue kernel when fused.
+// 1 of them is a cuDNN convolution (float32; TF32 allowed unless set_conv_tf32(false)), each with its epilogue kernel when fused.
 //
 //   input      x: float32 [?, 4, 6, 6]
 //   input      ids: int64 [?, 5]

@@ -24,7 +24,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 3,
 
 // The program `inverted_residual` (../../../golden/compile-cuda-relu6-depthwise/program.yaml) on a CUDA device: 9 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
-// 5 of them are cuDNN convolutions (float32: TF32 allowed unless set_conv_tf32(false); 16-bit: float32 accumulation), each with its epilogue kernel when fused.
+// 5 of them are cuDNN convolutions (float32; TF32 allowed unless set_conv_tf32(false)), each with its epilogue kernel when fused.
 //
 //   input      x: float32 [?, 8, 16, 16]
 //   parameter  we: float32 [32, 8, 1, 1]

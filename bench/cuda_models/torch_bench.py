@@ -129,38 +129,29 @@ def main():
                 continue
             row["compile"] = compile_time(row["model"], row["batch"], dtype)
 
-    def cell(v):
-        return f"{v:.3f}" if v is not None else "-"
-
-    header = ["model", "batch", "kforge", "kforge --cuda-graph", "kforge --cuda-graph --layout nchw", "torch eager",
-              "torch CUDA graph", "torch.compile r-o", "kforge-graph / best torch"]
-    print("\nmedian ms per run (batch of 224x224 images, float32, TF32 convolutions)\n")
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
-    for row in rows:
-        name, batch = row["model"], row["batch"]
-        plain, graph = kforge.get((name, "plain", batch)), kforge.get((name, "graph", batch))
-        graph_nchw = kforge.get((name, "graph_nchw", batch))
-        best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
-        ratio = f"{graph / best:.2f}" if graph is not None else "-"
-        print(f"| {name} | {batch} | {cell(plain)} | {cell(graph)} | {cell(graph_nchw)} | {cell(row['eager'])} "
-              f"| {cell(row['graph'])} "
-              f"| {cell(row['compile'])} | {ratio} |")
-    if half_rows:
-        header = ["model", "batch", "kforge fp16", "kforge --cuda-graph fp16", "kforge --cuda-graph bf16",
-                  "torch fp16 eager", "torch fp16 CUDA graph", "torch.compile r-o fp16",
-                  "kforge-graph fp16 / best torch fp16"]
-        print("\nmedian ms per run, 16-bit (kforge --precision float16 / bfloat16; torch model.half(), channels_last)\n")
+    def table(title, header, rows, variants):
+        """One markdown table: kforge's three `variants` (the ratio uses the second), then torch's columns."""
+        def cell(v):
+            return f"{v:.3f}" if v is not None else "-"
+        print(f"\n{title}\n")
         print("| " + " | ".join(header) + " |")
         print("|" + "|".join("---" for _ in header) + "|")
-        for row in half_rows:
+        for row in rows:
             name, batch = row["model"], row["batch"]
-            plain, graph = kforge.get((name, "plain_fp16", batch)), kforge.get((name, "graph_fp16", batch))
-            bf16 = kforge.get((name, "graph_bf16", batch))
+            ours = [kforge.get((name, v, batch)) for v in variants]
             best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
-            ratio = f"{graph / best:.2f}" if graph is not None else "-"
-            print(f"| {name} | {batch} | {cell(plain)} | {cell(graph)} | {cell(bf16)} | {cell(row['eager'])} "
-                  f"| {cell(row['graph'])} | {cell(row['compile'])} | {ratio} |")
+            ratio = f"{ours[1] / best:.2f}" if ours[1] is not None else "-"
+            print(f"| {name} | {batch} | " + " | ".join(cell(v) for v in ours) +
+                  f" | {cell(row['eager'])} | {cell(row['graph'])} | {cell(row['compile'])} | {ratio} |")
+
+    table("median ms per run (batch of 224x224 images, float32, TF32 convolutions)",
+          ["model", "batch", "kforge", "kforge --cuda-graph", "kforge --cuda-graph --layout nchw", "torch eager",
+           "torch CUDA graph", "torch.compile r-o", "kforge-graph / best torch"], rows, ["plain", "graph", "graph_nchw"])
+    if half_rows:
+        table("median ms per run, 16-bit (kforge --precision float16 / bfloat16; torch model.half(), channels_last)",
+              ["model", "batch", "kforge fp16", "kforge --cuda-graph fp16", "kforge --cuda-graph bf16",
+               "torch fp16 eager", "torch fp16 CUDA graph", "torch.compile r-o fp16",
+               "kforge-graph fp16 / best torch fp16"], half_rows, ["plain_fp16", "graph_fp16", "graph_bf16"])
     return 0
 
 

@@ -42,6 +42,7 @@ struct ConvFixture {
     fusion.single_call_groups = true;
     fusion.gemm_groups = true;
     fusion.conv_fused = library.find("conv2d_fused");
+    fusion.half_floats = true;  // as --target cuda: 16-bit values in groups
     plan = passes::plan_fusion(*lowered, fusion);
     passes::apply_fusion_to_memory_plan(*lowered, plan);
   }
@@ -137,6 +138,44 @@ TEST_CASE("cuda conv site: a convolution group's geometry and epilogue") {
   CHECK(at(e, "residual").as_string() == "nullptr");
   CHECK(at(e, "epsilon").as_string() == "0.00100000005f");
   CHECK(at(e, "after_residual").as_string() == "false");
+}
+
+TEST_CASE("cuda conv site: a float16 convolution group folds its bias; its batch-norm vectors are float32") {
+  // kBlock as --precision float16 leaves it: activations, the filter, the bias and the residual 16-bit.
+  std::string text = kBlock;
+  for (const char* name : {"x", "w", "b", "r"}) {
+    const std::string from = std::string("{name: ") + name + ", dtype: float32";
+    text.replace(text.find(from), from.size(), std::string("{name: ") + name + ", dtype: float16");
+  }
+  ConvFixture f(text);
+  std::string why;
+  const std::optional<CudaConvSite> site = cuda_conv_site(*f.lowered, f.group_call(0), &why);
+  INFO(why);
+  REQUIRE(site);
+  CHECK(site->dtype == ir::DataType::kFloat16);
+  CHECK(site->foldable);  // the epilogue reads its bias as float32: the fold converts it
+  const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
+    return (is_const ? "(const " : "(") + type + "*)v" + std::to_string(v);
+  };
+  const tmpl::Value step = cuda_conv_step(*site, 0, 3, "group 0", buffer, 0);
+  CHECK(at(step, "geometry").as_string() ==
+        "{4, 6, 3, 3, 1, 1, 2, 2, 1, 1, 2, false, false, false, false, 0.0f, kforge::cuda_conv::ElementType::kFloat16}");
+  CHECK(at(step, "x").as_string() == "(const __half*)v" + std::to_string(f.value("x")));
+  CHECK(at(step, "w").as_string() == "reinterpret_cast<__half*>(folded_.data() + 0)");
+  const tmpl::Value& fold = at(step, "fold");
+  CHECK(at(fold, "bias").as_string() == "(const __half*)v" + std::to_string(f.value("b")));
+  CHECK(at(fold, "mean").as_string() == "(const float*)v" + std::to_string(f.value("m")));
+  // 6 x 2 x 3 x 3 halves (216 bytes, 256 aligned) and 6 float biases (24, 64 aligned).
+  CHECK(cuda_conv_fold_bytes(*site) == 256 + 64);
+  CHECK(at(at(step, "epilogue"), "bias").as_string() == "reinterpret_cast<float*>(folded_.data() + 256)");
+
+  // A float16 batch-norm vector is not what the epilogue reads: a reason, not a site.
+  std::string half_stats = text;
+  const std::string m = "{name: m, dtype: float32";
+  half_stats.replace(half_stats.find(m), m.size(), "{name: m, dtype: float16");
+  ConvFixture g(half_stats);
+  CHECK_FALSE(cuda_conv_site(*g.lowered, g.group_call(0), &why));
+  CHECK(why == "its epilogue operand m is float16, not float32");
 }
 
 TEST_CASE("cuda conv site: a lone convolution has no epilogue; NHWC reads the channels last") {

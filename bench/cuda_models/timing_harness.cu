@@ -16,8 +16,6 @@
 // Usage: timing_harness PARAMS.txt BATCH...   prints one line per batch: `BATCH median_ms min_ms`
 // With KFORGE_PROFILE_RUN=1 in the environment, one more run() after the timed ones lies between
 // cudaProfilerStart() and cudaProfilerStop(), for `ncu --profile-from-start off` (bench/cuda_models/profile.sh).
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -32,6 +30,7 @@
 #include <vector>
 
 #include KFORGE_PROGRAM_HEADER
+#include "kforge_half.cuh"  // beside the generated class of every model here (it has convolutions)
 
 namespace {
 
@@ -60,20 +59,11 @@ __device__ uint64_t mix(uint64_t z) {
 }
 
 template <typename T>
-__device__ T rounded(float x);
-template <>
-__device__ float rounded<float>(float x) { return x; }
-template <>
-__device__ __half rounded<__half>(float x) { return __float2half_rn(x); }
-template <>
-__device__ __nv_bfloat16 rounded<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-
-template <typename T>
 __global__ void fill_uniform(T* out, int64_t n, float low, float high, uint64_t stream) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const uint64_t bits = mix(mix(kSeed ^ (stream * 0x632BE59BD9B4E019ull)) + uint64_t(i));
     const float u = float(bits >> 40) * (1.0f / 16777216.0f);  // [0, 1), 24 bits
-    out[i] = rounded<T>(low + (high - low) * u);
+    out[i] = kforge::cuda::from_float<T>(low + (high - low) * u);
   }
 }
 

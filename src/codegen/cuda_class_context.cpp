@@ -173,7 +173,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     // What the Python module's parameter table (kforge::ParameterSpec) says of it, as the CPU context does.
     e.set("dtype", dtype);
     // What a .pdiparams file holds: the dtype before --precision converted it (load_parameters rounds it then).
-    const ir::DataType stored = pa.stored_dtype == ir::DataType::kUndefined ? v.dtype : pa.stored_dtype;
+    const ir::DataType stored = p.file_dtype(pa);
     e.set("stored_dtype", stored == v.dtype ? dtype : dtype_of(stored, pa.loc, "parameter '" + pa.name + "'"));
     e.set("stored_dtype_name", std::string(ir::dtype_name(stored)));
     converted_parameters = converted_parameters || stored != v.dtype;

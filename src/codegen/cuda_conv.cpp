@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <utility>
 
 #include "codegen/cpp_text.h"
@@ -354,33 +355,31 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
     // A 16-bit convolution's epilogue reads its bias as float32: the fold converts it.
     s.foldable = s.mean != kNone || (s.dtype != ir::DataType::kFloat32 && s.bias != kNone);
   }
+  // Paddle's conv bias is reshape(b, [1, C, 1, 1]), a view of the parameter copied into a buffer of its own: a 16-bit
+  // convolution, which must fold its bias, reads the parameter it views (the same elements in the same order).
+  if (s.dtype != ir::DataType::kFloat32 && s.bias != kNone) {
+    while (p.values[s.bias].role == passes::ValueRole::kComputed) {
+      const std::optional<std::pair<uint32_t, uint32_t>> view = p.view_values(p.values[s.bias].defined_by);
+      if (!view || view->second != s.bias) break;
+      s.bias = view->first;
+    }
+  }
   // An NHWC forward convolution reads a KRSC filter: reordered with the fold, or as it is where each output channel
   // has one input channel (depthwise: OIHW and KRSC are the same bytes).
   const bool reorder = s.nhwc && !s.transposed && s.c / s.groups > 1;
   s.foldable = s.foldable || reorder;
-  for (uint32_t v : {s.filter, s.bias, s.mean, s.variance, s.scale, s.shift}) {
-    if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
-  }
-  if (s.dtype != ir::DataType::kFloat32 && s.bias != kNone && !s.foldable) {
-    // Paddle's conv bias is reshape(b, [1, C, 1, 1]) (a view copied into a buffer of its own, as a view of a
-    // parameter is): the fold reads the parameter it views, in the same element order.
-    uint32_t source = s.bias;
-    while (p.values[source].role == passes::ValueRole::kComputed) {
-      const std::optional<std::pair<uint32_t, uint32_t>> view = p.view_values(p.values[source].defined_by);
-      if (!view || view->second != source) break;
-      source = view->first;
-    }
-    if (p.values[source].role != passes::ValueRole::kComputed) {
-      s.bias = source;
-      s.foldable = true;
-      for (uint32_t v : {s.filter, s.mean, s.variance, s.scale, s.shift}) {
-        if (v != kNone && p.values[v].role == passes::ValueRole::kComputed) s.foldable = false;
-      }
-    }
-  }
-  if (!s.foldable && s.dtype != ir::DataType::kFloat32 && s.bias != kNone) {
-    a.fail(fmt::format("its bias {} is computed; a {} convolution folds its bias once, when the parameters are bound",
-                       p.values[s.bias].label(), ir::dtype_name(s.dtype)));
+  // The first operand of the fold computed at run time (then nothing is folded), and its role.
+  const std::pair<uint32_t, const char*> fold_operands[] = {{s.filter, "filter"}, {s.bias, "bias"},
+                                                            {s.mean, "mean"},     {s.variance, "variance"},
+                                                            {s.scale, "scale"},   {s.shift, "shift"}};
+  const auto computed = std::find_if(std::begin(fold_operands), std::end(fold_operands), [&](const auto& o) {
+    return o.first != kNone && p.values[o.first].role == passes::ValueRole::kComputed;
+  });
+  if (computed != std::end(fold_operands)) s.foldable = false;
+  if (computed != std::end(fold_operands) && s.dtype != ir::DataType::kFloat32 && s.bias != kNone) {
+    a.fail(fmt::format("its {} {} is computed; a {} convolution folds its filter and bias once, when the parameters "
+                       "are bound",
+                       computed->second, p.values[computed->first].label(), ir::dtype_name(s.dtype)));
     return std::nullopt;
   }
   s.krsc_filter = s.nhwc && !s.transposed && (s.foldable || !reorder);

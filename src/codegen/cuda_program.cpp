@@ -121,7 +121,7 @@ class CudaHostEmitter {
   // Whether --precision made a parameter 16-bit that a parameter file holds in float32.
   bool converted_parameters() const {
     return std::any_of(p_.parameters.begin(), p_.parameters.end(), [&](const passes::ProgramParameter& pa) {
-      return pa.stored_dtype != ir::DataType::kUndefined && pa.stored_dtype != p_.values[pa.value].dtype;
+      return pa.stored_dtype != ir::DataType::kUndefined;
     });
   }
 

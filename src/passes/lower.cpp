@@ -219,7 +219,6 @@ class Lowerer {
         p.name = op.string_attr("parameter_name");
         p.loc = op.loc;
         p.value = add_value(op.results[0], ValueRole::kParameter, i.dtype, i.dims, op.loc);
-        p.stored_dtype = i.dtype;
         out_.values.back().role_index = static_cast<uint32_t>(out_.parameters.size());
         out_.parameters.push_back(std::move(p));
       } else if (c == OpClass::kConstant) {

@@ -178,9 +178,10 @@ std::string LoweredProgram::dump() const {
   };
   for (const ProgramInput& i : inputs) out += fmt::format("input {} {}\n", i.name, vtext(i.value));
   for (const ProgramParameter& p : parameters) {
-    const bool converted = p.stored_dtype != ir::DataType::kUndefined && p.stored_dtype != values[p.value].dtype;
     out += fmt::format("parameter {} {}{}\n", p.name, vtext(p.value),
-                       converted ? fmt::format(" (stored {})", ir::dtype_name(p.stored_dtype)) : "");
+                       p.stored_dtype != ir::DataType::kUndefined
+                           ? fmt::format(" (stored {})", ir::dtype_name(p.stored_dtype))
+                           : "");
   }
   for (const ConstantData& c : constants) {
     out += fmt::format("constant {}{}\n", vtext(c.value), c.splat ? " splat" : "");

@@ -153,8 +153,8 @@ struct ProgramInput {
 struct ProgramParameter {
   std::string name;  // the PIR parameter_name ("fc_0.w_0"); YAML params: their name
   uint32_t value = kNone;
-  /// The dtype a parameter file holds it in: the value's, unless the precision plan converted it (precision.h),
-  /// then the program's original float32, which the generated loader converts when it reads the file.
+  /// Set where the precision plan converted it (precision.h): the dtype a parameter file holds it in (the program's
+  /// float32), which the generated loader rounds to the value's dtype when it reads the file. kUndefined: the value's.
   ir::DataType stored_dtype = ir::DataType::kUndefined;
   SourceLoc loc;
 };
@@ -295,6 +295,10 @@ struct LoweredProgram {
   /// The (input, output) values of call `c` when it is a view op (`view:` in its YAML: reshape, flatten, ...) of
   /// one tensor into one tensor of the same dtype and element count; nullopt otherwise.
   std::optional<std::pair<uint32_t, uint32_t>> view_values(uint32_t c) const;
+  /// The dtype a parameter file holds parameter `p` in (ProgramParameter::stored_dtype, else its value's).
+  ir::DataType file_dtype(const ProgramParameter& p) const {
+    return p.stored_dtype != ir::DataType::kUndefined ? p.stored_dtype : values.at(p.value).dtype;
+  }
 };
 
 }  // namespace kforge::passes

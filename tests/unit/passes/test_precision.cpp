@@ -72,7 +72,8 @@ TEST_CASE("precision: float16 makes activations and parameters 16-bit, keeps bat
   CHECK(parameter(l, "w").stored_dtype == ir::DataType::kFloat32);
   CHECK(l.values[parameter(l, "fc").value].dtype == ir::DataType::kFloat16);
   CHECK(l.values[parameter(l, "m").value].dtype == ir::DataType::kFloat32);
-  CHECK(parameter(l, "m").stored_dtype == ir::DataType::kFloat32);
+  CHECK(parameter(l, "m").stored_dtype == ir::DataType::kUndefined);  // not converted
+  CHECK(l.file_dtype(parameter(l, "m")) == ir::DataType::kFloat32);
   CHECK(p.report.stored == std::map<std::string, ir::DataType>{{"fc", ir::DataType::kFloat32},
                                                                 {"w", ir::DataType::kFloat32}});
   CHECK(p.report.kept == std::vector<std::string>{"m", "v"});
@@ -137,7 +138,8 @@ TEST_CASE("precision: bfloat16 alike; float32 changes nothing") {
   Planned f = plan(env, ir::DataType::kFloat32);
   CHECK(f.report.empty());
   CHECK(named(*f.lowered, "c").dtype == ir::DataType::kFloat32);
-  CHECK(parameter(*f.lowered, "w").stored_dtype == ir::DataType::kFloat32);
+  CHECK(parameter(*f.lowered, "w").stored_dtype == ir::DataType::kUndefined);
+  CHECK(f.lowered->file_dtype(parameter(*f.lowered, "w")) == ir::DataType::kFloat32);
   for (const KernelCall& c : f.lowered->calls) CHECK(c.op != "cast");
 }
 

@@ -15,6 +15,7 @@ using passes::FusedGroup;
 using passes::GroupInput;
 using passes::GroupStmt;
 using passes::GroupStore;
+using passes::SymExpr;
 using passes::InputAccess;
 using passes::StmtKind;
 
@@ -84,9 +85,10 @@ std::string indent(const std::string& text, int spaces) {
   return out;
 }
 
-// The names of the launcher's shape parameters: the group's dim k, and strided input `input`'s stride k.
+// The names of the launcher's shape parameters: the group's dim k, and stride k of strided input or store `name`.
 std::string dim_param(size_t k) { return "dim" + std::to_string(k); }
-std::string stride_param(const std::string& input, size_t k) { return input + "_stride" + std::to_string(k); }
+std::string stride_param(const std::string& name, size_t k) { return name + "_stride" + std::to_string(k); }
+std::string store_param(const GroupStore& st) { return "o_" + st.name; }
 
 class GroupEmitter {
  public:
@@ -164,7 +166,12 @@ class GroupEmitter {
         error("this row pattern (rms_norm) has no CUDA kernel yet");
       }
     }
-    for (const GroupStore& st : g_.stores) type_of(st.storage);
+    for (const GroupStore& st : g_.stores) {
+      type_of(st.storage);
+      if (!st.strides.empty() && g_.kind != passes::GroupKind::kElementwise) {
+        error("a row group stores no value at strided offsets (the fusion plan gives strided stores to elementwise groups only)");
+      }
+    }
     return !failed_;
   }
 
@@ -173,8 +180,6 @@ class GroupEmitter {
     for (size_t i = 0; i < g_.shape.size(); ++i) out += (i ? ", " : "") + cpp_int_expr(g_.shape[i]);
     return out + "]";
   }
-
-  static std::string store_param(const GroupStore& st) { return "o_" + st.name; }
 
   std::string params(bool with_stream) {
     std::vector<std::string> out;
@@ -206,6 +211,8 @@ class GroupEmitter {
         widest = std::max(widest, scalar_size(in.storage));
       }
     }
+    // A strided store (a transpose stored through) is element by element, but its width still bounds the
+    // unrolled loop's registers.
     for (const GroupStore& st : g_.stores) {
       if (!st.per_row) widest = std::max(widest, scalar_size(st.storage));
     }
@@ -222,23 +229,27 @@ class GroupEmitter {
       }
     }
     for (const GroupStore& st : g_.stores) {
-      if (!st.per_row) cond += fmt::format(" && kforge::cuda::aligned_to({}, {})", store_param(st), scalar_size(st.storage) * vec);
+      if (!st.per_row && st.strides.empty()) {
+        cond += fmt::format(" && kforge::cuda::aligned_to({}, {})", store_param(st), scalar_size(st.storage) * vec);
+      }
     }
     return cond;
   }
 
-  // Offset of a strided (general broadcast) input at flat element `flat`: the sum over its dims of
+  // Offset of a strided input (a general broadcast, a transpose read through) or store (a transpose stored
+  // through) `name` at flat element `flat`: the sum over its dims of
   // (flat / (the product of the dims after k)) % dim k * stride k, one plain expression (a lambda inside a 16-bit
   // load's conversion crashed nvcc 13's front end). Dims and strides known only at run time are the launcher's
   // shape parameters (cuda_group_shape_params), the others literals.
-  std::string strided_offset(const GroupInput& in, const std::string& flat, const std::string& index_type) {
+  std::string strided_offset(const std::string& name, const std::vector<SymExpr>& strides, const std::string& flat,
+                             const std::string& index_type) {
     std::vector<std::string> terms;
     int64_t known = 1;                 // the product of the literal dims after k
     std::vector<std::string> unknown;  // and of the others
     for (size_t k = g_.shape.size(); k-- > 0;) {
-      const std::optional<int64_t> stride = in.strides[k].constant();
+      const std::optional<int64_t> stride = strides[k].constant();
       const std::string st = stride ? std::to_string(*stride) : fmt::format("static_cast<{}>({})", index_type,
-                                                                              stride_param(in.name, k));
+                                                                              stride_param(name, k));
       const std::string dim = g_.shape[k].is_constant() ? std::to_string(*g_.shape[k].constant())
                                                         : fmt::format("static_cast<{}>({})", index_type, dim_param(k));
       if (stride != 0) {
@@ -295,7 +306,7 @@ class GroupEmitter {
           break;
         case InputAccess::kStrided:
           names[in.name] = load_as(in.storage, in.type,
-                                   fmt::format("{}[{}]", in.name, strided_offset(in, "idx + k", index_type)));
+                                   fmt::format("{}[{}]", in.name, strided_offset(in.name, in.strides, "idx + k", index_type)));
           break;
       }
     }
@@ -304,6 +315,7 @@ class GroupEmitter {
       return it == names.end() ? std::string(n) : it->second;
     };
     for (const GroupStore& st : g_.stores) {
+      if (!st.strides.empty()) continue;  // element by element, at its offsets (below)
       pre += fmt::format("kforge::cuda::Vec<{}, W> {}_v;\n", type_of(st.storage), store_param(st));
       post += fmt::format("kforge::cuda::store_vec_streaming<W>({} + idx, {}_v);\n", store_param(st), store_param(st));
     }
@@ -315,7 +327,13 @@ class GroupEmitter {
       loop += fmt::format("const {} {} = {};\n", type_of(s.type), s.name, stmt_text(s, rename));
     }
     for (const GroupStore& st : g_.stores) {
-      loop += fmt::format("{}_v.v[k] = {};\n", store_param(st), store_as(st.storage, st.name));
+      if (st.strides.empty()) {
+        loop += fmt::format("{}_v.v[k] = {};\n", store_param(st), store_as(st.storage, st.name));
+      } else {
+        loop += fmt::format("{}[{}] = {};\n", store_param(st),
+                            strided_offset(store_param(st), st.strides, "idx + k", index_type),
+                            store_as(st.storage, st.name));
+      }
     }
     return pre + "#pragma unroll\nfor (int k = 0; k < W; ++k) {\n" + indent(loop, 2) + "}\n" + post;
   }
@@ -385,7 +403,7 @@ class GroupEmitter {
           case InputAccess::kScalar: return in.name + "_s";
           case InputAccess::kStrided:
             return load_as(in.storage, in.type,
-                           fmt::format("{}[{}]", in.name, strided_offset(in, "base + j0 + v", "int64_t")));
+                           fmt::format("{}[{}]", in.name, strided_offset(in.name, in.strides, "base + j0 + v", "int64_t")));
         }
       }
       return std::string(n);
@@ -687,6 +705,7 @@ std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& gr
   std::vector<CudaShapeParam> out;
   bool strided = false;
   for (const GroupInput& in : group.inputs) strided |= in.access == InputAccess::kStrided;
+  for (const GroupStore& st : group.stores) strided |= !st.strides.empty();
   if (!strided) return out;
   // The offset divides the flat index by every dim but the first.
   for (size_t k = 1; k < group.shape.size(); ++k) {
@@ -696,6 +715,11 @@ std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& gr
     if (in.access != InputAccess::kStrided) continue;
     for (size_t k = 0; k < in.strides.size(); ++k) {
       if (!in.strides[k].is_constant()) out.push_back({stride_param(in.name, k), in.strides[k]});
+    }
+  }
+  for (const GroupStore& st : group.stores) {
+    for (size_t k = 0; k < st.strides.size(); ++k) {
+      if (!st.strides[k].is_constant()) out.push_back({stride_param(store_param(st), k), st.strides[k]});
     }
   }
   return out;

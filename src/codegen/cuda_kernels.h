@@ -34,13 +34,15 @@ struct CudaGroupCode {
   std::string variant_declaration;
 };
 
-/// A dim or stride an elementwise group's strided (general broadcast) inputs need that is known only at run time:
+/// A dim or stride an elementwise group's strided inputs (a general broadcast, a transpose read through) or strided
+/// stores (a transpose stored through) need that is known only at run time:
 /// the launcher's parameter `name` (int64_t), which the caller passes as `value` over the symbols.
 struct CudaShapeParam {
   std::string name;
   passes::SymExpr value;
 };
-/// Those of `group`, in the launcher's order: the group's dims after the first, then each strided input's strides.
+/// Those of `group`, in the launcher's order: the group's dims after the first, then each strided input's strides,
+/// then each strided store's (a transpose stored through).
 std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& group);
 
 /// The kernel and launcher of `group`, named `<prefix>fused_<index>`. The launcher takes the group's inputs

@@ -411,8 +411,11 @@ class CudaHostEmitter {
 
   std::string group_description(const FusedGroup& g) const {
     std::string s = "group " + std::to_string(g.index) + " (" + g.label + ":";
-    for (size_t k = 0; k < g.calls.size(); ++k) {
-      const passes::KernelCall& call = p_.calls[g.calls[k]];
+    std::vector<uint32_t> calls = g.calls;  // with the absorbed transposes, in program order
+    calls.insert(calls.end(), g.absorbed.begin(), g.absorbed.end());
+    std::sort(calls.begin(), calls.end());
+    for (size_t k = 0; k < calls.size(); ++k) {
+      const passes::KernelCall& call = p_.calls[calls[k]];
       s += (k ? ", " : " ") + call.pir_name + " at " + where(call.loc);
     }
     return s + ")";

@@ -59,7 +59,10 @@ class FusedWriter {
       if (s.per_row) {
         row_end_.push_back(fmt::format("{}[i] = {};", pointer_name(s.name), s.name));
       } else {
-        passes_[s.pass].stores.push_back(fmt::format("{}[base + j] = {};", pointer_name(s.name), s.name));
+        const std::string p = pointer_name(s.name);
+        passes_[s.pass].stores.push_back(
+            s.strides.empty() ? fmt::format("{}[base + j] = {};", p, s.name)
+                              : strided_offset(p, s.strides) + fmt::format(" {}[{}_at] = {};", p, p, s.name));
       }
     }
     Value v = Value::map();
@@ -114,21 +117,26 @@ class FusedWriter {
       case InputAccess::kOuter: index = "i"; break;
       case InputAccess::kInner: index = "j"; break;
       case InputAccess::kScalar: index = "0"; break;
-      case InputAccess::kStrided: {
-        // Row-major coordinates of flat element base + j, dotted with the input's strides.
-        const std::string rest = in.name + "_rest", at = in.name + "_at";
-        std::string text = fmt::format("index_t {} = base + j, {} = 0;", rest, at);
-        for (size_t d = g_.shape.size(); d-- > 0;) {
-          const std::string dim = "static_cast<index_t>(" + sym_(g_.shape[d]) + ")";
-          if (in.strides[d] != SymExpr(0)) {
-            text += fmt::format(" {} += {} % {} * static_cast<index_t>({});", at, rest, dim, sym_(in.strides[d]));
-          }
-          if (d > 0) text += fmt::format(" {} /= {};", rest, dim);
-        }
-        return text + fmt::format(" const {} {} = {}[{}];", ctype(in.type), in.name, p, at);
-      }
+      case InputAccess::kStrided:
+        return strided_offset(in.name, in.strides) +
+               fmt::format(" const {} {} = {}[{}_at];", ctype(in.type), in.name, p, in.name);
     }
     return fmt::format("const {} {} = {}[{}];", ctype(in.type), in.name, p, index);
+  }
+
+  /// Statements declaring `<name>_at`: the row-major coordinates of flat element base + j dotted with `strides`
+  /// (a strided input: a general broadcast or a transpose read through; a transpose stored through).
+  std::string strided_offset(const std::string& name, const std::vector<SymExpr>& strides) const {
+    const std::string rest = name + "_rest", at = name + "_at";
+    std::string text = fmt::format("index_t {} = base + j, {} = 0;", rest, at);
+    for (size_t d = g_.shape.size(); d-- > 0;) {
+      const std::string dim = "static_cast<index_t>(" + sym_(g_.shape[d]) + ")";
+      if (strides[d] != SymExpr(0)) {
+        text += fmt::format(" {} += {} % {} * static_cast<index_t>({});", at, rest, dim, sym_(strides[d]));
+      }
+      if (d > 0) text += fmt::format(" {} /= {};", rest, dim);
+    }
+    return text;
   }
 
   /// Marks an element input as read in pass `p`.

@@ -150,6 +150,7 @@ int run_compile(const CompileOptions& opts) {
   fusion_options.half_floats = target->half_floats;  // the kernels load / store float16 and bfloat16
   // conv (+ bias, batch norm, activation, residual) as one conv2d_fused call, when the op set has the library's.
   if (target->conv_groups) fusion_options.conv_fused = library.find("conv2d_fused");
+  fusion_options.absorb_transposes = target->absorb_transposes;  // a transpose as a group's input / store map
   const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   if (target->backend == CompileBackend::kCuda) {

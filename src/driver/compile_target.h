@@ -24,6 +24,8 @@ struct CompileTarget {
   bool half_floats;
   /// passes::FusionOptions: the op set's conv2d_fused makes convolution groups.
   bool conv_groups;
+  /// passes::FusionOptions: transposes next to elementwise / row groups become their index maps.
+  bool absorb_transposes;
   /// --multi-kernel-hints give variants to the kernel calls (passes::plan_multi_kernels); otherwise to the GEMM
   /// and row groups (passes::plan_cuda_gemm_variants, plan_cuda_row_variants).
   bool kernel_call_variants;

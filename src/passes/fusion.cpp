@@ -498,6 +498,7 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
     plan.groups[i].index = i;
     for (uint32_t c : plan.groups[i].calls) plan.call_group[c] = i;
   }
+  if (options.enabled && options.absorb_transposes) absorb_transposes(program, plan, readers, is_output);
   return plan;
 }
 

@@ -17,6 +17,8 @@
 //   (v8) With single_call_groups (a target without per-op kernels), a call whose output shares its buffer only
 //        with later views of it (a bias add before a reshape) fuses like any other: the group stores the value
 //        into that buffer and the views read it there.
+//   (v9) FusionOptions::absorb_transposes, FusedGroup::absorbed, GroupStore::strides: a transpose next to an
+//        elementwise or row group runs inside it (below, "Absorbed transposes").
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -79,6 +81,20 @@
 // it stays a kernel call. The group is emitted as one kernel call, `conv_call`: conv2d_fused with its operands
 // bound (the conv's attributes, the epilogue's tensors and constants), at the group's position. kernels/fusion.yaml
 // marks the convolutions out_fusible and defines conv2d_fused; compiling without it fuses no convolution.
+//
+// Absorbed transposes (FusionOptions::absorb_transposes, on for --target cuda; fusion_index.cpp). A transpose
+// (op `transpose`, a constant perm, its output in a buffer of its own that no view shares, no in-place twin)
+// that no group holds joins a group after grouping, as an index map instead of a call:
+//  - read through: its output is no program output and only calls of one elementwise or row group read it; the
+//    group then reads the transpose's input instead, kStrided with the permuted strides (a row group only when
+//    every dim and stride is known at generation time), and no call between the transpose and the group writes
+//    that input's buffer;
+//  - stored through: an elementwise group stores a value that only the transpose reads, that is no program
+//    output and whose buffer holds it alone; the group then stores the transpose's output instead, at the
+//    permuted offsets (GroupStore::strides), and the value becomes internal.
+// The transpose is listed in FusedGroup::absorbed and `call_group` maps it to the group; the group keeps its
+// position, so a stored-through transpose's output is written where the group runs (earlier than the call
+// was; it reads nothing else). Each transpose is absorbed once; a group may absorb several.
 //
 // Index model. Every group iterates over `outer` x `inner` elements: element (i, j), i in [0, outer),
 // j in [0, inner), is flat element i * inner + j of `shape` (row-major). For elementwise groups `inner` is
@@ -229,6 +245,10 @@ struct GroupStore {
   ir::DataType dtype = ir::DataType::kUndefined;
   expr::ScalarType storage = expr::ScalarType::kFloat32;
   uint32_t pass = 0;       // row groups: the pass in which it is stored (per-row stores: after that pass)
+  /// (v9) Empty: stored at its flat element (i * inner + j, or i per row). Otherwise (elementwise groups, a
+  /// stored-through transpose): stored at sum_d coord_d * strides[d], one stride per dim of Group::shape,
+  /// where coord is the row-major coordinate of flat element i * inner + j in the shape.
+  std::vector<SymExpr> strides;
 };
 
 struct FusedGroup {
@@ -246,6 +266,7 @@ struct FusedGroup {
   std::vector<GroupStmt> stmts;     // in dependency order (an operand is defined before its use)
   std::vector<GroupStore> stores;   // values that escape, in value order
   std::vector<uint32_t> internal_values;  // values computed and consumed inside: no buffer needed
+  std::vector<uint32_t> absorbed;  // (v9) transposes run as the group's input or store map, ascending
   bool has_expensive = false;    // contains exp/tanh/erf/pow/log/... or a reduction (for cost reports)
   std::string label;             // "relu+add+gelu" (op names, execution order), for comments and --dump-groups
   GemmGroup gemm;                // kGemm only (v3); stmts is empty and stores has the one output
@@ -281,6 +302,10 @@ struct FusionOptions {
   /// (v5) The op set's conv2d_fused (kernels/fusion.yaml), which makes convolution groups (see above); null: none.
   /// The CPU and (v7) the CUDA target set it.
   const opdef::Op* conv_fused = nullptr;
+  /// (v9) Absorb transposes into the elementwise and row groups next to them ("Absorbed transposes" above). On
+  /// for --target cuda, whose transpose is a kernel of its own; off for the CPU, whose tiled transpose kernel
+  /// moves the data faster than a fused loop's strided reads.
+  bool absorb_transposes = false;
 };
 
 /// "none", "bias", "bias_gelu".

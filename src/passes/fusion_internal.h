@@ -61,4 +61,9 @@ std::vector<FusedGroup> plan_conv_groups(const LoweredProgram& program, const op
                                          const std::vector<std::vector<uint32_t>>& readers,
                                          const std::vector<bool>& is_output, bool half_floats);
 
+/// Moves the transposes next to elementwise and row groups into them (fusion.h, "Absorbed transposes";
+/// fusion_index.cpp): FusedGroup::absorbed, `plan.call_group`, the groups' inputs, stores, internal values, labels.
+void absorb_transposes(const LoweredProgram& program, FusionPlan& plan,
+                       const std::vector<std::vector<uint32_t>>& readers, const std::vector<bool>& is_output);
+
 }  // namespace kforge::passes::fusion_detail

@@ -139,6 +139,9 @@ std::string fusion_dot(const LoweredProgram& program, const FusionPlan& plan) {
     for (uint32_t c : g.calls) {
       out += fmt::format("    c{} [label=\"#{} {}\"];\n", c, c, dot_escape(program.calls[c].op));
     }
+    for (uint32_t c : g.absorbed) {
+      out += fmt::format("    c{} [label=\"#{} {} (index map)\"];\n", c, c, dot_escape(program.calls[c].op));
+    }
     out += "  }\n";
   }
   for (uint32_t c = 0; c < program.calls.size(); ++c) {
@@ -184,13 +187,14 @@ std::string fusion_dot(const LoweredProgram& program, const FusionPlan& plan) {
 std::string dump_fusion(const LoweredProgram& program, const FusionPlan& plan) {
   std::string out;
   for (const FusedGroup& g : plan.groups) {
-    std::string calls, stores, internal;
+    std::string calls, stores, internal, absorbed;
     for (uint32_t c : g.calls) calls += (calls.empty() ? "" : ",") + std::to_string(c);
+    for (uint32_t c : g.absorbed) absorbed += (absorbed.empty() ? " absorbs " : ",") + std::to_string(c);
     for (const GroupStore& s : g.stores) stores += (stores.empty() ? "" : ",") + ("v" + std::to_string(s.value));
     for (uint32_t v : g.internal_values) internal += (internal.empty() ? "" : ",") + ("v" + std::to_string(v));
-    out += fmt::format("group {} {} {} outer {} inner {} passes {} calls {} stores {} internal {} ({})\n", g.index,
+    out += fmt::format("group {} {} {} outer {} inner {} passes {} calls {}{} stores {} internal {} ({})\n", g.index,
                        kind_text(g), to_string(g.shape), g.outer.to_string(), g.inner.to_string(), g.num_passes,
-                       calls, stores, internal.empty() ? "-" : internal, g.label);
+                       calls, absorbed, stores, internal.empty() ? "-" : internal, g.label);
     (void)program;
   }
   return out;

@@ -5,7 +5,8 @@ g++ against a host-only stand-in for the CUDA runtime (tests/e2e/cuda_emulation/
 thread whose grid-stride loop visits every element) together with the GPU check's harness
 (bench/fusion/gpu_harness.cu), run on the fixture's inputs and weights (bench/cuda_conv/fixture_bundle.py bundle) and
 compared with Paddle's outputs (fixture_bundle.py compare: |out - paddle| <= 1e-5 * max|paddle| + 1e-6; the float
-arithmetic of interpolation and dropout is the CPU kernels' own order, so the error is 0 in practice). Programs
+arithmetic of interpolation and dropout is the CPU kernels' own order, so the error is 0 in practice). Elementwise
+groups are emulated too (their broadcasts and absorbed transposes are index arithmetic of the same kind). Programs
 with cuDNN convolutions or row groups (warp code) are not emulated: bench/cuda_models/gpu_check.sh runs those on a GPU.
 Translation units are compiled two at a time. Exit 77 (meson: skipped) when g++ is missing.
 """
@@ -25,6 +26,10 @@ CASES = [
     "nearest_interp_size", "pad3d_circular_ndhwc", "pad3d_replicate", "pad_constant", "pad_reflect", "slice",
     "slice_neg", "split_num", "split_sections", "strided_slice", "tile", "tile_int64", "transpose_bool",
     "transpose_dynamic", "transpose_float32", "transpose_float64", "transpose_int32", "transpose_int64", "tril", "triu",
+    # transposes absorbed by elementwise groups (read through and stored through; dims known at run time)
+    "transpose_fused", "transpose_fused_dynamic",
+    # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float
+    "add_broadcast_mid", "where_broadcast", "relu_dynamic", "cast_bool_f32",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 
@@ -58,11 +63,19 @@ def main():
                 continue
             kernels = os.path.join(gen, "model_kernels.cu")
             text = open(kernels).read()
-            if "_index_" not in text or "team_reduce<" in text or os.path.exists(os.path.join(gen, "kforge_cudnn.cuh")):
-                failed.append(f"{case}: not an index-mapped program the emulation runs")
+            # Index-mapped kernels and elementwise groups (an absorbed transpose is a group's index map) emulate;
+            # row groups (warp code) and cuDNN do not.
+            if "team_reduce<" in text or os.path.exists(os.path.join(gen, "kforge_cudnn.cuh")):
+                failed.append(f"{case}: not a program of index-mapped kernels and elementwise groups the emulation runs")
                 continue
-            # A launch `k<<<grid, block, 0, stream>>>(args)` becomes the call `k(args)`.
-            open(kernels, "w").write(re.sub(r"<<<[^>]*>>>", "", text))
+            # A launch `k<<<grid, block, 0, stream>>>(args);` becomes `kforge_emulated_launch([&] { k(args); },
+            # grid, block, 0, stream);`, which runs k once per thread of the grid (cuda_emulation/cuda_runtime.h).
+            launch = re.compile(r"([\w:]+(?:<[^<>;]*>)?)<<<(.*?)>>>\((.*)\);$", re.M)
+            emulated = launch.sub(r"kforge_emulated_launch([&] { \1(\3); }, \2);", text)
+            if "<<<" in emulated:
+                failed.append(f"{case}: a kernel launch the emulation cannot rewrite")
+                continue
+            open(kernels, "w").write(emulated)
             exe = os.path.join(gen, "harness")
             cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter", "-Wno-unknown-pragmas",
                    "-x", "c++",

@@ -180,6 +180,15 @@ CASES = [
     C("concat_dynamic", lambda x, y: paddle.concat([x, y], axis=0), [t(None, 3), t(None, 3, run=(1, 3))],
       ops=("concat",)),
     C("transpose_dynamic", lambda x: paddle.transpose(x, [1, 0, 2]), [t(None, 3, 2)], ops=("transpose",)),
+    # A transpose next to elementwise or row ops (--target cuda absorbs it as the group's input or store map):
+    # read through and stored through in one group, the same with dims known only at run time, and a softmax
+    # reading through one.
+    C("transpose_fused", lambda x, b: paddle.transpose(F.relu(paddle.transpose(x, [0, 2, 1]) + b), [0, 2, 1]),
+      [t(2, 3, 4)], [t(3)], ops=("transpose", "add", "relu")),
+    C("transpose_fused_dynamic", lambda x: paddle.transpose(paddle.tanh(paddle.transpose(x, [1, 0, 2])), [2, 0, 1]),
+      [t(2, None, 4, run=(2, 3, 4))], ops=("transpose", "tanh")),
+    C("transpose_softmax", lambda x: F.softmax(paddle.transpose(x, [0, 2, 1]), -1), [t(2, 3, 4)],
+      ops=("transpose", "softmax")),
     C("layer_norm_dynamic", lambda x, w, b: F.layer_norm(x, [6], w, b), [t(None, 6, run=(3, 6))], [t(6), t(6)],
       ops=("layer_norm",)),
     C("matmul_dynamic", lambda x, y: paddle.matmul(x, y), [t(None, 3, run=(4, 3)), t(3, None, run=(3, 2))],

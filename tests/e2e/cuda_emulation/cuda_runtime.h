@@ -2,8 +2,10 @@
 // `kforge compile --target cuda` (host code, index-mapped and elementwise kernels) and bench/fusion/gpu_harness.cu
 // compile with g++ and run on the CPU, so that the generated index arithmetic is checked against Paddle's outputs
 // where there is no GPU. "Device" memory is host memory; a kernel launch (its <<<...>>> removed by the test) runs
-// the kernel once with one block of one thread, whose grid-stride loop then visits every element in order; streams
-// and graphs do nothing (programs are compiled without --cuda-graph). Not for warp-level code (row kernels).
+// the kernel once per thread of its grid, one thread after the other (kforge_emulated_launch: the test rewrites each
+// `k<<<grid, block, ...>>>(args)`), so grid-stride loops and per-thread tails cover the elements as on a GPU; streams
+// and graphs do nothing (programs are compiled without --cuda-graph). Not for warp-level or shared-memory code (row
+// kernels): threads do not run together.
 #ifndef KFORGE_TEST_FAKE_CUDA_RUNTIME_H_
 #define KFORGE_TEST_FAKE_CUDA_RUNTIME_H_
 
@@ -24,6 +26,27 @@ struct dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 inline dim3 blockIdx{0, 0, 0}, threadIdx{0, 0, 0}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
+
+inline dim3 kforge_emulated_dim3(dim3 d) { return d; }
+template <typename N>
+dim3 kforge_emulated_dim3(N x) { return dim3{static_cast<unsigned>(x), 1, 1}; }
+
+// Runs `kernel` (a call of the kernel with its arguments) once per thread of grid x block, with blockIdx,
+// threadIdx, blockDim and gridDim set as the GPU would for that thread.
+template <typename Kernel, typename Grid, typename Block, typename... Rest>
+void kforge_emulated_launch(Kernel&& kernel, Grid grid, Block block, Rest...) {
+  gridDim = kforge_emulated_dim3(grid);
+  blockDim = kforge_emulated_dim3(block);
+  for (unsigned b = 0; b < gridDim.x; ++b) {
+    for (unsigned t = 0; t < blockDim.x; ++t) {
+      blockIdx = dim3{b, 0, 0};
+      threadIdx = dim3{t, 0, 0};
+      kernel();
+    }
+  }
+  blockIdx = threadIdx = dim3{0, 0, 0};
+  blockDim = gridDim = dim3{1, 1, 1};
+}
 
 struct uint2 {
   unsigned x, y;

@@ -806,3 +806,99 @@ outputs: [r0, t0, n1, n1_m, a2, e2, y3, y4]
   apply_fusion_to_memory_plan(lp, plan);
   CHECK(find_overlap(lp, {}).empty());
 }
+
+// ---- Absorbed transposes (FusionOptions::absorb_transposes, --target cuda) -------------------------------------
+
+namespace {
+
+FusionOptions absorbing_options() {
+  FusionOptions o = gemm_options();  // single_call_groups and half_floats, as --target cuda
+  o.absorb_transposes = true;
+  return o;
+}
+
+std::vector<SymExpr> sym_list(std::initializer_list<int64_t> values) {
+  return std::vector<SymExpr>(values.begin(), values.end());
+}
+
+}  // namespace
+
+TEST_CASE("fusion: a transpose is read through into the group after it and stored through from the group before") {
+  LoweredProgram lp = env().compile(R"(
+program: absorbed
+inputs: [{name: x, dtype: float32, shape: [2, 3, 4]}, {name: b, dtype: float32, shape: [3]}]
+ops:
+  - {op: transpose, in: [x], out: [xt], attrs: {perm: [0, 2, 1]}}
+  - {op: add, in: [xt, b], out: [s]}
+  - {op: relu, in: [s], out: [r]}
+  - {op: transpose, in: [r], out: [y], attrs: {perm: [2, 0, 1]}}
+outputs: [y]
+)");
+  const FusionPlan plan = plan_fusion(lp, absorbing_options());
+  REQUIRE(plan.groups.size() == 1);
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.calls == std::vector<uint32_t>{1, 2});
+  CHECK(g.absorbed == std::vector<uint32_t>{0, 3});
+  CHECK(plan.call_group[0] == 0);
+  CHECK(plan.call_group[3] == 0);
+  CHECK(g.label == "transpose+add+relu+transpose");
+  CHECK(g.position == 2);  // where the group ran before: the second transpose's output is written there
+  // x [2, 3, 4] read as xt [2, 4, 3]: xt's dim 1 is x's dim 2 (stride 1), its dim 2 is x's dim 1 (stride 4).
+  const GroupInput* x = input_for(lp, g, "x");
+  REQUIRE(x != nullptr);
+  CHECK(x->access == InputAccess::kStrided);
+  CHECK(x->strides == sym_list({12, 1, 4}));
+  CHECK(input_for(lp, g, "b")->access == InputAccess::kInner);
+  // r [2, 4, 3] stored as y [3, 2, 4] (strides 8, 4, 1): r's dim 2 is y's dim 0, dim 0 is y's dim 1, dim 1 y's 2.
+  REQUIRE(g.stores.size() == 1);
+  CHECK(lp.value(g.stores[0].value).name == "y");
+  CHECK(g.stores[0].strides == sym_list({4, 1, 8}));
+  // Neither transpose's other side is stored: xt and r have no buffer.
+  for (const char* internal : {"xt", "r"}) {
+    INFO(internal);
+    CHECK(std::any_of(g.internal_values.begin(), g.internal_values.end(),
+                      [&](uint32_t v) { return lp.value(v).name == internal; }));
+  }
+  check_invariants(lp, plan);
+  CHECK(dump_fusion(lp, plan).find("calls 1,2 absorbs 0,3 stores") != std::string::npos);
+  apply_fusion_to_memory_plan(lp, plan);
+  CHECK(lp.plan.workspace_bytes == SymExpr(0));  // x, b and y are the caller's; nothing in between is stored
+  CHECK(find_overlap(lp, {}).empty());
+
+  // Off (the CPU): the transposes stay kernel calls.
+  FusionOptions off = absorbing_options();
+  off.absorb_transposes = false;
+  const FusionPlan kept = plan_fusion(lp, off);
+  CHECK(kept.call_group[0] == kNone);
+  CHECK(kept.call_group[3] == kNone);
+}
+
+TEST_CASE("fusion: a transpose stays a call where absorbing it would change what is read or stored") {
+  LoweredProgram lp = env().compile(R"(
+program: kept
+inputs: [{name: x, dtype: float32, shape: [2, 3]}, {name: z, dtype: float32, shape: [3, 2]}]
+ops:
+  - {op: transpose, in: [x], out: [t0], attrs: {perm: [1, 0]}}
+  - {op: relu, in: [t0], out: [r0]}
+  - {op: tanh, in: [t0], out: [u0]}
+  - {op: transpose, in: [x], out: [t1], attrs: {perm: [1, 0]}}
+  - {op: exp, in: [t1], out: [e1]}
+  - {op: transpose, in: [z], out: [t2], attrs: {perm: [1, 0]}}
+  - {op: exp, in: [t2], out: [e2]}
+  - {op: sigmoid, in: [z], out: [s3]}
+  - {op: transpose, in: [s3], out: [t3], attrs: {perm: [1, 0]}}
+  - {op: abs, in: [z], out: [a4]}
+  - {op: transpose, in: [a4], out: [t4], attrs: {perm: [1, 0]}}
+outputs: [r0, u0, t1, e1, e2, s3, t3, t4]
+)");
+  const FusionPlan plan = plan_fusion(lp, absorbing_options());
+  check_invariants(lp, plan);
+  REQUIRE(plan.call_group[1] != plan.call_group[2]);  // relu and tanh: each a group of its own
+  CHECK(plan.call_group[0] == kNone);  // t0 is read by two groups
+  CHECK(plan.call_group[3] == kNone);  // t1 is a program output
+  CHECK(plan.call_group[5] != kNone);  // t2 only feeds exp: read through
+  CHECK(plan.call_group[8] == kNone);  // s3 is a program output: it is stored anyway
+  CHECK(plan.call_group[10] != kNone); // a4 only feeds the transpose (t4 is an output: stored through into it)
+  const FusedGroup& g4 = plan.groups[plan.call_group[10]];
+  CHECK(lp.value(g4.stores[0].value).name == "t4");
+}

@@ -27,8 +27,6 @@
 cudaError_t cuda_conv_fp16_fused_0(const float* __restrict__ in0, __half* __restrict__ o_v25, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t cuda_conv_fp16_fused_6(const __half* __restrict__ in0, float* __restrict__ o_v66, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t cuda_conv_fp16_fused_7(const __half* __restrict__ in0, float* __restrict__ o_v67, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t cuda_conv_fp16_index_0(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s0, cudaStream_t stream);
-cudaError_t cuda_conv_fp16_index_1(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s0, cudaStream_t stream);
 
 namespace {
 
@@ -41,19 +39,17 @@ namespace {
 
 // What each launch is, for error messages: the group, its ops and their places in the program.
 [[maybe_unused]] const char* const kLaunchNames[] = {
-    "group 0 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:7:5)",
+    "group 0 (cast+transpose: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:7:5, pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)",
     "group 1 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)",
     "group 2 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)",
     "group 3 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)",
     "group 4 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)",
     "group 5 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)",
     "group 6 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:11)",
-    "group 7 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:19)",
-    "call 1 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)",
+    "group 7 (transpose+cast: pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5, pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:19)",
     "call 2 (pd_op.reshape at ../../../golden/compile-cuda-conv/program.yaml:10:5)",
     "call 7 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)",
     "call 15 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)",
-    "call 16 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)",
     "call 20 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)",
 };
 
@@ -228,7 +224,7 @@ kforge::Status cuda_conv_fp16::prepare_convs(const Bindings& b) {
     if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const __half*>(b.buffers[52]), reinterpret_cast<__half*>(folded_.data() + 2944), static_cast<__half*>(b.buffers[60]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(4, s);
   }
   // call 15 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const __half*>(b.buffers[51]), reinterpret_cast<__half*>(folded_.data() + 3328), static_cast<__half*>(b.buffers[52]), kforge::cuda_conv::Scratch{b.buffers[69], 67108864}, nullptr); !s.ok()) return conv_failed(11, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const __half*>(b.buffers[51]), reinterpret_cast<__half*>(folded_.data() + 3328), static_cast<__half*>(b.buffers[52]), kforge::cuda_conv::Scratch{b.buffers[69], 67108864}, nullptr); !s.ok()) return conv_failed(10, s);
   return kforge::Status::OK();
 }
 
@@ -257,7 +253,7 @@ kforge::Status cuda_conv_fp16::fold_filters(const Bindings& b) {
   {
     // call 15 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
     const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const __half*>(b.buffers[17]), nullptr, batch_norm, kConvGeometry4, reinterpret_cast<__half*>(folded_.data() + 3328), reinterpret_cast<float*>(folded_.data() + 5632), stream_); e != cudaSuccess) return launch_failed(11, e);
+    if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const __half*>(b.buffers[17]), nullptr, batch_norm, kConvGeometry4, reinterpret_cast<__half*>(folded_.data() + 3328), reinterpret_cast<float*>(folded_.data() + 5632), stream_); e != cudaSuccess) return launch_failed(10, e);
   }
   folded_ready_ = true;
   return kforge::Status::OK();
@@ -653,7 +649,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
   // before they size the workspace.
   if (!(4096 * kforge::CheckedInt(s0)).ok() ||
-      !(1536 * kforge::CheckedInt(s0) + kforge::checked_max(1024 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(20 * kforge::CheckedInt(s0), 256)) + kforge::checked_max(4096 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(32 * kforge::CheckedInt(s0), 256)) + 67109120).ok()) {
+      !(1536 * kforge::CheckedInt(s0) + kforge::checked_max(1024 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(32 * kforge::CheckedInt(s0), 256)) + kforge::checked_max(4096 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(20 * kforge::CheckedInt(s0), 256)) + 67109120).ok()) {
     return kforge::Status::Error("cuda_conv_fp16: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
@@ -729,7 +725,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(1536 * s0 + std::max<int64_t>(1024 * s0, 256 * kforge_ceil_div(20 * s0, 256)) + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + 67109120) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(1536 * s0 + std::max<int64_t>(1024 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(20 * s0, 256)) + 67109120) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
@@ -757,8 +753,8 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[22] = parameters_[21].data;
   kforge_b.buffers[23] = parameters_[22].data;
   kforge_b.buffers[24] = parameters_[23].data;
-  kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(67109120);
-  kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + 67109120);
+  kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[28] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(0);
@@ -767,15 +763,15 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(67109120);
-  kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + 67109120);
+  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
+  kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[38] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[39] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[40] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[41] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(67109120);
+  kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
   kforge_b.buffers[44] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[46] = workspace_.data() + static_cast<size_t>(0);
@@ -783,19 +779,19 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[49] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(1536 * s0 + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + 67109120);
+  kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(1536 * s0 + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(20 * s0, 256)) + 67109120);
   kforge_b.buffers[52] = workspace_.data() + static_cast<size_t>(67109120);
-  kforge_b.buffers[53] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + 67109120);
+  kforge_b.buffers[53] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[54] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[55] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[56] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(1536 * s0 + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + 67109120);
-  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(67109120);
+  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
+  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(1536 * s0 + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(20 * s0, 256)) + 67109120);
   kforge_b.buffers[62] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(1536 * s0 + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + 67109120);
+  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
   kforge_b.buffers[64] = logits_out->data;
   kforge_b.buffers[65] = c3_out->data;
   kforge_b.buffers[66] = workspace_.data() + static_cast<size_t>(0);
@@ -830,19 +826,17 @@ kforge::Status cuda_conv_fp16::run(kforge::TensorList inputs, kforge::MutableTen
 
 kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
-  // group 0 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-  if (cudaError_t e = cuda_conv_fp16_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<__half*>(b.buffers[25]), static_cast<int64_t>(1), static_cast<int64_t>(768 * s0), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // call 1 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-  if (cudaError_t e = cuda_conv_fp16_index_0(static_cast<const uint16_t*>(b.buffers[25]), static_cast<uint16_t*>(b.buffers[26]), s0, stream_); e != cudaSuccess) return launch_failed(8, e);
+  // group 0 (cast+transpose: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:7:5, pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
+  if (cudaError_t e = cuda_conv_fp16_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<__half*>(b.buffers[26]), static_cast<int64_t>(1), static_cast<int64_t>(768 * s0), stream_); e != cudaSuccess) return launch_failed(0, e);
   // call 2 (pd_op.reshape at ../../../golden/compile-cuda-conv/program.yaml:10:5): a view into a buffer of its own, copied
-  if (cudaError_t e = cudaMemcpyAsync(static_cast<void*>(b.buffers[27]), static_cast<const void*>(b.buffers[2]), static_cast<size_t>(16), cudaMemcpyDeviceToDevice, stream_); e != cudaSuccess) return launch_failed(9, e);
+  if (cudaError_t e = cudaMemcpyAsync(static_cast<void*>(b.buffers[27]), static_cast<const void*>(b.buffers[2]), static_cast<size_t>(16), cudaMemcpyDeviceToDevice, stream_); e != cudaSuccess) return launch_failed(8, e);
   // group 1 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 448), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const __half*>(b.buffers[26]), reinterpret_cast<__half*>(folded_.data() + 0), static_cast<__half*>(b.buffers[35]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // call 7 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<__half>(static_cast<const __half*>(b.buffers[35]), static_cast<__half*>(b.buffers[36]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, true, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(10, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<__half>(static_cast<const __half*>(b.buffers[35]), static_cast<__half*>(b.buffers[36]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, true, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(9, e);
   // group 2 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1664), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
@@ -854,16 +848,14 @@ kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
     if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const __half*>(b.buffers[43]), reinterpret_cast<__half*>(folded_.data() + 1728), static_cast<__half*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[68], 67108864}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 15 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const __half*>(b.buffers[51]), reinterpret_cast<__half*>(folded_.data() + 3328), static_cast<__half*>(b.buffers[52]), kforge::cuda_conv::Scratch{b.buffers[69], 67108864}, nullptr); !s.ok()) return conv_failed(11, s);
-  // call 16 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (cudaError_t e = cuda_conv_fp16_index_1(static_cast<const uint16_t*>(b.buffers[52]), static_cast<uint16_t*>(b.buffers[53]), s0, stream_); e != cudaSuccess) return launch_failed(12, e);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const __half*>(b.buffers[51]), reinterpret_cast<__half*>(folded_.data() + 3328), static_cast<__half*>(b.buffers[52]), kforge::cuda_conv::Scratch{b.buffers[69], 67108864}, nullptr); !s.ok()) return conv_failed(10, s);
   // group 4 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const __half*>(b.buffers[52]), reinterpret_cast<__half*>(folded_.data() + 2944), static_cast<__half*>(b.buffers[60]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(4, s);
   }
   // call 20 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<__half>(static_cast<const __half*>(b.buffers[60]), static_cast<__half*>(b.buffers[61]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(13, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<__half>(static_cast<const __half*>(b.buffers[60]), static_cast<__half*>(b.buffers[61]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(11, e);
   // group 5 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)
   if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm(
       gemm_->lt_f16,
@@ -877,7 +869,7 @@ kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
   }
   // group 6 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:11)
   if (cudaError_t e = cuda_conv_fp16_fused_6(static_cast<const __half*>(b.buffers[63]), static_cast<float*>(b.buffers[64]), static_cast<int64_t>(1), static_cast<int64_t>(10 * s0), stream_); e != cudaSuccess) return launch_failed(6, e);
-  // group 7 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:19)
-  if (cudaError_t e = cuda_conv_fp16_fused_7(static_cast<const __half*>(b.buffers[53]), static_cast<float*>(b.buffers[65]), static_cast<int64_t>(1), static_cast<int64_t>(256 * s0), stream_); e != cudaSuccess) return launch_failed(7, e);
+  // group 7 (transpose+cast: pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5, pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:19)
+  if (cudaError_t e = cuda_conv_fp16_fused_7(static_cast<const __half*>(b.buffers[52]), static_cast<float*>(b.buffers[65]), static_cast<int64_t>(1), static_cast<int64_t>(256 * s0), stream_); e != cudaSuccess) return launch_failed(7, e);
   return kforge::Status::OK();
 }

@@ -26,7 +26,7 @@
 static_assert(KFORGE_RUNTIME_VERSION == 3,
               "cuda_conv_fp16.h needs version 3 of kforge_runtime.h: use the one generated beside it");
 
-// The program `small_convnet` (../../../golden/compile-cuda-conv/program.yaml) on a CUDA device: 14 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
+// The program `small_convnet` (../../../golden/compile-cuda-conv/program.yaml) on a CUDA device: 12 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
 // 1 of them is a GEMM (cuBLASLt float16 with fp32 accumulation).
 //
@@ -72,7 +72,7 @@ class cuda_conv_fp16 {
   static constexpr size_t kNumInputs = 1;
   static constexpr size_t kNumParameters = 24;
   static constexpr size_t kNumOutputs = 2;
-  static constexpr size_t kNumLaunches = 14;
+  static constexpr size_t kNumLaunches = 12;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"logits", "c3"};
   // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).

@@ -19,7 +19,7 @@
 
 // The fused kernels of cuda_conv_fp16 (kforge compile --target cuda); launched from cuda_conv_fp16.cu.
 
-// group 0: cast (elementwise over [s0, 3, 16, 16] = 1 x 768 * s0)
+// group 0: cast+transpose (elementwise over [s0, 3, 16, 16] = 1 x 768 * s0)
 template <int V>
 __global__ void __launch_bounds__(256) cuda_conv_fp16_fused_0_kernel(const float* __restrict__ in0, __half* __restrict__ o_v25, int64_t outer, int64_t inner) {
   using I = int64_t;
@@ -31,26 +31,22 @@ __global__ void __launch_bounds__(256) cuda_conv_fp16_fused_0_kernel(const float
     const I idx = t * V;
     constexpr int W = V;
     const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-    kforge::cuda::Vec<__half, W> o_v25_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
       const float v25 = (static_cast<float>(in0_v.v[k]));
-      o_v25_v.v[k] = kforge::cuda::from_float<__half>(v25);
+      o_v25[(((idx + k) / (768)) * 768 + (((idx + k) / (256)) % 3) * 1 + (((idx + k) / (16)) % 16) * 48 + ((idx + k) % 16) * 3)] = kforge::cuda::from_float<__half>(v25);
     }
-    kforge::cuda::store_vec_streaming<W>(o_v25 + idx, o_v25_v);
   }
   if constexpr (V > 1) {
     const I idx = nvec * V + first;
     if (idx < n) {
       constexpr int W = 1;
       const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-      kforge::cuda::Vec<__half, W> o_v25_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
         const float v25 = (static_cast<float>(in0_v.v[k]));
-        o_v25_v.v[k] = kforge::cuda::from_float<__half>(v25);
+        o_v25[(((idx + k) / (768)) * 768 + (((idx + k) / (256)) % 3) * 1 + (((idx + k) / (16)) % 16) * 48 + ((idx + k) % 16) * 3)] = kforge::cuda::from_float<__half>(v25);
       }
-      kforge::cuda::store_vec_streaming<W>(o_v25 + idx, o_v25_v);
     }
   }
 }
@@ -59,7 +55,7 @@ cudaError_t cuda_conv_fp16_fused_0(const float* __restrict__ in0, __half* __rest
   const int64_t n = outer * inner;
   if (n <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v25, 8)) {
+  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16)) {
     cuda_conv_fp16_fused_0_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v25, outer, inner);
   } else {
     cuda_conv_fp16_fused_0_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v25, outer, inner);
@@ -115,7 +111,7 @@ cudaError_t cuda_conv_fp16_fused_6(const __half* __restrict__ in0, float* __rest
   return cudaGetLastError();
 }
 
-// group 7: cast (elementwise over [s0, 16, 4, 4] = 1 x 256 * s0)
+// group 7: transpose+cast (elementwise over [s0, 16, 4, 4] = 1 x 256 * s0)
 template <int V>
 __global__ void __launch_bounds__(256) cuda_conv_fp16_fused_7_kernel(const __half* __restrict__ in0, float* __restrict__ o_v67, int64_t outer, int64_t inner) {
   using I = int64_t;
@@ -126,11 +122,10 @@ __global__ void __launch_bounds__(256) cuda_conv_fp16_fused_7_kernel(const __hal
   for (I t = first; t < nvec; t += stride) {
     const I idx = t * V;
     constexpr int W = V;
-    const kforge::cuda::Vec<__half, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
     kforge::cuda::Vec<float, W> o_v67_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const float v67 = (kforge::cuda::to_float(in0_v.v[k]));
+      const float v67 = (kforge::cuda::to_float(in0[(((idx + k) / (256)) * 256 + (((idx + k) / (16)) % 16) * 1 + (((idx + k) / (4)) % 4) * 64 + ((idx + k) % 4) * 16)]));
       o_v67_v.v[k] = static_cast<float>(v67);
     }
     kforge::cuda::store_vec_streaming<W>(o_v67 + idx, o_v67_v);
@@ -139,11 +134,10 @@ __global__ void __launch_bounds__(256) cuda_conv_fp16_fused_7_kernel(const __hal
     const I idx = nvec * V + first;
     if (idx < n) {
       constexpr int W = 1;
-      const kforge::cuda::Vec<__half, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
       kforge::cuda::Vec<float, W> o_v67_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const float v67 = (kforge::cuda::to_float(in0_v.v[k]));
+        const float v67 = (kforge::cuda::to_float(in0[(((idx + k) / (256)) * 256 + (((idx + k) / (16)) % 16) * 1 + (((idx + k) / (4)) % 4) * 64 + ((idx + k) % 4) * 16)]));
         o_v67_v.v[k] = static_cast<float>(v67);
       }
       kforge::cuda::store_vec_streaming<W>(o_v67 + idx, o_v67_v);
@@ -155,70 +149,11 @@ cudaError_t cuda_conv_fp16_fused_7(const __half* __restrict__ in0, float* __rest
   const int64_t n = outer * inner;
   if (n <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  if (kVec > 1 && kforge::cuda::aligned_to(in0, 8) && kforge::cuda::aligned_to(o_v67, 16)) {
+  if (kVec > 1 && kforge::cuda::aligned_to(o_v67, 16)) {
     cuda_conv_fp16_fused_7_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v67, outer, inner);
   } else {
     cuda_conv_fp16_fused_7_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v67, outer, inner);
   }
-  return cudaGetLastError();
-}
-
-namespace {
-
-// Floor and ceiling division of dims (Python's // for the sizes of dynamic dims), on the host and the device.
-[[maybe_unused]] __host__ __device__ inline int64_t kforge_floor_div(int64_t a, int64_t b) {
-  const int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-[[maybe_unused]] __host__ __device__ inline int64_t kforge_ceil_div(int64_t a, int64_t b) {
-  return -kforge_floor_div(-a, b);
-}
-
-}  // namespace
-
-// call 1 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-__global__ void __launch_bounds__(256) cuda_conv_fp16_index_0_kernel(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s0) {
-  const int64_t n = (768 * s0);
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 3;
-    r /= 3;
-    [[maybe_unused]] const int64_t c2 = r % 16;
-    r /= 16;
-    [[maybe_unused]] const int64_t c1 = r % 16;
-    r /= 16;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * 768 + c3 * 256 + c1 * 16 + c2];
-  }
-}
-
-cudaError_t cuda_conv_fp16_index_0(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s0, cudaStream_t stream) {
-  const int64_t n = (768 * s0);
-  if (n <= 0) return cudaSuccess;
-  cuda_conv_fp16_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, s0);
-  return cudaGetLastError();
-}
-
-// call 16 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-__global__ void __launch_bounds__(256) cuda_conv_fp16_index_1_kernel(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s0) {
-  const int64_t n = (256 * s0);
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 4;
-    r /= 4;
-    [[maybe_unused]] const int64_t c2 = r % 4;
-    r /= 4;
-    [[maybe_unused]] const int64_t c1 = r % 16;
-    r /= 16;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * 256 + c2 * 64 + c3 * 16 + c1];
-  }
-}
-
-cudaError_t cuda_conv_fp16_index_1(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s0, cudaStream_t stream) {
-  const int64_t n = (256 * s0);
-  if (n <= 0) return cudaSuccess;
-  cuda_conv_fp16_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, s0);
   return cudaGetLastError();
 }
 

@@ -1,0 +1,195 @@
+// Absorbed transposes (fusion.h, "Absorbed transposes"): after grouping, a transpose next to an elementwise or
+// row group becomes the group's input map (read through) or store map (stored through) instead of a call of its
+// own. A transpose is pure index arithmetic: element c of its output is element perm(c) of its input, so a
+// group that reads its output at strides s can read its input at the permuted strides, and a group that stores
+// its input can store straight into its output. Saves one kernel, one read and one write of the whole tensor.
+#include <algorithm>
+#include <set>
+
+#include "passes/fusion_internal.h"
+
+namespace kforge::passes::fusion_detail {
+
+namespace {
+
+// Row-major strides of `dims`, in elements.
+std::vector<SymExpr> row_major_strides(const SymShape& dims) {
+  std::vector<SymExpr> strides(dims.size(), SymExpr(1));
+  SymExpr stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride *= dims[k];
+  }
+  return strides;
+}
+
+// The strides, one per dim of `target`, at which a tensor of `dims` broadcast to `target` is read when its dim k
+// lies in memory at stride `memory[k]` (a dim of 1 at stride 0); nullopt when it does not broadcast.
+std::optional<std::vector<SymExpr>> strides_in(const SymShape& dims, const std::vector<SymExpr>& memory,
+                                               const SymShape& target) {
+  if (!padded_to(dims, target)) return std::nullopt;
+  std::vector<SymExpr> out(target.size(), SymExpr(0));
+  const size_t lead = target.size() - dims.size();
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (!is_one(dims[k])) out[lead + k] = memory[k];
+  }
+  return out;
+}
+
+bool all_constant(const std::vector<SymExpr>& exprs) {
+  return std::all_of(exprs.begin(), exprs.end(), [](const SymExpr& e) { return e.is_constant(); });
+}
+
+// Strides equal to the row-major ones of `shape`, ignoring dims of 1 (whose coordinate is always 0).
+bool is_row_major(const std::vector<SymExpr>& strides, const SymShape& shape) {
+  const std::vector<SymExpr> dense = row_major_strides(shape);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!is_one(shape[d]) && strides[d] != dense[d]) return false;
+  }
+  return true;
+}
+
+/// A transpose call the groups may absorb: {x, out, perm (each axis in [0, rank))}.
+struct Transpose {
+  uint32_t call = kNone, x = kNone, out = kNone;
+  std::vector<size_t> perm;  // out dim k is x dim perm[k]
+};
+
+class Absorber {
+ public:
+  Absorber(const LoweredProgram& program, FusionPlan& plan, const std::vector<std::vector<uint32_t>>& readers,
+           const std::vector<bool>& is_output)
+      : p_(program), plan_(plan), readers_(readers), is_output_(is_output) {}
+
+  void run() {
+    for (uint32_t c = 0; c < p_.calls.size(); ++c) {
+      const std::optional<Transpose> t = transpose_at(c);
+      if (!t) continue;
+      if (!store_through(*t)) read_through(*t);
+    }
+    for (FusedGroup& g : plan_.groups) std::sort(g.absorbed.begin(), g.absorbed.end());
+  }
+
+ private:
+  std::optional<Transpose> transpose_at(uint32_t c) const {
+    const KernelCall& call = p_.calls[c];
+    if (call.op != "transpose" || call.inplace_twin || plan_.call_group[c] != kNone) return std::nullopt;
+    const KernelArg* x = call.arg("x");
+    const KernelArg* perm = call.arg("perm");
+    if (x == nullptr || x->kind != ArgKind::kTensor || perm == nullptr || perm->kind != ArgKind::kConstant) {
+      return std::nullopt;
+    }
+    if (call.outputs.size() != 1 || call.outputs[0].values.size() != 1) return std::nullopt;
+    Transpose t{c, x->value, call.outputs[0].values[0], {}};
+    if (t.out == kNone) return std::nullopt;
+    const LoweredValue& in = p_.value(t.x);
+    const LoweredValue& out = p_.value(t.out);
+    const size_t rank = in.dims.size();
+    if (in.dtype != out.dtype || out.dims.size() != rank || perm->constant.ints.size() != rank) return std::nullopt;
+    std::set<size_t> seen;
+    for (int64_t axis : perm->constant.ints) {
+      const int64_t a = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+      if (a < 0 || a >= static_cast<int64_t>(rank) || !seen.insert(static_cast<size_t>(a)).second) return std::nullopt;
+      t.perm.push_back(static_cast<size_t>(a));
+    }
+    for (size_t k = 0; k < rank; ++k) {
+      if (out.dims[k] != in.dims[t.perm[k]]) return std::nullopt;
+    }
+    if (!sole_value_of_buffer(t.out) || p_.value(t.x).buffer == out.buffer) return std::nullopt;
+    return t;
+  }
+
+  bool sole_value_of_buffer(uint32_t v) const {
+    const Buffer& b = p_.buffers[p_.value(v).buffer];
+    return b.values.size() == 1 && b.values[0] == v;
+  }
+
+  // The group of value v's defining call (kNone for a program input, parameter or an ungrouped call).
+  uint32_t group_defining(uint32_t v) const {
+    const uint32_t c = p_.value(v).defined_by;
+    return c == kNone ? kNone : plan_.call_group[c];
+  }
+
+  // An elementwise group stores x, which only the transpose reads: it stores the transpose's output instead.
+  bool store_through(const Transpose& t) {
+    const uint32_t gi = group_defining(t.x);
+    if (gi == kNone || is_output_[t.x] || readers_[t.x] != std::vector<uint32_t>{t.call}) return false;
+    FusedGroup& g = plan_.groups[gi];
+    if (g.kind != GroupKind::kElementwise || !sole_value_of_buffer(t.x) || p_.value(t.x).dims != g.shape) return false;
+    auto store = std::find_if(g.stores.begin(), g.stores.end(), [&](const GroupStore& s) { return s.value == t.x; });
+    if (store == g.stores.end() || !store->strides.empty()) return false;
+    // x's dim perm[k] is the output's dim k, which lies at the output's stride k.
+    const std::vector<SymExpr> out_strides = row_major_strides(p_.value(t.out).dims);
+    std::vector<SymExpr> memory(g.shape.size());
+    for (size_t k = 0; k < t.perm.size(); ++k) memory[t.perm[k]] = out_strides[k];
+    store->value = t.out;
+    if (!is_row_major(memory, g.shape)) store->strides = std::move(memory);
+    std::sort(g.stores.begin(), g.stores.end(),
+              [](const GroupStore& a, const GroupStore& b) { return a.value < b.value; });
+    g.internal_values.push_back(t.x);
+    absorb(g, t, /*before=*/false);
+    return true;
+  }
+
+  // Only one group's calls read the transpose's output: that group reads the transpose's input instead.
+  bool read_through(const Transpose& t) {
+    if (is_output_[t.out] || readers_[t.out].empty()) return false;
+    const uint32_t gi = plan_.call_group[readers_[t.out].front()];
+    if (gi == kNone) return false;
+    for (uint32_t r : readers_[t.out]) {
+      if (plan_.call_group[r] != gi) return false;
+    }
+    FusedGroup& g = plan_.groups[gi];
+    if (g.kind != GroupKind::kElementwise && g.kind != GroupKind::kRow) return false;
+    auto input = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const GroupInput& in) { return in.value == t.out; });
+    if (input == g.inputs.end() || written_between(p_.value(t.x).buffer, t.call, g.position)) return false;
+    // The output's dim k is x's dim perm[k], which lies at x's stride perm[k].
+    const std::vector<SymExpr> in_strides = row_major_strides(p_.value(t.x).dims);
+    std::vector<SymExpr> memory(t.perm.size());
+    for (size_t k = 0; k < t.perm.size(); ++k) memory[k] = in_strides[t.perm[k]];
+    std::optional<std::vector<SymExpr>> strides = strides_in(p_.value(t.out).dims, memory, g.shape);
+    if (!strides) return false;
+    // CUDA's row launchers take no shape parameters (codegen/cuda_kernels.cpp): every dim and stride a literal.
+    if (g.kind == GroupKind::kRow && (!all_constant(*strides) || !all_constant(g.shape))) return false;
+    input->value = t.x;
+    input->access = InputAccess::kStrided;
+    input->strides = std::move(*strides);
+    g.internal_values.push_back(t.out);
+    absorb(g, t, /*before=*/true);
+    return true;
+  }
+
+  // Whether a call in (from, to) defines a value in `buffer` (an in-place op writing the transpose's input
+  // before the group would read it).
+  bool written_between(uint32_t buffer, uint32_t from, uint32_t to) const {
+    for (uint32_t c = from + 1; c < to; ++c) {
+      for (const CallOutput& o : p_.calls[c].outputs) {
+        for (uint32_t v : o.values) {
+          if (v != kNone && p_.value(v).buffer == buffer) return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  void absorb(FusedGroup& g, const Transpose& t, bool before) {
+    g.absorbed.push_back(t.call);
+    plan_.call_group[t.call] = g.index;
+    const std::string& op = p_.calls[t.call].op;
+    g.label = before ? op + "+" + g.label : g.label + "+" + op;
+  }
+
+  const LoweredProgram& p_;
+  FusionPlan& plan_;
+  const std::vector<std::vector<uint32_t>>& readers_;
+  const std::vector<bool>& is_output_;
+};
+
+}  // namespace
+
+void absorb_transposes(const LoweredProgram& program, FusionPlan& plan,
+                       const std::vector<std::vector<uint32_t>>& readers, const std::vector<bool>& is_output) {
+  Absorber(program, plan, readers, is_output).run();
+}
+
+}  // namespace kforge::passes::fusion_detail

@@ -21,7 +21,8 @@
 #                                   under --target cuda, checked equal at run time)
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
-# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout), the convolutions (strided, padded,
+# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; transposes and an expand absorbed by
+# elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
 # each compiled with --cuda-graph, once per layout of LAYOUTS (default "nchw nhwc": kforge compile --layout; the
 # NHWC ones are named NAME@nhwc: KRSC filters rewritten at bind, the direct depthwise kernel), run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that
@@ -69,7 +70,8 @@ bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv
 dropout_eval_downscale embedding embedding_padding_idx expand expand_int64 gather gather_int32_axis0 index_select
 nearest_interp nearest_interp_dynamic nearest_interp_size pad3d_circular_ndhwc pad3d_replicate pad_constant pad_reflect
 slice slice_neg split_num split_sections strided_slice tile tile_int64 transpose_bool transpose_dynamic
-transpose_float32 transpose_float64 transpose_int32 transpose_int64 tril triu conv2d conv2d_bias_stride_pad
+transpose_float32 transpose_float64 transpose_int32 transpose_int64 transpose_fused transpose_fused_dynamic
+transpose_softmax expand_fused tril triu conv2d conv2d_bias_stride_pad
 conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d conv_region_nhwc}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
@@ -152,7 +154,7 @@ run() {
   read -r -a names < "$OUT_DIR/models"
   # Weights (once per fixture) and input bundles (one per compiled layout: the input order is the header's), Python,
   # one per core; then the harnesses (nvcc, one per core).
-  for name in "${names[@]}"; do [[ "$name" == *[@~]* ]] || echo "$name"; done |
+  for name in "${names[@]}"; do echo "${name%%[@~]*}"; done | sort -u |
     xargs -P "$(nproc)" -I{} bash -c 'f="$OUT_DIR/fixtures/{}" &&
     { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$HERE"'/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; }'
   for name in "${names[@]}"; do echo "$name"; done | xargs -P "$(nproc)" -I{} bash -c 'n="{}" &&

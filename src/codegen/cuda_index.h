@@ -14,8 +14,9 @@
 // a read out of bounds. A kernel never runs in place: an output sharing its input's buffer is refused (the
 // elementwise ones, dropout, triu and tril, excepted).
 //
-// Not fused yet (a note for the fusion pass): an elementwise producer or consumer of these ops is a kernel of its
-// own; folding it into the index map (load through the map, apply the expression, store) is the CINN way and
+// A transpose next to an elementwise or row group does not get here: the fusion pass absorbs it into the group's
+// input or store map (passes/fusion.h, "Absorbed transposes"). The other ops' elementwise producers and consumers
+// are kernels of their own; folding them into the index map (load through the map, apply the expression, store)
 // would save one read and one write per element of each fused value.
 //
 // The kernel's text is built here as lines (as codegen/cuda_kernels.cpp builds the fused kernels); its shape

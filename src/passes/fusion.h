@@ -17,8 +17,8 @@
 //   (v8) With single_call_groups (a target without per-op kernels), a call whose output shares its buffer only
 //        with later views of it (a bias add before a reshape) fuses like any other: the group stores the value
 //        into that buffer and the views read it there.
-//   (v9) FusionOptions::absorb_transposes, FusedGroup::absorbed, GroupStore::strides: a transpose next to an
-//        elementwise or row group runs inside it (below, "Absorbed transposes").
+//   (v9) FusionOptions::absorb_transposes, FusedGroup::absorbed, GroupStore::strides: a transpose or expand next
+//        to an elementwise or row group runs inside it (below, "Absorbed transposes").
 //
 // What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
 // take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
@@ -83,18 +83,19 @@
 // marks the convolutions out_fusible and defines conv2d_fused; compiling without it fuses no convolution.
 //
 // Absorbed transposes (FusionOptions::absorb_transposes, on for --target cuda; fusion_index.cpp). A transpose
-// (op `transpose`, a constant perm, its output in a buffer of its own that no view shares, no in-place twin)
-// that no group holds joins a group after grouping, as an index map instead of a call:
+// (op `transpose`, a constant perm) or an expand (op `expand`, every input dim 1 or the output's), its output in
+// a buffer of its own that no view shares, no in-place twin, that no group holds joins a group after grouping, as
+// an index map instead of a call:
 //  - read through: its output is no program output and only calls of one elementwise or row group read it; the
-//    group then reads the transpose's input instead, kStrided with the permuted strides (a row group only when
-//    every dim and stride is known at generation time), and no call between the transpose and the group writes
-//    that input's buffer;
-//  - stored through: an elementwise group stores a value that only the transpose reads, that is no program
-//    output and whose buffer holds it alone; the group then stores the transpose's output instead, at the
-//    permuted offsets (GroupStore::strides), and the value becomes internal.
-// The transpose is listed in FusedGroup::absorbed and `call_group` maps it to the group; the group keeps its
-// position, so a stored-through transpose's output is written where the group runs (earlier than the call
-// was; it reads nothing else). Each transpose is absorbed once; a group may absorb several.
+//    group then reads the map's input instead, kStrided with the permuted strides (0 along an expand's broadcast
+//    dims; in a row group only an element-level input, and only when every dim and stride is known at generation
+//    time), and no call between the map and the group writes that input's buffer;
+//  - stored through (a transpose only): an elementwise group stores a value that only the transpose reads, that
+//    is no program output and whose buffer holds it alone; the group then stores the transpose's output instead,
+//    at the permuted offsets (GroupStore::strides), and the value becomes internal.
+// The call is listed in FusedGroup::absorbed and `call_group` maps it to the group; the group keeps its position,
+// so a stored-through transpose's output is written where the group runs (earlier than the call was; it reads
+// nothing else). Each call is absorbed once (stored through when it can be); a group may absorb several.
 //
 // Index model. Every group iterates over `outer` x `inner` elements: element (i, j), i in [0, outer),
 // j in [0, inner), is flat element i * inner + j of `shape` (row-major). For elementwise groups `inner` is

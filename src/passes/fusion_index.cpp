@@ -1,8 +1,10 @@
-// Absorbed transposes (fusion.h, "Absorbed transposes"): after grouping, a transpose next to an elementwise or
-// row group becomes the group's input map (read through) or store map (stored through) instead of a call of its
-// own. A transpose is pure index arithmetic: element c of its output is element perm(c) of its input, so a
-// group that reads its output at strides s can read its input at the permuted strides, and a group that stores
-// its input can store straight into its output. Saves one kernel, one read and one write of the whole tensor.
+// Absorbed index maps (fusion.h, "Absorbed transposes"): after grouping, a transpose or expand next to an
+// elementwise or row group becomes the group's input map (read through) or, for a transpose, its store map (stored
+// through) instead of a call of its own. Both are pure index arithmetic: element c of a transpose's output is
+// element perm(c) of its input, and an expand's output reads its input at stride 0 along the broadcast dims, so a
+// group that reads the output at strides s can read the input at strides composed with the map, and a group that
+// stores a transpose's input can store straight into its output. Saves one kernel, one read and one write of the
+// whole tensor.
 #include <algorithm>
 #include <set>
 
@@ -49,10 +51,11 @@ bool is_row_major(const std::vector<SymExpr>& strides, const SymShape& shape) {
   return true;
 }
 
-/// A transpose call the groups may absorb: {x, out, perm (each axis in [0, rank))}.
-struct Transpose {
+/// A call the groups may absorb: out[c] = x[sum_k c_k * in_x[k]] for the output's coordinates c.
+struct IndexMap {
   uint32_t call = kNone, x = kNone, out = kNone;
-  std::vector<size_t> perm;  // out dim k is x dim perm[k]
+  std::vector<SymExpr> in_x;  // per output dim: its stride in x (0: broadcast)
+  std::vector<size_t> perm;   // a transpose: output dim k is x dim perm[k] (stored through); empty for expand
 };
 
 class Absorber {
@@ -63,29 +66,47 @@ class Absorber {
 
   void run() {
     for (uint32_t c = 0; c < p_.calls.size(); ++c) {
-      const std::optional<Transpose> t = transpose_at(c);
+      const std::optional<IndexMap> t = index_map_at(c);
       if (!t) continue;
-      if (!store_through(*t)) read_through(*t);
+      if (t->perm.empty() || !store_through(*t)) read_through(*t);
     }
     for (FusedGroup& g : plan_.groups) std::sort(g.absorbed.begin(), g.absorbed.end());
   }
 
  private:
-  std::optional<Transpose> transpose_at(uint32_t c) const {
+  // A transpose or an expand (every input dim 1 or the output's) that no group holds, writing a buffer of its own.
+  std::optional<IndexMap> index_map_at(uint32_t c) const {
     const KernelCall& call = p_.calls[c];
-    if (call.op != "transpose" || call.inplace_twin || plan_.call_group[c] != kNone) return std::nullopt;
-    const KernelArg* x = call.arg("x");
-    const KernelArg* perm = call.arg("perm");
-    if (x == nullptr || x->kind != ArgKind::kTensor || perm == nullptr || perm->kind != ArgKind::kConstant) {
+    if ((call.op != "transpose" && call.op != "expand") || call.inplace_twin || plan_.call_group[c] != kNone) {
       return std::nullopt;
     }
+    const KernelArg* x = call.arg("x");
+    if (x == nullptr || x->kind != ArgKind::kTensor) return std::nullopt;
     if (call.outputs.size() != 1 || call.outputs[0].values.size() != 1) return std::nullopt;
-    Transpose t{c, x->value, call.outputs[0].values[0], {}};
+    IndexMap t{c, x->value, call.outputs[0].values[0], {}, {}};
     if (t.out == kNone) return std::nullopt;
     const LoweredValue& in = p_.value(t.x);
     const LoweredValue& out = p_.value(t.out);
+    if (in.dtype != out.dtype || !sole_value_of_buffer(t.out) || in.buffer == out.buffer) return std::nullopt;
+    const std::vector<SymExpr> in_strides = row_major_strides(in.dims);
     const size_t rank = in.dims.size();
-    if (in.dtype != out.dtype || out.dims.size() != rank || perm->constant.ints.size() != rank) return std::nullopt;
+    if (call.op == "expand") {
+      // x right-aligned against the output: a dim of 1 broadcasts (stride 0), any other must be the output's.
+      if (rank > out.dims.size()) return std::nullopt;
+      const size_t lead = out.dims.size() - rank;
+      t.in_x.assign(out.dims.size(), SymExpr(0));
+      for (size_t k = 0; k < rank; ++k) {
+        if (is_one(in.dims[k])) continue;
+        if (in.dims[k] != out.dims[lead + k]) return std::nullopt;
+        t.in_x[lead + k] = in_strides[k];
+      }
+      return t;
+    }
+    const KernelArg* perm = call.arg("perm");
+    if (perm == nullptr || perm->kind != ArgKind::kConstant || out.dims.size() != rank ||
+        perm->constant.ints.size() != rank) {
+      return std::nullopt;
+    }
     std::set<size_t> seen;
     for (int64_t axis : perm->constant.ints) {
       const int64_t a = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
@@ -94,8 +115,8 @@ class Absorber {
     }
     for (size_t k = 0; k < rank; ++k) {
       if (out.dims[k] != in.dims[t.perm[k]]) return std::nullopt;
+      t.in_x.push_back(in_strides[t.perm[k]]);  // the output's dim k is x's dim perm[k]
     }
-    if (!sole_value_of_buffer(t.out) || p_.value(t.x).buffer == out.buffer) return std::nullopt;
     return t;
   }
 
@@ -111,7 +132,7 @@ class Absorber {
   }
 
   // An elementwise group stores x, which only the transpose reads: it stores the transpose's output instead.
-  bool store_through(const Transpose& t) {
+  bool store_through(const IndexMap& t) {
     const uint32_t gi = group_defining(t.x);
     if (gi == kNone || is_output_[t.x] || readers_[t.x] != std::vector<uint32_t>{t.call}) return false;
     FusedGroup& g = plan_.groups[gi];
@@ -131,8 +152,8 @@ class Absorber {
     return true;
   }
 
-  // Only one group's calls read the transpose's output: that group reads the transpose's input instead.
-  bool read_through(const Transpose& t) {
+  // Only one group's calls read the map's output: that group reads the map's input instead.
+  bool read_through(const IndexMap& t) {
     if (is_output_[t.out] || readers_[t.out].empty()) return false;
     const uint32_t gi = plan_.call_group[readers_[t.out].front()];
     if (gi == kNone) return false;
@@ -143,11 +164,12 @@ class Absorber {
     if (g.kind != GroupKind::kElementwise && g.kind != GroupKind::kRow) return false;
     auto input = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const GroupInput& in) { return in.value == t.out; });
     if (input == g.inputs.end() || written_between(p_.value(t.x).buffer, t.call, g.position)) return false;
-    // The output's dim k is x's dim perm[k], which lies at x's stride perm[k].
-    const std::vector<SymExpr> in_strides = row_major_strides(p_.value(t.x).dims);
-    std::vector<SymExpr> memory(t.perm.size());
-    for (size_t k = 0; k < t.perm.size(); ++k) memory[k] = in_strides[t.perm[k]];
-    std::optional<std::vector<SymExpr>> strides = strides_in(p_.value(t.out).dims, memory, g.shape);
+    // A row group's per-row (kOuter) and scalar inputs may feed its row statements, which load no strided input.
+    if (g.kind == GroupKind::kRow && input->access != InputAccess::kContiguous && input->access != InputAccess::kInner &&
+        input->access != InputAccess::kStrided) {
+      return false;
+    }
+    std::optional<std::vector<SymExpr>> strides = strides_in(p_.value(t.out).dims, t.in_x, g.shape);
     if (!strides) return false;
     // CUDA's row launchers take no shape parameters (codegen/cuda_kernels.cpp): every dim and stride a literal.
     if (g.kind == GroupKind::kRow && (!all_constant(*strides) || !all_constant(g.shape))) return false;
@@ -172,7 +194,7 @@ class Absorber {
     return false;
   }
 
-  void absorb(FusedGroup& g, const Transpose& t, bool before) {
+  void absorb(FusedGroup& g, const IndexMap& t, bool before) {
     g.absorbed.push_back(t.call);
     plan_.call_group[t.call] = g.index;
     const std::string& op = p_.calls[t.call].op;

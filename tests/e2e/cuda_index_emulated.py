@@ -26,8 +26,8 @@ CASES = [
     "nearest_interp_size", "pad3d_circular_ndhwc", "pad3d_replicate", "pad_constant", "pad_reflect", "slice",
     "slice_neg", "split_num", "split_sections", "strided_slice", "tile", "tile_int64", "transpose_bool",
     "transpose_dynamic", "transpose_float32", "transpose_float64", "transpose_int32", "transpose_int64", "tril", "triu",
-    # transposes absorbed by elementwise groups (read through and stored through; dims known at run time)
-    "transpose_fused", "transpose_fused_dynamic",
+    # transposes and an expand absorbed by elementwise groups (read through and stored through; run-time dims)
+    "transpose_fused", "transpose_fused_dynamic", "expand_fused",
     # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float
     "add_broadcast_mid", "where_broadcast", "relu_dynamic", "cast_bool_f32",
 ]

@@ -189,6 +189,8 @@ CASES = [
       [t(2, None, 4, run=(2, 3, 4))], ops=("transpose", "tanh")),
     C("transpose_softmax", lambda x: F.softmax(paddle.transpose(x, [0, 2, 1]), -1), [t(2, 3, 4)],
       ops=("transpose", "softmax")),
+    C("expand_fused", lambda x, y: paddle.expand(x, [2, 3, 4]) * y, [t(3, 1), t(2, 3, 4)],
+      ops=("expand", "multiply")),
     C("layer_norm_dynamic", lambda x, w, b: F.layer_norm(x, [6], w, b), [t(None, 6, run=(3, 6))], [t(6), t(6)],
       ops=("layer_norm",)),
     C("matmul_dynamic", lambda x, y: paddle.matmul(x, y), [t(None, 3, run=(4, 3)), t(3, None, run=(3, 2))],

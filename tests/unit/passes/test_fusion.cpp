@@ -902,3 +902,26 @@ outputs: [r0, u0, t1, e1, e2, s3, t3, t4]
   const FusedGroup& g4 = plan.groups[plan.call_group[10]];
   CHECK(lp.value(g4.stores[0].value).name == "t4");
 }
+
+TEST_CASE("fusion: an expand read only by one group is read through at stride 0 along its broadcast dims") {
+  LoweredProgram lp = env().compile(R"(
+program: expanded
+inputs: [{name: x, dtype: float32, shape: [3, 1]}, {name: y, dtype: float32, shape: [2, 3, 4]}]
+ops:
+  - {op: expand, in: [x], out: [xe], attrs: {shape: [2, 3, 4]}}
+  - {op: multiply, in: [xe, y], out: [m]}
+  - {op: expand, in: [x], out: [xf], attrs: {shape: [2, 3, 4]}}
+outputs: [m, xf]
+)");
+  const FusionPlan plan = plan_fusion(lp, absorbing_options());
+  REQUIRE(plan.groups.size() == 1);
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.absorbed == std::vector<uint32_t>{0});
+  CHECK(g.label == "expand+multiply");
+  const GroupInput* x = input_for(lp, g, "x");
+  REQUIRE(x != nullptr);
+  CHECK(x->access == InputAccess::kStrided);
+  CHECK(x->strides == sym_list({0, 1, 0}));
+  CHECK(plan.call_group[2] == kNone);  // xf is a program output
+  check_invariants(lp, plan);
+}

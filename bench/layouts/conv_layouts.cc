@@ -10,6 +10,8 @@
 //   conv_layouts [--reps N]
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "thread_time.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -42,17 +44,6 @@ const Layer kLayers[] = {
     {"mobilenet_v2 dw 3x3 576", 576, 14, 576, 3, 1, 576},
     {"mobilenet_v2 1x1 576->96", 576, 14, 96, 1, 1, 1},
 };
-
-double now_ms() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Case {
   dnnl::convolution_forward prim;

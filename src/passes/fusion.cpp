@@ -285,15 +285,7 @@ class GroupBuilder {
     }
     std::set<uint32_t> read_buffers;
     for (const GroupInput& in : g.inputs) read_buffers.insert(p_.value(in.value).buffer);
-    for (uint32_t k = g.calls.front() + 1; k < g.position; ++k) {
-      if (members.count(k)) continue;
-      for (const CallOutput& o : p_.calls[k].outputs) {
-        for (uint32_t v : o.values) {
-          if (v != kNone && read_buffers.count(p_.value(v).buffer)) return false;
-        }
-      }
-    }
-    return true;
+    return !written_between(p_, read_buffers, g.calls.front(), g.position, members);
   }
 
   void collect_stores(FusedGroup& g, const std::set<uint32_t>& members, const std::map<uint32_t, std::string>& local,

@@ -52,6 +52,42 @@ std::optional<SymShape> padded_to(const SymShape& shape, const SymShape& target)
   return out;
 }
 
+std::vector<SymExpr> row_major_strides(const SymShape& dims) {
+  std::vector<SymExpr> strides(dims.size(), SymExpr(1));
+  SymExpr stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    strides[k] = stride;
+    stride *= dims[k];
+  }
+  return strides;
+}
+
+std::optional<std::vector<SymExpr>> broadcast_strides(const SymShape& dims, const std::vector<SymExpr>& memory,
+                                                      const SymShape& target) {
+  if (!padded_to(dims, target)) return std::nullopt;
+  // dims right-aligned against target; leading dims beyond target's rank are 1s (padded_to checked).
+  const size_t skip = dims.size() > target.size() ? dims.size() - target.size() : 0;
+  const size_t lead = target.size() + skip - dims.size();
+  std::vector<SymExpr> out(target.size(), SymExpr(0));
+  for (size_t k = skip; k < dims.size(); ++k) {
+    if (!is_one(dims[k])) out[lead + k - skip] = memory[k];
+  }
+  return out;
+}
+
+bool written_between(const LoweredProgram& program, const std::set<uint32_t>& buffers, uint32_t first, uint32_t last,
+                     const std::set<uint32_t>& skip) {
+  for (uint32_t k = first + 1; k < last; ++k) {
+    if (skip.count(k)) continue;
+    for (const CallOutput& o : program.calls[k].outputs) {
+      for (uint32_t v : o.values) {
+        if (v != kNone && buffers.count(program.value(v).buffer)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 /// How a tensor of `shape` is read in an iteration space `target` split at `split`; nullopt when it does not
 /// broadcast. Fills `strides` for kStrided.
 std::optional<InputAccess> access_of(const SymShape& shape, const SymShape& target, size_t split,
@@ -75,14 +111,7 @@ std::optional<InputAccess> access_of(const SymShape& shape, const SymShape& targ
   if (same) return InputAccess::kContiguous;
   if (outer_ones && inner_same) return InputAccess::kInner;
   if (outer_same && inner_ones) return InputAccess::kOuter;
-  if (strides) {
-    strides->assign(target.size(), SymExpr(0));
-    SymExpr stride = 1;
-    for (size_t i = padded->size(); i-- > 0;) {
-      if (!is_one((*padded)[i])) (*strides)[i] = stride;
-      stride *= (*padded)[i];
-    }
-  }
+  if (strides) *strides = *broadcast_strides(shape, row_major_strides(shape), target);
   return InputAccess::kStrided;
 }
 

@@ -47,14 +47,7 @@ class GemmGrouper {
     for (uint32_t v : {g.x, g.y, g.bias}) {
       if (v != kNone) read.insert(p_.value(v).buffer);
     }
-    for (uint32_t k = first + 1; k < last; ++k) {
-      for (const CallOutput& o : p_.calls[k].outputs) {
-        for (uint32_t v : o.values) {
-          if (v != kNone && read.count(p_.value(v).buffer)) return false;
-        }
-      }
-    }
-    return true;
+    return !written_between(p_, read, first, last);
   }
 
   // A bias for a GEMM of N columns: the GEMM's dtype, dims [N] or [1, ..., 1, N].

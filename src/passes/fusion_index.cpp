@@ -14,30 +14,6 @@ namespace kforge::passes::fusion_detail {
 
 namespace {
 
-// Row-major strides of `dims`, in elements.
-std::vector<SymExpr> row_major_strides(const SymShape& dims) {
-  std::vector<SymExpr> strides(dims.size(), SymExpr(1));
-  SymExpr stride = 1;
-  for (size_t k = dims.size(); k-- > 0;) {
-    strides[k] = stride;
-    stride *= dims[k];
-  }
-  return strides;
-}
-
-// The strides, one per dim of `target`, at which a tensor of `dims` broadcast to `target` is read when its dim k
-// lies in memory at stride `memory[k]` (a dim of 1 at stride 0); nullopt when it does not broadcast.
-std::optional<std::vector<SymExpr>> strides_in(const SymShape& dims, const std::vector<SymExpr>& memory,
-                                               const SymShape& target) {
-  if (!padded_to(dims, target)) return std::nullopt;
-  std::vector<SymExpr> out(target.size(), SymExpr(0));
-  const size_t lead = target.size() - dims.size();
-  for (size_t k = 0; k < dims.size(); ++k) {
-    if (!is_one(dims[k])) out[lead + k] = memory[k];
-  }
-  return out;
-}
-
 bool all_constant(const std::vector<SymExpr>& exprs) {
   return std::all_of(exprs.begin(), exprs.end(), [](const SymExpr& e) { return e.is_constant(); });
 }
@@ -163,13 +139,13 @@ class Absorber {
     FusedGroup& g = plan_.groups[gi];
     if (g.kind != GroupKind::kElementwise && g.kind != GroupKind::kRow) return false;
     auto input = std::find_if(g.inputs.begin(), g.inputs.end(), [&](const GroupInput& in) { return in.value == t.out; });
-    if (input == g.inputs.end() || written_between(p_.value(t.x).buffer, t.call, g.position)) return false;
+    if (input == g.inputs.end() || written_between(p_, {p_.value(t.x).buffer}, t.call, g.position)) return false;
     // A row group's per-row (kOuter) and scalar inputs may feed its row statements, which load no strided input.
     if (g.kind == GroupKind::kRow && input->access != InputAccess::kContiguous && input->access != InputAccess::kInner &&
         input->access != InputAccess::kStrided) {
       return false;
     }
-    std::optional<std::vector<SymExpr>> strides = strides_in(p_.value(t.out).dims, t.in_x, g.shape);
+    std::optional<std::vector<SymExpr>> strides = broadcast_strides(p_.value(t.out).dims, t.in_x, g.shape);
     if (!strides) return false;
     // CUDA's row launchers take no shape parameters (codegen/cuda_kernels.cpp): every dim and stride a literal.
     if (g.kind == GroupKind::kRow && (!all_constant(*strides) || !all_constant(g.shape))) return false;
@@ -179,19 +155,6 @@ class Absorber {
     g.internal_values.push_back(t.out);
     absorb(g, t, /*before=*/true);
     return true;
-  }
-
-  // Whether a call in (from, to) defines a value in `buffer` (an in-place op writing the transpose's input
-  // before the group would read it).
-  bool written_between(uint32_t buffer, uint32_t from, uint32_t to) const {
-    for (uint32_t c = from + 1; c < to; ++c) {
-      for (const CallOutput& o : p_.calls[c].outputs) {
-        for (uint32_t v : o.values) {
-          if (v != kNone && p_.value(v).buffer == buffer) return true;
-        }
-      }
-    }
-    return false;
   }
 
   void absorb(FusedGroup& g, const IndexMap& t, bool before) {

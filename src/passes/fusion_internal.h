@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,16 @@ std::optional<SymShape> padded_to(const SymShape& shape, const SymShape& target)
 /// nullopt when it does not broadcast. Fills `strides` for kStrided.
 std::optional<InputAccess> access_of(const SymShape& shape, const SymShape& target, size_t split,
                                      std::vector<SymExpr>* strides);
+/// Row-major strides of `dims`, in elements.
+std::vector<SymExpr> row_major_strides(const SymShape& dims);
+/// The strides, one per dim of `target`, at which a tensor of `dims` broadcast to `target` is read when its dim k
+/// lies in memory at stride `memory[k]` (a dim of 1 at stride 0); nullopt when it does not broadcast.
+std::optional<std::vector<SymExpr>> broadcast_strides(const SymShape& dims, const std::vector<SymExpr>& memory,
+                                                      const SymShape& target);
+/// Whether a call strictly between `first` and `last`, not in `skip`, defines a value in one of `buffers`: a group
+/// that reads those buffers at `last` would read them after that write.
+bool written_between(const LoweredProgram& program, const std::set<uint32_t>& buffers, uint32_t first, uint32_t last,
+                     const std::set<uint32_t>& skip = {});
 /// The count may exceed INT32_MAX (always true when it is not a constant).
 bool exceeds_int32(const SymExpr& numel);
 

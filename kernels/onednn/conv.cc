@@ -6,8 +6,9 @@
 // of output channels; the split depends on the shapes only, so results do not depend on the thread count
 // (runtime.h).
 //
-// Two variants. "blocked": oneDNN picks every layout (brgconv and friends), with reorders from and to the caller's
-// layout around it. "plain": an NCHW, ungrouped convolution that reads the caller's tensors and OIHW filter in
+// Two variants. "blocked": oneDNN picks the filter's layout and, for NCHW, the activations' (brgconv and friends),
+// with reorders from and to the caller's layout around it; NHWC activations stay NHWC where a jit kernel reads
+// them (conv_plan.cc). "plain": an NCHW, ungrouped convolution that reads the caller's tensors and OIHW filter in
 // place (gemm-based; a 1 x 1 convolution is then one GEMM). conv_plan.cc's choose_split() says which, from
 // measurements on resnet18 and mobilenet_v2 layers (bench/kernels; docs/kernels.md).
 //
@@ -326,10 +327,22 @@ Status resolve(const char* op, ConvGeometry g, const Tensor& filter, const ConvE
   std::shared_ptr<const Plan> plan;
   KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
     plan = find(g);
-    if (plan == nullptr && !g.blocked) {  // no plain implementation: the blocked one, with post-ops
-      ConvGeometry blocked = g;
-      blocked.blocked = true;
-      plan = find(blocked);
+    // No jit kernel for the chosen variant: the other one, where there is one. Plain -> blocked with post-ops;
+    // blocked -> plain for an NCHW ungrouped convolution whose post-op chain the blocked kernels of this machine do
+    // not take (oneDNN 2.6's jit:avx2 takes per-channel binary post-ops, a batch norm not folded, but not with a sum,
+    // the residual).
+    ConvGeometry other = g;
+    other.blocked = !g.blocked;
+    const bool other_exists = other.blocked || (g.kind == ConvKind::kConv && !g.channel_last && g.groups == 1);
+    if (plan == nullptr && other_exists) plan = find(other);
+    // Batch-norm post-ops with a residual no jit kernel takes (AVX2, NHWC or grouped): the batch norm folded into
+    // the filter on every call instead (a pass over the filter per call; kept ones are folded once anyway).
+    if (plan == nullptr && g.batch_norm_post_ops) {
+      ConvGeometry folded = g;
+      folded.blocked = true;
+      folded.batch_norm_post_ops = false;
+      folded.bias = true;
+      plan = find(folded);
     }
     return Status::OK();
   }));

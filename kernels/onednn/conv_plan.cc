@@ -182,27 +182,40 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   const dnnl::memory::desc any_src = f32_desc({n, g.ic, g.ih, g.iw}, tag::any);
   const dnnl::memory::desc any_dst = f32_desc({n, chunk, g.oh, g.ow}, tag::any);
   const dnnl::memory::desc any_weights(plan->user_weights.dims(), dnnl::memory::data_type::f32, tag::any);
-  const dnnl::memory::desc& src_md = g.blocked ? any_src : plan->user_src;
-  const dnnl::memory::desc& weights_md = g.blocked ? any_weights : plan->user_weights;
-  const dnnl::memory::desc& dst_md = g.blocked ? any_dst : plan->user_dst;
   const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
   const dnnl::primitive_attr attr = g.blocked ? attributes(g) : user_scratchpad();
-  dnnl::primitive_desc_base pd;
-  if (g.kind == ConvKind::kConv) {
-    dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                         src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
-    dnnl::convolution_forward::primitive_desc conv_pd(desc, attr, engine(), true);
-    if (!conv_pd || is_reference_impl(conv_pd)) return nullptr;
-    plan->prim = dnnl::convolution_forward(conv_pd);
-    pd = conv_pd;
-  } else {
+  const dnnl::memory::desc& weights_md = g.blocked ? any_weights : plan->user_weights;
+  // The primitive for given src / dst layouts; an empty one where oneDNN has only its reference implementation.
+  auto make = [&](const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md) -> dnnl::primitive_desc_base {
+    if (g.kind == ConvKind::kConv) {
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                           src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
+      dnnl::convolution_forward::primitive_desc conv_pd(desc, attr, engine(), true);
+      if (!conv_pd || is_reference_impl(conv_pd)) return {};
+      plan->prim = dnnl::convolution_forward(conv_pd);
+      return conv_pd;
+    }
     dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                            src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
     dnnl::deconvolution_forward::primitive_desc deconv_pd(desc, attr, engine(), true);
-    if (!deconv_pd || is_reference_impl(deconv_pd)) return nullptr;
+    if (!deconv_pd || is_reference_impl(deconv_pd)) return {};
     plan->prim = dnnl::deconvolution_forward(deconv_pd);
-    pd = deconv_pd;
+    return deconv_pd;
+  };
+  dnnl::primitive_desc_base pd;
+  if (!g.blocked) {
+    pd = make(plan->user_src, plan->user_dst);
+  } else if (g.channel_last) {
+    // NHWC in and out where oneDNN has a jit kernel for it: left to choose (`any`), its AVX2 kernels pick nChw8c
+    // and every convolution would reorder its input and output (resnet50 64² 7 %, mobilenet_v2 64² 19 % of the
+    // inference on an AVX2 machine); AVX-512's brgconv picks NHWC either way. A chunk is written dense and copied
+    // into place (choose_chunk).
+    pd = make(plan->user_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
+    if (!pd) pd = make(any_src, any_dst);
+  } else {
+    pd = make(any_src, any_dst);
   }
+  if (!pd) return nullptr;
   plan->src = pd.src_desc();
   plan->weights = pd.weights_desc();
   plan->dst = pd.dst_desc();

@@ -453,7 +453,8 @@ namespace {
 // Prepared weights of 2 MiB and more go on huge pages where the kernel offers them (transparent huge pages, in
 // `madvise` mode on Debian): each inference streams them all, and at a small input a model's filters are read once
 // per inference from memory, not cache (resnet50 at 64 x 64: 100 MB), where 4 KiB pages cost a TLB miss every 4 KiB
-// (resnet50 64², one thread: 4 to 5 % of the inference, BENCHMARKS.md). The block is mapped 2 MiB-aligned; only its
+// (resnet50 64², one thread: 4 to 5 % with glibc's heap on huge pages, this advice 1 %, within the noise;
+// BENCHMARKS.md). The block is mapped 2 MiB-aligned; only its
 // last partial 2 MiB, if any, stays on small pages. Smaller copies use the heap.
 constexpr size_t kHugePage = size_t{2} << 20;
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: installs what is missing, builds with warnings as errors, runs every meson test
-# (unit, golden, conformance, e2e; e2e-install-downstream builds a release, installs it and builds the
-# downstream examples against it), then builds again with clang under ASan + UBSan (build-sanitize, or
+# Runs the whole test suite: installs what is missing, makes a release build with warnings as errors, runs every
+# meson test (unit, golden, conformance, e2e; e2e-install-downstream installs that build into a temporary directory
+# and builds the downstream examples against it), then builds again with clang under ASan + UBSan (build-sanitize, or
 # $KFORGE_SANITIZER_BUILD_DIR) and runs the unit and golden suites there once more, with a short run of every
 # fuzz target on its checked-in corpus (suite "fuzz", $KFORGE_FUZZ_SECONDS each, default 20; docs/fuzzing.md).
 # KFORGE_SANITIZER_TESTS=0 skips that second build (CI never does). Prints as its last line "N passed, N failed"
@@ -13,7 +13,9 @@ source "$(dirname "$0")/lib.sh"
 
 ensure_dependencies "${KFORGE_PACKAGES[@]}" "${KFORGE_TEST_PACKAGES[@]}"
 # Warnings are errors here (and in CI), not in a plain `meson setup`: packagers build with their own flags.
-if ! build_kforge -Dwerror=true -Dtests=true; then
+# A release build (-O3; assertions stay on, b_ndebug is false): e2e-install-downstream installs this one rather
+# than making a release build of its own, so CI compiles kforge twice (this and the sanitizer build), not three times.
+if ! build_kforge -Dbuildtype=release -Dpkgconfig.relocatable=true -Dwerror=true -Dtests=true; then
   echo "build failed: no tests were run" >&2
   echo "0 passed, 0 failed"
   exit 1

@@ -544,6 +544,9 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("number", number);
   v.set("launch", launch);
   v.set("description", description);
+  // ConvSite's method for the step: a direct depthwise convolution has its own, so that a program without one
+  // compiles none of that kernel's variants.
+  v.set("run", s.direct_depthwise() ? "run_direct_depthwise" : "run");
   // ConvGeometry's last fields (transposed, krsc_filter, tap_major_filter, input_max, data) are false, 0 or
   // float32 by default: printed up to the last that is not.
   const std::string flags = s.dtype != ir::DataType::kFloat32

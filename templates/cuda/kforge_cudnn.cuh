@@ -80,22 +80,21 @@ inline Status cudnn_error(cudnnStatus_t status, const char* what) {
 // per-channel vectors (bias, batch norm) are float32 whatever it is.
 enum class ElementType { kFloat32, kFloat16, kBFloat16 };
 
-// ElementTag<T>{}: the C++ element type T as a value (visit_element_type). ElementTag<T>::type also names T where
-// a parameter must not take part in deducing it (fold_filter's bias, which may be nullptr).
+// ElementTag<T>::type names T where a parameter must not take part in deducing it (fold_filter's bias, which may be
+// nullptr).
 template <typename T>
 struct ElementTag {
   using type = T;
 };
 
-// Returns f(ElementTag<T>{}), T the C++ type of `type`: float, __half or __nv_bfloat16.
-template <typename F>
-auto visit_element_type(ElementType type, F&& f) {
-  switch (type) {
-    case ElementType::kFloat16: return f(ElementTag<__half>{});
-    case ElementType::kBFloat16: return f(ElementTag<__nv_bfloat16>{});
-    case ElementType::kFloat32: break;
-  }
-  return f(ElementTag<float>{});
+// The ElementType of the C++ element type T: float, __half or __nv_bfloat16.
+template <typename T>
+constexpr ElementType element_type_of() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>,
+                "a convolution's element type is float, __half or __nv_bfloat16");
+  return std::is_same_v<T, __half> ? ElementType::kFloat16
+         : std::is_same_v<T, __nv_bfloat16> ? ElementType::kBFloat16
+                                            : ElementType::kFloat32;
 }
 
 inline cudnnDataType_t cudnn_data_type(ElementType type) {
@@ -243,7 +242,25 @@ struct ConvCall {
   void* y;
   Scratch scratch;
   const Epilogue* epilogue;  // null: none
+  // The epilogue kernel in place over y (conv_epilogue_in_place<T>): ConvSite::prepare and run know T, the
+  // dispatcher's variants do not.
+  cudaError_t (*epilogue_in_place)(const ConvCall& c);
 };
+
+// y = epilogue(y) for a convolution of element type T (the methods that leave the epilogue to a kernel).
+template <typename T>
+cudaError_t conv_epilogue_in_place(const ConvCall& c) {
+  return channel_epilogue(static_cast<const T*>(c.y), static_cast<T*>(c.y), *c.epilogue, c.shape.n, c.g->k,
+                          static_cast<int64_t>(c.shape.out_h) * c.shape.out_w, c.g->nhwc, c.ctx->stream());
+}
+
+// OK when a convolution of g's element type is given tensors of T.
+template <typename T>
+Status check_element_type(const ConvGeometry& g) {
+  if (g.data == element_type_of<T>()) return Status::OK();
+  return Status::Error("a ", element_type_name(g.data), " convolution given ", element_type_name(element_type_of<T>()),
+                       " tensors");
+}
 
 // One convolution of a generated object. Its method is chosen once per (batch, H, W, TF32 switch: tf32_applies) by
 // kforge's multi-kernel dispatcher (kforge_multikernel.h): cuDNN's heuristics (cudnnGetConvolutionForwardAlgorithm_v7,
@@ -270,9 +287,11 @@ class ConvSite {
 
   // Chooses the method for the call's shape and the context's TF32 switch, once; the benchmark runs the
   // convolution on x, w and y (y is overwritten, x and w only read) and synchronises the stream. x, w and y (and the
-  // epilogue's residual) are of g.data's element type.
-  Status prepare(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const void* x, const void* w,
-                 void* y, const Scratch& scratch, const Epilogue* epilogue) {
+  // epilogue's residual) are of g.data's element type, T.
+  template <typename T>
+  Status prepare(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const T* x, const T* w, T* y,
+                 const Scratch& scratch, const Epilogue* epilogue) {
+    KFORGE_RETURN_IF_ERROR(check_element_type<T>(g));
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     const bool tf32 = tf32_applies(ctx.tf32(), g);
     KFORGE_RETURN_IF_ERROR(describe(g, shape, tf32));
@@ -284,7 +303,7 @@ class ConvSite {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamIsCapturing(ctx.stream(), &capture));
     if (capture == cudaStreamCaptureStatusNone) {
-      const ConvCall call{&ctx, &g, shape, x, w, y, scratch, epilogue};
+      const ConvCall call{&ctx, &g, shape, x, w, y, scratch, epilogue, &conv_epilogue_in_place<T>};
       ctx.timer()->set_stream(ctx.stream());
       method = static_cast<int>(dispatcher_->select(shape_key(key), [&](const Variant& v) {
         if (!v.fn(call).ok()) ctx.timer()->mark_failed();
@@ -294,31 +313,43 @@ class ConvSite {
     return Status::OK();
   }
 
-  // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null); chooses the method
-  // first when prepare() has not. x, w and y (and the epilogue's residual) are of g.data's element type.
-  Status run(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const void* x, const void* w, void* y,
+  // y = epilogue(conv(x, w)) on the context's stream (no epilogue where `epilogue` is null) through cuDNN;
+  // chooses the method first when prepare() has not. x, w and y (and the epilogue's residual) are of g.data's element
+  // type, T. A direct depthwise convolution runs through run_direct_depthwise instead.
+  //
+  // T is a template parameter, not a switch over g.data at run time, and the direct depthwise kernel has a method of
+  // its own, so that a translation unit compiles kernels only for the element types and the kinds of convolution
+  // it has: the depthwise kernel's 16 variants per element type and the epilogue kernel's 4 were three quarters of
+  // the device code of every program with a convolution, and most of its nvcc time.
+  template <typename T>
+  Status run(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const T* x, const T* w, T* y,
              const Scratch& scratch, const Epilogue* epilogue) {
-    if (direct_depthwise(g)) {
-      const DepthwiseShape d{shape.n,    shape.h,    shape.w,    g.c,        shape.out_h,       shape.out_w,
-                             g.r,        g.s,        g.stride_h, g.stride_w, g.pad_h,           g.pad_w,
-                             g.dilation_h, g.dilation_w, g.tap_major_filter, g.input_max};
-      static const Epilogue kIdentity{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
-                                      Activation::kNone, 0.0f, 0.0f, false};
-      const Epilogue& e = epilogue != nullptr ? *epilogue : kIdentity;
-      KFORGE_CUDA_RETURN_IF_ERROR(visit_element_type(g.data, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        return depthwise_nhwc(static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(y), d, e,
-                              ctx.stream());
-      }));
-      return Status::OK();
-    }
+    KFORGE_RETURN_IF_ERROR(check_element_type<T>(g));
+    if (direct_depthwise(g)) return Status::Error("a direct depthwise convolution runs through run_direct_depthwise");
     const Key key = key_of(shape, tf32_applies(ctx.tf32(), g));
     auto chosen = chosen_.find(key);
     if (chosen == chosen_.end()) {
       KFORGE_RETURN_IF_ERROR(prepare(ctx, g, shape, x, w, y, scratch, epilogue));
       chosen = chosen_.find(key);
     }
-    return execute(ConvCall{&ctx, &g, shape, x, w, y, scratch, epilogue}, chosen->second);
+    return execute(ConvCall{&ctx, &g, shape, x, w, y, scratch, epilogue, &conv_epilogue_in_place<T>}, chosen->second);
+  }
+
+  // y = epilogue(depthwise_conv(x, w)) on the context's stream, for a direct_depthwise(g) convolution:
+  // kforge_depthwise.cuh's kernel, the epilogue in it (no cuDNN state; the scratch is not used). As run().
+  template <typename T>
+  Status run_direct_depthwise(CudnnContext& ctx, const ConvGeometry& g, const ConvShape& shape, const T* x,
+                              const T* w, T* y, const Scratch& /*scratch*/, const Epilogue* epilogue) {
+    KFORGE_RETURN_IF_ERROR(check_element_type<T>(g));
+    if (!direct_depthwise(g)) return Status::Error("run_direct_depthwise on a convolution that cuDNN runs");
+    const DepthwiseShape d{shape.n,    shape.h,    shape.w,    g.c,        shape.out_h,       shape.out_w,
+                           g.r,        g.s,        g.stride_h, g.stride_w, g.pad_h,           g.pad_w,
+                           g.dilation_h, g.dilation_w, g.tap_major_filter, g.input_max};
+    static const Epilogue kIdentity{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 0.0f,
+                                    Activation::kNone, 0.0f, 0.0f, false};
+    const Epilogue& e = epilogue != nullptr ? *epilogue : kIdentity;
+    KFORGE_CUDA_RETURN_IF_ERROR(depthwise_nhwc(x, w, y, d, e, ctx.stream()));
+    return Status::OK();
   }
 
  private:
@@ -380,13 +411,7 @@ class ConvSite {
           c.ctx->handle(), &one, x_, c.x, w_, c.w, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
           c.scratch.data, a.workspace, &zero, y_, c.y));
     }
-    if (c.epilogue != nullptr) {
-      KFORGE_CUDA_RETURN_IF_ERROR(visit_element_type(g.data, [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        return channel_epilogue(static_cast<const T*>(c.y), static_cast<T*>(c.y), *c.epilogue, c.shape.n, g.k,
-                                static_cast<int64_t>(c.shape.out_h) * c.shape.out_w, g.nhwc, c.ctx->stream());
-      }));
-    }
+    if (c.epilogue != nullptr) KFORGE_CUDA_RETURN_IF_ERROR(c.epilogue_in_place(c));
     return Status::OK();
   }
 

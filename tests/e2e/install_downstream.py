@@ -3,7 +3,9 @@
 
 1. Configures this source tree as a release build (-Dbuildtype=release -Dwerror=true -Dtests=false, so a
    release build is warning-free with the compiler under test), builds it and `meson install`s it into a
-   temporary prefix.
+   temporary prefix. With --build-root naming a build that is already release with -Dwerror=true and the same
+   compiler (tools/test.sh configures its build so), that build is installed instead (`meson install --destdir`
+   into a temporary directory: the installed tree is relocatable) and nothing is built twice.
 2. Checks the installed tree: `<prefix>/bin/kforge --version` names the installed templates, and the files
    downstream builds need are there (kforge.pc, kforgeConfig.cmake, the kernel library and its headers).
 3. Builds examples/downstream-meson (pkg-config: dependency('kforge')) and examples/downstream-cmake
@@ -11,11 +13,12 @@
    at build time and runs it; the output must equal examples/programs/expected_output.txt.
 4. A second build of each has nothing to do (the depfiles and outputs are stable).
 
-Usage: install_downstream.py [--keep DIR] [--cxx g++|clang++]   (exit 77, meson's SKIP, without meson/ninja/cmake)
+Usage: install_downstream.py [--keep DIR] [--cxx g++|clang++] [--build-root BUILD]   (exit 77, meson's SKIP, without meson/ninja/cmake)
 """
 
 import argparse
 import difflib
+import json
 import os
 import shutil
 import subprocess
@@ -50,6 +53,33 @@ def install(work, cxx):
     run(["ninja", "-C", build], env, f"release build with {cxx}")
     run(["meson", "install", "-C", build, "--quiet"], env, "meson install")
     return prefix
+
+
+def release_build(build_root, cxx):
+    """The options of build_root if it is a release build with warnings as errors and a relocatable kforge.pc, by
+    cxx; otherwise None."""
+    info = Path(build_root) / "meson-info"
+    try:
+        options = {o["name"]: o["value"] for o in json.loads((info / "intro-buildoptions.json").read_text())}
+        compilers = json.loads((info / "intro-compilers.json").read_text())
+    except (OSError, ValueError):
+        return None
+    compiler = compilers.get("host", {}).get("cpp", {}).get("exelist", [""])[0]
+    if options.get("buildtype") != "release" or options.get("werror") is not True:
+        return None
+    if options.get("pkgconfig.relocatable") is not True:  # kforge.pc would name the prefix outside the stage
+        return None
+    if Path(compiler).name != cxx and Path(compiler).name != {"g++": "c++"}.get(cxx):
+        return None
+    return options
+
+
+def install_existing(work, build_root, options):
+    """Installs the (already built) build_root under work/stage; returns the prefix inside it."""
+    stage = work / "stage"
+    run(["meson", "install", "-C", build_root, "--no-rebuild", "--quiet", f"--destdir={stage}"],
+        what=f"meson install of {build_root} into {stage}")
+    return stage / Path(options["prefix"]).relative_to("/")
 
 
 def check_installed(prefix):
@@ -108,6 +138,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--keep", help="work in this directory and keep it")
     parser.add_argument("--cxx", default="g++", help="the C++ compiler of every build (default g++)")
+    parser.add_argument("--build-root", help="install this build if it is a release with -Dwerror=true by --cxx")
     args = parser.parse_args()
     for tool in ["meson", "ninja", "cmake", "pkg-config", args.cxx]:
         if shutil.which(tool) is None:
@@ -115,7 +146,12 @@ def main():
             return SKIP
     work = Path(args.keep).resolve() if args.keep else Path(tempfile.mkdtemp(prefix="kforge-install-"))
     try:
-        prefix = install(work, args.cxx)
+        options = release_build(args.build_root, args.cxx) if args.build_root else None
+        if options is not None:
+            print(f"installing {args.build_root}: already a release build with -Dwerror=true")
+            prefix = install_existing(work, args.build_root, options)
+        else:
+            prefix = install(work, args.cxx)
         pkgconfig_dir = check_installed(prefix)
         downstream_meson(work, prefix, pkgconfig_dir, args.cxx)
         downstream_cmake(work, prefix, args.cxx)

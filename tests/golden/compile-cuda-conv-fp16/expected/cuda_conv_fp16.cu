@@ -852,7 +852,7 @@ kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
   // group 4 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 3264), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const __half*>(b.buffers[52]), reinterpret_cast<__half*>(folded_.data() + 2944), static_cast<__half*>(b.buffers[60]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(4, s);
+    if (kforge::Status s = convs_->sites[3].run_direct_depthwise(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const __half*>(b.buffers[52]), reinterpret_cast<__half*>(folded_.data() + 2944), static_cast<__half*>(b.buffers[60]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(4, s);
   }
   // call 20 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<__half>(static_cast<const __half*>(b.buffers[60]), static_cast<__half*>(b.buffers[61]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(11, e);

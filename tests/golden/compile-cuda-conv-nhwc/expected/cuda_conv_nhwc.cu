@@ -808,7 +808,7 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(3, s);
+    if (kforge::Status s = convs_->sites[3].run_direct_depthwise(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 19 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[59]), static_cast<float*>(b.buffers[60]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(10, e);

@@ -556,7 +556,7 @@ kforge::Status inverted_residual::enqueue(const Bindings& b) {
   // group 1 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:32:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:36:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:40:5); the input clamped at 6 (the relu6 of the convolution that produced it)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].run_direct_depthwise(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
   if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[28]), reinterpret_cast<float*>(folded_.data() + 3008), static_cast<float*>(b.buffers[29]), kforge::cuda_conv::Scratch{b.buffers[37], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
@@ -570,7 +570,7 @@ kforge::Status inverted_residual::enqueue(const Bindings& b) {
   // call 11 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
   if (cudaError_t e = inverted_residual_index_2(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), s0, stream_); e != cudaSuccess) return launch_failed(6, e);
   // call 12 (pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:50:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 8, 8}, static_cast<const float*>(b.buffers[32]), static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{}, nullptr); !s.ok()) return conv_failed(7, s);
+  if (kforge::Status s = convs_->sites[4].run_direct_depthwise(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 8, 8}, static_cast<const float*>(b.buffers[32]), static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{}, nullptr); !s.ok()) return conv_failed(7, s);
   // call 13 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:50:5)
   if (cudaError_t e = inverted_residual_index_3(static_cast<const float*>(b.buffers[34]), static_cast<float*>(b.buffers[35]), s0, stream_); e != cudaSuccess) return launch_failed(8, e);
   return kforge::Status::OK();

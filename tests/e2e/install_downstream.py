@@ -61,10 +61,12 @@ def release_build(build_root, cxx):
     info = Path(build_root) / "meson-info"
     try:
         options = {o["name"]: o["value"] for o in json.loads((info / "intro-buildoptions.json").read_text())}
-        compilers = json.loads((info / "intro-compilers.json").read_text())
+        targets = json.loads((info / "intro-targets.json").read_text())
     except (OSError, ValueError):
         return None
-    compiler = compilers.get("host", {}).get("cpp", {}).get("exelist", [""])[0]
+    # The C++ compiler of the build's sources (meson 1.0 has no intro-compilers.json): the last word, after ccache.
+    compiler = next((s["compiler"][-1] for t in targets for s in t.get("target_sources", [])
+                     if s.get("language") == "cpp" and s.get("compiler")), "")
     if options.get("buildtype") != "release" or options.get("werror") is not True:
         return None
     if options.get("pkgconfig.relocatable") is not True:  # kforge.pc would name the prefix outside the stage

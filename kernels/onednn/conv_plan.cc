@@ -75,6 +75,16 @@ bool choose_blocked(const ConvGeometry& g, int64_t images, bool constant) {
   return constant || pixels >= kPlainBelowPixels;
 }
 
+// Whether an NHWC convolution lets oneDNN pick its activations' layout, reordering them there and back, rather than
+// asking for NHWC: ungrouped k x k convolutions (k > 1). On AVX2, oneDNN 2.6's jit:avx2 kernel on nChw8c plus the
+// two reorders beats the same kernel reading and writing NHWC at these (resnet18 224² layer1 3 x 3: 3.8 ms against
+// 5.0, bench/layouts/conv_layouts.cc; whole models: resnet18 224² 0.88x, resnet50 224² 0.89x, resnet18 64² 1.01x,
+// BENCHMARKS.md), while for 1 x 1 and depthwise ones the reorders cost more than the blocked kernel saves. On
+// AVX-512, brgconv picks NHWC itself and nothing is reordered either way.
+bool prefers_own_layout(const ConvGeometry& g) {
+  return g.kind == ConvKind::kConv && g.groups == 1 && g.kh * g.kw > 1;
+}
+
 struct Eltwise {
   dnnl::algorithm alg;
   float alpha, beta;
@@ -205,13 +215,16 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   dnnl::primitive_desc_base pd;
   if (!g.blocked) {
     pd = make(plan->user_src, plan->user_dst);
-  } else if (g.channel_last) {
+  } else if (g.channel_last && !prefers_own_layout(g)) {
     // NHWC in and out where oneDNN has a jit kernel for it: left to choose (`any`), its AVX2 kernels pick nChw8c
     // and every convolution would reorder its input and output (resnet50 64² 7 %, mobilenet_v2 64² 19 % of the
     // inference on an AVX2 machine); AVX-512's brgconv picks NHWC either way. A chunk is written dense and copied
     // into place (choose_chunk).
     pd = make(plan->user_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
     if (!pd) pd = make(any_src, any_dst);
+  } else if (g.channel_last) {
+    pd = make(any_src, any_dst);
+    if (!pd) pd = make(plan->user_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
   } else {
     pd = make(any_src, any_dst);
   }

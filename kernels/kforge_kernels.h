@@ -23,8 +23,9 @@
 namespace kforge::kernels {
 
 // ---- library settings (kernels/settings.cc; docs/kernels.md) -------------------------------------------------
-// The float32 conv2d, depthwise_conv2d, conv2d_transpose, matmul and pool2d run on oneDNN when the library was built
-// with it (meson option `onednn`; has_onednn()); every other dtype and case runs the reference loops.
+// The float32 conv2d, depthwise_conv2d, conv2d_transpose, matmul and NCHW pool2d run on oneDNN when the library was
+// built with it (meson option `onednn`; has_onednn()); NHWC pool2d runs a channel-last loop (nn.cc) that computes what
+// the reference loops compute; every other dtype and case runs the reference loops.
 bool has_onednn();
 // Threads those oneDNN kernels may use (at least 1; default 1). Their work is split the same way whatever the count,
 // so results are bitwise identical for every count. The reference loops are single-threaded. Thread-safe; takes

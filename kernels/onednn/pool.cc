@@ -1,4 +1,6 @@
-// pool2d on oneDNN (float32, NCHW or NHWC, read and written in the caller's layout).
+// pool2d on oneDNN (float32, NCHW or NHWC, read and written in the caller's layout). The public pool2d kernel
+// (nn.cc) sends only NCHW calls here: NHWC ones run its channel-last loop, which measured 4 to 5x faster than
+// oneDNN 2.6's NHWC pooling on AVX2 (jit:avx2 took 2.1 ms for resnet18 224²'s max pool in the model).
 //
 // Paddle's windows map onto oneDNN's as follows: max is pooling_max (padding never wins); avg with `exclusive`
 // divides by the elements inside the input, which is pooling_avg_exclude_padding, and without it by the full

@@ -174,9 +174,35 @@ TEST_CASE("oneDNN pool2d matches the reference loops: max exactly, avg within th
       const int64_t terms = c.global || c.adaptive ? plane : c.kernel[0] * c.kernel.back();  // the window or more
       check_within_bound(got, want, run_pool(c, abs_of(x), true), terms + 2);  // + the division
     }
-    CHECK(same_bits(run_pool(c, x, false), got));
+    // The public kernel: oneDNN for NCHW; channel-last pooling runs kforge's own loop (nn.cc), which computes
+    // what the reference loops compute, bit for bit.
+    const Tensor& public_want = c.data_format == "NHWC" ? want : got;
+    CHECK(same_bits(run_pool(c, x, false), public_want));
     ThreadsScope threads(3);
-    CHECK(same_bits(run_pool(c, x, false), got));
+    CHECK(same_bits(run_pool(c, x, false), public_want));
+  }
+}
+
+TEST_CASE("pool2d NHWC: the channel-last loop computes the reference loops' results bit for bit") {
+  const std::vector<PoolCase> cases = {
+      {"max 3x3 s2 p1, 64 channels", {1, 14, 14, 64}, {3, 3}, {2, 2}, {1, 1}, false, true, "NHWC"},
+      {"max 2x3, 13 channels (a block of 8 and 5 alone)", {2, 7, 6, 13}, {2, 3}, {1, 2}, {1, 0, 0, 1}, false, true,
+       "NHWC"},
+      {"avg exclusive, 20 channels", {1, 9, 9, 20}, {3, 3}, {2, 2}, {1, 1}, false, true, "NHWC", "avg"},
+      {"avg inclusive ceil_mode, 3 channels", {1, 8, 8, 3}, {3, 3}, {2, 2}, {1, 1}, true, false, "NHWC", "avg"},
+      {"global avg, 24 channels", {2, 7, 7, 24}, {1, 1}, {1, 1}, {0, 0}, false, true, "NHWC", "avg", true},
+      {"adaptive avg 7 to 3 (uneven), 9 channels", {1, 7, 7, 9}, {3, 3}, {1, 1}, {0, 0}, false, true, "NHWC", "avg",
+       false, true},
+      {"max, a window wholly in the padding", {1, 4, 4, 8}, {2, 2}, {1, 1}, {2, 2}, false, true, "NHWC", "max"},
+  };
+  uint32_t seed = 350;
+  for (const PoolCase& c : cases) {
+    INFO(c.name);
+    const Tensor x = random_f32(c.x, seed++);
+    const Tensor want = run_pool(c, x, true);
+    CHECK(same_bits(run_pool(c, x, false), want));
+    ThreadsScope threads(2);
+    CHECK(same_bits(run_pool(c, x, false), want));
   }
 }
 

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "kforge_kernels.h"
 #include "onednn/onednn.h"
@@ -461,14 +462,18 @@ constexpr size_t kHugePage = size_t{2} << 20;
 std::shared_ptr<char> allocate_prepared(size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (bytes >= kHugePage) {
-    const size_t page = 4096, size = (bytes + page - 1) / page * page;
+    const long system_page = sysconf(_SC_PAGESIZE);
+    const size_t page = system_page > 0 ? static_cast<size_t>(system_page) : 4096;
+    const size_t size = (bytes + page - 1) / page * page;
+    // kHugePage more than needed, so that a kHugePage-aligned block of `size` bytes lies inside the mapping.
     void* mapped = mmap(nullptr, size + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mapped == MAP_FAILED) return nullptr;
     const uintptr_t start = reinterpret_cast<uintptr_t>(mapped);
     const uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-    // Unmap the slack before and after the aligned block (page multiples: start, size and kHugePage are).
-    if (aligned > start) munmap(mapped, aligned - start);
-    const size_t tail = start + size + kHugePage - (aligned + size);
+    // Unmap the slack before and after the block: `head` bytes before it, the other kHugePage - head after it (both
+    // page multiples, as start, size and kHugePage are).
+    const size_t head = aligned - start, tail = kHugePage - head;
+    if (head > 0) munmap(mapped, head);
     if (tail > 0) munmap(reinterpret_cast<void*>(aligned + size), tail);
     char* block = reinterpret_cast<char*>(aligned);
     madvise(block, size, MADV_HUGEPAGE);  // advice only: without THP the block keeps small pages

@@ -51,7 +51,7 @@ void pool_window(int64_t o, int64_t in, int64_t out_size, int64_t k, int64_t str
 // fixed trip count, which GCC vectorises at -O2). Per output element the arithmetic is the reference loops', in
 // the same order (start from -FLT_MAX or 0, take the window row by row), so the results are identical. It reads
 // the input about once where oneDNN 2.6's NHWC max pooling on AVX2 took 2.1 ms for resnet18 224²'s 3 x 3 / 2 pool
-// (64 channels, 112² -> 56²) against 0.4 ms here (BENCHMARKS.md).
+// (64 channels, 112² -> 56²; 0.53 ms alone with the input in cache) against 0.47 ms here (BENCHMARKS.md).
 template <bool kMax, typename T>
 void pool_channel_last(const util::PoolShape& s, bool exclusive, const T* in, T* out) {
   constexpr int64_t kLanes = 8;

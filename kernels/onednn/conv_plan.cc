@@ -223,6 +223,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
     pd = make(plan->user_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
     if (!pd) pd = make(any_src, any_dst);
   } else if (g.channel_last) {
+    // An ungrouped k x k convolution: oneDNN's own layout, NHWC only where it has no jit kernel for that.
     pd = make(any_src, any_dst);
     if (!pd) pd = make(plan->user_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
   } else {

@@ -204,7 +204,6 @@ Status pool2d_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const
 #endif
   const Strides4 is = strides4(s.channel_last, s.c, s.in_h, s.in_w);
   const Strides4 os = strides4(s.channel_last, s.c, s.out_h, s.out_w);
-  auto window = pool_window;
   return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* xd = x.data_as<const T>();
@@ -218,10 +217,10 @@ Status pool2d_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const
         const T* plane = xd + b * is.n + ch * is.c;
         for (int64_t oh = 0; oh < s.out_h; ++oh) {
           int64_t h0, h1;
-          window(oh, s.in_h, s.out_h, s.k_h, s.g.stride_h, s.g.pad_top, s.adaptive, &h0, &h1);
+          pool_window(oh, s.in_h, s.out_h, s.k_h, s.g.stride_h, s.g.pad_top, s.adaptive, &h0, &h1);
           for (int64_t ow = 0; ow < s.out_w; ++ow) {
             int64_t w0, w1;
-            window(ow, s.in_w, s.out_w, s.k_w, s.g.stride_w, s.g.pad_left, s.adaptive, &w0, &w1);
+            pool_window(ow, s.in_w, s.out_w, s.k_w, s.g.stride_w, s.g.pad_left, s.adaptive, &w0, &w1);
             T acc = s.is_max ? static_cast<T>(-FLT_MAX) : T(0);
             for (int64_t h = h0; h < h1; ++h) {
               for (int64_t w = w0; w < w1; ++w) {

@@ -76,10 +76,10 @@ bool choose_blocked(const ConvGeometry& g, int64_t images, bool constant) {
 }
 
 // Whether an NHWC convolution lets oneDNN pick its activations' layout, reordering them there and back, rather than
-// asking for NHWC: ungrouped k x k convolutions (k > 1). On AVX2, oneDNN 2.6's jit:avx2 kernel on nChw8c plus the
-// two reorders beats the same kernel reading and writing NHWC at these (resnet18 224² layer1 3 x 3: 3.8 ms against
-// 5.0, bench/layouts/conv_layouts.cc; whole models: resnet18 224² 0.88x, resnet50 224² 0.89x, resnet18 64² 1.01x,
-// BENCHMARKS.md), while for 1 x 1 and depthwise ones the reorders cost more than the blocked kernel saves. On
+// asking for NHWC: ungrouped k x k convolutions (k > 1). On AVX2, oneDNN 2.6's jit:avx2 kernel is much slower on
+// NHWC than on nChw8c at these (resnet18 224² layer1 3 x 3: 5.0 ms against 3.4, and 3.8 with reorders from and to
+// NCHW around it, bench/layouts/conv_layouts.cc), and with the reorders from and to NHWC whole models gain
+// (resnet18 224² 0.88x, resnet50 224² 0.89x, resnet18 64² 1.01x of the time, BENCHMARKS.md), while for 1 x 1 and depthwise ones the reorders cost more than the blocked kernel saves. On
 // AVX-512, brgconv picks NHWC itself and nothing is reordered either way.
 bool prefers_own_layout(const ConvGeometry& g) {
   return g.kind == ConvKind::kConv && g.groups == 1 && g.kh * g.kw > 1;

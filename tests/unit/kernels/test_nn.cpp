@@ -1,9 +1,12 @@
 // conv2d, depthwise_conv2d, conv2d_transpose, pool2d, batch_norm and nearest_interp.
 #include <catch2/catch.hpp>
 
+#include <cfloat>
 #include <cmath>
 #include <numeric>
 
+#include "compare_paths.h"
+#include "reference.h"
 #include "tensor_builder.h"
 
 using namespace kforge;
@@ -205,13 +208,15 @@ struct PoolArgs {
   std::string algorithm = "EXPLICIT";
 };
 
-Tensor pool(const Tensor& x, const PoolArgs& a) {
-  Tensor out = output_from([&](Tensor* o) {
+// Through the public kernel, or the reference loops (reference.h) with `reference`; the output starts as NaN.
+Tensor pool(const Tensor& x, const PoolArgs& a, bool reference = false) {
+  Tensor out = poisoned_like(output_from([&](Tensor* o) {
     return m::Pool2DInferMeta(x, a.kernel, a.strides, a.paddings, a.ceil_mode, a.exclusive, a.data_format, a.type,
                               a.global, a.adaptive, a.algorithm, o);
-  });
-  Status s = k::pool2d(cpu(), x, a.kernel, a.strides, a.paddings, a.ceil_mode, a.exclusive, a.data_format, a.type,
-                       a.global, a.adaptive, a.algorithm, &out);
+  }));
+  auto kernel = reference ? k::reference::pool2d : k::pool2d;
+  Status s = kernel(cpu(), x, a.kernel, a.strides, a.paddings, a.ceil_mode, a.exclusive, a.data_format, a.type,
+                    a.global, a.adaptive, a.algorithm, &out);
   INFO(s.message());
   REQUIRE(s.ok());
   return out;
@@ -280,6 +285,50 @@ TEST_CASE("pool2d global, adaptive, ceil_mode, NHWC") {
   Tensor pn = pool(xn, nhwc);
   CHECK(dims_of(pn) == Dims{1, 1, 1, 2});
   check_close<float>(pn, {4, 40});
+}
+
+// NHWC pooling runs the kernel library's channel-last loop (nn.cc), with or without oneDNN; it must compute what the
+// reference loops compute, bit for bit: blocks of 8 channels and the channels after the last block, windows clipped
+// by the padding, uneven adaptive windows, a window wholly in the padding (-FLT_MAX, as the loops give).
+TEST_CASE("pool2d NHWC: the channel-last loop gives the reference loops' results bit for bit") {
+  auto nhwc = [](IntArray kernel, Ints strides, Ints paddings, std::string type) {
+    PoolArgs a;
+    a.kernel = kernel;
+    a.strides = strides;
+    a.paddings = paddings;
+    a.type = type;
+    a.data_format = "NHWC";
+    return a;
+  };
+  struct Case {
+    const char* name;
+    Dims x;
+    PoolArgs args;
+  };
+  std::vector<Case> cases = {
+      {"max 3x3 s2 p1, 64 channels", {1, 14, 14, 64}, nhwc({3, 3}, {2, 2}, {1, 1}, "max")},
+      {"max 2x3, 13 channels (a block and 5 alone)", {2, 7, 6, 13}, nhwc({2, 3}, {1, 2}, {1, 0, 0, 1}, "max")},
+      {"avg exclusive, 20 channels", {1, 9, 9, 20}, nhwc({3, 3}, {2, 2}, {1, 1}, "avg")},
+      {"avg inclusive ceil_mode, 3 channels", {1, 8, 8, 3}, nhwc({3, 3}, {2, 2}, {1, 1}, "avg")},
+      {"global avg, 24 channels", {2, 7, 7, 24}, nhwc({1, 1}, {1, 1}, {0, 0}, "avg")},
+      {"adaptive avg 7 to 3, 9 channels", {1, 7, 7, 9}, nhwc({3, 3}, {1, 1}, {0, 0}, "avg")},
+      {"max, a window wholly in the padding", {1, 4, 4, 8}, nhwc({2, 2}, {1, 1}, {2, 2}, "max")},
+  };
+  cases[3].args.exclusive = false;
+  cases[3].args.ceil_mode = true;
+  cases[4].args.global = true;
+  cases[5].args.adaptive = true;
+  uint32_t seed = 350;
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const Tensor x = random_f32(c.x, seed++);
+    const Tensor want = pool(x, c.args, true);
+    CHECK(same_bits(pool(x, c.args), want));
+    ThreadsScope threads(2);
+    CHECK(same_bits(pool(x, c.args), want));
+  }
+  // The window in the padding gives -FLT_MAX, not a NaN left from the poisoned output or a read outside the input.
+  CHECK(values<float>(pool(random_f32({1, 4, 4, 8}, 1), cases[6].args))[0] == -FLT_MAX);
 }
 
 TEST_CASE("Pool2DInferMeta errors") {

@@ -1,6 +1,6 @@
-// conv2d, depthwise_conv2d (a grouped conv2d) and conv2d_transpose: direct loops over NCHW or NHWC tensors with
-// OIHW filters, accumulating each output element in a fixed order. With oneDNN, float32 runs there instead
-// (onednn/conv.cc) whenever it can; reference.h reaches the loops directly.
+// conv2d, depthwise_conv2d (a grouped conv2d) and conv2d_transpose: direct loops over NCHW or NHWC tensors (and
+// NCHW8c, but for the transpose) with OIHW filters, accumulating each output element in a fixed order. With oneDNN,
+// float32 runs there instead (onednn/conv.cc) whenever it can; reference.h reaches the loops directly.
 #include <vector>
 
 #include "kernel_util.h"
@@ -14,20 +14,13 @@ namespace kforge::kernels {
 
 namespace {
 
-// Element strides of a 4-D tensor's N, C, H, W axes in either layout.
-struct Strides4 {
-  int64_t n, c, h, w;
-};
-Strides4 strides4(bool channel_last, int64_t c, int64_t h, int64_t w) {
-  return channel_last ? Strides4{h * w * c, 1, w * c, c} : Strides4{c * h * w, h * w, w, 1};
-}
+using util::Strides4;
 
 Status check_out(const char* op, const Tensor& out, DataType dtype, const util::ConvShape& s) {
   if (out.dtype != dtype) return Status::Error(op, ": out is ", out.dtype, ", expected ", dtype);
   Tensor expected;
-  const std::vector<int64_t> dims = s.channel_last ? std::vector<int64_t>{s.n, s.out_h, s.out_w, s.out_c}
-                                                   : std::vector<int64_t>{s.n, s.out_c, s.out_h, s.out_w};
-  KFORGE_RETURN_IF_ERROR(expected.set_dims(dims));
+  KFORGE_RETURN_IF_ERROR(
+      expected.set_dims(util::activation_dims(s.channel_last, s.nchw8c, s.n, s.out_c, s.out_h, s.out_w)));
   return util::require_dims(out, expected, op);
 }
 
@@ -44,8 +37,8 @@ void valid_range(int64_t size, int64_t out_size, int64_t stride, int64_t pad, in
 
 template <typename T>
 void conv_forward(const Tensor& input, const Tensor& filter, Tensor* out, const util::ConvShape& s) {
-  const Strides4 is = strides4(s.channel_last, s.in_c, s.in_h, s.in_w);
-  const Strides4 os = strides4(s.channel_last, s.out_c, s.out_h, s.out_w);
+  const Strides4 is = util::strides4(s.channel_last, s.nchw8c && !s.plain_input, s.in_c, s.in_h, s.in_w);
+  const Strides4 os = util::strides4(s.channel_last, s.nchw8c, s.out_c, s.out_h, s.out_w);
   const util::Geometry2D& g = s.g;
   const int64_t in_per_group = s.in_c / s.groups, out_per_group = s.out_c / s.groups;
   const T* in = input.data_as<const T>();
@@ -55,9 +48,9 @@ void conv_forward(const Tensor& input, const Tensor& filter, Tensor* out, const 
   for (int64_t b = 0; b < s.n; ++b) {
     for (int64_t oc = 0; oc < s.out_c; ++oc) {
       const int64_t group = oc / out_per_group;
-      T* out_plane = o + b * os.n + oc * os.c;
+      T* out_plane = o + b * os.n + os.channel(oc);
       for (int64_t icg = 0; icg < in_per_group; ++icg) {
-        const T* in_plane = in + b * is.n + (group * in_per_group + icg) * is.c;
+        const T* in_plane = in + b * is.n + is.channel(group * in_per_group + icg);
         for (int64_t kh = 0; kh < s.k_h; ++kh) {
           int64_t oh_lo, oh_hi;
           valid_range(s.in_h, s.out_h, g.stride_h, g.pad_top, kh * g.dilation_h, &oh_lo, &oh_hi);
@@ -193,8 +186,8 @@ Status conv_transpose(bool fast, const KernelContext& ctx, const Tensor& x, cons
 #endif
   return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    const Strides4 is = strides4(s.channel_last, s.in_c, s.in_h, s.in_w);
-    const Strides4 os = strides4(s.channel_last, s.out_c, s.out_h, s.out_w);
+    const Strides4 is = util::strides4(s.channel_last, s.nchw8c, s.in_c, s.in_h, s.in_w);
+    const Strides4 os = util::strides4(s.channel_last, s.nchw8c, s.out_c, s.out_h, s.out_w);
     const util::Geometry2D& g = s.g;
     const int64_t in_per_group = s.in_c / s.groups, out_per_group = s.out_c / s.groups;
     const T* in = x.data_as<const T>();
@@ -205,9 +198,9 @@ Status conv_transpose(bool fast, const KernelContext& ctx, const Tensor& x, cons
     for (int64_t b = 0; b < s.n; ++b) {
       for (int64_t ic = 0; ic < s.in_c; ++ic) {
         const int64_t group = ic / in_per_group;
-        const T* in_plane = in + b * is.n + ic * is.c;
+        const T* in_plane = in + b * is.n + is.channel(ic);
         for (int64_t ocg = 0; ocg < out_per_group; ++ocg) {
-          T* out_plane = o + b * os.n + (group * out_per_group + ocg) * os.c;
+          T* out_plane = o + b * os.n + os.channel(group * out_per_group + ocg);
           for (int64_t kh = 0; kh < s.k_h; ++kh) {
             for (int64_t kw = 0; kw < s.k_w; ++kw) {
               const T weight = w[((ic * out_per_group + ocg) * s.k_h + kh) * s.k_w + kw];

@@ -37,8 +37,8 @@ struct Epilogue {
 Status check(const Tensor& out, DataType dtype, const util::ConvShape& s, const Epilogue& e) {
   if (out.dtype != dtype) return Status::Error(kOp, ": out is ", out.dtype, ", expected ", dtype);
   Tensor expected;
-  KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_h, s.out_w, s.out_c})
-                                        : expected.set_dims({s.n, s.out_c, s.out_h, s.out_w}));
+  KFORGE_RETURN_IF_ERROR(
+      expected.set_dims(util::activation_dims(s.channel_last, s.nchw8c, s.n, s.out_c, s.out_h, s.out_w)));
   KFORGE_RETURN_IF_ERROR(util::require_dims(out, expected, kOp));
   const struct {
     const Tensor* t;
@@ -79,7 +79,7 @@ void apply_epilogue(const Epilogue& e, const util::ConvShape& s, const T* residu
     }
   }
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = s.channel_last ? i % s.out_c : (i / plane) % s.out_c;
+    const int64_t c = util::channel_of(s.channel_last, s.nchw8c, i, s.out_c, plane);
     T v = o[i];
     if (e.bias != nullptr) v = v + e.bias->data_as<const T>()[c];
     if (e.mean != nullptr) v = v * new_scale[static_cast<size_t>(c)] + new_bias[static_cast<size_t>(c)];

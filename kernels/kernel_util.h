@@ -320,16 +320,77 @@ inline Status channel_last(const char* op, const std::string& data_format, bool*
   } else if (data_format == "NCHW" || data_format == "NCDHW" || data_format == "NCL" || data_format == "NC" ||
              data_format == "AnyLayout") {
     *last = false;
+  } else if (data_format == "NCHW8c") {  // activation_layout below, for the kernels that take it
+    return Status::Error(op, ": data_format \"NCHW8c\" is not supported");
   } else {
     return Status::Error(op, ": unknown data_format \"", data_format, "\"");
   }
   return Status::OK();
 }
 
+// "NCHW8c", oneDNN's nChw8c: a logical NCHW activation whose channels come in blocks of kChannelBlock, stored 5-D
+// [N, C/8, H, W, 8] with element (n, c, h, w) at (((n * C/8 + c/8) * H + h) * W + w) * 8 + c % 8, so that
+// consecutive oneDNN convolutions exchange it without reorders. conv2d, depthwise_conv2d, conv2d_fused, pool2d
+// and batch_norm take it (activation_layout); everything else rejects it through channel_last above. A
+// convolution's input may also be a 4-D NCHW tensor (ConvShape::plain_input): a network's stem, whose 3 channels
+// make no block, writes nChw8c directly, as oneDNN's AVX2 kernels do for such a first layer.
+constexpr int64_t kChannelBlock = 8;
+
+// channel_last, plus whether the layout is NCHW8c (then *last is false).
+inline Status activation_layout(const char* op, const std::string& data_format, bool* last, bool* nchw8c) {
+  *nchw8c = data_format == "NCHW8c";
+  if (*nchw8c) {
+    *last = false;
+    return Status::OK();
+  }
+  return channel_last(op, data_format, last);
+}
+
+// An NCHW8c tensor is 5-D with a last dim of kChannelBlock.
+inline Status check_nchw8c(const char* op, const char* name, const Tensor& t) {
+  if (t.ndim != 5 || t.dims[4] != kChannelBlock) {
+    return Status::Error(op, ": ", name, " must be 5-D [N, C/8, H, W, 8] for data_format \"NCHW8c\", got ",
+                         t.dims_string());
+  }
+  return Status::OK();
+}
+
+// The dims of an N x C x H x W activation in its layout.
+inline std::vector<int64_t> activation_dims(bool last, bool nchw8c, int64_t n, int64_t c, int64_t h, int64_t w) {
+  if (nchw8c) return {n, c / kChannelBlock, h, w, kChannelBlock};
+  return last ? std::vector<int64_t>{n, h, w, c} : std::vector<int64_t>{n, c, h, w};
+}
+
+// The channels of an activation x (rank 2 to 5 for NCHW and NHWC, checked 5-D for NCHW8c).
+inline int64_t channel_count(const Tensor& x, bool last, bool nchw8c) {
+  if (nchw8c) return x.dims[1] * kChannelBlock;
+  return x.dims[last ? x.ndim - 1 : 1];
+}
+
+// Element strides of an activation's N, H, W axes, and where channel ch starts within an image: channels come in
+// blocks of `block` (kChannelBlock for NCHW8c, else 1) that lie `c` elements apart, side by side within a block.
+struct Strides4 {
+  int64_t n, c, h, w, block;
+  int64_t channel(int64_t ch) const { return (ch / block) * c + ch % block; }
+};
+inline Strides4 strides4(bool last, bool nchw8c, int64_t c, int64_t h, int64_t w) {
+  if (nchw8c) return {c * h * w, h * w * kChannelBlock, w * kChannelBlock, kChannelBlock, kChannelBlock};
+  return last ? Strides4{h * w * c, 1, w * c, c, 1} : Strides4{c * h * w, h * w, w, 1, 1};
+}
+
+// The channel of element i of an activation with c channels of `plane` pixels each.
+inline int64_t channel_of(bool last, bool nchw8c, int64_t i, int64_t c, int64_t plane) {
+  if (last) return i % c;
+  const int64_t block = nchw8c ? kChannelBlock : 1;
+  return (i / (block * plane)) % (c / block) * block + i % block;
+}
+
 // The full geometry of one conv2d / conv2d_transpose / pool2d / nearest_interp call, as the infer-meta rules
 // compute it (meta_nn.cc); the kernels recompute it from their arguments.
 struct ConvShape {
   bool channel_last = false;
+  bool nchw8c = false;       // "NCHW8c" (channel_last false): the output, and the input unless plain_input
+  bool plain_input = false;  // NCHW8c of conv2d with a 4-D NCHW input: a stem (3 channels) writing nChw8c
   int64_t n = 0, in_c = 0, in_h = 0, in_w = 0;
   int64_t out_c = 0, out_h = 0, out_w = 0;
   int64_t k_h = 0, k_w = 0, groups = 1;
@@ -345,6 +406,7 @@ Status conv_transpose_shape(const char* op, const Tensor& x, const Tensor& filte
 
 struct PoolShape {
   bool channel_last = false;
+  bool nchw8c = false;  // "NCHW8c" (channel_last false)
   bool is_max = true;
   bool adaptive = false;
   int64_t n = 0, c = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0, k_h = 0, k_w = 0;

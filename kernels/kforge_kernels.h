@@ -26,6 +26,10 @@ namespace kforge::kernels {
 // The float32 conv2d, depthwise_conv2d, conv2d_transpose, matmul and NCHW pool2d run on oneDNN when the library was
 // built with it (meson option `onednn`; has_onednn()); NHWC pool2d runs a channel-last loop (nn.cc) that computes what
 // the reference loops compute; every other dtype and case runs the reference loops.
+// conv2d, depthwise_conv2d, conv2d_fused, pool2d and batch_norm also take data_format "NCHW8c" (oneDNN's nChw8c:
+// channels a multiple of 8, activations 5-D [N, C/8, H, W, 8], element (n, c, h, w) at
+// (((n * C/8 + c/8) * H + h) * W + w) * 8 + c % 8; filters OIHW, per-channel vectors [C]), which oneDNN convolutions
+// read and write without reorders and NCHW8c pool2d runs through the channel-last loop; other kernels reject it.
 bool has_onednn();
 // Threads those oneDNN kernels may use (at least 1; default 1). Their work is split the same way whatever the count,
 // so results are bitwise identical for every count. The reference loops are single-threaded. Thread-safe; takes

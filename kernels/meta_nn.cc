@@ -21,13 +21,27 @@ Status nchw(const char* op, const char* name, const Tensor& t, bool last, int64_
   return Status::OK();
 }
 
+// N, C, H, W of an activation in any of activation_layout's layouts (NCHW8c: 5-D, C = 8 * dims[1]).
+Status nchw(const char* op, const char* name, const Tensor& t, bool last, bool nchw8c, int64_t* n, int64_t* c,
+            int64_t* h, int64_t* w) {
+  if (!nchw8c) return nchw(op, name, t, last, n, c, h, w);
+  KFORGE_RETURN_IF_ERROR(check_nchw8c(op, name, t));
+  *n = t.dims[0];
+  *c = t.dims[1] * kChannelBlock;
+  *h = t.dims[2];
+  *w = t.dims[3];
+  return Status::OK();
+}
+
 }  // namespace
 
 Status conv_shape(const char* op, const Tensor& input, const Tensor& filter, const std::vector<int>& strides,
                   const std::vector<int>& paddings, const std::string& padding_algorithm,
                   const std::vector<int>& dilations, int groups, const std::string& data_format, ConvShape* s) {
-  KFORGE_RETURN_IF_ERROR(channel_last(op, data_format, &s->channel_last));
-  KFORGE_RETURN_IF_ERROR(nchw(op, "input", input, s->channel_last, &s->n, &s->in_c, &s->in_h, &s->in_w));
+  KFORGE_RETURN_IF_ERROR(activation_layout(op, data_format, &s->channel_last, &s->nchw8c));
+  s->plain_input = s->nchw8c && input.ndim == 4;  // a stem: NCHW in, NCHW8c out (kernel_util.h)
+  KFORGE_RETURN_IF_ERROR(nchw(op, "input", input, s->channel_last, s->nchw8c && !s->plain_input, &s->n, &s->in_c,
+                              &s->in_h, &s->in_w));
   if (filter.ndim != 4) return Status::Error(op, ": filter must be 4-D [out_c, in_c / groups, kh, kw], got ",
                                              filter.dims_string());
   if (groups <= 0) return Status::Error(op, ": groups must be positive, got ", groups);
@@ -43,6 +57,10 @@ Status conv_shape(const char* op, const Tensor& input, const Tensor& filter, con
   if (s->out_c % groups != 0) {
     return Status::Error(op, ": filter ", filter.dims_string(), " has ", s->out_c,
                          " output channels, not divisible by groups ", groups);
+  }
+  if (s->nchw8c && s->out_c % kChannelBlock != 0) {
+    return Status::Error(op, ": filter ", filter.dims_string(), " has ", s->out_c,
+                         " output channels, not a multiple of 8 as data_format \"NCHW8c\" needs");
   }
   KFORGE_RETURN_IF_ERROR(
       conv_geometry(op, strides, paddings, dilations, padding_algorithm, s->in_h, s->in_w, s->k_h, s->k_w, &s->g));
@@ -119,8 +137,8 @@ Status pool_shape(const char* op, const Tensor& x, const IntArray& kernel_size, 
                   const std::vector<int>& paddings, bool ceil_mode, const std::string& data_format,
                   const std::string& pooling_type, bool global_pooling, bool adaptive,
                   const std::string& padding_algorithm, PoolShape* s) {
-  KFORGE_RETURN_IF_ERROR(channel_last(op, data_format, &s->channel_last));
-  KFORGE_RETURN_IF_ERROR(nchw(op, "x", x, s->channel_last, &s->n, &s->c, &s->in_h, &s->in_w));
+  KFORGE_RETURN_IF_ERROR(activation_layout(op, data_format, &s->channel_last, &s->nchw8c));
+  KFORGE_RETURN_IF_ERROR(nchw(op, "x", x, s->channel_last, s->nchw8c, &s->n, &s->c, &s->in_h, &s->in_w));
   if (pooling_type == "max") {
     s->is_max = true;
   } else if (pooling_type == "avg") {
@@ -247,14 +265,12 @@ namespace kforge::meta {
 
 namespace {
 
+using kernels::util::activation_dims;
+
 Status set_meta(Tensor* out, DataType dtype, const std::vector<int64_t>& dims, const char* op) {
   if (out == nullptr) return Status::Error(op, ": output is null");
   out->dtype = dtype;
   return out->set_dims(dims);
-}
-
-std::vector<int64_t> layout_dims(bool channel_last, int64_t n, int64_t c, int64_t h, int64_t w) {
-  return channel_last ? std::vector<int64_t>{n, h, w, c} : std::vector<int64_t>{n, c, h, w};
 }
 
 }  // namespace
@@ -265,7 +281,8 @@ Status ConvInferMeta(const Tensor& input, const Tensor& filter, const std::vecto
   kernels::util::ConvShape s;
   KFORGE_RETURN_IF_ERROR(kernels::util::conv_shape("ConvInferMeta", input, filter, strides, paddings,
                                                    padding_algorithm, dilations, groups, data_format, &s));
-  return set_meta(out, input.dtype, layout_dims(s.channel_last, s.n, s.out_c, s.out_h, s.out_w), "ConvInferMeta");
+  return set_meta(out, input.dtype, activation_dims(s.channel_last, s.nchw8c, s.n, s.out_c, s.out_h, s.out_w),
+                  "ConvInferMeta");
 }
 
 Status DepthwiseConvInferMeta(const Tensor& input, const Tensor& filter, const std::vector<int>& strides,
@@ -282,7 +299,7 @@ Status Conv2dTransposeInferMeta(const Tensor& x, const Tensor& filter, const std
   KFORGE_RETURN_IF_ERROR(kernels::util::conv_transpose_shape("Conv2dTransposeInferMeta", x, filter, strides, paddings,
                                                              output_padding, output_size, padding_algorithm, groups,
                                                              dilations, data_format, &s));
-  return set_meta(out, x.dtype, layout_dims(s.channel_last, s.n, s.out_c, s.out_h, s.out_w),
+  return set_meta(out, x.dtype, activation_dims(s.channel_last, false, s.n, s.out_c, s.out_h, s.out_w),
                   "Conv2dTransposeInferMeta");
 }
 
@@ -298,9 +315,10 @@ Status BatchNormInferMeta(const Tensor& x, const Tensor& mean, const Tensor& var
   static constexpr const char* kOp = "BatchNormInferMeta";
   if (x.ndim < 2 || x.ndim > 5) return Status::Error(kOp, ": x must have rank 2 to 5, got ", x.dims_string());
   if (!(epsilon >= 0.f)) return Status::Error(kOp, ": epsilon must not be negative");
-  bool last = false;
-  KFORGE_RETURN_IF_ERROR(kernels::util::channel_last(kOp, data_format, &last));
-  int64_t c = x.dims[last ? x.ndim - 1 : 1];
+  bool last = false, nchw8c = false;
+  KFORGE_RETURN_IF_ERROR(kernels::util::activation_layout(kOp, data_format, &last, &nchw8c));
+  if (nchw8c) KFORGE_RETURN_IF_ERROR(kernels::util::check_nchw8c(kOp, "x", x));
+  const int64_t c = kernels::util::channel_count(x, last, nchw8c);
   struct Named {
     const Tensor* t;
     const char* name;
@@ -328,7 +346,8 @@ Status Pool2DInferMeta(const Tensor& x, const IntArray& kernel_size, const std::
   KFORGE_RETURN_IF_ERROR(kernels::util::pool_shape("Pool2DInferMeta", x, kernel_size, strides, paddings, ceil_mode,
                                                    data_format, pooling_type, global_pooling, adaptive,
                                                    padding_algorithm, &s));
-  return set_meta(out, x.dtype, layout_dims(s.channel_last, s.n, s.c, s.out_h, s.out_w), "Pool2DInferMeta");
+  return set_meta(out, x.dtype, activation_dims(s.channel_last, s.nchw8c, s.n, s.c, s.out_h, s.out_w),
+                  "Pool2DInferMeta");
 }
 
 Status InterpolateInferMeta(const Tensor& x, const Tensor* out_size, TensorList size_tensor, const Tensor* scale_tensor,
@@ -342,7 +361,8 @@ Status InterpolateInferMeta(const Tensor& x, const Tensor* out_size, TensorList 
   kernels::util::InterpShape s;
   KFORGE_RETURN_IF_ERROR(kernels::util::interp_shape("InterpolateInferMeta", x, out_size, size_tensor, scale_tensor,
                                                      data_format, out_h, out_w, scale, &s));
-  return set_meta(output, x.dtype, layout_dims(s.channel_last, s.n, s.c, s.out_h, s.out_w), "InterpolateInferMeta");
+  return set_meta(output, x.dtype, activation_dims(s.channel_last, false, s.n, s.c, s.out_h, s.out_w),
+                  "InterpolateInferMeta");
 }
 
 }  // namespace kforge::meta

@@ -1,4 +1,4 @@
-// batch_norm, pool2d and nearest_interp over NCHW or NHWC tensors.
+// batch_norm, pool2d and nearest_interp over NCHW or NHWC tensors (batch_norm and pool2d also NCHW8c).
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -16,19 +16,13 @@ namespace kforge::kernels {
 
 namespace {
 
-// Element strides of a 4-D tensor's N, C, H, W axes in either layout.
-struct Strides4 {
-  int64_t n, c, h, w;
-};
-Strides4 strides4(bool channel_last, int64_t c, int64_t h, int64_t w) {
-  return channel_last ? Strides4{h * w * c, 1, w * c, c} : Strides4{c * h * w, h * w, w, 1};
-}
+using util::Strides4;
 
-Status check_out4(const char* op, const Tensor& out, DataType dtype, bool channel_last, int64_t n, int64_t c,
-                  int64_t h, int64_t w) {
+Status check_out4(const char* op, const Tensor& out, DataType dtype, bool channel_last, bool nchw8c, int64_t n,
+                  int64_t c, int64_t h, int64_t w) {
   if (out.dtype != dtype) return Status::Error(op, ": out is ", out.dtype, ", expected ", dtype);
   Tensor expected;
-  KFORGE_RETURN_IF_ERROR(channel_last ? expected.set_dims({n, h, w, c}) : expected.set_dims({n, c, h, w}));
+  KFORGE_RETURN_IF_ERROR(expected.set_dims(util::activation_dims(channel_last, nchw8c, n, c, h, w)));
   return util::require_dims(out, expected, op);
 }
 
@@ -88,6 +82,17 @@ void pool_channel_last(const util::PoolShape& s, bool exclusive, const T* in, T*
   }
 }
 
+// An NCHW8c pooling as pool_channel_last runs it: for each image and block of 8 channels, an H x W image of 8
+// channels in channel-last order (NHWC with N * C/8 images of 8 channels).
+util::PoolShape as_channel_last(util::PoolShape s) {
+  if (!s.nchw8c) return s;
+  s.n *= s.c / util::kChannelBlock;
+  s.c = util::kChannelBlock;
+  s.nchw8c = false;
+  s.channel_last = true;
+  return s;
+}
+
 }  // namespace
 
 Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean, const Tensor& variance,
@@ -122,12 +127,13 @@ Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean,
       return Status::Error(kOp, ": statistics, scale and bias must be ", dtype, ", got ", t->dtype);
     }
   }
-  bool last;
-  KFORGE_RETURN_IF_ERROR(util::channel_last(kOp, data_format, &last));
-  const int64_t n = x.dims[0], c = x.dims[last ? x.ndim - 1 : 1];
+  bool last, nchw8c;
+  KFORGE_RETURN_IF_ERROR(util::activation_layout(kOp, data_format, &last, &nchw8c));
+  const int64_t n = x.dims[0], c = util::channel_count(x, last, nchw8c);
   const int64_t spatial = n * c == 0 ? 0 : x.numel() / (n * c);
-  // Element (b, ch, s) lives at b * c * spatial + ch * cs + s * ss.
-  const int64_t cs = last ? 1 : spatial, ss = last ? c : 1;
+  // Element (b, ch, s) lives at b * c * spatial + st.channel(ch) + s * ss (Strides4 with the spatial dims as one).
+  const Strides4 st = util::strides4(last, nchw8c, c, 1, spatial);
+  const int64_t ss = st.w;
   const bool global = is_test || use_global_stats;
   return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
@@ -143,12 +149,12 @@ Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean,
       }
       double sum = 0.0, sq = 0.0;
       for (int64_t b = 0; b < n; ++b)
-        for (int64_t s = 0; s < spatial; ++s) sum += static_cast<double>(xd[b * c * spatial + ch * cs + s * ss]);
+        for (int64_t s = 0; s < spatial; ++s) sum += static_cast<double>(xd[b * c * spatial + st.channel(ch) + s * ss]);
       const double count = static_cast<double>(n * spatial);
       const double mu = count > 0 ? sum / count : 0.0;
       for (int64_t b = 0; b < n; ++b) {
         for (int64_t s = 0; s < spatial; ++s) {
-          const double d = static_cast<double>(xd[b * c * spatial + ch * cs + s * ss]) - mu;
+          const double d = static_cast<double>(xd[b * c * spatial + st.channel(ch) + s * ss]) - mu;
           sq += d * d;
         }
       }
@@ -162,7 +168,7 @@ Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean,
       const T new_bias = (bias != nullptr ? bias->data_as<const T>()[ch] : T(0)) - m * new_scale;
       for (int64_t b = 0; b < n; ++b) {
         for (int64_t s = 0; s < spatial; ++s) {
-          const int64_t i = b * c * spatial + ch * cs + s * ss;
+          const int64_t i = b * c * spatial + st.channel(ch) + s * ss;
           od[i] = xd[i] * new_scale + new_bias;
         }
       }
@@ -194,27 +200,28 @@ Status pool2d_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const
   util::PoolShape s;
   KFORGE_RETURN_IF_ERROR(util::pool_shape(kOp, x, kernel_size, strides, paddings, ceil_mode, data_format, pooling_type,
                                           global_pooling, adaptive, padding_algorithm, &s));
-  KFORGE_RETURN_IF_ERROR(check_out4(kOp, *out, dtype, s.channel_last, s.n, s.c, s.out_h, s.out_w));
+  KFORGE_RETURN_IF_ERROR(check_out4(kOp, *out, dtype, s.channel_last, s.nchw8c, s.n, s.c, s.out_h, s.out_w));
 #if KFORGE_KERNELS_ONEDNN
-  if (fast && dtype == DataType::kFloat32 && !s.channel_last) {
+  if (fast && dtype == DataType::kFloat32 && !s.channel_last && !s.nchw8c) {
     bool handled = false;
     Status status = onednn::pool2d(x, s, exclusive, out, &handled);
     if (handled) return status;
   }
 #endif
-  const Strides4 is = strides4(s.channel_last, s.c, s.in_h, s.in_w);
-  const Strides4 os = strides4(s.channel_last, s.c, s.out_h, s.out_w);
+  const Strides4 is = util::strides4(s.channel_last, s.nchw8c, s.c, s.in_h, s.in_w);
+  const Strides4 os = util::strides4(s.channel_last, s.nchw8c, s.c, s.out_h, s.out_w);
   return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* xd = x.data_as<const T>();
     T* od = out->data_as<T>();
-    if (fast && s.channel_last) {
-      s.is_max ? pool_channel_last<true>(s, exclusive, xd, od) : pool_channel_last<false>(s, exclusive, xd, od);
+    if (fast && (s.channel_last || s.nchw8c)) {
+      const util::PoolShape hwc = as_channel_last(s);
+      s.is_max ? pool_channel_last<true>(hwc, exclusive, xd, od) : pool_channel_last<false>(hwc, exclusive, xd, od);
       return Status::OK();
     }
     for (int64_t b = 0; b < s.n; ++b) {
       for (int64_t ch = 0; ch < s.c; ++ch) {
-        const T* plane = xd + b * is.n + ch * is.c;
+        const T* plane = xd + b * is.n + is.channel(ch);
         for (int64_t oh = 0; oh < s.out_h; ++oh) {
           int64_t h0, h1;
           pool_window(oh, s.in_h, s.out_h, s.k_h, s.g.stride_h, s.g.pad_top, s.adaptive, &h0, &h1);
@@ -232,7 +239,7 @@ Status pool2d_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const
               const int64_t count = (exclusive || s.adaptive) ? (h1 - h0) * (w1 - w0) : s.k_h * s.k_w;
               acc /= static_cast<T>(count);
             }
-            od[b * os.n + ch * os.c + oh * os.h + ow * os.w] = acc;
+            od[b * os.n + os.channel(ch) + oh * os.h + ow * os.w] = acc;
           }
         }
       }
@@ -275,7 +282,7 @@ Status nearest_interp(const KernelContext& ctx, const Tensor& x, const Tensor* o
   KFORGE_RETURN_IF_ERROR(
       util::interp_shape(kOp, x, out_size, size_tensor, scale_tensor, data_format, out_h, out_w, scale, &s));
   if (s.out_h < 0) return Status::Error(kOp, ": the output size tensors have no data");
-  KFORGE_RETURN_IF_ERROR(check_out4(kOp, *output, dtype, s.channel_last, s.n, s.c, s.out_h, s.out_w));
+  KFORGE_RETURN_IF_ERROR(check_out4(kOp, *output, dtype, s.channel_last, false, s.n, s.c, s.out_h, s.out_w));
   // Paddle's ratios: (in - 1) / (out - 1) with align_corners, else 1 / scale when a scale was given, else in / out.
   auto ratio = [align_corners](int64_t in, int64_t out, float scale_value) {
     if (out <= 1) return 0.f;
@@ -288,8 +295,8 @@ Status nearest_interp(const KernelContext& ctx, const Tensor& x, const Tensor* o
                               : static_cast<int64_t>(r * static_cast<float>(o));
     return i < in ? i : in - 1;
   };
-  const Strides4 is = strides4(s.channel_last, s.c, s.in_h, s.in_w);
-  const Strides4 os = strides4(s.channel_last, s.c, s.out_h, s.out_w);
+  const Strides4 is = util::strides4(s.channel_last, false, s.c, s.in_h, s.in_w);
+  const Strides4 os = util::strides4(s.channel_last, false, s.c, s.out_h, s.out_w);
   return util::visit_plain(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* xd = x.data_as<const T>();

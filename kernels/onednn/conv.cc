@@ -1,4 +1,5 @@
-// conv2d, depthwise_conv2d, conv2d_transpose and conv2d_fused on oneDNN (float32, NCHW or NHWC, any groups).
+// conv2d, depthwise_conv2d, conv2d_transpose and conv2d_fused on oneDNN (float32, NCHW or NHWC, any groups; the
+// transpose excepted, also NCHW8c: oneDNN's nChw8c, which the primitive reads and writes in place).
 //
 // One plan per shape, attribute set and epilogue (conv_plan.h): a primitive for one task's share of the work, and
 // the reorders between the caller's layouts and the primitive's. The work is split into tasks by image groups (a
@@ -128,7 +129,8 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   const ConvGeometry& g = p.geo;
   const int64_t image_groups = images / g.group_images, chunks = g.chunks();
   const int64_t src_group = g.group_images * g.ic * g.ih * g.iw, dst_group = g.group_images * g.oc * g.oh * g.ow;
-  const int64_t dst_chunk = g.channel_last ? g.chunk_oc : g.chunk_oc * g.oh * g.ow;  // elements between chunks
+  // Elements between chunks: NCHW and nChw8c (whose chunks are whole blocks) alike.
+  const int64_t dst_chunk = g.channel_last ? g.chunk_oc : g.chunk_oc * g.oh * g.ow;
   const float* in = input.data_as<const float>();
   float* dst = out->data_as<float>();
   const float* residual = e.residual != nullptr ? e.residual->data_as<const float>() : nullptr;
@@ -297,7 +299,8 @@ bool weights_constant(const Tensor& filter, const ConvEpilogue& e) {
 ConvSite::Key site_key(const ConvGeometry& g, const ConvEpilogue& e, const Tensor& filter, int64_t images) {
   auto address = [](const void* p) { return static_cast<int64_t>(reinterpret_cast<uintptr_t>(p)); };
   auto data = [&](const Tensor* t) { return t != nullptr ? address(t->data) : 0; };
-  return {static_cast<int64_t>(g.kind), g.channel_last, g.ic, g.ih, g.iw, g.oc, g.oh, g.ow, g.kh, g.kw, g.groups,
+  const int64_t layout = g.plain_input ? 3 : g.nchw8c ? 2 : g.channel_last ? 1 : 0;
+  return {static_cast<int64_t>(g.kind), layout, g.ic, g.ih, g.iw, g.oc, g.oh, g.ow, g.kh, g.kw, g.groups,
           g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, static_cast<int64_t>(e.activation), bits_of(e.alpha),
           bits_of(e.beta), e.activation_after_residual, e.residual != nullptr, bits_of(e.epsilon), images,
           address(filter.data), data(e.bias), data(e.mean), data(e.variance), data(e.scale), data(e.shift)};
@@ -394,6 +397,8 @@ Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const u
   ConvGeometry g;
   g.kind = ConvKind::kConv;
   g.channel_last = s.channel_last;
+  g.nchw8c = s.nchw8c;
+  g.plain_input = s.plain_input;
   g.ic = s.in_c, g.ih = s.in_h, g.iw = s.in_w, g.oc = s.out_c, g.oh = s.out_h, g.ow = s.out_w;
   g.kh = s.k_h, g.kw = s.k_w, g.groups = s.groups;
   g.sh = s.g.stride_h, g.sw = s.g.stride_w, g.dh = s.g.dilation_h, g.dw = s.g.dilation_w;

@@ -57,6 +57,8 @@ int64_t choose_group_images(const ConvGeometry& g, int64_t n, int64_t pixels) {
 // dense chunk that is then copied into place.
 int64_t choose_chunk(const ConvGeometry& g) {
   if (g.kind != ConvKind::kConv || g.groups != 1) return g.oc;
+  // An nChw8c chunk of 64, 48 or 32 channels is contiguous in one image only (nChw8c has no strided form).
+  if (g.nchw8c && g.group_images > 1) return g.oc;
   // An NHWC 1 x 1 convolution over rows of pixels (conv.cc's conv2d): the rows are the tasks.
   if (rows_as_images(g)) return g.oc;
   const int64_t macs_per_channel = g.group_images * g.oh * g.ow * g.ic * g.kh * g.kw;
@@ -67,9 +69,10 @@ int64_t choose_chunk(const ConvGeometry& g) {
 }
 
 // The variant (conv.cc's file comment). Grouped and depthwise convolutions, NHWC and conv2d_transpose are always
-// blocked: their gemm-based primitives are 3 to 27x slower (depthwise 3 x 3, mobilenet_v2 shapes).
+// blocked: their gemm-based primitives are 3 to 27x slower (depthwise 3 x 3, mobilenet_v2 shapes). So is NCHW8c,
+// which the plain variant does not read.
 bool choose_blocked(const ConvGeometry& g, int64_t images, bool constant) {
-  if (g.kind != ConvKind::kConv || g.channel_last || g.groups != 1) return true;
+  if (g.kind != ConvKind::kConv || g.channel_last || g.nchw8c || g.groups != 1) return true;
   const int64_t pixels = images * g.oh * g.ow;
   if (g.kh == 1 && g.kw == 1) return constant && pixels < kPlain1x1FromPixels;
   return constant || pixels >= kPlainBelowPixels;
@@ -156,7 +159,7 @@ bool add_epilogue(const ConvGeometry& g, ConvPlan* plan) {
 }  // namespace
 
 PlanKey ConvGeometry::key() const {
-  return {static_cast<int64_t>(kind), channel_last, blocked, group_images, ic, ih, iw, oc, oh, ow, kh, kw, groups,
+  return {static_cast<int64_t>(kind), channel_last, nchw8c, plain_input, blocked, group_images, ic, ih, iw, oc, oh, ow, kh, kw, groups,
           chunk_oc, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops, static_cast<int64_t>(activation), bits_of(alpha),
           bits_of(beta), activation_after_residual, residual};
 }
@@ -170,11 +173,11 @@ void choose_split(ConvGeometry* g, int64_t images, bool constant) {
 std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   auto plan = std::make_shared<ConvPlan>();
   plan->geo = g;
-  const tag act = g.channel_last ? tag::nhwc : tag::nchw;
+  const tag act = g.nchw8c ? tag::nChw8c : g.channel_last ? tag::nhwc : tag::nchw;
   const int64_t n = g.group_images, chunk = g.chunk_oc;
-  plan->user_src = f32_desc({n, g.ic, g.ih, g.iw}, act);
+  plan->user_src = f32_desc({n, g.ic, g.ih, g.iw}, g.plain_input ? tag::nchw : act);
   plan->per_channel = f32_desc({1, chunk, 1, 1}, tag::nchw);
-  if (g.chunks() == 1 || (!g.channel_last && n == 1)) {
+  if (g.chunks() == 1 || (!g.channel_last && n == 1)) {  // choose_chunk: so is every nChw8c chunk
     plan->user_dst = f32_desc({n, chunk, g.oh, g.ow}, act);  // the chunk is contiguous in the caller's tensor
   } else if (g.channel_last) {
     plan->user_dst = f32_strided({n, chunk, g.oh, g.ow}, {g.oh * g.ow * g.oc, 1, g.ow * g.oc, g.oc});
@@ -215,6 +218,11 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   dnnl::primitive_desc_base pd;
   if (!g.blocked) {
     pd = make(plan->user_src, plan->user_dst);
+  } else if (g.nchw8c) {
+    // nChw8c in and out, no reorders, as the caller chose it for that; oneDNN's own layout (with reorders around
+    // the primitive) only where it has no jit kernel for nChw8c, which beats the reference loops still.
+    pd = make(plan->user_src, plan->user_dst);
+    if (!pd) pd = make(any_src, any_dst);
   } else if (g.channel_last && !prefers_own_layout(g)) {
     // NHWC in and out where oneDNN has a jit kernel for it: left to choose (`any`), its AVX2 kernels pick nChw8c
     // and every convolution would reorder its input and output (resnet50 64² 7 %, mobilenet_v2 64² 19 % of the

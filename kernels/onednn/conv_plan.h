@@ -19,6 +19,8 @@ enum class ConvKind : int64_t { kConv = 1, kDeconv = 2 };
 struct ConvGeometry {
   ConvKind kind = ConvKind::kConv;
   bool channel_last = false;
+  bool nchw8c = false;       // activations in oneDNN's nChw8c ("NCHW8c"), read and written as they are
+  bool plain_input = false;  // NCHW8c with an NCHW input (a stem: util::ConvShape::plain_input)
   bool blocked = true;       // the variant (conv.cc's file comment)
   int64_t group_images = 1;  // images per task
   int64_t ic = 0, ih = 0, iw = 0, oc = 0, oh = 0, ow = 0, kh = 0, kw = 0, groups = 1;

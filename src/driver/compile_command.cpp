@@ -41,7 +41,7 @@ struct CompileOptions {
   bool cuda_graph = false;          // --cuda-graph (--target cuda)
   std::optional<int64_t> cudnn_workspace_mib;  // --cudnn-workspace-mib (--target cuda; kDefaultCudnnWorkspaceMib)
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
-  std::string layout = "auto";      // --layout nchw|nhwc|auto
+  std::string layout = "auto";      // --layout nchw|nhwc|nchw8c|auto
   std::optional<std::string> precision;  // --precision float32|float16|bfloat16 (--target cuda)
   std::string dump_groups;          // --dump-groups FILE.dot
   std::optional<std::string> multi_kernel_hints;  // --multi-kernel-hints, as given
@@ -79,6 +79,10 @@ int run_compile(const CompileOptions& opts) {
                                       compile_target_names());
   }
   if (opts.cuda_graph && !target->cuda_graph) return usage_error("compile", "--cuda-graph needs --target cuda");
+  // NCHW8c is the kernel library's (oneDNN's nChw8c); the CUDA kernels take NCHW and NHWC.
+  if (opts.layout == "nchw8c" && target->backend == CompileBackend::kCuda) {
+    return usage_error("compile", "--layout nchw8c needs --target cpu");
+  }
   if (opts.cudnn_workspace_mib && target->backend != CompileBackend::kCuda) {
     return usage_error("compile", "--cudnn-workspace-mib needs --target cuda");
   }
@@ -126,7 +130,9 @@ int run_compile(const CompileOptions& opts) {
   // auto is NHWC on both targets: the kernel library's oneDNN convolutions and cuDNN's tensor-core ones (KRSC
   // filters, kforge_cudnn.cuh) are fastest on it (BENCHMARKS.md). cuDNN's transposed convolutions stay NCHW.
   const bool nhwc = opts.layout == "nhwc" || opts.layout == "auto";
-  pipeline.layout = nhwc ? passes::LayoutChoice::kNhwc : passes::LayoutChoice::kNchw;
+  pipeline.layout = nhwc                       ? passes::LayoutChoice::kNhwc
+                    : opts.layout == "nchw8c" ? passes::LayoutChoice::kNchw8c
+                                              : passes::LayoutChoice::kNchw;
   pipeline.layout_options.transposed_convolutions = target->backend != CompileBackend::kCuda;
   // CUDA kernels index every dim by an expression: two dynamic input dims that meet in a broadcast (a decoder's
   // target and memory batches) become one symbol, checked equal at run time.
@@ -141,7 +147,7 @@ int run_compile(const CompileOptions& opts) {
   pipeline.precision_report = &precision_report;
   std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags, pipeline);
   if (!lowered) return finish_outputs(opts.out, outputs, request, session);
-  if (opts.dump_lowered && nhwc) std::cerr << layout_report.dump(*program);
+  if (opts.dump_lowered && pipeline.layout != passes::LayoutChoice::kNchw) std::cerr << layout_report.dump(*program);
   if (opts.dump_lowered && pipeline.precision != ir::DataType::kFloat32) std::cerr << precision_report.dump(*program);
   passes::FusionOptions fusion_options;
   fusion_options.enabled = !opts.no_fuse;
@@ -253,11 +259,13 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
       ->type_name("FILE.dot");
   cmd->add_option("--layout", opts->layout,
                   "Activation layout of convolution regions: nhwc (convolutions, pooling, batch norm, concat and the "
-                  "elementwise ops between them in NHWC, one transpose at each end of a region), nchw (as the program "
-                  "says), or auto (nhwc; with --target cuda conv2d_transpose stays nchw) (docs/compile.md, \"Layouts\")")
+                  "elementwise ops between them in NHWC, one transpose at each end of a region), nchw8c (--target cpu: "
+                  "the same regions in oneDNN's blocked nChw8c, [N, C/8, H, W, 8], where every channel count is a "
+                  "multiple of 8; fastest on AVX2 machines), nchw (as the program says), or auto (nhwc; with "
+                  "--target cuda conv2d_transpose stays nchw) (docs/compile.md, \"Layouts\")")
       ->type_name("LAYOUT")
       ->default_str("auto")
-      ->check(CLI::IsMember({"nchw", "nhwc", "auto"}));
+      ->check(CLI::IsMember({"nchw", "nhwc", "nchw8c", "auto"}));
   cmd->add_option("--precision", opts->precision,
                   "--target cuda: what a float32 program computes in: float32 (as written), float16 or bfloat16 "
                   "(activations and parameters 16-bit, converted when the parameters are loaded; inputs and outputs "

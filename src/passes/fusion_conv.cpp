@@ -75,11 +75,12 @@ class ConvGrouper {
     chain.out = call.outputs[0].values[0];
     const ir::DataType dtype = p_.value(chain.out).dtype;
     const bool half = dtype == ir::DataType::kFloat16 || dtype == ir::DataType::kBFloat16;
+    data_format_ = call.arg("data_format")->constant.string_value;
+    const size_t rank = blocked() ? 5 : 4;
     if ((dtype != ir::DataType::kFloat32 && dtype != ir::DataType::kFloat64 && !(half && half_floats_)) ||
-        p_.value(chain.out).dims.size() != 4) {
+        p_.value(chain.out).dims.size() != rank) {
       return std::nullopt;
     }
-    channel_last_ = call.arg("data_format")->constant.string_value == "NHWC";
     extend(chain);
     if (chain.calls.size() == 1) return std::nullopt;  // nothing to fuse: the conv stays conv2d
     return make_group(chain);
@@ -125,23 +126,40 @@ class ConvGrouper {
     return x == cur ? y : x;
   }
 
-  int64_t channels(uint32_t cur) const {
-    const SymShape& d = p_.value(cur).dims;
-    return d[channel_last_ ? 3 : 1].constant().value_or(-1);
+  bool channel_last() const { return data_format_ == "NHWC"; }
+  bool blocked() const { return data_format_ == "NCHW8c"; }  // [N, C / 8, H, W, 8] (passes/layout.h)
+  // Whether a batch norm's data_format puts the channels where the conv's does (NCHW and AnyLayout both do).
+  bool same_layout(const std::string& f) const {
+    return (f == "NHWC") == channel_last() && (f == "NCHW8c") == blocked();
   }
 
-  // A per-channel tensor for `cur`: its dtype, and dims [C] or, right-aligned against cur's, C at the channel axis
-  // and 1 elsewhere ([1, C, 1, 1], [C, 1, 1] for NCHW; [C], [1, 1, 1, C] for NHWC).
+  int64_t channels(uint32_t cur) const {
+    const SymShape& d = p_.value(cur).dims;
+    if (blocked()) return d[1].constant() ? *d[1].constant() * 8 : -1;
+    return d[channel_last() ? 3 : 1].constant().value_or(-1);
+  }
+
+  // A per-channel tensor for `cur`: its dtype, and dims [C] or, right-aligned against cur's, the channels at the
+  // channel axes and 1 elsewhere ([1, C, 1, 1], [C, 1, 1] for NCHW; [C], [1, 1, 1, C] for NHWC; [1, C / 8, 1, 1, 8],
+  // [C / 8, 1, 1, 8] for NCHW8c, whose elements are in channel order as [C]'s are).
   bool per_channel(uint32_t v, uint32_t cur) const {
     const LoweredValue& t = p_.value(v);
     const int64_t c = channels(cur);
-    if (t.dtype != p_.value(cur).dtype || c < 0 || t.dims.empty() || t.dims.size() > 4) return false;
-    const size_t channel_axis = channel_last_ ? 3 : 1, offset = 4 - t.dims.size();
+    const size_t rank = blocked() ? 5 : 4;
+    if (t.dtype != p_.value(cur).dtype || c < 0 || t.dims.empty() || t.dims.size() > rank) return false;
+    if (blocked() && t.dims.size() < 4) return false;  // [C] is not right-aligned with [N, C / 8, H, W, 8]
+    const size_t offset = rank - t.dims.size();
     for (size_t i = 0; i < t.dims.size(); ++i) {
       const std::optional<int64_t> d = t.dims[i].constant();
-      if (!d || *d != (i + offset == channel_axis ? c : 1)) return false;
+      if (!d || *d != expected_dim(i + offset, c)) return false;
     }
     return true;
+  }
+
+  // Dim `axis` of a per-channel tensor of rank 4 (NCHW, NHWC) or 5 (NCHW8c) for C = c channels.
+  int64_t expected_dim(size_t axis, int64_t c) const {
+    if (blocked()) return axis == 1 ? c / 8 : axis == 4 ? 8 : 1;
+    return axis == (channel_last() ? 3u : 1u) ? c : 1;
   }
 
   // A batch norm's statistic or affine parameter: [C] in the conv's dtype, or float32 for a 16-bit conv (a batch norm
@@ -196,7 +214,7 @@ class ConvGrouper {
     const KernelArg* format = call.arg("data_format");
     const KernelArg* eps = call.arg("epsilon");
     if (!test || format == nullptr || format->kind != ArgKind::kConstant || eps == nullptr ||
-        eps->kind != ArgKind::kConstant || (format->constant.string_value == "NHWC") != channel_last_) {
+        eps->kind != ArgKind::kConstant || !same_layout(format->constant.string_value)) {
       return false;
     }
     for (const char* name : {"mean", "variance"}) {
@@ -422,7 +440,7 @@ class ConvGrouper {
   const std::vector<std::vector<uint32_t>>& readers_;
   const std::vector<bool>& is_output_;
   const bool half_floats_;             // float16 / bfloat16 convolutions group too (FusionOptions::half_floats)
-  mutable bool channel_last_ = false;  // of the conv being grouped
+  mutable std::string data_format_;  // of the conv being grouped: NCHW, NHWC or NCHW8c
 };
 
 // The op set's conv2d_fused is the library's: exactly its arguments, a kernel, one output.

@@ -1,4 +1,4 @@
-// The NHWC layout plan (layout.h): one forward walk over the top-level block.
+// The layout plan (layout.h): one forward walk over the top-level block.
 #include "passes/layout.h"
 
 #include <algorithm>
@@ -23,6 +23,7 @@ constexpr Perm kToNchw = {0, 3, 1, 2};  // nchw[i] = nhwc[kToNchw[i]]
 // Where NCHW axis a sits in NHWC, and NHWC axis a in NCHW.
 constexpr std::array<int64_t, 4> kNhwcAxisOf = {0, 3, 1, 2};
 constexpr std::array<int64_t, 4> kNchwAxisOf = {0, 2, 3, 1};
+constexpr int64_t kBlock = 8;  // NCHW8c's channels per block
 
 std::vector<int64_t> permuted(const std::vector<int64_t>& dims, const Perm& perm) {
   std::vector<int64_t> out(4);
@@ -46,11 +47,16 @@ struct Rule {
   std::string_view operand;  // kConv / kFormatted: the activation operand's name
 };
 
-Rule rule_of(const Op& op, const LayoutOptions& options) {
+Rule rule_of(const Op& op, const LayoutOptions& options, bool blocked) {
   if (op.dialect != "pd_op") return {};
   std::string_view name = op.name;
   if (!name.empty() && name.back() == '_') name.remove_suffix(1);  // the in-place twin has the same layout rules
   if (name == "conv2d_transpose" && !options.transposed_convolutions) return {};
+  // NCHW8c: the kernel library's conv2d / depthwise_conv2d, pooling and batch norm take it; nothing else formatted.
+  if (blocked && (name == "conv2d_transpose" || name == "bilinear_interp" || name == "nearest_interp" ||
+                  name == "reshape")) {
+    return {};
+  }
   static const std::map<std::string_view, Rule, std::less<>> rules = {
       {"conv2d", {Role::kConv, "input"}},
       {"depthwise_conv2d", {Role::kConv, "input"}},
@@ -119,8 +125,10 @@ bool all_ones(const ir::Type& t) {
 
 class LayoutPlanner {
  public:
-  LayoutPlanner(ir::Program& program, const OpSet& ops, const LayoutOptions& options)
-      : p_(program), ops_(ops), options_(options) {}
+  LayoutPlanner(ir::Program& program, const OpSet& ops, const LayoutOptions& options, bool blocked)
+      : p_(program), ops_(ops), options_(options), blocked_(blocked) {
+    report_.format = blocked ? "NCHW8c" : "NHWC";
+  }
 
   LayoutReport run() {
     for (OpId id : p_.top_level_ops()) {
@@ -134,6 +142,10 @@ class LayoutPlanner {
       return std::move(report_);
     }
     has_reshape_ = ops_.find("pd_op.reshape") != nullptr;
+    if (blocked_ && !has_reshape_) {  // NCHW8c's ends split and merge the channel axis
+      report_.skipped = "the op set has no reshape";
+      return std::move(report_);
+    }
     mark_pinned();
     const std::vector<OpId> order = p_.top_level_ops();  // the ops inserted below are not visited
     for (OpId id : order) {
@@ -169,7 +181,7 @@ class LayoutPlanner {
   /// The builtin.combine whose result only the concat `id` reads, or an invalid id.
   OpId concat_combine(OpId id) const {
     const Op& op = p_.op(id);
-    if (rule_of(op, options_).role != Role::kConcat || op.operands.empty() || !op.operands[0].valid()) return {};
+    if (rule_of(op, options_, blocked_).role != Role::kConcat || op.operands.empty() || !op.operands[0].valid()) return {};
     const OpId combine = p_.defining_op(op.operands[0]);
     if (!combine.valid() || !p_.op(combine).is("builtin", "combine") || p_.uses(op.operands[0]).size() != 1) return {};
     return combine;
@@ -197,12 +209,33 @@ class LayoutPlanner {
   void mark_pinned() {
     for (OpId id : p_.top_level_ops()) {
       const Op& op = p_.op(id);
-      if (rule_of(op, options_).role != Role::kNone) continue;
+      if (rule_of(op, options_, blocked_).role != Role::kNone) continue;
       for (size_t i : inplace_operands(op)) pinned_.insert(op.operands[i].index);
     }
   }
 
   bool is_nhwc(ValueId v) const { return nhwc_.count(v.index) > 0; }
+
+  /// Whether a value of type t can be in a region: 4-D; for NCHW8c also a static multiple of 8 channels and static
+  /// spatial dims (the reshapes at a region's ends spell them out; only the batch may be dynamic).
+  bool fits(const ir::Type& t) const {
+    if (!is_4d(t)) return false;
+    if (!blocked_) return true;
+    return t.dims[1] > 0 && t.dims[1] % kBlock == 0 && t.dims[2] >= 0 && t.dims[3] >= 0;
+  }
+
+  /// A value in the region already, or a 4-D one.
+  bool is_4d_or_region(ValueId v) const { return is_nhwc(v) || is_4d(p_.type_of(v)); }
+
+  /// A region value's dims for NCHW dims: NHWC [N, H, W, C] or NCHW8c [N, C / 8, H, W, 8].
+  std::vector<int64_t> region_dims(const std::vector<int64_t>& dims) const {
+    if (!blocked_) return permuted(dims, kToNhwc);
+    return {dims[0], dims[1] / kBlock, dims[2], dims[3], kBlock};
+  }
+
+  /// Where NCHW axis a of a concat or split sits in the region's layout (NCHW8c: axis 1 still holds the channels,
+  /// in blocks; every piece's channel count is a multiple of 8).
+  int64_t region_axis(int64_t a) const { return blocked_ ? a : kNhwcAxisOf[a]; }
 
   /// How operand v of a joining op is read in NHWC: as it is (already NHWC, or a scalar), or through a twin.
   enum class Read { kAsIs, kTwin, kNever };
@@ -210,17 +243,17 @@ class LayoutPlanner {
     if (!v.valid() || is_nhwc(v)) return Read::kAsIs;
     const ir::Type& t = p_.type_of(v);
     if (all_ones(t)) return Read::kAsIs;
-    return is_4d(t) ? Read::kTwin : Read::kNever;
+    return fits(t) ? Read::kTwin : Read::kNever;
   }
 
   // The Program's op arena may grow when a twin is inserted: ops are looked up again after every insertion.
   bool try_convert(OpId id) {
-    const Rule rule = rule_of(p_.op(id), options_);
+    const Rule rule = rule_of(p_.op(id), options_, blocked_);
     if (rule.role == Role::kShuffle) return convert_shuffle(id);
     if (rule.role == Role::kSplit) return convert_split(id);
     {
       const Op& op = p_.op(id);
-      if (rule.role == Role::kNone || op.results.empty() || !is_4d(p_.type_of(op.results[0])) ||
+      if (rule.role == Role::kNone || op.results.empty() || !fits(p_.type_of(op.results[0])) ||
           pinned_.count(op.results[0].index)) {
         return false;
       }
@@ -231,15 +264,19 @@ class LayoutPlanner {
       case Role::kFormatted: {
         const Op& op = p_.op(id);
         const int x = operand_index(op, rule.operand);
-        if (x < 0 || !op.operands[x].valid() || !is_4d(p_.type_of(op.operands[x])) ||
+        if (x < 0 || !op.operands[x].valid() || !is_4d_or_region(op.operands[x]) ||
             op.string_attr("data_format") != "NCHW") {
           return false;
         }
         if (rule.role == Role::kFormatted && !is_nhwc(op.operands[x])) return false;  // joins, never starts
         if (std::count(written.begin(), written.end(), static_cast<size_t>(x))) return false;
-        const ValueId input = nhwc_value(op.operands[x], id);
+        // NCHW8c: a convolution of a 4-D value that cannot be blocked (a stem's 3 channels) reads it as it is and
+        // writes NCHW8c (the kernels take that), instead of staying NCHW with its result transposed in.
+        const bool stem = blocked_ && rule.role == Role::kConv && !is_nhwc(op.operands[x]) &&
+                          !fits(p_.type_of(op.operands[x]));
+        const ValueId input = stem ? op.operands[x] : nhwc_value(op.operands[x], id);
         p_.set_operand(id, static_cast<uint32_t>(x), input);
-        p_.op(id).set_attr("data_format", ir::Attribute::string("NHWC"));
+        p_.op(id).set_attr("data_format", ir::Attribute::string(report_.format));
         break;
       }
       case Role::kElementwise: {
@@ -272,7 +309,7 @@ class LayoutPlanner {
       case Role::kSplit: return false;
     }
     ir::Value& out = p_.value(p_.op(id).results[0]);
-    out.type.dims = permuted(out.type.dims, kToNhwc);
+    out.type.dims = region_dims(out.type.dims);
     nhwc_.insert(out.id.index);
     report_.converted.push_back({id, p_.op(id).full_name()});
     return true;
@@ -292,14 +329,14 @@ class LayoutPlanner {
     if (!combine_id.valid()) return false;
     bool any_nhwc = false;
     for (ValueId v : p_.op(combine_id).operands) {
-      if (!v.valid() || !is_4d(p_.type_of(v))) return false;
+      if (!v.valid() || (!is_nhwc(v) && !fits(p_.type_of(v)))) return false;
       any_nhwc = any_nhwc || is_nhwc(v);
     }
     if (!any_nhwc) return false;
     const int64_t a = axis->int_value < 0 ? axis->int_value + 4 : axis->int_value;
     if (a < 0 || a > 3) return false;
     ir::Attribute moved = *axis;
-    moved.int_value = kNhwcAxisOf[a];
+    moved.int_value = region_axis(a);
     for (size_t i = 0; i < p_.op(combine_id).operands.size(); ++i) {
       const ValueId v = p_.op(combine_id).operands[i];
       if (is_nhwc(v)) continue;
@@ -307,7 +344,7 @@ class LayoutPlanner {
       p_.set_operand(combine_id, static_cast<uint32_t>(i), t);
     }
     ir::Type& pieces = p_.value(p_.op(combine_id).results[0]).type;
-    for (ir::Type& t : pieces.elements) t.dims = permuted(t.dims, kToNhwc);
+    for (ir::Type& t : pieces.elements) t.dims = region_dims(t.dims);
     p_.op(id).set_attr("axis", std::move(moved));
     return true;
   }
@@ -390,17 +427,17 @@ class LayoutPlanner {
     const OpId unpack = only_reader(op.results[0], "builtin.split");
     if (!unpack.valid()) return false;
     for (ValueId piece : p_.op(unpack).results) {
-      if (!piece.valid() || !is_4d(p_.type_of(piece)) || pinned_.count(piece.index)) return false;
+      if (!piece.valid() || !fits(p_.type_of(piece)) || pinned_.count(piece.index)) return false;
     }
     const int64_t a = op.attr("axis")->int_value < 0 ? op.attr("axis")->int_value + 4 : op.attr("axis")->int_value;
     if (a < 0 || a > 3) return false;
     ir::Attribute moved = *op.attr("axis");
-    moved.int_value = kNhwcAxisOf[a];
+    moved.int_value = region_axis(a);
     p_.op(id).set_attr("axis", std::move(moved));
-    for (ir::Type& t : p_.value(p_.op(id).results[0]).type.elements) t.dims = permuted(t.dims, kToNhwc);
+    for (ir::Type& t : p_.value(p_.op(id).results[0]).type.elements) t.dims = region_dims(t.dims);
     for (ValueId piece : p_.op(unpack).results) {
       ir::Type& t = p_.value(piece).type;
-      t.dims = permuted(t.dims, kToNhwc);
+      t.dims = region_dims(t.dims);
       nhwc_.insert(piece.index);
     }
     report_.converted.push_back({id, p_.op(id).full_name()});
@@ -449,55 +486,98 @@ class LayoutPlanner {
 
   ValueId nhwc_value(ValueId v, OpId reader) { return is_nhwc(v) ? v : twin(v, true, reader); }
 
-  /// The transpose of v into (to_nhwc) or out of NHWC, made once after v's last writer.
-  ValueId twin(ValueId v, bool to_nhwc, OpId reader) {
-    if (auto it = twins_.find({v.index, to_nhwc}); it != twins_.end()) return it->second;
+  /// v's twin in (into) or out of the region's layout, made once after v's last writer: a transpose (NHWC), a
+  /// reshape + transpose + (NCHW8c, out of a region: transpose + reshape), or one reshape where no element moves.
+  ValueId twin(ValueId v, bool into, OpId reader) {
+    if (auto it = twins_.find({v.index, into}); it != twins_.end()) return it->second;
     auto w = last_writer_.find(v.index);
     const OpId after = w != last_writer_.end() ? w->second : p_.defining_op(v);
-    const ir::BlockId block = p_.top_block();
-    const std::vector<OpId>& ops = p_.block(block).ops;
+    const std::vector<OpId>& ops = p_.block(p_.top_block()).ops;
     size_t position = 0;
     if (after.valid()) position = static_cast<size_t>(std::find(ops.begin(), ops.end(), after) - ops.begin()) + 1;
-    const ir::Type& type = p_.type_of(v);
-    const Perm& perm = to_nhwc ? kToNhwc : kToNchw;
-    const std::vector<int64_t> dims = permuted(type.dims, perm);
+    const SourceLoc loc = p_.op(after.valid() ? after : reader).loc;
+    const ir::Type type = p_.type_of(v);
+    ValueId out;
+    if (!blocked_) {
+      const Perm& perm = into ? kToNhwc : kToNchw;
+      const std::vector<int64_t> dims = permuted(type.dims, perm);
+      if (has_reshape_ && same_order(type.dims, into ? kNhwcAxisOf : kNchwAxisOf)) {
+        out = insert_reshape(v, dims, into, after, loc, &position);  // a view: no copy, a parameter stays put
+      } else {
+        out = insert_transpose(v, {perm.begin(), perm.end()}, dims, into, after, loc, &position);
+      }
+    } else {
+      out = blocked_twin(v, type, into, after, loc, &position);
+    }
+    if (into) nhwc_.insert(out.index);
+    twins_[{v.index, into}] = out;
+    return out;
+  }
+
+  /// NCHW [N, C, H, W] <-> NCHW8c [N, C / 8, H, W, 8] through [N, C / 8, 8, H, W]; one reshape when H = W = 1.
+  ValueId blocked_twin(ValueId v, const ir::Type& type, bool into, OpId after, SourceLoc loc, size_t* position) {
+    const std::vector<int64_t>& d = type.dims;  // NCHW, or NCHW8c when leaving a region
+    const int64_t n = d[0], c = into ? d[1] : d[1] * kBlock, h = d[2], w = d[3];
+    const std::vector<int64_t> nchw = {n, c, h, w}, blocked = {n, c / kBlock, h, w, kBlock};
+    if (h == 1 && w == 1) return insert_reshape(v, into ? blocked : nchw, into, after, loc, position);
+    const std::vector<int64_t> split = {n, c / kBlock, kBlock, h, w};
+    if (into) {
+      const ValueId s = insert_reshape(v, split, into, after, loc, position);
+      return insert_transpose(s, {0, 1, 3, 4, 2}, blocked, into, after, loc, position);
+    }
+    const ValueId t = insert_transpose(v, {0, 1, 4, 2, 3}, split, into, after, loc, position);
+    return insert_reshape(t, nchw, into, after, loc, position);
+  }
+
+  /// Inserts `reshape(v, dims)` (a dynamic batch as reshape's 0: x's dim 0) at *position, which moves past it.
+  ValueId insert_reshape(ValueId v, const std::vector<int64_t>& dims, bool into, OpId after, SourceLoc loc,
+                         size_t* position) {
+    ir::OpSpec spec = op_spec("reshape", v, dims, loc);
+    spec.operands = {v, ValueId{}};
+    std::vector<int64_t> shape = dims;
+    if (shape[0] < 0) shape[0] = 0;
+    spec.attributes.push_back({"shape", ir::Attribute::int_array(std::move(shape)), {}});
+    return insert(std::move(spec), into, after, true, position);
+  }
+
+  ValueId insert_transpose(ValueId v, const std::vector<size_t>& perm, const std::vector<int64_t>& dims, bool into,
+                           OpId after, SourceLoc loc, size_t* position) {
+    ir::OpSpec spec = op_spec("transpose", v, dims, loc);
+    spec.operands = {v};
+    std::vector<ir::Attribute> perm_attr;
+    for (size_t d : perm) perm_attr.push_back(ir::Attribute::int32(static_cast<int32_t>(d)));
+    spec.attributes.push_back({"perm", ir::Attribute::array(std::move(perm_attr)), {}});
+    return insert(std::move(spec), into, after, false, position);
+  }
+
+  /// An op of `v`'s dtype whose result has `dims`.
+  ir::OpSpec op_spec(const char* name, ValueId v, const std::vector<int64_t>& dims, SourceLoc loc) const {
     ir::OpSpec spec;
     spec.dialect = "pd_op";
-    spec.result_types = {ir::Type::tensor(type.dtype, dims)};
-    const bool view = has_reshape_ && same_order(type.dims, to_nhwc ? kNhwcAxisOf : kNchwAxisOf);
-    if (view) {  // a reshape, which the kernels make a view: no copy, and a parameter stays in its memory
-      spec.name = "reshape";
-      spec.operands = {v, ValueId{}};
-      std::vector<int64_t> shape = dims;
-      if (shape[0] < 0) shape[0] = 0;  // reshape's 0: x's dim 0
-      spec.attributes.push_back({"shape", ir::Attribute::int_array(std::move(shape)), {}});
-    } else {
-      std::vector<ir::Attribute> perm_attr;
-      for (size_t d : perm) perm_attr.push_back(ir::Attribute::int32(static_cast<int32_t>(d)));
-      spec.name = "transpose";
-      spec.operands = {v};
-      spec.attributes.push_back({"perm", ir::Attribute::array(std::move(perm_attr)), {}});
-    }
-    spec.loc = p_.op(after.valid() ? after : reader).loc;
-    spec.name_loc = spec.loc;
-    const OpId t = p_.insert_op(block, position, std::move(spec));
-    const ValueId out = p_.op(t).results[0];
-    if (to_nhwc) nhwc_.insert(out.index);
-    twins_[{v.index, to_nhwc}] = out;
-    report_.transposes.push_back({t, to_nhwc, after, view});
-    return out;
+    spec.name = name;
+    spec.result_types = {ir::Type::tensor(p_.type_of(v).dtype, dims)};
+    spec.loc = loc;
+    spec.name_loc = loc;
+    return spec;
+  }
+
+  ValueId insert(ir::OpSpec spec, bool into, OpId after, bool view, size_t* position) {
+    const OpId t = p_.insert_op(p_.top_block(), (*position)++, std::move(spec));
+    report_.transposes.push_back({t, into, after, view});
+    return p_.op(t).results[0];
   }
 
   ir::Program& p_;
   const OpSet& ops_;
   const LayoutOptions options_;
+  const bool blocked_;  // NCHW8c regions, else NHWC
   LayoutReport report_;
   bool has_reshape_ = false;
-  std::set<uint32_t> nhwc_;    // values in NHWC (converted results and twins into NHWC)
+  std::set<uint32_t> nhwc_;    // values in the region's layout (converted results and twins into it)
   std::set<uint32_t> done_;    // ops converted ahead of the walk (a channel shuffle's transpose and last reshape)
   std::set<uint32_t> pinned_;  // values written in place by ops that stay NCHW
   std::map<uint32_t, OpId> last_writer_;                    // in-place writers, by value
-  std::map<std::pair<uint32_t, bool>, ValueId> twins_;      // (value, to_nhwc) -> its transpose
+  std::map<std::pair<uint32_t, bool>, ValueId> twins_;      // (value, into the region) -> its twin
   std::map<uint32_t, ValueId> moved_;  // NHWC values an NCHW in-place op wrote through their twin -> that twin
 };
 
@@ -509,16 +589,18 @@ std::string LayoutReport::dump(const ir::Program& program) const {
   for (size_t i = 0; i < order.size(); ++i) position[order[i].index] = i;
   std::map<size_t, std::string> lines;
   for (const Converted& c : converted) {
-    if (position.count(c.op.index)) lines[position[c.op.index]] = fmt::format("layout: op {} {} -> NHWC\n", position[c.op.index], c.name);
+    if (position.count(c.op.index)) {
+      lines[position[c.op.index]] = fmt::format("layout: op {} {} -> {}\n", position[c.op.index], c.name, format);
+    }
   }
   for (const Transpose& t : transposes) {
     if (!position.count(t.op.index)) continue;
     const std::string after = t.after.valid() ? program.op(t.after).full_name() : "the block's start";
     lines[position[t.op.index]] =
         fmt::format("layout: op {} {} {} after {}\n", position[t.op.index], t.view ? "pd_op.reshape" : "pd_op.transpose",
-                    t.to_nhwc ? "NCHW -> NHWC" : "NHWC -> NCHW", after);
+                    t.into_region ? "NCHW -> " + format : format + " -> NCHW", after);
   }
-  std::string out = fmt::format("layout: NHWC, {} ops converted, {} transposes{}\n", converted.size(),
+  std::string out = fmt::format("layout: {}, {} ops converted, {} transposes{}\n", format, converted.size(),
                                 transposes.size(), skipped.empty() ? "" : " (skipped: " + skipped + ")");
   for (const auto& [pos, line] : lines) out += line;
   return out;
@@ -531,7 +613,7 @@ LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice c
       program.find_ops("pd_op.conv2d_transpose").empty()) {
     return {};  // no region can start
   }
-  return LayoutPlanner(program, ops, options).run();
+  return LayoutPlanner(program, ops, options, choice == LayoutChoice::kNchw8c).run();
 }
 
 }  // namespace kforge::passes

@@ -25,7 +25,12 @@
 
 namespace kforge::passes {
 
-enum class LayoutChoice { kNchw, kNhwc };
+/// kNhwc: regions in NHWC. kNchw8c (CPU): regions hold [N, C / 8, H, W, 8] values (oneDNN's nChw8c, the layout of
+/// its AVX2 convolutions), for convolutions, pooling, batch norm, concat, split and elementwise ops whose every
+/// region value has a static multiple of 8 channels and static spatial dims; conv2d_transpose, interpolation and
+/// channel shuffles stay NCHW. A value enters through reshape [N, C / 8, 8, H, W] + transpose [0, 1, 3, 4, 2] and
+/// leaves through transpose [0, 1, 4, 2, 3] + reshape [N, C, H, W]; a value with H = W = 1 through one reshape.
+enum class LayoutChoice { kNchw, kNhwc, kNchw8c };
 
 /// What plan_layouts did, for --dump-lowered and tests.
 struct LayoutReport {
@@ -34,14 +39,15 @@ struct LayoutReport {
     std::string name;  // "pd_op.conv2d"
   };
   struct Transpose {
-    ir::OpId op;     // the inserted pd_op.transpose, or pd_op.reshape when that moves no element (view)
-    bool to_nhwc;    // into a region (perm [0, 2, 3, 1]) or out of one ([0, 3, 1, 2])
-    ir::OpId after;  // the op it follows (the value's last writer)
-    bool view;       // a reshape: the non-1 dims keep their order ([1, C, 1, 1] -> [1, 1, 1, C])
+    ir::OpId op;       // the inserted pd_op.transpose, or pd_op.reshape when that moves no element (view)
+    bool into_region;  // into a region (NHWC: perm [0, 2, 3, 1]) or out of one ([0, 3, 1, 2])
+    ir::OpId after;    // the op it follows (the value's last writer)
+    bool view;         // a reshape: the non-1 dims keep their order ([1, C, 1, 1] -> [1, 1, 1, C])
   };
   std::vector<Converted> converted;
   std::vector<Transpose> transposes;
   std::string skipped;  // why nothing was converted, when the program has convolutions but the pass did not run
+  std::string format = "NHWC";  // the regions' data_format: NHWC or NCHW8c
 
   bool empty() const { return converted.empty(); }
   /// One line per converted op and per transpose ("layout: ..."), in program order.
@@ -55,7 +61,7 @@ struct LayoutOptions {
   bool transposed_convolutions = true;
 };
 
-/// Rewrites the top-level block's convolution regions to NHWC (kNhwc; kNchw changes nothing). The program must be
+/// Rewrites the top-level block's convolution regions to NHWC (kNhwc) or NCHW8c (kNchw8c); kNchw changes nothing. The program must be
 /// verified and carry inferred types (apply_inferred_types). Programs with control flow are left unchanged.
 LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice choice,
                           const LayoutOptions& options = {});

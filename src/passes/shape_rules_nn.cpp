@@ -3,6 +3,7 @@
 // kernels/meta_nn.cc and kernel_util.h's conv_geometry over symbolic spatial dims.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -14,30 +15,76 @@ namespace {
 
 using ir::DataType;
 
+// Where the channels sit: second (NCHW), last (NHWC), or in blocks of 8 (NCHW8c: [N, C / 8, H, W, 8], oneDNN's
+// nChw8c, which `--layout nchw8c` gives convolution regions; the kernel library's conv, pool and batch norm take it).
+enum class Format { kChannelFirst, kChannelLast, kBlocked8 };
+
+constexpr int64_t kBlock = 8;
+
 struct Layout {
-  bool channel_last = false;
+  Format format = Format::kChannelFirst;
   SymExpr n, c, h, w;
 };
 
-std::string read_layout(const std::string& data_format, const ValueInfo& t, const std::string& name, Layout* l) {
+std::string read_format(const std::string& data_format, Format* f) {
   if (data_format == "NHWC" || data_format == "NDHWC" || data_format == "NLC") {
-    l->channel_last = true;
+    *f = Format::kChannelLast;
   } else if (data_format == "NCHW" || data_format == "NCDHW" || data_format == "NCL" || data_format == "NC" ||
              data_format == "AnyLayout") {
-    l->channel_last = false;
+    *f = Format::kChannelFirst;
+  } else if (data_format == "NCHW8c") {
+    *f = Format::kBlocked8;
   } else {
     return fmt::format("unknown data_format \"{}\"", data_format);
   }
-  if (t.dims.size() != 4) return fmt::format("{} must be 4-D, got {}", name, to_string(t.dims));
-  l->n = t.dims[0];
-  l->c = l->channel_last ? t.dims[3] : t.dims[1];
-  l->h = l->channel_last ? t.dims[1] : t.dims[2];
-  l->w = l->channel_last ? t.dims[2] : t.dims[3];
   return "";
 }
 
-SymShape layout_dims(bool channel_last, const SymExpr& n, const SymExpr& c, const SymExpr& h, const SymExpr& w) {
-  return channel_last ? SymShape{n, h, w, c} : SymShape{n, c, h, w};
+/// NCHW8c: a 5-D tensor whose last dim is the block of 8 channels.
+std::string check_blocked(const ValueInfo& t, const std::string& name) {
+  if (t.dims.size() != 5 || t.dims[4] != SymExpr(kBlock)) {
+    return fmt::format("{} must be 5-D [N, C / 8, H, W, 8] for data_format \"NCHW8c\", got {}", name, to_string(t.dims));
+  }
+  return "";
+}
+
+std::string read_layout(const std::string& data_format, const ValueInfo& t, const std::string& name, Layout* l) {
+  if (std::string e = read_format(data_format, &l->format); !e.empty()) return e;
+  if (l->format == Format::kBlocked8) {
+    if (std::string e = check_blocked(t, name); !e.empty()) return e;
+    l->n = t.dims[0];
+    l->c = t.dims[1] * kBlock;
+    l->h = t.dims[2];
+    l->w = t.dims[3];
+    return "";
+  }
+  if (t.dims.size() != 4) return fmt::format("{} must be 4-D, got {}", name, to_string(t.dims));
+  const bool last = l->format == Format::kChannelLast;
+  l->n = t.dims[0];
+  l->c = last ? t.dims[3] : t.dims[1];
+  l->h = last ? t.dims[1] : t.dims[2];
+  l->w = last ? t.dims[2] : t.dims[3];
+  return "";
+}
+
+/// The dims of [n, c, h, w] in `format`; for NCHW8c, c must be a multiple of 8 (checked by the rules first).
+SymShape layout_dims(Format format, const SymExpr& n, const SymExpr& c, const SymExpr& h, const SymExpr& w) {
+  switch (format) {
+    case Format::kChannelLast: return SymShape{n, h, w, c};
+    case Format::kBlocked8: return SymShape{n, SymExpr::floor_div(c, kBlock), h, w, SymExpr(kBlock)};
+    case Format::kChannelFirst: break;
+  }
+  return SymShape{n, c, h, w};
+}
+
+/// A result's channel count in NCHW8c: a static multiple of 8.
+std::string check_blocked_channels(Format format, const SymExpr& c, const std::string& what) {
+  if (format != Format::kBlocked8) return "";
+  const std::optional<int64_t> v = c.constant();
+  if (!v || *v % kBlock != 0) {
+    return fmt::format("data_format \"NCHW8c\" needs {} to be a static multiple of 8, got {}", what, c.to_string());
+  }
+  return "";
 }
 
 struct Geometry {
@@ -138,7 +185,10 @@ std::string conv_rule(OpContext& c, bool depthwise) {
   const int64_t groups = c.static_int(c.param(depthwise ? 5 : 6)).value_or(1);
   const std::string data_format = c.string_value(c.param(7)).value_or("NCHW");
   Layout l;
-  if (std::string e = read_layout(data_format, *input, "input", &l); !e.empty()) return e;
+  // NCHW8c also takes a 4-D NCHW input: a stem, whose 3 channels make no block, writing NCHW8c (passes/layout.h).
+  const bool stem = data_format == "NCHW8c" && input->dims.size() == 4;
+  if (std::string e = read_layout(stem ? "NCHW" : data_format, *input, "input", &l); !e.empty()) return e;
+  if (stem) l.format = Format::kBlocked8;
   if (filter->dims.size() != 4) return fmt::format("filter must be 4-D [out_c, in_c / groups, kh, kw], got {}", to_string(filter->dims));
   if (groups <= 0) return fmt::format("groups must be positive, got {}", groups);
   if (input->dtype != filter->dtype) {
@@ -162,7 +212,8 @@ std::string conv_rule(OpContext& c, bool depthwise) {
                          to_string(filter->dims), out_h.to_string(), out_w.to_string());
     }
   }
-  c.set_result(0, input->dtype, layout_dims(l.channel_last, l.n, out_c, out_h, out_w));
+  if (std::string e = check_blocked_channels(l.format, out_c, "the output channels"); !e.empty()) return e;
+  c.set_result(0, input->dtype, layout_dims(l.format, l.n, out_c, out_h, out_w));
   return "";
 }
 
@@ -180,6 +231,7 @@ std::string conv_transpose_rule(OpContext& c) {
   const std::string data_format = c.string_value(c.param(9)).value_or("NCHW");
   Layout l;
   if (std::string e = read_layout(data_format, *x, "x", &l); !e.empty()) return e;
+  if (l.format == Format::kBlocked8) return "conv2d_transpose does not take data_format \"NCHW8c\"";
   if (filter->dims.size() != 4) return fmt::format("filter must be 4-D [in_c, out_c / groups, kh, kw], got {}", to_string(filter->dims));
   if (groups <= 0) return fmt::format("groups must be positive, got {}", groups);
   if (x->dtype != filter->dtype) {
@@ -203,7 +255,7 @@ std::string conv_transpose_rule(OpContext& c) {
     const int64_t extra_w = output_padding.empty() ? 0 : output_padding[1];
     const SymExpr out_h = (l.h - 1) * g.stride_h + (g.dilation_h * (*kh - 1) + 1 - g.pad_top - g.pad_bottom + extra_h);
     const SymExpr out_w = (l.w - 1) * g.stride_w + (g.dilation_w * (*kw - 1) + 1 - g.pad_left - g.pad_right + extra_w);
-    c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, filter->dims[1] * groups, out_h, out_w));
+    c.set_result(0, x->dtype, layout_dims(l.format, l.n, filter->dims[1] * groups, out_h, out_w));
     return "";
   }
   if (g.same) {
@@ -228,7 +280,7 @@ std::string conv_transpose_rule(OpContext& c) {
     out_h += output_padding[0];
     out_w += output_padding[1];
   }
-  c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, filter->dims[1] * groups, out_h, out_w));
+  c.set_result(0, x->dtype, layout_dims(l.format, l.n, filter->dims[1] * groups, out_h, out_w));
   return "";
 }
 
@@ -238,14 +290,14 @@ std::string batch_norm_rule(OpContext& c) {
   ARG_TENSOR(mean, 1);
   if (x->dims.size() < 2 || x->dims.size() > 5) return fmt::format("x must have rank 2 to 5, got {}", to_string(x->dims));
   const std::string data_format = c.string_value(c.param(8)).value_or("NCHW");
-  bool last = false;
-  if (data_format == "NHWC" || data_format == "NDHWC" || data_format == "NLC") {
-    last = true;
-  } else if (!(data_format == "NCHW" || data_format == "NCDHW" || data_format == "NCL" || data_format == "NC" ||
-               data_format == "AnyLayout")) {
-    return fmt::format("unknown data_format \"{}\"", data_format);
+  Format format = Format::kChannelFirst;
+  if (std::string e = read_format(data_format, &format); !e.empty()) return e;
+  if (format == Format::kBlocked8) {
+    if (std::string e = check_blocked(*x, "x"); !e.empty()) return e;
   }
-  const SymExpr channels = x->dims[last ? x->dims.size() - 1 : 1];
+  const SymExpr channels = format == Format::kBlocked8     ? x->dims[1] * kBlock
+                           : format == Format::kChannelLast ? x->dims[x->dims.size() - 1]
+                                                            : x->dims[1];
   for (size_t i : {size_t{1}, size_t{2}, size_t{3}, size_t{4}}) {
     const ValueInfo* t = c.tensor(c.param(i));
     if (!t || t->is_vector) continue;
@@ -282,13 +334,13 @@ std::string pool2d_rule(OpContext& c) {
     return fmt::format("kernel_size must have 1 or 2 values, got {}", kernel_size.size());
   }
   if (global) {
-    c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, l.c, 1, 1));
+    c.set_result(0, x->dtype, layout_dims(l.format, l.n, l.c, 1, 1));
     return "";
   }
   const int64_t kh = kernel_size[0], kw = kernel_size.back();
   if (kh <= 0 || kw <= 0) return "kernel_size must be positive";
   if (adaptive) {
-    c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, l.c, kh, kw));
+    c.set_result(0, x->dtype, layout_dims(l.format, l.n, l.c, kh, kw));
     return "";
   }
   const std::vector<int64_t> strides =
@@ -311,7 +363,7 @@ std::string pool2d_rule(OpContext& c) {
       return fmt::format("x {} with kernel {} x {} gives an empty output", to_string(x->dims), kh, kw);
     }
   }
-  c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, l.c, out_h, out_w));
+  c.set_result(0, x->dtype, layout_dims(l.format, l.n, l.c, out_h, out_w));
   return "";
 }
 
@@ -322,6 +374,7 @@ std::string interpolate_rule(OpContext& c) {
   const std::string data_format = c.string_value(c.param(4)).value_or("NCHW");
   Layout l;
   if (std::string e = read_layout(data_format, *x, "x", &l); !e.empty()) return e;
+  if (l.format == Format::kBlocked8) return "interpolation does not take data_format \"NCHW8c\"";
   SymExpr out_h = c.static_int(c.param(6)).value_or(0), out_w = c.static_int(c.param(7)).value_or(0);
   const std::string runtime = "the output size comes from a tensor whose value kforge cannot know when it generates code";
   const std::vector<const ValueInfo*> size_tensor = c.tensors(c.param(2));
@@ -365,7 +418,7 @@ std::string interpolate_rule(OpContext& c) {
       return fmt::format("output size {} x {} must be positive", out_h.to_string(), out_w.to_string());
     }
   }
-  c.set_result(0, x->dtype, layout_dims(l.channel_last, l.n, l.c, out_h, out_w));
+  c.set_result(0, x->dtype, layout_dims(l.format, l.n, l.c, out_h, out_w));
   return "";
 }
 

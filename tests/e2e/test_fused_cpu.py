@@ -68,6 +68,12 @@ CASES = {
     "conv-bn-relu-nchw": ("programs/conv_bn_relu.yaml", [], ["conv:0,1,2", "conv:4,5"], ["--layout", "nchw"]),
     "conv-epilogue-nchw": ("fused/conv_epilogue.yaml", [],
                            ["conv:0,1,2,3", "conv:4,5,6,7", "elementwise:9,10", "conv:11,12,13"], ["--layout", "nchw"]),
+    # --layout nchw8c: the convolutions whose channels are multiples of 8 run on [N, C / 8, H, W, 8] values.
+    # The stem reads the 3-channel image as it is (NCHW) and writes NCHW8c; the pool and depthwise conv follow.
+    "conv-bn-relu-nchw8c": ("programs/conv_bn_relu.yaml", [], ["conv:0,1,2", "conv:4,5"], ["--layout", "nchw8c"]),
+    "conv-epilogue-nchw8c": ("fused/conv_epilogue.yaml", [],
+                             ["conv:3,4,5,6", "conv:7,8,9,10", "elementwise:14,15", "conv:16,17,18"],
+                             ["--layout", "nchw8c"]),
 }
 
 # The fused convolution folds the batch norm into the filter (oneDNN) and sums its K products in another order than
@@ -75,7 +81,8 @@ CASES = {
 # activation's slope (compare_paths.h in tests/unit/kernels). These programs have K <= 72, inputs and weights in
 # [-1, 1), variances >= 0.5 and scales in [-1, 1) (the interpreter's random values): at most
 # 2 * 72 * 2^-24 * 72 * 1.42 * 1.5 = 1.3e-3, through at most two fused layers. Typical differences are near 1e-6.
-TOLERANCES = {name: ("1e-4", "3e-3") for name in ("conv-bn-relu", "conv-epilogue", "conv-bn-relu-nchw", "conv-epilogue-nchw")}
+TOLERANCES = {name: ("1e-4", "3e-3") for name in ("conv-bn-relu", "conv-epilogue", "conv-bn-relu-nchw", "conv-epilogue-nchw",
+                                                  "conv-bn-relu-nchw8c", "conv-epilogue-nchw8c")}
 
 
 def compile_program(kforge, program, out_dir, ops, extra):

@@ -69,10 +69,12 @@ void ProgramPipeline::compile(ir::Program& program, FuzzInput& input) const {
   if (!op_set_) return;
   // The pipeline `kforge compile` runs by default (src/driver/compile_command.cpp): the NHWC layout plan, and for
   // --target cuda also conv2d_transpose left NCHW and broadcast symbols unified. Inputs of odd size take the CUDA
-  // target's options, so that both halves of the corpus reach both.
+  // target's options, so that both halves of the corpus reach both; half of the CPU ones plan NCHW8c regions
+  // (--layout nchw8c) instead of NHWC.
   passes::PipelineOptions options;
   const bool cuda = input.text().size() % 2 == 1;
-  options.layout = passes::LayoutChoice::kNhwc;
+  const bool blocked = input.text().size() % 4 == 2;
+  options.layout = blocked ? passes::LayoutChoice::kNchw8c : passes::LayoutChoice::kNhwc;
   options.layout_options.transposed_convolutions = !cuda;
   options.unify_broadcast_symbols = cuda;
   static_cast<void>(passes::compile_program(program, *op_set_, input.diags(), options));

@@ -29,6 +29,37 @@ inline Tensor random_f32(std::vector<int64_t> dims, uint32_t seed) {
   return t;
 }
 
+// Calls f(i, j) for each element of an N x C x H x W tensor: i its index in NCHW, j in NCHW8c ([N, C/8, H, W, 8],
+// kernel_util.h: (((n * C/8 + c/8) * H + h) * W + w) * 8 + c % 8). Written out from the layout's definition rather
+// than the kernels' helpers, so that a wrong channel index in them shows.
+template <typename F>
+void for_each_nchw8c(int64_t n, int64_t c, int64_t h, int64_t w, F f) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t y = 0; y < h; ++y)
+        for (int64_t x = 0; x < w; ++x) {
+          f(((i * c + ch) * h + y) * w + x, (((i * (c / 8) + ch / 8) * h + y) * w + x) * 8 + ch % 8);
+        }
+}
+
+// A float32 NCHW tensor re-blocked into NCHW8c, and back.
+inline Tensor to_nchw8c(const Tensor& t) {
+  REQUIRE(t.ndim == 4);
+  REQUIRE(t.dims[1] % 8 == 0);
+  Tensor b = empty(t.dtype, {t.dims[0], t.dims[1] / 8, t.dims[2], t.dims[3], 8});
+  for_each_nchw8c(t.dims[0], t.dims[1], t.dims[2], t.dims[3],
+                  [&](int64_t i, int64_t j) { b.data_as<float>()[j] = t.data_as<const float>()[i]; });
+  return b;
+}
+inline Tensor from_nchw8c(const Tensor& b) {
+  REQUIRE(b.ndim == 5);
+  REQUIRE(b.dims[4] == 8);
+  Tensor t = empty(b.dtype, {b.dims[0], b.dims[1] * 8, b.dims[2], b.dims[3]});
+  for_each_nchw8c(t.dims[0], t.dims[1], t.dims[2], t.dims[3],
+                  [&](int64_t i, int64_t j) { t.data_as<float>()[i] = b.data_as<const float>()[j]; });
+  return t;
+}
+
 inline Tensor abs_of(const Tensor& t) {
   Tensor a = empty(t.dtype, t.shape());
   for (int64_t i = 0; i < t.numel(); ++i) a.data_as<float>()[i] = std::fabs(t.data_as<const float>()[i]);

@@ -169,6 +169,43 @@ TEST_CASE("conv2d_fused's reference loops give the separate kernels' bits") {
   }
 }
 
+namespace {
+
+// A case's operands with the input and residual re-blocked into NCHW8c (the per-channel vectors stay [C]).
+FusedCase blocked_case(FusedCase c) {
+  c.input = {c.input[0], c.input[1] / 8, c.input[2], c.input[3], 8};
+  c.data_format = "NCHW8c";
+  return c;
+}
+Operands blocked_operands(Operands o) {
+  o.input = to_nchw8c(o.input);
+  o.residual = to_nchw8c(o.residual);
+  return o;
+}
+
+const FusedCase& nchw8c_case(bool bn) {
+  // relu after the residual (ResNet's order): oneDNN 2.6's AVX2 kernels take no activation before a sum post-op,
+  // which NCHW8c, having no plain variant, leaves to the reference loops.
+  static const FusedCase with_bn{"3x3, 16 to 24 channels, bias + bn + residual + relu", {2, 16, 6, 7}, {24, 16, 3, 3},
+                                 {1, 1}, {1, 1}, 1, "NCHW", true, true, true, "relu", true};
+  static const FusedCase without{"3x3, 16 to 24 channels, bias + residual + relu", {2, 16, 6, 7}, {24, 16, 3, 3},
+                                 {1, 1}, {1, 1}, 1, "NCHW", true, false, true, "relu", true};
+  return bn ? with_bn : without;
+}
+
+}  // namespace
+
+TEST_CASE("conv2d_fused NCHW8c: the reference loops give the NCHW results re-blocked, bit for bit") {
+  uint32_t seed = 600;
+  for (bool bn : {false, true}) {
+    const FusedCase& c = nchw8c_case(bn);
+    INFO(c.name);
+    const Operands o = operands(c, seed += 10);
+    const Tensor want = to_nchw8c(run_fused(c, o, Path::kReference));
+    CHECK(same_bits(run_fused(blocked_case(c), blocked_operands(o), Path::kReference), want));
+  }
+}
+
 TEST_CASE("conv2d_fused checks its operands") {
   const FusedCase& c = cases()[0];
   Operands o = operands(c, 600);
@@ -265,6 +302,23 @@ TEST_CASE("oneDNN conv2d_fused matches its reference loops (folded batch norm, p
       CHECK(same_bits(run_fused(c, o, Path::kPublic), got));  // the public kernel; a kept folded filter: same bits
       ThreadsScope threads(3);
       CHECK(same_bits(run_fused(c, o, Path::kPublic), got));
+    }
+  }
+}
+
+TEST_CASE("oneDNN conv2d_fused NCHW8c matches the NCHW reference loops re-blocked") {
+  uint32_t seed = 650;
+  for (bool bn : {false, true}) {
+    for (bool constant : {false, true}) {
+      const FusedCase& c = nchw8c_case(bn);
+      INFO(c.name << (constant ? ", operands declared constant" : ""));
+      const Operands o = operands(c, seed += 10);
+      const Operands b = blocked_operands(o);
+      ConstantScope f(b.filter, constant), bi(b.bias, constant), m1(b.mean, constant), v(b.variance, constant),
+          sc(b.scale, constant), sh(b.shift, constant);
+      const Tensor got = run_onednn(blocked_case(c), b);
+      check_fused_bound(c, o, from_nchw8c(got), run_fused(c, o, Path::kReference));
+      CHECK(same_bits(run_fused(blocked_case(c), b, Path::kPublic), got));
     }
   }
 }

@@ -458,3 +458,173 @@ TEST_CASE("InterpolateInferMeta: unknown sizes and errors") {
   CHECK(error_of(m::InterpolateInferMeta(x, nullptr, {}, nullptr, "NCHW", 0, 0, 0, {-1.f}, "nearest", false, 1, &out))
             .find("scale must be positive") != std::string::npos);
 }
+
+namespace {
+
+// One convolution through the reference loops, in data_format.
+Tensor reference_conv(const char* op, const Tensor& input, const Tensor& filter, const ConvArgs& a) {
+  Tensor out = poisoned_like(output_from([&](Tensor* o) {
+    return m::ConvInferMeta(input, filter, a.strides, a.paddings, a.padding_algorithm, a.dilations, a.groups,
+                            a.data_format, o);
+  }));
+  Status s = std::string(op) == "depthwise_conv2d"
+                 ? k::reference::depthwise_conv2d(cpu(), input, filter, a.strides, a.paddings, a.padding_algorithm,
+                                                  a.groups, a.dilations, a.data_format, &out)
+                 : k::reference::conv2d(cpu(), input, filter, a.strides, a.paddings, a.padding_algorithm, a.dilations,
+                                        a.groups, a.data_format, &out);
+  INFO(s.message());
+  REQUIRE(s.ok());
+  return out;
+}
+
+ConvArgs conv_args(Ints strides, Ints paddings, int groups, std::string data_format = "NCHW") {
+  ConvArgs a;
+  a.strides = strides;
+  a.paddings = paddings;
+  a.groups = groups;
+  a.data_format = data_format;
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("conv2d NCHW8c: the reference loops give the NCHW results re-blocked, bit for bit") {
+  struct Case {
+    const char* name;
+    const char* op;
+    Dims input, filter;  // NCHW input, OIHW filter
+    ConvArgs args;
+  };
+  const std::vector<Case> cases = {
+      {"3x3 stride 1 pad 1", "conv2d", {2, 16, 7, 6}, {16, 16, 3, 3}, conv_args({1, 1}, {1, 1}, 1)},
+      {"3x3 stride 2 pad 1, 8 to 24 channels", "conv2d", {1, 8, 9, 9}, {24, 8, 3, 3}, conv_args({2, 2}, {1, 1}, 1)},
+      {"1x1", "conv2d", {2, 24, 5, 5}, {16, 24, 1, 1}, conv_args({1, 1}, {0, 0}, 1)},
+      {"depthwise (groups = C)", "depthwise_conv2d", {1, 16, 8, 7}, {16, 1, 3, 3}, conv_args({1, 1}, {1, 1}, 16)},
+      {"grouped, 8 channels per group", "conv2d", {1, 24, 6, 6}, {24, 8, 3, 3}, conv_args({1, 1}, {1, 1}, 3)},
+      // A stem: 3 channels make no block, so the input stays 4-D NCHW (ConvShape::plain_input).
+      {"stem 3x3 stride 2, NCHW in", "conv2d", {2, 3, 9, 8}, {8, 3, 3, 3}, conv_args({2, 2}, {1, 1}, 1)},
+  };
+  uint32_t seed = 800;
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const Tensor input = random_f32(c.input, seed++), filter = random_f32(c.filter, seed++);
+    const Tensor want = reference_conv(c.op, input, filter, c.args);
+    ConvArgs blocked = c.args;
+    blocked.data_format = "NCHW8c";
+    const Tensor got = reference_conv(c.op, c.input[1] % 8 == 0 ? to_nchw8c(input) : input, filter, blocked);
+    CHECK(same_bits(got, to_nchw8c(want)));
+  }
+}
+
+TEST_CASE("pool2d NCHW8c: the reference loops and the channel-last loop give the NCHW results re-blocked") {
+  auto args = [](IntArray kernel, Ints strides, Ints paddings, std::string type) {
+    PoolArgs a;
+    a.kernel = kernel;
+    a.strides = strides;
+    a.paddings = paddings;
+    a.type = type;
+    return a;
+  };
+  struct Case {
+    const char* name;
+    Dims x;  // NCHW
+    PoolArgs args;
+  };
+  std::vector<Case> cases = {
+      {"max 3x3 s2 p1", {2, 16, 9, 10}, args({3, 3}, {2, 2}, {1, 1}, "max")},
+      {"global avg", {2, 24, 7, 7}, args({1, 1}, {1, 1}, {0, 0}, "avg")},
+      {"adaptive avg 7 to 3", {1, 16, 7, 7}, args({3, 3}, {1, 1}, {0, 0}, "avg")},
+      {"avg inclusive ceil_mode", {1, 8, 8, 8}, args({3, 3}, {2, 2}, {1, 1}, "avg")},
+      {"max SAME", {1, 8, 7, 5}, args({3, 3}, {2, 2}, {0, 0}, "max")},
+  };
+  cases[1].args.global = true;
+  cases[2].args.adaptive = true;
+  cases[3].args.exclusive = false;
+  cases[3].args.ceil_mode = true;
+  cases[4].args.algorithm = "SAME";
+  uint32_t seed = 850;
+  for (const Case& c : cases) {
+    INFO(c.name);
+    const Tensor x = random_f32(c.x, seed++);
+    const Tensor want = to_nchw8c(pool(x, c.args, true));
+    PoolArgs blocked = c.args;
+    blocked.data_format = "NCHW8c";
+    CHECK(same_bits(pool(to_nchw8c(x), blocked, true), want));
+    CHECK(same_bits(pool(to_nchw8c(x), blocked), want));
+  }
+}
+
+TEST_CASE("batch_norm NCHW8c gives the NCHW results re-blocked, at inference and in training") {
+  const Tensor x = random_f32({2, 16, 3, 5}, 900);
+  const Tensor mean = random_f32({16}, 901), scale = random_f32({16}, 902), bias = random_f32({16}, 903);
+  Tensor var = random_f32({16}, 904);
+  for (int64_t i = 0; i < 16; ++i) var.data_as<float>()[i] += 1.5f;
+  for (bool is_test : {true, false}) {
+    INFO((is_test ? "inference" : "training"));
+    auto run = [&](const Tensor& in, const char* format, Tensor* saved_mean, Tensor* saved_var) {
+      Tensor out = poisoned_like(in);
+      Status s = k::batch_norm(cpu(), in, mean, var, &scale, &bias, is_test, 0.9f, 1e-5f, format, false, false, &out,
+                               nullptr, nullptr, saved_mean, saved_var, nullptr);
+      INFO(s.message());
+      REQUIRE(s.ok());
+      return out;
+    };
+    Tensor mean_a = empty(DataType::kFloat32, {16}), var_a = empty(DataType::kFloat32, {16});
+    Tensor mean_b = empty(DataType::kFloat32, {16}), var_b = empty(DataType::kFloat32, {16});
+    const Tensor want = run(x, "NCHW", &mean_a, &var_a);
+    CHECK(same_bits(run(to_nchw8c(x), "NCHW8c", &mean_b, &var_b), to_nchw8c(want)));
+    CHECK(same_bits(mean_b, mean_a));
+    CHECK(same_bits(var_b, var_a));
+  }
+}
+
+TEST_CASE("NCHW8c infer-meta: 5-D output dims, malformed inputs, and the kernels that do not take it") {
+  const Tensor x = random_f32({2, 2, 9, 9, 8}, 950);  // 16 channels
+  ConvArgs strided = conv_args({2, 2}, {1, 1}, 1, "NCHW8c");
+  CHECK(dims_of(output_from([&](Tensor* o) {
+          return m::ConvInferMeta(x, random_f32({24, 16, 3, 3}, 951), strided.strides, strided.paddings, "EXPLICIT",
+                                  {1, 1}, 1, "NCHW8c", o);
+        })) == Dims{2, 3, 5, 5, 8});
+  PoolArgs pool_args;
+  pool_args.data_format = "NCHW8c";
+  CHECK(dims_of(output_from([&](Tensor* o) {
+          return m::Pool2DInferMeta(x, {3, 3}, {2, 2}, {1, 1}, true, true, "NCHW8c", "max", false, false, "EXPLICIT",
+                                    o);
+        })) == Dims{2, 2, 5, 5, 8});
+  const Tensor c16 = random_f32({16}, 952);
+  Tensor bn_out, bn_mean;
+  REQUIRE(m::BatchNormInferMeta(x, c16, c16, nullptr, nullptr, true, 0.9f, 1e-5f, "NCHW8c", false, false, &bn_out,
+                                &bn_mean, nullptr, nullptr, nullptr, nullptr)
+              .ok());
+  CHECK(dims_of(bn_out) == Dims{2, 2, 9, 9, 8});
+  CHECK(dims_of(bn_mean) == Dims{16});
+
+  // A 4-D input is a stem's (NCHW in, NCHW8c out); pooling takes none.
+  CHECK(dims_of(output_from([&](Tensor* o) {
+          return m::ConvInferMeta(random_f32({2, 3, 9, 9}, 959), random_f32({8, 3, 3, 3}, 960), strided.strides,
+                                  strided.paddings, "EXPLICIT", {1, 1}, 1, "NCHW8c", o);
+        })) == Dims{2, 1, 5, 5, 8});
+  CHECK(pool_error(random_f32({1, 16, 4, 4}, 955), pool_args) ==
+        "Pool2DInferMeta: x must be 5-D [N, C/8, H, W, 8] for data_format \"NCHW8c\", got [1, 16, 4, 4]");
+
+  // A last dim of 7, and 12 output channels.
+  const Tensor seven = random_f32({1, 2, 4, 4, 7}, 953);
+  const std::string want5 = "must be 5-D [N, C/8, H, W, 8] for data_format \"NCHW8c\"";
+  CHECK(conv_error(seven, random_f32({8, 14, 3, 3}, 954), conv_args({1, 1}, {1, 1}, 1, "NCHW8c")) ==
+        "ConvInferMeta: input " + want5 + ", got [1, 2, 4, 4, 7]");
+  CHECK(conv_error(x, random_f32({12, 16, 3, 3}, 957), conv_args({1, 1}, {1, 1}, 1, "NCHW8c"))
+            .find("12 output channels, not a multiple of 8") != std::string::npos);
+  CHECK(pool_error(seven, pool_args) == "Pool2DInferMeta: x " + want5 + ", got [1, 2, 4, 4, 7]");
+  Tensor o;
+  CHECK(error_of(m::BatchNormInferMeta(seven, c16, c16, nullptr, nullptr, true, 0.9f, 1e-5f, "NCHW8c", false, false,
+                                       &o, nullptr, nullptr, nullptr, nullptr, nullptr)) ==
+        "BatchNormInferMeta: x " + want5 + ", got [1, 2, 4, 4, 7]");
+
+  // conv2d_transpose and the other layout-taking kernels say so.
+  Tensor out = empty(DataType::kFloat32, {2, 2, 9, 9, 8});
+  CHECK(error_of(k::conv2d_transpose(cpu(), x, random_f32({16, 16, 1, 1}, 958), {1, 1}, {0, 0}, {}, {}, "EXPLICIT",
+                                     1, {1, 1}, "NCHW8c", &out)) ==
+        "conv2d_transpose: data_format \"NCHW8c\" is not supported");
+  CHECK(error_of(m::InterpolateInferMeta(x, nullptr, {}, nullptr, "NCHW8c", 0, 4, 4, {}, "nearest", false, 1, &o)) ==
+        "InterpolateInferMeta: data_format \"NCHW8c\" is not supported");
+}

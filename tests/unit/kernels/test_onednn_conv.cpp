@@ -381,3 +381,36 @@ TEST_CASE("oneDNN conv2d_transpose matches the reference loops within the summat
     }
   }
 }
+
+TEST_CASE("oneDNN conv2d NCHW8c matches the NCHW reference loops re-blocked, and builds its plan once") {
+  const std::vector<ConvCase> cases = {
+      {"3x3 stride 1 pad 1", {2, 16, 9, 8}, {32, 16, 3, 3}, {1, 1}, {1, 1}},
+      {"3x3 stride 2 pad 1", {1, 24, 11, 11}, {16, 24, 3, 3}, {2, 2}, {1, 1}},
+      {"1x1", {2, 32, 7, 7}, {64, 32, 1, 1}, {1, 1}, {0, 0}},
+      {"depthwise (groups = C)", {1, 32, 10, 9}, {32, 1, 3, 3}, {1, 1}, {1, 1}, "EXPLICIT", {1, 1}, 32, "NCHW",
+       "depthwise_conv2d"},
+      {"grouped, 8 channels per group", {1, 32, 8, 8}, {32, 8, 3, 3}, {1, 1}, {1, 1}, "EXPLICIT", {1, 1}, 4},
+      {"2 chunks of 64 in one image", {1, 64, 12, 12}, {128, 64, 3, 3}, {1, 1}, {1, 1}},
+      // A stem: 3 channels make no block, so the input stays 4-D NCHW (ConvShape::plain_input).
+      {"stem 7x7 stride 2, NCHW in", {2, 3, 20, 20}, {16, 3, 7, 7}, {2, 2}, {3, 3}},
+  };
+  uint32_t seed = 500;
+  for (const ConvCase& c : cases) {
+    for (bool constant : {false, true}) {
+      INFO(c.name << (constant ? ", filter declared constant" : ""));
+      const Tensor input = random_f32(c.input, seed++), filter = random_f32(c.filter, seed++);
+      ConstantScope declared(filter, constant);
+      const Tensor want = run_conv(c, input, filter, true);
+      const Tensor bound = run_conv(c, abs_of(input), abs_of(filter), true);
+      ConvCase blocked = c;
+      blocked.data_format = "NCHW8c";
+      const Tensor blocked_input = c.input[1] % 8 == 0 ? to_nchw8c(input) : input;
+      const Tensor got = run_onednn(blocked, blocked_input, filter);
+      INFO("implementation " << k::onednn::last_conv_plan().impl);
+      check_within_bound(from_nchw8c(got), want, bound, conv_terms(c));
+      const uint64_t built = k::onednn::plans_built();
+      CHECK(same_bits(run_conv(blocked, blocked_input, filter, false), got));  // the public kernel: same path
+      CHECK(k::onednn::plans_built() == built);
+    }
+  }
+}

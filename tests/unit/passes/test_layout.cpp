@@ -378,3 +378,98 @@ outputs: [t]
 }
 
 }  // namespace kforge::passes
+
+namespace kforge::passes {
+
+TEST_CASE("layout: nchw8c regions hold [N, C / 8, H, W, 8] values where every channel count is a multiple of 8") {
+  test::Env env;
+  Planned p = plan(env, std::string(R"(program: blocked
+inputs: [{name: x, dtype: float32, shape: [1, 3, 8, 8]}]
+params:
+  - {name: w0, dtype: float32, shape: [8, 3, 3, 3]}
+  - {name: w1, dtype: float32, shape: [8, 8, 3, 3]}
+  - {name: b1, dtype: float32, shape: [1, 8, 1, 1]}
+  - {name: m, dtype: float32, shape: [8]}
+  - {name: w2, dtype: float32, shape: [16, 16, 3, 3]}
+  - {name: w3, dtype: float32, shape: [12, 16, 3, 3]}
+ops:
+  - {op: conv2d, in: [x, w0], out: [c0], attrs: )") + kConv + R"(}
+  - {op: conv2d, in: [c0, w1], out: [c1], attrs: )" + kConv + R"(}
+  - {op: add, in: [c1, b1], out: [a1]}
+  - {op: batch_norm, in: [a1, m, m, m, m], out: [n1, n1m, n1v, n1s, n1t, n1r], attrs: )" + kBn + R"(}
+  - {op: relu, in: [n1], out: [r1]}
+  - {op: builtin.combine, in: [r1, r1], out: [l]}
+  - {op: concat, in: [l], out: [k], attrs: {axis: 1}}
+  - {op: conv2d, in: [k, w2], out: [c2], attrs: )" + kConv + R"(}
+  - {op: pool2d, in: [c2], out: [p2], attrs: )" + kPool + R"(}
+  - {op: conv2d, in: [p2, w3], out: [c3], attrs: )" + kConv + R"(}
+  - {op: relu, in: [c3], out: [y]}
+outputs: [y]
+)", LayoutChoice::kNchw8c);
+  const ir::Program& g = p.program;
+  std::vector<std::string> converted;
+  for (const LayoutReport::Converted& c : p.report.converted) converted.push_back(c.name);
+  // The first conv reads 3 channels: a stem, it reads x as it is and writes NCHW8c. The last writes 12 channels: it
+  // stays NCHW, and so does the relu after it.
+  CHECK(converted == std::vector<std::string>{"pd_op.conv2d", "pd_op.conv2d", "pd_op.add", "pd_op.batch_norm",
+                                              "pd_op.relu", "pd_op.concat", "pd_op.conv2d", "pd_op.pool2d"});
+  CHECK(only(g, "pd_op.conv2d", 0).string_attr("data_format") == "NCHW8c");
+  CHECK(operand_producer(g, only(g, "pd_op.conv2d", 0), 0).is("pd_op", "data"));
+  CHECK(g.type_of(producer_of(g, "c0").results[0]).dims == std::vector<int64_t>{1, 1, 8, 8, 8});
+  CHECK(only(g, "pd_op.conv2d", 1).string_attr("data_format") == "NCHW8c");
+  CHECK(only(g, "pd_op.batch_norm").string_attr("data_format") == "NCHW8c");
+  CHECK(only(g, "pd_op.pool2d").string_attr("data_format") == "NCHW8c");
+  CHECK(only(g, "pd_op.conv2d", 3).string_attr("data_format") == "NCHW");
+  CHECK(g.type_of(producer_of(g, "c1").results[0]).dims == std::vector<int64_t>{1, 1, 8, 8, 8});
+  CHECK(g.type_of(producer_of(g, "n1m").results[1]).dims == std::vector<int64_t>{8});
+  // Concat along the channels stays on axis 1, which holds the blocks.
+  CHECK(only(g, "pd_op.concat").attr("axis")->int_value == 1);
+  CHECK(g.type_of(only(g, "pd_op.concat").results[0]).dims == std::vector<int64_t>{1, 2, 8, 8, 8});
+  CHECK(g.type_of(producer_of(g, "p2").results[0]).dims == std::vector<int64_t>{1, 2, 4, 4, 8});
+
+  // The bias [1, 8, 1, 1] enters through one reshape: its elements keep their order.
+  const ir::Op& bias_in = operand_producer(g, only(g, "pd_op.add"), 1);
+  CHECK(bias_in.is("pd_op", "reshape"));
+  CHECK(g.type_of(bias_in.results[0]).dims == std::vector<int64_t>{1, 1, 1, 1, 8});
+  // p2 leaves: transpose [0, 1, 4, 2, 3], reshape to [N, C, H, W].
+  const ir::Op& p2_out = operand_producer(g, only(g, "pd_op.conv2d", 3), 0);
+  CHECK(p2_out.is("pd_op", "reshape"));
+  CHECK(g.type_of(p2_out.results[0]).dims == std::vector<int64_t>{1, 16, 4, 4});
+  const ir::Op& p2_t = operand_producer(g, p2_out, 0);
+  CHECK(p2_t.is("pd_op", "transpose"));
+  CHECK(perm_of(p2_t) == std::vector<int64_t>{0, 1, 4, 2, 3});
+  CHECK(p.report.transposes.size() == 3);
+  CHECK(p.report.dump(g).find("layout: NCHW8c, 8 ops converted, 3 transposes") == 0);
+  CHECK(p.report.dump(g).find("pd_op.transpose NCHW8c -> NCHW after pd_op.pool2d") != std::string::npos);
+  REQUIRE(p.lowered->outputs.size() == 1);
+  CHECK(p.lowered->value(p.lowered->outputs[0].value).dims == SymShape{SymExpr(1), SymExpr(12), SymExpr(4), SymExpr(4)});
+}
+
+TEST_CASE("layout: nchw8c leaves dynamic spatial dims, transposed convolutions and channel shuffles NCHW") {
+  test::Env env;
+  Planned p = plan(env, std::string(R"(program: dyn
+inputs: [{name: x, dtype: float32, shape: [1, 8, -1, 6]}, {name: z, dtype: float32, shape: [1, 8, 6, 6]}]
+params:
+  - {name: w, dtype: float32, shape: [8, 8, 3, 3]}
+  - {name: wt, dtype: float32, shape: [8, 8, 2, 2]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )") + kConv + R"(}
+  - {op: conv2d, in: [z, w], out: [d], attrs: )" + kConv + R"(}
+  - {op: conv2d_transpose, in: [d, wt], out: [u], attrs: {strides: [2, 2], paddings: [0, 0], data_format: NCHW}}
+outputs: [c, u]
+)", LayoutChoice::kNchw8c);
+  const ir::Program& g = p.program;
+  CHECK(only(g, "pd_op.conv2d", 0).string_attr("data_format") == "NCHW");  // H is dynamic
+  CHECK(only(g, "pd_op.conv2d", 1).string_attr("data_format") == "NCHW8c");
+  // z [1, 8, 6, 6] enters: reshape to [N, C / 8, 8, H, W], transpose [0, 1, 3, 4, 2].
+  const ir::Op& z_in = operand_producer(g, only(g, "pd_op.conv2d", 1), 0);
+  CHECK(z_in.is("pd_op", "transpose"));
+  CHECK(perm_of(z_in) == std::vector<int64_t>{0, 1, 3, 4, 2});
+  const ir::Op& z_split = operand_producer(g, z_in, 0);
+  CHECK(z_split.is("pd_op", "reshape"));
+  CHECK(g.type_of(z_split.results[0]).dims == std::vector<int64_t>{1, 1, 8, 6, 6});
+  CHECK(only(g, "pd_op.conv2d_transpose").string_attr("data_format") == "NCHW");
+  CHECK(p.report.converted.size() == 1);
+}
+
+}  // namespace kforge::passes

@@ -160,3 +160,51 @@ TEST_CASE("shape rules: bad arguments are errors at the op") {
               "  - {op: group_norm, in: [x, ~, ~], out: [o, m, v], attrs: {groups: 4, epsilon: 1e-5}}\n")
             .find("do not split into 4 groups") != std::string::npos);
 }
+
+TEST_CASE("shape rules: convolution, pooling and batch norm in NCHW8c ([N, C / 8, H, W, 8])") {
+  const std::string inputs =
+      "[{name: x, dtype: float32, shape: [-1, 2, 6, 6, 8]}, {name: w, dtype: float32, shape: [24, 16, 3, 3]}, "
+      "{name: dw, dtype: float32, shape: [16, 1, 3, 3]}, {name: m, dtype: float32, shape: [16]}]";
+  Result r = analyze_ok(
+      inputs,
+      "  - {op: conv2d, in: [x, w], out: [c], attrs: {strides: [2, 2], paddings: [1, 1], data_format: NCHW8c}}\n"
+      "  - {op: depthwise_conv2d, in: [x, dw], out: [d], attrs: {strides: [1, 1], paddings: [1, 1], groups: 16, "
+      "data_format: NCHW8c}}\n"
+      "  - {op: pool2d, in: [x], out: [p], attrs: {kernel_size: [2, 2], strides: [2, 2], paddings: [0, 0], "
+      "ceil_mode: false, exclusive: true, data_format: NCHW8c, pooling_type: max, global_pooling: false, adaptive: false, "
+      "padding_algorithm: EXPLICIT}}\n"
+      "  - {op: pool2d, in: [x], out: [g], attrs: {kernel_size: [1, 1], strides: [1, 1], paddings: [0, 0], "
+      "ceil_mode: false, exclusive: true, data_format: NCHW8c, pooling_type: avg, global_pooling: true, adaptive: false, "
+      "padding_algorithm: EXPLICIT}}\n"
+      "  - {op: batch_norm, in: [x, m, m, m, m], out: [n, nm, nv, ns, nt, nr], attrs: {is_test: true, "
+      "momentum: 0.9, epsilon: 1.0e-5, use_global_stats: false, trainable_statistics: false, data_format: NCHW8c}}\n",
+      "[c, d, p, g, n, nm]");
+  CHECK(r.shape("c") == "float32[s0, 3, 3, 3, 8]");
+  CHECK(r.shape("d") == "float32[s0, 2, 6, 6, 8]");
+  CHECK(r.shape("p") == "float32[s0, 2, 3, 3, 8]");
+  CHECK(r.shape("g") == "float32[s0, 2, 1, 1, 8]");
+  CHECK(r.shape("n") == "float32[s0, 2, 6, 6, 8]");
+  CHECK(r.shape("nm") == "float32[16]");
+
+  auto error = [](const std::string& in, const std::string& op) {
+    Result bad = analyze(in, op, "[o]");
+    CHECK_FALSE(bad.analysis.has_value());
+    return bad.diagnostics;
+  };
+  // A 4-D input, a last dim other than 8, an output channel count that is no multiple of 8, a transposed conv.
+  CHECK(error("[{name: x, dtype: float32, shape: [1, 16, 6, 6]}]",
+              "  - {op: pool2d, in: [x], out: [o], attrs: {kernel_size: [2, 2], strides: [2, 2], paddings: [0, 0], "
+              "ceil_mode: false, exclusive: true, data_format: NCHW8c, pooling_type: max, global_pooling: false, "
+              "adaptive: false, padding_algorithm: EXPLICIT}}\n")
+            .find("x must be 5-D [N, C / 8, H, W, 8] for data_format \"NCHW8c\", got [1, 16, 6, 6]") != std::string::npos);
+  CHECK(error("[{name: x, dtype: float32, shape: [1, 2, 6, 6, 7]}, {name: m, dtype: float32, shape: [14]}]",
+              "  - {op: batch_norm, in: [x, m, m, m, m], out: [o, a, b, c, d, e], attrs: {is_test: true, "
+              "momentum: 0.9, epsilon: 1.0e-5, use_global_stats: false, trainable_statistics: false, data_format: NCHW8c}}\n")
+            .find("got [1, 2, 6, 6, 7]") != std::string::npos);
+  CHECK(error("[{name: x, dtype: float32, shape: [1, 2, 6, 6, 8]}, {name: w, dtype: float32, shape: [12, 16, 1, 1]}]",
+              "  - {op: conv2d, in: [x, w], out: [o], attrs: {data_format: NCHW8c}}\n")
+            .find("needs the output channels to be a static multiple of 8, got 12") != std::string::npos);
+  CHECK(error("[{name: x, dtype: float32, shape: [1, 2, 6, 6, 8]}, {name: w, dtype: float32, shape: [16, 8, 2, 2]}]",
+              "  - {op: conv2d_transpose, in: [x, w], out: [o], attrs: {strides: [2, 2], data_format: NCHW8c}}\n")
+            .find("conv2d_transpose does not take data_format \"NCHW8c\"") != std::string::npos);
+}

@@ -431,9 +431,17 @@ class LayoutPlanner {
     }
     const int64_t a = op.attr("axis")->int_value < 0 ? op.attr("axis")->int_value + 4 : op.attr("axis")->int_value;
     if (a < 0 || a > 3) return false;
+    // NCHW8c along the channels: split's sections count blocks (each piece's channels are a multiple of 8).
+    std::vector<int64_t> sections;
+    const bool blocked_sections = blocked_ && a == 1 && op.is("pd_op", "split");
+    if (blocked_sections && !ints_of(op.attr("sections"), &sections)) return false;
     ir::Attribute moved = *op.attr("axis");
     moved.int_value = region_axis(a);
     p_.op(id).set_attr("axis", std::move(moved));
+    if (blocked_sections) {
+      for (int64_t& n : sections) n = n < 0 ? n : n / kBlock;  // -1: the rest, as before
+      p_.op(id).set_attr("sections", ir::Attribute::int_array(std::move(sections)));
+    }
     for (ir::Type& t : p_.value(p_.op(id).results[0]).type.elements) t.dims = region_dims(t.dims);
     for (ValueId piece : p_.op(unpack).results) {
       ir::Type& t = p_.value(piece).type;

@@ -445,6 +445,37 @@ outputs: [y]
   CHECK(p.lowered->value(p.lowered->outputs[0].value).dims == SymShape{SymExpr(1), SymExpr(12), SymExpr(4), SymExpr(4)});
 }
 
+TEST_CASE("layout: nchw8c splits along the channels in blocks: split's sections count them") {
+  test::Env env;
+  Planned p = plan(env, std::string(R"(program: halves
+inputs: [{name: x, dtype: float32, shape: [1, 8, 6, 6]}]
+params:
+  - {name: w, dtype: float32, shape: [24, 8, 3, 3]}
+  - {name: w2, dtype: float32, shape: [8, 8, 3, 3]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )") + kConv + R"(}
+  - {op: split, in: [c], out: [parts], attrs: {sections: [16, -1], axis: 1}}
+  - {op: builtin.split, in: [parts], out: [p0, p1]}
+  - {op: conv2d, in: [p1, w2], out: [d], attrs: )" + kConv + R"(}
+  - {op: relu, in: [p0], out: [r]}
+outputs: [r, d]
+)", LayoutChoice::kNchw8c);
+  const ir::Program& g = p.program;
+  const ir::Op& split = only(g, "pd_op.split");
+  CHECK(split.attr("axis")->int_value == 1);
+  std::vector<int64_t> sections;
+  const ir::Attribute* s = split.attr("sections");
+  REQUIRE(s != nullptr);
+  if (s->kind == ir::AttrKind::kIntArray) sections = s->ints;
+  CHECK(sections == std::vector<int64_t>{2, -1});
+  CHECK(g.type_of(producer_of(g, "p0").results[0]).dims == std::vector<int64_t>{1, 2, 6, 6, 8});
+  CHECK(g.type_of(producer_of(g, "p1").results[1]).dims == std::vector<int64_t>{1, 1, 6, 6, 8});
+  CHECK(operand_producer(g, only(g, "pd_op.conv2d", 1), 0).is("builtin", "split"));  // p1 read as it is
+  CHECK(only(g, "pd_op.conv2d", 1).string_attr("data_format") == "NCHW8c");
+  REQUIRE(p.lowered->outputs.size() == 2);
+  CHECK(p.lowered->value(p.lowered->outputs[0].value).dims == SymShape{SymExpr(1), SymExpr(16), SymExpr(6), SymExpr(6)});
+}
+
 TEST_CASE("layout: nchw8c leaves dynamic spatial dims, transposed convolutions and channel shuffles NCHW") {
   test::Env env;
   Planned p = plan(env, std::string(R"(program: dyn

@@ -23,18 +23,6 @@ Status check_against_meta(const char* op, const Tensor* out, Meta meta) {
   return util::require_dims(*out, expected, op);
 }
 
-// A value converted to T without undefined behaviour: out-of-range floats (and NaN) become T's lowest, the value
-// x86 produces, as cast does.
-template <typename T, typename From>
-T convert(From v) {
-  if constexpr (std::is_floating_point<From>::value && std::is_integral<T>::value && !std::is_same<T, bool>::value) {
-    if (!(v >= static_cast<From>(std::numeric_limits<T>::lowest()) && v < static_cast<From>(std::numeric_limits<T>::max()))) {
-      return std::numeric_limits<T>::lowest();
-    }
-  }
-  return static_cast<T>(v);
-}
-
 // splitmix64 (as dropout's mask): a counter-based generator, so element i's draw depends only on the seed and i.
 uint64_t mix(uint64_t z) {
   z += 0x9E3779B97F4A7C15ull;
@@ -58,7 +46,7 @@ Status full_with_tensor(const KernelContext& ctx, const Tensor& value, const Int
     const From v = value.data_as<const From>()[0];
     return util::visit_plain(out_dtype, kOp, [&](auto out_tag) -> Status {
       using T = typename decltype(out_tag)::type;
-      const T fill = convert<T>(v);
+      const T fill = util::convert<T>(v);
       T* o = out->data_as<T>();
       for (int64_t i = 0, n = out->numel(); i < n; ++i) o[i] = fill;
       return Status::OK();

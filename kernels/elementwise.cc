@@ -271,23 +271,6 @@ Status clip(const KernelContext& ctx, const Tensor& x, const Scalar& min, const 
 
 // ---- cast and where -------------------------------------------------------------------------------------------
 
-namespace {
-
-// static_cast, except that a float outside an integer type's range (or NaN) becomes the type's minimum, the value
-// x86 produces, instead of undefined behaviour.
-template <typename To, typename From>
-To convert(From v) {
-  if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value && !std::is_same<To, bool>::value) {
-    if (!(v >= static_cast<From>(std::numeric_limits<To>::lowest()) &&
-          v < static_cast<From>(std::numeric_limits<To>::max()))) {
-      return std::numeric_limits<To>::lowest();
-    }
-  }
-  return static_cast<To>(v);
-}
-
-}  // namespace
-
 Status cast(const KernelContext& ctx, const Tensor& x, DataType dtype, Tensor* out) {
   KFORGE_RETURN_IF_ERROR(util::require_output(out, "cast"));
   const DataType in_dtype = util::kernel_dtype(ctx, x);
@@ -313,7 +296,7 @@ Status cast(const KernelContext& ctx, const Tensor& x, DataType dtype, Tensor* o
       using To = typename decltype(out_tag)::type;
       const From* a = static_cast<const From*>(src);
       To* o = out->data_as<To>();
-      for (int64_t i = 0; i < n; ++i) o[i] = convert<To>(a[i]);
+      for (int64_t i = 0; i < n; ++i) o[i] = util::convert<To>(a[i]);
       return Status::OK();
     });
   });

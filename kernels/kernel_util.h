@@ -3,8 +3,10 @@
 #ifndef KFORGE_EXAMPLES_KERNELS_KERNEL_UTIL_H_
 #define KFORGE_EXAMPLES_KERNELS_KERNEL_UTIL_H_
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -29,6 +31,19 @@ struct Tag {
 
 inline Status unsupported_dtype(const char* op, DataType dtype) {
   return Status::Error(op, ": unsupported dtype ", dtype);
+}
+
+// `v` converted to To as static_cast does (a float truncated toward zero), without its undefined behaviour: a float
+// whose truncation To cannot hold, or NaN, becomes To's lowest (the value x86's conversion produces). The range is
+// checked on the truncated value against [lowest, 2^digits): 127.9 -> int8 is 127, 128.0 is out of range.
+template <typename To, typename From>
+To convert(From v) {
+  if constexpr (std::is_floating_point<From>::value && std::is_integral<To>::value && !std::is_same<To, bool>::value) {
+    const From t = std::trunc(v);
+    const From hi = std::ldexp(From(1), std::numeric_limits<To>::digits);  // exact in any float type
+    if (!(t >= static_cast<From>(std::numeric_limits<To>::lowest()) && t < hi)) return std::numeric_limits<To>::lowest();
+  }
+  return static_cast<To>(v);
 }
 
 // Calls f(Tag<T>{}) for the C++ type of `dtype`, among float32 and float64.

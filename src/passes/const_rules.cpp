@@ -47,7 +47,26 @@ void set_data(OpContext& c, KnownData data, size_t i = 0) {
   if (info) info->data = std::move(data);
 }
 
-/// Element `i` of `d` converted for a result of dtype `to`: either in `f` (floating results) or `s`.
+/// A floating value converted to the integer (or bool) dtype `to` as the kernels' cast does: truncated toward zero;
+/// bool is `v != 0` (NaN is true). A value outside `to`'s range, or NaN for an integer, has no portable result
+/// (the CPU kernel gives the type's minimum, CUDA saturates): nullopt, so the op is left to run time.
+std::optional<int64_t> float_to_int(DataType to, double v) {
+  if (to == DataType::kBool) return v != 0 ? 1 : 0;
+  double lo = -9223372036854775808.0, hi = 9223372036854775808.0;  // int64: [-2^63, 2^63)
+  switch (to) {
+    case DataType::kInt8: lo = -128, hi = 128; break;
+    case DataType::kUInt8: lo = 0, hi = 256; break;
+    case DataType::kInt16: lo = -32768, hi = 32768; break;
+    case DataType::kInt32: lo = -2147483648.0, hi = 2147483648.0; break;
+    default: break;
+  }
+  const double t = std::trunc(v);
+  if (!(t >= lo && t < hi)) return std::nullopt;
+  return static_cast<int64_t>(t);
+}
+
+/// Element `i` of `d` converted for a result of dtype `to`: either in `f` (floating results) or `s`. False when
+/// the element cannot be known at generation time (a symbol read as a float, a conversion with no portable result).
 bool element(const KnownData& d, int64_t i, DataType to, double* f, SymExpr* s) {
   if (uses_floats(to)) {
     if (!uses_floats(d.dtype) && !d.int_at(i).is_constant()) return false;
@@ -55,8 +74,9 @@ bool element(const KnownData& d, int64_t i, DataType to, double* f, SymExpr* s) 
     return true;
   }
   if (uses_floats(d.dtype)) {
-    const double v = d.float_at(i);
-    *s = to == DataType::kBool ? SymExpr(v != 0 ? 1 : 0) : SymExpr(static_cast<int64_t>(v));
+    const std::optional<int64_t> v = float_to_int(to, d.float_at(i));
+    if (!v) return false;
+    *s = SymExpr(*v);
     return true;
   }
   *s = d.int_at(i);
@@ -100,7 +120,9 @@ void fold_elementwise(OpContext& c, const std::vector<const KnownData*>& inputs,
       }
       double f = 0;
       SymExpr s;
-      if (!element(*in, src, uses_floats(dtype) ? dtype : in->dtype, &f, &s)) return;
+      // Each operand converted to the result's dtype first (for cast, the conversion is the whole op; a float
+      // operand of an integer result goes into `s`, which the integer combination reads).
+      if (!element(*in, src, dtype, &f, &s)) return;
       fs.push_back(f);
       ss.push_back(s);
     }
@@ -209,21 +231,18 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
   if (!r0 || !r0->known || r0->is_vector) return;
   const DataType dtype = r0->dtype;
 
-  if (op == "full") {
+  if (op == "full" || op == "full_like") {
     auto dims = result_static_dims(c);
     auto value = c.float_value("value");
     if (!dims || !value) return;
     KnownData d{dtype, *dims, true, {}, {}};
-    if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, *value));
-    else d.ints.push_back(wrap_int(dtype, static_cast<int64_t>(*value)));
-    set_data(c, std::move(d));
-  } else if (op == "full_like") {
-    auto dims = result_static_dims(c);
-    auto value = c.float_value("value");
-    if (!dims || !value) return;
-    KnownData d{dtype, *dims, true, {}, {}};
-    if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, *value));
-    else d.ints.push_back(wrap_int(dtype, static_cast<int64_t>(*value)));
+    if (uses_floats(dtype)) {
+      d.floats.push_back(round_float(dtype, *value));
+    } else {
+      const std::optional<int64_t> v = float_to_int(dtype, *value);
+      if (!v) return;
+      d.ints.push_back(wrap_int(dtype, *v));
+    }
     set_data(c, std::move(d));
   } else if (op == "full_int_array") {
     auto values = c.static_ints("value");
@@ -241,12 +260,18 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
     if (static_cast<int64_t>(values->elements.size()) != product(*dims) || product(*dims) > max_elements) return;
     KnownData d{dtype, *dims, false, {}, {}};
     for (const ir::Attribute& e : values->elements) {
-      double f = e.is_floating() || (e.kind == ir::AttrKind::kScalar && uses_floats(e.dtype)) ? e.float_value
-                 : e.kind == ir::AttrKind::kBool || (e.kind == ir::AttrKind::kScalar && e.dtype == DataType::kBool)
-                     ? (e.bool_value ? 1.0 : 0.0)
-                     : static_cast<double>(e.int_value);
-      if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, f));
-      else d.ints.push_back(wrap_int(dtype, static_cast<int64_t>(f)));
+      const bool floating = e.is_floating() || (e.kind == ir::AttrKind::kScalar && uses_floats(e.dtype));
+      const bool boolean =
+          e.kind == ir::AttrKind::kBool || (e.kind == ir::AttrKind::kScalar && e.dtype == DataType::kBool);
+      // Integers stay integers (an int64 beyond 2^53 would not survive a trip through double).
+      const int64_t i = boolean ? (e.bool_value ? 1 : 0) : e.int_value;
+      if (uses_floats(dtype)) {
+        d.floats.push_back(round_float(dtype, floating ? e.float_value : static_cast<double>(i)));
+      } else {
+        const std::optional<int64_t> v = floating ? float_to_int(dtype, e.float_value) : i;
+        if (!v) return;
+        d.ints.push_back(wrap_int(dtype, *v));
+      }
     }
     set_data(c, std::move(d));
   } else if (op == "shape" || op == "shape64") {

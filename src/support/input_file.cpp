@@ -28,7 +28,7 @@ std::string too_large(uint64_t max_bytes) {
   return "it is larger than " + std::to_string(max_bytes) + " bytes (--max-input-bytes)";
 }
 
-/// Why a file of this mode cannot be read as input; "" for a regular file.
+/// Why a file of this type and size cannot be read as input; "" when it can.
 std::string refusal(const struct stat& st, uint64_t max_bytes) {
   if (S_ISDIR(st.st_mode)) return "it is a directory";
   if (S_ISFIFO(st.st_mode)) return "it is not a regular file (a FIFO)";

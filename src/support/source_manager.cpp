@@ -45,7 +45,8 @@ uint32_t SourceManager::add_buffer(std::string display_path, std::string content
 }
 
 bool SourceManager::add_file(const std::string& path, uint32_t& id, std::string& reason) {
-  std::optional<std::string> text = read_input_file(path, max_file_bytes_, reason);
+  // Never past the ceiling, whatever was set: locations are 32-bit offsets.
+  std::optional<std::string> text = read_input_file(path, std::min(max_file_bytes_, kMaxInputBytesCeiling), reason);
   if (!text) return false;
   id = add_buffer(path, std::move(*text));
   return true;

@@ -2,6 +2,7 @@
 
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "driver/version_info.h"
 
@@ -43,6 +44,10 @@ int run_action(const CommandAction& action) {
   if (!action) return kExitUsage;  // unreachable: require_subcommand(1) guarantees one ran
   try {
     return action();
+  } catch (const std::bad_alloc&) {
+    // Inputs are bounded (--max-input-bytes, the YAML alias and template limits of docs/fuzzing.md), but what
+    // fits those can still be more than this machine holds: an input problem, not a bug in kforge.
+    std::cerr << "kforge: error: out of memory (--max-input-bytes lowers the size of input accepted)\n";
   } catch (const std::exception& e) {
     std::cerr << "kforge: internal error: " << e.what() << "\n";
   } catch (...) {

@@ -10,7 +10,6 @@
 #include "output/check.h"
 #include "output/committer.h"
 #include "output/depfile.h"
-#include "output/file_io.h"
 
 #ifndef KFORGE_VERSION
 #error "KFORGE_VERSION must be defined by the build (see src/meson.build)"
@@ -60,6 +59,17 @@ void add_output_options(CLI::App& command, OutputOptions& options) {
       ->type_name("WHEN")
       ->default_str("auto")
       ->group(group);
+  add_input_options(command, options);
+}
+
+void add_input_options(CLI::App& command, OutputOptions& options) {
+  command
+      .add_option("--max-input-bytes", options.max_input_bytes,
+                  "Refuse any input file (program, op file, data, template) larger than this many bytes "
+                  "(at most 4294967295)")
+      ->check(CLI::Range(uint64_t{1}, kMaxInputBytesCeiling))
+      ->type_name("N")
+      ->default_str(std::to_string(kDefaultMaxInputBytes));
 }
 
 std::string generated_banner(const OutputOptions& options, const std::vector<std::string>& inputs,
@@ -79,6 +89,7 @@ bool use_color(std::string_view mode) {
 Session::Session(const OutputOptions& options) : diags_(sources_, std::cerr) {
   diags_.set_color(use_color(options.color));
   diags_.set_warnings_as_errors(options.werror);
+  sources_.set_max_file_bytes(options.max_input_bytes);
 }
 
 int finish_outputs(const OutputOptions& options, const OutputSet& outputs, const OutputRequest& request,
@@ -101,10 +112,10 @@ int finish_outputs(const OutputOptions& options, const OutputSet& outputs, const
     diags.print_summary();
     return result.up_to_date() ? kExitOk : kExitError;
   }
-  if (!commit_outputs(outputs, diags, std::cout)) {
-    diags.print_summary();
-    return kExitError;
-  }
+  // The depfile is committed with the outputs, all or nothing: a depfile that cannot be written (a directory)
+  // stops the commit before any output is touched, and an error anywhere leaves no depfile naming stale outputs.
+  OutputSet with_depfile;
+  const OutputSet* committed = &outputs;
   if (!options.depfile.empty()) {
     std::vector<std::string> targets;
     if (!options.depfile_target.empty()) {
@@ -114,10 +125,17 @@ int finish_outputs(const OutputOptions& options, const OutputSet& outputs, const
         if (file.path != kStdoutPath) targets.push_back(file.path);
       }
     }
-    std::string error;
-    if (!write_file_atomically(options.depfile, format_depfile(targets, request.dependencies), error)) {
-      diags.error({}, "cannot write depfile '" + options.depfile + "': " + error);
+    with_depfile = outputs;
+    if (!with_depfile.add(options.depfile, format_depfile(targets, request.dependencies), "depfile")) {
+      diags.file_error(options.depfile, "the depfile is also an output of this command");
+      diags.print_summary();
+      return kExitError;
     }
+    committed = &with_depfile;
+  }
+  if (!commit_outputs(*committed, diags, std::cout)) {
+    diags.print_summary();
+    return kExitError;
   }
   diags.print_summary();
   return diags.has_errors() ? kExitError : kExitOk;

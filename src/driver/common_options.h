@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 
 #include "output/output_set.h"
 #include "support/diagnostics.h"
+#include "support/input_file.h"
 #include "support/source_manager.h"
 
 namespace kforge::driver {
@@ -35,10 +37,13 @@ struct OutputOptions {
   bool no_version_stamp = false;
   bool werror = false;
   std::string color = "auto";  // auto | always | never
+  uint64_t max_input_bytes = kDefaultMaxInputBytes;  // the size limit of every file read (support/input_file.h)
 };
 
-/// Adds the shared output flags to `command`.
+/// Adds the shared output flags to `command`, with add_input_options'.
 void add_output_options(CLI::App& command, OutputOptions& options);
+/// Adds the flags about reading inputs (--max-input-bytes), for a command that writes nothing (lint).
+void add_input_options(CLI::App& command, OutputOptions& options);
 
 /// kforge's version ("0.1.0"), as compiled in.
 std::string_view kforge_version();
@@ -76,8 +81,8 @@ struct OutputRequest {
 
 /// The common tail of a generating command. With errors already reported: prints the summary, writes
 /// nothing, returns 1. Otherwise: --list-outputs prints the sorted outputs; --check compares with the
-/// disk (exit 1 if stale); else commits write-if-changed and writes the depfile (always, after the
-/// outputs). Returns the exit code.
+/// disk (exit 1 if stale); else commits the outputs and the depfile together, write-if-changed and all or
+/// nothing (committer.h). Returns the exit code.
 int finish_outputs(const OutputOptions& options, const OutputSet& outputs, const OutputRequest& request,
                    Session& session);
 

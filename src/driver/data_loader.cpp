@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "support/input_file.h"
+
 namespace kforge::driver {
 
 std::optional<DataFormat> parse_data_format(std::string_view name) {
@@ -29,23 +31,10 @@ std::optional<tmpl::Value> load_data_file(const std::string& path, DataFormat fo
     diags.report(std::move(d));
     return std::nullopt;
   }
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) {
-    diags.error({}, "data file '" + path + "' does not exist");
-    return std::nullopt;
-  }
-  if (std::filesystem::is_directory(path, ec)) {
-    diags.error({}, "data file '" + path + "' is a directory");
-    return std::nullopt;
-  }
-  uint32_t file_id = 0;
-  std::string error;
-  if (!sources.add_file(path, file_id, error)) {
-    diags.error({}, error.empty() ? "cannot read data file '" + path + "'" : error);
-    return std::nullopt;
-  }
-  return format == DataFormat::kYaml ? parse_yaml_data(file_id, sources, diags)
-                                     : parse_json_data(file_id, sources, diags);
+  const std::optional<uint32_t> file_id = load_input_file(sources, diags, path, "data file");
+  if (!file_id) return std::nullopt;
+  return format == DataFormat::kYaml ? parse_yaml_data(*file_id, sources, diags)
+                                     : parse_json_data(*file_id, sources, diags);
 }
 
 tmpl::Value merge_data(const tmpl::Value& base, const tmpl::Value& overlay) {

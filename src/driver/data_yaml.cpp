@@ -22,11 +22,9 @@ using tmpl::Value;
 
 constexpr std::string_view kCoreTagPrefix = "tag:yaml.org,2002:";
 
-// Limits on what one data file may expand to (docs/fuzzing.md, "Limits"). YAML aliases share nodes, so a small
-// file can name a tree of billions of values (the "billion laughs") or, through an anchor used inside itself,
-// an infinitely deep one; converting either to Values would exhaust memory or the stack.
+// How deep data may nest (docs/fuzzing.md, "Limits"): converting it recurses. What aliases may expand to (the
+// "billion laughs", an anchor used inside itself) is bounded before the parse, by yaml_precheck_passes.
 constexpr int kMaxDataNesting = 256;
-constexpr size_t kMaxDataValues = size_t{1} << 22;
 
 class YamlConverter {
  public:
@@ -42,11 +40,6 @@ class YamlConverter {
   bool convert(const YAML::Node& node, Value& out, int depth = 0) {
     if (depth > kMaxDataNesting) {
       diags_.error(loc(node.Mark()), fmt::format("template data nested more than {} deep", kMaxDataNesting));
-      return false;
-    }
-    if (++values_ > kMaxDataValues) {
-      diags_.error(loc(node.Mark()), fmt::format("template data holds more than {} values once its YAML aliases are "
-                                                 "expanded", kMaxDataValues));
       return false;
     }
     switch (node.Type()) {
@@ -203,7 +196,6 @@ class YamlConverter {
   uint32_t file_;
   SourceManager& sources_;
   DiagnosticEngine& diags_;
-  size_t values_ = 0;  // converted so far, aliases counted each time they are used
 };
 
 /// For "end of sequence flow not found" (and the map flavour) yaml-cpp reports where it gave up; the
@@ -243,10 +235,8 @@ std::optional<tmpl::Value> parse_yaml_data(uint32_t file_id, SourceManager& sour
     diags.error(sources.loc_of_offset(file_id, *bad), fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
     return std::nullopt;
   }
-  if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
-    diags.error(converter.loc(*stuck), "malformed YAML: " + yaml_stall_message(text, *stuck));
-    return std::nullopt;
-  }
+  const auto loc_of = [&converter](const YAML::Mark& mark) { return converter.loc(mark); };
+  if (!yaml_precheck_passes(text, diags, loc_of, "malformed YAML: ")) return std::nullopt;
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(sources.contents(file_id)));

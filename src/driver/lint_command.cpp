@@ -92,6 +92,7 @@ void register_lint_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::IsMember({"auto", "always", "never"}))
       ->type_name("WHEN")
       ->default_str("auto");
+  add_input_options(*cmd, opts->out);
   cmd->footer(kLintFooter);
   cmd->callback([opts, cmd, &action] {
     opts->files = op_files_in_order(*cmd, opts->op_files);

@@ -6,7 +6,7 @@
 
 #include "driver/data_loader.h"
 #include "driver/template_search_path.h"
-#include "output/file_io.h"
+#include "support/input_file.h"
 #include "template/codegen_filters.h"
 #include "template/environment.h"
 
@@ -86,15 +86,8 @@ int run_render(const RenderOptions& opts) {
   tmpl::Value context;
   const bool data_ok = load_context(opts, *format, session, context);
 
-  std::error_code ec;
-  std::optional<std::string> source;
-  if (!std::filesystem::exists(opts.template_path, ec)) {
-    diags.error({}, "template '" + opts.template_path + "' does not exist");
-  } else if (std::filesystem::is_directory(opts.template_path, ec)) {
-    diags.error({}, "template '" + opts.template_path + "' is a directory");
-  } else if (!(source = read_file_bytes(opts.template_path))) {
-    diags.error({}, "cannot read template '" + opts.template_path + "'");
-  }
+  std::optional<std::string> source =
+      read_input_file(opts.template_path, session.sources().max_file_bytes(), diags, "template");
   if (!source || !data_ok) return finish_outputs(opts.out, outputs, request, session);
 
   // The template's own directory serves its includes, after the user's overrides and before the

@@ -5,6 +5,7 @@
 #include "opdef/op_syntax.h"
 #include "opdef/yaml_reader.h"
 #include "opdef/yaml_tree.h"
+#include "support/input_file.h"
 
 namespace kforge::opdef {
 
@@ -318,13 +319,9 @@ OpCompat read_op_compat(const SourceManager& sources, uint32_t file, DiagnosticE
 }
 
 OpCompat load_op_compat(const std::string& path, SourceManager& sources, DiagnosticEngine& diags) {
-  uint32_t file = 0;
-  std::string error;
-  if (!sources.add_file(path, file, error)) {
-    diags.error({}, error);
-    return {};
-  }
-  return read_op_compat(sources, file, diags);
+  const std::optional<uint32_t> file = load_input_file(sources, diags, path, "op_compat file");
+  if (!file) return {};
+  return read_op_compat(sources, *file, diags);
 }
 
 }  // namespace kforge::opdef

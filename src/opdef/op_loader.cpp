@@ -11,6 +11,7 @@
 #include "opdef/op_syntax.h"
 #include "opdef/yaml_reader.h"
 #include "opdef/yaml_tree.h"
+#include "support/input_file.h"
 
 namespace kforge::opdef {
 
@@ -113,13 +114,9 @@ std::optional<std::pair<std::string, SourceLoc>> sparse_kernel_of_entry(const Ya
 }  // namespace
 
 bool OpLoader::add_file(const std::string& path, OpFileKind kind) {
-  uint32_t file = 0;
-  std::string error;
-  if (!sources_.add_file(path, file, error)) {
-    diags_.error({}, error);
-    return false;
-  }
-  return add_buffer(file, kind);
+  const std::optional<uint32_t> file =
+      load_input_file(sources_, diags_, path, kind == OpFileKind::kSparse ? "sparse op file" : "op file");
+  return file && add_buffer(*file, kind);
 }
 
 bool OpLoader::add_buffer(uint32_t file, OpFileKind kind) {

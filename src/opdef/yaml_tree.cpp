@@ -132,17 +132,13 @@ bool parse_yaml(const SourceManager& sources, uint32_t file, DiagnosticEngine& d
     diags.error(sources.loc_of_offset(file, *bad), fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
     return false;
   }
-  if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
-    diags.error(sources.loc_of_offset(file, std::min<size_t>(static_cast<size_t>(std::max(stuck->pos, 0)), text.size())),
-                "invalid YAML: " + yaml_stall_message(text, *stuck));
-    return false;
-  }
-  ViewStreamBuf buffer(text);
-  std::istream in(&buffer);
   auto loc_of = [&](const YAML::Mark& mark) {
     if (mark.pos >= 0) return sources.loc_of_offset(file, std::min<size_t>(static_cast<size_t>(mark.pos), text.size()));
     return sources.loc_at(file, static_cast<uint32_t>(mark.line + 1), static_cast<uint32_t>(mark.column + 1));
   };
+  if (!yaml_precheck_passes(text, diags, loc_of, "invalid YAML: ")) return false;
+  ViewStreamBuf buffer(text);
+  std::istream in(&buffer);
   try {
     YAML::Parser parser(in);
     TreeBuilder builder(text, documents);

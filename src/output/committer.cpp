@@ -57,25 +57,25 @@ class Transaction {
       return true;
     }
     if (fs::exists(status) && !fs::is_regular_file(status)) {
-      fail(file.path, fs::is_directory(status) ? "it is a directory" : "it is not a regular file");
+      fail(file, fs::is_directory(status) ? "it is a directory" : "it is not a regular file");
       return false;
     }
     const fs::path parent = fs::path(file.path).parent_path();
     for (const fs::path& dir : missing_directories(parent)) {
       if (!fs::create_directory(dir, ec) && ec) {
-        fail(file.path, "cannot create directory '" + dir.string() + "': " + ec.message());
+        fail(file, "cannot create directory '" + dir.string() + "': " + ec.message());
         return false;
       }
       created_dirs_.push_back(dir);
     }
     if (!parent.empty() && !fs::is_directory(parent, ec)) {
-      fail(file.path, "'" + parent.string() + "' is not a directory");
+      fail(file, "'" + parent.string() + "' is not a directory");
       return false;
     }
     std::string temp = temp_path_for(file.path);
     std::string error;
     if (!write_temp_file(temp, file.bytes, error)) {
-      fail(file.path, error);
+      fail(file, error);
       return false;
     }
     // A regenerated file keeps the permissions of the one it replaces (e.g. an executable script).
@@ -93,7 +93,7 @@ class Transaction {
       if (ok_one) {
         ++stats.written;
       } else {
-        fail(w.file->path, error);
+        fail(*w.file, error);
         ok = false;
       }
     }
@@ -102,8 +102,8 @@ class Transaction {
   }
 
  private:
-  void fail(const std::string& path, const std::string& reason) {
-    diags_.error({}, "cannot write '" + path + "': " + reason);
+  void fail(const OutputFile& file, const std::string& reason) {
+    diags_.file_error(file.path, "cannot write the " + std::string(file.what) + ": " + reason);
   }
 
   DiagnosticEngine& diags_;

@@ -23,7 +23,7 @@ struct CommitStats {
 };
 
 /// Writes `outputs`; the path "-" goes to `stdout_stream` (always, after the files). Reports each
-/// failure to `diags` ("cannot write 'path': reason") and returns false if anything failed.
+/// failure to `diags` ("path: error: cannot write the output: reason") and returns false if anything failed.
 bool commit_outputs(const OutputSet& outputs, DiagnosticEngine& diags, std::ostream& stdout_stream,
                     CommitStats* stats = nullptr);
 

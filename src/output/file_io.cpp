@@ -72,19 +72,4 @@ bool replace_file(const std::string& temp_path, const std::string& path, std::st
   return true;
 }
 
-bool write_file_atomically(const std::string& path, const std::string& bytes, std::string& error) {
-  const fs::path parent = fs::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty()) {
-    fs::create_directories(parent, ec);
-    if (ec) {
-      error = "cannot create directory '" + parent.string() + "': " + ec.message();
-      return false;
-    }
-  }
-  const std::string temp = temp_path_for(path);
-  if (!write_temp_file(temp, bytes, error)) return false;
-  return replace_file(temp, path, error);
-}
-
 }  // namespace kforge

@@ -20,10 +20,6 @@ bool replace_file(const std::string& temp_path, const std::string& path, std::st
 /// Opens an existing device or pipe (e.g. /dev/null) for writing and writes `bytes` to it.
 bool write_in_place(const std::string& path, const std::string& bytes, std::string& error);
 
-/// Writes `bytes` to `path` atomically (temp file in the same directory + rename), creating parent
-/// directories. Used for single files such as the depfile.
-bool write_file_atomically(const std::string& path, const std::string& bytes, std::string& error);
-
 /// The temp-file name used beside `path`: "<path>.tmp.<pid>".
 std::string temp_path_for(const std::string& path);
 

@@ -14,11 +14,11 @@ std::string normalise_output_path(std::string_view path) {
   return normal;
 }
 
-bool OutputSet::add(std::string path, std::string bytes) {
+bool OutputSet::add(std::string path, std::string bytes, std::string_view what) {
   std::string key = normalise_output_path(path);
   if (std::find(normalised_.begin(), normalised_.end(), key) != normalised_.end()) return false;
   normalised_.push_back(std::move(key));
-  files_.push_back({std::move(path), std::move(bytes)});
+  files_.push_back({std::move(path), std::move(bytes), what});
   return true;
 }
 

@@ -19,6 +19,7 @@ inline constexpr std::string_view kStdoutPath = "-";
 struct OutputFile {
   std::string path;   // exactly as the user or the command spelled it
   std::string bytes;  // the full contents, LF line endings
+  std::string_view what = "output";  // what diagnostics call it ("depfile"); a string literal
 };
 
 /// Files in the order they were added. The order matters: the first output is the first target of
@@ -27,7 +28,8 @@ class OutputSet {
  public:
   /// Adds a file. Returns false, and adds nothing, if a file with the same path (after lexical
   /// normalisation, so "a/./b" and "a/b" are one file) is already in the set.
-  bool add(std::string path, std::string bytes);
+  /// `what` names the file in diagnostics and must outlive the set (a string literal).
+  bool add(std::string path, std::string bytes, std::string_view what = "output");
 
   const std::vector<OutputFile>& files() const { return files_; }
   const OutputFile* find(std::string_view path) const;

@@ -5,6 +5,7 @@
 #include "program/pir_json_reader.h"
 #include "program/pir_text_reader.h"
 #include "program/program_yaml_reader.h"
+#include "support/input_file.h"
 
 namespace kforge::ir {
 
@@ -38,13 +39,9 @@ std::optional<Program> read_program(const SourceManager& sources, uint32_t file,
 }
 
 std::optional<Program> read_program_file(SourceManager& sources, const std::string& path, DiagnosticEngine& diags) {
-  uint32_t file = 0;
-  std::string error;
-  if (!sources.add_file(path, file, error)) {
-    diags.error({}, error);
-    return std::nullopt;
-  }
-  return read_program(sources, file, diags);
+  const std::optional<uint32_t> file = load_input_file(sources, diags, path, "program");
+  if (!file) return std::nullopt;
+  return read_program(sources, *file, diags);
 }
 
 }  // namespace kforge::ir

@@ -79,10 +79,8 @@ class YamlReader {
       diags_.error({file_, static_cast<uint32_t>(*bad)}, fmt::format("control character U+{:04X} is not allowed in YAML", static_cast<unsigned char>(text[*bad])));
       return std::nullopt;
     }
-    if (const std::optional<YAML::Mark> stuck = yaml_parse_runs_away(text)) {
-      diags_.error(at(*stuck), "invalid YAML: " + yaml_stall_message(text, *stuck));
-      return std::nullopt;
-    }
+    const auto loc_of = [this](const YAML::Mark& mark) { return at(mark); };
+    if (!yaml_precheck_passes(text, diags_, loc_of, "invalid YAML: ")) return std::nullopt;
     try {
       root = YAML::Load(std::string(text));
     } catch (const YAML::ParserException& e) {

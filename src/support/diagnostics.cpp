@@ -43,12 +43,16 @@ void append_message(std::string& out, std::string_view message) {
 
 }  // namespace
 
-void DiagnosticEngine::print_one(std::string& out, Severity sev, SourceLoc loc, std::string_view message) const {
+void DiagnosticEngine::print_one(std::string& out, Severity sev, SourceLoc loc, std::string_view message,
+                                 std::string_view file_path) const {
   const bool color = color_;
   if (color) out += "\033[1m";
   if (loc.valid()) {
     const LineCol lc = sources_.line_col(loc);
     out += fmt::format("{}:{}:{}: ", sources_.path(loc.file), lc.line, lc.col);
+  } else if (!file_path.empty()) {
+    append_message(out, file_path);  // a path may hold a line break too
+    out += ": ";
   } else {
     out += "kforge: ";
   }
@@ -90,6 +94,15 @@ void DiagnosticEngine::report(Diagnostic diag) {
   out_ << text;
   out_.flush();
   last_ = std::move(diag);
+}
+
+void DiagnosticEngine::file_error(std::string_view path, std::string message) {
+  ++errors_;
+  std::string text;
+  print_one(text, Severity::kError, {}, message, path);
+  out_ << text;
+  out_.flush();
+  last_ = {Severity::kError, {}, std::string(path) + ": " + message, {}};
 }
 
 void DiagnosticEngine::print_summary() {

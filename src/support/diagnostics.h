@@ -51,6 +51,9 @@ class DiagnosticEngine {
   // Shorthands for the common cases.
   void error(SourceLoc loc, std::string message) { report({Severity::kError, loc, std::move(message), {}}); }
   void warning(SourceLoc loc, std::string message) { report({Severity::kWarning, loc, std::move(message), {}}); }
+  /// An error about a whole file rather than a place in it (it cannot be read or written), located by its path:
+  /// "path: error: message", one line.
+  void file_error(std::string_view path, std::string message);
 
   size_t error_count() const { return errors_; }
   size_t warning_count() const { return warnings_; }
@@ -63,7 +66,9 @@ class DiagnosticEngine {
   std::string format(const Diagnostic& diag) const;
 
  private:
-  void print_one(std::string& out, Severity sev, SourceLoc loc, std::string_view message) const;
+  /// `file_path` locates a diagnostic without a `loc` (file_error); without either it is kforge's own.
+  void print_one(std::string& out, Severity sev, SourceLoc loc, std::string_view message,
+                 std::string_view file_path = {}) const;
 
   const SourceManager& sources_;
   std::ostream& out_;

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "support/input_file.h"
 
 namespace kforge {
 
@@ -26,6 +26,8 @@ std::string normalise(std::string text) {
 
 }  // namespace
 
+SourceManager::SourceManager() : max_file_bytes_(kDefaultMaxInputBytes) {}
+
 uint32_t SourceManager::add_buffer(std::string display_path, std::string contents) {
   auto file = std::make_shared<File>();
   file->path = std::move(display_path);
@@ -42,40 +44,11 @@ uint32_t SourceManager::add_buffer(std::string display_path, std::string content
   return static_cast<uint32_t>(files_.size() - 1);
 }
 
-bool SourceManager::add_file(const std::string& path, uint32_t& id, std::string& error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "cannot open '" + path + "'";
-    return false;
-  }
-  std::string text;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in ? static_cast<std::streamoff>(in.tellg()) : -1;
-  in.clear();
-  in.seekg(0, std::ios::beg);
-  if (size > 0) {
-    // A regular file: read in one piece straight into the string (a megabyte of data is common).
-    text.resize(static_cast<size_t>(size));
-    in.read(text.data(), size);
-    text.resize(static_cast<size_t>(in.gcount()));
-  } else {
-    // A pipe, a device or an empty file: whatever it yields.
-    in.clear();
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    text = std::move(ss).str();
-  }
-  if (in.bad()) {
-    error = "cannot read '" + path + "'";
-    return false;
-  }
-  // Locations are 32-bit offsets: a larger file could not be pointed into (and is no program or template).
-  constexpr uint64_t kMaxFileBytes = uint64_t{1} << 32;
-  if (text.size() >= kMaxFileBytes) {
-    error = "'" + path + "' is larger than 4 GiB";
-    return false;
-  }
-  id = add_buffer(path, std::move(text));
+bool SourceManager::add_file(const std::string& path, uint32_t& id, std::string& reason) {
+  // Never past the ceiling, whatever was set: locations are 32-bit offsets.
+  std::optional<std::string> text = read_input_file(path, std::min(max_file_bytes_, kMaxInputBytesCeiling), reason);
+  if (!text) return false;
+  id = add_buffer(path, std::move(*text));
   return true;
 }
 

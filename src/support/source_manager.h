@@ -33,12 +33,19 @@ struct LineCol {
 /// file ids (locations into them resolve in both), and what is added to either afterwards is its own.
 class SourceManager {
  public:
+  SourceManager();
+
   /// Registers a buffer. `display_path` is the path exactly as the user spelled it; it is what
   /// diagnostics print. The contents are normalised: a UTF-8 BOM is dropped, CRLF becomes LF.
   uint32_t add_buffer(std::string display_path, std::string contents);
 
-  /// Reads a file from disk and registers it. Returns false (and leaves `error` set) if it cannot be read.
-  bool add_file(const std::string& path, uint32_t& id, std::string& error);
+  /// Reads a regular file of at most max_file_bytes() from disk and registers it (support/input_file.h). Returns
+  /// false if it cannot, with `reason` saying why in a few words ("it is a directory").
+  bool add_file(const std::string& path, uint32_t& id, std::string& reason);
+
+  /// The input size limit of add_file: --max-input-bytes, kDefaultMaxInputBytes unless set.
+  uint64_t max_file_bytes() const { return max_file_bytes_; }
+  void set_max_file_bytes(uint64_t bytes) { max_file_bytes_ = bytes; }
 
   std::string_view contents(uint32_t file) const;
   const std::string& path(uint32_t file) const;
@@ -58,6 +65,7 @@ class SourceManager {
     std::vector<uint32_t> line_starts;  // offset of the first byte of every line
   };
   std::vector<std::shared_ptr<const File>> files_;
+  uint64_t max_file_bytes_;
 };
 
 }  // namespace kforge

@@ -83,6 +83,8 @@ struct Environment::Impl {
   std::optional<std::string> resolve(std::string_view name) const;
 
   void report(Diagnostic diag, const ChainEntry* from);
+  /// A template file that cannot be read (SourceManager::add_file's `reason`): at `at`, or at `path` without one.
+  void cannot_read(const std::string& path, const std::string& reason, SourceLoc at, const ChainEntry* from);
   /// The notes describing a chain (innermost first).
   void add_chain_notes(Diagnostic& diag, const std::vector<ChainEntry>& chain) const;
   std::string describe_loc(SourceLoc loc) const;

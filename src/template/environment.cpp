@@ -65,6 +65,16 @@ void Environment::Impl::report(Diagnostic diag, const ChainEntry* from) {
   diags.report(std::move(diag));
 }
 
+void Environment::Impl::cannot_read(const std::string& path, const std::string& reason, SourceLoc at,
+                                     const ChainEntry* from) {
+  // At the include or import that asked for the file; a file loaded by name alone is located by its path.
+  if (at.valid()) {
+    report({Severity::kError, at, fmt::format("cannot read template '{}': {}", path, reason), {}}, from);
+  } else {
+    diags.file_error(path, "cannot read the template: " + reason);
+  }
+}
+
 std::string Environment::Impl::validate_name(std::string_view name) {
   if (name.empty()) return "template name is empty";
   if (name.front() == '/' || name.find('\\') != std::string_view::npos ||
@@ -88,8 +98,10 @@ std::optional<std::string> Environment::Impl::resolve(std::string_view name) con
   if (memory_templates.count(name)) return std::string(name);
   for (const std::string& dir : search_dirs) {
     std::string path = dir.empty() ? std::string(name) : dir + (dir.back() == '/' ? "" : "/") + std::string(name);
+    // The first file there that is no directory: one that is not a regular file either (a FIFO) is then refused
+    // when it is read, rather than passed over for a later directory's.
     std::error_code ec;
-    if (fs::is_regular_file(path, ec)) return path;
+    if (fs::exists(path, ec) && !fs::is_directory(path, ec)) return path;
   }
   return std::nullopt;
 }
@@ -138,9 +150,9 @@ TemplateImpl* Environment::Impl::load(std::string_view name, const ChainEntry* f
   if (in_memory) {
     tmpl->file_id_ = sources.add_buffer(std::string(name), memory_templates.find(name)->second);
   } else {
-    std::string error;
-    if (!sources.add_file(*path, tmpl->file_id_, error)) {
-      report({Severity::kError, at, error, {}}, from);
+    std::string reason;
+    if (!sources.add_file(*path, tmpl->file_id_, reason)) {
+      cannot_read(*path, reason, at, from);
       return nullptr;
     }
     loaded_files.push_back(*path);
@@ -247,9 +259,9 @@ bool Environment::check_all(const std::string& dir) {
     }
     auto tmpl = std::make_unique<TemplateImpl>();
     tmpl->name_ = name;
-    std::string error;
-    if (!impl_->sources.add_file(file, tmpl->file_id_, error)) {
-      impl_->diags.error({}, error);
+    std::string reason;
+    if (!impl_->sources.add_file(file, tmpl->file_id_, reason)) {
+      impl_->cannot_read(file, reason, {}, nullptr);
       ok = false;
       continue;
     }
@@ -284,9 +296,9 @@ std::optional<std::string_view> Environment::read_verbatim(std::string_view name
     return std::nullopt;
   }
   uint32_t file_id = 0;
-  std::string error;
-  if (!impl_->sources.add_file(*path, file_id, error)) {
-    impl_->diags.error({}, error);
+  std::string reason;
+  if (!impl_->sources.add_file(*path, file_id, reason)) {
+    impl_->cannot_read(*path, reason, {}, nullptr);
     return std::nullopt;
   }
   auto& loaded = impl_->loaded_files;

@@ -638,18 +638,26 @@ std::string MultiKernel<R(Args...)>::cache_path(const ShapeKey& key) const {
 template <class R, class... Args>
 bool MultiKernel<R(Args...)>::load_entry(const ShapeKey& key, Pick* pick) {
   std::string path = cache_path(key);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;  // no entry: not an error
+  // Regular files only, looked at before opening: a FIFO without a writer would block the open, and a device never
+  // ends (the read below stops at 64 KiB anyway).
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return false;  // no entry: not an error
+  std::string problem;
+  if (!S_ISREG(st.st_mode)) problem = S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file";
   std::string text;
+  std::ifstream in;
+  if (problem.empty()) {
+    in.open(path, std::ios::binary);
+    if (!in) return false;  // gone since the stat, or unreadable: as if there were no entry
+  }
   char buffer[4096];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+  while (in.is_open() && (in.read(buffer, sizeof buffer) || in.gcount() > 0)) {
     text.append(buffer, static_cast<size_t>(in.gcount()));
     if (text.size() > (1u << 16)) break;
   }
   const DeviceInfo& d = config_.device;
   std::vector<double> times(variants_.size(), -1.0);
   long chosen = -1;
-  std::string problem;
   bool header = false, set = false, device = false, arch = false, runtime = false, shape = false, end = false;
   std::istringstream lines(text);
   std::string line;

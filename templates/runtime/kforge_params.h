@@ -18,6 +18,8 @@
 #ifndef KFORGE_PARAMS_H_
 #define KFORGE_PARAMS_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -360,6 +362,12 @@ inline Status load_file(const char* path, const ParameterSpec* specs, const uint
                         std::vector<Tensor>* out) {
   out->clear();
   if (path == nullptr) return Status::Error("the parameter file's path is null");
+  // Regular files only: opening a FIFO without a writer would block, and a device such as /dev/zero never ends.
+  // stat(2) before opening, so that neither is ever opened.
+  struct stat st {};
+  if (::stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Status::Error("'", path, "': ", S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::Error("cannot open '", path, "'");
   return load(in, path, specs, file_order, count, out);

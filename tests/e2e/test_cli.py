@@ -347,6 +347,155 @@ def test_sparse_op_files_in_command_line_order(tmp):
            f"sparse op listed as not generated\n{header[-600:]}")
 
 
+# --- hostile inputs (issue 31; docs/fuzzing.md, "Limits") ---------------------------------------------
+
+STATIC = ROOT / "tests" / "golden" / "compile-static"
+
+
+def kforge_timed(*args, cwd):
+    """kforge with its wall time and the peak memory (KiB) of every child so far."""
+    start = time.monotonic()
+    r = kforge(*args, cwd=cwd)
+    r.seconds = time.monotonic() - start
+    import resource
+    r.max_rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return r
+
+
+def expect_refused(r, path, reason, what):
+    """One located error line `path: error: ... reason`, exit 1, at once, no internal error."""
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    expect(r.code == 1 and len(errors) == 1 and errors[0].startswith(f"{path}: error: ") and reason in errors[0] and
+           "internal error" not in r.stderr, f"{what}: expected one error '{path}: error: ...{reason}'\n{r}")
+    expect(r.seconds < 5, f"{what}: took {r.seconds:.1f} s")
+
+
+def hostile_paths(tmp):
+    """A directory, a FIFO without a writer, a socket, a device and a sparse file over the 1 GiB default."""
+    import socket
+    (tmp / "dir.yaml").mkdir()
+    os.mkfifo(tmp / "fifo.yaml")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(tmp / "sock.yaml"))
+    with open(tmp / "big.yaml", "wb") as f:
+        f.truncate((1 << 30) + 1)
+    return sock, [("dir.yaml", "is a directory"), ("fifo.yaml", "not a regular file (a FIFO)"),
+                  ("sock.yaml", "not a regular file (a socket)"), ("/dev/zero", "not a regular file (a character device)"),
+                  ("big.yaml", "larger than 1073741824 bytes")]
+
+
+def test_hostile_special_files_as_inputs(tmp):
+    """Every input of every command, given a directory, FIFO, socket, device or over-limit file: one located
+    error at once (no hang on the FIFO, no endless read of /dev/zero, no bad_alloc on the directory)."""
+    sock, paths = hostile_paths(tmp)
+    write(tmp / "t.j2", "{{ x }}\n")
+    write(tmp / "data.yaml", "x: 1\n")
+    program, ops, compat = STATIC / "program.yaml", STATIC / "ops.yaml", STATIC / "op_compat.yaml"
+    for path, reason in paths:
+        commands = {
+            "compile PROGRAM": ["compile", path, "--ops", ops, "-o", "gen", "--name", "n"],
+            "compile --ops": ["compile", program, "--ops", path, "-o", "gen", "--name", "n"],
+            "compile --op-compat": ["compile", program, "--ops", ops, "--op-compat", path, "-o", "gen", "--name", "n"],
+            "ops --ops": ["ops", "--ops", path, "-o", "gen"],
+            "ops --sparse-ops": ["ops", "--ops", ops, "--sparse-ops", path, "-o", "gen"],
+            "lint --ops": ["lint", "--ops", path],
+            "lint PROGRAM": ["lint", path, "--ops", ops],
+            "render TEMPLATE": ["render", path, "--data", "data.yaml", "-o", "out.txt"],
+            "render --data": ["render", "t.j2", "--data", path, "--data-format", "yaml", "-o", "out.txt"],
+        }
+        for what, args in commands.items():
+            r = kforge_timed(*args, "--color", "never", cwd=tmp)
+            expect_refused(r, path, reason, f"{what} {path}")
+            expect(not (tmp / "gen").exists() and not (tmp / "out.txt").exists(), f"{what} {path}: wrote outputs")
+    sock.close()
+    # A template found on the search path that is not a regular file: located at the include.
+    os.mkdir(tmp / "tdir")
+    os.mkfifo(tmp / "tdir" / "inc.j2")
+    write(tmp / "main.j2", '{% include "inc.j2" %}\n')
+    r = kforge_timed("render", "main.j2", "--template-dir", "tdir", "-o", "out.txt", "--color", "never", cwd=tmp)
+    expect(r.code == 1 and r.seconds < 5 and "main.j2:1:" in r.stderr and "not a regular file (a FIFO)" in r.stderr,
+           f"a FIFO on the template search path\n{r}")
+
+
+def test_hostile_input_size_limit(tmp):
+    """--max-input-bytes: lowers or raises the 1 GiB limit of every input; usage errors outside 1..4 GiB - 1."""
+    write(tmp / "t.j2", "{{ x }}\n")
+    write(tmp / "data.yaml", "x: " + "y" * 2000 + "\n")
+    r = kforge_timed("render", "t.j2", "--data", "data.yaml", "-o", "out.txt", "--max-input-bytes", "1000",
+                     "--color", "never", cwd=tmp)
+    expect_refused(r, "data.yaml", "it is larger than 1000 bytes (--max-input-bytes)", "a data file over the limit")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.txt", "--max-input-bytes", "4096", cwd=tmp)
+    expect_eq(r.code, 0, f"a data file under a raised limit\n{r}")
+    for bad in ["0", "4294967296", "-1", "lots"]:
+        r = kforge("render", "t.j2", "-o", "out.txt", "--max-input-bytes", bad, cwd=tmp)
+        expect_eq(r.code, 2, f"--max-input-bytes {bad}\n{r}")
+    r = kforge("lint", "--ops", STATIC / "ops.yaml", "--max-input-bytes", "100", "--color", "never", cwd=tmp)
+    expect(r.code == 1 and "larger than 100 bytes" in r.stderr, f"lint takes --max-input-bytes too\n{r}")
+    # A symlink to a regular file is still read.
+    os.symlink(tmp / "data.yaml", tmp / "link.yaml")
+    r = kforge("render", "t.j2", "--data", "link.yaml", "-o", "out.txt", cwd=tmp)
+    expect_eq(r.code, 0, f"a symlink to a regular file\n{r}")
+
+
+def alias_bomb(levels=10, width=10, indent=""):
+    """The "billion laughs": each anchor repeats the previous one `width` times."""
+    lines = [f"{indent}a0: &a0 [" + ", ".join(['"lol"'] * width) + "]"]
+    for i in range(1, levels):
+        lines.append(f"{indent}a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def test_hostile_yaml_alias_bombs(tmp):
+    """Alias expansion is bounded in every YAML reader: the error is at the alias, with a note at its anchor, in a
+    fraction of a second and far below the memory the expanded tree would take."""
+    program = STATIC / "program.yaml"
+    write(tmp / "t.j2", "{{ a9 | length }}\n")
+    write(tmp / "bomb.yaml", alias_bomb())
+    write(tmp / "program.yaml", program.read_text() + "bomb:\n" + alias_bomb(indent="  "))
+    write(tmp / "ops.yaml", (STATIC / "ops.yaml").read_text() + "- bomb:\n" + alias_bomb(indent="    "))
+    write(tmp / "self.yaml", "a: &x [1, *x]\n")
+    cases = [
+        (["render", "t.j2", "--data", "bomb.yaml", "-o", "out.txt"], "bomb.yaml", "past 32 MiB"),
+        (["render", "t.j2", "--data", "self.yaml", "-o", "out.txt"], "self.yaml", "used inside its own anchor"),
+        (["compile", "program.yaml", "--ops", STATIC / "ops.yaml", "-o", "gen", "--name", "n"], "program.yaml",
+         "past 32 MiB"),
+        (["lint", "--ops", "ops.yaml"], "ops.yaml", "past 32 MiB"),
+    ]
+    for args, path, message in cases:
+        r = kforge_timed(*args, "--color", "never", cwd=tmp)
+        errors = [line for line in r.stderr.splitlines() if "error:" in line]
+        expect(r.code == 1 and len(errors) == 1 and re.match(rf"{re.escape(path)}:\d+:\d+: error: alias '\*a?[\dx]+'",
+                                                             errors[0]) and message in errors[0] and
+               re.search(rf"{re.escape(path)}:\d+:\d+: note: its anchor", r.stderr), f"{args}\n{r}")
+        expect(r.seconds < 5, f"{args}: took {r.seconds:.1f} s")
+        expect(r.max_rss_kib < 512 * 1024, f"{args}: peak memory {r.max_rss_kib} KiB")
+
+
+def test_hostile_depfile_all_or_nothing(tmp):
+    """The depfile is written with the outputs or not at all: a depfile that cannot be written is refused before
+    any output is touched, located at its path."""
+    project(tmp)
+    (tmp / "dep.d").mkdir()
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.h", "--depfile", "dep.d", "--color", "never",
+               cwd=tmp)
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    expect(r.code == 1 and errors == ["dep.d: error: cannot write the depfile: it is a directory"],
+           f"a depfile that is a directory\n{r}")
+    expect(not (tmp / "out.h").exists(), "no output may be written when the depfile cannot be")
+    write(tmp / "blocker", "a file\n")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.h", "--depfile", "blocker/out.d", "--color",
+               "never", cwd=tmp)
+    expect(r.code == 1 and r.stderr.startswith("blocker/out.d: error: cannot write the depfile:") and
+           not (tmp / "out.h").exists(), f"a depfile below a regular file\n{r}")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.h", "--depfile", "out.h", "--color", "never",
+               cwd=tmp)
+    expect(r.code == 1 and r.stderr.startswith("out.h: error: the depfile is also an output of this command") and
+           not (tmp / "out.h").exists(), f"the depfile is the output\n{r}")
+    r = kforge("render", "t.j2", "--data", "data.yaml", "-o", "out.h", "--depfile", "ok.d", cwd=tmp)
+    expect(r.code == 0 and (tmp / "ok.d").read_text().startswith("out.h:"), f"a good depfile\n{r}")
+    expect(sorted(p.name for p in tmp.iterdir() if ".tmp." in p.name) == [], "no temp files left")
+
+
 # ----------------------------------------------------------------------------------------------------
 
 

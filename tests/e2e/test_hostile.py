@@ -217,6 +217,17 @@ def case_cache(build):
         damage("nul bytes", lambda t: t.replace(b"\n", b"\0"), "")
         damage("huge line", lambda t: t.replace(b"end\n", b"x" * 100000 + b"\nend\n"), "unexpected line")
 
+        # Entries that are FIFOs (opening one without a writer would block the process): one warning each, a new
+        # benchmark, and complete entries in their place.
+        for f in entries(root):
+            f.unlink()
+            os.mkfifo(f)
+        log = mk.check(24, root, "entry is a FIFO")
+        if picks(log) != ["benchmarked"] * 3 or log.count("it is not a regular file; benchmarking again") != 3:
+            sys.exit(f"FAIL: entries that are FIFOs:\n{log}")
+        check_complete(root, "entry is a FIFO", 3)
+        passed.append("entry is a FIFO")
+
         # Files that are not entries of these sites (another program's, a stale temp file) change nothing.
         (root / "multi-kernel" / "0000000000000000-0000000000000000-1x1x1.pick").write_bytes(garbage)
         (root / "multi-kernel" / (next(iter(good)) + ".tmp-999999-0")).write_bytes(b"kforge-multi-kernel-pick 1\n")

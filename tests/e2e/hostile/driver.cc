@@ -11,6 +11,8 @@
 //       tests/e2e/hostile/driver.cc GEN/hostile_net.cc libkforge_kernels.a
 // Usage: driver SCRATCH_DIR     (parameter files are written there)
 // Prints one line per case, "PASS name" or "FAIL name: why", then "N passed, N failed"; exits 1 on any failure.
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -413,7 +415,12 @@ void load_cases(Net& net, const std::string& dir) {
                                                    make(DataType::kFloat32, {1, kOut}, {1.0f}), nullptr, nullptr),
                {"is not bound"});
   expect_error("load-missing-file", net.load_parameters((dir + "/no-such.pdiparams").c_str()), {"cannot open", "no-such.pdiparams"});
-  expect_error("load-directory", net.load_parameters(dir.c_str()), {"cannot read", "not a regular file?"});
+  expect_error("load-directory", net.load_parameters(dir.c_str()), {"it is a directory"});
+  // A FIFO without a writer (opening it would block) and a device that never ends: refused before opening.
+  const std::string fifo = dir + "/fifo.pdiparams";
+  if (::mkfifo(fifo.c_str(), 0600) != 0) return fail("load-fifo", "mkfifo failed");
+  expect_error("load-fifo", net.load_parameters(fifo.c_str()), {"fifo.pdiparams", "it is not a regular file"});
+  expect_error("load-device", net.load_parameters("/dev/zero"), {"it is not a regular file"});
   expect_error("load-empty-file", net.load_parameters(write_file(dir, "empty.pdiparams", "").c_str()),
                {"parameter 'b' (entry 1 of 2, at byte 0): missing: the file ends after 0 tensors"});
   const std::string truncated_header = good.substr(0, 10);

@@ -2,6 +2,7 @@
 // would), corrupt / truncated / foreign entries, and concurrent writers (forked processes).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -140,6 +141,21 @@ TEST_CASE("corrupt, truncated and foreign entries are ignored with one warning a
       CHECK(t.warnings.empty());
     }
   }
+}
+
+TEST_CASE("an entry that is a FIFO is not opened (that would wait for a writer): one warning, benchmarked again") {
+  TempDir dir;
+  std::string path = seed_entry(dir.path);
+  REQUIRE(::unlink(path.c_str()) == 0);
+  REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+  Setup s;
+  s.timer->us = {{"plain", 1.0}, {"tile64", 99.0}, {"tile4096", 99.0}};
+  Kernel k(s.variants(), s.config(dir.path));
+  CHECK(k.dispatch(ShapeKey{64, 256}, s.runner(), 0) == 100);
+  REQUIRE(s.warnings.size() == 1);
+  CHECK(s.warnings[0] == "kforge: warning: ignoring multi-kernel cache entry '" + path +
+                             "': it is not a regular file; benchmarking again");
+  CHECK(read_text(path).find("pick plain\n") != std::string::npos);  // replaced by a complete entry
 }
 
 TEST_CASE("an unwritable cache directory warns and keeps the pick in memory") {

@@ -2,6 +2,8 @@
 // way a file can be wrong, and that nothing is returned after an error. Real Paddle files are read by
 // tests/e2e/test_params.py and the tests/paddle fixtures.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -295,11 +297,21 @@ TEST_CASE("params: load_file refuses a null path and a directory with a message"
   Status s = kforge::params::load_file(nullptr, kSpecs, kOrder, 3, &out);
   REQUIRE_FALSE(s.ok());
   CHECK(s.message() == "the parameter file's path is null");
-  // A directory opens and reports a size on Linux; reading it must not be taken for a truncated file.
+  // A directory, and files that are not regular (a FIFO without a writer would block the open; a device never
+  // ends): refused before they are opened.
   s = kforge::params::load_file("/", kSpecs, kOrder, 3, &out);
   REQUIRE_FALSE(s.ok());
-  CHECK(s.message() == "'/': cannot read the stream (not a regular file?)");
+  CHECK(s.message() == "'/': it is a directory");
   CHECK(out.empty());
+  s = kforge::params::load_file("/dev/zero", kSpecs, kOrder, 3, &out);
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message() == "'/dev/zero': it is not a regular file");
+  const std::string fifo = "kforge-test-params-" + std::to_string(::getpid()) + ".fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  s = kforge::params::load_file(fifo.c_str(), kSpecs, kOrder, 3, &out);
+  ::unlink(fifo.c_str());
+  REQUIRE_FALSE(s.ok());
+  CHECK(s.message() == "'" + fifo + "': it is not a regular file");
 }
 
 // The runtime helpers generated classes check callers' tensors with (kforge_runtime.h; tests/e2e/test_hostile.py

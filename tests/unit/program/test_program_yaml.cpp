@@ -214,5 +214,5 @@ TEST_CASE("read_program picks the reader from the extension, else from the conte
   std::ostringstream out;
   DiagnosticEngine diags(sources, out);
   CHECK_FALSE(read_program_file(sources, "/nonexistent/model.json", diags).has_value());
-  CHECK(out.str() == "kforge: error: cannot open '/nonexistent/model.json'\n");
+  CHECK(out.str() == "/nonexistent/model.json: error: cannot read the program: no such file or directory\n");
 }

@@ -6,13 +6,15 @@
 #include <vector>
 
 #include "support/text.h"
+#include "support/ascii.h"
 
 namespace kforge::codegen {
 
 namespace {
 
-bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using ascii::is_alpha;
+using ascii::is_digit;
+
 
 std::string join(const std::vector<std::string>& items) { return kforge::join(items, ", "); }
 

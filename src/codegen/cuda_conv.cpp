@@ -66,11 +66,6 @@ class Attrs {
   bool ok_ = true;
 };
 
-uint32_t tensor_arg(const KernelCall& call, std::string_view name) {
-  const KernelArg* a = call.arg(name);
-  return a != nullptr && a->kind == ArgKind::kTensor ? a->value : kNone;
-}
-
 uint32_t single_output(const KernelCall& call) {
   return call.outputs.size() == 1 && call.outputs[0].values.size() == 1 ? call.outputs[0].values[0] : kNone;
 }
@@ -140,11 +135,6 @@ bool paddings(Attrs& a, const std::vector<int64_t>& given, const std::string& al
   return true;
 }
 
-std::string float_literal(double v) {
-  std::string s = fmt::format("{:.9g}", static_cast<float>(v));
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s + "f";
-}
 
 }  // namespace
 
@@ -209,8 +199,8 @@ struct ConvAttrs {
 };
 bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const char* input_name, Attrs& a,
                         CudaConvSite& s, ConvAttrs* c) {
-  s.input = tensor_arg(call, input_name);
-  s.filter = tensor_arg(call, "filter");
+  s.input = call.tensor_arg(input_name);
+  s.filter = call.tensor_arg("filter");
   s.out = single_output(call);
   if (s.input == kNone || s.filter == kNone || s.out == kNone) {
     a.fail("it needs an input, a filter and one output");
@@ -323,12 +313,12 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
     return std::nullopt;
   }
   if (call.op == "conv2d_fused") {
-    s.bias = tensor_arg(call, "bias");
-    s.mean = tensor_arg(call, "mean");
-    s.variance = tensor_arg(call, "variance");
-    s.scale = tensor_arg(call, "scale");
-    s.shift = tensor_arg(call, "shift");
-    s.residual = tensor_arg(call, "residual");
+    s.bias = call.tensor_arg("bias");
+    s.mean = call.tensor_arg("mean");
+    s.variance = call.tensor_arg("variance");
+    s.scale = call.tensor_arg("scale");
+    s.shift = call.tensor_arg("shift");
+    s.residual = call.tensor_arg("residual");
     s.activation = a.text("activation");
     s.alpha = a.floating("activation_alpha");
     s.beta = a.floating("activation_beta");
@@ -408,7 +398,7 @@ std::vector<uint32_t> cudnn_scratch_positions(const LoweredProgram& p, const pas
 std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const KernelCall& call, std::string* why) {
   Attrs a(call, why);
   CudaPoolSite s;
-  s.x = tensor_arg(call, "x");
+  s.x = call.tensor_arg("x");
   s.out = single_output(call);
   if (s.x == kNone || s.out == kNone) {
     a.fail("it needs an input and one output");
@@ -486,11 +476,11 @@ std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, c
                                                       const std::function<bool(uint32_t)>& is_read, std::string* why) {
   Attrs a(call, why);
   CudaBatchNormSite s;
-  s.x = tensor_arg(call, "x");
-  s.mean = tensor_arg(call, "mean");
-  s.variance = tensor_arg(call, "variance");
-  s.scale = tensor_arg(call, "scale");
-  s.shift = tensor_arg(call, "bias");
+  s.x = call.tensor_arg("x");
+  s.mean = call.tensor_arg("mean");
+  s.variance = call.tensor_arg("variance");
+  s.scale = call.tensor_arg("scale");
+  s.shift = call.tensor_arg("bias");
   s.out = call.outputs.empty() || call.outputs[0].values.size() != 1 ? kNone : call.outputs[0].values[0];
   const bool test = call.constant_bool("is_test").value_or(false) || call.constant_bool("use_global_stats").value_or(false);
   const std::string format = a.text("data_format");
@@ -551,9 +541,9 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   // float32 by default: printed up to the last that is not.
   const std::string flags = s.dtype != ir::DataType::kFloat32
                                 ? fmt::format(", {}, {}, {}, {}, {}", s.transposed, s.krsc_filter, s.tap_major_filter,
-                                              float_literal(s.input_max), element_enumerator(s.dtype))
+                                              cpp_float(static_cast<float>(s.input_max)), element_enumerator(s.dtype))
                             : s.input_max > 0 ? fmt::format(", {}, {}, {}, {}", s.transposed, s.krsc_filter,
-                                                          s.tap_major_filter, float_literal(s.input_max))
+                                                          s.tap_major_filter, cpp_float(static_cast<float>(s.input_max)))
                             : s.tap_major_filter ? ", false, true, true"
                             : s.krsc_filter      ? ", false, true"
                             : s.transposed       ? ", true"
@@ -584,7 +574,7 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
     f.set("variance", operand(s.variance));
     f.set("scale", operand(s.scale));
     f.set("shift", operand(s.shift));
-    f.set("epsilon", float_literal(s.epsilon));
+    f.set("epsilon", cpp_float(static_cast<float>(s.epsilon)));
     f.set("weights", weights);
     f.set("folded_bias", bias);
     v.set("fold", std::move(f));
@@ -605,10 +595,10 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
     return v;
   }
   e.set("residual", operand(s.residual));
-  e.set("epsilon", float_literal(s.epsilon));
+  e.set("epsilon", cpp_float(static_cast<float>(s.epsilon)));
   e.set("activation", cuda_conv_activation(s.activation).value_or("kforge::cuda_conv::Activation::kNone"));
-  e.set("alpha", float_literal(s.alpha));
-  e.set("beta", float_literal(s.beta));
+  e.set("alpha", cpp_float(static_cast<float>(s.alpha)));
+  e.set("beta", cpp_float(static_cast<float>(s.beta)));
   e.set("after_residual", std::string(s.activation_after_residual ? "true" : "false"));
   v.set("epilogue", std::move(e));
   return v;
@@ -633,7 +623,7 @@ tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, con
   e.set("scale", operand(s.scale));
   e.set("shift", operand(s.shift));
   e.set("residual", "nullptr");
-  e.set("epsilon", float_literal(s.epsilon));
+  e.set("epsilon", cpp_float(static_cast<float>(s.epsilon)));
   e.set("activation", "kforge::cuda_conv::Activation::kNone");
   e.set("alpha", "0.0f");
   e.set("beta", "0.0f");

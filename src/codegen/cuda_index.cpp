@@ -46,16 +46,6 @@ std::optional<std::string> move_type(ir::DataType dtype) {
   }
 }
 
-std::string float_literal(double v) {
-  std::string s = fmt::format("{:.9g}", static_cast<float>(v));
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
-uint32_t tensor_arg(const KernelCall& call, std::string_view name) {
-  const KernelArg* a = call.arg(name);
-  return a != nullptr && a->kind == ArgKind::kTensor ? a->value : kNone;
-}
 
 // A constant attribute, or null (then `why` says so).
 const passes::AttrConstant* constant(const KernelCall& call, std::string_view name, std::string* why) {
@@ -269,7 +259,7 @@ class IndexCall {
 
   // Inference dropout: a copy (upscale_in_train) or x * (1 - p) (downgrade_in_infer), as kernels/creation.cc.
   bool dropout() {
-    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::optional<bool> test = call_.constant_bool("is_test");
     if (!test || !*test) return fail("it is a training dropout (is_test is not true); only inference runs on the GPU");
     const passes::AttrConstant* mode = constant(call_, "mode", why_);
@@ -293,7 +283,7 @@ class IndexCall {
       k.line(fmt::format("out[e] = {}[e];", in));
     } else {
       const double factor = 1.0 - *prob;
-      const std::string f = type == "float" ? float_literal(factor) : fmt::format("{:.17g}", factor);
+      const std::string f = type == "float" ? cpp_float(static_cast<float>(factor)) : fmt::format("{:.17g}", factor);
       k.line(fmt::format("out[e] = {}[e] * static_cast<{}>({});", in, type, f));
     }
     add(k, value(out).numel());
@@ -301,7 +291,7 @@ class IndexCall {
   }
 
   bool transpose() {
-    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* perm = constant(call_, "perm", why_);
     if (type.empty() || perm == nullptr || !own_buffer(x, out)) return false;
@@ -372,7 +362,7 @@ class IndexCall {
 
   // split / split_with_num: output k is the slice of x along the axis after the earlier outputs.
   bool split() {
-    const uint32_t x = tensor_arg(call_, "x");
+    const uint32_t x = call_.tensor_arg("x");
     const std::optional<int64_t> given = constant_int(call_, "axis", why_);
     if (x == kNone || !given || call_.outputs.empty()) return fail("it needs an input, a constant axis and outputs");
     const SymShape& xd = value(x).dims;
@@ -401,7 +391,7 @@ class IndexCall {
 
   // slice: x[starts:ends] along `axes`, with the decrease_axis dims dropped from the output.
   bool slice() {
-    const uint32_t x = tensor_arg(call_, "input"), out = out_value();
+    const uint32_t x = call_.tensor_arg("input"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* axes = constant(call_, "axes", why_);
     const passes::AttrConstant* starts = axes != nullptr ? constant(call_, "starts", why_) : nullptr;
@@ -455,7 +445,7 @@ class IndexCall {
   // strided_slice: x[start::step] along `axes` (negative steps too), with the CPU kernel's normalisation
   // (kernels/meta_manip.cc); the sliced dims must be known at generation time.
   bool strided_slice() {
-    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* axes = constant(call_, "axes", why_);
     const passes::AttrConstant* starts = axes != nullptr ? constant(call_, "starts", why_) : nullptr;
@@ -500,7 +490,7 @@ class IndexCall {
 
   // pad3d of a 5-D x (NCDHW or NDHWC): constant, reflect, replicate or circular, as kernels/movement.cc.
   bool pad3d() {
-    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* paddings = constant(call_, "paddings", why_);
     const passes::AttrConstant* mode = paddings != nullptr ? constant(call_, "mode", why_) : nullptr;
@@ -553,7 +543,7 @@ class IndexCall {
 
   // expand / tile: x's dims align with the output's last dims; each x coordinate is the output's modulo x's dim.
   bool broadcast() {
-    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
     if (type.empty() || !own_buffer(x, out)) return false;
     const SymShape& xd = value(x).dims;
@@ -588,7 +578,7 @@ class IndexCall {
   // gather / index_select: x viewed as [outer, n, inner] around the axis; output [outer, k, inner] picks index's
   // k entries along it.
   bool gather() {
-    const uint32_t x = tensor_arg(call_, "x"), index = tensor_arg(call_, "index"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
     const std::string type = same_type(x, out, false);
     const std::optional<int64_t> given = type.empty() ? std::nullopt : constant_int(call_, "axis", why_);
     if (!given || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs an index") : false;
@@ -615,7 +605,7 @@ class IndexCall {
 
   // embedding: row ids[e / D] of weight [V, D]; padding_idx rows are zeros (kernels/linalg.cc).
   bool embedding() {
-    const uint32_t ids = tensor_arg(call_, "x"), weight = tensor_arg(call_, "weight"), out = out_value();
+    const uint32_t ids = call_.tensor_arg("x"), weight = call_.tensor_arg("weight"), out = out_value();
     const std::string type = same_type(weight, out, false);
     const std::optional<int64_t> padding = type.empty() ? std::nullopt : constant_int(call_, "padding_idx", why_);
     if (!padding || ids == kNone) return ids == kNone ? fail("it needs ids") : false;
@@ -641,7 +631,7 @@ class IndexCall {
   // nearest_interp / bilinear_interp of a 4-D x to the output's spatial size, with Paddle's source coordinates
   // (kernels/nn.cc, kernels/resize.cc): kforge_index.cuh's interp_ratio, nearest_source and bilinear_tap.
   bool interpolate(bool bilinear) {
-    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, bilinear);
     if (type.empty() || !own_buffer(x, out)) return false;
     for (std::string_view name : {"out_size", "size_tensor", "scale_tensor"}) {
@@ -677,9 +667,9 @@ class IndexCall {
     const bool same = known && xd[h] == od[h] && xd[w] == od[w];  // bilinear copies then
     if (!bilinear || !same) {
       k.line(fmt::format("const float rh = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_h, out_h,
-                       float_literal(scale_h), ac));
+                       cpp_float(static_cast<float>(scale_h)), ac));
       k.line(fmt::format("const float rw = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_w, out_w,
-                         float_literal(scale_w), ac));
+                         cpp_float(static_cast<float>(scale_w)), ac));
     }
     auto at = [&](const std::string& row, const std::string& col) {
       std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
@@ -719,7 +709,7 @@ class IndexCall {
 
   // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
   bool triangle(bool upper) {
-    const uint32_t x = tensor_arg(call_, "x"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
     const std::optional<int64_t> diagonal = type.empty() ? std::nullopt : constant_int(call_, "diagonal", why_);
     if (!diagonal) return false;
@@ -739,7 +729,7 @@ class IndexCall {
   // output element accumulates its dot product over K in the compute type (float, or double for float64), in k
   // order. The batch dims broadcast (a dim of 1 is read at 0). Slow for large K; correct for every size.
   bool batched_matmul() {
-    const uint32_t x = tensor_arg(call_, "x"), y = tensor_arg(call_, "y"), out = out_value();
+    const uint32_t x = call_.tensor_arg("x"), y = call_.tensor_arg("y"), out = out_value();
     const std::string type = same_type(x, out, true);
     if (type.empty() || y == kNone) return y == kNone ? fail("it needs x and y") : false;
     if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");

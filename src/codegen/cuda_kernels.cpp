@@ -8,6 +8,7 @@
 
 #include "codegen/cpp_text.h"
 #include "codegen/group_text.h"
+#include "support/ascii.h"
 
 namespace kforge::codegen {
 
@@ -48,6 +49,8 @@ bool group_uses_half(const passes::FusedGroup& group) {
 
 namespace {
 
+using ascii::is_ident_char;
+
 size_t scalar_size(expr::ScalarType type) {
   switch (type) {
     case expr::ScalarType::kBool: return 1;
@@ -59,7 +62,6 @@ size_t scalar_size(expr::ScalarType type) {
   }
 }
 
-bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 // `word` occurs in `text` as a whole identifier.
 bool mentions(const std::string& text, const std::string& word) {

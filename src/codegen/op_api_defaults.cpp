@@ -2,18 +2,20 @@
 
 #include <array>
 #include <string_view>
+#include "support/ascii.h"
 
 namespace kforge::codegen {
 
 namespace {
 
+using ascii::is_digit;
+using ascii::is_ident_char;
+using ascii::is_ident_start;
+
 using opdef::ArgType;
 using opdef::DefaultKind;
 using opdef::DefaultValue;
 
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // Names from <cstdint> that Paddle's defaults use for integer limits; the runtime header includes it.
 constexpr std::array<std::string_view, 14> kIntegerLimits = {

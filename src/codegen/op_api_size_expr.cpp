@@ -1,12 +1,14 @@
 #include "codegen/op_api_size_expr.h"
+#include "support/ascii.h"
 
 namespace kforge::codegen {
 
 namespace {
 
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using ascii::is_digit;
+using ascii::is_ident_char;
+using ascii::is_ident_start;
+
 
 /// Reads `.member()` at `i` (spaces allowed around the tokens); returns the member name and moves `i`
 /// past the ')' or returns "" and leaves `i`.

@@ -28,9 +28,8 @@ std::string explanation(const std::string& what) {
   return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
-// How deep arrays and objects may nest (docs/fuzzing.md, "Limits"): Values are destroyed and rendered recursively,
-// so a file of a million '[' must be an error, not a stack overflow. The same limit as YAML data.
-constexpr size_t kMaxDataNesting = 256;
+// Arrays and objects nest at most kMaxDataNesting deep (docs/fuzzing.md, "Limits"): Values are destroyed and rendered
+// recursively, so a file of a million '[' must be an error, not a stack overflow.
 
 // The offset of the bracket that opens nesting level `level` + 1 (the first one too deep), skipping strings.
 size_t offset_of_nesting(std::string_view text, size_t level) {
@@ -115,7 +114,7 @@ class ValueBuilder final : public nlohmann::json_sax<Json> {
   }
 
   bool too_deep() {
-    if (stack_.size() < kMaxDataNesting) return false;
+    if (stack_.size() < static_cast<size_t>(kMaxDataNesting)) return false;
     nested_too_deeply = true;
     error = fmt::format("template data nested more than {} deep", kMaxDataNesting);
     return true;
@@ -144,7 +143,7 @@ std::optional<tmpl::Value> parse_json_data(uint32_t file_id, SourceManager& sour
   if (!ok) {
     // The position is that of the last character read.
     size_t offset = builder.error_position == 0 ? 0 : std::min(builder.error_position - 1, text.size());
-    if (builder.nested_too_deeply) offset = offset_of_nesting(text, kMaxDataNesting);
+    if (builder.nested_too_deeply) offset = offset_of_nesting(text, static_cast<size_t>(kMaxDataNesting));
     diags.error(sources.loc_of_offset(file_id, offset), builder.error.empty() ? "malformed JSON" : builder.error);
     return std::nullopt;
   }

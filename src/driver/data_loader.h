@@ -20,6 +20,9 @@ namespace kforge::driver {
 
 enum class DataFormat { kAuto, kYaml, kJson };
 
+/// How deep maps and lists of render data may nest, in either format (the value tree is walked recursively).
+inline constexpr int kMaxDataNesting = 256;
+
 /// "yaml" / "json" / "" (auto) to a DataFormat; nullopt for anything else.
 std::optional<DataFormat> parse_data_format(std::string_view name);
 

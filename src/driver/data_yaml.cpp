@@ -22,9 +22,8 @@ using tmpl::Value;
 
 constexpr std::string_view kCoreTagPrefix = "tag:yaml.org,2002:";
 
-// How deep data may nest (docs/fuzzing.md, "Limits"): converting it recurses. What aliases may expand to (the
+// Data nests at most kMaxDataNesting deep (docs/fuzzing.md, "Limits"): converting it recurses. What aliases may expand to (the
 // "billion laughs", an anchor used inside itself) is bounded before the parse, by yaml_precheck_passes.
-constexpr int kMaxDataNesting = 256;
 
 class YamlConverter {
  public:

@@ -11,6 +11,7 @@
 #include "kernel/expr_builtins.h"
 #include "kernel/scalar_locator.h"
 #include "support/text.h"
+#include "support/ascii.h"
 
 namespace kforge::expr {
 
@@ -27,6 +28,10 @@ Expression& Expression::operator=(const Expression& other) {
 }
 
 namespace {
+
+using ascii::is_digit;
+using ascii::is_ident_char;
+using ascii::is_ident_start;
 
 enum class TokenKind { kNumber, kName, kPunct, kEnd };
 
@@ -49,9 +54,6 @@ int tree_depth(const Node& node) {
   return deepest + 1;
 }
 
-bool is_name_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 class Parser {
  public:
@@ -103,8 +105,8 @@ class Parser {
       lex_number();
       return;
     }
-    if (is_name_start(c)) {
-      while (pos_ < text_.size() && is_name_char(text_[pos_])) ++pos_;
+    if (is_ident_start(c)) {
+      while (pos_ < text_.size() && is_ident_char(text_[pos_])) ++pos_;
       tok_ = {TokenKind::kName, text_.substr(start, pos_ - start), start};
       return;
     }
@@ -146,8 +148,8 @@ class Parser {
       if (pos_ == text_.size() || !is_digit(text_[pos_])) valid = false;
       while (pos_ < text_.size() && is_digit(text_[pos_])) ++pos_;
     }
-    const bool suffixed = pos_ < text_.size() && is_name_char(text_[pos_]);
-    while (pos_ < text_.size() && (is_name_char(text_[pos_]) || text_[pos_] == '.')) ++pos_;
+    const bool suffixed = pos_ < text_.size() && is_ident_char(text_[pos_]);
+    while (pos_ < text_.size() && (is_ident_char(text_[pos_]) || text_[pos_] == '.')) ++pos_;
     const std::string_view spelled = text_.substr(start, pos_ - start);
     const auto offset = static_cast<uint32_t>(start);
     if (suffixed && valid && (spelled.back() == 'f' || spelled.back() == 'F') &&

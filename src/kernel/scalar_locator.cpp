@@ -1,12 +1,14 @@
 #include "kernel/scalar_locator.h"
 
 #include <algorithm>
+#include "support/ascii.h"
 
 namespace kforge::expr {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+using ascii::is_space;
+
 
 // Escapes of a double-quoted YAML scalar that decode to one byte other than the escaped character.
 bool is_letter_escape(char c) {

@@ -5,13 +5,14 @@
 #include <string_view>
 
 #include "opdef/located_text.h"
+#include "support/ascii.h"
 
 namespace kforge::opdef {
 
-inline bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-inline bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
-inline bool is_digit(char c) { return c >= '0' && c <= '9'; }
-inline bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+using ascii::is_digit;
+using ascii::is_ident_char;
+using ascii::is_ident_start;
+using ascii::is_space;
 
 class TextCursor {
  public:

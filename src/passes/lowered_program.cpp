@@ -30,6 +30,11 @@ const KernelArg* KernelCall::arg(std::string_view name) const {
   return nullptr;
 }
 
+uint32_t KernelCall::tensor_arg(std::string_view name) const {
+  const KernelArg* a = arg(name);
+  return a != nullptr && a->kind == ArgKind::kTensor ? a->value : kNone;
+}
+
 std::optional<bool> KernelCall::constant_bool(std::string_view name) const {
   const KernelArg* a = arg(name);
   if (a == nullptr || a->kind != ArgKind::kConstant) return std::nullopt;

@@ -236,6 +236,8 @@ struct KernelCall {
 
   /// The kernel argument called `name` (its YAML name), or null.
   const KernelArg* arg(std::string_view name) const;
+  /// The value of tensor argument `name`, or kNone when there is none or it is not a tensor.
+  uint32_t tensor_arg(std::string_view name) const;
   /// The value of bool attribute `name` when it is a constant known at generation time; nullopt otherwise.
   std::optional<bool> constant_bool(std::string_view name) const;
 };

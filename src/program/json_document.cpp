@@ -5,14 +5,16 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "support/ascii.h"
 
 namespace kforge::ir {
 
 namespace {
 
+using ascii::is_space;
+
 constexpr uint32_t kNone = UINT32_MAX;
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // One entry per JSON value in document (pre-)order.
 struct ScannedValue {

@@ -1,12 +1,14 @@
 #include "program/pir_text_lexer.h"
 
 #include <cctype>
+#include "support/ascii.h"
 
 namespace kforge::ir::pir_text {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using ascii::is_digit;
+
 
 }  // namespace
 

@@ -7,12 +7,14 @@
 
 #include "program/pir_text_internal.h"
 #include "support/text.h"
+#include "support/ascii.h"
 
 namespace kforge::ir::pir_text {
 
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+using ascii::is_digit;
+
 
 const std::vector<std::string>& type_suggestions() {
   static const std::vector<std::string> names = {"f16",  "bf16", "f32",      "f64",    "b",         "i8",

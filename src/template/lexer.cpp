@@ -1,19 +1,21 @@
 #include "template/lexer.h"
 
 #include <fmt/format.h>
+#include "support/ascii.h"
 
 namespace kforge::tmpl {
 
 namespace {
+
+using ascii::is_digit;
+using ascii::is_ident_char;
+using ascii::is_ident_start;
 
 // Python's str.isspace() restricted to ASCII: what Jinja's `\s` and str.rstrip() remove.
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f' ||
          (c >= '\x1c' && c <= '\x1f');
 }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool is_ident_char(char c) { return is_ident_start(c) || is_digit(c); }
 
 class Lexer {
  public:

@@ -143,6 +143,7 @@ def main():
     failed = False
     strict = ["-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"]
     jobs = []
+    unity, unity_libs = [], set()  # the programs compiled together (class name, units) and what they link
 
     def finish():
         nonlocal failed
@@ -174,8 +175,9 @@ def main():
         for program, name, flags, *op_files in selected:
             gen = os.path.join(tmp, name)
             program_ops = [a for f in op_files[0] for a in ("--ops", os.path.join(root, f))] if op_files else ops
+            namespace = [] if name in HARNESS_LINKED else ["--namespace", f"cuda_compile_{name}"]
             r = subprocess.run([args.kforge, "compile", os.path.join(root, program)] + program_ops +
-                               ["-o", gen, "--name", name, "--target", "cuda"] + flags,
+                               ["-o", gen, "--name", name, "--target", "cuda"] + flags + namespace,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             if r.returncode != 0:
                 print(f"FAIL kforge compile --target cuda {program}:\n{r.stdout}")
@@ -239,13 +241,26 @@ def main():
                        os.path.join(root, "bench", "fusion", "gpu_harness.cu"),
                        *[os.path.join(gen, u) for u in units], "-o", os.path.join(gen, name), *libs])
             else:
-                # Both units, then (with a library) linked to the empty main: every symbol of cuBLASLt, cuDNN and
-                # the headers that the units reference must resolve.
-                objects = [os.path.join(gen, u + ".o") for u in units]
-                compiles = [[nvcc, *strict, *fp32, "-I", gen, "-c", os.path.join(gen, u), "-o", o]
-                            for u, o in zip(units, objects)]
-                link = [[nvcc, "-arch=sm_90", stub_main, *objects, "-o", os.path.join(gen, name), *libs]] if libs else []
-                start(*compiles, *link)
+                unity.append((name, units))
+                unity_libs.update(libs)
+        # The other programs, each in its own namespace, as two units for the shard: every program's kernels
+        # file in one, every host file in the other (each file was written to compile alone, so files of one kind
+        # from different programs, in different namespaces, compile together). nvcc then parses the CUDA runtime,
+        # cuDNN and cuBLASLt headers twice per shard instead of twice per program. The two units, linked to the
+        # empty main, must resolve every symbol they reference.
+        if unity:
+            objects = []
+            for kind, pick in (("kernels", 0), ("host", 1)):
+                source = os.path.join(tmp, f"shard_{kind}.cu")
+                with open(source, "w") as f:
+                    f.write("".join(f'#include "{name}/{units[pick]}"\n' for name, units in unity))
+                objects.append(source[:-3] + ".o")
+                start([nvcc, *strict, "-I", tmp, "-c", source, "-o", objects[-1]])
+            while jobs:
+                finish()
+            if not failed:
+                start([nvcc, "-arch=sm_90", stub_main, *objects, "-o", os.path.join(tmp, "shard"),
+                       *sorted(unity_libs, key=lambda l: ["-lcublasLt", "-lcublas", "-lcudnn"].index(l))])
         while jobs:
             finish()
 

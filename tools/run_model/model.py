@@ -99,9 +99,9 @@ def summarize_diagnostics(stderr):
     return where + message + more
 
 
-def generate(kforge, program, gen_dir, target, verbose, extra=()):
-    """kforge compile PROGRAM into gen_dir as class CLASS_NAME (fusion on)."""
-    cmd = [kforge, "compile", program, "-o", gen_dir, "--name", CLASS_NAME, "--target", target, "--color", "never"]
+def generate(kforge, program, gen_dir, target, verbose, extra=(), name=CLASS_NAME):
+    """kforge compile PROGRAM into gen_dir as class `name` (fusion on)."""
+    cmd = [kforge, "compile", program, "-o", gen_dir, "--name", name, "--target", target, "--color", "never"]
     for f in OPS:
         cmd += ["--ops", f]
     cmd += ["--op-compat", OP_COMPAT, *extra]
@@ -223,9 +223,9 @@ def build_cuda_runner(gen_dir, build_dir, out, arch, cxx, verbose):
         raise RunModelError(f"nvcc not found ({NVCC}); set $NVCC") from None
 
 
-def run_runner(runner, output_dir, params, inputs, shapes, seed, bench, bench_json, verbose, threads=1):
+def run_runner(runner, output_dir, params, inputs, shapes, seed, bench, bench_json, verbose, threads=1, extra=()):
     """Runs the built runner; returns its stdout (one line per output, and the bench line)."""
-    cmd = [runner, "--output-dir", output_dir, "--seed", seed, "--threads", threads]
+    cmd = [runner, "--output-dir", output_dir, "--seed", seed, "--threads", threads, *extra]
     if params is not None:
         cmd += ["--params", params]
     for spec in inputs:

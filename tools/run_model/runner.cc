@@ -6,7 +6,8 @@
 //   g++ ... -I GEN -DKFORGE_PROGRAM_HEADER='"NAME.h"' -DKFORGE_PROGRAM_CLASS=NAME tools/run_model/model_adapter.cc
 //       GEN/NAME.cc runner.o libkforge_kernels.a
 // Usage: runner --output-dir DIR [--params FILE] [--input NAME=FILE.npy]... [--shape NAME=D0,D1,...]...
-//               [--seed N] [--bench N] [--bench-json FILE]
+//               [--seed N] [--bench N] [--bench-json FILE] [--model NAME]
+// --model picks one class of a runner linked with several (tests/paddle/check_fixture.py's batches).
 // Errors are one line on stderr and exit 1.
 #include <time.h>
 
@@ -30,6 +31,7 @@ using kforge::runner::Model;
 
 struct Options {
   std::string output_dir, params, bench_json;
+  std::string model;  // --model: which class of a runner linked with several ("" when it has one)
   std::map<std::string, std::string> inputs;               // name -> .npy path
   std::map<std::string, std::vector<int64_t>> shapes;      // name -> dims of a random input
   uint64_t seed = 1;
@@ -74,6 +76,8 @@ kforge::Status parse_args(int argc, char** argv, Options* o) {
       o->params = value;
     } else if (arg == "--bench-json") {
       o->bench_json = value;
+    } else if (arg == "--model") {
+      o->model = value;
     } else if (arg == "--input" && split_pair(value, &name, &rest)) {
       o->inputs[name] = rest;
     } else if (arg == "--shape" && split_pair(value, &name, &rest)) {
@@ -214,7 +218,8 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   Options o;
   if (kforge::Status s = parse_args(argc, argv, &o); !s.ok()) return fail(s.message());
-  std::unique_ptr<Model> model = kforge::runner::make_model();
+  std::unique_ptr<Model> model = kforge::runner::make_model(o.model.c_str());
+  if (!model) return fail("this runner has no model '" + o.model + "'");
   auto known = [&](const std::string& name) {
     for (size_t i = 0; i < model->num_inputs(); ++i) {
       if (name == model->input_name(i)) return true;

@@ -29,8 +29,9 @@ class Model {
   virtual Status run(TensorList inputs, MutableTensorList outputs) = 0;
 };
 
-// Defined by model_adapter.cc for the class it is compiled with.
-std::unique_ptr<Model> make_model();
+// The model called `name` (the runner's --model; "" when not given), or null when there is none: model_adapter.cc
+// defines it for the one class it is compiled with (name ""), a batch of several classes for each by name.
+std::unique_ptr<Model> make_model(const char* name);
 
 }  // namespace kforge::runner
 

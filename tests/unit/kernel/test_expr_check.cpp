@@ -11,7 +11,7 @@ namespace {
 using ST = ScalarType;
 
 // An op with inputs of several dtypes and attributes of several types.
-ExprContext mixed() {
+ExprContext checked_context() {
   return ExprContext("mixed")
       .input("x", ST::kFloat32)
       .input("h", ST::kFloat16)
@@ -29,7 +29,7 @@ ExprContext mixed() {
       .opaque_attribute("axis", "IntArray");
 }
 
-std::string check_error(std::string_view text, const ExprContext& context = mixed()) {
+std::string check_error(std::string_view text, const ExprContext& context = checked_context()) {
   Harness h;
   std::optional<Expression> e = h.typed(text, context);
   CHECK(!e);
@@ -66,7 +66,7 @@ TEST_CASE("scalar types: names, compute types and the promotion lattice") {
 }
 
 TEST_CASE("checker: promotion of strong operands") {
-  const ExprContext ctx = mixed();
+  const ExprContext ctx = checked_context();
   CHECK(typed_dump("x + x", ctx) == "(+:float32 x:float32 x:float32)");
   CHECK(typed_dump("i + k", ctx) == "(+:int64 (convert:int64 i:int32) k:int64)");
   CHECK(typed_dump("i + h", ctx) == "(+:float32 (convert:float32 i:int32) h:float32)");
@@ -78,7 +78,7 @@ TEST_CASE("checker: promotion of strong operands") {
 }
 
 TEST_CASE("checker: literals and attributes adapt to the other operand") {
-  const ExprContext ctx = mixed();
+  const ExprContext ctx = checked_context();
   CHECK(typed_dump("max(x, 0)", ctx) == "(max:float32 x:float32 0.0:float32~)");
   CHECK(typed_dump("max(d, 0)", ctx) == "(max:float64 d:float64 0.0:float64~)");
   CHECK(typed_dump("max(i, 0)", ctx) == "(max:int32 i:int32 0:int32~)");
@@ -100,7 +100,7 @@ TEST_CASE("checker: literals and attributes adapt to the other operand") {
 }
 
 TEST_CASE("checker: comparisons, logic, select and functions") {
-  const ExprContext ctx = mixed();
+  const ExprContext ctx = checked_context();
   CHECK(typed_dump("x > 0", ctx) == "(>:bool x:float32 0.0:float32~)");
   CHECK(typed_dump("i <= k", ctx) == "(<=:bool (convert:int64 i:int32) k:int64)");
   CHECK(typed_dump("c == e", ctx) == "(==:bool c:bool e:bool)");
@@ -123,7 +123,7 @@ TEST_CASE("checker: comparisons, logic, select and functions") {
 }
 
 TEST_CASE("checker: casts") {
-  const ExprContext ctx = mixed();
+  const ExprContext ctx = checked_context();
   CHECK(typed_dump("int32(x) / 2", ctx) == "(/:int32 (int32:int32 x:float32) 2:int32~)");
   CHECK(typed_dump("float16(i)", ctx) == "(float16:float32 i:int32)");
   CHECK(typed_dump("bfloat16(x)", ctx) == "x:float32");
@@ -235,11 +235,11 @@ TEST_CASE("checker: located type error in a quoted YAML string") {
 
 TEST_CASE("checker: names a checked expression reads") {
   Harness h;
-  const std::optional<Expression> e = h.typed("c ? x * alpha + x : h - alpha * count", mixed());
+  const std::optional<Expression> e = h.typed("c ? x * alpha + x : h - alpha * count", checked_context());
   REQUIRE(e);
   CHECK(names_used(*e->root, NameKind::kInput) == std::vector<std::string>{"c", "x", "h"});
   CHECK(names_used(*e->root, NameKind::kAttribute) == std::vector<std::string>{"alpha", "count"});
-  const std::optional<Expression> constant = h.typed("alpha * 2", mixed());
+  const std::optional<Expression> constant = h.typed("alpha * 2", checked_context());
   REQUIRE(constant);
   CHECK(names_used(*constant->root, NameKind::kInput).empty());
 }

@@ -12,7 +12,7 @@ namespace {
 
 using ST = ScalarType;
 
-ExprContext mixed() {
+ExprContext emitted_context() {
   return ExprContext("mixed")
       .input("x", ST::kFloat32)
       .input("h", ST::kFloat16)
@@ -28,13 +28,13 @@ ExprContext mixed() {
 
 std::string cpp(std::string_view text, const EmitNames& names = {}) {
   Harness h;
-  std::optional<Expression> e = h.typed(text, mixed());
+  std::optional<Expression> e = h.typed(text, emitted_context());
   return e ? emit_cpp(*e, names) : h.take();
 }
 
 std::string cuda(std::string_view text, const EmitNames& names = {}) {
   Harness h;
-  std::optional<Expression> e = h.typed(text, mixed());
+  std::optional<Expression> e = h.typed(text, emitted_context());
   return e ? emit_cuda(*e, names) : h.take();
 }
 

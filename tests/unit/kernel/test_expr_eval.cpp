@@ -13,7 +13,7 @@ namespace {
 
 using ST = ScalarType;
 
-ExprContext mixed() {
+ExprContext evaluated_context() {
   return ExprContext("mixed")
       .input("x", ST::kFloat32)
       .input("h", ST::kFloat16)
@@ -41,10 +41,10 @@ EvalBindings values() {
        {"flag", Value::of_bool(false)}});
 }
 
-// Evaluates `text` against mixed() and values(); "error: ..." on failure.
+// Evaluates `text` against evaluated_context() and values(); "error: ..." on failure.
 std::string eval(std::string_view text, const EvalBindings& bindings = values()) {
   Harness h;
-  std::optional<Expression> e = h.typed(text, mixed());
+  std::optional<Expression> e = h.typed(text, evaluated_context());
   if (!e) return "check: " + h.take();
   std::string error;
   std::optional<Value> v = evaluate(*e->root, bindings, &error);

@@ -46,4 +46,12 @@ struct Fixture {
   std::string messages() const { return out.str(); }
 };
 
+/// The signature of op `name` in `sigs`, or null.
+inline const PirOpSignature* find_signature(const std::vector<PirOpSignature>& sigs, const std::string& name) {
+  for (const PirOpSignature& s : sigs) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
 }  // namespace kforge::opdef::testing

@@ -10,6 +10,7 @@
 using namespace kforge;
 using namespace kforge::opdef;
 using kforge::opdef::testing::Fixture;
+using kforge::opdef::testing::find_signature;
 
 namespace {
 
@@ -85,7 +86,7 @@ const char* kSparseBackward = R"(- backward_op : scale_grad
     func : scale_coo_grad{sparse_coo -> sparse_coo}
 )";
 
-const char* kCompat = R"(- op : scale
+const char* kScaleCompat = R"(- op : scale
   backward : scale_grad
   scalar :
     scale :
@@ -97,17 +98,10 @@ const char* kCompat = R"(- op : scale
       support_tensor : true
 )";
 
-std::vector<std::string> names(const std::vector<PirOpSignature>& sigs) {
+std::vector<std::string> names_and_classes(const std::vector<PirOpSignature>& sigs) {
   std::vector<std::string> out;
   for (const PirOpSignature& s : sigs) out.push_back(s.name + " " + s.class_name);
   return out;
-}
-
-const PirOpSignature* find(const std::vector<PirOpSignature>& sigs, const std::string& name) {
-  for (const PirOpSignature& s : sigs) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -126,10 +120,10 @@ TEST_CASE("sparse op files have their own name space and derive <kernel>_sp PIR 
   CHECK(lib.find("coalesce") == nullptr);
   CHECK(lib.find_sparse("coalesce")->display_name() == "coalesce (sparse)");
 
-  const OpCompat compat = f.load_compat(kCompat);
+  const OpCompat compat = f.load_compat(kScaleCompat);
   const std::vector<PirOpSignature> sigs = derive_pir_signatures(lib, &compat, f.diags);
   REQUIRE(f.diags.error_count() == 0);
-  CHECK(names(sigs) == std::vector<std::string>{
+  CHECK(names_and_classes(sigs) == std::vector<std::string>{
                            "pd_op.abs AbsOp",
                            "pd_op.abs_ Abs_Op",
                            "pd_op.scale ScaleOp",
@@ -149,7 +143,7 @@ TEST_CASE("sparse op files have their own name space and derive <kernel>_sp PIR 
                            "pd_op.scale_grad_sp ScaleGradSpOp",
                        });
   // Kernel signatures give the tensor types.
-  const PirOpSignature* bn = find(sigs, "pd_op.batch_norm_sp_");
+  const PirOpSignature* bn = find_signature(sigs, "pd_op.batch_norm_sp_");
   REQUIRE(bn);
   CHECK(bn->operands[0].type == "paddle::dialect::SparseCooTensorType");
   CHECK(bn->operands[1].type == "paddle::dialect::DenseTensorType");
@@ -158,12 +152,12 @@ TEST_CASE("sparse op files have their own name space and derive <kernel>_sp PIR 
   // op, not in the sparse forward op (op_gen.py skips `scalar` for sparse_ops.yaml); IntArray is in all.
   auto operands = [&](const std::string& name) {
     std::vector<std::string> out;
-    for (const PirOperand& o : find(sigs, name)->operands) out.push_back(o.name);
+    for (const PirOperand& o : find_signature(sigs, name)->operands) out.push_back(o.name);
     return out;
   };
   CHECK(operands("pd_op.scale") == std::vector<std::string>{"x", "scale", "axes"});
   CHECK(operands("pd_op.scale_sp") == std::vector<std::string>{"x", "axes"});
-  CHECK(find(sigs, "pd_op.scale_sp")->attributes.at(0).name == "scale");
+  CHECK(find_signature(sigs, "pd_op.scale_sp")->attributes.at(0).name == "scale");
   CHECK(operands("pd_op.scale_grad_sp") == std::vector<std::string>{"out_grad", "scale", "axes"});
 }
 
@@ -322,11 +316,11 @@ TEST_CASE("op_gen.py generates add_n but not add_n_grad") {
       "  output : Tensor[](inputs_grad)\n");
   REQUIRE(f.diags.error_count() == 0);
   std::vector<PirOpSignature> sigs = derive_pir_signatures(lib, nullptr, f.diags);
-  CHECK(names(sigs) == std::vector<std::string>{"pd_op.add_n AddNOp"});
+  CHECK(names_and_classes(sigs) == std::vector<std::string>{"pd_op.add_n AddNOp"});
   // A program may still use every op (passes::OpSet derives with empty lists).
   PirSignatureOptions all;
   all.manual_ops.clear();
   all.vjp_only_ops.clear();
   sigs = derive_pir_signatures(lib, nullptr, f.diags, all);
-  CHECK(names(sigs) == std::vector<std::string>{"pd_op.add_n AddNOp", "pd_op.add_n_grad AddNGradOp"});
+  CHECK(names_and_classes(sigs) == std::vector<std::string>{"pd_op.add_n AddNOp", "pd_op.add_n_grad AddNGradOp"});
 }

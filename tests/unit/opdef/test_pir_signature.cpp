@@ -8,15 +8,9 @@
 using namespace kforge;
 using namespace kforge::opdef;
 using kforge::opdef::testing::Fixture;
+using kforge::opdef::testing::find_signature;
 
 namespace {
-
-const PirOpSignature* find(const std::vector<PirOpSignature>& sigs, const std::string& name) {
-  for (const PirOpSignature& s : sigs) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
-}
 
 std::vector<std::string> names(const std::vector<PirOpSignature>& sigs) {
   std::vector<std::string> out;
@@ -144,7 +138,7 @@ TEST_CASE("PIR signatures: operands, mutable attributes, twins and kernels") {
                                                 "pd_op.isclose", "pd_op.full_like", "pd_op.fft_c2c",
                                                 "pd_op.rmsprop_"});
 
-  const PirOpSignature& scale = *find(sigs, "pd_op.scale");
+  const PirOpSignature& scale = *find_signature(sigs, "pd_op.scale");
   CHECK(scale.class_name == "ScaleOp");
   REQUIRE(scale.operands.size() == 2);
   CHECK(scale.operands[1].name == "scale");
@@ -157,14 +151,14 @@ TEST_CASE("PIR signatures: operands, mutable attributes, twins and kernels") {
   CHECK(scale.attributes[1].type == "pir::BoolAttribute");
   CHECK(scale.infer_meta == "UnchangedInferMeta");
   CHECK(scale.kernel == "scale");
-  const PirOpSignature& scale_sr_ = *find(sigs, "pd_op.scale_sr_");
+  const PirOpSignature& scale_sr_ = *find_signature(sigs, "pd_op.scale_sr_");
   CHECK(scale_sr_.class_name == "ScaleSr_Op");
   CHECK(scale_sr_.inplace);
   CHECK(scale_sr_.operands[0].type == "paddle::dialect::SelectedRowsType");
   CHECK(scale_sr_.results[0].type == "paddle::dialect::SelectedRowsType");
   CHECK(scale_sr_.kernel == "scale_sr");
 
-  const PirOpSignature& reshape_ = *find(sigs, "pd_op.reshape_");
+  const PirOpSignature& reshape_ = *find_signature(sigs, "pd_op.reshape_");
   CHECK(reshape_.class_name == "Reshape_Op");
   REQUIRE(reshape_.operands.size() == 2);
   CHECK(reshape_.operands[1].type == "paddle::dialect::IntArrayAttribute");
@@ -174,33 +168,33 @@ TEST_CASE("PIR signatures: operands, mutable attributes, twins and kernels") {
   CHECK(reshape_.results[1].optional);  // intermediate outputs are optional in PIR
 
   // op_gen.py drops pow's scalar entry, so y stays an attribute.
-  const PirOpSignature& pow = *find(sigs, "pd_op.pow");
+  const PirOpSignature& pow = *find_signature(sigs, "pd_op.pow");
   CHECK(pow.operands.size() == 1);
   CHECK(pow.attributes[0].name == "y");
   // op_compat names one_hot's attribute `depth`.
-  const PirOpSignature& one_hot = *find(sigs, "pd_op.one_hot");
+  const PirOpSignature& one_hot = *find_signature(sigs, "pd_op.one_hot");
   REQUIRE(one_hot.operands.size() == 2);
   CHECK(one_hot.operands[1].name == "num_classes");
   CHECK(one_hot.operands[1].data_type == "int");
-  const PirOpSignature& isclose = *find(sigs, "pd_op.isclose");
+  const PirOpSignature& isclose = *find_signature(sigs, "pd_op.isclose");
   REQUIRE(isclose.operands.size() == 4);
   CHECK(isclose.operands[2].data_type == "double");
 
   // expand is written by hand in Paddle; invoke ops have no kernel, infer_meta or twin.
-  CHECK(find(sigs, "pd_op.expand") == nullptr);
-  const PirOpSignature& full_like = *find(sigs, "pd_op.full_like");
+  CHECK(find_signature(sigs, "pd_op.expand") == nullptr);
+  const PirOpSignature& full_like = *find_signature(sigs, "pd_op.full_like");
   CHECK(full_like.kernel.empty());
   CHECK(full_like.infer_meta.empty());
-  CHECK(find(sigs, "pd_op.full_like_") == nullptr);
+  CHECK(find_signature(sigs, "pd_op.full_like_") == nullptr);
 
-  const PirOpSignature& fft = *find(sigs, "pd_op.fft_c2c");
+  const PirOpSignature& fft = *find_signature(sigs, "pd_op.fft_c2c");
   CHECK(fft.class_name == "FftC2cOp");
   CHECK(fft.results[0].name == "out");
   CHECK(fft.attributes[0].type == "pir::ArrayAttribute<pir::Int64Attribute>");
   CHECK(fft.attributes[0].data_type.empty());
 
   // An op named with '_' has no twin; the output in place of an optional input is optional.
-  const PirOpSignature& rms = *find(sigs, "pd_op.rmsprop_");
+  const PirOpSignature& rms = *find_signature(sigs, "pd_op.rmsprop_");
   CHECK(rms.class_name == "Rmsprop_Op");
   CHECK_FALSE(rms.inplace);
   CHECK(rms.operands[2].type == "pir::VectorType<paddle::dialect::DenseTensorType>");
@@ -213,7 +207,7 @@ TEST_CASE("PIR signatures without op_compat: nothing is mutable") {
   Fixture f;
   const OpLibrary lib = f.load(kOps);
   const std::vector<PirOpSignature> sigs = derive_pir_signatures(lib, nullptr, f.diags);
-  const PirOpSignature& scale = *find(sigs, "pd_op.scale");
+  const PirOpSignature& scale = *find_signature(sigs, "pd_op.scale");
   CHECK(scale.operands.size() == 1);
   CHECK(scale.attributes.size() == 3);
   CHECK(scale.attributes[0].data_type == "float");

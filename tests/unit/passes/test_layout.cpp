@@ -16,15 +16,15 @@ const char* const kPool = "{kernel_size: [2, 2], strides: [2, 2], paddings: [0, 
                           "data_format: NCHW, pooling_type: max, global_pooling: false, adaptive: false, "
                           "padding_algorithm: EXPLICIT}";
 
-struct Planned {
+struct LayoutPlanned {
   ir::Program program;
   LayoutReport report;
   std::optional<LoweredProgram> lowered;
 };
 
-Planned plan(test::Env& env, const std::string& yaml, LayoutChoice choice = LayoutChoice::kNhwc,
+LayoutPlanned plan(test::Env& env, const std::string& yaml, LayoutChoice choice = LayoutChoice::kNhwc,
              const LayoutOptions& layout_options = {}) {
-  Planned p{env.read("t.yaml", yaml), {}, std::nullopt};
+  LayoutPlanned p{env.read("t.yaml", yaml), {}, std::nullopt};
   PipelineOptions options;
   options.layout = choice;
   options.layout_options = layout_options;
@@ -76,7 +76,7 @@ const std::vector<int64_t> kToNhwc = {0, 2, 3, 1}, kToNchw = {0, 3, 1, 2};
 
 TEST_CASE("layout: a conv region goes NHWC between one transpose in and one out, before the flatten") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: net
+  LayoutPlanned p = plan(env, std::string(R"(program: net
 inputs: [{name: x, dtype: float32, shape: [1, 3, 8, 8]}]
 params:
   - {name: w1, dtype: float32, shape: [8, 3, 3, 3]}
@@ -139,7 +139,7 @@ outputs: [y, r1]
 
 TEST_CASE("layout: concat along channels moves its axis to 3; NCHW pieces get a transpose") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: cat
+  LayoutPlanned p = plan(env, std::string(R"(program: cat
 inputs: [{name: x, dtype: float32, shape: [2, 4, 6, 6]}, {name: z, dtype: float32, shape: [2, 3, 6, 6]}]
 params:
   - {name: w, dtype: float32, shape: [8, 4, 3, 3]}
@@ -167,7 +167,7 @@ outputs: [y]
 
 TEST_CASE("layout: a rank-3 broadcast and a lone pool stay NCHW; concat along H moves to axis 1") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: keep
+  LayoutPlanned p = plan(env, std::string(R"(program: keep
 inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 6]}, {name: u, dtype: float32, shape: [4, 1, 1]}]
 params:
   - {name: w, dtype: float32, shape: [4, 4, 3, 3]}
@@ -193,7 +193,7 @@ outputs: [q, k]
 
 TEST_CASE("layout: a region broken by a reshape starts again at the next convolution") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: two
+  LayoutPlanned p = plan(env, std::string(R"(program: two
 inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 6]}]
 params:
   - {name: w, dtype: float32, shape: [4, 4, 3, 3]}
@@ -217,7 +217,7 @@ outputs: [d]
 
 TEST_CASE("layout: nchw changes nothing") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: same
+  LayoutPlanned p = plan(env, std::string(R"(program: same
 inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 6]}]
 params:
   - {name: w, dtype: float32, shape: [4, 4, 3, 3]}
@@ -246,13 +246,13 @@ outputs: [y]
 )";
   {
     test::Env env;
-    Planned p = plan(env, program);  // by default it converts
+    LayoutPlanned p = plan(env, program);  // by default it converts
     CHECK(only(p.program, "pd_op.conv2d_transpose").string_attr("data_format") == "NHWC");
   }
   test::Env env;
   LayoutOptions options;
   options.transposed_convolutions = false;
-  Planned p = plan(env, program, LayoutChoice::kNhwc, options);
+  LayoutPlanned p = plan(env, program, LayoutChoice::kNhwc, options);
   const ir::Program& g = p.program;
   CHECK(only(g, "pd_op.conv2d", 0).string_attr("data_format") == "NHWC");
   const ir::Op& up = only(g, "pd_op.conv2d_transpose");
@@ -271,7 +271,7 @@ namespace kforge::passes {
 
 TEST_CASE("layout: a globally pooled [N, 1, 1, C] leaves the region through a reshape, dynamic batch included") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: gap
+  LayoutPlanned p = plan(env, std::string(R"(program: gap
 inputs: [{name: x, dtype: float32, shape: [-1, 4, 6, 6]}]
 params:
   - {name: w, dtype: float32, shape: [8, 4, 3, 3]}
@@ -301,7 +301,7 @@ namespace kforge::passes {
 
 TEST_CASE("layout: an in-place op that stays NCHW writes the twin, and later readers read the twin") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: moved
+  LayoutPlanned p = plan(env, std::string(R"(program: moved
 inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 6]}, {name: u, dtype: float32, shape: [4, 1, 1]}]
 params:
   - {name: w, dtype: float32, shape: [4, 4, 3, 3]}
@@ -327,7 +327,7 @@ namespace kforge::passes {
 
 TEST_CASE("layout: a channel shuffle and a split along the channels stay NHWC") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: shuffle
+  LayoutPlanned p = plan(env, std::string(R"(program: shuffle
 inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 5]}]
 params:
   - {name: w, dtype: float32, shape: [8, 4, 3, 3]}
@@ -361,7 +361,7 @@ outputs: [k]
 
 TEST_CASE("layout: a reshape to 5-D that is no channel shuffle leaves the region") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: noshuffle
+  LayoutPlanned p = plan(env, std::string(R"(program: noshuffle
 inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 5]}]
 params:
   - {name: w, dtype: float32, shape: [8, 4, 3, 3]}
@@ -383,7 +383,7 @@ namespace kforge::passes {
 
 TEST_CASE("layout: nchw8c regions hold [N, C / 8, H, W, 8] values where every channel count is a multiple of 8") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: blocked
+  LayoutPlanned p = plan(env, std::string(R"(program: blocked
 inputs: [{name: x, dtype: float32, shape: [1, 3, 8, 8]}]
 params:
   - {name: w0, dtype: float32, shape: [8, 3, 3, 3]}
@@ -447,7 +447,7 @@ outputs: [y]
 
 TEST_CASE("layout: nchw8c splits along the channels in blocks: split's sections count them") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: halves
+  LayoutPlanned p = plan(env, std::string(R"(program: halves
 inputs: [{name: x, dtype: float32, shape: [1, 8, 6, 6]}]
 params:
   - {name: w, dtype: float32, shape: [24, 8, 3, 3]}
@@ -478,7 +478,7 @@ outputs: [r, d]
 
 TEST_CASE("layout: nchw8c leaves dynamic spatial dims, transposed convolutions and channel shuffles NCHW") {
   test::Env env;
-  Planned p = plan(env, std::string(R"(program: dyn
+  LayoutPlanned p = plan(env, std::string(R"(program: dyn
 inputs: [{name: x, dtype: float32, shape: [1, 8, -1, 6]}, {name: z, dtype: float32, shape: [1, 8, 6, 6]}]
 params:
   - {name: w, dtype: float32, shape: [8, 8, 3, 3]}

@@ -26,14 +26,14 @@ ops:
 outputs: [y, nm]
 )";
 
-struct Planned {
+struct PrecisionPlanned {
   ir::Program program;
   PrecisionReport report;
   std::optional<LoweredProgram> lowered;
 };
 
-Planned plan(test::Env& env, ir::DataType to, std::set<std::string> float32_ops = {}) {
-  Planned p{env.read("t.yaml", kNet), {}, std::nullopt};
+PrecisionPlanned plan(test::Env& env, ir::DataType to, std::set<std::string> float32_ops = {}) {
+  PrecisionPlanned p{env.read("t.yaml", kNet), {}, std::nullopt};
   PipelineOptions options;
   options.precision = to;
   options.precision_float32_ops = std::move(float32_ops);
@@ -65,7 +65,7 @@ const ProgramParameter& parameter(const LoweredProgram& p, const std::string& na
 
 TEST_CASE("precision: float16 makes activations and parameters 16-bit, keeps batch norms' vectors and the interface") {
   test::Env env;
-  Planned p = plan(env, ir::DataType::kFloat16);
+  PrecisionPlanned p = plan(env, ir::DataType::kFloat16);
   const LoweredProgram& l = *p.lowered;
   // The filter and the classifier are float16 on the device and float32 in the file; the batch norm's vectors stay.
   CHECK(l.values[parameter(l, "w").value].dtype == ir::DataType::kFloat16);
@@ -110,7 +110,7 @@ TEST_CASE("precision: float16 makes activations and parameters 16-bit, keeps bat
 
 TEST_CASE("precision: an op the target computes in float32 only stays float32 between casts") {
   test::Env env;
-  Planned p = plan(env, ir::DataType::kFloat16, {"minimum"});
+  PrecisionPlanned p = plan(env, ir::DataType::kFloat16, {"minimum"});
   const LoweredProgram& l = *p.lowered;
   // minimum reads n and six through casts to float32, and its readers read r through a cast back to float16.
   CHECK(named(l, "r").dtype == ir::DataType::kFloat32);
@@ -132,10 +132,10 @@ TEST_CASE("precision: an op the target computes in float32 only stays float32 be
 
 TEST_CASE("precision: bfloat16 alike; float32 changes nothing") {
   test::Env env;
-  Planned b = plan(env, ir::DataType::kBFloat16);
+  PrecisionPlanned b = plan(env, ir::DataType::kBFloat16);
   CHECK(named(*b.lowered, "c").dtype == ir::DataType::kBFloat16);
   CHECK(b.lowered->values[parameter(*b.lowered, "fc").value].dtype == ir::DataType::kBFloat16);
-  Planned f = plan(env, ir::DataType::kFloat32);
+  PrecisionPlanned f = plan(env, ir::DataType::kFloat32);
   CHECK(f.report.empty());
   CHECK(named(*f.lowered, "c").dtype == ir::DataType::kFloat32);
   CHECK(parameter(*f.lowered, "w").stored_dtype == ir::DataType::kUndefined);

@@ -21,7 +21,7 @@ std::string json_program(const std::string& ops, const std::string& version = "1
          ops + "\n  ]}]}]}\n}\n";
 }
 
-Program read_ok(const std::string& text) {
+Program read_json_ok(const std::string& text) {
   test::ReadResult r = read_buffer("p.json", text);
   INFO(r.diagnostics);
   REQUIRE(r.program);
@@ -31,7 +31,7 @@ Program read_ok(const std::string& text) {
 
 // The attribute `at` (an "AT" object) read from an op.
 Attribute attr(const std::string& at) {
-  Program p = read_ok(json_program(R"(    {"#": "1.foo", "I": [], "O": [], "A": [{"N": "a", "AT": )" + at + "}]}"));
+  Program p = read_json_ok(json_program(R"(    {"#": "1.foo", "I": [], "O": [], "A": [{"N": "a", "AT": )" + at + "}]}"));
   const Op& op = p.op(p.top_level_ops().at(0));
   REQUIRE(op.attributes.size() == 1);
   return op.attributes[0].value;
@@ -39,7 +39,7 @@ Attribute attr(const std::string& at) {
 
 // The type `tt` (a "TT" object) read as an op result type.
 Type type(const std::string& tt) {
-  Program p = read_ok(json_program(R"(    {"#": "1.foo", "I": [], "O": [{"%": 1, "TT": )" + tt + "}], \"A\": []}"));
+  Program p = read_json_ok(json_program(R"(    {"#": "1.foo", "I": [], "O": [{"%": 1, "TT": )" + tt + "}], \"A\": []}"));
   return p.type_of(p.op(p.top_level_ops().at(0)).results.at(0));
 }
 
@@ -157,7 +157,7 @@ TEST_CASE("json: types") {
 }
 
 TEST_CASE("json: op names decompress their dialect id") {
-  Program p = read_ok(json_program(R"(    {"#": "0.combine", "I": [], "O": [], "A": []},
+  Program p = read_json_ok(json_program(R"(    {"#": "0.combine", "I": [], "O": [], "A": []},
     {"#": "1.relu", "I": [], "O": [], "A": []},
     {"#": "2.yield", "I": [], "O": [], "A": []},
     {"#": "3.my_op", "I": [], "O": [], "A": []},
@@ -171,7 +171,7 @@ TEST_CASE("json: op names decompress their dialect id") {
 }
 
 TEST_CASE("json: the parameter op, null operands, OA/DA/QA") {
-  Program p = read_ok(json_program(
+  Program p = read_json_ok(json_program(
       R"(    {"#": "p", "A": [0, 1, 1, "fc_0.w_0"], "DA": [{"N": "op_role", "AT": {"#": "0.a_i32", "D": 0}}],
      "O": {"%": 1, "TT": {"#": "0.t_dtensor", "D": [{"#": "0.t_f32"}, [30, 30], "NCHW", [], 0]}},
      "OA": [1, 0, 1], "QA": [{"N": "struct_name", "AT": {"#": "0.a_str", "D": "/Linear/"}}]},
@@ -210,7 +210,7 @@ TEST_CASE("json: the parameter op, null operands, OA/DA/QA") {
 }
 
 TEST_CASE("json: block arguments, keyword arguments and regions") {
-  Program p = read_ok(json_program(R"(    {"#": "1.data", "I": [], "O": [{"%": 1, "TT": {"#": "0.t_bool"}}], "A": []},
+  Program p = read_json_ok(json_program(R"(    {"#": "1.data", "I": [], "O": [{"%": 1, "TT": {"#": "0.t_bool"}}], "A": []},
     {"#": "1.while", "I": [{"%": 1}, {"%": 1}], "O": [{"%": 2, "TT": {"#": "0.t_bool"}}], "A": [],
      "regions": [{"#": "region_1", "blocks": [{"#": "block_1",
         "args": [{"#": -1, "TT": {"#": "0.t_bool"}}],
@@ -252,7 +252,7 @@ TEST_CASE("json: a kwargs list that repeats args is Paddle's writer bug, skipped
 TEST_CASE("json: versions 0 to 4 read; newer versions warn") {
   for (const char* v : {"0", "1", "2", "3", "4"}) {
     INFO(v);
-    Program p = read_ok(json_program(R"(    {"#": "1.relu", "I": [], "O": [], "A": []})", v));
+    Program p = read_json_ok(json_program(R"(    {"#": "1.relu", "I": [], "O": [], "A": []})", v));
     CHECK(p.pir_version == std::stoi(v));
     CHECK(p.trainable);
     CHECK(p.format == SourceFormat::kPirJson);

@@ -9,6 +9,7 @@ using namespace kforge;
 using namespace kforge::ir;
 using kforge::ir::test::read_buffer;
 using kforge::ir::test::read_errors;
+using kforge::ir::test::guessed;
 
 namespace {
 
@@ -55,11 +56,6 @@ Program text_program(const std::string& text) {
   CHECK(r.diagnostics.empty());
   CHECK(r.program->check_structure().empty());
   return std::move(*r.program);
-}
-
-Attribute guessed(Attribute a) {
-  a.kind_guessed = true;
-  return a;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@ using namespace kforge;
 using namespace kforge::ir;
 using kforge::ir::test::read_buffer;
 using kforge::ir::test::read_errors;
+using kforge::ir::test::guessed;
 
 namespace {
 
@@ -19,7 +20,7 @@ ops:
 outputs: [y]
 )";
 
-Program read_ok(const std::string& text) {
+Program read_yaml_ok(const std::string& text) {
   test::ReadResult r = read_buffer("p.yaml", text);
   INFO(r.diagnostics);
   REQUIRE(r.program);
@@ -29,15 +30,10 @@ Program read_ok(const std::string& text) {
 }
 
 Attribute one_attr(const std::string& value) {
-  Program p = read_ok("program: t\nops:\n  - {op: foo, attrs: {a: " + value + "}}\n");
+  Program p = read_yaml_ok("program: t\nops:\n  - {op: foo, attrs: {a: " + value + "}}\n");
   const Op& op = p.op(p.top_level_ops().at(0));
   REQUIRE(op.attributes.size() == 1);
   return op.attributes[0].value;
-}
-
-Attribute guessed(Attribute a) {
-  a.kind_guessed = true;
-  return a;
 }
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
@@ -45,7 +41,7 @@ std::string first_line(const std::string& s) { return s.substr(0, s.find('\n'));
 }  // namespace
 
 TEST_CASE("yaml: the MLP example reads into the model") {
-  Program p = read_ok(kMlp);
+  Program p = read_yaml_ok(kMlp);
   CHECK(p.name == "mlp");
   CHECK(p.format == SourceFormat::kProgramYaml);
   const std::vector<OpId> ops = p.top_level_ops();
@@ -125,7 +121,7 @@ TEST_CASE("yaml: attribute kinds, guessed and exact") {
 }
 
 TEST_CASE("yaml: dialect-qualified names, null operands and declared result types") {
-  Program p = read_ok(R"(program: t
+  Program p = read_yaml_ok(R"(program: t
 inputs: [{name: a, dtype: float32, shape: [2]}, {name: b, dtype: float32, shape: [2]}]
 ops:
   - {op: builtin.combine, in: [a, b], out: [ab]}

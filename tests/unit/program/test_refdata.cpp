@@ -12,15 +12,9 @@
 
 using namespace kforge;
 using namespace kforge::ir;
+using kforge::ir::test::slurp;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool skip_without_refdata(const std::string& dir) {
   if (!dir.empty()) return false;

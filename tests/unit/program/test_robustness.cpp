@@ -8,15 +8,9 @@
 
 using namespace kforge;
 using namespace kforge::ir;
+using kforge::ir::test::slurp;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Reads `text` as `path`; the reader must either fail with an error or give a sound program.
 void read_safely(const std::string& path, const std::string& text) {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -45,6 +46,20 @@ inline std::string refdata_dir(const std::string& sub) {
   const std::filesystem::path dir = std::filesystem::path(KFORGE_SOURCE_ROOT) / ".." / "shared" / "refdata" /
                                     "paddle" / sub;
   return std::filesystem::is_directory(dir) ? dir.lexically_normal().string() : std::string();
+}
+
+/// An attribute as a reader that had to guess its kind gives it (kind_guessed set).
+inline Attribute guessed(Attribute a) {
+  a.kind_guessed = true;
+  return a;
+}
+
+/// The whole file at `path` ("" when it cannot be read).
+inline std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 }  // namespace kforge::ir::test

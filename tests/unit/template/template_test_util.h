@@ -16,6 +16,12 @@
 
 namespace kforge::tmpl::testing {
 
+/// A template and the output it must render to.
+struct RenderCase {
+  const char* source;
+  const char* expected;
+};
+
 inline Value from_json(const nlohmann::ordered_json& j) {
   if (j.is_null()) return Value();
   if (j.is_boolean()) return Value(j.get<bool>());

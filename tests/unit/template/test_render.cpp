@@ -8,10 +8,7 @@
 namespace kforge::tmpl {
 namespace {
 
-struct RenderCase {
-  const char* source;
-  const char* expected;
-};
+using testing::RenderCase;
 
 const char* const kData = "{\"xs\": [3, 1, 2], \"s\": \"Hello World\", \"d\": {\"b\": 2, \"a\": 1, \"c\": 3}, \"n\": null, \"f\": 2.5, \"i\": 7, \"people\": [{\"name\": \"bob\", \"age\": 30, \"tags\": [\"x\"]}, {\"name\": \"Alice\", \"age\": 25, \"tags\": []}, {\"name\": \"carl\", \"age\": 30, \"tags\": [\"y\", \"z\"]}], \"words\": [\"b\", \"A\", \"a\", \"B\", \"c\"], \"nested\": {\"a\": {\"b\": {\"c\": 5}}}, \"e\": [], \"em\": {}, \"t\": true, \"fl\": [1.5, 2, 3.25]}";
 

@@ -7,10 +7,7 @@
 namespace kforge::tmpl {
 namespace {
 
-struct RenderCase {
-  const char* source;
-  const char* expected;
-};
+using testing::RenderCase;
 
 const std::pair<const char*, const char*> kTemplates[] = {
     {"macros.j2", "{% macro greet(who, punct='!') %}Hello {{ who }}{{ punct }}{% endmacro %}\n{% macro _hidden() %}h{% endmacro %}\n{% set version = 3 %}\n{% set _private = 1 %}\n{% if true %}{% set in_if = 'yes' %}{% endif %}\n{% for i in [1] %}{% set in_for = 1 %}{% endfor %}\ntop level output is discarded {{ greet('x') }}\n"},

@@ -8,10 +8,7 @@
 namespace kforge::tmpl {
 namespace {
 
-struct RenderCase {
-  const char* source;
-  const char* expected;
-};
+using testing::RenderCase;
 
 // Expected outputs: Python jinja2 3.1 with trim_blocks, lstrip_blocks, keep_trailing_newline,
 // StrictUndefined (and booleans printed as true/false, kforge's deliberate deviation).

@@ -40,6 +40,43 @@ std::string cpp_identifier(std::string_view text) {
   return out;
 }
 
+std::optional<NamespaceProblem> namespace_problem(std::string_view text) {
+  // Names the generated code spells unqualified: inside a namespace a::N, `N` would name the namespace.
+  static constexpr std::string_view kHidden[] = {"std",      "kforge",    "size_t",   "ptrdiff_t", "int8_t",
+                                                 "int16_t",  "int32_t",   "int64_t",  "uint8_t",   "uint16_t",
+                                                 "uint32_t", "uint64_t",  "intptr_t", "uintptr_t"};
+  if (text.empty()) return NamespaceProblem{0, "the namespace is empty"};
+  size_t begin = 0;
+  while (true) {
+    const size_t sep = text.find("::", begin);
+    const std::string_view part = text.substr(begin, sep == std::string_view::npos ? std::string_view::npos : sep - begin);
+    if (part.empty()) {
+      return NamespaceProblem{begin, begin == 0 ? "a namespace name cannot start with '::'"
+                                                : sep == std::string_view::npos ? "a namespace name cannot end with '::'"
+                                                                                 : "empty name between '::'"};
+    }
+    const std::string quoted = "'" + std::string(part) + "'";
+    if (is_digit(part[0])) return NamespaceProblem{begin, quoted + " is not a C++ identifier: it starts with a digit"};
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (!is_alpha(part[i]) && !is_digit(part[i]) && part[i] != '_') {
+        return NamespaceProblem{begin + i, quoted + " is not a C++ identifier (letters, digits and '_')"};
+      }
+    }
+    if (is_cpp_keyword(part)) return NamespaceProblem{begin, quoted + " is a C++ keyword"};
+    if (part.find("__") != std::string_view::npos || (part.size() > 1 && part[0] == '_' && part[1] >= 'A' && part[1] <= 'Z')) {
+      return NamespaceProblem{begin, quoted + " is reserved to the C++ implementation ('__' or '_' and a capital)"};
+    }
+    for (std::string_view hidden : kHidden) {
+      if (part == hidden) {
+        return NamespaceProblem{begin, quoted + " is a name the generated code uses (std::, kforge::, the <cstdint> "
+                                                "types): inside the namespace it would name the namespace"};
+      }
+    }
+    if (sep == std::string_view::npos) return std::nullopt;
+    begin = sep + 2;
+  }
+}
+
 std::string IdentifierScope::take(std::string_view text) {
   const std::string base = cpp_identifier(text);
   std::string name = base;

@@ -19,6 +19,17 @@ namespace kforge::codegen {
 /// keyword a '_' suffix ("fc_0.w_0" -> "fc_0_w_0").
 std::string cpp_identifier(std::string_view text);
 
+/// Why `text` cannot be the namespace that generated code is put in (`kforge compile --namespace`): `offset` is
+/// where in `text` the part at fault starts, `why` says what is wrong with it.
+struct NamespaceProblem {
+  size_t offset = 0;
+  std::string why;
+};
+/// nullopt when `text` is `a` or `a::b::c` where every part is a C++ identifier that is not a keyword, not
+/// reserved to the implementation (`__x`, `_X`) and not a name the generated code uses unqualified (`std`,
+/// `kforge`, the <cstdint> / <cstddef> types), which a namespace of that name would hide inside it.
+std::optional<NamespaceProblem> namespace_problem(std::string_view text);
+
 /// Identifiers unique within one scope: `take("x")` gives "x", the next `take("x")` "x_2", and a name in
 /// `reserved` is never given out as is.
 class IdentifierScope {

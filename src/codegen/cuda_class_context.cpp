@@ -130,7 +130,8 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   Value ctx = Value::map();
   ctx.set("class_name", cls);
   ctx.set("header", cls + ".h");
-  ctx.set("guard", "KFORGE_GENERATED_" + cls + "_CUDA_H_");
+  set_namespace_keys(ctx, options.codegen);
+  ctx.set("guard", "KFORGE_GENERATED_" + namespace_guard_prefix(options.codegen) + cls + "_CUDA_H_");
   ctx.set("source", banner_input_path(options.codegen.program_path, options.codegen.output_dir + "/" + cls + ".h"));
   ctx.set("program_name", p.name);
   ctx.set("num_launches", static_cast<int64_t>(plan.groups.size() + parts.library_calls));

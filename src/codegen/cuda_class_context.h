@@ -4,7 +4,7 @@
 // CPU class shares (templates/program/class.j2) mean what they mean in codegen/program_context.h.
 //
 // Context keys (strings unless noted; C++ text is ready to print):
-//   class_name, header "NAME.h", guard, source (the program, relative to the output directory), program_name,
+//   class_name, header "NAME.h", guard, namespace, qualified_class_name (set_namespace_keys, program_context.h), source (the program, relative to the output directory), program_name,
 //   runtime_version (int), num_launches (int: one per fused group and per convolution or pool outside every
 //   group), cuda_graph (bool), constants (bool),
 //   num_buffers, num_symbols (ints, at least 1: the sizes of the Bindings arrays)

@@ -526,8 +526,11 @@ std::optional<Value> ContextBuilder::build() {
   Value ctx = Value::map();
   ctx.set("class_name", options_.class_name);
   ctx.set("header", options_.class_name + ".h");
+  set_namespace_keys(ctx, options_);
   std::string guard = "KFORGE_GENERATED_";
-  for (char c : cpp_identifier(options_.class_name)) guard += c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
+  for (char c : namespace_guard_prefix(options_) + cpp_identifier(options_.class_name)) {
+    guard += c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
+  }
   ctx.set("guard", guard + "_H_");
   ctx.set("source", program_display_);
   ctx.set("program_name", p_.name);
@@ -615,6 +618,26 @@ std::optional<Value> ContextBuilder::build() {
 }
 
 }  // namespace
+
+void set_namespace_keys(tmpl::Value& ctx, const ProgramCodegenOptions& options) {
+  ctx.set("namespace", options.cpp_namespace);
+  ctx.set("qualified_class_name",
+          options.cpp_namespace.empty() ? options.class_name : options.cpp_namespace + "::" + options.class_name);
+}
+
+std::string namespace_guard_prefix(const ProgramCodegenOptions& options) {
+  if (options.cpp_namespace.empty()) return "";
+  std::string prefix;
+  for (size_t i = 0; i < options.cpp_namespace.size(); ++i) {
+    if (options.cpp_namespace.compare(i, 2, "::") == 0) {
+      prefix += '_';
+      ++i;
+    } else {
+      prefix += options.cpp_namespace[i];
+    }
+  }
+  return prefix + "_";
+}
 
 std::optional<tmpl::Value> build_program_context(const passes::LoweredProgram& program, const SourceManager& sources,
                                                  const ProgramCodegenOptions& options, DiagnosticEngine& diags) {

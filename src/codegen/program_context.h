@@ -3,7 +3,8 @@
 // output and every decision (names, expressions, which constants are named, what is checked) is C++.
 //
 // Context keys (all strings unless noted; C++ text is ready to print):
-//   class_name, header, guard, source (the program file, relative to the output directory), program_name,
+//   class_name, header, guard, namespace ("" or "a::b": --namespace; the class and everything private to the
+//   program are in it), qualified_class_name ("a::b::NAME", or NAME without a namespace), source (the program file, relative to the output directory), program_name,
 //   runtime_version (int; set by program_codegen.cpp from the runtime header), trace_hooks (bool), is_static (bool), workspace_bytes (a constant or an expression
 //   over the symbols), has_workspace (bool: dynamic, or static and not 0 bytes), unshared_bytes, num_calls (int)
 //   symbols:     [{name "s0", input, axis (int), meaning "x.dims[0]", init "x.dims[0]"}]
@@ -44,12 +45,22 @@ struct ProgramCodegenOptions {
   std::string program_path;      // as the user spelled it
   std::string output_dir;        // -o DIR, for relative paths in the output
   bool trace_hooks = false;      // --trace-hooks
+  /// --namespace ("" for none; valid per codegen::namespace_problem): the namespace the class and everything
+  /// private to the program are put in, so that several programs compile in one translation unit.
+  std::string cpp_namespace;
   /// Fused groups (passes/fusion.h); null or empty: every call is a kernel call (--no-fuse). Adds the keys
   /// fused_groups [see codegen/fused_cpu.h] and steps [what run() does, in order: the `calls` entries of the
   /// kernel calls, and one entry with fused = true per group, at the group's position].
   const passes::FusionPlan* fusion = nullptr;
   const passes::MultiKernelPlan* multi_kernel = nullptr;  // --multi-kernel-hints (docs/multi-kernel.md)
 };
+
+/// The context keys both targets' classes share about --namespace: `namespace` (options.cpp_namespace) and
+/// `qualified_class_name` ("a::b::NAME"; NAME without a namespace).
+void set_namespace_keys(tmpl::Value& ctx, const ProgramCodegenOptions& options);
+/// What the header guard starts with, before the class name, so that classes of one name in different
+/// namespaces have different guards: "a_b_" for a::b, "" without a namespace.
+std::string namespace_guard_prefix(const ProgramCodegenOptions& options);
 
 /// Builds the context. What the generated code cannot express (a dtype the runtime has no name for, a rank
 /// above 9, a non-optional output nobody reads) is an error at the op or value; returns nullopt then.

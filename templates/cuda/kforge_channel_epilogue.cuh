@@ -9,7 +9,8 @@
 // The tensor's element type T is float, __half or __nv_bfloat16 (kforge compile --precision): a 16-bit value is
 // loaded, converted to float, the epilogue computed in float, and the result rounded to nearest even when it is
 // stored (kforge_half.cuh). The per-channel vectors (bias, batch norm) are float32 whatever T is; the residual is T.
-#pragma once
+#ifndef KFORGE_CHANNEL_EPILOGUE_CUH_
+#define KFORGE_CHANNEL_EPILOGUE_CUH_
 
 #include <cuda_runtime.h>
 
@@ -147,3 +148,5 @@ cudaError_t channel_epilogue(const T* x, T* y, const Epilogue& e, int64_t n, int
 
 }  // namespace cuda_conv
 }  // namespace kforge
+
+#endif  // KFORGE_CHANNEL_EPILOGUE_CUH_

@@ -22,7 +22,8 @@
 // host thread, as generated code does (one per object, which runs one call at a time).
 // cublaslt_gemm() below is the call generated code makes (with the erf gelu epilogue kforge needs), for float,
 // __half or __nv_bfloat16 elements.
-#pragma once
+#ifndef KFORGE_CUBLASLT_CUH_
+#define KFORGE_CUBLASLT_CUH_
 
 #include <cublasLt.h>
 #include <cuda_bf16.h>
@@ -333,3 +334,5 @@ inline cudaError_t cublaslt_then_epilogue(CublasLtGemm& lt, const GemmArgs<T>& a
 
 }  // namespace cuda_gemm
 }  // namespace kforge
+
+#endif  // KFORGE_CUBLASLT_CUH_

@@ -5,7 +5,8 @@
 // record stop" on an idle GPU also times the host's launch latency (~3-5 us), which would swamp the
 // difference between kernels that take 10-20 us. A short spin kernel queued first keeps the GPU busy while
 // the host records the start event and launches the body, so the two events bracket GPU execution alone.
-#pragma once
+#ifndef KFORGE_CUDA_TIMER_CUH_
+#define KFORGE_CUDA_TIMER_CUH_
 
 #include <cuda_runtime.h>
 
@@ -120,3 +121,5 @@ inline typename MultiKernel::Config make_cuda_config(const std::string& site, st
 
 }  // namespace cuda_timing
 }  // namespace kforge
+
+#endif  // KFORGE_CUDA_TIMER_CUH_

@@ -39,7 +39,8 @@
 // The epilogue is the epilogue kernel's (never cuDNN's fused call): in float32 on cuDNN's 16-bit output, rounded
 // again when stored (the direct depthwise kernel applies it to its float32 sums and rounds once). Its bias and batch
 // norm are float32: fold_filter folds a 16-bit filter's bias and batch norm into a 16-bit filter and a float32 bias.
-#pragma once
+#ifndef KFORGE_CUDNN_CUH_
+#define KFORGE_CUDNN_CUH_
 
 #include <cudnn.h>
 #include <cuda_runtime.h>
@@ -634,3 +635,5 @@ cudaError_t fold_filter(const T* w, const typename ElementTag<T>::type* bias, co
 
 }  // namespace cuda_conv
 }  // namespace kforge
+
+#endif  // KFORGE_CUDNN_CUH_

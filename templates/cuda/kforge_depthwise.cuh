@@ -14,7 +14,8 @@
 // The input, the filter and the output are one element type T: float, or __half / __nv_bfloat16 (kforge compile
 // --precision), whose values are converted to float on load; the products are summed and the epilogue applied in
 // float, and the result rounded to T when it is stored.
-#pragma once
+#ifndef KFORGE_DEPTHWISE_CUH_
+#define KFORGE_DEPTHWISE_CUH_
 
 #include <cuda_runtime.h>
 
@@ -151,3 +152,5 @@ cudaError_t depthwise_nhwc(const T* x, const T* w, T* y, const DepthwiseShape& d
 
 }  // namespace cuda_conv
 }  // namespace kforge
+
+#endif  // KFORGE_DEPTHWISE_CUH_

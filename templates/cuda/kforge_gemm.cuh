@@ -15,7 +15,8 @@
 //
 // The tile configurations are template parameters; kSimtTile* below are the ones chosen for the multi-kernel
 // size hints (see docs/multi-kernel.md).
-#pragma once
+#ifndef KFORGE_GEMM_CUH_
+#define KFORGE_GEMM_CUH_
 
 #include <cuda_runtime.h>
 
@@ -275,3 +276,5 @@ struct GemmArgs {
 
 }  // namespace cuda_gemm
 }  // namespace kforge
+
+#endif  // KFORGE_GEMM_CUH_

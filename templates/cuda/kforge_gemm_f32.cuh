@@ -4,7 +4,8 @@
 // type (GemmMultiKernel<T>; configurations: cuda_timing::make_cuda_config). What `kforge compile --target cuda
 // --multi-kernel-hints` output includes (kforge writes it beside the outputs); the tensor-core kernels of the
 // 16-bit sites are kforge_gemm_tc.cuh, kept apart so that generated code does not compile kernels it never runs.
-#pragma once
+#ifndef KFORGE_GEMM_F32_CUH_
+#define KFORGE_GEMM_F32_CUH_
 
 #include <cuda_runtime.h>
 
@@ -101,3 +102,5 @@ inline GemmF32MultiKernel::Config make_gemm_f32_config(const std::string& site, 
 
 }  // namespace cuda_gemm
 }  // namespace kforge
+
+#endif  // KFORGE_GEMM_F32_CUH_

@@ -12,7 +12,8 @@
 //
 // The tile configurations are template parameters; kTileFor* below are the ones chosen for the multi-kernel
 // size hints 64, 256 and 4096 (src/passes/variants.cpp, cuda_tensor_core_variant_for_hint).
-#pragma once
+#ifndef KFORGE_GEMM_TC_CUH_
+#define KFORGE_GEMM_TC_CUH_
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -327,3 +328,5 @@ inline cudaError_t tensor_core(const GemmArgs<T>& a) {
 
 }  // namespace cuda_gemm
 }  // namespace kforge
+
+#endif  // KFORGE_GEMM_TC_CUH_

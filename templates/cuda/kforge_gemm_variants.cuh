@@ -5,7 +5,8 @@
 // cudaError_t(const GemmBf16Args&). (Generated code plans its own sets: src/passes/variants.cpp.) Use: one
 // dispatcher per GEMM site (and epilogue) with make_gemm_bf16_variants + make_gemm_bf16_config, then
 // `dispatcher({M, N, K}, args)`.
-#pragma once
+#ifndef KFORGE_GEMM_VARIANTS_CUH_
+#define KFORGE_GEMM_VARIANTS_CUH_
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -112,3 +113,5 @@ inline GemmBf16MultiKernel::Config make_gemm_bf16_config(const std::string& site
 
 }  // namespace cuda_gemm
 }  // namespace kforge
+
+#endif  // KFORGE_GEMM_VARIANTS_CUH_

@@ -9,7 +9,8 @@
 // on load, the result rounded to nearest even on store). Sums and maxima are taken in that compute type (T for float
 // and double, float for 16-bit); max starts from -FLT_MAX for float and double, from -infinity for 16-bit (what
 // -FLT_MAX rounds to in either 16-bit type).
-#pragma once
+#ifndef KFORGE_POOL_CUH_
+#define KFORGE_POOL_CUH_
 
 #include <cuda_runtime.h>
 
@@ -134,3 +135,5 @@ cudaError_t pool2d(const T* x, T* y, const Pool2dGeometry& g, int64_t n, cudaStr
 
 }  // namespace cuda_pool
 }  // namespace kforge
+
+#endif  // KFORGE_POOL_CUH_

@@ -6,7 +6,8 @@
 // NAME_kernels.cu defines `NAME_fused_<group>_variant(int variant, <pointers>, outer, inner, stream)` per row
 // site; NAME.cu wraps each variant as a RowMultiKernel::Variant over RowArgs (the pointers type-erased, so
 // that one dispatcher type serves every group) and dispatches through a RowBench.
-#pragma once
+#ifndef KFORGE_ROW_VARIANTS_CUH_
+#define KFORGE_ROW_VARIANTS_CUH_
 
 #include <cuda_runtime.h>
 
@@ -97,3 +98,5 @@ class RowBench {
 
 }  // namespace cuda_rows
 }  // namespace kforge
+
+#endif  // KFORGE_ROW_VARIANTS_CUH_

@@ -496,6 +496,108 @@ def test_hostile_depfile_all_or_nothing(tmp):
     expect(sorted(p.name for p in tmp.iterdir() if ".tmp." in p.name) == [], "no temp files left")
 
 
+def compile_program(tmp, program, out, name, namespace, *extra, ops=None):
+    """kforge compile PROGRAM into tmp/out as class `name` (in `namespace` when not None); fails the test on an error."""
+    if ops is None:
+        ops = ["--ops", str(ROOT / "kernels/ops.yaml"), "--ops", str(ROOT / "kernels/fusion.yaml"),
+               "--op-compat", str(ROOT / "kernels/op_compat.yaml")]
+    args = ["compile", str(program), *ops, "-o", out, "--name", name, *extra]
+    if namespace is not None:
+        args += ["--namespace", namespace]
+    r = kforge(*args, cwd=tmp)
+    expect_eq(r.code, 0, f"kforge {' '.join(args)}\n{r}")
+
+
+def compile_one_unit(tmp, unit, includes, uses, command):
+    """Writes tmp/unit #including `includes` (then a function naming the classes `uses`) and compiles it alone."""
+    text = "".join(f'#include "{path}"\n' for path in includes)
+    text += "\nvoid kforge_e2e_use() {\n" + "".join(f"  {cls} m{i};\n" for i, cls in enumerate(uses)) + "}\n"
+    write(tmp / unit, text)
+    return subprocess.run([*command, unit, "-o", unit + ".o"], cwd=tmp, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=600)
+
+
+GXX = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c"]
+NVCC = "/usr/local/cuda/bin/nvcc"
+ADD = ROOT / "tests/paddle/add_float32/inference.json"
+ABS = ROOT / "tests/paddle/abs_float32/inference.json"
+
+
+def test_compile_namespace_one_translation_unit(tmp):
+    # --namespace: two generated programs #included into one .cc compile together (a unity build): different
+    # names in different namespaces, and the same --name in two namespaces from two directories (each NAME.cc
+    # includes its own "NAME.h" by its directory; the header guards name the namespace).
+    compile_program(tmp, ADD, "a", "a", "p1")
+    compile_program(tmp, ABS, "b", "b", "zoo::p2")
+    r = compile_one_unit(tmp, "ab.cc", ["a/a.cc", "b/b.cc"], ["p1::a", "zoo::p2::b"], GXX)
+    expect_eq(r.returncode, 0, f"a.cc and b.cc in one translation unit\n{r.stdout.decode()}")
+    compile_program(tmp, ADD, "m1", "model", "p1")
+    compile_program(tmp, ABS, "m2", "model", "p2")
+    r = compile_one_unit(tmp, "same_name.cc", ["m1/model.cc", "m2/model.cc"], ["p1::model", "p2::model"], GXX)
+    expect_eq(r.returncode, 0, f"two classes `model` in one translation unit\n{r.stdout.decode()}")
+    # Fused loops, multi-kernel dispatchers and trace hooks (their macros are the same in every program).
+    fused = ROOT / "tests/golden/compile-fused-static"
+    fused_ops = ["--ops", str(fused / "ops.yaml"), "--op-compat", str(fused / "op_compat.yaml")]
+    for out, namespace in [("f1", "p1"), ("f2", "p2")]:
+        compile_program(tmp, fused / "program.yaml", out, "model", namespace, "--multi-kernel-hints", "64,4096",
+                        "--trace-hooks", ops=fused_ops)
+    r = compile_one_unit(tmp, "fused.cc", ["f1/model.cc", "f2/model.cc", "m1/model.cc"],
+                         ["p1::model", "p2::model"], GXX)
+    expect(r.returncode != 0, "f1/model.cc and m1/model.cc are both p1::model: one translation unit cannot hold both")
+    r = compile_one_unit(tmp, "fused.cc", ["f1/model.cc", "f2/model.cc"], ["p1::model", "p2::model"], GXX)
+    expect_eq(r.returncode, 0, f"fused programs in one translation unit\n{r.stdout.decode()}")
+    # Without --namespace the same two programs collide (what the flag is for).
+    compile_program(tmp, ADD, "n1", "a", None)
+    compile_program(tmp, ABS, "n2", "b", None)
+    r = compile_one_unit(tmp, "plain.cc", ["n1/a.cc", "n2/b.cc"], ["a", "b"], GXX)
+    expect(r.returncode != 0, "without --namespace two programs' helpers collide in one translation unit")
+
+
+def test_compile_namespace_usage_errors(tmp):
+    # The column of the part at fault in " --namespace NS" (what the caret line shows).
+    cases = [("1x", 13, "starts with a digit"), ("class", 13, "is a C++ keyword"), ("a::b-c", 17, "not a C++ identifier"),
+             ("a::", 16, "cannot end with '::'"), ("::a", 13, "cannot start with '::'"), ("a::::b", 16, "empty name"),
+             ("a::std", 16, "the generated code uses"), ("a::_B", 16, "reserved"), ("", 13, "empty")]
+    for namespace, column, reason in cases:
+        r = kforge("compile", str(ADD), "--ops", str(ROOT / "kernels/ops.yaml"), "-o", "gen", "--namespace", namespace,
+                   cwd=tmp)
+        expect_eq(r.code, 2, f"exit code of --namespace {namespace!r}\n{r}")
+        expect(r.stderr.startswith(f"<command line>:1:{column}: error: --namespace '{namespace}' is not a C++ "
+                                   f"namespace: ") and reason in r.stderr.splitlines()[0],
+               f"located message for --namespace {namespace!r} ({reason}, column {column})\n{r}")
+        expect(not (tmp / "gen").exists(), "a usage error writes nothing")
+
+
+def test_compile_cuda_namespace_one_translation_unit(tmp):
+    # The same with --target cuda (NAME.cu and NAME_kernels.cu of both programs in one .cu), compiled by nvcc when
+    # the toolkit is there. The GEMM programs copy kforge_gemm*.cuh into both directories: the copies are told apart
+    # by GCC's #pragma once (their mtimes differ here), so they must have include guards.
+    cuda = ["--target", "cuda"]
+    compile_program(tmp, ADD, "a", "a", "p1", *cuda)
+    compile_program(tmp, ABS, "b", "b", "zoo::p2", *cuda)
+    compile_program(tmp, ADD, "m1", "model", "p1", *cuda)
+    compile_program(tmp, ABS, "m2", "model", "p2", *cuda, "--cuda-graph")
+    gemm = ROOT / "tests/golden/compile-cuda-gemm-multikernel"
+    gemm_ops = ["--ops", str(gemm / "ops.yaml")]
+    compile_program(tmp, gemm / "program.yaml", "g1", "model", "p1", *cuda, "--multi-kernel-hints", "64,256,4096",
+                    ops=gemm_ops)
+    compile_program(tmp, gemm / "program.yaml", "g2", "model", "p2", *cuda, "--cuda-graph", ops=gemm_ops)
+    for header in (tmp / "g2").glob("*.cuh"):
+        age(header)
+    if not os.path.exists(NVCC):
+        print(f"SKIP the nvcc part: {NVCC} is missing (generated only)")
+        return
+    command = [NVCC, "-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-c"]
+    units = [("ab.cu", ["a/a.cu", "a/a_kernels.cu", "b/b.cu", "b/b_kernels.cu"], ["p1::a", "zoo::p2::b"]),
+             ("same_name.cu", ["m1/model.cu", "m1/model_kernels.cu", "m2/model.cu", "m2/model_kernels.cu"],
+              ["p1::model", "p2::model"]),
+             ("gemm.cu", ["g1/model.cu", "g1/model_kernels.cu", "g2/model.cu", "g2/model_kernels.cu"],
+              ["p1::model", "p2::model"])]
+    for unit, includes, uses in units:
+        r = compile_one_unit(tmp, unit, includes, uses, command)
+        expect_eq(r.returncode, 0, f"nvcc {unit} ({', '.join(includes)})\n{r.stdout.decode()}")
+
+
 # ----------------------------------------------------------------------------------------------------
 
 

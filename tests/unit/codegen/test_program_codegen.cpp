@@ -39,6 +39,26 @@ TEST_CASE("cpp_text: identifiers are valid and unique within a scope") {
   CHECK(scope.take("inputs") == "inputs_2");
 }
 
+TEST_CASE("cpp_text: namespace_problem accepts a or a::b and points at the part at fault") {
+  CHECK_FALSE(namespace_problem("zoo"));
+  CHECK_FALSE(namespace_problem("zoo::vision::v2"));
+  CHECK_FALSE(namespace_problem("_zoo"));
+  const auto at = [](std::string_view text) { return namespace_problem(text).value_or(NamespaceProblem{999, ""}); };
+  CHECK(at("").offset == 0);
+  CHECK(at("1x").offset == 0);
+  CHECK(at("a::1x").offset == 3);
+  CHECK(at("a::b-c").offset == 4);  // the character, not the part
+  CHECK(at("a::class").why == "'class' is a C++ keyword");
+  CHECK(at("::a").why == "a namespace name cannot start with '::'");
+  CHECK(at("a::").offset == 3);
+  CHECK(at("a::::b").why == "empty name between '::'");
+  CHECK(at("a:b").offset == 1);
+  CHECK(at("a::__b").offset == 3);
+  CHECK(at("a::_B").offset == 3);
+  CHECK(at("kforge").offset == 0);
+  CHECK(at("a::int64_t").offset == 3);
+}
+
 TEST_CASE("cpp_text: numbers print the shortest text that reads back") {
   CHECK(cpp_double(1.0) == "1.0");
   CHECK(cpp_double(0.5) == "0.5");
@@ -111,12 +131,13 @@ struct Fixture {
     REQUIRE(lowered);
   }
 
-  tmpl::Value context(bool trace = false) {
+  tmpl::Value context(bool trace = false, std::string cpp_namespace = "") {
     ProgramCodegenOptions options;
     options.class_name = "net";
     options.program_path = "p.yaml";
     options.output_dir = ".";
     options.trace_hooks = trace;
+    options.cpp_namespace = std::move(cpp_namespace);
     std::optional<tmpl::Value> ctx = build_program_context(*lowered, sources, options, diags);
     INFO(errors.str());
     REQUIRE(ctx);
@@ -185,6 +206,18 @@ TEST_CASE("program context: trace hooks name each result by its program value") 
   CHECK(at(traces[0], "expr").as_string() == "values_[1]");
   const tmpl::Value plain = f.context(false);
   CHECK(at(at(plain, "calls").as_list()[1], "traces").as_list().empty());
+}
+
+TEST_CASE("program context: --namespace gives the qualified class name and a guard of its own") {
+  Fixture f(kStatic);
+  const tmpl::Value plain = f.context();
+  CHECK(at(plain, "namespace").as_string().empty());
+  CHECK(at(plain, "qualified_class_name").as_string() == "net");
+  CHECK(at(plain, "guard").as_string() == "KFORGE_GENERATED_NET_H_");
+  const tmpl::Value nested = f.context(false, "zoo::v2");
+  CHECK(at(nested, "namespace").as_string() == "zoo::v2");
+  CHECK(at(nested, "qualified_class_name").as_string() == "zoo::v2::net");
+  CHECK(at(nested, "guard").as_string() == "KFORGE_GENERATED_ZOO_V2_NET_H_");
 }
 
 TEST_CASE("program context: dynamic dims become symbols and size expressions") {

@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,15 @@ inline std::vector<int64_t> dims_of(const Tensor& t) { return t.shape(); }
 inline std::string error_of(const Status& s) {
   REQUIRE_FALSE(s.ok());
   return s.message();
+}
+
+/// A float32 tensor of `dims` holding start, start + 1, ... in row-major order.
+inline Tensor iota(std::vector<int64_t> dims, float start = 0) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  std::iota(v.begin(), v.end(), start);
+  return f32(dims, v);
 }
 
 }  // namespace kforge::test

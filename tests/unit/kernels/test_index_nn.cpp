@@ -15,13 +15,6 @@ namespace {
 
 using Dims = std::vector<int64_t>;
 
-Tensor iota_tensor(std::vector<int64_t> dims, float start = 0) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), start);
-  return f32(dims, v);
-}
 
 Tensor bilinear(const Tensor& x, int out_h, int out_w, std::vector<float> scale, bool align_corners, int align_mode,
                 const std::string& format = "NCHW") {
@@ -39,7 +32,7 @@ Tensor bilinear(const Tensor& x, int out_h, int out_w, std::vector<float> scale,
 }  // namespace
 
 TEST_CASE("bilinear_interp: half-pixel, align_corners, align_mode 1, NHWC and uint8 as Paddle computes them") {
-  const Tensor x = iota_tensor({1, 1, 2, 3});
+  const Tensor x = iota({1, 1, 2, 3});
   Tensor s2 = bilinear(x, 0, 0, {2, 2}, false, 0);
   CHECK(dims_of(s2) == Dims{1, 1, 4, 6});
   check_close<float>(s2, {0.0, 0.25, 0.75, 1.25, 1.75, 2.0, 0.75, 1.0, 1.5, 2.0, 2.5, 2.75,
@@ -51,7 +44,7 @@ TEST_CASE("bilinear_interp: half-pixel, align_corners, align_mode 1, NHWC and ui
                      {0.0f, 0.6000000238418579f, 1.2000000476837158f, 1.8000000715255737f, 2.0f, 2.0f,
                       2.6000001430511475f, 3.200000286102295f, 3.8000001907348633f, 4.0f, 3.0f, 3.6000001430511475f,
                       4.199999809265137f, 4.800000190734863f, 5.0f}, 0);
-  Tensor nhwc = bilinear(iota_tensor({1, 2, 3, 2}), 3, 2, {}, false, 0, "NHWC");
+  Tensor nhwc = bilinear(iota({1, 2, 3, 2}), 3, 2, {}, false, 0, "NHWC");
   CHECK(dims_of(nhwc) == Dims{1, 3, 2, 2});
   check_close<float>(nhwc, {0.5, 1.5, 3.5, 4.5, 3.5, 4.5, 6.5, 7.5, 6.5, 7.5, 9.5, 10.500000953674316}, 0);
   Tensor u8 = make<uint8_t>(DataType::kUInt8, {1, 1, 2, 3}, {0, 100, 200, 255, 10, 20});
@@ -70,7 +63,7 @@ TEST_CASE("bilinear_interp: half-pixel, align_corners, align_mode 1, NHWC and ui
 }
 
 TEST_CASE("gather and index_select pick slices; bad indices are errors") {
-  const Tensor x = iota_tensor({3, 2});
+  const Tensor x = iota({3, 2});
   Tensor g0 = output_from([&](Tensor* o) { return m::GatherInferMeta(x, i64({3}, {2, 0, 2}), Scalar(0), o); });
   REQUIRE(k::gather(cpu(), x, i64({3}, {2, 0, 2}), Scalar(0), &g0).ok());
   check_close<float>(g0, {4, 5, 0, 1, 4, 5}, 0);
@@ -101,7 +94,7 @@ TEST_CASE("gather and index_select pick slices; bad indices are errors") {
 }
 
 TEST_CASE("scatter overwrites or accumulates rows (Paddle's ScatterAssign / ScatterAssignAdd)") {
-  const Tensor x = iota_tensor({4, 2});
+  const Tensor x = iota({4, 2});
   const Tensor index = i64({3}, {1, 3, 1});
   const Tensor updates = f32({3, 2}, {10, 11, 20, 21, 30, 31});
   Tensor a = output_from([&](Tensor* o) { return m::ScatterInferMeta(x, index, updates, true, o); });
@@ -111,7 +104,7 @@ TEST_CASE("scatter overwrites or accumulates rows (Paddle's ScatterAssign / Scat
   REQUIRE(k::scatter(cpu(), x, index, updates, false, &b).ok());
   check_close<float>(b, {0, 1, 40, 42, 4, 5, 20, 21}, 0);
   // In place (scatter_): out is x.
-  Tensor inplace = iota_tensor({4, 2});
+  Tensor inplace = iota({4, 2});
   REQUIRE(k::scatter(cpu(), inplace, index, updates, false, &inplace).ok());
   check_close<float>(inplace, {0, 1, 40, 42, 4, 5, 20, 21}, 0);
   Tensor out;
@@ -122,7 +115,7 @@ TEST_CASE("scatter overwrites or accumulates rows (Paddle's ScatterAssign / Scat
 }
 
 TEST_CASE("tile, roll and flip move elements") {
-  const Tensor t = iota_tensor({2, 3});
+  const Tensor t = iota({2, 3});
   Tensor tiled = output_from([&](Tensor* o) { return m::TileInferMeta(t, IntArray{2, 1, 2}, o); });
   CHECK(dims_of(tiled) == Dims{2, 2, 6});
   REQUIRE(k::tile(cpu(), t, IntArray{2, 1, 2}, &tiled).ok());
@@ -150,7 +143,7 @@ TEST_CASE("tile, roll and flip move elements") {
 }
 
 TEST_CASE("pad3d: constant, reflect, replicate and circular") {
-  const Tensor p = iota_tensor({1, 1, 2, 2, 3});
+  const Tensor p = iota({1, 1, 2, 2, 3});
   const IntArray pads{2, 1, 1, 0, 0, 1};
   auto pad = [&](const std::string& mode) {
     Tensor out = output_from([&](Tensor* o) { return m::Pad3dInferMeta(p, pads, mode, -1.f, "NCDHW", o); });
@@ -180,12 +173,12 @@ TEST_CASE("pad3d: constant, reflect, replicate and circular") {
   Tensor out;
   CHECK(error_of(m::Pad3dInferMeta(p, IntArray{3, 0, 0, 0, 0, 0}, "reflect", 0.f, "NCDHW", &out))
             .find("smaller than the dim size 3") != std::string::npos);
-  CHECK(error_of(m::Pad3dInferMeta(iota_tensor({2, 3}), pads, "constant", 0.f, "NCDHW", &out)).find("5-D") !=
+  CHECK(error_of(m::Pad3dInferMeta(iota({2, 3}), pads, "constant", 0.f, "NCDHW", &out)).find("5-D") !=
         std::string::npos);
 }
 
 TEST_CASE("set_value and set_value_with_tensor write a broadcast value into a strided slice") {
-  const Tensor v = iota_tensor({3, 4});
+  const Tensor v = iota({3, 4});
   // v[1:, ::2] = [100, 200]
   Tensor a = output_from([&](Tensor* o) { return m::SetValueInferMeta(v, o); });
   REQUIRE(k::set_value_with_tensor(cpu(), v, f32({2}, {100, 200}), IntArray{1, 0}, IntArray{3, 2147483647},
@@ -197,7 +190,7 @@ TEST_CASE("set_value and set_value_with_tensor write a broadcast value into a st
   REQUIRE(k::set_value(cpu(), v, IntArray{1}, IntArray{2}, IntArray{1}, {1}, {1}, {}, {1}, {Scalar(7.0)}, &b).ok());
   check_close<float>(b, {0, 7, 2, 3, 4, 7, 6, 7, 8, 7, 10, 11}, 0);
   // v[::-1, 3] = [1, 2, 3] in place: a negative step, axis 1 decreased.
-  Tensor c = iota_tensor({3, 4});
+  Tensor c = iota({3, 4});
   REQUIRE(k::set_value_with_tensor(cpu(), c, f32({3}, {1, 2, 3}), IntArray{2147483647, 3}, IntArray{-2147483648LL, 4},
                                    IntArray{-1, 1},
                                    {0, 1}, {1}, {}, &c)
@@ -217,8 +210,8 @@ TEST_CASE("set_value and set_value_with_tensor write a broadcast value into a st
 }
 
 TEST_CASE("bmm and einsum") {
-  const Tensor a = iota_tensor({2, 2, 3});
-  const Tensor b = iota_tensor({2, 3, 2}, -5);
+  const Tensor a = iota({2, 2, 3});
+  const Tensor b = iota({2, 3, 2}, -5);
   Tensor mm = output_from([&](Tensor* o) { return m::BmmInferMeta(a, b, o); });
   REQUIRE(k::bmm(cpu(), a, b, &mm).ok());
   check_close<float>(mm, {-5, -2, -32, -20, 67, 88, 94, 124}, 0);
@@ -245,7 +238,7 @@ TEST_CASE("bmm and einsum") {
     for (const Tensor& t : shapes) CHECK(values<float>(t) == std::vector<float>(static_cast<size_t>(t.numel()), 0.f));
     return result;
   };
-  const Tensor sq = iota_tensor({3, 3});
+  const Tensor sq = iota({3, 3});
   check_close<float>(einsum("ii->i", {&sq}), {0, 4, 8}, 0);
   Tensor trace = einsum("ii", {&sq});
   CHECK(trace.ndim == 0);
@@ -261,7 +254,7 @@ TEST_CASE("bmm and einsum") {
   CHECK(error_of(m::EinsumRawInferMeta(TensorList{pair, 1}, "...ij->ij", &r, {}, {})).find("'...'") !=
         std::string::npos);
   CHECK(error_of(m::EinsumRawInferMeta(TensorList{pair, 1}, "ij->iz", &r, {}, {})).find("'z'") != std::string::npos);
-  const Tensor other = iota_tensor({2, 3});
+  const Tensor other = iota({2, 3});
   const Tensor* mismatch[2] = {&sq, &other};
   CHECK(error_of(m::EinsumRawInferMeta(TensorList{mismatch, 2}, "ij,jk->ik", &r, {}, {})).find("sizes 3 and 2") !=
         std::string::npos);
@@ -334,7 +327,7 @@ TEST_CASE("group_norm, instance_norm and rms_norm against Paddle") {
 }
 
 TEST_CASE("tril, triu and arange") {
-  const Tensor x = iota_tensor({2, 2, 3});
+  const Tensor x = iota({2, 2, 3});
   Tensor up = output_from([&](Tensor* o) { return m::TriuInferMeta(x, 1, o); });
   REQUIRE(k::triu(cpu(), x, 1, &up).ok());
   check_close<float>(up, {0, 1, 2, 0, 0, 5, 0, 7, 8, 0, 0, 11}, 0);

@@ -23,13 +23,6 @@ Tensor matmul_of(const Tensor& x, const Tensor& y, bool tx = false, bool ty = fa
   return out;
 }
 
-Tensor iota(std::vector<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0.0f);
-  return f32(dims, v);
-}
 
 }  // namespace
 

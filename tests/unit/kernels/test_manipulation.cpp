@@ -12,13 +12,6 @@ namespace m = kforge::meta;
 
 namespace {
 
-Tensor iota(std::vector<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), 0.0f);
-  return f32(dims, v);
-}
 
 template <typename Meta>
 std::vector<int64_t> meta_dims(Meta meta) {

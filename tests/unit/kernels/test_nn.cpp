@@ -19,13 +19,6 @@ namespace {
 using Dims = std::vector<int64_t>;
 using Ints = std::vector<int>;
 
-Tensor iota(std::vector<int64_t> dims, float start = 0) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  std::iota(v.begin(), v.end(), start);
-  return f32(dims, v);
-}
 
 struct ConvArgs {
   Ints strides = {1, 1};

@@ -11,6 +11,7 @@
 #include "opdef/located_text.h"
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
+#include "opdef/pir_signature.h"
 
 namespace kforge::opdef::testing {
 

@@ -172,22 +172,22 @@ kforge::Status cuda_conv_nhwc::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
     if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.001f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
@@ -199,22 +199,22 @@ kforge::Status cuda_conv_nhwc::fold_filters(const Bindings& b) {
   KFORGE_RETURN_IF_ERROR(folded_.reserve(10048));
   {
     // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[7]), nullptr, batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 2304), stream_); e != cudaSuccess) return launch_failed(1, e);
   }
   {
     // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[15]), static_cast<const float*>(b.buffers[16]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[15]), static_cast<const float*>(b.buffers[16]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), nullptr, batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 2368), reinterpret_cast<float*>(folded_.data() + 4672), stream_); e != cudaSuccess) return launch_failed(2, e);
   }
   {
     // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[20]), static_cast<const float*>(b.buffers[21]), static_cast<const float*>(b.buffers[22]), nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[20]), static_cast<const float*>(b.buffers[21]), static_cast<const float*>(b.buffers[22]), nullptr, 0.001f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[18]), nullptr, batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 4736), reinterpret_cast<float*>(folded_.data() + 5312), stream_); e != cudaSuccess) return launch_failed(3, e);
   }
   {
     // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[17]), nullptr, batch_norm, kConvGeometry4, reinterpret_cast<float*>(folded_.data() + 5376), reinterpret_cast<float*>(folded_.data() + 9984), stream_); e != cudaSuccess) return launch_failed(8, e);
   }
   folded_ready_ = true;
@@ -786,19 +786,19 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   if (cudaError_t e = cuda_conv_nhwc_index_1(static_cast<const float*>(b.buffers[2]), static_cast<float*>(b.buffers[26]), stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 6 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[34]), static_cast<float*>(b.buffers[35]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, true, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(7, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
     if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
@@ -807,7 +807,7 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   if (cudaError_t e = cuda_conv_nhwc_index_2(static_cast<const float*>(b.buffers[51]), static_cast<float*>(b.buffers[52]), s0, stream_); e != cudaSuccess) return launch_failed(9, e);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.00100000005f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.001f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[3].run_direct_depthwise(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 19 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)

@@ -127,7 +127,7 @@ kforge::Status dynamic_hw::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s2 = b.symbols[2];
   // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1)}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
@@ -141,7 +141,7 @@ kforge::Status dynamic_hw::fold_filters(const Bindings& b) {
   KFORGE_RETURN_IF_ERROR(folded_.reserve(960));
   {
     // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), nullptr, batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 896), stream_); e != cudaSuccess) return launch_failed(0, e);
   }
   folded_ready_ = true;
@@ -510,7 +510,7 @@ kforge::Status dynamic_hw::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s2 = b.symbols[2];
   // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1)}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
@@ -525,7 +525,7 @@ kforge::Status dynamic_hw::enqueue(const Bindings& b) {
   if (cudaError_t e = dynamic_hw_fused_2(static_cast<const float*>(b.buffers[23]), static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(16 * s0 + 16 * s0 * kforge_floor_div(s1 - 1, 2) + 16 * s0 * kforge_floor_div(s2 - 1, 2) + 16 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2)), static_cast<int64_t>(2 * kforge_floor_div(s1 - 1, 2) + 2), static_cast<int64_t>(2 * kforge_floor_div(s2 - 1, 2) + 2), stream_); e != cudaSuccess) return launch_failed(2, e);
   // call 8 (pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:41:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), static_cast<const float*>(b.buffers[12]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), static_cast<const float*>(b.buffers[12]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::channel_epilogue(static_cast<const float*>(b.buffers[24]), static_cast<float*>(b.buffers[25]), epilogue, s0, 4, 4 * kforge_floor_div(s1 - 1, 2) + 4 * kforge_floor_div(s2 - 1, 2) + 4 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2) + 4, false, stream_); e != cudaSuccess) return launch_failed(7, e);
   }
   // group 3 (sigmoid: pd_op.sigmoid at ../../../golden/compile-cuda-dynamic-hw/program.yaml:45:5)

@@ -127,17 +127,17 @@ kforge::Status inverted_residual::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[14]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[21]), kforge::cuda_conv::Scratch{b.buffers[36], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:32:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:36:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:40:5); the input clamped at 6 (the relu6 of the convolution that produced it)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:45:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[29]), reinterpret_cast<float*>(folded_.data() + 2432), static_cast<float*>(b.buffers[32]), kforge::cuda_conv::Scratch{b.buffers[38], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
@@ -151,22 +151,22 @@ kforge::Status inverted_residual::fold_filters(const Bindings& b) {
   KFORGE_RETURN_IF_ERROR(folded_.reserve(4096));
   {
     // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[2]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[1]), nullptr, batch_norm, kConvGeometry0, reinterpret_cast<float*>(folded_.data() + 0), reinterpret_cast<float*>(folded_.data() + 1024), stream_); e != cudaSuccess) return launch_failed(0, e);
   }
   {
     // group 1 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:32:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:36:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:40:5); the input clamped at 6 (the relu6 of the convolution that produced it)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[7]), static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, static_cast<const float*>(b.buffers[7]), static_cast<const float*>(b.buffers[8]), static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[6]), nullptr, batch_norm, kConvGeometry1, reinterpret_cast<float*>(folded_.data() + 1152), reinterpret_cast<float*>(folded_.data() + 2304), stream_); e != cudaSuccess) return launch_failed(1, e);
   }
   {
     // group 2 (conv2d+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:45:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[12]), nullptr, batch_norm, kConvGeometry2, reinterpret_cast<float*>(folded_.data() + 2432), reinterpret_cast<float*>(folded_.data() + 2944), stream_); e != cudaSuccess) return launch_failed(2, e);
   }
   {
     // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
-    const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue batch_norm{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
     if (cudaError_t e = kforge::cuda_conv::fold_filter(static_cast<const float*>(b.buffers[11]), nullptr, batch_norm, kConvGeometry3, reinterpret_cast<float*>(folded_.data() + 3008), reinterpret_cast<float*>(folded_.data() + 4032), stream_); e != cudaSuccess) return launch_failed(4, e);
   }
   folded_ready_ = true;
@@ -550,12 +550,12 @@ kforge::Status inverted_residual::enqueue(const Bindings& b) {
   if (cudaError_t e = inverted_residual_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[14]), s0, stream_); e != cudaSuccess) return launch_failed(3, e);
   // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[14]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[21]), kforge::cuda_conv::Scratch{b.buffers[36], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:32:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:36:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:40:5); the input clamped at 6 (the relu6 of the convolution that produced it)
   {
-    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[1].run_direct_depthwise(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[21]), reinterpret_cast<float*>(folded_.data() + 1152), static_cast<float*>(b.buffers[28]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
@@ -564,7 +564,7 @@ kforge::Status inverted_residual::enqueue(const Bindings& b) {
   if (cudaError_t e = inverted_residual_index_1(static_cast<const float*>(b.buffers[29]), static_cast<float*>(b.buffers[30]), s0, stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 2 (conv2d+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:45:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
   {
-    const kforge::cuda_conv::Epilogue epilogue{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 9.99999975e-06f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
+    const kforge::cuda_conv::Epilogue epilogue{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[29]), reinterpret_cast<float*>(folded_.data() + 2432), static_cast<float*>(b.buffers[32]), kforge::cuda_conv::Scratch{b.buffers[38], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 11 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)

@@ -136,7 +136,7 @@ TEST_CASE("cuda conv site: a convolution group's geometry and epilogue") {
   REQUIRE(e.is_map());
   CHECK(at(e, "activation").as_string() == "kforge::cuda_conv::Activation::kRelu6");
   CHECK(at(e, "residual").as_string() == "nullptr");
-  CHECK(at(e, "epsilon").as_string() == "0.00100000005f");
+  CHECK(at(e, "epsilon").as_string() == "0.001f");
   CHECK(at(e, "after_residual").as_string() == "false");
 }
 

@@ -15,10 +15,12 @@ kernels (tests/golden/compile-cuda-index: every op of codegen/cuda_index.h, and 
 transpose, strided_slice, pad3d, gather, embedding, interpolation, dropout) compile too. Also checks that a matmul no CUDA GEMM
 computes is an error at its place that says why (golden error-compile-cuda-conv-unsupported does the same for a
 convolution the CUDA backend cannot run yet).
-Programs are compiled two at a time: 7.4 min (13 min of CPU) on a 2-core AMD EPYC, where linking every
-program with the harness at -O2 took 12 min and, before each program compiled only its own element types' and
-kinds of convolution's kernels (kforge_cudnn.cuh), more than 15 minutes. Meson runs the list as 4 shards (--shard),
-tests of their own: beside the rest of the suite one test of all of it passed its 15-minute limit.
+Each shard generates its programs, each in a namespace of its own (--namespace cuda_compile_NAME), and compiles
+them as two translation units, all the kernels files in one and all the host files in the other, linked against an
+empty main with the libraries they use: nvcc's front ends parse the CUDA, cuBLASLt and cuDNN headers twice per shard
+instead of twice per program (the four shards took 120-151 s each, program by program, 19-51 s this way on a 2-core
+machine). The programs linked with the GPU check's harness (HARNESS_LINKED) are built alone, at -O2. Meson runs
+the list as 4 shards (--shard), tests of their own.
 
 Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is bench/fusion/gpu_check.sh.
 """

@@ -154,7 +154,8 @@ def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose):
     any user build (-Werror), linked with the shared runner object. Skipped when `out` is up to date."""
     runner_o = runner_object(build_dir, cxx, verbose)
     generated = sorted(gen_dir.iterdir())
-    if _newer_than(out, generated + [runner_o, kernels, HERE / "model_adapter.cc", HERE / "runner_model.h"]):
+    if _newer_than(out, generated + [runner_o, kernels, HERE / "model_adapter.cc", HERE / "model_adapter.h",
+                                      HERE / "runner_model.h"]):
         return
     _compile([cxx, "-std=c++17", "-O2", *shlex.split(os.environ.get("CXXFLAGS", "")), "-Wall", "-Wextra", "-Werror",
               "-I", gen_dir, "-I", HERE, f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"',
@@ -200,7 +201,7 @@ def build_cuda_runner(gen_dir, build_dir, out, arch, cxx, verbose):
     runner_o = runner_object(build_dir, cxx, verbose)
     generated = sorted(gen_dir.iterdir())
     adapter = HERE / "model_adapter_cuda.cu"
-    if _newer_than(out, generated + [runner_o, adapter, HERE / "runner_model.h"]):
+    if _newer_than(out, generated + [runner_o, adapter, HERE / "model_adapter.h", HERE / "runner_model.h"]):
         return
     cudnn, lib_dirs = cuda_library_dirs()
     libs, flags = [], []

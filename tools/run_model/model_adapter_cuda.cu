@@ -12,7 +12,7 @@
 #include <cstring>
 #include <memory>
 
-#include "runner_model.h"
+#include "model_adapter.h"
 #include KFORGE_PROGRAM_HEADER
 
 namespace {
@@ -37,16 +37,8 @@ kforge::Status require_device() {
   return kforge::Status::OK();
 }
 
-class Adapter final : public kforge::runner::Model {
+class CudaAdapter final : public kforge::runner::ProgramShape<Program> {
  public:
-  size_t num_inputs() const override { return Program::kNumInputs; }
-  size_t num_outputs() const override { return Program::kNumOutputs; }
-  size_t num_parameters() const override { return Program::kNumParameters; }
-  const char* input_name(size_t i) const override { return Program::kInputNames[i]; }
-  const char* output_name(size_t i) const override { return Program::kOutputNames[i]; }
-  kforge::DataType input_dtype(size_t i) const override { return Program::kInputSpecs[i].dtype; }
-  int32_t input_rank(size_t i) const override { return Program::kInputSpecs[i].rank; }
-  const int64_t* input_dims(size_t i) const override { return Program::kInputSpecs[i].dims; }
   kforge::Status load_parameters(const char* path) override {
     KFORGE_RETURN_IF_ERROR(require_device());
     return program_.load_parameters(path);
@@ -102,5 +94,5 @@ class Adapter final : public kforge::runner::Model {
 
 std::unique_ptr<kforge::runner::Model> kforge::runner::make_model(const char* name) {
   if (name != nullptr && name[0] != '\0') return nullptr;  // one class: no --model
-  return std::make_unique<Adapter>();
+  return std::make_unique<CudaAdapter>();
 }

@@ -21,6 +21,9 @@
 //        -DKFORGE_PROGRAM_CLASS=NAME bench/fusion/gpu_harness.cu GEN/NAME.cu GEN/NAME_kernels.cu
 // With -DKFORGE_STRICT_FP32 (a program with convolutions, bench/cuda_conv/gpu_check.sh) TF32 is turned off first.
 // Usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE]
+// Several classes in one harness (tests/e2e/cuda_index_emulated.py): compile with -DKFORGE_HARNESS_BATCH and no
+// KFORGE_PROGRAM_HEADER, after a file that includes the classes' headers, then define main() to pick one and call
+// kforge_harness::run<NS::NAME>(argc, argv) with the harness's own arguments.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -30,9 +33,11 @@
 #include <vector>
 
 #include "tensor_bundle.h"
+#ifndef KFORGE_HARNESS_BATCH
 #include KFORGE_PROGRAM_HEADER
+#endif
 
-namespace {
+namespace kforge_harness {
 
 int fail(const std::string& message) {
   std::fprintf(stderr, "gpu_harness: error: %s\n", message.c_str());
@@ -124,9 +129,9 @@ kforge::Status poison(const kforge::Tensor& dev) {
   return kforge::Status::OK();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// The whole check for one class (main's arguments).
+template <typename Program>
+int run(int argc, char** argv) {
   const char* usage =
       "usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE] "
       "[--load-parameters FILE.pdiparams]";
@@ -166,7 +171,6 @@ int main(int argc, char** argv) {
   }
   if (!rounded_path.empty()) CHECK_STATUS(kforge::bundle::write(rounded_path, rounded));
 
-  using Program = KFORGE_PROGRAM_CLASS;
   Program program;
 #ifdef KFORGE_STRICT_FP32
   program.set_conv_tf32(false);  // bench/cuda_conv/gpu_check.sh: float32 convolutions, no TF32
@@ -231,3 +235,9 @@ int main(int argc, char** argv) {
   std::printf("gpu_harness: %zu launches per run, outputs written and repeatable\n", Program::kNumLaunches);
   return 0;
 }
+
+}  // namespace kforge_harness
+
+#ifndef KFORGE_HARNESS_BATCH
+int main(int argc, char** argv) { return kforge_harness::run<KFORGE_PROGRAM_CLASS>(argc, argv); }
+#endif

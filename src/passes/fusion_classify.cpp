@@ -1,5 +1,5 @@
 // Classification for the fusion pass: which calls can fuse, with their typed expressions (attributes bound
-// to the program's constants), reductions and row patterns. See fusion.h for the rules.
+// to the program's constants), reductions and row patterns. See docs/fusion.md for the rules.
 #include <algorithm>
 #include <set>
 #include <sstream>

@@ -26,24 +26,16 @@ constexpr std::array<std::string_view, 18> kIndexOps = {
     "strided_slice",  "pad3d",          "expand",    "tile",      "gather",         "index_select",
     "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange"};
 
-// The element type a kernel moves values of `dtype` as: the C++ type of the same size (16-bit floats as their
-// bits), or nullopt.
+/// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
+/// float16, bfloat16 (their bits) and uint16/32/64.
 std::optional<std::string> move_type(ir::DataType dtype) {
   switch (dtype) {
-    case ir::DataType::kBool: return "bool";
-    case ir::DataType::kInt8: return "int8_t";
-    case ir::DataType::kUInt8: return "uint8_t";
-    case ir::DataType::kInt16: return "int16_t";
     case ir::DataType::kUInt16:
     case ir::DataType::kFloat16:
     case ir::DataType::kBFloat16: return "uint16_t";
-    case ir::DataType::kInt32: return "int32_t";
     case ir::DataType::kUInt32: return "uint32_t";
-    case ir::DataType::kInt64: return "int64_t";
     case ir::DataType::kUInt64: return "uint64_t";
-    case ir::DataType::kFloat32: return "float";
-    case ir::DataType::kFloat64: return "double";
-    default: return std::nullopt;
+    default: return element_type(dtype);
   }
 }
 

@@ -128,24 +128,38 @@ std::optional<std::string> runtime_dtype(ir::DataType dtype) {
   }
 }
 
+std::optional<expr::ScalarType> scalar_type_of(ir::DataType dtype) {
+  return expr::scalar_type_from_name(ir::dtype_name(dtype));
+}
+
 std::optional<std::string> element_type(ir::DataType dtype) {
-  switch (dtype) {
-    case ir::DataType::kBool: return "bool";
-    case ir::DataType::kInt8: return "int8_t";
-    case ir::DataType::kUInt8: return "uint8_t";
-    case ir::DataType::kInt16: return "int16_t";
-    case ir::DataType::kInt32: return "int32_t";
-    case ir::DataType::kInt64: return "int64_t";
-    case ir::DataType::kFloat32: return "float";
-    case ir::DataType::kFloat64: return "double";
-    default: return std::nullopt;
-  }
+  const std::optional<expr::ScalarType> s = scalar_type_of(dtype);
+  if (!s) return std::nullopt;
+  const std::optional<std::string_view> name = expr::cpp_scalar_name(*s);
+  if (!name) return std::nullopt;
+  return std::string(*name);
+}
+
+std::optional<std::string> cuda_half_type(expr::ScalarType type) {
+  if (type == expr::ScalarType::kFloat16) return "__half";
+  if (type == expr::ScalarType::kBFloat16) return "__nv_bfloat16";
+  return std::nullopt;
 }
 
 std::optional<std::string> cuda_element_type(ir::DataType dtype) {
-  if (dtype == ir::DataType::kFloat16) return "__half";
-  if (dtype == ir::DataType::kBFloat16) return "__nv_bfloat16";
+  const std::optional<expr::ScalarType> s = scalar_type_of(dtype);
+  if (s) {
+    if (std::optional<std::string> half = cuda_half_type(*s)) return half;
+  }
   return element_type(dtype);
+}
+
+std::optional<std::string> cuda_scalar_type(expr::ScalarType type) {
+  if (std::optional<std::string> half = cuda_half_type(type)) return half;
+  if (type != expr::compute_type(type)) return std::nullopt;
+  const std::optional<std::string_view> name = expr::cpp_scalar_name(type);
+  if (!name) return std::nullopt;
+  return std::string(*name);
 }
 
 std::string param_type(opdef::ArgType type, bool optional) {

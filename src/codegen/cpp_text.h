@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernel/scalar_type.h"
 #include "opdef/types.h"
 #include "passes/lowered_program.h"
 #include "program/dtype.h"
@@ -63,11 +64,19 @@ std::string cpp_float(float value);
 /// The runtime's enumerator: "kforge::DataType::kFloat32"; nullopt for dtypes the runtime has no name for
 /// (uint16/32/64, float8, pstring).
 std::optional<std::string> runtime_dtype(ir::DataType dtype);
-/// The C++ element type of a dtype ("float", "int64_t", "bool"); nullopt for float16, bfloat16, complex.
+/// The scalar type of a dtype (by its name), nullopt for dtypes that are no expr::ScalarType (uint16/32/64,
+/// complex, float8, pstring, index).
+std::optional<expr::ScalarType> scalar_type_of(ir::DataType dtype);
+/// The C++ element type of a dtype ("float", "int64_t", "bool"): expr::cpp_scalar_name, the one table of plain
+/// C++ spellings; nullopt for float16, bfloat16, complex and the other dtypes that are no expr::ScalarType.
 std::optional<std::string> element_type(ir::DataType dtype);
-/// The element type in CUDA code: element_type's, and __half / __nv_bfloat16 (kforge_half.cuh) for float16 and
-/// bfloat16.
+/// The one table of CUDA's 16-bit float types (kforge_half.cuh): __half, __nv_bfloat16; nullopt otherwise.
+std::optional<std::string> cuda_half_type(expr::ScalarType type);
+/// The element type in CUDA code: cuda_half_type's for float16 and bfloat16, element_type's otherwise.
 std::optional<std::string> cuda_element_type(ir::DataType dtype);
+/// CUDA spelling of a storage/compute type the CUDA fused kernels support (bool, int32_t, int64_t, __half,
+/// __nv_bfloat16, float, double), or nullopt (int8, uint8, int16: computed in int32, never stored by a group).
+std::optional<std::string> cuda_scalar_type(expr::ScalarType type);
 
 /// The parameter type of an argument of op YAML type `type` (Tensor types: `optional` picks the pointer).
 std::string param_type(opdef::ArgType type, bool optional);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "codegen/cpp_text.h"
+#include "passes/axis.h"
 
 namespace kforge::codegen {
 
@@ -25,24 +26,16 @@ constexpr std::array<std::string_view, 18> kIndexOps = {
     "strided_slice",  "pad3d",          "expand",    "tile",      "gather",         "index_select",
     "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange"};
 
-// The element type a kernel moves values of `dtype` as: the C++ type of the same size (16-bit floats as their
-// bits), or nullopt.
+/// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
+/// float16, bfloat16 (their bits) and uint16/32/64.
 std::optional<std::string> move_type(ir::DataType dtype) {
   switch (dtype) {
-    case ir::DataType::kBool: return "bool";
-    case ir::DataType::kInt8: return "int8_t";
-    case ir::DataType::kUInt8: return "uint8_t";
-    case ir::DataType::kInt16: return "int16_t";
     case ir::DataType::kUInt16:
     case ir::DataType::kFloat16:
     case ir::DataType::kBFloat16: return "uint16_t";
-    case ir::DataType::kInt32: return "int32_t";
     case ir::DataType::kUInt32: return "uint32_t";
-    case ir::DataType::kInt64: return "int64_t";
     case ir::DataType::kUInt64: return "uint64_t";
-    case ir::DataType::kFloat32: return "float";
-    case ir::DataType::kFloat64: return "double";
-    default: return std::nullopt;
+    default: return element_type(dtype);
   }
 }
 
@@ -85,13 +78,6 @@ bool is_read(const LoweredProgram& p, uint32_t v) {
     }
   }
   return false;
-}
-
-bool normalize_axis(int64_t axis, size_t rank, size_t* out) {
-  const int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) return false;
-  *out = static_cast<size_t>(axis < 0 ? axis + r : axis);
-  return true;
 }
 
 // Builds one kernel: its parameters (pointers, then the symbols its expressions use) and its body.
@@ -302,7 +288,7 @@ class IndexCall {
     std::vector<std::string> coords(xd.size());
     for (size_t i = 0; i < perm->ints.size(); ++i) {
       size_t axis = 0;
-      if (!normalize_axis(perm->ints[i], xd.size(), &axis)) return fail("its perm names an axis out of range");
+      if (!passes::normalize_axis(perm->ints[i], static_cast<int64_t>(xd.size()), &axis)) return fail("its perm names an axis out of range");
       coords[axis] = "c" + std::to_string(i);
     }
     KernelText k = text();
@@ -324,7 +310,7 @@ class IndexCall {
     if (!given) return false;
     const SymShape& od = value(out).dims;
     size_t axis = 0;
-    if (!normalize_axis(*given, od.size(), &axis)) return fail("its axis is out of range");
+    if (!passes::normalize_axis(*given, static_cast<int64_t>(od.size()), &axis)) return fail("its axis is out of range");
     KernelText k = text();
     std::string type;
     std::vector<std::string> names;
@@ -367,7 +353,7 @@ class IndexCall {
     if (x == kNone || !given || call_.outputs.empty()) return fail("it needs an input, a constant axis and outputs");
     const SymShape& xd = value(x).dims;
     size_t axis = 0;
-    if (!normalize_axis(*given, xd.size(), &axis)) return fail("its axis is out of range");
+    if (!passes::normalize_axis(*given, static_cast<int64_t>(xd.size()), &axis)) return fail("its axis is out of range");
     SymExpr start = 0;
     for (uint32_t out : call_.outputs[0].values) {
       if (out == kNone) return fail("one of its outputs is absent");
@@ -403,7 +389,7 @@ class IndexCall {
     std::vector<SymExpr> begin(xd.size(), SymExpr(0));
     for (size_t i = 0; i < axes->ints.size(); ++i) {
       size_t a = 0;
-      if (!normalize_axis(axes->ints[i], xd.size(), &a)) return fail("its axes name an axis out of range");
+      if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
       int64_t s = starts->ints[i];
       const std::optional<int64_t> dim = xd[a].constant();
       if (dim) {
@@ -417,7 +403,7 @@ class IndexCall {
     std::set<size_t> dropped;
     for (int64_t d : decrease->ints) {
       size_t a = 0;
-      if (!normalize_axis(d, xd.size(), &a)) return fail("its decrease_axis names an axis out of range");
+      if (!passes::normalize_axis(d, static_cast<int64_t>(xd.size()), &a)) return fail("its decrease_axis names an axis out of range");
       dropped.insert(a);
     }
     const bool decreased = od.size() + dropped.size() == xd.size();
@@ -462,7 +448,7 @@ class IndexCall {
     std::vector<int64_t> begin(xd.size(), 0), step(xd.size(), 1);
     for (size_t i = 0; i < n_axes; ++i) {
       size_t a = 0;
-      if (!normalize_axis(axes->ints[i], xd.size(), &a)) return fail("its axes name an axis out of range");
+      if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
       const std::optional<int64_t> dim = xd[a].constant();
       if (!dim) return fail("it slices a dim known only at run time");
       const int64_t n = *dim, st = strides->ints[i];
@@ -586,7 +572,7 @@ class IndexCall {
     if (itype.empty()) return false;
     const SymShape& xd = value(x).dims;
     size_t axis = 0;
-    if (!normalize_axis(*given, xd.size(), &axis)) return fail("its axis is out of range");
+    if (!passes::normalize_axis(*given, static_cast<int64_t>(xd.size()), &axis)) return fail("its axis is out of range");
     SymExpr inner = 1;
     for (size_t d = axis + 1; d < xd.size(); ++d) inner = inner * xd[d];
     KernelText k = text();

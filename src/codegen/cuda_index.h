@@ -15,7 +15,7 @@
 // elementwise ones, dropout, triu and tril, excepted).
 //
 // A transpose next to an elementwise or row group does not get here: the fusion pass absorbs it into the group's
-// input or store map (passes/fusion.h, "Absorbed transposes"). The other ops' elementwise producers and consumers
+// input or store map (docs/fusion.md, "Absorbed transposes"). The other ops' elementwise producers and consumers
 // are kernels of their own; folding them into the index map (load through the map, apply the expression, store)
 // would save one read and one write per element of each fused value.
 //

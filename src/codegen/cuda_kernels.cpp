@@ -20,19 +20,6 @@ using passes::SymExpr;
 using passes::InputAccess;
 using passes::StmtKind;
 
-std::optional<std::string> cuda_scalar_type(expr::ScalarType type) {
-  switch (type) {
-    case expr::ScalarType::kBool: return "bool";
-    case expr::ScalarType::kInt32: return "int32_t";
-    case expr::ScalarType::kInt64: return "int64_t";
-    case expr::ScalarType::kFloat16: return "__half";
-    case expr::ScalarType::kBFloat16: return "__nv_bfloat16";
-    case expr::ScalarType::kFloat32: return "float";
-    case expr::ScalarType::kFloat64: return "double";
-    default: return std::nullopt;
-  }
-}
-
 bool is_cuda_half(expr::ScalarType type) {
   return type == expr::ScalarType::kFloat16 || type == expr::ScalarType::kBFloat16;
 }

@@ -55,10 +55,6 @@ std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& progr
                                              const std::string& prefix, const passes::MultiKernelSite* site,
                                              DiagnosticEngine& diags);
 
-/// CUDA spelling of a storage/compute type the CUDA backend supports (bool, int32_t, int64_t, __half,
-/// __nv_bfloat16, float, double), or nullopt.
-std::optional<std::string> cuda_scalar_type(expr::ScalarType type);
-
 /// float16 or bfloat16: a storage type that needs kforge_half.cuh's conversions.
 bool is_cuda_half(expr::ScalarType type);
 /// Whether a group reads or stores float16 / bfloat16 values.

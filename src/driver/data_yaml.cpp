@@ -2,17 +2,14 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cctype>
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
 #include "driver/data_loader.h"
 #include "support/text.h"
 #include "support/yaml_progress.h"
+#include "support/yaml_scalar.h"
 
 namespace kforge::driver {
 
@@ -125,71 +122,19 @@ class YamlConverter {
     return false;
   }
 
-  /// The YAML 1.2 core schema for plain scalars. nullopt for an integer out of range.
+  /// The YAML 1.2 core schema for plain scalars (support/yaml_scalar.h). nullopt for an integer out of range.
   static std::optional<Value> resolve_plain(const std::string& s) {
-    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Value();
-    if (s == "true" || s == "True" || s == "TRUE") return Value(true);
-    if (s == "false" || s == "False" || s == "FALSE") return Value(false);
-    const auto to_int = [](const char* digits, int base) -> std::optional<Value> {
-      errno = 0;
-      char* end = nullptr;
-      const long long v = std::strtoll(digits, &end, base);
-      if (errno == ERANGE) return std::nullopt;
-      return Value(static_cast<int64_t>(v));
-    };
-    if (is_decimal_int(s)) return to_int(s.c_str(), 10);
-    if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && all_of(s, 2, [](char c) { return c >= '0' && c <= '7'; })) {
-      return to_int(s.c_str() + 2, 8);
+    const yaml::CoreScalar r = yaml::resolve_core_scalar(s);
+    switch (r.kind) {
+      case yaml::CoreKind::kNull: return Value();
+      case yaml::CoreKind::kBool: return Value(r.bool_value);
+      case yaml::CoreKind::kInt:
+        if (r.out_of_range) return std::nullopt;
+        return Value(r.int_value);
+      case yaml::CoreKind::kFloat: return Value(r.float_value);
+      case yaml::CoreKind::kString: break;
     }
-    if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && all_of(s, 2, [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; })) {
-      return to_int(s.c_str() + 2, 16);
-    }
-    if (is_core_float(s)) return Value(std::strtod(s.c_str(), nullptr));
-    const size_t sign = s[0] == '-' || s[0] == '+' ? 1 : 0;
-    const std::string_view rest = std::string_view(s).substr(sign);
-    if (rest == ".inf" || rest == ".Inf" || rest == ".INF") {
-      return Value(s[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity());
-    }
-    if (s == ".nan" || s == ".NaN" || s == ".NAN") return Value(std::numeric_limits<double>::quiet_NaN());
     return Value(s);
-  }
-
-  template <typename Pred>
-  static bool all_of(const std::string& s, size_t from, Pred pred) {
-    for (size_t i = from; i < s.size(); ++i) {
-      if (!pred(s[i])) return false;
-    }
-    return true;
-  }
-
-  static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-  /// [-+]?[0-9]+
-  static bool is_decimal_int(const std::string& s) {
-    const size_t start = s[0] == '-' || s[0] == '+' ? 1 : 0;
-    return s.size() > start && all_of(s, start, is_digit);
-  }
-
-  /// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
-  static bool is_core_float(const std::string& s) {
-    size_t i = s[0] == '-' || s[0] == '+' ? 1 : 0;
-    size_t int_digits = 0, frac_digits = 0;
-    while (i < s.size() && is_digit(s[i])) ++i, ++int_digits;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      while (i < s.size() && is_digit(s[i])) ++i, ++frac_digits;
-      if (int_digits == 0 && frac_digits == 0) return false;
-    } else if (int_digits == 0) {
-      return false;
-    }
-    if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-      ++i;
-      if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-      size_t exp_digits = 0;
-      while (i < s.size() && is_digit(s[i])) ++i, ++exp_digits;
-      if (exp_digits == 0) return false;
-    }
-    return i == s.size();
   }
 
   uint32_t file_;

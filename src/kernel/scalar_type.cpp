@@ -80,16 +80,23 @@ int category(ScalarType t) {
   return is_float(t) ? 2 : 1;
 }
 
-std::string_view cpp_type_name(ScalarType t) {
-  switch (compute_type(t)) {
+std::optional<std::string_view> cpp_scalar_name(ScalarType t) {
+  switch (t) {
     case ScalarType::kBool: return "bool";
+    case ScalarType::kInt8: return "int8_t";
+    case ScalarType::kUInt8: return "uint8_t";
+    case ScalarType::kInt16: return "int16_t";
     case ScalarType::kInt32: return "int32_t";
     case ScalarType::kInt64: return "int64_t";
     case ScalarType::kFloat32: return "float";
     case ScalarType::kFloat64: return "double";
-    default: return "?";
+    case ScalarType::kFloat16:
+    case ScalarType::kBFloat16: return std::nullopt;
   }
+  return std::nullopt;
 }
+
+std::string_view cpp_type_name(ScalarType t) { return cpp_scalar_name(compute_type(t)).value_or("?"); }
 
 std::optional<ScalarType> paddle_attribute_scalar_type(std::string_view paddle_type) {
   static constexpr std::array<std::pair<std::string_view, ScalarType>, 15> kTypes = {{

@@ -30,7 +30,12 @@ ScalarType promote(ScalarType a, ScalarType b);
 /// 0 bool, 1 integer, 2 float: literals and attributes adapt to the other operand within one category.
 int category(ScalarType t);
 
-/// C++ (and CUDA) spelling of a compute type: bool, int32_t, int64_t, float, double.
+/// The one table of a scalar type's plain C++ spelling (the same in CUDA): bool, int8_t, uint8_t, int16_t,
+/// int32_t, int64_t, float, double; nullopt for float16 and bfloat16, which plain C++ has no type for (CUDA's
+/// spellings: codegen/cpp_text.h cuda_half_type). Every dtype -> C++ name map of kforge reads it.
+std::optional<std::string_view> cpp_scalar_name(ScalarType t);
+
+/// C++ (and CUDA) spelling of the compute type of `t` (compute_type): bool, int32_t, int64_t, float, double.
 std::string_view cpp_type_name(ScalarType t);
 
 /// The scalar type of a Paddle op-YAML attribute type, or nullopt for types that are not one number

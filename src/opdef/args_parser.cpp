@@ -1,4 +1,4 @@
-// The `args` mini-language (paddle-formats.md §2.3):
+// The `args` mini-language (schemas/op.schema.json, args):
 //   args := '(' [arg (',' arg)*] ')'
 //   arg  := TYPE NAME ['=' DEFAULT]        TYPE := name ['(' name ')'] ['[' ']']
 // DEFAULT is a C++ expression (cpp_expr.h); a top-level ',' ends it, commas inside {...} do not.

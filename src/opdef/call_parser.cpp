@@ -1,4 +1,4 @@
-// The invoke / composite mini-language (paddle-formats.md §2.6):
+// The invoke / composite mini-language (schemas/op.schema.json, invoke and composite):
 //   call := NAME '(' [arg (',' arg)*] ')'
 //   arg  := [NAME '='] EXPR
 // Arguments are C++ expressions (`x.dtype()`, `0.0f`, `grad_x_grad.dtype()`), kept verbatim; Paddle's

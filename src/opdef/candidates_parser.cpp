@@ -1,4 +1,4 @@
-// The candidate lists of kernel.data_type / backend / layout (paddle-formats.md §2.5, §2.9.7):
+// The candidate lists of kernel.data_type / backend / layout (schemas/op.schema.json, kernel):
 //   candidates := cand ('>' cand)*   (ordered)   |   cand (',' cand)*   (unordered)
 //   cand       := NAME | 'complex' '(' NAME ')' | QUALIFIED_NAME (a constant such as DataType::FLOAT32)
 // As in Paddle, the list is ordered when it contains any '>', and empty candidates are dropped

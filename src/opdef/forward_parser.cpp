@@ -1,4 +1,4 @@
-// The forward mini-language of backward ops (paddle-formats.md §2.6):
+// The forward mini-language of backward ops (schemas/op.schema.json, forward):
 //   forward := NAME args '->' outputs
 // with the args and output languages of args_parser.cpp and output_parser.cpp.
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// The kernel.func mini-language (paddle-formats.md §2.5):
+// The kernel.func mini-language (schemas/op.schema.json, kernel.func):
 //   funcs     := func ([','] func)* [',']          separators: a comma, spaces or a line break
 //   func      := NAME [signature]
 //   signature := '{' kinds '->' kinds '}'           kinds := KIND (',' KIND)*

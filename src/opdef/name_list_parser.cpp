@@ -1,5 +1,5 @@
 // Comma-separated name lists: optional, intermediate, no_need_buffer, traits, interfaces,
-// data_transform.skip_transform, ... (paddle-formats.md §2.6):   list := NAME (',' NAME)*
+// data_transform.skip_transform, ... (schemas/op.schema.json):   list := NAME (',' NAME)*
 #include <fmt/format.h>
 
 #include "opdef/op_syntax.h"

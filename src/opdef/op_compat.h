@@ -1,4 +1,4 @@
-// Paddle's op_compat.yaml (paddle-formats.md §2.7): the legacy (fluid) names of ops and their
+// Paddle's op_compat.yaml (docs/op-yaml.md): the legacy (fluid) names of ops and their
 // arguments, and the `scalar:` / `int_array:` metadata that makes an attribute *mutable* (a PIR
 // operand instead of an attribute, §2.8). It has its own schema and its own reader.
 //

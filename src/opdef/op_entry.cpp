@@ -1,10 +1,11 @@
-// Reading the Paddle keys of one op definition (paddle-formats.md §2.2 - §2.6) and checking every name
+// Reading the Paddle keys of one op definition (schemas/op.schema.json) and checking every name
 // they mention against the op's arguments and outputs, as Paddle's parse_op_entry asserts.
 #include "opdef/op_entry.h"
 
 #include <fmt/format.h>
 
 #include "opdef/op_syntax.h"
+#include "support/yaml_scalar.h"
 
 namespace kforge::opdef {
 
@@ -178,8 +179,8 @@ class DefinitionReader {
     // `output :` with nothing after it: an op without outputs (send_v2, push_dense, ...); Paddle's
     // parse_outputs reads the null value (also PyYAML's plain `~` and `null`) as an empty list.
     const YamlNode& v = *e->value;
-    const bool null_word = v.is_scalar() && v.style == YamlNode::Style::kPlain &&
-                           (v.value == "~" || v.value == "null" || v.value == "Null" || v.value == "NULL");
+    const bool null_word = v.is_scalar() && v.style == YamlNode::Style::kPlain && !v.value.empty() &&
+                           yaml::resolve_core_scalar(v.value).kind == yaml::CoreKind::kNull;
     if (v.is_null() || null_word) {
       op_.output_loc = ctx_.loc(*e->key_node);
       return true;

@@ -1,4 +1,4 @@
-// OpLibrary: the op definitions of one or more op YAML files (Paddle's format, paddle-formats.md §2,
+// OpLibrary: the op definitions of one or more op YAML files (Paddle's format, schemas/op.schema.json,
 // plus the kforge extension keys compute / reduce / pattern), immutable once loaded.
 //
 // Ops are kept in document order (files in the order given). Every element carries the SourceLoc of
@@ -73,7 +73,7 @@ struct Output {
   SourceLoc loc;
 };
 
-/// An item of a `param` list: an argument name, or a literal such as `false` (paddle-formats.md §2.9.9).
+/// An item of a `param` list: an argument name, or a literal such as `false` (schemas/op.schema.json).
 struct ParamItem {
   std::string text;
   bool is_literal = false;

@@ -30,12 +30,12 @@ struct YamlContext;
 class KeyTable;
 
 /// Every key an op entry may have, as dotted paths ("op", "kernel.func", "reduce.init", ...), in the
-/// order of paddle-formats.md §2.2 followed by the kforge extensions.
+/// order of Paddle's op YAML keys (schemas/op.schema.json) followed by the kforge extensions.
 const std::vector<std::string>& known_op_keys();
 /// The extension keys an overlay entry may add: compute, reduce, pattern, row_pattern.
 const std::vector<std::string>& extension_keys();
 
-/// How the ops of a file are named (paddle-formats.md §2.8).
+/// How the ops of a file are named (docs/op-yaml.md).
 enum class OpFileKind {
   kDense,   // ops.yaml, backward.yaml, fused_*.yaml, static_*.yaml, update_ops.yaml, kforge's own files
   kSparse,  // Paddle's sparse_ops.yaml / sparse_backward.yaml: Op::sparse, PIR ops `<kernel>_sp`

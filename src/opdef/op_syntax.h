@@ -1,4 +1,4 @@
-// The mini-languages inside op YAML values (paddle-formats.md §2.3 - §2.6), one hand-written parser
+// The mini-languages inside op YAML values (schemas/op.schema.json), one hand-written parser
 // each (args_parser.cpp, output_parser.cpp, ...). Every parser reads a LocatedText, reports its first
 // error at the exact character with "<what>: <problem>"-style messages, and returns nullopt on error.
 // Checks that need the whole op (does `x` name an input?) are done by the loader, not here.

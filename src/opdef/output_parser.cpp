@@ -1,4 +1,4 @@
-// The `output` mini-language (paddle-formats.md §2.4):
+// The `output` mini-language (schemas/op.schema.json, output):
 //   outputs := output (',' output)*
 //   output  := TYPE ['(' NAME ')'] ['{' SIZE '}']      TYPE := Tensor | Tensor[] | SelectedRows
 // NAME may contain '@' (strings ops); a missing name is "out"; SIZE is a C++ expression, kept verbatim,

@@ -1,4 +1,4 @@
-// The inplace / view mini-language (paddle-formats.md §2.6, §2.9.8):
+// The inplace / view mini-language (schemas/op.schema.json, inplace and view):
 //   pairs := group (',' group)*
 //   group := '(' pair (',' pair)* ')' | pair
 //   pair  := NAME '->' NAME               (spaces optional: `(N->N)`)

@@ -1,5 +1,5 @@
 // PIR op signatures derived from op YAML and op_compat.yaml exactly as Paddle's op_gen.py derives
-// them (paddle-formats.md §2.8):
+// them (docs/op-yaml.md, "How the ops become PIR ops"):
 //   - operands: the tensor inputs in order, then the mutable attributes (a Scalar* or IntArray attribute
 //     that op_compat marks with support_tensor / tensor_name / tensors_name), in attribute order;
 //   - attributes: the other attributes, with their PIR attribute class and Paddle's data_type;

@@ -47,6 +47,8 @@ const YamlNode* YamlContext::sequence(const YamlNode& key, const YamlNode& value
 std::optional<bool> YamlContext::boolean(const YamlNode& key, const YamlNode& value, std::string_view name) const {
   const YamlNode* node = scalar(key, value, name);
   if (!node) return std::nullopt;
+  // Paddle reads op YAML with PyYAML, whose YAML 1.1 booleans include yes/no/on/off: op YAML keeps them (the YAML
+  // 1.2 core schema of the other readers, support/yaml_scalar.h, has only the first three of each).
   static const std::vector<std::string> kTrue = {"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "ON"};
   static const std::vector<std::string> kFalse = {"false", "False", "FALSE", "no", "No", "NO", "off", "Off", "OFF"};
   if (node->style == YamlNode::Style::kPlain) {

@@ -1,5 +1,5 @@
 // The fusion pass: what one candidate group would look like (GroupBuilder) and the greedy, deterministic
-// grouping in call order (plan_fusion). Which calls can fuse is fusion_classify.cpp. See fusion.h for the rules.
+// grouping in call order (plan_fusion). Which calls can fuse is fusion_classify.cpp. See docs/fusion.md for the rules.
 #include "passes/fusion.h"
 
 #include <algorithm>
@@ -18,7 +18,7 @@ using namespace fusion_detail;
 
 // ---- one candidate group ------------------------------------------------------------------------------------
 
-/// Builds the FusedGroup of a set of calls, or nullopt when the set breaks a rule of fusion.h.
+/// Builds the FusedGroup of a set of calls, or nullopt when the set breaks a rule of docs/fusion.md.
 class GroupBuilder {
  public:
   GroupBuilder(const LoweredProgram& program, const std::vector<CallInfo>& infos,

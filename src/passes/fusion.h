@@ -1,107 +1,7 @@
-// Fusion: groups the calls of a LoweredProgram into fused kernels (CINN-style, see
-// /work/shared/reference/fusion-and-multikernel.md §2) and describes each group completely enough that a
-// backend (the CPU loops of templates/program/, the CUDA kernels) emits it WITHOUT re-deriving anything.
-//
-// CONTRACT between the fusion pass and the backends. Stable: changes are additions only, listed here.
-//   (v1) initial version.
-//   (v2) FusionOptions::single_call_groups.
-//   (v3) GroupKind::kGemm, FusedGroup::gemm, FusionOptions::gemm_groups (GEMM groups, below); with
-//        single_call_groups, `enabled = false` gives one-call groups instead of an empty plan.
-//   (v4) FusionOptions::half_floats: float16 / bfloat16 values in groups (GroupInput / GroupStore storage
-//        kFloat16 / kBFloat16, computed in float32); GemmGroup::dtype (GemmForm) for 16-bit GEMM groups.
-//   (v5) GroupKind::kConv, FusedGroup::conv_call, FusionOptions::conv_fused (convolution groups, below).
-//   (v6) The one removal: group_stmt_text / group_reduction_text moved to codegen/group_text.h (the plan
-//        describes statements as typed expressions; the backends spell them, passes/ writes no C++).
-//   (v7) A bias defined between the conv and its add joins the group; --target cuda makes convolution groups too (FusionOptions::conv_fused): the CUDA backend runs their
-//        conv2d_fused call as a cuDNN convolution and an epilogue kernel (codegen/cuda_conv.h).
-//   (v8) With single_call_groups (a target without per-op kernels), a call whose output shares its buffer only
-//        with later views of it (a bias add before a reshape) fuses like any other: the group stores the value
-//        into that buffer and the views read it there.
-//   (v9) FusionOptions::absorb_transposes, FusedGroup::absorbed, GroupStore::strides: a transpose or expand next
-//        to an elementwise or row group runs inside it (below, "Absorbed transposes").
-//
-// What fuses. Only calls whose op has a kforge extension key (op YAML overlay, docs/scalar-expressions.md)
-// take part: `compute` (an elementwise op; broadcasting of its tensor inputs is the group's business),
-// `reduce` (a reduction over the trailing axes of its input), `row_pattern` (softmax / layer_norm / rms_norm
-// over the trailing axes). Every other call stays a kernel call. The rules (fusion.cpp implements them,
-// docs/compile.md documents them):
-//  - a group is a set of calls whose values flow producer -> consumer inside it; a value escapes (is stored)
-//    when a call outside the group, a program output, or a later group reads it, or when it shares its buffer
-//    with a value that escapes (in-place twins, views);
-//  - elementwise groups: every stored value has the group's shape, every input is that shape or broadcasts to
-//    it; fan-in (several producers) and fan-out (one value read by several consumers in the group) are fine;
-//  - row groups: one iteration space `outer` rows x `inner` elements per row, where `inner` is the product of
-//    the trailing (reduced) dims; reductions over the row, their elementwise producers (prologue), and
-//    consumers of the row results broadcast back over the row (epilogue, `reduce -> broadcast -> elementwise`);
-//  - never recompute an expensive producer: a call is in exactly one group, and a value computed in a group
-//    is never recomputed in another. Inside a row group an element statement is evaluated in every row pass
-//    that needs it (see GroupStmt::passes); an expensive one (exp, tanh, erf, pow, log, a row pattern...)
-//    is allowed in at most one pass, so the grouping never makes a row loop recompute it;
-//  - never break a dependency or create a cycle: a group is placed at its last call's position and every
-//    value a group reads is computed before that position; merging two groups that would need a call outside
-//    both in between (a path through a non-member) is refused;
-//  - greedy in call order: each fusible call joins the groups of its producers (in argument order) when the
-//    union is a valid group; when a whole producer group cannot join, only the direct producer moves over
-//    if the rest stays valid (a residual add joins the layer_norm after it; the gelu before it stays);
-//  - deterministic: the same program gives the same groups, in the same order, field for field.
-// Groups of one call are kept only for calls with `reduce` or `row_pattern` (the row loop replaces the
-// kernel); a lone elementwise call with nothing to fuse stays a kernel call, so a program whose ops have no
-// `reduce`/`row_pattern` and nothing to fuse compiles exactly as with `--no-fuse`.
-// Not fused (they stay kernel calls): in-place twins (`relu_`), calls whose output shares its buffer (views,
-// aliases), tensor-list or run-time (tensor-to-attribute) arguments, dtypes other than bool, int32, int64,
-// float32, float64 (and float16, bfloat16 with FusionOptions::half_floats), reductions over axes that are not
-// the trailing ones, rms_norm (no reference kernel yet). A 16-bit layer_norm may take float32 scale and bias;
-// its mean and variance are float32, as Paddle's LayerNormInferMeta makes them.
-//
-// GEMM groups (FusionOptions::gemm_groups, on for --target cuda only; fusion_gemm.cpp). A float32, float16 or
-// bfloat16 matmul that a generated GEMM computes (passes/gemm.h) becomes a kGemm group, alone or with its
-// epilogue:
-//   matmul -> add(bias) [-> gelu(approximate=false)]
-// where the bias broadcasts along the last dim (dims [N] or [1, ..., 1, N], the matmul's dtype, not computed
-// in the group), every value of the epilogue has the matmul's dtype, the matmul's output is read by the add
-// alone and is no program output, the add's output has the matmul's shape and, when the gelu joins, is read
-// by the gelu alone and is no program output. The ops are
-// recognised by their Paddle names `add` and `gelu` and must be elementwise-fusible calls (a `compute` key,
-// no in-place twin, own buffers): the GEMM kernel applies `acc + bias[n]` and erf gelu itself, exactly as
-// Paddle defines them, rather than the op YAML's formula. The group runs at its last call, like every group;
-// when a call in between writes memory the group reads (an in-place op), the epilogue stays out. GEMM groups
-// are formed first; the elementwise and row grouping then never takes their calls. With `enabled = false`
-// (--no-fuse) a GEMM group is the matmul alone.
-//
-// Convolution groups (FusionOptions::conv_fused, set for the CPU and CUDA when the op set has conv2d_fused;
-// fusion_conv.cpp). A float32 or float64 conv2d / depthwise_conv2d whose op is `pattern: out_fusible` becomes a
-// kConv group with the calls that follow it, each the sole reader of the previous one's result:
-//   conv -> [add (a per-channel bias)] -> [batch_norm / batch_norm_ (is_test or use_global_stats)] -> [activation]
-//        -> [add (a residual of the same shape)] -> [activation]
-// with at most one activation (relu, relu6, leaky_relu, clip, hardswish, sigmoid, tanh, swish, silu, gelu, with
-// constant attributes). The intermediate results and batch_norm's other outputs must be read by nothing else and
-// own their workspace buffers; no call in between may write a buffer the group reads (except the one that
-// defines the bias into a buffer of its own: Paddle's Conv2D reshapes its bias parameter between the conv and the
-// add; v7); a call joins one convolution group at most; a conv with nothing after
-// it stays a kernel call. The group is emitted as one kernel call, `conv_call`: conv2d_fused with its operands
-// bound (the conv's attributes, the epilogue's tensors and constants), at the group's position. kernels/fusion.yaml
-// marks the convolutions out_fusible and defines conv2d_fused; compiling without it fuses no convolution.
-//
-// Absorbed transposes (FusionOptions::absorb_transposes, on for --target cuda; fusion_index.cpp). A transpose
-// (op `transpose`, a constant perm) or an expand (op `expand`, every input dim 1 or the output's), its output in
-// a buffer of its own that no view shares, no in-place twin, that no group holds joins a group after grouping, as
-// an index map instead of a call:
-//  - read through: its output is no program output and only calls of one elementwise or row group read it; the
-//    group then reads the map's input instead, kStrided with the permuted strides (0 along an expand's broadcast
-//    dims; in a row group only an element-level input, and only when every dim and stride is known at generation
-//    time), and no call between the map and the group writes that input's buffer;
-//  - stored through (a transpose only): an elementwise group stores a value that only the transpose reads, that
-//    is no program output and whose buffer holds it alone; the group then stores the transpose's output instead,
-//    at the permuted offsets (GroupStore::strides), and the value becomes internal.
-// The call is listed in FusedGroup::absorbed and `call_group` maps it to the group; the group keeps its position,
-// so a stored-through transpose's output is written where the group runs (earlier than the call was; it reads
-// nothing else). Each call is absorbed once (stored through when it can be); a group may absorb several.
-//
-// Index model. Every group iterates over `outer` x `inner` elements: element (i, j), i in [0, outer),
-// j in [0, inner), is flat element i * inner + j of `shape` (row-major). For elementwise groups `inner` is
-// chosen so that as many inputs as possible are contiguous / per-row / per-column (a bias [N] over [M, N]:
-// outer M, inner N); a group where every input is contiguous has outer 1. Row groups: `inner` is the row
-// length (the product of the reduced trailing dims).
+// Fusion: groups the calls of a LoweredProgram into fused kernels and describes each group completely enough
+// that a backend (the CPU loops of templates/program/fused_cpu.j2, the CUDA kernels of codegen/cuda_kernels.cpp)
+// emits it without re-deriving anything. This header is the contract between the pass and the backends; what
+// fuses, the GEMM, convolution and absorbed-transpose groups and the index model are specified in docs/fusion.md.
 #pragma once
 
 #include <cstdint>
@@ -121,8 +21,8 @@ namespace kforge::passes {
 enum class GroupKind : uint8_t {
   kElementwise,  // one loop over outer x inner; every statement is per element (kElement)
   kRow,          // for each of `outer` rows: `num_passes` loops over the row's `inner` elements
-  kGemm,         // (v3) one GEMM with an optional bias / bias+gelu epilogue: FusedGroup::gemm
-  kConv,         // (v5) one conv2d_fused kernel call: FusedGroup::conv_call
+  kGemm,         // one GEMM with an optional bias / bias+gelu epilogue: FusedGroup::gemm
+  kConv,         // one conv2d_fused kernel call: FusedGroup::conv_call
 };
 
 /// What a GEMM group applies to each accumulated element before storing it.
@@ -246,7 +146,7 @@ struct GroupStore {
   ir::DataType dtype = ir::DataType::kUndefined;
   expr::ScalarType storage = expr::ScalarType::kFloat32;
   uint32_t pass = 0;       // row groups: the pass in which it is stored (per-row stores: after that pass)
-  /// (v9) Empty: stored at its flat element (i * inner + j, or i per row). Otherwise (elementwise groups, a
+  /// Empty: stored at its flat element (i * inner + j, or i per row). Otherwise (elementwise groups, a
   /// stored-through transpose): stored at sum_d coord_d * strides[d], one stride per dim of Group::shape,
   /// where coord is the row-major coordinate of flat element i * inner + j in the shape.
   std::vector<SymExpr> strides;
@@ -267,11 +167,11 @@ struct FusedGroup {
   std::vector<GroupStmt> stmts;     // in dependency order (an operand is defined before its use)
   std::vector<GroupStore> stores;   // values that escape, in value order
   std::vector<uint32_t> internal_values;  // values computed and consumed inside: no buffer needed
-  std::vector<uint32_t> absorbed;  // (v9) transposes run as the group's input or store map, ascending
+  std::vector<uint32_t> absorbed;  // transposes run as the group's input or store map, ascending
   bool has_expensive = false;    // contains exp/tanh/erf/pow/log/... or a reduction (for cost reports)
   std::string label;             // "relu+add+gelu" (op names, execution order), for comments and --dump-groups
-  GemmGroup gemm;                // kGemm only (v3); stmts is empty and stores has the one output
-  KernelCall conv_call;          // kConv only (v5): the call that replaces the group; stores has its output
+  GemmGroup gemm;                // kGemm only; stmts is empty and stores has the one output
+  KernelCall conv_call;          // kConv only: the call that replaces the group; stores has its output
 };
 
 /// The result of the pass. `call_group[c]` is the group of call c or kNone (a kernel call).
@@ -291,19 +191,19 @@ struct FusionOptions {
   /// library's own loop is as good; on for --target cuda, which has no per-op kernels, so every op with a
   /// `compute` key becomes a generated kernel even when nothing fuses with it.
   bool single_call_groups = false;
-  /// (v3) Make kGemm groups of the matmuls a generated GEMM computes, with their bias / gelu epilogue
-  /// (see "GEMM groups" above). On for --target cuda; off for the CPU, whose matmul is the library's kernel
+  /// Make kGemm groups of the matmuls a generated GEMM computes, with their bias / gelu epilogue
+  /// (docs/fusion.md, "GEMM groups"). On for --target cuda; off for the CPU, whose matmul is the library's kernel
   /// (or the multi-kernel variants) and whose bias + gelu fuse as an elementwise group.
   bool gemm_groups = false;
-  /// (v4) Fuse float16 and bfloat16 values: loaded and converted to float32, computed in float32 (their
+  /// Fuse float16 and bfloat16 values: loaded and converted to float32, computed in float32 (their
   /// compute type), rounded back to nearest even when stored. On for --target cuda, whose kernels convert
   /// (cuda_fp16.h / cuda_bf16.h); off for the CPU, whose fused loops have no 16-bit type: there such calls
   /// stay kernel calls.
   bool half_floats = false;
-  /// (v5) The op set's conv2d_fused (kernels/fusion.yaml), which makes convolution groups (see above); null: none.
-  /// The CPU and (v7) the CUDA target set it.
+  /// The op set's conv2d_fused (kernels/fusion.yaml), which makes convolution groups (docs/fusion.md); null: none.
+  /// The CPU and the CUDA target set it.
   const opdef::Op* conv_fused = nullptr;
-  /// (v9) Absorb transposes into the elementwise and row groups next to them ("Absorbed transposes" above). On
+  /// Absorb transposes into the elementwise and row groups next to them (docs/fusion.md, "Absorbed transposes"). On
   /// for --target cuda, whose transpose is a kernel of its own; off for the CPU, whose tiled transpose kernel
   /// moves the data faster than a fused loop's strided reads.
   bool absorb_transposes = false;

@@ -1,10 +1,11 @@
 // Classification for the fusion pass: which calls can fuse, with their typed expressions (attributes bound
-// to the program's constants), reductions and row patterns. See fusion.h for the rules.
+// to the program's constants), reductions and row patterns. See docs/fusion.md for the rules.
 #include <algorithm>
 #include <set>
 #include <sstream>
 
 #include "kernel/expr_rewrite.h"
+#include "passes/axis.h"
 #include "passes/fusion_internal.h"
 
 namespace kforge::passes::fusion_detail {
@@ -188,11 +189,10 @@ int64_t int_of(const AttrConstant& c) {
   }
 }
 
-std::optional<int64_t> normalize_axis(int64_t axis, size_t rank) {
-  const int64_t r = static_cast<int64_t>(rank);
-  if (axis < 0) axis += r;
-  if (axis < 0 || axis >= std::max<int64_t>(r, 1)) return std::nullopt;
-  return axis;
+/// normalize_axis (passes/axis.h), where a 0-D tensor also accepts axis 0 (not -1).
+std::optional<int64_t> fusible_axis(int64_t axis, size_t rank) {
+  if (rank == 0 && axis == 0) return 0;
+  return normalize_axis(axis, static_cast<int64_t>(rank));
 }
 
 class Classifier {
@@ -283,7 +283,7 @@ class Classifier {
     const SymShape& shape = p_.value(x).dims;
     std::set<int64_t> axes;
     for (int64_t a : axis->constant.ints) {
-      std::optional<int64_t> n = normalize_axis(a, shape.size());
+      std::optional<int64_t> n = fusible_axis(a, shape.size());
       if (!n) return CallInfo{};
       axes.insert(*n);
     }
@@ -323,7 +323,7 @@ class Classifier {
       const KernelArg* axis = call.arg("axis");
       if (!axis || axis->kind != ArgKind::kConstant) return CallInfo{};
       const int64_t a = int_of(axis->constant);
-      if (normalize_axis(a, xv.dims.size()) != std::optional<int64_t>(static_cast<int64_t>(xv.dims.size()) - 1)) {
+      if (fusible_axis(a, xv.dims.size()) != std::optional<int64_t>(static_cast<int64_t>(xv.dims.size()) - 1)) {
         return CallInfo{};
       }
       info.split = xv.dims.size() - 1;
@@ -332,7 +332,7 @@ class Classifier {
       const KernelArg* axis = call.arg("begin_norm_axis");
       const KernelArg* eps = call.arg("epsilon");
       if (!axis || !eps || axis->kind != ArgKind::kConstant || eps->kind != ArgKind::kConstant) return CallInfo{};
-      std::optional<int64_t> a = normalize_axis(int_of(axis->constant), xv.dims.size());
+      std::optional<int64_t> a = fusible_axis(int_of(axis->constant), xv.dims.size());
       if (!a) return CallInfo{};
       info.split = static_cast<size_t>(*a);
       info.epsilon = eps->constant.float_value;

@@ -1,4 +1,4 @@
-// Convolution groups of the fusion pass (fusion.h, "Convolution groups"): a conv2d / depthwise_conv2d with the bias
+// Convolution groups of the fusion pass (docs/fusion.md, "Convolution groups"): a conv2d / depthwise_conv2d with the bias
 // add, inference batch norm, activation and residual add that follow it, replaced by one call of the kernel
 // library's conv2d_fused (kernels/kforge_fused.h), which computes them as oneDNN post-ops with the batch norm
 // folded into the filter.

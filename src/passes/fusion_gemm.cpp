@@ -1,4 +1,4 @@
-// GEMM groups of the fusion pass (fusion.h, "GEMM groups"): a float32, float16 or bfloat16 matmul that a
+// GEMM groups of the fusion pass (docs/fusion.md, "GEMM groups"): a float32, float16 or bfloat16 matmul that a
 // generated GEMM computes, with the bias add and erf gelu that follow it when nothing else needs the
 // intermediate values.
 #include <set>

@@ -1,4 +1,4 @@
-// Absorbed index maps (fusion.h, "Absorbed transposes"): after grouping, a transpose or expand next to an
+// Absorbed index maps (docs/fusion.md, "Absorbed transposes"): after grouping, a transpose or expand next to an
 // elementwise or row group becomes the group's input map (read through) or, for a transpose, its store map (stored
 // through) instead of a call of its own. Both are pure index arithmetic: element c of a transpose's output is
 // element perm(c) of its input, and an expand's output reads its input at stride 0 along the broadcast dims, so a

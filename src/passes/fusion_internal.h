@@ -58,21 +58,21 @@ struct CallInfo {
 /// FusionOptions::half_floats; `view_aliases`: an output whose buffer later views share fuses too (v8).
 std::vector<CallInfo> classify_calls(const LoweredProgram& program, bool half_floats, bool view_aliases);
 
-/// The kGemm groups of `program` (fusion.h, "GEMM groups"; fusion_gemm.cpp), in call order, `index` unset.
+/// The kGemm groups of `program` (docs/fusion.md, "GEMM groups"; fusion_gemm.cpp), in call order, `index` unset.
 /// `readers[v]`: the calls reading value v, ascending; `is_output[v]`: v is a program output. With
 /// `epilogues` false every group is a matmul alone.
 std::vector<FusedGroup> plan_gemm_groups(const LoweredProgram& program, const std::vector<CallInfo>& infos,
                                          const std::vector<std::vector<uint32_t>>& readers,
                                          const std::vector<bool>& is_output, bool epilogues);
 
-/// The kConv groups of `program` (fusion.h, "Convolution groups"; fusion_conv.cpp), in call order, `index` unset;
+/// The kConv groups of `program` (docs/fusion.md, "Convolution groups"; fusion_conv.cpp), in call order, `index` unset;
 /// none when `conv_fused` (the op set's conv2d_fused) is null or not the op the library defines. Float16 / bfloat16
 /// convolutions group only with `half_floats` (FusionOptions::half_floats).
 std::vector<FusedGroup> plan_conv_groups(const LoweredProgram& program, const opdef::Op* conv_fused,
                                          const std::vector<std::vector<uint32_t>>& readers,
                                          const std::vector<bool>& is_output, bool half_floats);
 
-/// Moves the transposes next to elementwise and row groups into them (fusion.h, "Absorbed transposes";
+/// Moves the transposes next to elementwise and row groups into them (docs/fusion.md, "Absorbed transposes";
 /// fusion_index.cpp): FusedGroup::absorbed, `plan.call_group`, the groups' inputs, stores, internal values, labels.
 void absorb_transposes(const LoweredProgram& program, FusionPlan& plan,
                        const std::vector<std::vector<uint32_t>>& readers, const std::vector<bool>& is_output);

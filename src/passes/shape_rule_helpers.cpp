@@ -33,13 +33,6 @@ std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y,
   return out;
 }
 
-bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) return false;
-  *out = a;
-  return true;
-}
-
 std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std::string& what_b, ir::DataType b) {
   return fmt::format("dtype conflict: {} is {}, {} is {}", what_a, ir::dtype_name(a), what_b, ir::dtype_name(b));
 }

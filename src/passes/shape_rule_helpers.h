@@ -1,5 +1,5 @@
 // What several files of shape rules (shape_rules*.cpp) share: numpy broadcasting over symbolic dims, axis
-// normalisation and the dtype-conflict message.
+// normalisation (passes/axis.h) and the dtype-conflict message.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "passes/axis.h"
 #include "program/dtype.h"
 #include "passes/sym_expr.h"
 
@@ -21,9 +22,6 @@ namespace kforge::passes::detail {
 /// give x's dim instead of their max, and the pair is appended there: the caller records that they must be equal.
 std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y,
                                          std::vector<std::pair<SymExpr, SymExpr>>* taken_equal = nullptr);
-
-/// `axis` in [-rank, rank) made non-negative into *out; false when out of range (a 0-D tensor has no axis).
-bool normalize_axis(int64_t axis, int64_t rank, int64_t* out);
 
 /// "dtype conflict: WHAT_A is A, WHAT_B is B".
 std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std::string& what_b, ir::DataType b);

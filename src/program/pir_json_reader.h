@@ -1,5 +1,4 @@
-// Reader of PIR JSON programs, the files Paddle 3 saves (`inference.json`, `model.json`), versions 0 to 4
-// (reference/paddle-formats.md §4).
+// Reader of PIR JSON programs, the files Paddle 3 saves (`inference.json`, `model.json`), versions 0 to 4.
 //
 // What it reads: every key of Paddle's schema.h: base_code {magic, version, trainable}; program/regions/
 // blocks with args and kwargs; ops with I (operands, {"%":0} = null operand), O (results), A, OA, DA and

@@ -1,4 +1,4 @@
-// Tokens of printed PIR programs (both printer eras, reference/paddle-formats.md §3).
+// Tokens of printed PIR programs (both printer eras, pir_text_reader.h).
 //
 // The lexer is on demand over the source buffer: the parser reads tokens, and switches to reading raw
 // characters where PIR's syntax is not token-shaped (`tensor<-1x3xf32>`, `Place(gpu:0)`, kernel keys

@@ -1,4 +1,4 @@
-// Reader of printed PIR programs (reference/paddle-formats.md §3), both printer eras:
+// Reader of printed PIR programs (the text Paddle's IR printer writes), both printer eras:
 //   * the 2024 typed form: `(%2) = "pd_op.full" () {dtype:(pd_op.DataType)float32,value:(Float)0} : ()
 //     -> builtin.tensor<1xi32>`, with `builtin.tensor<...>` and the older `pd_op.tensor<...>`;
 //   * the 2025 untyped form: `{dtype:float32,value:0} : () -> tensor<1xi32>`. Its numbers and lists do

@@ -10,6 +10,7 @@
 
 #include "support/text.h"
 #include "support/yaml_progress.h"
+#include "support/yaml_scalar.h"
 
 namespace kforge::ir {
 
@@ -17,43 +18,14 @@ namespace {
 
 constexpr int kMaxNesting = 64;
 
-enum class ScalarClass { kNull, kBool, kInt, kFloat, kString };
-
-// YAML 1.2 core schema resolution of a plain (unquoted) scalar.
-ScalarClass classify_plain(const std::string& s) {
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return ScalarClass::kNull;
-  if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE") {
-    return ScalarClass::kBool;
-  }
-  size_t i = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-  const std::string_view body = std::string_view(s).substr(i);
-  if (body == ".inf" || body == ".Inf" || body == ".INF" || s == ".nan" || s == ".NaN" || s == ".NAN") {
-    return ScalarClass::kFloat;
-  }
-  if (i < s.size() && s.find_first_not_of("0123456789", i) == std::string::npos) return ScalarClass::kInt;
-  // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
-  size_t digits = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  }
-  if (digits == 0) return ScalarClass::kString;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    const size_t exp_begin = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    if (i == exp_begin) return ScalarClass::kString;
-  }
-  return i == s.size() ? ScalarClass::kFloat : ScalarClass::kString;
-}
+using yaml::CoreKind;
+using ScalarClass = CoreKind;  // the YAML 1.2 core schema's classes (support/yaml_scalar.h)
 
 bool is_quoted(const YAML::Node& n) { return n.Tag() == "!"; }
 
 ScalarClass classify(const YAML::Node& n) {
   if (n.IsNull()) return ScalarClass::kNull;
-  return is_quoted(n) ? ScalarClass::kString : classify_plain(n.Scalar());
+  return is_quoted(n) ? ScalarClass::kString : yaml::resolve_core_scalar(n.Scalar()).kind;
 }
 
 std::string node_kind(const YAML::Node& n) {
@@ -161,30 +133,22 @@ class YamlReader {
   }
 
   std::optional<int64_t> integer(const YAML::Node& n, std::string_view what) {
-    if (n.IsScalar() && classify(n) == ScalarClass::kInt) {
-      const std::string& s = n.Scalar();
-      int64_t v = 0;
-      const size_t skip = s[0] == '+' ? 1 : 0;
-      auto [end, ec] = std::from_chars(s.data() + skip, s.data() + s.size(), v);
-      if (ec == std::errc() && end == s.data() + s.size()) return v;
-      error(n, fmt::format("integer {} for {} is out of range", s, what));
-      return std::nullopt;
+    if (n.IsScalar() && !is_quoted(n)) {
+      const yaml::CoreScalar r = yaml::resolve_core_scalar(n.Scalar());
+      if (r.kind == CoreKind::kInt && !r.out_of_range) return r.int_value;
+      if (r.kind == CoreKind::kInt) {
+        error(n, fmt::format("integer {} for {} is out of range", n.Scalar(), what));
+        return std::nullopt;
+      }
     }
     error(n, fmt::format("expected an integer for {}, got {}", what, node_kind(n)));
     return std::nullopt;
   }
 
   std::optional<double> number(const YAML::Node& n, std::string_view what) {
-    const ScalarClass c = n.IsScalar() ? classify(n) : ScalarClass::kString;
-    if (c == ScalarClass::kInt || c == ScalarClass::kFloat) {
-      std::string s = n.Scalar();
-      const bool negative = s[0] == '-';
-      const std::string_view body = std::string_view(s).substr(s[0] == '-' || s[0] == '+' ? 1 : 0);
-      if (body == ".inf" || body == ".Inf" || body == ".INF") {
-        return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-      }
-      if (body == ".nan" || body == ".NaN" || body == ".NAN") return std::numeric_limits<double>::quiet_NaN();
-      return std::strtod(s.c_str(), nullptr);
+    if (n.IsScalar() && !is_quoted(n)) {
+      const yaml::CoreScalar r = yaml::resolve_core_scalar(n.Scalar());
+      if (r.kind == CoreKind::kInt || r.kind == CoreKind::kFloat) return r.float_value;
     }
     error(n, fmt::format("expected a number for {}, got {}", what, node_kind(n)));
     return std::nullopt;

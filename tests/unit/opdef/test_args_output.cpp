@@ -1,4 +1,4 @@
-// The args and output mini-languages (paddle-formats.md §2.3, §2.4).
+// The args and output mini-languages (schemas/op.schema.json, args and output).
 #include <catch2/catch.hpp>
 
 #include "opdef/op_syntax.h"

@@ -1,4 +1,4 @@
-// Default values and C++ expressions: every spelling of paddle-formats.md §2.3 is kept verbatim and
+// Default values and C++ expressions: every spelling of Paddle's args defaults is kept verbatim and
 // classified; malformed ones are reported at the offending character.
 #include <catch2/catch.hpp>
 

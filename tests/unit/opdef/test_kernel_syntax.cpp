@@ -1,5 +1,5 @@
 // The kernel.func, candidate, inplace/view, invoke/composite, forward and name-list mini-languages
-// (paddle-formats.md §2.5, §2.6, §2.9).
+// (schemas/op.schema.json).
 #include <catch2/catch.hpp>
 
 #include "opdef/op_syntax.h"

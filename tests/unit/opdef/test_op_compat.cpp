@@ -1,4 +1,4 @@
-// op_compat.yaml: its own schema (paddle-formats.md §2.7), lookup by op and backward names.
+// op_compat.yaml: its own schema (docs/op-yaml.md), lookup by op and backward names.
 #include <catch2/catch.hpp>
 
 #include "opdef_test_util.h"

@@ -1,4 +1,4 @@
-// PIR signature derivation on small hand-written inputs: each rule of paddle-formats.md §2.8 and the
+// PIR signature derivation on small hand-written inputs: each rule of docs/op-yaml.md "How the ops become PIR ops" and the
 // op_gen.py special cases, and the exact JSON text.
 #include <catch2/catch.hpp>
 

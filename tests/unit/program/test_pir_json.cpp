@@ -1,4 +1,4 @@
-// The PIR JSON reader: every key, type and attribute encoding of reference/paddle-formats.md §4, source
+// The PIR JSON reader: every key, type and attribute encoding of Paddle's PIR JSON (program/pir_json_reader.h), source
 // locations, and every error path with its exact diagnostic.
 #include <fmt/format.h>
 

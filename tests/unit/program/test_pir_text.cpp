@@ -1,4 +1,4 @@
-// The PIR text reader: both printer eras, every type and attribute form of reference/paddle-formats.md §3,
+// The PIR text reader: both printer eras, every type and attribute form of Paddle's printer (program/pir_text_reader.h),
 // control flow, the kernel dialect, and every error path with its exact diagnostic.
 #include <cmath>
 

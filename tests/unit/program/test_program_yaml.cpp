@@ -141,6 +141,22 @@ outputs: [c]
   CHECK(p.type_of(p.op(ops[4]).results[0]) == Type::tensor(DataType::kFloat32, {4}));  // the fetch's type
 }
 
+TEST_CASE("yaml: scalars resolve by the YAML 1.2 core schema, as template data does (support/yaml_scalar.h)") {
+  // 0o / 0x ints were strings here before (and ints in template data); both readers now share one resolver.
+  CHECK(one_attr("0x1F") == guessed(Attribute::int64(31)));
+  CHECK(one_attr("0o17") == guessed(Attribute::int64(15)));
+  CHECK(one_attr("{i32: 0x10}") == Attribute::int32(16));
+  CHECK(one_attr("{f64: 0x10}") == Attribute::float64(16));
+  CHECK(one_attr("{int_array: [0o7, 0x7]}") == Attribute::int_array({7, 7}));
+  CHECK(one_attr("0X1F") == guessed(Attribute::string("0X1F")));  // the core schema's prefixes are lower case
+  CHECK(one_attr("-0x1F") == guessed(Attribute::string("-0x1F")));  // and unsigned
+  CHECK(one_attr("\"0x1F\"") == Attribute::string("0x1F"));
+  CHECK(one_attr("yes") == guessed(Attribute::string("yes")));  // YAML 1.1's booleans are strings
+  CHECK(std::isnan(one_attr(".nan").float_value));
+  CHECK(first_line(read_errors("p.yaml", "program: t\nops:\n  - {op: a, attrs: {k: {i64: 0x8000000000000000}}}\n")) ==
+        "p.yaml:3:30: error: integer 0x8000000000000000 for an i64 attribute is out of range");
+}
+
 TEST_CASE("yaml errors") {
   CHECK(read_errors("p.yaml", "program: t\nops:\n  - {op: relu, in: [x], out: [y]}\n") ==
         "p.yaml:3:21: error: use of undefined value 'x'\n"

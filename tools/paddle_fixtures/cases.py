@@ -267,7 +267,8 @@ CASES = [
         ops=("remainder",)) for dt in FLOAT],
     C("remainder_float_negative_divisor", lambda x, y: x % y, [t(3, 4, low=-3, high=3), t(4, low=-2.0, high=-0.25)],
       ops=("remainder",)),
-    # An elementwise chain of all three (one fused group on both targets).
+    # An elementwise chain of all three, fused on both targets (today two groups: square, then reciprocal + add +
+    # remainder).
     C("square_reciprocal_remainder_chain", lambda x, y: (paddle.square(x) + paddle.reciprocal(y)) % 1.5,
       [t(3, 4), t(3, 4, low=0.5, high=2.0)], ops=("square", "reciprocal", "remainder")),
     # Bitwise ops of integers (negative ones too) and bools (logical there); broadcasting.

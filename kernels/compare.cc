@@ -1,5 +1,8 @@
 // Comparisons (equal, not_equal, greater_than, greater_equal, less_than, less_equal) and logical_and, logical_or,
-// logical_not: numpy broadcasting, bool results. Paddle 3.3 compares floats exactly (NaN equals nothing).
+// logical_not: numpy broadcasting, bool results; bitwise_and, bitwise_or, bitwise_xor, bitwise_not (x's dtype). Paddle 3.3 compares floats exactly (NaN equals nothing).
+#include <cstdint>
+#include <type_traits>
+
 #include "kforge_kernels.h"
 #include "math_util.h"
 
@@ -70,6 +73,70 @@ Status logical_not(const KernelContext& ctx, const Tensor& x, Tensor* out) {
   return VisitLogical{}(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     util::map_unary<T, bool>(x, out, [](T v) -> bool { return v == 0; });
+    return Status::OK();
+  });
+}
+
+namespace {
+
+// Paddle's bitwise kernels: bool, int8, uint8, int16, int32, int64.
+template <typename F>
+Status visit_bitwise(DataType dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case DataType::kBool: return f(Tag<bool>{});
+    case DataType::kInt8: return f(Tag<int8_t>{});
+    case DataType::kUInt8: return f(Tag<uint8_t>{});
+    case DataType::kInt16: return f(Tag<int16_t>{});
+    case DataType::kInt32: return f(Tag<int32_t>{});
+    case DataType::kInt64: return f(Tag<int64_t>{});
+    default: return util::unsupported_dtype(op, dtype);
+  }
+}
+
+template <typename Op>
+Status bitwise_binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out, const char* name,
+                      Op op) {
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype || y.dtype != dtype) {
+    return Status::Error(name, ": x and y must both be ", dtype, ", got ", x.dtype, " and ", y.dtype);
+  }
+  KFORGE_RETURN_IF_ERROR(util::check_broadcast_out(x, y, out, dtype, name));
+  return visit_bitwise(dtype, name, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    util::map_binary<T, T, T>(x, y, out, [op](T a, T b) -> T { return static_cast<T>(op(a, b)); });
+    return Status::OK();
+  });
+}
+
+}  // namespace
+
+Status bitwise_and(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {
+  return bitwise_binary(ctx, x, y, out, "bitwise_and", [](auto a, auto b) { return a & b; });
+}
+
+Status bitwise_or(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {
+  return bitwise_binary(ctx, x, y, out, "bitwise_or", [](auto a, auto b) { return a | b; });
+}
+
+Status bitwise_xor(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {
+  return bitwise_binary(ctx, x, y, out, "bitwise_xor", [](auto a, auto b) { return a ^ b; });
+}
+
+Status bitwise_not(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  static constexpr const char* kOp = "bitwise_not";
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, kOp));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype || out->dtype != dtype) {
+    return Status::Error(kOp, ": x and out must be ", dtype, ", got ", x.dtype, " and ", out->dtype);
+  }
+  KFORGE_RETURN_IF_ERROR(util::require_dims(*out, x, kOp));
+  return visit_bitwise(dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same<T, bool>::value) {
+      util::map_unary<T, T>(x, out, [](T v) -> T { return !v; });
+    } else {
+      util::map_unary<T, T>(x, out, [](T v) -> T { return static_cast<T>(~v); });
+    }
     return Status::OK();
   });
 }

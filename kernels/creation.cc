@@ -1,4 +1,5 @@
-// Creation and copy kernels: full, full_like, full_int_array, assign, assign_value, shape, shape64, dropout.
+// Creation and copy kernels: full, full_like, full_int_array, assign, assign_value, shape, shape64, numel,
+// dropout.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -116,6 +117,16 @@ Status shape(const KernelContext& ctx, const Tensor& input, Tensor* out) {
 Status shape64(const KernelContext& ctx, const Tensor& input, Tensor* out) {
   (void)ctx;
   return write_shape<int64_t>(input, out, DataType::kInt64, "shape64");
+}
+
+Status numel(const KernelContext& ctx, const Tensor& x, Tensor* size) {
+  (void)ctx;
+  static constexpr const char* kOp = "numel";
+  KFORGE_RETURN_IF_ERROR(util::require_output(size, kOp));
+  if (size->dtype != DataType::kInt64) return Status::Error(kOp, ": size must be int64, got ", size->dtype);
+  if (size->numel() != 1) return Status::Error(kOp, ": size has dims ", size->dims_string(), ", expected []");
+  size->data_as<int64_t>()[0] = x.numel();
+  return Status::OK();
 }
 
 // ---- dropout --------------------------------------------------------------------------------------------------

@@ -82,6 +82,7 @@ Status assign_value(const KernelContext& ctx, const std::vector<int>& shape, Dat
                     const std::vector<Scalar>& values, Tensor* out);  // op `assign_value_`
 Status shape(const KernelContext& ctx, const Tensor& input, Tensor* out);    // int32
 Status shape64(const KernelContext& ctx, const Tensor& input, Tensor* out);  // int64
+Status numel(const KernelContext& ctx, const Tensor& x, Tensor* size);       // x's element count, int64 0-D
 // Inference (is_test): identity for "upscale_in_train", x * (1 - p) for "downgrade_in_infer"; mask (optional) is
 // all ones. Training draws the mask from a counter-based generator seeded by seed_tensor, else `seed`.
 Status dropout(const KernelContext& ctx, const Tensor& x, const Tensor* seed_tensor, const Scalar& p, bool is_test,
@@ -161,6 +162,7 @@ Status CreateVecShapeInferMeta(const std::vector<int64_t>& value, DataType dtype
 Status AssignValueInferMeta(const std::vector<int>& shape, DataType dtype, Tensor* out);
 Status ShapeInferMeta(const Tensor& input, Tensor* out);
 Status Shape64InferMeta(const Tensor& input, Tensor* out);
+Status NumelInferMeta(const Tensor& x, Tensor* size);  // int64, 0-D
 Status DropoutInferMeta(const Tensor& x, const Tensor* seed_tensor, const Scalar& p, bool is_test,
                         const std::string& mode, int seed, bool fix_seed, Tensor* out, Tensor* mask);
 
@@ -232,12 +234,17 @@ Status log(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status sin(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status cos(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status abs(const KernelContext& ctx, const Tensor& x, Tensor* out);  // also int32, int64
+Status reciprocal(const KernelContext& ctx, const Tensor& x, Tensor* out);  // 1 / x
+Status square(const KernelContext& ctx, const Tensor& x, Tensor* out);      // also int32, int64 (wrapping)
 // x ** y with y rounded to float, then to x's type, as Paddle's PowFunctor; float32, float64, int32, int64 (an
 // integer x with a negative exponent is an error: Paddle's kernel never returns).
 Status pow(const KernelContext& ctx, const Tensor& x, const Scalar& y, Tensor* out);
 // Python's floor division (Paddle's FloorDivideFunctor); int8, uint8, int16, int32, int64, float32, float64.
 // An integer division by zero is an error; floats follow IEEE (x / 0).
 Status floor_divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// Python's % (Paddle's RemainderFunctor): the result has y's sign; float32, float64, int32, int64. An integer
+// remainder by zero is an error; a float one is NaN.
+Status remainder(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 // out = mask ? value : x, x and mask broadcast (numpy), value one element of x's dtype; bool, int8, uint8, int16,
 // int32, int64, float32, float64.
 Status masked_fill(const KernelContext& ctx, const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out);
@@ -256,6 +263,12 @@ Status less_equal(const KernelContext& ctx, const Tensor& x, const Tensor& y, Te
 Status logical_and(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 Status logical_or(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 Status logical_not(const KernelContext& ctx, const Tensor& x, Tensor* out);
+// Bitwise ops, x and y (broadcast) and out of one dtype: bool, int8, uint8, int16, int32, int64; on bool they are
+// the logical ops (bitwise_not of a bool is its negation).
+Status bitwise_and(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status bitwise_or(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status bitwise_xor(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status bitwise_not(const KernelContext& ctx, const Tensor& x, Tensor* out);
 
 // ---- creation (creation_math.cc) ------------------------------------------------------------------------------
 // value (one element, any dtype) converted to out's dtype; out's dtype: bool, int8 ... float64.

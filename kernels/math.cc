@@ -1,5 +1,5 @@
-// Elementwise math: hardsigmoid, relu6, sqrt, erf, log, sin, cos, abs, pow (Scalar exponent), floor_divide,
-// masked_fill, swiglu. Formulas follow Paddle's phi CPU functors, written as kernels/fusion.yaml spells them, so
+// Elementwise math: hardsigmoid, relu6, sqrt, erf, log, sin, cos, abs, square, reciprocal, pow (Scalar exponent),
+// floor_divide, remainder, masked_fill, swiglu. Formulas follow Paddle's phi CPU functors, written as kernels/fusion.yaml spells them, so
 // fused and unfused results agree.
 #include <algorithm>
 #include <cmath>
@@ -69,7 +69,24 @@ KFORGE_FLOAT_UNARY(log, std::log(v))
 KFORGE_FLOAT_UNARY(sin, std::sin(v))
 KFORGE_FLOAT_UNARY(cos, std::cos(v))
 
+KFORGE_FLOAT_UNARY(reciprocal, T(1) / v)
+
 #undef KFORGE_FLOAT_UNARY
+
+Status square(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  return unary(ctx, x, out, "square", false, [](auto tag) {
+    using T = typename decltype(tag)::type;
+    return [](T v) -> T {
+      if constexpr (std::is_integral<T>::value) {
+        // Wraps on overflow like the hardware does (unsigned arithmetic: no undefined behaviour).
+        using U = typename std::make_unsigned<T>::type;
+        return static_cast<T>(static_cast<U>(v) * static_cast<U>(v));
+      } else {
+        return v * v;
+      }
+    };
+  });
+}
 
 Status hardsigmoid(const KernelContext& ctx, const Tensor& x, float slope, float offset, Tensor* out) {
   return unary(ctx, x, out, "hardsigmoid", true, [slope, offset](auto tag) {
@@ -183,6 +200,45 @@ Status floor_divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, 
     case DataType::kInt16: return body(Tag<int16_t>{});
     default: return util::visit_number(dtype, kOp, body);
   }
+}
+
+namespace {
+
+// Paddle's RemainderFunctor: the truncated remainder (fmod for floats), moved by y when its sign differs from y's,
+// so the result takes the divisor's sign (Python's %). The fused expression in kernels/fusion.yaml is the same.
+template <typename T>
+T floor_mod(T a, T b) {
+  T r;
+  if constexpr (std::is_integral<T>::value) {
+    if (std::is_signed<T>::value && b == T(-1)) return T(0);  // lowest % -1 would trap
+    r = static_cast<T>(a % b);
+  } else {
+    r = std::fmod(a, b);
+  }
+  if (r != 0 && (r < 0) != (b < 0)) r = static_cast<T>(r + b);
+  return r;
+}
+
+}  // namespace
+
+Status remainder(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {
+  static constexpr const char* kOp = "remainder";
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype || y.dtype != dtype) {
+    return Status::Error(kOp, ": x and y must be ", dtype, ", got ", x.dtype, " and ", y.dtype);
+  }
+  KFORGE_RETURN_IF_ERROR(util::check_broadcast_out(x, y, out, dtype, kOp));
+  return util::visit_number(dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral<T>::value) {
+      const T* b = y.data_as<const T>();
+      for (int64_t i = 0, n = y.numel(); i < n; ++i) {
+        if (b[i] == 0) return Status::Error(kOp, ": integer remainder by zero (y[", i, "] is 0)");
+      }
+    }
+    util::map_binary<T, T, T>(x, y, out, [](T a, T b) { return floor_mod(a, b); });
+    return Status::OK();
+  });
 }
 
 Status masked_fill(const KernelContext& ctx, const Tensor& x, const Tensor& mask, const Tensor& value, Tensor* out) {

@@ -102,6 +102,11 @@ Status Shape64InferMeta(const Tensor& input, Tensor* out) {
   return set_meta(out, DataType::kInt64, {input.ndim}, "Shape64InferMeta");
 }
 
+Status NumelInferMeta(const Tensor& x, Tensor* size) {
+  (void)x;
+  return set_meta(size, DataType::kInt64, {}, "NumelInferMeta");
+}
+
 Status DropoutInferMeta(const Tensor& x, const Tensor* seed_tensor, const Scalar& p, bool is_test,
                         const std::string& mode, int seed, bool fix_seed, Tensor* out, Tensor* mask) {
   (void)seed_tensor;

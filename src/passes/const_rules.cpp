@@ -279,6 +279,13 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
     if (!x || x->is_vector) return;
     KnownData d{dtype, {static_cast<int64_t>(x->dims.size())}, false, {}, x->dims};
     set_data(c, std::move(d));
+  } else if (op == "numel") {
+    const ValueInfo* x = c.tensor(c.param(0));
+    if (!x || x->is_vector) return;
+    SymExpr n(int64_t{1});
+    for (const SymExpr& dim : x->dims) n = n * dim;
+    KnownData d{dtype, {}, false, {}, {n}};
+    set_data(c, std::move(d));
   } else if (op == "cast") {
     const KnownData* x = known_input(c, c.param(0));
     if (!x) return;

@@ -145,6 +145,13 @@ std::string shape_of(OpContext& c, DataType dtype) {
   return "";
 }
 
+std::string numel_rule(OpContext& c) {
+  Args a{c};
+  REQUIRE_TENSOR(x, 0);
+  c.set_result(0, DataType::kInt64, {});
+  return "";
+}
+
 std::string dropout(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
@@ -699,6 +706,7 @@ const std::map<std::string, Rule>& rules() {
       {"AssignValueInferMeta", assign_value},
       {"ShapeInferMeta", [](OpContext& c) { return shape_of(c, DataType::kInt32); }},
       {"Shape64InferMeta", [](OpContext& c) { return shape_of(c, DataType::kInt64); }},
+      {"NumelInferMeta", numel_rule},
       {"DropoutInferMeta", dropout},
       {"ReshapeInferMeta", reshape},
       {"FlattenInferMeta", flatten},

@@ -1,4 +1,5 @@
-// Creation and copy ops: full, full_like, full_int_array, assign, assign_value_, shape, shape64, dropout.
+// Creation and copy ops: full, full_like, full_int_array, assign, assign_value_, shape, shape64, numel,
+// dropout.
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -91,6 +92,14 @@ void register_creation_ops(OpRegistry& r) {
     return run_one(
         ctx, DataType::kUndefined, out, [&](Tensor* o) { return m::Shape64InferMeta(*x, o); },
         [&](const KernelContext& c, Tensor* o) { return k::shape64(c, *x, o); });
+  });
+  r.add("numel", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap&,
+                    std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    return run_one(
+        ctx, DataType::kUndefined, out, [&](Tensor* o) { return m::NumelInferMeta(*x, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::numel(c, *x, o); });
   });
 
   // pd_op.dropout: operands (x, seed_tensor, p); p is mutable. Outputs out, mask.

@@ -1,7 +1,7 @@
 // Math, comparison, creation and scan ops of kernels/ops.yaml (issue 11): hardsigmoid, relu6, sqrt, erf, log, sin,
-// cos, abs, pow, floor_divide, masked_fill, swiglu, the comparisons and logical ops, full_with_tensor, uniform,
-// arange, one_hot, cumsum, prod, argmax, topk, log_softmax. Operands in PIR order: tensor inputs, then mutable
-// attributes (op_compat.yaml).
+// cos, abs, square, reciprocal, pow, floor_divide, remainder, masked_fill, swiglu, the comparisons, logical and
+// bitwise ops, full_with_tensor, uniform, arange, one_hot, cumsum, prod, argmax, topk, log_softmax. Operands in PIR
+// order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -57,8 +57,15 @@ void register_elementwise(OpRegistry& r) {
   r.add("sin", unary(k::sin, m::UnchangedInferMeta));
   r.add("cos", unary(k::cos, m::UnchangedInferMeta));
   r.add("abs", unary(k::abs, m::RealAndImagInferMeta));
+  r.add("square", unary(k::square, m::UnchangedInferMeta));
+  r.add("reciprocal", unary(k::reciprocal, m::UnchangedInferMeta));
   r.add("logical_not", unary(k::logical_not, m::LogicalNotInferMeta));
+  r.add("bitwise_not", unary(k::bitwise_not, m::UnchangedInferMeta));
   r.add("floor_divide", binary(k::floor_divide, m::ElementwiseInferMeta));
+  r.add("remainder", binary(k::remainder, m::ElementwiseInferMeta));
+  r.add("bitwise_and", binary(k::bitwise_and, m::ElementwiseInferMeta));
+  r.add("bitwise_or", binary(k::bitwise_or, m::ElementwiseInferMeta));
+  r.add("bitwise_xor", binary(k::bitwise_xor, m::ElementwiseInferMeta));
   r.add("equal", binary(k::equal, m::CompareInferMeta));
   r.add("not_equal", binary(k::not_equal, m::CompareInferMeta));
   r.add("greater_than", binary(k::greater_than, m::CompareInferMeta));

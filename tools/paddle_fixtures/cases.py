@@ -251,6 +251,39 @@ CASES = [
     *[C(f"floor_divide_{dt}", lambda x, y: x // y, [t(2, 5, dtype=dt, low=-3, high=3), t(2, 5, dtype=dt, low=0.25,
                                                                                         high=2.0)],
         ops=("floor_divide",)) for dt in FLOAT],
+    # --- square, reciprocal, remainder, bitwise ops (issue 34) ---
+    *[C(f"square_{dt}", lambda x: paddle.square(x), [t(2, 5, dtype=dt)], ops=("square",)) for dt in NUMBER],
+    *[C(f"reciprocal_{dt}", lambda x: paddle.reciprocal(x), [t(2, 5, dtype=dt, low=0.25, high=2.0)],
+        ops=("reciprocal",)) for dt in FLOAT],
+    C("reciprocal_negative", lambda x: paddle.reciprocal(x - 3), [t(2, 5)], ops=("reciprocal",)),
+    # Python's %: the result takes the divisor's sign; negative dividends, negative divisors, broadcasting.
+    *[C(f"remainder_{dt}", lambda x, y: paddle.remainder(x, y), [t(3, 4, dtype=dt, low=-9, high=10),
+                                                                 t(4, dtype=dt, low=1, high=4)],
+        ops=("remainder",)) for dt in ("int32", "int64")],
+    C("remainder_negative_divisor", lambda x, y: x % y,
+      [t(2, 5, dtype="int64", low=-9, high=10), t(2, 5, dtype="int64", low=-4, high=-1)], ops=("remainder",)),
+    *[C(f"remainder_{dt}", lambda x, y: x % y, [t(2, 5, dtype=dt, low=-3, high=3), t(2, 5, dtype=dt, low=0.25,
+                                                                                    high=2.0)],
+        ops=("remainder",)) for dt in FLOAT],
+    C("remainder_float_negative_divisor", lambda x, y: x % y, [t(3, 4, low=-3, high=3), t(4, low=-2.0, high=-0.25)],
+      ops=("remainder",)),
+    # An elementwise chain of all three, fused on both targets (today two groups: square, then reciprocal + add +
+    # remainder).
+    C("square_reciprocal_remainder_chain", lambda x, y: (paddle.square(x) + paddle.reciprocal(y)) % 1.5,
+      [t(3, 4), t(3, 4, low=0.5, high=2.0)], ops=("square", "reciprocal", "remainder")),
+    # Bitwise ops of integers (negative ones too) and bools (logical there); broadcasting.
+    *[C(f"bitwise_{op}_{dt}", lambda x, y, op=op: getattr(paddle, f"bitwise_{op}")(x, y),
+        [t(3, 4, dtype=dt, low=-100, high=100), t(4, dtype=dt, low=-100, high=100)], ops=(f"bitwise_{op}",))
+      for op in ("and", "or", "xor") for dt in ("int32", "int64")],
+    *[C(f"bitwise_{op}_bool", lambda x, y, op=op: getattr(paddle, f"bitwise_{op}")(x, y),
+        [t(3, 4, dtype="bool"), t(4, dtype="bool")], ops=(f"bitwise_{op}",)) for op in ("and", "or", "xor")],
+    *[C(f"bitwise_not_{dt}", lambda x: paddle.bitwise_not(x), [t(3, 4, dtype=dt, low=-100, high=100)],
+        ops=("bitwise_not",)) for dt in ("int32", "int64")],
+    C("bitwise_not_bool", lambda x: paddle.bitwise_not(x), [t(3, 4, dtype="bool")], ops=("bitwise_not",)),
+    # numel: folded to a constant with static dims, the kernel with a dynamic one.
+    C("numel_static", lambda x: x * paddle.numel(x).astype("float32"), [t(2, 3)], ops=("numel",)),
+    C("numel_dynamic", lambda x: (paddle.numel(x), paddle.sum(x) / paddle.numel(x).astype("float32")),
+      [t(None, 3, run=(4, 3))], ops=("numel",)),
     # Comparisons of floats with ties (floor), of integers, of bools; broadcasting.
     *[C(f"compare_{op}", lambda x, y, op=op: getattr(paddle, op)(paddle.floor(x * 2), paddle.floor(y * 2)),
         [t(3, 4), t(4)], ops=(op,)) for op in ("equal", "not_equal", "greater_than", "greater_equal", "less_than",

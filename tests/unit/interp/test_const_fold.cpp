@@ -266,5 +266,14 @@ TEST_CASE("const fold: data movement (reshape, slice, concat, stack) in every dt
   }
 }
 
+TEST_CASE("const fold: numel of every dtype and rank, of a constant and of an input of static dims") {
+  for (const std::string& dtype : kPlainDtypes) {
+    const std::vector<double> v = sample_values(dtype);
+    check(constant("a", dtype, v, "[2, 3]") + "  - {op: numel, in: [a], out: [r]}\n", true);
+    check(constant("a", dtype, {v[1]}, "[]") + "  - {op: numel, in: [a], out: [r]}\n", true);
+  }
+  check("  - {op: numel, in: [x], out: [r]}\n", true);  // the input's data is unknown, its dims are not
+}
+
 }  // namespace
 }  // namespace kforge

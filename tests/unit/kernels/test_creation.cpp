@@ -89,6 +89,23 @@ TEST_CASE("shape and shape64") {
   REQUIRE(k::shape(cpu(), scalar, &s0).ok());
 }
 
+TEST_CASE("numel: the element count as a 0-D int64") {
+  Tensor x = empty(DataType::kFloat32, {2, 3, 4});
+  Tensor n = output_from([&](Tensor* o) { return m::NumelInferMeta(x, o); });
+  CHECK(n.dtype == DataType::kInt64);
+  CHECK(dims_of(n).empty());
+  REQUIRE(k::numel(cpu(), x, &n).ok());
+  CHECK(values<int64_t>(n) == std::vector<int64_t>{24});
+  Tensor scalar = f32({}, {1});
+  REQUIRE(k::numel(cpu(), scalar, &n).ok());
+  CHECK(values<int64_t>(n) == std::vector<int64_t>{1});
+  Tensor none = empty(DataType::kInt32, {3, 0});
+  REQUIRE(k::numel(cpu(), none, &n).ok());
+  CHECK(values<int64_t>(n) == std::vector<int64_t>{0});
+  Tensor wrong = empty(DataType::kInt32, {});
+  CHECK(error_of(k::numel(cpu(), x, &wrong)).find("int64") != std::string::npos);
+}
+
 TEST_CASE("dropout at inference: upscale_in_train is identity, downgrade_in_infer scales") {
   Tensor x = f32({4}, {1, 2, 3, 4});
   Tensor out, mask;

@@ -135,6 +135,116 @@ TEST_CASE("floor_divide: Python's floor division") {
   CHECK(values<uint8_t>(uout) == std::vector<uint8_t>{4, 2, 3, 1});
 }
 
+TEST_CASE("square and reciprocal") {
+  Tensor x = f32({4}, {-3, 0.5f, 0, 2});
+  Tensor out = same_as(x);
+  REQUIRE(k::square(cpu(), x, &out).ok());
+  check_close<float>(out, {9, 0.25f, 0, 4});
+  Tensor xi = i64({3}, {-5, 7, std::numeric_limits<int64_t>::lowest()});
+  Tensor iout = same_as(xi);
+  REQUIRE(k::square(cpu(), xi, &iout).ok());  // wraps like the hardware, no undefined behaviour
+  CHECK(values<int64_t>(iout) == std::vector<int64_t>{25, 49, 0});
+  Tensor x32 = i32({2}, {-4, 46341});
+  Tensor out32 = same_as(x32);
+  REQUIRE(k::square(cpu(), x32, &out32).ok());
+  CHECK(values<int32_t>(out32) == std::vector<int32_t>{16, -2147479015});
+
+  Tensor d = f64({4}, {-4, 0.5, 3, 0});
+  Tensor r = same_as(d);
+  REQUIRE(k::reciprocal(cpu(), d, &r).ok());
+  std::vector<double> got = values<double>(r);
+  CHECK(got[0] == -0.25);
+  CHECK(got[1] == 2.0);
+  CHECK(got[2] == 1.0 / 3.0);
+  CHECK(got[3] == std::numeric_limits<double>::infinity());
+  // Paddle's reciprocal has no integer kernel.
+  Tensor ri = same_as(xi);
+  CHECK(error_of(k::reciprocal(cpu(), xi, &ri)).find("int64") != std::string::npos);
+}
+
+TEST_CASE("remainder: Python's %, the divisor's sign") {
+  Tensor x = i32({6}, {7, -7, 7, -7, -8, 6});
+  Tensor y = i32({6}, {2, 2, -2, -2, 3, 3});
+  Tensor out = output_from([&](Tensor* o) { return m::ElementwiseInferMeta(x, y, o); });
+  REQUIRE(k::remainder(cpu(), x, y, &out).ok());
+  CHECK(values<int32_t>(out) == std::vector<int32_t>{1, 1, -1, -1, 1, 0});  // Python's results
+
+  Tensor lowest = i64({2}, {std::numeric_limits<int64_t>::lowest(), 5});
+  Tensor minus_one = i64({1}, {-1});
+  Tensor lout = output_from([&](Tensor* o) { return m::ElementwiseInferMeta(lowest, minus_one, o); });
+  REQUIRE(k::remainder(cpu(), lowest, minus_one, &lout).ok());  // no trap, broadcasting
+  CHECK(values<int64_t>(lout) == std::vector<int64_t>{0, 0});
+
+  Tensor zero = i32({6}, {1, 1, 0, 1, 1, 1});
+  CHECK(error_of(k::remainder(cpu(), x, zero, &out)).find("remainder by zero") != std::string::npos);
+
+  // Floats: fmod moved by y when the signs differ; x % 0 is NaN.
+  Tensor fx = f64({5}, {5.5, -5.5, 5.5, -5.5, 1.0});
+  Tensor fy = f64({5}, {2.0, 2.0, -2.0, -2.0, 0.0});
+  Tensor fout = output_from([&](Tensor* o) { return m::ElementwiseInferMeta(fx, fy, o); });
+  REQUIRE(k::remainder(cpu(), fx, fy, &fout).ok());
+  std::vector<double> got = values<double>(fout);
+  CHECK(got[0] == 1.5);
+  CHECK(got[1] == 0.5);
+  CHECK(got[2] == -0.5);
+  CHECK(got[3] == -1.5);
+  CHECK(std::isnan(got[4]));
+
+  Tensor b = boolean({2}, {1, 0});
+  Tensor bout = output_from([&](Tensor* o) { return m::ElementwiseInferMeta(b, b, o); });
+  CHECK(error_of(k::remainder(cpu(), b, b, &bout)).find("bool") != std::string::npos);
+}
+
+TEST_CASE("bitwise ops: bits of integers, logic of bools") {
+  Tensor x = i32({2, 3}, {12, -1, 0, 5, -8, 7});
+  Tensor y = i32({3}, {10, 6, -3});
+  Tensor out = output_from([&](Tensor* o) { return m::ElementwiseInferMeta(x, y, o); });
+  REQUIRE(k::bitwise_and(cpu(), x, y, &out).ok());
+  CHECK(values<int32_t>(out) == std::vector<int32_t>{8, 6, 0, 0, 0, 5});
+  REQUIRE(k::bitwise_or(cpu(), x, y, &out).ok());
+  CHECK(values<int32_t>(out) == std::vector<int32_t>{14, -1, -3, 15, -2, -1});
+  REQUIRE(k::bitwise_xor(cpu(), x, y, &out).ok());
+  CHECK(values<int32_t>(out) == std::vector<int32_t>{6, -7, -3, 15, -2, -6});
+  Tensor n = same_as(x);
+  REQUIRE(k::bitwise_not(cpu(), x, &n).ok());
+  CHECK(values<int32_t>(n) == std::vector<int32_t>{-13, 0, -1, -6, 7, -8});
+
+  Tensor l = i64({2}, {std::numeric_limits<int64_t>::lowest(), 3});
+  Tensor ln = same_as(l);
+  REQUIRE(k::bitwise_not(cpu(), l, &ln).ok());
+  CHECK(values<int64_t>(ln) == std::vector<int64_t>{std::numeric_limits<int64_t>::max(), -4});
+
+  auto bools = [](const Tensor& t) {
+    std::vector<int> v;
+    for (int64_t i = 0; i < t.numel(); ++i) v.push_back(t.data_as<const bool>()[i] ? 1 : 0);
+    return v;
+  };
+  Tensor p = boolean({4}, {0, 0, 1, 1});
+  Tensor q = boolean({4}, {0, 1, 0, 1});
+  Tensor bout = output_from([&](Tensor* o) { return m::ElementwiseInferMeta(p, q, o); });
+  REQUIRE(k::bitwise_and(cpu(), p, q, &bout).ok());
+  CHECK(bools(bout) == std::vector<int>{0, 0, 0, 1});
+  REQUIRE(k::bitwise_or(cpu(), p, q, &bout).ok());
+  CHECK(bools(bout) == std::vector<int>{0, 1, 1, 1});
+  REQUIRE(k::bitwise_xor(cpu(), p, q, &bout).ok());
+  CHECK(bools(bout) == std::vector<int>{0, 1, 1, 0});
+  Tensor pn = same_as(p);
+  REQUIRE(k::bitwise_not(cpu(), p, &pn).ok());
+  CHECK(bools(pn) == std::vector<int>{1, 1, 0, 0});
+
+  Tensor u = make<uint8_t>(DataType::kUInt8, {2}, {0xF0, 0x0F});
+  Tensor un = same_as(u);
+  REQUIRE(k::bitwise_not(cpu(), u, &un).ok());
+  CHECK(values<uint8_t>(un) == std::vector<uint8_t>{0x0F, 0xF0});
+
+  Tensor f = f32({1}, {1});
+  Tensor fout = same_as(f);
+  CHECK(error_of(k::bitwise_and(cpu(), f, f, &fout)).find("float32") != std::string::npos);
+  CHECK(error_of(k::bitwise_not(cpu(), f, &fout)).find("float32") != std::string::npos);
+  Tensor mixed = i64({3}, {1, 2, 3});
+  CHECK(error_of(k::bitwise_or(cpu(), x, mixed, &out)).find("int64") != std::string::npos);
+}
+
 TEST_CASE("masked_fill broadcasts x against mask") {
   Tensor x = f32({3}, {0, 1, 2});
   Tensor mask = boolean({2, 3}, {1, 0, 1, 0, 1, 0});

@@ -135,6 +135,11 @@ OVERRIDES = {
     "fused_rms_norm_quant": lambda r: [f32(r, 2, 3), None, None, f32(r, 3), None, 1e-5, 1, -1.0, 0, 0.0, 0.0],
     "set_value": lambda r: [f32(r, 2, 3), [0], [1], [1], [0], [], [], [1], [5.0]],
     "set_value_with_tensor": lambda r: [f32(r, 2, 3), f32(r, 1, 3), [0], [1], [1], [0], [], []],
+    # Bitwise ops take integers and bools only.
+    "bitwise_and": lambda r: [r.integers(-8, 8, (2, 3)).astype("int32"), r.integers(-8, 8, (2, 3)).astype("int32")],
+    "bitwise_or": lambda r: [r.integers(-8, 8, (2, 3)).astype("int64"), r.integers(-8, 8, (2, 3)).astype("int64")],
+    "bitwise_xor": lambda r: [r.standard_normal((2, 3)) > 0, r.standard_normal((2, 3)) > 0],
+    "bitwise_not": lambda r: [r.integers(-8, 8, (2, 3)).astype("int32")],
 }
 
 

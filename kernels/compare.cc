@@ -79,20 +79,6 @@ Status logical_not(const KernelContext& ctx, const Tensor& x, Tensor* out) {
 
 namespace {
 
-// Paddle's bitwise kernels: bool, int8, uint8, int16, int32, int64.
-template <typename F>
-Status visit_bitwise(DataType dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case DataType::kBool: return f(Tag<bool>{});
-    case DataType::kInt8: return f(Tag<int8_t>{});
-    case DataType::kUInt8: return f(Tag<uint8_t>{});
-    case DataType::kInt16: return f(Tag<int16_t>{});
-    case DataType::kInt32: return f(Tag<int32_t>{});
-    case DataType::kInt64: return f(Tag<int64_t>{});
-    default: return util::unsupported_dtype(op, dtype);
-  }
-}
-
 template <typename Op>
 Status bitwise_binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out, const char* name,
                       Op op) {
@@ -101,7 +87,7 @@ Status bitwise_binary(const KernelContext& ctx, const Tensor& x, const Tensor& y
     return Status::Error(name, ": x and y must both be ", dtype, ", got ", x.dtype, " and ", y.dtype);
   }
   KFORGE_RETURN_IF_ERROR(util::check_broadcast_out(x, y, out, dtype, name));
-  return visit_bitwise(dtype, name, [&](auto tag) -> Status {
+  return util::visit_integral(dtype, name, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     util::map_binary<T, T, T>(x, y, out, [op](T a, T b) -> T { return static_cast<T>(op(a, b)); });
     return Status::OK();
@@ -130,7 +116,7 @@ Status bitwise_not(const KernelContext& ctx, const Tensor& x, Tensor* out) {
     return Status::Error(kOp, ": x and out must be ", dtype, ", got ", x.dtype, " and ", out->dtype);
   }
   KFORGE_RETURN_IF_ERROR(util::require_dims(*out, x, kOp));
-  return visit_bitwise(dtype, kOp, [&](auto tag) -> Status {
+  return util::visit_integral(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same<T, bool>::value) {
       util::map_unary<T, T>(x, out, [](T v) -> T { return !v; });

@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kforge_runtime.h"
@@ -68,9 +69,9 @@ Status visit_number(DataType dtype, const char* op, F&& f) {
   }
 }
 
-// Every dtype with a plain C++ type: bool, int8, uint8, int16, int32, int64, float32, float64.
+// bool and the integers: bool, int8, uint8, int16, int32, int64 (Paddle's bitwise kernels).
 template <typename F>
-Status visit_plain(DataType dtype, const char* op, F&& f) {
+Status visit_integral(DataType dtype, const char* op, F&& f) {
   switch (dtype) {
     case DataType::kBool: return f(Tag<bool>{});
     case DataType::kInt8: return f(Tag<int8_t>{});
@@ -78,9 +79,17 @@ Status visit_plain(DataType dtype, const char* op, F&& f) {
     case DataType::kInt16: return f(Tag<int16_t>{});
     case DataType::kInt32: return f(Tag<int32_t>{});
     case DataType::kInt64: return f(Tag<int64_t>{});
+    default: return unsupported_dtype(op, dtype);
+  }
+}
+
+// Every dtype with a plain C++ type: visit_integral's, float32, float64.
+template <typename F>
+Status visit_plain(DataType dtype, const char* op, F&& f) {
+  switch (dtype) {
     case DataType::kFloat32: return f(Tag<float>{});
     case DataType::kFloat64: return f(Tag<double>{});
-    default: return unsupported_dtype(op, dtype);
+    default: return visit_integral(dtype, op, std::forward<F>(f));
   }
 }
 

@@ -2,7 +2,7 @@
 # Runs the whole test suite: installs what is missing, makes a release build with warnings as errors, runs every
 # meson test (unit, golden, conformance, e2e; e2e-install-downstream installs that build into a temporary directory
 # and builds the downstream examples against it), then builds again with clang under ASan + UBSan (build-sanitize, or
-# $KFORGE_SANITIZER_BUILD_DIR) and runs the unit and golden suites there once more, with a short run of every
+# $KFORGE_SANITIZER_BUILD_DIR) and runs the front ends' unit tests and the golden suite there, with a short run of every
 # fuzz target on its checked-in corpus (suite "fuzz", $KFORGE_FUZZ_SECONDS each, default 10; docs/fuzzing.md).
 # KFORGE_SANITIZER_TESTS=0 skips that second build (CI never does). Prints as its last line "N passed, N failed"
 # from the meson test logs of both builds, after a table of the time each phase took and the ten slowest tests

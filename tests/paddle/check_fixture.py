@@ -117,20 +117,15 @@ def write_batch_source(path, cases):
         path.write_text(text)
 
 
-def build_batch(work, cases, kforge_dir, kernels, build_dir, verbose):
+def build_batch(work, cases, kernels, build_dir, verbose):
     """The runner of `cases` (generated under work/<case>/), built as one unit; skipped when up to date."""
     out = work / "runner"
     source = work / "batch.cc"
     write_batch_source(source, cases)
-    runner_o = rm.runner_object(build_dir, "g++", verbose)
     generated = [f for case in cases for f in sorted((work / case).iterdir())]
-    adapter = [rm.HERE / "model_adapter.h", rm.HERE / "runner_model.h"]
-    if rm._newer_than(out, generated + [source, runner_o, kernels] + adapter):
-        return out
     # The first case's directory holds the runtime headers every case includes (all cases write the same ones).
-    rm._compile(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I", work / cases[0], "-I", work,
-                 "-I", rm.HERE, source, runner_o, kernels, *rm.kernels_link_args(kernels), "-o", out],
-                "the batch", verbose)
+    rm.link_runner([source], generated, [work / cases[0], work], [], kernels, build_dir, out, "g++", "the batch",
+                   verbose)
     return out
 
 
@@ -177,7 +172,7 @@ def check_batch(cases_dir, cases, build_dir, k, n, verbose):
     runner = None
     if generated:
         try:
-            runner = build_batch(work, generated, kforge, kernels, build_dir, verbose)
+            runner = build_batch(work, generated, kernels, build_dir, verbose)
         except rm.RunModelError as e:
             print(f"batch {k} of {n} does not build as one unit ({e}); building each case alone")
     for case in generated:

@@ -152,15 +152,23 @@ def kernels_link_args(kernels):
 def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose):
     """The runner for the generated class: its generated code and model_adapter.cc, with the same warnings as
     any user build (-Werror), linked with the shared runner object. Skipped when `out` is up to date."""
+    link_runner([HERE / "model_adapter.cc", gen_dir / f"{CLASS_NAME}.cc"], sorted(gen_dir.iterdir()), [gen_dir],
+                [f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"', f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}"], kernels,
+                build_dir, out, cxx, "the generated code", verbose)
+
+
+def link_runner(sources, generated, include_dirs, defines, kernels, build_dir, out, cxx, what, verbose):
+    """`sources` (model adapters and generated code; `generated`: every file they include) compiled with the
+    warnings of any user build (-Werror) and linked with the shared runner object and the kernel library into
+    `out`. Skipped when `out` is up to date. tests/paddle/check_fixture.py links its batches through it too."""
     runner_o = runner_object(build_dir, cxx, verbose)
-    generated = sorted(gen_dir.iterdir())
-    if _newer_than(out, generated + [runner_o, kernels, HERE / "model_adapter.cc", HERE / "model_adapter.h",
-                                      HERE / "runner_model.h"]):
+    if _newer_than(out, list(generated) + list(sources) + [runner_o, kernels, HERE / "model_adapter.h",
+                                                            HERE / "runner_model.h"]):
         return
+    includes = [a for d in include_dirs for a in ("-I", d)]
     _compile([cxx, "-std=c++17", "-O2", *shlex.split(os.environ.get("CXXFLAGS", "")), "-Wall", "-Wextra", "-Werror",
-              "-I", gen_dir, "-I", HERE, f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"',
-              f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}", HERE / "model_adapter.cc", gen_dir / f"{CLASS_NAME}.cc",
-              runner_o, kernels, *kernels_link_args(kernels), "-o", out], "the generated code", verbose)
+              *includes, "-I", HERE, *defines, *sources, runner_o, kernels, *kernels_link_args(kernels), "-o", out],
+             what, verbose)
 
 
 def build_cuda(gen_dir, arch, verbose):

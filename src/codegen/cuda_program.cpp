@@ -265,7 +265,8 @@ class CudaHostEmitter {
     }
     if (is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
       if (std::optional<std::vector<CudaIndexKernel>> kernels =
-              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, &why)) {
+              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
+                                 run_size, &why)) {
         tmpl::List contexts;
         for (const CudaIndexKernel& k : *kernels) {
           contexts.push_back(cuda_index_kernel_context(k));
@@ -626,9 +627,8 @@ class CudaHostEmitter {
   // Every size of a dynamic program, computed once per run() into the table `sizes` (codegen/size_table.h); the
   // functions run() calls see it as b.sizes, under the same name.
   SizeTable sizes_;
-  SizeExpr size_ = [this](const SymExpr& e) {
-    return sizes_.ref(e, [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; });
-  };
+  static std::string run_size(uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }
+  SizeExpr size_ = [this](const SymExpr& e) { return sizes_.ref(e, run_size); };
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;
 };

@@ -30,7 +30,7 @@ std::string pointer_name(const std::string& local) { return "p_" + local; }
 /// Lines of one group's function body.
 class FusedWriter {
  public:
-  FusedWriter(const FusedGroup& g, GroupSizes& sizes) : g_(g), sizes_(sizes) {
+  FusedWriter(const FusedGroup& g, SizeParams& sizes) : g_(g), sizes_(sizes) {
     passes_.resize(g.num_passes);
   }
 
@@ -234,7 +234,7 @@ class FusedWriter {
   }
 
   const FusedGroup& g_;
-  GroupSizes& sizes_;
+  SizeParams& sizes_;
   std::map<std::string, const GroupInput*> inputs_;
   std::vector<std::string> setup_, row_setup_, row_end_;
   std::vector<Pass> passes_;
@@ -244,24 +244,7 @@ std::string element_type_of(expr::ScalarType t) { return ctype(t); }
 
 }  // namespace
 
-std::string GroupSizes::text(const SymExpr& e) {
-  if (!SizeTable::needs_entry(e)) {
-    for (uint32_t s : e.symbols()) take("s" + std::to_string(s), "s" + std::to_string(s));
-    return cpp_int_expr(e);
-  }
-  const uint32_t k = table_.entry(e);
-  const std::string name = "z" + std::to_string(k);
-  take(name, argument_(k));
-  return name;
-}
-
-void GroupSizes::take(const std::string& name, const std::string& argument) {
-  if (!taken_.insert(name).second) return;
-  params_.push_back("int64_t " + name);
-  args_.push_back(argument);
-}
-
-Value fused_group_function(const passes::LoweredProgram& program, const FusedGroup& group, GroupSizes& sizes) {
+Value fused_group_function(const passes::LoweredProgram& program, const FusedGroup& group, SizeParams& sizes) {
   FusedWriter writer(group, sizes);
   Value v = writer.build();
   std::string calls;
@@ -279,7 +262,7 @@ Value fused_group_function(const passes::LoweredProgram& program, const FusedGro
   return v;
 }
 
-Value fused_group_call(const passes::LoweredProgram& program, const FusedGroup& group, const GroupSizes& sizes,
+Value fused_group_call(const passes::LoweredProgram& program, const FusedGroup& group, const SizeParams& sizes,
                        const std::function<std::string(uint32_t)>& tensor_expr, const std::string& where,
                        bool trace_hooks) {
   List args(sizes.args().begin(), sizes.args().end());

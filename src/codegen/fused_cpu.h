@@ -16,7 +16,6 @@
 #pragma once
 
 #include <functional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -27,35 +26,15 @@
 
 namespace kforge::codegen {
 
-/// The sizes a group's function uses, taken as int64_t parameters: a dim as itself (`s0`), any other size as
-/// its entry of the program's size table (parameter `z3`, argument `sizes_[3]` at the call site), so that the
-/// function computes no size and its call passes each once.
-class GroupSizes {
- public:
-  /// `argument(k)`: how the call site spells entry k.
-  GroupSizes(SizeTable& table, SizeTable::Spelling argument) : table_(table), argument_(std::move(argument)) {}
-  /// `e` in the function; records the parameter it needs.
-  std::string text(const passes::SymExpr& e);
-  const std::vector<std::string>& params() const { return params_; }  // "int64_t z3"
-  const std::vector<std::string>& args() const { return args_; }      // "sizes_[3]"
-
- private:
-  void take(const std::string& name, const std::string& argument);
-  SizeTable& table_;
-  SizeTable::Spelling argument_;
-  std::set<std::string> taken_;
-  std::vector<std::string> params_, args_;
-};
-
 /// `sizes` spells the group's sizes and collects its size parameters (one GroupSizes per group, given to the
 /// call after the function).
 tmpl::Value fused_group_function(const passes::LoweredProgram& program, const passes::FusedGroup& group,
-                                 GroupSizes& sizes);
+                                 SizeParams& sizes);
 
 /// `tensor_expr(value)` is the C++ expression of a value's kforge::Tensor at the call site ("x",
 /// "values_[3]", "parameters_[0]").
 tmpl::Value fused_group_call(const passes::LoweredProgram& program, const passes::FusedGroup& group,
-                             const GroupSizes& sizes, const std::function<std::string(uint32_t)>& tensor_expr,
+                             const SizeParams& sizes, const std::function<std::string(uint32_t)>& tensor_expr,
                              const std::string& where, bool trace_hooks);
 
 }  // namespace kforge::codegen

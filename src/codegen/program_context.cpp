@@ -610,7 +610,7 @@ std::optional<Value> ContextBuilder::build() {
       steps.push_back(std::move(step));
       continue;
     }
-    GroupSizes group_sizes(sizes_, member_size);
+    SizeParams group_sizes(sizes_, member_size);
     fused_groups.push_back(fused_group_function(p_, g, group_sizes));
     steps.push_back(fused_group_call(p_, g, group_sizes, [this](uint32_t v) { return expr(v); },
                                      where(p_.calls[g.calls.front()].loc), options_.trace_hooks));

@@ -89,6 +89,23 @@ std::string SizeTable::checked_definition(uint32_t k, const Spelling& spell) con
   return print(k, std::move(options), spell);
 }
 
+std::string SizeParams::text(const SymExpr& e) {
+  if (!SizeTable::needs_entry(e)) {
+    for (uint32_t s : e.symbols()) take("s" + std::to_string(s), "s" + std::to_string(s));
+    return cpp_int_expr(e);
+  }
+  const uint32_t k = table_.entry(e);
+  const std::string name = "z" + std::to_string(k);
+  take(name, argument_(k));
+  return name;
+}
+
+void SizeParams::take(const std::string& name, const std::string& argument) {
+  if (!taken_.insert(name).second) return;
+  params_.push_back("int64_t " + name);
+  args_.push_back(argument);
+}
+
 namespace {
 constexpr size_t kLongComment = 120;  // characters
 }  // namespace

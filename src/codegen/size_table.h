@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,26 @@ class SizeTable {
 
   std::vector<passes::SymExpr> entries_;
   std::map<passes::SymExpr, uint32_t> index_;
+};
+
+/// The sizes a generated function (a fused CPU group, a CUDA kernel) uses, taken as int64_t parameters: a dim as
+/// itself (`s0`), any other size as its entry of the program's size table (parameter `z3`; the call site passes
+/// the entry, `sizes_[3]`), so that the function computes no size of its own and its call passes each once.
+class SizeParams {
+ public:
+  /// `argument(k)`: how the call site spells entry k.
+  SizeParams(SizeTable& table, SizeTable::Spelling argument) : table_(table), argument_(std::move(argument)) {}
+  /// `e` in the function; records the parameter it needs.
+  std::string text(const passes::SymExpr& e);
+  const std::vector<std::string>& params() const { return params_; }  // "int64_t z3"
+  const std::vector<std::string>& args() const { return args_; }      // "sizes_[3]"
+
+ private:
+  void take(const std::string& name, const std::string& argument);
+  SizeTable& table_;
+  SizeTable::Spelling argument_;
+  std::set<std::string> taken_;
+  std::vector<std::string> params_, args_;
 };
 
 /// A shape for a comment: the dumps' notation (`[s0, floor_div(s1 - 1, 2) + 1, 16]`); when that is long, the dims

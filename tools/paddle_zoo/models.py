@@ -1,5 +1,6 @@
 """The model zoo of tools/check-paddle-models: every model of paddle.vision.models, nn.TransformerEncoder and
-nn.TransformerDecoder (post- and pre-norm), and a small GPT-style decoder block, each with two input sizes, random
+nn.TransformerDecoder (post- and pre-norm), a small GPT-style decoder block, a PP-OCR-style text detector with
+dynamic H and W and a BERT-style encoder with dynamic batch and length, each with two input sizes, random
 weights of realistic scale, and seeded inputs. Needs Paddle (imported by the caller's interpreter)."""
 
 import math
@@ -59,6 +60,34 @@ class GPTBlock(nn.Layer):
         mask = paddle.triu(paddle.full([length, length], float("-inf")), diagonal=1)
         h = self.ln(self.block(h, src_mask=mask))
         return paddle.matmul(h, self.tok.weight, transpose_y=True)
+
+
+class BertEncoder(nn.Layer):
+    """A BERT-style encoder as paddleformers' BertModel exports it, in small: word, position and token-type
+    embeddings (the positions an arange over the dynamic length), LayerNorm, two post-norm encoder layers (gelu) under
+    a padding mask made from the ids (id 0 is padding), and the [CLS] pooler (tanh). Exported with input ids
+    [-1, -1]: every shape of the program is an expression of the batch and the length, some of them taken from
+    tensors (shape -> slice -> arange)."""
+
+    VOCAB, CONTEXT = 96, 64
+
+    def __init__(self):
+        super().__init__()
+        self.word = nn.Embedding(self.VOCAB, D_MODEL)
+        self.pos = nn.Embedding(self.CONTEXT, D_MODEL)
+        self.token_type = nn.Embedding(2, D_MODEL)
+        self.ln = nn.LayerNorm(D_MODEL)
+        layer = nn.TransformerEncoderLayer(D_MODEL, HEADS, FFN, dropout=0.0, activation="gelu")
+        self.encoder = nn.TransformerEncoder(layer, 2)
+        self.pool = nn.Linear(D_MODEL, D_MODEL)
+
+    def forward(self, ids):
+        length = paddle.shape(ids)[1]
+        pos = paddle.arange(length, dtype="int64").unsqueeze(0)
+        h = self.ln(self.word(ids) + self.pos(pos) + self.token_type(paddle.zeros_like(ids)))
+        mask = ((ids == 0).astype("float32") * -1e4).unsqueeze([1, 2])
+        h = self.encoder(h, src_mask=mask)
+        return h, paddle.tanh(self.pool(h[:, 0]))
 
 
 class DetectionHead(nn.Layer):
@@ -146,6 +175,8 @@ def zoo():
     models["gpt_block"] = (GPTBlock, [(f"seq{n}", tokens(n)) for n in (8, 16)])
     dynamic = [InputSpec([None, 3, None, None], "float32", "x")]
     models["ppocr_det_head"] = (DetectionHead, [("64x64 (dynamic H, W)", dynamic), ("96x128 (dynamic H, W)", dynamic)])
+    ids = [InputSpec([None, None], "int64", "ids")]
+    models["bert_encoder"] = (BertEncoder, [("12 (dynamic length)", ids), ("40 (dynamic length)", ids)])
     return models
 
 

@@ -337,6 +337,41 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
           }
         },
         max_elements);
+  } else if (op == "floor_divide" || op == "remainder") {
+    // Integer floor division and its remainder (Python's // and %, which Paddle's integer kernels follow):
+    // `x.shape[1] // 2` of a dynamic dim is floor_div(s1, 2).
+    const KnownData* x = known_input(c, "x");
+    const KnownData* y = known_input(c, "y");
+    if (!x || !y || uses_floats(dtype)) return;
+    const bool rem = op == "remainder";
+    fold_elementwise(
+        c, {x, y}, [](const std::vector<double>&) { return 0.0; },
+        [rem](const std::vector<SymExpr>& v) -> std::optional<SymExpr> {
+          auto ca = v[0].constant(), cb = v[1].constant();
+          if (cb && *cb == 0) return std::nullopt;  // a run-time error, not a constant
+          SymExpr q;
+          if (ca && cb) {
+            int64_t t = *ca / *cb;
+            if ((*ca % *cb != 0) && ((*ca < 0) != (*cb < 0))) --t;  // toward negative infinity
+            q = t;
+          } else {
+            q = SymExpr::floor_div(v[0], v[1]);
+          }
+          return rem ? v[0] - q * v[1] : q;
+        },
+        max_elements);
+  } else if (op == "full_with_tensor") {
+    // full(shape_tensor, value_tensor): a splat of the value's known contents (static dims only, as for full).
+    auto dims = result_static_dims(c);
+    const KnownData* value = known_input(c, "value");
+    if (!dims || !value || value->numel() < 1) return;
+    double f = 0;
+    SymExpr v;
+    if (!element(*value, 0, dtype, &f, &v)) return;
+    KnownData d{dtype, *dims, true, {}, {}};
+    if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, f));
+    else d.ints.push_back(v);
+    set_data(c, std::move(d));
   } else if (op == "floor") {
     const KnownData* x = known_input(c, "x");
     if (!x) return;

@@ -37,11 +37,7 @@ struct Args {
   const std::string& name(size_t i) const { return c.param(i); }
 };
 
-std::string runtime_value(const Args& a, size_t i) {
-  return fmt::format("the output shape depends on the run-time value of '{}', which kforge cannot know when it "
-                     "generates code",
-                     a.name(i));
-}
+std::string runtime_value(const Args& a, size_t i) { return a.c.runtime_value(a.name(i)); }
 
 #define REQUIRE_TENSOR(var, index)                                                                   \
   const ValueInfo* var = a.tensor(index);                                                            \
@@ -52,6 +48,12 @@ std::string runtime_value(const Args& a, size_t i) {
   auto var##_opt = a.c.static_ints(a.name(index));          \
   if (!var##_opt) return runtime_value(a, index);           \
   const std::vector<int64_t>& var = *var##_opt;
+
+// An int list that may hold expressions of the dims (the contents of a tensor computed from them).
+#define REQUIRE_SYMBOLIC_INTS(var, index)          \
+  auto var##_opt = a.c.ints(a.name(index));        \
+  if (!var##_opt) return runtime_value(a, index);  \
+  const std::vector<SymExpr>& var = *var##_opt;
 
 #define REQUIRE_STATIC_INT(var, index)              \
   auto var##_opt = a.c.static_int(a.name(index));   \
@@ -477,12 +479,37 @@ std::optional<SymExpr> slice_count(const SymExpr& n, int64_t start, int64_t end,
   return e - s;
 }
 
+/// A start or end of a slice that is an expression of the dims (`x[:, : x.shape[1] - 1]`), as an index into an
+/// axis of size n. Paddle counts a negative value from the end and clamps to [0, n]; kforge cannot compare an
+/// expression with 0 in general, so an expression that is provably <= 0 (`-(L // 2)`) counts from the end (taken as >= -n) and any
+/// other one is taken as >= 0 and clamped to n (`min(L - 1, L)` simplifies to `L - 1`). Where a value breaks that
+/// assumption at run time, the slice kernel's own shape check reports it.
+SymExpr symbolic_slice_bound(const SymExpr& n, const SymExpr& v) {
+  if ((-v).provably_non_negative()) return n + v;
+  return SymExpr::min(v, n);
+}
+
+/// slice_count for starts and ends that may be expressions: constants keep slice_count's rules.
+std::optional<SymExpr> slice_count_of(const SymExpr& n, const SymExpr& start, const SymExpr& end, std::string* why) {
+  auto cs = start.constant(), ce = end.constant();
+  if (cs && ce) return slice_count(n, *cs, *ce, why);
+  // One side constant: its bound as slice_count takes it (a count from 0, or from the end when negative or huge).
+  auto bound = [&](const SymExpr& v, std::optional<int64_t> c, bool is_end) -> SymExpr {
+    if (!c) return symbolic_slice_bound(n, v);
+    if (is_end && *c >= (int64_t{1} << 30)) return n;
+    if (*c < 0) return n.is_constant() ? SymExpr(std::max<int64_t>(*n.constant() + *c, 0)) : n + *c;
+    return n.is_constant() ? SymExpr(std::min(*c, *n.constant())) : SymExpr(*c);
+  };
+  // An end before the start is an error in the kernel (as in Paddle), not an empty slice: no max(..., 0).
+  return bound(end, ce, true) - bound(start, cs, false);
+}
+
 std::string slice(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
   REQUIRE_STATIC_INTS(axes, 1);
-  REQUIRE_STATIC_INTS(starts, 2);
-  REQUIRE_STATIC_INTS(ends, 3);
+  REQUIRE_SYMBOLIC_INTS(starts, 2);
+  REQUIRE_SYMBOLIC_INTS(ends, 3);
   REQUIRE_STATIC_INTS(decrease_axis, 5);
   if (starts.size() != axes.size() || ends.size() != axes.size()) {
     return fmt::format("axes, starts and ends have {}, {} and {} values; they must match", axes.size(), starts.size(),
@@ -497,7 +524,7 @@ std::string slice(OpContext& c) {
     if (seen[ax]) return fmt::format("axis {} is sliced twice", axes[i]);
     seen[ax] = true;
     std::string why;
-    auto count = slice_count(x->dims[ax], starts[i], ends[i], &why);
+    auto count = slice_count_of(x->dims[ax], starts[i], ends[i], &why);
     if (!count) return why;
     counts[ax] = *count;
   }

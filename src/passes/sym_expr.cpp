@@ -211,13 +211,30 @@ SymExpr SymExpr::ceil_div(const SymExpr& a, const SymExpr& b) {
 
 namespace {
 
-/// True when `e` is provably >= 0: symbols are dims (never negative), so a polynomial in symbols alone with
-/// no negative coefficient is.
-bool provably_non_negative(const SymExpr& e) {
+/// An atom that is provably >= 0 (see SymExpr::provably_non_negative): a symbol; a floor or ceil division of a
+/// non-negative expression by a positive one; a max with one non-negative side; a min of two.
+bool atom_non_negative(const SymExpr::Atom& a) {
+  switch (a.kind) {
+    case SymExpr::Atom::Kind::kSymbol: return true;
+    case SymExpr::Atom::Kind::kFloorDiv:
+    case SymExpr::Atom::Kind::kCeilDiv:
+      return a.lhs.provably_non_negative() && a.rhs.provably_non_negative() && !(a.rhs.constant() == int64_t{0});
+    case SymExpr::Atom::Kind::kMax: return a.lhs.provably_non_negative() || a.rhs.provably_non_negative();
+    case SymExpr::Atom::Kind::kMin: return a.lhs.provably_non_negative() && a.rhs.provably_non_negative();
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace {
+
+/// No negative coefficient, every atom non-negative: the direct test of provably_non_negative.
+bool terms_non_negative(const SymExpr& e) {
   for (const SymExpr::Term& t : e.terms()) {
     if (t.coeff < 0) return false;
     for (const SymExpr::AtomPtr& a : t.atoms) {
-      if (a->kind != SymExpr::Atom::Kind::kSymbol) return false;
+      if (!atom_non_negative(*a)) return false;
     }
   }
   return true;
@@ -225,12 +242,36 @@ bool provably_non_negative(const SymExpr& e) {
 
 }  // namespace
 
+bool SymExpr::provably_non_negative() const {
+  // Symbols are dims (never negative), and so is every atom atom_non_negative accepts: a polynomial in such
+  // atoms with no negative coefficient is >= 0 whatever their values.
+  if (terms_non_negative(*this)) return true;
+  // Else a lower bound: a term -c * floor_div(p, k) (p >= 0, k >= 1) is at least -c * p, so `n - floor_div(n, 2)`
+  // (what a slice from the middle keeps) is >= n - n = 0.
+  SymExpr bound;
+  bool replaced = false;
+  for (const Term& t : terms_) {
+    SymExpr term;
+    term.terms_.push_back(t);
+    if (t.coeff < 0 && t.atoms.size() == 1 && t.atoms[0]->kind == Atom::Kind::kFloorDiv) {
+      const Atom& a = *t.atoms[0];
+      auto k = a.rhs.constant();
+      if (k && *k >= 1 && terms_non_negative(a.lhs)) {
+        term = SymExpr(t.coeff) * a.lhs;
+        replaced = true;
+      }
+    }
+    bound += term;
+  }
+  return replaced && terms_non_negative(bound);
+}
+
 SymExpr SymExpr::max(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return std::max(*ca, *cb);
   if (a == b) return a;
-  if (provably_non_negative(a - b)) return a;
-  if (provably_non_negative(b - a)) return b;
+  if ((a - b).provably_non_negative()) return a;
+  if ((b - a).provably_non_negative()) return b;
   Atom atom;
   atom.kind = Atom::Kind::kMax;
   atom.lhs = b < a ? b : a;  // commutative: one spelling
@@ -242,8 +283,8 @@ SymExpr SymExpr::min(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return std::min(*ca, *cb);
   if (a == b) return a;
-  if (provably_non_negative(a - b)) return b;
-  if (provably_non_negative(b - a)) return a;
+  if ((a - b).provably_non_negative()) return b;
+  if ((b - a).provably_non_negative()) return a;
   Atom atom;
   atom.kind = Atom::Kind::kMin;
   atom.lhs = b < a ? b : a;

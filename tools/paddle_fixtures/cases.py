@@ -24,6 +24,25 @@ def _assign(x, index, value):
     return y
 
 
+def _causal_scores(x):
+    """Attention scores of x with itself, masked by a causal mask of x's dynamic length (BERT/GPT style)."""
+    n = paddle.shape(x)[1]
+    mask = paddle.triu(paddle.full([n, n], float("-inf")), 1)
+    return F.softmax(paddle.matmul(x, x, transpose_y=True) + mask, -1)
+
+
+def _position_ids(x):
+    """Position ids [batch, length] of token ids x [batch, length], as BERT's embeddings make them."""
+    s = paddle.shape(x)
+    return paddle.expand(paddle.arange(s[1]).unsqueeze(0), [s[0], -1])
+
+
+def _upsample_twice(x):
+    """F.interpolate to twice x's dynamic spatial size: out_size from the shape (a DB head's FPN style)."""
+    s = paddle.shape(x)
+    return F.interpolate(x, size=[s[2] * 2, s[3] * 2], mode="nearest")
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -394,4 +413,42 @@ CASES = [
     C("causal_mask", lambda x: F.softmax(x + paddle.triu(paddle.full([4, 4], float("-inf")), 1), -1),
       [t(None, 4, 4)], ops=("triu", "softmax")),
     C("arange", lambda x: x + paddle.arange(5).astype("float32"), [t(2, 5)], ops=("arange",)),
+    # ---- shape values from tensors: integer tensors computed from dynamic dims (shape64 -> slice -> scale /
+    # concat / stack / cast) as the shape arguments of other ops; kforge knows them as expressions of the dims ----
+    C("reshape_heads_dynamic", lambda x: paddle.transpose(
+        paddle.reshape(x, [paddle.shape(x)[0], paddle.shape(x)[1], 4, -1]), [0, 2, 1, 3]),
+      [t(None, None, 16, run=(2, 3, 16))], ops=("shape64", "reshape")),
+    C("reshape_heads_dynamic_b3", lambda x: paddle.transpose(
+        paddle.reshape(x, [paddle.shape(x)[0], paddle.shape(x)[1], 4, -1]), [0, 2, 1, 3]),
+      [t(None, None, 16, run=(3, 5, 16))], ops=("shape64", "reshape")),
+    C("full_with_tensor_dynamic", lambda x: x + paddle.full([paddle.shape(x)[0], paddle.shape(x)[1]], 1.5),
+      [t(None, None, run=(3, 4))], ops=("full_with_tensor",)),
+    C("arange_dynamic", lambda x: x + paddle.arange(paddle.shape(x)[1]).astype("float32"),
+      [t(None, None, run=(2, 5))], ops=("arange",)),
+    C("arange_dynamic_start_step", lambda x: x + paddle.arange(paddle.shape(x)[0] - 1,
+                                                                 paddle.shape(x)[0] - 1 + 2 * paddle.shape(x)[1],
+                                                                 2).astype("float32"),
+      [t(None, None, run=(3, 4))], ops=("arange",)),
+    C("causal_mask_dynamic", _causal_scores, [t(None, None, 8, run=(2, 5, 8))], ops=("triu", "full_with_tensor")),
+    C("causal_mask_dynamic_b1", _causal_scores, [t(None, None, 8, run=(1, 3, 8))],
+      ops=("triu", "full_with_tensor")),
+    C("slice_dynamic_end", lambda x: x[:, : paddle.shape(x)[1] - 1], [t(None, None, 3, run=(2, 4, 3))],
+      ops=("slice",)),
+    C("slice_dynamic_start", lambda x: x[:, paddle.shape(x)[1] // 2 :], [t(None, None, 3, run=(2, 5, 3))],
+      ops=("slice",)),
+    C("expand_dynamic", lambda x, y: x + paddle.expand(y, [paddle.shape(x)[0], -1]), [t(None, 4, run=(3, 4))],
+      [t(1, 4)], ops=("expand",)),
+    C("tile_dynamic", lambda x, y: paddle.tile(y, [paddle.shape(x)[0], 1]) * paddle.sum(x),
+      [t(None, 4, run=(3, 4))], [t(1, 4)], ops=("tile",)),
+    C("position_ids_dynamic", _position_ids, [t(None, None, dtype="int64", run=(2, 5))], ops=("arange", "expand")),
+    C("interpolate_size_dynamic", _upsample_twice, [t(None, 2, None, None, run=(1, 2, 3, 4))],
+      ops=("nearest_interp",)),
+    C("interpolate_size_dynamic_b2", _upsample_twice, [t(None, 2, None, None, run=(2, 2, 2, 5))],
+      ops=("nearest_interp",)),
+    C("reshape_stack_dynamic", lambda x: paddle.reshape(
+        x, paddle.stack([paddle.shape(x)[0] * paddle.shape(x)[1], paddle.shape(x)[2]])),
+      [t(None, None, 6, run=(2, 3, 6))], ops=("stack", "reshape")),
+    C("reshape_concat_cast_dynamic", lambda x: paddle.reshape(
+        x, paddle.concat([paddle.shape(x)[:1].astype("int32"), paddle.to_tensor([-1], dtype="int32")])),
+      [t(None, 2, 3, run=(3, 2, 3))], ops=("concat", "cast", "reshape")),
 ]

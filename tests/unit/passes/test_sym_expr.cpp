@@ -81,3 +81,19 @@ TEST_CASE("sym_expr: evaluate agrees with the arithmetic") {
   CHECK_FALSE(kforge::passes::static_dims(SymShape{s0, 3}).has_value());
   CHECK(kforge::passes::to_string(SymShape{s0, 3}) == "[s0, 3]");
 }
+
+TEST_CASE("sym_expr: provably non-negative expressions") {
+  const SymExpr s0 = SymExpr::symbol(0), s1 = SymExpr::symbol(1);
+  CHECK(SymExpr(0).provably_non_negative());
+  CHECK(s0.provably_non_negative());
+  CHECK((s0 * s1 + 3).provably_non_negative());
+  CHECK_FALSE((s0 - 1).provably_non_negative());  // false says nothing: s0 may be 0
+  CHECK_FALSE(SymExpr(-1).provably_non_negative());
+  CHECK(SymExpr::floor_div(s0 + 2, 3).provably_non_negative());
+  CHECK_FALSE(SymExpr::floor_div(s0 - 2, 3).provably_non_negative());
+  CHECK(SymExpr::max(s0 - 4, s1).provably_non_negative());
+  CHECK_FALSE(SymExpr::min(s0 - 4, s1).provably_non_negative());
+  // So max and min simplify across divisions: s1 - floor_div(s1, 2) >= 0 is not provable, but
+  // floor_div(s1, 2) + s0 - floor_div(s1, 2) = s0 is.
+  CHECK(SymExpr::max(SymExpr::floor_div(s1, 2) + s0, SymExpr::floor_div(s1, 2)) == SymExpr::floor_div(s1, 2) + s0);
+}

@@ -43,6 +43,18 @@ def _upsample_twice(x):
     return F.interpolate(x, size=[s[2] * 2, s[3] * 2], mode="nearest")
 
 
+def _split_hw(x):
+    """h, w unpacked from a shape tensor (paddle.split of paddle.shape(x)[2:]), then a reshape by their product."""
+    h, w = paddle.split(paddle.shape(x)[2:], 2)
+    return paddle.reshape(x, paddle.concat([paddle.shape(x)[:2], h * w]))
+
+
+def _unbind_hw(x):
+    """h, w from paddle.unbind of the shape's tail, an upsampling to (h + 1, 2 w)."""
+    h, w = paddle.unbind(paddle.shape(x)[2:])
+    return F.interpolate(x, size=[h + 1, w * 2], mode="nearest")
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -177,7 +189,7 @@ CASES = [
     C("concat_neg_axis_int64", lambda x, y, z: paddle.concat([x, y, z], axis=-1),
       [t(2, 2, 1, dtype="int64"), t(2, 2, 2, dtype="int64"), t(2, 2, 1, dtype="int64")], ops=("concat",)),
     C("stack", lambda x, y: paddle.stack([x, y], axis=1), [t(2, 3), t(2, 3)], ops=("stack",)),
-    C("split_sections", lambda x: paddle.split(x, [1, 3], axis=1), [t(2, 4, 2)], ops=("split",)),
+    C("split_sections", lambda x: paddle.split(x, [1, 3], axis=1), [t(2, 4, 2)], ops=("split_with_num",)),
     C("split_num", lambda x: paddle.split(x, 2, axis=-1), [t(2, 3, 4)], ops=("split_with_num",)),
     C("slice", lambda x: x[:, 1:3], [t(2, 4, 3)], ops=("slice",)),
     C("slice_neg", lambda x: x[-2:, :, 1:], [t(3, 2, 4)], ops=("slice",)),
@@ -451,4 +463,9 @@ CASES = [
     C("reshape_concat_cast_dynamic", lambda x: paddle.reshape(
         x, paddle.concat([paddle.shape(x)[:1].astype("int32"), paddle.to_tensor([-1], dtype="int32")])),
       [t(None, 2, 3, run=(3, 2, 3))], ops=("concat", "cast", "reshape")),
+    C("split_shape_dynamic", _split_hw, [t(None, 2, None, None, run=(2, 2, 3, 4))], ops=("split_with_num",)),
+    C("unbind_shape_dynamic", _unbind_hw, [t(None, 2, None, None, run=(1, 2, 3, 2))], ops=("unbind",),
+      pending="no unbind kernel in kernels/ops.yaml yet (its values would fold, but the op must be known)"),
+    C("prod_shape_dynamic", lambda x: paddle.reshape(x, [paddle.shape(x)[0], paddle.prod(paddle.shape(x)[1:])]),
+      [t(None, None, 3, run=(2, 4, 3))], ops=("prod",)),
 ]

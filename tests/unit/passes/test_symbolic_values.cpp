@@ -244,3 +244,22 @@ TEST_CASE("symbolic values: slice bounds from dims lower to symbolic kernel argu
   CHECK(ends->symbolic == std::vector<SymExpr>{s1 - 1});
   CHECK(lp->value(lp->outputs[0].value).dims == SymShape{s0, s1 - 1, 3});
 }
+
+TEST_CASE("symbolic values: split and reductions of a shape tensor") {
+  SymAnalyzed a = sym_analyze_ok(
+      "[{name: x, dtype: float32, shape: [-1, 2, -1, -1]}]",
+      "  - {op: shape64, in: [x], out: [sh]}\n"
+      "  - {op: slice, in: [sh], out: [hw], attrs: {axes: [0], starts: [2], ends: [4], infer_flags: [1], "
+      "decrease_axis: []}}\n"
+      "  - {op: split_with_num, in: [hw], out: [parts], attrs: {num: 2, axis: 0}}\n"
+      "  - {op: builtin.split, in: [parts], out: [h, w]}\n"
+      "  - {op: prod, in: [hw], out: [area], attrs: {axis: [0], keepdim: false, reduce_all: false}}\n"
+      "  - {op: sum, in: [hw], out: [perimeter], attrs: {axis: [], dtype: int64, keepdim: false}}\n"
+      "  - {op: max, in: [sh], out: [largest], attrs: {axis: [], keepdim: false}}\n",
+      "[h, w, area, perimeter, largest]");
+  CHECK(a.ints("h") == "[s1]");
+  CHECK(a.ints("w") == "[s2]");
+  CHECK(a.ints("area") == "[s1 * s2]");
+  CHECK(a.ints("perimeter") == "[s1 + s2]");
+  CHECK(a.ints("largest") == "[max(s2, max(s1, max(2, s0)))]");
+}

@@ -67,6 +67,18 @@ std::optional<double> constant_float(const KernelCall& call, std::string_view na
   return c->scalar.is_floating ? c->scalar.float_value : static_cast<double>(c->scalar.int_value);
 }
 
+// Whether `e` has a max or min atom: cpp_int_expr spells them std::max / std::min, which device code cannot call
+// (nvcc without --expt-relaxed-constexpr).
+bool has_min_or_max(const SymExpr& e) {
+  for (const SymExpr::Term& t : e.terms()) {
+    for (const SymExpr::AtomPtr& a : t.atoms) {
+      if (a->kind == SymExpr::Atom::Kind::kMax || a->kind == SymExpr::Atom::Kind::kMin) return true;
+      if (a->kind != SymExpr::Atom::Kind::kSymbol && (has_min_or_max(a->lhs) || has_min_or_max(a->rhs))) return true;
+    }
+  }
+  return false;
+}
+
 // Whether anything reads value v (a call's argument or a program output).
 bool is_read(const LoweredProgram& p, uint32_t v) {
   for (const passes::ProgramOutput& o : p.outputs) {
@@ -380,16 +392,28 @@ class IndexCall {
     const uint32_t x = call_.tensor_arg("input"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* axes = constant(call_, "axes", why_);
-    const passes::AttrConstant* starts = axes != nullptr ? constant(call_, "starts", why_) : nullptr;
-    const passes::AttrConstant* decrease = starts != nullptr ? constant(call_, "decrease_axis", why_) : nullptr;
+    // Starts that are expressions of the dims (`x[:, x.shape[1] // 2 :]`) start where the shape rule put them.
+    const KernelArg* symbolic_starts = call_.arg("starts");
+    if (symbolic_starts != nullptr && symbolic_starts->kind != ArgKind::kSymbolic) symbolic_starts = nullptr;
+    const passes::AttrConstant* starts =
+        axes != nullptr && symbolic_starts == nullptr ? constant(call_, "starts", why_) : nullptr;
+    const passes::AttrConstant* decrease =
+        starts != nullptr || (axes != nullptr && symbolic_starts != nullptr) ? constant(call_, "decrease_axis", why_)
+                                                                             : nullptr;
     if (type.empty() || decrease == nullptr || !own_buffer(x, out)) return false;
     const SymShape& xd = value(x).dims;
     const SymShape& od = value(out).dims;
-    if (axes->ints.size() != starts->ints.size()) return fail("its axes and starts differ in length");
+    const size_t start_count = symbolic_starts != nullptr ? symbolic_starts->symbolic.size() : starts->ints.size();
+    if (axes->ints.size() != start_count) return fail("its axes and starts differ in length");
     std::vector<SymExpr> begin(xd.size(), SymExpr(0));
     for (size_t i = 0; i < axes->ints.size(); ++i) {
       size_t a = 0;
       if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
+      if (symbolic_starts != nullptr) {
+        begin[a] = passes::slice_bound(xd[a], symbolic_starts->symbolic[i], false);
+        if (has_min_or_max(begin[a])) return fail("its start " + begin[a].to_string() + " needs a min or max in the kernel");
+        continue;
+      }
       int64_t s = starts->ints[i];
       const std::optional<int64_t> dim = xd[a].constant();
       if (dim) {
@@ -762,10 +786,14 @@ class IndexCall {
     return true;
   }
 
-  // arange with constant start and step: out[e] = start + e * step in the output's type (Paddle's order).
+  // arange with a constant step and a constant start, or one that is an expression of the dims
+  // (`arange(n - 1, ...)`): out[e] = start + e * step in the output's type (Paddle's order).
   bool arange() {
     const uint32_t out = out_value();
-    const std::optional<double> start = constant_float(call_, "start", why_);
+    const KernelArg* start_arg = call_.arg("start");
+    const bool symbolic_start = start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic &&
+                                start_arg->symbolic.size() == 1 && !has_min_or_max(start_arg->symbolic[0]);
+    const std::optional<double> start = symbolic_start ? std::optional<double>(0) : constant_float(call_, "start", why_);
     const std::optional<double> step = start ? constant_float(call_, "step", why_) : std::nullopt;
     if (!step || out == kNone) return out == kNone ? fail("it needs an output") : false;
     const ir::DataType d = value(out).dtype;
@@ -778,7 +806,9 @@ class IndexCall {
       return floating ? fmt::format("static_cast<{}>({:.17g})", *type, v)
                       : fmt::format("static_cast<{}>({})", *type, static_cast<int64_t>(v));
     };
-    k.line(fmt::format("out[e] = {} + static_cast<{}>(e) * {};", literal(*start), *type, literal(*step)));
+    const std::string first = symbolic_start ? fmt::format("static_cast<{}>({})", *type, k.size(start_arg->symbolic[0]))
+                                             : literal(*start);
+    k.line(fmt::format("out[e] = {} + static_cast<{}>(e) * {};", first, *type, literal(*step)));
     add(k, value(out).numel());
     return true;
   }

@@ -479,29 +479,13 @@ std::optional<SymExpr> slice_count(const SymExpr& n, int64_t start, int64_t end,
   return e - s;
 }
 
-/// A start or end of a slice that is an expression of the dims (`x[:, : x.shape[1] - 1]`), as an index into an
-/// axis of size n. Paddle counts a negative value from the end and clamps to [0, n]; kforge cannot compare an
-/// expression with 0 in general, so an expression that is provably <= 0 (`-(L // 2)`) counts from the end (taken as >= -n) and any
-/// other one is taken as >= 0 and clamped to n (`min(L - 1, L)` simplifies to `L - 1`). Where a value breaks that
-/// assumption at run time, the slice kernel's own shape check reports it.
-SymExpr symbolic_slice_bound(const SymExpr& n, const SymExpr& v) {
-  if ((-v).provably_non_negative()) return n + v;
-  return SymExpr::min(v, n);
-}
-
-/// slice_count for starts and ends that may be expressions: constants keep slice_count's rules.
+/// slice_count for starts and ends that may be expressions of the dims (passes/axis.h slice_bound); two constants
+/// keep slice_count's rules and messages.
 std::optional<SymExpr> slice_count_of(const SymExpr& n, const SymExpr& start, const SymExpr& end, std::string* why) {
   auto cs = start.constant(), ce = end.constant();
   if (cs && ce) return slice_count(n, *cs, *ce, why);
-  // One side constant: its bound as slice_count takes it (a count from 0, or from the end when negative or huge).
-  auto bound = [&](const SymExpr& v, std::optional<int64_t> c, bool is_end) -> SymExpr {
-    if (!c) return symbolic_slice_bound(n, v);
-    if (is_end && *c >= (int64_t{1} << 30)) return n;
-    if (*c < 0) return n.is_constant() ? SymExpr(std::max<int64_t>(*n.constant() + *c, 0)) : n + *c;
-    return n.is_constant() ? SymExpr(std::min(*c, *n.constant())) : SymExpr(*c);
-  };
   // An end before the start is an error in the kernel (as in Paddle), not an empty slice: no max(..., 0).
-  return bound(end, ce, true) - bound(start, cs, false);
+  return slice_bound(n, end, true) - slice_bound(n, start, false);
 }
 
 std::string slice(OpContext& c) {

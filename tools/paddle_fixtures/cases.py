@@ -55,6 +55,22 @@ def _unbind_hw(x):
     return F.interpolate(x, size=[h + 1, w * 2], mode="nearest")
 
 
+def _bert_like(ids, we, pe, wq, wk, wv):
+    """A BERT/GPT-style block over token ids [batch, length], both dynamic: position ids from arange of the length,
+    heads split by a reshape to [batch, length, 2, -1], a causal mask of the length; every shape from paddle.shape."""
+    s = paddle.shape(ids)
+    pos = paddle.expand(paddle.arange(s[1]).unsqueeze(0), [s[0], -1])
+    h = F.embedding(ids, we) + F.embedding(pos, pe)
+
+    def heads(t):
+        return paddle.transpose(paddle.reshape(t, [s[0], s[1], 2, -1]), [0, 2, 1, 3])
+
+    q, k, v = heads(h @ wq), heads(h @ wk), heads(h @ wv)
+    mask = paddle.triu(paddle.full([s[1], s[1]], float("-inf")), 1)
+    ctx = paddle.matmul(F.softmax(paddle.matmul(q, k, transpose_y=True) * 0.5 + mask, -1), v)
+    return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [s[0], s[1], -1])
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -468,4 +484,8 @@ CASES = [
       pending="no unbind kernel in kernels/ops.yaml yet (its values would fold, but the op must be known)"),
     C("prod_shape_dynamic", lambda x: paddle.reshape(x, [paddle.shape(x)[0], paddle.prod(paddle.shape(x)[1:])]),
       [t(None, None, 3, run=(2, 4, 3))], ops=("prod",)),
+    C("bert_like_dynamic", _bert_like, [t(None, None, dtype="int64", low=0, high=16, run=(2, 5))],
+      [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
+    C("bert_like_dynamic_b3", _bert_like, [t(None, None, dtype="int64", low=0, high=16, run=(3, 7))],
+      [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
 ]

@@ -21,10 +21,11 @@ using passes::LoweredProgram;
 using passes::SymExpr;
 using passes::SymShape;
 
-constexpr std::array<std::string_view, 18> kIndexOps = {
+constexpr std::array<std::string_view, 19> kIndexOps = {
     "dropout",        "transpose",      "concat",    "split",     "split_with_num", "slice",
     "strided_slice",  "pad3d",          "expand",    "tile",      "gather",         "index_select",
-    "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange"};
+    "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange",
+    "full_with_tensor"};
 
 /// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
 /// float16, bfloat16 (their bits) and uint16/32/64.
@@ -198,6 +199,7 @@ class IndexCall {
     else if (op == "nearest_interp" || op == "bilinear_interp") ok = interpolate(op == "bilinear_interp");
     else if (op == "triu" || op == "tril") ok = triangle(op == "triu");
     else if (op == "arange") ok = arange();
+    else if (op == "full_with_tensor") ok = fill();
     else if (op == "matmul") ok = batched_matmul();
     else fail("it is not an index-mapped op");
     if (!ok) return std::nullopt;
@@ -809,6 +811,20 @@ class IndexCall {
     const std::string first = symbolic_start ? fmt::format("static_cast<{}>({})", *type, k.size(start_arg->symbolic[0]))
                                              : literal(*start);
     k.line(fmt::format("out[e] = {} + static_cast<{}>(e) * {};", first, *type, literal(*step)));
+    add(k, value(out).numel());
+    return true;
+  }
+
+  // full_with_tensor: every element is the value tensor's one (`paddle.full([n, n], -inf)` over a dynamic n, whose
+  // dims the shape rule took from the shape tensor's known contents).
+  bool fill() {
+    const uint32_t v = call_.tensor_arg("value"), out = out_value();
+    const std::string type = same_type(v, out, false);
+    if (type.empty()) return false;
+    KernelText k = text();
+    const std::string in = k.input(v, type);
+    k.output(out, type);
+    k.line(fmt::format("out[e] = {}[0];", in));
     add(k, value(out).numel());
     return true;
   }

@@ -4,6 +4,7 @@
 #include "pass_test_util.h"
 
 #include "passes/analysis.h"
+#include "passes/axis.h"
 #include "passes/verify.h"
 
 using namespace kforge;
@@ -262,4 +263,22 @@ TEST_CASE("symbolic values: split and reductions of a shape tensor") {
   CHECK(a.ints("area") == "[s1 * s2]");
   CHECK(a.ints("perimeter") == "[s1 + s2]");
   CHECK(a.ints("largest") == "[max(s2, max(s1, max(2, s0)))]");
+}
+
+TEST_CASE("symbolic values: slice_bound, the one rule for a slice's start or end") {
+  const SymExpr n = s1;
+  // Constants over a static axis: Paddle's clamping.
+  CHECK(slice_bound(5, -2, false) == SymExpr(3));
+  CHECK(slice_bound(5, -9, false) == SymExpr(0));
+  CHECK(slice_bound(5, 7, true) == SymExpr(5));
+  // Constants over a dynamic axis: taken as within it; a huge end is the axis' end.
+  CHECK(slice_bound(n, 1, false) == SymExpr(1));
+  CHECK(slice_bound(n, -1, true) == n - 1);
+  CHECK(slice_bound(n, int64_t{1} << 40, true) == n);
+  // Expressions: >= 0 and clamped to n, or counted from the end when provably <= 0.
+  CHECK(slice_bound(n, n - 1, true) == n - 1);
+  CHECK(slice_bound(n, SymExpr::floor_div(n, 2), false) == SymExpr::floor_div(n, 2));
+  CHECK(slice_bound(n, -SymExpr::floor_div(n, 2), false) == n - SymExpr::floor_div(n, 2));
+  CHECK(slice_bound(n, s0, true) == SymExpr::min(s0, n));  // another dim: clamped at run time
+  CHECK(slice_bound(4, s0, true).to_string() == "min(4, s0)");
 }

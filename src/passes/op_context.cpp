@@ -28,6 +28,12 @@ bool is_program_input_op(const ir::Op& op) {
 }  // namespace
 
 std::string OpContext::runtime_value(const std::string& name) {
+  // Known, but as expressions of the dims: the rule needed constants (an axis, a permutation, strides).
+  if (std::optional<std::vector<SymExpr>> values = ints(name)) {
+    return fmt::format("the value of '{}' is known only as {}, an expression of the dynamic input dims; kforge needs "
+                       "a constant here",
+                       name, to_string(*values));
+  }
   const std::string head =
       fmt::format("the output shape depends on the run-time value of '{}', which kforge cannot know when it generates "
                   "code",

@@ -142,7 +142,7 @@ SymExpr conv_out(const SymExpr& in, int64_t k, int64_t dilation, int64_t p0, int
 
 #define ARG_INTS(var, index)                                                                             \
   auto var##_opt = c.static_ints(c.param(index));                                                        \
-  if (!var##_opt) return fmt::format("the value of '{}' must be known when kforge generates code", c.param(index)); \
+  if (!var##_opt) return c.runtime_value(c.param(index));                                               \
   const std::vector<int64_t>& var = *var##_opt;
 
 #define ARG_TENSOR(var, index)                                                                          \

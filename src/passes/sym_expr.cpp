@@ -185,11 +185,46 @@ SymExpr operator*(const SymExpr& a, const SymExpr& b) {
 bool operator==(const SymExpr& a, const SymExpr& b) { return compare_expr(a, b) == 0; }
 bool operator<(const SymExpr& a, const SymExpr& b) { return compare_expr(a, b) < 0; }
 
+namespace {
+
+/// a = whole * c + rest, where `whole` gathers the terms of a whose coefficient c divides: then
+/// floor_div(a, c) = whole + floor_div(rest, c) and likewise for ceil_div, exactly, for any integer values. So
+/// `floor_div(4 * floor_div(h, 4) + 4 - h, 4)` (a remainder's quotient) is `floor_div(h, 4) + 1 + floor_div(-h, 4)`.
+/// False when no term divides (nothing to split).
+bool split_multiples(const SymExpr& a, int64_t c, SymExpr* whole, SymExpr* rest) {
+  std::vector<SymExpr::Term> whole_terms, rest_terms;
+  for (const SymExpr::Term& t : a.terms()) {
+    if (t.coeff % c == 0) whole_terms.push_back({t.coeff / c, t.atoms});
+    else rest_terms.push_back(t);
+  }
+  if (whole_terms.empty()) return false;
+  *whole = SymExprBuilder::make(std::move(whole_terms));
+  *rest = SymExprBuilder::make(std::move(rest_terms));
+  return true;
+}
+
+/// True when every term of a non-zero `e` has a negative coefficient: floor_div(e, c) is then spelled
+/// -ceil_div(-e, c) (and the reverse), one form for `floor_div(-h, 4)` and `-ceil_div(h, 4)`.
+bool all_negative(const SymExpr& e) {
+  if (e.terms().empty()) return false;
+  for (const SymExpr::Term& t : e.terms()) {
+    if (t.coeff >= 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 SymExpr SymExpr::floor_div(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return floor_div_int(*ca, *cb);
   if (cb && *cb == 1) return a;
   if (auto q = SymExprBuilder::exact_div(a, b)) return *q;
+  if (cb && *cb > 1) {
+    SymExpr whole, rest;
+    if (split_multiples(a, *cb, &whole, &rest)) return whole + floor_div(rest, b);
+    if (all_negative(a)) return -ceil_div(-a, b);
+  }
   Atom atom;
   atom.kind = Atom::Kind::kFloorDiv;
   atom.lhs = a;
@@ -202,6 +237,11 @@ SymExpr SymExpr::ceil_div(const SymExpr& a, const SymExpr& b) {
   if (ca && cb) return ceil_div_int(*ca, *cb);
   if (cb && *cb == 1) return a;
   if (auto q = SymExprBuilder::exact_div(a, b)) return *q;
+  if (cb && *cb > 1) {
+    SymExpr whole, rest;
+    if (split_multiples(a, *cb, &whole, &rest)) return whole + ceil_div(rest, b);
+    if (all_negative(a)) return -floor_div(-a, b);
+  }
   Atom atom;
   atom.kind = Atom::Kind::kCeilDiv;
   atom.lhs = a;

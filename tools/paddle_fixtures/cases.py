@@ -71,6 +71,12 @@ def _bert_like(ids, we, pe, wq, wk, wv):
     return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [s[0], s[1], -1])
 
 
+def _pad_to_multiple(x):
+    """Pads H and W up to a multiple of 4 (a detector's preprocessing): paddings computed from the dynamic dims."""
+    s = paddle.shape(x)
+    return F.pad(x, [0, (4 - s[3] % 4) % 4, 0, (4 - s[2] % 4) % 4], value=0.5)
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -488,4 +494,8 @@ CASES = [
       [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
     C("bert_like_dynamic_b3", _bert_like, [t(None, None, dtype="int64", low=0, high=16, run=(3, 7))],
       [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
+    C("pad_to_multiple_dynamic", _pad_to_multiple, [t(None, 2, None, None, run=(1, 2, 5, 6))],
+      ops=("pad3d", "remainder")),
+    C("pad_to_multiple_dynamic_b2", _pad_to_multiple, [t(None, 2, None, None, run=(2, 2, 3, 8))],
+      ops=("pad3d", "remainder")),
 ]

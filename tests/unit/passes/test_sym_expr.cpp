@@ -97,3 +97,25 @@ TEST_CASE("sym_expr: provably non-negative expressions") {
   // floor_div(s1, 2) + s0 - floor_div(s1, 2) = s0 is.
   CHECK(SymExpr::max(SymExpr::floor_div(s1, 2) + s0, SymExpr::floor_div(s1, 2)) == SymExpr::floor_div(s1, 2) + s0);
 }
+
+TEST_CASE("sym_expr: multiples of a constant divisor come out of a division") {
+  const SymExpr h = SymExpr::symbol(0), w = SymExpr::symbol(1);
+  // floor_div(a + c * q, c) = floor_div(a, c) + q, for any integers.
+  CHECK(SymExpr::floor_div(h + 4 * w + 8, 4) == SymExpr::floor_div(h, 4) + w + 2);
+  CHECK(SymExpr::ceil_div(h + 4 * w, 4) == SymExpr::ceil_div(h, 4) + w);
+  // A constant that is not a multiple stays inside: conv formulas keep their spelling.
+  CHECK(SymExpr::floor_div(h - 1, 2).to_string() == "floor_div(s0 - 1, 2)");
+  // An all-negative numerator has one spelling: floor_div(-h, 4) is -ceil_div(h, 4).
+  CHECK(SymExpr::floor_div(-h, 4) == -SymExpr::ceil_div(h, 4));
+  CHECK(SymExpr::ceil_div(-h - 1, 4) == -SymExpr::floor_div(h + 1, 4));
+  // Padding h up to a multiple of 4, as a program computes it: h + (4 - h % 4) % 4 is 4 * ceil_div(h, 4).
+  const auto rem = [](const SymExpr& a, int64_t c) { return a - SymExpr::floor_div(a, c) * c; };
+  CHECK(h + rem(4 - rem(h, 4), 4) == 4 * SymExpr::ceil_div(h, 4));
+  // The rewrites are exact: check them against evaluation on negative values too.
+  for (int64_t v = -9; v <= 9; ++v) {
+    const std::vector<int64_t> at = {v, 3};
+    CHECK(SymExpr::floor_div(h + 4 * w + 8, 4).evaluate(at) == SymExpr::floor_div(SymExpr(v + 20), 4).evaluate(at));
+    CHECK(SymExpr::floor_div(-h, 4).evaluate(at) == SymExpr::floor_div(SymExpr(-v), 4).evaluate(at));
+    CHECK(SymExpr::ceil_div(-h - 1, 4).evaluate(at) == SymExpr::ceil_div(SymExpr(-v - 1), 4).evaluate(at));
+  }
+}

@@ -504,8 +504,21 @@ class IndexCall {
   bool pad3d() {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
-    const passes::AttrConstant* paddings = constant(call_, "paddings", why_);
-    const passes::AttrConstant* mode = paddings != nullptr ? constant(call_, "mode", why_) : nullptr;
+    // Paddings are constants, or expressions of the dims (padding up to a multiple: `4 * ceil_div(h, 4) - h`).
+    std::vector<SymExpr> pads;
+    bool have_pads = false;
+    const KernelArg* pad_arg = call_.arg("paddings");
+    if (pad_arg != nullptr && pad_arg->kind == ArgKind::kSymbolic) {
+      pads = pad_arg->symbolic;
+      have_pads = true;
+      for (const SymExpr& p : pads) {
+        if (has_min_or_max(p)) return fail("its padding " + p.to_string() + " needs a min or max in the kernel");
+      }
+    } else if (const passes::AttrConstant* c = constant(call_, "paddings", why_)) {
+      pads.assign(c->ints.begin(), c->ints.end());
+      have_pads = true;
+    }
+    const passes::AttrConstant* mode = have_pads ? constant(call_, "mode", why_) : nullptr;
     const passes::AttrConstant* format = mode != nullptr ? constant(call_, "data_format", why_) : nullptr;
     const std::optional<double> fill = format != nullptr ? constant_float(call_, "pad_value", why_) : std::nullopt;
     if (type.empty() || !fill || !own_buffer(x, out)) return false;
@@ -515,7 +528,7 @@ class IndexCall {
     }
     const SymShape& xd = value(x).dims;
     const SymShape& od = value(out).dims;
-    if (xd.size() != 5 || od.size() != 5 || paddings->ints.size() != 6) return fail("it needs a 5-D x and 6 paddings");
+    if (xd.size() != 5 || od.size() != 5 || pads.size() != 6) return fail("it needs a 5-D x and 6 paddings");
     if (m == "constant" && type == "uint16_t" && *fill != 0) return fail("a 16-bit float pad value is not supported");
     const bool last = format->string_value == "NDHWC";
     KernelText k = text();
@@ -526,7 +539,7 @@ class IndexCall {
     std::vector<std::string> inside;
     for (size_t d = 0; d < 3; ++d) {
       const size_t axis = (last ? 1 : 2) + d;
-      const int64_t before = paddings->ints[2 * (2 - d)];
+      const std::string before = k.size(pads[2 * (2 - d)]);
       const std::string n = k.size(xd[axis]), i = "i" + std::to_string(d);
       k.line(fmt::format("const int64_t {}_ = c{} - {};", i, axis, before));
       if (m == "constant") {

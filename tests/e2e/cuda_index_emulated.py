@@ -36,7 +36,7 @@ CASES = [
     # shapes, slice starts/ends and arange starts computed from the dynamic dims (issue 33)
     "reshape_heads_dynamic", "arange_dynamic", "arange_dynamic_start_step", "slice_dynamic_end", "slice_dynamic_start",
     "expand_dynamic", "position_ids_dynamic", "reshape_stack_dynamic", "reshape_concat_cast_dynamic",
-    "split_shape_dynamic", "prod_shape_dynamic", "full_with_tensor_dynamic",
+    "split_shape_dynamic", "prod_shape_dynamic", "full_with_tensor_dynamic", "pad_to_multiple_dynamic",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

@@ -533,8 +533,8 @@ std::string strided_slice(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
   REQUIRE_STATIC_INTS(axes, 1);
-  REQUIRE_STATIC_INTS(starts, 2);
-  REQUIRE_STATIC_INTS(ends, 3);
+  REQUIRE_SYMBOLIC_INTS(starts, 2);
+  REQUIRE_SYMBOLIC_INTS(ends, 3);
   REQUIRE_STATIC_INTS(strides, 4);
   if (starts.size() != axes.size() || ends.size() != axes.size() || strides.size() != axes.size()) {
     return "axes, starts, ends and strides must have the same number of values";
@@ -545,19 +545,31 @@ std::string strided_slice(OpContext& c) {
     int64_t ax = 0;
     if (!normalize_axis(axes[i], rank, &ax)) return bad_axis(axes[i], rank);
     auto cn = x->dims[ax].constant();
-    if (!cn) return fmt::format("strided_slice of the dynamic axis {} is not supported", ax);
+    const std::optional<int64_t> cs = starts[i].constant(), ce = ends[i].constant();
+    if (!cn || !cs || !ce) {
+      // A dynamic axis, or bounds that are expressions of the dims (`x[:, ::2]` of a dynamic width): forward
+      // steps only, with slice's rule for where the bounds land (passes/axis.h slice_bound).
+      if (strides[i] <= 0) {
+        return fmt::format("strided_slice with stride {} of the axis {}, whose size or bounds are known only at run "
+                           "time, is not supported",
+                           strides[i], ax);
+      }
+      const SymExpr& n = x->dims[ax];
+      dims[ax] = SymExpr::ceil_div(slice_bound(n, ends[i], true) - slice_bound(n, starts[i], false), strides[i]);
+      continue;
+    }
     const int64_t n = *cn, step = strides[i];
-    int64_t start = starts[i], end = ends[i];
+    int64_t start = *cs, end = *ce;
     if (step == 0) return fmt::format("stride on axis {} is 0", ax);
     if (start < 0) start = std::max<int64_t>(start + n, 0);
     if (end < 0 && !(end == -1 && step < 0)) end = std::max<int64_t>(end + n, 0);
     if (step > 0) {
-      if (start > end) return fmt::format("on axis {} start {} is after end {} with a positive stride", ax, starts[i], ends[i]);
+      if (start > end) return fmt::format("on axis {} start {} is after end {} with a positive stride", ax, *cs, *ce);
       start = std::min(start, n);
       end = std::min(end, n);
       dims[ax] = (end - start + step - 1) / step;
     } else {
-      if (start < end) return fmt::format("on axis {} start {} is before end {} with a negative stride", ax, starts[i], ends[i]);
+      if (start < end) return fmt::format("on axis {} start {} is before end {} with a negative stride", ax, *cs, *ce);
       const int64_t left = std::max<int64_t>(end + 1, 0), right = std::min(start + 1, n);
       dims[ax] = right > left ? (right - left + (-step) - 1) / (-step) : 0;
     }

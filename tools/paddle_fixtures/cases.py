@@ -498,4 +498,10 @@ CASES = [
       ops=("pad3d", "remainder")),
     C("pad_to_multiple_dynamic_b2", _pad_to_multiple, [t(None, 2, None, None, run=(2, 2, 3, 8))],
       ops=("pad3d", "remainder")),
+    # Space to depth over dynamic H and W (a YOLO-style Focus stem): strided slices of dynamic axes.
+    C("strided_slice_dynamic", lambda x: paddle.concat([x[:, :, ::2, ::2], x[:, :, 1::2, ::2], x[:, :, ::2, 1::2],
+                                                        x[:, :, 1::2, 1::2]], axis=1),
+      [t(None, 2, None, None, run=(1, 2, 4, 6))], ops=("strided_slice",)),
+    C("strided_slice_dynamic_end", lambda x: x[:, 1 : paddle.shape(x)[1] - 1 : 2],
+      [t(None, None, 3, run=(2, 7, 3))], ops=("strided_slice",)),
 ]

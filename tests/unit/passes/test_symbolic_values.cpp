@@ -282,3 +282,30 @@ TEST_CASE("symbolic values: slice_bound, the one rule for a slice's start or end
   CHECK(slice_bound(n, s0, true) == SymExpr::min(s0, n));  // another dim: clamped at run time
   CHECK(slice_bound(4, s0, true).to_string() == "min(4, s0)");
 }
+
+TEST_CASE("symbolic values: strided_slice of a dynamic axis, bounds from dims") {
+  SymAnalyzed a = sym_analyze_ok(
+      kDynamicX,
+      std::string(kDims) +
+          "  - {op: strided_slice, in: [x], out: [odd], attrs: {axes: [1], starts: [1], ends: [2147483647], "
+          "strides: [2]}}\n"
+          "  - {op: scale, in: [n], out: [m], attrs: {scale: 1, bias: -1}}\n"
+          "  - {op: full_int_array, out: [one], attrs: {value: [1], dtype: int64}}\n"
+          "  - {op: builtin.combine, in: [m], out: [ends]}\n"
+          "  - {op: full_int_array, out: [three], attrs: {value: [3], dtype: int64}}\n"
+          "  - {op: strided_slice, in: [x, one, ends, three], out: [inner], attrs: {axes: [1]}}\n",
+      "[odd, inner]");
+  CHECK(a.shape("odd") == "float32[s0, ceil_div(s1 - 1, 2), 3]");
+  CHECK(a.shape("inner") == "float32[s0, ceil_div(s1 - 2, 3), 3]");
+}
+
+TEST_CASE("symbolic values: a backward strided_slice of a dynamic axis is refused with the reason") {
+  SymAnalyzed a = sym_analyze(
+      kDynamicX,
+      "  - {op: strided_slice, in: [x], out: [back], attrs: {axes: [1], starts: [-1], ends: [-2147483647], "
+      "strides: [-1]}}\n",
+      "[back]");
+  CHECK_FALSE(a.analysis.has_value());
+  CHECK_THAT(a.diagnostics, Catch::Contains("strided_slice with stride -1 of the axis 1, whose size or bounds are "
+                                            "known only at run time, is not supported"));
+}

@@ -460,29 +460,44 @@ class IndexCall {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* axes = constant(call_, "axes", why_);
-    const passes::AttrConstant* starts = axes != nullptr ? constant(call_, "starts", why_) : nullptr;
-    const passes::AttrConstant* ends = starts != nullptr ? constant(call_, "ends", why_) : nullptr;
-    const passes::AttrConstant* strides = ends != nullptr ? constant(call_, "strides", why_) : nullptr;
+    // Starts: constants, or expressions of the dims (the ends only shape the output, whose dims the kernel walks).
+    std::vector<SymExpr> starts;
+    bool have_starts = false;
+    if (const KernelArg* sa = call_.arg("starts"); sa != nullptr && sa->kind == ArgKind::kSymbolic) {
+      starts = sa->symbolic;
+      have_starts = true;
+    } else if (const passes::AttrConstant* c = axes != nullptr ? constant(call_, "starts", why_) : nullptr) {
+      starts.assign(c->ints.begin(), c->ints.end());
+      have_starts = true;
+    }
+    const passes::AttrConstant* strides = axes != nullptr && have_starts ? constant(call_, "strides", why_) : nullptr;
     if (type.empty() || strides == nullptr || !own_buffer(x, out)) return false;
     const SymShape& xd = value(x).dims;
     const SymShape& od = value(out).dims;
     const size_t n_axes = axes->ints.size();
-    if (starts->ints.size() != n_axes || ends->ints.size() != n_axes || strides->ints.size() != n_axes ||
-        od.size() != xd.size()) {
-      return fail("its axes, starts, ends and strides differ in length, or its output in rank");
+    if (starts.size() != n_axes || strides->ints.size() != n_axes || od.size() != xd.size()) {
+      return fail("its axes, starts and strides differ in length, or its output in rank");
     }
-    std::vector<int64_t> begin(xd.size(), 0), step(xd.size(), 1);
+    std::vector<SymExpr> begin(xd.size(), SymExpr(0));
+    std::vector<int64_t> step(xd.size(), 1);
     for (size_t i = 0; i < n_axes; ++i) {
       size_t a = 0;
       if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
-      const std::optional<int64_t> dim = xd[a].constant();
-      if (!dim) return fail("it slices a dim known only at run time");
-      const int64_t n = *dim, st = strides->ints[i];
-      int64_t start = starts->ints[i];
+      const std::optional<int64_t> dim = xd[a].constant(), first = starts[i].constant();
+      const int64_t st = strides->ints[i];
       if (st == 0) return fail("a stride is 0");
+      step[a] = st;
+      if (!dim || !first) {
+        // A dynamic axis or a start from the dims: forward strides only, as the shape rule (passes/axis.h).
+        if (st < 0) return fail("it steps backward through a dim known only at run time");
+        begin[a] = passes::slice_bound(xd[a], starts[i], false);
+        if (has_min_or_max(begin[a])) return fail("its start " + begin[a].to_string() + " needs a min or max in the kernel");
+        continue;
+      }
+      const int64_t n = *dim;
+      int64_t start = *first;
       if (start < 0) start = std::max<int64_t>(start + n, 0);
       begin[a] = st > 0 ? std::min(start, n) : std::min(start + 1, n) - 1;
-      step[a] = st;
     }
     KernelText k = text();
     const std::string in = k.input(x, type);
@@ -492,7 +507,7 @@ class IndexCall {
     for (size_t d = 0; d < xd.size(); ++d) {
       std::string c = "c" + std::to_string(d);
       if (step[d] != 1) c += " * " + std::to_string(step[d]);
-      if (begin[d] != 0) c = std::to_string(begin[d]) + " + " + c;
+      if (begin[d] != SymExpr(0)) c = k.size(begin[d]) + " + " + c;
       coords.push_back(c);
     }
     k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));

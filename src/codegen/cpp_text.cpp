@@ -295,25 +295,32 @@ std::optional<std::string> constant_literal(const passes::AttrConstant& c, std::
   return std::nullopt;
 }
 
-std::string cpp_int_expr(const passes::SymExpr& e) {
+passes::SymExpr::PrintOptions cpp_int_options() {
   passes::SymExpr::PrintOptions cpp;
   cpp.symbol_name = [](uint32_t id) { return "s" + std::to_string(id); };
   cpp.floor_div_name = "kforge_floor_div";
   cpp.ceil_div_name = "kforge_ceil_div";
   cpp.max_name = "std::max<int64_t>";
   cpp.min_name = "std::min<int64_t>";
-  return e.to_string(cpp);
+  return cpp;
 }
 
-std::string cpp_checked_int_expr(const passes::SymExpr& e) {
+passes::SymExpr::PrintOptions cpp_checked_int_options() {
   passes::SymExpr::PrintOptions checked;
   checked.symbol_name = [](uint32_t id) { return "kforge::CheckedInt(s" + std::to_string(id) + ")"; };
   checked.floor_div_name = "kforge::checked_floor_div";
   checked.ceil_div_name = "kforge::checked_ceil_div";
   checked.max_name = "kforge::checked_max";
   checked.min_name = "kforge::checked_min";
+  return checked;
+}
+
+std::string cpp_int_expr(const passes::SymExpr& e) { return e.to_string(cpp_int_options()); }
+
+std::string cpp_checked_int_expr(const passes::SymExpr& e) {
   // A constant prints as a bare integer: make it a CheckedInt too, so that .ok() and .value() apply.
-  return e.is_constant() ? "kforge::CheckedInt(" + e.to_string(checked) + ")" : e.to_string(checked);
+  const std::string text = e.to_string(cpp_checked_int_options());
+  return e.is_constant() ? "kforge::CheckedInt(" + text + ")" : text;
 }
 
 }  // namespace kforge::codegen

@@ -52,6 +52,9 @@ std::string cpp_int_expr(const passes::SymExpr& e);
 /// The same expression as kforge::CheckedInt arithmetic (templates/runtime/kforge_runtime.h): `.ok()` is false
 /// where an int64 step overflows, `.value()` the result.
 std::string cpp_checked_int_expr(const passes::SymExpr& e);
+/// How the two above print (for printers that name some atoms themselves: codegen/size_table.h).
+passes::SymExpr::PrintOptions cpp_int_options();
+passes::SymExpr::PrintOptions cpp_checked_int_options();
 
 /// A braced list of integers: {64, 0, 0} -> "{64, 0, 0}", {} -> "{}" (multi-kernel hints, shapes).
 std::string cpp_int_list(const std::vector<int64_t>& values);

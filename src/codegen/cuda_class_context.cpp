@@ -1,5 +1,7 @@
 #include "codegen/cuda_class_context.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 
@@ -24,6 +26,15 @@ std::string cuda_shape_text(const passes::SymShape& dims) {
   return out + "]";
 }
 
+std::string cuda_binding_locals(const passes::LoweredProgram& program) {
+  std::string out;
+  for (const passes::Symbol& s : program.symbols) {
+    out += fmt::format("  [[maybe_unused]] const int64_t s{} = b.symbols[{}];\n", s.id, s.id);
+  }
+  if (!program.symbols.empty()) out += "  [[maybe_unused]] const auto& sizes = b.sizes;\n";
+  return out;
+}
+
 namespace {
 
 Value tensor_entry(const std::string& name, ir::DataType dtype, const passes::SymShape& dims) {
@@ -34,10 +45,10 @@ Value tensor_entry(const std::string& name, ir::DataType dtype, const passes::Sy
   return v;
 }
 
-// "{s0, 10}": the dims as C++ expressions over the symbols.
-std::string dims_list(const passes::SymShape& dims) {
+// "{s0, sizes[3]}": the dims as run() spells them.
+std::string dims_list(const passes::SymShape& dims, const SizeExpr& size) {
   std::string out = "{";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + cpp_int_expr(dims[i]);
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + size(dims[i]);
   return out + "}";
 }
 
@@ -193,7 +204,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     o.set("index", static_cast<int64_t>(i));
     o.set("ident", cuda_output_ident(p, i));
     o.set("dtype", dtype_of(v.dtype, p.outputs[i].loc, "output '" + p.outputs[i].name + "'"));
-    o.set("dims", dims_list(v.dims));
+    o.set("dims", dims_list(v.dims, parts.size));
     outputs.push_back(std::move(o));
     run_params.push_back("kforge::Tensor* " + cuda_output_ident(p, i));
     run_generic_args.push_back("outputs.items[" + std::to_string(i) + "]");

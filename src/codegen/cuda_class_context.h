@@ -26,7 +26,9 @@
 #include <optional>
 #include <string>
 
+#include "codegen/cpp_text.h"
 #include "codegen/program_codegen.h"
+#include "codegen/size_table.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "support/diagnostics.h"
@@ -51,6 +53,8 @@ struct CudaClassParts {
   size_t pools = 0;              // pooling kernels
   size_t library_calls = 0;      // convolutions and pools outside every group (each a launch of its own)
   bool half_convs = false;       // the convolutions compute on float16 / bfloat16 values (--precision)
+  // A size in run() (the emitter's table `sizes`: codegen/size_table.h); by default spelled out in full.
+  SizeExpr size = [](const passes::SymExpr& e) { return cpp_int_expr(e); };
 };
 
 /// The host identifier of input `index` and output `index` (the CUDA class spells both thus everywhere).
@@ -59,6 +63,10 @@ std::string cuda_output_ident(const passes::LoweredProgram& program, size_t inde
 
 /// "[?, 64]": a shape for comments and messages, `?` for a dim known only at run time.
 std::string cuda_shape_text(const passes::SymShape& dims);
+
+/// The lines that open a member function taking `const Bindings& b` (the dynamic dims `s0`, ... and the size
+/// table `sizes`, as run() computed them), for the functions codegen writes itself.
+std::string cuda_binding_locals(const passes::LoweredProgram& program);
 
 /// Builds the context. A tensor whose dtype the runtime has no name for is an error at its place in the
 /// program; returns nullopt then.

@@ -82,10 +82,10 @@ bool nchw(const SymShape& dims, bool nhwc, SymExpr* n, int64_t* c, SymExpr* h, S
   return true;
 }
 
-// A dim as the generated code passes it to an int field: the literal, or the expression over the symbols.
-std::string int_field(const SymExpr& d) {
+// A dim as the generated code passes it to an int field: the literal, or the size where the step runs.
+std::string int_field(const SymExpr& d, const SizeExpr& size) {
   if (std::optional<int64_t> c = d.constant()) return std::to_string(*c);
-  return "static_cast<int>(" + cpp_int_expr(d) + ")";
+  return "static_cast<int>(" + size(d) + ")";
 }
 
 // Paddle's padding of one spatial dim (kernels/kernel_util.h, conv_geometry): explicit, or SAME's
@@ -529,7 +529,7 @@ int64_t cuda_conv_fold_bytes(const CudaConvSite& s) {
 }
 
 tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer, int64_t fold_offset) {
+                           const CudaBufferExpr& buffer, const SizeExpr& size, int64_t fold_offset) {
   tmpl::Value v = tmpl::Value::map();
   v.set("number", number);
   v.set("launch", launch);
@@ -551,8 +551,8 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.k, s.r, s.s, s.pad_h,
                                 s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w, s.groups,
                                 s.nhwc ? "true" : "false", flags));
-  v.set("shape", fmt::format("{{{}, {}, {}, {}, {}}}", int_field(s.batch), int_field(s.h), int_field(s.w),
-                             int_field(s.out_h), int_field(s.out_w)));
+  v.set("shape", fmt::format("{{{}, {}, {}, {}, {}}}", int_field(s.batch, size), int_field(s.h, size), int_field(s.w, size),
+                             int_field(s.out_h, size), int_field(s.out_w, size)));
   const std::string t = element_type_of(s.dtype);
   v.set("x", buffer(s.input, t, true));
   v.set("w", buffer(s.filter, t, true));
@@ -605,15 +605,15 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
 }
 
 tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, const std::string& description,
-                                 const CudaBufferExpr& buffer) {
+                                 const CudaBufferExpr& buffer, const SizeExpr& size) {
   tmpl::Value v = tmpl::Value::map();
   v.set("launch", launch);
   v.set("description", description);
   v.set("x", buffer(s.x, element_type_of(s.dtype), true));
   v.set("y", buffer(s.out, element_type_of(s.dtype), false));
-  v.set("batch", cpp_int_expr(s.batch));
+  v.set("batch", size(s.batch));
   v.set("channels", std::to_string(s.c));
-  v.set("spatial", cpp_int_expr(s.spatial));
+  v.set("spatial", size(s.spatial));
   v.set("nhwc", std::string(s.nhwc ? "true" : "false"));
   auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
   tmpl::Value e = tmpl::Value::map();
@@ -633,30 +633,30 @@ tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, con
 }
 
 tmpl::Value cuda_copy_step(const LoweredProgram& p, uint32_t from, uint32_t to, int64_t launch,
-                           const std::string& description, const CudaBufferExpr& buffer) {
+                           const std::string& description, const CudaBufferExpr& buffer, const SizeExpr& size) {
   tmpl::Value v = tmpl::Value::map();
   v.set("launch", launch);
   v.set("description", description);
   v.set("from", buffer(from, "void", true));
   v.set("to", buffer(to, "void", false));
-  v.set("bytes", cpp_int_expr(p.values[to].bytes()));
+  v.set("bytes", size(p.values[to].bytes()));
   return v;
 }
 
 tmpl::Value cuda_pool_step(const CudaPoolSite& s, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer) {
+                           const CudaBufferExpr& buffer, const SizeExpr& size) {
   const std::string type = element_type_of(s.dtype);
   tmpl::Value v = tmpl::Value::map();
   v.set("number", number);
   v.set("launch", launch);
   v.set("description", description);
   auto b = [](bool x) { return x ? "true" : "false"; };
-  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, int_field(s.h),
-                                int_field(s.w), int_field(s.out_h), int_field(s.out_w), s.k_h, s.k_w, s.stride_h,
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, int_field(s.h, size),
+                                int_field(s.w, size), int_field(s.out_h, size), int_field(s.out_w, size), s.k_h, s.k_w, s.stride_h,
                                 s.stride_w, s.pad_top, s.pad_left, b(s.nhwc), b(s.is_max), b(s.exclusive),
                                 b(s.adaptive)));
   v.set("type", type);
-  v.set("batch", cpp_int_expr(s.batch));
+  v.set("batch", size(s.batch));
   v.set("x", buffer(s.x, type, true));
   v.set("y", buffer(s.out, type, false));
   return v;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "codegen/size_table.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "template/value.h"
@@ -131,7 +132,7 @@ using CudaBufferExpr = std::function<std::string(uint32_t, const std::string&, b
 /// (pointer expressions into the class's folded-weights memory at fold_offset bytes)}, the convolution reads
 /// `weights` and the epilogue adds `folded_bias` instead of the bias and batch norm; otherwise `fold` is false.
 tmpl::Value cuda_conv_step(const CudaConvSite& site, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer, int64_t fold_offset = -1);
+                           const CudaBufferExpr& buffer, const SizeExpr& size, int64_t fold_offset = -1);
 
 /// Bytes of the folded filter and bias of a foldable site, each 64-byte aligned.
 int64_t cuda_conv_fold_bytes(const CudaConvSite& site);
@@ -139,18 +140,18 @@ int64_t cuda_conv_fold_bytes(const CudaConvSite& site);
 /// kforge::cuda_pool::Pool2dGeometry: literals, or expressions over the symbols), type ("float"/"double"), batch,
 /// x, y.
 tmpl::Value cuda_pool_step(const CudaPoolSite& site, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer);
+                           const CudaBufferExpr& buffer, const SizeExpr& size);
 
 /// The context of one batch norm step (`batch_norm_step`): launch, description, x, y, batch, channels, spatial,
 /// nhwc ("true"/"false"), and epilogue {bias, mean, variance, scale, shift, residual, epsilon, activation, alpha,
 /// beta, after_residual} as for a convolution.
 tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& site, int64_t launch, const std::string& description,
-                                 const CudaBufferExpr& buffer);
+                                 const CudaBufferExpr& buffer, const SizeExpr& size);
 
 /// The context of one copy step (`copy_step`): a view (reshape, flatten, ...) whose output has a buffer of its
 /// own, because its input is memory the caller owns: launch, description, to, from (pointer expressions), bytes.
 tmpl::Value cuda_copy_step(const passes::LoweredProgram& program, uint32_t from, uint32_t to, int64_t launch,
-                           const std::string& description, const CudaBufferExpr& buffer);
+                           const std::string& description, const CudaBufferExpr& buffer, const SizeExpr& size);
 
 inline constexpr const char* kCudaEpilogueHeaderTemplate = "cuda/kforge_channel_epilogue.cuh";
 inline constexpr const char* kCudaDepthwiseHeaderTemplate = "cuda/kforge_depthwise.cuh";

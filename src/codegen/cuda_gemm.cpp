@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_class_context.h"
 
 namespace kforge::codegen {
 
@@ -26,9 +27,9 @@ std::string epilogue_code(GemmEpilogue e) {
   return "";
 }
 
-std::string int_dim(const SymExpr& e) {
+std::string int_dim(const SymExpr& e, const SizeExpr& size) {
   if (e.is_constant()) return cpp_int_expr(e);
-  return "static_cast<int>(" + cpp_int_expr(e) + ")";
+  return "static_cast<int>(" + size(e) + ")";
 }
 
 // How generated code spells the GEMM pieces of one element type. The templates (kforge_cublaslt.cuh,
@@ -79,9 +80,9 @@ const GemmElement& element_of(const FusedGroup& g) { return element_of(g.gemm.dt
 CudaGemmCode::CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
                            const passes::MultiKernelPlan* multi_kernel, bool cuda_graph, std::string cls,
                            std::function<std::string(uint32_t, const std::string&, bool)> buffer,
-                           std::function<std::string(const FusedGroup&)> describe)
+                           std::function<std::string(const FusedGroup&)> describe, SizeExpr size)
     : p_(program), plan_(plan), mk_(multi_kernel), cuda_graph_(cuda_graph), cls_(std::move(cls)), buffer_(std::move(buffer)),
-      describe_(std::move(describe)) {
+      describe_(std::move(describe)), size_(std::move(size)) {
   for (const FusedGroup& g : plan_.groups) {
     if (g.kind == passes::GroupKind::kGemm) groups_.push_back(&g);
   }
@@ -166,7 +167,7 @@ std::string CudaGemmCode::before_capture() const {
 
 std::string CudaGemmCode::prepare_function() const {
   std::string c = "void " + cls_ + "::prepare_gemms(const Bindings& b) {\n";
-  for (const passes::Symbol& s : p_.symbols) c += fmt::format("  [[maybe_unused]] const int64_t s{} = b.symbols[{}];\n", s.id, s.id);
+  c += cuda_binding_locals(p_);
   for (const FusedGroup* g : groups_) {
     const GemmElement& e = element_of(*g);
     c += "  // " + describe_(*g) + "\n";
@@ -229,8 +230,8 @@ std::string CudaGemmCode::args_code(const FusedGroup& g, const std::string& inde
   const std::string t = element_of(g).cpp;
   std::string bias = gm.bias == passes::kNone ? "nullptr" : buffer_(gm.bias, t, true);
   return fmt::format("{}{},\n{}{},\n{}{},\n{}{},\n{}{}, {}, {}, {}", indent, buffer_(gm.x, t, true), indent,
-                     buffer_(gm.y, t, true), indent, buffer_(gm.out, t, false), indent, bias, indent, int_dim(gm.m),
-                     int_dim(gm.n), int_dim(gm.k), epilogue_code(gm.epilogue));
+                     buffer_(gm.y, t, true), indent, buffer_(gm.out, t, false), indent, bias, indent, int_dim(gm.m, size_),
+                     int_dim(gm.n, size_), int_dim(gm.k, size_), epilogue_code(gm.epilogue));
 }
 
 std::string CudaGemmCode::transposes(const FusedGroup& g) {
@@ -354,12 +355,12 @@ std::string CudaGemmCode::run_checks() const {
     std::string cond;
     for (const SymExpr* d : {&gm.m, &gm.n, &gm.k}) {
       if (d->is_constant()) continue;
-      cond += (cond.empty() ? "" : " || ") + d->to_string() + " > std::numeric_limits<int>::max()";
+      cond += (cond.empty() ? "" : " || ") + size_(*d) + " > std::numeric_limits<int>::max()";
     }
     if (cond.empty()) continue;
     c += fmt::format("  if ({}) {{\n    return kforge::Status::Error(\"{}: \", kLaunchNames[{}], \": M x N x K = \", {}, \" x \", {}, \" x \", {},\n"
                      "                                 \" exceeds the int range of the CUDA GEMM kernels\");\n  }}\n",
-                     cond, cls_, g->index, cpp_int_expr(gm.m), cpp_int_expr(gm.n), cpp_int_expr(gm.k));
+                     cond, cls_, g->index, size_(gm.m), size_(gm.n), size_(gm.k));
   }
   return c;
 }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "codegen/cuda_class_context.h"
+#include "codegen/size_table.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "passes/variants.h"
@@ -39,11 +40,11 @@ class CudaGemmCode {
   /// `multi_kernel`: the plan of passes::plan_cuda_gemm_variants, or null without hints. `cls`: the class.
   /// `buffer(value, element type, is_const)`: the host expression of a value's device pointer, typed, inside
   /// enqueue() and prepare_gemms() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`:
-  /// the group for comments.
+  /// the group for comments. `size(e)`: a size in run(), enqueue() and prepare_gemms() (each has the table `sizes`).
   CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
                const passes::MultiKernelPlan* multi_kernel, bool cuda_graph, std::string cls,
                std::function<std::string(uint32_t, const std::string&, bool)> buffer,
-               std::function<std::string(const passes::FusedGroup&)> describe);
+               std::function<std::string(const passes::FusedGroup&)> describe, SizeExpr size);
 
   /// Whether the program has GEMM groups at all (every other method gives "" / nothing when not).
   bool any() const { return !groups_.empty(); }
@@ -90,6 +91,7 @@ class CudaGemmCode {
   std::string cls_;
   std::function<std::string(uint32_t, const std::string&, bool)> buffer_;
   std::function<std::string(const passes::FusedGroup&)> describe_;
+  SizeExpr size_;
   std::vector<const passes::FusedGroup*> groups_;
 };
 

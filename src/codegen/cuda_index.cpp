@@ -96,13 +96,14 @@ bool is_read(const LoweredProgram& p, uint32_t v) {
 // Builds one kernel: its parameters (pointers, then the symbols its expressions use) and its body.
 class KernelText {
  public:
-  explicit KernelText(const CudaBufferExpr& buffer) : buffer_(buffer) {}
+  KernelText(const CudaBufferExpr& buffer, SizeTable& table, const SizeTable::Spelling& argument)
+      : buffer_(buffer), sizes_(table, argument) {}
 
-  // A dim or any size expression as C++ text: the literal, or the parenthesised symbol expression.
+  // A dim or any size as C++ text: the literal, a dim `s0`, or a parameter `z3` the launch passes from the
+  // program's size table (codegen/size_table.h), so that no kernel spells out a size.
   std::string size(const SymExpr& d) {
-    for (uint32_t s : d.symbols()) symbols_.insert(s);
     if (std::optional<int64_t> c = d.constant()) return std::to_string(*c);
-    return "(" + cpp_int_expr(d) + ")";
+    return sizes_.text(d);
   }
 
   // `const int64_t c<d>` for every dim of `dims`: the coordinate of output element e (row-major).
@@ -160,10 +161,8 @@ class KernelText {
     k.description = std::move(description);
     k.params = params_;
     k.args = args_;
-    for (uint32_t s : symbols_) {
-      k.params.push_back(fmt::format("int64_t s{}", s));
-      k.args.push_back(fmt::format("s{}", s));
-    }
+    k.params.insert(k.params.end(), sizes_.params().begin(), sizes_.params().end());
+    k.args.insert(k.args.end(), sizes_.args().begin(), sizes_.args().end());
     k.body = body_;
     k.interp = interp;
     return k;
@@ -171,7 +170,7 @@ class KernelText {
 
  private:
   const CudaBufferExpr& buffer_;
-  std::set<uint32_t> symbols_;
+  SizeParams sizes_;
   std::vector<std::string> params_, args_, body_;
   int inputs_ = 0;
 };
@@ -180,8 +179,10 @@ class KernelText {
 class IndexCall {
  public:
   IndexCall(const LoweredProgram& p, const KernelCall& call, const std::string& prefix, size_t first,
-            const std::string& description, const CudaBufferExpr& buffer, std::string* why)
-      : p_(p), call_(call), prefix_(prefix), next_(first), description_(description), buffer_(buffer), why_(why) {}
+            const std::string& description, const CudaBufferExpr& buffer, SizeTable& sizes,
+            const SizeTable::Spelling& size_argument, std::string* why)
+      : p_(p), call_(call), prefix_(prefix), next_(first), description_(description), buffer_(buffer),
+        sizes_(sizes), size_argument_(size_argument), why_(why) {}
 
   std::optional<std::vector<CudaIndexKernel>> build() {
     const std::string& op = call_.op;
@@ -251,7 +252,7 @@ class IndexCall {
     return true;
   }
 
-  KernelText text() const { return KernelText(buffer_); }
+  KernelText text() const { return KernelText(buffer_, sizes_, size_argument_); }
 
   void add(KernelText& k, const SymExpr& numel, bool interp = false) {
     kernels_.push_back(k.finish(prefix_ + std::to_string(next_++), description_, numel, interp));
@@ -863,6 +864,8 @@ class IndexCall {
   size_t next_;
   const std::string& description_;
   const CudaBufferExpr& buffer_;
+  SizeTable& sizes_;
+  const SizeTable::Spelling& size_argument_;
   std::string* why_;
   std::vector<CudaIndexKernel> kernels_;
 };
@@ -883,9 +886,11 @@ bool is_cuda_index_op(std::string_view op) {
 std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProgram& program, const KernelCall& call,
                                                                const std::string& prefix, size_t first,
                                                                const std::string& description,
-                                                               const CudaBufferExpr& buffer, std::string* why) {
+                                                               const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                               const SizeTable::Spelling& size_argument,
+                                                               std::string* why) {
   std::string reason;
-  IndexCall builder(program, call, prefix, first, description, buffer, &reason);
+  IndexCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, &reason);
   std::optional<std::vector<CudaIndexKernel>> kernels = builder.build();
   if (!kernels && why != nullptr) *why = reason;
   return kernels;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "codegen/cuda_conv.h"
+#include "codegen/size_table.h"
 #include "passes/lowered_program.h"
 #include "template/value.h"
 
@@ -58,12 +59,16 @@ const std::set<std::string>& cuda_float32_index_ops();
 bool is_cuda_batched_matmul(std::string_view op);
 
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
-/// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call.
+/// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. The kernels take
+/// the sizes they use as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as
+/// `size_argument(k)`.
 std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::LoweredProgram& program,
                                                                const passes::KernelCall& call,
                                                                const std::string& prefix, size_t first,
                                                                const std::string& description,
-                                                               const CudaBufferExpr& buffer, std::string* why);
+                                                               const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                               const SizeTable::Spelling& size_argument,
+                                                               std::string* why);
 
 /// The template context of one kernel (templates/program/cuda/index.j2): name, description, params, args,
 /// numel, body.

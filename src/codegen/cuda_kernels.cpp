@@ -7,6 +7,7 @@
 #include <set>
 
 #include "codegen/cpp_text.h"
+#include "codegen/size_table.h"
 #include "codegen/group_text.h"
 #include "support/ascii.h"
 
@@ -96,8 +97,8 @@ class GroupEmitter {
     code.launcher = name_;
     code.declaration = "cudaError_t " + name_ + "(" + params(true) + ");";
     code.kernels = fmt::format("// group {}: {} ({} over {} = {} x {})\n", g_.index, g_.label,
-                               g_.kind == passes::GroupKind::kRow ? "rows" : "elementwise", shape_text(),
-                               cpp_int_expr(g_.outer), cpp_int_expr(g_.inner));
+                               g_.kind == passes::GroupKind::kRow ? "rows" : "elementwise", comment_shape(g_.shape),
+                               comment_size(g_.outer), comment_size(g_.inner));
     code.kernels += g_.kind == passes::GroupKind::kRow ? row_kernel() : elementwise_kernel();
     code.vector_width = vector_width();
     if (site_ != nullptr && g_.kind == passes::GroupKind::kRow) {
@@ -162,12 +163,6 @@ class GroupEmitter {
       }
     }
     return !failed_;
-  }
-
-  std::string shape_text() const {
-    std::string out = "[";
-    for (size_t i = 0; i < g_.shape.size(); ++i) out += (i ? ", " : "") + cpp_int_expr(g_.shape[i]);
-    return out + "]";
   }
 
   std::string params(bool with_stream) {

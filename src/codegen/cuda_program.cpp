@@ -18,7 +18,7 @@
 #include "codegen/generated_file.h"
 #include "codegen/python_program_module.h"
 #include "codegen/runtime_version.h"
-#include "codegen/size_checks.h"
+#include "codegen/size_table.h"
 #include "output/banner.h"
 #include "passes/gemm.h"
 #include "passes/memory_plan.h"
@@ -42,10 +42,10 @@ class CudaHostEmitter {
         cls_(options.codegen.class_name),
         gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph, cls_,
               [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
-              [this](const FusedGroup& g) { return group_description(g); }),
+              [this](const FusedGroup& g) { return group_description(g); }, size_),
         rows_(p, plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph, cls_,
               [this](uint32_t v) { return binding(p_.values[v].buffer); },
-              [this](const FusedGroup& g) { return group_description(g); }) {}
+              [this](const FusedGroup& g) { return group_description(g); }, size_) {}
 
   /// The headers the output needs beside the runtime's, in a fixed order, each once.
   std::vector<const char*> extra_headers() const {
@@ -79,7 +79,7 @@ class CudaHostEmitter {
   /// What the class header (templates/program/cuda/program.h.j2) declares beyond what every program has.
   CudaClassParts class_parts() const {
     return {gemm_.summary(), rows_.any(), cuda_.cuda_graph, conv_steps_.size(), pool_steps_.size(),
-            library_calls_.size(), half_convs_};
+            library_calls_.size(), half_convs_, size_};
   }
 
   /// Builds the context of NAME.h, NAME.cu and NAME_kernels.cu (templates/program/cuda/) into `ctx`.
@@ -258,14 +258,15 @@ class CudaHostEmitter {
     // A call outside every group runs at its own index: a view there is a copy.
     const bool own_call = &call == &p_.calls[position];
     if (std::optional<std::pair<uint32_t, uint32_t>> view = own_call ? p_.view_values(position) : std::nullopt) {
-      tmpl::Value step = cuda_copy_step(p_, view->first, view->second, static_cast<int64_t>(launch), description, buffer);
+      tmpl::Value step = cuda_copy_step(p_, view->first, view->second, static_cast<int64_t>(launch), description, buffer, size_);
       step.set("kind", "copy");
       library_step_at_.emplace(launch, std::move(step));
       return;
     }
     if (is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
       if (std::optional<std::vector<CudaIndexKernel>> kernels =
-              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, &why)) {
+              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
+                                 run_size, &why)) {
         tmpl::List contexts;
         for (const CudaIndexKernel& k : *kernels) {
           contexts.push_back(cuda_index_kernel_context(k));
@@ -283,7 +284,7 @@ class CudaHostEmitter {
     } else if (is_cuda_batch_norm_op(call.op)) {
       if (std::optional<CudaBatchNormSite> site =
               cuda_batch_norm_site(p_, call, [this](uint32_t v) { return is_read(v); }, &why)) {
-        tmpl::Value step = cuda_batch_norm_step(*site, static_cast<int64_t>(launch), description, buffer);
+        tmpl::Value step = cuda_batch_norm_step(*site, static_cast<int64_t>(launch), description, buffer, size_);
         step.set("kind", "batch_norm");
         library_step_at_.emplace(launch, std::move(step));
         ++batch_norms_;
@@ -292,7 +293,7 @@ class CudaHostEmitter {
     } else if (is_cuda_pool_op(call.op)) {
       if (std::optional<CudaPoolSite> site = cuda_pool_site(p_, call, &why)) {
         tmpl::Value step = cuda_pool_step(*site, static_cast<int64_t>(pool_steps_.size()),
-                                          static_cast<int64_t>(launch), description, buffer);
+                                          static_cast<int64_t>(launch), description, buffer, size_);
         step.set("kind", "pool");
         library_step_at_.emplace(launch, step);
         pool_steps_.push_back(std::move(step));
@@ -312,7 +313,7 @@ class CudaHostEmitter {
         what += "; the input clamped at 6 (the relu6 of the convolution that produced it)";
       }
       tmpl::Value step = cuda_conv_step(*site, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch),
-                                        what, buffer, fold_offset);
+                                        what, buffer, size_, fold_offset);
       step.set("kind", "conv");
       step.set("scratch", scratch_value(position));
       library_step_at_.emplace(launch, step);
@@ -330,8 +331,8 @@ class CudaHostEmitter {
     diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") has no CUDA kernel: " + why);
   }
 
-  // The broadcast dims the analysis took as equal (passes::DimEquality), each pair once: {a, b (kforge::CheckedInt
-  // expressions over the symbols), message (what run() says when an input makes them differ)}.
+  // The broadcast dims the analysis took as equal (passes::DimEquality), each pair once: {a, b (sizes of run(),
+  // computed and checked for overflow there), message (what run() says when an input makes them differ)}.
   tmpl::Value dim_equalities() const {
     passes::SymExpr::PrintOptions named;
     named.symbol_name = [this](uint32_t id) { return id < p_.symbols.size() ? p_.symbols[id].name : "?"; };
@@ -340,8 +341,8 @@ class CudaHostEmitter {
     for (const passes::DimEquality& e : p_.dim_equalities) {
       if (!seen.emplace(e.a, e.b).second) continue;
       tmpl::Value v = tmpl::Value::map();
-      v.set("a", cpp_checked_int_expr(e.a));
-      v.set("b", cpp_checked_int_expr(e.b));
+      v.set("a", size_(e.a));
+      v.set("b", size_(e.b));
       v.set("message", fmt::format("{}: {} at {}: dims {} and {} meet in a broadcast, which --target cuda takes as "
                                    "equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are",
                                    o_.codegen.class_name, e.op, where(e.loc), e.a.to_string(named),
@@ -433,7 +434,7 @@ class CudaHostEmitter {
     if (scratch == nullptr) return tmpl::Value(false);
     tmpl::Value v = tmpl::Value::map();
     v.set("pointer", binding(scratch->index));
-    v.set("bytes", cpp_int_expr(scratch->size_bytes));
+    v.set("bytes", size_(scratch->size_bytes));
     return v;
   }
 
@@ -478,10 +479,10 @@ class CudaHostEmitter {
       for (const passes::GroupStore& st : g.stores) {
         args.push_back(typed_buffer(st.value, *cuda_scalar_type(st.storage), false));
       }
-      args.push_back("static_cast<int64_t>(" + cpp_int_expr(g.outer) + ")");
-      args.push_back("static_cast<int64_t>(" + cpp_int_expr(g.inner) + ")");
+      args.push_back("static_cast<int64_t>(" + size_(g.outer) + ")");
+      args.push_back("static_cast<int64_t>(" + size_(g.inner) + ")");
       for (const CudaShapeParam& sp : cuda_group_shape_params(g)) {
-        args.push_back("static_cast<int64_t>(" + cpp_int_expr(sp.value) + ")");
+        args.push_back("static_cast<int64_t>(" + size_(sp.value) + ")");
       }
       args.push_back("stream_");
       step.set("kind", "launch");
@@ -535,8 +536,7 @@ class CudaHostEmitter {
     ctx.set("gemm_run_checks", gemm_.run_checks());
     ctx.set("gemm_run_setup", gemm_.run_setup());
     ctx.set("rows_run_setup", rows_.run_setup());
-    ctx.set("workspace_bytes", cpp_int_expr(p_.plan.workspace_bytes));
-    ctx.set("size_checks", size_checks_value(size_checks(p_)));
+    ctx.set("workspace_bytes", size_(p_.plan.workspace_bytes));
     ctx.set("dim_equalities", dim_equalities());
     tmpl::List bindings;
     for (const Buffer& buf : p_.buffers) {
@@ -549,7 +549,7 @@ class CudaHostEmitter {
           break;
         case BufferKind::kOutput: ptr = output_ident(buf.role_index) + "->data"; break;
         case BufferKind::kWorkspace:
-          ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", cpp_int_expr(buf.offset));
+          ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", size_(buf.offset));
           break;
       }
       tmpl::Value b = tmpl::Value::map();
@@ -574,10 +574,27 @@ class CudaHostEmitter {
       tmpl::Value c = tmpl::Value::map();
       c.set("to", static_cast<int64_t>(output_buffer(i)));
       c.set("from", static_cast<int64_t>(v.buffer));
-      c.set("bytes", cpp_int_expr(v.bytes()));
+      c.set("bytes", size_(v.bytes()));
       copies.push_back(std::move(c));
     }
     ctx.set("output_copies", tmpl::Value(std::move(copies)));
+    add_sizes(ctx);  // last: everything above named the sizes it uses
+  }
+
+  void add_sizes(tmpl::Value& ctx) {
+    // Every buffer's bytes and every value's dims are computed (and so checked for overflow) even where no line
+    // uses them: an output's bytes, a dim of a value whose other dim is 0.
+    if (!p_.symbols.empty()) {
+      for (const Buffer& b : p_.buffers) size_(b.size_bytes);
+      for (const passes::LoweredValue& v : p_.values) {
+        for (const SymExpr& d : v.dims) size_(d);
+      }
+    }
+    tmpl::List sizes;
+    for (uint32_t k = 0; k < sizes_.size(); ++k) {
+      sizes.push_back(sizes_.checked_definition(k, [](uint32_t e) { return "z[" + std::to_string(e) + "]"; }));
+    }
+    ctx.set("sizes", tmpl::Value(std::move(sizes)));
   }
 
   // The buffer of output i (its caller's tensor).
@@ -607,6 +624,11 @@ class CudaHostEmitter {
   std::set<uint32_t> relu_for_relu6_;                 // launch indices of groups whose relu6 runs as ReLU (plan_relu6_splits)
   std::set<uint32_t> clamped_inputs_;                 // launch indices of depthwise groups that clamp their input at 6
   std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
+  // Every size of a dynamic program, computed once per run() into the table `sizes` (codegen/size_table.h); the
+  // functions run() calls see it as b.sizes, under the same name.
+  SizeTable sizes_;
+  static std::string run_size(uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }
+  SizeExpr size_ = [this](const SymExpr& e) { return sizes_.ref(e, run_size); };
   CudaGemmCode gemm_;
   CudaRowVariantCode rows_;
 };

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
 
 namespace kforge::codegen {
@@ -19,10 +20,10 @@ CudaRowVariantCode::CudaRowVariantCode(const passes::LoweredProgram& program, co
                                        const passes::MultiKernelPlan* plan,
                                        const std::map<uint32_t, CudaGroupCode>& launchers, bool cuda_graph,
                                        std::string cls, std::function<std::string(uint32_t)> buffer,
-                                       std::function<std::string(const FusedGroup&)> describe)
+                                       std::function<std::string(const FusedGroup&)> describe, SizeExpr size)
     : p_(program), fusion_(fusion), plan_(plan != nullptr && !plan->sites.empty() ? plan : nullptr),
       launchers_(launchers), cuda_graph_(cuda_graph), cls_(std::move(cls)), buffer_(std::move(buffer)),
-      describe_(std::move(describe)) {}
+      describe_(std::move(describe)), size_(std::move(size)) {}
 
 const passes::MultiKernelSite* CudaRowVariantCode::site(const FusedGroup& g) const {
   return plan_ != nullptr ? plan_->site_for_group(g.index) : nullptr;
@@ -89,13 +90,13 @@ std::string CudaRowVariantCode::args_block(const FusedGroup& g) const {
   c += "    void* const kforge_st[] = {" + stores + "};\n";
   c += fmt::format("    const kforge::cuda_rows::RowArgs kforge_rows{{kforge_in, kforge_st, static_cast<int64_t>({}),\n"
                    "                                              static_cast<int64_t>({}), stream_}};\n",
-                   cpp_int_expr(g.outer), cpp_int_expr(g.inner));
+                   size_(g.outer), size_(g.inner));
   return c;
 }
 
 std::string CudaRowVariantCode::prepare_function() const {
   std::string c = "void " + cls_ + "::prepare_rows(const Bindings& b) {\n";
-  for (const passes::Symbol& s : p_.symbols) c += fmt::format("  [[maybe_unused]] const int64_t s{} = b.symbols[{}];\n", s.id, s.id);
+  c += cuda_binding_locals(p_);
   for (const passes::MultiKernelSite& site : plan_->sites) {
     const FusedGroup& g = fusion_.groups.at(site.group);
     c += "  // " + describe_(g) + "\n" + args_block(g);

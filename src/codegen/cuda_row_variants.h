@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "codegen/cuda_kernels.h"
+#include "codegen/size_table.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "passes/variants.h"
@@ -27,11 +28,12 @@ class CudaRowVariantCode {
  public:
   /// `plan`: passes::plan_cuda_row_variants' plan, or null without hints. `launchers`: the emitted groups by
   /// index. `buffer(value)`: the host expression of a value's device pointer (void*) inside enqueue() and
-  /// prepare_rows() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`: for comments.
+  /// prepare_rows() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`: for comments. `size(e)`:
+  /// a size there (both have the table `sizes`).
   CudaRowVariantCode(const passes::LoweredProgram& program, const passes::FusionPlan& fusion,
                      const passes::MultiKernelPlan* plan, const std::map<uint32_t, CudaGroupCode>& launchers,
                      bool cuda_graph, std::string cls, std::function<std::string(uint32_t)> buffer,
-                     std::function<std::string(const passes::FusedGroup&)> describe);
+                     std::function<std::string(const passes::FusedGroup&)> describe, SizeExpr size);
 
   bool any() const { return plan_ != nullptr; }
   /// The site of group `g`, or null (the group launches its kernel directly).
@@ -60,6 +62,7 @@ class CudaRowVariantCode {
   std::string cls_;
   std::function<std::string(uint32_t)> buffer_;
   std::function<std::string(const passes::FusedGroup&)> describe_;
+  SizeExpr size_;
 };
 
 inline constexpr const char* kCudaRowVariantsHeaderTemplate = "cuda/kforge_row_variants.cuh";

@@ -25,31 +25,19 @@ using tmpl::Value;
 
 std::string ctype(expr::ScalarType t) { return std::string(expr::cpp_type_name(expr::compute_type(t))); }
 
-/// The symbols a group's sizes mention: the function takes them as int64_t parameters.
-std::vector<uint32_t> group_symbols(const FusedGroup& g) {
-  std::set<uint32_t> ids;
-  auto add = [&](const SymExpr& e) {
-    for (uint32_t s : e.symbols()) ids.insert(s);
-  };
-  add(g.outer);
-  add(g.inner);
-  for (const SymExpr& d : g.shape) add(d);
-  return {ids.begin(), ids.end()};
-}
-
 std::string pointer_name(const std::string& local) { return "p_" + local; }
 
 /// Lines of one group's function body.
 class FusedWriter {
  public:
-  FusedWriter(const FusedGroup& g, const std::function<std::string(const SymExpr&)>& sym) : g_(g), sym_(sym) {
+  FusedWriter(const FusedGroup& g, SizeParams& sizes) : g_(g), sizes_(sizes) {
     passes_.resize(g.num_passes);
   }
 
   Value build() {
     for (const GroupInput& in : g_.inputs) inputs_[in.name] = &in;
-    setup_.push_back(fmt::format("const index_t outer = static_cast<index_t>({});", sym_(g_.outer)));
-    setup_.push_back(fmt::format("const index_t inner = static_cast<index_t>({});", sym_(g_.inner)));
+    setup_.push_back(fmt::format("const index_t outer = static_cast<index_t>({});", sizes_.text(g_.outer)));
+    setup_.push_back(fmt::format("const index_t inner = static_cast<index_t>({});", sizes_.text(g_.inner)));
     for (const GroupInput& in : g_.inputs) {
       if (in.access == InputAccess::kScalar) setup_.push_back(load(in));
       if (in.access == InputAccess::kOuter) row_setup_.push_back(load(in));
@@ -68,8 +56,7 @@ class FusedWriter {
     Value v = Value::map();
     v.set("name", "fused_" + std::to_string(g_.index));
     v.set("index_type", g_.needs_int64 ? "int64_t" : "int32_t");
-    List params;
-    for (uint32_t s : group_symbols(g_)) params.push_back("[[maybe_unused]] int64_t s" + std::to_string(s));
+    List params;  // the sizes' parameters go first, once every line has named the sizes it uses
     for (const GroupInput& in : g_.inputs) {
       params.push_back(fmt::format("const {}* __restrict {}", ctype(in.storage), pointer_name(in.name)));
     }
@@ -130,9 +117,9 @@ class FusedWriter {
     const std::string rest = name + "_rest", at = name + "_at";
     std::string text = fmt::format("index_t {} = base + j, {} = 0;", rest, at);
     for (size_t d = g_.shape.size(); d-- > 0;) {
-      const std::string dim = "static_cast<index_t>(" + sym_(g_.shape[d]) + ")";
+      const std::string dim = "static_cast<index_t>(" + sizes_.text(g_.shape[d]) + ")";
       if (strides[d] != SymExpr(0)) {
-        text += fmt::format(" {} += {} % {} * static_cast<index_t>({});", at, rest, dim, sym_(strides[d]));
+        text += fmt::format(" {} += {} % {} * static_cast<index_t>({});", at, rest, dim, sizes_.text(strides[d]));
       }
       if (d > 0) text += fmt::format(" {} /= {};", rest, dim);
     }
@@ -247,7 +234,7 @@ class FusedWriter {
   }
 
   const FusedGroup& g_;
-  const std::function<std::string(const SymExpr&)>& sym_;
+  SizeParams& sizes_;
   std::map<std::string, const GroupInput*> inputs_;
   std::vector<std::string> setup_, row_setup_, row_end_;
   std::vector<Pass> passes_;
@@ -257,24 +244,29 @@ std::string element_type_of(expr::ScalarType t) { return ctype(t); }
 
 }  // namespace
 
-Value fused_group_function(const passes::LoweredProgram& program, const FusedGroup& group,
-                           const std::function<std::string(const SymExpr&)>& sym) {
-  FusedWriter writer(group, sym);
+Value fused_group_function(const passes::LoweredProgram& program, const FusedGroup& group, SizeParams& sizes) {
+  FusedWriter writer(group, sizes);
   Value v = writer.build();
   std::string calls;
   for (uint32_t c : group.calls) calls += (calls.empty() ? "" : ", ") + std::to_string(c);
+  // The shape for a reader, and outer x inner as the function names them.
+  const std::string shape = comment_shape(group.shape);
   v.set("comment", fmt::format("Group {}: {} ({} loop over {} = {} x {}; calls {}).", group.index, group.label,
-                               group.kind == passes::GroupKind::kRow ? "row" : "elementwise",
-                               passes::to_string(group.shape), sym(group.outer), sym(group.inner), calls));
+                               group.kind == passes::GroupKind::kRow ? "row" : "elementwise", shape,
+                               sizes.text(group.outer), sizes.text(group.inner), calls));
+  List params;
+  for (const std::string& p : sizes.params()) params.push_back("[[maybe_unused]] " + p);
+  for (const Value& p : v.find("params")->as_list()) params.push_back(p);
+  v.set("params", Value(std::move(params)));
   (void)program;
   return v;
 }
 
-Value fused_group_call(const passes::LoweredProgram& program, const FusedGroup& group,
+Value fused_group_call(const passes::LoweredProgram& program, const FusedGroup& group, const SizeParams& sizes,
                        const std::function<std::string(uint32_t)>& tensor_expr, const std::string& where,
                        bool trace_hooks) {
-  List args, traces;
-  for (uint32_t s : group_symbols(group)) args.push_back("s" + std::to_string(s));
+  List args(sizes.args().begin(), sizes.args().end());
+  List traces;
   for (const GroupInput& in : group.inputs) {
     args.push_back(fmt::format("{}.data_as<const {}>()", tensor_expr(in.value), element_type_of(in.storage)));
   }

@@ -17,20 +17,24 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
+#include "codegen/size_table.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "template/value.h"
 
 namespace kforge::codegen {
 
-/// `tensor_expr(value)` is the C++ expression of a value's kforge::Tensor at the call site ("x",
-/// "values_[3]", "parameters_[0]"); `sym(e)` prints a SymExpr over the symbols s0, s1, ...
+/// `sizes` spells the group's sizes and collects its size parameters (one GroupSizes per group, given to the
+/// call after the function).
 tmpl::Value fused_group_function(const passes::LoweredProgram& program, const passes::FusedGroup& group,
-                                 const std::function<std::string(const passes::SymExpr&)>& sym);
+                                 SizeParams& sizes);
 
+/// `tensor_expr(value)` is the C++ expression of a value's kforge::Tensor at the call site ("x",
+/// "values_[3]", "parameters_[0]").
 tmpl::Value fused_group_call(const passes::LoweredProgram& program, const passes::FusedGroup& group,
-                             const std::function<std::string(uint32_t)>& tensor_expr, const std::string& where,
-                             bool trace_hooks);
+                             const SizeParams& sizes, const std::function<std::string(uint32_t)>& tensor_expr,
+                             const std::string& where, bool trace_hooks);
 
 }  // namespace kforge::codegen

@@ -9,7 +9,7 @@
 #include "codegen/cpp_text.h"
 #include "codegen/fused_cpu.h"
 #include "codegen/multikernel_context.h"
-#include "codegen/size_checks.h"
+#include "codegen/size_table.h"
 #include "output/banner.h"
 
 namespace kforge::codegen {
@@ -45,8 +45,10 @@ class ContextBuilder {
     ok_ = false;
   }
 
-  std::string sym(const SymExpr& e) const { return cpp_int_expr(e); }
-  std::string dims_init(const passes::SymShape& dims) const {
+  /// A size where the class uses it: a constant, a dim, or its entry of the size table (`sizes_[k]`).
+  std::string sym(const SymExpr& e) { return sizes_.ref(e, member_size); }
+  static std::string member_size(uint32_t k) { return "sizes_[" + std::to_string(k) + "]"; }
+  std::string dims_init(const passes::SymShape& dims) {
     std::string out = "{";
     for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + sym(dims[i]);
     return out + "}";
@@ -56,7 +58,7 @@ class ContextBuilder {
     for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
     return out + "]";
   }
-  std::string shape_text(const passes::SymShape& dims) const {
+  std::string shape_text(const passes::SymShape& dims) {
     std::string out = "[";
     for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + sym(dims[i]);
     return out + "]";
@@ -92,6 +94,7 @@ class ContextBuilder {
   }
 
   void add_symbols(Value& ctx);
+  void add_sizes(Value& ctx);
   void add_inputs(Value& ctx);
   void add_parameters(Value& ctx);
   void add_values(Value& ctx);
@@ -117,6 +120,7 @@ class ContextBuilder {
   std::map<std::string, std::string> contexts_;  // name -> dtype
   std::map<std::string, Value> kernel_decls_;
   std::vector<std::string> kernel_order_;
+  SizeTable sizes_;  // every size of a dynamic program, computed once per new set of dims
 };
 
 void ContextBuilder::add_symbols(Value& ctx) {
@@ -125,6 +129,7 @@ void ContextBuilder::add_symbols(Value& ctx) {
     Value sv = Value::map();
     const std::string input = input_idents_.at(s.input);
     sv.set("name", "s" + std::to_string(s.id));
+    sv.set("id", static_cast<int64_t>(s.id));
     sv.set("input", input);
     sv.set("axis", static_cast<int64_t>(s.axis));
     sv.set("meaning", p_.inputs.at(s.input).name + ".dims[" + std::to_string(s.axis) + "]");
@@ -132,6 +137,20 @@ void ContextBuilder::add_symbols(Value& ctx) {
     symbols.push_back(std::move(sv));
   }
   ctx.set("symbols", Value(std::move(symbols)));
+}
+
+void ContextBuilder::add_sizes(Value& ctx) {
+  // Every buffer's bytes and every value's dims are computed (and so checked for overflow) even where no line
+  // uses them: an output's bytes, a dim of a value whose other dim is 0.
+  if (!p_.symbols.empty()) {
+    for (const Buffer& b : p_.buffers) sym(b.size_bytes);
+    for (const LoweredValue& v : p_.values) dims_init(v.dims);
+  }
+  List sizes;
+  for (uint32_t k = 0; k < sizes_.size(); ++k) {
+    sizes.push_back(sizes_.checked_definition(k, [](uint32_t e) { return "z[" + std::to_string(e) + "]"; }));
+  }
+  ctx.set("sizes", Value(std::move(sizes)));
 }
 
 void ContextBuilder::add_inputs(Value& ctx) {
@@ -198,7 +217,7 @@ void ContextBuilder::add_parameters(Value& ctx) {
     pv.set("dtype_name", std::string(ir::dtype_name(v.dtype)));
     pv.set("rank", static_cast<int64_t>(v.dims.size()));
     pv.set("dims", dims);
-    pv.set("shape_text", shape_text(v.dims));
+    pv.set("shape_text", passes::to_string(v.dims));
     params.push_back(std::move(pv));
   }
   ctx.set("parameters", Value(std::move(params)));
@@ -228,8 +247,9 @@ void ContextBuilder::add_values(Value& ctx) {
     vv.set("dims", dims_init(v.dims));
     vv.set("in_workspace", b.kind == BufferKind::kWorkspace);
     vv.set("offset", b.kind == BufferKind::kWorkspace ? sym(b.offset) : std::string("0"));
-    std::string comment = v.label() + ": " +
-                          std::string(ir::dtype_name(v.dtype)) + shape_text(v.dims);
+    // The dims of a dynamic value are in its init_tensor() line already: the comment gives the static ones.
+    std::string comment = v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +
+                          (passes::static_dims(v.dims) ? shape_text(v.dims) : std::string());
     if (v.defined_by != passes::kNone) comment += ", " + p_.calls.at(v.defined_by).pir_name;
     if (b.kind == BufferKind::kOutput) comment += ", in output '" + p_.outputs.at(b.role_index).name + "'";
     vv.set("comment", comment);
@@ -253,7 +273,7 @@ void ContextBuilder::add_outputs(Value& ctx) {
     ov.set("dtype_name", std::string(ir::dtype_name(v.dtype)));
     ov.set("rank", static_cast<int64_t>(v.dims.size()));
     ov.set("dims", dims_init(v.dims));
-    ov.set("shape_text", shape_text(v.dims));
+    ov.set("shape_text", passes::to_string(v.dims));  // the header's comment: in the dumps' notation
     ov.set("copy", out.copy);
     ov.set("source", expr(out.value));
     List aliases;
@@ -539,10 +559,11 @@ std::optional<Value> ContextBuilder::build() {
   // computes is an output or lives in a fused loop; it still needs its dims at run time.)
   const bool is_static = p_.plan.is_static() && p_.symbols.empty();
   ctx.set("is_static", is_static);
-  ctx.set("workspace_bytes", sym(p_.plan.workspace_bytes));
-  ctx.set("size_checks", size_checks_value(size_checks(p_)));
+  // workspace_bytes() and resize() read the workspace's size from their own table, `sizes`.
+  ctx.set("workspace_bytes",
+          sizes_.ref(p_.plan.workspace_bytes, [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }));
   ctx.set("has_workspace", !is_static || p_.plan.workspace_bytes.constant().value_or(0) != 0);
-  ctx.set("unshared_bytes", sym(p_.plan.unshared_bytes));
+  if (is_static) ctx.set("unshared_bytes", sym(p_.plan.unshared_bytes));
   ctx.set("num_calls", static_cast<int64_t>(p_.calls.size()));
 
   add_symbols(ctx);
@@ -589,10 +610,10 @@ std::optional<Value> ContextBuilder::build() {
       steps.push_back(std::move(step));
       continue;
     }
-    auto sym_text = [this](const SymExpr& e) { return sym(e); };
-    fused_groups.push_back(fused_group_function(p_, g, sym_text));
-    steps.push_back(fused_group_call(p_, g, [this](uint32_t v) { return expr(v); }, where(p_.calls[g.calls.front()].loc),
-                                     options_.trace_hooks));
+    SizeParams group_sizes(sizes_, member_size);
+    fused_groups.push_back(fused_group_function(p_, g, group_sizes));
+    steps.push_back(fused_group_call(p_, g, group_sizes, [this](uint32_t v) { return expr(v); },
+                                     where(p_.calls[g.calls.front()].loc), options_.trace_hooks));
   }
   ctx.set("calls", Value(std::move(calls)));
   ctx.set("steps", Value(std::move(steps)));
@@ -613,6 +634,7 @@ std::optional<Value> ContextBuilder::build() {
   ctx.set("kernel_decls", Value(std::move(decls)));
   add_multi_kernel_context(ctx, p_, options_.multi_kernel,
                            [this](const passes::KernelCall& call) { return where(call.loc); });
+  add_sizes(ctx);  // last: everything above registered the sizes it uses
   if (!ok_) return std::nullopt;
   return ctx;
 }

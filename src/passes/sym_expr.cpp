@@ -117,6 +117,12 @@ SymExpr SymExpr::symbol(uint32_t id) {
   return SymExprBuilder::atom(std::move(a));
 }
 
+SymExpr SymExpr::of_atom(const AtomPtr& a) {
+  SymExpr out;
+  out.terms_.push_back({1, {a}});
+  return out;
+}
+
 bool SymExpr::is_constant() const { return terms_.empty() || (terms_.size() == 1 && terms_[0].atoms.empty()); }
 
 std::optional<int64_t> SymExpr::constant() const {
@@ -361,7 +367,11 @@ int64_t SymExpr::evaluate(const std::vector<int64_t>& symbol_values) const {
 
 namespace {
 
-std::string print_atom(const SymExpr::Atom& a, const SymExpr::PrintOptions& o) {
+std::string print_atom(const SymExpr::AtomPtr& atom, const SymExpr::PrintOptions& o) {
+  const SymExpr::Atom& a = *atom;
+  if (o.atom_text && a.kind != SymExpr::Atom::Kind::kSymbol) {
+    if (std::optional<std::string> text = o.atom_text(atom)) return *std::move(text);
+  }
   switch (a.kind) {
     case SymExpr::Atom::Kind::kSymbol: return o.symbol_name ? o.symbol_name(a.symbol) : fmt::format("s{}", a.symbol);
     case SymExpr::Atom::Kind::kFloorDiv: return fmt::format("{}({}, {})", o.floor_div_name, a.lhs.to_string(o), a.rhs.to_string(o));
@@ -379,7 +389,7 @@ std::string print_term_magnitude(const SymExpr::Term& t, const SymExpr::PrintOpt
   if (t.atoms.empty() || magnitude != 1) out = fmt::format("{}", magnitude);
   for (const auto& a : t.atoms) {
     if (!out.empty()) out += " * ";
-    out += print_atom(*a, o);
+    out += print_atom(a, o);
   }
   return out;
 }

@@ -23,10 +23,15 @@ namespace kforge::passes {
 
 class SymExpr {
  public:
+  struct Atom;  // below: a symbol or an operation that does not distribute
+  using AtomPtr = std::shared_ptr<const Atom>;
+
   /// The constant 0.
   SymExpr() = default;
   SymExpr(int64_t value);  // NOLINT: implicit on purpose, `SymExpr d = 3;`
   static SymExpr symbol(uint32_t id);
+  /// The expression that is the one atom `a` with coefficient 1.
+  static SymExpr of_atom(const AtomPtr& a);
 
   static SymExpr floor_div(const SymExpr& a, const SymExpr& b);  // b must not be the constant 0
   static SymExpr ceil_div(const SymExpr& a, const SymExpr& b);
@@ -60,6 +65,9 @@ class SymExpr {
     std::string ceil_div_name = "ceil_div";
     std::string max_name = "max";
     std::string min_name = "min";
+    /// When set and it returns a text for an atom that is not a symbol, that text stands for the atom (a name
+    /// the code generator gave the atom's value: codegen/size_table.h) instead of the atom's own spelling.
+    std::function<std::optional<std::string>(const AtomPtr&)> atom_text;
   };
   std::string to_string(const PrintOptions& options) const;
   std::string to_string() const;
@@ -76,8 +84,6 @@ class SymExpr {
   friend bool operator<(const SymExpr& a, const SymExpr& b);
 
   // ---- representation (public for the implementation's helpers; treat as read-only)
-  struct Atom;
-  using AtomPtr = std::shared_ptr<const Atom>;
   struct Term {
     int64_t coeff = 0;
     std::vector<AtomPtr> atoms;  // sorted; a repeated atom is a power; empty for the constant term

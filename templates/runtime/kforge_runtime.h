@@ -4,7 +4,7 @@
 #define KFORGE_RUNTIME_H_
 
 // Bumped whenever a type below changes layout or meaning; generated files static_assert on it.
-#define KFORGE_RUNTIME_VERSION 3
+#define KFORGE_RUNTIME_VERSION 4
 
 #include <cstddef>
 #include <cstdint>
@@ -496,9 +496,11 @@ inline bool checked_bytes(const Tensor& t, size_t* bytes) {
 
 // A size generated code derives from a caller's dims (a workspace's bytes, a value's dims): int64 arithmetic
 // that remembers an overflow instead of wrapping, so that absurd or hostile dims are refused before they size a
-// workspace (codegen/size_checks.h). Implicit from int64_t so that the constants of an expression mix in.
+// workspace (codegen/size_table.h: the generated compute_sizes()). Implicit from int64_t so that the constants
+// of an expression mix in; 0 by default, so that a table of them is an array.
 class CheckedInt {
  public:
+  constexpr CheckedInt() = default;
   constexpr CheckedInt(int64_t value) : value_(value) {}  // NOLINT: implicit on purpose
   constexpr int64_t value() const { return value_; }
   constexpr bool ok() const { return ok_; }
@@ -527,7 +529,7 @@ class CheckedInt {
   }
 
  private:
-  int64_t value_;
+  int64_t value_ = 0;
   bool ok_ = true;
 };
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "codegen/cpp_text.h"
 #include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
 #include "codegen/cuda_program.h"
@@ -157,13 +158,19 @@ outputs: [y]
 )");
   CudaGemmCode gemm(*f.lowered, f.plan, nullptr, false, "net",
                     [](uint32_t, const std::string&, bool) { return std::string("p"); },
-                    [](const passes::FusedGroup&) { return std::string("g"); });
+                    [](const passes::FusedGroup&) { return std::string("g"); },
+                    [](const passes::SymExpr& e) { return cpp_int_expr(e); });
   const CudaGemmSummary summary = gemm.summary();
   CHECK(summary.count == 1);
   CHECK(summary.types == "fp32");
   CHECK(summary.kernels.empty());
   CHECK_FALSE(summary.multi_kernel);
-  const tmpl::Value ctx = f.context({summary, true, true});
+  CudaClassParts parts;
+  parts.gemm = summary;
+  parts.row_dispatchers = true;
+  parts.cuda_graph = true;
+  parts.size = [](const passes::SymExpr& e) { return cpp_int_expr(e); };
+  const tmpl::Value ctx = f.context(parts);
   const tmpl::Value& g = at(ctx, "gemm");
   CHECK(at(g, "count").as_int() == 1);
   CHECK(at(g, "types").as_string() == "fp32");
@@ -214,7 +221,7 @@ TEST_CASE("cuda program files: the class from templates/program/cuda, overridabl
       CHECK(header->bytes.find("// net: my header\n") != std::string::npos);
       CHECK(header->bytes.find("class net {") == std::string::npos);
     } else {
-      CHECK(header->bytes.find("static_assert(KFORGE_RUNTIME_VERSION == 3,") != std::string::npos);
+      CHECK(header->bytes.find("static_assert(KFORGE_RUNTIME_VERSION == 4,") != std::string::npos);
       CHECK(header->bytes.find("class net {") != std::string::npos);
       CHECK(header->bytes.find("kforge::Status run(const kforge::Tensor& x, kforge::Tensor* y_out);") !=
             std::string::npos);

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "codegen/cpp_text.h"
 #include "codegen/cuda_conv.h"
 #include "opdef/op_loader.h"
 #include "passes/fusion.h"
@@ -13,6 +14,9 @@
 
 namespace kforge::codegen {
 namespace {
+
+// Sizes as plain expressions over the symbols (the program's size table is codegen/size_table.h's concern).
+std::string conv_test_size(const passes::SymExpr& e) { return cpp_int_expr(e); }
 
 /// Lowers a program YAML text against the ops of golden case compile-cuda-conv (kernels/ops.yaml's conv2d,
 /// pool2d, batch_norm, ... and fusion.yaml's conv2d_fused) and plans its fusion as --target cuda does.
@@ -127,7 +131,7 @@ TEST_CASE("cuda conv site: a convolution group's geometry and epilogue") {
   const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
     return (is_const ? "(const " : "(") + type + "*)v" + std::to_string(v);
   };
-  const tmpl::Value step = cuda_conv_step(*site, 0, 3, "group 0", buffer);
+  const tmpl::Value step = cuda_conv_step(*site, 0, 3, "group 0", buffer, conv_test_size);
   CHECK(at(step, "geometry").as_string() == "{4, 6, 3, 3, 1, 1, 2, 2, 1, 1, 2, false}");
   CHECK(at(step, "shape").as_string() == "{static_cast<int>(s0), 9, 9, 5, 5}");
   CHECK(at(step, "launch").as_int() == 3);
@@ -157,7 +161,7 @@ TEST_CASE("cuda conv site: a float16 convolution group folds its bias; its batch
   const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
     return (is_const ? "(const " : "(") + type + "*)v" + std::to_string(v);
   };
-  const tmpl::Value step = cuda_conv_step(*site, 0, 3, "group 0", buffer, 0);
+  const tmpl::Value step = cuda_conv_step(*site, 0, 3, "group 0", buffer, conv_test_size, 0);
   CHECK(at(step, "geometry").as_string() ==
         "{4, 6, 3, 3, 1, 1, 2, 2, 1, 1, 2, false, false, false, false, 0.0f, kforge::cuda_conv::ElementType::kFloat16}");
   CHECK(at(step, "x").as_string() == "(const __half*)v" + std::to_string(f.value("x")));
@@ -197,7 +201,8 @@ ops:
   CHECK((site->pad_h == 1 && site->pad_w == 1 && site->dilation_h == 1 && site->out_h == 4 && site->out_w == 4));
   CHECK(site->batch.to_string() == "2");
   CHECK_FALSE(site->has_epilogue());
-  const tmpl::Value step = cuda_conv_step(*site, 1, 0, "call 0", [](uint32_t, const std::string&, bool) { return "p"; });
+  const tmpl::Value step = cuda_conv_step(*site, 1, 0, "call 0", [](uint32_t, const std::string&, bool) { return "p"; },
+                                           conv_test_size);
   CHECK(at(step, "epilogue").is_bool());
 }
 
@@ -217,7 +222,7 @@ ops:
   REQUIRE(conv);
   CHECK(conv->out_h.to_string() == "floor_div(s1 - 1, 2) + 1");
   const auto name = [](uint32_t, const std::string&, bool) { return std::string("p"); };
-  const tmpl::Value step = cuda_conv_step(*conv, 0, 0, "call 0", name);
+  const tmpl::Value step = cuda_conv_step(*conv, 0, 0, "call 0", name, conv_test_size);
   CHECK(at(step, "geometry").as_string() == "{3, 8, 3, 3, 1, 1, 2, 2, 1, 1, 1, false}");
   CHECK(at(step, "shape").as_string() ==
         "{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), "
@@ -284,7 +289,8 @@ TEST_CASE("cuda pool site: padded max, ceil mode, adaptive and global pools") {
     INFO(why);
     REQUIRE(site);
     CHECK((site->is_max && site->k_h == 3 && site->pad_top == 1 && site->out_h == 8 && site->out_w == 8));
-    const tmpl::Value step = cuda_pool_step(*site, 0, 1, "call 0", [](uint32_t, const std::string& t, bool) { return t; });
+    const tmpl::Value step = cuda_pool_step(*site, 0, 1, "call 0", [](uint32_t, const std::string& t, bool) { return t; },
+                                            conv_test_size);
     CHECK(at(step, "geometry").as_string() == "{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, false, true, true, false}");
     CHECK(at(step, "type").as_string() == "float");
     CHECK(at(step, "batch").as_string() == "s0");
@@ -329,7 +335,8 @@ TEST_CASE("cuda pool site: padded max, ceil mode, adaptive and global pools") {
     INFO(why);
     REQUIRE(site);
     CHECK((site->adaptive && site->h.to_string() == "s0" && site->w.to_string() == "s1" && site->out_h == 1));
-    const tmpl::Value step = cuda_pool_step(*site, 0, 0, "call 0", [](uint32_t, const std::string&, bool) { return "p"; });
+    const tmpl::Value step = cuda_pool_step(*site, 0, 0, "call 0", [](uint32_t, const std::string&, bool) { return "p"; },
+                                            conv_test_size);
     CHECK(at(step, "geometry").as_string() ==
           "{3, static_cast<int>(s0), static_cast<int>(s1), 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}");
   }

@@ -3,6 +3,8 @@
 // output of a split, and the reasons a call cannot run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <sstream>
 
 #include "codegen/cuda_index.h"
@@ -21,6 +23,7 @@ struct IndexFixture {
   opdef::OpLibrary library;
   std::unique_ptr<passes::OpSet> ops;
   std::optional<passes::LoweredProgram> lowered;
+  mutable SizeTable sizes;  // the sizes the kernels take as parameters
 
   explicit IndexFixture(const std::string& program_text) {
     opdef::OpLoader loader(sources, diags);
@@ -40,7 +43,8 @@ struct IndexFixture {
     const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
       return (is_const ? "(const " : "(") + type + "*)b" + std::to_string(v);
     };
-    return cuda_index_kernels(*lowered, lowered->calls.at(call), "k_", 0, "call", buffer, why);
+    return cuda_index_kernels(*lowered, lowered->calls.at(call), "k_", 0, "call", buffer, sizes,
+                              [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }, why);
   }
 };
 
@@ -48,7 +52,7 @@ std::string program(const std::string& inputs, const std::string& ops, const std
   return "program: p\ninputs: [" + inputs + "]\nops:\n" + ops + "outputs: [" + outputs + "]\n";
 }
 
-TEST_CASE("cuda index: a transpose reads its input at the permuted coordinate; the batch is a parameter") {
+TEST_CASE("cuda index: a transpose reads its input at the permuted coordinate; the sizes are parameters") {
   IndexFixture f(program("{name: x, dtype: float32, shape: [-1, 4, 6, 6]}",
                          "  - {op: transpose, in: [x], out: [t], attrs: {perm: [0, 2, 3, 1]}}\n", "t"));
   std::string why;
@@ -58,9 +62,12 @@ TEST_CASE("cuda index: a transpose reads its input at the permuted coordinate; t
   REQUIRE(k->size() == 1);
   const CudaIndexKernel& kernel = k->front();
   CHECK(kernel.name == "k_0");
-  CHECK(kernel.numel == "(144 * s0)");
-  CHECK(kernel.params.back() == "int64_t s0");
-  CHECK(kernel.args.back() == "s0");
+  // The element count is an entry of the program's size table, passed as a parameter.
+  CHECK(kernel.numel == "z0");
+  REQUIRE(f.sizes.size() >= 1);
+  CHECK(f.sizes.checked_definition(0, [](uint32_t k) { return "z[" + std::to_string(k) + "]"; }) == "144 * s0");
+  CHECK(std::find(kernel.params.begin(), kernel.params.end(), "int64_t z0") != kernel.params.end());
+  CHECK(std::find(kernel.args.begin(), kernel.args.end(), "sizes[0]") != kernel.args.end());
   // out [s0, 6, 6, 4]: c1, c2 walk x's H and W, c3 its channels.
   CHECK(kernel.body.back() == "out[e] = in0[c0 * 144 + c3 * 36 + c1 * 6 + c2];");
 }

@@ -6,7 +6,7 @@
 
 namespace {
 
-static_assert(KFORGE_RUNTIME_VERSION == 3, "the probe is written for runtime version 3");
+static_assert(KFORGE_RUNTIME_VERSION == 4, "the probe is written for runtime version 4");
 
 // Kernel library hooks as a library installs them (plain function pointers, no captures).
 size_t g_declared_bytes = 0;

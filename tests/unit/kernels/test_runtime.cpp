@@ -13,7 +13,7 @@ using namespace kforge;
 
 TEST_CASE("runtime: version macro is a positive integer") {
   static_assert(KFORGE_RUNTIME_VERSION >= 1, "version");
-  CHECK(KFORGE_RUNTIME_VERSION == 3);
+  CHECK(KFORGE_RUNTIME_VERSION == 4);
 }
 
 TEST_CASE("runtime: kernel library hooks are called only when installed and only for tensors with data") {

@@ -205,6 +205,7 @@ cuda_bf16_mk::GemmState::GemmState(cudaStream_t stream)
 
 void cuda_bf16_mk::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:13:5, pd_op.add at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:14:5, pd_op.gelu at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:15:5)
   {
     const kforge::cuda_gemm::GemmArgs<__nv_bfloat16> kforge_gemm{
@@ -329,6 +330,7 @@ cuda_bf16_mk::RowState::RowState(cudaStream_t stream)
 
 void cuda_bf16_mk::prepare_rows(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 1 (multiply+layer_norm: pd_op.multiply at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:17:5, pd_op.layer_norm at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:18:5)
   {
     const void* const kforge_in[] = {b.buffers[9], b.buffers[6], b.buffers[3], b.buffers[4]};
@@ -457,6 +459,27 @@ kforge::Status cuda_bf16_mk::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool cuda_bf16_mk::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = kforge::checked_ceil_div(64 * s0, 256);
+  z[1] = kforge::checked_max(256 * s0, 256 * z[0]);
+  z[2] = 256 * s0 + z[1];
+  z[3] = 128 * s0;
+  z[4] = 256 * s0;
+  z[5] = 4 * s0;
+  z[6] = 64 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out, kforge::Tensor* mu_out) {
   if (x.dtype != kforge::DataType::kBFloat16 || x.ndim != 2 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 64) {
     return kforge::Status::Error("cuda_bf16_mk: input 'x' must be a GPU tensor bfloat16 [?, 64], got ", x.dtype, " ", x.dims_string(),
@@ -472,6 +495,10 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   if (!bound_[3]) return kforge::Status::Error("cuda_bf16_mk: parameter 'beta' is not bound");
   if (!bound_[4]) return kforge::Status::Error("cuda_bf16_mk: parameter 'w2t' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
+    return kforge::Status::Error("cuda_bf16_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   if (s0 > std::numeric_limits<int>::max()) {
     return kforge::Status::Error("cuda_bf16_mk: ", kLaunchNames[0], ": M x N x K = ", s0, " x ", 128, " x ", 64,
                                  " exceeds the int range of the CUDA GEMM kernels");
@@ -479,12 +506,6 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   if (s0 > std::numeric_limits<int>::max()) {
     return kforge::Status::Error("cuda_bf16_mk: ", kLaunchNames[2], ": M x N x K = ", s0, " x ", 32, " x ", 128,
                                  " exceeds the int range of the CUDA GEMM kernels");
-  }
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(256 * kforge::CheckedInt(s0)).ok() ||
-      !(256 * kforge::CheckedInt(s0) + kforge::checked_max(256 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0), 256))).ok()) {
-    return kforge::Status::Error("cuda_bf16_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kBFloat16, {s0, 32}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
@@ -522,9 +543,10 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(256 * s0 + std::max<int64_t>(256 * s0, 256 * kforge_ceil_div(64 * s0, 256))) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[2]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = parameters_[0].data;
   kforge_b.buffers[2] = parameters_[1].data;
@@ -536,7 +558,7 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * s0, 256 * kforge_ceil_div(64 * s0, 256)));
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[1]);
   kforge_b.buffers[12] = mu_out->data;
   kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[14] = p_out->data;
@@ -567,6 +589,7 @@ kforge::Status cuda_bf16_mk::run(kforge::TensorList inputs, kforge::MutableTenso
 
 kforge::Status cuda_bf16_mk::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:13:5, pd_op.add at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:14:5, pd_op.gelu at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:15:5)
   {
     const kforge::cuda_gemm::GemmArgs<__nv_bfloat16> kforge_gemm{

@@ -18,8 +18,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "cuda_bf16.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "cuda_bf16.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `cuda_bf16` (../../../golden/compile-cuda-bf16/program.yaml) on a CUDA device: 4 fused kernel launches per run().
 //
@@ -75,9 +75,12 @@ class cuda_bf16 {
   kforge::Status synchronize();
 
  private:
+  static constexpr size_t kNumSizes = 7;
+  static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 15> buffers{};
     std::array<int64_t, 1> symbols{};
+    std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
   kforge::Status upload_constants();

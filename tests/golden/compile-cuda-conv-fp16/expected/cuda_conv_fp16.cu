@@ -185,6 +185,7 @@ struct cuda_conv_fp16::GemmState {
 
 void cuda_conv_fp16::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 5 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)
   kforge::cuda_gemm::cublaslt_gemm_prepare(
       gemm_->lt_f16,
@@ -203,6 +204,7 @@ struct cuda_conv_fp16::ConvState {
 
 kforge::Status cuda_conv_fp16::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 1 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 448), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
@@ -608,6 +610,38 @@ kforge::Status cuda_conv_fp16::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool cuda_conv_fp16::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = kforge::checked_ceil_div(32 * s0, 256);
+  z[1] = kforge::checked_max(1024 * s0, 256 * z[0]);
+  z[2] = kforge::checked_ceil_div(20 * s0, 256);
+  z[3] = kforge::checked_max(4096 * s0, 256 * z[2]);
+  z[4] = 1536 * s0 + z[1] + z[3] + 67109120;
+  z[5] = 1536 * s0 + 67109120;
+  z[6] = 1536 * s0 + z[3] + 67109120;
+  z[7] = 768 * s0;
+  z[8] = 10 * s0;
+  z[9] = 256 * s0;
+  z[10] = 3072 * s0;
+  z[11] = 1536 * s0;
+  z[12] = 4096 * s0;
+  z[13] = 1024 * s0;
+  z[14] = 512 * s0;
+  z[15] = 32 * s0;
+  z[16] = 20 * s0;
+  z[17] = 40 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logits_out, kforge::Tensor* c3_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 3 || x.dims[2] != 16 || x.dims[3] != 16) {
     return kforge::Status::Error("cuda_conv_fp16: input 'x' must be a GPU tensor float32 [?, 3, 16, 16], got ", x.dtype, " ", x.dims_string(),
@@ -642,15 +676,13 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   if (!bound_[22]) return kforge::Status::Error("cuda_conv_fp16: parameter 'fc_w' is not bound");
   if (!bound_[23]) return kforge::Status::Error("cuda_conv_fp16: parameter 'fc_b' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
+    return kforge::Status::Error("cuda_conv_fp16: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   if (s0 > std::numeric_limits<int>::max()) {
     return kforge::Status::Error("cuda_conv_fp16: ", kLaunchNames[5], ": M x N x K = ", s0, " x ", 10, " x ", 16,
                                  " exceeds the int range of the CUDA GEMM kernels");
-  }
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(4096 * kforge::CheckedInt(s0)).ok() ||
-      !(1536 * kforge::CheckedInt(s0) + kforge::checked_max(1024 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(32 * kforge::CheckedInt(s0), 256)) + kforge::checked_max(4096 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(20 * kforge::CheckedInt(s0), 256)) + 67109120).ok()) {
-    return kforge::Status::Error("cuda_conv_fp16: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
   KFORGE_RETURN_IF_ERROR(prepare_output(c3_out, "c3", kforge::DataType::kFloat32, {s0, 16, 4, 4}));
@@ -725,9 +757,10 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(1536 * s0 + std::max<int64_t>(1024 * s0, 256 * kforge_ceil_div(32 * s0, 256)) + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(20 * s0, 256)) + 67109120) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[4]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = parameters_[0].data;
   kforge_b.buffers[2] = parameters_[1].data;
@@ -763,7 +796,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
+  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(sizes[5]);
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[38] = workspace_.data() + static_cast<size_t>(0);
@@ -771,7 +804,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[40] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[41] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
+  kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(sizes[5]);
   kforge_b.buffers[44] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[46] = workspace_.data() + static_cast<size_t>(0);
@@ -779,7 +812,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[49] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(1536 * s0 + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(20 * s0, 256)) + 67109120);
+  kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(sizes[6]);
   kforge_b.buffers[52] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[53] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[54] = workspace_.data() + static_cast<size_t>(0);
@@ -788,10 +821,10 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
-  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(1536 * s0 + std::max<int64_t>(4096 * s0, 256 * kforge_ceil_div(20 * s0, 256)) + 67109120);
+  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(sizes[5]);
+  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(sizes[6]);
   kforge_b.buffers[62] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(1536 * s0 + 67109120);
+  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(sizes[5]);
   kforge_b.buffers[64] = logits_out->data;
   kforge_b.buffers[65] = c3_out->data;
   kforge_b.buffers[66] = workspace_.data() + static_cast<size_t>(0);
@@ -826,8 +859,9 @@ kforge::Status cuda_conv_fp16::run(kforge::TensorList inputs, kforge::MutableTen
 
 kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (cast+transpose: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:7:5, pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-  if (cudaError_t e = cuda_conv_fp16_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<__half*>(b.buffers[26]), static_cast<int64_t>(1), static_cast<int64_t>(768 * s0), stream_); e != cudaSuccess) return launch_failed(0, e);
+  if (cudaError_t e = cuda_conv_fp16_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<__half*>(b.buffers[26]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[7]), stream_); e != cudaSuccess) return launch_failed(0, e);
   // call 2 (pd_op.reshape at ../../../golden/compile-cuda-conv/program.yaml:10:5): a view into a buffer of its own, copied
   if (cudaError_t e = cudaMemcpyAsync(static_cast<void*>(b.buffers[27]), static_cast<const void*>(b.buffers[2]), static_cast<size_t>(16), cudaMemcpyDeviceToDevice, stream_); e != cudaSuccess) return launch_failed(8, e);
   // group 1 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
@@ -868,8 +902,8 @@ kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
     return gemm_failed(5, e, gemm_->lt_f16);
   }
   // group 6 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:11)
-  if (cudaError_t e = cuda_conv_fp16_fused_6(static_cast<const __half*>(b.buffers[63]), static_cast<float*>(b.buffers[64]), static_cast<int64_t>(1), static_cast<int64_t>(10 * s0), stream_); e != cudaSuccess) return launch_failed(6, e);
+  if (cudaError_t e = cuda_conv_fp16_fused_6(static_cast<const __half*>(b.buffers[63]), static_cast<float*>(b.buffers[64]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[8]), stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 7 (transpose+cast: pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5, pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:19)
-  if (cudaError_t e = cuda_conv_fp16_fused_7(static_cast<const __half*>(b.buffers[52]), static_cast<float*>(b.buffers[65]), static_cast<int64_t>(1), static_cast<int64_t>(256 * s0), stream_); e != cudaSuccess) return launch_failed(7, e);
+  if (cudaError_t e = cuda_conv_fp16_fused_7(static_cast<const __half*>(b.buffers[52]), static_cast<float*>(b.buffers[65]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[9]), stream_); e != cudaSuccess) return launch_failed(7, e);
   return kforge::Status::OK();
 }

@@ -143,6 +143,7 @@ struct cuda_conv::GemmState {
 
 void cuda_conv::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 4 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)
   kforge::cuda_gemm::cublaslt_gemm_f32_prepare(
       gemm_->lt,
@@ -161,6 +162,7 @@ struct cuda_conv::ConvState {
 
 kforge::Status cuda_conv::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
@@ -555,6 +557,31 @@ kforge::Status cuda_conv::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool cuda_conv::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = kforge::checked_ceil_div(64 * s0, 256);
+  z[1] = kforge::checked_max(2048 * s0, 256 * z[0]);
+  z[2] = 10240 * s0 + z[1] + 67108864;
+  z[3] = 8192 * s0 + 67108864;
+  z[4] = 8192 * s0 + z[1] + 67108864;
+  z[5] = 3072 * s0;
+  z[6] = 8192 * s0;
+  z[7] = 2048 * s0;
+  z[8] = 1024 * s0;
+  z[9] = 64 * s0;
+  z[10] = 40 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_out, kforge::Tensor* c3_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 3 || x.dims[2] != 16 || x.dims[3] != 16) {
     return kforge::Status::Error("cuda_conv: input 'x' must be a GPU tensor float32 [?, 3, 16, 16], got ", x.dtype, " ", x.dims_string(),
@@ -589,15 +616,13 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   if (!bound_[22]) return kforge::Status::Error("cuda_conv: parameter 'fc_w' is not bound");
   if (!bound_[23]) return kforge::Status::Error("cuda_conv: parameter 'fc_b' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
+    return kforge::Status::Error("cuda_conv: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
   if (s0 > std::numeric_limits<int>::max()) {
     return kforge::Status::Error("cuda_conv: ", kLaunchNames[4], ": M x N x K = ", s0, " x ", 10, " x ", 16,
                                  " exceeds the int range of the CUDA GEMM kernels");
-  }
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(8192 * kforge::CheckedInt(s0)).ok() ||
-      !(10240 * kforge::CheckedInt(s0) + kforge::checked_max(2048 * kforge::CheckedInt(s0), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0), 256)) + 67108864).ok()) {
-    return kforge::Status::Error("cuda_conv: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
   KFORGE_RETURN_IF_ERROR(prepare_output(c3_out, "c3", kforge::DataType::kFloat32, {s0, 16, 4, 4}));
@@ -672,9 +697,10 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(10240 * s0 + std::max<int64_t>(2048 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67108864) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[2]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = parameters_[0].data;
   kforge_b.buffers[2] = parameters_[1].data;
@@ -708,7 +734,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[30] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(8192 * s0 + 67108864);
+  kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(sizes[3]);
   kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
@@ -723,7 +749,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[46] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[47] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(8192 * s0 + std::max<int64_t>(2048 * s0, 256 * kforge_ceil_div(64 * s0, 256)) + 67108864);
+  kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(sizes[4]);
   kforge_b.buffers[49] = c3_out->data;
   kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(0);
@@ -732,7 +758,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[54] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[55] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[56] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(8192 * s0 + 67108864);
+  kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(sizes[3]);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = logits_out->data;
   kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(0);
@@ -768,6 +794,7 @@ kforge::Status cuda_conv::run(kforge::TensorList inputs, kforge::MutableTensorLi
 
 kforge::Status cuda_conv::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};

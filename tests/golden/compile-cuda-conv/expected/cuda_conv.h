@@ -18,8 +18,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "cuda_conv.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "cuda_conv.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `small_convnet` (../../../golden/compile-cuda-conv/program.yaml) on a CUDA device: 8 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
@@ -106,9 +106,12 @@ class cuda_conv {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
+  static constexpr size_t kNumSizes = 11;
+  static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 65> buffers{};
     std::array<int64_t, 1> symbols{};
+    std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
 

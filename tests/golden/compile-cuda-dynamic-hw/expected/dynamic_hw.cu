@@ -125,15 +125,16 @@ kforge::Status dynamic_hw::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const int64_t s2 = b.symbols[2];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1)}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(sizes[5]), static_cast<int>(sizes[2])}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
-  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1), static_cast<int>(kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 1), static_cast<int>(kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 1)}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
+  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[9]), static_cast<int>(sizes[7])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 6 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-dynamic-hw/program.yaml:39:5)
-  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1), static_cast<int>(2 * kforge_floor_div(s1 - 1, 2) + 2), static_cast<int>(2 * kforge_floor_div(s2 - 1, 2) + 2)}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[11]), static_cast<int>(sizes[10])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   return kforge::Status::OK();
 }
 
@@ -347,6 +348,53 @@ kforge::Status dynamic_hw::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool dynamic_hw::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  (void)s1;
+  (void)s2;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = s2 - 1;
+  z[1] = kforge::checked_floor_div(z[0], 2);
+  z[2] = z[1] + 1;
+  z[3] = s1 - 1;
+  z[4] = kforge::checked_floor_div(z[3], 2);
+  z[5] = z[4] + 1;
+  z[6] = kforge::checked_floor_div(z[1], 2);
+  z[7] = z[6] + 1;
+  z[8] = kforge::checked_floor_div(z[4], 2);
+  z[9] = z[8] + 1;
+  z[10] = 2 * z[1] + 2;
+  z[11] = 2 * z[4] + 2;
+  z[12] = 4 * z[4] + 4 * z[1] + 4 * z[4] * z[1] + 4;
+  z[13] = 32 * s0 + 32 * s0 * z[4] + 32 * s0 * z[1] + 32 * s0 * z[4] * z[1];
+  z[14] = kforge::checked_ceil_div(z[13], 256);
+  z[15] = 32 * s0 + 32 * s0 * z[8] + 32 * s0 * z[6] + 32 * s0 * z[8] * z[6];
+  z[16] = kforge::checked_ceil_div(z[15], 256);
+  z[17] = kforge::checked_max(256 * z[14], 256 * z[16]);
+  z[18] = 64 * s0 + 64 * s0 * z[4] + 64 * s0 * z[1] + 64 * s0 * z[4] * z[1];
+  z[19] = kforge::checked_ceil_div(z[18], 256);
+  z[20] = kforge::checked_max(256 * z[14], 256 * z[19]);
+  z[21] = kforge::checked_max(256 * z[19], z[20]);
+  z[22] = z[17] + z[20] + z[21] + 67108864;
+  z[23] = 2 * z[8] + 2;
+  z[24] = 2 * z[6] + 2;
+  z[25] = z[21] + 67108864;
+  z[26] = z[17] + z[21] + 67108864;
+  z[27] = 8 * s0 + 8 * s0 * z[4] + 8 * s0 * z[1] + 8 * s0 * z[4] * z[1];
+  z[28] = 16 * s0 + 16 * s0 * z[4] + 16 * s0 * z[1] + 16 * s0 * z[4] * z[1];
+  z[29] = 12 * s0 * s1 * s2;
+  z[30] = 32 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, kforge::Tensor* p_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 3 || x.dims[2] < 0 || x.dims[3] < 0) {
     return kforge::Status::Error("dynamic_hw: input 'x' must be a GPU tensor float32 [?, 3, ?, ?], got ", x.dtype, " ", x.dims_string(),
@@ -371,35 +419,17 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   [[maybe_unused]] const int64_t s1 = x.dims[2];
   [[maybe_unused]] const int64_t s2 = x.dims[3];
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(32 * kforge::CheckedInt(s0)).ok() ||
-      !(12 * kforge::CheckedInt(s0) * kforge::CheckedInt(s1) * kforge::CheckedInt(s2)).ok() ||
-      !(kforge::checked_max(256 * kforge::checked_ceil_div(32 * kforge::CheckedInt(s0) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 256), 256 * kforge::checked_ceil_div(32 * kforge::CheckedInt(s0) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2), 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2), 2) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 2), 256)) + kforge::checked_max(256 * kforge::checked_ceil_div(32 * kforge::CheckedInt(s0) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 256), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 256)) + kforge::checked_max(256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 256), kforge::checked_max(256 * kforge::checked_ceil_div(32 * kforge::CheckedInt(s0) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 256), 256 * kforge::checked_ceil_div(64 * kforge::CheckedInt(s0) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 256))) + 67108864).ok() ||
-      !(32 * kforge::CheckedInt(s0) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2)).ok() ||
-      !(32 * kforge::CheckedInt(s0) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2), 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 2) + 32 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2), 2) * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 2)).ok() ||
-      !(64 * kforge::CheckedInt(s0) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 64 * kforge::CheckedInt(s0) * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2)).ok() ||
-      !(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 1).ok() ||
-      !(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 1).ok() ||
-      !(kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2), 2) + 1).ok() ||
-      !(kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 2) + 1).ok() ||
-      !(2 * kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 2).ok() ||
-      !(2 * kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 2).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, s1, s2, sizes)) {
     return kforge::Status::Error("dynamic_hw: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ", s2 = ", s2, ") give sizes that overflow int64");
   }
-  {
-    const kforge::CheckedInt a = kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2) + 1, b = 2 * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s1) - 1, 2), 2) + 2;
-    if (!a.ok() || !b.ok() || a.value() != b.value()) {
-      return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", a.ok() ? std::to_string(a.value()) : "(overflow)", " and ", b.ok() ? std::to_string(b.value()) : "(overflow)");
-    }
+  if (sizes[5] != sizes[23]) {
+    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[5], " and ", sizes[23]);
   }
-  {
-    const kforge::CheckedInt a = kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2) + 1, b = 2 * kforge::checked_floor_div(kforge::checked_floor_div(kforge::CheckedInt(s2) - 1, 2), 2) + 2;
-    if (!a.ok() || !b.ok() || a.value() != b.value()) {
-      return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", a.ok() ? std::to_string(a.value()) : "(overflow)", " and ", b.ok() ? std::to_string(b.value()) : "(overflow)");
-    }
+  if (sizes[2] != sizes[24]) {
+    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[2], " and ", sizes[24]);
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, 2 * kforge_floor_div(s1 - 1, 2) + 2, 2 * kforge_floor_div(s2 - 1, 2) + 2}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, sizes[11], sizes[10]}));
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {s0, 8, 1, 1}));
   if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
   if (parameter_memory_.may_overlap(*y_out)) {
@@ -439,11 +469,12 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2), 256)) + std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256)) + std::max<int64_t>(256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256))) + 67108864) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[22]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
   kforge_b.symbols[2] = s2;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = parameters_[0].data;
   kforge_b.buffers[2] = parameters_[1].data;
@@ -464,11 +495,11 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   kforge_b.buffers[17] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[18] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[19] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256))) + 67108864);
-  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2), 256)) + std::max<int64_t>(256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256))) + 67108864);
-  kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256))) + 67108864);
+  kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(sizes[25]);
+  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[26]);
+  kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(sizes[25]);
   kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 32 * s0 * kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) * kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2), 256)) + std::max<int64_t>(256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), std::max<int64_t>(256 * kforge_ceil_div(32 * s0 + 32 * s0 * kforge_floor_div(s1 - 1, 2) + 32 * s0 * kforge_floor_div(s2 - 1, 2) + 32 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256), 256 * kforge_ceil_div(64 * s0 + 64 * s0 * kforge_floor_div(s1 - 1, 2) + 64 * s0 * kforge_floor_div(s2 - 1, 2) + 64 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2), 256))) + 67108864);
+  kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(sizes[26]);
   kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(256);
@@ -508,29 +539,30 @@ kforge::Status dynamic_hw::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const int64_t s2 = b.symbols[2];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1)}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(sizes[5]), static_cast<int>(sizes[2])}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
-  if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1), static_cast<int>(kforge_floor_div(kforge_floor_div(s1 - 1, 2), 2) + 1), static_cast<int>(kforge_floor_div(kforge_floor_div(s2 - 1, 2), 2) + 1)}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
+  if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[9]), static_cast<int>(sizes[7])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 4 (pd_op.nearest_interp at ../../../golden/compile-cuda-dynamic-hw/program.yaml:37:5)
   if (cudaError_t e = dynamic_hw_index_0(static_cast<const float*>(b.buffers[20]), static_cast<float*>(b.buffers[21]), s0, s1, s2, stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5)
-  if (cudaError_t e = dynamic_hw_fused_1(static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[21]), static_cast<float*>(b.buffers[22]), static_cast<int64_t>(1), static_cast<int64_t>(8 * s0 + 8 * s0 * kforge_floor_div(s1 - 1, 2) + 8 * s0 * kforge_floor_div(s2 - 1, 2) + 8 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2)), stream_); e != cudaSuccess) return launch_failed(1, e);
+  if (cudaError_t e = dynamic_hw_fused_1(static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[21]), static_cast<float*>(b.buffers[22]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[27]), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 6 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-dynamic-hw/program.yaml:39:5)
-  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1), static_cast<int>(2 * kforge_floor_div(s1 - 1, 2) + 2), static_cast<int>(2 * kforge_floor_div(s2 - 1, 2) + 2)}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[11]), static_cast<int>(sizes[10])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   // group 2 (add: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:40:5)
-  if (cudaError_t e = dynamic_hw_fused_2(static_cast<const float*>(b.buffers[23]), static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(16 * s0 + 16 * s0 * kforge_floor_div(s1 - 1, 2) + 16 * s0 * kforge_floor_div(s2 - 1, 2) + 16 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2)), static_cast<int64_t>(2 * kforge_floor_div(s1 - 1, 2) + 2), static_cast<int64_t>(2 * kforge_floor_div(s2 - 1, 2) + 2), stream_); e != cudaSuccess) return launch_failed(2, e);
+  if (cudaError_t e = dynamic_hw_fused_2(static_cast<const float*>(b.buffers[23]), static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[28]), static_cast<int64_t>(sizes[11]), static_cast<int64_t>(sizes[10]), stream_); e != cudaSuccess) return launch_failed(2, e);
   // call 8 (pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:41:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), static_cast<const float*>(b.buffers[12]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::channel_epilogue(static_cast<const float*>(b.buffers[24]), static_cast<float*>(b.buffers[25]), epilogue, s0, 4, 4 * kforge_floor_div(s1 - 1, 2) + 4 * kforge_floor_div(s2 - 1, 2) + 4 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2) + 4, false, stream_); e != cudaSuccess) return launch_failed(7, e);
+    if (cudaError_t e = kforge::cuda_conv::channel_epilogue(static_cast<const float*>(b.buffers[24]), static_cast<float*>(b.buffers[25]), epilogue, s0, 4, sizes[12], false, stream_); e != cudaSuccess) return launch_failed(7, e);
   }
   // group 3 (sigmoid: pd_op.sigmoid at ../../../golden/compile-cuda-dynamic-hw/program.yaml:45:5)
-  if (cudaError_t e = dynamic_hw_fused_3(static_cast<const float*>(b.buffers[25]), static_cast<float*>(b.buffers[30]), static_cast<int64_t>(1), static_cast<int64_t>(16 * s0 + 16 * s0 * kforge_floor_div(s1 - 1, 2) + 16 * s0 * kforge_floor_div(s2 - 1, 2) + 16 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2)), stream_); e != cudaSuccess) return launch_failed(3, e);
+  if (cudaError_t e = dynamic_hw_fused_3(static_cast<const float*>(b.buffers[25]), static_cast<float*>(b.buffers[30]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[28]), stream_); e != cudaSuccess) return launch_failed(3, e);
   // call 10 (pd_op.pool2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:46:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[22]), static_cast<float*>(b.buffers[31]), kforge::cuda_pool::Pool2dGeometry{8, static_cast<int>(kforge_floor_div(s1 - 1, 2) + 1), static_cast<int>(kforge_floor_div(s2 - 1, 2) + 1), 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(8, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[22]), static_cast<float*>(b.buffers[31]), kforge::cuda_pool::Pool2dGeometry{8, static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(8, e);
   return kforge::Status::OK();
 }

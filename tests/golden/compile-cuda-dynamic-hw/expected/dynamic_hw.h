@@ -19,8 +19,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "dynamic_hw.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "dynamic_hw.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `dynamic_hw` (../../../golden/compile-cuda-dynamic-hw/program.yaml) on a CUDA device: 9 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
@@ -93,9 +93,12 @@ class dynamic_hw {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
+  static constexpr size_t kNumSizes = 31;
+  static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 35> buffers{};
     std::array<int64_t, 3> symbols{};
+    std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
 

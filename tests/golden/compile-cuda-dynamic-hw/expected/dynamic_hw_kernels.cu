@@ -15,7 +15,7 @@
 
 // The fused kernels of dynamic_hw (kforge compile --target cuda); launched from dynamic_hw.cu.
 
-// group 1: add (elementwise over [s0, 8, kforge_floor_div(s1 - 1, 2) + 1, kforge_floor_div(s2 - 1, 2) + 1] = 1 x 8 * s0 + 8 * s0 * kforge_floor_div(s1 - 1, 2) + 8 * s0 * kforge_floor_div(s2 - 1, 2) + 8 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2))
+// group 1: add (elementwise over [s0, 8, floor_div(s1 - 1, 2) + 1, floor_div(s2 - 1, 2) + 1] = 1 x ?)
 template <int V>
 __global__ void __launch_bounds__(256) dynamic_hw_fused_1_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ o_v22, int64_t outer, int64_t inner) {
   using I = int64_t;
@@ -65,7 +65,7 @@ cudaError_t dynamic_hw_fused_1(const float* __restrict__ in0, const float* __res
   return cudaGetLastError();
 }
 
-// group 2: add (elementwise over [s0, 4, 2 * kforge_floor_div(s1 - 1, 2) + 2, 2 * kforge_floor_div(s2 - 1, 2) + 2] = 1 x 16 * s0 + 16 * s0 * kforge_floor_div(s1 - 1, 2) + 16 * s0 * kforge_floor_div(s2 - 1, 2) + 16 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2))
+// group 2: add (elementwise over [s0, 4, 2 * floor_div(s1 - 1, 2) + 2, 2 * floor_div(s2 - 1, 2) + 2] = 1 x ?)
 template <int V>
 __global__ void __launch_bounds__(256) dynamic_hw_fused_2_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ o_v24, int64_t outer, int64_t inner, int64_t dim2, int64_t dim3) {
   using I = int64_t;
@@ -113,7 +113,7 @@ cudaError_t dynamic_hw_fused_2(const float* __restrict__ in0, const float* __res
   return cudaGetLastError();
 }
 
-// group 3: sigmoid (elementwise over [s0, 4, 2 * kforge_floor_div(s1 - 1, 2) + 2, 2 * kforge_floor_div(s2 - 1, 2) + 2] = 1 x 16 * s0 + 16 * s0 * kforge_floor_div(s1 - 1, 2) + 16 * s0 * kforge_floor_div(s2 - 1, 2) + 16 * s0 * kforge_floor_div(s1 - 1, 2) * kforge_floor_div(s2 - 1, 2))
+// group 3: sigmoid (elementwise over [s0, 4, 2 * floor_div(s1 - 1, 2) + 2, 2 * floor_div(s2 - 1, 2) + 2] = 1 x ?)
 template <int V>
 __global__ void __launch_bounds__(256) dynamic_hw_fused_3_kernel(const float* __restrict__ in0, float* __restrict__ o_v30, int64_t outer, int64_t inner) {
   using I = int64_t;

@@ -18,8 +18,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "cuda_fp16.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "cuda_fp16.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `cuda_fp16` (../../../golden/compile-cuda-fp16/program.yaml) on a CUDA device: 4 fused kernel launches per run().
 //

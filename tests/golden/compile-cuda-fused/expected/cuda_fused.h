@@ -17,8 +17,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "cuda_fused.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "cuda_fused.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `cuda_fused` (../../../golden/compile-cuda-fused/program.yaml) on a CUDA device: 5 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //

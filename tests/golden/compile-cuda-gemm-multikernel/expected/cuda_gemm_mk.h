@@ -17,8 +17,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "cuda_gemm_mk.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "cuda_gemm_mk.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `cuda_gemm_mk` (../../../golden/compile-cuda-gemm-multikernel/program.yaml) on a CUDA device: 3 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
@@ -76,9 +76,12 @@ class cuda_gemm_mk {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
+  static constexpr size_t kNumSizes = 6;
+  static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 9> buffers{};
     std::array<int64_t, 1> symbols{};
+    std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
 

@@ -136,6 +136,7 @@ struct index_ops::ConvState {
 kforge::Status index_ops::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
   if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
   return kforge::Status::OK();
@@ -227,6 +228,43 @@ kforge::Status index_ops::load_parameters(const char* path) {
     loaded_[i] = device;
   }
   return kforge::Status::OK();
+}
+
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool index_ops::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  (void)s1;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = kforge::checked_ceil_div(432 * s0, 256);
+  z[1] = kforge::checked_ceil_div(144 * s0, 256);
+  z[2] = kforge::checked_ceil_div(576 * s0, 256);
+  z[3] = kforge::checked_max(256 * z[1], 256 * z[2]);
+  z[4] = kforge::checked_ceil_div(1152 * s0, 256);
+  z[5] = kforge::checked_ceil_div(192 * s0, 256);
+  z[6] = kforge::checked_max(256 * z[5], 256 * z[2]);
+  z[7] = kforge::checked_max(256 * z[4], z[6]);
+  z[8] = 256 * z[0] + z[3] + z[7] + 67108864;
+  z[9] = z[7] + 67108864;
+  z[10] = z[3] + z[7] + 67108864;
+  z[11] = 144 * s0;
+  z[12] = 288 * s0;
+  z[13] = 576 * s0;
+  z[14] = 40 * s1;
+  z[15] = 432 * s0;
+  z[16] = 192 * s0;
+  z[17] = 384 * s0;
+  z[18] = 160 * s1;
+  z[19] = 2304 * s0;
+  z[20] = 1296 * s0;
+  z[21] = 1152 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
 }
 
 kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out, kforge::Tensor* mm_out) {
@@ -352,11 +390,8 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (!bound_[2]) return kforge::Status::Error("index_ops: parameter 'eb' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   [[maybe_unused]] const int64_t s1 = ids.dims[0];
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(2304 * kforge::CheckedInt(s0)).ok() ||
-      !(160 * kforge::CheckedInt(s1)).ok() ||
-      !(256 * kforge::checked_ceil_div(432 * kforge::CheckedInt(s0), 256) + kforge::checked_max(256 * kforge::checked_ceil_div(144 * kforge::CheckedInt(s0), 256), 256 * kforge::checked_ceil_div(576 * kforge::CheckedInt(s0), 256)) + kforge::checked_max(256 * kforge::checked_ceil_div(1152 * kforge::CheckedInt(s0), 256), kforge::checked_max(256 * kforge::checked_ceil_div(192 * kforge::CheckedInt(s0), 256), 256 * kforge::checked_ceil_div(576 * kforge::CheckedInt(s0), 256))) + 67108864).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, s1, sizes)) {
     return kforge::Status::Error("index_ops: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(d0_out, "d0", kforge::DataType::kFloat32, {s0, 6, 6, 4}));
@@ -540,10 +575,11 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(256 * kforge_ceil_div(432 * s0, 256) + std::max<int64_t>(256 * kforge_ceil_div(144 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256)) + std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[8]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = const_cast<void*>(ids.data);
   kforge_b.buffers[2] = const_cast<void*>(idx.data);
@@ -553,10 +589,10 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[7] = d0_out->data;
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864);
-  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(144 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256)) + std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864);
+  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(sizes[9]);
+  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(sizes[10]);
   kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(std::max<int64_t>(256 * kforge_ceil_div(1152 * s0, 256), std::max<int64_t>(256 * kforge_ceil_div(192 * s0, 256), 256 * kforge_ceil_div(576 * s0, 256))) + 67108864);
+  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(sizes[9]);
   kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[14] = sd_out->data;
   kforge_b.buffers[15] = tl_out->data;
@@ -598,6 +634,7 @@ kforge::Status index_ops::run(kforge::TensorList inputs, kforge::MutableTensorLi
 kforge::Status index_ops::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)
   if (cudaError_t e = index_ops_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[6]), s0, stream_); e != cudaSuccess) return launch_failed(2, e);
   // call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)
@@ -610,7 +647,7 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   // call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)
   if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[9]), static_cast<float*>(b.buffers[11]), s0, stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:24:5)
-  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[12]), static_cast<int64_t>(1), static_cast<int64_t>(144 * s0), stream_); e != cudaSuccess) return launch_failed(0, e);
+  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[12]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[11]), stream_); e != cudaSuccess) return launch_failed(0, e);
   // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)
   if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[13]), s0, stream_); e != cudaSuccess) return launch_failed(7, e);
   // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)
@@ -634,7 +671,7 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
   if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
-  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(288 * s0), stream_); e != cudaSuccess) return launch_failed(1, e);
+  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[12]), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
   if (cudaError_t e = index_ops_index_16(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[25]), s0, stream_); e != cudaSuccess) return launch_failed(18, e);
   return kforge::Status::OK();

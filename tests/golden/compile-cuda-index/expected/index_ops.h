@@ -18,8 +18,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "index_ops.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "index_ops.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `index_ops` (../../../golden/compile-cuda-index/program.yaml) on a CUDA device: 19 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
@@ -94,9 +94,12 @@ class index_ops {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
+  static constexpr size_t kNumSizes = 22;
+  static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 27> buffers{};
     std::array<int64_t, 2> symbols{};
+    std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
 

@@ -187,6 +187,7 @@ cuda_gemm_mk::GemmState::GemmState(cudaStream_t stream)
 
 void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:12:5, pd_op.gelu at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:13:5)
   {
     const kforge::cuda_gemm::GemmF32Args kforge_gemm{
@@ -194,7 +195,7 @@ void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
         static_cast<const float*>(b.buffers[1]),
         static_cast<float*>(b.buffers[6]),
         static_cast<const float*>(b.buffers[2]),
-        static_cast<int>(4 * s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false};
+        static_cast<int>(sizes[0]), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false};
     gemm_->select(gemm_->mk_call_0_matmul_bias_gelu, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_f32_prepare(
@@ -203,7 +204,7 @@ void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
       static_cast<const float*>(b.buffers[1]),
       static_cast<float*>(b.buffers[6]),
       static_cast<const float*>(b.buffers[2]),
-      static_cast<int>(4 * s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, false, false);
+      static_cast<int>(sizes[0]), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, false, false);
   // group 1 (matmul: pd_op.matmul at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:14:5)
   {
     const kforge::cuda_gemm::GemmF32Args kforge_gemm{
@@ -211,7 +212,7 @@ void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
         static_cast<const float*>(b.buffers[3]),
         static_cast<float*>(b.buffers[7]),
         nullptr,
-        static_cast<int>(4 * s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
+        static_cast<int>(sizes[0]), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
     gemm_->select(gemm_->mk_call_3_matmul, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_f32_prepare(
@@ -220,7 +221,7 @@ void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
       static_cast<const float*>(b.buffers[3]),
       static_cast<float*>(b.buffers[7]),
       nullptr,
-      static_cast<int>(4 * s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, false, true);
+      static_cast<int>(sizes[0]), 32, 128, kforge::cuda_gemm::Epilogue::kNone, false, true);
 }
 
 cuda_gemm_mk::cuda_gemm_mk() = default;
@@ -311,6 +312,26 @@ kforge::Status cuda_gemm_mk::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool cuda_gemm_mk::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = 4 * s0;
+  z[1] = 2560 * s0;
+  z[2] = 2048 * s0;
+  z[3] = 128 * s0;
+  z[4] = 1024 * s0;
+  z[5] = 512 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 3 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 4 || x.dims[2] != 64) {
     return kforge::Status::Error("cuda_gemm_mk: input 'x' must be a GPU tensor float32 [?, 4, 64], got ", x.dtype, " ", x.dims_string(),
@@ -322,18 +343,17 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
   if (!bound_[1]) return kforge::Status::Error("cuda_gemm_mk: parameter 'b1' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_gemm_mk: parameter 'w2t' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
-  if (4 * s0 > std::numeric_limits<int>::max()) {
-    return kforge::Status::Error("cuda_gemm_mk: ", kLaunchNames[0], ": M x N x K = ", 4 * s0, " x ", 128, " x ", 64,
-                                 " exceeds the int range of the CUDA GEMM kernels");
-  }
-  if (4 * s0 > std::numeric_limits<int>::max()) {
-    return kforge::Status::Error("cuda_gemm_mk: ", kLaunchNames[1], ": M x N x K = ", 4 * s0, " x ", 32, " x ", 128,
-                                 " exceeds the int range of the CUDA GEMM kernels");
-  }
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(2560 * kforge::CheckedInt(s0)).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("cuda_gemm_mk: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
+  }
+  if (sizes[0] > std::numeric_limits<int>::max()) {
+    return kforge::Status::Error("cuda_gemm_mk: ", kLaunchNames[0], ": M x N x K = ", sizes[0], " x ", 128, " x ", 64,
+                                 " exceeds the int range of the CUDA GEMM kernels");
+  }
+  if (sizes[0] > std::numeric_limits<int>::max()) {
+    return kforge::Status::Error("cuda_gemm_mk: ", kLaunchNames[1], ": M x N x K = ", sizes[0], " x ", 32, " x ", 128,
+                                 " exceeds the int range of the CUDA GEMM kernels");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, 32}));
   if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
@@ -356,9 +376,10 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
     }
   }
   gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2560 * s0) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[1]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = parameters_[0].data;
   kforge_b.buffers[2] = parameters_[1].data;
@@ -366,7 +387,7 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
   kforge_b.buffers[4] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[5] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(2048 * s0);
+  kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(sizes[2]);
   kforge_b.buffers[8] = y_out->data;
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
@@ -394,6 +415,7 @@ kforge::Status cuda_gemm_mk::run(kforge::TensorList inputs, kforge::MutableTenso
 
 kforge::Status cuda_gemm_mk::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:12:5, pd_op.gelu at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:13:5)
   {
     const kforge::cuda_gemm::GemmF32Args kforge_gemm{
@@ -401,7 +423,7 @@ kforge::Status cuda_gemm_mk::enqueue(const Bindings& b) {
         static_cast<const float*>(b.buffers[1]),
         static_cast<float*>(b.buffers[6]),
         static_cast<const float*>(b.buffers[2]),
-        static_cast<int>(4 * s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false};
+        static_cast<int>(sizes[0]), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_0_matmul_bias_gelu, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(0, e, gemm_->lt);
     }
@@ -413,13 +435,13 @@ kforge::Status cuda_gemm_mk::enqueue(const Bindings& b) {
         static_cast<const float*>(b.buffers[3]),
         static_cast<float*>(b.buffers[7]),
         nullptr,
-        static_cast<int>(4 * s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
+        static_cast<int>(sizes[0]), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_3_matmul, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(1, e, gemm_->lt);
     }
   }
   // group 2 (relu: pd_op.relu at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:15:5)
-  if (cudaError_t e = cuda_gemm_mk_fused_2(static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[8]), static_cast<int64_t>(1), static_cast<int64_t>(128 * s0), stream_); e != cudaSuccess) return launch_failed(2, e);
+  if (cudaError_t e = cuda_gemm_mk_fused_2(static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[8]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[3]), stream_); e != cudaSuccess) return launch_failed(2, e);
   return kforge::Status::OK();
 }
 

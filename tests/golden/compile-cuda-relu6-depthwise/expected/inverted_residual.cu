@@ -125,6 +125,7 @@ struct inverted_residual::ConvState {
 
 kforge::Status inverted_residual::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
@@ -384,6 +385,26 @@ kforge::Status inverted_residual::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool inverted_residual::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = 65536 * s0 + 67108864;
+  z[1] = 32768 * s0 + 67108864;
+  z[2] = 8192 * s0;
+  z[3] = 32768 * s0;
+  z[4] = 16384 * s0;
+  z[5] = 4096 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y_out, kforge::Tensor* a2_out, kforge::Tensor* z_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 8 || x.dims[2] != 16 || x.dims[3] != 16) {
     return kforge::Status::Error("inverted_residual: input 'x' must be a GPU tensor float32 [?, 8, 16, 16], got ", x.dtype, " ", x.dims_string(),
@@ -410,10 +431,8 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   if (!bound_[11]) return kforge::Status::Error("inverted_residual: parameter 'w2' is not bound");
   if (!bound_[12]) return kforge::Status::Error("inverted_residual: parameter 'wd2' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(32768 * kforge::CheckedInt(s0)).ok() ||
-      !(65536 * kforge::CheckedInt(s0) + 67108864).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("inverted_residual: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 8, 16, 16}));
@@ -477,9 +496,10 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(65536 * s0 + 67108864) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[0]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = parameters_[0].data;
   kforge_b.buffers[2] = parameters_[1].data;
@@ -501,7 +521,7 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   kforge_b.buffers[18] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[19] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(32768 * s0 + 67108864);
+  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[1]);
   kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(0);
@@ -509,12 +529,12 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[28] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(32768 * s0 + 67108864);
+  kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(sizes[1]);
   kforge_b.buffers[30] = y_out->data;
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[33] = a2_out->data;
-  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(32768 * s0 + 67108864);
+  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(sizes[1]);
   kforge_b.buffers[35] = z_out->data;
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
@@ -546,6 +566,7 @@ kforge::Status inverted_residual::run(kforge::TensorList inputs, kforge::Mutable
 
 kforge::Status inverted_residual::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // call 0 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:7:5)
   if (cudaError_t e = inverted_residual_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[14]), s0, stream_); e != cudaSuccess) return launch_failed(3, e);
   // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output

@@ -19,8 +19,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "inverted_residual.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "inverted_residual.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `inverted_residual` (../../../golden/compile-cuda-relu6-depthwise/program.yaml) on a CUDA device: 9 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
@@ -94,9 +94,12 @@ class inverted_residual {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
+  static constexpr size_t kNumSizes = 6;
+  static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 39> buffers{};
     std::array<int64_t, 1> symbols{};
+    std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
 

@@ -254,6 +254,7 @@ cuda_rows::RowState::RowState(cudaStream_t stream)
 
 void cuda_rows::prepare_rows(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 1 (add+layer_norm: pd_op.add at ../../../golden/compile-cuda-row-multikernel/program.yaml:14:5, pd_op.layer_norm at ../../../golden/compile-cuda-row-multikernel/program.yaml:15:5)
   {
     const void* const kforge_in[] = {b.buffers[0], b.buffers[5], b.buffers[2], b.buffers[3]};
@@ -376,6 +377,23 @@ kforge::Status cuda_rows::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool cuda_rows::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = 2048 * s0;
+  z[1] = 1024 * s0;
+  z[2] = 4 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kforge::Tensor* q_out, kforge::Tensor* mu_out, kforge::Tensor* var_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 256) {
     return kforge::Status::Error("cuda_rows: input 'x' must be a GPU tensor float32 [?, 256], got ", x.dtype, " ", x.dims_string(),
@@ -396,9 +414,8 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   if (!bound_[1]) return kforge::Status::Error("cuda_rows: parameter 'g' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_rows: parameter 'beta' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(2048 * kforge::CheckedInt(s0)).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("cuda_rows: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {s0, 256}));
@@ -441,9 +458,10 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   }
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(2048 * s0) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[0]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = parameters_[0].data;
   kforge_b.buffers[2] = parameters_[1].data;
@@ -451,7 +469,7 @@ kforge::Status cuda_rows::run(const kforge::Tensor& x, kforge::Tensor* p_out, kf
   kforge_b.buffers[4] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[5] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(1024 * s0);
+  kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(sizes[1]);
   kforge_b.buffers[8] = mu_out->data;
   kforge_b.buffers[9] = var_out->data;
   kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(0);
@@ -487,6 +505,7 @@ kforge::Status cuda_rows::run(kforge::TensorList inputs, kforge::MutableTensorLi
 
 kforge::Status cuda_rows::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (add+gelu: pd_op.add at ../../../golden/compile-cuda-row-multikernel/program.yaml:12:5, pd_op.gelu at ../../../golden/compile-cuda-row-multikernel/program.yaml:13:5)
   if (cudaError_t e = cuda_rows_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[5]), static_cast<int64_t>(s0), static_cast<int64_t>(256), stream_); e != cudaSuccess) return launch_failed(0, e);
   // group 1 (add+layer_norm: pd_op.add at ../../../golden/compile-cuda-row-multikernel/program.yaml:14:5, pd_op.layer_norm at ../../../golden/compile-cuda-row-multikernel/program.yaml:15:5)

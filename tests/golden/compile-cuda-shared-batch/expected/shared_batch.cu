@@ -115,6 +115,22 @@ kforge::Status shared_batch::load_parameters(const char* path) {
   return kforge::Status::OK();
 }
 
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool shared_batch::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = 16 * s0;
+  z[1] = 64 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
 kforge::Status shared_batch::run(const kforge::Tensor& x, const kforge::Tensor& y, kforge::Tensor* g_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 16) {
     return kforge::Status::Error("shared_batch: input 'x' must be a GPU tensor float32 [?, 16], got ", x.dtype, " ", x.dims_string(),
@@ -129,9 +145,8 @@ kforge::Status shared_batch::run(const kforge::Tensor& x, const kforge::Tensor& 
   if (static_cast<const kforge::Tensor*>(g_out) == &x) return same_tensor("g", "input", "x");
   if (static_cast<const kforge::Tensor*>(g_out) == &y) return same_tensor("g", "input", "y");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(64 * kforge::CheckedInt(s0)).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("shared_batch: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(g_out, "g", kforge::DataType::kFloat32, {s0, 16}));
@@ -144,6 +159,7 @@ kforge::Status shared_batch::run(const kforge::Tensor& x, const kforge::Tensor& 
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(0) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
+  kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = const_cast<void*>(y.data);
   kforge_b.buffers[2] = workspace_.data() + static_cast<size_t>(0);
@@ -168,7 +184,8 @@ kforge::Status shared_batch::run(kforge::TensorList inputs, kforge::MutableTenso
 
 kforge::Status shared_batch::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (add+gelu: pd_op.add at ../../../golden/compile-cuda-shared-batch/program.yaml:7:5, pd_op.gelu at ../../../golden/compile-cuda-shared-batch/program.yaml:8:5)
-  if (cudaError_t e = shared_batch_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[3]), static_cast<int64_t>(1), static_cast<int64_t>(16 * s0), stream_); e != cudaSuccess) return launch_failed(0, e);
+  if (cudaError_t e = shared_batch_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[3]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[0]), stream_); e != cudaSuccess) return launch_failed(0, e);
   return kforge::Status::OK();
 }

@@ -16,8 +16,8 @@
 #include "kforge_cuda_runtime.h"
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "shared_batch.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "shared_batch.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `cuda_shared_batch` (../../../golden/compile-cuda-shared-batch/program.yaml) on a CUDA device: 1 fused kernel launch per run().
 //
@@ -66,9 +66,12 @@ class shared_batch {
   kforge::Status synchronize();
 
  private:
+  static constexpr size_t kNumSizes = 2;
+  static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 4> buffers{};
     std::array<int64_t, 1> symbols{};
+    std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
 

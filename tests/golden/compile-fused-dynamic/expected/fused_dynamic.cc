@@ -99,11 +99,11 @@ void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const f
   }
 }
 
-// Group 1: multiply+exp (elementwise loop over [s1, 6, 8] = 1 x 48 * s1; calls 3, 4).
-void fused_1([[maybe_unused]] int64_t s1, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
+// Group 1: multiply+exp (elementwise loop over [s1, 6, 8] = 1 x z0; calls 3, 4).
+void fused_1([[maybe_unused]] int64_t z0, [[maybe_unused]] int64_t s1, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
   using index_t = int64_t;
   const index_t outer = static_cast<index_t>(1);
-  const index_t inner = static_cast<index_t>(48 * s1);
+  const index_t inner = static_cast<index_t>(z0);
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
     for (index_t j = 0; j < inner; ++j) {
@@ -187,21 +187,38 @@ fused_dynamic::fused_dynamic() {
   dims_.fill(-1);
 }
 
-size_t fused_dynamic::workspace_bytes(int64_t s0, int64_t s1) {
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool fused_dynamic::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   (void)s1;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = 48 * s1;
+  z[1] = 128 * s0;
+  z[2] = 32 * s1;
+  z[3] = 192 * s1;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
+size_t fused_dynamic::workspace_bytes(int64_t s0, int64_t s1) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, s1, sizes)) return std::numeric_limits<size_t>::max();
   return static_cast<size_t>(0);
 }
 
 // Lays the values out for new dynamic dims, growing the workspace when they need more.
 kforge::Status fused_dynamic::resize(int64_t s0, int64_t s1) {
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(128 * kforge::CheckedInt(s0)).ok() ||
-      !(192 * kforge::CheckedInt(s1)).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, s1, sizes)) {
     return kforge::Status::Error("fused_dynamic: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
   }
-  const size_t bytes = workspace_bytes(s0, s1);
+const size_t bytes = static_cast<size_t>(0);
   if (workspace_ == nullptr || bytes > workspace_capacity_) {
     workspace_storage_.reset(new (std::nothrow) unsigned char[bytes + 63]);
     if (!workspace_storage_) {
@@ -213,8 +230,9 @@ kforge::Status fused_dynamic::resize(int64_t s0, int64_t s1) {
     workspace_ = align64(workspace_storage_.get());
     workspace_capacity_ = bytes;
   }
-  init_tensor(values_[0], kforge::DataType::kFloat32, {s0, 32}, nullptr);  // y: float32[s0, 32], pd_op.softmax, in output 'y'
-  init_tensor(values_[1], kforge::DataType::kFloat32, {s1, 6, 8}, nullptr);  // z: float32[s1, 6, 8], pd_op.exp, in output 'z'
+  sizes_ = sizes;
+  init_tensor(values_[0], kforge::DataType::kFloat32, {s0, 32}, nullptr);  // y: float32, pd_op.softmax, in output 'y'
+  init_tensor(values_[1], kforge::DataType::kFloat32, {s1, 6, 8}, nullptr);  // z: float32, pd_op.exp, in output 'z'
   dims_ = {s0, s1};
   return kforge::Status::OK();
 }
@@ -340,7 +358,7 @@ kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor&
   fused_0(s0, x.data_as<const float>(), parameters_[0].data_as<const float>(), values_[0].data_as<float>());
 
   // fused group 1: pd_op.multiply, pd_op.exp at ../../../golden/compile-fused-dynamic/program.yaml:10:5
-  fused_1(s1, a.data_as<const float>(), parameters_[1].data_as<const float>(), values_[1].data_as<float>());
+  fused_1(sizes_[0], s1, a.data_as<const float>(), parameters_[1].data_as<const float>(), values_[1].data_as<float>());
   return kforge::Status::OK();
 }
 

@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "fused_dynamic.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "fused_dynamic.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `fused_dynamic` (../../../golden/compile-fused-dynamic/program.yaml) as straight-line calls of its kernels: 5 calls,
 // no executor, no lookup by name.
@@ -52,7 +52,8 @@ class fused_dynamic {
     int64_t dims[kforge::kMaxRank];  // -1: any size
   };
   static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {-1, 32}}, {kforge::DataType::kFloat32, 3, {-1, 1, 8}}}};
-  // Bytes of workspace a call needs for these dynamic dims (s0 = x.dims[0], s1 = a.dims[0]).
+  // Bytes of workspace a call needs for these dynamic dims (s0 = x.dims[0], s1 = a.dims[0]);
+  // SIZE_MAX when they give sizes that overflow int64.
   static size_t workspace_bytes(int64_t s0, int64_t s1);
 
   // Every parameter, for bind_parameters().
@@ -96,6 +97,9 @@ class fused_dynamic {
   unsigned char* workspace_ = nullptr;
   size_t workspace_capacity_ = 0;
   std::array<int64_t, 2> dims_;  // the dynamic dims values_ are laid out for; -1: none yet
+  static constexpr size_t kNumSizes = 4;
+  static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
+std::array<int64_t, kNumSizes> sizes_{};  // compute_sizes() for dims_
 };
 
 #endif  // KFORGE_GENERATED_FUSED_DYNAMIC_H_

@@ -294,20 +294,38 @@ mk_head::mk_head() {
   dims_.fill(-1);
 }
 
-size_t mk_head::workspace_bytes(int64_t s0) {
+// Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
+// in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
+// kernels' arguments name these entries.
+bool mk_head::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
-  return static_cast<size_t>(128 * kforge_ceil_div(12 * s0, 64));
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  z[0] = kforge::checked_ceil_div(12 * s0, 64);
+  z[1] = 128 * z[0];
+  z[2] = 64 * z[0];
+  z[3] = 32 * s0;
+  z[4] = 12 * s0;
+  bool ok = true;
+  for (size_t k = 0; k < kNumSizes; ++k) {
+    ok = ok && z[k].ok();
+    sizes[k] = z[k].value();
+  }
+  return ok;
+}
+
+size_t mk_head::workspace_bytes(int64_t s0) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) return std::numeric_limits<size_t>::max();
+  return static_cast<size_t>(sizes[1]);
 }
 
 // Lays the values out for new dynamic dims, growing the workspace when they need more.
 kforge::Status mk_head::resize(int64_t s0) {
-  // The sizes these dims give, computed with overflow checks: dims that overflow int64 are refused here,
-  // before they size the workspace.
-  if (!(128 * kforge::checked_ceil_div(12 * kforge::CheckedInt(s0), 64)).ok() ||
-      !(32 * kforge::CheckedInt(s0)).ok()) {
+  std::array<int64_t, kNumSizes> sizes;
+  if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("mk_head: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
-  const size_t bytes = workspace_bytes(s0);
+const size_t bytes = static_cast<size_t>(sizes[1]);
   if (workspace_ == nullptr || bytes > workspace_capacity_) {
     workspace_storage_.reset(new (std::nothrow) unsigned char[bytes + 63]);
     if (!workspace_storage_) {
@@ -319,9 +337,10 @@ kforge::Status mk_head::resize(int64_t s0) {
     workspace_ = align64(workspace_storage_.get());
     workspace_capacity_ = bytes;
   }
-  init_tensor(values_[0], kforge::DataType::kFloat32, {s0, 3}, workspace_ + 0);  // logits0: float32[s0, 3], pd_op.matmul
-  init_tensor(values_[1], kforge::DataType::kFloat32, {s0, 3}, workspace_ + 64 * kforge_ceil_div(12 * s0, 64));  // logits: float32[s0, 3], pd_op.add
-  init_tensor(values_[2], kforge::DataType::kFloat32, {s0, 3}, nullptr);  // probs: float32[s0, 3], pd_op.sigmoid, in output 'probs'
+  sizes_ = sizes;
+  init_tensor(values_[0], kforge::DataType::kFloat32, {s0, 3}, workspace_ + 0);  // logits0: float32, pd_op.matmul
+  init_tensor(values_[1], kforge::DataType::kFloat32, {s0, 3}, workspace_ + sizes_[2]);  // logits: float32, pd_op.add
+  init_tensor(values_[2], kforge::DataType::kFloat32, {s0, 3}, nullptr);  // probs: float32, pd_op.sigmoid, in output 'probs'
   dims_ = {s0};
   return kforge::Status::OK();
 }

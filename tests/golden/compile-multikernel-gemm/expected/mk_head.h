@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "mk_head.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "mk_head.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `mk_head` (../../../golden/compile-multikernel-gemm/program.yaml) as straight-line calls of its kernels: 3 calls,
 // no executor, no lookup by name.
@@ -50,7 +50,8 @@ class mk_head {
     int64_t dims[kforge::kMaxRank];  // -1: any size
   };
   static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {-1, 8}}}};
-  // Bytes of workspace a call needs for these dynamic dims (s0 = features.dims[0]).
+  // Bytes of workspace a call needs for these dynamic dims (s0 = features.dims[0]);
+  // SIZE_MAX when they give sizes that overflow int64.
   static size_t workspace_bytes(int64_t s0);
 
   // Every parameter, for bind_parameters().
@@ -94,6 +95,9 @@ class mk_head {
   unsigned char* workspace_ = nullptr;
   size_t workspace_capacity_ = 0;
   std::array<int64_t, 1> dims_;  // the dynamic dims values_ are laid out for; -1: none yet
+  static constexpr size_t kNumSizes = 5;
+  static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
+std::array<int64_t, kNumSizes> sizes_{};  // compute_sizes() for dims_
 };
 
 #endif  // KFORGE_GENERATED_MK_HEAD_H_

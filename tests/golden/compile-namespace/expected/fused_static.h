@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "fused_static.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "fused_static.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 namespace zoo::vision {
 

@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "residual_block.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "residual_block.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `residual_block` (../../../golden/compile-nchw8c/program.yaml) as straight-line calls of its kernels: 14 calls,
 // no executor, no lookup by name, no allocation per call.

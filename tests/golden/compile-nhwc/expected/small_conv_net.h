@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "small_conv_net.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "small_conv_net.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `small_conv_net` (../../../golden/compile-nhwc/program.yaml) as straight-line calls of its kernels: 11 calls,
 // no executor, no lookup by name, no allocation per call.

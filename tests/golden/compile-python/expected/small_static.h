@@ -15,8 +15,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "small_static.h needs version 3 of kforge_runtime.h: use the one generated beside it");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "small_static.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
 // The program `small_static` (../../../golden/compile-python/program.yaml) as straight-line calls of its kernels: 5 calls,
 // no executor, no lookup by name, no allocation per call.

@@ -11,8 +11,8 @@
 
 #include "mylib_decls.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "mylib_api.h was generated for version 3 of kforge_runtime.h");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "mylib_api.h was generated for version 4 of kforge_runtime.h");
 
 namespace {
 

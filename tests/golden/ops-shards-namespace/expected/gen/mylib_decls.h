@@ -16,8 +16,8 @@
 
 #include "kforge_runtime.h"
 
-static_assert(KFORGE_RUNTIME_VERSION == 3,
-              "mylib_decls.h was generated for version 3 of kforge_runtime.h");
+static_assert(KFORGE_RUNTIME_VERSION == 4,
+              "mylib_decls.h was generated for version 4 of kforge_runtime.h");
 
 namespace kforge::kernels {
 

@@ -68,18 +68,6 @@ std::optional<double> constant_float(const KernelCall& call, std::string_view na
   return c->scalar.is_floating ? c->scalar.float_value : static_cast<double>(c->scalar.int_value);
 }
 
-// Whether `e` has a max or min atom: cpp_int_expr spells them std::max / std::min, which device code cannot call
-// (nvcc without --expt-relaxed-constexpr).
-bool has_min_or_max(const SymExpr& e) {
-  for (const SymExpr::Term& t : e.terms()) {
-    for (const SymExpr::AtomPtr& a : t.atoms) {
-      if (a->kind == SymExpr::Atom::Kind::kMax || a->kind == SymExpr::Atom::Kind::kMin) return true;
-      if (a->kind != SymExpr::Atom::Kind::kSymbol && (has_min_or_max(a->lhs) || has_min_or_max(a->rhs))) return true;
-    }
-  }
-  return false;
-}
-
 // Whether anything reads value v (a call's argument or a program output).
 bool is_read(const LoweredProgram& p, uint32_t v) {
   for (const passes::ProgramOutput& o : p.outputs) {
@@ -414,7 +402,6 @@ class IndexCall {
       if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
       if (symbolic_starts != nullptr) {
         begin[a] = passes::slice_bound(xd[a], symbolic_starts->symbolic[i], false);
-        if (has_min_or_max(begin[a])) return fail("its start " + begin[a].to_string() + " needs a min or max in the kernel");
         continue;
       }
       int64_t s = starts->ints[i];
@@ -492,7 +479,6 @@ class IndexCall {
         // A dynamic axis or a start from the dims: forward strides only, as the shape rule (passes/axis.h).
         if (st < 0) return fail("it steps backward through a dim known only at run time");
         begin[a] = passes::slice_bound(xd[a], starts[i], false);
-        if (has_min_or_max(begin[a])) return fail("its start " + begin[a].to_string() + " needs a min or max in the kernel");
         continue;
       }
       const int64_t n = *dim;
@@ -527,9 +513,6 @@ class IndexCall {
     if (pad_arg != nullptr && pad_arg->kind == ArgKind::kSymbolic) {
       pads = pad_arg->symbolic;
       have_pads = true;
-      for (const SymExpr& p : pads) {
-        if (has_min_or_max(p)) return fail("its padding " + p.to_string() + " needs a min or max in the kernel");
-      }
     } else if (const passes::AttrConstant* c = constant(call_, "paddings", why_)) {
       pads.assign(c->ints.begin(), c->ints.end());
       have_pads = true;
@@ -822,8 +805,8 @@ class IndexCall {
   bool arange() {
     const uint32_t out = out_value();
     const KernelArg* start_arg = call_.arg("start");
-    const bool symbolic_start = start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic &&
-                                start_arg->symbolic.size() == 1 && !has_min_or_max(start_arg->symbolic[0]);
+    const bool symbolic_start =
+        start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic && start_arg->symbolic.size() == 1;
     const std::optional<double> start = symbolic_start ? std::optional<double>(0) : constant_float(call_, "start", why_);
     const std::optional<double> step = start ? constant_float(call_, "step", why_) : std::nullopt;
     if (!step || out == kNone) return out == kNone ? fail("it needs an output") : false;

@@ -54,8 +54,9 @@ std::string OpContext::runtime_value(const std::string& name) {
                                   ? producer.name
                                   : producer.full_name();
     if (is_program_input_op(producer)) {
+      const std::string what = producer.name == "parameter" ? "parameter" : "program input";
       notes_.push_back({producer.loc, fmt::format("'{}' is read here", value.name.empty() ? pname : value.name)});
-      return fmt::format("{}: it is computed from the data of the program input '{}', not only from its dims", head,
+      return fmt::format("{}: it is computed from the data of the {} '{}', not only from its dims", head, what,
                          value.name.empty() ? value.source_id : value.name);
     }
     if (is_data_dependent_op(producer)) {

@@ -37,7 +37,8 @@ CASES = [
     "reshape_heads_dynamic", "arange_dynamic", "arange_dynamic_start_step", "slice_dynamic_end", "slice_dynamic_start",
     "expand_dynamic", "position_ids_dynamic", "reshape_stack_dynamic", "reshape_concat_cast_dynamic",
     "split_shape_dynamic", "prod_shape_dynamic", "full_with_tensor_dynamic", "pad_to_multiple_dynamic",
-    "strided_slice_dynamic", "strided_slice_dynamic_end",
+    "strided_slice_dynamic", "strided_slice_dynamic_end", "interpolate_size_dynamic", "interpolate_size_dynamic_b2",
+    "bilinear_size_dynamic",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

@@ -504,4 +504,7 @@ CASES = [
       [t(None, 2, None, None, run=(1, 2, 4, 6))], ops=("strided_slice",)),
     C("strided_slice_dynamic_end", lambda x: x[:, 1 : paddle.shape(x)[1] - 1 : 2],
       [t(None, None, 3, run=(2, 7, 3))], ops=("strided_slice",)),
+    C("bilinear_size_dynamic", lambda x: F.interpolate(
+        x, size=[paddle.shape(x)[2] * 2 - 1, paddle.shape(x)[3] + 3], mode="bilinear"),
+      [t(None, 2, None, None, run=(1, 2, 3, 4))], ops=("bilinear_interp",)),
 ]

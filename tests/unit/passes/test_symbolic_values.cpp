@@ -66,7 +66,7 @@ const char* const kDims =
     "  - {op: slice, in: [sh], out: [n], attrs: {axes: [0], starts: [1], ends: [2], infer_flags: [1], "
     "decrease_axis: [0]}}\n";
 
-const SymExpr s0 = SymExpr::symbol(0), s1 = SymExpr::symbol(1);
+const SymExpr s0 = SymExpr::symbol(0), s1 = SymExpr::symbol(1), s2 = SymExpr::symbol(2);
 
 }  // namespace
 
@@ -308,4 +308,28 @@ TEST_CASE("symbolic values: a backward strided_slice of a dynamic axis is refuse
   CHECK_FALSE(a.analysis.has_value());
   CHECK_THAT(a.diagnostics, Catch::Contains("strided_slice with stride -1 of the axis 1, whose size or bounds are "
                                             "known only at run time, is not supported"));
+}
+
+TEST_CASE("symbolic values: size tensors known from dims are left out for kernels that read the output's dims") {
+  // F.interpolate(x, size=[h * 2, w * 2]) with h, w from paddle.shape(x): a Paddle export (tests/paddle).
+  for (const bool from_dims : {false, true}) {
+    test::Env env;
+    ir::Program p = env.read_file(test::source_path("tests/paddle/interpolate_size_dynamic/inference.json"));
+    PipelineOptions options;
+    options.lower.sizes_from_output_dims = from_dims;
+    std::optional<LoweredProgram> lp = env.compile(p, options);
+    INFO(env.diagnostics());
+    REQUIRE(lp);
+    const KernelCall* interp = nullptr;
+    for (const KernelCall& c : lp->calls) {
+      if (c.op == "nearest_interp") interp = &c;
+    }
+    REQUIRE(interp != nullptr);
+    const KernelArg* size = interp->arg("size_tensor");
+    REQUIRE(size != nullptr);
+    // The output's dims hold the sizes either way; only with the option are shape64 and slice not called.
+    CHECK(lp->value(lp->outputs[0].value).dims == SymShape{s0, 2, s1 * 2, s2 * 2});
+    CHECK((size->kind == ArgKind::kAbsentTensor) == from_dims);
+    CHECK((lp->calls.size() == 1) == from_dims);
+  }
 }

@@ -507,4 +507,6 @@ CASES = [
     C("bilinear_size_dynamic", lambda x: F.interpolate(
         x, size=[paddle.shape(x)[2] * 2 - 1, paddle.shape(x)[3] + 3], mode="bilinear"),
       [t(None, 2, None, None, run=(1, 2, 3, 4))], ops=("bilinear_interp",)),
+    C("set_value_dynamic_end", lambda x: _assign(x, (slice(None), slice(1, paddle.shape(x)[1] - 1)), 0.5),
+      [t(None, None, 3, run=(2, 5, 3))], ops=("set_value_",)),
 ]

@@ -27,7 +27,8 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 # shellcheck source=bench/cudnn_env.sh
 source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-PADDLE_PYTHON="${PADDLE_PYTHON:-/work/venv-paddle/bin/python}"
+# Paddle 3.3.1: PADDLE_PYTHON, else the virtual environment tools/check-paddle-models creates in BUILD/paddle-venv.
+PADDLE_PYTHON="${PADDLE_PYTHON:-}"
 RTOL=1e-4
 ATOL=1e-5
 
@@ -67,6 +68,7 @@ build_all() {
 prepare() {
   local build="$1" ex="$ROOT/kernels" cases="$CASES"
   export OUT_DIR="$1/conv-gpucheck" NVCC ROOT
+  PADDLE_PYTHON="${PADDLE_PYTHON:-$1/paddle-venv/bin/python}"
   rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/fixtures"
   for c in $CASES; do cp -r "$ROOT/tests/paddle/$c" "$OUT_DIR/fixtures/$c"; done
   if [[ -x "$PADDLE_PYTHON" ]]; then

@@ -9,7 +9,7 @@ Weights are tools/paddle_zoo's realistic random weights, each tensor then rounde
 one byte per value and rebuild the exact .pdiparams on the GPU machine: Paddle computes the expected outputs with
 exactly the values the GPU gets.
 
-Run with Paddle's interpreter: /work/venv-paddle/bin/python bench/cuda_models/export_fixtures.py OUT CASE...
+Run with Paddle's interpreter: BUILD/paddle-venv/bin/python bench/cuda_models/export_fixtures.py OUT CASE...
 A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square input size, batch), ocr_static:SIZE:BATCH
 (the zoo's PP-OCR-style detector exported with static spatial dims), NAME:0:BATCH for another zoo model
 (transformer_encoder_postnorm, gpt_block, ...: its first input size), or NAME:HxW:BATCH for a zoo model exported

@@ -10,7 +10,7 @@ mobilenet_v2's classifier Dropout (p=0.2) is an identity at inference but export
 backend refused when BENCHMARKS.md's table was measured (it runs now, as a copy kernel); it is still replaced by
 nn.Identity (the same function in eval mode, as torchvision's model in eval mode skips it) so that the benchmark
 measures the same program.
-Run with Paddle's interpreter: /work/venv-paddle/bin/python bench/cuda_models/export_models.py OUT NAME..."""
+Run with Paddle's interpreter: BUILD/paddle-venv/bin/python bench/cuda_models/export_models.py OUT NAME..."""
 import math
 import sys
 from pathlib import Path

@@ -37,7 +37,7 @@
 # weights are made from seeds on both machines (q8_params.reseed) and only the seeds travel.
 #
 #   bench/cuda_models/gpu_check.sh prepare BUILD   build machine: kforge (BUILD/src/kforge) and Paddle (PADDLE_PYTHON,
-#                                                  default /work/venv-paddle/bin/python) -> BUILD/models-gpucheck/
+#                                                  default BUILD/paddle-venv/bin/python) -> BUILD/models-gpucheck/
 #   [PRECISIONS="float32 float16 bfloat16"] bench/cuda_models/gpu_check.sh prepare BUILD    (the 16-bit ones too)
 #   [TF32=1] bench/cuda_models/gpu_check.sh run BUILD
 #                                                  GPU machine, carrying BUILD/models-gpucheck: builds the harnesses
@@ -49,7 +49,8 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 # shellcheck source=bench/cudnn_env.sh
 source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-PADDLE_PYTHON="${PADDLE_PYTHON:-/work/venv-paddle/bin/python}"
+# Paddle 3.3.1: PADDLE_PYTHON, else the virtual environment tools/check-paddle-models creates in BUILD/paddle-venv.
+PADDLE_PYTHON="${PADDLE_PYTHON:-}"
 BUNDLE="$ROOT/bench/cuda_conv/fixture_bundle.py"
 # TF32=1 (at run): the harnesses keep TF32 on for the convolutions (the generated classes' default, as torch's), and
 # the tolerance is docs/compile.md's for TF32, 3e-2 * max|paddle| + 1e-5 (TF32 rounds the convolutions' operands to
@@ -117,6 +118,7 @@ prepare() {
     done
   }
   export OUT_DIR="$build/models-gpucheck"
+  PADDLE_PYTHON="${PADDLE_PYTHON:-$build/paddle-venv/bin/python}"
   rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/fixtures"
   [[ -x "$PADDLE_PYTHON" ]] || { echo "no Paddle at $PADDLE_PYTHON (set PADDLE_PYTHON)" >&2; exit 1; }
   # shellcheck disable=SC2086

@@ -22,12 +22,14 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 # shellcheck source=bench/cudnn_env.sh
 source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
-PADDLE_PYTHON="${PADDLE_PYTHON:-/work/venv-paddle/bin/python}"
+# Paddle 3.3.1: PADDLE_PYTHON, else the virtual environment tools/check-paddle-models creates in BUILD/paddle-venv.
+PADDLE_PYTHON="${PADDLE_PYTHON:-}"
 MODELS="${MODELS:-resnet18 resnet50 mobilenet_v2}"
 BATCHES="1 10"
 
 prepare() {
   local out="$1/cuda-models" ex="$ROOT/kernels" kforge="${KFORGE:-$1/src/kforge}" m graph
+  PADDLE_PYTHON="${PADDLE_PYTHON:-$1/paddle-venv/bin/python}"
   local export_dir
   rm -rf "$out" && mkdir -p "$out"
   export_dir="$(mktemp -d)"

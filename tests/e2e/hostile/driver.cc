@@ -249,8 +249,9 @@ void input_cases(Net& net) {
   expect_error("input-overflowing-dims", net.run(huge, skip, &y, &p),
                {"input 'x' [1152921504606846976, 16] has more bytes than int64 can count"});
   // Each input's bytes fit in int64 (x: (2^57 - 1) * 16 * 4 = 2^63 - 64), but the workspace the program derives
-  // from the batch (two [batch, 8] buffers) does not: refused before it sizes anything (codegen/size_checks.h),
-  // not wrapped into a small workspace. (The CUDA class refuses the batch earlier, as a GEMM's M beyond int.)
+  // from the batch (two [batch, 8] buffers) does not: refused before it sizes anything (codegen/size_table.h, the
+  // generated compute_sizes()), not wrapped into a small workspace. (The CUDA class's sizes fit; it refuses the
+  // batch as a GEMM's M beyond int.)
   Tensor wide_x = x, wide_skip = skip;
   wide_x.dims[0] = (int64_t{1} << 57) - 1;
   wide_skip.dims[0] = skip_rows(wide_x.dims[0]);

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the programs of this folder with Paddle (3.3.1 made the checked-in ones):
 
-    /work/venv-paddle/bin/python tests/e2e/paddle33/export.py [NAME...]
+    BUILD/paddle-venv/bin/python tests/e2e/paddle33/export.py [NAME...]
 
 Each program is one small function saved with paddle.jit.save and InputSpec, as a user exports a model; the file
 is Paddle's inference.json, renamed NAME.json. Not run by the test suite (it needs Paddle).

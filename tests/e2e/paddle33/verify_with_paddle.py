@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the reference interpreter against Paddle's own predictor on the programs of this folder:
 
-    /work/venv-paddle/bin/python tests/e2e/paddle33/verify_with_paddle.py --build-dir build [NAME...]
+    BUILD/paddle-venv/bin/python tests/e2e/paddle33/verify_with_paddle.py --build-dir build [NAME...]
 
 For each program kforge-interp makes seeded random inputs (or the inputs set below), runs the program, and Paddle's
 predictor (CPU, IR optimisation off) runs it on the same inputs; outputs must have Paddle's dtype and shape and

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Regenerates the programs of this folder with Paddle (3.3.1 made the checked-in ones):
 
-    /work/venv-paddle/bin/python tests/e2e/paddle_nn/export.py [NAME...]
+    BUILD/paddle-venv/bin/python tests/e2e/paddle_nn/export.py [NAME...]
 
 One small network per group of ops (issue 11: interpolation, set_value, gather/scatter and the other index and
 data-movement ops, bmm/einsum, the norms), saved with paddle.jit.save and InputSpec (dynamic batch) as a user

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the reference interpreter against Paddle's own predictor on the programs of this folder:
 
-    /work/venv-paddle/bin/python tests/e2e/paddle_nn/verify_with_paddle.py --build-dir build [NAME...]
+    BUILD/paddle-venv/bin/python tests/e2e/paddle_nn/verify_with_paddle.py --build-dir build [NAME...]
 
 Each program is exported again with its parameters (export.py), kforge-interp makes seeded random inputs with the
 dims of test_paddle_nn.py's case and runs the program on them with Paddle's parameter values, and Paddle's

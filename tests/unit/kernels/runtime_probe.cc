@@ -29,7 +29,7 @@ kforge::Status scale_like(const kforge::KernelContext& ctx, const kforge::Tensor
 }
 
 kforge::Status run() {
-  // Sizes as generated classes check them (codegen/size_checks.h).
+  // Sizes as generated classes check them (codegen/size_table.h, the generated compute_sizes()).
   const int64_t s0 = int64_t{1} << 61;
   if (!(64 * kforge::checked_ceil_div(12 * kforge::CheckedInt(3), 64) + kforge::checked_max(kforge::CheckedInt(3), 1)).ok() ||
       (8 * kforge::CheckedInt(s0)).ok()) {

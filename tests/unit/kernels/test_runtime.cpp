@@ -268,7 +268,7 @@ TEST_CASE("runtime: kforge's kernel library installs its hooks at start-up") {
   CHECK(kernel_library_hooks().release_constant == &kforge::kernels::release_constant);
 }
 
-// What generated classes compute the sizes derived from a caller's dims with (codegen/size_checks.h).
+// What generated classes compute the sizes derived from a caller's dims with (codegen/size_table.h, the generated compute_sizes()).
 TEST_CASE("runtime: CheckedInt finds int64 overflow instead of wrapping") {
   using kforge::CheckedInt;
   const CheckedInt big = int64_t{1} << 62;

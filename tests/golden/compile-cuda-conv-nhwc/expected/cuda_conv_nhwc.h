@@ -107,7 +107,7 @@ class cuda_conv_nhwc {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
-  static constexpr size_t kNumSizes = 12;
+  static constexpr size_t kNumSizes = 15;
   static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 68> buffers{};

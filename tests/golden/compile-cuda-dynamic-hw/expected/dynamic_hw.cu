@@ -19,7 +19,7 @@
 cudaError_t dynamic_hw_fused_1(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ o_v22, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t dynamic_hw_fused_2(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ o_v24, int64_t outer, int64_t inner, int64_t dim2, int64_t dim3, cudaStream_t stream);
 cudaError_t dynamic_hw_fused_3(const float* __restrict__ in0, float* __restrict__ o_v30, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t dynamic_hw_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t s0, int64_t s1, int64_t s2, cudaStream_t stream);
+cudaError_t dynamic_hw_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, int64_t z5, int64_t z9, int64_t z7, int64_t z10, int64_t z11, int64_t z12, cudaStream_t stream);
 
 namespace {
 
@@ -134,7 +134,7 @@ kforge::Status dynamic_hw::prepare_convs(const Bindings& b) {
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
   if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[9]), static_cast<int>(sizes[7])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 6 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-dynamic-hw/program.yaml:39:5)
-  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[11]), static_cast<int>(sizes[10])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[14]), static_cast<int>(sizes[13])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   return kforge::Status::OK();
 }
 
@@ -366,27 +366,29 @@ bool dynamic_hw::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kfo
   z[7] = z[6] + 1;
   z[8] = kforge::checked_floor_div(z[4], 2);
   z[9] = z[8] + 1;
-  z[10] = 2 * z[1] + 2;
-  z[11] = 2 * z[4] + 2;
-  z[12] = 4 * z[4] + 4 * z[1] + 4 * z[4] * z[1] + 4;
-  z[13] = 32 * s0 + 32 * s0 * z[4] + 32 * s0 * z[1] + 32 * s0 * z[4] * z[1];
-  z[14] = kforge::checked_ceil_div(z[13], 256);
-  z[15] = 32 * s0 + 32 * s0 * z[8] + 32 * s0 * z[6] + 32 * s0 * z[8] * z[6];
-  z[16] = kforge::checked_ceil_div(z[15], 256);
-  z[17] = kforge::checked_max(256 * z[14], 256 * z[16]);
-  z[18] = 64 * s0 + 64 * s0 * z[4] + 64 * s0 * z[1] + 64 * s0 * z[4] * z[1];
+  z[10] = z[8] + z[6] + z[8] * z[6] + 1;
+  z[11] = 8 * z[8] + 8 * z[6] + 8 * z[8] * z[6] + 8;
+  z[12] = 8 * s0 + 8 * s0 * z[4] + 8 * s0 * z[1] + 8 * s0 * z[4] * z[1];
+  z[13] = 2 * z[1] + 2;
+  z[14] = 2 * z[4] + 2;
+  z[15] = 4 * z[4] + 4 * z[1] + 4 * z[4] * z[1] + 4;
+  z[16] = 32 * s0 + 32 * s0 * z[4] + 32 * s0 * z[1] + 32 * s0 * z[4] * z[1];
+  z[17] = kforge::checked_ceil_div(z[16], 256);
+  z[18] = 32 * s0 + 32 * s0 * z[8] + 32 * s0 * z[6] + 32 * s0 * z[8] * z[6];
   z[19] = kforge::checked_ceil_div(z[18], 256);
-  z[20] = kforge::checked_max(256 * z[14], 256 * z[19]);
-  z[21] = kforge::checked_max(256 * z[19], z[20]);
-  z[22] = z[17] + z[20] + z[21] + 67108864;
-  z[23] = 2 * z[8] + 2;
-  z[24] = 2 * z[6] + 2;
-  z[25] = z[21] + 67108864;
-  z[26] = z[17] + z[21] + 67108864;
-  z[27] = 8 * s0 + 8 * s0 * z[4] + 8 * s0 * z[1] + 8 * s0 * z[4] * z[1];
-  z[28] = 16 * s0 + 16 * s0 * z[4] + 16 * s0 * z[1] + 16 * s0 * z[4] * z[1];
-  z[29] = 12 * s0 * s1 * s2;
-  z[30] = 32 * s0;
+  z[20] = kforge::checked_max(256 * z[17], 256 * z[19]);
+  z[21] = 64 * s0 + 64 * s0 * z[4] + 64 * s0 * z[1] + 64 * s0 * z[4] * z[1];
+  z[22] = kforge::checked_ceil_div(z[21], 256);
+  z[23] = kforge::checked_max(256 * z[17], 256 * z[22]);
+  z[24] = kforge::checked_max(256 * z[22], z[23]);
+  z[25] = z[20] + z[23] + z[24] + 67108864;
+  z[26] = 2 * z[8] + 2;
+  z[27] = 2 * z[6] + 2;
+  z[28] = z[24] + 67108864;
+  z[29] = z[20] + z[24] + 67108864;
+  z[30] = 16 * s0 + 16 * s0 * z[4] + 16 * s0 * z[1] + 16 * s0 * z[4] * z[1];
+  z[31] = 12 * s0 * s1 * s2;
+  z[32] = 32 * s0;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -423,13 +425,13 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   if (!compute_sizes(s0, s1, s2, sizes)) {
     return kforge::Status::Error("dynamic_hw: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ", s2 = ", s2, ") give sizes that overflow int64");
   }
-  if (sizes[5] != sizes[23]) {
-    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[5], " and ", sizes[23]);
+  if (sizes[5] != sizes[26]) {
+    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[5], " and ", sizes[26]);
   }
-  if (sizes[2] != sizes[24]) {
-    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[2], " and ", sizes[24]);
+  if (sizes[2] != sizes[27]) {
+    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[2], " and ", sizes[27]);
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, sizes[11], sizes[10]}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, sizes[14], sizes[13]}));
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {s0, 8, 1, 1}));
   if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
   if (parameter_memory_.may_overlap(*y_out)) {
@@ -469,7 +471,7 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[22]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[25]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
@@ -495,11 +497,11 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   kforge_b.buffers[17] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[18] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[19] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(sizes[25]);
-  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[26]);
-  kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(sizes[25]);
+  kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(sizes[28]);
+  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[29]);
+  kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(sizes[28]);
   kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(sizes[26]);
+  kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(sizes[29]);
   kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(256);
@@ -548,20 +550,20 @@ kforge::Status dynamic_hw::enqueue(const Bindings& b) {
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
   if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[9]), static_cast<int>(sizes[7])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 4 (pd_op.nearest_interp at ../../../golden/compile-cuda-dynamic-hw/program.yaml:37:5)
-  if (cudaError_t e = dynamic_hw_index_0(static_cast<const float*>(b.buffers[20]), static_cast<float*>(b.buffers[21]), s0, s1, s2, stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = dynamic_hw_index_0(static_cast<const float*>(b.buffers[20]), static_cast<float*>(b.buffers[21]), sizes[2], sizes[5], sizes[9], sizes[7], sizes[10], sizes[11], sizes[12], stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5)
-  if (cudaError_t e = dynamic_hw_fused_1(static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[21]), static_cast<float*>(b.buffers[22]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[27]), stream_); e != cudaSuccess) return launch_failed(1, e);
+  if (cudaError_t e = dynamic_hw_fused_1(static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[21]), static_cast<float*>(b.buffers[22]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[12]), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 6 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-dynamic-hw/program.yaml:39:5)
-  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[11]), static_cast<int>(sizes[10])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[14]), static_cast<int>(sizes[13])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   // group 2 (add: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:40:5)
-  if (cudaError_t e = dynamic_hw_fused_2(static_cast<const float*>(b.buffers[23]), static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[28]), static_cast<int64_t>(sizes[11]), static_cast<int64_t>(sizes[10]), stream_); e != cudaSuccess) return launch_failed(2, e);
+  if (cudaError_t e = dynamic_hw_fused_2(static_cast<const float*>(b.buffers[23]), static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[30]), static_cast<int64_t>(sizes[14]), static_cast<int64_t>(sizes[13]), stream_); e != cudaSuccess) return launch_failed(2, e);
   // call 8 (pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:41:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), static_cast<const float*>(b.buffers[12]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
-    if (cudaError_t e = kforge::cuda_conv::channel_epilogue(static_cast<const float*>(b.buffers[24]), static_cast<float*>(b.buffers[25]), epilogue, s0, 4, sizes[12], false, stream_); e != cudaSuccess) return launch_failed(7, e);
+    if (cudaError_t e = kforge::cuda_conv::channel_epilogue(static_cast<const float*>(b.buffers[24]), static_cast<float*>(b.buffers[25]), epilogue, s0, 4, sizes[15], false, stream_); e != cudaSuccess) return launch_failed(7, e);
   }
   // group 3 (sigmoid: pd_op.sigmoid at ../../../golden/compile-cuda-dynamic-hw/program.yaml:45:5)
-  if (cudaError_t e = dynamic_hw_fused_3(static_cast<const float*>(b.buffers[25]), static_cast<float*>(b.buffers[30]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[28]), stream_); e != cudaSuccess) return launch_failed(3, e);
+  if (cudaError_t e = dynamic_hw_fused_3(static_cast<const float*>(b.buffers[25]), static_cast<float*>(b.buffers[30]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[30]), stream_); e != cudaSuccess) return launch_failed(3, e);
   // call 10 (pd_op.pool2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:46:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[22]), static_cast<float*>(b.buffers[31]), kforge::cuda_pool::Pool2dGeometry{8, static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(8, e);
   return kforge::Status::OK();

@@ -93,7 +93,7 @@ class dynamic_hw {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
-  static constexpr size_t kNumSizes = 31;
+  static constexpr size_t kNumSizes = 33;
   static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 35> buffers{};

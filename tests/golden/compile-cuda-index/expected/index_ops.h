@@ -94,7 +94,7 @@ class index_ops {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
-  static constexpr size_t kNumSizes = 22;
+  static constexpr size_t kNumSizes = 28;
   static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 27> buffers{};

@@ -94,7 +94,7 @@ class inverted_residual {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
-  static constexpr size_t kNumSizes = 6;
+  static constexpr size_t kNumSizes = 8;
   static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 39> buffers{};

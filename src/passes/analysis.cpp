@@ -275,7 +275,9 @@ class Analyzer {
       return;
     }
     if (!problem.empty()) {
-      diags_.error(op.loc, fmt::format("'{}': {}", name_of(op), problem));
+      Diagnostic d{Severity::kError, op.loc, fmt::format("'{}': {}", name_of(op), problem), {}};
+      for (const DiagNote& n : ctx.notes()) d.note(n.message, n.loc);
+      diags_.report(std::move(d));
       for (ir::ValueId r : op.results) info(r).known = false;
       return;
     }

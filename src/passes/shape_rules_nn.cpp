@@ -142,7 +142,7 @@ SymExpr conv_out(const SymExpr& in, int64_t k, int64_t dilation, int64_t p0, int
 
 #define ARG_INTS(var, index)                                                                             \
   auto var##_opt = c.static_ints(c.param(index));                                                        \
-  if (!var##_opt) return fmt::format("the value of '{}' must be known when kforge generates code", c.param(index)); \
+  if (!var##_opt) return c.runtime_value(c.param(index));                                               \
   const std::vector<int64_t>& var = *var##_opt;
 
 #define ARG_TENSOR(var, index)                                                                          \
@@ -376,21 +376,20 @@ std::string interpolate_rule(OpContext& c) {
   if (std::string e = read_layout(data_format, *x, "x", &l); !e.empty()) return e;
   if (l.format == Format::kBlocked8) return "interpolation does not take data_format \"NCHW8c\"";
   SymExpr out_h = c.static_int(c.param(6)).value_or(0), out_w = c.static_int(c.param(7)).value_or(0);
-  const std::string runtime = "the output size comes from a tensor whose value kforge cannot know when it generates code";
   const std::vector<const ValueInfo*> size_tensor = c.tensors(c.param(2));
   const ValueInfo* out_size = c.tensor(c.param(1));
   const ValueInfo* scale_tensor = c.tensor(c.param(3));
   if (!size_tensor.empty()) {
     if (size_tensor.size() != 2) return fmt::format("size_tensor must hold 2 tensors, got {}", size_tensor.size());
     for (const ValueInfo* t : size_tensor) {
-      if (!t->data || t->data->numel() != 1) return runtime;
+      if (!t->data || t->data->numel() != 1) return c.runtime_value(c.param(2));
     }
     out_h = size_tensor[0]->data->int_at(0);
     out_w = size_tensor[1]->data->int_at(0);
   } else {
     std::vector<double> scales = c.floats(c.param(8));
     if (scale_tensor) {
-      if (!scale_tensor->data || !scale_tensor->data->is_static()) return runtime;
+      if (!scale_tensor->data || !scale_tensor->data->is_static()) return c.runtime_value(c.param(3));
       scales.clear();
       for (int64_t i = 0; i < scale_tensor->data->numel(); ++i) scales.push_back(scale_tensor->data->float_at(i));
       if (scales.empty()) return "scale_tensor is empty";
@@ -408,7 +407,8 @@ std::string interpolate_rule(OpContext& c) {
       out_w = *scaled_w;
     }
     if (out_size) {
-      if (!out_size->data || out_size->data->numel() != 2) return runtime;
+      if (!out_size->data) return c.runtime_value(c.param(1));
+      if (out_size->data->numel() != 2) return fmt::format("out_size must hold 2 values, got {}", out_size->data->numel());
       out_h = out_size->data->int_at(0);
       out_w = out_size->data->int_at(1);
     }

@@ -24,6 +24,59 @@ def _assign(x, index, value):
     return y
 
 
+def _causal_scores(x):
+    """Attention scores of x with itself, masked by a causal mask of x's dynamic length (BERT/GPT style)."""
+    n = paddle.shape(x)[1]
+    mask = paddle.triu(paddle.full([n, n], float("-inf")), 1)
+    return F.softmax(paddle.matmul(x, x, transpose_y=True) + mask, -1)
+
+
+def _position_ids(x):
+    """Position ids [batch, length] of token ids x [batch, length], as BERT's embeddings make them."""
+    s = paddle.shape(x)
+    return paddle.expand(paddle.arange(s[1]).unsqueeze(0), [s[0], -1])
+
+
+def _upsample_twice(x):
+    """F.interpolate to twice x's dynamic spatial size: out_size from the shape (a DB head's FPN style)."""
+    s = paddle.shape(x)
+    return F.interpolate(x, size=[s[2] * 2, s[3] * 2], mode="nearest")
+
+
+def _split_hw(x):
+    """h, w unpacked from a shape tensor (paddle.split of paddle.shape(x)[2:]), then a reshape by their product."""
+    h, w = paddle.split(paddle.shape(x)[2:], 2)
+    return paddle.reshape(x, paddle.concat([paddle.shape(x)[:2], h * w]))
+
+
+def _unbind_hw(x):
+    """h, w from paddle.unbind of the shape's tail, an upsampling to (h + 1, 2 w)."""
+    h, w = paddle.unbind(paddle.shape(x)[2:])
+    return F.interpolate(x, size=[h + 1, w * 2], mode="nearest")
+
+
+def _bert_like(ids, we, pe, wq, wk, wv):
+    """A BERT/GPT-style block over token ids [batch, length], both dynamic: position ids from arange of the length,
+    heads split by a reshape to [batch, length, 2, -1], a causal mask of the length; every shape from paddle.shape."""
+    s = paddle.shape(ids)
+    pos = paddle.expand(paddle.arange(s[1]).unsqueeze(0), [s[0], -1])
+    h = F.embedding(ids, we) + F.embedding(pos, pe)
+
+    def heads(t):
+        return paddle.transpose(paddle.reshape(t, [s[0], s[1], 2, -1]), [0, 2, 1, 3])
+
+    q, k, v = heads(h @ wq), heads(h @ wk), heads(h @ wv)
+    mask = paddle.triu(paddle.full([s[1], s[1]], float("-inf")), 1)
+    ctx = paddle.matmul(F.softmax(paddle.matmul(q, k, transpose_y=True) * 0.5 + mask, -1), v)
+    return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [s[0], s[1], -1])
+
+
+def _pad_to_multiple(x):
+    """Pads H and W up to a multiple of 4 (a detector's preprocessing): paddings computed from the dynamic dims."""
+    s = paddle.shape(x)
+    return F.pad(x, [0, (4 - s[3] % 4) % 4, 0, (4 - s[2] % 4) % 4], value=0.5)
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -158,7 +211,7 @@ CASES = [
     C("concat_neg_axis_int64", lambda x, y, z: paddle.concat([x, y, z], axis=-1),
       [t(2, 2, 1, dtype="int64"), t(2, 2, 2, dtype="int64"), t(2, 2, 1, dtype="int64")], ops=("concat",)),
     C("stack", lambda x, y: paddle.stack([x, y], axis=1), [t(2, 3), t(2, 3)], ops=("stack",)),
-    C("split_sections", lambda x: paddle.split(x, [1, 3], axis=1), [t(2, 4, 2)], ops=("split",)),
+    C("split_sections", lambda x: paddle.split(x, [1, 3], axis=1), [t(2, 4, 2)], ops=("split_with_num",)),
     C("split_num", lambda x: paddle.split(x, 2, axis=-1), [t(2, 3, 4)], ops=("split_with_num",)),
     C("slice", lambda x: x[:, 1:3], [t(2, 4, 3)], ops=("slice",)),
     C("slice_neg", lambda x: x[-2:, :, 1:], [t(3, 2, 4)], ops=("slice",)),
@@ -394,4 +447,66 @@ CASES = [
     C("causal_mask", lambda x: F.softmax(x + paddle.triu(paddle.full([4, 4], float("-inf")), 1), -1),
       [t(None, 4, 4)], ops=("triu", "softmax")),
     C("arange", lambda x: x + paddle.arange(5).astype("float32"), [t(2, 5)], ops=("arange",)),
+    # ---- shape values from tensors: integer tensors computed from dynamic dims (shape64 -> slice -> scale /
+    # concat / stack / cast) as the shape arguments of other ops; kforge knows them as expressions of the dims ----
+    C("reshape_heads_dynamic", lambda x: paddle.transpose(
+        paddle.reshape(x, [paddle.shape(x)[0], paddle.shape(x)[1], 4, -1]), [0, 2, 1, 3]),
+      [t(None, None, 16, run=(2, 3, 16))], ops=("shape64", "reshape")),
+    C("reshape_heads_dynamic_b3", lambda x: paddle.transpose(
+        paddle.reshape(x, [paddle.shape(x)[0], paddle.shape(x)[1], 4, -1]), [0, 2, 1, 3]),
+      [t(None, None, 16, run=(3, 5, 16))], ops=("shape64", "reshape")),
+    C("full_with_tensor_dynamic", lambda x: x + paddle.full([paddle.shape(x)[0], paddle.shape(x)[1]], 1.5),
+      [t(None, None, run=(3, 4))], ops=("full_with_tensor",)),
+    C("arange_dynamic", lambda x: x + paddle.arange(paddle.shape(x)[1]).astype("float32"),
+      [t(None, None, run=(2, 5))], ops=("arange",)),
+    C("arange_dynamic_start_step", lambda x: x + paddle.arange(paddle.shape(x)[0] - 1,
+                                                                 paddle.shape(x)[0] - 1 + 2 * paddle.shape(x)[1],
+                                                                 2).astype("float32"),
+      [t(None, None, run=(3, 4))], ops=("arange",)),
+    C("causal_mask_dynamic", _causal_scores, [t(None, None, 8, run=(2, 5, 8))], ops=("triu", "full_with_tensor")),
+    C("causal_mask_dynamic_b1", _causal_scores, [t(None, None, 8, run=(1, 3, 8))],
+      ops=("triu", "full_with_tensor")),
+    C("slice_dynamic_end", lambda x: x[:, : paddle.shape(x)[1] - 1], [t(None, None, 3, run=(2, 4, 3))],
+      ops=("slice",)),
+    C("slice_dynamic_start", lambda x: x[:, paddle.shape(x)[1] // 2 :], [t(None, None, 3, run=(2, 5, 3))],
+      ops=("slice",)),
+    C("expand_dynamic", lambda x, y: x + paddle.expand(y, [paddle.shape(x)[0], -1]), [t(None, 4, run=(3, 4))],
+      [t(1, 4)], ops=("expand",)),
+    C("tile_dynamic", lambda x, y: paddle.tile(y, [paddle.shape(x)[0], 1]) * paddle.sum(x),
+      [t(None, 4, run=(3, 4))], [t(1, 4)], ops=("tile",)),
+    C("position_ids_dynamic", _position_ids, [t(None, None, dtype="int64", run=(2, 5))], ops=("arange", "expand")),
+    C("interpolate_size_dynamic", _upsample_twice, [t(None, 2, None, None, run=(1, 2, 3, 4))],
+      ops=("nearest_interp",)),
+    C("interpolate_size_dynamic_b2", _upsample_twice, [t(None, 2, None, None, run=(2, 2, 2, 5))],
+      ops=("nearest_interp",)),
+    C("reshape_stack_dynamic", lambda x: paddle.reshape(
+        x, paddle.stack([paddle.shape(x)[0] * paddle.shape(x)[1], paddle.shape(x)[2]])),
+      [t(None, None, 6, run=(2, 3, 6))], ops=("stack", "reshape")),
+    C("reshape_concat_cast_dynamic", lambda x: paddle.reshape(
+        x, paddle.concat([paddle.shape(x)[:1].astype("int32"), paddle.to_tensor([-1], dtype="int32")])),
+      [t(None, 2, 3, run=(3, 2, 3))], ops=("concat", "cast", "reshape")),
+    C("split_shape_dynamic", _split_hw, [t(None, 2, None, None, run=(2, 2, 3, 4))], ops=("split_with_num",)),
+    C("unbind_shape_dynamic", _unbind_hw, [t(None, 2, None, None, run=(1, 2, 3, 2))], ops=("unbind",),
+      pending="no unbind kernel in kernels/ops.yaml yet (its values would fold, but the op must be known)"),
+    C("prod_shape_dynamic", lambda x: paddle.reshape(x, [paddle.shape(x)[0], paddle.prod(paddle.shape(x)[1:])]),
+      [t(None, None, 3, run=(2, 4, 3))], ops=("prod",)),
+    C("bert_like_dynamic", _bert_like, [t(None, None, dtype="int64", low=0, high=16, run=(2, 5))],
+      [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
+    C("bert_like_dynamic_b3", _bert_like, [t(None, None, dtype="int64", low=0, high=16, run=(3, 7))],
+      [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
+    C("pad_to_multiple_dynamic", _pad_to_multiple, [t(None, 2, None, None, run=(1, 2, 5, 6))],
+      ops=("pad3d", "remainder")),
+    C("pad_to_multiple_dynamic_b2", _pad_to_multiple, [t(None, 2, None, None, run=(2, 2, 3, 8))],
+      ops=("pad3d", "remainder")),
+    # Space to depth over dynamic H and W (a YOLO-style Focus stem): strided slices of dynamic axes.
+    C("strided_slice_dynamic", lambda x: paddle.concat([x[:, :, ::2, ::2], x[:, :, 1::2, ::2], x[:, :, ::2, 1::2],
+                                                        x[:, :, 1::2, 1::2]], axis=1),
+      [t(None, 2, None, None, run=(1, 2, 4, 6))], ops=("strided_slice",)),
+    C("strided_slice_dynamic_end", lambda x: x[:, 1 : paddle.shape(x)[1] - 1 : 2],
+      [t(None, None, 3, run=(2, 7, 3))], ops=("strided_slice",)),
+    C("bilinear_size_dynamic", lambda x: F.interpolate(
+        x, size=[paddle.shape(x)[2] * 2 - 1, paddle.shape(x)[3] + 3], mode="bilinear"),
+      [t(None, 2, None, None, run=(1, 2, 3, 4))], ops=("bilinear_interp",)),
+    C("set_value_dynamic_end", lambda x: _assign(x, (slice(None), slice(1, paddle.shape(x)[1] - 1)), 0.5),
+      [t(None, None, 3, run=(2, 5, 3))], ops=("set_value_",)),
 ]

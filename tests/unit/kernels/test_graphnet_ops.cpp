@@ -1,0 +1,143 @@
+// The kernels issue 34 adds for GraphNet's Paddle models: values on small inputs (worked by hand from Paddle's
+// definitions; tests/paddle/ checks the same ops against Paddle itself) and the errors of bad indices and inputs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "tensor_builder.h"
+
+using namespace kforge;
+using namespace kforge::test;
+namespace k = kforge::kernels;
+namespace m = kforge::meta;
+
+namespace {
+
+using GnDims = std::vector<int64_t>;
+
+}  // namespace
+
+TEST_CASE("gather_nd: rows of every length, negative indices, and an index out of range is an error") {
+  const Tensor x = iota({2, 3, 4});
+  const Tensor index = i64({2, 2}, {1, -1, 0, 1});  // (1, 2) and (0, 1)
+  Tensor out = output_from([&](Tensor* o) { return m::GatherNdInferMeta(x, index, o); });
+  CHECK(dims_of(out) == GnDims{2, 4});
+  REQUIRE(k::gather_nd(cpu(), x, index, &out).ok());
+  check_close<float>(out, {20, 21, 22, 23, 4, 5, 6, 7}, 0);
+  const Tensor full = i32({1, 3}, {1, 0, -2});
+  Tensor one = output_from([&](Tensor* o) { return m::GatherNdInferMeta(x, full, o); });
+  CHECK(dims_of(one) == GnDims{1});
+  REQUIRE(k::gather_nd(cpu(), x, full, &one).ok());
+  check_close<float>(one, {14}, 0);
+  const Tensor bad = i64({1, 2}, {2, 0});
+  Tensor o2 = empty(DataType::kFloat32, {1, 4});
+  CHECK(error_of(k::gather_nd(cpu(), x, bad, &o2)).find("index 2 is out of range for axis 0 of size 2") !=
+        std::string::npos);
+  Tensor e;
+  CHECK(error_of(m::GatherNdInferMeta(x, i64({1, 4}, {0, 0, 0, 0}), &e)).find("rank 3") != std::string::npos);
+}
+
+TEST_CASE("take_along_axis, diag, meshgrid, pad, expand_as and share_data") {
+  const Tensor x = iota({2, 3});
+  const Tensor idx = i64({2, 2}, {2, -3, 1, 1});
+  Tensor t = output_from([&](Tensor* o) { return m::TakeAlongAxisInferMeta(x, idx, 1, o); });
+  REQUIRE(k::take_along_axis(cpu(), x, idx, 1, &t).ok());
+  check_close<float>(t, {2, 0, 4, 4}, 0);
+  Tensor bad_t = empty(DataType::kFloat32, {2, 2});
+  CHECK(error_of(k::take_along_axis(cpu(), x, i64({2, 2}, {0, 3, 0, 0}), 1, &bad_t)).find("out of range") !=
+        std::string::npos);
+
+  const Tensor v = f32({2}, {5, 6});
+  Tensor d = output_from([&](Tensor* o) { return m::DiagInferMeta(v, 1, -1.f, o); });
+  REQUIRE(k::diag(cpu(), v, 1, -1.f, &d).ok());
+  check_close<float>(d, {-1, 5, -1, -1, -1, 6, -1, -1, -1}, 0);
+  Tensor dd = output_from([&](Tensor* o) { return m::DiagInferMeta(x, -1, 0.f, o); });
+  REQUIRE(k::diag(cpu(), x, -1, 0.f, &dd).ok());
+  check_close<float>(dd, {3}, 0);
+
+  const Tensor a = i64({2}, {1, 2}), b = i64({3}, {7, 8, 9});
+  const Tensor* ins[] = {&a, &b};
+  Tensor g0, g1;
+  Tensor* outs[] = {&g0, &g1};
+  REQUIRE(m::MeshgridInferMeta(TensorList{ins, 2}, MutableTensorList{outs, 2}).ok());
+  g0 = empty(DataType::kInt64, dims_of(g0));
+  g1 = empty(DataType::kInt64, dims_of(g1));
+  REQUIRE(k::meshgrid(cpu(), TensorList{ins, 2}, MutableTensorList{outs, 2}).ok());
+  CHECK(values<int64_t>(g0) == std::vector<int64_t>{1, 1, 1, 2, 2, 2});
+  CHECK(values<int64_t>(g1) == std::vector<int64_t>{7, 8, 9, 7, 8, 9});
+
+  const std::vector<int> paddings{0, 1, 1, 0};
+  Tensor p = output_from([&](Tensor* o) { return m::PadInferMeta(x, paddings, Scalar(9.0), o); });
+  CHECK(dims_of(p) == GnDims{3, 4});
+  REQUIRE(k::pad(cpu(), x, paddings, Scalar(9.0), &p).ok());
+  check_close<float>(p, {9, 0, 1, 2, 9, 3, 4, 5, 9, 9, 9, 9}, 0);
+  Tensor e;
+  CHECK(error_of(m::PadInferMeta(x, {1, 1}, Scalar(0.0), &e)).find("needs 4") != std::string::npos);
+
+  const Tensor col = f32({2, 1}, {1, 2});
+  Tensor ea = output_from([&](Tensor* o) { return m::ExpandAsInferMeta(col, &x, {}, o); });
+  REQUIRE(k::expand_as(cpu(), col, &x, {}, &ea).ok());
+  check_close<float>(ea, {1, 1, 1, 2, 2, 2}, 0);
+  CHECK(error_of(m::ExpandAsInferMeta(x, &col, {}, &e)).find("cannot expand x [2, 3] to [2, 1]") != std::string::npos);
+
+  Tensor s = output_from([&](Tensor* o) { return m::UnchangedInferMeta(x, o); });
+  REQUIRE(k::share_data(cpu(), x, &s).ok());
+  check_close<float>(s, values<float>(x), 0);
+}
+
+TEST_CASE("min, any, all and p_norm reduce as Paddle does") {
+  const Tensor x = f32({2, 3}, {3, -1, 2, 0, 5, -4});
+  Tensor mn = output_from([&](Tensor* o) { return m::ReduceIntArrayAxisInferMeta(x, IntArray({1}), false, o); });
+  REQUIRE(k::min(cpu(), x, IntArray({1}), false, &mn).ok());
+  check_close<float>(mn, {-1, -4}, 0);
+
+  const Tensor mask = boolean({2, 3}, {1, 0, 0, 1, 1, 1});
+  Tensor an = output_from([&](Tensor* o) { return m::ReduceInferMeta(mask, {0}, true, o); });
+  CHECK(dims_of(an) == GnDims{1, 3});
+  REQUIRE(k::any(cpu(), mask, {0}, true, &an).ok());
+  CHECK(values<bool>(an) == std::vector<bool>{true, true, true});
+  Tensor al = output_from([&](Tensor* o) { return m::ReduceInferMeta(x, {}, false, o); });
+  CHECK(al.dtype == DataType::kBool);  // bool whatever x's dtype
+  REQUIRE(k::all(cpu(), x, {}, false, &al).ok());
+  CHECK(values<bool>(al) == std::vector<bool>{false});  // x holds a 0
+
+  auto norm = [&](float p, bool asvector) {
+    Tensor out = output_from([&](Tensor* o) { return m::PNormInferMeta(x, p, -1, 1e-12f, false, asvector, o); });
+    REQUIRE(k::p_norm(cpu(), x, p, -1, 1e-12f, false, asvector, &out).ok());
+    return values<float>(out);
+  };
+  CHECK(norm(1, false) == std::vector<float>{6, 9});
+  CHECK(norm(0, false) == std::vector<float>{3, 2});  // nonzeros
+  CHECK(norm(INFINITY, false) == std::vector<float>{3, 5});
+  CHECK(norm(-INFINITY, true) == std::vector<float>{0});
+  check_close<float>(f32({2}, norm(2, false)), {std::sqrt(14.f), std::sqrt(41.f)}, 1e-6);
+}
+
+TEST_CASE("bce_loss, sigmoid_cross_entropy_with_logits and grid_sample") {
+  const Tensor p = f32({3}, {0.25f, 1.f, 0.f}), y = f32({3}, {1, 1, 0});
+  Tensor b = output_from([&](Tensor* o) { return m::BCELossInferMeta(p, y, o); });
+  REQUIRE(k::bce_loss(cpu(), p, y, &b).ok());
+  check_close<float>(b, {-std::log(0.25f), 0, 0}, 1e-6);
+  CHECK(error_of(k::bce_loss(cpu(), f32({3}, {0.5f, 1.5f, 0.f}), y, &b)).find("must be in [0, 1]") !=
+        std::string::npos);
+
+  const Tensor logits = f32({3}, {2, -1, 0.5f}), label = f32({3}, {1, 0, -100});
+  Tensor s = output_from(
+      [&](Tensor* o) { return m::SigmoidCrossEntropyWithLogitsInferMeta(logits, label, nullptr, false, -100, o); });
+  REQUIRE(k::sigmoid_cross_entropy_with_logits(cpu(), logits, label, nullptr, false, -100, &s).ok());
+  check_close<float>(s, {std::log1p(std::exp(-2.f)), std::log1p(std::exp(-1.f)), 0}, 1e-6);  // ignored: 0
+  REQUIRE(k::sigmoid_cross_entropy_with_logits(cpu(), logits, label, nullptr, true, -100, &s).ok());
+  check_close<float>(s, {std::log1p(std::exp(-2.f)) / 2, std::log1p(std::exp(-1.f)) / 2, 0}, 1e-6);
+
+  // A 2x2 image sampled at its corners, its centre and outside (zeros padding), align_corners.
+  const Tensor img = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor grid = f32({1, 1, 3, 2}, {-1, -1, 0, 0, 3, 0});
+  Tensor g = output_from([&](Tensor* o) { return m::GridSampleBaseInferMeta(img, grid, o); });
+  REQUIRE(k::grid_sample(cpu(), img, grid, "bilinear", "zeros", true, &g).ok());
+  check_close<float>(g, {1, 2.5f, 0}, 1e-6);
+  REQUIRE(k::grid_sample(cpu(), img, grid, "bilinear", "border", true, &g).ok());
+  check_close<float>(g, {1, 2.5f, 3}, 1e-6);
+  REQUIRE(k::grid_sample(cpu(), img, grid, "nearest", "reflection", true, &g).ok());
+  check_close<float>(g, {1, 4, 3}, 1e-6);  // 3 reflects to -1 (column 0); round(0.5) is 1
+  CHECK(error_of(k::grid_sample(cpu(), img, grid, "bicubic", "zeros", true, &g)).find("mode") != std::string::npos);
+}

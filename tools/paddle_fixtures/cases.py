@@ -15,7 +15,6 @@ from spec import t
 NUMBER = ("float32", "float64", "int32", "int64")
 FLOAT = ("float32", "float64")
 NO_KERNEL = "no kernel in kernels/ops.yaml yet"
-LINEAR_INTERP = "linear_interp (3-D interpolation) has no kernel yet"
 
 
 def _assign(x, index, value):
@@ -473,14 +472,16 @@ CASES = [
       [t(3, 4, dtype="float64", low=0.01, high=0.99), t(3, 4, dtype="float64", low=0.0, high=1.0)],
       ops=("bce_loss",)),
     # linear_interp: 1-D resizing of NCW, align_corners with both align modes, scale factors, NWC.
-    C("linear_interp_size", lambda x: F.interpolate(x, size=[7], mode="linear"), [t(2, 3, 5)], ops=("linear_interp",), pending=LINEAR_INTERP),
+    C("linear_interp_size", lambda x: F.interpolate(x, size=[7], mode="linear"), [t(2, 3, 5)], ops=("linear_interp",)),
     C("linear_interp_align_corners", lambda x: F.interpolate(x, size=[8], mode="linear", align_corners=True),
-      [t(2, 3, 5)], ops=("linear_interp",), pending=LINEAR_INTERP),
+      [t(2, 3, 5)], ops=("linear_interp",)),
     C("linear_interp_align_mode1", lambda x: F.interpolate(x, scale_factor=2, mode="linear", align_mode=1),
-      [t(1, 2, 5)], ops=("linear_interp",), pending=LINEAR_INTERP),
-    C("linear_interp_down", lambda x: F.interpolate(x, size=[3], mode="linear"), [t(1, 2, 7)], ops=("linear_interp",), pending=LINEAR_INTERP),
+      [t(1, 2, 5)], ops=("linear_interp",)),
+    C("linear_interp_down", lambda x: F.interpolate(x, size=[3], mode="linear"), [t(1, 2, 7)], ops=("linear_interp",)),
+    C("linear_interp_dynamic", lambda x: F.interpolate(x, scale_factor=2, mode="linear"), [t(2, 3, None, run=(2, 3, 5))],
+      ops=("linear_interp",)),
     C("linear_interp_nwc", lambda x: F.interpolate(x, size=[6], mode="linear", data_format="NWC"), [t(2, 4, 3)],
-      ops=("linear_interp",), pending=LINEAR_INTERP),
+      ops=("linear_interp",)),
     # expand_as, take_along_axis, diag.
     *[C(f"expand_as_{dt}", lambda x, y: paddle.expand_as(x, y), [t(3, 1, dtype=dt), t(2, 3, 4, dtype=dt)],
         ops=("expand_as",)) for dt in ("float32", "int64", "int32")],

@@ -94,6 +94,24 @@ TEST_CASE("shape rules: issue 34's index, movement and reduction ops over a dyna
   CHECK(r.shape("sd") == "float32[s0, 5, 6]");
 }
 
+TEST_CASE("shape rules: linear_interp over NCW and NWC, sizes from out_w, scale and a dynamic width") {
+  GraphnetResult r = analyze_graphnet_ok(
+      "[{name: x, dtype: float32, shape: [-1, 3, 5]}, {name: y, dtype: float32, shape: [2, -1, 4]}]",
+      "  - {op: linear_interp, in: [x, ~, ~, ~], out: [a], attrs: {data_format: NCHW, out_d: -1, out_h: -1, "
+      "out_w: 7, scale: [], interp_method: linear, align_corners: false, align_mode: 0}}\n"
+      "  - {op: linear_interp, in: [y, ~, ~, ~], out: [b], attrs: {data_format: NHWC, out_d: -1, out_h: -1, "
+      "out_w: -1, scale: [1.5], interp_method: linear, align_corners: false, align_mode: 1}}\n",
+      "[a, b]");
+  CHECK(r.shape("a") == "float32[s0, 3, 7]");
+  CHECK(r.shape("b") == "float32[2, floor_div(3 * s1, 2), 4]");  // Paddle's int(W * 1.5)
+  GraphnetResult bad = analyze_graphnet(
+      "[{name: x, dtype: float32, shape: [2, 3, 5, 5]}]",
+      "  - {op: linear_interp, in: [x, ~, ~, ~], out: [o], attrs: {data_format: NCHW, out_d: -1, out_h: -1, "
+      "out_w: 7, scale: [], interp_method: linear, align_corners: false, align_mode: 0}}\n",
+      "[o]");
+  CHECK(bad.diagnostics.find("x must be 3-D") != std::string::npos);
+}
+
 TEST_CASE("shape rules: issue 34's ops with bad arguments are errors at the op") {
   auto error = [](const std::string& inputs, const std::string& op) {
     GraphnetResult r = analyze_graphnet(inputs, op, "[o]");

@@ -49,7 +49,8 @@ Status gather_nd(const KernelContext& ctx, const Tensor& x, const Tensor& index,
   KFORGE_RETURN_IF_ERROR(meta::GatherNdInferMeta(x, index, &expected));
   KFORGE_RETURN_IF_ERROR(check_meta(kOp, out, expected));
   const int64_t k = index.ndim == 0 ? 0 : index.dims[index.ndim - 1];
-  const int64_t rows = k == 0 ? index.numel() == 0 ? 1 : index.numel() : index.numel() / k;
+  // One row per index position but the last dim (an empty row, k = 0, picks the whole of x).
+  const int64_t rows = util::product(index.dims, 0, index.ndim - 1);
   // Each index row picks a slice of x: the dims past the first k, `slice` elements of `elem` bytes.
   const int64_t slice = util::product(x.dims, k, x.ndim);
   const size_t elem = size_of(x.dtype);

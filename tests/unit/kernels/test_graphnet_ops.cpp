@@ -35,6 +35,12 @@ TEST_CASE("gather_nd: rows of every length, negative indices, and an index out o
         std::string::npos);
   Tensor e;
   CHECK(error_of(m::GatherNdInferMeta(x, i64({1, 4}, {0, 0, 0, 0}), &e)).find("rank 3") != std::string::npos);
+  // Empty index rows pick the whole of x, once per row.
+  const Tensor none = i64({2, 0}, {});
+  Tensor whole = output_from([&](Tensor* o) { return m::GatherNdInferMeta(x, none, o); });
+  CHECK(dims_of(whole) == GnDims{2, 2, 3, 4});
+  REQUIRE(k::gather_nd(cpu(), x, none, &whole).ok());
+  CHECK(values<float>(whole)[24 + 23] == 23.f);
 }
 
 TEST_CASE("take_along_axis, diag, meshgrid, pad, expand_as and share_data") {

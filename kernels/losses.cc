@@ -120,10 +120,11 @@ T grid_coordinate(T g, int64_t size, bool align_corners, int padding) {
   return v;
 }
 
-// Paddle's GetGridPointValue: the pixel at the rounded (x, y), 0 outside [0, w - 1] x [0, h - 1].
+// Paddle's GetGridPointValue: the pixel at the rounded (x, y), 0 outside [0, w - 1] x [0, h - 1]. Written as the
+// negation of "inside" so that a NaN coordinate (a NaN in the grid) reads 0 rather than an undefined index.
 template <typename T>
 T pixel(const T* plane, int64_t h, int64_t w, T x, T y) {
-  if (x < 0 || x > static_cast<T>(w - 1) || y < 0 || y > static_cast<T>(h - 1)) return T(0);
+  if (!(x >= 0 && x <= static_cast<T>(w - 1) && y >= 0 && y <= static_cast<T>(h - 1))) return T(0);
   return plane[static_cast<int64_t>(std::round(y)) * w + static_cast<int64_t>(std::round(x))];
 }
 

@@ -146,4 +146,12 @@ TEST_CASE("bce_loss, sigmoid_cross_entropy_with_logits and grid_sample") {
   REQUIRE(k::grid_sample(cpu(), img, grid, "nearest", "reflection", true, &g).ok());
   check_close<float>(g, {1, 4, 3}, 1e-6);  // 3 reflects to -1 (column 0); round(0.5) is 1
   CHECK(error_of(k::grid_sample(cpu(), img, grid, "bicubic", "zeros", true, &g)).find("mode") != std::string::npos);
+  // A NaN in the grid never reads an undefined pixel: nearest gives 0, bilinear NaN (its weights are NaN).
+  const Tensor nan_grid = f32({1, 1, 3, 2}, {NAN, 0, 0, NAN, NAN, NAN});
+  for (const char* padding : {"zeros", "border", "reflection"}) {
+    REQUIRE(k::grid_sample(cpu(), img, nan_grid, "nearest", padding, false, &g).ok());
+    check_close<float>(g, {0, 0, 0}, 0);
+    REQUIRE(k::grid_sample(cpu(), img, nan_grid, "bilinear", padding, false, &g).ok());
+    for (float v : values<float>(g)) CHECK(std::isnan(v));
+  }
 }

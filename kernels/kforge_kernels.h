@@ -425,7 +425,7 @@ Status TriuInferMeta(const Tensor& x, int diagonal, Tensor* out);
 // Index ops take int32 or int64 indices, negative ones counting from the end of their axis as Paddle's do, and
 // return an error status for one out of range; data movement takes any dtype; the losses and grid_sample take
 // float32 and float64. Kernels in index_movement.cc, linalg.cc (the reductions) and losses.cc; infer-meta in
-// meta_graphnet.cc.
+// meta_graphnet.cc and, for the reductions, meta_basic.cc.
 namespace kforge::kernels {
 
 // share_data_ (what Tensor.detach() saves): out is a copy of x (or x itself when the caller aliases them).

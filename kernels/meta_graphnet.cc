@@ -1,6 +1,7 @@
 // Infer-meta of the ops GraphNet's Paddle models use (issue 34): Paddle's GatherNdInferMeta, MeshgridInferMeta,
-// TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, MeanAllInferMeta, ReduceInferMeta (any / all),
-// PNormInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta and GridSampleBaseInferMeta.
+// TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, BCELossInferMeta,
+// SigmoidCrossEntropyWithLogitsInferMeta and GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside
+// the other reductions', so that linalg.cc links without this file).
 #include <algorithm>
 #include <vector>
 
@@ -120,39 +121,6 @@ Status PadInferMeta(const Tensor& x, const std::vector<int>& paddings, const Sca
   for (size_t i = 0; i < paddings.size(); ++i) {
     if (paddings[i] < 0) return Status::Error(kOp, ": paddings[", i, "] is negative (", paddings[i], ")");
     dims[i / 2] += paddings[i];
-  }
-  return set_out(out, x.dtype, dims, kOp);
-}
-
-Status MeanAllInferMeta(const Tensor& x, Tensor* out) { return set_out(out, x.dtype, {}, "MeanAllInferMeta"); }
-
-Status ReduceInferMeta(const Tensor& x, const std::vector<int64_t>& axis, bool keepdim, Tensor* out) {
-  bool reduced[kMaxRank];
-  std::vector<int64_t> dims;
-  KFORGE_RETURN_IF_ERROR(kernels::util::reduce_dims(x, IntArray(axis), keepdim, "ReduceInferMeta", reduced, &dims));
-  // any / all: whatever x's dtype, the kernels write bool (Paddle's PIR declares x's dtype, its kernels bool).
-  return set_out(out, DataType::kBool, dims, "ReduceInferMeta");
-}
-
-Status PNormInferMeta(const Tensor& x, float porder, int axis, float epsilon, bool keepdim, bool asvector,
-                      Tensor* out) {
-  (void)porder;
-  (void)epsilon;
-  static constexpr const char* kOp = "PNormInferMeta";
-  if (asvector) {
-    return set_out(out, x.dtype, keepdim ? std::vector<int64_t>(static_cast<size_t>(x.ndim), 1) : std::vector<int64_t>{},
-                   kOp);
-  }
-  if (x.ndim == 0) return set_out(out, x.dtype, {}, kOp);
-  int64_t a = 0;
-  if (!normalize_axis(axis, x.ndim, &a)) return bad_axis(kOp, axis, x.ndim);
-  std::vector<int64_t> dims;
-  for (int32_t d = 0; d < x.ndim; ++d) {
-    if (d != a) {
-      dims.push_back(x.dims[d]);
-    } else if (keepdim) {
-      dims.push_back(1);
-    }
   }
   return set_out(out, x.dtype, dims, kOp);
 }

@@ -43,7 +43,7 @@ TEST_CASE("gather_nd: rows of every length, negative indices, and an index out o
   CHECK(values<float>(whole)[24 + 23] == 23.f);
 }
 
-TEST_CASE("take_along_axis, diag, meshgrid, pad, expand_as and share_data") {
+TEST_CASE("take_along_axis: negative indices, and one out of range is an error") {
   const Tensor x = iota({2, 3});
   const Tensor idx = i64({2, 2}, {2, -3, 1, 1});
   Tensor t = output_from([&](Tensor* o) { return m::TakeAlongAxisInferMeta(x, idx, 1, o); });
@@ -52,7 +52,10 @@ TEST_CASE("take_along_axis, diag, meshgrid, pad, expand_as and share_data") {
   Tensor bad_t = empty(DataType::kFloat32, {2, 2});
   CHECK(error_of(k::take_along_axis(cpu(), x, i64({2, 2}, {0, 3, 0, 0}), 1, &bad_t)).find("out of range") !=
         std::string::npos);
+}
 
+TEST_CASE("diag: a vector to a padded matrix, a matrix to its diagonal") {
+  const Tensor x = iota({2, 3});
   const Tensor v = f32({2}, {5, 6});
   Tensor d = output_from([&](Tensor* o) { return m::DiagInferMeta(v, 1, -1.f, o); });
   REQUIRE(k::diag(cpu(), v, 1, -1.f, &d).ok());
@@ -60,7 +63,9 @@ TEST_CASE("take_along_axis, diag, meshgrid, pad, expand_as and share_data") {
   Tensor dd = output_from([&](Tensor* o) { return m::DiagInferMeta(x, -1, 0.f, o); });
   REQUIRE(k::diag(cpu(), x, -1, 0.f, &dd).ok());
   check_close<float>(dd, {3}, 0);
+}
 
+TEST_CASE("meshgrid: each output repeats its input along its own axis") {
   const Tensor a = i64({2}, {1, 2}), b = i64({3}, {7, 8, 9});
   const Tensor* ins[] = {&a, &b};
   Tensor g0, g1;
@@ -71,7 +76,10 @@ TEST_CASE("take_along_axis, diag, meshgrid, pad, expand_as and share_data") {
   REQUIRE(k::meshgrid(cpu(), TensorList{ins, 2}, MutableTensorList{outs, 2}).ok());
   CHECK(values<int64_t>(g0) == std::vector<int64_t>{1, 1, 1, 2, 2, 2});
   CHECK(values<int64_t>(g1) == std::vector<int64_t>{7, 8, 9, 7, 8, 9});
+}
 
+TEST_CASE("pad: constant padding before and after each dim") {
+  const Tensor x = iota({2, 3});
   const std::vector<int> paddings{0, 1, 1, 0};
   Tensor p = output_from([&](Tensor* o) { return m::PadInferMeta(x, paddings, Scalar(9.0), o); });
   CHECK(dims_of(p) == GnDims{3, 4});
@@ -79,24 +87,34 @@ TEST_CASE("take_along_axis, diag, meshgrid, pad, expand_as and share_data") {
   check_close<float>(p, {9, 0, 1, 2, 9, 3, 4, 5, 9, 9, 9, 9}, 0);
   Tensor e;
   CHECK(error_of(m::PadInferMeta(x, {1, 1}, Scalar(0.0), &e)).find("needs 4") != std::string::npos);
+}
 
+TEST_CASE("expand_as: x broadcast to y's dims") {
+  const Tensor x = iota({2, 3});
+  Tensor e;
   const Tensor col = f32({2, 1}, {1, 2});
   Tensor ea = output_from([&](Tensor* o) { return m::ExpandAsInferMeta(col, &x, {}, o); });
   REQUIRE(k::expand_as(cpu(), col, &x, {}, &ea).ok());
   check_close<float>(ea, {1, 1, 1, 2, 2, 2}, 0);
   CHECK(error_of(m::ExpandAsInferMeta(x, &col, {}, &e)).find("cannot expand x [2, 3] to [2, 1]") != std::string::npos);
+}
 
+TEST_CASE("share_data: a copy of x") {
+  const Tensor x = iota({2, 3});
   Tensor s = output_from([&](Tensor* o) { return m::UnchangedInferMeta(x, o); });
   REQUIRE(k::share_data(cpu(), x, &s).ok());
   check_close<float>(s, values<float>(x), 0);
 }
 
-TEST_CASE("min, any, all and p_norm reduce as Paddle does") {
+TEST_CASE("min: the smallest element along the axes") {
   const Tensor x = f32({2, 3}, {3, -1, 2, 0, 5, -4});
   Tensor mn = output_from([&](Tensor* o) { return m::ReduceIntArrayAxisInferMeta(x, IntArray({1}), false, o); });
   REQUIRE(k::min(cpu(), x, IntArray({1}), false, &mn).ok());
   check_close<float>(mn, {-1, -4}, 0);
+}
 
+TEST_CASE("any and all: bool results of nonzero elements, whatever x's dtype") {
+  const Tensor x = f32({2, 3}, {3, -1, 2, 0, 5, -4});
   const Tensor mask = boolean({2, 3}, {1, 0, 0, 1, 1, 1});
   Tensor an = output_from([&](Tensor* o) { return m::ReduceInferMeta(mask, {0}, true, o); });
   CHECK(dims_of(an) == GnDims{1, 3});
@@ -106,7 +124,10 @@ TEST_CASE("min, any, all and p_norm reduce as Paddle does") {
   CHECK(al.dtype == DataType::kBool);  // bool whatever x's dtype
   REQUIRE(k::all(cpu(), x, {}, false, &al).ok());
   CHECK(values<bool>(al) == std::vector<bool>{false});  // x holds a 0
+}
 
+TEST_CASE("p_norm: p = 1, 2, 0 (nonzeros), +-inf, along an axis and as a vector") {
+  const Tensor x = f32({2, 3}, {3, -1, 2, 0, 5, -4});
   auto norm = [&](float p, bool asvector) {
     Tensor out = output_from([&](Tensor* o) { return m::PNormInferMeta(x, p, -1, 1e-12f, false, asvector, o); });
     REQUIRE(k::p_norm(cpu(), x, p, -1, 1e-12f, false, asvector, &out).ok());
@@ -119,14 +140,16 @@ TEST_CASE("min, any, all and p_norm reduce as Paddle does") {
   check_close<float>(f32({2}, norm(2, false)), {std::sqrt(14.f), std::sqrt(41.f)}, 1e-6);
 }
 
-TEST_CASE("bce_loss, sigmoid_cross_entropy_with_logits and grid_sample") {
+TEST_CASE("bce_loss: logs clamped at -100, and an input outside [0, 1] is an error") {
   const Tensor p = f32({3}, {0.25f, 1.f, 0.f}), y = f32({3}, {1, 1, 0});
   Tensor b = output_from([&](Tensor* o) { return m::BCELossInferMeta(p, y, o); });
   REQUIRE(k::bce_loss(cpu(), p, y, &b).ok());
   check_close<float>(b, {-std::log(0.25f), 0, 0}, 1e-6);
   CHECK(error_of(k::bce_loss(cpu(), f32({3}, {0.5f, 1.5f, 0.f}), y, &b)).find("must be in [0, 1]") !=
         std::string::npos);
+}
 
+TEST_CASE("sigmoid_cross_entropy_with_logits: ignore_index and normalize") {
   const Tensor logits = f32({3}, {2, -1, 0.5f}), label = f32({3}, {1, 0, -100});
   Tensor s = output_from(
       [&](Tensor* o) { return m::SigmoidCrossEntropyWithLogitsInferMeta(logits, label, nullptr, false, -100, o); });
@@ -134,7 +157,9 @@ TEST_CASE("bce_loss, sigmoid_cross_entropy_with_logits and grid_sample") {
   check_close<float>(s, {std::log1p(std::exp(-2.f)), std::log1p(std::exp(-1.f)), 0}, 1e-6);  // ignored: 0
   REQUIRE(k::sigmoid_cross_entropy_with_logits(cpu(), logits, label, nullptr, true, -100, &s).ok());
   check_close<float>(s, {std::log1p(std::exp(-2.f)) / 2, std::log1p(std::exp(-1.f)) / 2, 0}, 1e-6);
+}
 
+TEST_CASE("grid_sample: bilinear and nearest, zeros, border and reflection padding, NaN in the grid") {
   // A 2x2 image sampled at its corners, its centre and outside (zeros padding), align_corners.
   const Tensor img = f32({1, 1, 2, 2}, {1, 2, 3, 4});
   const Tensor grid = f32({1, 1, 3, 2}, {-1, -1, 0, 0, 3, 0});
@@ -154,4 +179,35 @@ TEST_CASE("bce_loss, sigmoid_cross_entropy_with_logits and grid_sample") {
     REQUIRE(k::grid_sample(cpu(), img, nan_grid, "bilinear", padding, false, &g).ok());
     for (float v : values<float>(g)) CHECK(std::isnan(v));
   }
+}
+
+TEST_CASE("mean_all: the mean of every element, 0-D") {
+  const Tensor x = f32({2, 2}, {1, 2, 3, 6});
+  Tensor out = output_from([&](Tensor* o) { return m::MeanAllInferMeta(x, o); });
+  CHECK(dims_of(out).empty());
+  REQUIRE(k::mean_all(cpu(), x, &out).ok());
+  check_close<float>(out, {3}, 0);
+}
+
+TEST_CASE("linear_interp: a 3-D NCW or NWC input, align_corners, and 4-D is refused") {
+  const Tensor x = f32({1, 1, 3}, {0, 1, 2});
+  auto run = [&](const Tensor& in, const std::string& format, int out_w, bool align_corners) {
+    Tensor out = output_from([&](Tensor* o) {
+      return m::InterpolateInferMeta(in, nullptr, {}, nullptr, format, -1, -1, out_w, {}, "linear", align_corners, 0,
+                                     o);
+    });
+    Status s = k::linear_interp(cpu(), in, nullptr, {}, nullptr, format, -1, -1, out_w, {}, "linear", align_corners,
+                                0, &out);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    return out;
+  };
+  check_close<float>(run(x, "NCHW", 5, true), {0, 0.5f, 1, 1.5f, 2}, 1e-6);
+  Tensor nwc = run(f32({1, 3, 2}, {0, 10, 1, 11, 2, 12}), "NHWC", 5, true);
+  CHECK(dims_of(nwc) == GnDims{1, 5, 2});
+  check_close<float>(nwc, {0, 10, 0.5f, 10.5f, 1, 11, 1.5f, 11.5f, 2, 12}, 1e-6);
+  Tensor o4 = empty(DataType::kFloat32, {1, 1, 1, 5});
+  CHECK(error_of(k::linear_interp(cpu(), iota({1, 1, 1, 3}), nullptr, {}, nullptr, "NCHW", -1, -1, 5, {}, "linear",
+                                  true, 0, &o4))
+            .find("must be 3-D") != std::string::npos);
 }

@@ -5,6 +5,8 @@
 #include "passes/analysis.h"
 #include "passes/verify.h"
 
+#include <fmt/format.h>
+
 using namespace kforge;
 using namespace kforge::passes;
 
@@ -48,50 +50,131 @@ GraphnetResult analyze_graphnet_ok(const std::string& inputs, const std::string&
   return r;
 }
 
+/// The shape of `out` after the ops, or the diagnostics when the analysis fails.
+std::string graphnet_shape(const std::string& inputs, const std::string& ops, const std::string& out) {
+  GraphnetResult r = analyze_graphnet(inputs, ops, "[" + out + "]");
+  return r.analysis ? r.shape(out) : r.diagnostics;
+}
+
+/// The diagnostics of ops that must fail, or "" when they do not; a failure is located at its op.
+std::string graphnet_error(const std::string& inputs, const std::string& ops) {
+  GraphnetResult r = analyze_graphnet(inputs, ops, "[o]");
+  if (r.analysis) return "";
+  CHECK(r.diagnostics.find("p.yaml:") != std::string::npos);
+  return r.diagnostics;
+}
+
+bool mentions(const std::string& text, const std::string& what) {
+  INFO(text);
+  return text.find(what) != std::string::npos;
+}
+
+// Dynamic dims are the symbols s0, s1, ... in the order of the inputs: x s0, b s1, i s2, t s3, m s4, x4 s5, g s6,
+// l s7.
+const char* const kGraphnetInputs =
+    "[{name: x, dtype: float32, shape: [-1, 5, 6]}, {name: f, dtype: float32, shape: [2, 2]}, "
+    "{name: a, dtype: float32, shape: [3]}, {name: b, dtype: float32, shape: [-1]}, "
+    "{name: i, dtype: int64, shape: [-1, 3, 2]}, {name: i4, dtype: int64, shape: [2, 4]}, "
+    "{name: t, dtype: int32, shape: [-1, 2, 6]}, {name: m, dtype: bool, shape: [-1, 5, 6]}, "
+    "{name: d, dtype: int64, shape: [4, 6]}, {name: e, dtype: float32, shape: [5, 1]}, "
+    "{name: x4, dtype: float32, shape: [-1, 3, 5, 6]}, {name: g, dtype: float32, shape: [-1, 4, 7, 2]}, "
+    "{name: g3, dtype: float32, shape: [2, 3, 3, 3]}, {name: l, dtype: float32, shape: [-1, 5, 6]}]";
+
 }  // namespace
 
-TEST_CASE("shape rules: issue 34's index, movement and reduction ops over a dynamic batch") {
-  GraphnetResult r = analyze_graphnet_ok(
-      "[{name: x, dtype: float32, shape: [-1, 5, 6]}, {name: i, dtype: int64, shape: [-1, 3, 2]}, "
-      "{name: a, dtype: float32, shape: [3]}, {name: b, dtype: float32, shape: [-1]}, "
-      "{name: t, dtype: int32, shape: [-1, 2, 6]}, {name: m, dtype: bool, shape: [-1, 5, 6]}, "
-      "{name: g, dtype: float32, shape: [-1, 4, 7, 2]}, {name: d, dtype: int64, shape: [4, 6]}, "
-      "{name: x4, dtype: float32, shape: [-1, 3, 5, 6]}, {name: e, dtype: float32, shape: [5, 1]}]",
-      "  - {op: gather_nd, in: [x, i], out: [gn]}\n"
-      "  - {op: builtin.combine, in: [a, b], out: [ab]}\n"
-      "  - {op: meshgrid, in: [ab], out: [mg]}\n"
-      "  - {op: take_along_axis, in: [x, t], out: [ta], attrs: {axis: 1}}\n"
-      "  - {op: diag, in: [a], out: [dv], attrs: {offset: -2, padding_value: 0.0}}\n"
-      "  - {op: diag, in: [d], out: [dm], attrs: {offset: 3, padding_value: 0.0}}\n"
-      "  - {op: expand_as, in: [e, x], out: [ea], attrs: {target_shape: [-1, 5, 6]}}\n"
-      "  - {op: full, out: [pv], attrs: {shape: [1], value: 0.5, dtype: float32}}\n"
-      "  - {op: pad, in: [x, pv], out: [pd], attrs: {paddings: [1, 0, 0, 2, 3, 1]}}\n"
-      "  - {op: any, in: [m], out: [an], attrs: {axis: [1], keepdim: true}}\n"
-      "  - {op: all, in: [x], out: [al], attrs: {axis: [], keepdim: false}}\n"
-      "  - {op: full_int_array, out: [ax], attrs: {value: [-1], dtype: int64}}\n"
-      "  - {op: min, in: [x, ax], out: [mn], attrs: {keepdim: false}}\n"
-      "  - {op: p_norm, in: [x], out: [pn], attrs: {porder: 2.0, axis: 1, epsilon: 1e-12, keepdim: true, "
-      "asvector: false}}\n"
-      "  - {op: p_norm, in: [x], out: [pa], attrs: {porder: 1.0, axis: -1, epsilon: 1e-12, keepdim: false, "
-      "asvector: true}}\n"
-      "  - {op: grid_sample, in: [x4, g], out: [gs], attrs: {mode: nearest, padding_mode: border, "
-      "align_corners: false}}\n"
-      "  - {op: share_data_, in: [x], out: [sd]}\n",
-      "[gn, mg, ta, dv, dm, ea, pd, an, al, mn, pn, pa, gs, sd]");
-  CHECK(r.shape("gn") == "float32[s1, 3, 6]");  // index rows of 2 pick x's last dim
-  CHECK(r.shape("mg") == "[[3, s2], [3, s2]]");
-  CHECK(r.shape("ta") == "float32[s3, 2, 6]");
-  CHECK(r.shape("dv") == "float32[5, 5]");  // 3 + |offset|
-  CHECK(r.shape("dm") == "int64[3]");       // min(4, 6 - 3)
-  CHECK(r.shape("ea") == "float32[s0, 5, 6]");
-  CHECK(r.shape("pd") == "float32[s0 + 1, 7, 10]");
-  CHECK(r.shape("an") == "bool[s4, 1, 6]");
-  CHECK(r.shape("al") == "bool[]");  // every axis of a float input, a bool result
-  CHECK(r.shape("mn") == "float32[s0, 5]");
-  CHECK(r.shape("pn") == "float32[s0, 1, 6]");
-  CHECK(r.shape("pa") == "float32[]");
-  CHECK(r.shape("gs") == "float32[s6, 3, 4, 7]");
-  CHECK(r.shape("sd") == "float32[s0, 5, 6]");
+TEST_CASE("shape rules: share_data_ keeps x's dtype and dims") {
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: share_data_, in: [x], out: [o]}\n", "o") == "float32[s0, 5, 6]");
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: share_data_, in: [m], out: [o]}\n", "o") == "bool[s4, 5, 6]");
+}
+
+TEST_CASE("shape rules: gather_nd over a dynamic batch, and its located errors") {
+  // Index rows of 2 pick x's last dim; the index's leading dims lead.
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: gather_nd, in: [x, i], out: [o]}\n", "o") == "float32[s2, 3, 6]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, "  - {op: gather_nd, in: [x, f], out: [o]}\n"),
+                 "index must be int32 or int64"));
+  CHECK(mentions(graphnet_error(kGraphnetInputs, "  - {op: gather_nd, in: [x, i4], out: [o]}\n"),
+                 "has rows of 4 but x [s0, 5, 6] has rank 3"));
+}
+
+TEST_CASE("shape rules: meshgrid of static and dynamic 1-D inputs") {
+  CHECK(graphnet_shape(kGraphnetInputs,
+                       "  - {op: builtin.combine, in: [a, b], out: [ab]}\n  - {op: meshgrid, in: [ab], out: [o]}\n",
+                       "o") == "[[3, s1], [3, s1]]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs,
+                                "  - {op: builtin.combine, in: [x, a], out: [xa]}\n"
+                                "  - {op: meshgrid, in: [xa], out: [o]}\n"),
+                 "input 0 must be 1-D"));
+}
+
+TEST_CASE("shape rules: min reduces as max does") {
+  CHECK(graphnet_shape(kGraphnetInputs,
+                       "  - {op: full_int_array, out: [ax], attrs: {value: [-1], dtype: int64}}\n"
+                       "  - {op: min, in: [x, ax], out: [o], attrs: {keepdim: false}}\n",
+                       "o") == "float32[s0, 5]");
+}
+
+TEST_CASE("shape rules: p_norm along an axis, as a vector, keepdim, and its located errors") {
+  auto p_norm = [](const std::string& x, int axis, bool keepdim, bool asvector) {
+    return fmt::format("  - {{op: p_norm, in: [{}], out: [o], attrs: {{porder: 2.0, axis: {}, epsilon: 1e-12, "
+                       "keepdim: {}, asvector: {}}}}}\n",
+                       x, axis, keepdim, asvector);
+  };
+  CHECK(graphnet_shape(kGraphnetInputs, p_norm("x", 1, true, false), "o") == "float32[s0, 1, 6]");
+  CHECK(graphnet_shape(kGraphnetInputs, p_norm("x", -1, false, false), "o") == "float32[s0, 5]");
+  CHECK(graphnet_shape(kGraphnetInputs, p_norm("x", -1, false, true), "o") == "float32[]");
+  CHECK(graphnet_shape(kGraphnetInputs, p_norm("x", 0, true, true), "o") == "float32[1, 1, 1]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, p_norm("x", -4, false, false)), "axis -4 is out of range"));
+  CHECK(mentions(graphnet_error(kGraphnetInputs, p_norm("i4", 0, false, false)), "float32 or float64"));
+}
+
+TEST_CASE("shape rules: any and all give bool whatever x's dtype") {
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: any, in: [m], out: [o], attrs: {axis: [1], keepdim: true}}\n",
+                       "o") == "bool[s4, 1, 6]");
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: all, in: [x], out: [o], attrs: {axis: [], keepdim: false}}\n",
+                       "o") == "bool[]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, "  - {op: any, in: [x], out: [o], attrs: {axis: [3], keepdim: false}}\n"),
+                 "axis 3 is out of range"));
+}
+
+TEST_CASE("shape rules: pad adds its paddings to each dim, and its located errors") {
+  const std::string value = "  - {op: full, out: [v], attrs: {shape: [1], value: 0.5, dtype: float32}}\n";
+  CHECK(graphnet_shape(kGraphnetInputs, value + "  - {op: pad, in: [x, v], out: [o], attrs: {paddings: [1, 0, 0, 2, 3, 1]}}\n",
+                       "o") == "float32[s0 + 1, 7, 10]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, value + "  - {op: pad, in: [f, v], out: [o], attrs: {paddings: [1, 1]}}\n"),
+                 "paddings has 2 values"));
+  CHECK(mentions(
+      graphnet_error(kGraphnetInputs, value + "  - {op: pad, in: [f, v], out: [o], attrs: {paddings: [1, 1, -1, 0]}}\n"),
+      "paddings[2] is negative"));
+}
+
+TEST_CASE("shape rules: grid_sample's output, and its located errors") {
+  auto grid_sample = [](const std::string& grid, const std::string& mode, const std::string& padding) {
+    return "  - {op: grid_sample, in: [x4, " + grid + "], out: [o], attrs: {mode: " + mode + ", padding_mode: " +
+           padding + ", align_corners: false}}\n";
+  };
+  CHECK(graphnet_shape(kGraphnetInputs, grid_sample("g", "nearest", "border"), "o") == "float32[s5, 3, 4, 7]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, grid_sample("g3", "bilinear", "zeros")), "grid must be [N, H, W, 2]"));
+  CHECK(mentions(graphnet_error(kGraphnetInputs, grid_sample("g", "bicubic", "zeros")),
+                 "mode must be \"bilinear\" or \"nearest\""));
+  CHECK(mentions(graphnet_error(kGraphnetInputs, grid_sample("g", "nearest", "wrap")), "padding_mode must be"));
+}
+
+TEST_CASE("shape rules: sigmoid_cross_entropy_with_logits and mean_all") {
+  CHECK(graphnet_shape(kGraphnetInputs,
+                       "  - {op: sigmoid_cross_entropy_with_logits, in: [x, l, ~], out: [o], "
+                       "attrs: {normalize: false, ignore_index: -100}}\n",
+                       "o") == "float32[s0, 5, 6]");
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: mean_all, in: [x], out: [o]}\n", "o") == "float32[]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs,
+                                "  - {op: sigmoid_cross_entropy_with_logits, in: [x, f, ~], out: [o], "
+                                "attrs: {normalize: false, ignore_index: -100}}\n"),
+                 "must have the same dims"));
+}
+
+TEST_CASE("shape rules: bce_loss keeps its input's dims, and its located errors") {
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: bce_loss, in: [x, l], out: [o]}\n", "o") == "float32[s0, 5, 6]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, "  - {op: bce_loss, in: [f, g3], out: [o]}\n"),
+                 "must have the same dims"));
 }
 
 TEST_CASE("shape rules: linear_interp over NCW and NWC, sizes from out_w, scale and a dynamic width") {
@@ -112,49 +195,26 @@ TEST_CASE("shape rules: linear_interp over NCW and NWC, sizes from out_w, scale 
   CHECK(bad.diagnostics.find("x must be 3-D") != std::string::npos);
 }
 
-TEST_CASE("shape rules: issue 34's ops with bad arguments are errors at the op") {
-  auto error = [](const std::string& inputs, const std::string& op) {
-    GraphnetResult r = analyze_graphnet(inputs, op, "[o]");
-    CHECK_FALSE(r.analysis.has_value());
-    return r.diagnostics;
+TEST_CASE("shape rules: expand_as to y's dims, and its located errors") {
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: expand_as, in: [e, x], out: [o], attrs: {target_shape: [-1, 5, 6]}}\n",
+                       "o") == "float32[s0, 5, 6]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, "  - {op: expand_as, in: [a, x], out: [o], attrs: {target_shape: [-1, 5, 6]}}\n"),
+                 "cannot expand x [3] to [s0, 5, 6]"));
+}
+
+TEST_CASE("shape rules: take_along_axis takes the indices' dims, and its located errors") {
+  CHECK(graphnet_shape(kGraphnetInputs, "  - {op: take_along_axis, in: [x, t], out: [o], attrs: {axis: 1}}\n", "o") ==
+        "float32[s3, 2, 6]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, "  - {op: take_along_axis, in: [x, i4], out: [o], attrs: {axis: 0}}\n"),
+                 "must have the same rank"));
+}
+
+TEST_CASE("shape rules: diag of a vector and of a matrix, and its located errors") {
+  auto diag = [](const std::string& x, int offset) {
+    return fmt::format("  - {{op: diag, in: [{}], out: [o], attrs: {{offset: {}, padding_value: 0.0}}}}\n", x, offset);
   };
-  const std::string x = "[{name: x, dtype: float32, shape: [-1, 5, 6]}, {name: f, dtype: float32, shape: [2, 2]}, "
-                        "{name: i, dtype: int64, shape: [2, 4]}, {name: g, dtype: float32, shape: [2, 3, 3, 3]}, "
-                        "{name: gr, dtype: float32, shape: [2, 4, 4, 2]}]";
-  auto has = [&](const std::string& op, const std::string& what) {
-    const std::string d = error(x, op);
-    INFO(d);
-    CHECK(d.find(what) != std::string::npos);
-    CHECK(d.find("p.yaml:") != std::string::npos);  // located at the op
-  };
-  has("  - {op: gather_nd, in: [x, f], out: [o]}\n", "index must be int32 or int64");
-  has("  - {op: gather_nd, in: [x, i], out: [o]}\n", "has rows of 4 but x [s0, 5, 6] has rank 3");
-  has("  - {op: take_along_axis, in: [x, i], out: [o], attrs: {axis: 0}}\n", "must have the same rank");
-  has("  - {op: diag, in: [f], out: [o], attrs: {offset: 2, padding_value: 0.0}}\n", "leaves no diagonal");
-  has("  - {op: diag, in: [x], out: [o], attrs: {offset: 0, padding_value: 0.0}}\n", "0-D, 1-D or 2-D");
-  has("  - {op: full, out: [v], attrs: {shape: [1], value: 0, dtype: float32}}\n"
-      "  - {op: pad, in: [f, v], out: [o], attrs: {paddings: [1, 1]}}\n",
-      "paddings has 2 values");
-  has("  - {op: full, out: [v], attrs: {shape: [1], value: 0, dtype: float32}}\n"
-      "  - {op: pad, in: [f, v], out: [o], attrs: {paddings: [1, 1, -1, 0]}}\n",
-      "paddings[2] is negative");
-  has("  - {op: any, in: [x], out: [o], attrs: {axis: [3], keepdim: false}}\n", "axis 3 is out of range");
-  has("  - {op: p_norm, in: [x], out: [o], attrs: {porder: 2.0, axis: -4, epsilon: 1e-12, keepdim: false, "
-      "asvector: false}}\n",
-      "axis -4 is out of range");
-  has("  - {op: p_norm, in: [i], out: [o], attrs: {porder: 2.0, axis: 0, epsilon: 1e-12, keepdim: false, "
-      "asvector: false}}\n",
-      "float32 or float64");
-  has("  - {op: grid_sample, in: [g, g], out: [o], attrs: {mode: bilinear, padding_mode: zeros, "
-      "align_corners: true}}\n",
-      "grid must be [N, H, W, 2]");
-  has("  - {op: grid_sample, in: [g, gr], out: [o], attrs: {mode: bicubic, padding_mode: zeros, "
-      "align_corners: true}}\n",
-      "mode must be \"bilinear\" or \"nearest\"");
-  has("  - {op: grid_sample, in: [g, gr], out: [o], attrs: {mode: nearest, padding_mode: wrap, "
-      "align_corners: true}}\n",
-      "padding_mode must be");
-  has("  - {op: bce_loss, in: [f, g], out: [o]}\n", "must have the same dims");
-  has("  - {op: builtin.combine, in: [x, f], out: [xf]}\n  - {op: meshgrid, in: [xf], out: [o]}\n",
-      "input 0 must be 1-D");
+  CHECK(graphnet_shape(kGraphnetInputs, diag("a", -2), "o") == "float32[5, 5]");  // 3 + |offset|
+  CHECK(graphnet_shape(kGraphnetInputs, diag("d", 3), "o") == "int64[3]");        // min(4, 6 - 3)
+  CHECK(mentions(graphnet_error(kGraphnetInputs, diag("f", 2)), "leaves no diagonal"));
+  CHECK(mentions(graphnet_error(kGraphnetInputs, diag("x", 0)), "0-D, 1-D or 2-D"));
 }

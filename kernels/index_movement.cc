@@ -85,7 +85,8 @@ Status meshgrid(const KernelContext& ctx, TensorList inputs, MutableTensorList o
   std::vector<Tensor> expected(inputs.size);
   std::vector<Tensor*> expected_ptrs;
   for (Tensor& t : expected) expected_ptrs.push_back(&t);
-  KFORGE_RETURN_IF_ERROR(meta::MeshgridInferMeta(inputs, MutableTensorList{expected_ptrs.data(), expected_ptrs.size()}));
+  const MutableTensorList expected_list{expected_ptrs.data(), expected_ptrs.size()};
+  KFORGE_RETURN_IF_ERROR(meta::MeshgridInferMeta(inputs, expected_list));
   const size_t elem = size_of(inputs[0].dtype);
   for (size_t i = 0; i < inputs.size; ++i) {
     KFORGE_RETURN_IF_ERROR(check_meta(kOp, out.items[i], expected[i]));

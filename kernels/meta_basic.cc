@@ -249,8 +249,8 @@ Status PNormInferMeta(const Tensor& x, float porder, int axis, float epsilon, bo
   (void)epsilon;
   static constexpr const char* kOp = "PNormInferMeta";
   if (asvector) {
-    return set_meta(out, x.dtype, keepdim ? std::vector<int64_t>(static_cast<size_t>(x.ndim), 1) : std::vector<int64_t>{},
-                   kOp);
+    const std::vector<int64_t> ones(static_cast<size_t>(x.ndim), 1);
+    return set_meta(out, x.dtype, keepdim ? ones : std::vector<int64_t>{}, kOp);
   }
   if (x.ndim == 0) return set_meta(out, x.dtype, {}, kOp);
   int64_t a = 0;

@@ -1,5 +1,6 @@
-// bilinear_interp over NCHW or NHWC tensors and linear_interp over NCW or NWC ones: Paddle's BilinearInterpolation (interpolate_kernel.cc), with its
-// float32 source coordinates and weights and its evaluation order, so that float32 results match Paddle's bits.
+// bilinear_interp over NCHW or NHWC tensors and linear_interp over NCW or NWC ones: Paddle's BilinearInterpolation
+// and LinearInterpolation (interpolate_kernel.cc), with their float32 source coordinates and weights and their
+// evaluation order, so that float32 results match Paddle's bits.
 #include <vector>
 
 #include "kernel_util.h"
@@ -48,7 +49,8 @@ Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor
   if (output->dtype != dtype) return Status::Error(op, ": output is ", output->dtype, ", expected ", dtype);
   Tensor expected;
   if (x.ndim == 3) {
-    KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_w, s.c}) : expected.set_dims({s.n, s.c, s.out_w}));
+    KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_w, s.c})
+                                          : expected.set_dims({s.n, s.c, s.out_w}));
   } else {
     KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_h, s.out_w, s.c})
                                           : expected.set_dims({s.n, s.c, s.out_h, s.out_w}));

@@ -293,7 +293,8 @@ class Analyzer {
       // Paddle's PIR declares any / all (ReduceInferMeta) with x's dtype, but their kernels write bool: the
       // predictor returns bool and the ops after them read bool, so the inferred bool stands against any
       // declared dtype (dims are still compared).
-      if (conflict == "dtype conflict" && sig.infer_meta == "ReduceInferMeta" && inferred.dtype == ir::DataType::kBool) {
+      if (conflict == "dtype conflict" && sig.infer_meta == "ReduceInferMeta" &&
+          inferred.dtype == ir::DataType::kBool) {
         ir::Type as_bool = declared;
         as_bool.dtype = ir::DataType::kBool;
         conflict = compare(as_bool, inferred);

@@ -1,7 +1,7 @@
 // Shape rules of the ops GraphNet's Paddle models use (issue 34): GatherNdInferMeta, MeshgridInferMeta,
-// TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, MeanAllInferMeta, ReduceInferMeta (any / all),
-// PNormInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta and GridSampleBaseInferMeta, mirroring
-// kernels/meta_graphnet.cc over symbolic dims.
+// TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, MeanAllInferMeta, ReduceInferMeta
+// (any / all), PNormInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta and GridSampleBaseInferMeta,
+// mirroring kernels/meta_graphnet.cc (and meta_basic.cc for the reductions) over symbolic dims.
 #include <algorithm>
 #include <map>
 
@@ -61,7 +61,9 @@ std::string meshgrid_rule(OpContext& c) {
   SymShape dims;
   for (size_t i = 0; i < xs.size(); ++i) {
     if (xs[i]->dims.size() > 1) return fmt::format("input {} must be 1-D, got {}", i, to_string(xs[i]->dims));
-    if (xs[i]->dtype != xs[0]->dtype) return dtype_conflict(fmt::format("input {}", i), xs[i]->dtype, "input 0", xs[0]->dtype);
+    if (xs[i]->dtype != xs[0]->dtype) {
+      return dtype_conflict(fmt::format("input {}", i), xs[i]->dtype, "input 0", xs[0]->dtype);
+    }
     dims.push_back(xs[i]->dims.empty() ? SymExpr(1) : xs[i]->dims[0]);
   }
   std::vector<ValueInfo> outs;
@@ -93,7 +95,8 @@ std::string take_along_axis_rule(OpContext& c) {
   for (int64_t d = 0; d < rank; ++d) {
     const auto i = indices->dims[d].constant(), n = arr->dims[d].constant();
     if (d != a && i && n && *i > *n) {
-      return fmt::format("indices {} is larger than arr {} on dim {}", to_string(indices->dims), to_string(arr->dims), d);
+      return fmt::format("indices {} is larger than arr {} on dim {}", to_string(indices->dims), to_string(arr->dims),
+                         d);
     }
   }
   c.set_result(0, arr->dtype, indices->dims);
@@ -110,7 +113,9 @@ std::string diag_rule(OpContext& c) {
   }
   if (x->dims.size() != 2) return fmt::format("x must be 0-D, 1-D or 2-D, got {}", to_string(x->dims));
   const auto rows = x->dims[0].constant(), cols = x->dims[1].constant();
-  if (!rows || !cols) return fmt::format("the dims of x {} must be known when kforge generates code", to_string(x->dims));
+  if (!rows || !cols) {
+    return fmt::format("the dims of x {} must be known when kforge generates code", to_string(x->dims));
+  }
   const int64_t len = offset >= 0 ? std::min(*rows, *cols - offset) : std::min(*rows + offset, *cols);
   if (len <= 0) return fmt::format("offset {} leaves no diagonal in x {}", offset, to_string(x->dims));
   c.set_result(0, x->dtype, {SymExpr(len)});

@@ -1,6 +1,7 @@
 // The ops GraphNet's Paddle models use that issue 34 adds: share_data_, gather_nd, meshgrid, take_along_axis, diag,
-// expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits and grid_sample (min is beside max
-// in ops_nn.cc). Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
+// expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits and grid_sample (min is
+// beside max in ops_nn.cc, linear_interp beside bilinear_interp in ops_index.cc). Operands in PIR order: tensor
+// inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
 namespace kforge::interp {

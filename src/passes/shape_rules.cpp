@@ -660,29 +660,6 @@ std::string layer_norm(OpContext& c) {
   return "";
 }
 
-std::optional<SymShape> reduce_dims(const SymShape& x, const std::vector<int64_t>& axis, bool keepdim, std::string* why) {
-  const int64_t rank = static_cast<int64_t>(x.size());
-  std::vector<bool> reduced(x.size(), axis.empty());
-  for (int64_t ax : axis) {
-    if (rank == 0 && (ax == 0 || ax == -1)) continue;
-    int64_t d = 0;
-    if (!normalize_axis(ax, rank, &d)) {
-      *why = bad_axis(ax, rank);
-      return std::nullopt;
-    }
-    reduced[d] = true;
-  }
-  SymShape out;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!reduced[i]) {
-      out.push_back(x[i]);
-    } else if (keepdim) {
-      out.push_back(1);
-    }
-  }
-  return out;
-}
-
 std::string sum(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
@@ -767,9 +744,12 @@ const std::map<std::string, Rule>& rules() {
 bool has_math_shape_rule(const std::string& func);
 std::string run_math_shape_rule(const std::string& func, OpContext& ctx);
 const std::map<std::string, std::string (*)(OpContext&)>& index_nn_shape_rules();
+// issue 34's GraphNet ops: shape_rules_graphnet.cpp
+const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules();
 
 bool has_shape_rule(const std::string& func) {
-  return rules().contains(func) || index_nn_shape_rules().contains(func) || has_math_shape_rule(func);
+  return rules().contains(func) || index_nn_shape_rules().contains(func) || graphnet_shape_rules().contains(func) ||
+         has_math_shape_rule(func);
 }
 
 std::string run_shape_rule(const std::string& func, OpContext& ctx) {
@@ -777,6 +757,8 @@ std::string run_shape_rule(const std::string& func, OpContext& ctx) {
   if (it != rules().end()) return it->second(ctx);
   auto more = index_nn_shape_rules().find(func);
   if (more != index_nn_shape_rules().end()) return more->second(ctx);
+  auto graphnet = graphnet_shape_rules().find(func);
+  if (graphnet != graphnet_shape_rules().end()) return graphnet->second(ctx);
   return has_math_shape_rule(func) ? run_math_shape_rule(func, ctx) : "unknown-rule";
 }
 

@@ -282,7 +282,6 @@ CASES = [
     C("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [t(2, 5)], ops=("leaky_relu",), pending=NO_KERNEL),
     C("elu", lambda x: F.elu(x), [t(2, 5)], ops=("elu",), pending=NO_KERNEL),
     C("softplus", lambda x: F.softplus(x), [t(2, 5)], ops=("softplus",), pending=NO_KERNEL),
-    C("min_reduce", lambda x: paddle.min(x, axis=1), [t(2, 3)], ops=("min",), pending=NO_KERNEL),
 
     # --- math/compare ops (issue 11) ---
     *[C(f"hardsigmoid_{dt}", lambda x: F.hardsigmoid(x * 4), [t(2, 5, dtype=dt)], ops=("hardsigmoid",)) for dt in FLOAT],
@@ -509,4 +508,109 @@ CASES = [
       [t(None, 2, None, None, run=(1, 2, 3, 4))], ops=("bilinear_interp",)),
     C("set_value_dynamic_end", lambda x: _assign(x, (slice(None), slice(1, paddle.shape(x)[1] - 1)), 0.5),
       [t(None, None, 3, run=(2, 5, 3))], ops=("set_value_",)),
+    # --- the ops GraphNet's Paddle models need most (issue 34, second batch) ---
+    # share_data_: what Tensor.detach() saves; a copy of x of any dtype.
+    *[C(f"share_data_{dt}", lambda x: x.detach() * 2, [t(2, 3, dtype=dt)], ops=("share_data_",)) for dt in NUMBER],
+    C("share_data_bool", lambda x: paddle.logical_not(x.detach()), [t(2, 3, dtype="bool")], ops=("share_data_",)),
+    # gather_nd: index rows of every length up to x's rank, int32 and int64 indices (negative ones count from the
+    # end), integer and bool data.
+    *[C(f"gather_nd_{it}", lambda x, i: paddle.gather_nd(x, i), [t(3, 4, 5), t(2, 2, dtype=it, low=-3, high=3)],
+        ops=("gather_nd",)) for it in ("int32", "int64")],
+    C("gather_nd_full_index", lambda x, i: paddle.gather_nd(x, i), [t(3, 4, 5), t(4, 3, dtype="int64", low=0,
+                                                                                    high=3)], ops=("gather_nd",)),
+    C("gather_nd_rows", lambda x, i: paddle.gather_nd(x, i), [t(4, 3, dtype="int64", low=-50, high=50),
+                                                              t(2, 3, 1, dtype="int64", low=0, high=4)],
+      ops=("gather_nd",)),
+    C("gather_nd_bool", lambda x, i: paddle.gather_nd(x, i), [t(3, 4, dtype="bool"), t(5, 2, dtype="int64", low=0,
+                                                                                       high=3)], ops=("gather_nd",)),
+    C("gather_nd_dynamic", lambda x, i: paddle.gather_nd(x, i) * 2, [t(None, 6), t(None, 2, dtype="int64", low=0,
+                                                                                      high=2)],
+      ops=("gather_nd",)),
+    # meshgrid: two and three 1-D inputs (Paddle's ij indexing), float and int64.
+    C("meshgrid_2", lambda x, y: tuple(paddle.meshgrid(x, y)), [t(3), t(4)], ops=("meshgrid",)),
+    C("meshgrid_3_int64", lambda x, y, z: tuple(paddle.meshgrid(x, y, z)),
+      [t(2, dtype="int64"), t(3, dtype="int64"), t(4, dtype="int64")], ops=("meshgrid",)),
+    C("meshgrid_anchors", lambda x: (lambda g: g[0] * 8.0 + g[1])(paddle.meshgrid(paddle.arange(3).astype("float32"),
+                                                                                  paddle.arange(4).astype("float32"))) + x,
+      [t(3, 4)], ops=("meshgrid",)),
+    # min: a reduction like max, over every dtype; all dims, negative axes, keepdim.
+    *[C(f"min_{dt}", lambda x: paddle.min(x, axis=1), [t(2, 3, 4, dtype=dt)], ops=("min",)) for dt in NUMBER],
+    C("min_all", lambda x: paddle.min(x), [t(3, 4)], ops=("min",)),
+    C("min_keepdim", lambda x: x - paddle.min(x, axis=[-1, 0], keepdim=True), [t(3, 4, 2)], ops=("min",)),
+    # p_norm: 2-norm (F.normalize), 1, 3, inf, -inf, 0 (count of nonzeros), keepdim, asvector (every dim).
+    C("p_norm_2", lambda x: paddle.linalg.norm(x, p=2, axis=-1), [t(3, 5)], ops=("p_norm",)),
+    C("p_norm_normalize", lambda x: F.normalize(x, axis=1), [t(2, 4, 3)], ops=("p_norm",)),
+    *[C(f"p_norm_{name}", lambda x, p=p: paddle.linalg.norm(x, p=p, axis=1, keepdim=True), [t(3, 4, 2)],
+        ops=("p_norm",)) for name, p in (("1", 1.0), ("3", 3.0), ("inf", float("inf")), ("neg_inf", float("-inf")),
+                                         ("half", 0.5))],
+    C("p_norm_0", lambda x: paddle.linalg.norm(paddle.floor(x * 2), p=0, axis=0), [t(4, 3)], ops=("p_norm",)),
+    C("p_norm_float64", lambda x: paddle.linalg.norm(x, p=2, axis=0), [t(4, 3, dtype="float64")], ops=("p_norm",)),
+    C("p_norm_vector", lambda x: paddle.linalg.vector_norm(x, p=3), [t(3, 4)], ops=("p_norm",)),
+    # any / all over bool masks: one axis, every axis, keepdim; and over a float and int input.
+    *[C(f"{op}_bool", lambda x, op=op: getattr(paddle, op)(x, axis=1), [t(3, 4, dtype="bool")], ops=(op,))
+      for op in ("any", "all")],
+    *[C(f"{op}_every_axis", lambda x, op=op: getattr(paddle, op)(x), [t(3, 4, dtype="bool")], ops=(op,))
+      for op in ("any", "all")],
+    *[C(f"{op}_keepdim", lambda x, op=op: getattr(paddle, op)(x > 0.5, axis=[0, -1], keepdim=True), [t(3, 2, 4)],
+        ops=(op,)) for op in ("any", "all")],
+    *[C(f"{op}_int64", lambda x, op=op: getattr(paddle, op)(x, axis=0), [t(3, 4, dtype="int64", low=0, high=2)],
+        ops=(op,)) for op in ("any", "all")],
+    # pad: constant pad of every dim (pd_op.pad), any rank, every dtype.
+    *[C(f"pad_{dt}", lambda x: F.pad(x, [1, 0, 2, 1], value=3), [t(2, 3, dtype=dt)], ops=("pad",))
+      for dt in NUMBER],
+    C("pad_rank3", lambda x: F.pad(x, [0, 1, 1, 2, 2, 0], value=-0.5), [t(2, 3, 2)], ops=("pad",)),
+    C("pad_rank1", lambda x: F.pad(x, [3, 1]), [t(4)], ops=("pad",)),
+    # grid_sample: bilinear / nearest, align_corners, padding zeros / border / reflection; grids past [-1, 1].
+    *[C(f"grid_sample_{mode}_{pm}_{'ac' if ac else 'noac'}",
+        lambda x, g, mode=mode, pm=pm, ac=ac: F.grid_sample(x, g, mode=mode, padding_mode=pm, align_corners=ac),
+        [t(2, 3, 4, 5), t(2, 3, 6, 2, low=-1.3, high=1.3)], ops=("grid_sample",))
+      for mode in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (True, False)],
+    C("grid_sample_float64", lambda x, g: F.grid_sample(x, g), [t(1, 2, 3, 3, dtype="float64"),
+                                                                t(1, 4, 4, 2, dtype="float64", low=-1.2, high=1.2)],
+      ops=("grid_sample",)),
+    # sigmoid_cross_entropy_with_logits and bce_loss, elementwise (reduction none), with ignore_index and pos_weight.
+    C("sigmoid_ce_logits", lambda x, y: F.binary_cross_entropy_with_logits(x * 4, y, reduction="none"),
+      [t(3, 4), t(3, 4, low=0.0, high=1.0)], ops=("sigmoid_cross_entropy_with_logits",)),
+    C("sigmoid_ce_logits_pos_weight", lambda x, y, w: F.binary_cross_entropy_with_logits(
+        x * 4, y, pos_weight=w, reduction="none"), [t(3, 4), t(3, 4, low=0.0, high=1.0), t(4, low=0.5, high=2.0)],
+      ops=("sigmoid_cross_entropy_with_logits",)),
+    C("sigmoid_ce_logits_mean", lambda x, y: F.binary_cross_entropy_with_logits(x * 4, y),
+      [t(3, 4), t(3, 4, low=0.0, high=1.0)], ops=("sigmoid_cross_entropy_with_logits",)),
+    C("sigmoid_ce_logits_float64", lambda x, y: F.binary_cross_entropy_with_logits(x * 4, y, reduction="none"),
+      [t(3, 4, dtype="float64"), t(3, 4, dtype="float64", low=0.0, high=1.0)],
+      ops=("sigmoid_cross_entropy_with_logits",)),
+    C("bce_loss", lambda x, y: F.binary_cross_entropy(F.sigmoid(x * 4), y, reduction="none"),
+      [t(3, 4), t(3, 4, low=0.0, high=1.0)], ops=("bce_loss",)),
+    C("bce_loss_saturated", lambda x, y: F.binary_cross_entropy(paddle.clip(x, 0.0, 1.0), y, reduction="sum"),
+      [t(3, 4, low=-0.5, high=1.5), t(3, 4, low=0.0, high=1.0)], ops=("bce_loss",)),
+    C("bce_loss_float64", lambda x, y: F.binary_cross_entropy(x, y, reduction="none"),
+      [t(3, 4, dtype="float64", low=0.01, high=0.99), t(3, 4, dtype="float64", low=0.0, high=1.0)],
+      ops=("bce_loss",)),
+    # linear_interp: 1-D resizing of NCW, align_corners with both align modes, scale factors, NWC.
+    C("linear_interp_size", lambda x: F.interpolate(x, size=[7], mode="linear"), [t(2, 3, 5)], ops=("linear_interp",)),
+    C("linear_interp_align_corners", lambda x: F.interpolate(x, size=[8], mode="linear", align_corners=True),
+      [t(2, 3, 5)], ops=("linear_interp",)),
+    C("linear_interp_align_mode1", lambda x: F.interpolate(x, scale_factor=2, mode="linear", align_mode=1),
+      [t(1, 2, 5)], ops=("linear_interp",)),
+    C("linear_interp_down", lambda x: F.interpolate(x, size=[3], mode="linear"), [t(1, 2, 7)], ops=("linear_interp",)),
+    C("linear_interp_dynamic", lambda x: F.interpolate(x, scale_factor=2, mode="linear"), [t(2, 3, None, run=(2, 3, 5))],
+      ops=("linear_interp",)),
+    C("linear_interp_nwc", lambda x: F.interpolate(x, size=[6], mode="linear", data_format="NWC"), [t(2, 4, 3)],
+      ops=("linear_interp",)),
+    # expand_as, take_along_axis, diag.
+    *[C(f"expand_as_{dt}", lambda x, y: paddle.expand_as(x, y), [t(3, 1, dtype=dt), t(2, 3, 4, dtype=dt)],
+        ops=("expand_as",)) for dt in ("float32", "int64", "int32")],
+    C("expand_as_dynamic", lambda x, y: paddle.expand_as(x, y) + y, [t(1, 4), t(None, 4)], ops=("expand_as",)),
+    *[C(f"take_along_axis_{it}", lambda x, i: paddle.take_along_axis(x, i, axis=1), [t(3, 4, 2), t(3, 5, 2, dtype=it,
+                                                                                                  low=0, high=4)],
+        ops=("take_along_axis",)) for it in ("int32", "int64")],
+    C("take_along_axis_broadcast", lambda x, i: paddle.take_along_axis(x, i, axis=-1),
+      [t(3, 4, dtype="int64"), t(1, 2, dtype="int64", low=0, high=4)], ops=("take_along_axis",)),
+    C("take_along_axis_negative", lambda x, i: paddle.take_along_axis(x, i, axis=0),
+      [t(4, 3), t(2, 3, dtype="int64", low=-4, high=4)], ops=("take_along_axis",)),
+    C("diag_vector", lambda x: paddle.diag(x), [t(4)], ops=("diag",)),
+    C("diag_vector_offset", lambda x: paddle.diag(x, offset=-1, padding_value=2.5), [t(3)], ops=("diag",)),
+    C("diag_matrix", lambda x: paddle.diag(x), [t(3, 4)], ops=("diag",)),
+    C("diag_matrix_offset", lambda x: paddle.diag(x, offset=2), [t(3, 5, dtype="int64")], ops=("diag",)),
+    C("diag_matrix_negative_offset", lambda x: paddle.diag(x, offset=-1), [t(4, 3)], ops=("diag",)),
 ]

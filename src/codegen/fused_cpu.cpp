@@ -112,16 +112,31 @@ class FusedWriter {
   }
 
   /// Statements declaring `<name>_at`: the row-major coordinates of flat element base + j dotted with `strides`
-  /// (a strided input: a general broadcast or a transpose read through; a transpose stored through).
+  /// (a strided input: a general broadcast or a transpose read through; a transpose stored through). Divisions
+  /// are what costs here (with dynamic dims, a hardware division per step): consecutive dims of stride 0 (the
+  /// broadcast dims) are skipped with one division by their product, nothing is divided once every dim left has
+  /// stride 0, and the outermost coordinate needs no modulo (the flat index is below the element count).
   std::string strided_offset(const std::string& name, const std::vector<SymExpr>& strides) const {
     const std::string rest = name + "_rest", at = name + "_at";
     std::string text = fmt::format("index_t {} = base + j, {} = 0;", rest, at);
-    for (size_t d = g_.shape.size(); d-- > 0;) {
-      const std::string dim = "static_cast<index_t>(" + sizes_.text(g_.shape[d]) + ")";
-      if (strides[d] != SymExpr(0)) {
-        text += fmt::format(" {} += {} % {} * static_cast<index_t>({});", at, rest, dim, sizes_.text(strides[d]));
+    auto index = [&](const SymExpr& e) { return "static_cast<index_t>(" + sizes_.text(e) + ")"; };
+    size_t d = g_.shape.size();
+    while (d > 0) {
+      size_t outer = d;  // strides[outer - 1] is the next nonzero stride, if any
+      while (outer > 0 && strides[outer - 1] == SymExpr(0)) --outer;
+      if (outer == 0) break;  // only broadcast dims left
+      if (outer < d) {        // skip the broadcast dims [outer, d)
+        SymExpr skipped = 1;
+        for (size_t k = outer; k < d; ++k) skipped *= g_.shape[k];
+        text += fmt::format(" {} /= {};", rest, index(skipped));
       }
-      if (d > 0) text += fmt::format(" {} /= {};", rest, dim);
+      d = outer - 1;  // the dim with a nonzero stride
+      if (d == 0) {
+        text += fmt::format(" {} += {} * {};", at, rest, index(strides[d]));
+      } else {
+        text += fmt::format(" {} += {} % {} * {};", at, rest, index(g_.shape[d]), index(strides[d]));
+        text += fmt::format(" {} /= {};", rest, index(g_.shape[d]));
+      }
     }
     return text;
   }

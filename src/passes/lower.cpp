@@ -172,8 +172,16 @@ class Lowerer {
         }
         case OpClass::kOther:
           if (is_control_flow_op(op)) {
+            // Generated code is one straight line of calls planned at generation time (memory included); a
+            // branch or loop on a run-time value would need a plan per path. Say what the user can do instead.
+            const bool loop = op.full_name().find("while") != std::string::npos;
             diags_.error(op.name_loc.valid() ? op.name_loc : op.loc,
-                         fmt::format("control flow ('{}') is not supported by kforge's code generator yet",
+                         fmt::format("control flow ('{}') is not supported: kforge generates straight-line code, and "
+                                     "{} depends on a value known only at run time; export the model with the "
+                                     "condition decided in Python (a fixed configuration flag, a loop over a constant "
+                                     "range), so that paddle.jit.save writes no '{}'",
+                                     op.full_name(),
+                                     loop ? "how many times its body runs" : "which of its branches runs",
                                      op.full_name()));
           } else {
             diags_.error(op.name_loc.valid() ? op.name_loc : op.loc,

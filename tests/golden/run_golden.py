@@ -602,13 +602,18 @@ def check_properties(runner, base):
 # Driver
 
 
+def updating():
+    """UPDATE_GOLDENS=1 rewrites expectations; any other value (UPDATE_GOLDENS=0 included) compares."""
+    return os.environ.get("UPDATE_GOLDENS") == "1"
+
+
 def run_case(kforge, build_root, case):
     runner = Runner(kforge, build_root, case)
     try:
         out = runner.fresh_out()
         base = runner.run(runner.base_args(out), runner.case_dir, out)
         notes = []
-        if os.environ.get("UPDATE_GOLDENS"):
+        if updating():
             changes = update_expectations(runner, base)
             notes = [f"golden-{case}: " + ("; ".join(changes) if changes else "expectations already up to date")]
             problems = []
@@ -623,7 +628,7 @@ def run_case(kforge, build_root, case):
             for problem in problems:
                 print(problem)
                 print()
-            if not os.environ.get("UPDATE_GOLDENS"):
+            if not updating():
                 print(f"If the new output is right, accept it with:\n  {runner.bless_command()}")
             return False
         print(f"PASS golden-{case}")
@@ -658,7 +663,7 @@ def main():
         for case in sorted(known - on_disk):
             print(f"tests/golden/{case}: registered with meson but gone from disk; reconfigure")
         return 1
-    if os.environ.get("UPDATE_GOLDENS") and os.environ.get("CI"):
+    if updating() and os.environ.get("CI"):
         print("UPDATE_GOLDENS is refused when CI is set: goldens are updated by people, never by CI.")
         return 1
     if not options.kforge or not os.path.isfile(options.kforge):

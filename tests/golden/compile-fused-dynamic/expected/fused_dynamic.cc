@@ -100,14 +100,14 @@ void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const f
 }
 
 // Group 1: multiply+exp (elementwise loop over [s1, 6, 8] = 1 x z0; calls 3, 4).
-void fused_1([[maybe_unused]] int64_t z0, [[maybe_unused]] int64_t s1, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
+void fused_1([[maybe_unused]] int64_t z0, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
   using index_t = int64_t;
   const index_t outer = static_cast<index_t>(1);
   const index_t inner = static_cast<index_t>(z0);
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
     for (index_t j = 0; j < inner; ++j) {
-      index_t in0_rest = base + j, in0_at = 0; in0_at += in0_rest % static_cast<index_t>(8) * static_cast<index_t>(1); in0_rest /= static_cast<index_t>(8); in0_rest /= static_cast<index_t>(6); in0_at += in0_rest % static_cast<index_t>(s1) * static_cast<index_t>(8); const float in0 = p_in0[in0_at];
+      index_t in0_rest = base + j, in0_at = 0; in0_at += in0_rest % static_cast<index_t>(8) * static_cast<index_t>(1); in0_rest /= static_cast<index_t>(8); in0_rest /= static_cast<index_t>(6); in0_at += in0_rest * static_cast<index_t>(8); const float in0 = p_in0[in0_at];
       index_t in1_rest = base + j, in1_at = 0; in1_rest /= static_cast<index_t>(8); in1_at += in1_rest % static_cast<index_t>(6) * static_cast<index_t>(1); in1_rest /= static_cast<index_t>(6); const float in1 = p_in1[in1_at];
       const float v7 = in0 * in1;
       const float v8 = std::exp(v7);
@@ -358,7 +358,7 @@ kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor&
   fused_0(s0, x.data_as<const float>(), parameters_[0].data_as<const float>(), values_[0].data_as<float>());
 
   // fused group 1: pd_op.multiply, pd_op.exp at ../../../golden/compile-fused-dynamic/program.yaml:10:5
-  fused_1(sizes_[0], s1, a.data_as<const float>(), parameters_[1].data_as<const float>(), values_[1].data_as<float>());
+  fused_1(sizes_[0], a.data_as<const float>(), parameters_[1].data_as<const float>(), values_[1].data_as<float>());
   return kforge::Status::OK();
 }
 

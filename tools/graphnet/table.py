@@ -120,8 +120,10 @@ def sample_table(results, target):
                 detail += "; " + r["error"]
         elif r["status"] == "unknown-op":
             detail = ", ".join(r.get("ops") or [])
+        elif r["status"] == "export-fail" and r.get("stage"):
+            detail = f"{r['stage']}: {r.get('error', '')}"
         else:
-            detail = r.get("error", "")
+            detail = (f"{r['stage']}: " if r.get("stage") in ("build", "run") else "") + r.get("error", "")
         cells = [r["sample"], r["status"], detail, r.get("gen_bytes") or "", fmt_num(r.get("export_s"), ".0f"),
                  fmt_num(r.get("paddle_s"), ".0f"), fmt_num(r.get("generate_s"), ".1f")]
         if target == "cpu":

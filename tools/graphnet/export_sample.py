@@ -101,7 +101,10 @@ class Exported(paddle.nn.Layer):
 '''
 
 
-def export(sample, out, seed):
+def export(sample, out, seed, baked=False):
+    """paddle.jit.save of the sample. `baked`: the inputs whose values input_meta.py gives (`data`) become
+    buffers of the Layer instead of inputs (the retry when Paddle prunes such an input as not involved in the
+    outputs: `The feed_var ... is not involved in the target_vars calculation`)."""
     import paddle
     paddle.set_device("cpu")
     paddle.seed(seed)
@@ -110,10 +113,17 @@ def export(sample, out, seed):
     inputs = meta_tensors(sample / "input_meta.py")
     values = {w["name"]: draw(w, rng) for w in weights}
     feeds = {i["name"]: draw(i, rng) for i in inputs}
+    if baked:
+        for i in inputs:
+            if i.get("data") is not None:
+                values[i["name"]] = feeds.pop(i["name"])
+        inputs = [i for i in inputs if i["name"] in feeds]
     src = out / "src"
     src.mkdir(parents=True, exist_ok=True)
     (src / "graph_module.py").write_text((sample / "model.py").read_text())
     names = [i["name"] for i in inputs]
+    if not names:
+        raise ValueError("no inputs left once the constant ones are buffers")
     call = ", ".join([f"{w}=self.{w}" for w in values] + [f"{n}={n}" for n in names])
     (src / "exported.py").write_text(WRAPPER.format(inputs=", ".join(names), call=call))
     sys.path.insert(0, str(src))
@@ -160,7 +170,17 @@ def main():
     result = {"status": "ok", "error": "", "stage": "", "inputs": [], "export_s": 0.0, "paddle_s": 0.0}
     started = time.time()
     try:
-        names, feeds = export(sample, out, args.seed)
+        try:
+            names, feeds = export(sample, out, args.seed)
+        except ValueError as e:
+            if "is not involved in the target_vars" not in str(e):
+                raise
+            traceback.print_exc()
+            print("export_sample: retrying with the inputs input_meta.py fixes as buffers", file=sys.stderr)
+            for module in ("exported", "graph_module"):
+                sys.modules.pop(module, None)
+            names, feeds = export(sample, out, args.seed, baked=True)
+            result["note"] = "inputs with fixed data made buffers (Paddle pruned one as unused)"
         result["inputs"] = names
     except Exception as e:  # Paddle's own failure to export: reported, not raised
         traceback.print_exc()

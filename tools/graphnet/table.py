@@ -135,10 +135,12 @@ def sample_table(results, target):
 def headline(results, target):
     s = summary_counts(results, target)
     ex = s["exported"]
+    slow = sum(1 for r in results if r["status"] == "export-fail" and "timed out" in r.get("error", ""))
+    timed_out = f" (of those it does not, {slow} timed out here)" if slow else ""
     if target == "cuda":
-        return (f"{s['samples']} samples: Paddle exports {ex}; kforge generates CUDA code for "
+        return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; kforge generates CUDA code for "
                 f"{pct(s['generated'], ex)} of those.")
-    return (f"{s['samples']} samples: Paddle exports {ex}; of those kforge generates {pct(s['generated'], ex)}, "
+    return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; of those kforge generates {pct(s['generated'], ex)}, "
             f"builds and runs {pct(s['ran'], ex)}, agrees with Paddle on {pct(s['agree'], ex)}.")
 
 

@@ -86,8 +86,13 @@ def missing_ops(results):
     return c
 
 
+def ranked(counter):
+    """most_common with ties in name order (deterministic)."""
+    return sorted(counter.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def top_ops(results, n):
-    return ", ".join(f"{op} {k}" for op, k in missing_ops(results).most_common(n))
+    return ", ".join(f"{op} {k}" for op, k in ranked(missing_ops(results))[:n])
 
 
 def ops_table(results):
@@ -99,7 +104,7 @@ def ops_table(results):
         if r["status"] == "unknown-op" and len(set(r.get("ops") or [])) == 1:
             only.update(set(r["ops"]))
     lines = ["| op | samples blocked | the only missing op in |", "|---|---|---|"]
-    for op, k in c.most_common():
+    for op, k in ranked(c):
         lines.append(f"| {op} | {k} | {only[op]} |")
     return "\n".join(lines) + "\n"
 

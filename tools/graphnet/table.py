@@ -14,9 +14,16 @@ from collections import Counter, OrderedDict
 STATUSES = ["export-fail", "unknown-op", "error", "differ", "agree", "generated"]
 
 
+# Names whose first word alone says little.
+COMPOUND = ["Mask-RT-DETR", "Cascade-FasterRCNN", "ch_SVTRv2", "ch_RepSVTR", "hfl_", "uer_", "rocketqa", "skep_ernie"]
+
+
 def family(model):
     """A model's family: the name's first word ('PP-' keeps its next word: PP-OCRv4, PP-LCNet), its trailing depth
     digits dropped (ResNet101 -> ResNet, StarNet-S1 -> StarNet, bert-base-cased -> bert)."""
+    for prefix in COMPOUND:
+        if model.startswith(prefix):
+            return prefix
     m = re.match(r"(PP-[A-Za-z0-9]+|[A-Za-z0-9.]+)", model)
     word = m.group(1) if m else model
     if not word.startswith("PP-"):

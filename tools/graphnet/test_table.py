@@ -42,6 +42,8 @@ class TableTest(unittest.TestCase):
         self.assertEqual(table.family("StarNet-S1"), "StarNet")
         self.assertEqual(table.family("bert-base-cased"), "bert")
         self.assertEqual(table.family("ernie-3.0-tiny-nano-v2-zh"), "ernie")
+        self.assertEqual(table.family("Mask-RT-DETR-S"), "Mask-RT-DETR")
+        self.assertEqual(table.family("MaskRCNN-ResNet50-FPN"), "MaskRCNN")
 
     def test_counts(self):
         s = table.summary_counts(CPU, "cpu")

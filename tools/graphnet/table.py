@@ -23,7 +23,7 @@ def family(model):
     digits dropped (ResNet101 -> ResNet, StarNet-S1 -> StarNet, bert-base-cased -> bert)."""
     for prefix in COMPOUND:
         if model.startswith(prefix):
-            return prefix
+            return prefix.rstrip("_-")
     m = re.match(r"(PP-[A-Za-z0-9]+|[A-Za-z0-9.]+)", model)
     word = m.group(1) if m else model
     if not word.startswith("PP-"):

@@ -130,6 +130,8 @@ def sample_table(results, target):
             detail = f"{r.get('worst', 0):.2e} (abs {r.get('max_abs', 0):.2e})"
             if r.get("error"):
                 detail += "; " + r["error"]
+            if r.get("random_ops"):
+                detail += f" (random: {', '.join(r['random_ops'])})"
         elif r["status"] == "unknown-op":
             detail = ", ".join(r.get("ops") or [])
         elif r["status"] == "export-fail" and r.get("stage"):
@@ -152,8 +154,12 @@ def headline(results, target):
     if target == "cuda":
         return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; kforge generates CUDA code for "
                 f"{pct(s['generated'], ex)} of those.")
+    rnd = [r for r in results if r["status"] in ("agree", "differ") and r.get("random_ops")]
+    rnd_differ = sum(1 for r in rnd if r["status"] == "differ")
+    random_note = (f" {len(rnd)} of those that run draw random numbers ({rnd_differ} of them differ): Paddle "
+                   f"cannot reproduce itself there." if rnd else "")
     return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; of those kforge generates {pct(s['generated'], ex)}, "
-            f"builds and runs {pct(s['ran'], ex)}, agrees with Paddle on {pct(s['agree'], ex)}.")
+            f"builds and runs {pct(s['ran'], ex)}, agrees with Paddle on {pct(s['agree'], ex)}.{random_note}")
 
 
 def markdown(results, target):

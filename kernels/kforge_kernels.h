@@ -342,6 +342,12 @@ Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* 
                        const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
                        const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
                        int align_mode, Tensor* output);
+// linear_interp (issue 34): Paddle's LinearInterpolation of a 3-D NCW or NWC input (data_format "NCHW" / "NHWC"
+// as Paddle's programs spell it), the width from size_tensor (one tensor), out_size (one value), scale[0] or out_w.
+Status linear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                     const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                     const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                     int align_mode, Tensor* output);
 // x[starts:ends:steps] over `axes` = values (broadcast to the slice; `shape` is their shape). out may alias x.
 Status set_value(const KernelContext& ctx, const Tensor& x, const IntArray& starts, const IntArray& ends,
                  const IntArray& steps, const std::vector<int64_t>& axes, const std::vector<int64_t>& decrease_axes,
@@ -414,5 +420,72 @@ Status TriuInferMeta(const Tensor& x, int diagonal, Tensor* out);
 
 }  // namespace kforge::meta
 // --- end of data movement / nn ops (issue 11) ---------------------------------------------------------------------
+
+// --- GraphNet's missing ops (issue 34) ---------------------------------------------------------------------------
+// Index ops take int32 or int64 indices, negative ones counting from the end of their axis as Paddle's do, and
+// return an error status for one out of range; data movement takes any dtype; the losses and grid_sample take
+// float32 and float64. Kernels in index_movement.cc, linalg.cc (the reductions) and losses.cc; infer-meta in
+// meta_graphnet.cc and, for the reductions, meta_basic.cc.
+namespace kforge::kernels {
+
+// share_data_ (what Tensor.detach() saves): out is a copy of x (or x itself when the caller aliases them).
+Status share_data(const KernelContext& ctx, const Tensor& x, Tensor* out);
+// out[i...] = x[index[i..., 0], ..., index[i..., k-1], ...], k = index's last dim (<= x's rank).
+Status gather_nd(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
+// out[i][j0, ..., jn-1] = inputs[i][ji] for n 1-D inputs of one dtype (Paddle's "ij" indexing).
+Status meshgrid(const KernelContext& ctx, TensorList inputs, MutableTensorList out);
+// out = arr[..., indices[...], ...] along axis; indices' dims are at most arr's off the axis.
+Status take_along_axis(const KernelContext& ctx, const Tensor& arr, const Tensor& indices, int axis, Tensor* out);
+// A 1-D x becomes a square matrix with x on its offset-th diagonal and padding_value elsewhere; a 2-D x gives its
+// offset-th diagonal.
+Status diag(const KernelContext& ctx, const Tensor& x, int offset, float padding_value, Tensor* out);
+// x broadcast to y's dims (to target_shape when y is absent).
+Status expand_as(const KernelContext& ctx, const Tensor& x, const Tensor* y, const std::vector<int>& target_shape,
+                 Tensor* out);
+// Constant padding of every dim: paddings [before0, after0, before1, after1, ...], each >= 0.
+Status pad(const KernelContext& ctx, const Tensor& x, const std::vector<int>& paddings, const Scalar& pad_value,
+           Tensor* out);
+// Reductions: min over axis as max; any / all of x != 0 (bool out) over int64 axes (empty: every axis).
+Status min(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool keepdim, Tensor* out);
+Status mean_all(const KernelContext& ctx, const Tensor& x, Tensor* out);  // mean of every element, 0-D
+Status any(const KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& axis, bool keepdim, Tensor* out);
+Status all(const KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& axis, bool keepdim, Tensor* out);
+// The porder-norm along axis (every element with asvector): sum(|x|^p)^(1/p); p = 0 counts nonzeros, inf / -inf
+// take the largest / smallest |x|. float32, float64, accumulated in double. epsilon is the backward's only.
+Status p_norm(const KernelContext& ctx, const Tensor& x, float porder, int axis, float epsilon, bool keepdim,
+              bool asvector, Tensor* out);
+// -(label * log(input) + (1 - label) * log(1 - input)), each log clamped at -100 as Paddle's.
+Status bce_loss(const KernelContext& ctx, const Tensor& input, const Tensor& label, Tensor* out);
+// (1 - label) * x + w * (log(1 + exp(-|x|)) + max(-x, 0)), w = pos_weight or 1 (Paddle's Python passes
+// label * (pos_weight - 1) + 1 there), 0 where label is ignore_index; normalize divides by the count of labels
+// that are not ignored.
+Status sigmoid_cross_entropy_with_logits(const KernelContext& ctx, const Tensor& x, const Tensor& label,
+                                         const Tensor* pos_weight, bool normalize, int ignore_index, Tensor* out);
+// Samples NCHW x at grid [N, H', W', 2] (x, y in [-1, 1]): mode bilinear or nearest, padding_mode zeros, border or
+// reflection, align_corners; out [N, C, H', W'].
+Status grid_sample(const KernelContext& ctx, const Tensor& x, const Tensor& grid, const std::string& mode,
+                   const std::string& padding_mode, bool align_corners, Tensor* out);
+
+}  // namespace kforge::kernels
+
+namespace kforge::meta {
+
+Status GatherNdInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
+Status MeshgridInferMeta(TensorList inputs, MutableTensorList out);
+Status TakeAlongAxisInferMeta(const Tensor& arr, const Tensor& indices, int axis, Tensor* out);
+Status DiagInferMeta(const Tensor& x, int offset, float padding_value, Tensor* out);
+Status ExpandAsInferMeta(const Tensor& x, const Tensor* y, const std::vector<int>& target_shape, Tensor* out);
+Status PadInferMeta(const Tensor& x, const std::vector<int>& paddings, const Scalar& pad_value, Tensor* out);
+Status MeanAllInferMeta(const Tensor& x, Tensor* out);  // 0-D
+Status ReduceInferMeta(const Tensor& x, const std::vector<int64_t>& axis, bool keepdim, Tensor* out);  // bool out
+Status PNormInferMeta(const Tensor& x, float porder, int axis, float epsilon, bool keepdim, bool asvector,
+                      Tensor* out);
+Status BCELossInferMeta(const Tensor& input, const Tensor& label, Tensor* out);
+Status SigmoidCrossEntropyWithLogitsInferMeta(const Tensor& x, const Tensor& label, const Tensor* pos_weight,
+                                              bool normalize, int ignore_index, Tensor* out);
+Status GridSampleBaseInferMeta(const Tensor& x, const Tensor& grid, Tensor* out);
+
+}  // namespace kforge::meta
+// --- end of GraphNet's missing ops (issue 34) --------------------------------------------------------------------
 
 #endif  // KFORGE_EXAMPLES_KERNELS_KFORGE_KERNELS_H_

@@ -1,4 +1,4 @@
-// matmul, embedding, softmax, layer_norm and the reductions sum, mean, max.
+// matmul, embedding, softmax, layer_norm and the reductions sum, mean, mean_all, max, min, any, all, p_norm.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -359,6 +359,112 @@ Status max(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool
                                                           : std::numeric_limits<T>::lowest();
     reduce<T, T>(x, reduced, acc.data(), out_numel, lowest, [](T a, T v) { return v > a ? v : a; },
                  [o](int64_t i, T a) { o[i] = a; });
+    return Status::OK();
+  });
+}
+
+Status mean_all(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, "mean_all"));
+  KFORGE_RETURN_IF_ERROR(check_against_meta("mean_all", *out, [&](Tensor* e) { return meta::MeanAllInferMeta(x, e); }));
+  // mean over no axis reduces every dim; without keepdim its result is the same 0-D tensor.
+  return mean(ctx, x, IntArray(std::vector<int64_t>{}), false, out);
+}
+
+Status min(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool keepdim, Tensor* out) {
+  bool reduced[kMaxRank];
+  KFORGE_RETURN_IF_ERROR(reduce_prologue("min", ctx, x, axis, keepdim, out, reduced, [&](Tensor* e) {
+    return meta::ReduceIntArrayAxisInferMeta(x, axis, keepdim, e);
+  }));
+  const int64_t out_numel = out->numel();
+  if (out_numel > 0 && x.numel() == 0) return Status::Error("min: reducing over no elements");
+  return util::visit_number(x.dtype, "min", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    util::Scratch<T> acc(ctx, static_cast<size_t>(out_numel));
+    T* o = out->data_as<T>();
+    const T highest = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                           : std::numeric_limits<T>::max();
+    reduce<T, T>(x, reduced, acc.data(), out_numel, highest, [](T a, T v) { return v < a ? v : a; },
+                 [o](int64_t i, T a) { o[i] = a; });
+    return Status::OK();
+  });
+}
+
+namespace {
+
+// any / all: whether some (every) element of x reduced into a position is nonzero; bool out whatever x's dtype.
+Status logic_reduce(const char* op, bool is_all, const KernelContext& ctx, const Tensor& x,
+                    const std::vector<int64_t>& axis, bool keepdim, Tensor* out) {
+  (void)ctx;
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, op));
+  KFORGE_RETURN_IF_ERROR(check_against_meta(op, *out, [&](Tensor* e) {
+    return meta::ReduceInferMeta(x, axis, keepdim, e);
+  }));
+  bool reduced[kMaxRank];
+  std::vector<int64_t> dims;
+  KFORGE_RETURN_IF_ERROR(util::reduce_dims(x, IntArray(axis), keepdim, op, reduced, &dims));
+  const int64_t out_numel = out->numel();
+  bool* o = out->data_as<bool>();
+  return util::visit_plain(x.dtype, op, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    // The accumulators are the output itself: a bool per position, folded in place.
+    reduce<T, bool>(x, reduced, o, out_numel, is_all,
+                    [is_all](bool a, T v) { return is_all ? (a && v != T(0)) : (a || v != T(0)); },
+                    [](int64_t, bool) {});
+    return Status::OK();
+  });
+}
+
+}  // namespace
+
+Status any(const KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& axis, bool keepdim, Tensor* out) {
+  return logic_reduce("any", false, ctx, x, axis, keepdim, out);
+}
+
+Status all(const KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& axis, bool keepdim, Tensor* out) {
+  return logic_reduce("all", true, ctx, x, axis, keepdim, out);
+}
+
+Status p_norm(const KernelContext& ctx, const Tensor& x, float porder, int axis, float epsilon, bool keepdim,
+              bool asvector, Tensor* out) {
+  static constexpr const char* kOp = "p_norm";
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, kOp));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  if (x.dtype != dtype) return Status::Error(kOp, ": x is ", x.dtype, ", kernel dtype ", dtype);
+  KFORGE_RETURN_IF_ERROR(check_against_meta(kOp, *out, [&](Tensor* e) {
+    return meta::PNormInferMeta(x, porder, axis, epsilon, keepdim, asvector, e);
+  }));
+  bool reduced[kMaxRank];
+  for (int32_t d = 0; d < x.ndim; ++d) reduced[d] = asvector;
+  if (!asvector && x.ndim > 0) {
+    int64_t a = 0;
+    if (!util::normalize_axis(axis, x.ndim, &a)) return util::bad_axis(kOp, axis, x.ndim);
+    reduced[a] = true;
+  }
+  const int64_t out_numel = out->numel();
+  return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    T* o = out->data_as<T>();
+    util::Scratch<double> acc(ctx, static_cast<size_t>(out_numel));
+    const double p = porder;
+    auto write = [o](int64_t i, double a) { o[i] = static_cast<T>(a); };
+    // Paddle's PNormKernel: the count of nonzeros for p = 0, max / min |x| for +-inf, else (sum |x|^p)^(1/p),
+    // here accumulated in double.
+    if (p == 0) {
+      reduce<T, double>(x, reduced, acc.data(), out_numel, 0.0, [](double a, T v) { return a + (v != T(0)); },
+                        write);
+    } else if (std::isinf(p)) {
+      const bool largest = p > 0;
+      reduce<T, double>(x, reduced, acc.data(), out_numel, largest ? 0.0 : std::numeric_limits<double>::infinity(),
+                        [largest](double a, T v) {
+                          const double m = std::fabs(static_cast<double>(v));
+                          return largest ? (m > a ? m : a) : (m < a ? m : a);
+                        },
+                        write);
+    } else {
+      reduce<T, double>(x, reduced, acc.data(), out_numel, 0.0,
+                        [p](double a, T v) { return a + std::pow(std::fabs(static_cast<double>(v)), p); },
+                        [o, p](int64_t i, double a) { o[i] = static_cast<T>(std::pow(a, 1.0 / p)); });
+    }
     return Status::OK();
   });
 }

@@ -231,4 +231,39 @@ Status ReduceIntArrayAxisInferMeta(const Tensor& x, const IntArray& axis, bool k
   return set_meta(out, x.dtype, dims, "ReduceIntArrayAxisInferMeta");
 }
 
+// --- the reductions of issue 34 (kernels in linalg.cc) ---
+
+Status MeanAllInferMeta(const Tensor& x, Tensor* out) { return set_meta(out, x.dtype, {}, "MeanAllInferMeta"); }
+
+Status ReduceInferMeta(const Tensor& x, const std::vector<int64_t>& axis, bool keepdim, Tensor* out) {
+  bool reduced[kMaxRank];
+  std::vector<int64_t> dims;
+  KFORGE_RETURN_IF_ERROR(kernels::util::reduce_dims(x, IntArray(axis), keepdim, "ReduceInferMeta", reduced, &dims));
+  // any / all: whatever x's dtype, the kernels write bool (Paddle's PIR declares x's dtype, its kernels bool).
+  return set_meta(out, DataType::kBool, dims, "ReduceInferMeta");
+}
+
+Status PNormInferMeta(const Tensor& x, float porder, int axis, float epsilon, bool keepdim, bool asvector,
+                      Tensor* out) {
+  (void)porder;
+  (void)epsilon;
+  static constexpr const char* kOp = "PNormInferMeta";
+  if (asvector) {
+    const std::vector<int64_t> ones(static_cast<size_t>(x.ndim), 1);
+    return set_meta(out, x.dtype, keepdim ? ones : std::vector<int64_t>{}, kOp);
+  }
+  if (x.ndim == 0) return set_meta(out, x.dtype, {}, kOp);
+  int64_t a = 0;
+  if (!normalize_axis(axis, x.ndim, &a)) return bad_axis(kOp, axis, x.ndim);
+  std::vector<int64_t> dims;
+  for (int32_t d = 0; d < x.ndim; ++d) {
+    if (d != a) {
+      dims.push_back(x.dims[d]);
+    } else if (keepdim) {
+      dims.push_back(1);
+    }
+  }
+  return set_meta(out, x.dtype, dims, kOp);
+}
+
 }  // namespace kforge::meta

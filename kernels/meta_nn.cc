@@ -204,13 +204,26 @@ Status interp_shape(const char* op, const Tensor& x, const Tensor* out_size, Ten
                     const Tensor* scale_tensor, const std::string& data_format, int out_h, int out_w,
                     const std::vector<float>& scale, InterpShape* s) {
   KFORGE_RETURN_IF_ERROR(channel_last(op, data_format, &s->channel_last));
-  if (x.ndim != 4) return Status::Error(op, ": only 4-D input is supported, got ", x.dims_string());
-  KFORGE_RETURN_IF_ERROR(nchw(op, "x", x, s->channel_last, &s->n, &s->c, &s->in_h, &s->in_w));
+  // A 3-D x (linear_interp's [N, C, W] or [N, W, C]) is an image of height 1: one size, one scale.
+  const bool one_d = x.ndim == 3;
+  const size_t sizes_wanted = one_d ? 1 : 2;
+  if (one_d) {
+    s->n = x.dims[0];
+    s->c = s->channel_last ? x.dims[2] : x.dims[1];
+    s->in_h = 1;
+    s->in_w = s->channel_last ? x.dims[1] : x.dims[2];
+  } else if (x.ndim != 4) {
+    return Status::Error(op, ": x must be 4-D (3-D for linear interpolation), got ", x.dims_string());
+  } else {
+    KFORGE_RETURN_IF_ERROR(nchw(op, "x", x, s->channel_last, &s->n, &s->c, &s->in_h, &s->in_w));
+  }
   s->scale_h = s->scale_w = -1.f;
-  s->out_h = out_h;
+  s->out_h = one_d ? 1 : out_h;
   s->out_w = out_w;
   if (!size_tensor.empty()) {
-    if (size_tensor.size != 2) return Status::Error(op, ": size_tensor must hold 2 tensors, got ", size_tensor.size);
+    if (size_tensor.size != sizes_wanted) {
+      return Status::Error(op, ": size_tensor must hold ", sizes_wanted, " tensors, got ", size_tensor.size);
+    }
     for (const Tensor* t : size_tensor) {
       if (t->data == nullptr) {
         s->out_h = s->out_w = -1;
@@ -219,8 +232,8 @@ Status interp_shape(const char* op, const Tensor& x, const Tensor* out_size, Ten
     }
     IntArray sizes;
     KFORGE_RETURN_IF_ERROR(int_array_from_tensors(size_tensor, &sizes));
-    s->out_h = sizes[0];
-    s->out_w = sizes[1];
+    s->out_h = one_d ? 1 : sizes[0];
+    s->out_w = sizes[sizes_wanted - 1];
   } else {
     std::vector<float> scales = scale;
     if (scale_tensor != nullptr) {
@@ -232,7 +245,11 @@ Status interp_shape(const char* op, const Tensor& x, const Tensor* out_size, Ten
       }
       if (scales.empty()) return Status::Error(op, ": scale_tensor is empty");
     }
-    if (!scales.empty()) {
+    if (one_d && !scales.empty()) {
+      s->scale_w = scales[0];
+      if (!(s->scale_w > 0.f)) return Status::Error(op, ": scale must be positive, got ", s->scale_w);
+      s->out_w = static_cast<int64_t>(static_cast<float>(s->in_w) * s->scale_w);
+    } else if (!scales.empty()) {
       s->scale_h = scales[0];
       s->scale_w = scales.size() > 1 ? scales[1] : scales[0];
       if (!(s->scale_h > 0.f && s->scale_w > 0.f)) {
@@ -248,9 +265,11 @@ Status interp_shape(const char* op, const Tensor& x, const Tensor* out_size, Ten
       }
       IntArray sizes;
       KFORGE_RETURN_IF_ERROR(int_array_from_tensor(*out_size, &sizes));
-      if (sizes.size() != 2) return Status::Error(op, ": out_size must hold 2 values, got ", sizes.size());
-      s->out_h = sizes[0];
-      s->out_w = sizes[1];
+      if (sizes.size() != sizes_wanted) {
+        return Status::Error(op, ": out_size must hold ", sizes_wanted, " values, got ", sizes.size());
+      }
+      s->out_h = one_d ? 1 : sizes[0];
+      s->out_w = sizes[sizes_wanted - 1];
     }
   }
   if (s->out_h <= 0 || s->out_w <= 0) {
@@ -361,6 +380,11 @@ Status InterpolateInferMeta(const Tensor& x, const Tensor* out_size, TensorList 
   kernels::util::InterpShape s;
   KFORGE_RETURN_IF_ERROR(kernels::util::interp_shape("InterpolateInferMeta", x, out_size, size_tensor, scale_tensor,
                                                      data_format, out_h, out_w, scale, &s));
+  if (x.ndim == 3) {
+    return set_meta(output, x.dtype,
+                    s.channel_last ? std::vector<int64_t>{s.n, s.out_w, s.c} : std::vector<int64_t>{s.n, s.c, s.out_w},
+                    "InterpolateInferMeta");
+  }
   return set_meta(output, x.dtype, activation_dims(s.channel_last, false, s.n, s.c, s.out_h, s.out_w),
                   "InterpolateInferMeta");
 }

@@ -275,6 +275,7 @@ Status nearest_interp(const KernelContext& ctx, const Tensor& x, const Tensor* o
   (void)align_mode;
   static constexpr const char* kOp = "nearest_interp";
   KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
+  if (x.ndim != 4) return Status::Error(kOp, ": x must be 4-D, got ", x.dims_string());
   KFORGE_RETURN_IF_ERROR(util::require_output(output, kOp, "output"));
   const DataType dtype = util::kernel_dtype(ctx, x);
   if (x.dtype != dtype) return Status::Error(kOp, ": x is ", x.dtype, ", kernel dtype ", dtype);

@@ -1,5 +1,6 @@
-// bilinear_interp over NCHW or NHWC tensors: Paddle's BilinearInterpolation (interpolate_kernel.cc), with its
-// float32 source coordinates and weights and its evaluation order, so that float32 results match Paddle's bits.
+// bilinear_interp over NCHW or NHWC tensors and linear_interp over NCW or NWC ones: Paddle's BilinearInterpolation
+// and LinearInterpolation (interpolate_kernel.cc), with their float32 source coordinates and weights and their
+// evaluation order, so that float32 results match Paddle's bits.
 #include <vector>
 
 #include "kernel_util.h"
@@ -36,28 +37,25 @@ Taps taps(int64_t in, int64_t out, float ratio, bool align_flag) {
   return t;
 }
 
-}  // namespace
-
-Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
-                       const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
-                       const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
-                       int align_mode, Tensor* output) {
-  (void)out_d;
-  (void)interp_method;  // the op is bilinear whatever the attribute says, as in Paddle
-  static constexpr const char* kOp = "bilinear_interp";
-  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
-  KFORGE_RETURN_IF_ERROR(util::require_output(output, kOp, "output"));
+// Paddle's BilinearInterpolation over the sizes in s (a 1-D linear interpolation is the case in_h = out_h = 1: its
+// height weights are 1 and 0, which leave Paddle's LinearInterpolation's two products exact).
+Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor& x, const util::InterpShape& s,
+                          bool align_corners, int align_mode, Tensor* output) {
+  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, op));
+  KFORGE_RETURN_IF_ERROR(util::require_output(output, op, "output"));
   const DataType dtype = util::kernel_dtype(ctx, x);
-  if (x.dtype != dtype) return Status::Error(kOp, ": x is ", x.dtype, ", kernel dtype ", dtype);
-  util::InterpShape s;
-  KFORGE_RETURN_IF_ERROR(
-      util::interp_shape(kOp, x, out_size, size_tensor, scale_tensor, data_format, out_h, out_w, scale, &s));
-  if (s.out_h < 0) return Status::Error(kOp, ": the output size tensors have no data");
-  if (output->dtype != dtype) return Status::Error(kOp, ": output is ", output->dtype, ", expected ", dtype);
+  if (x.dtype != dtype) return Status::Error(op, ": x is ", x.dtype, ", kernel dtype ", dtype);
+  if (s.out_h < 0) return Status::Error(op, ": the output size tensors have no data");
+  if (output->dtype != dtype) return Status::Error(op, ": output is ", output->dtype, ", expected ", dtype);
   Tensor expected;
-  KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_h, s.out_w, s.c})
-                                        : expected.set_dims({s.n, s.c, s.out_h, s.out_w}));
-  KFORGE_RETURN_IF_ERROR(util::require_dims(*output, expected, kOp, "output"));
+  if (x.ndim == 3) {
+    KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_w, s.c})
+                                          : expected.set_dims({s.n, s.c, s.out_w}));
+  } else {
+    KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_h, s.out_w, s.c})
+                                          : expected.set_dims({s.n, s.c, s.out_h, s.out_w}));
+  }
+  KFORGE_RETURN_IF_ERROR(util::require_dims(*output, expected, op, "output"));
   if (s.in_h == s.out_h && s.in_w == s.out_w) {  // Paddle copies
     util::copy_bytes(output->data, x.data, x.bytes());
     return Status::OK();
@@ -103,8 +101,40 @@ Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* 
     case DataType::kFloat32: return run(util::Tag<float>{});
     case DataType::kFloat64: return run(util::Tag<double>{});
     case DataType::kUInt8: return run(util::Tag<uint8_t>{});
-    default: return util::unsupported_dtype(kOp, dtype);
+    default: return util::unsupported_dtype(op, dtype);
   }
+}
+
+}  // namespace
+
+
+Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                       const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                       const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                       int align_mode, Tensor* output) {
+  (void)out_d;
+  (void)interp_method;  // the op is bilinear whatever the attribute says, as in Paddle
+  static constexpr const char* kOp = "bilinear_interp";
+  if (x.ndim != 4) return Status::Error(kOp, ": x must be 4-D, got ", x.dims_string());
+  util::InterpShape s;
+  KFORGE_RETURN_IF_ERROR(
+      util::interp_shape(kOp, x, out_size, size_tensor, scale_tensor, data_format, out_h, out_w, scale, &s));
+  return interpolate_linear(kOp, ctx, x, s, align_corners, align_mode, output);
+}
+
+Status linear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                     const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                     const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                     int align_mode, Tensor* output) {
+  (void)out_d;
+  (void)out_h;
+  (void)interp_method;
+  static constexpr const char* kOp = "linear_interp";
+  if (x.ndim != 3) return Status::Error(kOp, ": x must be 3-D ([N, C, W] or [N, W, C]), got ", x.dims_string());
+  util::InterpShape s;
+  KFORGE_RETURN_IF_ERROR(
+      util::interp_shape(kOp, x, out_size, size_tensor, scale_tensor, data_format, 1, out_w, scale, &s));
+  return interpolate_linear(kOp, ctx, x, s, align_corners, align_mode, output);
 }
 
 }  // namespace kforge::kernels

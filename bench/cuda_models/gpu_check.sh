@@ -19,9 +19,12 @@
 #   transformer_decoder_postnorm, transformer_decoder_prenorm (target seq 8, memory seq 12, batch 2): cross-
 #                                   attention over two inputs whose dynamic batches meet in broadcasts (one symbol
 #                                   under --target cuda, checked equal at run time)
+#   bert_encoder (length 12, batch 2): ids [-1, -1]; position ids an arange over the length taken from the shape,
+#                                   the padding mask broadcast into the attention's softmax rows over dynamic dims
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
-# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; transposes and an expand absorbed by
+# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; shapes, slice bounds, paddings and
+# arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
 # each compiled with --cuda-graph, once per layout of LAYOUTS (default "nchw nhwc": kforge compile --layout; the
@@ -64,7 +67,7 @@ ATOL=1e-5
 CASES="${MODEL_CASES:-resnet18:64:2 mobilenet_v2:64:2 shufflenet_v2_x1_0:64:2 densenet121:64:2 squeezenet1_0:64:2
 mobilenet_v3_small:64:2 ocr_static:64:2 ppocr_det_head:64x64:2 ppocr_det_head:96x128:2 transformer_encoder_postnorm:0:2
 transformer_encoder_prenorm:0:2
-transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2}"
+transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2 bert_encoder:0:2}"
 # tests/paddle fixtures (OP_CASES, even empty, replaces the list at prepare time)
 OP_CASES="${OP_CASES-arange bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
 bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv2d_transpose dropout_eval
@@ -73,7 +76,13 @@ nearest_interp nearest_interp_dynamic nearest_interp_size pad3d_circular_ndhwc p
 slice slice_neg split_num split_sections strided_slice tile tile_int64 transpose_bool transpose_dynamic
 transpose_float32 transpose_float64 transpose_int32 transpose_int64 transpose_fused transpose_fused_dynamic
 transpose_softmax expand_fused tril triu conv2d conv2d_bias_stride_pad
-conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d conv_region_nhwc}"
+conv2d_dilation_groups conv2d_dynamic_batch conv2d_nhwc depthwise_conv2d conv_region_nhwc
+reshape_heads_dynamic arange_dynamic arange_dynamic_start_step slice_dynamic_end slice_dynamic_start expand_dynamic
+position_ids_dynamic reshape_stack_dynamic reshape_concat_cast_dynamic split_shape_dynamic prod_shape_dynamic
+full_with_tensor_dynamic pad_to_multiple_dynamic strided_slice_dynamic strided_slice_dynamic_end
+interpolate_size_dynamic interpolate_size_dynamic_b2 bilinear_size_dynamic causal_mask_dynamic causal_mask_dynamic_b1
+bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_all any_bool all_bool any_every_axis
+bce_loss}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

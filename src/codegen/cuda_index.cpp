@@ -21,10 +21,11 @@ using passes::LoweredProgram;
 using passes::SymExpr;
 using passes::SymShape;
 
-constexpr std::array<std::string_view, 18> kIndexOps = {
+constexpr std::array<std::string_view, 19> kIndexOps = {
     "dropout",        "transpose",      "concat",    "split",     "split_with_num", "slice",
     "strided_slice",  "pad3d",          "expand",    "tile",      "gather",         "index_select",
-    "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange"};
+    "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange",
+    "full_with_tensor"};
 
 /// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
 /// float16, bfloat16 (their bits) and uint16/32/64.
@@ -187,6 +188,7 @@ class IndexCall {
     else if (op == "nearest_interp" || op == "bilinear_interp") ok = interpolate(op == "bilinear_interp");
     else if (op == "triu" || op == "tril") ok = triangle(op == "triu");
     else if (op == "arange") ok = arange();
+    else if (op == "full_with_tensor") ok = fill();
     else if (op == "matmul") ok = batched_matmul();
     else fail("it is not an index-mapped op");
     if (!ok) return std::nullopt;
@@ -381,16 +383,27 @@ class IndexCall {
     const uint32_t x = call_.tensor_arg("input"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* axes = constant(call_, "axes", why_);
-    const passes::AttrConstant* starts = axes != nullptr ? constant(call_, "starts", why_) : nullptr;
-    const passes::AttrConstant* decrease = starts != nullptr ? constant(call_, "decrease_axis", why_) : nullptr;
+    // Starts that are expressions of the dims (`x[:, x.shape[1] // 2 :]`) start where the shape rule put them.
+    const KernelArg* symbolic_starts = call_.arg("starts");
+    if (symbolic_starts != nullptr && symbolic_starts->kind != ArgKind::kSymbolic) symbolic_starts = nullptr;
+    const passes::AttrConstant* starts =
+        axes != nullptr && symbolic_starts == nullptr ? constant(call_, "starts", why_) : nullptr;
+    const passes::AttrConstant* decrease =
+        starts != nullptr || (axes != nullptr && symbolic_starts != nullptr) ? constant(call_, "decrease_axis", why_)
+                                                                             : nullptr;
     if (type.empty() || decrease == nullptr || !own_buffer(x, out)) return false;
     const SymShape& xd = value(x).dims;
     const SymShape& od = value(out).dims;
-    if (axes->ints.size() != starts->ints.size()) return fail("its axes and starts differ in length");
+    const size_t start_count = symbolic_starts != nullptr ? symbolic_starts->symbolic.size() : starts->ints.size();
+    if (axes->ints.size() != start_count) return fail("its axes and starts differ in length");
     std::vector<SymExpr> begin(xd.size(), SymExpr(0));
     for (size_t i = 0; i < axes->ints.size(); ++i) {
       size_t a = 0;
       if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
+      if (symbolic_starts != nullptr) {
+        begin[a] = passes::slice_bound(xd[a], symbolic_starts->symbolic[i], false);
+        continue;
+      }
       int64_t s = starts->ints[i];
       const std::optional<int64_t> dim = xd[a].constant();
       if (dim) {
@@ -435,29 +448,43 @@ class IndexCall {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
     const passes::AttrConstant* axes = constant(call_, "axes", why_);
-    const passes::AttrConstant* starts = axes != nullptr ? constant(call_, "starts", why_) : nullptr;
-    const passes::AttrConstant* ends = starts != nullptr ? constant(call_, "ends", why_) : nullptr;
-    const passes::AttrConstant* strides = ends != nullptr ? constant(call_, "strides", why_) : nullptr;
+    // Starts: constants, or expressions of the dims (the ends only shape the output, whose dims the kernel walks).
+    std::vector<SymExpr> starts;
+    bool have_starts = false;
+    if (const KernelArg* sa = call_.arg("starts"); sa != nullptr && sa->kind == ArgKind::kSymbolic) {
+      starts = sa->symbolic;
+      have_starts = true;
+    } else if (const passes::AttrConstant* c = axes != nullptr ? constant(call_, "starts", why_) : nullptr) {
+      starts.assign(c->ints.begin(), c->ints.end());
+      have_starts = true;
+    }
+    const passes::AttrConstant* strides = axes != nullptr && have_starts ? constant(call_, "strides", why_) : nullptr;
     if (type.empty() || strides == nullptr || !own_buffer(x, out)) return false;
     const SymShape& xd = value(x).dims;
     const SymShape& od = value(out).dims;
     const size_t n_axes = axes->ints.size();
-    if (starts->ints.size() != n_axes || ends->ints.size() != n_axes || strides->ints.size() != n_axes ||
-        od.size() != xd.size()) {
-      return fail("its axes, starts, ends and strides differ in length, or its output in rank");
+    if (starts.size() != n_axes || strides->ints.size() != n_axes || od.size() != xd.size()) {
+      return fail("its axes, starts and strides differ in length, or its output in rank");
     }
-    std::vector<int64_t> begin(xd.size(), 0), step(xd.size(), 1);
+    std::vector<SymExpr> begin(xd.size(), SymExpr(0));
+    std::vector<int64_t> step(xd.size(), 1);
     for (size_t i = 0; i < n_axes; ++i) {
       size_t a = 0;
       if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
-      const std::optional<int64_t> dim = xd[a].constant();
-      if (!dim) return fail("it slices a dim known only at run time");
-      const int64_t n = *dim, st = strides->ints[i];
-      int64_t start = starts->ints[i];
+      const std::optional<int64_t> dim = xd[a].constant(), first = starts[i].constant();
+      const int64_t st = strides->ints[i];
       if (st == 0) return fail("a stride is 0");
+      step[a] = st;
+      if (!dim || !first) {
+        // A dynamic axis or a start from the dims: forward strides only, as the shape rule (passes/axis.h).
+        if (st < 0) return fail("it steps backward through a dim known only at run time");
+        begin[a] = passes::slice_bound(xd[a], starts[i], false);
+        continue;
+      }
+      const int64_t n = *dim;
+      int64_t start = *first;
       if (start < 0) start = std::max<int64_t>(start + n, 0);
       begin[a] = st > 0 ? std::min(start, n) : std::min(start + 1, n) - 1;
-      step[a] = st;
     }
     KernelText k = text();
     const std::string in = k.input(x, type);
@@ -467,7 +494,7 @@ class IndexCall {
     for (size_t d = 0; d < xd.size(); ++d) {
       std::string c = "c" + std::to_string(d);
       if (step[d] != 1) c += " * " + std::to_string(step[d]);
-      if (begin[d] != 0) c = std::to_string(begin[d]) + " + " + c;
+      if (begin[d] != SymExpr(0)) c = k.size(begin[d]) + " + " + c;
       coords.push_back(c);
     }
     k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
@@ -479,8 +506,18 @@ class IndexCall {
   bool pad3d() {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
-    const passes::AttrConstant* paddings = constant(call_, "paddings", why_);
-    const passes::AttrConstant* mode = paddings != nullptr ? constant(call_, "mode", why_) : nullptr;
+    // Paddings are constants, or expressions of the dims (padding up to a multiple: `4 * ceil_div(h, 4) - h`).
+    std::vector<SymExpr> pads;
+    bool have_pads = false;
+    const KernelArg* pad_arg = call_.arg("paddings");
+    if (pad_arg != nullptr && pad_arg->kind == ArgKind::kSymbolic) {
+      pads = pad_arg->symbolic;
+      have_pads = true;
+    } else if (const passes::AttrConstant* c = constant(call_, "paddings", why_)) {
+      pads.assign(c->ints.begin(), c->ints.end());
+      have_pads = true;
+    }
+    const passes::AttrConstant* mode = have_pads ? constant(call_, "mode", why_) : nullptr;
     const passes::AttrConstant* format = mode != nullptr ? constant(call_, "data_format", why_) : nullptr;
     const std::optional<double> fill = format != nullptr ? constant_float(call_, "pad_value", why_) : std::nullopt;
     if (type.empty() || !fill || !own_buffer(x, out)) return false;
@@ -490,7 +527,7 @@ class IndexCall {
     }
     const SymShape& xd = value(x).dims;
     const SymShape& od = value(out).dims;
-    if (xd.size() != 5 || od.size() != 5 || paddings->ints.size() != 6) return fail("it needs a 5-D x and 6 paddings");
+    if (xd.size() != 5 || od.size() != 5 || pads.size() != 6) return fail("it needs a 5-D x and 6 paddings");
     if (m == "constant" && type == "uint16_t" && *fill != 0) return fail("a 16-bit float pad value is not supported");
     const bool last = format->string_value == "NDHWC";
     KernelText k = text();
@@ -501,7 +538,7 @@ class IndexCall {
     std::vector<std::string> inside;
     for (size_t d = 0; d < 3; ++d) {
       const size_t axis = (last ? 1 : 2) + d;
-      const int64_t before = paddings->ints[2 * (2 - d)];
+      const std::string before = k.size(pads[2 * (2 - d)]);
       const std::string n = k.size(xd[axis]), i = "i" + std::to_string(d);
       k.line(fmt::format("const int64_t {}_ = c{} - {};", i, axis, before));
       if (m == "constant") {
@@ -763,10 +800,14 @@ class IndexCall {
     return true;
   }
 
-  // arange with constant start and step: out[e] = start + e * step in the output's type (Paddle's order).
+  // arange with a constant step and a constant start, or one that is an expression of the dims
+  // (`arange(n - 1, ...)`): out[e] = start + e * step in the output's type (Paddle's order).
   bool arange() {
     const uint32_t out = out_value();
-    const std::optional<double> start = constant_float(call_, "start", why_);
+    const KernelArg* start_arg = call_.arg("start");
+    const bool symbolic_start =
+        start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic && start_arg->symbolic.size() == 1;
+    const std::optional<double> start = symbolic_start ? std::optional<double>(0) : constant_float(call_, "start", why_);
     const std::optional<double> step = start ? constant_float(call_, "step", why_) : std::nullopt;
     if (!step || out == kNone) return out == kNone ? fail("it needs an output") : false;
     const ir::DataType d = value(out).dtype;
@@ -779,7 +820,23 @@ class IndexCall {
       return floating ? fmt::format("static_cast<{}>({:.17g})", *type, v)
                       : fmt::format("static_cast<{}>({})", *type, static_cast<int64_t>(v));
     };
-    k.line(fmt::format("out[e] = {} + static_cast<{}>(e) * {};", literal(*start), *type, literal(*step)));
+    const std::string first = symbolic_start ? fmt::format("static_cast<{}>({})", *type, k.size(start_arg->symbolic[0]))
+                                             : literal(*start);
+    k.line(fmt::format("out[e] = {} + static_cast<{}>(e) * {};", first, *type, literal(*step)));
+    add(k, value(out).numel());
+    return true;
+  }
+
+  // full_with_tensor: every element is the value tensor's one (`paddle.full([n, n], -inf)` over a dynamic n, whose
+  // dims the shape rule took from the shape tensor's known contents).
+  bool fill() {
+    const uint32_t v = call_.tensor_arg("value"), out = out_value();
+    const std::string type = same_type(v, out, false);
+    if (type.empty()) return false;
+    KernelText k = text();
+    const std::string in = k.input(v, type);
+    k.output(out, type);
+    k.line(fmt::format("out[e] = {}[0];", in));
     add(k, value(out).numel());
     return true;
   }

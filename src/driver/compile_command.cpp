@@ -150,6 +150,9 @@ int run_compile(const CompileOptions& opts) {
   // CUDA kernels index every dim by an expression: two dynamic input dims that meet in a broadcast (a decoder's
   // target and memory batches) become one symbol, checked equal at run time.
   pipeline.unify_broadcast_symbols = target->backend == CompileBackend::kCuda;
+  // The CUDA interpolation kernels take their size from the output's dims: size tensors known from the dims
+  // (`size=[h * 2, w * 2]`) are left out, and the ops computing them are not called.
+  pipeline.lower.sizes_from_output_dims = target->backend == CompileBackend::kCuda;
   // cudaMalloc's alignment, which cuBLASLt asks of its workspace: cuDNN's workspaces are buffers of the plan.
   if (target->backend == CompileBackend::kCuda) pipeline.alignment = 256;
   passes::LayoutReport layout_report;

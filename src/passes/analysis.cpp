@@ -275,7 +275,9 @@ class Analyzer {
       return;
     }
     if (!problem.empty()) {
-      diags_.error(op.loc, fmt::format("'{}': {}", name_of(op), problem));
+      Diagnostic d{Severity::kError, op.loc, fmt::format("'{}': {}", name_of(op), problem), {}};
+      for (const DiagNote& n : ctx.notes()) d.note(n.message, n.loc);
+      diags_.report(std::move(d));
       for (ir::ValueId r : op.results) info(r).known = false;
       return;
     }
@@ -290,6 +292,15 @@ class Analyzer {
       const ValueInfo& inferred = info(op.results[i]);
       if (declared.is_none() || !inferred.known) continue;
       std::string conflict = compare(declared, inferred);
+      // Paddle's PIR declares any / all (ReduceInferMeta) with x's dtype, but their kernels write bool: the
+      // predictor returns bool and the ops after them read bool, so the inferred bool stands against any
+      // declared dtype (dims are still compared).
+      if (conflict == "dtype conflict" && sig.infer_meta == "ReduceInferMeta" &&
+          inferred.dtype == ir::DataType::kBool) {
+        ir::Type as_bool = declared;
+        as_bool.dtype = ir::DataType::kBool;
+        conflict = compare(as_bool, inferred);
+      }
       if (conflict.empty()) continue;
       const ir::Value& value = program_.value(op.results[i]);
       const std::string result_name = i < sig.results.size() ? sig.results[i].name : std::to_string(i);

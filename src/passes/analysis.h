@@ -10,10 +10,13 @@
 // run-time data kforge cannot see (e.g. reshape by a computed tensor) is an error at the op.
 //
 // Constant propagation records the contents of values known at generation time: the results of full,
-// full_int_array, assign_value_, full_like of a static shape, shape/shape64 (contents: the input dims, which
-// may be symbolic), and of arithmetic, cast, reshape/slice/concat/stack/combine on known small integer or
-// floating tensors (add, subtract, multiply, divide, floor, scale, maximum, minimum). Integer contents are
-// SymExprs, so `shape64(x)[0] * 4` of a dynamic x is known as `s0 * 4`.
+// full_int_array, assign_value_, full_like and full_with_tensor of a static shape, shape/shape64 (contents: the
+// input dims, which may be symbolic), and of arithmetic, cast, reshape/slice/concat/stack/split/combine and
+// whole reductions (sum, prod, max, min) on known small integer or floating tensors (add, subtract, multiply,
+// divide, floor_divide, remainder, floor, scale, maximum, minimum). Integer contents are SymExprs, so
+// `shape64(x)[0] * 4` of a dynamic x is known as `s0 * 4`, and the ops that take a shape, start or end from such
+// a tensor get symbolic dims. Where a needed value is not known, the error traces it back to its origin
+// (OpContext::runtime_value).
 #pragma once
 
 #include <map>

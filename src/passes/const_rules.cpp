@@ -222,11 +222,55 @@ void fold_concat(OpContext& c, const std::vector<const ValueInfo*>& xs, int64_t 
   set_data(c, std::move(out));
 }
 
+/// split / split_with_num along axis 0 of a known tensor (`h, w = paddle.split(paddle.shape(x)[2:], 2)`): each
+/// piece is a contiguous run of the row-major elements; the pieces' dims are the shape rule's.
+void fold_split_axis0(OpContext& c, const KnownData& in) {
+  ValueInfo* list = c.result_info(0);
+  if (!list || !list->known || !list->is_vector || in.splat) return;
+  int64_t at = 0;
+  for (ValueInfo& piece : list->elements) {
+    auto dims = static_dims(piece.dims);
+    if (!dims) return;
+    KnownData d{piece.dtype, *dims, false, {}, {}};
+    for (int64_t i = 0, n = product(*dims); i < n; ++i, ++at) {
+      if (at >= in.numel()) return;
+      double f = 0;
+      SymExpr v;
+      if (!element(in, at, piece.dtype, &f, &v)) return;
+      if (uses_floats(piece.dtype)) d.floats.push_back(f);
+      else d.ints.push_back(v);
+    }
+    piece.data = std::move(d);
+  }
+}
+
+/// A reduction of every element of known integer contents to one (`paddle.prod(paddle.shape(x)[1:])`): when the
+/// result has one element, whatever the axes, every element goes into it.
+void fold_reduce_all(OpContext& c, const KnownData& in, char kind) {
+  auto dims = result_static_dims(c);
+  const ValueInfo* r = c.result_info(0);
+  if (!dims || product(*dims) != 1 || uses_floats(r->dtype) || uses_floats(in.dtype) || in.numel() < 1) return;
+  if (in.splat && kind != 'M' && kind != 'm') return;  // a splat's count is its dims': leave sums and products
+  SymExpr acc = in.int_at(0);
+  for (int64_t i = 1; i < in.numel(); ++i) {
+    const SymExpr v = in.int_at(i);
+    acc = kind == '+' ? acc + v : kind == '*' ? acc * v : kind == 'M' ? SymExpr::max(acc, v) : SymExpr::min(acc, v);
+  }
+  if (auto k = acc.constant()) acc = wrap_int(r->dtype, *k);
+  set_data(c, KnownData{r->dtype, *dims, false, {}, {acc}});
+}
+
 }  // namespace
 
 void propagate_constants(OpContext& c, int64_t max_elements) {
   const std::string& op = c.base_name();
   if (c.result_count() == 0) return;
+  if (op == "split" || op == "split_with_num") {
+    const KnownData* x = known_input(c, "x");
+    auto axis = c.static_int("axis");
+    if (x && axis && (*axis == 0 || *axis == -static_cast<int64_t>(x->dims.size()))) fold_split_axis0(c, *x);
+    return;
+  }
   const ValueInfo* r0 = c.result_info(0);
   if (!r0 || !r0->known || r0->is_vector) return;
   const DataType dtype = r0->dtype;
@@ -337,6 +381,44 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
           }
         },
         max_elements);
+  } else if (op == "floor_divide" || op == "remainder") {
+    // Integer floor division and its remainder (Python's // and %, which Paddle's integer kernels follow):
+    // `x.shape[1] // 2` of a dynamic dim is floor_div(s1, 2).
+    const KnownData* x = known_input(c, "x");
+    const KnownData* y = known_input(c, "y");
+    if (!x || !y || uses_floats(dtype)) return;
+    const bool rem = op == "remainder";
+    fold_elementwise(
+        c, {x, y}, [](const std::vector<double>&) { return 0.0; },
+        [rem](const std::vector<SymExpr>& v) -> std::optional<SymExpr> {
+          auto ca = v[0].constant(), cb = v[1].constant();
+          if (cb && *cb == 0) return std::nullopt;  // a run-time error, not a constant
+          SymExpr q;
+          if (ca && cb) {
+            int64_t t = *ca / *cb;
+            if ((*ca % *cb != 0) && ((*ca < 0) != (*cb < 0))) --t;  // toward negative infinity
+            q = t;
+          } else {
+            q = SymExpr::floor_div(v[0], v[1]);
+          }
+          return rem ? v[0] - q * v[1] : q;
+        },
+        max_elements);
+  } else if (op == "full_with_tensor") {
+    // full(shape_tensor, value_tensor): a splat of the value's known contents (static dims only, as for full).
+    auto dims = result_static_dims(c);
+    const KnownData* value = known_input(c, "value");
+    if (!dims || !value || value->numel() < 1) return;
+    double f = 0;
+    SymExpr v;
+    if (!element(*value, 0, dtype, &f, &v)) return;
+    KnownData d{dtype, *dims, true, {}, {}};
+    if (uses_floats(dtype)) d.floats.push_back(round_float(dtype, f));
+    else d.ints.push_back(v);
+    set_data(c, std::move(d));
+  } else if (op == "sum" || op == "prod" || op == "max" || op == "min") {
+    const KnownData* x = known_input(c, "x");
+    if (x) fold_reduce_all(c, *x, op == "sum" ? '+' : op == "prod" ? '*' : op == "max" ? 'M' : 'm');
   } else if (op == "floor") {
     const KnownData* x = known_input(c, "x");
     if (!x) return;

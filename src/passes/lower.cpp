@@ -93,9 +93,19 @@ class Lowerer {
       const ValueId v = op.operands[i];
       if (!v.valid()) continue;
       if (sig->operands[i].mutable_attr && attr_known(v)) continue;
+      if (size_from_output_dims(op, sig->operands[i].name, v)) continue;
       out.push_back(v);
     }
     return out;
+  }
+
+  /// An interpolation size input left out under LowerOptions::sizes_from_output_dims: its integer contents are
+  /// known, so the shape rule put them in the output's dims.
+  bool size_from_output_dims(const Op& op, const std::string& input, ValueId v) const {
+    if (!options_.sizes_from_output_dims || !v.valid() || (input != "out_size" && input != "size_tensor")) return false;
+    const std::string& name = signature_.at(op.id.index)->op->name;
+    if (name != "nearest_interp" && name != "bilinear_interp") return false;
+    return attr_known(v);
   }
 
   /// A mutable attribute's operand whose contents are known (statically or as symbol expressions).
@@ -306,7 +316,7 @@ class Lowerer {
       arg->optional = in->optional;
       auto idx = operand_index(sig, item);
       const ValueId v = idx && *idx < op.operands.size() ? op.operands[*idx] : ValueId{};
-      if (!v.valid()) {
+      if (!v.valid() || size_from_output_dims(op, item, v)) {
         arg->kind = ArgKind::kAbsentTensor;
         return true;
       }

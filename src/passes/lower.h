@@ -20,6 +20,11 @@ struct LowerOptions {
   /// Values with static known contents of at most this many elements become constants (a splat of any
   /// size too); larger ones keep the call that computes them.
   int64_t max_constant_elements = 4096;
+  /// Interpolation's out_size / size_tensor inputs whose contents are known at generation time (constants or
+  /// expressions of the dims: `size=[h * 2, w * 2]` from paddle.shape) are left out (absent): the output's dims
+  /// already hold them. For backends whose interpolation kernel takes the size from the output's dims (--target
+  /// cuda), so that the ops computing those tensors (shape64, slice, scale, ...) are not called.
+  bool sizes_from_output_dims = false;
 };
 
 /// Lowers the top-level block. Errors at the op: an op without a kernel (`invoke`/composite-only ops, or

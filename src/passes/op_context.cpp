@@ -4,7 +4,90 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace kforge::passes::detail {
+
+namespace {
+
+/// Ops whose output's size or values depend on the data of their inputs, not only on their dims: where the trail of
+/// an unknown shape value ends at one of these, no generation-time analysis can know it.
+bool is_data_dependent_op(const ir::Op& op) {
+  static const char* const kNames[] = {"nonzero", "masked_select", "unique", "unique_consecutive", "where_index"};
+  for (const char* n : kNames) {
+    if (op.name == n) return true;
+  }
+  return false;
+}
+
+bool is_program_input_op(const ir::Op& op) {
+  return (op.dialect == "pd_op" && (op.name == "data" || op.name == "feed")) ||
+         (op.dialect == "builtin" && op.name == "parameter");
+}
+
+}  // namespace
+
+std::string OpContext::runtime_value(const std::string& name) {
+  // Known, but as expressions of the dims: the rule needed constants (an axis, a permutation, strides).
+  if (std::optional<std::vector<SymExpr>> values = ints(name)) {
+    return fmt::format("the value of '{}' is known only as {}, an expression of the dynamic input dims; kforge needs "
+                       "a constant here",
+                       name, to_string(*values));
+  }
+  const std::string head =
+      fmt::format("the output shape depends on the run-time value of '{}', which kforge cannot know when it generates "
+                  "code",
+                  name);
+  ir::ValueId v = operand(name);
+  // Follow the first operand whose contents are unknown, back to where the unknown starts. Values are SSA, so the
+  // walk ends; the bound only guards against a malformed program.
+  for (int step = 0; v.valid() && step < 10000; ++step) {
+    const ir::Value& value = program_.value(v);
+    const ir::OpId def = program_.defining_op(v);
+    if (value.kind == ir::ValueKind::kBlockArgument || !def.valid()) {
+      notes_.push_back({value.loc, "the value comes from here"});
+      return head + ": it is read from the data of a block argument, not computed from dims";
+    }
+    const ir::Op& producer = program_.op(def);
+    // As the analysis names ops: program YAML spells Paddle's ops without their dialect.
+    const std::string pname = program_.format == ir::SourceFormat::kProgramYaml && producer.dialect == "pd_op"
+                                  ? producer.name
+                                  : producer.full_name();
+    if (is_program_input_op(producer)) {
+      const std::string what = producer.name == "parameter" ? "parameter" : "program input";
+      notes_.push_back({producer.loc, fmt::format("'{}' is read here", value.name.empty() ? pname : value.name)});
+      return fmt::format("{}: it is computed from the data of the {} '{}', not only from its dims", head, what,
+                         value.name.empty() ? value.source_id : value.name);
+    }
+    if (is_data_dependent_op(producer)) {
+      notes_.push_back({producer.loc, fmt::format("'{}' is here", pname)});
+      return fmt::format("{}: it comes from '{}', whose output size depends on the data of its input", head, pname);
+    }
+    // The next value back: the first operand (or element of a combined list) whose contents are unknown.
+    ir::ValueId next;
+    for (ir::ValueId in : producer.operands) {
+      if (!in.valid()) continue;
+      const ValueInfo& info = analysis_.values.at(in.index);
+      if (info.is_vector) {
+        bool all_known = true;
+        for (const ValueInfo& e : info.elements) all_known = all_known && e.data.has_value();
+        if (all_known) continue;
+      } else if (info.data) {
+        continue;
+      }
+      next = in;
+      break;
+    }
+    if (!next.valid()) {
+      notes_.push_back({producer.loc, fmt::format("'{}' is here", pname)});
+      return fmt::format("{}: '{}' computes it from values kforge knows, but kforge does not evaluate '{}' at "
+                         "generation time",
+                         head, pname, pname);
+    }
+    v = next;
+  }
+  return head;
+}
 
 OpContext::OpContext(const ir::Program& program, const ir::Op& op, const opdef::PirOpSignature& sig, Analysis& analysis)
     : program_(program), op_(op), sig_(sig), analysis_(analysis), params_(sig.op->effective_infer_meta_param()) {}

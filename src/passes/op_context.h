@@ -10,6 +10,7 @@
 #include "passes/analysis.h"
 #include "passes/op_set.h"
 #include "program/program.h"
+#include "support/diagnostics.h"
 
 namespace kforge::passes::detail {
 
@@ -63,6 +64,14 @@ class OpContext {
   /// (AnalysisOptions::equal_broadcast_dims), records each such pair at this op (Analysis::dim_equalities).
   std::optional<SymShape> broadcast(const SymShape& x, const SymShape& y);
 
+  /// The problem of a rule that needs the contents of argument `name` (a shape, start, end, ...) where they are not
+  /// known at generation time: the message says why, traced back through the ops that computed the value to where
+  /// the trail ends (the data of a program input, an op whose output size depends on data, an op kforge does not
+  /// evaluate), and a note at that op is added to notes() for the caller to attach to the error.
+  std::string runtime_value(const std::string& name);
+  /// Notes for the error the rule returns (runtime_value's).
+  const std::vector<DiagNote>& notes() const { return notes_; }
+
   /// The analysis being filled.
   Analysis& analysis() { return analysis_; }
   const ir::Program& program() const { return program_; }
@@ -75,6 +84,7 @@ class OpContext {
   const opdef::PirOpSignature& sig_;
   Analysis& analysis_;
   std::vector<std::string> params_;
+  std::vector<DiagNote> notes_;
 };
 
 /// The shape rule for infer_meta function `func`; sets every result's dtype and dims. Returns "" on

@@ -37,4 +37,27 @@ std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std:
   return fmt::format("dtype conflict: {} is {}, {} is {}", what_a, ir::dtype_name(a), what_b, ir::dtype_name(b));
 }
 
+std::optional<SymShape> reduce_dims(const SymShape& x, const std::vector<int64_t>& axis, bool keepdim, std::string* why) {
+  const int64_t rank = static_cast<int64_t>(x.size());
+  std::vector<bool> reduced(x.size(), axis.empty());
+  for (int64_t ax : axis) {
+    if (rank == 0 && (ax == 0 || ax == -1)) continue;
+    int64_t d = 0;
+    if (!normalize_axis(ax, rank, &d)) {
+      *why = fmt::format("axis {} is out of range for rank {}", ax, rank);
+      return std::nullopt;
+    }
+    reduced[d] = true;
+  }
+  SymShape out;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (!reduced[i]) {
+      out.push_back(x[i]);
+    } else if (keepdim) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
 }  // namespace kforge::passes::detail

@@ -23,6 +23,10 @@ namespace kforge::passes::detail {
 std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y,
                                          std::vector<std::pair<SymExpr, SymExpr>>* taken_equal = nullptr);
 
+/// Paddle's reduce shape rule over symbolic dims: `axis` empty reduces every dim; reduced dims become 1 with keepdim
+/// and disappear without it. nullopt (and the reason in *why) for an axis out of range.
+std::optional<SymShape> reduce_dims(const SymShape& x, const std::vector<int64_t>& axis, bool keepdim, std::string* why);
+
 /// "dtype conflict: WHAT_A is A, WHAT_B is B".
 std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std::string& what_b, ir::DataType b);
 

@@ -37,11 +37,7 @@ struct Args {
   const std::string& name(size_t i) const { return c.param(i); }
 };
 
-std::string runtime_value(const Args& a, size_t i) {
-  return fmt::format("the output shape depends on the run-time value of '{}', which kforge cannot know when it "
-                     "generates code",
-                     a.name(i));
-}
+std::string runtime_value(const Args& a, size_t i) { return a.c.runtime_value(a.name(i)); }
 
 #define REQUIRE_TENSOR(var, index)                                                                   \
   const ValueInfo* var = a.tensor(index);                                                            \
@@ -52,6 +48,12 @@ std::string runtime_value(const Args& a, size_t i) {
   auto var##_opt = a.c.static_ints(a.name(index));          \
   if (!var##_opt) return runtime_value(a, index);           \
   const std::vector<int64_t>& var = *var##_opt;
+
+// An int list that may hold expressions of the dims (the contents of a tensor computed from them).
+#define REQUIRE_SYMBOLIC_INTS(var, index)          \
+  auto var##_opt = a.c.ints(a.name(index));        \
+  if (!var##_opt) return runtime_value(a, index);  \
+  const std::vector<SymExpr>& var = *var##_opt;
 
 #define REQUIRE_STATIC_INT(var, index)              \
   auto var##_opt = a.c.static_int(a.name(index));   \
@@ -477,12 +479,21 @@ std::optional<SymExpr> slice_count(const SymExpr& n, int64_t start, int64_t end,
   return e - s;
 }
 
+/// slice_count for starts and ends that may be expressions of the dims (passes/axis.h slice_bound); two constants
+/// keep slice_count's rules and messages.
+std::optional<SymExpr> slice_count_of(const SymExpr& n, const SymExpr& start, const SymExpr& end, std::string* why) {
+  auto cs = start.constant(), ce = end.constant();
+  if (cs && ce) return slice_count(n, *cs, *ce, why);
+  // An end before the start is an error in the kernel (as in Paddle), not an empty slice: no max(..., 0).
+  return slice_bound(n, end, true) - slice_bound(n, start, false);
+}
+
 std::string slice(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
   REQUIRE_STATIC_INTS(axes, 1);
-  REQUIRE_STATIC_INTS(starts, 2);
-  REQUIRE_STATIC_INTS(ends, 3);
+  REQUIRE_SYMBOLIC_INTS(starts, 2);
+  REQUIRE_SYMBOLIC_INTS(ends, 3);
   REQUIRE_STATIC_INTS(decrease_axis, 5);
   if (starts.size() != axes.size() || ends.size() != axes.size()) {
     return fmt::format("axes, starts and ends have {}, {} and {} values; they must match", axes.size(), starts.size(),
@@ -497,7 +508,7 @@ std::string slice(OpContext& c) {
     if (seen[ax]) return fmt::format("axis {} is sliced twice", axes[i]);
     seen[ax] = true;
     std::string why;
-    auto count = slice_count(x->dims[ax], starts[i], ends[i], &why);
+    auto count = slice_count_of(x->dims[ax], starts[i], ends[i], &why);
     if (!count) return why;
     counts[ax] = *count;
   }
@@ -522,8 +533,8 @@ std::string strided_slice(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
   REQUIRE_STATIC_INTS(axes, 1);
-  REQUIRE_STATIC_INTS(starts, 2);
-  REQUIRE_STATIC_INTS(ends, 3);
+  REQUIRE_SYMBOLIC_INTS(starts, 2);
+  REQUIRE_SYMBOLIC_INTS(ends, 3);
   REQUIRE_STATIC_INTS(strides, 4);
   if (starts.size() != axes.size() || ends.size() != axes.size() || strides.size() != axes.size()) {
     return "axes, starts, ends and strides must have the same number of values";
@@ -534,19 +545,31 @@ std::string strided_slice(OpContext& c) {
     int64_t ax = 0;
     if (!normalize_axis(axes[i], rank, &ax)) return bad_axis(axes[i], rank);
     auto cn = x->dims[ax].constant();
-    if (!cn) return fmt::format("strided_slice of the dynamic axis {} is not supported", ax);
+    const std::optional<int64_t> cs = starts[i].constant(), ce = ends[i].constant();
+    if (!cn || !cs || !ce) {
+      // A dynamic axis, or bounds that are expressions of the dims (`x[:, ::2]` of a dynamic width): forward
+      // steps only, with slice's rule for where the bounds land (passes/axis.h slice_bound).
+      if (strides[i] <= 0) {
+        return fmt::format("strided_slice with stride {} of the axis {}, whose size or bounds are known only at run "
+                           "time, is not supported",
+                           strides[i], ax);
+      }
+      const SymExpr& n = x->dims[ax];
+      dims[ax] = SymExpr::ceil_div(slice_bound(n, ends[i], true) - slice_bound(n, starts[i], false), strides[i]);
+      continue;
+    }
     const int64_t n = *cn, step = strides[i];
-    int64_t start = starts[i], end = ends[i];
+    int64_t start = *cs, end = *ce;
     if (step == 0) return fmt::format("stride on axis {} is 0", ax);
     if (start < 0) start = std::max<int64_t>(start + n, 0);
     if (end < 0 && !(end == -1 && step < 0)) end = std::max<int64_t>(end + n, 0);
     if (step > 0) {
-      if (start > end) return fmt::format("on axis {} start {} is after end {} with a positive stride", ax, starts[i], ends[i]);
+      if (start > end) return fmt::format("on axis {} start {} is after end {} with a positive stride", ax, *cs, *ce);
       start = std::min(start, n);
       end = std::min(end, n);
       dims[ax] = (end - start + step - 1) / step;
     } else {
-      if (start < end) return fmt::format("on axis {} start {} is before end {} with a negative stride", ax, starts[i], ends[i]);
+      if (start < end) return fmt::format("on axis {} start {} is before end {} with a negative stride", ax, *cs, *ce);
       const int64_t left = std::max<int64_t>(end + 1, 0), right = std::min(start + 1, n);
       dims[ax] = right > left ? (right - left + (-step) - 1) / (-step) : 0;
     }
@@ -637,29 +660,6 @@ std::string layer_norm(OpContext& c) {
   return "";
 }
 
-std::optional<SymShape> reduce_dims(const SymShape& x, const std::vector<int64_t>& axis, bool keepdim, std::string* why) {
-  const int64_t rank = static_cast<int64_t>(x.size());
-  std::vector<bool> reduced(x.size(), axis.empty());
-  for (int64_t ax : axis) {
-    if (rank == 0 && (ax == 0 || ax == -1)) continue;
-    int64_t d = 0;
-    if (!normalize_axis(ax, rank, &d)) {
-      *why = bad_axis(ax, rank);
-      return std::nullopt;
-    }
-    reduced[d] = true;
-  }
-  SymShape out;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (!reduced[i]) {
-      out.push_back(x[i]);
-    } else if (keepdim) {
-      out.push_back(1);
-    }
-  }
-  return out;
-}
-
 std::string sum(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);
@@ -744,9 +744,12 @@ const std::map<std::string, Rule>& rules() {
 bool has_math_shape_rule(const std::string& func);
 std::string run_math_shape_rule(const std::string& func, OpContext& ctx);
 const std::map<std::string, std::string (*)(OpContext&)>& index_nn_shape_rules();
+// issue 34's GraphNet ops: shape_rules_graphnet.cpp
+const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules();
 
 bool has_shape_rule(const std::string& func) {
-  return rules().contains(func) || index_nn_shape_rules().contains(func) || has_math_shape_rule(func);
+  return rules().contains(func) || index_nn_shape_rules().contains(func) || graphnet_shape_rules().contains(func) ||
+         has_math_shape_rule(func);
 }
 
 std::string run_shape_rule(const std::string& func, OpContext& ctx) {
@@ -754,6 +757,8 @@ std::string run_shape_rule(const std::string& func, OpContext& ctx) {
   if (it != rules().end()) return it->second(ctx);
   auto more = index_nn_shape_rules().find(func);
   if (more != index_nn_shape_rules().end()) return more->second(ctx);
+  auto graphnet = graphnet_shape_rules().find(func);
+  if (graphnet != graphnet_shape_rules().end()) return graphnet->second(ctx);
   return has_math_shape_rule(func) ? run_math_shape_rule(func, ctx) : "unknown-rule";
 }
 

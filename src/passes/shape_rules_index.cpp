@@ -33,7 +33,7 @@ bool may_equal(const SymExpr& a, const SymExpr& b) { return a == b || !a.is_cons
 #define STATIC_INTS(var, index)                                                                                 \
   auto var##_opt = c.static_ints(c.param(index));                                                               \
   if (!var##_opt) {                                                                                             \
-    return fmt::format("the value of '{}' must be known when kforge generates code", c.param(index));          \
+    return c.runtime_value(c.param(index));                                                                     \
   }                                                                                                             \
   const std::vector<int64_t>& var = *var##_opt;
 
@@ -117,7 +117,7 @@ std::string scatter(OpContext& c) {
 std::string tile(OpContext& c) {
   TENSOR(x, 0);
   auto repeat = c.ints(c.param(1));
-  if (!repeat) return fmt::format("the value of '{}' must be known when kforge generates code", c.param(1));
+  if (!repeat) return c.runtime_value(c.param(1));
   const size_t rank = std::max(x->dims.size(), repeat->size());
   if (rank > 9) return fmt::format("tiling to rank {} exceeds 9", rank);
   SymShape dims(rank);
@@ -166,7 +166,11 @@ std::string flip(OpContext& c) {
 
 std::string pad3d(OpContext& c) {
   TENSOR(x, 0);
-  STATIC_INTS(paddings, 1);
+  // Paddings may be expressions of the dims (padding up to a multiple: `(32 - h % 32) % 32`), taken as >= 0; the
+  // kernel checks them against these dims at run time.
+  auto paddings_opt = c.ints(c.param(1));
+  if (!paddings_opt) return c.runtime_value(c.param(1));
+  const std::vector<SymExpr>& paddings = *paddings_opt;
   const std::string mode = c.string_value(c.param(2)).value_or("constant");
   const std::string format = c.string_value(c.param(4)).value_or("NCDHW");
   if (x->dims.size() != 5) return fmt::format("x must be 5-D, got {}", to_string(x->dims));
@@ -179,13 +183,15 @@ std::string pad3d(OpContext& c) {
   const size_t spatial0 = format == "NDHWC" ? 1 : 2;
   for (size_t d = 0; d < 3; ++d) {
     // paddings run from the last spatial dim: [left, right, top, bottom, front, back].
-    const int64_t before = paddings[2 * (2 - d)], after = paddings[2 * (2 - d) + 1];
-    if (before < 0 || after < 0) return "paddings must not be negative";
+    const SymExpr& before = paddings[2 * (2 - d)];
+    const SymExpr& after = paddings[2 * (2 - d) + 1];
+    const std::optional<int64_t> b = before.constant(), a = after.constant();
+    if ((b && *b < 0) || (a && *a < 0)) return "paddings must not be negative";
     const SymExpr& in = x->dims[spatial0 + d];
-    if (auto n = in.constant(); n && mode == "reflect" && (before >= *n || after >= *n)) {
-      return fmt::format("reflect padding ({}, {}) must be smaller than the dim size {}", before, after, *n);
+    if (auto n = in.constant(); n && b && a && mode == "reflect" && (*b >= *n || *a >= *n)) {
+      return fmt::format("reflect padding ({}, {}) must be smaller than the dim size {}", *b, *a, *n);
     }
-    dims[spatial0 + d] = in + (before + after);
+    dims[spatial0 + d] = in + before + after;
   }
   c.set_result(0, x->dtype, dims);
   return "";

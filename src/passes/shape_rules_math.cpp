@@ -19,11 +19,7 @@ using ir::DataType;
 /// Runs a rule; the result is "" or the problem.
 using Rule = std::function<std::string(OpContext&)>;
 
-std::string runtime_value(OpContext& c, size_t i) {
-  return fmt::format("the output shape depends on the run-time value of '{}', which kforge cannot know when it "
-                     "generates code",
-                     c.param(i));
-}
+std::string runtime_value(OpContext& c, size_t i) { return c.runtime_value(c.param(i)); }
 
 #define REQUIRE_TENSOR(var, index)                                                                        \
   const ValueInfo* var = c.tensor(c.param(index));                                                        \
@@ -177,14 +173,17 @@ std::string arange(OpContext& c) {
     c.set_result(0, dtype, {SymExpr(size)});
     return "";
   }
-  // An integer range whose end is a symbol expression (e.g. a dim of an input): ceil((end - start) / step).
-  if (!floating && start.value && end.integer) {
-    const int64_t s = static_cast<int64_t>(*start.value), st = static_cast<int64_t>(*step.value);
-    const SymExpr size = st > 0 ? SymExpr::ceil_div(*end.integer - s, st) : SymExpr::ceil_div(SymExpr(s) - *end.integer, -st);
+  // An integer range whose start or end is an expression of the dims (`arange(x.shape[1])`, `arange(n - 1, 2 * n)`):
+  // ceil((end - start) / step) for a constant step. The program is taken to count in the step's direction (Paddle
+  // refuses the other); the arange kernel checks its size against these dims at run time.
+  if (!floating && start.integer && end.integer && step.integer) {
+    const int64_t st = static_cast<int64_t>(*step.value);
+    const SymExpr size = st > 0 ? SymExpr::ceil_div(*end.integer - *start.integer, st)
+                                : SymExpr::ceil_div(*start.integer - *end.integer, -st);
     c.set_result(0, dtype, {size});
     return "";
   }
-  return runtime_value(c, start.value ? 1 : 0);
+  return runtime_value(c, !start.integer ? 0 : !end.integer ? 1 : 2);
 }
 
 std::string one_hot(OpContext& c) {

@@ -142,7 +142,7 @@ SymExpr conv_out(const SymExpr& in, int64_t k, int64_t dilation, int64_t p0, int
 
 #define ARG_INTS(var, index)                                                                             \
   auto var##_opt = c.static_ints(c.param(index));                                                        \
-  if (!var##_opt) return fmt::format("the value of '{}' must be known when kforge generates code", c.param(index)); \
+  if (!var##_opt) return c.runtime_value(c.param(index));                                               \
   const std::vector<int64_t>& var = *var##_opt;
 
 #define ARG_TENSOR(var, index)                                                                          \
@@ -367,30 +367,82 @@ std::string pool2d_rule(OpContext& c) {
   return "";
 }
 
+namespace {
+
+/// linear_interp: a 3-D x, [N, C, W] ("NCW", which Paddle spells "NCHW") or [N, W, C] ("NWC" / "NHWC"); the
+/// output width from size_tensor (one tensor), out_size (one value), scale (its first value) or out_w.
+std::string interpolate_1d_rule(OpContext& c, const ValueInfo& x) {
+  if (x.dims.size() != 3) return fmt::format("x must be 3-D ([N, C, W] or [N, W, C]), got {}", to_string(x.dims));
+  const std::string data_format = c.string_value(c.param(4)).value_or("NCHW");
+  const bool last = data_format == "NWC" || data_format == "NHWC";
+  if (!last && data_format != "NCW" && data_format != "NCHW") {
+    return fmt::format("data_format must be NCW or NWC, got \"{}\"", data_format);
+  }
+  const SymExpr in_w = last ? x.dims[1] : x.dims[2];
+  SymExpr out_w = c.static_int(c.param(7)).value_or(0);
+  const std::string runtime = "the output size comes from a tensor whose value kforge cannot know when it generates code";
+  const std::vector<const ValueInfo*> size_tensor = c.tensors(c.param(2));
+  const ValueInfo* out_size = c.tensor(c.param(1));
+  const ValueInfo* scale_tensor = c.tensor(c.param(3));
+  if (!size_tensor.empty()) {
+    if (size_tensor.size() != 1) return fmt::format("size_tensor must hold 1 tensor, got {}", size_tensor.size());
+    if (!size_tensor[0]->data || size_tensor[0]->data->numel() != 1) return runtime;
+    out_w = size_tensor[0]->data->int_at(0);
+  } else {
+    std::vector<double> scales = c.floats(c.param(8));
+    if (scale_tensor) {
+      if (!scale_tensor->data || !scale_tensor->data->is_static()) return runtime;
+      scales.clear();
+      for (int64_t i = 0; i < scale_tensor->data->numel(); ++i) scales.push_back(scale_tensor->data->float_at(i));
+      if (scales.empty()) return "scale_tensor is empty";
+    }
+    if (!scales.empty()) {
+      const float sw = static_cast<float>(scales[0]);
+      if (!(sw > 0.f)) return fmt::format("scale must be positive, got {}", sw);
+      auto scaled = scaled_dim(in_w, sw);
+      if (!scaled) {
+        return fmt::format("scale {} of a dynamic width is not supported: kforge computes Paddle's int(in * scale) "
+                           "over a dynamic dim only for scales m / 2^k with m < 256 (2, 0.5, 1.5, ...)",
+                           sw);
+      }
+      out_w = *scaled;
+    }
+    if (out_size) {
+      if (!out_size->data || out_size->data->numel() != 1) return runtime;
+      out_w = out_size->data->int_at(0);
+    }
+  }
+  if (auto v = out_w.constant(); v && *v <= 0) return fmt::format("output width {} must be positive", *v);
+  c.set_result(0, x.dtype, last ? SymShape{x.dims[0], out_w, x.dims[2]} : SymShape{x.dims[0], x.dims[1], out_w});
+  return "";
+}
+
+}  // namespace
+
 std::string interpolate_rule(OpContext& c) {
   // (x, out_size, size_tensor, scale_tensor, data_format, out_d, out_h, out_w, scale, interp_method,
   //  align_corners, align_mode)
   ARG_TENSOR(x, 0);
+  if (c.base_name() == "linear_interp") return interpolate_1d_rule(c, *x);
   const std::string data_format = c.string_value(c.param(4)).value_or("NCHW");
   Layout l;
   if (std::string e = read_layout(data_format, *x, "x", &l); !e.empty()) return e;
   if (l.format == Format::kBlocked8) return "interpolation does not take data_format \"NCHW8c\"";
   SymExpr out_h = c.static_int(c.param(6)).value_or(0), out_w = c.static_int(c.param(7)).value_or(0);
-  const std::string runtime = "the output size comes from a tensor whose value kforge cannot know when it generates code";
   const std::vector<const ValueInfo*> size_tensor = c.tensors(c.param(2));
   const ValueInfo* out_size = c.tensor(c.param(1));
   const ValueInfo* scale_tensor = c.tensor(c.param(3));
   if (!size_tensor.empty()) {
     if (size_tensor.size() != 2) return fmt::format("size_tensor must hold 2 tensors, got {}", size_tensor.size());
     for (const ValueInfo* t : size_tensor) {
-      if (!t->data || t->data->numel() != 1) return runtime;
+      if (!t->data || t->data->numel() != 1) return c.runtime_value(c.param(2));
     }
     out_h = size_tensor[0]->data->int_at(0);
     out_w = size_tensor[1]->data->int_at(0);
   } else {
     std::vector<double> scales = c.floats(c.param(8));
     if (scale_tensor) {
-      if (!scale_tensor->data || !scale_tensor->data->is_static()) return runtime;
+      if (!scale_tensor->data || !scale_tensor->data->is_static()) return c.runtime_value(c.param(3));
       scales.clear();
       for (int64_t i = 0; i < scale_tensor->data->numel(); ++i) scales.push_back(scale_tensor->data->float_at(i));
       if (scales.empty()) return "scale_tensor is empty";
@@ -408,7 +460,8 @@ std::string interpolate_rule(OpContext& c) {
       out_w = *scaled_w;
     }
     if (out_size) {
-      if (!out_size->data || out_size->data->numel() != 2) return runtime;
+      if (!out_size->data) return c.runtime_value(c.param(1));
+      if (out_size->data->numel() != 2) return fmt::format("out_size must hold 2 values, got {}", out_size->data->numel());
       out_h = out_size->data->int_at(0);
       out_w = out_size->data->int_at(1);
     }

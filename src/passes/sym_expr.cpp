@@ -191,11 +191,46 @@ SymExpr operator*(const SymExpr& a, const SymExpr& b) {
 bool operator==(const SymExpr& a, const SymExpr& b) { return compare_expr(a, b) == 0; }
 bool operator<(const SymExpr& a, const SymExpr& b) { return compare_expr(a, b) < 0; }
 
+namespace {
+
+/// a = whole * c + rest, where `whole` gathers the terms of a whose coefficient c divides: then
+/// floor_div(a, c) = whole + floor_div(rest, c) and likewise for ceil_div, exactly, for any integer values. So
+/// `floor_div(4 * floor_div(h, 4) + 4 - h, 4)` (a remainder's quotient) is `floor_div(h, 4) + 1 + floor_div(-h, 4)`.
+/// False when no term divides (nothing to split).
+bool split_multiples(const SymExpr& a, int64_t c, SymExpr* whole, SymExpr* rest) {
+  std::vector<SymExpr::Term> whole_terms, rest_terms;
+  for (const SymExpr::Term& t : a.terms()) {
+    if (t.coeff % c == 0) whole_terms.push_back({t.coeff / c, t.atoms});
+    else rest_terms.push_back(t);
+  }
+  if (whole_terms.empty()) return false;
+  *whole = SymExprBuilder::make(std::move(whole_terms));
+  *rest = SymExprBuilder::make(std::move(rest_terms));
+  return true;
+}
+
+/// True when every term of a non-zero `e` has a negative coefficient: floor_div(e, c) is then spelled
+/// -ceil_div(-e, c) (and the reverse), one form for `floor_div(-h, 4)` and `-ceil_div(h, 4)`.
+bool all_negative(const SymExpr& e) {
+  if (e.terms().empty()) return false;
+  for (const SymExpr::Term& t : e.terms()) {
+    if (t.coeff >= 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 SymExpr SymExpr::floor_div(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return floor_div_int(*ca, *cb);
   if (cb && *cb == 1) return a;
   if (auto q = SymExprBuilder::exact_div(a, b)) return *q;
+  if (cb && *cb > 1) {
+    SymExpr whole, rest;
+    if (split_multiples(a, *cb, &whole, &rest)) return whole + floor_div(rest, b);
+    if (all_negative(a)) return -ceil_div(-a, b);
+  }
   Atom atom;
   atom.kind = Atom::Kind::kFloorDiv;
   atom.lhs = a;
@@ -208,6 +243,11 @@ SymExpr SymExpr::ceil_div(const SymExpr& a, const SymExpr& b) {
   if (ca && cb) return ceil_div_int(*ca, *cb);
   if (cb && *cb == 1) return a;
   if (auto q = SymExprBuilder::exact_div(a, b)) return *q;
+  if (cb && *cb > 1) {
+    SymExpr whole, rest;
+    if (split_multiples(a, *cb, &whole, &rest)) return whole + ceil_div(rest, b);
+    if (all_negative(a)) return -floor_div(-a, b);
+  }
   Atom atom;
   atom.kind = Atom::Kind::kCeilDiv;
   atom.lhs = a;
@@ -217,13 +257,30 @@ SymExpr SymExpr::ceil_div(const SymExpr& a, const SymExpr& b) {
 
 namespace {
 
-/// True when `e` is provably >= 0: symbols are dims (never negative), so a polynomial in symbols alone with
-/// no negative coefficient is.
-bool provably_non_negative(const SymExpr& e) {
+/// An atom that is provably >= 0 (see SymExpr::provably_non_negative): a symbol; a floor or ceil division of a
+/// non-negative expression by a positive one; a max with one non-negative side; a min of two.
+bool atom_non_negative(const SymExpr::Atom& a) {
+  switch (a.kind) {
+    case SymExpr::Atom::Kind::kSymbol: return true;
+    case SymExpr::Atom::Kind::kFloorDiv:
+    case SymExpr::Atom::Kind::kCeilDiv:
+      return a.lhs.provably_non_negative() && a.rhs.provably_non_negative() && !(a.rhs.constant() == int64_t{0});
+    case SymExpr::Atom::Kind::kMax: return a.lhs.provably_non_negative() || a.rhs.provably_non_negative();
+    case SymExpr::Atom::Kind::kMin: return a.lhs.provably_non_negative() && a.rhs.provably_non_negative();
+  }
+  return false;
+}
+
+}  // namespace
+
+namespace {
+
+/// No negative coefficient, every atom non-negative: the direct test of provably_non_negative.
+bool terms_non_negative(const SymExpr& e) {
   for (const SymExpr::Term& t : e.terms()) {
     if (t.coeff < 0) return false;
     for (const SymExpr::AtomPtr& a : t.atoms) {
-      if (a->kind != SymExpr::Atom::Kind::kSymbol) return false;
+      if (!atom_non_negative(*a)) return false;
     }
   }
   return true;
@@ -231,12 +288,36 @@ bool provably_non_negative(const SymExpr& e) {
 
 }  // namespace
 
+bool SymExpr::provably_non_negative() const {
+  // Symbols are dims (never negative), and so is every atom atom_non_negative accepts: a polynomial in such
+  // atoms with no negative coefficient is >= 0 whatever their values.
+  if (terms_non_negative(*this)) return true;
+  // Else a lower bound: a term -c * floor_div(p, k) (p >= 0, k >= 1) is at least -c * p, so `n - floor_div(n, 2)`
+  // (what a slice from the middle keeps) is >= n - n = 0.
+  SymExpr bound;
+  bool replaced = false;
+  for (const Term& t : terms_) {
+    SymExpr term;
+    term.terms_.push_back(t);
+    if (t.coeff < 0 && t.atoms.size() == 1 && t.atoms[0]->kind == Atom::Kind::kFloorDiv) {
+      const Atom& a = *t.atoms[0];
+      auto k = a.rhs.constant();
+      if (k && *k >= 1 && terms_non_negative(a.lhs)) {
+        term = SymExpr(t.coeff) * a.lhs;
+        replaced = true;
+      }
+    }
+    bound += term;
+  }
+  return replaced && terms_non_negative(bound);
+}
+
 SymExpr SymExpr::max(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return std::max(*ca, *cb);
   if (a == b) return a;
-  if (provably_non_negative(a - b)) return a;
-  if (provably_non_negative(b - a)) return b;
+  if ((a - b).provably_non_negative()) return a;
+  if ((b - a).provably_non_negative()) return b;
   Atom atom;
   atom.kind = Atom::Kind::kMax;
   atom.lhs = b < a ? b : a;  // commutative: one spelling
@@ -248,8 +329,8 @@ SymExpr SymExpr::min(const SymExpr& a, const SymExpr& b) {
   auto ca = a.constant(), cb = b.constant();
   if (ca && cb) return std::min(*ca, *cb);
   if (a == b) return a;
-  if (provably_non_negative(a - b)) return b;
-  if (provably_non_negative(b - a)) return a;
+  if ((a - b).provably_non_negative()) return b;
+  if ((b - a).provably_non_negative()) return a;
   Atom atom;
   atom.kind = Atom::Kind::kMin;
   atom.lhs = b < a ? b : a;

@@ -45,6 +45,10 @@ class SymExpr {
   std::optional<int64_t> constant() const;
   /// True when the expression is exactly one symbol; `id` gets it.
   bool is_symbol(uint32_t* id = nullptr) const;
+  /// True when the expression is >= 0 for every value of its symbols (which are dims, never negative): a
+  /// polynomial with no negative coefficient over symbols and over divisions, max and min of such expressions.
+  /// False says nothing (`s0 - 1` is not provably non-negative).
+  bool provably_non_negative() const;
   /// Every symbol the expression mentions, sorted, without repeats.
   std::vector<uint32_t> symbols() const;
 

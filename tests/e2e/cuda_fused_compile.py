@@ -101,6 +101,13 @@ PROGRAMS = [
     ("tests/golden/compile-cuda-relu6-depthwise/program.yaml", "inverted_residual", ["--cuda-graph"],
      ["tests/golden/compile-cuda-conv/ops.yaml", "tests/golden/compile-cuda-conv-nhwc/transpose.yaml",
       "tests/golden/compile-cuda-conv/fusion.yaml"]),
+    # Issue 34's ops that are pure fused expressions: share_data_ (the identity, fused with a scale), bce_loss
+    # (elementwise after a sigmoid), min / any / all as reductions (any of a bool mask, all of a float input).
+    ("tests/paddle/share_data_float32/inference.json", "paddle_share_data", []),
+    ("tests/paddle/bce_loss/inference.json", "paddle_bce_loss", []),
+    ("tests/paddle/min_all/inference.json", "paddle_min_all", []),
+    ("tests/paddle/any_bool/inference.json", "paddle_any_bool", []),
+    ("tests/paddle/all_every_axis/inference.json", "paddle_all_every_axis", []),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 # Linked with the GPU check's harness (bench/fusion/gpu_harness.cu) at -O2, one program per library and kind of

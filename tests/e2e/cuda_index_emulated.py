@@ -10,7 +10,7 @@ groups are emulated too (their broadcasts and absorbed transposes are index arit
 with cuDNN convolutions or row groups (warp code) are not emulated: bench/cuda_models/gpu_check.sh runs those on a GPU.
 Every program is generated in a namespace of its own (--namespace) and all of them are built as three translation
 units (every kernels file, every host file, the harness instantiated per class with a main() that picks one by
-name): 97 s for the 48 fixtures program by program on a 2-core machine, 14 s this way. Exit 77 (meson:
+name): 97 s for 48 fixtures program by program on a 2-core machine, 14 s this way. Exit 77 (meson:
 skipped) when g++ is missing.
 """
 import argparse
@@ -33,6 +33,12 @@ CASES = [
     "transpose_fused", "transpose_fused_dynamic", "expand_fused",
     # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float
     "add_broadcast_mid", "where_broadcast", "relu_dynamic", "cast_bool_f32",
+    # shapes, slice starts/ends and arange starts computed from the dynamic dims (issue 33)
+    "reshape_heads_dynamic", "arange_dynamic", "arange_dynamic_start_step", "slice_dynamic_end", "slice_dynamic_start",
+    "expand_dynamic", "position_ids_dynamic", "reshape_stack_dynamic", "reshape_concat_cast_dynamic",
+    "split_shape_dynamic", "prod_shape_dynamic", "full_with_tensor_dynamic", "pad_to_multiple_dynamic",
+    "strided_slice_dynamic", "strided_slice_dynamic_end", "interpolate_size_dynamic", "interpolate_size_dynamic_b2",
+    "bilinear_size_dynamic",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

@@ -140,6 +140,14 @@ OVERRIDES = {
     "bitwise_or": lambda r: [r.integers(-8, 8, (2, 3)).astype("int64"), r.integers(-8, 8, (2, 3)).astype("int64")],
     "bitwise_xor": lambda r: [r.standard_normal((2, 3)) > 0, r.standard_normal((2, 3)) > 0],
     "bitwise_not": lambda r: [r.integers(-8, 8, (2, 3)).astype("int32")],
+    # Issue 34's ops: index tensors, 1-D lists, a probability, images and grids.
+    "gather_nd": lambda r: [f32(r, 2, 3), np().array([[1, 2], [0, -1]], "int64")],
+    "take_along_axis": lambda r: [f32(r, 2, 3), np().array([[2, 0], [1, 1]], "int64"), 1],
+    "meshgrid": lambda r: [[f32(r, 3), f32(r, 2)]],
+    "pad": lambda r: [f32(r, 2, 3), [1, 0, 0, 2], 0.5],
+    "bce_loss": lambda r: [np().abs(f32(r, 2, 3)) / 4, np().abs(f32(r, 2, 3)) / 4],
+    "grid_sample": lambda r: [f32(r, 1, 2, 3, 3), f32(r, 1, 2, 2, 2), None, None, None],
+    "linear_interp": lambda r: [f32(r, 1, 1, 4), None, None, None, "NCHW", 0, 0, 6, [], "linear", False, 0],
 }
 
 

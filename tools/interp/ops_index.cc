@@ -1,4 +1,4 @@
-// The index, data-movement and normalisation ops of issue 11: bilinear_interp, set_value(_with_tensor), gather,
+// The index, data-movement and normalisation ops of issue 11: bilinear_interp (and issue 34's linear_interp), set_value(_with_tensor), gather,
 // index_select, scatter, tile, roll, flip, pad3d, bmm, einsum, group_norm, instance_norm, rms_norm (and its Paddle
 // 3.3 name fused_rms_norm_quant), tril, triu, arange.
 #include "op_helpers.h"
@@ -64,12 +64,14 @@ Status rms_norm(const KernelContext& ctx, const std::vector<RtValue>& in, const 
       });
 }
 
-}  // namespace
-
-void register_index_nn_ops(OpRegistry& r) {
-  // pd_op.bilinear_interp: operands (x, out_size, size_tensor: vector, scale_tensor), all but x optional.
-  r.add("bilinear_interp", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
-                              std::vector<RtValue>& out) -> Status {
+/// pd_op.bilinear_interp and pd_op.linear_interp: operands (x, out_size, size_tensor: vector, scale_tensor), all but
+/// x optional; the same attributes.
+using InterpolateKernel = Status (*)(const KernelContext&, const Tensor&, const Tensor*, kforge::TensorList,
+                                     const Tensor*, const std::string&, int, int, int, const std::vector<float>&,
+                                     const std::string&, bool, int, Tensor*);
+OpFn interpolate(InterpolateKernel kernel) {
+  return [kernel](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                  std::vector<RtValue>& out) -> Status {
     const Tensor* x;
     KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
     const Tensor* out_size = optional_tensor(in, 1);
@@ -95,10 +97,17 @@ void register_index_nn_ops(OpRegistry& r) {
                                          scale, interp_method, align_corners, align_mode, o);
         },
         [&](const KernelContext& c, Tensor* o) {
-          return k::bilinear_interp(c, *x, out_size, size_list, scale_tensor, data_format, out_d, out_h, out_w, scale,
-                                    interp_method, align_corners, align_mode, o);
+          return kernel(c, *x, out_size, size_list, scale_tensor, data_format, out_d, out_h, out_w, scale,
+                        interp_method, align_corners, align_mode, o);
         });
-  });
+  };
+}
+
+}  // namespace
+
+void register_index_nn_ops(OpRegistry& r) {
+  r.add("bilinear_interp", interpolate(k::bilinear_interp));
+  r.add("linear_interp", interpolate(k::linear_interp));  // issue 34
 
   // pd_op.set_value_: operands (x, starts, ends, steps).
   r.add("set_value", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,

@@ -13,7 +13,7 @@ using detail::run_one;
 
 namespace {
 
-/// mean and max: (Tensor x, IntArray axis (mutable), bool keepdim).
+/// mean, max and min: (Tensor x, IntArray axis (mutable), bool keepdim).
 using ReduceKernel = Status (*)(const KernelContext&, const Tensor&, const IntArray&, bool, Tensor*);
 OpFn reduce(ReduceKernel kernel) {
   return [kernel](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
@@ -128,6 +128,7 @@ void register_nn_ops(OpRegistry& r) {
   });
   r.add("mean", reduce(k::mean));
   r.add("max", reduce(k::max));
+  r.add("min", reduce(k::min));
 
   r.add("conv2d", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
                      std::vector<RtValue>& out) -> Status {

@@ -68,6 +68,8 @@ void register_nn_ops(OpRegistry& registry);
 void register_math_ops(OpRegistry& registry);
 // --- data movement / nn ops (issue 11) ---
 void register_index_nn_ops(OpRegistry& registry);
+// --- GraphNet's missing ops (issue 34) ---
+void register_graphnet_ops(OpRegistry& registry);
 
 // ---- helpers for the implementations -------------------------------------------------------------------------
 

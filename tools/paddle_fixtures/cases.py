@@ -24,6 +24,59 @@ def _assign(x, index, value):
     return y
 
 
+def _causal_scores(x):
+    """Attention scores of x with itself, masked by a causal mask of x's dynamic length (BERT/GPT style)."""
+    n = paddle.shape(x)[1]
+    mask = paddle.triu(paddle.full([n, n], float("-inf")), 1)
+    return F.softmax(paddle.matmul(x, x, transpose_y=True) + mask, -1)
+
+
+def _position_ids(x):
+    """Position ids [batch, length] of token ids x [batch, length], as BERT's embeddings make them."""
+    s = paddle.shape(x)
+    return paddle.expand(paddle.arange(s[1]).unsqueeze(0), [s[0], -1])
+
+
+def _upsample_twice(x):
+    """F.interpolate to twice x's dynamic spatial size: out_size from the shape (a DB head's FPN style)."""
+    s = paddle.shape(x)
+    return F.interpolate(x, size=[s[2] * 2, s[3] * 2], mode="nearest")
+
+
+def _split_hw(x):
+    """h, w unpacked from a shape tensor (paddle.split of paddle.shape(x)[2:]), then a reshape by their product."""
+    h, w = paddle.split(paddle.shape(x)[2:], 2)
+    return paddle.reshape(x, paddle.concat([paddle.shape(x)[:2], h * w]))
+
+
+def _unbind_hw(x):
+    """h, w from paddle.unbind of the shape's tail, an upsampling to (h + 1, 2 w)."""
+    h, w = paddle.unbind(paddle.shape(x)[2:])
+    return F.interpolate(x, size=[h + 1, w * 2], mode="nearest")
+
+
+def _bert_like(ids, we, pe, wq, wk, wv):
+    """A BERT/GPT-style block over token ids [batch, length], both dynamic: position ids from arange of the length,
+    heads split by a reshape to [batch, length, 2, -1], a causal mask of the length; every shape from paddle.shape."""
+    s = paddle.shape(ids)
+    pos = paddle.expand(paddle.arange(s[1]).unsqueeze(0), [s[0], -1])
+    h = F.embedding(ids, we) + F.embedding(pos, pe)
+
+    def heads(t):
+        return paddle.transpose(paddle.reshape(t, [s[0], s[1], 2, -1]), [0, 2, 1, 3])
+
+    q, k, v = heads(h @ wq), heads(h @ wk), heads(h @ wv)
+    mask = paddle.triu(paddle.full([s[1], s[1]], float("-inf")), 1)
+    ctx = paddle.matmul(F.softmax(paddle.matmul(q, k, transpose_y=True) * 0.5 + mask, -1), v)
+    return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [s[0], s[1], -1])
+
+
+def _pad_to_multiple(x):
+    """Pads H and W up to a multiple of 4 (a detector's preprocessing): paddings computed from the dynamic dims."""
+    s = paddle.shape(x)
+    return F.pad(x, [0, (4 - s[3] % 4) % 4, 0, (4 - s[2] % 4) % 4], value=0.5)
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -158,7 +211,7 @@ CASES = [
     C("concat_neg_axis_int64", lambda x, y, z: paddle.concat([x, y, z], axis=-1),
       [t(2, 2, 1, dtype="int64"), t(2, 2, 2, dtype="int64"), t(2, 2, 1, dtype="int64")], ops=("concat",)),
     C("stack", lambda x, y: paddle.stack([x, y], axis=1), [t(2, 3), t(2, 3)], ops=("stack",)),
-    C("split_sections", lambda x: paddle.split(x, [1, 3], axis=1), [t(2, 4, 2)], ops=("split",)),
+    C("split_sections", lambda x: paddle.split(x, [1, 3], axis=1), [t(2, 4, 2)], ops=("split_with_num",)),
     C("split_num", lambda x: paddle.split(x, 2, axis=-1), [t(2, 3, 4)], ops=("split_with_num",)),
     C("slice", lambda x: x[:, 1:3], [t(2, 4, 3)], ops=("slice",)),
     C("slice_neg", lambda x: x[-2:, :, 1:], [t(3, 2, 4)], ops=("slice",)),
@@ -229,7 +282,6 @@ CASES = [
     C("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [t(2, 5)], ops=("leaky_relu",), pending=NO_KERNEL),
     C("elu", lambda x: F.elu(x), [t(2, 5)], ops=("elu",), pending=NO_KERNEL),
     C("softplus", lambda x: F.softplus(x), [t(2, 5)], ops=("softplus",), pending=NO_KERNEL),
-    C("min_reduce", lambda x: paddle.min(x, axis=1), [t(2, 3)], ops=("min",), pending=NO_KERNEL),
 
     # --- math/compare ops (issue 11) ---
     *[C(f"hardsigmoid_{dt}", lambda x: F.hardsigmoid(x * 4), [t(2, 5, dtype=dt)], ops=("hardsigmoid",)) for dt in FLOAT],
@@ -394,4 +446,171 @@ CASES = [
     C("causal_mask", lambda x: F.softmax(x + paddle.triu(paddle.full([4, 4], float("-inf")), 1), -1),
       [t(None, 4, 4)], ops=("triu", "softmax")),
     C("arange", lambda x: x + paddle.arange(5).astype("float32"), [t(2, 5)], ops=("arange",)),
+    # ---- shape values from tensors: integer tensors computed from dynamic dims (shape64 -> slice -> scale /
+    # concat / stack / cast) as the shape arguments of other ops; kforge knows them as expressions of the dims ----
+    C("reshape_heads_dynamic", lambda x: paddle.transpose(
+        paddle.reshape(x, [paddle.shape(x)[0], paddle.shape(x)[1], 4, -1]), [0, 2, 1, 3]),
+      [t(None, None, 16, run=(2, 3, 16))], ops=("shape64", "reshape")),
+    C("reshape_heads_dynamic_b3", lambda x: paddle.transpose(
+        paddle.reshape(x, [paddle.shape(x)[0], paddle.shape(x)[1], 4, -1]), [0, 2, 1, 3]),
+      [t(None, None, 16, run=(3, 5, 16))], ops=("shape64", "reshape")),
+    C("full_with_tensor_dynamic", lambda x: x + paddle.full([paddle.shape(x)[0], paddle.shape(x)[1]], 1.5),
+      [t(None, None, run=(3, 4))], ops=("full_with_tensor",)),
+    C("arange_dynamic", lambda x: x + paddle.arange(paddle.shape(x)[1]).astype("float32"),
+      [t(None, None, run=(2, 5))], ops=("arange",)),
+    C("arange_dynamic_start_step", lambda x: x + paddle.arange(paddle.shape(x)[0] - 1,
+                                                                 paddle.shape(x)[0] - 1 + 2 * paddle.shape(x)[1],
+                                                                 2).astype("float32"),
+      [t(None, None, run=(3, 4))], ops=("arange",)),
+    C("causal_mask_dynamic", _causal_scores, [t(None, None, 8, run=(2, 5, 8))], ops=("triu", "full_with_tensor")),
+    C("causal_mask_dynamic_b1", _causal_scores, [t(None, None, 8, run=(1, 3, 8))],
+      ops=("triu", "full_with_tensor")),
+    C("slice_dynamic_end", lambda x: x[:, : paddle.shape(x)[1] - 1], [t(None, None, 3, run=(2, 4, 3))],
+      ops=("slice",)),
+    C("slice_dynamic_start", lambda x: x[:, paddle.shape(x)[1] // 2 :], [t(None, None, 3, run=(2, 5, 3))],
+      ops=("slice",)),
+    C("expand_dynamic", lambda x, y: x + paddle.expand(y, [paddle.shape(x)[0], -1]), [t(None, 4, run=(3, 4))],
+      [t(1, 4)], ops=("expand",)),
+    C("tile_dynamic", lambda x, y: paddle.tile(y, [paddle.shape(x)[0], 1]) * paddle.sum(x),
+      [t(None, 4, run=(3, 4))], [t(1, 4)], ops=("tile",)),
+    C("position_ids_dynamic", _position_ids, [t(None, None, dtype="int64", run=(2, 5))], ops=("arange", "expand")),
+    C("interpolate_size_dynamic", _upsample_twice, [t(None, 2, None, None, run=(1, 2, 3, 4))],
+      ops=("nearest_interp",)),
+    C("interpolate_size_dynamic_b2", _upsample_twice, [t(None, 2, None, None, run=(2, 2, 2, 5))],
+      ops=("nearest_interp",)),
+    C("reshape_stack_dynamic", lambda x: paddle.reshape(
+        x, paddle.stack([paddle.shape(x)[0] * paddle.shape(x)[1], paddle.shape(x)[2]])),
+      [t(None, None, 6, run=(2, 3, 6))], ops=("stack", "reshape")),
+    C("reshape_concat_cast_dynamic", lambda x: paddle.reshape(
+        x, paddle.concat([paddle.shape(x)[:1].astype("int32"), paddle.to_tensor([-1], dtype="int32")])),
+      [t(None, 2, 3, run=(3, 2, 3))], ops=("concat", "cast", "reshape")),
+    C("split_shape_dynamic", _split_hw, [t(None, 2, None, None, run=(2, 2, 3, 4))], ops=("split_with_num",)),
+    C("unbind_shape_dynamic", _unbind_hw, [t(None, 2, None, None, run=(1, 2, 3, 2))], ops=("unbind",),
+      pending="no unbind kernel in kernels/ops.yaml yet (its values would fold, but the op must be known)"),
+    C("prod_shape_dynamic", lambda x: paddle.reshape(x, [paddle.shape(x)[0], paddle.prod(paddle.shape(x)[1:])]),
+      [t(None, None, 3, run=(2, 4, 3))], ops=("prod",)),
+    C("bert_like_dynamic", _bert_like, [t(None, None, dtype="int64", low=0, high=16, run=(2, 5))],
+      [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
+    C("bert_like_dynamic_b3", _bert_like, [t(None, None, dtype="int64", low=0, high=16, run=(3, 7))],
+      [t(16, 8), t(8, 8), t(8, 8), t(8, 8), t(8, 8)], ops=("arange", "reshape", "full_with_tensor", "triu")),
+    C("pad_to_multiple_dynamic", _pad_to_multiple, [t(None, 2, None, None, run=(1, 2, 5, 6))],
+      ops=("pad3d", "remainder")),
+    C("pad_to_multiple_dynamic_b2", _pad_to_multiple, [t(None, 2, None, None, run=(2, 2, 3, 8))],
+      ops=("pad3d", "remainder")),
+    # Space to depth over dynamic H and W (a YOLO-style Focus stem): strided slices of dynamic axes.
+    C("strided_slice_dynamic", lambda x: paddle.concat([x[:, :, ::2, ::2], x[:, :, 1::2, ::2], x[:, :, ::2, 1::2],
+                                                        x[:, :, 1::2, 1::2]], axis=1),
+      [t(None, 2, None, None, run=(1, 2, 4, 6))], ops=("strided_slice",)),
+    C("strided_slice_dynamic_end", lambda x: x[:, 1 : paddle.shape(x)[1] - 1 : 2],
+      [t(None, None, 3, run=(2, 7, 3))], ops=("strided_slice",)),
+    C("bilinear_size_dynamic", lambda x: F.interpolate(
+        x, size=[paddle.shape(x)[2] * 2 - 1, paddle.shape(x)[3] + 3], mode="bilinear"),
+      [t(None, 2, None, None, run=(1, 2, 3, 4))], ops=("bilinear_interp",)),
+    C("set_value_dynamic_end", lambda x: _assign(x, (slice(None), slice(1, paddle.shape(x)[1] - 1)), 0.5),
+      [t(None, None, 3, run=(2, 5, 3))], ops=("set_value_",)),
+    # --- the ops GraphNet's Paddle models need most (issue 34, second batch) ---
+    # share_data_: what Tensor.detach() saves; a copy of x of any dtype.
+    *[C(f"share_data_{dt}", lambda x: x.detach() * 2, [t(2, 3, dtype=dt)], ops=("share_data_",)) for dt in NUMBER],
+    C("share_data_bool", lambda x: paddle.logical_not(x.detach()), [t(2, 3, dtype="bool")], ops=("share_data_",)),
+    # gather_nd: index rows of every length up to x's rank, int32 and int64 indices (negative ones count from the
+    # end), integer and bool data.
+    *[C(f"gather_nd_{it}", lambda x, i: paddle.gather_nd(x, i), [t(3, 4, 5), t(2, 2, dtype=it, low=-3, high=3)],
+        ops=("gather_nd",)) for it in ("int32", "int64")],
+    C("gather_nd_full_index", lambda x, i: paddle.gather_nd(x, i), [t(3, 4, 5), t(4, 3, dtype="int64", low=0,
+                                                                                    high=3)], ops=("gather_nd",)),
+    C("gather_nd_rows", lambda x, i: paddle.gather_nd(x, i), [t(4, 3, dtype="int64", low=-50, high=50),
+                                                              t(2, 3, 1, dtype="int64", low=0, high=4)],
+      ops=("gather_nd",)),
+    C("gather_nd_bool", lambda x, i: paddle.gather_nd(x, i), [t(3, 4, dtype="bool"), t(5, 2, dtype="int64", low=0,
+                                                                                       high=3)], ops=("gather_nd",)),
+    C("gather_nd_dynamic", lambda x, i: paddle.gather_nd(x, i) * 2, [t(None, 6), t(None, 2, dtype="int64", low=0,
+                                                                                      high=2)],
+      ops=("gather_nd",)),
+    # meshgrid: two and three 1-D inputs (Paddle's ij indexing), float and int64.
+    C("meshgrid_2", lambda x, y: tuple(paddle.meshgrid(x, y)), [t(3), t(4)], ops=("meshgrid",)),
+    C("meshgrid_3_int64", lambda x, y, z: tuple(paddle.meshgrid(x, y, z)),
+      [t(2, dtype="int64"), t(3, dtype="int64"), t(4, dtype="int64")], ops=("meshgrid",)),
+    C("meshgrid_anchors", lambda x: (lambda g: g[0] * 8.0 + g[1])(paddle.meshgrid(paddle.arange(3).astype("float32"),
+                                                                                  paddle.arange(4).astype("float32"))) + x,
+      [t(3, 4)], ops=("meshgrid",)),
+    # min: a reduction like max, over every dtype; all dims, negative axes, keepdim.
+    *[C(f"min_{dt}", lambda x: paddle.min(x, axis=1), [t(2, 3, 4, dtype=dt)], ops=("min",)) for dt in NUMBER],
+    C("min_all", lambda x: paddle.min(x), [t(3, 4)], ops=("min",)),
+    C("min_keepdim", lambda x: x - paddle.min(x, axis=[-1, 0], keepdim=True), [t(3, 4, 2)], ops=("min",)),
+    # p_norm: 2-norm (F.normalize), 1, 3, inf, -inf, 0 (count of nonzeros), keepdim, asvector (every dim).
+    C("p_norm_2", lambda x: paddle.linalg.norm(x, p=2, axis=-1), [t(3, 5)], ops=("p_norm",)),
+    C("p_norm_normalize", lambda x: F.normalize(x, axis=1), [t(2, 4, 3)], ops=("p_norm",)),
+    *[C(f"p_norm_{name}", lambda x, p=p: paddle.linalg.norm(x, p=p, axis=1, keepdim=True), [t(3, 4, 2)],
+        ops=("p_norm",)) for name, p in (("1", 1.0), ("3", 3.0), ("inf", float("inf")), ("neg_inf", float("-inf")),
+                                         ("half", 0.5))],
+    C("p_norm_0", lambda x: paddle.linalg.norm(paddle.floor(x * 2), p=0, axis=0), [t(4, 3)], ops=("p_norm",)),
+    C("p_norm_float64", lambda x: paddle.linalg.norm(x, p=2, axis=0), [t(4, 3, dtype="float64")], ops=("p_norm",)),
+    C("p_norm_vector", lambda x: paddle.linalg.vector_norm(x, p=3), [t(3, 4)], ops=("p_norm",)),
+    # any / all over bool masks: one axis, every axis, keepdim; and over a float and int input.
+    *[C(f"{op}_bool", lambda x, op=op: getattr(paddle, op)(x, axis=1), [t(3, 4, dtype="bool")], ops=(op,))
+      for op in ("any", "all")],
+    *[C(f"{op}_every_axis", lambda x, op=op: getattr(paddle, op)(x), [t(3, 4, dtype="bool")], ops=(op,))
+      for op in ("any", "all")],
+    *[C(f"{op}_keepdim", lambda x, op=op: getattr(paddle, op)(x > 0.5, axis=[0, -1], keepdim=True), [t(3, 2, 4)],
+        ops=(op,)) for op in ("any", "all")],
+    *[C(f"{op}_int64", lambda x, op=op: getattr(paddle, op)(x, axis=0), [t(3, 4, dtype="int64", low=0, high=2)],
+        ops=(op,)) for op in ("any", "all")],
+    # pad: constant pad of every dim (pd_op.pad), any rank, every dtype.
+    *[C(f"pad_{dt}", lambda x: F.pad(x, [1, 0, 2, 1], value=3), [t(2, 3, dtype=dt)], ops=("pad",))
+      for dt in NUMBER],
+    C("pad_rank3", lambda x: F.pad(x, [0, 1, 1, 2, 2, 0], value=-0.5), [t(2, 3, 2)], ops=("pad",)),
+    C("pad_rank1", lambda x: F.pad(x, [3, 1]), [t(4)], ops=("pad",)),
+    # grid_sample: bilinear / nearest, align_corners, padding zeros / border / reflection; grids past [-1, 1].
+    *[C(f"grid_sample_{mode}_{pm}_{'ac' if ac else 'noac'}",
+        lambda x, g, mode=mode, pm=pm, ac=ac: F.grid_sample(x, g, mode=mode, padding_mode=pm, align_corners=ac),
+        [t(2, 3, 4, 5), t(2, 3, 6, 2, low=-1.3, high=1.3)], ops=("grid_sample",))
+      for mode in ("bilinear", "nearest") for pm in ("zeros", "border", "reflection") for ac in (True, False)],
+    C("grid_sample_float64", lambda x, g: F.grid_sample(x, g), [t(1, 2, 3, 3, dtype="float64"),
+                                                                t(1, 4, 4, 2, dtype="float64", low=-1.2, high=1.2)],
+      ops=("grid_sample",)),
+    # sigmoid_cross_entropy_with_logits and bce_loss, elementwise (reduction none), with ignore_index and pos_weight.
+    C("sigmoid_ce_logits", lambda x, y: F.binary_cross_entropy_with_logits(x * 4, y, reduction="none"),
+      [t(3, 4), t(3, 4, low=0.0, high=1.0)], ops=("sigmoid_cross_entropy_with_logits",)),
+    C("sigmoid_ce_logits_pos_weight", lambda x, y, w: F.binary_cross_entropy_with_logits(
+        x * 4, y, pos_weight=w, reduction="none"), [t(3, 4), t(3, 4, low=0.0, high=1.0), t(4, low=0.5, high=2.0)],
+      ops=("sigmoid_cross_entropy_with_logits",)),
+    C("sigmoid_ce_logits_mean", lambda x, y: F.binary_cross_entropy_with_logits(x * 4, y),
+      [t(3, 4), t(3, 4, low=0.0, high=1.0)], ops=("sigmoid_cross_entropy_with_logits",)),
+    C("sigmoid_ce_logits_float64", lambda x, y: F.binary_cross_entropy_with_logits(x * 4, y, reduction="none"),
+      [t(3, 4, dtype="float64"), t(3, 4, dtype="float64", low=0.0, high=1.0)],
+      ops=("sigmoid_cross_entropy_with_logits",)),
+    C("bce_loss", lambda x, y: F.binary_cross_entropy(F.sigmoid(x * 4), y, reduction="none"),
+      [t(3, 4), t(3, 4, low=0.0, high=1.0)], ops=("bce_loss",)),
+    C("bce_loss_saturated", lambda x, y: F.binary_cross_entropy(paddle.clip(x, 0.0, 1.0), y, reduction="sum"),
+      [t(3, 4, low=-0.5, high=1.5), t(3, 4, low=0.0, high=1.0)], ops=("bce_loss",)),
+    C("bce_loss_float64", lambda x, y: F.binary_cross_entropy(x, y, reduction="none"),
+      [t(3, 4, dtype="float64", low=0.01, high=0.99), t(3, 4, dtype="float64", low=0.0, high=1.0)],
+      ops=("bce_loss",)),
+    # linear_interp: 1-D resizing of NCW, align_corners with both align modes, scale factors, NWC.
+    C("linear_interp_size", lambda x: F.interpolate(x, size=[7], mode="linear"), [t(2, 3, 5)], ops=("linear_interp",)),
+    C("linear_interp_align_corners", lambda x: F.interpolate(x, size=[8], mode="linear", align_corners=True),
+      [t(2, 3, 5)], ops=("linear_interp",)),
+    C("linear_interp_align_mode1", lambda x: F.interpolate(x, scale_factor=2, mode="linear", align_mode=1),
+      [t(1, 2, 5)], ops=("linear_interp",)),
+    C("linear_interp_down", lambda x: F.interpolate(x, size=[3], mode="linear"), [t(1, 2, 7)], ops=("linear_interp",)),
+    C("linear_interp_dynamic", lambda x: F.interpolate(x, scale_factor=2, mode="linear"), [t(2, 3, None, run=(2, 3, 5))],
+      ops=("linear_interp",)),
+    C("linear_interp_nwc", lambda x: F.interpolate(x, size=[6], mode="linear", data_format="NWC"), [t(2, 4, 3)],
+      ops=("linear_interp",)),
+    # expand_as, take_along_axis, diag.
+    *[C(f"expand_as_{dt}", lambda x, y: paddle.expand_as(x, y), [t(3, 1, dtype=dt), t(2, 3, 4, dtype=dt)],
+        ops=("expand_as",)) for dt in ("float32", "int64", "int32")],
+    C("expand_as_dynamic", lambda x, y: paddle.expand_as(x, y) + y, [t(1, 4), t(None, 4)], ops=("expand_as",)),
+    *[C(f"take_along_axis_{it}", lambda x, i: paddle.take_along_axis(x, i, axis=1), [t(3, 4, 2), t(3, 5, 2, dtype=it,
+                                                                                                  low=0, high=4)],
+        ops=("take_along_axis",)) for it in ("int32", "int64")],
+    C("take_along_axis_broadcast", lambda x, i: paddle.take_along_axis(x, i, axis=-1),
+      [t(3, 4, dtype="int64"), t(1, 2, dtype="int64", low=0, high=4)], ops=("take_along_axis",)),
+    C("take_along_axis_negative", lambda x, i: paddle.take_along_axis(x, i, axis=0),
+      [t(4, 3), t(2, 3, dtype="int64", low=-4, high=4)], ops=("take_along_axis",)),
+    C("diag_vector", lambda x: paddle.diag(x), [t(4)], ops=("diag",)),
+    C("diag_vector_offset", lambda x: paddle.diag(x, offset=-1, padding_value=2.5), [t(3)], ops=("diag",)),
+    C("diag_matrix", lambda x: paddle.diag(x), [t(3, 4)], ops=("diag",)),
+    C("diag_matrix_offset", lambda x: paddle.diag(x, offset=2), [t(3, 5, dtype="int64")], ops=("diag",)),
+    C("diag_matrix_negative_offset", lambda x: paddle.diag(x, offset=-1), [t(4, 3)], ops=("diag",)),
 ]

@@ -48,7 +48,15 @@ def export(builder, specs, seed, path):
     net = builder()
     zoo_models.realistic_weights(net, seed)
     net.eval()
-    paddle.jit.save(net, str(path / "inference"), input_spec=specs)
+    after_weights = getattr(net, "kforge_after_weights", None)
+    if after_weights is None:
+        paddle.jit.save(net, str(path / "inference"), input_spec=specs)
+        return
+    # As PaddleOCR's export_model.py: to_static with the specs, the PPLCNetV3 re-parameterisation, save (to_static
+    # traces nothing before the save: the re-parameterisation, and any calibration run, may come first).
+    after_weights()
+    net = paddle.jit.to_static(net, input_spec=specs)
+    paddle.jit.save(net, str(path / "inference"))
 
 
 def paddle_outputs(path, feeds):
@@ -146,6 +154,8 @@ def markdown(rows):
 def run_zoo(args, build_dir, tolerance):
     paddle.set_device("cpu")
     zoo = zoo_models.zoo()
+    if args.real:
+        zoo.update(zoo_models.real_zoo(args.paddleocr))
     if args.list:
         for name, (_, sizes) in zoo.items():
             print(name, " ".join(label for label, _ in sizes))

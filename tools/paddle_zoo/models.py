@@ -1,8 +1,19 @@
 """The model zoo of tools/check-paddle-models: every model of paddle.vision.models, nn.TransformerEncoder and
-nn.TransformerDecoder (post- and pre-norm), and a small GPT-style decoder block, each with two input sizes, random
-weights of realistic scale, and seeded inputs. Needs Paddle (imported by the caller's interpreter)."""
+nn.TransformerDecoder (post- and pre-norm), a small GPT-style decoder block, a PP-OCR-style text detector with
+dynamic H and W and a BERT-style encoder with dynamic batch and length, each with two input sizes, random weights of
+realistic scale, and seeded inputs; and real_zoo(): real architectures (PP-OCRv5 det / rec from PaddleOCR's own code,
+given an extract by ppocr_extract.py; a BERT-style encoder), each exported dynamic as its users export it and as a
+fixed-shape twin (tools/check-paddle-models --real, tools/paddle_zoo/measure_real.py). Needs Paddle (imported by the
+caller's interpreter)."""
 
+import copy
+import importlib.abc
+import importlib.machinery
+import json
 import math
+import sys
+import types
+from pathlib import Path
 
 import numpy as np
 import paddle
@@ -146,6 +157,8 @@ def zoo():
     models["gpt_block"] = (GPTBlock, [(f"seq{n}", tokens(n)) for n in (8, 16)])
     dynamic = [InputSpec([None, 3, None, None], "float32", "x")]
     models["ppocr_det_head"] = (DetectionHead, [("64x64 (dynamic H, W)", dynamic), ("96x128 (dynamic H, W)", dynamic)])
+    ids = [InputSpec([None, None], "int64", "ids")]
+    models["bert_encoder"] = (BertEncoder.small, [("12 (dynamic length)", ids), ("40 (dynamic length)", ids)])
     return models
 
 
@@ -179,6 +192,153 @@ def realistic_weights(net, seed):
                 set_(layer.bias, rng.uniform(-0.25, 0.25, layer.bias.shape))
         elif isinstance(layer, nn.Embedding):
             set_(layer.weight, rng.standard_normal(layer.weight.shape))
+
+
+class BertEncoder(nn.Layer):
+    """A BERT-style encoder as paddleformers' BertModel computes it (paddleformers is not in the venv): word +
+    position (paddle.arange over the run-time sequence length) + token-type embeddings, LayerNorm, an attention
+    mask from the padding ids ((ids == 0) * -1e4, broadcast over heads and queries), post-norm gelu encoder layers
+    and the tanh pooler over the first token. Returns (sequence output, pooled output). Exported with ids [-1, -1],
+    every shape of the program is an expression of the batch and the length, some taken from tensors (shape ->
+    slice -> arange). The defaults are real_zoo's; zoo() has a small one (BertEncoder.small)."""
+
+    def __init__(self, vocab=30522, max_pos=512, hidden=256, layers=4, heads=4, ffn=1024):
+        super().__init__()
+        self.word = nn.Embedding(vocab, hidden)
+        self.position = nn.Embedding(max_pos, hidden)
+        self.token_type = nn.Embedding(2, hidden)
+        self.norm = nn.LayerNorm(hidden, epsilon=1e-12)
+        layer = nn.TransformerEncoderLayer(hidden, heads, ffn, dropout=0.0, activation="gelu",
+                                           attn_dropout=0.0, act_dropout=0.0)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.pooler = nn.Linear(hidden, hidden)
+
+    @staticmethod
+    def small():
+        """Two layers of the zoo's transformer size, a vocabulary of GPTBlock's (the zoo's token inputs)."""
+        return BertEncoder(vocab=GPTBlock.VOCAB, max_pos=64, hidden=D_MODEL, layers=2, heads=HEADS, ffn=FFN)
+
+    def forward(self, ids):
+        positions = paddle.arange(paddle.shape(ids)[1], dtype="int64").unsqueeze(0)
+        types_ = paddle.zeros_like(ids)
+        h = self.norm(self.word(ids) + self.position(positions) + self.token_type(types_))
+        mask = paddle.unsqueeze((ids == 0).astype("float32") * -1e4, axis=[1, 2])
+        seq = self.encoder(h, src_mask=mask)
+        return seq, paddle.tanh(self.pooler(seq[:, 0]))
+
+
+# PaddleOCR's PP-OCRv5 architectures, from a PaddleOCR checkout extracted by tools/paddle_zoo/ppocr_extract.py (its
+# ppocr/ package and the configs as JSON). ppocr's utilities import packaging, requests and tqdm at module level
+# (for downloading pretrained weights, never called here): stand-ins are installed when the venv lacks them.
+PPOCR_CONFIGS = {"ppocrv5_mobile_det": "configs/det/PP-OCRv5/PP-OCRv5_mobile_det.json",
+                 "ppocrv5_server_det": "configs/det/PP-OCRv5/PP-OCRv5_server_det.json",
+                 "ppocrv5_mobile_rec": "configs/rec/PP-OCRv5/PP-OCRv5_mobile_rec.json"}
+PPOCR_UNUSED_MODULES = ("packaging", "requests", "tqdm")
+
+
+class _StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        top = name.split(".")[0]
+        if top not in PPOCR_UNUSED_MODULES or importlib.machinery.PathFinder.find_spec(top) is not None:
+            return None
+        return importlib.machinery.ModuleSpec(name, self, is_package=True)
+
+    def create_module(self, spec):
+        module = types.ModuleType(spec.name)
+        module.__path__ = []
+        module.__getattr__ = lambda attr: type(attr, (), {})
+        return module
+
+    def exec_module(self, module):
+        pass
+
+
+def ppocr_arch(ppocr_dir, name):
+    """The Architecture config of a PP-OCRv5 model, completed as ppocr/utils/export_model.py completes it (the
+    rec's MultiHead gets out_channels_list from the PP-OCRv5 dictionary: its characters, the space, CTC's blank)."""
+    root = Path(ppocr_dir)
+    arch = json.loads((root / PPOCR_CONFIGS[name]).read_text())["Architecture"]
+    if arch["Head"]["name"] == "MultiHead":
+        chars = len((root / "ppocr/utils/dict/ppocrv5_dict.txt").read_text(encoding="utf-8").splitlines())
+        char_num = chars + 1 + 1  # use_space_char, then CTCLabelDecode's "blank"
+        arch["Head"]["out_channels_list"] = {"CTCLabelDecode": char_num, "SARLabelDecode": char_num + 2,
+                                             "NRTRLabelDecode": char_num + 3}
+    return arch
+
+
+def calibrate_batch_norm(net, x):
+    """Batch-norm running statistics from data, as training leaves them: one eval pass over `x` in which each
+    BatchNorm's statistics are set, just before it runs, to the mean and variance of its actual input. Random
+    weights of realistic scale alone let activations grow through a deep network until the detector's sigmoid and
+    the recogniser's softmax saturate (outputs exactly 0 / 1), where agreement says little."""
+    def hook(layer, inputs):
+        v = inputs[0]
+        axes = [0] + list(range(2, len(v.shape)))
+        layer._mean.set_value(paddle.mean(v, axis=axes))
+        layer._variance.set_value(paddle.var(v, axis=axes, unbiased=False))
+
+    handles = [layer.register_forward_pre_hook(hook) for layer in net.sublayers()
+               if isinstance(layer, nn.layer.norm._BatchNormBase)]
+    with paddle.no_grad():
+        net(paddle.to_tensor(x))
+    for h in handles:
+        h.remove()
+
+
+def ppocr_builder(ppocr_dir, name, calibrate=None):
+    """Builds the model with ppocr's build_model. net.kforge_after_weights(), called once the weights are set,
+    re-parameterises PPLCNetV3's blocks (rep()) as export_model.py does before paddle.jit.save; with `calibrate`
+    (an input shape) it first sets the batch-norm statistics from a seeded N(0, 1) input of that shape."""
+    def build():
+        if str(ppocr_dir) not in sys.path:
+            sys.path.insert(0, str(ppocr_dir))
+        if not any(isinstance(f, _StandIn) for f in sys.meta_path):
+            sys.meta_path.append(_StandIn())
+        from ppocr.modeling.architectures import build_model
+        arch = ppocr_arch(ppocr_dir, name)
+        net = build_model(copy.deepcopy(arch))
+
+        def after_weights():
+            if calibrate is not None:
+                net.eval()
+                calibrate_batch_norm(net, np.random.default_rng(11).standard_normal(calibrate).astype(np.float32))
+            if arch["Backbone"]["name"] == "PPLCNetV3":
+                for layer in net.sublayers():
+                    if hasattr(layer, "rep") and not getattr(layer, "is_repped"):
+                        layer.rep()
+        net.kforge_after_weights = after_weights
+        return net
+    return build
+
+
+def real_zoo(ppocr_dir=None):
+    """The real architectures, each exported as its users export it (dynamic) and as a fixed-shape twin (and the
+    PP-OCRv5 dynamic ones once more with batch-norm statistics calibrated on data, NAME_bncal):
+    PP-OCRv5 mobile / server det ([-1, 3, -1, -1]) and mobile rec ([-1, 3, 48, -1]) when a PaddleOCR extract is
+    given, and the BERT-style encoder ([-1, -1] ids). name -> (builder, [(size label, specs)])."""
+    models = {}
+    if ppocr_dir is not None:
+        det = [InputSpec([None, 3, None, None], "float32", "x")]
+        rec = [InputSpec([None, 3, 48, None], "float32", "x")]
+        for name in ("ppocrv5_mobile_det", "ppocrv5_server_det"):
+            models[name] = (ppocr_builder(ppocr_dir, name),
+                            [("320x320 (dynamic)", det), ("256x416 (dynamic)", det)])
+            models[name + "_fixed"] = (ppocr_builder(ppocr_dir, name),
+                                       [("320x320 (fixed)", [InputSpec([1, 3, 320, 320], "float32", "x")])])
+        models["ppocrv5_mobile_rec"] = (ppocr_builder(ppocr_dir, "ppocrv5_mobile_rec"),
+                                        [("48x320 (dynamic)", rec), ("48x160 (dynamic)", rec)])
+        models["ppocrv5_mobile_rec_fixed"] = (ppocr_builder(ppocr_dir, "ppocrv5_mobile_rec"),
+                                              [("48x320 (fixed)", [InputSpec([1, 3, 48, 320], "float32", "x")])])
+        # The same dynamic exports with batch-norm statistics calibrated on data (outputs not saturated).
+        for name in ("ppocrv5_mobile_det", "ppocrv5_server_det"):
+            models[name + "_bncal"] = (ppocr_builder(ppocr_dir, name, calibrate=[1, 3, 320, 320]),
+                                       [("320x320 (dynamic)", det), ("256x416 (dynamic)", det)])
+        models["ppocrv5_mobile_rec_bncal"] = (ppocr_builder(ppocr_dir, "ppocrv5_mobile_rec", calibrate=[1, 3, 48, 320]),
+                                              [("48x320 (dynamic)", rec), ("48x160 (dynamic)", rec)])
+    models["bert_encoder"] = (BertEncoder, [("64 tokens (dynamic)", [InputSpec([None, None], "int64", "ids")]),
+                                            ("128 tokens (dynamic)", [InputSpec([None, None], "int64", "ids")])])
+    models["bert_encoder_fixed"] = (BertEncoder, [("128 tokens (fixed)", [InputSpec([1, 128], "int64", "ids")])])
+    return models
 
 
 def inputs(specs, batch, seed, label=""):

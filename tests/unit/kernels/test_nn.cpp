@@ -445,9 +445,14 @@ TEST_CASE("InterpolateInferMeta: unknown sizes and errors") {
   CHECK(dims_of(out) == Dims{1, 1, -1, -1});
   CHECK(error_of(m::InterpolateInferMeta(x, nullptr, {}, nullptr, "NCHW", 0, 0, 0, {}, "nearest", false, 1, &out))
             .find("must be positive") != std::string::npos);
-  CHECK(error_of(m::InterpolateInferMeta(f32({1, 2, 2}, {1, 2, 3, 4}), nullptr, {}, nullptr, "NCHW", 0, 2, 2, {},
+  CHECK(error_of(m::InterpolateInferMeta(f32({2, 2}, {1, 2, 3, 4}), nullptr, {}, nullptr, "NCHW", 0, 2, 2, {},
                                          "nearest", false, 1, &out))
-            .find("only 4-D") != std::string::npos);
+            .find("must be 4-D (3-D for linear interpolation)") != std::string::npos);
+  // 3-D (linear_interp): one width, NCW or NWC.
+  REQUIRE(m::InterpolateInferMeta(f32({1, 2, 2}, {1, 2, 3, 4}), nullptr, {}, nullptr, "NHWC", 0, 0, 5, {}, "linear",
+                                  false, 1, &out)
+              .ok());
+  CHECK(dims_of(out) == Dims{1, 5, 2});
   CHECK(error_of(m::InterpolateInferMeta(x, nullptr, {}, nullptr, "NCHW", 0, 0, 0, {-1.f}, "nearest", false, 1, &out))
             .find("scale must be positive") != std::string::npos);
 }

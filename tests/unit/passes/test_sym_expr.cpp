@@ -81,3 +81,41 @@ TEST_CASE("sym_expr: evaluate agrees with the arithmetic") {
   CHECK_FALSE(kforge::passes::static_dims(SymShape{s0, 3}).has_value());
   CHECK(kforge::passes::to_string(SymShape{s0, 3}) == "[s0, 3]");
 }
+
+TEST_CASE("sym_expr: provably non-negative expressions") {
+  const SymExpr s0 = SymExpr::symbol(0), s1 = SymExpr::symbol(1);
+  CHECK(SymExpr(0).provably_non_negative());
+  CHECK(s0.provably_non_negative());
+  CHECK((s0 * s1 + 3).provably_non_negative());
+  CHECK_FALSE((s0 - 1).provably_non_negative());  // false says nothing: s0 may be 0
+  CHECK_FALSE(SymExpr(-1).provably_non_negative());
+  CHECK(SymExpr::floor_div(s0 + 2, 3).provably_non_negative());
+  CHECK_FALSE(SymExpr::floor_div(s0 - 2, 3).provably_non_negative());
+  CHECK(SymExpr::max(s0 - 4, s1).provably_non_negative());
+  CHECK_FALSE(SymExpr::min(s0 - 4, s1).provably_non_negative());
+  // So max and min simplify across divisions: s1 - floor_div(s1, 2) >= 0 is not provable, but
+  // floor_div(s1, 2) + s0 - floor_div(s1, 2) = s0 is.
+  CHECK(SymExpr::max(SymExpr::floor_div(s1, 2) + s0, SymExpr::floor_div(s1, 2)) == SymExpr::floor_div(s1, 2) + s0);
+}
+
+TEST_CASE("sym_expr: multiples of a constant divisor come out of a division") {
+  const SymExpr h = SymExpr::symbol(0), w = SymExpr::symbol(1);
+  // floor_div(a + c * q, c) = floor_div(a, c) + q, for any integers.
+  CHECK(SymExpr::floor_div(h + 4 * w + 8, 4) == SymExpr::floor_div(h, 4) + w + 2);
+  CHECK(SymExpr::ceil_div(h + 4 * w, 4) == SymExpr::ceil_div(h, 4) + w);
+  // A constant that is not a multiple stays inside: conv formulas keep their spelling.
+  CHECK(SymExpr::floor_div(h - 1, 2).to_string() == "floor_div(s0 - 1, 2)");
+  // An all-negative numerator has one spelling: floor_div(-h, 4) is -ceil_div(h, 4).
+  CHECK(SymExpr::floor_div(-h, 4) == -SymExpr::ceil_div(h, 4));
+  CHECK(SymExpr::ceil_div(-h - 1, 4) == -SymExpr::floor_div(h + 1, 4));
+  // Padding h up to a multiple of 4, as a program computes it: h + (4 - h % 4) % 4 is 4 * ceil_div(h, 4).
+  const auto rem = [](const SymExpr& a, int64_t c) { return a - SymExpr::floor_div(a, c) * c; };
+  CHECK(h + rem(4 - rem(h, 4), 4) == 4 * SymExpr::ceil_div(h, 4));
+  // The rewrites are exact: check them against evaluation on negative values too.
+  for (int64_t v = -9; v <= 9; ++v) {
+    const std::vector<int64_t> at = {v, 3};
+    CHECK(SymExpr::floor_div(h + 4 * w + 8, 4).evaluate(at) == SymExpr::floor_div(SymExpr(v + 20), 4).evaluate(at));
+    CHECK(SymExpr::floor_div(-h, 4).evaluate(at) == SymExpr::floor_div(SymExpr(-v), 4).evaluate(at));
+    CHECK(SymExpr::ceil_div(-h - 1, 4).evaluate(at) == SymExpr::ceil_div(SymExpr(-v - 1), 4).evaluate(at));
+  }
+}

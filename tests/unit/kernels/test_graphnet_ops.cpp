@@ -1,0 +1,213 @@
+// The kernels issue 34 adds for GraphNet's Paddle models: values on small inputs (worked by hand from Paddle's
+// definitions; tests/paddle/ checks the same ops against Paddle itself) and the errors of bad indices and inputs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "tensor_builder.h"
+
+using namespace kforge;
+using namespace kforge::test;
+namespace k = kforge::kernels;
+namespace m = kforge::meta;
+
+namespace {
+
+using GnDims = std::vector<int64_t>;
+
+}  // namespace
+
+TEST_CASE("gather_nd: rows of every length, negative indices, and an index out of range is an error") {
+  const Tensor x = iota({2, 3, 4});
+  const Tensor index = i64({2, 2}, {1, -1, 0, 1});  // (1, 2) and (0, 1)
+  Tensor out = output_from([&](Tensor* o) { return m::GatherNdInferMeta(x, index, o); });
+  CHECK(dims_of(out) == GnDims{2, 4});
+  REQUIRE(k::gather_nd(cpu(), x, index, &out).ok());
+  check_close<float>(out, {20, 21, 22, 23, 4, 5, 6, 7}, 0);
+  const Tensor full = i32({1, 3}, {1, 0, -2});
+  Tensor one = output_from([&](Tensor* o) { return m::GatherNdInferMeta(x, full, o); });
+  CHECK(dims_of(one) == GnDims{1});
+  REQUIRE(k::gather_nd(cpu(), x, full, &one).ok());
+  check_close<float>(one, {14}, 0);
+  const Tensor bad = i64({1, 2}, {2, 0});
+  Tensor o2 = empty(DataType::kFloat32, {1, 4});
+  CHECK(error_of(k::gather_nd(cpu(), x, bad, &o2)).find("index 2 is out of range for axis 0 of size 2") !=
+        std::string::npos);
+  Tensor e;
+  CHECK(error_of(m::GatherNdInferMeta(x, i64({1, 4}, {0, 0, 0, 0}), &e)).find("rank 3") != std::string::npos);
+  // Empty index rows pick the whole of x, once per row.
+  const Tensor none = i64({2, 0}, {});
+  Tensor whole = output_from([&](Tensor* o) { return m::GatherNdInferMeta(x, none, o); });
+  CHECK(dims_of(whole) == GnDims{2, 2, 3, 4});
+  REQUIRE(k::gather_nd(cpu(), x, none, &whole).ok());
+  CHECK(values<float>(whole)[24 + 23] == 23.f);
+}
+
+TEST_CASE("take_along_axis: negative indices, and one out of range is an error") {
+  const Tensor x = iota({2, 3});
+  const Tensor idx = i64({2, 2}, {2, -3, 1, 1});
+  Tensor t = output_from([&](Tensor* o) { return m::TakeAlongAxisInferMeta(x, idx, 1, o); });
+  REQUIRE(k::take_along_axis(cpu(), x, idx, 1, &t).ok());
+  check_close<float>(t, {2, 0, 4, 4}, 0);
+  Tensor bad_t = empty(DataType::kFloat32, {2, 2});
+  CHECK(error_of(k::take_along_axis(cpu(), x, i64({2, 2}, {0, 3, 0, 0}), 1, &bad_t)).find("out of range") !=
+        std::string::npos);
+}
+
+TEST_CASE("diag: a vector to a padded matrix, a matrix to its diagonal") {
+  const Tensor x = iota({2, 3});
+  const Tensor v = f32({2}, {5, 6});
+  Tensor d = output_from([&](Tensor* o) { return m::DiagInferMeta(v, 1, -1.f, o); });
+  REQUIRE(k::diag(cpu(), v, 1, -1.f, &d).ok());
+  check_close<float>(d, {-1, 5, -1, -1, -1, 6, -1, -1, -1}, 0);
+  Tensor dd = output_from([&](Tensor* o) { return m::DiagInferMeta(x, -1, 0.f, o); });
+  REQUIRE(k::diag(cpu(), x, -1, 0.f, &dd).ok());
+  check_close<float>(dd, {3}, 0);
+}
+
+TEST_CASE("meshgrid: each output repeats its input along its own axis") {
+  const Tensor a = i64({2}, {1, 2}), b = i64({3}, {7, 8, 9});
+  const Tensor* ins[] = {&a, &b};
+  Tensor g0, g1;
+  Tensor* outs[] = {&g0, &g1};
+  REQUIRE(m::MeshgridInferMeta(TensorList{ins, 2}, MutableTensorList{outs, 2}).ok());
+  g0 = empty(DataType::kInt64, dims_of(g0));
+  g1 = empty(DataType::kInt64, dims_of(g1));
+  REQUIRE(k::meshgrid(cpu(), TensorList{ins, 2}, MutableTensorList{outs, 2}).ok());
+  CHECK(values<int64_t>(g0) == std::vector<int64_t>{1, 1, 1, 2, 2, 2});
+  CHECK(values<int64_t>(g1) == std::vector<int64_t>{7, 8, 9, 7, 8, 9});
+}
+
+TEST_CASE("pad: constant padding before and after each dim") {
+  const Tensor x = iota({2, 3});
+  const std::vector<int> paddings{0, 1, 1, 0};
+  Tensor p = output_from([&](Tensor* o) { return m::PadInferMeta(x, paddings, Scalar(9.0), o); });
+  CHECK(dims_of(p) == GnDims{3, 4});
+  REQUIRE(k::pad(cpu(), x, paddings, Scalar(9.0), &p).ok());
+  check_close<float>(p, {9, 0, 1, 2, 9, 3, 4, 5, 9, 9, 9, 9}, 0);
+  Tensor e;
+  CHECK(error_of(m::PadInferMeta(x, {1, 1}, Scalar(0.0), &e)).find("needs 4") != std::string::npos);
+}
+
+TEST_CASE("expand_as: x broadcast to y's dims") {
+  const Tensor x = iota({2, 3});
+  Tensor e;
+  const Tensor col = f32({2, 1}, {1, 2});
+  Tensor ea = output_from([&](Tensor* o) { return m::ExpandAsInferMeta(col, &x, {}, o); });
+  REQUIRE(k::expand_as(cpu(), col, &x, {}, &ea).ok());
+  check_close<float>(ea, {1, 1, 1, 2, 2, 2}, 0);
+  CHECK(error_of(m::ExpandAsInferMeta(x, &col, {}, &e)).find("cannot expand x [2, 3] to [2, 1]") != std::string::npos);
+}
+
+TEST_CASE("share_data: a copy of x") {
+  const Tensor x = iota({2, 3});
+  Tensor s = output_from([&](Tensor* o) { return m::UnchangedInferMeta(x, o); });
+  REQUIRE(k::share_data(cpu(), x, &s).ok());
+  check_close<float>(s, values<float>(x), 0);
+}
+
+TEST_CASE("min: the smallest element along the axes") {
+  const Tensor x = f32({2, 3}, {3, -1, 2, 0, 5, -4});
+  Tensor mn = output_from([&](Tensor* o) { return m::ReduceIntArrayAxisInferMeta(x, IntArray({1}), false, o); });
+  REQUIRE(k::min(cpu(), x, IntArray({1}), false, &mn).ok());
+  check_close<float>(mn, {-1, -4}, 0);
+}
+
+TEST_CASE("any and all: bool results of nonzero elements, whatever x's dtype") {
+  const Tensor x = f32({2, 3}, {3, -1, 2, 0, 5, -4});
+  const Tensor mask = boolean({2, 3}, {1, 0, 0, 1, 1, 1});
+  Tensor an = output_from([&](Tensor* o) { return m::ReduceInferMeta(mask, {0}, true, o); });
+  CHECK(dims_of(an) == GnDims{1, 3});
+  REQUIRE(k::any(cpu(), mask, {0}, true, &an).ok());
+  CHECK(values<bool>(an) == std::vector<bool>{true, true, true});
+  Tensor al = output_from([&](Tensor* o) { return m::ReduceInferMeta(x, {}, false, o); });
+  CHECK(al.dtype == DataType::kBool);  // bool whatever x's dtype
+  REQUIRE(k::all(cpu(), x, {}, false, &al).ok());
+  CHECK(values<bool>(al) == std::vector<bool>{false});  // x holds a 0
+}
+
+TEST_CASE("p_norm: p = 1, 2, 0 (nonzeros), +-inf, along an axis and as a vector") {
+  const Tensor x = f32({2, 3}, {3, -1, 2, 0, 5, -4});
+  auto norm = [&](float p, bool asvector) {
+    Tensor out = output_from([&](Tensor* o) { return m::PNormInferMeta(x, p, -1, 1e-12f, false, asvector, o); });
+    REQUIRE(k::p_norm(cpu(), x, p, -1, 1e-12f, false, asvector, &out).ok());
+    return values<float>(out);
+  };
+  CHECK(norm(1, false) == std::vector<float>{6, 9});
+  CHECK(norm(0, false) == std::vector<float>{3, 2});  // nonzeros
+  CHECK(norm(INFINITY, false) == std::vector<float>{3, 5});
+  CHECK(norm(-INFINITY, true) == std::vector<float>{0});
+  check_close<float>(f32({2}, norm(2, false)), {std::sqrt(14.f), std::sqrt(41.f)}, 1e-6);
+}
+
+TEST_CASE("bce_loss: logs clamped at -100, and an input outside [0, 1] is an error") {
+  const Tensor p = f32({3}, {0.25f, 1.f, 0.f}), y = f32({3}, {1, 1, 0});
+  Tensor b = output_from([&](Tensor* o) { return m::BCELossInferMeta(p, y, o); });
+  REQUIRE(k::bce_loss(cpu(), p, y, &b).ok());
+  check_close<float>(b, {-std::log(0.25f), 0, 0}, 1e-6);
+  CHECK(error_of(k::bce_loss(cpu(), f32({3}, {0.5f, 1.5f, 0.f}), y, &b)).find("must be in [0, 1]") !=
+        std::string::npos);
+}
+
+TEST_CASE("sigmoid_cross_entropy_with_logits: ignore_index and normalize") {
+  const Tensor logits = f32({3}, {2, -1, 0.5f}), label = f32({3}, {1, 0, -100});
+  Tensor s = output_from(
+      [&](Tensor* o) { return m::SigmoidCrossEntropyWithLogitsInferMeta(logits, label, nullptr, false, -100, o); });
+  REQUIRE(k::sigmoid_cross_entropy_with_logits(cpu(), logits, label, nullptr, false, -100, &s).ok());
+  check_close<float>(s, {std::log1p(std::exp(-2.f)), std::log1p(std::exp(-1.f)), 0}, 1e-6);  // ignored: 0
+  REQUIRE(k::sigmoid_cross_entropy_with_logits(cpu(), logits, label, nullptr, true, -100, &s).ok());
+  check_close<float>(s, {std::log1p(std::exp(-2.f)) / 2, std::log1p(std::exp(-1.f)) / 2, 0}, 1e-6);
+}
+
+TEST_CASE("grid_sample: bilinear and nearest, zeros, border and reflection padding, NaN in the grid") {
+  // A 2x2 image sampled at its corners, its centre and outside (zeros padding), align_corners.
+  const Tensor img = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const Tensor grid = f32({1, 1, 3, 2}, {-1, -1, 0, 0, 3, 0});
+  Tensor g = output_from([&](Tensor* o) { return m::GridSampleBaseInferMeta(img, grid, o); });
+  REQUIRE(k::grid_sample(cpu(), img, grid, "bilinear", "zeros", true, &g).ok());
+  check_close<float>(g, {1, 2.5f, 0}, 1e-6);
+  REQUIRE(k::grid_sample(cpu(), img, grid, "bilinear", "border", true, &g).ok());
+  check_close<float>(g, {1, 2.5f, 3}, 1e-6);
+  REQUIRE(k::grid_sample(cpu(), img, grid, "nearest", "reflection", true, &g).ok());
+  check_close<float>(g, {1, 4, 3}, 1e-6);  // 3 reflects to -1 (column 0); round(0.5) is 1
+  CHECK(error_of(k::grid_sample(cpu(), img, grid, "bicubic", "zeros", true, &g)).find("mode") != std::string::npos);
+  // A NaN in the grid never reads an undefined pixel: nearest gives 0, bilinear NaN (its weights are NaN).
+  const Tensor nan_grid = f32({1, 1, 3, 2}, {NAN, 0, 0, NAN, NAN, NAN});
+  for (const char* padding : {"zeros", "border", "reflection"}) {
+    REQUIRE(k::grid_sample(cpu(), img, nan_grid, "nearest", padding, false, &g).ok());
+    check_close<float>(g, {0, 0, 0}, 0);
+    REQUIRE(k::grid_sample(cpu(), img, nan_grid, "bilinear", padding, false, &g).ok());
+    for (float v : values<float>(g)) CHECK(std::isnan(v));
+  }
+}
+
+TEST_CASE("mean_all: the mean of every element, 0-D") {
+  const Tensor x = f32({2, 2}, {1, 2, 3, 6});
+  Tensor out = output_from([&](Tensor* o) { return m::MeanAllInferMeta(x, o); });
+  CHECK(dims_of(out).empty());
+  REQUIRE(k::mean_all(cpu(), x, &out).ok());
+  check_close<float>(out, {3}, 0);
+}
+
+TEST_CASE("linear_interp: a 3-D NCW or NWC input, align_corners, and 4-D is refused") {
+  const Tensor x = f32({1, 1, 3}, {0, 1, 2});
+  auto run = [&](const Tensor& in, const std::string& format, int out_w, bool align_corners) {
+    Tensor out = output_from([&](Tensor* o) {
+      return m::InterpolateInferMeta(in, nullptr, {}, nullptr, format, -1, -1, out_w, {}, "linear", align_corners, 0,
+                                     o);
+    });
+    Status s = k::linear_interp(cpu(), in, nullptr, {}, nullptr, format, -1, -1, out_w, {}, "linear", align_corners,
+                                0, &out);
+    INFO(s.message());
+    REQUIRE(s.ok());
+    return out;
+  };
+  check_close<float>(run(x, "NCHW", 5, true), {0, 0.5f, 1, 1.5f, 2}, 1e-6);
+  Tensor nwc = run(f32({1, 3, 2}, {0, 10, 1, 11, 2, 12}), "NHWC", 5, true);
+  CHECK(dims_of(nwc) == GnDims{1, 5, 2});
+  check_close<float>(nwc, {0, 10, 0.5f, 10.5f, 1, 11, 1.5f, 11.5f, 2, 12}, 1e-6);
+  Tensor o4 = empty(DataType::kFloat32, {1, 1, 1, 5});
+  CHECK(error_of(k::linear_interp(cpu(), iota({1, 1, 1, 3}), nullptr, {}, nullptr, "NCHW", -1, -1, 5, {}, "linear",
+                                  true, 0, &o4))
+            .find("must be 3-D") != std::string::npos);
+}

@@ -49,7 +49,7 @@ def summary_counts(results, target):
     """Counts of one set of results: total, exported (Paddle), generated (kforge), and for cpu built+ran, agree."""
     c = Counter(r["status"] for r in results)
     exported = len(results) - c["export-fail"]
-    if target == "cuda":
+    if target != "cpu":  # cuda, cpu-gen: generation only
         return OrderedDict(samples=len(results), exported=exported, generated=c["generated"])
     generated = exported - c["unknown-op"] - sum(1 for r in results if r["status"] == "error" and
                                                    r.get("stage") == "generate")
@@ -63,8 +63,9 @@ def family_table(results, target):
     for r in sorted(results, key=group_key):
         groups.setdefault(group_key(r), []).append(r)
     rows = list(groups.items()) + [("**all**", results)]
-    if target == "cuda":
-        header = ["family", "samples", "Paddle exports", "kforge generates CUDA", "unknown op", "error",
+    if target != "cpu":
+        header = ["family", "samples", "Paddle exports",
+                  "kforge generates CUDA" if target == "cuda" else "kforge generates", "unknown op", "error",
                   "top missing ops"]
     else:
         header = ["family", "samples", "Paddle exports", "kforge generates", "builds and runs", "agree",
@@ -75,7 +76,7 @@ def family_table(results, target):
         c = Counter(r["status"] for r in rs)
         ex = s["exported"]
         ops = top_ops(rs, 3)
-        if target == "cuda":
+        if target != "cpu":
             cells = [name, s["samples"], ex, pct(s["generated"], ex), c["unknown-op"], c["error"], ops]
         else:
             cells = [name, s["samples"], ex, pct(s["generated"], ex), pct(s["ran"], ex), pct(s["agree"], ex),
@@ -151,8 +152,9 @@ def headline(results, target):
     ex = s["exported"]
     slow = sum(1 for r in results if r["status"] == "export-fail" and "timed out" in r.get("error", ""))
     timed_out = f" (of those it does not, {slow} timed out here)" if slow else ""
-    if target == "cuda":
-        return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; kforge generates CUDA code for "
+    if target != "cpu":
+        what = "CUDA code" if target == "cuda" else "CPU code (generation only)"
+        return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; kforge generates {what} for "
                 f"{pct(s['generated'], ex)} of those.")
     rnd = [r for r in results if r["status"] in ("agree", "differ") and r.get("random_ops")]
     rnd_differ = sum(1 for r in rnd if r["status"] == "differ")

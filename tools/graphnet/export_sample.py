@@ -1,0 +1,202 @@
+"""One GraphNet sample as a real inference model, under a Python that has Paddle (tools/check-graphnet runs it as
+a subprocess per sample, so that Paddle's crash or hang stops only that sample):
+
+    python export_sample.py SAMPLE_DIR OUT_DIR --seed S
+
+SAMPLE_DIR holds model.py (class GraphModule, whose forward takes every parameter_i and data_i), weight_meta.py
+and input_meta.py. Writes, under OUT_DIR:
+    export/inference.json, export/inference.pdiparams   paddle.jit.save of a Layer that owns the parameters (drawn
+                                                         per weight_meta.py, seeded) and whose forward(data_0, ...)
+                                                         calls GraphModule.forward; InputSpecs fixed as input_meta.py
+    inputs/<name>.npy                                    the inputs (input_meta's `data` when given, else drawn)
+    paddle/<i>.npy                                       Paddle's predictor outputs (CPU, IR optimisation off)
+    export.json                                          {"status": "ok" | "export-fail", "error": first line,
+                                                          "stage": ..., "inputs": [names], "export_s", "paddle_s"}
+"""
+
+import argparse
+import ast
+import importlib.util
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+
+def meta_tensors(path):
+    """The tensor descriptions of a weight_meta.py / input_meta.py, in file order: dicts of name, shape, dtype,
+    min_val, max_val, mean, std, data."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    spec = importlib.util.spec_from_file_location(f"meta_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = []
+    for name in names:
+        cls = getattr(module, name)
+        out.append({k: getattr(cls, k, None) for k in ("name", "shape", "dtype", "min_val", "max_val", "mean", "std",
+                                                       "data")})
+    return out
+
+
+def draw(meta, rng):
+    """A numpy array for one described tensor: its `data` when given; integers uniform within [min, max]; bools
+    0/1; floats normal(mean, std) clipped to [min, max] (uniform in [min, max] without mean/std)."""
+    shape = [1 if d is None or d < 0 else int(d) for d in (meta["shape"] or [])]
+    dtype = np.dtype(meta["dtype"] or "float32")
+    if meta.get("data") is not None:
+        data = np.asarray(meta["data"])
+        if data.dtype.kind in "iu" or dtype.kind != "f":
+            data = data.astype(np.float64).round() if data.dtype.kind == "f" else data
+        return data.astype(dtype).reshape(shape)
+    lo = meta.get("min_val")
+    hi = meta.get("max_val")
+    lo = 0.0 if lo is None else float(lo)
+    hi = (lo + 1.0) if hi is None else float(hi)
+    if dtype.kind == "b":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if dtype.kind in "iu":
+        return rng.integers(int(np.floor(lo)), int(np.floor(hi)) + 1, size=shape).astype(dtype)
+    mean, std = meta.get("mean"), meta.get("std")
+    if mean is not None and std is not None and np.isfinite(mean) and np.isfinite(std):
+        values = rng.normal(float(mean), float(std), size=shape)
+        values = np.clip(values, lo, hi)
+    else:
+        values = rng.uniform(lo, hi, size=shape)
+    return values.astype(dtype)
+
+
+def first_line(e):
+    lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
+    # Paddle's C++ errors end with the useful line ("... (at ...)"); Python's have it first.
+    for line in lines:
+        if "Error" in line or "error" in line:
+            return (type(e).__name__ + ": " + line)[:300]
+    return (type(e).__name__ + ": " + (lines[-1] if lines else "?"))[:300]
+
+
+WRAPPER = '''import paddle
+import graph_module
+
+
+class Exported(paddle.nn.Layer):
+    def __init__(self, values):
+        super().__init__()
+        self.graph = graph_module.GraphModule()
+        for name, value in values.items():
+            tensor = paddle.to_tensor(value)
+            if value.dtype.kind == "f":
+                p = self.create_parameter(list(value.shape), dtype=str(value.dtype),
+                                          default_initializer=paddle.nn.initializer.Assign(tensor))
+                p.stop_gradient = True
+                setattr(self, name, p)
+            else:
+                self.register_buffer(name, tensor, persistable=True)
+
+    def forward(self, {inputs}):
+        return self.graph({call})
+'''
+
+
+def export(sample, out, seed, baked=False):
+    """paddle.jit.save of the sample. `baked`: the inputs whose values input_meta.py gives (`data`) become
+    buffers of the Layer instead of inputs (the retry when Paddle prunes such an input as not involved in the
+    outputs: `The feed_var ... is not involved in the target_vars calculation`)."""
+    import paddle
+    paddle.set_device("cpu")
+    paddle.seed(seed)
+    rng = np.random.default_rng(seed)
+    weights = meta_tensors(sample / "weight_meta.py")
+    inputs = meta_tensors(sample / "input_meta.py")
+    values = {w["name"]: draw(w, rng) for w in weights}
+    feeds = {i["name"]: draw(i, rng) for i in inputs}
+    if baked:
+        for i in inputs:
+            if i.get("data") is not None:
+                values[i["name"]] = feeds.pop(i["name"])
+        inputs = [i for i in inputs if i["name"] in feeds]
+    src = out / "src"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "graph_module.py").write_text((sample / "model.py").read_text())
+    names = [i["name"] for i in inputs]
+    if not names:
+        raise ValueError("no inputs left once the constant ones are buffers")
+    call = ", ".join([f"{w}=self.{w}" for w in values] + [f"{n}={n}" for n in names])
+    (src / "exported.py").write_text(WRAPPER.format(inputs=", ".join(names), call=call))
+    sys.path.insert(0, str(src))
+    import exported
+    net = exported.Exported(values)
+    net.eval()
+    specs = [paddle.static.InputSpec(shape=list(feeds[n].shape), dtype=str(feeds[n].dtype), name=n) for n in names]
+    paddle.jit.save(net, str(out / "export" / "inference"), input_spec=specs)
+    (out / "inputs").mkdir(exist_ok=True)
+    for n in names:
+        np.save(out / "inputs" / f"{n}.npy", feeds[n])
+    return names, feeds
+
+
+def predict(out, feeds):
+    import paddle.inference as pi
+    cfg = pi.Config(str(out / "export" / "inference.json"), str(out / "export" / "inference.pdiparams"))
+    cfg.disable_gpu()
+    cfg.switch_ir_optim(False)
+    cfg.disable_glog_info()
+    for name in ("disable_onednn", "disable_mkldnn"):
+        if hasattr(cfg, name):
+            getattr(cfg, name)()
+            break
+    predictor = pi.create_predictor(cfg)
+    for name in predictor.get_input_names():
+        predictor.get_input_handle(name).copy_from_cpu(feeds[name])
+    predictor.run()
+    results = [predictor.get_output_handle(n).copy_to_cpu() for n in predictor.get_output_names()]
+    (out / "paddle").mkdir(exist_ok=True)
+    for i, r in enumerate(results):
+        np.save(out / "paddle" / f"{i}.npy", r)
+    return len(results)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("sample")
+    p.add_argument("out")
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    sample, out = Path(args.sample).resolve(), Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    result = {"status": "ok", "error": "", "stage": "", "inputs": [], "export_s": 0.0, "paddle_s": 0.0}
+    started = time.time()
+    try:
+        try:
+            names, feeds = export(sample, out, args.seed)
+        except ValueError as e:
+            if "is not involved in the target_vars" not in str(e):
+                raise
+            traceback.print_exc()
+            print("export_sample: retrying with the inputs input_meta.py fixes as buffers", file=sys.stderr)
+            for module in ("exported", "graph_module"):
+                sys.modules.pop(module, None)
+            names, feeds = export(sample, out, args.seed, baked=True)
+            result["note"] = "inputs with fixed data made buffers (Paddle pruned one as unused)"
+        result["inputs"] = names
+    except Exception as e:  # Paddle's own failure to export: reported, not raised
+        traceback.print_exc()
+        result.update(status="export-fail", stage="paddle.jit.save", error=first_line(e))
+    result["export_s"] = round(time.time() - started, 2)
+    if result["status"] == "ok":
+        started = time.time()
+        try:
+            result["outputs"] = predict(out, feeds)
+        except Exception as e:
+            traceback.print_exc()
+            result.update(status="export-fail", stage="Paddle predictor", error=first_line(e))
+        result["paddle_s"] = round(time.time() - started, 2)
+    (out / "export.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -12,8 +12,10 @@
 
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
+#include "passes/analysis.h"
 #include "passes/lower.h"
 #include "passes/op_set.h"
+#include "passes/verify.h"
 #include "program/program.h"
 #include "program/program_reader.h"
 #include "support/diagnostics.h"
@@ -88,5 +90,78 @@ class Env {
   opdef::OpCompat compat_;
   std::unique_ptr<OpSet> ops_;
 };
+
+/// A program given as the YAML of its inputs, ops and outputs, verified and analysed (passes/analysis.h): what the
+/// shape-rule and constant-propagation tests look at.
+struct Analyzed {
+  std::optional<ir::Program> program;
+  std::optional<Analysis> analysis;
+  std::string diagnostics;
+
+  /// The analysis of the value called `name` (its name or its source id); null when there is none.
+  const ValueInfo* find(const std::string& name) const {
+    for (size_t i = 0; i < program->value_capacity(); ++i) {
+      const ir::Value& v = program->value(ir::ValueId{static_cast<uint32_t>(i)});
+      if (v.name == name || v.source_id == name) return &analysis->values.at(i);
+    }
+    return nullptr;
+  }
+  /// The analysis of `name`, failing the test when there is none.
+  const ValueInfo& info(const std::string& name) const {
+    const ValueInfo* found = find(name);
+    if (found == nullptr) FAIL("no value " << name);
+    return *found;
+  }
+  /// "float32[s0, 30]"; a vector's element dims "[[s0, 3], [2]]"; "unknown"; "no value NAME".
+  std::string shape(const std::string& name) const {
+    const ValueInfo* info = find(name);
+    if (info == nullptr) return "no value " + name;
+    if (!info->known) return "unknown";
+    if (info->is_vector) {
+      std::string s = "[";
+      for (const ValueInfo& e : info->elements) s += (s.size() > 1 ? ", " : "") + to_string(e.dims);
+      return s + "]";
+    }
+    return std::string(ir::dtype_name(info->dtype)) + to_string(info->dims);
+  }
+  /// The known integer contents of `name` as text ("[s0, 2 * s1]"), or "unknown".
+  std::string ints(const std::string& name) const {
+    const ValueInfo* info = find(name);
+    if (info == nullptr || !info->data) return "unknown";
+    SymShape values;
+    for (int64_t i = 0; i < info->data->numel(); ++i) values.push_back(info->data->int_at(i));
+    return to_string(values);
+  }
+};
+
+/// A program YAML of these inputs, ops and outputs (each as written in a program file).
+inline std::string program_yaml(const std::string& inputs, const std::string& ops, const std::string& outputs) {
+  return "program: t\ninputs: " + inputs + "\nops:\n" + ops + "outputs: " + outputs + "\n";
+}
+
+/// The program file `text` (read as `path`: its extension says the format).
+inline Analyzed analyze(const std::string& path, const std::string& text) {
+  Env env;
+  Analyzed a;
+  a.program = env.read(path, text);
+  if (verify_program(*a.program, env.ops(), env.diags())) a.analysis = analyze_program(*a.program, env.ops(), env.diags());
+  a.diagnostics = env.diagnostics();
+  return a;
+}
+/// The program YAML of these inputs, ops and outputs.
+inline Analyzed analyze(const std::string& inputs, const std::string& ops, const std::string& outputs) {
+  return analyze("p.yaml", program_yaml(inputs, ops, outputs));
+}
+
+/// analyze(), failing the test when the program does not verify or analyse.
+inline Analyzed analyze_ok(const std::string& yaml_text) {
+  Analyzed a = analyze("p.yaml", yaml_text);
+  INFO(a.diagnostics);
+  REQUIRE(a.analysis.has_value());
+  return a;
+}
+inline Analyzed analyze_ok(const std::string& inputs, const std::string& ops, const std::string& outputs) {
+  return analyze_ok(program_yaml(inputs, ops, outputs));
+}
 
 }  // namespace kforge::passes::test

@@ -9,51 +9,12 @@ using namespace kforge::passes;
 
 namespace {
 
-struct Analyzed {
-  std::optional<ir::Program> program;
-  std::optional<Analysis> analysis;
-  std::string diagnostics;
-
-  /// "float32[s0, 30]" of the value named `name`.
-  std::string shape(const std::string& name) const {
-    for (size_t i = 0; i < program->value_capacity(); ++i) {
-      const ir::Value& v = program->value(ir::ValueId{static_cast<uint32_t>(i)});
-      if (v.name != name && v.source_id != name) continue;
-      const ValueInfo& info = analysis->values.at(i);
-      if (!info.known) return "unknown";
-      if (info.is_vector) return "vector";
-      return std::string(ir::dtype_name(info.dtype)) + to_string(info.dims);
-    }
-    return "no value " + name;
-  }
-  const ValueInfo& info(const std::string& name) const {
-    for (size_t i = 0; i < program->value_capacity(); ++i) {
-      const ir::Value& v = program->value(ir::ValueId{static_cast<uint32_t>(i)});
-      if (v.name == name || v.source_id == name) return analysis->values.at(i);
-    }
-    FAIL("no value " << name);
-    return analysis->values.at(0);
-  }
-};
-
-Analyzed analyze(const std::string& path, const std::string& text) {
-  test::Env env;
-  Analyzed a;
-  a.program = env.read(path, text);
-  if (verify_program(*a.program, env.ops(), env.diags())) a.analysis = analyze_program(*a.program, env.ops(), env.diags());
-  a.diagnostics = env.diagnostics();
-  return a;
-}
-
-Analyzed analyze_ok(const std::string& text) {
-  Analyzed a = analyze("p.yaml", text);
-  INFO(a.diagnostics);
-  REQUIRE(a.analysis.has_value());
-  return a;
-}
+using test::Analyzed;  // pass_test_util.h
+using test::analyze;
+using test::analyze_ok;
 
 std::string program(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  return "program: t\ninputs: " + inputs + "\nops:\n" + ops + "outputs: " + outputs + "\n";
+  return test::program_yaml(inputs, ops, outputs);
 }
 
 }  // namespace
@@ -213,7 +174,7 @@ TEST_CASE("shapes: concat, stack, split through builtin ops") {
       "[s, p0, p1, h1]"));
   CHECK(a.shape("c") == "float32[2, 8]");
   CHECK(a.shape("s") == "float32[2, 2, 3]");
-  CHECK(a.shape("parts") == "vector");
+  CHECK(a.shape("parts") == "[[2, 2], [2, 6]]");
   CHECK(a.shape("p0") == "float32[2, 2]");
   CHECK(a.shape("p1") == "float32[2, 6]");
   CHECK(a.shape("h1") == "float32[1, 8]");

@@ -12,53 +12,19 @@ using namespace kforge::passes;
 
 namespace {
 
-struct GraphnetResult {
-  std::optional<ir::Program> program;
-  std::optional<Analysis> analysis;
-  std::string diagnostics;
-
-  std::string shape(const std::string& name) const {
-    for (size_t i = 0; i < program->value_capacity(); ++i) {
-      const ir::Value& v = program->value(ir::ValueId{static_cast<uint32_t>(i)});
-      if (v.name != name && v.source_id != name) continue;
-      const ValueInfo& info = analysis->values.at(i);
-      if (!info.known) return "unknown";
-      if (info.is_vector) {
-        std::string s = "[";
-        for (const ValueInfo& e : info.elements) s += (s.size() > 1 ? ", " : "") + to_string(e.dims);
-        return s + "]";
-      }
-      return std::string(ir::dtype_name(info.dtype)) + to_string(info.dims);
-    }
-    return "no value " + name;
-  }
-};
-
-GraphnetResult analyze_graphnet(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  test::Env env;
-  GraphnetResult r;
-  r.program = env.read("p.yaml", "program: t\ninputs: " + inputs + "\nops:\n" + ops + "outputs: " + outputs + "\n");
-  if (verify_program(*r.program, env.ops(), env.diags())) r.analysis = analyze_program(*r.program, env.ops(), env.diags());
-  r.diagnostics = env.diagnostics();
-  return r;
-}
-
-GraphnetResult analyze_graphnet_ok(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  GraphnetResult r = analyze_graphnet(inputs, ops, outputs);
-  INFO(r.diagnostics);
-  REQUIRE(r.analysis.has_value());
-  return r;
-}
+using test::Analyzed;  // pass_test_util.h
+using test::analyze;
+using test::analyze_ok;
 
 /// The shape of `out` after the ops, or the diagnostics when the analysis fails.
 std::string graphnet_shape(const std::string& inputs, const std::string& ops, const std::string& out) {
-  GraphnetResult r = analyze_graphnet(inputs, ops, "[" + out + "]");
+  Analyzed r = analyze(inputs, ops, "[" + out + "]");
   return r.analysis ? r.shape(out) : r.diagnostics;
 }
 
 /// The diagnostics of ops that must fail, or "" when they do not; a failure is located at its op.
 std::string graphnet_error(const std::string& inputs, const std::string& ops) {
-  GraphnetResult r = analyze_graphnet(inputs, ops, "[o]");
+  Analyzed r = analyze(inputs, ops, "[o]");
   if (r.analysis) return "";
   CHECK(r.diagnostics.find("p.yaml:") != std::string::npos);
   return r.diagnostics;
@@ -178,7 +144,7 @@ TEST_CASE("shape rules: bce_loss keeps its input's dims, and its located errors"
 }
 
 TEST_CASE("shape rules: linear_interp over NCW and NWC, sizes from out_w, scale and a dynamic width") {
-  GraphnetResult r = analyze_graphnet_ok(
+  Analyzed r = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 3, 5]}, {name: y, dtype: float32, shape: [2, -1, 4]}]",
       "  - {op: linear_interp, in: [x, ~, ~, ~], out: [a], attrs: {data_format: NCHW, out_d: -1, out_h: -1, "
       "out_w: 7, scale: [], interp_method: linear, align_corners: false, align_mode: 0}}\n"
@@ -187,7 +153,7 @@ TEST_CASE("shape rules: linear_interp over NCW and NWC, sizes from out_w, scale 
       "[a, b]");
   CHECK(r.shape("a") == "float32[s0, 3, 7]");
   CHECK(r.shape("b") == "float32[2, floor_div(3 * s1, 2), 4]");  // Paddle's int(W * 1.5)
-  GraphnetResult bad = analyze_graphnet(
+  Analyzed bad = analyze(
       "[{name: x, dtype: float32, shape: [2, 3, 5, 5]}]",
       "  - {op: linear_interp, in: [x, ~, ~, ~], out: [o], attrs: {data_format: NCHW, out_d: -1, out_h: -1, "
       "out_w: 7, scale: [], interp_method: linear, align_corners: false, align_mode: 0}}\n",

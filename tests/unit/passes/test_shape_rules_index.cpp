@@ -10,48 +10,14 @@ using namespace kforge::passes;
 
 namespace {
 
-struct Result {
-  std::optional<ir::Program> program;
-  std::optional<Analysis> analysis;
-  std::string diagnostics;
-
-  std::string shape(const std::string& name) const {
-    for (size_t i = 0; i < program->value_capacity(); ++i) {
-      const ir::Value& v = program->value(ir::ValueId{static_cast<uint32_t>(i)});
-      if (v.name != name && v.source_id != name) continue;
-      const ValueInfo& info = analysis->values.at(i);
-      if (!info.known) return "unknown";
-      if (info.is_vector) {
-        std::string s = "[";
-        for (const ValueInfo& e : info.elements) s += (s.size() > 1 ? ", " : "") + to_string(e.dims);
-        return s + "]";
-      }
-      return std::string(ir::dtype_name(info.dtype)) + to_string(info.dims);
-    }
-    return "no value " + name;
-  }
-};
-
-Result analyze(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  test::Env env;
-  Result r;
-  r.program = env.read("p.yaml", "program: t\ninputs: " + inputs + "\nops:\n" + ops + "outputs: " + outputs + "\n");
-  if (verify_program(*r.program, env.ops(), env.diags())) r.analysis = analyze_program(*r.program, env.ops(), env.diags());
-  r.diagnostics = env.diagnostics();
-  return r;
-}
-
-Result analyze_ok(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  Result r = analyze(inputs, ops, outputs);
-  INFO(r.diagnostics);
-  REQUIRE(r.analysis.has_value());
-  return r;
-}
+using test::Analyzed;  // pass_test_util.h
+using test::analyze;
+using test::analyze_ok;
 
 }  // namespace
 
 TEST_CASE("shape rules: index and data-movement ops over a dynamic batch") {
-  Result r = analyze_ok(
+  Analyzed r = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 5, 6]}, {name: i, dtype: int64, shape: [4]}, "
       "{name: u, dtype: float32, shape: [4, 6]}, {name: x4, dtype: float32, shape: [-1, 2, 3, -1, 5]}]",
       "  - {op: full, out: [ax], attrs: {shape: [1], value: 1, dtype: int32}}\n"
@@ -82,7 +48,7 @@ TEST_CASE("shape rules: index and data-movement ops over a dynamic batch") {
 }
 
 TEST_CASE("shape rules: bmm, einsum, the norms and arange") {
-  Result r = analyze_ok(
+  Analyzed r = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 3, 5]}, {name: y, dtype: float32, shape: [-1, 5, 4]}, "
       "{name: img, dtype: float32, shape: [-1, 6, 4, 4]}, {name: w, dtype: float32, shape: [5]}]",
       "  - {op: bmm, in: [x, y], out: [mm]}\n"
@@ -112,7 +78,7 @@ TEST_CASE("shape rules: bmm, einsum, the norms and arange") {
 }
 
 TEST_CASE("shape rules: interpolation and transposed convs over dynamic spatial dims") {
-  Result r = analyze_ok(
+  Analyzed r = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 2, -1, -1]}]",
       "  - {op: nearest_interp, in: [x, ~, ~, ~], out: [n2], attrs: {scale: [2.0, 2.0], interp_method: nearest}}\n"
       "  - {op: bilinear_interp, in: [x, ~, ~, ~], out: [b15], attrs: {scale: [1.5, 0.5], align_corners: false, "
@@ -122,7 +88,7 @@ TEST_CASE("shape rules: interpolation and transposed convs over dynamic spatial 
   CHECK(r.shape("b15") == "float32[s0, 2, floor_div(3 * s1, 2), floor_div(s2, 2)]");
 
   // The DB head's transposed convs over the same dynamic dims.
-  Result up = analyze_ok(
+  Analyzed up = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 4, -1, -1]}, {name: w, dtype: float32, shape: [4, 2, 2, 2]}, "
       "{name: w3, dtype: float32, shape: [4, 2, 3, 3]}]",
       "  - {op: conv2d_transpose, in: [x, w], out: [t2], attrs: {strides: [2, 2], paddings: [0, 0]}}\n"
@@ -133,7 +99,7 @@ TEST_CASE("shape rules: interpolation and transposed convs over dynamic spatial 
   CHECK(up.shape("t3") == "float32[s0, 2, 2 * s1, 2 * s2 - 1]");
 
   // 1/3 is no m / 2^k: float32 rounding of in * scale cannot be written as an expression of in.
-  Result third = analyze("[{name: x, dtype: float32, shape: [-1, 2, -1, -1]}]",
+  Analyzed third = analyze("[{name: x, dtype: float32, shape: [-1, 2, -1, -1]}]",
                          "  - {op: bilinear_interp, in: [x, ~, ~, ~], out: [b], attrs: {scale: [0.3333333, 0.5]}}\n",
                          "[b]");
   CHECK_FALSE(third.analysis.has_value());
@@ -142,7 +108,7 @@ TEST_CASE("shape rules: interpolation and transposed convs over dynamic spatial 
 
 TEST_CASE("shape rules: bad arguments are errors at the op") {
   auto error = [](const std::string& inputs, const std::string& op) {
-    Result r = analyze(inputs, op, "[o]");
+    Analyzed r = analyze(inputs, op, "[o]");
     CHECK_FALSE(r.analysis.has_value());
     return r.diagnostics;
   };
@@ -165,7 +131,7 @@ TEST_CASE("shape rules: convolution, pooling and batch norm in NCHW8c ([N, C / 8
   const std::string inputs =
       "[{name: x, dtype: float32, shape: [-1, 2, 6, 6, 8]}, {name: w, dtype: float32, shape: [24, 16, 3, 3]}, "
       "{name: dw, dtype: float32, shape: [16, 1, 3, 3]}, {name: m, dtype: float32, shape: [16]}]";
-  Result r = analyze_ok(
+  Analyzed r = analyze_ok(
       inputs,
       "  - {op: conv2d, in: [x, w], out: [c], attrs: {strides: [2, 2], paddings: [1, 1], data_format: NCHW8c}}\n"
       "  - {op: depthwise_conv2d, in: [x, dw], out: [d], attrs: {strides: [1, 1], paddings: [1, 1], groups: 16, "
@@ -187,7 +153,7 @@ TEST_CASE("shape rules: convolution, pooling and batch norm in NCHW8c ([N, C / 8
   CHECK(r.shape("nm") == "float32[16]");
 
   auto error = [](const std::string& in, const std::string& op) {
-    Result bad = analyze(in, op, "[o]");
+    Analyzed bad = analyze(in, op, "[o]");
     CHECK_FALSE(bad.analysis.has_value());
     return bad.diagnostics;
   };

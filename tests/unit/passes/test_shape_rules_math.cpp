@@ -10,39 +10,9 @@ using namespace kforge::passes;
 
 namespace {
 
-struct Analyzed {
-  std::optional<ir::Program> program;
-  std::optional<Analysis> analysis;
-  std::string diagnostics;
-
-  /// "float32[s0, 30]" of the value named `name`.
-  std::string shape(const std::string& name) const {
-    for (size_t i = 0; i < program->value_capacity(); ++i) {
-      const ir::Value& v = program->value(ir::ValueId{static_cast<uint32_t>(i)});
-      if (v.name != name) continue;
-      const ValueInfo& info = analysis->values.at(i);
-      if (!info.known) return "unknown";
-      return std::string(ir::dtype_name(info.dtype)) + to_string(info.dims);
-    }
-    return "no value " + name;
-  }
-};
-
-Analyzed analyze(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  test::Env env;
-  Analyzed a;
-  a.program = env.read("p.yaml", "program: t\ninputs: " + inputs + "\nops:\n" + ops + "outputs: " + outputs + "\n");
-  if (verify_program(*a.program, env.ops(), env.diags())) a.analysis = analyze_program(*a.program, env.ops(), env.diags());
-  a.diagnostics = env.diagnostics();
-  return a;
-}
-
-Analyzed analyze_ok(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  Analyzed a = analyze(inputs, ops, outputs);
-  INFO(a.diagnostics);
-  REQUIRE(a.analysis.has_value());
-  return a;
-}
+using test::Analyzed;  // pass_test_util.h
+using test::analyze;
+using test::analyze_ok;
 
 }  // namespace
 

@@ -12,50 +12,9 @@ using namespace kforge::passes;
 
 namespace {
 
-struct SymAnalyzed {
-  std::optional<ir::Program> program;
-  std::optional<Analysis> analysis;
-  std::string diagnostics;
-
-  const ValueInfo* find(const std::string& name) const {
-    for (size_t i = 0; i < program->value_capacity(); ++i) {
-      const ir::Value& v = program->value(ir::ValueId{static_cast<uint32_t>(i)});
-      if (v.name == name || v.source_id == name) return &analysis->values.at(i);
-    }
-    return nullptr;
-  }
-  /// "float32[s0, s1 - 1, 3]" of the value named `name`.
-  std::string shape(const std::string& name) const {
-    const ValueInfo* info = find(name);
-    if (info == nullptr) return "no value " + name;
-    if (!info->known) return "unknown";
-    return std::string(ir::dtype_name(info->dtype)) + to_string(info->dims);
-  }
-  /// The known integer contents of `name`, as text ("[s0, 2 * s1]"), or "unknown".
-  std::string ints(const std::string& name) const {
-    const ValueInfo* info = find(name);
-    if (info == nullptr || !info->data) return "unknown";
-    SymShape values;
-    for (int64_t i = 0; i < info->data->numel(); ++i) values.push_back(info->data->int_at(i));
-    return to_string(values);
-  }
-};
-
-SymAnalyzed sym_analyze(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  test::Env env;
-  SymAnalyzed a;
-  a.program = env.read("p.yaml", "program: t\ninputs: " + inputs + "\nops:\n" + ops + "outputs: " + outputs + "\n");
-  if (verify_program(*a.program, env.ops(), env.diags())) a.analysis = analyze_program(*a.program, env.ops(), env.diags());
-  a.diagnostics = env.diagnostics();
-  return a;
-}
-
-SymAnalyzed sym_analyze_ok(const std::string& inputs, const std::string& ops, const std::string& outputs) {
-  SymAnalyzed a = sym_analyze(inputs, ops, outputs);
-  INFO(a.diagnostics);
-  REQUIRE(a.analysis.has_value());
-  return a;
-}
+using test::Analyzed;  // pass_test_util.h
+using test::analyze;
+using test::analyze_ok;
 
 // x: [s0, s1, 3]; b = x.shape[0] and n = x.shape[1] as 0-D int64 tensors (Paddle's `paddle.shape(x)[i]`).
 const char* const kDynamicX = "[{name: x, dtype: float32, shape: [-1, -1, 3]}]";
@@ -71,7 +30,7 @@ const SymExpr s0 = SymExpr::symbol(0), s1 = SymExpr::symbol(1), s2 = SymExpr::sy
 }  // namespace
 
 TEST_CASE("symbolic values: int arithmetic of dims stays symbolic") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       kDynamicX,
       std::string(kDims) +
           "  - {op: full, out: [two], attrs: {shape: [], value: 2, dtype: int64}}\n"
@@ -96,7 +55,7 @@ TEST_CASE("symbolic values: int arithmetic of dims stays symbolic") {
 }
 
 TEST_CASE("symbolic values: floor_divide and remainder of constants round toward negative infinity") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       "[{name: x, dtype: float32, shape: [2]}]",
       "  - {op: full_int_array, out: [p], attrs: {value: [-7, 7, 6], dtype: int64}}\n"
       "  - {op: full, out: [d], attrs: {shape: [3], value: -2, dtype: int64}}\n"
@@ -108,7 +67,7 @@ TEST_CASE("symbolic values: floor_divide and remainder of constants round toward
 }
 
 TEST_CASE("symbolic values: slice starts and ends from dims") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       kDynamicX,
       std::string(kDims) +
           "  - {op: scale, in: [n], out: [m], attrs: {scale: 1, bias: -1}}\n"
@@ -136,7 +95,7 @@ TEST_CASE("symbolic values: slice starts and ends from dims") {
 }
 
 TEST_CASE("symbolic values: reshape, full_with_tensor, expand and tile take shapes from dims") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, -1, 16]}, {name: y, dtype: float32, shape: [1, 4]}]",
       "  - {op: shape64, in: [x], out: [sh]}\n"
       "  - {op: slice, in: [sh], out: [b], attrs: {axes: [0], starts: [0], ends: [1], infer_flags: [1], "
@@ -164,7 +123,7 @@ TEST_CASE("symbolic values: reshape, full_with_tensor, expand and tile take shap
 }
 
 TEST_CASE("symbolic values: full_with_tensor of static dims is a known splat") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       "[{name: x, dtype: float32, shape: [2]}]",
       "  - {op: full_int_array, out: [s], attrs: {value: [2, 3], dtype: int64}}\n"
       "  - {op: full, out: [v], attrs: {shape: [1], value: 5, dtype: int64}}\n"
@@ -178,7 +137,7 @@ TEST_CASE("symbolic values: full_with_tensor of static dims is a known splat") {
 }
 
 TEST_CASE("symbolic values: arange over expressions of the dims") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       kDynamicX,
       std::string(kDims) +
           "  - {op: full, out: [zero], attrs: {shape: [1], value: 0, dtype: int64}}\n"
@@ -198,7 +157,7 @@ TEST_CASE("symbolic values: arange over expressions of the dims") {
 }
 
 TEST_CASE("symbolic values: a shape read from input data is a located error that says why") {
-  SymAnalyzed a = sym_analyze(
+  Analyzed a = analyze(
       "[{name: x, dtype: float32, shape: [-1, 6]}, {name: y, dtype: float32, shape: [2, 3]}]",
       "  - {op: argmax, in: [y], out: [am], attrs: {axis: 1, keepdims: false, flatten: false, dtype: int64}}\n"
       "  - {op: reshape, in: [x, am], out: [r]}\n",
@@ -211,7 +170,7 @@ TEST_CASE("symbolic values: a shape read from input data is a located error that
 }
 
 TEST_CASE("symbolic values: a value kforge does not evaluate names the op") {
-  SymAnalyzed a = sym_analyze(
+  Analyzed a = analyze(
       kDynamicX,
       "  - {op: shape64, in: [x], out: [sh]}\n"
       "  - {op: cumsum, in: [sh], out: [cs], attrs: {axis: 0, flatten: false, exclusive: false, reverse: false}}\n"
@@ -247,7 +206,7 @@ TEST_CASE("symbolic values: slice bounds from dims lower to symbolic kernel argu
 }
 
 TEST_CASE("symbolic values: split and reductions of a shape tensor") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 2, -1, -1]}]",
       "  - {op: shape64, in: [x], out: [sh]}\n"
       "  - {op: slice, in: [sh], out: [hw], attrs: {axes: [0], starts: [2], ends: [4], infer_flags: [1], "
@@ -284,7 +243,7 @@ TEST_CASE("symbolic values: slice_bound, the one rule for a slice's start or end
 }
 
 TEST_CASE("symbolic values: strided_slice of a dynamic axis, bounds from dims") {
-  SymAnalyzed a = sym_analyze_ok(
+  Analyzed a = analyze_ok(
       kDynamicX,
       std::string(kDims) +
           "  - {op: strided_slice, in: [x], out: [odd], attrs: {axes: [1], starts: [1], ends: [2147483647], "
@@ -300,7 +259,7 @@ TEST_CASE("symbolic values: strided_slice of a dynamic axis, bounds from dims") 
 }
 
 TEST_CASE("symbolic values: a backward strided_slice of a dynamic axis is refused with the reason") {
-  SymAnalyzed a = sym_analyze(
+  Analyzed a = analyze(
       kDynamicX,
       "  - {op: strided_slice, in: [x], out: [back], attrs: {axes: [1], starts: [-1], ends: [-2147483647], "
       "strides: [-1]}}\n",

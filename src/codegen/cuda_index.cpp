@@ -149,8 +149,9 @@ class KernelText {
     k.description = std::move(description);
     k.params = params_;
     k.args = args_;
-    k.params.insert(k.params.end(), sizes_.params().begin(), sizes_.params().end());
-    k.args.insert(k.args.end(), sizes_.args().begin(), sizes_.args().end());
+    const std::vector<std::string> size_params = sizes_.params(), size_args = sizes_.args();
+    k.params.insert(k.params.end(), size_params.begin(), size_params.end());
+    k.args.insert(k.args.end(), size_args.begin(), size_args.end());
     k.body = body_;
     k.interp = interp;
     return k;

@@ -36,16 +36,20 @@ using passes::SymExpr;
 
 class CudaHostEmitter {
  public:
+  /// `sizes`: the size table to number the sizes by (SizeTable::canonical of an earlier emitter's), or empty.
   CudaHostEmitter(const LoweredProgram& p, const passes::FusionPlan& plan, const SourceManager& sources,
-                  const ProgramFilesOptions& options, const CudaFilesOptions& cuda, DiagnosticEngine& diags)
+                  const ProgramFilesOptions& options, const CudaFilesOptions& cuda, DiagnosticEngine& diags,
+                  SizeTable sizes = {})
       : p_(p), plan_(plan), sources_(sources), o_(options), cuda_(cuda), diags_(diags),
-        cls_(options.codegen.class_name),
+        cls_(options.codegen.class_name), sizes_(std::move(sizes)),
         gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph, cls_,
               [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
               [this](const FusedGroup& g) { return group_description(g); }, size_),
         rows_(p, plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph, cls_,
               [this](uint32_t v) { return binding(p_.values[v].buffer); },
               [this](const FusedGroup& g) { return group_description(g); }, size_) {}
+
+  const SizeTable& size_table() const { return sizes_; }
 
   /// The headers the output needs beside the runtime's, in a fixed order, each once.
   std::vector<const char*> extra_headers() const {
@@ -641,7 +645,10 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   DiagnosticEngine& diags = env.diags();
   std::string header, host, kernels;
   tmpl::Value ctx;
-  CudaHostEmitter emitter(program, plan, env.sources(), options, cuda, diags);
+  // Twice, as the CPU context (program_context.cpp): the second numbers the sizes canonically.
+  CudaHostEmitter first(program, plan, env.sources(), options, cuda, diags);
+  if (!first.emit(ctx)) return false;
+  CudaHostEmitter emitter(program, plan, env.sources(), options, cuda, diags, first.size_table().canonical());
   if (!emitter.emit(ctx)) return false;
   const std::optional<int64_t> version = runtime_header_version(env);
   if (!version) return false;

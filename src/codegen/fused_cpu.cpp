@@ -280,7 +280,8 @@ Value fused_group_function(const passes::LoweredProgram& program, const FusedGro
 Value fused_group_call(const passes::LoweredProgram& program, const FusedGroup& group, const SizeParams& sizes,
                        const std::function<std::string(uint32_t)>& tensor_expr, const std::string& where,
                        bool trace_hooks) {
-  List args(sizes.args().begin(), sizes.args().end());
+  const std::vector<std::string> size_args = sizes.args();
+  List args(size_args.begin(), size_args.end());
   List traces;
   for (const GroupInput& in : group.inputs) {
     args.push_back(fmt::format("{}.data_as<const {}>()", tensor_expr(in.value), element_type_of(in.storage)));

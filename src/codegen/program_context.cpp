@@ -33,11 +33,13 @@ constexpr int kMaxRank = 9;  // kforge::kMaxRank of the runtime
 /// Builds the context; `ok` turns false at the first problem reported.
 class ContextBuilder {
  public:
+  /// `sizes`: the size table to number the sizes by (SizeTable::canonical of an earlier build), or empty.
   ContextBuilder(const LoweredProgram& program, const SourceManager& sources, const ProgramCodegenOptions& options,
-                 DiagnosticEngine& diags)
-      : p_(program), sources_(sources), options_(options), diags_(diags) {}
+                 DiagnosticEngine& diags, SizeTable sizes = {})
+      : p_(program), sources_(sources), options_(options), diags_(diags), sizes_(std::move(sizes)) {}
 
   std::optional<Value> build();
+  const SizeTable& sizes() const { return sizes_; }
 
  private:
   void error(SourceLoc loc, std::string message) {
@@ -663,8 +665,13 @@ std::string namespace_guard_prefix(const ProgramCodegenOptions& options) {
 
 std::optional<tmpl::Value> build_program_context(const passes::LoweredProgram& program, const SourceManager& sources,
                                                  const ProgramCodegenOptions& options, DiagnosticEngine& diags) {
-  ContextBuilder builder(program, sources, options, diags);
-  return builder.build();
+  // Twice: the first build collects the sizes in the order code generation asks for them, which depends on the
+  // compiler that built kforge; the second numbers them canonically (SizeTable::canonical). Only the first can
+  // report: the second sees the same program.
+  ContextBuilder first(program, sources, options, diags);
+  if (!first.build()) return std::nullopt;
+  ContextBuilder second(program, sources, options, diags, first.sizes().canonical());
+  return second.build();
 }
 
 }  // namespace kforge::codegen

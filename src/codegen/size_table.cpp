@@ -1,5 +1,6 @@
 #include "codegen/size_table.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "codegen/cpp_text.h"
@@ -51,6 +52,14 @@ uint32_t SizeTable::entry(const SymExpr& e) {
   return k;
 }
 
+SizeTable SizeTable::canonical() const {
+  std::vector<SymExpr> sorted = entries_;
+  std::sort(sorted.begin(), sorted.end());
+  SizeTable out;
+  for (const SymExpr& e : sorted) out.entry(e);  // operands first, by the same rules
+  return out;
+}
+
 std::string SizeTable::ref(const SymExpr& e, const Spelling& spell) {
   if (!needs_entry(e)) return cpp_int_expr(e);
   return spell(entry(e));
@@ -91,19 +100,26 @@ std::string SizeTable::checked_definition(uint32_t k, const Spelling& spell) con
 
 std::string SizeParams::text(const SymExpr& e) {
   if (!SizeTable::needs_entry(e)) {
-    for (uint32_t s : e.symbols()) take("s" + std::to_string(s), "s" + std::to_string(s));
+    for (uint32_t s : e.symbols()) symbols_.insert(s);
     return cpp_int_expr(e);
   }
   const uint32_t k = table_.entry(e);
-  const std::string name = "z" + std::to_string(k);
-  take(name, argument_(k));
-  return name;
+  entries_.insert(k);
+  return "z" + std::to_string(k);
 }
 
-void SizeParams::take(const std::string& name, const std::string& argument) {
-  if (!taken_.insert(name).second) return;
-  params_.push_back("int64_t " + name);
-  args_.push_back(argument);
+std::vector<std::string> SizeParams::params() const {
+  std::vector<std::string> out;
+  for (uint32_t s : symbols_) out.push_back("int64_t s" + std::to_string(s));
+  for (uint32_t k : entries_) out.push_back("int64_t z" + std::to_string(k));
+  return out;
+}
+
+std::vector<std::string> SizeParams::args() const {
+  std::vector<std::string> out;
+  for (uint32_t s : symbols_) out.push_back("s" + std::to_string(s));
+  for (uint32_t k : entries_) out.push_back(argument_(k));
+  return out;
 }
 
 namespace {

@@ -47,6 +47,12 @@ class SizeTable {
 
   size_t size() const { return entries_.size(); }
 
+  /// The same entries numbered in an order that depends only on the expressions (each after its operands), not on
+  /// the order in which code generation asked for them: a generator builds its output once to collect the sizes,
+  /// then again over the canonical table, so that two compilers of kforge (which evaluate a call's arguments in
+  /// different orders) generate the same file.
+  SizeTable canonical() const;
+
  private:
   std::string print(uint32_t k, passes::SymExpr::PrintOptions options, const Spelling& spell) const;
   /// The operation `e` is, when it is one floor_div / ceil_div / max / min with coefficient 1.
@@ -69,15 +75,15 @@ class SizeParams {
   SizeParams(SizeTable& table, SizeTable::Spelling argument) : table_(table), argument_(std::move(argument)) {}
   /// `e` in the function; records the parameter it needs.
   std::string text(const passes::SymExpr& e);
-  const std::vector<std::string>& params() const { return params_; }  // "int64_t z3"
-  const std::vector<std::string>& args() const { return args_; }      // "sizes_[3]"
+  /// In a fixed order whatever the order of the text() calls (C++ leaves the order of a call's arguments open):
+  /// the dims by id, then the entries by number.
+  std::vector<std::string> params() const;  // "int64_t z3"
+  std::vector<std::string> args() const;    // "sizes_[3]"
 
  private:
-  void take(const std::string& name, const std::string& argument);
   SizeTable& table_;
   SizeTable::Spelling argument_;
-  std::set<std::string> taken_;
-  std::vector<std::string> params_, args_;
+  std::set<uint32_t> symbols_, entries_;
 };
 
 /// A shape for a comment: the dumps' notation (`[s0, floor_div(s1 - 1, 2) + 1, 16]`); when that is long, the dims

@@ -465,13 +465,13 @@ kforge::Status cuda_bf16_mk::load_parameters(const char* path) {
 bool cuda_bf16_mk::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = kforge::checked_ceil_div(64 * s0, 256);
-  z[1] = kforge::checked_max(256 * s0, 256 * z[0]);
-  z[2] = 256 * s0 + z[1];
-  z[3] = 128 * s0;
-  z[4] = 256 * s0;
-  z[5] = 4 * s0;
-  z[6] = 64 * s0;
+  z[0] = 4 * s0;
+  z[1] = 64 * s0;
+  z[2] = 128 * s0;
+  z[3] = 256 * s0;
+  z[4] = kforge::checked_ceil_div(z[1], 256);
+  z[5] = kforge::checked_max(z[3], 256 * z[4]);
+  z[6] = 256 * s0 + z[5];
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -543,7 +543,7 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);
   rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on
   if (!constants_ready_) KFORGE_RETURN_IF_ERROR(upload_constants());
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[2]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[6]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.sizes = sizes;
@@ -558,7 +558,7 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[1]);
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[5]);
   kforge_b.buffers[12] = mu_out->data;
   kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[14] = p_out->data;

@@ -616,24 +616,24 @@ kforge::Status cuda_conv_fp16::load_parameters(const char* path) {
 bool cuda_conv_fp16::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = kforge::checked_ceil_div(32 * s0, 256);
-  z[1] = kforge::checked_max(1024 * s0, 256 * z[0]);
-  z[2] = kforge::checked_ceil_div(20 * s0, 256);
-  z[3] = kforge::checked_max(4096 * s0, 256 * z[2]);
-  z[4] = 1536 * s0 + z[1] + z[3] + 67109120;
-  z[5] = 1536 * s0 + 67109120;
-  z[6] = 1536 * s0 + z[3] + 67109120;
-  z[7] = 768 * s0;
-  z[8] = 10 * s0;
-  z[9] = 256 * s0;
-  z[10] = 3072 * s0;
-  z[11] = 1536 * s0;
-  z[12] = 4096 * s0;
-  z[13] = 1024 * s0;
-  z[14] = 512 * s0;
-  z[15] = 32 * s0;
-  z[16] = 20 * s0;
-  z[17] = 40 * s0;
+  z[0] = 1536 * s0 + 67109120;
+  z[1] = kforge::checked_ceil_div(32 * s0, 256);
+  z[2] = kforge::checked_max(1024 * s0, 256 * z[1]);
+  z[3] = kforge::checked_ceil_div(20 * s0, 256);
+  z[4] = kforge::checked_max(4096 * s0, 256 * z[3]);
+  z[5] = 1536 * s0 + z[2] + z[4] + 67109120;
+  z[6] = 1536 * s0 + z[4] + 67109120;
+  z[7] = 10 * s0;
+  z[8] = 20 * s0;
+  z[9] = 32 * s0;
+  z[10] = 40 * s0;
+  z[11] = 256 * s0;
+  z[12] = 512 * s0;
+  z[13] = 768 * s0;
+  z[14] = 1024 * s0;
+  z[15] = 1536 * s0;
+  z[16] = 3072 * s0;
+  z[17] = 4096 * s0;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -757,7 +757,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[4]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[5]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.sizes = sizes;
@@ -796,7 +796,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(sizes[5]);
+  kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[38] = workspace_.data() + static_cast<size_t>(0);
@@ -804,7 +804,7 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[40] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[41] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(sizes[5]);
+  kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[44] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[46] = workspace_.data() + static_cast<size_t>(0);
@@ -821,10 +821,10 @@ kforge::Status cuda_conv_fp16::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(sizes[5]);
+  kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(sizes[6]);
   kforge_b.buffers[62] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(sizes[5]);
+  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[64] = logits_out->data;
   kforge_b.buffers[65] = c3_out->data;
   kforge_b.buffers[66] = workspace_.data() + static_cast<size_t>(0);
@@ -861,7 +861,7 @@ kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (cast+transpose: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:7:5, pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-  if (cudaError_t e = cuda_conv_fp16_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<__half*>(b.buffers[26]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[7]), stream_); e != cudaSuccess) return launch_failed(0, e);
+  if (cudaError_t e = cuda_conv_fp16_fused_0(static_cast<const float*>(b.buffers[0]), static_cast<__half*>(b.buffers[26]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[13]), stream_); e != cudaSuccess) return launch_failed(0, e);
   // call 2 (pd_op.reshape at ../../../golden/compile-cuda-conv/program.yaml:10:5): a view into a buffer of its own, copied
   if (cudaError_t e = cudaMemcpyAsync(static_cast<void*>(b.buffers[27]), static_cast<const void*>(b.buffers[2]), static_cast<size_t>(16), cudaMemcpyDeviceToDevice, stream_); e != cudaSuccess) return launch_failed(8, e);
   // group 1 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
@@ -902,8 +902,8 @@ kforge::Status cuda_conv_fp16::enqueue(const Bindings& b) {
     return gemm_failed(5, e, gemm_->lt_f16);
   }
   // group 6 (cast: pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:11)
-  if (cudaError_t e = cuda_conv_fp16_fused_6(static_cast<const __half*>(b.buffers[63]), static_cast<float*>(b.buffers[64]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[8]), stream_); e != cudaSuccess) return launch_failed(6, e);
+  if (cudaError_t e = cuda_conv_fp16_fused_6(static_cast<const __half*>(b.buffers[63]), static_cast<float*>(b.buffers[64]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[7]), stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 7 (transpose+cast: pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5, pd_op.cast at ../../../golden/compile-cuda-conv/program.yaml:90:19)
-  if (cudaError_t e = cuda_conv_fp16_fused_7(static_cast<const __half*>(b.buffers[52]), static_cast<float*>(b.buffers[65]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[9]), stream_); e != cudaSuccess) return launch_failed(7, e);
+  if (cudaError_t e = cuda_conv_fp16_fused_7(static_cast<const __half*>(b.buffers[52]), static_cast<float*>(b.buffers[65]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[11]), stream_); e != cudaSuccess) return launch_failed(7, e);
   return kforge::Status::OK();
 }

@@ -19,10 +19,10 @@
 #include "kforge_pool.cuh"
 
 // The launchers of cuda_conv_nhwc_kernels.cu: each launches one fused group and returns cudaGetLastError().
-cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream);
+cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z10, cudaStream_t stream);
 cudaError_t cuda_conv_nhwc_index_1(const float* __restrict__ in0, float* __restrict__ out, cudaStream_t stream);
-cudaError_t cuda_conv_nhwc_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream);
-cudaError_t cuda_conv_nhwc_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, cudaStream_t stream);
+cudaError_t cuda_conv_nhwc_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z9, cudaStream_t stream);
+cudaError_t cuda_conv_nhwc_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z6, cudaStream_t stream);
 
 namespace {
 
@@ -572,21 +572,21 @@ kforge::Status cuda_conv_nhwc::load_parameters(const char* path) {
 bool cuda_conv_nhwc::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = 768 * s0;
-  z[1] = 256 * s0;
-  z[2] = 16 * s0;
-  z[3] = kforge::checked_ceil_div(64 * s0, 256);
-  z[4] = kforge::checked_max(3072 * s0, 256 * z[3]);
-  z[5] = kforge::checked_max(8192 * s0, 256 * z[3]);
-  z[6] = 2048 * s0 + z[4] + z[5] + 67109120;
-  z[7] = z[4] + 67109120;
-  z[8] = z[4] + z[5] + 67109120;
-  z[9] = 3072 * s0;
-  z[10] = 8192 * s0;
-  z[11] = 2048 * s0;
-  z[12] = 1024 * s0;
-  z[13] = 64 * s0;
-  z[14] = 40 * s0;
+  z[0] = kforge::checked_ceil_div(64 * s0, 256);
+  z[1] = kforge::checked_max(3072 * s0, 256 * z[0]);
+  z[2] = kforge::checked_max(8192 * s0, 256 * z[0]);
+  z[3] = 2048 * s0 + z[1] + z[2] + 67109120;
+  z[4] = z[1] + 67109120;
+  z[5] = z[1] + z[2] + 67109120;
+  z[6] = 16 * s0;
+  z[7] = 40 * s0;
+  z[8] = 64 * s0;
+  z[9] = 256 * s0;
+  z[10] = 768 * s0;
+  z[11] = 1024 * s0;
+  z[12] = 2048 * s0;
+  z[13] = 3072 * s0;
+  z[14] = 8192 * s0;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -710,7 +710,7 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[6]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[3]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.sizes = sizes;
@@ -748,7 +748,7 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(sizes[7]);
+  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(sizes[4]);
   kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
@@ -756,7 +756,7 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[39] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[40] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[41] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(sizes[7]);
+  kforge_b.buffers[42] = workspace_.data() + static_cast<size_t>(sizes[4]);
   kforge_b.buffers[43] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[44] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
@@ -764,7 +764,7 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[47] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[49] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(sizes[8]);
+  kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(sizes[5]);
   kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[52] = c3_out->data;
   kforge_b.buffers[53] = workspace_.data() + static_cast<size_t>(0);
@@ -773,9 +773,9 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
   kforge_b.buffers[56] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(sizes[7]);
+  kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(sizes[4]);
   kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(67109120);
-  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(sizes[7]);
+  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(sizes[4]);
   kforge_b.buffers[62] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[63] = logits_out->data;
   kforge_b.buffers[64] = workspace_.data() + static_cast<size_t>(0);
@@ -812,7 +812,7 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // call 0 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-  if (cudaError_t e = cuda_conv_nhwc_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[25]), sizes[0], stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = cuda_conv_nhwc_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[25]), sizes[10], stream_); e != cudaSuccess) return launch_failed(5, e);
   // call 1 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:10:5)
   if (cudaError_t e = cuda_conv_nhwc_index_1(static_cast<const float*>(b.buffers[2]), static_cast<float*>(b.buffers[26]), stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
@@ -835,7 +835,7 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
   if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[67], 67108864}, nullptr); !s.ok()) return conv_failed(8, s);
   // call 15 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (cudaError_t e = cuda_conv_nhwc_index_2(static_cast<const float*>(b.buffers[51]), static_cast<float*>(b.buffers[52]), sizes[1], stream_); e != cudaSuccess) return launch_failed(9, e);
+  if (cudaError_t e = cuda_conv_nhwc_index_2(static_cast<const float*>(b.buffers[51]), static_cast<float*>(b.buffers[52]), sizes[9], stream_); e != cudaSuccess) return launch_failed(9, e);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.001f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
@@ -844,7 +844,7 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   // call 19 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[59]), static_cast<float*>(b.buffers[60]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(10, e);
   // call 20 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:80:5)
-  if (cudaError_t e = cuda_conv_nhwc_index_3(static_cast<const float*>(b.buffers[60]), static_cast<float*>(b.buffers[61]), sizes[2], stream_); e != cudaSuccess) return launch_failed(11, e);
+  if (cudaError_t e = cuda_conv_nhwc_index_3(static_cast<const float*>(b.buffers[60]), static_cast<float*>(b.buffers[61]), sizes[6], stream_); e != cudaSuccess) return launch_failed(11, e);
   // group 4 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)
   if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_f32(
       gemm_->lt,

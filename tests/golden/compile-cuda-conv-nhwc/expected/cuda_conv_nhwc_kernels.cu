@@ -28,8 +28,8 @@ namespace {
 }  // namespace
 
 // call 0 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z10) {
+  const int64_t n = z10;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 3;
@@ -43,10 +43,10 @@ __global__ void __launch_bounds__(256) cuda_conv_nhwc_index_0_kernel(const float
   }
 }
 
-cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z10, cudaStream_t stream) {
+  const int64_t n = z10;
   if (n <= 0) return cudaSuccess;
-  cuda_conv_nhwc_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z0);
+  cuda_conv_nhwc_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z10);
   return cudaGetLastError();
 }
 
@@ -74,8 +74,8 @@ cudaError_t cuda_conv_nhwc_index_1(const float* __restrict__ in0, float* __restr
 }
 
 // call 15 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z1) {
-  const int64_t n = z1;
+__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z9) {
+  const int64_t n = z9;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 4;
@@ -89,16 +89,16 @@ __global__ void __launch_bounds__(256) cuda_conv_nhwc_index_2_kernel(const float
   }
 }
 
-cudaError_t cuda_conv_nhwc_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream) {
-  const int64_t n = z1;
+cudaError_t cuda_conv_nhwc_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z9, cudaStream_t stream) {
+  const int64_t n = z9;
   if (n <= 0) return cudaSuccess;
-  cuda_conv_nhwc_index_2_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z1);
+  cuda_conv_nhwc_index_2_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z9);
   return cudaGetLastError();
 }
 
 // call 20 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:80:5)
-__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_3_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z2) {
-  const int64_t n = z2;
+__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_3_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z6) {
+  const int64_t n = z6;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 1;
@@ -112,10 +112,10 @@ __global__ void __launch_bounds__(256) cuda_conv_nhwc_index_3_kernel(const float
   }
 }
 
-cudaError_t cuda_conv_nhwc_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, cudaStream_t stream) {
-  const int64_t n = z2;
+cudaError_t cuda_conv_nhwc_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z6, cudaStream_t stream) {
+  const int64_t n = z6;
   if (n <= 0) return cudaSuccess;
-  cuda_conv_nhwc_index_3_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z2);
+  cuda_conv_nhwc_index_3_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z6);
   return cudaGetLastError();
 }
 

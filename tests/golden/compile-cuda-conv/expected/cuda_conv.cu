@@ -563,17 +563,17 @@ kforge::Status cuda_conv::load_parameters(const char* path) {
 bool cuda_conv::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = kforge::checked_ceil_div(64 * s0, 256);
-  z[1] = kforge::checked_max(2048 * s0, 256 * z[0]);
-  z[2] = 10240 * s0 + z[1] + 67108864;
-  z[3] = 8192 * s0 + 67108864;
-  z[4] = 8192 * s0 + z[1] + 67108864;
-  z[5] = 3072 * s0;
-  z[6] = 8192 * s0;
-  z[7] = 2048 * s0;
-  z[8] = 1024 * s0;
-  z[9] = 64 * s0;
-  z[10] = 40 * s0;
+  z[0] = 8192 * s0 + 67108864;
+  z[1] = kforge::checked_ceil_div(64 * s0, 256);
+  z[2] = kforge::checked_max(2048 * s0, 256 * z[1]);
+  z[3] = 8192 * s0 + z[2] + 67108864;
+  z[4] = 10240 * s0 + z[2] + 67108864;
+  z[5] = 40 * s0;
+  z[6] = 64 * s0;
+  z[7] = 1024 * s0;
+  z[8] = 2048 * s0;
+  z[9] = 3072 * s0;
+  z[10] = 8192 * s0;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -697,7 +697,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[2]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[4]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.sizes = sizes;
@@ -734,7 +734,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[30] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(sizes[3]);
+  kforge_b.buffers[33] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[35] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
@@ -749,7 +749,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[45] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[46] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[47] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(sizes[4]);
+  kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(sizes[3]);
   kforge_b.buffers[49] = c3_out->data;
   kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(0);
@@ -758,7 +758,7 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   kforge_b.buffers[54] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[55] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[56] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(sizes[3]);
+  kforge_b.buffers[57] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = logits_out->data;
   kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(0);

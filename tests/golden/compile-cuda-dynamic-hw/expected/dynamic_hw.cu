@@ -19,7 +19,7 @@
 cudaError_t dynamic_hw_fused_1(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ o_v22, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t dynamic_hw_fused_2(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ o_v24, int64_t outer, int64_t inner, int64_t dim2, int64_t dim3, cudaStream_t stream);
 cudaError_t dynamic_hw_fused_3(const float* __restrict__ in0, float* __restrict__ o_v30, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t dynamic_hw_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, int64_t z5, int64_t z9, int64_t z7, int64_t z10, int64_t z11, int64_t z12, cudaStream_t stream);
+cudaError_t dynamic_hw_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, int64_t z5, int64_t z7, int64_t z9, int64_t z10, int64_t z16, int64_t z29, cudaStream_t stream);
 
 namespace {
 
@@ -129,12 +129,12 @@ kforge::Status dynamic_hw::prepare_convs(const Bindings& b) {
   // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(sizes[5]), static_cast<int>(sizes[2])}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(sizes[3]), static_cast<int>(sizes[5])}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
-  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[9]), static_cast<int>(sizes[7])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
+  if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[3]), static_cast<int>(sizes[5]), static_cast<int>(sizes[7]), static_cast<int>(sizes[10])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 6 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-dynamic-hw/program.yaml:39:5)
-  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[14]), static_cast<int>(sizes[13])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[3]), static_cast<int>(sizes[5]), static_cast<int>(sizes[11]), static_cast<int>(sizes[12])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   return kforge::Status::OK();
 }
 
@@ -356,39 +356,39 @@ bool dynamic_hw::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kfo
   (void)s1;
   (void)s2;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = s2 - 1;
-  z[1] = kforge::checked_floor_div(z[0], 2);
-  z[2] = z[1] + 1;
-  z[3] = s1 - 1;
-  z[4] = kforge::checked_floor_div(z[3], 2);
+  z[0] = s1 - 1;
+  z[1] = s2 - 1;
+  z[2] = kforge::checked_floor_div(z[0], 2);
+  z[3] = z[2] + 1;
+  z[4] = kforge::checked_floor_div(z[1], 2);
   z[5] = z[4] + 1;
-  z[6] = kforge::checked_floor_div(z[1], 2);
+  z[6] = kforge::checked_floor_div(z[2], 2);
   z[7] = z[6] + 1;
   z[8] = kforge::checked_floor_div(z[4], 2);
-  z[9] = z[8] + 1;
-  z[10] = z[8] + z[6] + z[8] * z[6] + 1;
-  z[11] = 8 * z[8] + 8 * z[6] + 8 * z[8] * z[6] + 8;
-  z[12] = 8 * s0 + 8 * s0 * z[4] + 8 * s0 * z[1] + 8 * s0 * z[4] * z[1];
-  z[13] = 2 * z[1] + 2;
-  z[14] = 2 * z[4] + 2;
-  z[15] = 4 * z[4] + 4 * z[1] + 4 * z[4] * z[1] + 4;
-  z[16] = 32 * s0 + 32 * s0 * z[4] + 32 * s0 * z[1] + 32 * s0 * z[4] * z[1];
-  z[17] = kforge::checked_ceil_div(z[16], 256);
-  z[18] = 32 * s0 + 32 * s0 * z[8] + 32 * s0 * z[6] + 32 * s0 * z[8] * z[6];
-  z[19] = kforge::checked_ceil_div(z[18], 256);
-  z[20] = kforge::checked_max(256 * z[17], 256 * z[19]);
-  z[21] = 64 * s0 + 64 * s0 * z[4] + 64 * s0 * z[1] + 64 * s0 * z[4] * z[1];
-  z[22] = kforge::checked_ceil_div(z[21], 256);
-  z[23] = kforge::checked_max(256 * z[17], 256 * z[22]);
-  z[24] = kforge::checked_max(256 * z[22], z[23]);
-  z[25] = z[20] + z[23] + z[24] + 67108864;
-  z[26] = 2 * z[8] + 2;
-  z[27] = 2 * z[6] + 2;
-  z[28] = z[24] + 67108864;
-  z[29] = z[20] + z[24] + 67108864;
-  z[30] = 16 * s0 + 16 * s0 * z[4] + 16 * s0 * z[1] + 16 * s0 * z[4] * z[1];
-  z[31] = 12 * s0 * s1 * s2;
-  z[32] = 32 * s0;
+  z[9] = z[6] + z[8] + z[6] * z[8] + 1;
+  z[10] = z[8] + 1;
+  z[11] = 2 * z[2] + 2;
+  z[12] = 2 * z[4] + 2;
+  z[13] = 2 * z[6] + 2;
+  z[14] = 2 * z[8] + 2;
+  z[15] = 4 * z[2] + 4 * z[4] + 4 * z[2] * z[4] + 4;
+  z[16] = 8 * z[6] + 8 * z[8] + 8 * z[6] * z[8] + 8;
+  z[17] = 32 * s0 + 32 * s0 * z[2] + 32 * s0 * z[4] + 32 * s0 * z[2] * z[4];
+  z[18] = kforge::checked_ceil_div(z[17], 256);
+  z[19] = 32 * s0 + 32 * s0 * z[6] + 32 * s0 * z[8] + 32 * s0 * z[6] * z[8];
+  z[20] = kforge::checked_ceil_div(z[19], 256);
+  z[21] = kforge::checked_max(256 * z[18], 256 * z[20]);
+  z[22] = 64 * s0 + 64 * s0 * z[2] + 64 * s0 * z[4] + 64 * s0 * z[2] * z[4];
+  z[23] = kforge::checked_ceil_div(z[22], 256);
+  z[24] = kforge::checked_max(256 * z[18], 256 * z[23]);
+  z[25] = kforge::checked_max(256 * z[23], z[24]);
+  z[26] = z[21] + z[24] + z[25] + 67108864;
+  z[27] = z[21] + z[25] + 67108864;
+  z[28] = z[25] + 67108864;
+  z[29] = 8 * s0 + 8 * s0 * z[2] + 8 * s0 * z[4] + 8 * s0 * z[2] * z[4];
+  z[30] = 16 * s0 + 16 * s0 * z[2] + 16 * s0 * z[4] + 16 * s0 * z[2] * z[4];
+  z[31] = 32 * s0;
+  z[32] = 12 * s0 * s1 * s2;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -425,13 +425,13 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   if (!compute_sizes(s0, s1, s2, sizes)) {
     return kforge::Status::Error("dynamic_hw: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ", s2 = ", s2, ") give sizes that overflow int64");
   }
-  if (sizes[5] != sizes[26]) {
-    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[5], " and ", sizes[26]);
+  if (sizes[3] != sizes[13]) {
+    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[2] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[2] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[3], " and ", sizes[13]);
   }
-  if (sizes[2] != sizes[27]) {
-    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[2], " and ", sizes[27]);
+  if (sizes[5] != sizes[14]) {
+    return kforge::Status::Error("dynamic_hw: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5: dims floor_div(x.dims[3] - 1, 2) + 1 and 2 * floor_div(floor_div(x.dims[3] - 1, 2), 2) + 2 meet in a broadcast, which --target cuda takes as equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are", " ", sizes[5], " and ", sizes[14]);
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, sizes[14], sizes[13]}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, sizes[11], sizes[12]}));
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {s0, 8, 1, 1}));
   if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
   if (parameter_memory_.may_overlap(*y_out)) {
@@ -471,7 +471,7 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[25]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[26]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
@@ -498,10 +498,10 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   kforge_b.buffers[18] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[19] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(sizes[28]);
-  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[29]);
+  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[27]);
   kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(sizes[28]);
   kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(sizes[29]);
+  kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(sizes[27]);
   kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(256);
@@ -545,18 +545,18 @@ kforge::Status dynamic_hw::enqueue(const Bindings& b) {
   // group 0 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:24:5, pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:28:5, pd_op.relu at ../../../golden/compile-cuda-dynamic-hw/program.yaml:32:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 896), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(sizes[5]), static_cast<int>(sizes[2])}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(s1), static_cast<int>(s2), static_cast<int>(sizes[3]), static_cast<int>(sizes[5])}, static_cast<const float*>(b.buffers[0]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[19]), kforge::cuda_conv::Scratch{b.buffers[32], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 3 (pd_op.conv2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:33:5)
-  if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[9]), static_cast<int>(sizes[7])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
+  if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[3]), static_cast<int>(sizes[5]), static_cast<int>(sizes[7]), static_cast<int>(sizes[10])}, static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[20]), kforge::cuda_conv::Scratch{b.buffers[33], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 4 (pd_op.nearest_interp at ../../../golden/compile-cuda-dynamic-hw/program.yaml:37:5)
-  if (cudaError_t e = dynamic_hw_index_0(static_cast<const float*>(b.buffers[20]), static_cast<float*>(b.buffers[21]), sizes[2], sizes[5], sizes[9], sizes[7], sizes[10], sizes[11], sizes[12], stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = dynamic_hw_index_0(static_cast<const float*>(b.buffers[20]), static_cast<float*>(b.buffers[21]), sizes[3], sizes[5], sizes[7], sizes[9], sizes[10], sizes[16], sizes[29], stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:38:5)
-  if (cudaError_t e = dynamic_hw_fused_1(static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[21]), static_cast<float*>(b.buffers[22]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[12]), stream_); e != cudaSuccess) return launch_failed(1, e);
+  if (cudaError_t e = dynamic_hw_fused_1(static_cast<const float*>(b.buffers[19]), static_cast<const float*>(b.buffers[21]), static_cast<float*>(b.buffers[22]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[29]), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 6 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-dynamic-hw/program.yaml:39:5)
-  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), static_cast<int>(sizes[14]), static_cast<int>(sizes[13])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
+  if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), static_cast<int>(sizes[3]), static_cast<int>(sizes[5]), static_cast<int>(sizes[11]), static_cast<int>(sizes[12])}, static_cast<const float*>(b.buffers[22]), static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[34], 67108864}, nullptr); !s.ok()) return conv_failed(6, s);
   // group 2 (add: pd_op.add at ../../../golden/compile-cuda-dynamic-hw/program.yaml:40:5)
-  if (cudaError_t e = dynamic_hw_fused_2(static_cast<const float*>(b.buffers[23]), static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[30]), static_cast<int64_t>(sizes[14]), static_cast<int64_t>(sizes[13]), stream_); e != cudaSuccess) return launch_failed(2, e);
+  if (cudaError_t e = dynamic_hw_fused_2(static_cast<const float*>(b.buffers[23]), static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[30]), static_cast<int64_t>(sizes[11]), static_cast<int64_t>(sizes[12]), stream_); e != cudaSuccess) return launch_failed(2, e);
   // call 8 (pd_op.batch_norm at ../../../golden/compile-cuda-dynamic-hw/program.yaml:41:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{nullptr, static_cast<const float*>(b.buffers[9]), static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[11]), static_cast<const float*>(b.buffers[12]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kNone, 0.0f, 0.0f, false};
@@ -565,6 +565,6 @@ kforge::Status dynamic_hw::enqueue(const Bindings& b) {
   // group 3 (sigmoid: pd_op.sigmoid at ../../../golden/compile-cuda-dynamic-hw/program.yaml:45:5)
   if (cudaError_t e = dynamic_hw_fused_3(static_cast<const float*>(b.buffers[25]), static_cast<float*>(b.buffers[30]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[30]), stream_); e != cudaSuccess) return launch_failed(3, e);
   // call 10 (pd_op.pool2d at ../../../golden/compile-cuda-dynamic-hw/program.yaml:46:5)
-  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[22]), static_cast<float*>(b.buffers[31]), kforge::cuda_pool::Pool2dGeometry{8, static_cast<int>(sizes[5]), static_cast<int>(sizes[2]), 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(8, e);
+  if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[22]), static_cast<float*>(b.buffers[31]), kforge::cuda_pool::Pool2dGeometry{8, static_cast<int>(sizes[3]), static_cast<int>(sizes[5]), 1, 1, 1, 1, 1, 1, 0, 0, false, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(8, e);
   return kforge::Status::OK();
 }

@@ -175,29 +175,29 @@ namespace {
 }  // namespace
 
 // call 4 (pd_op.nearest_interp at ../../../golden/compile-cuda-dynamic-hw/program.yaml:37:5)
-__global__ void __launch_bounds__(256) dynamic_hw_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, int64_t z5, int64_t z9, int64_t z7, int64_t z10, int64_t z11, int64_t z12) {
-  const int64_t n = z12;
+__global__ void __launch_bounds__(256) dynamic_hw_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, int64_t z5, int64_t z7, int64_t z9, int64_t z10, int64_t z16, int64_t z29) {
+  const int64_t n = z29;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % z2;
-    r /= z2;
-    [[maybe_unused]] const int64_t c2 = r % z5;
+    [[maybe_unused]] const int64_t c3 = r % z5;
     r /= z5;
+    [[maybe_unused]] const int64_t c2 = r % z3;
+    r /= z3;
     [[maybe_unused]] const int64_t c1 = r % 8;
     r /= 8;
     [[maybe_unused]] const int64_t c0 = r;
-    const float rh = kforge::cuda_index::interp_ratio(z9, z5, 2.0f, false);
-    const float rw = kforge::cuda_index::interp_ratio(z7, z2, 2.0f, false);
-    const int64_t ih = kforge::cuda_index::nearest_source(rh, c2, z9, false);
-    const int64_t iw = kforge::cuda_index::nearest_source(rw, c3, z7, false);
-    out[e] = in0[c0 * z11 + c1 * z10 + ih * z7 + iw];
+    const float rh = kforge::cuda_index::interp_ratio(z7, z3, 2.0f, false);
+    const float rw = kforge::cuda_index::interp_ratio(z10, z5, 2.0f, false);
+    const int64_t ih = kforge::cuda_index::nearest_source(rh, c2, z7, false);
+    const int64_t iw = kforge::cuda_index::nearest_source(rw, c3, z10, false);
+    out[e] = in0[c0 * z16 + c1 * z9 + ih * z10 + iw];
   }
 }
 
-cudaError_t dynamic_hw_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, int64_t z5, int64_t z9, int64_t z7, int64_t z10, int64_t z11, int64_t z12, cudaStream_t stream) {
-  const int64_t n = z12;
+cudaError_t dynamic_hw_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, int64_t z5, int64_t z7, int64_t z9, int64_t z10, int64_t z16, int64_t z29, cudaStream_t stream) {
+  const int64_t n = z29;
   if (n <= 0) return cudaSuccess;
-  dynamic_hw_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z2, z5, z9, z7, z10, z11, z12);
+  dynamic_hw_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z3, z5, z7, z9, z10, z16, z29);
   return cudaGetLastError();
 }
 

@@ -16,23 +16,23 @@
 // The launchers of index_ops_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t index_ops_fused_0(const float* __restrict__ in0, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__ o_v24, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t index_ops_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream);
-cudaError_t index_ops_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream);
-cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream);
-cudaError_t index_ops_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream);
-cudaError_t index_ops_index_4(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, cudaStream_t stream);
-cudaError_t index_ops_index_5(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z0, cudaStream_t stream);
-cudaError_t index_ops_index_6(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, cudaStream_t stream);
-cudaError_t index_ops_index_7(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream);
-cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z4, cudaStream_t stream);
+cudaError_t index_ops_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
+cudaError_t index_ops_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
+cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
+cudaError_t index_ops_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z11, cudaStream_t stream);
+cudaError_t index_ops_index_4(const float* __restrict__ in0, float* __restrict__ out, int64_t z15, cudaStream_t stream);
+cudaError_t index_ops_index_5(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16, cudaStream_t stream);
+cudaError_t index_ops_index_6(const float* __restrict__ in0, float* __restrict__ out, int64_t z12, cudaStream_t stream);
+cudaError_t index_ops_index_7(const float* __restrict__ in0, float* __restrict__ out, int64_t z11, cudaStream_t stream);
+cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z14, cudaStream_t stream);
 cudaError_t index_ops_index_9(const float* __restrict__ in0, float* __restrict__ out, cudaStream_t stream);
-cudaError_t index_ops_index_10(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z2, cudaStream_t stream);
-cudaError_t index_ops_index_11(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z5, cudaStream_t stream);
-cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z6, cudaStream_t stream);
-cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t z7, cudaStream_t stream);
-cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t z8, cudaStream_t stream);
-cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream);
-cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z0, cudaStream_t stream);
+cudaError_t index_ops_index_10(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z15, cudaStream_t stream);
+cudaError_t index_ops_index_11(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z13, cudaStream_t stream);
+cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z26, cudaStream_t stream);
+cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t z22, cudaStream_t stream);
+cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t z19, cudaStream_t stream);
+cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
+cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16, cudaStream_t stream);
 
 namespace {
 
@@ -237,34 +237,34 @@ bool index_ops::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std:
   (void)s0;
   (void)s1;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = 144 * s0;
-  z[1] = 36 * s0;
-  z[2] = 108 * s0;
-  z[3] = 48 * s0;
-  z[4] = 96 * s0;
-  z[5] = 72 * s0;
-  z[6] = 40 * s1;
-  z[7] = 576 * s0;
-  z[8] = 324 * s0;
-  z[9] = kforge::checked_ceil_div(432 * s0, 256);
-  z[10] = kforge::checked_ceil_div(z[0], 256);
-  z[11] = kforge::checked_ceil_div(z[7], 256);
-  z[12] = kforge::checked_max(256 * z[10], 256 * z[11]);
-  z[13] = kforge::checked_ceil_div(1152 * s0, 256);
-  z[14] = kforge::checked_ceil_div(192 * s0, 256);
-  z[15] = kforge::checked_max(256 * z[14], 256 * z[11]);
-  z[16] = kforge::checked_max(256 * z[13], z[15]);
-  z[17] = 256 * z[9] + z[12] + z[16] + 67108864;
-  z[18] = z[16] + 67108864;
-  z[19] = z[12] + z[16] + 67108864;
-  z[20] = 288 * s0;
+  z[0] = kforge::checked_ceil_div(432 * s0, 256);
+  z[1] = kforge::checked_ceil_div(144 * s0, 256);
+  z[2] = kforge::checked_ceil_div(576 * s0, 256);
+  z[3] = kforge::checked_max(256 * z[1], 256 * z[2]);
+  z[4] = kforge::checked_ceil_div(1152 * s0, 256);
+  z[5] = kforge::checked_ceil_div(192 * s0, 256);
+  z[6] = kforge::checked_max(256 * z[5], 256 * z[2]);
+  z[7] = kforge::checked_max(256 * z[4], z[6]);
+  z[8] = 256 * z[0] + z[3] + z[7] + 67108864;
+  z[9] = z[3] + z[7] + 67108864;
+  z[10] = z[7] + 67108864;
+  z[11] = 36 * s0;
+  z[12] = 48 * s0;
+  z[13] = 72 * s0;
+  z[14] = 96 * s0;
+  z[15] = 108 * s0;
+  z[16] = 144 * s0;
+  z[17] = 192 * s0;
+  z[18] = 288 * s0;
+  z[19] = 324 * s0;
+  z[20] = 384 * s0;
   z[21] = 432 * s0;
-  z[22] = 192 * s0;
-  z[23] = 384 * s0;
-  z[24] = 160 * s1;
+  z[22] = 576 * s0;
+  z[23] = 1152 * s0;
+  z[24] = 1296 * s0;
   z[25] = 2304 * s0;
-  z[26] = 1296 * s0;
-  z[27] = 1152 * s0;
+  z[26] = 40 * s1;
+  z[27] = 160 * s1;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -581,7 +581,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[17]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[8]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
@@ -595,10 +595,10 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[7] = d0_out->data;
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(sizes[18]);
-  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(sizes[19]);
+  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(sizes[10]);
+  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(sizes[9]);
   kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(sizes[18]);
+  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(sizes[10]);
   kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[14] = sd_out->data;
   kforge_b.buffers[15] = tl_out->data;
@@ -642,43 +642,43 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)
-  if (cudaError_t e = index_ops_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[6]), sizes[0], stream_); e != cudaSuccess) return launch_failed(2, e);
+  if (cudaError_t e = index_ops_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[6]), sizes[16], stream_); e != cudaSuccess) return launch_failed(2, e);
   // call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)
-  if (cudaError_t e = index_ops_index_1(static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[7]), sizes[0], stream_); e != cudaSuccess) return launch_failed(3, e);
+  if (cudaError_t e = index_ops_index_1(static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[7]), sizes[16], stream_); e != cudaSuccess) return launch_failed(3, e);
   // call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:19:5)
-  if (cudaError_t e = index_ops_index_2(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[8]), sizes[0], stream_); e != cudaSuccess) return launch_failed(4, e);
+  if (cudaError_t e = index_ops_index_2(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[8]), sizes[16], stream_); e != cudaSuccess) return launch_failed(4, e);
   // call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)
-  if (cudaError_t e = index_ops_index_3(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[9]), sizes[1], stream_); e != cudaSuccess) return launch_failed(5, e);
-  if (cudaError_t e = index_ops_index_4(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[10]), sizes[2], stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = index_ops_index_3(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[9]), sizes[11], stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = index_ops_index_4(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[10]), sizes[15], stream_); e != cudaSuccess) return launch_failed(5, e);
   // call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)
-  if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[9]), static_cast<float*>(b.buffers[11]), sizes[0], stream_); e != cudaSuccess) return launch_failed(6, e);
+  if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[9]), static_cast<float*>(b.buffers[11]), sizes[16], stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:24:5)
-  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[12]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[0]), stream_); e != cudaSuccess) return launch_failed(0, e);
+  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[12]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[16]), stream_); e != cudaSuccess) return launch_failed(0, e);
   // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)
-  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[13]), sizes[3], stream_); e != cudaSuccess) return launch_failed(7, e);
+  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[13]), sizes[12], stream_); e != cudaSuccess) return launch_failed(7, e);
   // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)
-  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[14]), sizes[1], stream_); e != cudaSuccess) return launch_failed(8, e);
+  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[14]), sizes[11], stream_); e != cudaSuccess) return launch_failed(8, e);
   // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:27:5)
-  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[15]), sizes[4], stream_); e != cudaSuccess) return launch_failed(9, e);
+  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[15]), sizes[14], stream_); e != cudaSuccess) return launch_failed(9, e);
   // call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:28:5)
   if (cudaError_t e = index_ops_index_9(static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[16]), stream_); e != cudaSuccess) return launch_failed(10, e);
   // call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:29:5)
-  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[17]), sizes[2], stream_); e != cudaSuccess) return launch_failed(11, e);
+  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[17]), sizes[15], stream_); e != cudaSuccess) return launch_failed(11, e);
   // call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:30:5)
-  if (cudaError_t e = index_ops_index_11(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[18]), sizes[5], stream_); e != cudaSuccess) return launch_failed(12, e);
+  if (cudaError_t e = index_ops_index_11(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[18]), sizes[13], stream_); e != cudaSuccess) return launch_failed(12, e);
   // call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:31:5)
-  if (cudaError_t e = index_ops_index_12(static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[3]), static_cast<float*>(b.buffers[19]), sizes[6], stream_); e != cudaSuccess) return launch_failed(13, e);
+  if (cudaError_t e = index_ops_index_12(static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[3]), static_cast<float*>(b.buffers[19]), sizes[26], stream_); e != cudaSuccess) return launch_failed(13, e);
   // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:32:5)
-  if (cudaError_t e = index_ops_index_13(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[20]), sizes[7], stream_); e != cudaSuccess) return launch_failed(14, e);
+  if (cudaError_t e = index_ops_index_13(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[20]), sizes[22], stream_); e != cudaSuccess) return launch_failed(14, e);
   // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)
-  if (cudaError_t e = index_ops_index_14(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[21]), sizes[8], stream_); e != cudaSuccess) return launch_failed(15, e);
+  if (cudaError_t e = index_ops_index_14(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[21]), sizes[19], stream_); e != cudaSuccess) return launch_failed(15, e);
   // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
-  if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[22]), sizes[0], stream_); e != cudaSuccess) return launch_failed(16, e);
+  if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[22]), sizes[16], stream_); e != cudaSuccess) return launch_failed(16, e);
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
   if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
-  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[20]), stream_); e != cudaSuccess) return launch_failed(1, e);
+  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[18]), stream_); e != cudaSuccess) return launch_failed(1, e);
   // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
-  if (cudaError_t e = index_ops_index_16(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[25]), sizes[0], stream_); e != cudaSuccess) return launch_failed(18, e);
+  if (cudaError_t e = index_ops_index_16(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[25]), sizes[16], stream_); e != cudaSuccess) return launch_failed(18, e);
   return kforge::Status::OK();
 }

@@ -124,8 +124,8 @@ namespace {
 }  // namespace
 
 // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)
-__global__ void __launch_bounds__(256) index_ops_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) index_ops_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
+  const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 4;
@@ -139,46 +139,46 @@ __global__ void __launch_bounds__(256) index_ops_index_0_kernel(const float* __r
   }
 }
 
-cudaError_t index_ops_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t index_ops_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
+  const int64_t n = z16;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z0);
+  index_ops_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z16);
   return cudaGetLastError();
 }
 
 // call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)
-__global__ void __launch_bounds__(256) index_ops_index_1_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) index_ops_index_1_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
+  const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     out[e] = in0[e];
   }
 }
 
-cudaError_t index_ops_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t index_ops_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
+  const int64_t n = z16;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z0);
+  index_ops_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z16);
   return cudaGetLastError();
 }
 
 // call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:19:5)
-__global__ void __launch_bounds__(256) index_ops_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) index_ops_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
+  const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     out[e] = in0[e] * static_cast<float>(0.75f);
   }
 }
 
-cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
+  const int64_t n = z16;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_2_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z0);
+  index_ops_index_2_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z16);
   return cudaGetLastError();
 }
 
 // call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)
-__global__ void __launch_bounds__(256) index_ops_index_3_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z1) {
-  const int64_t n = z1;
+__global__ void __launch_bounds__(256) index_ops_index_3_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z11) {
+  const int64_t n = z11;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 6;
@@ -192,16 +192,16 @@ __global__ void __launch_bounds__(256) index_ops_index_3_kernel(const float* __r
   }
 }
 
-cudaError_t index_ops_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream) {
-  const int64_t n = z1;
+cudaError_t index_ops_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z11, cudaStream_t stream) {
+  const int64_t n = z11;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_3_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z1);
+  index_ops_index_3_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z11);
   return cudaGetLastError();
 }
 
 // call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)
-__global__ void __launch_bounds__(256) index_ops_index_4_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z2) {
-  const int64_t n = z2;
+__global__ void __launch_bounds__(256) index_ops_index_4_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z15) {
+  const int64_t n = z15;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 6;
@@ -215,16 +215,16 @@ __global__ void __launch_bounds__(256) index_ops_index_4_kernel(const float* __r
   }
 }
 
-cudaError_t index_ops_index_4(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, cudaStream_t stream) {
-  const int64_t n = z2;
+cudaError_t index_ops_index_4(const float* __restrict__ in0, float* __restrict__ out, int64_t z15, cudaStream_t stream) {
+  const int64_t n = z15;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_4_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z2);
+  index_ops_index_4_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z15);
   return cudaGetLastError();
 }
 
 // call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)
-__global__ void __launch_bounds__(256) index_ops_index_5_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) index_ops_index_5_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16) {
+  const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 6;
@@ -242,16 +242,16 @@ __global__ void __launch_bounds__(256) index_ops_index_5_kernel(const float* __r
   }
 }
 
-cudaError_t index_ops_index_5(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t index_ops_index_5(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
+  const int64_t n = z16;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_5_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z0);
+  index_ops_index_5_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z16);
   return cudaGetLastError();
 }
 
 // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)
-__global__ void __launch_bounds__(256) index_ops_index_6_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z3) {
-  const int64_t n = z3;
+__global__ void __launch_bounds__(256) index_ops_index_6_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z12) {
+  const int64_t n = z12;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 3;
@@ -265,16 +265,16 @@ __global__ void __launch_bounds__(256) index_ops_index_6_kernel(const float* __r
   }
 }
 
-cudaError_t index_ops_index_6(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, cudaStream_t stream) {
-  const int64_t n = z3;
+cudaError_t index_ops_index_6(const float* __restrict__ in0, float* __restrict__ out, int64_t z12, cudaStream_t stream) {
+  const int64_t n = z12;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_6_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z3);
+  index_ops_index_6_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z12);
   return cudaGetLastError();
 }
 
 // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)
-__global__ void __launch_bounds__(256) index_ops_index_7_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z1) {
-  const int64_t n = z1;
+__global__ void __launch_bounds__(256) index_ops_index_7_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z11) {
+  const int64_t n = z11;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c2 = r % 6;
@@ -286,16 +286,16 @@ __global__ void __launch_bounds__(256) index_ops_index_7_kernel(const float* __r
   }
 }
 
-cudaError_t index_ops_index_7(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream) {
-  const int64_t n = z1;
+cudaError_t index_ops_index_7(const float* __restrict__ in0, float* __restrict__ out, int64_t z11, cudaStream_t stream) {
+  const int64_t n = z11;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_7_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z1);
+  index_ops_index_7_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z11);
   return cudaGetLastError();
 }
 
 // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:27:5)
-__global__ void __launch_bounds__(256) index_ops_index_8_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z4) {
-  const int64_t n = z4;
+__global__ void __launch_bounds__(256) index_ops_index_8_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z14) {
+  const int64_t n = z14;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 3;
@@ -309,10 +309,10 @@ __global__ void __launch_bounds__(256) index_ops_index_8_kernel(const float* __r
   }
 }
 
-cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z4, cudaStream_t stream) {
-  const int64_t n = z4;
+cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z14, cudaStream_t stream) {
+  const int64_t n = z14;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_8_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z4);
+  index_ops_index_8_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z14);
   return cudaGetLastError();
 }
 
@@ -340,8 +340,8 @@ cudaError_t index_ops_index_9(const float* __restrict__ in0, float* __restrict__
 }
 
 // call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:29:5)
-__global__ void __launch_bounds__(256) index_ops_index_10_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z2) {
-  const int64_t n = z2;
+__global__ void __launch_bounds__(256) index_ops_index_10_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z15) {
+  const int64_t n = z15;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t i = e % 36;
     const int64_t j = (e / 36) % 3;
@@ -351,16 +351,16 @@ __global__ void __launch_bounds__(256) index_ops_index_10_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_10(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z2, cudaStream_t stream) {
-  const int64_t n = z2;
+cudaError_t index_ops_index_10(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z15, cudaStream_t stream) {
+  const int64_t n = z15;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_10_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z2);
+  index_ops_index_10_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z15);
   return cudaGetLastError();
 }
 
 // call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:30:5)
-__global__ void __launch_bounds__(256) index_ops_index_11_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z5) {
-  const int64_t n = z5;
+__global__ void __launch_bounds__(256) index_ops_index_11_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z13) {
+  const int64_t n = z13;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t i = e % 6;
     const int64_t j = (e / 6) % 3;
@@ -370,32 +370,32 @@ __global__ void __launch_bounds__(256) index_ops_index_11_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_11(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z5, cudaStream_t stream) {
-  const int64_t n = z5;
+cudaError_t index_ops_index_11(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z13, cudaStream_t stream) {
+  const int64_t n = z13;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_11_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z5);
+  index_ops_index_11_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z13);
   return cudaGetLastError();
 }
 
 // call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:31:5)
-__global__ void __launch_bounds__(256) index_ops_index_12_kernel(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z6) {
-  const int64_t n = z6;
+__global__ void __launch_bounds__(256) index_ops_index_12_kernel(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z26) {
+  const int64_t n = z26;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t row = static_cast<int64_t>(in0[e / 8]);
     out[e] = row >= 0 && row < 10 && row != 0 ? in1[row * 8 + e % 8] : float(0);
   }
 }
 
-cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z6, cudaStream_t stream) {
-  const int64_t n = z6;
+cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z26, cudaStream_t stream) {
+  const int64_t n = z26;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_12_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z6);
+  index_ops_index_12_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z26);
   return cudaGetLastError();
 }
 
 // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:32:5)
-__global__ void __launch_bounds__(256) index_ops_index_13_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z7) {
-  const int64_t n = z7;
+__global__ void __launch_bounds__(256) index_ops_index_13_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z22) {
+  const int64_t n = z22;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 12;
@@ -413,16 +413,16 @@ __global__ void __launch_bounds__(256) index_ops_index_13_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t z7, cudaStream_t stream) {
-  const int64_t n = z7;
+cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t z22, cudaStream_t stream) {
+  const int64_t n = z22;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_13_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z7);
+  index_ops_index_13_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z22);
   return cudaGetLastError();
 }
 
 // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)
-__global__ void __launch_bounds__(256) index_ops_index_14_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z8) {
-  const int64_t n = z8;
+__global__ void __launch_bounds__(256) index_ops_index_14_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z19) {
+  const int64_t n = z19;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 9;
@@ -440,32 +440,32 @@ __global__ void __launch_bounds__(256) index_ops_index_14_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t z8, cudaStream_t stream) {
-  const int64_t n = z8;
+cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t z19, cudaStream_t stream) {
+  const int64_t n = z19;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_14_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z8);
+  index_ops_index_14_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z19);
   return cudaGetLastError();
 }
 
 // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
-__global__ void __launch_bounds__(256) index_ops_index_15_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) index_ops_index_15_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
+  const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t col = e % 6, row = (e / 6) % 6;
     out[e] = col - row >= 1 ? in0[e] : float(0);
   }
 }
 
-cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
+  const int64_t n = z16;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_15_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z0);
+  index_ops_index_15_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z16);
   return cudaGetLastError();
 }
 
 // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
-__global__ void __launch_bounds__(256) index_ops_index_16_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) index_ops_index_16_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16) {
+  const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 6;
@@ -485,10 +485,10 @@ __global__ void __launch_bounds__(256) index_ops_index_16_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
+  const int64_t n = z16;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_16_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z0);
+  index_ops_index_16_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z16);
   return cudaGetLastError();
 }
 

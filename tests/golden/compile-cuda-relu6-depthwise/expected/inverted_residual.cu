@@ -15,9 +15,9 @@
 #include "kforge_cudnn.cuh"
 
 // The launchers of inverted_residual_kernels.cu: each launches one fused group and returns cudaGetLastError().
-cudaError_t inverted_residual_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream);
-cudaError_t inverted_residual_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream);
-cudaError_t inverted_residual_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream);
+cudaError_t inverted_residual_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, cudaStream_t stream);
+cudaError_t inverted_residual_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, cudaStream_t stream);
+cudaError_t inverted_residual_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z4, cudaStream_t stream);
 cudaError_t inverted_residual_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z2, cudaStream_t stream);
 
 namespace {
@@ -391,14 +391,14 @@ kforge::Status inverted_residual::load_parameters(const char* path) {
 bool inverted_residual::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = 2048 * s0;
-  z[1] = 4096 * s0;
+  z[0] = 32768 * s0 + 67108864;
+  z[1] = 65536 * s0 + 67108864;
   z[2] = 1024 * s0;
-  z[3] = 65536 * s0 + 67108864;
-  z[4] = 32768 * s0 + 67108864;
+  z[3] = 2048 * s0;
+  z[4] = 4096 * s0;
   z[5] = 8192 * s0;
-  z[6] = 32768 * s0;
-  z[7] = 16384 * s0;
+  z[6] = 16384 * s0;
+  z[7] = 32768 * s0;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -498,7 +498,7 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[3]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[1]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.sizes = sizes;
@@ -523,7 +523,7 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   kforge_b.buffers[18] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[19] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[20] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[4]);
+  kforge_b.buffers[21] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[22] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(0);
@@ -531,12 +531,12 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[28] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(sizes[4]);
+  kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[30] = y_out->data;
   kforge_b.buffers[31] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[32] = workspace_.data() + static_cast<size_t>(67108864);
   kforge_b.buffers[33] = a2_out->data;
-  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(sizes[4]);
+  kforge_b.buffers[34] = workspace_.data() + static_cast<size_t>(sizes[0]);
   kforge_b.buffers[35] = z_out->data;
   kforge_b.buffers[36] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[37] = workspace_.data() + static_cast<size_t>(0);
@@ -570,7 +570,7 @@ kforge::Status inverted_residual::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // call 0 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:7:5)
-  if (cudaError_t e = inverted_residual_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[14]), sizes[0], stream_); e != cudaSuccess) return launch_failed(3, e);
+  if (cudaError_t e = inverted_residual_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[14]), sizes[3], stream_); e != cudaSuccess) return launch_failed(3, e);
   // group 0 (conv2d+batch_norm+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:23:5, pd_op.batch_norm at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:27:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:31:5); relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 1024), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
@@ -584,14 +584,14 @@ kforge::Status inverted_residual::enqueue(const Bindings& b) {
   // call 7 (pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
   if (kforge::Status s = convs_->sites[3].run(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[28]), reinterpret_cast<float*>(folded_.data() + 3008), static_cast<float*>(b.buffers[29]), kforge::cuda_conv::Scratch{b.buffers[37], 67108864}, nullptr); !s.ok()) return conv_failed(4, s);
   // call 8 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
-  if (cudaError_t e = inverted_residual_index_1(static_cast<const float*>(b.buffers[29]), static_cast<float*>(b.buffers[30]), sizes[0], stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = inverted_residual_index_1(static_cast<const float*>(b.buffers[29]), static_cast<float*>(b.buffers[30]), sizes[3], stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 2 (conv2d+relu6: pd_op.conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:45:5, pd_op.relu6 at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
     if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[29]), reinterpret_cast<float*>(folded_.data() + 2432), static_cast<float*>(b.buffers[32]), kforge::cuda_conv::Scratch{b.buffers[38], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 11 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
-  if (cudaError_t e = inverted_residual_index_2(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), sizes[1], stream_); e != cudaSuccess) return launch_failed(6, e);
+  if (cudaError_t e = inverted_residual_index_2(static_cast<const float*>(b.buffers[32]), static_cast<float*>(b.buffers[33]), sizes[4], stream_); e != cudaSuccess) return launch_failed(6, e);
   // call 12 (pd_op.depthwise_conv2d at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:50:5)
   if (kforge::Status s = convs_->sites[4].run_direct_depthwise(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 8, 8}, static_cast<const float*>(b.buffers[32]), static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{}, nullptr); !s.ok()) return conv_failed(7, s);
   // call 13 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:50:5)

@@ -28,8 +28,8 @@ namespace {
 }  // namespace
 
 // call 0 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:7:5)
-__global__ void __launch_bounds__(256) inverted_residual_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) inverted_residual_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z3) {
+  const int64_t n = z3;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 8;
@@ -43,16 +43,16 @@ __global__ void __launch_bounds__(256) inverted_residual_index_0_kernel(const fl
   }
 }
 
-cudaError_t inverted_residual_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t inverted_residual_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, cudaStream_t stream) {
+  const int64_t n = z3;
   if (n <= 0) return cudaSuccess;
-  inverted_residual_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z0);
+  inverted_residual_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z3);
   return cudaGetLastError();
 }
 
 // call 8 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:41:5)
-__global__ void __launch_bounds__(256) inverted_residual_index_1_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z0) {
-  const int64_t n = z0;
+__global__ void __launch_bounds__(256) inverted_residual_index_1_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z3) {
+  const int64_t n = z3;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 16;
@@ -66,16 +66,16 @@ __global__ void __launch_bounds__(256) inverted_residual_index_1_kernel(const fl
   }
 }
 
-cudaError_t inverted_residual_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z0, cudaStream_t stream) {
-  const int64_t n = z0;
+cudaError_t inverted_residual_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z3, cudaStream_t stream) {
+  const int64_t n = z3;
   if (n <= 0) return cudaSuccess;
-  inverted_residual_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z0);
+  inverted_residual_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z3);
   return cudaGetLastError();
 }
 
 // call 11 (pd_op.transpose at ../../../golden/compile-cuda-relu6-depthwise/program.yaml:49:5)
-__global__ void __launch_bounds__(256) inverted_residual_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z1) {
-  const int64_t n = z1;
+__global__ void __launch_bounds__(256) inverted_residual_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z4) {
+  const int64_t n = z4;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 16;
@@ -89,10 +89,10 @@ __global__ void __launch_bounds__(256) inverted_residual_index_2_kernel(const fl
   }
 }
 
-cudaError_t inverted_residual_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z1, cudaStream_t stream) {
-  const int64_t n = z1;
+cudaError_t inverted_residual_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z4, cudaStream_t stream) {
+  const int64_t n = z4;
   if (n <= 0) return cudaSuccess;
-  inverted_residual_index_2_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z1);
+  inverted_residual_index_2_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z4);
   return cudaGetLastError();
 }
 

@@ -145,12 +145,12 @@ dynamic_head::dynamic_head() {
 bool dynamic_head::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = kforge::checked_ceil_div(12 * s0, 64);
-  z[1] = kforge::checked_ceil_div(32 * s0, 64);
-  z[2] = kforge::checked_max(64 * z[0], 64 * z[1]);
-  z[3] = 64 * z[0] + z[2];
-  z[4] = 32 * s0;
-  z[5] = 12 * s0;
+  z[0] = 12 * s0;
+  z[1] = 32 * s0;
+  z[2] = kforge::checked_ceil_div(z[0], 64);
+  z[3] = kforge::checked_ceil_div(z[1], 64);
+  z[4] = kforge::checked_max(64 * z[2], 64 * z[3]);
+  z[5] = 64 * z[2] + z[4];
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -162,7 +162,7 @@ bool dynamic_head::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNum
 size_t dynamic_head::workspace_bytes(int64_t s0) {
   std::array<int64_t, kNumSizes> sizes;
   if (!compute_sizes(s0, sizes)) return std::numeric_limits<size_t>::max();
-  return static_cast<size_t>(sizes[3]);
+  return static_cast<size_t>(sizes[5]);
 }
 
 // Lays the values out for new dynamic dims, growing the workspace when they need more.
@@ -171,7 +171,7 @@ kforge::Status dynamic_head::resize(int64_t s0) {
   if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("dynamic_head: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
-const size_t bytes = static_cast<size_t>(sizes[3]);
+const size_t bytes = static_cast<size_t>(sizes[5]);
   if (workspace_ == nullptr || bytes > workspace_capacity_) {
     workspace_storage_.reset(new (std::nothrow) unsigned char[bytes + 63]);
     if (!workspace_storage_) {
@@ -185,7 +185,7 @@ const size_t bytes = static_cast<size_t>(sizes[3]);
   }
   sizes_ = sizes;
   init_tensor(values_[0], kforge::DataType::kFloat32, {s0, 8}, workspace_ + 0);  // flat: float32, pd_op.reshape
-  init_tensor(values_[1], kforge::DataType::kFloat32, {s0, 3}, workspace_ + sizes_[2]);  // logits0: float32, pd_op.matmul
+  init_tensor(values_[1], kforge::DataType::kFloat32, {s0, 3}, workspace_ + sizes_[4]);  // logits0: float32, pd_op.matmul
   init_tensor(values_[2], kforge::DataType::kFloat32, {s0, 3}, workspace_ + 0);  // logits: float32, pd_op.add
   init_tensor(values_[3], kforge::DataType::kFloat32, {s0, 3}, nullptr);  // probs: float32, pd_op.sigmoid, in output 'probs'
   dims_ = {s0};

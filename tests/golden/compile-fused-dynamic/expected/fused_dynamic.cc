@@ -99,11 +99,11 @@ void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const f
   }
 }
 
-// Group 1: multiply+exp (elementwise loop over [s1, 6, 8] = 1 x z0; calls 3, 4).
-void fused_1([[maybe_unused]] int64_t z0, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
+// Group 1: multiply+exp (elementwise loop over [s1, 6, 8] = 1 x z2; calls 3, 4).
+void fused_1([[maybe_unused]] int64_t z2, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
   using index_t = int64_t;
   const index_t outer = static_cast<index_t>(1);
-  const index_t inner = static_cast<index_t>(z0);
+  const index_t inner = static_cast<index_t>(z2);
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
     for (index_t j = 0; j < inner; ++j) {
@@ -194,9 +194,9 @@ bool fused_dynamic::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, 
   (void)s0;
   (void)s1;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = 48 * s1;
-  z[1] = 128 * s0;
-  z[2] = 32 * s1;
+  z[0] = 128 * s0;
+  z[1] = 32 * s1;
+  z[2] = 48 * s1;
   z[3] = 192 * s1;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
@@ -358,7 +358,7 @@ kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor&
   fused_0(s0, x.data_as<const float>(), parameters_[0].data_as<const float>(), values_[0].data_as<float>());
 
   // fused group 1: pd_op.multiply, pd_op.exp at ../../../golden/compile-fused-dynamic/program.yaml:10:5
-  fused_1(sizes_[0], a.data_as<const float>(), parameters_[1].data_as<const float>(), values_[1].data_as<float>());
+  fused_1(sizes_[2], a.data_as<const float>(), parameters_[1].data_as<const float>(), values_[1].data_as<float>());
   return kforge::Status::OK();
 }
 

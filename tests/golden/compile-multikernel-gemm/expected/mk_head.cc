@@ -300,11 +300,11 @@ mk_head::mk_head() {
 bool mk_head::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = kforge::checked_ceil_div(12 * s0, 64);
-  z[1] = 128 * z[0];
-  z[2] = 64 * z[0];
-  z[3] = 32 * s0;
-  z[4] = 12 * s0;
+  z[0] = 12 * s0;
+  z[1] = 32 * s0;
+  z[2] = kforge::checked_ceil_div(z[0], 64);
+  z[3] = 64 * z[2];
+  z[4] = 128 * z[2];
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -316,7 +316,7 @@ bool mk_head::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes
 size_t mk_head::workspace_bytes(int64_t s0) {
   std::array<int64_t, kNumSizes> sizes;
   if (!compute_sizes(s0, sizes)) return std::numeric_limits<size_t>::max();
-  return static_cast<size_t>(sizes[1]);
+  return static_cast<size_t>(sizes[4]);
 }
 
 // Lays the values out for new dynamic dims, growing the workspace when they need more.
@@ -325,7 +325,7 @@ kforge::Status mk_head::resize(int64_t s0) {
   if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("mk_head: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
-const size_t bytes = static_cast<size_t>(sizes[1]);
+const size_t bytes = static_cast<size_t>(sizes[4]);
   if (workspace_ == nullptr || bytes > workspace_capacity_) {
     workspace_storage_.reset(new (std::nothrow) unsigned char[bytes + 63]);
     if (!workspace_storage_) {
@@ -339,7 +339,7 @@ const size_t bytes = static_cast<size_t>(sizes[1]);
   }
   sizes_ = sizes;
   init_tensor(values_[0], kforge::DataType::kFloat32, {s0, 3}, workspace_ + 0);  // logits0: float32, pd_op.matmul
-  init_tensor(values_[1], kforge::DataType::kFloat32, {s0, 3}, workspace_ + sizes_[2]);  // logits: float32, pd_op.add
+  init_tensor(values_[1], kforge::DataType::kFloat32, {s0, 3}, workspace_ + sizes_[3]);  // logits: float32, pd_op.add
   init_tensor(values_[2], kforge::DataType::kFloat32, {s0, 3}, nullptr);  // probs: float32, pd_op.sigmoid, in output 'probs'
   dims_ = {s0};
   return kforge::Status::OK();

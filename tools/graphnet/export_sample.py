@@ -139,20 +139,10 @@ def export(sample, out, seed, baked=False):
 
 
 def predict(out, feeds):
-    import paddle.inference as pi
-    cfg = pi.Config(str(out / "export" / "inference.json"), str(out / "export" / "inference.pdiparams"))
-    cfg.disable_gpu()
-    cfg.switch_ir_optim(False)
-    cfg.disable_glog_info()
-    for name in ("disable_onednn", "disable_mkldnn"):
-        if hasattr(cfg, name):
-            getattr(cfg, name)()
-            break
-    predictor = pi.create_predictor(cfg)
-    for name in predictor.get_input_names():
-        predictor.get_input_handle(name).copy_from_cpu(feeds[name])
-    predictor.run()
-    results = [predictor.get_output_handle(n).copy_to_cpu() for n in predictor.get_output_names()]
+    # Paddle's predictor as tools/check-paddle-models runs it (CPU, IR optimisation and oneDNN off).
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "paddle_zoo"))
+    import check  # noqa: E402  (tools/paddle_zoo/check.py)
+    results = check.paddle_outputs(out / "export", feeds)
     (out / "paddle").mkdir(exist_ok=True)
     for i, r in enumerate(results):
         np.save(out / "paddle" / f"{i}.npy", r)

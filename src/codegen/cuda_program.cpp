@@ -582,23 +582,8 @@ class CudaHostEmitter {
       copies.push_back(std::move(c));
     }
     ctx.set("output_copies", tmpl::Value(std::move(copies)));
-    add_sizes(ctx);  // last: everything above named the sizes it uses
-  }
-
-  void add_sizes(tmpl::Value& ctx) {
-    // Every buffer's bytes and every value's dims are computed (and so checked for overflow) even where no line
-    // uses them: an output's bytes, a dim of a value whose other dim is 0.
-    if (!p_.symbols.empty()) {
-      for (const Buffer& b : p_.buffers) size_(b.size_bytes);
-      for (const passes::LoweredValue& v : p_.values) {
-        for (const SymExpr& d : v.dims) size_(d);
-      }
-    }
-    tmpl::List sizes;
-    for (uint32_t k = 0; k < sizes_.size(); ++k) {
-      sizes.push_back(sizes_.checked_definition(k, [](uint32_t e) { return "z[" + std::to_string(e) + "]"; }));
-    }
-    ctx.set("sizes", tmpl::Value(std::move(sizes)));
+    sizes_.add_program_sizes(p_);
+    ctx.set("sizes", sizes_.definitions_value());  // last: everything above named the sizes it uses
   }
 
   // The buffer of output i (its caller's tensor).

@@ -96,7 +96,6 @@ class ContextBuilder {
   }
 
   void add_symbols(Value& ctx);
-  void add_sizes(Value& ctx);
   void add_inputs(Value& ctx);
   void add_parameters(Value& ctx);
   void add_values(Value& ctx);
@@ -139,20 +138,6 @@ void ContextBuilder::add_symbols(Value& ctx) {
     symbols.push_back(std::move(sv));
   }
   ctx.set("symbols", Value(std::move(symbols)));
-}
-
-void ContextBuilder::add_sizes(Value& ctx) {
-  // Every buffer's bytes and every value's dims are computed (and so checked for overflow) even where no line
-  // uses them: an output's bytes, a dim of a value whose other dim is 0.
-  if (!p_.symbols.empty()) {
-    for (const Buffer& b : p_.buffers) sym(b.size_bytes);
-    for (const LoweredValue& v : p_.values) dims_init(v.dims);
-  }
-  List sizes;
-  for (uint32_t k = 0; k < sizes_.size(); ++k) {
-    sizes.push_back(sizes_.checked_definition(k, [](uint32_t e) { return "z[" + std::to_string(e) + "]"; }));
-  }
-  ctx.set("sizes", Value(std::move(sizes)));
 }
 
 void ContextBuilder::add_inputs(Value& ctx) {
@@ -636,7 +621,8 @@ std::optional<Value> ContextBuilder::build() {
   ctx.set("kernel_decls", Value(std::move(decls)));
   add_multi_kernel_context(ctx, p_, options_.multi_kernel,
                            [this](const passes::KernelCall& call) { return where(call.loc); });
-  add_sizes(ctx);  // last: everything above registered the sizes it uses
+  sizes_.add_program_sizes(p_);
+  ctx.set("sizes", sizes_.definitions_value());  // last: everything above registered the sizes it uses
   if (!ok_) return std::nullopt;
   return ctx;
 }

@@ -60,6 +60,25 @@ SizeTable SizeTable::canonical() const {
   return out;
 }
 
+void SizeTable::add_program_sizes(const passes::LoweredProgram& program) {
+  if (program.symbols.empty()) return;
+  auto add = [this](const SymExpr& e) {
+    if (needs_entry(e)) entry(e);
+  };
+  for (const passes::Buffer& b : program.buffers) add(b.size_bytes);
+  for (const passes::LoweredValue& v : program.values) {
+    for (const SymExpr& d : v.dims) add(d);
+  }
+}
+
+tmpl::Value SizeTable::definitions_value() const {
+  tmpl::List out;
+  for (uint32_t k = 0; k < size(); ++k) {
+    out.push_back(checked_definition(k, [](uint32_t e) { return "z[" + std::to_string(e) + "]"; }));
+  }
+  return tmpl::Value(std::move(out));
+}
+
 std::string SizeTable::ref(const SymExpr& e, const Spelling& spell) {
   if (!needs_entry(e)) return cpp_int_expr(e);
   return spell(entry(e));

@@ -21,7 +21,9 @@
 #include <string>
 #include <vector>
 
+#include "passes/lowered_program.h"
 #include "passes/sym_expr.h"
+#include "template/value.h"
 
 namespace kforge::codegen {
 
@@ -46,6 +48,13 @@ class SizeTable {
   std::string checked_definition(uint32_t k, const Spelling& spell) const;
 
   size_t size() const { return entries_.size(); }
+
+  /// Registers every buffer's bytes and every value's dims of a dynamic program, so that compute_sizes() checks
+  /// them for overflow even where no line uses them (an output's bytes, a dim of a value whose other dim is 0).
+  void add_program_sizes(const passes::LoweredProgram& program);
+  /// The `sizes` key of the class templates (class.j2, compute_sizes): every entry's checked definition, the
+  /// entries spelled `z[k]`.
+  tmpl::Value definitions_value() const;
 
   /// The same entries numbered in an order that depends only on the expressions (each after its operands), not on
   /// the order in which code generation asked for them: a generator builds its output once to collect the sizes,

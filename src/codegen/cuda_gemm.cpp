@@ -32,6 +32,10 @@ std::string int_dim(const SymExpr& e, const SizeExpr& size) {
   return "static_cast<int>(" + size(e) + ")";
 }
 
+std::string int64_size(const SymExpr& e, const SizeExpr& size) {
+  return e.is_constant() ? cpp_int_expr(e) : size(e);
+}
+
 // How generated code spells the GEMM pieces of one element type. The templates (kforge_cublaslt.cuh,
 // kforge_gemm_f32.cuh) are generic over the type; float32 keeps the spellings its output always had, which the
 // headers keep as thin wrappers, so that float32 programs generate what they did before 16-bit GEMMs existed.
@@ -116,7 +120,7 @@ bool CudaGemmCode::has_tensor_core(ir::DataType dtype) const {
 void CudaGemmCode::check(DiagnosticEngine& diags) const {
   for (const FusedGroup* g : groups_) {
     for (const auto& [name, dim] : {std::pair<const char*, const SymExpr*>{"M", &g->gemm.m}, {"N", &g->gemm.n},
-                                    {"K", &g->gemm.k}}) {
+                                    {"K", &g->gemm.k}, {"batch", &g->gemm.batch}}) {
       std::optional<int64_t> value = dim->constant();
       if (value && *value > std::numeric_limits<int>::max()) {
         diags.error(p_.calls[g->gemm.matmul].loc,
@@ -151,6 +155,7 @@ CudaGemmSummary CudaGemmCode::summary() const {
   for (ir::DataType t : dtypes()) {
     out.types += (out.types.empty() ? "" : ", ") + std::string(element_of(t).describe);
     simt |= t == ir::DataType::kFloat32;
+    out.float32 |= t == ir::DataType::kFloat32;
     tensor_core |= has_tensor_core(t);
   }
   out.count = groups_.size();
@@ -174,6 +179,11 @@ std::string CudaGemmCode::prepare_function() const {
     const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g->index) : nullptr;
     if (site != nullptr) {
       c += args_struct(*g) + fmt::format("    gemm_->select(gemm_->{}, kforge_gemm);\n  }}\n", site->name);
+    }
+    if (g->gemm.batched) {
+      c += fmt::format("  kforge::cuda_gemm::cublaslt_gemm_batched_prepare(\n      gemm_->{},\n", e.lt) +
+           batched_args_code(*g, "      ") + ");\n";
+      continue;
     }
     c += fmt::format("  {}(\n      gemm_->{},\n", e.prepare, e.lt) + args_code(*g, "      ") + ", " + transposes(*g) +
          ");\n";
@@ -232,6 +242,16 @@ std::string CudaGemmCode::args_code(const FusedGroup& g, const std::string& inde
   return fmt::format("{}{},\n{}{},\n{}{},\n{}{},\n{}{}, {}, {}, {}", indent, buffer_(gm.x, t, true), indent,
                      buffer_(gm.y, t, true), indent, buffer_(gm.out, t, false), indent, bias, indent, int_dim(gm.m, size_),
                      int_dim(gm.n, size_), int_dim(gm.k, size_), epilogue_code(gm.epilogue));
+}
+
+std::string CudaGemmCode::batched_args_code(const FusedGroup& g, const std::string& indent) const {
+  const passes::GemmGroup& gm = g.gemm;
+  const std::string t = element_of(g).cpp;
+  return fmt::format("{0}{1},\n{0}{2},\n{0}{3},\n{0}{4}, {5}, {6},\n{0}kforge::cuda_gemm::Batch{{{7}, {8}, {9}, {10}}},\n{0}{11}",
+                     indent, buffer_(gm.x, t, true), buffer_(gm.y, t, true), buffer_(gm.out, t, false),
+                     int_dim(gm.m, size_), int_dim(gm.n, size_), int_dim(gm.k, size_), int_dim(gm.batch, size_),
+                     int64_size(gm.stride_x, size_), int64_size(gm.stride_y, size_), int64_size(gm.stride_out, size_),
+                     transposes(g));
 }
 
 std::string CudaGemmCode::transposes(const FusedGroup& g) {
@@ -293,9 +313,10 @@ std::string CudaGemmCode::definitions() const {
   const bool f32_only = types == std::vector<ir::DataType>{ir::DataType::kFloat32};
   std::string c;
   if (mk_ == nullptr) {
-    c += f32_only ? "// The GEMM groups run cuBLASLt (fp32 compute, no TF32) with one handle and workspace per object.\n"
-                  : "// The GEMM groups run cuBLASLt (fp32 compute and accumulation, no TF32) with one handle and workspace\n"
-                    "// per object and element type.\n";
+    c += f32_only ? "// The GEMM groups run cuBLASLt (fp32 compute; TF32 only after set_gemm_tf32(true)) with one handle and\n"
+                    "// workspace per object.\n"
+                  : "// The GEMM groups run cuBLASLt (fp32 accumulation) with one handle and workspace per object and element\n"
+                    "// type.\n";
     c += "struct " + cls_ + "::GemmState {\n" + lts + "};\n\n";
     if (cuda_graph_) c += prepare_function();
     return c;
@@ -344,6 +365,7 @@ std::string CudaGemmCode::run_setup() const {
          "                                   kforge::cuda_gemm::cublas_status_name(status));\n    }\n";
   }
   c += "  }\n";
+  if (summary().float32) c += "  gemm_->lt.set_tf32(gemm_tf32_);  // float32 products: full fp32 unless told otherwise\n";
   if (mk_ != nullptr) c += "  gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on\n";
   return c;
 }
@@ -353,14 +375,15 @@ std::string CudaGemmCode::run_checks() const {
   for (const FusedGroup* g : groups_) {
     const passes::GemmGroup& gm = g->gemm;
     std::string cond;
-    for (const SymExpr* d : {&gm.m, &gm.n, &gm.k}) {
+    for (const SymExpr* d : {&gm.m, &gm.n, &gm.k, &gm.batch}) {
       if (d->is_constant()) continue;
       cond += (cond.empty() ? "" : " || ") + size_(*d) + " > std::numeric_limits<int>::max()";
     }
     if (cond.empty()) continue;
-    c += fmt::format("  if ({}) {{\n    return kforge::Status::Error(\"{}: \", kLaunchNames[{}], \": M x N x K = \", {}, \" x \", {}, \" x \", {},\n"
+    const std::string batch = gm.batched ? fmt::format(" \" in a batch of \", {},", size_(gm.batch)) : "";
+    c += fmt::format("  if ({}) {{\n    return kforge::Status::Error(\"{}: \", kLaunchNames[{}], \": M x N x K = \", {}, \" x \", {}, \" x \", {},{}\n"
                      "                                 \" exceeds the int range of the CUDA GEMM kernels\");\n  }}\n",
-                     cond, cls_, g->index, size_(gm.m), size_(gm.n), size_(gm.k));
+                     cond, cls_, g->index, size_(gm.m), size_(gm.n), size_(gm.k), batch);
   }
   return c;
 }
@@ -369,6 +392,12 @@ std::string CudaGemmCode::enqueue(const FusedGroup& g) const {
   const GemmElement& e = element_of(g);
   std::string c = "  // " + describe_(g) + "\n";
   const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g.index) : nullptr;
+  if (g.gemm.batched) {
+    c += fmt::format("  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_batched(\n      gemm_->{},\n", e.lt) +
+         batched_args_code(g, "      ") +
+         fmt::format(", stream_);\n      e != cudaSuccess) {{\n    return gemm_failed({}, e, gemm_->{});\n  }}\n", g.index, e.lt);
+    return c;
+  }
   if (site == nullptr) {
     c += fmt::format("  if (cudaError_t e = {}(\n      gemm_->{},\n", e.cublaslt, e.lt) + args_code(g, "      ") + ", " +
          transposes(g) +

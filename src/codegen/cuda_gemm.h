@@ -71,6 +71,8 @@ class CudaGemmCode {
 
  private:
   std::string args_code(const passes::FusedGroup& g, const std::string& indent) const;
+  /// A batch of products' arguments of cublaslt_gemm_batched: A, B, C, M, N, K, the Batch and the transposes.
+  std::string batched_args_code(const passes::FusedGroup& g, const std::string& indent) const;
   /// The element types of the GEMM groups, float32 first, then bfloat16, then float16 (each once).
   std::vector<ir::DataType> dtypes() const;
   /// Whether any site of that element type has tensor-core variants (then run() checks that a pick applies).

@@ -108,6 +108,10 @@ PROGRAMS = [
     ("tests/paddle/min_all/inference.json", "paddle_min_all", []),
     ("tests/paddle/any_bool/inference.json", "paddle_any_bool", []),
     ("tests/paddle/all_every_axis/inference.json", "paddle_all_every_axis", []),
+    # Attention's q k^T and p v over dynamic batch and length: strided batches of cuBLASLt products, float32 and
+    # (--precision) float16.
+    ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like", ["--cuda-graph"]),
+    ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like_fp16", ["--precision", "float16"]),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 # Linked with the GPU check's harness (bench/fusion/gpu_harness.cu) at -O2, one program per library and kind of
@@ -194,7 +198,7 @@ def main():
                 continue
             host = open(os.path.join(gen, f"{name}.cu")).read()
             source = open(os.path.join(root, program)).read()
-            # index_ops' matmul is batched: no GEMM, the index-mapped kernel (codegen/cuda_index.h).
+            # index_ops' matmul broadcasts its batch in part: no GEMM, the index-mapped kernel (codegen/cuda_index.h).
             has_gemm = "matmul" in source and name != "index_ops"
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source

@@ -492,10 +492,13 @@ inputs:
   - {name: bt, dtype: float32, shape: [2, 16, 8]}
   - {name: v, dtype: float32, shape: [16]}
   - {name: d, dtype: float64, shape: [8, 16]}
+  - {name: xb, dtype: float32, shape: [2, 1, 8, 16]}
+  - {name: x2, dtype: float32, shape: [8, 16]}
 params:
   - {name: w, dtype: float32, shape: [16, 12]}
   - {name: wb, dtype: float32, shape: [2, 16, 12]}
   - {name: w64, dtype: float64, shape: [16, 4]}
+  - {name: wm, dtype: float32, shape: [2, 3, 16, 12]}
 ops:
   - {op: matmul, in: [x, w], out: [a]}
   - {op: matmul, in: [xt, w], out: [b], attrs: {transpose_x: true}}
@@ -504,7 +507,9 @@ ops:
   - {op: matmul, in: [v, w], out: [f]}
   - {op: matmul, in: [d, w64], out: [h]}
   - {op: relu, in: [a], out: [g]}
-outputs: [b, c, e, f, g, h]
+  - {op: matmul, in: [xb, wm], out: [m]}
+  - {op: matmul, in: [x2, wb], out: [n]}
+outputs: [b, c, e, f, g, h, m, n]
 )");
   std::string why;
   std::optional<GemmForm> a = gemm_form(lp, lp.calls[0], &why);
@@ -516,10 +521,27 @@ outputs: [b, c, e, f, g, h]
   REQUIRE(b.has_value());
   CHECK(b->transpose_x);
   CHECK(b->m == SymExpr(8));
-  CHECK_FALSE(gemm_form(lp, lp.calls[2], &why).has_value());
-  CHECK(why == "y has rank 3 ([2, 16, 12]), but the GEMM needs y to be a matrix (rank 2)");
-  CHECK_FALSE(gemm_form(lp, lp.calls[3], &why).has_value());
-  CHECK(why.find("x is a transposed batch ([2, 16, 8], transpose_x)") == 0);
+  CHECK_FALSE(b->batched);
+  // A batched y: a batch of 2 products, each operand one matrix per product.
+  std::optional<GemmForm> c = gemm_form(lp, lp.calls[2], &why);
+  REQUIRE(c.has_value());
+  CHECK(c->batched);
+  CHECK(c->batch == SymExpr(2));
+  CHECK((c->m == SymExpr(8) && c->n == SymExpr(12) && c->k == SymExpr(16)));
+  CHECK((c->stride_x == SymExpr(128) && c->stride_y == SymExpr(192) && c->stride_out == SymExpr(96)));
+  // A transposed batch of x over a matrix y: y is read for every product (stride 0).
+  std::optional<GemmForm> e = gemm_form(lp, lp.calls[3], &why);
+  REQUIRE(e.has_value());
+  CHECK((e->batched && e->transpose_x && e->m == SymExpr(8) && e->k == SymExpr(16)));
+  CHECK((e->stride_x == SymExpr(128) && e->stride_y == SymExpr(0) && e->stride_out == SymExpr(96)));
+  // A matrix x over a batched y: x broadcast.
+  std::optional<GemmForm> n = gemm_form(lp, lp.calls[8], &why);
+  REQUIRE(n.has_value());
+  CHECK((n->batched && n->batch == SymExpr(2) && n->stride_x == SymExpr(0) && n->stride_y == SymExpr(192)));
+  // Batch dims that broadcast only in part have no single stride.
+  CHECK_FALSE(gemm_form(lp, lp.calls[7], &why).has_value());
+  CHECK(why == "the batch dims of x ([2, 1, 8, 16]) neither equal the output's ([2, 3, 8, 12]) nor are all 1; a batch "
+               "of products reads one matrix per product or one for all");
   CHECK_FALSE(gemm_form(lp, lp.calls[4], &why).has_value());
   CHECK(why.find("x has rank 1 ([16])") == 0);
   CHECK_FALSE(gemm_form(lp, lp.calls[5], &why).has_value());

@@ -14,8 +14,8 @@
 #include "kforge_cudnn.cuh"
 
 // The launchers of index_ops_kernels.cu: each launches one fused group and returns cudaGetLastError().
-cudaError_t index_ops_fused_0(const float* __restrict__ in0, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__ o_v24, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t index_ops_fused_0(const float* __restrict__ in0, float* __restrict__ o_v13, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__ o_v25, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t index_ops_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
 cudaError_t index_ops_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
 cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
@@ -45,34 +45,35 @@ namespace {
 
 // What each launch is, for error messages: the group, its ops and their places in the program.
 [[maybe_unused]] const char* const kLaunchNames[] = {
-    "group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:24:5)",
-    "group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)",
-    "call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)",
-    "call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)",
-    "call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:19:5)",
-    "call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)",
-    "call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)",
-    "call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)",
-    "call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)",
-    "call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:27:5)",
-    "call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:28:5)",
-    "call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:29:5)",
-    "call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:30:5)",
-    "call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:31:5)",
-    "call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:32:5)",
-    "call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)",
-    "call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)",
-    "call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)",
-    "call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)",
+    "group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:26:5)",
+    "group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:38:5)",
+    "call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:19:5)",
+    "call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:20:5)",
+    "call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:21:5)",
+    "call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:22:5)",
+    "call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:25:5)",
+    "call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:27:5)",
+    "call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:28:5)",
+    "call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:29:5)",
+    "call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:30:5)",
+    "call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:31:5)",
+    "call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:32:5)",
+    "call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:33:5)",
+    "call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:34:5)",
+    "call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:35:5)",
+    "call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:36:5)",
+    "call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:37:5)",
+    "call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:39:5)",
 };
 
 constexpr kforge::ParameterSpec kParameterSpecs[] = {
     {"emb", kforge::DataType::kFloat32, 2, {10, 8}, "float32 [10, 8]"},
     {"wt", kforge::DataType::kFloat32, 4, {4, 2, 2, 2}, "float32 [4, 2, 2, 2]"},
     {"eb", kforge::DataType::kFloat32, 3, {4, 1, 6}, "float32 [4, 1, 6]"},
+    {"mb", kforge::DataType::kFloat32, 3, {4, 6, 6}, "float32 [4, 6, 6]"},
 };
 // The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
-constexpr uint32_t kParameterFileOrder[] = {2, 0, 1};
+constexpr uint32_t kParameterFileOrder[] = {2, 0, 3, 1};
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("index_ops: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
@@ -137,8 +138,8 @@ kforge::Status index_ops::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
-  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
+  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:37:5)
+  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[24]), kforge::cuda_conv::Scratch{b.buffers[27], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
   return kforge::Status::OK();
 }
 
@@ -203,6 +204,17 @@ kforge::Status index_ops::bind_parameter(std::string_view name, const kforge::Te
     parameters_[2] = value;
     parameter_memory_.add(value);
     bound_[2] = true;
+    return kforge::Status::OK();
+  }
+  if (name == "mb") {
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 3 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 4 || value.dims[1] != 6 || value.dims[2] != 6 || value.data == nullptr) {
+      return kforge::Status::Error("index_ops: parameter 'mb' must be a GPU tensor float32 [4, 6, 6], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
+    }
+    parameters_[3] = value;
+    parameter_memory_.add(value);
+    bound_[3] = true;
     return kforge::Status::OK();
   }
   return kforge::Status::Error("index_ops: no parameter named '", name, "'");
@@ -394,6 +406,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (!bound_[0]) return kforge::Status::Error("index_ops: parameter 'emb' is not bound");
   if (!bound_[1]) return kforge::Status::Error("index_ops: parameter 'wt' is not bound");
   if (!bound_[2]) return kforge::Status::Error("index_ops: parameter 'eb' is not bound");
+  if (!bound_[3]) return kforge::Status::Error("index_ops: parameter 'mb' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   [[maybe_unused]] const int64_t s1 = ids.dims[0];
   std::array<int64_t, kNumSizes> sizes;
@@ -419,6 +432,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*d0_out, parameters_[0])) return shared_memory("d0", "parameter", "emb");
     if (kforge::shares_memory(*d0_out, parameters_[1])) return shared_memory("d0", "parameter", "wt");
     if (kforge::shares_memory(*d0_out, parameters_[2])) return shared_memory("d0", "parameter", "eb");
+    if (kforge::shares_memory(*d0_out, parameters_[3])) return shared_memory("d0", "parameter", "mb");
   }
   if (kforge::shares_memory(*sd_out, x)) return shared_memory("sd", "input", "x");
   if (kforge::shares_memory(*sd_out, ids)) return shared_memory("sd", "input", "ids");
@@ -428,6 +442,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*sd_out, parameters_[0])) return shared_memory("sd", "parameter", "emb");
     if (kforge::shares_memory(*sd_out, parameters_[1])) return shared_memory("sd", "parameter", "wt");
     if (kforge::shares_memory(*sd_out, parameters_[2])) return shared_memory("sd", "parameter", "eb");
+    if (kforge::shares_memory(*sd_out, parameters_[3])) return shared_memory("sd", "parameter", "mb");
   }
   if (kforge::shares_memory(*tl_out, x)) return shared_memory("tl", "input", "x");
   if (kforge::shares_memory(*tl_out, ids)) return shared_memory("tl", "input", "ids");
@@ -438,6 +453,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*tl_out, parameters_[0])) return shared_memory("tl", "parameter", "emb");
     if (kforge::shares_memory(*tl_out, parameters_[1])) return shared_memory("tl", "parameter", "wt");
     if (kforge::shares_memory(*tl_out, parameters_[2])) return shared_memory("tl", "parameter", "eb");
+    if (kforge::shares_memory(*tl_out, parameters_[3])) return shared_memory("tl", "parameter", "mb");
   }
   if (kforge::shares_memory(*ex_out, x)) return shared_memory("ex", "input", "x");
   if (kforge::shares_memory(*ex_out, ids)) return shared_memory("ex", "input", "ids");
@@ -449,6 +465,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*ex_out, parameters_[0])) return shared_memory("ex", "parameter", "emb");
     if (kforge::shares_memory(*ex_out, parameters_[1])) return shared_memory("ex", "parameter", "wt");
     if (kforge::shares_memory(*ex_out, parameters_[2])) return shared_memory("ex", "parameter", "eb");
+    if (kforge::shares_memory(*ex_out, parameters_[3])) return shared_memory("ex", "parameter", "mb");
   }
   if (kforge::shares_memory(*g_out, x)) return shared_memory("g", "input", "x");
   if (kforge::shares_memory(*g_out, ids)) return shared_memory("g", "input", "ids");
@@ -461,6 +478,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*g_out, parameters_[0])) return shared_memory("g", "parameter", "emb");
     if (kforge::shares_memory(*g_out, parameters_[1])) return shared_memory("g", "parameter", "wt");
     if (kforge::shares_memory(*g_out, parameters_[2])) return shared_memory("g", "parameter", "eb");
+    if (kforge::shares_memory(*g_out, parameters_[3])) return shared_memory("g", "parameter", "mb");
   }
   if (kforge::shares_memory(*is_out, x)) return shared_memory("is", "input", "x");
   if (kforge::shares_memory(*is_out, ids)) return shared_memory("is", "input", "ids");
@@ -474,6 +492,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*is_out, parameters_[0])) return shared_memory("is", "parameter", "emb");
     if (kforge::shares_memory(*is_out, parameters_[1])) return shared_memory("is", "parameter", "wt");
     if (kforge::shares_memory(*is_out, parameters_[2])) return shared_memory("is", "parameter", "eb");
+    if (kforge::shares_memory(*is_out, parameters_[3])) return shared_memory("is", "parameter", "mb");
   }
   if (kforge::shares_memory(*em_out, x)) return shared_memory("em", "input", "x");
   if (kforge::shares_memory(*em_out, ids)) return shared_memory("em", "input", "ids");
@@ -488,6 +507,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*em_out, parameters_[0])) return shared_memory("em", "parameter", "emb");
     if (kforge::shares_memory(*em_out, parameters_[1])) return shared_memory("em", "parameter", "wt");
     if (kforge::shares_memory(*em_out, parameters_[2])) return shared_memory("em", "parameter", "eb");
+    if (kforge::shares_memory(*em_out, parameters_[3])) return shared_memory("em", "parameter", "mb");
   }
   if (kforge::shares_memory(*ni_out, x)) return shared_memory("ni", "input", "x");
   if (kforge::shares_memory(*ni_out, ids)) return shared_memory("ni", "input", "ids");
@@ -503,6 +523,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*ni_out, parameters_[0])) return shared_memory("ni", "parameter", "emb");
     if (kforge::shares_memory(*ni_out, parameters_[1])) return shared_memory("ni", "parameter", "wt");
     if (kforge::shares_memory(*ni_out, parameters_[2])) return shared_memory("ni", "parameter", "eb");
+    if (kforge::shares_memory(*ni_out, parameters_[3])) return shared_memory("ni", "parameter", "mb");
   }
   if (kforge::shares_memory(*bi_out, x)) return shared_memory("bi", "input", "x");
   if (kforge::shares_memory(*bi_out, ids)) return shared_memory("bi", "input", "ids");
@@ -519,6 +540,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*bi_out, parameters_[0])) return shared_memory("bi", "parameter", "emb");
     if (kforge::shares_memory(*bi_out, parameters_[1])) return shared_memory("bi", "parameter", "wt");
     if (kforge::shares_memory(*bi_out, parameters_[2])) return shared_memory("bi", "parameter", "eb");
+    if (kforge::shares_memory(*bi_out, parameters_[3])) return shared_memory("bi", "parameter", "mb");
   }
   if (kforge::shares_memory(*tr_out, x)) return shared_memory("tr", "input", "x");
   if (kforge::shares_memory(*tr_out, ids)) return shared_memory("tr", "input", "ids");
@@ -536,6 +558,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*tr_out, parameters_[0])) return shared_memory("tr", "parameter", "emb");
     if (kforge::shares_memory(*tr_out, parameters_[1])) return shared_memory("tr", "parameter", "wt");
     if (kforge::shares_memory(*tr_out, parameters_[2])) return shared_memory("tr", "parameter", "eb");
+    if (kforge::shares_memory(*tr_out, parameters_[3])) return shared_memory("tr", "parameter", "mb");
   }
   if (kforge::shares_memory(*ct2_out, x)) return shared_memory("ct2", "input", "x");
   if (kforge::shares_memory(*ct2_out, ids)) return shared_memory("ct2", "input", "ids");
@@ -554,6 +577,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*ct2_out, parameters_[0])) return shared_memory("ct2", "parameter", "emb");
     if (kforge::shares_memory(*ct2_out, parameters_[1])) return shared_memory("ct2", "parameter", "wt");
     if (kforge::shares_memory(*ct2_out, parameters_[2])) return shared_memory("ct2", "parameter", "eb");
+    if (kforge::shares_memory(*ct2_out, parameters_[3])) return shared_memory("ct2", "parameter", "mb");
   }
   if (kforge::shares_memory(*mm_out, x)) return shared_memory("mm", "input", "x");
   if (kforge::shares_memory(*mm_out, ids)) return shared_memory("mm", "input", "ids");
@@ -573,6 +597,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*mm_out, parameters_[0])) return shared_memory("mm", "parameter", "emb");
     if (kforge::shares_memory(*mm_out, parameters_[1])) return shared_memory("mm", "parameter", "wt");
     if (kforge::shares_memory(*mm_out, parameters_[2])) return shared_memory("mm", "parameter", "eb");
+    if (kforge::shares_memory(*mm_out, parameters_[3])) return shared_memory("mm", "parameter", "mb");
   }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -592,27 +617,28 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   kforge_b.buffers[3] = parameters_[0].data;
   kforge_b.buffers[4] = parameters_[1].data;
   kforge_b.buffers[5] = parameters_[2].data;
-  kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[7] = d0_out->data;
-  kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(sizes[10]);
-  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(sizes[9]);
-  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(sizes[10]);
-  kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[14] = sd_out->data;
-  kforge_b.buffers[15] = tl_out->data;
-  kforge_b.buffers[16] = ex_out->data;
-  kforge_b.buffers[17] = g_out->data;
-  kforge_b.buffers[18] = is_out->data;
-  kforge_b.buffers[19] = em_out->data;
-  kforge_b.buffers[20] = ni_out->data;
-  kforge_b.buffers[21] = bi_out->data;
-  kforge_b.buffers[22] = tr_out->data;
-  kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[24] = ct2_out->data;
-  kforge_b.buffers[25] = mm_out->data;
-  kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[6] = parameters_[3].data;
+  kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[8] = d0_out->data;
+  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(sizes[10]);
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[9]);
+  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(sizes[10]);
+  kforge_b.buffers[14] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[15] = sd_out->data;
+  kforge_b.buffers[16] = tl_out->data;
+  kforge_b.buffers[17] = ex_out->data;
+  kforge_b.buffers[18] = g_out->data;
+  kforge_b.buffers[19] = is_out->data;
+  kforge_b.buffers[20] = em_out->data;
+  kforge_b.buffers[21] = ni_out->data;
+  kforge_b.buffers[22] = bi_out->data;
+  kforge_b.buffers[23] = tr_out->data;
+  kforge_b.buffers[24] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[25] = ct2_out->data;
+  kforge_b.buffers[26] = mm_out->data;
+  kforge_b.buffers[27] = workspace_.data() + static_cast<size_t>(0);
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
@@ -641,44 +667,44 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
-  // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)
-  if (cudaError_t e = index_ops_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[6]), sizes[16], stream_); e != cudaSuccess) return launch_failed(2, e);
-  // call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)
-  if (cudaError_t e = index_ops_index_1(static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[7]), sizes[16], stream_); e != cudaSuccess) return launch_failed(3, e);
-  // call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:19:5)
-  if (cudaError_t e = index_ops_index_2(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[8]), sizes[16], stream_); e != cudaSuccess) return launch_failed(4, e);
-  // call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)
-  if (cudaError_t e = index_ops_index_3(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[9]), sizes[11], stream_); e != cudaSuccess) return launch_failed(5, e);
-  if (cudaError_t e = index_ops_index_4(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[10]), sizes[15], stream_); e != cudaSuccess) return launch_failed(5, e);
-  // call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)
-  if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[9]), static_cast<float*>(b.buffers[11]), sizes[16], stream_); e != cudaSuccess) return launch_failed(6, e);
-  // group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:24:5)
-  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[12]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[16]), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)
-  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[13]), sizes[12], stream_); e != cudaSuccess) return launch_failed(7, e);
-  // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)
-  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[14]), sizes[11], stream_); e != cudaSuccess) return launch_failed(8, e);
-  // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:27:5)
-  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[15]), sizes[14], stream_); e != cudaSuccess) return launch_failed(9, e);
-  // call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:28:5)
-  if (cudaError_t e = index_ops_index_9(static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[16]), stream_); e != cudaSuccess) return launch_failed(10, e);
-  // call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:29:5)
-  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[17]), sizes[15], stream_); e != cudaSuccess) return launch_failed(11, e);
-  // call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:30:5)
-  if (cudaError_t e = index_ops_index_11(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[18]), sizes[13], stream_); e != cudaSuccess) return launch_failed(12, e);
-  // call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:31:5)
-  if (cudaError_t e = index_ops_index_12(static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[3]), static_cast<float*>(b.buffers[19]), sizes[26], stream_); e != cudaSuccess) return launch_failed(13, e);
-  // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:32:5)
-  if (cudaError_t e = index_ops_index_13(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[20]), sizes[22], stream_); e != cudaSuccess) return launch_failed(14, e);
-  // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)
-  if (cudaError_t e = index_ops_index_14(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[21]), sizes[19], stream_); e != cudaSuccess) return launch_failed(15, e);
-  // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
-  if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[22]), sizes[16], stream_); e != cudaSuccess) return launch_failed(16, e);
-  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
-  // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
-  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[18]), stream_); e != cudaSuccess) return launch_failed(1, e);
-  // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
-  if (cudaError_t e = index_ops_index_16(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[25]), sizes[16], stream_); e != cudaSuccess) return launch_failed(18, e);
+  // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:19:5)
+  if (cudaError_t e = index_ops_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[7]), sizes[16], stream_); e != cudaSuccess) return launch_failed(2, e);
+  // call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:20:5)
+  if (cudaError_t e = index_ops_index_1(static_cast<const float*>(b.buffers[7]), static_cast<float*>(b.buffers[8]), sizes[16], stream_); e != cudaSuccess) return launch_failed(3, e);
+  // call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:21:5)
+  if (cudaError_t e = index_ops_index_2(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[9]), sizes[16], stream_); e != cudaSuccess) return launch_failed(4, e);
+  // call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:22:5)
+  if (cudaError_t e = index_ops_index_3(static_cast<const float*>(b.buffers[9]), static_cast<float*>(b.buffers[10]), sizes[11], stream_); e != cudaSuccess) return launch_failed(5, e);
+  if (cudaError_t e = index_ops_index_4(static_cast<const float*>(b.buffers[9]), static_cast<float*>(b.buffers[11]), sizes[15], stream_); e != cudaSuccess) return launch_failed(5, e);
+  // call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:25:5)
+  if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[11]), static_cast<const float*>(b.buffers[10]), static_cast<float*>(b.buffers[12]), sizes[16], stream_); e != cudaSuccess) return launch_failed(6, e);
+  // group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:26:5)
+  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[13]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[16]), stream_); e != cudaSuccess) return launch_failed(0, e);
+  // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:27:5)
+  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[14]), sizes[12], stream_); e != cudaSuccess) return launch_failed(7, e);
+  // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:28:5)
+  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[15]), sizes[11], stream_); e != cudaSuccess) return launch_failed(8, e);
+  // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:29:5)
+  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[16]), sizes[14], stream_); e != cudaSuccess) return launch_failed(9, e);
+  // call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:30:5)
+  if (cudaError_t e = index_ops_index_9(static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[17]), stream_); e != cudaSuccess) return launch_failed(10, e);
+  // call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:31:5)
+  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[13]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[18]), sizes[15], stream_); e != cudaSuccess) return launch_failed(11, e);
+  // call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:32:5)
+  if (cudaError_t e = index_ops_index_11(static_cast<const float*>(b.buffers[13]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[19]), sizes[13], stream_); e != cudaSuccess) return launch_failed(12, e);
+  // call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:33:5)
+  if (cudaError_t e = index_ops_index_12(static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[3]), static_cast<float*>(b.buffers[20]), sizes[26], stream_); e != cudaSuccess) return launch_failed(13, e);
+  // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:34:5)
+  if (cudaError_t e = index_ops_index_13(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[21]), sizes[22], stream_); e != cudaSuccess) return launch_failed(14, e);
+  // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:35:5)
+  if (cudaError_t e = index_ops_index_14(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[22]), sizes[19], stream_); e != cudaSuccess) return launch_failed(15, e);
+  // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:36:5)
+  if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[23]), sizes[16], stream_); e != cudaSuccess) return launch_failed(16, e);
+  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:37:5)
+  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[24]), kforge::cuda_conv::Scratch{b.buffers[27], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
+  // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:38:5)
+  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[24]), static_cast<float*>(b.buffers[25]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[18]), stream_); e != cudaSuccess) return launch_failed(1, e);
+  // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:39:5)
+  if (cudaError_t e = index_ops_index_16(static_cast<const float*>(b.buffers[13]), static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[26]), sizes[16], stream_); e != cudaSuccess) return launch_failed(18, e);
   return kforge::Status::OK();
 }

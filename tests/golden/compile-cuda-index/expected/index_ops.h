@@ -31,6 +31,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 //   parameter  emb: float32 [10, 8]
 //   parameter  wt: float32 [4, 2, 2, 2]
 //   parameter  eb: float32 [4, 1, 6]
+//   parameter  mb: float32 [4, 6, 6]
 //   output     d0: float32 [?, 6, 6, 4]
 //   output     sd: float32 [?, 6, 6]
 //   output     tl: float32 [?, 4, 8, 3]
@@ -53,7 +54,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 class index_ops {
  public:
   static constexpr size_t kNumInputs = 3;
-  static constexpr size_t kNumParameters = 3;
+  static constexpr size_t kNumParameters = 4;
   static constexpr size_t kNumOutputs = 12;
   static constexpr size_t kNumLaunches = 19;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "ids", "idx"};
@@ -97,7 +98,7 @@ class index_ops {
   static constexpr size_t kNumSizes = 28;
   static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
-    std::array<void*, 27> buffers{};
+    std::array<void*, 28> buffers{};
     std::array<int64_t, 2> symbols{};
     std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
@@ -106,9 +107,9 @@ class index_ops {
   cudaStream_t stream_ = nullptr;
   bool own_stream_ = false;
   kforge::DeviceMemory workspace_;
-  std::array<kforge::Tensor, 3> parameters_;
-  std::array<kforge::Tensor, 3> loaded_;  // device copies made by load_parameters()
-  std::array<bool, 3> bound_{};
+  std::array<kforge::Tensor, 4> parameters_;
+  std::array<kforge::Tensor, 4> loaded_;  // device copies made by load_parameters()
+  std::array<bool, 4> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
   // The convolutions' cuDNN state (index_ops.cu), made by the first run(): the handle and one site per

@@ -82,7 +82,7 @@ position_ids_dynamic reshape_stack_dynamic reshape_concat_cast_dynamic split_sha
 full_with_tensor_dynamic pad_to_multiple_dynamic strided_slice_dynamic strided_slice_dynamic_end
 interpolate_size_dynamic interpolate_size_dynamic_b2 bilinear_size_dynamic causal_mask_dynamic causal_mask_dynamic_b1
 bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_all any_bool all_bool any_every_axis
-bce_loss}"
+bce_loss attention matmul_batched matmul_broadcast_batch bmm}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

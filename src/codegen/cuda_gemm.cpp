@@ -247,11 +247,16 @@ std::string CudaGemmCode::args_code(const FusedGroup& g, const std::string& inde
 std::string CudaGemmCode::batched_args_code(const FusedGroup& g, const std::string& indent) const {
   const passes::GemmGroup& gm = g.gemm;
   const std::string t = element_of(g).cpp;
-  return fmt::format("{0}{1},\n{0}{2},\n{0}{3},\n{0}{4}, {5}, {6},\n{0}kforge::cuda_gemm::Batch{{{7}, {8}, {9}, {10}}},\n{0}{11}",
+  std::string outer;  // the second level, when there is one
+  if (gm.outer.constant() != std::optional<int64_t>(1)) {
+    outer = fmt::format(", {}, {}, {}, {}", int64_size(gm.outer, size_), int64_size(gm.outer_stride_x, size_),
+                        int64_size(gm.outer_stride_y, size_), int64_size(gm.outer_stride_out, size_));
+  }
+  return fmt::format("{0}{1},\n{0}{2},\n{0}{3},\n{0}{4}, {5}, {6},\n{0}kforge::cuda_gemm::Batch{{{7}, {8}, {9}, {10}{11}}},\n{0}{12}",
                      indent, buffer_(gm.x, t, true), buffer_(gm.y, t, true), buffer_(gm.out, t, false),
                      int_dim(gm.m, size_), int_dim(gm.n, size_), int_dim(gm.k, size_), int_dim(gm.batch, size_),
                      int64_size(gm.stride_x, size_), int64_size(gm.stride_y, size_), int64_size(gm.stride_out, size_),
-                     transposes(g));
+                     outer, transposes(g));
 }
 
 std::string CudaGemmCode::transposes(const FusedGroup& g) {

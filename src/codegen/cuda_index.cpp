@@ -190,7 +190,7 @@ class IndexCall {
     else if (op == "triu" || op == "tril") ok = triangle(op == "triu");
     else if (op == "arange") ok = arange();
     else if (op == "full_with_tensor") ok = fill();
-    else if (op == "matmul") ok = batched_matmul();
+    else if (op == "matmul" || op == "bmm") ok = batched_matmul();
     else fail("it is not an index-mapped op");
     if (!ok) return std::nullopt;
     return std::move(kernels_);
@@ -758,7 +758,10 @@ class IndexCall {
     const std::string type = same_type(x, out, true);
     if (type.empty() || y == kNone) return y == kNone ? fail("it needs x and y") : false;
     if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
-    const std::optional<bool> tx = call_.constant_bool("transpose_x"), ty = call_.constant_bool("transpose_y");
+    // bmm: a matmul without transposes (it has no such attributes).
+    const bool bmm = call_.op == "bmm";
+    const std::optional<bool> tx = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_x");
+    const std::optional<bool> ty = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_y");
     if (!tx || !ty) return fail("its transposes are not constants known at generation time");
     const SymShape& xd = value(x).dims;
     const SymShape& yd = value(y).dims;
@@ -856,7 +859,7 @@ class IndexCall {
 
 }  // namespace
 
-bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul"; }
+bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul" || op == "bmm"; }
 
 const std::set<std::string>& cuda_float32_index_ops() {
   static const std::set<std::string> ops = {"dropout", "bilinear_interp"};

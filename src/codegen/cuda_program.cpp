@@ -171,7 +171,7 @@ class CudaHostEmitter {
         }
       }
       if (shares && any_output && in_buffer != kNone) continue;
-      if (call.op == "matmul") {
+      if (call.op == "matmul" || call.op == "bmm") {
         // Supported matmuls are GEMM groups; one that is not (a batched y) is a generated batched kernel when it
         // can be (build_library_steps() says why not, with why it is no GEMM).
         std::string why;

@@ -105,9 +105,9 @@ class GemmGrouper {
     g.calls = calls;
     g.position = calls.back();
     g.shape = p_.value(gemm.out).dims;
-    g.outer = gemm.batch * gemm.m;
+    g.outer = gemm.outer * gemm.batch * gemm.m;
     g.inner = gemm.n;
-    g.numel = gemm.batch * gemm.m * gemm.n;
+    g.numel = gemm.outer * gemm.batch * gemm.m * gemm.n;
     g.needs_int64 = exceeds_int32(g.numel);
     // Storage is the GEMM's dtype; every GEMM accumulates and applies its epilogue in float32.
     const expr::ScalarType storage = *scalar_of(gemm.dtype);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <tuple>
 
 namespace kforge::passes {
@@ -23,41 +24,63 @@ void fold_into_m(GemmForm& f, const LoweredValue& x) {
   }
 }
 
-// The stride between an operand's matrices in a batch of products over `batch` (the output's batch dims):
-// one matrix when its batch dims, padded with 1s on the left, equal the output's; 0 when they are all 1.
-std::optional<SymExpr> batch_stride(const SymShape& dims, const SymShape& batch) {
-  const size_t own = dims.size() - 2;
-  if (own > batch.size()) return std::nullopt;
-  const size_t lead = batch.size() - own;
+// How an operand's batch dims d in [from, to) (of the output's batch dims `batch`, the operand's padded with 1s on
+// the left) are read: true when they equal the output's (`*per_product`: one matrix each), or are all 1
+// (`*per_product` false: one matrix for all); false when they do neither.
+bool batch_part(const SymShape& dims, const SymShape& batch, size_t from, size_t to, bool* per_product) {
+  const size_t lead = batch.size() - (dims.size() - 2);
   bool all_one = true, equal = true;
-  for (size_t d = 0; d < batch.size(); ++d) {
+  for (size_t d = from; d < to; ++d) {
     const SymExpr dim = d < lead ? SymExpr(1) : dims[d - lead];
     all_one &= dim.constant() == std::optional<int64_t>(1);
     equal &= dim == batch[d];
   }
-  if (all_one) return SymExpr(0);
-  if (equal) return dims.end()[-2] * dims.end()[-1];
-  return std::nullopt;
+  *per_product = !all_one;
+  return all_one || equal;
+}
+
+// The output's batch dims split at `split` into outer [0, split) and inner [split, n) dims, each part of each
+// operand read per product or once (batch_part): the strides of both levels, or false.
+bool batch_levels(GemmForm& f, const SymShape& x, const SymShape& y, const SymShape& batch, size_t split) {
+  const SymShape inner(batch.begin() + split, batch.end());
+  const SymExpr inner_count = sym_numel(inner);
+  for (const auto& [dims, stride, outer_stride] :
+       {std::tuple<const SymShape*, SymExpr*, SymExpr*>{&x, &f.stride_x, &f.outer_stride_x},
+        {&y, &f.stride_y, &f.outer_stride_y}}) {
+    bool inner_each = false, outer_each = false;
+    if (!batch_part(*dims, batch, split, batch.size(), &inner_each) || !batch_part(*dims, batch, 0, split, &outer_each)) {
+      return false;
+    }
+    const SymExpr matrix = dims->end()[-2] * dims->end()[-1];
+    *stride = inner_each ? matrix : SymExpr(0);
+    *outer_stride = outer_each ? (inner_each ? inner_count * matrix : matrix) : SymExpr(0);
+  }
+  f.batch = inner_count;
+  f.outer = sym_numel(SymShape(batch.begin(), batch.begin() + split));
+  return true;
 }
 
 bool batch_of_products(GemmForm& f, const LoweredValue& x, const LoweredValue& y, const LoweredValue& out,
                        std::string* why) {
   if (out.dims.size() < 2) return fail(why, fmt::format("the output {} is not a batch of matrices", to_string(out.dims)));
   const SymShape batch(out.dims.begin(), out.dims.end() - 2);
+  if (x.dims.size() - 2 > batch.size() || y.dims.size() - 2 > batch.size()) {
+    return fail(why, fmt::format("x ({}) or y ({}) has more batch dims than the output ({})", to_string(x.dims),
+                                 to_string(y.dims), to_string(out.dims)));
+  }
   f.batched = true;
   f.m = f.transpose_x ? x.dims.end()[-1] : x.dims.end()[-2];
-  f.batch = sym_numel(batch);
-  for (const auto& [name, v, stride] : {std::tuple<const char*, const LoweredValue*, SymExpr*>{"x", &x, &f.stride_x},
-                                        {"y", &y, &f.stride_y}}) {
-    std::optional<SymExpr> s = batch_stride(v->dims, batch);
-    if (!s) {
-      return fail(why, fmt::format("the batch dims of {} ({}) neither equal the output's ({}) nor are all 1; a batch "
-                                   "of products reads one matrix per product or one for all",
-                                   name, to_string(v->dims), to_string(out.dims)));
-    }
-    *stride = *s;
+  // One level (split 0) where it serves, else the first split into two that does.
+  for (size_t split = 0; split < std::max<size_t>(batch.size(), 1); ++split) {
+    if (!batch_levels(f, x.dims, y.dims, batch, split)) continue;
+    f.stride_out = f.m * (f.transpose_y ? y.dims.end()[-2] : y.dims.end()[-1]);
+    f.outer_stride_out = f.batch * f.stride_out;
+    return true;
   }
-  return true;
+  return fail(why, fmt::format("the batch dims of x ({}) and y ({}) broadcast against the output's ({}) in more than "
+                               "two runs of dims; a batch of products reads one matrix per product or one for all, "
+                               "within at most two levels",
+                               to_string(x.dims), to_string(y.dims), to_string(out.dims)));
 }
 
 }  // namespace
@@ -67,7 +90,7 @@ bool is_gemm_dtype(ir::DataType dtype) {
 }
 
 std::optional<GemmForm> gemm_form(const LoweredProgram& program, const KernelCall& call, std::string* why) {
-  if (call.op != "matmul") {
+  if (call.op != "matmul" && call.op != "bmm") {
     fail(why, "not a matmul");
     return std::nullopt;
   }
@@ -102,8 +125,9 @@ std::optional<GemmForm> gemm_form(const LoweredProgram& program, const KernelCal
       return std::nullopt;
     }
   }
+  // bmm is matmul of two [B, M, K] x [B, K, N] batches without transposes (it has no such attributes).
   for (auto [attr, flag] : {std::pair<const char*, bool*>{"transpose_x", &f.transpose_x}, {"transpose_y", &f.transpose_y}}) {
-    const std::optional<bool> value = call.constant_bool(attr);
+    const std::optional<bool> value = call.op == "bmm" ? std::optional<bool>(false) : call.constant_bool(attr);
     if (!value) {
       fail(why, fmt::format("{} is not known at generation time", attr));
       return std::nullopt;
@@ -132,14 +156,13 @@ std::optional<GemmForm> gemm_form(const LoweredProgram& program, const KernelCal
     return std::nullopt;
   }
   const bool shape_ok = f.batched ? ov.dims.size() >= 2 && ov.dims.end()[-2] == f.m && ov.dims.end()[-1] == f.n &&
-                                        sym_numel(ov.dims) == f.batch * f.m * f.n
+                                        sym_numel(ov.dims) == f.outer * f.batch * f.m * f.n
                                   : !ov.dims.empty() && ov.dims.back() == f.n && sym_numel(ov.dims) == f.m * f.n;
   if (!shape_ok) {
     fail(why, fmt::format("the output {} is not the {}[M, N] = [{}, {}] product", to_string(ov.dims),
                           f.batched ? "batch of " : "", f.m.to_string(), f.n.to_string()));
     return std::nullopt;
   }
-  if (f.batched) f.stride_out = f.m * f.n;
   return f;
 }
 

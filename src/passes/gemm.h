@@ -11,7 +11,8 @@
 //   - otherwise a batch of products (`batched`: attention's scores q k^T and its context p v): x [..., M, K]
 //     and y [..., K, N] (each transposed or not) whose batch dims, aligned from the right with the output's
 //     and padded with 1s on the left, either equal the output's (one matrix per product) or are all 1 (one
-//     matrix for every product: stride 0), computed as one strided-batched product;
+//     matrix for every product: stride 0), computed as one strided-batched product; or, split into outer and
+//     inner dims, do so in each part (two levels: one strided-batched product per outer index);
 //   - transpose_x / transpose_y known at generation time.
 // Everything else has a reason (`why`) that the caller turns into a located diagnostic: a vector operand,
 // batch dims that broadcast only in part ([B, 1, S, D] against [B, H, S, D]), another dtype, operands of two
@@ -33,16 +34,20 @@ struct GemmForm {
   bool transpose_x = false;  // x is stored [K, M]
   bool transpose_y = false;  // y is stored [N, K]
   SymExpr m, n, k;           // M includes the folded batch dims (when not `batched`)
-  // A batch of products: product i reads x + i * stride_x, y + i * stride_y and writes out + i * stride_out
-  // (elements; 0 reads one matrix for every product). Not batched: batch is 1 and the strides are 0.
+  // A batch of products: product (o, i), o < outer, i < batch, reads x + o * outer_stride_x + i * stride_x (and
+  // y likewise) and writes out + o * outer_stride_out + i * stride_out (elements; a stride of 0 reads one matrix
+  // for every product). outer is 1 unless the operands broadcast differently over the outer and the inner batch
+  // dims ([B, 1, S, D] against [B, H, D, T]). Not batched: outer and batch are 1 and the strides are 0.
   bool batched = false;
   SymExpr batch = 1;
   SymExpr stride_x = 0, stride_y = 0, stride_out = 0;
+  SymExpr outer = 1;
+  SymExpr outer_stride_x = 0, outer_stride_y = 0, outer_stride_out = 0;
 };
 
 /// The form of `call` when it is a matmul a generated GEMM computes; nullopt otherwise, with `why` (when
 /// given) set to a lowercase reason naming the operand and its shape ("y has rank 3 ([2, 16, 32]), but ...").
-/// A call whose op is not `matmul` gets "not a matmul".
+/// `bmm` is a matmul without transposes. A call whose op is neither gets "not a matmul".
 std::optional<GemmForm> gemm_form(const LoweredProgram& program, const KernelCall& call,
                                   std::string* why = nullptr);
 

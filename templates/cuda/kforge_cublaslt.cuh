@@ -58,10 +58,14 @@ struct TypeIdentity {
 template <typename T>
 using NoDeduce = typename TypeIdentity<T>::type;
 
-// A strided batch of products (see the file comment); the default is one product.
+// A strided batch of products (see the file comment); the default is one product. cublaslt_gemm_batched also
+// takes an outer level: `outer` such batches, the o-th at A + o * outer_stride_a (and B, C likewise), for
+// operands that broadcast differently over two runs of batch dims (one cuBLASLt call per outer index).
 struct Batch {
   int count = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements
+  int64_t outer = 1;
+  int64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
 };
 
 class CublasLtGemm {
@@ -363,20 +367,24 @@ inline void cublaslt_gemm_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C
 template <typename T>
 inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
                                          const Batch& batch, bool transpose_a, bool transpose_b, cudaStream_t stream) {
-  if (M < 0 || N < 0 || K < 0 || batch.count < 0) return cudaErrorInvalidValue;
-  if (M == 0 || N == 0 || batch.count == 0) return cudaSuccess;
-  if (K == 0) {
-    // Every output matrix is zero; they are disjoint and, for a contiguous output, adjacent.
-    for (int i = 0; i < batch.count; ++i) {
-      if (cudaError_t e = cudaMemsetAsync(C + int64_t(i) * batch.stride_c, 0, size_t(M) * size_t(N) * sizeof(T), stream);
-          e != cudaSuccess)
-        return e;
+  if (M < 0 || N < 0 || K < 0 || batch.count < 0 || batch.outer < 0) return cudaErrorInvalidValue;
+  if (M == 0 || N == 0 || batch.count == 0 || batch.outer == 0) return cudaSuccess;
+  for (int64_t o = 0; o < batch.outer; ++o) {
+    const T* a = A + o * batch.outer_stride_a;
+    const T* b = B + o * batch.outer_stride_b;
+    T* c = C + o * batch.outer_stride_c;
+    if (K == 0) {  // every output matrix is zero
+      for (int i = 0; i < batch.count; ++i) {
+        if (cudaError_t e = cudaMemsetAsync(c + int64_t(i) * batch.stride_c, 0, size_t(M) * size_t(N) * sizeof(T), stream);
+            e != cudaSuccess)
+          return e;
+      }
+      continue;
     }
-    return cudaSuccess;
+    if (lt.run(a, b, c, nullptr, M, N, K, Epilogue::kNone, stream, 0, transpose_a, transpose_b, batch) !=
+        CUBLAS_STATUS_SUCCESS)
+      return cudaErrorNotSupported;
   }
-  if (lt.run(A, B, C, nullptr, M, N, K, Epilogue::kNone, stream, 0, transpose_a, transpose_b, batch) !=
-      CUBLAS_STATUS_SUCCESS)
-    return cudaErrorNotSupported;
   return cudaSuccess;
 }
 
@@ -385,7 +393,11 @@ template <typename T>
 inline void cublaslt_gemm_batched_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
                                           const Batch& batch, bool transpose_a, bool transpose_b) {
   if (M <= 0 || N <= 0 || K <= 0 || batch.count <= 0) return;
-  static_cast<void>(lt.can_run(M, N, K, Epilogue::kNone, nullptr, 0, transpose_a, transpose_b, A, B, C, batch));
+  for (int64_t o = 0; o < batch.outer; ++o) {  // the plans of every alignment the outer offsets give
+    static_cast<void>(lt.can_run(M, N, K, Epilogue::kNone, nullptr, 0, transpose_a, transpose_b,
+                                 A + o * batch.outer_stride_a, B + o * batch.outer_stride_b, C + o * batch.outer_stride_c,
+                                 batch));
+  }
 }
 
 // The float spellings generated float32 code calls (they predate the 16-bit GEMMs).

@@ -198,8 +198,9 @@ def main():
                 continue
             host = open(os.path.join(gen, f"{name}.cu")).read()
             source = open(os.path.join(root, program)).read()
-            # index_ops' matmul broadcasts its batch in part: no GEMM, the index-mapped kernel (codegen/cuda_index.h).
-            has_gemm = "matmul" in source and name != "index_ops"
+            # (index_ops: a float32 matmul in two levels of strided batches, and a float64 one as the index-mapped
+            # kernel of codegen/cuda_index.h.)
+            has_gemm = "matmul" in source
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
             has_interp = "_interp" in source  # nearest_interp, bilinear_interp

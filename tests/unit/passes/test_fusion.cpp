@@ -494,11 +494,13 @@ inputs:
   - {name: d, dtype: float64, shape: [8, 16]}
   - {name: xb, dtype: float32, shape: [2, 1, 8, 16]}
   - {name: x2, dtype: float32, shape: [8, 16]}
+  - {name: x3, dtype: float32, shape: [2, 1, 3, 8, 16]}
 params:
   - {name: w, dtype: float32, shape: [16, 12]}
   - {name: wb, dtype: float32, shape: [2, 16, 12]}
   - {name: w64, dtype: float64, shape: [16, 4]}
   - {name: wm, dtype: float32, shape: [2, 3, 16, 12]}
+  - {name: w3, dtype: float32, shape: [2, 3, 1, 16, 12]}
 ops:
   - {op: matmul, in: [x, w], out: [a]}
   - {op: matmul, in: [xt, w], out: [b], attrs: {transpose_x: true}}
@@ -509,7 +511,8 @@ ops:
   - {op: relu, in: [a], out: [g]}
   - {op: matmul, in: [xb, wm], out: [m]}
   - {op: matmul, in: [x2, wb], out: [n]}
-outputs: [b, c, e, f, g, h, m, n]
+  - {op: matmul, in: [x3, w3], out: [o]}
+outputs: [b, c, e, f, g, h, m, n, o]
 )");
   std::string why;
   std::optional<GemmForm> a = gemm_form(lp, lp.calls[0], &why);
@@ -538,10 +541,18 @@ outputs: [b, c, e, f, g, h, m, n]
   std::optional<GemmForm> n = gemm_form(lp, lp.calls[8], &why);
   REQUIRE(n.has_value());
   CHECK((n->batched && n->batch == SymExpr(2) && n->stride_x == SymExpr(0) && n->stride_y == SymExpr(192)));
-  // Batch dims that broadcast only in part have no single stride.
-  CHECK_FALSE(gemm_form(lp, lp.calls[7], &why).has_value());
-  CHECK(why == "the batch dims of x ([2, 1, 8, 16]) neither equal the output's ([2, 3, 8, 12]) nor are all 1; a batch "
-               "of products reads one matrix per product or one for all");
+  // Batch dims that broadcast differently over two runs: two levels, an outer batch of 2 over batches of 3.
+  std::optional<GemmForm> m = gemm_form(lp, lp.calls[7], &why);
+  REQUIRE(m.has_value());
+  CHECK((m->outer == SymExpr(2) && m->batch == SymExpr(3)));
+  CHECK((m->stride_x == SymExpr(0) && m->outer_stride_x == SymExpr(128)));
+  CHECK((m->stride_y == SymExpr(192) && m->outer_stride_y == SymExpr(576)));
+  CHECK((m->stride_out == SymExpr(96) && m->outer_stride_out == SymExpr(288)));
+  CHECK((c->outer == SymExpr(1) && c->outer_stride_x == SymExpr(0)));
+  // Three runs have no two-level form.
+  CHECK_FALSE(gemm_form(lp, lp.calls[9], &why).has_value());
+  CHECK(why.find("the batch dims of x ([2, 1, 3, 8, 16]) and y ([2, 3, 1, 16, 12]) broadcast against the output's "
+                 "([2, 3, 3, 8, 12]) in more than two runs") == 0);
   CHECK_FALSE(gemm_form(lp, lp.calls[4], &why).has_value());
   CHECK(why.find("x has rank 1 ([16])") == 0);
   CHECK_FALSE(gemm_form(lp, lp.calls[5], &why).has_value());

@@ -209,13 +209,10 @@ std::string bmm(OpContext& c) {
   if (!may_equal(x->dims[0], y->dims[0]) || !may_equal(x->dims[2], y->dims[1])) {
     return fmt::format("x {} and y {} must be [B, M, K] and [B, K, N]", to_string(x->dims), to_string(y->dims));
   }
-  // Two symbolic batches ([s0, M, K] and [s1, K, N]) are one: taken equal like broadcast dims where the analysis
-  // does so (checked at run time), so that later passes see one batch (the CUDA GEMM's strided batch).
-  SymExpr batch = x->dims[0];
-  if (x->dims[0] != y->dims[0]) {
-    if (std::optional<SymShape> b = c.broadcast({x->dims[0]}, {y->dims[0]})) batch = b->front();
-  }
-  c.set_result(0, x->dtype, {batch, x->dims[1], y->dims[2]});
+  // Two symbolic batches ([s0, M, K] and [s1, K, N]) are one: taken equal where the analysis takes broadcast dims
+  // so (checked at run time), so that later passes see one batch (the CUDA GEMM's strided batch).
+  if (x->dims[0] != y->dims[0]) static_cast<void>(c.take_equal(x->dims[0], y->dims[0]));
+  c.set_result(0, x->dtype, {x->dims[0], x->dims[1], y->dims[2]});
   return "";
 }
 

@@ -114,6 +114,7 @@ std::string_view kind_name(GroupKind k) {
     case GroupKind::kRow: return "row";
     case GroupKind::kGemm: return "gemm";
     case GroupKind::kConv: return "conv";
+    case GroupKind::kAttention: return "attention";
   }
   return "?";
 }

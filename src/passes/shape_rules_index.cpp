@@ -18,8 +18,6 @@ namespace {
 
 using ir::DataType;
 
-std::string bad_axis(int64_t axis, int64_t rank) { return fmt::format("axis {} is out of range for rank {}", axis, rank); }
-
 bool is_int_index(DataType d) { return d == DataType::kInt32 || d == DataType::kInt64; }
 
 /// Two dims that must be equal: false only when both are static and differ.

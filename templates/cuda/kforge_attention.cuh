@@ -5,11 +5,13 @@
 // one call of attention() below, which reads q, k and v where the projections wrote them and writes the output
 // where the transpose would have: every operand is addressed by strides.
 //
-// One block of 4 warps takes 64 query rows of one (batch, head); it walks the keys in tiles of 64: the warp's 16
-// x 64 scores come from tensor cores (WMMA, 16x16x16, float accumulation), then the online softmax (running row
-// maximum and sum in float, exponentials as exp2 of pre-scaled values) turns them into 16-bit probabilities,
-// which the tensor cores multiply by the V tile; each lane keeps half a row of the output in float registers,
-// rescaled when a row's maximum grows, and divides by the row's sum once at the end. Differences from the
+// One block of 4 warps takes 64 query rows of one (batch, head); it walks the keys in tiles of 64 (the next tile
+// copied in by cp.async while the warps work on this one). Each warp's 16 x 64 scores come from tensor cores
+// (mma.sync m16n8k16, float accumulation) and stay in registers: the online softmax (running row maximum and sum
+// in float, exponentials as exp2 of pre-scaled values) works on the accumulators, whose layout is that of the A
+// operand of the next product, so the 16-bit probabilities multiply the V tile without touching shared memory;
+// the output accumulates in float registers, rescaled when a row's maximum grows, and is divided by the row's
+// sum once at the end (FlashAttention-2's scheme). Differences from the
 // unfused program: the probabilities are rounded to 16 bits before their sum divides them (the program rounds
 // them after), and the scale applies to the float scores (the program multiplies q by it in 16 bits; exact for
 // the powers of two 1 / sqrt(head_dim) of head_dim 64 or 16 ...). A row whose every key is masked to -inf
@@ -17,16 +19,17 @@
 //
 // Requirements (fusion_attention.cpp checks them): T __half or __nv_bfloat16; head_dim D 32, 64 or 128 (a
 // template parameter); the head dim contiguous in q, k, v and out; mask (optional) float or T, any strides
-// (0: broadcast). Sizes are int64. sm_80 or later (bf16 WMMA).
+// (0: broadcast). Sizes are int64. sm_80 or later (mma.sync with bf16, ldmatrix, cp.async).
 #ifndef KFORGE_ATTENTION_CUH_
 #define KFORGE_ATTENTION_CUH_
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
-#include <mma.h>
+#include <cuda_pipeline.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kforge_half.cuh"
 
@@ -58,15 +61,14 @@ constexpr int kThreads = kWarps * 32;
 
 template <int D>
 struct Layout {
-  static constexpr int kLd = D + 8;                            // 16-bit tiles: rows padded by 16 bytes
-  static constexpr int kScoreLd = (D > kKeys ? D : kKeys) + 4;  // float scores / products per warp
-  static constexpr int kProbLd = kKeys + 8;                     // 16-bit probabilities per warp
-  static constexpr size_t kBytes = size_t(kRows + 2 * kKeys) * kLd * 2 + size_t(kWarps) * 16 * kScoreLd * 4 +
-                                   size_t(kWarps) * 16 * kProbLd * 2;
+  static constexpr int kLd = D + 8;  // rows padded by 16 bytes: ldmatrix's 8 row addresses hit 8 different bank groups
+  // q, then two K and two V tiles (double-buffered).
+  static constexpr size_t kBytes = size_t(kRows + 4 * kKeys) * kLd * 2;
 };
 
-// Rows [row0, row0 + count) of a [rows x D] operand tile into shared memory (ld kLd), zero beyond `limit`;
-// 16 bytes per step when `vec` (every row start 16-byte aligned), else one element per step.
+// Starts copying rows [row0, row0 + count) of a [rows x D] operand into a shared tile (ld kLd), zeros beyond
+// `limit`: 16 bytes per step, asynchronously (cp.async) when `Vec` (every row start 16-byte aligned), else one
+// element per step, synchronously. The caller commits and waits (__pipeline_commit / __pipeline_wait_prior).
 template <typename T, int D, bool Vec>
 __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t row0, int count, int64_t limit) {
   constexpr int kLd = Layout<D>::kLd;
@@ -74,9 +76,11 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, 
     constexpr int kChunks = D / 8;
     for (int i = threadIdx.x; i < count * kChunks; i += kThreads) {
       const int r = i / kChunks, c = (i % kChunks) * 8;
-      uint4 value = make_uint4(0, 0, 0, 0);
-      if (row0 + r < limit) value = *reinterpret_cast<const uint4*>(src + (row0 + r) * stride + c);
-      *reinterpret_cast<uint4*>(dst + r * kLd + c) = value;
+      if (row0 + r < limit) {
+        __pipeline_memcpy_async(dst + r * kLd + c, src + (row0 + r) * stride + c, 16);
+      } else {
+        *reinterpret_cast<uint4*>(dst + r * kLd + c) = make_uint4(0, 0, 0, 0);
+      }
     }
   } else {
     for (int i = threadIdx.x; i < count * D; i += kThreads) {
@@ -86,114 +90,196 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, 
   }
 }
 
+// mma.sync m16n8k16 (row.col, float accumulation) and ldmatrix: the fragment layouts of PTX's ISA guide. Lane l is
+// in group g = l / 4 at place c = l % 4. A (16 x 16): a0 row g, k 2c and 2c+1; a1 row g+8; a2 and a3 the same at
+// k + 8. B (16 x 8): b0 k 2c and 2c+1 of column g; b1 at k + 8. C (16 x 8): c0, c1 row g, columns 2c, 2c+1; c2, c3
+// row g+8.
+template <typename T>
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  if constexpr (std::is_same_v<T, __half>) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  }
+}
+
+// Four 8 x 8 matrices of 16-bit elements from shared memory, matrix i's rows addressed by lanes 8i .. 8i + 7; with
+// `Trans` each is transposed (lane l gets rows 2c, 2c+1 of column g).
+template <bool Trans>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* row) {
+  const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(row));
+  if constexpr (Trans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+  }
+}
+
+// Two floats rounded to T, packed as one 32-bit register (the lower one first).
+template <typename T>
+__device__ __forceinline__ uint32_t pack(float lo, float hi) {
+  if constexpr (std::is_same_v<T, __half>) {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
+}
+
 template <typename T, int D, typename M, bool Vec>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionArgs a) {
-  using namespace nvcuda;
   using L = Layout<D>;
   extern __shared__ __align__(128) unsigned char smem[];
   T* qs = reinterpret_cast<T*>(smem);
-  T* ks = qs + kRows * L::kLd;
-  T* vs = ks + kKeys * L::kLd;
-  float* scores = reinterpret_cast<float*>(vs + kKeys * L::kLd);
-  T* probs = reinterpret_cast<T*>(scores + kWarps * 16 * L::kScoreLd);
+  T* kv = qs + kRows * L::kLd;  // K tile t at kv + (t % 2) * 2 * kKeys * kLd, its V tile kKeys rows after it
 
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
   const int64_t b = blockIdx.x / a.heads, h = blockIdx.x % a.heads;
   const int64_t q0 = int64_t(blockIdx.y) * kRows;
   const T* q = static_cast<const T*>(a.q) + b * a.q_batch + h * a.q_head;
   const T* k = static_cast<const T*>(a.k) + b * a.k_batch + h * a.k_head;
   const T* v = static_cast<const T*>(a.v) + b * a.v_batch + h * a.v_head;
+  auto load_keys = [&](int64_t tile) {
+    T* ks = kv + (tile % 2) * 2 * kKeys * L::kLd;
+    load_tile<T, D, Vec>(ks, k, a.k_seq, tile * kKeys, kKeys, a.seq_k);
+    load_tile<T, D, Vec>(ks + kKeys * L::kLd, v, a.v_seq, tile * kKeys, kKeys, a.seq_k);
+    __pipeline_commit();
+  };
   load_tile<T, D, Vec>(qs, q, a.q_seq, q0, kRows, a.seq_q);
+  load_keys(0);
 
-  float* my_scores = scores + warp * 16 * L::kScoreLd;
-  T* my_probs = probs + warp * 16 * L::kProbLd;
-  // Lane 2r + half owns row r of the warp's 16: score columns [32 half, 32 half + 32) of each tile and output
-  // columns [D/2 half, D/2 half + D/2).
-  const int row = lane / 2, half = lane % 2;
-  const int64_t query = q0 + warp * 16 + row;
+  // Lane (g, c) holds rows g and g + 8 of its warp's 16 query rows: of each 8-key slice of a tile's scores and of
+  // each 8-wide slice of the output, columns 2c and 2c + 1.
+  const int64_t rows[2] = {q0 + warp * 16 + g, q0 + warp * 16 + g + 8};
   constexpr float kLog2e = 1.4426950408889634f;
   const float scale2 = a.scale * kLog2e;
   const M* mask = static_cast<const M*>(a.mask);
-  const M* mask_row = mask == nullptr || query >= a.seq_q ? nullptr : mask + b * a.m_batch + h * a.m_head + query * a.m_row;
-  float row_max = -INFINITY, row_sum = 0.0f;  // in log2 units
-  float acc[D / 2];
+  const M* mask_rows[2];
+  for (int r = 0; r < 2; ++r) {
+    mask_rows[r] = mask == nullptr || rows[r] >= a.seq_q ? nullptr : mask + b * a.m_batch + h * a.m_head + rows[r] * a.m_row;
+  }
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};  // in log2 units
+  float o[D / 8][4];
 #pragma unroll
-  for (int d = 0; d < D / 2; ++d) acc[d] = 0.0f;
+  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  uint32_t qf[D / 16][4];  // the warp's q rows as A fragments, loaded once
 
-  for (int64_t k0 = 0; k0 < a.seq_k; k0 += kKeys) {
-    __syncthreads();  // the previous tile's K and V are consumed
-    load_tile<T, D, Vec>(ks, k, a.k_seq, k0, kKeys, a.seq_k);
-    load_tile<T, D, Vec>(vs, v, a.v_seq, k0, kKeys, a.seq_k);
-    __syncthreads();
-    // scores[16 x 64] = q rows x k^T
-#pragma unroll
-    for (int n = 0; n < kKeys / 16; ++n) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> s;
-      wmma::fill_fragment(s, 0.0f);
+  const int64_t tiles = (a.seq_k + kKeys - 1) / kKeys;
+  for (int64_t t = 0; t < tiles; ++t) {
+    if (t + 1 < tiles) {
+      load_keys(t + 1);  // overlaps this tile's work
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    __syncthreads();  // tile t (and q) in shared memory for every warp
+    if (t == 0) {
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fq;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> fk;  // k^T: element (d, j) is k[j][d]
-        wmma::load_matrix_sync(fq, qs + (warp * 16) * L::kLd + kk * 16, L::kLd);
-        wmma::load_matrix_sync(fk, ks + (n * 16) * L::kLd + kk * 16, L::kLd);
-        wmma::mma_sync(s, fq, fk, s);
+        ldmatrix_x4<false>(qf[kk], qs + (warp * 16 + lane % 16) * L::kLd + kk * 16 + (lane / 16) * 8);
       }
-      wmma::store_matrix_sync(my_scores + n * 16, s, L::kScoreLd, wmma::mem_row_major);
     }
-    __syncwarp();
-    // The online softmax of this tile's half row.
-    float x[32];
-    float tile_max = -INFINITY;
+    const T* ks = kv + (t % 2) * 2 * kKeys * L::kLd;
+    const T* vs = ks + kKeys * L::kLd;
+    const int64_t k0 = t * kKeys;
+    // scores[16 x 64] = q rows x k^T, 8 keys per slice: B's column j (a key) is a row of the K tile.
+    float s[kKeys / 8][4];
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const int64_t key = k0 + half * 32 + j;
-      float value = my_scores[row * L::kScoreLd + half * 32 + j] * scale2;
-      if (mask_row != nullptr && key < a.seq_k) value += cuda::to_float(mask_row[key * a.m_col]) * kLog2e;
-      x[j] = key < a.seq_k ? value : -INFINITY;
-      tile_max = fmaxf(tile_max, x[j]);
-    }
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-    const float new_max = fmaxf(row_max, tile_max);
-    const float base = new_max == -INFINITY ? 0.0f : new_max;  // all -inf so far: every p is 0
-    const float correction = exp2f(row_max - base);
-    float sum = 0.0f;
+    for (int n = 0; n < kKeys / 8; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
 #pragma unroll
-    for (int j = 0; j < 32; ++j) {
-      const float p = exp2f(x[j] - base);
-      sum += p;
-      my_probs[row * L::kProbLd + half * 32 + j] = cuda::from_float<T>(p);
-    }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    row_sum = row_sum * correction + sum;
-    row_max = new_max;
-#pragma unroll
-    for (int d = 0; d < D / 2; ++d) acc[d] *= correction;
-    __syncwarp();
-    // products[16 x D] = probabilities x v (into the scores' space, read back by the lanes)
-#pragma unroll
-    for (int n = 0; n < D / 16; ++n) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> o;
-      wmma::fill_fragment(o, 0.0f);
-#pragma unroll
-      for (int kk = 0; kk < kKeys / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> fp;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> fv;
-        wmma::load_matrix_sync(fp, my_probs + kk * 16, L::kProbLd);
-        wmma::load_matrix_sync(fv, vs + (kk * 16) * L::kLd + n * 16, L::kLd);
-        wmma::mma_sync(o, fp, fv, o);
+      for (int kk = 0; kk < D / 32; ++kk) {
+        uint32_t kb[4];
+        ldmatrix_x4<false>(kb, ks + (n * 8 + lane % 8) * L::kLd + kk * 32 + (lane / 8) * 8);
+        mma<T>(s[n], qf[2 * kk], kb[0], kb[1]);
+        mma<T>(s[n], qf[2 * kk + 1], kb[2], kb[3]);
       }
-      wmma::store_matrix_sync(my_scores + n * 16, o, L::kScoreLd, wmma::mem_row_major);
     }
-    __syncwarp();
+    // The online softmax of rows g and g + 8 (the four lanes of a group share them).
+    float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-    for (int d = 0; d < D / 2; ++d) acc[d] += my_scores[row * L::kScoreLd + half * (D / 2) + d];
-    __syncwarp();  // the next tile's scores overwrite this space
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = i / 2;
+        const int64_t key = k0 + n * 8 + 2 * c + (i % 2);
+        float x = s[n][i] * scale2;
+        if (mask_rows[r] != nullptr && key < a.seq_k) x += cuda::to_float(mask_rows[r][key * a.m_col]) * kLog2e;
+        s[n][i] = key < a.seq_k ? x : -INFINITY;
+        tile_max[r] = fmaxf(tile_max[r], s[n][i]);
+      }
+    }
+    float correction[2], base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+      const float new_max = fmaxf(row_max[r], tile_max[r]);
+      base[r] = new_max == -INFINITY ? 0.0f : new_max;  // all -inf so far: every p is 0
+      correction[r] = exp2f(row_max[r] - base[r]);
+      row_max[r] = new_max;
+    }
+    float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int n = 0; n < kKeys / 8; ++n) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        s[n][i] = exp2f(s[n][i] - base[i / 2]);
+        sum[i / 2] += s[n][i];
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
+      sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
+      row_sum[r] = row_sum[r] * correction[r] + sum[r];
+    }
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      o[n][0] *= correction[0];
+      o[n][1] *= correction[0];
+      o[n][2] *= correction[1];
+      o[n][3] *= correction[1];
+    }
+    // o += p v: the scores' C fragments are the A fragments of p (16 keys = two 8-key slices); V's rows are keys.
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk) {
+      const uint32_t pa[4] = {pack<T>(s[2 * kk][0], s[2 * kk][1]), pack<T>(s[2 * kk][2], s[2 * kk][3]),
+                              pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int n = 0; n < D / 16; ++n) {
+        uint32_t vb[4];
+        ldmatrix_x4<true>(vb, vs + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * L::kLd + n * 16 + (lane / 16) * 8);
+        mma<T>(o[2 * n], pa, vb[0], vb[1]);
+        mma<T>(o[2 * n + 1], pa, vb[2], vb[3]);
+      }
+    }
+    __syncthreads();  // every warp is done with tile t's buffer before the next iteration loads tile t + 2 there
   }
-  if (query >= a.seq_q) return;
-  T* out = static_cast<T*>(a.out) + b * a.o_batch + h * a.o_head + query * a.o_seq + half * (D / 2);
-  const float inverse = 1.0f / row_sum;  // 0 (every key masked): inf * 0 = NaN, as softmax gives
 #pragma unroll
-  for (int d = 0; d < D / 2; ++d) out[d] = cuda::from_float<T>(acc[d] * inverse);
+  for (int r = 0; r < 2; ++r) {
+    if (rows[r] >= a.seq_q) continue;
+    T* out = static_cast<T*>(a.out) + b * a.o_batch + h * a.o_head + rows[r] * a.o_seq;
+    const float inverse = 1.0f / row_sum[r];  // 0 (every key masked): inf * 0 = NaN, as softmax gives
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      out[n * 8 + 2 * c] = cuda::from_float<T>(o[n][2 * r] * inverse);
+      out[n * 8 + 2 * c + 1] = cuda::from_float<T>(o[n][2 * r + 1] * inverse);
+    }
+  }
 }
 
 template <typename T, int D, typename M>

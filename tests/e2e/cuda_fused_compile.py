@@ -112,6 +112,8 @@ PROGRAMS = [
     # (--precision) float16.
     ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like", ["--cuda-graph"]),
     ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like_fp16", ["--precision", "float16"]),
+    # The fused 16-bit attention (kforge_attention.cuh: mma.sync, ldmatrix, cp.async) beside an unfused one.
+    ("tests/golden/compile-cuda-attention/program.yaml", "attention", ["--cuda-graph"]),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 # Linked with the GPU check's harness (bench/fusion/gpu_harness.cu) at -O2, one program per library and kind of
@@ -221,6 +223,8 @@ def main():
                 required.append("kforge_gemm_tc.cuh")  # these programs have untransposed 16-bit GEMM sites
             if half and not has_gemm:
                 required.append("kforge_half.cuh")
+            if "kforge::cuda_attention::attention<" in host:
+                required.append("kforge_attention.cuh")
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

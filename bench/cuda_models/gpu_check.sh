@@ -86,7 +86,7 @@ bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_a
 bce_loss stack meshgrid_3_int64 meshgrid_anchors sum_float32 sum_int64 sum_keepdim max_float64 max_int32 min_float32
 min_keepdim prod_float32 prod_int64 prod_all any_keepdim all_int64 softmax_axis1 cumsum_float32 cumsum_int64
 cumsum_flatten cumsum_axis0_dynamic one_hot one_hot_int32 pow_scalar_float32 pow_scalar_float64 pow_scalar_int64
-pow_sqrt}"
+pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

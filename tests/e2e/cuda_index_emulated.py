@@ -47,6 +47,8 @@ CASES = [
     "all_keepdim", "softmax_axis1", *[f"cumsum_{dt}" for dt in ("float32", "float64", "int32", "int64")],
     "cumsum_flatten", "cumsum_axis0_dynamic", "one_hot", "one_hot_int32",
     *[f"pow_scalar_{dt}" for dt in ("float32", "float64", "int32", "int64")], "pow_sqrt",
+    # leaky_relu, a fused expression (max / min of x and slope * x)
+    "leaky_relu", "leaky_relu_float64", "leaky_relu_slope2",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

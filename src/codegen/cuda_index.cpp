@@ -41,8 +41,7 @@ class IndexCall : public IndexBuilder {
     const std::string& op = call_.op;
     bool ok = false;
     if (op == "transpose") ok = transpose();
-    else if (op == "concat") ok = concat();
-    else if (op == "stack") ok = stack();
+    else if (op == "concat" || op == "stack") ok = join(op == "stack");
     else if (op == "split" || op == "split_with_num") ok = split();
     else if (op == "slice") ok = slice();
     else if (op == "strided_slice") ok = strided_slice();
@@ -82,7 +81,10 @@ class IndexCall : public IndexBuilder {
     return true;
   }
 
-  bool concat() {
+  // concat / stack: output coordinate c<axis> selects the input. concat: input j holds output coordinates
+  // [start_j, start_j + dims_j[axis]) along the axis; stack: input j is c<axis> == j, its coordinates the output's
+  // others.
+  bool join(bool stacked) {
     const KernelArg* xs = call_.arg("x");
     const uint32_t out = out_value();
     if (xs == nullptr || xs->kind != ArgKind::kTensorList || xs->values.empty() || out == kNone) {
@@ -99,70 +101,34 @@ class IndexCall : public IndexBuilder {
     for (uint32_t v : xs->values) {
       type = same_type(v, out, false);
       if (type.empty() || !own_buffer(v, out)) return false;
-      if (value(v).dims.size() != od.size()) return fail("its inputs and output differ in rank");
+      if (value(v).dims.size() + (stacked ? 1 : 0) != od.size()) {
+        return fail(stacked ? "its output's rank is not its inputs' plus one" : "its inputs and output differ in rank");
+      }
       names.push_back(k.input(v, type));
     }
     k.output(out, type);
     k.coordinates(od);
-    // Input j holds output coordinates [start_j, start_j + dims_j[axis]) along the axis.
     SymExpr start = 0;
     const std::string ca = "c" + std::to_string(axis);
-    for (size_t j = 0; j < xs->values.size(); ++j) {
+    for (size_t j = 0; j < names.size(); ++j) {
       const SymShape& xd = value(xs->values[j]).dims;
       std::vector<std::string> coords;
-      for (size_t d = 0; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
-      if (start.constant() != std::optional<int64_t>(0)) coords[axis] = ca + " - " + k.size(start);
-      const SymExpr end = start + xd[axis];
-      const std::string load = fmt::format("out[e] = {}[{}];", names[j], k.offset(coords, xd));
-      if (j + 1 == xs->values.size()) {
-        k.line(j == 0 ? load : "} else {");
-        if (j > 0) k.line("  " + load);
-      } else {
-        k.line(fmt::format("{}if ({} < {}) {{", j == 0 ? "" : "} else ", ca, k.size(end)));
-        k.line("  " + load);
+      for (size_t d = 0; d < od.size(); ++d) {
+        if (!stacked || d != axis) coords.push_back("c" + std::to_string(d));
       }
-      start = end;
-    }
-    if (xs->values.size() > 1) k.line("}");
-    add(k, value(out).numel());
-    return true;
-  }
-
-  // stack: output coordinate c<axis> picks input c<axis>; the other coordinates are the input's.
-  bool stack() {
-    const KernelArg* xs = call_.arg("x");
-    const uint32_t out = out_value();
-    if (xs == nullptr || xs->kind != ArgKind::kTensorList || xs->values.empty() || out == kNone) {
-      return fail("it needs a list of inputs and one output");
-    }
-    const std::optional<int64_t> given = constant_int(call_, "axis", why_);
-    if (!given) return false;
-    const SymShape& od = value(out).dims;
-    size_t axis = 0;
-    if (!passes::normalize_axis(*given, static_cast<int64_t>(od.size()), &axis)) return fail("its axis is out of range");
-    KernelText k = text();
-    std::string type;
-    std::vector<std::string> names;
-    for (uint32_t v : xs->values) {
-      type = same_type(v, out, false);
-      if (type.empty() || !own_buffer(v, out)) return false;
-      if (value(v).dims.size() + 1 != od.size()) return fail("its output's rank is not its inputs' plus one");
-      names.push_back(k.input(v, type));
-    }
-    k.output(out, type);
-    k.coordinates(od);
-    std::vector<std::string> coords;
-    for (size_t d = 0; d < od.size(); ++d) {
-      if (d != axis) coords.push_back("c" + std::to_string(d));
-    }
-    const std::string at = k.offset(coords, value(xs->values[0]).dims), ca = "c" + std::to_string(axis);
-    for (size_t j = 0; j < names.size(); ++j) {
-      const std::string load = fmt::format("out[e] = {}[{}];", names[j], at);
+      std::string when = fmt::format("{} == {}", ca, j);
+      if (!stacked) {
+        if (start.constant() != std::optional<int64_t>(0)) coords[axis] = ca + " - " + k.size(start);
+        const SymExpr end = start + xd[axis];
+        when = fmt::format("{} < {}", ca, k.size(end));
+        start = end;
+      }
+      const std::string load = fmt::format("out[e] = {}[{}];", names[j], k.offset(coords, xd));
       if (j + 1 == names.size()) {
         k.line(j == 0 ? load : "} else {");
         if (j > 0) k.line("  " + load);
       } else {
-        k.line(fmt::format("{}if ({} == {}) {{", j == 0 ? "" : "} else ", ca, j));
+        k.line(fmt::format("{}if ({}) {{", j == 0 ? "" : "} else ", when));
         k.line("  " + load);
       }
     }

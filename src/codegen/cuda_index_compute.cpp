@@ -24,14 +24,6 @@ namespace kforge::codegen::index_text {
 
 namespace {
 
-using passes::ArgKind;
-using passes::KernelArg;
-using passes::KernelCall;
-using passes::kNone;
-using passes::LoweredProgram;
-using passes::SymExpr;
-using passes::SymShape;
-
 constexpr std::array<std::string_view, 18> kComputeOps = {
     "dropout", "nearest_interp", "bilinear_interp", "triu", "tril", "arange", "full_with_tensor", "sum", "mean",
     "max",     "min",            "prod",            "any",  "all",  "softmax", "cumsum",         "one_hot", "pow"};

@@ -8,13 +8,6 @@
 
 namespace kforge::codegen::index_text {
 
-using passes::ArgKind;
-using passes::KernelArg;
-using passes::KernelCall;
-using passes::kNone;
-using passes::SymExpr;
-using passes::SymShape;
-
 std::optional<std::string> move_type(ir::DataType dtype) {
   switch (dtype) {
     case ir::DataType::kUInt16:

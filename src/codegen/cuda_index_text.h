@@ -13,6 +13,15 @@
 
 namespace kforge::codegen::index_text {
 
+// The lowered program's names these files use.
+using passes::ArgKind;
+using passes::KernelArg;
+using passes::KernelCall;
+using passes::kNone;
+using passes::LoweredProgram;
+using passes::SymExpr;
+using passes::SymShape;
+
 /// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
 /// float16, bfloat16 (their bits) and uint16/32/64.
 std::optional<std::string> move_type(ir::DataType dtype);

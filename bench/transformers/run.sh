@@ -3,7 +3,7 @@
 # nn.TransformerEncoder, 12 post-norm layers, d_model 768, 12 heads, FFN 3072, erf gelu; x [batch, S, 768], a dynamic
 # batch, one export per S) compiled by `kforge compile --target cuda --cuda-graph` in float32 and (--precision)
 # float16 and bfloat16, against torch's nn.TransformerEncoder of the same configuration on the same GPU
-# (bench/transformers/torch_bench.py: eager, a CUDA graph, torch.compile(mode="reduce-overhead") while time is
+# (bench/transformers/torch_encoder.py: eager, a CUDA graph, torch.compile(mode="reduce-overhead") while time is
 # left). float32 is timed twice on both sides: TF32 off (kforge's default, torch's matmul.allow_tf32 default) and
 # TF32 on (kforge's set_gemm_tf32(true) through KFORGE_GEMM_TF32=1; torch.backends.cuda.matmul.allow_tf32).
 # Batch 1 and 8 at S = 128 and 512. Median of 50 runs after 10 warm-ups, each a host clock around run() +
@@ -80,7 +80,7 @@ run() {
   done < "$dir/compiled"
   echo "kforge timed at $((SECONDS - start)) s"
   # shellcheck disable=SC2086
-  python3 "$HERE/torch_bench.py" --kforge "$dir/kforge.txt" --seqs $SEQS --batches $BATCHES \
+  python3 "$HERE/torch_encoder.py" --kforge "$dir/kforge.txt" --seqs $SEQS --batches $BATCHES \
     --elapsed $((SECONDS - start)) "$@"
   echo "total $((SECONDS - start)) s"
 }

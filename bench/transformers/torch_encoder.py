@@ -9,44 +9,20 @@ on, and the model in float16 and bfloat16 (model.half() / .bfloat16()). Each tim
 kforge. Prints one table with kforge's timings (--kforge: lines `MODEL SETTING BATCH MEDIAN_MS MIN_MS`, SETTING
 float32, tf32, float16 or bfloat16) and the ratio kforge / best torch."""
 import argparse
-import statistics
 import sys
 import time
+
+from pathlib import Path
 
 import torch
 import torch.nn as nn
 
-WARMUP, TIMED = 10, 50
+# timed() and graphed(): the vision benchmark's, so that both measure the same way.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda_models"))
+from torch_bench import graphed, timed  # noqa: E402
+
 D_MODEL, HEADS, FFN, LAYERS = 768, 12, 3072, 12
 SETTINGS = {"float32": torch.float32, "tf32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
-
-
-def timed(fn):
-    for _ in range(WARMUP):
-        fn()
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(TIMED):
-        t0 = time.perf_counter()
-        fn()
-        torch.cuda.synchronize()
-        ms.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(ms)
-
-
-def graphed(model, x):
-    """model(x) captured as a CUDA graph on a static input (warmed up on a side stream first, as torch's docs do)."""
-    static_x = x.clone()
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            model(static_x)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        model(static_x)
-    return graph.replay
 
 
 def encoder(dtype):

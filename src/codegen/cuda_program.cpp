@@ -485,13 +485,11 @@ class CudaHostEmitter {
                                           size_));
         continue;
       }
-      tmpl::Value step = tmpl::Value::map();
       if (g.kind == passes::GroupKind::kGemm) {
-        step.set("kind", "code");
-        step.set("code", gemm_.enqueue(g));
-        out.push_back(std::move(step));
+        out.push_back(gemm_.call(g));
         continue;
       }
+      tmpl::Value step = tmpl::Value::map();
       auto launcher = launchers_.find(g.index);
       if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
       if (rows_.site(g) != nullptr) {
@@ -562,8 +560,11 @@ class CudaHostEmitter {
     add_constants(ctx, const_offsets);
     ctx.set("gemm_definitions", gemm_.definitions());
     ctx.set("rows_definitions", rows_.definitions());
-    ctx.set("gemm_run_checks", gemm_.run_checks());
-    ctx.set("gemm_run_setup", gemm_.run_setup());
+    ctx.set("gemm_state", gemm_.state());
+    ctx.set("gemm_setup", gemm_.setup());
+    ctx.set("gemm_checks", gemm_.checks());
+    ctx.set("gemm_calls", gemm_.calls());
+    ctx.set("binding_locals", cuda_binding_locals(p_));
     ctx.set("rows_run_setup", rows_.run_setup());
     ctx.set("workspace_bytes", size_(p_.plan.workspace_bytes));
     ctx.set("dim_equalities", dim_equalities());

@@ -493,9 +493,7 @@ class CudaHostEmitter {
       auto launcher = launchers_.find(g.index);
       if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
       if (rows_.site(g) != nullptr) {
-        step.set("kind", "code");
-        step.set("code", rows_.enqueue(g));
-        out.push_back(std::move(step));
+        out.push_back(rows_.step(g));
         continue;
       }
       tmpl::List args;
@@ -559,13 +557,12 @@ class CudaHostEmitter {
     std::vector<size_t> const_offsets;
     add_constants(ctx, const_offsets);
     ctx.set("gemm_definitions", gemm_.definitions());
-    ctx.set("rows_definitions", rows_.definitions());
+    ctx.set("row_sites", rows_.sites());
     ctx.set("gemm_state", gemm_.state());
     ctx.set("gemm_setup", gemm_.setup());
     ctx.set("gemm_checks", gemm_.checks());
     ctx.set("gemm_calls", gemm_.calls());
     ctx.set("binding_locals", cuda_binding_locals(p_));
-    ctx.set("rows_run_setup", rows_.run_setup());
     ctx.set("workspace_bytes", size_(p_.plan.workspace_bytes));
     ctx.set("dim_equalities", dim_equalities());
     tmpl::List bindings;

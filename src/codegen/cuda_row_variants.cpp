@@ -43,104 +43,63 @@ std::vector<std::string> CudaRowVariantCode::host_includes() const {
   return {"kforge_row_variants.cuh"};
 }
 
-std::string CudaRowVariantCode::variants_function(const passes::MultiKernelSite& site) const {
+tmpl::Value CudaRowVariantCode::site_context(const passes::MultiKernelSite& site) const {
   const FusedGroup& g = fusion_.groups.at(site.group);
   const CudaGroupCode& code = launchers_.at(g.index);
-  std::string c = fmt::format("// {}: the RowArgs pointers back to their types, then variant `variant` of {}.\n",
-                              describe_(g), site.name);
-  c += fmt::format("cudaError_t launch_rows_{}(int variant, const kforge::cuda_rows::RowArgs& a) {{\n  return {}(variant",
-                   g.index, code.variant_launcher);
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    c += fmt::format(",\n      static_cast<const {}*>(a.inputs[{}])", cuda_scalar_type(g.inputs[i].storage).value_or("float"), i);
+  tmpl::Value c = tmpl::Value::map();
+  c.set("kind", "rows");
+  c.set("group", static_cast<int64_t>(g.index));
+  c.set("name", site.name);
+  c.set("name_literal", cpp_string(site.name));
+  c.set("description", describe_(g));
+  c.set("launcher", code.variant_launcher);
+  tmpl::List input_types, inputs, store_types, stores, outputs;
+  for (const passes::GroupInput& in : g.inputs) {
+    input_types.push_back(cuda_scalar_type(in.storage).value_or("float"));
+    inputs.push_back(buffer_(in.value));
   }
-  for (size_t i = 0; i < g.stores.size(); ++i) {
-    c += fmt::format(",\n      static_cast<{}*>(a.stores[{}])", cuda_scalar_type(g.stores[i].storage).value_or("float"), i);
+  for (const passes::GroupStore& st : g.stores) {
+    store_types.push_back(cuda_scalar_type(st.storage).value_or("float"));
+    outputs.push_back(buffer_(st.value));
+    tmpl::Value store = tmpl::Value::map();
+    store.set("bytes", element_bytes(st.storage));
+    store.set("per_row", st.per_row ? "true" : "false");
+    stores.push_back(std::move(store));
   }
-  c += ", a.outer, a.inner, a.stream);\n}\n\n";
-  c += fmt::format("// The stores of {} (scratch copies while benchmarking): element size, one per row?\n", site.name);
-  c += fmt::format("const std::vector<kforge::cuda_rows::RowStore> kRowStores{} = {{", g.index);
-  for (size_t i = 0; i < g.stores.size(); ++i) {
-    c += fmt::format("{}{{{}, {}}}", i ? ", " : "", element_bytes(g.stores[i].storage), g.stores[i].per_row ? "true" : "false");
-  }
-  c += "};\n\n";
-  c += fmt::format("// The variants of {}, ranked: the set whose hash is {:#018x}. Register variants run rows up to\n"
-                   "// team x regs x {} elements.\n",
-                   site.name, site.set_hash, code.vector_width);
-  c += fmt::format("std::vector<kforge::cuda_rows::RowMultiKernel::Variant> row_variants_{}() {{\n", g.index);
-  c += "  using kforge::cuda_rows::RowArgs;\n  return {\n";
+  c.set("input_types", tmpl::Value(std::move(input_types)));
+  c.set("inputs", tmpl::Value(std::move(inputs)));
+  c.set("store_types", tmpl::Value(std::move(store_types)));
+  c.set("outputs", tmpl::Value(std::move(outputs)));
+  c.set("stores", tmpl::Value(std::move(stores)));
+  c.set("hash", fmt::format("{:#018x}", site.set_hash));
+  c.set("width", static_cast<int64_t>(code.vector_width));
+  tmpl::List variants;
   for (size_t i = 0; i < site.variants.size(); ++i) {
     const passes::KernelVariant& v = site.variants[i];
-    c += fmt::format("      {{{}, [](const RowArgs& a) {{ return launch_rows_{}({}, a); }}, {}, {}", cpp_string(v.name),
-                     g.index, i, v.rank, cpp_int_list(v.hint));
-    if (v.kind == passes::VariantKind::kCudaRowRegisters) {
-      c += fmt::format(",\n       kforge::cuda_rows::rows_up_to({})", int64_t{v.team} * v.regs * code.vector_width);
-    }
-    c += "},\n";
+    tmpl::Value variant = tmpl::Value::map();
+    variant.set("name", cpp_string(v.name));
+    variant.set("index", static_cast<int64_t>(i));
+    variant.set("rank", static_cast<int64_t>(v.rank));
+    variant.set("hint", cpp_int_list(v.hint));
+    variant.set("rows_up_to", v.kind == passes::VariantKind::kCudaRowRegisters
+                                  ? tmpl::Value(int64_t{v.team} * v.regs * code.vector_width)
+                                  : tmpl::Value(false));
+    variants.push_back(std::move(variant));
   }
-  c += "  };\n}\n\n";
+  c.set("variants", tmpl::Value(std::move(variants)));
+  c.set("outer", size_(g.outer));
+  c.set("inner", size_(g.inner));
   return c;
 }
 
-std::string CudaRowVariantCode::args_block(const FusedGroup& g) const {
-  std::string inputs, stores;
-  for (const passes::GroupInput& in : g.inputs) inputs += (inputs.empty() ? "" : ", ") + buffer_(in.value);
-  for (const passes::GroupStore& st : g.stores) stores += (stores.empty() ? "" : ", ") + buffer_(st.value);
-  std::string c = "  {\n";
-  c += "    const void* const kforge_in[] = {" + inputs + "};\n";
-  c += "    void* const kforge_st[] = {" + stores + "};\n";
-  c += fmt::format("    const kforge::cuda_rows::RowArgs kforge_rows{{kforge_in, kforge_st, static_cast<int64_t>({}),\n"
-                   "                                              static_cast<int64_t>({}), stream_}};\n",
-                   size_(g.outer), size_(g.inner));
-  return c;
-}
-
-std::string CudaRowVariantCode::prepare_function() const {
-  std::string c = "void " + cls_ + "::prepare_rows(const Bindings& b) {\n";
-  c += cuda_binding_locals(p_);
-  for (const passes::MultiKernelSite& site : plan_->sites) {
-    const FusedGroup& g = fusion_.groups.at(site.group);
-    c += "  // " + describe_(g) + "\n" + args_block(g);
-    c += fmt::format("    rows_->bench.select(rows_->{}, kRowStores{}, kforge_rows);\n  }}\n", site.name, g.index);
+tmpl::Value CudaRowVariantCode::sites() const {
+  tmpl::List out;
+  if (plan_ != nullptr) {
+    for (const passes::MultiKernelSite& site : plan_->sites) out.push_back(site_context(site));
   }
-  return c + "}\n\n";
+  return tmpl::Value(std::move(out));
 }
 
-std::string CudaRowVariantCode::definitions() const {
-  if (!any()) return "";
-  std::string c = "namespace {\n\n";
-  for (const passes::MultiKernelSite& site : plan_->sites) c += variants_function(site);
-  c += "}  // namespace\n\n";
-  c += "// Per object: one dispatcher per row group and the RowBench they share (event timer, scratch stores).\n";
-  c += "struct " + cls_ + "::RowState {\n  explicit RowState(cudaStream_t stream);\n\n";
-  c += "  kforge::cuda_rows::RowBench bench;\n";
-  for (const passes::MultiKernelSite& site : plan_->sites) {
-    c += fmt::format("  kforge::cuda_rows::RowMultiKernel {};  // group {}\n", site.name, site.group);
-  }
-  c += "};\n\n";
-  c += cls_ + "::RowState::RowState(cudaStream_t stream)\n    : bench(stream)";
-  for (const passes::MultiKernelSite& site : plan_->sites) {
-    c += fmt::format(",\n      {}(row_variants_{}(),\n          kforge::cuda_timing::make_cuda_config<kforge::cuda_rows::RowMultiKernel>(\n"
-                     "              {}, bench.timer(), {:#018x}ull))",
-                     site.name, site.group, cpp_string(site.name), site.set_hash);
-  }
-  c += " {}\n\n";
-  if (cuda_graph_) c += prepare_function();
-  return c;
-}
-
-std::string CudaRowVariantCode::run_setup() const {
-  if (!any()) return "";
-  return "  if (rows_ == nullptr) rows_ = std::make_unique<RowState>(stream_);\n"
-         "  rows_->bench.set_stream(stream_);  // benchmarks time the stream the row kernels run on\n";
-}
-
-std::string CudaRowVariantCode::enqueue(const FusedGroup& g) const {
-  const passes::MultiKernelSite* s = site(g);
-  std::string c = "  // " + describe_(g) + "\n" + args_block(g);
-  c += fmt::format("    if (cudaError_t e = rows_->bench.run(rows_->{}, kRowStores{}, kforge_rows); e != cudaSuccess) {{\n"
-                   "      return launch_failed({}, e);\n    }}\n  }}\n",
-                   s->name, g.index, g.index);
-  return c;
-}
+tmpl::Value CudaRowVariantCode::step(const FusedGroup& g) const { return site_context(*site(g)); }
 
 }  // namespace kforge::codegen

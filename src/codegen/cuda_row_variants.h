@@ -1,6 +1,6 @@
 // The row groups that are multi-kernel sites under `kforge compile --target cuda --multi-kernel-hints`
-// (passes::plan_cuda_row_variants): the host code NAME.cu needs for them, as text pieces that
-// codegen/cuda_program.cpp places (as codegen/cuda_gemm.h does for GEMM groups).
+// (passes::plan_cuda_row_variants): the contexts from which templates/program/cuda/row_variants.j2 writes the host
+// code NAME.cu needs for them.
 //   - per site, a RowMultiKernel (templates/cuda/kforge_row_variants.cuh) whose variants call the group's
 //     `_variant` launcher (codegen/cuda_kernels.h) with their index, keyed by {rows, row length}, its
 //     variant-set hash a constant computed at generation time; register variants apply to rows up to their
@@ -21,6 +21,7 @@
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "passes/variants.h"
+#include "template/value.h"
 
 namespace kforge::codegen {
 
@@ -44,15 +45,14 @@ class CudaRowVariantCode {
   /// --cuda-graph: the statement that makes the row groups' choices before a capture, or "".
   std::string before_capture() const;
   std::vector<std::string> host_includes() const;  // NAME.cu: the row-variants header
-  std::string definitions() const;     // NAME.cu: variant lists, RowState, prepare_rows()
-  std::string run_setup() const;       // run(), once the stream exists
-  /// enqueue(): the dispatch of row site group `g` (launch index `g.index`).
-  std::string enqueue(const passes::FusedGroup& g) const;
+  /// Every site's context for templates/program/cuda/row_variants.j2 (definitions(): variant lists, RowState,
+  /// prepare_rows()).
+  tmpl::Value sites() const;
+  /// enqueue(): the dispatch step of row site group `g` (launch index `g.index`): its site context, kind "rows".
+  tmpl::Value step(const passes::FusedGroup& g) const;
 
  private:
-  std::string args_block(const passes::FusedGroup& g) const;
-  std::string variants_function(const passes::MultiKernelSite& site) const;
-  std::string prepare_function() const;
+  tmpl::Value site_context(const passes::MultiKernelSite& site) const;
 
   const passes::LoweredProgram& p_;
   const passes::FusionPlan& fusion_;

@@ -454,6 +454,24 @@ class ConvSite {
       list.by_algo[algo] = Candidate{true, any_math ? perf[i].mathType : CUDNN_FMA_MATH, perf[i].memory, i};
       if (list.first < 0) list.first = algo;
     }
+    // 16-bit data: IMPLICIT_GEMM runs cuDNN's non-tensor-core kernel (implicit_convolve_sgemm<__half>), 2-15x slower
+    // than IMPLICIT_PRECOMP_GEMM's tensor-core one on mobilenet_v2's 1x1 convolutions (H200, cuDNN 9.19), yet the
+    // benchmark picked it for 10 of them in one run and 30 in another: two identical shapes measured 29 and 60 us
+    // with the same algorithm. Where another algorithm is listed it is not a candidate (BENCHMARKS.md).
+    if (g.data != ElementType::kFloat32 && !g.transposed && list.by_algo[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].usable) {
+      for (int algo = 0; algo < kForwardAlgorithms; ++algo) {
+        if (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || !list.by_algo[algo].usable) continue;
+        list.by_algo[CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM].usable = false;
+        if (list.first == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM) {
+          list.first = -1;
+          for (int i = 0; i < returned && list.first < 0; ++i) {
+            const int a = static_cast<int>(perf[i].algo);
+            if (a >= 0 && a < kForwardAlgorithms && list.by_algo[a].usable) list.first = a;
+          }
+        }
+        break;
+      }
+    }
     if (list.first < 0) {
       return Status::Error("cuDNN lists no algorithm for the convolution (batch ", key[0], ", ", key[1], " x ", key[2],
                            ", ", returned, " candidates, workspace limit ", workspace_limit, " bytes)");

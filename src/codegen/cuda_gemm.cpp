@@ -15,9 +15,6 @@ using passes::FusedGroup;
 using passes::GemmEpilogue;
 using passes::SymExpr;
 
-// cuBLASLt's workspace per object: enough for its split-K fp32 algorithms on large problems; allocated once.
-constexpr const char* kWorkspaceBytes = "size_t(32) << 20";
-
 std::string epilogue_code(GemmEpilogue e) {
   switch (e) {
     case GemmEpilogue::kNone: return "kforge::cuda_gemm::Epilogue::kNone";
@@ -184,35 +181,6 @@ std::vector<std::string> CudaGemmCode::host_includes() const {
   return {"kforge_gemm_f32.cuh"};
 }
 
-std::string CudaGemmCode::variants_function(const passes::MultiKernelSite& site) const {
-  const FusedGroup& g = plan_.groups.at(site.group);
-  const GemmElement& e = element_of(g);
-  std::string c = fmt::format("// The variants of {} ({}), ranked: the set whose hash is {:#018x}.\n", site.name,
-                              describe_(g), site.set_hash);
-  c += fmt::format("std::vector<{}::Variant> gemm_variants_{}(\n    kforge::cuda_gemm::CublasLtGemm& lt) {{\n  return {{\n",
-                   e.dispatcher, g.index);
-  for (const passes::KernelVariant& v : site.variants) {
-    std::string fn;
-    switch (v.kind) {
-      case passes::VariantKind::kCublasLt:
-        fn = fmt::format("[&lt](const {}& a) {{ return {}(lt, a); }}", e.args, e.lt_variant);
-        break;
-      case passes::VariantKind::kCudaTensorCore:
-        // No transposes: the planner offers tensor-core tiles to untransposed sites only.
-        fn = fmt::format("&kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<{}, {}, {}, {}, {}, {}>, {}, {}>",
-                         v.bm, v.bn, v.bk, v.warps_m, v.warps_n, v.stages, epilogue_code(g.gemm.epilogue), e.cpp);
-        break;
-      default:
-        fn = fmt::format("&kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<{}, {}, {}, {}, {}>, {}, {}>", v.bm,
-                         v.bn, v.bk, v.tm, v.tn, epilogue_code(g.gemm.epilogue), transposes(g));
-        break;
-    }
-    c += fmt::format("      {{{},\n       {},\n       {}, {}}},\n", cpp_string(v.name), fn, v.rank, cpp_int_list(v.hint));
-  }
-  c += "  };\n}\n\n";
-  return c;
-}
-
 tmpl::Value CudaGemmCode::call(const FusedGroup& g) const {
   const GemmElement& e = element_of(g);
   const passes::GemmGroup& gm = g.gemm;
@@ -258,85 +226,67 @@ std::string CudaGemmCode::transposes(const FusedGroup& g) {
   return std::string(g.gemm.transpose_x ? "true" : "false") + ", " + (g.gemm.transpose_y ? "true" : "false");
 }
 
-std::string CudaGemmCode::dispatch_helpers(ir::DataType dtype) const {
-  const GemmElement& e = element_of(dtype);
-  std::string c;
-  c += fmt::format("  // Runs the pick of `site` for a's {{M, N, K}}; a new shape is first benchmarked on the scratch output.\n"
-                   "  cudaError_t run({}& site, const {}& a) {{\n"
-                   "    if (a.M == 0 || a.N == 0) return cudaSuccess;  // nothing to compute, no shape worth benchmarking\n",
-                   e.dispatcher, e.args);
-  if (has_tensor_core(dtype)) {
-    // Every variant but 0 (cuBLASLt) is a tensor-core tile. A benchmark times a tile that cannot serve the call
-    // as +inf (tensor_core<> refuses it without launching), so it never wins one; but a forced pick, a nearest
-    // hint or a pick cached for the same shape with other pointers could still name one: the real call then
-    // runs cuBLASLt, and no tile is ever called for real with arguments it cannot serve.
-    c += fmt::format("    const size_t pick = site.select({{a.M, a.N, a.K}}, [&](const {}& v) {{ run_on_scratch(v, a); }});\n"
-                     "    // A tile picked for a call it cannot serve (K or N no multiple of 8, a pointer not 16-byte aligned:\n"
-                     "    // forced, nearest hint, or cached for other pointers) gives way to cuBLASLt, variant 0.\n"
-                     "    if (pick != 0 && !kforge::cuda_gemm::tensor_core_applies(a)) return site.variant(0).fn(a);\n"
-                     "    return site.variant(pick).fn(a);\n  }}\n",
-                     e.variant);
-  } else {
-    c += fmt::format("    return site.dispatch({{a.M, a.N, a.K}}, [&](const {0}& v) {{ run_on_scratch(v, a); }}, a);\n  }}\n",
-                     e.variant);
+// How a variant of a site is called: a cuBLASLt lambda or a tile's function.
+std::string CudaGemmCode::variant_function(const FusedGroup& g, const passes::KernelVariant& v) const {
+  const GemmElement& e = element_of(g);
+  switch (v.kind) {
+    case passes::VariantKind::kCublasLt:
+      return fmt::format("[&lt](const {}& a) {{ return {}(lt, a); }}", e.args, e.lt_variant);
+    case passes::VariantKind::kCudaTensorCore:
+      // No transposes: the planner offers tensor-core tiles to untransposed sites only.
+      return fmt::format("&kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<{}, {}, {}, {}, {}, {}>, {}, {}>",
+                         v.bm, v.bn, v.bk, v.warps_m, v.warps_n, v.stages, epilogue_code(g.gemm.epilogue), e.cpp);
+    default:
+      return fmt::format("&kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<{}, {}, {}, {}, {}>, {}, {}>", v.bm,
+                         v.bn, v.bk, v.tm, v.tn, epilogue_code(g.gemm.epilogue), transposes(g));
   }
-  c += fmt::format("  // The choice alone (--cuda-graph: made before a capture, so that no benchmark runs inside one).\n"
-                   "  void select({}& site, const {}& a) {{\n", e.dispatcher, e.args);
-  c += "    if (a.M == 0 || a.N == 0) return;\n";
-  c += fmt::format("    static_cast<void>(site.select({{a.M, a.N, a.K}}, [&](const {}& v) {{ run_on_scratch(v, a); }}));\n  }}\n",
-                   e.variant);
-  c += fmt::format("  // One benchmark run of a variant, into the scratch output placed at the real output's offset modulo 256\n"
-                   "  // bytes (cuBLASLt plans by alignment). A variant that fails never wins (the timer reports +inf).\n"
-                   "  void run_on_scratch(const {0}& v, {1} a) {{\n"
-                   "    const size_t offset = reinterpret_cast<uintptr_t>(a.C) & 255u;\n"
-                   "    if (!scratch.reserve(size_t(a.M) * size_t(a.N) * sizeof({2}) + offset).ok()) {{\n"
-                   "      timer->mark_failed();\n      return;\n    }}\n"
-                   "    a.C = reinterpret_cast<{2}*>(scratch.data() + offset);\n"
-                   "    if (v.fn(a) != cudaSuccess) timer->mark_failed();\n  }}\n",
-                   e.variant, e.args, e.cpp);
-  return c;
 }
 
-std::string CudaGemmCode::definitions() const {
-  if (!any()) return "";
-  const std::vector<ir::DataType> types = dtypes();
-  std::string lts;
-  for (ir::DataType t : types) {
-    lts += fmt::format("  kforge::cuda_gemm::CublasLtGemm {}{{{}, {}}};\n", element_of(t).lt, kWorkspaceBytes,
-                       element_of(t).lt_type);
+tmpl::Value CudaGemmCode::multi_kernel_state() const {
+  if (!any() || mk_ == nullptr) return tmpl::Value(false);
+  tmpl::Value mk = tmpl::Value::map();
+  mk.set("f32_only", dtypes() == std::vector<ir::DataType>{ir::DataType::kFloat32});
+  tmpl::List types;
+  for (ir::DataType t : dtypes()) {
+    const GemmElement& e = element_of(t);
+    tmpl::Value type = tmpl::Value::map();
+    type.set("alias", e.variant);
+    type.set("dispatcher", e.dispatcher);
+    type.set("args", e.args);
+    type.set("cpp", e.cpp);
+    type.set("lt", e.lt);
+    type.set("lt_type", e.lt_type);
+    type.set("tensor_core", has_tensor_core(t));
+    types.push_back(std::move(type));
   }
-  const bool f32_only = types == std::vector<ir::DataType>{ir::DataType::kFloat32};
-  std::string c;
-  if (mk_ == nullptr) return c;  // templates/program/cuda/gemm.j2's state()
-  c += "namespace {\n\n";
-  for (const passes::MultiKernelSite& site : mk_->sites) c += variants_function(site);
-  c += "}  // namespace\n\n";
-  c += f32_only ? "// Per object: cuBLASLt (one handle and workspace, shared by the cuBLASLt variants), one dispatcher per GEMM\n"
-                  "// group, the event timer they benchmark with (on the object's stream) and the scratch output they\n"
-                  "// benchmark into, so that benchmarking never writes a real output.\n"
-                : "// Per object: cuBLASLt (one handle and workspace per element type, shared by the cuBLASLt variants of that\n"
-                  "// type), one dispatcher per GEMM group, the event timer they benchmark with (on the object's stream) and\n"
-                  "// the scratch output they benchmark into, so that benchmarking never writes a real output.\n";
-  c += "struct " + cls_ + "::GemmState {\n";
-  for (ir::DataType t : types) {
-    c += fmt::format("  using {} = {}::Variant;\n", element_of(t).variant, element_of(t).dispatcher);
-  }
-  c += "  explicit GemmState(cudaStream_t stream);\n\n";
-  for (ir::DataType t : types) c += dispatch_helpers(t);
-  c += "\n" + lts;
-  c += "  std::shared_ptr<kforge::cuda_timing::CudaEventTimer> timer;\n  kforge::DeviceMemory scratch;\n";
+  mk.set("types", tmpl::Value(std::move(types)));
+  tmpl::List sites;
   for (const passes::MultiKernelSite& site : mk_->sites) {
-    c += fmt::format("  {} {};  // group {}\n", element_of(plan_.groups.at(site.group)).dispatcher, site.name, site.group);
+    const FusedGroup& g = plan_.groups.at(site.group);
+    const GemmElement& e = element_of(g);
+    tmpl::Value s = tmpl::Value::map();
+    s.set("name", site.name);
+    s.set("name_literal", cpp_string(site.name));
+    s.set("group", static_cast<int64_t>(site.group));
+    s.set("description", describe_(g));
+    s.set("hash", fmt::format("{:#018x}", site.set_hash));
+    s.set("dispatcher", e.dispatcher);
+    s.set("lt", e.lt);
+    s.set("config", e.config);
+    tmpl::List variants;
+    for (const passes::KernelVariant& v : site.variants) {
+      tmpl::Value variant = tmpl::Value::map();
+      variant.set("name", cpp_string(v.name));
+      variant.set("fn", variant_function(g, v));
+      variant.set("rank", static_cast<int64_t>(v.rank));
+      variant.set("hint", cpp_int_list(v.hint));
+      variants.push_back(std::move(variant));
+    }
+    s.set("variants", tmpl::Value(std::move(variants)));
+    sites.push_back(std::move(s));
   }
-  c += "};\n\n";
-  c += cls_ + "::GemmState::GemmState(cudaStream_t stream)\n    : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream))";
-  for (const passes::MultiKernelSite& site : mk_->sites) {
-    const GemmElement& e = element_of(plan_.groups.at(site.group));
-    c += fmt::format(",\n      {}(gemm_variants_{}({}),\n          {}({}, timer, {:#018x}ull))", site.name, site.group,
-                     e.lt, e.config, cpp_string(site.name), site.set_hash);
-  }
-  c += " {}\n\n";
-  return c;
+  mk.set("sites", tmpl::Value(std::move(sites)));
+  return mk;
 }
 
 tmpl::Value CudaGemmCode::state() const {

@@ -1,5 +1,5 @@
-// The GEMM groups of `kforge compile --target cuda` (passes/fusion.h, GroupKind::kGemm): the host code that
-// NAME.cu needs for them, as text pieces that codegen/cuda_program.cpp places. A group's element type is
+// The GEMM groups of `kforge compile --target cuda` (passes/fusion.h, GroupKind::kGemm): the typed contexts from
+// which templates/program/cuda/gemm.j2 writes the host code NAME.cu needs for them. A group's element type is
 // float32, float16 or bfloat16 (GemmForm::dtype); every piece below is written once over the element type
 // (GemmElement in cuda_gemm.cpp names its spellings; float32 keeps the ones its output always had).
 //   - Without --multi-kernel-hints every GEMM group is one cuBLASLt call (fp32 compute and accumulation, no
@@ -61,9 +61,9 @@ class CudaGemmCode {
   std::string before_capture() const;
   std::vector<std::string> host_std_includes() const;  // NAME.cu: standard headers ("limits", ...)
   std::vector<std::string> host_includes() const;  // NAME.cu: the GEMM headers it includes
-  /// NAME.cu, after the anonymous namespace, with --multi-kernel-hints: the variants, the GemmState type with its
-  /// dispatchers; "" without (state() is the template's).
-  std::string definitions() const;
+  /// NAME.cu, after the anonymous namespace, with --multi-kernel-hints: the sites' variants, the GemmState with its
+  /// dispatchers, for gemm.j2's multi_kernel_state() (see there); false without hints (state() then).
+  tmpl::Value multi_kernel_state() const;
   /// The GemmState of a class without --multi-kernel-hints, {lts: [{name, type}], f32_only}, or false
   /// (templates/program/cuda/gemm.j2, state()).
   tmpl::Value state() const;
@@ -84,11 +84,10 @@ class CudaGemmCode {
   std::vector<ir::DataType> dtypes() const;
   /// Whether any site of that element type has tensor-core variants (then run() checks that a pick applies).
   bool has_tensor_core(ir::DataType dtype) const;
-  /// GemmState's run / select / run_on_scratch for the sites of one element type.
-  std::string dispatch_helpers(ir::DataType dtype) const;
   /// "true, false": the group's transpose_x and transpose_y as the C++ arguments that follow the operands.
   static std::string transposes(const passes::FusedGroup& g);
-  std::string variants_function(const passes::MultiKernelSite& site) const;
+  /// How variant `v` of group `g`'s site is called (a cuBLASLt lambda, a tile's function).
+  std::string variant_function(const passes::FusedGroup& g, const passes::KernelVariant& v) const;
 
   const passes::LoweredProgram& p_;
   const passes::FusionPlan& plan_;

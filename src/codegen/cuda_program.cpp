@@ -556,7 +556,7 @@ class CudaHostEmitter {
     ctx.set("launch_names", tmpl::Value(std::move(launch_names)));
     std::vector<size_t> const_offsets;
     add_constants(ctx, const_offsets);
-    ctx.set("gemm_definitions", gemm_.definitions());
+    ctx.set("gemm_multi_kernel", gemm_.multi_kernel_state());
     ctx.set("row_sites", rows_.sites());
     ctx.set("gemm_state", gemm_.state());
     ctx.set("gemm_setup", gemm_.setup());

@@ -35,8 +35,10 @@ struct ConvGeometry {
   float alpha = 0, beta = 0;
   bool activation_after_residual = false;
   bool residual = false;
+  int64_t out_stride = 0;  // NHWC: elements between output pixels (ConvEpilogue::out_pixel_stride); 0: oc
 
   int64_t chunks() const { return oc / chunk_oc; }
+  int64_t pixel_stride() const { return out_stride != 0 ? out_stride : oc; }
   // The plain variant's primitive takes no post-ops (oneDNN runs them through its reference code there): its
   // epilogue is a binary primitive over the output instead.
   bool separate_epilogue() const {

@@ -263,7 +263,13 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       }
       task.conv.set_scratchpad(p.scratchpad_bytes, pad);
       task.conv.run(p.prim);
-      if (p.dst_reorder) {
+      if (p.copy_pixels) {
+        const int64_t pixels = g.group_images * g.oh * g.ow, stride = g.pixel_stride();
+        const size_t bytes = static_cast<size_t>(g.chunk_oc) * sizeof(float);
+        for (int64_t q = 0; q < pixels; ++q) {
+          std::memcpy(dst + at + q * stride, static_cast<const char*>(conv_dst) + static_cast<size_t>(q) * bytes, bytes);
+        }
+      } else if (p.dst_reorder) {
         task.dst.set(DNNL_ARG_FROM, p.dst, conv_dst);
         task.dst.set(DNNL_ARG_TO, p.user_dst, dst + at);
         task.dst.set_scratchpad(p.scratchpad_bytes, pad);

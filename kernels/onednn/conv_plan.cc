@@ -250,6 +250,8 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   plan->src_reorder = make_reorder(plan->user_src, plan->src, &plan->scratchpad_bytes);
   plan->weights_reorder = make_reorder(plan->user_weights, plan->weights, &plan->scratchpad_bytes);
   plan->dst_reorder = make_reorder(plan->dst, plan->user_dst, &plan->scratchpad_bytes);
+  plan->copy_pixels = plan->dst_reorder && g.channel_last && g.out_stride != 0 &&
+                      plan->dst == f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc);
   if (g.separate_epilogue()) return add_epilogue(g, plan.get()) ? plan : nullptr;
   if (g.residual && plan->dst_reorder) {
     plan->residual_in = make_reorder(plan->user_dst, plan->dst, &plan->scratchpad_bytes);

@@ -60,12 +60,12 @@ class Placer {
     return std::all_of(b.values.begin(), b.values.end(), [&](uint32_t m) { return m == v || placed_.count(m); });
   }
 
-  /// What every placed input must be, contiguous or strided: computed by a call, static, of the output's dtype, in
-  /// a workspace buffer it owns, no program output, not in a concat yet, not a value a fused group keeps in registers.
+  /// What every placed input must be, contiguous or strided: computed by a call, of the output's dtype, in a
+  /// workspace buffer it owns, no program output, not in a concat yet, not a value a fused group keeps in registers.
   bool placeable(uint32_t x, uint32_t out) const {
     const LoweredValue& v = p_.value(x);
     return x != out && v.role == ValueRole::kComputed && v.defined_by != kNone && v.buffer != kNone &&
-           v.buffer != p_.value(out).buffer && v.has_static_shape() && v.dtype == p_.value(out).dtype &&
+           v.buffer != p_.value(out).buffer && v.dtype == p_.value(out).dtype &&
            !is_output_[x] && !placed_.count(x) && !is_fused_internal(plan_, x) && owns_buffer(x);
   }
 
@@ -110,18 +110,21 @@ class Placer {
     const int64_t rank = static_cast<int64_t>(o.dims.size());
     int64_t a = axis->constant.scalar.int_value;
     if (a < 0) a += rank;
-    if (a < 0 || a >= rank || !o.has_static_shape() || !owns_buffer(out)) return;
-    const int64_t outer = *static_numel(o.dims, 0, static_cast<size_t>(a));
+    // The slices' offsets need the dims from the axis on; the dims before it may be dynamic (a batch).
+    if (a < 0 || a >= rank || !static_numel(o.dims, static_cast<size_t>(a), o.dims.size()) || !owns_buffer(out)) return;
+    const bool contiguous = static_numel(o.dims, 0, static_cast<size_t>(a)) == std::optional<int64_t>(1);
     const int64_t esize = static_cast<int64_t>(ir::dtype_size(o.dtype));
     // Strided: an NHWC concat over the channels of float32 values.
-    const bool strided = outer > 1 && options_.strided && options_.conv_fused != nullptr && rank == 4 && a == 3 &&
+    const bool strided = !contiguous && options_.strided && options_.conv_fused != nullptr && rank == 4 && a == 3 &&
                          o.dtype == ir::DataType::kFloat32;
-    if (outer > 1 && !strided) return;
+    if (!contiguous && !strided) return;
     std::set<uint32_t> seen;
     int64_t column = 0;  // elements of one output row (the axis and after) before this input's slice
     for (uint32_t v : x->values) {
       const int64_t offset = column * esize;
-      column += *static_numel(p_.value(v).dims, static_cast<size_t>(a), o.dims.size());
+      const std::optional<int64_t> row = static_numel(p_.value(v).dims, static_cast<size_t>(a), o.dims.size());
+      if (!row) return;  // the output's row is static, so is every input's: only a malformed program gets here
+      column += *row;
       if (!seen.insert(v).second || std::count(x->values.begin(), x->values.end(), v) > 1 || !placeable(v, out)) {
         continue;
       }

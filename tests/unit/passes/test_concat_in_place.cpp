@@ -167,6 +167,19 @@ TEST_CASE("concat in place: NHWC convolutions write their strided slices, a pool
   CHECK(value_overlaps(p).empty());
 }
 
+TEST_CASE("concat in place: a dynamic batch: the slices' offsets are static, the buffers' sizes are not") {
+  std::string dynamic = inception_yaml();
+  dynamic.replace(dynamic.find("[1, 4, 6, 6]"), 12, "[-1, 4, 6, 6]");
+  const PlacedProgram p = place_concats(dynamic, LayoutChoice::kNhwc);
+  INFO(p.lp.dump() << dump_placements(p.placements));
+  REQUIRE(p.placements.size() == 2);
+  CHECK(p.placement("b2")->offset == 32);
+  CHECK(p.placement("b2")->pixel_stride == 28);
+  CHECK(p.lp.value(p.value("b2")).buffer == p.lp.value(p.value("cat")).buffer);
+  CHECK_FALSE(p.lp.plan.is_static());
+  for (int64_t batch : {1, 2, 7}) CHECK(find_overlap(p.lp, {batch}).empty());
+}
+
 TEST_CASE("concat in place: a strided input read by anything else, fetched, or given twice is copied") {
   SECTION("read by another op") {
     const PlacedProgram p =

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -69,31 +70,37 @@ class Placer {
            !is_output_[x] && !placed_.count(x) && !is_fused_internal(plan_, x) && owns_buffer(x);
   }
 
-  /// The conv2d_fused call that writes x, when the concat `c` is x's only reader and the call can write a strided
-  /// slice (NHWC, no residual); a lone convolution gets a group of its own (pending_, added when placed). Null
-  /// otherwise.
-  KernelCall* strided_writer(uint32_t x, uint32_t c, std::optional<FusedGroup>* made) {
-    if (readers_[x] != std::vector<uint32_t>{c}) return nullptr;
+  /// How a strided input is written: by the conv2d_fused of an existing convolution group, or of a group made here
+  /// for a lone convolution.
+  struct StridedWriter {
+    uint32_t group = kNone;          // an existing group of plan_
+    std::optional<FusedGroup> made;  // or a new one
+  };
+
+  /// How x would be written into a strided slice: the conv2d_fused of its convolution group (a lone convolution gets
+  /// one), when the concat `c` is x's only reader and the call can write it (NHWC, no residual); nullopt otherwise.
+  std::optional<StridedWriter> strided_writer(uint32_t x, uint32_t c) const {
+    if (readers_[x] != std::vector<uint32_t>{c}) return std::nullopt;
     const uint32_t d = p_.value(x).defined_by;
-    KernelCall* call = nullptr;
+    StridedWriter w;
     if (plan_.call_group[d] != kNone) {
-      FusedGroup& g = plan_.groups[plan_.call_group[d]];
-      if (g.kind != GroupKind::kConv || g.stores.size() != 1 || g.stores[0].value != x) return nullptr;
-      call = &g.conv_call;
+      const FusedGroup& g = plan_.groups[plan_.call_group[d]];
+      if (g.kind != GroupKind::kConv || g.stores.size() != 1 || g.stores[0].value != x) return std::nullopt;
+      w.group = plan_.call_group[d];
     } else {
-      *made = lone_conv_group(p_, options_.conv_fused, d);
-      if (!*made) return nullptr;
-      call = &(*made)->conv_call;
+      w.made = lone_conv_group(p_, options_.conv_fused, d);
+      if (!w.made) return std::nullopt;
     }
-    const KernelArg* format = call->arg("data_format");
-    const KernelArg* residual = call->arg("residual");
-    const KernelArg* stride = call->arg(kPixelStride);
+    const KernelCall& call = w.made ? w.made->conv_call : plan_.groups[w.group].conv_call;
+    const KernelArg* format = call.arg("data_format");
+    const KernelArg* residual = call.arg("residual");
+    const KernelArg* stride = call.arg(kPixelStride);
     if (format == nullptr || format->kind != ArgKind::kConstant || format->constant.string_value != "NHWC" ||
         residual == nullptr || residual->kind != ArgKind::kAbsentTensor || stride == nullptr ||
         stride->kind != ArgKind::kConstant) {
-      return nullptr;
+      return std::nullopt;
     }
-    return call;
+    return w;
   }
 
   void place_inputs_of(uint32_t c) {
@@ -118,29 +125,41 @@ class Placer {
     const bool strided = !contiguous && options_.strided && options_.conv_fused != nullptr && rank == 4 && a == 3 &&
                          o.dtype == ir::DataType::kFloat32;
     if (!contiguous && !strided) return;
-    std::set<uint32_t> seen;
+    struct Candidate {
+      uint32_t value;
+      int64_t offset;
+      std::optional<StridedWriter> writer;
+    };
+    std::vector<Candidate> candidates;
     int64_t column = 0;  // elements of one output row (the axis and after) before this input's slice
     for (uint32_t v : x->values) {
       const int64_t offset = column * esize;
       const std::optional<int64_t> row = static_numel(p_.value(v).dims, static_cast<size_t>(a), o.dims.size());
       if (!row) return;  // the output's row is static, so is every input's: only a malformed program gets here
       column += *row;
-      if (!seen.insert(v).second || std::count(x->values.begin(), x->values.end(), v) > 1 || !placeable(v, out)) {
-        continue;
-      }
-      int64_t pixel_stride = 0;
-      if (strided) {
-        std::optional<FusedGroup> made;
-        KernelCall* writer = strided_writer(v, c, &made);
-        if (writer == nullptr) continue;
-        pixel_stride = *o.dims[3].constant();
-        for (KernelArg& arg : writer->args) {
+      if (std::count(x->values.begin(), x->values.end(), v) > 1 || !placeable(v, out)) continue;
+      std::optional<StridedWriter> writer;
+      if (strided && !(writer = strided_writer(v, c))) continue;
+      candidates.push_back({v, offset, std::move(writer)});
+    }
+    // A strided slice moves the copy into the convolution (oneDNN 2.6 writes a dense block and conv.cc copies it
+    // into place) rather than removing it: only worth it when the concat then copies nothing at all (BENCHMARKS.md,
+    // "Concat in place (issue 36)": densenet's partly placed concats ran 1 % slower, googlenet's whole ones 1 % faster).
+    if (strided && candidates.size() != x->values.size()) return;
+    const int64_t pixel_stride = strided ? *o.dims[3].constant() : 0;
+    for (Candidate& cand : candidates) {
+      if (cand.writer) {
+        KernelCall& writer =
+            cand.writer->made ? cand.writer->made->conv_call : plan_.groups[cand.writer->group].conv_call;
+        for (KernelArg& arg : writer.args) {
           if (arg.name == kPixelStride) arg.constant.int_value = pixel_stride;
         }
-        if (made) add_group(std::move(*made));
       }
-      move_into(v, out, offset);
-      placements_.push_back({c, v, offset, pixel_stride});
+    }
+    for (Candidate& cand : candidates) {
+      if (cand.writer && cand.writer->made) add_group(std::move(*cand.writer->made));
+      move_into(cand.value, out, cand.offset);
+      placements_.push_back({c, cand.value, cand.offset, pixel_stride});
     }
   }
 

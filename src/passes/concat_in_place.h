@@ -9,7 +9,9 @@
 //     only a producer that writes with a pixel stride may write it, the library's conv2d_fused
 //     (out_pixel_stride, kernels/fusion.yaml), so the input must be the output of a convolution group or of a
 //     convolution alone (made a group of its own here), and the concat its only reader (nothing else reads a strided
-//     value).
+//     value). oneDNN 2.6 writes such a slice through a dense block that the kernel copies into place, so the copy
+//     only moves: strided slices are taken only when every input of the concat goes in place and the concat copies
+//     nothing (googlenet's inception blocks; not densenet's layers, whose previous concat is read again).
 //
 // Aliasing is buffer sharing, as for views and in-place twins (lowered_program.h): a placed value moves into the
 // output's buffer at LoweredValue::buffer_offset, and the buffer's live range becomes the union of its values'. What
@@ -22,7 +24,7 @@
 // feature map) end up in one buffer, the block's last concat's.
 //
 // The concat kernel itself stays: it skips an input that already lies in its slice (kernels/manipulation.cc), so a
-// concat whose inputs were all placed copies nothing, and one with some placed copies only the others.
+// concat whose inputs were all placed copies nothing, and one with some (contiguous) placed copies only the others.
 #pragma once
 
 #include <cstdint>

@@ -112,20 +112,26 @@ const char* const kCipConvAttrs =
     "{strides: [1, 1], paddings: [0, 0], padding_algorithm: EXPLICIT, dilations: [1, 1], groups: 1, data_format: NCHW}";
 
 // An inception-style block: three branches of one image, concatenated along the channels; the first ends in a relu
-// (a convolution group), the second is a convolution alone, the third a max pool (no strided writer).
-std::string inception_yaml(const std::string& extra_ops = "", const std::string& outputs = "[y]") {
-  return std::string(R"(
+// (a convolution group), the second is a convolution alone, the third a max pool and a convolution (or, with
+// `pool_last`, the pool alone: no strided writer).
+std::string inception_yaml(const std::string& extra_ops = "", const std::string& outputs = "[y]",
+                           bool pool_last = false) {
+  const std::string third = pool_last ? "b3" : "p3";
+  std::string yaml = std::string(R"(
 program: block
 inputs: [{name: x, dtype: float32, shape: [1, 4, 6, 6]}]
 params:
   - {name: w1, dtype: float32, shape: [8, 4, 1, 1]}
   - {name: w2, dtype: float32, shape: [16, 4, 1, 1]}
+  - {name: w3, dtype: float32, shape: [4, 4, 1, 1]}
 ops:
   - {op: conv2d, in: [x, w1], out: [c1], attrs: )") + kCipConvAttrs + R"(}
   - {op: relu, in: [c1], out: [b1]}
   - {op: conv2d, in: [x, w2], out: [b2], attrs: )" + kCipConvAttrs + R"(}
-  - {op: pool2d, in: [x], out: [b3], attrs: {kernel_size: [3, 3], strides: [1, 1], paddings: [1, 1], ceil_mode: false, exclusive: true, data_format: NCHW, pooling_type: max, global_pooling: false, adaptive: false, padding_algorithm: EXPLICIT}}
-)" + extra_ops + R"(
+  - {op: pool2d, in: [x], out: [)" + third + R"(], attrs: {kernel_size: [3, 3], strides: [1, 1], paddings: [1, 1], ceil_mode: false, exclusive: true, data_format: NCHW, pooling_type: max, global_pooling: false, adaptive: false, padding_algorithm: EXPLICIT}}
+)";
+  if (!pool_last) yaml += "  - {op: conv2d, in: [p3, w3], out: [b3], attrs: " + std::string(kCipConvAttrs) + "}\n";
+  return yaml + extra_ops + R"(
   - {op: builtin.combine, in: [b1, b2, b3], out: [pieces]}
   - {op: concat, in: [pieces], out: [cat], attrs: {axis: 1}}
   - {op: relu, in: [cat], out: [y]}
@@ -134,27 +140,30 @@ outputs: )" + outputs + "\n";
 
 }  // namespace
 
-TEST_CASE("concat in place: NHWC convolutions write their strided slices, a pool's output is copied") {
+TEST_CASE("concat in place: NHWC convolutions write their strided slices") {
   const PlacedProgram p = place_concats(inception_yaml(), LayoutChoice::kNhwc);
   INFO(p.lp.dump() << dump_fusion(p.lp, p.plan) << dump_placements(p.placements));
-  REQUIRE(p.placements.size() == 2);
+  REQUIRE(p.placements.size() == 3);
   const uint32_t cat = p.value("cat");
   const ConcatPlacement* b1 = p.placement("b1");
   const ConcatPlacement* b2 = p.placement("b2");
+  const ConcatPlacement* b3 = p.placement("b3");
   REQUIRE(b1 != nullptr);
   REQUIRE(b2 != nullptr);
-  CHECK(p.placement("b3") == nullptr);  // pool2d writes no strided slice
-  // [1, 6, 6, 28]: b1's 8 channels at 0, b2's 16 at 8 * 4 bytes, pixels 28 channels apart.
+  REQUIRE(b3 != nullptr);
+  // [1, 6, 6, 28]: b1's 8 channels at 0, b2's 16 at 8 * 4 bytes, b3's 4 at 24 * 4, pixels 28 channels apart.
   CHECK(b1->offset == 0);
   CHECK(b2->offset == 32);
+  CHECK(b3->offset == 96);
   CHECK(b1->pixel_stride == 28);
   CHECK(b2->pixel_stride == 28);
   CHECK(p.lp.value(p.value("b1")).buffer == p.lp.value(cat).buffer);
   CHECK(p.lp.value(p.value("b2")).buffer_offset == 32);
-  CHECK(p.lp.value(p.value("b3")).buffer != p.lp.value(cat).buffer);
-  // The relu's group and the lone convolution, made a group of its own, write with the output's pixel stride.
+  CHECK(p.lp.value(p.value("b3")).buffer == p.lp.value(cat).buffer);
+  // The relu's group and the lone convolutions, made groups of their own, write with the output's pixel stride.
   CHECK(p.pixel_stride_of("b1") == 28);
   CHECK(p.pixel_stride_of("b2") == 28);
+  CHECK(p.pixel_stride_of("b3") == 28);
   for (uint32_t i = 0; i < p.plan.groups.size(); ++i) {
     CHECK(p.plan.groups[i].index == i);
     if (i > 0) CHECK(p.plan.groups[i - 1].position < p.plan.groups[i].position);
@@ -172,7 +181,7 @@ TEST_CASE("concat in place: a dynamic batch: the slices' offsets are static, the
   dynamic.replace(dynamic.find("[1, 4, 6, 6]"), 12, "[-1, 4, 6, 6]");
   const PlacedProgram p = place_concats(dynamic, LayoutChoice::kNhwc);
   INFO(p.lp.dump() << dump_placements(p.placements));
-  REQUIRE(p.placements.size() == 2);
+  REQUIRE(p.placements.size() == 3);
   CHECK(p.placement("b2")->offset == 32);
   CHECK(p.placement("b2")->pixel_stride == 28);
   CHECK(p.lp.value(p.value("b2")).buffer == p.lp.value(p.value("cat")).buffer);
@@ -180,20 +189,32 @@ TEST_CASE("concat in place: a dynamic batch: the slices' offsets are static, the
   for (int64_t batch : {1, 2, 7}) CHECK(find_overlap(p.lp, {batch}).empty());
 }
 
-TEST_CASE("concat in place: a strided input read by anything else, fetched, or given twice is copied") {
+TEST_CASE("concat in place: strided slices only when every input goes in place") {
+  // Where one input must be copied anyway, the others' copies would only move into their convolutions.
+  SECTION("a pool's output (no strided writer)") {
+    const PlacedProgram p = place_concats(inception_yaml("", "[y]", true), LayoutChoice::kNhwc);
+    CHECK(p.placements.empty());
+    CHECK(p.pixel_stride_of("b1") == 0);
+    CHECK(p.pixel_stride_of("b2") == -1);  // the lone convolution stays conv2d
+  }
   SECTION("read by another op") {
     const PlacedProgram p =
         place_concats(inception_yaml("  - {op: relu, in: [b2], out: [z]}", "[y, z]"), LayoutChoice::kNhwc);
-    CHECK(p.placement("b1") != nullptr);
-    CHECK(p.placement("b2") == nullptr);
-    CHECK(p.pixel_stride_of("b2") == -1);  // the lone convolution stays conv2d
+    CHECK(p.placements.empty());
+    CHECK(p.pixel_stride_of("b1") == 0);
+    CHECK(p.pixel_stride_of("b2") == -1);
     CHECK(value_overlaps(p).empty());
   }
   SECTION("a program output") {
     const PlacedProgram p = place_concats(inception_yaml("", "[y, b1]"), LayoutChoice::kNhwc);
-    CHECK(p.placement("b1") == nullptr);
-    CHECK(p.placement("b2") != nullptr);
+    CHECK(p.placements.empty());
     CHECK(p.pixel_stride_of("b1") == 0);
+  }
+  SECTION("given twice") {
+    std::string twice = inception_yaml();
+    twice.replace(twice.find("[b1, b2, b3]"), 12, "[b1, b2, b1]");
+    const PlacedProgram p = place_concats(twice, LayoutChoice::kNhwc);
+    CHECK(p.placements.empty());
   }
   SECTION("no strided slices (--trace-hooks)") {
     const PlacedProgram p = place_concats(inception_yaml(), LayoutChoice::kNhwc, false);

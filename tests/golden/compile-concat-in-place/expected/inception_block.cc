@@ -68,22 +68,24 @@ const std::vector<int> kAttr_transpose_perm_2 = {0, 3, 1, 2};
 constexpr kforge::ParameterSpec kParameterSpecs[] = {
     {"w1", kforge::DataType::kFloat32, 4, {8, 4, 1, 1}, "float32 [8, 4, 1, 1]"},
     {"w2", kforge::DataType::kFloat32, 4, {16, 4, 3, 3}, "float32 [16, 4, 3, 3]"},
+    {"w3", kforge::DataType::kFloat32, 4, {4, 4, 1, 1}, "float32 [4, 4, 1, 1]"},
 };
 // The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
-constexpr uint32_t kParameterFileOrder[] = {0, 1};
+constexpr uint32_t kParameterFileOrder[] = {0, 1, 2};
 
 // What each call is, for error messages.
 constexpr const char* kCallNames[] = {
     "call 0 (pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:6:10)",
-    "call 1 (pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:11:5)",
-    "call 2 (pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:12:5)",
-    "call 3 (pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:13:5)",
-    "call 4 (pd_op.pool2d at ../../../golden/compile-concat-in-place/program.yaml:14:5)",
-    "call 5 (pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:14:5)",
-    "call 6 (pd_op.concat at ../../../golden/compile-concat-in-place/program.yaml:16:5)",
-    "call 7 (pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:17:5)",
-    "call 8 (pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:17:5)",
-    "call 9 (pd_op.flatten at ../../../golden/compile-concat-in-place/program.yaml:18:5)",
+    "call 1 (pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:12:5)",
+    "call 2 (pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:13:5)",
+    "call 3 (pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:14:5)",
+    "call 4 (pd_op.pool2d at ../../../golden/compile-concat-in-place/program.yaml:15:5)",
+    "call 5 (pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:15:5)",
+    "call 6 (pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:16:5)",
+    "call 7 (pd_op.concat at ../../../golden/compile-concat-in-place/program.yaml:18:5)",
+    "call 8 (pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:19:5)",
+    "call 9 (pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:19:5)",
+    "call 10 (pd_op.flatten at ../../../golden/compile-concat-in-place/program.yaml:20:5)",
 };
 
 void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
@@ -156,15 +158,16 @@ KFORGE_GENERATED_COLD kforge::Status call_failed(size_t index, const kforge::Sta
 inception_block::inception_block() {
   workspace_storage_.reset(new (std::nothrow) unsigned char[kWorkspaceBytes + 63]);
   if (workspace_storage_) workspace_ = align64(workspace_storage_.get());
-  init_tensor(values_[0], kforge::DataType::kFloat32, {1, 6, 6, 4}, workspace_ == nullptr ? nullptr : workspace_ + 4032);  // v3: float32[1, 6, 6, 4], pd_op.transpose
+  init_tensor(values_[0], kforge::DataType::kFloat32, {1, 6, 6, 4}, workspace_ == nullptr ? nullptr : workspace_ + 4032);  // v4: float32[1, 6, 6, 4], pd_op.transpose
   init_tensor(values_[1], kforge::DataType::kFloat32, {1, 6, 6, 8}, workspace_ == nullptr ? nullptr : workspace_ + 0);  // b1: float32[1, 6, 6, 8], pd_op.relu
   init_tensor(values_[2], kforge::DataType::kFloat32, {1, 6, 6, 16}, workspace_ == nullptr ? nullptr : workspace_ + 32);  // b2: float32[1, 6, 6, 16], pd_op.conv2d
-  init_tensor(values_[3], kforge::DataType::kFloat32, {1, 4, 6, 6}, workspace_ == nullptr ? nullptr : workspace_ + 4032);  // b3: float32[1, 4, 6, 6], pd_op.pool2d
-  init_tensor(values_[4], kforge::DataType::kFloat32, {1, 6, 6, 4}, workspace_ == nullptr ? nullptr : workspace_ + 4608);  // v8: float32[1, 6, 6, 4], pd_op.transpose
-  init_tensor(values_[5], kforge::DataType::kFloat32, {1, 6, 6, 28}, workspace_ == nullptr ? nullptr : workspace_ + 0);  // cat: float32[1, 6, 6, 28], pd_op.concat
-  init_tensor(values_[6], kforge::DataType::kFloat32, {1, 6, 6, 28}, workspace_ == nullptr ? nullptr : workspace_ + 4032);  // act: float32[1, 6, 6, 28], pd_op.relu
-  init_tensor(values_[7], kforge::DataType::kFloat32, {1, 28, 6, 6}, nullptr);  // v11: float32[1, 28, 6, 6], pd_op.transpose, in output 'y'
-  init_tensor(values_[8], kforge::DataType::kFloat32, {1, 1008}, nullptr);  // y: float32[1, 1008], pd_op.flatten, in output 'y'
+  init_tensor(values_[3], kforge::DataType::kFloat32, {1, 4, 6, 6}, workspace_ == nullptr ? nullptr : workspace_ + 4032);  // p3: float32[1, 4, 6, 6], pd_op.pool2d
+  init_tensor(values_[4], kforge::DataType::kFloat32, {1, 6, 6, 4}, workspace_ == nullptr ? nullptr : workspace_ + 4608);  // v9: float32[1, 6, 6, 4], pd_op.transpose
+  init_tensor(values_[5], kforge::DataType::kFloat32, {1, 6, 6, 4}, workspace_ == nullptr ? nullptr : workspace_ + 96);  // b3: float32[1, 6, 6, 4], pd_op.conv2d
+  init_tensor(values_[6], kforge::DataType::kFloat32, {1, 6, 6, 28}, workspace_ == nullptr ? nullptr : workspace_ + 0);  // cat: float32[1, 6, 6, 28], pd_op.concat
+  init_tensor(values_[7], kforge::DataType::kFloat32, {1, 6, 6, 28}, workspace_ == nullptr ? nullptr : workspace_ + 4032);  // act: float32[1, 6, 6, 28], pd_op.relu
+  init_tensor(values_[8], kforge::DataType::kFloat32, {1, 28, 6, 6}, nullptr);  // v13: float32[1, 28, 6, 6], pd_op.transpose, in output 'y'
+  init_tensor(values_[9], kforge::DataType::kFloat32, {1, 1008}, nullptr);  // y: float32[1, 1008], pd_op.flatten, in output 'y'
 }
 
 kforge::Status inception_block::bind(size_t index, const kforge::Tensor& value) {
@@ -215,6 +218,7 @@ kforge::Status inception_block::set_num_threads(int threads) {
 kforge::Status inception_block::bind_parameter(std::string_view name, const kforge::Tensor& value) {
   if (name == "w1") return bind(0, value);
   if (name == "w2") return bind(1, value);
+  if (name == "w3") return bind(2, value);
   return kforge::Status::Error("inception_block: the program has no parameter '", name, "'");
 }
 
@@ -237,6 +241,7 @@ kforge::Status inception_block::load_parameters(const char* path) {
 kforge::Status inception_block::bind_parameters(const Parameters& parameters) {
   KFORGE_RETURN_IF_ERROR(bind(0, parameters.w1));
   KFORGE_RETURN_IF_ERROR(bind(1, parameters.w2));
+  KFORGE_RETURN_IF_ERROR(bind(2, parameters.w3));
   return kforge::Status::OK();
 }
 
@@ -259,36 +264,39 @@ kforge::Status inception_block::run(const kforge::Tensor& x, kforge::Tensor* y) 
       if (kforge::shares_memory(*y, parameters_[i])) return shared_memory("y", "parameter", kParameterNames[i]);
     }
   }
-  values_[7].data = y->data;
   values_[8].data = y->data;
+  values_[9].data = y->data;
 
   // pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:6:10
   KFORGE_CALL(0, kforge::kernels::transpose(kCtxFloat32, x, kAttr_transpose_perm, &values_[0]));
 
-  // conv2d_fused of pd_op.conv2d pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:11:5
+  // conv2d_fused of pd_op.conv2d pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:12:5
   KFORGE_CALL(1, kforge::kernels::conv2d_fused(kCtxFloat32, values_[0], parameters_[0], nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, kAttr_conv2d_fused_strides, kAttr_conv2d_fused_paddings, kAttr_conv2d_fused_padding_algorithm, kAttr_conv2d_fused_dilations, 1, kAttr_conv2d_fused_data_format, 1e-05f, kAttr_conv2d_fused_activation, 0.0f, 0.0f, false, 28, &values_[1]));
 
-  // conv2d_fused of pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:13:5
+  // conv2d_fused of pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:14:5
   KFORGE_CALL(3, kforge::kernels::conv2d_fused(kCtxFloat32, values_[0], parameters_[1], nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, kAttr_conv2d_fused_strides, kAttr_conv2d_fused_paddings_2, kAttr_conv2d_fused_padding_algorithm, kAttr_conv2d_fused_dilations, 1, kAttr_conv2d_fused_data_format, 1e-05f, kAttr_conv2d_fused_activation_2, 0.0f, 0.0f, false, 28, &values_[2]));
 
-  // pd_op.pool2d at ../../../golden/compile-concat-in-place/program.yaml:14:5
+  // pd_op.pool2d at ../../../golden/compile-concat-in-place/program.yaml:15:5
   KFORGE_CALL(4, kforge::kernels::pool2d(kCtxFloat32, x, kAttr_pool2d_kernel_size, kAttr_pool2d_strides, kAttr_pool2d_paddings, false, true, kAttr_pool2d_data_format, kAttr_pool2d_pooling_type, false, false, kAttr_pool2d_padding_algorithm, &values_[3]));
 
-  // pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:14:5
+  // pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:15:5
   KFORGE_CALL(5, kforge::kernels::transpose(kCtxFloat32, values_[3], kAttr_transpose_perm, &values_[4]));
 
-  // pd_op.concat at ../../../golden/compile-concat-in-place/program.yaml:16:5
-  const kforge::Tensor* const kf_c6_x_list[] = {&values_[1], &values_[2], &values_[4]};
-  KFORGE_CALL(6, kforge::kernels::concat(kCtxFloat32, kforge::TensorList{kf_c6_x_list, 3}, kAttr_concat_axis, &values_[5]));
+  // conv2d_fused of pd_op.conv2d at ../../../golden/compile-concat-in-place/program.yaml:16:5
+  KFORGE_CALL(6, kforge::kernels::conv2d_fused(kCtxFloat32, values_[4], parameters_[2], nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, kAttr_conv2d_fused_strides, kAttr_conv2d_fused_paddings, kAttr_conv2d_fused_padding_algorithm, kAttr_conv2d_fused_dilations, 1, kAttr_conv2d_fused_data_format, 1e-05f, kAttr_conv2d_fused_activation_2, 0.0f, 0.0f, false, 28, &values_[5]));
 
-  // pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:17:5
-  KFORGE_CALL(7, kforge::kernels::relu(kCtxFloat32, values_[5], &values_[6]));
+  // pd_op.concat at ../../../golden/compile-concat-in-place/program.yaml:18:5
+  const kforge::Tensor* const kf_c7_x_list[] = {&values_[1], &values_[2], &values_[5]};
+  KFORGE_CALL(7, kforge::kernels::concat(kCtxFloat32, kforge::TensorList{kf_c7_x_list, 3}, kAttr_concat_axis, &values_[6]));
 
-  // pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:17:5
-  KFORGE_CALL(8, kforge::kernels::transpose(kCtxFloat32, values_[6], kAttr_transpose_perm_2, &values_[7]));
+  // pd_op.relu at ../../../golden/compile-concat-in-place/program.yaml:19:5
+  KFORGE_CALL(8, kforge::kernels::relu(kCtxFloat32, values_[6], &values_[7]));
 
-  // pd_op.flatten at ../../../golden/compile-concat-in-place/program.yaml:18:5
-  KFORGE_CALL(9, kforge::kernels::flatten(kCtxFloat32, values_[7], 1, 3, &values_[8]));
+  // pd_op.transpose at ../../../golden/compile-concat-in-place/program.yaml:19:5
+  KFORGE_CALL(9, kforge::kernels::transpose(kCtxFloat32, values_[7], kAttr_transpose_perm_2, &values_[8]));
+
+  // pd_op.flatten at ../../../golden/compile-concat-in-place/program.yaml:20:5
+  KFORGE_CALL(10, kforge::kernels::flatten(kCtxFloat32, values_[8], 1, 3, &values_[9]));
   return kforge::Status::OK();
 }
 

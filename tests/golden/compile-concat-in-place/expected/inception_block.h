@@ -19,12 +19,13 @@
 static_assert(KFORGE_RUNTIME_VERSION == 4,
               "inception_block.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
-// The program `inception_block` (../../../golden/compile-concat-in-place/program.yaml) as straight-line calls of its kernels: 10 calls,
+// The program `inception_block` (../../../golden/compile-concat-in-place/program.yaml) as straight-line calls of its kernels: 11 calls,
 // no executor, no lookup by name, no allocation per call.
 //
 //   input      x: float32 [1, 4, 6, 6]
 //   parameter  w1: float32 [8, 4, 1, 1]
 //   parameter  w2: float32 [16, 4, 3, 3]
+//   parameter  w3: float32 [4, 4, 1, 1]
 //   output     y: float32 [1, 1008]
 //
 // Bind every parameter once: load_parameters reads them from Paddle's .pdiparams file into memory the object owns;
@@ -37,11 +38,11 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 class inception_block {
  public:
   static constexpr size_t kNumInputs = 1;
-  static constexpr size_t kNumParameters = 2;
+  static constexpr size_t kNumParameters = 3;
   static constexpr size_t kNumOutputs = 1;
-  static constexpr size_t kNumCalls = 10;
+  static constexpr size_t kNumCalls = 11;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x"};
-  static constexpr std::array<const char*, kNumParameters> kParameterNames = {"w1", "w2"};
+  static constexpr std::array<const char*, kNumParameters> kParameterNames = {"w1", "w2", "w3"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"y"};
   // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
   struct InputSpec {
@@ -58,6 +59,7 @@ class inception_block {
   struct Parameters {
     kforge::Tensor w1;  // "w1": float32 [8, 4, 1, 1]
     kforge::Tensor w2;  // "w2": float32 [16, 4, 3, 3]
+    kforge::Tensor w3;  // "w3": float32 [4, 4, 1, 1]
   };
 
   inception_block();
@@ -89,7 +91,7 @@ class inception_block {
   std::array<bool, kNumParameters> bound_{};
   size_t unbound_ = kNumParameters;
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
-  std::array<kforge::Tensor, 9> values_;
+  std::array<kforge::Tensor, 10> values_;
   std::unique_ptr<unsigned char[]> workspace_storage_;
   unsigned char* workspace_ = nullptr;
 };

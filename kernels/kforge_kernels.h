@@ -227,6 +227,8 @@ namespace kforge::kernels {
 // ---- elementwise math (math.cc) ---------------------------------------------------------------------------------
 // float32, float64. hardsigmoid: max(min(x * slope + offset, 1), 0); relu6: min(max(x, 0), 6).
 Status hardsigmoid(const KernelContext& ctx, const Tensor& x, float slope, float offset, Tensor* out);
+// Paddle's LeakyReluFunctor: max(x, slope * x) for a slope below 1, min(x, slope * x) otherwise.
+Status leaky_relu(const KernelContext& ctx, const Tensor& x, float negative_slope, Tensor* out);
 Status relu6(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status sqrt(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status erf(const KernelContext& ctx, const Tensor& x, Tensor* out);
@@ -461,6 +463,13 @@ Status bce_loss(const KernelContext& ctx, const Tensor& input, const Tensor& lab
 // that are not ignored.
 Status sigmoid_cross_entropy_with_logits(const KernelContext& ctx, const Tensor& x, const Tensor& label,
                                          const Tensor* pos_weight, bool normalize, int ignore_index, Tensor* out);
+// Paddle's CPU kernel: softmax along `axis` (use_softmax; else input is taken as the probabilities and copied), then
+// the loss with the axis dim 1: -log(p[label]) for a hard int32 / int64 label (0 where it is ignore_index; an
+// other label outside [0, classes) is an error), -sum(label * log(p)) for a soft label of input's dims; log(0) is
+// taken as -1e20. numeric_stable_mode does not change the CPU result.
+Status cross_entropy_with_softmax(const KernelContext& ctx, const Tensor& input, const Tensor& label, bool soft_label,
+                                  bool use_softmax, bool numeric_stable_mode, int ignore_index, int axis,
+                                  Tensor* softmax, Tensor* loss);
 // Samples NCHW x at grid [N, H', W', 2] (x, y in [-1, 1]): mode bilinear or nearest, padding_mode zeros, border or
 // reflection, align_corners; out [N, C, H', W'].
 Status grid_sample(const KernelContext& ctx, const Tensor& x, const Tensor& grid, const std::string& mode,
@@ -481,6 +490,9 @@ Status ReduceInferMeta(const Tensor& x, const std::vector<int64_t>& axis, bool k
 Status PNormInferMeta(const Tensor& x, float porder, int axis, float epsilon, bool keepdim, bool asvector,
                       Tensor* out);
 Status BCELossInferMeta(const Tensor& input, const Tensor& label, Tensor* out);
+Status CrossEntropyWithSoftmaxInferMeta(const Tensor& input, const Tensor& label, bool soft_label, bool use_softmax,
+                                        bool numeric_stable_mode, int ignore_index, int axis, Tensor* softmax,
+                                        Tensor* loss);
 Status SigmoidCrossEntropyWithLogitsInferMeta(const Tensor& x, const Tensor& label, const Tensor* pos_weight,
                                               bool normalize, int ignore_index, Tensor* out);
 Status GridSampleBaseInferMeta(const Tensor& x, const Tensor& grid, Tensor* out);

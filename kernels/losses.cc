@@ -1,4 +1,4 @@
-// bce_loss, sigmoid_cross_entropy_with_logits and grid_sample, as Paddle's CPU kernels compute them (each step in
+// bce_loss, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax and grid_sample, as Paddle's CPU kernels compute them (each step in
 // the element type T, in Paddle's order, so that float32 results match Paddle's closely).
 #include <algorithm>
 #include <cmath>
@@ -86,6 +86,85 @@ Status sigmoid_cross_entropy_with_logits(const KernelContext& ctx, const Tensor&
       // Paddle keeps the count in an int, so its floor of 1e-5 truncates to 0: a division by zero.
       const T norm = static_cast<T>(count);
       for (int64_t i = 0; i < n; ++i) o[i] = o[i] / norm;
+    }
+    return Status::OK();
+  });
+}
+
+Status cross_entropy_with_softmax(const KernelContext& ctx, const Tensor& input, const Tensor& label, bool soft_label,
+                                  bool use_softmax, bool numeric_stable_mode, int ignore_index, int axis,
+                                  Tensor* softmax, Tensor* loss) {
+  static constexpr const char* kOp = "cross_entropy_with_softmax";
+  Tensor expected_softmax, expected_loss;
+  KFORGE_RETURN_IF_ERROR(meta::CrossEntropyWithSoftmaxInferMeta(input, label, soft_label, use_softmax,
+                                                                numeric_stable_mode, ignore_index, axis,
+                                                                &expected_softmax, &expected_loss));
+  KFORGE_RETURN_IF_ERROR(check_float_out(kOp, softmax, expected_softmax, ctx, input));
+  KFORGE_RETURN_IF_ERROR(check_float_out(kOp, loss, expected_loss, ctx, input));
+  int64_t a = 0;
+  util::normalize_axis(axis, input.ndim, &a);
+  // input as [outer, classes, inner] around the axis.
+  const int64_t outer = util::product(input.dims, 0, a), classes = input.dims[a];
+  const int64_t inner = util::product(input.dims, a + 1, input.ndim);
+  return util::visit_float(input.dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* x = input.data_as<const T>();
+    T* p = softmax->data_as<T>();
+    T* l = loss->data_as<T>();
+    // The hard labels first, so that nothing is written when one is out of range.
+    if (!soft_label) {
+      for (int64_t i = 0, n = label.numel(); i < n; ++i) {
+        const int64_t c = label.dtype == DataType::kInt32 ? label.data_as<const int32_t>()[i]
+                                                           : label.data_as<const int64_t>()[i];
+        if (c != ignore_index && (c < 0 || c >= classes)) {
+          return Status::Error(kOp, ": label[", i, "] is ", c, ", outside [0, ", classes, ")");
+        }
+      }
+    }
+    for (int64_t o = 0; o < outer; ++o) {
+      const T* row = x + o * classes * inner;
+      T* prob = p + o * classes * inner;
+      if (!use_softmax) {
+        for (int64_t k = 0; k < classes * inner; ++k) prob[k] = row[k];
+        continue;
+      }
+      // Paddle's CPU softmax of a [classes * inner] row: the max over the whole row, exp of the shifted values
+      // clipped at -64 (so that a loss is at most about 64), each line's sum, then a multiply by its inverse.
+      T top = row[0];
+      for (int64_t k = 1; k < classes * inner; ++k) top = row[k] > top ? row[k] : top;
+      for (int64_t k = 0; k < classes * inner; ++k) {
+        T shifted = row[k] - top;
+        if (shifted < T(-64)) shifted = T(-64);
+        prob[k] = std::exp(shifted);
+      }
+      for (int64_t i = 0; i < inner; ++i) {
+        T sum = T(0);
+        for (int64_t c = 0; c < classes; ++c) sum += prob[c * inner + i];
+        const T scale = T(1) / sum;
+        for (int64_t c = 0; c < classes; ++c) prob[c * inner + i] *= scale;
+      }
+    }
+    // -log(p), with log(0) = -inf taken as -1e20 (Paddle's TolerableValue).
+    auto neg_log = [](T v) {
+      const T lg = std::log(v);
+      return -(std::isinf(lg) ? (lg < 0 ? T(-1e20) : T(1e20)) : lg);
+    };
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* prob = p + o * classes * inner + i;
+        T* out = l + o * inner + i;
+        if (soft_label) {
+          const T* y = label.data_as<const T>() + o * classes * inner + i;
+          T total = T(0);
+          for (int64_t c = 0; c < classes; ++c) total += y[c * inner] * -neg_log(prob[c * inner]);
+          *out = -total;
+          continue;
+        }
+        const int64_t at = o * inner + i;
+        const int64_t c = label.dtype == DataType::kInt32 ? label.data_as<const int32_t>()[at]
+                                                           : label.data_as<const int64_t>()[at];
+        *out = c == ignore_index ? T(0) : neg_log(prob[c * inner]);
+      }
     }
     return Status::OK();
   });

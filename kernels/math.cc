@@ -1,4 +1,4 @@
-// Elementwise math: hardsigmoid, relu6, sqrt, erf, log, sin, cos, abs, square, reciprocal, pow (Scalar exponent),
+// Elementwise math: hardsigmoid, leaky_relu, relu6, sqrt, erf, log, sin, cos, abs, square, reciprocal, pow (Scalar exponent),
 // floor_divide, remainder, masked_fill, swiglu. Formulas follow Paddle's phi CPU functors, written as kernels/fusion.yaml spells them, so
 // fused and unfused results agree.
 #include <algorithm>
@@ -93,6 +93,15 @@ Status hardsigmoid(const KernelContext& ctx, const Tensor& x, float slope, float
     using T = typename decltype(tag)::type;
     const T s = static_cast<T>(slope), b = static_cast<T>(offset);
     return [s, b](T v) -> T { return std::max(std::min(v * s + b, T(1)), T(0)); };
+  });
+}
+
+Status leaky_relu(const KernelContext& ctx, const Tensor& x, float negative_slope, Tensor* out) {
+  return unary(ctx, x, out, "leaky_relu", true, [negative_slope](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T s = static_cast<T>(negative_slope);
+    const bool below_one = negative_slope < 1.0f;
+    return [s, below_one](T v) -> T { return below_one ? std::max(v, s * v) : std::min(v, s * v); };
   });
 }
 

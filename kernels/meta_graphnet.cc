@@ -1,6 +1,6 @@
 // Infer-meta of the ops GraphNet's Paddle models use (issue 34): Paddle's GatherNdInferMeta, MeshgridInferMeta,
 // TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, BCELossInferMeta,
-// SigmoidCrossEntropyWithLogitsInferMeta and GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside
+// SigmoidCrossEntropyWithLogitsInferMeta, CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside
 // the other reductions', so that linalg.cc links without this file).
 #include <algorithm>
 #include <vector>
@@ -133,6 +133,42 @@ Status BCELossInferMeta(const Tensor& input, const Tensor& label, Tensor* out) {
   }
   KFORGE_RETURN_IF_ERROR(kernels::util::require_same_dtype(input, label, kOp, "input", "label"));
   return set_out(out, input.dtype, input.shape(), kOp);
+}
+
+Status CrossEntropyWithSoftmaxInferMeta(const Tensor& input, const Tensor& label, bool soft_label, bool use_softmax,
+                                        bool numeric_stable_mode, int ignore_index, int axis, Tensor* softmax,
+                                        Tensor* loss) {
+  (void)use_softmax;
+  (void)numeric_stable_mode;
+  (void)ignore_index;
+  static constexpr const char* kOp = "CrossEntropyWithSoftmaxInferMeta";
+  if (input.dtype != DataType::kFloat32 && input.dtype != DataType::kFloat64) {
+    return Status::Error(kOp, ": input must be float32 or float64, got ", input.dtype);
+  }
+  int64_t a = 0;
+  if (input.ndim == 0 || !normalize_axis(axis, input.ndim, &a)) return bad_axis(kOp, axis, input.ndim);
+  if (label.ndim != input.ndim) {
+    return Status::Error(kOp, ": label ", label.dims_string(), " must have the rank of input ", input.dims_string());
+  }
+  if (soft_label) {
+    KFORGE_RETURN_IF_ERROR(kernels::util::require_same_dtype(input, label, kOp, "input", "label"));
+    if (!input.same_dims(label)) {
+      return Status::Error(kOp, ": a soft label ", label.dims_string(), " must have input's dims ",
+                           input.dims_string());
+    }
+  } else {
+    KFORGE_RETURN_IF_ERROR(require_index_dtype(kOp, "a hard label", label));
+  }
+  std::vector<int64_t> dims = input.shape();
+  for (int32_t d = 0; d < input.ndim; ++d) {
+    if (!soft_label && label.dims[d] != (d == a ? 1 : input.dims[d])) {
+      return Status::Error(kOp, ": a hard label ", label.dims_string(), " must have input's dims ",
+                           input.dims_string(), " with 1 along axis ", a);
+    }
+  }
+  KFORGE_RETURN_IF_ERROR(set_out(softmax, input.dtype, dims, kOp));
+  dims[a] = 1;
+  return set_out(loss, input.dtype, dims, kOp);
 }
 
 Status SigmoidCrossEntropyWithLogitsInferMeta(const Tensor& x, const Tensor& label, const Tensor* pos_weight,

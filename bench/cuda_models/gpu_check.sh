@@ -23,7 +23,8 @@
 #                                   the padding mask broadcast into the attention's softmax rows over dynamic dims
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
-# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; shapes, slice bounds, paddings and
+# embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
+# cumsum, one_hot and pow outside fused groups (issue 34); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -82,7 +83,10 @@ position_ids_dynamic reshape_stack_dynamic reshape_concat_cast_dynamic split_sha
 full_with_tensor_dynamic pad_to_multiple_dynamic strided_slice_dynamic strided_slice_dynamic_end
 interpolate_size_dynamic interpolate_size_dynamic_b2 bilinear_size_dynamic causal_mask_dynamic causal_mask_dynamic_b1
 bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_all any_bool all_bool any_every_axis
-bce_loss}"
+bce_loss attention matmul_batched matmul_broadcast_batch bmm stack meshgrid_3_int64 meshgrid_anchors sum_float32 sum_int64 sum_keepdim max_float64 max_int32 min_float32
+min_keepdim prod_float32 prod_int64 prod_all any_keepdim all_int64 softmax_axis1 cumsum_float32 cumsum_int64
+cumsum_flatten cumsum_axis0_dynamic one_hot one_hot_int32 pow_scalar_float32 pow_scalar_float64 pow_scalar_int64
+pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

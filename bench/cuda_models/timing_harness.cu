@@ -8,7 +8,10 @@
 // For every batch size: 10 warm-up runs (the first finds the cuDNN algorithms for the batch and, with
 // --cuda-graph, captures the graph), then 50 timed runs, each `run()` + `synchronize()` between two host clock
 // reads; prints the median and the minimum. TF32 is allowed for the convolutions (the generated default, as
-// torch's cudnn.allow_tf32); the GEMMs run in float32 (cuBLASLt, no TF32), as torch's default matmul precision.
+// torch's cudnn.allow_tf32); the GEMMs run in float32 (cuBLASLt, no TF32), as torch's default matmul precision,
+// unless KFORGE_GEMM_TF32=1 is in the environment (the class's set_gemm_tf32(true), where it has one).
+// The input is [BATCH, 3, 224, 224] unless KFORGE_INPUT_DIMS says otherwise: comma-separated dims, B for the
+// batch (bench/transformers: "B,128,768").
 //
 // Built per program:
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -DKFORGE_PROGRAM_HEADER='"NAME.h"' -DKFORGE_PROGRAM_CLASS=NAME
@@ -30,7 +33,7 @@
 #include <vector>
 
 #include KFORGE_PROGRAM_HEADER
-#include "kforge_half.cuh"  // beside the generated class of every model here (it has convolutions)
+#include "kforge_half.cuh"  // beside every generated class with convolutions or GEMMs (all models here)
 
 namespace {
 
@@ -89,6 +92,39 @@ kforge::Status random_tensor(const std::vector<int64_t>& dims, float low, float 
   return kforge::Status::OK();
 }
 
+// The input's dims for `batch`: KFORGE_INPUT_DIMS with B replaced, else an image batch.
+bool input_dims(int64_t batch, std::vector<int64_t>* dims) {
+  const char* spec = std::getenv("KFORGE_INPUT_DIMS");
+  if (spec == nullptr || spec[0] == '\0') {
+    *dims = {batch, 3, 224, 224};
+    return true;
+  }
+  dims->clear();
+  std::istringstream fields(spec);
+  for (std::string field; std::getline(fields, field, ',');) {
+    if (field == "B") {
+      dims->push_back(batch);
+      continue;
+    }
+    char* end = nullptr;
+    const long long d = std::strtoll(field.c_str(), &end, 10);
+    if (field.empty() || *end != '\0' || d < 0) return false;
+    dims->push_back(d);
+  }
+  return !dims->empty();
+}
+
+// set_gemm_tf32(true) where the class has it (float32 GEMMs); false where it has none.
+template <typename P>
+auto allow_gemm_tf32(P& program, int) -> decltype(program.set_gemm_tf32(true), bool()) {
+  program.set_gemm_tf32(true);
+  return true;
+}
+template <typename P>
+bool allow_gemm_tf32(P&, long) {
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,13 +158,19 @@ int main(int argc, char** argv) {
     return fail(std::string(argv[1]) + " lists " + std::to_string(params.size()) + " parameters, the program has " +
                 std::to_string(Program::kNumParameters));
   }
-  static_assert(Program::kNumInputs == 1 && Program::kNumOutputs == 1, "one image input, one output");
+  static_assert(Program::kNumInputs == 1 && Program::kNumOutputs == 1, "one input, one output");
+  if (const char* tf32 = std::getenv("KFORGE_GEMM_TF32"); tf32 != nullptr && tf32[0] == '1' &&
+      !allow_gemm_tf32(program, 0)) {
+    return fail("KFORGE_GEMM_TF32=1, but the class has no float32 GEMM (no set_gemm_tf32)");
+  }
 
   for (int a = 2; a < argc; ++a) {
     const int64_t batch = std::atoll(argv[a]);
     if (batch <= 0) return fail(std::string("bad batch '") + argv[a] + "'");
     kforge::Tensor x, y;
-    CHECK_STATUS(random_tensor({batch, 3, 224, 224}, -1.0f, 1.0f, 0, kforge::DataType::kFloat32, &x));
+    std::vector<int64_t> dims;
+    if (!input_dims(batch, &dims)) return fail(std::string("bad KFORGE_INPUT_DIMS '") + std::getenv("KFORGE_INPUT_DIMS") + "'");
+    CHECK_STATUS(random_tensor(dims, -1.0f, 1.0f, 0, kforge::DataType::kFloat32, &x));
     if (cudaDeviceSynchronize() != cudaSuccess) return fail("filling the input failed");
     auto once = [&]() -> kforge::Status {
       KFORGE_RETURN_IF_ERROR(program.run(x, &y));

@@ -117,6 +117,7 @@ Value gemm_entry(const CudaGemmSummary& gemm) {
   v.set("types", gemm.types);
   v.set("kernels", gemm.kernels);
   v.set("multi_kernel", gemm.multi_kernel);
+  v.set("float32", gemm.float32);
   return v;
 }
 

@@ -42,6 +42,7 @@ struct CudaGemmSummary {
   std::string types;         // the element types' descriptions, "fp32, bf16"
   std::string kernels;       // what the dispatchers pick besides cuBLASLt, or ""
   bool multi_kernel = false;  // --multi-kernel-hints
+  bool float32 = false;       // some GEMM computes float32 (the class has the TF32 switch set_gemm_tf32)
 };
 
 /// The parts of the class that exist only for some programs.

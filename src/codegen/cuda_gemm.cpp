@@ -32,6 +32,10 @@ std::string int_dim(const SymExpr& e, const SizeExpr& size) {
   return "static_cast<int>(" + size(e) + ")";
 }
 
+std::string int64_size(const SymExpr& e, const SizeExpr& size) {
+  return e.is_constant() ? cpp_int_expr(e) : size(e);
+}
+
 // How generated code spells the GEMM pieces of one element type. The templates (kforge_cublaslt.cuh,
 // kforge_gemm_f32.cuh) are generic over the type; float32 keeps the spellings its output always had, which the
 // headers keep as thin wrappers, so that float32 programs generate what they did before 16-bit GEMMs existed.
@@ -116,7 +120,7 @@ bool CudaGemmCode::has_tensor_core(ir::DataType dtype) const {
 void CudaGemmCode::check(DiagnosticEngine& diags) const {
   for (const FusedGroup* g : groups_) {
     for (const auto& [name, dim] : {std::pair<const char*, const SymExpr*>{"M", &g->gemm.m}, {"N", &g->gemm.n},
-                                    {"K", &g->gemm.k}}) {
+                                    {"K", &g->gemm.k}, {"batch", &g->gemm.batch}}) {
       std::optional<int64_t> value = dim->constant();
       if (value && *value > std::numeric_limits<int>::max()) {
         diags.error(p_.calls[g->gemm.matmul].loc,
@@ -151,6 +155,7 @@ CudaGemmSummary CudaGemmCode::summary() const {
   for (ir::DataType t : dtypes()) {
     out.types += (out.types.empty() ? "" : ", ") + std::string(element_of(t).describe);
     simt |= t == ir::DataType::kFloat32;
+    out.float32 |= t == ir::DataType::kFloat32;
     tensor_core |= has_tensor_core(t);
   }
   out.count = groups_.size();
@@ -163,23 +168,6 @@ CudaGemmSummary CudaGemmCode::summary() const {
 
 std::string CudaGemmCode::before_capture() const {
   return any() && cuda_graph_ ? "prepare_gemms(kforge_b);" : "";
-}
-
-std::string CudaGemmCode::prepare_function() const {
-  std::string c = "void " + cls_ + "::prepare_gemms(const Bindings& b) {\n";
-  c += cuda_binding_locals(p_);
-  for (const FusedGroup* g : groups_) {
-    const GemmElement& e = element_of(*g);
-    c += "  // " + describe_(*g) + "\n";
-    const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g->index) : nullptr;
-    if (site != nullptr) {
-      c += args_struct(*g) + fmt::format("    gemm_->select(gemm_->{}, kforge_gemm);\n  }}\n", site->name);
-    }
-    c += fmt::format("  {}(\n      gemm_->{},\n", e.prepare, e.lt) + args_code(*g, "      ") + ", " + transposes(*g) +
-         ");\n";
-  }
-  c += "}\n\n";
-  return c;
 }
 
 std::vector<std::string> CudaGemmCode::host_std_includes() const {
@@ -225,22 +213,49 @@ std::string CudaGemmCode::variants_function(const passes::MultiKernelSite& site)
   return c;
 }
 
-std::string CudaGemmCode::args_code(const FusedGroup& g, const std::string& indent) const {
+tmpl::Value CudaGemmCode::call(const FusedGroup& g) const {
+  const GemmElement& e = element_of(g);
   const passes::GemmGroup& gm = g.gemm;
-  const std::string t = element_of(g).cpp;
-  std::string bias = gm.bias == passes::kNone ? "nullptr" : buffer_(gm.bias, t, true);
-  return fmt::format("{}{},\n{}{},\n{}{},\n{}{},\n{}{}, {}, {}, {}", indent, buffer_(gm.x, t, true), indent,
-                     buffer_(gm.y, t, true), indent, buffer_(gm.out, t, false), indent, bias, indent, int_dim(gm.m, size_),
-                     int_dim(gm.n, size_), int_dim(gm.k, size_), epilogue_code(gm.epilogue));
+  const std::string t = e.cpp;
+  const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g.index) : nullptr;
+  tmpl::Value c = tmpl::Value::map();
+  c.set("kind", "gemm");
+  c.set("index", static_cast<int64_t>(g.index));
+  c.set("description", describe_(g));
+  c.set("lt", e.lt);
+  c.set("fn", e.cublaslt);
+  c.set("prepare_fn", e.prepare);
+  c.set("args_type", e.args);
+  c.set("x", buffer_(gm.x, t, true));
+  c.set("y", buffer_(gm.y, t, true));
+  c.set("out", buffer_(gm.out, t, false));
+  c.set("bias", gm.bias == passes::kNone ? std::string("nullptr") : buffer_(gm.bias, t, true));
+  c.set("dims", int_dim(gm.m, size_) + ", " + int_dim(gm.n, size_) + ", " + int_dim(gm.k, size_));
+  c.set("epilogue", epilogue_code(gm.epilogue));
+  c.set("transposes", transposes(g));
+  c.set("batched", gm.batched);
+  if (gm.batched) {
+    std::string outer;  // the second level, when there is one
+    if (gm.outer.constant() != std::optional<int64_t>(1)) {
+      outer = fmt::format(", {}, {}, {}, {}", int64_size(gm.outer, size_), int64_size(gm.outer_stride_x, size_),
+                          int64_size(gm.outer_stride_y, size_), int64_size(gm.outer_stride_out, size_));
+    }
+    c.set("batch", fmt::format("kforge::cuda_gemm::Batch{{{}, {}, {}, {}{}}}", int_dim(gm.batch, size_),
+                               int64_size(gm.stride_x, size_), int64_size(gm.stride_y, size_),
+                               int64_size(gm.stride_out, size_), outer));
+  }
+  c.set("site", site != nullptr ? tmpl::Value(site->name) : tmpl::Value(false));
+  return c;
+}
+
+tmpl::Value CudaGemmCode::calls() const {
+  tmpl::List out;
+  for (const FusedGroup* g : groups_) out.push_back(call(*g));
+  return tmpl::Value(std::move(out));
 }
 
 std::string CudaGemmCode::transposes(const FusedGroup& g) {
   return std::string(g.gemm.transpose_x ? "true" : "false") + ", " + (g.gemm.transpose_y ? "true" : "false");
-}
-
-std::string CudaGemmCode::args_struct(const FusedGroup& g) const {
-  return fmt::format("  {{\n    const {} kforge_gemm{{\n", element_of(g).args) + args_code(g, "        ") +
-         ", stream_, " + transposes(g) + "};\n";
 }
 
 std::string CudaGemmCode::dispatch_helpers(ir::DataType dtype) const {
@@ -292,14 +307,7 @@ std::string CudaGemmCode::definitions() const {
   }
   const bool f32_only = types == std::vector<ir::DataType>{ir::DataType::kFloat32};
   std::string c;
-  if (mk_ == nullptr) {
-    c += f32_only ? "// The GEMM groups run cuBLASLt (fp32 compute, no TF32) with one handle and workspace per object.\n"
-                  : "// The GEMM groups run cuBLASLt (fp32 compute and accumulation, no TF32) with one handle and workspace\n"
-                    "// per object and element type.\n";
-    c += "struct " + cls_ + "::GemmState {\n" + lts + "};\n\n";
-    if (cuda_graph_) c += prepare_function();
-    return c;
-  }
+  if (mk_ == nullptr) return c;  // templates/program/cuda/gemm.j2's state()
   c += "namespace {\n\n";
   for (const passes::MultiKernelSite& site : mk_->sites) c += variants_function(site);
   c += "}  // namespace\n\n";
@@ -328,58 +336,55 @@ std::string CudaGemmCode::definitions() const {
                      e.lt, e.config, cpp_string(site.name), site.set_hash);
   }
   c += " {}\n\n";
-  if (cuda_graph_) c += prepare_function();
   return c;
 }
 
-std::string CudaGemmCode::run_setup() const {
-  if (!any()) return "";
-  std::string c = "  if (gemm_ == nullptr) {\n";
-  c += mk_ != nullptr ? "    gemm_ = std::make_unique<GemmState>(stream_);\n" : "    gemm_ = std::make_unique<GemmState>();\n";
+tmpl::Value CudaGemmCode::state() const {
+  if (!any() || mk_ != nullptr) return tmpl::Value(false);
+  tmpl::Value st = tmpl::Value::map();
+  tmpl::List lts;
   for (ir::DataType t : dtypes()) {
-    const std::string lt = element_of(t).lt;
-    c += "    if (!gemm_->" + lt + ".ok()) {\n      const cublasStatus_t status = gemm_->" + lt + ".last_status();\n"
-         "      gemm_.reset();\n"
-         "      return kforge::Status::Error(\"" + cls_ + ": cannot create the cuBLASLt handle: \",\n"
-         "                                   kforge::cuda_gemm::cublas_status_name(status));\n    }\n";
+    tmpl::Value lt = tmpl::Value::map();
+    lt.set("name", element_of(t).lt);
+    lt.set("type", element_of(t).lt_type);
+    lts.push_back(std::move(lt));
   }
-  c += "  }\n";
-  if (mk_ != nullptr) c += "  gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on\n";
-  return c;
+  st.set("lts", tmpl::Value(std::move(lts)));
+  st.set("f32_only", dtypes() == std::vector<ir::DataType>{ir::DataType::kFloat32});
+  return st;
 }
 
-std::string CudaGemmCode::run_checks() const {
-  std::string c;
+tmpl::Value CudaGemmCode::setup() const {
+  if (!any()) return tmpl::Value(false);
+  tmpl::Value st = tmpl::Value::map();
+  tmpl::List lts;
+  for (ir::DataType t : dtypes()) lts.push_back(element_of(t).lt);
+  st.set("lts", tmpl::Value(std::move(lts)));
+  st.set("multi_kernel", mk_ != nullptr);
+  st.set("float32", summary().float32);
+  return st;
+}
+
+tmpl::Value CudaGemmCode::checks() const {
+  tmpl::List out;
   for (const FusedGroup* g : groups_) {
     const passes::GemmGroup& gm = g->gemm;
     std::string cond;
-    for (const SymExpr* d : {&gm.m, &gm.n, &gm.k}) {
+    for (const SymExpr* d : {&gm.m, &gm.n, &gm.k, &gm.batch}) {
       if (d->is_constant()) continue;
       cond += (cond.empty() ? "" : " || ") + size_(*d) + " > std::numeric_limits<int>::max()";
     }
     if (cond.empty()) continue;
-    c += fmt::format("  if ({}) {{\n    return kforge::Status::Error(\"{}: \", kLaunchNames[{}], \": M x N x K = \", {}, \" x \", {}, \" x \", {},\n"
-                     "                                 \" exceeds the int range of the CUDA GEMM kernels\");\n  }}\n",
-                     cond, cls_, g->index, size_(gm.m), size_(gm.n), size_(gm.k));
+    tmpl::Value c = tmpl::Value::map();
+    c.set("index", static_cast<int64_t>(g->index));
+    c.set("cond", cond);
+    c.set("m", size_(gm.m));
+    c.set("n", size_(gm.n));
+    c.set("k", size_(gm.k));
+    c.set("batch", gm.batched ? tmpl::Value(size_(gm.batch)) : tmpl::Value(false));
+    out.push_back(std::move(c));
   }
-  return c;
-}
-
-std::string CudaGemmCode::enqueue(const FusedGroup& g) const {
-  const GemmElement& e = element_of(g);
-  std::string c = "  // " + describe_(g) + "\n";
-  const passes::MultiKernelSite* site = mk_ != nullptr ? mk_->site_for_group(g.index) : nullptr;
-  if (site == nullptr) {
-    c += fmt::format("  if (cudaError_t e = {}(\n      gemm_->{},\n", e.cublaslt, e.lt) + args_code(g, "      ") + ", " +
-         transposes(g) +
-         fmt::format(", stream_);\n      e != cudaSuccess) {{\n    return gemm_failed({}, e, gemm_->{});\n  }}\n", g.index, e.lt);
-    return c;
-  }
-  c += args_struct(g);
-  c += fmt::format("    if (cudaError_t e = gemm_->run(gemm_->{}, kforge_gemm); e != cudaSuccess) {{\n"
-                   "      return gemm_failed({}, e, gemm_->{});\n    }}\n  }}\n",
-                   site->name, g.index, e.lt);
-  return c;
+  return tmpl::Value(std::move(out));
 }
 
 }  // namespace kforge::codegen

@@ -31,6 +31,7 @@
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "passes/variants.h"
+#include "template/value.h"
 #include "support/diagnostics.h"
 
 namespace kforge::codegen {
@@ -60,17 +61,25 @@ class CudaGemmCode {
   std::string before_capture() const;
   std::vector<std::string> host_std_includes() const;  // NAME.cu: standard headers ("limits", ...)
   std::vector<std::string> host_includes() const;  // NAME.cu: the GEMM headers it includes
-  /// NAME.cu, after the anonymous namespace: the GemmState type and (--cuda-graph) prepare_gemms().
+  /// NAME.cu, after the anonymous namespace, with --multi-kernel-hints: the variants, the GemmState type with its
+  /// dispatchers; "" without (state() is the template's).
   std::string definitions() const;
-  /// run(), once the stream exists: create the GemmState on first use and point the timer at the stream.
-  std::string run_setup() const;
-  /// run(), after the symbols: the checks that the symbolic M, N and K fit the kernels' int.
-  std::string run_checks() const;
-  /// enqueue(): the call of GEMM group `g` (launch index `g.index`).
-  std::string enqueue(const passes::FusedGroup& g) const;
+  /// The GemmState of a class without --multi-kernel-hints, {lts: [{name, type}], f32_only}, or false
+  /// (templates/program/cuda/gemm.j2, state()).
+  tmpl::Value state() const;
+  /// run(), once the stream exists: {lts, multi_kernel, float32} for gemm.j2's run_setup(), or false.
+  tmpl::Value setup() const;
+  /// run(), after the sizes: [{index, cond, m, n, k, batch}], the symbolic M, N, K (and batch) that must fit the
+  /// kernels' int (gemm.j2's run_checks()).
+  tmpl::Value checks() const;
+  /// The call of GEMM group `g` (launch index `g.index`) for gemm.j2's enqueue() and prepare_function(): {kind
+  /// "gemm", index, description, lt, fn, prepare_fn, args_type, x, y, out, bias, dims, epilogue, transposes,
+  /// batched, batch, site}.
+  tmpl::Value call(const passes::FusedGroup& g) const;
+  /// Every group's call, in order (prepare_gemms()).
+  tmpl::Value calls() const;
 
  private:
-  std::string args_code(const passes::FusedGroup& g, const std::string& indent) const;
   /// The element types of the GEMM groups, float32 first, then bfloat16, then float16 (each once).
   std::vector<ir::DataType> dtypes() const;
   /// Whether any site of that element type has tensor-core variants (then run() checks that a pick applies).
@@ -79,10 +88,7 @@ class CudaGemmCode {
   std::string dispatch_helpers(ir::DataType dtype) const;
   /// "true, false": the group's transpose_x and transpose_y as the C++ arguments that follow the operands.
   static std::string transposes(const passes::FusedGroup& g);
-  /// `{` and the GemmF32Args `kforge_gemm` of group g (enqueue() and prepare_gemms() close the block).
-  std::string args_struct(const passes::FusedGroup& g) const;
   std::string variants_function(const passes::MultiKernelSite& site) const;
-  std::string prepare_function() const;
 
   const passes::LoweredProgram& p_;
   const passes::FusionPlan& plan_;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_index_text.h"
 #include "passes/axis.h"
 
 namespace kforge::codegen {
@@ -20,165 +21,27 @@ using passes::kNone;
 using passes::LoweredProgram;
 using passes::SymExpr;
 using passes::SymShape;
+using index_text::constant;
+using index_text::constant_float;
+using index_text::constant_int;
+using index_text::IndexBuilder;
+using index_text::KernelText;
 
-constexpr std::array<std::string_view, 19> kIndexOps = {
-    "dropout",        "transpose",      "concat",    "split",     "split_with_num", "slice",
-    "strided_slice",  "pad3d",          "expand",    "tile",      "gather",         "index_select",
-    "embedding",      "nearest_interp", "bilinear_interp", "triu", "tril",          "arange",
-    "full_with_tensor"};
-
-/// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
-/// float16, bfloat16 (their bits) and uint16/32/64.
-std::optional<std::string> move_type(ir::DataType dtype) {
-  switch (dtype) {
-    case ir::DataType::kUInt16:
-    case ir::DataType::kFloat16:
-    case ir::DataType::kBFloat16: return "uint16_t";
-    case ir::DataType::kUInt32: return "uint32_t";
-    case ir::DataType::kUInt64: return "uint64_t";
-    default: return element_type(dtype);
-  }
-}
-
-
-// A constant attribute, or null (then `why` says so).
-const passes::AttrConstant* constant(const KernelCall& call, std::string_view name, std::string* why) {
-  const KernelArg* a = call.arg(name);
-  if (a != nullptr && a->kind == ArgKind::kConstant) return &a->constant;
-  *why = fmt::format("its {} is not a constant known at generation time", name);
-  return nullptr;
-}
-
-// An int or Scalar attribute's integer value.
-std::optional<int64_t> constant_int(const KernelCall& call, std::string_view name, std::string* why) {
-  const passes::AttrConstant* c = constant(call, name, why);
-  if (c == nullptr) return std::nullopt;
-  if (c->type == opdef::ArgType::kScalar || c->type == opdef::ArgType::kScalarInt ||
-      c->type == opdef::ArgType::kScalarInt64 || c->type == opdef::ArgType::kScalarFloat ||
-      c->type == opdef::ArgType::kScalarDouble) {
-    return c->scalar.is_floating ? static_cast<int64_t>(c->scalar.float_value) : c->scalar.int_value;
-  }
-  return c->int_value;
-}
-
-std::optional<double> constant_float(const KernelCall& call, std::string_view name, std::string* why) {
-  const passes::AttrConstant* c = constant(call, name, why);
-  if (c == nullptr) return std::nullopt;
-  if (c->type == opdef::ArgType::kFloat || c->type == opdef::ArgType::kDouble) return c->float_value;
-  return c->scalar.is_floating ? c->scalar.float_value : static_cast<double>(c->scalar.int_value);
-}
-
-// Whether anything reads value v (a call's argument or a program output).
-bool is_read(const LoweredProgram& p, uint32_t v) {
-  for (const passes::ProgramOutput& o : p.outputs) {
-    if (o.value == v) return true;
-  }
-  for (const KernelCall& call : p.calls) {
-    for (const KernelArg& a : call.args) {
-      if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) return true;
-    }
-  }
-  return false;
-}
-
-// Builds one kernel: its parameters (pointers, then the symbols its expressions use) and its body.
-class KernelText {
- public:
-  KernelText(const CudaBufferExpr& buffer, SizeTable& table, const SizeTable::Spelling& argument)
-      : buffer_(buffer), sizes_(table, argument) {}
-
-  // A dim or any size as C++ text: the literal, a dim `s0`, or a parameter `z3` the launch passes from the
-  // program's size table (codegen/size_table.h), so that no kernel spells out a size.
-  std::string size(const SymExpr& d) {
-    if (std::optional<int64_t> c = d.constant()) return std::to_string(*c);
-    return sizes_.text(d);
-  }
-
-  // `const int64_t c<d>` for every dim of `dims`: the coordinate of output element e (row-major).
-  void coordinates(const SymShape& dims) {
-    if (dims.empty()) return;
-    if (dims.size() == 1) {
-      line("const int64_t c0 = e;");
-      return;
-    }
-    line("int64_t r = e;");
-    for (size_t d = dims.size() - 1; d > 0; --d) {
-      const std::string n = size(dims[d]);
-      line(fmt::format("[[maybe_unused]] const int64_t c{} = r % {};", d, n));
-      line(fmt::format("r /= {};", n));
-    }
-    line("[[maybe_unused]] const int64_t c0 = r;");
-  }
-
-  // The row-major offset in a tensor of dims `dims` of the coordinate whose entries are `coords` (C++ text).
-  std::string offset(const std::vector<std::string>& coords, const SymShape& dims) {
-    std::string out;
-    SymExpr stride = 1;
-    for (size_t d = dims.size(); d-- > 0;) {
-      const std::string& c = coords[d];
-      if (c != "0") {
-        std::string term = c;
-        if (stride.constant() != std::optional<int64_t>(1)) {
-          term = (c.find(' ') == std::string::npos ? c : "(" + c + ")") + " * " + size(stride);
-        }
-        out = out.empty() ? term : term + " + " + out;
-      }
-      stride = stride * dims[d];
-    }
-    return out.empty() ? "0" : out;
-  }
-
-  // A read-only pointer parameter for value v, as element type `type`; returns its name.
-  std::string input(uint32_t v, const std::string& type) {
-    const std::string name = "in" + std::to_string(inputs_++);
-    params_.push_back(fmt::format("const {}* __restrict__ {}", type, name));
-    args_.push_back(buffer_(v, type, true));
-    return name;
-  }
-  std::string output(uint32_t v, const std::string& type) {
-    params_.push_back(fmt::format("{}* __restrict__ out", type));
-    args_.push_back(buffer_(v, type, false));
-    return "out";
-  }
-  void line(std::string text) { body_.push_back(std::move(text)); }
-
-  CudaIndexKernel finish(std::string name, std::string description, const SymExpr& numel, bool interp) {
-    CudaIndexKernel k;
-    k.numel = size(numel);
-    k.name = std::move(name);
-    k.description = std::move(description);
-    k.params = params_;
-    k.args = args_;
-    const std::vector<std::string> size_params = sizes_.params(), size_args = sizes_.args();
-    k.params.insert(k.params.end(), size_params.begin(), size_params.end());
-    k.args.insert(k.args.end(), size_args.begin(), size_args.end());
-    k.body = body_;
-    k.interp = interp;
-    return k;
-  }
-
- private:
-  const CudaBufferExpr& buffer_;
-  SizeParams sizes_;
-  std::vector<std::string> params_, args_, body_;
-  int inputs_ = 0;
-};
+// The data-movement ops built here; the ones that compute are cuda_index_compute.cpp's (index_text::is_compute_op).
+constexpr std::array<std::string_view, 14> kMovementOps = {
+    "transpose", "concat", "stack",        "split",     "split_with_num", "slice",   "strided_slice",
+    "pad3d",     "expand", "tile",         "gather",    "index_select",   "embedding", "meshgrid"};
 
 // Builds the kernels of one call.
-class IndexCall {
+class IndexCall : public IndexBuilder {
  public:
-  IndexCall(const LoweredProgram& p, const KernelCall& call, const std::string& prefix, size_t first,
-            const std::string& description, const CudaBufferExpr& buffer, SizeTable& sizes,
-            const SizeTable::Spelling& size_argument, std::string* why)
-      : p_(p), call_(call), prefix_(prefix), next_(first), description_(description), buffer_(buffer),
-        sizes_(sizes), size_argument_(size_argument), why_(why) {}
+  using IndexBuilder::IndexBuilder;
 
   std::optional<std::vector<CudaIndexKernel>> build() {
     const std::string& op = call_.op;
     bool ok = false;
-    if (op == "dropout") ok = dropout();
-    else if (op == "transpose") ok = transpose();
-    else if (op == "concat") ok = concat();
+    if (op == "transpose") ok = transpose();
+    else if (op == "concat" || op == "stack") ok = join(op == "stack");
     else if (op == "split" || op == "split_with_num") ok = split();
     else if (op == "slice") ok = slice();
     else if (op == "strided_slice") ok = strided_slice();
@@ -186,100 +49,14 @@ class IndexCall {
     else if (op == "expand" || op == "tile") ok = broadcast();
     else if (op == "gather" || op == "index_select") ok = gather();
     else if (op == "embedding") ok = embedding();
-    else if (op == "nearest_interp" || op == "bilinear_interp") ok = interpolate(op == "bilinear_interp");
-    else if (op == "triu" || op == "tril") ok = triangle(op == "triu");
-    else if (op == "arange") ok = arange();
-    else if (op == "full_with_tensor") ok = fill();
-    else if (op == "matmul") ok = batched_matmul();
+    else if (op == "meshgrid") ok = meshgrid();
+    else if (op == "matmul" || op == "bmm") ok = batched_matmul();
     else fail("it is not an index-mapped op");
     if (!ok) return std::nullopt;
-    return std::move(kernels_);
+    return take();
   }
 
  private:
-  bool fail(std::string reason) {
-    if (why_->empty()) *why_ = std::move(reason);
-    return false;
-  }
-
-  const passes::LoweredValue& value(uint32_t v) const { return p_.values[v]; }
-
-  // The first output's single value.
-  uint32_t out_value() const {
-    return call_.outputs.empty() || call_.outputs[0].values.size() != 1 ? kNone : call_.outputs[0].values[0];
-  }
-
-  // The element type of input x and output out, which must have the same dtype; "" after fail().
-  std::string same_type(uint32_t x, uint32_t out, bool arithmetic) {
-    if (x == kNone || out == kNone) {
-      fail("it needs an input and an output");
-      return "";
-    }
-    if (value(x).dtype != value(out).dtype) {
-      fail(fmt::format("its input is {} and its output {}", ir::dtype_name(value(x).dtype),
-                       ir::dtype_name(value(out).dtype)));
-      return "";
-    }
-    const ir::DataType d = value(x).dtype;
-    if (arithmetic && d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
-      fail(fmt::format("it computes on {} values; the CUDA kernel computes float32 and float64 only", ir::dtype_name(d)));
-      return "";
-    }
-    std::optional<std::string> t = move_type(d);
-    if (!t) {
-      fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(d)));
-      return "";
-    }
-    return *t;
-  }
-
-  // A data-movement kernel cannot write the buffer it reads.
-  bool own_buffer(uint32_t in, uint32_t out) {
-    if (value(in).buffer == value(out).buffer) {
-      return fail("its output shares its input's buffer (in place), which an index-mapped kernel cannot write");
-    }
-    return true;
-  }
-
-  KernelText text() const { return KernelText(buffer_, sizes_, size_argument_); }
-
-  void add(KernelText& k, const SymExpr& numel, bool interp = false) {
-    kernels_.push_back(k.finish(prefix_ + std::to_string(next_++), description_, numel, interp));
-  }
-
-  // Inference dropout: a copy (upscale_in_train) or x * (1 - p) (downgrade_in_infer), as kernels/creation.cc.
-  bool dropout() {
-    const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::optional<bool> test = call_.constant_bool("is_test");
-    if (!test || !*test) return fail("it is a training dropout (is_test is not true); only inference runs on the GPU");
-    const passes::AttrConstant* mode = constant(call_, "mode", why_);
-    const std::optional<double> prob = constant_float(call_, "p", why_);
-    if (mode == nullptr || !prob) return false;
-    const bool upscale = mode->string_value == "upscale_in_train";
-    if (!upscale && mode->string_value != "downgrade_in_infer") {
-      return fail("its mode is \"" + mode->string_value + "\" (upscale_in_train or downgrade_in_infer expected)");
-    }
-    if (call_.outputs.size() > 1) {
-      for (uint32_t v : call_.outputs[1].values) {
-        if (v != kNone && is_read(p_, v)) return fail("its mask is read, and the CUDA dropout computes out alone");
-      }
-    }
-    const std::string type = same_type(x, out, !upscale);
-    if (type.empty()) return false;
-    KernelText k = text();
-    const std::string in = k.input(x, type);
-    k.output(out, type);
-    if (upscale) {
-      k.line(fmt::format("out[e] = {}[e];", in));
-    } else {
-      const double factor = 1.0 - *prob;
-      const std::string f = type == "float" ? cpp_float(static_cast<float>(factor)) : fmt::format("{:.17g}", factor);
-      k.line(fmt::format("out[e] = {}[e] * static_cast<{}>({});", in, type, f));
-    }
-    add(k, value(out).numel());
-    return true;
-  }
-
   bool transpose() {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
     const std::string type = same_type(x, out, false);
@@ -304,7 +81,10 @@ class IndexCall {
     return true;
   }
 
-  bool concat() {
+  // concat / stack: output coordinate c<axis> selects the input. concat: input j holds output coordinates
+  // [start_j, start_j + dims_j[axis]) along the axis; stack: input j is c<axis> == j, its coordinates the output's
+  // others.
+  bool join(bool stacked) {
     const KernelArg* xs = call_.arg("x");
     const uint32_t out = out_value();
     if (xs == nullptr || xs->kind != ArgKind::kTensorList || xs->values.empty() || out == kNone) {
@@ -321,31 +101,38 @@ class IndexCall {
     for (uint32_t v : xs->values) {
       type = same_type(v, out, false);
       if (type.empty() || !own_buffer(v, out)) return false;
-      if (value(v).dims.size() != od.size()) return fail("its inputs and output differ in rank");
+      if (value(v).dims.size() + (stacked ? 1 : 0) != od.size()) {
+        return fail(stacked ? "its output's rank is not its inputs' plus one" : "its inputs and output differ in rank");
+      }
       names.push_back(k.input(v, type));
     }
     k.output(out, type);
     k.coordinates(od);
-    // Input j holds output coordinates [start_j, start_j + dims_j[axis]) along the axis.
     SymExpr start = 0;
     const std::string ca = "c" + std::to_string(axis);
-    for (size_t j = 0; j < xs->values.size(); ++j) {
+    for (size_t j = 0; j < names.size(); ++j) {
       const SymShape& xd = value(xs->values[j]).dims;
       std::vector<std::string> coords;
-      for (size_t d = 0; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
-      if (start.constant() != std::optional<int64_t>(0)) coords[axis] = ca + " - " + k.size(start);
-      const SymExpr end = start + xd[axis];
+      for (size_t d = 0; d < od.size(); ++d) {
+        if (!stacked || d != axis) coords.push_back("c" + std::to_string(d));
+      }
+      std::string when = fmt::format("{} == {}", ca, j);
+      if (!stacked) {
+        if (start.constant() != std::optional<int64_t>(0)) coords[axis] = ca + " - " + k.size(start);
+        const SymExpr end = start + xd[axis];
+        when = fmt::format("{} < {}", ca, k.size(end));
+        start = end;
+      }
       const std::string load = fmt::format("out[e] = {}[{}];", names[j], k.offset(coords, xd));
-      if (j + 1 == xs->values.size()) {
+      if (j + 1 == names.size()) {
         k.line(j == 0 ? load : "} else {");
         if (j > 0) k.line("  " + load);
       } else {
-        k.line(fmt::format("{}if ({} < {}) {{", j == 0 ? "" : "} else ", ca, k.size(end)));
+        k.line(fmt::format("{}if ({}) {{", j == 0 ? "" : "} else ", when));
         k.line("  " + load);
       }
-      start = end;
     }
-    if (xs->values.size() > 1) k.line("}");
+    if (names.size() > 1) k.line("}");
     add(k, value(out).numel());
     return true;
   }
@@ -591,15 +378,6 @@ class IndexCall {
     return true;
   }
 
-  std::string index_type(uint32_t index) {
-    const ir::DataType d = value(index).dtype;
-    if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
-      fail(fmt::format("its index is {} (int32 or int64 expected)", ir::dtype_name(d)));
-      return "";
-    }
-    return *move_type(d);
-  }
-
   // gather / index_select: x viewed as [outer, n, inner] around the axis; output [outer, k, inner] picks index's
   // k entries along it.
   bool gather() {
@@ -653,100 +431,31 @@ class IndexCall {
     return true;
   }
 
-  // nearest_interp / bilinear_interp of a 4-D x to the output's spatial size, with Paddle's source coordinates
-  // (kernels/nn.cc, kernels/resize.cc): kforge_index.cuh's interp_ratio, nearest_source and bilinear_tap.
-  bool interpolate(bool bilinear) {
-    const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::string type = same_type(x, out, bilinear);
-    if (type.empty() || !own_buffer(x, out)) return false;
-    for (std::string_view name : {"out_size", "size_tensor", "scale_tensor"}) {
-      const KernelArg* a = call_.arg(name);
-      if (a != nullptr && a->kind != ArgKind::kAbsentTensor && !(a->kind == ArgKind::kTensorList && a->values.empty())) {
-        return fail(fmt::format("its {} is a tensor; the CUDA kernel takes the size from the output's dims", name));
+  // meshgrid: output i repeats 1-D input i along its own axis (out_i[c0, c1, ...] = in_i[c_i]).
+  bool meshgrid() {
+    const KernelArg* xs = call_.arg("inputs");
+    if (xs == nullptr || xs->kind != ArgKind::kTensorList || call_.outputs.empty() ||
+        call_.outputs[0].values.size() != xs->values.size()) {
+      return fail("it needs a list of inputs and as many outputs");
+    }
+    for (size_t i = 0; i < xs->values.size(); ++i) {
+      const uint32_t x = xs->values[i], out = call_.outputs[0].values[i];
+      if (out == kNone) continue;
+      const std::string type = same_type(x, out, false);
+      if (type.empty() || !own_buffer(x, out)) return false;
+      if (value(x).dims.size() > 1 || value(out).dims.size() != xs->values.size()) {
+        return fail("its inputs are not 1-D, or its outputs' rank is not the number of inputs");
       }
+      KernelText k = text();
+      const std::string in = k.input(x, type);
+      k.output(out, type);
+      const SymShape& od = value(out).dims;
+      SymExpr inner = 1;
+      for (size_t d = i + 1; d < od.size(); ++d) inner = inner * od[d];
+      const std::string at = inner.constant() == std::optional<int64_t>(1) ? "e" : "e / " + k.size(inner);
+      k.line(fmt::format("out[e] = {}[{} % {}];", in, at, k.size(od[i])));
+      add(k, value(out).numel());
     }
-    const passes::AttrConstant* format = constant(call_, "data_format", why_);
-    const passes::AttrConstant* scale = format != nullptr ? constant(call_, "scale", why_) : nullptr;
-    const std::optional<bool> align_corners = call_.constant_bool("align_corners");
-    const std::optional<int64_t> align_mode = scale != nullptr ? constant_int(call_, "align_mode", why_) : std::nullopt;
-    if (scale == nullptr || !align_mode) return false;
-    if (!align_corners) return fail("its align_corners is not a constant known at generation time");
-    const SymShape& xd = value(x).dims;
-    const SymShape& od = value(out).dims;
-    if (xd.size() != 4 || od.size() != 4) return fail("only 4-D inputs are supported");
-    const bool nhwc = format->string_value == "NHWC";
-    if (!nhwc && format->string_value != "NCHW") return fail("its data_format is \"" + format->string_value + "\"");
-    const size_t h = nhwc ? 1 : 2, w = nhwc ? 2 : 3;
-    double scale_h = -1, scale_w = -1;
-    if (!scale->floats.empty()) {
-      scale_h = scale->floats[0];
-      scale_w = scale->floats.size() > 1 ? scale->floats[1] : scale->floats[0];
-    }
-    KernelText k = text();
-    const std::string in = k.input(x, type);
-    k.output(out, type);
-    k.coordinates(od);
-    const std::string in_h = k.size(xd[h]), in_w = k.size(xd[w]), out_h = k.size(od[h]), out_w = k.size(od[w]);
-    const std::string ac = *align_corners ? "true" : "false";
-    const bool known = xd[h].is_constant() && xd[w].is_constant() && od[h].is_constant() && od[w].is_constant();
-    const bool same = known && xd[h] == od[h] && xd[w] == od[w];  // bilinear copies then
-    if (!bilinear || !same) {
-      k.line(fmt::format("const float rh = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_h, out_h,
-                       cpp_float(static_cast<float>(scale_h)), ac));
-      k.line(fmt::format("const float rw = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_w, out_w,
-                         cpp_float(static_cast<float>(scale_w)), ac));
-    }
-    auto at = [&](const std::string& row, const std::string& col) {
-      std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
-      coords[h] = row;
-      coords[w] = col;
-      return fmt::format("{}[{}]", in, k.offset(coords, xd));
-    };
-    const std::string oh = "c" + std::to_string(h), ow = "c" + std::to_string(w);
-    if (!bilinear) {
-      k.line(fmt::format("const int64_t ih = kforge::cuda_index::nearest_source(rh, {}, {}, {});", oh, in_h, ac));
-      k.line(fmt::format("const int64_t iw = kforge::cuda_index::nearest_source(rw, {}, {}, {});", ow, in_w, ac));
-      k.line(fmt::format("out[e] = {};", at("ih", "iw")));
-    } else {
-      // Paddle copies when the size does not change (decided here when the sizes are known).
-      const std::string flag = *align_mode == 0 && !*align_corners ? "true" : "false";
-      const std::string pad = known ? "" : "  ";
-      if (same || !known) {
-        if (!known) k.line(fmt::format("if ({} == {} && {} == {}) {{", in_h, out_h, in_w, out_w));
-        k.line(fmt::format("{}out[e] = {};", pad, at(oh, ow)));
-      }
-      if (!same) {
-        if (!known) k.line("} else {");
-        k.line(fmt::format("{}const kforge::cuda_index::Tap th = kforge::cuda_index::bilinear_tap({}, {}, rh, {});", pad,
-                           oh, in_h, flag));
-        k.line(fmt::format("{}const kforge::cuda_index::Tap tw = kforge::cuda_index::bilinear_tap({}, {}, rw, {});", pad,
-                           ow, in_w, flag));
-        k.line(fmt::format("{}out[e] = static_cast<{}>({} * th.w_lo * tw.w_lo + {} * th.w_hi * tw.w_lo + {} * th.w_lo * "
-                           "tw.w_hi + {} * th.w_hi * tw.w_hi);",
-                           pad, type, at("th.lo", "tw.lo"), at("th.hi", "tw.lo"), at("th.lo", "tw.hi"),
-                           at("th.hi", "tw.hi")));
-      }
-      if (!known) k.line("}");
-    }
-    add(k, value(out).numel(), true);
-    return true;
-  }
-
-  // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
-  bool triangle(bool upper) {
-    const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::string type = same_type(x, out, false);
-    const std::optional<int64_t> diagonal = type.empty() ? std::nullopt : constant_int(call_, "diagonal", why_);
-    if (!diagonal) return false;
-    const SymShape& xd = value(x).dims;
-    if (xd.size() < 2) return fail("its input has fewer than 2 dims");
-    KernelText k = text();
-    const std::string in = k.input(x, type);
-    k.output(out, type);
-    const std::string cols = k.size(xd.back()), rows = k.size(xd[xd.size() - 2]);
-    k.line(fmt::format("const int64_t col = e % {}, row = (e / {}) % {};", cols, cols, rows));
-    k.line(fmt::format("out[e] = col - row {} {} ? {}[e] : {}(0);", upper ? ">=" : "<=", *diagonal, in, type));
-    add(k, value(out).numel());
     return true;
   }
 
@@ -758,7 +467,10 @@ class IndexCall {
     const std::string type = same_type(x, out, true);
     if (type.empty() || y == kNone) return y == kNone ? fail("it needs x and y") : false;
     if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
-    const std::optional<bool> tx = call_.constant_bool("transpose_x"), ty = call_.constant_bool("transpose_y");
+    // bmm: a matmul without transposes (it has no such attributes).
+    const bool bmm = call_.op == "bmm";
+    const std::optional<bool> tx = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_x");
+    const std::optional<bool> ty = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_y");
     if (!tx || !ty) return fail("its transposes are not constants known at generation time");
     const SymShape& xd = value(x).dims;
     const SymShape& yd = value(y).dims;
@@ -800,71 +512,20 @@ class IndexCall {
     add(k, value(out).numel());
     return true;
   }
-
-  // arange with a constant step and a constant start, or one that is an expression of the dims
-  // (`arange(n - 1, ...)`): out[e] = start + e * step in the output's type (Paddle's order).
-  bool arange() {
-    const uint32_t out = out_value();
-    const KernelArg* start_arg = call_.arg("start");
-    const bool symbolic_start =
-        start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic && start_arg->symbolic.size() == 1;
-    const std::optional<double> start = symbolic_start ? std::optional<double>(0) : constant_float(call_, "start", why_);
-    const std::optional<double> step = start ? constant_float(call_, "step", why_) : std::nullopt;
-    if (!step || out == kNone) return out == kNone ? fail("it needs an output") : false;
-    const ir::DataType d = value(out).dtype;
-    const std::optional<std::string> type = move_type(d);
-    if (!type || *type == "bool" || *type == "uint16_t") return fail(fmt::format("dtype {} has no CUDA arange", ir::dtype_name(d)));
-    KernelText k = text();
-    k.output(out, *type);
-    const bool floating = ir::is_floating(d);
-    auto literal = [&](double v) {
-      return floating ? fmt::format("static_cast<{}>({:.17g})", *type, v)
-                      : fmt::format("static_cast<{}>({})", *type, static_cast<int64_t>(v));
-    };
-    const std::string first = symbolic_start ? fmt::format("static_cast<{}>({})", *type, k.size(start_arg->symbolic[0]))
-                                             : literal(*start);
-    k.line(fmt::format("out[e] = {} + static_cast<{}>(e) * {};", first, *type, literal(*step)));
-    add(k, value(out).numel());
-    return true;
-  }
-
-  // full_with_tensor: every element is the value tensor's one (`paddle.full([n, n], -inf)` over a dynamic n, whose
-  // dims the shape rule took from the shape tensor's known contents).
-  bool fill() {
-    const uint32_t v = call_.tensor_arg("value"), out = out_value();
-    const std::string type = same_type(v, out, false);
-    if (type.empty()) return false;
-    KernelText k = text();
-    const std::string in = k.input(v, type);
-    k.output(out, type);
-    k.line(fmt::format("out[e] = {}[0];", in));
-    add(k, value(out).numel());
-    return true;
-  }
-
-  const LoweredProgram& p_;
-  const KernelCall& call_;
-  const std::string& prefix_;
-  size_t next_;
-  const std::string& description_;
-  const CudaBufferExpr& buffer_;
-  SizeTable& sizes_;
-  const SizeTable::Spelling& size_argument_;
-  std::string* why_;
-  std::vector<CudaIndexKernel> kernels_;
 };
 
 }  // namespace
 
-bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul"; }
+bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul" || op == "bmm"; }
 
 const std::set<std::string>& cuda_float32_index_ops() {
-  static const std::set<std::string> ops = {"dropout", "bilinear_interp"};
+  static const std::set<std::string> ops = {"dropout", "bilinear_interp", "cumsum", "prod", "pow"};
   return ops;
 }
 
 bool is_cuda_index_op(std::string_view op) {
-  return std::find(kIndexOps.begin(), kIndexOps.end(), op) != kIndexOps.end();
+  return std::find(kMovementOps.begin(), kMovementOps.end(), op) != kMovementOps.end() ||
+         index_text::is_compute_op(op);
 }
 
 std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProgram& program, const KernelCall& call,
@@ -874,8 +535,14 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProg
                                                                const SizeTable::Spelling& size_argument,
                                                                std::string* why) {
   std::string reason;
-  IndexCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, &reason);
-  std::optional<std::vector<CudaIndexKernel>> kernels = builder.build();
+  std::optional<std::vector<CudaIndexKernel>> kernels;
+  if (index_text::is_compute_op(call.op)) {
+    kernels = index_text::compute_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
+                                          &reason);
+  } else {
+    IndexCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, &reason);
+    kernels = builder.build();
+  }
   if (!kernels && why != nullptr) *why = reason;
   return kernels;
 }

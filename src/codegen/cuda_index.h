@@ -2,17 +2,21 @@
 // that are a function of an element's coordinate, each one generated kernel with one thread per output element
 // (grid-stride) that computes the element's coordinate in the output, the source element's offset from it, and
 // loads, selects or interpolates. The ops:
-//   dropout (inference only: a copy, or x * (1 - p) for downgrade_in_infer), transpose, concat, split,
-//   split_with_num, slice, strided_slice, pad3d (constant, reflect, replicate, circular), expand, tile, gather, index_select, embedding, nearest_interp,
-//   bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source coordinates), triu, tril,
-//   arange (constant start and step), and a matmul that no GEMM group computes (batched x and y: attention's
-//   scores and context), a dot product per output element.
+//   - data movement (cuda_index.cpp): transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d
+//     (constant, reflect, replicate, circular), expand, tile, gather, index_select, embedding, meshgrid, and a
+//     matmul that no GEMM group computes (batched x and y: attention's scores and context), a dot product per
+//     output element;
+//   - computing (cuda_index_compute.cpp): dropout (inference only: a copy, or x * (1 - p) for downgrade_in_infer),
+//     nearest_interp, bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source
+//     coordinates), triu, tril, arange (constant start and step), full_with_tensor, and the ops no fused group
+//     takes: sum, mean, max, min, prod, any, all over any axes (one thread per output element), softmax over an
+//     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent.
 // Dims may be dynamic: a dim the program knows only at run time prints as its symbol expression (`s0`), and the
 // symbols a kernel uses are its parameters (the host passes enqueue()'s locals of the same names). Offsets are
 // int64. Data movement copies bits (float16 / bfloat16 move as uint16_t); arithmetic (dropout's scale, bilinear
-// weights) is float32 / float64 only. An index outside its axis (gather, index_select, embedding) gives 0, not
-// a read out of bounds. A kernel never runs in place: an output sharing its input's buffer is refused (the
-// elementwise ones, dropout, triu and tril, excepted).
+// weights, reductions, scans) is on bool, integers, float32 and float64 only. An index outside its axis (gather,
+// index_select, embedding, one_hot) gives 0, not a read out of bounds. A kernel never runs in place: an output
+// sharing its input's buffer is refused (the elementwise ones, dropout, triu, tril and pow, excepted).
 //
 // A transpose next to an elementwise or row group does not get here: the fusion pass absorbs it into the group's
 // input or store map (docs/fusion.md, "Absorbed transposes"). The other ops' elementwise producers and consumers
@@ -51,8 +55,8 @@ struct CudaIndexKernel {
 /// Whether `op` has an index-mapped kernel (the list above).
 bool is_cuda_index_op(std::string_view op);
 /// The index-mapped ops whose CUDA kernels compute on the values (dropout's downgrade_in_infer scaling, bilinear
-/// interpolation) in float32 and float64 only: `kforge compile --precision` keeps them float32 between casts
-/// (passes/precision.h).
+/// interpolation, cumsum, prod, pow) in float32 and float64 only: `kforge compile --precision` keeps them float32
+/// between casts (passes/precision.h).
 const std::set<std::string>& cuda_float32_index_ops();
 /// matmul: the calls no GEMM group computes (batched x and y) get cuda_index_kernels' one-thread-per-output-element
 /// dot product (accumulated in float, double for float64).

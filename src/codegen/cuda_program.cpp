@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_attention.h"
 #include "codegen/cuda_conv.h"
 #include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
@@ -70,6 +71,10 @@ class CudaHostEmitter {
     }
     if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
     if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
+    if (has_attention()) {
+      half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention.cuh converts through it
+      library.push_back(kCudaAttentionHeaderTemplate);
+    }
     for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {
       for (const char* h : list) {
         if (std::find_if(out.begin(), out.end(), [&](const char* o) { return std::string_view(o) == h; }) == out.end()) {
@@ -93,8 +98,8 @@ class CudaHostEmitter {
     build_library_steps();
     tmpl::List group_kernels;
     for (const FusedGroup& g : plan_.groups) {
-      // GEMM and convolution groups are library / header calls from NAME.cu.
-      if (g.kind == passes::GroupKind::kGemm || g.kind == passes::GroupKind::kConv) continue;
+      // GEMM, convolution and attention groups are library / header calls from NAME.cu.
+      if (!is_generated_kernel(g)) continue;
       std::optional<CudaGroupCode> code = emit_cuda_group(p_, g, cls_ + "_", rows_.site(g), diags_);
       if (!code) continue;
       group_kernels.push_back(code->kernels);
@@ -113,11 +118,22 @@ class CudaHostEmitter {
   }
 
  private:
-  // Whether a fused (non-GEMM) group loads or stores float16 / bfloat16 values (then NAME_kernels.cu includes
-  // kforge_half.cuh for the conversions).
+  // Whether group g is a kernel generated into NAME_kernels.cu (elementwise and row groups), not a library or
+  // header call from NAME.cu (GEMM, convolution, attention).
+  static bool is_generated_kernel(const FusedGroup& g) {
+    return g.kind == passes::GroupKind::kElementwise || g.kind == passes::GroupKind::kRow;
+  }
+
+  bool has_attention() const {
+    return std::any_of(plan_.groups.begin(), plan_.groups.end(),
+                       [](const FusedGroup& g) { return g.kind == passes::GroupKind::kAttention; });
+  }
+
+  // Whether a fused (generated-kernel) group loads or stores float16 / bfloat16 values (then NAME_kernels.cu
+  // includes kforge_half.cuh for the conversions).
   bool fused_half() const {
     for (const FusedGroup& g : plan_.groups) {
-      if (g.kind != passes::GroupKind::kGemm && g.kind != passes::GroupKind::kConv && group_uses_half(g)) return true;
+      if (is_generated_kernel(g) && group_uses_half(g)) return true;
     }
     return false;
   }
@@ -171,7 +187,7 @@ class CudaHostEmitter {
         }
       }
       if (shares && any_output && in_buffer != kNone) continue;
-      if (call.op == "matmul") {
+      if (call.op == "matmul" || call.op == "bmm") {
         // Supported matmuls are GEMM groups; one that is not (a batched y) is a generated batched kernel when it
         // can be (build_library_steps() says why not, with why it is no GEMM).
         std::string why;
@@ -461,13 +477,19 @@ class CudaHostEmitter {
         if (step != library_step_at_.end()) out.push_back(step->second);
         continue;
       }
-      tmpl::Value step = tmpl::Value::map();
-      if (g.kind == passes::GroupKind::kGemm) {
-        step.set("kind", "code");
-        step.set("code", gemm_.enqueue(g));
-        out.push_back(std::move(step));
+      if (g.kind == passes::GroupKind::kAttention) {
+        out.push_back(cuda_attention_step(p_, g, g.index, group_description(g),
+                                          [this](uint32_t v, const std::string& type, bool is_const) {
+                                            return typed_buffer(v, type, is_const);
+                                          },
+                                          size_));
         continue;
       }
+      if (g.kind == passes::GroupKind::kGemm) {
+        out.push_back(gemm_.call(g));
+        continue;
+      }
+      tmpl::Value step = tmpl::Value::map();
       auto launcher = launchers_.find(g.index);
       if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
       if (rows_.site(g) != nullptr) {
@@ -519,6 +541,7 @@ class CudaHostEmitter {
     if (!conv_steps_.empty()) includes.push_back("kforge_cudnn.cuh");
     if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
     if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
+    if (has_attention()) includes.push_back("kforge_attention.cuh");
     ctx.set("includes", tmpl::Value(std::move(includes)));
     ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
     ctx.set("folded_bytes", folded_bytes_);
@@ -537,8 +560,11 @@ class CudaHostEmitter {
     add_constants(ctx, const_offsets);
     ctx.set("gemm_definitions", gemm_.definitions());
     ctx.set("rows_definitions", rows_.definitions());
-    ctx.set("gemm_run_checks", gemm_.run_checks());
-    ctx.set("gemm_run_setup", gemm_.run_setup());
+    ctx.set("gemm_state", gemm_.state());
+    ctx.set("gemm_setup", gemm_.setup());
+    ctx.set("gemm_checks", gemm_.checks());
+    ctx.set("gemm_calls", gemm_.calls());
+    ctx.set("binding_locals", cuda_binding_locals(p_));
     ctx.set("rows_run_setup", rows_.run_setup());
     ctx.set("workspace_bytes", size_(p_.plan.workspace_bytes));
     ctx.set("dim_equalities", dim_equalities());

@@ -174,6 +174,7 @@ int run_compile(const CompileOptions& opts) {
   // conv (+ bias, batch norm, activation, residual) as one conv2d_fused call, when the op set has the library's.
   if (target->conv_groups) fusion_options.conv_fused = library.find("conv2d_fused");
   fusion_options.absorb_transposes = target->absorb_transposes;  // a transpose as a group's input / store map
+  fusion_options.attention_groups = target->attention_groups;    // q k^T, softmax, p v as one kernel (16-bit)
   passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
   std::vector<passes::ConcatPlacement> placements;

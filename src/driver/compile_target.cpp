@@ -10,12 +10,14 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
     // The CPU calls the kernel library's matmul (or its multi-kernel variants) and convolutions; bias + gelu fuse
     // as an elementwise group; its fused loops have no 16-bit type.
     {"cpu", CompileBackend::kCpu, /*single_call_groups=*/false, /*gemm_groups=*/false, /*half_floats=*/false,
-     /*conv_groups=*/true, /*absorb_transposes=*/false, /*kernel_call_variants=*/true, /*cuda_graph=*/false},
+     /*conv_groups=*/true, /*absorb_transposes=*/false, /*attention_groups=*/false, /*kernel_call_variants=*/true,
+     /*cuda_graph=*/false},
     // CUDA has no per-op kernels: every op with `compute` becomes a generated kernel, every matmul a GEMM, every
     // convolution a cuDNN call with its bias / batch norm / activation / residual as one epilogue kernel; a
-    // transpose next to a generated kernel runs inside it.
+    // transpose next to a generated kernel runs inside it; 16-bit attention is one fused kernel.
     {"cuda", CompileBackend::kCuda, /*single_call_groups=*/true, /*gemm_groups=*/true, /*half_floats=*/true,
-     /*conv_groups=*/true, /*absorb_transposes=*/true, /*kernel_call_variants=*/false, /*cuda_graph=*/true},
+     /*conv_groups=*/true, /*absorb_transposes=*/true, /*attention_groups=*/true, /*kernel_call_variants=*/false,
+     /*cuda_graph=*/true},
 }};
 
 }  // namespace

@@ -26,6 +26,8 @@ struct CompileTarget {
   bool conv_groups;
   /// passes::FusionOptions: transposes next to elementwise / row groups become their index maps.
   bool absorb_transposes;
+  /// passes::FusionOptions: 16-bit scaled dot-product attention as one fused kernel.
+  bool attention_groups;
   /// --multi-kernel-hints give variants to the kernel calls (passes::plan_multi_kernels); otherwise to the GEMM
   /// and row groups (passes::plan_cuda_gemm_variants, plan_cuda_row_variants).
   bool kernel_call_variants;

@@ -13,6 +13,12 @@ namespace kforge::passes {
 
 namespace {
 
+// Whether call c is a member of one of `groups`.
+bool taken(const std::vector<FusedGroup>& groups, uint32_t c) {
+  return std::any_of(groups.begin(), groups.end(),
+                     [c](const FusedGroup& g) { return std::find(g.calls.begin(), g.calls.end(), c) != g.calls.end(); });
+}
+
 using expr::ScalarType;
 using namespace fusion_detail;
 
@@ -418,12 +424,22 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
   std::vector<bool> is_output(program.values.size(), false);
   for (const ProgramOutput& o : program.outputs) is_output[o.value] = true;
 
-  // GEMM groups first: their bias add and gelu are then no longer candidates for elementwise groups.
+  // Attention groups first: their matmuls, softmax and transposes are then no candidates for the others.
   std::vector<FusedGroup> built;
-  if (options.gemm_groups) {
-    built = plan_gemm_groups(program, infos, readers, is_output, options.enabled);
+  if (options.enabled && options.attention_groups) {
+    built = plan_attention_groups(program, readers, is_output);
     for (const FusedGroup& g : built) {
       for (uint32_t c : g.calls) infos[c] = CallInfo{};
+    }
+  }
+  // GEMM groups next: their bias add and gelu are then no longer candidates for elementwise groups.
+  if (options.gemm_groups) {
+    for (FusedGroup& g : plan_gemm_groups(program, infos, readers, is_output, options.enabled)) {
+      // (A matmul an attention group took is no GEMM: its info was cleared above, but plan_gemm_groups
+      // looks at the calls themselves.)
+      if (std::any_of(g.calls.begin(), g.calls.end(), [&](uint32_t c) { return taken(built, c); })) continue;
+      for (uint32_t c : g.calls) infos[c] = CallInfo{};
+      built.push_back(std::move(g));
     }
   }
 

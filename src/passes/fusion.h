@@ -23,6 +23,7 @@ enum class GroupKind : uint8_t {
   kRow,          // for each of `outer` rows: `num_passes` loops over the row's `inner` elements
   kGemm,         // one GEMM with an optional bias / bias+gelu epilogue: FusedGroup::gemm
   kConv,         // one conv2d_fused kernel call: FusedGroup::conv_call
+  kAttention,    // softmax(scale * q k^T + mask) v in one kernel: FusedGroup::attention
 };
 
 /// What a GEMM group applies to each accumulated element before storing it.
@@ -41,6 +42,29 @@ struct GemmGroup : GemmForm {
   uint32_t matmul = kNone;        // the matmul call
   uint32_t bias = kNone;          // kNone for GemmEpilogue::kNone
   GemmEpilogue epilogue = GemmEpilogue::kNone;
+};
+
+/// An operand of an attention group: `value`, a 16-bit tensor whose element (batch b, head h, position s, d) lies at
+/// b * batch_stride + h * head_stride + s * seq_stride + d (the head dim contiguous): a [B, S, H, D] value whose
+/// transpose to [B, H, S, D] the group absorbed, or a [B, H, S, D] value itself.
+struct AttentionOperand {
+  uint32_t value = kNone;
+  SymExpr batch_stride = 0, head_stride = 0, seq_stride = 0;
+};
+
+/// kAttention groups (docs/fusion.md, "Attention groups"): out = softmax(scale * q k^T + mask) v per (batch, head),
+/// the pattern of Paddle's MultiHeadAttention (transposes of q, k, v to [B, H, S, D], a scale of q or of the
+/// scores, matmul(q, k, transpose_y), an optional additive mask, softmax over the keys, matmul(p, v), the
+/// transpose back). Every intermediate value is internal; the group reads q, k, v and the mask, stores out.
+struct AttentionGroup {
+  AttentionOperand q, k, v, out;
+  SymExpr batch = 1, heads = 1, seq_q = 1, seq_k = 1;
+  int64_t head_dim = 0;
+  double scale = 1;             // the product of the absorbed scales
+  ir::DataType dtype = ir::DataType::kFloat16;  // of q, k, v and out: float16 or bfloat16
+  uint32_t mask = kNone;        // the additive mask, or kNone
+  // The mask's strides over [batch, head, query, key] (0 along a broadcast dim).
+  SymExpr mask_batch_stride = 0, mask_head_stride = 0, mask_row_stride = 0, mask_col_stride = 0;
 };
 
 /// How a group input is indexed at element (i, j).
@@ -172,6 +196,7 @@ struct FusedGroup {
   std::string label;             // "relu+add+gelu" (op names, execution order), for comments and --dump-groups
   GemmGroup gemm;                // kGemm only; stmts is empty and stores has the one output
   KernelCall conv_call;          // kConv only: the call that replaces the group; stores has its output
+  AttentionGroup attention;      // kAttention only; stmts is empty and stores has the one output
 };
 
 /// The result of the pass. `call_group[c]` is the group of call c or kNone (a kernel call).
@@ -207,6 +232,9 @@ struct FusionOptions {
   /// for --target cuda, whose transpose is a kernel of its own; off for the CPU, whose tiled transpose kernel
   /// moves the data faster than a fused loop's strided reads.
   bool absorb_transposes = false;
+  /// Make kAttention groups of the attention pattern over float16 / bfloat16 values (docs/fusion.md, "Attention
+  /// groups"). On for --target cuda (its fused attention kernel); off for the CPU.
+  bool attention_groups = false;
 };
 
 /// "none", "bias", "bias_gelu".

@@ -26,7 +26,8 @@ class GemmGrouper {
     gemm.matmul = matmul;
     std::vector<uint32_t> calls = {matmul};
     std::vector<uint32_t> internal;
-    if (epilogues) extend(gemm, calls, internal);
+    // A batch of products keeps its own output: cuBLASLt's bias epilogue serves single products only.
+    if (epilogues && !gemm.batched) extend(gemm, calls, internal);
     return make_group(gemm, calls, internal);
   }
 
@@ -104,9 +105,9 @@ class GemmGrouper {
     g.calls = calls;
     g.position = calls.back();
     g.shape = p_.value(gemm.out).dims;
-    g.outer = gemm.m;
+    g.outer = gemm.outer * gemm.batch * gemm.m;
     g.inner = gemm.n;
-    g.numel = gemm.m * gemm.n;
+    g.numel = gemm.outer * gemm.batch * gemm.m * gemm.n;
     g.needs_int64 = exceeds_int32(g.numel);
     // Storage is the GEMM's dtype; every GEMM accumulates and applies its epilogue in float32.
     const expr::ScalarType storage = *scalar_of(gemm.dtype);

@@ -65,6 +65,12 @@ std::vector<FusedGroup> plan_gemm_groups(const LoweredProgram& program, const st
                                          const std::vector<std::vector<uint32_t>>& readers,
                                          const std::vector<bool>& is_output, bool epilogues);
 
+/// The kAttention groups of `program` (docs/fusion.md, "Attention groups"; fusion_attention.cpp), in call order,
+/// `index` unset: softmax(scale * q k^T + mask) v over float16 / bfloat16 values, each with its absorbed transposes.
+std::vector<FusedGroup> plan_attention_groups(const LoweredProgram& program,
+                                              const std::vector<std::vector<uint32_t>>& readers,
+                                              const std::vector<bool>& is_output);
+
 /// The kConv groups of `program` (docs/fusion.md, "Convolution groups"; fusion_conv.cpp), in call order, `index` unset;
 /// none when `conv_fused` (the op set's conv2d_fused) is null or not the op the library defines. Float16 / bfloat16
 /// convolutions group only with `half_floats` (FusionOptions::half_floats).

@@ -114,14 +114,16 @@ std::string_view kind_name(GroupKind k) {
     case GroupKind::kRow: return "row";
     case GroupKind::kGemm: return "gemm";
     case GroupKind::kConv: return "conv";
+    case GroupKind::kAttention: return "attention";
   }
   return "?";
 }
 
-// "gemm bias_gelu" for GEMM groups (the epilogue is what distinguishes them), the kind otherwise.
+// "gemm bias_gelu" for GEMM groups (the epilogue is what distinguishes them; "gemm batched" for a batch of
+// products), the kind otherwise.
 std::string kind_text(const FusedGroup& g) {
   std::string text(kind_name(g.kind));
-  if (g.kind == GroupKind::kGemm) text += " " + std::string(gemm_epilogue_name(g.gemm.epilogue));
+  if (g.kind == GroupKind::kGemm) text += " " + std::string(g.gemm.batched ? "batched" : gemm_epilogue_name(g.gemm.epilogue));
   return text;
 }
 

@@ -41,6 +41,23 @@ std::optional<bool> KernelCall::constant_bool(std::string_view name) const {
   return a->constant.bool_value;
 }
 
+std::optional<double> KernelCall::constant_number(std::string_view name) const {
+  const KernelArg* a = arg(name);
+  if (a == nullptr || a->kind != ArgKind::kConstant) return std::nullopt;
+  const AttrConstant& c = a->constant;
+  switch (c.type) {
+    case opdef::ArgType::kFloat:
+    case opdef::ArgType::kDouble: return c.float_value;
+    case opdef::ArgType::kScalar:
+    case opdef::ArgType::kScalarInt:
+    case opdef::ArgType::kScalarInt64:
+    case opdef::ArgType::kScalarFloat:
+    case opdef::ArgType::kScalarDouble:
+      return c.scalar.is_floating ? c.scalar.float_value : static_cast<double>(c.scalar.int_value);
+    default: return static_cast<double>(c.int_value);
+  }
+}
+
 SymExpr LoweredValue::bytes() const { return numel() * static_cast<int64_t>(ir::dtype_size(dtype)); }
 
 int64_t ConstantData::numel() const {

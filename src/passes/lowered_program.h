@@ -245,6 +245,8 @@ struct KernelCall {
   uint32_t tensor_arg(std::string_view name) const;
   /// The value of bool attribute `name` when it is a constant known at generation time; nullopt otherwise.
   std::optional<bool> constant_bool(std::string_view name) const;
+  /// The value of a numeric attribute `name` (int, float, Scalar) known at generation time; nullopt otherwise.
+  std::optional<double> constant_number(std::string_view name) const;
 };
 
 enum class BufferKind : uint8_t { kInput, kParameter, kConstant, kOutput, kWorkspace };

@@ -100,6 +100,12 @@ std::optional<SymShape> OpContext::broadcast(const SymShape& x, const SymShape& 
   return dims;
 }
 
+bool OpContext::take_equal(const SymExpr& a, const SymExpr& b) {
+  if (!analysis_.equal_broadcast_dims) return false;
+  analysis_.dim_equalities.push_back({op_.loc, op_.full_name(), a, b});
+  return true;
+}
+
 std::optional<size_t> OpContext::operand_index(const std::string& name) const {
   for (size_t i = 0; i < sig_.operands.size(); ++i) {
     if (sig_.operands[i].name == name) return i;

@@ -63,6 +63,9 @@ class OpContext {
   /// detail::broadcast_shapes of x and y; where the analysis takes broadcast dims as equal
   /// (AnalysisOptions::equal_broadcast_dims), records each such pair at this op (Analysis::dim_equalities).
   std::optional<SymShape> broadcast(const SymShape& x, const SymShape& y);
+  /// Records a == b (two dims the op requires equal, as bmm's batches) where the analysis takes broadcast dims as
+  /// equal, so that later passes see one dim (checked at run time); false where it does not.
+  bool take_equal(const SymExpr& a, const SymExpr& b);
 
   /// The problem of a rule that needs the contents of argument `name` (a shape, start, end, ...) where they are not
   /// known at generation time: the message says why, traced back through the ops that computed the value to where

@@ -33,6 +33,8 @@ std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y,
   return out;
 }
 
+std::string bad_axis(int64_t axis, int64_t rank) { return fmt::format("axis {} is out of range for rank {}", axis, rank); }
+
 std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std::string& what_b, ir::DataType b) {
   return fmt::format("dtype conflict: {} is {}, {} is {}", what_a, ir::dtype_name(a), what_b, ir::dtype_name(b));
 }

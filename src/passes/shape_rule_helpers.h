@@ -27,6 +27,9 @@ std::optional<SymShape> broadcast_shapes(const SymShape& x, const SymShape& y,
 /// and disappear without it. nullopt (and the reason in *why) for an axis out of range.
 std::optional<SymShape> reduce_dims(const SymShape& x, const std::vector<int64_t>& axis, bool keepdim, std::string* why);
 
+/// "axis AXIS is out of range for rank RANK".
+std::string bad_axis(int64_t axis, int64_t rank);
+
 /// "dtype conflict: WHAT_A is A, WHAT_B is B".
 std::string dtype_conflict(const std::string& what_a, ir::DataType a, const std::string& what_b, ir::DataType b);
 

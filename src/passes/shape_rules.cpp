@@ -24,8 +24,6 @@ std::string ints_text(const std::vector<int64_t>& v) {
   return out + "]";
 }
 
-std::string bad_axis(int64_t axis, int64_t rank) { return fmt::format("axis {} is out of range for rank {}", axis, rank); }
-
 /// Runs a rule; the result is "" or the problem.
 using Rule = std::function<std::string(OpContext&)>;
 

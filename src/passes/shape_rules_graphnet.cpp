@@ -1,6 +1,7 @@
 // Shape rules of the ops GraphNet's Paddle models use (issue 34): GatherNdInferMeta, MeshgridInferMeta,
 // TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, MeanAllInferMeta, ReduceInferMeta
-// (any / all), PNormInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta and GridSampleBaseInferMeta,
+// (any / all), PNormInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta,
+// CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta,
 // mirroring kernels/meta_graphnet.cc (and meta_basic.cc for the reductions) over symbolic dims.
 #include <algorithm>
 #include <map>
@@ -237,6 +238,41 @@ std::string loss_rule(OpContext& c) {
   return "";
 }
 
+/// cross_entropy_with_softmax: softmax like input, loss with the axis dim 1; a hard label int32 / int64 of input's
+/// dims with 1 along the axis, a soft one of input's dtype and dims.
+std::string cross_entropy_rule(OpContext& c) {
+  GN_TENSOR(input, 0);
+  GN_TENSOR(label, 1);
+  if (input->dtype != DataType::kFloat32 && input->dtype != DataType::kFloat64) {
+    return fmt::format("{} must be float32 or float64, got {}", c.param(0), ir::dtype_name(input->dtype));
+  }
+  const int64_t rank = static_cast<int64_t>(input->dims.size());
+  const int64_t axis = c.static_int(c.param(6)).value_or(-1);
+  int64_t a = 0;
+  if (rank == 0 || !normalize_axis(axis, rank, &a)) return fmt::format("axis {} is out of range for rank {}", axis, rank);
+  const std::optional<bool> soft = c.bool_value(c.param(2));
+  if (!soft) return fmt::format("{} must be a constant", c.param(2));
+  SymShape label_dims = input->dims;
+  if (*soft) {
+    if (label->dtype != input->dtype) return dtype_conflict(c.param(0), input->dtype, c.param(1), label->dtype);
+  } else {
+    if (!is_index_dtype(label->dtype)) {
+      return fmt::format("a hard {} must be int32 or int64, got {}", c.param(1), ir::dtype_name(label->dtype));
+    }
+    label_dims[a] = SymExpr(1);
+  }
+  if (!shapes_may_match(label->dims, label_dims)) {
+    return fmt::format("{} {} must have the dims {} ({} {}{})", c.param(1), to_string(label->dims),
+                       to_string(label_dims), c.param(0), to_string(input->dims),
+                       *soft ? "" : fmt::format(" with 1 along axis {}", a));
+  }
+  c.set_result(0, input->dtype, input->dims);
+  SymShape loss = input->dims;
+  loss[a] = SymExpr(1);
+  c.set_result(1, input->dtype, loss);
+  return "";
+}
+
 std::string grid_sample_rule(OpContext& c) {
   GN_TENSOR(x, 0);
   GN_TENSOR(grid, 1);
@@ -281,6 +317,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules()
       {"PNormInferMeta", p_norm_rule},
       {"BCELossInferMeta", loss_rule},
       {"SigmoidCrossEntropyWithLogitsInferMeta", loss_rule},
+      {"CrossEntropyWithSoftmaxInferMeta", cross_entropy_rule},
       {"GridSampleBaseInferMeta", grid_sample_rule},
   };
   return kRules;

@@ -18,8 +18,6 @@ namespace {
 
 using ir::DataType;
 
-std::string bad_axis(int64_t axis, int64_t rank) { return fmt::format("axis {} is out of range for rank {}", axis, rank); }
-
 bool is_int_index(DataType d) { return d == DataType::kInt32 || d == DataType::kInt64; }
 
 /// Two dims that must be equal: false only when both are static and differ.
@@ -209,6 +207,9 @@ std::string bmm(OpContext& c) {
   if (!may_equal(x->dims[0], y->dims[0]) || !may_equal(x->dims[2], y->dims[1])) {
     return fmt::format("x {} and y {} must be [B, M, K] and [B, K, N]", to_string(x->dims), to_string(y->dims));
   }
+  // Two symbolic batches ([s0, M, K] and [s1, K, N]) are one: taken equal where the analysis takes broadcast dims
+  // so (checked at run time), so that later passes see one batch (the CUDA GEMM's strided batch).
+  if (x->dims[0] != y->dims[0]) static_cast<void>(c.take_equal(x->dims[0], y->dims[0]));
   c.set_result(0, x->dtype, {x->dims[0], x->dims[1], y->dims[2]});
   return "";
 }

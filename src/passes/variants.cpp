@@ -324,7 +324,8 @@ MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
   plan.hints = hints;
   if (hints.empty()) return plan;
   for (const FusedGroup& g : fusion.groups) {
-    if (g.kind != GroupKind::kGemm) continue;
+    // A batch of products is cuBLASLt's alone (the SIMT and tensor-core tiles compute one product).
+    if (g.kind != GroupKind::kGemm || g.gemm.batched) continue;
     const bool f32 = g.gemm.dtype == ir::DataType::kFloat32;
     MultiKernelSite site;
     site.call = g.gemm.matmul;

@@ -13,8 +13,16 @@
 // bench/multikernel reports the measured difference), but a planner that must be bit-faithful to erf gelu
 // should offer kBiasGelu from here only for gelu(approximate=true) ops. gelu_is_tanh_approximation says so.
 //
-// One CublasLtGemm owns a cuBLASLt handle and a workspace and caches, per (M, N, K, epilogue, transposes,
-// pointer alignments), the matmul descriptor, the three layouts and the heuristic's algorithm of the
+// Batches: a Batch of count > 1 computes count such products in one call (cuBLASLt's strided batch): product i
+// reads A + i * stride_a, B + i * stride_b and writes C + i * stride_c (elements); a stride of 0 reads one
+// matrix for every product (a broadcast operand). Epilogues apply to single products only.
+//
+// TF32: set_tf32(true) lets float32 products run on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32, as torch's
+// matmul.allow_tf32); off by default, where float32 products are computed in full float32. 16-bit element types
+// ignore it (they always accumulate in float32 on tensor cores).
+//
+// One CublasLtGemm owns a cuBLASLt handle and a workspace and caches, per (M, N, K, batch, epilogue, transposes,
+// TF32, pointer alignments), the matmul descriptor, the three layouts and the heuristic's algorithm of the
 // requested rank (0: its first choice, which is what plain cuBLAS runs; the multi-kernel set also offers
 // ranks 1..n-1 as candidates, since the first choice is not always the fastest), so a call for a known shape
 // costs one map lookup plus cublasLtMatmul.
@@ -35,6 +43,7 @@
 #include <map>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "kforge_gemm.cuh"
 
@@ -48,6 +57,16 @@ struct TypeIdentity {
 };
 template <typename T>
 using NoDeduce = typename TypeIdentity<T>::type;
+
+// A strided batch of products (see the file comment); the default is one product. cublaslt_gemm_batched also
+// takes an outer level: `outer` such batches, the o-th at A + o * outer_stride_a (and B, C likewise), for
+// operands that broadcast differently over two runs of batch dims (one cuBLASLt call per outer index).
+struct Batch {
+  int count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements
+  int64_t outer = 1;
+  int64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
+};
 
 class CublasLtGemm {
  public:
@@ -82,6 +101,9 @@ class CublasLtGemm {
   CublasLtGemm& operator=(const CublasLtGemm&) = delete;
 
   bool ok() const { return status_ == CUBLAS_STATUS_SUCCESS; }
+  // TF32 tensor cores for float32 products (see the file comment); plans are cached per setting.
+  void set_tf32(bool on) { tf32_ = on && element_type_ == CUDA_R_32F; }
+  bool tf32() const { return tf32_; }
   // The status of the handle's creation (ok() is false) or of the last run() / can_run().
   cublasStatus_t last_status() const { return ok() ? last_ : status_; }
 
@@ -90,10 +112,11 @@ class CublasLtGemm {
   // (optional), for their alignment, as run() would use them.
   bool can_run(int M, int N, int K, Epilogue epilogue, const void* bias, int algo_index = 0,
                bool transpose_a = false, bool transpose_b = false, const void* A = nullptr, const void* B = nullptr,
-               const void* C = nullptr) {
+               const void* C = nullptr, const Batch& batch = Batch{}) {
     if (!ok() || M <= 0 || N <= 0 || K <= 0 || algo_index < 0 || algo_index >= kMaxAlgos) return false;
     if (epilogue != Epilogue::kNone && bias == nullptr) return false;
-    const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C));
+    if (!valid(batch, epilogue)) return false;
+    const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
     return plan != nullptr && plan->usable;
   }
 
@@ -103,9 +126,10 @@ class CublasLtGemm {
   // heuristic has no algorithm of that rank for the shape).
   template <typename T>
   cublasStatus_t run(const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M, int N, int K, Epilogue epilogue,
-                     cudaStream_t stream, int algo_index = 0, bool transpose_a = false, bool transpose_b = false) {
+                     cudaStream_t stream, int algo_index = 0, bool transpose_a = false, bool transpose_b = false,
+                     const Batch& batch = Batch{}) {
     if (element_type_ != data_type_of<T>()) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
-    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b);
+    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b, batch);
   }
 
   // The cuBLAS data type of an element type.
@@ -119,11 +143,18 @@ class CublasLtGemm {
   }
 
  private:
-  // The plan cache key: the problem, and the alignment (bytes, up to 256) of A, B and C. cuBLASLt's
-  // heuristic assumes 256-byte aligned matrices unless told otherwise; a plan made for the pointers' real
-  // alignment never runs an algorithm that needs more (buffers of a kforge workspace are 64-byte aligned,
-  // a caller's tensor may be less).
-  using Key = std::tuple<int, int, int, int, int, int, int, int, int>;
+  // The plan cache key: the problem (with the batch and the TF32 setting), and the alignment (bytes, up to 256)
+  // of A, B and C. cuBLASLt's heuristic assumes 256-byte aligned matrices unless told otherwise; a plan made for
+  // the pointers' real alignment never runs an algorithm that needs more (buffers of a kforge workspace are
+  // 64-byte aligned, a caller's tensor may be less).
+  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int64_t, int64_t, int64_t, bool>;
+
+  // A batch cuBLASLt can run: a positive count, no negative stride, a distinct output per product (stride_c
+  // at least one matrix when count > 1) and no epilogue over a batch.
+  static bool valid(const Batch& b, Epilogue epilogue) {
+    if (b.count < 1 || b.stride_a < 0 || b.stride_b < 0 || b.stride_c < 0) return false;
+    return b.count == 1 || (b.stride_c > 0 && epilogue == Epilogue::kNone);
+  }
 
   static int alignment_of(const void* p) {
     if (p == nullptr) return 256;
@@ -133,18 +164,20 @@ class CublasLtGemm {
     return alignment;
   }
 
-  static Key key_of(int M, int N, int K, Epilogue epilogue, int algo_index, bool transpose_a, bool transpose_b,
-                    const void* A, const void* B, const void* C) {
+  Key key_of(int M, int N, int K, Epilogue epilogue, int algo_index, bool transpose_a, bool transpose_b,
+             const void* A, const void* B, const void* C, const Batch& batch) const {
+    const bool one = batch.count == 1;  // the strides of a single product mean nothing: one plan for all
     return Key{M, N, K, int(epilogue), algo_index, (transpose_a ? 1 : 0) | (transpose_b ? 2 : 0), alignment_of(A),
-               alignment_of(B), alignment_of(C)};
+               alignment_of(B), alignment_of(C), batch.count, one ? 0 : batch.stride_a, one ? 0 : batch.stride_b,
+               one ? 0 : batch.stride_c, tf32_};
   }
 
   cublasStatus_t run_untyped(const void* A, const void* B, void* C, const void* bias, int M, int N, int K,
                              Epilogue epilogue, cudaStream_t stream, int algo_index, bool transpose_a,
-                             bool transpose_b) {
+                             bool transpose_b, const Batch& batch) {
     if (!ok()) return status_;
-    if (algo_index < 0 || algo_index >= kMaxAlgos) return last_ = CUBLAS_STATUS_INVALID_VALUE;
-    Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C));
+    if (algo_index < 0 || algo_index >= kMaxAlgos || !valid(batch, epilogue)) return last_ = CUBLAS_STATUS_INVALID_VALUE;
+    Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
     if (plan == nullptr || !plan->usable) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
     if (epilogue != Epilogue::kNone) {
       // The bias pointer is a descriptor attribute; setting it is a host-side store (no device work).
@@ -187,10 +220,12 @@ class CublasLtGemm {
   }
 
   bool build(Plan& p, const Key& key) {
-    const auto [M, N, K, epilogue_int, algo_index, transposes, align_a, align_b, align_c] = key;
+    const auto [M, N, K, epilogue_int, algo_index, transposes, align_a, align_b, align_c, count, stride_a, stride_b,
+                stride_c, tf32] = key;
     const Epilogue epilogue = static_cast<Epilogue>(epilogue_int);
     const bool transpose_a = (transposes & 1) != 0, transpose_b = (transposes & 2) != 0;
-    if (cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return false;
+    const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    if (cublasLtMatmulDescCreate(&p.desc, compute, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) return false;
     // C^T = op(B)^T op(A)^T. Row-major B read column-major is B^T, so the column-major "A" operand (B) needs
     // no transpose when B is plain and a transpose when B is stored [N, K]; likewise for A.
     const cublasOperation_t op_lt_a = transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -218,6 +253,17 @@ class CublasLtGemm {
                                                 : cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, n, k, int64_t(N));
     if (b_status != CUBLAS_STATUS_SUCCESS) return false;
     if (cublasLtMatrixLayoutCreate(&p.layout_c, element_type_, n, m, int64_t(N)) != CUBLAS_STATUS_SUCCESS) return false;
+    if (count > 1) {
+      const int32_t batch_count = count;
+      for (const auto& [layout, stride] : {std::pair<cublasLtMatrixLayout_t, int64_t>{p.layout_a, stride_a},
+                                           {p.layout_b, stride_b}, {p.layout_c, stride_c}}) {
+        if (cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch_count,
+                                             sizeof(batch_count)) != CUBLAS_STATUS_SUCCESS ||
+            cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                             sizeof(stride)) != CUBLAS_STATUS_SUCCESS)
+          return false;
+      }
+    }
 
     cublasLtMatmulPreference_t preference = nullptr;
     if (cublasLtMatmulPreferenceCreate(&preference) != CUBLAS_STATUS_SUCCESS) return false;
@@ -247,6 +293,7 @@ class CublasLtGemm {
   void* workspace_ = nullptr;
   size_t workspace_bytes_ = 0;
   cudaDataType_t element_type_ = CUDA_R_16BF;
+  bool tf32_ = false;
   std::map<Key, Plan> plans_;
 };
 
@@ -312,6 +359,45 @@ inline void cublaslt_gemm_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C
   const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
   static_cast<void>(lt.can_run(M, N, K, bias_in_gemm ? Epilogue::kBias : Epilogue::kNone, bias, 0, transpose_a,
                                transpose_b, A, B, C));
+}
+
+// A strided batch of products through cuBLASLt (lt made for T's element type): for i < batch.count, row-major
+// C_i[M, N] = op(A_i) op(B_i) with X_i = X + i * stride_x (a stride of 0: one matrix for every i), accumulated
+// in fp32. No epilogue. Returns as cublaslt_gemm. M, N or batch.count == 0: nothing to do; K == 0: C = 0.
+template <typename T>
+inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
+                                         const Batch& batch, bool transpose_a, bool transpose_b, cudaStream_t stream) {
+  if (M < 0 || N < 0 || K < 0 || batch.count < 0 || batch.outer < 0) return cudaErrorInvalidValue;
+  if (M == 0 || N == 0 || batch.count == 0 || batch.outer == 0) return cudaSuccess;
+  for (int64_t o = 0; o < batch.outer; ++o) {
+    const T* a = A + o * batch.outer_stride_a;
+    const T* b = B + o * batch.outer_stride_b;
+    T* c = C + o * batch.outer_stride_c;
+    if (K == 0) {  // every output matrix is zero
+      for (int i = 0; i < batch.count; ++i) {
+        if (cudaError_t e = cudaMemsetAsync(c + int64_t(i) * batch.stride_c, 0, size_t(M) * size_t(N) * sizeof(T), stream);
+            e != cudaSuccess)
+          return e;
+      }
+      continue;
+    }
+    if (lt.run(a, b, c, nullptr, M, N, K, Epilogue::kNone, stream, 0, transpose_a, transpose_b, batch) !=
+        CUBLAS_STATUS_SUCCESS)
+      return cudaErrorNotSupported;
+  }
+  return cudaSuccess;
+}
+
+// Builds (and caches) the plan cublaslt_gemm_batched would use; host work only (before a CUDA graph capture).
+template <typename T>
+inline void cublaslt_gemm_batched_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
+                                          const Batch& batch, bool transpose_a, bool transpose_b) {
+  if (M <= 0 || N <= 0 || K <= 0 || batch.count <= 0) return;
+  for (int64_t o = 0; o < batch.outer; ++o) {  // the plans of every alignment the outer offsets give
+    static_cast<void>(lt.can_run(M, N, K, Epilogue::kNone, nullptr, 0, transpose_a, transpose_b,
+                                 A + o * batch.outer_stride_a, B + o * batch.outer_stride_b, C + o * batch.outer_stride_c,
+                                 batch));
+  }
 }
 
 // The float spellings generated float32 code calls (they predate the 16-bit GEMMs).

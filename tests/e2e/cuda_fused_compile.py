@@ -12,7 +12,8 @@ Programs with GEMMs are also linked (with the GPU check's harness) against -lcub
 the headers use resolves. Programs with convolutions (the small conv net of tests/golden/compile-cuda-conv, Paddle's cnn, an NHWC conv, a
 depthwise conv, a padded average pool, a conv2d_transpose) are linked against -lcudnn as well. The index-mapped
 kernels (tests/golden/compile-cuda-index: every op of codegen/cuda_index.h, and Paddle programs of concat, split,
-transpose, strided_slice, pad3d, gather, embedding, interpolation, dropout) compile too. Also checks that a matmul no CUDA GEMM
+transpose, strided_slice, pad3d, gather, embedding, interpolation, dropout, and of the reductions, scans, one_hot,
+pow, stack and meshgrid outside fused groups) compile too. Also checks that a matmul no CUDA GEMM
 computes is an error at its place that says why (golden error-compile-cuda-conv-unsupported does the same for a
 convolution the CUDA backend cannot run yet).
 Each shard generates its programs, each in a namespace of its own (--namespace cuda_compile_NAME), and compiles
@@ -108,6 +109,29 @@ PROGRAMS = [
     ("tests/paddle/min_all/inference.json", "paddle_min_all", []),
     ("tests/paddle/any_bool/inference.json", "paddle_any_bool", []),
     ("tests/paddle/all_every_axis/inference.json", "paddle_all_every_axis", []),
+    # Attention's q k^T and p v over dynamic batch and length: strided batches of cuBLASLt products, float32 and
+    # (--precision) float16.
+    ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like", ["--cuda-graph"]),
+    ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like_fp16", ["--precision", "float16"]),
+    # The fused 16-bit attention (kforge_attention.cuh: mma.sync, ldmatrix, cp.async) beside an unfused one.
+    ("tests/golden/compile-cuda-attention/program.yaml", "attention", ["--cuda-graph"]),
+    # The kernels of the ops no fused group takes (codegen/cuda_index_compute.cpp): reductions over leading axes in
+    # every accumulator type, softmax over a middle axis, cumsum (a dynamic line count), one_hot, pow on floats and
+    # integers; stack and meshgrid (data movement).
+    ("tests/paddle/sum_int32/inference.json", "paddle_sum_int32", []),
+    ("tests/paddle/max_float64/inference.json", "paddle_max_float64", []),
+    ("tests/paddle/min_int64/inference.json", "paddle_min_int64", []),
+    ("tests/paddle/prod_int64/inference.json", "paddle_prod_int64", []),
+    ("tests/paddle/prod_float32/inference.json", "paddle_prod_float32", []),
+    ("tests/paddle/any_keepdim/inference.json", "paddle_any_keepdim", []),
+    ("tests/paddle/softmax_axis1/inference.json", "paddle_softmax_axis1", []),
+    ("tests/paddle/cumsum_axis0_dynamic/inference.json", "paddle_cumsum_axis0_dynamic", ["--cuda-graph"]),
+    ("tests/paddle/cumsum_int64/inference.json", "paddle_cumsum_int64", []),
+    ("tests/paddle/one_hot/inference.json", "paddle_one_hot", []),
+    ("tests/paddle/pow_scalar_float32/inference.json", "paddle_pow_scalar_float32", []),
+    ("tests/paddle/pow_scalar_int32/inference.json", "paddle_pow_scalar_int32", []),
+    ("tests/paddle/stack/inference.json", "paddle_stack", []),
+    ("tests/paddle/meshgrid_3_int64/inference.json", "paddle_meshgrid_3_int64", []),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 # Linked with the GPU check's harness (bench/fusion/gpu_harness.cu) at -O2, one program per library and kind of
@@ -194,8 +218,9 @@ def main():
                 continue
             host = open(os.path.join(gen, f"{name}.cu")).read()
             source = open(os.path.join(root, program)).read()
-            # index_ops' matmul is batched: no GEMM, the index-mapped kernel (codegen/cuda_index.h).
-            has_gemm = "matmul" in source and name != "index_ops"
+            # (index_ops: a float32 matmul in two levels of strided batches, and a float64 one as the index-mapped
+            # kernel of codegen/cuda_index.h.)
+            has_gemm = "matmul" in source
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
             has_interp = "_interp" in source  # nearest_interp, bilinear_interp
@@ -216,6 +241,8 @@ def main():
                 required.append("kforge_gemm_tc.cuh")  # these programs have untransposed 16-bit GEMM sites
             if half and not has_gemm:
                 required.append("kforge_half.cuh")
+            if "kforge::cuda_attention::attention<" in host:
+                required.append("kforge_attention.cuh")
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

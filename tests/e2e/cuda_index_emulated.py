@@ -39,6 +39,16 @@ CASES = [
     "split_shape_dynamic", "prod_shape_dynamic", "full_with_tensor_dynamic", "pad_to_multiple_dynamic",
     "strided_slice_dynamic", "strided_slice_dynamic_end", "interpolate_size_dynamic", "interpolate_size_dynamic_b2",
     "bilinear_size_dynamic",
+    # the ops no fused group takes (issue 34; codegen/cuda_index_compute.cpp): reductions over leading axes in every
+    # dtype, softmax over a middle axis, cumsum, one_hot, pow; stack and meshgrid
+    "stack", "meshgrid_2", "meshgrid_3_int64", "meshgrid_anchors",
+    *[f"{op}_{dt}" for op in ("sum", "max", "min", "prod") for dt in ("float32", "float64", "int32", "int64")],
+    "sum_keepdim", "min_keepdim", "prod_all", "prod_all_keepdim", "any_int64", "any_keepdim", "all_int64",
+    "all_keepdim", "softmax_axis1", *[f"cumsum_{dt}" for dt in ("float32", "float64", "int32", "int64")],
+    "cumsum_flatten", "cumsum_axis0_dynamic", "one_hot", "one_hot_int32",
+    *[f"pow_scalar_{dt}" for dt in ("float32", "float64", "int32", "int64")], "pow_sqrt",
+    # leaky_relu, a fused expression (max / min of x and slope * x)
+    "leaky_relu", "leaky_relu_float64", "leaky_relu_slope2",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

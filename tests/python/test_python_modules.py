@@ -148,6 +148,8 @@ OVERRIDES = {
     "bce_loss": lambda r: [np().abs(f32(r, 2, 3)) / 4, np().abs(f32(r, 2, 3)) / 4],
     "grid_sample": lambda r: [f32(r, 1, 2, 3, 3), f32(r, 1, 2, 2, 2), None, None, None],
     "linear_interp": lambda r: [f32(r, 1, 1, 4), None, None, None, "NCHW", 0, 0, 6, [], "linear", False, 0],
+    "cross_entropy_with_softmax": lambda r: [f32(r, 2, 3), np().array([[2], [0]], "int64"), None, None, None, None,
+                                             None],
 }
 
 

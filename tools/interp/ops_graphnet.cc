@@ -1,7 +1,7 @@
 // The ops GraphNet's Paddle models use that issue 34 adds: share_data_, gather_nd, meshgrid, take_along_axis, diag,
-// expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits and grid_sample (min is
-// beside max in ops_nn.cc, linear_interp beside bilinear_interp in ops_index.cc). Operands in PIR order: tensor
-// inputs, then mutable attributes (op_compat.yaml).
+// expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax
+// and grid_sample (min is beside max in ops_nn.cc, linear_interp beside bilinear_interp in ops_index.cc). Operands
+// in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -10,6 +10,7 @@ using kforge::DataType;
 using kforge::KernelContext;
 using kforge::Status;
 using kforge::Tensor;
+using detail::run_many;
 using detail::run_one;
 
 namespace {
@@ -105,6 +106,30 @@ Status sigmoid_ce(const KernelContext& ctx, const std::vector<RtValue>& in, cons
       });
 }
 
+Status cross_entropy(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                     std::vector<RtValue>& out) {
+  const Tensor *input, *label;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "input", &input));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "label", &label));
+  bool soft_label, use_softmax, numeric_stable_mode;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("soft_label", &soft_label, false));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("use_softmax", &use_softmax, true));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("numeric_stable_mode", &numeric_stable_mode, true));
+  int ignore_index, axis;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("ignore_index", &ignore_index, -100));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("axis", &axis, -1));
+  return run_many(
+      ctx, input->dtype, 2, out,
+      [&](Tensor** o) {
+        return m::CrossEntropyWithSoftmaxInferMeta(*input, *label, soft_label, use_softmax, numeric_stable_mode,
+                                                   ignore_index, axis, o[0], o[1]);
+      },
+      [&](const KernelContext& c, Tensor** o) {
+        return k::cross_entropy_with_softmax(c, *input, *label, soft_label, use_softmax, numeric_stable_mode,
+                                             ignore_index, axis, o[0], o[1]);
+      });
+}
+
 }  // namespace
 
 void register_graphnet_ops(OpRegistry& r) {
@@ -195,6 +220,7 @@ void register_graphnet_ops(OpRegistry& r) {
         [&](const KernelContext& c, Tensor* o) { return k::bce_loss(c, *input, *label, o); });
   });
   r.add("sigmoid_cross_entropy_with_logits", sigmoid_ce);
+  r.add("cross_entropy_with_softmax", cross_entropy);
   r.add("grid_sample", grid_sample);
 }
 

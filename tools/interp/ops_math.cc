@@ -1,4 +1,4 @@
-// Math, comparison, creation and scan ops of kernels/ops.yaml (issue 11): hardsigmoid, relu6, sqrt, erf, log, sin,
+// Math, comparison, creation and scan ops of kernels/ops.yaml (issue 11): hardsigmoid, leaky_relu, relu6, sqrt, erf, log, sin,
 // cos, abs, square, reciprocal, pow, floor_divide, remainder, masked_fill, swiglu, the comparisons, logical and
 // bitwise ops, full_with_tensor, uniform, arange, one_hot, cumsum, prod, argmax, topk, log_softmax. Operands in PIR
 // order: tensor inputs, then mutable attributes (op_compat.yaml).
@@ -87,6 +87,17 @@ void register_elementwise(OpRegistry& r) {
         [&](const KernelContext& c, Tensor* o) {
           return k::hardsigmoid(c, *x, static_cast<float>(slope), static_cast<float>(offset), o);
         });
+  });
+
+  r.add("leaky_relu", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                         std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    double slope;
+    KFORGE_RETURN_IF_ERROR(attrs.get_float("negative_slope", &slope, 0.02));
+    return run_one(
+        ctx, x->dtype, out, [&](Tensor* o) { return m::UnchangedInferMeta(*x, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::leaky_relu(c, *x, static_cast<float>(slope), o); });
   });
 
   // pd_op.pow keeps `y` an attribute (Paddle's generator gives pow no mutable attribute).

@@ -279,7 +279,6 @@ CASES = [
       ops=("matmul", "reshape", "transpose", "softmax", "gelu", "scale", "add")),
 
     # ---- ops Paddle models emit that the kernel library lacks: written with --all, checked in once they run ----
-    C("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [t(2, 5)], ops=("leaky_relu",), pending=NO_KERNEL),
     C("elu", lambda x: F.elu(x), [t(2, 5)], ops=("elu",), pending=NO_KERNEL),
     C("softplus", lambda x: F.softplus(x), [t(2, 5)], ops=("softplus",), pending=NO_KERNEL),
 
@@ -586,6 +585,36 @@ CASES = [
     C("bce_loss_float64", lambda x, y: F.binary_cross_entropy(x, y, reduction="none"),
       [t(3, 4, dtype="float64", low=0.01, high=0.99), t(3, 4, dtype="float64", low=0.0, high=1.0)],
       ops=("bce_loss",)),
+    # leaky_relu (YOLOv3's darknet): a slope below 1 (max(x, slope * x)) and above (min), float64, fused after a
+    # conv bias (CPU: one fused loop) and alone.
+    C("leaky_relu", lambda x: F.leaky_relu(x, 0.1), [t(2, 5)], ops=("leaky_relu",)),
+    C("leaky_relu_float64", lambda x: F.leaky_relu(x, 0.02), [t(3, 4, dtype="float64")], ops=("leaky_relu",)),
+    C("leaky_relu_slope2", lambda x: F.leaky_relu(x * 3, 2.0), [t(2, 5)], ops=("leaky_relu",)),
+    C("leaky_relu_conv", lambda x, w, b: F.leaky_relu(F.conv2d(x, w, b, padding=1), 0.1),
+      [t(None, 3, 6, 6, run=(2, 3, 6, 6))], [t(4, 3, 3, 3), t(4)], ops=("conv2d", "leaky_relu")),
+    # cross_entropy_with_softmax (DETR's matcher, paddle.nn.functional.softmax_with_cross_entropy): hard int64 and
+    # int32 labels over the last and a middle axis, ignore_index, a soft label, float64 logits far enough apart that
+    # the shifted values pass -64, and use_softmax false (the input taken as probabilities).
+    C("cross_entropy_softmax", lambda x, y: F.softmax_with_cross_entropy(x * 3, y, return_softmax=True),
+      [t(4, 5), t(4, 1, dtype="int64", low=0, high=5)], ops=("cross_entropy_with_softmax",)),
+    C("cross_entropy_softmax_axis1_int32",
+      lambda x, y: F.softmax_with_cross_entropy(x * 3, y, axis=1, return_softmax=True),
+      [t(2, 5, 3), t(2, 1, 3, dtype="int32", low=0, high=5)], ops=("cross_entropy_with_softmax",)),
+    C("cross_entropy_softmax_ignore",
+      lambda x, y: F.softmax_with_cross_entropy(x * 3, y, ignore_index=2),
+      [t(3, 4, 6), t(3, 4, 1, dtype="int64", low=0, high=6)], ops=("cross_entropy_with_softmax",)),
+    C("cross_entropy_softmax_soft",
+      lambda x, y: F.softmax_with_cross_entropy(x * 3, F.softmax(y * 2), soft_label=True, return_softmax=True),
+      [t(4, 6), t(4, 6)], ops=("cross_entropy_with_softmax",)),
+    C("cross_entropy_softmax_float64_wide",
+      lambda x, y: F.softmax_with_cross_entropy(x * 60, y, return_softmax=True),
+      [t(4, 7, dtype="float64"), t(4, 1, dtype="int64", low=0, high=7)], ops=("cross_entropy_with_softmax",)),
+    C("cross_entropy_softmax_float32_wide",
+      lambda x, y: F.softmax_with_cross_entropy(x * 60, y, return_softmax=True),
+      [t(4, 7), t(4, 1, dtype="int64", low=0, high=7)], ops=("cross_entropy_with_softmax",)),
+    C("cross_entropy_no_softmax",
+      lambda x, y: paddle._C_ops.cross_entropy_with_softmax(F.softmax(x * 2), y, False, False, True, -100, -1),
+      [t(3, 5), t(3, 1, dtype="int64", low=0, high=5)], ops=("cross_entropy_with_softmax",)),
     # linear_interp: 1-D resizing of NCW, align_corners with both align modes, scale factors, NWC.
     C("linear_interp_size", lambda x: F.interpolate(x, size=[7], mode="linear"), [t(2, 3, 5)], ops=("linear_interp",)),
     C("linear_interp_align_corners", lambda x: F.interpolate(x, size=[8], mode="linear", align_corners=True),

@@ -38,10 +38,10 @@ class Encoder(nn.Layer):
 class Decoder(nn.Layer):
     """Two decoder layers over a memory of another length, with a causal target mask."""
 
-    def __init__(self, pre_norm):
+    def __init__(self, pre_norm, d_model=D_MODEL, heads=HEADS, ffn=FFN):
         super().__init__()
-        layer = nn.TransformerDecoderLayer(D_MODEL, HEADS, FFN, dropout=0.0, normalize_before=pre_norm)
-        self.net = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(D_MODEL) if pre_norm else None)
+        layer = nn.TransformerDecoderLayer(d_model, heads, ffn, dropout=0.0, normalize_before=pre_norm)
+        self.net = nn.TransformerDecoder(layer, 2, norm=nn.LayerNorm(d_model) if pre_norm else None)
 
     def forward(self, tgt, memory):
         length = tgt.shape[1]  # static per export
@@ -55,13 +55,13 @@ class GPTBlock(nn.Layer):
 
     VOCAB, CONTEXT = 96, 32
 
-    def __init__(self):
+    def __init__(self, d_model=D_MODEL, heads=HEADS, ffn=FFN):
         super().__init__()
-        self.tok = nn.Embedding(self.VOCAB, D_MODEL)
-        self.pos = nn.Embedding(self.CONTEXT, D_MODEL)
-        self.block = nn.TransformerEncoderLayer(D_MODEL, HEADS, FFN, dropout=0.0, activation="gelu",
+        self.tok = nn.Embedding(self.VOCAB, d_model)
+        self.pos = nn.Embedding(self.CONTEXT, d_model)
+        self.block = nn.TransformerEncoderLayer(d_model, heads, ffn, dropout=0.0, activation="gelu",
                                                 normalize_before=True)
-        self.ln = nn.LayerNorm(D_MODEL)
+        self.ln = nn.LayerNorm(d_model)
 
     def forward(self, ids):
         length = ids.shape[1]
@@ -122,9 +122,9 @@ def sequence(length):
     return [InputSpec([None, length, D_MODEL], "float32", "x")]
 
 
-def decoder_inputs(length):
-    return [InputSpec([None, length, D_MODEL], "float32", "tgt"),
-            InputSpec([None, length + 4, D_MODEL], "float32", "memory")]
+def decoder_inputs(length, d_model=D_MODEL):
+    return [InputSpec([None, length, d_model], "float32", "tgt"),
+            InputSpec([None, length + 4, d_model], "float32", "memory")]
 
 
 def tokens(length):
@@ -159,6 +159,15 @@ def zoo():
     models["ppocr_det_head"] = (DetectionHead, [("64x64 (dynamic H, W)", dynamic), ("96x128 (dynamic H, W)", dynamic)])
     ids = [InputSpec([None, None], "int64", "ids")]
     models["bert_encoder"] = (BertEncoder.small, [("12 (dynamic length)", ids), ("40 (dynamic length)", ids)])
+    # Head dim 64 (d_model 128, 2 heads), what --target cuda's fused 16-bit attention takes (head dims 32, 64, 128):
+    # a padding mask over a dynamic length, a causal mask, and cross-attention over a memory of another length.
+    models["bert_encoder_h64"] = (lambda: BertEncoder(vocab=GPTBlock.VOCAB, max_pos=128, hidden=128, layers=2,
+                                                      heads=2, ffn=256),
+                                  [("80 (dynamic length)", ids), ("12 (dynamic length)", ids)])
+    models["gpt_block_h64"] = (lambda: GPTBlock(d_model=128, heads=2, ffn=256),
+                               [(f"seq{n}", tokens(n)) for n in (30, 8)])
+    models["transformer_decoder_h64"] = (lambda: Decoder(False, d_model=128, heads=2, ffn=256),
+                                         [(f"seq{n}", decoder_inputs(n, 128)) for n in (70, 8)])
     return models
 
 

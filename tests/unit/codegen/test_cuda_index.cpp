@@ -15,7 +15,7 @@
 namespace kforge::codegen {
 namespace {
 
-/// Lowers a program YAML text against the ops of golden case compile-cuda-index.
+/// Lowers a program YAML text against the ops of golden case compile-cuda-index (or another op file).
 struct IndexFixture {
   SourceManager sources;
   std::ostringstream errors;
@@ -25,10 +25,11 @@ struct IndexFixture {
   std::optional<passes::LoweredProgram> lowered;
   mutable SizeTable sizes;  // the sizes the kernels take as parameters
 
-  explicit IndexFixture(const std::string& program_text) {
+  /// `ops`: the op file under the source root (the kernel library's for the ops that compute).
+  explicit IndexFixture(const std::string& program_text,
+                        const std::string& ops_file = "tests/golden/compile-cuda-index/ops.yaml") {
     opdef::OpLoader loader(sources, diags);
-    const std::string dir = std::string(KFORGE_SOURCE_ROOT) + "/tests/golden/compile-cuda-index/";
-    loader.add_file(dir + "ops.yaml");
+    loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/" + ops_file);
     library = std::move(loader).finish();
     ops = std::make_unique<passes::OpSet>(library, nullptr, diags);
     const uint32_t file = sources.add_buffer("p.yaml", program_text);
@@ -147,6 +148,108 @@ TEST_CASE("cuda index: downgrade_in_infer dropout scales by 1 - p; a batched mat
   const std::vector<std::string>& body = matmul->front().body;
   CHECK(std::find(body.begin(), body.end(), "const float* xm = in0 + c0 * 12;") != body.end());
   CHECK(std::find(body.begin(), body.end(), "  acc += static_cast<float>(xm[c1 * 4 + k]) * static_cast<float>(ym[k * 5 + c2]);") != body.end());
+}
+
+constexpr const char* kLibraryOps = "kernels/ops.yaml";
+
+bool has(const std::vector<std::string>& body, const std::string& line) {
+  return std::find(body.begin(), body.end(), line) != body.end();
+}
+
+TEST_CASE("cuda index: a reduction over a leading axis folds its column in row-major order, as the CPU kernel") {
+  IndexFixture f(program("{name: x, dtype: float32, shape: [3, 4]}, {name: i, dtype: int32, shape: [2, 3, 4]}",
+                         "  - {op: sum, in: [x], out: [s], attrs: {axis: [0], dtype: float32, keepdim: false}}\n"
+                         "  - {op: prod, in: [i], out: [p], attrs: {axis: [0, 2], keepdim: true, reduce_all: false}}\n"
+                         "  - {op: max, in: [i], out: [m], attrs: {axis: [1], keepdim: false}}\n",
+                         "s, p, m"),
+                 kLibraryOps);
+  std::string why;
+  auto sum = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(sum);
+  const std::vector<std::string>& body = sum->front().body;
+  CHECK(has(body, "double acc = 0;"));
+  CHECK(has(body, "for (int64_t j = 0; j < 3; ++j) {"));
+  CHECK(has(body, "  const float v = in0[q0 * 4 + c0];"));
+  CHECK(has(body, "out[e] = static_cast<float>(acc);"));
+  // int32 products wrap in uint64; the kept dim (1) is the output's only coordinate.
+  auto prod = f.kernels(1, &why);
+  REQUIRE(prod);
+  CHECK(has(prod->front().body, "uint64_t acc = 1;"));
+  CHECK(has(prod->front().body, "  const int32_t v = in0[q0 * 12 + c0 * 4 + q1];"));
+  CHECK(has(prod->front().body, "  acc = static_cast<uint64_t>(acc * static_cast<uint64_t>(v));"));
+  auto max = f.kernels(2, &why);
+  REQUIRE(max);
+  CHECK(has(max->front().body, "int32_t acc = static_cast<int32_t>((-2147483647 - 1));"));
+  CHECK(has(max->front().body, "  acc = v > acc ? v : acc;"));
+}
+
+TEST_CASE("cuda index: cumsum walks a line per thread; reverse and exclusive, integers wrapping") {
+  IndexFixture f(program("{name: x, dtype: int32, shape: [2, 5, 3]}",
+                         "  - {op: cumsum, in: [x], out: [y], attrs: {axis: 1, flatten: false, exclusive: true, "
+                         "reverse: true}}\n",
+                         "y"),
+                 kLibraryOps);
+  std::string why;
+  auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  CHECK(k->front().numel == "6");  // 2 x 3 lines of 5
+  CHECK(k->front().body == std::vector<std::string>{
+                               "const int64_t base = (e / 3) * 15 + e % 3;",
+                               "int32_t acc = 0;",
+                               "for (int64_t j = 0; j < 5; ++j) {",
+                               "  const int64_t at = base + (5 - 1 - j) * 3;",
+                               "  const int32_t v = in0[at];",
+                               "  out[at] = acc;",
+                               "  acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(v));",
+                               "}"});
+}
+
+TEST_CASE("cuda index: one_hot compares the class with the id; pow of integers squares") {
+  IndexFixture f(program("{name: x, dtype: int64, shape: [4]}",
+                         "  - {op: one_hot, in: [x], out: [y], attrs: {num_classes: 5}}\n"
+                         "  - {op: pow, in: [x], out: [p], attrs: {y: 3.0}}\n",
+                         "y, p"),
+                 kLibraryOps);
+  std::string why;
+  auto one_hot = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(one_hot);
+  CHECK(one_hot->front().body ==
+        std::vector<std::string>{"out[e] = static_cast<int64_t>(in0[e / 5]) == e % 5 ? 1.0f : 0.0f;"});
+  auto pow = f.kernels(1, &why);
+  REQUIRE(pow);
+  CHECK(has(pow->front().body, "for (uint64_t j = 3; j != 0; j >>= 1) {"));
+}
+
+TEST_CASE("cuda index: the computing kernels say why they cannot run") {
+  SECTION("an integer raised to a negative power") {
+    IndexFixture f(program("{name: x, dtype: int32, shape: [4]}", "  - {op: pow, in: [x], out: [p], attrs: {y: -1.0}}\n",
+                           "p"),
+                   kLibraryOps);
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why.find("negative") != std::string::npos);
+  }
+  SECTION("a float16 reduction") {
+    IndexFixture f(program("{name: x, dtype: float16, shape: [3, 4]}",
+                           "  - {op: max, in: [x], out: [m], attrs: {axis: [0], keepdim: false}}\n", "m"),
+                   kLibraryOps);
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why.find("takes bool, integers, float32 and float64") != std::string::npos);
+  }
+  SECTION("a cumsum of bools") {
+    IndexFixture f(program("{name: x, dtype: bool, shape: [3]}",
+                           "  - {op: cumsum, in: [x], out: [y], attrs: {axis: 0, flatten: false, exclusive: false, "
+                           "reverse: false}}\n",
+                           "y"),
+                   kLibraryOps);
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why.find("which cumsum does not take") != std::string::npos);
+  }
 }
 
 }  // namespace

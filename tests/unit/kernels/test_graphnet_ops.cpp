@@ -159,6 +159,35 @@ TEST_CASE("sigmoid_cross_entropy_with_logits: ignore_index and normalize") {
   check_close<float>(s, {std::log1p(std::exp(-2.f)) / 2, std::log1p(std::exp(-1.f)) / 2, 0}, 1e-6);
 }
 
+TEST_CASE("cross_entropy_with_softmax: -log of the label's probability, ignore_index, and a label out of range") {
+  // Two rows of 2 classes: softmax of (0, log 3) is (1/4, 3/4).
+  const Tensor logits = f32({2, 2}, {0, std::log(3.f), 0, std::log(3.f)}), label = i64({2, 1}, {1, -100});
+  Tensor p, l;
+  REQUIRE(m::CrossEntropyWithSoftmaxInferMeta(logits, label, false, true, true, -100, -1, &p, &l).ok());
+  CHECK(dims_of(l) == GnDims{2, 1});
+  p = empty(DataType::kFloat32, {2, 2});
+  l = empty(DataType::kFloat32, {2, 1});
+  REQUIRE(k::cross_entropy_with_softmax(cpu(), logits, label, false, true, true, -100, -1, &p, &l).ok());
+  check_close<float>(p, {0.25f, 0.75f, 0.25f, 0.75f}, 1e-6);
+  check_close<float>(l, {-std::log(0.75f), 0}, 1e-6);  // the second label is ignore_index
+  CHECK(error_of(k::cross_entropy_with_softmax(cpu(), logits, i64({2, 1}, {1, 2}), false, true, true, -100, -1, &p,
+                                               &l))
+            .find("label[1] is 2, outside [0, 2)") != std::string::npos);
+  Tensor bad_p, bad_l;
+  CHECK(error_of(m::CrossEntropyWithSoftmaxInferMeta(logits, i64({2, 2}, {0, 0, 0, 0}), false, true, true, -100, -1,
+                                                     &bad_p, &bad_l))
+            .find("with 1 along axis 1") != std::string::npos);
+}
+
+TEST_CASE("leaky_relu: max(x, slope * x) below a slope of 1, min above") {
+  const Tensor x = f32({3}, {-2, 0, 3});
+  Tensor out = empty(DataType::kFloat32, {3});
+  REQUIRE(k::leaky_relu(cpu(), x, 0.1f, &out).ok());
+  check_close<float>(out, {-0.2f, 0, 3}, 1e-7);
+  REQUIRE(k::leaky_relu(cpu(), x, 2.0f, &out).ok());
+  check_close<float>(out, {-4, 0, 3}, 0);  // min(x, 2x): 2x below 0, x above
+}
+
 TEST_CASE("grid_sample: bilinear and nearest, zeros, border and reflection padding, NaN in the grid") {
   // A 2x2 image sampled at its corners, its centre and outside (zeros padding), align_corners.
   const Tensor img = f32({1, 1, 2, 2}, {1, 2, 3, 4});

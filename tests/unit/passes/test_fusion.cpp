@@ -1,103 +1,12 @@
 // The fusion pass (passes/fusion.h): grouping decisions on hand-written programs compiled against the
 // reference op set plus its fusion overlay (kernels/fusion.yaml), and the memory re-plan.
-#include "pass_test_util.h"
-#include "passes/fusion.h"
+#include "fusion_test_util.h"
 #include "passes/gemm.h"
 
 using namespace kforge;
 using namespace kforge::passes;
 
-namespace {
-
-/// The reference op set with the fusion overlay.
-class FusionEnv {
- public:
-  FusionEnv() : diags_(sources_, out_) {
-    library_ = opdef::load_op_library(
-        {test::source_path("kernels/ops.yaml"), test::source_path("kernels/fusion.yaml")}, sources_,
-        diags_);
-    compat_ = opdef::load_op_compat(test::source_path("kernels/op_compat.yaml"), sources_, diags_);
-    ops_ = std::make_unique<OpSet>(library_, &compat_, diags_);
-    INFO(out_.str());
-    REQUIRE_FALSE(diags_.has_errors());
-  }
-
-  LoweredProgram compile(const std::string& yaml) {
-    const uint32_t file = sources_.add_buffer("t.yaml", yaml);
-    std::optional<ir::Program> p = ir::read_program(sources_, file, diags_);
-    INFO(out_.str());
-    REQUIRE(p.has_value());
-    std::optional<LoweredProgram> lp = compile_program(*p, *ops_, diags_);
-    INFO(out_.str());
-    REQUIRE(lp.has_value());
-    return std::move(*lp);
-  }
-
-  const opdef::Op* op(std::string_view name) const { return library_.find(name); }
-
- private:
-  SourceManager sources_;
-  std::ostringstream out_;
-  DiagnosticEngine diags_;
-  opdef::OpLibrary library_;
-  opdef::OpCompat compat_;
-  std::unique_ptr<OpSet> ops_;
-};
-
-FusionEnv& env() {
-  static FusionEnv e;
-  return e;
-}
-
-/// The calls of each group as "0,1,2".
-std::vector<std::string> group_calls(const FusionPlan& plan) {
-  std::vector<std::string> out;
-  for (const FusedGroup& g : plan.groups) {
-    std::string s;
-    for (uint32_t c : g.calls) s += (s.empty() ? "" : ",") + std::to_string(c);
-    out.push_back(s);
-  }
-  return out;
-}
-
-const GroupInput* input_for(const LoweredProgram& lp, const FusedGroup& g, const std::string& name) {
-  for (const GroupInput& in : g.inputs) {
-    if (lp.value(in.value).name == name) return &in;
-  }
-  return nullptr;
-}
-
-/// The invariants every plan keeps: each call in at most one group, groups ordered by position, every value a
-/// group reads is computed before its position, every reader outside the group runs after it.
-void check_invariants(const LoweredProgram& lp, const FusionPlan& plan) {
-  std::vector<int> seen(lp.calls.size(), 0);
-  uint32_t last_position = 0;
-  for (const FusedGroup& g : plan.groups) {
-    CHECK(g.position >= last_position);
-    last_position = g.position;
-    CHECK(g.position == g.calls.back());
-    for (uint32_t c : g.calls) {
-      ++seen[c];
-      CHECK(plan.call_group[c] == g.index);
-    }
-    for (const GroupInput& in : g.inputs) {
-      const uint32_t def = lp.value(in.value).defined_by;
-      if (def != kNone) CHECK(plan.call_group[def] != g.index);  // read from memory: computed outside
-      if (def != kNone) CHECK(def < g.position);
-    }
-    for (uint32_t c = 0; c < lp.calls.size(); ++c) {
-      if (plan.call_group[c] == g.index) continue;
-      for (const KernelArg& a : lp.calls[c].args) {
-        if (a.kind != ArgKind::kTensor) continue;
-        const uint32_t def = lp.value(a.value).defined_by;
-        if (def != kNone && plan.call_group[def] == g.index) CHECK(c > g.position);
-      }
-    }
-  }
-  for (int n : seen) CHECK(n <= 1);
-}
-
-}  // namespace
+using namespace kforge::passes::fusion_test;
 
 TEST_CASE("fusion: an elementwise chain with fan-in and fan-out is one group without intermediates") {
   LoweredProgram lp = env().compile(R"(
@@ -492,10 +401,15 @@ inputs:
   - {name: bt, dtype: float32, shape: [2, 16, 8]}
   - {name: v, dtype: float32, shape: [16]}
   - {name: d, dtype: float64, shape: [8, 16]}
+  - {name: xb, dtype: float32, shape: [2, 1, 8, 16]}
+  - {name: x2, dtype: float32, shape: [8, 16]}
+  - {name: x3, dtype: float32, shape: [2, 1, 3, 8, 16]}
 params:
   - {name: w, dtype: float32, shape: [16, 12]}
   - {name: wb, dtype: float32, shape: [2, 16, 12]}
   - {name: w64, dtype: float64, shape: [16, 4]}
+  - {name: wm, dtype: float32, shape: [2, 3, 16, 12]}
+  - {name: w3, dtype: float32, shape: [2, 3, 1, 16, 12]}
 ops:
   - {op: matmul, in: [x, w], out: [a]}
   - {op: matmul, in: [xt, w], out: [b], attrs: {transpose_x: true}}
@@ -504,7 +418,10 @@ ops:
   - {op: matmul, in: [v, w], out: [f]}
   - {op: matmul, in: [d, w64], out: [h]}
   - {op: relu, in: [a], out: [g]}
-outputs: [b, c, e, f, g, h]
+  - {op: matmul, in: [xb, wm], out: [m]}
+  - {op: matmul, in: [x2, wb], out: [n]}
+  - {op: matmul, in: [x3, w3], out: [o]}
+outputs: [b, c, e, f, g, h, m, n, o]
 )");
   std::string why;
   std::optional<GemmForm> a = gemm_form(lp, lp.calls[0], &why);
@@ -516,10 +433,35 @@ outputs: [b, c, e, f, g, h]
   REQUIRE(b.has_value());
   CHECK(b->transpose_x);
   CHECK(b->m == SymExpr(8));
-  CHECK_FALSE(gemm_form(lp, lp.calls[2], &why).has_value());
-  CHECK(why == "y has rank 3 ([2, 16, 12]), but the GEMM needs y to be a matrix (rank 2)");
-  CHECK_FALSE(gemm_form(lp, lp.calls[3], &why).has_value());
-  CHECK(why.find("x is a transposed batch ([2, 16, 8], transpose_x)") == 0);
+  CHECK_FALSE(b->batched);
+  // A batched y: a batch of 2 products, each operand one matrix per product.
+  std::optional<GemmForm> c = gemm_form(lp, lp.calls[2], &why);
+  REQUIRE(c.has_value());
+  CHECK(c->batched);
+  CHECK(c->batch == SymExpr(2));
+  CHECK((c->m == SymExpr(8) && c->n == SymExpr(12) && c->k == SymExpr(16)));
+  CHECK((c->stride_x == SymExpr(128) && c->stride_y == SymExpr(192) && c->stride_out == SymExpr(96)));
+  // A transposed batch of x over a matrix y: y is read for every product (stride 0).
+  std::optional<GemmForm> e = gemm_form(lp, lp.calls[3], &why);
+  REQUIRE(e.has_value());
+  CHECK((e->batched && e->transpose_x && e->m == SymExpr(8) && e->k == SymExpr(16)));
+  CHECK((e->stride_x == SymExpr(128) && e->stride_y == SymExpr(0) && e->stride_out == SymExpr(96)));
+  // A matrix x over a batched y: x broadcast.
+  std::optional<GemmForm> n = gemm_form(lp, lp.calls[8], &why);
+  REQUIRE(n.has_value());
+  CHECK((n->batched && n->batch == SymExpr(2) && n->stride_x == SymExpr(0) && n->stride_y == SymExpr(192)));
+  // Batch dims that broadcast differently over two runs: two levels, an outer batch of 2 over batches of 3.
+  std::optional<GemmForm> m = gemm_form(lp, lp.calls[7], &why);
+  REQUIRE(m.has_value());
+  CHECK((m->outer == SymExpr(2) && m->batch == SymExpr(3)));
+  CHECK((m->stride_x == SymExpr(0) && m->outer_stride_x == SymExpr(128)));
+  CHECK((m->stride_y == SymExpr(192) && m->outer_stride_y == SymExpr(576)));
+  CHECK((m->stride_out == SymExpr(96) && m->outer_stride_out == SymExpr(288)));
+  CHECK((c->outer == SymExpr(1) && c->outer_stride_x == SymExpr(0)));
+  // Three runs have no two-level form.
+  CHECK_FALSE(gemm_form(lp, lp.calls[9], &why).has_value());
+  CHECK(why.find("the batch dims of x ([2, 1, 3, 8, 16]) and y ([2, 3, 1, 16, 12]) broadcast against the output's "
+                 "([2, 3, 3, 8, 12]) in more than two runs") == 0);
   CHECK_FALSE(gemm_form(lp, lp.calls[4], &why).has_value());
   CHECK(why.find("x has rank 1 ([16])") == 0);
   CHECK_FALSE(gemm_form(lp, lp.calls[5], &why).has_value());

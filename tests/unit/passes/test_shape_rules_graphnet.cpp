@@ -137,6 +137,22 @@ TEST_CASE("shape rules: sigmoid_cross_entropy_with_logits and mean_all") {
                  "must have the same dims"));
 }
 
+TEST_CASE("shape rules: cross_entropy_with_softmax, hard and soft labels, and its located errors") {
+  auto ce = [](const std::string& label, bool soft, int axis, const std::string& out) {
+    return fmt::format("  - {{op: cross_entropy_with_softmax, in: [x, {}], out: [{}], attrs: {{soft_label: {}, "
+                       "use_softmax: true, numeric_stable_mode: true, ignore_index: -100, axis: {}}}}}\n",
+                       label, out, soft ? "true" : "false", axis);
+  };
+  // A soft label of x's dims; the loss has 1 along the axis (the middle one here).
+  CHECK(graphnet_shape(kGraphnetInputs, ce("l", true, 1, "p, o"), "o") == "float32[s0, 1, 6]");
+  CHECK(graphnet_shape(kGraphnetInputs, ce("l", true, -1, "p, o"), "p") == "float32[s0, 5, 6]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs, ce("i", true, -1, "p, o")), "label"));
+  // A hard label must be an index type with x's dims and 1 along the axis.
+  CHECK(mentions(graphnet_error(kGraphnetInputs, ce("l", false, -1, "p, o")), "a hard label must be int32 or int64"));
+  CHECK(mentions(graphnet_error(kGraphnetInputs, ce("i", false, 1, "p, o")), "with 1 along axis 1"));
+  CHECK(mentions(graphnet_error(kGraphnetInputs, ce("l", true, 3, "p, o")), "axis 3 is out of range for rank 3"));
+}
+
 TEST_CASE("shape rules: bce_loss keeps its input's dims, and its located errors") {
   CHECK(graphnet_shape(kGraphnetInputs, "  - {op: bce_loss, in: [x, l], out: [o]}\n", "o") == "float32[s0, 5, 6]");
   CHECK(mentions(graphnet_error(kGraphnetInputs, "  - {op: bce_loss, in: [f, g3], out: [o]}\n"),

@@ -119,8 +119,8 @@ constexpr uint32_t kParameterFileOrder[] = {1, 3, 2, 0, 4};
 
 }  // namespace
 
-// The GEMM groups run cuBLASLt (fp32 compute and accumulation, no TF32) with one handle and workspace
-// per object and element type.
+// The GEMM groups run cuBLASLt (fp32 accumulation) with one handle and workspace per object and element
+// type.
 struct cuda_bf16::GemmState {
   kforge::cuda_gemm::CublasLtGemm lt_bf16{size_t(32) << 20, CUDA_R_16BF};
 };

@@ -177,8 +177,8 @@ constexpr kforge::cuda_conv::ConvGeometry kConvGeometry4{8, 16, 3, 3, 1, 1, 2, 2
 
 }  // namespace
 
-// The GEMM groups run cuBLASLt (fp32 compute and accumulation, no TF32) with one handle and workspace
-// per object and element type.
+// The GEMM groups run cuBLASLt (fp32 accumulation) with one handle and workspace per object and element
+// type.
 struct cuda_conv_fp16::GemmState {
   kforge::cuda_gemm::CublasLtGemm lt_f16{size_t(32) << 20, CUDA_R_16F};
 };

@@ -145,7 +145,8 @@ constexpr kforge::cuda_conv::ConvGeometry kConvGeometry4{8, 16, 3, 3, 1, 1, 2, 2
 
 }  // namespace
 
-// The GEMM groups run cuBLASLt (fp32 compute, no TF32) with one handle and workspace per object.
+// The GEMM groups run cuBLASLt (fp32 compute; TF32 only after set_gemm_tf32(true)) with one handle and
+// workspace per object.
 struct cuda_conv_nhwc::GemmState {
   kforge::cuda_gemm::CublasLtGemm lt{size_t(32) << 20, CUDA_R_32F};
 };
@@ -707,6 +708,7 @@ kforge::Status cuda_conv_nhwc::run(const kforge::Tensor& x, kforge::Tensor* logi
                                    kforge::cuda_gemm::cublas_status_name(status));
     }
   }
+  gemm_->lt.set_tf32(gemm_tf32_);  // float32 products: full fp32 unless told otherwise
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);

@@ -72,6 +72,11 @@ class cuda_gemm_mk {
   void set_stream(cudaStream_t stream);
   cudaStream_t stream() const { return stream_; }
   kforge::Status synchronize();
+  // TF32 tensor cores for the float32 GEMMs (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32): off by default, as torch's
+  // matmul.allow_tf32, where every product is computed in full float32; on, products round their operands to
+  // TF32 (10-bit mantissa, float32 accumulation: relative errors near 1e-3 on unit-scale data). Set it before
+  // the first run(): a captured CUDA graph keeps the algorithms it was captured with.
+  void set_gemm_tf32(bool allow) { gemm_tf32_ = allow; }
   // Graph captures so far (one per input-dims set, plus one per change of pointers).
   size_t graph_captures() const { return graphs_.captures(); }
 
@@ -97,6 +102,7 @@ class cuda_gemm_mk {
   // preallocated workspace, the multi-kernel dispatchers, their event timer and scratch output.
   struct GemmState;
   std::unique_ptr<GemmState> gemm_;
+  bool gemm_tf32_ = false;
   // Before a capture: every GEMM's choice made (new shapes benchmarked) and cuBLASLt plan built.
   void prepare_gemms(const Bindings& b);
 };

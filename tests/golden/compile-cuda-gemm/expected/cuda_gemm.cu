@@ -99,7 +99,8 @@ constexpr uint32_t kParameterFileOrder[] = {1, 3, 0, 2, 4};
 
 }  // namespace
 
-// The GEMM groups run cuBLASLt (fp32 compute, no TF32) with one handle and workspace per object.
+// The GEMM groups run cuBLASLt (fp32 compute; TF32 only after set_gemm_tf32(true)) with one handle and
+// workspace per object.
 struct cuda_gemm::GemmState {
   kforge::cuda_gemm::CublasLtGemm lt{size_t(32) << 20, CUDA_R_32F};
 };
@@ -248,6 +249,7 @@ kforge::Status cuda_gemm::run(const kforge::Tensor& x, kforge::Tensor* y_out) {
                                    kforge::cuda_gemm::cublas_status_name(status));
     }
   }
+  gemm_->lt.set_tf32(gemm_tf32_);  // float32 products: full fp32 unless told otherwise
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(10240) + 64));
   Bindings kforge_b;
   kforge_b.buffers[0] = const_cast<void*>(x.data);

@@ -9,13 +9,16 @@
 #include "kforge_params.h"
 
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <vector>
 
+#include "kforge_cublaslt.cuh"
 #include "kforge_cudnn.cuh"
 
 // The launchers of index_ops_kernels.cu: each launches one fused group and returns cudaGetLastError().
-cudaError_t index_ops_fused_0(const float* __restrict__ in0, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__ o_v24, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t index_ops_fused_0(const float* __restrict__ in0, float* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__ o_v26, int64_t outer, int64_t inner, cudaStream_t stream);
 cudaError_t index_ops_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
 cudaError_t index_ops_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
 cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
@@ -32,7 +35,7 @@ cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __r
 cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t z22, cudaStream_t stream);
 cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t z19, cudaStream_t stream);
 cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
-cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16, cudaStream_t stream);
+cudaError_t index_ops_index_16(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28, cudaStream_t stream);
 
 namespace {
 
@@ -45,34 +48,36 @@ namespace {
 
 // What each launch is, for error messages: the group, its ops and their places in the program.
 [[maybe_unused]] const char* const kLaunchNames[] = {
-    "group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:24:5)",
-    "group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)",
-    "call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)",
-    "call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)",
-    "call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:19:5)",
-    "call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)",
-    "call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)",
-    "call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)",
-    "call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)",
-    "call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:27:5)",
-    "call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:28:5)",
-    "call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:29:5)",
-    "call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:30:5)",
-    "call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:31:5)",
-    "call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:32:5)",
-    "call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)",
-    "call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)",
-    "call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)",
-    "call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)",
+    "group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:28:5)",
+    "group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:40:5)",
+    "group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:41:5)",
+    "call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:21:5)",
+    "call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:22:5)",
+    "call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:23:5)",
+    "call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:24:5)",
+    "call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:27:5)",
+    "call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:29:5)",
+    "call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:30:5)",
+    "call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:31:5)",
+    "call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:32:5)",
+    "call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:33:5)",
+    "call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:34:5)",
+    "call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:35:5)",
+    "call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:36:5)",
+    "call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:37:5)",
+    "call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:38:5)",
+    "call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:39:5)",
+    "call 19 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:42:5)",
 };
 
 constexpr kforge::ParameterSpec kParameterSpecs[] = {
     {"emb", kforge::DataType::kFloat32, 2, {10, 8}, "float32 [10, 8]"},
     {"wt", kforge::DataType::kFloat32, 4, {4, 2, 2, 2}, "float32 [4, 2, 2, 2]"},
     {"eb", kforge::DataType::kFloat32, 3, {4, 1, 6}, "float32 [4, 1, 6]"},
+    {"mb", kforge::DataType::kFloat32, 3, {4, 6, 6}, "float32 [4, 6, 6]"},
 };
 // The order of the parameters in a .pdiparams file: sorted by name (kforge_params.h).
-constexpr uint32_t kParameterFileOrder[] = {2, 0, 1};
+constexpr uint32_t kParameterFileOrder[] = {2, 0, 3, 1};
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
   return kforge::Status::Error("index_ops: ", kLaunchNames[index], ": ", cudaGetErrorName(error), " (",
@@ -119,6 +124,16 @@ constexpr uint32_t kParameterFileOrder[] = {2, 0, 1};
   return out->allocate();
 }
 
+// A GEMM group's failure: cuBLASLt's status when it refused the call, else the CUDA error.
+[[maybe_unused]] kforge::Status gemm_failed(size_t index, cudaError_t error,
+                                            const kforge::cuda_gemm::CublasLtGemm& lt) {
+  if (error == cudaErrorNotSupported && lt.last_status() != CUBLAS_STATUS_SUCCESS) {
+    return kforge::Status::Error("index_ops: ", kLaunchNames[index], ": cuBLASLt: ",
+                                 kforge::cuda_gemm::cublas_status_name(lt.last_status()));
+  }
+  return launch_failed(index, error);
+}
+
 constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{4, 2, 2, 2, 0, 0, 2, 2, 1, 1, 1, false, true};
 // A convolution's failure (cuDNN's status or the CUDA error), named after its group.
 [[maybe_unused]] kforge::Status conv_failed(size_t index, const kforge::Status& status) {
@@ -126,6 +141,28 @@ constexpr kforge::cuda_conv::ConvGeometry kConvGeometry0{4, 2, 2, 2, 0, 0, 2, 2,
 }
 
 }  // namespace
+
+// The GEMM groups run cuBLASLt (fp32 compute; TF32 only after set_gemm_tf32(true)) with one handle and
+// workspace per object.
+struct index_ops::GemmState {
+  kforge::cuda_gemm::CublasLtGemm lt{size_t(32) << 20, CUDA_R_32F};
+};
+
+void index_ops::prepare_gemms(const Bindings& b) {
+  [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const int64_t s1 = b.symbols[1];
+  [[maybe_unused]] const int64_t s2 = b.symbols[2];
+  [[maybe_unused]] const auto& sizes = b.sizes;
+  // group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:41:5)
+  kforge::cuda_gemm::cublaslt_gemm_batched_prepare(
+      gemm_->lt,
+      static_cast<const float*>(b.buffers[14]),
+      static_cast<const float*>(b.buffers[7]),
+      static_cast<float*>(b.buffers[27]),
+      6, 6, 6,
+      kforge::cuda_gemm::Batch{4, 36, 36, 36, s0, 144, 0, 144},
+      false, true);
+}
 
 struct index_ops::ConvState {
   // A graph replays the convolutions: their methods are chosen by GPU time alone.
@@ -136,9 +173,10 @@ struct index_ops::ConvState {
 kforge::Status index_ops::prepare_convs(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
+  [[maybe_unused]] const int64_t s2 = b.symbols[2];
   [[maybe_unused]] const auto& sizes = b.sizes;
-  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
+  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:39:5)
+  if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[25]), kforge::cuda_conv::Scratch{b.buffers[29], 67108864}, nullptr); !s.ok()) return conv_failed(18, s);
   return kforge::Status::OK();
 }
 
@@ -205,6 +243,17 @@ kforge::Status index_ops::bind_parameter(std::string_view name, const kforge::Te
     bound_[2] = true;
     return kforge::Status::OK();
   }
+  if (name == "mb") {
+    if (value.dtype != kforge::DataType::kFloat32 || value.ndim != 3 || value.place.backend != kforge::Backend::kGPU || value.dims[0] != 4 || value.dims[1] != 6 || value.dims[2] != 6 || value.data == nullptr) {
+      return kforge::Status::Error("index_ops: parameter 'mb' must be a GPU tensor float32 [4, 6, 6], got ", value.dtype, " ", value.dims_string(),
+                                   value.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU",
+                                   value.data == nullptr ? " without data" : "");
+    }
+    parameters_[3] = value;
+    parameter_memory_.add(value);
+    bound_[3] = true;
+    return kforge::Status::OK();
+  }
   return kforge::Status::Error("index_ops: no parameter named '", name, "'");
 }
 
@@ -233,9 +282,10 @@ kforge::Status index_ops::load_parameters(const char* path) {
 // Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
 // in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
 // kernels' arguments name these entries.
-bool index_ops::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes) {
+bool index_ops::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   (void)s1;
+  (void)s2;
   std::array<kforge::CheckedInt, kNumSizes> z;
   z[0] = kforge::checked_ceil_div(432 * s0, 256);
   z[1] = kforge::checked_ceil_div(144 * s0, 256);
@@ -265,6 +315,9 @@ bool index_ops::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std:
   z[25] = 2304 * s0;
   z[26] = 40 * s1;
   z[27] = 160 * s1;
+  z[28] = 4 * s2;
+  z[29] = 32 * s2;
+  z[30] = 48 * s2;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -273,7 +326,7 @@ bool index_ops::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std:
   return ok;
 }
 
-kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out, kforge::Tensor* mm_out) {
+kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, const kforge::Tensor& xd, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out, kforge::Tensor* mm_out, kforge::Tensor* md_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 4 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 4 || x.dims[2] != 6 || x.dims[3] != 6) {
     return kforge::Status::Error("index_ops: input 'x' must be a GPU tensor float32 [?, 4, 6, 6], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
@@ -289,27 +342,37 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
                                  idx.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("idx", idx));
+  if (xd.dtype != kforge::DataType::kFloat64 || xd.ndim != 3 || xd.place.backend != kforge::Backend::kGPU || xd.dims[0] < 0 || xd.dims[1] != 2 || xd.dims[2] != 3) {
+    return kforge::Status::Error("index_ops: input 'xd' must be a GPU tensor float64 [?, 2, 3], got ", xd.dtype, " ", xd.dims_string(),
+                                 xd.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
+  }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("xd", xd));
   if (static_cast<const kforge::Tensor*>(d0_out) == &x) return same_tensor("d0", "input", "x");
   if (static_cast<const kforge::Tensor*>(d0_out) == &ids) return same_tensor("d0", "input", "ids");
   if (static_cast<const kforge::Tensor*>(d0_out) == &idx) return same_tensor("d0", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(d0_out) == &xd) return same_tensor("d0", "input", "xd");
   if (static_cast<const kforge::Tensor*>(sd_out) == &x) return same_tensor("sd", "input", "x");
   if (static_cast<const kforge::Tensor*>(sd_out) == &ids) return same_tensor("sd", "input", "ids");
   if (static_cast<const kforge::Tensor*>(sd_out) == &idx) return same_tensor("sd", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(sd_out) == &xd) return same_tensor("sd", "input", "xd");
   if (sd_out != nullptr && sd_out == d0_out) return same_tensor("sd", "output", "d0");
   if (static_cast<const kforge::Tensor*>(tl_out) == &x) return same_tensor("tl", "input", "x");
   if (static_cast<const kforge::Tensor*>(tl_out) == &ids) return same_tensor("tl", "input", "ids");
   if (static_cast<const kforge::Tensor*>(tl_out) == &idx) return same_tensor("tl", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(tl_out) == &xd) return same_tensor("tl", "input", "xd");
   if (tl_out != nullptr && tl_out == d0_out) return same_tensor("tl", "output", "d0");
   if (tl_out != nullptr && tl_out == sd_out) return same_tensor("tl", "output", "sd");
   if (static_cast<const kforge::Tensor*>(ex_out) == &x) return same_tensor("ex", "input", "x");
   if (static_cast<const kforge::Tensor*>(ex_out) == &ids) return same_tensor("ex", "input", "ids");
   if (static_cast<const kforge::Tensor*>(ex_out) == &idx) return same_tensor("ex", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(ex_out) == &xd) return same_tensor("ex", "input", "xd");
   if (ex_out != nullptr && ex_out == d0_out) return same_tensor("ex", "output", "d0");
   if (ex_out != nullptr && ex_out == sd_out) return same_tensor("ex", "output", "sd");
   if (ex_out != nullptr && ex_out == tl_out) return same_tensor("ex", "output", "tl");
   if (static_cast<const kforge::Tensor*>(g_out) == &x) return same_tensor("g", "input", "x");
   if (static_cast<const kforge::Tensor*>(g_out) == &ids) return same_tensor("g", "input", "ids");
   if (static_cast<const kforge::Tensor*>(g_out) == &idx) return same_tensor("g", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(g_out) == &xd) return same_tensor("g", "input", "xd");
   if (g_out != nullptr && g_out == d0_out) return same_tensor("g", "output", "d0");
   if (g_out != nullptr && g_out == sd_out) return same_tensor("g", "output", "sd");
   if (g_out != nullptr && g_out == tl_out) return same_tensor("g", "output", "tl");
@@ -317,6 +380,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (static_cast<const kforge::Tensor*>(is_out) == &x) return same_tensor("is", "input", "x");
   if (static_cast<const kforge::Tensor*>(is_out) == &ids) return same_tensor("is", "input", "ids");
   if (static_cast<const kforge::Tensor*>(is_out) == &idx) return same_tensor("is", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(is_out) == &xd) return same_tensor("is", "input", "xd");
   if (is_out != nullptr && is_out == d0_out) return same_tensor("is", "output", "d0");
   if (is_out != nullptr && is_out == sd_out) return same_tensor("is", "output", "sd");
   if (is_out != nullptr && is_out == tl_out) return same_tensor("is", "output", "tl");
@@ -325,6 +389,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (static_cast<const kforge::Tensor*>(em_out) == &x) return same_tensor("em", "input", "x");
   if (static_cast<const kforge::Tensor*>(em_out) == &ids) return same_tensor("em", "input", "ids");
   if (static_cast<const kforge::Tensor*>(em_out) == &idx) return same_tensor("em", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(em_out) == &xd) return same_tensor("em", "input", "xd");
   if (em_out != nullptr && em_out == d0_out) return same_tensor("em", "output", "d0");
   if (em_out != nullptr && em_out == sd_out) return same_tensor("em", "output", "sd");
   if (em_out != nullptr && em_out == tl_out) return same_tensor("em", "output", "tl");
@@ -334,6 +399,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (static_cast<const kforge::Tensor*>(ni_out) == &x) return same_tensor("ni", "input", "x");
   if (static_cast<const kforge::Tensor*>(ni_out) == &ids) return same_tensor("ni", "input", "ids");
   if (static_cast<const kforge::Tensor*>(ni_out) == &idx) return same_tensor("ni", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(ni_out) == &xd) return same_tensor("ni", "input", "xd");
   if (ni_out != nullptr && ni_out == d0_out) return same_tensor("ni", "output", "d0");
   if (ni_out != nullptr && ni_out == sd_out) return same_tensor("ni", "output", "sd");
   if (ni_out != nullptr && ni_out == tl_out) return same_tensor("ni", "output", "tl");
@@ -344,6 +410,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (static_cast<const kforge::Tensor*>(bi_out) == &x) return same_tensor("bi", "input", "x");
   if (static_cast<const kforge::Tensor*>(bi_out) == &ids) return same_tensor("bi", "input", "ids");
   if (static_cast<const kforge::Tensor*>(bi_out) == &idx) return same_tensor("bi", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(bi_out) == &xd) return same_tensor("bi", "input", "xd");
   if (bi_out != nullptr && bi_out == d0_out) return same_tensor("bi", "output", "d0");
   if (bi_out != nullptr && bi_out == sd_out) return same_tensor("bi", "output", "sd");
   if (bi_out != nullptr && bi_out == tl_out) return same_tensor("bi", "output", "tl");
@@ -355,6 +422,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (static_cast<const kforge::Tensor*>(tr_out) == &x) return same_tensor("tr", "input", "x");
   if (static_cast<const kforge::Tensor*>(tr_out) == &ids) return same_tensor("tr", "input", "ids");
   if (static_cast<const kforge::Tensor*>(tr_out) == &idx) return same_tensor("tr", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(tr_out) == &xd) return same_tensor("tr", "input", "xd");
   if (tr_out != nullptr && tr_out == d0_out) return same_tensor("tr", "output", "d0");
   if (tr_out != nullptr && tr_out == sd_out) return same_tensor("tr", "output", "sd");
   if (tr_out != nullptr && tr_out == tl_out) return same_tensor("tr", "output", "tl");
@@ -367,6 +435,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (static_cast<const kforge::Tensor*>(ct2_out) == &x) return same_tensor("ct2", "input", "x");
   if (static_cast<const kforge::Tensor*>(ct2_out) == &ids) return same_tensor("ct2", "input", "ids");
   if (static_cast<const kforge::Tensor*>(ct2_out) == &idx) return same_tensor("ct2", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(ct2_out) == &xd) return same_tensor("ct2", "input", "xd");
   if (ct2_out != nullptr && ct2_out == d0_out) return same_tensor("ct2", "output", "d0");
   if (ct2_out != nullptr && ct2_out == sd_out) return same_tensor("ct2", "output", "sd");
   if (ct2_out != nullptr && ct2_out == tl_out) return same_tensor("ct2", "output", "tl");
@@ -380,6 +449,7 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (static_cast<const kforge::Tensor*>(mm_out) == &x) return same_tensor("mm", "input", "x");
   if (static_cast<const kforge::Tensor*>(mm_out) == &ids) return same_tensor("mm", "input", "ids");
   if (static_cast<const kforge::Tensor*>(mm_out) == &idx) return same_tensor("mm", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(mm_out) == &xd) return same_tensor("mm", "input", "xd");
   if (mm_out != nullptr && mm_out == d0_out) return same_tensor("mm", "output", "d0");
   if (mm_out != nullptr && mm_out == sd_out) return same_tensor("mm", "output", "sd");
   if (mm_out != nullptr && mm_out == tl_out) return same_tensor("mm", "output", "tl");
@@ -391,14 +461,32 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   if (mm_out != nullptr && mm_out == bi_out) return same_tensor("mm", "output", "bi");
   if (mm_out != nullptr && mm_out == tr_out) return same_tensor("mm", "output", "tr");
   if (mm_out != nullptr && mm_out == ct2_out) return same_tensor("mm", "output", "ct2");
+  if (static_cast<const kforge::Tensor*>(md_out) == &x) return same_tensor("md", "input", "x");
+  if (static_cast<const kforge::Tensor*>(md_out) == &ids) return same_tensor("md", "input", "ids");
+  if (static_cast<const kforge::Tensor*>(md_out) == &idx) return same_tensor("md", "input", "idx");
+  if (static_cast<const kforge::Tensor*>(md_out) == &xd) return same_tensor("md", "input", "xd");
+  if (md_out != nullptr && md_out == d0_out) return same_tensor("md", "output", "d0");
+  if (md_out != nullptr && md_out == sd_out) return same_tensor("md", "output", "sd");
+  if (md_out != nullptr && md_out == tl_out) return same_tensor("md", "output", "tl");
+  if (md_out != nullptr && md_out == ex_out) return same_tensor("md", "output", "ex");
+  if (md_out != nullptr && md_out == g_out) return same_tensor("md", "output", "g");
+  if (md_out != nullptr && md_out == is_out) return same_tensor("md", "output", "is");
+  if (md_out != nullptr && md_out == em_out) return same_tensor("md", "output", "em");
+  if (md_out != nullptr && md_out == ni_out) return same_tensor("md", "output", "ni");
+  if (md_out != nullptr && md_out == bi_out) return same_tensor("md", "output", "bi");
+  if (md_out != nullptr && md_out == tr_out) return same_tensor("md", "output", "tr");
+  if (md_out != nullptr && md_out == ct2_out) return same_tensor("md", "output", "ct2");
+  if (md_out != nullptr && md_out == mm_out) return same_tensor("md", "output", "mm");
   if (!bound_[0]) return kforge::Status::Error("index_ops: parameter 'emb' is not bound");
   if (!bound_[1]) return kforge::Status::Error("index_ops: parameter 'wt' is not bound");
   if (!bound_[2]) return kforge::Status::Error("index_ops: parameter 'eb' is not bound");
+  if (!bound_[3]) return kforge::Status::Error("index_ops: parameter 'mb' is not bound");
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   [[maybe_unused]] const int64_t s1 = ids.dims[0];
+  [[maybe_unused]] const int64_t s2 = xd.dims[0];
   std::array<int64_t, kNumSizes> sizes;
-  if (!compute_sizes(s0, s1, sizes)) {
-    return kforge::Status::Error("index_ops: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
+  if (!compute_sizes(s0, s1, s2, sizes)) {
+    return kforge::Status::Error("index_ops: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ", s2 = ", s2, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(d0_out, "d0", kforge::DataType::kFloat32, {s0, 6, 6, 4}));
   KFORGE_RETURN_IF_ERROR(prepare_output(sd_out, "sd", kforge::DataType::kFloat32, {s0, 6, 6}));
@@ -412,36 +500,44 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   KFORGE_RETURN_IF_ERROR(prepare_output(tr_out, "tr", kforge::DataType::kFloat32, {s0, 4, 6, 6}));
   KFORGE_RETURN_IF_ERROR(prepare_output(ct2_out, "ct2", kforge::DataType::kFloat32, {s0, 2, 12, 12}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mm_out, "mm", kforge::DataType::kFloat32, {s0, 4, 6, 6}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(md_out, "md", kforge::DataType::kFloat64, {s2, 2, 2}));
   if (kforge::shares_memory(*d0_out, x)) return shared_memory("d0", "input", "x");
   if (kforge::shares_memory(*d0_out, ids)) return shared_memory("d0", "input", "ids");
   if (kforge::shares_memory(*d0_out, idx)) return shared_memory("d0", "input", "idx");
+  if (kforge::shares_memory(*d0_out, xd)) return shared_memory("d0", "input", "xd");
   if (parameter_memory_.may_overlap(*d0_out)) {
     if (kforge::shares_memory(*d0_out, parameters_[0])) return shared_memory("d0", "parameter", "emb");
     if (kforge::shares_memory(*d0_out, parameters_[1])) return shared_memory("d0", "parameter", "wt");
     if (kforge::shares_memory(*d0_out, parameters_[2])) return shared_memory("d0", "parameter", "eb");
+    if (kforge::shares_memory(*d0_out, parameters_[3])) return shared_memory("d0", "parameter", "mb");
   }
   if (kforge::shares_memory(*sd_out, x)) return shared_memory("sd", "input", "x");
   if (kforge::shares_memory(*sd_out, ids)) return shared_memory("sd", "input", "ids");
   if (kforge::shares_memory(*sd_out, idx)) return shared_memory("sd", "input", "idx");
+  if (kforge::shares_memory(*sd_out, xd)) return shared_memory("sd", "input", "xd");
   if (kforge::shares_memory(*sd_out, *d0_out)) return shared_memory("sd", "output", "d0");
   if (parameter_memory_.may_overlap(*sd_out)) {
     if (kforge::shares_memory(*sd_out, parameters_[0])) return shared_memory("sd", "parameter", "emb");
     if (kforge::shares_memory(*sd_out, parameters_[1])) return shared_memory("sd", "parameter", "wt");
     if (kforge::shares_memory(*sd_out, parameters_[2])) return shared_memory("sd", "parameter", "eb");
+    if (kforge::shares_memory(*sd_out, parameters_[3])) return shared_memory("sd", "parameter", "mb");
   }
   if (kforge::shares_memory(*tl_out, x)) return shared_memory("tl", "input", "x");
   if (kforge::shares_memory(*tl_out, ids)) return shared_memory("tl", "input", "ids");
   if (kforge::shares_memory(*tl_out, idx)) return shared_memory("tl", "input", "idx");
+  if (kforge::shares_memory(*tl_out, xd)) return shared_memory("tl", "input", "xd");
   if (kforge::shares_memory(*tl_out, *d0_out)) return shared_memory("tl", "output", "d0");
   if (kforge::shares_memory(*tl_out, *sd_out)) return shared_memory("tl", "output", "sd");
   if (parameter_memory_.may_overlap(*tl_out)) {
     if (kforge::shares_memory(*tl_out, parameters_[0])) return shared_memory("tl", "parameter", "emb");
     if (kforge::shares_memory(*tl_out, parameters_[1])) return shared_memory("tl", "parameter", "wt");
     if (kforge::shares_memory(*tl_out, parameters_[2])) return shared_memory("tl", "parameter", "eb");
+    if (kforge::shares_memory(*tl_out, parameters_[3])) return shared_memory("tl", "parameter", "mb");
   }
   if (kforge::shares_memory(*ex_out, x)) return shared_memory("ex", "input", "x");
   if (kforge::shares_memory(*ex_out, ids)) return shared_memory("ex", "input", "ids");
   if (kforge::shares_memory(*ex_out, idx)) return shared_memory("ex", "input", "idx");
+  if (kforge::shares_memory(*ex_out, xd)) return shared_memory("ex", "input", "xd");
   if (kforge::shares_memory(*ex_out, *d0_out)) return shared_memory("ex", "output", "d0");
   if (kforge::shares_memory(*ex_out, *sd_out)) return shared_memory("ex", "output", "sd");
   if (kforge::shares_memory(*ex_out, *tl_out)) return shared_memory("ex", "output", "tl");
@@ -449,10 +545,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*ex_out, parameters_[0])) return shared_memory("ex", "parameter", "emb");
     if (kforge::shares_memory(*ex_out, parameters_[1])) return shared_memory("ex", "parameter", "wt");
     if (kforge::shares_memory(*ex_out, parameters_[2])) return shared_memory("ex", "parameter", "eb");
+    if (kforge::shares_memory(*ex_out, parameters_[3])) return shared_memory("ex", "parameter", "mb");
   }
   if (kforge::shares_memory(*g_out, x)) return shared_memory("g", "input", "x");
   if (kforge::shares_memory(*g_out, ids)) return shared_memory("g", "input", "ids");
   if (kforge::shares_memory(*g_out, idx)) return shared_memory("g", "input", "idx");
+  if (kforge::shares_memory(*g_out, xd)) return shared_memory("g", "input", "xd");
   if (kforge::shares_memory(*g_out, *d0_out)) return shared_memory("g", "output", "d0");
   if (kforge::shares_memory(*g_out, *sd_out)) return shared_memory("g", "output", "sd");
   if (kforge::shares_memory(*g_out, *tl_out)) return shared_memory("g", "output", "tl");
@@ -461,10 +559,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*g_out, parameters_[0])) return shared_memory("g", "parameter", "emb");
     if (kforge::shares_memory(*g_out, parameters_[1])) return shared_memory("g", "parameter", "wt");
     if (kforge::shares_memory(*g_out, parameters_[2])) return shared_memory("g", "parameter", "eb");
+    if (kforge::shares_memory(*g_out, parameters_[3])) return shared_memory("g", "parameter", "mb");
   }
   if (kforge::shares_memory(*is_out, x)) return shared_memory("is", "input", "x");
   if (kforge::shares_memory(*is_out, ids)) return shared_memory("is", "input", "ids");
   if (kforge::shares_memory(*is_out, idx)) return shared_memory("is", "input", "idx");
+  if (kforge::shares_memory(*is_out, xd)) return shared_memory("is", "input", "xd");
   if (kforge::shares_memory(*is_out, *d0_out)) return shared_memory("is", "output", "d0");
   if (kforge::shares_memory(*is_out, *sd_out)) return shared_memory("is", "output", "sd");
   if (kforge::shares_memory(*is_out, *tl_out)) return shared_memory("is", "output", "tl");
@@ -474,10 +574,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*is_out, parameters_[0])) return shared_memory("is", "parameter", "emb");
     if (kforge::shares_memory(*is_out, parameters_[1])) return shared_memory("is", "parameter", "wt");
     if (kforge::shares_memory(*is_out, parameters_[2])) return shared_memory("is", "parameter", "eb");
+    if (kforge::shares_memory(*is_out, parameters_[3])) return shared_memory("is", "parameter", "mb");
   }
   if (kforge::shares_memory(*em_out, x)) return shared_memory("em", "input", "x");
   if (kforge::shares_memory(*em_out, ids)) return shared_memory("em", "input", "ids");
   if (kforge::shares_memory(*em_out, idx)) return shared_memory("em", "input", "idx");
+  if (kforge::shares_memory(*em_out, xd)) return shared_memory("em", "input", "xd");
   if (kforge::shares_memory(*em_out, *d0_out)) return shared_memory("em", "output", "d0");
   if (kforge::shares_memory(*em_out, *sd_out)) return shared_memory("em", "output", "sd");
   if (kforge::shares_memory(*em_out, *tl_out)) return shared_memory("em", "output", "tl");
@@ -488,10 +590,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*em_out, parameters_[0])) return shared_memory("em", "parameter", "emb");
     if (kforge::shares_memory(*em_out, parameters_[1])) return shared_memory("em", "parameter", "wt");
     if (kforge::shares_memory(*em_out, parameters_[2])) return shared_memory("em", "parameter", "eb");
+    if (kforge::shares_memory(*em_out, parameters_[3])) return shared_memory("em", "parameter", "mb");
   }
   if (kforge::shares_memory(*ni_out, x)) return shared_memory("ni", "input", "x");
   if (kforge::shares_memory(*ni_out, ids)) return shared_memory("ni", "input", "ids");
   if (kforge::shares_memory(*ni_out, idx)) return shared_memory("ni", "input", "idx");
+  if (kforge::shares_memory(*ni_out, xd)) return shared_memory("ni", "input", "xd");
   if (kforge::shares_memory(*ni_out, *d0_out)) return shared_memory("ni", "output", "d0");
   if (kforge::shares_memory(*ni_out, *sd_out)) return shared_memory("ni", "output", "sd");
   if (kforge::shares_memory(*ni_out, *tl_out)) return shared_memory("ni", "output", "tl");
@@ -503,10 +607,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*ni_out, parameters_[0])) return shared_memory("ni", "parameter", "emb");
     if (kforge::shares_memory(*ni_out, parameters_[1])) return shared_memory("ni", "parameter", "wt");
     if (kforge::shares_memory(*ni_out, parameters_[2])) return shared_memory("ni", "parameter", "eb");
+    if (kforge::shares_memory(*ni_out, parameters_[3])) return shared_memory("ni", "parameter", "mb");
   }
   if (kforge::shares_memory(*bi_out, x)) return shared_memory("bi", "input", "x");
   if (kforge::shares_memory(*bi_out, ids)) return shared_memory("bi", "input", "ids");
   if (kforge::shares_memory(*bi_out, idx)) return shared_memory("bi", "input", "idx");
+  if (kforge::shares_memory(*bi_out, xd)) return shared_memory("bi", "input", "xd");
   if (kforge::shares_memory(*bi_out, *d0_out)) return shared_memory("bi", "output", "d0");
   if (kforge::shares_memory(*bi_out, *sd_out)) return shared_memory("bi", "output", "sd");
   if (kforge::shares_memory(*bi_out, *tl_out)) return shared_memory("bi", "output", "tl");
@@ -519,10 +625,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*bi_out, parameters_[0])) return shared_memory("bi", "parameter", "emb");
     if (kforge::shares_memory(*bi_out, parameters_[1])) return shared_memory("bi", "parameter", "wt");
     if (kforge::shares_memory(*bi_out, parameters_[2])) return shared_memory("bi", "parameter", "eb");
+    if (kforge::shares_memory(*bi_out, parameters_[3])) return shared_memory("bi", "parameter", "mb");
   }
   if (kforge::shares_memory(*tr_out, x)) return shared_memory("tr", "input", "x");
   if (kforge::shares_memory(*tr_out, ids)) return shared_memory("tr", "input", "ids");
   if (kforge::shares_memory(*tr_out, idx)) return shared_memory("tr", "input", "idx");
+  if (kforge::shares_memory(*tr_out, xd)) return shared_memory("tr", "input", "xd");
   if (kforge::shares_memory(*tr_out, *d0_out)) return shared_memory("tr", "output", "d0");
   if (kforge::shares_memory(*tr_out, *sd_out)) return shared_memory("tr", "output", "sd");
   if (kforge::shares_memory(*tr_out, *tl_out)) return shared_memory("tr", "output", "tl");
@@ -536,10 +644,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*tr_out, parameters_[0])) return shared_memory("tr", "parameter", "emb");
     if (kforge::shares_memory(*tr_out, parameters_[1])) return shared_memory("tr", "parameter", "wt");
     if (kforge::shares_memory(*tr_out, parameters_[2])) return shared_memory("tr", "parameter", "eb");
+    if (kforge::shares_memory(*tr_out, parameters_[3])) return shared_memory("tr", "parameter", "mb");
   }
   if (kforge::shares_memory(*ct2_out, x)) return shared_memory("ct2", "input", "x");
   if (kforge::shares_memory(*ct2_out, ids)) return shared_memory("ct2", "input", "ids");
   if (kforge::shares_memory(*ct2_out, idx)) return shared_memory("ct2", "input", "idx");
+  if (kforge::shares_memory(*ct2_out, xd)) return shared_memory("ct2", "input", "xd");
   if (kforge::shares_memory(*ct2_out, *d0_out)) return shared_memory("ct2", "output", "d0");
   if (kforge::shares_memory(*ct2_out, *sd_out)) return shared_memory("ct2", "output", "sd");
   if (kforge::shares_memory(*ct2_out, *tl_out)) return shared_memory("ct2", "output", "tl");
@@ -554,10 +664,12 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*ct2_out, parameters_[0])) return shared_memory("ct2", "parameter", "emb");
     if (kforge::shares_memory(*ct2_out, parameters_[1])) return shared_memory("ct2", "parameter", "wt");
     if (kforge::shares_memory(*ct2_out, parameters_[2])) return shared_memory("ct2", "parameter", "eb");
+    if (kforge::shares_memory(*ct2_out, parameters_[3])) return shared_memory("ct2", "parameter", "mb");
   }
   if (kforge::shares_memory(*mm_out, x)) return shared_memory("mm", "input", "x");
   if (kforge::shares_memory(*mm_out, ids)) return shared_memory("mm", "input", "ids");
   if (kforge::shares_memory(*mm_out, idx)) return shared_memory("mm", "input", "idx");
+  if (kforge::shares_memory(*mm_out, xd)) return shared_memory("mm", "input", "xd");
   if (kforge::shares_memory(*mm_out, *d0_out)) return shared_memory("mm", "output", "d0");
   if (kforge::shares_memory(*mm_out, *sd_out)) return shared_memory("mm", "output", "sd");
   if (kforge::shares_memory(*mm_out, *tl_out)) return shared_memory("mm", "output", "tl");
@@ -573,11 +685,44 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
     if (kforge::shares_memory(*mm_out, parameters_[0])) return shared_memory("mm", "parameter", "emb");
     if (kforge::shares_memory(*mm_out, parameters_[1])) return shared_memory("mm", "parameter", "wt");
     if (kforge::shares_memory(*mm_out, parameters_[2])) return shared_memory("mm", "parameter", "eb");
+    if (kforge::shares_memory(*mm_out, parameters_[3])) return shared_memory("mm", "parameter", "mb");
+  }
+  if (kforge::shares_memory(*md_out, x)) return shared_memory("md", "input", "x");
+  if (kforge::shares_memory(*md_out, ids)) return shared_memory("md", "input", "ids");
+  if (kforge::shares_memory(*md_out, idx)) return shared_memory("md", "input", "idx");
+  if (kforge::shares_memory(*md_out, xd)) return shared_memory("md", "input", "xd");
+  if (kforge::shares_memory(*md_out, *d0_out)) return shared_memory("md", "output", "d0");
+  if (kforge::shares_memory(*md_out, *sd_out)) return shared_memory("md", "output", "sd");
+  if (kforge::shares_memory(*md_out, *tl_out)) return shared_memory("md", "output", "tl");
+  if (kforge::shares_memory(*md_out, *ex_out)) return shared_memory("md", "output", "ex");
+  if (kforge::shares_memory(*md_out, *g_out)) return shared_memory("md", "output", "g");
+  if (kforge::shares_memory(*md_out, *is_out)) return shared_memory("md", "output", "is");
+  if (kforge::shares_memory(*md_out, *em_out)) return shared_memory("md", "output", "em");
+  if (kforge::shares_memory(*md_out, *ni_out)) return shared_memory("md", "output", "ni");
+  if (kforge::shares_memory(*md_out, *bi_out)) return shared_memory("md", "output", "bi");
+  if (kforge::shares_memory(*md_out, *tr_out)) return shared_memory("md", "output", "tr");
+  if (kforge::shares_memory(*md_out, *ct2_out)) return shared_memory("md", "output", "ct2");
+  if (kforge::shares_memory(*md_out, *mm_out)) return shared_memory("md", "output", "mm");
+  if (parameter_memory_.may_overlap(*md_out)) {
+    if (kforge::shares_memory(*md_out, parameters_[0])) return shared_memory("md", "parameter", "emb");
+    if (kforge::shares_memory(*md_out, parameters_[1])) return shared_memory("md", "parameter", "wt");
+    if (kforge::shares_memory(*md_out, parameters_[2])) return shared_memory("md", "parameter", "eb");
+    if (kforge::shares_memory(*md_out, parameters_[3])) return shared_memory("md", "parameter", "mb");
   }
   if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }
+  if (gemm_ == nullptr) {
+    gemm_ = std::make_unique<GemmState>();
+    if (!gemm_->lt.ok()) {
+      const cublasStatus_t status = gemm_->lt.last_status();
+      gemm_.reset();
+      return kforge::Status::Error("index_ops: cannot create the cuBLASLt handle: ",
+                                   kforge::cuda_gemm::cublas_status_name(status));
+    }
+  }
+  gemm_->lt.set_tf32(gemm_tf32_);  // float32 products: full fp32 unless told otherwise
   if (convs_ == nullptr) convs_ = std::make_unique<ConvState>();
   KFORGE_RETURN_IF_ERROR(convs_->cudnn.init(stream_));
   convs_->cudnn.set_tf32(conv_tf32_);
@@ -585,38 +730,43 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
+  kforge_b.symbols[2] = s2;
   kforge_b.sizes = sizes;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = const_cast<void*>(ids.data);
   kforge_b.buffers[2] = const_cast<void*>(idx.data);
-  kforge_b.buffers[3] = parameters_[0].data;
-  kforge_b.buffers[4] = parameters_[1].data;
-  kforge_b.buffers[5] = parameters_[2].data;
-  kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[7] = d0_out->data;
+  kforge_b.buffers[3] = const_cast<void*>(xd.data);
+  kforge_b.buffers[4] = parameters_[0].data;
+  kforge_b.buffers[5] = parameters_[1].data;
+  kforge_b.buffers[6] = parameters_[2].data;
+  kforge_b.buffers[7] = parameters_[3].data;
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(sizes[10]);
-  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(sizes[9]);
-  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(sizes[10]);
+  kforge_b.buffers[9] = d0_out->data;
+  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[10]);
+  kforge_b.buffers[12] = workspace_.data() + static_cast<size_t>(sizes[9]);
   kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[14] = sd_out->data;
-  kforge_b.buffers[15] = tl_out->data;
-  kforge_b.buffers[16] = ex_out->data;
-  kforge_b.buffers[17] = g_out->data;
-  kforge_b.buffers[18] = is_out->data;
-  kforge_b.buffers[19] = em_out->data;
-  kforge_b.buffers[20] = ni_out->data;
-  kforge_b.buffers[21] = bi_out->data;
-  kforge_b.buffers[22] = tr_out->data;
-  kforge_b.buffers[23] = workspace_.data() + static_cast<size_t>(67108864);
-  kforge_b.buffers[24] = ct2_out->data;
-  kforge_b.buffers[25] = mm_out->data;
-  kforge_b.buffers[26] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[14] = workspace_.data() + static_cast<size_t>(sizes[10]);
+  kforge_b.buffers[15] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[16] = sd_out->data;
+  kforge_b.buffers[17] = tl_out->data;
+  kforge_b.buffers[18] = ex_out->data;
+  kforge_b.buffers[19] = g_out->data;
+  kforge_b.buffers[20] = is_out->data;
+  kforge_b.buffers[21] = em_out->data;
+  kforge_b.buffers[22] = ni_out->data;
+  kforge_b.buffers[23] = bi_out->data;
+  kforge_b.buffers[24] = tr_out->data;
+  kforge_b.buffers[25] = workspace_.data() + static_cast<size_t>(67108864);
+  kforge_b.buffers[26] = ct2_out->data;
+  kforge_b.buffers[27] = mm_out->data;
+  kforge_b.buffers[28] = md_out->data;
+  kforge_b.buffers[29] = workspace_.data() + static_cast<size_t>(0);
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
   if (graphs_.needs_capture(kforge_key, kforge_pointers)) {
+    prepare_gemms(kforge_b);
     KFORGE_RETURN_IF_ERROR(prepare_convs(kforge_b));
   }
   return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });
@@ -634,51 +784,64 @@ kforge::Status index_ops::run(kforge::TensorList inputs, kforge::MutableTensorLi
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("index_ops: input ", i, " is null");
   }
-  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], outputs.items[0], outputs.items[1], outputs.items[2], outputs.items[3], outputs.items[4], outputs.items[5], outputs.items[6], outputs.items[7], outputs.items[8], outputs.items[9], outputs.items[10], outputs.items[11]);
+  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], *inputs.items[3], outputs.items[0], outputs.items[1], outputs.items[2], outputs.items[3], outputs.items[4], outputs.items[5], outputs.items[6], outputs.items[7], outputs.items[8], outputs.items[9], outputs.items[10], outputs.items[11], outputs.items[12]);
 }
 
 kforge::Status index_ops::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
+  [[maybe_unused]] const int64_t s2 = b.symbols[2];
   [[maybe_unused]] const auto& sizes = b.sizes;
-  // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)
-  if (cudaError_t e = index_ops_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[6]), sizes[16], stream_); e != cudaSuccess) return launch_failed(2, e);
-  // call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)
-  if (cudaError_t e = index_ops_index_1(static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[7]), sizes[16], stream_); e != cudaSuccess) return launch_failed(3, e);
-  // call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:19:5)
-  if (cudaError_t e = index_ops_index_2(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[8]), sizes[16], stream_); e != cudaSuccess) return launch_failed(4, e);
-  // call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)
-  if (cudaError_t e = index_ops_index_3(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[9]), sizes[11], stream_); e != cudaSuccess) return launch_failed(5, e);
-  if (cudaError_t e = index_ops_index_4(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[10]), sizes[15], stream_); e != cudaSuccess) return launch_failed(5, e);
-  // call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)
-  if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[10]), static_cast<const float*>(b.buffers[9]), static_cast<float*>(b.buffers[11]), sizes[16], stream_); e != cudaSuccess) return launch_failed(6, e);
-  // group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:24:5)
-  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[12]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[16]), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)
-  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[13]), sizes[12], stream_); e != cudaSuccess) return launch_failed(7, e);
-  // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)
-  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[14]), sizes[11], stream_); e != cudaSuccess) return launch_failed(8, e);
-  // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:27:5)
-  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[15]), sizes[14], stream_); e != cudaSuccess) return launch_failed(9, e);
-  // call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:28:5)
-  if (cudaError_t e = index_ops_index_9(static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[16]), stream_); e != cudaSuccess) return launch_failed(10, e);
-  // call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:29:5)
-  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[17]), sizes[15], stream_); e != cudaSuccess) return launch_failed(11, e);
-  // call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:30:5)
-  if (cudaError_t e = index_ops_index_11(static_cast<const float*>(b.buffers[12]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[18]), sizes[13], stream_); e != cudaSuccess) return launch_failed(12, e);
-  // call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:31:5)
-  if (cudaError_t e = index_ops_index_12(static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[3]), static_cast<float*>(b.buffers[19]), sizes[26], stream_); e != cudaSuccess) return launch_failed(13, e);
-  // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:32:5)
-  if (cudaError_t e = index_ops_index_13(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[20]), sizes[22], stream_); e != cudaSuccess) return launch_failed(14, e);
-  // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)
-  if (cudaError_t e = index_ops_index_14(static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[21]), sizes[19], stream_); e != cudaSuccess) return launch_failed(15, e);
-  // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
-  if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[22]), sizes[16], stream_); e != cudaSuccess) return launch_failed(16, e);
-  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[23]), kforge::cuda_conv::Scratch{b.buffers[26], 67108864}, nullptr); !s.ok()) return conv_failed(17, s);
-  // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:36:5)
-  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[23]), static_cast<float*>(b.buffers[24]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[18]), stream_); e != cudaSuccess) return launch_failed(1, e);
-  // call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
-  if (cudaError_t e = index_ops_index_16(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[12]), static_cast<float*>(b.buffers[25]), sizes[16], stream_); e != cudaSuccess) return launch_failed(18, e);
+  // call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:21:5)
+  if (cudaError_t e = index_ops_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[8]), sizes[16], stream_); e != cudaSuccess) return launch_failed(3, e);
+  // call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:22:5)
+  if (cudaError_t e = index_ops_index_1(static_cast<const float*>(b.buffers[8]), static_cast<float*>(b.buffers[9]), sizes[16], stream_); e != cudaSuccess) return launch_failed(4, e);
+  // call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:23:5)
+  if (cudaError_t e = index_ops_index_2(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[10]), sizes[16], stream_); e != cudaSuccess) return launch_failed(5, e);
+  // call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:24:5)
+  if (cudaError_t e = index_ops_index_3(static_cast<const float*>(b.buffers[10]), static_cast<float*>(b.buffers[11]), sizes[11], stream_); e != cudaSuccess) return launch_failed(6, e);
+  if (cudaError_t e = index_ops_index_4(static_cast<const float*>(b.buffers[10]), static_cast<float*>(b.buffers[12]), sizes[15], stream_); e != cudaSuccess) return launch_failed(6, e);
+  // call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:27:5)
+  if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[13]), sizes[16], stream_); e != cudaSuccess) return launch_failed(7, e);
+  // group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:28:5)
+  if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[14]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[16]), stream_); e != cudaSuccess) return launch_failed(0, e);
+  // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:29:5)
+  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[15]), sizes[12], stream_); e != cudaSuccess) return launch_failed(8, e);
+  // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:30:5)
+  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[16]), sizes[11], stream_); e != cudaSuccess) return launch_failed(9, e);
+  // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:31:5)
+  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[15]), static_cast<float*>(b.buffers[17]), sizes[14], stream_); e != cudaSuccess) return launch_failed(10, e);
+  // call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:32:5)
+  if (cudaError_t e = index_ops_index_9(static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[18]), stream_); e != cudaSuccess) return launch_failed(11, e);
+  // call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:33:5)
+  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[14]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[19]), sizes[15], stream_); e != cudaSuccess) return launch_failed(12, e);
+  // call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:34:5)
+  if (cudaError_t e = index_ops_index_11(static_cast<const float*>(b.buffers[14]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[20]), sizes[13], stream_); e != cudaSuccess) return launch_failed(13, e);
+  // call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:35:5)
+  if (cudaError_t e = index_ops_index_12(static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[21]), sizes[26], stream_); e != cudaSuccess) return launch_failed(14, e);
+  // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:36:5)
+  if (cudaError_t e = index_ops_index_13(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[22]), sizes[22], stream_); e != cudaSuccess) return launch_failed(15, e);
+  // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:37:5)
+  if (cudaError_t e = index_ops_index_14(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[23]), sizes[19], stream_); e != cudaSuccess) return launch_failed(16, e);
+  // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:38:5)
+  if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[24]), sizes[16], stream_); e != cudaSuccess) return launch_failed(17, e);
+  // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:39:5)
+  if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[25]), kforge::cuda_conv::Scratch{b.buffers[29], 67108864}, nullptr); !s.ok()) return conv_failed(18, s);
+  // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:40:5)
+  if (cudaError_t e = index_ops_fused_1(static_cast<const float*>(b.buffers[25]), static_cast<float*>(b.buffers[26]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[18]), stream_); e != cudaSuccess) return launch_failed(1, e);
+  // group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:41:5)
+  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_batched(
+      gemm_->lt,
+      static_cast<const float*>(b.buffers[14]),
+      static_cast<const float*>(b.buffers[7]),
+      static_cast<float*>(b.buffers[27]),
+      6, 6, 6,
+      kforge::cuda_gemm::Batch{4, 36, 36, 36, s0, 144, 0, 144},
+      false, true, stream_);
+      e != cudaSuccess) {
+    return gemm_failed(2, e, gemm_->lt);
+  }
+  // call 19 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:42:5)
+  if (cudaError_t e = index_ops_index_16(static_cast<const double*>(b.buffers[3]), static_cast<const double*>(b.buffers[3]), static_cast<double*>(b.buffers[28]), sizes[28], stream_); e != cudaSuccess) return launch_failed(19, e);
   return kforge::Status::OK();
 }

@@ -21,16 +21,20 @@
 static_assert(KFORGE_RUNTIME_VERSION == 4,
               "index_ops.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
-// The program `index_ops` (../../../golden/compile-cuda-index/program.yaml) on a CUDA device: 19 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
+// The program `index_ops` (../../../golden/compile-cuda-index/program.yaml) on a CUDA device: 20 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
+//
+// 1 of them is a GEMM (cuBLASLt fp32).
 //
 // 1 of them is a cuDNN convolution (float32; TF32 allowed unless set_conv_tf32(false)), each with its epilogue kernel when fused.
 //
 //   input      x: float32 [?, 4, 6, 6]
 //   input      ids: int64 [?, 5]
 //   input      idx: int64 [3]
+//   input      xd: float64 [?, 2, 3]
 //   parameter  emb: float32 [10, 8]
 //   parameter  wt: float32 [4, 2, 2, 2]
 //   parameter  eb: float32 [4, 1, 6]
+//   parameter  mb: float32 [4, 6, 6]
 //   output     d0: float32 [?, 6, 6, 4]
 //   output     sd: float32 [?, 6, 6]
 //   output     tl: float32 [?, 4, 8, 3]
@@ -43,6 +47,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 //   output     tr: float32 [?, 4, 6, 6]
 //   output     ct2: float32 [?, 2, 12, 12]
 //   output     mm: float32 [?, 4, 6, 6]
+//   output     md: float64 [?, 2, 2]
 //
 // Every tensor is device memory (place GPUPlace()). run() enqueues the kernels on stream() and returns
 // without waiting: call synchronize() (or sync the stream) before reading the outputs. Outputs are
@@ -52,19 +57,19 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 // device pointers make run() capture again and update the graph in place (correct, but slower).
 class index_ops {
  public:
-  static constexpr size_t kNumInputs = 3;
-  static constexpr size_t kNumParameters = 3;
-  static constexpr size_t kNumOutputs = 12;
-  static constexpr size_t kNumLaunches = 19;
-  static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "ids", "idx"};
-  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"d0", "sd", "tl", "ex", "g", "is", "em", "ni", "bi", "tr", "ct2", "mm"};
+  static constexpr size_t kNumInputs = 4;
+  static constexpr size_t kNumParameters = 4;
+  static constexpr size_t kNumOutputs = 13;
+  static constexpr size_t kNumLaunches = 20;
+  static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "ids", "idx", "xd"};
+  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"d0", "sd", "tl", "ex", "g", "is", "em", "ni", "bi", "tr", "ct2", "mm", "md"};
   // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
   struct InputSpec {
     kforge::DataType dtype;
     int32_t rank;
     int64_t dims[kforge::kMaxRank];  // -1: any size
   };
-  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 4, {-1, 4, 6, 6}}, {kforge::DataType::kInt64, 2, {-1, 5}}, {kforge::DataType::kInt64, 1, {3}}}};
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 4, {-1, 4, 6, 6}}, {kforge::DataType::kInt64, 2, {-1, 5}}, {kforge::DataType::kInt64, 1, {3}}, {kforge::DataType::kFloat64, 3, {-1, 2, 3}}}};
 
   index_ops();
   ~index_ops();
@@ -76,7 +81,7 @@ class index_ops {
   // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
   // once, and binds it; all or nothing (after an error run() reports unbound parameters).
   kforge::Status load_parameters(const char* path);
-  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out, kforge::Tensor* mm_out);
+  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& ids, const kforge::Tensor& idx, const kforge::Tensor& xd, kforge::Tensor* d0_out, kforge::Tensor* sd_out, kforge::Tensor* tl_out, kforge::Tensor* ex_out, kforge::Tensor* g_out, kforge::Tensor* is_out, kforge::Tensor* em_out, kforge::Tensor* ni_out, kforge::Tensor* bi_out, kforge::Tensor* tr_out, kforge::Tensor* ct2_out, kforge::Tensor* mm_out, kforge::Tensor* md_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
 
@@ -90,15 +95,20 @@ class index_ops {
   // restricts cuDNN to float32 FMA kernels. Set it before the first run(): a captured CUDA graph keeps the
   // algorithms it was captured with.
   void set_conv_tf32(bool allow) { conv_tf32_ = allow; }
+  // TF32 tensor cores for the float32 GEMMs (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32): off by default, as torch's
+  // matmul.allow_tf32, where every product is computed in full float32; on, products round their operands to
+  // TF32 (10-bit mantissa, float32 accumulation: relative errors near 1e-3 on unit-scale data). Set it before
+  // the first run(): a captured CUDA graph keeps the algorithms it was captured with.
+  void set_gemm_tf32(bool allow) { gemm_tf32_ = allow; }
   // Graph captures so far (one per input-dims set, plus one per change of pointers).
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
-  static constexpr size_t kNumSizes = 28;
-  static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
+  static constexpr size_t kNumSizes = 31;
+  static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
-    std::array<void*, 27> buffers{};
-    std::array<int64_t, 2> symbols{};
+    std::array<void*, 30> buffers{};
+    std::array<int64_t, 3> symbols{};
     std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };
   kforge::Status enqueue(const Bindings& b);
@@ -106,11 +116,18 @@ class index_ops {
   cudaStream_t stream_ = nullptr;
   bool own_stream_ = false;
   kforge::DeviceMemory workspace_;
-  std::array<kforge::Tensor, 3> parameters_;
-  std::array<kforge::Tensor, 3> loaded_;  // device copies made by load_parameters()
-  std::array<bool, 3> bound_{};
+  std::array<kforge::Tensor, 4> parameters_;
+  std::array<kforge::Tensor, 4> loaded_;  // device copies made by load_parameters()
+  std::array<bool, 4> bound_{};
   kforge::MemoryHull parameter_memory_;  // where the bound parameters lie: outputs must not
   kforge::GraphCache graphs_;
+  // The GEMM groups' state (index_ops.cu), made by the first run(): the cuBLASLt handle and its
+  // preallocated workspace.
+  struct GemmState;
+  std::unique_ptr<GemmState> gemm_;
+  bool gemm_tf32_ = false;
+  // Before a capture: every GEMM's choice made (new shapes benchmarked) and cuBLASLt plan built.
+  void prepare_gemms(const Bindings& b);
   // The convolutions' cuDNN state (index_ops.cu), made by the first run(): the handle and one site per
   // convolution (descriptors made once, the method chosen once per shape). Their cuDNN workspaces are buffers
   // of the memory plan.

@@ -16,7 +16,7 @@
 
 // group 0: relu (elementwise over [s0, 4, 6, 6] = 1 x 144 * s0)
 template <int V>
-__global__ void __launch_bounds__(256) index_ops_fused_0_kernel(const float* __restrict__ in0, float* __restrict__ o_v12, int64_t outer, int64_t inner) {
+__global__ void __launch_bounds__(256) index_ops_fused_0_kernel(const float* __restrict__ in0, float* __restrict__ o_v14, int64_t outer, int64_t inner) {
   using I = int64_t;
   const I n = static_cast<I>(outer * inner);
   const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
@@ -26,45 +26,45 @@ __global__ void __launch_bounds__(256) index_ops_fused_0_kernel(const float* __r
     const I idx = t * V;
     constexpr int W = V;
     const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-    kforge::cuda::Vec<float, W> o_v12_v;
+    kforge::cuda::Vec<float, W> o_v14_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const float v12 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
-      o_v12_v.v[k] = static_cast<float>(v12);
+      const float v14 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
+      o_v14_v.v[k] = static_cast<float>(v14);
     }
-    kforge::cuda::store_vec_streaming<W>(o_v12 + idx, o_v12_v);
+    kforge::cuda::store_vec_streaming<W>(o_v14 + idx, o_v14_v);
   }
   if constexpr (V > 1) {
     const I idx = nvec * V + first;
     if (idx < n) {
       constexpr int W = 1;
       const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-      kforge::cuda::Vec<float, W> o_v12_v;
+      kforge::cuda::Vec<float, W> o_v14_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const float v12 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
-        o_v12_v.v[k] = static_cast<float>(v12);
+        const float v14 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
+        o_v14_v.v[k] = static_cast<float>(v14);
       }
-      kforge::cuda::store_vec_streaming<W>(o_v12 + idx, o_v12_v);
+      kforge::cuda::store_vec_streaming<W>(o_v14 + idx, o_v14_v);
     }
   }
 }
 
-cudaError_t index_ops_fused_0(const float* __restrict__ in0, float* __restrict__ o_v12, int64_t outer, int64_t inner, cudaStream_t stream) {
+cudaError_t index_ops_fused_0(const float* __restrict__ in0, float* __restrict__ o_v14, int64_t outer, int64_t inner, cudaStream_t stream) {
   const int64_t n = outer * inner;
   if (n <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v12, 16)) {
-    index_ops_fused_0_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v12, outer, inner);
+  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v14, 16)) {
+    index_ops_fused_0_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v14, outer, inner);
   } else {
-    index_ops_fused_0_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v12, outer, inner);
+    index_ops_fused_0_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v14, outer, inner);
   }
   return cudaGetLastError();
 }
 
 // group 1: add (elementwise over [s0, 2, 12, 12] = 1 x 288 * s0)
 template <int V>
-__global__ void __launch_bounds__(256) index_ops_fused_1_kernel(const float* __restrict__ in0, float* __restrict__ o_v24, int64_t outer, int64_t inner) {
+__global__ void __launch_bounds__(256) index_ops_fused_1_kernel(const float* __restrict__ in0, float* __restrict__ o_v26, int64_t outer, int64_t inner) {
   using I = int64_t;
   const I n = static_cast<I>(outer * inner);
   const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
@@ -74,38 +74,38 @@ __global__ void __launch_bounds__(256) index_ops_fused_1_kernel(const float* __r
     const I idx = t * V;
     constexpr int W = V;
     const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-    kforge::cuda::Vec<float, W> o_v24_v;
+    kforge::cuda::Vec<float, W> o_v26_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const float v24 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in0_v.v[k]));
-      o_v24_v.v[k] = static_cast<float>(v24);
+      const float v26 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in0_v.v[k]));
+      o_v26_v.v[k] = static_cast<float>(v26);
     }
-    kforge::cuda::store_vec_streaming<W>(o_v24 + idx, o_v24_v);
+    kforge::cuda::store_vec_streaming<W>(o_v26 + idx, o_v26_v);
   }
   if constexpr (V > 1) {
     const I idx = nvec * V + first;
     if (idx < n) {
       constexpr int W = 1;
       const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-      kforge::cuda::Vec<float, W> o_v24_v;
+      kforge::cuda::Vec<float, W> o_v26_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const float v24 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in0_v.v[k]));
-        o_v24_v.v[k] = static_cast<float>(v24);
+        const float v26 = (static_cast<float>(in0_v.v[k])) + (static_cast<float>(in0_v.v[k]));
+        o_v26_v.v[k] = static_cast<float>(v26);
       }
-      kforge::cuda::store_vec_streaming<W>(o_v24 + idx, o_v24_v);
+      kforge::cuda::store_vec_streaming<W>(o_v26 + idx, o_v26_v);
     }
   }
 }
 
-cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__ o_v24, int64_t outer, int64_t inner, cudaStream_t stream) {
+cudaError_t index_ops_fused_1(const float* __restrict__ in0, float* __restrict__ o_v26, int64_t outer, int64_t inner, cudaStream_t stream) {
   const int64_t n = outer * inner;
   if (n <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v24, 16)) {
-    index_ops_fused_1_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v24, outer, inner);
+  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v26, 16)) {
+    index_ops_fused_1_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v26, outer, inner);
   } else {
-    index_ops_fused_1_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v24, outer, inner);
+    index_ops_fused_1_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v26, outer, inner);
   }
   return cudaGetLastError();
 }
@@ -123,7 +123,7 @@ namespace {
 
 }  // namespace
 
-// call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:17:5)
+// call 0 (pd_op.transpose at ../../../golden/compile-cuda-index/program.yaml:21:5)
 __global__ void __launch_bounds__(256) index_ops_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
   const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -146,7 +146,7 @@ cudaError_t index_ops_index_0(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:18:5)
+// call 1 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:22:5)
 __global__ void __launch_bounds__(256) index_ops_index_1_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
   const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -161,7 +161,7 @@ cudaError_t index_ops_index_1(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:19:5)
+// call 2 (pd_op.dropout at ../../../golden/compile-cuda-index/program.yaml:23:5)
 __global__ void __launch_bounds__(256) index_ops_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
   const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -176,7 +176,7 @@ cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)
+// call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:24:5)
 __global__ void __launch_bounds__(256) index_ops_index_3_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z11) {
   const int64_t n = z11;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -199,7 +199,7 @@ cudaError_t index_ops_index_3(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:20:5)
+// call 3 (pd_op.split at ../../../golden/compile-cuda-index/program.yaml:24:5)
 __global__ void __launch_bounds__(256) index_ops_index_4_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z15) {
   const int64_t n = z15;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -222,7 +222,7 @@ cudaError_t index_ops_index_4(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:23:5)
+// call 4 (pd_op.concat at ../../../golden/compile-cuda-index/program.yaml:27:5)
 __global__ void __launch_bounds__(256) index_ops_index_5_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16) {
   const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -249,7 +249,7 @@ cudaError_t index_ops_index_5(const float* __restrict__ in0, const float* __rest
   return cudaGetLastError();
 }
 
-// call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:25:5)
+// call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:29:5)
 __global__ void __launch_bounds__(256) index_ops_index_6_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z12) {
   const int64_t n = z12;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -272,7 +272,7 @@ cudaError_t index_ops_index_6(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:26:5)
+// call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:30:5)
 __global__ void __launch_bounds__(256) index_ops_index_7_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z11) {
   const int64_t n = z11;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -293,7 +293,7 @@ cudaError_t index_ops_index_7(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:27:5)
+// call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:31:5)
 __global__ void __launch_bounds__(256) index_ops_index_8_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z14) {
   const int64_t n = z14;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -316,7 +316,7 @@ cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:28:5)
+// call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:32:5)
 __global__ void __launch_bounds__(256) index_ops_index_9_kernel(const float* __restrict__ in0, float* __restrict__ out) {
   const int64_t n = 144;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -339,7 +339,7 @@ cudaError_t index_ops_index_9(const float* __restrict__ in0, float* __restrict__
   return cudaGetLastError();
 }
 
-// call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:29:5)
+// call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:33:5)
 __global__ void __launch_bounds__(256) index_ops_index_10_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z15) {
   const int64_t n = z15;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -358,7 +358,7 @@ cudaError_t index_ops_index_10(const float* __restrict__ in0, const int64_t* __r
   return cudaGetLastError();
 }
 
-// call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:30:5)
+// call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:34:5)
 __global__ void __launch_bounds__(256) index_ops_index_11_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z13) {
   const int64_t n = z13;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -377,7 +377,7 @@ cudaError_t index_ops_index_11(const float* __restrict__ in0, const int64_t* __r
   return cudaGetLastError();
 }
 
-// call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:31:5)
+// call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:35:5)
 __global__ void __launch_bounds__(256) index_ops_index_12_kernel(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z26) {
   const int64_t n = z26;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -393,7 +393,7 @@ cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __r
   return cudaGetLastError();
 }
 
-// call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:32:5)
+// call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:36:5)
 __global__ void __launch_bounds__(256) index_ops_index_13_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z22) {
   const int64_t n = z22;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -420,7 +420,7 @@ cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict_
   return cudaGetLastError();
 }
 
-// call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:33:5)
+// call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:37:5)
 __global__ void __launch_bounds__(256) index_ops_index_14_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z19) {
   const int64_t n = z19;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -447,7 +447,7 @@ cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict_
   return cudaGetLastError();
 }
 
-// call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:34:5)
+// call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:38:5)
 __global__ void __launch_bounds__(256) index_ops_index_15_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
   const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -463,32 +463,30 @@ cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict_
   return cudaGetLastError();
 }
 
-// call 18 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:37:5)
-__global__ void __launch_bounds__(256) index_ops_index_16_kernel(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16) {
-  const int64_t n = z16;
+// call 19 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:42:5)
+__global__ void __launch_bounds__(256) index_ops_index_16_kernel(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28) {
+  const int64_t n = z28;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 6;
-    r /= 6;
-    [[maybe_unused]] const int64_t c2 = r % 6;
-    r /= 6;
-    [[maybe_unused]] const int64_t c1 = r % 4;
-    r /= 4;
+    [[maybe_unused]] const int64_t c2 = r % 2;
+    r /= 2;
+    [[maybe_unused]] const int64_t c1 = r % 2;
+    r /= 2;
     [[maybe_unused]] const int64_t c0 = r;
-    const float* xm = in0 + (c0 * 4 + c1) * 36;
-    const float* ym = in1 + (c0 * 4 + c1) * 36;
-    float acc = 0;
-    for (int64_t k = 0; k < 6; ++k) {
-      acc += static_cast<float>(xm[c2 * 6 + k]) * static_cast<float>(ym[c3 * 6 + k]);
+    const double* xm = in0 + c0 * 6;
+    const double* ym = in1 + c0 * 6;
+    double acc = 0;
+    for (int64_t k = 0; k < 3; ++k) {
+      acc += static_cast<double>(xm[c1 * 3 + k]) * static_cast<double>(ym[c2 * 3 + k]);
     }
-    out[e] = static_cast<float>(acc);
+    out[e] = static_cast<double>(acc);
   }
 }
 
-cudaError_t index_ops_index_16(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
-  const int64_t n = z16;
+cudaError_t index_ops_index_16(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28, cudaStream_t stream) {
+  const int64_t n = z28;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_16_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z16);
+  index_ops_index_16_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z28);
   return cudaGetLastError();
 }
 

@@ -375,6 +375,7 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
                                    kforge::cuda_gemm::cublas_status_name(status));
     }
   }
+  gemm_->lt.set_tf32(gemm_tf32_);  // float32 products: full fp32 unless told otherwise
   gemm_->timer->set_stream(stream_);  // benchmarks time the stream the GEMMs run on
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[5]) + 64));
   Bindings kforge_b;

@@ -71,6 +71,11 @@ class cuda_gemm {
   void set_stream(cudaStream_t stream);
   cudaStream_t stream() const { return stream_; }
   kforge::Status synchronize();
+  // TF32 tensor cores for the float32 GEMMs (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32): off by default, as torch's
+  // matmul.allow_tf32, where every product is computed in full float32; on, products round their operands to
+  // TF32 (10-bit mantissa, float32 accumulation: relative errors near 1e-3 on unit-scale data). Set it before
+  // the first run(): a captured CUDA graph keeps the algorithms it was captured with.
+  void set_gemm_tf32(bool allow) { gemm_tf32_ = allow; }
 
  private:
   struct Bindings {
@@ -90,6 +95,7 @@ class cuda_gemm {
   // preallocated workspace.
   struct GemmState;
   std::unique_ptr<GemmState> gemm_;
+  bool gemm_tf32_ = false;
 };
 
 #endif  // KFORGE_GENERATED_cuda_gemm_CUDA_H_

@@ -1,0 +1,92 @@
+#!/bin/bash
+# Transformers on the GPU (issue 35): a BERT-base-sized encoder (bench/transformers/export.py: Paddle's
+# nn.TransformerEncoder, 12 post-norm layers, d_model 768, 12 heads, FFN 3072, erf gelu; x [batch, S, 768], a dynamic
+# batch, one export per S) compiled by `kforge compile --target cuda --cuda-graph` in float32 and (--precision)
+# float16 and bfloat16, against torch's nn.TransformerEncoder of the same configuration on the same GPU
+# (bench/transformers/torch_encoder.py: eager, a CUDA graph, torch.compile(mode="reduce-overhead") while time is
+# left). float32 is timed twice on both sides: TF32 off (kforge's default, torch's matmul.allow_tf32 default) and
+# TF32 on (kforge's set_gemm_tf32(true) through KFORGE_GEMM_TF32=1; torch.backends.cuda.matmul.allow_tf32).
+# Batch 1 and 8 at S = 128 and 512. Median of 50 runs after 10 warm-ups, each a host clock around run() +
+# synchronize() (torch: model(x) or graph.replay(), then torch.cuda.synchronize()), by
+# bench/cuda_models/timing_harness.cu with KFORGE_INPUT_DIMS=B,S,768 and seeded parameters of realistic scale
+# filled on the GPU (no weights travel: 340 MB each). Correctness is bench/cuda_models/gpu_check.sh's (the zoo's
+# transformer encoders, decoders, GPT block and BERT encoder against Paddle's CPU outputs, in every precision).
+#
+#   bench/transformers/run.sh prepare BUILD   build machine: exports (PADDLE_PYTHON, default BUILD/paddle-venv/bin/python)
+#                                             and compiles with BUILD/src/kforge -> BUILD/transformers (sources only)
+#   bench/transformers/run.sh run BUILD [--no-torch-compile] [--compile-budget S]
+#                                             GPU machine: builds the harnesses (nvcc, all cores), times kforge,
+#                                             then torch, and prints the tables
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
+SEQS="${SEQS:-128 512}"
+BATCHES="${BATCHES:-1 8}"
+PRECISIONS="float32 float16 bfloat16"
+
+prepare() {
+  local out="$1/transformers" ex="$ROOT/kernels" kforge="${KFORGE:-$1/src/kforge}" seq p export_dir
+  local python="${PADDLE_PYTHON:-$1/paddle-venv/bin/python}"
+  rm -rf "$out" && mkdir -p "$out"
+  export_dir="$(mktemp -d)"
+  "$python" "$HERE/export.py" "$export_dir" --seqs "$(echo $SEQS | tr ' ' ,)" 2>&1 | grep "^exported" || true
+  for seq in $SEQS; do
+    local m="bert_s$seq"
+    [[ -f "$export_dir/$m/inference.json" ]] || { echo "export of $m failed" >&2; exit 1; }
+    mkdir -p "$out/$m"
+    cp "$export_dir/$m/params.txt" "$export_dir/$m/input_dims" "$out/$m/"
+    for p in $PRECISIONS; do
+      "$kforge" compile "$export_dir/$m/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
+        --op-compat "$ex/op_compat.yaml" -o "$out/$m/gen_$p" --name "$m" --target cuda --cuda-graph --precision "$p"
+      echo "$m $p" >> "$out/compiled"
+    done
+  done
+  rm -rf "$export_dir"
+  echo "prepared $out ($(du -sh "$out" | cut -f1)): $(wc -l < "$out/compiled") programs"
+}
+
+build_one() {  # MODEL PRECISION: DIR/bin/MODEL_PRECISION
+  local m="$1" p="$2" gen="$DIR/$1/gen_$2"
+  "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -DKFORGE_PROGRAM_HEADER="\"$m.h\"" \
+    -DKFORGE_PROGRAM_CLASS="$m" "$ROOT/bench/cuda_models/timing_harness.cu" "$gen/$m.cu" "$gen/${m}_kernels.cu" \
+    -o "$DIR/bin/${m}_$p" -lcublasLt -lcublas > "$DIR/bin/${m}_$p.log" 2>&1 || { cat "$DIR/bin/${m}_$p.log" >&2; return 1; }
+}
+
+run() {
+  local dir="$1/transformers" m p start batch
+  shift
+  start=$SECONDS
+  export DIR="$dir" NVCC ROOT
+  export -f build_one
+  mkdir -p "$dir/bin"
+  tr ' ' '\n' < "$dir/compiled" | xargs -d '\n' -n 2 -P "$(nproc)" bash -c 'build_one "$@"' _ ||
+    echo "some harnesses did not build (above): timing the others" >&2
+  echo "harnesses built in $((SECONDS - start)) s"
+  : > "$dir/kforge.txt"
+  while read -r m p; do
+    local variants=("$p")
+    [[ "$p" == float32 ]] && variants+=(tf32)
+    for v in "${variants[@]}"; do
+      for batch in $BATCHES; do  # one process per cell: a failure loses one cell
+        if ! KFORGE_INPUT_DIMS="$(cat "$dir/$m/input_dims")" KFORGE_GEMM_TF32="$([[ $v == tf32 ]] && echo 1 || echo 0)" \
+             "$dir/bin/${m}_$p" "$dir/$m/params.txt" "$batch" > "$dir/cell.txt"; then
+          echo "kforge $m $v batch $batch FAILED (its cell shows -)" >&2
+          continue
+        fi
+        sed "s/^/$m $v /" "$dir/cell.txt" | tee -a "$dir/kforge.txt"
+      done
+    done
+  done < "$dir/compiled"
+  echo "kforge timed at $((SECONDS - start)) s"
+  # shellcheck disable=SC2086
+  python3 "$HERE/torch_encoder.py" --kforge "$dir/kforge.txt" --seqs $SEQS --batches $BATCHES \
+    --elapsed $((SECONDS - start)) "$@"
+  echo "total $((SECONDS - start)) s"
+}
+
+case "${1:-}" in
+  prepare) prepare "$2" ;;
+  run) run "${@:2}" ;;
+  *) echo "usage: run.sh prepare BUILD | run.sh run BUILD [--no-torch-compile] [--compile-budget S]" >&2; exit 2 ;;
+esac

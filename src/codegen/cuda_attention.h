@@ -1,0 +1,28 @@
+// The attention groups of `kforge compile --target cuda` (passes/fusion.h, GroupKind::kAttention): one call of
+// kforge::cuda_attention::attention<T, D, M> (templates/cuda/kforge_attention.cuh) per group, as an enqueue() step
+// that templates/program/cuda/attention.j2 renders.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "codegen/size_table.h"
+#include "passes/fusion.h"
+#include "passes/lowered_program.h"
+#include "template/value.h"
+
+namespace kforge::codegen {
+
+inline constexpr const char* kCudaAttentionHeaderTemplate = "cuda/kforge_attention.cuh";
+
+/// The step of attention group `g` at launch index `launch`: {kind "attention", description, launch, type
+/// (__half / __nv_bfloat16), head_dim, mask_type, q, k, v, out, mask (device pointers, "nullptr" for no mask),
+/// the sizes and strides of kforge::cuda_attention::AttentionArgs (int64 C++ expressions), scale (a float
+/// literal)}. `buffer(value, element type, is_const)`: a value's typed device pointer in enqueue(); `size`: a size
+/// there.
+tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const passes::FusedGroup& g, size_t launch,
+                                const std::string& description,
+                                const std::function<std::string(uint32_t, const std::string&, bool)>& buffer,
+                                const SizeExpr& size);
+
+}  // namespace kforge::codegen

@@ -1,0 +1,182 @@
+#include "codegen/cuda_index_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "codegen/cpp_text.h"
+
+namespace kforge::codegen::index_text {
+
+std::optional<std::string> move_type(ir::DataType dtype) {
+  switch (dtype) {
+    case ir::DataType::kUInt16:
+    case ir::DataType::kFloat16:
+    case ir::DataType::kBFloat16: return "uint16_t";
+    case ir::DataType::kUInt32: return "uint32_t";
+    case ir::DataType::kUInt64: return "uint64_t";
+    default: return element_type(dtype);
+  }
+}
+
+const passes::AttrConstant* constant(const KernelCall& call, std::string_view name, std::string* why) {
+  const KernelArg* a = call.arg(name);
+  if (a != nullptr && a->kind == ArgKind::kConstant) return &a->constant;
+  *why = fmt::format("its {} is not a constant known at generation time", name);
+  return nullptr;
+}
+
+std::optional<int64_t> constant_int(const KernelCall& call, std::string_view name, std::string* why) {
+  const passes::AttrConstant* c = constant(call, name, why);
+  if (c == nullptr) return std::nullopt;
+  if (c->type == opdef::ArgType::kScalar || c->type == opdef::ArgType::kScalarInt ||
+      c->type == opdef::ArgType::kScalarInt64 || c->type == opdef::ArgType::kScalarFloat ||
+      c->type == opdef::ArgType::kScalarDouble) {
+    return c->scalar.is_floating ? static_cast<int64_t>(c->scalar.float_value) : c->scalar.int_value;
+  }
+  return c->int_value;
+}
+
+std::optional<double> constant_float(const KernelCall& call, std::string_view name, std::string* why) {
+  const passes::AttrConstant* c = constant(call, name, why);
+  if (c == nullptr) return std::nullopt;
+  if (c->type == opdef::ArgType::kFloat || c->type == opdef::ArgType::kDouble) return c->float_value;
+  return c->scalar.is_floating ? c->scalar.float_value : static_cast<double>(c->scalar.int_value);
+}
+
+bool is_read(const passes::LoweredProgram& p, uint32_t v) {
+  for (const passes::ProgramOutput& o : p.outputs) {
+    if (o.value == v) return true;
+  }
+  for (const KernelCall& call : p.calls) {
+    for (const KernelArg& a : call.args) {
+      if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) return true;
+    }
+  }
+  return false;
+}
+
+// ---- KernelText ----
+
+std::string KernelText::size(const SymExpr& d) {
+  if (std::optional<int64_t> c = d.constant()) return std::to_string(*c);
+  return sizes_.text(d);
+}
+
+void KernelText::coordinates(const SymShape& dims, const std::string& index, const std::string& prefix) {
+  if (dims.empty()) return;
+  if (dims.size() == 1) {
+    line(fmt::format("const int64_t {}0 = {};", prefix, index));
+    return;
+  }
+  // The remainder is `r` for the output's coordinates, `<prefix>r` for any other walk (a reduction's inner loop).
+  const std::string r = prefix == "c" ? "r" : prefix + "r";
+  line(fmt::format("int64_t {} = {};", r, index));
+  for (size_t d = dims.size() - 1; d > 0; --d) {
+    const std::string n = size(dims[d]);
+    line(fmt::format("[[maybe_unused]] const int64_t {}{} = {} % {};", prefix, d, r, n));
+    line(fmt::format("{} /= {};", r, n));
+  }
+  line(fmt::format("[[maybe_unused]] const int64_t {}0 = {};", prefix, r));
+}
+
+std::string KernelText::offset(const std::vector<std::string>& coords, const SymShape& dims) {
+  std::string out;
+  SymExpr stride = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    const std::string& c = coords[d];
+    if (c != "0") {
+      std::string term = c;
+      if (stride.constant() != std::optional<int64_t>(1)) {
+        term = (c.find(' ') == std::string::npos ? c : "(" + c + ")") + " * " + size(stride);
+      }
+      out = out.empty() ? term : term + " + " + out;
+    }
+    stride = stride * dims[d];
+  }
+  return out.empty() ? "0" : out;
+}
+
+std::string KernelText::input(uint32_t v, const std::string& type) {
+  const std::string name = "in" + std::to_string(inputs_++);
+  params_.push_back(fmt::format("const {}* __restrict__ {}", type, name));
+  args_.push_back(buffer_(v, type, true));
+  return name;
+}
+
+std::string KernelText::output(uint32_t v, const std::string& type) {
+  params_.push_back(fmt::format("{}* __restrict__ out", type));
+  args_.push_back(buffer_(v, type, false));
+  return "out";
+}
+
+CudaIndexKernel KernelText::finish(std::string name, std::string description, const SymExpr& numel, bool interp) {
+  CudaIndexKernel k;
+  k.numel = size(numel);
+  k.name = std::move(name);
+  k.description = std::move(description);
+  k.params = params_;
+  k.args = args_;
+  const std::vector<std::string> size_params = sizes_.params(), size_args = sizes_.args();
+  k.params.insert(k.params.end(), size_params.begin(), size_params.end());
+  k.args.insert(k.args.end(), size_args.begin(), size_args.end());
+  k.body = body_;
+  k.interp = interp;
+  return k;
+}
+
+// ---- IndexBuilder ----
+
+bool IndexBuilder::fail(std::string reason) {
+  if (why_->empty()) *why_ = std::move(reason);
+  return false;
+}
+
+uint32_t IndexBuilder::out_value() const {
+  return call_.outputs.empty() || call_.outputs[0].values.size() != 1 ? kNone : call_.outputs[0].values[0];
+}
+
+std::string IndexBuilder::same_type(uint32_t x, uint32_t out, bool arithmetic) {
+  if (x == kNone || out == kNone) {
+    fail("it needs an input and an output");
+    return "";
+  }
+  if (value(x).dtype != value(out).dtype) {
+    fail(fmt::format("its input is {} and its output {}", ir::dtype_name(value(x).dtype),
+                     ir::dtype_name(value(out).dtype)));
+    return "";
+  }
+  const ir::DataType d = value(x).dtype;
+  if (arithmetic && d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
+    fail(fmt::format("it computes on {} values; the CUDA kernel computes float32 and float64 only", ir::dtype_name(d)));
+    return "";
+  }
+  std::optional<std::string> t = move_type(d);
+  if (!t) {
+    fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(d)));
+    return "";
+  }
+  return *t;
+}
+
+std::string IndexBuilder::index_type(uint32_t index) {
+  const ir::DataType d = value(index).dtype;
+  if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
+    fail(fmt::format("its index is {} (int32 or int64 expected)", ir::dtype_name(d)));
+    return "";
+  }
+  return *move_type(d);
+}
+
+bool IndexBuilder::own_buffer(uint32_t in, uint32_t out) {
+  if (value(in).buffer == value(out).buffer) {
+    return fail("its output shares its input's buffer (in place), which an index-mapped kernel cannot write");
+  }
+  return true;
+}
+
+void IndexBuilder::add(KernelText& k, const SymExpr& numel, bool interp) {
+  kernels_.push_back(k.finish(prefix_ + std::to_string(next_++), description_, numel, interp));
+}
+
+}  // namespace kforge::codegen::index_text

@@ -1,0 +1,119 @@
+// The builder the index-mapped CUDA kernels share (codegen/cuda_index.h): KernelText, which collects one kernel's
+// parameters, launch arguments and per-element statements, and IndexBuilder, the state and checks of one call's
+// kernels. Internal to codegen/: cuda_index.cpp builds the data-movement kernels with it, cuda_index_reduce.cpp the
+// reductions, scans and the ops that compute per element without a fused expression.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "codegen/cuda_index.h"
+
+namespace kforge::codegen::index_text {
+
+// The lowered program's names these files use.
+using passes::ArgKind;
+using passes::KernelArg;
+using passes::KernelCall;
+using passes::kNone;
+using passes::LoweredProgram;
+using passes::SymExpr;
+using passes::SymShape;
+
+/// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
+/// float16, bfloat16 (their bits) and uint16/32/64.
+std::optional<std::string> move_type(ir::DataType dtype);
+
+/// A constant attribute of `call`, or null (then `why` says so).
+const passes::AttrConstant* constant(const passes::KernelCall& call, std::string_view name, std::string* why);
+/// An int or Scalar attribute's integer value; a float one's value.
+std::optional<int64_t> constant_int(const passes::KernelCall& call, std::string_view name, std::string* why);
+std::optional<double> constant_float(const passes::KernelCall& call, std::string_view name, std::string* why);
+
+/// Whether anything reads value v (a call's argument or a program output).
+bool is_read(const passes::LoweredProgram& p, uint32_t v);
+
+/// Builds one kernel: its parameters (pointers, then the symbols its expressions use) and its body.
+class KernelText {
+ public:
+  KernelText(const CudaBufferExpr& buffer, SizeTable& table, const SizeTable::Spelling& argument)
+      : buffer_(buffer), sizes_(table, argument) {}
+
+  /// A dim or any size as C++ text: the literal, a dim `s0`, or a parameter `z3` the launch passes from the
+  /// program's size table (codegen/size_table.h), so that no kernel spells out a size.
+  std::string size(const passes::SymExpr& d);
+  /// `const int64_t <prefix><d>` for every dim of `dims`: the coordinate of element `index` (row-major).
+  void coordinates(const passes::SymShape& dims, const std::string& index = "e", const std::string& prefix = "c");
+  /// The row-major offset in a tensor of dims `dims` of the coordinate whose entries are `coords` (C++ text).
+  std::string offset(const std::vector<std::string>& coords, const passes::SymShape& dims);
+  /// A read-only pointer parameter for value v, as element type `type`; returns its name.
+  std::string input(uint32_t v, const std::string& type);
+  /// The output pointer `out`.
+  std::string output(uint32_t v, const std::string& type);
+  void line(std::string text) { body_.push_back(std::string(indent_, ' ') + std::move(text)); }
+  /// Indents the lines that follow by `columns` more (fewer when negative).
+  void indent(int columns) { indent_ = static_cast<size_t>(static_cast<int>(indent_) + columns); }
+
+  CudaIndexKernel finish(std::string name, std::string description, const passes::SymExpr& numel, bool interp);
+
+ private:
+  const CudaBufferExpr& buffer_;
+  SizeParams sizes_;
+  std::vector<std::string> params_, args_, body_;
+  int inputs_ = 0;
+  size_t indent_ = 0;
+};
+
+/// The kernels of one call under construction: the program, the call, how buffers and sizes are spelled, the
+/// kernels made so far, and the reason the call cannot run (the first fail()).
+class IndexBuilder {
+ public:
+  IndexBuilder(const passes::LoweredProgram& p, const passes::KernelCall& call, const std::string& prefix, size_t first,
+               const std::string& description, const CudaBufferExpr& buffer, SizeTable& sizes,
+               const SizeTable::Spelling& size_argument, std::string* why)
+      : p_(p), call_(call), prefix_(prefix), next_(first), description_(description), buffer_(buffer),
+        sizes_(sizes), size_argument_(size_argument), why_(why) {}
+
+  std::vector<CudaIndexKernel> take() { return std::move(kernels_); }
+
+ protected:
+  /// Records `reason` (the first one wins); returns false.
+  bool fail(std::string reason);
+  const passes::LoweredValue& value(uint32_t v) const { return p_.values[v]; }
+  /// The first output's single value.
+  uint32_t out_value() const;
+  /// The element type of input x and output out, which must have the same dtype (float32 / float64 only when
+  /// `arithmetic`); "" after fail().
+  std::string same_type(uint32_t x, uint32_t out, bool arithmetic);
+  /// An index tensor's element type (int32 or int64); "" after fail().
+  std::string index_type(uint32_t index);
+  /// A data-movement kernel cannot write the buffer it reads.
+  bool own_buffer(uint32_t in, uint32_t out);
+  KernelText text() const { return KernelText(buffer_, sizes_, size_argument_); }
+  void add(KernelText& k, const passes::SymExpr& numel, bool interp = false);
+
+  const passes::LoweredProgram& p_;
+  const passes::KernelCall& call_;
+  const std::string& prefix_;
+  size_t next_;
+  const std::string& description_;
+  const CudaBufferExpr& buffer_;
+  SizeTable& sizes_;
+  const SizeTable::Spelling& size_argument_;
+  std::string* why_;
+  std::vector<CudaIndexKernel> kernels_;
+};
+
+/// The ops whose kernels compute on the values (cuda_index_compute.cpp): dropout, interpolation, triu / tril,
+/// arange, full_with_tensor, the reductions outside a fused group (sum, mean, max, min, prod, any, all over any
+/// axes), cumsum, one_hot and pow; their kernels, as cuda_index_kernels() (codegen/cuda_index.h).
+bool is_compute_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> compute_kernels(const passes::LoweredProgram& program,
+                                                            const passes::KernelCall& call, const std::string& prefix,
+                                                            size_t first, const std::string& description,
+                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                            const SizeTable::Spelling& size_argument, std::string* why);
+
+}  // namespace kforge::codegen::index_text

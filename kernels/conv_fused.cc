@@ -63,6 +63,26 @@ Status check(const Tensor& out, DataType dtype, const util::ConvShape& s, const 
   return Status::OK();
 }
 
+// conv2d_fused on oneDNN (float32, `fast`), when the library has it: *handled says whether it ran. pixel_stride: 0, or
+// the NHWC output's pixel stride.
+Status on_onednn(bool fast, DataType dtype, const Tensor& input, const Tensor& filter, const util::ConvShape& s,
+                 const Epilogue& e, int64_t pixel_stride, Tensor* out, bool* handled) {
+  *handled = false;
+#if KFORGE_KERNELS_ONEDNN
+  if (fast && dtype == DataType::kFloat32) {
+    onednn::ConvEpilogue oe;
+    oe.bias = e.bias, oe.mean = e.mean, oe.variance = e.variance, oe.scale = e.scale, oe.shift = e.shift;
+    oe.epsilon = e.epsilon, oe.activation = e.activation, oe.alpha = e.alpha, oe.beta = e.beta;
+    oe.activation_after_residual = e.after_residual, oe.residual = e.residual;
+    oe.out_pixel_stride = pixel_stride;
+    return onednn::conv2d(kOp, input, filter, s, oe, out, handled);
+  }
+#else
+  (void)fast, (void)dtype, (void)input, (void)filter, (void)s, (void)e, (void)pixel_stride, (void)out;
+#endif
+  return Status::OK();
+}
+
 // The epilogue over `out`, which holds the convolution; `residual` is a copy when it shared out's memory.
 template <typename T>
 void apply_epilogue(const Epilogue& e, const util::ConvShape& s, const T* residual, Tensor* out) {
@@ -93,7 +113,36 @@ void apply_epilogue(const Epilogue& e, const util::ConvShape& s, const T* residu
 Status conv_fused(bool fast, const KernelContext& ctx, const Tensor& input, const Tensor& filter, const Epilogue& e,
                   const std::vector<int>& strides, const std::vector<int>& paddings,
                   const std::string& padding_algorithm, const std::vector<int>& dilations, int groups,
-                  const std::string& data_format, Tensor* out) {
+                  const std::string& data_format, int out_pixel_stride, Tensor* out);
+
+// An NHWC output whose pixels lie `pixel_stride` elements apart: oneDNN writes it itself (each task's dense block
+// copied into place, conv_plan.cc); otherwise the dense result goes through a temporary, a pixel at a time.
+Status strided(bool fast, const KernelContext& ctx, const Tensor& input, const Tensor& filter, const Epilogue& e,
+               const std::vector<int>& strides, const std::vector<int>& paddings, const std::string& padding_algorithm,
+               const std::vector<int>& dilations, int groups, const std::string& data_format, int64_t pixel_stride,
+               const util::ConvShape& s, Tensor* out) {
+  bool handled = false;
+  Status status = on_onednn(fast, util::kernel_dtype(ctx, input), input, filter, s, e, pixel_stride, out, &handled);
+  if (handled) return status;
+  Tensor dense = *out;
+  dense.holder.reset();
+  KFORGE_RETURN_IF_ERROR(dense.allocate());
+  KFORGE_RETURN_IF_ERROR(conv_fused(fast, ctx, input, filter, e, strides, paddings, padding_algorithm, dilations, groups,
+                                    data_format, 0, &dense));
+  const size_t row = static_cast<size_t>(s.out_c) * size_of(out->dtype);
+  const size_t stride = static_cast<size_t>(pixel_stride) * size_of(out->dtype);
+  const int64_t pixels = s.n * s.out_h * s.out_w;
+  for (int64_t p = 0; p < pixels; ++p) {
+    std::memcpy(static_cast<char*>(out->data) + static_cast<size_t>(p) * stride,
+                static_cast<const char*>(dense.data) + static_cast<size_t>(p) * row, row);
+  }
+  return Status::OK();
+}
+
+Status conv_fused(bool fast, const KernelContext& ctx, const Tensor& input, const Tensor& filter, const Epilogue& e,
+                  const std::vector<int>& strides, const std::vector<int>& paddings,
+                  const std::string& padding_algorithm, const std::vector<int>& dilations, int groups,
+                  const std::string& data_format, int out_pixel_stride, Tensor* out) {
   KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, kOp));
   KFORGE_RETURN_IF_ERROR(util::require_output(out, kOp));
   const DataType dtype = util::kernel_dtype(ctx, input);
@@ -102,19 +151,18 @@ Status conv_fused(bool fast, const KernelContext& ctx, const Tensor& input, cons
   KFORGE_RETURN_IF_ERROR(util::conv_shape(kOp, input, filter, strides, paddings, padding_algorithm, dilations, groups,
                                           data_format, &s));
   KFORGE_RETURN_IF_ERROR(check(*out, dtype, s, e));
-#if KFORGE_KERNELS_ONEDNN
-  if (fast && dtype == DataType::kFloat32) {
-    onednn::ConvEpilogue oe;
-    oe.bias = e.bias, oe.mean = e.mean, oe.variance = e.variance, oe.scale = e.scale, oe.shift = e.shift;
-    oe.epsilon = e.epsilon, oe.activation = e.activation, oe.alpha = e.alpha, oe.beta = e.beta;
-    oe.activation_after_residual = e.after_residual, oe.residual = e.residual;
-    bool handled = false;
-    Status status = onednn::conv2d(kOp, input, filter, s, oe, out, &handled);
-    if (handled) return status;
+  const int64_t pixel_stride = out_pixel_stride == 0 ? s.out_c : out_pixel_stride;
+  if (pixel_stride != s.out_c) {
+    if (!s.channel_last || pixel_stride < s.out_c || e.residual != nullptr) {
+      return Status::Error(kOp, ": out_pixel_stride ", out_pixel_stride, " needs data_format NHWC, at least out_c (",
+                           s.out_c, ") and no residual");
+    }
+    return strided(fast, ctx, input, filter, e, strides, paddings, padding_algorithm, dilations, groups, data_format,
+                   pixel_stride, s, out);
   }
-#else
-  (void)fast;
-#endif
+  bool handled = false;
+  Status status = on_onednn(fast, dtype, input, filter, s, e, 0, out, &handled);
+  if (handled) return status;
   return util::visit_float(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     // The convolution overwrites out first: a residual in the same memory is copied before.
@@ -137,14 +185,14 @@ Status conv_fused_entry(bool fast, const KernelContext& ctx, const Tensor& input
                         const std::vector<int>& paddings, const std::string& padding_algorithm,
                         const std::vector<int>& dilations, int groups, const std::string& data_format, float epsilon,
                         const std::string& activation, float activation_alpha, float activation_beta,
-                        bool activation_after_residual, Tensor* out) {
+                        bool activation_after_residual, int out_pixel_stride, Tensor* out) {
   Epilogue e{bias, mean, variance, scale, shift, epsilon, util::Activation::kNone, activation_alpha, activation_beta,
              activation_after_residual, residual};
   if (!util::parse_activation(activation, &e.activation)) {
     return Status::Error(kOp, ": unknown activation \"", activation, "\"");
   }
   return conv_fused(fast, ctx, input, filter, e, strides, paddings, padding_algorithm, dilations, groups, data_format,
-                    out);
+                    out_pixel_stride, out);
 }
 
 }  // namespace
@@ -154,10 +202,11 @@ Status conv2d_fused(const KernelContext& ctx, const Tensor& input, const Tensor&
                     const Tensor* residual, const std::vector<int>& strides, const std::vector<int>& paddings,
                     const std::string& padding_algorithm, const std::vector<int>& dilations, int groups,
                     const std::string& data_format, float epsilon, const std::string& activation,
-                    float activation_alpha, float activation_beta, bool activation_after_residual, Tensor* out) {
+                    float activation_alpha, float activation_beta, bool activation_after_residual,
+                    int out_pixel_stride, Tensor* out) {
   return conv_fused_entry(true, ctx, input, filter, bias, mean, variance, scale, shift, residual, strides, paddings,
                           padding_algorithm, dilations, groups, data_format, epsilon, activation, activation_alpha,
-                          activation_beta, activation_after_residual, out);
+                          activation_beta, activation_after_residual, out_pixel_stride, out);
 }
 
 Status reference::conv2d_fused(const KernelContext& ctx, const Tensor& input, const Tensor& filter, const Tensor* bias,
@@ -166,10 +215,11 @@ Status reference::conv2d_fused(const KernelContext& ctx, const Tensor& input, co
                                const std::vector<int>& paddings, const std::string& padding_algorithm,
                                const std::vector<int>& dilations, int groups, const std::string& data_format,
                                float epsilon, const std::string& activation, float activation_alpha,
-                               float activation_beta, bool activation_after_residual, Tensor* out) {
+                               float activation_beta, bool activation_after_residual, int out_pixel_stride,
+                               Tensor* out) {
   return conv_fused_entry(false, ctx, input, filter, bias, mean, variance, scale, shift, residual, strides, paddings,
                           padding_algorithm, dilations, groups, data_format, epsilon, activation, activation_alpha,
-                          activation_beta, activation_after_residual, out);
+                          activation_beta, activation_after_residual, out_pixel_stride, out);
 }
 
 }  // namespace kforge::kernels

@@ -24,12 +24,16 @@ namespace kforge::kernels {
 // of those names. bias, mean, variance, scale and shift are [out_c]; float32 and float64. The reference loops
 // compute exactly the separate kernels' results; with oneDNN (float32) the batch norm is folded into the filter
 // and bias (once, when they lie in memory declared constant) and the rest are oneDNN post-ops.
+// out_pixel_stride (NHWC only, no residual): out's pixels lie that many elements apart, out being a slice of the
+// channels of a wider tensor (kforge compile places a concat's inputs in their slices of its output); 0 or out_c:
+// dense. The values are the same bits either way.
 Status conv2d_fused(const KernelContext& ctx, const Tensor& input, const Tensor& filter, const Tensor* bias,
                     const Tensor* mean, const Tensor* variance, const Tensor* scale, const Tensor* shift,
                     const Tensor* residual, const std::vector<int>& strides, const std::vector<int>& paddings,
                     const std::string& padding_algorithm, const std::vector<int>& dilations, int groups,
                     const std::string& data_format, float epsilon, const std::string& activation,
-                    float activation_alpha, float activation_beta, bool activation_after_residual, Tensor* out);
+                    float activation_alpha, float activation_beta, bool activation_after_residual, int out_pixel_stride,
+                    Tensor* out);
 
 }  // namespace kforge::kernels
 

@@ -212,12 +212,24 @@ Status concat(const KernelContext& ctx, TensorList x, const Scalar& axis, Tensor
   outer_inner(*out, a, &outer, &out_inner);
   const size_t esize = size_of(out->dtype);
   unsigned char* dst = static_cast<unsigned char*>(out->data);
+  // An input whose data is its slice's first element was written in place (kforge compile's concat in place; the
+  // slice may be strided, rows of the output apart): nothing to copy.
+  std::vector<bool> in_place(x.size, false);
+  size_t row_offset = 0;
+  for (size_t i = 0; i < x.size; ++i) {
+    int64_t t_outer, t_inner;
+    outer_inner(x[i], a, &t_outer, &t_inner);
+    in_place[i] = x[i].data == dst + row_offset && t_inner > 0;
+    row_offset += static_cast<size_t>(t_inner) * esize;
+  }
   for (int64_t o = 0; o < outer; ++o) {
-    for (const Tensor* t : x) {
+    for (size_t i = 0; i < x.size; ++i) {
       int64_t t_outer, t_inner;
-      outer_inner(*t, a, &t_outer, &t_inner);
+      outer_inner(x[i], a, &t_outer, &t_inner);
       const size_t bytes = static_cast<size_t>(t_inner) * esize;
-      if (bytes > 0) std::memcpy(dst, static_cast<const unsigned char*>(t->data) + static_cast<size_t>(o) * bytes, bytes);
+      if (bytes > 0 && !in_place[i]) {
+        std::memcpy(dst, static_cast<const unsigned char*>(x[i].data) + static_cast<size_t>(o) * bytes, bytes);
+      }
       dst += bytes;
     }
   }

@@ -161,15 +161,19 @@ Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean,
       stat_mean[static_cast<size_t>(ch)] = static_cast<T>(mu);
       stat_var[static_cast<size_t>(ch)] = static_cast<T>(count > 0 ? sq / count : 0.0);
     }
+    util::Scratch<T> new_scale(ctx, static_cast<size_t>(c)), new_bias(ctx, static_cast<size_t>(c));
     for (int64_t ch = 0; ch < c; ++ch) {
-      const T m = stat_mean[static_cast<size_t>(ch)], v = stat_var[static_cast<size_t>(ch)];
+      const size_t k = static_cast<size_t>(ch);
+      const T m = stat_mean[k], v = stat_var[k];
       const T inv_std = T(1) / std::sqrt(v + static_cast<T>(epsilon));
-      const T new_scale = (scale != nullptr ? scale->data_as<const T>()[ch] : T(1)) * inv_std;
-      const T new_bias = (bias != nullptr ? bias->data_as<const T>()[ch] : T(0)) - m * new_scale;
-      for (int64_t b = 0; b < n; ++b) {
-        for (int64_t s = 0; s < spatial; ++s) {
-          const int64_t i = b * c * spatial + st.channel(ch) + s * ss;
-          od[i] = xd[i] * new_scale + new_bias;
+      new_scale[k] = (scale != nullptr ? scale->data_as<const T>()[ch] : T(1)) * inv_std;
+      new_bias[k] = (bias != nullptr ? bias->data_as<const T>()[ch] : T(0)) - m * new_scale[k];
+      if (!last) {
+        for (int64_t b = 0; b < n; ++b) {
+          for (int64_t s = 0; s < spatial; ++s) {
+            const int64_t i = b * c * spatial + st.channel(ch) + s * ss;
+            od[i] = xd[i] * new_scale[k] + new_bias[k];
+          }
         }
       }
       const T running_mean = mean.data_as<const T>()[ch], running_var = variance.data_as<const T>()[ch];
@@ -180,6 +184,16 @@ Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean,
       }
       if (saved_mean != nullptr) saved_mean->data_as<T>()[ch] = global ? T(0) : m;
       if (saved_variance != nullptr) saved_variance->data_as<T>()[ch] = global ? T(0) : inv_std;
+    }
+    // NHWC: a pixel's channels are contiguous, so pixel by pixel (the same formula per element): walking one channel
+    // through every pixel, c elements apart, touched a cache line per element (densenet121 64²: 29 % of the
+    // inference in this kernel).
+    if (last) {
+      for (int64_t p = 0; p < n * spatial; ++p) {
+        const T* xp = xd + p * c;
+        T* op = od + p * c;
+        for (size_t k = 0; k < static_cast<size_t>(c); ++k) op[k] = xp[k] * new_scale[k] + new_bias[k];
+      }
     }
     return Status::OK();
   });

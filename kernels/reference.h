@@ -33,7 +33,8 @@ Status conv2d_fused(const KernelContext& ctx, const Tensor& input, const Tensor&
                     const Tensor* residual, const std::vector<int>& strides, const std::vector<int>& paddings,
                     const std::string& padding_algorithm, const std::vector<int>& dilations, int groups,
                     const std::string& data_format, float epsilon, const std::string& activation,
-                    float activation_alpha, float activation_beta, bool activation_after_residual, Tensor* out);
+                    float activation_alpha, float activation_beta, bool activation_after_residual, int out_pixel_stride,
+                    Tensor* out);
 
 }  // namespace kforge::kernels::reference
 

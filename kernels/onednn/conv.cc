@@ -110,7 +110,7 @@ Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilo
 struct ConvSite {
   // The geometry as the caller gave it, the epilogue, the image count and the addresses of the filter and the
   // per-channel tensors (which decide what is constant).
-  using Key = std::array<int64_t, 32>;
+  using Key = std::array<int64_t, 33>;
   Key key{};
   uint64_t epoch = 0;                 // constants_epoch() when resolved
   bool constant = false;              // everything the prepared filter comes from is declared constant
@@ -128,7 +128,8 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   const auto& p = static_cast<const ConvPlan&>(*site.plan);
   const ConvGeometry& g = p.geo;
   const int64_t image_groups = images / g.group_images, chunks = g.chunks();
-  const int64_t src_group = g.group_images * g.ic * g.ih * g.iw, dst_group = g.group_images * g.oc * g.oh * g.ow;
+  const int64_t src_group = g.group_images * g.ic * g.ih * g.iw;
+  const int64_t dst_group = g.group_images * (g.channel_last ? g.pixel_stride() : g.oc) * g.oh * g.ow;
   // Elements between chunks: NCHW and nChw8c (whose chunks are whole blocks) alike.
   const int64_t dst_chunk = g.channel_last ? g.chunk_oc : g.chunk_oc * g.oh * g.ow;
   const float* in = input.data_as<const float>();
@@ -262,7 +263,13 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       }
       task.conv.set_scratchpad(p.scratchpad_bytes, pad);
       task.conv.run(p.prim);
-      if (p.dst_reorder) {
+      if (p.copy_pixels) {
+        const int64_t pixels = g.group_images * g.oh * g.ow, stride = g.pixel_stride();
+        const size_t bytes = static_cast<size_t>(g.chunk_oc) * sizeof(float);
+        for (int64_t q = 0; q < pixels; ++q) {
+          std::memcpy(dst + at + q * stride, static_cast<const char*>(conv_dst) + static_cast<size_t>(q) * bytes, bytes);
+        }
+      } else if (p.dst_reorder) {
         task.dst.set(DNNL_ARG_FROM, p.dst, conv_dst);
         task.dst.set(DNNL_ARG_TO, p.user_dst, dst + at);
         task.dst.set_scratchpad(p.scratchpad_bytes, pad);
@@ -303,7 +310,8 @@ ConvSite::Key site_key(const ConvGeometry& g, const ConvEpilogue& e, const Tenso
   return {static_cast<int64_t>(g.kind), layout, g.ic, g.ih, g.iw, g.oc, g.oh, g.ow, g.kh, g.kw, g.groups,
           g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, static_cast<int64_t>(e.activation), bits_of(e.alpha),
           bits_of(e.beta), e.activation_after_residual, e.residual != nullptr, bits_of(e.epsilon), images,
-          address(filter.data), data(e.bias), data(e.mean), data(e.variance), data(e.scale), data(e.shift)};
+          address(filter.data), data(e.bias), data(e.mean), data(e.variance), data(e.scale), data(e.shift),
+          e.out_pixel_stride};
 }
 
 // Resolves a fresh (or outdated) site: which tensors are constant, the split, the variant and the plan.
@@ -317,6 +325,7 @@ Status resolve(const char* op, ConvGeometry g, const Tensor& filter, const ConvE
   g.beta = e.beta;
   g.activation_after_residual = e.activation_after_residual;
   g.residual = e.residual != nullptr;
+  g.out_stride = e.out_pixel_stride == g.oc ? 0 : e.out_pixel_stride;
   choose_split(&g, images, constant);
   auto find = [&](const ConvGeometry& geo) {
     return find_or_build_plan(geo.key(), [&]() -> std::shared_ptr<Plan> {

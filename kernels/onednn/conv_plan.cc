@@ -161,7 +161,7 @@ bool add_epilogue(const ConvGeometry& g, ConvPlan* plan) {
 PlanKey ConvGeometry::key() const {
   return {static_cast<int64_t>(kind), channel_last, nchw8c, plain_input, blocked, group_images, ic, ih, iw, oc, oh, ow, kh, kw, groups,
           chunk_oc, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops, static_cast<int64_t>(activation), bits_of(alpha),
-          bits_of(beta), activation_after_residual, residual};
+          bits_of(beta), activation_after_residual, residual, out_stride};
 }
 
 void choose_split(ConvGeometry* g, int64_t images, bool constant) {
@@ -177,10 +177,11 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   const int64_t n = g.group_images, chunk = g.chunk_oc;
   plan->user_src = f32_desc({n, g.ic, g.ih, g.iw}, g.plain_input ? tag::nchw : act);
   plan->per_channel = f32_desc({1, chunk, 1, 1}, tag::nchw);
-  if (g.chunks() == 1 || (!g.channel_last && n == 1)) {  // choose_chunk: so is every nChw8c chunk
+  const int64_t pixel = g.pixel_stride();  // a slice of a wider NHWC tensor: the primitive writes a dense copy
+  if ((g.chunks() == 1 && pixel == g.oc) || (!g.channel_last && n == 1)) {  // choose_chunk: so is every nChw8c chunk
     plan->user_dst = f32_desc({n, chunk, g.oh, g.ow}, act);  // the chunk is contiguous in the caller's tensor
   } else if (g.channel_last) {
-    plan->user_dst = f32_strided({n, chunk, g.oh, g.ow}, {g.oh * g.ow * g.oc, 1, g.ow * g.oc, g.oc});
+    plan->user_dst = f32_strided({n, chunk, g.oh, g.ow}, {g.oh * g.ow * pixel, 1, g.ow * pixel, pixel});
   } else {
     plan->user_dst = f32_strided({n, chunk, g.oh, g.ow}, {g.oc * g.oh * g.ow, g.oh * g.ow, g.ow, 1});
   }
@@ -249,6 +250,8 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   plan->src_reorder = make_reorder(plan->user_src, plan->src, &plan->scratchpad_bytes);
   plan->weights_reorder = make_reorder(plan->user_weights, plan->weights, &plan->scratchpad_bytes);
   plan->dst_reorder = make_reorder(plan->dst, plan->user_dst, &plan->scratchpad_bytes);
+  plan->copy_pixels = plan->dst_reorder && g.channel_last && g.out_stride != 0 &&
+                      plan->dst == f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc);
   if (g.separate_epilogue()) return add_epilogue(g, plan.get()) ? plan : nullptr;
   if (g.residual && plan->dst_reorder) {
     plan->residual_in = make_reorder(plan->user_dst, plan->dst, &plan->scratchpad_bytes);

@@ -35,8 +35,10 @@ struct ConvGeometry {
   float alpha = 0, beta = 0;
   bool activation_after_residual = false;
   bool residual = false;
+  int64_t out_stride = 0;  // NHWC: elements between output pixels (ConvEpilogue::out_pixel_stride); 0: oc
 
   int64_t chunks() const { return oc / chunk_oc; }
+  int64_t pixel_stride() const { return out_stride != 0 ? out_stride : oc; }
   // The plain variant's primitive takes no post-ops (oneDNN runs them through its reference code there): its
   // epilogue is a binary primitive over the output instead.
   bool separate_epilogue() const {
@@ -57,6 +59,9 @@ struct ConvPlan : Plan {
   dnnl::memory::desc user_dst, dst;          // one chunk of one image group
   dnnl::memory::desc bias;                   // one chunk of the bias (when geo.bias)
   std::optional<dnnl::reorder> src_reorder, weights_reorder, dst_reorder;  // where the layouts differ
+  // The primitive writes a dense NHWC block and the caller's output is a slice of a wider tensor (geo.out_stride):
+  // conv.cc copies the block's pixels into place itself, cheaper than running dst_reorder on small layers.
+  bool copy_pixels = false;
   std::optional<dnnl::reorder> residual_in;  // the residual into the primitive's dst layout (sum post-op)
   std::optional<dnnl::reorder> residual_copy;  // the residual into the caller's dst, when the primitive writes there
   // separate_epilogue(): out = out * scale[c] with post-ops [+ shift[c]] [activation] [+ residual] [activation], in

@@ -28,6 +28,9 @@ struct ConvEpilogue {
   float alpha = 0, beta = 0;
   bool activation_after_residual = false;
   const Tensor* residual = nullptr;
+  // NHWC without a residual: elements between consecutive output pixels, out being a slice of a wider tensor's
+  // channels; 0: out_c (dense).
+  int64_t out_pixel_stride = 0;
 };
 
 // conv2d, depthwise_conv2d (any groups) and conv2d_fused, NCHW or NHWC, OIHW filter; `s` from util::conv_shape.

@@ -233,7 +233,13 @@ void ContextBuilder::add_values(Value& ctx) {
     vv.set("dtype", dtype_of(v.dtype, v.loc, "value " + v.source_id));
     vv.set("dims", dims_init(v.dims));
     vv.set("in_workspace", b.kind == BufferKind::kWorkspace);
-    vv.set("offset", b.kind == BufferKind::kWorkspace ? sym(b.offset) : std::string("0"));
+    if (v.buffer_offset != 0 && b.kind != BufferKind::kWorkspace) {
+      error(v.loc, "internal: value " + v.source_id + " lies inside a buffer the caller owns");
+    }
+    // A value in its slice of a concat's output (passes/concat_in_place.h) starts buffer_offset bytes in.
+    vv.set("offset", b.kind != BufferKind::kWorkspace ? std::string("0")
+                     : v.buffer_offset == 0       ? sym(b.offset)
+                                                  : sym(b.offset + SymExpr(v.buffer_offset)));
     // The dims of a dynamic value are in its init_tensor() line already: the comment gives the static ones.
     std::string comment = v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +
                           (passes::static_dims(v.dims) ? shape_text(v.dims) : std::string());

@@ -14,6 +14,7 @@
 #include "opdef/op_compat.h"
 #include "driver/op_files.h"
 #include "opdef/op_loader.h"
+#include "passes/concat_in_place.h"
 #include "passes/fusion.h"
 #include "passes/lower.h"
 #include "passes/memory_plan.h"
@@ -174,8 +175,17 @@ int run_compile(const CompileOptions& opts) {
   if (target->conv_groups) fusion_options.conv_fused = library.find("conv2d_fused");
   fusion_options.absorb_transposes = target->absorb_transposes;  // a transpose as a group's input / store map
   fusion_options.attention_groups = target->attention_groups;    // q k^T, softmax, p v as one kernel (16-bit)
-  const passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
+  passes::FusionPlan fusion = passes::plan_fusion(*lowered, fusion_options);
   passes::apply_fusion_to_memory_plan(*lowered, fusion);
+  std::vector<passes::ConcatPlacement> placements;
+  if (target->backend != CompileBackend::kCuda) {
+    // A concat's inputs in their slices of its output (issue 36). Strided slices take conv2d_fused calls, which
+    // --no-fuse does not make; --trace-hooks reads every value as a dense tensor.
+    passes::ConcatInPlaceOptions in_place;
+    in_place.conv_fused = fusion_options.conv_fused;
+    in_place.strided = !opts.no_fuse && !opts.trace_hooks;
+    placements = passes::place_concat_inputs(*lowered, fusion, in_place);
+  }
   if (target->backend == CompileBackend::kCuda) {
     // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs: shared with the other
     // convolutions' (and, where the shapes are static, with the values dead there), and captured by a CUDA graph
@@ -183,7 +193,9 @@ int run_compile(const CompileOptions& opts) {
     passes::add_scratch_buffers(*lowered, codegen::cudnn_scratch_positions(*lowered, fusion),
                                 opts.cudnn_workspace_mib.value_or(kDefaultCudnnWorkspaceMib) << 20);
   }
-  if (opts.dump_lowered) std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion);
+  if (opts.dump_lowered) {
+    std::cerr << lowered->dump() << passes::dump_fusion(*lowered, fusion) << passes::dump_placements(placements);
+  }
   // CPU: variants of kernel calls (fused calls are no kernel calls and get none). CUDA: of the GEMM groups.
   const passes::MultiKernelPlan multi_kernel =
       passes::plan_multi_kernels(*lowered, target->kernel_call_variants ? hints : std::vector<int64_t>{}, fusion.call_group);

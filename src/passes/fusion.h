@@ -249,6 +249,11 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
 /// calls counted at its position. Calls plan_memory. A program with an empty plan is left as it was.
 void apply_fusion_to_memory_plan(LoweredProgram& program, const FusionPlan& plan);
 
+/// The kConv group of the conv2d / depthwise_conv2d call `c` alone (a conv2d_fused with no epilogue), as the concat in
+/// place (concat_in_place.h) makes it for a convolution that writes into its slice of a concat's output; nullopt
+/// when `c` is no such convolution or `conv_fused` is not the library's op with out_pixel_stride.
+std::optional<FusedGroup> lone_conv_group(const LoweredProgram& program, const opdef::Op* conv_fused, uint32_t c);
+
 /// True when `value` is internal to a group (no buffer; the generated code never names it).
 bool is_fused_internal(const FusionPlan& plan, uint32_t value);
 

@@ -22,6 +22,17 @@ const std::vector<std::string>& fused_arg_names() {
   return names;
 }
 
+// The optional last argument (kernels/fusion.yaml has it; older copies of the op may not): the output's pixel
+// stride, 0 (dense) unless the concat in place sets it (concat_in_place.h).
+constexpr const char* kPixelStride = "out_pixel_stride";
+
+// The op's arguments: fused_arg_names(), then out_pixel_stride where it has one.
+std::vector<std::string> arg_names_of(const opdef::Op& op) {
+  std::vector<std::string> names = fused_arg_names();
+  if (op.find_attribute(kPixelStride) != nullptr) names.push_back(kPixelStride);
+  return names;
+}
+
 // The conv's own attributes, passed on unchanged.
 const std::set<std::string>& conv_attr_names() {
   static const std::set<std::string> names = {"strides", "paddings", "padding_algorithm", "dilations", "groups",
@@ -52,7 +63,8 @@ class ConvGrouper {
               const std::vector<bool>& is_output, bool half_floats)
       : p_(program), fused_(fused), readers_(readers), is_output_(is_output), half_floats_(half_floats) {}
 
-  std::optional<FusedGroup> group_at(uint32_t c) const {
+  /// The conv at `c` with the epilogue that follows it; `alone`: without one (a conv2d_fused of the conv only).
+  std::optional<FusedGroup> group_at(uint32_t c, bool alone = false) const {
     const KernelCall& call = p_.calls[c];
     if (call.inplace_twin || call.def == nullptr || !call.def->pattern ||
         call.def->pattern->kind != opdef::PatternKind::kOutFusible ||
@@ -81,6 +93,7 @@ class ConvGrouper {
         p_.value(chain.out).dims.size() != rank) {
       return std::nullopt;
     }
+    if (alone) return make_group(chain);
     extend(chain);
     if (chain.calls.size() == 1) return std::nullopt;  // nothing to fuse: the conv stays conv2d
     return make_group(chain);
@@ -361,7 +374,7 @@ class ConvGrouper {
       a.constant.type = attr.type;
       return a;
     };
-    for (const std::string& name : fused_arg_names()) {
+    for (const std::string& name : arg_names_of(fused_)) {
       if (const opdef::Input* in = fused_.find_input(name)) {
         uint32_t v = kNone;
         if (name == "input" || name == "filter") v = tensor_arg(conv, name);
@@ -446,12 +459,11 @@ class ConvGrouper {
 // The op set's conv2d_fused is the library's: exactly its arguments, a kernel, one output.
 bool is_library_op(const opdef::Op& op) {
   if (!op.kernel || op.kernel->funcs.empty() || op.outputs.size() != 1) return false;
-  size_t count = 0;
-  for (const std::string& name : fused_arg_names()) {
+  const std::vector<std::string> names = arg_names_of(op);
+  for (const std::string& name : names) {
     if (op.find_input(name) == nullptr && op.find_attribute(name) == nullptr) return false;
-    ++count;
   }
-  return count == op.inputs.size() + op.attributes.size() && op.effective_kernel_param() == fused_arg_names();
+  return names.size() == op.inputs.size() + op.attributes.size() && op.effective_kernel_param() == names;
 }
 
 }  // namespace
@@ -473,3 +485,17 @@ std::vector<FusedGroup> plan_conv_groups(const LoweredProgram& program, const op
 }
 
 }  // namespace kforge::passes::fusion_detail
+
+namespace kforge::passes {
+
+std::optional<FusedGroup> lone_conv_group(const LoweredProgram& program, const opdef::Op* conv_fused, uint32_t c) {
+  if (conv_fused == nullptr || !fusion_detail::is_library_op(*conv_fused) ||
+      conv_fused->find_attribute("out_pixel_stride") == nullptr) {
+    return std::nullopt;
+  }
+  const std::vector<std::vector<uint32_t>> no_readers;
+  const std::vector<bool> no_outputs;
+  return fusion_detail::ConvGrouper(program, *conv_fused, no_readers, no_outputs, false).group_at(c, true);
+}
+
+}  // namespace kforge::passes

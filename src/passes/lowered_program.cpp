@@ -225,7 +225,10 @@ std::string LoweredProgram::dump() const {
   }
   for (const Buffer& b : buffers) {
     std::vector<std::string> vs;
-    for (uint32_t v : b.values) vs.push_back(fmt::format("v{}", v));
+    for (uint32_t v : b.values) {
+      const int64_t at = values.at(v).buffer_offset;
+      vs.push_back(at == 0 ? fmt::format("v{}", v) : fmt::format("v{}@+{}", v, at));
+    }
     out += fmt::format("buffer {} {}", b.index, buffer_kind_name(b.kind));
     if (b.kind == BufferKind::kWorkspace) out += fmt::format(" offset {}", b.offset.to_string());
     out += fmt::format(" size {} live [{}, {}]", b.size_bytes.to_string(), b.first_call, b.last_call);

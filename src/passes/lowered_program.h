@@ -34,8 +34,10 @@
 //     op (`view: (x -> out)`: reshape, flatten, squeeze, unsqueeze) unless its input's buffer is written in
 //     place later while the view is live; such an output keeps its own buffer, as it does when the input is a
 //     program input, a parameter or a constant (kforge never writes memory the caller owns or the constant
-//     tables). Workspace buffers are placed by liveness (see memory_plan.h): at `offset` bytes from the
-//     workspace start, 64-byte aligned, never overlapping another buffer live at the same time.
+//     tables). After fusion the concat in place (concat_in_place.h) moves a concat's inputs into its output's
+//     buffer, each at LoweredValue::buffer_offset (a slice of it). Workspace buffers are placed by liveness (see
+//     memory_plan.h): at `offset` bytes from the workspace start, 64-byte aligned, never overlapping another buffer
+//     live at the same time.
 //     `workspace_bytes` is a constant for static programs and a SymExpr over the dynamic input dims otherwise.
 //   - Determinism. Same program and op set, same LoweredProgram, field for field.
 #pragma once
@@ -132,6 +134,9 @@ struct LoweredValue {
   uint32_t defined_by = kNone;  // kComputed: index of the call
   uint32_t buffer = kNone;      // index in buffers (every value has one; an output nobody reads gets a scratch
                                 // buffer unless it is optional, then it is no value at all: kNone in CallOutput)
+  /// Bytes from its buffer's start to its first element: 0, except for a value the concat in place put in its slice
+  /// of a concat's output (concat_in_place.h), which may also lie strided there (its producer writes it so).
+  int64_t buffer_offset = 0;
   SourceLoc loc;
 
   bool has_static_shape() const { return static_dims(dims).has_value(); }

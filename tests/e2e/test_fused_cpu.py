@@ -74,7 +74,15 @@ CASES = {
     "conv-epilogue-nchw8c": ("fused/conv_epilogue.yaml", [],
                              ["conv:3,4,5,6", "conv:7,8,9,10", "elementwise:14,15", "conv:16,17,18"],
                              ["--layout", "nchw8c"]),
+    # The concat in place (issue 36): in NHWC the block's convolutions write their strided slices of its concat (the
+    # lone ones become conv2d_fused groups of their own); one image in NCHW and NCHW8c: every slice is contiguous.
+    "concat-in-place": ("fused/concat_in_place.yaml", [], ["conv:1,2,3", "conv:4", "conv:7"]),
+    "concat-in-place-nchw": ("fused/concat_in_place.yaml", [], ["conv:0,1,2"], ["--layout", "nchw"]),
+    "concat-in-place-nchw8c": ("fused/concat_in_place.yaml", [], ["conv:2,3,4"], ["--layout", "nchw8c"]),
 }
+
+# How many concat inputs each case puts in place (--dump-lowered's "concat call" lines); none where not named.
+PLACEMENTS = {"concat-in-place": 3, "concat-in-place-nchw": 7, "concat-in-place-nchw8c": 7}
 
 # The fused convolution folds the batch norm into the filter (oneDNN) and sums its K products in another order than
 # the interpreter's loops: the results differ by up to 2 gamma(K) sum |products| * |batch norm scale| times the
@@ -82,7 +90,8 @@ CASES = {
 # [-1, 1), variances >= 0.5 and scales in [-1, 1) (the interpreter's random values): at most
 # 2 * 72 * 2^-24 * 72 * 1.42 * 1.5 = 1.3e-3, through at most two fused layers. Typical differences are near 1e-6.
 TOLERANCES = {name: ("1e-4", "3e-3") for name in ("conv-bn-relu", "conv-epilogue", "conv-bn-relu-nchw", "conv-epilogue-nchw",
-                                                  "conv-bn-relu-nchw8c", "conv-epilogue-nchw8c")}
+                                                  "conv-bn-relu-nchw8c", "conv-epilogue-nchw8c", "concat-in-place",
+                                                  "concat-in-place-nchw", "concat-in-place-nchw8c")}
 
 
 def compile_program(kforge, program, out_dir, ops, extra):
@@ -125,6 +134,9 @@ def check_case(name, build, seed):
         r = must(compile_program(kforge, program, work / "gen", [OPS, FUSION],
                                  ["--dump-lowered", "--dump-groups", dot] + layout), "kforge compile")
         groups = groups_of(r.stderr)
+        placed = len(re.findall(r"^concat call \d+: ", r.stderr, re.M))
+        if placed != PLACEMENTS.get(name, 0):
+            raise TestFailure(f"concat in place: expected {PLACEMENTS.get(name, 0)} placements, got {placed}\n{r.stderr}")
         if groups != expected_groups:
             raise TestFailure(f"groups: expected {expected_groups}, got {groups}\n{r.stderr}")
         dot_text = dot.read_text()

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -74,13 +75,13 @@ Operands operands(const FusedCase& c, uint32_t seed) {
 
 enum class Path { kReference, kPublic };
 
-Tensor run_fused(const FusedCase& c, const Operands& o, Path path, Tensor* out_in = nullptr) {
+Tensor run_fused(const FusedCase& c, const Operands& o, Path path, Tensor* out_in = nullptr, int pixel_stride = 0) {
   Tensor out = out_in != nullptr ? *out_in : poisoned_like(out_dims(c, o.input, o.filter));
   auto fn = path == Path::kReference ? k::reference::conv2d_fused : k::conv2d_fused;
   Status s = fn(cpu(), o.input, o.filter, c.bias ? &o.bias : nullptr, c.bn ? &o.mean : nullptr,
                 c.bn ? &o.variance : nullptr, c.bn ? &o.scale : nullptr, c.bn ? &o.shift : nullptr,
                 c.residual ? (out_in != nullptr ? out_in : &o.residual) : nullptr, c.strides, c.paddings, "EXPLICIT",
-                {1, 1}, c.groups, c.data_format, 1e-5f, c.activation, c.alpha, c.beta, c.after_residual, &out);
+                {1, 1}, c.groups, c.data_format, 1e-5f, c.activation, c.alpha, c.beta, c.after_residual, pixel_stride, &out);
   INFO(s.message());
   REQUIRE(s.ok());
   return out;
@@ -206,13 +207,55 @@ TEST_CASE("conv2d_fused NCHW8c: the reference loops give the NCHW results re-blo
   }
 }
 
+TEST_CASE("conv2d_fused writes an NHWC output into its slice of a wider tensor, the dense result's bits") {
+  // Case 8 (2 chunks of output channels) and case 5, 1 x 1 (rows of pixels as images) without its residual.
+  FusedCase one_by_one = cases()[5];
+  one_by_one.residual = false;
+  for (const FusedCase& c : {cases()[8], one_by_one}) {
+    for (Path path : {Path::kReference, Path::kPublic}) {
+      INFO(c.name << (path == Path::kPublic ? ", public kernel" : ", reference loops"));
+      const Operands o = operands(c, 800);
+      const Tensor dense = run_fused(c, o, path);
+      // out: channels [5, 5 + oc) of a [N, H, W, oc + 9] tensor, whose other channels must stay as they were.
+      const int64_t oc = dense.dim(3), wide_c = oc + 9, pixels = dense.numel() / oc;
+      Tensor wide = poisoned_like(random_f32({dense.dim(0), dense.dim(1), dense.dim(2), wide_c}, 1));
+      Tensor slice = dense;
+      slice.holder.reset();
+      slice.data = wide.data_as<float>() + 5;
+      run_fused(c, o, path, &slice, static_cast<int>(wide_c));
+      int64_t wrong = 0, touched = 0;
+      for (int64_t p = 0; p < pixels; ++p) {
+        for (int64_t ch = 0; ch < wide_c; ++ch) {
+          const float got = wide.data_as<const float>()[p * wide_c + ch];
+          if (ch < 5 || ch >= 5 + oc) {
+            touched += !std::isnan(got);
+          } else {
+            const float want = dense.data_as<const float>()[p * oc + ch - 5];
+            wrong += std::memcmp(&got, &want, sizeof got) != 0;
+          }
+        }
+      }
+      CHECK(wrong == 0);
+      CHECK(touched == 0);
+    }
+  }
+  // Not NHWC, narrower than the output, or with a residual: an error.
+  const FusedCase& nchw = cases()[0];
+  const Operands o = operands(nchw, 810);
+  Tensor out = out_dims(nchw, o.input, o.filter);
+  Status s = k::conv2d_fused(cpu(), o.input, o.filter, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                             nchw.strides, nchw.paddings, "EXPLICIT", {1, 1}, 1, "NCHW", 1e-5f, "", 0.f, 0.f, false, 99,
+                             &out);
+  CHECK(error_of(s).find("out_pixel_stride") != std::string::npos);
+}
+
 TEST_CASE("conv2d_fused checks its operands") {
   const FusedCase& c = cases()[0];
   Operands o = operands(c, 600);
   Tensor out = out_dims(c, o.input, o.filter);
   auto call = [&](const Tensor* mean, const Tensor* variance, const Tensor* residual, const std::string& act) {
     return k::conv2d_fused(cpu(), o.input, o.filter, nullptr, mean, variance, nullptr, nullptr, residual, c.strides,
-                           c.paddings, "EXPLICIT", {1, 1}, 1, "NCHW", 1e-5f, act, 0.f, 0.f, false, &out);
+                           c.paddings, "EXPLICIT", {1, 1}, 1, "NCHW", 1e-5f, act, 0.f, 0.f, false, 0, &out);
   };
   CHECK(error_of(call(&o.mean, nullptr, nullptr, "relu")).find("mean and variance") != std::string::npos);
   CHECK(error_of(call(&o.mean, &o.variance, nullptr, "mish")).find("unknown activation") != std::string::npos);

@@ -552,7 +552,25 @@ TEST_CASE("pool2d NCHW8c: the reference loops and the channel-last loop give the
   }
 }
 
-TEST_CASE("batch_norm NCHW8c gives the NCHW results re-blocked, at inference and in training") {
+namespace {
+
+// A float32 NCHW tensor in NHWC.
+Tensor nhwc(const Tensor& t) {
+  const int64_t n = t.dims[0], c = t.dims[1], hw = t.dims[2] * t.dims[3];
+  Tensor o = empty(t.dtype, {n, t.dims[2], t.dims[3], c});
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < hw; ++p) {
+        o.data_as<float>()[(i * hw + p) * c + ch] = t.data_as<const float>()[(i * c + ch) * hw + p];
+      }
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("batch_norm NCHW8c and NHWC give the NCHW results re-laid out, at inference and in training") {
   const Tensor x = random_f32({2, 16, 3, 5}, 900);
   const Tensor mean = random_f32({16}, 901), scale = random_f32({16}, 902), bias = random_f32({16}, 903);
   Tensor var = random_f32({16}, 904);
@@ -571,6 +589,10 @@ TEST_CASE("batch_norm NCHW8c gives the NCHW results re-blocked, at inference and
     Tensor mean_b = empty(DataType::kFloat32, {16}), var_b = empty(DataType::kFloat32, {16});
     const Tensor want = run(x, "NCHW", &mean_a, &var_a);
     CHECK(same_bits(run(to_nchw8c(x), "NCHW8c", &mean_b, &var_b), to_nchw8c(want)));
+    CHECK(same_bits(mean_b, mean_a));
+    CHECK(same_bits(var_b, var_a));
+    // NHWC (a pixel's channels at a time): the NCHW results transposed, bit for bit.
+    CHECK(same_bits(run(nhwc(x), "NHWC", &mean_b, &var_b), nhwc(want)));
     CHECK(same_bits(mean_b, mean_a));
     CHECK(same_bits(var_b, var_a));
   }

@@ -79,10 +79,10 @@ const GemmElement& element_of(const FusedGroup& g) { return element_of(g.gemm.dt
 }  // namespace
 
 CudaGemmCode::CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
-                           const passes::MultiKernelPlan* multi_kernel, bool cuda_graph, std::string cls,
+                           const passes::MultiKernelPlan* multi_kernel, bool cuda_graph,
                            std::function<std::string(uint32_t, const std::string&, bool)> buffer,
                            std::function<std::string(const FusedGroup&)> describe, SizeExpr size)
-    : p_(program), plan_(plan), mk_(multi_kernel), cuda_graph_(cuda_graph), cls_(std::move(cls)), buffer_(std::move(buffer)),
+    : p_(program), plan_(plan), mk_(multi_kernel), cuda_graph_(cuda_graph), buffer_(std::move(buffer)),
       describe_(std::move(describe)), size_(std::move(size)) {
   for (const FusedGroup& g : plan_.groups) {
     if (g.kind == passes::GroupKind::kGemm) groups_.push_back(&g);

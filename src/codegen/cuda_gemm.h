@@ -38,12 +38,12 @@ namespace kforge::codegen {
 
 class CudaGemmCode {
  public:
-  /// `multi_kernel`: the plan of passes::plan_cuda_gemm_variants, or null without hints. `cls`: the class.
+  /// `multi_kernel`: the plan of passes::plan_cuda_gemm_variants, or null without hints.
   /// `buffer(value, element type, is_const)`: the host expression of a value's device pointer, typed, inside
   /// enqueue() and prepare_gemms() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`:
   /// the group for comments. `size(e)`: a size in run(), enqueue() and prepare_gemms() (each has the table `sizes`).
   CudaGemmCode(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
-               const passes::MultiKernelPlan* multi_kernel, bool cuda_graph, std::string cls,
+               const passes::MultiKernelPlan* multi_kernel, bool cuda_graph,
                std::function<std::string(uint32_t, const std::string&, bool)> buffer,
                std::function<std::string(const passes::FusedGroup&)> describe, SizeExpr size);
 
@@ -93,7 +93,6 @@ class CudaGemmCode {
   const passes::FusionPlan& plan_;
   const passes::MultiKernelPlan* mk_;
   bool cuda_graph_;
-  std::string cls_;
   std::function<std::string(uint32_t, const std::string&, bool)> buffer_;
   std::function<std::string(const passes::FusedGroup&)> describe_;
   SizeExpr size_;

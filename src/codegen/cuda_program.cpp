@@ -43,10 +43,10 @@ class CudaHostEmitter {
                   SizeTable sizes = {})
       : p_(p), plan_(plan), sources_(sources), o_(options), cuda_(cuda), diags_(diags),
         cls_(options.codegen.class_name), sizes_(std::move(sizes)),
-        gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph, cls_,
+        gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph,
               [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
               [this](const FusedGroup& g) { return group_description(g); }, size_),
-        rows_(p, plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph, cls_,
+        rows_(plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph,
               [this](uint32_t v) { return binding(p_.values[v].buffer); },
               [this](const FusedGroup& g) { return group_description(g); }, size_) {}
 

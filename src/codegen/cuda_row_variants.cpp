@@ -16,13 +16,12 @@ std::string element_bytes(expr::ScalarType t) { return "sizeof(" + cuda_scalar_t
 
 }  // namespace
 
-CudaRowVariantCode::CudaRowVariantCode(const passes::LoweredProgram& program, const passes::FusionPlan& fusion,
-                                       const passes::MultiKernelPlan* plan,
+CudaRowVariantCode::CudaRowVariantCode(const passes::FusionPlan& fusion, const passes::MultiKernelPlan* plan,
                                        const std::map<uint32_t, CudaGroupCode>& launchers, bool cuda_graph,
-                                       std::string cls, std::function<std::string(uint32_t)> buffer,
+                                       std::function<std::string(uint32_t)> buffer,
                                        std::function<std::string(const FusedGroup&)> describe, SizeExpr size)
-    : p_(program), fusion_(fusion), plan_(plan != nullptr && !plan->sites.empty() ? plan : nullptr),
-      launchers_(launchers), cuda_graph_(cuda_graph), cls_(std::move(cls)), buffer_(std::move(buffer)),
+    : fusion_(fusion), plan_(plan != nullptr && !plan->sites.empty() ? plan : nullptr),
+      launchers_(launchers), cuda_graph_(cuda_graph), buffer_(std::move(buffer)),
       describe_(std::move(describe)), size_(std::move(size)) {}
 
 const passes::MultiKernelSite* CudaRowVariantCode::site(const FusedGroup& g) const {

@@ -31,9 +31,9 @@ class CudaRowVariantCode {
   /// index. `buffer(value)`: the host expression of a value's device pointer (void*) inside enqueue() and
   /// prepare_rows() (both have the Bindings `b` and the symbols `s<id>`). `describe(group)`: for comments. `size(e)`:
   /// a size there (both have the table `sizes`).
-  CudaRowVariantCode(const passes::LoweredProgram& program, const passes::FusionPlan& fusion,
-                     const passes::MultiKernelPlan* plan, const std::map<uint32_t, CudaGroupCode>& launchers,
-                     bool cuda_graph, std::string cls, std::function<std::string(uint32_t)> buffer,
+  CudaRowVariantCode(const passes::FusionPlan& fusion, const passes::MultiKernelPlan* plan,
+                     const std::map<uint32_t, CudaGroupCode>& launchers, bool cuda_graph,
+                     std::function<std::string(uint32_t)> buffer,
                      std::function<std::string(const passes::FusedGroup&)> describe, SizeExpr size);
 
   bool any() const { return plan_ != nullptr; }
@@ -54,12 +54,10 @@ class CudaRowVariantCode {
  private:
   tmpl::Value site_context(const passes::MultiKernelSite& site) const;
 
-  const passes::LoweredProgram& p_;
   const passes::FusionPlan& fusion_;
   const passes::MultiKernelPlan* plan_;
   const std::map<uint32_t, CudaGroupCode>& launchers_;
   bool cuda_graph_;
-  std::string cls_;
   std::function<std::string(uint32_t)> buffer_;
   std::function<std::string(const passes::FusedGroup&)> describe_;
   SizeExpr size_;

@@ -156,7 +156,7 @@ ops:
   - {op: matmul, in: [x, w], out: [y]}
 outputs: [y]
 )");
-  CudaGemmCode gemm(*f.lowered, f.plan, nullptr, false, "net",
+  CudaGemmCode gemm(*f.lowered, f.plan, nullptr, false,
                     [](uint32_t, const std::string&, bool) { return std::string("p"); },
                     [](const passes::FusedGroup&) { return std::string("g"); },
                     [](const passes::SymExpr& e) { return cpp_int_expr(e); });
@@ -165,6 +165,14 @@ outputs: [y]
   CHECK(summary.types == "fp32");
   CHECK(summary.kernels.empty());
   CHECK_FALSE(summary.multi_kernel);
+  // The call gemm.j2 renders: one cuBLASLt product, its dims and pointers as C++ text, no batch, no dispatcher.
+  const tmpl::Value call = gemm.call(f.plan.groups.at(0));
+  CHECK(at(call, "kind").as_string() == "gemm");
+  CHECK(at(call, "dims").as_string() == "16, 32, 64");
+  CHECK(at(call, "fn").as_string() == "kforge::cuda_gemm::cublaslt_gemm_f32");
+  CHECK(at(call, "bias").as_string() == "nullptr");
+  CHECK_FALSE(at(call, "batched").as_bool());
+  CHECK_FALSE(at(call, "site").as_bool());
   CudaClassParts parts;
   parts.gemm = summary;
   parts.row_dispatchers = true;

@@ -10,7 +10,6 @@ tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const pas
                                 const SizeExpr& size) {
   const passes::AttentionGroup& a = g.attention;
   const std::string type = *cuda_element_type(a.dtype);
-  auto int64 = [&](const passes::SymExpr& e) { return e.is_constant() ? cpp_int_expr(e) : size(e); };
   tmpl::Value s = tmpl::Value::map();
   s.set("kind", "attention");
   s.set("description", description);
@@ -25,15 +24,15 @@ tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const pas
   s.set("out", buffer(a.out.value, type, false));
   s.set("mask", a.mask == passes::kNone ? std::string("nullptr") : buffer(a.mask, float_mask ? "float" : type, true));
   tmpl::List sizes;
-  for (const passes::SymExpr* e : {&a.batch, &a.heads, &a.seq_q, &a.seq_k}) sizes.push_back(int64(*e));
+  for (const passes::SymExpr* e : {&a.batch, &a.heads, &a.seq_q, &a.seq_k}) sizes.push_back(size(*e));
   s.set("sizes", tmpl::Value(std::move(sizes)));
   // q, k, v, out, then the mask: batch, head, position (and key for the mask) strides.
   tmpl::List strides;
   for (const passes::AttentionOperand* o : {&a.q, &a.k, &a.v, &a.out}) {
-    for (const passes::SymExpr* e : {&o->batch_stride, &o->head_stride, &o->seq_stride}) strides.push_back(int64(*e));
+    for (const passes::SymExpr* e : {&o->batch_stride, &o->head_stride, &o->seq_stride}) strides.push_back(size(*e));
   }
   for (const passes::SymExpr* e : {&a.mask_batch_stride, &a.mask_head_stride, &a.mask_row_stride, &a.mask_col_stride}) {
-    strides.push_back(int64(*e));
+    strides.push_back(size(*e));
   }
   s.set("strides", tmpl::Value(std::move(strides)));
   s.set("scale", cpp_float(static_cast<float>(a.scale)));

@@ -29,10 +29,6 @@ std::string int_dim(const SymExpr& e, const SizeExpr& size) {
   return "static_cast<int>(" + size(e) + ")";
 }
 
-std::string int64_size(const SymExpr& e, const SizeExpr& size) {
-  return e.is_constant() ? cpp_int_expr(e) : size(e);
-}
-
 // How generated code spells the GEMM pieces of one element type. The templates (kforge_cublaslt.cuh,
 // kforge_gemm_f32.cuh) are generic over the type; float32 keeps the spellings its output always had, which the
 // headers keep as thin wrappers, so that float32 programs generate what they did before 16-bit GEMMs existed.
@@ -205,12 +201,12 @@ tmpl::Value CudaGemmCode::call(const FusedGroup& g) const {
   if (gm.batched) {
     std::string outer;  // the second level, when there is one
     if (gm.outer.constant() != std::optional<int64_t>(1)) {
-      outer = fmt::format(", {}, {}, {}, {}", int64_size(gm.outer, size_), int64_size(gm.outer_stride_x, size_),
-                          int64_size(gm.outer_stride_y, size_), int64_size(gm.outer_stride_out, size_));
+      outer = fmt::format(", {}, {}, {}, {}", size_(gm.outer), size_(gm.outer_stride_x),
+                          size_(gm.outer_stride_y), size_(gm.outer_stride_out));
     }
     c.set("batch", fmt::format("kforge::cuda_gemm::Batch{{{}, {}, {}, {}{}}}", int_dim(gm.batch, size_),
-                               int64_size(gm.stride_x, size_), int64_size(gm.stride_y, size_),
-                               int64_size(gm.stride_out, size_), outer));
+                               size_(gm.stride_x), size_(gm.stride_y),
+                               size_(gm.stride_out), outer));
   }
   c.set("site", site != nullptr ? tmpl::Value(site->name) : tmpl::Value(false));
   return c;

@@ -52,27 +52,31 @@ class AttentionMatcher {
       const uint32_t x = p_.calls[add].tensor_arg("x"), y = p_.calls[add].tensor_arg("y");
       const uint32_t from_matmul = producer_of(x) != kNone && is_score_chain(x) ? x : y;
       a.mask = from_matmul == x ? y : x;
-      if (a.mask == kNone || !take(add, s)) return std::nullopt;
+      if (a.mask == kNone) return std::nullopt;
+      take(add, s);
       reads_.emplace_back(a.mask, add);
       s = from_matmul;
     }
     a.scale = 1;
     if (const uint32_t sc = producer_only_for(s, "scale"); sc != kNone) {
       const std::optional<double> factor = plain_scale(sc);
-      if (!factor || !take(sc, s)) return std::nullopt;
+      if (!factor) return std::nullopt;
+      take(sc, s);
       a.scale *= *factor;
       s = p_.calls[sc].tensor_arg("x");
     }
     const uint32_t qk = producer_only_for(s, "matmul");
     if (qk == kNone || p_.calls[qk].constant_bool("transpose_x") != std::optional<bool>(false) ||
-        p_.calls[qk].constant_bool("transpose_y") != std::optional<bool>(true) || !take(qk, s)) {
+        p_.calls[qk].constant_bool("transpose_y") != std::optional<bool>(true)) {
       return std::nullopt;
     }
+    take(qk, s);
     uint32_t q = p_.calls[qk].tensor_arg("x");
     uint32_t q_reader = qk;
     if (const uint32_t sc = producer_only_for(q, "scale"); sc != kNone) {
       const std::optional<double> factor = plain_scale(sc);
-      if (!factor || !take(sc, q)) return std::nullopt;
+      if (!factor) return std::nullopt;
+      take(sc, q);
       a.scale *= *factor;
       q = p_.calls[sc].tensor_arg("x");
       q_reader = sc;
@@ -86,8 +90,7 @@ class AttentionMatcher {
         pvc.constant_bool("transpose_y") != std::optional<bool>(false)) {
       return std::nullopt;
     }
-    internal_.push_back(probs);
-    calls_.push_back(pv);
+    take(pv, probs);
     uint32_t o = output_of(pvc);
     if (o == kNone) return std::nullopt;
     bool out_transposed = false;
@@ -103,8 +106,9 @@ class AttentionMatcher {
         !operand(pvc.tensor_arg("y"), pv, &a.v)) {
       return std::nullopt;
     }
-    const SymShape& qd = head_major_dims(q), &kd = head_major_dims(p_.calls[qk].tensor_arg("y"));
-    const SymShape& vd = head_major_dims(pvc.tensor_arg("y"));
+    // The dims of the [B, H, S, D] values the matmuls read.
+    const SymShape& qd = value(q).dims, &kd = value(p_.calls[qk].tensor_arg("y")).dims;
+    const SymShape& vd = value(pvc.tensor_arg("y")).dims;
     a.batch = qd[0];
     a.heads = qd[1];
     a.seq_q = qd[2];
@@ -162,11 +166,10 @@ class AttentionMatcher {
     return c != kNone && p_.calls[c].op == "matmul";
   }
 
-  // Takes call c into the group, with v (its output, read by the group alone) internal.
-  bool take(uint32_t c, uint32_t v) {
+  // Takes call c into the group and makes v internal (an intermediate value only the group reads).
+  void take(uint32_t c, uint32_t v) {
     calls_.push_back(c);
     internal_.push_back(v);
-    return true;
   }
 
   // A scale op's factor when it has no bias (scale * x).
@@ -185,9 +188,6 @@ class AttentionMatcher {
     return perm != nullptr && perm->kind == ArgKind::kConstant &&
            perm->constant.ints == std::vector<int64_t>{0, 2, 1, 3};
   }
-
-  // The [B, H, S, D] dims of operand v (the value the matmul reads).
-  const SymShape& head_major_dims(uint32_t v) const { return value(v).dims; }
 
   // Operand v of a matmul ([B, H, S, D]), read by group call `reader`: read through its head-swapping transpose
   // when that transpose feeds the group alone (absorbed), else as it is.

@@ -147,6 +147,13 @@ int usage_error(std::string_view command_name, std::string_view message) {
   return kExitUsage;
 }
 
+void flag_error(Session& session, const std::string& flag, const std::string& value, size_t offset,
+                const std::string& message) {
+  const std::string typed = flag + " " + value;
+  const uint32_t file = session.sources().add_buffer("<command line>", typed);
+  session.diags().error(session.sources().loc_of_offset(file, flag.size() + 1 + offset), message);
+}
+
 void set_command_line(int argc, const char* const* argv) {
   command_line().assign(argv, argv + argc);
 }

@@ -89,6 +89,11 @@ int finish_outputs(const OutputOptions& options, const OutputSet& outputs, const
 /// Reports a usage problem found after parsing (a bad combination of flags) and returns 2.
 int usage_error(std::string_view command_name, std::string_view message);
 
+/// Reports `message` as an error located in a buffer "<command line>" that holds the flag as typed
+/// ("FLAG VALUE"), so that the caret points at `offset` in `value`, the bad part.
+void flag_error(Session& session, const std::string& flag, const std::string& value, size_t offset,
+                const std::string& message);
+
 /// Remembers the command line, for the "regenerate with:" hint of --check.
 void set_command_line(int argc, const char* const* argv);
 /// The command line as run, shell-quoted, without --check: what regenerates the outputs.

@@ -3,12 +3,13 @@
 #include <iostream>
 #include <memory>
 
+#include "driver/compile_target.h"
 #include "driver/op_files.h"
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
 #include "opdef/pir_signature.h"
-#include "passes/lower.h"
 #include "passes/op_set.h"
+#include "passes/pipeline.h"
 #include "program/program_reader.h"
 
 namespace kforge::driver {
@@ -62,10 +63,12 @@ int run_lint(const LintOptions& opts) {
   }
   if (!opts.programs.empty() && !diags.has_errors()) {
     const passes::OpSet op_set(library, opts.op_compat.empty() ? nullptr : &compat, diags);
+    // The pipeline of `kforge compile --target cpu --layout nchw`: the program's own layouts, float32.
+    const passes::CompileTarget& target = *find_compile_target("cpu");
     for (const std::string& path : opts.programs) {
       if (diags.has_errors()) break;
       std::optional<ir::Program> program = ir::read_program_file(session.sources(), path, diags);
-      if (program) passes::compile_program(*program, op_set, diags);
+      if (program) passes::run_pipeline(*program, op_set, target, passes::CompileChoices{}, diags);
     }
   }
   diags.print_summary();

@@ -1,5 +1,5 @@
-// Lowering a verified, analysed Program to a LoweredProgram (lowered_program.h), the memory plan, and the
-// whole pipeline that `kforge compile` and the reference interpreter run.
+// Lowering a verified, analysed Program to a LoweredProgram (lowered_program.h). The passes around it run in
+// pipeline.h's order.
 #pragma once
 
 #include <optional>
@@ -32,38 +32,5 @@ struct LowerOptions {
 /// assigned (aliasing included) but not placed: run plan_memory afterwards.
 std::optional<LoweredProgram> lower_program(const ir::Program& program, const OpSet& ops, const Analysis& analysis,
                                             DiagnosticEngine& diags, const LowerOptions& options = {});
-
-struct PipelineOptions {
-  VerifyOptions verify;
-  AnalysisOptions analysis;
-  LowerOptions lower;
-  bool fold_constants = true;
-  bool eliminate_dead_code = true;
-  uint32_t alignment = 64;
-  /// The activation layout plan (layout.h); kNchw leaves the program's layouts as they are.
-  LayoutChoice layout = LayoutChoice::kNchw;
-  LayoutOptions layout_options;
-  /// Where to put what the layout plan did (may be null).
-  LayoutReport* layout_report = nullptr;
-  /// The compute precision plan (precision.h): float16 or bfloat16 rewrites the program's float32 activations and
-  /// parameters; float32 leaves them. The converted parameters' file dtypes go to LoweredProgram's parameters.
-  ir::DataType precision = ir::DataType::kFloat32;
-  /// Ops the target computes in float32 only: they stay float32 between casts (plan_precision's float32_ops).
-  std::set<std::string> precision_float32_ops;
-  /// Where to put what the precision plan did (may be null).
-  PrecisionReport* precision_report = nullptr;
-  /// Input dims that meet in a broadcast share one symbol (broadcast_symbol_aliases, analysis.h): the analysis
-  /// runs again with those aliases when the first found any. Also sets AnalysisOptions::equal_broadcast_dims: the
-  /// other symbolic dims that meet in a broadcast are taken as equal (LoweredProgram::dim_equalities).
-  bool unify_broadcast_symbols = false;
-};
-
-/// verify -> analyze (again with the symbol aliases, when unify_broadcast_symbols found any) -> fold_constants -> eliminate_dead_code -> analyze (again, when anything changed) ->
-/// apply_inferred_types -> plan_layouts -> plan_precision (after each that changed anything: verify, analyze and
-/// apply_inferred_types again) -> lower -> plan_memory. The program is normalised in place (attributes converted and
-/// defaulted, constants folded, dead ops erased, inferred types written back), so a caller can dump it.
-/// Returns nullopt when any error was reported.
-std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
-                                              const PipelineOptions& options = {});
 
 }  // namespace kforge::passes

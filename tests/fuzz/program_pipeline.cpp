@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "opdef/op_loader.h"
-#include "passes/lower.h"
+#include "passes/pipeline.h"
 
 namespace kforge::fuzz {
 

@@ -15,7 +15,7 @@
 #include "codegen/cuda_program.h"
 #include "codegen/group_text.h"
 #include "opdef/op_loader.h"
-#include "passes/lower.h"
+#include "passes/pipeline.h"
 #include "program/program_reader.h"
 #include "template/codegen_filters.h"
 

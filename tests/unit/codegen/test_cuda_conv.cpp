@@ -9,7 +9,7 @@
 #include "codegen/cuda_conv.h"
 #include "opdef/op_loader.h"
 #include "passes/fusion.h"
-#include "passes/lower.h"
+#include "passes/pipeline.h"
 #include "program/program_reader.h"
 
 namespace kforge::codegen {

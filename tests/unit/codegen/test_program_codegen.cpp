@@ -8,7 +8,7 @@
 #include "codegen/program_codegen.h"
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
-#include "passes/lower.h"
+#include "passes/pipeline.h"
 #include "program/program_reader.h"
 #include "template/codegen_filters.h"
 

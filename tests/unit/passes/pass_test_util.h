@@ -13,7 +13,7 @@
 #include "opdef/op_compat.h"
 #include "opdef/op_loader.h"
 #include "passes/analysis.h"
-#include "passes/lower.h"
+#include "passes/pipeline.h"
 #include "passes/op_set.h"
 #include "passes/verify.h"
 #include "program/program.h"

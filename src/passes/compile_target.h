@@ -1,0 +1,89 @@
+// What `kforge compile --target NAME` means, said once: every fact about a target that the pipeline
+// (passes/pipeline.h) or the compile command asks, so that neither compares a target's name. The table of targets
+// is src/driver/compile_target.cpp, the one place that names the backends' own facts (it sits above codegen/).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passes/layout.h"
+
+namespace kforge::passes {
+
+struct FusionPlan;
+struct LoweredProgram;
+
+/// Which backend of codegen/ renders a target's program.
+enum class CompileBackend {
+  kCpu,   // codegen/program_codegen.h: NAME.h, NAME.cc calling the kernel library
+  kCuda,  // codegen/cuda_program.h: NAME.h, NAME.cu, NAME_kernels.cu
+};
+
+struct CompileTarget {
+  std::string_view name;  // as --target spells it
+  CompileBackend backend = CompileBackend::kCpu;
+
+  // --- layout (plan_layouts) ---
+  /// What --layout auto means.
+  LayoutChoice auto_layout = LayoutChoice::kNhwc;
+  /// --layout nchw8c is accepted (the kernel library's blocked nChw8c, oneDNN's).
+  bool blocked_layout = false;
+  /// LayoutOptions::transposed_convolutions: conv2d_transpose may join an NHWC region.
+  bool layout_transposed_convolutions = true;
+
+  // --- analysis ---
+  /// PipelineOptions::unify_broadcast_symbols: the backend indexes every dim by an expression, so two dynamic
+  /// input dims that meet in a broadcast become one symbol, checked equal at run time.
+  bool unify_broadcast_symbols = false;
+
+  // --- precision (plan_precision) ---
+  /// --precision float16 / bfloat16 is accepted.
+  bool half_precision = false;
+  /// The ops whose kernels compute in float32 (and float64) only: they stay float32 between casts. Null: none.
+  const std::set<std::string>& (*float32_ops)() = nullptr;
+
+  // --- lower (lower_program) ---
+  /// LowerOptions::sizes_from_output_dims: the interpolation kernels take their size from the output's dims.
+  bool sizes_from_output_dims = false;
+
+  // --- memory (plan_memory) ---
+  /// The workspace buffers' alignment in bytes.
+  uint32_t alignment = 64;
+
+  // --- fusion (FusionOptions) ---
+  /// A lone fusible call still becomes a group (the target has no per-op kernels).
+  bool single_call_groups = false;
+  /// matmul (+ bias [+ gelu]) as one GEMM group.
+  bool gemm_groups = false;
+  /// Groups load and store float16 / bfloat16 values.
+  bool half_floats = false;
+  /// The op set's conv2d_fused makes convolution groups.
+  bool conv_groups = false;
+  /// Transposes next to elementwise / row groups become their index maps.
+  bool absorb_transposes = false;
+  /// 16-bit scaled dot-product attention as one fused kernel.
+  bool attention_groups = false;
+
+  // --- memory after fusion ---
+  /// A concat's inputs are written in their slices of its output (place_concat_inputs).
+  bool concat_in_place = false;
+
+  // --- multi-kernel ---
+  /// --multi-kernel-hints give variants to the kernel calls (plan_multi_kernels); otherwise to the GEMM and row
+  /// groups (plan_cuda_gemm_variants, plan_cuda_row_variants).
+  bool kernel_call_variants = true;
+
+  // --- target plan ---
+  /// The positions (Buffer::scratch_at) of the calls that get a scratch buffer of --cudnn-workspace-mib in the
+  /// memory plan (add_scratch_buffers); null: none, and the flag is not accepted.
+  std::vector<uint32_t> (*scratch_positions)(const LoweredProgram& program, const FusionPlan& fusion) = nullptr;
+
+  // --- codegen ---
+  /// --cuda-graph is accepted.
+  bool cuda_graph = false;
+};
+
+}  // namespace kforge::passes

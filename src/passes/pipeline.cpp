@@ -1,0 +1,157 @@
+#include "passes/pipeline.h"
+
+#include <map>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "passes/memory_plan.h"
+#include "passes/transforms.h"
+
+namespace kforge::passes {
+
+std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
+                                              const PipelineOptions& options) {
+  if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
+  AnalysisOptions analysis_options = options.analysis;
+  analysis_options.equal_broadcast_dims = analysis_options.equal_broadcast_dims || options.unify_broadcast_symbols;
+  std::optional<Analysis> analysis = analyze_program(program, ops, diags, analysis_options);
+  if (!analysis) return std::nullopt;
+  // Until no broadcast of two symbols is left: unified dims can meet other symbols in later broadcasts. Each
+  // round's aliases point at the owners of that round's symbols, so earlier aliases are resolved through them.
+  for (size_t round = 0; options.unify_broadcast_symbols && round <= analysis->symbols.size(); ++round) {
+    const std::map<InputDim, InputDim> found = broadcast_symbol_aliases(*analysis);
+    if (found.empty()) break;
+    for (auto& [dim, owner] : analysis_options.symbol_aliases) {
+      if (auto moved = found.find(owner); moved != found.end()) owner = moved->second;
+    }
+    analysis_options.symbol_aliases.insert(found.begin(), found.end());
+    analysis = analyze_program(program, ops, diags, analysis_options);
+    if (!analysis) return std::nullopt;
+  }
+  bool changed = false;
+  if (options.fold_constants) changed = fold_constants(program, ops, *analysis) > 0;
+  if (options.eliminate_dead_code) changed = eliminate_dead_code(program, ops) > 0 || changed;
+  if (changed) {
+    analysis = analyze_program(program, ops, diags, analysis_options);
+    if (!analysis) return std::nullopt;
+  }
+  apply_inferred_types(program, *analysis);
+  if (options.layout != LayoutChoice::kNchw) {
+    LayoutReport report = plan_layouts(program, ops, options.layout, options.layout_options);
+    if (!report.empty()) {
+      // The rewritten attributes and the inserted transposes are checked and normalised like the source's.
+      if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
+      analysis = analyze_program(program, ops, diags, analysis_options);
+      if (!analysis) return std::nullopt;
+      apply_inferred_types(program, *analysis);
+    }
+    if (options.layout_report != nullptr) *options.layout_report = std::move(report);
+  }
+  if (options.precision != ir::DataType::kFloat32 && ops.find("pd_op.cast") == nullptr) {
+    diags.error(SourceLoc{}, fmt::format("--precision {} inserts pd_op.cast at the program's inputs and outputs, and "
+                                         "the op set has no cast",
+                                         ir::dtype_name(options.precision)));
+    return std::nullopt;
+  }
+  PrecisionReport precision = plan_precision(program, options.precision, options.precision_float32_ops);
+  if (!precision.skipped.empty()) {
+    const ir::Op& op = program.op(precision.skipped_at);
+    diags.error(op.name_loc.valid() ? op.name_loc : op.loc,
+                fmt::format("--precision {}: {}; the precision plan rewrites straight-line programs only",
+                            ir::dtype_name(options.precision), precision.skipped));
+    return std::nullopt;
+  }
+  if (!precision.empty()) {
+    // The inserted casts and the new dtypes are checked, and every value's dtype inferred again.
+    if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
+    analysis = analyze_program(program, ops, diags, analysis_options);
+    if (!analysis) return std::nullopt;
+    apply_inferred_types(program, *analysis);
+  }
+  std::optional<LoweredProgram> lowered = lower_program(program, ops, *analysis, diags, options.lower);
+  if (!lowered) return std::nullopt;
+  for (ProgramParameter& p : lowered->parameters) {
+    if (auto it = precision.stored.find(p.name); it != precision.stored.end()) p.stored_dtype = it->second;
+  }
+  if (options.precision_report != nullptr) *options.precision_report = std::move(precision);
+  plan_memory(*lowered, options.alignment);
+  return lowered;
+}
+
+namespace {
+
+/// What the target and the choices make of the program passes' options.
+PipelineOptions program_pass_options(const CompileTarget& target, const CompileChoices& choices) {
+  PipelineOptions options;
+  options.layout = choices.layout;
+  options.layout_options.transposed_convolutions = target.layout_transposed_convolutions;
+  options.unify_broadcast_symbols = target.unify_broadcast_symbols;
+  options.lower.sizes_from_output_dims = target.sizes_from_output_dims;
+  options.alignment = target.alignment;
+  options.precision = choices.precision;
+  if (target.float32_ops != nullptr) options.precision_float32_ops = target.float32_ops();
+  return options;
+}
+
+}  // namespace
+
+std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& ops, const CompileTarget& target,
+                                            const CompileChoices& choices, DiagnosticEngine& diags) {
+  // verify -> analysis -> layout -> precision -> lower (and the memory plan of the lowered values).
+  PipelineOptions options = program_pass_options(target, choices);
+  LayoutReport layout_report;
+  options.layout_report = &layout_report;
+  PrecisionReport precision_report;
+  options.precision_report = &precision_report;
+  std::optional<LoweredProgram> lowered = compile_program(program, ops, diags, options);
+  if (!lowered) return std::nullopt;
+  CompiledProgram out{std::move(*lowered), {}, {}, {}, {}, {}};
+  LoweredProgram& lp = out.lowered;
+  if (choices.dump && options.layout != LayoutChoice::kNchw) out.dump += layout_report.dump(program);
+  if (choices.dump && options.precision != ir::DataType::kFloat32) out.dump += precision_report.dump(program);
+
+  // fusion
+  FusionOptions fusion;
+  fusion.enabled = choices.fuse;
+  fusion.single_call_groups = target.single_call_groups;
+  fusion.gemm_groups = target.gemm_groups;
+  fusion.half_floats = target.half_floats;
+  // conv (+ bias, batch norm, activation, residual) as one conv2d_fused call, when the op set has the library's.
+  if (target.conv_groups) fusion.conv_fused = ops.library().find("conv2d_fused");
+  fusion.absorb_transposes = target.absorb_transposes;
+  fusion.attention_groups = target.attention_groups;
+  out.fusion = plan_fusion(lp, fusion);
+
+  // memory: the groups' internal values leave the plan; a concat's inputs in their slices of its output (issue
+  // 36). Strided slices take conv2d_fused calls, which --no-fuse does not make; --trace-hooks reads every value as
+  // a dense tensor.
+  apply_fusion_to_memory_plan(lp, out.fusion);
+  std::vector<ConcatPlacement> placements;
+  if (target.concat_in_place) {
+    ConcatInPlaceOptions in_place;
+    in_place.conv_fused = fusion.conv_fused;
+    in_place.strided = choices.fuse && !choices.trace_hooks;
+    placements = place_concat_inputs(lp, out.fusion, in_place);
+  }
+
+  // multi-kernel: variants of kernel calls (fused calls are no kernel calls and get none), or of GEMM and row groups.
+  const std::vector<int64_t> none;
+  const std::vector<int64_t>& call_hints = target.kernel_call_variants ? choices.multi_kernel_hints : none;
+  const std::vector<int64_t>& group_hints = target.kernel_call_variants ? none : choices.multi_kernel_hints;
+  out.multi_kernel = plan_multi_kernels(lp, call_hints, out.fusion.call_group);
+  out.gemm_variants = plan_cuda_gemm_variants(out.fusion, group_hints);
+  out.row_variants = plan_cuda_row_variants(lp, out.fusion, group_hints);
+
+  // target plan: each call that needs a scratch (a cuDNN convolution's workspace) gets a buffer of the plan, live
+  // while it runs: shared with the other calls' scratches (and, where the shapes are static, with the values dead
+  // there), and captured by a CUDA graph with the rest of the workspace.
+  if (target.scratch_positions != nullptr) {
+    add_scratch_buffers(lp, target.scratch_positions(lp, out.fusion), choices.scratch_bytes);
+  }
+
+  if (choices.dump) out.dump += lp.dump() + dump_fusion(lp, out.fusion) + dump_placements(placements);
+  return out;
+}
+
+}  // namespace kforge::passes

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Exports zoo models (tools/paddle_zoo) as fixtures for bench/cuda_models/gpu_check.sh, in the layout of a
+"""Exports zoo models (tools/paddle_zoo) as fixtures for tests/gpu/check_models.sh, in the layout of a
 tests/paddle fixture:
   OUT/<case>/inference.json, inference.pdiparams   paddle.jit.save (dynamic batch)
   OUT/<case>/input_x.npy                           seeded N(0, 1) inputs

@@ -21,7 +21,7 @@ import sys
 from array import array
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda_conv"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "gpu"))
 import fixture_bundle as fb  # noqa: E402  (the .pdiparams reader's protobuf helpers)
 
 MAGIC = b"KFQ8\x01"

@@ -14,7 +14,7 @@
 #   bench/cuda_models/run.sh run BUILD [--no-torch-compile]
 #                                            GPU machine: builds the timing harnesses with nvcc (all cores), times
 #                                            them, then torch, and prints one table
-# Correctness is checked by bench/cuda_conv/gpu_check.sh; the harness binds seeded random parameters of realistic
+# Correctness is checked by tests/gpu/check_conv.sh; the harness binds seeded random parameters of realistic
 # scale (export_models.py's ranges) so that no weights travel (resnet50's alone exceed the 64 MiB limit).
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"

@@ -1,5 +1,5 @@
 // GPU half of bench/cuda_models/run.sh: times the class that `kforge compile --target cuda` generated for a
-// whole vision model. Correctness is checked elsewhere (bench/cuda_conv/gpu_check.sh); here the parameters are
+// whole vision model. Correctness is checked elsewhere (tests/gpu/check_conv.sh); here the parameters are
 // seeded uniform values of realistic scale (PARAMS.txt, written by export_models.py: NAME LOW HIGH DIM... per
 // line) filled on the device, and the input is uniform in [-1, 1). A parameter that the program wants 16-bit
 // (compiled with --precision: bind_parameter refuses float32) is drawn as float32 and rounded to float16, or to

@@ -9,7 +9,7 @@
 # Batch 1 and 8 at S = 128 and 512. Median of 50 runs after 10 warm-ups, each a host clock around run() +
 # synchronize() (torch: model(x) or graph.replay(), then torch.cuda.synchronize()), by
 # bench/cuda_models/timing_harness.cu with KFORGE_INPUT_DIMS=B,S,768 and seeded parameters of realistic scale
-# filled on the GPU (no weights travel: 340 MB each). Correctness is bench/cuda_models/gpu_check.sh's (the zoo's
+# filled on the GPU (no weights travel: 340 MB each). Correctness is tests/gpu/check_models.sh's (the zoo's
 # transformer encoders, decoders, GPT block and BERT encoder against Paddle's CPU outputs, in every precision).
 #
 #   bench/transformers/run.sh prepare BUILD   build machine: exports (PADDLE_PYTHON, default BUILD/paddle-venv/bin/python)

@@ -23,7 +23,7 @@ instead of twice per program (the four shards took 120-151 s each, program by pr
 machine). The programs linked with the GPU check's harness (HARNESS_LINKED) are built alone, at -O2. Meson runs
 the list as 4 shards (--shard), tests of their own.
 
-Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is bench/fusion/gpu_check.sh.
+Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is tests/gpu/check_fusion.sh.
 """
 import argparse
 import os
@@ -134,7 +134,7 @@ PROGRAMS = [
     ("tests/paddle/meshgrid_3_int64/inference.json", "paddle_meshgrid_3_int64", []),
 ]
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
-# Linked with the GPU check's harness (bench/fusion/gpu_harness.cu) at -O2, one program per library and kind of
+# Linked with the GPU check's harness (tests/gpu/harness.cu) at -O2, one program per library and kind of
 # class (cuDNN, cuBLASLt, the multi-kernel GEMMs, 16-bit, graphs). The others are compiled at nvcc's default host
 # optimisation and linked to an empty main: the harness adds about 8 s of compiling to each program, and -O2 more,
 # for nothing the generated code itself is checked by (on a 2-core machine the whole list took 12 min all linked with
@@ -274,7 +274,7 @@ def main():
                 # The GPU check's harness and both units at -O2, linked: the harness compiles against the class.
                 start([nvcc, *strict, "-O2", *fp32, "-I", gen, "-I", os.path.join(root, "tools", "interp"),
                        f"-DKFORGE_PROGRAM_HEADER=\"{name}.h\"", f"-DKFORGE_PROGRAM_CLASS={name}",
-                       os.path.join(root, "bench", "fusion", "gpu_harness.cu"),
+                       os.path.join(root, "tests", "gpu", "harness.cu"),
                        *[os.path.join(gen, u) for u in units], "-o", os.path.join(gen, name), *libs])
             else:
                 unity.append((name, units))

@@ -3,11 +3,11 @@
 against Paddle: each tests/paddle fixture below is compiled for CUDA, then its host code and kernels are built with
 g++ against a host-only stand-in for the CUDA runtime (tests/e2e/cuda_emulation/: a launch runs the kernel once, one
 thread whose grid-stride loop visits every element) together with the GPU check's harness
-(bench/fusion/gpu_harness.cu), run on the fixture's inputs and weights (bench/cuda_conv/fixture_bundle.py bundle) and
+(tests/gpu/harness.cu), run on the fixture's inputs and weights (tests/gpu/fixture_bundle.py bundle) and
 compared with Paddle's outputs (fixture_bundle.py compare: |out - paddle| <= 1e-5 * max|paddle| + 1e-6; the float
 arithmetic of interpolation and dropout is the CPU kernels' own order, so the error is 0 in practice). Elementwise
 groups are emulated too (their broadcasts and absorbed transposes are index arithmetic of the same kind). Programs
-with cuDNN convolutions or row groups (warp code) are not emulated: bench/cuda_models/gpu_check.sh runs those on a GPU.
+with cuDNN convolutions or row groups (warp code) are not emulated: tests/gpu/check_models.sh runs those on a GPU.
 Every program is generated in a namespace of its own (--namespace) and all of them are built as three translation
 units (every kernels file, every host file, the harness instantiated per class with a main() that picks one by
 name): 97 s for 48 fixtures program by program on a 2-core machine, 14 s this way. Exit 77 (meson:
@@ -67,7 +67,7 @@ def main():
     ex = os.path.join(root, "kernels")
     ops = ["--ops", os.path.join(ex, "ops.yaml"), "--ops", os.path.join(ex, "fusion.yaml"),
            "--op-compat", os.path.join(ex, "op_compat.yaml")]
-    bundle = os.path.join(root, "bench", "cuda_conv", "fixture_bundle.py")
+    bundle = os.path.join(root, "tests", "gpu", "fixture_bundle.py")
     failed = []
     with tempfile.TemporaryDirectory(prefix="kforge-cuda-emul-") as tmp:
         built = []  # (case, fixture, gen) of the programs the emulation runs
@@ -106,7 +106,7 @@ def main():
             units = {"kernels": "".join(f'#include "{c}/{c}_kernels.cu"\n' for c, _, _ in built),
                      "host": "".join(f'#include "{c}/{c}.cu"\n' for c, _, _ in built),
                      "harness": "".join(f'#include "{c}/{c}.h"\n' for c, _, _ in built) +
-                                f'#define KFORGE_HARNESS_BATCH 1\n#include "{os.path.abspath(os.path.join(root, "bench", "fusion", "gpu_harness.cu"))}"\n'
+                                f'#define KFORGE_HARNESS_BATCH 1\n#include "{os.path.abspath(os.path.join(root, "tests", "gpu", "harness.cu"))}"\n'
                                 "int main(int argc, char** argv) {\n"
                                 '  const std::string name = argc > 1 ? argv[1] : "";\n' +
                                 "".join(f'  if (name == "{c}") return kforge_harness::run<emulated_{c}::{c}>(argc - 1, argv + 1);\n'

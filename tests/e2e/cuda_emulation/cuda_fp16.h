@@ -1,4 +1,4 @@
-// Host-only stand-in (tests/e2e/cuda_emulation/cuda_runtime.h): the 16-bit float types gpu_harness.cu names. The
+// Host-only stand-in (tests/e2e/cuda_emulation/cuda_runtime.h): the 16-bit float types tests/gpu/harness.cu names. The
 // emulated programs have no 16-bit values; these only compile.
 #ifndef KFORGE_TEST_FAKE_CUDA_FP16_H_
 #define KFORGE_TEST_FAKE_CUDA_FP16_H_

@@ -1,5 +1,5 @@
 // A host-only stand-in for the CUDA runtime, for tests/e2e/cuda_index_emulated.py: it lets the output of
-// `kforge compile --target cuda` (host code, index-mapped and elementwise kernels) and bench/fusion/gpu_harness.cu
+// `kforge compile --target cuda` (host code, index-mapped and elementwise kernels) and tests/gpu/harness.cu
 // compile with g++ and run on the CPU, so that the generated index arithmetic is checked against Paddle's outputs
 // where there is no GPU. "Device" memory is host memory; a kernel launch (its <<<...>>> removed by the test) runs
 // the kernel once per thread of its grid, one thread after the other (kforge_emulated_launch: the test rewrites each

@@ -29,10 +29,10 @@
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
 # each compiled with --cuda-graph, once per layout of LAYOUTS (default "nchw nhwc": kforge compile --layout; the
-# NHWC ones are named NAME@nhwc: KRSC filters rewritten at bind, the direct depthwise kernel), run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that
+# NHWC ones are named NAME@nhwc: KRSC filters rewritten at bind, the direct depthwise kernel), run on the GPU by tests/gpu/harness.cu (outputs poisoned before the run that
 # counts; a second run into fresh tensors must be bit-identical) on the fixture's input and weights, and compared with
-# Paddle's outputs by bench/cuda_conv/fixture_bundle.py: PASS when |gpu - paddle| <= 1e-4 * max|paddle| + 1e-5 for
-# every element (TF32 off: the harness is built with -DKFORGE_STRICT_FP32), as bench/cuda_conv/gpu_check.sh. Prints
+# Paddle's outputs by tests/gpu/fixture_bundle.py: PASS when |gpu - paddle| <= 1e-4 * max|paddle| + 1e-5 for
+# every element (TF32 off: the harness is built with -DKFORGE_STRICT_FP32), as tests/gpu/check_conv.sh. Prints
 # one line per model with the largest relative error (max|gpu - paddle| / max|paddle|).
 #
 # The weights travel as one byte per value (bench/cuda_models/q8_params.py, rebuilt bit for bit on the GPU machine),
@@ -40,13 +40,13 @@
 # large even so (vgg11, vgg16, alexnet) are cases ending in :seeded (MODEL_CASES="vgg16:64:2:seeded ..."): their
 # weights are made from seeds on both machines (q8_params.reseed) and only the seeds travel.
 #
-#   bench/cuda_models/gpu_check.sh prepare BUILD   build machine: kforge (BUILD/src/kforge) and Paddle (PADDLE_PYTHON,
-#                                                  default BUILD/paddle-venv/bin/python) -> BUILD/models-gpucheck/
-#   [PRECISIONS="float32 float16 bfloat16"] bench/cuda_models/gpu_check.sh prepare BUILD    (the 16-bit ones too)
-#   [TF32=1] bench/cuda_models/gpu_check.sh run BUILD
-#                                                  GPU machine, carrying BUILD/models-gpucheck: builds the harnesses
-#                                                  with nvcc (all cores), runs them; cuDNN 9 from PyTorch's
-#                                                  site-packages (nvidia/cudnn) or the toolkit
+#   tests/gpu/check_models.sh prepare BUILD   build machine: kforge (BUILD/src/kforge) and Paddle (PADDLE_PYTHON,
+#                                             default BUILD/paddle-venv/bin/python) -> BUILD/models-gpucheck/
+#   [PRECISIONS="float32 float16 bfloat16"] tests/gpu/check_models.sh prepare BUILD    (the 16-bit ones too)
+#   [TF32=1] tests/gpu/check_models.sh run BUILD
+#                                             GPU machine, carrying BUILD/models-gpucheck: builds the harnesses
+#                                             with nvcc (all cores), runs them; cuDNN 9 from PyTorch's
+#                                             site-packages (nvidia/cudnn) or the toolkit
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -55,7 +55,7 @@ source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 # Paddle 3.3.1: PADDLE_PYTHON, else the virtual environment tools/check-paddle-models creates in BUILD/paddle-venv.
 PADDLE_PYTHON="${PADDLE_PYTHON:-}"
-BUNDLE="$ROOT/bench/cuda_conv/fixture_bundle.py"
+BUNDLE="$ROOT/tests/gpu/fixture_bundle.py"
 # TF32=1 (at run): the harnesses keep TF32 on for the convolutions (the generated classes' default, as torch's), and
 # the tolerance is docs/compile.md's for TF32, 3e-2 * max|paddle| + 1e-5 (TF32 rounds the convolutions' operands to
 # 10-bit mantissas; mobilenet_v2 measured 1.9e-2 on an H100, BENCHMARKS.md).
@@ -110,7 +110,7 @@ build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the pr
   fi
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" "${defs[@]}" \
-    -DKFORGE_PROGRAM_HEADER="\"model.h\"" -DKFORGE_PROGRAM_CLASS=model "$ROOT/bench/fusion/gpu_harness.cu" \
+    -DKFORGE_PROGRAM_HEADER="\"model.h\"" -DKFORGE_PROGRAM_CLASS=model "$ROOT/tests/gpu/harness.cu" \
     "$gen/model.cu" "$gen/model_kernels.cu" -o "$OUT_DIR/harness_$name" "${libs[@]}" > "$OUT_DIR/build_$name.log" 2>&1 ||
     echo "build of $name failed: $OUT_DIR/build_$name.log" >&2
 }
@@ -135,7 +135,7 @@ prepare() {
   rm -rf "$OUT_DIR" && mkdir -p "$OUT_DIR/fixtures"
   [[ -x "$PADDLE_PYTHON" ]] || { echo "no Paddle at $PADDLE_PYTHON (set PADDLE_PYTHON)" >&2; exit 1; }
   # shellcheck disable=SC2086
-  "$PADDLE_PYTHON" "$HERE/export_fixtures.py" "$OUT_DIR/fixtures" $CASES 2>&1 | grep -v "^W[0-9]\|Warning" || true
+  "$PADDLE_PYTHON" "$ROOT/bench/cuda_models/export_fixtures.py" "$OUT_DIR/fixtures" $CASES 2>&1 | grep -v "^W[0-9]\|Warning" || true
   for c in $CASES; do
     # NAME:HxW:BATCH (dynamic spatial dims) exports to NAME_HxW (export_fixtures.py, fixture_name); a case ending in
     # :seeded has its params.q8 written by the export (seeded weights, q8_params.reseed).
@@ -145,7 +145,7 @@ prepare() {
     local fixture="$OUT_DIR/fixtures/$name"
     [[ -f "$fixture/expected_0.npy" ]] || { echo "export of $name failed" >&2; exit 1; }
     compile_layouts "$fixture" "$name"
-    [[ -f "$fixture/params.q8" ]] || /usr/bin/python3 "$HERE/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8"
+    [[ -f "$fixture/params.q8" ]] || /usr/bin/python3 "$ROOT/bench/cuda_models/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8"
     rm -f "$fixture/inference.pdiparams" "$fixture/inference.json"  # packed / compiled: not carried
   done
   for c in $OP_CASES; do
@@ -153,7 +153,7 @@ prepare() {
     cp -r "$ROOT/tests/paddle/$c" "$fixture"
     compile_layouts "$fixture" "op_$c"
     [[ -f "$fixture/inference.pdiparams" ]] &&
-      /usr/bin/python3 "$HERE/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8" > /dev/null
+      /usr/bin/python3 "$ROOT/bench/cuda_models/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8" > /dev/null
     rm -f "$fixture/inference.pdiparams" "$fixture/inference.json"
   done
   echo "${names[*]}" > "$OUT_DIR/models"
@@ -171,7 +171,7 @@ run() {
   # one per core; then the harnesses (nvcc, one per core).
   for name in "${names[@]}"; do echo "${name%%[@~]*}"; done | sort -u |
     xargs -P "$(nproc)" -I{} bash -c 'f="$OUT_DIR/fixtures/{}" &&
-    { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$HERE"'/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; }'
+    { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$ROOT"'/bench/cuda_models/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; }'
   for name in "${names[@]}"; do echo "$name"; done | xargs -P "$(nproc)" -I{} bash -c 'n="{}" &&
     /usr/bin/env python3 "'"$BUNDLE"'" bundle "$OUT_DIR/fixtures/${n%%[@~]*}" "$OUT_DIR/gen_{}/model.h" "$OUT_DIR/{}.in.bin" \
     $([[ "$n" == *~* ]] && echo --inputs-only)'
@@ -211,5 +211,5 @@ run() {
 case "${1:-}" in
   prepare) prepare "$2" ;;
   run) run "$2" ;;
-  *) echo "usage: gpu_check.sh prepare BUILD | gpu_check.sh run BUILD" >&2; exit 2 ;;
+  *) echo "usage: check_models.sh prepare BUILD | check_models.sh run BUILD" >&2; exit 2 ;;
 esac

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Exports Paddle's resnet18 (paddle.vision.models, tools/paddle_zoo's realistic random weights, seed 1) at 64x64
-with a dynamic batch, in the layout of a tests/paddle fixture, for bench/cuda_conv/gpu_check.sh:
+with a dynamic batch, in the layout of a tests/paddle fixture, for tests/gpu/check_conv.sh:
   OUT/inference.json, OUT/inference.pdiparams   paddle.jit.save
   OUT/input_x.npy                               N(0, 1) inputs, batch 2 (seed 1)
   OUT/expected_0.npy                            Paddle's predictor on the CPU (no IR passes, no oneDNN)
-Run with Paddle's interpreter: BUILD/paddle-venv/bin/python bench/cuda_conv/export_resnet18.py OUT"""
+Run with Paddle's interpreter: BUILD/paddle-venv/bin/python tests/gpu/export_resnet18.py OUT"""
 import sys
 from pathlib import Path
 

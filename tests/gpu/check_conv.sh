@@ -3,8 +3,8 @@
 # Paddle programs with conv2d (strides, padding, dilation, groups, NHWC, a dynamic batch), depthwise_conv2d, pool2d
 # (max, average with and without exclusive, padded, adaptive) and the small CNN of tests/paddle (conv + batch norm +
 # relu as one convolution group, pool, flatten, GEMM, softmax), plus Paddle's resnet18 at 64x64, batch 2
-# (bench/cuda_conv/export_resnet18.py, when the Paddle venv is there at prepare time), each compiled with and
-# without --cuda-graph (the pool-only fixtures with it only), run on the GPU by bench/fusion/gpu_harness.cu (outputs poisoned before the run that counts,
+# (tests/gpu/export_resnet18.py, when the Paddle venv is there at prepare time), each compiled with and
+# without --cuda-graph (the pool-only fixtures with it only), run on the GPU by tests/gpu/harness.cu (outputs poisoned before the run that counts,
 # and a second run into fresh tensors must be bit-identical) on the fixture's inputs and .pdiparams weights, and
 # compared with Paddle's own outputs (expected_<i>.npy, Paddle's CPU predictor) by fixture_bundle.py compare.
 #
@@ -16,11 +16,11 @@
 # bound, while a wrong padding, stride, channel index, batch-norm term or missing residual gives errors of the
 # size of the values). cuBLASLt GEMMs compute in float32 without TF32 as always.
 #
-#   bench/cuda_conv/gpu_check.sh prepare BUILD   build machine: kforge -> BUILD/conv-gpucheck/ (generated sources,
-#                                                inputs and weights; carry it)
-#   bench/cuda_conv/gpu_check.sh run BUILD       GPU machine: builds the harnesses with nvcc (all cores) and runs
-#                                                them; finds cuDNN 9 (headers and library) under PyTorch's
-#                                                site-packages (nvidia/cudnn) or in the toolkit
+#   tests/gpu/check_conv.sh prepare BUILD   build machine: kforge -> BUILD/conv-gpucheck/ (generated sources,
+#                                           inputs and weights; carry it)
+#   tests/gpu/check_conv.sh run BUILD       GPU machine: builds the harnesses with nvcc (all cores) and runs
+#                                           them; finds cuDNN 9 (headers and library) under PyTorch's
+#                                           site-packages (nvidia/cudnn) or in the toolkit
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -54,7 +54,7 @@ build_one() {  # TAG GEN NAME: the harness, linked with cuDNN / cuBLASLt only wh
   fi
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" "${defs[@]}" \
-    -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$ROOT/bench/fusion/gpu_harness.cu" \
+    -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$ROOT/tests/gpu/harness.cu" \
     "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"
 }
 
@@ -126,5 +126,5 @@ run() {
 case "${1:-}" in
   prepare) prepare "$2" ;;
   run) run "$2" ;;
-  *) echo "usage: gpu_check.sh prepare BUILD | gpu_check.sh run BUILD" >&2; exit 2 ;;
+  *) echo "usage: check_conv.sh prepare BUILD | check_conv.sh run BUILD" >&2; exit 2 ;;
 esac

@@ -13,11 +13,11 @@
 # inputs and parameters to its type (--narrow, read from the generated header) and writes the rounded values back
 # as float32 (--rounded-inputs), and kforge-interp runs the twin on those, so both sides start from the same values.
 # Per run: fresh random inputs (kforge-interp --seed, a new seed every run, printed), the generated CUDA code run
-# by gpu_harness.cu with its outputs poisoned (0xFF bytes: NaN) before the run that counts and again with fresh
+# by tests/gpu/harness.cu with its outputs poisoned (0xFF bytes: NaN) before the run that counts and again with fresh
 # output tensors, then kforge-interp (the unfused CPU reference interpreter) compares with the case's tolerance.
-#   bench/fusion/gpu_check.sh prepare BUILD   build machine: kforge -> BUILD/fusion-gpucheck/ (generated sources,
+#   tests/gpu/check_fusion.sh prepare BUILD   build machine: kforge -> BUILD/fusion-gpucheck/ (generated sources,
 #                                             the interpreter; carry it)
-#   bench/fusion/gpu_check.sh run BUILD       GPU machine: builds the harnesses with nvcc (all cores), runs them
+#   tests/gpu/check_fusion.sh run BUILD       GPU machine: builds the harnesses with nvcc (all cores), runs them
 #                                             (needs cuBLASLt / cuBLAS of CUDA 12 or later)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -56,7 +56,7 @@ HINTS="--multi-kernel-hints 64,256,4096"
 #          softmax turns logit errors e into relative errors e_i - sum_j p_j e_j of p_i: a few u at most.
 #     RTOL = 8 u (2^-5 for bfloat16, 2^-8 for float16); ATOL = 2e-4 covers the float32 accumulation-order
 #     differences of the GEMMs for h near 0 (at most about 6e-5 for K = 64, as above) and is below 1 % of p
-#     (p ~ 1/32). bench/fusion/half_tolerance.py replays the roundings without a GPU: at most 0.52 of this
+#     (p ~ 1/32). tests/gpu/half_tolerance.py replays the roundings without a GPU: at most 0.52 of this
 #     tolerance (h, bfloat16, cuBLASLt path; p: 0.14), relative errors 5.5 u (h) and 1.4 u (p). A wrong index,
 #     bias, transpose or conversion, or a missing gelu, gives errors of the size of the values (more than 10 %
 #     of p, through the softmax).
@@ -87,7 +87,7 @@ build_one() {
   local tag="$1" gen="$2" name="$3" libs=()
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs=(-lcublasLt -lcublas)
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" \
-    -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$HERE/gpu_harness.cu" \
+    -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$HERE/harness.cu" \
     "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"
 }
 
@@ -200,5 +200,5 @@ run() {
 case "${1:-}" in
   prepare) prepare "$2" ;;
   run) run "$2" ;;
-  *) echo "usage: gpu_check.sh prepare BUILD | gpu_check.sh run BUILD" >&2; exit 2 ;;
+  *) echo "usage: check_fusion.sh prepare BUILD | check_fusion.sh run BUILD" >&2; exit 2 ;;
 esac

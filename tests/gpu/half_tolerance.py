@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""How much of gpu_check.sh's 16-bit tolerance the rounding alone uses (no GPU, no numpy: plain Python).
+"""How much of check_fusion.sh's 16-bit tolerance the rounding alone uses (no GPU, no numpy: plain Python).
 
-Models the half_bf16 / half_fp16 cases of bench/fusion/gpu_check.sh: the program of tests/e2e/fused/half_*.yaml on
+Models the half_bf16 / half_fp16 cases of tests/gpu/check_fusion.sh: the program of tests/e2e/fused/half_*.yaml on
 random inputs uniform in [-1, 1) (as kforge-interp makes them) already rounded to the 16-bit type, computed once in
 double (the float32 twin's reference) and once as the generated CUDA code computes it: every value a kernel
 stores rounded to the 16-bit type to nearest even, everything else exact. Two GEMM paths: the tensor-core tiles
@@ -9,14 +9,14 @@ round only their result (bias and gelu fused); cuBLASLt adds the bias in its epi
 gelu kernel rounds again. Prints, per output, the largest |gpu - ref| / (ATOL + RTOL |ref|) over all elements and
 seeds (must stay well below 1) and the largest relative error of elements above 0.01, in units of u.
 
-  bench/fusion/half_tolerance.py bfloat16 --seeds 20
+  tests/gpu/half_tolerance.py bfloat16 --seeds 20
 """
 import argparse
 import math
 import random
 import struct
 
-M, K1, N1, N2, N3 = 301, 64, 96, 40, 32  # the largest batch gpu_check.sh runs, and the program's dims
+M, K1, N1, N2, N3 = 301, 64, 96, 40, 32  # the largest batch check_fusion.sh runs, and the program's dims
 
 
 def round_bf16(v):
@@ -83,7 +83,7 @@ def main():
     parser.add_argument("--seeds", type=int, default=5)
     args = parser.parse_args()
     rnd, u = (round_bf16, 2.0**-8) if args.dtype == "bfloat16" else (round_fp16, 2.0**-11)
-    rtol, atol = 8 * u, 2e-4  # gpu_check.sh's half_* cases
+    rtol, atol = 8 * u, 2e-4  # check_fusion.sh's half_* cases
     for cublaslt in (False, True):
         used, rel = {"h": 0.0, "p": 0.0}, {"h": 0.0, "p": 0.0}
         for seed in range(args.seeds):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tensor bundles (tools/interp/tensor_bundle.h) of a Paddle fixture for bench/cuda_conv/gpu_check.sh, and the
+"""Tensor bundles (tools/interp/tensor_bundle.h) of a Paddle fixture for tests/gpu/check_conv.sh, and the
 comparison of the GPU's outputs with Paddle's. Python 3 standard library only (it runs on the GPU machine too).
 
   fixture_bundle.py bundle FIXTURE HEADER OUT.bin [--inputs-only]

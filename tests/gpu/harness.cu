@@ -1,4 +1,4 @@
-// GPU half of bench/fusion/gpu_check.sh: runs the class that `kforge compile --target cuda` generated on the
+// GPU half of tests/gpu/check_fusion.sh: runs the class that `kforge compile --target cuda` generated on the
 // inputs and parameters of a tensor bundle (kforge-interp --write-inputs) and writes its outputs as a bundle,
 // which kforge-interp then compares with its own (unfused, CPU) results.
 //
@@ -18,8 +18,8 @@
 //
 // Built per program:
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -I tools/interp -DKFORGE_PROGRAM_HEADER='"NAME.h"'
-//        -DKFORGE_PROGRAM_CLASS=NAME bench/fusion/gpu_harness.cu GEN/NAME.cu GEN/NAME_kernels.cu
-// With -DKFORGE_STRICT_FP32 (a program with convolutions, bench/cuda_conv/gpu_check.sh) TF32 is turned off first.
+//        -DKFORGE_PROGRAM_CLASS=NAME tests/gpu/harness.cu GEN/NAME.cu GEN/NAME_kernels.cu
+// With -DKFORGE_STRICT_FP32 (a program with convolutions, tests/gpu/check_conv.sh) TF32 is turned off first.
 // Usage: gpu_harness INPUTS.bin OUTPUTS.bin [--narrow NAME=float16|bfloat16]... [--rounded-inputs FILE]
 // Several classes in one harness (tests/e2e/cuda_index_emulated.py): compile with -DKFORGE_HARNESS_BATCH and no
 // KFORGE_PROGRAM_HEADER, after a file that includes the classes' headers, then define main() to pick one and call
@@ -173,7 +173,7 @@ int run(int argc, char** argv) {
 
   Program program;
 #ifdef KFORGE_STRICT_FP32
-  program.set_conv_tf32(false);  // bench/cuda_conv/gpu_check.sh: float32 convolutions, no TF32
+  program.set_conv_tf32(false);  // tests/gpu/check_conv.sh: float32 convolutions, no TF32
 #endif
   std::vector<kforge::Tensor> params;
   params.reserve(all.size());

@@ -13,7 +13,7 @@
 // (flatten, reshape, matmul, a fetch, ...). Where the move keeps the elements in order (a [1, C, 1, 1] bias, a
 // globally pooled [N, 1, 1, C]), the "transpose" is a reshape, which the kernels make a view. So a program keeps its interface and its values' dims stay consistent:
 // the pass changes dims, attributes and operands and inserts pd_op.transpose ops; the pipeline verifies and
-// analyses the result again (lower.h, compile_program).
+// analyses the result again (pipeline.h, compile_program).
 #pragma once
 
 #include <cstddef>

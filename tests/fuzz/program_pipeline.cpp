@@ -67,8 +67,9 @@ ProgramPipeline::ProgramPipeline() {
 
 void ProgramPipeline::compile(ir::Program& program, FuzzInput& input) const {
   if (!op_set_) return;
-  // The pipeline `kforge compile` runs by default (src/driver/compile_command.cpp): the NHWC layout plan, and for
-  // --target cuda also conv2d_transpose left NCHW and broadcast symbols unified. Inputs of odd size take the CUDA
+  // The program passes `kforge compile` runs by default (passes/pipeline.h, with the targets of
+  // src/driver/compile_target.cpp): the NHWC layout plan, and for --target cuda also conv2d_transpose left NCHW and
+  // broadcast symbols unified. Inputs of odd size take the CUDA
   // target's options, so that both halves of the corpus reach both; half of the CPU ones plan NCHW8c regions
   // (--layout nchw8c) instead of NHWC.
   passes::PipelineOptions options;

@@ -21,6 +21,10 @@
 #                                   under --target cuda, checked equal at run time)
 #   bert_encoder (length 12, batch 2): ids [-1, -1]; position ids an arange over the length taken from the shape,
 #                                   the padding mask broadcast into the attention's softmax rows over dynamic dims
+#   gpt_decoder (length 30, batch 2), gpt_decode_step (cache length 12, batch 2): a GPT-2-style prefill whose causal
+#                                   mask is built from the run-time length (full_with_tensor, triu), and the decode
+#                                   step over key / value caches of run-time length (concat; the caches' batch and
+#                                   length taken equal to the new token's, checked at run time)
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
@@ -68,7 +72,8 @@ ATOL=1e-5
 CASES="${MODEL_CASES:-resnet18:64:2 mobilenet_v2:64:2 shufflenet_v2_x1_0:64:2 densenet121:64:2 squeezenet1_0:64:2
 mobilenet_v3_small:64:2 ocr_static:64:2 ppocr_det_head:64x64:2 ppocr_det_head:96x128:2 transformer_encoder_postnorm:0:2
 transformer_encoder_prenorm:0:2
-transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2 bert_encoder:0:2}"
+transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2 bert_encoder:0:2 gpt_decoder:0:2
+gpt_decode_step:0:2}"
 # tests/paddle fixtures (OP_CASES, even empty, replaces the list at prepare time)
 OP_CASES="${OP_CASES-arange bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
 bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv2d_transpose dropout_eval
@@ -88,8 +93,9 @@ min_keepdim prod_float32 prod_int64 prod_all any_keepdim all_int64 softmax_axis1
 cumsum_flatten cumsum_axis0_dynamic one_hot one_hot_int32 pow_scalar_float32 pow_scalar_float64 pow_scalar_int64
 pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
-# PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
-# NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are
+# PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
+# --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);
+# the 16-bit ones are named NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are
 # checked against Paddle's float32 outputs within 128 units of the type's rounding, 128 * 2^-11 (float16) or
 # 128 * 2^-8 (bfloat16) times max|paddle|, + ATOL: measured on an H100, every zoo model here stays within 7 units
 # but mobilenet_v2, whose random-weight fixture amplifies rounding (107 and 54 units; its TF32 error is the zoo's
@@ -119,13 +125,16 @@ prepare() {
   local build="$1" ex="$ROOT/kernels" names=()
   # FIXTURE NAME: gen_NAME (the first layout of LAYOUTS) and gen_NAME@LAYOUT (the others), each listed in names.
   compile_layouts() {
-    local layout tag precision
+    local layout tag precision dtype io
     for precision in $PRECISIONS; do
+      dtype="${precision%/io}" io=()
+      [[ "$precision" == */io ]] && io=(--io-precision compute)
       for layout in $LAYOUTS; do
-        tag="$2$([[ "$layout" == "${LAYOUTS%% *}" ]] || echo "@$layout")$([[ "$precision" == float32 ]] || echo "~$precision")"
+        tag="$2$([[ "$layout" == "${LAYOUTS%% *}" ]] || echo "@$layout")$([[ "$dtype" == float32 ]] || echo "~$dtype")"
+        [[ "$precision" == */io ]] && tag+=io
         "$build/src/kforge" compile "$1/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
           --op-compat "$ex/op_compat.yaml" -o "$OUT_DIR/gen_$tag" --name model --target cuda --cuda-graph \
-          --layout "$layout" --precision "$precision"
+          --layout "$layout" --precision "$dtype" "${io[@]}"
         names+=("$tag")
       done
     done
@@ -184,7 +193,7 @@ run() {
     # A --precision program reads the fixture's float32 .pdiparams itself (load_parameters rounds them).
     if [[ "$name" == *~* ]]; then
       rtol="$RTOL_FLOAT16"
-      [[ "$name" == *~bfloat16 ]] && rtol="$RTOL_BFLOAT16"
+      [[ "$name" == *~bfloat16* ]] && rtol="$RTOL_BFLOAT16"
       local pdiparams="$OUT_DIR/fixtures/${name%%[@~]*}/inference.pdiparams"
       [[ -f "$pdiparams" ]] && load=(--load-parameters "$pdiparams")
     fi

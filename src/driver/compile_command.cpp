@@ -44,6 +44,7 @@ struct CompileOptions {
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
   std::string layout = "auto";      // --layout nchw|nhwc|nchw8c|auto
   std::optional<std::string> precision;  // --precision float32|float16|bfloat16 (--target cuda)
+  std::optional<std::string> io_precision;  // --io-precision float32|compute (with --precision)
   std::string dump_groups;          // --dump-groups FILE.dot
   std::optional<std::string> multi_kernel_hints;  // --multi-kernel-hints, as given
   std::string python_module;                      // --python MODULE
@@ -91,6 +92,9 @@ int run_compile(const CompileOptions& opts) {
   // The kernel library's convolutions and loops are float32: 16-bit compute is the CUDA target's.
   if (opts.precision && *opts.precision != "float32" && target->backend != CompileBackend::kCuda) {
     return usage_error("compile", "--precision " + *opts.precision + " needs --target cuda");
+  }
+  if (opts.io_precision && opts.precision.value_or("float32") == "float32") {
+    return usage_error("compile", "--io-precision needs --precision float16 or bfloat16");
   }
   if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
     return usage_error("compile", "--python '" + opts.python_module +
@@ -160,6 +164,7 @@ int run_compile(const CompileOptions& opts) {
   pipeline.layout_report = &layout_report;
   pipeline.precision = ir::parse_dtype_name(opts.precision.value_or("float32")).value_or(ir::DataType::kFloat32);
   if (target->backend == CompileBackend::kCuda) pipeline.precision_float32_ops = codegen::cuda_float32_index_ops();
+  pipeline.precision_float32_interface = opts.io_precision.value_or("float32") == "float32";
   passes::PrecisionReport precision_report;
   pipeline.precision_report = &precision_report;
   std::optional<passes::LoweredProgram> lowered = passes::compile_program(*program, op_set, diags, pipeline);
@@ -304,6 +309,14 @@ void register_compile_command(CLI::App& app, CommandAction& action) {
       ->type_name("DTYPE")
       ->default_str("float32")
       ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
+  cmd->add_option("--io-precision", opts->io_precision,
+                  "With --precision float16|bfloat16: the dtype of the class's float inputs and outputs: float32 (as "
+                  "the program declares them, converted on the way in and out) or compute (the --precision dtype "
+                  "itself, no conversion: a decoder's key / value caches stay 16-bit between steps) "
+                  "(docs/compile.md, \"Precision\")")
+      ->type_name("WHICH")
+      ->default_str("float32")
+      ->check(CLI::IsMember({"float32", "compute"}));
   cmd->add_flag("--dump-lowered", opts->dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   cmd->add_option("--python", opts->python_module,
                   "Also write NAME_python.cc and kforge_python.h: the CPython extension module MODULE with the class "

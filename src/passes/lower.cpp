@@ -766,7 +766,8 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
                                          ir::dtype_name(options.precision)));
     return std::nullopt;
   }
-  PrecisionReport precision = plan_precision(program, options.precision, options.precision_float32_ops);
+  PrecisionReport precision = plan_precision(program, options.precision, options.precision_float32_ops,
+                                               options.precision_float32_interface);
   if (!precision.skipped.empty()) {
     const ir::Op& op = program.op(precision.skipped_at);
     diags.error(op.name_loc.valid() ? op.name_loc : op.loc,

@@ -50,6 +50,8 @@ struct PipelineOptions {
   ir::DataType precision = ir::DataType::kFloat32;
   /// Ops the target computes in float32 only: they stay float32 between casts (plan_precision's float32_ops).
   std::set<std::string> precision_float32_ops;
+  /// false (--io-precision compute): the float32 inputs and outputs take the precision's dtype instead of casts.
+  bool precision_float32_interface = true;
   /// Where to put what the precision plan did (may be null).
   PrecisionReport* precision_report = nullptr;
   /// Input dims that meet in a broadcast share one symbol (broadcast_symbol_aliases, analysis.h): the analysis

@@ -107,11 +107,30 @@ class IndexCall : public IndexBuilder {
       names.push_back(k.input(v, type));
     }
     k.output(out, type);
-    k.coordinates(od);
+    // Along any axis but the last, every input's rows of the last dim are whole runs of the output's: where a run
+    // is a constant multiple of 16 bytes, each thread moves 16 bytes (a KV cache grown by one token moves at the
+    // copy rate, not at one 2-byte element per thread) -- as uint4 where every pointer is 16-byte aligned, else
+    // element by element. `vec` elements make one 16-byte unit; dims and offsets below count units then.
+    const size_t bytes = ir::dtype_size(value(out).dtype);
+    const std::optional<int64_t> last = od.empty() ? std::nullopt : od.back().constant();
+    const int64_t vec = axis + 1 < od.size() && bytes > 0 && bytes < 16 && 16 % bytes == 0 && last &&
+                                *last * static_cast<int64_t>(bytes) % 16 == 0
+                            ? 16 / static_cast<int64_t>(bytes)
+                            : 1;
+    auto units = [&](SymShape dims) {
+      if (vec > 1) dims.back() = *dims.back().constant() / vec;
+      return dims;
+    };
+    if (vec > 1) {
+      std::string aligned = "reinterpret_cast<uintptr_t>(out)";
+      for (const std::string& n : names) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
+      k.line(fmt::format("const bool aligned = (({}) & 15) == 0;", aligned));
+    }
+    k.coordinates(units(od));
     SymExpr start = 0;
     const std::string ca = "c" + std::to_string(axis);
     for (size_t j = 0; j < names.size(); ++j) {
-      const SymShape& xd = value(xs->values[j]).dims;
+      const SymShape xd = units(value(xs->values[j]).dims);
       std::vector<std::string> coords;
       for (size_t d = 0; d < od.size(); ++d) {
         if (!stacked || d != axis) coords.push_back("c" + std::to_string(d));
@@ -123,7 +142,10 @@ class IndexCall : public IndexBuilder {
         when = fmt::format("{} < {}", ca, k.size(end));
         start = end;
       }
-      const std::string load = fmt::format("out[e] = {}[{}];", names[j], k.offset(coords, xd));
+      const std::string from = k.offset(coords, xd);
+      const std::string load =
+          vec == 1 ? fmt::format("out[e] = {}[{}];", names[j], from)
+                   : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, names[j], from);
       if (j + 1 == names.size()) {
         k.line(j == 0 ? load : "} else {");
         if (j > 0) k.line("  " + load);
@@ -133,7 +155,9 @@ class IndexCall : public IndexBuilder {
       }
     }
     if (names.size() > 1) k.line("}");
-    add(k, value(out).numel());
+    SymExpr count = 1;
+    for (const SymExpr& d : units(od)) count = count * d;
+    add(k, count);
     return true;
   }
 

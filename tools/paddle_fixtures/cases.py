@@ -233,6 +233,13 @@ CASES = [
     C("concat_dynamic", lambda x, y: paddle.concat([x, y], axis=0), [t(None, 3), t(None, 3, run=(1, 3))],
       ops=("concat",)),
     C("transpose_dynamic", lambda x: paddle.transpose(x, [1, 0, 2]), [t(None, 3, 2)], ops=("transpose",)),
+    # A key / value cache grown by one token along a leading axis of run-time length, and joins whose rows are
+    # whole 16-byte units (--target cuda copies those 16 bytes per thread).
+    C("concat_kv_cache", lambda past, new: paddle.concat([past, new], axis=2),
+      [t(2, 3, None, 8, run=(2, 3, 5, 8)), t(2, 3, 1, 8)], ops=("concat",)),
+    C("concat_rows_int64", lambda x, y: paddle.concat([x, y], axis=0), [t(2, 2, dtype="int64"), t(3, 2, dtype="int64")],
+      ops=("concat",)),
+    C("stack_rows", lambda x, y: paddle.stack([x, y], axis=0), [t(3, 4), t(3, 4)], ops=("stack",)),
     # A transpose next to elementwise or row ops (--target cuda absorbs it as the group's input or store map):
     # read through and stored through in one group, the same with dims known only at run time, and a softmax
     # reading through one.

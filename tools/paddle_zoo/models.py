@@ -233,7 +233,7 @@ def zoo():
                                          [(f"seq{n}", decoder_inputs(n, 128)) for n in (70, 8)])
     # A GPT-2-style decoder as served: the prefill over a dynamic length (causal mask built from it) and the decode
     # step over a key / value cache of dynamic length (GPTDecoder).
-    models["gpt_decoder"] = (GPTDecoder, [(f"{n} (dynamic length)", GPTDecoder.specs(False)) for n in (30, 8)])
+    models["gpt_decoder"] = (GPTDecoder, [(f"{n} (dynamic length)", GPTDecoder.specs(False)) for n in (12, 30)])
     models["gpt_decode_step"] = (lambda: GPTDecoder(decode=True),
                                  [(f"{n} (cache length)", GPTDecoder.specs(True)) for n in (12, 40)])
     return models

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "passes/attr_values.h"
+#include "passes/if_conversion.h"
 #include "passes/transforms.h"
 
 namespace kforge::passes {
@@ -724,6 +725,7 @@ std::optional<LoweredProgram> lower_program(const ir::Program& program, const Op
 
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                               const PipelineOptions& options) {
+  convert_ifs(program);  // both branches and a select: straight-line code
   if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
   AnalysisOptions analysis_options = options.analysis;
   analysis_options.equal_broadcast_dims = analysis_options.equal_broadcast_dims || options.unify_broadcast_symbols;

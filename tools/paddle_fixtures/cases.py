@@ -71,6 +71,25 @@ def _bert_like(ids, we, pe, wq, wk, wv):
     return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [s[0], s[1], -1])
 
 
+def _if_length(x):
+    # paddleformers' causal-mask branch in small: a pd_op.if on a length taken from the shape.
+    n = paddle.shape(x)[1]
+    if n > 1:
+        y = paddle.tril(x * 2.0) + 1.0
+    else:
+        y = x - 3.0
+    return y
+
+
+def _if_data(x):
+    # A pd_op.if on a value computed from the data, with two results.
+    if paddle.mean(x) > 0:
+        y, z = x * 2.0, paddle.exp(x)
+    else:
+        y, z = -x, x
+    return y, z
+
+
 def _pad_to_multiple(x):
     """Pads H and W up to a multiple of 4 (a detector's preprocessing): paddings computed from the dynamic dims."""
     s = paddle.shape(x)
@@ -233,6 +252,12 @@ CASES = [
     C("concat_dynamic", lambda x, y: paddle.concat([x, y], axis=0), [t(None, 3), t(None, 3, run=(1, 3))],
       ops=("concat",)),
     C("transpose_dynamic", lambda x: paddle.transpose(x, [1, 0, 2]), [t(None, 3, 2)], ops=("transpose",)),
+    # Control flow: pd_op.if becomes both branches and a select (passes/if_conversion.h); each case's run takes one
+    # branch, its twin the other.
+    C("if_length", _if_length, [t(3, None, run=(3, 3))], ops=("if",), control_flow=True),
+    C("if_length_else", _if_length, [t(3, None, run=(3, 1))], ops=("if",), control_flow=True),
+    C("if_data", _if_data, [t(2, 3, low=0.5, high=1.0)], ops=("if",), control_flow=True),
+    C("if_data_else", _if_data, [t(2, 3, low=-1.0, high=-0.5)], ops=("if",), control_flow=True),
     # A key / value cache grown by one token along a leading axis of run-time length, and joins whose rows are
     # whole 16-byte units (--target cuda copies those 16 bytes per thread).
     C("concat_kv_cache", lambda past, new: paddle.concat([past, new], axis=2),

@@ -8,6 +8,7 @@ caller's interpreter)."""
 
 import copy
 import importlib.abc
+import importlib.util
 import importlib.machinery
 import json
 import math
@@ -269,6 +270,8 @@ def realistic_weights(net, seed):
                 set_(layer.bias, rng.uniform(-0.25, 0.25, layer.bias.shape))
         elif isinstance(layer, nn.Embedding):
             set_(layer.weight, rng.standard_normal(layer.weight.shape))
+        elif type(layer).__name__.endswith("RMSNorm") and getattr(layer, "weight", None) is not None:
+            set_(layer.weight, rng.uniform(0.5, 1.5, layer.weight.shape))  # paddleformers' Qwen2 / Llama norms
 
 
 class BertEncoder(nn.Layer):
@@ -388,6 +391,43 @@ def ppocr_builder(ppocr_dir, name, calibrate=None):
     return build
 
 
+class CausalLMLogits(nn.Layer):
+    """A paddleformers causal LM (Qwen2ForCausalLM, LlamaForCausalLM) that returns the logits alone, without a KV
+    cache, over ids [-1, -1]: what a scoring or prefill program exports."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        out = self.model(input_ids=ids, use_cache=False, return_dict=False)
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def paddleformers_builder(name):
+    """Qwen2 (grouped-query attention: 2 heads over 1 key / value head) or Llama in small, from paddleformers'
+    own model code (paddleformers 0.4.1: pip install paddleformers==0.4.1 into the Paddle venv), with the vocabulary
+    of the zoo's token inputs. Its configuration's attribute lookups are kept out of dy2static (which would
+    translate them and recurse) with paddle.jit.not_to_static. Both export a `pd_op.if` (the causal mask is built
+    when the length is above 1), which kforge converts into both branches and a select."""
+    def build():
+        from paddleformers.transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+        from paddleformers.transformers.configuration_utils import PretrainedConfig
+        for attr in ("get", "__getattribute__", "__getattr__"):
+            method = PretrainedConfig.__dict__.get(attr)
+            if method is not None and not getattr(method, "_kforge_not_to_static", False):
+                wrapped = paddle.jit.not_to_static(method)
+                wrapped._kforge_not_to_static = True
+                setattr(PretrainedConfig, attr, wrapped)
+        common = dict(vocab_size=GPTBlock.VOCAB, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                      num_attention_heads=2, max_position_embeddings=128, rms_norm_eps=1e-6,
+                      tie_word_embeddings=False)
+        if name == "qwen2":
+            return CausalLMLogits(Qwen2ForCausalLM(Qwen2Config(num_key_value_heads=1, **common)))
+        return CausalLMLogits(LlamaForCausalLM(LlamaConfig(num_key_value_heads=2, **common)))
+    return build
+
+
 def real_zoo(ppocr_dir=None):
     """The real architectures, each exported as its users export it (dynamic) and as a fixed-shape twin (and the
     PP-OCRv5 dynamic ones once more with batch-norm statistics calibrated on data, NAME_bncal):
@@ -415,6 +455,11 @@ def real_zoo(ppocr_dir=None):
     models["bert_encoder"] = (BertEncoder, [("64 tokens (dynamic)", [InputSpec([None, None], "int64", "ids")]),
                                             ("128 tokens (dynamic)", [InputSpec([None, None], "int64", "ids")])])
     models["bert_encoder_fixed"] = (BertEncoder, [("128 tokens (fixed)", [InputSpec([1, 128], "int64", "ids")])])
+    if importlib.util.find_spec("paddleformers") is not None:
+        ids = [InputSpec([None, None], "int64", "ids")]
+        for name in ("qwen2", "llama"):
+            models[f"{name}_small"] = (paddleformers_builder(name),
+                                       [("1 (dynamic length)", ids), ("40 (dynamic length)", ids)])
     return models
 
 

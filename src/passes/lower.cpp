@@ -726,6 +726,7 @@ std::optional<LoweredProgram> lower_program(const ir::Program& program, const Op
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                               const PipelineOptions& options) {
   convert_ifs(program);  // both branches and a select: straight-line code
+  bool_bitwise_to_logical(program);
   if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
   AnalysisOptions analysis_options = options.analysis;
   analysis_options.equal_broadcast_dims = analysis_options.equal_broadcast_dims || options.unify_broadcast_symbols;

@@ -138,4 +138,23 @@ size_t fold_constants(ir::Program& program, const OpSet& ops, const Analysis& an
   return count;
 }
 
+size_t bool_bitwise_to_logical(ir::Program& program) {
+  size_t renamed = 0;
+  for (ir::OpId id : program.ops_in_order()) {
+    ir::Op& op = program.op(id);
+    if (op.dialect != "pd_op" || op.name.rfind("bitwise_", 0) != 0 || op.operands.empty()) continue;
+    const std::string kind = op.name.substr(8);
+    if (kind != "and" && kind != "or" && kind != "not") continue;  // (the op set has no logical_xor)
+    bool all_bool = true;
+    for (ir::ValueId v : op.operands) {
+      all_bool = all_bool && v.valid() && program.type_of(v).is_tensor() &&
+                 program.type_of(v).dtype == ir::DataType::kBool;
+    }
+    if (!all_bool) continue;
+    op.name = "logical_" + kind;
+    ++renamed;
+  }
+  return renamed;
+}
+
 }  // namespace kforge::passes

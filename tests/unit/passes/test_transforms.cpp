@@ -113,3 +113,22 @@ outputs: [y]
   CHECK(fold_constants(p, env.ops(), *a) == 0);
   CHECK(p.op(p.find_ops("pd_op.scale")[0]).operands[1].valid());
 }
+
+TEST_CASE("bool bitwise ops become the logical ones; integer ones stay") {
+  test::Env env;
+  ir::Program p = env.read("p.yaml", R"(program: t
+inputs: [{name: a, dtype: bool, shape: [2]}, {name: b, dtype: bool, shape: [2]}, {name: i, dtype: int32, shape: [2]}]
+ops:
+  - {op: bitwise_and, in: [a, b], out: [x]}
+  - {op: bitwise_or, in: [a, b], out: [y]}
+  - {op: bitwise_not, in: [a], out: [z]}
+  - {op: bitwise_and, in: [i, i], out: [w]}
+outputs: [x, y, z, w]
+)");
+  CHECK(bool_bitwise_to_logical(p) == 3);
+  CHECK(op_names(p) == std::vector<std::string>{"pd_op.data", "pd_op.data", "pd_op.data", "pd_op.logical_and",
+                                                "pd_op.logical_or", "pd_op.logical_not", "pd_op.bitwise_and",
+                                                "pd_op.fetch", "pd_op.fetch", "pd_op.fetch", "pd_op.fetch"});
+  REQUIRE(verify_program(p, env.ops(), env.diags()));
+  CHECK(bool_bitwise_to_logical(p) == 0);
+}

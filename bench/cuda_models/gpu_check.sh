@@ -91,7 +91,7 @@ bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_a
 bce_loss attention matmul_batched matmul_broadcast_batch bmm stack meshgrid_3_int64 meshgrid_anchors sum_float32 sum_int64 sum_keepdim max_float64 max_int32 min_float32
 min_keepdim prod_float32 prod_int64 prod_all any_keepdim all_int64 softmax_axis1 cumsum_float32 cumsum_int64
 cumsum_flatten cumsum_axis0_dynamic one_hot one_hot_int32 pow_scalar_float32 pow_scalar_float64 pow_scalar_int64
-pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else}"
+pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

@@ -62,6 +62,14 @@ const std::set<std::string>& cuda_float32_index_ops();
 /// dot product (accumulated in float, double for float64).
 bool is_cuda_batched_matmul(std::string_view op);
 
+/// A kernel per result of `call` writing its elements where every result is known as expressions of the dims
+/// (passes::LoweredValue::known; codegen/cuda_index_known.cpp), whatever the op; nullopt otherwise.
+std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::LoweredProgram& program,
+                                                               const passes::KernelCall& call, const std::string& prefix,
+                                                               size_t first, const std::string& description,
+                                                               const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                               const SizeTable::Spelling& size_argument);
+
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. The kernels take
 /// the sizes they use as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as

@@ -247,6 +247,22 @@ class ComputeCall : public IndexBuilder {
   // dims the shape rule took from the shape tensor's known contents).
   bool fill() {
     const uint32_t v = call_.tensor_arg("value"), out = out_value();
+    if (v != kNone && out != kNone && value(v).dtype != value(out).dtype) {
+      // The value converted to the output's dtype, as the CPU kernel's static_cast (paddleformers' masks:
+      // `full_with_tensor(1.0, [b, s], bool)`).
+      const std::optional<std::string> in_type = value_type(value(v).dtype), out_type = value_type(value(out).dtype);
+      if (!in_type || !out_type) {
+        return fail(fmt::format("its value is {} and its output {}; the CUDA kernel converts between bool, integers, "
+                                "float32 and float64",
+                                ir::dtype_name(value(v).dtype), ir::dtype_name(value(out).dtype)));
+      }
+      KernelText k = text();
+      const std::string in = k.input(v, *in_type);
+      k.output(out, *out_type);
+      k.line(fmt::format("out[e] = static_cast<{}>({}[0]);", *out_type, in));
+      add(k, value(out).numel());
+      return true;
+    }
     const std::string type = same_type(v, out, false);
     if (type.empty()) return false;
     KernelText k = text();

@@ -162,8 +162,9 @@ class CudaHostEmitter {
       if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
       const passes::KernelCall& call = p_.calls[c];
       if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
-          is_cuda_index_op(call.op)) {
-        // cuDNN / the pooling / epilogue / an index-mapped kernel: build_library_steps() says if it can
+          is_cuda_index_op(call.op) || all_results_known(call)) {
+        // cuDNN / the pooling / epilogue / an index-mapped kernel / the known elements written: build_library_steps()
+        // says if it can
         library_calls_.push_back(c);
         continue;
       }
@@ -204,6 +205,19 @@ class CudaHostEmitter {
                                  "(transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
                                  "(docs/compile.md)");
     }
+  }
+
+  // Whether every result of `call` is known as expressions of the dims (cuda_known_kernels writes them).
+  bool all_results_known(const passes::KernelCall& call) const {
+    bool any = false;
+    for (const passes::CallOutput& out : call.outputs) {
+      for (uint32_t v : out.values) {
+        if (v == kNone) continue;
+        if (p_.values[v].known.empty()) return false;
+        any = true;
+      }
+    }
+    return any;
   }
 
   // Whether value v is a program output or read by any call.
@@ -283,10 +297,13 @@ class CudaHostEmitter {
       library_step_at_.emplace(launch, std::move(step));
       return;
     }
-    if (is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
+    std::optional<std::vector<CudaIndexKernel>> known =
+        cuda_known_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_, run_size);
+    if (known || is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
       if (std::optional<std::vector<CudaIndexKernel>> kernels =
-              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
-                                 run_size, &why)) {
+              known ? std::move(known)
+                    : cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
+                                         run_size, &why)) {
         tmpl::List contexts;
         for (const CudaIndexKernel& k : *kernels) {
           contexts.push_back(cuda_index_kernel_context(k));

@@ -212,6 +212,13 @@ class Lowerer {
     v.dims = std::move(dims);
     v.role = role;
     v.loc = loc;
+    if (source.valid() && role == ValueRole::kComputed && (ir::is_integer(dtype) || dtype == ir::DataType::kBool)) {
+      const ValueInfo& i = info(source);
+      constexpr int64_t kMostKnown = 64;  // shape-sized values, not tensors of data
+      if (i.known && !i.is_vector && i.data && !i.data->ints.empty() && i.data->numel() <= kMostKnown) {
+        for (int64_t e = 0; e < i.data->numel(); ++e) v.known.push_back(i.data->int_at(i.data->splat ? 0 : e));
+      }
+    }
     out_.values.push_back(std::move(v));
     return out_.values.back().index;
   }
@@ -726,7 +733,7 @@ std::optional<LoweredProgram> lower_program(const ir::Program& program, const Op
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                               const PipelineOptions& options) {
   convert_ifs(program);  // both branches and a select: straight-line code
-  bool_bitwise_to_logical(program);
+  canonicalize_ops(program);  // bool bitwise ops, swiglu with y: ops that fuse
   if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
   AnalysisOptions analysis_options = options.analysis;
   analysis_options.equal_broadcast_dims = analysis_options.equal_broadcast_dims || options.unify_broadcast_symbols;

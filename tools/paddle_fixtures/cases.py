@@ -373,6 +373,13 @@ CASES = [
     *[C(f"topk_{dt}", lambda x: paddle.topk(x, 2), [t(3, 6, dtype=dt)], ops=("topk",)) for dt in FLOAT],
     C("topk_smallest_axis0", lambda x: paddle.topk(x, 3, axis=0, largest=False), [t(5, 4)], ops=("topk",)),
     C("topk_dynamic", lambda x: paddle.topk(x, 1), [t(None, 7, run=(3, 7))], ops=("topk",)),
+    # Ties (floor): equal values come out in the order of Paddle's CPU kernel (nth_element + sort where k * 64 >= len,
+    # partial_sort below), not by index.
+    C("topk_ties", lambda x: paddle.topk(paddle.floor(x * 3), 6), [t(4, 40)], ops=("topk",)),
+    C("topk_ties_partial", lambda x: paddle.topk(paddle.floor(x * 3), 5), [t(3, 700)], ops=("topk",)),
+    C("topk_ties_smallest_unsorted", lambda x: paddle.topk(paddle.floor(x * 3), 7, largest=False, sorted=False),
+      [t(4, 50)], ops=("topk",)),
+    C("topk_ties_axis0", lambda x: paddle.topk(paddle.floor(x * 3), 6, axis=0), [t(40, 3)], ops=("topk",)),
     *[C(f"log_softmax_{dt}", lambda x: F.log_softmax(x, -1), [t(2, 5, dtype=dt, low=-3, high=3)],
         ops=("log_softmax",)) for dt in FLOAT],
     C("log_softmax_axis0", lambda x: F.log_softmax(x, 0), [t(3, 4, low=-3, high=3)], ops=("log_softmax",)),

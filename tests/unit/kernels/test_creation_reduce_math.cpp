@@ -186,7 +186,7 @@ TEST_CASE("argmax: first maximum, NaN never wins, flatten and keepdims") {
         std::string::npos);
 }
 
-TEST_CASE("topk: largest or smallest, sorted, NaN as the largest, ties in index order") {
+TEST_CASE("topk: largest or smallest, sorted, NaN as the largest, small ties in index order (Paddle's nth_element + sort)") {
   Tensor x = f32({2, 4}, {3, 1, 4, 1, 5, std::nanf(""), 2, 5});
   Tensor out, idx;
   auto run = [&](int64_t k_value, int axis, bool largest) {

@@ -263,29 +263,36 @@ Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& sto
   Tensor expected;
   KFORGE_RETURN_IF_ERROR(meta::LinspaceInferMeta(start, stop, number, dtype, &expected));
   KFORGE_RETURN_IF_ERROR(check_result(kOp, out, expected));
-  // start and stop converted to dtype first (Paddle's TransDataType), then the two halves from either end.
+  // start and stop converted to dtype first (Paddle's TransDataType; through double, exact for every value of an
+  // int32 or a float, and for int64 values up to 2^53), then the two halves from either end.
   auto value_of = [](const Tensor& t) -> double {
     switch (t.dtype) {
       case DataType::kFloat32: return t.data_as<const float>()[0];
       case DataType::kFloat64: return t.data_as<const double>()[0];
       case DataType::kInt32: return t.data_as<const int32_t>()[0];
-      case DataType::kInt64: return static_cast<double>(t.data_as<const int64_t>()[0]);
-      default: return std::nan("");
+      default: return static_cast<double>(t.data_as<const int64_t>()[0]);  // int64 (LinspaceInferMeta checked)
     }
   };
-  for (const Tensor* t : {&start, &stop}) {
-    if (std::isnan(value_of(*t)) && t->dtype != DataType::kFloat32 && t->dtype != DataType::kFloat64) {
-      return Status::Error(kOp, ": start and stop must be float32, float64, int32 or int64, got ", t->dtype);
-    }
-  }
   return util::visit_number(dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
+    if constexpr (std::is_integral<T>::value) {
+      for (const double v : {value_of(start), value_of(stop)}) {  // the conversion would be undefined
+        if (!(v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
+              v < static_cast<double>(std::numeric_limits<T>::max()) + 1.0)) {
+          return Status::Error(kOp, ": ", v, " does not fit ", dtype);
+        }
+      }
+    }
     const T first = static_cast<T>(value_of(start)), last = static_cast<T>(value_of(stop));
     T* o = out->data_as<T>();
     const int64_t num = out->dims[0];
     if (num == 1) o[0] = first;
     if (num <= 1) return Status::OK();
-    const double step = static_cast<double>(last - first) / static_cast<double>(num - 1);
+    // Paddle: (double)(stop - start) / (num - 1), the difference in T; for integers in double (the same value
+    // where T's difference does not overflow).
+    const double span = std::is_integral<T>::value ? static_cast<double>(last) - static_cast<double>(first)
+                                                   : static_cast<double>(last - first);
+    const double step = span / static_cast<double>(num - 1);
     const int64_t half = num / 2;
     for (int64_t i = 0; i < num; ++i) {
       o[i] = i < half ? static_cast<T>(first + step * static_cast<double>(i))

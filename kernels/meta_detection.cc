@@ -33,6 +33,11 @@ Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& 
       return Status::Error(kOp, ": start, stop and number must have one element each, got ", t->dims_string());
     }
   }
+  for (const Tensor* t : {&start, &stop}) {
+    if (!meta_det_is_float(t->dtype) && !meta_det_is_index(t->dtype)) {
+      return Status::Error(kOp, ": start and stop must be float32, float64, int32 or int64, got ", t->dtype);
+    }
+  }
   if (!meta_det_is_index(number.dtype)) return Status::Error(kOp, ": number must be int32 or int64, got ", number.dtype);
   if (dtype != DataType::kFloat32 && dtype != DataType::kFloat64 && !meta_det_is_index(dtype)) {
     return Status::Error(kOp, ": dtype must be float32, float64, int32 or int64, got ", dtype);

@@ -102,10 +102,15 @@ TEST_CASE("isnan, linspace and index_sample") {
   Tensor li = output_from([&](Tensor* o) { return m::LinspaceInferMeta(start, ten, four, DataType::kInt32, o); });
   REQUIRE(k::linspace(cpu(), start, ten, four, DataType::kInt32, &li).ok());
   CHECK(values<int32_t>(li) == std::vector<int32_t>{0, 3, 6, 10});
+  // A float end that no int32 holds is an error, not an undefined conversion.
+  CHECK(error_of(k::linspace(cpu(), start, f32({1}, {1e10f}), four, DataType::kInt32, &li)).find("does not fit") !=
+        std::string::npos);
   Tensor e;
   CHECK(error_of(m::LinspaceInferMeta(start, stop, i64({1}, {-1}), DataType::kFloat32, &e)).find("negative") !=
         std::string::npos);
   CHECK(error_of(m::LinspaceInferMeta(start, stop, f32({1}, {3}), DataType::kFloat32, &e)).find("int32 or int64") !=
+        std::string::npos);
+  CHECK(error_of(m::LinspaceInferMeta(boolean({1}, {1}), stop, five, DataType::kFloat32, &e)).find("start and stop") !=
         std::string::npos);
 
   const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});

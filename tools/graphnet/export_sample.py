@@ -126,6 +126,14 @@ def constant_line(name, value):
             f".reshape({list(value.shape)!r}))\n")
 
 
+def wrapper_source(names, weights, constants):
+    """exported.py: the Layer whose forward(names...) makes the constants and calls GraphModule.forward with the
+    weights (its parameters and buffers), the inputs and the constants, by keyword."""
+    call = ", ".join([f"{w}=self.{w}" for w in weights] + [f"{n}={n}" for n in list(names) + list(constants)])
+    lines = "".join(constant_line(n, v) for n, v in constants.items())
+    return WRAPPER.format(inputs=", ".join(names), constants=lines, call=call)
+
+
 def export(sample, out, seed, baked=False):
     """paddle.jit.save of the sample. The small integer inputs whose values input_meta.py gives (`bakeable`) are
     constants of the program (unless that would leave it no input). `baked`: the other inputs with `data` become
@@ -155,10 +163,7 @@ def export(sample, out, seed, baked=False):
     names = [i["name"] for i in inputs]
     if not names:
         raise ValueError("no inputs left once the constant ones are buffers")
-    call = ", ".join([f"{w}=self.{w}" for w in values] + [f"{n}={n}" for n in names])
-    call += "".join(f", {n}={n}" for n in constants)
-    lines = "".join(constant_line(n, v) for n, v in constants.items())
-    (src / "exported.py").write_text(WRAPPER.format(inputs=", ".join(names), constants=lines, call=call))
+    (src / "exported.py").write_text(wrapper_source(names, list(values), constants))
     sys.path.insert(0, str(src))
     import exported
     net = exported.Exported(values)

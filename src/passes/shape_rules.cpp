@@ -752,10 +752,12 @@ std::string run_math_shape_rule(const std::string& func, OpContext& ctx);
 const std::map<std::string, std::string (*)(OpContext&)>& index_nn_shape_rules();
 // issue 34's GraphNet ops: shape_rules_graphnet.cpp
 const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules();
+// and the detection ops (deformable_conv, roi_align, ...): shape_rules_detection.cpp
+const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules();
 
 bool has_shape_rule(const std::string& func) {
   return rules().contains(func) || index_nn_shape_rules().contains(func) || graphnet_shape_rules().contains(func) ||
-         has_math_shape_rule(func);
+         detection_shape_rules().contains(func) || has_math_shape_rule(func);
 }
 
 std::string run_shape_rule(const std::string& func, OpContext& ctx) {
@@ -765,6 +767,8 @@ std::string run_shape_rule(const std::string& func, OpContext& ctx) {
   if (more != index_nn_shape_rules().end()) return more->second(ctx);
   auto graphnet = graphnet_shape_rules().find(func);
   if (graphnet != graphnet_shape_rules().end()) return graphnet->second(ctx);
+  auto detection = detection_shape_rules().find(func);
+  if (detection != detection_shape_rules().end()) return detection->second(ctx);
   return has_math_shape_rule(func) ? run_math_shape_rule(func, ctx) : "unknown-rule";
 }
 

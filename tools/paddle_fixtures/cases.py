@@ -405,6 +405,13 @@ CASES = [
     *[C(f"topk_{dt}", lambda x: paddle.topk(x, 2), [t(3, 6, dtype=dt)], ops=("topk",)) for dt in FLOAT],
     C("topk_smallest_axis0", lambda x: paddle.topk(x, 3, axis=0, largest=False), [t(5, 4)], ops=("topk",)),
     C("topk_dynamic", lambda x: paddle.topk(x, 1), [t(None, 7, run=(3, 7))], ops=("topk",)),
+    # Ties (floor): equal values come out in the order of Paddle's CPU kernel (nth_element + sort where k * 64 >= len,
+    # partial_sort below), not by index.
+    C("topk_ties", lambda x: paddle.topk(paddle.floor(x * 3), 6), [t(4, 40)], ops=("topk",)),
+    C("topk_ties_partial", lambda x: paddle.topk(paddle.floor(x * 3), 5), [t(3, 700)], ops=("topk",)),
+    C("topk_ties_smallest_unsorted", lambda x: paddle.topk(paddle.floor(x * 3), 7, largest=False, sorted=False),
+      [t(4, 50)], ops=("topk",)),
+    C("topk_ties_axis0", lambda x: paddle.topk(paddle.floor(x * 3), 6, axis=0), [t(40, 3)], ops=("topk",)),
     *[C(f"log_softmax_{dt}", lambda x: F.log_softmax(x, -1), [t(2, 5, dtype=dt, low=-3, high=3)],
         ops=("log_softmax",)) for dt in FLOAT],
     C("log_softmax_axis0", lambda x: F.log_softmax(x, 0), [t(3, 4, low=-3, high=3)], ops=("log_softmax",)),
@@ -674,4 +681,42 @@ CASES = [
     C("diag_matrix", lambda x: paddle.diag(x), [t(3, 4)], ops=("diag",)),
     C("diag_matrix_offset", lambda x: paddle.diag(x, offset=2), [t(3, 5, dtype="int64")], ops=("diag",)),
     C("diag_matrix_negative_offset", lambda x: paddle.diag(x, offset=-1), [t(4, 3)], ops=("diag",)),
+    # isnan (NaN from log of negatives; integers are never NaN), linspace (number a constant; start and stop
+    # constants or tensors), index_sample.
+    C("isnan", lambda x: paddle.isnan(paddle.log(x)), [t(3, 5)], ops=("isnan",)),
+    C("isnan_int64", lambda x: paddle.isnan(x), [t(2, 3, dtype="int64")], ops=("isnan",)),
+    C("linspace", lambda x: x + paddle.linspace(-1.5, 2.0, 7), [t(3, 7)], ops=("linspace",)),
+    C("linspace_int32", lambda x: x + paddle.linspace(-3, 8, 5, dtype="int32"), [t(2, 5, dtype="int32")],
+      ops=("linspace",)),
+    C("linspace_tensor_ends_float64", lambda x: paddle.linspace(x[0], x[1], 9, dtype="float64"),
+      [t(2, dtype="float64", low=-5, high=5)], ops=("linspace",)),
+    *[C(f"index_sample_{it}", lambda x, i: paddle.index_sample(x, i), [t(3, 8), t(3, 5, dtype=it, low=0, high=8)],
+        ops=("index_sample",)) for it in ("int32", "int64")],
+    C("index_sample_int64_values", lambda x, i: paddle.index_sample(x, i),
+      [t(2, 6, dtype="int64", low=-50, high=50), t(2, 9, dtype="int64", low=0, high=6)], ops=("index_sample",)),
+    # roi_align: boxes (x1, y1, w, h drawn, x2 = x1 + w) over two images counted by a constant boxes_num; sampling
+    # ratio adaptive or fixed, aligned or not, boxes partly outside the map.
+    *[C(f"roi_align_{'aligned' if al else 'plain'}_{'adaptive' if sr < 0 else 'sr2'}",
+        lambda x, b, al=al, sr=sr: paddle.vision.ops.roi_align(
+            x, paddle.concat([b[:, :2], b[:, :2] + b[:, 2:]], axis=1), paddle.to_tensor([2, 3], dtype="int32"),
+            output_size=(3, 2), spatial_scale=0.5, sampling_ratio=sr, aligned=al),
+        [t(2, 4, 10, 12), t(5, 4, low=-3.0, high=17.0)], ops=("roi_align",))
+      for al in (False, True) for sr in (-1, 2)],
+    C("roi_align_float64_one_image", lambda x, b: paddle.vision.ops.roi_align(
+        x, paddle.concat([b[:, :2], b[:, :2] + b[:, 2:]], axis=1), paddle.to_tensor([3], dtype="int64"),
+        output_size=2, spatial_scale=1.0), [t(1, 3, 8, 8, dtype="float64"), t(3, 4, dtype="float64", low=0, high=5)],
+      ops=("roi_align",)),
+    # deformable_conv (YOLOv3-DCN): v2 with a mask and v1 without, offsets up to 2.5 pixels (samples outside the
+    # map), stride, dilation, groups, deformable groups.
+    C("deformable_conv_v2", lambda x, o, m, w: paddle.vision.ops.deform_conv2d(x, o, w, padding=1, mask=m),
+      [t(2, 4, 6, 7), t(2, 18, 6, 7, low=-2.5, high=2.5), t(2, 9, 6, 7, low=0.0, high=1.0)], [t(5, 4, 3, 3)],
+      ops=("deformable_conv",)),
+    C("deformable_conv_v1_stride_groups", lambda x, o, w: paddle.vision.ops.deform_conv2d(
+        x, o, w, stride=2, padding=1, dilation=2, deformable_groups=2, groups=2),
+      [t(1, 4, 9, 8), t(1, 36, 4, 3, low=-2.5, high=2.5)], [t(6, 2, 3, 3)], ops=("deformable_conv",)),
+    C("deformable_conv_v2_bias_float64", lambda x, o, m, w, b: paddle.vision.ops.deform_conv2d(
+        x, o, w, bias=b, padding=(1, 0), mask=m, deformable_groups=2),
+      [t(1, 2, 5, 5, dtype="float64"), t(1, 36, 5, 3, dtype="float64", low=-1.5, high=1.5),
+       t(1, 18, 5, 3, dtype="float64", low=0.0, high=1.0)], [t(4, 2, 3, 3, dtype="float64"), t(4, dtype="float64")],
+      ops=("deformable_conv",)),
 ]

@@ -49,6 +49,12 @@ CASES = [
     *[f"pow_scalar_{dt}" for dt in ("float32", "float64", "int32", "int64")], "pow_sqrt",
     # leaky_relu, a fused expression (max / min of x and slope * x)
     "leaky_relu", "leaky_relu_float64", "leaky_relu_slope2",
+    # issue 34, cuda_index_select.cpp: topk (the CPU kernel's order by rank), gather_nd, scatter, roll, pad, add_n; a
+    # matmul with a vector operand (cuda_index.cpp)
+    "topk_float32", "topk_float64", "topk_smallest_axis0", "topk_dynamic", "gather_nd_bool", "gather_nd_dynamic",
+    "gather_nd_full_index", "gather_nd_int32", "gather_nd_int64", "gather_nd_rows", "scatter_add", "scatter_overwrite",
+    "roll", "roll_flat", "pad_float32", "pad_float64", "pad_int32", "pad_int64", "pad_rank1", "pad_rank3", "add_n",
+    "matmul_vector",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

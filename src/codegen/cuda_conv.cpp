@@ -164,6 +164,11 @@ bool CudaConvSite::has_epilogue() const {
 
 bool CudaConvSite::direct_depthwise() const { return nhwc && !transposed && groups == c && k == c; }
 
+SymExpr CudaConvSite::padded_input_bytes() const {
+  const SymExpr bytes = batch * c * (h + 2 * pad_h + extra_bottom) * (w + 2 * pad_w + extra_right) * element_bytes(dtype);
+  return SymExpr::floor_div(bytes + 255, 256) * 256;
+}
+
 bool is_cuda_conv_op(std::string_view op) {
   return op == "conv2d" || op == "depthwise_conv2d" || op == "conv2d_fused" || op == "conv2d_transpose";
 }
@@ -241,8 +246,8 @@ bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const c
   return true;
 }
 
-// Strides, dilations and the padding (both sides alike, as cuDNN pads) into `s`; `asymmetric` ends the message
-// for an asymmetric padding.
+// Strides, dilations and the padding into `s`; an asymmetric padding is refused with `asymmetric` ending the message
+// unless `asymmetric` is empty (then extra_bottom and extra_right hold it).
 bool read_window(Attrs& a, const ConvAttrs& c, CudaConvSite& s, std::string_view asymmetric) {
   s.stride_h = c.strides[0];
   s.stride_w = c.strides[1];
@@ -251,13 +256,15 @@ bool read_window(Attrs& a, const ConvAttrs& c, CudaConvSite& s, std::string_view
   Pads pads;
   if (!paddings(a, c.paddings, c.algorithm, s.h, s.w, s.r, s.s, s.stride_h, s.stride_w, &pads)) return false;
   if (c.algorithm == "SAME") s.dilation_h = s.dilation_w = 1;  // as Paddle's kernels
-  if (pads.top != pads.bottom || pads.left != pads.right) {
+  if ((pads.top != pads.bottom || pads.left != pads.right) && !asymmetric.empty()) {
     a.fail(fmt::format("its padding is asymmetric (top {}, bottom {}, left {}, right {}); {}", pads.top, pads.bottom,
                        pads.left, pads.right, asymmetric));
     return false;
   }
   s.pad_h = pads.top;
   s.pad_w = pads.left;
+  s.extra_bottom = pads.bottom - pads.top;
+  s.extra_right = pads.right - pads.left;
   return true;
 }
 
@@ -302,11 +309,15 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
     a.fail("its strides, dilations, groups and dims do not describe a 2-D convolution");
     return std::nullopt;
   }
-  if (!read_window(a, c, s, "cuDNN pads both sides alike, and the CUDA backend does not pad separately yet")) {
+  if (!read_window(a, c, s, "")) return std::nullopt;
+  if (s.pad_h + s.extra_bottom < 0 || s.pad_w + s.extra_right < 0 || s.pad_h < 0 || s.pad_w < 0) {
+    a.fail("its padding is negative");
     return std::nullopt;
   }
-  const SymExpr out_h = SymExpr::floor_div(s.h + 2 * s.pad_h - (s.dilation_h * (s.r - 1) + 1), s.stride_h) + 1;
-  const SymExpr out_w = SymExpr::floor_div(s.w + 2 * s.pad_w - (s.dilation_w * (s.s - 1) + 1), s.stride_w) + 1;
+  const SymExpr out_h =
+      SymExpr::floor_div(s.h + 2 * s.pad_h + s.extra_bottom - (s.dilation_h * (s.r - 1) + 1), s.stride_h) + 1;
+  const SymExpr out_w =
+      SymExpr::floor_div(s.w + 2 * s.pad_w + s.extra_right - (s.dilation_w * (s.s - 1) + 1), s.stride_w) + 1;
   if (out_h != s.out_h || out_w != s.out_w) {
     a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h.to_string(),
                        s.out_w.to_string(), out_h.to_string(), out_w.to_string()));
@@ -502,14 +513,20 @@ std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, c
       }
     }
   }
-  s.nhwc = format == "NHWC";
+  // Any rank from 2: [n, c, ...] or channel-last [n, ..., c] (NHWC, NLC, NDHWC), the dims but n and c the spatial.
+  s.nhwc = format == "NHWC" || format == "NLC" || format == "NDHWC";
   const SymShape& dims = p.values[s.x].dims;
-  SymExpr h, w;
-  if (!nchw(dims, s.nhwc, &s.batch, &s.c, &h, &w)) {
-    a.fail("x must be 4-D with channels known at generation time");
+  const std::optional<int64_t> channels = dims.size() >= 2 ? dims[s.nhwc ? dims.size() - 1 : 1].constant() : std::nullopt;
+  if (!channels) {
+    a.fail("x must have at least 2 dims, its channels known at generation time");
     return std::nullopt;
   }
-  s.spatial = h * w;
+  s.batch = dims[0];
+  s.c = *channels;
+  s.spatial = 1;
+  for (size_t d = 1; d < dims.size(); ++d) {
+    if (d != (s.nhwc ? dims.size() - 1 : 1)) s.spatial = s.spatial * dims[d];
+  }
   s.dtype = p.values[s.x].dtype;
   for (uint32_t v : {s.x, s.out, s.mean, s.variance, s.scale, s.shift}) {
     const ir::DataType want = v == s.x || v == s.out ? s.dtype : ir::DataType::kFloat32;
@@ -548,9 +565,17 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
                             : s.krsc_filter      ? ", false, true"
                             : s.transposed       ? ", true"
                                                  : "";
-  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.k, s.r, s.s, s.pad_h,
-                                s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w, s.groups,
-                                s.nhwc ? "true" : "false", flags));
+  // An input padded into the scratch (kforge_conv_pad.cuh) is convolved with no padding; `padding` holds the four.
+  const bool padded = s.pads_input();
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.k, s.r, s.s,
+                                padded ? 0 : s.pad_h, padded ? 0 : s.pad_w, s.stride_h, s.stride_w, s.dilation_h,
+                                s.dilation_w, s.groups, s.nhwc ? "true" : "false", flags));
+  if (padded) {
+    v.set("padding", fmt::format("{{{}, {}, {}, {}}}", s.pad_h, s.pad_h + s.extra_bottom, s.pad_w,
+                                 s.pad_w + s.extra_right));
+  } else {
+    v.set("padding", false);
+  }
   v.set("shape", fmt::format("{{{}, {}, {}, {}, {}}}", int_field(s.batch, size), int_field(s.h, size), int_field(s.w, size),
                              int_field(s.out_h, size), int_field(s.out_w, size)));
   const std::string t = element_type_of(s.dtype);

@@ -126,4 +126,12 @@ std::optional<std::vector<CudaIndexKernel>> select_kernels(const passes::Lowered
                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
                                                            const SizeTable::Spelling& size_argument, std::string* why);
 
+/// The norms no fused group takes (cuda_index_norm.cpp): group_norm, p_norm; their kernels, as cuda_index_kernels().
+bool is_norm_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredProgram& program,
+                                                         const passes::KernelCall& call, const std::string& prefix,
+                                                         size_t first, const std::string& description,
+                                                         const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                         const SizeTable::Spelling& size_argument, std::string* why);
+
 }  // namespace kforge::codegen::index_text

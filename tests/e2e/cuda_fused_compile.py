@@ -132,7 +132,24 @@ PROGRAMS = [
     ("tests/paddle/pow_scalar_int32/inference.json", "paddle_pow_scalar_int32", []),
     ("tests/paddle/stack/inference.json", "paddle_stack", []),
     ("tests/paddle/meshgrid_3_int64/inference.json", "paddle_meshgrid_3_int64", []),
+    # Issue 34: asymmetric convolution paddings (the input padded into the cuDNN workspace first, kforge_conv_pad.cuh;
+    # the direct depthwise kernel reads them as they are), topk, gather_nd, scatter, roll, pad, add_n
+    # (codegen/cuda_index_select.cpp) and matmuls with a vector operand (an index-mapped kernel, no GEMM).
+    ("tests/paddle/conv2d_asym_pad/inference.json", "paddle_conv2d_asym_pad", ["--cuda-graph"]),
+    ("tests/paddle/conv2d_asym_pad_stride2/inference.json", "paddle_conv2d_asym_pad_stride2", ["--layout", "nchw"]),
+    ("tests/paddle/conv2d_asym_pad_nhwc/inference.json", "paddle_conv2d_asym_pad_fp16", ["--precision", "float16"]),
+    ("tests/paddle/depthwise_conv2d_asym_pad/inference.json", "paddle_depthwise_conv2d_asym_pad", []),
+    ("tests/paddle/topk_ties/inference.json", "paddle_topk_ties", []),
+    ("tests/paddle/topk_nan/inference.json", "paddle_topk_nan", []),
+    ("tests/paddle/gather_nd_dynamic/inference.json", "paddle_gather_nd_dynamic", []),
+    ("tests/paddle/scatter_add/inference.json", "paddle_scatter_add", []),
+    ("tests/paddle/roll/inference.json", "paddle_roll", []),
+    ("tests/paddle/pad_rank3/inference.json", "paddle_pad_rank3", []),
+    ("tests/paddle/add_n/inference.json", "paddle_add_n", []),
+    ("tests/paddle/matmul_vector_batched/inference.json", "paddle_matmul_vector_batched", []),
 ]
+# Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
+NO_GEMM = {"paddle_matmul_vector_batched"}
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 # Linked with the GPU check's harness (bench/fusion/gpu_harness.cu) at -O2, one program per library and kind of
 # class (cuDNN, cuBLASLt, the multi-kernel GEMMs, 16-bit, graphs). The others are compiled at nvcc's default host
@@ -220,7 +237,7 @@ def main():
             source = open(os.path.join(root, program)).read()
             # (index_ops: a float32 matmul in two levels of strided batches, and a float64 one as the index-mapped
             # kernel of codegen/cuda_index.h.)
-            has_gemm = "matmul" in source
+            has_gemm = "matmul" in source and name not in NO_GEMM
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
             has_interp = "_interp" in source  # nearest_interp, bilinear_interp
@@ -241,6 +258,8 @@ def main():
                 required.append("kforge_gemm_tc.cuh")  # these programs have untransposed 16-bit GEMM sites
             if half and not has_gemm:
                 required.append("kforge_half.cuh")
+            if "kforge::cuda_conv::run_padded(" in host:
+                required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:
                 required.append("kforge_attention.cuh")
             written = sorted(os.listdir(gen))

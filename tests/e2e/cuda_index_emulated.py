@@ -54,7 +54,12 @@ CASES = [
     "topk_float32", "topk_float64", "topk_smallest_axis0", "topk_dynamic", "gather_nd_bool", "gather_nd_dynamic",
     "gather_nd_full_index", "gather_nd_int32", "gather_nd_int64", "gather_nd_rows", "scatter_add", "scatter_overwrite",
     "roll", "roll_flat", "pad_float32", "pad_float64", "pad_int32", "pad_int64", "pad_rank1", "pad_rank3", "add_n",
-    "matmul_vector",
+    "matmul_vector", "matmul_vector_y", "matmul_vector_dot", "matmul_vector_batched",
+    # topk among equal values and NaNs: the CPU kernel's order (the lower index first), not Paddle's unstable one
+    "topk_ties", "topk_ties_smallest", "topk_nan",
+    # group_norm and p_norm (cuda_index_norm.cpp)
+    "group_norm", "group_norm_nhwc", *[f"p_norm_{p}" for p in ("0", "1", "2", "3", "half", "inf", "neg_inf")],
+    "p_norm_float64", "p_norm_normalize", "p_norm_vector",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

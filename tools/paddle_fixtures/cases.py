@@ -6,6 +6,7 @@ tests/paddle/NAME/ (tests/paddle/README.md). `forward` receives the inputs, then
 tensors; `t(*dims, dtype=..., low=..., high=...)` describes one (None in an input's dims: dynamic).
 """
 
+import numpy as np
 import paddle
 import paddle.nn.functional as F
 
@@ -22,6 +23,25 @@ def _assign(x, index, value):
     y = x.clone()
     y[index] = value
     return y
+
+
+def _stable_topk(outputs, x, k, axis, largest):
+    """topk's outputs in kforge's order among equal values (the lower index first): Paddle's values, and indices
+    from numpy's stable sort (checked to pick the same values as Paddle)."""
+    nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, bool)
+    key = np.where(nan, -np.inf if largest else np.inf, -x if largest else x)  # NaN first when largest, else last
+    order = np.argsort(key, axis=axis, kind="stable")
+    indices = np.take(order, np.arange(k), axis=axis).astype("int64")
+    values = np.take_along_axis(x, indices, axis=axis).astype(x.dtype)
+    if len(outputs) == 2:
+        assert np.array_equal(values, outputs[0], equal_nan=nan.any()), "the stable order picks other values"
+    return [values, indices]
+
+
+def _nan_ratio(x):
+    """floor(x) / floor(x) in float32: 1, or NaN where floor(x) is 0."""
+    with np.errstate(invalid="ignore"):
+        return (np.floor(x) / np.floor(x)).astype(x.dtype)
 
 
 def _causal_scores(x):
@@ -162,6 +182,10 @@ CASES = [
       pending="Paddle 3.3.1 declares the result tensor<2x1x3x2> but computes [2, 3, 3, 2]; kforge rejects the "
               "program's conflicting declared type"),
     C("matmul_vector", lambda x, y: paddle.matmul(x, y), [t(3), t(3, 4)], ops=("matmul",)),
+    C("matmul_vector_y", lambda x, y: paddle.matmul(x, y), [t(2, 3, 4), t(4)], ops=("matmul",)),
+    C("matmul_vector_dot", lambda x, y: paddle.matmul(x, y), [t(5), t(5)], ops=("matmul",)),
+    C("matmul_vector_batched", lambda x, y: paddle.matmul(x, y, transpose_y=True), [t(4), t(2, 3, 4)],
+      ops=("matmul",)),
     C("linear", lambda x, w, b: F.linear(x, w, b), [t(None, 4)], [t(4, 3), t(3)], ops=("matmul", "add")),
     C("mlp", lambda x, w1, b1, w2, b2: F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), [t(None, 6, run=(3, 6))],
       [t(6, 8), t(8), t(8, 2), t(2)], ops=("matmul", "add", "relu")),
@@ -174,6 +198,16 @@ CASES = [
       [t(12), t(12)], ops=("layer_norm",)),
     C("batch_norm", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
       [t(2, 3, 4, 4)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    # Batch norms that are not 4-D (a detection head's [n, c] and [n, c, l]; NLC; 5-D): under --target cuda the
+    # epilogue kernel over [n, c, spatial] (issue 34).
+    C("batch_norm_2d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+      [t(4, 3)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_3d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+      [t(2, 3, 5)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_nlc", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False, data_format="NLC"),
+      [t(2, 5, 3)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_5d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False, data_format="NCDHW"),
+      [t(1, 2, 3, 2, 2)], [t(2), t(2, low=0.5, high=2.0), t(2), t(2)], ops=("batch_norm_",)),
     C("conv2d", lambda x, w: F.conv2d(x, w), [t(1, 2, 5, 5)], [t(3, 2, 3, 3)], ops=("conv2d",)),
     C("conv2d_bias_stride_pad", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [t(2, 2, 6, 5)],
       [t(4, 2, 3, 3), t(4)], ops=("conv2d", "add")),
@@ -185,6 +219,16 @@ CASES = [
       ops=("conv2d",)),
     C("depthwise_conv2d", lambda x, w: F.conv2d(x, w, padding=1, groups=3), [t(1, 3, 5, 5)], [t(3, 1, 3, 3)],
       ops=("depthwise_conv2d",)),
+    # Asymmetric paddings [top, bottom, left, right] (PP-HGNetV2's stem: 0, 1, 0, 1): cuDNN pads both sides alike,
+    # so the CUDA backend pads the input first (issue 34).
+    C("conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]), [t(1, 3, 6, 6)], [t(4, 3, 2, 2)],
+      ops=("conv2d",)),
+    C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),
+      [t(2, 2, 7, 6)], [t(3, 2, 3, 3), t(3)], ops=("conv2d",)),
+    C("conv2d_asym_pad_nhwc", lambda x, w: F.conv2d(x, w, padding=[1, 0, 0, 1], data_format="NHWC"),
+      [t(1, 5, 5, 2)], [t(3, 2, 2, 2)], ops=("conv2d",)),
+    C("depthwise_conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 1, 0], groups=4), [t(1, 4, 5, 6)],
+      [t(4, 1, 2, 2)], ops=("depthwise_conv2d",)),
     C("conv2d_transpose", lambda x, w: F.conv2d_transpose(x, w, stride=2, padding=1), [t(1, 2, 3, 3)],
       [t(2, 3, 3, 3)], ops=("conv2d_transpose",)),
     C("max_pool2d", lambda x: F.max_pool2d(x, kernel_size=2, stride=2), [t(1, 2, 4, 6)], ops=("pool2d",)),
@@ -373,6 +417,16 @@ CASES = [
     *[C(f"topk_{dt}", lambda x: paddle.topk(x, 2), [t(3, 6, dtype=dt)], ops=("topk",)) for dt in FLOAT],
     C("topk_smallest_axis0", lambda x: paddle.topk(x, 3, axis=0, largest=False), [t(5, 4)], ops=("topk",)),
     C("topk_dynamic", lambda x: paddle.topk(x, 1), [t(None, 7, run=(3, 7))], ops=("topk",)),
+    # Many equal values: Paddle's unstable sort orders equal values as it happens to, kforge's kernels (CPU and
+    # CUDA) by the lower index; the expected indices are that order (numpy's stable sort), the values Paddle's.
+    C("topk_ties", lambda x: paddle.topk(x, 4, axis=1), [t(2, 9, 3, dtype="int64", low=0, high=3)], ops=("topk",),
+      expect=lambda outs, feeds: _stable_topk(outs, feeds["x"], 4, 1, True)),
+    C("topk_ties_smallest", lambda x: paddle.topk(paddle.floor(x), 3, largest=False), [t(3, 10, low=0, high=3)],
+      ops=("topk",), expect=lambda outs, feeds: _stable_topk(outs, np.floor(feeds["x"]), 3, -1, False)),
+    # NaNs among equal values: first when largest (Paddle's order), then the ties by index; the indices alone (the
+    # fixtures' comparison takes no NaN).
+    C("topk_nan", lambda x: paddle.topk(paddle.floor(x) / paddle.floor(x), 3)[1], [t(2, 8, low=0, high=2)],
+      ops=("topk",), expect=lambda outs, feeds: _stable_topk(outs, _nan_ratio(feeds["x"]), 3, -1, True)[1:]),
     *[C(f"log_softmax_{dt}", lambda x: F.log_softmax(x, -1), [t(2, 5, dtype=dt, low=-3, high=3)],
         ops=("log_softmax",)) for dt in FLOAT],
     C("log_softmax_axis0", lambda x: F.log_softmax(x, 0), [t(3, 4, low=-3, high=3)], ops=("log_softmax",)),

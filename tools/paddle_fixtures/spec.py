@@ -35,10 +35,14 @@ class Case:
     """One fixture: `forward(*inputs, *params)` traced by paddle.jit.save with the inputs as InputSpecs and the
     params as the layer's parameters (so they go to the .pdiparams file), then run by Paddle's predictor.
     `pending`: kforge cannot lower it yet; the reason (generate.py skips it unless asked for by name).
-    `ops`: the Paddle ops the case is meant to exercise (checked against the saved program)."""
+    `ops`: the Paddle ops the case is meant to exercise (checked against the saved program).
+    `expect`: where Paddle's answer is one of several valid ones (topk's order among equal values, which its
+    unstable sort leaves unspecified), expect(outputs, feeds) -> the outputs kforge's kernels must give instead
+    (numpy arrays; the reason in the case's comment)."""
     name: str
     forward: object
     inputs: list
     params: list = field(default_factory=list)
     ops: tuple = ()
     pending: str = ""
+    expect: object = None

@@ -60,6 +60,8 @@ CASES = [
     # group_norm and p_norm (cuda_index_norm.cpp)
     "group_norm", "group_norm_nhwc", *[f"p_norm_{p}" for p in ("0", "1", "2", "3", "half", "inf", "neg_inf")],
     "p_norm_float64", "p_norm_normalize", "p_norm_vector",
+    # set_value / set_value_with_tensor (constant and dynamic bounds, a negative step) after the copy they write into
+    "set_value_scalar", "set_value_int64", "set_value_dynamic_end", "set_value_tensor_negative_step", "assign",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

@@ -24,7 +24,9 @@
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
-# cumsum, one_hot and pow outside fused groups (issue 34); shapes, slice bounds, paddings and
+# cumsum, one_hot and pow outside fused groups (issue 34); topk (ties and NaNs in the CPU kernel's order), gather_nd,
+# scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
+# 4-D and convolutions with asymmetric paddings (issue 34, second batch); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -86,7 +88,14 @@ bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_a
 bce_loss attention matmul_batched matmul_broadcast_batch bmm stack meshgrid_3_int64 meshgrid_anchors sum_float32 sum_int64 sum_keepdim max_float64 max_int32 min_float32
 min_keepdim prod_float32 prod_int64 prod_all any_keepdim all_int64 softmax_axis1 cumsum_float32 cumsum_int64
 cumsum_flatten cumsum_axis0_dynamic one_hot one_hot_int32 pow_scalar_float32 pow_scalar_float64 pow_scalar_int64
-pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv}"
+pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv
+topk_float32 topk_float64 topk_smallest_axis0 topk_dynamic topk_ties topk_ties_smallest topk_nan gather_nd_bool
+gather_nd_dynamic gather_nd_full_index gather_nd_int32 gather_nd_int64 gather_nd_rows scatter_add scatter_overwrite roll
+roll_flat pad_float32 pad_float64 pad_int32 pad_int64 pad_rank1 pad_rank3 add_n matmul_vector matmul_vector_y
+matmul_vector_dot matmul_vector_batched group_norm group_norm_nhwc p_norm_0 p_norm_1 p_norm_2 p_norm_3 p_norm_half
+p_norm_inf p_norm_neg_inf p_norm_float64 p_norm_normalize p_norm_vector set_value_scalar set_value_int64
+set_value_dynamic_end set_value_tensor_negative_step conv2d_asym_pad conv2d_asym_pad_stride2 conv2d_asym_pad_nhwc
+depthwise_conv2d_asym_pad batch_norm_2d batch_norm_3d batch_norm_nlc batch_norm_5d}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

@@ -133,8 +133,9 @@ PROGRAMS = [
     ("tests/paddle/stack/inference.json", "paddle_stack", []),
     ("tests/paddle/meshgrid_3_int64/inference.json", "paddle_meshgrid_3_int64", []),
     # Issue 34: asymmetric convolution paddings (the input padded into the cuDNN workspace first, kforge_conv_pad.cuh;
-    # the direct depthwise kernel reads them as they are), topk, gather_nd, scatter, roll, pad, add_n
-    # (codegen/cuda_index_select.cpp) and matmuls with a vector operand (an index-mapped kernel, no GEMM).
+    # the direct depthwise kernel reads them as they are), topk, gather_nd, scatter, roll, pad, add_n, set_value
+    # (codegen/cuda_index_select.cpp), matmuls with a vector operand (an index-mapped kernel, no GEMM), group_norm
+    # and p_norm (codegen/cuda_index_norm.cpp), batch norms that are not 4-D (the epilogue kernel).
     ("tests/paddle/conv2d_asym_pad/inference.json", "paddle_conv2d_asym_pad", ["--cuda-graph"]),
     ("tests/paddle/conv2d_asym_pad_stride2/inference.json", "paddle_conv2d_asym_pad_stride2", ["--layout", "nchw"]),
     ("tests/paddle/conv2d_asym_pad_nhwc/inference.json", "paddle_conv2d_asym_pad_fp16", ["--precision", "float16"]),
@@ -147,6 +148,13 @@ PROGRAMS = [
     ("tests/paddle/pad_rank3/inference.json", "paddle_pad_rank3", []),
     ("tests/paddle/add_n/inference.json", "paddle_add_n", []),
     ("tests/paddle/matmul_vector_batched/inference.json", "paddle_matmul_vector_batched", []),
+    ("tests/paddle/group_norm_nhwc/inference.json", "paddle_group_norm_nhwc", []),
+    ("tests/paddle/p_norm_inf/inference.json", "paddle_p_norm_inf", []),
+    ("tests/paddle/p_norm_half/inference.json", "paddle_p_norm_half", []),
+    ("tests/paddle/set_value_tensor_negative_step/inference.json", "paddle_set_value_tensor_negative_step", []),
+    ("tests/paddle/set_value_dynamic_end/inference.json", "paddle_set_value_dynamic_end", ["--cuda-graph"]),
+    ("tests/paddle/batch_norm_3d/inference.json", "paddle_batch_norm_3d", []),
+    ("tests/paddle/batch_norm_nlc/inference.json", "paddle_batch_norm_nlc", ["--precision", "bfloat16"]),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}
@@ -258,6 +266,8 @@ def main():
                 required.append("kforge_gemm_tc.cuh")  # these programs have untransposed 16-bit GEMM sites
             if half and not has_gemm:
                 required.append("kforge_half.cuh")
+            if "batch_norm" in source:  # a batch norm outside every convolution group: the epilogue kernel
+                required += ["kforge_channel_epilogue.cuh", "kforge_half.cuh"]
             if "kforge::cuda_conv::run_padded(" in host:
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:

@@ -26,7 +26,8 @@
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
 # cumsum, one_hot and pow outside fused groups (issue 34); topk (ties and NaNs in the CPU kernel's order), gather_nd,
 # scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
-# 4-D and convolutions with asymmetric paddings (issue 34, second batch); shapes, slice bounds, paddings and
+# 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax and
+# mean_all (issue 34, second batch); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -95,7 +96,10 @@ roll_flat pad_float32 pad_float64 pad_int32 pad_int64 pad_rank1 pad_rank3 add_n 
 matmul_vector_dot matmul_vector_batched group_norm group_norm_nhwc p_norm_0 p_norm_1 p_norm_2 p_norm_3 p_norm_half
 p_norm_inf p_norm_neg_inf p_norm_float64 p_norm_normalize p_norm_vector set_value_scalar set_value_int64
 set_value_dynamic_end set_value_tensor_negative_step conv2d_asym_pad conv2d_asym_pad_stride2 conv2d_asym_pad_nhwc
-depthwise_conv2d_asym_pad batch_norm_2d batch_norm_3d batch_norm_nlc batch_norm_5d}"
+depthwise_conv2d_asym_pad batch_norm_2d batch_norm_3d batch_norm_nlc batch_norm_5d sigmoid_ce_logits
+sigmoid_ce_logits_float64 sigmoid_ce_logits_mean sigmoid_ce_logits_pos_weight cross_entropy_no_softmax
+cross_entropy_softmax cross_entropy_softmax_axis1_int32 cross_entropy_softmax_float32_wide
+cross_entropy_softmax_float64_wide cross_entropy_softmax_ignore cross_entropy_softmax_soft}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

@@ -2,7 +2,7 @@
 // cuda_index.cpp's): inference dropout, nearest / bilinear interpolation, triu / tril, arange, full_with_tensor, and
 // the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in the same order, so that the bits
 // agree:
-//   - sum, mean, max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
+//   - sum, mean (and mean_all), max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
 //     thread per output element folds its reduced elements in row-major order (kernels/linalg.cc's reduce: double
 //     for floats, int64 for sums of integers and bools, uint64 for integer products);
 //   - softmax over an axis that is not the last (kernels/linalg.cc): one thread per line;
@@ -24,9 +24,10 @@ namespace kforge::codegen::index_text {
 
 namespace {
 
-constexpr std::array<std::string_view, 18> kComputeOps = {
+constexpr std::array<std::string_view, 19> kComputeOps = {
     "dropout", "nearest_interp", "bilinear_interp", "triu", "tril", "arange", "full_with_tensor", "sum", "mean",
-    "max",     "min",            "prod",            "any",  "all",  "softmax", "cumsum",         "one_hot", "pow"};
+    "max",     "min",            "prod",            "any",  "all",  "softmax", "cumsum",         "one_hot", "pow",
+    "mean_all"};
 
 // The C++ type of a dtype these kernels compute on (bool, integers, float32, float64); nullopt for 16-bit floats.
 std::optional<std::string> value_type(ir::DataType d) {
@@ -263,9 +264,11 @@ class ComputeCall : public IndexBuilder {
     const std::string& op = call_.op;
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
     if (x == kNone || out == kNone) return fail("it needs an input and an output");
-    const passes::AttrConstant* axis = constant(call_, "axis", why_);
-    if (axis == nullptr) return false;
-    std::optional<bool> all_axes = op == "prod" ? call_.constant_bool("reduce_all") : std::optional<bool>(false);
+    // mean_all: the mean of every element (kernels/linalg.cc: mean over no axes).
+    const bool every = op == "mean_all";
+    const passes::AttrConstant* axis = every ? nullptr : constant(call_, "axis", why_);
+    if (axis == nullptr && !every) return false;
+    std::optional<bool> all_axes = op == "prod" ? call_.constant_bool("reduce_all") : std::optional<bool>(every);
     if (!all_axes) return fail("its reduce_all is not a constant known at generation time");
     const std::optional<std::string> in_type = value_type(value(x).dtype), out_type = value_type(value(out).dtype);
     if (!in_type || !out_type) {
@@ -281,8 +284,8 @@ class ComputeCall : public IndexBuilder {
     }
     if (!logical && op != "sum" && in == "bool") return fail("it reduces bool values, which " + op + " does not take");
     const SymShape& xd = value(x).dims;
-    std::vector<bool> reduced(xd.size(), axis->ints.empty() || *all_axes);
-    for (int64_t a : axis->ints) {
+    std::vector<bool> reduced(xd.size(), every || axis->ints.empty() || *all_axes);
+    for (int64_t a : every ? std::vector<int64_t>{} : axis->ints) {
       size_t n = 0;
       if (!passes::normalize_axis(a, static_cast<int64_t>(xd.size()), &n)) {
         if (!xd.empty() || (a != 0 && a != -1)) return fail("its axis names an axis out of range");
@@ -298,7 +301,7 @@ class ComputeCall : public IndexBuilder {
     // The accumulator and its fold, as kernels/linalg.cc's (and reduce_math.cc's prod).
     const bool floating = is_float_type(in);
     std::string acc, init, fold;
-    if (op == "sum" || op == "mean") {
+    if (op == "sum" || op == "mean" || every) {
       acc = floating ? "double" : "int64_t";
       init = "0";
       fold = fmt::format("acc + static_cast<{}>(v)", acc);
@@ -334,7 +337,7 @@ class ComputeCall : public IndexBuilder {
     k.indent(-2);
     k.line("}");
     std::string result = "acc";
-    if (op == "mean") {
+    if (op == "mean" || every) {
       // An integer mean over no elements is the CPU kernel's error; 0 here rather than a division by zero.
       result = floating ? fmt::format("acc / static_cast<double>({})", n)
                         : fmt::format("({0}) == 0 ? 0 : acc / static_cast<int64_t>({0})", n);

@@ -134,4 +134,13 @@ std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredPr
                                                          const CudaBufferExpr& buffer, SizeTable& sizes,
                                                          const SizeTable::Spelling& size_argument, std::string* why);
 
+/// The losses no fused group takes (cuda_index_loss.cpp): sigmoid_cross_entropy_with_logits,
+/// cross_entropy_with_softmax; their kernels, as cuda_index_kernels().
+bool is_loss_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> loss_kernels(const passes::LoweredProgram& program,
+                                                         const passes::KernelCall& call, const std::string& prefix,
+                                                         size_t first, const std::string& description,
+                                                         const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                         const SizeTable::Spelling& size_argument, std::string* why);
+
 }  // namespace kforge::codegen::index_text

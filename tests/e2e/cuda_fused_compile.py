@@ -135,7 +135,8 @@ PROGRAMS = [
     # Issue 34: asymmetric convolution paddings (the input padded into the cuDNN workspace first, kforge_conv_pad.cuh;
     # the direct depthwise kernel reads them as they are), topk, gather_nd, scatter, roll, pad, add_n, set_value
     # (codegen/cuda_index_select.cpp), matmuls with a vector operand (an index-mapped kernel, no GEMM), group_norm
-    # and p_norm (codegen/cuda_index_norm.cpp), batch norms that are not 4-D (the epilogue kernel).
+    # and p_norm (codegen/cuda_index_norm.cpp), batch norms that are not 4-D (the epilogue kernel), the losses
+    # (codegen/cuda_index_loss.cpp) and mean_all.
     ("tests/paddle/conv2d_asym_pad/inference.json", "paddle_conv2d_asym_pad", ["--cuda-graph"]),
     ("tests/paddle/conv2d_asym_pad_stride2/inference.json", "paddle_conv2d_asym_pad_stride2", ["--layout", "nchw"]),
     ("tests/paddle/conv2d_asym_pad_nhwc/inference.json", "paddle_conv2d_asym_pad_fp16", ["--precision", "float16"]),
@@ -155,6 +156,10 @@ PROGRAMS = [
     ("tests/paddle/set_value_dynamic_end/inference.json", "paddle_set_value_dynamic_end", ["--cuda-graph"]),
     ("tests/paddle/batch_norm_3d/inference.json", "paddle_batch_norm_3d", []),
     ("tests/paddle/batch_norm_nlc/inference.json", "paddle_batch_norm_nlc", ["--precision", "bfloat16"]),
+    ("tests/paddle/sigmoid_ce_logits_mean/inference.json", "paddle_sigmoid_ce_logits_mean", []),
+    ("tests/paddle/sigmoid_ce_logits_pos_weight/inference.json", "paddle_sigmoid_ce_logits_pos_weight", []),
+    ("tests/paddle/cross_entropy_softmax_soft/inference.json", "paddle_cross_entropy_softmax_soft", []),
+    ("tests/paddle/cross_entropy_softmax_axis1_int32/inference.json", "paddle_cross_entropy_softmax_axis1", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}

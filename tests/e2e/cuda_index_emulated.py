@@ -62,6 +62,11 @@ CASES = [
     "p_norm_float64", "p_norm_normalize", "p_norm_vector",
     # set_value / set_value_with_tensor (constant and dynamic bounds, a negative step) after the copy they write into
     "set_value_scalar", "set_value_int64", "set_value_dynamic_end", "set_value_tensor_negative_step", "assign",
+    # the losses (cuda_index_loss.cpp; normalize through mean_all); cross entropies over a softmax row group run on
+    # the GPU check only
+    "sigmoid_ce_logits", "sigmoid_ce_logits_float64", "sigmoid_ce_logits_mean", "sigmoid_ce_logits_pos_weight",
+    "cross_entropy_softmax", "cross_entropy_softmax_axis1_int32", "cross_entropy_softmax_float32_wide",
+    "cross_entropy_softmax_float64_wide", "cross_entropy_softmax_ignore",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

@@ -26,8 +26,8 @@
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
 # cumsum, one_hot and pow outside fused groups (issue 34); topk (ties and NaNs in the CPU kernel's order), gather_nd,
 # scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
-# 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax and
-# mean_all (issue 34, second batch); shapes, slice bounds, paddings and
+# 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax,
+# mean_all, einsum and grid_sample (issue 34, second batch); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -99,7 +99,11 @@ set_value_dynamic_end set_value_tensor_negative_step conv2d_asym_pad conv2d_asym
 depthwise_conv2d_asym_pad batch_norm_2d batch_norm_3d batch_norm_nlc batch_norm_5d sigmoid_ce_logits
 sigmoid_ce_logits_float64 sigmoid_ce_logits_mean sigmoid_ce_logits_pos_weight cross_entropy_no_softmax
 cross_entropy_softmax cross_entropy_softmax_axis1_int32 cross_entropy_softmax_float32_wide
-cross_entropy_softmax_float64_wide cross_entropy_softmax_ignore cross_entropy_softmax_soft}"
+cross_entropy_softmax_float64_wide cross_entropy_softmax_ignore cross_entropy_softmax_soft einsum_batched einsum_outer
+einsum_transpose_sum grid_sample_bilinear_zeros_ac grid_sample_bilinear_zeros_noac grid_sample_bilinear_border_ac
+grid_sample_bilinear_border_noac grid_sample_bilinear_reflection_ac grid_sample_bilinear_reflection_noac
+grid_sample_nearest_zeros_ac grid_sample_nearest_zeros_noac grid_sample_nearest_border_ac grid_sample_nearest_border_noac
+grid_sample_nearest_reflection_ac grid_sample_nearest_reflection_noac grid_sample_float64}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

@@ -150,20 +150,21 @@ class LossCall : public IndexBuilder {
     }
     // -log(v), log(0) = -inf taken as -1e20 (and +inf as 1e20).
     const std::string huge = type == "float" ? "HUGE_VALF" : "HUGE_VAL", big = literal(type, 1e20);
-    auto nl = [&](const std::string& v) {
+    // log(v) with an infinite result taken as -+1e20 (the loss is its negation).
+    auto clamped_log = [&](const std::string& v) {
       const std::string lg = fn(type, "log") + "(" + v + ")";
-      return fmt::format("-({0} == {1} || {0} == -{1} ? ({0} < {2} ? -{3} : {3}) : {0})", lg, huge, zero, big);
+      return fmt::format("({0} == {1} || {0} == -{1} ? ({0} < {2} ? -{3} : {3}) : {0})", lg, huge, zero, big);
     };
     k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", step));
     if (*soft) {
       k.line(fmt::format("  {} total = {};", type, zero));
-      k.line(fmt::format("  for (int64_t c = 0; c < {0}; ++c) total += {1}[e * {2} + c * {3} + i] * -{4};", classes, y,
-                         row, step, nl(fmt::format("p[c * {} + i]", step))));
+      k.line(fmt::format("  for (int64_t c = 0; c < {0}; ++c) total += {1}[e * {2} + c * {3} + i] * {4};", classes, y,
+                         row, step, clamped_log(fmt::format("p[c * {} + i]", step))));
       k.line(fmt::format("  out[e * {} + i] = -total;", step));
     } else {
       k.line(fmt::format("  const int64_t c = static_cast<int64_t>({}[e * {} + i]);", y, step));
-      k.line(fmt::format("  out[e * {} + i] = c == {} || c < 0 || c >= {} ? {} : {};", step, *ignore, classes, zero,
-                         nl(fmt::format("p[c * {} + i]", step))));
+      k.line(fmt::format("  out[e * {} + i] = c == {} || c < 0 || c >= {} ? {} : -{};", step, *ignore, classes, zero,
+                         clamped_log(fmt::format("p[c * {} + i]", step))));
     }
     k.line("}");
     add(k, outer);

@@ -143,4 +143,12 @@ std::optional<std::vector<CudaIndexKernel>> loss_kernels(const passes::LoweredPr
                                                          const CudaBufferExpr& buffer, SizeTable& sizes,
                                                          const SizeTable::Spelling& size_argument, std::string* why);
 
+/// einsum (cuda_index_linalg.cpp); its kernel, as cuda_index_kernels().
+bool is_einsum_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const passes::LoweredProgram& program,
+                                                           const passes::KernelCall& call, const std::string& prefix,
+                                                           size_t first, const std::string& description,
+                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                           const SizeTable::Spelling& size_argument, std::string* why);
+
 }  // namespace kforge::codegen::index_text

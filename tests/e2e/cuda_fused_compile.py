@@ -136,7 +136,7 @@ PROGRAMS = [
     # the direct depthwise kernel reads them as they are), topk, gather_nd, scatter, roll, pad, add_n, set_value
     # (codegen/cuda_index_select.cpp), matmuls with a vector operand (an index-mapped kernel, no GEMM), group_norm
     # and p_norm (codegen/cuda_index_norm.cpp), batch norms that are not 4-D (the epilogue kernel), the losses
-    # (codegen/cuda_index_loss.cpp) and mean_all.
+    # (codegen/cuda_index_loss.cpp), mean_all, einsum and grid_sample.
     ("tests/paddle/conv2d_asym_pad/inference.json", "paddle_conv2d_asym_pad", ["--cuda-graph"]),
     ("tests/paddle/conv2d_asym_pad_stride2/inference.json", "paddle_conv2d_asym_pad_stride2", ["--layout", "nchw"]),
     ("tests/paddle/conv2d_asym_pad_nhwc/inference.json", "paddle_conv2d_asym_pad_fp16", ["--precision", "float16"]),
@@ -160,6 +160,9 @@ PROGRAMS = [
     ("tests/paddle/sigmoid_ce_logits_pos_weight/inference.json", "paddle_sigmoid_ce_logits_pos_weight", []),
     ("tests/paddle/cross_entropy_softmax_soft/inference.json", "paddle_cross_entropy_softmax_soft", []),
     ("tests/paddle/cross_entropy_softmax_axis1_int32/inference.json", "paddle_cross_entropy_softmax_axis1", []),
+    ("tests/paddle/einsum_batched/inference.json", "paddle_einsum_batched", []),
+    ("tests/paddle/grid_sample_bilinear_reflection_noac/inference.json", "paddle_grid_sample_bilinear", []),
+    ("tests/paddle/grid_sample_float64/inference.json", "paddle_grid_sample_float64", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}
@@ -253,7 +256,7 @@ def main():
             has_gemm = "matmul" in source and name not in NO_GEMM
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
-            has_interp = "_interp" in source  # nearest_interp, bilinear_interp
+            has_interp = "_interp" in source or "grid_sample" in source  # kforge_index.cuh's helpers
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()

@@ -67,6 +67,10 @@ CASES = [
     "sigmoid_ce_logits", "sigmoid_ce_logits_float64", "sigmoid_ce_logits_mean", "sigmoid_ce_logits_pos_weight",
     "cross_entropy_softmax", "cross_entropy_softmax_axis1_int32", "cross_entropy_softmax_float32_wide",
     "cross_entropy_softmax_float64_wide", "cross_entropy_softmax_ignore",
+    # einsum (cuda_index_linalg.cpp) and grid_sample (kforge_index.cuh's grid helpers) in every mode
+    "einsum_batched", "einsum_outer", "einsum_transpose_sum",
+    *[f"grid_sample_{m}_{p}_{ac}" for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")
+      for ac in ("ac", "noac")], "grid_sample_float64",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

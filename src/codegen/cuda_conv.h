@@ -115,6 +115,10 @@ std::optional<CudaConvSite> cuda_conv_site(const passes::LoweredProgram& program
 /// buffer in the memory plan (passes::add_scratch_buffers), its cuDNN workspace.
 std::vector<uint32_t> cudnn_scratch_positions(const passes::LoweredProgram& program, const passes::FusionPlan& plan);
 
+/// Why the padded input of a pads_input() site cannot go into its scratch (null: none, --cudnn-workspace-mib 0), or
+/// nullopt where it can (or its dims are known only at run time: the generated code checks it then).
+std::optional<std::string> cuda_conv_padded_input_problem(const CudaConvSite& site, const passes::Buffer* scratch);
+
 /// The site of a pool2d call, or nullopt with `why`.
 std::optional<CudaPoolSite> cuda_pool_site(const passes::LoweredProgram& program, const passes::KernelCall& call,
                                            std::string* why);

@@ -450,21 +450,10 @@ class CudaHostEmitter {
   static std::string binding(uint32_t buffer) { return fmt::format("b.buffers[{}]", buffer); }
 
   // Whether the input of a convolution with an asymmetric padding, padded (kforge_conv_pad.cuh), fits in the scratch
-  // of the convolution at `position`; an error at `op` where it cannot (no scratch, or dims known to need more).
+  // of the convolution at `position`; an error at `op` where it cannot.
   bool padded_input_fits(const CudaConvSite& site, uint32_t position, const passes::KernelCall& op) {
-    const passes::Buffer* scratch = passes::scratch_buffer(p_, position);
-    const std::string head = fmt::format(
-        "--target cuda: {} ({}) pads its input for its asymmetric padding (top {}, bottom {}, left {}, right {}) into "
-        "its cuDNN workspace",
-        op.op, op.pir_name, site.pad_h, site.pad_h + site.extra_bottom, site.pad_w, site.pad_w + site.extra_right);
-    if (scratch == nullptr) {
-      diags_.error(op.loc, head + ", which --cudnn-workspace-mib 0 leaves out");
-      return false;
-    }
-    const std::optional<int64_t> need = site.padded_input_bytes().constant(), have = scratch->size_bytes.constant();
-    if (need && have && *need > *have) {
-      diags_.error(op.loc, fmt::format("{}, and the padded input takes {} bytes of its {}: raise --cudnn-workspace-mib",
-                                       head, *need, *have));
+    if (std::optional<std::string> why = cuda_conv_padded_input_problem(site, passes::scratch_buffer(p_, position))) {
+      diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") " + *why);
       return false;
     }
     padded_convs_ = true;

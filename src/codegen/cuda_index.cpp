@@ -535,14 +535,14 @@ const std::set<std::string>& cuda_float32_index_ops() {
                                                "topk",    "add_n",           "scatter", "group_norm",
                                                "p_norm", "sigmoid_cross_entropy_with_logits",
                                                "cross_entropy_with_softmax", "einsum",
-                                               "grid_sample"};
+                                               "grid_sample", "floor_divide"};
   return ops;
 }
 
 bool is_cuda_index_op(std::string_view op) {
   return std::find(kMovementOps.begin(), kMovementOps.end(), op) != kMovementOps.end() ||
          index_text::is_compute_op(op) || index_text::is_select_op(op) || index_text::is_norm_op(op) ||
-         index_text::is_loss_op(op) || index_text::is_einsum_op(op);
+         index_text::is_loss_op(op) || index_text::is_einsum_op(op) || index_text::is_binary_op(op);
 }
 
 std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProgram& program, const KernelCall& call,
@@ -556,6 +556,9 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProg
   if (index_text::is_compute_op(call.op)) {
     kernels = index_text::compute_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                           &reason);
+  } else if (index_text::is_binary_op(call.op)) {
+    kernels = index_text::binary_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
+                                         &reason);
   } else if (index_text::is_einsum_op(call.op)) {
     kernels = index_text::einsum_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                          &reason);

@@ -71,6 +71,9 @@ CASES = [
     "einsum_batched", "einsum_outer", "einsum_transpose_sum",
     *[f"grid_sample_{m}_{p}_{ac}" for m in ("bilinear", "nearest") for p in ("zeros", "border", "reflection")
       for ac in ("ac", "noac")], "grid_sample_float64",
+    # floor_divide (cuda_index_binary.cpp): integers and floats, a negative divisor, broadcast operands
+    *[f"floor_divide_{dt}" for dt in ("int32", "int64", "float32", "float64")], "floor_divide_negative_divisor",
+    "floor_divide_broadcast", "floor_divide_broadcast_float",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

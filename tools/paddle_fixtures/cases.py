@@ -343,6 +343,11 @@ CASES = [
         ops=("floor_divide",)) for dt in ("int32", "int64")],
     C("floor_divide_negative_divisor", lambda x, y: paddle.floor_divide(x, y),
       [t(2, 5, dtype="int64", low=-9, high=10), t(2, 5, dtype="int64", low=-4, high=-1)], ops=("floor_divide",)),
+    # Broadcast operands (a kernel of its own under --target cuda, which reads them at broadcast coordinates).
+    C("floor_divide_broadcast", lambda x, y: paddle.floor_divide(x, y),
+      [t(2, 3, 4, dtype="int64", low=-20, high=20), t(4, dtype="int64", low=1, high=6)], ops=("floor_divide",)),
+    C("floor_divide_broadcast_float", lambda x, y: x // y, [t(3, 1, low=-3, high=3), t(3, 4, low=0.25, high=2)],
+      ops=("floor_divide",)),
     *[C(f"floor_divide_{dt}", lambda x, y: x // y, [t(2, 5, dtype=dt, low=-3, high=3), t(2, 5, dtype=dt, low=0.25,
                                                                                         high=2.0)],
         ops=("floor_divide",)) for dt in FLOAT],

@@ -27,7 +27,7 @@
 # cumsum, one_hot and pow outside fused groups (issue 34); topk (ties and NaNs in the CPU kernel's order), gather_nd,
 # scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
 # 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax,
-# mean_all, einsum, grid_sample and floor_divide (issue 34, second batch); shapes, slice bounds, paddings and
+# mean_all, einsum, grid_sample, floor_divide and uniform (kforge's counter-based draws; issue 34, second batch); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -105,7 +105,7 @@ grid_sample_bilinear_border_noac grid_sample_bilinear_reflection_ac grid_sample_
 grid_sample_nearest_zeros_ac grid_sample_nearest_zeros_noac grid_sample_nearest_border_ac grid_sample_nearest_border_noac
 grid_sample_nearest_reflection_ac grid_sample_nearest_reflection_noac grid_sample_float64 floor_divide_int32
 floor_divide_int64 floor_divide_float32 floor_divide_float64 floor_divide_negative_divisor floor_divide_broadcast
-floor_divide_broadcast_float}"
+floor_divide_broadcast_float uniform_float32 uniform_float64}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
 # NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are

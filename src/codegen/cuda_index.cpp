@@ -535,7 +535,7 @@ const std::set<std::string>& cuda_float32_index_ops() {
                                                "topk",    "add_n",           "scatter", "group_norm",
                                                "p_norm", "sigmoid_cross_entropy_with_logits",
                                                "cross_entropy_with_softmax", "einsum",
-                                               "grid_sample", "floor_divide"};
+                                               "grid_sample", "floor_divide", "uniform"};
   return ops;
 }
 

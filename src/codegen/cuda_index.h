@@ -15,7 +15,8 @@
 //     order), gather_nd, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
 //   - norms (cuda_index_norm.cpp): group_norm, p_norm; losses (cuda_index_loss.cpp):
 //     sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax; einsum (cuda_index_linalg.cpp); grid_sample
-//     and mean_all (cuda_index_compute.cpp); floor_divide with broadcast operands (cuda_index_binary.cpp).
+//     and mean_all (cuda_index_compute.cpp); floor_divide with broadcast operands and uniform
+//     (cuda_index_binary.cpp).
 // Dims may be dynamic: a dim the program knows only at run time prints as its symbol expression (`s0`), and the
 // symbols a kernel uses are its parameters (the host passes enqueue()'s locals of the same names). Offsets are
 // int64. Data movement copies bits (float16 / bfloat16 move as uint16_t); arithmetic (dropout's scale, bilinear

@@ -151,7 +151,7 @@ std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const passes::Lowered
                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
                                                            const SizeTable::Spelling& size_argument, std::string* why);
 
-/// floor_divide, broadcasting (cuda_index_binary.cpp); its kernel, as cuda_index_kernels().
+/// floor_divide, broadcasting, and uniform (cuda_index_binary.cpp); their kernels, as cuda_index_kernels().
 bool is_binary_op(std::string_view op);
 std::optional<std::vector<CudaIndexKernel>> binary_kernels(const passes::LoweredProgram& program,
                                                            const passes::KernelCall& call, const std::string& prefix,

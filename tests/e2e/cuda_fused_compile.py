@@ -136,7 +136,7 @@ PROGRAMS = [
     # the direct depthwise kernel reads them as they are), topk, gather_nd, scatter, roll, pad, add_n, set_value
     # (codegen/cuda_index_select.cpp), matmuls with a vector operand (an index-mapped kernel, no GEMM), group_norm
     # and p_norm (codegen/cuda_index_norm.cpp), batch norms that are not 4-D (the epilogue kernel), the losses
-    # (codegen/cuda_index_loss.cpp), mean_all, einsum, grid_sample and floor_divide.
+    # (codegen/cuda_index_loss.cpp), mean_all, einsum, grid_sample, floor_divide and uniform.
     ("tests/paddle/conv2d_asym_pad/inference.json", "paddle_conv2d_asym_pad", ["--cuda-graph"]),
     ("tests/paddle/conv2d_asym_pad_stride2/inference.json", "paddle_conv2d_asym_pad_stride2", ["--layout", "nchw"]),
     ("tests/paddle/conv2d_asym_pad_nhwc/inference.json", "paddle_conv2d_asym_pad_fp16", ["--precision", "float16"]),
@@ -165,6 +165,7 @@ PROGRAMS = [
     ("tests/paddle/grid_sample_float64/inference.json", "paddle_grid_sample_float64", []),
     ("tests/paddle/floor_divide_broadcast/inference.json", "paddle_floor_divide_broadcast", []),
     ("tests/paddle/floor_divide_broadcast_float/inference.json", "paddle_floor_divide_broadcast_float", []),
+    ("tests/paddle/uniform_float32/inference.json", "paddle_uniform_float32", ["--cuda-graph"]),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}

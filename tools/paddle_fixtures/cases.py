@@ -38,6 +38,22 @@ def _stable_topk(outputs, x, k, axis, largest):
     return [values, indices]
 
 
+def _kforge_uniform(shape, low, high, seed, dtype):
+    """kforge's uniform (kernels/creation_math.cc): element i from splitmix64(seed * 0x100000001B3 + i)'s top 53 bits,
+    scaled into [low, high) in double, rounded to dtype, stepped below high where it rounds to it."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) * np.uint64(0x100000001B3) + np.arange(int(np.prod(shape)), dtype=np.uint64)
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = (z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    v = (low + (high - low) * u).astype(dtype)
+    top, bottom = np.asarray(high, dtype), np.asarray(low, dtype)
+    v = np.where((v >= top) & (top > bottom), np.nextafter(top, bottom), v)
+    return v.reshape(shape)
+
+
 def _nan_ratio(x):
     """floor(x) / floor(x) in float32: 1, or NaN where floor(x) is 0."""
     with np.errstate(invalid="ignore"):
@@ -428,6 +444,13 @@ CASES = [
       expect=lambda outs, feeds: _stable_topk(outs, feeds["x"], 4, 1, True)),
     C("topk_ties_smallest", lambda x: paddle.topk(paddle.floor(x), 3, largest=False), [t(3, 10, low=0, high=3)],
       ops=("topk",), expect=lambda outs, feeds: _stable_topk(outs, np.floor(feeds["x"]), 3, -1, False)),
+    # uniform: Paddle's generator and kforge's differ, so the expected values are kforge's counter-based draws
+    # (kernels/creation_math.cc; the CPU and CUDA kernels alike), added to x to keep the program's input.
+    C("uniform_float32", lambda x: x + paddle.uniform([3, 5], min=-2.0, max=3.0, seed=7), [t(3, 5)], ops=("uniform",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((3, 5), -2.0, 3.0, 7, "float32")]),
+    C("uniform_float64", lambda x: x + paddle.uniform([2, 4], dtype="float64", min=0.0, max=1.0, seed=123),
+      [t(2, 4, dtype="float64")], ops=("uniform",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((2, 4), 0.0, 1.0, 123, "float64")]),
     # NaNs among equal values: first when largest (Paddle's order), then the ties by index; the indices alone (the
     # fixtures' comparison takes no NaN).
     C("topk_nan", lambda x: paddle.topk(paddle.floor(x) / paddle.floor(x), 3)[1], [t(2, 8, low=0, high=2)],

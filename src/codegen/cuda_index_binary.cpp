@@ -4,10 +4,9 @@
 //     it: the same values as the CPU kernel (Paddle's own generator is another);
 //   - floor_divide, whose formula differs for integers and floats (kernels/fusion.yaml says why it has no `compute`). One
 // thread per output element reads x and y at their broadcast coordinates (numpy's rules: dims aligned at the end, a
-// dim of 1 read at 0) and computes Python's a // b as kernels/math.cc does: for integers the truncated quotient
-// moved down when the signs differ and the remainder is not 0 (lowest // -1 wraps; a division by 0, the CPU
-// kernel's error, gives 0), for floats fmod, the quotient of a - mod, one less where the signs differ, and Paddle's
-// rounding of it.
+// dim of 1 read at 0) and computes Python's a // b as kernels/math.cc does (kforge_index.cuh's floor_divide: a
+// division of integers by 0, the CPU kernel's error, gives 0).
+// The arithmetic of both is kforge_index.cuh's (uniform_draw, floor_divide); the kernels only index.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -52,23 +51,12 @@ class BinaryCall : public IndexBuilder {
     if (!seed) return false;
     if (!(std::isfinite(*lo) && std::isfinite(*hi) && *lo <= *hi)) return fail("its min and max are not finite with min <= max");
     const std::string type = d == ir::DataType::kFloat32 ? "float" : "double";
-    const std::string f = type == "float" ? "f" : "";
     KernelText k = text();
     k.output(out, type);
     // The key: the seed's int64 bits as uint64.
-    const uint64_t key = static_cast<uint64_t>(*seed);
-    k.line(fmt::format("uint64_t z = {}ull * 0x100000001B3ull + static_cast<uint64_t>(e);", key));
-    k.line("z += 0x9E3779B97F4A7C15ull;");
-    k.line("z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;");
-    k.line("z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;");
-    k.line("z ^= z >> 31;");
-    k.line("const double u = static_cast<double>(z >> 11) * (1.0 / 9007199254740992.0);");
-    const std::string l = fmt::format("{:.17g}", *lo), h = fmt::format("{:.17g}", *hi);
-    k.line(fmt::format("{} v = static_cast<{}>({} + ({} - {}) * u);", type, type, l, h, l));
-    k.line(fmt::format("const {0} top = static_cast<{0}>({1}), bottom = static_cast<{0}>({2});", type, h, l));
-    k.line(fmt::format("if (v >= top && top > bottom) v = nextafter{}(top, bottom);", f));
-    k.line("out[e] = v;");
-    add(k, value(out).numel());
+    k.line(fmt::format("out[e] = kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g});", type,
+                       static_cast<uint64_t>(*seed), *lo, *hi));
+    add(k, value(out).numel(), true);
     return true;
   }
 
@@ -82,48 +70,13 @@ class BinaryCall : public IndexBuilder {
     const SymShape& xd = value(x).dims;
     const SymShape& yd = value(y).dims;
     if (xd.size() > od.size() || yd.size() > od.size()) return fail("an operand has a higher rank than the output");
-    const bool floating = type == "float" || type == "double";
     KernelText k = text();
     const std::string a = k.input(x, type), b = k.input(y, type);
     k.output(out, type);
     k.coordinates(od);
-    k.line(fmt::format("const {} a = {}[{}], b = {}[{}];", type, a, broadcast_offset(k, xd, od), b,
-                       broadcast_offset(k, yd, od)));
-    if (!floating) {
-      const bool is_signed = type[0] == 'i';
-      if (is_signed) {
-        k.line(fmt::format("{} q;", type));
-        k.line("if (b == 0) {");
-        k.line(fmt::format("  q = {}(0);", type));
-        k.line(fmt::format("}} else if (b == {}(-1)) {{", type));
-        k.line(fmt::format("  q = static_cast<{0}>({1}(0) - static_cast<{1}>(a));", type, "u" + type));
-        k.line("} else {");
-        k.line(fmt::format("  q = static_cast<{}>(a / b);", type));
-        k.line(fmt::format("  if ((a < 0) != (b < 0) && static_cast<{}>(a % b) != 0) q = static_cast<{}>(q - 1);", type,
-                           type));
-        k.line("}");
-        k.line("out[e] = q;");
-      } else {
-        k.line(fmt::format("out[e] = b == 0 ? {}(0) : static_cast<{}>(a / b);", type, type));
-      }
-    } else {
-      const std::string f = type == "float" ? "f" : "";
-      k.line("if (b == 0) {");
-      k.line("  out[e] = a / b;");
-      k.line("} else {");
-      k.line(fmt::format("  const {} mod = fmod{}(a, b);", type, f));
-      k.line(fmt::format("  {} div = (a - mod) / b;", type));
-      k.line(fmt::format("  if (mod != 0 && (b < 0) != (mod < 0)) div -= {}(1);", type));
-      k.line("  if (div == 0) {");
-      k.line(fmt::format("    out[e] = copysign{}({}(0), a / b);", f, type));
-      k.line("  } else {");
-      k.line(fmt::format("    {} floordiv = floor{}(div);", type, f));
-      k.line(fmt::format("    if (div - floordiv > {}(0.5)) floordiv += {}(1);", type, type));
-      k.line("    out[e] = floordiv;");
-      k.line("  }");
-      k.line("}");
-    }
-    add(k, value(out).numel());
+    k.line(fmt::format("out[e] = kforge::cuda_index::floor_divide<{}>({}[{}], {}[{}]);", type, a,
+                       broadcast_offset(k, xd, od), b, broadcast_offset(k, yd, od)));
+    add(k, value(out).numel(), true);
     return true;
   }
 };

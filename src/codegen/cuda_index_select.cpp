@@ -2,8 +2,8 @@
 // (codegen/cuda_index.h; the plain data movement is cuda_index.cpp's, the arithmetic cuda_index_compute.cpp's), each
 // computing what the CPU kernel of kernels/ computes, in the same order:
 //   - topk (kernels/reduce_math.cc): one thread per element of x counts the elements of its line that come before it
-//     in the CPU kernel's strict order (NaN first when largest, last when smallest; equal values by the lower index)
-//     and, when that rank is under k, stores the element and its index there. No sort: the same answer for every
+//     in the CPU kernel's strict order (NaN first when largest, last when smallest; equal values by the lower index:
+//     kforge_index.cuh's topk_rank) and, when that rank is under k, stores the element and its index there. No sort: the same answer for every
 //     schedule, and slow only for long lines (the count is over the whole line);
 //   - gather_nd (kernels/index_movement.cc): the slice that each row of the index picks, an index outside its axis
 //     (after Paddle's negative wrap) giving zeros where the CPU kernel's status is an error;
@@ -103,26 +103,14 @@ class SelectCall : public IndexBuilder {
     t.line(fmt::format("const int64_t i = e % {0}, j = (e / {0}) % {1}, o = e / {0} / {1};", step, n));
     t.line(fmt::format("const int64_t base = o * {} * {} + i;", n, step));
     t.line(fmt::format("const {} v = {}[e];", type, in));
-    const bool floating = type == "float" || type == "double";
-    // u (at q) comes before v (at j): the CPU kernel's `before`.
-    std::string before = fmt::format("u {} v || (u == v && q < j)", *largest ? ">" : "<");
-    if (floating) {
-      t.line("const bool v_nan = v != v;");
-      before = fmt::format("u_nan != v_nan ? {} : (!u_nan && u != v ? u {} v : q < j)", *largest ? "u_nan" : "v_nan",
-                           *largest ? ">" : "<");
-    }
-    t.line("int64_t rank = 0;");
-    t.line(fmt::format("for (int64_t q = 0; q < {}; ++q) {{", n));
-    t.line(fmt::format("  const {} u = {}[base + q * {}];", type, in, step));
-    if (floating) t.line("  const bool u_nan = u != u;");
-    t.line(fmt::format("  if ({}) ++rank;", before));
-    t.line("}");
+    t.line(fmt::format("const int64_t rank = kforge::cuda_index::topk_rank<{}>({} + base, {}, {}, j, v, {});", type,
+                       in, n, step, *largest ? "true" : "false"));
     t.line(fmt::format("if (rank < {}) {{", *k));
     const std::string at = fmt::format("(o * {} + rank) * {} + i", *k, step);
     if (out != kNone) t.line(fmt::format("  out[{}] = v;", at));
     if (indices != kNone) t.line(fmt::format("  out_indices[{}] = j;", at));
     t.line("}");
-    add(t, value(x).numel());
+    add(t, value(x).numel(), true);
     return true;
   }
 

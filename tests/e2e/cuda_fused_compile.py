@@ -259,7 +259,8 @@ def main():
             has_gemm = "matmul" in source and name not in NO_GEMM
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
-            has_interp = "_interp" in source or "grid_sample" in source  # kforge_index.cuh's helpers
+            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, floor_divide, uniform
+            has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "floor_divide", "uniform"))
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()

@@ -55,8 +55,8 @@ bool contains(const std::vector<std::string>& body, const std::string& line) {
   return std::find(body.begin(), body.end(), line) != body.end();
 }
 
-TEST_CASE("cuda index select: topk ranks each element in the CPU kernel's order") {
-  SECTION("largest floats: NaN first, equal values by the lower index") {
+TEST_CASE("cuda index select: topk ranks each element in the CPU kernel's order (kforge_index.cuh's topk_rank)") {
+  SECTION("largest floats along the last axis") {
     SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 6]}",
                                    "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: true, "
                                    "sorted: true}}\n",
@@ -67,12 +67,13 @@ TEST_CASE("cuda index select: topk ranks each element in the CPU kernel's order"
     REQUIRE(k);
     REQUIRE(k->size() == 1);
     const std::vector<std::string>& body = k->front().body;
-    CHECK(contains(body, "  if (u_nan != v_nan ? u_nan : (!u_nan && u != v ? u > v : q < j)) ++rank;"));
+    CHECK(contains(body, "const int64_t rank = kforge::cuda_index::topk_rank<float>(in0 + base, 6, 1, j, v, true);"));
     CHECK(contains(body, "if (rank < 2) {"));
+    CHECK(k->front().interp);  // kforge_index.cuh's topk_rank
     CHECK(contains(body, "  out_indices[(o * 2 + rank) * 1 + i] = j;"));
     CHECK(k->front().numel == "18");  // one thread per element of x
   }
-  SECTION("smallest integers, the values unused") {
+  SECTION("smallest integers along the first axis, the values unused") {
     SelectFixture f(select_program("{name: x, dtype: int64, shape: [5, 4]}",
                                    "  - {op: topk, in: [x], out: [v, i], attrs: {k: 3, axis: 0, largest: false, "
                                    "sorted: true}}\n",
@@ -82,7 +83,7 @@ TEST_CASE("cuda index select: topk ranks each element in the CPU kernel's order"
     INFO(why);
     REQUIRE(k);
     const std::vector<std::string>& body = k->front().body;
-    CHECK(contains(body, "  if (u < v || (u == v && q < j)) ++rank;"));
+    CHECK(contains(body, "const int64_t rank = kforge::cuda_index::topk_rank<int64_t>(in0 + base, 5, 4, j, v, false);"));
   }
 }
 

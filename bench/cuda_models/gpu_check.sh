@@ -28,7 +28,10 @@
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
-# cumsum, one_hot and pow outside fused groups (issue 34); shapes, slice bounds, paddings and
+# cumsum, one_hot and pow outside fused groups (issue 34); topk (ties and NaNs in the CPU kernel's order), gather_nd,
+# scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
+# 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax,
+# mean_all, einsum, grid_sample, floor_divide and uniform (kforge's counter-based draws; issue 34, second batch); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -91,7 +94,24 @@ bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_a
 bce_loss attention matmul_batched matmul_broadcast_batch bmm stack meshgrid_3_int64 meshgrid_anchors sum_float32 sum_int64 sum_keepdim max_float64 max_int32 min_float32
 min_keepdim prod_float32 prod_int64 prod_all any_keepdim all_int64 softmax_axis1 cumsum_float32 cumsum_int64
 cumsum_flatten cumsum_axis0_dynamic one_hot one_hot_int32 pow_scalar_float32 pow_scalar_float64 pow_scalar_int64
-pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
+pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv
+topk_float32 topk_float64 topk_smallest_axis0 topk_dynamic gather_nd_bool
+gather_nd_dynamic gather_nd_full_index gather_nd_int32 gather_nd_int64 gather_nd_rows scatter_add scatter_overwrite roll
+roll_flat pad_float32 pad_float64 pad_int32 pad_int64 pad_rank1 pad_rank3 add_n matmul_vector matmul_vector_y
+matmul_vector_dot matmul_vector_batched group_norm group_norm_nhwc p_norm_0 p_norm_1 p_norm_2 p_norm_3 p_norm_half
+p_norm_inf p_norm_neg_inf p_norm_float64 p_norm_normalize p_norm_vector set_value_scalar set_value_int64
+set_value_dynamic_end set_value_tensor_negative_step conv2d_asym_pad conv2d_asym_pad_stride2 conv2d_asym_pad_nhwc
+depthwise_conv2d_asym_pad batch_norm_2d batch_norm_3d batch_norm_nlc batch_norm_5d sigmoid_ce_logits
+sigmoid_ce_logits_float64 sigmoid_ce_logits_mean sigmoid_ce_logits_pos_weight cross_entropy_no_softmax
+cross_entropy_softmax cross_entropy_softmax_axis1_int32 cross_entropy_softmax_float32_wide
+cross_entropy_softmax_float64_wide cross_entropy_softmax_ignore cross_entropy_softmax_soft einsum_batched einsum_outer
+einsum_transpose_sum grid_sample_bilinear_zeros_ac grid_sample_bilinear_zeros_noac grid_sample_bilinear_border_ac
+grid_sample_bilinear_border_noac grid_sample_bilinear_reflection_ac grid_sample_bilinear_reflection_noac
+grid_sample_nearest_zeros_ac grid_sample_nearest_zeros_noac grid_sample_nearest_border_ac grid_sample_nearest_border_noac
+grid_sample_nearest_reflection_ac grid_sample_nearest_reflection_noac grid_sample_float64 floor_divide_int32
+floor_divide_int64 floor_divide_float32 floor_divide_float64 floor_divide_negative_divisor floor_divide_broadcast
+floor_divide_broadcast_float uniform_float32 uniform_float64
+concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

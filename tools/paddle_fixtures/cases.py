@@ -6,6 +6,7 @@ tests/paddle/NAME/ (tests/paddle/README.md). `forward` receives the inputs, then
 tensors; `t(*dims, dtype=..., low=..., high=...)` describes one (None in an input's dims: dynamic).
 """
 
+import numpy as np
 import paddle
 import paddle.nn.functional as F
 
@@ -22,6 +23,22 @@ def _assign(x, index, value):
     y = x.clone()
     y[index] = value
     return y
+
+
+def _kforge_uniform(shape, low, high, seed, dtype):
+    """kforge's uniform (kernels/creation_math.cc): element i from splitmix64(seed * 0x100000001B3 + i)'s top 53 bits,
+    scaled into [low, high) in double, rounded to dtype, stepped below high where it rounds to it."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) * np.uint64(0x100000001B3) + np.arange(int(np.prod(shape)), dtype=np.uint64)
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = (z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    v = (low + (high - low) * u).astype(dtype)
+    top, bottom = np.asarray(high, dtype), np.asarray(low, dtype)
+    v = np.where((v >= top) & (top > bottom), np.nextafter(top, bottom), v)
+    return v.reshape(shape)
 
 
 def _causal_scores(x):
@@ -181,6 +198,10 @@ CASES = [
       pending="Paddle 3.3.1 declares the result tensor<2x1x3x2> but computes [2, 3, 3, 2]; kforge rejects the "
               "program's conflicting declared type"),
     C("matmul_vector", lambda x, y: paddle.matmul(x, y), [t(3), t(3, 4)], ops=("matmul",)),
+    C("matmul_vector_y", lambda x, y: paddle.matmul(x, y), [t(2, 3, 4), t(4)], ops=("matmul",)),
+    C("matmul_vector_dot", lambda x, y: paddle.matmul(x, y), [t(5), t(5)], ops=("matmul",)),
+    C("matmul_vector_batched", lambda x, y: paddle.matmul(x, y, transpose_y=True), [t(4), t(2, 3, 4)],
+      ops=("matmul",)),
     C("linear", lambda x, w, b: F.linear(x, w, b), [t(None, 4)], [t(4, 3), t(3)], ops=("matmul", "add")),
     C("mlp", lambda x, w1, b1, w2, b2: F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), [t(None, 6, run=(3, 6))],
       [t(6, 8), t(8), t(8, 2), t(2)], ops=("matmul", "add", "relu")),
@@ -193,6 +214,16 @@ CASES = [
       [t(12), t(12)], ops=("layer_norm",)),
     C("batch_norm", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
       [t(2, 3, 4, 4)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    # Batch norms that are not 4-D (a detection head's [n, c] and [n, c, l]; NLC; 5-D): under --target cuda the
+    # epilogue kernel over [n, c, spatial] (issue 34).
+    C("batch_norm_2d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+      [t(4, 3)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_3d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+      [t(2, 3, 5)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_nlc", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False, data_format="NLC"),
+      [t(2, 5, 3)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_5d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False, data_format="NCDHW"),
+      [t(1, 2, 3, 2, 2)], [t(2), t(2, low=0.5, high=2.0), t(2), t(2)], ops=("batch_norm_",)),
     C("conv2d", lambda x, w: F.conv2d(x, w), [t(1, 2, 5, 5)], [t(3, 2, 3, 3)], ops=("conv2d",)),
     C("conv2d_bias_stride_pad", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [t(2, 2, 6, 5)],
       [t(4, 2, 3, 3), t(4)], ops=("conv2d", "add")),
@@ -204,6 +235,16 @@ CASES = [
       ops=("conv2d",)),
     C("depthwise_conv2d", lambda x, w: F.conv2d(x, w, padding=1, groups=3), [t(1, 3, 5, 5)], [t(3, 1, 3, 3)],
       ops=("depthwise_conv2d",)),
+    # Asymmetric paddings [top, bottom, left, right] (PP-HGNetV2's stem: 0, 1, 0, 1): cuDNN pads both sides alike,
+    # so the CUDA backend pads the input first (issue 34).
+    C("conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]), [t(1, 3, 6, 6)], [t(4, 3, 2, 2)],
+      ops=("conv2d",)),
+    C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),
+      [t(2, 2, 7, 6)], [t(3, 2, 3, 3), t(3)], ops=("conv2d",)),
+    C("conv2d_asym_pad_nhwc", lambda x, w: F.conv2d(x, w, padding=[1, 0, 0, 1], data_format="NHWC"),
+      [t(1, 5, 5, 2)], [t(3, 2, 2, 2)], ops=("conv2d",)),
+    C("depthwise_conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 1, 0], groups=4), [t(1, 4, 5, 6)],
+      [t(4, 1, 2, 2)], ops=("depthwise_conv2d",)),
     C("conv2d_transpose", lambda x, w: F.conv2d_transpose(x, w, stride=2, padding=1), [t(1, 2, 3, 3)],
       [t(2, 3, 3, 3)], ops=("conv2d_transpose",)),
     C("max_pool2d", lambda x: F.max_pool2d(x, kernel_size=2, stride=2), [t(1, 2, 4, 6)], ops=("pool2d",)),
@@ -331,6 +372,11 @@ CASES = [
         ops=("floor_divide",)) for dt in ("int32", "int64")],
     C("floor_divide_negative_divisor", lambda x, y: paddle.floor_divide(x, y),
       [t(2, 5, dtype="int64", low=-9, high=10), t(2, 5, dtype="int64", low=-4, high=-1)], ops=("floor_divide",)),
+    # Broadcast operands (a kernel of its own under --target cuda, which reads them at broadcast coordinates).
+    C("floor_divide_broadcast", lambda x, y: paddle.floor_divide(x, y),
+      [t(2, 3, 4, dtype="int64", low=-20, high=20), t(4, dtype="int64", low=1, high=6)], ops=("floor_divide",)),
+    C("floor_divide_broadcast_float", lambda x, y: x // y, [t(3, 1, low=-3, high=3), t(3, 4, low=0.25, high=2)],
+      ops=("floor_divide",)),
     *[C(f"floor_divide_{dt}", lambda x, y: x // y, [t(2, 5, dtype=dt, low=-3, high=3), t(2, 5, dtype=dt, low=0.25,
                                                                                         high=2.0)],
         ops=("floor_divide",)) for dt in FLOAT],
@@ -412,6 +458,13 @@ CASES = [
     C("topk_ties_smallest_unsorted", lambda x: paddle.topk(paddle.floor(x * 3), 7, largest=False, sorted=False),
       [t(4, 50)], ops=("topk",)),
     C("topk_ties_axis0", lambda x: paddle.topk(paddle.floor(x * 3), 6, axis=0), [t(40, 3)], ops=("topk",)),
+    # uniform: Paddle's generator and kforge's differ, so the expected values are kforge's counter-based draws
+    # (kernels/creation_math.cc; the CPU and CUDA kernels alike), added to x to keep the program's input.
+    C("uniform_float32", lambda x: x + paddle.uniform([3, 5], min=-2.0, max=3.0, seed=7), [t(3, 5)], ops=("uniform",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((3, 5), -2.0, 3.0, 7, "float32")]),
+    C("uniform_float64", lambda x: x + paddle.uniform([2, 4], dtype="float64", min=0.0, max=1.0, seed=123),
+      [t(2, 4, dtype="float64")], ops=("uniform",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((2, 4), 0.0, 1.0, 123, "float64")]),
     *[C(f"log_softmax_{dt}", lambda x: F.log_softmax(x, -1), [t(2, 5, dtype=dt, low=-3, high=3)],
         ops=("log_softmax",)) for dt in FLOAT],
     C("log_softmax_axis0", lambda x: F.log_softmax(x, 0), [t(3, 4, low=-3, high=3)], ops=("log_softmax",)),

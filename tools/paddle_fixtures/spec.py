@@ -37,7 +37,10 @@ class Case:
     `pending`: kforge cannot lower it yet; the reason (generate.py skips it unless asked for by name).
     `ops`: the Paddle ops the case is meant to exercise (checked against the saved program).
     `control_flow`: dy2static converts forward's Python `if` on tensors into pd_op.if (other cases are traced as
-    written)."""
+    written).
+    `expect`: where Paddle's answer is not kforge's to match (uniform's draws: kforge's counter-based generator),
+    expect(outputs, feeds) -> the outputs kforge's kernels must give instead (numpy arrays; the reason in the case's
+    comment)."""
     name: str
     forward: object
     inputs: list
@@ -45,3 +48,4 @@ class Case:
     ops: tuple = ()
     pending: str = ""
     control_flow: bool = False
+    expect: object = None

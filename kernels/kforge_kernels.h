@@ -474,6 +474,22 @@ Status cross_entropy_with_softmax(const KernelContext& ctx, const Tensor& input,
 // reflection, align_corners; out [N, C, H', W'].
 Status grid_sample(const KernelContext& ctx, const Tensor& x, const Tensor& grid, const std::string& mode,
                    const std::string& padding_mode, bool align_corners, Tensor* out);
+// ---- detection.cc: Paddle's CPU kernels. deformable_conv: NCHW x float32 / float64, offset [N, 2 * dg * kh * kw,
+// oh, ow] (y then x per tap), optional mask [N, dg * kh * kw, oh, ow], grouped; samples outside x are 0.
+Status deformable_conv(const KernelContext& ctx, const Tensor& x, const Tensor& offset, const Tensor& filter,
+                       const Tensor* mask, const std::vector<int>& strides, const std::vector<int>& paddings,
+                       const std::vector<int>& dilations, int deformable_groups, int groups, int im2col_step,
+                       Tensor* out);
+// roi_align: boxes [R, 4] (x1, y1, x2, y2) of the images boxes_num counts (absent: one image), out [R, C, ph, pw].
+Status roi_align(const KernelContext& ctx, const Tensor& x, const Tensor& boxes, const Tensor* boxes_num,
+                 int pooled_height, int pooled_width, float spatial_scale, int sampling_ratio, bool aligned,
+                 Tensor* out);
+// isnan: bool out (false for integers); linspace: `number` values from start to stop (one-element tensors), the
+// first half from start, the second from stop; index_sample: out[i, j] = x[i, index[i, j]] (index in range).
+Status isnan(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& stop, const Tensor& number,
+                DataType dtype, Tensor* out);
+Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
 
 }  // namespace kforge::kernels
 
@@ -496,6 +512,16 @@ Status CrossEntropyWithSoftmaxInferMeta(const Tensor& input, const Tensor& label
 Status SigmoidCrossEntropyWithLogitsInferMeta(const Tensor& x, const Tensor& label, const Tensor* pos_weight,
                                               bool normalize, int ignore_index, Tensor* out);
 Status GridSampleBaseInferMeta(const Tensor& x, const Tensor& grid, Tensor* out);
+// meta_detection.cc
+Status IsfiniteInferMeta(const Tensor& x, Tensor* out);
+Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& number, DataType dtype, Tensor* out);
+Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
+Status RoiAlignInferMeta(const Tensor& x, const Tensor& boxes, const Tensor* boxes_num, int pooled_height,
+                         int pooled_width, float spatial_scale, int sampling_ratio, bool aligned, Tensor* out);
+Status DeformableConvInferMeta(const Tensor& x, const Tensor& offset, const Tensor& filter, const Tensor* mask,
+                               const std::vector<int>& strides, const std::vector<int>& paddings,
+                               const std::vector<int>& dilations, int deformable_groups, int groups, int im2col_step,
+                               Tensor* out);
 
 }  // namespace kforge::meta
 // --- end of GraphNet's missing ops (issue 34) --------------------------------------------------------------------

@@ -223,7 +223,6 @@ bool is_nan(T v) {
 
 Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted,
             Tensor* out, Tensor* indices) {
-  (void)sorted;  // always sorted: Paddle's unsorted order is unspecified, sorted is one valid answer
   static constexpr const char* kOp = "topk";
   KFORGE_RETURN_IF_ERROR(check_dtype(ctx, x, kOp));
   Tensor expected[2];
@@ -239,23 +238,32 @@ Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis
   util::normalize_axis_or_scalar(axis, x.ndim, &a);
   KFORGE_RETURN_IF_ERROR(util::scalar_to_int(k, kOp, "k", &count));
   const Lines l = lines_of(x, a);
+  if (count == 0) return Status::OK();
   return util::visit_number(x.dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    // Paddle's order: NaN before every number (largest) or after every number (smallest); among equals, the lower
-    // index first, which makes the result deterministic where Paddle's unstable sort is not.
+    // Paddle's CPU kernel (phi FullTopK), step for step, so that equal values come out in its order too: NaN
+    // before every number (largest) or after every number (smallest), no tie-break among equals; the line in index
+    // order; std::partial_sort of the first k when k * 64 < len, else std::nth_element at k - 1 and, when
+    // `sorted`, std::sort of the first k - 1. Which of equal values comes first is then what those libstdc++
+    // algorithms make of this input sequence, as in Paddle (not stable, not by index).
     auto before = [largest](const Entry<T>& p, const Entry<T>& q) {
       const bool pn = is_nan(p.value), qn = is_nan(q.value);
-      if (pn != qn) return largest ? pn : qn;
-      if (!pn && p.value != q.value) return largest ? p.value > q.value : p.value < q.value;
-      return p.index < q.index;
+      return largest ? ((pn && !qn) || p.value > q.value) : ((!pn && qn) || p.value < q.value);
     };
     util::Scratch<Entry<T>> line(ctx, static_cast<size_t>(l.len));
     const T* xd = x.data_as<const T>();
+    const bool partial = count * 64 < l.len;
     for (int64_t o = 0; o < l.outer; ++o) {
       for (int64_t i = 0; i < l.inner; ++i) {
         const int64_t base = o * l.len * l.inner + i;
         for (int64_t j = 0; j < l.len; ++j) line[static_cast<size_t>(j)] = {xd[base + j * l.inner], j};
-        std::partial_sort(line.data(), line.data() + count, line.data() + l.len, before);
+        Entry<T>* first = line.data();
+        if (partial) {
+          std::partial_sort(first, first + count, first + l.len, before);
+        } else {
+          std::nth_element(first, first + count - 1, first + l.len, before);
+          if (sorted) std::sort(first, first + count - 1, before);
+        }
         const int64_t out_base = o * count * l.inner + i;
         for (int64_t j = 0; j < count; ++j) {
           if (out != nullptr) out->data_as<T>()[out_base + j * l.inner] = line[static_cast<size_t>(j)].value;

@@ -11,22 +11,7 @@ set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 dir="$1/cuda-models" model="$2" batch="$3" variant="${4:-graph}"
 NCU="${NCU:-ncu}"
-summarize() {  # ncu --csv on stdin -> kernels by total time
-  python3 -c '
-import csv, sys, collections
-rows = [r for r in csv.DictReader(l for l in sys.stdin if l.startswith("\""))]
-total, by = 0.0, collections.defaultdict(lambda: [0, 0.0])
-for r in rows:
-    if r.get("Metric Name") != "gpu__time_duration.sum": continue
-    scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3}[r["Metric Unit"]]
-    us = float(r["Metric Value"].replace(",", "")) * scale
-    name = r["Kernel Name"][:90]
-    by[name][0] += 1; by[name][1] += us; total += us
-print(f"{sys.argv[1]}: {sum(c for c, _ in by.values())} kernels, {total:.1f} us of kernel time")
-for name, (count, us) in sorted(by.items(), key=lambda kv: -kv[1][1])[:int(sys.argv[2])]:
-    print(f"  {us:8.1f} us  {count:3d} x  {name}")
-' "$1" "${2:-12}"
-}
+summarize() { python3 "$HERE/ncu_summary.py" "$@"; }  # ncu --csv on stdin -> kernels by total time
 # shellcheck source=bench/cudnn_env.sh
 source "$HERE/../cudnn_env.sh"
 use_wheel_cudnn > /dev/null

@@ -11,7 +11,9 @@
 // torch's cudnn.allow_tf32); the GEMMs run in float32 (cuBLASLt, no TF32), as torch's default matmul precision,
 // unless KFORGE_GEMM_TF32=1 is in the environment (the class's set_gemm_tf32(true), where it has one).
 // The input is [BATCH, 3, 224, 224] unless KFORGE_INPUT_DIMS says otherwise: comma-separated dims, B for the
-// batch (bench/transformers: "B,128,768").
+// batch (bench/transformers: "B,128,768"); a program with several inputs takes one such list per input, in its
+// kInputNames order, separated by ';' (a GPT decode step: "B,1;B,12,128,64;..."). Float inputs are uniform in
+// [-1, 1); integer inputs (token ids) uniform in [0, KFORGE_INT_HIGH) (default 1000). Outputs of any number.
 //
 // Built per program:
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I GEN -DKFORGE_PROGRAM_HEADER='"NAME.h"' -DKFORGE_PROGRAM_CLASS=NAME
@@ -70,7 +72,14 @@ __global__ void fill_uniform(T* out, int64_t n, float low, float high, uint64_t 
   }
 }
 
-// A device tensor of `dims` and `dtype` (float32, float16 or bfloat16), uniform in [low, high) (then rounded).
+__global__ void fill_int64(int64_t* out, int64_t n, int64_t high, uint64_t stream) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
+    out[i] = int64_t(mix(mix(kSeed ^ (stream * 0x632BE59BD9B4E019ull)) + uint64_t(i)) % uint64_t(high));
+  }
+}
+
+// A device tensor of `dims` and `dtype` (float32, float16 or bfloat16), uniform in [low, high) (then rounded);
+// int64: integers uniform in [low, high).
 kforge::Status random_tensor(const std::vector<int64_t>& dims, float low, float high, uint64_t stream,
                              kforge::DataType dtype, kforge::Tensor* t) {
   *t = kforge::Tensor();
@@ -85,6 +94,8 @@ kforge::Status random_tensor(const std::vector<int64_t>& dims, float low, float 
     fill_uniform<<<blocks, 256>>>(static_cast<__half*>(t->data), n, low, high, stream);
   } else if (dtype == kforge::DataType::kBFloat16) {
     fill_uniform<<<blocks, 256>>>(static_cast<__nv_bfloat16*>(t->data), n, low, high, stream);
+  } else if (dtype == kforge::DataType::kInt64) {
+    fill_int64<<<blocks, 256>>>(t->data_as<int64_t>(), n, int64_t(high), stream);
   } else {
     fill_uniform<<<blocks, 256>>>(t->data_as<float>(), n, low, high, stream);
   }
@@ -92,26 +103,32 @@ kforge::Status random_tensor(const std::vector<int64_t>& dims, float low, float 
   return kforge::Status::OK();
 }
 
-// The input's dims for `batch`: KFORGE_INPUT_DIMS with B replaced, else an image batch.
-bool input_dims(int64_t batch, std::vector<int64_t>* dims) {
+// The inputs' dims for `batch`: KFORGE_INPUT_DIMS (one comma-separated list per input, ';' between inputs) with B
+// replaced, else one image batch.
+bool input_dims(int64_t batch, std::vector<std::vector<int64_t>>* inputs) {
   const char* spec = std::getenv("KFORGE_INPUT_DIMS");
+  inputs->clear();
   if (spec == nullptr || spec[0] == '\0') {
-    *dims = {batch, 3, 224, 224};
+    inputs->push_back({batch, 3, 224, 224});
     return true;
   }
-  dims->clear();
-  std::istringstream fields(spec);
-  for (std::string field; std::getline(fields, field, ',');) {
-    if (field == "B") {
-      dims->push_back(batch);
-      continue;
+  std::istringstream lists(spec);
+  for (std::string list; std::getline(lists, list, ';');) {
+    std::vector<int64_t>& dims = inputs->emplace_back();
+    std::istringstream fields(list);
+    for (std::string field; std::getline(fields, field, ',');) {
+      if (field == "B") {
+        dims.push_back(batch);
+        continue;
+      }
+      char* end = nullptr;
+      const long long d = std::strtoll(field.c_str(), &end, 10);
+      if (field.empty() || *end != '\0' || d < 0) return false;
+      dims.push_back(d);
     }
-    char* end = nullptr;
-    const long long d = std::strtoll(field.c_str(), &end, 10);
-    if (field.empty() || *end != '\0' || d < 0) return false;
-    dims->push_back(d);
+    if (dims.empty()) return false;
   }
-  return !dims->empty();
+  return !inputs->empty();
 }
 
 // set_gemm_tf32(true) where the class has it (float32 GEMMs); false where it has none.
@@ -158,7 +175,6 @@ int main(int argc, char** argv) {
     return fail(std::string(argv[1]) + " lists " + std::to_string(params.size()) + " parameters, the program has " +
                 std::to_string(Program::kNumParameters));
   }
-  static_assert(Program::kNumInputs == 1 && Program::kNumOutputs == 1, "one input, one output");
   if (const char* tf32 = std::getenv("KFORGE_GEMM_TF32"); tf32 != nullptr && tf32[0] == '1' &&
       !allow_gemm_tf32(program, 0)) {
     return fail("KFORGE_GEMM_TF32=1, but the class has no float32 GEMM (no set_gemm_tf32)");
@@ -167,13 +183,28 @@ int main(int argc, char** argv) {
   for (int a = 2; a < argc; ++a) {
     const int64_t batch = std::atoll(argv[a]);
     if (batch <= 0) return fail(std::string("bad batch '") + argv[a] + "'");
-    kforge::Tensor x, y;
-    std::vector<int64_t> dims;
-    if (!input_dims(batch, &dims)) return fail(std::string("bad KFORGE_INPUT_DIMS '") + std::getenv("KFORGE_INPUT_DIMS") + "'");
-    CHECK_STATUS(random_tensor(dims, -1.0f, 1.0f, 0, kforge::DataType::kFloat32, &x));
-    if (cudaDeviceSynchronize() != cudaSuccess) return fail("filling the input failed");
+    std::vector<std::vector<int64_t>> dims;
+    if (!input_dims(batch, &dims) || dims.size() != Program::kNumInputs) {
+      return fail("KFORGE_INPUT_DIMS must give the dims of " + std::to_string(Program::kNumInputs) + " input(s)");
+    }
+    std::vector<kforge::Tensor> xs(Program::kNumInputs), ys(Program::kNumOutputs);
+    std::vector<const kforge::Tensor*> in;
+    std::vector<kforge::Tensor*> out;
+    const char* int_high = std::getenv("KFORGE_INT_HIGH");
+    for (size_t i = 0; i < xs.size(); ++i) {
+      // The class's dtype: float32, or 16-bit under --io-precision compute; int64 token ids.
+      const kforge::DataType dtype = Program::kInputSpecs[i].dtype;
+      const bool ids = dtype == kforge::DataType::kInt64;
+      const float high = ids ? float(int_high != nullptr ? std::atoll(int_high) : 1000) : 1.0f;
+      const uint64_t stream = i == 0 ? 0 : (uint64_t(1) << 32) + i;  // input 0: the stream it always had
+      CHECK_STATUS(random_tensor(dims[i], ids ? 0.0f : -1.0f, high, stream, dtype, &xs[i]));
+      in.push_back(&xs[i]);
+    }
+    for (kforge::Tensor& y : ys) out.push_back(&y);
+    if (cudaDeviceSynchronize() != cudaSuccess) return fail("filling the inputs failed");
     auto once = [&]() -> kforge::Status {
-      KFORGE_RETURN_IF_ERROR(program.run(x, &y));
+      KFORGE_RETURN_IF_ERROR(program.run(kforge::TensorList{in.data(), in.size()},
+                                         kforge::MutableTensorList{out.data(), out.size()}));
       return program.synchronize();
     };
     for (int i = 0; i < kWarmup; ++i) CHECK_STATUS(once());

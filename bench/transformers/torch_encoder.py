@@ -40,7 +40,8 @@ def read_kforge(path):
     with open(path) as f:
         for line in f:
             model, setting, batch, median, _ = line.split()
-            out[(int(model.removeprefix("bert_s")), setting, int(batch))] = float(median)
+            if model.startswith("bert_s"):  # (the GPT cells are torch_gpt.py's)
+                out[(int(model.removeprefix("bert_s")), setting, int(batch))] = float(median)
     return out
 
 

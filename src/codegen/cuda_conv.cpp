@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_conv_attrs.h"
 
 namespace kforge::codegen {
 
@@ -20,149 +21,29 @@ using passes::kNone;
 using passes::LoweredProgram;
 using passes::SymExpr;
 using passes::SymShape;
-
-// Reads a call's constant attributes; the first failure leaves a reason in `why` and makes ok() false.
-class Attrs {
- public:
-  Attrs(const KernelCall& call, std::string* why) : call_(call), why_(why) {}
-  bool ok() const { return ok_; }
-
-  const passes::AttrConstant* get(std::string_view name) {
-    const KernelArg* a = call_.arg(name);
-    if (a == nullptr || a->kind != ArgKind::kConstant) {
-      fail(fmt::format("its {} is not a constant known at generation time", name));
-      return nullptr;
-    }
-    return &a->constant;
-  }
-  std::vector<int64_t> ints(std::string_view name) {
-    const passes::AttrConstant* c = get(name);
-    return c != nullptr ? c->ints : std::vector<int64_t>{};
-  }
-  int64_t integer(std::string_view name) {
-    const passes::AttrConstant* c = get(name);
-    return c != nullptr ? c->int_value : 0;
-  }
-  double floating(std::string_view name) {
-    const passes::AttrConstant* c = get(name);
-    return c != nullptr ? c->float_value : 0;
-  }
-  bool boolean(std::string_view name) {
-    const passes::AttrConstant* c = get(name);
-    return c != nullptr && c->bool_value;
-  }
-  std::string text(std::string_view name) {
-    const passes::AttrConstant* c = get(name);
-    return c != nullptr ? c->string_value : std::string();
-  }
-  void fail(std::string reason) {
-    if (ok_ && why_ != nullptr) *why_ = std::move(reason);
-    ok_ = false;
-  }
-
- private:
-  const KernelCall& call_;
-  std::string* why_;
-  bool ok_ = true;
-};
-
-uint32_t single_output(const KernelCall& call) {
-  return call.outputs.size() == 1 && call.outputs[0].values.size() == 1 ? call.outputs[0].values[0] : kNone;
-}
-
-// The logical NCHW dims of a 4-D value: batch, H and W (any SymExpr) and C, which must be static.
-bool nchw(const SymShape& dims, bool nhwc, SymExpr* n, int64_t* c, SymExpr* h, SymExpr* w) {
-  if (dims.size() != 4) return false;
-  const std::optional<int64_t> dc = dims[nhwc ? 3 : 1].constant();
-  if (!dc) return false;
-  *n = dims[0];
-  *c = *dc;
-  *h = dims[nhwc ? 1 : 2];
-  *w = dims[nhwc ? 2 : 3];
-  return true;
-}
-
-// A dim as the generated code passes it to an int field: the literal, or the size where the step runs.
-std::string int_field(const SymExpr& d, const SizeExpr& size) {
-  if (std::optional<int64_t> c = d.constant()) return std::to_string(*c);
-  return "static_cast<int>(" + size(d) + ")";
-}
-
-// Paddle's padding of one spatial dim (kernels/kernel_util.h, conv_geometry): explicit, or SAME's
-// (out = ceil(in / stride), the extra row at the end), or none for VALID.
-struct Pads {
-  int64_t top = 0, bottom = 0, left = 0, right = 0;
-};
-
-bool paddings(Attrs& a, const std::vector<int64_t>& given, const std::string& algorithm, const SymExpr& in_h,
-              const SymExpr& in_w, int64_t k_h, int64_t k_w, int64_t stride_h, int64_t stride_w, Pads* p) {
-  if (given.size() == 2) {
-    p->top = p->bottom = given[0];
-    p->left = p->right = given[1];
-  } else if (given.size() == 4) {
-    *p = Pads{given[0], given[1], given[2], given[3]};
-  } else {
-    a.fail(fmt::format("paddings has {} values (2 or 4 expected)", given.size()));
-    return false;
-  }
-  if (algorithm == "SAME") {
-    // The padding is a constant of the geometry: a dim known only at run time must not change it (stride 1).
-    auto same = [&a](const SymExpr& dim, int64_t stride, int64_t k, int64_t* p0, int64_t* p1) {
-      const std::optional<int64_t> in = dim.constant();
-      if (!in && stride != 1) {
-        a.fail(fmt::format("its SAME padding of stride {} depends on a spatial dim known only at run time", stride));
-        return false;
-      }
-      const int64_t sum = in ? std::max<int64_t>(((*in + stride - 1) / stride - 1) * stride + k - *in, 0)
-                             : std::max<int64_t>(k - 1, 0);
-      *p0 = sum / 2;
-      *p1 = sum - *p0;
-      return true;
-    };
-    if (!same(in_h, stride_h, k_h, &p->top, &p->bottom) || !same(in_w, stride_w, k_w, &p->left, &p->right)) {
-      return false;
-    }
-  } else if (algorithm == "VALID") {
-    *p = Pads{};
-  } else if (algorithm != "EXPLICIT") {
-    a.fail("padding_algorithm is \"" + algorithm + "\" (EXPLICIT, SAME or VALID expected)");
-    return false;
-  }
-  if (p->top < 0 || p->bottom < 0 || p->left < 0 || p->right < 0) {
-    a.fail("a padding is negative");
-    return false;
-  }
-  return true;
-}
-
+using conv_detail::activation_dtype;
+using conv_detail::Attrs;
+using conv_detail::element_bytes;
+using conv_detail::element_enumerator;
+using conv_detail::element_type_of;
+using conv_detail::int_field;
+using conv_detail::nchw;
+using conv_detail::Pads;
+using conv_detail::paddings;
+using conv_detail::single_output;
 
 }  // namespace
-
-// The activations' element types the convolution, pooling and batch-norm kernels take: float32, or 16-bit floats
-// (--precision), which they load, compute on in float32 and store rounded.
-bool activation_dtype(ir::DataType d) {
-  return d == ir::DataType::kFloat32 || d == ir::DataType::kFloat16 || d == ir::DataType::kBFloat16;
-}
-
-// The C++ element type of an activation dtype (activation_dtype, or float64 for pooling).
-std::string element_type_of(ir::DataType d) { return cuda_element_type(d).value_or("float"); }
-
-// kforge::cuda_conv::ElementType's enumerator of `d`.
-std::string element_enumerator(ir::DataType d) {
-  switch (d) {
-    case ir::DataType::kFloat16: return "kforge::cuda_conv::ElementType::kFloat16";
-    case ir::DataType::kBFloat16: return "kforge::cuda_conv::ElementType::kBFloat16";
-    default: return "kforge::cuda_conv::ElementType::kFloat32";
-  }
-}
-
-int64_t element_bytes(ir::DataType d) { return d == ir::DataType::kFloat32 ? 4 : 2; }
 
 bool CudaConvSite::has_epilogue() const {
   return bias != kNone || mean != kNone || residual != kNone || !activation.empty();
 }
 
 bool CudaConvSite::direct_depthwise() const { return nhwc && !transposed && groups == c && k == c; }
+
+SymExpr CudaConvSite::padded_input_bytes() const {
+  const SymExpr bytes = batch * c * (h + 2 * pad_h + extra_bottom) * (w + 2 * pad_w + extra_right) * element_bytes(dtype);
+  return SymExpr::floor_div(bytes + 255, 256) * 256;
+}
 
 bool is_cuda_conv_op(std::string_view op) {
   return op == "conv2d" || op == "depthwise_conv2d" || op == "conv2d_fused" || op == "conv2d_transpose";
@@ -241,8 +122,8 @@ bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const c
   return true;
 }
 
-// Strides, dilations and the padding (both sides alike, as cuDNN pads) into `s`; `asymmetric` ends the message
-// for an asymmetric padding.
+// Strides, dilations and the padding into `s`; an asymmetric padding is refused with `asymmetric` ending the message
+// unless `asymmetric` is empty (then extra_bottom and extra_right hold it).
 bool read_window(Attrs& a, const ConvAttrs& c, CudaConvSite& s, std::string_view asymmetric) {
   s.stride_h = c.strides[0];
   s.stride_w = c.strides[1];
@@ -251,13 +132,15 @@ bool read_window(Attrs& a, const ConvAttrs& c, CudaConvSite& s, std::string_view
   Pads pads;
   if (!paddings(a, c.paddings, c.algorithm, s.h, s.w, s.r, s.s, s.stride_h, s.stride_w, &pads)) return false;
   if (c.algorithm == "SAME") s.dilation_h = s.dilation_w = 1;  // as Paddle's kernels
-  if (pads.top != pads.bottom || pads.left != pads.right) {
+  if ((pads.top != pads.bottom || pads.left != pads.right) && !asymmetric.empty()) {
     a.fail(fmt::format("its padding is asymmetric (top {}, bottom {}, left {}, right {}); {}", pads.top, pads.bottom,
                        pads.left, pads.right, asymmetric));
     return false;
   }
   s.pad_h = pads.top;
   s.pad_w = pads.left;
+  s.extra_bottom = pads.bottom - pads.top;
+  s.extra_right = pads.right - pads.left;
   return true;
 }
 
@@ -302,11 +185,15 @@ std::optional<CudaConvSite> cuda_conv_site(const LoweredProgram& p, const Kernel
     a.fail("its strides, dilations, groups and dims do not describe a 2-D convolution");
     return std::nullopt;
   }
-  if (!read_window(a, c, s, "cuDNN pads both sides alike, and the CUDA backend does not pad separately yet")) {
+  if (!read_window(a, c, s, "")) return std::nullopt;
+  if (s.pad_h + s.extra_bottom < 0 || s.pad_w + s.extra_right < 0 || s.pad_h < 0 || s.pad_w < 0) {
+    a.fail("its padding is negative");
     return std::nullopt;
   }
-  const SymExpr out_h = SymExpr::floor_div(s.h + 2 * s.pad_h - (s.dilation_h * (s.r - 1) + 1), s.stride_h) + 1;
-  const SymExpr out_w = SymExpr::floor_div(s.w + 2 * s.pad_w - (s.dilation_w * (s.s - 1) + 1), s.stride_w) + 1;
+  const SymExpr out_h =
+      SymExpr::floor_div(s.h + 2 * s.pad_h + s.extra_bottom - (s.dilation_h * (s.r - 1) + 1), s.stride_h) + 1;
+  const SymExpr out_w =
+      SymExpr::floor_div(s.w + 2 * s.pad_w + s.extra_right - (s.dilation_w * (s.s - 1) + 1), s.stride_w) + 1;
   if (out_h != s.out_h || out_w != s.out_w) {
     a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h.to_string(),
                        s.out_w.to_string(), out_h.to_string(), out_w.to_string()));
@@ -395,132 +282,18 @@ std::vector<uint32_t> cudnn_scratch_positions(const LoweredProgram& p, const pas
   return positions;
 }
 
-std::optional<CudaPoolSite> cuda_pool_site(const LoweredProgram& p, const KernelCall& call, std::string* why) {
-  Attrs a(call, why);
-  CudaPoolSite s;
-  s.x = call.tensor_arg("x");
-  s.out = single_output(call);
-  if (s.x == kNone || s.out == kNone) {
-    a.fail("it needs an input and one output");
-    return std::nullopt;
+std::optional<std::string> cuda_conv_padded_input_problem(const CudaConvSite& s, const passes::Buffer* scratch) {
+  const std::string head =
+      fmt::format("pads its input for its asymmetric padding (top {}, bottom {}, left {}, right {}) into its cuDNN "
+                  "workspace",
+                  s.pad_h, s.pad_h + s.extra_bottom, s.pad_w, s.pad_w + s.extra_right);
+  if (scratch == nullptr) return head + ", which --cudnn-workspace-mib 0 leaves out";
+  const std::optional<int64_t> need = s.padded_input_bytes().constant(), have = scratch->size_bytes.constant();
+  if (need && have && *need > *have) {
+    return fmt::format("{}, and the padded input takes {} bytes of its {}: raise --cudnn-workspace-mib", head, *need,
+                       *have);
   }
-  s.dtype = p.values[s.x].dtype;
-  if ((!activation_dtype(s.dtype) && s.dtype != ir::DataType::kFloat64) || p.values[s.out].dtype != s.dtype) {
-    a.fail(fmt::format("x is {}; the CUDA pooling kernel takes float32, float64, float16 and bfloat16",
-                       ir::dtype_name(s.dtype)));
-    return std::nullopt;
-  }
-  const std::vector<int64_t> kernel = a.ints("kernel_size");
-  std::vector<int64_t> strides = a.ints("strides");
-  const std::vector<int64_t> given_pads = a.ints("paddings");
-  const bool ceil_mode = a.boolean("ceil_mode");
-  s.exclusive = a.boolean("exclusive");
-  const std::string format = a.text("data_format");
-  const std::string type = a.text("pooling_type");
-  const bool global = a.boolean("global_pooling");
-  s.adaptive = a.boolean("adaptive");
-  const std::string algorithm = a.text("padding_algorithm");
-  if (!a.ok()) return std::nullopt;
-  s.nhwc = format == "NHWC";
-  SymExpr out_n;
-  int64_t out_c = 0;
-  if (!nchw(p.values[s.x].dims, s.nhwc, &s.batch, &s.c, &s.h, &s.w) ||
-      !nchw(p.values[s.out].dims, s.nhwc, &out_n, &out_c, &s.out_h, &s.out_w) || out_c != s.c || out_n != s.batch) {
-    a.fail("its input and output must be 4-D with channels known at generation time");
-    return std::nullopt;
-  }
-  if (type != "max" && type != "avg") {
-    a.fail("pooling_type is \"" + type + "\" (max or avg expected)");
-    return std::nullopt;
-  }
-  s.is_max = type == "max";
-  if (kernel.size() != 1 && kernel.size() != 2) {
-    a.fail(fmt::format("kernel_size has {} values (1 or 2 expected)", kernel.size()));
-    return std::nullopt;
-  }
-  // A global pool is the adaptive pool to 1 x 1 (one window over the whole map, whatever its size).
-  s.adaptive = s.adaptive || global;
-  s.k_h = global ? 1 : kernel.front();
-  s.k_w = global ? 1 : kernel.back();
-  if (strides.size() == 1) strides.push_back(strides[0]);
-  if (strides.size() != 2 || strides[0] <= 0 || strides[1] <= 0 || s.k_h <= 0 || s.k_w <= 0) {
-    a.fail("its kernel_size and strides must be positive pairs");
-    return std::nullopt;
-  }
-  s.stride_h = strides[0];
-  s.stride_w = strides[1];
-  Pads pads;  // none for an adaptive pool
-  if (!s.adaptive &&
-      !paddings(a, given_pads, algorithm, s.h, s.w, s.k_h, s.k_w, s.stride_h, s.stride_w, &pads)) {
-    return std::nullopt;
-  }
-  s.pad_top = pads.top;
-  s.pad_left = pads.left;
-  SymExpr out_h = s.k_h, out_w = s.k_w;  // adaptive: the kernel size is the output size
-  if (!s.adaptive) {
-    auto out_size = [ceil_mode](const SymExpr& in, int64_t k, int64_t p0, int64_t p1, int64_t stride) {
-      return SymExpr::floor_div(in - k + p0 + p1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
-    };
-    out_h = out_size(s.h, s.k_h, pads.top, pads.bottom, s.stride_h);
-    out_w = out_size(s.w, s.k_w, pads.left, pads.right, s.stride_w);
-  }
-  if (out_h != s.out_h || out_w != s.out_w) {
-    a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h.to_string(),
-                       s.out_w.to_string(), out_h.to_string(), out_w.to_string()));
-    return std::nullopt;
-  }
-  return s;
-}
-
-std::optional<CudaBatchNormSite> cuda_batch_norm_site(const LoweredProgram& p, const KernelCall& call,
-                                                      const std::function<bool(uint32_t)>& is_read, std::string* why) {
-  Attrs a(call, why);
-  CudaBatchNormSite s;
-  s.x = call.tensor_arg("x");
-  s.mean = call.tensor_arg("mean");
-  s.variance = call.tensor_arg("variance");
-  s.scale = call.tensor_arg("scale");
-  s.shift = call.tensor_arg("bias");
-  s.out = call.outputs.empty() || call.outputs[0].values.size() != 1 ? kNone : call.outputs[0].values[0];
-  const bool test = call.constant_bool("is_test").value_or(false) || call.constant_bool("use_global_stats").value_or(false);
-  const std::string format = a.text("data_format");
-  s.epsilon = a.floating("epsilon");
-  if (!a.ok()) return std::nullopt;
-  if (!test) {
-    a.fail("it is a training batch norm (batch statistics); only inference (is_test or use_global_stats) runs");
-    return std::nullopt;
-  }
-  if (s.x == kNone || s.out == kNone || s.mean == kNone || s.variance == kNone) {
-    a.fail("it needs x, mean, variance and an output");
-    return std::nullopt;
-  }
-  for (size_t i = 1; i < call.outputs.size(); ++i) {
-    for (uint32_t v : call.outputs[i].values) {
-      if (v != kNone && is_read(v)) {
-        a.fail("its output " + call.outputs[i].name + " is read, and the CUDA batch norm computes out alone");
-        return std::nullopt;
-      }
-    }
-  }
-  s.nhwc = format == "NHWC";
-  const SymShape& dims = p.values[s.x].dims;
-  SymExpr h, w;
-  if (!nchw(dims, s.nhwc, &s.batch, &s.c, &h, &w)) {
-    a.fail("x must be 4-D with channels known at generation time");
-    return std::nullopt;
-  }
-  s.spatial = h * w;
-  s.dtype = p.values[s.x].dtype;
-  for (uint32_t v : {s.x, s.out, s.mean, s.variance, s.scale, s.shift}) {
-    const ir::DataType want = v == s.x || v == s.out ? s.dtype : ir::DataType::kFloat32;
-    if (v != kNone && (p.values[v].dtype != want || !activation_dtype(s.dtype))) {
-      a.fail(fmt::format("{} is {}; the CUDA batch norm takes float32, float16 or bfloat16 x and y and float32 "
-                         "statistics",
-                         p.values[v].label(), ir::dtype_name(p.values[v].dtype)));
-      return std::nullopt;
-    }
-  }
-  return s;
+  return std::nullopt;
 }
 
 int64_t cuda_conv_fold_bytes(const CudaConvSite& s) {
@@ -548,9 +321,17 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
                             : s.krsc_filter      ? ", false, true"
                             : s.transposed       ? ", true"
                                                  : "";
-  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.k, s.r, s.s, s.pad_h,
-                                s.pad_w, s.stride_h, s.stride_w, s.dilation_h, s.dilation_w, s.groups,
-                                s.nhwc ? "true" : "false", flags));
+  // An input padded into the scratch (kforge_conv_pad.cuh) is convolved with no padding; `padding` holds the four.
+  const bool padded = s.pads_input();
+  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}{}}}", s.c, s.k, s.r, s.s,
+                                padded ? 0 : s.pad_h, padded ? 0 : s.pad_w, s.stride_h, s.stride_w, s.dilation_h,
+                                s.dilation_w, s.groups, s.nhwc ? "true" : "false", flags));
+  if (padded) {
+    v.set("padding", fmt::format("{{{}, {}, {}, {}}}", s.pad_h, s.pad_h + s.extra_bottom, s.pad_w,
+                                 s.pad_w + s.extra_right));
+  } else {
+    v.set("padding", false);
+  }
   v.set("shape", fmt::format("{{{}, {}, {}, {}, {}}}", int_field(s.batch, size), int_field(s.h, size), int_field(s.w, size),
                              int_field(s.out_h, size), int_field(s.out_w, size)));
   const std::string t = element_type_of(s.dtype);
@@ -604,34 +385,6 @@ tmpl::Value cuda_conv_step(const CudaConvSite& s, int64_t number, int64_t launch
   return v;
 }
 
-tmpl::Value cuda_batch_norm_step(const CudaBatchNormSite& s, int64_t launch, const std::string& description,
-                                 const CudaBufferExpr& buffer, const SizeExpr& size) {
-  tmpl::Value v = tmpl::Value::map();
-  v.set("launch", launch);
-  v.set("description", description);
-  v.set("x", buffer(s.x, element_type_of(s.dtype), true));
-  v.set("y", buffer(s.out, element_type_of(s.dtype), false));
-  v.set("batch", size(s.batch));
-  v.set("channels", std::to_string(s.c));
-  v.set("spatial", size(s.spatial));
-  v.set("nhwc", std::string(s.nhwc ? "true" : "false"));
-  auto operand = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, "float", true); };
-  tmpl::Value e = tmpl::Value::map();
-  e.set("bias", "nullptr");
-  e.set("mean", operand(s.mean));
-  e.set("variance", operand(s.variance));
-  e.set("scale", operand(s.scale));
-  e.set("shift", operand(s.shift));
-  e.set("residual", "nullptr");
-  e.set("epsilon", cpp_float(static_cast<float>(s.epsilon)));
-  e.set("activation", "kforge::cuda_conv::Activation::kNone");
-  e.set("alpha", "0.0f");
-  e.set("beta", "0.0f");
-  e.set("after_residual", "false");
-  v.set("epilogue", std::move(e));
-  return v;
-}
-
 tmpl::Value cuda_copy_step(const LoweredProgram& p, uint32_t from, uint32_t to, int64_t launch,
                            const std::string& description, const CudaBufferExpr& buffer, const SizeExpr& size) {
   tmpl::Value v = tmpl::Value::map();
@@ -640,25 +393,6 @@ tmpl::Value cuda_copy_step(const LoweredProgram& p, uint32_t from, uint32_t to, 
   v.set("from", buffer(from, "void", true));
   v.set("to", buffer(to, "void", false));
   v.set("bytes", size(p.values[to].bytes()));
-  return v;
-}
-
-tmpl::Value cuda_pool_step(const CudaPoolSite& s, int64_t number, int64_t launch, const std::string& description,
-                           const CudaBufferExpr& buffer, const SizeExpr& size) {
-  const std::string type = element_type_of(s.dtype);
-  tmpl::Value v = tmpl::Value::map();
-  v.set("number", number);
-  v.set("launch", launch);
-  v.set("description", description);
-  auto b = [](bool x) { return x ? "true" : "false"; };
-  v.set("geometry", fmt::format("{{{}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}}}", s.c, int_field(s.h, size),
-                                int_field(s.w, size), int_field(s.out_h, size), int_field(s.out_w, size), s.k_h, s.k_w, s.stride_h,
-                                s.stride_w, s.pad_top, s.pad_left, b(s.nhwc), b(s.is_max), b(s.exclusive),
-                                b(s.adaptive)));
-  v.set("type", type);
-  v.set("batch", size(s.batch));
-  v.set("x", buffer(s.x, type, true));
-  v.set("y", buffer(s.out, type, false));
   return v;
 }
 

@@ -4,7 +4,8 @@
 //   - A convolution is one cuDNN call (a conv2d_transpose: cuDNN's backward-data convolution) (templates/cuda/kforge_cudnn.cuh: descriptors made once, the algorithm
 //     found once per batch) and, for a group, one epilogue kernel over its output (bias, inference batch norm,
 //     activation, residual). float32 only; NCHW or NHWC; any stride, dilation and group count; explicit, SAME
-//     or VALID padding that comes out symmetric (cuDNN pads both sides alike).
+//     or VALID padding; an asymmetric one (cuDNN pads both sides alike) pads the input into the convolution's
+//     scratch first (templates/cuda/kforge_conv_pad.cuh; not for conv2d_transpose).
 //   - A pool2d is one generated index-mapped kernel (templates/cuda/kforge_pool.cuh): max or average, ceil mode,
 //     exclusive or not, global, adaptive; float32 or float64.
 // The channels and the window must be known at generation time (the geometry is a constant of the output); the
@@ -40,6 +41,11 @@ struct CudaConvSite {
   ir::DataType dtype = ir::DataType::kFloat32;
   int64_t c = 0, k = 0, r = 0, s = 0;
   int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
+  /// An asymmetric padding (Paddle's [top, bottom, left, right], which cuDNN cannot take): the bottom and right pads
+  /// minus pad_h and pad_w (the top and left ones); 0 for a symmetric padding. A direct depthwise convolution reads
+  /// the top and left pads (its bounds checks are the others); cuDNN runs on the input padded into the front of the
+  /// convolution's scratch (templates/cuda/kforge_conv_pad.cuh) with no padding of its own.
+  int64_t extra_bottom = 0, extra_right = 0;
   bool nhwc = false;
   std::string activation;  // conv2d_fused's name ("relu", "gelu_tanh", ...), "" for none
   double alpha = 0, beta = 0, epsilon = 1e-5;
@@ -63,6 +69,11 @@ struct CudaConvSite {
 
   /// Whether an epilogue kernel runs after the convolution.
   bool has_epilogue() const;
+  bool asymmetric() const { return extra_bottom != 0 || extra_right != 0; }
+  /// Whether its input is padded into its scratch before cuDNN runs (an asymmetric padding that cuDNN runs).
+  bool pads_input() const { return asymmetric() && !direct_depthwise(); }
+  /// Bytes of the padded input of a pads_input() site (kforge_conv_pad.cuh's padded_bytes, 256-aligned).
+  passes::SymExpr padded_input_bytes() const;
   /// Whether it runs as kforge_depthwise.cuh's kernel, not cuDNN: NHWC, one filter per channel (the header's
   /// direct_depthwise(ConvGeometry) decides the same from the geometry this site prints).
   bool direct_depthwise() const;
@@ -104,11 +115,16 @@ std::optional<CudaConvSite> cuda_conv_site(const passes::LoweredProgram& program
 /// buffer in the memory plan (passes::add_scratch_buffers), its cuDNN workspace.
 std::vector<uint32_t> cudnn_scratch_positions(const passes::LoweredProgram& program, const passes::FusionPlan& plan);
 
+/// Why the padded input of a pads_input() site cannot go into its scratch (null: none, --cudnn-workspace-mib 0), or
+/// nullopt where it can (or its dims are known only at run time: the generated code checks it then).
+std::optional<std::string> cuda_conv_padded_input_problem(const CudaConvSite& site, const passes::Buffer* scratch);
+
 /// The site of a pool2d call, or nullopt with `why`.
 std::optional<CudaPoolSite> cuda_pool_site(const passes::LoweredProgram& program, const passes::KernelCall& call,
                                            std::string* why);
 
-/// The site of an inference batch_norm (is_test or use_global_stats, float32, 4-D), or nullopt with `why`.
+/// The site of an inference batch_norm (is_test or use_global_stats, float32, float16 or bfloat16, any rank from 2:
+/// [n, c, ...] or channel-last), or nullopt with `why`.
 /// `is_read(v)`: whether anything reads value v (or it is a program output): batch_norm's outputs other than
 /// `out` are not computed, so they must not be.
 std::optional<CudaBatchNormSite> cuda_batch_norm_site(const passes::LoweredProgram& program,
@@ -156,6 +172,7 @@ tmpl::Value cuda_copy_step(const passes::LoweredProgram& program, uint32_t from,
 inline constexpr const char* kCudaEpilogueHeaderTemplate = "cuda/kforge_channel_epilogue.cuh";
 inline constexpr const char* kCudaDepthwiseHeaderTemplate = "cuda/kforge_depthwise.cuh";
 inline constexpr const char* kCudaCudnnHeaderTemplate = "cuda/kforge_cudnn.cuh";
+inline constexpr const char* kCudaConvPadHeaderTemplate = "cuda/kforge_conv_pad.cuh";
 inline constexpr const char* kCudaPoolHeaderTemplate = "cuda/kforge_pool.cuh";
 
 }  // namespace kforge::codegen

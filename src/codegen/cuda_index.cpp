@@ -107,11 +107,30 @@ class IndexCall : public IndexBuilder {
       names.push_back(k.input(v, type));
     }
     k.output(out, type);
-    k.coordinates(od);
+    // Along any axis but the last, every input's rows of the last dim are whole runs of the output's: where a run
+    // is a constant multiple of 16 bytes, each thread moves 16 bytes (a KV cache grown by one token moves at the
+    // copy rate, not at one 2-byte element per thread) -- as uint4 where every pointer is 16-byte aligned, else
+    // element by element. `vec` elements make one 16-byte unit; dims and offsets below count units then.
+    const size_t bytes = ir::dtype_size(value(out).dtype);
+    const std::optional<int64_t> last = od.empty() ? std::nullopt : od.back().constant();
+    const int64_t vec = axis + 1 < od.size() && bytes > 0 && bytes < 16 && 16 % bytes == 0 && last &&
+                                *last * static_cast<int64_t>(bytes) % 16 == 0
+                            ? 16 / static_cast<int64_t>(bytes)
+                            : 1;
+    auto units = [&](SymShape dims) {
+      if (vec > 1) dims.back() = *dims.back().constant() / vec;
+      return dims;
+    };
+    if (vec > 1) {
+      std::string aligned = "reinterpret_cast<uintptr_t>(out)";
+      for (const std::string& n : names) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
+      k.line(fmt::format("const bool aligned = (({}) & 15) == 0;", aligned));
+    }
+    k.coordinates(units(od));
     SymExpr start = 0;
     const std::string ca = "c" + std::to_string(axis);
     for (size_t j = 0; j < names.size(); ++j) {
-      const SymShape& xd = value(xs->values[j]).dims;
+      const SymShape xd = units(value(xs->values[j]).dims);
       std::vector<std::string> coords;
       for (size_t d = 0; d < od.size(); ++d) {
         if (!stacked || d != axis) coords.push_back("c" + std::to_string(d));
@@ -123,7 +142,10 @@ class IndexCall : public IndexBuilder {
         when = fmt::format("{} < {}", ca, k.size(end));
         start = end;
       }
-      const std::string load = fmt::format("out[e] = {}[{}];", names[j], k.offset(coords, xd));
+      const std::string from = k.offset(coords, xd);
+      const std::string load =
+          vec == 1 ? fmt::format("out[e] = {}[{}];", names[j], from)
+                   : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, names[j], from);
       if (j + 1 == names.size()) {
         k.line(j == 0 ? load : "} else {");
         if (j > 0) k.line("  " + load);
@@ -133,7 +155,9 @@ class IndexCall : public IndexBuilder {
       }
     }
     if (names.size() > 1) k.line("}");
-    add(k, value(out).numel());
+    SymExpr count = 1;
+    for (const SymExpr& d : units(od)) count = count * d;
+    add(k, count);
     return true;
   }
 
@@ -459,9 +483,11 @@ class IndexCall : public IndexBuilder {
     return true;
   }
 
-  // A matmul that no GEMM group computes (batched x and y, as attention's scores and context): one thread per
-  // output element accumulates its dot product over K in the compute type (float, or double for float64), in k
-  // order. The batch dims broadcast (a dim of 1 is read at 0). Slow for large K; correct for every size.
+  // A matmul that no GEMM group computes (batched x and y, as attention's scores and context, or a vector operand, as
+  // PicoDet's distribution focal integral): one thread per output element accumulates its dot product over K in the
+  // compute type (float, or double for float64), in k order. The batch dims broadcast (a dim of 1 is read at 0). A
+  // vector x [K] is a row [1, K] and a vector y [K] a column [K, 1] whose dim the output drops; the transposes
+  // apply to matrices only (kernels/linalg.cc). Slow for large K; correct for every size.
   bool batched_matmul() {
     const uint32_t x = call_.tensor_arg("x"), y = call_.tensor_arg("y"), out = out_value();
     const std::string type = same_type(x, out, true);
@@ -469,44 +495,54 @@ class IndexCall : public IndexBuilder {
     if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
     // bmm: a matmul without transposes (it has no such attributes).
     const bool bmm = call_.op == "bmm";
-    const std::optional<bool> tx = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_x");
-    const std::optional<bool> ty = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_y");
-    if (!tx || !ty) return fail("its transposes are not constants known at generation time");
+    const std::optional<bool> tx_given = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_x");
+    const std::optional<bool> ty_given = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_y");
+    if (!tx_given || !ty_given) return fail("its transposes are not constants known at generation time");
     const SymShape& xd = value(x).dims;
     const SymShape& yd = value(y).dims;
     const SymShape& od = value(out).dims;
-    if (xd.size() < 2 || yd.size() < 2 || od.size() < 2) return fail("a vector operand has no CUDA batched matmul");
-    const size_t r = od.size();
+    if (xd.empty() || yd.empty()) return fail("a scalar operand has no CUDA matmul");
+    const bool x_vec = xd.size() == 1, y_vec = yd.size() == 1;
+    const bool tx = *tx_given && !x_vec, ty = *ty_given && !y_vec;
+    // The output's matrix dims: 2, less one per vector operand; the rest are batch dims.
+    const size_t matrix_dims = (x_vec ? 0 : 1) + (y_vec ? 0 : 1);
+    const size_t x_batch = x_vec ? 0 : xd.size() - 2, y_batch = y_vec ? 0 : yd.size() - 2;
+    if (od.size() < matrix_dims || od.size() - matrix_dims < std::max(x_batch, y_batch)) {
+      return fail("its operands have more batch dims than its output");
+    }
+    const size_t batch = od.size() - matrix_dims;
     KernelText k = text();
     const std::string xs = k.input(x, type), ys = k.input(y, type);
     k.output(out, type);
     k.coordinates(od);
-    const std::string m = k.size(*tx ? xd.back() : xd[xd.size() - 2]);
-    const std::string depth = k.size(*tx ? xd[xd.size() - 2] : xd.back());
-    const std::string n = k.size(*ty ? yd[yd.size() - 2] : yd.back());
+    const SymExpr one = 1;
+    const SymExpr& m_dim = x_vec ? one : (tx ? xd.back() : xd[xd.size() - 2]);
+    const SymExpr& k_dim = x_vec ? xd[0] : (tx ? xd[xd.size() - 2] : xd.back());
+    const SymExpr& n_dim = y_vec ? one : (ty ? yd[yd.size() - 2] : yd.back());
+    const std::string m = k.size(m_dim), depth = k.size(k_dim), n = k.size(n_dim);
     // The offset of an operand's matrix: its batch dims aligned with the output's last batch dims.
-    auto base = [&](const SymShape& dims) {
+    auto base = [&](const SymShape& dims, size_t batch_rank) {
+      if (batch_rank == 0) return std::string("0");
       std::vector<std::string> coords;
-      SymShape batch(dims.begin(), dims.end() - 2);
-      const size_t lead = (r - 2) - batch.size();
-      for (size_t d = 0; d < batch.size(); ++d) {
-        coords.push_back(batch[d].constant() == std::optional<int64_t>(1) ? "0" : "c" + std::to_string(d + lead));
+      SymShape batch_dims(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(batch_rank));
+      const size_t lead = batch - batch_rank;
+      for (size_t d = 0; d < batch_rank; ++d) {
+        coords.push_back(batch_dims[d].constant() == std::optional<int64_t>(1) ? "0" : "c" + std::to_string(d + lead));
       }
-      SymExpr matrix = dims[dims.size() - 2] * dims.back();
-      const std::string off = batch.empty() ? "0" : k.offset(coords, batch);
+      const SymExpr matrix = dims[dims.size() - 2] * dims.back();
+      const std::string off = k.offset(coords, batch_dims);
       if (off == "0") return std::string("0");
       return (off.find(' ') == std::string::npos ? off : "(" + off + ")") + " * " + k.size(matrix);
     };
-    if (r - 2 < xd.size() - 2 || r - 2 < yd.size() - 2) return fail("its operands have more batch dims than its output");
-    const std::string i = "c" + std::to_string(r - 2), j = "c" + std::to_string(r - 1);
+    const std::string i = x_vec ? "0" : "c" + std::to_string(batch), j = y_vec ? "0" : "c" + std::to_string(od.size() - 1);
     const std::string acc = type == "double" ? "double" : "float";
-    k.line(fmt::format("const {}* xm = {} + {};", type, xs, base(xd)));
-    k.line(fmt::format("const {}* ym = {} + {};", type, ys, base(yd)));
+    k.line(fmt::format("const {}* xm = {} + {};", type, xs, base(xd, x_batch)));
+    k.line(fmt::format("const {}* ym = {} + {};", type, ys, base(yd, y_batch)));
     k.line(fmt::format("{} acc = 0;", acc));
     k.line(fmt::format("for (int64_t k = 0; k < {}; ++k) {{", depth));
     k.line(fmt::format("  acc += static_cast<{}>(xm[{}]) * static_cast<{}>(ym[{}]);", acc,
-                       *tx ? fmt::format("k * {} + {}", m, i) : fmt::format("{} * {} + k", i, depth), acc,
-                       *ty ? fmt::format("{} * {} + k", j, depth) : fmt::format("k * {} + {}", n, j)));
+                       tx ? fmt::format("k * {} + {}", m, i) : fmt::format("{} * {} + k", i, depth), acc,
+                       ty ? fmt::format("{} * {} + k", j, depth) : fmt::format("k * {} + {}", n, j)));
     k.line("}");
     k.line(fmt::format("out[e] = static_cast<{}>(acc);", type));
     add(k, value(out).numel());
@@ -519,13 +555,18 @@ class IndexCall : public IndexBuilder {
 bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul" || op == "bmm"; }
 
 const std::set<std::string>& cuda_float32_index_ops() {
-  static const std::set<std::string> ops = {"dropout", "bilinear_interp", "cumsum", "prod", "pow"};
+  static const std::set<std::string> ops = {"dropout", "bilinear_interp", "cumsum", "prod", "pow",
+                                               "topk",    "add_n",           "scatter", "group_norm",
+                                               "p_norm", "sigmoid_cross_entropy_with_logits",
+                                               "cross_entropy_with_softmax", "einsum",
+                                               "grid_sample", "floor_divide", "uniform"};
   return ops;
 }
 
 bool is_cuda_index_op(std::string_view op) {
   return std::find(kMovementOps.begin(), kMovementOps.end(), op) != kMovementOps.end() ||
-         index_text::is_compute_op(op);
+         index_text::is_compute_op(op) || index_text::is_select_op(op) || index_text::is_norm_op(op) ||
+         index_text::is_loss_op(op) || index_text::is_einsum_op(op) || index_text::is_binary_op(op);
 }
 
 std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProgram& program, const KernelCall& call,
@@ -539,6 +580,21 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProg
   if (index_text::is_compute_op(call.op)) {
     kernels = index_text::compute_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                           &reason);
+  } else if (index_text::is_binary_op(call.op)) {
+    kernels = index_text::binary_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
+                                         &reason);
+  } else if (index_text::is_einsum_op(call.op)) {
+    kernels = index_text::einsum_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
+                                         &reason);
+  } else if (index_text::is_loss_op(call.op)) {
+    kernels = index_text::loss_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
+                                       &reason);
+  } else if (index_text::is_norm_op(call.op)) {
+    kernels = index_text::norm_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
+                                       &reason);
+  } else if (index_text::is_select_op(call.op)) {
+    kernels = index_text::select_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
+                                         &reason);
   } else {
     IndexCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, &reason);
     kernels = builder.build();

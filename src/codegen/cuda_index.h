@@ -4,13 +4,19 @@
 // loads, selects or interpolates. The ops:
 //   - data movement (cuda_index.cpp): transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d
 //     (constant, reflect, replicate, circular), expand, tile, gather, index_select, embedding, meshgrid, and a
-//     matmul that no GEMM group computes (batched x and y: attention's scores and context), a dot product per
-//     output element;
+//     matmul that no GEMM group computes (batched x and y: attention's scores and context; a vector x or y), a dot
+//     product per output element;
 //   - computing (cuda_index_compute.cpp): dropout (inference only: a copy, or x * (1 - p) for downgrade_in_infer),
 //     nearest_interp, bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source
 //     coordinates), triu, tril, arange (constant start and step), full_with_tensor, and the ops no fused group
 //     takes: sum, mean, max, min, prod, any, all over any axes (one thread per output element), softmax over an
-//     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent.
+//     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent;
+//   - by an index or a rank (cuda_index_select.cpp): topk (one thread per element of x, its rank in the CPU kernel's
+//     order), gather_nd, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
+//   - norms (cuda_index_norm.cpp): group_norm, p_norm; losses (cuda_index_loss.cpp):
+//     sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax; einsum (cuda_index_linalg.cpp); grid_sample
+//     and mean_all (cuda_index_compute.cpp); floor_divide with broadcast operands and uniform
+//     (cuda_index_binary.cpp).
 // Dims may be dynamic: a dim the program knows only at run time prints as its symbol expression (`s0`), and the
 // symbols a kernel uses are its parameters (the host passes enqueue()'s locals of the same names). Offsets are
 // int64. Data movement copies bits (float16 / bfloat16 move as uint16_t); arithmetic (dropout's scale, bilinear
@@ -61,6 +67,14 @@ const std::set<std::string>& cuda_float32_index_ops();
 /// matmul: the calls no GEMM group computes (batched x and y) get cuda_index_kernels' one-thread-per-output-element
 /// dot product (accumulated in float, double for float64).
 bool is_cuda_batched_matmul(std::string_view op);
+
+/// A kernel per result of `call` writing its elements where every result is known as expressions of the dims
+/// (passes::LoweredValue::known; codegen/cuda_index_known.cpp), whatever the op; nullopt otherwise.
+std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::LoweredProgram& program,
+                                                               const passes::KernelCall& call, const std::string& prefix,
+                                                               size_t first, const std::string& description,
+                                                               const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                               const SizeTable::Spelling& size_argument);
 
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. The kernels take

@@ -2,14 +2,15 @@
 // cuda_index.cpp's): inference dropout, nearest / bilinear interpolation, triu / tril, arange, full_with_tensor, and
 // the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in the same order, so that the bits
 // agree:
-//   - sum, mean, max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
+//   - sum, mean (and mean_all), max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
 //     thread per output element folds its reduced elements in row-major order (kernels/linalg.cc's reduce: double
 //     for floats, int64 for sums of integers and bools, uint64 for integer products);
 //   - softmax over an axis that is not the last (kernels/linalg.cc): one thread per line;
 //   - cumsum: one thread per line along the axis (kernels/reduce_math.cc; integers wrap);
 //   - one_hot: 1.0f where the class is the id (an id outside [0, num_classes) gives a row of zeros: the CPU kernel's
 //     error status has no equivalent in a kernel);
-//   - pow with a constant exponent: powf / pow for floats, exact integer powers by squaring (kernels/math.cc).
+//   - pow with a constant exponent: powf / pow for floats, exact integer powers by squaring (kernels/math.cc);
+//   - grid_sample (4-D, bilinear or nearest, zeros / border / reflection padding: kernels/losses.cc's arithmetic).
 // A thread walking a whole line or reduction is slow for long ones and correct for every size.
 #include <fmt/format.h>
 
@@ -24,9 +25,10 @@ namespace kforge::codegen::index_text {
 
 namespace {
 
-constexpr std::array<std::string_view, 18> kComputeOps = {
+constexpr std::array<std::string_view, 20> kComputeOps = {
     "dropout", "nearest_interp", "bilinear_interp", "triu", "tril", "arange", "full_with_tensor", "sum", "mean",
-    "max",     "min",            "prod",            "any",  "all",  "softmax", "cumsum",         "one_hot", "pow"};
+    "max",     "min",            "prod",            "any",  "all",  "softmax", "cumsum",         "one_hot", "pow",
+    "mean_all", "grid_sample"};
 
 // The C++ type of a dtype these kernels compute on (bool, integers, float32, float64); nullopt for 16-bit floats.
 std::optional<std::string> value_type(ir::DataType d) {
@@ -80,6 +82,7 @@ class ComputeCall : public IndexBuilder {
     else if (op == "cumsum") ok = cumsum();
     else if (op == "one_hot") ok = one_hot();
     else if (op == "pow") ok = pow();
+    else if (op == "grid_sample") ok = grid_sample();
     else ok = reduce();
     if (!ok) return std::nullopt;
     return take();
@@ -198,6 +201,52 @@ class ComputeCall : public IndexBuilder {
     return true;
   }
 
+  // grid_sample of a 4-D NCHW x at grid [n, oh, ow, 2] (x then y in [-1, 1]), as kernels/losses.cc: one thread per
+  // output element, kforge_index.cuh's grid_coordinate and grid_pixel.
+  bool grid_sample() {
+    const uint32_t x = call_.tensor_arg("x"), grid = call_.tensor_arg("grid"), out = out_value();
+    const std::string type = same_type(x, out, true);
+    const passes::AttrConstant* mode = type.empty() ? nullptr : constant(call_, "mode", why_);
+    const passes::AttrConstant* padding = mode != nullptr ? constant(call_, "padding_mode", why_) : nullptr;
+    const std::optional<bool> align_corners = call_.constant_bool("align_corners");
+    if (padding == nullptr || !own_buffer(x, out)) return false;
+    if (!align_corners) return fail("its align_corners is not a constant known at generation time");
+    if (grid == kNone || value(grid).dtype != value(x).dtype) return fail("its grid is not of x's dtype");
+    const std::string& m = mode->string_value;
+    const std::string& pm = padding->string_value;
+    if (m != "bilinear" && m != "nearest") return fail("its mode is \"" + m + "\"");
+    const int pad = pm == "zeros" ? 0 : pm == "border" ? 1 : pm == "reflection" ? 2 : -1;
+    if (pad < 0) return fail("its padding_mode is \"" + pm + "\"");
+    const SymShape& xd = value(x).dims;
+    const SymShape& gd = value(grid).dims;
+    if (xd.size() != 4 || gd.size() != 4) return fail("only 4-D inputs are supported");
+    KernelText k = text();
+    const std::string in = k.input(x, type), g = k.input(grid, type);
+    k.output(out, type);
+    const std::string c = k.size(xd[1]), h = k.size(xd[2]), w = k.size(xd[3]), plane = k.size(gd[1] * gd[2]);
+    const std::string ac = *align_corners ? "true" : "false";
+    k.line(fmt::format("const int64_t p = e % {0}, ch = (e / {0}) % {1}, b = e / {0} / {1};", plane, c));
+    k.line(fmt::format("const {}* gp = {} + (b * {} + p) * 2;", type, g, plane));
+    k.line(fmt::format("const {} gx = kforge::cuda_index::grid_coordinate<{}>(gp[0], {}, {}, {});", type, type, w, ac, pad));
+    k.line(fmt::format("const {} gy = kforge::cuda_index::grid_coordinate<{}>(gp[1], {}, {}, {});", type, type, h, ac, pad));
+    k.line(fmt::format("const {}* src = {} + (b * {} + ch) * {} * {};", type, in, c, h, w));
+    const std::string px = "kforge::cuda_index::grid_pixel<" + type + ">";
+    if (m == "nearest") {
+      k.line(fmt::format("out[e] = {}(src, {}, {}, kforge::cuda_index::grid_round(gx), kforge::cuda_index::grid_round(gy));",
+                         px, h, w));
+    } else {
+      // The four neighbours weighted by the distances to the opposite sides, in Paddle's order.
+      k.line(fmt::format("const {0} x_w = kforge::cuda_index::grid_floor(gx), x_e = x_w + {0}(1), "
+                         "y_n = kforge::cuda_index::grid_floor(gy), y_s = y_n + {0}(1);", type));
+      k.line(fmt::format("const {} d_w = gx - x_w, d_e = x_e - gx, d_n = gy - y_n, d_s = y_s - gy;", type));
+      k.line(fmt::format("out[e] = {0}(src, {1}, {2}, x_w, y_n) * d_e * d_s + {0}(src, {1}, {2}, x_e, y_n) * d_w * d_s + "
+                         "{0}(src, {1}, {2}, x_w, y_s) * d_e * d_n + {0}(src, {1}, {2}, x_e, y_s) * d_w * d_n;",
+                         px, h, w));
+    }
+    add(k, value(out).numel(), true);
+    return true;
+  }
+
   // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
   bool triangle(bool upper) {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
@@ -247,6 +296,22 @@ class ComputeCall : public IndexBuilder {
   // dims the shape rule took from the shape tensor's known contents).
   bool fill() {
     const uint32_t v = call_.tensor_arg("value"), out = out_value();
+    if (v != kNone && out != kNone && value(v).dtype != value(out).dtype) {
+      // The value converted to the output's dtype, as the CPU kernel's static_cast (paddleformers' masks:
+      // `full_with_tensor(1.0, [b, s], bool)`).
+      const std::optional<std::string> in_type = value_type(value(v).dtype), out_type = value_type(value(out).dtype);
+      if (!in_type || !out_type) {
+        return fail(fmt::format("its value is {} and its output {}; the CUDA kernel converts between bool, integers, "
+                                "float32 and float64",
+                                ir::dtype_name(value(v).dtype), ir::dtype_name(value(out).dtype)));
+      }
+      KernelText k = text();
+      const std::string in = k.input(v, *in_type);
+      k.output(out, *out_type);
+      k.line(fmt::format("out[e] = static_cast<{}>({}[0]);", *out_type, in));
+      add(k, value(out).numel());
+      return true;
+    }
     const std::string type = same_type(v, out, false);
     if (type.empty()) return false;
     KernelText k = text();
@@ -263,9 +328,11 @@ class ComputeCall : public IndexBuilder {
     const std::string& op = call_.op;
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
     if (x == kNone || out == kNone) return fail("it needs an input and an output");
-    const passes::AttrConstant* axis = constant(call_, "axis", why_);
-    if (axis == nullptr) return false;
-    std::optional<bool> all_axes = op == "prod" ? call_.constant_bool("reduce_all") : std::optional<bool>(false);
+    // mean_all: the mean of every element (kernels/linalg.cc: mean over no axes).
+    const bool every = op == "mean_all";
+    const passes::AttrConstant* axis = every ? nullptr : constant(call_, "axis", why_);
+    if (axis == nullptr && !every) return false;
+    std::optional<bool> all_axes = op == "prod" ? call_.constant_bool("reduce_all") : std::optional<bool>(every);
     if (!all_axes) return fail("its reduce_all is not a constant known at generation time");
     const std::optional<std::string> in_type = value_type(value(x).dtype), out_type = value_type(value(out).dtype);
     if (!in_type || !out_type) {
@@ -281,8 +348,8 @@ class ComputeCall : public IndexBuilder {
     }
     if (!logical && op != "sum" && in == "bool") return fail("it reduces bool values, which " + op + " does not take");
     const SymShape& xd = value(x).dims;
-    std::vector<bool> reduced(xd.size(), axis->ints.empty() || *all_axes);
-    for (int64_t a : axis->ints) {
+    std::vector<bool> reduced(xd.size(), every || axis->ints.empty() || *all_axes);
+    for (int64_t a : every ? std::vector<int64_t>{} : axis->ints) {
       size_t n = 0;
       if (!passes::normalize_axis(a, static_cast<int64_t>(xd.size()), &n)) {
         if (!xd.empty() || (a != 0 && a != -1)) return fail("its axis names an axis out of range");
@@ -298,7 +365,7 @@ class ComputeCall : public IndexBuilder {
     // The accumulator and its fold, as kernels/linalg.cc's (and reduce_math.cc's prod).
     const bool floating = is_float_type(in);
     std::string acc, init, fold;
-    if (op == "sum" || op == "mean") {
+    if (op == "sum" || op == "mean" || every) {
       acc = floating ? "double" : "int64_t";
       init = "0";
       fold = fmt::format("acc + static_cast<{}>(v)", acc);
@@ -334,7 +401,7 @@ class ComputeCall : public IndexBuilder {
     k.indent(-2);
     k.line("}");
     std::string result = "acc";
-    if (op == "mean") {
+    if (op == "mean" || every) {
       // An integer mean over no elements is the CPU kernel's error; 0 here rather than a division by zero.
       result = floating ? fmt::format("acc / static_cast<double>({})", n)
                         : fmt::format("({0}) == 0 ? 0 : acc / static_cast<int64_t>({0})", n);

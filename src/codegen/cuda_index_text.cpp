@@ -104,10 +104,10 @@ std::string KernelText::input(uint32_t v, const std::string& type) {
   return name;
 }
 
-std::string KernelText::output(uint32_t v, const std::string& type) {
-  params_.push_back(fmt::format("{}* __restrict__ out", type));
+std::string KernelText::output(uint32_t v, const std::string& type, const std::string& name) {
+  params_.push_back(fmt::format("{}* __restrict__ {}", type, name));
   args_.push_back(buffer_(v, type, false));
-  return "out";
+  return name;
 }
 
 CudaIndexKernel KernelText::finish(std::string name, std::string description, const SymExpr& numel, bool interp) {

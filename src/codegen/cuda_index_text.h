@@ -1,7 +1,8 @@
 // The builder the index-mapped CUDA kernels share (codegen/cuda_index.h): KernelText, which collects one kernel's
 // parameters, launch arguments and per-element statements, and IndexBuilder, the state and checks of one call's
-// kernels. Internal to codegen/: cuda_index.cpp builds the data-movement kernels with it, cuda_index_reduce.cpp the
-// reductions, scans and the ops that compute per element without a fused expression.
+// kernels. Internal to codegen/: cuda_index.cpp builds the data-movement kernels with it, cuda_index_compute.cpp the
+// reductions, scans and the ops that compute per element without a fused expression, cuda_index_select.cpp the ops
+// that pick or place elements by an index or a rank.
 #pragma once
 
 #include <optional>
@@ -50,8 +51,8 @@ class KernelText {
   std::string offset(const std::vector<std::string>& coords, const passes::SymShape& dims);
   /// A read-only pointer parameter for value v, as element type `type`; returns its name.
   std::string input(uint32_t v, const std::string& type);
-  /// The output pointer `out`.
-  std::string output(uint32_t v, const std::string& type);
+  /// The output pointer `out` (or `name`, for a kernel that writes a second output).
+  std::string output(uint32_t v, const std::string& type, const std::string& name = "out");
   void line(std::string text) { body_.push_back(std::string(indent_, ' ') + std::move(text)); }
   /// Indents the lines that follow by `columns` more (fewer when negative).
   void indent(int columns) { indent_ = static_cast<size_t>(static_cast<int>(indent_) + columns); }
@@ -115,5 +116,47 @@ std::optional<std::vector<CudaIndexKernel>> compute_kernels(const passes::Lowere
                                                             size_t first, const std::string& description,
                                                             const CudaBufferExpr& buffer, SizeTable& sizes,
                                                             const SizeTable::Spelling& size_argument, std::string* why);
+
+/// The ops whose kernels pick, place or combine elements by an index or a rank (cuda_index_select.cpp): topk,
+/// gather_nd, scatter, roll, pad, add_n; their kernels, as cuda_index_kernels() (codegen/cuda_index.h).
+bool is_select_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> select_kernels(const passes::LoweredProgram& program,
+                                                           const passes::KernelCall& call, const std::string& prefix,
+                                                           size_t first, const std::string& description,
+                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                           const SizeTable::Spelling& size_argument, std::string* why);
+
+/// The norms no fused group takes (cuda_index_norm.cpp): group_norm, p_norm; their kernels, as cuda_index_kernels().
+bool is_norm_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredProgram& program,
+                                                         const passes::KernelCall& call, const std::string& prefix,
+                                                         size_t first, const std::string& description,
+                                                         const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                         const SizeTable::Spelling& size_argument, std::string* why);
+
+/// The losses no fused group takes (cuda_index_loss.cpp): sigmoid_cross_entropy_with_logits,
+/// cross_entropy_with_softmax; their kernels, as cuda_index_kernels().
+bool is_loss_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> loss_kernels(const passes::LoweredProgram& program,
+                                                         const passes::KernelCall& call, const std::string& prefix,
+                                                         size_t first, const std::string& description,
+                                                         const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                         const SizeTable::Spelling& size_argument, std::string* why);
+
+/// einsum (cuda_index_linalg.cpp); its kernel, as cuda_index_kernels().
+bool is_einsum_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const passes::LoweredProgram& program,
+                                                           const passes::KernelCall& call, const std::string& prefix,
+                                                           size_t first, const std::string& description,
+                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                           const SizeTable::Spelling& size_argument, std::string* why);
+
+/// floor_divide, broadcasting, and uniform (cuda_index_binary.cpp); their kernels, as cuda_index_kernels().
+bool is_binary_op(std::string_view op);
+std::optional<std::vector<CudaIndexKernel>> binary_kernels(const passes::LoweredProgram& program,
+                                                           const passes::KernelCall& call, const std::string& prefix,
+                                                           size_t first, const std::string& description,
+                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                           const SizeTable::Spelling& size_argument, std::string* why);
 
 }  // namespace kforge::codegen::index_text

@@ -68,6 +68,7 @@ class CudaHostEmitter {
       library.push_back(kCudaTimerHeaderTemplate);
       library.push_back(kCudaDepthwiseHeaderTemplate);
       library.push_back(kCudaCudnnHeaderTemplate);
+      if (padded_convs_) library.push_back(kCudaConvPadHeaderTemplate);
     }
     if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
     if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
@@ -162,8 +163,9 @@ class CudaHostEmitter {
       if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
       const passes::KernelCall& call = p_.calls[c];
       if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
-          is_cuda_index_op(call.op)) {
-        // cuDNN / the pooling / epilogue / an index-mapped kernel: build_library_steps() says if it can
+          is_cuda_index_op(call.op) || all_results_known(call)) {
+        // cuDNN / the pooling / epilogue / an index-mapped kernel / the known elements written: build_library_steps()
+        // says if it can
         library_calls_.push_back(c);
         continue;
       }
@@ -204,6 +206,19 @@ class CudaHostEmitter {
                                  "(transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
                                  "(docs/compile.md)");
     }
+  }
+
+  // Whether every result of `call` is known as expressions of the dims (cuda_known_kernels writes them).
+  bool all_results_known(const passes::KernelCall& call) const {
+    bool any = false;
+    for (const passes::CallOutput& out : call.outputs) {
+      for (uint32_t v : out.values) {
+        if (v == kNone) continue;
+        if (p_.values[v].known.empty()) return false;
+        any = true;
+      }
+    }
+    return any;
   }
 
   // Whether value v is a program output or read by any call.
@@ -283,10 +298,13 @@ class CudaHostEmitter {
       library_step_at_.emplace(launch, std::move(step));
       return;
     }
-    if (is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
+    std::optional<std::vector<CudaIndexKernel>> known =
+        cuda_known_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_, run_size);
+    if (known || is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
       if (std::optional<std::vector<CudaIndexKernel>> kernels =
-              cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
-                                 run_size, &why)) {
+              known ? std::move(known)
+                    : cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
+                                         run_size, &why)) {
         tmpl::List contexts;
         for (const CudaIndexKernel& k : *kernels) {
           contexts.push_back(cuda_index_kernel_context(k));
@@ -320,6 +338,7 @@ class CudaHostEmitter {
         return;
       }
     } else if (std::optional<CudaConvSite> site = cuda_conv_site(p_, call, &why)) {
+      if (site->pads_input() && !padded_input_fits(*site, position, op)) return;
       // A batch norm of parameters is folded into the filter when they are bound (kforge_cudnn.cuh).
       const int64_t fold_offset = site->foldable ? folded_bytes_ : -1;
       if (site->foldable) folded_bytes_ += cuda_conv_fold_bytes(*site);
@@ -447,6 +466,17 @@ class CudaHostEmitter {
   }
   static std::string binding(uint32_t buffer) { return fmt::format("b.buffers[{}]", buffer); }
 
+  // Whether the input of a convolution with an asymmetric padding, padded (kforge_conv_pad.cuh), fits in the scratch
+  // of the convolution at `position`; an error at `op` where it cannot.
+  bool padded_input_fits(const CudaConvSite& site, uint32_t position, const passes::KernelCall& op) {
+    if (std::optional<std::string> why = cuda_conv_padded_input_problem(site, passes::scratch_buffer(p_, position))) {
+      diags_.error(op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") " + *why);
+      return false;
+    }
+    padded_convs_ = true;
+    return true;
+  }
+
   // The cuDNN workspace of the convolution at `position` (passes::add_scratch_buffers): {pointer, bytes}, or
   // false where it has none (a direct depthwise convolution, or --cudnn-workspace-mib 0).
   tmpl::Value scratch_value(uint32_t position) const {
@@ -537,6 +567,7 @@ class CudaHostEmitter {
     if (fused_half() || converted_parameters()) includes.push_back("kforge_half.cuh");
     for (const std::string& h : rows_.host_includes()) includes.push_back(h);
     if (!conv_steps_.empty()) includes.push_back("kforge_cudnn.cuh");
+    if (padded_convs_) includes.push_back("kforge_conv_pad.cuh");
     if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
     if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
     if (has_attention()) includes.push_back("kforge_attention.cuh");
@@ -627,6 +658,7 @@ class CudaHostEmitter {
   std::map<uint32_t, CudaGroupCode> launchers_;  // by group index (GEMM groups have none)
   std::vector<uint32_t> library_calls_;           // conv / pool calls outside every group, in call order
   std::vector<tmpl::Value> conv_steps_, pool_steps_;  // codegen/cuda_conv.h contexts, in site order
+  bool padded_convs_ = false;  // a convolution pads its input first (kforge_conv_pad.cuh)
   bool half_convs_ = false;                           // a convolution computes on 16-bit values (--precision)
   std::map<size_t, tmpl::Value> library_step_at_;     // every library step (also batch norms, copies) by launch
   size_t batch_norms_ = 0;                            // batch norms outside every convolution group

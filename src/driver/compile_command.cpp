@@ -45,6 +45,9 @@ int run_compile(const CompileOptions& opts) {
                                       compile_target_names());
   }
   if (const std::string error = target_flag_error(opts, *target); !error.empty()) return usage_error("compile", error);
+  if (opts.io_precision && opts.precision.value_or("float32") == "float32") {
+    return usage_error("compile", "--io-precision needs --precision float16 or bfloat16");
+  }
   if (!opts.python_module.empty() && codegen::cpp_identifier(opts.python_module) != opts.python_module) {
     return usage_error("compile", "--python '" + opts.python_module +
                                       "' is not a Python module name (letters, digits and '_', not starting with a digit)");
@@ -90,6 +93,7 @@ int run_compile(const CompileOptions& opts) {
                    : opts.layout == "nchw8c" ? passes::LayoutChoice::kNchw8c
                                              : passes::LayoutChoice::kNchw;
   choices.precision = ir::parse_dtype_name(opts.precision.value_or("float32")).value_or(ir::DataType::kFloat32);
+  choices.float32_interface = opts.io_precision.value_or("float32") == "float32";
   choices.fuse = !opts.no_fuse;
   choices.trace_hooks = opts.trace_hooks;
   choices.scratch_bytes = opts.cudnn_workspace_mib.value_or(kDefaultCudnnWorkspaceMib) << 20;

@@ -88,6 +88,14 @@ void add_compile_options(CLI::App& cmd, CompileOptions& opts) {
       ->type_name("DTYPE")
       ->default_str("float32")
       ->check(CLI::IsMember({"float32", "float16", "bfloat16"}));
+  cmd.add_option("--io-precision", opts.io_precision,
+                 "With --precision float16|bfloat16: the dtype of the class's float inputs and outputs: float32 (as "
+                 "the program declares them, converted on the way in and out) or compute (the --precision dtype "
+                 "itself, no conversion: a decoder's key / value caches stay 16-bit between steps) "
+                 "(docs/compile.md, \"Precision\")")
+      ->type_name("WHICH")
+      ->default_str("float32")
+      ->check(CLI::IsMember({"float32", "compute"}));
   cmd.add_flag("--dump-lowered", opts.dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   cmd.add_option("--python", opts.python_module,
                  "Also write NAME_python.cc and kforge_python.h: the CPython extension module MODULE with the class "

@@ -31,6 +31,7 @@ struct CompileOptions {
   bool no_fuse = false;             // --no-fuse: every call stays a kernel call
   std::string layout = "auto";      // --layout nchw|nhwc|nchw8c|auto
   std::optional<std::string> precision;  // --precision float32|float16|bfloat16 (--target cuda)
+  std::optional<std::string> io_precision;  // --io-precision float32|compute (with --precision)
   std::string dump_groups;          // --dump-groups FILE.dot
   std::optional<std::string> multi_kernel_hints;  // --multi-kernel-hints, as given
   std::string python_module;                      // --python MODULE

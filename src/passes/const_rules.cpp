@@ -381,6 +381,33 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
           }
         },
         max_elements);
+  } else if (op == "greater_than" || op == "greater_equal" || op == "less_than" || op == "less_equal" ||
+             op == "equal" || op == "not_equal") {
+    // Integer comparisons of known values (a length from the shape against a constant: the condition of
+    // paddleformers' causal-mask `if`), as 0 / 1 expressions: a > b is min(max(a - b, 0), 1) for integers.
+    const KnownData* x = known_input(c, "x");
+    const KnownData* y = known_input(c, "y");
+    if (!x || !y || uses_floats(x->dtype) || uses_floats(y->dtype) || dtype != DataType::kBool) return;
+    auto dims = result_static_dims(c);
+    const bool splat = x->splat && y->splat;
+    const int64_t numel = splat ? 1 : (dims ? product(*dims) : -1);
+    if (numel < 0 || numel > max_elements || (!x->splat && x->numel() != numel) || (!y->splat && y->numel() != numel)) {
+      return;  // (only same-shape or splat operands: no broadcasting of known contents here)
+    }
+    auto positive = [](const SymExpr& d) { return SymExpr::min(SymExpr::max(d, 0), 1); };  // d > 0, for integers
+    KnownData out{DataType::kBool, *dims, splat, {}, {}};
+    for (int64_t i = 0; i < numel; ++i) {
+      const SymExpr a = x->int_at(x->splat ? 0 : i), b = y->int_at(y->splat ? 0 : i);
+      SymExpr v;
+      if (op == "greater_than") v = positive(a - b);
+      else if (op == "greater_equal") v = positive(a - b + 1);
+      else if (op == "less_than") v = positive(b - a);
+      else if (op == "less_equal") v = positive(b - a + 1);
+      else if (op == "equal") v = SymExpr(1) - positive(SymExpr::max(a - b, b - a));
+      else v = positive(SymExpr::max(a - b, b - a));
+      out.ints.push_back(v);
+    }
+    set_data(c, std::move(out));
   } else if (op == "floor_divide" || op == "remainder") {
     // Integer floor division and its remainder (Python's // and %, which Paddle's integer kernels follow):
     // `x.shape[1] // 2` of a dynamic dim is floor_div(s1, 2).

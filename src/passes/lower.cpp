@@ -211,6 +211,13 @@ class Lowerer {
     v.dims = std::move(dims);
     v.role = role;
     v.loc = loc;
+    if (source.valid() && role == ValueRole::kComputed && (ir::is_integer(dtype) || dtype == ir::DataType::kBool)) {
+      const ValueInfo& i = info(source);
+      constexpr int64_t kMostKnown = 64;  // shape-sized values, not tensors of data
+      if (i.known && !i.is_vector && i.data && !i.data->ints.empty() && i.data->numel() <= kMostKnown) {
+        for (int64_t e = 0; e < i.data->numel(); ++e) v.known.push_back(i.data->int_at(i.data->splat ? 0 : e));
+      }
+    }
     out_.values.push_back(std::move(v));
     return out_.values.back().index;
   }

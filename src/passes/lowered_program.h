@@ -137,6 +137,10 @@ struct LoweredValue {
   /// Bytes from its buffer's start to its first element: 0, except for a value the concat in place put in its slice
   /// of a concat's output (concat_in_place.h), which may also lie strided there (its producer writes it so).
   int64_t buffer_offset = 0;
+  /// Every element, where the analysis knows them as expressions of the dynamic dims (a small integer or bool value
+  /// computed from shapes: `shape64(x)`, a slice of it, `length > 1`), row-major; empty otherwise. A target without
+  /// a kernel for the op computing it writes these (--target cuda: codegen/cuda_index_known.cpp).
+  std::vector<SymExpr> known;
   SourceLoc loc;
 
   bool has_static_shape() const { return static_dims(dims).has_value(); }

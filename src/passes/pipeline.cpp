@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "passes/if_conversion.h"
 #include "passes/memory_plan.h"
 #include "passes/transforms.h"
 
@@ -12,6 +13,8 @@ namespace kforge::passes {
 
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                               const PipelineOptions& options) {
+  convert_ifs(program);       // both branches and a select: straight-line code
+  canonicalize_ops(program);  // bool bitwise ops, swiglu with y: ops that fuse
   if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
   AnalysisOptions analysis_options = options.analysis;
   analysis_options.equal_broadcast_dims = analysis_options.equal_broadcast_dims || options.unify_broadcast_symbols;
@@ -54,7 +57,8 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
                                          ir::dtype_name(options.precision)));
     return std::nullopt;
   }
-  PrecisionReport precision = plan_precision(program, options.precision, options.precision_float32_ops);
+  PrecisionReport precision = plan_precision(program, options.precision, options.precision_float32_ops,
+                                               options.precision_float32_interface);
   if (!precision.skipped.empty()) {
     const ir::Op& op = program.op(precision.skipped_at);
     diags.error(op.name_loc.valid() ? op.name_loc : op.loc,
@@ -90,6 +94,7 @@ PipelineOptions program_pass_options(const CompileTarget& target, const CompileC
   options.lower.sizes_from_output_dims = target.sizes_from_output_dims;
   options.alignment = target.alignment;
   options.precision = choices.precision;
+  options.precision_float32_interface = choices.float32_interface;
   if (target.float32_ops != nullptr) options.precision_float32_ops = target.float32_ops();
   return options;
 }

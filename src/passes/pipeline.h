@@ -49,6 +49,8 @@ struct PipelineOptions {
   ir::DataType precision = ir::DataType::kFloat32;
   /// Ops the target computes in float32 only: they stay float32 between casts (plan_precision's float32_ops).
   std::set<std::string> precision_float32_ops;
+  /// false (--io-precision compute): the float32 inputs and outputs take the precision's dtype instead of casts.
+  bool precision_float32_interface = true;
   /// Where to put what the precision plan did (may be null).
   PrecisionReport* precision_report = nullptr;
   /// Input dims that meet in a broadcast share one symbol (broadcast_symbol_aliases, analysis.h): the analysis
@@ -57,7 +59,8 @@ struct PipelineOptions {
   bool unify_broadcast_symbols = false;
 };
 
-/// The program passes, up to the memory plan: verify -> analyze (again with the symbol aliases, when
+/// The program passes, up to the memory plan: if-conversion and canonical ops (if_conversion.h, transforms.h) ->
+/// verify -> analyze (again with the symbol aliases, when
 /// unify_broadcast_symbols found any) -> fold_constants -> eliminate_dead_code -> analyze (again, when anything
 /// changed) -> apply_inferred_types -> plan_layouts -> plan_precision (after each that changed anything: verify,
 /// analyze and apply_inferred_types again) -> lower -> plan_memory. The program is normalised in place (attributes
@@ -70,6 +73,7 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
 struct CompileChoices {
   LayoutChoice layout = LayoutChoice::kNchw;         // --layout (auto: CompileTarget::auto_layout)
   ir::DataType precision = ir::DataType::kFloat32;   // --precision
+  bool float32_interface = true;                     // not --io-precision compute
   bool fuse = true;                                  // not --no-fuse
   bool trace_hooks = false;                          // --trace-hooks: every value is read as a dense tensor
   std::vector<int64_t> multi_kernel_hints;           // --multi-kernel-hints

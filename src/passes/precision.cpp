@@ -22,8 +22,8 @@ bool is_float32_tensor(const ir::Type& t) { return t.is_tensor() && t.dtype == D
 
 class PrecisionPlanner {
  public:
-  PrecisionPlanner(ir::Program& p, DataType to, const std::set<std::string>& float32_ops)
-      : p_(p), float32_ops_(float32_ops) {
+  PrecisionPlanner(ir::Program& p, DataType to, const std::set<std::string>& float32_ops, bool float32_interface)
+      : p_(p), float32_ops_(float32_ops), float32_interface_(float32_interface) {
     report_.to = to;
   }
 
@@ -36,8 +36,12 @@ class PrecisionPlanner {
       }
     }
     convert_parameters();
-    cast_fetches();
-    cast_inputs();
+    if (float32_interface_) {
+      cast_fetches();
+      cast_inputs();
+    } else {
+      convert_inputs();
+    }
     cast_around_float32_ops();
     convert_attributes();
     release_result_dtypes();
@@ -99,6 +103,25 @@ class PrecisionPlanner {
       p_.replace_all_uses(x, low);
       p_.set_operand(cast, 0, x);
       report_.casts.push_back({cast, report_.to, "input '" + p_.op(id).string_attr("name") + "'"});
+    }
+  }
+
+  // --io-precision compute: a float32 input is declared 16-bit (its result and its dtype attribute); the fetches
+  // follow what they read (their results are inferred again).
+  void convert_inputs() {
+    for (OpId id : p_.feeds()) {
+      ir::Op& op = p_.op(id);
+      if (op.results.size() != 1 || !is_float32_tensor(p_.type_of(op.results[0]))) continue;
+      p_.value(op.results[0]).type.dtype = report_.to;
+      for (ir::NamedAttribute& a : op.attributes) {
+        if (a.value.kind == ir::AttrKind::kDataType && a.value.dtype == DataType::kFloat32) {
+          a.value = ir::Attribute::data_type(report_.to).at(a.value.loc);
+        } else if (a.value.kind == ir::AttrKind::kString && a.value.kind_guessed && a.name == "dtype" &&
+                   a.value.text == "float32") {  // program YAML's untyped `dtype: float32`
+          a.value = ir::Attribute::data_type(report_.to).at(a.value.loc);
+        }
+      }
+      ++report_.interface;
     }
   }
 
@@ -194,6 +217,7 @@ class PrecisionPlanner {
 
   ir::Program& p_;
   const std::set<std::string>& float32_ops_;
+  const bool float32_interface_;
   std::set<uint32_t> kept_ops_;  // ops of float32_ops, by OpId index
   PrecisionReport report_;
 };
@@ -202,8 +226,10 @@ class PrecisionPlanner {
 
 std::string PrecisionReport::dump(const ir::Program& program) const {
   std::string out = fmt::format("precision: {}, {} parameters converted, {} kept float32, {} casts, {} dtype "
-                                "attributes{}\n",
+                                "attributes{}{}\n",
                                 ir::dtype_name(to), stored.size(), kept.size(), casts.size(), attributes,
+                                interface == 0 ? "" : fmt::format(", {} inputs {} themselves", interface,
+                                                                  ir::dtype_name(to)),
                                 skipped.empty() ? "" : " (skipped: " + skipped + ")");
   for (const auto& [name, from] : stored) {
     out += fmt::format("precision: parameter {} {} -> {}\n", name, ir::dtype_name(from), ir::dtype_name(to));
@@ -224,9 +250,10 @@ std::string PrecisionReport::dump(const ir::Program& program) const {
   return out;
 }
 
-PrecisionReport plan_precision(ir::Program& program, DataType to, const std::set<std::string>& float32_ops) {
+PrecisionReport plan_precision(ir::Program& program, DataType to, const std::set<std::string>& float32_ops,
+                               bool float32_interface) {
   if (to == DataType::kFloat32) return {};
-  return PrecisionPlanner(program, to, float32_ops).run();
+  return PrecisionPlanner(program, to, float32_ops, float32_interface).run();
 }
 
 }  // namespace kforge::passes

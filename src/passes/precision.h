@@ -8,7 +8,10 @@
 //   - every DataType attribute float32 (full's, cast's, assign_value's dtype, ...) becomes the 16-bit type, so that
 //     the constants a program makes meet its activations in one dtype;
 //   - a float32 program input is read through one inserted cast to the 16-bit type, and a fetched value that became
-//     16-bit is cast back to float32 before its fetch: callers pass and receive float32 tensors as before;
+//     16-bit is cast back to float32 before its fetch: callers pass and receive float32 tensors as before; or, with
+//     `float32_interface` false (`--io-precision compute`), the float32 inputs and outputs are 16-bit themselves,
+//     with no cast (a decoder's key / value caches stay 16-bit between steps, as in a model converted with
+//     onnxconverter's keep_io_types=False or torch's model.half());
 //   - an op the target computes in float32 only (`float32_ops`: the CUDA backend's index-mapped kernels that do
 //     arithmetic, as dropout's scaling and bilinear interpolation) reads its float operands through casts to float32
 //     and its float32 results are cast back to the 16-bit type for their readers.
@@ -40,6 +43,7 @@ struct PrecisionReport {
   };
   std::vector<Cast> casts;
   size_t attributes = 0;  // DataType attributes rewritten
+  size_t interface = 0;   // inputs made 16-bit themselves (float32_interface false)
   std::string skipped;    // why the program was left unchanged
   ir::OpId skipped_at;    // the op that says why (invalid: none)
 
@@ -49,8 +53,10 @@ struct PrecisionReport {
 };
 
 /// Rewrites the top-level block of a float32 program to compute in `to` (float16 or bfloat16; float32 changes
-/// nothing). `float32_ops` names ops ("dropout", without the dialect) that stay float32 between casts. The program
-/// must be verified and carry inferred types (apply_inferred_types).
-PrecisionReport plan_precision(ir::Program& program, ir::DataType to, const std::set<std::string>& float32_ops = {});
+/// nothing). `float32_ops` names ops ("dropout", without the dialect) that stay float32 between casts;
+/// `float32_interface` false makes the float32 inputs and outputs 16-bit instead of casting at the boundary. The
+/// program must be verified and carry inferred types (apply_inferred_types).
+PrecisionReport plan_precision(ir::Program& program, ir::DataType to, const std::set<std::string>& float32_ops = {},
+                               bool float32_interface = true);
 
 }  // namespace kforge::passes

@@ -344,6 +344,11 @@ std::string concat(OpContext& c) {
     bool match = t.dims.size() == first.dims.size();
     for (int64_t d = 0; match && d < rank; ++d) {
       match = d == ax || t.dims[d] == first.dims[d] || !t.dims[d].is_constant() || !first.dims[d].is_constant();
+      // Concat needs the dims outside its axis equal (no broadcast): two symbolic ones are taken equal where the
+      // target checks that at run time (a KV cache's batch against the new token's).
+      if (match && d != ax && t.dims[d] != first.dims[d] && !t.dims[d].is_constant() && !first.dims[d].is_constant()) {
+        static_cast<void>(c.take_equal(first.dims[d], t.dims[d]));
+      }
     }
     if (!match) {
       return fmt::format("input {} {} does not match input 0 {} outside axis {}", i, dims_text(t.dims),
@@ -595,6 +600,9 @@ std::string matmul(OpContext& c) {
     return fmt::format("x {}{} and y {}{} have inner dims {} and {}", dims_text(x->dims), tx ? " (transposed)" : "",
                        dims_text(y->dims), ty ? " (transposed)" : "", xk.to_string(), yk.to_string());
   }
+  // Paddle requires the contraction dims equal: two symbolic ones are taken equal where the target checks that at
+  // run time (attention's p v over a cached length).
+  if (xk != yk && !xk.is_constant() && !yk.is_constant()) static_cast<void>(c.take_equal(xk, yk));
   const SymShape xb(x->dims.begin(), x->dims.end() - (x_vec ? 1 : 2));
   const SymShape yb(y->dims.begin(), y->dims.end() - (y_vec ? 1 : 2));
   auto dims = c.broadcast(x_vec ? SymShape{} : xb, y_vec ? SymShape{} : yb);
@@ -744,10 +752,12 @@ std::string run_math_shape_rule(const std::string& func, OpContext& ctx);
 const std::map<std::string, std::string (*)(OpContext&)>& index_nn_shape_rules();
 // issue 34's GraphNet ops: shape_rules_graphnet.cpp
 const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules();
+// and the detection ops (deformable_conv, roi_align, ...): shape_rules_detection.cpp
+const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules();
 
 bool has_shape_rule(const std::string& func) {
   return rules().contains(func) || index_nn_shape_rules().contains(func) || graphnet_shape_rules().contains(func) ||
-         has_math_shape_rule(func);
+         detection_shape_rules().contains(func) || has_math_shape_rule(func);
 }
 
 std::string run_shape_rule(const std::string& func, OpContext& ctx) {
@@ -757,6 +767,8 @@ std::string run_shape_rule(const std::string& func, OpContext& ctx) {
   if (more != index_nn_shape_rules().end()) return more->second(ctx);
   auto graphnet = graphnet_shape_rules().find(func);
   if (graphnet != graphnet_shape_rules().end()) return graphnet->second(ctx);
+  auto detection = detection_shape_rules().find(func);
+  if (detection != detection_shape_rules().end()) return detection->second(ctx);
   return has_math_shape_rule(func) ? run_math_shape_rule(func, ctx) : "unknown-rule";
 }
 

@@ -138,4 +138,35 @@ size_t fold_constants(ir::Program& program, const OpSet& ops, const Analysis& an
   return count;
 }
 
+size_t canonicalize_ops(ir::Program& program) {
+  size_t rewritten = 0;
+  auto is_bool = [&](ir::ValueId v) {
+    return v.valid() && program.type_of(v).is_tensor() && program.type_of(v).dtype == ir::DataType::kBool;
+  };
+  for (ir::OpId id : program.ops_in_order()) {
+    ir::Op& op = program.op(id);
+    if (op.dialect != "pd_op" || op.operands.empty()) continue;
+    if (op.name == "bitwise_and" || op.name == "bitwise_or" || op.name == "bitwise_not") {  // (no logical_xor op)
+      if (!std::all_of(op.operands.begin(), op.operands.end(), is_bool)) continue;
+      op.name = "logical_" + op.name.substr(8);
+      ++rewritten;
+    } else if (op.name == "swiglu" && op.operands.size() == 2 && op.operands[1].valid() && op.results.size() == 1) {
+      ir::OpSpec silu;
+      silu.dialect = "pd_op";
+      silu.name = "silu";
+      silu.operands = {op.operands[0]};
+      silu.result_types = {program.type_of(op.operands[0])};
+      silu.loc = op.loc;
+      silu.name_loc = op.name_loc;
+      const ir::ValueId s = program.op(program.insert_op_before(id, std::move(silu))).results[0];
+      ir::Op& swiglu = program.op(id);  // (the insertion may have moved the op table)
+      swiglu.name = "multiply";
+      swiglu.attributes.clear();
+      program.set_operand(id, 0, s);
+      ++rewritten;
+    }
+  }
+  return rewritten;
+}
+
 }  // namespace kforge::passes

@@ -25,4 +25,14 @@ size_t eliminate_dead_code(ir::Program& program, const OpSet& ops);
 /// Returns the number of operands folded. Run eliminate_dead_code afterwards.
 size_t fold_constants(ir::Program& program, const OpSet& ops, const Analysis& analysis);
 
+/// Rewrites ops into equivalent ones that fuse as expressions, on the program as read (declared types), before
+/// verification, so that they run inside fused groups on every target:
+///   - pd_op.bitwise_and / or / not whose operands are declared bool become logical_and / or / not (Paddle's
+///     bitwise kernels on bool are the logical ops; the expression language has no bitwise operators): masks built
+///     with `&` (paddleformers' Qwen2 / Llama);
+///   - pd_op.swiglu(x, y) with y given becomes multiply(silu(x), y), the kernel's own formula (x / (1 + exp(-x)) * y;
+///     without y it splits x, and stays).
+/// Returns the number of ops rewritten.
+size_t canonicalize_ops(ir::Program& program);
+
 }  // namespace kforge::passes

@@ -5,6 +5,7 @@
 // one call of attention() below, which reads q, k and v where the projections wrote them and writes the output
 // where the transpose would have: every operand is addressed by strides.
 //
+// Decoding (at most 16 query rows) takes attention_decode_kernel instead, whose warps split the keys (below).
 // One block of 4 warps takes 64 query rows of one (batch, head); it walks the keys in tiles of 64 (the next tile
 // copied in by cp.async while the warps work on this one). Each warp's 16 x 64 scores come from tensor cores
 // (mma.sync m16n8k16, float accumulation) and stay in registers: the online softmax (running row maximum and sum
@@ -67,14 +68,16 @@ struct Layout {
 };
 
 // Starts copying rows [row0, row0 + count) of a [rows x D] operand into a shared tile (ld kLd), zeros beyond
-// `limit`: 16 bytes per step, asynchronously (cp.async) when `Vec` (every row start 16-byte aligned), else one
-// element per step, synchronously. The caller commits and waits (__pipeline_commit / __pipeline_wait_prior).
+// `limit`, by the `threads` threads numbered from 0 to threads - 1 (`tid`: this one): 16 bytes per step,
+// asynchronously (cp.async) when `Vec` (every row start 16-byte aligned), else one element per step, synchronously.
+// The caller commits and waits (__pipeline_commit / __pipeline_wait_prior).
 template <typename T, int D, bool Vec>
-__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t row0, int count, int64_t limit) {
+__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, int64_t row0, int count, int64_t limit,
+                                          int tid = threadIdx.x, int threads = kThreads) {
   constexpr int kLd = Layout<D>::kLd;
   if constexpr (Vec) {
     constexpr int kChunks = D / 8;
-    for (int i = threadIdx.x; i < count * kChunks; i += kThreads) {
+    for (int i = tid; i < count * kChunks; i += threads) {
       const int r = i / kChunks, c = (i % kChunks) * 8;
       if (row0 + r < limit) {
         __pipeline_memcpy_async(dst + r * kLd + c, src + (row0 + r) * stride + c, 16);
@@ -83,7 +86,7 @@ __device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t stride, 
       }
     }
   } else {
-    for (int i = threadIdx.x; i < count * D; i += kThreads) {
+    for (int i = tid; i < count * D; i += threads) {
       const int r = i / D, c = i % D;
       dst[r * kLd + c] = row0 + r < limit ? src[(row0 + r) * stride + c] : cuda::from_float<T>(0.0f);
     }
@@ -139,6 +142,123 @@ __device__ __forceinline__ uint32_t pack(float lo, float hi) {
   }
 }
 
+// One warp's running state over its 16 query rows: lane (g, c) holds rows g and g + 8, and of each 8-wide slice of
+// the output columns 2c and 2c + 1; the maxima and sums are in log2 units, the output not yet divided by the sum.
+template <int D>
+struct WarpState {
+  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
+  float o[D / 8][4];
+  uint32_t qf[D / 16][4];  // the warp's q rows as A fragments
+
+  __device__ WarpState() {
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  }
+};
+
+// The warp's 16 query rows against one tile of `Keys` keys (ks, vs: its K and V rows in shared memory, the first
+// key k0): the scores from tensor cores, the online softmax on the accumulators (whose layout is that of the A
+// operand of the next product, so the 16-bit probabilities multiply V without touching shared memory) and o += p v.
+template <typename T, int D, int Keys, typename M>
+__device__ __forceinline__ void attend_tile(WarpState<D>& w, const T* ks, const T* vs, int64_t k0, int64_t seq_k,
+                                            const M* const (&mask_rows)[2], int64_t m_col, float scale2) {
+  constexpr int kLd = Layout<D>::kLd;
+  constexpr float kLog2e = 1.4426950408889634f;
+  const int lane = threadIdx.x % 32, c = lane % 4;
+  // scores[16 x Keys] = q rows x k^T, 8 keys per slice: B's column j (a key) is a row of the K tile.
+  float s[Keys / 8][4];
+#pragma unroll
+  for (int n = 0; n < Keys / 8; ++n) {
+    s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 32; ++kk) {
+      uint32_t kb[4];
+      ldmatrix_x4<false>(kb, ks + (n * 8 + lane % 8) * kLd + kk * 32 + (lane / 8) * 8);
+      mma<T>(s[n], w.qf[2 * kk], kb[0], kb[1]);
+      mma<T>(s[n], w.qf[2 * kk + 1], kb[2], kb[3]);
+    }
+  }
+  // The online softmax of rows g and g + 8 (the four lanes of a group share them).
+  float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int n = 0; n < Keys / 8; ++n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = i / 2;
+      const int64_t key = k0 + n * 8 + 2 * c + (i % 2);
+      float x = s[n][i] * scale2;
+      if (mask_rows[r] != nullptr && key < seq_k) x += cuda::to_float(mask_rows[r][key * m_col]) * kLog2e;
+      s[n][i] = key < seq_k ? x : -INFINITY;
+      tile_max[r] = fmaxf(tile_max[r], s[n][i]);
+    }
+  }
+  float correction[2], base[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
+    tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
+    const float new_max = fmaxf(w.row_max[r], tile_max[r]);
+    base[r] = new_max == -INFINITY ? 0.0f : new_max;  // all -inf so far: every p is 0
+    correction[r] = exp2f(w.row_max[r] - base[r]);
+    w.row_max[r] = new_max;
+  }
+  float sum[2] = {0.0f, 0.0f};
+#pragma unroll
+  for (int n = 0; n < Keys / 8; ++n) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      s[n][i] = exp2f(s[n][i] - base[i / 2]);
+      sum[i / 2] += s[n][i];
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
+    sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
+    w.row_sum[r] = w.row_sum[r] * correction[r] + sum[r];
+  }
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) {
+    w.o[n][0] *= correction[0];
+    w.o[n][1] *= correction[0];
+    w.o[n][2] *= correction[1];
+    w.o[n][3] *= correction[1];
+  }
+  // o += p v: the scores' C fragments are the A fragments of p (16 keys = two 8-key slices); V's rows are keys.
+#pragma unroll
+  for (int kk = 0; kk < Keys / 16; ++kk) {
+    const uint32_t pa[4] = {pack<T>(s[2 * kk][0], s[2 * kk][1]), pack<T>(s[2 * kk][2], s[2 * kk][3]),
+                            pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+    for (int n = 0; n < D / 16; ++n) {
+      uint32_t vb[4];
+      ldmatrix_x4<true>(vb, vs + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * kLd + n * 16 + (lane / 16) * 8);
+      mma<T>(w.o[2 * n], pa, vb[0], vb[1]);
+      mma<T>(w.o[2 * n + 1], pa, vb[2], vb[3]);
+    }
+  }
+}
+
+// The mask rows of query rows `rows` (nullptr: no mask, or a row past the queries).
+template <typename M>
+__device__ __forceinline__ void mask_rows_of(const AttentionArgs& a, int64_t b, int64_t h, const int64_t (&rows)[2],
+                                             const M* (&out)[2]) {
+  const M* mask = static_cast<const M*>(a.mask);
+  for (int r = 0; r < 2; ++r) {
+    out[r] = mask == nullptr || rows[r] >= a.seq_q ? nullptr : mask + b * a.m_batch + h * a.m_head + rows[r] * a.m_row;
+  }
+}
+
+// The warp's q rows (16 from `first`, in shared memory) as A fragments.
+template <int D, typename T>
+__device__ __forceinline__ void load_q_fragments(WarpState<D>& w, const T* qs) {
+  const int lane = threadIdx.x % 32;
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    ldmatrix_x4<false>(w.qf[kk], qs + (lane % 16) * Layout<D>::kLd + kk * 16 + (lane / 16) * 8);
+  }
+}
+
 template <typename T, int D, typename M, bool Vec>
 __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionArgs a) {
   using L = Layout<D>;
@@ -161,22 +281,11 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionArgs a) {
   load_tile<T, D, Vec>(qs, q, a.q_seq, q0, kRows, a.seq_q);
   load_keys(0);
 
-  // Lane (g, c) holds rows g and g + 8 of its warp's 16 query rows: of each 8-key slice of a tile's scores and of
-  // each 8-wide slice of the output, columns 2c and 2c + 1.
   const int64_t rows[2] = {q0 + warp * 16 + g, q0 + warp * 16 + g + 8};
-  constexpr float kLog2e = 1.4426950408889634f;
-  const float scale2 = a.scale * kLog2e;
-  const M* mask = static_cast<const M*>(a.mask);
   const M* mask_rows[2];
-  for (int r = 0; r < 2; ++r) {
-    mask_rows[r] = mask == nullptr || rows[r] >= a.seq_q ? nullptr : mask + b * a.m_batch + h * a.m_head + rows[r] * a.m_row;
-  }
-  float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};  // in log2 units
-  float o[D / 8][4];
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
-  uint32_t qf[D / 16][4];  // the warp's q rows as A fragments, loaded once
-
+  mask_rows_of(a, b, h, rows, mask_rows);
+  const float scale2 = a.scale * 1.4426950408889634f;
+  WarpState<D> w;
   const int64_t tiles = (a.seq_k + kKeys - 1) / kKeys;
   for (int64_t t = 0; t < tiles; ++t) {
     if (t + 1 < tiles) {
@@ -186,112 +295,133 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionArgs a) {
       __pipeline_wait_prior(0);
     }
     __syncthreads();  // tile t (and q) in shared memory for every warp
-    if (t == 0) {
-#pragma unroll
-      for (int kk = 0; kk < D / 16; ++kk) {
-        ldmatrix_x4<false>(qf[kk], qs + (warp * 16 + lane % 16) * L::kLd + kk * 16 + (lane / 16) * 8);
-      }
-    }
+    if (t == 0) load_q_fragments<D>(w, qs + warp * 16 * L::kLd);
     const T* ks = kv + (t % 2) * 2 * kKeys * L::kLd;
-    const T* vs = ks + kKeys * L::kLd;
-    const int64_t k0 = t * kKeys;
-    // scores[16 x 64] = q rows x k^T, 8 keys per slice: B's column j (a key) is a row of the K tile.
-    float s[kKeys / 8][4];
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-#pragma unroll
-      for (int kk = 0; kk < D / 32; ++kk) {
-        uint32_t kb[4];
-        ldmatrix_x4<false>(kb, ks + (n * 8 + lane % 8) * L::kLd + kk * 32 + (lane / 8) * 8);
-        mma<T>(s[n], qf[2 * kk], kb[0], kb[1]);
-        mma<T>(s[n], qf[2 * kk + 1], kb[2], kb[3]);
-      }
-    }
-    // The online softmax of rows g and g + 8 (the four lanes of a group share them).
-    float tile_max[2] = {-INFINITY, -INFINITY};
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = i / 2;
-        const int64_t key = k0 + n * 8 + 2 * c + (i % 2);
-        float x = s[n][i] * scale2;
-        if (mask_rows[r] != nullptr && key < a.seq_k) x += cuda::to_float(mask_rows[r][key * a.m_col]) * kLog2e;
-        s[n][i] = key < a.seq_k ? x : -INFINITY;
-        tile_max[r] = fmaxf(tile_max[r], s[n][i]);
-      }
-    }
-    float correction[2], base[2];
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 1));
-      tile_max[r] = fmaxf(tile_max[r], __shfl_xor_sync(0xffffffffu, tile_max[r], 2));
-      const float new_max = fmaxf(row_max[r], tile_max[r]);
-      base[r] = new_max == -INFINITY ? 0.0f : new_max;  // all -inf so far: every p is 0
-      correction[r] = exp2f(row_max[r] - base[r]);
-      row_max[r] = new_max;
-    }
-    float sum[2] = {0.0f, 0.0f};
-#pragma unroll
-    for (int n = 0; n < kKeys / 8; ++n) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        s[n][i] = exp2f(s[n][i] - base[i / 2]);
-        sum[i / 2] += s[n][i];
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 1);
-      sum[r] += __shfl_xor_sync(0xffffffffu, sum[r], 2);
-      row_sum[r] = row_sum[r] * correction[r] + sum[r];
-    }
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      o[n][0] *= correction[0];
-      o[n][1] *= correction[0];
-      o[n][2] *= correction[1];
-      o[n][3] *= correction[1];
-    }
-    // o += p v: the scores' C fragments are the A fragments of p (16 keys = two 8-key slices); V's rows are keys.
-#pragma unroll
-    for (int kk = 0; kk < kKeys / 16; ++kk) {
-      const uint32_t pa[4] = {pack<T>(s[2 * kk][0], s[2 * kk][1]), pack<T>(s[2 * kk][2], s[2 * kk][3]),
-                              pack<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
-#pragma unroll
-      for (int n = 0; n < D / 16; ++n) {
-        uint32_t vb[4];
-        ldmatrix_x4<true>(vb, vs + (kk * 16 + lane % 8 + ((lane / 8) % 2) * 8) * L::kLd + n * 16 + (lane / 16) * 8);
-        mma<T>(o[2 * n], pa, vb[0], vb[1]);
-        mma<T>(o[2 * n + 1], pa, vb[2], vb[3]);
-      }
-    }
+    attend_tile<T, D, kKeys, M>(w, ks, ks + kKeys * L::kLd, t * kKeys, a.seq_k, mask_rows, a.m_col, scale2);
     __syncthreads();  // every warp is done with tile t's buffer before the next iteration loads tile t + 2 there
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     if (rows[r] >= a.seq_q) continue;
     T* out = static_cast<T*>(a.out) + b * a.o_batch + h * a.o_head + rows[r] * a.o_seq;
-    const float inverse = 1.0f / row_sum[r];  // 0 (every key masked): inf * 0 = NaN, as softmax gives
+    const float inverse = 1.0f / w.row_sum[r];  // 0 (every key masked): inf * 0 = NaN, as softmax gives
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
-      out[n * 8 + 2 * c] = cuda::from_float<T>(o[n][2 * r] * inverse);
-      out[n * 8 + 2 * c + 1] = cuda::from_float<T>(o[n][2 * r + 1] * inverse);
+      out[n * 8 + 2 * c] = cuda::from_float<T>(w.o[n][2 * r] * inverse);
+      out[n * 8 + 2 * c + 1] = cuda::from_float<T>(w.o[n][2 * r + 1] * inverse);
     }
+  }
+}
+
+// Few query rows (decoding: one new token per sequence, seq_q <= 16): one block per 16 rows of a (batch, head),
+// whose 4 warps split the keys -- warp w takes tiles w, w + 4, ... with its own double-buffered copies -- so that a
+// block keeps 4 tiles in flight, not one, where there are too few blocks to fill the GPU otherwise (FlashDecoding's
+// idea within a block; no workspace). The warps' states are combined through shared memory at the end:
+// max m = max_w m_w, sum = sum_w l_w 2^(m_w - m), out = sum_w o_w 2^(m_w - m) / sum.
+template <int D>
+struct DecodeLayout {
+  static constexpr int kKeys = D == 128 ? 32 : 64;  // keys per warp tile: 4 warps x 2 stages x (K, V) fit
+  static constexpr int kLd = Layout<D>::kLd;
+  static constexpr size_t kTileElems = size_t(kKeys) * kLd;
+  // 16 q rows, then per warp two stages of a K and a V tile; the combine reuses the front as floats.
+  static constexpr size_t kBytes = (size_t(16) * kLd + size_t(kWarps) * 4 * kTileElems) * 2;
+  static_assert(size_t(kWarps) * 16 * (D + 2) * sizeof(float) <= kBytes, "the combine fits");
+};
+
+template <typename T, int D, typename M, bool Vec>
+__global__ void __launch_bounds__(kThreads) attention_decode_kernel(AttentionArgs a) {
+  using L = DecodeLayout<D>;
+  constexpr int kKeys = L::kKeys;
+  extern __shared__ __align__(128) unsigned char smem[];
+  T* qs = reinterpret_cast<T*>(smem);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  T* mine = qs + 16 * L::kLd + size_t(warp) * 4 * L::kTileElems;  // stage s: K at mine + 2s tiles, V after it
+  const int64_t b = blockIdx.x / a.heads, h = blockIdx.x % a.heads;
+  const int64_t q0 = int64_t(blockIdx.y) * 16;
+  const T* q = static_cast<const T*>(a.q) + b * a.q_batch + h * a.q_head;
+  const T* k = static_cast<const T*>(a.k) + b * a.k_batch + h * a.k_head;
+  const T* v = static_cast<const T*>(a.v) + b * a.v_batch + h * a.v_head;
+  const int64_t tiles = (a.seq_k + kKeys - 1) / kKeys;
+  auto load_keys = [&](int64_t tile, int stage) {  // by this warp alone
+    T* ks = mine + size_t(2 * stage) * L::kTileElems;
+    load_tile<T, D, Vec>(ks, k, a.k_seq, tile * kKeys, kKeys, a.seq_k, lane, 32);
+    load_tile<T, D, Vec>(ks + L::kTileElems, v, a.v_seq, tile * kKeys, kKeys, a.seq_k, lane, 32);
+    __pipeline_commit();
+  };
+  load_tile<T, D, Vec>(qs, q, a.q_seq, q0, 16, a.seq_q);
+  __pipeline_commit();
+  if (warp < tiles) load_keys(warp, 0);
+  __pipeline_wait_prior(warp < tiles ? 1 : 0);  // q
+  __syncthreads();
+  WarpState<D> w;
+  load_q_fragments<D>(w, qs);
+
+  const int64_t rows[2] = {q0 + g, q0 + g + 8};
+  const M* mask_rows[2];
+  mask_rows_of(a, b, h, rows, mask_rows);
+  const float scale2 = a.scale * 1.4426950408889634f;
+  for (int64_t t = warp, i = 0; t < tiles; t += kWarps, ++i) {
+    if (t + kWarps < tiles) {
+      load_keys(t + kWarps, int((i + 1) % 2));
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    __syncwarp();  // the tile every lane copied, visible to the warp
+    const T* ks = mine + size_t(2 * (i % 2)) * L::kTileElems;
+    attend_tile<T, D, kKeys, M>(w, ks, ks + L::kTileElems, t * kKeys, a.seq_k, mask_rows, a.m_col, scale2);
+    __syncwarp();  // done with this stage before it is loaded again
+  }
+  __syncthreads();  // every warp done with its tiles: the front of shared memory becomes the combine's
+  float* po = reinterpret_cast<float*>(smem);          // [warp][row][D]: o, not divided
+  float* pm = po + size_t(kWarps) * 16 * D;            // [warp][row]: max
+  float* pl = pm + kWarps * 16;                         // [warp][row]: sum
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int row = g + 8 * r;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      po[(warp * 16 + row) * D + n * 8 + 2 * c] = w.o[n][2 * r];
+      po[(warp * 16 + row) * D + n * 8 + 2 * c + 1] = w.o[n][2 * r + 1];
+    }
+    if (c == 0) {
+      pm[warp * 16 + row] = w.row_max[r];
+      pl[warp * 16 + row] = w.row_sum[r];
+    }
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < 16 * D; i += kThreads) {
+    const int row = i / D, col = i % D;
+    if (q0 + row >= a.seq_q) continue;
+    float m = -INFINITY;
+#pragma unroll
+    for (int x = 0; x < kWarps; ++x) m = fmaxf(m, pm[x * 16 + row]);
+    const float base = m == -INFINITY ? 0.0f : m;
+    float sum = 0.0f, o = 0.0f;
+#pragma unroll
+    for (int x = 0; x < kWarps; ++x) {
+      const float f = exp2f(pm[x * 16 + row] - base);
+      sum += pl[x * 16 + row] * f;
+      o += po[(x * 16 + row) * D + col] * f;
+    }
+    T* out = static_cast<T*>(a.out) + b * a.o_batch + h * a.o_head + (q0 + row) * a.o_seq;
+    out[col] = cuda::from_float<T>(o * (1.0f / sum));  // every key masked: 0 * inf = NaN, as softmax gives
   }
 }
 
 template <typename T, int D, typename M>
 inline cudaError_t launch(const AttentionArgs& a, bool vec, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(a.batch * a.heads), static_cast<unsigned>((a.seq_q + kRows - 1) / kRows));
-  constexpr size_t kBytes = Layout<D>::kBytes;
-  auto kernel = vec ? attention_kernel<T, D, M, true> : attention_kernel<T, D, M, false>;
+  const bool decode = a.seq_q <= 16;
+  const int64_t rows = decode ? 16 : kRows;
+  const dim3 grid(static_cast<unsigned>(a.batch * a.heads), static_cast<unsigned>((a.seq_q + rows - 1) / rows));
+  const size_t bytes = decode ? DecodeLayout<D>::kBytes : Layout<D>::kBytes;
+  auto kernel = decode ? (vec ? attention_decode_kernel<T, D, M, true> : attention_decode_kernel<T, D, M, false>)
+                       : (vec ? attention_kernel<T, D, M, true> : attention_kernel<T, D, M, false>);
   // Above 48 KiB of shared memory a kernel must opt in (a host-side attribute: legal inside a graph capture).
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kBytes));
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
       e != cudaSuccess)
     return e;
-  kernel<<<grid, kThreads, kBytes, stream>>>(a);
+  kernel<<<grid, kThreads, bytes, stream>>>(a);
   return cudaGetLastError();
 }
 

@@ -107,6 +107,20 @@ inline unsigned grid_for(int64_t work, int64_t per_block, int64_t blocks_per_sm 
   return static_cast<unsigned>(blocks);
 }
 
+// Unit `e` of `out` from unit `from` of `in`, a unit being `N` elements of T (16 bytes): one 16-byte move when
+// `aligned` (every pointer of the kernel 16-byte aligned: the caller tests them once), else N element moves. The
+// index-mapped data movement's vectorised copies (codegen/cuda_index.cpp: concat and stack along a leading axis).
+template <int N, typename T>
+__device__ __forceinline__ void move_unit(T* out, int64_t e, const T* in, int64_t from, bool aligned) {
+  static_assert(N * sizeof(T) == 16, "a unit is 16 bytes");
+  if (aligned) {
+    reinterpret_cast<uint4*>(out)[e] = reinterpret_cast<const uint4*>(in)[from];
+  } else {
+#pragma unroll
+    for (int u = 0; u < N; ++u) out[e * N + u] = in[from * N + u];
+  }
+}
+
 }  // namespace cuda
 }  // namespace kforge
 

@@ -132,7 +132,42 @@ PROGRAMS = [
     ("tests/paddle/pow_scalar_int32/inference.json", "paddle_pow_scalar_int32", []),
     ("tests/paddle/stack/inference.json", "paddle_stack", []),
     ("tests/paddle/meshgrid_3_int64/inference.json", "paddle_meshgrid_3_int64", []),
+    # Issue 34: asymmetric convolution paddings (the input padded into the cuDNN workspace first, kforge_conv_pad.cuh;
+    # the direct depthwise kernel reads them as they are), topk, gather_nd, scatter, roll, pad, add_n, set_value
+    # (codegen/cuda_index_select.cpp), matmuls with a vector operand (an index-mapped kernel, no GEMM), group_norm
+    # and p_norm (codegen/cuda_index_norm.cpp), batch norms that are not 4-D (the epilogue kernel), the losses
+    # (codegen/cuda_index_loss.cpp), mean_all, einsum, grid_sample, floor_divide and uniform.
+    ("tests/paddle/conv2d_asym_pad/inference.json", "paddle_conv2d_asym_pad", ["--cuda-graph"]),
+    ("tests/paddle/conv2d_asym_pad_stride2/inference.json", "paddle_conv2d_asym_pad_stride2", ["--layout", "nchw"]),
+    ("tests/paddle/conv2d_asym_pad_nhwc/inference.json", "paddle_conv2d_asym_pad_fp16", ["--precision", "float16"]),
+    ("tests/paddle/depthwise_conv2d_asym_pad/inference.json", "paddle_depthwise_conv2d_asym_pad", []),
+    ("tests/paddle/topk_ties/inference.json", "paddle_topk_ties", []),
+    ("tests/paddle/gather_nd_dynamic/inference.json", "paddle_gather_nd_dynamic", []),
+    ("tests/paddle/scatter_add/inference.json", "paddle_scatter_add", []),
+    ("tests/paddle/roll/inference.json", "paddle_roll", []),
+    ("tests/paddle/pad_rank3/inference.json", "paddle_pad_rank3", []),
+    ("tests/paddle/add_n/inference.json", "paddle_add_n", []),
+    ("tests/paddle/matmul_vector_batched/inference.json", "paddle_matmul_vector_batched", []),
+    ("tests/paddle/group_norm_nhwc/inference.json", "paddle_group_norm_nhwc", []),
+    ("tests/paddle/p_norm_inf/inference.json", "paddle_p_norm_inf", []),
+    ("tests/paddle/p_norm_half/inference.json", "paddle_p_norm_half", []),
+    ("tests/paddle/set_value_tensor_negative_step/inference.json", "paddle_set_value_tensor_negative_step", []),
+    ("tests/paddle/set_value_dynamic_end/inference.json", "paddle_set_value_dynamic_end", ["--cuda-graph"]),
+    ("tests/paddle/batch_norm_3d/inference.json", "paddle_batch_norm_3d", []),
+    ("tests/paddle/batch_norm_nlc/inference.json", "paddle_batch_norm_nlc", ["--precision", "bfloat16"]),
+    ("tests/paddle/sigmoid_ce_logits_mean/inference.json", "paddle_sigmoid_ce_logits_mean", []),
+    ("tests/paddle/sigmoid_ce_logits_pos_weight/inference.json", "paddle_sigmoid_ce_logits_pos_weight", []),
+    ("tests/paddle/cross_entropy_softmax_soft/inference.json", "paddle_cross_entropy_softmax_soft", []),
+    ("tests/paddle/cross_entropy_softmax_axis1_int32/inference.json", "paddle_cross_entropy_softmax_axis1", []),
+    ("tests/paddle/einsum_batched/inference.json", "paddle_einsum_batched", []),
+    ("tests/paddle/grid_sample_bilinear_reflection_noac/inference.json", "paddle_grid_sample_bilinear", []),
+    ("tests/paddle/grid_sample_float64/inference.json", "paddle_grid_sample_float64", []),
+    ("tests/paddle/floor_divide_broadcast/inference.json", "paddle_floor_divide_broadcast", []),
+    ("tests/paddle/floor_divide_broadcast_float/inference.json", "paddle_floor_divide_broadcast_float", []),
+    ("tests/paddle/uniform_float32/inference.json", "paddle_uniform_float32", ["--cuda-graph"]),
 ]
+# Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
+NO_GEMM = {"paddle_matmul_vector_batched"}
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
 # Linked with the GPU check's harness (tests/gpu/harness.cu) at -O2, one program per library and kind of
 # class (cuDNN, cuBLASLt, the multi-kernel GEMMs, 16-bit, graphs). The others are compiled at nvcc's default host
@@ -220,10 +255,11 @@ def main():
             source = open(os.path.join(root, program)).read()
             # (index_ops: a float32 matmul in two levels of strided batches, and a float64 one as the index-mapped
             # kernel of codegen/cuda_index.h.)
-            has_gemm = "matmul" in source
+            has_gemm = "matmul" in source and name not in NO_GEMM
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
-            has_interp = "_interp" in source  # nearest_interp, bilinear_interp
+            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, floor_divide, uniform
+            has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "floor_divide", "uniform"))
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
@@ -241,6 +277,10 @@ def main():
                 required.append("kforge_gemm_tc.cuh")  # these programs have untransposed 16-bit GEMM sites
             if half and not has_gemm:
                 required.append("kforge_half.cuh")
+            if "batch_norm" in source:  # a batch norm outside every convolution group: the epilogue kernel
+                required += ["kforge_channel_epilogue.cuh", "kforge_half.cuh"]
+            if "kforge::cuda_conv::run_padded(" in host:
+                required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:
                 required.append("kforge_attention.cuh")
             written = sorted(os.listdir(gen))
@@ -300,13 +340,13 @@ def main():
         while jobs:
             finish()
 
-        # A matmul that neither a GEMM nor the batched kernel computes (a vector y) is an error at its place, saying why.
+        # A matmul that neither a GEMM nor the batched kernel computes (int32) is an error at its place, saying why.
         r = None if shard != 0 else subprocess.run([args.kforge, "compile", os.path.join(root, "tests/e2e/fused/gemm_unsupported.yaml")] + ops +
                            ["-o", os.path.join(tmp, "unsupported"), "--target", "cuda"],
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        want = "gemm_unsupported.yaml:7:5: error: --target cuda: matmul (pd_op.matmul) has no CUDA GEMM: y has rank 1"
+        want = "gemm_unsupported.yaml:7:5: error: --target cuda: matmul (pd_op.matmul) has no CUDA GEMM: x is int32"
         if r is not None and (r.returncode != 1 or want not in r.stdout or
-                              "no batched kernel: a vector operand" not in r.stdout):
+                              "no batched kernel: it computes on int32 values" not in r.stdout):
             print(f"FAIL: expected a located error for the matmul, got exit {r.returncode}:\n{r.stdout}")
             failed = True
     if not failed:

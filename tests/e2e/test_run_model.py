@@ -244,7 +244,7 @@ def test_run_model_cuda_compile_only(tmp):
     r = run_model(FIXTURES / "softmax_float32", "--target", "cuda", "--compile-only")
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
     # Convolutions (a transposed one too, over dynamic spatial dims as well) run on the GPU through cuDNN; an op
-    # with no CUDA kernel (topk) is an error on one line.
+    # with no CUDA kernel (diag) is an error on one line.
     r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--compile-only")
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
     r = run_model(FIXTURES / "conv2d_transpose_dynamic_spatial", "--target", "cuda", "--compile-only")
@@ -263,8 +263,8 @@ def test_run_model_cuda_compile_only(tmp):
     expect("kParameterDeviceTypes" in (work / "gen" / "model.cu").read_text(), "--precision reaches kforge compile")
     r = run_model(FIXTURES / "conv2d_transpose", "--precision", "float16", "--compile-only")
     expect(r.returncode == 2 and "--precision needs --target cuda" in r.stderr, f"{r.stdout}{r.stderr}")
-    expect_one_line_error(run_model(FIXTURES / "topk_float32", "--target", "cuda", "--compile-only"),
-                          "--target cuda: ", "topk")
+    expect_one_line_error(run_model(FIXTURES / "diag_vector", "--target", "cuda", "--compile-only"),
+                          "--target cuda: ", "diag")
     out = tmp / "cuda-out"
     x = FIXTURES / "conv2d_transpose" / "input_x.npy"
     r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--input", f"x={x}", "--output-dir", out)

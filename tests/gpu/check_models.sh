@@ -21,10 +21,17 @@
 #                                   under --target cuda, checked equal at run time)
 #   bert_encoder (length 12, batch 2): ids [-1, -1]; position ids an arange over the length taken from the shape,
 #                                   the padding mask broadcast into the attention's softmax rows over dynamic dims
+#   gpt_decoder (length 30, batch 2), gpt_decode_step (cache length 12, batch 2): a GPT-2-style prefill whose causal
+#                                   mask is built from the run-time length (full_with_tensor, triu), and the decode
+#                                   step over key / value caches of run-time length (concat; the caches' batch and
+#                                   length taken equal to the new token's, checked at run time)
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
-# cumsum, one_hot and pow outside fused groups (issue 34); shapes, slice bounds, paddings and
+# cumsum, one_hot and pow outside fused groups (issue 34); topk (ties and NaNs in the CPU kernel's order), gather_nd,
+# scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
+# 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax,
+# mean_all, einsum, grid_sample, floor_divide and uniform (kforge's counter-based draws; issue 34, second batch); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -68,7 +75,8 @@ ATOL=1e-5
 CASES="${MODEL_CASES:-resnet18:64:2 mobilenet_v2:64:2 shufflenet_v2_x1_0:64:2 densenet121:64:2 squeezenet1_0:64:2
 mobilenet_v3_small:64:2 ocr_static:64:2 ppocr_det_head:64x64:2 ppocr_det_head:96x128:2 transformer_encoder_postnorm:0:2
 transformer_encoder_prenorm:0:2
-transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2 bert_encoder:0:2}"
+transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2 bert_encoder:0:2 gpt_decoder:0:2
+gpt_decode_step:0:2}"
 # tests/paddle fixtures (OP_CASES, even empty, replaces the list at prepare time)
 OP_CASES="${OP_CASES-arange bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
 bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv2d_transpose dropout_eval
@@ -86,10 +94,28 @@ bert_like_dynamic bert_like_dynamic_b3 full_like assign share_data_float32 min_a
 bce_loss attention matmul_batched matmul_broadcast_batch bmm stack meshgrid_3_int64 meshgrid_anchors sum_float32 sum_int64 sum_keepdim max_float64 max_int32 min_float32
 min_keepdim prod_float32 prod_int64 prod_all any_keepdim all_int64 softmax_axis1 cumsum_float32 cumsum_int64
 cumsum_flatten cumsum_axis0_dynamic one_hot one_hot_int32 pow_scalar_float32 pow_scalar_float64 pow_scalar_int64
-pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv}"
+pow_sqrt leaky_relu leaky_relu_slope2 leaky_relu_conv
+topk_float32 topk_float64 topk_smallest_axis0 topk_dynamic gather_nd_bool
+gather_nd_dynamic gather_nd_full_index gather_nd_int32 gather_nd_int64 gather_nd_rows scatter_add scatter_overwrite roll
+roll_flat pad_float32 pad_float64 pad_int32 pad_int64 pad_rank1 pad_rank3 add_n matmul_vector matmul_vector_y
+matmul_vector_dot matmul_vector_batched group_norm group_norm_nhwc p_norm_0 p_norm_1 p_norm_2 p_norm_3 p_norm_half
+p_norm_inf p_norm_neg_inf p_norm_float64 p_norm_normalize p_norm_vector set_value_scalar set_value_int64
+set_value_dynamic_end set_value_tensor_negative_step conv2d_asym_pad conv2d_asym_pad_stride2 conv2d_asym_pad_nhwc
+depthwise_conv2d_asym_pad batch_norm_2d batch_norm_3d batch_norm_nlc batch_norm_5d sigmoid_ce_logits
+sigmoid_ce_logits_float64 sigmoid_ce_logits_mean sigmoid_ce_logits_pos_weight cross_entropy_no_softmax
+cross_entropy_softmax cross_entropy_softmax_axis1_int32 cross_entropy_softmax_float32_wide
+cross_entropy_softmax_float64_wide cross_entropy_softmax_ignore cross_entropy_softmax_soft einsum_batched einsum_outer
+einsum_transpose_sum grid_sample_bilinear_zeros_ac grid_sample_bilinear_zeros_noac grid_sample_bilinear_border_ac
+grid_sample_bilinear_border_noac grid_sample_bilinear_reflection_ac grid_sample_bilinear_reflection_noac
+grid_sample_nearest_zeros_ac grid_sample_nearest_zeros_noac grid_sample_nearest_border_ac grid_sample_nearest_border_noac
+grid_sample_nearest_reflection_ac grid_sample_nearest_reflection_noac grid_sample_float64 floor_divide_int32
+floor_divide_int64 floor_divide_float32 floor_divide_float64 floor_divide_negative_divisor floor_divide_broadcast
+floor_divide_broadcast_float uniform_float32 uniform_float64
+concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
-# PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); the 16-bit ones are named
-# NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are
+# PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
+# --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);
+# the 16-bit ones are named NAME~float16 / NAME@nhwc~bfloat16, read the fixture's .pdiparams with load_parameters() (which rounds them) and are
 # checked against Paddle's float32 outputs within 128 units of the type's rounding, 128 * 2^-11 (float16) or
 # 128 * 2^-8 (bfloat16) times max|paddle|, + ATOL: measured on an H100, every zoo model here stays within 7 units
 # but mobilenet_v2, whose random-weight fixture amplifies rounding (107 and 54 units; its TF32 error is the zoo's
@@ -119,13 +145,16 @@ prepare() {
   local build="$1" ex="$ROOT/kernels" names=()
   # FIXTURE NAME: gen_NAME (the first layout of LAYOUTS) and gen_NAME@LAYOUT (the others), each listed in names.
   compile_layouts() {
-    local layout tag precision
+    local layout tag precision dtype io
     for precision in $PRECISIONS; do
+      dtype="${precision%/io}" io=()
+      [[ "$precision" == */io ]] && io=(--io-precision compute)
       for layout in $LAYOUTS; do
-        tag="$2$([[ "$layout" == "${LAYOUTS%% *}" ]] || echo "@$layout")$([[ "$precision" == float32 ]] || echo "~$precision")"
+        tag="$2$([[ "$layout" == "${LAYOUTS%% *}" ]] || echo "@$layout")$([[ "$dtype" == float32 ]] || echo "~$dtype")"
+        [[ "$precision" == */io ]] && tag+=io
         "$build/src/kforge" compile "$1/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
           --op-compat "$ex/op_compat.yaml" -o "$OUT_DIR/gen_$tag" --name model --target cuda --cuda-graph \
-          --layout "$layout" --precision "$precision"
+          --layout "$layout" --precision "$dtype" "${io[@]}"
         names+=("$tag")
       done
     done
@@ -184,7 +213,7 @@ run() {
     # A --precision program reads the fixture's float32 .pdiparams itself (load_parameters rounds them).
     if [[ "$name" == *~* ]]; then
       rtol="$RTOL_FLOAT16"
-      [[ "$name" == *~bfloat16 ]] && rtol="$RTOL_BFLOAT16"
+      [[ "$name" == *~bfloat16* ]] && rtol="$RTOL_BFLOAT16"
       local pdiparams="$OUT_DIR/fixtures/${name%%[@~]*}/inference.pdiparams"
       [[ -f "$pdiparams" ]] && load=(--load-parameters "$pdiparams")
     fi

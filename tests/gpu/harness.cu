@@ -13,6 +13,7 @@
 // conversions), before it goes to the GPU; `--rounded-inputs FILE` writes every input and parameter back as
 // float32 after that rounding (exact), so that kforge-interp runs the twin on exactly the values the GPU saw.
 // 16-bit outputs are written as float32 (exact as well); the repeatability check compares their raw bits.
+// An input the class declares 16-bit (--io-precision compute) while the bundle holds float32 is rounded the same way.
 // `--load-parameters FILE.pdiparams` reads the parameters with the class's load_parameters() instead of binding the
 // bundle's (a program compiled with --precision rounds the file's float32 to its 16-bit parameters there).
 //
@@ -189,6 +190,16 @@ int run(int argc, char** argv) {
   for (size_t i = 0; i < Program::kNumInputs; ++i) {
     const kforge::Tensor* t = kforge::bundle::find(all, std::string("feed/") + Program::kInputNames[i]);
     if (t == nullptr) return fail(std::string("no value for input '") + Program::kInputNames[i] + "'");
+    const kforge::DataType wants = Program::kInputSpecs[i].dtype;
+    if (t->dtype == kforge::DataType::kFloat32 &&
+        (wants == kforge::DataType::kFloat16 || wants == kforge::DataType::kBFloat16)) {
+      // A class compiled with --io-precision compute takes the 16-bit type: the bundle's float32, rounded.
+      kforge::Tensor narrow, rounded_input;
+      CHECK_STATUS(round_to_half(*t, wants, &narrow, &rounded_input));
+      CHECK_STATUS(to_device(narrow, &inputs[i]));
+      input_ptrs.push_back(&inputs[i]);
+      continue;
+    }
     CHECK_STATUS(to_device(*t, &inputs[i]));
     input_ptrs.push_back(&inputs[i]);
   }

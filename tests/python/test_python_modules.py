@@ -150,6 +150,15 @@ OVERRIDES = {
     "linear_interp": lambda r: [f32(r, 1, 1, 4), None, None, None, "NCHW", 0, 0, 6, [], "linear", False, 0],
     "cross_entropy_with_softmax": lambda r: [f32(r, 2, 3), np().array([[2], [0]], "int64"), None, None, None, None,
                                              None],
+    # The last of issue 34: deformable_conv (v1, no mask), roi_align over two boxes of one image, linspace,
+    # index_sample.
+    "deformable_conv": lambda r: [f32(r, 1, 2, 4, 4), f32(r, 1, 18, 4, 4), f32(r, 3, 2, 3, 3), None, [1, 1], [1, 1],
+                                  [1, 1], 1, 1, 1],
+    "roi_align": lambda r: [f32(r, 1, 2, 6, 6), np().array([[0, 0, 3, 3], [1, 1, 5, 4]], "float32"),
+                            np().array([2], "int32"), 2, 2, 1.0, 2, False],
+    "linspace": lambda r: [np().array([0.0], "float32"), np().array([1.0], "float32"), np().array([5], "int64"),
+                           "float32", None],
+    "index_sample": lambda r: [f32(r, 2, 3), np().array([[2, 0], [1, 1]], "int64")],
 }
 
 

@@ -11,7 +11,8 @@ and input_meta.py. Writes, under OUT_DIR:
     inputs/<name>.npy                                    the inputs (input_meta's `data` when given, else drawn)
     paddle/<i>.npy                                       Paddle's predictor outputs (CPU, IR optimisation off)
     export.json                                          {"status": "ok" | "export-fail", "error": first line,
-                                                          "stage": ..., "inputs": [names], "export_s", "paddle_s"}
+                                                          "stage": ..., "inputs": [names], "constants": [the
+                                                          inputs baked into the program], "export_s", "paddle_s"}
 """
 
 import argparse
@@ -78,7 +79,23 @@ def first_line(e):
     return (type(e).__name__ + ": " + (lines[-1] if lines else "?"))[:300]
 
 
-WRAPPER = '''import paddle
+# An integer (or bool) input that input_meta.py gives `data` for and that has at most this many elements is baked
+# into the program as a constant: in the real model it is one (a size, a count, repeat times) that the subgraph
+# extraction turned into an input, and a shape computed from it is then known when the program is compiled.
+BAKE_MAX_ELEMENTS = 64
+
+
+def bakeable(meta):
+    """Whether input_meta.py's tensor `meta` is a small integer constant to bake into the program."""
+    if meta.get("data") is None:
+        return False
+    dtype = np.dtype(meta["dtype"] or "float32")
+    numel = int(np.prod([1 if d is None or d < 0 else int(d) for d in (meta["shape"] or [])]))
+    return dtype.kind in "iub" and numel <= BAKE_MAX_ELEMENTS
+
+
+WRAPPER = '''import numpy as np
+import paddle
 import graph_module
 
 
@@ -97,14 +114,32 @@ class Exported(paddle.nn.Layer):
                 self.register_buffer(name, tensor, persistable=True)
 
     def forward(self, {inputs}):
-        return self.graph({call})
+{constants}        return self.graph({call})
 '''
 
 
+def constant_line(name, value):
+    """The statement of the wrapper's forward that makes the input `name` the constant `value` (paddle.to_tensor
+    of a literal: an assign_value op in the saved program)."""
+    literal = repr(value.tolist())
+    return (f"        {name} = paddle.to_tensor(np.array({literal}, dtype=\"{value.dtype}\")"
+            f".reshape({list(value.shape)!r}))\n")
+
+
+def wrapper_source(names, weights, constants):
+    """exported.py: the Layer whose forward(names...) makes the constants and calls GraphModule.forward with the
+    weights (its parameters and buffers), the inputs and the constants, by keyword."""
+    call = ", ".join([f"{w}=self.{w}" for w in weights] + [f"{n}={n}" for n in list(names) + list(constants)])
+    lines = "".join(constant_line(n, v) for n, v in constants.items())
+    return WRAPPER.format(inputs=", ".join(names), constants=lines, call=call)
+
+
 def export(sample, out, seed, baked=False):
-    """paddle.jit.save of the sample. `baked`: the inputs whose values input_meta.py gives (`data`) become
+    """paddle.jit.save of the sample. The small integer inputs whose values input_meta.py gives (`bakeable`) are
+    constants of the program (unless that would leave it no input). `baked`: the other inputs with `data` become
     buffers of the Layer instead of inputs (the retry when Paddle prunes such an input as not involved in the
-    outputs: `The feed_var ... is not involved in the target_vars calculation`)."""
+    outputs: `The feed_var ... is not involved in the target_vars calculation`). Returns the input names, their
+    values and the names of the inputs made constants."""
     import paddle
     paddle.set_device("cpu")
     paddle.seed(seed)
@@ -113,6 +148,10 @@ def export(sample, out, seed, baked=False):
     inputs = meta_tensors(sample / "input_meta.py")
     values = {w["name"]: draw(w, rng) for w in weights}
     feeds = {i["name"]: draw(i, rng) for i in inputs}
+    constants = {}
+    if any(not bakeable(i) for i in inputs):
+        constants = {i["name"]: feeds.pop(i["name"]) for i in inputs if bakeable(i)}
+        inputs = [i for i in inputs if i["name"] in feeds]
     if baked:
         for i in inputs:
             if i.get("data") is not None:
@@ -124,8 +163,7 @@ def export(sample, out, seed, baked=False):
     names = [i["name"] for i in inputs]
     if not names:
         raise ValueError("no inputs left once the constant ones are buffers")
-    call = ", ".join([f"{w}=self.{w}" for w in values] + [f"{n}={n}" for n in names])
-    (src / "exported.py").write_text(WRAPPER.format(inputs=", ".join(names), call=call))
+    (src / "exported.py").write_text(wrapper_source(names, list(values), constants))
     sys.path.insert(0, str(src))
     import exported
     net = exported.Exported(values)
@@ -135,7 +173,7 @@ def export(sample, out, seed, baked=False):
     (out / "inputs").mkdir(exist_ok=True)
     for n in names:
         np.save(out / "inputs" / f"{n}.npy", feeds[n])
-    return names, feeds
+    return names, feeds, sorted(constants)
 
 
 def predict(out, feeds):
@@ -161,7 +199,7 @@ def main():
     started = time.time()
     try:
         try:
-            names, feeds = export(sample, out, args.seed)
+            names, feeds, constants = export(sample, out, args.seed)
         except ValueError as e:
             if "is not involved in the target_vars" not in str(e):
                 raise
@@ -169,9 +207,10 @@ def main():
             print("export_sample: retrying with the inputs input_meta.py fixes as buffers", file=sys.stderr)
             for module in ("exported", "graph_module"):
                 sys.modules.pop(module, None)
-            names, feeds = export(sample, out, args.seed, baked=True)
+            names, feeds, constants = export(sample, out, args.seed, baked=True)
             result["note"] = "inputs with fixed data made buffers (Paddle pruned one as unused)"
         result["inputs"] = names
+        result["constants"] = constants
     except Exception as e:  # Paddle's own failure to export: reported, not raised
         traceback.print_exc()
         result.update(status="export-fail", stage="paddle.jit.save", error=first_line(e))

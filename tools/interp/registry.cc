@@ -17,6 +17,7 @@ const OpRegistry& OpRegistry::builtin() {
     register_math_ops(r);  // --- math/compare ops (issue 11) ---
     register_index_nn_ops(r);  // issue 11
     register_graphnet_ops(r);  // issue 34
+    register_detection_ops(r);  // issue 34
     return r;
   }();
   return registry;

@@ -70,6 +70,7 @@ void register_math_ops(OpRegistry& registry);
 void register_index_nn_ops(OpRegistry& registry);
 // --- GraphNet's missing ops (issue 34) ---
 void register_graphnet_ops(OpRegistry& registry);
+void register_detection_ops(OpRegistry& registry);
 
 // ---- helpers for the implementations -------------------------------------------------------------------------
 

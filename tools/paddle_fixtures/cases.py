@@ -6,6 +6,7 @@ tests/paddle/NAME/ (tests/paddle/README.md). `forward` receives the inputs, then
 tensors; `t(*dims, dtype=..., low=..., high=...)` describes one (None in an input's dims: dynamic).
 """
 
+import numpy as np
 import paddle
 import paddle.nn.functional as F
 
@@ -22,6 +23,22 @@ def _assign(x, index, value):
     y = x.clone()
     y[index] = value
     return y
+
+
+def _kforge_uniform(shape, low, high, seed, dtype):
+    """kforge's uniform (kernels/creation_math.cc): element i from splitmix64(seed * 0x100000001B3 + i)'s top 53 bits,
+    scaled into [low, high) in double, rounded to dtype, stepped below high where it rounds to it."""
+    with np.errstate(over="ignore"):
+        z = np.uint64(seed) * np.uint64(0x100000001B3) + np.arange(int(np.prod(shape)), dtype=np.uint64)
+        z = z + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        z = z ^ (z >> np.uint64(31))
+    u = (z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+    v = (low + (high - low) * u).astype(dtype)
+    top, bottom = np.asarray(high, dtype), np.asarray(low, dtype)
+    v = np.where((v >= top) & (top > bottom), np.nextafter(top, bottom), v)
+    return v.reshape(shape)
 
 
 def _causal_scores(x):
@@ -69,6 +86,25 @@ def _bert_like(ids, we, pe, wq, wk, wv):
     mask = paddle.triu(paddle.full([s[1], s[1]], float("-inf")), 1)
     ctx = paddle.matmul(F.softmax(paddle.matmul(q, k, transpose_y=True) * 0.5 + mask, -1), v)
     return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [s[0], s[1], -1])
+
+
+def _if_length(x):
+    # paddleformers' causal-mask branch in small: a pd_op.if on a length taken from the shape.
+    n = paddle.shape(x)[1]
+    if n > 1:
+        y = paddle.tril(x * 2.0) + 1.0
+    else:
+        y = x - 3.0
+    return y
+
+
+def _if_data(x):
+    # A pd_op.if on a value computed from the data, with two results.
+    if paddle.mean(x) > 0:
+        y, z = x * 2.0, paddle.exp(x)
+    else:
+        y, z = -x, x
+    return y, z
 
 
 def _pad_to_multiple(x):
@@ -162,6 +198,10 @@ CASES = [
       pending="Paddle 3.3.1 declares the result tensor<2x1x3x2> but computes [2, 3, 3, 2]; kforge rejects the "
               "program's conflicting declared type"),
     C("matmul_vector", lambda x, y: paddle.matmul(x, y), [t(3), t(3, 4)], ops=("matmul",)),
+    C("matmul_vector_y", lambda x, y: paddle.matmul(x, y), [t(2, 3, 4), t(4)], ops=("matmul",)),
+    C("matmul_vector_dot", lambda x, y: paddle.matmul(x, y), [t(5), t(5)], ops=("matmul",)),
+    C("matmul_vector_batched", lambda x, y: paddle.matmul(x, y, transpose_y=True), [t(4), t(2, 3, 4)],
+      ops=("matmul",)),
     C("linear", lambda x, w, b: F.linear(x, w, b), [t(None, 4)], [t(4, 3), t(3)], ops=("matmul", "add")),
     C("mlp", lambda x, w1, b1, w2, b2: F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), [t(None, 6, run=(3, 6))],
       [t(6, 8), t(8), t(8, 2), t(2)], ops=("matmul", "add", "relu")),
@@ -174,6 +214,16 @@ CASES = [
       [t(12), t(12)], ops=("layer_norm",)),
     C("batch_norm", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
       [t(2, 3, 4, 4)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    # Batch norms that are not 4-D (a detection head's [n, c] and [n, c, l]; NLC; 5-D): under --target cuda the
+    # epilogue kernel over [n, c, spatial] (issue 34).
+    C("batch_norm_2d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+      [t(4, 3)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_3d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False),
+      [t(2, 3, 5)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_nlc", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False, data_format="NLC"),
+      [t(2, 5, 3)], [t(3), t(3, low=0.5, high=2.0), t(3), t(3)], ops=("batch_norm_",)),
+    C("batch_norm_5d", lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, training=False, data_format="NCDHW"),
+      [t(1, 2, 3, 2, 2)], [t(2), t(2, low=0.5, high=2.0), t(2), t(2)], ops=("batch_norm_",)),
     C("conv2d", lambda x, w: F.conv2d(x, w), [t(1, 2, 5, 5)], [t(3, 2, 3, 3)], ops=("conv2d",)),
     C("conv2d_bias_stride_pad", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), [t(2, 2, 6, 5)],
       [t(4, 2, 3, 3), t(4)], ops=("conv2d", "add")),
@@ -185,6 +235,16 @@ CASES = [
       ops=("conv2d",)),
     C("depthwise_conv2d", lambda x, w: F.conv2d(x, w, padding=1, groups=3), [t(1, 3, 5, 5)], [t(3, 1, 3, 3)],
       ops=("depthwise_conv2d",)),
+    # Asymmetric paddings [top, bottom, left, right] (PP-HGNetV2's stem: 0, 1, 0, 1): cuDNN pads both sides alike,
+    # so the CUDA backend pads the input first (issue 34).
+    C("conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]), [t(1, 3, 6, 6)], [t(4, 3, 2, 2)],
+      ops=("conv2d",)),
+    C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),
+      [t(2, 2, 7, 6)], [t(3, 2, 3, 3), t(3)], ops=("conv2d",)),
+    C("conv2d_asym_pad_nhwc", lambda x, w: F.conv2d(x, w, padding=[1, 0, 0, 1], data_format="NHWC"),
+      [t(1, 5, 5, 2)], [t(3, 2, 2, 2)], ops=("conv2d",)),
+    C("depthwise_conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 1, 0], groups=4), [t(1, 4, 5, 6)],
+      [t(4, 1, 2, 2)], ops=("depthwise_conv2d",)),
     C("conv2d_transpose", lambda x, w: F.conv2d_transpose(x, w, stride=2, padding=1), [t(1, 2, 3, 3)],
       [t(2, 3, 3, 3)], ops=("conv2d_transpose",)),
     C("max_pool2d", lambda x: F.max_pool2d(x, kernel_size=2, stride=2), [t(1, 2, 4, 6)], ops=("pool2d",)),
@@ -233,6 +293,19 @@ CASES = [
     C("concat_dynamic", lambda x, y: paddle.concat([x, y], axis=0), [t(None, 3), t(None, 3, run=(1, 3))],
       ops=("concat",)),
     C("transpose_dynamic", lambda x: paddle.transpose(x, [1, 0, 2]), [t(None, 3, 2)], ops=("transpose",)),
+    # Control flow: pd_op.if becomes both branches and a select (passes/if_conversion.h); each case's run takes one
+    # branch, its twin the other.
+    C("if_length", _if_length, [t(3, None, run=(3, 3))], ops=("if",), control_flow=True),
+    C("if_length_else", _if_length, [t(3, None, run=(3, 1))], ops=("if",), control_flow=True),
+    C("if_data", _if_data, [t(2, 3, low=0.5, high=1.0)], ops=("if",), control_flow=True),
+    C("if_data_else", _if_data, [t(2, 3, low=-1.0, high=-0.5)], ops=("if",), control_flow=True),
+    # A key / value cache grown by one token along a leading axis of run-time length, and joins whose rows are
+    # whole 16-byte units (--target cuda copies those 16 bytes per thread).
+    C("concat_kv_cache", lambda past, new: paddle.concat([past, new], axis=2),
+      [t(2, 3, None, 8, run=(2, 3, 5, 8)), t(2, 3, 1, 8)], ops=("concat",)),
+    C("concat_rows_int64", lambda x, y: paddle.concat([x, y], axis=0), [t(2, 2, dtype="int64"), t(3, 2, dtype="int64")],
+      ops=("concat",)),
+    C("stack_rows", lambda x, y: paddle.stack([x, y], axis=0), [t(3, 4), t(3, 4)], ops=("stack",)),
     # A transpose next to elementwise or row ops (--target cuda absorbs it as the group's input or store map):
     # read through and stored through in one group, the same with dims known only at run time, and a softmax
     # reading through one.
@@ -299,6 +372,11 @@ CASES = [
         ops=("floor_divide",)) for dt in ("int32", "int64")],
     C("floor_divide_negative_divisor", lambda x, y: paddle.floor_divide(x, y),
       [t(2, 5, dtype="int64", low=-9, high=10), t(2, 5, dtype="int64", low=-4, high=-1)], ops=("floor_divide",)),
+    # Broadcast operands (a kernel of its own under --target cuda, which reads them at broadcast coordinates).
+    C("floor_divide_broadcast", lambda x, y: paddle.floor_divide(x, y),
+      [t(2, 3, 4, dtype="int64", low=-20, high=20), t(4, dtype="int64", low=1, high=6)], ops=("floor_divide",)),
+    C("floor_divide_broadcast_float", lambda x, y: x // y, [t(3, 1, low=-3, high=3), t(3, 4, low=0.25, high=2)],
+      ops=("floor_divide",)),
     *[C(f"floor_divide_{dt}", lambda x, y: x // y, [t(2, 5, dtype=dt, low=-3, high=3), t(2, 5, dtype=dt, low=0.25,
                                                                                         high=2.0)],
         ops=("floor_divide",)) for dt in FLOAT],
@@ -373,6 +451,20 @@ CASES = [
     *[C(f"topk_{dt}", lambda x: paddle.topk(x, 2), [t(3, 6, dtype=dt)], ops=("topk",)) for dt in FLOAT],
     C("topk_smallest_axis0", lambda x: paddle.topk(x, 3, axis=0, largest=False), [t(5, 4)], ops=("topk",)),
     C("topk_dynamic", lambda x: paddle.topk(x, 1), [t(None, 7, run=(3, 7))], ops=("topk",)),
+    # Ties (floor): equal values come out in the order of Paddle's CPU kernel (nth_element + sort where k * 64 >= len,
+    # partial_sort below), not by index.
+    C("topk_ties", lambda x: paddle.topk(paddle.floor(x * 3), 6), [t(4, 40)], ops=("topk",)),
+    C("topk_ties_partial", lambda x: paddle.topk(paddle.floor(x * 3), 5), [t(3, 700)], ops=("topk",)),
+    C("topk_ties_smallest_unsorted", lambda x: paddle.topk(paddle.floor(x * 3), 7, largest=False, sorted=False),
+      [t(4, 50)], ops=("topk",)),
+    C("topk_ties_axis0", lambda x: paddle.topk(paddle.floor(x * 3), 6, axis=0), [t(40, 3)], ops=("topk",)),
+    # uniform: Paddle's generator and kforge's differ, so the expected values are kforge's counter-based draws
+    # (kernels/creation_math.cc; the CPU and CUDA kernels alike), added to x to keep the program's input.
+    C("uniform_float32", lambda x: x + paddle.uniform([3, 5], min=-2.0, max=3.0, seed=7), [t(3, 5)], ops=("uniform",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((3, 5), -2.0, 3.0, 7, "float32")]),
+    C("uniform_float64", lambda x: x + paddle.uniform([2, 4], dtype="float64", min=0.0, max=1.0, seed=123),
+      [t(2, 4, dtype="float64")], ops=("uniform",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((2, 4), 0.0, 1.0, 123, "float64")]),
     *[C(f"log_softmax_{dt}", lambda x: F.log_softmax(x, -1), [t(2, 5, dtype=dt, low=-3, high=3)],
         ops=("log_softmax",)) for dt in FLOAT],
     C("log_softmax_axis0", lambda x: F.log_softmax(x, 0), [t(3, 4, low=-3, high=3)], ops=("log_softmax",)),
@@ -642,4 +734,42 @@ CASES = [
     C("diag_matrix", lambda x: paddle.diag(x), [t(3, 4)], ops=("diag",)),
     C("diag_matrix_offset", lambda x: paddle.diag(x, offset=2), [t(3, 5, dtype="int64")], ops=("diag",)),
     C("diag_matrix_negative_offset", lambda x: paddle.diag(x, offset=-1), [t(4, 3)], ops=("diag",)),
+    # isnan (NaN from log of negatives; integers are never NaN), linspace (number a constant; start and stop
+    # constants or tensors), index_sample.
+    C("isnan", lambda x: paddle.isnan(paddle.log(x)), [t(3, 5)], ops=("isnan",)),
+    C("isnan_int64", lambda x: paddle.isnan(x), [t(2, 3, dtype="int64")], ops=("isnan",)),
+    C("linspace", lambda x: x + paddle.linspace(-1.5, 2.0, 7), [t(3, 7)], ops=("linspace",)),
+    C("linspace_int32", lambda x: x + paddle.linspace(-3, 8, 5, dtype="int32"), [t(2, 5, dtype="int32")],
+      ops=("linspace",)),
+    C("linspace_tensor_ends_float64", lambda x: paddle.linspace(x[0], x[1], 9, dtype="float64"),
+      [t(2, dtype="float64", low=-5, high=5)], ops=("linspace",)),
+    *[C(f"index_sample_{it}", lambda x, i: paddle.index_sample(x, i), [t(3, 8), t(3, 5, dtype=it, low=0, high=8)],
+        ops=("index_sample",)) for it in ("int32", "int64")],
+    C("index_sample_int64_values", lambda x, i: paddle.index_sample(x, i),
+      [t(2, 6, dtype="int64", low=-50, high=50), t(2, 9, dtype="int64", low=0, high=6)], ops=("index_sample",)),
+    # roi_align: boxes (x1, y1, w, h drawn, x2 = x1 + w) over two images counted by a constant boxes_num; sampling
+    # ratio adaptive or fixed, aligned or not, boxes partly outside the map.
+    *[C(f"roi_align_{'aligned' if al else 'plain'}_{'adaptive' if sr < 0 else 'sr2'}",
+        lambda x, b, al=al, sr=sr: paddle.vision.ops.roi_align(
+            x, paddle.concat([b[:, :2], b[:, :2] + b[:, 2:]], axis=1), paddle.to_tensor([2, 3], dtype="int32"),
+            output_size=(3, 2), spatial_scale=0.5, sampling_ratio=sr, aligned=al),
+        [t(2, 4, 10, 12), t(5, 4, low=-3.0, high=17.0)], ops=("roi_align",))
+      for al in (False, True) for sr in (-1, 2)],
+    C("roi_align_float64_one_image", lambda x, b: paddle.vision.ops.roi_align(
+        x, paddle.concat([b[:, :2], b[:, :2] + b[:, 2:]], axis=1), paddle.to_tensor([3], dtype="int64"),
+        output_size=2, spatial_scale=1.0), [t(1, 3, 8, 8, dtype="float64"), t(3, 4, dtype="float64", low=0, high=5)],
+      ops=("roi_align",)),
+    # deformable_conv (YOLOv3-DCN): v2 with a mask and v1 without, offsets up to 2.5 pixels (samples outside the
+    # map), stride, dilation, groups, deformable groups.
+    C("deformable_conv_v2", lambda x, o, m, w: paddle.vision.ops.deform_conv2d(x, o, w, padding=1, mask=m),
+      [t(2, 4, 6, 7), t(2, 18, 6, 7, low=-2.5, high=2.5), t(2, 9, 6, 7, low=0.0, high=1.0)], [t(5, 4, 3, 3)],
+      ops=("deformable_conv",)),
+    C("deformable_conv_v1_stride_groups", lambda x, o, w: paddle.vision.ops.deform_conv2d(
+        x, o, w, stride=2, padding=1, dilation=2, deformable_groups=2, groups=2),
+      [t(1, 4, 9, 8), t(1, 36, 4, 3, low=-2.5, high=2.5)], [t(6, 2, 3, 3)], ops=("deformable_conv",)),
+    C("deformable_conv_v2_bias_float64", lambda x, o, m, w, b: paddle.vision.ops.deform_conv2d(
+        x, o, w, bias=b, padding=(1, 0), mask=m, deformable_groups=2),
+      [t(1, 2, 5, 5, dtype="float64"), t(1, 36, 5, 3, dtype="float64", low=-1.5, high=1.5),
+       t(1, 18, 5, 3, dtype="float64", low=0.0, high=1.0)], [t(4, 2, 3, 3, dtype="float64"), t(4, dtype="float64")],
+      ops=("deformable_conv",)),
 ]

@@ -38,6 +38,7 @@ class CaseLayer(paddle.nn.Layer):
     def __init__(self, case, param_values):
         super().__init__()
         self.case_forward = case.forward
+        self.case_control_flow = case.control_flow
         self.case_param_count = len(case.params)
         for i, (spec, value) in enumerate(zip(case.params, param_values)):
             # Named per case, so that a case's files do not depend on which cases were generated before it.
@@ -51,8 +52,11 @@ class CaseLayer(paddle.nn.Layer):
 
     def call(self, *inputs):
         # Parameters through the layer's attributes, so that dy2static hands the traced program's values; the
-        # lambdas are traced as written (no Python control flow for dy2static to convert).
+        # lambdas are traced as written (no Python control flow for dy2static to convert) unless the case is
+        # about control flow.
         params = [getattr(self, f"p{i}") for i in range(self.case_param_count)]
+        if self.case_control_flow:
+            return self.case_forward(*inputs, *params)
         return paddle.jit.not_to_static(self.case_forward)(*inputs, *params)
 
 
@@ -126,6 +130,8 @@ def generate(case, out_dir):
         raise RuntimeError(f"the saved program has no {', '.join(missing)} (ops: {', '.join(ops)})")
 
     outputs = predict(directory / "inference", feeds)
+    if case.expect is not None:
+        outputs = [np.asarray(v) for v in case.expect(outputs, feeds)]
     for n, v in feeds.items():
         np.save(directory / f"input_{n}.npy", v)
     for i, v in enumerate(outputs):

@@ -35,10 +35,17 @@ class Case:
     """One fixture: `forward(*inputs, *params)` traced by paddle.jit.save with the inputs as InputSpecs and the
     params as the layer's parameters (so they go to the .pdiparams file), then run by Paddle's predictor.
     `pending`: kforge cannot lower it yet; the reason (generate.py skips it unless asked for by name).
-    `ops`: the Paddle ops the case is meant to exercise (checked against the saved program)."""
+    `ops`: the Paddle ops the case is meant to exercise (checked against the saved program).
+    `control_flow`: dy2static converts forward's Python `if` on tensors into pd_op.if (other cases are traced as
+    written).
+    `expect`: where Paddle's answer is not kforge's to match (uniform's draws: kforge's counter-based generator),
+    expect(outputs, feeds) -> the outputs kforge's kernels must give instead (numpy arrays; the reason in the case's
+    comment)."""
     name: str
     forward: object
     inputs: list
     params: list = field(default_factory=list)
     ops: tuple = ()
     pending: str = ""
+    control_flow: bool = False
+    expect: object = None

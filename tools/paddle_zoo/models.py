@@ -8,6 +8,7 @@ caller's interpreter)."""
 
 import copy
 import importlib.abc
+import importlib.util
 import importlib.machinery
 import json
 import math
@@ -70,6 +71,69 @@ class GPTBlock(nn.Layer):
         mask = paddle.triu(paddle.full([length, length], float("-inf")), diagonal=1)
         h = self.ln(self.block(h, src_mask=mask))
         return paddle.matmul(h, self.tok.weight, transpose_y=True)
+
+
+class GPTDecoder(nn.Layer):
+    """A GPT-2-style decoder as users export one for serving, in two programs over the same weights: token and
+    learned position embeddings, pre-norm layers of causal self-attention (separate q / k / v projections, Paddle
+    MultiHeadAttention's arithmetic: q scaled by head_dim^-0.5, scores + mask, softmax, p v) and a gelu MLP, a final
+    LayerNorm and the output projection tied to the token embedding.
+    - prefill (decode=False): ids [-1, -1]; the causal mask is built from the run-time length
+      (full_with_tensor + triu), positions by arange over it; returns the logits [B, S, vocab] and each layer's
+      keys and values [B, heads, S, head_dim] (the cache the decode step takes).
+    - decode step (decode=True): ids [-1, 1] and each layer's cached keys and values [B, heads, L, head_dim] (L
+      dynamic): the new token's position is L, its keys and values are appended (concat) and it attends to all
+      L + 1 (no mask); returns the logits [B, 1, vocab] and the grown caches [B, heads, L + 1, head_dim].
+    forward(ids, cache) takes the caches as one list: k_0, v_0, k_1, v_1, ..."""
+
+    def __init__(self, vocab=96, context=128, d_model=128, heads=2, ffn=256, layers=2, decode=False):
+        super().__init__()
+        self.heads, self.head_dim, self.decode = heads, d_model // heads, decode
+        self.tok = nn.Embedding(vocab, d_model)
+        self.pos = nn.Embedding(context, d_model)
+        self.layers = nn.LayerList()
+        for _ in range(layers):
+            block = nn.Layer()
+            block.ln1, block.ln2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+            block.q, block.k, block.v, block.o = (nn.Linear(d_model, d_model) for _ in range(4))
+            block.fc1, block.fc2 = nn.Linear(d_model, ffn), nn.Linear(ffn, d_model)
+            self.layers.append(block)
+        self.ln = nn.LayerNorm(d_model)
+
+    def heads_first(self, x):  # [B, S, D] -> [B, H, S, Dh]
+        return x.reshape([0, 0, self.heads, self.head_dim]).transpose([0, 2, 1, 3])
+
+    def forward(self, ids, cache=None):
+        start = paddle.shape(cache[0])[2] if self.decode else 0
+        length = paddle.shape(ids)[1]
+        positions = paddle.arange(start, start + length, dtype="int64").unsqueeze(0)
+        h = self.tok(ids) + self.pos(positions)
+        mask = None if self.decode else paddle.triu(paddle.full([length, length], float("-inf")), diagonal=1)
+        present = []
+        for i, block in enumerate(self.layers):
+            x = block.ln1(h)
+            q, k, v = self.heads_first(block.q(x)), self.heads_first(block.k(x)), self.heads_first(block.v(x))
+            if self.decode:
+                k = paddle.concat([cache[2 * i], k], axis=2)
+                v = paddle.concat([cache[2 * i + 1], v], axis=2)
+            present += [k, v]
+            scores = paddle.matmul(q * (self.head_dim ** -0.5), k, transpose_y=True)
+            if mask is not None:
+                scores = scores + mask
+            o = paddle.matmul(nn.functional.softmax(scores), v).transpose([0, 2, 1, 3])
+            h = h + block.o(o.reshape([0, 0, self.heads * self.head_dim]))
+            h = h + block.fc2(nn.functional.gelu(block.fc1(block.ln2(h))))
+        logits = paddle.matmul(self.ln(h), self.tok.weight, transpose_y=True)
+        return [logits] + present
+
+    @staticmethod
+    def specs(decode, heads=2, head_dim=64, layers=2):
+        """The inputs: ids, and for the decode step the caches as one list (past_k_0, past_v_0, past_k_1, ...)."""
+        ids = InputSpec([None, 1 if decode else None], "int64", "ids")
+        if not decode:
+            return [ids]
+        return [ids, [InputSpec([None, heads, None, head_dim], "float32", f"past_{kind}_{i}")
+                      for i in range(layers) for kind in ("k", "v")]]
 
 
 class DetectionHead(nn.Layer):
@@ -168,6 +232,11 @@ def zoo():
                                [(f"seq{n}", tokens(n)) for n in (30, 8)])
     models["transformer_decoder_h64"] = (lambda: Decoder(False, d_model=128, heads=2, ffn=256),
                                          [(f"seq{n}", decoder_inputs(n, 128)) for n in (70, 8)])
+    # A GPT-2-style decoder as served: the prefill over a dynamic length (causal mask built from it) and the decode
+    # step over a key / value cache of dynamic length (GPTDecoder).
+    models["gpt_decoder"] = (GPTDecoder, [(f"{n} (dynamic length)", GPTDecoder.specs(False)) for n in (12, 30)])
+    models["gpt_decode_step"] = (lambda: GPTDecoder(decode=True),
+                                 [(f"{n} (cache length)", GPTDecoder.specs(True)) for n in (12, 40)])
     return models
 
 
@@ -201,6 +270,8 @@ def realistic_weights(net, seed):
                 set_(layer.bias, rng.uniform(-0.25, 0.25, layer.bias.shape))
         elif isinstance(layer, nn.Embedding):
             set_(layer.weight, rng.standard_normal(layer.weight.shape))
+        elif type(layer).__name__.endswith("RMSNorm") and getattr(layer, "weight", None) is not None:
+            set_(layer.weight, rng.uniform(0.5, 1.5, layer.weight.shape))  # paddleformers' Qwen2 / Llama norms
 
 
 class BertEncoder(nn.Layer):
@@ -320,6 +391,43 @@ def ppocr_builder(ppocr_dir, name, calibrate=None):
     return build
 
 
+class CausalLMLogits(nn.Layer):
+    """A paddleformers causal LM (Qwen2ForCausalLM, LlamaForCausalLM) that returns the logits alone, without a KV
+    cache, over ids [-1, -1]: what a scoring or prefill program exports."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids):
+        out = self.model(input_ids=ids, use_cache=False, return_dict=False)
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+
+def paddleformers_builder(name):
+    """Qwen2 (grouped-query attention: 2 heads over 1 key / value head) or Llama in small, from paddleformers'
+    own model code (paddleformers 0.4.1: pip install paddleformers==0.4.1 into the Paddle venv), with the vocabulary
+    of the zoo's token inputs. Its configuration's attribute lookups are kept out of dy2static (which would
+    translate them and recurse) with paddle.jit.not_to_static. Both export a `pd_op.if` (the causal mask is built
+    when the length is above 1), which kforge converts into both branches and a select."""
+    def build():
+        from paddleformers.transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+        from paddleformers.transformers.configuration_utils import PretrainedConfig
+        for attr in ("get", "__getattribute__", "__getattr__"):
+            method = PretrainedConfig.__dict__.get(attr)
+            if method is not None and not getattr(method, "_kforge_not_to_static", False):
+                wrapped = paddle.jit.not_to_static(method)
+                wrapped._kforge_not_to_static = True
+                setattr(PretrainedConfig, attr, wrapped)
+        common = dict(vocab_size=GPTBlock.VOCAB, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                      num_attention_heads=2, max_position_embeddings=128, rms_norm_eps=1e-6,
+                      tie_word_embeddings=False)
+        if name == "qwen2":
+            return CausalLMLogits(Qwen2ForCausalLM(Qwen2Config(num_key_value_heads=1, **common)))
+        return CausalLMLogits(LlamaForCausalLM(LlamaConfig(num_key_value_heads=2, **common)))
+    return build
+
+
 def real_zoo(ppocr_dir=None):
     """The real architectures, each exported as its users export it (dynamic) and as a fixed-shape twin (and the
     PP-OCRv5 dynamic ones once more with batch-norm statistics calibrated on data, NAME_bncal):
@@ -347,20 +455,32 @@ def real_zoo(ppocr_dir=None):
     models["bert_encoder"] = (BertEncoder, [("64 tokens (dynamic)", [InputSpec([None, None], "int64", "ids")]),
                                             ("128 tokens (dynamic)", [InputSpec([None, None], "int64", "ids")])])
     models["bert_encoder_fixed"] = (BertEncoder, [("128 tokens (fixed)", [InputSpec([1, 128], "int64", "ids")])])
+    if importlib.util.find_spec("paddleformers") is not None:
+        ids = [InputSpec([None, None], "int64", "ids")]
+        for name in ("qwen2", "llama"):
+            models[f"{name}_small"] = (paddleformers_builder(name),
+                                       [("1 (dynamic length)", ids), ("40 (dynamic length)", ids)])
     return models
 
 
 def inputs(specs, batch, seed, label=""):
-    """Seeded inputs for the specs with the dynamic batch set (and dynamic spatial dims from a "HxW" label): N(0, 1)
-    floats, token ids within the vocabulary."""
+    """Seeded inputs for the specs with the dynamic batch (dim 0) set; the label's leading numbers ("HxW", or one
+    length) fill each input's other dynamic dims, the last number the last dynamic dim ([-1, 3, -1, -1] with
+    "64x96": H 64, W 96; a cache [-1, heads, -1, head_dim] with "12": length 12). N(0, 1) floats, token ids within
+    the vocabulary."""
     rng = np.random.default_rng(seed)
     spatial = [int(v) for v in label.split(" ")[0].split("x")] if label[:1].isdigit() else []
     out = {}
-    for spec in specs:
+    flat = []
+    for spec in specs:  # a list of specs (GPTDecoder's caches) is that many inputs
+        flat += spec if isinstance(spec, list) else [spec]
+    for spec in flat:
         shape = list(spec.shape)
-        for i, d in enumerate(shape):
-            if d is None or d < 0:
-                shape[i] = batch if i == 0 else spatial[i - len(shape) + len(spatial)]
+        dynamic = [i for i, d in enumerate(shape) if i > 0 and (d is None or d < 0)]
+        if shape and (shape[0] is None or shape[0] < 0):
+            shape[0] = batch
+        for i, size in zip(reversed(dynamic), reversed(spatial)):
+            shape[i] = size
         if spec.dtype == paddle.int64:
             out[spec.name] = rng.integers(0, GPTBlock.VOCAB, shape).astype(np.int64)
         else:

@@ -234,6 +234,71 @@ ops:
   CHECK((same->pad_h == 1 && same->pad_w == 1 && same->out_h == conv->out_h && same->out_w == conv->out_w));
 }
 
+TEST_CASE("cuda conv site: an asymmetric padding pads the input into the scratch first, or is the depthwise kernel's") {
+  SECTION("SAME padding of stride 2 over an even size: top 0, bottom 1") {
+    ConvFixture f(std::string(R"(program: same
+inputs:  [{name: x, dtype: float32, shape: [1, 2, 6, 6]}]
+params:  [{name: w, dtype: float32, shape: [4, 2, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "y", "strides: [2, 2], paddings: [0, 0], padding_algorithm: SAME, dilations: [1, 1], groups: 1, "
+                                "data_format: NCHW") +
+                  "outputs: [y]\n");
+    std::string why;
+    const std::optional<CudaConvSite> site = cuda_conv_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK((site->pad_h == 0 && site->extra_bottom == 1 && site->pad_w == 0 && site->extra_right == 1));
+    CHECK((site->out_h == 3 && site->out_w == 3));
+    CHECK(site->pads_input());
+    // [1, 2, 7, 7] float32: 392 bytes, 512 with the alignment.
+    CHECK(site->padded_input_bytes() == 512);
+    const auto name = [](uint32_t, const std::string&, bool) { return std::string("p"); };
+    const tmpl::Value step = cuda_conv_step(*site, 0, 0, "call 0", name, conv_test_size);
+    // cuDNN convolves the padded input with no padding of its own.
+    CHECK(at(step, "geometry").as_string() == "{2, 4, 3, 3, 0, 0, 2, 2, 1, 1, 1, false}");
+    CHECK(at(step, "padding").as_string() == "{0, 1, 0, 1}");
+  }
+  SECTION("explicit [top, bottom, left, right], the bottom smaller than the top") {
+    ConvFixture f(std::string(R"(program: explicit
+inputs:  [{name: x, dtype: float32, shape: [-1, 2, 7, 6]}]
+params:  [{name: w, dtype: float32, shape: [3, 2, 3, 3]}]
+ops:
+)") + conv_op("x", "w", "y", "strides: [2, 2], paddings: [2, 0, 1, 2], padding_algorithm: EXPLICIT, dilations: [1, 1], "
+                                "groups: 1, data_format: NCHW") +
+                  "outputs: [y]\n");
+    std::string why;
+    const std::optional<CudaConvSite> site = cuda_conv_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK((site->pad_h == 2 && site->extra_bottom == -2 && site->pad_w == 1 && site->extra_right == 1));
+    CHECK((site->out_h == 4 && site->out_w == 4));
+    // [s0, 2, 9, 9] float32.
+    CHECK(site->padded_input_bytes().to_string() == "256 * floor_div(648 * s0 + 255, 256)");
+    const auto name = [](uint32_t, const std::string&, bool) { return std::string("p"); };
+    const tmpl::Value step = cuda_conv_step(*site, 0, 0, "call 0", name, conv_test_size);
+    CHECK(at(step, "padding").as_string() == "{2, 0, 1, 2}");
+  }
+  SECTION("an NHWC depthwise convolution reads the top and left pads; no padded input") {
+    ConvFixture f(std::string(R"(program: depthwise
+inputs:  [{name: x, dtype: float32, shape: [1, 5, 6, 4]}]
+params:  [{name: w, dtype: float32, shape: [4, 1, 2, 2]}]
+ops:
+)") + conv_op("x", "w", "y", "strides: [1, 1], paddings: [0, 1, 1, 0], padding_algorithm: EXPLICIT, dilations: [1, 1], "
+                                "groups: 4, data_format: NHWC") +
+                  "outputs: [y]\n");
+    std::string why;
+    const std::optional<CudaConvSite> site = cuda_conv_site(*f.lowered, f.call(0), &why);
+    INFO(why);
+    REQUIRE(site);
+    CHECK(site->direct_depthwise());
+    CHECK((site->asymmetric() && !site->pads_input()));
+    const auto name = [](uint32_t, const std::string&, bool) { return std::string("p"); };
+    const tmpl::Value step = cuda_conv_step(*site, 0, 0, "call 0", name, conv_test_size);
+    CHECK(at(step, "geometry").as_string().rfind("{4, 4, 2, 2, 0, 1, 1, 1, 1, 1, 4, true", 0) == 0);
+    CHECK(at(step, "padding").is_bool());
+  }
+}
+
 TEST_CASE("cuda conv site: what the CUDA backend cannot run yet is a reason") {
   SECTION("SAME padding of a stride over a dynamic spatial dim") {
     ConvFixture f(std::string(R"(program: same_dynamic
@@ -246,18 +311,6 @@ ops:
     std::string why;
     CHECK_FALSE(cuda_conv_site(*f.lowered, f.call(0), &why));
     CHECK(why == "its SAME padding of stride 2 depends on a spatial dim known only at run time");
-  }
-  SECTION("asymmetric SAME padding") {
-    ConvFixture f(std::string(R"(program: same
-inputs:  [{name: x, dtype: float32, shape: [1, 2, 6, 6]}]
-params:  [{name: w, dtype: float32, shape: [4, 2, 3, 3]}]
-ops:
-)") + conv_op("x", "w", "y", "strides: [2, 2], paddings: [0, 0], padding_algorithm: SAME, dilations: [1, 1], groups: 1, "
-                                "data_format: NCHW") +
-                  "outputs: [y]\n");
-    std::string why;
-    CHECK_FALSE(cuda_conv_site(*f.lowered, f.call(0), &why));
-    CHECK(why.find("asymmetric (top 0, bottom 1, left 0, right 1)") != std::string::npos);
   }
   SECTION("float64") {
     ConvFixture f(std::string(R"(program: f64

@@ -186,7 +186,7 @@ TEST_CASE("argmax: first maximum, NaN never wins, flatten and keepdims") {
         std::string::npos);
 }
 
-TEST_CASE("topk: largest or smallest, sorted, NaN as the largest, ties in index order") {
+TEST_CASE("topk: largest or smallest, sorted, NaN as the largest, ties in the order of Paddle's CPU kernel") {
   Tensor x = f32({2, 4}, {3, 1, 4, 1, 5, std::nanf(""), 2, 5});
   Tensor out, idx;
   auto run = [&](int64_t k_value, int axis, bool largest) {
@@ -205,10 +205,11 @@ TEST_CASE("topk: largest or smallest, sorted, NaN as the largest, ties in index 
   CHECK(values<float>(out)[1] == 3);
   CHECK(std::isnan(values<float>(out)[2]));
   CHECK(values<float>(out)[3] == 5);
-  CHECK(values<int64_t>(idx) == std::vector<int64_t>{2, 0, 1, 0});
+  // The ties (5 at 0 and 3) come out as Paddle 3.3.1's paddle.topk gives them on the CPU: nth_element's order.
+  CHECK(values<int64_t>(idx) == std::vector<int64_t>{2, 0, 1, 3});
   run(3, 1, false);
   CHECK(values<float>(out) == std::vector<float>{1, 1, 3, 2, 5, 5});
-  CHECK(values<int64_t>(idx) == std::vector<int64_t>{1, 3, 0, 2, 0, 3});
+  CHECK(values<int64_t>(idx) == std::vector<int64_t>{1, 3, 0, 2, 3, 0});
   run(1, 0, true);
   CHECK(dims_of(out) == std::vector<int64_t>{1, 4});
   CHECK(values<int64_t>(idx) == std::vector<int64_t>{1, 1, 0, 1});

@@ -32,10 +32,12 @@ struct PrecisionPlanned {
   std::optional<LoweredProgram> lowered;
 };
 
-PrecisionPlanned plan(test::Env& env, ir::DataType to, std::set<std::string> float32_ops = {}) {
+PrecisionPlanned plan(test::Env& env, ir::DataType to, std::set<std::string> float32_ops = {},
+                      bool float32_interface = true) {
   PrecisionPlanned p{env.read("t.yaml", kNet), {}, std::nullopt};
   PipelineOptions options;
   options.precision = to;
+  options.precision_float32_interface = float32_interface;
   options.precision_float32_ops = std::move(float32_ops);
   options.precision_report = &p.report;
   p.lowered = env.compile(p.program, options);
@@ -128,6 +130,23 @@ TEST_CASE("precision: an op the target computes in float32 only stays float32 be
   CHECK(dump.find("pd_op.cast -> float32 (operand of pd_op.minimum)\n") != std::string::npos);
   CHECK(dump.find("pd_op.cast -> float16 (result of pd_op.minimum)\n") != std::string::npos);
   CHECK(p.report.casts.size() == 6);  // x in, y and nm out, two operands, one result
+}
+
+TEST_CASE("precision: --io-precision compute makes the inputs and outputs 16-bit themselves, with no cast") {
+  test::Env env;
+  PrecisionPlanned p = plan(env, ir::DataType::kFloat16, {}, false);
+  const LoweredProgram& l = *p.lowered;
+  CHECK(l.inputs[0].dtype == ir::DataType::kFloat16);
+  CHECK(named(l, "c").dtype == ir::DataType::kFloat16);
+  REQUIRE(l.outputs.size() == 2);
+  CHECK(l.values[l.outputs[0].value].dtype == ir::DataType::kFloat16);
+  // The batch norm's running mean stays float32, as computed: an output of its own dtype, not converted.
+  CHECK(l.values[l.outputs[1].value].dtype == ir::DataType::kFloat32);
+  CHECK(p.report.casts.empty());
+  CHECK(p.report.interface == 1);
+  for (const KernelCall& c : l.calls) CHECK(c.op != "cast");
+  CHECK(p.report.dump(p.program).find("precision: float16, 2 parameters converted, 2 kept float32, 0 casts, 1 dtype "
+                                      "attributes, 1 inputs float16 themselves\n") == 0);
 }
 
 TEST_CASE("precision: bfloat16 alike; float32 changes nothing") {

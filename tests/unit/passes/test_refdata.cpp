@@ -76,7 +76,22 @@ TEST_CASE("refdata: the operator-dialect add + relu program compiles with four s
   CHECK(o.lowered->calls[0].kernel == "add");
 }
 
-TEST_CASE("refdata: programs with ops the reference set lacks, control flow or contradictory types fail at those ops") {
+TEST_CASE("refdata: programs with pd_op.if compile, both branches computed and each result selected") {
+  const std::string json = test::refdata_dir("pir_json");
+  const std::string text = test::refdata_dir("pir_text");
+  if (skip_without_refdata(json.empty() || text.empty())) return;
+  // The documentation's draft fetches nothing: it compiles to no call at all.
+  for (const std::string& path : {json + "/paddle2onnx_ifelse_model.json", text + "/docs_if_op_program_draft2024.txt"}) {
+    Outcome o = compile_file(path);
+    INFO(path << "\n" << o.diagnostics);
+    REQUIRE(o.lowered);
+    size_t selects = 0;
+    for (const KernelCall& c : o.lowered->calls) selects += c.op == "where";
+    CHECK(selects == (path.find("paddle2onnx") != std::string::npos ? 2u : 0u));  // its if has two results
+  }
+}
+
+TEST_CASE("refdata: programs with ops the reference set lacks or contradictory types fail at those ops") {
   const std::string json = test::refdata_dir("pir_json");
   const std::string text = test::refdata_dir("pir_text");
   if (skip_without_refdata(json.empty() || text.empty())) return;
@@ -85,13 +100,11 @@ TEST_CASE("refdata: programs with ops the reference set lacks, control flow or c
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {json + "/paddle2onnx_ifelse_model.json", ":1:1481: error: control flow ('pd_op.if') is not supported"},
       // The auto-layout pass's snippets declare a conv2d input of 64x56x56 that the op before makes 64x112x112.
       {text + "/auto_layout_program.txt",
        ":13:5: error: result 'out' of 'pd_op.conv2d' is declared as tensor<-1x64x56x56xf32>, but its inputs give "
        "float32[s1, 64, 112, 112]: dim 2 differs"},
       {text + "/SYNTH_2025fmt_auto_layout_program.txt", ":13:5: error: result 'out' of 'pd_op.conv2d' is declared"},
-      {text + "/docs_if_op_program_draft2024.txt", ":6:16: error: control flow ('pd_op.if') is not supported"},
       {text + "/fuse_allreduce_split_to_reducescatter_1.txt", ":6:13: error: unknown op 'pd_op.all_reduce_'"},
   };
   for (const Case& c : cases) {

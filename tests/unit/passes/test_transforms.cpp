@@ -113,3 +113,38 @@ outputs: [y]
   CHECK(fold_constants(p, env.ops(), *a) == 0);
   CHECK(p.op(p.find_ops("pd_op.scale")[0]).operands[1].valid());
 }
+
+TEST_CASE("canonicalize: bool bitwise ops become the logical ones; integer ones stay") {
+  test::Env env;
+  ir::Program p = env.read("p.yaml", R"(program: t
+inputs: [{name: a, dtype: bool, shape: [2]}, {name: b, dtype: bool, shape: [2]}, {name: i, dtype: int32, shape: [2]}]
+ops:
+  - {op: bitwise_and, in: [a, b], out: [x]}
+  - {op: bitwise_or, in: [a, b], out: [y]}
+  - {op: bitwise_not, in: [a], out: [z]}
+  - {op: bitwise_and, in: [i, i], out: [w]}
+outputs: [x, y, z, w]
+)");
+  CHECK(canonicalize_ops(p) == 3);
+  CHECK(op_names(p) == std::vector<std::string>{"pd_op.data", "pd_op.data", "pd_op.data", "pd_op.logical_and",
+                                                "pd_op.logical_or", "pd_op.logical_not", "pd_op.bitwise_and",
+                                                "pd_op.fetch", "pd_op.fetch", "pd_op.fetch", "pd_op.fetch"});
+  REQUIRE(verify_program(p, env.ops(), env.diags()));
+  CHECK(canonicalize_ops(p) == 0);
+}
+
+TEST_CASE("canonicalize: swiglu with y becomes silu and multiply; without y it stays") {
+  test::Env env;
+  ir::Program p = env.read("p.yaml", R"(program: t
+inputs: [{name: x, dtype: float32, shape: [2, 4]}, {name: y, dtype: float32, shape: [2, 4]}]
+ops:
+  - {op: swiglu, in: [x, y], out: [a]}
+  - {op: swiglu, in: [x], out: [b]}
+outputs: [a, b]
+)");
+  CHECK(canonicalize_ops(p) == 1);
+  CHECK(op_names(p) == std::vector<std::string>{"pd_op.data", "pd_op.data", "pd_op.silu", "pd_op.multiply",
+                                                "pd_op.swiglu", "pd_op.fetch", "pd_op.fetch"});
+  CHECK(p.check_structure().empty());
+  REQUIRE(verify_program(p, env.ops(), env.diags()));
+}

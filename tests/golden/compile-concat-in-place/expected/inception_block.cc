@@ -250,7 +250,16 @@ kforge::Status inception_block::run(const kforge::Tensor& x, kforge::Tensor* y) 
     return input_mismatch("x", "float32 [1, 4, 6, 6]", x);
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(y) == &x) return same_tensor("y", "input", "x");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("inception_block: parameter '", kParameterNames[i], "' is not bound");
@@ -258,10 +267,17 @@ kforge::Status inception_block::run(const kforge::Tensor& x, kforge::Tensor* y) 
   }
   if (workspace_ == nullptr) return kforge::Status::Error("inception_block: the workspace could not be allocated");
   KFORGE_RETURN_IF_ERROR(prepare_output(y, "y", kforge::DataType::kFloat32, {1, 1008}));
-  if (kforge::shares_memory(*y, x)) return shared_memory("y", "input", "x");
-  if (parameter_memory_.may_overlap(*y)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*y, parameters_[i])) return shared_memory("y", "parameter", kParameterNames[i]);
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterNames[i]);
+      }
     }
   }
   values_[8].data = y->data;

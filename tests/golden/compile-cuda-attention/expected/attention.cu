@@ -210,15 +210,16 @@ kforge::Status attention::run(const kforge::Tensor& q, const kforge::Tensor& mas
                                  mask.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("mask", mask));
-  if (static_cast<const kforge::Tensor*>(ot_out) == &q) return same_tensor("ot", "input", "q");
-  if (static_cast<const kforge::Tensor*>(ot_out) == &mask) return same_tensor("ot", "input", "mask");
-  if (static_cast<const kforge::Tensor*>(s2_out) == &q) return same_tensor("s2", "input", "q");
-  if (static_cast<const kforge::Tensor*>(s2_out) == &mask) return same_tensor("s2", "input", "mask");
-  if (s2_out != nullptr && s2_out == ot_out) return same_tensor("s2", "output", "ot");
-  if (static_cast<const kforge::Tensor*>(o2_out) == &q) return same_tensor("o2", "input", "q");
-  if (static_cast<const kforge::Tensor*>(o2_out) == &mask) return same_tensor("o2", "input", "mask");
-  if (o2_out != nullptr && o2_out == ot_out) return same_tensor("o2", "output", "ot");
-  if (o2_out != nullptr && o2_out == s2_out) return same_tensor("o2", "output", "s2");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&q, &mask}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{ot_out, s2_out, o2_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   [[maybe_unused]] const int64_t s0 = q.dims[0];
   [[maybe_unused]] const int64_t s1 = q.dims[1];
   std::array<int64_t, kNumSizes> sizes;
@@ -236,16 +237,15 @@ kforge::Status attention::run(const kforge::Tensor& q, const kforge::Tensor& mas
   KFORGE_RETURN_IF_ERROR(prepare_output(ot_out, "ot", kforge::DataType::kFloat16, {s0, s1, 2, 64}));
   KFORGE_RETURN_IF_ERROR(prepare_output(s2_out, "s2", kforge::DataType::kFloat16, {s0, 2, s1, s1}));
   KFORGE_RETURN_IF_ERROR(prepare_output(o2_out, "o2", kforge::DataType::kFloat16, {s0, 2, s1, 64}));
-  if (kforge::shares_memory(*ot_out, q)) return shared_memory("ot", "input", "q");
-  if (kforge::shares_memory(*ot_out, mask)) return shared_memory("ot", "input", "mask");
-  if (kforge::shares_memory(*s2_out, q)) return shared_memory("s2", "input", "q");
-  if (kforge::shares_memory(*s2_out, mask)) return shared_memory("s2", "input", "mask");
-  if (kforge::shares_memory(*s2_out, *ot_out)) return shared_memory("s2", "output", "ot");
-  if (kforge::shares_memory(*o2_out, q)) return shared_memory("o2", "input", "q");
-  if (kforge::shares_memory(*o2_out, mask)) return shared_memory("o2", "input", "mask");
-  if (kforge::shares_memory(*o2_out, *ot_out)) return shared_memory("o2", "output", "ot");
-  if (kforge::shares_memory(*o2_out, *s2_out)) return shared_memory("o2", "output", "s2");
-  if (stream_ == nullptr) {
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

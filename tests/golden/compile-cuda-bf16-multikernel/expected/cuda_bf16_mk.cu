@@ -486,9 +486,16 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(p_out) == &x) return same_tensor("p", "input", "x");
-  if (static_cast<const kforge::Tensor*>(mu_out) == &x) return same_tensor("mu", "input", "x");
-  if (mu_out != nullptr && mu_out == p_out) return same_tensor("mu", "output", "p");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{p_out, mu_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("cuda_bf16_mk: parameter 'w1' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_bf16_mk: parameter 'b1' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_bf16_mk: parameter 'g' is not bound");
@@ -509,24 +516,20 @@ kforge::Status cuda_bf16_mk::run(const kforge::Tensor& x, kforge::Tensor* p_out,
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kBFloat16, {s0, 32}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {s0}));
-  if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
-  if (parameter_memory_.may_overlap(*p_out)) {
-    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "w1");
-    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "b1");
-    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "g");
-    if (kforge::shares_memory(*p_out, parameters_[3])) return shared_memory("p", "parameter", "beta");
-    if (kforge::shares_memory(*p_out, parameters_[4])) return shared_memory("p", "parameter", "w2t");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (kforge::shares_memory(*mu_out, x)) return shared_memory("mu", "input", "x");
-  if (kforge::shares_memory(*mu_out, *p_out)) return shared_memory("mu", "output", "p");
-  if (parameter_memory_.may_overlap(*mu_out)) {
-    if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "w1");
-    if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "b1");
-    if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "g");
-    if (kforge::shares_memory(*mu_out, parameters_[3])) return shared_memory("mu", "parameter", "beta");
-    if (kforge::shares_memory(*mu_out, parameters_[4])) return shared_memory("mu", "parameter", "w2t");
-  }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

@@ -589,9 +589,16 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(logits_out) == &x) return same_tensor("logits", "input", "x");
-  if (static_cast<const kforge::Tensor*>(c3_out) == &x) return same_tensor("c3", "input", "x");
-  if (c3_out != nullptr && c3_out == logits_out) return same_tensor("c3", "output", "logits");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{logits_out, c3_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("cuda_conv: parameter 'w0' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_conv: parameter 'b0' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_conv: parameter 'm0' is not bound");
@@ -627,62 +634,20 @@ kforge::Status cuda_conv::run(const kforge::Tensor& x, kforge::Tensor* logits_ou
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(logits_out, "logits", kforge::DataType::kFloat32, {s0, 10}));
   KFORGE_RETURN_IF_ERROR(prepare_output(c3_out, "c3", kforge::DataType::kFloat32, {s0, 16, 4, 4}));
-  if (kforge::shares_memory(*logits_out, x)) return shared_memory("logits", "input", "x");
-  if (parameter_memory_.may_overlap(*logits_out)) {
-    if (kforge::shares_memory(*logits_out, parameters_[0])) return shared_memory("logits", "parameter", "w0");
-    if (kforge::shares_memory(*logits_out, parameters_[1])) return shared_memory("logits", "parameter", "b0");
-    if (kforge::shares_memory(*logits_out, parameters_[2])) return shared_memory("logits", "parameter", "m0");
-    if (kforge::shares_memory(*logits_out, parameters_[3])) return shared_memory("logits", "parameter", "v0");
-    if (kforge::shares_memory(*logits_out, parameters_[4])) return shared_memory("logits", "parameter", "s0");
-    if (kforge::shares_memory(*logits_out, parameters_[5])) return shared_memory("logits", "parameter", "t0");
-    if (kforge::shares_memory(*logits_out, parameters_[6])) return shared_memory("logits", "parameter", "w1");
-    if (kforge::shares_memory(*logits_out, parameters_[7])) return shared_memory("logits", "parameter", "m1");
-    if (kforge::shares_memory(*logits_out, parameters_[8])) return shared_memory("logits", "parameter", "v1");
-    if (kforge::shares_memory(*logits_out, parameters_[9])) return shared_memory("logits", "parameter", "s1");
-    if (kforge::shares_memory(*logits_out, parameters_[10])) return shared_memory("logits", "parameter", "t1");
-    if (kforge::shares_memory(*logits_out, parameters_[11])) return shared_memory("logits", "parameter", "w2");
-    if (kforge::shares_memory(*logits_out, parameters_[12])) return shared_memory("logits", "parameter", "m2");
-    if (kforge::shares_memory(*logits_out, parameters_[13])) return shared_memory("logits", "parameter", "v2");
-    if (kforge::shares_memory(*logits_out, parameters_[14])) return shared_memory("logits", "parameter", "s2");
-    if (kforge::shares_memory(*logits_out, parameters_[15])) return shared_memory("logits", "parameter", "t2");
-    if (kforge::shares_memory(*logits_out, parameters_[16])) return shared_memory("logits", "parameter", "w3");
-    if (kforge::shares_memory(*logits_out, parameters_[17])) return shared_memory("logits", "parameter", "wd");
-    if (kforge::shares_memory(*logits_out, parameters_[18])) return shared_memory("logits", "parameter", "md");
-    if (kforge::shares_memory(*logits_out, parameters_[19])) return shared_memory("logits", "parameter", "vd");
-    if (kforge::shares_memory(*logits_out, parameters_[20])) return shared_memory("logits", "parameter", "sd");
-    if (kforge::shares_memory(*logits_out, parameters_[21])) return shared_memory("logits", "parameter", "td");
-    if (kforge::shares_memory(*logits_out, parameters_[22])) return shared_memory("logits", "parameter", "fc_w");
-    if (kforge::shares_memory(*logits_out, parameters_[23])) return shared_memory("logits", "parameter", "fc_b");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (kforge::shares_memory(*c3_out, x)) return shared_memory("c3", "input", "x");
-  if (kforge::shares_memory(*c3_out, *logits_out)) return shared_memory("c3", "output", "logits");
-  if (parameter_memory_.may_overlap(*c3_out)) {
-    if (kforge::shares_memory(*c3_out, parameters_[0])) return shared_memory("c3", "parameter", "w0");
-    if (kforge::shares_memory(*c3_out, parameters_[1])) return shared_memory("c3", "parameter", "b0");
-    if (kforge::shares_memory(*c3_out, parameters_[2])) return shared_memory("c3", "parameter", "m0");
-    if (kforge::shares_memory(*c3_out, parameters_[3])) return shared_memory("c3", "parameter", "v0");
-    if (kforge::shares_memory(*c3_out, parameters_[4])) return shared_memory("c3", "parameter", "s0");
-    if (kforge::shares_memory(*c3_out, parameters_[5])) return shared_memory("c3", "parameter", "t0");
-    if (kforge::shares_memory(*c3_out, parameters_[6])) return shared_memory("c3", "parameter", "w1");
-    if (kforge::shares_memory(*c3_out, parameters_[7])) return shared_memory("c3", "parameter", "m1");
-    if (kforge::shares_memory(*c3_out, parameters_[8])) return shared_memory("c3", "parameter", "v1");
-    if (kforge::shares_memory(*c3_out, parameters_[9])) return shared_memory("c3", "parameter", "s1");
-    if (kforge::shares_memory(*c3_out, parameters_[10])) return shared_memory("c3", "parameter", "t1");
-    if (kforge::shares_memory(*c3_out, parameters_[11])) return shared_memory("c3", "parameter", "w2");
-    if (kforge::shares_memory(*c3_out, parameters_[12])) return shared_memory("c3", "parameter", "m2");
-    if (kforge::shares_memory(*c3_out, parameters_[13])) return shared_memory("c3", "parameter", "v2");
-    if (kforge::shares_memory(*c3_out, parameters_[14])) return shared_memory("c3", "parameter", "s2");
-    if (kforge::shares_memory(*c3_out, parameters_[15])) return shared_memory("c3", "parameter", "t2");
-    if (kforge::shares_memory(*c3_out, parameters_[16])) return shared_memory("c3", "parameter", "w3");
-    if (kforge::shares_memory(*c3_out, parameters_[17])) return shared_memory("c3", "parameter", "wd");
-    if (kforge::shares_memory(*c3_out, parameters_[18])) return shared_memory("c3", "parameter", "md");
-    if (kforge::shares_memory(*c3_out, parameters_[19])) return shared_memory("c3", "parameter", "vd");
-    if (kforge::shares_memory(*c3_out, parameters_[20])) return shared_memory("c3", "parameter", "sd");
-    if (kforge::shares_memory(*c3_out, parameters_[21])) return shared_memory("c3", "parameter", "td");
-    if (kforge::shares_memory(*c3_out, parameters_[22])) return shared_memory("c3", "parameter", "fc_w");
-    if (kforge::shares_memory(*c3_out, parameters_[23])) return shared_memory("c3", "parameter", "fc_b");
-  }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

@@ -403,9 +403,16 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(y_out) == &x) return same_tensor("y", "input", "x");
-  if (static_cast<const kforge::Tensor*>(p_out) == &x) return same_tensor("p", "input", "x");
-  if (p_out != nullptr && p_out == y_out) return same_tensor("p", "output", "y");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y_out, p_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("dynamic_hw: parameter 'w1' is not bound");
   if (!bound_[1]) return kforge::Status::Error("dynamic_hw: parameter 'm1' is not bound");
   if (!bound_[2]) return kforge::Status::Error("dynamic_hw: parameter 'v1' is not bound");
@@ -433,38 +440,20 @@ kforge::Status dynamic_hw::run(const kforge::Tensor& x, kforge::Tensor* y_out, k
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, sizes[11], sizes[12]}));
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {s0, 8, 1, 1}));
-  if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
-  if (parameter_memory_.may_overlap(*y_out)) {
-    if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "w1");
-    if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "m1");
-    if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "v1");
-    if (kforge::shares_memory(*y_out, parameters_[3])) return shared_memory("y", "parameter", "s1");
-    if (kforge::shares_memory(*y_out, parameters_[4])) return shared_memory("y", "parameter", "t1");
-    if (kforge::shares_memory(*y_out, parameters_[5])) return shared_memory("y", "parameter", "w2");
-    if (kforge::shares_memory(*y_out, parameters_[6])) return shared_memory("y", "parameter", "wt");
-    if (kforge::shares_memory(*y_out, parameters_[7])) return shared_memory("y", "parameter", "bt");
-    if (kforge::shares_memory(*y_out, parameters_[8])) return shared_memory("y", "parameter", "m3");
-    if (kforge::shares_memory(*y_out, parameters_[9])) return shared_memory("y", "parameter", "v3");
-    if (kforge::shares_memory(*y_out, parameters_[10])) return shared_memory("y", "parameter", "s3");
-    if (kforge::shares_memory(*y_out, parameters_[11])) return shared_memory("y", "parameter", "t3");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
-  if (kforge::shares_memory(*p_out, *y_out)) return shared_memory("p", "output", "y");
-  if (parameter_memory_.may_overlap(*p_out)) {
-    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "w1");
-    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "m1");
-    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "v1");
-    if (kforge::shares_memory(*p_out, parameters_[3])) return shared_memory("p", "parameter", "s1");
-    if (kforge::shares_memory(*p_out, parameters_[4])) return shared_memory("p", "parameter", "t1");
-    if (kforge::shares_memory(*p_out, parameters_[5])) return shared_memory("p", "parameter", "w2");
-    if (kforge::shares_memory(*p_out, parameters_[6])) return shared_memory("p", "parameter", "wt");
-    if (kforge::shares_memory(*p_out, parameters_[7])) return shared_memory("p", "parameter", "bt");
-    if (kforge::shares_memory(*p_out, parameters_[8])) return shared_memory("p", "parameter", "m3");
-    if (kforge::shares_memory(*p_out, parameters_[9])) return shared_memory("p", "parameter", "v3");
-    if (kforge::shares_memory(*p_out, parameters_[10])) return shared_memory("p", "parameter", "s3");
-    if (kforge::shares_memory(*p_out, parameters_[11])) return shared_memory("p", "parameter", "t3");
-  }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

@@ -342,28 +342,35 @@ kforge::Status cuda_fp16::run(const kforge::Tensor& x, kforge::Tensor* z_out, kf
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(z_out) == &x) return same_tensor("z", "input", "x");
-  if (static_cast<const kforge::Tensor*>(s_out) == &x) return same_tensor("s", "input", "x");
-  if (s_out != nullptr && s_out == z_out) return same_tensor("s", "output", "z");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{z_out, s_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("cuda_fp16: parameter 'w1' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_fp16: parameter 'b1' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_fp16: parameter 'w2' is not bound");
   KFORGE_RETURN_IF_ERROR(prepare_output(z_out, "z", kforge::DataType::kFloat16, {16, 36}));
   KFORGE_RETURN_IF_ERROR(prepare_output(s_out, "s", kforge::DataType::kFloat16, {16, 1}));
-  if (kforge::shares_memory(*z_out, x)) return shared_memory("z", "input", "x");
-  if (parameter_memory_.may_overlap(*z_out)) {
-    if (kforge::shares_memory(*z_out, parameters_[0])) return shared_memory("z", "parameter", "w1");
-    if (kforge::shares_memory(*z_out, parameters_[1])) return shared_memory("z", "parameter", "b1");
-    if (kforge::shares_memory(*z_out, parameters_[2])) return shared_memory("z", "parameter", "w2");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (kforge::shares_memory(*s_out, x)) return shared_memory("s", "input", "x");
-  if (kforge::shares_memory(*s_out, *z_out)) return shared_memory("s", "output", "z");
-  if (parameter_memory_.may_overlap(*s_out)) {
-    if (kforge::shares_memory(*s_out, parameters_[0])) return shared_memory("s", "parameter", "w1");
-    if (kforge::shares_memory(*s_out, parameters_[1])) return shared_memory("s", "parameter", "b1");
-    if (kforge::shares_memory(*s_out, parameters_[2])) return shared_memory("s", "parameter", "w2");
-  }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

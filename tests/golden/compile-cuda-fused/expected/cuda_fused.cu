@@ -190,46 +190,36 @@ kforge::Status cuda_fused::run(const kforge::Tensor& x, const kforge::Tensor& h0
                                  h0.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("h0", h0));
-  if (static_cast<const kforge::Tensor*>(p_out) == &x) return same_tensor("p", "input", "x");
-  if (static_cast<const kforge::Tensor*>(p_out) == &h0) return same_tensor("p", "input", "h0");
-  if (static_cast<const kforge::Tensor*>(q_out) == &x) return same_tensor("q", "input", "x");
-  if (static_cast<const kforge::Tensor*>(q_out) == &h0) return same_tensor("q", "input", "h0");
-  if (q_out != nullptr && q_out == p_out) return same_tensor("q", "output", "p");
-  if (static_cast<const kforge::Tensor*>(mu_out) == &x) return same_tensor("mu", "input", "x");
-  if (static_cast<const kforge::Tensor*>(mu_out) == &h0) return same_tensor("mu", "input", "h0");
-  if (mu_out != nullptr && mu_out == p_out) return same_tensor("mu", "output", "p");
-  if (mu_out != nullptr && mu_out == q_out) return same_tensor("mu", "output", "q");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x, &h0}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{p_out, q_out, mu_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("cuda_fused: parameter 'b' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_fused: parameter 'g' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_fused: parameter 'beta' is not bound");
   KFORGE_RETURN_IF_ERROR(prepare_output(p_out, "p", kforge::DataType::kFloat32, {4, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(q_out, "q", kforge::DataType::kFloat32, {4, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mu_out, "mu", kforge::DataType::kFloat32, {4}));
-  if (kforge::shares_memory(*p_out, x)) return shared_memory("p", "input", "x");
-  if (kforge::shares_memory(*p_out, h0)) return shared_memory("p", "input", "h0");
-  if (parameter_memory_.may_overlap(*p_out)) {
-    if (kforge::shares_memory(*p_out, parameters_[0])) return shared_memory("p", "parameter", "b");
-    if (kforge::shares_memory(*p_out, parameters_[1])) return shared_memory("p", "parameter", "g");
-    if (kforge::shares_memory(*p_out, parameters_[2])) return shared_memory("p", "parameter", "beta");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (kforge::shares_memory(*q_out, x)) return shared_memory("q", "input", "x");
-  if (kforge::shares_memory(*q_out, h0)) return shared_memory("q", "input", "h0");
-  if (kforge::shares_memory(*q_out, *p_out)) return shared_memory("q", "output", "p");
-  if (parameter_memory_.may_overlap(*q_out)) {
-    if (kforge::shares_memory(*q_out, parameters_[0])) return shared_memory("q", "parameter", "b");
-    if (kforge::shares_memory(*q_out, parameters_[1])) return shared_memory("q", "parameter", "g");
-    if (kforge::shares_memory(*q_out, parameters_[2])) return shared_memory("q", "parameter", "beta");
-  }
-  if (kforge::shares_memory(*mu_out, x)) return shared_memory("mu", "input", "x");
-  if (kforge::shares_memory(*mu_out, h0)) return shared_memory("mu", "input", "h0");
-  if (kforge::shares_memory(*mu_out, *p_out)) return shared_memory("mu", "output", "p");
-  if (kforge::shares_memory(*mu_out, *q_out)) return shared_memory("mu", "output", "q");
-  if (parameter_memory_.may_overlap(*mu_out)) {
-    if (kforge::shares_memory(*mu_out, parameters_[0])) return shared_memory("mu", "parameter", "b");
-    if (kforge::shares_memory(*mu_out, parameters_[1])) return shared_memory("mu", "parameter", "g");
-    if (kforge::shares_memory(*mu_out, parameters_[2])) return shared_memory("mu", "parameter", "beta");
-  }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

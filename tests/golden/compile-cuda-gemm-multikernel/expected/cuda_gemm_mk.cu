@@ -336,7 +336,16 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(y_out) == &x) return same_tensor("y", "input", "x");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("cuda_gemm_mk: parameter 'w1' is not bound");
   if (!bound_[1]) return kforge::Status::Error("cuda_gemm_mk: parameter 'b1' is not bound");
   if (!bound_[2]) return kforge::Status::Error("cuda_gemm_mk: parameter 'w2t' is not bound");
@@ -354,13 +363,20 @@ kforge::Status cuda_gemm_mk::run(const kforge::Tensor& x, kforge::Tensor* y_out)
                                  " exceeds the int range of the CUDA GEMM kernels");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 4, 32}));
-  if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
-  if (parameter_memory_.may_overlap(*y_out)) {
-    if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "w1");
-    if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "b1");
-    if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "w2t");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

@@ -347,136 +347,16 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
                                  xd.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("xd", xd));
-  if (static_cast<const kforge::Tensor*>(d0_out) == &x) return same_tensor("d0", "input", "x");
-  if (static_cast<const kforge::Tensor*>(d0_out) == &ids) return same_tensor("d0", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(d0_out) == &idx) return same_tensor("d0", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(d0_out) == &xd) return same_tensor("d0", "input", "xd");
-  if (static_cast<const kforge::Tensor*>(sd_out) == &x) return same_tensor("sd", "input", "x");
-  if (static_cast<const kforge::Tensor*>(sd_out) == &ids) return same_tensor("sd", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(sd_out) == &idx) return same_tensor("sd", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(sd_out) == &xd) return same_tensor("sd", "input", "xd");
-  if (sd_out != nullptr && sd_out == d0_out) return same_tensor("sd", "output", "d0");
-  if (static_cast<const kforge::Tensor*>(tl_out) == &x) return same_tensor("tl", "input", "x");
-  if (static_cast<const kforge::Tensor*>(tl_out) == &ids) return same_tensor("tl", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(tl_out) == &idx) return same_tensor("tl", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(tl_out) == &xd) return same_tensor("tl", "input", "xd");
-  if (tl_out != nullptr && tl_out == d0_out) return same_tensor("tl", "output", "d0");
-  if (tl_out != nullptr && tl_out == sd_out) return same_tensor("tl", "output", "sd");
-  if (static_cast<const kforge::Tensor*>(ex_out) == &x) return same_tensor("ex", "input", "x");
-  if (static_cast<const kforge::Tensor*>(ex_out) == &ids) return same_tensor("ex", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(ex_out) == &idx) return same_tensor("ex", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(ex_out) == &xd) return same_tensor("ex", "input", "xd");
-  if (ex_out != nullptr && ex_out == d0_out) return same_tensor("ex", "output", "d0");
-  if (ex_out != nullptr && ex_out == sd_out) return same_tensor("ex", "output", "sd");
-  if (ex_out != nullptr && ex_out == tl_out) return same_tensor("ex", "output", "tl");
-  if (static_cast<const kforge::Tensor*>(g_out) == &x) return same_tensor("g", "input", "x");
-  if (static_cast<const kforge::Tensor*>(g_out) == &ids) return same_tensor("g", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(g_out) == &idx) return same_tensor("g", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(g_out) == &xd) return same_tensor("g", "input", "xd");
-  if (g_out != nullptr && g_out == d0_out) return same_tensor("g", "output", "d0");
-  if (g_out != nullptr && g_out == sd_out) return same_tensor("g", "output", "sd");
-  if (g_out != nullptr && g_out == tl_out) return same_tensor("g", "output", "tl");
-  if (g_out != nullptr && g_out == ex_out) return same_tensor("g", "output", "ex");
-  if (static_cast<const kforge::Tensor*>(is_out) == &x) return same_tensor("is", "input", "x");
-  if (static_cast<const kforge::Tensor*>(is_out) == &ids) return same_tensor("is", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(is_out) == &idx) return same_tensor("is", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(is_out) == &xd) return same_tensor("is", "input", "xd");
-  if (is_out != nullptr && is_out == d0_out) return same_tensor("is", "output", "d0");
-  if (is_out != nullptr && is_out == sd_out) return same_tensor("is", "output", "sd");
-  if (is_out != nullptr && is_out == tl_out) return same_tensor("is", "output", "tl");
-  if (is_out != nullptr && is_out == ex_out) return same_tensor("is", "output", "ex");
-  if (is_out != nullptr && is_out == g_out) return same_tensor("is", "output", "g");
-  if (static_cast<const kforge::Tensor*>(em_out) == &x) return same_tensor("em", "input", "x");
-  if (static_cast<const kforge::Tensor*>(em_out) == &ids) return same_tensor("em", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(em_out) == &idx) return same_tensor("em", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(em_out) == &xd) return same_tensor("em", "input", "xd");
-  if (em_out != nullptr && em_out == d0_out) return same_tensor("em", "output", "d0");
-  if (em_out != nullptr && em_out == sd_out) return same_tensor("em", "output", "sd");
-  if (em_out != nullptr && em_out == tl_out) return same_tensor("em", "output", "tl");
-  if (em_out != nullptr && em_out == ex_out) return same_tensor("em", "output", "ex");
-  if (em_out != nullptr && em_out == g_out) return same_tensor("em", "output", "g");
-  if (em_out != nullptr && em_out == is_out) return same_tensor("em", "output", "is");
-  if (static_cast<const kforge::Tensor*>(ni_out) == &x) return same_tensor("ni", "input", "x");
-  if (static_cast<const kforge::Tensor*>(ni_out) == &ids) return same_tensor("ni", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(ni_out) == &idx) return same_tensor("ni", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(ni_out) == &xd) return same_tensor("ni", "input", "xd");
-  if (ni_out != nullptr && ni_out == d0_out) return same_tensor("ni", "output", "d0");
-  if (ni_out != nullptr && ni_out == sd_out) return same_tensor("ni", "output", "sd");
-  if (ni_out != nullptr && ni_out == tl_out) return same_tensor("ni", "output", "tl");
-  if (ni_out != nullptr && ni_out == ex_out) return same_tensor("ni", "output", "ex");
-  if (ni_out != nullptr && ni_out == g_out) return same_tensor("ni", "output", "g");
-  if (ni_out != nullptr && ni_out == is_out) return same_tensor("ni", "output", "is");
-  if (ni_out != nullptr && ni_out == em_out) return same_tensor("ni", "output", "em");
-  if (static_cast<const kforge::Tensor*>(bi_out) == &x) return same_tensor("bi", "input", "x");
-  if (static_cast<const kforge::Tensor*>(bi_out) == &ids) return same_tensor("bi", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(bi_out) == &idx) return same_tensor("bi", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(bi_out) == &xd) return same_tensor("bi", "input", "xd");
-  if (bi_out != nullptr && bi_out == d0_out) return same_tensor("bi", "output", "d0");
-  if (bi_out != nullptr && bi_out == sd_out) return same_tensor("bi", "output", "sd");
-  if (bi_out != nullptr && bi_out == tl_out) return same_tensor("bi", "output", "tl");
-  if (bi_out != nullptr && bi_out == ex_out) return same_tensor("bi", "output", "ex");
-  if (bi_out != nullptr && bi_out == g_out) return same_tensor("bi", "output", "g");
-  if (bi_out != nullptr && bi_out == is_out) return same_tensor("bi", "output", "is");
-  if (bi_out != nullptr && bi_out == em_out) return same_tensor("bi", "output", "em");
-  if (bi_out != nullptr && bi_out == ni_out) return same_tensor("bi", "output", "ni");
-  if (static_cast<const kforge::Tensor*>(tr_out) == &x) return same_tensor("tr", "input", "x");
-  if (static_cast<const kforge::Tensor*>(tr_out) == &ids) return same_tensor("tr", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(tr_out) == &idx) return same_tensor("tr", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(tr_out) == &xd) return same_tensor("tr", "input", "xd");
-  if (tr_out != nullptr && tr_out == d0_out) return same_tensor("tr", "output", "d0");
-  if (tr_out != nullptr && tr_out == sd_out) return same_tensor("tr", "output", "sd");
-  if (tr_out != nullptr && tr_out == tl_out) return same_tensor("tr", "output", "tl");
-  if (tr_out != nullptr && tr_out == ex_out) return same_tensor("tr", "output", "ex");
-  if (tr_out != nullptr && tr_out == g_out) return same_tensor("tr", "output", "g");
-  if (tr_out != nullptr && tr_out == is_out) return same_tensor("tr", "output", "is");
-  if (tr_out != nullptr && tr_out == em_out) return same_tensor("tr", "output", "em");
-  if (tr_out != nullptr && tr_out == ni_out) return same_tensor("tr", "output", "ni");
-  if (tr_out != nullptr && tr_out == bi_out) return same_tensor("tr", "output", "bi");
-  if (static_cast<const kforge::Tensor*>(ct2_out) == &x) return same_tensor("ct2", "input", "x");
-  if (static_cast<const kforge::Tensor*>(ct2_out) == &ids) return same_tensor("ct2", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(ct2_out) == &idx) return same_tensor("ct2", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(ct2_out) == &xd) return same_tensor("ct2", "input", "xd");
-  if (ct2_out != nullptr && ct2_out == d0_out) return same_tensor("ct2", "output", "d0");
-  if (ct2_out != nullptr && ct2_out == sd_out) return same_tensor("ct2", "output", "sd");
-  if (ct2_out != nullptr && ct2_out == tl_out) return same_tensor("ct2", "output", "tl");
-  if (ct2_out != nullptr && ct2_out == ex_out) return same_tensor("ct2", "output", "ex");
-  if (ct2_out != nullptr && ct2_out == g_out) return same_tensor("ct2", "output", "g");
-  if (ct2_out != nullptr && ct2_out == is_out) return same_tensor("ct2", "output", "is");
-  if (ct2_out != nullptr && ct2_out == em_out) return same_tensor("ct2", "output", "em");
-  if (ct2_out != nullptr && ct2_out == ni_out) return same_tensor("ct2", "output", "ni");
-  if (ct2_out != nullptr && ct2_out == bi_out) return same_tensor("ct2", "output", "bi");
-  if (ct2_out != nullptr && ct2_out == tr_out) return same_tensor("ct2", "output", "tr");
-  if (static_cast<const kforge::Tensor*>(mm_out) == &x) return same_tensor("mm", "input", "x");
-  if (static_cast<const kforge::Tensor*>(mm_out) == &ids) return same_tensor("mm", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(mm_out) == &idx) return same_tensor("mm", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(mm_out) == &xd) return same_tensor("mm", "input", "xd");
-  if (mm_out != nullptr && mm_out == d0_out) return same_tensor("mm", "output", "d0");
-  if (mm_out != nullptr && mm_out == sd_out) return same_tensor("mm", "output", "sd");
-  if (mm_out != nullptr && mm_out == tl_out) return same_tensor("mm", "output", "tl");
-  if (mm_out != nullptr && mm_out == ex_out) return same_tensor("mm", "output", "ex");
-  if (mm_out != nullptr && mm_out == g_out) return same_tensor("mm", "output", "g");
-  if (mm_out != nullptr && mm_out == is_out) return same_tensor("mm", "output", "is");
-  if (mm_out != nullptr && mm_out == em_out) return same_tensor("mm", "output", "em");
-  if (mm_out != nullptr && mm_out == ni_out) return same_tensor("mm", "output", "ni");
-  if (mm_out != nullptr && mm_out == bi_out) return same_tensor("mm", "output", "bi");
-  if (mm_out != nullptr && mm_out == tr_out) return same_tensor("mm", "output", "tr");
-  if (mm_out != nullptr && mm_out == ct2_out) return same_tensor("mm", "output", "ct2");
-  if (static_cast<const kforge::Tensor*>(md_out) == &x) return same_tensor("md", "input", "x");
-  if (static_cast<const kforge::Tensor*>(md_out) == &ids) return same_tensor("md", "input", "ids");
-  if (static_cast<const kforge::Tensor*>(md_out) == &idx) return same_tensor("md", "input", "idx");
-  if (static_cast<const kforge::Tensor*>(md_out) == &xd) return same_tensor("md", "input", "xd");
-  if (md_out != nullptr && md_out == d0_out) return same_tensor("md", "output", "d0");
-  if (md_out != nullptr && md_out == sd_out) return same_tensor("md", "output", "sd");
-  if (md_out != nullptr && md_out == tl_out) return same_tensor("md", "output", "tl");
-  if (md_out != nullptr && md_out == ex_out) return same_tensor("md", "output", "ex");
-  if (md_out != nullptr && md_out == g_out) return same_tensor("md", "output", "g");
-  if (md_out != nullptr && md_out == is_out) return same_tensor("md", "output", "is");
-  if (md_out != nullptr && md_out == em_out) return same_tensor("md", "output", "em");
-  if (md_out != nullptr && md_out == ni_out) return same_tensor("md", "output", "ni");
-  if (md_out != nullptr && md_out == bi_out) return same_tensor("md", "output", "bi");
-  if (md_out != nullptr && md_out == tr_out) return same_tensor("md", "output", "tr");
-  if (md_out != nullptr && md_out == ct2_out) return same_tensor("md", "output", "ct2");
-  if (md_out != nullptr && md_out == mm_out) return same_tensor("md", "output", "mm");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x, &ids, &idx, &xd}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{d0_out, sd_out, tl_out, ex_out, g_out, is_out, em_out, ni_out, bi_out, tr_out, ct2_out, mm_out, md_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("index_ops: parameter 'emb' is not bound");
   if (!bound_[1]) return kforge::Status::Error("index_ops: parameter 'wt' is not bound");
   if (!bound_[2]) return kforge::Status::Error("index_ops: parameter 'eb' is not bound");
@@ -501,215 +381,20 @@ kforge::Status index_ops::run(const kforge::Tensor& x, const kforge::Tensor& ids
   KFORGE_RETURN_IF_ERROR(prepare_output(ct2_out, "ct2", kforge::DataType::kFloat32, {s0, 2, 12, 12}));
   KFORGE_RETURN_IF_ERROR(prepare_output(mm_out, "mm", kforge::DataType::kFloat32, {s0, 4, 6, 6}));
   KFORGE_RETURN_IF_ERROR(prepare_output(md_out, "md", kforge::DataType::kFloat64, {s2, 2, 2}));
-  if (kforge::shares_memory(*d0_out, x)) return shared_memory("d0", "input", "x");
-  if (kforge::shares_memory(*d0_out, ids)) return shared_memory("d0", "input", "ids");
-  if (kforge::shares_memory(*d0_out, idx)) return shared_memory("d0", "input", "idx");
-  if (kforge::shares_memory(*d0_out, xd)) return shared_memory("d0", "input", "xd");
-  if (parameter_memory_.may_overlap(*d0_out)) {
-    if (kforge::shares_memory(*d0_out, parameters_[0])) return shared_memory("d0", "parameter", "emb");
-    if (kforge::shares_memory(*d0_out, parameters_[1])) return shared_memory("d0", "parameter", "wt");
-    if (kforge::shares_memory(*d0_out, parameters_[2])) return shared_memory("d0", "parameter", "eb");
-    if (kforge::shares_memory(*d0_out, parameters_[3])) return shared_memory("d0", "parameter", "mb");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (kforge::shares_memory(*sd_out, x)) return shared_memory("sd", "input", "x");
-  if (kforge::shares_memory(*sd_out, ids)) return shared_memory("sd", "input", "ids");
-  if (kforge::shares_memory(*sd_out, idx)) return shared_memory("sd", "input", "idx");
-  if (kforge::shares_memory(*sd_out, xd)) return shared_memory("sd", "input", "xd");
-  if (kforge::shares_memory(*sd_out, *d0_out)) return shared_memory("sd", "output", "d0");
-  if (parameter_memory_.may_overlap(*sd_out)) {
-    if (kforge::shares_memory(*sd_out, parameters_[0])) return shared_memory("sd", "parameter", "emb");
-    if (kforge::shares_memory(*sd_out, parameters_[1])) return shared_memory("sd", "parameter", "wt");
-    if (kforge::shares_memory(*sd_out, parameters_[2])) return shared_memory("sd", "parameter", "eb");
-    if (kforge::shares_memory(*sd_out, parameters_[3])) return shared_memory("sd", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*tl_out, x)) return shared_memory("tl", "input", "x");
-  if (kforge::shares_memory(*tl_out, ids)) return shared_memory("tl", "input", "ids");
-  if (kforge::shares_memory(*tl_out, idx)) return shared_memory("tl", "input", "idx");
-  if (kforge::shares_memory(*tl_out, xd)) return shared_memory("tl", "input", "xd");
-  if (kforge::shares_memory(*tl_out, *d0_out)) return shared_memory("tl", "output", "d0");
-  if (kforge::shares_memory(*tl_out, *sd_out)) return shared_memory("tl", "output", "sd");
-  if (parameter_memory_.may_overlap(*tl_out)) {
-    if (kforge::shares_memory(*tl_out, parameters_[0])) return shared_memory("tl", "parameter", "emb");
-    if (kforge::shares_memory(*tl_out, parameters_[1])) return shared_memory("tl", "parameter", "wt");
-    if (kforge::shares_memory(*tl_out, parameters_[2])) return shared_memory("tl", "parameter", "eb");
-    if (kforge::shares_memory(*tl_out, parameters_[3])) return shared_memory("tl", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*ex_out, x)) return shared_memory("ex", "input", "x");
-  if (kforge::shares_memory(*ex_out, ids)) return shared_memory("ex", "input", "ids");
-  if (kforge::shares_memory(*ex_out, idx)) return shared_memory("ex", "input", "idx");
-  if (kforge::shares_memory(*ex_out, xd)) return shared_memory("ex", "input", "xd");
-  if (kforge::shares_memory(*ex_out, *d0_out)) return shared_memory("ex", "output", "d0");
-  if (kforge::shares_memory(*ex_out, *sd_out)) return shared_memory("ex", "output", "sd");
-  if (kforge::shares_memory(*ex_out, *tl_out)) return shared_memory("ex", "output", "tl");
-  if (parameter_memory_.may_overlap(*ex_out)) {
-    if (kforge::shares_memory(*ex_out, parameters_[0])) return shared_memory("ex", "parameter", "emb");
-    if (kforge::shares_memory(*ex_out, parameters_[1])) return shared_memory("ex", "parameter", "wt");
-    if (kforge::shares_memory(*ex_out, parameters_[2])) return shared_memory("ex", "parameter", "eb");
-    if (kforge::shares_memory(*ex_out, parameters_[3])) return shared_memory("ex", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*g_out, x)) return shared_memory("g", "input", "x");
-  if (kforge::shares_memory(*g_out, ids)) return shared_memory("g", "input", "ids");
-  if (kforge::shares_memory(*g_out, idx)) return shared_memory("g", "input", "idx");
-  if (kforge::shares_memory(*g_out, xd)) return shared_memory("g", "input", "xd");
-  if (kforge::shares_memory(*g_out, *d0_out)) return shared_memory("g", "output", "d0");
-  if (kforge::shares_memory(*g_out, *sd_out)) return shared_memory("g", "output", "sd");
-  if (kforge::shares_memory(*g_out, *tl_out)) return shared_memory("g", "output", "tl");
-  if (kforge::shares_memory(*g_out, *ex_out)) return shared_memory("g", "output", "ex");
-  if (parameter_memory_.may_overlap(*g_out)) {
-    if (kforge::shares_memory(*g_out, parameters_[0])) return shared_memory("g", "parameter", "emb");
-    if (kforge::shares_memory(*g_out, parameters_[1])) return shared_memory("g", "parameter", "wt");
-    if (kforge::shares_memory(*g_out, parameters_[2])) return shared_memory("g", "parameter", "eb");
-    if (kforge::shares_memory(*g_out, parameters_[3])) return shared_memory("g", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*is_out, x)) return shared_memory("is", "input", "x");
-  if (kforge::shares_memory(*is_out, ids)) return shared_memory("is", "input", "ids");
-  if (kforge::shares_memory(*is_out, idx)) return shared_memory("is", "input", "idx");
-  if (kforge::shares_memory(*is_out, xd)) return shared_memory("is", "input", "xd");
-  if (kforge::shares_memory(*is_out, *d0_out)) return shared_memory("is", "output", "d0");
-  if (kforge::shares_memory(*is_out, *sd_out)) return shared_memory("is", "output", "sd");
-  if (kforge::shares_memory(*is_out, *tl_out)) return shared_memory("is", "output", "tl");
-  if (kforge::shares_memory(*is_out, *ex_out)) return shared_memory("is", "output", "ex");
-  if (kforge::shares_memory(*is_out, *g_out)) return shared_memory("is", "output", "g");
-  if (parameter_memory_.may_overlap(*is_out)) {
-    if (kforge::shares_memory(*is_out, parameters_[0])) return shared_memory("is", "parameter", "emb");
-    if (kforge::shares_memory(*is_out, parameters_[1])) return shared_memory("is", "parameter", "wt");
-    if (kforge::shares_memory(*is_out, parameters_[2])) return shared_memory("is", "parameter", "eb");
-    if (kforge::shares_memory(*is_out, parameters_[3])) return shared_memory("is", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*em_out, x)) return shared_memory("em", "input", "x");
-  if (kforge::shares_memory(*em_out, ids)) return shared_memory("em", "input", "ids");
-  if (kforge::shares_memory(*em_out, idx)) return shared_memory("em", "input", "idx");
-  if (kforge::shares_memory(*em_out, xd)) return shared_memory("em", "input", "xd");
-  if (kforge::shares_memory(*em_out, *d0_out)) return shared_memory("em", "output", "d0");
-  if (kforge::shares_memory(*em_out, *sd_out)) return shared_memory("em", "output", "sd");
-  if (kforge::shares_memory(*em_out, *tl_out)) return shared_memory("em", "output", "tl");
-  if (kforge::shares_memory(*em_out, *ex_out)) return shared_memory("em", "output", "ex");
-  if (kforge::shares_memory(*em_out, *g_out)) return shared_memory("em", "output", "g");
-  if (kforge::shares_memory(*em_out, *is_out)) return shared_memory("em", "output", "is");
-  if (parameter_memory_.may_overlap(*em_out)) {
-    if (kforge::shares_memory(*em_out, parameters_[0])) return shared_memory("em", "parameter", "emb");
-    if (kforge::shares_memory(*em_out, parameters_[1])) return shared_memory("em", "parameter", "wt");
-    if (kforge::shares_memory(*em_out, parameters_[2])) return shared_memory("em", "parameter", "eb");
-    if (kforge::shares_memory(*em_out, parameters_[3])) return shared_memory("em", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*ni_out, x)) return shared_memory("ni", "input", "x");
-  if (kforge::shares_memory(*ni_out, ids)) return shared_memory("ni", "input", "ids");
-  if (kforge::shares_memory(*ni_out, idx)) return shared_memory("ni", "input", "idx");
-  if (kforge::shares_memory(*ni_out, xd)) return shared_memory("ni", "input", "xd");
-  if (kforge::shares_memory(*ni_out, *d0_out)) return shared_memory("ni", "output", "d0");
-  if (kforge::shares_memory(*ni_out, *sd_out)) return shared_memory("ni", "output", "sd");
-  if (kforge::shares_memory(*ni_out, *tl_out)) return shared_memory("ni", "output", "tl");
-  if (kforge::shares_memory(*ni_out, *ex_out)) return shared_memory("ni", "output", "ex");
-  if (kforge::shares_memory(*ni_out, *g_out)) return shared_memory("ni", "output", "g");
-  if (kforge::shares_memory(*ni_out, *is_out)) return shared_memory("ni", "output", "is");
-  if (kforge::shares_memory(*ni_out, *em_out)) return shared_memory("ni", "output", "em");
-  if (parameter_memory_.may_overlap(*ni_out)) {
-    if (kforge::shares_memory(*ni_out, parameters_[0])) return shared_memory("ni", "parameter", "emb");
-    if (kforge::shares_memory(*ni_out, parameters_[1])) return shared_memory("ni", "parameter", "wt");
-    if (kforge::shares_memory(*ni_out, parameters_[2])) return shared_memory("ni", "parameter", "eb");
-    if (kforge::shares_memory(*ni_out, parameters_[3])) return shared_memory("ni", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*bi_out, x)) return shared_memory("bi", "input", "x");
-  if (kforge::shares_memory(*bi_out, ids)) return shared_memory("bi", "input", "ids");
-  if (kforge::shares_memory(*bi_out, idx)) return shared_memory("bi", "input", "idx");
-  if (kforge::shares_memory(*bi_out, xd)) return shared_memory("bi", "input", "xd");
-  if (kforge::shares_memory(*bi_out, *d0_out)) return shared_memory("bi", "output", "d0");
-  if (kforge::shares_memory(*bi_out, *sd_out)) return shared_memory("bi", "output", "sd");
-  if (kforge::shares_memory(*bi_out, *tl_out)) return shared_memory("bi", "output", "tl");
-  if (kforge::shares_memory(*bi_out, *ex_out)) return shared_memory("bi", "output", "ex");
-  if (kforge::shares_memory(*bi_out, *g_out)) return shared_memory("bi", "output", "g");
-  if (kforge::shares_memory(*bi_out, *is_out)) return shared_memory("bi", "output", "is");
-  if (kforge::shares_memory(*bi_out, *em_out)) return shared_memory("bi", "output", "em");
-  if (kforge::shares_memory(*bi_out, *ni_out)) return shared_memory("bi", "output", "ni");
-  if (parameter_memory_.may_overlap(*bi_out)) {
-    if (kforge::shares_memory(*bi_out, parameters_[0])) return shared_memory("bi", "parameter", "emb");
-    if (kforge::shares_memory(*bi_out, parameters_[1])) return shared_memory("bi", "parameter", "wt");
-    if (kforge::shares_memory(*bi_out, parameters_[2])) return shared_memory("bi", "parameter", "eb");
-    if (kforge::shares_memory(*bi_out, parameters_[3])) return shared_memory("bi", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*tr_out, x)) return shared_memory("tr", "input", "x");
-  if (kforge::shares_memory(*tr_out, ids)) return shared_memory("tr", "input", "ids");
-  if (kforge::shares_memory(*tr_out, idx)) return shared_memory("tr", "input", "idx");
-  if (kforge::shares_memory(*tr_out, xd)) return shared_memory("tr", "input", "xd");
-  if (kforge::shares_memory(*tr_out, *d0_out)) return shared_memory("tr", "output", "d0");
-  if (kforge::shares_memory(*tr_out, *sd_out)) return shared_memory("tr", "output", "sd");
-  if (kforge::shares_memory(*tr_out, *tl_out)) return shared_memory("tr", "output", "tl");
-  if (kforge::shares_memory(*tr_out, *ex_out)) return shared_memory("tr", "output", "ex");
-  if (kforge::shares_memory(*tr_out, *g_out)) return shared_memory("tr", "output", "g");
-  if (kforge::shares_memory(*tr_out, *is_out)) return shared_memory("tr", "output", "is");
-  if (kforge::shares_memory(*tr_out, *em_out)) return shared_memory("tr", "output", "em");
-  if (kforge::shares_memory(*tr_out, *ni_out)) return shared_memory("tr", "output", "ni");
-  if (kforge::shares_memory(*tr_out, *bi_out)) return shared_memory("tr", "output", "bi");
-  if (parameter_memory_.may_overlap(*tr_out)) {
-    if (kforge::shares_memory(*tr_out, parameters_[0])) return shared_memory("tr", "parameter", "emb");
-    if (kforge::shares_memory(*tr_out, parameters_[1])) return shared_memory("tr", "parameter", "wt");
-    if (kforge::shares_memory(*tr_out, parameters_[2])) return shared_memory("tr", "parameter", "eb");
-    if (kforge::shares_memory(*tr_out, parameters_[3])) return shared_memory("tr", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*ct2_out, x)) return shared_memory("ct2", "input", "x");
-  if (kforge::shares_memory(*ct2_out, ids)) return shared_memory("ct2", "input", "ids");
-  if (kforge::shares_memory(*ct2_out, idx)) return shared_memory("ct2", "input", "idx");
-  if (kforge::shares_memory(*ct2_out, xd)) return shared_memory("ct2", "input", "xd");
-  if (kforge::shares_memory(*ct2_out, *d0_out)) return shared_memory("ct2", "output", "d0");
-  if (kforge::shares_memory(*ct2_out, *sd_out)) return shared_memory("ct2", "output", "sd");
-  if (kforge::shares_memory(*ct2_out, *tl_out)) return shared_memory("ct2", "output", "tl");
-  if (kforge::shares_memory(*ct2_out, *ex_out)) return shared_memory("ct2", "output", "ex");
-  if (kforge::shares_memory(*ct2_out, *g_out)) return shared_memory("ct2", "output", "g");
-  if (kforge::shares_memory(*ct2_out, *is_out)) return shared_memory("ct2", "output", "is");
-  if (kforge::shares_memory(*ct2_out, *em_out)) return shared_memory("ct2", "output", "em");
-  if (kforge::shares_memory(*ct2_out, *ni_out)) return shared_memory("ct2", "output", "ni");
-  if (kforge::shares_memory(*ct2_out, *bi_out)) return shared_memory("ct2", "output", "bi");
-  if (kforge::shares_memory(*ct2_out, *tr_out)) return shared_memory("ct2", "output", "tr");
-  if (parameter_memory_.may_overlap(*ct2_out)) {
-    if (kforge::shares_memory(*ct2_out, parameters_[0])) return shared_memory("ct2", "parameter", "emb");
-    if (kforge::shares_memory(*ct2_out, parameters_[1])) return shared_memory("ct2", "parameter", "wt");
-    if (kforge::shares_memory(*ct2_out, parameters_[2])) return shared_memory("ct2", "parameter", "eb");
-    if (kforge::shares_memory(*ct2_out, parameters_[3])) return shared_memory("ct2", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*mm_out, x)) return shared_memory("mm", "input", "x");
-  if (kforge::shares_memory(*mm_out, ids)) return shared_memory("mm", "input", "ids");
-  if (kforge::shares_memory(*mm_out, idx)) return shared_memory("mm", "input", "idx");
-  if (kforge::shares_memory(*mm_out, xd)) return shared_memory("mm", "input", "xd");
-  if (kforge::shares_memory(*mm_out, *d0_out)) return shared_memory("mm", "output", "d0");
-  if (kforge::shares_memory(*mm_out, *sd_out)) return shared_memory("mm", "output", "sd");
-  if (kforge::shares_memory(*mm_out, *tl_out)) return shared_memory("mm", "output", "tl");
-  if (kforge::shares_memory(*mm_out, *ex_out)) return shared_memory("mm", "output", "ex");
-  if (kforge::shares_memory(*mm_out, *g_out)) return shared_memory("mm", "output", "g");
-  if (kforge::shares_memory(*mm_out, *is_out)) return shared_memory("mm", "output", "is");
-  if (kforge::shares_memory(*mm_out, *em_out)) return shared_memory("mm", "output", "em");
-  if (kforge::shares_memory(*mm_out, *ni_out)) return shared_memory("mm", "output", "ni");
-  if (kforge::shares_memory(*mm_out, *bi_out)) return shared_memory("mm", "output", "bi");
-  if (kforge::shares_memory(*mm_out, *tr_out)) return shared_memory("mm", "output", "tr");
-  if (kforge::shares_memory(*mm_out, *ct2_out)) return shared_memory("mm", "output", "ct2");
-  if (parameter_memory_.may_overlap(*mm_out)) {
-    if (kforge::shares_memory(*mm_out, parameters_[0])) return shared_memory("mm", "parameter", "emb");
-    if (kforge::shares_memory(*mm_out, parameters_[1])) return shared_memory("mm", "parameter", "wt");
-    if (kforge::shares_memory(*mm_out, parameters_[2])) return shared_memory("mm", "parameter", "eb");
-    if (kforge::shares_memory(*mm_out, parameters_[3])) return shared_memory("mm", "parameter", "mb");
-  }
-  if (kforge::shares_memory(*md_out, x)) return shared_memory("md", "input", "x");
-  if (kforge::shares_memory(*md_out, ids)) return shared_memory("md", "input", "ids");
-  if (kforge::shares_memory(*md_out, idx)) return shared_memory("md", "input", "idx");
-  if (kforge::shares_memory(*md_out, xd)) return shared_memory("md", "input", "xd");
-  if (kforge::shares_memory(*md_out, *d0_out)) return shared_memory("md", "output", "d0");
-  if (kforge::shares_memory(*md_out, *sd_out)) return shared_memory("md", "output", "sd");
-  if (kforge::shares_memory(*md_out, *tl_out)) return shared_memory("md", "output", "tl");
-  if (kforge::shares_memory(*md_out, *ex_out)) return shared_memory("md", "output", "ex");
-  if (kforge::shares_memory(*md_out, *g_out)) return shared_memory("md", "output", "g");
-  if (kforge::shares_memory(*md_out, *is_out)) return shared_memory("md", "output", "is");
-  if (kforge::shares_memory(*md_out, *em_out)) return shared_memory("md", "output", "em");
-  if (kforge::shares_memory(*md_out, *ni_out)) return shared_memory("md", "output", "ni");
-  if (kforge::shares_memory(*md_out, *bi_out)) return shared_memory("md", "output", "bi");
-  if (kforge::shares_memory(*md_out, *tr_out)) return shared_memory("md", "output", "tr");
-  if (kforge::shares_memory(*md_out, *ct2_out)) return shared_memory("md", "output", "ct2");
-  if (kforge::shares_memory(*md_out, *mm_out)) return shared_memory("md", "output", "mm");
-  if (parameter_memory_.may_overlap(*md_out)) {
-    if (kforge::shares_memory(*md_out, parameters_[0])) return shared_memory("md", "parameter", "emb");
-    if (kforge::shares_memory(*md_out, parameters_[1])) return shared_memory("md", "parameter", "wt");
-    if (kforge::shares_memory(*md_out, parameters_[2])) return shared_memory("md", "parameter", "eb");
-    if (kforge::shares_memory(*md_out, parameters_[3])) return shared_memory("md", "parameter", "mb");
-  }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

@@ -413,12 +413,16 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(y_out) == &x) return same_tensor("y", "input", "x");
-  if (static_cast<const kforge::Tensor*>(a2_out) == &x) return same_tensor("a2", "input", "x");
-  if (a2_out != nullptr && a2_out == y_out) return same_tensor("a2", "output", "y");
-  if (static_cast<const kforge::Tensor*>(z_out) == &x) return same_tensor("z", "input", "x");
-  if (z_out != nullptr && z_out == y_out) return same_tensor("z", "output", "y");
-  if (z_out != nullptr && z_out == a2_out) return same_tensor("z", "output", "a2");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y_out, a2_out, z_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (!bound_[0]) return kforge::Status::Error("inverted_residual: parameter 'we' is not bound");
   if (!bound_[1]) return kforge::Status::Error("inverted_residual: parameter 'me' is not bound");
   if (!bound_[2]) return kforge::Status::Error("inverted_residual: parameter 've' is not bound");
@@ -440,58 +444,20 @@ kforge::Status inverted_residual::run(const kforge::Tensor& x, kforge::Tensor* y
   KFORGE_RETURN_IF_ERROR(prepare_output(y_out, "y", kforge::DataType::kFloat32, {s0, 8, 16, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(a2_out, "a2", kforge::DataType::kFloat32, {s0, 16, 16, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(z_out, "z", kforge::DataType::kFloat32, {s0, 16, 8, 8}));
-  if (kforge::shares_memory(*y_out, x)) return shared_memory("y", "input", "x");
-  if (parameter_memory_.may_overlap(*y_out)) {
-    if (kforge::shares_memory(*y_out, parameters_[0])) return shared_memory("y", "parameter", "we");
-    if (kforge::shares_memory(*y_out, parameters_[1])) return shared_memory("y", "parameter", "me");
-    if (kforge::shares_memory(*y_out, parameters_[2])) return shared_memory("y", "parameter", "ve");
-    if (kforge::shares_memory(*y_out, parameters_[3])) return shared_memory("y", "parameter", "se");
-    if (kforge::shares_memory(*y_out, parameters_[4])) return shared_memory("y", "parameter", "te");
-    if (kforge::shares_memory(*y_out, parameters_[5])) return shared_memory("y", "parameter", "wd");
-    if (kforge::shares_memory(*y_out, parameters_[6])) return shared_memory("y", "parameter", "md");
-    if (kforge::shares_memory(*y_out, parameters_[7])) return shared_memory("y", "parameter", "vd");
-    if (kforge::shares_memory(*y_out, parameters_[8])) return shared_memory("y", "parameter", "sd");
-    if (kforge::shares_memory(*y_out, parameters_[9])) return shared_memory("y", "parameter", "td");
-    if (kforge::shares_memory(*y_out, parameters_[10])) return shared_memory("y", "parameter", "wp");
-    if (kforge::shares_memory(*y_out, parameters_[11])) return shared_memory("y", "parameter", "w2");
-    if (kforge::shares_memory(*y_out, parameters_[12])) return shared_memory("y", "parameter", "wd2");
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterSpecs[i].name);
+      }
+    }
   }
-  if (kforge::shares_memory(*a2_out, x)) return shared_memory("a2", "input", "x");
-  if (kforge::shares_memory(*a2_out, *y_out)) return shared_memory("a2", "output", "y");
-  if (parameter_memory_.may_overlap(*a2_out)) {
-    if (kforge::shares_memory(*a2_out, parameters_[0])) return shared_memory("a2", "parameter", "we");
-    if (kforge::shares_memory(*a2_out, parameters_[1])) return shared_memory("a2", "parameter", "me");
-    if (kforge::shares_memory(*a2_out, parameters_[2])) return shared_memory("a2", "parameter", "ve");
-    if (kforge::shares_memory(*a2_out, parameters_[3])) return shared_memory("a2", "parameter", "se");
-    if (kforge::shares_memory(*a2_out, parameters_[4])) return shared_memory("a2", "parameter", "te");
-    if (kforge::shares_memory(*a2_out, parameters_[5])) return shared_memory("a2", "parameter", "wd");
-    if (kforge::shares_memory(*a2_out, parameters_[6])) return shared_memory("a2", "parameter", "md");
-    if (kforge::shares_memory(*a2_out, parameters_[7])) return shared_memory("a2", "parameter", "vd");
-    if (kforge::shares_memory(*a2_out, parameters_[8])) return shared_memory("a2", "parameter", "sd");
-    if (kforge::shares_memory(*a2_out, parameters_[9])) return shared_memory("a2", "parameter", "td");
-    if (kforge::shares_memory(*a2_out, parameters_[10])) return shared_memory("a2", "parameter", "wp");
-    if (kforge::shares_memory(*a2_out, parameters_[11])) return shared_memory("a2", "parameter", "w2");
-    if (kforge::shares_memory(*a2_out, parameters_[12])) return shared_memory("a2", "parameter", "wd2");
-  }
-  if (kforge::shares_memory(*z_out, x)) return shared_memory("z", "input", "x");
-  if (kforge::shares_memory(*z_out, *y_out)) return shared_memory("z", "output", "y");
-  if (kforge::shares_memory(*z_out, *a2_out)) return shared_memory("z", "output", "a2");
-  if (parameter_memory_.may_overlap(*z_out)) {
-    if (kforge::shares_memory(*z_out, parameters_[0])) return shared_memory("z", "parameter", "we");
-    if (kforge::shares_memory(*z_out, parameters_[1])) return shared_memory("z", "parameter", "me");
-    if (kforge::shares_memory(*z_out, parameters_[2])) return shared_memory("z", "parameter", "ve");
-    if (kforge::shares_memory(*z_out, parameters_[3])) return shared_memory("z", "parameter", "se");
-    if (kforge::shares_memory(*z_out, parameters_[4])) return shared_memory("z", "parameter", "te");
-    if (kforge::shares_memory(*z_out, parameters_[5])) return shared_memory("z", "parameter", "wd");
-    if (kforge::shares_memory(*z_out, parameters_[6])) return shared_memory("z", "parameter", "md");
-    if (kforge::shares_memory(*z_out, parameters_[7])) return shared_memory("z", "parameter", "vd");
-    if (kforge::shares_memory(*z_out, parameters_[8])) return shared_memory("z", "parameter", "sd");
-    if (kforge::shares_memory(*z_out, parameters_[9])) return shared_memory("z", "parameter", "td");
-    if (kforge::shares_memory(*z_out, parameters_[10])) return shared_memory("z", "parameter", "wp");
-    if (kforge::shares_memory(*z_out, parameters_[11])) return shared_memory("z", "parameter", "w2");
-    if (kforge::shares_memory(*z_out, parameters_[12])) return shared_memory("z", "parameter", "wd2");
-  }
-  if (stream_ == nullptr) {
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

@@ -142,17 +142,31 @@ kforge::Status shared_batch::run(const kforge::Tensor& x, const kforge::Tensor& 
                                  y.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("y", y));
-  if (static_cast<const kforge::Tensor*>(g_out) == &x) return same_tensor("g", "input", "x");
-  if (static_cast<const kforge::Tensor*>(g_out) == &y) return same_tensor("g", "input", "y");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x, &y}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{g_out}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   std::array<int64_t, kNumSizes> sizes;
   if (!compute_sizes(s0, sizes)) {
     return kforge::Status::Error("shared_batch: the dynamic dims (s0 = ", s0, ") give sizes that overflow int64");
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(g_out, "g", kforge::DataType::kFloat32, {s0, 16}));
-  if (kforge::shares_memory(*g_out, x)) return shared_memory("g", "input", "x");
-  if (kforge::shares_memory(*g_out, y)) return shared_memory("g", "input", "y");
-  if (stream_ == nullptr) {
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
+if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }

@@ -319,11 +319,16 @@ kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor&
     return input_mismatch("a", "float32 [?, 1, 8]", a);
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("a", a));
-  if (static_cast<const kforge::Tensor*>(y) == &x) return same_tensor("y", "input", "x");
-  if (static_cast<const kforge::Tensor*>(y) == &a) return same_tensor("y", "input", "a");
-  if (static_cast<const kforge::Tensor*>(z) == &x) return same_tensor("z", "input", "x");
-  if (static_cast<const kforge::Tensor*>(z) == &a) return same_tensor("z", "input", "a");
-  if (z != nullptr && z == y) return same_tensor("z", "output", "y");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x, &a}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y, z}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("fused_dynamic: parameter '", kParameterNames[i], "' is not bound");
@@ -336,22 +341,20 @@ kforge::Status fused_dynamic::run(const kforge::Tensor& x, const kforge::Tensor&
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(y, "y", kforge::DataType::kFloat32, {s0, 32}));
   KFORGE_RETURN_IF_ERROR(prepare_output(z, "z", kforge::DataType::kFloat32, {s1, 6, 8}));
-  if (kforge::shares_memory(*y, x)) return shared_memory("y", "input", "x");
-  if (kforge::shares_memory(*y, a)) return shared_memory("y", "input", "a");
-  if (parameter_memory_.may_overlap(*y)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*y, parameters_[i])) return shared_memory("y", "parameter", kParameterNames[i]);
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterNames[i]);
+      }
     }
   }
   values_[0].data = y->data;
-  if (kforge::shares_memory(*z, x)) return shared_memory("z", "input", "x");
-  if (kforge::shares_memory(*z, a)) return shared_memory("z", "input", "a");
-  if (kforge::shares_memory(*z, *y)) return shared_memory("z", "output", "y");
-  if (parameter_memory_.may_overlap(*z)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*z, parameters_[i])) return shared_memory("z", "parameter", kParameterNames[i]);
-    }
-  }
   values_[1].data = z->data;
 
   // fused group 0: pd_op.add, pd_op.relu, pd_op.softmax at ../../../golden/compile-fused-dynamic/program.yaml:7:5

@@ -423,7 +423,16 @@ kforge::Status mk_head::run(const kforge::Tensor& features, kforge::Tensor* prob
     return input_mismatch("features", "float32 [?, 8]", features);
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("features", features));
-  if (static_cast<const kforge::Tensor*>(probs) == &features) return same_tensor("probs", "input", "features");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&features}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{probs}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("mk_head: parameter '", kParameterNames[i], "' is not bound");
@@ -434,10 +443,17 @@ kforge::Status mk_head::run(const kforge::Tensor& features, kforge::Tensor* prob
     KFORGE_RETURN_IF_ERROR(resize(s0));
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(probs, "probs", kforge::DataType::kFloat32, {s0, 3}));
-  if (kforge::shares_memory(*probs, features)) return shared_memory("probs", "input", "features");
-  if (parameter_memory_.may_overlap(*probs)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterNames[i]);
+      }
     }
   }
   values_[2].data = probs->data;

@@ -531,9 +531,16 @@ kforge::Status fused_static::run(const kforge::Tensor& x, kforge::Tensor* p, kfo
     return input_mismatch("x", "float32 [4, 16]", x);
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(p) == &x) return same_tensor("p", "input", "x");
-  if (static_cast<const kforge::Tensor*>(q) == &x) return same_tensor("q", "input", "x");
-  if (q != nullptr && q == p) return same_tensor("q", "output", "p");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{p, q}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("fused_static: parameter '", kParameterNames[i], "' is not bound");
@@ -542,20 +549,20 @@ kforge::Status fused_static::run(const kforge::Tensor& x, kforge::Tensor* p, kfo
   if (workspace_ == nullptr) return kforge::Status::Error("fused_static: the workspace could not be allocated");
   KFORGE_RETURN_IF_ERROR(prepare_output(p, "p", kforge::DataType::kFloat32, {4, 16}));
   KFORGE_RETURN_IF_ERROR(prepare_output(q, "q", kforge::DataType::kFloat32, {4, 16}));
-  if (kforge::shares_memory(*p, x)) return shared_memory("p", "input", "x");
-  if (parameter_memory_.may_overlap(*p)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*p, parameters_[i])) return shared_memory("p", "parameter", kParameterNames[i]);
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterNames[i]);
+      }
     }
   }
   values_[3].data = p->data;
-  if (kforge::shares_memory(*q, x)) return shared_memory("q", "input", "x");
-  if (kforge::shares_memory(*q, *p)) return shared_memory("q", "output", "p");
-  if (parameter_memory_.may_overlap(*q)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*q, parameters_[i])) return shared_memory("q", "parameter", kParameterNames[i]);
-    }
-  }
   values_[5].data = q->data;
 
   // pd_op.matmul at ../../../golden/compile-fused-static/program.yaml:12:5

@@ -223,9 +223,16 @@ kforge::Status small_static::run(const kforge::Tensor& x, kforge::Tensor* probs,
     return input_mismatch("x", "float32 [2, 3]", x);
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("x", x));
-  if (static_cast<const kforge::Tensor*>(probs) == &x) return same_tensor("probs", "input", "x");
-  if (static_cast<const kforge::Tensor*>(x_2) == &x) return same_tensor("x", "input", "x");
-  if (x_2 != nullptr && x_2 == probs) return same_tensor("x", "output", "probs");
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{probs, x_2}};
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (outputs[o] != nullptr && outputs[o] == outputs[p]) return same_tensor(kOutputNames[o], "output", kOutputNames[p]);
+    }
+  }
   if (unbound_ != 0) {
     for (size_t i = 0; i < kNumParameters; ++i) {
       if (!bound_[i]) return kforge::Status::Error("small_static: parameter '", kParameterNames[i], "' is not bound");
@@ -234,20 +241,20 @@ kforge::Status small_static::run(const kforge::Tensor& x, kforge::Tensor* probs,
   if (workspace_ == nullptr) return kforge::Status::Error("small_static: the workspace could not be allocated");
   KFORGE_RETURN_IF_ERROR(prepare_output(probs, "probs", kforge::DataType::kFloat32, {2, 4}));
   KFORGE_RETURN_IF_ERROR(prepare_output(x_2, "x", kforge::DataType::kFloat32, {2, 3}));
-  if (kforge::shares_memory(*probs, x)) return shared_memory("probs", "input", "x");
-  if (parameter_memory_.may_overlap(*probs)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*probs, parameters_[i])) return shared_memory("probs", "parameter", kParameterNames[i]);
+  for (size_t o = 0; o < kNumOutputs; ++o) {
+    for (size_t i = 0; i < kNumInputs; ++i) {
+      if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (kforge::shares_memory(*outputs[o], *outputs[p])) return shared_memory(kOutputNames[o], "output", kOutputNames[p]);
+    }
+    if (parameter_memory_.may_overlap(*outputs[o])) {
+      for (size_t i = 0; i < kNumParameters; ++i) {
+        if (kforge::shares_memory(*outputs[o], parameters_[i])) return shared_memory(kOutputNames[o], "parameter", kParameterNames[i]);
+      }
     }
   }
   values_[4].data = probs->data;
-  if (kforge::shares_memory(*x_2, x)) return shared_memory("x", "input", "x");
-  if (kforge::shares_memory(*x_2, *probs)) return shared_memory("x", "output", "probs");
-  if (parameter_memory_.may_overlap(*x_2)) {
-    for (size_t i = 0; i < kNumParameters; ++i) {
-      if (kforge::shares_memory(*x_2, parameters_[i])) return shared_memory("x", "parameter", kParameterNames[i]);
-    }
-  }
 
   // pd_op.matmul at ../../../golden/compile-python/program.yaml:7:5
   KFORGE_CALL(0, kforge::kernels::matmul(kCtxFloat32, x, parameters_[0], false, false, &values_[0]));

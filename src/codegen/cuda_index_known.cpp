@@ -1,0 +1,68 @@
+// Calls whose every result the analysis knows as expressions of the dynamic dims (LoweredValue::known: a shape64,
+// a slice of it, `length > 1`): a kernel that writes those elements, the expressions computed on the host from the
+// program's sizes. No CUDA kernel of the op itself is needed then (the shape64 -> slice -> greater_than chain of
+// paddleformers' causal-mask condition), and the values are exactly what the op would compute.
+#include <fmt/format.h>
+
+#include "codegen/cuda_index.h"
+#include "codegen/cuda_index_text.h"
+
+namespace kforge::codegen {
+
+namespace {
+
+using index_text::IndexBuilder;
+using index_text::KernelText;
+
+class KnownCall : public IndexBuilder {
+ public:
+  using IndexBuilder::IndexBuilder;
+
+  std::optional<std::vector<CudaIndexKernel>> build() {
+    bool any = false;
+    for (const passes::CallOutput& o : call_.outputs) {
+      for (uint32_t v : o.values) {
+        if (v == passes::kNone) continue;
+        if (value(v).known.empty()) return std::nullopt;
+        any = true;
+      }
+    }
+    if (!any) return std::nullopt;
+    for (const passes::CallOutput& o : call_.outputs) {
+      for (uint32_t v : o.values) {
+        if (v != passes::kNone && !write(v)) return std::nullopt;
+      }
+    }
+    return take();
+  }
+
+ private:
+  // out[e] = element e, as a chain of selects over the (few) elements.
+  bool write(uint32_t v) {
+    const std::optional<std::string> type = index_text::move_type(value(v).dtype);
+    if (!type) return fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(value(v).dtype)));
+    const std::vector<passes::SymExpr>& elements = value(v).known;
+    KernelText k = text();
+    k.output(v, *type);
+    std::string chain = fmt::format("static_cast<{}>({})", *type, k.size(elements.back()));
+    for (size_t i = elements.size() - 1; i-- > 0;) {
+      chain = fmt::format("e == {} ? static_cast<{}>({}) : {}", i, *type, k.size(elements[i]), chain);
+    }
+    k.line(fmt::format("out[e] = {};", chain));
+    add(k, passes::SymExpr(static_cast<int64_t>(elements.size())));
+    return true;
+  }
+};
+
+}  // namespace
+
+std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::LoweredProgram& program,
+                                                               const passes::KernelCall& call, const std::string& prefix,
+                                                               size_t first, const std::string& description,
+                                                               const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                               const SizeTable::Spelling& size_argument) {
+  std::string why;
+  return KnownCall(program, call, prefix, first, description, buffer, sizes, size_argument, &why).build();
+}
+
+}  // namespace kforge::codegen

@@ -1,0 +1,160 @@
+// Shape rules of the ops issue 34 adds last: IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta,
+// RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims.
+#include <map>
+
+#include <fmt/format.h>
+
+#include "passes/op_context.h"
+#include "passes/shape_rule_helpers.h"
+
+namespace kforge::passes::detail {
+
+namespace {
+
+using ir::DataType;
+
+bool det_is_index(DataType d) { return d == DataType::kInt32 || d == DataType::kInt64; }
+bool det_is_float(DataType d) { return d == DataType::kFloat32 || d == DataType::kFloat64; }
+
+/// Two dims that must be equal: false only when both are static and differ.
+bool det_may_match(const SymExpr& a, const SymExpr& b) { return a == b || !a.is_constant() || !b.is_constant(); }
+
+#define DET_TENSOR(var, index)                                                                                  \
+  const ValueInfo* var = c.tensor(c.param(index));                                                              \
+  if (!(var)) return fmt::format("input '{}' is required to infer the output shape", c.param(index));           \
+  if ((var)->is_vector) return fmt::format("input '{}' must be a tensor, got a list", c.param(index));
+
+std::string isfinite_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  c.set_result(0, DataType::kBool, x->dims);
+  return "";
+}
+
+/// linspace: [number]; number must be known when kforge generates code (a constant of the program).
+std::string linspace_rule(OpContext& c) {
+  DET_TENSOR(start, 0);
+  DET_TENSOR(stop, 1);
+  DET_TENSOR(number, 2);
+  if (!det_is_index(number->dtype)) {
+    return fmt::format("{} must be int32 or int64, got {}", c.param(2), ir::dtype_name(number->dtype));
+  }
+  const DataType dtype = c.dtype_value(c.param(3)).value_or(DataType::kFloat32);
+  if (!det_is_float(dtype) && !det_is_index(dtype)) {
+    return fmt::format("dtype must be float32, float64, int32 or int64, got {}", ir::dtype_name(dtype));
+  }
+  (void)start;
+  (void)stop;
+  if (!number->data || number->data->numel() != 1) return c.runtime_value(c.param(2));
+  const SymExpr n = number->data->int_at(0);
+  if (auto v = n.constant(); v && *v < 0) return fmt::format("{} must not be negative, got {}", c.param(2), *v);
+  c.set_result(0, dtype, {n});
+  return "";
+}
+
+std::string index_sample_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  DET_TENSOR(index, 1);
+  if (x->dims.size() != 2) return fmt::format("x must be 2-D, got {}", to_string(x->dims));
+  if (index->dims.size() != 2) return fmt::format("index must be 2-D, got {}", to_string(index->dims));
+  if (!det_is_index(index->dtype)) return fmt::format("index must be int32 or int64, got {}", ir::dtype_name(index->dtype));
+  if (!det_may_match(x->dims[0], index->dims[0])) {
+    return fmt::format("index {} and x {} must have the same first dim", to_string(index->dims), to_string(x->dims));
+  }
+  c.set_result(0, x->dtype, index->dims);
+  return "";
+}
+
+std::string roi_align_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  DET_TENSOR(boxes, 1);
+  if (x->dims.size() != 4) return fmt::format("x must be 4-D NCHW, got {}", to_string(x->dims));
+  if (!det_is_float(x->dtype)) return fmt::format("x must be float32 or float64, got {}", ir::dtype_name(x->dtype));
+  if (boxes->dtype != x->dtype) return dtype_conflict("x", x->dtype, "boxes", boxes->dtype);
+  if (boxes->dims.size() != 2 || !det_may_match(boxes->dims[1], SymExpr(4))) {
+    return fmt::format("boxes must be [num_rois, 4], got {}", to_string(boxes->dims));
+  }
+  if (const ValueInfo* num = c.tensor(c.param(2))) {
+    if (num->is_vector || num->dims.size() != 1 || !det_is_index(num->dtype)) {
+      return fmt::format("boxes_num must be a 1-D int32 or int64 tensor, got {} {}", ir::dtype_name(num->dtype),
+                         to_string(num->dims));
+    }
+  }
+  const int64_t ph = c.static_int(c.param(3)).value_or(1), pw = c.static_int(c.param(4)).value_or(1);
+  if (ph <= 0 || pw <= 0) return fmt::format("pooled_height and pooled_width must be positive, got {} and {}", ph, pw);
+  c.set_result(0, x->dtype, {boxes->dims[0], x->dims[1], SymExpr(ph), SymExpr(pw)});
+  return "";
+}
+
+std::string deformable_conv_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  DET_TENSOR(offset, 1);
+  DET_TENSOR(filter, 2);
+  if (x->dims.size() != 4) return fmt::format("x must be 4-D NCHW, got {}", to_string(x->dims));
+  if (!det_is_float(x->dtype)) return fmt::format("x must be float32 or float64, got {}", ir::dtype_name(x->dtype));
+  if (filter->dtype != x->dtype) return dtype_conflict("x", x->dtype, "filter", filter->dtype);
+  if (offset->dtype != x->dtype) return dtype_conflict("x", x->dtype, "offset", offset->dtype);
+  if (filter->dims.size() != 4 || offset->dims.size() != 4) {
+    return fmt::format("filter {} and offset {} must be 4-D", to_string(filter->dims), to_string(offset->dims));
+  }
+  auto strides = c.static_ints(c.param(4)), paddings = c.static_ints(c.param(5)), dilations = c.static_ints(c.param(6));
+  if (!strides || !paddings || !dilations) return "strides, paddings and dilations must be constants";
+  if (strides->size() != 2 || paddings->size() != 2 || dilations->size() != 2) {
+    return "strides, paddings and dilations must have 2 values each";
+  }
+  if ((*strides)[0] <= 0 || (*strides)[1] <= 0 || (*dilations)[0] <= 0 || (*dilations)[1] <= 0 ||
+      (*paddings)[0] < 0 || (*paddings)[1] < 0) {
+    return "strides and dilations must be positive, paddings not negative";
+  }
+  const int64_t dg = c.static_int(c.param(7)).value_or(1), groups = c.static_int(c.param(8)).value_or(1);
+  if (dg <= 0 || groups <= 0) return "deformable_groups and groups must be positive";
+  auto kh = filter->dims[2].constant(), kw = filter->dims[3].constant();
+  if (!kh || !kw) return "the filter's spatial dims must be static";
+  if (!det_may_match(x->dims[1], filter->dims[1] * groups)) {
+    return fmt::format("filter {} does not fit x {} in {} groups", to_string(filter->dims), to_string(x->dims), groups);
+  }
+  if (auto o = filter->dims[0].constant(); o && *o % dg != 0) {
+    return fmt::format("filter's {} output channels do not split into {} deformable groups", *o, dg);
+  }
+  const SymExpr oh = SymExpr::floor_div(x->dims[2] + (2 * (*paddings)[0] - ((*dilations)[0] * (*kh - 1) + 1)),
+                                        (*strides)[0]) + 1;
+  const SymExpr ow = SymExpr::floor_div(x->dims[3] + (2 * (*paddings)[1] - ((*dilations)[1] * (*kw - 1) + 1)),
+                                        (*strides)[1]) + 1;
+  for (const SymExpr* o : {&oh, &ow}) {
+    if (auto v = o->constant(); v && *v <= 0) {
+      return fmt::format("x {} with filter {} gives an empty output", to_string(x->dims), to_string(filter->dims));
+    }
+  }
+  const SymShape want_offset = {x->dims[0], SymExpr(2 * dg * *kh * *kw), oh, ow};
+  for (size_t i = 0; i < 4; ++i) {
+    if (!det_may_match(offset->dims[i], want_offset[i])) {
+      return fmt::format("offset must be {}, got {}", to_string(want_offset), to_string(offset->dims));
+    }
+  }
+  if (const ValueInfo* mask = c.tensor(c.param(3))) {
+    const SymShape want_mask = {x->dims[0], SymExpr(dg * *kh * *kw), oh, ow};
+    if (mask->is_vector || mask->dims.size() != 4) return fmt::format("mask must be {}", to_string(want_mask));
+    if (mask->dtype != x->dtype) return dtype_conflict("x", x->dtype, "mask", mask->dtype);
+    for (size_t i = 0; i < 4; ++i) {
+      if (!det_may_match(mask->dims[i], want_mask[i])) {
+        return fmt::format("mask must be {}, got {}", to_string(want_mask), to_string(mask->dims));
+      }
+    }
+  }
+  c.set_result(0, x->dtype, {x->dims[0], filter->dims[0], oh, ow});
+  return "";
+}
+
+}  // namespace
+
+const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules() {
+  static const std::map<std::string, std::string (*)(OpContext&)> kRules = {
+      {"IsfiniteInferMeta", isfinite_rule},
+      {"LinspaceInferMeta", linspace_rule},
+      {"IndexSampleInferMeta", index_sample_rule},
+      {"RoiAlignInferMeta", roi_align_rule},
+      {"DeformableConvInferMeta", deformable_conv_rule},
+  };
+  return kRules;
+}
+
+}  // namespace kforge::passes::detail

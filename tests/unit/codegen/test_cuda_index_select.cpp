@@ -1,0 +1,160 @@
+// Unit tests of the index-mapped kernels of issue 34's second batch (codegen/cuda_index_select.cpp,
+// cuda_index_norm.cpp, a matmul with a vector operand): the statements that decide the result (topk's order among
+// equal values and NaNs, a set_value's slice and broadcast, the vector's row or column), and the reasons a call
+// cannot run. The kernels' results are checked against Paddle by e2e-cuda-index-emulated.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <sstream>
+
+#include "codegen/cuda_index.h"
+#include "opdef/op_loader.h"
+#include "passes/lower.h"
+#include "program/program_reader.h"
+
+namespace kforge::codegen {
+namespace {
+
+/// Lowers a program YAML text against kernels/ops.yaml.
+struct SelectFixture {
+  SourceManager sources;
+  std::ostringstream errors;
+  DiagnosticEngine diags{sources, errors};
+  opdef::OpLibrary library;
+  std::unique_ptr<passes::OpSet> ops;
+  std::optional<passes::LoweredProgram> lowered;
+  mutable SizeTable sizes;
+
+  explicit SelectFixture(const std::string& program_text) {
+    opdef::OpLoader loader(sources, diags);
+    loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/kernels/ops.yaml");
+    library = std::move(loader).finish();
+    ops = std::make_unique<passes::OpSet>(library, nullptr, diags);
+    const uint32_t file = sources.add_buffer("p.yaml", program_text);
+    std::optional<ir::Program> program = ir::read_program(sources, file, diags);
+    REQUIRE(program);
+    lowered = passes::compile_program(*program, *ops, diags);
+    INFO(errors.str());
+    REQUIRE(lowered);
+  }
+
+  std::optional<std::vector<CudaIndexKernel>> kernels(size_t call, std::string* why) const {
+    const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
+      return (is_const ? "(const " : "(") + type + "*)b" + std::to_string(v);
+    };
+    return cuda_index_kernels(*lowered, lowered->calls.at(call), "k_", 0, "call", buffer, sizes,
+                              [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }, why);
+  }
+};
+
+std::string select_program(const std::string& inputs, const std::string& ops, const std::string& outputs) {
+  return "program: p\ninputs: [" + inputs + "]\nops:\n" + ops + "outputs: [" + outputs + "]\n";
+}
+
+bool contains(const std::vector<std::string>& body, const std::string& line) {
+  return std::find(body.begin(), body.end(), line) != body.end();
+}
+
+TEST_CASE("cuda index select: topk ranks each element in the CPU kernel's order (kforge_index.cuh's topk_rank)") {
+  SECTION("largest floats along the last axis") {
+    SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 6]}",
+                                   "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: true, "
+                                   "sorted: true}}\n",
+                                   "v, i"));
+    std::string why;
+    const auto k = f.kernels(0, &why);
+    INFO(why);
+    REQUIRE(k);
+    REQUIRE(k->size() == 1);
+    const std::vector<std::string>& body = k->front().body;
+    CHECK(contains(body, "const int64_t rank = kforge::cuda_index::topk_rank<float>(in0 + base, 6, 1, j, v, true);"));
+    CHECK(contains(body, "if (rank < 2) {"));
+    CHECK(k->front().interp);  // kforge_index.cuh's topk_rank
+    CHECK(contains(body, "  out_indices[(o * 2 + rank) * 1 + i] = j;"));
+    CHECK(k->front().numel == "18");  // one thread per element of x
+  }
+  SECTION("smallest integers along the first axis, the values unused") {
+    SelectFixture f(select_program("{name: x, dtype: int64, shape: [5, 4]}",
+                                   "  - {op: topk, in: [x], out: [v, i], attrs: {k: 3, axis: 0, largest: false, "
+                                   "sorted: true}}\n",
+                                   "i"));
+    std::string why;
+    const auto k = f.kernels(0, &why);
+    INFO(why);
+    REQUIRE(k);
+    const std::vector<std::string>& body = k->front().body;
+    CHECK(contains(body, "const int64_t rank = kforge::cuda_index::topk_rank<int64_t>(in0 + base, 5, 4, j, v, false);"));
+  }
+}
+
+TEST_CASE("cuda index select: set_value writes the slice from the values, x elsewhere") {
+  SelectFixture f(select_program(
+      "{name: x, dtype: float32, shape: [2, 4, 3]}, {name: v, dtype: float32, shape: [4]}",
+      "  - op: set_value_with_tensor\n    in: [x, v]\n    out: [y]\n"
+      "    attrs: {starts: [2147483647, 2], ends: [-2147483648, 3], steps: [-1, 1], axes: [1, 2], decrease_axes: [2], "
+      "none_axes: []}\n",
+      "y"));
+  std::string why;
+  const auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  const std::vector<std::string>& body = k->front().body;
+  // Axis 1 backwards from 3 through 0 (4 elements); axis 2 the element 2, dropped from the values' shape.
+  CHECK(contains(body, "const int64_t t1_ = c1 - 3;"));
+  CHECK(contains(body, "out[e] = t1_ % -1 == 0 && t1 >= 0 && t1 < 4 && t2_ % 1 == 0 && t2 >= 0 && t2 < 1 ? in1[t1 * 1] "
+                       ": in0[e];"));
+}
+
+TEST_CASE("cuda index select: a matmul with a vector operand is a row or a column") {
+  SelectFixture f(select_program(
+      "{name: x, dtype: float32, shape: [4]}, {name: y, dtype: float32, shape: [2, 3, 4]}",
+      "  - {op: matmul, in: [x, y], out: [o], attrs: {transpose_x: true, transpose_y: true}}\n", "o"));
+  std::string why;
+  const auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  const std::vector<std::string>& body = k->front().body;
+  // x [4] is the row [1, 4] whatever transpose_x says; y's matrices [3, 4] transposed; o [2, 3].
+  CHECK(contains(body, "const float* ym = in1 + c0 * 12;"));
+  CHECK(contains(body, "  acc += static_cast<float>(xm[0 * 4 + k]) * static_cast<float>(ym[c1 * 4 + k]);"));
+}
+
+TEST_CASE("cuda index select: what cannot run says why") {
+  SECTION("set_value_with_tensor whose values are its output's buffer") {
+    SelectFixture f(select_program(
+        "{name: x, dtype: float32, shape: [5]}",
+        "  - {op: set_value_with_tensor_, in: [x, x], out: [y], attrs: {starts: [0], ends: [5], steps: [1], "
+        "axes: [0], decrease_axes: [], none_axes: []}}\n",
+        "y"));
+    std::string why;
+    const auto k = f.kernels(0, &why);
+    if (f.lowered->values[f.lowered->calls[0].tensor_arg("values")].buffer ==
+        f.lowered->values[f.lowered->calls[0].outputs[0].values[0]].buffer) {
+      CHECK_FALSE(k);
+      CHECK(why.find("share its output's buffer") != std::string::npos);
+    } else {
+      CHECK(k);  // the memory plan gave the output a buffer of its own
+    }
+  }
+  SECTION("a float16 group_norm") {
+    SelectFixture f(select_program(
+        "{name: x, dtype: float16, shape: [1, 6, 2, 2]}",
+        "  - {op: group_norm, in: [x, ~, ~], out: [y, m, v], attrs: {epsilon: 1.0e-5, groups: 3, data_format: NCHW}}\n",
+        "y"));
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why.find("computes on float16 values") != std::string::npos);
+  }
+  SECTION("a topk of float16 values") {
+    SelectFixture f(select_program("{name: x, dtype: float16, shape: [3, 6]}",
+                                   "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: true, "
+                                   "sorted: true}}\n",
+                                   "v, i"));
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why.find("16-bit float") != std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kforge::codegen

@@ -1,0 +1,126 @@
+// The last kernels of issue 34 (kernels/detection.cc): deformable_conv, roi_align, isnan, linspace, index_sample.
+// Values on small inputs worked by hand from Paddle's CPU kernels (tests/paddle/ checks the same ops against Paddle
+// itself), and the errors of bad inputs.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "tensor_builder.h"
+
+using namespace kforge;
+using namespace kforge::test;
+namespace k = kforge::kernels;
+namespace m = kforge::meta;
+
+namespace {
+
+using DetDims = std::vector<int64_t>;
+
+}  // namespace
+
+TEST_CASE("deformable_conv: bilinear samples at the offsets, zero outside x, the mask, and bad shapes") {
+  const Tensor x = iota({1, 1, 3, 3});  // 0 .. 8
+  const Tensor filter = f32({1, 1, 1, 1}, {2});
+  std::vector<float> off(18, 0.0f);
+  off[0] = 0.5f;        // pixel (0, 0): y + 0.5, x + 0.25 -> (0.5, 0.25), 1.75
+  off[9 + 0] = 0.25f;
+  off[4] = -1.5f;       // pixel (1, 1): y - 1.5 -> (-0.5, 1): half of x[0, 1], the row above is outside
+  off[9 + 8] = 1.0f;    // pixel (2, 2): x + 1 -> column 3, outside: 0
+  const Tensor offset = f32({1, 2, 3, 3}, off);
+  std::vector<float> mk(9, 1.0f);
+  mk[1] = 0.5f;
+  const Tensor mask = f32({1, 1, 3, 3}, mk);
+  const std::vector<int> one{1, 1}, zero{0, 0};
+  Tensor out = output_from([&](Tensor* o) {
+    return m::DeformableConvInferMeta(x, offset, filter, &mask, one, zero, one, 1, 1, 64, o);
+  });
+  CHECK(dims_of(out) == DetDims{1, 1, 3, 3});
+  REQUIRE(k::deformable_conv(cpu(), x, offset, filter, &mask, one, zero, one, 1, 1, 64, &out).ok());
+  check_close<float>(out, {3.5f, 1, 4, 6, 1, 10, 12, 14, 0});
+  // Without the mask (deformable conv v1), pixel (0, 1) is whole again.
+  REQUIRE(k::deformable_conv(cpu(), x, offset, filter, nullptr, one, zero, one, 1, 1, 64, &out).ok());
+  CHECK(values<float>(out)[1] == 2);
+
+  Tensor e;
+  const Tensor small = f32({1, 2, 2, 2}, std::vector<float>(8, 0.0f));
+  CHECK(error_of(m::DeformableConvInferMeta(x, small, filter, nullptr, one, zero, one, 1, 1, 64, &e))
+            .find("offset must be [1, 2, 3, 3]") != std::string::npos);
+  CHECK(error_of(m::DeformableConvInferMeta(x, offset, f32({1, 2, 1, 1}, {1, 1}), nullptr, one, zero, one, 1, 1, 64,
+                                            &e))
+            .find("does not fit x") != std::string::npos);
+  CHECK(error_of(m::DeformableConvInferMeta(x, offset, filter, nullptr, one, zero, one, 1, 0, 64, &e))
+            .find("must be positive") != std::string::npos);
+}
+
+TEST_CASE("roi_align: the sample grid, aligned boxes, boxes_num, and an empty grid is NaN as in Paddle") {
+  const Tensor x = iota({1, 1, 4, 4});  // 0 .. 15
+  const Tensor box = f32({1, 4}, {0, 0, 2, 2});
+  const Tensor count = i32({1}, {1});
+  Tensor out = output_from([&](Tensor* o) { return m::RoiAlignInferMeta(x, box, &count, 1, 1, 1.0f, 2, false, o); });
+  CHECK(dims_of(out) == DetDims{1, 1, 1, 1});
+  // Samples at (0.5, 0.5), (0.5, 1.5), (1.5, 0.5), (1.5, 1.5): 2.5, 3.5, 6.5, 7.5.
+  REQUIRE(k::roi_align(cpu(), x, box, &count, 1, 1, 1.0f, 2, false, &out).ok());
+  check_close<float>(out, {5});
+  // aligned shifts the box by half a pixel: samples at the pixels 0, 1, 4, 5.
+  REQUIRE(k::roi_align(cpu(), x, box, nullptr, 1, 1, 1.0f, 2, true, &out).ok());
+  check_close<float>(out, {2.5f});
+  // An aligned box of negative size has no samples: 0 * (1 / 0).
+  const Tensor flipped = f32({1, 4}, {2, 2, 1.5f, 1.5f});
+  REQUIRE(k::roi_align(cpu(), x, flipped, nullptr, 1, 1, 1.0f, -1, true, &out).ok());
+  CHECK(std::isnan(values<float>(out)[0]));
+
+  const Tensor two = i32({1}, {2});
+  CHECK(error_of(k::roi_align(cpu(), x, box, &two, 1, 1, 1.0f, 2, false, &out)).find("must add up") !=
+        std::string::npos);
+  Tensor e;
+  CHECK(error_of(m::RoiAlignInferMeta(x, f32({1, 3}, {0, 0, 1}), nullptr, 1, 1, 1.0f, 2, false, &e))
+            .find("boxes must be [num_rois, 4]") != std::string::npos);
+  CHECK(error_of(m::RoiAlignInferMeta(x, box, nullptr, 0, 1, 1.0f, 2, false, &e)).find("must be positive") !=
+        std::string::npos);
+}
+
+TEST_CASE("isnan, linspace and index_sample") {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const Tensor fx = f32({3}, {1, nan, inf});
+  Tensor isn = output_from([&](Tensor* o) { return m::IsfiniteInferMeta(fx, o); });
+  CHECK(isn.dtype == DataType::kBool);
+  REQUIRE(k::isnan(cpu(), fx, &isn).ok());
+  CHECK(values<uint8_t>(isn) == std::vector<uint8_t>{0, 1, 0});
+  const Tensor ix = i64({2}, {0, -1});
+  Tensor isi = output_from([&](Tensor* o) { return m::IsfiniteInferMeta(ix, o); });
+  REQUIRE(k::isnan(cpu(), ix, &isi).ok());
+  CHECK(values<uint8_t>(isi) == std::vector<uint8_t>{0, 0});
+
+  // linspace: the first half from start, the second from stop (int32: each value truncated).
+  const Tensor start = f32({1}, {0}), stop = f32({1}, {1}), five = i64({1}, {5});
+  Tensor lin = output_from([&](Tensor* o) { return m::LinspaceInferMeta(start, stop, five, DataType::kFloat32, o); });
+  CHECK(dims_of(lin) == DetDims{5});
+  REQUIRE(k::linspace(cpu(), start, stop, five, DataType::kFloat32, &lin).ok());
+  check_close<float>(lin, {0, 0.25f, 0.5f, 0.75f, 1});
+  const Tensor ten = f32({1}, {10}), four = i32({1}, {4});
+  Tensor li = output_from([&](Tensor* o) { return m::LinspaceInferMeta(start, ten, four, DataType::kInt32, o); });
+  REQUIRE(k::linspace(cpu(), start, ten, four, DataType::kInt32, &li).ok());
+  CHECK(values<int32_t>(li) == std::vector<int32_t>{0, 3, 6, 10});
+  // A float end that no int32 holds is an error, not an undefined conversion.
+  CHECK(error_of(k::linspace(cpu(), start, f32({1}, {1e10f}), four, DataType::kInt32, &li)).find("does not fit") !=
+        std::string::npos);
+  Tensor e;
+  CHECK(error_of(m::LinspaceInferMeta(start, stop, i64({1}, {-1}), DataType::kFloat32, &e)).find("negative") !=
+        std::string::npos);
+  CHECK(error_of(m::LinspaceInferMeta(start, stop, f32({1}, {3}), DataType::kFloat32, &e)).find("int32 or int64") !=
+        std::string::npos);
+  CHECK(error_of(m::LinspaceInferMeta(boolean({1}, {1}), stop, five, DataType::kFloat32, &e)).find("start and stop") !=
+        std::string::npos);
+
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor index = i64({2, 2}, {2, 0, 1, 1});
+  Tensor picked = output_from([&](Tensor* o) { return m::IndexSampleInferMeta(x, index, o); });
+  CHECK(dims_of(picked) == DetDims{2, 2});
+  REQUIRE(k::index_sample(cpu(), x, index, &picked).ok());
+  check_close<float>(picked, {3, 1, 5, 5});
+  const Tensor bad = i32({2, 1}, {0, 3});
+  Tensor o1 = empty(DataType::kFloat32, {2, 1});
+  CHECK(error_of(k::index_sample(cpu(), x, bad, &o1)).find("index[1, 0] is 3, outside [0, 3)") != std::string::npos);
+  CHECK(error_of(m::IndexSampleInferMeta(x, i64({3, 1}, {0, 0, 0}), &e)).find("same first dim") != std::string::npos);
+}

@@ -1,0 +1,87 @@
+// Generation-time shape rules of the last ops of issue 34 (src/passes/shape_rules_detection.cpp): deformable_conv,
+// roi_align, isnan, linspace, index_sample over symbolic dims, and their located diagnostics.
+#include "pass_test_util.h"
+
+#include "passes/analysis.h"
+
+#include <fmt/format.h>
+
+using namespace kforge;
+using namespace kforge::passes;
+
+namespace {
+
+using test::Analyzed;  // pass_test_util.h
+using test::analyze;
+
+std::string det_shape(const std::string& inputs, const std::string& ops, const std::string& out) {
+  Analyzed r = analyze(inputs, ops, "[" + out + "]");
+  return r.analysis ? r.shape(out) : r.diagnostics;
+}
+
+std::string det_error(const std::string& inputs, const std::string& ops) {
+  Analyzed r = analyze(inputs, ops, "[o]");
+  if (r.analysis) return "";
+  CHECK(r.diagnostics.find("p.yaml:") != std::string::npos);
+  return r.diagnostics;
+}
+
+bool det_mentions(const std::string& text, const std::string& what) {
+  INFO(text);
+  return text.find(what) != std::string::npos;
+}
+
+// Symbols: x s0, off s1, mk s2, b s3.
+const char* const kDetInputs =
+    "[{name: x, dtype: float32, shape: [-1, 4, 9, 8]}, {name: off, dtype: float32, shape: [-1, 36, 4, 3]}, "
+    "{name: w, dtype: float32, shape: [6, 2, 3, 3]}, {name: mk, dtype: float32, shape: [-1, 18, 4, 3]}, "
+    "{name: b, dtype: float32, shape: [-1, 4]}, {name: bn, dtype: int32, shape: [2]}, "
+    "{name: n, dtype: int64, shape: [1]}, {name: s, dtype: float32, shape: [1]}, "
+    "{name: i, dtype: int64, shape: [3, 5]}, {name: t, dtype: float32, shape: [3, 8]}, "
+    "{name: wd, dtype: float64, shape: [6, 2, 3, 3]}]";
+
+std::string deform(const std::string& in, int dg, int groups) {
+  return fmt::format("  - {{op: deformable_conv, in: [{}], out: [o], attrs: {{strides: [2, 2], paddings: [1, 1], "
+                     "dilations: [2, 2], deformable_groups: {}, groups: {}, im2col_step: 64}}}}\n",
+                     in, dg, groups);
+}
+
+}  // namespace
+
+TEST_CASE("shape rules: deformable_conv's output, offset and mask dims, and its errors") {
+  // (9 + 2 - 5) / 2 + 1 = 4, (8 + 2 - 5) / 2 + 1 = 3.
+  CHECK(det_shape(kDetInputs, deform("x, off, w, mk", 2, 2), "o") == "float32[s0, 6, 4, 3]");
+  CHECK(det_shape(kDetInputs, deform("x, off, w, ~", 2, 2), "o") == "float32[s0, 6, 4, 3]");
+  CHECK(det_mentions(det_error(kDetInputs, deform("x, off, w, mk", 1, 2)), "offset must be [s0, 18, 4, 3]"));
+  CHECK(det_mentions(det_error(kDetInputs, deform("x, off, w, mk", 2, 1)), "does not fit x"));
+  CHECK(det_mentions(det_error(kDetInputs, deform("x, off, wd, mk", 2, 2)), "dtype conflict"));
+  CHECK(det_mentions(det_error(kDetInputs, deform("x, off, w, mk", 4, 2)), "do not split into 4"));
+}
+
+TEST_CASE("shape rules: roi_align, index_sample and isnan") {
+  const std::string roi = "  - {op: roi_align, in: [x, b, bn], out: [o], attrs: {pooled_height: 7, pooled_width: 5, "
+                          "spatial_scale: 0.25, sampling_ratio: -1, aligned: true}}\n";
+  CHECK(det_shape(kDetInputs, roi, "o") == "float32[s3, 4, 7, 5]");
+  CHECK(det_mentions(det_error(kDetInputs, "  - {op: roi_align, in: [x, i, bn], out: [o], attrs: {pooled_height: 1, "
+                                           "pooled_width: 1, spatial_scale: 1.0, sampling_ratio: -1, aligned: false}}\n"),
+                     "dtype conflict"));
+  CHECK(det_mentions(det_error(kDetInputs, "  - {op: roi_align, in: [x, b, s], out: [o], attrs: {pooled_height: 1, "
+                                           "pooled_width: 1, spatial_scale: 1.0, sampling_ratio: -1, aligned: false}}\n"),
+                     "boxes_num must be a 1-D int32 or int64"));
+  CHECK(det_shape(kDetInputs, "  - {op: index_sample, in: [t, i], out: [o]}\n", "o") == "float32[3, 5]");
+  CHECK(det_mentions(det_error(kDetInputs, "  - {op: index_sample, in: [t, t], out: [o]}\n"), "int32 or int64"));
+  CHECK(det_shape(kDetInputs, "  - {op: isnan, in: [x], out: [o]}\n", "o") == "bool[s0, 4, 9, 8]");
+}
+
+TEST_CASE("shape rules: linspace takes its size from a constant number, else says where the value comes from") {
+  const std::string consts = "  - {op: full, out: [a], attrs: {shape: [1], value: 0.0, dtype: float32}}\n"
+                             "  - {op: full, out: [c], attrs: {shape: [1], value: 7, dtype: int64}}\n";
+  CHECK(det_shape(kDetInputs, consts + "  - {op: linspace, in: [a, s, c], out: [o], attrs: {dtype: float64}}\n", "o") ==
+        "float64[7]");
+  const std::string from_input = det_error(kDetInputs, consts + "  - {op: linspace, in: [a, s, n], out: [o], "
+                                                                "attrs: {dtype: float32}}\n");
+  CHECK(det_mentions(from_input, "run-time value of 'number'"));
+  CHECK(det_mentions(det_error(kDetInputs, consts + "  - {op: linspace, in: [a, s, s], out: [o], "
+                                                    "attrs: {dtype: float32}}\n"),
+                     "number must be int32 or int64"));
+}

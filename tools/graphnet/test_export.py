@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""tools/graphnet/export_sample.py without Paddle (numpy only): which inputs of input_meta.py become constants of
+the program, and the wrapper source that makes them. Run: python3 tools/graphnet/test_export.py"""
+
+import ast
+import sys
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import export_sample as es  # noqa: E402
+
+
+def meta(dtype, shape, data=None):
+    return {"name": "data_0", "shape": shape, "dtype": dtype, "min_val": None, "max_val": None, "mean": None,
+            "std": None, "data": data}
+
+
+class BakeTest(unittest.TestCase):
+    def test_small_integer_data_is_baked(self):
+        self.assertTrue(es.bakeable(meta("int64", [], [496])))
+        self.assertTrue(es.bakeable(meta("int32", [1, 1], [0])))
+        self.assertTrue(es.bakeable(meta("bool", [2], [1, 0])))
+        self.assertTrue(es.bakeable(meta("int64", [24, 1], list(range(24)))))
+
+    def test_others_stay_inputs(self):
+        self.assertFalse(es.bakeable(meta("int64", [4], None)))               # drawn, not fixed
+        self.assertFalse(es.bakeable(meta("float32", [2], [0.5, 1.5])))       # a float
+        self.assertFalse(es.bakeable(meta("int64", [65], list(range(65)))))   # more than BAKE_MAX_ELEMENTS
+
+    def test_wrapper_makes_the_constants_and_passes_everything_by_keyword(self):
+        constants = {"data_0": np.array(1435, dtype="int64"), "data_1": np.array([[0]], dtype="int32")}
+        source = es.wrapper_source(["data_2"], ["parameter_0"], constants)
+        tree = ast.parse(source)  # valid Python
+        forward = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward"][0]
+        self.assertEqual([a.arg for a in forward.args.args], ["self", "data_2"])
+        self.assertIn('data_0 = paddle.to_tensor(np.array(1435, dtype="int64").reshape([]))', source)
+        self.assertIn('data_1 = paddle.to_tensor(np.array([[0]], dtype="int32").reshape([1, 1]))', source)
+        self.assertIn("self.graph(parameter_0=self.parameter_0, data_2=data_2, data_0=data_0, data_1=data_1)", source)
+        # The literal gives back the values.
+        line = es.constant_line("x", np.array([[3, -4]], dtype="int64")).strip()
+        scope = {"np": np, "paddle": type("P", (), {"to_tensor": staticmethod(lambda a: a)})}
+        exec(line, scope)
+        self.assertTrue(np.array_equal(scope["x"], np.array([[3, -4]])))
+        self.assertEqual(scope["x"].dtype, np.int64)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,113 @@
+// The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc).
+// Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
+#include "op_helpers.h"
+
+namespace kforge::interp {
+
+using kforge::DataType;
+using kforge::KernelContext;
+using kforge::Status;
+using kforge::Tensor;
+using detail::run_one;
+
+namespace {
+
+namespace k = kforge::kernels;
+namespace m = kforge::meta;
+
+Status deformable_conv(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                       std::vector<RtValue>& out) {
+  const Tensor *x, *offset, *filter;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "offset", &offset));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 2, "filter", &filter));
+  const Tensor* mask = optional_tensor(in, 3);
+  std::vector<int> strides, paddings, dilations;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32s("strides", &strides));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32s("paddings", &paddings));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32s("dilations", &dilations));
+  int deformable_groups, groups, im2col_step;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("deformable_groups", &deformable_groups, 1));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("groups", &groups, 1));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("im2col_step", &im2col_step, 64));
+  return run_one(
+      ctx, x->dtype, out,
+      [&](Tensor* o) {
+        return m::DeformableConvInferMeta(*x, *offset, *filter, mask, strides, paddings, dilations, deformable_groups,
+                                          groups, im2col_step, o);
+      },
+      [&](const KernelContext& c, Tensor* o) {
+        return k::deformable_conv(c, *x, *offset, *filter, mask, strides, paddings, dilations, deformable_groups,
+                                  groups, im2col_step, o);
+      });
+}
+
+Status roi_align(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                 std::vector<RtValue>& out) {
+  const Tensor *x, *boxes;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "boxes", &boxes));
+  const Tensor* boxes_num = optional_tensor(in, 2);
+  int pooled_height, pooled_width, sampling_ratio;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("pooled_height", &pooled_height, 1));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("pooled_width", &pooled_width, 1));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("sampling_ratio", &sampling_ratio, -1));
+  double spatial_scale;
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("spatial_scale", &spatial_scale, 1.0));
+  bool aligned;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("aligned", &aligned, false));
+  const float scale = static_cast<float>(spatial_scale);
+  return run_one(
+      ctx, x->dtype, out,
+      [&](Tensor* o) {
+        return m::RoiAlignInferMeta(*x, *boxes, boxes_num, pooled_height, pooled_width, scale, sampling_ratio,
+                                    aligned, o);
+      },
+      [&](const KernelContext& c, Tensor* o) {
+        return k::roi_align(c, *x, *boxes, boxes_num, pooled_height, pooled_width, scale, sampling_ratio, aligned,
+                            o);
+      });
+}
+
+Status isnan(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap&, std::vector<RtValue>& out) {
+  const Tensor* x;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  return run_one(
+      ctx, x->dtype, out, [&](Tensor* o) { return m::IsfiniteInferMeta(*x, o); },
+      [&](const KernelContext& c, Tensor* o) { return k::isnan(c, *x, o); });
+}
+
+Status linspace(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                std::vector<RtValue>& out) {
+  const Tensor *start, *stop, *number;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "start", &start));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "stop", &stop));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 2, "number", &number));
+  DataType dtype;
+  KFORGE_RETURN_IF_ERROR(attrs.get_dtype("dtype", &dtype, DataType::kFloat32));
+  return run_one(
+      ctx, dtype, out, [&](Tensor* o) { return m::LinspaceInferMeta(*start, *stop, *number, dtype, o); },
+      [&](const KernelContext& c, Tensor* o) { return k::linspace(c, *start, *stop, *number, dtype, o); });
+}
+
+Status index_sample(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap&,
+                    std::vector<RtValue>& out) {
+  const Tensor *x, *index;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "index", &index));
+  return run_one(
+      ctx, x->dtype, out, [&](Tensor* o) { return m::IndexSampleInferMeta(*x, *index, o); },
+      [&](const KernelContext& c, Tensor* o) { return k::index_sample(c, *x, *index, o); });
+}
+
+}  // namespace
+
+void register_detection_ops(OpRegistry& r) {
+  r.add("deformable_conv", deformable_conv);
+  r.add("roi_align", roi_align);
+  r.add("isnan", isnan);
+  r.add("linspace", linspace);
+  r.add("index_sample", index_sample);
+}
+
+}  // namespace kforge::interp

@@ -9,7 +9,7 @@
 
 #include "codegen/cuda_index.h"
 #include "opdef/op_loader.h"
-#include "passes/lower.h"
+#include "passes/pipeline.h"
 #include "program/program_reader.h"
 
 namespace kforge::codegen {

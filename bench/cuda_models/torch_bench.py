@@ -37,19 +37,58 @@ def timed(fn):
     return statistics.median(ms)
 
 
-def graphed(model, x):
-    """model(x) captured as a CUDA graph on a static input (warmed up on a side stream first, as torch's docs do)."""
-    static_x = x.clone()
+def graphed(model, *xs):
+    """model(*xs) captured as a CUDA graph on static inputs (warmed up on a side stream first, as torch's docs do)."""
+    static = [x.clone() for x in xs]
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
         for _ in range(3):
-            model(static_x)
+            model(*static)
     torch.cuda.current_stream().wait_stream(stream)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        model(static_x)
+        model(*static)
     return graph.replay
+
+
+def compiled_ms(model, xs, label):
+    """torch.compile(mode="reduce-overhead", dynamic=False) of `model` on inputs xs: its median ms, or None when it
+    fails; one line printed either way (`label: ...`)."""
+    torch._dynamo.reset()
+    compiled = torch.compile(model, mode="reduce-overhead", dynamic=False)
+    t0 = time.time()
+    try:
+        for _ in range(3):  # compiles, then records the CUDA graph
+            compiled(*xs)
+        torch.cuda.synchronize()
+        took = time.time() - t0
+        ms = timed(lambda: compiled(*xs))
+    except Exception as e:  # noqa: BLE001 -- the table is still printed without this cell
+        print(f"{label}: failed: {type(e).__name__}: {e}")
+        return None
+    print(f"{label}: {ms:.3f} ms (compiled in {took:.0f} s)", flush=True)
+    return ms
+
+
+def ms_cell(v):
+    """A table cell: milliseconds to 3 places, or '-' for none."""
+    return f"{v:.3f}" if v is not None else "-"
+
+
+def ratio_cell(ours, row):
+    """kforge's time over the best of the row's torch times (eager, graph, compile), or '-'."""
+    best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
+    return f"{ours / best:.2f}" if ours is not None else "-"
+
+
+def print_table(title, header, lines):
+    """A markdown table after a title line: the header and one row of cells (strings) per line."""
+    print(f"\n{title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "|".join("---" for _ in header) + "|")
+    for cells in lines:
+        print("| " + " | ".join(cells) + " |")
 
 
 def read_kforge(path):
@@ -77,23 +116,10 @@ def time_torch(name, batches, dtype):
 
 def compile_time(name, batch, dtype):
     """torch.compile(mode="reduce-overhead") of the model in `dtype`: its median ms, or None when it fails."""
-    torch._dynamo.reset()
     fmt = torch.channels_last if dtype == torch.float16 else torch.contiguous_format
     model = getattr(torchvision.models, name)().cuda().eval().to(dtype=dtype, memory_format=fmt)
-    compiled = torch.compile(model, mode="reduce-overhead", dynamic=False)
     x = torch.empty(batch, 3, 224, 224, device="cuda").uniform_(-1, 1).to(dtype=dtype, memory_format=fmt)
-    t0 = time.time()
-    try:
-        for _ in range(3):  # compiles, then records the CUDA graph
-            compiled(x)
-        torch.cuda.synchronize()
-        took = time.time() - t0
-        ms = timed(lambda: compiled(x))
-    except Exception as e:  # noqa: BLE001 -- the table is still printed without this cell
-        print(f"torch.compile {name} {dtype} batch {batch}: failed: {type(e).__name__}: {e}")
-        return None
-    print(f"torch.compile {name} {dtype} batch {batch}: {ms:.3f} ms (compiled in {took:.0f} s)", flush=True)
-    return ms
+    return compiled_ms(model, [x], f"torch.compile {name} {dtype} batch {batch}")
 
 
 def main():

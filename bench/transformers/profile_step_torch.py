@@ -13,7 +13,7 @@ def main():
     torch.manual_seed(1)
     model = torch_gpt.GPT().cuda().eval().to(dtype)
     with torch.no_grad():
-        replay = torch_gpt.graphed(model, torch_gpt.inputs("step", length, batch, dtype))
+        replay = torch_gpt.graphed(model, *torch_gpt.inputs("step", length, batch, dtype))
         replay()
         torch.cuda.synchronize()
         torch.cuda.cudart().cudaProfilerStart()

@@ -19,7 +19,7 @@ import torch.nn as nn
 
 # timed() and graphed(): the vision benchmark's, so that both measure the same way.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda_models"))
-from torch_bench import graphed, timed  # noqa: E402
+from torch_bench import compiled_ms, graphed, ms_cell, print_table, ratio_cell, timed  # noqa: E402
 
 D_MODEL, HEADS, FFN, LAYERS = 768, 12, 3072, 12
 SETTINGS = {"float32": torch.float32, "tf32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
@@ -80,35 +80,18 @@ def main():
             if time.time() - start > args.compile_budget:
                 print(f"{label}: skipped (the run is past {args.compile_budget:.0f} s)")
                 continue
-            torch._dynamo.reset()
             set_tf32(row["setting"])
-            compiled = torch.compile(encoder(SETTINGS[row["setting"]]), mode="reduce-overhead", dynamic=False)
             x = torch.empty(row["batch"], row["seq"], D_MODEL, device="cuda").uniform_(-1, 1).to(SETTINGS[row["setting"]])
-            t0 = time.time()
-            try:
-                for _ in range(3):
-                    compiled(x)
-                torch.cuda.synchronize()
-                row["compile"] = timed(lambda: compiled(x))
-            except Exception as e:  # noqa: BLE001 -- the table is printed without this cell
-                print(f"{label}: failed: {type(e).__name__}: {e}")
-                continue
-            print(f"{label}: {row['compile']:.3f} ms (compiled in {time.time() - t0:.0f} s)", flush=True)
+            row["compile"] = compiled_ms(encoder(SETTINGS[row["setting"]]), [x], label)
 
-    def cell(v):
-        return f"{v:.3f}" if v is not None else "-"
-
-    print("\nmedian ms per run, BERT-base encoder (12 layers, d 768, 12 heads, FFN 3072), kforge --cuda-graph\n")
-    header = ["S", "batch", "setting", "kforge", "torch eager", "torch CUDA graph", "torch.compile r-o",
-              "kforge / best torch"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
+    lines = []
     for row in rows:
         ours = kforge.get((row["seq"], row["setting"], row["batch"]))
-        best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
-        ratio = f"{ours / best:.2f}" if ours is not None else "-"
-        print(f"| {row['seq']} | {row['batch']} | {row['setting']} | {cell(ours)} | {cell(row['eager'])} | "
-              f"{cell(row['graph'])} | {cell(row['compile'])} | {ratio} |")
+        lines.append([str(row["seq"]), str(row["batch"]), row["setting"], ms_cell(ours), ms_cell(row["eager"]),
+                      ms_cell(row["graph"]), ms_cell(row["compile"]), ratio_cell(ours, row)])
+    print_table("median ms per run, BERT-base encoder (12 layers, d 768, 12 heads, FFN 3072), kforge --cuda-graph",
+                ["S", "batch", "setting", "kforge", "torch eager", "torch CUDA graph", "torch.compile r-o",
+                 "kforge / best torch"], lines)
     return 0
 
 

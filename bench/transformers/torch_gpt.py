@@ -21,7 +21,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cuda_models"))
-from torch_bench import timed  # noqa: E402
+from torch_bench import compiled_ms, graphed, ms_cell, print_table, ratio_cell, timed  # noqa: E402
 
 D_MODEL, HEADS, FFN, LAYERS, VOCAB, CONTEXT = 768, 12, 3072, 12, 50257, 1024
 HEAD_DIM = D_MODEL // HEADS
@@ -71,21 +71,6 @@ def inputs(kind, length, batch, dtype):
                     for _ in range(2 * LAYERS)]
 
 
-def graphed(model, xs):
-    """model(*xs) captured as a CUDA graph on static inputs (warmed up on a side stream first)."""
-    static = [x.clone() for x in xs]
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            model(*static)
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        model(*static)
-    return graph.replay
-
-
 def read_kforge(path):
     out = {}
     with open(path) as f:
@@ -121,7 +106,7 @@ def main():
                 for batch in args.batches:
                     xs = inputs(kind, length, batch, dtype)
                     row = {"kind": kind, "length": length, "batch": batch, "setting": setting,
-                           "eager": timed(lambda: model(*xs)), "graph": timed(graphed(model, xs)), "compile": None}
+                           "eager": timed(lambda: model(*xs)), "graph": timed(graphed(model, *xs)), "compile": None}
                     print(f"torch {setting} {kind} {length} batch {batch}: eager {row['eager']:.3f} ms, "
                           f"CUDA graph {row['graph']:.3f} ms", flush=True)
                     rows.append(row)
@@ -132,39 +117,22 @@ def main():
             if time.time() - start > args.compile_budget:
                 print(f"{label}: skipped (the run is past {args.compile_budget:.0f} s)")
                 continue
-            torch._dynamo.reset()
             torch.manual_seed(1)
-            compiled = torch.compile(GPT().cuda().eval().to(SETTINGS[row["setting"]]), mode="reduce-overhead",
-                                     dynamic=False)
-            xs = inputs(row["kind"], row["length"], row["batch"], SETTINGS[row["setting"]])
-            t0 = time.time()
-            try:
-                for _ in range(3):
-                    compiled(*xs)
-                torch.cuda.synchronize()
-                row["compile"] = timed(lambda: compiled(*xs))
-            except Exception as e:  # noqa: BLE001 -- the table is printed without this cell
-                print(f"{label}: failed: {type(e).__name__}: {e}")
-                continue
-            print(f"{label}: {row['compile']:.3f} ms (compiled in {time.time() - t0:.0f} s)", flush=True)
+            model = GPT().cuda().eval().to(SETTINGS[row["setting"]])
+            row["compile"] = compiled_ms(model, inputs(row["kind"], row["length"], row["batch"], SETTINGS[row["setting"]]),
+                                         label)
 
-    def cell(v):
-        return f"{v:.3f}" if v is not None else "-"
-
-    print("\nmedian ms per run, GPT-2-small-sized decoder (12 layers, d 768, 12 heads, FFN 3072, vocabulary 50257), "
-          "kforge --cuda-graph\n")
-    header = ["program", "length", "batch", "setting", "kforge", "kforge, float32 I/O", "torch eager",
-              "torch CUDA graph", "torch.compile r-o", "kforge / best torch"]
-    print("| " + " | ".join(header) + " |")
-    print("|" + "|".join("---" for _ in header) + "|")
+    lines = []
     for row in rows:
         key = (row["kind"], row["length"], row["setting"], row["batch"])
         ours = kforge.get((*key[:2], "float16io", key[3])) if row["setting"] == "float16" else kforge.get(key)
         f32_io = kforge.get(key) if row["setting"] == "float16" else None
-        best = min(v for v in (row["eager"], row["graph"], row["compile"]) if v is not None)
-        ratio = f"{ours / best:.2f}" if ours is not None else "-"
-        print(f"| {row['kind']} | {row['length']} | {row['batch']} | {row['setting']} | {cell(ours)} | {cell(f32_io)} | "
-              f"{cell(row['eager'])} | {cell(row['graph'])} | {cell(row['compile'])} | {ratio} |")
+        lines.append([row["kind"], str(row["length"]), str(row["batch"]), row["setting"], ms_cell(ours), ms_cell(f32_io),
+                      ms_cell(row["eager"]), ms_cell(row["graph"]), ms_cell(row["compile"]), ratio_cell(ours, row)])
+    print_table("median ms per run, GPT-2-small-sized decoder (12 layers, d 768, 12 heads, FFN 3072, vocabulary 50257), "
+                "kforge --cuda-graph",
+                ["program", "length", "batch", "setting", "kforge", "kforge, float32 I/O", "torch eager",
+                 "torch CUDA graph", "torch.compile r-o", "kforge / best torch"], lines)
     return 0
 
 

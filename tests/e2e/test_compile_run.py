@@ -109,8 +109,6 @@ def refdata_files():
 # what is supported shows up here. Files that are not one program (TestParserText holds parser test snippets)
 # map to None.
 REFDATA_UNSUPPORTED = {
-    "paddle2onnx_ifelse_model.json": ["pd_op.if"],
-    "docs_if_op_program_draft2024.txt": ["pd_op.if"],
     "fuse_allreduce_split_to_reducescatter_1.txt": ["pd_op.all_reduce_"],
     "TestParserText.txt": None,
 }

@@ -67,60 +67,7 @@ std::optional<Interpreter> Interpreter::prepare(const ir::Program& program, cons
 
   std::vector<std::string> unsupported;
   const size_t errors_before = diags.error_count();
-  for (ir::OpId id : program.top_level_ops()) {
-    const ir::Op& op = program.op(id);
-    Instr in;
-    in.full_name = op.full_name();
-    in.loc = op.loc;
-    for (ir::ValueId v : op.operands) in.operands.push_back(v.valid() ? static_cast<int64_t>(v.index) : -1);
-    for (ir::ValueId v : op.results) in.results.push_back(v.index);
-    const std::string full = op.full_name();
-    if (!op.regions.empty()) {
-      diags.error(op.name_loc.valid() ? op.name_loc : op.loc,
-                  "the reference interpreter cannot run control flow ('" + full + "')");
-      unsupported.push_back(full);
-      continue;
-    }
-    if (full == "builtin.parameter") {
-      in.kind = Instr::Kind::kParameter;
-      in.name = op.string_attr("parameter_name");
-      if (!op.results.empty()) {
-        TensorSlot slot = slot_of(in.name, program.type_of(op.results[0]));
-        slot.positive = positive.count(op.results[0].index) != 0;
-        interp.parameters_.push_back(std::move(slot));
-      }
-    } else if (full == "pd_op.data" || full == "pd_op.feed") {
-      in.kind = Instr::Kind::kFeed;
-      in.name = op.string_attr("name");
-      if (!op.results.empty()) {
-        TensorSlot slot = slot_of(in.name, program.type_of(op.results[0]));
-        slot.positive = positive.count(op.results[0].index) != 0;
-        interp.feeds_.push_back(std::move(slot));
-      }
-    } else if (full == "pd_op.fetch" || full == "builtin.shadow_output") {
-      in.kind = Instr::Kind::kFetch;
-      in.name = op.string_attr(full == "pd_op.fetch" ? "name" : "output_name");
-      interp.output_names_.push_back(in.name);
-    } else if (full == "builtin.combine") {
-      in.kind = Instr::Kind::kCombine;
-    } else if (full == "builtin.split") {
-      in.kind = Instr::Kind::kSplit;
-    } else if (full == "builtin.slice") {
-      in.kind = Instr::Kind::kSlice;
-      const ir::Attribute* index = op.attr("index");
-      in.slice_index = index != nullptr && index->is_integer() ? index->int_value : 0;
-    } else if (op.dialect == "pd_op" && registry.find(op.name) != nullptr) {
-      in.kind = Instr::Kind::kOp;
-      in.name = op.name;
-      in.attrs = AttrMap::from_attributes(op.attributes);
-    } else {
-      diags.error(op.name_loc.valid() ? op.name_loc : op.loc,
-                  "the reference interpreter has no kernel for '" + full + "'");
-      unsupported.push_back(full);
-      continue;
-    }
-    interp.instrs_.push_back(std::move(in));
-  }
+  interp.compile_ops(program.top_level_ops(), positive, diags, &interp.instrs_, &unsupported);
   if (!unsupported.empty()) {
     std::sort(unsupported.begin(), unsupported.end());
     unsupported.erase(std::unique(unsupported.begin(), unsupported.end()), unsupported.end());
@@ -132,29 +79,128 @@ std::optional<Interpreter> Interpreter::prepare(const ir::Program& program, cons
   return interp;
 }
 
+void Interpreter::compile_ops(const std::vector<ir::OpId>& ops, const std::set<uint32_t>& positive,
+                              DiagnosticEngine& diags, std::vector<Instr>* out, std::vector<std::string>* unsupported) {
+  for (ir::OpId id : ops) {
+    const ir::Op& op = program_->op(id);
+    Instr in;
+    in.full_name = op.full_name();
+    in.loc = op.loc;
+    for (ir::ValueId v : op.operands) in.operands.push_back(v.valid() ? static_cast<int64_t>(v.index) : -1);
+    for (ir::ValueId v : op.results) in.results.push_back(v.index);
+    const std::string full = op.full_name();
+    if (full == "pd_op.if" && op.regions.size() == 2 && op.operands.size() == 1) {
+      // Each block's ops, then what it yields (cf.yield) as the if's results.
+      in.kind = Instr::Kind::kIf;
+      bool ok = true;
+      for (size_t b = 0; b < 2 && ok; ++b) {
+        ok = op.regions[b].blocks.size() == 1;
+        if (!ok) break;
+        std::vector<ir::OpId> body_ops = program_->block(op.regions[b].blocks[0]).ops;
+        if (body_ops.empty() || !program_->op(body_ops.back()).is("cf", "yield")) {
+          ok = false;
+          break;
+        }
+        for (ir::ValueId v : program_->op(body_ops.back()).operands) {
+          in.yields[b].push_back(v.valid() ? static_cast<int64_t>(v.index) : -1);
+        }
+        body_ops.pop_back();
+        compile_ops(body_ops, positive, diags, &in.branches[b], unsupported);
+      }
+      if (ok) {
+        out->push_back(std::move(in));
+        continue;
+      }
+    }
+    if (!op.regions.empty()) {
+      diags.error(op.name_loc.valid() ? op.name_loc : op.loc,
+                  "the reference interpreter cannot run control flow ('" + full + "')");
+      unsupported->push_back(full);
+      continue;
+    }
+    if (full == "builtin.parameter") {
+      in.kind = Instr::Kind::kParameter;
+      in.name = op.string_attr("parameter_name");
+      if (!op.results.empty()) {
+        TensorSlot slot = slot_of(in.name, program_->type_of(op.results[0]));
+        slot.positive = positive.count(op.results[0].index) != 0;
+        parameters_.push_back(std::move(slot));
+      }
+    } else if (full == "pd_op.data" || full == "pd_op.feed") {
+      in.kind = Instr::Kind::kFeed;
+      in.name = op.string_attr("name");
+      if (!op.results.empty()) {
+        TensorSlot slot = slot_of(in.name, program_->type_of(op.results[0]));
+        slot.positive = positive.count(op.results[0].index) != 0;
+        feeds_.push_back(std::move(slot));
+      }
+    } else if (full == "pd_op.fetch" || full == "builtin.shadow_output") {
+      in.kind = Instr::Kind::kFetch;
+      in.name = op.string_attr(full == "pd_op.fetch" ? "name" : "output_name");
+      output_names_.push_back(in.name);
+    } else if (full == "builtin.combine") {
+      in.kind = Instr::Kind::kCombine;
+    } else if (full == "builtin.split") {
+      in.kind = Instr::Kind::kSplit;
+    } else if (full == "builtin.slice") {
+      in.kind = Instr::Kind::kSlice;
+      const ir::Attribute* index = op.attr("index");
+      in.slice_index = index != nullptr && index->is_integer() ? index->int_value : 0;
+    } else if (op.dialect == "pd_op" && registry_->find(op.name) != nullptr) {
+      in.kind = Instr::Kind::kOp;
+      in.name = op.name;
+      in.attrs = AttrMap::from_attributes(op.attributes);
+    } else {
+      diags.error(op.name_loc.valid() ? op.name_loc : op.loc,
+                  "the reference interpreter has no kernel for '" + full + "'");
+      unsupported->push_back(full);
+      continue;
+    }
+    out->push_back(std::move(in));
+  }
+}
+
 size_t Interpreter::kernel_op_count() const {
   return static_cast<size_t>(std::count_if(instrs_.begin(), instrs_.end(),
                                            [](const Instr& in) { return in.kind == Instr::Kind::kOp; }));
 }
 
+struct Interpreter::RunState {
+  std::vector<RtValue> values;
+  const std::vector<bundle::NamedTensor>* feeds = nullptr;
+  const std::vector<bundle::NamedTensor>* params = nullptr;
+  std::vector<bundle::NamedTensor>* outputs = nullptr;
+  std::vector<TraceEntry>* trace = nullptr;
+  kforge::KernelContext ctx;
+  size_t op_index = 0;
+};
+
 Status Interpreter::run(const std::vector<bundle::NamedTensor>& feeds, const std::vector<bundle::NamedTensor>& params,
                         std::vector<bundle::NamedTensor>* outputs, std::vector<TraceEntry>* trace) const {
-  std::vector<RtValue> values(value_count_);
+  RunState s;
+  s.values.resize(value_count_);
+  s.feeds = &feeds;
+  s.params = &params;
+  s.outputs = outputs;
+  s.trace = trace;
   outputs->clear();
-  const kforge::KernelContext ctx;
+  return run_instrs(instrs_, s);
+}
+
+Status Interpreter::run_instrs(const std::vector<Instr>& instrs, RunState& s) const {
+  std::vector<RtValue>& values = s.values;
   std::vector<RtValue> inputs;
   std::vector<RtValue> results;
-  size_t op_index = 0;
-  for (const Instr& in : instrs_) {
+  for (const Instr& in : instrs) {
     switch (in.kind) {
       case Instr::Kind::kParameter: {
-        const Tensor* t = bundle::find(params, in.name);
+        const Tensor* t = bundle::find(*s.params, in.name);
         if (t == nullptr) return Status::Error(where(*sources_, in.loc), "parameter '", in.name, "' is not bound");
         for (uint32_t r : in.results) values[r] = RtValue::of(*t);
         continue;
       }
       case Instr::Kind::kFeed: {
-        const Tensor* t = bundle::find(feeds, in.name);
+        const Tensor* t = bundle::find(*s.feeds, in.name);
         if (t == nullptr) return Status::Error(where(*sources_, in.loc), "no value for input '", in.name, "'");
         for (uint32_t r : in.results) values[r] = RtValue::of(*t);
         continue;
@@ -164,7 +210,7 @@ Status Interpreter::run(const std::vector<bundle::NamedTensor>& feeds, const std
           return Status::Error(where(*sources_, in.loc), "fetch '", in.name, "' has no tensor operand");
         }
         const RtValue& v = values[in.operands[0]];
-        outputs->push_back({in.name, v.tensor});
+        s.outputs->push_back({in.name, v.tensor});
         for (uint32_t r : in.results) values[r] = v;
         continue;
       }
@@ -199,6 +245,27 @@ Status Interpreter::run(const std::vector<bundle::NamedTensor>& feeds, const std
         }
         continue;
       }
+      case Instr::Kind::kIf: {
+        if (in.operands.empty() || in.operands[0] < 0 || values[in.operands[0]].kind != RtValue::Kind::kTensor ||
+            values[in.operands[0]].tensor.numel() != 1) {
+          return Status::Error(where(*sources_, in.loc), "pd_op.if: the condition is not a one-element tensor");
+        }
+        const Tensor& cond = values[in.operands[0]].tensor;
+        if (cond.dtype != kforge::DataType::kBool) {
+          return Status::Error(where(*sources_, in.loc), "pd_op.if: the condition is ", cond.dtype, ", not bool");
+        }
+        const size_t branch = cond.data_as<const bool>()[0] ? 0 : 1;
+        KFORGE_RETURN_IF_ERROR(run_instrs(in.branches[branch], s));
+        if (in.yields[branch].size() != in.results.size()) {
+          return Status::Error(where(*sources_, in.loc), "pd_op.if: a branch yields ", in.yields[branch].size(),
+                               " values for ", in.results.size(), " results");
+        }
+        for (size_t i = 0; i < in.results.size(); ++i) {
+          const int64_t y = in.yields[branch][i];
+          values[in.results[i]] = y < 0 ? RtValue() : values[y];
+        }
+        continue;
+      }
       case Instr::Kind::kOp: break;
     }
     // An executor's step: find the kernel by name, gather the operands, run, store the results.
@@ -207,7 +274,7 @@ Status Interpreter::run(const std::vector<bundle::NamedTensor>& feeds, const std
     inputs.clear();
     for (int64_t o : in.operands) inputs.push_back(o < 0 ? RtValue() : values[o]);
     results.clear();
-    Status status = (*fn)(ctx, inputs, in.attrs, results);
+    Status status = (*fn)(s.ctx, inputs, in.attrs, results);
     if (!status.ok()) return Status::Error(where(*sources_, in.loc), in.full_name, ": ", status.message());
     if (results.size() < in.results.size()) {
       return Status::Error(where(*sources_, in.loc), in.full_name, " has ", in.results.size(), " results but its kernel made ",
@@ -215,20 +282,20 @@ Status Interpreter::run(const std::vector<bundle::NamedTensor>& feeds, const std
     }
     for (size_t i = 0; i < in.results.size(); ++i) {
       values[in.results[i]] = std::move(results[i]);
-      if (trace != nullptr && values[in.results[i]].kind == RtValue::Kind::kTensor) {
-        TraceEntry entry{op_index, in.full_name, in.loc, keys_[in.results[i]], {}};
+      if (s.trace != nullptr && values[in.results[i]].kind == RtValue::Kind::kTensor) {
+        TraceEntry entry{s.op_index, in.full_name, in.loc, keys_[in.results[i]], {}};
         KFORGE_RETURN_IF_ERROR(bundle::deep_copy(values[in.results[i]].tensor, &entry.tensor));
-        trace->push_back(std::move(entry));
-      } else if (trace != nullptr && values[in.results[i]].kind == RtValue::Kind::kList) {
+        s.trace->push_back(std::move(entry));
+      } else if (s.trace != nullptr && values[in.results[i]].kind == RtValue::Kind::kList) {
         const std::vector<Tensor>& list = values[in.results[i]].list;
         for (size_t j = 0; j < list.size(); ++j) {
-          TraceEntry entry{op_index, in.full_name, in.loc, keys_[in.results[i]] + "[" + std::to_string(j) + "]", {}};
+          TraceEntry entry{s.op_index, in.full_name, in.loc, keys_[in.results[i]] + "[" + std::to_string(j) + "]", {}};
           KFORGE_RETURN_IF_ERROR(bundle::deep_copy(list[j], &entry.tensor));
-          trace->push_back(std::move(entry));
+          s.trace->push_back(std::move(entry));
         }
       }
     }
-    ++op_index;
+    ++s.op_index;
   }
   return Status::OK();
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -67,7 +68,9 @@ class Interpreter {
 
  private:
   struct Instr {
-    enum class Kind { kParameter, kFeed, kFetch, kCombine, kSplit, kSlice, kOp };
+    // kIf: pd_op.if, run as written (the one branch its condition picks), unlike the generated code, which
+    // computes both and selects (passes/if_conversion.h): an oracle for that rewrite.
+    enum class Kind { kParameter, kFeed, kFetch, kCombine, kSplit, kSlice, kOp, kIf };
     Kind kind = Kind::kOp;
     std::string name;  // registry name ("add"), feed/parameter/fetch name
     std::string full_name;
@@ -76,7 +79,16 @@ class Interpreter {
     std::vector<int64_t> operands;  // value indices; -1 for a null operand
     std::vector<uint32_t> results;
     int64_t slice_index = 0;
+    std::vector<Instr> branches[2];       // kIf: the then and else blocks' instructions
+    std::vector<int64_t> yields[2];       // kIf: the values each block yields, one per result
   };
+  struct RunState;
+
+  /// Instructions for `ops` (a block's, in order), recursing into pd_op.if's blocks; what cannot run is reported
+  /// and listed in `unsupported`.
+  void compile_ops(const std::vector<ir::OpId>& ops, const std::set<uint32_t>& positive, DiagnosticEngine& diags,
+                   std::vector<Instr>* out, std::vector<std::string>* unsupported);
+  kforge::Status run_instrs(const std::vector<Instr>& instrs, RunState& s) const;
 
   const ir::Program* program_ = nullptr;
   const SourceManager* sources_ = nullptr;

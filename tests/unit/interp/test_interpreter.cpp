@@ -147,6 +147,40 @@ outputs: [y]
   CHECK(text.find("error: unsupported ops (no reference kernel): pd_op.lgamma\n") != std::string::npos);
 }
 
+TEST_CASE("interpreter: pd_op.if runs the branch its condition picks") {
+  // docs_if_op_program_draft2024's if with an output: i >= 3 ? a + a : a - a.
+  SourceManager sources;
+  std::ostringstream errors;
+  DiagnosticEngine diags{sources, errors};
+  std::optional<ir::Program> program = ir::read_program(sources, sources.add_buffer("p.pir", R"({
+    (%0) = "pd_op.data" () {dtype:(pd_op.DataType)float32,name:"i",place:(pd_op.Place)Place(undefined:0),shape:(pd_op.IntArray)[1],stop_gradient:[true]} : () -> pd_op.tensor<1xf32>
+    (%1) = "pd_op.data" () {dtype:(pd_op.DataType)float32,name:"a",place:(pd_op.Place)Place(undefined:0),shape:(pd_op.IntArray)[1],stop_gradient:[true]} : () -> pd_op.tensor<1xf32>
+    (%2) = "pd_op.full" () {dtype:(pd_op.DataType)float32,place:(pd_op.Place)Place(undefined:0),shape:(pd_op.IntArray)[],stop_gradient:[true],value:(Float)3} : () -> pd_op.tensor<f32>
+    (%3) = "pd_op.greater_equal" (%0, %2) {stop_gradient:[true]} : (pd_op.tensor<1xf32>, pd_op.tensor<f32>) -> pd_op.tensor<1xb>
+    (%4) = pd_op.if (%3) {stop_gradient:[true]} -> pd_op.tensor<1xf32>
+    {
+        (%5) = "pd_op.add" (%1, %1) {stop_gradient:[true]} : (pd_op.tensor<1xf32>, pd_op.tensor<1xf32>) -> pd_op.tensor<1xf32>
+        () = "cf.yield" (%5) {} : (pd_op.tensor<1xf32>) ->
+    } else {
+        (%6) = "pd_op.subtract" (%1, %1) {stop_gradient:[true]} : (pd_op.tensor<1xf32>, pd_op.tensor<1xf32>) -> pd_op.tensor<1xf32>
+        () = "cf.yield" (%6) {} : (pd_op.tensor<1xf32>) ->
+    }
+    (%8) = "pd_op.fetch" (%4) {col:(Int32)0,name:"out",persistable:[true],stop_gradient:[false]} : (pd_op.tensor<1xf32>) -> pd_op.tensor<1xf32>
+})"), diags);
+  REQUIRE(program);
+  std::optional<Interpreter> interp = Interpreter::prepare(*program, sources, diags);
+  INFO(errors.str());
+  REQUIRE(interp);
+  CHECK(interp->kernel_op_count() == 2);  // full, greater_equal (the branches' ops run inside the if)
+  for (const auto& [i, want] : std::vector<std::pair<float, float>>{{5, 14}, {1, 0}}) {
+    std::vector<float> iv = {i}, av = {7};
+    std::vector<bundle::NamedTensor> outputs;
+    REQUIRE(interp->run({{"i", make(iv, {1})}, {"a", make(av, {1})}}, {}, &outputs).ok());
+    REQUIRE(outputs.size() == 1);
+    CHECK(outputs[0].tensor.data_as<const float>()[0] == want);
+  }
+}
+
 TEST_CASE("random inputs: seeded, per-name, dynamic dims from --shape, positive variances") {
   std::vector<TensorSlot> slots = {{"x", kforge::DataType::kFloat32, {-1, 3}, false},
                                    {"v", kforge::DataType::kFloat32, {5}, true},

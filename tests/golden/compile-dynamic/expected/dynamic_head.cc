@@ -68,7 +68,7 @@ constexpr const char* kCallNames[] = {
 }
 [[maybe_unused]] int64_t kforge_ceil_div(int64_t a, int64_t b) { return -kforge_floor_div(-a, b); }
 
-void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
+[[maybe_unused]] void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
   t.dtype = dtype;
   t.ndim = static_cast<int32_t>(dims.size());
   std::copy(dims.begin(), dims.end(), t.dims);

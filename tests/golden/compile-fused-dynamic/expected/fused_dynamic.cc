@@ -116,7 +116,7 @@ void fused_1([[maybe_unused]] int64_t z2, const float* __restrict p_in0, const f
   }
 }
 
-void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
+[[maybe_unused]] void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
   t.dtype = dtype;
   t.ndim = static_cast<int32_t>(dims.size());
   std::copy(dims.begin(), dims.end(), t.dims);

@@ -96,7 +96,7 @@ constexpr const char* kCallNames[] = {
     "call 13 (pd_op.flatten at ../../../golden/compile-nchw8c/program.yaml:24:5)",
 };
 
-void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
+[[maybe_unused]] void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
   t.dtype = dtype;
   t.ndim = static_cast<int32_t>(dims.size());
   std::copy(dims.begin(), dims.end(), t.dims);

@@ -69,7 +69,7 @@ constexpr const char* kCallNames[] = {
     "call 4 (pd_op.softmax at ../../../golden/compile-static/program.yaml:13:5)",
 };
 
-void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
+[[maybe_unused]] void init_tensor(kforge::Tensor& t, kforge::DataType dtype, std::initializer_list<int64_t> dims, void* data) {
   t.dtype = dtype;
   t.ndim = static_cast<int32_t>(dims.size());
   std::copy(dims.begin(), dims.end(), t.dims);

@@ -163,7 +163,7 @@ class CudaHostEmitter {
       if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
       const passes::KernelCall& call = p_.calls[c];
       if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
-          is_cuda_index_op(call.op) || all_results_known(call)) {
+          is_cuda_index_op(call.op) || cuda_results_known(p_, call)) {
         // cuDNN / the pooling / epilogue / an index-mapped kernel / the known elements written: build_library_steps()
         // says if it can
         library_calls_.push_back(c);
@@ -206,19 +206,6 @@ class CudaHostEmitter {
                                  "(transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
                                  "(docs/compile.md)");
     }
-  }
-
-  // Whether every result of `call` is known as expressions of the dims (cuda_known_kernels writes them).
-  bool all_results_known(const passes::KernelCall& call) const {
-    bool any = false;
-    for (const passes::CallOutput& out : call.outputs) {
-      for (uint32_t v : out.values) {
-        if (v == kNone) continue;
-        if (p_.values[v].known.empty()) return false;
-        any = true;
-      }
-    }
-    return any;
   }
 
   // Whether value v is a program output or read by any call.

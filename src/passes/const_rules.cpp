@@ -389,9 +389,10 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
     const KnownData* y = known_input(c, "y");
     if (!x || !y || uses_floats(x->dtype) || uses_floats(y->dtype) || dtype != DataType::kBool) return;
     auto dims = result_static_dims(c);
+    if (!dims) return;
     const bool splat = x->splat && y->splat;
-    const int64_t numel = splat ? 1 : (dims ? product(*dims) : -1);
-    if (numel < 0 || numel > max_elements || (!x->splat && x->numel() != numel) || (!y->splat && y->numel() != numel)) {
+    const int64_t numel = splat ? 1 : product(*dims);
+    if (numel > max_elements || (!x->splat && x->numel() != numel) || (!y->splat && y->numel() != numel)) {
       return;  // (only same-shape or splat operands: no broadcasting of known contents here)
     }
     auto positive = [](const SymExpr& d) { return SymExpr::min(SymExpr::max(d, 0), 1); };  // d > 0, for integers

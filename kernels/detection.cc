@@ -1,8 +1,10 @@
 // The ops issue 34 adds last, as Paddle's CPU kernels compute them: deformable_conv (ModulatedDeformableIm2col and
 // the grouped product), roi_align (the sample grid of GetIndexesAndRatios and its average), and isnan, linspace,
-// index_sample. Each step in the element type T and in Paddle's order, so that float32 results match Paddle's.
+// index_sample; nonzero and masked_select, whose output size depends on the data. Each step in the element type T
+// and in Paddle's order, so that float32 results match Paddle's.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -326,6 +328,81 @@ Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& ind
     }
     return Status::OK();
   });
+}
+
+namespace {
+
+// out must be laid out for `capacity` (the infer-meta's dims): the same dtype and trailing dims, and room for as
+// many rows.
+Status check_capacity(const char* op, const Tensor* out, const Tensor& capacity) {
+  KFORGE_RETURN_IF_ERROR(util::require_output(out, op));
+  if (out->dtype != capacity.dtype) return Status::Error(op, ": out is ", out->dtype, ", expected ", capacity.dtype);
+  bool fits = out->ndim == capacity.ndim && out->ndim >= 1 && out->dims[0] >= capacity.dims[0];
+  for (int32_t a = 1; fits && a < out->ndim; ++a) fits = out->dims[a] == capacity.dims[a];
+  if (!fits) {
+    return Status::Error(op, ": out ", out->dims_string(), " has no room for ", capacity.dims_string(),
+                         " (its size depends on the data: lay it out for the most it can be)");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status nonzero(const KernelContext& ctx, const Tensor& condition, Tensor* out) {
+  (void)ctx;
+  static constexpr const char* kOp = "nonzero";
+  Tensor capacity;
+  KFORGE_RETURN_IF_ERROR(meta::NonZeroInferMeta(condition, &capacity));
+  KFORGE_RETURN_IF_ERROR(check_capacity(kOp, out, capacity));
+  const int32_t rank = condition.ndim;
+  int64_t strides[kMaxRank];
+  util::contiguous_strides(condition.dims, rank, strides);
+  return util::visit_plain(condition.dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* c = condition.data_as<const T>();
+    int64_t* o = out->data_as<int64_t>();
+    int64_t rows = 0;
+    for (int64_t i = 0, n = condition.numel(); i < n; ++i) {
+      if (!(c[i] != T(0))) continue;
+      for (int32_t a = 0; a < rank; ++a) o[rows * rank + a] = (i / strides[a]) % condition.dims[a];
+      ++rows;
+    }
+    out->dims[0] = rows;
+    return Status::OK();
+  });
+}
+
+Status masked_select(const KernelContext& ctx, const Tensor& x, const Tensor& mask, Tensor* out) {
+  (void)ctx;
+  static constexpr const char* kOp = "masked_select";
+  Tensor capacity;
+  KFORGE_RETURN_IF_ERROR(meta::MaskedSelectInferMeta(x, mask, &capacity));
+  KFORGE_RETURN_IF_ERROR(check_capacity(kOp, out, capacity));
+  std::vector<int64_t> both;
+  KFORGE_RETURN_IF_ERROR(util::broadcast_dims(x, mask, kOp, &both));
+  const int32_t rank = static_cast<int32_t>(both.size());
+  int64_t xs[kMaxRank], ms[kMaxRank], strides[kMaxRank];
+  util::broadcast_strides(x, rank, xs);
+  util::broadcast_strides(mask, rank, ms);
+  util::contiguous_strides(both.data(), rank, strides);
+  const bool* m = mask.data_as<const bool>();
+  const size_t width = size_of(x.dtype);
+  const auto* xd = static_cast<const unsigned char*>(x.data);
+  auto* o = static_cast<unsigned char*>(out->data);
+  int64_t count = 0;
+  for (int64_t i = 0, n = capacity.dims[0]; i < n; ++i) {
+    int64_t xo = 0, mo = 0;
+    for (int32_t a = 0; a < rank; ++a) {
+      const int64_t k = (i / strides[a]) % both[a];
+      xo += k * xs[a];
+      mo += k * ms[a];
+    }
+    if (!m[mo]) continue;
+    std::memcpy(o + count * width, xd + xo * width, width);
+    ++count;
+  }
+  out->dims[0] = count;
+  return Status::OK();
 }
 
 }  // namespace kforge::kernels

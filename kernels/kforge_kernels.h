@@ -490,6 +490,12 @@ Status isnan(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& stop, const Tensor& number,
                 DataType dtype, Tensor* out);
 Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
+// Output sizes that depend on data: out arrives laid out for the most the op can write (its infer-meta's dims:
+// [numel, rank] for nonzero, [numel of the broadcast shape] for masked_select), and the kernel sets out's first dim
+// to what it wrote. nonzero: the row-major coordinates of condition's nonzero elements (int64 [count, rank]);
+// masked_select: x's elements where mask (broadcast with x) is true, in row-major order.
+Status nonzero(const KernelContext& ctx, const Tensor& condition, Tensor* out);
+Status masked_select(const KernelContext& ctx, const Tensor& x, const Tensor& mask, Tensor* out);
 
 }  // namespace kforge::kernels
 
@@ -516,6 +522,9 @@ Status GridSampleBaseInferMeta(const Tensor& x, const Tensor& grid, Tensor* out)
 Status IsfiniteInferMeta(const Tensor& x, Tensor* out);
 Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& number, DataType dtype, Tensor* out);
 Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
+// The most nonzero / masked_select can write (every element nonzero / selected): out is laid out for that.
+Status NonZeroInferMeta(const Tensor& condition, Tensor* out);
+Status MaskedSelectInferMeta(const Tensor& x, const Tensor& mask, Tensor* out);
 Status RoiAlignInferMeta(const Tensor& x, const Tensor& boxes, const Tensor* boxes_num, int pooled_height,
                          int pooled_width, float spatial_scale, int sampling_ratio, bool aligned, Tensor* out);
 Status DeformableConvInferMeta(const Tensor& x, const Tensor& offset, const Tensor& filter, const Tensor* mask,

@@ -1,6 +1,7 @@
 // Infer-meta of the ops issue 34 adds last (GraphNet's detection models and a few more): Paddle's
 // IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta, RoiAlignInferMeta and
-// DeformableConvInferMeta. src/passes/shape_rules_detection.cpp mirrors them over symbolic dims.
+// DeformableConvInferMeta; NonZeroInferMeta and MaskedSelectInferMeta (capacities: their outputs' sizes depend on
+// data). src/passes/shape_rules_detection.cpp mirrors them over symbolic dims.
 #include <vector>
 
 #include "kernel_util.h"
@@ -58,6 +59,22 @@ Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out) {
                          " must have the same first dim");
   }
   return set_det_out(out, x.dtype, index.shape(), kOp);
+}
+
+// nonzero and masked_select: their real output size depends on the data; these give the most it can be (every
+// element nonzero or selected), the capacity the caller lays the output out for. The kernels write the real dims.
+Status NonZeroInferMeta(const Tensor& condition, Tensor* out) {
+  return set_det_out(out, DataType::kInt64, {condition.numel(), static_cast<int64_t>(condition.ndim)}, "NonZeroInferMeta");
+}
+
+Status MaskedSelectInferMeta(const Tensor& x, const Tensor& mask, Tensor* out) {
+  static constexpr const char* kOp = "MaskedSelectInferMeta";
+  if (mask.dtype != DataType::kBool) return Status::Error(kOp, ": mask must be bool, got ", mask.dtype);
+  std::vector<int64_t> both;
+  KFORGE_RETURN_IF_ERROR(kernels::util::broadcast_dims(x, mask, kOp, &both));
+  int64_t n = 1;
+  for (int64_t d : both) n *= d;
+  return set_det_out(out, x.dtype, {n}, kOp);
 }
 
 Status RoiAlignInferMeta(const Tensor& x, const Tensor& boxes, const Tensor* boxes_num, int pooled_height,

@@ -159,8 +159,19 @@ class CudaHostEmitter {
   // A call outside every group must be a convolution, a pool, a batch norm or a view (build_library_steps()
   // makes their steps), or share its input's buffer (nothing to run on the device).
   void check_calls() {
+    // A data-dependent size (nonzero's rows) would come back to the host after its kernel, a synchronisation in
+    // the middle of run() that a captured CUDA graph cannot replay with another count; not generated yet.
+    std::set<uint32_t> refused;
+    for (const passes::Symbol& s : p_.symbols) {
+      if (s.is_input_dim() || s.call == kNone || !refused.insert(s.call).second) continue;
+      const passes::KernelCall& call = p_.calls.at(s.call);
+      diags_.error(call.loc, fmt::format("'{}': {} depends on the data, which the CUDA target does not support yet "
+                                         "(the CPU target does: --target cpu)",
+                                         call.pir_name, s.name));
+    }
     for (uint32_t c = 0; c < p_.calls.size(); ++c) {
       if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
+      if (refused.contains(c)) continue;
       const passes::KernelCall& call = p_.calls[c];
       if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
           is_cuda_index_op(call.op) || cuda_results_known(p_, call)) {
@@ -596,6 +607,7 @@ class CudaHostEmitter {
         case BufferKind::kWorkspace:
           ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", size_(buf.offset));
           break;
+        case BufferKind::kRuntime: continue;  // refused: check_calls()
       }
       tmpl::Value b = tmpl::Value::map();
       b.set("index", static_cast<int64_t>(buf.index));

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -95,7 +96,31 @@ class ContextBuilder {
     return v.source_id.empty() ? "v" + std::to_string(v.source.index) : v.source_id;
   }
 
+  /// The data-dependent symbol among `e`'s that is known last (bound by the latest call), or kNone: the bind_s<id>()
+  /// function that computes `e` (or lays out a value sized by it).
+  uint32_t late_symbol(const SymExpr& e) const {
+    uint32_t best = passes::kNone;
+    for (uint32_t id : e.symbols()) {
+      if (id >= p_.symbols.size() || p_.symbols[id].is_input_dim()) continue;
+      if (best == passes::kNone || p_.symbols[id].call > p_.symbols[best].call) best = id;
+    }
+    return best;
+  }
+  uint32_t late_symbol(const passes::SymShape& dims) const {
+    uint32_t best = passes::kNone;
+    for (const SymExpr& d : dims) {
+      const uint32_t id = late_symbol(d);
+      if (id != passes::kNone && (best == passes::kNone || p_.symbols[id].call > p_.symbols[best].call)) best = id;
+    }
+    return best;
+  }
+  /// A value laid out only once a data-dependent dim is known (its dims mention one; not the op's own result, which
+  /// has a capacity).
+  bool is_late(const LoweredValue& v) const { return v.capacity.empty() && late_symbol(v.dims) != passes::kNone; }
+
   void add_symbols(Value& ctx);
+  List data_symbols_value();
+  void add_late_sizes(List& data_symbols);
   void add_inputs(Value& ctx);
   void add_parameters(Value& ctx);
   void add_values(Value& ctx);
@@ -127,6 +152,7 @@ class ContextBuilder {
 void ContextBuilder::add_symbols(Value& ctx) {
   List symbols;
   for (const passes::Symbol& s : p_.symbols) {
+    if (!s.is_input_dim()) continue;  // data_symbols_value()
     Value sv = Value::map();
     const std::string input = input_idents_.at(s.input);
     sv.set("name", "s" + std::to_string(s.id));
@@ -221,7 +247,7 @@ void ContextBuilder::add_values(Value& ctx) {
     if (v.role != ValueRole::kComputed || v.buffer == passes::kNone) continue;
     if (options_.fusion && passes::is_fused_internal(*options_.fusion, v.index)) continue;  // lives in registers
     const Buffer& b = p_.buffers.at(v.buffer);
-    if (b.kind != BufferKind::kWorkspace && b.kind != BufferKind::kOutput) {
+    if (b.kind != BufferKind::kWorkspace && b.kind != BufferKind::kOutput && b.kind != BufferKind::kRuntime) {
       error(v.loc, "internal: computed value " + v.source_id + " is stored in a buffer the caller owns");
       continue;
     }
@@ -231,10 +257,17 @@ void ContextBuilder::add_values(Value& ctx) {
     Value vv = Value::map();
     vv.set("slot", static_cast<int64_t>(slot));
     vv.set("dtype", dtype_of(v.dtype, v.loc, "value " + v.source_id));
-    vv.set("dims", dims_init(v.dims));
+    // A data-dependent result is laid out for its capacity; a value sized by it only in bind_s<id>().
+    vv.set("late", is_late(v));
+    if (!is_late(v)) vv.set("dims", dims_init(v.capacity.empty() ? v.dims : v.capacity));
     vv.set("in_workspace", b.kind == BufferKind::kWorkspace);
-    if (v.buffer_offset != 0 && b.kind != BufferKind::kWorkspace) {
+    if (v.buffer_offset != 0 && b.kind == BufferKind::kOutput) {
       error(v.loc, "internal: value " + v.source_id + " lies inside a buffer the caller owns");
+    }
+    if (b.kind == BufferKind::kRuntime) {
+      vv.set("comment", v.label());
+      values.push_back(std::move(vv));  // laid out by bind_s<id>(): data_symbols_value()
+      continue;
     }
     // A value in its slice of a concat's output (passes/concat_in_place.h) starts buffer_offset bytes in.
     vv.set("offset", b.kind != BufferKind::kWorkspace ? std::string("0")
@@ -243,6 +276,7 @@ void ContextBuilder::add_values(Value& ctx) {
     // The dims of a dynamic value are in its init_tensor() line already: the comment gives the static ones.
     std::string comment = v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +
                           (passes::static_dims(v.dims) ? shape_text(v.dims) : std::string());
+    if (!v.capacity.empty()) comment += ", laid out for its most rows";
     if (v.defined_by != passes::kNone) comment += ", " + p_.calls.at(v.defined_by).pir_name;
     if (b.kind == BufferKind::kOutput) comment += ", in output '" + p_.outputs.at(b.role_index).name + "'";
     vv.set("comment", comment);
@@ -265,6 +299,9 @@ void ContextBuilder::add_outputs(Value& ctx) {
     ov.set("dtype", dtype_of(v.dtype, out.loc, "output '" + out.name + "'"));
     ov.set("dtype_name", std::string(ir::dtype_name(v.dtype)));
     ov.set("rank", static_cast<int64_t>(v.dims.size()));
+    // An output sized by data is allocated after the calls (it is always a copy: passes/lower.cpp).
+    const bool late = late_symbol(v.dims) != passes::kNone;
+    ov.set("late", late);
     ov.set("dims", dims_init(v.dims));
     ov.set("shape_text", passes::to_string(v.dims));  // the header's comment: in the dumps' notation
     ov.set("copy", out.copy);
@@ -493,6 +530,12 @@ Value ContextBuilder::call_context(const KernelCall& call, uint32_t index) {
   for (const passes::CallOutput& out : call.outputs) {
     std::vector<std::string> ptrs;
     for (uint32_t v : out.values) {
+      // A data-dependent result: its kernel wrote the last run's count into its dims; lay it out for the most again.
+      if (v != passes::kNone && !p_.value(v).capacity.empty()) {
+        const LoweredValue& value = p_.value(v);
+        pre.push_back("init_tensor(" + expr(v) + ", " + dtype_of(value.dtype, value.loc, "value " + value.source_id) +
+                      ", " + dims_init(value.capacity) + ", " + expr(v) + ".data);");
+      }
       if (v == passes::kNone || p_.value(v).buffer == passes::kNone) {
         if (!out.optional && !out.is_list) {
           error(call.loc, "internal: output '" + out.name + "' of " + call.pir_name + " is needed by its kernel but has no buffer");
@@ -529,6 +572,81 @@ Value ContextBuilder::call_context(const KernelCall& call, uint32_t index) {
   cv.set("args", Value(std::move(args)));
   cv.set("traces", Value(std::move(traces)));
   return cv;
+}
+
+List ContextBuilder::data_symbols_value() {
+  std::vector<uint32_t> order;  // the data-dependent symbols that are bound, in call order
+  for (const passes::Symbol& s : p_.symbols) {
+    if (!s.is_input_dim() && s.call != passes::kNone) order.push_back(s.id);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return p_.symbols[a].call < p_.symbols[b].call; });
+  std::map<uint32_t, uint32_t> runtime_slot;  // kRuntime buffer index -> runtime_ slot
+  for (const Buffer& b : p_.buffers) {
+    // Only buffers of values the class holds: one whose values all live in a fused loop's registers needs none.
+    const bool held = std::any_of(b.values.begin(), b.values.end(), [&](uint32_t v) { return slots_.contains(v); });
+    if (b.kind == BufferKind::kRuntime && held) runtime_slot.emplace(b.index, static_cast<uint32_t>(runtime_slot.size()));
+  }
+  List out;
+  std::vector<std::string> known;  // input dims, then each data-dependent one as it is bound
+  for (const passes::Symbol& s : p_.symbols) {
+    if (s.is_input_dim()) known.push_back("s" + std::to_string(s.id));
+  }
+  for (uint32_t id : order) {
+    const passes::Symbol& s = p_.symbols[id];
+    const std::string name = "s" + std::to_string(id);
+    known.push_back(name);
+    Value sv = Value::map();
+    sv.set("name", name);
+    sv.set("meaning", s.name);
+    sv.set("call", static_cast<int64_t>(s.call));
+    sv.set("init", expr(s.value) + ".dims[" + std::to_string(s.axis) + "]");
+    sv.set("bound", sym(s.bound));
+    List params;
+    for (const std::string& k : known) params.push_back(k);
+    sv.set("params", Value(std::move(params)));
+    List runtime;
+    for (const auto& [buffer, slot] : runtime_slot) {
+      const Buffer& b = p_.buffers[buffer];
+      if (late_symbol(b.size_bytes) != id) continue;
+      Value rv = Value::map();
+      rv.set("slot", static_cast<int64_t>(slot));
+      rv.set("bytes", sym(b.size_bytes));
+      runtime.push_back(std::move(rv));
+    }
+    sv.set("runtime", Value(std::move(runtime)));
+    List values;
+    for (const auto& [index, slot] : slots_) {
+      const LoweredValue& v = p_.value(index);
+      if (!is_late(v) || late_symbol(v.dims) != id) continue;
+      const Buffer& b = p_.buffers.at(v.buffer);
+      Value vv = Value::map();
+      vv.set("slot", static_cast<int64_t>(slot));
+      vv.set("dtype", dtype_of(v.dtype, v.loc, "value " + v.source_id));
+      vv.set("dims", dims_init(v.dims));
+      std::string data = "nullptr";  // an output's memory: run() points it at the caller's tensor
+      if (b.kind == BufferKind::kRuntime) {
+        data = "runtime_[" + std::to_string(runtime_slot.at(b.index)) + "].data" +
+               (v.buffer_offset != 0 ? " + " + std::to_string(v.buffer_offset) : "");
+      } else if (b.kind == BufferKind::kWorkspace) {
+        data = "workspace_ + " + sym(b.offset + SymExpr(v.buffer_offset));
+      }
+      vv.set("data", data);
+      vv.set("comment", v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +
+                            (v.defined_by != passes::kNone ? ", " + p_.calls.at(v.defined_by).pir_name : ""));
+      values.push_back(std::move(vv));
+    }
+    sv.set("values", Value(std::move(values)));
+    out.push_back(std::move(sv));
+  }
+  return out;
+}
+
+void ContextBuilder::add_late_sizes(List& data_symbols) {
+  for (Value& sv : data_symbols) {
+    const uint32_t id = static_cast<uint32_t>(std::stoul(sv.find("name")->as_string().substr(1)));
+    sv.set("sizes", sizes_.definitions_value([&](uint32_t k) { return late_symbol(sizes_.expression(k)) == id; }));
+  }
 }
 
 std::optional<Value> ContextBuilder::build() {
@@ -628,7 +746,16 @@ std::optional<Value> ContextBuilder::build() {
   add_multi_kernel_context(ctx, p_, options_.multi_kernel,
                            [this](const passes::KernelCall& call) { return where(call.loc); });
   sizes_.add_program_sizes(p_);
-  ctx.set("sizes", sizes_.definitions_value());  // last: everything above registered the sizes it uses
+  List data_symbols = data_symbols_value();
+  // Last: everything above registered the sizes it uses. compute_sizes() computes those of the input dims; each
+  // bind_s<id>() those that need its data-dependent dim.
+  add_late_sizes(data_symbols);
+  int64_t runtime_buffers = 0;
+  for (const Value& d : data_symbols) runtime_buffers += static_cast<int64_t>(d.find("runtime")->as_list().size());
+  ctx.set("num_runtime_buffers", runtime_buffers);
+  ctx.set("data_symbols", Value(std::move(data_symbols)));
+  ctx.set("num_sizes", static_cast<int64_t>(sizes_.size()));
+  ctx.set("sizes", sizes_.definitions_value([&](uint32_t k) { return late_symbol(sizes_.expression(k)) == passes::kNone; }));
   if (!ok_) return std::nullopt;
   return ctx;
 }

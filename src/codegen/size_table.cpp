@@ -71,10 +71,14 @@ void SizeTable::add_program_sizes(const passes::LoweredProgram& program) {
   }
 }
 
-tmpl::Value SizeTable::definitions_value() const {
+tmpl::Value SizeTable::definitions_value(const std::function<bool(uint32_t)>& include) const {
   tmpl::List out;
   for (uint32_t k = 0; k < size(); ++k) {
-    out.push_back(checked_definition(k, [](uint32_t e) { return "z[" + std::to_string(e) + "]"; }));
+    if (include && !include(k)) continue;
+    tmpl::Value d = tmpl::Value::map();
+    d.set("index", static_cast<int64_t>(k));
+    d.set("definition", checked_definition(k, [](uint32_t e) { return "z[" + std::to_string(e) + "]"; }));
+    out.push_back(std::move(d));
   }
   return tmpl::Value(std::move(out));
 }

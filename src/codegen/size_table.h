@@ -52,9 +52,11 @@ class SizeTable {
   /// Registers every buffer's bytes and every value's dims of a dynamic program, so that compute_sizes() checks
   /// them for overflow even where no line uses them (an output's bytes, a dim of a value whose other dim is 0).
   void add_program_sizes(const passes::LoweredProgram& program);
-  /// The `sizes` key of the class templates (class.j2, compute_sizes): every entry's checked definition, the
-  /// entries spelled `z[k]`.
-  tmpl::Value definitions_value() const;
+  /// The `sizes` key of the class templates (class.j2, compute_sizes): each entry's index and checked definition
+  /// (`index`, `definition`), the entries spelled `z[k]`; every entry, or those `include` accepts.
+  tmpl::Value definitions_value(const std::function<bool(uint32_t)>& include = {}) const;
+  /// The expression entry `k` stands for.
+  const passes::SymExpr& expression(uint32_t k) const { return entries_.at(k); }
 
   /// The same entries numbered in an order that depends only on the expressions (each after its operands), not on
   /// the order in which code generation asked for them: a generator builds its output once to collect the sizes,

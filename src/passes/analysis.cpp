@@ -181,7 +181,7 @@ class Analyzer {
     auto alias = options_.symbol_aliases.find(dim);
     if (alias == options_.symbol_aliases.end()) return std::nullopt;
     for (const Symbol& s : analysis_.symbols) {
-      if (s.input == alias->second.first && s.axis == alias->second.second) return s.id;
+      if (s.is_input_dim() && s.input == alias->second.first && s.axis == alias->second.second) return s.id;
     }
     return std::nullopt;
   }
@@ -401,6 +401,8 @@ std::map<InputDim, InputDim> broadcast_symbol_aliases(const Analysis& analysis) 
   std::map<InputDim, InputDim> aliases;
   for (uint32_t i = 0; i < parent.size(); ++i) {
     const Symbol& owner = analysis.symbols[root(i)];
+    // Only input dims are aliased (they are read before the first call); a data-dependent dim stays its own.
+    if (!owner.is_input_dim() || !analysis.symbols[i].is_input_dim()) continue;
     if (owner.id != i) aliases[{analysis.symbols[i].input, analysis.symbols[i].axis}] = {owner.input, owner.axis};
   }
   return aliases;

@@ -38,6 +38,7 @@ class Lowerer {
     if (diags_.error_count() > errors) return std::nullopt;
     build_interface();
     build_calls();
+    bind_data_dependent_symbols();
     build_outputs();
     if (diags_.error_count() > errors) return std::nullopt;
     assign_buffers();
@@ -557,6 +558,35 @@ class Lowerer {
     }
   }
 
+  /// Each data-dependent symbol gets the call and the value whose dim it is; that value is laid out for the symbol's
+  /// bound (LoweredValue::capacity). A symbol of an op that is not called (dead code) binds nothing: no value
+  /// that is computed mentions it.
+  void bind_data_dependent_symbols() {
+    for (Symbol& s : out_.symbols) {
+      if (s.is_input_dim()) continue;
+      for (uint32_t c = 0; c < out_.calls.size(); ++c) {
+        if (out_.calls[c].source != s.op) continue;
+        const Op& op = program_.op(s.op);
+        const uint32_t v = s.result < op.results.size() ? lowered(op.results[s.result]) : kNone;
+        if (v == kNone) break;
+        s.call = c;
+        s.value = v;
+        LoweredValue& value = out_.values[v];
+        if (value.capacity.empty()) value.capacity = value.dims;
+        if (s.axis < value.capacity.size()) value.capacity[s.axis] = s.bound;
+        break;
+      }
+    }
+  }
+
+  /// Whether `e` mentions a data-dependent symbol (known only once its op ran).
+  bool data_dependent(const SymExpr& e) const {
+    for (uint32_t id : e.symbols()) {
+      if (id < out_.symbols.size() && !out_.symbols[id].is_input_dim()) return true;
+    }
+    return false;
+  }
+
   void build_outputs() {
     const bool earlier_errors = diags_.has_errors();
     uint32_t position = 0;
@@ -681,16 +711,29 @@ class Lowerer {
       Buffer& b = out_.buffers[it->second];
       value.buffer = b.index;
       b.values.push_back(v);
-      const SymExpr bytes = value.bytes();
-      b.size_bytes = b.values.size() == 1 ? bytes : SymExpr::max(b.size_bytes, bytes);
+      // A data-dependent result's buffer holds its capacity, which its views (a reshape of it) never exceed.
+      const SymExpr bytes = value.buffer_bytes();
+      if (!value.capacity.empty()) {
+        b.size_bytes = bytes;
+      } else if (b.values.size() == 1) {
+        b.size_bytes = bytes;
+      } else if (!std::any_of(b.values.begin(), b.values.end(),
+                              [&](uint32_t w) { return !out_.values[w].capacity.empty(); })) {
+        b.size_bytes = SymExpr::max(b.size_bytes, bytes);
+      }
       if (value.role == ValueRole::kComputed) {
         b.first_call = std::min(b.first_call, value.defined_by);
         b.last_call = std::max(b.last_call, value.defined_by);
         if (has_use[v]) b.last_call = std::max(b.last_call, last_use[v]);
       }
     }
+    // Sized by a data-dependent dim: allocated at run time, once the dim is known.
+    for (Buffer& b : out_.buffers) {
+      if (b.kind == BufferKind::kWorkspace && data_dependent(b.size_bytes)) b.kind = BufferKind::kRuntime;
+    }
     // Fetched values computed by a call live in the caller's output tensor: the first fetch of a workspace
-    // buffer takes it over; any other fetch copies.
+    // buffer takes it over; any other fetch copies (so does a fetch of a data-dependent size: its dims are known
+    // only after the call).
     for (uint32_t k = 0; k < out_.outputs.size(); ++k) {
       ProgramOutput& o = out_.outputs[k];
       Buffer& b = out_.buffers[out_.values[o.value].buffer];
@@ -702,6 +745,8 @@ class Lowerer {
         o.copy = false;
       } else {
         o.copy = true;
+        // Copied after the last call: its memory must stay untouched until then.
+        if (b.kind == BufferKind::kWorkspace || b.kind == BufferKind::kRuntime) b.last_call = calls == 0 ? 0 : calls - 1;
       }
     }
   }

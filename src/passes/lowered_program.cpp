@@ -60,6 +60,10 @@ std::optional<double> KernelCall::constant_number(std::string_view name) const {
 
 SymExpr LoweredValue::bytes() const { return numel() * static_cast<int64_t>(ir::dtype_size(dtype)); }
 
+SymExpr LoweredValue::buffer_bytes() const {
+  return capacity.empty() ? bytes() : sym_numel(capacity) * static_cast<int64_t>(ir::dtype_size(dtype));
+}
+
 int64_t ConstantData::numel() const {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
@@ -185,6 +189,7 @@ std::string_view buffer_kind_name(BufferKind k) {
     case BufferKind::kConstant: return "constant";
     case BufferKind::kOutput: return "output";
     case BufferKind::kWorkspace: return "workspace";
+    case BufferKind::kRuntime: return "run-time";
   }
   return "?";
 }
@@ -193,7 +198,11 @@ std::string_view buffer_kind_name(BufferKind k) {
 
 std::string LoweredProgram::dump() const {
   std::string out = fmt::format("program {}\n", name);
-  for (const Symbol& s : symbols) out += fmt::format("symbol s{} = {}\n", s.id, s.name);
+  for (const Symbol& s : symbols) {
+    out += fmt::format("symbol s{} = {}", s.id, s.name);
+    if (!s.is_input_dim()) out += fmt::format(" (after call {}, at most {})", s.call, s.bound.to_string());
+    out += "\n";
+  }
   auto vtext = [&](uint32_t v) {
     const LoweredValue& lv = values.at(v);
     return fmt::format("v{}: {}{}", v, ir::dtype_name(lv.dtype), to_string(lv.dims));

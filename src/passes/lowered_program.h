@@ -60,12 +60,29 @@ namespace kforge::passes {
 
 constexpr uint32_t kNone = UINT32_MAX;
 
-/// A dynamic dim of a program input: `symbol` i of expressions is dim `axis` of `inputs[input]`.
+/// A symbol of the dims' expressions: a dynamic dim of a program input (`symbol` i is dim `axis` of
+/// `inputs[input]`), or a data-dependent dim: the size an op like nonzero or masked_select finds in its input's data
+/// (dim `axis` of the value it computes). The generated code reads an input dim before the first call; a
+/// data-dependent one after its op ran, so that everything sized by it is laid out then, in memory allocated at run
+/// time (BufferKind::kRuntime).
+enum class SymbolKind : uint8_t { kInputDim, kDataDependent };
+
 struct Symbol {
   uint32_t id = 0;
-  uint32_t input = 0;  // index into LoweredProgram::inputs
-  uint32_t axis = 0;
-  std::string name;    // for messages and comments: "x.dims[0]"
+  SymbolKind kind = SymbolKind::kInputDim;
+  uint32_t input = 0;  // kInputDim: index into LoweredProgram::inputs
+  uint32_t axis = 0;   // the dim of the input, or of the data-dependent op's result
+  std::string name;    // for messages and comments: "x.dims[0]", "nonzero's rows"
+  // kDataDependent: the op and result whose dim it is (the analysis), its value and call (set by lowering), and the
+  // most it can be, an expression over the input dims: the op's output is laid out for that many (its kernel
+  // writes the real count into the output's dims).
+  ir::OpId op;
+  uint32_t result = 0;
+  uint32_t value = UINT32_MAX;
+  uint32_t call = UINT32_MAX;
+  SymExpr bound;
+
+  bool is_input_dim() const { return kind == SymbolKind::kInputDim; }
 };
 
 /// Two dims that met in a broadcast and were taken as equal (AnalysisOptions::equal_broadcast_dims, analysis.h):
@@ -141,11 +158,17 @@ struct LoweredValue {
   /// computed from shapes: `shape64(x)`, a slice of it, `length > 1`), row-major; empty otherwise. A target without
   /// a kernel for the op computing it writes these (--target cuda: codegen/cuda_index_known.cpp).
   std::vector<SymExpr> known;
+  /// A result whose dims are data-dependent (Symbol::kDataDependent, the op that finds them): the most they can be, in
+  /// input dims only, which its buffer is laid out for; its kernel receives the value with these dims and writes the
+  /// real ones. Empty for every other value.
+  SymShape capacity;
   SourceLoc loc;
 
   bool has_static_shape() const { return static_dims(dims).has_value(); }
   SymExpr numel() const { return sym_numel(dims); }
   SymExpr bytes() const;  // numel * dtype size
+  /// The bytes its buffer must hold: bytes(), or those of `capacity` where it has one.
+  SymExpr buffer_bytes() const;
   /// How messages and comments name it: source_id, or "v" and its index where the source gave it no name (a value
   /// a pass made).
   std::string label() const { return source_id.empty() ? "v" + std::to_string(index) : source_id; }
@@ -253,7 +276,9 @@ struct KernelCall {
   std::optional<double> constant_number(std::string_view name) const;
 };
 
-enum class BufferKind : uint8_t { kInput, kParameter, kConstant, kOutput, kWorkspace };
+/// kRuntime: a computed value whose size depends on a data-dependent dim (Symbol): its memory cannot be planned at
+/// generation time nor at resize(), so the generated code allocates it in run(), once the dim is known.
+enum class BufferKind : uint8_t { kInput, kParameter, kConstant, kOutput, kWorkspace, kRuntime };
 
 struct Buffer {
   uint32_t index = 0;

@@ -67,6 +67,11 @@ class OpContext {
   /// equal, so that later passes see one dim (checked at run time); false where it does not.
   bool take_equal(const SymExpr& a, const SymExpr& b);
 
+  /// A new data-dependent symbol (SymbolKind::kDataDependent) for dim `axis` of result `result`: a size the op finds
+  /// in its input's data (nonzero's rows), at most `bound` (an expression over the input dims). The same op and
+  /// result keep their symbol when the analysis runs again.
+  SymExpr data_dependent_dim(size_t result, uint32_t axis, const SymExpr& bound, const std::string& meaning);
+
   /// The problem of a rule that needs the contents of argument `name` (a shape, start, end, ...) where they are not
   /// known at generation time: the message says why, traced back through the ops that computed the value to where
   /// the trail ends (the data of a program input, an op whose output size depends on data, an op kforge does not

@@ -1,5 +1,7 @@
 // Shape rules of the ops issue 34 adds last: IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta,
-// RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims.
+// RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims; and the
+// ops of detection post-processing whose output size depends on their input's data (NonZeroInferMeta,
+// MaskedSelectInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim).
 #include <map>
 
 #include <fmt/format.h>
@@ -144,6 +146,26 @@ std::string deformable_conv_rule(OpContext& c) {
   return "";
 }
 
+/// nonzero: [count, rank] int64, the coordinates of the nonzero elements; count is known once the op ran.
+std::string nonzero_rule(OpContext& c) {
+  DET_TENSOR(condition, 0);
+  const SymExpr rows = c.data_dependent_dim(0, 0, sym_numel(condition->dims), "the number of nonzero elements");
+  c.set_result(0, DataType::kInt64, {rows, SymExpr(static_cast<int64_t>(condition->dims.size()))});
+  return "";
+}
+
+/// masked_select: the elements of x where mask (broadcast with x) is true, in row-major order: [count].
+std::string masked_select_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  DET_TENSOR(mask, 1);
+  if (mask->dtype != DataType::kBool) return fmt::format("mask must be bool, got {}", ir::dtype_name(mask->dtype));
+  std::optional<SymShape> both = c.broadcast(x->dims, mask->dims);
+  if (!both) return fmt::format("x {} and mask {} do not broadcast", to_string(x->dims), to_string(mask->dims));
+  const SymExpr count = c.data_dependent_dim(0, 0, sym_numel(*both), "the number of selected elements");
+  c.set_result(0, x->dtype, {count});
+  return "";
+}
+
 }  // namespace
 
 const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules() {
@@ -153,6 +175,8 @@ const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules(
       {"IndexSampleInferMeta", index_sample_rule},
       {"RoiAlignInferMeta", roi_align_rule},
       {"DeformableConvInferMeta", deformable_conv_rule},
+      {"NonZeroInferMeta", nonzero_rule},
+      {"MaskedSelectInferMeta", masked_select_rule},
   };
   return kRules;
 }

@@ -14,6 +14,10 @@ detector (PPLCNet-like backbone, FPN, DB head; input [-1, 3, -1, -1]) and ResNet
   input shape (random weights and inputs), its results identical to the reference interpreter's; two shapes per
   program, so the sizes the class computes for one shape and then another are both right.
 
+- repeat-<program>: a program whose sizes depend on data (tests/paddle/nonzero_gather_nd, masked_select_dynamic),
+  built with dynamic/data_dependent_driver.cc, which runs one object of it at many input shapes and numbers of
+  selected elements (none, some, all; growing and shrinking) and checks each result against its own computation.
+
 One meson test per case (`meson test -C build e2e-dynamic-<case>`), registered from --list.
 Usage: test_dynamic.py --build-dir BUILD [CASE...]
 """
@@ -47,8 +51,12 @@ class TestFailure(Exception):
     pass
 
 
+REPEATS = {"gather": "nonzero_gather_nd", "select": "masked_select_dynamic"}  # driver mode -> tests/paddle case
+
+
 def cases():
     out = [f"size-{p}-{t}" for p in PAIRS for t in TARGETS]
+    out += [f"repeat-{mode}" for mode in REPEATS]
     out += [f"run-{p}-{s.replace(',', 'x')}" for p, shapes in RUNS.items() for s in shapes]
     return out
 
@@ -97,9 +105,35 @@ def check_run(build_dir, program, shape):
         raise TestFailure(f"check-program {program} at x={shape} failed:\n{r.stdout}{r.stderr}")
 
 
+def check_repeat(build_dir, mode):
+    build_dir = Path(build_dir).resolve()
+    program = ROOT / "tests" / "paddle" / REPEATS[mode] / "inference.json"
+    with tempfile.TemporaryDirectory() as tmp:
+        gen = Path(tmp) / "gen"
+        cmd = [build_dir / "src" / "kforge", "compile", program, *OPS, "-o", gen, "--name", "net", "--target", "cpu",
+               "--color", "never"]
+        r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise TestFailure(f"kforge compile {program} failed:\n{r.stderr}")
+        link = (build_dir / "kernels" / "kforge_kernels.link").read_text().split()
+        exe = Path(tmp) / "driver"
+        cmd = ["g++", "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-I", gen, "-I", KERNELS,
+               PROGRAMS / "data_dependent_driver.cc", gen / "net.cc", build_dir / "kernels" / "libkforge_kernels.a",
+               *link, "-o", exe]
+        r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise TestFailure(f"the generated code does not build:\n{r.stderr[-4000:]}")
+        r = subprocess.run([str(exe), mode], capture_output=True, text=True, timeout=120)
+        print(r.stdout, end="")
+        if r.returncode != 0:
+            raise TestFailure(f"data_dependent_driver {mode} failed:\n{r.stdout}{r.stderr}")
+
+
 def run_case(args, name):
     kind, rest = name.split("-", 1)
-    if kind == "size":
+    if kind == "repeat":
+        check_repeat(args.build_dir, rest)
+    elif kind == "size":
         pair, target = rest.rsplit("-", 1)
         check_size(Path(args.build_dir) / "src" / "kforge", pair, target)
     else:

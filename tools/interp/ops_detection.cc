@@ -1,4 +1,6 @@
-// The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc).
+// The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc);
+// nonzero and masked_select, whose output is allocated for the most they can write (the infer-meta's dims) and
+// which set its real dims.
 // Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
@@ -100,6 +102,24 @@ Status index_sample(const KernelContext& ctx, const std::vector<RtValue>& in, co
       [&](const KernelContext& c, Tensor* o) { return k::index_sample(c, *x, *index, o); });
 }
 
+Status nonzero(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap&, std::vector<RtValue>& out) {
+  const Tensor* condition;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "condition", &condition));
+  return run_one(
+      ctx, condition->dtype, out, [&](Tensor* o) { return m::NonZeroInferMeta(*condition, o); },
+      [&](const KernelContext& c, Tensor* o) { return k::nonzero(c, *condition, o); });
+}
+
+Status masked_select(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap&,
+                     std::vector<RtValue>& out) {
+  const Tensor *x, *mask;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "mask", &mask));
+  return run_one(
+      ctx, x->dtype, out, [&](Tensor* o) { return m::MaskedSelectInferMeta(*x, *mask, o); },
+      [&](const KernelContext& c, Tensor* o) { return k::masked_select(c, *x, *mask, o); });
+}
+
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
@@ -108,6 +128,8 @@ void register_detection_ops(OpRegistry& r) {
   r.add("isnan", isnan);
   r.add("linspace", linspace);
   r.add("index_sample", index_sample);
+  r.add("nonzero", nonzero);
+  r.add("masked_select", masked_select);
 }
 
 }  // namespace kforge::interp

@@ -1,4 +1,5 @@
-// The last kernels of issue 34 (kernels/detection.cc): deformable_conv, roi_align, isnan, linspace, index_sample.
+// The last kernels of issue 34 (kernels/detection.cc): deformable_conv, roi_align, isnan, linspace, index_sample;
+// issue 33's nonzero and masked_select (output sizes that depend on data).
 // Values on small inputs worked by hand from Paddle's CPU kernels (tests/paddle/ checks the same ops against Paddle
 // itself), and the errors of bad inputs.
 #include <catch2/catch.hpp>
@@ -123,4 +124,44 @@ TEST_CASE("isnan, linspace and index_sample") {
   Tensor o1 = empty(DataType::kFloat32, {2, 1});
   CHECK(error_of(k::index_sample(cpu(), x, bad, &o1)).find("index[1, 0] is 3, outside [0, 3)") != std::string::npos);
   CHECK(error_of(m::IndexSampleInferMeta(x, i64({3, 1}, {0, 0, 0}), &e)).find("same first dim") != std::string::npos);
+}
+
+TEST_CASE("nonzero and masked_select: laid out for the most, the real count written into out's dims") {
+  // nonzero: [numel, rank] capacity; the coordinates of the nonzero elements, row-major.
+  const Tensor c = f32({2, 3}, {0, 1.5f, 0, -2, 0, 3});
+  Tensor nz = output_from([&](Tensor* o) { return m::NonZeroInferMeta(c, o); });
+  CHECK(nz.dtype == DataType::kInt64);
+  CHECK(dims_of(nz) == DetDims{6, 2});
+  REQUIRE(k::nonzero(cpu(), c, &nz).ok());
+  CHECK(dims_of(nz) == DetDims{3, 2});
+  CHECK(values<int64_t>(nz) == std::vector<int64_t>{0, 1, 1, 0, 1, 2});
+  // Called again on the same out, whose dims the first call shrank: it must be laid out for the most again first
+  // (the generated code does that before every call).
+  CHECK(error_of(k::nonzero(cpu(), c, &nz)).find("has no room for [6, 2]") != std::string::npos);
+  // Nothing nonzero: no rows.
+  const Tensor none = boolean({4}, {0, 0, 0, 0});
+  Tensor nz0 = output_from([&](Tensor* o) { return m::NonZeroInferMeta(none, o); });
+  REQUIRE(k::nonzero(cpu(), none, &nz0).ok());
+  CHECK(dims_of(nz0) == DetDims{0, 1});
+  // An out laid out for fewer rows than the most: an error, not a write past its end.
+  Tensor small = empty(DataType::kInt64, {2, 2});
+  CHECK(error_of(k::nonzero(cpu(), c, &small)).find("has no room for [6, 2]") != std::string::npos);
+
+  // masked_select: x's elements where the broadcast mask is true, row-major.
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const Tensor mask = boolean({3}, {1, 0, 1});
+  Tensor sel = output_from([&](Tensor* o) { return m::MaskedSelectInferMeta(x, mask, o); });
+  CHECK(dims_of(sel) == DetDims{6});
+  REQUIRE(k::masked_select(cpu(), x, mask, &sel).ok());
+  check_close<float>(sel, {1, 3, 4, 6});
+  // The mask may be the larger one: x broadcast along its rows.
+  const Tensor row = i64({3}, {7, 8, 9});
+  const Tensor full_mask = boolean({2, 3}, {0, 1, 0, 1, 1, 0});
+  Tensor sel2 = output_from([&](Tensor* o) { return m::MaskedSelectInferMeta(row, full_mask, o); });
+  REQUIRE(k::masked_select(cpu(), row, full_mask, &sel2).ok());
+  CHECK(values<int64_t>(sel2) == std::vector<int64_t>{8, 7, 8});
+  Tensor e;
+  CHECK(error_of(m::MaskedSelectInferMeta(x, f32({3}, {1, 0, 1}), &e)).find("mask must be bool") != std::string::npos);
+  CHECK(error_of(m::MaskedSelectInferMeta(x, boolean({2}, {1, 0}), &e)).find("cannot be broadcast") !=
+        std::string::npos);
 }

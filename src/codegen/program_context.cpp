@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "codegen/cpp_text.h"
 #include "codegen/fused_cpu.h"
@@ -102,7 +103,7 @@ class ContextBuilder {
     uint32_t best = passes::kNone;
     for (uint32_t id : e.symbols()) {
       if (id >= p_.symbols.size() || p_.symbols[id].is_input_dim()) continue;
-      if (best == passes::kNone || p_.symbols[id].call > p_.symbols[best].call) best = id;
+      if (best == passes::kNone || bound_later(id, best)) best = id;
     }
     return best;
   }
@@ -110,9 +111,18 @@ class ContextBuilder {
     uint32_t best = passes::kNone;
     for (const SymExpr& d : dims) {
       const uint32_t id = late_symbol(d);
-      if (id != passes::kNone && (best == passes::kNone || p_.symbols[id].call > p_.symbols[best].call)) best = id;
+      if (id != passes::kNone && (best == passes::kNone || bound_later(id, best))) best = id;
     }
     return best;
+  }
+  /// The order run() binds data-dependent symbols in: by call; a call's dims read before it (from its infer-meta)
+  /// before those its kernel finds; then by id.
+  bool bound_later(uint32_t a, uint32_t b) const {
+    auto key = [&](uint32_t id) {
+      const passes::Symbol& s = p_.symbols[id];
+      return std::tuple(s.call, s.before_call ? 0 : 1, id);
+    };
+    return key(a) > key(b);
   }
   /// A value laid out only once a data-dependent dim is known (its dims mention one; not the op's own result, which
   /// has a capacity).
@@ -131,6 +141,11 @@ class ContextBuilder {
   std::string named_attr(const KernelCall& call, const KernelArg& arg, const std::string& init);
   std::string context_name(ir::DataType dtype, SourceLoc loc);
   void declare_kernel(const KernelCall& call);
+  /// The infer-meta call that gives a call's data-dependent dims before it runs (Symbol::before_call), or none.
+  std::optional<Value> run_time_meta(const KernelCall& call, uint32_t index, const List& args, List& pre);
+  static std::string meta_output(uint32_t index, const std::string& output) {
+    return "kf_c" + std::to_string(index) + "_meta_" + cpp_identifier(output);
+  }
 
   const LoweredProgram& p_;
   const SourceManager& sources_;
@@ -145,6 +160,7 @@ class ContextBuilder {
   List attrs_;
   std::map<std::string, std::string> contexts_;  // name -> dtype
   std::map<std::string, Value> kernel_decls_;
+  std::map<std::string, Value> meta_decls_;  // infer-meta functions run before a call (run_time_meta)
   std::vector<std::string> kernel_order_;
   SizeTable sizes_;  // every size of a dynamic program, computed once per new set of dims
 };
@@ -523,6 +539,49 @@ void ContextBuilder::declare_kernel(const KernelCall& call) {
   kernel_order_.push_back(call.kernel);
 }
 
+std::optional<Value> ContextBuilder::run_time_meta(const KernelCall& call, uint32_t index, const List& args,
+                                                   List& pre) {
+  const bool needed = std::any_of(p_.symbols.begin(), p_.symbols.end(), [&](const passes::Symbol& s) {
+    return !s.is_input_dim() && s.before_call && s.call == index;
+  });
+  if (!needed) return std::nullopt;
+  if (call.infer_meta.empty()) {
+    error(call.loc, call.pir_name + ": its output dims are read from a tensor at run time, but its op has no "
+                    "infer_meta function to compute them");
+    return std::nullopt;
+  }
+  // The infer-meta's arguments: the kernel's own where they are the same (a shape converted from a tensor once).
+  std::map<std::string, std::string> by_name;
+  for (size_t i = 0; i < call.args.size(); ++i) by_name[call.args[i].name] = args[i].as_string();
+  List meta_args, params, outputs;
+  for (const KernelArg& arg : call.infer_meta_args) {
+    auto it = by_name.find(arg.name);
+    meta_args.push_back(it != by_name.end() ? it->second : bind_arg(call, index, arg, pre));
+    params.push_back(param_type(arg.type, arg.optional) + " " + cpp_identifier(arg.name));
+  }
+  for (const passes::CallOutput& out : call.outputs) {
+    if (out.is_list) {
+      error(call.loc, call.pir_name + ": its output dims are read from a tensor at run time, which kforge does not "
+                      "do for a list of outputs ('" + out.name + "')");
+      return std::nullopt;
+    }
+    outputs.push_back(meta_output(index, out.name));
+    meta_args.push_back("&" + meta_output(index, out.name));
+    params.push_back("kforge::Tensor* " + cpp_identifier(out.name));
+  }
+  if (!meta_decls_.contains(call.infer_meta)) {
+    Value decl = Value::map();
+    decl.set("name", call.infer_meta);
+    decl.set("params", Value(std::move(params)));
+    meta_decls_[call.infer_meta] = std::move(decl);
+  }
+  Value meta = Value::map();
+  meta.set("function", call.infer_meta);
+  meta.set("args", Value(std::move(meta_args)));
+  meta.set("outputs", Value(std::move(outputs)));
+  return meta;
+}
+
 Value ContextBuilder::call_context(const KernelCall& call, uint32_t index) {
   declare_kernel(call);
   List pre, args, traces;
@@ -561,8 +620,10 @@ Value ContextBuilder::call_context(const KernelCall& call, uint32_t index) {
     pre.push_back("kforge::Tensor* const " + name + "[] = {" + items + "};");
     args.push_back("kforge::MutableTensorList{" + name + ", " + std::to_string(ptrs.size()) + "}");
   }
+  std::optional<Value> meta = run_time_meta(call, index, args, pre);
   Value cv = Value::map();
   cv.set("index", static_cast<int64_t>(index));
+  cv.set("meta", meta ? std::move(*meta) : Value(false));
   cv.set("kernel", call.kernel);
   cv.set("callee", multi_kernel_callee(options_.multi_kernel, call, index));
   cv.set("pir_name", call.pir_name);
@@ -579,8 +640,7 @@ List ContextBuilder::data_symbols_value() {
   for (const passes::Symbol& s : p_.symbols) {
     if (!s.is_input_dim() && s.call != passes::kNone) order.push_back(s.id);
   }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return p_.symbols[a].call < p_.symbols[b].call; });
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return bound_later(b, a); });
   std::map<uint32_t, uint32_t> runtime_slot;  // kRuntime buffer index -> runtime_ slot
   for (const Buffer& b : p_.buffers) {
     // Only buffers of values the class holds: one whose values all live in a fused loop's registers needs none.
@@ -600,8 +660,19 @@ List ContextBuilder::data_symbols_value() {
     sv.set("name", name);
     sv.set("meaning", s.name);
     sv.set("call", static_cast<int64_t>(s.call));
-    sv.set("init", expr(s.value) + ".dims[" + std::to_string(s.axis) + "]");
-    sv.set("bound", sym(s.bound));
+    sv.set("before", s.before_call);
+    if (s.before_call) {
+      // From the infer-meta's output (run_time_meta) that is this value.
+      std::string output;
+      for (const passes::CallOutput& o : p_.calls.at(s.call).outputs) {
+        if (std::find(o.values.begin(), o.values.end(), s.value) != o.values.end()) output = o.name;
+      }
+      sv.set("init", meta_output(s.call, output) + ".dims[" + std::to_string(s.axis) + "]");
+      sv.set("bound", "");
+    } else {
+      sv.set("init", expr(s.value) + ".dims[" + std::to_string(s.axis) + "]");
+      sv.set("bound", sym(s.bound));
+    }
     List params;
     for (const std::string& k : known) params.push_back(k);
     sv.set("params", Value(std::move(params)));
@@ -743,6 +814,9 @@ std::optional<Value> ContextBuilder::build() {
   std::sort(sorted.begin(), sorted.end());
   for (const std::string& name : sorted) decls.push_back(kernel_decls_.at(name));
   ctx.set("kernel_decls", Value(std::move(decls)));
+  List meta_decls;
+  for (const auto& [name, decl] : meta_decls_) meta_decls.push_back(decl);
+  ctx.set("meta_decls", Value(std::move(meta_decls)));
   add_multi_kernel_context(ctx, p_, options_.multi_kernel,
                            [this](const passes::KernelCall& call) { return where(call.loc); });
   sizes_.add_program_sizes(p_);

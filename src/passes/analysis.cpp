@@ -274,6 +274,10 @@ class Analyzer {
       diags_.report(std::move(d));
       return;
     }
+    if (!problem.empty() && ctx.read_at_run_time() && dims_from_run_time_infer_meta(op)) {
+      cross_check(op, *sig);
+      return;
+    }
     if (!problem.empty()) {
       Diagnostic d{Severity::kError, op.loc, fmt::format("'{}': {}", name_of(op), problem), {}};
       for (const DiagNote& n : ctx.notes()) d.note(n.message, n.loc);
@@ -283,6 +287,42 @@ class Analyzer {
     }
     cross_check(op, *sig);
     detail::propagate_constants(ctx, options_.max_known_elements);
+  }
+
+  /// An op whose output shape comes from the values of a tensor known only at run time (reshape to a shape read
+  /// from an input): where the program declares every result's dtype and rank (PIR does), each dim it leaves
+  /// dynamic becomes a data-dependent symbol that the generated code reads from the op's infer-meta, run with the
+  /// real values just before the call. False (the rule's error stands) where a result has no declared type.
+  bool dims_from_run_time_infer_meta(const Op& op) {
+    for (ir::ValueId r : op.results) {
+      const ir::Type& declared = program_.type_of(r);
+      if (!declared.is_tensor() || declared.dtype == ir::DataType::kUndefined) return false;
+    }
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      const ir::Type& declared = program_.type_of(op.results[i]);
+      ValueInfo& v = info(op.results[i]);
+      v = ValueInfo{};
+      v.known = true;
+      v.dtype = declared.dtype;
+      for (size_t axis = 0; axis < declared.dims.size(); ++axis) {
+        if (declared.dims[axis] >= 0) {
+          v.dims.push_back(declared.dims[axis]);
+          continue;
+        }
+        Symbol s;
+        s.id = static_cast<uint32_t>(analysis_.symbols.size());
+        s.kind = SymbolKind::kDataDependent;
+        s.before_call = true;
+        s.op = op.id;
+        s.result = static_cast<uint32_t>(i);
+        s.axis = static_cast<uint32_t>(axis);
+        s.name = fmt::format("dim {} of {}'s result {}", axis, name_of(op),
+                             program_.value(op.results[i]).source_id);
+        analysis_.symbols.push_back(s);
+        v.dims.push_back(SymExpr::symbol(s.id));
+      }
+    }
+    return true;
   }
 
   /// Compares inferred results with the declared types: dtype, rank and static dims must agree.

@@ -558,8 +558,8 @@ class Lowerer {
     }
   }
 
-  /// Each data-dependent symbol gets the call and the value whose dim it is; that value is laid out for the symbol's
-  /// bound (LoweredValue::capacity). A symbol of an op that is not called (dead code) binds nothing: no value
+  /// Each data-dependent symbol gets the call and the value whose dim it is; found by the kernel, that value is laid
+  /// out for the symbol's bound (LoweredValue::capacity). A symbol of an op that is not called (dead code) binds nothing: no value
   /// that is computed mentions it.
   void bind_data_dependent_symbols() {
     for (Symbol& s : out_.symbols) {
@@ -571,6 +571,7 @@ class Lowerer {
         if (v == kNone) break;
         s.call = c;
         s.value = v;
+        if (s.before_call) break;  // read from the infer-meta before the call: laid out at its size
         LoweredValue& value = out_.values[v];
         if (value.capacity.empty()) value.capacity = value.dims;
         if (s.axis < value.capacity.size()) value.capacity[s.axis] = s.bound;
@@ -622,6 +623,11 @@ class Lowerer {
     std::vector<uint32_t> parent(n);
     std::iota(parent.begin(), parent.end(), 0u);
     auto is_owned = [&](uint32_t v) { return out_.values[v].role == ValueRole::kComputed; };
+    // A view or in-place output sized by a data-dependent dim that its input is not (a reshape to a shape read at run
+    // time) keeps a buffer of its own: one buffer would be laid out at run time, after the input is written.
+    auto sized_apart = [&](uint32_t in, uint32_t o) {
+      return data_dependent(out_.values[in].bytes()) != data_dependent(out_.values[o].bytes());
+    };
 
     // Reads and writes per value, in call order.
     std::vector<uint32_t> last_use(n, 0);
@@ -662,7 +668,7 @@ class Lowerer {
         pair_values(call, p, &in, &o);
         if (in == kNone || o == kNone) continue;
         writes.push_back({c, in, o});
-        if (is_owned(in)) parent[find(parent, o)] = find(parent, in);
+        if (is_owned(in) && !sized_apart(in, o)) parent[find(parent, o)] = find(parent, in);
       }
     }
     // Views share storage unless that storage is written in place after the view is made.
@@ -672,7 +678,7 @@ class Lowerer {
       for (const opdef::InplacePair& p : call.def->view) {
         uint32_t in, o;
         pair_values(call, p, &in, &o);
-        if (in == kNone || o == kNone || !is_owned(in)) continue;
+        if (in == kNone || o == kNone || !is_owned(in) || sized_apart(in, o)) continue;
         bool written_later = false;
         for (const Write& w : writes) {
           const uint32_t g = find(parent, w.input);

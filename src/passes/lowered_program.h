@@ -61,10 +61,11 @@ namespace kforge::passes {
 constexpr uint32_t kNone = UINT32_MAX;
 
 /// A symbol of the dims' expressions: a dynamic dim of a program input (`symbol` i is dim `axis` of
-/// `inputs[input]`), or a data-dependent dim: the size an op like nonzero or masked_select finds in its input's data
-/// (dim `axis` of the value it computes). The generated code reads an input dim before the first call; a
-/// data-dependent one after its op ran, so that everything sized by it is laid out then, in memory allocated at run
-/// time (BufferKind::kRuntime).
+/// `inputs[input]`), or a data-dependent dim (dim `axis` of the value an op computes): the size an op like nonzero or
+/// masked_select finds in its input's data, or a dim an op reads from a tensor's values (reshape to a shape read from
+/// an input). The generated code reads an input dim before the first call; a data-dependent one after its op ran
+/// (nonzero), or from the op's infer-meta run just before it (`before_call`: reshape), so that everything sized by it
+/// is laid out then, in memory allocated at run time (BufferKind::kRuntime).
 enum class SymbolKind : uint8_t { kInputDim, kDataDependent };
 
 struct Symbol {
@@ -80,7 +81,8 @@ struct Symbol {
   uint32_t result = 0;
   uint32_t value = UINT32_MAX;
   uint32_t call = UINT32_MAX;
-  SymExpr bound;
+  SymExpr bound;       // after the call: the most it can be, which the result is laid out for
+  bool before_call = false;
 
   bool is_input_dim() const { return kind == SymbolKind::kInputDim; }
 };

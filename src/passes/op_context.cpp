@@ -34,6 +34,7 @@ std::string OpContext::runtime_value(const std::string& name) {
                        "a constant here",
                        name, to_string(*values));
   }
+  read_at_run_time_ = true;
   const std::string head =
       fmt::format("the output shape depends on the run-time value of '{}', which kforge cannot know when it generates "
                   "code",

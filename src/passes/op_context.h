@@ -79,6 +79,9 @@ class OpContext {
   std::string runtime_value(const std::string& name);
   /// Notes for the error the rule returns (runtime_value's).
   const std::vector<DiagNote>& notes() const { return notes_; }
+  /// Whether the rule failed because a shape argument's values are known only at run time (runtime_value's second
+  /// case): the analysis can still give the results dims that the op's infer-meta computes then.
+  bool read_at_run_time() const { return read_at_run_time_; }
 
   /// The analysis being filled.
   Analysis& analysis() { return analysis_; }
@@ -93,6 +96,7 @@ class OpContext {
   Analysis& analysis_;
   std::vector<std::string> params_;
   std::vector<DiagNote> notes_;
+  bool read_at_run_time_ = false;
 };
 
 /// The shape rule for infer_meta function `func`; sets every result's dtype and dims. Returns "" on

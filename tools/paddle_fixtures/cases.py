@@ -558,6 +558,16 @@ CASES = [
       ops=("masked_select",)),
     C("masked_select_dynamic", lambda x: paddle.masked_select(x, x > 0).reshape([-1, 1]) + paddle.mean(x),
       [t(None, None, run=(3, 5))], ops=("masked_select",)),
+    # Shapes read from a tensor's values (issue 33): each dim the program leaves dynamic is read from the op's
+    # infer-meta run just before the call.
+    C("reshape_shape_from_data", lambda x: paddle.reshape(x, [(x > 100).astype("int64").sum() + 3, -1]) * 2.0,
+      [t(3, 4)], ops=("reshape",)),
+    C("arange_end_from_data", lambda x: paddle.arange((x > 0).astype("int64").sum()).astype("float32") + 1.0,
+      [t(3, 4)], ops=("arange",)),
+    C("full_shape_from_data", lambda x: paddle.full([(x > 0).astype("int32").sum(), 2], 1.5), [t(2, 5)],
+      ops=("full_with_tensor",)),
+    C("slice_end_from_data", lambda x: x[:, : (x[0] > 0).astype("int64").sum() + 1] + 1.0, [t(None, 6, run=(3, 6))],
+      ops=("slice",)),
     C("arange_dynamic", lambda x: x + paddle.arange(paddle.shape(x)[1]).astype("float32"),
       [t(None, None, run=(2, 5))], ops=("arange",)),
     C("arange_dynamic_start_step", lambda x: x + paddle.arange(paddle.shape(x)[0] - 1,

@@ -562,6 +562,9 @@ CASES = [
     # infer-meta run just before the call.
     C("reshape_shape_from_data", lambda x: paddle.reshape(x, [(x > 100).astype("int64").sum() + 3, -1]) * 2.0,
       [t(3, 4)], ops=("reshape",)),
+    C("reshape_computed_shape_from_data",  # a view of a computed value, sized apart from it: a buffer of its own
+      lambda x: paddle.reshape(F.relu(x), [(x > 100).astype("int64").sum() + 2, -1]) - F.relu(x).sum(),
+      [t(4, 3)], ops=("reshape",)),
     C("arange_end_from_data", lambda x: paddle.arange((x > 0).astype("int64").sum()).astype("float32") + 1.0,
       [t(3, 4)], ops=("arange",)),
     C("full_shape_from_data", lambda x: paddle.full([(x > 0).astype("int32").sum(), 2], 1.5), [t(2, 5)],

@@ -1,6 +1,6 @@
 // The ops issue 34 adds last, as Paddle's CPU kernels compute them: deformable_conv (ModulatedDeformableIm2col and
 // the grouped product), roi_align (the sample grid of GetIndexesAndRatios and its average), and isnan, linspace,
-// index_sample; nonzero and masked_select, whose output size depends on the data. Each step in the element type T
+// index_sample; nonzero, masked_select and unique, whose output sizes depend on the data. Each step in the element type T
 // and in Paddle's order, so that float32 results match Paddle's.
 #include <algorithm>
 #include <cmath>
@@ -403,6 +403,56 @@ Status masked_select(const KernelContext& ctx, const Tensor& x, const Tensor& ma
   }
   out->dims[0] = count;
   return Status::OK();
+}
+
+Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool return_inverse, bool return_counts,
+              const std::vector<int>& axis, DataType dtype, bool is_sorted, Tensor* out, Tensor* indices,
+              Tensor* inverse, Tensor* counts) {
+  (void)ctx;
+  static constexpr const char* kOp = "unique";
+  Tensor c_out, c_indices, c_inverse, c_counts;
+  KFORGE_RETURN_IF_ERROR(meta::UniqueRawInferMeta(x, return_index, return_inverse, return_counts, axis, dtype,
+                                                   is_sorted, &c_out, &c_indices, &c_inverse, &c_counts));
+  KFORGE_RETURN_IF_ERROR(check_capacity(kOp, out, c_out));
+  if (indices != nullptr) KFORGE_RETURN_IF_ERROR(check_capacity(kOp, indices, c_indices));
+  KFORGE_RETURN_IF_ERROR(check_result(kOp, inverse, c_inverse));
+  if (counts != nullptr) KFORGE_RETURN_IF_ERROR(check_capacity(kOp, counts, c_counts));
+  const int64_t n = x.numel();
+  return util::visit_plain(x.dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* xd = x.data_as<const T>();
+    // Positions sorted by value, ties by position: each run of equal values starts at its first occurrence.
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return xd[a] < xd[b]; });
+    auto store = [&](Tensor* t, int64_t at, int64_t v) {
+      if (dtype == DataType::kInt64) {
+        t->data_as<int64_t>()[at] = v;
+      } else {
+        t->data_as<int32_t>()[at] = static_cast<int32_t>(v);
+      }
+    };
+    int64_t count = 0;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = order[static_cast<size_t>(k)];
+      if (k == 0 || xd[order[static_cast<size_t>(k - 1)]] < xd[i]) {
+        out->data_as<T>()[count] = xd[i];
+        if (indices != nullptr) store(indices, count, i);
+        if (counts != nullptr) store(counts, count, 0);
+        ++count;
+      }
+      store(inverse, i, count - 1);
+      if (counts != nullptr) {
+        const int64_t at = count - 1;
+        const int64_t now = dtype == DataType::kInt64 ? counts->data_as<int64_t>()[at] : counts->data_as<int32_t>()[at];
+        store(counts, at, now + 1);
+      }
+    }
+    out->dims[0] = count;
+    if (indices != nullptr) indices->dims[0] = count;
+    if (counts != nullptr) counts->dims[0] = count;
+    return Status::OK();
+  });
 }
 
 }  // namespace kforge::kernels

@@ -496,6 +496,13 @@ Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& ind
 // masked_select: x's elements where mask (broadcast with x) is true, in row-major order.
 Status nonzero(const KernelContext& ctx, const Tensor& condition, Tensor* out);
 Status masked_select(const KernelContext& ctx, const Tensor& x, const Tensor& mask, Tensor* out);
+// unique over every element of x (axis empty), sorted (is_sorted true, as paddle.unique writes it): out the distinct
+// values ascending, indices the position of each one's first occurrence in x, inverse (x's numel) each element's
+// position in out, counts how often each occurs; out, indices and counts laid out for x's numel, their first dim set
+// to the count. indices and counts may be null.
+Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool return_inverse, bool return_counts,
+              const std::vector<int>& axis, DataType dtype, bool is_sorted, Tensor* out, Tensor* indices,
+              Tensor* inverse, Tensor* counts);
 
 }  // namespace kforge::kernels
 
@@ -525,6 +532,9 @@ Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
 // The most nonzero / masked_select can write (every element nonzero / selected): out is laid out for that.
 Status NonZeroInferMeta(const Tensor& condition, Tensor* out);
 Status MaskedSelectInferMeta(const Tensor& x, const Tensor& mask, Tensor* out);
+Status UniqueRawInferMeta(const Tensor& x, bool return_index, bool return_inverse, bool return_counts,
+                          const std::vector<int>& axis, DataType dtype, bool is_sorted, Tensor* out, Tensor* indices,
+                          Tensor* inverse, Tensor* counts);
 Status RoiAlignInferMeta(const Tensor& x, const Tensor& boxes, const Tensor* boxes_num, int pooled_height,
                          int pooled_width, float spatial_scale, int sampling_ratio, bool aligned, Tensor* out);
 Status DeformableConvInferMeta(const Tensor& x, const Tensor& offset, const Tensor& filter, const Tensor* mask,

@@ -1,6 +1,6 @@
 // Infer-meta of the ops issue 34 adds last (GraphNet's detection models and a few more): Paddle's
 // IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta, RoiAlignInferMeta and
-// DeformableConvInferMeta; NonZeroInferMeta and MaskedSelectInferMeta (capacities: their outputs' sizes depend on
+// DeformableConvInferMeta; NonZeroInferMeta, MaskedSelectInferMeta and UniqueRawInferMeta (capacities: their outputs' sizes depend on
 // data). src/passes/shape_rules_detection.cpp mirrors them over symbolic dims.
 #include <vector>
 
@@ -75,6 +75,24 @@ Status MaskedSelectInferMeta(const Tensor& x, const Tensor& mask, Tensor* out) {
   int64_t n = 1;
   for (int64_t d : both) n *= d;
   return set_det_out(out, x.dtype, {n}, kOp);
+}
+
+Status UniqueRawInferMeta(const Tensor& x, bool return_index, bool return_inverse, bool return_counts,
+                          const std::vector<int>& axis, DataType dtype, bool is_sorted, Tensor* out, Tensor* indices,
+                          Tensor* inverse, Tensor* counts) {
+  static constexpr const char* kOp = "UniqueRawInferMeta";
+  (void)return_index;
+  (void)return_inverse;
+  (void)return_counts;
+  if (!axis.empty()) return Status::Error(kOp, ": unique along an axis is not supported (axis must be empty)");
+  if (!is_sorted) return Status::Error(kOp, ": is_sorted false (the legacy unique) is not supported");
+  if (!meta_det_is_index(dtype)) return Status::Error(kOp, ": dtype must be int32 or int64, got ", dtype);
+  const int64_t n = x.numel();
+  KFORGE_RETURN_IF_ERROR(set_det_out(out, x.dtype, {n}, kOp));
+  if (indices != nullptr) KFORGE_RETURN_IF_ERROR(set_det_out(indices, dtype, {n}, kOp));
+  KFORGE_RETURN_IF_ERROR(set_det_out(inverse, dtype, {n}, kOp));
+  if (counts != nullptr) KFORGE_RETURN_IF_ERROR(set_det_out(counts, dtype, {n}, kOp));
+  return Status::OK();
 }
 
 Status RoiAlignInferMeta(const Tensor& x, const Tensor& boxes, const Tensor* boxes_num, int pooled_height,

@@ -572,9 +572,20 @@ class Lowerer {
         s.call = c;
         s.value = v;
         if (s.before_call) break;  // read from the infer-meta before the call: laid out at its size
-        LoweredValue& value = out_.values[v];
-        if (value.capacity.empty()) value.capacity = value.dims;
-        if (s.axis < value.capacity.size()) value.capacity[s.axis] = s.bound;
+        // Every output the kernel writes that the symbol sizes (unique's out, indices and counts) is laid out for
+        // the bound.
+        for (const CallOutput& o : out_.calls[c].outputs) {
+          for (uint32_t w : o.values) {
+            if (w == kNone) continue;
+            LoweredValue& value = out_.values[w];
+            for (size_t a = 0; a < value.dims.size(); ++a) {
+              uint32_t id = kNone;
+              if (!value.dims[a].is_symbol(&id) || id != s.id) continue;
+              if (value.capacity.empty()) value.capacity = value.dims;
+              value.capacity[a] = s.bound;
+            }
+          }
+        }
         break;
       }
     }

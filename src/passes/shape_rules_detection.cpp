@@ -1,7 +1,7 @@
 // Shape rules of the ops issue 34 adds last: IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta,
 // RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims; and the
 // ops of detection post-processing whose output size depends on their input's data (NonZeroInferMeta,
-// MaskedSelectInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim).
+// MaskedSelectInferMeta, UniqueRawInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim).
 #include <map>
 
 #include <fmt/format.h>
@@ -166,6 +166,27 @@ std::string masked_select_rule(OpContext& c) {
   return "";
 }
 
+/// unique over the flattened x (axis empty), sorted: out [count], indices [count], inverse [numel], counts [count];
+/// one data-dependent count for the three.
+std::string unique_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  const std::optional<std::vector<int64_t>> axis = c.static_ints(c.param(4));
+  if (!axis) return "axis must be a constant";
+  if (!axis->empty()) return "unique along an axis is not supported (only over every element: axis empty)";
+  if (c.bool_value(c.param(6)) == false) {
+    return "is_sorted false (the legacy unique, in first-occurrence order) is not supported";
+  }
+  const DataType index = c.dtype_value(c.param(5)).value_or(DataType::kInt64);
+  if (!det_is_index(index)) return fmt::format("dtype must be int32 or int64, got {}", ir::dtype_name(index));
+  const SymExpr numel = sym_numel(x->dims);
+  const SymExpr count = c.data_dependent_dim(0, 0, numel, "the number of unique elements");
+  c.set_result(0, x->dtype, {count});
+  if (c.result_count() > 1) c.set_result(1, index, {count});
+  if (c.result_count() > 2) c.set_result(2, index, {numel});
+  if (c.result_count() > 3) c.set_result(3, index, {count});
+  return "";
+}
+
 }  // namespace
 
 const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules() {
@@ -177,6 +198,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules(
       {"DeformableConvInferMeta", deformable_conv_rule},
       {"NonZeroInferMeta", nonzero_rule},
       {"MaskedSelectInferMeta", masked_select_rule},
+      {"UniqueRawInferMeta", unique_rule},
   };
   return kRules;
 }

@@ -1,5 +1,5 @@
 // The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc);
-// nonzero and masked_select, whose output is allocated for the most they can write (the infer-meta's dims) and
+// nonzero, masked_select and unique, whose outputs is allocated for the most they can write (the infer-meta's dims) and
 // which set its real dims.
 // Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
@@ -10,6 +10,7 @@ using kforge::DataType;
 using kforge::KernelContext;
 using kforge::Status;
 using kforge::Tensor;
+using detail::run_many;
 using detail::run_one;
 
 namespace {
@@ -120,6 +121,31 @@ Status masked_select(const KernelContext& ctx, const std::vector<RtValue>& in, c
       [&](const KernelContext& c, Tensor* o) { return k::masked_select(c, *x, *mask, o); });
 }
 
+Status unique(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs, std::vector<RtValue>& out) {
+  const Tensor* x;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  bool return_index, return_inverse, return_counts, is_sorted;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("return_index", &return_index, false));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("return_inverse", &return_inverse, false));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("return_counts", &return_counts, false));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("is_sorted", &is_sorted, false));
+  std::vector<int64_t> axis64;
+  KFORGE_RETURN_IF_ERROR(attrs.get_ints("axis", &axis64, {}));
+  const std::vector<int> axis(axis64.begin(), axis64.end());
+  DataType dtype;
+  KFORGE_RETURN_IF_ERROR(attrs.get_dtype("dtype", &dtype, DataType::kInt64));
+  return run_many(
+      ctx, x->dtype, 4, out,
+      [&](Tensor** o) {
+        return m::UniqueRawInferMeta(*x, return_index, return_inverse, return_counts, axis, dtype, is_sorted, o[0], o[1],
+                                     o[2], o[3]);
+      },
+      [&](const KernelContext& c, Tensor** o) {
+        return k::unique(c, *x, return_index, return_inverse, return_counts, axis, dtype, is_sorted, o[0], o[1], o[2],
+                         o[3]);
+      });
+}
+
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
@@ -130,6 +156,7 @@ void register_detection_ops(OpRegistry& r) {
   r.add("index_sample", index_sample);
   r.add("nonzero", nonzero);
   r.add("masked_select", masked_select);
+  r.add("unique", unique);
 }
 
 }  // namespace kforge::interp

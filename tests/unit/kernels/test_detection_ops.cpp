@@ -165,3 +165,31 @@ TEST_CASE("nonzero and masked_select: laid out for the most, the real count writ
   CHECK(error_of(m::MaskedSelectInferMeta(x, boolean({2}, {1, 0}), &e)).find("cannot be broadcast") !=
         std::string::npos);
 }
+
+TEST_CASE("unique: sorted distinct values, first occurrences, inverse and counts; laid out for every element") {
+  const Tensor x = i64({2, 3}, {3, 1, 3, 2, 1, 3});
+  Tensor out, indices, inverse, counts;
+  REQUIRE(m::UniqueRawInferMeta(x, true, true, true, {}, DataType::kInt32, true, &out, &indices, &inverse, &counts)
+              .ok());
+  CHECK(dims_of(out) == DetDims{6});
+  CHECK(dims_of(inverse) == DetDims{6});
+  for (Tensor* t : {&out, &indices, &inverse, &counts}) REQUIRE(t->allocate().ok());
+  REQUIRE(k::unique(cpu(), x, true, true, true, {}, DataType::kInt32, true, &out, &indices, &inverse, &counts).ok());
+  CHECK(values<int64_t>(out) == std::vector<int64_t>{1, 2, 3});
+  CHECK(values<int32_t>(indices) == std::vector<int32_t>{1, 3, 0});
+  CHECK(values<int32_t>(inverse) == std::vector<int32_t>{2, 0, 2, 1, 0, 2});
+  CHECK(values<int32_t>(counts) == std::vector<int32_t>{2, 1, 3});
+  // indices and counts may be left out.
+  Tensor out2, inverse2;
+  REQUIRE(m::UniqueRawInferMeta(x, false, true, false, {}, DataType::kInt64, true, &out2, nullptr, &inverse2, nullptr)
+              .ok());
+  REQUIRE(out2.allocate().ok());
+  REQUIRE(inverse2.allocate().ok());
+  REQUIRE(k::unique(cpu(), x, false, true, false, {}, DataType::kInt64, true, &out2, nullptr, &inverse2, nullptr).ok());
+  CHECK(values<int64_t>(inverse2) == std::vector<int64_t>{2, 0, 2, 1, 0, 2});
+  Tensor e1, e2, e3, e4;
+  CHECK(error_of(m::UniqueRawInferMeta(x, false, false, false, {0}, DataType::kInt64, true, &e1, &e2, &e3, &e4))
+            .find("along an axis") != std::string::npos);
+  CHECK(error_of(m::UniqueRawInferMeta(x, false, false, false, {}, DataType::kInt64, false, &e1, &e2, &e3, &e4))
+            .find("is_sorted false") != std::string::npos);
+}

@@ -53,8 +53,8 @@ int64_t choose_group_images(const ConvGeometry& g, int64_t n, int64_t pixels) {
 
 // The output channels of one task: a chunk of 64, 48 or 32 (the first that divides them) of an ungrouped
 // convolution, when that chunk has at least kMinChunkMacs multiply-adds; else all of them. An NHWC chunk is a strided
-// slice of the output, which oneDNN 2.6 writes only with its reference implementation, so the primitive writes a
-// dense chunk that is then copied into place.
+// slice of the output, which oneDNN (2.6 to 3.13, bench/layouts/impl_probe.cc) writes only with its reference
+// implementation, so the primitive writes a dense chunk that is then copied into place.
 int64_t choose_chunk(const ConvGeometry& g) {
   if (g.kind != ConvKind::kConv || g.groups != 1) return g.oc;
   // An nChw8c chunk of 64, 48 or 32 channels is contiguous in one image only (nChw8c has no strided form).

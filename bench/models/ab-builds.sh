@@ -45,6 +45,10 @@ build_worker() {  # BUILD_DIR GEN_DIR OUTPUT
     "${EXTRA[@]}" "$1/kernels/libkforge_kernels.a" "${link[@]}" -o "$3"
 }
 
+WRAP_ARGS=()
+read -ra WRAP_ARGS <<< "$WRAP"
+ENV_ARGS=()
+IFS=',' read -ra ENV_ARGS <<< "$ENV_B"
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "A: $A ($(cat "$A/kernels/kforge_kernels.link"))"
 echo "B: $B ($(cat "$B/kernels/kforge_kernels.link"))${ENV_B:+, env $ENV_B}"
@@ -59,9 +63,8 @@ for model in $MODELS; do
     build_worker "$A" "$work/gen" "$work/worker-a"
     build_worker "$B" "$work/gen" "$work/worker-b"
     # The outputs first: the same model on both libraries agrees to float32 rounding (oneDNN sums in another order).
-    printf 'out %s\nquit\n' "$work/out-a.bin" | $WRAP "$work/worker-a" "$dir/bundle.kftb" >/dev/null
-    # shellcheck disable=SC2046
-    printf 'out %s\nquit\n' "$work/out-b.bin" | env $(tr ',' ' ' <<< "$ENV_B") $WRAP "$work/worker-b" \
+    printf 'out %s\nquit\n' "$work/out-a.bin" | "${WRAP_ARGS[@]}" "$work/worker-a" "$dir/bundle.kftb" >/dev/null
+    printf 'out %s\nquit\n' "$work/out-b.bin" | env "${ENV_ARGS[@]}" "${WRAP_ARGS[@]}" "$work/worker-b" \
       "$dir/bundle.kftb" >/dev/null
     diff=$("${KFORGE_BENCH_PYTHON:-python3}" -c "import numpy as np, sys; a, b = (np.fromfile(f, np.float32) for f in sys.argv[1:]); \
 print(f'max |a - b| {np.abs(a - b).max():.3g}, max |a| {np.abs(a).max():.3g}')" "$work/out-a.bin" "$work/out-b.bin")

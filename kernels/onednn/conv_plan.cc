@@ -53,8 +53,8 @@ int64_t choose_group_images(const ConvGeometry& g, int64_t n, int64_t pixels) {
 
 // The output channels of one task: a chunk of 64, 48 or 32 (the first that divides them) of an ungrouped
 // convolution, when that chunk has at least kMinChunkMacs multiply-adds; else all of them. An NHWC chunk is a strided
-// slice of the output, which oneDNN 2.6 writes only with its reference implementation, so the primitive writes a
-// dense chunk that is then copied into place.
+// slice of the output, which oneDNN (2.6 to 3.13, bench/layouts/impl_probe.cc) writes only with its reference
+// implementation, so the primitive writes a dense chunk that is then copied into place.
 int64_t choose_chunk(const ConvGeometry& g) {
   if (g.kind != ConvKind::kConv || g.groups != 1) return g.oc;
   // An nChw8c chunk of 64, 48 or 32 channels is contiguous in one image only (nChw8c has no strided form).
@@ -124,9 +124,9 @@ dnnl::primitive_attr attributes(const ConvGeometry& g) {
   }
   Eltwise e{};
   const bool act = eltwise_of(g.activation, g.alpha, g.beta, &e);
-  if (act && !g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  if (act && !g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
   if (g.residual) ops.append_sum(1.f);
-  if (act && g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  if (act && g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
   attr.set_post_ops(ops);
   return attr;
 }
@@ -139,17 +139,16 @@ bool add_epilogue(const ConvGeometry& g, ConvPlan* plan) {
   ops.append_binary(dnnl::algorithm::binary_add, plan->per_channel);
   Eltwise e{};
   const bool act = eltwise_of(g.activation, g.alpha, g.beta, &e);
-  if (act && !g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  if (act && !g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
   if (g.residual) {
     plan->residual_post_op = ops.len();
     ops.append_binary(dnnl::algorithm::binary_add, plan->user_dst);
   }
-  if (act && g.activation_after_residual) ops.append_eltwise(1.f, e.alg, e.alpha, e.beta);
+  if (act && g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
   dnnl::primitive_attr attr = user_scratchpad();
   attr.set_post_ops(ops);
-  dnnl::binary::primitive_desc pd(
-      dnnl::binary::desc(dnnl::algorithm::binary_mul, plan->user_dst, plan->per_channel, plan->user_dst), attr, engine(),
-      true);
+  const dnnl::binary::primitive_desc pd =
+      binary_pd(dnnl::algorithm::binary_mul, plan->user_dst, plan->per_channel, plan->user_dst, attr);
   if (!pd || is_reference_impl(pd)) return false;
   plan->epilogue = dnnl::binary(pd);
   plan->scratchpad_bytes = std::max(plan->scratchpad_bytes, pd.scratchpad_desc().get_size());
@@ -195,23 +194,21 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   if (g.bias && g.blocked) plan->bias = f32_desc({chunk}, tag::a);
   const dnnl::memory::desc any_src = f32_desc({n, g.ic, g.ih, g.iw}, tag::any);
   const dnnl::memory::desc any_dst = f32_desc({n, chunk, g.oh, g.ow}, tag::any);
-  const dnnl::memory::desc any_weights(plan->user_weights.dims(), dnnl::memory::data_type::f32, tag::any);
+  const dnnl::memory::desc any_weights(dims_of(plan->user_weights), dnnl::memory::data_type::f32, tag::any);
   const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
   const dnnl::primitive_attr attr = g.blocked ? attributes(g) : user_scratchpad();
   const dnnl::memory::desc& weights_md = g.blocked ? any_weights : plan->user_weights;
   // The primitive for given src / dst layouts; an empty one where oneDNN has only its reference implementation.
   auto make = [&](const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md) -> dnnl::primitive_desc_base {
     if (g.kind == ConvKind::kConv) {
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                           src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
-      dnnl::convolution_forward::primitive_desc conv_pd(desc, attr, engine(), true);
+      const dnnl::convolution_forward::primitive_desc conv_pd =
+          convolution_pd(src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r, attr);
       if (!conv_pd || is_reference_impl(conv_pd)) return {};
       plan->prim = dnnl::convolution_forward(conv_pd);
       return conv_pd;
     }
-    dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                                           src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r);
-    dnnl::deconvolution_forward::primitive_desc deconv_pd(desc, attr, engine(), true);
+    const dnnl::deconvolution_forward::primitive_desc deconv_pd =
+        deconvolution_pd(src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r, attr);
     if (!deconv_pd || is_reference_impl(deconv_pd)) return {};
     plan->prim = dnnl::deconvolution_forward(deconv_pd);
     return deconv_pd;

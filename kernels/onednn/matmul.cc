@@ -70,9 +70,8 @@ std::shared_ptr<Plan> build_inner_plan(int64_t rows, int64_t k, int64_t n, bool 
     const int64_t r = last ? rows - (p->blocks - 1) * p->block_rows : p->block_rows;
     p->src[last] = f32_desc({r, k}, dnnl::memory::format_tag::nc);
     p->dst[last] = f32_desc({r, n}, dnnl::memory::format_tag::nc);
-    dnnl::inner_product_forward::primitive_desc pd(
-        dnnl::inner_product_forward::desc(dnnl::prop_kind::forward_inference, p->src[last], any_weights, p->dst[last]),
-        user_scratchpad(), engine(), true);
+    const dnnl::inner_product_forward::primitive_desc pd =
+        inner_product_pd(p->src[last], any_weights, p->dst[last], user_scratchpad());
     if (!pd || is_reference_impl(pd)) return nullptr;
     if (last == 1 && p->blocks > 1 && pd.weights_desc() != p->weights) return nullptr;  // one packed y for both
     p->weights = pd.weights_desc();
@@ -147,7 +146,7 @@ bool build_part(const Problem& q, int64_t rows, int64_t cols, Part* part, size_t
   part->a = f32_strided({rows, q.k}, {q.a_row, q.a_col});
   part->b = f32_strided({q.k, cols}, {q.b_row, q.b_col});
   part->c = f32_strided({rows, cols}, {q.n, 1});
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(part->a, part->b, part->c), user_scratchpad(), engine(), true);
+  const dnnl::matmul::primitive_desc pd = matmul_pd(part->a, part->b, part->c, user_scratchpad());
   if (!pd || is_reference_impl(pd)) return false;
   part->prim = dnnl::matmul(pd);
   *scratchpad = std::max(*scratchpad, pd.scratchpad_desc().get_size());

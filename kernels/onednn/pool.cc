@@ -83,9 +83,8 @@ Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor*
         const auto layout = s.channel_last ? dnnl::memory::format_tag::nhwc : dnnl::memory::format_tag::nchw;
         p->src = f32_desc({1, s.c, s.in_h, s.in_w}, layout);
         p->dst = f32_desc({1, s.c, s.out_h, s.out_w}, layout);
-        dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, p->src, p->dst, {sh, sw}, {kh, kw},
-                                         {pt, pl}, {pb, pr});
-        dnnl::pooling_forward::primitive_desc pd(desc, user_scratchpad(), engine(), true);
+        const dnnl::pooling_forward::primitive_desc pd =
+            pooling_pd(alg, p->src, p->dst, {sh, sw}, {kh, kw}, {pt, pl}, {pb, pr}, user_scratchpad());
         if (!pd || is_reference_impl(pd)) return nullptr;
         p->prim = dnnl::pooling_forward(pd);
         p->scratchpad_bytes = pd.scratchpad_desc().get_size();

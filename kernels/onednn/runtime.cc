@@ -87,6 +87,124 @@ dnnl::memory::desc bytes_desc(size_t bytes) {
   return dnnl::memory::desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8, dnnl::memory::format_tag::a);
 }
 
+// The forward-inference primitives the kernels use, with allow_empty (an empty descriptor, not an exception,
+// where oneDNN has no implementation).
+#if DNNL_VERSION_MAJOR >= 3
+dnnl::convolution_forward::primitive_desc convolution_pd(const dnnl::memory::desc& src,
+                                                         const dnnl::memory::desc& weights,
+                                                         const dnnl::memory::desc& bias, const dnnl::memory::desc& dst,
+                                                         const Dims& strides, const Dims& dilates, const Dims& pad_l,
+                                                         const Dims& pad_r, const dnnl::primitive_attr& attr) {
+  return {engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights, bias, dst,
+          strides, dilates, pad_l, pad_r, attr, true};
+}
+
+dnnl::deconvolution_forward::primitive_desc deconvolution_pd(const dnnl::memory::desc& src,
+                                                             const dnnl::memory::desc& weights,
+                                                             const dnnl::memory::desc& bias,
+                                                             const dnnl::memory::desc& dst, const Dims& strides,
+                                                             const Dims& dilates, const Dims& pad_l, const Dims& pad_r,
+                                                             const dnnl::primitive_attr& attr) {
+  return {engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct, src, weights, bias, dst,
+          strides, dilates, pad_l, pad_r, attr, true};
+}
+
+dnnl::inner_product_forward::primitive_desc inner_product_pd(const dnnl::memory::desc& src,
+                                                             const dnnl::memory::desc& weights,
+                                                             const dnnl::memory::desc& dst,
+                                                             const dnnl::primitive_attr& attr) {
+  return {engine(), dnnl::prop_kind::forward_inference, src, weights, dst, attr, true};
+}
+
+dnnl::matmul::primitive_desc matmul_pd(const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                                       const dnnl::memory::desc& c, const dnnl::primitive_attr& attr) {
+  return {engine(), a, b, c, attr, true};
+}
+
+dnnl::pooling_forward::primitive_desc pooling_pd(dnnl::algorithm alg, const dnnl::memory::desc& src,
+                                                 const dnnl::memory::desc& dst, const Dims& strides,
+                                                 const Dims& kernel, const Dims& pad_l, const Dims& pad_r,
+                                                 const dnnl::primitive_attr& attr) {
+  const Dims no_dilation(strides.size(), 0);
+  return {engine(), dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel, no_dilation, pad_l, pad_r,
+          attr, true};
+}
+
+dnnl::binary::primitive_desc binary_pd(dnnl::algorithm alg, const dnnl::memory::desc& src0,
+                                       const dnnl::memory::desc& src1, const dnnl::memory::desc& dst,
+                                       const dnnl::primitive_attr& attr) {
+  return {engine(), alg, src0, src1, dst, attr, true};
+}
+
+void append_eltwise(dnnl::post_ops* ops, dnnl::algorithm alg, float alpha, float beta) {
+  // oneDNN 3 made hardswish x * max(0, min(1, alpha * x + beta)); 2.x's (and Paddle's) x * relu6(x + 3) / 6 is
+  // alpha 1/6, beta 1/2 there.
+  if (alg == dnnl::algorithm::eltwise_hardswish) {
+    alpha = 1.f / 6.f;
+    beta = 0.5f;
+  }
+  ops->append_eltwise(alg, alpha, beta);
+}
+
+Dims dims_of(const dnnl::memory::desc& md) { return md.get_dims(); }
+#else
+dnnl::convolution_forward::primitive_desc convolution_pd(const dnnl::memory::desc& src,
+                                                         const dnnl::memory::desc& weights,
+                                                         const dnnl::memory::desc& bias, const dnnl::memory::desc& dst,
+                                                         const Dims& strides, const Dims& dilates, const Dims& pad_l,
+                                                         const Dims& pad_r, const dnnl::primitive_attr& attr) {
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             src, weights, bias, dst, strides, dilates, pad_l, pad_r);
+  return {desc, attr, engine(), true};
+}
+
+dnnl::deconvolution_forward::primitive_desc deconvolution_pd(const dnnl::memory::desc& src,
+                                                             const dnnl::memory::desc& weights,
+                                                             const dnnl::memory::desc& bias,
+                                                             const dnnl::memory::desc& dst, const Dims& strides,
+                                                             const Dims& dilates, const Dims& pad_l, const Dims& pad_r,
+                                                             const dnnl::primitive_attr& attr) {
+  const dnnl::deconvolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                               dnnl::algorithm::deconvolution_direct, src, weights, bias, dst, strides,
+                                               dilates, pad_l, pad_r);
+  return {desc, attr, engine(), true};
+}
+
+dnnl::inner_product_forward::primitive_desc inner_product_pd(const dnnl::memory::desc& src,
+                                                             const dnnl::memory::desc& weights,
+                                                             const dnnl::memory::desc& dst,
+                                                             const dnnl::primitive_attr& attr) {
+  const dnnl::inner_product_forward::desc desc(dnnl::prop_kind::forward_inference, src, weights, dst);
+  return {desc, attr, engine(), true};
+}
+
+dnnl::matmul::primitive_desc matmul_pd(const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                                       const dnnl::memory::desc& c, const dnnl::primitive_attr& attr) {
+  return {dnnl::matmul::desc(a, b, c), attr, engine(), true};
+}
+
+dnnl::pooling_forward::primitive_desc pooling_pd(dnnl::algorithm alg, const dnnl::memory::desc& src,
+                                                 const dnnl::memory::desc& dst, const Dims& strides,
+                                                 const Dims& kernel, const Dims& pad_l, const Dims& pad_r,
+                                                 const dnnl::primitive_attr& attr) {
+  const dnnl::pooling_forward::desc desc(dnnl::prop_kind::forward_inference, alg, src, dst, strides, kernel, pad_l,
+                                         pad_r);
+  return {desc, attr, engine(), true};
+}
+
+dnnl::binary::primitive_desc binary_pd(dnnl::algorithm alg, const dnnl::memory::desc& src0,
+                                       const dnnl::memory::desc& src1, const dnnl::memory::desc& dst,
+                                       const dnnl::primitive_attr& attr) {
+  return {dnnl::binary::desc(alg, src0, src1, dst), attr, engine(), true};
+}
+
+void append_eltwise(dnnl::post_ops* ops, dnnl::algorithm alg, float alpha, float beta) {
+  ops->append_eltwise(1.f, alg, alpha, beta);
+}
+
+Dims dims_of(const dnnl::memory::desc& md) { return md.dims(); }
+#endif
+
 void execute(const dnnl::primitive& prim, std::unordered_map<int, dnnl::memory> args, size_t scratchpad_bytes,
              char* scratchpad) {
   if (scratchpad_bytes > 0) args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(bytes_desc(scratchpad_bytes), engine(), scratchpad));

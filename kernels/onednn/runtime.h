@@ -234,6 +234,43 @@ bool is_constant(const void* data, size_t bytes);
 
 // ---- memory descriptors -------------------------------------------------------------------------------------------
 using Dims = dnnl::memory::dims;
+
+// ---- primitive descriptors, on oneDNN 2.x and 3.x ----------------------------------------------------------------
+// oneDNN 3 removed the operation descriptors (`convolution_forward::desc` and the like: a primitive_desc is built
+// from the engine and the operation's parameters at once), the scale of post_ops::append_eltwise and
+// memory::desc::dims(). Every primitive the kernels create is built here, so that the rest of kernels/onednn reads
+// the same on both (runtime.cc has the two versions). Each returns an empty primitive_desc (`!pd`) where oneDNN has
+// no implementation; `bias` may be an empty desc (no bias).
+dnnl::convolution_forward::primitive_desc convolution_pd(const dnnl::memory::desc& src,
+                                                         const dnnl::memory::desc& weights,
+                                                         const dnnl::memory::desc& bias, const dnnl::memory::desc& dst,
+                                                         const Dims& strides, const Dims& dilates, const Dims& pad_l,
+                                                         const Dims& pad_r, const dnnl::primitive_attr& attr);
+dnnl::deconvolution_forward::primitive_desc deconvolution_pd(const dnnl::memory::desc& src,
+                                                             const dnnl::memory::desc& weights,
+                                                             const dnnl::memory::desc& bias,
+                                                             const dnnl::memory::desc& dst, const Dims& strides,
+                                                             const Dims& dilates, const Dims& pad_l, const Dims& pad_r,
+                                                             const dnnl::primitive_attr& attr);
+dnnl::inner_product_forward::primitive_desc inner_product_pd(const dnnl::memory::desc& src,
+                                                             const dnnl::memory::desc& weights,
+                                                             const dnnl::memory::desc& dst,
+                                                             const dnnl::primitive_attr& attr);
+dnnl::matmul::primitive_desc matmul_pd(const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                                       const dnnl::memory::desc& c, const dnnl::primitive_attr& attr);
+// Pooling without dilation (oneDNN 3 has only the form with it, 2.x's pooling_forward only the one without).
+dnnl::pooling_forward::primitive_desc pooling_pd(dnnl::algorithm alg, const dnnl::memory::desc& src,
+                                                 const dnnl::memory::desc& dst, const Dims& strides,
+                                                 const Dims& kernel, const Dims& pad_l, const Dims& pad_r,
+                                                 const dnnl::primitive_attr& attr);
+dnnl::binary::primitive_desc binary_pd(dnnl::algorithm alg, const dnnl::memory::desc& src0,
+                                       const dnnl::memory::desc& src1, const dnnl::memory::desc& dst,
+                                       const dnnl::primitive_attr& attr);
+// An eltwise post-op `alg(x; alpha, beta)` applied with scale 1.
+void append_eltwise(dnnl::post_ops* ops, dnnl::algorithm alg, float alpha, float beta);
+// A descriptor's logical dimensions.
+Dims dims_of(const dnnl::memory::desc& md);
+
 inline dnnl::memory::desc f32_desc(const Dims& dims, dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
 }

@@ -309,17 +309,10 @@ class Analyzer {
           v.dims.push_back(declared.dims[axis]);
           continue;
         }
-        Symbol s;
-        s.id = static_cast<uint32_t>(analysis_.symbols.size());
-        s.kind = SymbolKind::kDataDependent;
-        s.before_call = true;
-        s.op = op.id;
-        s.result = static_cast<uint32_t>(i);
-        s.axis = static_cast<uint32_t>(axis);
-        s.name = fmt::format("dim {} of {}'s result {}", axis, name_of(op),
-                             program_.value(op.results[i]).source_id);
-        analysis_.symbols.push_back(s);
-        v.dims.push_back(SymExpr::symbol(s.id));
+        v.dims.push_back(add_data_dependent_symbol(
+            analysis_, op.id, static_cast<uint32_t>(i), static_cast<uint32_t>(axis),
+            fmt::format("dim {} of {}'s result {}", axis, name_of(op), program_.value(op.results[i]).source_id), 0,
+            /*before_call=*/true));
       }
     }
     return true;
@@ -424,6 +417,21 @@ void collect_max_groups(const ValueInfo& v, std::vector<std::vector<uint32_t>>* 
 }
 
 }  // namespace
+
+SymExpr add_data_dependent_symbol(Analysis& analysis, ir::OpId op, uint32_t result, uint32_t axis, std::string name,
+                                  SymExpr bound, bool before_call) {
+  Symbol s;
+  s.id = static_cast<uint32_t>(analysis.symbols.size());
+  s.kind = SymbolKind::kDataDependent;
+  s.op = op;
+  s.result = result;
+  s.axis = axis;
+  s.name = std::move(name);
+  s.bound = std::move(bound);
+  s.before_call = before_call;
+  analysis.symbols.push_back(std::move(s));
+  return SymExpr::symbol(analysis.symbols.back().id);
+}
 
 std::map<InputDim, InputDim> broadcast_symbol_aliases(const Analysis& analysis) {
   std::vector<std::vector<uint32_t>> groups;

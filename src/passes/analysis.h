@@ -70,6 +70,12 @@ struct Analysis {
   const ValueInfo& info(ir::ValueId id) const { return values.at(id.index); }
 };
 
+/// Adds a data-dependent symbol (SymbolKind::kDataDependent, lowered_program.h) for dim `axis` of result `result` of
+/// `op`: found by its kernel (at most `bound`, an expression over the input dims), or `before_call`, read from its
+/// infer-meta just before it runs. Returns the symbol as an expression.
+SymExpr add_data_dependent_symbol(Analysis& analysis, ir::OpId op, uint32_t result, uint32_t axis, std::string name,
+                                  SymExpr bound, bool before_call);
+
 /// A program input's dim: (input index among the feeds, axis).
 using InputDim = std::pair<uint32_t, uint32_t>;
 

@@ -108,16 +108,8 @@ bool OpContext::take_equal(const SymExpr& a, const SymExpr& b) {
 }
 
 SymExpr OpContext::data_dependent_dim(size_t result, uint32_t axis, const SymExpr& bound, const std::string& meaning) {
-  Symbol s;
-  s.id = static_cast<uint32_t>(analysis_.symbols.size());
-  s.kind = SymbolKind::kDataDependent;
-  s.axis = axis;
-  s.op = op_.id;
-  s.result = static_cast<uint32_t>(result);
-  s.bound = bound;
-  s.name = meaning;
-  analysis_.symbols.push_back(s);
-  return SymExpr::symbol(s.id);
+  return add_data_dependent_symbol(analysis_, op_.id, static_cast<uint32_t>(result), axis, meaning, bound,
+                                   /*before_call=*/false);
 }
 
 std::optional<size_t> OpContext::operand_index(const std::string& name) const {

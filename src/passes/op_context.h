@@ -68,8 +68,7 @@ class OpContext {
   bool take_equal(const SymExpr& a, const SymExpr& b);
 
   /// A new data-dependent symbol (SymbolKind::kDataDependent) for dim `axis` of result `result`: a size the op finds
-  /// in its input's data (nonzero's rows), at most `bound` (an expression over the input dims). The same op and
-  /// result keep their symbol when the analysis runs again.
+  /// in its input's data (nonzero's rows), at most `bound` (an expression over the input dims).
   SymExpr data_dependent_dim(size_t result, uint32_t axis, const SymExpr& bound, const std::string& meaning);
 
   /// The problem of a rule that needs the contents of argument `name` (a shape, start, end, ...) where they are not

@@ -310,11 +310,6 @@ std::string GroupEmitter::elementwise_kernel() {
 
 }  // namespace cuda_kernels_internal
 
-using cuda_kernels_internal::GroupEmitter;
-using cuda_kernels_internal::dim_param;
-using cuda_kernels_internal::stride_param;
-using cuda_kernels_internal::store_param;
-
 std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& group) {
   std::vector<CudaShapeParam> out;
   bool strided = false;
@@ -323,17 +318,19 @@ std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& gr
   if (!strided) return out;
   // The offset divides the flat index by every dim but the first.
   for (size_t k = 1; k < group.shape.size(); ++k) {
-    if (!group.shape[k].is_constant()) out.push_back({dim_param(k), group.shape[k]});
+    if (!group.shape[k].is_constant()) out.push_back({cuda_kernels_internal::dim_param(k), group.shape[k]});
   }
   for (const GroupInput& in : group.inputs) {
     if (in.access != InputAccess::kStrided) continue;
     for (size_t k = 0; k < in.strides.size(); ++k) {
-      if (!in.strides[k].is_constant()) out.push_back({stride_param(in.name, k), in.strides[k]});
+      if (!in.strides[k].is_constant()) out.push_back({cuda_kernels_internal::stride_param(in.name, k), in.strides[k]});
     }
   }
   for (const GroupStore& st : group.stores) {
     for (size_t k = 0; k < st.strides.size(); ++k) {
-      if (!st.strides[k].is_constant()) out.push_back({stride_param(store_param(st), k), st.strides[k]});
+      if (!st.strides[k].is_constant()) {
+        out.push_back({cuda_kernels_internal::stride_param(cuda_kernels_internal::store_param(st), k), st.strides[k]});
+      }
     }
   }
   return out;
@@ -342,7 +339,7 @@ std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& gr
 std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const FusedGroup& group,
                                              const std::string& prefix, const passes::MultiKernelSite* site,
                                              DiagnosticEngine& diags) {
-  return GroupEmitter(program, group, prefix, site, diags).emit();
+  return cuda_kernels_internal::GroupEmitter(program, group, prefix, site, diags).emit();
 }
 
 }  // namespace kforge::codegen

@@ -144,8 +144,6 @@ std::string CudaHostEmitter::typed_buffer(uint32_t value, const std::string& typ
 
 }  // namespace cuda_program_internal
 
-using cuda_program_internal::CudaHostEmitter;
-
 bool generate_cuda_program_files(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
                                  tmpl::Environment& env, const ProgramFilesOptions& options,
                                  const CudaFilesOptions& cuda, OutputSet& outputs) {
@@ -153,9 +151,10 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   std::string header, host, kernels;
   tmpl::Value ctx;
   // Twice, as the CPU context (program_context.cpp): the second numbers the sizes canonically.
-  CudaHostEmitter first(program, plan, env.sources(), options, cuda, diags);
+  cuda_program_internal::CudaHostEmitter first(program, plan, env.sources(), options, cuda, diags);
   if (!first.emit(ctx)) return false;
-  CudaHostEmitter emitter(program, plan, env.sources(), options, cuda, diags, first.size_table().canonical());
+  cuda_program_internal::CudaHostEmitter emitter(program, plan, env.sources(), options, cuda, diags,
+                                                 first.size_table().canonical());
   if (!emitter.emit(ctx)) return false;
   const std::optional<int64_t> version = runtime_header_version(env);
   if (!version) return false;

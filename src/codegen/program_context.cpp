@@ -341,8 +341,6 @@ std::optional<Value> ContextBuilder::build() {
 
 }  // namespace program_context_internal
 
-using program_context_internal::ContextBuilder;
-
 void set_namespace_keys(tmpl::Value& ctx, const ProgramCodegenOptions& options) {
   ctx.set("namespace", options.cpp_namespace);
   ctx.set("qualified_class_name",
@@ -368,9 +366,9 @@ std::optional<tmpl::Value> build_program_context(const passes::LoweredProgram& p
   // Twice: the first build collects the sizes in the order code generation asks for them, which depends on the
   // compiler that built kforge; the second numbers them canonically (SizeTable::canonical). Only the first can
   // report: the second sees the same program.
-  ContextBuilder first(program, sources, options, diags);
+  program_context_internal::ContextBuilder first(program, sources, options, diags);
   if (!first.build()) return std::nullopt;
-  ContextBuilder second(program, sources, options, diags, first.sizes().canonical());
+  program_context_internal::ContextBuilder second(program, sources, options, diags, first.sizes().canonical());
   return second.build();
 }
 

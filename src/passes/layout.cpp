@@ -381,8 +381,6 @@ bool LayoutPlanner::convert_split(OpId id) {
 
 }  // namespace layout_internal
 
-using layout_internal::LayoutPlanner;
-
 std::string LayoutReport::dump(const ir::Program& program) const {
   std::map<uint32_t, size_t> position;
   const std::vector<ir::OpId>& order = program.top_level_ops();
@@ -413,7 +411,7 @@ LayoutReport plan_layouts(ir::Program& program, const OpSet& ops, LayoutChoice c
       program.find_ops("pd_op.conv2d_transpose").empty()) {
     return {};  // no region can start
   }
-  return LayoutPlanner(program, ops, options, choice == LayoutChoice::kNchw8c).run();
+  return layout_internal::LayoutPlanner(program, ops, options, choice == LayoutChoice::kNchw8c).run();
 }
 
 }  // namespace kforge::passes

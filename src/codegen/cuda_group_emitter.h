@@ -11,6 +11,7 @@
 #include <set>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_kernels.h"
 #include "codegen/size_table.h"
 #include "codegen/group_text.h"
 #include "support/ascii.h"

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "codegen/cpp_text.h"
+#include "codegen/cuda_program.h"
 #include "codegen/cuda_attention.h"
 #include "codegen/cuda_conv.h"
 #include "codegen/cuda_class_context.h"

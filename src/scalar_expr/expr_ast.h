@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/scalar_type.h"
+#include "scalar_expr/scalar_type.h"
 #include "support/source_manager.h"
 
 namespace kforge::expr {

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
-#include "kernel/expr_builtins.h"
+#include "scalar_expr/expr_builtins.h"
 
 using namespace kforge;
 using namespace kforge::expr;

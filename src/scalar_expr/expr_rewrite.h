@@ -8,8 +8,8 @@
 #include <optional>
 #include <string_view>
 
-#include "kernel/expr_ast.h"
-#include "kernel/expr_eval.h"
+#include "scalar_expr/expr_ast.h"
+#include "scalar_expr/expr_eval.h"
 
 namespace kforge::expr {
 

@@ -1,4 +1,4 @@
-#include "kernel/expr_eval.h"
+#include "scalar_expr/expr_eval.h"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "kernel/scalar_locator.h"
+#include "scalar_expr/scalar_locator.h"
 
 using namespace kforge;
 using namespace kforge::expr;

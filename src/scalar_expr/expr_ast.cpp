@@ -1,11 +1,11 @@
-#include "kernel/expr_ast.h"
+#include "scalar_expr/expr_ast.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "kernel/expr_builtins.h"
+#include "scalar_expr/expr_builtins.h"
 
 namespace kforge::expr {
 

@@ -1,4 +1,4 @@
-#include "kernel/reduction.h"
+#include "scalar_expr/reduction.h"
 
 #include <fmt/format.h>
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/expr_ast.h"
+#include "scalar_expr/expr_ast.h"
 
 namespace kforge::expr {
 

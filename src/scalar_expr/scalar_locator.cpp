@@ -1,4 +1,4 @@
-#include "kernel/scalar_locator.h"
+#include "scalar_expr/scalar_locator.h"
 
 #include <algorithm>
 #include "support/ascii.h"

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/expr_parser.h"
+#include "scalar_expr/expr_parser.h"
 
 namespace kforge::expr {
 

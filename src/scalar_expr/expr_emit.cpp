@@ -1,4 +1,4 @@
-#include "kernel/expr_emit.h"
+#include "scalar_expr/expr_emit.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <limits>
 
-#include "kernel/expr_builtins.h"
+#include "scalar_expr/expr_builtins.h"
 
 namespace kforge::expr {
 

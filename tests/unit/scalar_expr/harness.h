@@ -7,10 +7,10 @@
 #include <string>
 #include <string_view>
 
-#include "kernel/expr_check.h"
-#include "kernel/expr_emit.h"
-#include "kernel/expr_eval.h"
-#include "kernel/expr_parser.h"
+#include "scalar_expr/expr_check.h"
+#include "scalar_expr/expr_emit.h"
+#include "scalar_expr/expr_eval.h"
+#include "scalar_expr/expr_parser.h"
 #include "support/diagnostics.h"
 
 namespace kforge::expr::testing {

@@ -1,4 +1,4 @@
-#include "kernel/expr_builtins.h"
+#include "scalar_expr/expr_builtins.h"
 
 #include <array>
 

@@ -17,7 +17,7 @@
 #include <sstream>
 
 #include "harness.h"
-#include "kernel/reduction.h"
+#include "scalar_expr/reduction.h"
 #include "opdef/op_loader.h"
 
 using namespace kforge;

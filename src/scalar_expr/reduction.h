@@ -18,7 +18,7 @@
 #include <optional>
 #include <string>
 
-#include "kernel/expr_check.h"
+#include "scalar_expr/expr_check.h"
 
 namespace kforge::expr {
 

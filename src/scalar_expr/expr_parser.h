@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernel/expr_ast.h"
+#include "scalar_expr/expr_ast.h"
 #include "support/diagnostics.h"
 
 namespace kforge::expr {

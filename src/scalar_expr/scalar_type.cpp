@@ -1,4 +1,4 @@
-#include "kernel/scalar_type.h"
+#include "scalar_expr/scalar_type.h"
 
 #include <array>
 #include <utility>

@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernel/expr_ast.h"
+#include "scalar_expr/expr_ast.h"
 
 namespace kforge::expr {
 

@@ -1,4 +1,4 @@
-#include "kernel/expr_rewrite.h"
+#include "scalar_expr/expr_rewrite.h"
 
 namespace kforge::expr {
 

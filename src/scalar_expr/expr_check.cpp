@@ -1,11 +1,11 @@
-#include "kernel/expr_check.h"
+#include "scalar_expr/expr_check.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 #include <limits>
 
-#include "kernel/expr_builtins.h"
+#include "scalar_expr/expr_builtins.h"
 #include "support/text.h"
 
 namespace kforge::expr {

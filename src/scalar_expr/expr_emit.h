@@ -25,7 +25,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernel/expr_parser.h"
+#include "scalar_expr/expr_parser.h"
 
 namespace kforge::expr {
 

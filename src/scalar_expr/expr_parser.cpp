@@ -1,4 +1,4 @@
-#include "kernel/expr_parser.h"
+#include "scalar_expr/expr_parser.h"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <cmath>
 #include <span>
 
-#include "kernel/expr_builtins.h"
-#include "kernel/scalar_locator.h"
+#include "scalar_expr/expr_builtins.h"
+#include "scalar_expr/scalar_locator.h"
 #include "support/text.h"
 #include "support/ascii.h"
 

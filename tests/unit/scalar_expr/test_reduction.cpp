@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "harness.h"
-#include "kernel/reduction.h"
+#include "scalar_expr/reduction.h"
 
 using namespace kforge;
 using namespace kforge::expr;

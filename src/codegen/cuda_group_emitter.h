@@ -15,8 +15,9 @@
 #include "codegen/size_table.h"
 #include "codegen/group_text.h"
 #include "support/ascii.h"
-namespace kforge::codegen::cuda_kernels_internal {
+namespace kforge::codegen {
 
+// The fused group's names the CUDA kernel files use (cuda_kernels.cpp, cuda_kernels_rows.cpp).
 using passes::FusedGroup;
 using passes::GroupInput;
 using passes::GroupStmt;
@@ -24,6 +25,10 @@ using passes::GroupStore;
 using passes::SymExpr;
 using passes::InputAccess;
 using passes::StmtKind;
+
+}  // namespace kforge::codegen
+
+namespace kforge::codegen::cuda_kernels_internal {
 
 inline std::string indent(const std::string& text, int spaces) {
   std::string out, pad(static_cast<size_t>(spaces), ' ');

@@ -6,14 +6,6 @@
 
 namespace kforge::codegen {
 
-using passes::FusedGroup;
-using passes::GroupInput;
-using passes::GroupStmt;
-using passes::GroupStore;
-using passes::SymExpr;
-using passes::InputAccess;
-using passes::StmtKind;
-
 bool is_cuda_half(expr::ScalarType type) {
   return type == expr::ScalarType::kFloat16 || type == expr::ScalarType::kBFloat16;
 }

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-FRONT_END_TESTS = {"unit-support", "unit-template", "unit-output", "unit-opdef", "unit-program", "unit-kernel",
+FRONT_END_TESTS = {"unit-support", "unit-template", "unit-output", "unit-opdef", "unit-program", "unit-scalar-expr",
                    "unit-driver", "unit-params", "unit-multikernel"}
 
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/scalar_type.h"
+#include "scalar_expr/scalar_type.h"
 #include "opdef/types.h"
 #include "passes/lowered_program.h"
 #include "program/dtype.h"

@@ -1,556 +1,333 @@
+// The CUDA index kernels (cuda_index.h): which ops are index-mapped, cuda_index_kernels (each op family's
+// builder), and the IndexCall's data-movement ops; slice, strided_slice and pad3d are in cuda_index_slice.cpp.
 #include "codegen/cuda_index.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <array>
-#include <set>
-
-#include "codegen/cpp_text.h"
-#include "codegen/cuda_index_text.h"
-#include "passes/axis.h"
+#include "codegen/cuda_index_call.h"
 
 namespace kforge::codegen {
 
-namespace {
+namespace cuda_index_internal {
 
-using passes::ArgKind;
-using passes::KernelArg;
-using passes::KernelCall;
-using passes::kNone;
-using passes::LoweredProgram;
-using passes::SymExpr;
-using passes::SymShape;
-using index_text::constant;
-using index_text::constant_float;
-using index_text::constant_int;
-using index_text::IndexBuilder;
-using index_text::KernelText;
+namespace {
 
 // The data-movement ops built here; the ones that compute are cuda_index_compute.cpp's (index_text::is_compute_op).
 constexpr std::array<std::string_view, 14> kMovementOps = {
     "transpose", "concat", "stack",        "split",     "split_with_num", "slice",   "strided_slice",
     "pad3d",     "expand", "tile",         "gather",    "index_select",   "embedding", "meshgrid"};
 
-// Builds the kernels of one call.
-class IndexCall : public IndexBuilder {
- public:
-  using IndexBuilder::IndexBuilder;
+}  // namespace
 
-  std::optional<std::vector<CudaIndexKernel>> build() {
-    const std::string& op = call_.op;
-    bool ok = false;
-    if (op == "transpose") ok = transpose();
-    else if (op == "concat" || op == "stack") ok = join(op == "stack");
-    else if (op == "split" || op == "split_with_num") ok = split();
-    else if (op == "slice") ok = slice();
-    else if (op == "strided_slice") ok = strided_slice();
-    else if (op == "pad3d") ok = pad3d();
-    else if (op == "expand" || op == "tile") ok = broadcast();
-    else if (op == "gather" || op == "index_select") ok = gather();
-    else if (op == "embedding") ok = embedding();
-    else if (op == "meshgrid") ok = meshgrid();
-    else if (op == "matmul" || op == "bmm") ok = batched_matmul();
-    else fail("it is not an index-mapped op");
-    if (!ok) return std::nullopt;
-    return take();
+std::optional<std::vector<CudaIndexKernel>> IndexCall::build() {
+  const std::string& op = call_.op;
+  bool ok = false;
+  if (op == "transpose") ok = transpose();
+  else if (op == "concat" || op == "stack") ok = join(op == "stack");
+  else if (op == "split" || op == "split_with_num") ok = split();
+  else if (op == "slice") ok = slice();
+  else if (op == "strided_slice") ok = strided_slice();
+  else if (op == "pad3d") ok = pad3d();
+  else if (op == "expand" || op == "tile") ok = broadcast();
+  else if (op == "gather" || op == "index_select") ok = gather();
+  else if (op == "embedding") ok = embedding();
+  else if (op == "meshgrid") ok = meshgrid();
+  else if (op == "matmul" || op == "bmm") ok = batched_matmul();
+  else fail("it is not an index-mapped op");
+  if (!ok) return std::nullopt;
+  return take();
+}
+
+bool IndexCall::transpose() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string type = same_type(x, out, false);
+  const passes::AttrConstant* perm = constant(call_, "perm", why_);
+  if (type.empty() || perm == nullptr || !own_buffer(x, out)) return false;
+  const SymShape& xd = value(x).dims;
+  if (perm->ints.size() != xd.size() || value(out).dims.size() != xd.size()) {
+    return fail("its perm does not match the rank of its input");
   }
-
- private:
-  bool transpose() {
-    const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::string type = same_type(x, out, false);
-    const passes::AttrConstant* perm = constant(call_, "perm", why_);
-    if (type.empty() || perm == nullptr || !own_buffer(x, out)) return false;
-    const SymShape& xd = value(x).dims;
-    if (perm->ints.size() != xd.size() || value(out).dims.size() != xd.size()) {
-      return fail("its perm does not match the rank of its input");
-    }
-    std::vector<std::string> coords(xd.size());
-    for (size_t i = 0; i < perm->ints.size(); ++i) {
-      size_t axis = 0;
-      if (!passes::normalize_axis(perm->ints[i], static_cast<int64_t>(xd.size()), &axis)) return fail("its perm names an axis out of range");
-      coords[axis] = "c" + std::to_string(i);
-    }
-    KernelText k = text();
-    const std::string in = k.input(x, type);
-    k.output(out, type);
-    k.coordinates(value(out).dims);
-    k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
-    add(k, value(out).numel());
-    return true;
-  }
-
-  // concat / stack: output coordinate c<axis> selects the input. concat: input j holds output coordinates
-  // [start_j, start_j + dims_j[axis]) along the axis; stack: input j is c<axis> == j, its coordinates the output's
-  // others.
-  bool join(bool stacked) {
-    const KernelArg* xs = call_.arg("x");
-    const uint32_t out = out_value();
-    if (xs == nullptr || xs->kind != ArgKind::kTensorList || xs->values.empty() || out == kNone) {
-      return fail("it needs a list of inputs and one output");
-    }
-    const std::optional<int64_t> given = constant_int(call_, "axis", why_);
-    if (!given) return false;
-    const SymShape& od = value(out).dims;
+  std::vector<std::string> coords(xd.size());
+  for (size_t i = 0; i < perm->ints.size(); ++i) {
     size_t axis = 0;
-    if (!passes::normalize_axis(*given, static_cast<int64_t>(od.size()), &axis)) return fail("its axis is out of range");
-    KernelText k = text();
-    std::string type;
-    std::vector<std::string> names;
-    for (uint32_t v : xs->values) {
-      type = same_type(v, out, false);
-      if (type.empty() || !own_buffer(v, out)) return false;
-      if (value(v).dims.size() + (stacked ? 1 : 0) != od.size()) {
-        return fail(stacked ? "its output's rank is not its inputs' plus one" : "its inputs and output differ in rank");
-      }
-      names.push_back(k.input(v, type));
-    }
-    k.output(out, type);
-    // Along any axis but the last, every input's rows of the last dim are whole runs of the output's: where a run
-    // is a constant multiple of 16 bytes, each thread moves 16 bytes (a KV cache grown by one token moves at the
-    // copy rate, not at one 2-byte element per thread) -- as uint4 where every pointer is 16-byte aligned, else
-    // element by element. `vec` elements make one 16-byte unit; dims and offsets below count units then.
-    const size_t bytes = ir::dtype_size(value(out).dtype);
-    const std::optional<int64_t> last = od.empty() ? std::nullopt : od.back().constant();
-    const int64_t vec = axis + 1 < od.size() && bytes > 0 && bytes < 16 && 16 % bytes == 0 && last &&
-                                *last * static_cast<int64_t>(bytes) % 16 == 0
-                            ? 16 / static_cast<int64_t>(bytes)
-                            : 1;
-    auto units = [&](SymShape dims) {
-      if (vec > 1) dims.back() = *dims.back().constant() / vec;
-      return dims;
-    };
-    if (vec > 1) {
-      std::string aligned = "reinterpret_cast<uintptr_t>(out)";
-      for (const std::string& n : names) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
-      k.line(fmt::format("const bool aligned = (({}) & 15) == 0;", aligned));
-    }
-    k.coordinates(units(od));
-    SymExpr start = 0;
-    const std::string ca = "c" + std::to_string(axis);
-    for (size_t j = 0; j < names.size(); ++j) {
-      const SymShape xd = units(value(xs->values[j]).dims);
-      std::vector<std::string> coords;
-      for (size_t d = 0; d < od.size(); ++d) {
-        if (!stacked || d != axis) coords.push_back("c" + std::to_string(d));
-      }
-      std::string when = fmt::format("{} == {}", ca, j);
-      if (!stacked) {
-        if (start.constant() != std::optional<int64_t>(0)) coords[axis] = ca + " - " + k.size(start);
-        const SymExpr end = start + xd[axis];
-        when = fmt::format("{} < {}", ca, k.size(end));
-        start = end;
-      }
-      const std::string from = k.offset(coords, xd);
-      const std::string load =
-          vec == 1 ? fmt::format("out[e] = {}[{}];", names[j], from)
-                   : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, names[j], from);
-      if (j + 1 == names.size()) {
-        k.line(j == 0 ? load : "} else {");
-        if (j > 0) k.line("  " + load);
-      } else {
-        k.line(fmt::format("{}if ({}) {{", j == 0 ? "" : "} else ", when));
-        k.line("  " + load);
-      }
-    }
-    if (names.size() > 1) k.line("}");
-    SymExpr count = 1;
-    for (const SymExpr& d : units(od)) count = count * d;
-    add(k, count);
-    return true;
+    if (!passes::normalize_axis(perm->ints[i], static_cast<int64_t>(xd.size()), &axis)) return fail("its perm names an axis out of range");
+    coords[axis] = "c" + std::to_string(i);
   }
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  k.output(out, type);
+  k.coordinates(value(out).dims);
+  k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
+  add(k, value(out).numel());
+  return true;
+}
 
-  // split / split_with_num: output k is the slice of x along the axis after the earlier outputs.
-  bool split() {
-    const uint32_t x = call_.tensor_arg("x");
-    const std::optional<int64_t> given = constant_int(call_, "axis", why_);
-    if (x == kNone || !given || call_.outputs.empty()) return fail("it needs an input, a constant axis and outputs");
-    const SymShape& xd = value(x).dims;
-    size_t axis = 0;
-    if (!passes::normalize_axis(*given, static_cast<int64_t>(xd.size()), &axis)) return fail("its axis is out of range");
-    SymExpr start = 0;
-    for (uint32_t out : call_.outputs[0].values) {
-      if (out == kNone) return fail("one of its outputs is absent");
-      const SymShape& od = value(out).dims;
-      const std::string type = same_type(x, out, false);
-      if (type.empty() || !own_buffer(x, out)) return false;
-      if (od.size() != xd.size()) return fail("its outputs differ from its input in rank");
-      KernelText k = text();
-      const std::string in = k.input(x, type);
-      k.output(out, type);
-      k.coordinates(od);
-      std::vector<std::string> coords;
-      for (size_t d = 0; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
-      if (start.constant() != std::optional<int64_t>(0)) coords[axis] += " + " + k.size(start);
-      k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
-      add(k, value(out).numel());
-      start = start + od[axis];
-    }
-    return true;
+bool IndexCall::join(bool stacked) {
+  const KernelArg* xs = call_.arg("x");
+  const uint32_t out = out_value();
+  if (xs == nullptr || xs->kind != ArgKind::kTensorList || xs->values.empty() || out == kNone) {
+    return fail("it needs a list of inputs and one output");
   }
-
-  // slice: x[starts:ends] along `axes`, with the decrease_axis dims dropped from the output.
-  bool slice() {
-    const uint32_t x = call_.tensor_arg("input"), out = out_value();
-    const std::string type = same_type(x, out, false);
-    const passes::AttrConstant* axes = constant(call_, "axes", why_);
-    // Starts that are expressions of the dims (`x[:, x.shape[1] // 2 :]`) start where the shape rule put them.
-    const KernelArg* symbolic_starts = call_.arg("starts");
-    if (symbolic_starts != nullptr && symbolic_starts->kind != ArgKind::kSymbolic) symbolic_starts = nullptr;
-    const passes::AttrConstant* starts =
-        axes != nullptr && symbolic_starts == nullptr ? constant(call_, "starts", why_) : nullptr;
-    const passes::AttrConstant* decrease =
-        starts != nullptr || (axes != nullptr && symbolic_starts != nullptr) ? constant(call_, "decrease_axis", why_)
-                                                                             : nullptr;
-    if (type.empty() || decrease == nullptr || !own_buffer(x, out)) return false;
-    const SymShape& xd = value(x).dims;
-    const SymShape& od = value(out).dims;
-    const size_t start_count = symbolic_starts != nullptr ? symbolic_starts->symbolic.size() : starts->ints.size();
-    if (axes->ints.size() != start_count) return fail("its axes and starts differ in length");
-    std::vector<SymExpr> begin(xd.size(), SymExpr(0));
-    for (size_t i = 0; i < axes->ints.size(); ++i) {
-      size_t a = 0;
-      if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
-      if (symbolic_starts != nullptr) {
-        begin[a] = passes::slice_bound(xd[a], symbolic_starts->symbolic[i], false);
-        continue;
-      }
-      int64_t s = starts->ints[i];
-      const std::optional<int64_t> dim = xd[a].constant();
-      if (dim) {
-        if (s < 0) s += *dim;
-        s = std::clamp<int64_t>(s, 0, *dim);
-      } else if (s < 0) {
-        return fail("it starts from the end of a dim known only at run time");
-      }
-      begin[a] = s;
+  const std::optional<int64_t> given = constant_int(call_, "axis", why_);
+  if (!given) return false;
+  const SymShape& od = value(out).dims;
+  size_t axis = 0;
+  if (!passes::normalize_axis(*given, static_cast<int64_t>(od.size()), &axis)) return fail("its axis is out of range");
+  KernelText k = text();
+  std::string type;
+  std::vector<std::string> names;
+  for (uint32_t v : xs->values) {
+    type = same_type(v, out, false);
+    if (type.empty() || !own_buffer(v, out)) return false;
+    if (value(v).dims.size() + (stacked ? 1 : 0) != od.size()) {
+      return fail(stacked ? "its output's rank is not its inputs' plus one" : "its inputs and output differ in rank");
     }
-    std::set<size_t> dropped;
-    for (int64_t d : decrease->ints) {
-      size_t a = 0;
-      if (!passes::normalize_axis(d, static_cast<int64_t>(xd.size()), &a)) return fail("its decrease_axis names an axis out of range");
-      dropped.insert(a);
-    }
-    const bool decreased = od.size() + dropped.size() == xd.size();
-    if (!decreased && od.size() != xd.size()) return fail("its output's rank does not follow from its input's");
-    KernelText k = text();
-    const std::string in = k.input(x, type);
-    k.output(out, type);
-    k.coordinates(od);
+    names.push_back(k.input(v, type));
+  }
+  k.output(out, type);
+  // Along any axis but the last, every input's rows of the last dim are whole runs of the output's: where a run
+  // is a constant multiple of 16 bytes, each thread moves 16 bytes (a KV cache grown by one token moves at the
+  // copy rate, not at one 2-byte element per thread) -- as uint4 where every pointer is 16-byte aligned, else
+  // element by element. `vec` elements make one 16-byte unit; dims and offsets below count units then.
+  const size_t bytes = ir::dtype_size(value(out).dtype);
+  const std::optional<int64_t> last = od.empty() ? std::nullopt : od.back().constant();
+  const int64_t vec = axis + 1 < od.size() && bytes > 0 && bytes < 16 && 16 % bytes == 0 && last &&
+                              *last * static_cast<int64_t>(bytes) % 16 == 0
+                          ? 16 / static_cast<int64_t>(bytes)
+                          : 1;
+  auto units = [&](SymShape dims) {
+    if (vec > 1) dims.back() = *dims.back().constant() / vec;
+    return dims;
+  };
+  if (vec > 1) {
+    std::string aligned = "reinterpret_cast<uintptr_t>(out)";
+    for (const std::string& n : names) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
+    k.line(fmt::format("const bool aligned = (({}) & 15) == 0;", aligned));
+  }
+  k.coordinates(units(od));
+  SymExpr start = 0;
+  const std::string ca = "c" + std::to_string(axis);
+  for (size_t j = 0; j < names.size(); ++j) {
+    const SymShape xd = units(value(xs->values[j]).dims);
     std::vector<std::string> coords;
-    size_t next = 0;
-    for (size_t d = 0; d < xd.size(); ++d) {
-      const std::string b = begin[d].constant() == std::optional<int64_t>(0) ? "" : k.size(begin[d]);
-      if (decreased && dropped.count(d) != 0) {
-        coords.push_back(b.empty() ? "0" : b);
-        continue;
-      }
-      const std::string c = "c" + std::to_string(next++);
-      coords.push_back(b.empty() ? c : c + " + " + b);
+    for (size_t d = 0; d < od.size(); ++d) {
+      if (!stacked || d != axis) coords.push_back("c" + std::to_string(d));
     }
-    k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
-    add(k, value(out).numel());
-    return true;
-  }
-
-  // strided_slice: x[start::step] along `axes` (negative steps too), with the CPU kernel's normalisation
-  // (kernels/meta_manip.cc); the sliced dims must be known at generation time.
-  bool strided_slice() {
-    const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::string type = same_type(x, out, false);
-    const passes::AttrConstant* axes = constant(call_, "axes", why_);
-    // Starts: constants, or expressions of the dims (the ends only shape the output, whose dims the kernel walks).
-    std::vector<SymExpr> starts;
-    bool have_starts = false;
-    if (const KernelArg* sa = call_.arg("starts"); sa != nullptr && sa->kind == ArgKind::kSymbolic) {
-      starts = sa->symbolic;
-      have_starts = true;
-    } else if (const passes::AttrConstant* c = axes != nullptr ? constant(call_, "starts", why_) : nullptr) {
-      starts.assign(c->ints.begin(), c->ints.end());
-      have_starts = true;
+    std::string when = fmt::format("{} == {}", ca, j);
+    if (!stacked) {
+      if (start.constant() != std::optional<int64_t>(0)) coords[axis] = ca + " - " + k.size(start);
+      const SymExpr end = start + xd[axis];
+      when = fmt::format("{} < {}", ca, k.size(end));
+      start = end;
     }
-    const passes::AttrConstant* strides = axes != nullptr && have_starts ? constant(call_, "strides", why_) : nullptr;
-    if (type.empty() || strides == nullptr || !own_buffer(x, out)) return false;
-    const SymShape& xd = value(x).dims;
-    const SymShape& od = value(out).dims;
-    const size_t n_axes = axes->ints.size();
-    if (starts.size() != n_axes || strides->ints.size() != n_axes || od.size() != xd.size()) {
-      return fail("its axes, starts and strides differ in length, or its output in rank");
-    }
-    std::vector<SymExpr> begin(xd.size(), SymExpr(0));
-    std::vector<int64_t> step(xd.size(), 1);
-    for (size_t i = 0; i < n_axes; ++i) {
-      size_t a = 0;
-      if (!passes::normalize_axis(axes->ints[i], static_cast<int64_t>(xd.size()), &a)) return fail("its axes name an axis out of range");
-      const std::optional<int64_t> dim = xd[a].constant(), first = starts[i].constant();
-      const int64_t st = strides->ints[i];
-      if (st == 0) return fail("a stride is 0");
-      step[a] = st;
-      if (!dim || !first) {
-        // A dynamic axis or a start from the dims: forward strides only, as the shape rule (passes/axis.h).
-        if (st < 0) return fail("it steps backward through a dim known only at run time");
-        begin[a] = passes::slice_bound(xd[a], starts[i], false);
-        continue;
-      }
-      const int64_t n = *dim;
-      int64_t start = *first;
-      if (start < 0) start = std::max<int64_t>(start + n, 0);
-      begin[a] = st > 0 ? std::min(start, n) : std::min(start + 1, n) - 1;
-    }
-    KernelText k = text();
-    const std::string in = k.input(x, type);
-    k.output(out, type);
-    k.coordinates(od);
-    std::vector<std::string> coords;
-    for (size_t d = 0; d < xd.size(); ++d) {
-      std::string c = "c" + std::to_string(d);
-      if (step[d] != 1) c += " * " + std::to_string(step[d]);
-      if (begin[d] != SymExpr(0)) c = k.size(begin[d]) + " + " + c;
-      coords.push_back(c);
-    }
-    k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
-    add(k, value(out).numel());
-    return true;
-  }
-
-  // pad3d of a 5-D x (NCDHW or NDHWC): constant, reflect, replicate or circular, as kernels/movement.cc.
-  bool pad3d() {
-    const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::string type = same_type(x, out, false);
-    // Paddings are constants, or expressions of the dims (padding up to a multiple: `4 * ceil_div(h, 4) - h`).
-    std::vector<SymExpr> pads;
-    bool have_pads = false;
-    const KernelArg* pad_arg = call_.arg("paddings");
-    if (pad_arg != nullptr && pad_arg->kind == ArgKind::kSymbolic) {
-      pads = pad_arg->symbolic;
-      have_pads = true;
-    } else if (const passes::AttrConstant* c = constant(call_, "paddings", why_)) {
-      pads.assign(c->ints.begin(), c->ints.end());
-      have_pads = true;
-    }
-    const passes::AttrConstant* mode = have_pads ? constant(call_, "mode", why_) : nullptr;
-    const passes::AttrConstant* format = mode != nullptr ? constant(call_, "data_format", why_) : nullptr;
-    const std::optional<double> fill = format != nullptr ? constant_float(call_, "pad_value", why_) : std::nullopt;
-    if (type.empty() || !fill || !own_buffer(x, out)) return false;
-    const std::string& m = mode->string_value;
-    if (m != "constant" && m != "reflect" && m != "replicate" && m != "circular") {
-      return fail("its mode is \"" + m + "\"");
-    }
-    const SymShape& xd = value(x).dims;
-    const SymShape& od = value(out).dims;
-    if (xd.size() != 5 || od.size() != 5 || pads.size() != 6) return fail("it needs a 5-D x and 6 paddings");
-    if (m == "constant" && type == "uint16_t" && *fill != 0) return fail("a 16-bit float pad value is not supported");
-    const bool last = format->string_value == "NDHWC";
-    KernelText k = text();
-    const std::string in = k.input(x, type);
-    k.output(out, type);
-    k.coordinates(od);
-    std::vector<std::string> coords = {"c0", "c1", "c2", "c3", "c4"};
-    std::vector<std::string> inside;
-    for (size_t d = 0; d < 3; ++d) {
-      const size_t axis = (last ? 1 : 2) + d;
-      const std::string before = k.size(pads[2 * (2 - d)]);
-      const std::string n = k.size(xd[axis]), i = "i" + std::to_string(d);
-      k.line(fmt::format("const int64_t {}_ = c{} - {};", i, axis, before));
-      if (m == "constant") {
-        k.line(fmt::format("const int64_t {0} = {0}_;", i));
-        inside.push_back(fmt::format("{0} >= 0 && {0} < {1}", i, n));
-      } else if (m == "reflect") {
-        k.line(fmt::format("const int64_t {0} = {0}_ < 0 ? -{0}_ : ({0}_ >= {1} ? 2 * ({1} - 1) - {0}_ : {0}_);", i, n));
-      } else if (m == "replicate") {
-        k.line(fmt::format("const int64_t {0} = {0}_ < 0 ? 0 : ({0}_ >= {1} ? {1} - 1 : {0}_);", i, n));
-      } else {
-        k.line(fmt::format("const int64_t {0} = (({0}_ % {1}) + {1}) % {1};", i, n));
-      }
-      coords[axis] = i;
-    }
-    const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
-    if (m == "constant") {
-      const std::string value = type == "bool" ? (*fill != 0 ? "true" : "false")
-                                               : fmt::format("static_cast<{}>({:.17g})", type, *fill);
-      k.line(fmt::format("out[e] = {} && {} && {} ? {} : {};", inside[0], inside[1], inside[2], load, value));
+    const std::string from = k.offset(coords, xd);
+    const std::string load =
+        vec == 1 ? fmt::format("out[e] = {}[{}];", names[j], from)
+                 : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, names[j], from);
+    if (j + 1 == names.size()) {
+      k.line(j == 0 ? load : "} else {");
+      if (j > 0) k.line("  " + load);
     } else {
-      k.line(fmt::format("out[e] = {};", load));
+      k.line(fmt::format("{}if ({}) {{", j == 0 ? "" : "} else ", when));
+      k.line("  " + load);
     }
-    add(k, value(out).numel());
-    return true;
   }
+  if (names.size() > 1) k.line("}");
+  SymExpr count = 1;
+  for (const SymExpr& d : units(od)) count = count * d;
+  add(k, count);
+  return true;
+}
 
-  // expand / tile: x's dims align with the output's last dims; each x coordinate is the output's modulo x's dim.
-  bool broadcast() {
-    const uint32_t x = call_.tensor_arg("x"), out = out_value();
+bool IndexCall::split() {
+  const uint32_t x = call_.tensor_arg("x");
+  const std::optional<int64_t> given = constant_int(call_, "axis", why_);
+  if (x == kNone || !given || call_.outputs.empty()) return fail("it needs an input, a constant axis and outputs");
+  const SymShape& xd = value(x).dims;
+  size_t axis = 0;
+  if (!passes::normalize_axis(*given, static_cast<int64_t>(xd.size()), &axis)) return fail("its axis is out of range");
+  SymExpr start = 0;
+  for (uint32_t out : call_.outputs[0].values) {
+    if (out == kNone) return fail("one of its outputs is absent");
+    const SymShape& od = value(out).dims;
     const std::string type = same_type(x, out, false);
     if (type.empty() || !own_buffer(x, out)) return false;
-    const SymShape& xd = value(x).dims;
-    const SymShape& od = value(out).dims;
-    if (xd.size() > od.size()) return fail("its input has a higher rank than its output");
+    if (od.size() != xd.size()) return fail("its outputs differ from its input in rank");
     KernelText k = text();
     const std::string in = k.input(x, type);
     k.output(out, type);
     k.coordinates(od);
     std::vector<std::string> coords;
-    const size_t lead = od.size() - xd.size();
-    for (size_t d = 0; d < xd.size(); ++d) {
-      const std::string c = "c" + std::to_string(d + lead);
-      if (xd[d].constant() == std::optional<int64_t>(1)) coords.push_back("0");
-      else if (xd[d] == od[d + lead]) coords.push_back(c);
-      else coords.push_back(c + " % " + k.size(xd[d]));
-    }
+    for (size_t d = 0; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
+    if (start.constant() != std::optional<int64_t>(0)) coords[axis] += " + " + k.size(start);
     k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
     add(k, value(out).numel());
-    return true;
+    start = start + od[axis];
   }
+  return true;
+}
 
-  // gather / index_select: x viewed as [outer, n, inner] around the axis; output [outer, k, inner] picks index's
-  // k entries along it.
-  bool gather() {
-    const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
+bool IndexCall::broadcast() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string type = same_type(x, out, false);
+  if (type.empty() || !own_buffer(x, out)) return false;
+  const SymShape& xd = value(x).dims;
+  const SymShape& od = value(out).dims;
+  if (xd.size() > od.size()) return fail("its input has a higher rank than its output");
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  k.output(out, type);
+  k.coordinates(od);
+  std::vector<std::string> coords;
+  const size_t lead = od.size() - xd.size();
+  for (size_t d = 0; d < xd.size(); ++d) {
+    const std::string c = "c" + std::to_string(d + lead);
+    if (xd[d].constant() == std::optional<int64_t>(1)) coords.push_back("0");
+    else if (xd[d] == od[d + lead]) coords.push_back(c);
+    else coords.push_back(c + " % " + k.size(xd[d]));
+  }
+  k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
+  add(k, value(out).numel());
+  return true;
+}
+
+bool IndexCall::gather() {
+  const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
+  const std::string type = same_type(x, out, false);
+  const std::optional<int64_t> given = type.empty() ? std::nullopt : constant_int(call_, "axis", why_);
+  if (!given || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs an index") : false;
+  const std::string itype = index_type(index);
+  if (itype.empty()) return false;
+  const SymShape& xd = value(x).dims;
+  size_t axis = 0;
+  if (!passes::normalize_axis(*given, static_cast<int64_t>(xd.size()), &axis)) return fail("its axis is out of range");
+  SymExpr inner = 1;
+  for (size_t d = axis + 1; d < xd.size(); ++d) inner = inner * xd[d];
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  const std::string idx = k.input(index, itype);
+  k.output(out, type);
+  const std::string n = k.size(xd[axis]), count = k.size(value(index).numel()), in_size = k.size(inner);
+  k.line(fmt::format("const int64_t i = e % {};", in_size));
+  k.line(fmt::format("const int64_t j = (e / {}) % {};", in_size, count));
+  k.line(fmt::format("const int64_t o = e / {} / {};", in_size, count));
+  k.line(fmt::format("const int64_t id = static_cast<int64_t>({}[j]);", idx));
+  k.line(fmt::format("out[e] = id >= 0 && id < {0} ? {1}[(o * {0} + id) * {2} + i] : {3}(0);", n, in, in_size, type));
+  add(k, value(out).numel());
+  return true;
+}
+
+bool IndexCall::embedding() {
+  const uint32_t ids = call_.tensor_arg("x"), weight = call_.tensor_arg("weight"), out = out_value();
+  const std::string type = same_type(weight, out, false);
+  const std::optional<int64_t> padding = type.empty() ? std::nullopt : constant_int(call_, "padding_idx", why_);
+  if (!padding || ids == kNone) return ids == kNone ? fail("it needs ids") : false;
+  const std::string itype = index_type(ids);
+  if (itype.empty()) return false;
+  const SymShape& wd = value(weight).dims;
+  if (wd.size() != 2 || !wd[0].constant()) return fail("its weight must be 2-D with a vocabulary known at generation time");
+  const int64_t rows = *wd[0].constant();
+  const int64_t pad = *padding == -1 ? -1 : (*padding < 0 ? *padding + rows : *padding);
+  KernelText k = text();
+  const std::string id = k.input(ids, itype);
+  const std::string w = k.input(weight, type);
+  k.output(out, type);
+  const std::string width = k.size(wd[1]);
+  k.line(fmt::format("const int64_t row = static_cast<int64_t>({}[e / {}]);", id, width));
+  std::string keep = fmt::format("row >= 0 && row < {}", rows);
+  if (pad >= 0) keep += fmt::format(" && row != {}", pad);
+  k.line(fmt::format("out[e] = {} ? {}[row * {} + e % {}] : {}(0);", keep, w, width, width, type));
+  add(k, value(out).numel());
+  return true;
+}
+
+bool IndexCall::meshgrid() {
+  const KernelArg* xs = call_.arg("inputs");
+  if (xs == nullptr || xs->kind != ArgKind::kTensorList || call_.outputs.empty() ||
+      call_.outputs[0].values.size() != xs->values.size()) {
+    return fail("it needs a list of inputs and as many outputs");
+  }
+  for (size_t i = 0; i < xs->values.size(); ++i) {
+    const uint32_t x = xs->values[i], out = call_.outputs[0].values[i];
+    if (out == kNone) continue;
     const std::string type = same_type(x, out, false);
-    const std::optional<int64_t> given = type.empty() ? std::nullopt : constant_int(call_, "axis", why_);
-    if (!given || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs an index") : false;
-    const std::string itype = index_type(index);
-    if (itype.empty()) return false;
-    const SymShape& xd = value(x).dims;
-    size_t axis = 0;
-    if (!passes::normalize_axis(*given, static_cast<int64_t>(xd.size()), &axis)) return fail("its axis is out of range");
-    SymExpr inner = 1;
-    for (size_t d = axis + 1; d < xd.size(); ++d) inner = inner * xd[d];
+    if (type.empty() || !own_buffer(x, out)) return false;
+    if (value(x).dims.size() > 1 || value(out).dims.size() != xs->values.size()) {
+      return fail("its inputs are not 1-D, or its outputs' rank is not the number of inputs");
+    }
     KernelText k = text();
     const std::string in = k.input(x, type);
-    const std::string idx = k.input(index, itype);
     k.output(out, type);
-    const std::string n = k.size(xd[axis]), count = k.size(value(index).numel()), in_size = k.size(inner);
-    k.line(fmt::format("const int64_t i = e % {};", in_size));
-    k.line(fmt::format("const int64_t j = (e / {}) % {};", in_size, count));
-    k.line(fmt::format("const int64_t o = e / {} / {};", in_size, count));
-    k.line(fmt::format("const int64_t id = static_cast<int64_t>({}[j]);", idx));
-    k.line(fmt::format("out[e] = id >= 0 && id < {0} ? {1}[(o * {0} + id) * {2} + i] : {3}(0);", n, in, in_size, type));
-    add(k, value(out).numel());
-    return true;
-  }
-
-  // embedding: row ids[e / D] of weight [V, D]; padding_idx rows are zeros (kernels/linalg.cc).
-  bool embedding() {
-    const uint32_t ids = call_.tensor_arg("x"), weight = call_.tensor_arg("weight"), out = out_value();
-    const std::string type = same_type(weight, out, false);
-    const std::optional<int64_t> padding = type.empty() ? std::nullopt : constant_int(call_, "padding_idx", why_);
-    if (!padding || ids == kNone) return ids == kNone ? fail("it needs ids") : false;
-    const std::string itype = index_type(ids);
-    if (itype.empty()) return false;
-    const SymShape& wd = value(weight).dims;
-    if (wd.size() != 2 || !wd[0].constant()) return fail("its weight must be 2-D with a vocabulary known at generation time");
-    const int64_t rows = *wd[0].constant();
-    const int64_t pad = *padding == -1 ? -1 : (*padding < 0 ? *padding + rows : *padding);
-    KernelText k = text();
-    const std::string id = k.input(ids, itype);
-    const std::string w = k.input(weight, type);
-    k.output(out, type);
-    const std::string width = k.size(wd[1]);
-    k.line(fmt::format("const int64_t row = static_cast<int64_t>({}[e / {}]);", id, width));
-    std::string keep = fmt::format("row >= 0 && row < {}", rows);
-    if (pad >= 0) keep += fmt::format(" && row != {}", pad);
-    k.line(fmt::format("out[e] = {} ? {}[row * {} + e % {}] : {}(0);", keep, w, width, width, type));
-    add(k, value(out).numel());
-    return true;
-  }
-
-  // meshgrid: output i repeats 1-D input i along its own axis (out_i[c0, c1, ...] = in_i[c_i]).
-  bool meshgrid() {
-    const KernelArg* xs = call_.arg("inputs");
-    if (xs == nullptr || xs->kind != ArgKind::kTensorList || call_.outputs.empty() ||
-        call_.outputs[0].values.size() != xs->values.size()) {
-      return fail("it needs a list of inputs and as many outputs");
-    }
-    for (size_t i = 0; i < xs->values.size(); ++i) {
-      const uint32_t x = xs->values[i], out = call_.outputs[0].values[i];
-      if (out == kNone) continue;
-      const std::string type = same_type(x, out, false);
-      if (type.empty() || !own_buffer(x, out)) return false;
-      if (value(x).dims.size() > 1 || value(out).dims.size() != xs->values.size()) {
-        return fail("its inputs are not 1-D, or its outputs' rank is not the number of inputs");
-      }
-      KernelText k = text();
-      const std::string in = k.input(x, type);
-      k.output(out, type);
-      const SymShape& od = value(out).dims;
-      SymExpr inner = 1;
-      for (size_t d = i + 1; d < od.size(); ++d) inner = inner * od[d];
-      const std::string at = inner.constant() == std::optional<int64_t>(1) ? "e" : "e / " + k.size(inner);
-      k.line(fmt::format("out[e] = {}[{} % {}];", in, at, k.size(od[i])));
-      add(k, value(out).numel());
-    }
-    return true;
-  }
-
-  // A matmul that no GEMM group computes (batched x and y, as attention's scores and context, or a vector operand, as
-  // PicoDet's distribution focal integral): one thread per output element accumulates its dot product over K in the
-  // compute type (float, or double for float64), in k order. The batch dims broadcast (a dim of 1 is read at 0). A
-  // vector x [K] is a row [1, K] and a vector y [K] a column [K, 1] whose dim the output drops; the transposes
-  // apply to matrices only (kernels/linalg.cc). Slow for large K; correct for every size.
-  bool batched_matmul() {
-    const uint32_t x = call_.tensor_arg("x"), y = call_.tensor_arg("y"), out = out_value();
-    const std::string type = same_type(x, out, true);
-    if (type.empty() || y == kNone) return y == kNone ? fail("it needs x and y") : false;
-    if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
-    // bmm: a matmul without transposes (it has no such attributes).
-    const bool bmm = call_.op == "bmm";
-    const std::optional<bool> tx_given = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_x");
-    const std::optional<bool> ty_given = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_y");
-    if (!tx_given || !ty_given) return fail("its transposes are not constants known at generation time");
-    const SymShape& xd = value(x).dims;
-    const SymShape& yd = value(y).dims;
     const SymShape& od = value(out).dims;
-    if (xd.empty() || yd.empty()) return fail("a scalar operand has no CUDA matmul");
-    const bool x_vec = xd.size() == 1, y_vec = yd.size() == 1;
-    const bool tx = *tx_given && !x_vec, ty = *ty_given && !y_vec;
-    // The output's matrix dims: 2, less one per vector operand; the rest are batch dims.
-    const size_t matrix_dims = (x_vec ? 0 : 1) + (y_vec ? 0 : 1);
-    const size_t x_batch = x_vec ? 0 : xd.size() - 2, y_batch = y_vec ? 0 : yd.size() - 2;
-    if (od.size() < matrix_dims || od.size() - matrix_dims < std::max(x_batch, y_batch)) {
-      return fail("its operands have more batch dims than its output");
-    }
-    const size_t batch = od.size() - matrix_dims;
-    KernelText k = text();
-    const std::string xs = k.input(x, type), ys = k.input(y, type);
-    k.output(out, type);
-    k.coordinates(od);
-    const SymExpr one = 1;
-    const SymExpr& m_dim = x_vec ? one : (tx ? xd.back() : xd[xd.size() - 2]);
-    const SymExpr& k_dim = x_vec ? xd[0] : (tx ? xd[xd.size() - 2] : xd.back());
-    const SymExpr& n_dim = y_vec ? one : (ty ? yd[yd.size() - 2] : yd.back());
-    const std::string m = k.size(m_dim), depth = k.size(k_dim), n = k.size(n_dim);
-    // The offset of an operand's matrix: its batch dims aligned with the output's last batch dims.
-    auto base = [&](const SymShape& dims, size_t batch_rank) {
-      if (batch_rank == 0) return std::string("0");
-      std::vector<std::string> coords;
-      SymShape batch_dims(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(batch_rank));
-      const size_t lead = batch - batch_rank;
-      for (size_t d = 0; d < batch_rank; ++d) {
-        coords.push_back(batch_dims[d].constant() == std::optional<int64_t>(1) ? "0" : "c" + std::to_string(d + lead));
-      }
-      const SymExpr matrix = dims[dims.size() - 2] * dims.back();
-      const std::string off = k.offset(coords, batch_dims);
-      if (off == "0") return std::string("0");
-      return (off.find(' ') == std::string::npos ? off : "(" + off + ")") + " * " + k.size(matrix);
-    };
-    const std::string i = x_vec ? "0" : "c" + std::to_string(batch), j = y_vec ? "0" : "c" + std::to_string(od.size() - 1);
-    const std::string acc = type == "double" ? "double" : "float";
-    k.line(fmt::format("const {}* xm = {} + {};", type, xs, base(xd, x_batch)));
-    k.line(fmt::format("const {}* ym = {} + {};", type, ys, base(yd, y_batch)));
-    k.line(fmt::format("{} acc = 0;", acc));
-    k.line(fmt::format("for (int64_t k = 0; k < {}; ++k) {{", depth));
-    k.line(fmt::format("  acc += static_cast<{}>(xm[{}]) * static_cast<{}>(ym[{}]);", acc,
-                       tx ? fmt::format("k * {} + {}", m, i) : fmt::format("{} * {} + k", i, depth), acc,
-                       ty ? fmt::format("{} * {} + k", j, depth) : fmt::format("k * {} + {}", n, j)));
-    k.line("}");
-    k.line(fmt::format("out[e] = static_cast<{}>(acc);", type));
+    SymExpr inner = 1;
+    for (size_t d = i + 1; d < od.size(); ++d) inner = inner * od[d];
+    const std::string at = inner.constant() == std::optional<int64_t>(1) ? "e" : "e / " + k.size(inner);
+    k.line(fmt::format("out[e] = {}[{} % {}];", in, at, k.size(od[i])));
     add(k, value(out).numel());
-    return true;
   }
-};
+  return true;
+}
 
-}  // namespace
+bool IndexCall::batched_matmul() {
+  const uint32_t x = call_.tensor_arg("x"), y = call_.tensor_arg("y"), out = out_value();
+  const std::string type = same_type(x, out, true);
+  if (type.empty() || y == kNone) return y == kNone ? fail("it needs x and y") : false;
+  if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
+  // bmm: a matmul without transposes (it has no such attributes).
+  const bool bmm = call_.op == "bmm";
+  const std::optional<bool> tx_given = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_x");
+  const std::optional<bool> ty_given = bmm ? std::optional<bool>(false) : call_.constant_bool("transpose_y");
+  if (!tx_given || !ty_given) return fail("its transposes are not constants known at generation time");
+  const SymShape& xd = value(x).dims;
+  const SymShape& yd = value(y).dims;
+  const SymShape& od = value(out).dims;
+  if (xd.empty() || yd.empty()) return fail("a scalar operand has no CUDA matmul");
+  const bool x_vec = xd.size() == 1, y_vec = yd.size() == 1;
+  const bool tx = *tx_given && !x_vec, ty = *ty_given && !y_vec;
+  // The output's matrix dims: 2, less one per vector operand; the rest are batch dims.
+  const size_t matrix_dims = (x_vec ? 0 : 1) + (y_vec ? 0 : 1);
+  const size_t x_batch = x_vec ? 0 : xd.size() - 2, y_batch = y_vec ? 0 : yd.size() - 2;
+  if (od.size() < matrix_dims || od.size() - matrix_dims < std::max(x_batch, y_batch)) {
+    return fail("its operands have more batch dims than its output");
+  }
+  const size_t batch = od.size() - matrix_dims;
+  KernelText k = text();
+  const std::string xs = k.input(x, type), ys = k.input(y, type);
+  k.output(out, type);
+  k.coordinates(od);
+  const SymExpr one = 1;
+  const SymExpr& m_dim = x_vec ? one : (tx ? xd.back() : xd[xd.size() - 2]);
+  const SymExpr& k_dim = x_vec ? xd[0] : (tx ? xd[xd.size() - 2] : xd.back());
+  const SymExpr& n_dim = y_vec ? one : (ty ? yd[yd.size() - 2] : yd.back());
+  const std::string m = k.size(m_dim), depth = k.size(k_dim), n = k.size(n_dim);
+  // The offset of an operand's matrix: its batch dims aligned with the output's last batch dims.
+  auto base = [&](const SymShape& dims, size_t batch_rank) {
+    if (batch_rank == 0) return std::string("0");
+    std::vector<std::string> coords;
+    SymShape batch_dims(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(batch_rank));
+    const size_t lead = batch - batch_rank;
+    for (size_t d = 0; d < batch_rank; ++d) {
+      coords.push_back(batch_dims[d].constant() == std::optional<int64_t>(1) ? "0" : "c" + std::to_string(d + lead));
+    }
+    const SymExpr matrix = dims[dims.size() - 2] * dims.back();
+    const std::string off = k.offset(coords, batch_dims);
+    if (off == "0") return std::string("0");
+    return (off.find(' ') == std::string::npos ? off : "(" + off + ")") + " * " + k.size(matrix);
+  };
+  const std::string i = x_vec ? "0" : "c" + std::to_string(batch), j = y_vec ? "0" : "c" + std::to_string(od.size() - 1);
+  const std::string acc = type == "double" ? "double" : "float";
+  k.line(fmt::format("const {}* xm = {} + {};", type, xs, base(xd, x_batch)));
+  k.line(fmt::format("const {}* ym = {} + {};", type, ys, base(yd, y_batch)));
+  k.line(fmt::format("{} acc = 0;", acc));
+  k.line(fmt::format("for (int64_t k = 0; k < {}; ++k) {{", depth));
+  k.line(fmt::format("  acc += static_cast<{}>(xm[{}]) * static_cast<{}>(ym[{}]);", acc,
+                     tx ? fmt::format("k * {} + {}", m, i) : fmt::format("{} * {} + k", i, depth), acc,
+                     ty ? fmt::format("{} * {} + k", j, depth) : fmt::format("k * {} + {}", n, j)));
+  k.line("}");
+  k.line(fmt::format("out[e] = static_cast<{}>(acc);", type));
+  add(k, value(out).numel());
+  return true;
+}
+
+}  // namespace cuda_index_internal
 
 bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul" || op == "bmm"; }
 
@@ -564,12 +341,13 @@ const std::set<std::string>& cuda_float32_index_ops() {
 }
 
 bool is_cuda_index_op(std::string_view op) {
-  return std::find(kMovementOps.begin(), kMovementOps.end(), op) != kMovementOps.end() ||
+  return std::find(cuda_index_internal::kMovementOps.begin(), cuda_index_internal::kMovementOps.end(), op) != cuda_index_internal::kMovementOps.end() ||
          index_text::is_compute_op(op) || index_text::is_select_op(op) || index_text::is_norm_op(op) ||
          index_text::is_loss_op(op) || index_text::is_einsum_op(op) || index_text::is_binary_op(op);
 }
 
-std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProgram& program, const KernelCall& call,
+std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::LoweredProgram& program,
+                                                               const passes::KernelCall& call,
                                                                const std::string& prefix, size_t first,
                                                                const std::string& description,
                                                                const CudaBufferExpr& buffer, SizeTable& sizes,
@@ -596,7 +374,7 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const LoweredProg
     kernels = index_text::select_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                          &reason);
   } else {
-    IndexCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, &reason);
+    cuda_index_internal::IndexCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, &reason);
     kernels = builder.build();
   }
   if (!kernels && why != nullptr) *why = reason;

@@ -50,7 +50,7 @@ class BinaryCall : public IndexBuilder {
     const std::optional<int64_t> seed = hi ? constant_int(call_, "seed", why_) : std::nullopt;
     if (!seed) return false;
     if (!(std::isfinite(*lo) && std::isfinite(*hi) && *lo <= *hi)) return fail("its min and max are not finite with min <= max");
-    const std::string type = d == ir::DataType::kFloat32 ? "float" : "double";
+    const std::string type = *element_type(d);  // float or double (checked above)
     KernelText k = text();
     k.output(out, type);
     // The key: the seed's int64 bits as uint64.

@@ -1,6 +1,6 @@
 // The text of a fused group's statements in C++ (the CPU fused loops, codegen/fused_cpu.h) or CUDA
 // (codegen/cuda_kernels.h): the fusion plan (passes/fusion.h) describes each statement as a typed expression,
-// and the backends spell it here, through the expression language's emitter (kernel/expr_emit.h), so that
+// and the backends spell it here, through the expression language's emitter (scalar_expr/expr_emit.h), so that
 // passes/ writes no C++.
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernel/expr_emit.h"
+#include "scalar_expr/expr_emit.h"
 #include "passes/fusion.h"
 
 namespace kforge::codegen {

@@ -1,43 +1,13 @@
+// The op API model (op_api_model.h): for each op, whether and how it is generated: the kernel it calls, its dtype and
+// place candidates, each function's parameters, calls and checks. The declarations of the kernels and infer-meta
+// functions and the invoke form are built in op_api_decls.cpp.
 #include "codegen/op_api_model.h"
 
-#include <optional>
-#include <set>
-#include <string_view>
-#include <unordered_map>
-
-#include "codegen/cpp_text.h"
-#include "codegen/op_api_defaults.h"
-#include "codegen/op_api_size_expr.h"
+#include "codegen/op_api_builder.h"
 
 namespace kforge::codegen {
 
-namespace {
-
-using opdef::ArgType;
-using opdef::Attribute;
-using opdef::Input;
-using opdef::Op;
-using opdef::Output;
-using opdef::OutputType;
-
-/// Why an op is left out (returned, never thrown).
-struct Skip {
-  std::string reason;
-};
-
-constexpr std::string_view kReservedPrefix = "kforge_";
-
-bool is_plain_identifier(std::string_view name) { return !name.empty() && cpp_identifier(name) == name; }
-
-/// Names the generated code needs to mean what they mean: the helpers and locals (`kforge_*`) and the
-/// unqualified types it spells (`int64_t`, `size_t`). An argument or op of such a name would shadow them.
-/// Namespace names are not reserved: the name before `::` is looked up among namespaces and types only, so
-/// a parameter called `std` (Paddle's gaussian has one) leaves `std::move` meaning what it means.
-bool is_reserved_name(std::string_view name) {
-  static const std::set<std::string_view> kReserved = {"int8_t",   "int16_t",  "int32_t",  "int64_t", "uint8_t",
-                                                       "uint16_t", "uint32_t", "uint64_t", "size_t"};
-  return name.compare(0, kReservedPrefix.size(), kReservedPrefix) == 0 || kReserved.count(name) != 0;
-}
+namespace op_api_internal {
 
 std::string qualified_meta(std::string_view func, std::string* name_space, std::string* name) {
   const size_t sep = func.rfind("::");
@@ -66,33 +36,23 @@ std::optional<std::string> literal_type(std::string_view text) {
   return std::nullopt;
 }
 
-/// Everything the builder knows about one op while it decides its functions.
-class OpApiBuilder {
- public:
-  explicit OpApiBuilder(const Op& op) : op_(op) {}
+namespace {
 
-  std::optional<Skip> check_expressible() const;
-  std::optional<Skip> choose_kernel();
-  std::optional<Skip> build_function(bool inplace_twin, const std::string& name, ApiFunction& fn);
-  std::optional<Skip> build_decls(std::vector<FunctionDecl>& kernels, std::vector<FunctionDecl>& metas) const;
-  std::optional<Skip> build_invoke(const std::unordered_map<std::string, const OpApi*>& generated,
-                                   ApiFunction& fn) const;
+constexpr std::string_view kReservedPrefix = "kforge_";
 
- private:
-  std::optional<Skip> call_args(const std::vector<opdef::ParamItem>& items, const ApiFunction& fn,
-                                std::vector<std::string>& args) const;
-  std::optional<Skip> dtype_candidates(ApiFunction& fn) const;
-  std::optional<Skip> place_candidates(ApiFunction& fn) const;
-  std::vector<opdef::ParamItem> kernel_param() const;
-  std::vector<opdef::ParamItem> meta_param() const;
-  const opdef::InplacePair* inplace_of_output(std::string_view output) const;
-  const opdef::InplacePair* view_of_output(std::string_view output) const;
-  std::optional<Skip> param_decl(const opdef::ParamItem& item, size_t index, std::string& decl) const;
-  void output_decls(std::vector<std::string>& params) const;
+bool is_plain_identifier(std::string_view name) { return !name.empty() && cpp_identifier(name) == name; }
 
-  const Op& op_;
-  const opdef::KernelFunc* kernel_ = nullptr;
-};
+/// Names the generated code needs to mean what they mean: the helpers and locals (`kforge_*`) and the
+/// unqualified types it spells (`int64_t`, `size_t`). An argument or op of such a name would shadow them.
+/// Namespace names are not reserved: the name before `::` is looked up among namespaces and types only, so
+/// a parameter called `std` (Paddle's gaussian has one) leaves `std::move` meaning what it means.
+bool is_reserved_name(std::string_view name) {
+  static const std::set<std::string_view> kReserved = {"int8_t",   "int16_t",  "int32_t",  "int64_t", "uint8_t",
+                                                       "uint16_t", "uint32_t", "uint64_t", "size_t"};
+  return name.compare(0, kReservedPrefix.size(), kReservedPrefix) == 0 || kReserved.count(name) != 0;
+}
+
+}  // namespace
 
 std::optional<Skip> OpApiBuilder::check_expressible() const {
   auto check_name = [](std::string_view what, const std::string& name) -> std::optional<Skip> {
@@ -369,139 +329,7 @@ std::optional<Skip> OpApiBuilder::build_function(bool inplace_twin, const std::s
   return std::nullopt;
 }
 
-std::optional<Skip> OpApiBuilder::param_decl(const opdef::ParamItem& item, size_t index, std::string& decl) const {
-  if (item.is_literal) {
-    const std::optional<std::string> type = literal_type(item.text);
-    if (!type) return Skip{"param literal '" + item.text + "' has no C++ type"};
-    decl = *type + " literal_" + std::to_string(index);
-  } else if (const Input* in = op_.find_input(item.text)) {
-    decl = param_type(in->type, in->optional) + " " + in->name;
-  } else if (const Attribute* a = op_.find_attribute(item.text)) {
-    decl = param_type(a->type, false) + " " + a->name;
-  } else {
-    return Skip{"param '" + item.text + "' is not an argument"};
-  }
-  return std::nullopt;
-}
-
-void OpApiBuilder::output_decls(std::vector<std::string>& params) const {
-  for (const Output& out : op_.outputs) {
-    params.push_back((out.type == OutputType::kTensorList ? "kforge::MutableTensorList " : "kforge::Tensor* ") +
-                     out.name);
-  }
-}
-
-// Backward ops may pass one argument twice (`param : [x, x, grad_x_grad]`): a declaration's parameters
-// get distinct names (`x`, `x_1`) so that it compiles. Each entry is "TYPE NAME".
-void make_param_names_unique(std::vector<std::string>& params) {
-  std::set<std::string> seen;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const size_t space = params[i].rfind(' ');
-    const std::string name = params[i].substr(space + 1);
-    std::string unique = name;
-    for (size_t n = 1; seen.count(unique) != 0; ++n) unique = name + "_" + std::to_string(n);
-    seen.insert(unique);
-    if (unique != name) params[i] = params[i].substr(0, space + 1) + unique;
-  }
-}
-
-std::optional<Skip> OpApiBuilder::build_decls(std::vector<FunctionDecl>& kernels,
-                                              std::vector<FunctionDecl>& metas) const {
-  FunctionDecl meta;
-  qualified_meta(op_.infer_meta->func, &meta.name_space, &meta.name);
-  const std::vector<opdef::ParamItem> meta_items = meta_param();
-  for (size_t i = 0; i < meta_items.size(); ++i) {
-    std::string decl;
-    if (auto s = param_decl(meta_items[i], i, decl)) return s;
-    meta.params.push_back(decl);
-  }
-  output_decls(meta.params);
-  make_param_names_unique(meta.params);
-  meta.first_use = op_.name;
-
-  FunctionDecl kernel;
-  kernel.name_space = "kforge::kernels";
-  kernel.name = kernel_->name;
-  kernel.params.push_back("const kforge::KernelContext& ctx");
-  const std::vector<opdef::ParamItem> kernel_items = kernel_param();
-  for (size_t i = 0; i < kernel_items.size(); ++i) {
-    std::string decl;
-    if (auto s = param_decl(kernel_items[i], i, decl)) return s;
-    kernel.params.push_back(decl);
-  }
-  output_decls(kernel.params);
-  make_param_names_unique(kernel.params);
-  kernel.first_use = op_.name;
-  metas.push_back(std::move(meta));
-  kernels.push_back(std::move(kernel));
-  return std::nullopt;
-}
-
-// Whether a value of `from` may be passed where the invoked op takes `to`.
-bool invoke_compatible(ArgType from, ArgType to) {
-  if (from == to) return true;
-  const bool from_number = from == ArgType::kInt || from == ArgType::kInt64 || from == ArgType::kFloat ||
-                           from == ArgType::kDouble || from == ArgType::kBool || opdef::is_scalar_type(from);
-  return opdef::is_scalar_type(to) && from_number;
-}
-
-std::optional<Skip> OpApiBuilder::build_invoke(const std::unordered_map<std::string, const OpApi*>& generated,
-                                               ApiFunction& fn) const {
-  const opdef::Call& call = *op_.invoke;
-  auto target_it = generated.find(call.func);
-  const OpApi* target = target_it == generated.end() ? nullptr : target_it->second;
-  if (target == nullptr || target->functions.empty() || target->functions.front().inplace_twin) {
-    return Skip{"it invokes '" + call.func + "', which is not a generated op"};
-  }
-  const Op& callee = *target->op;
-  if (call.has_keywords()) return Skip{"it invokes '" + call.func + "' with keyword arguments"};
-  if (call.args.size() != callee.inputs.size() + callee.attributes.size()) {
-    return Skip{"it invokes '" + call.func + "' with " + std::to_string(call.args.size()) + " arguments, not " +
-                std::to_string(callee.inputs.size() + callee.attributes.size())};
-  }
-  if (callee.outputs.size() != op_.outputs.size()) return Skip{"its outputs do not match those of '" + call.func + "'"};
-  std::vector<std::string> inputs, attributes, outputs;
-  for (size_t i = 0; i < call.args.size(); ++i) {
-    const std::string& arg = call.args[i];
-    const bool to_input = i < callee.inputs.size();
-    if (const Input* in = op_.find_input(arg)) {
-      const Input* want = to_input ? &callee.inputs[i] : nullptr;
-      if (want == nullptr || want->type != in->type || (in->optional && !want->optional)) {
-        return Skip{"invoke argument '" + arg + "' does not fit the parameter of '" + call.func + "'"};
-      }
-      inputs.push_back(arg);
-    } else if (const Attribute* a = op_.find_attribute(arg)) {
-      const Attribute* want = to_input ? nullptr : &callee.attributes[i - callee.inputs.size()];
-      if (want == nullptr || !invoke_compatible(a->type, want->type)) {
-        return Skip{"invoke argument '" + arg + "' does not fit the parameter of '" + call.func + "'"};
-      }
-      attributes.push_back(arg);
-    } else {
-      const Attribute* want = to_input ? nullptr : &callee.attributes[i - callee.inputs.size()];
-      opdef::DefaultValue literal;
-      literal.text = arg;
-      literal.kind = opdef::DefaultKind::kExpression;
-      std::string why;
-      if (want == nullptr || !cpp_default_value(want->type, literal, &why)) {
-        return Skip{"invoke argument '" + arg + "' is neither an argument nor a literal of the right type"};
-      }
-      attributes.push_back(arg);
-    }
-  }
-  for (size_t i = 0; i < op_.outputs.size(); ++i) {
-    if (op_.outputs[i].type != callee.outputs[i].type) {
-      return Skip{"output '" + op_.outputs[i].name + "' does not match that of '" + call.func + "'"};
-    }
-    outputs.push_back(op_.outputs[i].name);
-  }
-  fn.is_invoke = true;
-  fn.invoke.func = target->functions.front().name;
-  fn.invoke.args = inputs;
-  fn.invoke.args.insert(fn.invoke.args.end(), outputs.begin(), outputs.end());
-  fn.invoke.args.insert(fn.invoke.args.end(), attributes.begin(), attributes.end());
-  fn.checks.clear();
-  return std::nullopt;
-}
+namespace {
 
 // Marks the attributes that no call, kernel-key candidate or size expression of `fn` names.
 void mark_unused_params(ApiFunction& fn) {
@@ -552,6 +380,8 @@ void add_unique(std::vector<FunctionDecl>& into, std::set<std::string>& seen, st
 
 }  // namespace
 
+}  // namespace op_api_internal
+
 std::string op_api_name(const opdef::Op& op) { return op.sparse ? op.name + "_sp" : op.name; }
 
 size_t OpApiModel::generated_count() const {
@@ -567,14 +397,14 @@ OpApiModel build_op_api_model(const opdef::OpLibrary& library, const SourceManag
   std::set<std::string> kernel_keys, meta_keys;
   std::unordered_map<std::string, const OpApi*> generated;
   std::set<std::string> function_names;
-  for (const Op& op : library.ops()) {
+  for (const opdef::Op& op : library.ops()) {
     if (!op.sparse) function_names.insert(op.name);
   }
 
   // Invoke ops call other generated ops, which may come later in the file: they go second.
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < library.ops().size(); ++i) {
-      const Op& op = library.ops()[i];
+      const opdef::Op& op = library.ops()[i];
       if ((pass == 0) == op.invoke.has_value()) continue;
       OpApi& api = model.ops[i];
       api.op = &op;
@@ -584,8 +414,8 @@ OpApiModel build_op_api_model(const opdef::OpLibrary& library, const SourceManag
                                     : std::string(sources.path(op.loc.file));
       api.source = path + ":" + std::to_string(sources.line_col(op.loc).line);
 
-      OpApiBuilder builder(op);
-      std::optional<Skip> skip = builder.check_expressible();
+      op_api_internal::OpApiBuilder builder(op);
+      std::optional<op_api_internal::Skip> skip = builder.check_expressible();
       if (!skip && !op.invoke) skip = builder.choose_kernel();
       // Ops whose name ends in '_' and that have inplace pairs exist only in place (adam_, full_).
       const bool only_inplace = !op.inplace.empty() && op.name.back() == '_';
@@ -607,10 +437,10 @@ OpApiModel build_op_api_model(const opdef::OpLibrary& library, const SourceManag
         continue;
       }
       api.generated = true;
-      for (ApiFunction& fn : functions) mark_unused_params(fn);
+      for (ApiFunction& fn : functions) op_api_internal::mark_unused_params(fn);
       api.functions = std::move(functions);
-      add_unique(model.kernels, kernel_keys, kernels);
-      add_unique(model.metas, meta_keys, metas);
+      op_api_internal::add_unique(model.kernels, kernel_keys, kernels);
+      op_api_internal::add_unique(model.metas, meta_keys, metas);
       generated.emplace(op.name, &api);
     }
   }

@@ -3,7 +3,7 @@
 //   reduce  : {init: 0, combine: a + b, finalize: acc / n, axis: axis}
 //   pattern : elementwise | broadcast | injective | reduction | out_fusible | opaque
 //   row_pattern : softmax | layer_norm | rms_norm   a named row-reduction composition
-// The expressions are kept as raw text with their location; src/kernel/ parses them.
+// The expressions are kept as raw text with their location; src/scalar_expr/ parses them.
 #include <fmt/format.h>
 
 #include "opdef/op_entry.h"

@@ -5,7 +5,7 @@
 // the text it came from, inside the YAML buffer registered in the SourceManager, so later layers (the
 // program verifier, codegen) can report errors against the op definition. Text that is C++ (defaults,
 // size expressions, invoke arguments) is kept verbatim; the kforge `compute` / `reduce` expressions are
-// kept as raw text and parsed by src/kernel/.
+// kept as raw text and parsed by src/scalar_expr/.
 #pragma once
 
 #include <cstdint>

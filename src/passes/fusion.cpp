@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "kernel/expr_rewrite.h"
+#include "scalar_expr/expr_rewrite.h"
 #include "passes/fusion_internal.h"
 
 namespace kforge::passes {

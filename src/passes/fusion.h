@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/expr_check.h"
-#include "kernel/reduction.h"
+#include "scalar_expr/expr_check.h"
+#include "scalar_expr/reduction.h"
 #include "passes/gemm.h"
 #include "passes/lowered_program.h"
 

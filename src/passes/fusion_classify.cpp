@@ -4,7 +4,7 @@
 #include <set>
 #include <sstream>
 
-#include "kernel/expr_rewrite.h"
+#include "scalar_expr/expr_rewrite.h"
 #include "passes/axis.h"
 #include "passes/fusion_internal.h"
 

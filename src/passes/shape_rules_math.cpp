@@ -21,12 +21,12 @@ using Rule = std::function<std::string(OpContext&)>;
 
 std::string runtime_value(OpContext& c, size_t i) { return c.runtime_value(c.param(i)); }
 
-#define REQUIRE_TENSOR(var, index)                                                                        \
+#define MATH_TENSOR(var, index)                                                                           \
   const ValueInfo* var = c.tensor(c.param(index));                                                        \
   if (!(var)) return fmt::format("input '{}' is required to infer the output shape", c.param(index));     \
   if ((var)->is_vector) return fmt::format("input '{}' must be a tensor, got a list", c.param(index));
 
-#define REQUIRE_STATIC_INT(var, index)                 \
+#define MATH_STATIC_INT(var, index)                    \
   auto var##_opt = c.static_int(c.param(index));       \
   if (!var##_opt) return runtime_value(c, index);      \
   const int64_t var = *var##_opt;
@@ -46,8 +46,8 @@ std::string bad_axis(int64_t axis, const SymShape& dims) {
 
 /// Binary ops of one operand dtype with broadcasting, results of `dtype` (the input's when kUndefined).
 std::string broadcast_rule(OpContext& c, DataType dtype) {
-  REQUIRE_TENSOR(x, 0);
-  REQUIRE_TENSOR(y, 1);
+  MATH_TENSOR(x, 0);
+  MATH_TENSOR(y, 1);
   if (x->dtype != y->dtype) return dtype_conflict(c.param(0), x->dtype, c.param(1), y->dtype);
   auto dims = c.broadcast(x->dims, y->dims);
   if (!dims) return fmt::format("shapes {} and {} cannot be broadcast", to_string(x->dims), to_string(y->dims));
@@ -56,7 +56,7 @@ std::string broadcast_rule(OpContext& c, DataType dtype) {
 }
 
 std::string real_and_imag(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
+  MATH_TENSOR(x, 0);
   const DataType d = x->dtype == DataType::kComplex64    ? DataType::kFloat32
                      : x->dtype == DataType::kComplex128 ? DataType::kFloat64
                                                          : x->dtype;
@@ -65,15 +65,15 @@ std::string real_and_imag(OpContext& c) {
 }
 
 std::string logical_not(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
+  MATH_TENSOR(x, 0);
   c.set_result(0, DataType::kBool, x->dims);
   return "";
 }
 
 std::string masked_fill(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
-  REQUIRE_TENSOR(mask, 1);
-  REQUIRE_TENSOR(value, 2);
+  MATH_TENSOR(x, 0);
+  MATH_TENSOR(mask, 1);
+  MATH_TENSOR(value, 2);
   if (mask->dtype != DataType::kBool) return fmt::format("mask must be bool, got {}", ir::dtype_name(mask->dtype));
   if (x->dtype != value->dtype) return dtype_conflict(c.param(0), x->dtype, c.param(2), value->dtype);
   if (auto n = sym_numel(value->dims).constant(); n && *n != 1) {
@@ -86,7 +86,7 @@ std::string masked_fill(OpContext& c) {
 }
 
 std::string swiglu(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
+  MATH_TENSOR(x, 0);
   if (x->dims.empty()) return "x must have rank >= 1";
   SymShape dims = x->dims;
   if (const ValueInfo* y = c.tensor(c.param(1))) {
@@ -187,8 +187,8 @@ std::string arange(OpContext& c) {
 }
 
 std::string one_hot(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
-  REQUIRE_STATIC_INT(depth, 1);
+  MATH_TENSOR(x, 0);
+  MATH_STATIC_INT(depth, 1);
   if (x->dtype != DataType::kInt32 && x->dtype != DataType::kInt64) {
     return fmt::format("x must be int32 or int64, got {}", ir::dtype_name(x->dtype));
   }
@@ -200,12 +200,12 @@ std::string one_hot(OpContext& c) {
 }
 
 std::string cumsum(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
+  MATH_TENSOR(x, 0);
   if (c.bool_value(c.param(2)).value_or(false)) {
     c.set_result(0, x->dtype, {sym_numel(x->dims)});
     return "";
   }
-  REQUIRE_STATIC_INT(axis, 1);
+  MATH_STATIC_INT(axis, 1);
   int64_t a = 0;
   if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
   c.set_result(0, x->dtype, x->dims);
@@ -213,7 +213,7 @@ std::string cumsum(OpContext& c) {
 }
 
 std::string reduce_base(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
+  MATH_TENSOR(x, 0);
   auto axis = c.static_ints(c.param(1));
   if (!axis) return runtime_value(c, 1);
   const bool keepdim = c.bool_value(c.param(2)).value_or(false);
@@ -240,7 +240,7 @@ std::string reduce_base(OpContext& c) {
 }
 
 std::string arg_min_max(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
+  MATH_TENSOR(x, 0);
   const bool keepdims = c.bool_value(c.param(2)).value_or(false);
   const bool flatten = c.bool_value(c.param(3)).value_or(false);
   const DataType dtype = c.dtype_value(c.param(4)).value_or(DataType::kInt64);
@@ -253,7 +253,7 @@ std::string arg_min_max(OpContext& c) {
     c.set_result(0, dtype, dims);
     return "";
   }
-  REQUIRE_STATIC_INT(axis, 1);
+  MATH_STATIC_INT(axis, 1);
   int64_t a = 0;
   if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
   for (size_t i = 0; i < x->dims.size(); ++i) {
@@ -268,8 +268,8 @@ std::string arg_min_max(OpContext& c) {
 }
 
 std::string topk(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
-  REQUIRE_STATIC_INT(k, 1);
+  MATH_TENSOR(x, 0);
+  MATH_STATIC_INT(k, 1);
   const int64_t axis = c.static_int(c.param(2)).value_or(-1);
   int64_t a = 0;
   if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
@@ -285,8 +285,8 @@ std::string topk(OpContext& c) {
 }
 
 std::string unchanged_check_axis(OpContext& c) {
-  REQUIRE_TENSOR(x, 0);
-  REQUIRE_STATIC_INT(axis, 1);
+  MATH_TENSOR(x, 0);
+  MATH_STATIC_INT(axis, 1);
   int64_t a = 0;
   if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
   c.set_result(0, x->dtype, x->dims);

@@ -99,6 +99,8 @@ std::string format_signature(std::string_view name, const Signature& sig);
 
 /// Registers the built-in filters, tests and functions (filters.cpp, tests.cpp).
 void register_builtin_filters(Environment& env);
+/// The filters over sequences and maps (filters_sequences.cpp), registered by register_builtin_filters.
+void register_sequence_filters(Environment& env);
 void register_builtin_tests(Environment& env);
 void register_builtin_functions(Environment& env);
 

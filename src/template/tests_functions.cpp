@@ -13,8 +13,6 @@ namespace kforge::tmpl {
 
 namespace {
 
-bool is_numeric(const Value& v) { return v.is_int() || v.is_float() || v.is_bool(); }
-
 /// Python's `value % n == 0` for numbers.
 bool divisible(const CallArgs& a, const Value& v, const Value& n) {
   if (!is_numeric(v) || !is_numeric(n)) {

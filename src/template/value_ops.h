@@ -41,6 +41,12 @@ inline bool is_lenient_undefined(const Value& v) {
   return v.is_undefined() && v.object() && v.as_undefined().lenient;
 }
 
+/// Whether arithmetic takes `v` as a number: an integer, a float or a boolean (Python's bool is an int).
+inline bool is_numeric(const Value& v) { return v.is_int() || v.is_float() || v.is_bool(); }
+/// A number's value as an integer (an integer or a boolean) or as a double (any number), for arithmetic.
+inline int64_t to_int(const Value& v) { return v.is_bool() ? (v.as_bool() ? 1 : 0) : v.as_int(); }
+inline double to_double(const Value& v) { return v.is_float() ? v.as_float() : static_cast<double>(to_int(v)); }
+
 /// The type with an article for messages: "an integer", "a list", "none".
 std::string a_type(const Value& v);
 

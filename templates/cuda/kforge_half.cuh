@@ -2,7 +2,7 @@
 // cuda_fp16.h) and bfloat16 (__nv_bfloat16, cuda_bf16.h). kforge copies this header beside the outputs when
 // the program has 16-bit fused values or any GEMM (kforge_gemm.cuh includes it).
 //
-// Both types compute in float32 (src/kernel/scalar_type.h, compute_type): a kernel loads the 16-bit value,
+// Both types compute in float32 (src/scalar_expr/scalar_type.h, compute_type): a kernel loads the 16-bit value,
 // converts it to float, computes in float and rounds the result back to nearest even when it stores it.
 // Generated kernels convert through to_float() and from_float<T>() below, never static_cast: __half and
 // __nv_bfloat16 define conversions to and from many arithmetic types, so a cast to bool or an integer type

@@ -4,10 +4,10 @@
 #include <string>
 
 #include "fuzz_input.h"
-#include "kernel/expr_check.h"
-#include "kernel/expr_emit.h"
-#include "kernel/expr_eval.h"
-#include "kernel/reduction.h"
+#include "scalar_expr/expr_check.h"
+#include "scalar_expr/expr_emit.h"
+#include "scalar_expr/expr_eval.h"
+#include "scalar_expr/reduction.h"
 
 using namespace kforge;
 using expr::ScalarType;

@@ -1,0 +1,180 @@
+// The CudaHostEmitter of generate_cuda_program_files (cuda_program.h), shared by the files that define its
+// members: cuda_program.cpp (the headers, the class parts, emit), cuda_program_library_steps.cpp (the calls outside
+// every group: convolutions, pools, batch norms, views; the steps that run them through cuDNN and kforge's headers)
+// and cuda_program_host_keys.cpp (the constants' tables, what enqueue() does per group and the other keys of
+// program.cu.j2). Internal to codegen/.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string_view>
+
+#include "codegen/cpp_text.h"
+#include "codegen/cuda_program.h"
+#include "codegen/cuda_attention.h"
+#include "codegen/cuda_conv.h"
+#include "codegen/cuda_class_context.h"
+#include "codegen/cuda_gemm.h"
+#include "codegen/cuda_index.h"
+#include "codegen/cuda_kernels.h"
+#include "codegen/cuda_row_variants.h"
+#include "codegen/generated_file.h"
+#include "codegen/python_program_module.h"
+#include "codegen/runtime_version.h"
+#include "codegen/size_table.h"
+#include "output/banner.h"
+#include "passes/gemm.h"
+#include "passes/memory_plan.h"
+
+namespace kforge::codegen::cuda_program_internal {
+
+using passes::Buffer;
+using passes::BufferKind;
+using passes::FusedGroup;
+using passes::kNone;
+using passes::LoweredProgram;
+using passes::SymExpr;
+class CudaHostEmitter {
+ public:
+  /// `sizes`: the size table to number the sizes by (SizeTable::canonical of an earlier emitter's), or empty.
+  CudaHostEmitter(const LoweredProgram& p, const passes::FusionPlan& plan, const SourceManager& sources,
+                  const ProgramFilesOptions& options, const CudaFilesOptions& cuda, DiagnosticEngine& diags,
+                  SizeTable sizes = {})
+      : p_(p), plan_(plan), sources_(sources), o_(options), cuda_(cuda), diags_(diags),
+        cls_(options.codegen.class_name), sizes_(std::move(sizes)),
+        gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph,
+              [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
+              [this](const FusedGroup& g) { return group_description(g); }, size_),
+        rows_(plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph,
+              [this](uint32_t v) { return binding(p_.values[v].buffer); },
+              [this](const FusedGroup& g) { return group_description(g); }, size_) {}
+
+  const SizeTable& size_table() const { return sizes_; }
+
+  /// The headers the output needs beside the runtime's, in a fixed order, each once.
+  std::vector<const char*> extra_headers() const;
+
+  /// What the class header (templates/program/cuda/program.h.j2) declares beyond what every program has.
+  CudaClassParts class_parts() const;
+
+  /// Builds the context of NAME.h, NAME.cu and NAME_kernels.cu (templates/program/cuda/) into `ctx`.
+  bool emit(tmpl::Value& ctx);
+
+ private:
+  // Whether group g is a kernel generated into NAME_kernels.cu (elementwise and row groups), not a library or
+  // header call from NAME.cu (GEMM, convolution, attention).
+  static bool is_generated_kernel(const FusedGroup& g);
+
+  bool has_attention() const;
+
+  // Whether a fused (generated-kernel) group loads or stores float16 / bfloat16 values (then NAME_kernels.cu
+  // includes kforge_half.cuh for the conversions).
+  bool fused_half() const;
+
+  // Whether --precision made a parameter 16-bit that a parameter file holds in float32.
+  bool converted_parameters() const;
+
+  // The program's path as the CPU target prints it: relative to the generated header (stable across
+  // working directories).
+  std::string where(SourceLoc loc) const;
+
+  // A call outside every group must be a convolution, a pool, a batch norm or a view (build_library_steps()
+  // makes their steps), or share its input's buffer (nothing to run on the device).
+  void check_calls();
+
+  // Whether value v is a program output or read by any call.
+  bool is_read(uint32_t v) const { return readers(v) > 0; }
+
+  // The convolution and pooling steps (codegen/cuda_conv.h): the convolution groups' conv2d_fused calls and the
+  // conv2d / depthwise_conv2d / pool2d calls outside every group (check_calls collected them), each with its
+  // launch index in kLaunchNames (groups first, then these calls). What they cannot run is an error at the op.
+  void build_library_steps();
+
+  // The number of calls that read value v, plus one if it is a program output.
+  size_t readers(uint32_t v) const;
+
+  // mobilenet_v2's pattern: a convolution group ending in relu6 whose output only a direct depthwise convolution
+  // reads (NHWC, kforge_depthwise.cuh). Its clamp at 6 moves into the depthwise kernel's loads (input_max), so the
+  // first convolution's epilogue is a bias and ReLU, which cuDNN can fuse into its call: one pass over the tensor
+  // fewer. Fills relu_for_relu6_ and clamped_inputs_ with the two groups' launch indices.
+  void plan_relu6_splits();
+
+  // `call` (the conv2d_fused of a group, or the op itself) as a step at launch index `launch`, run at `position`
+  // (the group's, or the call's index); errors at `op`.
+  void add_library_step(const passes::KernelCall& call, const passes::KernelCall& op, size_t launch, uint32_t position,
+                        const std::string& description, const CudaBufferExpr& buffer);
+
+  // The broadcast dims the analysis took as equal (passes::DimEquality), each pair once: {a, b (sizes of run(),
+  // computed and checked for overflow there), message (what run() says when an input makes them differ)}.
+  tmpl::Value dim_equalities() const;
+
+  // A call outside every group, for error messages: "call 3 (pd_op.pool2d at model.json:10:5)".
+  std::string call_description(uint32_t c) const;
+
+  std::string input_ident(size_t i) const { return cuda_input_ident(p_, i); }
+  std::string output_ident(size_t i) const { return cuda_output_ident(p_, i); }
+
+  // The constants' host tables and their offsets in the device buffer (64-byte aligned each); errors for
+  // dtypes that cannot be uploaded yet.
+  void add_constants(tmpl::Value& ctx, std::vector<size_t>& offsets);
+
+  // A floating constant of host type `type`: infinities and NaN through std::numeric_limits (a causal mask's -inf).
+  static std::string floating_constant(const std::string& type, double v);
+
+  std::string group_description(const FusedGroup& g) const;
+
+  std::string typed_buffer(uint32_t value, const std::string& type, bool is_const) const;
+  static std::string binding(uint32_t buffer) { return fmt::format("b.buffers[{}]", buffer); }
+
+  // Whether the input of a convolution with an asymmetric padding, padded (kforge_conv_pad.cuh), fits in the scratch
+  // of the convolution at `position`; an error at `op` where it cannot.
+  bool padded_input_fits(const CudaConvSite& site, uint32_t position, const passes::KernelCall& op);
+
+  // The cuDNN workspace of the convolution at `position` (passes::add_scratch_buffers): {pointer, bytes}, or
+  // false where it has none (a direct depthwise convolution, or --cudnn-workspace-mib 0).
+  tmpl::Value scratch_value(uint32_t position) const;
+
+  // What enqueue() does per group, in order: a GEMM or row-dispatcher block (C++ text of codegen/cuda_gemm.h,
+  // codegen/cuda_row_variants.h) or a launcher call.
+  tmpl::Value steps() const;
+
+  // The keys of templates/program/cuda/program.cu.j2 beyond the class context's.
+  void add_host_keys(tmpl::Value& ctx);
+
+  // The buffer of output i (its caller's tensor).
+  uint32_t output_buffer(size_t i) const;
+
+  const LoweredProgram& p_;
+  const passes::FusionPlan& plan_;
+  const SourceManager& sources_;
+  const ProgramFilesOptions& o_;
+  const CudaFilesOptions& cuda_;
+  DiagnosticEngine& diags_;
+  std::string cls_;
+  std::map<uint32_t, CudaGroupCode> launchers_;  // by group index (GEMM groups have none)
+  std::vector<uint32_t> library_calls_;           // conv / pool calls outside every group, in call order
+  std::vector<tmpl::Value> conv_steps_, pool_steps_;  // codegen/cuda_conv.h contexts, in site order
+  bool padded_convs_ = false;  // a convolution pads its input first (kforge_conv_pad.cuh)
+  bool half_convs_ = false;                           // a convolution computes on 16-bit values (--precision)
+  std::map<size_t, tmpl::Value> library_step_at_;     // every library step (also batch norms, copies) by launch
+  size_t batch_norms_ = 0;                            // batch norms outside every convolution group
+  std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order
+  bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
+  int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
+  std::set<uint32_t> relu_for_relu6_;                 // launch indices of groups whose relu6 runs as ReLU (plan_relu6_splits)
+  std::set<uint32_t> clamped_inputs_;                 // launch indices of depthwise groups that clamp their input at 6
+  std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
+  // Every size of a dynamic program, computed once per run() into the table `sizes` (codegen/size_table.h); the
+  // functions run() calls see it as b.sizes, under the same name.
+  SizeTable sizes_;
+  static std::string run_size(uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }
+  SizeExpr size_ = [this](const SymExpr& e) { return sizes_.ref(e, run_size); };
+  CudaGemmCode gemm_;
+  CudaRowVariantCode rows_;
+};
+
+}  // namespace kforge::codegen::cuda_program_internal

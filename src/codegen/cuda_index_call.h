@@ -1,0 +1,81 @@
+// The IndexCall of cuda_index_kernels (cuda_index.h): the kernels of the data-movement ops and of a matmul no GEMM
+// group computes, shared by the files that define its members: cuda_index.cpp (transpose, concat / stack, split,
+// expand / tile, gather, embedding, meshgrid, batched matmul) and cuda_index_slice.cpp (slice, strided_slice,
+// pad3d). Internal to codegen/.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <set>
+
+#include "codegen/cpp_text.h"
+#include "codegen/cuda_index.h"
+#include "codegen/cuda_index_text.h"
+#include "passes/axis.h"
+
+namespace kforge::codegen::cuda_index_internal {
+
+using passes::ArgKind;
+using passes::KernelArg;
+using passes::KernelCall;
+using passes::kNone;
+using passes::LoweredProgram;
+using passes::SymExpr;
+using passes::SymShape;
+using index_text::constant;
+using index_text::constant_float;
+using index_text::constant_int;
+using index_text::IndexBuilder;
+using index_text::KernelText;
+
+class IndexCall : public IndexBuilder {
+ public:
+  using IndexBuilder::IndexBuilder;
+
+  std::optional<std::vector<CudaIndexKernel>> build();
+
+ private:
+  bool transpose();
+
+  // concat / stack: output coordinate c<axis> selects the input. concat: input j holds output coordinates
+  // [start_j, start_j + dims_j[axis]) along the axis; stack: input j is c<axis> == j, its coordinates the output's
+  // others.
+  bool join(bool stacked);
+
+  // split / split_with_num: output k is the slice of x along the axis after the earlier outputs.
+  bool split();
+
+  // slice: x[starts:ends] along `axes`, with the decrease_axis dims dropped from the output.
+  bool slice();
+
+  // strided_slice: x[start::step] along `axes` (negative steps too), with the CPU kernel's normalisation
+  // (kernels/meta_manip.cc); the sliced dims must be known at generation time.
+  bool strided_slice();
+
+  // pad3d of a 5-D x (NCDHW or NDHWC): constant, reflect, replicate or circular, as kernels/movement.cc.
+  bool pad3d();
+
+  // expand / tile: x's dims align with the output's last dims; each x coordinate is the output's modulo x's dim.
+  bool broadcast();
+
+  // gather / index_select: x viewed as [outer, n, inner] around the axis; output [outer, k, inner] picks index's
+  // k entries along it.
+  bool gather();
+
+  // embedding: row ids[e / D] of weight [V, D]; padding_idx rows are zeros (kernels/linalg.cc).
+  bool embedding();
+
+  // meshgrid: output i repeats 1-D input i along its own axis (out_i[c0, c1, ...] = in_i[c_i]).
+  bool meshgrid();
+
+  // A matmul that no GEMM group computes (batched x and y, as attention's scores and context, or a vector operand, as
+  // PicoDet's distribution focal integral): one thread per output element accumulates its dot product over K in the
+  // compute type (float, or double for float64), in k order. The batch dims broadcast (a dim of 1 is read at 0). A
+  // vector x [K] is a row [1, K] and a vector y [K] a column [K, 1] whose dim the output drops; the transposes
+  // apply to matrices only (kernels/linalg.cc). Slow for large K; correct for every size.
+  bool batched_matmul();
+};
+
+}  // namespace kforge::codegen::cuda_index_internal

@@ -1,0 +1,86 @@
+// The ComputeCall of compute_kernels (cuda_index_text.h), shared by the files that define its members:
+// cuda_index_compute.cpp (dropout, interpolation, grid_sample, triu / tril, arange, full_with_tensor, one_hot, pow)
+// and cuda_index_reduce.cpp (reductions over any axes, softmax off the last axis, cumsum: one thread per output
+// element or line). Internal to codegen/.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <array>
+#include <set>
+
+#include "codegen/cpp_text.h"
+#include "codegen/cuda_index_text.h"
+
+namespace kforge::codegen::index_text::compute_internal {
+
+// The C++ type of a dtype these kernels compute on (bool, integers, float32, float64); nullopt for 16-bit floats.
+inline std::optional<std::string> value_type(ir::DataType d) {
+  if (d == ir::DataType::kFloat16 || d == ir::DataType::kBFloat16) return std::nullopt;
+  return element_type(d);
+}
+
+// The unsigned type of an integer type's width (wrapping arithmetic without undefined behaviour).
+inline std::string unsigned_of(const std::string& type) {
+  if (type == "int8_t" || type == "uint8_t") return "uint8_t";
+  if (type == "int16_t" || type == "uint16_t") return "uint16_t";
+  if (type == "int32_t" || type == "uint32_t") return "uint32_t";
+  return "uint64_t";
+}
+
+class ComputeCall : public IndexBuilder {
+ public:
+  using IndexBuilder::IndexBuilder;
+
+  std::optional<std::vector<CudaIndexKernel>> build();
+
+ private:
+  // Inference dropout: a copy (upscale_in_train) or x * (1 - p) (downgrade_in_infer), as kernels/creation.cc.
+  bool dropout();
+
+  // nearest_interp / bilinear_interp of a 4-D x to the output's spatial size, with Paddle's source coordinates
+  // (kernels/nn.cc, kernels/resize.cc): kforge_index.cuh's interp_ratio, nearest_source and bilinear_tap.
+  bool interpolate(bool bilinear);
+
+  // grid_sample of a 4-D NCHW x at grid [n, oh, ow, 2] (x then y in [-1, 1]), as kernels/losses.cc: one thread per
+  // output element, kforge_index.cuh's grid_coordinate and grid_pixel.
+  bool grid_sample();
+
+  // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
+  bool triangle(bool upper);
+
+  // arange with a constant step and a constant start, or one that is an expression of the dims
+  // (`arange(n - 1, ...)`): out[e] = start + e * step in the output's type (Paddle's order).
+  bool arange();
+
+  // full_with_tensor: every element is the value tensor's one (`paddle.full([n, n], -inf)` over a dynamic n, whose
+  // dims the shape rule took from the shape tensor's known contents).
+  bool fill();
+
+  // sum / mean / max / min / prod / any / all over the axes of `axis` (every axis when it is empty, or prod's
+  // reduce_all): output element e is the kept dims' coordinate; its reduced elements are folded in row-major order.
+  bool reduce();
+
+  // The lines of x along `axis` as kernels/reduce_math.cc views them: [outer, len, inner]; false after fail().
+  bool lines(uint32_t x, int64_t given, SymExpr* outer, SymExpr* len, SymExpr* inner);
+
+  // The statements that put line e's first element at `base` (kernel text k).
+  void line_base(KernelText& k, const SymExpr& len, const SymExpr& inner);
+
+  // softmax along an axis that is not the last (the fused row kernels take the last): one thread per line, max,
+  // exp and sum in x's type as kernels/linalg.cc computes them.
+  bool softmax();
+
+  // cumsum: one thread per line along the axis (every element in one line when flatten), in kernels/reduce_math.cc's
+  // order; exclusive stores the sum before the element, reverse walks the line backwards; integers wrap.
+  bool cumsum();
+
+  // one_hot: out[..., c] = 1.0f where c is x[...]; an id outside [0, num_classes) gives a row of zeros.
+  bool one_hot();
+
+  // pow with a constant exponent, as kernels/math.cc: powf / pow for floats (the exponent rounded to x's type);
+  // for int32 / int64 the exponent truncated, which must be >= 0 and fit, and x**e by squaring, wrapping.
+  bool pow();
+};
+
+}  // namespace kforge::codegen::index_text::compute_internal

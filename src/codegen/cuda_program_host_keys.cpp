@@ -1,0 +1,210 @@
+// The keys of the CUDA program's host source (cuda_host_emitter.h, templates/program/cuda/program.cu.j2): the
+// constants' host tables and device offsets, the steps enqueue() runs per group, and the rest of add_host_keys.
+#include "codegen/cuda_host_emitter.h"
+
+namespace kforge::codegen::cuda_program_internal {
+
+void CudaHostEmitter::add_constants(tmpl::Value& ctx, std::vector<size_t>& offsets) {
+  tmpl::List tables;
+  size_t offset = 0;
+  for (size_t i = 0; i < p_.constants.size(); ++i) {
+    const passes::ConstantData& c = p_.constants[i];
+    // float16 / bfloat16 constants are uploaded as their bits, rounded to nearest even here, at generation
+    // time: the host code needs no cuda_fp16.h / cuda_bf16.h conversions, and the bits are what every run uses.
+    const bool half = c.dtype == ir::DataType::kFloat16 || c.dtype == ir::DataType::kBFloat16;
+    std::optional<std::string> t = half ? std::optional<std::string>("uint16_t") : element_type(c.dtype);
+    if (!t) {
+      diags_.error(c.loc, "--target cuda: a constant of dtype " + std::string(ir::dtype_name(c.dtype)) +
+                              " cannot be uploaded yet");
+      offsets.push_back(0);
+      continue;
+    }
+    const int64_t numel = c.numel();
+    const size_t bytes = static_cast<size_t>(numel) * ir::dtype_size(c.dtype);
+    offsets.push_back(offset);
+    const bool floating = ir::is_floating(c.dtype);
+    tmpl::List values;
+    for (int64_t k = 0; k < (c.splat ? 1 : numel); ++k) {
+      if (half) values.push_back(fmt::format("0x{:04x}", ir::half_bits_from_double(c.dtype, c.float_at(k))));
+      else if (floating) values.push_back(floating_constant(*t, c.float_at(k)));
+      else values.push_back(fmt::format("static_cast<{}>({})", *t, c.int_at(k)));
+    }
+    tmpl::Value table = tmpl::Value::map();
+    table.set("index", static_cast<int64_t>(i));
+    table.set("type", *t);
+    table.set("bits_of", half ? std::string(ir::dtype_name(c.dtype)) : std::string());
+    table.set("values", tmpl::Value(std::move(values)));
+    table.set("numel", numel);
+    table.set("offset", static_cast<int64_t>(offset));
+    table.set("splat", c.splat);
+    tables.push_back(std::move(table));
+    offset += (bytes + 63) / 64 * 64;
+  }
+  ctx.set("constant_tables", tmpl::Value(std::move(tables)));
+  ctx.set("constants_host_bytes", static_cast<int64_t>(std::max<size_t>(offset, 64)));
+}
+
+std::string CudaHostEmitter::floating_constant(const std::string& type, double v) {
+  if (std::isnan(v)) return fmt::format("std::numeric_limits<{}>::quiet_NaN()", type);
+  if (std::isinf(v)) return fmt::format("{}std::numeric_limits<{}>::infinity()", v < 0 ? "-" : "", type);
+  return fmt::format("static_cast<{}>({:.17g})", type, v);
+}
+
+tmpl::Value CudaHostEmitter::steps() const {
+  tmpl::List out;
+  size_t next_call = 0;  // the next of library_calls_, placed before the first group that comes after it
+  auto calls_before = [&](uint32_t position) {
+    for (; next_call < library_calls_.size() && library_calls_[next_call] < position; ++next_call) {
+      auto step = library_step_at_.find(plan_.groups.size() + next_call);
+      if (step != library_step_at_.end()) out.push_back(step->second);
+    }
+  };
+  for (size_t k = 0; k < plan_.groups.size(); ++k) {
+    const FusedGroup& g = plan_.groups[k];
+    calls_before(g.position);
+    if (g.kind == passes::GroupKind::kConv) {
+      auto step = library_step_at_.find(g.index);
+      if (step != library_step_at_.end()) out.push_back(step->second);
+      continue;
+    }
+    if (g.kind == passes::GroupKind::kAttention) {
+      out.push_back(cuda_attention_step(p_, g, g.index, group_description(g),
+                                        [this](uint32_t v, const std::string& type, bool is_const) {
+                                          return typed_buffer(v, type, is_const);
+                                        },
+                                        size_));
+      continue;
+    }
+    if (g.kind == passes::GroupKind::kGemm) {
+      out.push_back(gemm_.call(g));
+      continue;
+    }
+    tmpl::Value step = tmpl::Value::map();
+    auto launcher = launchers_.find(g.index);
+    if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
+    if (rows_.site(g) != nullptr) {
+      out.push_back(rows_.step(g));
+      continue;
+    }
+    tmpl::List args;
+    for (const passes::GroupInput& in : g.inputs) {
+      args.push_back(typed_buffer(in.value, *cuda_scalar_type(in.storage), true));
+    }
+    for (const passes::GroupStore& st : g.stores) {
+      args.push_back(typed_buffer(st.value, *cuda_scalar_type(st.storage), false));
+    }
+    args.push_back("static_cast<int64_t>(" + size_(g.outer) + ")");
+    args.push_back("static_cast<int64_t>(" + size_(g.inner) + ")");
+    for (const CudaShapeParam& sp : cuda_group_shape_params(g)) {
+      args.push_back("static_cast<int64_t>(" + size_(sp.value) + ")");
+    }
+    args.push_back("stream_");
+    step.set("kind", "launch");
+    step.set("description", group_description(g));
+    step.set("launcher", launcher->second.launcher);
+    step.set("args", tmpl::Value(std::move(args)));
+    step.set("index", static_cast<int64_t>(k));
+    out.push_back(std::move(step));
+  }
+  calls_before(static_cast<uint32_t>(p_.calls.size()));
+  return tmpl::Value(std::move(out));
+}
+
+void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
+  std::set<std::string> std_headers = {"cstring", "vector"};
+  for (const passes::ConstantData& c : p_.constants) {
+    for (int64_t k = 0; k < (c.splat ? 1 : c.numel()) && ir::is_floating(c.dtype); ++k) {
+      if (!std::isfinite(c.float_at(k))) std_headers.insert("limits");  // floating_constant's infinities
+    }
+  }
+  for (const std::string& h : gemm_.host_std_includes()) std_headers.insert(h);
+  ctx.set("std_includes", tmpl::Value(tmpl::List(std_headers.begin(), std_headers.end())));
+  // The launchers' declarations name __half / __nv_bfloat16 when a fused group stores them.
+  tmpl::List includes;
+  for (const std::string& h : gemm_.host_includes()) includes.push_back(h);
+  // load_parameters() rounds the parameters --precision converted with upload_rounded().
+  if (fused_half() || converted_parameters()) includes.push_back("kforge_half.cuh");
+  for (const std::string& h : rows_.host_includes()) includes.push_back(h);
+  if (!conv_steps_.empty()) includes.push_back("kforge_cudnn.cuh");
+  if (padded_convs_) includes.push_back("kforge_conv_pad.cuh");
+  if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
+  if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
+  if (has_attention()) includes.push_back("kforge_attention.cuh");
+  ctx.set("includes", tmpl::Value(std::move(includes)));
+  ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
+  ctx.set("folded_bytes", folded_bytes_);
+  ctx.set("pool_steps", tmpl::Value(tmpl::List(pool_steps_.begin(), pool_steps_.end())));
+  tmpl::List declarations;
+  for (const auto& [index, l] : launchers_) {
+    declarations.push_back(l.declaration);
+    if (!l.variant_declaration.empty()) declarations.push_back(l.variant_declaration);
+  }
+  ctx.set("launcher_declarations", tmpl::Value(std::move(declarations)));
+  tmpl::List launch_names;
+  for (const FusedGroup& g : plan_.groups) launch_names.push_back(group_description(g));
+  for (uint32_t c : library_calls_) launch_names.push_back(call_description(c));
+  ctx.set("launch_names", tmpl::Value(std::move(launch_names)));
+  std::vector<size_t> const_offsets;
+  add_constants(ctx, const_offsets);
+  ctx.set("gemm_multi_kernel", gemm_.multi_kernel_state());
+  ctx.set("row_sites", rows_.sites());
+  ctx.set("gemm_state", gemm_.state());
+  ctx.set("gemm_setup", gemm_.setup());
+  ctx.set("gemm_checks", gemm_.checks());
+  ctx.set("gemm_calls", gemm_.calls());
+  ctx.set("binding_locals", cuda_binding_locals(p_));
+  ctx.set("workspace_bytes", size_(p_.plan.workspace_bytes));
+  ctx.set("dim_equalities", dim_equalities());
+  tmpl::List bindings;
+  for (const Buffer& buf : p_.buffers) {
+    std::string ptr;
+    switch (buf.kind) {
+      case BufferKind::kInput: ptr = "const_cast<void*>(" + input_ident(buf.role_index) + ".data)"; break;
+      case BufferKind::kParameter: ptr = fmt::format("parameters_[{}].data", buf.role_index); break;
+      case BufferKind::kConstant:
+        ptr = fmt::format("constants_.data() + {}", const_offsets.at(buf.role_index));
+        break;
+      case BufferKind::kOutput: ptr = output_ident(buf.role_index) + "->data"; break;
+      case BufferKind::kWorkspace:
+        ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", size_(buf.offset));
+        break;
+      case BufferKind::kRuntime: continue;  // refused: check_calls()
+    }
+    tmpl::Value b = tmpl::Value::map();
+    b.set("index", static_cast<int64_t>(buf.index));
+    b.set("pointer", ptr);
+    bindings.push_back(std::move(b));
+  }
+  ctx.set("bindings", tmpl::Value(std::move(bindings)));
+  // One graph-cache lookup per run() decides whether to prepare (choices made, cuBLASLt plans built).
+  tmpl::List before_capture;
+  const std::string convs = conv_steps_.empty() ? "" : "KFORGE_RETURN_IF_ERROR(prepare_convs(kforge_b));";
+  for (const std::string& statement : {gemm_.before_capture(), rows_.before_capture(), convs}) {
+    if (!statement.empty()) before_capture.push_back(statement);
+  }
+  ctx.set("before_capture", tmpl::Value(std::move(before_capture)));
+  ctx.set("steps", steps());
+  tmpl::List copies;
+  for (size_t i = 0; i < p_.outputs.size(); ++i) {
+    const passes::ProgramOutput& out = p_.outputs[i];
+    if (!out.copy) continue;
+    const auto& v = p_.values[out.value];
+    tmpl::Value c = tmpl::Value::map();
+    c.set("to", static_cast<int64_t>(output_buffer(i)));
+    c.set("from", static_cast<int64_t>(v.buffer));
+    c.set("bytes", size_(v.bytes()));
+    copies.push_back(std::move(c));
+  }
+  ctx.set("output_copies", tmpl::Value(std::move(copies)));
+  sizes_.add_program_sizes(p_);
+  ctx.set("sizes", sizes_.definitions_value());  // last: everything above named the sizes it uses
+}
+
+uint32_t CudaHostEmitter::output_buffer(size_t i) const {
+  for (const Buffer& buf : p_.buffers) {
+    if (buf.kind == BufferKind::kOutput && buf.role_index == i) return buf.index;
+  }
+  return 0;
+}
+
+}  // namespace kforge::codegen::cuda_program_internal

@@ -113,11 +113,11 @@ class CublasLtGemm {
   // (optional), for their alignment, as run() would use them.
   bool can_run(int M, int N, int K, Epilogue epilogue, const void* bias, int algo_index = 0,
                bool transpose_a = false, bool transpose_b = false, const void* A = nullptr, const void* B = nullptr,
-               const void* C = nullptr, const Batch& batch = Batch{}, int64_t ldc = 0) {
+               const void* C = nullptr, const Batch& batch = Batch{}) {
     if (!ok() || M <= 0 || N <= 0 || K <= 0 || algo_index < 0 || algo_index >= kMaxAlgos) return false;
     if (epilogue != Epilogue::kNone && bias == nullptr) return false;
     if (!valid(batch, epilogue)) return false;
-    const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch, ldc));
+    const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
     return plan != nullptr && plan->usable;
   }
 
@@ -125,26 +125,26 @@ class CublasLtGemm {
   // T: float, __half or __nv_bfloat16, the instance's element type (else CUBLAS_STATUS_NOT_SUPPORTED).
   // Returns CUBLAS_STATUS_SUCCESS or the first failing status (CUBLAS_STATUS_NOT_SUPPORTED when the
   // heuristic has no algorithm of that rank for the shape).
-  // ldc > N: C's rows lie ldc elements apart (padded_row()).
   template <typename T>
   cublasStatus_t run(const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M, int N, int K, Epilogue epilogue,
                      cudaStream_t stream, int algo_index = 0, bool transpose_a = false, bool transpose_b = false,
-                     const Batch& batch = Batch{}, int64_t ldc = 0) {
+                     const Batch& batch = Batch{}) {
     if (element_type_ != data_type_of<T>()) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
-    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b, batch, ldc);
+    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b, batch);
   }
 
-  // The row length (elements) to write a product's C with instead of N, or 0 to write it in place. cuBLASLt's Hopper
-  // kernels need C's rows 16-byte aligned; a row of N elements that is not (a vocabulary of 50257 logits) leaves
-  // only alignment-1 kernels, several times slower (a GPT-2 output projection at M 1024: 842 us, 42 % of the
-  // prefill). A large enough product then writes rows padded to 16 bytes into padded_buffer() and is copied out.
-  static int64_t padded_row(int M, int N, size_t element_bytes) {
+  // The N to run a product with instead of its own, or 0 to run it as it is. cuBLASLt's Hopper kernels need N a
+  // multiple of 16 bytes; for any other N (a vocabulary of 50257 logits) its heuristic has only alignment-1 Turing
+  // kernels, several times slower (GPT-2's output projection at M 1024, K 768 on an H200: 840 us, against 111 us at
+  // N 50264; 42 % of the prefill). A product large enough to be compute-bound then runs at the padded N over B
+  // padded with zero rows (or columns) into padded_buffer(), and its rows are copied out (compact_rows).
+  static int64_t padded_n(int M, int N, size_t element_bytes) {
     const int64_t per16 = int64_t(16 / element_bytes);
-    if (N % per16 == 0 || int64_t(M) * N < (int64_t(1) << 18)) return 0;
+    if (N % per16 == 0 || M < 64 || int64_t(M) * N < (int64_t(1) << 18)) return 0;
     return (N + per16 - 1) / per16 * per16;
   }
-  // The buffer padded products are written to, grown to `bytes` (outside a CUDA graph capture: the generated
-  // code's prepare calls reserve it first); null when it cannot be.
+  // The buffer padded products use (their B, then their C), grown to `bytes` outside a CUDA graph capture (the
+  // generated code's prepare calls reserve it first); null when it cannot be.
   void* padded_buffer(size_t bytes, cudaStream_t stream) {
     if (bytes <= padded_bytes_) return padded_;
     cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
@@ -178,7 +178,7 @@ class CublasLtGemm {
   // of A, B and C. cuBLASLt's heuristic assumes 256-byte aligned matrices unless told otherwise; a plan made for
   // the pointers' real alignment never runs an algorithm that needs more (buffers of a kforge workspace are
   // 64-byte aligned, a caller's tensor may be less).
-  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int64_t, int64_t, int64_t, bool, int64_t>;
+  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int64_t, int64_t, int64_t, bool>;
 
   // A batch cuBLASLt can run: a positive count, no negative stride, a distinct output per product (stride_c
   // at least one matrix when count > 1) and no epilogue over a batch.
@@ -196,19 +196,19 @@ class CublasLtGemm {
   }
 
   Key key_of(int M, int N, int K, Epilogue epilogue, int algo_index, bool transpose_a, bool transpose_b,
-             const void* A, const void* B, const void* C, const Batch& batch, int64_t ldc = 0) const {
+             const void* A, const void* B, const void* C, const Batch& batch) const {
     const bool one = batch.count == 1;  // the strides of a single product mean nothing: one plan for all
     return Key{M, N, K, int(epilogue), algo_index, (transpose_a ? 1 : 0) | (transpose_b ? 2 : 0), alignment_of(A),
                alignment_of(B), alignment_of(C), batch.count, one ? 0 : batch.stride_a, one ? 0 : batch.stride_b,
-               one ? 0 : batch.stride_c, tf32_, ldc > 0 ? ldc : int64_t(N)};
+               one ? 0 : batch.stride_c, tf32_};
   }
 
   cublasStatus_t run_untyped(const void* A, const void* B, void* C, const void* bias, int M, int N, int K,
                              Epilogue epilogue, cudaStream_t stream, int algo_index, bool transpose_a,
-                             bool transpose_b, const Batch& batch, int64_t ldc) {
+                             bool transpose_b, const Batch& batch) {
     if (!ok()) return status_;
     if (algo_index < 0 || algo_index >= kMaxAlgos || !valid(batch, epilogue)) return last_ = CUBLAS_STATUS_INVALID_VALUE;
-    Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch, ldc));
+    Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
     if (plan == nullptr || !plan->usable) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
     if (epilogue != Epilogue::kNone) {
       // The bias pointer is a descriptor attribute; setting it is a host-side store (no device work).
@@ -227,7 +227,7 @@ class CublasLtGemm {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t layout_a = nullptr;  // A as stored, read column-major: K x M, ld K (transposed: M x K, ld M)
     cublasLtMatrixLayout_t layout_b = nullptr;  // B as stored, read column-major: N x K, ld N (transposed: K x N, ld K)
-    cublasLtMatrixLayout_t layout_c = nullptr;  // C^T: N x M, ld N (or the padded row of padded_row())
+    cublasLtMatrixLayout_t layout_c = nullptr;  // C^T: N x M, ld N
     cublasLtMatmulAlgo_t algo{};
     bool usable = false;
   };
@@ -252,7 +252,7 @@ class CublasLtGemm {
 
   bool build(Plan& p, const Key& key) {
     const auto [M, N, K, epilogue_int, algo_index, transposes, align_a, align_b, align_c, count, stride_a, stride_b,
-                stride_c, tf32, ldc] = key;
+                stride_c, tf32] = key;
     const Epilogue epilogue = static_cast<Epilogue>(epilogue_int);
     const bool transpose_a = (transposes & 1) != 0, transpose_b = (transposes & 2) != 0;
     const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -283,7 +283,7 @@ class CublasLtGemm {
     const cublasStatus_t b_status = transpose_b ? cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, k, n, int64_t(K))
                                                 : cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, n, k, int64_t(N));
     if (b_status != CUBLAS_STATUS_SUCCESS) return false;
-    if (cublasLtMatrixLayoutCreate(&p.layout_c, element_type_, n, m, ldc) != CUBLAS_STATUS_SUCCESS) return false;
+    if (cublasLtMatrixLayoutCreate(&p.layout_c, element_type_, n, m, int64_t(N)) != CUBLAS_STATUS_SUCCESS) return false;
     if (count > 1) {
       const int32_t batch_count = count;
       for (const auto& [layout, stride] : {std::pair<cublasLtMatrixLayout_t, int64_t>{p.layout_a, stride_a},
@@ -358,6 +358,54 @@ inline const char* cublas_status_name(cublasStatus_t status) {
 // code: 0); a rank the heuristic does not offer for the shape runs rank 0 instead.
 // Returns cudaSuccess, the CUDA error of a launch, or cudaErrorNotSupported when cuBLASLt fails
 // (lt.last_status() says why). M or N == 0: nothing to do. K == 0: C = epilogue(0).
+// Copies `rows` rows of n elements out of rows `ld` elements apart (a padded product's C).
+template <typename T>
+__global__ void compact_rows_kernel(T* __restrict__ out, const T* __restrict__ in, int64_t rows, int64_t n, int64_t ld) {
+  for (int64_t r = blockIdx.y; r < rows; r += gridDim.y) {
+    for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < n; c += int64_t(gridDim.x) * blockDim.x) {
+      out[r * n + c] = in[r * ld + c];
+    }
+  }
+}
+
+// C[M, N] = op(A) op(B) at N_pad = CublasLtGemm::padded_n > N: B copied into `padded` with N_pad - N zero rows
+// (stored [N, K]) or columns (stored [K, N]), the product written there after it, then compacted into C. No
+// epilogue (the caller's bias_epilogue runs on C). cudaErrorNotSupported when cuBLASLt has no plan.
+template <typename T>
+inline cudaError_t cublaslt_gemm_padded_n(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
+                                          int64_t n_pad, bool transpose_a, bool transpose_b, T* padded,
+                                          cudaStream_t stream) {
+  T* b_pad = padded;
+  T* c_pad = padded + (n_pad * K + 127) / 128 * 128;
+  const size_t t = sizeof(T);
+  if (transpose_b) {  // [N, K] -> [N_pad, K]: the rows, then zero rows
+    if (cudaError_t e = cudaMemcpyAsync(b_pad, B, size_t(N) * K * t, cudaMemcpyDeviceToDevice, stream); e != cudaSuccess)
+      return e;
+    if (cudaError_t e = cudaMemsetAsync(b_pad + int64_t(N) * K, 0, size_t(n_pad - N) * K * t, stream); e != cudaSuccess)
+      return e;
+  } else {  // [K, N] -> [K, N_pad]: each row, then zero columns
+    if (cudaError_t e = cudaMemcpy2DAsync(b_pad, size_t(n_pad) * t, B, size_t(N) * t, size_t(N) * t, size_t(K),
+                                          cudaMemcpyDeviceToDevice, stream);
+        e != cudaSuccess)
+      return e;
+    if (cudaError_t e = cudaMemset2DAsync(b_pad + N, size_t(n_pad) * t, 0, size_t(n_pad - N) * t, size_t(K), stream);
+        e != cudaSuccess)
+      return e;
+  }
+  if (lt.run(A, b_pad, c_pad, nullptr, M, int(n_pad), K, Epilogue::kNone, stream, 0, transpose_a, transpose_b) !=
+      CUBLAS_STATUS_SUCCESS)
+    return cudaErrorNotSupported;
+  const unsigned columns = unsigned(std::min<int64_t>((N + 255) / 256, 64));
+  const unsigned rows = unsigned(std::min<int64_t>(M, 65535));
+  compact_rows_kernel<T><<<dim3(columns, rows), 256, 0, stream>>>(C, c_pad, M, N, n_pad);
+  return cudaGetLastError();
+}
+
+// The elements padded_buffer() must hold for a padded product (B, then C, each 256-byte aligned).
+inline size_t cublaslt_padded_elements(int M, int K, int64_t n_pad) {
+  return size_t((n_pad * K + 127) / 128 * 128) + size_t(M) * size_t(n_pad);
+}
+
 inline bool cublaslt_bias_in_gemm(Epilogue epilogue, const void* bias) {
   return epilogue != Epilogue::kNone && (reinterpret_cast<uintptr_t>(bias) & 15u) == 0;
 }
@@ -372,20 +420,20 @@ inline cudaError_t cublaslt_gemm(CublasLtGemm& lt, const T* A, const T* B, T* C,
     if (cudaError_t e = cudaMemsetAsync(C, 0, size_t(M) * size_t(N) * sizeof(T), stream); e != cudaSuccess) return e;
     return bias_epilogue(C, bias, M, N, epilogue, stream);
   }
-  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
-  const Epilogue in_gemm = bias_in_gemm ? Epilogue::kBias : Epilogue::kNone;
-  // Rows not 16-byte aligned: the product into padded rows, then copied out (CublasLtGemm::padded_row).
-  const int64_t ldc = CublasLtGemm::padded_row(M, N, sizeof(T));
-  T* padded = ldc > 0 ? static_cast<T*>(lt.padded_buffer(size_t(M) * size_t(ldc) * sizeof(T), stream)) : nullptr;
-  if (padded != nullptr && lt.can_run(M, N, K, in_gemm, bias, 0, transpose_a, transpose_b, A, B, padded, Batch{}, ldc)) {
-    if (lt.run(A, B, padded, bias, M, N, K, in_gemm, stream, 0, transpose_a, transpose_b, Batch{}, ldc) !=
-        CUBLAS_STATUS_SUCCESS)
-      return cudaErrorNotSupported;
-    if (cudaError_t e = cudaMemcpy2DAsync(C, size_t(N) * sizeof(T), padded, size_t(ldc) * sizeof(T),
-                                          size_t(N) * sizeof(T), size_t(M), cudaMemcpyDeviceToDevice, stream);
+  // N not a multiple of 16 bytes: at a padded N (CublasLtGemm::padded_n), the bias after the copy.
+  const int64_t n_pad = CublasLtGemm::padded_n(M, N, sizeof(T));
+  T* padded = n_pad > 0 ? static_cast<T*>(lt.padded_buffer(cublaslt_padded_elements(M, K, n_pad) * sizeof(T), stream))
+                        : nullptr;
+  if (padded != nullptr && lt.can_run(M, int(n_pad), K, Epilogue::kNone, nullptr, 0, transpose_a, transpose_b,
+                                      A, padded, padded)) {
+    if (cudaError_t e = cublaslt_gemm_padded_n(lt, A, B, C, M, N, K, n_pad, transpose_a, transpose_b, padded, stream);
         e != cudaSuccess)
       return e;
-  } else {
+    return bias_epilogue(C, bias, M, N, epilogue, stream);
+  }
+  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
+  const Epilogue in_gemm = bias_in_gemm ? Epilogue::kBias : Epilogue::kNone;
+  {
     if (algo_index != 0 && !lt.can_run(M, N, K, in_gemm, bias, algo_index, transpose_a, transpose_b, A, B, C)) {
       algo_index = 0;
     }
@@ -406,9 +454,10 @@ inline void cublaslt_gemm_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C
   const Epilogue in_gemm = bias_in_gemm ? Epilogue::kBias : Epilogue::kNone;
   static_cast<void>(lt.can_run(M, N, K, in_gemm, bias, 0, transpose_a, transpose_b, A, B, C));
   // The padded product's buffer and plan too (cublaslt_gemm): nothing is allocated inside a capture.
-  if (const int64_t ldc = CublasLtGemm::padded_row(M, N, sizeof(T)); ldc > 0) {
-    if (void* padded = lt.padded_buffer(size_t(M) * size_t(ldc) * sizeof(T), nullptr)) {
-      static_cast<void>(lt.can_run(M, N, K, in_gemm, bias, 0, transpose_a, transpose_b, A, B, padded, Batch{}, ldc));
+  if (const int64_t n_pad = CublasLtGemm::padded_n(M, N, sizeof(T)); n_pad > 0) {
+    if (void* padded = lt.padded_buffer(cublaslt_padded_elements(M, K, n_pad) * sizeof(T), nullptr)) {
+      static_cast<void>(lt.can_run(M, int(n_pad), K, Epilogue::kNone, nullptr, 0, transpose_a, transpose_b, A,
+                                   padded, padded));
     }
   }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """CI check (no GPU needed): kforge's CUDA GEMM headers (templates/cuda/*.cuh, with the multi-kernel runtime
-header) and the GPU benchmark that uses every one of them compile with nvcc for sm_90, warnings as errors.
+header), the GPU benchmark that uses every one of them and the GPU check of cuBLASLt's padded products
+(tests/gpu/gemm_padded_check.cu) compile with nvcc for sm_90, warnings as errors.
 
 Exit 77 (meson: skipped) only when nvcc is missing. One translation unit (about 20 s of CPU): the benchmark
 includes kforge_gemm_variants.cuh, which includes the other GEMM headers, and instantiates every kernel.
@@ -44,6 +45,9 @@ def main():
         # The benchmark: full compile (every kernel instantiation through ptxas for sm_90).
         bench = os.path.join(root, "bench", "multikernel", "gemm_gpu_bench.cu")
         ok &= run([nvcc, *strict, *includes, "-c", bench, "-o", os.path.join(tmp, "gemm_gpu_bench.o")])
+        # The GPU check of cuBLASLt's padded-N products (run on the GPU machine: tests/gpu/README.md).
+        padded = os.path.join(root, "tests", "gpu", "gemm_padded_check.cu")
+        ok &= run([nvcc, *strict, *includes, "-c", padded, "-o", os.path.join(tmp, "gemm_padded_check.o")])
     print("ok" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -2,8 +2,8 @@
 // padded N, its rows copied out) against a float reference on the host, in float16, bfloat16 and float32, B stored
 // [N, K] and [K, N], with and without a bias, and under a CUDA graph capture after cublaslt_gemm_prepare (nothing
 // allocated inside it). GPU machine:
-//   nvcc -arch=sm_90 -std=c++17 -O2 -I templates/cuda -I templates/runtime tests/gpu/gemm_padded_check.cu \
-//        -lcublasLt -lcublas -o gemm_padded_check && ./gemm_padded_check
+//   nvcc -arch=sm_90 -std=c++17 -O2 -I templates/cuda -I templates/runtime tests/gpu/gemm_padded_check.cu
+//        -lcublasLt -lcublas -o gemm_padded_check && ./gemm_padded_check      (one command line)
 #include <cstdio>
 #include <cmath>
 #include <random>

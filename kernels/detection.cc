@@ -421,10 +421,16 @@ Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool
   return util::visit_plain(x.dtype, kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* xd = x.data_as<const T>();
+    // A strict weak order even over NaN (sorted last, as one value): std::stable_sort with plain < on NaN is
+    // undefined behaviour.
+    auto less = [](T a, T b) {
+      if constexpr (std::is_floating_point_v<T>) return !std::isnan(a) && (std::isnan(b) || a < b);
+      return a < b;
+    };
     // Positions sorted by value, ties by position: each run of equal values starts at its first occurrence.
     std::vector<int64_t> order(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return xd[a] < xd[b]; });
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return less(xd[a], xd[b]); });
     auto store = [&](Tensor* t, int64_t at, int64_t v) {
       if (dtype == DataType::kInt64) {
         t->data_as<int64_t>()[at] = v;
@@ -432,22 +438,19 @@ Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool
         t->data_as<int32_t>()[at] = static_cast<int32_t>(v);
       }
     };
-    int64_t count = 0;
+    int64_t count = 0, run_start = 0;  // distinct values so far; where the current run began in `order`
     for (int64_t k = 0; k < n; ++k) {
       const int64_t i = order[static_cast<size_t>(k)];
-      if (k == 0 || xd[order[static_cast<size_t>(k - 1)]] < xd[i]) {
+      if (k == 0 || less(xd[order[static_cast<size_t>(k - 1)]], xd[i])) {
+        if (counts != nullptr && k > 0) store(counts, count - 1, k - run_start);
         out->data_as<T>()[count] = xd[i];
         if (indices != nullptr) store(indices, count, i);
-        if (counts != nullptr) store(counts, count, 0);
+        run_start = k;
         ++count;
       }
       store(inverse, i, count - 1);
-      if (counts != nullptr) {
-        const int64_t at = count - 1;
-        const int64_t now = dtype == DataType::kInt64 ? counts->data_as<int64_t>()[at] : counts->data_as<int32_t>()[at];
-        store(counts, at, now + 1);
-      }
     }
+    if (counts != nullptr && n > 0) store(counts, count - 1, n - run_start);
     out->dims[0] = count;
     if (indices != nullptr) indices->dims[0] = count;
     if (counts != nullptr) counts->dims[0] = count;

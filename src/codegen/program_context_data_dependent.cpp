@@ -17,7 +17,7 @@ uint32_t ContextBuilder::late_symbol(const SymExpr& e) const {
 }
 uint32_t ContextBuilder::late_symbol(const passes::SymShape& dims) const {
   uint32_t best = passes::kNone;
-  for (const SymExpr& d : dims) {
+  for (const SymExpr& d : dims) {  // not sym_numel(dims): a dim of 0 would make the product forget the others
     const uint32_t id = late_symbol(d);
     if (id != passes::kNone && (best == passes::kNone || bound_later(id, best))) best = id;
   }
@@ -98,6 +98,7 @@ List ContextBuilder::data_symbols_value() {
     const std::string name = "s" + std::to_string(id);
     known.push_back(name);
     Value sv = Value::map();
+    sv.set("id", static_cast<int64_t>(id));
     sv.set("name", name);
     sv.set("meaning", s.name);
     sv.set("call", static_cast<int64_t>(s.call));
@@ -156,7 +157,7 @@ List ContextBuilder::data_symbols_value() {
 
 void ContextBuilder::add_late_sizes(List& data_symbols) {
   for (Value& sv : data_symbols) {
-    const uint32_t id = static_cast<uint32_t>(std::stoul(sv.find("name")->as_string().substr(1)));
+    const uint32_t id = static_cast<uint32_t>(sv.find("id")->as_int());
     sv.set("sizes", sizes_.definitions_value([&](uint32_t k) { return late_symbol(sizes_.expression(k)) == id; }));
   }
 }

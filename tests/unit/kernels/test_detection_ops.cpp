@@ -187,6 +187,19 @@ TEST_CASE("unique: sorted distinct values, first occurrences, inverse and counts
   REQUIRE(inverse2.allocate().ok());
   REQUIRE(k::unique(cpu(), x, false, true, false, {}, DataType::kInt64, true, &out2, nullptr, &inverse2, nullptr).ok());
   CHECK(values<int64_t>(inverse2) == std::vector<int64_t>{2, 0, 2, 1, 0, 2});
+  // NaNs sort last, as one value (a strict weak order: no undefined behaviour on them).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor fx = f32({4}, {nan, 1, nan, 0});
+  Tensor fo, fi, fc;
+  REQUIRE(m::UniqueRawInferMeta(fx, false, true, true, {}, DataType::kInt64, true, &fo, nullptr, &fi, &fc).ok());
+  for (Tensor* t : {&fo, &fi, &fc}) REQUIRE(t->allocate().ok());
+  REQUIRE(k::unique(cpu(), fx, false, true, true, {}, DataType::kInt64, true, &fo, nullptr, &fi, &fc).ok());
+  CHECK(dims_of(fo) == DetDims{3});
+  CHECK(values<float>(fo)[0] == 0.0f);
+  CHECK(values<float>(fo)[1] == 1.0f);
+  CHECK(std::isnan(values<float>(fo)[2]));
+  CHECK(values<int64_t>(fi) == std::vector<int64_t>{2, 1, 2, 0});
+  CHECK(values<int64_t>(fc) == std::vector<int64_t>{1, 1, 2});
   Tensor e1, e2, e3, e4;
   CHECK(error_of(m::UniqueRawInferMeta(x, false, false, false, {0}, DataType::kInt64, true, &e1, &e2, &e3, &e4))
             .find("along an axis") != std::string::npos);

@@ -15,7 +15,8 @@
 //
 // Batches: a Batch of count > 1 computes count such products in one call (cuBLASLt's strided batch): product i
 // reads A + i * stride_a, B + i * stride_b and writes C + i * stride_c (elements); a stride of 0 reads one
-// matrix for every product (a broadcast operand). Epilogues apply to single products only.
+// matrix for every product (a broadcast operand). An epilogue over a batch (one level) reads product i's bias at
+// bias + i * stride_bias (CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE): sibling GEMMs packed into one product.
 //
 // TF32: set_tf32(true) lets float32 products run on TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32, as torch's
 // matmul.allow_tf32); off by default, where float32 products are computed in full float32. 16-bit element types
@@ -66,6 +67,7 @@ struct Batch {
   int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements
   int64_t outer = 1;
   int64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
+  int64_t stride_bias = 0;  // product i's bias at bias + i * stride_bias (an epilogue over a batch)
 };
 
 class CublasLtGemm {
@@ -178,13 +180,14 @@ class CublasLtGemm {
   // of A, B and C. cuBLASLt's heuristic assumes 256-byte aligned matrices unless told otherwise; a plan made for
   // the pointers' real alignment never runs an algorithm that needs more (buffers of a kforge workspace are
   // 64-byte aligned, a caller's tensor may be less).
-  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int64_t, int64_t, int64_t, bool>;
+  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int64_t, int64_t, int64_t, int64_t, bool>;
 
-  // A batch cuBLASLt can run: a positive count, no negative stride, a distinct output per product (stride_c
-  // at least one matrix when count > 1) and no epilogue over a batch.
+  // A batch cuBLASLt can run: a positive count, no negative stride and a distinct output per product (stride_c
+  // at least one matrix when count > 1).
   static bool valid(const Batch& b, Epilogue epilogue) {
-    if (b.count < 1 || b.stride_a < 0 || b.stride_b < 0 || b.stride_c < 0) return false;
-    return b.count == 1 || (b.stride_c > 0 && epilogue == Epilogue::kNone);
+    if (b.count < 1 || b.stride_a < 0 || b.stride_b < 0 || b.stride_c < 0 || b.stride_bias < 0) return false;
+    static_cast<void>(epilogue);
+    return b.count == 1 || b.stride_c > 0;
   }
 
   static int alignment_of(const void* p) {
@@ -200,7 +203,7 @@ class CublasLtGemm {
     const bool one = batch.count == 1;  // the strides of a single product mean nothing: one plan for all
     return Key{M, N, K, int(epilogue), algo_index, (transpose_a ? 1 : 0) | (transpose_b ? 2 : 0), alignment_of(A),
                alignment_of(B), alignment_of(C), batch.count, one ? 0 : batch.stride_a, one ? 0 : batch.stride_b,
-               one ? 0 : batch.stride_c, tf32_};
+               one ? 0 : batch.stride_c, one || epilogue == Epilogue::kNone ? 0 : batch.stride_bias, tf32_};
   }
 
   cublasStatus_t run_untyped(const void* A, const void* B, void* C, const void* bias, int M, int N, int K,
@@ -252,7 +255,7 @@ class CublasLtGemm {
 
   bool build(Plan& p, const Key& key) {
     const auto [M, N, K, epilogue_int, algo_index, transposes, align_a, align_b, align_c, count, stride_a, stride_b,
-                stride_c, tf32] = key;
+                stride_c, stride_bias, tf32] = key;
     const Epilogue epilogue = static_cast<Epilogue>(epilogue_int);
     const bool transpose_a = (transposes & 1) != 0, transpose_b = (transposes & 2) != 0;
     const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -273,6 +276,11 @@ class CublasLtGemm {
       const cudaDataType_t bias_type = element_type_;
       if (cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
                                          sizeof(bias_type)) != CUBLAS_STATUS_SUCCESS)
+        return false;
+      const int64_t bias_batch_stride = stride_bias;  // product i adds bias + i * stride_bias
+      if (count > 1 && cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE,
+                                                      &bias_batch_stride, sizeof(bias_batch_stride)) !=
+                           CUBLAS_STATUS_SUCCESS)
         return false;
     }
     const uint64_t m = uint64_t(M), n = uint64_t(N), k = uint64_t(K);
@@ -489,6 +497,32 @@ inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* 
   return cudaSuccess;
 }
 
+// A strided batch of products with an epilogue (one level: batch.outer 1): C_i = epilogue(op(A_i) op(B_i)), product
+// i's bias at bias + i * batch.stride_bias. The bias is added by cuBLASLt where every product's bias is 16-byte
+// aligned (as cublaslt_gemm), else by bias_epilogue per product; gelu by gelu_epilogue per product. Returns as
+// cublaslt_gemm.
+template <typename T>
+inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias,
+                                         int M, int N, int K, Epilogue epilogue, const Batch& batch, bool transpose_a,
+                                         bool transpose_b, cudaStream_t stream) {
+  if (epilogue == Epilogue::kNone) return cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream);
+  if (bias == nullptr || batch.outer != 1) return cudaErrorInvalidValue;
+  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias) && (batch.stride_bias * sizeof(T)) % 16 == 0;
+  if (cudaError_t e = bias_in_gemm ? (lt.run(A, B, C, bias, M, N, K, Epilogue::kBias, stream, 0, transpose_a, transpose_b,
+                                             batch) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorNotSupported)
+                                   : cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream);
+      e != cudaSuccess)
+    return e;
+  for (int i = 0; i < batch.count; ++i) {
+    T* c = C + i * batch.stride_c;
+    const cudaError_t e = !bias_in_gemm ? bias_epilogue(c, bias + i * batch.stride_bias, M, N, epilogue, stream)
+                          : epilogue == Epilogue::kBiasGelu ? gelu_epilogue(c, M, N, stream)
+                                                            : cudaSuccess;
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
+}
+
 // Builds (and caches) the plan cublaslt_gemm_batched would use; host work only (before a CUDA graph capture).
 template <typename T>
 inline void cublaslt_gemm_batched_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
@@ -499,6 +533,17 @@ inline void cublaslt_gemm_batched_prepare(CublasLtGemm& lt, const T* A, const T*
                                  A + o * batch.outer_stride_a, B + o * batch.outer_stride_b, C + o * batch.outer_stride_c,
                                  batch));
   }
+}
+
+// The plan of cublaslt_gemm_batched with an epilogue; host work only.
+template <typename T>
+inline void cublaslt_gemm_batched_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias,
+                                          int M, int N, int K, Epilogue epilogue, const Batch& batch, bool transpose_a,
+                                          bool transpose_b) {
+  if (M <= 0 || N <= 0 || K <= 0 || batch.count <= 0 || bias == nullptr) return;
+  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias) && (batch.stride_bias * sizeof(T)) % 16 == 0;
+  static_cast<void>(lt.can_run(M, N, K, bias_in_gemm ? Epilogue::kBias : Epilogue::kNone, bias, 0, transpose_a,
+                               transpose_b, A, B, C, batch));
 }
 
 // The float spellings generated float32 code calls (they predate the 16-bit GEMMs).

@@ -84,6 +84,12 @@ CudaGemmCode::CudaGemmCode(const passes::LoweredProgram& program, const passes::
     if (g.kind == passes::GroupKind::kGemm) groups_.push_back(&g);
   }
   if (mk_ != nullptr && mk_->sites.empty()) mk_ = nullptr;
+  for (const passes::ParameterPack& pack : p_.parameter_packs) {
+    pack_offsets_.push_back(pack_bytes_);
+    const int64_t bytes = pack.member_elements * static_cast<int64_t>(pack.parameters.size()) *
+                          static_cast<int64_t>(ir::dtype_size(pack.dtype));
+    pack_bytes_ += (bytes + 255) / 256 * 256;
+  }
 }
 
 std::vector<ir::DataType> CudaGemmCode::dtypes() const {
@@ -191,9 +197,11 @@ tmpl::Value CudaGemmCode::call(const FusedGroup& g) const {
   c.set("prepare_fn", e.prepare);
   c.set("args_type", e.args);
   c.set("x", buffer_(gm.x, t, true));
-  c.set("y", buffer_(gm.y, t, true));
+  c.set("y", gm.packed() ? pack_pointer(gm.y_pack, t) : buffer_(gm.y, t, true));
   c.set("out", buffer_(gm.out, t, false));
-  c.set("bias", gm.bias == passes::kNone ? std::string("nullptr") : buffer_(gm.bias, t, true));
+  c.set("bias", gm.bias_pack != passes::kNone ? pack_pointer(gm.bias_pack, t)
+                : gm.bias == passes::kNone    ? std::string("nullptr")
+                                              : buffer_(gm.bias, t, true));
   c.set("dims", int_dim(gm.m, size_) + ", " + int_dim(gm.n, size_) + ", " + int_dim(gm.k, size_));
   c.set("epilogue", epilogue_code(gm.epilogue));
   c.set("transposes", transposes(g));
@@ -204,12 +212,40 @@ tmpl::Value CudaGemmCode::call(const FusedGroup& g) const {
       outer = fmt::format(", {}, {}, {}, {}", size_(gm.outer), size_(gm.outer_stride_x),
                           size_(gm.outer_stride_y), size_(gm.outer_stride_out));
     }
+    // A pack's products add their own biases: Batch::stride_bias, after the (unused) outer level.
+    if (gm.packed()) outer = fmt::format(", 1, 0, 0, 0, {}", size_(gm.stride_bias));
     c.set("batch", fmt::format("kforge::cuda_gemm::Batch{{{}, {}, {}, {}{}}}", int_dim(gm.batch, size_),
                                size_(gm.stride_x), size_(gm.stride_y),
                                size_(gm.stride_out), outer));
   }
+  c.set("packed", gm.packed());
   c.set("site", site != nullptr ? tmpl::Value(site->name) : tmpl::Value(false));
   return c;
+}
+
+std::string CudaGemmCode::pack_pointer(uint32_t pack, const std::string& type) const {
+  return fmt::format("reinterpret_cast<const {}*>(packed_.data() + {})", type, pack_offsets_.at(pack));
+}
+
+tmpl::Value CudaGemmCode::packs() const {
+  if (p_.parameter_packs.empty()) return tmpl::Value(false);
+  tmpl::Value out = tmpl::Value::map();
+  out.set("bytes", pack_bytes_);
+  tmpl::List copies;
+  for (size_t i = 0; i < p_.parameter_packs.size(); ++i) {
+    const passes::ParameterPack& pack = p_.parameter_packs[i];
+    const int64_t bytes = pack.member_elements * static_cast<int64_t>(ir::dtype_size(pack.dtype));
+    for (size_t m = 0; m < pack.parameters.size(); ++m) {
+      tmpl::Value c = tmpl::Value::map();
+      c.set("to", fmt::format("packed_.data() + {}", pack_offsets_[i] + static_cast<int64_t>(m) * bytes));
+      c.set("from", buffer_(p_.parameters.at(pack.parameters[m]).value, "void", true));
+      c.set("bytes", bytes);
+      c.set("name", p_.parameters.at(pack.parameters[m]).name);
+      copies.push_back(std::move(c));
+    }
+  }
+  out.set("copies", tmpl::Value(std::move(copies)));
+  return out;
 }
 
 tmpl::Value CudaGemmCode::calls() const {

@@ -78,12 +78,18 @@ class CudaGemmCode {
   tmpl::Value call(const passes::FusedGroup& g) const;
   /// Every group's call, in order (prepare_gemms()).
   tmpl::Value calls() const;
+  /// The parameter packs of packed sibling GEMMs (passes/gemm_siblings.h), for gemm.j2's pack parts: {bytes (the
+  /// memory `packed_` holds), copies: [{to, from, bytes}] (device pointers inside pack_parameters(), which has the
+  /// Bindings `b`)}; false when there are none.
+  tmpl::Value packs() const;
 
  private:
   /// The element types of the GEMM groups, float32 first, then bfloat16, then float16 (each once).
   std::vector<ir::DataType> dtypes() const;
   /// Whether any site of that element type has tensor-core variants (then run() checks that a pick applies).
   bool has_tensor_core(ir::DataType dtype) const;
+  /// Pack `pack`'s first element as a `const type*` (inside packed_); pack_offsets_ places each 256-byte aligned.
+  std::string pack_pointer(uint32_t pack, const std::string& type) const;
   /// "true, false": the group's transpose_x and transpose_y as the C++ arguments that follow the operands.
   static std::string transposes(const passes::FusedGroup& g);
   /// How variant `v` of group `g`'s site is called (a cuBLASLt lambda, a tile's function).
@@ -97,6 +103,8 @@ class CudaGemmCode {
   std::function<std::string(const passes::FusedGroup&)> describe_;
   SizeExpr size_;
   std::vector<const passes::FusedGroup*> groups_;
+  std::vector<int64_t> pack_offsets_;  // bytes into packed_, per LoweredProgram::parameter_packs entry
+  int64_t pack_bytes_ = 0;
 };
 
 inline constexpr const char* kCudaGemmHeaderTemplate = "cuda/kforge_gemm.cuh";

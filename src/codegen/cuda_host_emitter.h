@@ -50,7 +50,7 @@ class CudaHostEmitter {
               [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
               [this](const FusedGroup& g) { return group_description(g); }, size_),
         rows_(plan, cuda.row_multi_kernel, launchers_, cuda.cuda_graph,
-              [this](uint32_t v) { return binding(p_.values[v].buffer); },
+              [this](uint32_t v) { return value_binding(v); },
               [this](const FusedGroup& g) { return group_description(g); }, size_) {}
 
   const SizeTable& size_table() const { return sizes_; }
@@ -127,7 +127,10 @@ class CudaHostEmitter {
 
   std::string group_description(const FusedGroup& g) const;
 
+  /// A value's device pointer as `const type*` / `type*`; value_binding: as void*. Both start buffer_offset bytes
+  /// into the value's buffer (packed GEMM outputs, gemm_siblings.h).
   std::string typed_buffer(uint32_t value, const std::string& type, bool is_const) const;
+  std::string value_binding(uint32_t value) const;
   static std::string binding(uint32_t buffer) { return fmt::format("b.buffers[{}]", buffer); }
 
   // Whether the input of a convolution with an asymmetric padding, padded (kforge_conv_pad.cuh), fits in the scratch

@@ -139,7 +139,18 @@ std::string CudaHostEmitter::group_description(const FusedGroup& g) const {
 }
 
 std::string CudaHostEmitter::typed_buffer(uint32_t value, const std::string& type, bool is_const) const {
-  return fmt::format("static_cast<{}{}*>({})", is_const ? "const " : "", type, binding(p_.values[value].buffer));
+  const passes::LoweredValue& v = p_.values[value];
+  if (v.buffer_offset.constant() == std::optional<int64_t>(0)) {
+    return fmt::format("static_cast<{}{}*>({})", is_const ? "const " : "", type, binding(v.buffer));
+  }
+  return fmt::format("reinterpret_cast<{}{}*>(static_cast<char*>({}) + {})", is_const ? "const " : "", type,
+                     binding(v.buffer), size_(v.buffer_offset));
+}
+
+std::string CudaHostEmitter::value_binding(uint32_t value) const {
+  const passes::LoweredValue& v = p_.values[value];
+  if (v.buffer_offset.constant() == std::optional<int64_t>(0)) return binding(v.buffer);
+  return fmt::format("static_cast<void*>(static_cast<char*>({}) + {})", binding(v.buffer), size_(v.buffer_offset));
 }
 
 }  // namespace cuda_program_internal

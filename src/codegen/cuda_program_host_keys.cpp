@@ -152,6 +152,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   ctx.set("gemm_setup", gemm_.setup());
   ctx.set("gemm_checks", gemm_.checks());
   ctx.set("gemm_calls", gemm_.calls());
+  ctx.set("gemm_packs", gemm_.packs());
   ctx.set("binding_locals", cuda_binding_locals(p_));
   ctx.set("workspace_bytes", size_(p_.plan.workspace_bytes));
   ctx.set("dim_equalities", dim_equalities());

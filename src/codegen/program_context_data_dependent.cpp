@@ -140,9 +140,9 @@ List ContextBuilder::data_symbols_value() {
       std::string data = "nullptr";  // an output's memory: run() points it at the caller's tensor
       if (b.kind == BufferKind::kRuntime) {
         data = "runtime_[" + std::to_string(runtime_slot.at(b.index)) + "].data" +
-               (v.buffer_offset != 0 ? " + " + std::to_string(v.buffer_offset) : "");
+               (v.buffer_offset.constant() == std::optional<int64_t>(0) ? "" : " + " + sym(v.buffer_offset));
       } else if (b.kind == BufferKind::kWorkspace) {
-        data = "workspace_ + " + sym(b.offset + SymExpr(v.buffer_offset));
+        data = "workspace_ + " + sym(b.offset + v.buffer_offset);
       }
       vv.set("data", data);
       vv.set("comment", v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +

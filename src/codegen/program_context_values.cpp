@@ -99,7 +99,8 @@ void ContextBuilder::add_values(Value& ctx) {
     vv.set("late", is_late(v));
     if (!is_late(v)) vv.set("dims", dims_init(v.capacity.empty() ? v.dims : v.capacity));
     vv.set("in_workspace", b.kind == BufferKind::kWorkspace);
-    if (v.buffer_offset != 0 && b.kind == BufferKind::kOutput) {
+    const bool at_start = v.buffer_offset.constant() == std::optional<int64_t>(0);
+    if (!at_start && b.kind == BufferKind::kOutput) {
       error(v.loc, "internal: value " + v.source_id + " lies inside a buffer the caller owns");
     }
     if (b.kind == BufferKind::kRuntime) {
@@ -109,8 +110,8 @@ void ContextBuilder::add_values(Value& ctx) {
     }
     // A value in its slice of a concat's output (passes/concat_in_place.h) starts buffer_offset bytes in.
     vv.set("offset", b.kind != BufferKind::kWorkspace ? std::string("0")
-                     : v.buffer_offset == 0       ? sym(b.offset)
-                                                  : sym(b.offset + SymExpr(v.buffer_offset)));
+                     : at_start                   ? sym(b.offset)
+                                                  : sym(b.offset + v.buffer_offset));
     // The dims of a dynamic value are in its init_tensor() line already: the comment gives the static ones.
     std::string comment = v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +
                           (passes::static_dims(v.dims) ? shape_text(v.dims) : std::string());

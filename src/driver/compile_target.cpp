@@ -35,6 +35,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .conv_groups = true,
         .absorb_transposes = false,
         .attention_groups = false,
+        .pack_sibling_gemms = false,  // no GEMM groups
         .concat_in_place = true,
         .kernel_call_variants = true,
         .scratch_positions = nullptr,
@@ -67,6 +68,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .conv_groups = true,
         .absorb_transposes = true,
         .attention_groups = true,
+        .pack_sibling_gemms = true,
         .concat_in_place = false,
         .kernel_call_variants = false,
         // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs.

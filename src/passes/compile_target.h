@@ -68,6 +68,9 @@ struct CompileTarget {
   bool attention_groups = false;
 
   // --- memory after fusion ---
+  /// GEMM groups that multiply one x by parameter weights of one shape run as one batched product
+  /// (pack_sibling_gemms), their outputs side by side.
+  bool pack_sibling_gemms = false;
   /// A concat's inputs are written in their slices of its output (place_concat_inputs).
   bool concat_in_place = false;
 

@@ -42,6 +42,13 @@ struct GemmGroup : GemmForm {
   uint32_t matmul = kNone;        // the matmul call
   uint32_t bias = kNone;          // kNone for GemmEpilogue::kNone
   GemmEpilogue epilogue = GemmEpilogue::kNone;
+  /// Sibling GEMMs packed into one batch of products (gemm_siblings.h): `batch` products of x (stride_x 0) by the
+  /// weights of parameter pack y_pack (stride_y K x N), adding the biases of bias_pack (stride_bias N), writing
+  /// `outs` (outs[0] == out; stride_out M x N). Empty for every other group.
+  std::vector<uint32_t> outs;
+  uint32_t y_pack = kNone, bias_pack = kNone;  // LoweredProgram::parameter_packs
+  SymExpr stride_bias = 0;
+  bool packed() const { return !outs.empty(); }
 };
 
 /// An operand of an attention group: `value`, a 16-bit tensor whose element (batch b, head h, position s, d) lies at
@@ -180,7 +187,8 @@ struct FusedGroup {
   uint32_t index = 0;            // position in FusionPlan::groups (also the function suffix: fused_<index>)
   GroupKind kind = GroupKind::kElementwise;
   std::vector<uint32_t> calls;   // member calls, ascending (execution order)
-  uint32_t position = 0;         // the group runs where its last call was (calls.back())
+  uint32_t position = 0;         // the group runs where its last call was (calls.back()); packed GEMMs: where the
+                                 // first sibling's last call was (gemm_siblings.h)
   SymShape shape;                // the iteration space (row groups: the reduced input's shape)
   SymExpr outer = 1;             // number of rows (elementwise: the leading part of `shape`)
   SymExpr inner = 1;             // row length (elementwise: the trailing part of `shape`)

@@ -123,7 +123,9 @@ std::string_view kind_name(GroupKind k) {
 // products), the kind otherwise.
 std::string kind_text(const FusedGroup& g) {
   std::string text(kind_name(g.kind));
-  if (g.kind == GroupKind::kGemm) text += " " + std::string(g.gemm.batched ? "batched" : gemm_epilogue_name(g.gemm.epilogue));
+  if (g.kind != GroupKind::kGemm) return text;
+  if (g.gemm.packed()) return text + " packed " + std::to_string(g.gemm.outs.size()) + " " + std::string(gemm_epilogue_name(g.gemm.epilogue));
+  text += " " + std::string(g.gemm.batched ? "batched" : gemm_epilogue_name(g.gemm.epilogue));
   return text;
 }
 

@@ -1,5 +1,6 @@
 #include "passes/lowered_program.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -235,8 +236,9 @@ std::string LoweredProgram::dump() const {
   for (const Buffer& b : buffers) {
     std::vector<std::string> vs;
     for (uint32_t v : b.values) {
-      const int64_t at = values.at(v).buffer_offset;
-      vs.push_back(at == 0 ? fmt::format("v{}", v) : fmt::format("v{}@+{}", v, at));
+      const SymExpr& at = values.at(v).buffer_offset;
+      vs.push_back(at.constant() == std::optional<int64_t>(0) ? fmt::format("v{}", v)
+                                                               : fmt::format("v{}@+{}", v, at.to_string()));
     }
     out += fmt::format("buffer {} {}", b.index, buffer_kind_name(b.kind));
     if (b.kind == BufferKind::kWorkspace) out += fmt::format(" offset {}", b.offset.to_string());
@@ -246,6 +248,25 @@ std::string LoweredProgram::dump() const {
   }
   out += fmt::format("workspace {} bytes (unshared {})\n", plan.workspace_bytes.to_string(), plan.unshared_bytes.to_string());
   return out;
+}
+
+void LoweredProgram::move_values_into(uint32_t from, uint32_t to, const SymExpr& offset) {
+  Buffer& f = buffers.at(from);
+  Buffer& t = buffers.at(to);
+  for (uint32_t m : f.values) {
+    LoweredValue& mv = values[m];
+    mv.buffer_offset = mv.buffer_offset + offset;
+    mv.buffer = t.index;
+    t.values.push_back(m);
+  }
+  t.first_call = std::min(t.first_call, f.first_call);
+  t.last_call = std::max(t.last_call, f.last_call);
+  std::sort(t.values.begin(), t.values.end(), [&](uint32_t a, uint32_t b) {
+    const uint32_t da = values[a].defined_by, db = values[b].defined_by;
+    return da != db ? da < db : a < b;
+  });
+  f.values.clear();
+  f.size_bytes = 0;
 }
 
 }  // namespace kforge::passes

@@ -154,8 +154,9 @@ struct LoweredValue {
   uint32_t buffer = kNone;      // index in buffers (every value has one; an output nobody reads gets a scratch
                                 // buffer unless it is optional, then it is no value at all: kNone in CallOutput)
   /// Bytes from its buffer's start to its first element: 0, except for a value the concat in place put in its slice
-  /// of a concat's output (concat_in_place.h), which may also lie strided there (its producer writes it so).
-  int64_t buffer_offset = 0;
+  /// of a concat's output (concat_in_place.h), which may also lie strided there (its producer writes it so), and the
+  /// outputs of packed sibling GEMMs (gemm_siblings.h), side by side in one buffer (symbolic where M is).
+  SymExpr buffer_offset = 0;
   /// Every element, where the analysis knows them as expressions of the dynamic dims (a small integer or bool value
   /// computed from shapes: `shape64(x)`, a slice of it, `length > 1`), row-major; empty otherwise. A target without
   /// a kernel for the op computing it writes these (--target cuda: codegen/cuda_index_known.cpp).
@@ -182,6 +183,15 @@ struct ProgramInput {
   ir::DataType dtype = ir::DataType::kUndefined;
   std::vector<int64_t> declared_dims;  // as declared; -1 where dynamic (each such dim is a Symbol)
   SourceLoc loc;
+};
+
+/// Parameters the generated code keeps side by side in memory of its own, copied there whenever they are bound
+/// (gemm_siblings.h: the weights, or the biases, of sibling GEMMs that run as one batched product). Member i starts
+/// i * member_elements elements in.
+struct ParameterPack {
+  std::vector<uint32_t> parameters;  // indices in LoweredProgram::parameters, in pack order
+  ir::DataType dtype = ir::DataType::kUndefined;  // of every member (on the device)
+  int64_t member_elements = 0;
 };
 
 struct ProgramParameter {
@@ -319,6 +329,7 @@ struct LoweredProgram {
   std::vector<LoweredValue> values;
   std::vector<ProgramInput> inputs;          // feed order
   std::vector<ProgramParameter> parameters;  // program order
+  std::vector<ParameterPack> parameter_packs;
   std::vector<ConstantData> constants;
   std::vector<ProgramOutput> outputs;        // fetch order
   std::vector<KernelCall> calls;             // execution order
@@ -335,6 +346,9 @@ struct LoweredProgram {
   /// The (input, output) values of call `c` when it is a view op (`view:` in its YAML: reshape, flatten, ...) of
   /// one tensor into one tensor of the same dtype and element count; nullopt otherwise.
   std::optional<std::pair<uint32_t, uint32_t>> view_values(uint32_t c) const;
+  /// Moves the values of buffer `from` (and their offsets) into buffer `to`, `offset` bytes further in; `from` is left
+  /// empty (no values, size 0) and `to`'s live range covers both. Values stay sorted by their defining call.
+  void move_values_into(uint32_t from, uint32_t to, const SymExpr& offset);
   /// The dtype a parameter file holds parameter `p` in (ProgramParameter::stored_dtype, else its value's).
   ir::DataType file_dtype(const ProgramParameter& p) const {
     return p.stored_dtype != ir::DataType::kUndefined ? p.stored_dtype : values.at(p.value).dtype;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "passes/gemm_siblings.h"
 #include "passes/if_conversion.h"
 #include "passes/memory_plan.h"
 #include "passes/transforms.h"
@@ -128,9 +129,11 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
   fusion.attention_groups = target.attention_groups;
   out.fusion = plan_fusion(lp, fusion);
 
-  // memory: the groups' internal values leave the plan; a concat's inputs in their slices of its output (issue
+  // memory: sibling GEMMs (an attention layer's q, k, v projections) as one product, their outputs side by side
+  // (issue 35); the groups' internal values leave the plan; a concat's inputs in their slices of its output (issue
   // 36). Strided slices take conv2d_fused calls, which --no-fuse does not make; --trace-hooks reads every value as
   // a dense tensor.
+  if (target.pack_sibling_gemms && choices.fuse) pack_sibling_gemms(lp, out.fusion);
   apply_fusion_to_memory_plan(lp, out.fusion);
   std::vector<ConcatPlacement> placements;
   if (target.concat_in_place) {

@@ -83,7 +83,7 @@ std::string value_overlaps(const PlacedProgram& p) {
     if (b.kind != BufferKind::kWorkspace) continue;
     for (uint32_t v : b.values) {
       if (is_fused_internal(p.plan, v)) continue;
-      const int64_t at = *b.offset.constant() + lp.value(v).buffer_offset;
+      const int64_t at = *b.offset.constant() + *lp.value(v).buffer_offset.constant();
       // The bytes the value spans: a strided slice spans from its first element to its last pixel's end.
       const ConcatPlacement* placed = nullptr;
       for (const ConcatPlacement& c : p.placements) placed = c.value == v ? &c : placed;
@@ -158,7 +158,7 @@ TEST_CASE("concat in place: NHWC convolutions write their strided slices") {
   CHECK(b1->pixel_stride == 28);
   CHECK(b2->pixel_stride == 28);
   CHECK(p.lp.value(p.value("b1")).buffer == p.lp.value(cat).buffer);
-  CHECK(p.lp.value(p.value("b2")).buffer_offset == 32);
+  CHECK(p.lp.value(p.value("b2")).buffer_offset.constant() == 32);
   CHECK(p.lp.value(p.value("b3")).buffer == p.lp.value(cat).buffer);
   // The relu's group and the lone convolutions, made groups of their own, write with the output's pixel stride.
   CHECK(p.pixel_stride_of("b1") == 28);
@@ -262,10 +262,10 @@ outputs: [z, y3]
     CHECK(p.placement(name)->pixel_stride == 0);
   }
   const int64_t plane = 5 * 5 * 4;  // bytes of one channel
-  CHECK(p.lp.value(p.value("y0")).buffer_offset == 0);
-  CHECK(p.lp.value(p.value("n1")).buffer_offset == 4 * plane);
-  CHECK(p.lp.value(p.value("y1")).buffer_offset == 0);
-  CHECK(p.lp.value(p.value("n2")).buffer_offset == 6 * plane);
+  CHECK(p.lp.value(p.value("y0")).buffer_offset.constant() == 0);
+  CHECK(p.lp.value(p.value("n1")).buffer_offset.constant() == 4 * plane);
+  CHECK(p.lp.value(p.value("y1")).buffer_offset.constant() == 0);
+  CHECK(p.lp.value(p.value("n2")).buffer_offset.constant() == 6 * plane);
   // y0 and n1 live in y1's concat already: y3 copies them (a value lives in one concat).
   const uint32_t y3 = p.value("y3");
   CHECK(p.lp.value(p.value("n1")).buffer != p.lp.value(y3).buffer);

@@ -36,6 +36,8 @@ tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const pas
   }
   s.set("strides", tmpl::Value(std::move(strides)));
   s.set("scale", cpp_float(static_cast<float>(a.scale)));
+  s.set("causal", a.causal);
+  s.set("diagonal", a.causal_diagonal);
   return s;
 }
 

@@ -36,7 +36,7 @@ class Placer {
       if (p_.calls[c].op == "concat" && plan_.call_group[c] == kNone) place_inputs_of(c);
     }
     if (!placements_.empty()) {
-      renumber_groups();
+      renumber_groups(plan_);
       plan_memory(p_, p_.plan.alignment);
     }
     return std::move(placements_);
@@ -176,18 +176,6 @@ class Placer {
     plan_.groups.push_back(std::move(g));
   }
 
-  /// Groups in execution order again (by position; FusionPlan::groups), indices and call_group to match.
-  void renumber_groups() {
-    std::stable_sort(plan_.groups.begin(), plan_.groups.end(),
-                     [](const FusedGroup& a, const FusedGroup& b) { return a.position < b.position; });
-    std::fill(plan_.call_group.begin(), plan_.call_group.end(), kNone);
-    for (uint32_t i = 0; i < plan_.groups.size(); ++i) {
-      FusedGroup& g = plan_.groups[i];
-      g.index = i;
-      for (uint32_t m : g.calls) plan_.call_group[m] = i;
-      for (uint32_t m : g.absorbed) plan_.call_group[m] = i;
-    }
-  }
 
   LoweredProgram& p_;
   FusionPlan& plan_;

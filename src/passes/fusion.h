@@ -72,6 +72,10 @@ struct AttentionGroup {
   uint32_t mask = kNone;        // the additive mask, or kNone
   // The mask's strides over [batch, head, query, key] (0 along a broadcast dim).
   SymExpr mask_batch_stride = 0, mask_head_stride = 0, mask_row_stride = 0, mask_col_stride = 0;
+  /// A causal mask (triu of -inf, `diagonal` d: key j masked for query i where j - i >= d), which the kernel applies
+  /// by position, skipping the key tiles it masks whole; `mask` is then kNone.
+  bool causal = false;
+  int64_t causal_diagonal = 1;
 };
 
 /// How a group input is indexed at element (i, j).
@@ -251,6 +255,10 @@ std::string_view gemm_epilogue_name(GemmEpilogue epilogue);
 /// Groups the calls. Never fails: what cannot be fused stays a kernel call. An expression that does not
 /// type-check against the call is left unfused (the op YAML linter reports it).
 FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& options = {});
+
+/// Puts the groups back in execution order (by position, stably) after a pass added or removed some: indices and
+/// call_group (members and absorbed transposes) follow.
+void renumber_groups(FusionPlan& plan);
 
 /// Re-plans the workspace after fusion: values internal to a group get no workspace slot (their buffer
 /// keeps size 0, no live range), and every other buffer's live range is recomputed with each group's

@@ -14,6 +14,7 @@
 // internal. Each of them must be read by the next call alone and be no program output, and no call between the
 // group's first and last writes what the group reads.
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <utility>
 
@@ -127,6 +128,16 @@ class AttentionMatcher {
     a.out.value = o;
     set_strides(&a.out, od, out_transposed);
     if (a.mask != kNone && !mask_strides(&a)) return std::nullopt;
+    if (a.mask != kNone) {
+      if (const std::optional<int64_t> d = causal_diagonal(a); d) {
+        // Applied by position: the mask is no operand (its triu still runs for any other reader).
+        reads_.erase(std::remove_if(reads_.begin(), reads_.end(), [&](const auto& r) { return r.first == a.mask; }),
+                     reads_.end());
+        a.mask = kNone;
+        a.causal = true;
+        a.causal_diagonal = *d;
+      }
+    }
     for (uint32_t v : {a.k.value, a.v.value}) {
       if (value(v).dtype != a.dtype) return std::nullopt;
     }
@@ -207,6 +218,42 @@ class AttentionMatcher {
     set_strides(out, value(v).dims, false);
     reads_.emplace_back(v, reader);
     return true;
+  }
+
+  // The diagonal d when the mask is triu(-inf everywhere, d) over [..., seq_q, seq_k] (1s before), as Paddle's
+  // decoders build a causal mask from the run-time length (full_with_tensor + triu); a cast of it (the precision
+  // plan's) is looked through. nullopt for any other mask.
+  std::optional<int64_t> causal_diagonal(const AttentionGroup& a) const {
+    uint32_t m = a.mask;
+    const SymShape& dims = value(m).dims;
+    if (dims.size() < 2 || dims[dims.size() - 2] != a.seq_q || dims.back() != a.seq_k) return std::nullopt;
+    for (size_t i = 0; i + 2 < dims.size(); ++i) {
+      if (dims[i].constant() != std::optional<int64_t>(1)) return std::nullopt;
+    }
+    uint32_t c = producer_of(m);
+    if (c != kNone && p_.calls[c].op == "cast") c = producer_of(p_.calls[c].tensor_arg("x"));
+    if (c == kNone || p_.calls[c].op != "triu") return std::nullopt;
+    const std::optional<double> diagonal = p_.calls[c].constant_number("diagonal");
+    const std::optional<double> fill = splat_of(p_.calls[c].tensor_arg("x"));
+    if (!diagonal || !fill || !(std::isinf(*fill) && *fill < 0)) return std::nullopt;
+    return static_cast<int64_t>(*diagonal);
+  }
+
+  // The one value every element of v has, where it is known: a splat constant, or full / full_with_tensor of one.
+  std::optional<double> splat_of(uint32_t v) const {
+    if (v == kNone) return std::nullopt;
+    const LoweredValue& val = value(v);
+    if (val.role == ValueRole::kConstant) {
+      const ConstantData& data = p_.constants.at(val.role_index);
+      if (!data.splat || !ir::is_floating(data.dtype) || data.floats.empty()) return std::nullopt;
+      return data.floats[0];
+    }
+    const uint32_t c = producer_of(v);
+    if (c == kNone) return std::nullopt;
+    const KernelCall& call = p_.calls[c];
+    if (call.op == "full_with_tensor") return splat_of(call.tensor_arg("value"));
+    if (call.op == "full") return call.constant_number("value");
+    return std::nullopt;
   }
 
   // Row-major strides of a [B, S, H, D] (seq_major) or [B, H, S, D] value.

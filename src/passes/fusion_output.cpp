@@ -49,6 +49,18 @@ bool is_fused_internal(const FusionPlan& plan, uint32_t value) {
   return false;
 }
 
+void renumber_groups(FusionPlan& plan) {
+  std::stable_sort(plan.groups.begin(), plan.groups.end(),
+                   [](const FusedGroup& a, const FusedGroup& b) { return a.position < b.position; });
+  std::fill(plan.call_group.begin(), plan.call_group.end(), kNone);
+  for (uint32_t i = 0; i < plan.groups.size(); ++i) {
+    FusedGroup& g = plan.groups[i];
+    g.index = i;
+    for (uint32_t m : g.calls) plan.call_group[m] = i;
+    for (uint32_t m : g.absorbed) plan.call_group[m] = i;
+  }
+}
+
 void apply_fusion_to_memory_plan(LoweredProgram& program, const FusionPlan& plan) {
   if (plan.empty()) return;
   const uint32_t n = static_cast<uint32_t>(program.calls.size());

@@ -138,11 +138,7 @@ class SiblingPacker {
       if (!removed.contains(g.index)) kept.push_back(std::move(g));
     }
     plan_.groups = std::move(kept);
-    std::fill(plan_.call_group.begin(), plan_.call_group.end(), kNone);
-    for (uint32_t i = 0; i < plan_.groups.size(); ++i) {
-      plan_.groups[i].index = i;
-      for (uint32_t c : plan_.groups[i].calls) plan_.call_group[c] = i;
-    }
+    renumber_groups(plan_);
   }
 
   LoweredProgram& p_;

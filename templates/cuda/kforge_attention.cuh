@@ -51,6 +51,10 @@ struct AttentionArgs {
   int64_t o_batch = 0, o_head = 0, o_seq = 0;
   int64_t m_batch = 0, m_head = 0, m_row = 0, m_col = 0;  // the mask's strides over [batch, head, query, key]
   float scale = 1.0f;
+  // Causal: key j is masked for query i where j - i >= diagonal (the triu of -inf a decoder adds), applied by
+  // position; the key tiles a block (or a warp) would mask whole are skipped.
+  bool causal = false;
+  int64_t diagonal = 1;
 };
 
 namespace detail {
@@ -157,11 +161,12 @@ struct WarpState {
 };
 
 // The warp's 16 query rows against one tile of `Keys` keys (ks, vs: its K and V rows in shared memory, the first
-// key k0): the scores from tensor cores, the online softmax on the accumulators (whose layout is that of the A
+// key k0; a key at or past limit[r] -- the sequence's end, or the causal bound -- is masked for row r): the scores from tensor cores, the online softmax on the accumulators (whose layout is that of the A
 // operand of the next product, so the 16-bit probabilities multiply V without touching shared memory) and o += p v.
 template <typename T, int D, int Keys, typename M>
-__device__ __forceinline__ void attend_tile(WarpState<D>& w, const T* ks, const T* vs, int64_t k0, int64_t seq_k,
-                                            const M* const (&mask_rows)[2], int64_t m_col, float scale2) {
+__device__ __forceinline__ void attend_tile(WarpState<D>& w, const T* ks, const T* vs, int64_t k0,
+                                            const int64_t (&limit)[2], const M* const (&mask_rows)[2], int64_t m_col,
+                                            float scale2) {
   constexpr int kLd = Layout<D>::kLd;
   constexpr float kLog2e = 1.4426950408889634f;
   const int lane = threadIdx.x % 32, c = lane % 4;
@@ -187,8 +192,8 @@ __device__ __forceinline__ void attend_tile(WarpState<D>& w, const T* ks, const 
       const int r = i / 2;
       const int64_t key = k0 + n * 8 + 2 * c + (i % 2);
       float x = s[n][i] * scale2;
-      if (mask_rows[r] != nullptr && key < seq_k) x += cuda::to_float(mask_rows[r][key * m_col]) * kLog2e;
-      s[n][i] = key < seq_k ? x : -INFINITY;
+      if (mask_rows[r] != nullptr && key < limit[r]) x += cuda::to_float(mask_rows[r][key * m_col]) * kLog2e;
+      s[n][i] = key < limit[r] ? x : -INFINITY;
       tile_max[r] = fmaxf(tile_max[r], s[n][i]);
     }
   }
@@ -249,6 +254,13 @@ __device__ __forceinline__ void mask_rows_of(const AttentionArgs& a, int64_t b, 
   }
 }
 
+// The keys row `row` may see: [0, limit) (every key, or those a causal mask leaves).
+__device__ __forceinline__ int64_t key_limit(const AttentionArgs& a, int64_t row) {
+  if (!a.causal) return a.seq_k;
+  const int64_t bound = row + a.diagonal;
+  return bound < 0 ? 0 : bound < a.seq_k ? bound : a.seq_k;
+}
+
 // The warp's q rows (16 from `first`, in shared memory) as A fragments.
 template <int D, typename T>
 __device__ __forceinline__ void load_q_fragments(WarpState<D>& w, const T* qs) {
@@ -282,11 +294,16 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionArgs a) {
   load_keys(0);
 
   const int64_t rows[2] = {q0 + warp * 16 + g, q0 + warp * 16 + g + 8};
+  const int64_t limit[2] = {key_limit(a, rows[0]), key_limit(a, rows[1])};
   const M* mask_rows[2];
   mask_rows_of(a, b, h, rows, mask_rows);
   const float scale2 = a.scale * 1.4426950408889634f;
   WarpState<D> w;
-  const int64_t tiles = (a.seq_k + kKeys - 1) / kKeys;
+  // Causal: the tiles past the block's last row's bound are masked whole (at least one runs: a row that sees no
+  // key gives NaN, as softmax does); a warp skips the tiles past its own last row's bound.
+  const int64_t block_keys = key_limit(a, q0 + kRows - 1 < a.seq_q ? q0 + kRows - 1 : a.seq_q - 1);
+  const int64_t warp_keys = key_limit(a, q0 + warp * 16 + 15);
+  const int64_t tiles = block_keys > 0 ? (block_keys + kKeys - 1) / kKeys : 1;
   for (int64_t t = 0; t < tiles; ++t) {
     if (t + 1 < tiles) {
       load_keys(t + 1);  // overlaps this tile's work
@@ -297,7 +314,9 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(AttentionArgs a) {
     __syncthreads();  // tile t (and q) in shared memory for every warp
     if (t == 0) load_q_fragments<D>(w, qs + warp * 16 * L::kLd);
     const T* ks = kv + (t % 2) * 2 * kKeys * L::kLd;
-    attend_tile<T, D, kKeys, M>(w, ks, ks + kKeys * L::kLd, t * kKeys, a.seq_k, mask_rows, a.m_col, scale2);
+    if (t == 0 || t * kKeys < warp_keys) {
+      attend_tile<T, D, kKeys, M>(w, ks, ks + kKeys * L::kLd, t * kKeys, limit, mask_rows, a.m_col, scale2);
+    }
     __syncthreads();  // every warp is done with tile t's buffer before the next iteration loads tile t + 2 there
   }
 #pragma unroll
@@ -341,7 +360,9 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(AttentionArg
   const T* q = static_cast<const T*>(a.q) + b * a.q_batch + h * a.q_head;
   const T* k = static_cast<const T*>(a.k) + b * a.k_batch + h * a.k_head;
   const T* v = static_cast<const T*>(a.v) + b * a.v_batch + h * a.v_head;
-  const int64_t tiles = (a.seq_k + kKeys - 1) / kKeys;
+  // Causal: the tiles past the last row's bound are masked whole (at least one is computed, as above).
+  const int64_t block_keys = key_limit(a, q0 + 15 < a.seq_q ? q0 + 15 : a.seq_q - 1);
+  const int64_t tiles = block_keys > 0 ? (block_keys + kKeys - 1) / kKeys : 1;
   auto load_keys = [&](int64_t tile, int stage) {  // by this warp alone
     T* ks = mine + size_t(2 * stage) * L::kTileElems;
     load_tile<T, D, Vec>(ks, k, a.k_seq, tile * kKeys, kKeys, a.seq_k, lane, 32);
@@ -357,6 +378,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(AttentionArg
   load_q_fragments<D>(w, qs);
 
   const int64_t rows[2] = {q0 + g, q0 + g + 8};
+  const int64_t limit[2] = {key_limit(a, rows[0]), key_limit(a, rows[1])};
   const M* mask_rows[2];
   mask_rows_of(a, b, h, rows, mask_rows);
   const float scale2 = a.scale * 1.4426950408889634f;
@@ -369,7 +391,7 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(AttentionArg
     }
     __syncwarp();  // the tile every lane copied, visible to the warp
     const T* ks = mine + size_t(2 * (i % 2)) * L::kTileElems;
-    attend_tile<T, D, kKeys, M>(w, ks, ks + L::kTileElems, t * kKeys, a.seq_k, mask_rows, a.m_col, scale2);
+    attend_tile<T, D, kKeys, M>(w, ks, ks + L::kTileElems, t * kKeys, limit, mask_rows, a.m_col, scale2);
     __syncwarp();  // done with this stage before it is loaded again
   }
   __syncthreads();  // every warp done with its tiles: the front of shared memory becomes the combine's

@@ -83,6 +83,7 @@ inline void check_invariants(const LoweredProgram& lp, const FusionPlan& plan) {
       ++seen[c];
       CHECK(plan.call_group[c] == g.index);
     }
+    for (uint32_t c : g.absorbed) CHECK(plan.call_group[c] == g.index);
     for (const GroupInput& in : g.inputs) {
       const uint32_t def = lp.value(in.value).defined_by;
       if (def != kNone) CHECK(plan.call_group[def] != g.index);  // read from memory: computed outside

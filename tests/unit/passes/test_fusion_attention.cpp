@@ -128,3 +128,44 @@ TEST_CASE("attention: bfloat16 fuses; float32, head dims the kernel has no insta
     CHECK(g->attention.k.head_stride == SymExpr(80 * 64));
   }
 }
+
+namespace {
+
+// mha's pattern with the mask a decoder builds: triu(full([L, L], fill), diagonal), L the length (80).
+std::string causal_mha(const std::string& fill, int diagonal) {
+  std::string yaml = mha("float16", 64);
+  const std::string input = "\n  - {name: mask, dtype: float16, shape: [2, 1, 1, 80]}";
+  yaml.erase(yaml.find(input), input.size());
+  const std::string ops = "ops:\n";
+  yaml.insert(yaml.find(ops) + ops.size(),
+              "  - {op: full, out: [f], attrs: {shape: [80, 80], value: " + fill + ", dtype: float16}}\n"
+              "  - {op: triu, in: [f], out: [mask], attrs: {diagonal: " + std::to_string(diagonal) + "}}\n");
+  return yaml;
+}
+
+}  // namespace
+
+TEST_CASE("attention: a causal mask (triu of -inf) is applied by position, not read") {
+  LoweredProgram lp = env().compile(causal_mha("-.inf", 1));
+  const FusionPlan plan = plan_fusion(lp, attention_options());
+  check_invariants(lp, plan);
+  const FusedGroup* g = attention_group(plan);
+  REQUIRE(g != nullptr);
+  CHECK(g->attention.causal);
+  CHECK(g->attention.causal_diagonal == 1);
+  CHECK(g->attention.mask == kNone);
+  for (const GroupInput& in : g->inputs) CHECK(lp.value(in.value).name != "mask");
+  SECTION("another diagonal") {
+    LoweredProgram lp2 = env().compile(causal_mha("-.inf", 3));
+    const FusedGroup* g2 = attention_group(plan_fusion(lp2, attention_options()));
+    REQUIRE(g2 != nullptr);
+    CHECK(g2->attention.causal_diagonal == 3);
+  }
+  SECTION("a triu of a finite value is an additive mask like any other") {
+    LoweredProgram lp2 = env().compile(causal_mha("-10000.0", 1));
+    const FusedGroup* g2 = attention_group(plan_fusion(lp2, attention_options()));
+    REQUIRE(g2 != nullptr);
+    CHECK_FALSE(g2->attention.causal);
+    CHECK(lp2.value(g2->attention.mask).name == "mask");
+  }
+}

@@ -135,3 +135,21 @@ TEST_CASE("gemm siblings: what does not pack") {
     CHECK(p.packed_away == 0);
   }
 }
+
+TEST_CASE("gemm siblings: a packed output read through an absorbed transpose stays live until that read") {
+  // q's heads transposed and scaled (one elementwise group absorbing the transpose, after k's relu): the packed
+  // buffer must live until that group runs, and renumbering keeps the absorbed transpose in its group.
+  const std::string extra =
+      "  - {op: reshape, in: [q], out: [q4], attrs: {shape: [0, 0, 2, 16]}}\n"
+      "  - {op: transpose, in: [q4], out: [qt], attrs: {perm: [0, 2, 1, 3]}}\n"
+      "  - {op: scale, in: [qt], out: [qs], attrs: {scale: 0.25, bias: 0.0, bias_after_scale: true}}\n";
+  const Packed p = pack(projections(2, "float16", extra, "rq, rk, qs"));
+  INFO(p.lp.dump() << dump_fusion(p.lp, p.plan));
+  REQUIRE(p.packed_group() != nullptr);
+  bool absorbed = false;
+  for (const FusedGroup& g : p.plan.groups) absorbed |= !g.absorbed.empty();
+  CHECK(absorbed);
+  const Buffer& packed = p.lp.buffers[p.lp.value(p.value("q")).buffer];
+  CHECK(packed.last_call >= p.plan.groups[p.plan.call_group[p.lp.value(p.value("qs")).defined_by]].position);
+  for (int s0 : {1, 3, 64}) CHECK(find_overlap(p.lp, {s0}) == "");
+}

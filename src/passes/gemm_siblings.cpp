@@ -54,6 +54,8 @@ class SiblingPacker {
   bool candidate(const FusedGroup& g) const {
     if (g.kind != GroupKind::kGemm || g.gemm.batched || g.gemm.packed()) return false;
     const GemmGroup& gm = g.gemm;
+    // 16-bit only: float32's batched products were slower than its single ones (gemm_siblings.h).
+    if (gm.dtype != ir::DataType::kFloat16 && gm.dtype != ir::DataType::kBFloat16) return false;
     if (!is_parameter(p_.value(gm.y)) || (gm.bias != kNone && !is_parameter(p_.value(gm.bias)))) return false;
     const std::optional<int64_t> n = gm.n.constant(), k = gm.k.constant();
     const int64_t esize = static_cast<int64_t>(ir::dtype_size(gm.dtype));

@@ -36,6 +36,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .absorb_transposes = false,
         .attention_groups = false,
         .concat_in_place = true,
+        .split_views = true,
         .kernel_call_variants = true,
         .scratch_positions = nullptr,
         .cuda_graph = false,
@@ -68,6 +69,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .absorb_transposes = true,
         .attention_groups = true,
         .concat_in_place = false,
+        .split_views = false,
         .kernel_call_variants = false,
         // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs.
         .scratch_positions = &codegen::cudnn_scratch_positions,

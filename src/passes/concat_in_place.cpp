@@ -158,31 +158,9 @@ class Placer {
     }
     for (Candidate& cand : candidates) {
       if (cand.writer && cand.writer->made) add_group(std::move(*cand.writer->made));
-      move_into(cand.value, out, cand.offset);
+      for (uint32_t m : move_into_slice(p_, cand.value, out, cand.offset)) placed_.insert(m);
       placements_.push_back({c, cand.value, cand.offset, pixel_stride});
     }
-  }
-
-  /// Moves v and what lies in it into out's buffer, `offset` bytes into out.
-  void move_into(uint32_t v, uint32_t out, int64_t offset) {
-    Buffer& from = p_.buffers[p_.value(v).buffer];
-    Buffer& to = p_.buffers[p_.value(out).buffer];
-    const int64_t base = p_.value(out).buffer_offset + offset;
-    for (uint32_t m : from.values) {
-      LoweredValue& mv = p_.values[m];
-      mv.buffer_offset += base;
-      mv.buffer = to.index;
-      to.values.push_back(m);
-      placed_.insert(m);
-    }
-    to.first_call = std::min(to.first_call, from.first_call);
-    to.last_call = std::max(to.last_call, from.last_call);
-    std::sort(to.values.begin(), to.values.end(), [&](uint32_t a, uint32_t b) {
-      const uint32_t da = p_.value(a).defined_by, db = p_.value(b).defined_by;
-      return da != db ? da < db : a < b;
-    });
-    from.values.clear();
-    from.size_bytes = 0;
   }
 
   void add_group(FusedGroup g) {

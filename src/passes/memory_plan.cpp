@@ -14,6 +14,28 @@ int64_t align(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
+std::vector<uint32_t> move_into_slice(LoweredProgram& program, uint32_t value, uint32_t into, int64_t offset) {
+  Buffer& from = program.buffers[program.value(value).buffer];
+  Buffer& to = program.buffers[program.value(into).buffer];
+  const int64_t base = program.value(into).buffer_offset + offset;
+  std::vector<uint32_t> moved = from.values;
+  for (uint32_t m : moved) {
+    LoweredValue& mv = program.values[m];
+    mv.buffer_offset += base;
+    mv.buffer = to.index;
+    to.values.push_back(m);
+  }
+  to.first_call = std::min(to.first_call, from.first_call);
+  to.last_call = std::max(to.last_call, from.last_call);
+  std::sort(to.values.begin(), to.values.end(), [&](uint32_t a, uint32_t b) {
+    const uint32_t da = program.value(a).defined_by, db = program.value(b).defined_by;
+    return da != db ? da < db : a < b;
+  });
+  from.values.clear();
+  from.size_bytes = 0;
+  return moved;
+}
+
 void plan_memory(LoweredProgram& program, uint32_t alignment) {
   const int64_t align_to = std::max<int64_t>(alignment, 1);
   program.plan.alignment = alignment;

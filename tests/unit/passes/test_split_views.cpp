@@ -168,28 +168,22 @@ TEST_CASE("split views: which pieces stay copies") {
     const ViewedProgram p = view_splits(block_yaml("[2, 8, 4, 4]"), LayoutChoice::kNchw);
     CHECK(p.views.empty());
   }
-  SECTION("a piece that is a program output") {
-    const ViewedProgram p = view_splits(block_yaml("[1, 8, 4, 4]", kSvSections, "", "[y, s, a]"),
-                                        LayoutChoice::kNchw);
-    CHECK(p.view("a") == nullptr);
-    CHECK(p.view("b") != nullptr);
-    CHECK(view_overlaps(p).empty());
-  }
-  SECTION("a piece written in place later") {
-    const ViewedProgram p = view_splits(
-        block_yaml("[1, 8, 4, 4]", kSvSections, "  - {op: relu_, in: [a], out: [a2]}\n", "[y, s, a2]"),
-        LayoutChoice::kNchw);
-    INFO(p.lp.dump());
-    CHECK(p.view("a") == nullptr);
-    CHECK(p.view("b") != nullptr);
-    CHECK(view_overlaps(p).empty());
+  // The block in NCHW with `extra` ops after it and `outputs`.
+  auto block_with = [](const std::string& extra, const std::string& outputs) {
+    return view_splits(block_yaml("[1, 8, 4, 4]", kSvSections, extra, outputs), LayoutChoice::kNchw);
+  };
+  SECTION("a piece that is a program output, or written in place later: the other piece is a view") {
+    for (const auto& [extra, outputs] : {std::pair<std::string, std::string>{"", "[y, s, a]"},
+                                         {"  - {op: relu_, in: [a], out: [a2]}\n", "[y, s, a2]"}}) {
+      const ViewedProgram p = block_with(extra, outputs);
+      INFO(p.lp.dump());
+      CHECK(p.view("a") == nullptr);
+      CHECK(p.view("b") != nullptr);
+      CHECK(view_overlaps(p).empty());
+    }
   }
   SECTION("the input written in place after the split") {
-    const ViewedProgram p = view_splits(
-        block_yaml("[1, 8, 4, 4]", kSvSections, "  - {op: relu_, in: [r], out: [r2]}\n", "[y, s, r2]"),
-        LayoutChoice::kNchw);
-    INFO(p.lp.dump());
-    CHECK(p.views.empty());
+    CHECK(block_with("  - {op: relu_, in: [r], out: [r2]}\n", "[y, s, r2]").views.empty());
   }
   SECTION("the input is the program's input") {
     const ViewedProgram p = view_splits(R"(

@@ -238,19 +238,31 @@ Status concat(const KernelContext& ctx, TensorList x, const Scalar& axis, Tensor
 
 namespace {
 
-// The pieces of x along `axis`: copy each outer block's run into its output.
+// The pieces of x along `axis`: copy each outer block's run into its output. A piece whose data is its slice's first
+// element is a view of x (kforge compile's split views: a contiguous slice, x having one outer block): nothing to copy.
 Status split_into(const Tensor& x, int64_t axis, MutableTensorList out, const char* op) {
   for (size_t i = 0; i < out.size; ++i) KFORGE_RETURN_IF_ERROR(util::require_output(out.items[i], op));
   int64_t outer, in_inner;
   outer_inner(x, axis, &outer, &in_inner);
   const size_t esize = size_of(x.dtype);
   const unsigned char* src = static_cast<const unsigned char*>(x.data);
+  std::vector<bool> is_view(out.size, false);
+  size_t row_offset = 0;
+  for (size_t i = 0; i < out.size; ++i) {
+    int64_t t_outer, t_inner;
+    outer_inner(*out.items[i], axis, &t_outer, &t_inner);
+    is_view[i] = out.items[i]->data == src + row_offset && t_inner > 0;
+    row_offset += static_cast<size_t>(t_inner) * esize;
+  }
   for (int64_t o = 0; o < outer; ++o) {
-    for (Tensor* t : out) {
+    for (size_t i = 0; i < out.size; ++i) {
+      Tensor* t = out.items[i];
       int64_t t_outer, t_inner;
       outer_inner(*t, axis, &t_outer, &t_inner);
       const size_t bytes = static_cast<size_t>(t_inner) * esize;
-      if (bytes > 0) std::memcpy(static_cast<unsigned char*>(t->data) + static_cast<size_t>(o) * bytes, src, bytes);
+      if (bytes > 0 && !is_view[i]) {
+        std::memcpy(static_cast<unsigned char*>(t->data) + static_cast<size_t>(o) * bytes, src, bytes);
+      }
       src += bytes;
     }
   }

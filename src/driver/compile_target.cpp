@@ -37,6 +37,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .attention_groups = false,
         .pack_sibling_gemms = false,  // no GEMM groups
         .concat_in_place = true,
+        .split_views = true,
         .kernel_call_variants = true,
         .scratch_positions = nullptr,
         .cuda_graph = false,
@@ -70,6 +71,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .attention_groups = true,
         .pack_sibling_gemms = true,
         .concat_in_place = false,
+        .split_views = false,
         .kernel_call_variants = false,
         // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs.
         .scratch_positions = &codegen::cudnn_scratch_positions,

@@ -73,6 +73,8 @@ struct CompileTarget {
   bool pack_sibling_gemms = false;
   /// A concat's inputs are written in their slices of its output (place_concat_inputs).
   bool concat_in_place = false;
+  /// A split's pieces are views of its input where they are contiguous slices of it (make_split_views).
+  bool split_views = false;
 
   // --- multi-kernel ---
   /// --multi-kernel-hints give variants to the kernel calls (plan_multi_kernels); otherwise to the GEMM and row

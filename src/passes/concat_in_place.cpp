@@ -158,16 +158,9 @@ class Placer {
     }
     for (Candidate& cand : candidates) {
       if (cand.writer && cand.writer->made) add_group(std::move(*cand.writer->made));
-      move_into(cand.value, out, cand.offset);
+      for (uint32_t m : move_into_slice(p_, cand.value, out, cand.offset)) placed_.insert(m);
       placements_.push_back({c, cand.value, cand.offset, pixel_stride});
     }
-  }
-
-  /// Moves v and what lies in it into out's buffer, `offset` bytes into out.
-  void move_into(uint32_t v, uint32_t out, int64_t offset) {
-    const uint32_t from = p_.value(v).buffer;
-    placed_.insert(p_.buffers[from].values.begin(), p_.buffers[from].values.end());
-    p_.move_values_into(from, p_.value(out).buffer, p_.value(out).buffer_offset + SymExpr(offset));
   }
 
   void add_group(FusedGroup g) {

@@ -14,6 +14,13 @@ int64_t align(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 }  // namespace
 
+std::vector<uint32_t> move_into_slice(LoweredProgram& program, uint32_t value, uint32_t into, int64_t offset) {
+  const uint32_t from = program.value(value).buffer;
+  std::vector<uint32_t> moved = program.buffers[from].values;
+  program.move_values_into(from, program.value(into).buffer, program.value(into).buffer_offset + SymExpr(offset));
+  return moved;
+}
+
 void plan_memory(LoweredProgram& program, uint32_t alignment) {
   const int64_t align_to = std::max<int64_t>(alignment, 1);
   program.plan.alignment = alignment;

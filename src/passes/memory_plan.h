@@ -34,6 +34,11 @@ void add_scratch_buffers(LoweredProgram& program, const std::vector<uint32_t>& p
 /// The scratch buffer of the call at `position`, or null.
 const Buffer* scratch_buffer(const LoweredProgram& program, uint32_t position);
 
+/// Moves `value` and every value sharing its buffer into the buffer of `into`, `offset` bytes after `into`'s first
+/// element (a slice of it: the concat in place, split views); that buffer's live range grows to cover theirs, and
+/// theirs is emptied. Returns the values moved. The caller places the workspace again (plan_memory).
+std::vector<uint32_t> move_into_slice(LoweredProgram& program, uint32_t value, uint32_t into, int64_t offset);
+
 /// For tests: the first pair of workspace buffers that are live at the same call and overlap in memory
 /// when the symbols take `symbol_values`, as "buffer A [off, end) and buffer B [off, end) both live at call
 /// N"; "" when there is none. Checks every pair (brute force).

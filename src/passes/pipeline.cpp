@@ -142,6 +142,9 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
     in_place.strided = choices.fuse && !choices.trace_hooks;
     placements = place_concat_inputs(lp, out.fusion, in_place);
   }
+  // then a split's pieces as views of its input where they are contiguous slices of it (issue 36).
+  std::vector<SplitView> split_views;
+  if (target.split_views) split_views = make_split_views(lp, out.fusion.call_group);
 
   // multi-kernel: variants of kernel calls (fused calls are no kernel calls and get none), or of GEMM and row groups.
   const std::vector<int64_t> none;
@@ -158,7 +161,8 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
     add_scratch_buffers(lp, target.scratch_positions(lp, out.fusion), choices.scratch_bytes);
   }
 
-  if (choices.dump) out.dump += lp.dump() + dump_fusion(lp, out.fusion) + dump_placements(placements);
+  if (choices.dump) out.dump += lp.dump() + dump_fusion(lp, out.fusion) + dump_placements(placements) +
+                           dump_split_views(split_views);
   return out;
 }
 

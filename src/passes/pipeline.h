@@ -18,6 +18,7 @@
 #include "passes/analysis.h"
 #include "passes/compile_target.h"
 #include "passes/concat_in_place.h"
+#include "passes/split_views.h"
 #include "passes/fusion.h"
 #include "passes/layout.h"
 #include "passes/lower.h"

@@ -79,10 +79,21 @@ CASES = {
     "concat-in-place": ("fused/concat_in_place.yaml", [], ["conv:1,2,3", "conv:4", "conv:7"]),
     "concat-in-place-nchw": ("fused/concat_in_place.yaml", [], ["conv:0,1,2"], ["--layout", "nchw"]),
     "concat-in-place-nchw8c": ("fused/concat_in_place.yaml", [], ["conv:2,3,4"], ["--layout", "nchw8c"]),
+    # Split views (issue 36): in NCHW the right half is a view of the split's input (read by a convolution, a concat
+    # and an elementwise group), the left half lies in the first concat; in NCHW8c the second concat (no output
+    # there: a transpose follows) takes the right half in place too; in NHWC the halves are strided and copied.
+    "split-views": ("fused/split_views.yaml", [], ["conv:1,2,3", "conv:5,6", "elementwise:14,15"]),
+    "split-views-nchw": ("fused/split_views.yaml", [], ["conv:0,1,2", "conv:4,5", "elementwise:9,10,11"],
+                         ["--layout", "nchw"]),
+    "split-views-nchw8c": ("fused/split_views.yaml", [], ["conv:2,3,4", "conv:6,7", "elementwise:18,19"],
+                           ["--layout", "nchw8c"]),
 }
 
 # How many concat inputs each case puts in place (--dump-lowered's "concat call" lines); none where not named.
-PLACEMENTS = {"concat-in-place": 3, "concat-in-place-nchw": 7, "concat-in-place-nchw8c": 7}
+PLACEMENTS = {"concat-in-place": 3, "concat-in-place-nchw": 7, "concat-in-place-nchw8c": 7, "split-views-nchw": 2,
+              "split-views-nchw8c": 3}
+# How many split pieces each case makes views of its split's input (--dump-lowered's "split call" lines).
+SPLIT_VIEWS = {"split-views-nchw": 1}
 
 # The fused convolution folds the batch norm into the filter (oneDNN) and sums its K products in another order than
 # the interpreter's loops: the results differ by up to 2 gamma(K) sum |products| * |batch norm scale| times the
@@ -91,7 +102,8 @@ PLACEMENTS = {"concat-in-place": 3, "concat-in-place-nchw": 7, "concat-in-place-
 # 2 * 72 * 2^-24 * 72 * 1.42 * 1.5 = 1.3e-3, through at most two fused layers. Typical differences are near 1e-6.
 TOLERANCES = {name: ("1e-4", "3e-3") for name in ("conv-bn-relu", "conv-epilogue", "conv-bn-relu-nchw", "conv-epilogue-nchw",
                                                   "conv-bn-relu-nchw8c", "conv-epilogue-nchw8c", "concat-in-place",
-                                                  "concat-in-place-nchw", "concat-in-place-nchw8c")}
+                                                  "concat-in-place-nchw", "concat-in-place-nchw8c",
+                                                  "split-views", "split-views-nchw", "split-views-nchw8c")}
 
 
 def compile_program(kforge, program, out_dir, ops, extra):
@@ -137,6 +149,9 @@ def check_case(name, build, seed):
         placed = len(re.findall(r"^concat call \d+: ", r.stderr, re.M))
         if placed != PLACEMENTS.get(name, 0):
             raise TestFailure(f"concat in place: expected {PLACEMENTS.get(name, 0)} placements, got {placed}\n{r.stderr}")
+        views = len(re.findall(r"^split call \d+: ", r.stderr, re.M))
+        if views != SPLIT_VIEWS.get(name, 0):
+            raise TestFailure(f"split views: expected {SPLIT_VIEWS.get(name, 0)} views, got {views}\n{r.stderr}")
         if groups != expected_groups:
             raise TestFailure(f"groups: expected {expected_groups}, got {groups}\n{r.stderr}")
         dot_text = dot.read_text()

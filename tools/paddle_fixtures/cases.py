@@ -344,6 +344,20 @@ CASES = [
       [t(None, 3, 8, 8, run=(2, 3, 8, 8))], [t(4, 3, 3, 3), t(4), t(4, 3, 1, 1), t(8), t(8), t(8),
                                              t(8, low=0.5, high=2.0)],
       ops=("conv2d", "add", "relu", "concat", "batch_norm_", "pool2d", "bilinear_interp", "flatten")),
+    # Split views (issue 36; docs/compile.md, "Split views"): shufflenet_v2's block, smaller, the halves of a split
+    # read by a convolution, a concat and an add. One image over the channels (NCHW in the program, NHWC after the
+    # layout plan: strided halves, copies), the same block in a program that is NHWC itself, and halves along the
+    # batch (paddle.chunk: contiguous, views).
+    C("split_views_channels", lambda x, w0, w1: (lambda a, b: (
+        paddle.concat([a, F.relu(F.conv2d(b, w1))], axis=1), a + b))(*paddle.split(F.relu(F.conv2d(x, w0)), 2, axis=1)),
+      [t(1, 4, 5, 5)], [t(8, 4, 1, 1), t(4, 4, 1, 1)], ops=("conv2d", "relu", "split_with_num", "concat", "add")),
+    C("split_views_nhwc", lambda x, w0, w1: (lambda a, b: (
+        paddle.concat([a, F.relu(F.conv2d(b, w1, data_format="NHWC"))], axis=3), a + b))(
+        *paddle.split(F.relu(F.conv2d(x, w0, data_format="NHWC")), [4, 4], axis=3)),
+      [t(1, 5, 5, 4)], [t(8, 4, 1, 1), t(4, 4, 1, 1)], ops=("conv2d", "relu", "split", "concat", "add")),
+    C("chunk_views_batch", lambda x, w0, w1: (lambda a, b: (
+        paddle.concat([a, F.relu(F.conv2d(b, w1))], axis=0), a + b))(*paddle.chunk(F.relu(F.conv2d(x, w0)), 2, axis=0)),
+      [t(4, 3, 5, 5)], [t(4, 3, 1, 1), t(4, 4, 1, 1)], ops=("conv2d", "relu", "split_with_num", "concat", "add")),
     C("attention", lambda x, wq, wk, wv, wo, w1, w2: (lambda q, k, v: x + F.linear(F.gelu(F.linear(
         paddle.reshape(paddle.transpose(paddle.matmul(F.softmax(paddle.matmul(q, k, transpose_y=True) * 0.5, -1), v),
                                         [0, 2, 1, 3]), [-1, 4, 8]) @ wo, w1)), w2))(

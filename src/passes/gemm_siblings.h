@@ -8,8 +8,10 @@
 // qkv_bench.cu), bit for bit the same results.
 //
 // float16 and bfloat16 only: in float32 (cuBLASLt's SIMT kernels) the batch measured slower than the single products
-// (BERT-base on an H200: 1.45 against 1.38 ms at batch 1, 128 tokens). From M 2048 on the generated code runs the
-// packed products one by one (kforge_cublaslt.cuh, cublaslt_gemm_packed: faster there), from the packed weights.
+// (BERT-base on an H200: 1.45 against 1.38 ms at batch 1, 128 tokens). In 16 bits the whole model ran 3-9 % faster
+// at M 128 to 1024 and 3 % slower at M 4096 (BENCHMARKS.md "Sibling GEMMs packed"), where running the packed
+// products one by one measured slower still: not the GEMM, unexplained (the packed outputs' buffer, three times a
+// single one, cannot reuse the smaller slots the memory plan frees is the suspicion, not verified).
 //
 // Siblings: kGemm groups of single products (not batched) with the same x, dtype, transposes, M, N, K and epilogue,
 // whose weight (and bias) is a parameter of static dims, N a multiple of 16 bytes (each product's bias and output

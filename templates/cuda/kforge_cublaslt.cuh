@@ -546,44 +546,6 @@ inline void cublaslt_gemm_batched_prepare(CublasLtGemm& lt, const T* A, const T*
                                transpose_b, A, B, C, batch));
 }
 
-// Sibling products that share A (gemm_siblings.h: an attention layer's q, k and v projections, batch.stride_a 0):
-// one strided batch below kPackedBatchMaxM rows, one product each from there. Measured on an H200 in float16 and
-// bfloat16 (BERT-base, BENCHMARKS.md "Sibling GEMMs packed"): the batch saved 40 us of 560 at M 128 and 50 of 800 at
-// M 1024, and cost 70 us of 2325 at M 4096, where the single products' kernels are faster.
-constexpr int kPackedBatchMaxM = 2048;
-
-template <typename T>
-inline cudaError_t cublaslt_gemm_packed(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias,
-                                        int M, int N, int K, Epilogue epilogue, const Batch& batch, bool transpose_a,
-                                        bool transpose_b, cudaStream_t stream) {
-  if (M < kPackedBatchMaxM) {
-    return cublaslt_gemm_batched(lt, A, B, C, bias, M, N, K, epilogue, batch, transpose_a, transpose_b, stream);
-  }
-  for (int i = 0; i < batch.count; ++i) {
-    if (cudaError_t e = cublaslt_gemm(lt, A + i * batch.stride_a, B + i * batch.stride_b, C + i * batch.stride_c,
-                                      bias == nullptr ? nullptr : bias + i * batch.stride_bias, M, N, K, epilogue,
-                                      transpose_a, transpose_b, stream);
-        e != cudaSuccess)
-      return e;
-  }
-  return cudaSuccess;
-}
-
-template <typename T>
-inline void cublaslt_gemm_packed_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias,
-                                         int M, int N, int K, Epilogue epilogue, const Batch& batch, bool transpose_a,
-                                         bool transpose_b) {
-  if (M < kPackedBatchMaxM) {
-    cublaslt_gemm_batched_prepare(lt, A, B, C, bias, M, N, K, epilogue, batch, transpose_a, transpose_b);
-    return;
-  }
-  for (int i = 0; i < batch.count; ++i) {
-    cublaslt_gemm_prepare(lt, A + i * batch.stride_a, B + i * batch.stride_b, C + i * batch.stride_c,
-                          bias == nullptr ? nullptr : bias + i * batch.stride_bias, M, N, K, epilogue, transpose_a,
-                          transpose_b);
-  }
-}
-
 // The float spellings generated float32 code calls (they predate the 16-bit GEMMs).
 inline cudaError_t cublaslt_gemm_f32(CublasLtGemm& lt, const float* A, const float* B, float* C, const float* bias,
                                      int M, int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b,

@@ -157,13 +157,15 @@ TEST_CASE("attention: a causal mask (triu of -inf) is applied by position, not r
   for (const GroupInput& in : g->inputs) CHECK(lp.value(in.value).name != "mask");
   SECTION("another diagonal") {
     LoweredProgram lp2 = env().compile(causal_mha("-.inf", 3));
-    const FusedGroup* g2 = attention_group(plan_fusion(lp2, attention_options()));
+    const FusionPlan plan2 = plan_fusion(lp2, attention_options());
+    const FusedGroup* g2 = attention_group(plan2);
     REQUIRE(g2 != nullptr);
     CHECK(g2->attention.causal_diagonal == 3);
   }
   SECTION("a triu of a finite value is an additive mask like any other") {
     LoweredProgram lp2 = env().compile(causal_mha("-10000.0", 1));
-    const FusedGroup* g2 = attention_group(plan_fusion(lp2, attention_options()));
+    const FusionPlan plan2 = plan_fusion(lp2, attention_options());
+    const FusedGroup* g2 = attention_group(plan2);
     REQUIRE(g2 != nullptr);
     CHECK_FALSE(g2->attention.causal);
     CHECK(lp2.value(g2->attention.mask).name == "mask");

@@ -115,7 +115,7 @@ void qkv::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (matmul+add x3: pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:19:5, pd_op.add at ../../../golden/compile-cuda-qkv/program.yaml:20:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:23:5, pd_op.add at ../../../golden/compile-cuda-qkv/program.yaml:24:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:25:5, pd_op.add at ../../../golden/compile-cuda-qkv/program.yaml:26:5)
-  kforge::cuda_gemm::cublaslt_gemm_packed_prepare(
+  kforge::cuda_gemm::cublaslt_gemm_batched_prepare(
       gemm_->lt_f16,
       static_cast<const __half*>(b.buffers[0]),
       reinterpret_cast<const __half*>(packed_.data() + 0),
@@ -429,7 +429,7 @@ kforge::Status qkv::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (matmul+add x3: pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:19:5, pd_op.add at ../../../golden/compile-cuda-qkv/program.yaml:20:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:23:5, pd_op.add at ../../../golden/compile-cuda-qkv/program.yaml:24:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:25:5, pd_op.add at ../../../golden/compile-cuda-qkv/program.yaml:26:5)
-  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_packed(
+  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_batched(
       gemm_->lt_f16,
       static_cast<const __half*>(b.buffers[0]),
       reinterpret_cast<const __half*>(packed_.data() + 0),

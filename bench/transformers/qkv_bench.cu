@@ -13,16 +13,9 @@
 #include <vector>
 
 #include "kforge_cublaslt.cuh"
+#include "bench_fill.cuh"
 
 namespace {
-
-__global__ void fill(__half* x, int64_t n, uint32_t seed, float scale) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    uint32_t z = uint32_t(i) * 747796405u + seed * 2891336453u;
-    z = ((z >> ((z >> 28) + 4)) ^ z) * 277803737u;
-    x[i] = __float2half(scale * (float((z >> 22) ^ z) / 4294967296.0f - 0.5f));
-  }
-}
 
 #define CHECK(x)                                                                  \
   do {                                                                            \

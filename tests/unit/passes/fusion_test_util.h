@@ -42,6 +42,18 @@ class FusionEnv {
   std::unique_ptr<OpSet> ops_;
 };
 
+/// The fusion options --target cuda sets (compile_target.cpp): lone calls, GEMMs, 16-bit values, absorbed
+/// transposes and attention groups.
+inline FusionOptions cuda_fusion_options() {
+  FusionOptions o;
+  o.single_call_groups = true;
+  o.gemm_groups = true;
+  o.half_floats = true;
+  o.absorb_transposes = true;
+  o.attention_groups = true;
+  return o;
+}
+
 inline FusionEnv& env() {
   static FusionEnv e;
   return e;

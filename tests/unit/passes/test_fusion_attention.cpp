@@ -9,15 +9,7 @@ using namespace kforge::passes::fusion_test;
 
 namespace {
 
-FusionOptions attention_options() {
-  FusionOptions o;
-  o.single_call_groups = true;  // as --target cuda sets them
-  o.gemm_groups = true;
-  o.half_floats = true;
-  o.absorb_transposes = true;
-  o.attention_groups = true;
-  return o;
-}
+FusionOptions attention_options() { return cuda_fusion_options(); }
 
 // Paddle's MultiHeadAttention over x [2, 80, 2, D] of `dtype` (batch 2, length 80, 2 heads): q = x, k and v scales
 // of x, a padding mask [2, 1, 1, 80], `extra_ops` after the pattern, `outputs` fetched. (Static dims: the unit tests'

@@ -11,16 +11,6 @@ using namespace kforge::passes::fusion_test;
 
 namespace {
 
-FusionOptions cuda_options() {
-  FusionOptions o;
-  o.single_call_groups = true;  // as --target cuda sets them
-  o.gemm_groups = true;
-  o.half_floats = true;
-  o.absorb_transposes = true;
-  o.attention_groups = true;
-  return o;
-}
-
 // x [-1, 8, 32] projected by `count` linears of N 32 (weights wq, wk, wv, biases bq, bk, bv), each followed by
 // `after` (e.g. a relu of its output); `extra` ops before the outputs.
 std::string projections(int count, const std::string& dtype = "float16", const std::string& extra = "",
@@ -62,7 +52,7 @@ struct Packed {
 
 Packed pack(const std::string& yaml) {
   Packed p{env().compile(yaml), {}, 0};
-  p.plan = plan_fusion(p.lp, cuda_options());
+  p.plan = plan_fusion(p.lp, cuda_fusion_options());
   p.packed_away = pack_sibling_gemms(p.lp, p.plan);
   apply_fusion_to_memory_plan(p.lp, p.plan);
   check_invariants(p.lp, p.plan);

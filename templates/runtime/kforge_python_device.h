@@ -229,11 +229,7 @@ inline PyObject* device_tensor_numpy(PyObject* self, PyObject*) {
   }
   Py_END_ALLOW_THREADS
   if (error != cudaSuccess) return raise_cuda("numpy", error, "copying the tensor to the host");
-  PyObject* wrapped = wrap(std::move(host));
-  if (wrapped == nullptr) return nullptr;
-  PyObject* array = tensor_numpy(wrapped, nullptr);
-  Py_DECREF(wrapped);
-  return array;
+  return numpy_array(std::move(host));
 }
 
 inline PyObject* device_tensor_device(PyObject* self, void*) {

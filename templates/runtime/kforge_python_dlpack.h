@@ -118,51 +118,38 @@ inline const dlpack::ExchangeAPI* exchange_api_of(PyObject* obj) {
   return api;
 }
 
+// The dtypes kforge and DLPack share, one lane each: the one table both directions read.
+struct DlpackDtype {
+  DataType dtype;
+  uint8_t code;
+  uint8_t bits;
+};
+inline constexpr DlpackDtype kDlpackDtypes[] = {
+    {DataType::kBool, dlpack::kBool, 8},         {DataType::kInt8, dlpack::kInt, 8},
+    {DataType::kInt16, dlpack::kInt, 16},        {DataType::kInt32, dlpack::kInt, 32},
+    {DataType::kInt64, dlpack::kInt, 64},        {DataType::kUInt8, dlpack::kUInt, 8},
+    {DataType::kFloat16, dlpack::kFloat, 16},    {DataType::kFloat32, dlpack::kFloat, 32},
+    {DataType::kFloat64, dlpack::kFloat, 64},    {DataType::kBFloat16, dlpack::kBfloat, 16},
+    {DataType::kComplex64, dlpack::kComplex, 64}, {DataType::kComplex128, dlpack::kComplex, 128}};
+
+// The DLPack dtype of a kforge dtype; false when DLPack has none.
 inline bool dlpack_dtype(DataType dtype, dlpack::DataType* out) {
-  const uint8_t bits = static_cast<uint8_t>(size_of(dtype) * 8);
-  switch (dtype) {
-    case DataType::kBool: *out = {dlpack::kBool, 8, 1}; return true;
-    case DataType::kInt8:
-    case DataType::kInt16:
-    case DataType::kInt32:
-    case DataType::kInt64: *out = {dlpack::kInt, bits, 1}; return true;
-    case DataType::kUInt8: *out = {dlpack::kUInt, 8, 1}; return true;
-    case DataType::kFloat16:
-    case DataType::kFloat32:
-    case DataType::kFloat64: *out = {dlpack::kFloat, bits, 1}; return true;
-    case DataType::kBFloat16: *out = {dlpack::kBfloat, 16, 1}; return true;
-    case DataType::kComplex64:
-    case DataType::kComplex128: *out = {dlpack::kComplex, bits, 1}; return true;
-    default: return false;
+  for (const DlpackDtype& d : kDlpackDtypes) {
+    if (d.dtype != dtype) continue;
+    *out = {d.code, d.bits, 1};
+    return true;
   }
+  return false;
 }
 
 // The kforge dtype of a DLPack dtype of one lane; false when kforge has none.
 inline bool dtype_of_dlpack(dlpack::DataType t, DataType* out) {
-  switch (t.code) {
-    case dlpack::kBool: *out = DataType::kBool; return t.bits == 8;
-    case dlpack::kInt:
-      if (t.bits == 8) *out = DataType::kInt8;
-      else if (t.bits == 16) *out = DataType::kInt16;
-      else if (t.bits == 32) *out = DataType::kInt32;
-      else if (t.bits == 64) *out = DataType::kInt64;
-      else return false;
-      return true;
-    case dlpack::kUInt: *out = DataType::kUInt8; return t.bits == 8;
-    case dlpack::kFloat:
-      if (t.bits == 16) *out = DataType::kFloat16;
-      else if (t.bits == 32) *out = DataType::kFloat32;
-      else if (t.bits == 64) *out = DataType::kFloat64;
-      else return false;
-      return true;
-    case dlpack::kBfloat: *out = DataType::kBFloat16; return t.bits == 16;
-    case dlpack::kComplex:
-      if (t.bits == 64) *out = DataType::kComplex64;
-      else if (t.bits == 128) *out = DataType::kComplex128;
-      else return false;
-      return true;
-    default: return false;
+  for (const DlpackDtype& d : kDlpackDtypes) {
+    if (d.code != t.code || d.bits != t.bits) continue;
+    *out = d.dtype;
+    return true;
   }
+  return false;
 }
 
 // The DLPack export: the capsule's manager keeps a copy of the tensor (sharing its bytes) and the shape. A

@@ -210,19 +210,7 @@ class ModelTypeBase {
 // as a DLPack capsule.
 inline PyObject* to_numpy_or_dlpack(Tensor&& tensor) {
   if (tensor.place.backend == Backend::kGPU) return to_dlpack(tensor);
-  static PyObject* asarray = nullptr;
-  if (asarray == nullptr) {
-    PyObject* numpy = PyImport_ImportModule("numpy");
-    if (numpy == nullptr) return nullptr;
-    asarray = PyObject_GetAttrString(numpy, "asarray");
-    Py_DECREF(numpy);
-    if (asarray == nullptr) return nullptr;
-  }
-  PyObject* wrapped = wrap(std::move(tensor));
-  if (wrapped == nullptr) return nullptr;
-  PyObject* array = PyObject_CallOneArg(asarray, wrapped);
-  Py_DECREF(wrapped);
-  return array;
+  return numpy_array(std::move(tensor));
 }
 
 template <typename Model>

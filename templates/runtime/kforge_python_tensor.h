@@ -120,13 +120,20 @@ inline PyObject* tensor_dlpack_device(PyObject* self, PyObject*) {
   return Py_BuildValue("(ii)", static_cast<int>(dlpack::kCPU), 0);
 }
 
-inline PyObject* tensor_numpy(PyObject* self, PyObject*) {
-  PyObject* numpy = PyImport_ImportModule("numpy");
-  if (numpy == nullptr) return nullptr;
-  PyObject* array = PyObject_CallMethod(numpy, "asarray", "O", self);
-  Py_DECREF(numpy);
-  return array;
+// numpy.asarray(obj), the function looked up once.
+inline PyObject* numpy_asarray(PyObject* obj) {
+  static PyObject* asarray = nullptr;
+  if (asarray == nullptr) {
+    PyObject* numpy = PyImport_ImportModule("numpy");
+    if (numpy == nullptr) return nullptr;
+    asarray = PyObject_GetAttrString(numpy, "asarray");
+    Py_DECREF(numpy);
+    if (asarray == nullptr) return nullptr;
+  }
+  return PyObject_CallOneArg(asarray, obj);
 }
+
+inline PyObject* tensor_numpy(PyObject* self, PyObject*) { return numpy_asarray(self); }
 
 inline PyObject* tensor_shape(PyObject* self, void*) {
   const Tensor& t = reinterpret_cast<PyTensor*>(self)->tensor;
@@ -190,6 +197,15 @@ inline PyObject* wrap(Tensor&& tensor, PyTypeObject* type = tensor_type()) {
   if (obj == nullptr) return nullptr;
   new (&reinterpret_cast<PyTensor*>(obj)->tensor) Tensor(std::move(tensor));
   return obj;
+}
+
+// A numpy array sharing the memory of the CPU tensor `tensor` (moved into a Tensor that the array keeps).
+inline PyObject* numpy_array(Tensor&& tensor) {
+  PyObject* wrapped = wrap(std::move(tensor));
+  if (wrapped == nullptr) return nullptr;
+  PyObject* array = numpy_asarray(wrapped);
+  Py_DECREF(wrapped);
+  return array;
 }
 
 }  // namespace kforge::python

@@ -29,8 +29,10 @@
 
 #include "kforge_cuda_runtime.h"
 #include "kforge_params.h"
-#include "kforge_python.h"
+#include "kforge_python_args.h"
 #include "kforge_python_device.h"
+#include "kforge_python_inputs.h"
+#include "kforge_python_model.h"
 
 namespace kforge::python::cuda {
 
@@ -41,6 +43,8 @@ struct ParameterTable {
   size_t count = 0;
 };
 
+// A CUDA model object's state: the class, its device and stream, the outputs and events that runs take turns
+// with, and what the stream may still read.
 template <typename Model>
 struct CudaModelState {
   static constexpr size_t kIn = Model::kNumInputs;

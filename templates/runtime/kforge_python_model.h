@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <new>
+#include <utility>
 
 #include "kforge_python_args.h"
 #include "kforge_python_dlpack.h"
@@ -34,17 +35,17 @@ inline PyObject* name_tuple(const std::array<const char*, N>& items) {
 // `State`, its objects' C++ state, which holds at least `Model model` and `bool busy`. run() releases the GIL
 // while the program runs; one call at a time per object (the C++ class's rule), others get a RuntimeError.
 //
-// Target supplies (the base's own are the defaults where one is given):
-//   using Input                        what holds one input while the model runs
-//   static bool input(State&, size_t i, PyObject*, const Arg&, Input&, const Tensor**)   takes input i
-//   static Tensor* output(State&, size_t i)   where the run writes output i
-//   static PyObject* result(State&, size_t i)   output i as run() returns it, after the run
-//   static PyObject* load(State&, const char* path)   load_parameters(path), the model not running: None or null
-//   static bool created(State&)                     a new object's setup                (default: none)
-//   class RunScope(State&), ok()       what run() holds around taking inputs and running (default: nothing)
-//   static bool before_launch(State&)               after the inputs and outputs          (default: nothing)
-//   static Status launch(State&, TensorList, MutableTensorList)   the run, without the GIL (default: model.run)
-//   static bool finish(PyObject* self, State&)       after a run that succeeded           (default: nothing)
+// Target supplies, as static members (where a default is named, the base's own serves when Target has none):
+//   Input                                          what holds one input while the model runs
+//   input(State&, i, PyObject*, const Arg&, Input&, const Tensor**)  takes input i and points at its tensor
+//   output(State&, i) -> Tensor*                   where the run writes output i
+//   result(State&, i) -> PyObject*                 output i as run() returns it
+//   load(State&, const char* path) -> PyObject*    load_parameters(path), the model not running: None or null
+//   created(State&) -> bool                        a new object's setup (default: none)
+//   RunScope(State&), ok()                         held around taking the inputs and running (default: nothing)
+//   before_launch(State&) -> bool                  after the inputs and outputs are placed (default: nothing)
+//   launch(State&, TensorList, MutableTensorList) -> Status   the run, without the GIL (default: model.run)
+//   finish(PyObject* self, State&) -> bool         after a run that succeeded (default: nothing)
 // A bool hook that returns false has set a Python exception.
 template <typename Target, typename Model, typename State>
 class ModelTypeBase {

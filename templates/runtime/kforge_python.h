@@ -8,7 +8,7 @@
 //   kforge_python_dlpack.h   DLPack: its structs, the C exchange API, dtypes both ways, the export capsule
 //   kforge_python_tensor.h   the module's Tensor type (buffer protocol, DLPack), add_type, wrap
 //   kforge_python_inputs.h   tensors in: InputTensor (buffer protocol, DLPack, zero-copy when compact),
-//                            InputTensorList, Tensor(data)
+//                            InputTensorList, Tensor(data) and add_tensor_type
 //   kforge_python_ops.h      an op module's attributes in (numbers, lists, dtypes, places), results out and the
 //                            args-info dict
 //   kforge_python_model.h    a compiled class's Python type: ModelTypeBase, shared with the CUDA class of

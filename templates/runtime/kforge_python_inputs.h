@@ -1,6 +1,6 @@
 // kforge_python_inputs.h: tensors in (kforge_python.h lists the other parts): a tensor argument as the C++ API
 // takes it, from the module's own Tensor, anything with the buffer protocol (numpy) or DLPack (torch, paddle,
-// cupy), zero-copy where the memory is compact; Tensor[] arguments; Tensor(data).
+// cupy), zero-copy where the memory is compact; Tensor[] arguments; Tensor(data) and the Tensor type.
 #ifndef KFORGE_PYTHON_INPUTS_H_
 #define KFORGE_PYTHON_INPUTS_H_
 
@@ -288,6 +288,30 @@ inline PyObject* tensor_new(PyTypeObject*, PyObject* args, PyObject* kwargs) {
   if (!s.ok()) return raise_status("Tensor", s);
   if (copy.bytes() != 0) std::memcpy(copy.data, in.get().data, copy.bytes());
   return wrap(std::move(copy));
+}
+
+// Creates the module's Tensor type (kforge_python_tensor.h; here for its constructor, Tensor(data) above) and
+// adds it to `module` as `Tensor`.
+inline bool add_tensor_type(PyObject* module) {
+  static PyMethodDef methods[] = {
+      {"__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tensor_dlpack)),
+       METH_FASTCALL | METH_KEYWORDS, "A DLPack capsule sharing the tensor's memory."},
+      {"__dlpack_device__", tensor_dlpack_device, METH_NOARGS, "(device type, device id) as DLPack numbers."},
+      {"numpy", tensor_numpy, METH_NOARGS, "numpy.asarray(self): a numpy array sharing the memory (CPU)."},
+      {nullptr, nullptr, 0, nullptr}};
+  static PyType_Slot slots[] = {{Py_tp_new, reinterpret_cast<void*>(tensor_new)},
+                                {Py_tp_dealloc, reinterpret_cast<void*>(dealloc_object<PyTensor>)},
+                                {Py_tp_repr, reinterpret_cast<void*>(tensor_repr)},
+                                {Py_tp_methods, methods},
+                                {Py_tp_getset, tensor_getset},
+                                {Py_tp_doc, const_cast<char*>("Tensor(data): a kforge tensor holding a copy of data (a numpy "
+                                                              "array, any buffer or __dlpack__ object, CPU). "
+                                                              "numpy.asarray() and DLPack read it without copying.")},
+                                {Py_bf_getbuffer, reinterpret_cast<void*>(tensor_getbuffer)},
+                                {0, nullptr}};
+  static PyType_Spec spec = {KFORGE_PYTHON_STR(KFORGE_PYTHON_MODULE) ".Tensor", sizeof(PyTensor), 0,
+                             Py_TPFLAGS_DEFAULT, slots};
+  return add_type(module, "Tensor", &spec, &tensor_type()) != nullptr;
 }
 
 }  // namespace kforge::python

@@ -1,6 +1,7 @@
 // kforge_python_tensor.h: the module's Tensor type (kforge_python.h lists the other parts): a kforge::Tensor
-// owned by Python, read by numpy through the buffer protocol and by every framework through DLPack; the helpers
-// every Python type of a kforge module uses (creating it, freeing its objects).
+// owned by Python, read by numpy through the buffer protocol and by every framework through DLPack (the type is
+// made by add_tensor_type in kforge_python_inputs.h, beside its constructor Tensor(data)); the helpers every
+// Python type of a kforge module uses (creating it, freeing its objects).
 #ifndef KFORGE_PYTHON_TENSOR_H_
 #define KFORGE_PYTHON_TENSOR_H_
 
@@ -163,32 +164,6 @@ inline PyGetSetDef tensor_getset[] = {{"shape", tensor_shape, nullptr, "The dims
                                       {"dtype", tensor_dtype, nullptr, "The dtype's name, e.g. 'float32'.", nullptr},
                                       {"ndim", tensor_ndim, nullptr, "The rank.", nullptr},
                                       {nullptr, nullptr, nullptr, nullptr, nullptr}};
-
-// Tensor(data), in kforge_python_inputs.h: it reads `data` as any tensor argument.
-inline PyObject* tensor_new(PyTypeObject* type, PyObject* args, PyObject* kwargs);
-
-// Creates the module's Tensor type and adds it to `module` as `Tensor`.
-inline bool add_tensor_type(PyObject* module) {
-  static PyMethodDef methods[] = {
-      {"__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(tensor_dlpack)),
-       METH_FASTCALL | METH_KEYWORDS, "A DLPack capsule sharing the tensor's memory."},
-      {"__dlpack_device__", tensor_dlpack_device, METH_NOARGS, "(device type, device id) as DLPack numbers."},
-      {"numpy", tensor_numpy, METH_NOARGS, "numpy.asarray(self): a numpy array sharing the memory (CPU)."},
-      {nullptr, nullptr, 0, nullptr}};
-  static PyType_Slot slots[] = {{Py_tp_new, reinterpret_cast<void*>(tensor_new)},
-                                {Py_tp_dealloc, reinterpret_cast<void*>(dealloc_object<PyTensor>)},
-                                {Py_tp_repr, reinterpret_cast<void*>(tensor_repr)},
-                                {Py_tp_methods, methods},
-                                {Py_tp_getset, tensor_getset},
-                                {Py_tp_doc, const_cast<char*>("Tensor(data): a kforge tensor holding a copy of data (a numpy "
-                                                              "array, any buffer or __dlpack__ object, CPU). "
-                                                              "numpy.asarray() and DLPack read it without copying.")},
-                                {Py_bf_getbuffer, reinterpret_cast<void*>(tensor_getbuffer)},
-                                {0, nullptr}};
-  static PyType_Spec spec = {KFORGE_PYTHON_STR(KFORGE_PYTHON_MODULE) ".Tensor", sizeof(PyTensor), 0,
-                             Py_TPFLAGS_DEFAULT, slots};
-  return add_type(module, "Tensor", &spec, &tensor_type()) != nullptr;
-}
 
 // A new Python object of `type` (the Tensor type, or a type whose objects begin with a PyTensor) owning
 // `tensor` (moved).

@@ -14,15 +14,15 @@ Exit 77 (meson: skipped, saying why) when g++ or Python.h is missing.
 
     runtime_headers.py --kforge BUILD/src/kforge --source-root ROOT
 """
-import argparse
 import glob
 import os
 import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
+
+import build_checks
 
 CUDA_HEADERS = {"kforge_python_cuda.h", "kforge_python_device.h"}
 # A program for `kforge compile --list-outputs` (the file names do not depend on it beyond the CUDA extras).
@@ -112,18 +112,14 @@ def check_standalone(cxx, runtime, python_include, on_disk):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kforge", required=True)
-    parser.add_argument("--source-root", required=True)
-    args = parser.parse_args()
+    args = build_checks.parse_args(__doc__.splitlines()[0])
     cxx = shutil.which("g++")
     if cxx is None:
         print("g++ not found: skipping")
-        return 77
-    python_include = sysconfig.get_paths()["include"]
-    if not os.path.isfile(os.path.join(python_include, "Python.h")):
-        print(f"Python.h not found in {python_include}: skipping (install python3-dev)")
-        return 77
+        return build_checks.SKIP
+    python_include = build_checks.python_include()
+    if python_include is None:
+        return build_checks.SKIP
     runtime = os.path.join(args.source_root, "templates", "runtime")
     on_disk = {os.path.basename(p) for p in glob.glob(os.path.join(runtime, "kforge_python*.h"))}
     if "kforge_python.h" not in on_disk or not CUDA_HEADERS <= on_disk:

@@ -15,10 +15,15 @@ def parse_args(description):
     return parser.parse_args()
 
 
-def python_include():
-    """This python's include directory when it holds Python.h; None, saying so, when it does not."""
+def setup(description, compiler_name, compiler, where):
+    """(arguments, compiler, this python's include directory); None, saying what is missing and `where` to get
+    it, when `compiler` (its path, None when not found) or Python.h is."""
+    args = parse_args(description)
+    if compiler is None:
+        print(f"{compiler_name} not found: skipping ({where})")
+        return None
     include = sysconfig.get_paths()["include"]
-    if os.path.isfile(os.path.join(include, "Python.h")):
-        return include
-    print(f"Python.h not found in {include}: skipping (install python3-dev)")
-    return None
+    if not os.path.isfile(os.path.join(include, "Python.h")):
+        print(f"Python.h not found in {include}: skipping (install python3-dev)")
+        return None
+    return args, compiler, include

@@ -72,14 +72,10 @@ print("ok", sys.argv[2])
 
 
 def main():
-    args = build_checks.parse_args(__doc__.splitlines()[0])
-    nvcc = find_nvcc()
-    if nvcc is None:
-        print("nvcc not found: skipping (set NVCC or put nvcc on PATH)")
+    found = build_checks.setup(__doc__.splitlines()[0], "nvcc", find_nvcc(), "set NVCC or put nvcc on PATH")
+    if found is None:
         return build_checks.SKIP
-    include = build_checks.python_include()
-    if include is None:
-        return build_checks.SKIP
+    args, nvcc, include = found
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     root = args.source_root
     kernels = os.path.join(root, "kernels")

@@ -112,14 +112,10 @@ def check_standalone(cxx, runtime, python_include, on_disk):
 
 
 def main():
-    args = build_checks.parse_args(__doc__.splitlines()[0])
-    cxx = shutil.which("g++")
-    if cxx is None:
-        print("g++ not found: skipping")
+    found = build_checks.setup(__doc__.splitlines()[0], "g++", shutil.which("g++"), "install g++")
+    if found is None:
         return build_checks.SKIP
-    python_include = build_checks.python_include()
-    if python_include is None:
-        return build_checks.SKIP
+    args, cxx, python_include = found
     runtime = os.path.join(args.source_root, "templates", "runtime")
     on_disk = {os.path.basename(p) for p in glob.glob(os.path.join(runtime, "kforge_python*.h"))}
     if "kforge_python.h" not in on_disk or not CUDA_HEADERS <= on_disk:

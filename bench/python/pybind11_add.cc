@@ -1,6 +1,7 @@
 // The same `add` as the generated module's, bound with pybind11 instead of the plain CPython API: the tensor
-// conversion (kforge_python.h's InputTensor and Tensor type) and the C++ call are identical, so the difference
-// bench_python.py measures is the binding layer's dispatch alone (argument matching, py::handle casts).
+// conversion (InputTensor and the Tensor type: kforge_python_inputs.h and kforge_python_tensor.h, which
+// kforge_python.h includes) and the C++ call are identical, so the difference bench_python.py measures is the
+// binding layer's dispatch alone (argument matching, py::handle casts).
 #define KFORGE_PYTHON_MODULE pybind11_add
 #include "kforge_python.h"
 

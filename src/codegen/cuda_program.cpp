@@ -188,8 +188,7 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
   for (const char* tmpl_path : headers) {
     const std::optional<std::string_view> text = env.read_verbatim(tmpl_path);
     if (!text) return false;
-    const std::string base = std::string(tmpl_path).substr(std::string(tmpl_path).find('/') + 1);
-    files.emplace_back(base, *text);
+    files.emplace_back(copied_file_name(tmpl_path), *text);
   }
   bool ok = true;
   for (const auto& [file, text] : files) {

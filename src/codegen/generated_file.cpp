@@ -9,6 +9,10 @@ std::string join_output_path(const std::string& dir, const std::string& file) {
   return dir.back() == '/' ? dir + file : dir + "/" + file;
 }
 
+std::string copied_file_name(std::string_view template_path) {
+  return std::string(template_path.substr(template_path.find('/') + 1));
+}
+
 std::string generated_banner(const std::string& tool_version, bool version_stamp,
                              const std::vector<std::string>& inputs, const std::string& path) {
   BannerInfo info;

@@ -3,12 +3,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kforge::codegen {
 
 /// DIR/FILE; FILE alone when DIR is empty; no doubled '/'.
 std::string join_output_path(const std::string& dir, const std::string& file);
+
+/// The name a template copied verbatim has beside the outputs: its path after the folder
+/// ("runtime/kforge_python.h" -> "kforge_python.h").
+std::string copied_file_name(std::string_view template_path);
 
 /// The banner of the generated file `path`: kforge and `tool_version` (omitted without `version_stamp`), the
 /// inputs relative to the file's directory, DO NOT EDIT, @generated.

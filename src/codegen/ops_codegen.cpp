@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "codegen/cpp_text.h"
 #include "codegen/generated_file.h"
@@ -35,12 +37,11 @@ std::string upper_identifier(std::string_view text) {
   return out;
 }
 
-// P_python.cc and kforge_python.h (--python MODULE).
+// P_python.cc and the kforge_python*.h it includes (--python MODULE).
 bool generate_python_op_module(const OpApiModel& model, tmpl::Environment& env, const OpsCodegenOptions& options,
                                const Value& globals, OutputSet& outputs) {
   const tmpl::Template* module_cc = env.load(kPythonOpsModuleTemplate);
-  const std::optional<std::string_view> header = env.read_verbatim(kPythonHeaderTemplate);
-  if (module_cc == nullptr || !header) return false;
+  if (module_cc == nullptr) return false;
   const PyOpModule module = build_python_op_module(model);
   Value ctx = Value::map();
   for (const auto& [key, value] : globals.as_map()) ctx.set(key, value);
@@ -51,12 +52,21 @@ bool generate_python_op_module(const OpApiModel& model, tmpl::Environment& env, 
   ctx.set("functions", Value(std::move(functions)));
   ctx.set("skipped", Value(std::move(skipped)));
   const std::string cc_path = join_output_path(options.output_dir, options.prefix + "_python.cc");
-  const std::string h_path = join_output_path(options.output_dir, "kforge_python.h");
   std::string text = generated_banner(options, cc_path);
   if (!env.render(*module_cc, ctx, text)) return false;
-  bool ok = outputs.add(cc_path, std::move(text));
-  ok = outputs.add(h_path, generated_banner(options, h_path) + std::string(*header)) && ok;
-  if (!ok) env.diags().error({}, "two outputs have the path '" + cc_path + "' or '" + h_path + "'");
+  std::vector<std::pair<std::string, std::string>> files = {{cc_path, std::move(text)}};
+  for (const char* header : kPythonHeaderTemplates) {
+    const std::optional<std::string_view> header_text = env.read_verbatim(header);
+    if (!header_text) return false;
+    const std::string path = join_output_path(options.output_dir, copied_file_name(header));
+    files.emplace_back(path, generated_banner(options, path) + std::string(*header_text));
+  }
+  bool ok = true;
+  for (auto& [path, file_text] : files) {
+    if (outputs.add(path, std::move(file_text))) continue;
+    env.diags().error({}, "two outputs have the path '" + path + "'");
+    ok = false;
+  }
   return ok;
 }
 
@@ -81,7 +91,9 @@ std::vector<std::string> op_library_file_names(const OpsCodegenOptions& options)
   for (uint32_t i = 0; i < shards; ++i) names.push_back(shard_name(options, "args_info", i));
   if (!options.python_module.empty()) {
     names.push_back(join_output_path(options.output_dir, options.prefix + "_python.cc"));
-    names.push_back(join_output_path(options.output_dir, "kforge_python.h"));
+    for (const char* header : kPythonHeaderTemplates) {
+      names.push_back(join_output_path(options.output_dir, copied_file_name(header)));
+    }
   }
   names.push_back(join_output_path(options.output_dir, "kforge_runtime.h"));
   return names;

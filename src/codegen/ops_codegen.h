@@ -11,7 +11,8 @@
 // file names depend on the options alone (--list-outputs needs no input). Each file starts with the
 // banner; the templates are templates/ops/*.j2 (overridable through the search path).
 // With --python MODULE, also P_python.cc (templates/python/ops_module.cc.j2: a CPython extension module exposing
-// every API function, docs/python.md) and kforge_python.h (what that module needs beside kforge_runtime.h).
+// every API function, docs/python.md) and kforge_python.h with its parts (what that module needs beside
+// kforge_runtime.h; kPythonHeaderTemplates).
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,7 @@ struct OpsCodegenOptions {
   std::vector<std::string> banner_inputs;  // every input file, as the user spelled it
   std::string tool_version;
   bool version_stamp = true;
-  std::string python_module;  // --python MODULE: also P_python.cc and kforge_python.h ("" for none)
+  std::string python_module;  // --python MODULE: also P_python.cc and kforge_python*.h ("" for none)
 };
 
 /// The paths `generate_op_library_files` produces, in output order (P_api.h first), from the options alone.

@@ -3,6 +3,7 @@
 // into an OutputSet (nothing touches the disk here).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct ProgramFilesOptions {
   std::vector<std::string> banner_inputs;  // every input file, as the user spelled it
   std::string tool_version;
   bool version_stamp = true;
-  std::string python_module;  // --python MODULE: also NAME_python.cc and kforge_python.h ("" for none)
+  std::string python_module;  // --python MODULE: also NAME_python.cc and the kforge_python*.h ("" for none)
 };
 
 /// Loads program/program.h.j2, program/program.cc.j2, runtime/kforge_runtime.h and runtime/kforge_params.h
@@ -31,8 +32,12 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
 inline constexpr const char* kRuntimeHeaderTemplate = "runtime/kforge_runtime.h";
 /// The parameter-file reader (Paddle's .pdiparams), emitted beside every --target cpu class.
 inline constexpr const char* kParamsHeaderTemplate = "runtime/kforge_params.h";
-/// What the Python extension modules share (--python MODULE), emitted beside them.
-inline constexpr const char* kPythonHeaderTemplate = "runtime/kforge_python.h";
+/// What every Python extension module includes (--python MODULE), emitted beside it: kforge_python.h and the
+/// parts it includes, one concern each (the header lists them).
+inline constexpr std::array<const char*, 7> kPythonHeaderTemplates = {
+    "runtime/kforge_python.h",        "runtime/kforge_python_args.h",   "runtime/kforge_python_dlpack.h",
+    "runtime/kforge_python_tensor.h", "runtime/kforge_python_inputs.h", "runtime/kforge_python_ops.h",
+    "runtime/kforge_python_model.h"};
 /// The module of `kforge ops --python`.
 inline constexpr const char* kPythonOpsModuleTemplate = "python/ops_module.cc.j2";
 /// The module of `kforge compile --python`.

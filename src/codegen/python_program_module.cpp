@@ -20,14 +20,15 @@ bool add_python_program_module(tmpl::Environment& env, const tmpl::Value& class_
   const std::string& dir = options.codegen.output_dir;
   std::vector<std::pair<std::string, std::string>> files = {
       {options.codegen.class_name + "_python.cc", std::move(module_text)}};
-  std::vector<const char*> headers = {kPythonHeaderTemplate};
+  std::vector<const char*> headers(kPythonHeaderTemplates.begin(), kPythonHeaderTemplates.end());
   // Both targets write kforge_params.h beside the class already (its load_parameters reads the file).
-  if (target == PythonModuleTarget::kCuda) headers.push_back(kPythonCudaHeaderTemplate);
+  if (target == PythonModuleTarget::kCuda) {
+    headers.insert(headers.end(), kPythonCudaHeaderTemplates.begin(), kPythonCudaHeaderTemplates.end());
+  }
   for (const char* path : headers) {
     const std::optional<std::string_view> text = env.read_verbatim(path);
     if (!text) return false;
-    const std::string name(std::string_view(path).substr(std::string_view(path).find('/') + 1));
-    files.emplace_back(name, std::string(*text));
+    files.emplace_back(copied_file_name(path), std::string(*text));
   }
   for (const auto& [file, text] : files) {
     const std::string path = join_output_path(dir, file);

@@ -1,9 +1,11 @@
 // The Python module of `kforge compile ... --python MODULE`, for both targets: DIR/NAME_python.cc from
 // templates/python/program_module.cc.j2 (the generated class as a Python class) and the runtime headers it
-// includes, copied beside it: kforge_python.h; with --target cuda also kforge_python_cuda.h (device inputs and
-// outputs, streams) and kforge_params.h (the module reads the .pdiparams and binds the parameters on the device,
+// includes, copied beside it: kforge_python.h and its parts; with --target cuda also kforge_python_cuda.h (the
+// class on the shared model base) and kforge_python_device.h (device inputs and outputs, streams), and kforge_params.h (the module reads the .pdiparams and binds the parameters on the device,
 // which the CUDA class leaves to its caller). docs/python.md documents the module.
 #pragma once
+
+#include <array>
 
 #include "codegen/program_codegen.h"
 #include "output/output_set.h"
@@ -23,6 +25,7 @@ bool add_python_program_module(tmpl::Environment& env, const tmpl::Value& class_
                                const ProgramFilesOptions& options, OutputSet& outputs, bool* path_clash);
 
 /// The CUDA half of the runtime the module includes (--target cuda).
-inline constexpr const char* kPythonCudaHeaderTemplate = "runtime/kforge_python_cuda.h";
+inline constexpr std::array<const char*, 2> kPythonCudaHeaderTemplates = {"runtime/kforge_python_cuda.h",
+                                                                          "runtime/kforge_python_device.h"};
 
 }  // namespace kforge::codegen

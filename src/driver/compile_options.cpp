@@ -20,10 +20,10 @@ for static shapes, one workspace planned at generation time and no allocation pe
 reads the weights from Paddle's .pdiparams file. Build NAME.cc with your kernel library
 (kernels/ is one). PROGRAM is PIR JSON (.json), PIR text (.txt, .pir) or kforge program YAML
 (.yaml). Every op must have a kernel: an op without one is an error at its place in PROGRAM.
-With --python MODULE also DIR/NAME_python.cc and DIR/kforge_python.h: a CPython extension module MODULE whose
+With --python MODULE also DIR/NAME_python.cc and DIR/kforge_python*.h: a CPython extension module MODULE whose
 class NAME loads the .pdiparams and runs the program on numpy arrays or DLPack tensors (docs/python.md); with
---target cuda also kforge_python_cuda.h and kforge_params.h: inputs are CUDA tensors (torch, cupy) taken
-without copying, outputs stay on the device (DLPack).
+--target cuda also kforge_python_cuda.h, kforge_python_device.h and kforge_params.h: inputs are CUDA tensors
+(torch, cupy) taken without copying, outputs stay on the device (DLPack).
 )";
 
 }  // namespace
@@ -98,7 +98,7 @@ void add_compile_options(CLI::App& cmd, CompileOptions& opts) {
       ->check(CLI::IsMember({"float32", "compute"}));
   cmd.add_flag("--dump-lowered", opts.dump_lowered, "Print the lowered program (calls, values, memory plan) to stderr");
   cmd.add_option("--python", opts.python_module,
-                 "Also write NAME_python.cc and kforge_python.h: the CPython extension module MODULE with the class "
+                 "Also write NAME_python.cc and kforge_python*.h: the CPython extension module MODULE with the class "
                  "NAME (load_parameters, run returning numpy arrays, or device tensors with --target cuda; "
                  "docs/python.md)")
       ->type_name("MODULE");

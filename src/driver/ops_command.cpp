@@ -42,7 +42,7 @@ and a lookup function), DIR/P_decls.h (every kernel and infer_meta function the 
 your kernel library implements, see docs/calling-convention.md) and DIR/kforge_runtime.h. With
 --shards N the .cc files become P_api_<i>.cc and P_args_info_<i>.cc, i = 0..N-1; an op's shard is a
 hash of its name, so the file names depend on the flags alone (--list-outputs reads no input).
-With --python MODULE also DIR/P_python.cc and DIR/kforge_python.h: the sources of a CPython extension
+With --python MODULE also DIR/P_python.cc and DIR/kforge_python*.h: the sources of a CPython extension
 module MODULE with one function per API function, Paddle's argument conventions and tensors in and out
 through the buffer protocol and DLPack (docs/python.md).
 Ops that cannot be expressed (no dense kernel, SelectedRows outputs, the ops of --sparse-ops files,
@@ -127,7 +127,7 @@ void register_ops_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(1, 4096))
       ->default_str("1");
   cmd->add_option("--python", opts->python_module,
-                  "Also write P_python.cc and kforge_python.h: the CPython extension module MODULE exposing every "
+                  "Also write P_python.cc and kforge_python*.h: the CPython extension module MODULE exposing every "
                   "op (docs/python.md)")
       ->type_name("MODULE");
   add_output_options(*cmd, opts->out);

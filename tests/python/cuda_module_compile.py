@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """CI check (no GPU needed) of `kforge compile --target cuda --python MODULE`: the module's sources (NAME_python.cc
-with kforge_python.h and kforge_python_cuda.h) and the CUDA class they wrap compile with nvcc for sm_90 against
+with the kforge_python*.h headers) and the CUDA class they wrap compile with nvcc for sm_90 against
 this python's headers, warnings as errors, into an extension module that this python imports; NAME_python.cc
 also with g++ and the CUDA headers alone. Without a GPU the
 module must still import and describe itself, and making a model must raise RuntimeError (no device), not crash.
@@ -10,13 +10,14 @@ Exit 77 (meson: skipped, saying why) when nvcc or Python.h is missing.
 
     cuda_module_compile.py --kforge BUILD/src/kforge --source-root ROOT
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
 import tempfile
+
+import build_checks
 
 # The programs compiled: a Paddle model (GEMM with a bias epilogue, cast, scale: two outputs) and a program
 # without parameters (fused elementwise chain: the module's parameter table is empty).
@@ -71,18 +72,10 @@ print("ok", sys.argv[2])
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--kforge", required=True)
-    parser.add_argument("--source-root", required=True)
-    args = parser.parse_args()
-    nvcc = find_nvcc()
-    if nvcc is None:
-        print("nvcc not found: skipping (set NVCC or put nvcc on PATH)")
-        return 77
-    include = sysconfig.get_paths()["include"]
-    if not os.path.isfile(os.path.join(include, "Python.h")):
-        print(f"Python.h not found in {include}: skipping (install python3-dev)")
-        return 77
+    found = build_checks.setup(__doc__.splitlines()[0], "nvcc", find_nvcc(), "set NVCC or put nvcc on PATH")
+    if found is None:
+        return build_checks.SKIP
+    args, nvcc, include = found
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     root = args.source_root
     kernels = os.path.join(root, "kernels")

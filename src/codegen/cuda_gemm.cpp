@@ -212,8 +212,8 @@ tmpl::Value CudaGemmCode::call(const FusedGroup& g) const {
       outer = fmt::format(", {}, {}, {}, {}", size_(gm.outer), size_(gm.outer_stride_x),
                           size_(gm.outer_stride_y), size_(gm.outer_stride_out));
     }
-    // A pack's products add their own biases: Batch::stride_bias, after the (unused) outer level.
-    if (gm.packed()) outer = fmt::format(", 1, 0, 0, 0, {}", size_(gm.stride_bias));
+    // A pack's products add their own biases, N apart: Batch::stride_bias, after the (unused) outer level.
+    if (gm.packed()) outer = fmt::format(", 1, 0, 0, 0, {}", gm.bias_pack == passes::kNone ? "0" : size_(gm.n));
     c.set("batch", fmt::format("kforge::cuda_gemm::Batch{{{}, {}, {}, {}{}}}", int_dim(gm.batch, size_),
                                size_(gm.stride_x), size_(gm.stride_y),
                                size_(gm.stride_out), outer));

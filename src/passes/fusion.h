@@ -43,11 +43,10 @@ struct GemmGroup : GemmForm {
   uint32_t bias = kNone;          // kNone for GemmEpilogue::kNone
   GemmEpilogue epilogue = GemmEpilogue::kNone;
   /// Sibling GEMMs packed into one batch of products (gemm_siblings.h): `batch` products of x (stride_x 0) by the
-  /// weights of parameter pack y_pack (stride_y K x N), adding the biases of bias_pack (stride_bias N), writing
-  /// `outs` (outs[0] == out; stride_out M x N). Empty for every other group.
+  /// weights of parameter pack y_pack (stride_y K x N), adding the biases of bias_pack (N apart), writing `outs`
+  /// (outs[0] == out; stride_out M x N). Empty for every other group.
   std::vector<uint32_t> outs;
   uint32_t y_pack = kNone, bias_pack = kNone;  // LoweredProgram::parameter_packs
-  SymExpr stride_bias = 0;
   bool packed() const { return !outs.empty(); }
 };
 

@@ -124,10 +124,7 @@ class SiblingPacker {
     gm.stride_y = gm.k * gm.n;
     gm.stride_out = gm.m * gm.n;
     gm.y_pack = add_pack(ys, gm.dtype);
-    if (!biases.empty()) {
-      gm.bias_pack = add_pack(biases, gm.dtype);
-      gm.stride_bias = gm.n;
-    }
+    if (!biases.empty()) gm.bias_pack = add_pack(biases, gm.dtype);
     first.numel = n * first.numel;
     first.outer = n * first.outer;
     first.label += " x" + std::to_string(set.size());

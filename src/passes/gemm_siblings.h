@@ -8,7 +8,7 @@
 // qkv_bench.cu), bit for bit the same results.
 //
 // float16 and bfloat16 only: in float32 (cuBLASLt's SIMT kernels) the batch measured slower than the single products
-// (BERT-base on an H200: 1.45 against 1.38 ms at batch 1, 128 tokens). In 16 bits the whole model ran 3-9 % faster
+// (BERT-base on an H200: 1.45 against 1.38 ms at batch 1, 128 tokens). In 16 bits the whole models ran 2-9 % faster
 // at M 128 to 1024 and 3 % slower at M 4096 (BENCHMARKS.md "Sibling GEMMs packed"), where running the packed
 // products one by one measured slower still: not the GEMM, unexplained (the packed outputs' buffer, three times a
 // single one, cannot reuse the smaller slots the memory plan frees is the suspicion, not verified).

@@ -118,7 +118,7 @@ class CublasLtGemm {
                const void* C = nullptr, const Batch& batch = Batch{}) {
     if (!ok() || M <= 0 || N <= 0 || K <= 0 || algo_index < 0 || algo_index >= kMaxAlgos) return false;
     if (epilogue != Epilogue::kNone && bias == nullptr) return false;
-    if (!valid(batch, epilogue)) return false;
+    if (!valid(batch)) return false;
     const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
     return plan != nullptr && plan->usable;
   }
@@ -184,9 +184,8 @@ class CublasLtGemm {
 
   // A batch cuBLASLt can run: a positive count, no negative stride and a distinct output per product (stride_c
   // at least one matrix when count > 1).
-  static bool valid(const Batch& b, Epilogue epilogue) {
+  static bool valid(const Batch& b) {
     if (b.count < 1 || b.stride_a < 0 || b.stride_b < 0 || b.stride_c < 0 || b.stride_bias < 0) return false;
-    static_cast<void>(epilogue);
     return b.count == 1 || b.stride_c > 0;
   }
 
@@ -210,7 +209,7 @@ class CublasLtGemm {
                              Epilogue epilogue, cudaStream_t stream, int algo_index, bool transpose_a,
                              bool transpose_b, const Batch& batch) {
     if (!ok()) return status_;
-    if (algo_index < 0 || algo_index >= kMaxAlgos || !valid(batch, epilogue)) return last_ = CUBLAS_STATUS_INVALID_VALUE;
+    if (algo_index < 0 || algo_index >= kMaxAlgos || !valid(batch)) return last_ = CUBLAS_STATUS_INVALID_VALUE;
     Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
     if (plan == nullptr || !plan->usable) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
     if (epilogue != Epilogue::kNone) {

@@ -74,7 +74,6 @@ TEST_CASE("gemm siblings: the q, k, v projections of one x run as one batched pr
   CHECK(gm.stride_x == SymExpr(0));
   CHECK(gm.stride_y == SymExpr(32 * 32));
   CHECK(gm.stride_out == gm.m * SymExpr(32));
-  CHECK(gm.stride_bias == SymExpr(32));
   // The outputs side by side in the first one's buffer, M x N elements of 2 bytes apart.
   REQUIRE(gm.outs.size() == 3);
   const uint32_t buffer = p.lp.value(gm.outs[0]).buffer;

@@ -54,9 +54,18 @@ bool IndexCall::transpose() {
   KernelText k = text();
   const std::string in = k.input(x, type);
   k.output(out, type);
-  k.coordinates(value(out).dims);
-  k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
-  add(k, value(out).numel());
+  // The last axis kept last (heads split or merged: [B, S, H, D] <-> [B, H, S, D]): its rows are whole runs of
+  // both tensors, moved in 16-byte units as concat's.
+  const size_t last = xd.size() - 1;
+  const int64_t vec = !xd.empty() && coords[last] == "c" + std::to_string(last) ? unit_elements(xd, value(x).dtype) : 1;
+  auto units = [&](SymShape dims) {
+    if (vec > 1) dims.back() = *dims.back().constant() / vec;
+    return dims;
+  };
+  if (vec > 1) k.line(aligned_flag({in}));
+  k.coordinates(units(value(out).dims));
+  k.line(move(vec, in, k.offset(coords, units(xd))));
+  add(k, passes::sym_numel(units(value(out).dims)));
   return true;
 }
 
@@ -83,25 +92,14 @@ bool IndexCall::join(bool stacked) {
     names.push_back(k.input(v, type));
   }
   k.output(out, type);
-  // Along any axis but the last, every input's rows of the last dim are whole runs of the output's: where a run
-  // is a constant multiple of 16 bytes, each thread moves 16 bytes (a KV cache grown by one token moves at the
-  // copy rate, not at one 2-byte element per thread) -- as uint4 where every pointer is 16-byte aligned, else
-  // element by element. `vec` elements make one 16-byte unit; dims and offsets below count units then.
-  const size_t bytes = ir::dtype_size(value(out).dtype);
-  const std::optional<int64_t> last = od.empty() ? std::nullopt : od.back().constant();
-  const int64_t vec = axis + 1 < od.size() && bytes > 0 && bytes < 16 && 16 % bytes == 0 && last &&
-                              *last * static_cast<int64_t>(bytes) % 16 == 0
-                          ? 16 / static_cast<int64_t>(bytes)
-                          : 1;
+  // Along any axis but the last, every input's rows of the last dim are whole runs of the output's: moved in
+  // 16-byte units (a KV cache grown by one token moves at the copy rate, not one 2-byte element per thread).
+  const int64_t vec = axis + 1 < od.size() ? unit_elements(od, value(out).dtype) : 1;
   auto units = [&](SymShape dims) {
     if (vec > 1) dims.back() = *dims.back().constant() / vec;
     return dims;
   };
-  if (vec > 1) {
-    std::string aligned = "reinterpret_cast<uintptr_t>(out)";
-    for (const std::string& n : names) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
-    k.line(fmt::format("const bool aligned = (({}) & 15) == 0;", aligned));
-  }
+  if (vec > 1) k.line(aligned_flag(names));
   k.coordinates(units(od));
   SymExpr start = 0;
   const std::string ca = "c" + std::to_string(axis);
@@ -119,9 +117,7 @@ bool IndexCall::join(bool stacked) {
       start = end;
     }
     const std::string from = k.offset(coords, xd);
-    const std::string load =
-        vec == 1 ? fmt::format("out[e] = {}[{}];", names[j], from)
-                 : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, names[j], from);
+    const std::string load = move(vec, names[j], from);
     if (j + 1 == names.size()) {
       k.line(j == 0 ? load : "} else {");
       if (j > 0) k.line("  " + load);
@@ -131,9 +127,7 @@ bool IndexCall::join(bool stacked) {
     }
   }
   if (names.size() > 1) k.line("}");
-  SymExpr count = 1;
-  for (const SymExpr& d : units(od)) count = count * d;
-  add(k, count);
+  add(k, passes::sym_numel(units(od)));
   return true;
 }
 

@@ -175,6 +175,23 @@ bool IndexBuilder::own_buffer(uint32_t in, uint32_t out) {
   return true;
 }
 
+int64_t IndexBuilder::unit_elements(const SymShape& dims, ir::DataType dtype) {
+  const auto bytes = static_cast<int64_t>(ir::dtype_size(dtype));
+  const std::optional<int64_t> last = dims.empty() ? std::nullopt : dims.back().constant();
+  return bytes > 0 && bytes < 16 && 16 % bytes == 0 && last && *last * bytes % 16 == 0 ? 16 / bytes : 1;
+}
+
+std::string IndexBuilder::aligned_flag(const std::vector<std::string>& inputs) {
+  std::string aligned = "reinterpret_cast<uintptr_t>(out)";
+  for (const std::string& n : inputs) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
+  return fmt::format("const bool aligned = (({}) & 15) == 0;", aligned);
+}
+
+std::string IndexBuilder::move(int64_t vec, const std::string& in, const std::string& from) {
+  return vec == 1 ? fmt::format("out[e] = {}[{}];", in, from)
+                  : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, in, from);
+}
+
 void IndexBuilder::add(KernelText& k, const SymExpr& numel, bool interp) {
   kernels_.push_back(k.finish(prefix_ + std::to_string(next_++), description_, numel, interp));
 }

@@ -93,6 +93,15 @@ class IndexBuilder {
   /// A data-movement kernel cannot write the buffer it reads.
   bool own_buffer(uint32_t in, uint32_t out);
   KernelText text() const { return KernelText(buffer_, sizes_, size_argument_); }
+  /// Data movement in 16-byte units: the elements of `dtype` that make one 16 bytes when the rows of `dims`' last
+  /// dim (a constant) are whole units, else 1 (element by element). A kernel moving units counts its dims and
+  /// offsets in units (the last dim divided by it) and moves each with move(), by 16 bytes where aligned_flag()'s
+  /// `aligned` holds (every pointer 16-byte aligned: a caller's tensor or a view may not be), else element by element.
+  static int64_t unit_elements(const passes::SymShape& dims, ir::DataType dtype);
+  /// `const bool aligned = ...;`: whether `out` and every pointer of `inputs` are 16-byte aligned.
+  static std::string aligned_flag(const std::vector<std::string>& inputs);
+  /// The statement storing unit (or element, `vec` 1) e of `out` from unit `from` of `in`.
+  static std::string move(int64_t vec, const std::string& in, const std::string& from);
   void add(KernelText& k, const passes::SymExpr& numel, bool interp = false);
 
   const passes::LoweredProgram& p_;

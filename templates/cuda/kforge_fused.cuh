@@ -109,7 +109,8 @@ inline unsigned grid_for(int64_t work, int64_t per_block, int64_t blocks_per_sm 
 
 // Unit `e` of `out` from unit `from` of `in`, a unit being `N` elements of T (16 bytes): one 16-byte move when
 // `aligned` (every pointer of the kernel 16-byte aligned: the caller tests them once), else N element moves. The
-// index-mapped data movement's vectorised copies (codegen/cuda_index.cpp: concat and stack along a leading axis).
+// index-mapped data movement's vectorised copies (codegen/cuda_index.cpp: concat and stack along a leading axis,
+// a transpose that keeps the last axis last).
 template <int N, typename T>
 __device__ __forceinline__ void move_unit(T* out, int64_t e, const T* in, int64_t from, bool aligned) {
   static_assert(N * sizeof(T) == 16, "a unit is 16 bytes");

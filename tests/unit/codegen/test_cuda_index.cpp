@@ -73,6 +73,33 @@ TEST_CASE("cuda index: a transpose reads its input at the permuted coordinate; t
   CHECK(kernel.body.back() == "out[e] = in0[c0 * 144 + c3 * 36 + c1 * 6 + c2];");
 }
 
+TEST_CASE("cuda index: a transpose that keeps the last axis last moves 16-byte units where its rows allow") {
+  // Heads split: [s0, S, 4, 64] float16 -> [s0, 4, S, 64]; a row of 64 elements is 8 units of 8.
+  IndexFixture f(program("{name: x, dtype: float16, shape: [-1, 10, 4, 64]}",
+                         "  - {op: transpose, in: [x], out: [t], attrs: {perm: [0, 2, 1, 3]}}\n", "t"));
+  std::string why;
+  auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  const std::vector<std::string>& body = k->front().body;
+  CHECK(body.front() == "const bool aligned = ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in0)) & 15) == 0;");
+  CHECK(body.back() == "kforge::cuda::move_unit<8>(out, e, in0, c0 * 320 + c2 * 32 + c1 * 8 + c3, aligned);");
+  // The count is of units: s0 * 4 * 10 * 8.
+  CHECK(f.sizes.checked_definition(0, [](uint32_t k) { return "z[" + std::to_string(k) + "]"; }) == "320 * s0");
+
+  // A last axis that moves, or rows that are not whole units (12 float16 = 24 bytes), go element by element.
+  for (const char* text : {"{name: x, dtype: float16, shape: [2, 4, 64]}|[0, 2, 1]",
+                           "{name: x, dtype: float16, shape: [2, 4, 12]}|[1, 0, 2]"}) {
+    const std::string spec(text);
+    const size_t bar = spec.find('|');
+    IndexFixture g(program(spec.substr(0, bar),
+                           "  - {op: transpose, in: [x], out: [t], attrs: {perm: " + spec.substr(bar + 1) + "}}\n", "t"));
+    auto plain = g.kernels(0, &why);
+    REQUIRE(plain);
+    CHECK(plain->front().body.back().rfind("out[e] = in0[", 0) == 0);
+  }
+}
+
 TEST_CASE("cuda index: split gives one kernel per output, each offset along the axis") {
   IndexFixture f(program("{name: x, dtype: float32, shape: [2, 4, 3]}",
                          "  - {op: split, in: [x], out: [parts], attrs: {sections: [1, 3], axis: 1}}\n"

@@ -22,7 +22,7 @@
 cudaError_t attention_fused_0(const __half* __restrict__ in0, __half* __restrict__ o_v2, int64_t outer, int64_t inner, int64_t dim1, int64_t o_v2_stride0, int64_t o_v2_stride2, cudaStream_t stream);
 cudaError_t attention_fused_1(const __half* __restrict__ in0, __half* __restrict__ o_v3, int64_t outer, int64_t inner, int64_t dim1, int64_t o_v3_stride0, int64_t o_v3_stride2, cudaStream_t stream);
 cudaError_t attention_fused_4(const __half* __restrict__ in0, __half* __restrict__ o_v15, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t attention_index_0(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s1, int64_t z2, int64_t z8, cudaStream_t stream);
+cudaError_t attention_index_0(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s1, int64_t z1, int64_t z9, cudaStream_t stream);
 
 namespace {
 
@@ -118,7 +118,7 @@ void attention::prepare_gemms(const Bindings& b) {
       static_cast<const __half*>(b.buffers[5]),
       static_cast<__half*>(b.buffers[14]),
       static_cast<int>(s1), static_cast<int>(s1), 64,
-      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[1], sizes[1], sizes[10]},
+      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[2], sizes[2], sizes[12]},
       false, true);
   // group 5 (matmul: pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:26:5)
   kforge::cuda_gemm::cublaslt_gemm_batched_prepare(
@@ -127,7 +127,7 @@ void attention::prepare_gemms(const Bindings& b) {
       static_cast<const __half*>(b.buffers[6]),
       static_cast<__half*>(b.buffers[16]),
       static_cast<int>(s1), 64, static_cast<int>(s1),
-      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[10], sizes[1], sizes[1]},
+      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[12], sizes[2], sizes[2]},
       false, false);
 }
 
@@ -180,17 +180,19 @@ bool attention::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std:
   (void)s1;
   std::array<kforge::CheckedInt, kNumSizes> z;
   z[0] = 2 * s0;
-  z[1] = 64 * s1;
-  z[2] = 128 * s1;
-  z[3] = kforge::checked_ceil_div(4 * s0 * s1 * s1, 256);
-  z[4] = kforge::checked_max(256 * z[3], 256 * s0 * s1);
-  z[5] = z[4] + 256 * s0 * s1;
-  z[6] = z[4] + 512 * s0 * s1;
-  z[7] = 2 * s0 * s1;
-  z[8] = 128 * s0 * s1;
-  z[9] = 256 * s0 * s1;
-  z[10] = s1 * s1;
-  z[11] = 4 * s0 * s1 * s1;
+  z[1] = 16 * s1;
+  z[2] = 64 * s1;
+  z[3] = 128 * s1;
+  z[4] = kforge::checked_ceil_div(4 * s0 * s1 * s1, 256);
+  z[5] = kforge::checked_max(256 * z[4], 256 * s0 * s1);
+  z[6] = z[5] + 256 * s0 * s1;
+  z[7] = z[5] + 512 * s0 * s1;
+  z[8] = 2 * s0 * s1;
+  z[9] = 16 * s0 * s1;
+  z[10] = 128 * s0 * s1;
+  z[11] = 256 * s0 * s1;
+  z[12] = s1 * s1;
+  z[13] = 4 * s0 * s1 * s1;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -258,7 +260,7 @@ if (stream_ == nullptr) {
                                    kforge::cuda_gemm::cublas_status_name(status));
     }
   }
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[6]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[7]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
@@ -269,14 +271,14 @@ if (stream_ == nullptr) {
   kforge_b.buffers[3] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[4] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[5] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(sizes[4]);
+  kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(sizes[5]);
   kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[12] = ot_out->data;
-  kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(sizes[5]);
+  kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(sizes[6]);
   kforge_b.buffers[14] = s2_out->data;
   kforge_b.buffers[15] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[16] = o2_out->data;
@@ -309,9 +311,9 @@ kforge::Status attention::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // group 0 (scale+transpose: pd_op.scale at ../../../golden/compile-cuda-attention/program.yaml:12:5, pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:15:5)
-  if (cudaError_t e = attention_fused_0(static_cast<const __half*>(b.buffers[0]), static_cast<__half*>(b.buffers[5]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[8]), static_cast<int64_t>(s1), static_cast<int64_t>(sizes[2]), static_cast<int64_t>(sizes[1]), stream_); e != cudaSuccess) return launch_failed(0, e);
+  if (cudaError_t e = attention_fused_0(static_cast<const __half*>(b.buffers[0]), static_cast<__half*>(b.buffers[5]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[10]), static_cast<int64_t>(s1), static_cast<int64_t>(sizes[3]), static_cast<int64_t>(sizes[2]), stream_); e != cudaSuccess) return launch_failed(0, e);
   // group 1 (scale+transpose: pd_op.scale at ../../../golden/compile-cuda-attention/program.yaml:13:5, pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:16:5)
-  if (cudaError_t e = attention_fused_1(static_cast<const __half*>(b.buffers[0]), static_cast<__half*>(b.buffers[6]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[8]), static_cast<int64_t>(s1), static_cast<int64_t>(sizes[2]), static_cast<int64_t>(sizes[1]), stream_); e != cudaSuccess) return launch_failed(1, e);
+  if (cudaError_t e = attention_fused_1(static_cast<const __half*>(b.buffers[0]), static_cast<__half*>(b.buffers[6]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[10]), static_cast<int64_t>(s1), static_cast<int64_t>(sizes[3]), static_cast<int64_t>(sizes[2]), stream_); e != cudaSuccess) return launch_failed(1, e);
   // group 2 (transpose+scale+matmul+add+softmax+matmul+transpose: pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:14:5, pd_op.scale at ../../../golden/compile-cuda-attention/program.yaml:17:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:18:5, pd_op.add at ../../../golden/compile-cuda-attention/program.yaml:19:5, pd_op.softmax at ../../../golden/compile-cuda-attention/program.yaml:20:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:21:5, pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:22:5)
   {
     kforge::cuda_attention::AttentionArgs kforge_a;
@@ -324,16 +326,16 @@ kforge::Status attention::enqueue(const Bindings& b) {
     kforge_a.heads = 2;
     kforge_a.seq_q = s1;
     kforge_a.seq_k = s1;
-    kforge_a.q_batch = sizes[2];
+    kforge_a.q_batch = sizes[3];
     kforge_a.q_head = 64;
     kforge_a.q_seq = 128;
-    kforge_a.k_batch = sizes[2];
-    kforge_a.k_head = sizes[1];
+    kforge_a.k_batch = sizes[3];
+    kforge_a.k_head = sizes[2];
     kforge_a.k_seq = 64;
-    kforge_a.v_batch = sizes[2];
-    kforge_a.v_head = sizes[1];
+    kforge_a.v_batch = sizes[3];
+    kforge_a.v_head = sizes[2];
     kforge_a.v_seq = 64;
-    kforge_a.o_batch = sizes[2];
+    kforge_a.o_batch = sizes[3];
     kforge_a.o_head = 64;
     kforge_a.o_seq = 128;
     kforge_a.m_batch = s1;
@@ -347,7 +349,7 @@ kforge::Status attention::enqueue(const Bindings& b) {
     }
   }
   // call 11 (pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:23:5)
-  if (cudaError_t e = attention_index_0(static_cast<const uint16_t*>(b.buffers[12]), static_cast<uint16_t*>(b.buffers[13]), s1, sizes[2], sizes[8], stream_); e != cudaSuccess) return launch_failed(6, e);
+  if (cudaError_t e = attention_index_0(static_cast<const uint16_t*>(b.buffers[12]), static_cast<uint16_t*>(b.buffers[13]), s1, sizes[1], sizes[9], stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 3 (matmul: pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:24:5)
   if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_batched(
       gemm_->lt_f16,
@@ -355,13 +357,13 @@ kforge::Status attention::enqueue(const Bindings& b) {
       static_cast<const __half*>(b.buffers[5]),
       static_cast<__half*>(b.buffers[14]),
       static_cast<int>(s1), static_cast<int>(s1), 64,
-      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[1], sizes[1], sizes[10]},
+      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[2], sizes[2], sizes[12]},
       false, true, stream_);
       e != cudaSuccess) {
     return gemm_failed(3, e, gemm_->lt_f16);
   }
   // group 4 (softmax: pd_op.softmax at ../../../golden/compile-cuda-attention/program.yaml:25:5)
-  if (cudaError_t e = attention_fused_4(static_cast<const __half*>(b.buffers[14]), static_cast<__half*>(b.buffers[15]), static_cast<int64_t>(sizes[7]), static_cast<int64_t>(s1), stream_); e != cudaSuccess) return launch_failed(4, e);
+  if (cudaError_t e = attention_fused_4(static_cast<const __half*>(b.buffers[14]), static_cast<__half*>(b.buffers[15]), static_cast<int64_t>(sizes[8]), static_cast<int64_t>(s1), stream_); e != cudaSuccess) return launch_failed(4, e);
   // group 5 (matmul: pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:26:5)
   if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_batched(
       gemm_->lt_f16,
@@ -369,7 +371,7 @@ kforge::Status attention::enqueue(const Bindings& b) {
       static_cast<const __half*>(b.buffers[6]),
       static_cast<__half*>(b.buffers[16]),
       static_cast<int>(s1), 64, static_cast<int>(s1),
-      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[10], sizes[1], sizes[1]},
+      kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[12], sizes[2], sizes[2]},
       false, false, stream_);
       e != cudaSuccess) {
     return gemm_failed(5, e, gemm_->lt_f16);

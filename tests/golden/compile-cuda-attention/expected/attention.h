@@ -78,7 +78,7 @@ class attention {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
-  static constexpr size_t kNumSizes = 12;
+  static constexpr size_t kNumSizes = 14;
   static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
     std::array<void*, 17> buffers{};

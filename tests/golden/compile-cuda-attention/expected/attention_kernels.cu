@@ -238,25 +238,26 @@ namespace {
 }  // namespace
 
 // call 11 (pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:23:5)
-__global__ void __launch_bounds__(256) attention_index_0_kernel(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s1, int64_t z2, int64_t z8) {
-  const int64_t n = z8;
+__global__ void __launch_bounds__(256) attention_index_0_kernel(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s1, int64_t z1, int64_t z9) {
+  const int64_t n = z9;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const bool aligned = ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in0)) & 15) == 0;
     int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 64;
-    r /= 64;
+    [[maybe_unused]] const int64_t c3 = r % 8;
+    r /= 8;
     [[maybe_unused]] const int64_t c2 = r % s1;
     r /= s1;
     [[maybe_unused]] const int64_t c1 = r % 2;
     r /= 2;
     [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * z2 + c2 * 128 + c1 * 64 + c3];
+    kforge::cuda::move_unit<8>(out, e, in0, c0 * z1 + c2 * 16 + c1 * 8 + c3, aligned);
   }
 }
 
-cudaError_t attention_index_0(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s1, int64_t z2, int64_t z8, cudaStream_t stream) {
-  const int64_t n = z8;
+cudaError_t attention_index_0(const uint16_t* __restrict__ in0, uint16_t* __restrict__ out, int64_t s1, int64_t z1, int64_t z9, cudaStream_t stream) {
+  const int64_t n = z9;
   if (n <= 0) return cudaSuccess;
-  attention_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, s1, z2, z8);
+  attention_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, s1, z1, z9);
   return cudaGetLastError();
 }
 

@@ -42,6 +42,10 @@
 # every element (TF32 off: the harness is built with -DKFORGE_STRICT_FP32), as tests/gpu/check_conv.sh. Prints
 # one line per model with the largest relative error (max|gpu - paddle| / max|paddle|).
 #
+# With GRAPHNET_WORK=DIR at prepare (a `tools/check-graphnet --target cuda --keep --work-dir DIR` run), the GraphNet
+# samples it generated CUDA code for are checked too, as fixtures gn_<source>_<model>[_subgraph_N] (docs/model-zoo.md);
+# those whose weights, inputs and outputs take more than GRAPHNET_MAX_MB (default 6) are left out.
+#
 # The weights travel as one byte per value (bench/cuda_models/q8_params.py, rebuilt bit for bit on the GPU machine),
 # so the carried directory stays under 50 MB; the harnesses are built where they run. Models whose weights are too
 # large even so (vgg11, vgg16, alexnet) are cases ending in :seeded (MODEL_CASES="vgg16:64:2:seeded ..."): their
@@ -185,6 +189,34 @@ prepare() {
       /usr/bin/python3 "$ROOT/bench/cuda_models/q8_params.py" pack "$fixture/inference.pdiparams" "$fixture/params.q8" > /dev/null
     rm -f "$fixture/inference.pdiparams" "$fixture/inference.json"
   done
+  # GraphNet samples: each one `tools/check-graphnet --target cuda --keep` generated CUDA code for in GRAPHNET_WORK
+  # becomes fixture gn_<its path, / as _>: its program and weights, the inputs Paddle's predictor ran on and its
+  # outputs (that tool's export).
+  if [[ -n "${GRAPHNET_WORK:-}" ]]; then
+    local result dir slug fixture f
+    while IFS= read -r result; do
+      grep -q '"status": "generated"' "$result" || continue
+      dir="$(dirname "$result")"
+      slug="gn_$(realpath --relative-to="$GRAPHNET_WORK" "$dir" | tr '/' '_')"
+      fixture="$OUT_DIR/fixtures/$slug"
+      mkdir -p "$fixture"
+      [[ -f "$dir/export/inference.pdiparams" ]] &&
+        /usr/bin/python3 "$ROOT/bench/cuda_models/q8_params.py" pack "$dir/export/inference.pdiparams" "$fixture/params.q8" > /dev/null
+      for f in "$dir"/inputs/*.npy; do cp "$f" "$fixture/input_$(basename "$f")"; done
+      for f in "$dir"/paddle/*.npy; do cp "$f" "$fixture/expected_$(basename "$f")"; done
+      # Weights drawn from normal distributions travel as raw float32 (q8_params keeps what it cannot pack), and
+      # GraphNet's inputs can be large batches: a sample whose fixture exceeds GRAPHNET_MAX_MB stays behind, so that
+      # the carried folder fits a device call.
+      if (($(du -sm "$fixture" | cut -f1) > ${GRAPHNET_MAX_MB:-6})); then
+        echo "GraphNet sample $dir: weights, inputs and outputs over ${GRAPHNET_MAX_MB:-6} MB, not carried" >&2
+        rm -rf "$fixture"
+        continue
+      fi
+      cp "$dir/export/inference.json" "$fixture/"
+      compile_layouts "$fixture" "$slug"
+      rm -f "$fixture/inference.json"
+    done < <(find "$GRAPHNET_WORK" -name result-cuda.json | sort)
+  fi
   echo "${names[*]}" > "$OUT_DIR/models"
   echo "prepared $OUT_DIR ($(du -sh "$OUT_DIR" | cut -f1))"
 }

@@ -8,7 +8,9 @@
 
 namespace kforge::codegen::cuda_program_internal {
 
-bool CudaHostEmitter::is_cuda_select_op(const std::string& op) { return op == "nonzero" || op == "masked_select"; }
+bool CudaHostEmitter::is_cuda_select_op(const std::string& op) {
+  return op == "nonzero" || op == "masked_select" || op == "unique";
+}
 
 std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
   std::set<uint32_t> refused;
@@ -27,7 +29,7 @@ std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
                         s.name);
     } else if (!is_cuda_select_op(call.op)) {
       why = fmt::format("{} depends on the data, and --target cuda has no kernel that counts it for '{}' yet "
-                        "(nonzero and masked_select have one; --target cpu compiles it)",
+                        "(nonzero, masked_select and unique have one; --target cpu compiles it)",
                         s.name, call.op);
     } else {
       continue;
@@ -56,6 +58,9 @@ std::optional<tmpl::Value> CudaHostEmitter::select_step(const passes::KernelCall
     if (!s.is_input_dim() && s.call == index && !s.before_call) symbol = &s;
   }
   const bool masked = call.op == "masked_select";
+  if (call.op == "unique" && symbol != nullptr && in.size() == 1 && out != kNone) {
+    return unique_step(call, in[0], *symbol, launch, description);
+  }
   if (in.size() != (masked ? 2u : 1u) || out == kNone || symbol == nullptr) {
     diags_.error(call.loc, "--target cuda: " + call.op + " (" + call.pir_name + ") has no CUDA kernel for these "
                            "operands");
@@ -86,9 +91,52 @@ std::optional<tmpl::Value> CudaHostEmitter::select_step(const passes::KernelCall
   step.set("function", call.op);
   step.set("args", tmpl::Value(std::move(args)));
   step.set("capacity", size_(symbol->bound));
+  step.set("scratch_bytes", "kforge::cuda_select::scratch_bytes(" + size_(symbol->bound) + ")");
   step.set("symbol", "s" + std::to_string(symbol->id));
   step.set("meaning", symbol->name);
   select_steps_ = true;
+  return step;
+}
+
+std::optional<tmpl::Value> CudaHostEmitter::unique_step(const passes::KernelCall& call, uint32_t x,
+                                                       const passes::Symbol& symbol, size_t launch,
+                                                       const std::string& description) {
+  // out, indices, inverse, counts by name (kernels/ops.yaml); a missing or unread one is null.
+  std::map<std::string, uint32_t> outputs;
+  for (const passes::CallOutput& o : call.outputs) {
+    if (!o.values.empty() && o.values[0] != kNone) outputs.emplace(o.name, o.values[0]);
+  }
+  auto value = [&](const char* name) { return outputs.contains(name) ? outputs.at(name) : kNone; };
+  ir::DataType index_dtype = ir::DataType::kInt64;
+  for (const char* name : {"indices", "inverse", "counts"}) {
+    if (value(name) != kNone) index_dtype = p_.values[value(name)].dtype;
+  }
+  const std::optional<std::string> type = element_type(p_.values[x].dtype);
+  if (!type || value("out") == kNone ||
+      (index_dtype != ir::DataType::kInt32 && index_dtype != ir::DataType::kInt64)) {
+    diags_.error(call.loc, fmt::format("--target cuda: unique ({}) of {} with {} indices has no CUDA kernel (bool, "
+                                       "integer and float32 / float64 elements with int32 or int64 indices do)",
+                                       call.pir_name, ir::dtype_name(p_.values[x].dtype), ir::dtype_name(index_dtype)));
+    return std::nullopt;
+  }
+  const std::string index_type = index_dtype == ir::DataType::kInt32 ? "int32_t" : "int64_t";
+  auto pointer = [&](const char* name, const std::string& t) {
+    return value(name) == kNone ? "static_cast<" + t + "*>(nullptr)" : typed_buffer(value(name), t, false);
+  };
+  tmpl::List args = {typed_buffer(x, *type, true), pointer("out", *type), pointer("indices", index_type),
+                     pointer("inverse", index_type), pointer("counts", index_type)};
+  const std::string capacity = size_(symbol.bound);
+  tmpl::Value step = tmpl::Value::map();
+  step.set("kind", "select");
+  step.set("launch", static_cast<int64_t>(launch));
+  step.set("description", description);
+  step.set("function", "unique<" + *type + ", " + index_type + ">");
+  step.set("args", tmpl::Value(std::move(args)));
+  step.set("capacity", capacity);
+  step.set("scratch_bytes", "kforge::cuda_select::unique_scratch_bytes<" + *type + ">(" + capacity + ")");
+  step.set("symbol", "s" + std::to_string(symbol.id));
+  step.set("meaning", symbol.name);
+  unique_steps_ = select_steps_ = true;
   return step;
 }
 

@@ -40,8 +40,9 @@ using passes::kNone;
 using passes::LoweredProgram;
 using passes::SymExpr;
 
-// nonzero and masked_select as stream compactions whose count the host reads (cuda_data_dependent.cpp).
+// nonzero, masked_select and unique as stream compactions whose count the host reads (cuda_data_dependent.cpp).
 inline constexpr const char* kCudaSelectHeaderTemplate = "cuda/kforge_select.cuh";
+inline constexpr const char* kCudaUniqueHeaderTemplate = "cuda/kforge_unique.cuh";
 
 class CudaHostEmitter {
  public:
@@ -122,6 +123,8 @@ class CudaHostEmitter {
   static bool is_cuda_select_op(const std::string& op);
   std::optional<tmpl::Value> select_step(const passes::KernelCall& call, uint32_t index, size_t launch,
                                          const std::string& description);
+  std::optional<tmpl::Value> unique_step(const passes::KernelCall& call, uint32_t x, const passes::Symbol& symbol,
+                                         size_t launch, const std::string& description);
   tmpl::List data_symbols_value();
   tmpl::List late_output_copies();
   void add_data_dependent_keys(tmpl::Value& ctx, tmpl::List data_symbols);
@@ -192,7 +195,8 @@ class CudaHostEmitter {
   std::set<uint32_t> relu_for_relu6_;                 // launch indices of groups whose relu6 runs as ReLU (plan_relu6_splits)
   std::set<uint32_t> clamped_inputs_;                 // launch indices of depthwise groups that clamp their input at 6
   std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
-  bool select_steps_ = false;                         // a nonzero / masked_select runs (kforge_select.cuh)
+  bool select_steps_ = false;                         // a nonzero / masked_select / unique runs (kforge_select.cuh)
+  bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
   size_t num_runtime_buffers_ = 0;                    // buffers sized by data (BufferKind::kRuntime)
   // Every size of a dynamic program, computed once per run() into the table `sizes` (codegen/size_table.h); the
   // functions run() calls see it as b.sizes, under the same name.

@@ -112,11 +112,11 @@ grid_sample_nearest_reflection_ac grid_sample_nearest_reflection_noac grid_sampl
 floor_divide_int64 floor_divide_float32 floor_divide_float64 floor_divide_negative_divisor floor_divide_broadcast
 floor_divide_broadcast_float uniform_float32 uniform_float64
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
-# tests/paddle fixtures whose sizes depend on data (nonzero, masked_select: the count comes back to the host in the
+# tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:
 # counts of 0, some and every element, a broadcast mask, a gather_nd and a shape of nonzero's result.
 NO_GRAPH_OP_CASES="${NO_GRAPH_OP_CASES-nonzero_bool nonzero_empty nonzero_gather_nd nonzero_shape masked_select_broadcast
-masked_select_dynamic masked_select_scale}"
+masked_select_dynamic masked_select_scale unique_all unique_float_dynamic}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "kforge_select.cuh"
+#include "kforge_unique.cuh"
 
 // The launchers of data_dependent_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t data_dependent_fused_0(const float* __restrict__ in0, float* __restrict__ o_v5, int64_t outer, int64_t inner, cudaStream_t stream);
@@ -28,11 +28,12 @@ namespace {
 
 // What each launch is, for error messages: the group, its ops and their places in the program.
 [[maybe_unused]] const char* const kLaunchNames[] = {
-    "group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)",
-    "call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:12:5)",
-    "call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:13:5)",
-    "call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:15:5)",
-    "call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)",
+    "group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:15:5)",
+    "call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:13:5)",
+    "call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)",
+    "call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)",
+    "call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:17:5)",
+    "call 5 (pd_op.unique at ../../../golden/compile-cuda-data-dependent/program.yaml:18:5)",
 };
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
@@ -130,16 +131,21 @@ bool data_dependent::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1,
   (void)s0;
   (void)s1;
   std::array<kforge::CheckedInt, kNumSizes> z;
-  z[0] = kforge::checked_ceil_div(64 * s1, 256);
-  z[1] = kforge::checked_max(s0, s1);
-  z[2] = kforge::checked_ceil_div(16 * z[1], 256);
-  z[3] = kforge::checked_max(256 * z[0], 256 * z[2]);
-  z[4] = z[3] + 256;
-  z[5] = 16 * s0;
-  z[6] = 4 * s1;
-  z[7] = 64 * s1;
-  z[11] = 4 * z[1];
-  z[12] = 16 * z[1];
+  z[0] = kforge::checked_ceil_div(16 * s0, 256);
+  z[1] = kforge::checked_ceil_div(64 * s1, 256);
+  z[2] = kforge::checked_max(s0, s1);
+  z[3] = kforge::checked_ceil_div(16 * z[2], 256);
+  z[4] = kforge::checked_max(256 * z[1], 256 * z[3]);
+  z[5] = kforge::checked_max(256 * z[0], z[4]);
+  z[6] = 256 * z[0] + z[5] + 256;
+  z[7] = 512 * z[0] + z[5] + 256;
+  z[8] = z[5] + 256;
+  z[9] = 4 * s0;
+  z[10] = 16 * s0;
+  z[11] = 4 * s1;
+  z[12] = 64 * s1;
+  z[17] = 4 * z[2];
+  z[18] = 16 * z[2];
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -156,10 +162,10 @@ bool data_dependent::compute_sizes_s2(kforge::CheckedInt s0, kforge::CheckedInt 
   (void)s2;
   std::array<kforge::CheckedInt, kNumSizes> z;
   for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
-  z[8] = 4 * s2;
+  z[13] = 4 * s2;
   bool ok = true;
-  ok = ok && z[8].ok();
-  sizes[8] = z[8].value();
+  ok = ok && z[13].ok();
+  sizes[13] = z[13].value();
   return ok;
 }
 
@@ -173,9 +179,9 @@ kforge::Status data_dependent::bind_s2(Bindings& b, int64_t s2) {
   }
   b.symbols[2] = s2;
   const auto& sizes = b.sizes;
-  KFORGE_RETURN_IF_ERROR(runtime_[0].reserve(static_cast<size_t>(sizes[8])));
+  KFORGE_RETURN_IF_ERROR(runtime_[0].reserve(static_cast<size_t>(sizes[13])));
   b.buffers[4] = runtime_[0].data();
-  KFORGE_RETURN_IF_ERROR(runtime_[1].reserve(static_cast<size_t>(sizes[8])));
+  KFORGE_RETURN_IF_ERROR(runtime_[1].reserve(static_cast<size_t>(sizes[13])));
   b.buffers[5] = runtime_[1].data();
   return kforge::Status::OK();
 }
@@ -189,10 +195,10 @@ bool data_dependent::compute_sizes_s3(kforge::CheckedInt s0, kforge::CheckedInt 
   (void)s3;
   std::array<kforge::CheckedInt, kNumSizes> z;
   for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
-  z[9] = 4 * s3;
+  z[14] = 4 * s3;
   bool ok = true;
-  ok = ok && z[9].ok();
-  sizes[9] = z[9].value();
+  ok = ok && z[14].ok();
+  sizes[14] = z[14].value();
   return ok;
 }
 
@@ -219,10 +225,10 @@ bool data_dependent::compute_sizes_s4(kforge::CheckedInt s0, kforge::CheckedInt 
   (void)s4;
   std::array<kforge::CheckedInt, kNumSizes> z;
   for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
-  z[10] = 16 * s4;
+  z[15] = 16 * s4;
   bool ok = true;
-  ok = ok && z[10].ok();
-  sizes[10] = z[10].value();
+  ok = ok && z[15].ok();
+  sizes[15] = z[15].value();
   return ok;
 }
 
@@ -240,7 +246,40 @@ kforge::Status data_dependent::bind_s4(Bindings& b, int64_t s4) {
   return kforge::Status::OK();
 }
 
-kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out) {
+// s5 = the number of unique elements (at most 4 * s0), found by call 5: the sizes that need it, in
+// int64 with overflow checks as compute_sizes() (every earlier entry is in `sizes` already).
+bool data_dependent::compute_sizes_s5(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  (void)s1;
+  (void)s2;
+  (void)s3;
+  (void)s4;
+  (void)s5;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
+  z[16] = 4 * s5;
+  bool ok = true;
+  ok = ok && z[16].ok();
+  sizes[16] = z[16].value();
+  return ok;
+}
+
+// Lays out what s5 sizes: the sizes into b.sizes, the run-time buffers (grown only when needed) into
+// b.buffers, for the launches after call 5.
+kforge::Status data_dependent::bind_s5(Bindings& b, int64_t s5) {
+  const int64_t s0 = b.symbols[0];
+  const int64_t s1 = b.symbols[1];
+  const int64_t s2 = b.symbols[2];
+  const int64_t s3 = b.symbols[3];
+  const int64_t s4 = b.symbols[4];
+  if (!compute_sizes_s5(s0, s1, s2, s3, s4, s5, b.sizes)) {
+    return kforge::Status::Error("data_dependent: the number of unique elements (s5 = ", s5, ") gives sizes that overflow int64");
+  }
+  b.symbols[5] = s5;
+  return kforge::Status::OK();
+}
+
+kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out, kforge::Tensor* u_out, kforge::Tensor* ui_out, kforge::Tensor* uinv_out, kforge::Tensor* uc_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 4) {
     return kforge::Status::Error("data_dependent: input 'x' must be a GPU tensor float32 [?, 4], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
@@ -257,7 +296,7 @@ kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("c", c));
   const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x, &m, &c}};
-  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y_out, sel_out, cz_out}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y_out, sel_out, cz_out, u_out, ui_out, uinv_out, uc_out}};
   for (size_t o = 0; o < kNumOutputs; ++o) {
     for (size_t i = 0; i < kNumInputs; ++i) {
       if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
@@ -272,6 +311,7 @@ kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor
   if (!compute_sizes(s0, s1, sizes)) {
     return kforge::Status::Error("data_dependent: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
   }
+  KFORGE_RETURN_IF_ERROR(prepare_output(uinv_out, "uinv", kforge::DataType::kInt32, {sizes[9]}));
   for (size_t o = 0; o < kNumOutputs; ++o) {
     for (size_t i = 0; i < kNumInputs; ++i) {
       if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
@@ -284,7 +324,7 @@ if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[4]) + 64));
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[7]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
@@ -292,12 +332,19 @@ if (stream_ == nullptr) {
   kforge_b.outputs[0] = y_out;
   kforge_b.outputs[1] = sel_out;
   kforge_b.outputs[2] = cz_out;
+  kforge_b.outputs[3] = u_out;
+  kforge_b.outputs[4] = ui_out;
+  kforge_b.outputs[6] = uc_out;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = const_cast<void*>(m.data);
   kforge_b.buffers[2] = const_cast<void*>(c.data);
   kforge_b.buffers[3] = workspace_.data() + static_cast<size_t>(256);
   kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(256);
   kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(256);
+  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(sizes[8]);
+  kforge_b.buffers[10] = uinv_out->data;
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[6]);
   return enqueue(kforge_b);
 }
 
@@ -313,7 +360,7 @@ kforge::Status data_dependent::run(kforge::TensorList inputs, kforge::MutableTen
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("data_dependent: input ", i, " is null");
   }
-  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], outputs.items[0], outputs.items[1], outputs.items[2]);
+  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], outputs.items[0], outputs.items[1], outputs.items[2], outputs.items[3], outputs.items[4], outputs.items[5], outputs.items[6]);
 }
 
 kforge::Status data_dependent::enqueue(Bindings& b) {
@@ -322,32 +369,33 @@ kforge::Status data_dependent::enqueue(Bindings& b) {
   int64_t s2 = 0;  // the number of nonzero elements: known once call 0 has run
   int64_t s3 = 0;  // the number of selected elements: known once call 3 has run
   int64_t s4 = 0;  // the number of nonzero elements: known once call 4 has run
+  int64_t s5 = 0;  // the number of unique elements: known once call 5 has run
   [[maybe_unused]] const auto& sizes = b.sizes;
-  // call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:12:5)
+  // call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:13:5)
   // The number of nonzero elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
-  {
-    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(sizes[6])));
-    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
-    if (cudaError_t e = kforge::cuda_select::nonzero(static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<int64_t*>(b.buffers[3]), sizes[6], scratch, stream_); e != cudaSuccess) return launch_failed(1, e);
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s2, kforge::cuda_select::count_of(scratch, sizes[6]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  }
-  KFORGE_RETURN_IF_ERROR(bind_s2(b, s2));
-  // call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:13:5)
-  if (cudaError_t e = data_dependent_index_0(static_cast<const float*>(b.buffers[0]), static_cast<const int64_t*>(b.buffers[3]), static_cast<float*>(b.buffers[4]), s0, s2, stream_); e != cudaSuccess) return launch_failed(2, e);
-  // group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)
-  if (cudaError_t e = data_dependent_fused_0(static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[5]), static_cast<int64_t>(1), static_cast<int64_t>(s2), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:15:5)
-  // The number of selected elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
   {
     KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(sizes[11])));
     int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
-    if (cudaError_t e = kforge::cuda_select::masked_select(static_cast<const float*>(b.buffers[0]), {s0, 4}, static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<float*>(b.buffers[6]), sizes[11], scratch, stream_); e != cudaSuccess) return launch_failed(3, e);
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s3, kforge::cuda_select::count_of(scratch, sizes[11]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    if (cudaError_t e = kforge::cuda_select::nonzero(static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<int64_t*>(b.buffers[3]), sizes[11], scratch, stream_); e != cudaSuccess) return launch_failed(1, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s2, kforge::cuda_select::count_of(scratch, sizes[11]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(bind_s2(b, s2));
+  // call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)
+  if (cudaError_t e = data_dependent_index_0(static_cast<const float*>(b.buffers[0]), static_cast<const int64_t*>(b.buffers[3]), static_cast<float*>(b.buffers[4]), s0, s2, stream_); e != cudaSuccess) return launch_failed(2, e);
+  // group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:15:5)
+  if (cudaError_t e = data_dependent_fused_0(static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[5]), static_cast<int64_t>(1), static_cast<int64_t>(s2), stream_); e != cudaSuccess) return launch_failed(0, e);
+  // call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)
+  // The number of selected elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
+  {
+    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(sizes[17])));
+    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
+    if (cudaError_t e = kforge::cuda_select::masked_select(static_cast<const float*>(b.buffers[0]), {s0, 4}, static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<float*>(b.buffers[6]), sizes[17], scratch, stream_); e != cudaSuccess) return launch_failed(3, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s3, kforge::cuda_select::count_of(scratch, sizes[17]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   }
   KFORGE_RETURN_IF_ERROR(bind_s3(b, s3));
-  // call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)
+  // call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:17:5)
   // The number of nonzero elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
   {
     KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(6)));
@@ -357,17 +405,39 @@ kforge::Status data_dependent::enqueue(Bindings& b) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   }
   KFORGE_RETURN_IF_ERROR(bind_s4(b, s4));
+  // call 5 (pd_op.unique at ../../../golden/compile-cuda-data-dependent/program.yaml:18:5)
+  // The number of unique elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
+  {
+    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::unique_scratch_bytes<float>(sizes[9])));
+    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
+    if (cudaError_t e = kforge::cuda_select::unique<float, int32_t>(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[8]), static_cast<int32_t*>(b.buffers[9]), static_cast<int32_t*>(b.buffers[10]), static_cast<int32_t*>(b.buffers[11]), sizes[9], scratch, stream_); e != cudaSuccess) return launch_failed(5, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s5, kforge::cuda_select::count_of(scratch, sizes[9]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(bind_s5(b, s5));
   KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[0], "y", kforge::DataType::kFloat32, {s2}));
   if (b.outputs[0]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[0]->data, b.buffers[5], static_cast<size_t>(sizes[8]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[0]->data, b.buffers[5], static_cast<size_t>(sizes[13]), cudaMemcpyDeviceToDevice, stream_));
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[1], "sel", kforge::DataType::kFloat32, {s3}));
   if (b.outputs[1]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[1]->data, b.buffers[6], static_cast<size_t>(sizes[9]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[1]->data, b.buffers[6], static_cast<size_t>(sizes[14]), cudaMemcpyDeviceToDevice, stream_));
   }
   KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[2], "cz", kforge::DataType::kInt64, {s4, 2}));
   if (b.outputs[2]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[2]->data, b.buffers[7], static_cast<size_t>(sizes[10]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[2]->data, b.buffers[7], static_cast<size_t>(sizes[15]), cudaMemcpyDeviceToDevice, stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[3], "u", kforge::DataType::kFloat32, {s5}));
+  if (b.outputs[3]->bytes() != 0) {
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[3]->data, b.buffers[8], static_cast<size_t>(sizes[16]), cudaMemcpyDeviceToDevice, stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[4], "ui", kforge::DataType::kInt32, {s5}));
+  if (b.outputs[4]->bytes() != 0) {
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[4]->data, b.buffers[9], static_cast<size_t>(sizes[16]), cudaMemcpyDeviceToDevice, stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[6], "uc", kforge::DataType::kInt32, {s5}));
+  if (b.outputs[6]->bytes() != 0) {
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[6]->data, b.buffers[11], static_cast<size_t>(sizes[16]), cudaMemcpyDeviceToDevice, stream_));
   }
   return kforge::Status::OK();
 }

@@ -20,7 +20,7 @@
 static_assert(KFORGE_RUNTIME_VERSION == 4,
               "data_dependent.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
-// The program `data_dependent` (../../../golden/compile-cuda-data-dependent/program.yaml) on a CUDA device: 5 fused kernel launches per run().
+// The program `data_dependent` (../../../golden/compile-cuda-data-dependent/program.yaml) on a CUDA device: 6 fused kernel launches per run().
 //
 //   input      x: float32 [?, 4]
 //   input      m: bool [?, 4]
@@ -28,6 +28,10 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 //   output     y: float32 [?]
 //   output     sel: float32 [?]
 //   output     cz: int64 [?, 2]
+//   output     u: float32 [?]
+//   output     ui: int32 [?]
+//   output     uinv: int32 [?]
+//   output     uc: int32 [?]
 //
 // Every tensor is device memory (place GPUPlace()). run() enqueues the kernels on stream() and returns
 // without waiting: call synchronize() (or sync the stream) before reading the outputs. Outputs are
@@ -38,14 +42,15 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 //   s2 = the number of nonzero elements (call 0)
 //   s3 = the number of selected elements (call 3)
 //   s4 = the number of nonzero elements (call 4)
+//   s5 = the number of unique elements (call 5)
 class data_dependent {
  public:
   static constexpr size_t kNumInputs = 3;
   static constexpr size_t kNumParameters = 0;
-  static constexpr size_t kNumOutputs = 3;
-  static constexpr size_t kNumLaunches = 5;
+  static constexpr size_t kNumOutputs = 7;
+  static constexpr size_t kNumLaunches = 6;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "m", "c"};
-  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"y", "sel", "cz"};
+  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"y", "sel", "cz", "u", "ui", "uinv", "uc"};
   // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
   struct InputSpec {
     kforge::DataType dtype;
@@ -64,7 +69,7 @@ class data_dependent {
   // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
   // once, and binds it; all or nothing (after an error run() reports unbound parameters).
   kforge::Status load_parameters(const char* path);
-  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out);
+  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out, kforge::Tensor* u_out, kforge::Tensor* ui_out, kforge::Tensor* uinv_out, kforge::Tensor* uc_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
 
@@ -76,11 +81,11 @@ class data_dependent {
   kforge::Status synchronize();
 
  private:
-  static constexpr size_t kNumSizes = 13;
+  static constexpr size_t kNumSizes = 19;
   static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
-    std::array<void*, 8> buffers{};
-    std::array<int64_t, 5> symbols{};
+    std::array<void*, 12> buffers{};
+    std::array<int64_t, 6> symbols{};
     std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`, then bind_s<id>() for each dim of data
     std::array<kforge::Tensor*, kNumOutputs> outputs{};  // those sized by data are allocated last
   };
@@ -94,10 +99,13 @@ class data_dependent {
   // s4 (the number of nonzero elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
   kforge::Status bind_s4(Bindings& b, int64_t s4);
   static bool compute_sizes_s4(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, std::array<int64_t, kNumSizes>& sizes);
+  // s5 (the number of unique elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
+  kforge::Status bind_s5(Bindings& b, int64_t s5);
+  static bool compute_sizes_s5(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, std::array<int64_t, kNumSizes>& sizes);
   // Device memory of the values sized by a data-dependent dim, grown by bind_s<id>() when a run needs more than an
   // earlier one (cudaMalloc then), freed with the object.
   std::array<kforge::DeviceMemory, 2> runtime_;
-  kforge::DeviceMemory select_scratch_;  // kforge_select.cuh's per-tile counts and the total
+  kforge::DeviceMemory select_scratch_;  // kforge_select.cuh's per-tile counts and the total (unique: and its sort)
 
   cudaStream_t stream_ = nullptr;
   bool own_stream_ = false;

@@ -74,7 +74,7 @@ namespace {
 
 }  // namespace
 
-// call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:13:5)
+// call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)
 __global__ void __launch_bounds__(256) data_dependent_index_0_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t s2) {
   const int64_t n = s2;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {

@@ -111,6 +111,11 @@ std::optional<tmpl::Value> CudaHostEmitter::unique_step(const passes::KernelCall
   for (const char* name : {"indices", "inverse", "counts"}) {
     if (value(name) != kNone) index_dtype = p_.values[value(name)].dtype;
   }
+  if (value("out") != kNone && p_.values[value("out")].dims.size() != 1) {
+    diags_.error(call.loc, "--target cuda: unique (" + call.pir_name + ") along an axis has no CUDA kernel yet (over "
+                           "every element it has; --target cpu compiles both)");
+    return std::nullopt;
+  }
   const std::optional<std::string> type = element_type(p_.values[x].dtype);
   if (!type || value("out") == kNone ||
       (index_dtype != ir::DataType::kInt32 && index_dtype != ir::DataType::kInt64)) {

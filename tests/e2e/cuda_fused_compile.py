@@ -291,6 +291,10 @@ def main():
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:
                 required.append("kforge_attention.cuh")
+            if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
+                required.append("kforge_select.cuh")
+                if "kforge::cuda_select::unique<" in host:
+                    required.append("kforge_unique.cuh")
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

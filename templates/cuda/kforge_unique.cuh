@@ -91,6 +91,12 @@ __global__ void unique_runs_kernel(const int64_t* heads, const int64_t* count, i
 
 inline size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
+// Blocks of kThreads for a grid-stride loop over n elements: one element a thread, at most 65535 blocks.
+inline unsigned grid_for(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
+}
+
 // The scratch of a unique over n elements, in order: the compaction's (kforge_select.cuh), the keys and positions
 // before and after the sort, the runs' heads, CUB's temporary storage.
 struct UniqueScratch {
@@ -141,8 +147,7 @@ cudaError_t unique(const T* x, T* out, I* indices, I* inverse, I* counts, int64_
   int64_t* heads = reinterpret_cast<int64_t*>(at += s.positions);
   void* sort_storage = at + s.heads;
   if (n > 0) {
-    const unsigned blocks = static_cast<unsigned>(tiles_of(n) * kItems < 65535 ? tiles_of(n) * kItems : 65535);
-    detail::unique_keys_kernel<<<blocks, kThreads, 0, stream>>>(x, n, keys_in, positions_in);
+    detail::unique_keys_kernel<<<detail::grid_for(n), kThreads, 0, stream>>>(x, n, keys_in, positions_in);
     size_t sort_bytes = s.sort;
     const cudaError_t e = cub::DeviceRadixSort::SortPairs(sort_storage, sort_bytes, keys_in, keys, positions_in,
                                                           positions, static_cast<int>(n), 0,
@@ -152,8 +157,7 @@ cudaError_t unique(const T* x, T* out, I* indices, I* inverse, I* counts, int64_
   const detail::UniqueHeads<T, K, I> heads_of{keys, positions, x, out, indices, heads};
   if (const cudaError_t e = detail::select(heads_of, n, n, scratch, stream); e != cudaSuccess) return e;
   if (n > 0 && (inverse != nullptr || counts != nullptr)) {
-    const unsigned blocks = static_cast<unsigned>(tiles_of(n) * kItems < 65535 ? tiles_of(n) * kItems : 65535);
-    detail::unique_runs_kernel<<<blocks, kThreads, 0, stream>>>(heads, count_of(scratch, n), n, positions, inverse,
+    detail::unique_runs_kernel<<<detail::grid_for(n), kThreads, 0, stream>>>(heads, count_of(scratch, n), n, positions, inverse,
                                                                 counts);
   }
   return cudaGetLastError();

@@ -4,7 +4,8 @@
 // block counts what it keeps of its tile (kTile consecutive elements), one block turns the counts into offsets
 // and writes the total after them, and every block writes what it keeps at its offset. The total stays in device
 // memory (`count_of`); the generated class copies it to the host, which sizes what comes after. CUDA runtime only.
-#pragma once
+#ifndef KFORGE_SELECT_CUH_
+#define KFORGE_SELECT_CUH_
 
 #include <cuda_runtime.h>
 
@@ -213,3 +214,5 @@ cudaError_t masked_select(const T* x, std::initializer_list<int64_t> x_dims, con
 }
 
 }  // namespace kforge::cuda_select
+
+#endif  // KFORGE_SELECT_CUH_

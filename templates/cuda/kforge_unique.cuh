@@ -4,7 +4,8 @@
 // is one NaN sorted last, as the CPU kernel orders them), the first element of each run of equal keys is selected
 // with kforge_select.cuh's compaction (its count stays in device memory: count_of), and one more launch writes
 // each element's run (inverse) and each run's length (counts). CUDA runtime and CUB (the toolkit's) only.
-#pragma once
+#ifndef KFORGE_UNIQUE_CUH_
+#define KFORGE_UNIQUE_CUH_
 
 #include <cub/device/device_radix_sort.cuh>
 
@@ -164,3 +165,5 @@ cudaError_t unique(const T* x, T* out, I* indices, I* inverse, I* counts, int64_
 }
 
 }  // namespace kforge::cuda_select
+
+#endif  // KFORGE_UNIQUE_CUH_

@@ -40,6 +40,10 @@ std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
   return refused;
 }
 
+uint32_t CudaHostEmitter::gemm_data_symbol(const passes::GemmGroup& g) const {
+  return data_.late_symbol(passes::SymShape{g.m, g.n, g.k, g.batch});
+}
+
 std::string CudaHostEmitter::dims_text(const passes::SymShape& dims) const {
   std::string out = "{";
   for (size_t d = 0; d < dims.size(); ++d) out += (d ? ", " : "") + size_(dims[d]);
@@ -188,6 +192,8 @@ tmpl::List CudaHostEmitter::data_symbols_value() {
       runtime.push_back(std::move(rv));
     }
     sv.set("runtime", tmpl::Value(std::move(runtime)));
+    // The GEMMs whose M, N, K or batch it gives: checked against the kernels' int range here, not in run().
+    sv.set("gemm_checks", gemm_.checks([&](const passes::GemmGroup& g) { return gemm_data_symbol(g) == id; }));
     out.push_back(std::move(sv));
   }
   return out;

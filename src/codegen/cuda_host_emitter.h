@@ -128,6 +128,9 @@ class CudaHostEmitter {
   tmpl::List data_symbols_value();
   tmpl::List late_output_copies();
   void add_data_dependent_keys(tmpl::Value& ctx, tmpl::List data_symbols);
+  // The data-dependent symbol a GEMM's M, N, K or batch is known after (its run-time check goes to that bind), or
+  // kNone.
+  uint32_t gemm_data_symbol(const passes::GemmGroup& g) const;
   // A shape as run() spells it: "{s0, sizes[3]}".
   std::string dims_text(const passes::SymShape& dims) const;
 

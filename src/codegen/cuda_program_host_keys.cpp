@@ -151,7 +151,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   ctx.set("row_sites", rows_.sites());
   ctx.set("gemm_state", gemm_.state());
   ctx.set("gemm_setup", gemm_.setup());
-  ctx.set("gemm_checks", gemm_.checks());
+  ctx.set("gemm_checks", gemm_.checks([&](const passes::GemmGroup& g) { return gemm_data_symbol(g) == kNone; }));
   ctx.set("gemm_calls", gemm_.calls());
   ctx.set("gemm_packs", gemm_.packs());
   ctx.set("binding_locals", cuda_binding_locals(p_));

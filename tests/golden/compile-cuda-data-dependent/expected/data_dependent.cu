@@ -9,13 +9,17 @@
 #include "kforge_params.h"
 
 #include <cstring>
+#include <limits>
+#include <memory>
 #include <vector>
 
+#include "kforge_cublaslt.cuh"
 #include "kforge_unique.cuh"
 
 // The launchers of data_dependent_kernels.cu: each launches one fused group and returns cudaGetLastError().
-cudaError_t data_dependent_fused_0(const float* __restrict__ in0, float* __restrict__ o_v5, int64_t outer, int64_t inner, cudaStream_t stream);
-cudaError_t data_dependent_index_0(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t s2, cudaStream_t stream);
+cudaError_t data_dependent_fused_0(const float* __restrict__ in0, float* __restrict__ o_v7, int64_t outer, int64_t inner, cudaStream_t stream);
+cudaError_t data_dependent_index_0(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t s3, cudaStream_t stream);
+cudaError_t data_dependent_index_1(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t z20, cudaStream_t stream);
 
 namespace {
 
@@ -28,12 +32,15 @@ namespace {
 
 // What each launch is, for error messages: the group, its ops and their places in the program.
 [[maybe_unused]] const char* const kLaunchNames[] = {
-    "group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:15:5)",
-    "call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:13:5)",
-    "call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)",
-    "call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)",
-    "call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:17:5)",
-    "call 5 (pd_op.unique at ../../../golden/compile-cuda-data-dependent/program.yaml:18:5)",
+    "group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:18:5)",
+    "group 1 (matmul: pd_op.matmul at ../../../golden/compile-cuda-data-dependent/program.yaml:24:5)",
+    "call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)",
+    "call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:17:5)",
+    "call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:19:5)",
+    "call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:20:5)",
+    "call 5 (pd_op.unique at ../../../golden/compile-cuda-data-dependent/program.yaml:21:5)",
+    "call 6 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:22:5)",
+    "call 7 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:23:5)",
 };
 
 [[maybe_unused]] kforge::Status launch_failed(size_t index, cudaError_t error) {
@@ -81,7 +88,23 @@ namespace {
   return out->allocate();
 }
 
+// A GEMM group's failure: cuBLASLt's status when it refused the call, else the CUDA error.
+[[maybe_unused]] kforge::Status gemm_failed(size_t index, cudaError_t error,
+                                            const kforge::cuda_gemm::CublasLtGemm& lt) {
+  if (error == cudaErrorNotSupported && lt.last_status() != CUBLAS_STATUS_SUCCESS) {
+    return kforge::Status::Error("data_dependent: ", kLaunchNames[index], ": cuBLASLt: ",
+                                 kforge::cuda_gemm::cublas_status_name(lt.last_status()));
+  }
+  return launch_failed(index, error);
+}
+
 }  // namespace
+
+// The GEMM groups run cuBLASLt (fp32 compute; TF32 only after set_gemm_tf32(true)) with one handle and
+// workspace per object.
+struct data_dependent::GemmState {
+  kforge::cuda_gemm::CublasLtGemm lt{size_t(32) << 20, CUDA_R_32F};
+};
 
 data_dependent::data_dependent() = default;
 
@@ -127,25 +150,29 @@ kforge::Status data_dependent::load_parameters(const char* path) {
 // Every size the dynamic dims give (dims, byte counts, strides, workspace offsets), each computed once, in order,
 // in int64 with overflow checks (the dims are CheckedInt here, so every step is): false when one overflows. The
 // kernels' arguments name these entries.
-bool data_dependent::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes) {
+bool data_dependent::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
   (void)s1;
+  (void)s2;
   std::array<kforge::CheckedInt, kNumSizes> z;
   z[0] = kforge::checked_ceil_div(16 * s0, 256);
-  z[1] = kforge::checked_ceil_div(64 * s1, 256);
-  z[2] = kforge::checked_max(s0, s1);
-  z[3] = kforge::checked_ceil_div(16 * z[2], 256);
-  z[4] = kforge::checked_max(256 * z[1], 256 * z[3]);
-  z[5] = kforge::checked_max(256 * z[0], z[4]);
-  z[6] = 256 * z[0] + z[5] + 256;
-  z[7] = 512 * z[0] + z[5] + 256;
-  z[8] = z[5] + 256;
-  z[9] = 4 * s0;
-  z[10] = 16 * s0;
-  z[11] = 4 * s1;
-  z[12] = 64 * s1;
-  z[17] = 4 * z[2];
-  z[18] = 16 * z[2];
+  z[1] = kforge::checked_ceil_div(8 * s2, 256);
+  z[2] = kforge::checked_ceil_div(64 * s1, 256);
+  z[3] = kforge::checked_max(s0, s1);
+  z[4] = kforge::checked_ceil_div(16 * z[3], 256);
+  z[5] = kforge::checked_max(256 * z[2], 256 * z[4]);
+  z[6] = kforge::checked_max(256 * z[0], z[5]);
+  z[7] = kforge::checked_max(256 * z[1], z[6]);
+  z[8] = 256 * z[0] + z[7] + 256;
+  z[9] = 512 * z[0] + z[7] + 256;
+  z[10] = z[7] + 256;
+  z[11] = 4 * s0;
+  z[12] = 16 * s0;
+  z[13] = 4 * s1;
+  z[14] = 64 * s1;
+  z[15] = 8 * s2;
+  z[23] = 4 * z[3];
+  z[24] = 16 * z[3];
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -154,39 +181,7 @@ bool data_dependent::compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1,
   return ok;
 }
 
-// s2 = the number of nonzero elements (at most 4 * s1), found by call 0: the sizes that need it, in
-// int64 with overflow checks as compute_sizes() (every earlier entry is in `sizes` already).
-bool data_dependent::compute_sizes_s2(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes) {
-  (void)s0;
-  (void)s1;
-  (void)s2;
-  std::array<kforge::CheckedInt, kNumSizes> z;
-  for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
-  z[13] = 4 * s2;
-  bool ok = true;
-  ok = ok && z[13].ok();
-  sizes[13] = z[13].value();
-  return ok;
-}
-
-// Lays out what s2 sizes: the sizes into b.sizes, the run-time buffers (grown only when needed) into
-// b.buffers, for the launches after call 0.
-kforge::Status data_dependent::bind_s2(Bindings& b, int64_t s2) {
-  const int64_t s0 = b.symbols[0];
-  const int64_t s1 = b.symbols[1];
-  if (!compute_sizes_s2(s0, s1, s2, b.sizes)) {
-    return kforge::Status::Error("data_dependent: the number of nonzero elements (s2 = ", s2, ") gives sizes that overflow int64");
-  }
-  b.symbols[2] = s2;
-  const auto& sizes = b.sizes;
-  KFORGE_RETURN_IF_ERROR(runtime_[0].reserve(static_cast<size_t>(sizes[13])));
-  b.buffers[4] = runtime_[0].data();
-  KFORGE_RETURN_IF_ERROR(runtime_[1].reserve(static_cast<size_t>(sizes[13])));
-  b.buffers[5] = runtime_[1].data();
-  return kforge::Status::OK();
-}
-
-// s3 = the number of selected elements (at most 4 * max(s0, s1)), found by call 3: the sizes that need it, in
+// s3 = the number of nonzero elements (at most 4 * s1), found by call 0: the sizes that need it, in
 // int64 with overflow checks as compute_sizes() (every earlier entry is in `sizes` already).
 bool data_dependent::compute_sizes_s3(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
@@ -195,27 +190,32 @@ bool data_dependent::compute_sizes_s3(kforge::CheckedInt s0, kforge::CheckedInt 
   (void)s3;
   std::array<kforge::CheckedInt, kNumSizes> z;
   for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
-  z[14] = 4 * s3;
+  z[16] = 4 * s3;
   bool ok = true;
-  ok = ok && z[14].ok();
-  sizes[14] = z[14].value();
+  ok = ok && z[16].ok();
+  sizes[16] = z[16].value();
   return ok;
 }
 
 // Lays out what s3 sizes: the sizes into b.sizes, the run-time buffers (grown only when needed) into
-// b.buffers, for the launches after call 3.
+// b.buffers, for the launches after call 0.
 kforge::Status data_dependent::bind_s3(Bindings& b, int64_t s3) {
   const int64_t s0 = b.symbols[0];
   const int64_t s1 = b.symbols[1];
   const int64_t s2 = b.symbols[2];
   if (!compute_sizes_s3(s0, s1, s2, s3, b.sizes)) {
-    return kforge::Status::Error("data_dependent: the number of selected elements (s3 = ", s3, ") gives sizes that overflow int64");
+    return kforge::Status::Error("data_dependent: the number of nonzero elements (s3 = ", s3, ") gives sizes that overflow int64");
   }
   b.symbols[3] = s3;
+  [[maybe_unused]] const auto& sizes = b.sizes;
+  KFORGE_RETURN_IF_ERROR(runtime_[0].reserve(static_cast<size_t>(sizes[16])));
+  b.buffers[6] = runtime_[0].data();
+  KFORGE_RETURN_IF_ERROR(runtime_[1].reserve(static_cast<size_t>(sizes[16])));
+  b.buffers[7] = runtime_[1].data();
   return kforge::Status::OK();
 }
 
-// s4 = the number of nonzero elements (at most 6), found by call 4: the sizes that need it, in
+// s4 = the number of selected elements (at most 4 * max(s0, s1)), found by call 3: the sizes that need it, in
 // int64 with overflow checks as compute_sizes() (every earlier entry is in `sizes` already).
 bool data_dependent::compute_sizes_s4(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
@@ -225,28 +225,28 @@ bool data_dependent::compute_sizes_s4(kforge::CheckedInt s0, kforge::CheckedInt 
   (void)s4;
   std::array<kforge::CheckedInt, kNumSizes> z;
   for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
-  z[15] = 16 * s4;
+  z[17] = 4 * s4;
   bool ok = true;
-  ok = ok && z[15].ok();
-  sizes[15] = z[15].value();
+  ok = ok && z[17].ok();
+  sizes[17] = z[17].value();
   return ok;
 }
 
 // Lays out what s4 sizes: the sizes into b.sizes, the run-time buffers (grown only when needed) into
-// b.buffers, for the launches after call 4.
+// b.buffers, for the launches after call 3.
 kforge::Status data_dependent::bind_s4(Bindings& b, int64_t s4) {
   const int64_t s0 = b.symbols[0];
   const int64_t s1 = b.symbols[1];
   const int64_t s2 = b.symbols[2];
   const int64_t s3 = b.symbols[3];
   if (!compute_sizes_s4(s0, s1, s2, s3, s4, b.sizes)) {
-    return kforge::Status::Error("data_dependent: the number of nonzero elements (s4 = ", s4, ") gives sizes that overflow int64");
+    return kforge::Status::Error("data_dependent: the number of selected elements (s4 = ", s4, ") gives sizes that overflow int64");
   }
   b.symbols[4] = s4;
   return kforge::Status::OK();
 }
 
-// s5 = the number of unique elements (at most 4 * s0), found by call 5: the sizes that need it, in
+// s5 = the number of nonzero elements (at most 6), found by call 4: the sizes that need it, in
 // int64 with overflow checks as compute_sizes() (every earlier entry is in `sizes` already).
 bool data_dependent::compute_sizes_s5(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, std::array<int64_t, kNumSizes>& sizes) {
   (void)s0;
@@ -257,15 +257,15 @@ bool data_dependent::compute_sizes_s5(kforge::CheckedInt s0, kforge::CheckedInt 
   (void)s5;
   std::array<kforge::CheckedInt, kNumSizes> z;
   for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
-  z[16] = 4 * s5;
+  z[18] = 16 * s5;
   bool ok = true;
-  ok = ok && z[16].ok();
-  sizes[16] = z[16].value();
+  ok = ok && z[18].ok();
+  sizes[18] = z[18].value();
   return ok;
 }
 
 // Lays out what s5 sizes: the sizes into b.sizes, the run-time buffers (grown only when needed) into
-// b.buffers, for the launches after call 5.
+// b.buffers, for the launches after call 4.
 kforge::Status data_dependent::bind_s5(Bindings& b, int64_t s5) {
   const int64_t s0 = b.symbols[0];
   const int64_t s1 = b.symbols[1];
@@ -273,13 +273,100 @@ kforge::Status data_dependent::bind_s5(Bindings& b, int64_t s5) {
   const int64_t s3 = b.symbols[3];
   const int64_t s4 = b.symbols[4];
   if (!compute_sizes_s5(s0, s1, s2, s3, s4, s5, b.sizes)) {
-    return kforge::Status::Error("data_dependent: the number of unique elements (s5 = ", s5, ") gives sizes that overflow int64");
+    return kforge::Status::Error("data_dependent: the number of nonzero elements (s5 = ", s5, ") gives sizes that overflow int64");
   }
   b.symbols[5] = s5;
   return kforge::Status::OK();
 }
 
-kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out, kforge::Tensor* u_out, kforge::Tensor* ui_out, kforge::Tensor* uinv_out, kforge::Tensor* uc_out) {
+// s6 = the number of unique elements (at most 4 * s0), found by call 5: the sizes that need it, in
+// int64 with overflow checks as compute_sizes() (every earlier entry is in `sizes` already).
+bool data_dependent::compute_sizes_s6(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, kforge::CheckedInt s6, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  (void)s1;
+  (void)s2;
+  (void)s3;
+  (void)s4;
+  (void)s5;
+  (void)s6;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
+  z[19] = 4 * s6;
+  bool ok = true;
+  ok = ok && z[19].ok();
+  sizes[19] = z[19].value();
+  return ok;
+}
+
+// Lays out what s6 sizes: the sizes into b.sizes, the run-time buffers (grown only when needed) into
+// b.buffers, for the launches after call 5.
+kforge::Status data_dependent::bind_s6(Bindings& b, int64_t s6) {
+  const int64_t s0 = b.symbols[0];
+  const int64_t s1 = b.symbols[1];
+  const int64_t s2 = b.symbols[2];
+  const int64_t s3 = b.symbols[3];
+  const int64_t s4 = b.symbols[4];
+  const int64_t s5 = b.symbols[5];
+  if (!compute_sizes_s6(s0, s1, s2, s3, s4, s5, s6, b.sizes)) {
+    return kforge::Status::Error("data_dependent: the number of unique elements (s6 = ", s6, ") gives sizes that overflow int64");
+  }
+  b.symbols[6] = s6;
+  return kforge::Status::OK();
+}
+
+// s7 = the number of nonzero elements (at most s2), found by call 6: the sizes that need it, in
+// int64 with overflow checks as compute_sizes() (every earlier entry is in `sizes` already).
+bool data_dependent::compute_sizes_s7(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, kforge::CheckedInt s6, kforge::CheckedInt s7, std::array<int64_t, kNumSizes>& sizes) {
+  (void)s0;
+  (void)s1;
+  (void)s2;
+  (void)s3;
+  (void)s4;
+  (void)s5;
+  (void)s6;
+  (void)s7;
+  std::array<kforge::CheckedInt, kNumSizes> z;
+  for (size_t k = 0; k < kNumSizes; ++k) z[k] = sizes[k];
+  z[20] = 4 * s7;
+  z[21] = 12 * s7;
+  z[22] = 16 * s7;
+  bool ok = true;
+  ok = ok && z[20].ok();
+  sizes[20] = z[20].value();
+  ok = ok && z[21].ok();
+  sizes[21] = z[21].value();
+  ok = ok && z[22].ok();
+  sizes[22] = z[22].value();
+  return ok;
+}
+
+// Lays out what s7 sizes: the sizes into b.sizes, the run-time buffers (grown only when needed) into
+// b.buffers, for the launches after call 6.
+kforge::Status data_dependent::bind_s7(Bindings& b, int64_t s7) {
+  const int64_t s0 = b.symbols[0];
+  const int64_t s1 = b.symbols[1];
+  const int64_t s2 = b.symbols[2];
+  const int64_t s3 = b.symbols[3];
+  const int64_t s4 = b.symbols[4];
+  const int64_t s5 = b.symbols[5];
+  const int64_t s6 = b.symbols[6];
+  if (!compute_sizes_s7(s0, s1, s2, s3, s4, s5, s6, s7, b.sizes)) {
+    return kforge::Status::Error("data_dependent: the number of nonzero elements (s7 = ", s7, ") gives sizes that overflow int64");
+  }
+  b.symbols[7] = s7;
+  [[maybe_unused]] const auto& sizes = b.sizes;
+  if (s7 > std::numeric_limits<int>::max()) {
+    return kforge::Status::Error("data_dependent: ", kLaunchNames[1], ": M x N x K = ", s7, " x ", 3, " x ", 4,
+                                 " exceeds the int range of the CUDA GEMM kernels");
+  }
+  KFORGE_RETURN_IF_ERROR(runtime_[2].reserve(static_cast<size_t>(sizes[22])));
+  b.buffers[15] = runtime_[2].data();
+  KFORGE_RETURN_IF_ERROR(runtime_[3].reserve(static_cast<size_t>(sizes[21])));
+  b.buffers[16] = runtime_[3].data();
+  return kforge::Status::OK();
+}
+
+kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, const kforge::Tensor& r, const kforge::Tensor& w, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out, kforge::Tensor* u_out, kforge::Tensor* ui_out, kforge::Tensor* uinv_out, kforge::Tensor* uc_out, kforge::Tensor* proj_out) {
   if (x.dtype != kforge::DataType::kFloat32 || x.ndim != 2 || x.place.backend != kforge::Backend::kGPU || x.dims[0] < 0 || x.dims[1] != 4) {
     return kforge::Status::Error("data_dependent: input 'x' must be a GPU tensor float32 [?, 4], got ", x.dtype, " ", x.dims_string(),
                                  x.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
@@ -295,8 +382,18 @@ kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor
                                  c.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
   }
   KFORGE_RETURN_IF_ERROR(check_input_memory("c", c));
-  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x, &m, &c}};
-  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y_out, sel_out, cz_out, u_out, ui_out, uinv_out, uc_out}};
+  if (r.dtype != kforge::DataType::kBool || r.ndim != 1 || r.place.backend != kforge::Backend::kGPU || r.dims[0] < 0) {
+    return kforge::Status::Error("data_dependent: input 'r' must be a GPU tensor bool [?], got ", r.dtype, " ", r.dims_string(),
+                                 r.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
+  }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("r", r));
+  if (w.dtype != kforge::DataType::kFloat32 || w.ndim != 2 || w.place.backend != kforge::Backend::kGPU || w.dims[0] != 4 || w.dims[1] != 3) {
+    return kforge::Status::Error("data_dependent: input 'w' must be a GPU tensor float32 [4, 3], got ", w.dtype, " ", w.dims_string(),
+                                 w.place.backend == kforge::Backend::kGPU ? "" : " not on the GPU");
+  }
+  KFORGE_RETURN_IF_ERROR(check_input_memory("w", w));
+  const std::array<const kforge::Tensor*, kNumInputs> inputs{{&x, &m, &c, &r, &w}};
+  const std::array<const kforge::Tensor*, kNumOutputs> outputs{{y_out, sel_out, cz_out, u_out, ui_out, uinv_out, uc_out, proj_out}};
   for (size_t o = 0; o < kNumOutputs; ++o) {
     for (size_t i = 0; i < kNumInputs; ++i) {
       if (outputs[o] == inputs[i]) return same_tensor(kOutputNames[o], "input", kInputNames[i]);
@@ -307,11 +404,12 @@ kforge::Status data_dependent::run(const kforge::Tensor& x, const kforge::Tensor
   }
   [[maybe_unused]] const int64_t s0 = x.dims[0];
   [[maybe_unused]] const int64_t s1 = m.dims[0];
+  [[maybe_unused]] const int64_t s2 = r.dims[0];
   std::array<int64_t, kNumSizes> sizes;
-  if (!compute_sizes(s0, s1, sizes)) {
-    return kforge::Status::Error("data_dependent: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ") give sizes that overflow int64");
+  if (!compute_sizes(s0, s1, s2, sizes)) {
+    return kforge::Status::Error("data_dependent: the dynamic dims (s0 = ", s0, ", s1 = ", s1, ", s2 = ", s2, ") give sizes that overflow int64");
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(uinv_out, "uinv", kforge::DataType::kInt32, {sizes[9]}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(uinv_out, "uinv", kforge::DataType::kInt32, {sizes[11]}));
   for (size_t o = 0; o < kNumOutputs; ++o) {
     for (size_t i = 0; i < kNumInputs; ++i) {
       if (kforge::shares_memory(*outputs[o], *inputs[i])) return shared_memory(kOutputNames[o], "input", kInputNames[i]);
@@ -324,10 +422,21 @@ if (stream_ == nullptr) {
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     own_stream_ = true;
   }
-  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[7]) + 64));
+  if (gemm_ == nullptr) {
+    gemm_ = std::make_unique<GemmState>();
+    if (!gemm_->lt.ok()) {
+      const cublasStatus_t status = gemm_->lt.last_status();
+      gemm_.reset();
+      return kforge::Status::Error("data_dependent: cannot create the cuBLASLt handle: ",
+                                   kforge::cuda_gemm::cublas_status_name(status));
+    }
+  }
+  gemm_->lt.set_tf32(gemm_tf32_);  // float32 products: full fp32 unless told otherwise
+  KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[9]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
   kforge_b.symbols[1] = s1;
+  kforge_b.symbols[2] = s2;
   kforge_b.sizes = sizes;
   kforge_b.outputs[0] = y_out;
   kforge_b.outputs[1] = sel_out;
@@ -335,16 +444,20 @@ if (stream_ == nullptr) {
   kforge_b.outputs[3] = u_out;
   kforge_b.outputs[4] = ui_out;
   kforge_b.outputs[6] = uc_out;
+  kforge_b.outputs[7] = proj_out;
   kforge_b.buffers[0] = const_cast<void*>(x.data);
   kforge_b.buffers[1] = const_cast<void*>(m.data);
   kforge_b.buffers[2] = const_cast<void*>(c.data);
-  kforge_b.buffers[3] = workspace_.data() + static_cast<size_t>(256);
-  kforge_b.buffers[6] = workspace_.data() + static_cast<size_t>(256);
-  kforge_b.buffers[7] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[3] = const_cast<void*>(r.data);
+  kforge_b.buffers[4] = const_cast<void*>(w.data);
+  kforge_b.buffers[5] = workspace_.data() + static_cast<size_t>(256);
   kforge_b.buffers[8] = workspace_.data() + static_cast<size_t>(256);
-  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(sizes[8]);
-  kforge_b.buffers[10] = uinv_out->data;
-  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[6]);
+  kforge_b.buffers[9] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[10] = workspace_.data() + static_cast<size_t>(256);
+  kforge_b.buffers[11] = workspace_.data() + static_cast<size_t>(sizes[10]);
+  kforge_b.buffers[12] = uinv_out->data;
+  kforge_b.buffers[13] = workspace_.data() + static_cast<size_t>(sizes[8]);
+  kforge_b.buffers[14] = workspace_.data() + static_cast<size_t>(256);
   return enqueue(kforge_b);
 }
 
@@ -360,84 +473,113 @@ kforge::Status data_dependent::run(kforge::TensorList inputs, kforge::MutableTen
   for (size_t i = 0; i < kNumInputs; ++i) {
     if (inputs.items[i] == nullptr) return kforge::Status::Error("data_dependent: input ", i, " is null");
   }
-  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], outputs.items[0], outputs.items[1], outputs.items[2], outputs.items[3], outputs.items[4], outputs.items[5], outputs.items[6]);
+  return run(*inputs.items[0], *inputs.items[1], *inputs.items[2], *inputs.items[3], *inputs.items[4], outputs.items[0], outputs.items[1], outputs.items[2], outputs.items[3], outputs.items[4], outputs.items[5], outputs.items[6], outputs.items[7]);
 }
 
 kforge::Status data_dependent::enqueue(Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
-  int64_t s2 = 0;  // the number of nonzero elements: known once call 0 has run
-  int64_t s3 = 0;  // the number of selected elements: known once call 3 has run
-  int64_t s4 = 0;  // the number of nonzero elements: known once call 4 has run
-  int64_t s5 = 0;  // the number of unique elements: known once call 5 has run
+  [[maybe_unused]] const int64_t s2 = b.symbols[2];
+  int64_t s3 = 0;  // the number of nonzero elements: known once call 0 has run
+  int64_t s4 = 0;  // the number of selected elements: known once call 3 has run
+  int64_t s5 = 0;  // the number of nonzero elements: known once call 4 has run
+  int64_t s6 = 0;  // the number of unique elements: known once call 5 has run
+  int64_t s7 = 0;  // the number of nonzero elements: known once call 6 has run
   [[maybe_unused]] const auto& sizes = b.sizes;
-  // call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:13:5)
+  // call 0 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)
   // The number of nonzero elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
   {
-    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(sizes[11])));
+    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(sizes[13])));
     int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
-    if (cudaError_t e = kforge::cuda_select::nonzero(static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<int64_t*>(b.buffers[3]), sizes[11], scratch, stream_); e != cudaSuccess) return launch_failed(1, e);
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s2, kforge::cuda_select::count_of(scratch, sizes[11]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  }
-  KFORGE_RETURN_IF_ERROR(bind_s2(b, s2));
-  // call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)
-  if (cudaError_t e = data_dependent_index_0(static_cast<const float*>(b.buffers[0]), static_cast<const int64_t*>(b.buffers[3]), static_cast<float*>(b.buffers[4]), s0, s2, stream_); e != cudaSuccess) return launch_failed(2, e);
-  // group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:15:5)
-  if (cudaError_t e = data_dependent_fused_0(static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[5]), static_cast<int64_t>(1), static_cast<int64_t>(s2), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:16:5)
-  // The number of selected elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
-  {
-    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(sizes[17])));
-    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
-    if (cudaError_t e = kforge::cuda_select::masked_select(static_cast<const float*>(b.buffers[0]), {s0, 4}, static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<float*>(b.buffers[6]), sizes[17], scratch, stream_); e != cudaSuccess) return launch_failed(3, e);
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s3, kforge::cuda_select::count_of(scratch, sizes[17]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    if (cudaError_t e = kforge::cuda_select::nonzero(static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<int64_t*>(b.buffers[5]), sizes[13], scratch, stream_); e != cudaSuccess) return launch_failed(2, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s3, kforge::cuda_select::count_of(scratch, sizes[13]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   }
   KFORGE_RETURN_IF_ERROR(bind_s3(b, s3));
-  // call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:17:5)
+  // call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:17:5)
+  if (cudaError_t e = data_dependent_index_0(static_cast<const float*>(b.buffers[0]), static_cast<const int64_t*>(b.buffers[5]), static_cast<float*>(b.buffers[6]), s0, s3, stream_); e != cudaSuccess) return launch_failed(3, e);
+  // group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-data-dependent/program.yaml:18:5)
+  if (cudaError_t e = data_dependent_fused_0(static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[7]), static_cast<int64_t>(1), static_cast<int64_t>(s3), stream_); e != cudaSuccess) return launch_failed(0, e);
+  // call 3 (pd_op.masked_select at ../../../golden/compile-cuda-data-dependent/program.yaml:19:5)
+  // The number of selected elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
+  {
+    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(sizes[23])));
+    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
+    if (cudaError_t e = kforge::cuda_select::masked_select(static_cast<const float*>(b.buffers[0]), {s0, 4}, static_cast<const bool*>(b.buffers[1]), {s1, 4}, static_cast<float*>(b.buffers[8]), sizes[23], scratch, stream_); e != cudaSuccess) return launch_failed(4, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s4, kforge::cuda_select::count_of(scratch, sizes[23]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(bind_s4(b, s4));
+  // call 4 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:20:5)
   // The number of nonzero elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
   {
     KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(6)));
     int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
-    if (cudaError_t e = kforge::cuda_select::nonzero(static_cast<const int32_t*>(b.buffers[2]), {2, 3}, static_cast<int64_t*>(b.buffers[7]), 6, scratch, stream_); e != cudaSuccess) return launch_failed(4, e);
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s4, kforge::cuda_select::count_of(scratch, 6), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
-  }
-  KFORGE_RETURN_IF_ERROR(bind_s4(b, s4));
-  // call 5 (pd_op.unique at ../../../golden/compile-cuda-data-dependent/program.yaml:18:5)
-  // The number of unique elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
-  {
-    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::unique_scratch_bytes<float>(sizes[9])));
-    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
-    if (cudaError_t e = kforge::cuda_select::unique<float, int32_t>(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[8]), static_cast<int32_t*>(b.buffers[9]), static_cast<int32_t*>(b.buffers[10]), static_cast<int32_t*>(b.buffers[11]), sizes[9], scratch, stream_); e != cudaSuccess) return launch_failed(5, e);
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s5, kforge::cuda_select::count_of(scratch, sizes[9]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    if (cudaError_t e = kforge::cuda_select::nonzero(static_cast<const int32_t*>(b.buffers[2]), {2, 3}, static_cast<int64_t*>(b.buffers[9]), 6, scratch, stream_); e != cudaSuccess) return launch_failed(5, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s5, kforge::cuda_select::count_of(scratch, 6), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
   }
   KFORGE_RETURN_IF_ERROR(bind_s5(b, s5));
-  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[0], "y", kforge::DataType::kFloat32, {s2}));
+  // call 5 (pd_op.unique at ../../../golden/compile-cuda-data-dependent/program.yaml:21:5)
+  // The number of unique elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
+  {
+    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::unique_scratch_bytes<float>(sizes[11])));
+    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
+    if (cudaError_t e = kforge::cuda_select::unique<float, int32_t>(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[10]), static_cast<int32_t*>(b.buffers[11]), static_cast<int32_t*>(b.buffers[12]), static_cast<int32_t*>(b.buffers[13]), sizes[11], scratch, stream_); e != cudaSuccess) return launch_failed(6, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s6, kforge::cuda_select::count_of(scratch, sizes[11]), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(bind_s6(b, s6));
+  // call 6 (pd_op.nonzero at ../../../golden/compile-cuda-data-dependent/program.yaml:22:5)
+  // The number of nonzero elements: back to the host (an 8-byte copy and a wait for all enqueued so far).
+  {
+    KFORGE_RETURN_IF_ERROR(select_scratch_.reserve(kforge::cuda_select::scratch_bytes(s2)));
+    int64_t* const scratch = reinterpret_cast<int64_t*>(select_scratch_.data());
+    if (cudaError_t e = kforge::cuda_select::nonzero(static_cast<const bool*>(b.buffers[3]), {s2}, static_cast<int64_t*>(b.buffers[14]), s2, scratch, stream_); e != cudaSuccess) return launch_failed(7, e);
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(&s7, kforge::cuda_select::count_of(scratch, s2), sizeof(int64_t), cudaMemcpyDeviceToHost, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(bind_s7(b, s7));
+  // call 7 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:23:5)
+  if (cudaError_t e = data_dependent_index_1(static_cast<const float*>(b.buffers[0]), static_cast<const int64_t*>(b.buffers[14]), static_cast<float*>(b.buffers[15]), s0, sizes[20], stream_); e != cudaSuccess) return launch_failed(8, e);
+  // group 1 (matmul: pd_op.matmul at ../../../golden/compile-cuda-data-dependent/program.yaml:24:5)
+  if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_f32(
+      gemm_->lt,
+      static_cast<const float*>(b.buffers[15]),
+      static_cast<const float*>(b.buffers[4]),
+      static_cast<float*>(b.buffers[16]),
+      nullptr,
+      static_cast<int>(s7), 3, 4, kforge::cuda_gemm::Epilogue::kNone, false, false, stream_);
+      e != cudaSuccess) {
+    return gemm_failed(1, e, gemm_->lt);
+  }
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[0], "y", kforge::DataType::kFloat32, {s3}));
   if (b.outputs[0]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[0]->data, b.buffers[5], static_cast<size_t>(sizes[13]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[0]->data, b.buffers[7], static_cast<size_t>(sizes[16]), cudaMemcpyDeviceToDevice, stream_));
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[1], "sel", kforge::DataType::kFloat32, {s3}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[1], "sel", kforge::DataType::kFloat32, {s4}));
   if (b.outputs[1]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[1]->data, b.buffers[6], static_cast<size_t>(sizes[14]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[1]->data, b.buffers[8], static_cast<size_t>(sizes[17]), cudaMemcpyDeviceToDevice, stream_));
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[2], "cz", kforge::DataType::kInt64, {s4, 2}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[2], "cz", kforge::DataType::kInt64, {s5, 2}));
   if (b.outputs[2]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[2]->data, b.buffers[7], static_cast<size_t>(sizes[15]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[2]->data, b.buffers[9], static_cast<size_t>(sizes[18]), cudaMemcpyDeviceToDevice, stream_));
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[3], "u", kforge::DataType::kFloat32, {s5}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[3], "u", kforge::DataType::kFloat32, {s6}));
   if (b.outputs[3]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[3]->data, b.buffers[8], static_cast<size_t>(sizes[16]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[3]->data, b.buffers[10], static_cast<size_t>(sizes[19]), cudaMemcpyDeviceToDevice, stream_));
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[4], "ui", kforge::DataType::kInt32, {s5}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[4], "ui", kforge::DataType::kInt32, {s6}));
   if (b.outputs[4]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[4]->data, b.buffers[9], static_cast<size_t>(sizes[16]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[4]->data, b.buffers[11], static_cast<size_t>(sizes[19]), cudaMemcpyDeviceToDevice, stream_));
   }
-  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[6], "uc", kforge::DataType::kInt32, {s5}));
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[6], "uc", kforge::DataType::kInt32, {s6}));
   if (b.outputs[6]->bytes() != 0) {
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[6]->data, b.buffers[11], static_cast<size_t>(sizes[16]), cudaMemcpyDeviceToDevice, stream_));
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[6]->data, b.buffers[13], static_cast<size_t>(sizes[19]), cudaMemcpyDeviceToDevice, stream_));
+  }
+  KFORGE_RETURN_IF_ERROR(prepare_output(b.outputs[7], "proj", kforge::DataType::kFloat32, {s7, 3}));
+  if (b.outputs[7]->bytes() != 0) {
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(b.outputs[7]->data, b.buffers[16], static_cast<size_t>(sizes[21]), cudaMemcpyDeviceToDevice, stream_));
   }
   return kforge::Status::OK();
 }

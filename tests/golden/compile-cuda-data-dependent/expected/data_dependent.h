@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
 #include "kforge_cuda_runtime.h"
@@ -20,11 +21,15 @@
 static_assert(KFORGE_RUNTIME_VERSION == 4,
               "data_dependent.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
-// The program `data_dependent` (../../../golden/compile-cuda-data-dependent/program.yaml) on a CUDA device: 6 fused kernel launches per run().
+// The program `data_dependent` (../../../golden/compile-cuda-data-dependent/program.yaml) on a CUDA device: 9 fused kernel launches per run().
+//
+// 1 of them is a GEMM (cuBLASLt fp32).
 //
 //   input      x: float32 [?, 4]
 //   input      m: bool [?, 4]
 //   input      c: int32 [2, 3]
+//   input      r: bool [?]
+//   input      w: float32 [4, 3]
 //   output     y: float32 [?]
 //   output     sel: float32 [?]
 //   output     cz: int64 [?, 2]
@@ -32,6 +37,7 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 //   output     ui: int32 [?]
 //   output     uinv: int32 [?]
 //   output     uc: int32 [?]
+//   output     proj: float32 [?, 3]
 //
 // Every tensor is device memory (place GPUPlace()). run() enqueues the kernels on stream() and returns
 // without waiting: call synchronize() (or sync the stream) before reading the outputs. Outputs are
@@ -39,25 +45,26 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 // Sizes that depend on data: run() copies each back to the host after the call that finds it and waits for the
 // stream there (the only waits in run()), then lays out what it sizes in device memory grown only when needed; the
 // outputs sized by data are allocated after the last launch.
-//   s2 = the number of nonzero elements (call 0)
-//   s3 = the number of selected elements (call 3)
-//   s4 = the number of nonzero elements (call 4)
-//   s5 = the number of unique elements (call 5)
+//   s3 = the number of nonzero elements (call 0)
+//   s4 = the number of selected elements (call 3)
+//   s5 = the number of nonzero elements (call 4)
+//   s6 = the number of unique elements (call 5)
+//   s7 = the number of nonzero elements (call 6)
 class data_dependent {
  public:
-  static constexpr size_t kNumInputs = 3;
+  static constexpr size_t kNumInputs = 5;
   static constexpr size_t kNumParameters = 0;
-  static constexpr size_t kNumOutputs = 7;
-  static constexpr size_t kNumLaunches = 6;
-  static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "m", "c"};
-  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"y", "sel", "cz", "u", "ui", "uinv", "uc"};
+  static constexpr size_t kNumOutputs = 8;
+  static constexpr size_t kNumLaunches = 9;
+  static constexpr std::array<const char*, kNumInputs> kInputNames = {"x", "m", "c", "r", "w"};
+  static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"y", "sel", "cz", "u", "ui", "uinv", "uc", "proj"};
   // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
   struct InputSpec {
     kforge::DataType dtype;
     int32_t rank;
     int64_t dims[kforge::kMaxRank];  // -1: any size
   };
-  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {-1, 4}}, {kforge::DataType::kBool, 2, {-1, 4}}, {kforge::DataType::kInt32, 2, {2, 3}}}};
+  static constexpr std::array<InputSpec, kNumInputs> kInputSpecs = {{{kforge::DataType::kFloat32, 2, {-1, 4}}, {kforge::DataType::kBool, 2, {-1, 4}}, {kforge::DataType::kInt32, 2, {2, 3}}, {kforge::DataType::kBool, 1, {-1}}, {kforge::DataType::kFloat32, 2, {4, 3}}}};
 
   data_dependent();
   ~data_dependent();
@@ -69,7 +76,7 @@ class data_dependent {
   // Reads every parameter from a Paddle .pdiparams file (kforge_params.h) into device memory the object owns,
   // once, and binds it; all or nothing (after an error run() reports unbound parameters).
   kforge::Status load_parameters(const char* path);
-  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out, kforge::Tensor* u_out, kforge::Tensor* ui_out, kforge::Tensor* uinv_out, kforge::Tensor* uc_out);
+  kforge::Status run(const kforge::Tensor& x, const kforge::Tensor& m, const kforge::Tensor& c, const kforge::Tensor& r, const kforge::Tensor& w, kforge::Tensor* y_out, kforge::Tensor* sel_out, kforge::Tensor* cz_out, kforge::Tensor* u_out, kforge::Tensor* ui_out, kforge::Tensor* uinv_out, kforge::Tensor* uc_out, kforge::Tensor* proj_out);
   // The same with inputs and outputs in kInputNames / kOutputNames order.
   kforge::Status run(kforge::TensorList inputs, kforge::MutableTensorList outputs);
 
@@ -79,37 +86,50 @@ class data_dependent {
   void set_stream(cudaStream_t stream);
   cudaStream_t stream() const { return stream_; }
   kforge::Status synchronize();
+  // TF32 tensor cores for the float32 GEMMs (cuBLASLt's CUBLAS_COMPUTE_32F_FAST_TF32): off by default, as torch's
+  // matmul.allow_tf32, where every product is computed in full float32; on, products round their operands to
+  // TF32 (10-bit mantissa, float32 accumulation: relative errors near 1e-3 on unit-scale data). Set it before
+  // the first run(): a captured CUDA graph keeps the algorithms it was captured with.
+  void set_gemm_tf32(bool allow) { gemm_tf32_ = allow; }
 
  private:
-  static constexpr size_t kNumSizes = 19;
-  static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, std::array<int64_t, kNumSizes>& sizes);
+  static constexpr size_t kNumSizes = 25;
+  static bool compute_sizes(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
-    std::array<void*, 12> buffers{};
-    std::array<int64_t, 6> symbols{};
+    std::array<void*, 17> buffers{};
+    std::array<int64_t, 8> symbols{};
     std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`, then bind_s<id>() for each dim of data
     std::array<kforge::Tensor*, kNumOutputs> outputs{};  // those sized by data are allocated last
   };
   kforge::Status enqueue(Bindings& b);
-  // s2 (the number of nonzero elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
-  kforge::Status bind_s2(Bindings& b, int64_t s2);
-  static bool compute_sizes_s2(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, std::array<int64_t, kNumSizes>& sizes);
-  // s3 (the number of selected elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
+  // s3 (the number of nonzero elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
   kforge::Status bind_s3(Bindings& b, int64_t s3);
   static bool compute_sizes_s3(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, std::array<int64_t, kNumSizes>& sizes);
-  // s4 (the number of nonzero elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
+  // s4 (the number of selected elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
   kforge::Status bind_s4(Bindings& b, int64_t s4);
   static bool compute_sizes_s4(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, std::array<int64_t, kNumSizes>& sizes);
-  // s5 (the number of unique elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
+  // s5 (the number of nonzero elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
   kforge::Status bind_s5(Bindings& b, int64_t s5);
   static bool compute_sizes_s5(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, std::array<int64_t, kNumSizes>& sizes);
+  // s6 (the number of unique elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
+  kforge::Status bind_s6(Bindings& b, int64_t s6);
+  static bool compute_sizes_s6(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, kforge::CheckedInt s6, std::array<int64_t, kNumSizes>& sizes);
+  // s7 (the number of nonzero elements) is known: computes the sizes it gives and points the buffers it sizes at memory.
+  kforge::Status bind_s7(Bindings& b, int64_t s7);
+  static bool compute_sizes_s7(kforge::CheckedInt s0, kforge::CheckedInt s1, kforge::CheckedInt s2, kforge::CheckedInt s3, kforge::CheckedInt s4, kforge::CheckedInt s5, kforge::CheckedInt s6, kforge::CheckedInt s7, std::array<int64_t, kNumSizes>& sizes);
   // Device memory of the values sized by a data-dependent dim, grown by bind_s<id>() when a run needs more than an
   // earlier one (cudaMalloc then), freed with the object.
-  std::array<kforge::DeviceMemory, 2> runtime_;
+  std::array<kforge::DeviceMemory, 4> runtime_;
   kforge::DeviceMemory select_scratch_;  // kforge_select.cuh's per-tile counts and the total (unique: and its sort)
 
   cudaStream_t stream_ = nullptr;
   bool own_stream_ = false;
   kforge::DeviceMemory workspace_;
+  // The GEMM groups' state (data_dependent.cu), made by the first run(): the cuBLASLt handle and its
+  // preallocated workspace.
+  struct GemmState;
+  std::unique_ptr<GemmState> gemm_;
+  bool gemm_tf32_ = false;
 };
 
 #endif  // KFORGE_GENERATED_data_dependent_CUDA_H_

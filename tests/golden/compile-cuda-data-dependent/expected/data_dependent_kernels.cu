@@ -13,9 +13,9 @@
 
 // The fused kernels of data_dependent (kforge compile --target cuda); launched from data_dependent.cu.
 
-// group 0: scale (elementwise over [s2] = 1 x s2)
+// group 0: scale (elementwise over [s3] = 1 x s3)
 template <int V>
-__global__ void __launch_bounds__(256) data_dependent_fused_0_kernel(const float* __restrict__ in0, float* __restrict__ o_v5, int64_t outer, int64_t inner) {
+__global__ void __launch_bounds__(256) data_dependent_fused_0_kernel(const float* __restrict__ in0, float* __restrict__ o_v7, int64_t outer, int64_t inner) {
   using I = int64_t;
   const I n = static_cast<I>(outer * inner);
   const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);
@@ -25,38 +25,38 @@ __global__ void __launch_bounds__(256) data_dependent_fused_0_kernel(const float
     const I idx = t * V;
     constexpr int W = V;
     const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-    kforge::cuda::Vec<float, W> o_v5_v;
+    kforge::cuda::Vec<float, W> o_v7_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const float v5 = (static_cast<float>(in0_v.v[k])) * 2.0f + 1.0f;
-      o_v5_v.v[k] = static_cast<float>(v5);
+      const float v7 = (static_cast<float>(in0_v.v[k])) * 2.0f + 1.0f;
+      o_v7_v.v[k] = static_cast<float>(v7);
     }
-    kforge::cuda::store_vec_streaming<W>(o_v5 + idx, o_v5_v);
+    kforge::cuda::store_vec_streaming<W>(o_v7 + idx, o_v7_v);
   }
   if constexpr (V > 1) {
     const I idx = nvec * V + first;
     if (idx < n) {
       constexpr int W = 1;
       const kforge::cuda::Vec<float, W> in0_v = kforge::cuda::load_vec<W>(in0 + idx);
-      kforge::cuda::Vec<float, W> o_v5_v;
+      kforge::cuda::Vec<float, W> o_v7_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const float v5 = (static_cast<float>(in0_v.v[k])) * 2.0f + 1.0f;
-        o_v5_v.v[k] = static_cast<float>(v5);
+        const float v7 = (static_cast<float>(in0_v.v[k])) * 2.0f + 1.0f;
+        o_v7_v.v[k] = static_cast<float>(v7);
       }
-      kforge::cuda::store_vec_streaming<W>(o_v5 + idx, o_v5_v);
+      kforge::cuda::store_vec_streaming<W>(o_v7 + idx, o_v7_v);
     }
   }
 }
 
-cudaError_t data_dependent_fused_0(const float* __restrict__ in0, float* __restrict__ o_v5, int64_t outer, int64_t inner, cudaStream_t stream) {
+cudaError_t data_dependent_fused_0(const float* __restrict__ in0, float* __restrict__ o_v7, int64_t outer, int64_t inner, cudaStream_t stream) {
   const int64_t n = outer * inner;
   if (n <= 0) return cudaSuccess;
   constexpr int kVec = 4;
-  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v5, 16)) {
-    data_dependent_fused_0_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v5, outer, inner);
+  if (kVec > 1 && kforge::cuda::aligned_to(in0, 16) && kforge::cuda::aligned_to(o_v7, 16)) {
+    data_dependent_fused_0_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>(in0, o_v7, outer, inner);
   } else {
-    data_dependent_fused_0_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v5, outer, inner);
+    data_dependent_fused_0_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, o_v7, outer, inner);
   }
   return cudaGetLastError();
 }
@@ -74,9 +74,9 @@ namespace {
 
 }  // namespace
 
-// call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:14:5)
-__global__ void __launch_bounds__(256) data_dependent_index_0_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t s2) {
-  const int64_t n = s2;
+// call 1 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:17:5)
+__global__ void __launch_bounds__(256) data_dependent_index_0_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t s3) {
+  const int64_t n = s3;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = e / 1;
     int64_t at = 0;
@@ -93,10 +93,32 @@ __global__ void __launch_bounds__(256) data_dependent_index_0_kernel(const float
   }
 }
 
-cudaError_t data_dependent_index_0(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t s2, cudaStream_t stream) {
-  const int64_t n = s2;
+cudaError_t data_dependent_index_0(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t s3, cudaStream_t stream) {
+  const int64_t n = s3;
   if (n <= 0) return cudaSuccess;
-  data_dependent_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, s0, s2);
+  data_dependent_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, s0, s3);
+  return cudaGetLastError();
+}
+
+// call 7 (pd_op.gather_nd at ../../../golden/compile-cuda-data-dependent/program.yaml:23:5)
+__global__ void __launch_bounds__(256) data_dependent_index_1_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t z20) {
+  const int64_t n = z20;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t r = e / 4;
+    int64_t at = 0;
+    bool inside = true;
+    { int64_t p = static_cast<int64_t>(in1[r * 1 + 0]);
+      if (p < 0) p += s0;
+      inside = inside && p >= 0 && p < s0;
+      at += p * 4; }
+    out[e] = inside ? in0[at + e % 4] : float(0);
+  }
+}
+
+cudaError_t data_dependent_index_1(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t s0, int64_t z20, cudaStream_t stream) {
+  const int64_t n = z20;
+  if (n <= 0) return cudaSuccess;
+  data_dependent_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, s0, z20);
   return cudaGetLastError();
 }
 

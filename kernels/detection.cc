@@ -427,10 +427,6 @@ Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool
       if constexpr (std::is_floating_point_v<T>) return !std::isnan(a) && (std::isnan(b) || a < b);
       return a < b;
     };
-    // Positions sorted by value, ties by position: each run of equal values starts at its first occurrence.
-    std::vector<int64_t> order(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
-    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return less(xd[a], xd[b]); });
     auto store = [&](Tensor* t, int64_t at, int64_t v) {
       if (dtype == DataType::kInt64) {
         t->data_as<int64_t>()[at] = v;
@@ -438,6 +434,55 @@ Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool
         t->data_as<int32_t>()[at] = static_cast<int32_t>(v);
       }
     };
+    if (!axis.empty()) {
+      // Along axis a: the slices x[..., i, ...], compared element by element in the row-major order of the other
+      // dims (Paddle's UniqueDim); out is written compact, x's dims with the count at a.
+      const int32_t a = axis[0] < 0 ? axis[0] + x.ndim : axis[0];
+      int64_t outer = 1, inner = 1;
+      for (int32_t d = 0; d < a; ++d) outer *= x.dims[d];
+      for (int32_t d = a + 1; d < x.ndim; ++d) inner *= x.dims[d];
+      const int64_t length = x.dims[a];
+      auto at = [&](int64_t slice, int64_t k) { return xd[((k / inner) * length + slice) * inner + k % inner]; };
+      auto slice_less = [&](int64_t p, int64_t q) {
+        for (int64_t k = 0; k < outer * inner; ++k) {
+          if (less(at(p, k), at(q, k))) return true;
+          if (less(at(q, k), at(p, k))) return false;
+        }
+        return false;
+      };
+      std::vector<int64_t> slices(static_cast<size_t>(length));
+      for (int64_t i = 0; i < length; ++i) slices[static_cast<size_t>(i)] = i;
+      std::stable_sort(slices.begin(), slices.end(), slice_less);
+      std::vector<int64_t> firsts;  // the first slice of each run of equal ones, ascending
+      int64_t run_start = 0;
+      for (int64_t k = 0; k < length; ++k) {
+        const int64_t i = slices[static_cast<size_t>(k)];
+        if (k == 0 || slice_less(slices[static_cast<size_t>(k - 1)], i)) {
+          if (counts != nullptr && k > 0) store(counts, static_cast<int64_t>(firsts.size()) - 1, k - run_start);
+          if (indices != nullptr) store(indices, static_cast<int64_t>(firsts.size()), i);
+          firsts.push_back(i);
+          run_start = k;
+        }
+        store(inverse, i, static_cast<int64_t>(firsts.size()) - 1);
+      }
+      const int64_t count = static_cast<int64_t>(firsts.size());
+      if (counts != nullptr && length > 0) store(counts, count - 1, length - run_start);
+      T* o = out->data_as<T>();
+      for (int64_t b = 0; b < outer; ++b) {
+        for (int64_t r = 0; r < count; ++r) {
+          const T* from = xd + (b * length + firsts[static_cast<size_t>(r)]) * inner;
+          std::copy(from, from + inner, o + (b * count + r) * inner);
+        }
+      }
+      out->dims[a] = count;
+      if (indices != nullptr) indices->dims[0] = count;
+      if (counts != nullptr) counts->dims[0] = count;
+      return Status::OK();
+    }
+    // Positions sorted by value, ties by position: each run of equal values starts at its first occurrence.
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return less(xd[a], xd[b]); });
     int64_t count = 0, run_start = 0;  // distinct values so far; where the current run began in `order`
     for (int64_t k = 0; k < n; ++k) {
       const int64_t i = order[static_cast<size_t>(k)];

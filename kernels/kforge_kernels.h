@@ -499,7 +499,8 @@ Status masked_select(const KernelContext& ctx, const Tensor& x, const Tensor& ma
 // unique over every element of x (axis empty), sorted (is_sorted true, as paddle.unique writes it): out the distinct
 // values ascending, indices the position of each one's first occurrence in x, inverse (x's numel) each element's
 // position in out, counts how often each occurs; out, indices and counts laid out for x's numel, their first dim set
-// to the count. indices and counts may be null.
+// to the count. indices and counts may be null. Along an axis (axis [a]): the same over the slices of x along a
+// (compared element by element), out laid out as x and written compact with the count at dim a, inverse [x.dims[a]].
 Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool return_inverse, bool return_counts,
               const std::vector<int>& axis, DataType dtype, bool is_sorted, Tensor* out, Tensor* indices,
               Tensor* inverse, Tensor* counts);

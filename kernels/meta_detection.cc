@@ -84,11 +84,19 @@ Status UniqueRawInferMeta(const Tensor& x, bool return_index, bool return_invers
   (void)return_index;
   (void)return_inverse;
   (void)return_counts;
-  if (!axis.empty()) return Status::Error(kOp, ": unique along an axis is not supported (axis must be empty)");
+  if (axis.size() > 1) return Status::Error(kOp, ": unique along more than one axis is not supported, got ", axis.size());
   if (!is_sorted) return Status::Error(kOp, ": is_sorted false (the legacy unique) is not supported");
   if (!meta_det_is_index(dtype)) return Status::Error(kOp, ": dtype must be int32 or int64, got ", dtype);
-  const int64_t n = x.numel();
-  KFORGE_RETURN_IF_ERROR(set_det_out(out, x.dtype, {n}, kOp));
+  int64_t n = x.numel();
+  if (axis.size() == 1) {
+    // Along an axis: the slices of x along it; out is x's shape (the most it can be: every slice distinct).
+    const int32_t a = axis[0] < 0 ? axis[0] + x.ndim : axis[0];
+    if (a < 0 || a >= x.ndim) return Status::Error(kOp, ": axis ", axis[0], " is out of range for ", x.dims_string());
+    n = x.dims[a];
+    KFORGE_RETURN_IF_ERROR(set_det_out(out, x.dtype, x.shape(), kOp));
+  } else {
+    KFORGE_RETURN_IF_ERROR(set_det_out(out, x.dtype, {n}, kOp));
+  }
   if (indices != nullptr) KFORGE_RETURN_IF_ERROR(set_det_out(indices, dtype, {n}, kOp));
   KFORGE_RETURN_IF_ERROR(set_det_out(inverse, dtype, {n}, kOp));
   if (counts != nullptr) KFORGE_RETURN_IF_ERROR(set_det_out(counts, dtype, {n}, kOp));

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "codegen/cpp_text.h"
+#include "codegen/data_symbols.h"
 #include "output/banner.h"
 
 namespace kforge::codegen {
@@ -158,6 +159,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   ctx.set("half_convs", parts.half_convs);
   ctx.set("pools", static_cast<int64_t>(parts.pools));
 
+  const DataSymbols data(p);
   tmpl::List inputs, parameters, outputs, run_params, run_generic_args;
   for (size_t i = 0; i < p.inputs.size(); ++i) {
     const passes::ProgramInput& in = p.inputs[i];
@@ -206,6 +208,8 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     o.set("ident", cuda_output_ident(p, i));
     o.set("dtype", dtype_of(v.dtype, p.outputs[i].loc, "output '" + p.outputs[i].name + "'"));
     o.set("dims", dims_list(v.dims, parts.size));
+    // Sized by data: allocated once its dims are known, after the last launch (cuda_data_dependent.cpp).
+    o.set("late", data.late_symbol(v.dims) != passes::kNone);
     outputs.push_back(std::move(o));
     run_params.push_back("kforge::Tensor* " + cuda_output_ident(p, i));
     run_generic_args.push_back("outputs.items[" + std::to_string(i) + "]");
@@ -215,6 +219,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   ctx.set("outputs", Value(std::move(outputs)));
   tmpl::List symbols;
   for (const passes::Symbol& sym : p.symbols) {
+    if (!sym.is_input_dim()) continue;  // a data-dependent one: bound in enqueue() (cuda_data_dependent.cpp)
     Value v = Value::map();
     v.set("id", static_cast<int64_t>(sym.id));
     v.set("init", cuda_input_ident(p, sym.input) + ".dims[" + std::to_string(sym.axis) + "]");

@@ -347,10 +347,11 @@ tmpl::Value CudaGemmCode::setup() const {
   return st;
 }
 
-tmpl::Value CudaGemmCode::checks() const {
+tmpl::Value CudaGemmCode::checks(const std::function<bool(const passes::GemmGroup&)>& include) const {
   tmpl::List out;
   for (const FusedGroup* g : groups_) {
     const passes::GemmGroup& gm = g->gemm;
+    if (include && !include(gm)) continue;
     std::string cond;
     for (const SymExpr* d : {&gm.m, &gm.n, &gm.k, &gm.batch}) {
       if (d->is_constant()) continue;

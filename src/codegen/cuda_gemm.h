@@ -70,8 +70,9 @@ class CudaGemmCode {
   /// run(), once the stream exists: {lts, multi_kernel, float32} for gemm.j2's run_setup(), or false.
   tmpl::Value setup() const;
   /// run(), after the sizes: [{index, cond, m, n, k, batch}], the symbolic M, N, K (and batch) that must fit the
-  /// kernels' int (gemm.j2's run_checks()).
-  tmpl::Value checks() const;
+  /// kernels' int (gemm.j2's run_checks()); those of the groups `include` accepts (default every one: a dim known
+  /// only from data is checked where its bind_s<id>() knows it, cuda_data_dependent.cpp).
+  tmpl::Value checks(const std::function<bool(const passes::GemmGroup&)>& include = {}) const;
   /// The call of GEMM group `g` (launch index `g.index`) for gemm.j2's enqueue() and prepare_function(): {kind
   /// "gemm", index, description, lt, fn, prepare_fn, args_type, x, y, out, bias, dims, epilogue, transposes,
   /// batched, batch, site}.

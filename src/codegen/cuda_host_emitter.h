@@ -1,7 +1,7 @@
 // The CudaHostEmitter of generate_cuda_program_files (cuda_program.h), shared by the files that define its
 // members: cuda_program.cpp (the headers, the class parts, emit), cuda_program_library_steps.cpp (the calls outside
-// every group: convolutions, pools, batch norms, views; the steps that run them through cuDNN and kforge's headers)
-// and cuda_program_host_keys.cpp (the constants' tables, what enqueue() does per group and the other keys of
+// every group: convolutions, pools, batch norms, views; the steps that run them through cuDNN and kforge's headers),
+// cuda_data_dependent.cpp (the sizes that depend on data) and cuda_program_host_keys.cpp (the constants' tables, what enqueue() does per group and the other keys of
 // program.cu.j2). Internal to codegen/.
 #pragma once
 
@@ -22,6 +22,7 @@
 #include "codegen/cuda_index.h"
 #include "codegen/cuda_kernels.h"
 #include "codegen/cuda_row_variants.h"
+#include "codegen/data_symbols.h"
 #include "codegen/generated_file.h"
 #include "codegen/python_program_module.h"
 #include "codegen/runtime_version.h"
@@ -38,6 +39,11 @@ using passes::FusedGroup;
 using passes::kNone;
 using passes::LoweredProgram;
 using passes::SymExpr;
+
+// nonzero, masked_select and unique as stream compactions whose count the host reads (cuda_data_dependent.cpp).
+inline constexpr const char* kCudaSelectHeaderTemplate = "cuda/kforge_select.cuh";
+inline constexpr const char* kCudaUniqueHeaderTemplate = "cuda/kforge_unique.cuh";
+
 class CudaHostEmitter {
  public:
   /// `sizes`: the size table to number the sizes by (SizeTable::canonical of an earlier emitter's), or empty.
@@ -108,6 +114,26 @@ class CudaHostEmitter {
   void add_library_step(const passes::KernelCall& call, const passes::KernelCall& op, size_t launch, uint32_t position,
                         const std::string& description, const CudaBufferExpr& buffer);
 
+  // The sizes that depend on data (cuda_data_dependent.cpp): the calls whose data-dependent symbols the CUDA target
+  // refuses (each an error at the op); whether an op is a compaction of kforge_select.cuh; its step (the count
+  // copied back and bind_s<id>() called after it), or nullopt after an error; the bind_s<id>() functions' contexts
+  // in bind order (their `sizes` added by add_data_dependent_keys, once every size is named); the copies into the
+  // outputs sized by data, allocated after the last launch.
+  std::set<uint32_t> check_data_symbols();
+  static bool is_cuda_select_op(const std::string& op);
+  std::optional<tmpl::Value> select_step(const passes::KernelCall& call, uint32_t index, size_t launch,
+                                         const std::string& description);
+  std::optional<tmpl::Value> unique_step(const passes::KernelCall& call, uint32_t x, const passes::Symbol& symbol,
+                                         size_t launch, const std::string& description);
+  tmpl::List data_symbols_value();
+  tmpl::List late_output_copies();
+  void add_data_dependent_keys(tmpl::Value& ctx, tmpl::List data_symbols);
+  // The data-dependent symbol a GEMM's M, N, K or batch is known after (its run-time check goes to that bind), or
+  // kNone.
+  uint32_t gemm_data_symbol(const passes::GemmGroup& g) const;
+  // A shape as run() spells it: "{s0, sizes[3]}".
+  std::string dims_text(const passes::SymShape& dims) const;
+
   // The broadcast dims the analysis took as equal (passes::DimEquality), each pair once: {a, b (sizes of run(),
   // computed and checked for overflow there), message (what run() says when an input makes them differ)}.
   tmpl::Value dim_equalities() const;
@@ -152,6 +178,7 @@ class CudaHostEmitter {
   uint32_t output_buffer(size_t i) const;
 
   const LoweredProgram& p_;
+  DataSymbols data_{p_};
   const passes::FusionPlan& plan_;
   const SourceManager& sources_;
   const ProgramFilesOptions& o_;
@@ -171,6 +198,9 @@ class CudaHostEmitter {
   std::set<uint32_t> relu_for_relu6_;                 // launch indices of groups whose relu6 runs as ReLU (plan_relu6_splits)
   std::set<uint32_t> clamped_inputs_;                 // launch indices of depthwise groups that clamp their input at 6
   std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
+  bool select_steps_ = false;                         // a nonzero / masked_select / unique runs (kforge_select.cuh)
+  bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
+  size_t num_runtime_buffers_ = 0;                    // buffers sized by data (BufferKind::kRuntime)
   // Every size of a dynamic program, computed once per run() into the table `sizes` (codegen/size_table.h); the
   // functions run() calls see it as b.sizes, under the same name.
   SizeTable sizes_;

@@ -28,6 +28,8 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   }
   if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
   if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
+  if (select_steps_) library.push_back(kCudaSelectHeaderTemplate);
+  if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);
   if (has_attention()) {
     half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention.cuh converts through it
     library.push_back(kCudaAttentionHeaderTemplate);

@@ -129,6 +129,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (padded_convs_) includes.push_back("kforge_conv_pad.cuh");
   if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
   if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
+  if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
   if (has_attention()) includes.push_back("kforge_attention.cuh");
   ctx.set("includes", tmpl::Value(std::move(includes)));
   ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
@@ -150,7 +151,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   ctx.set("row_sites", rows_.sites());
   ctx.set("gemm_state", gemm_.state());
   ctx.set("gemm_setup", gemm_.setup());
-  ctx.set("gemm_checks", gemm_.checks());
+  ctx.set("gemm_checks", gemm_.checks([&](const passes::GemmGroup& g) { return gemm_data_symbol(g) == kNone; }));
   ctx.set("gemm_calls", gemm_.calls());
   ctx.set("gemm_packs", gemm_.packs());
   ctx.set("binding_locals", cuda_binding_locals(p_));
@@ -169,7 +170,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
       case BufferKind::kWorkspace:
         ptr = fmt::format("workspace_.data() + static_cast<size_t>({})", size_(buf.offset));
         break;
-      case BufferKind::kRuntime: continue;  // refused: check_calls()
+      case BufferKind::kRuntime: continue;  // bound by bind_s<id>() once its size is known
     }
     tmpl::Value b = tmpl::Value::map();
     b.set("index", static_cast<int64_t>(buf.index));
@@ -188,7 +189,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   tmpl::List copies;
   for (size_t i = 0; i < p_.outputs.size(); ++i) {
     const passes::ProgramOutput& out = p_.outputs[i];
-    if (!out.copy) continue;
+    if (!out.copy || data_.late_symbol(p_.values[out.value].dims) != kNone) continue;  // late: late_output_copies
     const auto& v = p_.values[out.value];
     tmpl::Value c = tmpl::Value::map();
     c.set("to", static_cast<int64_t>(output_buffer(i)));
@@ -197,8 +198,13 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
     copies.push_back(std::move(c));
   }
   ctx.set("output_copies", tmpl::Value(std::move(copies)));
+  ctx.set("late_output_copies", tmpl::Value(late_output_copies()));
+  tmpl::List data_symbols = data_symbols_value();
   sizes_.add_program_sizes(p_);
-  ctx.set("sizes", sizes_.definitions_value());  // last: everything above named the sizes it uses
+  // Last: everything above named the sizes it uses. compute_sizes() computes those of the input dims, each
+  // bind_s<id>() those that need its symbol.
+  ctx.set("sizes", sizes_.definitions_value([&](uint32_t k) { return data_.late_symbol(sizes_.expression(k)) == kNone; }));
+  add_data_dependent_keys(ctx, std::move(data_symbols));
 }
 
 uint32_t CudaHostEmitter::output_buffer(size_t i) const {

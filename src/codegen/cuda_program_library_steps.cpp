@@ -6,20 +6,15 @@
 namespace kforge::codegen::cuda_program_internal {
 
 void CudaHostEmitter::check_calls() {
-  // A data-dependent size (nonzero's rows) would come back to the host after its kernel, a synchronisation in
-  // the middle of run() that a captured CUDA graph cannot replay with another count; not generated yet.
-  std::set<uint32_t> refused;
-  for (const passes::Symbol& s : p_.symbols) {
-    if (s.is_input_dim() || s.call == kNone || !refused.insert(s.call).second) continue;
-    const passes::KernelCall& call = p_.calls.at(s.call);
-    diags_.error(call.loc, fmt::format("'{}': {} depends on the data, which the CUDA target does not support yet "
-                                       "(the CPU target does: --target cpu)",
-                                       call.pir_name, s.name));
-  }
+  const std::set<uint32_t> refused = check_data_symbols();
   for (uint32_t c = 0; c < p_.calls.size(); ++c) {
     if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
     if (refused.contains(c)) continue;
     const passes::KernelCall& call = p_.calls[c];
+    if (is_cuda_select_op(call.op)) {  // a compaction whose count comes back to the host (cuda_data_dependent.cpp)
+      library_calls_.push_back(c);
+      continue;
+    }
     if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
         is_cuda_index_op(call.op) || cuda_results_known(p_, call)) {
       // cuDNN / the pooling / epilogue / an index-mapped kernel / the known elements written: build_library_steps()
@@ -124,6 +119,12 @@ void CudaHostEmitter::add_library_step(const passes::KernelCall& call, const pas
   std::string why;
   // A call outside every group runs at its own index: a view there is a copy.
   const bool own_call = &call == &p_.calls[position];
+  if (own_call && is_cuda_select_op(call.op)) {
+    if (std::optional<tmpl::Value> step = select_step(call, position, launch, description)) {
+      library_step_at_.emplace(launch, std::move(*step));
+    }
+    return;
+  }
   if (std::optional<std::pair<uint32_t, uint32_t>> view = own_call ? p_.view_values(position) : std::nullopt) {
     tmpl::Value step = cuda_copy_step(p_, view->first, view->second, static_cast<int64_t>(launch), description, buffer, size_);
     step.set("kind", "copy");

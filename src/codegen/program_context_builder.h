@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "codegen/cpp_text.h"
+#include "codegen/data_symbols.h"
 #include "codegen/fused_cpu.h"
 #include "codegen/multikernel_context.h"
 #include "codegen/program_context.h"
@@ -101,16 +102,10 @@ class ContextBuilder {
     return v.source_id.empty() ? "v" + std::to_string(v.source.index) : v.source_id;
   }
 
-  /// The data-dependent symbol among `e`'s that is known last (bound by the latest call), or kNone: the bind_s<id>()
-  /// function that computes `e` (or lays out a value sized by it).
-  uint32_t late_symbol(const SymExpr& e) const;
-  uint32_t late_symbol(const passes::SymShape& dims) const;
-  /// The order run() binds data-dependent symbols in: by call; a call's dims read before it (from its infer-meta)
-  /// before those its kernel finds; then by id.
-  bool bound_later(uint32_t a, uint32_t b) const;
-  /// A value laid out only once a data-dependent dim is known (its dims mention one; not the op's own result, which
-  /// has a capacity).
-  bool is_late(const LoweredValue& v) const { return v.capacity.empty() && late_symbol(v.dims) != passes::kNone; }
+  /// The data-dependent symbols' facts, shared with the CUDA class (codegen/data_symbols.h).
+  uint32_t late_symbol(const SymExpr& e) const { return data_.late_symbol(e); }
+  uint32_t late_symbol(const passes::SymShape& dims) const { return data_.late_symbol(dims); }
+  bool is_late(const LoweredValue& v) const { return data_.is_late(v); }
 
   void add_symbols(Value& ctx);
   List data_symbols_value();
@@ -132,6 +127,7 @@ class ContextBuilder {
   }
 
   const LoweredProgram& p_;
+  DataSymbols data_{p_};
   const SourceManager& sources_;
   const ProgramCodegenOptions& options_;
   DiagnosticEngine& diags_;

@@ -1,37 +1,10 @@
 // The CPU program context's data-dependent symbols: sizes known only once a call has run (or its infer-meta before
-// it), the order run() binds them in, the infer-meta call that gives them (run_time_meta), and the values, buffers
-// and sizes laid out once each is known (data_symbols_value, add_late_sizes).
+// it), bound in the order codegen/data_symbols.h gives (shared with the CUDA class), the infer-meta call that gives
+// them (run_time_meta), and the values, buffers and sizes laid out once each is known (data_symbols_value,
+// add_late_sizes).
 #include "codegen/program_context_builder.h"
 
 namespace kforge::codegen::program_context_internal {
-
-/// The data-dependent symbol among `e`'s that is known last (bound by the latest call), or kNone: the bind_s<id>()
-/// function that computes `e` (or lays out a value sized by it).
-uint32_t ContextBuilder::late_symbol(const SymExpr& e) const {
-  uint32_t best = passes::kNone;
-  for (uint32_t id : e.symbols()) {
-    if (id >= p_.symbols.size() || p_.symbols[id].is_input_dim()) continue;
-    if (best == passes::kNone || bound_later(id, best)) best = id;
-  }
-  return best;
-}
-uint32_t ContextBuilder::late_symbol(const passes::SymShape& dims) const {
-  uint32_t best = passes::kNone;
-  for (const SymExpr& d : dims) {  // not sym_numel(dims): a dim of 0 would make the product forget the others
-    const uint32_t id = late_symbol(d);
-    if (id != passes::kNone && (best == passes::kNone || bound_later(id, best))) best = id;
-  }
-  return best;
-}
-/// The order run() binds data-dependent symbols in: by call; a call's dims read before it (from its infer-meta)
-/// before those its kernel finds; then by id.
-bool ContextBuilder::bound_later(uint32_t a, uint32_t b) const {
-  auto key = [&](uint32_t id) {
-    const passes::Symbol& s = p_.symbols[id];
-    return std::tuple(s.call, s.before_call ? 0 : 1, id);
-  };
-  return key(a) > key(b);
-}
 
 std::optional<Value> ContextBuilder::run_time_meta(const KernelCall& call, uint32_t index, const List& args,
                                                    List& pre) {
@@ -77,11 +50,7 @@ std::optional<Value> ContextBuilder::run_time_meta(const KernelCall& call, uint3
 }
 
 List ContextBuilder::data_symbols_value() {
-  std::vector<uint32_t> order;  // the data-dependent symbols that are bound, in call order
-  for (const passes::Symbol& s : p_.symbols) {
-    if (!s.is_input_dim() && s.call != passes::kNone) order.push_back(s.id);
-  }
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return bound_later(b, a); });
+  const std::vector<uint32_t> order = data_.bind_order();  // the data-dependent symbols that are bound
   std::map<uint32_t, uint32_t> runtime_slot;  // kRuntime buffer index -> runtime_ slot
   for (const Buffer& b : p_.buffers) {
     // Only buffers of values the class holds: one whose values all live in a fused loop's registers needs none.

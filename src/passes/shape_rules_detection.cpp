@@ -167,17 +167,33 @@ std::string masked_select_rule(OpContext& c) {
 }
 
 /// unique over the flattened x (axis empty), sorted: out [count], indices [count], inverse [numel], counts [count];
-/// one data-dependent count for the three.
+/// along an axis a: the distinct slices along it, out x's dims with count at a, inverse [x.dims[a]]; one
+/// data-dependent count for out, indices and counts.
 std::string unique_rule(OpContext& c) {
   DET_TENSOR(x, 0);
   const std::optional<std::vector<int64_t>> axis = c.static_ints(c.param(4));
   if (!axis) return "axis must be a constant";
-  if (!axis->empty()) return "unique along an axis is not supported (only over every element: axis empty)";
+  if (axis->size() > 1) return fmt::format("unique along more than one axis is not supported, got {}", axis->size());
   if (c.bool_value(c.param(6)) == false) {
     return "is_sorted false (the legacy unique, in first-occurrence order) is not supported";
   }
   const DataType index = c.dtype_value(c.param(5)).value_or(DataType::kInt64);
   if (!det_is_index(index)) return fmt::format("dtype must be int32 or int64, got {}", ir::dtype_name(index));
+  if (axis->size() == 1) {
+    const int64_t rank = static_cast<int64_t>(x->dims.size());
+    const int64_t a = (*axis)[0] < 0 ? (*axis)[0] + rank : (*axis)[0];
+    if (a < 0 || a >= rank) return fmt::format("axis {} is out of range for {}", (*axis)[0], to_string(x->dims));
+    const SymExpr length = x->dims[static_cast<size_t>(a)];
+    const SymExpr count =
+        c.data_dependent_dim(0, static_cast<uint32_t>(a), length, fmt::format("the number of unique slices along axis {}", a));
+    SymShape dims = x->dims;
+    dims[static_cast<size_t>(a)] = count;
+    c.set_result(0, x->dtype, dims);
+    if (c.result_count() > 1) c.set_result(1, index, {count});
+    if (c.result_count() > 2) c.set_result(2, index, {length});
+    if (c.result_count() > 3) c.set_result(3, index, {count});
+    return "";
+  }
   const SymExpr numel = sym_numel(x->dims);
   const SymExpr count = c.data_dependent_dim(0, 0, numel, "the number of unique elements");
   c.set_result(0, x->dtype, {count});

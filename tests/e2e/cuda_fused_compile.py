@@ -87,6 +87,14 @@ PROGRAMS = [
     ("tests/paddle/nearest_interp_size/inference.json", "paddle_nearest_interp_size", []),
     ("tests/paddle/dropout_eval_downscale/inference.json", "paddle_dropout_eval_downscale", []),
     ("tests/paddle/conv2d_transpose/inference.json", "paddle_conv2d_transpose", ["--cuda-graph"]),
+    # Sizes that depend on data (issue 33): nonzero, masked_select and unique counted by kforge_select.cuh /
+    # kforge_unique.cuh, the count copied back, bind_s<id>() sizing the launches after it; Paddle's own programs.
+    ("tests/golden/compile-cuda-data-dependent/program.yaml", "data_dependent", [],
+     ["tests/golden/compile-cuda-data-dependent/ops.yaml", "tests/golden/compile-cuda-data-dependent/fusion.yaml"]),
+    ("tests/paddle/nonzero_gather_nd/inference.json", "paddle_nonzero_gather_nd", []),
+    ("tests/paddle/nonzero_shape/inference.json", "paddle_nonzero_shape", []),
+    ("tests/paddle/masked_select_broadcast/inference.json", "paddle_masked_select_broadcast", []),
+    ("tests/paddle/unique_float_dynamic/inference.json", "paddle_unique_float_dynamic", []),
     # Dynamic H and W: per-call convolution shapes, broadcast dims checked equal, shape parameters of a fused
     # kernel (with the golden case's own op files, named as a fourth element: they replace kernels/'s).
     ("tests/golden/compile-cuda-dynamic-hw/program.yaml", "dynamic_hw", ["--cuda-graph"],
@@ -283,6 +291,10 @@ def main():
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:
                 required.append("kforge_attention.cuh")
+            if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
+                required.append("kforge_select.cuh")
+                if "kforge::cuda_select::unique<" in host:
+                    required.append("kforge_unique.cuh")
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

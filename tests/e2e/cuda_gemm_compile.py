@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CI check (no GPU needed): kforge's CUDA GEMM headers (templates/cuda/*.cuh, with the multi-kernel runtime
-header), the GPU benchmark that uses every one of them and the GPU check of cuBLASLt's padded products
-(tests/gpu/gemm_padded_check.cu, compact_rows_check.cu) compile with nvcc for sm_90, warnings as errors.
+header), the GPU benchmark that uses every one of them, the GPU checks of cuBLASLt's padded products
+(tests/gpu/gemm_padded_check.cu, compact_rows_check.cu) and that of the data-dependent ops (tests/gpu/select_check.cu)
+compile with nvcc for sm_90, warnings as errors.
 
 Exit 77 (meson: skipped) only when nvcc is missing. One translation unit (about 20 s of CPU): the benchmark
 includes kforge_gemm_variants.cuh, which includes the other GEMM headers, and instantiates every kernel.
@@ -51,6 +52,9 @@ def main():
         # And of the copy out of those products' rows.
         compact = os.path.join(root, "tests", "gpu", "compact_rows_check.cu")
         ok &= run([nvcc, *strict, *includes, "-c", compact, "-o", os.path.join(tmp, "compact_rows_check.o")])
+        # The GPU check of the compactions and unique (kforge_select.cuh, kforge_unique.cuh: CUB from the toolkit).
+        select = os.path.join(root, "tests", "gpu", "select_check.cu")
+        ok &= run([nvcc, *strict, *includes, "-c", select, "-o", os.path.join(tmp, "select_check.o")])
     print("ok" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -571,6 +571,13 @@ CASES = [
       [t(3, 5, dtype="int64", low=0, high=6)], ops=("unique",)),
     C("unique_float_dynamic", lambda x: paddle.unique(paddle.floor(x * 2.0)) + 1.0, [t(None, 4, run=(3, 4))],
       ops=("unique",)),
+    # Along an axis: the distinct rows (few values, so rows repeat) and the distinct columns of a float matrix.
+    C("unique_axis0", lambda x: paddle.unique(x, return_index=True, return_inverse=True, return_counts=True, axis=0),
+      [t(7, 2, dtype="int64", low=0, high=2)], ops=("unique",)),
+    C("unique_axis1_float", lambda x: (lambda out, inverse: (out * 2.0, inverse))(
+        *paddle.unique(paddle.floor(x * 1.5), return_inverse=True, axis=-1)), [t(2, 9)], ops=("unique",)),
+    C("unique_axis0_dynamic", lambda x: paddle.unique(paddle.floor(x), axis=0) + 1.0, [t(None, 2, run=(6, 2))],
+      ops=("unique",)),
     C("masked_select_scale", lambda x: paddle.masked_select(x, x > 0.2) * 3.0, [t(2, 6)], ops=("masked_select",)),
     C("masked_select_broadcast", lambda x, m: paddle.masked_select(x, m), [t(2, 3, 4), t(3, 4, dtype="bool")],
       ops=("masked_select",)),

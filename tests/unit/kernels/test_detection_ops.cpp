@@ -201,8 +201,41 @@ TEST_CASE("unique: sorted distinct values, first occurrences, inverse and counts
   CHECK(values<int64_t>(fi) == std::vector<int64_t>{2, 1, 2, 0});
   CHECK(values<int64_t>(fc) == std::vector<int64_t>{1, 1, 2});
   Tensor e1, e2, e3, e4;
-  CHECK(error_of(m::UniqueRawInferMeta(x, false, false, false, {0}, DataType::kInt64, true, &e1, &e2, &e3, &e4))
-            .find("along an axis") != std::string::npos);
+  CHECK(error_of(m::UniqueRawInferMeta(x, false, false, false, {0, 1}, DataType::kInt64, true, &e1, &e2, &e3, &e4))
+            .find("more than one axis") != std::string::npos);
+  CHECK(error_of(m::UniqueRawInferMeta(x, false, false, false, {2}, DataType::kInt64, true, &e1, &e2, &e3, &e4))
+            .find("out of range") != std::string::npos);
   CHECK(error_of(m::UniqueRawInferMeta(x, false, false, false, {}, DataType::kInt64, false, &e1, &e2, &e3, &e4))
             .find("is_sorted false") != std::string::npos);
+}
+
+TEST_CASE("unique along an axis: the distinct slices sorted, out written compact with the count at the axis") {
+  // Columns (1, 2), (0, 5), (1, 2) of x along axis 1 (and -1): two distinct, (0, 5) first.
+  const Tensor x = i64({2, 3}, {1, 0, 1, 2, 5, 2});
+  for (int axis : {1, -1}) {
+    Tensor out, indices, inverse, counts;
+    REQUIRE(m::UniqueRawInferMeta(x, true, true, true, {axis}, DataType::kInt64, true, &out, &indices, &inverse,
+                                  &counts)
+                .ok());
+    CHECK(dims_of(out) == DetDims{2, 3});  // laid out for every column distinct
+    CHECK(dims_of(inverse) == DetDims{3});
+    for (Tensor* t : {&out, &indices, &inverse, &counts}) REQUIRE(t->allocate().ok());
+    REQUIRE(k::unique(cpu(), x, true, true, true, {axis}, DataType::kInt64, true, &out, &indices, &inverse, &counts)
+                .ok());
+    CHECK(dims_of(out) == DetDims{2, 2});
+    CHECK(values<int64_t>(out) == std::vector<int64_t>{0, 1, 5, 2});  // [[0, 1], [5, 2]], compact
+    CHECK(values<int64_t>(indices) == std::vector<int64_t>{1, 0});
+    CHECK(values<int64_t>(inverse) == std::vector<int64_t>{1, 0, 1});
+    CHECK(values<int64_t>(counts) == std::vector<int64_t>{1, 2});
+  }
+  // Rows along axis 0, int32 indices, counts left out; every row the same: one.
+  const Tensor same = i64({3, 2}, {4, 4, 4, 4, 4, 4});
+  Tensor out, inverse;
+  REQUIRE(m::UniqueRawInferMeta(same, false, true, false, {0}, DataType::kInt32, true, &out, nullptr, &inverse, nullptr)
+              .ok());
+  REQUIRE(out.allocate().ok());
+  REQUIRE(inverse.allocate().ok());
+  REQUIRE(k::unique(cpu(), same, false, true, false, {0}, DataType::kInt32, true, &out, nullptr, &inverse, nullptr).ok());
+  CHECK(dims_of(out) == DetDims{1, 2});
+  CHECK(values<int32_t>(inverse) == std::vector<int32_t>{0, 0, 0});
 }

@@ -1,0 +1,194 @@
+// kforge_select.cuh (nonzero, masked_select) and kforge_unique.cuh (unique over every element) against references on
+// the host written as kernels/detection.cc computes them, at counts of 0, some and every element, sizes around one
+// tile (2048 elements) and past 256 tiles (the offsets kernel's loop), a broadcast mask, NaN, -0.0 and +0.0, bool
+// and int32 indices; a capacity larger than the elements (the count copied to where the caller reads it). GPU
+// machine:
+//   nvcc -arch=sm_90 -std=c++17 -O2 -I templates/cuda tests/gpu/select_check.cu -o select_check && ./select_check
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "kforge_unique.cuh"
+
+namespace cs = kforge::cuda_select;
+
+namespace {
+
+int failures = 0;
+
+void expect(bool ok, const char* what, long long n, const char* detail) {
+  if (!ok) {
+    std::printf("FAIL %s n=%lld: %s\n", what, n, detail);
+    ++failures;
+  }
+}
+
+template <typename T>
+T* upload(const std::vector<T>& host) {
+  T* d = nullptr;
+  cudaMalloc(&d, std::max<size_t>(1, host.size()) * sizeof(T));
+  if (!host.empty()) cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+  return d;
+}
+
+template <typename T>
+std::vector<T> download(const T* d, size_t n) {
+  std::vector<T> host(n);
+  if (n != 0) cudaMemcpy(host.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost);
+  return host;
+}
+
+int64_t read_count(int64_t* scratch, int64_t capacity) {
+  int64_t count = -1;
+  cudaMemcpy(&count, cs::count_of(scratch, capacity), sizeof(int64_t), cudaMemcpyDeviceToHost);
+  return count;
+}
+
+// nonzero of a [rows, cols] float tensor whose elements are nonzero with probability p, with room for `extra` more.
+void check_nonzero(int64_t rows, int64_t cols, double p, int64_t extra) {
+  const int64_t n = rows * cols, capacity = n + extra;
+  std::mt19937 rng(static_cast<unsigned>(n * 7 + extra));
+  std::bernoulli_distribution keep(p);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (float& v : x) v = keep(rng) ? 1.5f : 0.0f;
+  std::vector<int64_t> want;
+  for (int64_t i = 0; i < n; ++i) {
+    if (x[static_cast<size_t>(i)] != 0.0f) {
+      want.push_back(i / cols);
+      want.push_back(i % cols);
+    }
+  }
+  float* dx = upload(x);
+  int64_t* dout = upload(std::vector<int64_t>(static_cast<size_t>(2 * capacity), -7));
+  int64_t* scratch = nullptr;
+  cudaMalloc(&scratch, cs::scratch_bytes(capacity));
+  const cudaError_t e = cs::nonzero(static_cast<const float*>(dx), {rows, cols}, dout, capacity, scratch, nullptr);
+  cudaDeviceSynchronize();
+  expect(e == cudaSuccess && cudaGetLastError() == cudaSuccess, "nonzero launch", n, cudaGetErrorString(e));
+  const int64_t count = read_count(scratch, capacity);
+  expect(count == static_cast<int64_t>(want.size() / 2), "nonzero count", n, "wrong count");
+  if (count == static_cast<int64_t>(want.size() / 2)) {
+    expect(download(dout, want.size()) == want, "nonzero coordinates", n, "wrong coordinates");
+  }
+  cudaFree(dx);
+  cudaFree(dout);
+  cudaFree(scratch);
+}
+
+// masked_select of x [b, r, c] by a mask [r, c] (broadcast over b).
+void check_masked_select(int64_t b, int64_t r, int64_t c, double p) {
+  const int64_t n = b * r * c;
+  std::mt19937 rng(static_cast<unsigned>(n + 3));
+  std::bernoulli_distribution keep(p);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i);
+  std::vector<uint8_t> mask_bytes(static_cast<size_t>(r * c));
+  for (uint8_t& m : mask_bytes) m = keep(rng) ? 1 : 0;
+  std::vector<float> want;
+  for (int64_t i = 0; i < n; ++i) {
+    if (mask_bytes[static_cast<size_t>(i % (r * c))]) want.push_back(x[static_cast<size_t>(i)]);
+  }
+  float* dx = upload(x);
+  uint8_t* dmask = upload(mask_bytes);
+  float* dout = upload(std::vector<float>(static_cast<size_t>(n), -1.0f));
+  int64_t* scratch = nullptr;
+  cudaMalloc(&scratch, cs::scratch_bytes(n));
+  const cudaError_t e = cs::masked_select(static_cast<const float*>(dx), {b, r, c}, reinterpret_cast<const bool*>(dmask),
+                                          {r, c}, dout, n, scratch, nullptr);
+  cudaDeviceSynchronize();
+  expect(e == cudaSuccess, "masked_select launch", n, cudaGetErrorString(e));
+  const int64_t count = read_count(scratch, n);
+  expect(count == static_cast<int64_t>(want.size()), "masked_select count", n, "wrong count");
+  if (count == static_cast<int64_t>(want.size())) {
+    expect(download(dout, want.size()) == want, "masked_select values", n, "wrong values");
+  }
+  cudaFree(dx);
+  cudaFree(dmask);
+  cudaFree(dout);
+  cudaFree(scratch);
+}
+
+// unique over every element, as kernels/detection.cc: NaN sorted last as one value, -0.0 equal to +0.0. S: how the
+// host holds T (bool as a byte: std::vector<bool> has no data()).
+template <typename T, typename I, typename S = T>
+void check_unique(const std::vector<S>& x, const char* what) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  auto less = [](S a, S b) {
+    if constexpr (std::is_floating_point_v<S>) return !std::isnan(a) && (std::isnan(b) || a < b);
+    return a < b;
+  };
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return less(x[a], x[b]); });
+  std::vector<S> out;
+  std::vector<I> indices, inverse(static_cast<size_t>(n)), counts;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = order[static_cast<size_t>(k)];
+    if (k == 0 || less(x[order[static_cast<size_t>(k - 1)]], x[i])) {
+      out.push_back(x[i]);
+      indices.push_back(static_cast<I>(i));
+      counts.push_back(0);
+    }
+    ++counts.back();
+    inverse[static_cast<size_t>(i)] = static_cast<I>(out.size() - 1);
+  }
+  S* dx = upload(x);
+  S* dout = upload(std::vector<S>(static_cast<size_t>(n)));
+  I* dindices = upload(std::vector<I>(static_cast<size_t>(n)));
+  I* dinverse = upload(std::vector<I>(static_cast<size_t>(n)));
+  I* dcounts = upload(std::vector<I>(static_cast<size_t>(n)));
+  int64_t* scratch = nullptr;
+  cudaMalloc(&scratch, cs::unique_scratch_bytes<T>(n));
+  const cudaError_t e = cs::unique<T, I>(reinterpret_cast<const T*>(dx), reinterpret_cast<T*>(dout), dindices,
+                                         dinverse, dcounts, n, scratch, nullptr);
+  cudaDeviceSynchronize();
+  expect(e == cudaSuccess, what, n, cudaGetErrorString(e));
+  const int64_t count = read_count(scratch, n);
+  expect(count == static_cast<int64_t>(out.size()), what, n, "wrong count");
+  if (count == static_cast<int64_t>(out.size())) {
+    const std::vector<S> got = download(dout, out.size());
+    expect(std::memcmp(got.data(), out.data(), out.size() * sizeof(S)) == 0, what, n, "wrong values (bits)");
+    expect(download(dindices, out.size()) == indices, what, n, "wrong indices");
+    expect(download(dcounts, out.size()) == counts, what, n, "wrong counts");
+    expect(download(dinverse, static_cast<size_t>(n)) == inverse, what, n, "wrong inverse");
+  }
+  for (void* p : {static_cast<void*>(dx), static_cast<void*>(dout), static_cast<void*>(dindices),
+                  static_cast<void*>(dinverse), static_cast<void*>(dcounts), static_cast<void*>(scratch)}) {
+    cudaFree(p);
+  }
+}
+
+}  // namespace
+
+int main() {
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{
+           {0, 4}, {1, 1}, {3, 4}, {1, 2047}, {1, 2048}, {1, 2049}, {512, 1025}, {700, 1000}}) {
+    for (double p : {0.0, 0.3, 1.0}) check_nonzero(rows, cols, p, 0);
+  }
+  check_nonzero(3, 5, 0.5, 4096);  // capacity two tiles more than the elements
+  for (int64_t b : {1, 3, 300}) {
+    for (double p : {0.0, 0.5, 1.0}) check_masked_select(b, 17, 129, p);
+  }
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> small(-3, 3);
+  for (int64_t n : {0, 1, 5, 2048, 2049, 600000}) {
+    std::vector<int64_t> x(static_cast<size_t>(n));
+    for (int64_t& v : x) v = small(rng);
+    check_unique<int64_t, int64_t>(x, "unique int64");
+    std::vector<float> f(static_cast<size_t>(n));
+    for (float& v : f) v = static_cast<float>(small(rng)) * 0.5f;
+    check_unique<float, int32_t>(f, "unique float32");
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  check_unique<float, int64_t>({2.0f, -0.0f, nan, 0.0f, -nan, 1.0f, -0.0f, nan}, "unique float32 NaN and zeros");
+  check_unique<double, int64_t>({3.0, -1.0, 3.0, std::numeric_limits<double>::infinity(), -1.0}, "unique float64");
+  check_unique<bool, int64_t, uint8_t>({1, 0, 1, 1, 0}, "unique bool");
+  check_unique<int32_t, int32_t>(std::vector<int32_t>(5000, 7), "unique int32 every element equal");
+  std::printf(failures == 0 ? "select_check: all passed\n" : "select_check: %d failed\n", failures);
+  return failures == 0 ? 0 : 1;
+}

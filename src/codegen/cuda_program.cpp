@@ -30,6 +30,7 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
   if (has_attention()) {
     half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention.cuh converts through it
+    library.push_back(kCudaAttentionTileHeaderTemplate);
     library.push_back(kCudaAttentionHeaderTemplate);
   }
   for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {

@@ -282,7 +282,7 @@ def main():
             if "kforge::cuda_conv::run_padded(" in host:
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:
-                required.append("kforge_attention.cuh")
+                required += ["kforge_attention.cuh", "kforge_attention_tile.cuh"]
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

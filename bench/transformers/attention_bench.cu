@@ -1,12 +1,16 @@
 // The fused attention kernel of templates/cuda/kforge_attention.cuh alone, on the GPU: checks it against a plain
 // float reference (one thread per output element, softmax in float) and times it with CUDA events, at BERT-base's
 // shapes (12 heads of 64) for a few batch and sequence sizes, q / k / v laid out as the projections write them
-// ([B, S, H, D], the transposes absorbed) and a padding mask [B, 1, 1, Sk] in float; and decoding shapes (1 to 16
-// queries over a longer key sequence: attention_decode_kernel), head dims 64, 128 and 32.
+// ([B, S, H, D], the transposes absorbed) and a padding mask [B, 1, 1, Sk] in float; decoding shapes (1 to 16
+// queries over a longer key sequence: attention_decode_kernel), head dims 64, 128 and 32; causal prefills (the bound
+// applied by position, masked key tiles skipped) beside the same shapes with the padding mask; and the paths the
+// common shapes do not take: bfloat16, a mask of one row per query ([B, 1, Sq, Sk]) and operands off 16-byte
+// alignment (element-wise copies).
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I templates/cuda bench/transformers/attention_bench.cu -o attention_bench
-//   ./attention_bench        prints per shape: max |kernel - reference| / max |reference|, median us of 50 runs
-//                            (exits 1 on a CUDA error); causal prefills (the bound applied by position, masked key
-//                            tiles skipped) beside the same shapes with the padding mask
+//   ./attention_bench        prints per shape: max |kernel - reference| / max |reference|, the median over 30
+//                            samples of 10 back-to-back launches each (us per launch) and the TFLOP/s that makes
+//                            (4 D flops per visible query-key pair); exits 1 on a CUDA error or an error over 1e-2
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -21,17 +25,21 @@
 
 namespace {
 
-// mask == nullptr: causal, key j masked for query i where j - i >= diagonal.
-__global__ void reference(const __half* q, const __half* k, const __half* v, const float* mask, float* out, int B,
-                          int H, int Sq, int Sk, int D, float scale, int diagonal) {
+enum Mode { kPadding, kCausal, kRowMask, kUnaligned };
+const char* const kModeNames[] = {"padding mask", "causal", "mask per query", "unaligned, padding mask"};
+
+// mask == nullptr: causal, key j masked for query i where j - i >= diagonal; else mask[b * mb + i * mi + j].
+template <typename T>
+__global__ void reference(const T* q, const T* k, const T* v, const float* mask, int64_t mb, int64_t mi, float* out,
+                          int B, int H, int Sq, int Sk, int D, float scale, int diagonal) {
   const int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (e >= int64_t(B) * Sq * H) return;
   const int h = int(e % H), s = int((e / H) % Sq), b = int(e / (int64_t(H) * Sq));
-  auto at = [&](const __half* t, int rows, int pos, int d) {
-    return __half2float(t[int64_t(b) * rows * H * D + (int64_t(pos) * H + h) * D + d]);
+  auto at = [&](const T* t, int rows, int pos, int d) {
+    return kforge::cuda::to_float(t[int64_t(b) * rows * H * D + (int64_t(pos) * H + h) * D + d]);
   };
   auto mask_at = [&](int j) {
-    return mask != nullptr ? mask[int64_t(b) * Sk + j] : j - s >= diagonal ? -INFINITY : 0.0f;
+    return mask != nullptr ? mask[b * mb + s * mi + j] : j - s >= diagonal ? -INFINITY : 0.0f;
   };
   float m = -INFINITY;
   for (int j = 0; j < Sk; ++j) {
@@ -51,26 +59,37 @@ __global__ void reference(const __half* q, const __half* k, const __half* v, con
   for (int d = 0; d < D; ++d) out[e * D + d] /= sum;
 }
 
-// One shape: checks the kernel against the reference and times it; false on a CUDA error. `causal`: no mask tensor,
-// the kernel's causal bound instead (diagonal Sk - Sq + 1: the last query sees every key, as a prefill after a cache).
-template <int D>
-bool run(int B, int Sq, int Sk, bool causal = false) {
+// One shape: checks the kernel against the reference and times it; false on a CUDA error or a wrong result.
+// kCausal: no mask tensor, the kernel's causal bound instead (diagonal Sk - Sq + 1: the last query sees every key,
+// as a prefill after a cache). kUnaligned: q, k, v and out one element past a 16-byte boundary.
+template <typename T, int D>
+bool run(int B, int Sq, int Sk, Mode mode = kPadding) {
   const int H = 12;
   const int64_t nq = int64_t(B) * Sq * H * D, nk = int64_t(B) * Sk * H * D;
-  __half *q, *k, *v, *o;
+  const int skew = mode == kUnaligned ? 1 : 0;
+  const int64_t mask_rows = mode == kRowMask ? Sq : 1;
+  T *q, *k, *v, *o;
   float *mask, *ref;
-  cudaMalloc(&q, nq * 2);
-  cudaMalloc(&k, nk * 2);
-  cudaMalloc(&v, nk * 2);
-  cudaMalloc(&o, nq * 2);
+  cudaMalloc(&q, (nq + 8) * sizeof(T));
+  cudaMalloc(&k, (nk + 8) * sizeof(T));
+  cudaMalloc(&v, (nk + 8) * sizeof(T));
+  cudaMalloc(&o, (nq + 8) * sizeof(T));
   cudaMalloc(&ref, nq * 4);
-  cudaMalloc(&mask, int64_t(B) * Sk * 4);
+  cudaMalloc(&mask, int64_t(B) * mask_rows * Sk * 4);
+  q += skew, k += skew, v += skew, o += skew;
   fill<<<256, 256>>>(q, nq, 1, 4.0f);
   fill<<<256, 256>>>(k, nk, 2, 4.0f);
   fill<<<256, 256>>>(v, nk, 3, 2.0f);
-  std::vector<float> m(size_t(B) * Sk, 0.0f);
-  for (int b = 0; b < B; ++b)
-    for (int j = std::max(1, Sk - 3 * b); j < Sk; ++j) m[size_t(b) * Sk + j] = -1e4f;  // padding, later sequences
+  // Padding: the later sequences' last keys; per query: also every fifth key of query i from i on.
+  std::vector<float> m(size_t(B) * mask_rows * Sk, 0.0f);
+  for (int b = 0; b < B; ++b) {
+    for (int64_t i = 0; i < mask_rows; ++i) {
+      for (int j = 0; j < Sk; ++j) {
+        const bool padded = j >= std::max(1, Sk - 3 * b), struck = mode == kRowMask && j > i && j % 5 == 0;
+        if (padded || struck) m[(size_t(b) * mask_rows + i) * Sk + j] = -1e4f;
+      }
+    }
+  }
   cudaMemcpy(mask, m.data(), m.size() * 4, cudaMemcpyHostToDevice);
   const float scale = 1.0f / std::sqrt(float(D));
   kforge::cuda_attention::AttentionArgs a;
@@ -80,66 +99,90 @@ bool run(int B, int Sq, int Sk, bool causal = false) {
   a.k_batch = a.v_batch = int64_t(Sk) * H * D;
   a.q_head = a.k_head = a.v_head = a.o_head = D;
   a.q_seq = a.k_seq = a.v_seq = a.o_seq = int64_t(H) * D;
-  a.m_batch = Sk, a.m_head = 0, a.m_row = 0, a.m_col = 1;
+  a.m_batch = mask_rows * Sk, a.m_head = 0, a.m_row = mode == kRowMask ? Sk : 0, a.m_col = 1;
   a.scale = scale;
-  if (causal) {
+  if (mode == kCausal) {
     a.mask = nullptr;
     a.causal = true;
     a.diagonal = Sk - Sq + 1;
   }
-  cudaError_t e = kforge::cuda_attention::attention<__half, D, float>(a, nullptr);
-  reference<<<int((int64_t(B) * Sq * H + 127) / 128), 128>>>(q, k, v, causal ? nullptr : mask, ref, B, H, Sq, Sk, D,
-                                                             scale, Sk - Sq + 1);
+  cudaMemset(o - skew, 0xff, (nq + 8) * sizeof(T));  // NaN: an element the kernel misses fails the check
+  cudaError_t e = kforge::cuda_attention::attention<T, D, float>(a, nullptr);
+  reference<<<int((int64_t(B) * Sq * H + 127) / 128), 128>>>(q, k, v, a.mask == nullptr ? nullptr : mask, a.m_batch,
+                                                             a.m_row, ref, B, H, Sq, Sk, D, scale, Sk - Sq + 1);
   if (e != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
     std::printf("B=%d Sq=%d Sk=%d D=%d: CUDA error %s\n", B, Sq, Sk, D,
                 cudaGetErrorString(e != cudaSuccess ? e : cudaGetLastError()));
     return false;
   }
-  std::vector<__half> got(nq);
+  std::vector<T> got(nq);
   std::vector<float> want(nq);
-  cudaMemcpy(got.data(), o, nq * 2, cudaMemcpyDeviceToHost);
+  cudaMemcpy(got.data(), o, nq * sizeof(T), cudaMemcpyDeviceToHost);
   cudaMemcpy(want.data(), ref, nq * 4, cudaMemcpyDeviceToHost);
   double err = 0, top = 0;
   for (int64_t i = 0; i < nq; ++i) {
-    err = std::max(err, std::fabs(double(__half2float(got[i])) - want[i]));
+    const double x = kforge::cuda::to_float(got[i]);
+    err = std::isfinite(x) ? std::max(err, std::fabs(x - want[i])) : INFINITY;
     top = std::max(top, std::fabs(double(want[i])));
   }
   cudaEvent_t t0, t1;
   cudaEventCreate(&t0);
   cudaEventCreate(&t1);
   std::vector<float> us;
-  for (int i = 0; i < 60; ++i) {
+  for (int i = 0; i < 35; ++i) {
     cudaEventRecord(t0);
-    kforge::cuda_attention::attention<__half, D, float>(a, nullptr);
+    for (int j = 0; j < 10; ++j) kforge::cuda_attention::attention<T, D, float>(a, nullptr);
     cudaEventRecord(t1);
     cudaEventSynchronize(t1);
     float ms = 0;
     cudaEventElapsedTime(&ms, t0, t1);
-    if (i >= 10) us.push_back(ms * 1000);
+    if (i >= 5) us.push_back(ms * 100);
   }
   std::sort(us.begin(), us.end());
-  std::printf("B=%d H=%d Sq=%d Sk=%d D=%d%s: relative error %.2e, %.1f us (median of 50)\n", B, H, Sq, Sk, D,
-              causal ? " causal" : "", err / top, us[us.size() / 2]);
-  cudaFree(q), cudaFree(k), cudaFree(v), cudaFree(o), cudaFree(ref), cudaFree(mask);
-  return true;
+  double pairs = 0;  // the query-key pairs the mask (or causal bound) leaves, per (batch, head)
+  for (int i = 0; i < Sq; ++i) pairs += mode == kCausal ? std::clamp(i + (Sk - Sq + 1), 0, Sk) : Sk;
+  const double median = us[us.size() / 2], tflops = 4.0 * D * pairs * B * H / (median * 1e6);
+  const bool right = err / top < 1e-2;
+  std::printf("%s B=%d H=%d Sq=%d Sk=%d D=%d %s: relative error %.2e%s, %.1f us, %.1f TFLOP/s\n",
+              std::is_same_v<T, __half> ? "f16" : "bf16", B, H, Sq, Sk, D, kModeNames[mode], err / top,
+              right ? "" : " WRONG", median, tflops);
+  cudaFree(q - skew), cudaFree(k - skew), cudaFree(v - skew), cudaFree(o - skew), cudaFree(ref), cudaFree(mask);
+  return cudaGetLastError() == cudaSuccess && right;
 }
 
 }  // namespace
 
 int main() {
+  bool ok = true;
   // Encoder shapes (Sq = Sk) and decoding ones (one new token, or a few, over a longer cache: the decode kernel).
   const int shapes[][3] = {{1, 128, 128}, {8, 128, 128}, {1, 512, 512}, {8, 512, 512}, {2, 200, 200},
                            {1, 1, 129},   {8, 1, 129},   {1, 1, 513},   {8, 1, 513},   {8, 5, 200}, {2, 16, 40}};
-  for (const auto& shape : shapes) {
-    if (!run<64>(shape[0], shape[1], shape[2])) return 1;
-  }
-  for (const auto& shape : {std::array<int, 3>{8, 1, 513}, std::array<int, 3>{2, 3, 70}}) {
-    if (!run<128>(shape[0], shape[1], shape[2]) || !run<32>(shape[0], shape[1], shape[2])) return 1;
+  for (const auto& s : shapes) ok = run<__half, 64>(s[0], s[1], s[2]) && ok;
+  for (const auto& s : {std::array<int, 3>{8, 1, 513}, std::array<int, 3>{2, 3, 70}}) {
+    ok = run<__half, 128>(s[0], s[1], s[2]) && ok;
+    ok = run<__half, 32>(s[0], s[1], s[2]) && ok;
   }
   // Causal (a decoder's prefill, the mask applied by position): against the padding mask's time at the same shape.
-  const int causal_shapes[][3] = {{8, 128, 128}, {1, 1024, 1024}, {8, 1024, 1024}, {2, 200, 200}, {2, 70, 100}, {8, 5, 200}};
-  for (const auto& shape : causal_shapes) {
-    if (!run<64>(shape[0], shape[1], shape[2], true) || !run<64>(shape[0], shape[1], shape[2])) return 1;
+  const int causal_shapes[][3] = {{8, 128, 128}, {1, 1024, 1024}, {8, 1024, 1024},
+                                  {2, 200, 200}, {2, 70, 100},     {8, 5, 200}};
+  for (const auto& s : causal_shapes) {
+    ok = run<__half, 64>(s[0], s[1], s[2], kCausal) && ok;
+    ok = run<__half, 64>(s[0], s[1], s[2]) && ok;
   }
-  return 0;
+  // Head dims 128 and 32 at prefill sizes; bfloat16; a mask per query; unaligned operands.
+  for (Mode mode : {kCausal, kPadding}) {
+    ok = run<__half, 128>(8, 1024, 1024, mode) && ok;
+    ok = run<__half, 32>(8, 1024, 1024, mode) && ok;
+    ok = run<__half, 128>(2, 200, 200, mode) && ok;
+    ok = run<__half, 32>(2, 70, 100, mode) && ok;
+  }
+  ok = run<__nv_bfloat16, 64>(8, 1024, 1024, kCausal) && ok;
+  ok = run<__nv_bfloat16, 64>(8, 512, 512) && ok;
+  ok = run<__nv_bfloat16, 128>(2, 200, 200, kCausal) && ok;
+  ok = run<__half, 64>(8, 512, 512, kRowMask) && ok;
+  ok = run<__half, 64>(2, 200, 130, kRowMask) && ok;
+  ok = run<__half, 128>(2, 70, 100, kRowMask) && ok;
+  ok = run<__half, 64>(2, 200, 200, kUnaligned) && ok;
+  ok = run<__half, 32>(2, 9, 70, kUnaligned) && ok;
+  return ok ? 0 : 1;
 }

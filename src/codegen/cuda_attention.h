@@ -14,6 +14,8 @@
 namespace kforge::codegen {
 
 inline constexpr const char* kCudaAttentionHeaderTemplate = "cuda/kforge_attention.cuh";
+// Its warp-level building blocks, which it includes.
+inline constexpr const char* kCudaAttentionTileHeaderTemplate = "cuda/kforge_attention_tile.cuh";
 
 /// The step of attention group `g` at launch index `launch`: {kind "attention", description, launch, type
 /// (__half / __nv_bfloat16), head_dim, mask_type, q, k, v, out, mask (device pointers, "nullptr" for no mask),

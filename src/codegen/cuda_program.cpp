@@ -32,6 +32,7 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);
   if (has_attention()) {
     half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention.cuh converts through it
+    library.push_back(kCudaAttentionTileHeaderTemplate);
     library.push_back(kCudaAttentionHeaderTemplate);
   }
   for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {

@@ -290,7 +290,7 @@ def main():
             if "kforge::cuda_conv::run_padded(" in host:
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:
-                required.append("kforge_attention.cuh")
+                required += ["kforge_attention.cuh", "kforge_attention_tile.cuh"]
             if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
                 required.append("kforge_select.cuh")
                 if "kforge::cuda_select::unique<" in host:

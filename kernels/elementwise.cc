@@ -115,7 +115,20 @@ T power(T a, T b) {
 
 KFORGE_SIMPLE_BINARY(add, a + b)
 KFORGE_SIMPLE_BINARY(subtract, a - b)
-KFORGE_SIMPLE_BINARY(multiply, a * b)
+
+// Paddle's multiply takes bool too (a logical and: Mask-RT-DETR's masks multiplied together).
+Status multiply(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out) {
+  if (util::kernel_dtype(ctx, x) == DataType::kBool) {
+    KFORGE_RETURN_IF_ERROR(check_binary(DataType::kBool, x, y, out, "multiply"));
+    run_binary<bool>(x, y, out, x.same_dims(y), [](bool a, bool b) -> bool { return a && b; });
+    return Status::OK();
+  }
+  return binary(ctx, x, y, out, "multiply", [](auto tag, auto run) -> Status {
+    using T = typename decltype(tag)::type;
+    run([](T a, T b) -> T { return a * b; });
+    return Status::OK();
+  });
+}
 KFORGE_SIMPLE_BINARY(maximum, a > b ? a : b)
 KFORGE_SIMPLE_BINARY(minimum, a < b ? a : b)
 KFORGE_SIMPLE_BINARY(elementwise_pow, power<T>(a, b))

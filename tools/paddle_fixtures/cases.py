@@ -420,6 +420,9 @@ CASES = [
       for op in ("and", "or", "xor") for dt in ("int32", "int64")],
     *[C(f"bitwise_{op}_bool", lambda x, y, op=op: getattr(paddle, f"bitwise_{op}")(x, y),
         [t(3, 4, dtype="bool"), t(4, dtype="bool")], ops=(f"bitwise_{op}",)) for op in ("and", "or", "xor")],
+    # multiply of two bool masks (Mask-RT-DETR-S/subgraph_9): a logical and
+    C("multiply_bool", lambda x, y: paddle.multiply(x, y), [t(3, 4, dtype="bool"), t(4, dtype="bool")],
+      ops=("multiply",)),
     *[C(f"bitwise_not_{dt}", lambda x: paddle.bitwise_not(x), [t(3, 4, dtype=dt, low=-100, high=100)],
         ops=("bitwise_not",)) for dt in ("int32", "int64")],
     C("bitwise_not_bool", lambda x: paddle.bitwise_not(x), [t(3, 4, dtype="bool")], ops=("bitwise_not",)),

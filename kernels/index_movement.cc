@@ -76,6 +76,79 @@ Status gather_nd(const KernelContext& ctx, const Tensor& x, const Tensor& index,
   return Status::OK();
 }
 
+Status index_put(const KernelContext& ctx, const Tensor& x, TensorList indices, const Tensor& value, bool accumulate,
+                 Tensor* out) {
+  (void)ctx;
+  static constexpr const char* kOp = "index_put";
+  Tensor expected;
+  KFORGE_RETURN_IF_ERROR(meta::IndexPutInferMeta(x, indices, value, accumulate, &expected));
+  KFORGE_RETURN_IF_ERROR(check_meta(kOp, out, expected));
+  // The indices broadcast together to `at` (rank b); each position of `at` names a slice of x (x's dims past the
+  // m indexed ones), which value, broadcast to at's dims + the slice's, fills.
+  const auto m = static_cast<int32_t>(indices.size);
+  std::vector<int64_t> at;
+  Tensor shape;  // the broadcast so far, as dims only
+  shape.ndim = 0;
+  for (int32_t j = 0; j < m; ++j) {
+    KFORGE_RETURN_IF_ERROR(util::broadcast_dims(shape, indices[j], kOp, &at));
+    KFORGE_RETURN_IF_ERROR(shape.set_dims(at));
+  }
+  const int32_t b = static_cast<int32_t>(at.size()), rank = b + x.ndim - m;
+  if (rank > kMaxRank) return Status::Error(kOp, ": rank ", rank, " of the indexed positions and slices");
+  Tensor target;  // at's dims + the slice's: what value broadcasts to
+  std::vector<int64_t> target_dims = at;
+  target_dims.insert(target_dims.end(), x.dims + m, x.dims + x.ndim);
+  KFORGE_RETURN_IF_ERROR(target.set_dims(target_dims));
+  std::vector<int64_t> check;
+  KFORGE_RETURN_IF_ERROR(util::broadcast_dims(target, value, kOp, &check));
+  if (check != target_dims) {
+    return Status::Error(kOp, ": value ", value.dims_string(), " does not broadcast to ", target.dims_string());
+  }
+  int64_t x_strides[kMaxRank], value_strides[kMaxRank];
+  util::contiguous_strides(x.dims, x.ndim, x_strides);
+  util::broadcast_strides(value, rank, value_strides);
+  std::vector<std::vector<int64_t>> index_strides(static_cast<size_t>(m), std::vector<int64_t>(kMaxRank, 0));
+  for (int32_t j = 0; j < m; ++j) util::broadcast_strides(indices[j], b, index_strides[static_cast<size_t>(j)].data());
+  const int64_t positions = util::product(at.data(), 0, b), slice = util::product(x.dims, m, x.ndim);
+  if (out->data != x.data) util::copy_bytes(out->data, x.data, x.bytes());
+  return util::visit_plain(x.dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    T* o = out->data_as<T>();
+    const T* v = value.data_as<const T>();
+    std::vector<int64_t> coord(static_cast<size_t>(rank), 0);
+    for (int64_t p = 0; p < positions; ++p) {
+      // p's coordinate in `at`, then the x offset its indices name and value's offset there.
+      int64_t r = p, base = 0, from = 0;
+      for (int32_t d = b - 1; d >= 0; --d) {
+        coord[static_cast<size_t>(d)] = r % at[static_cast<size_t>(d)];
+        r /= at[static_cast<size_t>(d)];
+      }
+      for (int32_t j = 0; j < m; ++j) {
+        int64_t k = 0;
+        for (int32_t d = 0; d < b; ++d) k += coord[static_cast<size_t>(d)] * index_strides[static_cast<size_t>(j)][static_cast<size_t>(d)];
+        int64_t pos = 0;
+        KFORGE_RETURN_IF_ERROR(resolve_index(kOp, index_at(indices[j], k), x.dims[j], j, &pos));
+        base += pos * x_strides[j];
+      }
+      for (int32_t d = 0; d < b; ++d) from += coord[static_cast<size_t>(d)] * value_strides[d];
+      for (int64_t e = 0; e < slice; ++e) {
+        int64_t ve = from, q = e;
+        for (int32_t d = rank - 1; d >= b; --d) {
+          const int64_t n = x.dims[d - b + m];
+          ve += (q % n) * value_strides[d];
+          q /= n;
+        }
+        if constexpr (std::is_same_v<T, bool>) {
+          o[base + e] = accumulate ? (o[base + e] || v[ve]) : v[ve];
+        } else {
+          o[base + e] = accumulate ? static_cast<T>(o[base + e] + v[ve]) : v[ve];
+        }
+      }
+    }
+    return Status::OK();
+  });
+}
+
 Status meshgrid(const KernelContext& ctx, TensorList inputs, MutableTensorList out) {
   (void)ctx;
   static constexpr const char* kOp = "meshgrid";

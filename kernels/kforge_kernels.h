@@ -434,6 +434,11 @@ namespace kforge::kernels {
 Status share_data(const KernelContext& ctx, const Tensor& x, Tensor* out);
 // out[i...] = x[index[i..., 0], ..., index[i..., k-1], ...], k = index's last dim (<= x's rank).
 Status gather_nd(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
+// out = x with out[i0[b], ..., i(m-1)[b], ...] = value (accumulate: +=) for every position b of the indices broadcast
+// together; m <= rank int32 / int64 index tensors (negative from the end), value broadcast to b's dims + x's after m.
+// Positions named twice: the later wins (accumulate: both add), as Paddle's serial CPU loop.
+Status index_put(const KernelContext& ctx, const Tensor& x, TensorList indices, const Tensor& value, bool accumulate,
+                 Tensor* out);
 // out[i][j0, ..., jn-1] = inputs[i][ji] for n 1-D inputs of one dtype (Paddle's "ij" indexing).
 Status meshgrid(const KernelContext& ctx, TensorList inputs, MutableTensorList out);
 // out = arr[..., indices[...], ...] along axis; indices' dims are at most arr's off the axis.
@@ -510,6 +515,7 @@ Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool
 namespace kforge::meta {
 
 Status GatherNdInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
+Status IndexPutInferMeta(const Tensor& x, TensorList indices, const Tensor& value, bool accumulate, Tensor* out);
 Status MeshgridInferMeta(TensorList inputs, MutableTensorList out);
 Status TakeAlongAxisInferMeta(const Tensor& arr, const Tensor& indices, int axis, Tensor* out);
 Status DiagInferMeta(const Tensor& x, int offset, float padding_value, Tensor* out);

@@ -1,4 +1,4 @@
-// Infer-meta of the ops GraphNet's Paddle models use (issue 34): Paddle's GatherNdInferMeta, MeshgridInferMeta,
+// Infer-meta of the ops GraphNet's Paddle models use (issue 34): Paddle's GatherNdInferMeta, IndexPutInferMeta, MeshgridInferMeta,
 // TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, BCELossInferMeta,
 // SigmoidCrossEntropyWithLogitsInferMeta, CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside
 // the other reductions', so that linalg.cc links without this file).
@@ -27,6 +27,22 @@ Status require_index_dtype(const char* op, const char* name, const Tensor& t) {
 }
 
 }  // namespace
+
+Status IndexPutInferMeta(const Tensor& x, TensorList indices, const Tensor& value, bool accumulate, Tensor* out) {
+  static constexpr const char* kOp = "IndexPutInferMeta";
+  (void)accumulate;
+  if (value.dtype != x.dtype) return Status::Error(kOp, ": value is ", value.dtype, ", x is ", x.dtype);
+  if (indices.size > static_cast<size_t>(x.ndim)) {
+    return Status::Error(kOp, ": ", indices.size, " index tensors for x of rank ", x.ndim);
+  }
+  for (size_t i = 0; i < indices.size; ++i) {
+    if (indices[i].dtype == DataType::kBool) {
+      return Status::Error(kOp, ": index ", i, " is a bool mask, which kforge does not take yet (int32 / int64 only)");
+    }
+    KFORGE_RETURN_IF_ERROR(require_index_dtype(kOp, "an index", indices[i]));
+  }
+  return set_out(out, x.dtype, std::vector<int64_t>(x.dims, x.dims + x.ndim), kOp);
+}
 
 Status GatherNdInferMeta(const Tensor& x, const Tensor& index, Tensor* out) {
   static constexpr const char* kOp = "GatherNdInferMeta";

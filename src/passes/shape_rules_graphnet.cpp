@@ -56,6 +56,26 @@ std::string gather_nd_rule(OpContext& c) {
   return "";
 }
 
+std::string index_put_rule(OpContext& c) {
+  GN_TENSOR(x, 0);
+  const std::vector<const ValueInfo*> indices = c.tensors(c.param(1));
+  GN_TENSOR(value, 2);
+  if (value->dtype != x->dtype) return dtype_conflict("value", value->dtype, "x", x->dtype);
+  if (indices.size() > x->dims.size()) {
+    return fmt::format("{} index tensors for x {} of rank {}", indices.size(), to_string(x->dims), x->dims.size());
+  }
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if (indices[i]->dtype == ir::DataType::kBool) {
+      return fmt::format("index {} is a bool mask, which kforge does not take yet (int32 or int64 index tensors)", i);
+    }
+    if (!is_index_dtype(indices[i]->dtype)) {
+      return fmt::format("index {} must be int32 or int64, got {}", i, ir::dtype_name(indices[i]->dtype));
+    }
+  }
+  c.set_result(0, x->dtype, x->dims);
+  return "";
+}
+
 std::string meshgrid_rule(OpContext& c) {
   const std::vector<const ValueInfo*> xs = c.tensors(c.param(0));
   if (xs.empty()) return "meshgrid of no inputs";
@@ -307,6 +327,7 @@ std::string grid_sample_rule(OpContext& c) {
 const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules() {
   static const std::map<std::string, std::string (*)(OpContext&)> kRules = {
       {"GatherNdInferMeta", gather_nd_rule},
+      {"IndexPutInferMeta", index_put_rule},
       {"MeshgridInferMeta", meshgrid_rule},
       {"TakeAlongAxisInferMeta", take_along_axis_rule},
       {"DiagInferMeta", diag_rule},

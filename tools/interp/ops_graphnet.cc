@@ -1,4 +1,4 @@
-// The ops GraphNet's Paddle models use that issue 34 adds: share_data_, gather_nd, meshgrid, take_along_axis, diag,
+// The ops GraphNet's Paddle models use that issue 34 adds: share_data_, gather_nd, index_put, meshgrid, take_along_axis, diag,
 // expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax
 // and grid_sample (min is beside max in ops_nn.cc, linear_interp beside bilinear_interp in ops_index.cc). Operands
 // in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
@@ -149,6 +149,20 @@ void register_graphnet_ops(OpRegistry& r) {
     return run_one(
         ctx, x->dtype, out, [&](Tensor* o) { return m::GatherNdInferMeta(*x, *index, o); },
         [&](const KernelContext& c, Tensor* o) { return k::gather_nd(c, *x, *index, o); });
+  });
+  // pd_op.index_put / index_put_: operands (x, indices (a list), value).
+  r.add("index_put", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                        std::vector<RtValue>& out) -> Status {
+    const Tensor *x, *value;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    const std::vector<const Tensor*> indices = input_list(in, 1);
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 2, "value", &value));
+    bool accumulate;
+    KFORGE_RETURN_IF_ERROR(attrs.get_bool("accumulate", &accumulate, false));
+    const kforge::TensorList list{indices.data(), indices.size()};
+    return run_one(
+        ctx, x->dtype, out, [&](Tensor* o) { return m::IndexPutInferMeta(*x, list, *value, accumulate, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::index_put(c, *x, list, *value, accumulate, o); });
   });
   r.add("meshgrid", meshgrid);
   r.add("take_along_axis", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,

@@ -669,6 +669,18 @@ CASES = [
     C("gather_nd_dynamic", lambda x, i: paddle.gather_nd(x, i) * 2, [t(None, 6), t(None, 2, dtype="int64", low=0,
                                                                                       high=2)],
       ops=("gather_nd",)),
+    # index_put: rows of a matrix (a negative index, value broadcast along the row), elements of a matrix named by
+    # two broadcast index tensors with accumulation (a position named twice adds twice), and Co-DINO's
+    # (GraphNet Co-DINO-R50/subgraph_33) one int64 element of a vector.
+    C("index_put_rows", lambda x, i, v: paddle.index_put(x, (i,), v),
+      [t(5, 3), t(2, dtype="int64", low=-5, high=5), t(3)], ops=("index_put",)),
+    C("index_put_accumulate", lambda x, v: paddle.index_put(
+          x, (paddle.to_tensor([[0], [2], [2]], dtype="int64"), paddle.to_tensor([1, 3], dtype="int64")), v,
+          accumulate=True),
+      [t(4, 5), t(3, 2)], ops=("index_put",)),
+    C("index_put_int64", lambda x, i, v: paddle.index_put(x, (i,), v),
+      [t(9, dtype="int64", low=-50, high=50), t(1, dtype="int64", low=0, high=9), t(1, dtype="int64", low=0, high=9)],
+      ops=("index_put",)),
     # meshgrid: two and three 1-D inputs (Paddle's ij indexing), float and int64.
     C("meshgrid_2", lambda x, y: tuple(paddle.meshgrid(x, y)), [t(3), t(4)], ops=("meshgrid",)),
     C("meshgrid_3_int64", lambda x, y, z: tuple(paddle.meshgrid(x, y, z)),

@@ -436,7 +436,7 @@ Status share_data(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status gather_nd(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
 // out = x with out[i0[b], ..., i(m-1)[b], ...] = value (accumulate: +=) for every position b of the indices broadcast
 // together; m <= rank int32 / int64 index tensors (negative from the end), value broadcast to b's dims + x's after m.
-// Positions named twice: the later wins (accumulate: both add), as Paddle's serial CPU loop.
+// Positions named twice: the later wins (accumulate: both add), in index order.
 Status index_put(const KernelContext& ctx, const Tensor& x, TensorList indices, const Tensor& value, bool accumulate,
                  Tensor* out);
 // out[i][j0, ..., jn-1] = inputs[i][ji] for n 1-D inputs of one dtype (Paddle's "ij" indexing).

@@ -27,6 +27,29 @@ std::string cuda_shape_text(const passes::SymShape& dims) {
   return out + "]";
 }
 
+namespace {
+
+// The copied outputs of `program` among its first `count`, those sized by data left out (allocated and copied
+// last, through Bindings::outputs).
+size_t eager_copies(const passes::LoweredProgram& program, size_t count) {
+  const DataSymbols data(program);
+  return static_cast<size_t>(std::count_if(
+      program.outputs.begin(), program.outputs.begin() + static_cast<std::ptrdiff_t>(count),
+      [&](const passes::ProgramOutput& o) {
+        return o.copy && data.late_symbol(program.values[o.value].dims) == passes::kNone;
+      }));
+}
+
+}  // namespace
+
+size_t cuda_binding_slots(const passes::LoweredProgram& program) {
+  return program.buffers.size() + eager_copies(program, program.outputs.size());
+}
+
+size_t cuda_copy_slot(const passes::LoweredProgram& program, size_t index) {
+  return program.buffers.size() + eager_copies(program, index);
+}
+
 std::string cuda_binding_locals(const passes::LoweredProgram& program) {
   std::string out;
   for (const passes::Symbol& s : program.symbols) {
@@ -151,7 +174,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   ctx.set("cuda_graph", parts.cuda_graph);
   ctx.set("constants", !p.constants.empty());
   // std::array<T, 0> would do, but the generated code has always sized them at least 1.
-  ctx.set("num_buffers", static_cast<int64_t>(std::max<size_t>(1, p.buffers.size())));
+  ctx.set("num_buffers", static_cast<int64_t>(std::max<size_t>(1, cuda_binding_slots(p))));
   ctx.set("num_symbols", static_cast<int64_t>(std::max<size_t>(1, p.symbols.size())));
   ctx.set("gemm", gemm_entry(parts.gemm));
   ctx.set("rows", parts.row_dispatchers);

@@ -62,6 +62,14 @@ struct CudaClassParts {
 std::string cuda_input_ident(const passes::LoweredProgram& program, size_t index);
 std::string cuda_output_ident(const passes::LoweredProgram& program, size_t index);
 
+/// The slots of `Bindings::buffers`: one per buffer of the plan, then one per output that is copied (an input,
+/// a parameter or a constant fetched, or a value fetched twice: the plan gives such an output no buffer of its
+/// own; those sized by data aside), so that a copy's destination is a bound pointer, part of the CUDA graph's key like every other.
+size_t cuda_binding_slots(const passes::LoweredProgram& program);
+/// The slot of copied output `index` (a `ProgramOutput` whose `copy` is set, its dims not sized by data: those are
+/// allocated and copied last, through `Bindings::outputs`).
+size_t cuda_copy_slot(const passes::LoweredProgram& program, size_t index);
+
 /// "[?, 64]": a shape for comments and messages, `?` for a dim known only at run time.
 std::string cuda_shape_text(const passes::SymShape& dims);
 

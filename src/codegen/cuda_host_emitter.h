@@ -163,6 +163,8 @@ class CudaHostEmitter {
   // of the convolution at `position`; an error at `op` where it cannot.
   bool padded_input_fits(const CudaConvSite& site, uint32_t position, const passes::KernelCall& op);
 
+  // The pointer expression of the scratch buffer of the call at `position` ("" if it has none).
+  std::string scratch_pointer(uint32_t position) const;
   // The cuDNN workspace of the convolution at `position` (passes::add_scratch_buffers): {pointer, bytes}, or
   // false where it has none (a direct depthwise convolution, or --cudnn-workspace-mib 0).
   tmpl::Value scratch_value(uint32_t position) const;
@@ -174,8 +176,6 @@ class CudaHostEmitter {
   // The keys of templates/program/cuda/program.cu.j2 beyond the class context's.
   void add_host_keys(tmpl::Value& ctx);
 
-  // The buffer of output i (its caller's tensor).
-  uint32_t output_buffer(size_t i) const;
 
   const LoweredProgram& p_;
   DataSymbols data_{p_};

@@ -346,7 +346,7 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::Low
                                                                const std::string& description,
                                                                const CudaBufferExpr& buffer, SizeTable& sizes,
                                                                const SizeTable::Spelling& size_argument,
-                                                               std::string* why) {
+                                                               std::string* why, const std::string& scratch) {
   std::string reason;
   std::optional<std::vector<CudaIndexKernel>> kernels;
   if (index_text::is_compute_op(call.op)) {
@@ -366,7 +366,7 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::Low
                                        &reason);
   } else if (index_text::is_select_op(call.op)) {
     kernels = index_text::select_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                         &reason);
+                                         &reason, scratch);
   } else {
     cuda_index_internal::IndexCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, &reason);
     kernels = builder.build();

@@ -11,8 +11,8 @@
 //     coordinates), triu, tril, arange (constant start and step), full_with_tensor, and the ops no fused group
 //     takes: sum, mean, max, min, prod, any, all over any axes (one thread per output element), softmax over an
 //     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent;
-//   - by an index or a rank (cuda_index_select.cpp): topk (one thread per element of x, its rank in the CPU kernel's
-//     order), gather_nd, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
+//   - by an index or a rank (cuda_index_select.cpp): topk (one thread per line, the CPU kernel's selection in
+//     the call's scratch), gather_nd, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
 //   - norms (cuda_index_norm.cpp): group_norm, p_norm; losses (cuda_index_loss.cpp):
 //     sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax; einsum (cuda_index_linalg.cpp); grid_sample
 //     and mean_all (cuda_index_compute.cpp); floor_divide with broadcast operands and uniform
@@ -81,14 +81,15 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. The kernels take
 /// the sizes they use as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as
-/// `size_argument(k)`.
+/// `size_argument(k)`. `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for
+/// the ops that plan one (passes/cuda_index_scratch.h: topk); "" when it has none.
 std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::LoweredProgram& program,
                                                                const passes::KernelCall& call,
                                                                const std::string& prefix, size_t first,
                                                                const std::string& description,
                                                                const CudaBufferExpr& buffer, SizeTable& sizes,
                                                                const SizeTable::Spelling& size_argument,
-                                                               std::string* why);
+                                                               std::string* why, const std::string& scratch = "");
 
 /// The template context of one kernel (templates/program/cuda/index.j2): name, description, params, args,
 /// numel, body.

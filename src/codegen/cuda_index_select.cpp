@@ -1,11 +1,9 @@
 // The index-mapped CUDA kernels of the ops that pick, place or combine elements by an index or a rank
 // (codegen/cuda_index.h; the plain data movement is cuda_index.cpp's, the arithmetic cuda_index_compute.cpp's), each
 // computing what the CPU kernel of kernels/ computes, in the same order:
-//   - topk (kernels/reduce_math.cc): one thread per element of x counts the elements of its line that come before it
-//     in a strict order (NaN first when largest, last when smallest; equal values by the lower index:
-//     kforge_index.cuh's topk_rank; the CPU kernel orders equal values as Paddle's does, which a GPU cannot
-//     reproduce without running libstdc++'s partial_sort / nth_element: ties may come out in another order) and, when that rank is under k, stores the element and its index there. No sort: the same answer for every
-//     schedule, and slow only for long lines (the count is over the whole line);
+//   - topk (kernels/reduce_math.cc): one thread per line runs the CPU kernel's selection step for step
+//     (kforge_index.cuh's topk_line: libstdc++'s partial_sort, or nth_element and sort, over the line's indices in
+//     the call's scratch), so that equal values come out in the CPU kernel's order, which is Paddle's;
 //   - gather_nd (kernels/index_movement.cc): the slice that each row of the index picks, an index outside its axis
 //     (after Paddle's negative wrap) giving zeros where the CPU kernel's status is an error;
 //   - scatter (kernels/index_ops.cc): out row r is x's, or for overwrite the last update whose index is r, or without
@@ -78,22 +76,23 @@ bool SelectCall::topk() {
     for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
   }
   if (*k < 0) return fail("its k is negative");
+  const std::optional<bool> sorted = call_.constant_bool("sorted");
+  if (!sorted) return fail("its sorted is not a constant known at generation time");
+  if (scratch_.empty()) return fail("the memory plan gave it no scratch for its lines");
   KernelText t = text();
   const std::string in = t.input(x, type);
-  if (out != kNone) t.output(out, type, "out");
-  if (indices != kNone) t.output(indices, "int64_t", "out_indices");
+  const std::string o = out != kNone ? t.output(out, type, "out") : "";
+  const std::string oi = indices != kNone ? t.output(indices, "int64_t", "out_indices") : "";
+  const std::string a = t.scratch(scratch_);
   const std::string n = t.size(len), step = t.size(inner);
-  t.line(fmt::format("const int64_t i = e % {0}, j = (e / {0}) % {1}, o = e / {0} / {1};", step, n));
-  t.line(fmt::format("const int64_t base = o * {} * {} + i;", n, step));
-  t.line(fmt::format("const {} v = {}[e];", type, in));
-  t.line(fmt::format("const int64_t rank = kforge::cuda_index::topk_rank<{}>({} + base, {}, {}, j, v, {});", type,
-                     in, n, step, *largest ? "true" : "false"));
-  t.line(fmt::format("if (rank < {}) {{", *k));
-  const std::string at = fmt::format("(o * {} + rank) * {} + i", *k, step);
-  if (out != kNone) t.line(fmt::format("  out[{}] = v;", at));
-  if (indices != kNone) t.line(fmt::format("  out_indices[{}] = j;", at));
-  t.line("}");
-  add(t, value(x).numel(), true);
+  t.line(fmt::format("const int64_t i = e % {0}, o = e / {0};", step));
+  auto at = [&](const std::string& p, const std::string& count) {
+    return p.empty() ? std::string("nullptr") : fmt::format("{} + o * {} * {} + i", p, count, step);
+  };
+  t.line(fmt::format("kforge::cuda_index::topk_line<{}>({}, {}, {}, {}, {}, {}, {} + e * {}, {}, {});", type,
+                     at(in, n), n, step, *k, *largest ? "true" : "false", *sorted ? "true" : "false", a, n,
+                     at(o, std::to_string(*k)), at(oi, std::to_string(*k))));
+  add(t, outer * inner, true);
   return true;
 }
 
@@ -306,8 +305,10 @@ std::optional<std::vector<CudaIndexKernel>> select_kernels(const LoweredProgram&
                                                            const std::string& prefix, size_t first,
                                                            const std::string& description,
                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why) {
+                                                           const SizeTable::Spelling& size_argument, std::string* why,
+                                                           const std::string& scratch) {
   select_internal::SelectCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, why);
+  builder.set_scratch(scratch);
   return builder.build();
 }
 

@@ -21,6 +21,8 @@ class SelectCall : public IndexBuilder {
   using IndexBuilder::IndexBuilder;
 
   std::optional<std::vector<CudaIndexKernel>> build();
+  // The pointer expression of the call's scratch buffer ("" if the plan gave it none).
+  void set_scratch(std::string scratch) { scratch_ = std::move(scratch); }
 
  private:
   // The C++ type of an arithmetic dtype (bool excluded): integers, float32, float64; "" after fail().
@@ -28,7 +30,8 @@ class SelectCall : public IndexBuilder {
 
   uint32_t output(size_t i) const;
 
-  // topk along `axis`: thread e is x's element j of its line; its rank among the line's elements decides where it goes.
+  // topk along `axis`: thread e selects the first k of line e as the CPU kernel does (kforge_index.cuh's topk_line),
+  // in the call's scratch (len int32 entries per line).
   bool topk();
 
   // gather_nd: index [..., k] picks, per row, the slice x[i0, ..., ik-1, :].
@@ -62,6 +65,8 @@ class SelectCall : public IndexBuilder {
 
   // add_n: out = inputs[0] + inputs[1] + ... in input order, in the inputs' type.
   bool add_n();
+
+  std::string scratch_;
 };
 
 }  // namespace kforge::codegen::index_text::select_internal

@@ -110,6 +110,12 @@ std::string KernelText::output(uint32_t v, const std::string& type, const std::s
   return name;
 }
 
+std::string KernelText::scratch(const std::string& pointer) {
+  params_.push_back("int32_t* __restrict__ scratch");
+  args_.push_back(fmt::format("static_cast<int32_t*>({})", pointer));
+  return "scratch";
+}
+
 CudaIndexKernel KernelText::finish(std::string name, std::string description, const SymExpr& numel, bool interp) {
   CudaIndexKernel k;
   k.numel = size(numel);

@@ -53,6 +53,8 @@ class KernelText {
   std::string input(uint32_t v, const std::string& type);
   /// The output pointer `out` (or `name`, for a kernel that writes a second output).
   std::string output(uint32_t v, const std::string& type, const std::string& name = "out");
+  /// The pointer `scratch` (int32 entries) to the call's scratch buffer, whose pointer expression is `pointer`.
+  std::string scratch(const std::string& pointer);
   void line(std::string text) { body_.push_back(std::string(indent_, ' ') + std::move(text)); }
   /// Indents the lines that follow by `columns` more (fewer when negative).
   void indent(int columns) { indent_ = static_cast<size_t>(static_cast<int>(indent_) + columns); }
@@ -127,13 +129,15 @@ std::optional<std::vector<CudaIndexKernel>> compute_kernels(const passes::Lowere
                                                             const SizeTable::Spelling& size_argument, std::string* why);
 
 /// The ops whose kernels pick, place or combine elements by an index or a rank (cuda_index_select.cpp): topk,
-/// gather_nd, scatter, roll, pad, add_n; their kernels, as cuda_index_kernels() (codegen/cuda_index.h).
+/// gather_nd, scatter, roll, pad, add_n; their kernels, as cuda_index_kernels() (codegen/cuda_index.h), `scratch`
+/// the call's scratch (topk's).
 bool is_select_op(std::string_view op);
 std::optional<std::vector<CudaIndexKernel>> select_kernels(const passes::LoweredProgram& program,
                                                            const passes::KernelCall& call, const std::string& prefix,
                                                            size_t first, const std::string& description,
                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why);
+                                                           const SizeTable::Spelling& size_argument, std::string* why,
+                                                           const std::string& scratch);
 
 /// The norms no fused group takes (cuda_index_norm.cpp): group_norm, p_norm; their kernels, as cuda_index_kernels().
 bool is_norm_op(std::string_view op);

@@ -177,6 +177,14 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
     b.set("pointer", ptr);
     bindings.push_back(std::move(b));
   }
+  for (size_t i = 0; i < p_.outputs.size(); ++i) {
+    const passes::ProgramOutput& out = p_.outputs[i];
+    if (!out.copy || data_.late_symbol(p_.values[out.value].dims) != kNone) continue;  // late: late_output_copies
+    tmpl::Value b = tmpl::Value::map();
+    b.set("index", static_cast<int64_t>(cuda_copy_slot(p_, i)));
+    b.set("pointer", output_ident(i) + "->data");
+    bindings.push_back(std::move(b));
+  }
   ctx.set("bindings", tmpl::Value(std::move(bindings)));
   // One graph-cache lookup per run() decides whether to prepare (choices made, cuBLASLt plans built).
   tmpl::List before_capture;
@@ -192,7 +200,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
     if (!out.copy || data_.late_symbol(p_.values[out.value].dims) != kNone) continue;  // late: late_output_copies
     const auto& v = p_.values[out.value];
     tmpl::Value c = tmpl::Value::map();
-    c.set("to", static_cast<int64_t>(output_buffer(i)));
+    c.set("to", static_cast<int64_t>(cuda_copy_slot(p_, i)));
     c.set("from", static_cast<int64_t>(v.buffer));
     c.set("bytes", size_(v.bytes()));
     copies.push_back(std::move(c));
@@ -205,13 +213,6 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   // bind_s<id>() those that need its symbol.
   ctx.set("sizes", sizes_.definitions_value([&](uint32_t k) { return data_.late_symbol(sizes_.expression(k)) == kNone; }));
   add_data_dependent_keys(ctx, std::move(data_symbols));
-}
-
-uint32_t CudaHostEmitter::output_buffer(size_t i) const {
-  for (const Buffer& buf : p_.buffers) {
-    if (buf.kind == BufferKind::kOutput && buf.role_index == i) return buf.index;
-  }
-  return 0;
 }
 
 }  // namespace kforge::codegen::cuda_program_internal

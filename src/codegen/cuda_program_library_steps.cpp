@@ -137,7 +137,7 @@ void CudaHostEmitter::add_library_step(const passes::KernelCall& call, const pas
     if (std::optional<std::vector<CudaIndexKernel>> kernels =
             known ? std::move(known)
                   : cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
-                                       run_size, &why)) {
+                                       run_size, &why, scratch_pointer(position))) {
       tmpl::List contexts;
       for (const CudaIndexKernel& k : *kernels) {
         contexts.push_back(cuda_index_kernel_context(k));
@@ -210,6 +210,11 @@ bool CudaHostEmitter::padded_input_fits(const CudaConvSite& site, uint32_t posit
   }
   padded_convs_ = true;
   return true;
+}
+
+std::string CudaHostEmitter::scratch_pointer(uint32_t position) const {
+  const passes::Buffer* scratch = passes::scratch_buffer(p_, position);
+  return scratch == nullptr ? "" : binding(scratch->index);
 }
 
 tmpl::Value CudaHostEmitter::scratch_value(uint32_t position) const {

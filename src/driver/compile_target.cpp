@@ -5,6 +5,7 @@
 
 #include "codegen/cuda_conv.h"
 #include "codegen/cuda_index.h"
+#include "passes/cuda_index_scratch.h"
 
 namespace kforge::driver {
 
@@ -75,6 +76,8 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .kernel_call_variants = false,
         // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs.
         .scratch_positions = &codegen::cudnn_scratch_positions,
+        // topk's kernel selects over each line's indices in a scratch of its own.
+        .call_scratch = &passes::cuda_index_scratch,
         .cuda_graph = true,
     },
 }};

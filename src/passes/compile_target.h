@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "passes/layout.h"
+#include "passes/memory_plan.h"
 
 namespace kforge::passes {
 
@@ -85,6 +86,8 @@ struct CompileTarget {
   /// The positions (Buffer::scratch_at) of the calls that get a scratch buffer of --cudnn-workspace-mib in the
   /// memory plan (add_scratch_buffers); null: none, and the flag is not accepted.
   std::vector<uint32_t> (*scratch_positions)(const LoweredProgram& program, const FusionPlan& fusion) = nullptr;
+  /// The calls whose kernels need a scratch of a size of their own (passes/cuda_index_scratch.h); null: none.
+  std::vector<ScratchNeed> (*call_scratch)(const LoweredProgram& program, const FusionPlan& fusion) = nullptr;
 
   // --- codegen ---
   /// --cuda-graph is accepted.

@@ -114,14 +114,21 @@ void plan_memory(LoweredProgram& program, uint32_t alignment) {
 }
 
 void add_scratch_buffers(LoweredProgram& program, const std::vector<uint32_t>& positions, int64_t bytes) {
-  if (bytes <= 0 || positions.empty()) return;
-  for (uint32_t position : positions) {
+  if (bytes <= 0) return;
+  std::vector<ScratchNeed> needs;
+  for (uint32_t position : positions) needs.push_back(ScratchNeed{position, SymExpr(bytes)});
+  add_scratch_buffers(program, needs);
+}
+
+void add_scratch_buffers(LoweredProgram& program, const std::vector<ScratchNeed>& needs) {
+  if (needs.empty()) return;
+  for (const ScratchNeed& need : needs) {
     Buffer b;
     b.index = static_cast<uint32_t>(program.buffers.size());
     b.kind = BufferKind::kWorkspace;
-    b.size_bytes = bytes;
-    b.first_call = b.last_call = position;
-    b.scratch_at = position;
+    b.size_bytes = need.bytes;
+    b.first_call = b.last_call = need.position;
+    b.scratch_at = need.position;
     program.buffers.push_back(std::move(b));
   }
   plan_memory(program, program.plan.alignment);

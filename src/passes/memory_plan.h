@@ -31,6 +31,14 @@ void plan_memory(LoweredProgram& program, uint32_t alignment = 64);
 /// and with values dead there), then places the workspace again. Nothing is added where `bytes` is 0.
 void add_scratch_buffers(LoweredProgram& program, const std::vector<uint32_t>& positions, int64_t bytes);
 
+/// A call's own scratch: at `position` (a call index), `bytes` (an expression of the dims).
+struct ScratchNeed {
+  uint32_t position = 0;
+  SymExpr bytes;
+};
+/// Gives each call of `needs` a scratch buffer of its size, as above; nothing when `needs` is empty.
+void add_scratch_buffers(LoweredProgram& program, const std::vector<ScratchNeed>& needs);
+
 /// The scratch buffer of the call at `position`, or null.
 const Buffer* scratch_buffer(const LoweredProgram& program, uint32_t position);
 

@@ -160,6 +160,7 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
   if (target.scratch_positions != nullptr) {
     add_scratch_buffers(lp, target.scratch_positions(lp, out.fusion), choices.scratch_bytes);
   }
+  if (target.call_scratch != nullptr) add_scratch_buffers(lp, target.call_scratch(lp, out.fusion));
 
   if (choices.dump) out.dump += lp.dump() + dump_fusion(lp, out.fusion) + dump_placements(placements) +
                            dump_split_views(split_views);

@@ -2,8 +2,8 @@
 // src/codegen/cuda_index.h): the source coordinates of Paddle's nearest and bilinear interpolation, computed
 // exactly as Paddle's CPU kernels do (float32 ratios, the half-pixel centre in double), so that a kernel reads the
 // same source elements and weights as kernels/nn.cc and kernels/resize.cc, and grid_sample's coordinates and pixels
-// as kernels/losses.cc computes them, and the per-element arithmetic of topk's rank, floor_divide and uniform as
-// kernels/ computes it. kforge copies this header beside the outputs when a program's index-mapped kernels use it.
+// as kernels/losses.cc computes them, topk's selection (libstdc++'s algorithms, as the CPU kernel), and the
+// per-element arithmetic of floor_divide and uniform as kernels/ computes it. kforge copies this header beside the outputs when a program's index-mapped kernels use it.
 // Needs nvcc; no other dependency.
 #ifndef KFORGE_INDEX_CUH_
 #define KFORGE_INDEX_CUH_
@@ -108,21 +108,203 @@ __device__ __forceinline__ T grid_pixel(const T* plane, int64_t h, int64_t w, T 
   return plane[static_cast<int64_t>(grid_round(y)) * w + static_cast<int64_t>(grid_round(x))];
 }
 
-// topk (kernels/reduce_math.cc): how many elements of a line of `len` elements `step` apart come before its element j
-// (value v) in a strict order: NaN first when largest, last when smallest, then by value, equal values by the lower
-// index (the CPU kernel orders equal values as Paddle's CPU kernel does; the values agree, tied indices may not). The ranks of a line are a permutation of 0..len-1.
+// topk (kernels/reduce_math.cc), one thread per line, step for step as the CPU kernel, which follows Paddle's CPU
+// kernel (phi FullTopK): the line's indices in order, then libstdc++'s std::partial_sort of the first k when
+// k * 64 < len, else std::nth_element at k - 1 and, when `sorted`, std::sort of the first k - 1, each written out
+// below as libstdc++ (GCC 8-14) implements it (heap select and heap sort; introselect and introsort with a median of
+// three and a final insertion sort), so that equal values come out in the CPU kernel's order too: neither stable nor
+// by index, but what those algorithms make of the sequence. An entry is an index into the line; `a` holds len of them
+// (the call's scratch, codegen/cuda_index_select.cpp).
 template <typename T>
-__device__ __forceinline__ int64_t topk_rank(const T* line, int64_t len, int64_t step, int64_t j, T v, bool largest) {
-  const bool v_nan = v != v;
-  int64_t rank = 0;
-  for (int64_t q = 0; q < len; ++q) {
-    const T u = line[q * step];
-    const bool u_nan = u != u;
-    const bool before = u_nan != v_nan ? (largest ? u_nan : v_nan)
-                                       : (!u_nan && u != v ? (largest ? u > v : u < v) : q < j);
-    rank += before ? 1 : 0;
+struct TopkLine {
+  const T* line;
+  int64_t step;
+  bool largest;
+  // Whether entry p comes before entry q: NaN first when largest, last when smallest, then by value.
+  __device__ __forceinline__ bool before(int32_t p, int32_t q) const {
+    const T u = line[static_cast<int64_t>(p) * step], v = line[static_cast<int64_t>(q) * step];
+    const bool un = u != u, vn = v != v;
+    return largest ? ((un && !vn) || u > v) : ((!un && vn) || u < v);
   }
-  return rank;
+
+  __device__ void push_heap(int32_t* a, int64_t hole, int64_t top, int32_t value) const {
+    int64_t parent = (hole - 1) / 2;
+    while (hole > top && before(a[parent], value)) {
+      a[hole] = a[parent];
+      hole = parent;
+      parent = (hole - 1) / 2;
+    }
+    a[hole] = value;
+  }
+  __device__ void adjust_heap(int32_t* a, int64_t hole, int64_t len, int32_t value) const {
+    const int64_t top = hole;
+    int64_t child = hole;
+    while (child < (len - 1) / 2) {
+      child = 2 * (child + 1);
+      if (before(a[child], a[child - 1])) --child;
+      a[hole] = a[child];
+      hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+      child = 2 * (child + 1);
+      a[hole] = a[child - 1];
+      hole = child - 1;
+    }
+    push_heap(a, hole, top, value);
+  }
+  __device__ void make_heap(int32_t* a, int64_t len) const {
+    if (len < 2) return;
+    for (int64_t parent = (len - 2) / 2;; --parent) {
+      adjust_heap(a, parent, len, a[parent]);
+      if (parent == 0) return;
+    }
+  }
+  // pop_heap(first, last, result): the top goes to *result, *result's entry sinks into the heap [0, len).
+  __device__ void pop_heap(int32_t* a, int64_t len, int32_t* result) const {
+    const int32_t value = *result;
+    *result = a[0];
+    adjust_heap(a, 0, len, value);
+  }
+  __device__ void heap_select(int32_t* a, int64_t middle, int64_t last) const {
+    make_heap(a, middle);
+    for (int64_t i = middle; i < last; ++i) {
+      if (before(a[i], a[0])) pop_heap(a, middle, a + i);
+    }
+  }
+  __device__ void sort_heap(int32_t* a, int64_t len) const {
+    for (; len > 1; --len) pop_heap(a, len - 1, a + len - 1);
+  }
+  __device__ void partial_sort(int32_t* a, int64_t middle, int64_t last) const {
+    heap_select(a, middle, last);
+    sort_heap(a, middle);
+  }
+  __device__ static void swap(int32_t* p, int32_t* q) {
+    const int32_t t = *p;
+    *p = *q;
+    *q = t;
+  }
+  __device__ void move_median_to_first(int32_t* result, int32_t* a, int32_t* b, int32_t* c) const {
+    if (before(*a, *b)) {
+      if (before(*b, *c)) swap(result, b);
+      else if (before(*a, *c)) swap(result, c);
+      else swap(result, a);
+    } else if (before(*a, *c)) {
+      swap(result, a);
+    } else if (before(*b, *c)) {
+      swap(result, c);
+    } else {
+      swap(result, b);
+    }
+  }
+  __device__ int32_t* unguarded_partition(int32_t* first, int32_t* last, const int32_t* pivot) const {
+    while (true) {
+      while (before(*first, *pivot)) ++first;
+      --last;
+      while (before(*pivot, *last)) --last;
+      if (!(first < last)) return first;
+      swap(first, last);
+      ++first;
+    }
+  }
+  __device__ int32_t* unguarded_partition_pivot(int32_t* first, int32_t* last) const {
+    int32_t* mid = first + (last - first) / 2;
+    move_median_to_first(first, first + 1, mid, last - 1);
+    return unguarded_partition(first + 1, last, first);
+  }
+  __device__ void unguarded_linear_insert(int32_t* last) const {
+    const int32_t value = *last;
+    int32_t* next = last - 1;
+    while (before(value, *next)) {
+      *last = *next;
+      last = next;
+      --next;
+    }
+    *last = value;
+  }
+  __device__ void insertion_sort(int32_t* first, int32_t* last) const {
+    if (first == last) return;
+    for (int32_t* i = first + 1; i != last; ++i) {
+      if (before(*i, *first)) {
+        const int32_t value = *i;
+        for (int32_t* p = i; p != first; --p) *p = *(p - 1);
+        *first = value;
+      } else {
+        unguarded_linear_insert(i);
+      }
+    }
+  }
+  __device__ static int64_t floor_log2(int64_t n) {
+    int64_t k = 0;
+    while (n > 1) {
+      n >>= 1;
+      ++k;
+    }
+    return k;
+  }
+  __device__ void nth_element(int32_t* first, int32_t* nth, int32_t* last) const {
+    if (first == last || nth == last) return;
+    int64_t depth = floor_log2(last - first) * 2;
+    while (last - first > 3) {
+      if (depth == 0) {
+        heap_select(first, nth + 1 - first, last - first);
+        swap(first, nth);
+        return;
+      }
+      --depth;
+      int32_t* cut = unguarded_partition_pivot(first, last);
+      if (cut <= nth) first = cut;
+      else last = cut;
+    }
+    insertion_sort(first, last);
+  }
+  // std::sort: introsort's loop, then the final insertion sort. The loop recurses into the upper part and goes on
+  // with the lower one; the parts are disjoint, so an explicit stack visiting them in another order sorts alike.
+  __device__ void sort(int32_t* first, int32_t* last) const {
+    if (first == last) return;
+    struct Part { int32_t* first; int32_t* last; int64_t depth; };
+    Part stack[64];
+    int top = 0;
+    stack[top++] = Part{first, last, floor_log2(last - first) * 2};
+    while (top > 0) {
+      Part part = stack[--top];
+      while (part.last - part.first > 16) {
+        if (part.depth == 0) {
+          partial_sort(part.first, part.last - part.first, part.last - part.first);
+          break;
+        }
+        --part.depth;
+        int32_t* cut = unguarded_partition_pivot(part.first, part.last);
+        stack[top++] = Part{cut, part.last, part.depth};
+        part.last = cut;
+      }
+    }
+    if (last - first > 16) {
+      insertion_sort(first, first + 16);
+      for (int32_t* i = first + 16; i != last; ++i) unguarded_linear_insert(i);
+    } else {
+      insertion_sort(first, last);
+    }
+  }
+};
+
+// The k first entries of a line of `len` elements `step` apart, in the CPU kernel's order, into out and out_indices
+// (either may be null; their entries `step` apart too); `a` is scratch for len entries.
+template <typename T>
+__device__ void topk_line(const T* line, int64_t len, int64_t step, int64_t k, bool largest, bool sorted, int32_t* a,
+                          T* out, int64_t* out_indices) {
+  if (k <= 0) return;
+  const TopkLine<T> order{line, step, largest};
+  for (int64_t j = 0; j < len; ++j) a[j] = static_cast<int32_t>(j);
+  if (k * 64 < len) {
+    order.partial_sort(a, k, len);
+  } else {
+    order.nth_element(a, a + k - 1, a + len);
+    if (sorted) order.sort(a, a + k - 1);
+  }
+  for (int64_t j = 0; j < k; ++j) {
+    if (out != nullptr) out[j * step] = line[static_cast<int64_t>(a[j]) * step];
+    if (out_indices != nullptr) out_indices[j * step] = a[j];
+  }
 }
 
 // Python's a // b as kernels/math.cc computes it (Paddle's FloorDivideFunctor). Integers: the truncated quotient,

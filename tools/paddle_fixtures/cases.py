@@ -168,6 +168,10 @@ CASES = [
     # ---- creation ----
     C("full", lambda x: x + paddle.full([2, 3], 1.5), [t(2, 3)], ops=("full",)),
     C("full_like", lambda x: x + paddle.full_like(x, 0.25), [t(None, 3)], ops=("full_like",)),
+    # outputs the plan gives no buffer of their own (a constant, a value fetched twice): copied into the caller's
+    # tensors after the run (CUDA: into bound pointers of their own; GraphNet's MaskRCNN and ShiTu subgraphs)
+    C("fetch_copies", lambda x: (lambda y: (paddle.full([], 1435, "int64"), y, y))(x * 2.0), [t(None, 3, run=(2, 3))],
+      ops=("full",)),
     C("assign_value", lambda x: x * paddle.to_tensor([1.0, -2.0, 3.0]), [t(2, 3)], ops=("assign_value_",)),
     C("shape", lambda x: paddle.shape(x), [t(None, 3, run=(4, 3))], ops=("shape64",)),
     C("shape_reshape", lambda x: paddle.reshape(x, [paddle.shape(x)[0], -1]), [t(None, 2, 3)],

@@ -38,12 +38,13 @@ struct SelectFixture {
     REQUIRE(lowered);
   }
 
-  std::optional<std::vector<CudaIndexKernel>> kernels(size_t call, std::string* why) const {
+  std::optional<std::vector<CudaIndexKernel>> kernels(size_t call, std::string* why,
+                                                      const std::string& scratch = "") const {
     const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
       return (is_const ? "(const " : "(") + type + "*)b" + std::to_string(v);
     };
     return cuda_index_kernels(*lowered, lowered->calls.at(call), "k_", 0, "call", buffer, sizes,
-                              [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }, why);
+                              [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }, why, scratch);
   }
 };
 
@@ -55,35 +56,46 @@ bool contains(const std::vector<std::string>& body, const std::string& line) {
   return std::find(body.begin(), body.end(), line) != body.end();
 }
 
-TEST_CASE("cuda index select: topk ranks each element in the CPU kernel's order (kforge_index.cuh's topk_rank)") {
-  SECTION("largest floats along the last axis") {
+TEST_CASE("cuda index select: topk selects each line as the CPU kernel does, in the call's scratch") {
+  SECTION("largest floats along the last axis: a thread per line") {
     SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 6]}",
                                    "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: true, "
                                    "sorted: true}}\n",
                                    "v, i"));
     std::string why;
-    const auto k = f.kernels(0, &why);
+    const auto k = f.kernels(0, &why, "b.buffers[9]");
     INFO(why);
     REQUIRE(k);
     REQUIRE(k->size() == 1);
     const std::vector<std::string>& body = k->front().body;
-    CHECK(contains(body, "const int64_t rank = kforge::cuda_index::topk_rank<float>(in0 + base, 6, 1, j, v, true);"));
-    CHECK(contains(body, "if (rank < 2) {"));
-    CHECK(k->front().interp);  // kforge_index.cuh's topk_rank
-    CHECK(contains(body, "  out_indices[(o * 2 + rank) * 1 + i] = j;"));
-    CHECK(k->front().numel == "18");  // one thread per element of x
+    CHECK(contains(body, "kforge::cuda_index::topk_line<float>(in0 + o * 6 * 1 + i, 6, 1, 2, true, true, "
+                         "scratch + e * 6, out + o * 2 * 1 + i, out_indices + o * 2 * 1 + i);"));
+    CHECK(k->front().interp);  // kforge_index.cuh's topk_line
+    CHECK(k->front().numel == "3");  // one thread per line
+    CHECK(k->front().args.back() == "static_cast<int32_t*>(b.buffers[9])");
   }
-  SECTION("smallest integers along the first axis, the values unused") {
+  SECTION("smallest integers along the first axis, unsorted") {
     SelectFixture f(select_program("{name: x, dtype: int64, shape: [5, 4]}",
                                    "  - {op: topk, in: [x], out: [v, i], attrs: {k: 3, axis: 0, largest: false, "
-                                   "sorted: true}}\n",
+                                   "sorted: false}}\n",
                                    "i"));
     std::string why;
-    const auto k = f.kernels(0, &why);
+    const auto k = f.kernels(0, &why, "b.buffers[2]");
     INFO(why);
     REQUIRE(k);
     const std::vector<std::string>& body = k->front().body;
-    CHECK(contains(body, "const int64_t rank = kforge::cuda_index::topk_rank<int64_t>(in0 + base, 5, 4, j, v, false);"));
+    CHECK(contains(body, "kforge::cuda_index::topk_line<int64_t>(in0 + o * 5 * 4 + i, 5, 4, 3, false, false, "
+                         "scratch + e * 5, out + o * 3 * 4 + i, out_indices + o * 3 * 4 + i);"));
+    CHECK(k->front().numel == "4");
+  }
+  SECTION("without a scratch from the memory plan it cannot run, and says so") {
+    SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 6]}",
+                                   "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: true, "
+                                   "sorted: true}}\n",
+                                   "v, i"));
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why == "the memory plan gave it no scratch for its lines");
   }
 }
 

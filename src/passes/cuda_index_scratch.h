@@ -1,0 +1,18 @@
+// The scratch that some CUDA index kernels need beyond their inputs and outputs, planned with the rest of the memory
+// (add_scratch_buffers: live while the call runs, shared with the other calls' scratches): topk, whose kernel runs
+// the CPU kernel's selection over each line's indices (templates/cuda/kforge_index.cuh's topk_line) and needs one
+// int32 entry per element of x.
+#pragma once
+
+#include <vector>
+
+#include "passes/memory_plan.h"
+
+namespace kforge::passes {
+
+struct FusionPlan;
+
+/// The scratch of every call outside the fused groups that needs one under --target cuda.
+std::vector<ScratchNeed> cuda_index_scratch(const LoweredProgram& program, const FusionPlan& fusion);
+
+}  // namespace kforge::passes

@@ -46,24 +46,13 @@ const CudaConv* CudaPlan::call_conv(uint32_t c) const {
 
 namespace {
 
-// How many calls read each value (a call that reads it twice counts once), plus one per program output it is.
+// How many calls read each value, plus one per program output it is.
 std::vector<uint32_t> count_readers(const LoweredProgram& p) {
-  std::vector<uint32_t> readers(p.values.size(), 0);
+  const std::vector<std::vector<uint32_t>> calls = p.value_readers();
+  std::vector<uint32_t> readers(calls.size(), 0);
+  for (size_t v = 0; v < calls.size(); ++v) readers[v] = static_cast<uint32_t>(calls[v].size());
   for (const ProgramOutput& o : p.outputs) {
     if (o.value < readers.size()) ++readers[o.value];
-  }
-  std::vector<uint32_t> read;
-  for (const KernelCall& call : p.calls) {
-    read.clear();
-    for (const KernelArg& a : call.args) {
-      read.push_back(a.value);
-      read.insert(read.end(), a.values.begin(), a.values.end());
-    }
-    std::sort(read.begin(), read.end());
-    read.erase(std::unique(read.begin(), read.end()), read.end());
-    for (uint32_t v : read) {
-      if (v < readers.size()) ++readers[v];
-    }
   }
   return readers;
 }

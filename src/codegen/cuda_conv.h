@@ -10,10 +10,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
-#include <string_view>
-#include <vector>
 
 #include "codegen/size_table.h"
 #include "passes/cuda_plan.h"

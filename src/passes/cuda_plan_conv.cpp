@@ -12,12 +12,7 @@
 
 namespace kforge::passes {
 
-using cuda_plan_detail::activation_dtype;
-using cuda_plan_detail::Attrs;
-using cuda_plan_detail::nchw;
-using cuda_plan_detail::Pads;
-using cuda_plan_detail::paddings;
-using cuda_plan_detail::single_output;
+using namespace cuda_plan_detail;  // Attrs, nchw, paddings, ... (cuda_plan_attrs.h)
 
 bool CudaConv::has_epilogue() const {
   return bias != kNone || mean != kNone || residual != kNone || activation != ConvActivation::kNone;

@@ -17,7 +17,7 @@ bool generate_backend_files(const passes::CompiledProgram& compiled, const passe
       cuda.cuda_graph = options.cuda_graph;
       if (!compiled.gemm_variants.sites.empty()) cuda.multi_kernel = &compiled.gemm_variants;
       if (!compiled.row_variants.sites.empty()) cuda.row_multi_kernel = &compiled.row_variants;
-      return generate_cuda_program_files(compiled.lowered, compiled.fusion, env, files, cuda, outputs);
+      return generate_cuda_program_files(compiled.lowered, compiled.fusion, compiled.cuda, env, files, cuda, outputs);
     }
   }
   return false;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <limits>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_class_context.h"
@@ -114,20 +113,6 @@ bool CudaGemmCode::has_tensor_core(ir::DataType dtype) const {
     }
   }
   return false;
-}
-
-void CudaGemmCode::check(DiagnosticEngine& diags) const {
-  for (const FusedGroup* g : groups_) {
-    for (const auto& [name, dim] : {std::pair<const char*, const SymExpr*>{"M", &g->gemm.m}, {"N", &g->gemm.n},
-                                    {"K", &g->gemm.k}, {"batch", &g->gemm.batch}}) {
-      std::optional<int64_t> value = dim->constant();
-      if (value && *value > std::numeric_limits<int>::max()) {
-        diags.error(p_.calls[g->gemm.matmul].loc,
-                    fmt::format("--target cuda: the GEMM's {} = {} exceeds the int range of the CUDA GEMM kernels", name,
-                                *value));
-      }
-    }
-  }
 }
 
 std::vector<const char*> CudaGemmCode::header_templates() const {

@@ -49,8 +49,6 @@ class CudaGemmCode {
 
   /// Whether the program has GEMM groups at all (every other method gives "" / nothing when not).
   bool any() const { return !groups_.empty(); }
-  /// Reports what a generated GEMM cannot run (a dim beyond int32 known at generation time) at the matmul.
-  void check(DiagnosticEngine& diags) const;
   /// The templates the output needs beside it ("cuda/kforge_gemm.cuh", ...), in a fixed order.
   std::vector<const char*> header_templates() const;
   /// What NAME.h says of the GEMMs and whether it declares their state (templates/program/cuda/gemm.j2).

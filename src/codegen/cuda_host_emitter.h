@@ -47,10 +47,10 @@ inline constexpr const char* kCudaUniqueHeaderTemplate = "cuda/kforge_unique.cuh
 class CudaHostEmitter {
  public:
   /// `sizes`: the size table to number the sizes by (SizeTable::canonical of an earlier emitter's), or empty.
-  CudaHostEmitter(const LoweredProgram& p, const passes::FusionPlan& plan, const SourceManager& sources,
-                  const ProgramFilesOptions& options, const CudaFilesOptions& cuda, DiagnosticEngine& diags,
-                  SizeTable sizes = {})
-      : p_(p), plan_(plan), sources_(sources), o_(options), cuda_(cuda), diags_(diags),
+  CudaHostEmitter(const LoweredProgram& p, const passes::FusionPlan& plan, const passes::CudaPlan& target_plan,
+                  const SourceManager& sources, const ProgramFilesOptions& options, const CudaFilesOptions& cuda,
+                  DiagnosticEngine& diags, SizeTable sizes = {})
+      : p_(p), plan_(plan), target_(target_plan), sources_(sources), o_(options), cuda_(cuda), diags_(diags),
         cls_(options.codegen.class_name), sizes_(std::move(sizes)),
         gemm_(p, plan, cuda.multi_kernel, cuda.cuda_graph,
               [this](uint32_t v, const std::string& type, bool is_const) { return typed_buffer(v, type, is_const); },
@@ -88,31 +88,25 @@ class CudaHostEmitter {
   // working directories).
   std::string where(SourceLoc loc) const;
 
-  // A call outside every group must be a convolution, a pool, a batch norm or a view (build_library_steps()
-  // makes their steps), or share its input's buffer (nothing to run on the device).
+  // A call outside every group must be a convolution, a pool or a batch norm of the target plan, an index-mapped
+  // op or a view (build_library_steps() makes their steps), or share its input's buffer (nothing to run on the
+  // device).
   void check_calls();
 
-  // Whether value v is a program output or read by any call.
-  bool is_read(uint32_t v) const { return readers(v) > 0; }
-
-  // The convolution and pooling steps (codegen/cuda_conv.h): the convolution groups' conv2d_fused calls and the
-  // conv2d / depthwise_conv2d / pool2d calls outside every group (check_calls collected them), each with its
-  // launch index in kLaunchNames (groups first, then these calls). What they cannot run is an error at the op.
+  // The library steps: the convolution groups' conv2d_fused calls and the calls outside every group (check_calls
+  // collected them), each with its launch index in kLaunchNames (groups first, then these calls). The convolutions,
+  // pools and batch norms run the target plan's forms (codegen/cuda_conv.h); what an index-mapped op cannot run is
+  // an error at the op.
   void build_library_steps();
 
-  // The number of calls that read value v, plus one if it is a program output.
-  size_t readers(uint32_t v) const;
+  // Call c outside every group as a step at launch index `launch`: the target plan's convolution, pool or batch
+  // norm, or a compaction, a copy, the known elements written, an index-mapped kernel (errors at the op where it
+  // has none).
+  void add_library_step(uint32_t c, size_t launch, const std::string& description, const CudaBufferExpr& buffer);
 
-  // mobilenet_v2's pattern: a convolution group ending in relu6 whose output only a direct depthwise convolution
-  // reads (NHWC, kforge_depthwise.cuh). Its clamp at 6 moves into the depthwise kernel's loads (input_max), so the
-  // first convolution's epilogue is a bias and ReLU, which cuDNN can fuse into its call: one pass over the tensor
-  // fewer. Fills relu_for_relu6_ and clamped_inputs_ with the two groups' launch indices.
-  void plan_relu6_splits();
-
-  // `call` (the conv2d_fused of a group, or the op itself) as a step at launch index `launch`, run at `position`
-  // (the group's, or the call's index); errors at `op`.
-  void add_library_step(const passes::KernelCall& call, const passes::KernelCall& op, size_t launch, uint32_t position,
-                        const std::string& description, const CudaBufferExpr& buffer);
+  // The step of the convolution `conv` (the target plan's form) at launch index `launch`, run at `position`.
+  void add_conv_step(const CudaConv& conv, size_t launch, uint32_t position, const std::string& description,
+                     const CudaBufferExpr& buffer);
 
   // The sizes that depend on data (cuda_data_dependent.cpp): the calls whose data-dependent symbols the CUDA target
   // refuses (each an error at the op); whether an op is a compaction of kforge_select.cuh; its step (the count
@@ -159,10 +153,6 @@ class CudaHostEmitter {
   std::string value_binding(uint32_t value) const;
   static std::string binding(uint32_t buffer) { return fmt::format("b.buffers[{}]", buffer); }
 
-  // Whether the input of a convolution with an asymmetric padding, padded (kforge_conv_pad.cuh), fits in the scratch
-  // of the convolution at `position`; an error at `op` where it cannot.
-  bool padded_input_fits(const CudaConvSite& site, uint32_t position, const passes::KernelCall& op);
-
   // The pointer expression of the scratch buffer of the call at `position` ("" if it has none).
   std::string scratch_pointer(uint32_t position) const;
   // The cuDNN workspace of the convolution at `position` (passes::add_scratch_buffers): {pointer, bytes}, or
@@ -180,13 +170,14 @@ class CudaHostEmitter {
   const LoweredProgram& p_;
   DataSymbols data_{p_};
   const passes::FusionPlan& plan_;
+  const passes::CudaPlan& target_;  // the CUDA target plan: the convolutions', pools' and batch norms' forms
   const SourceManager& sources_;
   const ProgramFilesOptions& o_;
   const CudaFilesOptions& cuda_;
   DiagnosticEngine& diags_;
   std::string cls_;
   std::map<uint32_t, CudaGroupCode> launchers_;  // by group index (GEMM groups have none)
-  std::vector<uint32_t> library_calls_;           // conv / pool calls outside every group, in call order
+  std::vector<uint32_t> library_calls_;           // calls outside every group that run, in call order
   std::vector<tmpl::Value> conv_steps_, pool_steps_;  // codegen/cuda_conv.h contexts, in site order
   bool padded_convs_ = false;  // a convolution pads its input first (kforge_conv_pad.cuh)
   bool half_convs_ = false;                           // a convolution computes on 16-bit values (--precision)
@@ -195,9 +186,6 @@ class CudaHostEmitter {
   std::vector<tmpl::Value> index_kernels_;            // codegen/cuda_index.h kernels, in call order
   bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
   int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
-  std::set<uint32_t> relu_for_relu6_;                 // launch indices of groups whose relu6 runs as ReLU (plan_relu6_splits)
-  std::set<uint32_t> clamped_inputs_;                 // launch indices of depthwise groups that clamp their input at 6
-  std::map<uint32_t, std::string> no_gemm_why_;       // matmul calls outside GEMM groups: why they are no GEMM
   bool select_steps_ = false;                         // a nonzero / masked_select / unique runs (kforge_select.cuh)
   bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
   size_t num_runtime_buffers_ = 0;                    // buffers sized by data (BufferKind::kRuntime)

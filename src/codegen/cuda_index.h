@@ -68,10 +68,9 @@ const std::set<std::string>& cuda_float32_index_ops();
 /// dot product (accumulated in float, double for float64).
 bool is_cuda_batched_matmul(std::string_view op);
 
-/// Whether `call` has a result and every one is known as expressions of the dims (passes::LoweredValue::known).
-bool cuda_results_known(const passes::LoweredProgram& program, const passes::KernelCall& call);
 /// A kernel per result of `call` writing its elements where every result is known as expressions of the dims
-/// (passes::LoweredValue::known; codegen/cuda_index_known.cpp), whatever the op; nullopt otherwise.
+/// (passes::LoweredValue::known, passes::cuda_results_known; codegen/cuda_index_known.cpp), whatever the op;
+/// nullopt otherwise.
 std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::LoweredProgram& program,
                                                                const passes::KernelCall& call, const std::string& prefix,
                                                                size_t first, const std::string& description,

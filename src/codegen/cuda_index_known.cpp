@@ -19,7 +19,7 @@ class KnownCall : public IndexBuilder {
   using IndexBuilder::IndexBuilder;
 
   std::optional<std::vector<CudaIndexKernel>> build() {
-    if (!cuda_results_known(p_, call_)) return std::nullopt;
+    if (!passes::cuda_results_known(p_, call_)) return std::nullopt;
     for (const passes::CallOutput& o : call_.outputs) {
       for (uint32_t v : o.values) {
         if (v != passes::kNone && !write(v)) return std::nullopt;
@@ -47,18 +47,6 @@ class KnownCall : public IndexBuilder {
 };
 
 }  // namespace
-
-bool cuda_results_known(const passes::LoweredProgram& program, const passes::KernelCall& call) {
-  bool any = false;
-  for (const passes::CallOutput& o : call.outputs) {
-    for (uint32_t v : o.values) {
-      if (v == passes::kNone) continue;
-      if (program.values[v].known.empty()) return false;
-      any = true;
-    }
-  }
-  return any;
-}
 
 std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::LoweredProgram& program,
                                                                const passes::KernelCall& call, const std::string& prefix,

@@ -52,7 +52,6 @@ CudaClassParts CudaHostEmitter::class_parts() const {
 
 bool CudaHostEmitter::emit(tmpl::Value& ctx) {
   check_calls();
-  gemm_.check(diags_);
   build_library_steps();
   tmpl::List group_kernels;
   for (const FusedGroup& g : plan_.groups) {
@@ -159,15 +158,15 @@ std::string CudaHostEmitter::value_binding(uint32_t value) const {
 }  // namespace cuda_program_internal
 
 bool generate_cuda_program_files(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
-                                 tmpl::Environment& env, const ProgramFilesOptions& options,
+                                 const passes::CudaPlan& target_plan, tmpl::Environment& env, const ProgramFilesOptions& options,
                                  const CudaFilesOptions& cuda, OutputSet& outputs) {
   DiagnosticEngine& diags = env.diags();
   std::string header, host, kernels;
   tmpl::Value ctx;
   // Twice, as the CPU context (program_context.cpp): the second numbers the sizes canonically.
-  cuda_program_internal::CudaHostEmitter first(program, plan, env.sources(), options, cuda, diags);
+  cuda_program_internal::CudaHostEmitter first(program, plan, target_plan, env.sources(), options, cuda, diags);
   if (!first.emit(ctx)) return false;
-  cuda_program_internal::CudaHostEmitter emitter(program, plan, env.sources(), options, cuda, diags,
+  cuda_program_internal::CudaHostEmitter emitter(program, plan, target_plan, env.sources(), options, cuda, diags,
                                                  first.size_table().canonical());
   if (!emitter.emit(ctx)) return false;
   const std::optional<int64_t> version = runtime_header_version(env);

@@ -13,12 +13,14 @@
 //   fused group loads or stores float16 / bfloat16 values (its conversions).
 //   With row groups and --multi-kernel-hints also kforge_row_variants.cuh (codegen/cuda_row_variants.h).
 // Every call must be in a fused group (the CUDA backend has no per-op kernels; a GEMM group is a cuBLASLt or
-// SIMT GEMM call); a call that is not is an error at its place in the program (for a matmul: why it is not a
-// GEMM), except a view whose output shares its input's buffer (nothing to do on the device).
+// SIMT GEMM call), or be a convolution, pool or batch norm the CUDA target plan (passes/cuda_plan.h) chose a form
+// for, or an index-mapped op; any other call is an error at its place in the program (for a matmul: why it is not
+// a GEMM, from the plan), except a view whose output shares its input's buffer (nothing to do on the device).
 // docs/compile.md ("--target cuda") documents the output.
 #pragma once
 
 #include "codegen/program_codegen.h"
+#include "passes/cuda_plan.h"
 #include "passes/fusion.h"
 #include "passes/variants.h"
 
@@ -33,9 +35,10 @@ struct CudaFilesOptions {
   const passes::MultiKernelPlan* row_multi_kernel = nullptr;
 };
 
-/// Adds the files above to `outputs`. Returns false after reporting errors.
+/// Adds the files above to `outputs`. `target_plan`: passes::plan_cuda's of `program` and `plan`. Returns false
+/// after reporting errors.
 bool generate_cuda_program_files(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
-                                 tmpl::Environment& env, const ProgramFilesOptions& options,
+                                 const passes::CudaPlan& target_plan, tmpl::Environment& env, const ProgramFilesOptions& options,
                                  const CudaFilesOptions& cuda, OutputSet& outputs);
 
 /// The class header's template (templates/program/cuda/, context: codegen/cuda_class_context.h).

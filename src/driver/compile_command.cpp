@@ -29,7 +29,7 @@ std::string target_flag_error(const CompileOptions& opts, const passes::CompileT
       {opts.cuda_graph ? "--cuda-graph" : "", [](const passes::CompileTarget& t) { return t.cuda_graph; }},
       {opts.layout == "nchw8c" ? "--layout nchw8c" : "", [](const passes::CompileTarget& t) { return t.blocked_layout; }},
       {opts.cudnn_workspace_mib ? "--cudnn-workspace-mib" : "",
-       [](const passes::CompileTarget& t) { return t.scratch_positions != nullptr; }},
+       [](const passes::CompileTarget& t) { return t.cuda_plan; }},
       {half ? "--precision " + *opts.precision : "", [](const passes::CompileTarget& t) { return t.half_precision; }},
   };
   for (const auto& [flag, has] : given) {

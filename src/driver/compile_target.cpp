@@ -3,9 +3,7 @@
 #include <array>
 #include <vector>
 
-#include "codegen/cuda_conv.h"
 #include "codegen/cuda_index.h"
-#include "passes/cuda_index_scratch.h"
 
 namespace kforge::driver {
 
@@ -40,7 +38,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .concat_in_place = true,
         .split_views = true,
         .kernel_call_variants = true,
-        .scratch_positions = nullptr,
+        .cuda_plan = false,
         .cuda_graph = false,
     },
     // CUDA has no per-op kernels: every op with `compute` becomes a generated kernel, every matmul a GEMM, every
@@ -74,10 +72,9 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .concat_in_place = false,
         .split_views = false,
         .kernel_call_variants = false,
-        // Each cuDNN convolution's workspace is a buffer of the plan, live while it runs.
-        .scratch_positions = &codegen::cudnn_scratch_positions,
-        // topk's kernel selects over each line's indices in a scratch of its own.
-        .call_scratch = &passes::cuda_index_scratch,
+        // What runs each convolution, pool, batch norm and GEMM (passes/cuda_plan.h); each cuDNN convolution's
+        // workspace is a buffer of the plan, live while it runs, as topk's scratch.
+        .cuda_plan = true,
         .cuda_graph = true,
     },
 }};

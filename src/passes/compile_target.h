@@ -7,15 +7,10 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "passes/layout.h"
-#include "passes/memory_plan.h"
 
 namespace kforge::passes {
-
-struct FusionPlan;
-struct LoweredProgram;
 
 /// Which backend of codegen/ renders a target's program.
 enum class CompileBackend {
@@ -83,11 +78,10 @@ struct CompileTarget {
   bool kernel_call_variants = true;
 
   // --- target plan ---
-  /// The positions (Buffer::scratch_at) of the calls that get a scratch buffer of --cudnn-workspace-mib in the
-  /// memory plan (add_scratch_buffers); null: none, and the flag is not accepted.
-  std::vector<uint32_t> (*scratch_positions)(const LoweredProgram& program, const FusionPlan& fusion) = nullptr;
-  /// The calls whose kernels need a scratch of a size of their own (passes/cuda_index_scratch.h); null: none.
-  std::vector<ScratchNeed> (*call_scratch)(const LoweredProgram& program, const FusionPlan& fusion) = nullptr;
+  /// The CUDA target plan (cuda_plan.h, plan_cuda): each convolution, pool, batch norm and GEMM given its form or
+  /// refused at the op, and a scratch buffer of --cudnn-workspace-mib per cuDNN convolution in the memory plan;
+  /// false: no plan, and the flag is not accepted.
+  bool cuda_plan = false;
 
   // --- codegen ---
   /// --cuda-graph is accepted.

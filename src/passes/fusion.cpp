@@ -411,16 +411,7 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
   std::vector<CallInfo> infos = classify_calls(program, options.half_floats, options.single_call_groups);
 
   // Who reads each value (calls, ascending), and which values are program outputs.
-  std::vector<std::vector<uint32_t>> readers(program.values.size());
-  for (uint32_t c = 0; c < n; ++c) {
-    for (const KernelArg& a : program.calls[c].args) {
-      std::vector<uint32_t> vs = a.values;
-      if (a.value != kNone) vs.push_back(a.value);
-      for (uint32_t v : vs) {
-        if (readers[v].empty() || readers[v].back() != c) readers[v].push_back(c);
-      }
-    }
-  }
+  const std::vector<std::vector<uint32_t>> readers = program.value_readers();
   std::vector<bool> is_output(program.values.size(), false);
   for (const ProgramOutput& o : program.outputs) is_output[o.value] = true;
 

@@ -269,4 +269,18 @@ void LoweredProgram::move_values_into(uint32_t from, uint32_t to, const SymExpr&
   f.size_bytes = 0;
 }
 
+std::vector<std::vector<uint32_t>> LoweredProgram::value_readers() const {
+  std::vector<std::vector<uint32_t>> readers(values.size());
+  for (uint32_t c = 0; c < calls.size(); ++c) {
+    for (const KernelArg& a : calls[c].args) {
+      std::vector<uint32_t> vs = a.values;
+      if (a.value != kNone) vs.push_back(a.value);
+      for (uint32_t v : vs) {
+        if (readers[v].empty() || readers[v].back() != c) readers[v].push_back(c);
+      }
+    }
+  }
+  return readers;
+}
+
 }  // namespace kforge::passes

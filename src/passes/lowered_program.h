@@ -346,6 +346,8 @@ struct LoweredProgram {
   /// The (input, output) values of call `c` when it is a view op (`view:` in its YAML: reshape, flatten, ...) of
   /// one tensor into one tensor of the same dtype and element count; nullopt otherwise.
   std::optional<std::pair<uint32_t, uint32_t>> view_values(uint32_t c) const;
+  /// The calls that read each value (indexed by value), ascending, each call once; program outputs are not calls.
+  std::vector<std::vector<uint32_t>> value_readers() const;
   /// Moves the values of buffer `from` (and their offsets) into buffer `to`, `offset` bytes further in; `from` is left
   /// empty (no values, size 0) and `to`'s live range covers both. Values stay sorted by their defining call.
   void move_values_into(uint32_t from, uint32_t to, const SymExpr& offset);

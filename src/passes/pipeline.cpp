@@ -112,7 +112,7 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
   options.precision_report = &precision_report;
   std::optional<LoweredProgram> lowered = compile_program(program, ops, diags, options);
   if (!lowered) return std::nullopt;
-  CompiledProgram out{std::move(*lowered), {}, {}, {}, {}, {}};
+  CompiledProgram out{std::move(*lowered), {}, {}, {}, {}, {}, {}};
   LoweredProgram& lp = out.lowered;
   if (choices.dump && options.layout != LayoutChoice::kNchw) out.dump += layout_report.dump(program);
   if (choices.dump && options.precision != ir::DataType::kFloat32) out.dump += precision_report.dump(program);
@@ -154,13 +154,15 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
   out.gemm_variants = plan_cuda_gemm_variants(out.fusion, group_hints);
   out.row_variants = plan_cuda_row_variants(lp, out.fusion, group_hints);
 
-  // target plan: each call that needs a scratch (a cuDNN convolution's workspace) gets a buffer of the plan, live
-  // while it runs: shared with the other calls' scratches (and, where the shapes are static, with the values dead
-  // there), and captured by a CUDA graph with the rest of the workspace.
-  if (target.scratch_positions != nullptr) {
-    add_scratch_buffers(lp, target.scratch_positions(lp, out.fusion), choices.scratch_bytes);
+  // target plan: what runs each convolution, pool, batch norm and GEMM (cuda_plan.h), with a scratch buffer of the
+  // plan per cuDNN convolution (its workspace), live while it runs: shared with the other calls' scratches (and,
+  // where the shapes are static, with the values dead there), and captured by a CUDA graph with the rest of the
+  // workspace. What cannot run is an error at its op.
+  if (target.cuda_plan) {
+    out.cuda = plan_cuda(lp, out.fusion, choices.scratch_bytes);
+    for (const CudaRefusal& refusal : out.cuda.refusals) diags.error(refusal.loc, refusal.message);
+    if (!out.cuda.refusals.empty()) return std::nullopt;
   }
-  if (target.call_scratch != nullptr) add_scratch_buffers(lp, target.call_scratch(lp, out.fusion));
 
   if (choices.dump) out.dump += lp.dump() + dump_fusion(lp, out.fusion) + dump_placements(placements) +
                            dump_split_views(split_views);

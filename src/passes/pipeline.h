@@ -18,6 +18,7 @@
 #include "passes/analysis.h"
 #include "passes/compile_target.h"
 #include "passes/concat_in_place.h"
+#include "passes/cuda_plan.h"
 #include "passes/split_views.h"
 #include "passes/fusion.h"
 #include "passes/layout.h"
@@ -88,6 +89,8 @@ struct CompiledProgram {
   FusionPlan fusion;
   /// Variants of kernel calls (CompileTarget::kernel_call_variants), of GEMM groups and of row groups.
   MultiKernelPlan multi_kernel, gemm_variants, row_variants;
+  /// The CUDA target plan (CompileTarget::cuda_plan): what runs each convolution, pool, batch norm and GEMM.
+  CudaPlan cuda;
   /// --dump-lowered: the layout and precision reports (when they ran), the lowered program, the groups and the
   /// concat placements.
   std::string dump;

@@ -32,6 +32,7 @@ struct CudaFixture {
   std::unique_ptr<passes::OpSet> ops;
   std::optional<passes::LoweredProgram> lowered;
   passes::FusionPlan plan;
+  passes::CudaPlan target;  // the CUDA target plan (passes/cuda_plan.h)
   ProgramFilesOptions options;
 
   CudaFixture(const std::string& ops_case, const std::string& program_text) {
@@ -51,6 +52,7 @@ struct CudaFixture {
     fusion.half_floats = true;
     plan = passes::plan_fusion(*lowered, fusion);
     passes::apply_fusion_to_memory_plan(*lowered, plan);
+    target = passes::plan_cuda(*lowered, plan, 0);
     options.codegen.class_name = "net";
     options.codegen.program_path = "p.yaml";
     options.codegen.output_dir = "gen";
@@ -214,7 +216,7 @@ TEST_CASE("cuda program files: the class from templates/program/cuda, overridabl
     env.add_search_dir(std::string(KFORGE_SOURCE_ROOT) + "/templates");
     tmpl::register_codegen_filters(env);
     OutputSet outputs;
-    REQUIRE(generate_cuda_program_files(*f.lowered, f.plan, env, f.options, CudaFilesOptions{}, outputs));
+    REQUIRE(generate_cuda_program_files(*f.lowered, f.plan, f.target, env, f.options, CudaFilesOptions{}, outputs));
     INFO(f.errors.str());
     const OutputFile* header = outputs.find("gen/net.h");
     const OutputFile* host = outputs.find("gen/net.cu");

@@ -24,7 +24,7 @@ TEST_CASE("compile targets: the names of the targets that take a flag") {
   CHECK(compile_target_names([](const CompileTarget& t) { return t.cuda_graph; }) == "cuda");
   CHECK(compile_target_names([](const CompileTarget& t) { return t.blocked_layout; }) == "cpu");
   CHECK(compile_target_names([](const CompileTarget& t) { return t.half_precision; }) == "cuda");
-  CHECK(compile_target_names([](const CompileTarget& t) { return t.scratch_positions != nullptr; }) == "cuda");
+  CHECK(compile_target_names([](const CompileTarget& t) { return t.cuda_plan; }) == "cuda");
 }
 
 TEST_CASE("compile targets: the CUDA backend's own facts reach the target") {

@@ -95,16 +95,18 @@ TEST_CASE("pipeline: --multi-kernel-hints go to kernel calls or to GEMM groups, 
   CHECK_FALSE(groups->gemm_variants.sites.empty());
 }
 
-TEST_CASE("pipeline: the target plan gives the target's scratch positions a buffer of the chosen size") {
+TEST_CASE("pipeline: the CUDA target plan gives each cuDNN convolution a scratch buffer of the chosen size") {
   CompileTarget target = cpu_like();
   CompileChoices choices;
   choices.scratch_bytes = 1 << 20;
-  CHECK(scratch_buffer(run(target, choices)->lowered, 0) == nullptr);
+  const std::optional<CompiledProgram> without = run(target, choices);
+  CHECK(scratch_buffer(without->lowered, without->fusion.groups.at(0).position) == nullptr);
+  CHECK(without->cuda.group_convs.empty());
 
-  target.scratch_positions = [](const LoweredProgram&, const FusionPlan& fusion) {
-    return std::vector<uint32_t>{fusion.groups.at(0).position};
-  };
+  target.cuda_plan = true;
   const std::optional<CompiledProgram> compiled = run(target, choices);
+  REQUIRE(compiled->cuda.group_conv(0) != nullptr);
+  CHECK(compiled->cuda.refusals.empty());
   const Buffer* scratch = scratch_buffer(compiled->lowered, compiled->fusion.groups.at(0).position);
   REQUIRE(scratch != nullptr);
   CHECK(scratch->size_bytes.constant() == std::optional<int64_t>(1 << 20));

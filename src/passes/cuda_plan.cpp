@@ -1,0 +1,189 @@
+// The CUDA target plan (cuda_plan.h): every call's form gathered, the GEMM groups' dims checked, mobilenet_v2's
+// relu6 splits, the cuDNN workspaces (and topk's scratch) added to the memory plan and the padded inputs checked against them. The
+// forms themselves are read in cuda_plan_conv.cpp and cuda_plan_pool_norm.cpp.
+#include "passes/cuda_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "passes/cuda_index_scratch.h"
+#include "passes/gemm.h"
+#include "passes/memory_plan.h"
+
+namespace kforge::passes {
+
+bool is_cuda_conv_op(std::string_view op) {
+  return op == "conv2d" || op == "depthwise_conv2d" || op == "conv2d_fused" || op == "conv2d_transpose";
+}
+
+bool is_cuda_pool_op(std::string_view op) { return op == "pool2d"; }
+
+bool is_cuda_batch_norm_op(std::string_view op) { return op == "batch_norm"; }
+
+bool cuda_results_known(const LoweredProgram& program, const KernelCall& call) {
+  bool any = false;
+  for (const CallOutput& o : call.outputs) {
+    for (uint32_t v : o.values) {
+      if (v == kNone) continue;
+      if (program.values[v].known.empty()) return false;
+      any = true;
+    }
+  }
+  return any;
+}
+
+const CudaConv* CudaPlan::group_conv(uint32_t g) const {
+  const auto it = group_convs.find(g);
+  return it != group_convs.end() ? &it->second : nullptr;
+}
+
+const CudaConv* CudaPlan::call_conv(uint32_t c) const {
+  const auto it = convs.find(c);
+  return it != convs.end() ? &it->second : nullptr;
+}
+
+namespace {
+
+// How many calls read each value, plus one per program output it is.
+std::vector<uint32_t> count_readers(const LoweredProgram& p) {
+  const std::vector<std::vector<uint32_t>> calls = p.value_readers();
+  std::vector<uint32_t> readers(calls.size(), 0);
+  for (size_t v = 0; v < calls.size(); ++v) readers[v] = static_cast<uint32_t>(calls[v].size());
+  for (const ProgramOutput& o : p.outputs) {
+    if (o.value < readers.size()) ++readers[o.value];
+  }
+  return readers;
+}
+
+CudaRefusal no_kernel(const KernelCall& op, const std::string& why) {
+  return {op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") has no CUDA kernel: " + why};
+}
+
+// The GEMM kernels take M, N, K and the batch as int: a dim known at generation time must fit.
+void check_gemm_dims(const LoweredProgram& p, const FusionPlan& fusion, CudaPlan& plan) {
+  for (const FusedGroup& g : fusion.groups) {
+    if (g.kind != GroupKind::kGemm) continue;
+    for (const auto& [name, dim] : {std::pair<const char*, const SymExpr*>{"M", &g.gemm.m}, {"N", &g.gemm.n},
+                                    {"K", &g.gemm.k}, {"batch", &g.gemm.batch}}) {
+      const std::optional<int64_t> value = dim->constant();
+      if (value && *value > std::numeric_limits<int>::max()) {
+        plan.refusals.push_back({p.calls[g.gemm.matmul].loc,
+                                 fmt::format("--target cuda: the GEMM's {} = {} exceeds the int range of the CUDA "
+                                             "GEMM kernels",
+                                             name, *value)});
+      }
+    }
+  }
+}
+
+// mobilenet_v2's pattern: a convolution group ending in relu6 whose output only a direct depthwise convolution
+// group reads (NHWC, kforge_depthwise.cuh). Its clamp at 6 moves into the depthwise kernel's loads (input_max), so
+// the first convolution's epilogue is a bias and ReLU, which cuDNN can fuse into its call: one pass over the
+// tensor fewer.
+void plan_relu6_splits(const std::vector<uint32_t>& readers, CudaPlan& plan) {
+  std::map<uint32_t, uint32_t> relu6_out;     // output value -> group that may leave its clamp
+  std::map<uint32_t, uint32_t> depthwise_in;  // input value -> direct depthwise group
+  for (const auto& [g, s] : plan.group_convs) {
+    if (s.direct_depthwise()) {
+      depthwise_in.emplace(s.input, g);
+    } else if (!s.transposed && s.activation == ConvActivation::kRelu6 && s.residual == kNone &&
+               (s.foldable || s.bias != kNone)) {
+      relu6_out.emplace(s.out, g);
+    }
+  }
+  for (const auto& [value, producer] : relu6_out) {
+    const auto consumer = depthwise_in.find(value);
+    if (consumer == depthwise_in.end() || readers[value] != 1) continue;
+    CudaConv& first = plan.group_convs.at(producer);
+    first.activation = ConvActivation::kRelu;
+    first.relu6_as_relu = true;
+    plan.group_convs.at(consumer->second).input_max = 6;
+  }
+}
+
+}  // namespace
+
+CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_bytes) {
+  CudaPlan plan;
+  const std::vector<uint32_t> readers = count_readers(p);
+  check_gemm_dims(p, fusion, plan);
+  // The forms, and why the others cannot run (reported below in order, after the padded inputs are checked).
+  std::map<uint32_t, std::string> group_why, call_why;
+  std::string why;
+  for (const FusedGroup& g : fusion.groups) {
+    if (g.kind != GroupKind::kConv) continue;
+    if (std::optional<CudaConv> conv = plan_cuda_conv(p, g.conv_call, &why)) {
+      plan.group_convs.emplace(g.index, std::move(*conv));
+    } else {
+      group_why.emplace(g.index, why);
+    }
+  }
+  for (uint32_t c = 0; c < p.calls.size(); ++c) {
+    if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
+    const KernelCall& call = p.calls[c];
+    // A call whose results are known has them written (the backend's known elements), whatever it is.
+    if (cuda_results_known(p, call)) continue;
+    if (call.op == "matmul" || call.op == "bmm") {
+      if (!gemm_form(p, call, &why)) plan.no_gemm.emplace(c, why);
+    } else if (is_cuda_conv_op(call.op)) {
+      if (std::optional<CudaConv> conv = plan_cuda_conv(p, call, &why)) {
+        plan.convs.emplace(c, std::move(*conv));
+      } else {
+        call_why.emplace(c, why);
+      }
+    } else if (is_cuda_pool_op(call.op)) {
+      if (std::optional<CudaPool> pool = plan_cuda_pool(p, call, &why)) {
+        plan.pools.emplace(c, std::move(*pool));
+      } else {
+        call_why.emplace(c, why);
+      }
+    } else if (is_cuda_batch_norm_op(call.op)) {
+      if (std::optional<CudaBatchNorm> norm = plan_cuda_batch_norm(p, call, readers, &why)) {
+        plan.batch_norms.emplace(c, std::move(*norm));
+      } else {
+        call_why.emplace(c, why);
+      }
+    }
+  }
+  plan_relu6_splits(readers, plan);
+
+  // Each convolution cuDNN runs gets its workspace, live while it runs; an asymmetric padding pads its input there.
+  for (const FusedGroup& g : fusion.groups) {
+    const CudaConv* conv = plan.group_conv(g.index);
+    if (conv != nullptr && !conv->direct_depthwise()) plan.scratch_positions.push_back(g.position);
+  }
+  for (const auto& [c, conv] : plan.convs) {
+    if (!conv.direct_depthwise()) plan.scratch_positions.push_back(c);
+  }
+  std::sort(plan.scratch_positions.begin(), plan.scratch_positions.end());
+  add_scratch_buffers(p, plan.scratch_positions, scratch_bytes);
+  add_scratch_buffers(p, cuda_index_scratch(p, fusion));  // topk's lines
+  auto check_padding = [&](std::map<uint32_t, CudaConv>& convs, uint32_t key, uint32_t position, const KernelCall& op) {
+    const auto it = convs.find(key);
+    if (it == convs.end() || !it->second.pads_input()) return;
+    if (std::optional<std::string> problem = cuda_conv_padded_input_problem(it->second, scratch_buffer(p, position))) {
+      plan.refusals.push_back({op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") " + *problem});
+      convs.erase(it);
+    }
+  };
+  for (const FusedGroup& g : fusion.groups) {
+    if (g.kind != GroupKind::kConv) continue;
+    const KernelCall& op = p.calls[g.calls.front()];
+    if (const auto refused = group_why.find(g.index); refused != group_why.end()) {
+      plan.refusals.push_back(no_kernel(op, refused->second));
+    }
+    check_padding(plan.group_convs, g.index, g.position, op);
+  }
+  for (uint32_t c = 0; c < p.calls.size(); ++c) {
+    if (const auto refused = call_why.find(c); refused != call_why.end()) {
+      plan.refusals.push_back(no_kernel(p.calls[c], refused->second));
+    }
+    check_padding(plan.convs, c, c, p.calls[c]);
+  }
+  return plan;
+}
+
+}  // namespace kforge::passes

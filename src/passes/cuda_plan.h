@@ -1,0 +1,170 @@
+// The CUDA target plan (the last step of run_pipeline, for a target whose CompileTarget::cuda_plan is set): what
+// runs each convolution, conv2d_transpose, pool2d, lone batch norm and GEMM of a lowered program on the GPU, or
+// the located reason it cannot run. The CUDA backend (codegen/cuda_program.h) renders what the plan chose and
+// cannot fail for these calls; a refusal is an error of the pipeline, at the op.
+//   - A convolution (conv2d, depthwise_conv2d, a convolution group's conv2d_fused, conv2d_transpose) is one cuDNN
+//     call (a conv2d_transpose: cuDNN's backward-data convolution; templates/cuda/kforge_cudnn.cuh) or, NHWC with
+//     one filter per channel, kforge_depthwise.cuh's direct kernel, and for a group one epilogue over its output
+//     (bias, inference batch norm, activation, residual). float32, float16 or bfloat16; NCHW or NHWC; any stride,
+//     dilation and group count; explicit, SAME or VALID padding; an asymmetric one (cuDNN pads both sides alike)
+//     pads the input into the convolution's cuDNN workspace first (not for conv2d_transpose).
+//   - A pool2d is one index-mapped kernel (kforge_pool.cuh): max or average, ceil mode, exclusive or not, global,
+//     adaptive; float32, float64 or 16-bit.
+//   - An inference batch norm that no convolution group took is the epilogue kernel alone.
+//   - A GEMM group's form is the FusionPlan's GemmGroup (operand layouts, epilogue); the plan checks that its dims
+//     fit the kernels' int, and says why each matmul outside every GEMM group is no GEMM.
+// The channels and the window must be known at generation time (the geometry is a constant of the output); the
+// batch and the spatial dims may be dynamic. A SAME padding over a dynamic spatial dim must not depend on it.
+// A new CUDA op that a library or header call runs adds its form here (a struct, its builder in a cuda_plan_*.cpp
+// that returns it or a reason, a map of CudaPlan) and its rendering to codegen/, which reads the form only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passes/fusion.h"
+#include "passes/lowered_program.h"
+#include "support/source_manager.h"
+
+namespace kforge::passes {
+
+/// conv2d_fused's activation (its `activation` attribute's names; silu is swish).
+enum class ConvActivation { kNone, kRelu, kRelu6, kLeakyRelu, kClip, kHardswish, kSigmoid, kTanh, kSwish, kGelu, kGeluTanh };
+
+/// The activation conv2d_fused's name stands for ("" is none), or nullopt when the CUDA epilogue has none.
+std::optional<ConvActivation> conv_activation(std::string_view name);
+
+/// One convolution: the tensors (value indices; kNone where absent) and its geometry in logical NCHW terms:
+/// input [batch, c, h, w], filter [k, c / groups, r, s], output [batch, k, out_h, out_w].
+struct CudaConv {
+  uint32_t input = kNone, filter = kNone, out = kNone;
+  // The epilogue of a convolution group (conv2d_fused's operands).
+  uint32_t bias = kNone, mean = kNone, variance = kNone, scale = kNone, shift = kNone, residual = kNone;
+  SymExpr batch, h, w, out_h, out_w;
+  /// The element type of x, the filter, y, a conv bias and the residual: float32, or float16 / bfloat16 (a program
+  /// compiled with --precision; the batch-norm vectors stay float32 and the epilogue computes in float32).
+  ir::DataType dtype = ir::DataType::kFloat32;
+  int64_t c = 0, k = 0, r = 0, s = 0;
+  int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, groups = 1;
+  /// An asymmetric padding (Paddle's [top, bottom, left, right], which cuDNN cannot take): the bottom and right pads
+  /// minus pad_h and pad_w (the top and left ones); 0 for a symmetric padding. A direct depthwise convolution reads
+  /// the top and left pads (its bounds checks are the others); cuDNN runs on the input padded into the front of the
+  /// convolution's scratch (templates/cuda/kforge_conv_pad.cuh) with no padding of its own.
+  int64_t extra_bottom = 0, extra_right = 0;
+  bool nhwc = false;
+  ConvActivation activation = ConvActivation::kNone;
+  double alpha = 0, beta = 0, epsilon = 1e-5;
+  bool activation_after_residual = false;
+  /// conv2d_transpose: input [batch, c, h, w], filter [c, k / groups, r, s], output [batch, k, out_h, out_w]; run as
+  /// cuDNN's backward-data convolution (pads, strides and dilations are the forward convolution's).
+  bool transposed = false;
+  /// The filter is rewritten once the parameters are bound (fold_filter in kforge_cudnn.cuh): the batch norm (and
+  /// bias) folded in, and for NHWC data reordered to KRSC. Set where there is either to do and the filter and
+  /// epilogue vectors are all parameters or constants (nothing computed).
+  bool foldable = false;
+  /// cuDNN reads the filter as KRSC [k, r, s, c / groups]: an NHWC forward convolution whose filter is rewritten
+  /// (or a depthwise one, whose OIHW filter has the same bytes). cuDNN's NHWC tensor-core kernels want that.
+  bool krsc_filter = false;
+  /// A direct depthwise convolution (NHWC, one filter per channel: kforge_depthwise.cuh, not cuDNN) whose filter is
+  /// rewritten anyway (foldable) is rewritten tap-major, [r, s, k]: the kernel loads a tap's four channels at once.
+  bool tap_major_filter = false;
+  /// mobilenet_v2's relu6 split (plan_cuda): this group's relu6 runs as a ReLU (activation kRelu, which cuDNN
+  /// fuses into its call), its clamp at 6 moved into the direct depthwise convolution that alone reads the output.
+  bool relu6_as_relu = false;
+  /// > 0: the convolution clamps its input at this before use (the consumer of a relu6 split). 0: none.
+  double input_max = 0;
+
+  /// Whether an epilogue kernel runs after the convolution.
+  bool has_epilogue() const;
+  bool asymmetric() const { return extra_bottom != 0 || extra_right != 0; }
+  /// Whether its input is padded into its scratch before cuDNN runs (an asymmetric padding that cuDNN runs).
+  bool pads_input() const { return asymmetric() && !direct_depthwise(); }
+  /// Bytes of the padded input of a pads_input() convolution (kforge_conv_pad.cuh's padded_bytes, 256-aligned).
+  SymExpr padded_input_bytes() const;
+  /// Whether it runs as kforge_depthwise.cuh's kernel, not cuDNN: NHWC, one filter per channel (the header's
+  /// direct_depthwise(ConvGeometry) decides the same from the geometry codegen prints).
+  bool direct_depthwise() const;
+};
+
+/// One pool2d: input [batch, c, h, w], output [batch, c, out_h, out_w] (logical NCHW).
+struct CudaPool {
+  uint32_t x = kNone, out = kNone;
+  ir::DataType dtype = ir::DataType::kFloat32;
+  SymExpr batch, h, w, out_h, out_w;
+  int64_t c = 0;
+  int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+  bool nhwc = false, is_max = true, exclusive = true, adaptive = false;  // a global pool is adaptive to 1 x 1
+};
+
+/// An inference batch_norm that no convolution group took: the epilogue kernel alone, x -> out.
+struct CudaBatchNorm {
+  uint32_t x = kNone, out = kNone;
+  uint32_t mean = kNone, variance = kNone, scale = kNone, shift = kNone;
+  ir::DataType dtype = ir::DataType::kFloat32;  // x's and y's: float32, float16 or bfloat16 (the vectors are float32)
+  SymExpr batch, spatial;                       // the product of the dims after the batch but the channels
+  int64_t c = 0;
+  bool nhwc = false;
+  double epsilon = 1e-5;
+};
+
+/// Why a call cannot run on the GPU, at its op: the whole message the pipeline reports ("--target cuda: ...").
+struct CudaRefusal {
+  SourceLoc loc;
+  std::string message;
+};
+
+struct CudaPlan {
+  /// Each convolution group's conv2d_fused, by group index.
+  std::map<uint32_t, CudaConv> group_convs;
+  /// The convolutions, pools and batch norms outside every group, by call index.
+  std::map<uint32_t, CudaConv> convs;
+  std::map<uint32_t, CudaPool> pools;
+  std::map<uint32_t, CudaBatchNorm> batch_norms;
+  /// The matmul / bmm calls outside every GEMM group: why each is no GEMM (the backend tries a batched kernel).
+  std::map<uint32_t, std::string> no_gemm;
+  /// The positions (Buffer::scratch_at) of the convolutions cuDNN runs, each with a scratch buffer of the memory
+  /// plan (its cuDNN workspace, add_scratch_buffers): the groups' and the lone calls', but the direct depthwise.
+  std::vector<uint32_t> scratch_positions;
+  /// What cannot run, in the order the pipeline reports it: the GEMM groups', the convolution groups', then the
+  /// calls outside every group in program order.
+  std::vector<CudaRefusal> refusals;
+
+  /// The convolution of group g (a convolution group) or of call c outside every group; null where none.
+  const CudaConv* group_conv(uint32_t g) const;
+  const CudaConv* call_conv(uint32_t c) const;
+};
+
+/// conv2d, depthwise_conv2d, conv2d_fused (a convolution group's call) and conv2d_transpose.
+bool is_cuda_conv_op(std::string_view op);
+/// pool2d.
+bool is_cuda_pool_op(std::string_view op);
+/// batch_norm (and its twin batch_norm_).
+bool is_cuda_batch_norm_op(std::string_view op);
+/// Whether every result of `call` is known at generation time (LoweredValue::known), and it has one: the backend
+/// writes the known elements instead of running the op.
+bool cuda_results_known(const LoweredProgram& program, const KernelCall& call);
+
+/// The form of a convolution call, or nullopt with `why` (a sentence) when the CUDA target cannot run it.
+std::optional<CudaConv> plan_cuda_conv(const LoweredProgram& program, const KernelCall& call, std::string* why);
+/// The form of a pool2d call, or nullopt with `why`.
+std::optional<CudaPool> plan_cuda_pool(const LoweredProgram& program, const KernelCall& call, std::string* why);
+/// The form of an inference batch_norm (is_test or use_global_stats, float32, float16 or bfloat16, any rank from 2:
+/// [n, c, ...] or channel-last), or nullopt with `why`. `readers[v]`: how many calls read value v (plus one for a
+/// program output): batch_norm's outputs other than `out` are not computed, so nothing may read them.
+std::optional<CudaBatchNorm> plan_cuda_batch_norm(const LoweredProgram& program, const KernelCall& call,
+                                                  const std::vector<uint32_t>& readers, std::string* why);
+
+/// Why the padded input of a pads_input() convolution cannot go into its scratch (null: none, --cudnn-workspace-mib
+/// 0), or nullopt where it can (or its dims are known only at run time: the generated code checks it then).
+std::optional<std::string> cuda_conv_padded_input_problem(const CudaConv& conv, const Buffer* scratch);
+
+/// The plan of the whole program: every form above, the relu6 splits, and a scratch buffer of `scratch_bytes` per
+/// cuDNN convolution added to `program`'s memory plan (add_scratch_buffers), and one per call that needs a scratch
+/// of its own size (cuda_index_scratch.h: topk).
+CudaPlan plan_cuda(LoweredProgram& program, const FusionPlan& fusion, int64_t scratch_bytes);
+
+}  // namespace kforge::passes

@@ -1,0 +1,316 @@
+// Unit tests of the CUDA target plan (passes/cuda_plan.h): the form chosen for each convolution, pool and batch
+// norm (the geometry read from a lowered call: padding algorithms, NHWC, groups, a dynamic batch; a convolution
+// group's epilogue), mobilenet_v2's relu6 split, the cuDNN workspaces, and the located reasons a call cannot run.
+#include "cuda_plan_test_util.h"
+#include "passes/memory_plan.h"
+
+namespace kforge::passes {
+namespace {
+
+using test::conv_attrs;
+using test::kConvBlock;
+using test::lone_conv;
+using test::PlanFixture;
+using test::pool_attrs;
+using test::pool_program;
+
+TEST_CASE("cuda plan: a convolution group's geometry and epilogue") {
+  // The residual [1, 6, 5, 5] has not the dynamic batch's shape: it stays out of the group (an elementwise add).
+  PlanFixture f(kConvBlock);
+  REQUIRE(f.fusion.groups.size() == 2);
+  const CudaConv& conv = f.group_conv(0);
+  CHECK(conv.batch.to_string() == "s0");
+  CHECK((conv.c == 4 && conv.h == 9 && conv.w == 9 && conv.k == 6 && conv.r == 3 && conv.s == 3));
+  CHECK((conv.pad_h == 1 && conv.pad_w == 1 && conv.stride_h == 2 && conv.stride_w == 2 && conv.groups == 2));
+  CHECK((conv.out_h == 5 && conv.out_w == 5));
+  CHECK_FALSE(conv.nhwc);
+  CHECK(conv.input == f.value("x"));
+  CHECK(conv.filter == f.value("w"));
+  CHECK(conv.bias == f.value("b"));
+  CHECK(conv.mean == f.value("m"));
+  CHECK(conv.variance == f.value("v"));
+  CHECK(conv.scale == f.value("s"));
+  CHECK(conv.shift == f.value("t"));
+  CHECK(conv.residual == kNone);
+  CHECK(conv.activation == ConvActivation::kRelu6);
+  CHECK_FALSE(conv.relu6_as_relu);  // nothing reads its output as a direct depthwise convolution
+  CHECK(conv.epsilon == Approx(1e-3));
+  CHECK(conv.has_epilogue());
+  CHECK(conv.foldable);  // its batch norm of parameters is folded into the filter
+  CHECK(f.plan.refusals.empty());
+  // cuDNN runs it: its workspace is a scratch buffer of the plan at the group's position.
+  CHECK(f.plan.scratch_positions == std::vector<uint32_t>{f.fusion.groups[0].position});
+  const Buffer* scratch = scratch_buffer(*f.lowered, f.fusion.groups[0].position);
+  REQUIRE(scratch != nullptr);
+  CHECK(scratch->size_bytes.constant() == std::optional<int64_t>(64 << 20));
+}
+
+TEST_CASE("cuda plan: a float16 convolution group folds its bias; a float16 batch-norm vector is refused") {
+  PlanFixture f(test::half_conv_block());
+  const CudaConv& conv = f.group_conv(0);
+  CHECK(conv.dtype == ir::DataType::kFloat16);
+  CHECK(conv.foldable);  // the epilogue reads its bias as float32: the fold converts it
+
+  PlanFixture g(test::half_conv_block(true));
+  CHECK(g.plan.group_convs.empty());
+  CHECK(g.plan.scratch_positions.empty());
+  CHECK(g.refusals() == "12:5: --target cuda: conv2d (pd_op.conv2d) has no CUDA kernel: its epilogue operand m is "
+                        "float16, not float32\n");
+}
+
+TEST_CASE("cuda plan: a lone convolution has no epilogue; NHWC reads the channels last") {
+  PlanFixture f(test::nhwc_same_conv());
+  REQUIRE(f.fusion.groups.empty());
+  const CudaConv& conv = f.conv(0);
+  CHECK(conv.nhwc);
+  CHECK((conv.c == 3 && conv.h == 7 && conv.w == 7 && conv.k == 5));
+  // SAME: out = ceil(7 / 2) = 4, pads (4 - 1) * 2 + 3 - 7 = 2 split 1 / 1; dilations become 1 as in Paddle.
+  CHECK((conv.pad_h == 1 && conv.pad_w == 1 && conv.dilation_h == 1 && conv.out_h == 4 && conv.out_w == 4));
+  CHECK(conv.batch.to_string() == "2");
+  CHECK_FALSE(conv.has_epilogue());
+  // An NHWC convolution of several input channels per group reads its filter reordered to KRSC once bound.
+  CHECK((conv.foldable && conv.krsc_filter && !conv.tap_major_filter));
+}
+
+TEST_CASE("cuda plan: dynamic spatial dims are expressions of the shape, not of the geometry") {
+  // The dynamic convolution, then a SAME one of stride 1 of its output.
+  std::string text = test::dynamic_conv();
+  text.replace(text.find("outputs: [y]"), 12, R"(  - op: conv2d
+    in: [y, w2]
+    out: [z]
+    attrs: {)" + conv_attrs("[1, 1]", "[0, 0]", "SAME", "[1, 1]", 1, "NCHW") + "}\noutputs: [z]");
+  text.replace(text.find("params:  ["), 10, "params:  [{name: w2, dtype: float32, shape: [4, 8, 3, 3]}, ");
+  PlanFixture f(text);
+  const CudaConv& conv = f.conv(0);
+  CHECK(conv.out_h.to_string() == "floor_div(s1 - 1, 2) + 1");
+  // SAME with stride 1 pads k - 1 whatever the dims: (1, 1) for a 3 x 3 window.
+  const CudaConv& same = f.conv(1);
+  CHECK((same.pad_h == 1 && same.pad_w == 1 && same.out_h == conv.out_h && same.out_w == conv.out_w));
+  CHECK(f.plan.scratch_positions == std::vector<uint32_t>{0, 1});
+}
+
+TEST_CASE("cuda plan: an asymmetric padding pads the input into the scratch first, or is the depthwise kernel's") {
+  const std::string same_program = test::same_stride2_conv();
+  SECTION("SAME padding of stride 2 over an even size: top 0, bottom 1") {
+    PlanFixture f(same_program);
+    const CudaConv& conv = f.conv(0);
+    CHECK((conv.pad_h == 0 && conv.extra_bottom == 1 && conv.pad_w == 0 && conv.extra_right == 1));
+    CHECK((conv.out_h == 3 && conv.out_w == 3));
+    CHECK(conv.pads_input());
+    // [1, 2, 7, 7] float32: 392 bytes, 512 with the alignment.
+    CHECK(conv.padded_input_bytes() == 512);
+  }
+  SECTION("the padded input does not fit the workspace: refused at the op, with the sizes") {
+    PlanFixture f(same_program, 256);
+    CHECK(f.plan.convs.empty());
+    CHECK(f.plan.scratch_positions == std::vector<uint32_t>{0});  // the workspace it would have padded into
+    CHECK(f.refusals() == "5:5: --target cuda: conv2d (pd_op.conv2d) pads its input for its asymmetric padding (top "
+                          "0, bottom 1, left 0, right 1) into its cuDNN workspace, and the padded input takes 512 "
+                          "bytes of its 256: raise --cudnn-workspace-mib\n");
+  }
+  SECTION("no workspace at all (--cudnn-workspace-mib 0)") {
+    PlanFixture f(same_program, 0);
+    CHECK(f.plan.convs.empty());
+    CHECK(f.refusals() == "5:5: --target cuda: conv2d (pd_op.conv2d) pads its input for its asymmetric padding (top "
+                          "0, bottom 1, left 0, right 1) into its cuDNN workspace, which --cudnn-workspace-mib 0 "
+                          "leaves out\n");
+  }
+  SECTION("explicit [top, bottom, left, right], the bottom smaller than the top") {
+    PlanFixture f(test::explicit_asymmetric_conv());
+    const CudaConv& conv = f.conv(0);
+    CHECK((conv.pad_h == 2 && conv.extra_bottom == -2 && conv.pad_w == 1 && conv.extra_right == 1));
+    CHECK((conv.out_h == 4 && conv.out_w == 4));
+    // [s0, 2, 9, 9] float32; known only at run time, so the generated code checks that it fits.
+    CHECK(conv.padded_input_bytes().to_string() == "256 * floor_div(648 * s0 + 255, 256)");
+    CHECK(f.plan.refusals.empty());
+  }
+  SECTION("an NHWC depthwise convolution reads the top and left pads; no padded input, no cuDNN workspace") {
+    PlanFixture f(test::depthwise_asymmetric_conv());
+    const CudaConv& conv = f.conv(0);
+    CHECK(conv.direct_depthwise());
+    CHECK((conv.asymmetric() && !conv.pads_input()));
+    CHECK(f.plan.scratch_positions.empty());
+    CHECK(scratch_buffer(*f.lowered, 0) == nullptr);
+  }
+}
+
+TEST_CASE("cuda plan: what the CUDA target cannot run yet is a refusal at the op") {
+  SECTION("SAME padding of a stride over a dynamic spatial dim") {
+    PlanFixture f(lone_conv("[1, 2, -1, 6]", "[4, 2, 3, 3]", conv_attrs("[2, 2]", "[0, 0]", "SAME", "[1, 1]", 1, "NCHW")));
+    CHECK(f.plan.convs.empty());
+    CHECK(f.refusals() == "5:5: --target cuda: conv2d (pd_op.conv2d) has no CUDA kernel: its SAME padding of stride 2 "
+                          "depends on a spatial dim known only at run time\n");
+  }
+  SECTION("float64") {
+    PlanFixture f(lone_conv("[1, 2, 6, 6]", "[4, 2, 3, 3]", conv_attrs("[1, 1]", "[1, 1]", "EXPLICIT", "[1, 1]", 1, "NCHW"),
+                            "float64"));
+    CHECK(f.plan.scratch_positions.empty());
+    CHECK(f.refusals() == "5:5: --target cuda: conv2d (pd_op.conv2d) has no CUDA kernel: x is float64; the cuDNN "
+                          "convolution takes float32, float16 or bfloat16\n");
+  }
+  SECTION("a pool over channels known only at run time") {
+    PlanFixture f(pool_program("[1, -1, 6, 6]", pool_attrs("[2, 2]", "[2, 2]", "[0, 0]", false, true, "NCHW", "max",
+                                                            false, false)));
+    CHECK(f.plan.pools.empty());
+    CHECK(f.refusals() ==
+          "4:5: --target cuda: pool2d (pd_op.pool2d) has no CUDA kernel: its input and output must be 4-D with channels "
+          "known at generation time\n");
+  }
+}
+
+TEST_CASE("cuda plan: pools padded, in ceil mode, adaptive and global") {
+  SECTION("max 3x3 stride 2 pad 1") {
+    PlanFixture f(pool_program("[-1, 8, 16, 16]", pool_attrs("[3, 3]", "[2, 2]", "[1, 1]", false, true, "NCHW", "max", false, false)));
+    const CudaPool& pool = f.pool(0);
+    CHECK((pool.is_max && pool.k_h == 3 && pool.pad_top == 1 && pool.out_h == 8 && pool.out_w == 8));
+    CHECK(pool.batch.to_string() == "s0");
+  }
+  SECTION("average, ceil mode, not exclusive, NHWC") {
+    PlanFixture f(pool_program("[1, 5, 5, 2]", pool_attrs("[2, 2]", "[2, 2]", "[0, 0]", true, false, "NHWC", "avg", false, false)));
+    const CudaPool& pool = f.pool(0);
+    CHECK((pool.nhwc && !pool.is_max && !pool.exclusive && pool.c == 2 && pool.out_h == 3 && pool.out_w == 3));
+  }
+  SECTION("adaptive to 2x3: the kernel size is the output size, no padding") {
+    PlanFixture f(pool_program("[2, 3, 7, 8]", pool_attrs("[2, 3]", "[1, 1]", "[1, 1]", false, true, "NCHW", "avg", false, true)));
+    const CudaPool& pool = f.pool(0);
+    CHECK((pool.adaptive && pool.pad_top == 0 && pool.pad_left == 0 && pool.out_h == 2 && pool.out_w == 3));
+  }
+  SECTION("global over dynamic spatial dims: the adaptive pool to 1 x 1") {
+    PlanFixture f(pool_program("[2, 3, -1, -1]", pool_attrs("[1, 1]", "[1, 1]", "[0, 0]", false, true, "NCHW", "avg", true, false)));
+    const CudaPool& pool = f.pool(0);
+    CHECK((pool.adaptive && pool.k_h == 1 && pool.k_w == 1 && pool.out_h == 1 && pool.out_w == 1));
+    CHECK((pool.h.to_string() == "s0" && pool.w.to_string() == "s1"));
+  }
+  SECTION("max 3x3 stride 2 over a dynamic height: the output height is an expression") {
+    PlanFixture f(pool_program("[1, 4, -1, 10]", pool_attrs("[3, 3]", "[2, 2]", "[1, 1]", true, true, "NCHW", "max", false, false)));
+    const CudaPool& pool = f.pool(0);
+    CHECK(pool.out_h.to_string() == "floor_div(s0, 2) + 1");
+    CHECK(pool.out_w == 6);
+  }
+}
+
+std::string batch_norm_program(bool is_test, const std::string& outputs) {
+  return std::string(R"(program: norm
+inputs:  [{name: x, dtype: float32, shape: [-1, 3, 4, 4]}]
+params:
+  - {name: m, dtype: float32, shape: [3]}
+  - {name: v, dtype: float32, shape: [3]}
+  - {name: s, dtype: float32, shape: [3]}
+  - {name: t, dtype: float32, shape: [3]}
+ops:
+  - op: batch_norm
+    in: [x, m, v, s, t]
+    out: [n, n_mean, n_var, n_saved_mean, n_saved_var, n_reserve]
+    attrs: {is_test: )") +
+         (is_test ? "true" : "false") +
+         ", momentum: 0.9, epsilon: 1.0e-3, data_format: NCHW, use_global_stats: false, trainable_statistics: false}\n"
+         "outputs: [" +
+         outputs + "]\n";
+}
+
+TEST_CASE("cuda plan: a lone inference batch norm is the epilogue alone; training or a read statistic is refused") {
+  SECTION("inference") {
+    PlanFixture f(batch_norm_program(true, "n"));
+    REQUIRE(f.plan.batch_norms.size() == 1);
+    const CudaBatchNorm& norm = f.plan.batch_norms.begin()->second;
+    CHECK((norm.x == f.value("x") && norm.out == f.value("n") && norm.mean == f.value("m") && norm.c == 3));
+    CHECK((norm.batch.to_string() == "s0" && norm.spatial == 16 && !norm.nhwc));
+    CHECK(norm.epsilon == Approx(1e-3));
+  }
+  SECTION("training") {
+    PlanFixture f(batch_norm_program(false, "n"));
+    CHECK(f.plan.batch_norms.empty());
+    CHECK(f.refusals() == "9:5: --target cuda: batch_norm (pd_op.batch_norm) has no CUDA kernel: it is a training "
+                          "batch norm (batch statistics); only inference (is_test or use_global_stats) runs\n");
+  }
+  SECTION("a statistic it does not compute is a program output") {
+    PlanFixture f(batch_norm_program(true, "n, n_mean"));
+    CHECK(f.plan.batch_norms.empty());
+    CHECK(f.refusals() == "9:5: --target cuda: batch_norm (pd_op.batch_norm) has no CUDA kernel: its output mean_out "
+                          "is read, and the CUDA batch norm computes out alone\n");
+  }
+}
+
+constexpr const char* kMobileNetBlock = R"(program: mobilenet
+inputs:  [{name: x, dtype: float32, shape: [1, 8, 8, 4]}]
+params:  [{name: w, dtype: float32, shape: [8, 4, 1, 1]}, {name: d, dtype: float32, shape: [8, 1, 3, 3]}]
+ops:
+  - op: conv2d
+    in: [x, w]
+    out: [c]
+    attrs: {strides: [1, 1], paddings: [0, 0], padding_algorithm: EXPLICIT, dilations: [1, 1], groups: 1, data_format: NHWC}
+  - {op: relu6, in: [c], out: [a]}
+  - op: depthwise_conv2d
+    in: [a, d]
+    out: [e]
+    attrs: {strides: [1, 1], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], groups: 8, data_format: NHWC}
+  - {op: relu, in: [e], out: [y]}
+outputs: [OUTPUTS]
+)";
+
+std::string mobilenet_block(const std::string& outputs) {
+  std::string text = kMobileNetBlock;
+  text.replace(text.find("OUTPUTS"), 7, outputs);
+  return text;
+}
+
+TEST_CASE("cuda plan: mobilenet_v2's relu6 split moves the clamp into the depthwise convolution that alone reads it") {
+  SECTION("the depthwise convolution is the only reader") {
+    PlanFixture f(mobilenet_block("y"));
+    REQUIRE(f.fusion.groups.size() == 2);
+    const CudaConv& producer = f.group_conv(0);
+    const CudaConv& depthwise = f.group_conv(1);
+    CHECK(depthwise.direct_depthwise());
+    CHECK(producer.activation == ConvActivation::kRelu);
+    CHECK(producer.relu6_as_relu);
+    CHECK(producer.input_max == 0);
+    CHECK(depthwise.input_max == 6);
+    // Only the pointwise convolution runs cuDNN.
+    CHECK(f.plan.scratch_positions == std::vector<uint32_t>{f.fusion.groups[0].position});
+  }
+  SECTION("the relu6 output is also a program output: no split") {
+    PlanFixture f(mobilenet_block("y, a"));
+    REQUIRE(f.fusion.groups.size() == 2);
+    CHECK(f.group_conv(0).activation == ConvActivation::kRelu6);
+    CHECK_FALSE(f.group_conv(0).relu6_as_relu);
+    CHECK(f.group_conv(1).input_max == 0);
+  }
+}
+
+TEST_CASE("cuda plan: a matmul outside every GEMM group says why; a GEMM's dims must fit an int") {
+  SECTION("rank-1 y") {
+    PlanFixture f(R"(program: vector
+inputs:  [{name: x, dtype: float32, shape: [4, 16]}, {name: u, dtype: float32, shape: [16]}]
+ops:
+  - {op: matmul, in: [x, u], out: [y], attrs: {transpose_x: false, transpose_y: false}}
+outputs: [y]
+)");
+    REQUIRE(f.plan.no_gemm.count(0) == 1);
+    CHECK(f.plan.no_gemm.at(0).find("y has rank 1") == 0);
+    CHECK(f.plan.refusals.empty());  // the backend tries a batched kernel
+  }
+  SECTION("M beyond int") {
+    PlanFixture f(R"(program: huge
+inputs:  [{name: x, dtype: float32, shape: [3000000000, 16]}]
+params:  [{name: w, dtype: float32, shape: [16, 8]}]
+ops:
+  - {op: matmul, in: [x, w], out: [y], attrs: {transpose_x: false, transpose_y: false}}
+outputs: [y]
+)");
+    REQUIRE(f.fusion.groups.size() == 1);
+    REQUIRE(f.fusion.groups[0].kind == GroupKind::kGemm);
+    CHECK(f.refusals() == "5:5: --target cuda: the GEMM's M = 3000000000 exceeds the int range of the CUDA GEMM "
+                          "kernels\n");
+  }
+}
+
+TEST_CASE("cuda plan: conv2d_fused's activations") {
+  CHECK(conv_activation("") == ConvActivation::kNone);
+  CHECK(conv_activation("silu") == ConvActivation::kSwish);
+  CHECK(conv_activation("swish") == ConvActivation::kSwish);
+  CHECK(conv_activation("gelu_tanh") == ConvActivation::kGeluTanh);
+  CHECK_FALSE(conv_activation("mish"));
+}
+
+}  // namespace
+}  // namespace kforge::passes

@@ -9,6 +9,8 @@
 
 #include "codegen/cuda_index.h"
 #include "opdef/op_loader.h"
+#include "passes/cuda_index_scratch.h"
+#include "passes/fusion.h"
 #include "passes/pipeline.h"
 #include "program/program_reader.h"
 
@@ -87,6 +89,20 @@ TEST_CASE("cuda index select: topk selects each line as the CPU kernel does, in 
     CHECK(contains(body, "kforge::cuda_index::topk_line<int64_t>(in0 + o * 5 * 4 + i, 5, 4, 3, false, false, "
                          "scratch + e * 5, out + o * 3 * 4 + i, out_indices + o * 3 * 4 + i);"));
     CHECK(k->front().numel == "4");
+  }
+  SECTION("the CUDA target plan gives it a scratch of one int32 per element of x, live while it runs") {
+    SelectFixture f(select_program("{name: x, dtype: float32, shape: [-1, 6]}",
+                                   "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: true, "
+                                   "sorted: true}}\n",
+                                   "v, i"));
+    const std::vector<passes::ScratchNeed> needs = passes::cuda_index_scratch(*f.lowered, passes::FusionPlan{});
+    REQUIRE(needs.size() == 1);
+    CHECK(needs[0].position == 0);
+    CHECK(needs[0].bytes.to_string() == "max(4, 24 * s0)");
+    passes::add_scratch_buffers(*f.lowered, needs);
+    const passes::Buffer* scratch = passes::scratch_buffer(*f.lowered, 0);
+    REQUIRE(scratch != nullptr);
+    CHECK((scratch->first_call == 0 && scratch->last_call == 0));
   }
   SECTION("without a scratch from the memory plan it cannot run, and says so") {
     SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 6]}",

@@ -89,8 +89,9 @@ bool SelectCall::topk() {
   auto at = [&](const std::string& p, const std::string& count) {
     return p.empty() ? std::string("nullptr") : fmt::format("{} + o * {} * {} + i", p, count, step);
   };
+  const std::string entries = t.size(passes::topk_line_entries(*k, len));  // the scratch's stride per line
   t.line(fmt::format("kforge::cuda_index::topk_line<{}>({}, {}, {}, {}, {}, {}, {} + e * {}, {}, {});", type,
-                     at(in, n), n, step, *k, *largest ? "true" : "false", *sorted ? "true" : "false", a, n,
+                     at(in, n), n, step, *k, *largest ? "true" : "false", *sorted ? "true" : "false", a, entries,
                      at(o, std::to_string(*k)), at(oi, std::to_string(*k))));
   add(t, outer * inner, true);
   return true;

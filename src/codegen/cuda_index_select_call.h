@@ -13,6 +13,7 @@
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
 #include "passes/axis.h"
+#include "passes/cuda_index_scratch.h"
 
 namespace kforge::codegen::index_text::select_internal {
 

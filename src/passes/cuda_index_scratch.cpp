@@ -1,8 +1,14 @@
 #include "passes/cuda_index_scratch.h"
 
+#include "passes/axis.h"
 #include "passes/fusion.h"
 
 namespace kforge::passes {
+
+SymExpr topk_line_entries(int64_t k, const SymExpr& len) {
+  const std::optional<int64_t> n = len.constant();
+  return n && k >= 0 && k * 64 < *n ? SymExpr(k) : len;
+}
 
 std::vector<ScratchNeed> cuda_index_scratch(const LoweredProgram& program, const FusionPlan& fusion) {
   std::vector<ScratchNeed> needs;
@@ -11,9 +17,21 @@ std::vector<ScratchNeed> cuda_index_scratch(const LoweredProgram& program, const
     const bool grouped = c < fusion.call_group.size() && fusion.call_group[c] != kNone;
     if (grouped || call.op != "topk") continue;
     const uint32_t x = call.tensor_arg("x");
-    if (x == kNone) continue;  // codegen states why it cannot run
+    const std::optional<double> k = call.constant_number("k"), axis = call.constant_number("axis");
+    if (x == kNone || !k || !axis) continue;  // codegen states why it cannot run
+    const SymShape& dims = program.values[x].dims;
+    SymExpr lines = 1, len = 1;
+    if (!dims.empty()) {
+      const std::optional<int64_t> a = normalize_axis(static_cast<int64_t>(*axis), static_cast<int64_t>(dims.size()));
+      if (!a) continue;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (static_cast<int64_t>(d) == *a) len = dims[d];
+        else lines = lines * dims[d];
+      }
+    }
     // At least one entry, so that an empty x still gets a buffer the kernel's pointer can name.
-    needs.push_back(ScratchNeed{c, SymExpr::max(program.values[x].numel() * 4, 4)});
+    needs.push_back(
+        ScratchNeed{c, SymExpr::max(lines * topk_line_entries(static_cast<int64_t>(*k), len) * 4, 4)});
   }
   return needs;
 }

@@ -1,7 +1,7 @@
 // The scratch that some CUDA index kernels need beyond their inputs and outputs, planned with the rest of the memory
 // (add_scratch_buffers: live while the call runs, shared with the other calls' scratches): topk, whose kernel runs
-// the CPU kernel's selection over each line's indices (templates/cuda/kforge_index.cuh's topk_line) and needs one
-// int32 entry per element of x.
+// the CPU kernel's selection over each line's indices (templates/cuda/kforge_index.cuh's topk_line) and needs an
+// int32 entry per element of its line, or only k of them where the line is known to take partial_sort's path.
 #pragma once
 
 #include <vector>
@@ -11,6 +11,10 @@
 namespace kforge::passes {
 
 struct FusionPlan;
+
+/// The scratch entries a topk line of `len` elements takes: k where partial_sort's path is known at generation time
+/// (k * 64 < len, the CPU kernel's rule), else len (nth_element's path needs the whole line). Codegen's stride.
+SymExpr topk_line_entries(int64_t k, const SymExpr& len);
 
 /// The scratch of every call outside the fused groups that needs one under --target cuda.
 std::vector<ScratchNeed> cuda_index_scratch(const LoweredProgram& program, const FusionPlan& fusion);

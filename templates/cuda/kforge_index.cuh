@@ -113,8 +113,8 @@ __device__ __forceinline__ T grid_pixel(const T* plane, int64_t h, int64_t w, T 
 // k * 64 < len, else std::nth_element at k - 1 and, when `sorted`, std::sort of the first k - 1, each written out
 // below as libstdc++ (GCC 8-14) implements it (heap select and heap sort; introselect and introsort with a median of
 // three and a final insertion sort), so that equal values come out in the CPU kernel's order too: neither stable nor
-// by index, but what those algorithms make of the sequence. An entry is an index into the line; `a` holds len of them
-// (the call's scratch, codegen/cuda_index_select.cpp).
+// by index, but what those algorithms make of the sequence. An entry is an index into the line, in the call's scratch
+// (passes/cuda_index_scratch.h).
 template <typename T>
 struct TopkLine {
   const T* line;
@@ -288,16 +288,25 @@ struct TopkLine {
 };
 
 // The k first entries of a line of `len` elements `step` apart, in the CPU kernel's order, into out and out_indices
-// (either may be null; their entries `step` apart too); `a` is scratch for len entries.
+// (either may be null; their entries `step` apart too); `a` is scratch for passes::topk_line_entries(k, len) entries
+// (k on partial_sort's path, len on nth_element's).
 template <typename T>
 __device__ void topk_line(const T* line, int64_t len, int64_t step, int64_t k, bool largest, bool sorted, int32_t* a,
                           T* out, int64_t* out_indices) {
   if (k <= 0) return;
   const TopkLine<T> order{line, step, largest};
-  for (int64_t j = 0; j < len; ++j) a[j] = static_cast<int32_t>(j);
   if (k * 64 < len) {
-    order.partial_sort(a, k, len);
+    // partial_sort(first, first + k, last): heap_select, whose pop_heap(first, middle, i) puts the top into *i and
+    // sinks *i (entry i, untouched before) into the heap, then sort_heap. *i is never read again, so the entries
+    // past k need no memory: `a` holds k of them here.
+    for (int64_t j = 0; j < k; ++j) a[j] = static_cast<int32_t>(j);
+    order.make_heap(a, k);
+    for (int64_t i = k; i < len; ++i) {
+      if (order.before(static_cast<int32_t>(i), a[0])) order.adjust_heap(a, 0, k, static_cast<int32_t>(i));
+    }
+    order.sort_heap(a, k);
   } else {
+    for (int64_t j = 0; j < len; ++j) a[j] = static_cast<int32_t>(j);
     order.nth_element(a, a + k - 1, a + len);
     if (sorted) order.sort(a, a + k - 1);
   }

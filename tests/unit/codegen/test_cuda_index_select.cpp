@@ -104,6 +104,21 @@ TEST_CASE("cuda index select: topk selects each line as the CPU kernel does, in 
     REQUIRE(scratch != nullptr);
     CHECK((scratch->first_call == 0 && scratch->last_call == 0));
   }
+  SECTION("a line known to take partial_sort's path (k * 64 < len) keeps k entries, not the whole line") {
+    SelectFixture f(select_program("{name: x, dtype: float32, shape: [-1, 700]}",
+                                   "  - {op: topk, in: [x], out: [v, i], attrs: {k: 5, axis: 1, largest: false, "
+                                   "sorted: true}}\n",
+                                   "v, i"));
+    const std::vector<passes::ScratchNeed> needs = passes::cuda_index_scratch(*f.lowered, passes::FusionPlan{});
+    REQUIRE(needs.size() == 1);
+    CHECK(needs[0].bytes.to_string() == "max(4, 20 * s0)");
+    std::string why;
+    const auto k = f.kernels(0, &why, "b.buffers[3]");
+    INFO(why);
+    REQUIRE(k);
+    CHECK(contains(k->front().body, "kforge::cuda_index::topk_line<float>(in0 + o * 700 * 1 + i, 700, 1, 5, false, "
+                                    "true, scratch + e * 5, out + o * 5 * 1 + i, out_indices + o * 5 * 1 + i);"));
+  }
   SECTION("without a scratch from the memory plan it cannot run, and says so") {
     SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 6]}",
                                    "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: true, "

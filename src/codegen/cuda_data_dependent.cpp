@@ -3,7 +3,8 @@
 // wait for the stream); then bind_s<id>() computes the sizes that need it and allocates the run-time device
 // buffers, in the order and by the facts the CPU class binds them (codegen/data_symbols.h). What the CUDA target
 // cannot bind is refused at the op: everything with --cuda-graph (a captured graph replays fixed sizes), dims read
-// from a tensor's values (their infer-meta is the CPU kernel library's), and ops without a counting kernel.
+// from a tensor's values by a shape rule that the host cannot run (cuda_shape_from_values.cpp runs those of
+// kforge_shape_meta.h), and ops without a counting kernel.
 #include "codegen/cuda_host_emitter.h"
 
 namespace kforge::codegen::cuda_program_internal {
@@ -19,14 +20,17 @@ std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
     const passes::KernelCall& call = p_.calls.at(s.call);
     std::string why;
     if (cuda_.cuda_graph) {
-      why = fmt::format("{} depends on the data: run() copies it back to the host in the middle of the run to size "
+      why = fmt::format("{} depends on the data{}: run() copies it back to the host in the middle of the run to size "
                         "what comes after, and a CUDA graph (--cuda-graph) replays the sizes it was captured with; "
                         "compile without --cuda-graph (the launches then run one by one)",
-                        s.name);
+                        s.name, s.before_call ? " (it is read from a tensor's values)" : "");
+    } else if (s.before_call && !is_host_shape_rule(call.infer_meta)) {
+      why = fmt::format("{} is read from a tensor's values by {}, which --target cuda does not run on the host (it "
+                        "runs those of reshape, slice, expand, tile, full_with_tensor and arange: kforge_shape_meta.h; "
+                        "--target cpu compiles it)",
+                        s.name, call.infer_meta.empty() ? "no infer-meta" : call.infer_meta);
     } else if (s.before_call) {
-      why = fmt::format("{} is read from a tensor's values, which --target cuda does not do yet (the infer-meta that "
-                        "reads them is the CPU kernel library's; --target cpu compiles it)",
-                        s.name);
+      continue;
     } else if (!is_cuda_select_op(call.op)) {
       why = fmt::format("{} depends on the data, and --target cuda has no kernel that counts it for '{}' yet "
                         "(nonzero, masked_select and unique have one; --target cpu compiles it)",

@@ -344,7 +344,8 @@ struct LoweredProgram {
   ///   buffer 3 workspace offset 0 size 256 live [0, 1] values v2
   std::string dump() const;
   /// The (input, output) values of call `c` when it is a view op (`view:` in its YAML: reshape, flatten, ...) of
-  /// one tensor into one tensor of the same dtype and element count; nullopt otherwise.
+  /// one tensor into one tensor of the same dtype and element count (or dims read before the call from a tensor's
+  /// values, which its infer-meta checks hold that count); nullopt otherwise.
   std::optional<std::pair<uint32_t, uint32_t>> view_values(uint32_t c) const;
   /// Moves the values of buffer `from` (and their offsets) into buffer `to`, `offset` bytes further in; `from` is left
   /// empty (no values, size 0) and `to`'s live range covers both. Values stay sorted by their defining call.

@@ -119,10 +119,24 @@ std::optional<tmpl::Value> CudaHostEmitter::unique_step(const passes::KernelCall
   for (const char* name : {"indices", "inverse", "counts"}) {
     if (value(name) != kNone) index_dtype = p_.values[value(name)].dtype;
   }
-  if (value("out") != kNone && p_.values[value("out")].dims.size() != 1) {
-    diags_.error(call.loc, "--target cuda: unique (" + call.pir_name + ") along an axis has no CUDA kernel yet (over "
-                           "every element it has; --target cpu compiles both)");
-    return std::nullopt;
+  // Along an axis (axis=[a], the shape rule's only form with one): x as [outer, x.dims[a], inner].
+  const passes::KernelArg* axis_arg = call.arg("axis");
+  const bool along_axis = axis_arg != nullptr && axis_arg->kind == passes::ArgKind::kConstant &&
+                          !axis_arg->constant.ints.empty();
+  const passes::SymShape& xd = p_.values[x].dims;
+  passes::SymExpr outer = 1, inner = 1;
+  if (along_axis) {
+    const int64_t rank = static_cast<int64_t>(xd.size());
+    const int64_t a = axis_arg->constant.ints[0] < 0 ? axis_arg->constant.ints[0] + rank : axis_arg->constant.ints[0];
+    if (axis_arg->constant.ints.size() != 1 || a < 0 || a >= rank) {
+      diags_.error(call.loc, "--target cuda: unique (" + call.pir_name + ") along more than one axis, or an axis out "
+                             "of range, has no CUDA kernel");
+      return std::nullopt;
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d < a) outer = outer * xd[static_cast<size_t>(d)];
+      if (d > a) inner = inner * xd[static_cast<size_t>(d)];
+    }
   }
   const std::optional<std::string> type = element_type(p_.values[x].dtype);
   if (!type || value("out") == kNone ||
@@ -138,15 +152,20 @@ std::optional<tmpl::Value> CudaHostEmitter::unique_step(const passes::KernelCall
   };
   tmpl::List args = {typed_buffer(x, *type, true), pointer("out", *type), pointer("indices", index_type),
                      pointer("inverse", index_type), pointer("counts", index_type)};
+  if (along_axis) {
+    args.push_back("static_cast<int64_t>(" + size_(outer) + ")");
+    args.push_back("static_cast<int64_t>(" + size_(inner) + ")");
+  }
   const std::string capacity = size_(symbol.bound);
   tmpl::Value step = tmpl::Value::map();
   step.set("kind", "select");
   step.set("launch", static_cast<int64_t>(launch));
   step.set("description", description);
-  step.set("function", "unique<" + *type + ", " + index_type + ">");
+  step.set("function", std::string(along_axis ? "unique_axis<" : "unique<") + *type + ", " + index_type + ">");
   step.set("args", tmpl::Value(std::move(args)));
   step.set("capacity", capacity);
-  step.set("scratch_bytes", "kforge::cuda_select::unique_scratch_bytes<" + *type + ">(" + capacity + ")");
+  step.set("scratch_bytes", along_axis ? "kforge::cuda_select::unique_axis_scratch_bytes(" + capacity + ")"
+                                       : "kforge::cuda_select::unique_scratch_bytes<" + *type + ">(" + capacity + ")");
   step.set("symbol", "s" + std::to_string(symbol.id));
   step.set("meaning", symbol.name);
   unique_steps_ = select_steps_ = true;

@@ -95,6 +95,8 @@ PROGRAMS = [
     ("tests/paddle/nonzero_shape/inference.json", "paddle_nonzero_shape", []),
     ("tests/paddle/masked_select_broadcast/inference.json", "paddle_masked_select_broadcast", []),
     ("tests/paddle/unique_float_dynamic/inference.json", "paddle_unique_float_dynamic", []),
+    ("tests/paddle/unique_axis0/inference.json", "paddle_unique_axis0", []),
+    ("tests/paddle/unique_axis1_float/inference.json", "paddle_unique_axis1_float", []),
     # Dims read from a tensor's values: the tensor copied back, the shape rule of kforge_shape_meta.h on the host.
     ("tests/paddle/reshape_shape_from_data/inference.json", "paddle_reshape_shape_from_data", []),
     ("tests/paddle/reshape_computed_shape_from_data/inference.json", "paddle_reshape_computed_shape_from_data", []),
@@ -302,7 +304,7 @@ def main():
                 required += ["kforge_attention.cuh", "kforge_attention_tile.cuh"]
             if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
                 required.append("kforge_select.cuh")
-                if "kforge::cuda_select::unique<" in host:
+                if re.search(r"kforge::cuda_select::unique(_axis)?<", host):
                     required.append("kforge_unique.cuh")
             if "kforge::shape_meta::" in host:  # dims read from a tensor's values, by a shape rule on the host
                 required.append("kforge_shape_meta.h")

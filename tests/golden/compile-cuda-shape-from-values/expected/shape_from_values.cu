@@ -326,8 +326,9 @@ kforge::Status shape_from_values::enqueue(Bindings& b) {
   if (cudaError_t e = cudaMemcpyAsync(static_cast<void*>(b.buffers[2]), static_cast<const void*>(b.buffers[1]), static_cast<size_t>(8), cudaMemcpyDeviceToDevice, stream_); e != cudaSuccess) return launch_failed(2, e);
   // call 1 (pd_op.stack at ../../../golden/compile-cuda-shape-from-values/program.json:1:2037)
   if (cudaError_t e = shape_from_values_index_0(static_cast<const int64_t*>(b.buffers[2]), static_cast<int64_t*>(b.buffers[3]), stream_); e != cudaSuccess) return launch_failed(3, e);
-  // Dims that call 2 (pd_op.slice at ../../../golden/compile-cuda-shape-from-values/program.json:1:2274) reads from a tensor's values: back to the host (a copy and a wait for all enqueued
-  // so far), then its shape rule (kforge_shape_meta.h, as the CPU's infer-meta) gives them.
+  // call 2 (pd_op.slice at ../../../golden/compile-cuda-shape-from-values/program.json:1:2274)
+  // Dims read from a tensor's values: the tensor comes back to the host (a copy and a wait for all enqueued so far),
+  // then the op's shape rule (kforge_shape_meta.h, as the CPU's infer-meta) gives them.
   {
     kforge::Tensor kf_c2_input;
     kf_c2_input.dtype = kforge::DataType::kFloat32;
@@ -359,8 +360,9 @@ kforge::Status shape_from_values::enqueue(Bindings& b) {
   if (cudaError_t e = shape_from_values_index_2(static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[5]), s2, sizes[1], sizes[5], stream_); e != cudaSuccess) return launch_failed(5, e);
   // group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-shape-from-values/program.json:1:3658)
   if (cudaError_t e = shape_from_values_fused_0(static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[6]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[5]), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // Dims that call 5 (pd_op.arange at ../../../golden/compile-cuda-shape-from-values/program.json:1:4729) reads from a tensor's values: back to the host (a copy and a wait for all enqueued
-  // so far), then its shape rule (kforge_shape_meta.h, as the CPU's infer-meta) gives them.
+  // call 5 (pd_op.arange at ../../../golden/compile-cuda-shape-from-values/program.json:1:4729)
+  // Dims read from a tensor's values: the tensor comes back to the host (a copy and a wait for all enqueued so far),
+  // then the op's shape rule (kforge_shape_meta.h, as the CPU's infer-meta) gives them.
   {
     kforge::Tensor kf_c5_end_values;
     kf_c5_end_values.dtype = kforge::DataType::kInt64;

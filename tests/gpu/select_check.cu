@@ -114,6 +114,43 @@ void check_masked_select(int64_t b, int64_t r, int64_t c, double p) {
   cudaFree(scratch);
 }
 
+// A unique's device buffers, and the host reference of what it writes.
+template <typename S, typename I>
+struct UniqueBuffers {
+  S *x, *out;
+  I *indices, *inverse, *counts;
+};
+template <typename S, typename I>
+struct UniqueResults {
+  const std::vector<S>& out;
+  const std::vector<I>& indices;
+  const std::vector<I>& inverse;
+  const std::vector<I>& counts;
+};
+
+// What a unique launched (`e`, its count at count_of(scratch, capacity)) wrote against the reference (out bit for
+// bit), then its buffers and scratch freed.
+template <typename S, typename I>
+void expect_unique(const char* what, cudaError_t e, int64_t* scratch, int64_t capacity, const UniqueBuffers<S, I>& d,
+                   const UniqueResults<S, I>& want) {
+  cudaDeviceSynchronize();
+  expect(e == cudaSuccess, what, capacity, cudaGetErrorString(e));
+  const bool counted = read_count(scratch, capacity) == static_cast<int64_t>(want.indices.size());
+  expect(counted, what, capacity, "wrong count");
+  if (counted) {
+    const std::vector<S> got = download(d.out, want.out.size());
+    expect(std::memcmp(got.data(), want.out.data(), want.out.size() * sizeof(S)) == 0, what, capacity,
+           "wrong values (bits)");
+    expect(download(d.indices, want.indices.size()) == want.indices, what, capacity, "wrong indices");
+    expect(download(d.counts, want.counts.size()) == want.counts, what, capacity, "wrong counts");
+    expect(download(d.inverse, want.inverse.size()) == want.inverse, what, capacity, "wrong inverse");
+  }
+  for (void* p : {static_cast<void*>(d.x), static_cast<void*>(d.out), static_cast<void*>(d.indices),
+                  static_cast<void*>(d.inverse), static_cast<void*>(d.counts), static_cast<void*>(scratch)}) {
+    cudaFree(p);
+  }
+}
+
 // unique over every element, as kernels/detection.cc: NaN sorted last as one value, -0.0 equal to +0.0. S: how the
 // host holds T (bool as a byte: std::vector<bool> has no data()).
 template <typename T, typename I, typename S = T>
@@ -147,21 +184,8 @@ void check_unique(const std::vector<S>& x, const char* what) {
   cudaMalloc(&scratch, cs::unique_scratch_bytes<T>(n));
   const cudaError_t e = cs::unique<T, I>(reinterpret_cast<const T*>(dx), reinterpret_cast<T*>(dout), dindices,
                                          dinverse, dcounts, n, scratch, nullptr);
-  cudaDeviceSynchronize();
-  expect(e == cudaSuccess, what, n, cudaGetErrorString(e));
-  const int64_t count = read_count(scratch, n);
-  expect(count == static_cast<int64_t>(out.size()), what, n, "wrong count");
-  if (count == static_cast<int64_t>(out.size())) {
-    const std::vector<S> got = download(dout, out.size());
-    expect(std::memcmp(got.data(), out.data(), out.size() * sizeof(S)) == 0, what, n, "wrong values (bits)");
-    expect(download(dindices, out.size()) == indices, what, n, "wrong indices");
-    expect(download(dcounts, out.size()) == counts, what, n, "wrong counts");
-    expect(download(dinverse, static_cast<size_t>(n)) == inverse, what, n, "wrong inverse");
-  }
-  for (void* p : {static_cast<void*>(dx), static_cast<void*>(dout), static_cast<void*>(dindices),
-                  static_cast<void*>(dinverse), static_cast<void*>(dcounts), static_cast<void*>(scratch)}) {
-    cudaFree(p);
-  }
+  expect_unique(what, e, scratch, n, UniqueBuffers<S, I>{dx, dout, dindices, dinverse, dcounts},
+                UniqueResults<S, I>{out, indices, inverse, counts});
 }
 
 // unique along an axis, as kernels/detection.cc: x as [outer, length, inner], slices x[:, i, :] compared element by
@@ -212,20 +236,8 @@ void check_unique_axis(const std::vector<T>& x, int64_t outer, int64_t length, i
   cudaMalloc(&scratch, cs::unique_axis_scratch_bytes(length));
   const cudaError_t e = cs::unique_axis<T, I>(dx, dout, dindices, dinverse, dcounts, outer, inner, length, scratch,
                                               nullptr);
-  cudaDeviceSynchronize();
-  expect(e == cudaSuccess, what, length, cudaGetErrorString(e));
-  expect(read_count(scratch, length) == count, what, length, "wrong count");
-  if (read_count(scratch, length) == count) {
-    const std::vector<T> got = download(dout, out.size());
-    expect(std::memcmp(got.data(), out.data(), out.size() * sizeof(T)) == 0, what, length, "wrong slices (bits)");
-    expect(download(dindices, indices.size()) == indices, what, length, "wrong indices");
-    expect(download(dcounts, counts.size()) == counts, what, length, "wrong counts");
-    expect(download(dinverse, static_cast<size_t>(length)) == inverse, what, length, "wrong inverse");
-  }
-  for (void* p : {static_cast<void*>(dx), static_cast<void*>(dout), static_cast<void*>(dindices),
-                  static_cast<void*>(dinverse), static_cast<void*>(dcounts), static_cast<void*>(scratch)}) {
-    cudaFree(p);
-  }
+  expect_unique(what, e, scratch, length, UniqueBuffers<T, I>{dx, dout, dindices, dinverse, dcounts},
+                UniqueResults<T, I>{out, indices, inverse, counts});
 }
 
 }  // namespace

@@ -79,8 +79,13 @@ std::optional<std::string> CudaHostEmitter::host_arg(const passes::KernelCall& c
     }
     case passes::ArgKind::kTensorList:
       return problem("it is a list of tensors");
-    case passes::ArgKind::kSymbolic:
-      return problem("it is computed from the input dims as well");
+    case passes::ArgKind::kSymbolic: {  // values computed from the dims at generation time
+      std::vector<std::string> items, decls;
+      for (const passes::SymExpr& e : arg.symbolic) items.push_back(size_(e));
+      std::optional<std::string> text = symbolic_arg_text(arg.type, items, local, decls);
+      for (const std::string& d : decls) converts.push_back(d);
+      return text ? text : problem("its values come from the dims in a way the generated code cannot express");
+    }
   }
   return std::nullopt;
 }

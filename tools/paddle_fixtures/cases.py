@@ -612,6 +612,9 @@ CASES = [
       ops=("full_with_tensor",)),
     C("slice_end_from_input", lambda x, n: x[:, :n] + 1.0, [t(3, 6), t(1, dtype="int64", low=1, high=6)],
       ops=("slice",)),
+    # A slice whose start is computed from a dynamic dim and whose end is read from an input's values.
+    C("slice_start_dims_end_from_input", lambda x, n: x[:, paddle.shape(x)[1] // 3 : n] + 1.0,
+      [t(None, None, run=(3, 6)), t(1, dtype="int64", low=3, high=6)], ops=("slice",)),
     # Two reads in one program with a dynamic batch: the slice's end, then arange's end (golden
     # compile-cuda-shape-from-values).
     C("shape_from_input_mix", lambda x, n: (paddle.tile(x[:, :n], [1, 2]) * 2.0, paddle.arange(n).astype("float32")),

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kforge_runtime.h"
+#include "kforge_shape_meta.h"
 
 // Error paths stay out of the hot code of small kernels.
 #if defined(__GNUC__)
@@ -143,31 +144,16 @@ inline Status require_dims(const Tensor& out, const Tensor& expected, const char
   return Status::OK();
 }
 
-// Normalises an axis into [0, rank); false when out of range.
-inline bool normalize_axis(int64_t axis, int64_t rank, int64_t* out) {
-  int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) return false;
-  *out = a;
-  return true;
-}
-
-inline Status bad_axis(const char* op, int64_t axis, int64_t rank) {
-  return Status::Error(op, ": axis ", axis, " is out of range for rank ", rank);
-}
+// Axis normalisation, its error and "[2, 3]": the runtime's shape rules' (kforge_shape_meta.h), which the CUDA
+// target runs on the host too.
+using shape_meta::bad_axis;
+using shape_meta::dims_string;
+using shape_meta::normalize_axis;
 
 inline int64_t product(const int64_t* dims, int64_t begin, int64_t end) {
   int64_t n = 1;
   for (int64_t i = begin; i < end; ++i) n *= dims[i];
   return n;
-}
-
-inline std::string dims_string(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(dims[i]);
-  }
-  return s + "]";
 }
 
 // Right-aligned numpy broadcasting of two shapes (Paddle's ElementwiseInferMeta with axis = -1). A dim of -1

@@ -27,35 +27,8 @@ inline Status scalar_to_int(const Scalar& s, const char* op, const char* what, i
   return Status::OK();
 }
 
-// Paddle's arange size (funcs::GetSize): computed in double when any of start, end, step is floating, else in int64;
-// step must be non-zero and point from start towards end.
-inline Status arange_size(const Scalar& start, const Scalar& end, const Scalar& step, const char* op, int64_t* size) {
-  if (start.is_floating() || end.is_floating() || step.is_floating()) {
-    const double s = start.to<double>(), e = end.to<double>(), st = step.to<double>();
-    if (!std::isfinite(s) || !std::isfinite(e) || !std::isfinite(st)) {
-      return Status::Error(op, ": start, end and step must be finite, got ", s, ", ", e, " and ", st);
-    }
-    if (st == 0) return Status::Error(op, ": step must not be 0");
-    if ((s < e && st < 0) || (s > e && st > 0)) {
-      return Status::Error(op, ": step ", st, " points away from end ", e, " (start ", s, ")");
-    }
-    const double n = std::ceil(std::fabs((e - s) / st));
-    if (!(n < 9.0e15)) return Status::Error(op, ": ", n, " elements are too many");
-    *size = static_cast<int64_t>(n);
-    return Status::OK();
-  }
-  const int64_t s = start.to<int64_t>(), e = end.to<int64_t>(), st = step.to<int64_t>();
-  if (st == 0) return Status::Error(op, ": step must not be 0");
-  if ((s < e && st < 0) || (s > e && st > 0)) {
-    return Status::Error(op, ": step ", st, " points away from end ", e, " (start ", s, ")");
-  }
-  // |e - s| and |st| in unsigned arithmetic: no overflow for any int64 pair.
-  const uint64_t span = s < e ? static_cast<uint64_t>(e) - static_cast<uint64_t>(s)
-                              : static_cast<uint64_t>(s) - static_cast<uint64_t>(e);
-  const uint64_t magnitude = st < 0 ? 0 - static_cast<uint64_t>(st) : static_cast<uint64_t>(st);
-  *size = static_cast<int64_t>(span / magnitude + (span % magnitude != 0 ? 1 : 0));
-  return Status::OK();
-}
+// Paddle's arange size (funcs::GetSize), shared with the runtime's shape rules (kforge_shape_meta.h).
+using shape_meta::arange_size;
 
 // Normalises `axis` for a tensor of rank `rank`; a 0-D tensor accepts 0 and -1 (its only element).
 inline bool normalize_axis_or_scalar(int64_t axis, int64_t rank, int64_t* out) {

@@ -168,19 +168,7 @@ Status ScatterInferMeta(const Tensor& x, const Tensor& index, const Tensor& upda
 }
 
 Status TileInferMeta(const Tensor& x, const IntArray& repeat_times, Tensor* out) {
-  static constexpr const char* kOp = "TileInferMeta";
-  const size_t rank = std::max<size_t>(static_cast<size_t>(x.ndim), repeat_times.size());
-  if (rank > static_cast<size_t>(kMaxRank)) return Status::Error(kOp, ": tiling to rank ", rank, " exceeds ", kMaxRank);
-  std::vector<int64_t> dims(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    // Both are right-aligned: the shorter one is padded with 1s in front.
-    const size_t xo = rank - static_cast<size_t>(x.ndim), ro = rank - repeat_times.size();
-    const int64_t d = i >= xo ? x.dims[i - xo] : 1;
-    const int64_t r = i >= ro ? repeat_times[i - ro] : 1;
-    if (r <= 0) return Status::Error(kOp, ": repeat_times must be positive, got ", r);
-    dims[i] = d < 0 ? -1 : d * r;
-  }
-  return set_meta(out, x.dtype, dims, kOp);
+  return shape_meta::TileInferMeta(x, repeat_times, out);  // kforge_shape_meta.h, shared with --target cuda
 }
 
 Status RollInferMeta(const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis, Tensor* out) {

@@ -1,4 +1,5 @@
-// Infer-meta of the shape-manipulation ops (Paddle's rules: reshape with 0 and -1, squeeze/unsqueeze axes,
+// Infer-meta of the shape-manipulation ops (reshape, expand and slice are the runtime's kforge_shape_meta.h, which
+// the CUDA target runs on the host too; Paddle's rules: reshape with 0 and -1, squeeze/unsqueeze axes,
 // expand with -1, concat/split/stack along an axis, slice and strided_slice clamping).
 #include <algorithm>
 #include <vector>
@@ -50,16 +51,8 @@ Status slice_ranges(const Tensor& x, const std::vector<int64_t>& axes, const Int
     if (!normalize_axis(axes[i], x.ndim, &axis)) return bad_axis(op, axes[i], x.ndim);
     if (seen[axis]) return Status::Error(op, ": axis ", axes[i], " is sliced twice");
     seen[axis] = true;
-    int64_t n = x.dims[axis];
-    int64_t start = starts[i] < 0 ? starts[i] + n : starts[i];
-    int64_t end = ends[i] < 0 ? ends[i] + n : ends[i];
-    start = std::min(std::max<int64_t>(start, 0), n);
-    end = std::min(std::max<int64_t>(end, 0), n);
-    if (end < start) {
-      return Status::Error(op, ": on axis ", axis, " (size ", n, ") end ", ends[i], " comes before start ", starts[i]);
-    }
-    r->start[axis] = start;
-    r->count[axis] = end - start;
+    KFORGE_RETURN_IF_ERROR(shape_meta::slice_axis(x.dims[axis], starts[i], ends[i], axis, op, &r->start[axis],
+                                                  &r->count[axis]));
   }
   return Status::OK();
 }
@@ -124,41 +117,7 @@ Status set_meta(Tensor* out, DataType dtype, const std::vector<int64_t>& dims, c
 }  // namespace
 
 Status ReshapeInferMeta(const Tensor& x, const IntArray& shape, Tensor* out) {
-  static constexpr const char* kOp = "ReshapeInferMeta";
-  std::vector<int64_t> dims(shape.size());
-  int64_t unknown = -1, known = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    int64_t s = shape[i];
-    if (s == -1) {
-      if (unknown >= 0) return Status::Error(kOp, ": shape ", kernels::util::dims_string(shape.values()),
-                                             " has more than one -1");
-      unknown = static_cast<int64_t>(i);
-      continue;
-    }
-    if (s == 0) {
-      if (static_cast<int32_t>(i) >= x.ndim) {
-        return Status::Error(kOp, ": shape ", kernels::util::dims_string(shape.values()), " copies dim ", i,
-                             " (0) but x ", x.dims_string(), " has rank ", x.ndim);
-      }
-      s = x.dims[i];
-    } else if (s < 0) {
-      return Status::Error(kOp, ": shape ", kernels::util::dims_string(shape.values()), " has a negative dim ", s);
-    }
-    dims[i] = s;
-    known *= s;
-  }
-  int64_t numel = x.numel();
-  if (unknown >= 0) {
-    if (known == 0 || numel % known != 0) {
-      return Status::Error(kOp, ": cannot reshape x ", x.dims_string(), " (", numel, " elements) to ",
-                           kernels::util::dims_string(shape.values()));
-    }
-    dims[static_cast<size_t>(unknown)] = numel / known;
-  } else if (known != numel) {
-    return Status::Error(kOp, ": cannot reshape x ", x.dims_string(), " (", numel, " elements) to ",
-                         kernels::util::dims_string(dims), " (", known, " elements)");
-  }
-  return set_meta(out, x.dtype, dims, kOp);
+  return shape_meta::ReshapeInferMeta(x, shape, out);
 }
 
 Status FlattenInferMeta(const Tensor& x, int start_axis, int stop_axis, Tensor* out) {
@@ -238,27 +197,7 @@ Status TransposeInferMeta(const Tensor& x, const std::vector<int>& perm, Tensor*
 }
 
 Status ExpandInferMeta(const Tensor& x, const IntArray& shape, Tensor* out) {
-  static constexpr const char* kOp = "ExpandInferMeta";
-  const std::string target = kernels::util::dims_string(shape.values());
-  if (shape.size() < static_cast<size_t>(x.ndim)) {
-    return Status::Error(kOp, ": shape ", target, " has fewer dims than x ", x.dims_string());
-  }
-  size_t diff = shape.size() - static_cast<size_t>(x.ndim);
-  std::vector<int64_t> dims(shape.size());
-  for (size_t i = 0; i < shape.size(); ++i) {
-    int64_t xd = i < diff ? 1 : x.dims[i - diff], s = shape[i];
-    if (s == -1) {
-      if (i < diff) return Status::Error(kOp, ": shape ", target, " has -1 at new dim ", i);
-      dims[i] = xd;
-    } else if (s < 0) {
-      return Status::Error(kOp, ": shape ", target, " has a negative dim ", s);
-    } else if (xd != 1 && xd != s) {
-      return Status::Error(kOp, ": cannot expand x ", x.dims_string(), " to ", target);
-    } else {
-      dims[i] = s;
-    }
-  }
-  return set_meta(out, x.dtype, dims, kOp);
+  return shape_meta::ExpandInferMeta(x, shape, out);
 }
 
 Status ConcatInferMeta(TensorList x, const Scalar& axis, Tensor* out) {
@@ -356,24 +295,7 @@ Status StackInferMeta(TensorList x, int axis, Tensor* out) {
 Status SliceRawInferMeta(const Tensor& input, const std::vector<int64_t>& axes, const IntArray& starts,
                          const IntArray& ends, const std::vector<int64_t>& infer_flags,
                          const std::vector<int64_t>& decrease_axis, Tensor* out) {
-  (void)infer_flags;  // -1 marks a start/end only known at run time; here they always are
-  static constexpr const char* kOp = "SliceRawInferMeta";
-  kernels::util::SliceRanges r;
-  KFORGE_RETURN_IF_ERROR(kernels::util::slice_ranges(input, axes, starts, ends, kOp, &r));
-  bool drop[kMaxRank] = {};
-  for (int64_t a : decrease_axis) {
-    int64_t d;
-    if (!normalize_axis(a, input.ndim, &d)) return bad_axis(kOp, a, input.ndim);
-    if (r.count[d] != 1) {
-      return Status::Error(kOp, ": decrease_axis ", a, " has size ", r.count[d], " after slicing, expected 1");
-    }
-    drop[d] = true;
-  }
-  std::vector<int64_t> dims;
-  for (int32_t i = 0; i < input.ndim; ++i) {
-    if (!drop[i]) dims.push_back(r.count[i]);
-  }
-  return set_meta(out, input.dtype, dims, kOp);
+  return shape_meta::SliceRawInferMeta(input, axes, starts, ends, infer_flags, decrease_axis, out);
 }
 
 Status StridedSliceInferMeta(const Tensor& x, const std::vector<int>& axes, const IntArray& starts, const IntArray& ends,

@@ -82,10 +82,7 @@ Status SwiGLUInferMeta(const Tensor& x, const Tensor* y, Tensor* out) {
 }
 
 Status FullWithTensorInferMeta(const IntArray& shape, DataType dtype, Tensor* out) {
-  for (int64_t d : shape) {
-    if (d < 0) return Status::Error("FullWithTensorInferMeta: shape ", u::dims_string(shape.values()), " has a negative dim");
-  }
-  return set_meta(out, dtype, shape.values(), "FullWithTensorInferMeta");
+  return shape_meta::FullWithTensorInferMeta(shape, dtype, out);  // kforge_shape_meta.h, shared with --target cuda
 }
 
 Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out) {
@@ -96,9 +93,7 @@ Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out
 }
 
 Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out) {
-  int64_t size = 0;
-  KFORGE_RETURN_IF_ERROR(u::arange_size(start, end, step, "ArangeInferMeta", &size));
-  return set_meta(out, dtype, {size}, "ArangeInferMeta");
+  return shape_meta::ArangeInferMeta(start, end, step, dtype, out);
 }
 
 Status OneHotInferMeta(const Tensor& x, const Scalar& num_classes, Tensor* out) {

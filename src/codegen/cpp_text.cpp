@@ -200,6 +200,39 @@ bool is_inline_constant(opdef::ArgType type) {
   }
 }
 
+std::optional<std::string> symbolic_arg_text(opdef::ArgType type, const std::vector<std::string>& items,
+                                             const std::string& local, std::vector<std::string>& decls) {
+  std::string joined, casted;
+  for (const std::string& item : items) {
+    joined += (joined.empty() ? "" : ", ") + item;
+    casted += (casted.empty() ? "" : ", ") + ("static_cast<int>(" + item + ")");
+  }
+  switch (type) {
+    case opdef::ArgType::kIntArray:
+      decls.push_back("const kforge::IntArray " + local + "{" + joined + "};");
+      return local;
+    case opdef::ArgType::kInt64List:
+      decls.push_back("const std::vector<int64_t> " + local + "{" + joined + "};");
+      return local;
+    case opdef::ArgType::kIntList:
+      decls.push_back("const std::vector<int> " + local + "{" + casted + "};");
+      return local;
+    case opdef::ArgType::kInt:
+    case opdef::ArgType::kInt32:
+      if (items.size() == 1) return "static_cast<int>(" + items[0] + ")";
+      return std::nullopt;
+    case opdef::ArgType::kInt64:
+      if (items.size() == 1) return "static_cast<int64_t>(" + items[0] + ")";
+      return std::nullopt;
+    default:
+      if (opdef::is_scalar_type(type) && items.size() == 1) {
+        decls.push_back("const kforge::Scalar " + local + "(static_cast<int64_t>(" + items[0] + "));");
+        return local;
+      }
+      return std::nullopt;
+  }
+}
+
 std::string constant_type(opdef::ArgType type) {
   using opdef::ArgType;
   switch (type) {

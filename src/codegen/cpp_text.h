@@ -91,6 +91,12 @@ bool is_inline_constant(opdef::ArgType type);
 /// The declared type of a named constant ("std::vector<int>", "kforge::IntArray", ...).
 std::string constant_type(opdef::ArgType type);
 
+/// An argument of op YAML type `type` whose values are `items` (C++ expressions of the dims, one per value): the
+/// expression to pass, with the local it needs (named `local`) declared into `decls`; nullopt where such a type
+/// takes no list of dims (the CPU call and the CUDA class's host shape rules spell it the same).
+std::optional<std::string> symbolic_arg_text(opdef::ArgType type, const std::vector<std::string>& items,
+                                             const std::string& local, std::vector<std::string>& decls);
+
 /// The C++ expression of an attribute constant, or nullopt (with `why`) when the runtime cannot express it.
 std::optional<std::string> constant_literal(const passes::AttrConstant& constant, std::string* why);
 

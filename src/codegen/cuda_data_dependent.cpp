@@ -3,7 +3,8 @@
 // wait for the stream); then bind_s<id>() computes the sizes that need it and allocates the run-time device
 // buffers, in the order and by the facts the CPU class binds them (codegen/data_symbols.h). What the CUDA target
 // cannot bind is refused at the op: everything with --cuda-graph (a captured graph replays fixed sizes), dims read
-// from a tensor's values (their infer-meta is the CPU kernel library's), and ops without a counting kernel.
+// from a tensor's values by a shape rule that the host cannot run (cuda_shape_from_values.cpp runs those of
+// kforge_shape_meta.h), and ops without a counting kernel.
 #include "codegen/cuda_host_emitter.h"
 
 namespace kforge::codegen::cuda_program_internal {
@@ -19,14 +20,17 @@ std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
     const passes::KernelCall& call = p_.calls.at(s.call);
     std::string why;
     if (cuda_.cuda_graph) {
-      why = fmt::format("{} depends on the data: run() copies it back to the host in the middle of the run to size "
+      why = fmt::format("{} depends on the data{}: run() copies it back to the host in the middle of the run to size "
                         "what comes after, and a CUDA graph (--cuda-graph) replays the sizes it was captured with; "
                         "compile without --cuda-graph (the launches then run one by one)",
-                        s.name);
+                        s.name, s.before_call ? " (it is read from a tensor's values)" : "");
+    } else if (s.before_call && !is_host_shape_rule(call.infer_meta)) {
+      why = fmt::format("{} is read from a tensor's values by {}, which --target cuda does not run on the host (it "
+                        "runs those of reshape, slice, expand, tile, full_with_tensor and arange: kforge_shape_meta.h; "
+                        "--target cpu compiles it)",
+                        s.name, call.infer_meta.empty() ? "no infer-meta" : call.infer_meta);
     } else if (s.before_call) {
-      why = fmt::format("{} is read from a tensor's values, which --target cuda does not do yet (the infer-meta that "
-                        "reads them is the CPU kernel library's; --target cpu compiles it)",
-                        s.name);
+      continue;
     } else if (!is_cuda_select_op(call.op)) {
       why = fmt::format("{} depends on the data, and --target cuda has no kernel that counts it for '{}' yet "
                         "(nonzero, masked_select and unique have one; --target cpu compiles it)",
@@ -115,10 +119,24 @@ std::optional<tmpl::Value> CudaHostEmitter::unique_step(const passes::KernelCall
   for (const char* name : {"indices", "inverse", "counts"}) {
     if (value(name) != kNone) index_dtype = p_.values[value(name)].dtype;
   }
-  if (value("out") != kNone && p_.values[value("out")].dims.size() != 1) {
-    diags_.error(call.loc, "--target cuda: unique (" + call.pir_name + ") along an axis has no CUDA kernel yet (over "
-                           "every element it has; --target cpu compiles both)");
-    return std::nullopt;
+  // Along an axis (axis=[a], the shape rule's only form with one): x as [outer, x.dims[a], inner].
+  const passes::KernelArg* axis_arg = call.arg("axis");
+  const bool along_axis = axis_arg != nullptr && axis_arg->kind == passes::ArgKind::kConstant &&
+                          !axis_arg->constant.ints.empty();
+  const passes::SymShape& xd = p_.values[x].dims;
+  passes::SymExpr outer = 1, inner = 1;
+  if (along_axis) {
+    const int64_t rank = static_cast<int64_t>(xd.size());
+    const int64_t a = axis_arg->constant.ints[0] < 0 ? axis_arg->constant.ints[0] + rank : axis_arg->constant.ints[0];
+    if (axis_arg->constant.ints.size() != 1 || a < 0 || a >= rank) {
+      diags_.error(call.loc, "--target cuda: unique (" + call.pir_name + ") along more than one axis, or an axis out "
+                             "of range, has no CUDA kernel");
+      return std::nullopt;
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d < a) outer = outer * xd[static_cast<size_t>(d)];
+      if (d > a) inner = inner * xd[static_cast<size_t>(d)];
+    }
   }
   const std::optional<std::string> type = element_type(p_.values[x].dtype);
   if (!type || value("out") == kNone ||
@@ -134,15 +152,20 @@ std::optional<tmpl::Value> CudaHostEmitter::unique_step(const passes::KernelCall
   };
   tmpl::List args = {typed_buffer(x, *type, true), pointer("out", *type), pointer("indices", index_type),
                      pointer("inverse", index_type), pointer("counts", index_type)};
+  if (along_axis) {
+    args.push_back("static_cast<int64_t>(" + size_(outer) + ")");
+    args.push_back("static_cast<int64_t>(" + size_(inner) + ")");
+  }
   const std::string capacity = size_(symbol.bound);
   tmpl::Value step = tmpl::Value::map();
   step.set("kind", "select");
   step.set("launch", static_cast<int64_t>(launch));
   step.set("description", description);
-  step.set("function", "unique<" + *type + ", " + index_type + ">");
+  step.set("function", std::string(along_axis ? "unique_axis<" : "unique<") + *type + ", " + index_type + ">");
   step.set("args", tmpl::Value(std::move(args)));
   step.set("capacity", capacity);
-  step.set("scratch_bytes", "kforge::cuda_select::unique_scratch_bytes<" + *type + ">(" + capacity + ")");
+  step.set("scratch_bytes", along_axis ? "kforge::cuda_select::unique_axis_scratch_bytes(" + capacity + ")"
+                                       : "kforge::cuda_select::unique_scratch_bytes<" + *type + ">(" + capacity + ")");
   step.set("symbol", "s" + std::to_string(symbol.id));
   step.set("meaning", symbol.name);
   unique_steps_ = select_steps_ = true;

@@ -43,6 +43,8 @@ using passes::SymExpr;
 // nonzero, masked_select and unique as stream compactions whose count the host reads (cuda_data_dependent.cpp).
 inline constexpr const char* kCudaSelectHeaderTemplate = "cuda/kforge_select.cuh";
 inline constexpr const char* kCudaUniqueHeaderTemplate = "cuda/kforge_unique.cuh";
+// The shape rules run on the host for dims read from a tensor's values (cuda_shape_from_values.cpp).
+inline constexpr const char* kShapeMetaHeaderTemplate = "runtime/kforge_shape_meta.h";
 
 class CudaHostEmitter {
  public:
@@ -119,6 +121,17 @@ class CudaHostEmitter {
                                          const std::string& description);
   std::optional<tmpl::Value> unique_step(const passes::KernelCall& call, uint32_t x, const passes::Symbol& symbol,
                                          size_t launch, const std::string& description);
+  // Dims read from a tensor's values (cuda_shape_from_values.cpp): whether an infer-meta is one of
+  // runtime/kforge_shape_meta.h's host shape rules; an argument of it as host code (the tensors it copies back into
+  // `copies`, conversions into `converts`), or nullopt after an error; the step that copies, runs the rule and binds
+  // the call's dims; the steps of every such call not refused, by call; and, while steps() lays out enqueue(), those
+  // to run before the launch of `calls` (a group's, or one library call's) that are not `placed` yet.
+  static bool is_host_shape_rule(const std::string& infer_meta);
+  std::optional<std::string> host_arg(const passes::KernelCall& call, uint32_t index, const passes::KernelArg& arg,
+                                      tmpl::List& copies, tmpl::List& converts);
+  std::optional<tmpl::Value> shape_read_step(uint32_t index);
+  void build_shape_reads(const std::set<uint32_t>& refused);
+  void place_shape_reads(const std::vector<uint32_t>& calls, std::set<uint32_t>& placed, tmpl::List& out) const;
   tmpl::List data_symbols_value();
   tmpl::List late_output_copies();
   void add_data_dependent_keys(tmpl::Value& ctx, tmpl::List data_symbols);
@@ -188,6 +201,8 @@ class CudaHostEmitter {
   int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
   bool select_steps_ = false;                         // a nonzero / masked_select / unique runs (kforge_select.cuh)
   bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
+  std::map<uint32_t, tmpl::Value> shape_reads_;       // by call: its dims read from a tensor's values
+  bool shape_meta_ = false;                           // one runs a host shape rule (runtime/kforge_shape_meta.h)
   size_t num_runtime_buffers_ = 0;                    // buffers sized by data (BufferKind::kRuntime)
   // Every size of a dynamic program, computed once per run() into the table `sizes` (codegen/size_table.h); the
   // functions run() calls see it as b.sizes, under the same name.

@@ -3,6 +3,7 @@
 // kernels/linalg.cc's accumulator types), softmax over an axis that is not the last, and cumsum (one thread per
 // line, kernels/reduce_math.cc; integers wrap).
 #include "codegen/cuda_index_compute_call.h"
+#include "passes/axis.h"
 
 namespace kforge::codegen::index_text::compute_internal {
 

@@ -66,7 +66,7 @@ std::string KernelText::size(const SymExpr& d) {
 void KernelText::coordinates(const SymShape& dims, const std::string& index, const std::string& prefix) {
   if (dims.empty()) return;
   if (dims.size() == 1) {
-    line(fmt::format("const int64_t {}0 = {};", prefix, index));
+    line(fmt::format("[[maybe_unused]] const int64_t {}0 = {};", prefix, index));  // stack of 0-D tensors reads none
     return;
   }
   // The remainder is `r` for the output's coordinates, `<prefix>r` for any other walk (a reduction's inner loop).

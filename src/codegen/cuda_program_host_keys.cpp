@@ -53,8 +53,10 @@ std::string CudaHostEmitter::floating_constant(const std::string& type, double v
 tmpl::Value CudaHostEmitter::steps() const {
   tmpl::List out;
   size_t next_call = 0;  // the next of library_calls_, placed before the first group that comes after it
+  std::set<uint32_t> placed_reads;  // calls whose dims read from a tensor's values are bound already
   auto calls_before = [&](uint32_t position) {
     for (; next_call < library_calls_.size() && library_calls_[next_call] < position; ++next_call) {
+      place_shape_reads({library_calls_[next_call]}, placed_reads, out);
       auto step = library_step_at_.find(plan_.groups.size() + next_call);
       if (step != library_step_at_.end()) out.push_back(step->second);
     }
@@ -62,6 +64,7 @@ tmpl::Value CudaHostEmitter::steps() const {
   for (size_t k = 0; k < plan_.groups.size(); ++k) {
     const FusedGroup& g = plan_.groups[k];
     calls_before(g.position);
+    place_shape_reads(g.calls, placed_reads, out);
     if (g.kind == passes::GroupKind::kConv) {
       auto step = library_step_at_.find(g.index);
       if (step != library_step_at_.end()) out.push_back(step->second);
@@ -107,6 +110,7 @@ tmpl::Value CudaHostEmitter::steps() const {
     out.push_back(std::move(step));
   }
   calls_before(static_cast<uint32_t>(p_.calls.size()));
+  place_shape_reads({}, placed_reads, out);
   return tmpl::Value(std::move(out));
 }
 
@@ -131,6 +135,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
   if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
   if (has_attention()) includes.push_back("kforge_attention.cuh");
+  if (shape_meta_) includes.push_back("kforge_shape_meta.h");
   ctx.set("includes", tmpl::Value(std::move(includes)));
   ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
   ctx.set("folded_bytes", folded_bytes_);

@@ -8,6 +8,7 @@ namespace kforge::codegen::cuda_program_internal {
 
 void CudaHostEmitter::check_calls() {
   const std::set<uint32_t> refused = check_data_symbols();
+  build_shape_reads(refused);
   for (uint32_t c = 0; c < p_.calls.size(); ++c) {
     if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
     if (refused.contains(c)) continue;

@@ -116,37 +116,11 @@ std::string ContextBuilder::bind_arg(const KernelCall& call, uint32_t index, con
       return local;
     }
     case ArgKind::kSymbolic: {
-      std::vector<std::string> items;
+      std::vector<std::string> items, decls;
       for (const SymExpr& e : arg.symbolic) items.push_back(sym(e));
-      std::string joined;
-      for (const std::string& item : items) joined += (joined.empty() ? "" : ", ") + item;
-      switch (arg.type) {
-        case opdef::ArgType::kIntArray:
-          pre.push_back("const kforge::IntArray " + local + "{" + joined + "};");
-          return local;
-        case opdef::ArgType::kInt64List:
-          pre.push_back("const std::vector<int64_t> " + local + "{" + joined + "};");
-          return local;
-        case opdef::ArgType::kIntList: {
-          std::string casted;
-          for (const std::string& item : items) casted += (casted.empty() ? "" : ", ") + ("static_cast<int>(" + item + ")");
-          pre.push_back("const std::vector<int> " + local + "{" + casted + "};");
-          return local;
-        }
-        case opdef::ArgType::kInt:
-        case opdef::ArgType::kInt32:
-          if (items.size() == 1) return "static_cast<int>(" + items[0] + ")";
-          break;
-        case opdef::ArgType::kInt64:
-          if (items.size() == 1) return "static_cast<int64_t>(" + items[0] + ")";
-          break;
-        default:
-          if (opdef::is_scalar_type(arg.type) && items.size() == 1) {
-            pre.push_back("const kforge::Scalar " + local + "(static_cast<int64_t>(" + items[0] + "));");
-            return local;
-          }
-          break;
-      }
+      std::optional<std::string> text = symbolic_arg_text(arg.type, items, local, decls);
+      for (const std::string& d : decls) pre.push_back(d);
+      if (text) return *text;
       error(call.loc, "argument '" + arg.name + "' of " + call.pir_name + " depends on the input dims in a way the "
                       "generated code cannot express");
       return "{}";

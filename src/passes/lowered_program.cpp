@@ -20,7 +20,12 @@ std::optional<std::pair<uint32_t, uint32_t>> LoweredProgram::view_values(uint32_
   if (in == nullptr || in->kind != ArgKind::kTensor || out == kNone) return std::nullopt;
   const LoweredValue& x = values[in->value];
   const LoweredValue& y = values[out];
-  if (x.dtype != y.dtype || x.numel() != y.numel()) return std::nullopt;
+  // Dims read from a tensor's values just before the call (a reshape to a shape computed from data) are checked
+  // there by its infer-meta to hold x's elements: the same bytes, though not the same expression.
+  const bool dims_read_before = std::any_of(symbols.begin(), symbols.end(), [&](const Symbol& s) {
+    return !s.is_input_dim() && s.before_call && s.call == c;
+  });
+  if (x.dtype != y.dtype || (x.numel() != y.numel() && !dims_read_before)) return std::nullopt;
   return std::make_pair(in->value, out);
 }
 

@@ -344,7 +344,8 @@ struct LoweredProgram {
   ///   buffer 3 workspace offset 0 size 256 live [0, 1] values v2
   std::string dump() const;
   /// The (input, output) values of call `c` when it is a view op (`view:` in its YAML: reshape, flatten, ...) of
-  /// one tensor into one tensor of the same dtype and element count; nullopt otherwise.
+  /// one tensor into one tensor of the same dtype and element count (or dims read before the call from a tensor's
+  /// values, which its infer-meta checks hold that count); nullopt otherwise.
   std::optional<std::pair<uint32_t, uint32_t>> view_values(uint32_t c) const;
   /// The calls that read each value (indexed by value), ascending, each call once; program outputs are not calls.
   std::vector<std::vector<uint32_t>> value_readers() const;

@@ -3,13 +3,15 @@
 // The values are sorted with their positions (CUB's stable radix sort, on keys in which -0.0 is +0.0 and every NaN
 // is one NaN sorted last, as the CPU kernel orders them), the first element of each run of equal keys is selected
 // with kforge_select.cuh's compaction (its count stays in device memory: count_of), and one more launch writes
-// each element's run (inverse) and each run's length (counts). CUDA runtime and CUB (the toolkit's) only.
+// each element's run (inverse) and each run's length (counts). Along an axis (unique_axis) the slices are ranked by
+// comparing them (no radix key), then selected and counted the same way. CUDA runtime and CUB (the toolkit's) only.
 #ifndef KFORGE_UNIQUE_CUH_
 #define KFORGE_UNIQUE_CUH_
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include <climits>
+#include <type_traits>
 
 #include "kforge_select.cuh"
 
@@ -121,7 +123,99 @@ UniqueScratch unique_scratch(int64_t n) {
   return s;
 }
 
+// Along an axis: x as [outer, length, inner], slice i is x[:, i, :], compared element by element in row-major
+// order with the CPU kernel's order of values (NaN after everything, equal to NaN; -0.0 equal to +0.0).
+template <typename T>
+__device__ inline bool value_less(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) return !(a != a) && ((b != b) || a < b);
+  return a < b;
+}
+
+template <typename T>
+struct Slices {
+  const T* x;
+  int64_t outer, length, inner;
+  __device__ T at(int64_t slice, int64_t k) const { return x[((k / inner) * length + slice) * inner + k % inner]; }
+  __device__ bool less(int64_t p, int64_t q) const {
+    for (int64_t k = 0, n = outer * inner; k < n; ++k) {
+      const T a = at(p, k), b = at(q, k);
+      if (value_less(a, b)) return true;
+      if (value_less(b, a)) return false;
+    }
+    return false;
+  }
+};
+
+// Each slice's place in the stable sort of the slices: the slices before it, or equal to it and before it in x.
+// O(length^2 * slice) comparisons, one slice a thread: simple, not tuned for many long slices.
+template <typename T>
+__global__ void slice_ranks_kernel(Slices<T> s, int64_t* positions) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < s.length;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t rank = 0;
+    for (int64_t j = 0; j < s.length; ++j) rank += (s.less(j, i) || (j < i && !s.less(i, j))) ? 1 : 0;
+    positions[rank] = i;
+  }
+}
+
+// Over the sorted slices: the first of each run of equal ones.
+template <typename T, typename I>
+struct UniqueSliceHeads {
+  Slices<T> s;
+  const int64_t* positions;
+  I* indices;      // may be null
+  int64_t* heads;  // each run's first place in the sorted order
+  __device__ bool keep(int64_t k) const { return k == 0 || s.less(positions[k - 1], positions[k]); }
+  __device__ void write(int64_t k, int64_t run) const {
+    if (indices != nullptr) indices[run] = static_cast<I>(positions[k]);
+    heads[run] = k;
+  }
+};
+
+// out as [outer, count, inner]: the first slice of each run, once the count is known on the device.
+template <typename T>
+__global__ void unique_slices_out_kernel(Slices<T> s, const int64_t* positions, const int64_t* heads,
+                                         const int64_t* count, T* out) {
+  const int64_t runs = *count, n = s.outer * runs * s.inner;
+  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = e % s.inner, r = (e / s.inner) % runs, b = e / s.inner / runs;
+    out[e] = s.x[(b * s.length + positions[heads[r]]) * s.inner + t];
+  }
+}
+
 }  // namespace detail
+
+// The device memory unique_axis() over `length` slices needs: the compaction's, the sorted positions, the heads.
+inline size_t unique_axis_scratch_bytes(int64_t length) {
+  return detail::align256(scratch_bytes(length)) + 2 * detail::align256(static_cast<size_t>(length) * sizeof(int64_t));
+}
+
+// Paddle's unique along an axis (kernels/detection.cc's `unique` with axis=[a]): x as [outer, length, inner]; the
+// distinct slices x[:, i, :] in ascending order into `out` (room for [outer, length, inner], written compact as
+// [outer, count, inner]), the first occurrence of each into `indices`, each slice's run into `inverse` (length of
+// them), each run's length into `counts` (indices, inverse and counts may be null); the count at
+// count_of(scratch, length). `scratch`: unique_axis_scratch_bytes(length) bytes.
+template <typename T, typename I>
+cudaError_t unique_axis(const T* x, T* out, I* indices, I* inverse, I* counts, int64_t outer, int64_t inner,
+                        int64_t length, int64_t* scratch, cudaStream_t stream) {
+  unsigned char* at = reinterpret_cast<unsigned char*>(scratch) + detail::align256(scratch_bytes(length));
+  int64_t* positions = reinterpret_cast<int64_t*>(at);
+  int64_t* heads = reinterpret_cast<int64_t*>(at + detail::align256(static_cast<size_t>(length) * sizeof(int64_t)));
+  const detail::Slices<T> slices{x, outer, length, inner};
+  if (length > 0) detail::slice_ranks_kernel<<<detail::grid_for(length), kThreads, 0, stream>>>(slices, positions);
+  const detail::UniqueSliceHeads<T, I> heads_of{slices, positions, indices, heads};
+  if (const cudaError_t e = detail::select(heads_of, length, length, scratch, stream); e != cudaSuccess) return e;
+  if (length > 0 && (inverse != nullptr || counts != nullptr)) {
+    detail::unique_runs_kernel<<<detail::grid_for(length), kThreads, 0, stream>>>(
+        heads, count_of(scratch, length), length, positions, inverse, counts);
+  }
+  if (length > 0 && outer * inner > 0) {
+    detail::unique_slices_out_kernel<<<detail::grid_for(outer * length * inner), kThreads, 0, stream>>>(
+        slices, positions, heads, count_of(scratch, length), out);
+  }
+  return cudaGetLastError();
+}
 
 // The device memory unique() over n elements of T needs; its count lands at count_of(scratch, n).
 template <typename T>

@@ -95,6 +95,17 @@ PROGRAMS = [
     ("tests/paddle/nonzero_shape/inference.json", "paddle_nonzero_shape", []),
     ("tests/paddle/masked_select_broadcast/inference.json", "paddle_masked_select_broadcast", []),
     ("tests/paddle/unique_float_dynamic/inference.json", "paddle_unique_float_dynamic", []),
+    ("tests/paddle/unique_axis0/inference.json", "paddle_unique_axis0", []),
+    ("tests/paddle/unique_axis1_float/inference.json", "paddle_unique_axis1_float", []),
+    # Dims read from a tensor's values: the tensor copied back, the shape rule of kforge_shape_meta.h on the host.
+    ("tests/paddle/reshape_shape_from_data/inference.json", "paddle_reshape_shape_from_data", []),
+    ("tests/paddle/reshape_computed_shape_from_data/inference.json", "paddle_reshape_computed_shape_from_data", []),
+    ("tests/paddle/arange_end_from_data/inference.json", "paddle_arange_end_from_data", []),
+    ("tests/paddle/full_shape_from_data/inference.json", "paddle_full_shape_from_data", []),
+    ("tests/paddle/slice_end_from_data/inference.json", "paddle_slice_end_from_data", []),
+    ("tests/golden/compile-cuda-shape-from-values/program.json", "shape_from_values", []),
+    ("tests/paddle/expand_shape_from_input/inference.json", "paddle_expand_shape_from_input", []),
+    ("tests/paddle/tile_from_input/inference.json", "paddle_tile_from_input", []),
     # Dynamic H and W: per-call convolution shapes, broadcast dims checked equal, shape parameters of a fused
     # kernel (with the golden case's own op files, named as a fourth element: they replace kernels/'s).
     ("tests/golden/compile-cuda-dynamic-hw/program.yaml", "dynamic_hw", ["--cuda-graph"],
@@ -293,8 +304,10 @@ def main():
                 required += ["kforge_attention.cuh", "kforge_attention_tile.cuh"]
             if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
                 required.append("kforge_select.cuh")
-                if "kforge::cuda_select::unique<" in host:
+                if re.search(r"kforge::cuda_select::unique(_axis)?<", host):
                     required.append("kforge_unique.cuh")
+            if "kforge::shape_meta::" in host:  # dims read from a tensor's values, by a shape rule on the host
+                required.append("kforge_shape_meta.h")
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

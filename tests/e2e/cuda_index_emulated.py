@@ -41,6 +41,9 @@ CASES = [
     "split_shape_dynamic", "prod_shape_dynamic", "full_with_tensor_dynamic", "pad_to_multiple_dynamic",
     "strided_slice_dynamic", "strided_slice_dynamic_end", "interpolate_size_dynamic", "interpolate_size_dynamic_b2",
     "bilinear_size_dynamic",
+    # shapes read from an integer input's values: copied back, kforge_shape_meta.h's rule run on the host, bind_s<id>()
+    "reshape_shape_from_input", "expand_shape_from_input", "tile_from_input", "arange_end_from_input",
+    "full_shape_from_input", "slice_end_from_input", "slice_start_dims_end_from_input", "shape_from_input_mix",
     # the ops no fused group takes (issue 34; codegen/cuda_index_compute.cpp): reductions over leading axes in every
     # dtype, softmax over a middle axis, cumsum, one_hot, pow; stack and meshgrid
     "stack", "meshgrid_2", "meshgrid_3_int64", "meshgrid_anchors",

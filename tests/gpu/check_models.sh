@@ -121,7 +121,10 @@ concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bi
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:
 # counts of 0, some and every element, a broadcast mask, a gather_nd and a shape of nonzero's result.
 NO_GRAPH_OP_CASES="${NO_GRAPH_OP_CASES-nonzero_bool nonzero_empty nonzero_gather_nd nonzero_shape masked_select_broadcast
-masked_select_dynamic masked_select_scale unique_all unique_float_dynamic}"
+masked_select_dynamic masked_select_scale unique_all unique_float_dynamic reshape_shape_from_data
+reshape_computed_shape_from_data arange_end_from_data full_shape_from_data slice_end_from_data reshape_shape_from_input
+expand_shape_from_input tile_from_input arange_end_from_input full_shape_from_input slice_end_from_input
+shape_from_input_mix slice_start_dims_end_from_input unique_axis0 unique_axis1_float unique_axis0_dynamic}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

@@ -1,4 +1,4 @@
-// kforge_select.cuh (nonzero, masked_select) and kforge_unique.cuh (unique over every element) against references on
+// kforge_select.cuh (nonzero, masked_select) and kforge_unique.cuh (unique over every element and along an axis) against references on
 // the host written as kernels/detection.cc computes them, at counts of 0, some and every element, sizes around one
 // tile (2048 elements) and past 256 tiles (the offsets kernel's loop), a broadcast mask, NaN, -0.0 and +0.0, bool
 // and int32 indices; a capacity larger than the elements (the count copied to where the caller reads it). GPU
@@ -11,6 +11,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kforge_unique.cuh"
@@ -113,6 +114,43 @@ void check_masked_select(int64_t b, int64_t r, int64_t c, double p) {
   cudaFree(scratch);
 }
 
+// A unique's device buffers, and the host reference of what it writes.
+template <typename S, typename I>
+struct UniqueBuffers {
+  S *x, *out;
+  I *indices, *inverse, *counts;
+};
+template <typename S, typename I>
+struct UniqueResults {
+  const std::vector<S>& out;
+  const std::vector<I>& indices;
+  const std::vector<I>& inverse;
+  const std::vector<I>& counts;
+};
+
+// What a unique launched (`e`, its count at count_of(scratch, capacity)) wrote against the reference (out bit for
+// bit), then its buffers and scratch freed.
+template <typename S, typename I>
+void expect_unique(const char* what, cudaError_t e, int64_t* scratch, int64_t capacity, const UniqueBuffers<S, I>& d,
+                   const UniqueResults<S, I>& want) {
+  cudaDeviceSynchronize();
+  expect(e == cudaSuccess, what, capacity, cudaGetErrorString(e));
+  const bool counted = read_count(scratch, capacity) == static_cast<int64_t>(want.indices.size());
+  expect(counted, what, capacity, "wrong count");
+  if (counted) {
+    const std::vector<S> got = download(d.out, want.out.size());
+    expect(std::memcmp(got.data(), want.out.data(), want.out.size() * sizeof(S)) == 0, what, capacity,
+           "wrong values (bits)");
+    expect(download(d.indices, want.indices.size()) == want.indices, what, capacity, "wrong indices");
+    expect(download(d.counts, want.counts.size()) == want.counts, what, capacity, "wrong counts");
+    expect(download(d.inverse, want.inverse.size()) == want.inverse, what, capacity, "wrong inverse");
+  }
+  for (void* p : {static_cast<void*>(d.x), static_cast<void*>(d.out), static_cast<void*>(d.indices),
+                  static_cast<void*>(d.inverse), static_cast<void*>(d.counts), static_cast<void*>(scratch)}) {
+    cudaFree(p);
+  }
+}
+
 // unique over every element, as kernels/detection.cc: NaN sorted last as one value, -0.0 equal to +0.0. S: how the
 // host holds T (bool as a byte: std::vector<bool> has no data()).
 template <typename T, typename I, typename S = T>
@@ -146,21 +184,60 @@ void check_unique(const std::vector<S>& x, const char* what) {
   cudaMalloc(&scratch, cs::unique_scratch_bytes<T>(n));
   const cudaError_t e = cs::unique<T, I>(reinterpret_cast<const T*>(dx), reinterpret_cast<T*>(dout), dindices,
                                          dinverse, dcounts, n, scratch, nullptr);
-  cudaDeviceSynchronize();
-  expect(e == cudaSuccess, what, n, cudaGetErrorString(e));
-  const int64_t count = read_count(scratch, n);
-  expect(count == static_cast<int64_t>(out.size()), what, n, "wrong count");
-  if (count == static_cast<int64_t>(out.size())) {
-    const std::vector<S> got = download(dout, out.size());
-    expect(std::memcmp(got.data(), out.data(), out.size() * sizeof(S)) == 0, what, n, "wrong values (bits)");
-    expect(download(dindices, out.size()) == indices, what, n, "wrong indices");
-    expect(download(dcounts, out.size()) == counts, what, n, "wrong counts");
-    expect(download(dinverse, static_cast<size_t>(n)) == inverse, what, n, "wrong inverse");
+  expect_unique(what, e, scratch, n, UniqueBuffers<S, I>{dx, dout, dindices, dinverse, dcounts},
+                UniqueResults<S, I>{out, indices, inverse, counts});
+}
+
+// unique along an axis, as kernels/detection.cc: x as [outer, length, inner], slices x[:, i, :] compared element by
+// element (NaN last as one value), stable; out written compact as [outer, count, inner].
+template <typename T, typename I>
+void check_unique_axis(const std::vector<T>& x, int64_t outer, int64_t length, int64_t inner, const char* what) {
+  auto less = [](T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return !std::isnan(a) && (std::isnan(b) || a < b);
+    return a < b;
+  };
+  auto at = [&](int64_t slice, int64_t k) { return x[static_cast<size_t>(((k / inner) * length + slice) * inner + k % inner)]; };
+  auto slice_less = [&](int64_t p, int64_t q) {
+    for (int64_t k = 0; k < outer * inner; ++k) {
+      if (less(at(p, k), at(q, k))) return true;
+      if (less(at(q, k), at(p, k))) return false;
+    }
+    return false;
+  };
+  std::vector<int64_t> order(static_cast<size_t>(length));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), slice_less);
+  std::vector<I> indices, inverse(static_cast<size_t>(length)), counts;
+  for (int64_t k = 0; k < length; ++k) {
+    const int64_t i = order[static_cast<size_t>(k)];
+    if (k == 0 || slice_less(order[static_cast<size_t>(k - 1)], i)) {
+      indices.push_back(static_cast<I>(i));
+      counts.push_back(0);
+    }
+    ++counts.back();
+    inverse[static_cast<size_t>(i)] = static_cast<I>(indices.size() - 1);
   }
-  for (void* p : {static_cast<void*>(dx), static_cast<void*>(dout), static_cast<void*>(dindices),
-                  static_cast<void*>(dinverse), static_cast<void*>(dcounts), static_cast<void*>(scratch)}) {
-    cudaFree(p);
+  const int64_t count = static_cast<int64_t>(indices.size());
+  std::vector<T> out(static_cast<size_t>(outer * count * inner));
+  for (int64_t b = 0; b < outer; ++b) {
+    for (int64_t r = 0; r < count; ++r) {
+      for (int64_t t = 0; t < inner; ++t) {
+        out[static_cast<size_t>((b * count + r) * inner + t)] =
+            x[static_cast<size_t>((b * length + indices[static_cast<size_t>(r)]) * inner + t)];
+      }
+    }
   }
+  T* dx = upload(x);
+  T* dout = upload(std::vector<T>(x.size()));
+  I* dindices = upload(std::vector<I>(static_cast<size_t>(length)));
+  I* dinverse = upload(std::vector<I>(static_cast<size_t>(length)));
+  I* dcounts = upload(std::vector<I>(static_cast<size_t>(length)));
+  int64_t* scratch = nullptr;
+  cudaMalloc(&scratch, cs::unique_axis_scratch_bytes(length));
+  const cudaError_t e = cs::unique_axis<T, I>(dx, dout, dindices, dinverse, dcounts, outer, inner, length, scratch,
+                                              nullptr);
+  expect_unique(what, e, scratch, length, UniqueBuffers<T, I>{dx, dout, dindices, dinverse, dcounts},
+                UniqueResults<T, I>{out, indices, inverse, counts});
 }
 
 }  // namespace
@@ -189,6 +266,16 @@ int main() {
   check_unique<double, int64_t>({3.0, -1.0, 3.0, std::numeric_limits<double>::infinity(), -1.0}, "unique float64");
   check_unique<bool, int64_t, uint8_t>({1, 0, 1, 1, 0}, "unique bool");
   check_unique<int32_t, int32_t>(std::vector<int32_t>(5000, 7), "unique int32 every element equal");
+  // Along an axis: rows of few values (so they repeat), a middle axis, columns with NaN, no slice, 3000 slices.
+  for (const auto& [outer, length, inner] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{
+           {1, 7, 2}, {3, 5, 4}, {2, 9, 1}, {1, 0, 3}, {1, 3000, 2}, {4, 1, 1}}) {
+    std::uniform_int_distribution<int> bit(0, 1);
+    std::vector<int64_t> x(static_cast<size_t>(outer * length * inner));
+    for (int64_t& v : x) v = bit(rng);
+    check_unique_axis<int64_t, int64_t>(x, outer, length, inner, "unique_axis int64");
+  }
+  check_unique_axis<float, int32_t>({1.0f, nan, 1.0f, 0.0f, -0.0f, nan, 2.0f, 1.0f, 2.0f, 0.0f, 0.0f, 0.0f}, 2, 3, 2,
+                                    "unique_axis float32 NaN and zeros");
   std::printf(failures == 0 ? "select_check: all passed\n" : "select_check: %d failed\n", failures);
   return failures == 0 ? 0 : 1;
 }

@@ -603,6 +603,30 @@ CASES = [
       ops=("full_with_tensor",)),
     C("slice_end_from_data", lambda x: x[:, : (x[0] > 0).astype("int64").sum() + 1] + 1.0, [t(None, 6, run=(3, 6))],
       ops=("slice",)),
+    # The same from an integer input of the program (no reduction: tests/e2e/cuda_index_emulated.py runs them).
+    C("reshape_shape_from_input", lambda x, n: paddle.reshape(x, [n, -1]) * 2.0,
+      [t(3, 4), t(1, dtype="int64", low=2, high=4)], ops=("reshape",)),
+    C("expand_shape_from_input", lambda y, n: paddle.expand(y, [n, 4]) + 1.0,
+      [t(1, 4), t(1, dtype="int64", low=2, high=5)], ops=("expand",)),
+    C("tile_from_input", lambda y, n: paddle.tile(y, [n, 1]) * 2.0, [t(2, 3), t(1, dtype="int64", low=2, high=4)],
+      ops=("tile",)),
+    C("arange_end_from_input", lambda n: paddle.arange(n).astype("float32") + 1.0,
+      [t(1, dtype="int64", low=3, high=7)], ops=("arange",)),
+    C("full_shape_from_input", lambda n: paddle.full([n, 2], 1.5) + 1.0, [t(1, dtype="int32", low=2, high=5)],
+      ops=("full_with_tensor",)),
+    C("slice_end_from_input", lambda x, n: x[:, :n] + 1.0, [t(3, 6), t(1, dtype="int64", low=1, high=6)],
+      ops=("slice",)),
+    # A slice whose start is computed from a dynamic dim and whose end is read from an input's values.
+    C("slice_start_dims_end_from_input", lambda x, n: x[:, paddle.shape(x)[1] // 3 : n] + 1.0,
+      [t(None, None, run=(3, 6)), t(1, dtype="int64", low=3, high=6)], ops=("slice",)),
+    # Two reads in one program with a dynamic batch: the slice's end, then arange's end (golden
+    # compile-cuda-shape-from-values).
+    C("shape_from_input_mix", lambda x, n: (paddle.tile(x[:, :n], [1, 2]) * 2.0, paddle.arange(n).astype("float32")),
+      [t(None, 6, run=(3, 6)), t(1, dtype="int64", low=1, high=6)], ops=("slice", "tile", "arange")),
+    # k read from an input's values: the CPU runs TopKInferMeta before the call; --target cuda refuses it (no host
+    # shape rule for topk: tests/golden/error-compile-cuda-data-dependent).
+    C("topk_k_from_input", lambda x, k: paddle.topk(x, k)[0], [t(2, 5), t(1, dtype="int64", low=1, high=4)],
+      ops=("topk",)),
     C("arange_dynamic", lambda x: x + paddle.arange(paddle.shape(x)[1]).astype("float32"),
       [t(None, None, run=(2, 5))], ops=("arange",)),
     C("arange_dynamic_start_step", lambda x: x + paddle.arange(paddle.shape(x)[0] - 1,

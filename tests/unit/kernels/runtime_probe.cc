@@ -1,6 +1,7 @@
 // Compiled by check_runtime_header.py with every compiler at hand, with strict warnings: it exercises the whole
 // runtime header the way generated code and kernel libraries do, and exits 0 when the results are right.
 #include "kforge_runtime.h"
+#include "kforge_shape_meta.h"
 
 #include <cstdio>
 
@@ -77,9 +78,56 @@ kforge::Status run() {
   return moved;
 }
 
+// kforge_shape_meta.h as a --target cuda class uses it (on the runtime header alone): values copied back from the
+// device into a host tensor become an IntArray / Scalar, and the rule gives the dims or a message.
+kforge::Status shape_rules() {
+  kforge::Tensor x;
+  x.dtype = kforge::DataType::kFloat32;
+  KFORGE_RETURN_IF_ERROR(x.set_dims({3, 4}));
+  kforge::Tensor values;  // an int32 shape tensor [-1, 2] read back from the device
+  values.dtype = kforge::DataType::kInt32;
+  KFORGE_RETURN_IF_ERROR(values.set_dims({2}));
+  KFORGE_RETURN_IF_ERROR(values.allocate());
+  values.data_as<int32_t>()[0] = -1;
+  values.data_as<int32_t>()[1] = 2;
+  kforge::IntArray shape;
+  KFORGE_RETURN_IF_ERROR(kforge::int_array_from_tensor(values, &shape));
+  kforge::Tensor out;
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::ReshapeInferMeta(x, shape, &out));
+  if (out.shape() != std::vector<int64_t>{6, 2}) return kforge::Status::Error("reshape to [-1, 2]: ", out.dims_string());
+  if (kforge::shape_meta::ReshapeInferMeta(x, kforge::IntArray{5, -1}, &out).ok()) {
+    return kforge::Status::Error("reshape of 12 elements to [5, -1] must fail");
+  }
+  // An end past the axis is clamped, a negative one counts from the back; a decreased axis is dropped.
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::SliceRawInferMeta(x, {1}, kforge::IntArray{1}, kforge::IntArray{100}, {-1},
+                                                               {}, &out));
+  if (out.shape() != std::vector<int64_t>{3, 3}) return kforge::Status::Error("slice [1, 100): ", out.dims_string());
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::SliceRawInferMeta(x, {0}, kforge::IntArray{-1}, kforge::IntArray{3}, {-1},
+                                                               {0}, &out));
+  if (out.shape() != std::vector<int64_t>{4}) return kforge::Status::Error("slice [-1, 3) decreased: ", out.dims_string());
+  if (kforge::shape_meta::SliceRawInferMeta(x, {1}, kforge::IntArray{3}, kforge::IntArray{1}, {-1}, {}, &out).ok()) {
+    return kforge::Status::Error("a slice whose end comes before its start must fail");
+  }
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::ExpandInferMeta(x, kforge::IntArray{2, -1, 4}, &out));
+  if (out.shape() != std::vector<int64_t>{2, 3, 4}) return kforge::Status::Error("expand: ", out.dims_string());
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::TileInferMeta(x, kforge::IntArray{2}, &out));
+  if (out.shape() != std::vector<int64_t>{3, 8}) return kforge::Status::Error("tile: ", out.dims_string());
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::ArangeInferMeta(kforge::Scalar(0.5), kforge::Scalar(int64_t{3}),
+                                                             kforge::Scalar(int64_t{1}), kforge::DataType::kFloat32, &out));
+  if (out.shape() != std::vector<int64_t>{3}) return kforge::Status::Error("arange(0.5, 3): ", out.dims_string());
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::FullWithTensorInferMeta(kforge::IntArray{0, 2}, kforge::DataType::kInt64,
+                                                                     &out));
+  if (out.numel() != 0 || out.dtype != kforge::DataType::kInt64) return kforge::Status::Error("full [0, 2]");
+  return kforge::Status::OK();
+}
+
 }  // namespace
 
 int main() {
+  if (kforge::Status rules = shape_rules(); !rules.ok()) {
+    std::printf("shape rules probe failed: %s\n", rules.message().c_str());
+    return 1;
+  }
   kforge::Status s = run();
   if (!s.ok()) {
     std::printf("runtime probe failed: %s\n", s.message().c_str());

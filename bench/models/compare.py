@@ -1,9 +1,10 @@
 """Whole-model CPU comparison, one run: kforge's generated code against Paddle's predictor (oneDNN) and ONNX
 Runtime on the same model and inputs, each engine in its own process (bench/models/worker.cc, engine.py), at one or
 more thread counts, timed in interleaved rounds (each round runs every engine K times, in a rotating order) so that
-the shared machine's load falls on all of them alike. Reports per engine the minimum and the median process CPU time
-per inference (at two threads the sum of both threads'), and kforge's ratios to the peers: minimum over minimum, and
-as spread the range over the rounds of the ratio of the two engines' medians in that round.
+the shared machine's load falls on all of them alike. A round's figure for an engine is its mean process CPU time per
+inference over K runs (at two threads the sum of both threads'; K sized so that the K runs take --batch-ms). Reports
+per engine the minimum and the median of its rounds' figures, and kforge's ratios to the peers: minimum over minimum,
+and as spread the range over the rounds of the ratio of the two engines' figures in that round.
 
     compare.py MODEL_DIR --kforge WORKER [--kforge-nchw WORKER] [--kforge-no-fuse WORKER]
                [--kforge-reference WORKER] [--undeclared] [--rounds R] [--per-round K] [--threads N[,N...]]
@@ -30,6 +31,7 @@ class Engine:
     def __init__(self, name, threads, cmd):
         self.name, self.threads = name, threads
         self.rounds = []  # the samples of each round
+        self.per_round = 1
         self.proc = subprocess.Popen([str(c) for c in cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, bufsize=1)
         self.ok = self.proc.stdout.readline().strip() == "ready"
@@ -58,11 +60,14 @@ class Engine:
     def samples(self):
         return [t for r in self.rounds for t in r]
 
+    def means(self):
+        return [statistics.fmean(r) for r in self.rounds]
+
 
 def ratio_spread(a, b):
-    """kforge's min over the peer's, and the range of the per-round ratios of medians."""
-    per_round = [statistics.median(x) / statistics.median(y) for x, y in zip(a.rounds, b.rounds)]
-    return min(a.samples()) / min(b.samples()), min(per_round), max(per_round)
+    """kforge's minimum round mean over the peer's, and the range of the per-round ratios of the means."""
+    per_round = [x / y for x, y in zip(a.means(), b.means())]
+    return min(a.means()) / min(b.means()), min(per_round), max(per_round)
 
 
 def main():
@@ -74,7 +79,9 @@ def main():
     parser.add_argument("--kforge-nchw", help="worker of the code compiled with --layout nchw")
     parser.add_argument("--undeclared", action="store_true", help="also kforge with filters not declared constant")
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--per-round", type=int, default=5)
+    parser.add_argument("--per-round", type=int, default=5, help="runs per engine per round, at least")
+    parser.add_argument("--batch-ms", type=float, default=100.0,
+                        help="more runs per round where K runs take less CPU time than this")
     parser.add_argument("--reference-per-round", type=int, default=1)
     parser.add_argument("--threads", default="1", help="thread counts, comma-separated")
     parser.add_argument("--json", type=Path, help="append the results here, one JSON line per thread count")
@@ -119,19 +126,26 @@ def main():
             if a is not None and b is not None and not np.array_equal(a, b):
                 print(f"  kforge at {threads} threads differs from {thread_counts[0]} thread(s)")
 
+    # Each round's figure is an engine's mean over its K runs: process CPU time counts another thread's time only
+    # up to that thread's last scheduler update (a tick), so at 2 threads one short run can be under-counted by up
+    # to a tick, and only the sum over K runs of at least --batch-ms is accurate. K: at least --per-round.
+    for e in [e for e in engines if e.ok]:
+        t = min(float(v) for v in e.ask("time 3").split() or ["inf"]) if e.ok else 0
+        n = args.reference_per_round if e.name.endswith("reference kernels") else args.per_round
+        e.per_round = max(n, min(1000, int(args.batch_ms / max(t, 1e-3)) + 1)) if n > 1 else n
     for r in range(args.rounds):
         order = engines[r % len(engines):] + engines[:r % len(engines)]
         for e in order:
             if not e.ok:
                 continue
-            n = args.reference_per_round if e.name.endswith("reference kernels") else args.per_round
-            answer = e.ask(f"time {n}")
+            answer = e.ask(f"time {e.per_round}")
             if e.ok:
                 e.rounds.append([float(t) for t in answer.split()])
     for e in engines:
         e.close()
 
-    print("\n| engine | threads | min CPU ms / inference | median | runs | vs onnxruntime (rounds) | vs paddle (rounds) |")
+    print("\n| engine | threads | CPU ms / inference, min of rounds | median of rounds | runs | vs onnxruntime "
+          "(rounds) | vs paddle (rounds) |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for threads in thread_counts:
         group = {e.name: e for e in engines if e.threads == threads and e.ok and len(e.rounds) == args.rounds}
@@ -147,10 +161,11 @@ def main():
                         record[f"vs_{PEERS[peer]}"] = [ratio, lo, hi]
                 else:
                     cells.append("")
-            s = e.samples()
-            print(f"| {name} | {threads} | {min(s):.3f} | {statistics.median(s):.3f} | {len(s)} | "
+            m = e.means()
+            print(f"| {name} | {threads} | {min(m):.3f} | {statistics.median(m):.3f} | {len(e.samples())} | "
                   f"{cells[0]} | {cells[1]} |")
-            record[name] = {"min": min(s), "median": statistics.median(s), "runs": len(s)}
+            record[name] = {"min": min(m), "median": statistics.median(m), "runs": len(e.samples()),
+                            "per_round": e.per_round}
         if args.json:
             with open(args.json, "a") as f:
                 f.write(json.dumps(record) + "\n")

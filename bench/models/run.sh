@@ -8,19 +8,20 @@
 # each engine in its own process). Prints each comparison, then the table of all (table.py).
 #
 #   bench/models/run.sh [BUILD_DIR] [--models "resnet18 gpt_block"] [--sizes "64 224"] [--rounds R]
-#                       [--per-round K] [--threads "1,2"] [--paddleocr DIR] [--json FILE] [--nchw] [--no-fuse]
+#                       [--per-round K] [--batch-ms MS] [--threads "1,2"] [--paddleocr DIR] [--json FILE] [--nchw] [--no-fuse]
 #                       [--reference-build DIR]
 #
 # --models: default the whole zoo. --sizes: the image sides of the paddle.vision models (default "64 224"; LeNet
 # runs at 28, alexnet and googlenet at 224 only, inception_v3 at 80 for anything below 80: their heads fix them);
-# the other models run at the zoo's two sizes. --paddleocr: a PaddleOCR extract (tools/paddle_zoo/ppocr_extract.py)
+# the other models run at the zoo's two sizes. --rounds (default 8), --per-round (5), --batch-ms (100): compare.py's. --paddleocr: a PaddleOCR extract (tools/paddle_zoo/ppocr_extract.py)
 # adds PP-OCRv5 mobile det (320x320) and mobile rec (48x320), and the full-size BERT encoder (128 tokens) is always
 # added. --json: the results, one line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl,
 # appended to). --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse. --reference-build: a build
 # configured with -Donednn=disabled; adds kforge on the reference loops (1 thread).
 # Python: $KFORGE_BENCH_PYTHON if set (a venv with paddlepaddle, paddle2onnx, onnxruntime, numpy), else a venv made
 # on demand in BUILD_DIR/bench-venv (pip install paddlepaddle==3.3.1 paddle2onnx onnxruntime numpy).
-# Exports are kept in BUILD_DIR/bench-models/MODEL_SIZE (delete one to re-export). A model that does not export,
+# Exports are kept in BUILD_DIR/bench-models/MODEL_SIZE (delete one to re-export), and the workers there are rebuilt
+# only when older than the export, kforge, the kernel library or worker.cc. A model that does not export,
 # compile or build is reported and skipped.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -31,7 +32,7 @@ VISION="resnet18 resnet34 resnet50 mobilenet_v1 mobilenet_v2 mobilenet_v3_small 
 SEQUENCE="transformer_encoder_postnorm transformer_encoder_prenorm transformer_decoder_postnorm
   transformer_decoder_prenorm gpt_block gpt_block_h64 transformer_decoder_h64 bert_encoder bert_encoder_h64
   gpt_decoder gpt_decode_step ppocr_det_head bert_encoder_fixed"
-REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=10 PER_ROUND=5 THREADS="1,2" NCHW=0 NO_FUSE=0 PADDLEOCR="" JSON=""
+REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 PER_ROUND=5 BATCH_MS=100 THREADS="1,2" NCHW=0 NO_FUSE=0 PADDLEOCR="" JSON=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --reference-build) REF_BUILD="$(cd "$2" && pwd)"; shift 2 ;;
@@ -39,6 +40,7 @@ while [ "$#" -gt 0 ]; do
     --sizes) SIZES="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --per-round) PER_ROUND="$2"; shift 2 ;;
+    --batch-ms) BATCH_MS="$2"; shift 2 ;;
     --threads) THREADS="$2"; shift 2 ;;
     --paddleocr) PADDLEOCR="$(cd "$2" && pwd)"; shift 2 ;;
     --json) JSON="$2"; shift 2 ;;
@@ -81,6 +83,12 @@ build_worker() {  # BUILD_DIR GEN_DIR OUTPUT
     -DKFORGE_MODEL_HEADER='"net.h"' -DKFORGE_MODEL_CLASS=net "$ROOT/bench/models/worker.cc" "$2/net.cc" \
     "${EXTRA[@]}" "$1/kernels/libkforge_kernels.a" $(kernels_link "$1") -o "$3"
 }
+up_to_date() {  # TARGET SOURCE...: TARGET exists and is newer than every SOURCE
+  local target="$1" source
+  shift
+  [ -f "$target" ] || return 1
+  for source in "$@"; do [ "$target" -nt "$source" ] || return 1; done
+}
 prepare() {  # MODEL SIZE DIR: export, compile and build the workers; the compare.py arguments on stdout
   local model="$1" size="$2" dir="$3" variants=(fuse) ocr=()
   [ -n "$PADDLEOCR" ] && ocr=(--paddleocr "$PADDLEOCR")
@@ -94,9 +102,12 @@ prepare() {  # MODEL SIZE DIR: export, compile and build the workers; the compar
     local flags=()
     [ "$variant" = no-fuse ] && flags=(--no-fuse)
     [ "$variant" = nchw ] && flags=(--layout nchw)
-    "$BUILD/src/kforge" compile "$dir/inference.json" "${OPS[@]}" --op-compat "$ROOT/kernels/op_compat.yaml" \
-      -o "$dir/gen-$variant" --name net --target cpu "${flags[@]}" >>"$dir.log" 2>&1 || return 1
-    build_worker "$BUILD" "$dir/gen-$variant" "$dir/worker-$variant" >>"$dir.log" 2>&1 || return 1
+    if ! up_to_date "$dir/worker-$variant" "$dir/inference.json" "$BUILD/src/kforge" \
+        "$BUILD/kernels/libkforge_kernels.a" "$ROOT/bench/models/worker.cc"; then
+      "$BUILD/src/kforge" compile "$dir/inference.json" "${OPS[@]}" --op-compat "$ROOT/kernels/op_compat.yaml" \
+        -o "$dir/gen-$variant" --name net --target cpu "${flags[@]}" >>"$dir.log" 2>&1 || return 1
+      build_worker "$BUILD" "$dir/gen-$variant" "$dir/worker-$variant" >>"$dir.log" 2>&1 || return 1
+    fi
     [ "$variant" != fuse ] && args+=("--kforge-$variant" "$dir/worker-$variant")
   done
   if [ -n "$REF_BUILD" ]; then
@@ -128,6 +139,7 @@ for model in $MODELS; do
     fi
     # shellcheck disable=SC2086
     "$PYTHON" "$ROOT/bench/models/compare.py" "$dir" $args --rounds "$ROUNDS" --per-round "$PER_ROUND" \
+      --batch-ms "$BATCH_MS" \
       --threads "$THREADS" --json "$JSON" || echo "$model $size: compare.py failed"
     echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo

@@ -49,7 +49,8 @@ void pool_window(int64_t o, int64_t in, int64_t out_size, int64_t k, int64_t str
 // oneDNN 2.6's NHWC max pooling on AVX2 took 2.1 ms for resnet18 224²'s 3 x 3 / 2 pool (64 channels, 112² -> 56²;
 // 0.53 ms alone with the input in cache) against 0.47 ms here (BENCHMARKS.md).
 template <bool kMax, typename T>
-void pool_channel_last(const util::PoolShape& s, bool exclusive, const T* in, T* out) {
+inline __attribute__((always_inline)) void pool_channel_last(const util::PoolShape& s, bool exclusive, const T* in,
+                                                             T* out) {
   const T init = kMax ? static_cast<T>(-FLT_MAX) : T(0);
   const int64_t c = s.c;
   for (int64_t b = 0; b < s.n; ++b) {
@@ -75,6 +76,19 @@ void pool_channel_last(const util::PoolShape& s, bool exclusive, const T* in, T*
       }
     }
   }
+}
+
+// float32 compiled once more for AVX2 and AVX-512, picked at load time by the CPU (GCC's and Clang's function
+// multiversioning): the library is built for the baseline x86-64 ISA, where the channel loop runs 4 floats per
+// instruction. Max and sum are taken per channel, the window in the same order, so every ISA gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+#define KFORGE_POOL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KFORGE_POOL_CLONES
+#endif
+KFORGE_POOL_CLONES void pool_channel_last_f32(bool is_max, const util::PoolShape& s, bool exclusive, const float* in,
+                                              float* out) {
+  is_max ? pool_channel_last<true>(s, exclusive, in, out) : pool_channel_last<false>(s, exclusive, in, out);
 }
 
 // An NCHW8c pooling as pool_channel_last runs it: for each image and block of 8 channels, an H x W image of 8
@@ -225,7 +239,11 @@ Status pool2d_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const
     T* od = out->data_as<T>();
     if (fast && (s.channel_last || s.nchw8c)) {
       const util::PoolShape hwc = as_channel_last(s);
-      s.is_max ? pool_channel_last<true>(hwc, exclusive, xd, od) : pool_channel_last<false>(hwc, exclusive, xd, od);
+      if constexpr (std::is_same_v<T, float>) {
+        pool_channel_last_f32(s.is_max, hwc, exclusive, xd, od);
+      } else {
+        s.is_max ? pool_channel_last<true>(hwc, exclusive, xd, od) : pool_channel_last<false>(hwc, exclusive, xd, od);
+      }
       return Status::OK();
     }
     for (int64_t b = 0; b < s.n; ++b) {

@@ -68,7 +68,7 @@ sizes_of() {  # MODEL: the sizes it runs at
     LeNet) echo 28 ;;
     alexnet|googlenet) echo 224 ;;
     inception_v3) for s in $SIZES; do [ "$s" -lt 80 ] && echo 80 || echo "$s"; done | sort -un | tr '\n' ' ' ;;
-    *) if [[ " $VISION " == *" $1 "* ]]; then echo "$SIZES"; else
+    *) if [[ " $(echo $VISION) " == *" $1 "* ]]; then echo "$SIZES"; else
          "$PYTHON" "$ROOT/bench/models/export.py" --list 2>/dev/null | sed -n "s/^$1 //p"; fi ;;
   esac
 }

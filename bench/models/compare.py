@@ -7,10 +7,12 @@ per engine the minimum and the median of its rounds' figures, and kforge's ratio
 and as spread the range over the rounds of the ratio of the two engines' figures in that round.
 
     compare.py MODEL_DIR --kforge WORKER [--kforge-nchw WORKER] [--kforge-no-fuse WORKER]
-               [--kforge-reference WORKER] [--undeclared] [--rounds R] [--per-round K] [--threads N[,N...]]
+               [--kforge-reference WORKER] [--kforge-before WORKER] [--undeclared] [--rounds R] [--per-round K] [--threads N[,N...]]
                [--json FILE]
 
 --undeclared: also kforge with its filters not declared constant to the kernel library.
+--kforge-before: another build's worker of the model, timed in the same rounds (a change's before / after; kforge's
+ratio to it, and whether their outputs are bitwise equal).
 --json: appends one JSON line per thread count (model, engines' times, ratios, spreads) for table.py.
 An engine that does not start or answer (an export ONNX Runtime or Paddle cannot run) is reported and left out.
 """
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-PEERS = {"onnxruntime": "ort", "paddle (oneDNN)": "paddle"}
+PEERS = {"onnxruntime": "ort", "paddle (oneDNN)": "paddle", "kforge before": "before"}
 
 
 class Engine:
@@ -77,6 +79,7 @@ def main():
     parser.add_argument("--kforge-reference", help="worker built against the reference-only kernel library")
     parser.add_argument("--kforge-no-fuse", help="worker of the code compiled with --no-fuse")
     parser.add_argument("--kforge-nchw", help="worker of the code compiled with --layout nchw")
+    parser.add_argument("--kforge-before", help="another build's worker of the same model (a before / after run)")
     parser.add_argument("--undeclared", action="store_true", help="also kforge with filters not declared constant")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=5, help="runs per engine per round, at least")
@@ -93,6 +96,8 @@ def main():
     for threads in thread_counts:
         t = str(threads)
         specs = [("kforge", [args.kforge, bundle, "--threads", t])]
+        if args.kforge_before:
+            specs.append(("kforge before", [args.kforge_before, bundle, "--threads", t]))
         if args.kforge_nchw:
             specs.append(("kforge --layout nchw", [args.kforge_nchw, bundle, "--threads", t]))
         if args.undeclared:
@@ -114,9 +119,12 @@ def main():
             path = Path(tmp) / "out.bin"
             if e.ask(f"out {path}"):
                 outputs[(e.name, e.threads)] = np.fromfile(path, dtype=np.float32)
-    oracles = [y for (name, _), y in outputs.items() if name in PEERS]
+    oracles = [y for (name, _), y in outputs.items() if name in PEERS and name != "kforge before"]
     if oracles:
         oracle = oracles[0]
+        before = outputs.get(("kforge before", thread_counts[0]))
+        if before is not None and not np.array_equal(before, outputs.get(("kforge", thread_counts[0]))):
+            print("  kforge differs from kforge before")
         for (name, threads), y in outputs.items():
             diff = float(np.max(np.abs(y - oracle))) if y.shape == oracle.shape else float("inf")
             print(f"  {name:32s} {threads} thread(s): max |out - peer| = {diff:.3g} "
@@ -145,8 +153,8 @@ def main():
         e.close()
 
     print("\n| engine | threads | CPU ms / inference, min of rounds | median of rounds | runs | vs onnxruntime "
-          "(rounds) | vs paddle (rounds) |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "(rounds) | vs paddle (rounds) | vs kforge before (rounds) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for threads in thread_counts:
         group = {e.name: e for e in engines if e.threads == threads and e.ok and len(e.rounds) == args.rounds}
         record = {"model": args.model_dir.name, "threads": threads, "rounds": args.rounds,
@@ -163,7 +171,7 @@ def main():
                     cells.append("")
             m = e.means()
             print(f"| {name} | {threads} | {min(m):.3f} | {statistics.median(m):.3f} | {len(e.samples())} | "
-                  f"{cells[0]} | {cells[1]} |")
+                  f"{' | '.join(cells)} |")
             record[name] = {"min": min(m), "median": statistics.median(m), "runs": len(e.samples()),
                             "per_round": e.per_round}
         if args.json:

@@ -7,17 +7,19 @@
 # (paddle2onnx) at 1 and 2 threads in one run of compare.py per model and size (interleaved rounds, process CPU time,
 # each engine in its own process). Prints each comparison, then the table of all (table.py).
 #
-#   bench/models/run.sh [BUILD_DIR] [--models "resnet18 gpt_block"] [--sizes "64 224"] [--rounds R]
-#                       [--per-round K] [--batch-ms MS] [--threads "1,2"] [--paddleocr DIR] [--json FILE] [--nchw] [--no-fuse]
-#                       [--reference-build DIR]
+#   bench/models/run.sh [BUILD_DIR] [--models "resnet18 gpt_block"] [--sizes "64 224"] [--threads "1,2"]
+#                       [--rounds R] [--per-round K] [--batch-ms MS] [--paddleocr DIR] [--json FILE]
+#                       [--before NAME] [--nchw] [--no-fuse] [--reference-build DIR]
 #
 # --models: default the whole zoo. --sizes: the image sides of the paddle.vision models (default "64 224"; LeNet
 # runs at 28, alexnet and googlenet at 224 only, inception_v3 at 80 for anything below 80: their heads fix them);
-# the other models run at the zoo's two sizes. --rounds (default 8), --per-round (5), --batch-ms (100): compare.py's. --paddleocr: a PaddleOCR extract (tools/paddle_zoo/ppocr_extract.py)
-# adds PP-OCRv5 mobile det (320x320) and mobile rec (48x320), and the full-size BERT encoder (128 tokens) is always
-# added. --json: the results, one line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl,
-# appended to). --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse. --reference-build: a build
-# configured with -Donednn=disabled; adds kforge on the reference loops (1 thread).
+# the other models run at the zoo's two sizes. --threads, --rounds (default 8), --per-round (5), --batch-ms (100):
+# compare.py's. --paddleocr: a PaddleOCR extract (tools/paddle_zoo/ppocr_extract.py) adds PP-OCRv5 mobile det
+# (320x320) and mobile rec (48x320); the full-size BERT encoder (128 tokens) is always in. --json: the results, one
+# line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl, appended to). --before NAME:
+# each model directory's worker-NAME (a copy of an earlier build's worker-fuse), timed in the same rounds: a
+# change's before / after. --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse.
+# --reference-build: a build configured with -Donednn=disabled; adds kforge on the reference loops (1 thread).
 # Python: $KFORGE_BENCH_PYTHON if set (a venv with paddlepaddle, paddle2onnx, onnxruntime, numpy), else a venv made
 # on demand in BUILD_DIR/bench-venv (pip install paddlepaddle==3.3.1 paddle2onnx onnxruntime numpy).
 # Exports are kept in BUILD_DIR/bench-models/MODEL_SIZE (delete one to re-export), and the workers there are rebuilt
@@ -32,7 +34,7 @@ VISION="resnet18 resnet34 resnet50 mobilenet_v1 mobilenet_v2 mobilenet_v3_small 
 SEQUENCE="transformer_encoder_postnorm transformer_encoder_prenorm transformer_decoder_postnorm
   transformer_decoder_prenorm gpt_block gpt_block_h64 transformer_decoder_h64 bert_encoder bert_encoder_h64
   gpt_decoder gpt_decode_step ppocr_det_head bert_encoder_fixed"
-REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 PER_ROUND=5 BATCH_MS=100 THREADS="1,2" NCHW=0 NO_FUSE=0 PADDLEOCR="" JSON=""
+REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 PER_ROUND=5 BATCH_MS=100 THREADS="1,2" NCHW=0 NO_FUSE=0 PADDLEOCR="" JSON="" BEFORE=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --reference-build) REF_BUILD="$(cd "$2" && pwd)"; shift 2 ;;
@@ -44,6 +46,7 @@ while [ "$#" -gt 0 ]; do
     --threads) THREADS="$2"; shift 2 ;;
     --paddleocr) PADDLEOCR="$(cd "$2" && pwd)"; shift 2 ;;
     --json) JSON="$2"; shift 2 ;;
+    --before) BEFORE="$2"; shift 2 ;;
     --nchw) NCHW=1; shift ;;
     --no-fuse) NO_FUSE=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -110,6 +113,7 @@ prepare() {  # MODEL SIZE DIR: export, compile and build the workers; the compar
     fi
     [ "$variant" != fuse ] && args+=("--kforge-$variant" "$dir/worker-$variant")
   done
+  [ -n "$BEFORE" ] && [ -x "$dir/worker-$BEFORE" ] && args+=(--kforge-before "$dir/worker-$BEFORE")
   if [ -n "$REF_BUILD" ]; then
     build_worker "$REF_BUILD" "$dir/gen-fuse" "$dir/worker-reference" >>"$dir.log" 2>&1 || return 1
     args+=(--kforge-reference "$dir/worker-reference")

@@ -7,7 +7,8 @@ per engine the minimum and the median of its rounds' figures, and kforge's ratio
 and as spread the range over the rounds of the ratio of the two engines' figures in that round.
 
     compare.py MODEL_DIR --kforge WORKER [--kforge-nchw WORKER] [--kforge-no-fuse WORKER]
-               [--kforge-reference WORKER] [--kforge-before WORKER] [--undeclared] [--rounds R] [--per-round K] [--threads N[,N...]]
+               [--kforge-reference WORKER] [--kforge-before WORKER] [--undeclared] [--rounds R] [--per-round K]
+               [--batch-ms MS] [--threads N[,N...]]
                [--json FILE]
 
 --undeclared: also kforge with its filters not declared constant to the kernel library.

@@ -34,7 +34,8 @@ VISION="resnet18 resnet34 resnet50 mobilenet_v1 mobilenet_v2 mobilenet_v3_small 
 SEQUENCE="transformer_encoder_postnorm transformer_encoder_prenorm transformer_decoder_postnorm
   transformer_decoder_prenorm gpt_block gpt_block_h64 transformer_decoder_h64 bert_encoder bert_encoder_h64
   gpt_decoder gpt_decode_step ppocr_det_head bert_encoder_fixed"
-REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 PER_ROUND=5 BATCH_MS=100 THREADS="1,2" NCHW=0 NO_FUSE=0 PADDLEOCR="" JSON="" BEFORE=""
+REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 PER_ROUND=5 BATCH_MS=100 THREADS="1,2"
+NCHW=0 NO_FUSE=0 PADDLEOCR="" JSON="" BEFORE=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --reference-build) REF_BUILD="$(cd "$2" && pwd)"; shift 2 ;;
@@ -131,7 +132,8 @@ if ! grep -q '^- op : relu6$' "$ROOT/kernels/ops.yaml"; then
 fi
 
 echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "kforge $(git -C "$ROOT" rev-parse --short HEAD), $("$PYTHON" -c 'import paddle, onnxruntime; print("paddle", paddle.__version__, "onnxruntime", onnxruntime.__version__)' 2>/dev/null)"
+versions='import paddle, onnxruntime; print("paddle", paddle.__version__, "onnxruntime", onnxruntime.__version__)'
+echo "kforge $(git -C "$ROOT" rev-parse --short HEAD), $("$PYTHON" -c "$versions" 2>/dev/null)"
 for model in $MODELS; do
   for size in $(sizes_of "$model"); do
     dir="$BUILD/bench-models/${model}_${size}"

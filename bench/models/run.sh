@@ -73,7 +73,9 @@ sizes_of() {  # MODEL: the sizes it runs at
     alexnet|googlenet) echo 224 ;;
     inception_v3) for s in $SIZES; do [ "$s" -lt 80 ] && echo 80 || echo "$s"; done | sort -un | tr '\n' ' ' ;;
     *) if [[ " $(echo $VISION) " == *" $1 "* ]]; then echo "$SIZES"; else
-         "$PYTHON" "$ROOT/bench/models/export.py" --list 2>/dev/null | sed -n "s/^$1 //p"; fi ;;
+         local ocr=()
+         [ -n "$PADDLEOCR" ] && ocr=(--paddleocr "$PADDLEOCR")
+         "$PYTHON" "$ROOT/bench/models/export.py" --list "${ocr[@]}" 2>/dev/null | sed -n "s/^$1 //p"; fi ;;
   esac
 }
 kernels_link() {  # what BUILD_DIR's kernel library needs after it
@@ -135,7 +137,9 @@ echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load: $(
 versions='import paddle, onnxruntime; print("paddle", paddle.__version__, "onnxruntime", onnxruntime.__version__)'
 echo "kforge $(git -C "$ROOT" rev-parse --short HEAD), $("$PYTHON" -c "$versions" 2>/dev/null)"
 for model in $MODELS; do
-  for size in $(sizes_of "$model"); do
+  sizes="$(sizes_of "$model")"
+  [ -z "$sizes" ] && echo "$model: no such model in the zoo (export.py --list)"
+  for size in $sizes; do
     dir="$BUILD/bench-models/${model}_${size}"
     mkdir -p "$dir"
     if ! args="$(prepare "$model" "$size" "$dir")"; then

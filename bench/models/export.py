@@ -26,6 +26,7 @@ from paddle.static import InputSpec
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "paddle_zoo"))
 import models as zoo_models  # noqa: E402
+from check import export  # noqa: E402  (as check-paddle-models exports: PaddleOCR's re-parameterised first)
 
 DTYPES = {np.dtype(np.float32): 9, np.dtype(np.int64): 6, np.dtype(np.int32): 5}  # kforge::DataType
 
@@ -80,21 +81,6 @@ def model_and_specs(name, size, paddleocr):
             numbers = [int(v) for v in size.split("x")] if size[:1].isdigit() else []
             return builder, [fixed(s, numbers) for s in specs], label
     sys.exit(f"export.py: {name} has no size {size} (its sizes: {', '.join(l.split(' ')[0] for l, _ in sizes)})")
-
-
-def export(builder, specs, seed, out):
-    """As tools/paddle_zoo/check.py exports (PaddleOCR's models re-parameterised before the save); returns the net."""
-    paddle.seed(seed)
-    net = builder()
-    zoo_models.realistic_weights(net, seed)
-    net.eval()
-    after_weights = getattr(net, "kforge_after_weights", None)
-    if after_weights is None:
-        paddle.jit.save(net, str(out / "inference"), input_spec=specs)
-        return net
-    after_weights()
-    paddle.jit.save(paddle.jit.to_static(net, input_spec=specs), str(out / "inference"))
-    return net
 
 
 def main():

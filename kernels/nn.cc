@@ -40,46 +40,55 @@ void pool_window(int64_t o, int64_t in, int64_t out_size, int64_t k, int64_t str
   *start = std::max<int64_t>(*start, 0);
 }
 
-// Channel-last pooling: each output pixel's channels are contiguous in the input's pixels of its window, so a
-// block of kLanes channels is one vector the compiler keeps in registers across the window (the block loop has a
-// fixed trip count, which GCC vectorises at -O2). Per output element the arithmetic is the reference loops', in
-// the same order (start from -FLT_MAX or 0, take the window row by row), so the results are identical. It reads
-// the input about once where oneDNN 2.6's NHWC max pooling on AVX2 took 2.1 ms for resnet18 224²'s 3 x 3 / 2 pool
-// (64 channels, 112² -> 56²; 0.53 ms alone with the input in cache) against 0.47 ms here (BENCHMARKS.md).
+// Channel-last pooling: each output pixel's channels are contiguous in the input's pixels of its window, so the
+// output pixel's row of channels is the accumulator, updated by one pass over each window pixel's channels: a
+// loop over contiguous floats without a carried dependence, which GCC vectorises (blocks of 8 channels held in an
+// array across the window, as before, compiled to scalar maxss with shuffles: squeezenet1_0 224²'s pools took 7.8 %
+// of its inference). Per output element the arithmetic is the reference loops', in the same order (start from
+// -FLT_MAX or 0, take the window row by row), so the results are identical. It reads the input about once where
+// oneDNN 2.6's NHWC max pooling on AVX2 took 2.1 ms for resnet18 224²'s 3 x 3 / 2 pool (64 channels, 112² -> 56²;
+// 0.53 ms alone with the input in cache) against 0.47 ms here (BENCHMARKS.md).
 template <bool kMax, typename T>
-void pool_channel_last(const util::PoolShape& s, bool exclusive, const T* in, T* out) {
-  constexpr int64_t kLanes = 8;
+inline __attribute__((always_inline)) void pool_channel_last(const util::PoolShape& s, bool exclusive, const T* in,
+                                                             T* out) {
   const T init = kMax ? static_cast<T>(-FLT_MAX) : T(0);
+  const int64_t c = s.c;
   for (int64_t b = 0; b < s.n; ++b) {
-    const T* image = in + b * s.in_h * s.in_w * s.c;
+    const T* image = in + b * s.in_h * s.in_w * c;
     for (int64_t oh = 0; oh < s.out_h; ++oh) {
       int64_t h0, h1;
       pool_window(oh, s.in_h, s.out_h, s.k_h, s.g.stride_h, s.g.pad_top, s.adaptive, &h0, &h1);
-      for (int64_t ow = 0; ow < s.out_w; ++ow, out += s.c) {
+      for (int64_t ow = 0; ow < s.out_w; ++ow, out += c) {
         int64_t w0, w1;
         pool_window(ow, s.in_w, s.out_w, s.k_w, s.g.stride_w, s.g.pad_left, s.adaptive, &w0, &w1);
-        const T count = static_cast<T>((exclusive || s.adaptive) ? (h1 - h0) * (w1 - w0) : s.k_h * s.k_w);
-        // One block of `lanes` channels from channel c on (kLanes, then the last few one by one).
-        auto block = [&](int64_t c, auto lanes) {
-          constexpr int64_t n = decltype(lanes)::value;
-          T acc[n];
-          for (int64_t j = 0; j < n; ++j) acc[j] = init;
-          for (int64_t h = h0; h < h1; ++h) {
-            for (int64_t w = w0; w < w1; ++w) {
-              const T* v = image + (h * s.in_w + w) * s.c + c;
-              for (int64_t j = 0; j < n; ++j) {
-                acc[j] = kMax ? (acc[j] > v[j] ? acc[j] : v[j]) : acc[j] + v[j];
-              }
-            }
+        T* __restrict acc = out;
+        for (int64_t j = 0; j < c; ++j) acc[j] = init;
+        for (int64_t h = h0; h < h1; ++h) {
+          for (int64_t w = w0; w < w1; ++w) {
+            const T* __restrict v = image + (h * s.in_w + w) * c;
+            for (int64_t j = 0; j < c; ++j) acc[j] = kMax ? (acc[j] > v[j] ? acc[j] : v[j]) : acc[j] + v[j];
           }
-          for (int64_t j = 0; j < n; ++j) out[c + j] = kMax ? acc[j] : acc[j] / count;
-        };
-        int64_t c = 0;
-        for (; c + kLanes <= s.c; c += kLanes) block(c, std::integral_constant<int64_t, kLanes>{});
-        for (; c < s.c; ++c) block(c, std::integral_constant<int64_t, 1>{});
+        }
+        if (!kMax) {
+          const T count = static_cast<T>((exclusive || s.adaptive) ? (h1 - h0) * (w1 - w0) : s.k_h * s.k_w);
+          for (int64_t j = 0; j < c; ++j) acc[j] = acc[j] / count;
+        }
       }
     }
   }
+}
+
+// float32 compiled once more for AVX2 and AVX-512, picked at load time by the CPU (GCC's and Clang's function
+// multiversioning): the library is built for the baseline x86-64 ISA, where the channel loop runs 4 floats per
+// instruction. Max and sum are taken per channel, the window in the same order, so every ISA gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+#define KFORGE_POOL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KFORGE_POOL_CLONES
+#endif
+KFORGE_POOL_CLONES void pool_channel_last_f32(bool is_max, const util::PoolShape& s, bool exclusive, const float* in,
+                                              float* out) {
+  is_max ? pool_channel_last<true>(s, exclusive, in, out) : pool_channel_last<false>(s, exclusive, in, out);
 }
 
 // An NCHW8c pooling as pool_channel_last runs it: for each image and block of 8 channels, an H x W image of 8
@@ -230,7 +239,11 @@ Status pool2d_kernel(bool fast, const KernelContext& ctx, const Tensor& x, const
     T* od = out->data_as<T>();
     if (fast && (s.channel_last || s.nchw8c)) {
       const util::PoolShape hwc = as_channel_last(s);
-      s.is_max ? pool_channel_last<true>(hwc, exclusive, xd, od) : pool_channel_last<false>(hwc, exclusive, xd, od);
+      if constexpr (std::is_same_v<T, float>) {
+        pool_channel_last_f32(s.is_max, hwc, exclusive, xd, od);
+      } else {
+        s.is_max ? pool_channel_last<true>(hwc, exclusive, xd, od) : pool_channel_last<false>(hwc, exclusive, xd, od);
+      }
       return Status::OK();
     }
     for (int64_t b = 0; b < s.n; ++b) {

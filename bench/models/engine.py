@@ -4,7 +4,8 @@
 
 paddle: Paddle Inference's predictor on inference.json/.pdiparams with enable_mkldnn() (oneDNN) and THREADS math
 threads; ort: ONNX Runtime's CPU provider on model.onnx with intra_op_num_threads = inter_op_num_threads = THREADS
-and all graph optimisations. Input: MODEL_DIR/input.npy. Commands on stdin: "out PATH" (first output as raw
+and all graph optimisations. Inputs: MODEL_DIR/inputs.npz by feed name (export.py), or an older export's
+MODEL_DIR/input.npy (the one input). Commands on stdin: "out PATH" (first output as raw
 float32, answers its dims), "time N" (N process CPU times in ms), "quit".
 """
 import sys
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 
-def paddle_runner(model_dir, threads, x):
+def paddle_runner(model_dir, threads, feeds):
     import paddle.inference as pi
     config = pi.Config(str(model_dir / "inference.json"), str(model_dir / "inference.pdiparams"))
     config.disable_gpu()
@@ -22,17 +23,20 @@ def paddle_runner(model_dir, threads, x):
     config.set_cpu_math_library_num_threads(threads)
     config.disable_glog_info()
     predictor = pi.create_predictor(config)
-    inp = predictor.get_input_handle(predictor.get_input_names()[0])
+    names = predictor.get_input_names()
+    handles = [predictor.get_input_handle(n) for n in names]
+    values = [feeds[n] if n in feeds else list(feeds.values())[i] for i, n in enumerate(names)]
     out = predictor.get_output_handle(predictor.get_output_names()[0])
 
     def run():
-        inp.copy_from_cpu(x)
+        for handle, value in zip(handles, values):
+            handle.copy_from_cpu(value)
         predictor.run()
         return out.copy_to_cpu()
     return run
 
 
-def ort_runner(model_dir, threads, x):
+def ort_runner(model_dir, threads, feeds):
     import onnxruntime as ort
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
@@ -40,14 +44,19 @@ def ort_runner(model_dir, threads, x):
     options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     session = ort.InferenceSession(str(model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"])
-    name = session.get_inputs()[0].name
-    return lambda: session.run(None, {name: x})[0]
+    names = [i.name for i in session.get_inputs()]
+    values = {n: feeds[n] if n in feeds else list(feeds.values())[i] for i, n in enumerate(names)}
+    return lambda: session.run(None, values)[0]
 
 
 def main():
     engine, model_dir, threads = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
-    x = np.load(model_dir / "input.npy")
-    run = (paddle_runner if engine == "paddle" else ort_runner)(model_dir, threads, x)
+    if (model_dir / "inputs.npz").exists():
+        with np.load(model_dir / "inputs.npz") as npz:
+            feeds = {n: npz[n] for n in npz.files}
+    else:
+        feeds = {"x": np.load(model_dir / "input.npy")}
+    run = (paddle_runner if engine == "paddle" else ort_runner)(model_dir, threads, feeds)
     run()
     print("ready", flush=True)
     for line in sys.stdin:

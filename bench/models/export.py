@@ -1,13 +1,19 @@
-"""Exports a paddle.vision model for bench/models/compare.py (run by run.sh in a venv with Paddle):
+"""Exports a model of tools/check-paddle-models' zoo (tools/paddle_zoo/models.py: every paddle.vision model, the
+transformers, the GPT blocks and decoders, the detection head, the BERT-style encoders; with a PaddleOCR extract the
+PP-OCRv5 architectures) for bench/models/compare.py, with every shape fixed at batch 1 (run by run.sh in a venv with
+Paddle):
 
-    export.py MODEL SIZE OUT_DIR
+    export.py MODEL SIZE OUT_DIR [--paddleocr DIR]
 
-writes OUT_DIR/inference.json + inference.pdiparams (paddle.jit.save, batch 1, input "x" [1, 3, SIZE, SIZE], random
-weights of realistic scale, seed 0), OUT_DIR/model.onnx (paddle2onnx), and
-OUT_DIR/bundle.kftb: every parameter as param/<name> and a seeded random input as feed/x, in the tensor bundle
-format of tools/interp/tensor_bundle.h that the kforge worker reads.
+SIZE: the image side for paddle.vision models (input [1, C, SIZE, SIZE]); for the others one of the zoo's size labels
+by its first word (`export.py --list` shows them: seq8, 12, 64x64, ...), whose numbers fill the dynamic dims as the
+zoo's inputs() fills them. Writes OUT_DIR/inference.json + inference.pdiparams (paddle.jit.save; random weights of
+realistic scale, seed 0, tools/paddle_zoo/models.py realistic_weights), OUT_DIR/model.onnx (paddle2onnx),
+OUT_DIR/inputs.npz (seeded inputs by feed name, in the program's order) and OUT_DIR/bundle.kftb: every parameter as
+param/<name> and every input as feed/<name>, in the tensor bundle format of tools/interp/tensor_bundle.h that the
+kforge worker reads.
 """
-import math
+import argparse
 import struct
 import subprocess
 import sys
@@ -17,65 +23,96 @@ import numpy as np
 import paddle
 from paddle.static import InputSpec
 
-FLOAT32 = 9  # kforge::DataType::kFloat32
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "tools" / "paddle_zoo"))
+import models as zoo_models  # noqa: E402
+from check import export  # noqa: E402  (as check-paddle-models exports: PaddleOCR's re-parameterised first)
+
+DTYPES = {np.dtype(np.float32): 9, np.dtype(np.int64): 6, np.dtype(np.int32): 5}  # kforge::DataType
 
 
 def write_bundle(path, tensors):
     with open(path, "wb") as f:
         f.write(b"KFTB" + struct.pack("<II", 1, len(tensors)))
         for name, array in tensors:
-            array = np.ascontiguousarray(array, dtype=np.float32)
+            array = np.ascontiguousarray(array)
+            if array.dtype not in DTYPES:
+                array = array.astype(np.float32)
             encoded = name.encode()
             f.write(struct.pack("<I", len(encoded)) + encoded)
-            f.write(struct.pack("<ii", FLOAT32, array.ndim))
+            f.write(struct.pack("<ii", DTYPES[array.dtype], array.ndim))
             f.write(struct.pack(f"<{array.ndim}q", *array.shape))
             f.write(struct.pack("<Q", array.nbytes))
             f.write(array.tobytes())
 
 
-def realistic_weights(model, seed):
-    """He-uniform conv / linear weights, batch-norm scale, shift and running statistics away from identity. Paddle's
-    default initialisation makes the activations of a deep random network vanish into subnormal floats, which
-    every engine computes at a fraction of its normal speed: that would time the subnormal path, not the model."""
-    rng = np.random.default_rng(seed)
-    nn = paddle.nn
+def the_zoo(paddleocr):
+    """The zoo's models; real_zoo()'s (the PP-OCRv5 ones, the full-size BERT) under names the zoo does not use."""
+    models = zoo_models.real_zoo(paddleocr)
+    models.update(zoo_models.zoo())
+    return models
 
-    def put(param, values):
-        param.set_value(values.astype(np.float32))
 
-    for layer in model.sublayers(include_self=True):
-        if isinstance(layer, (nn.Conv2D, nn.Linear)):
-            w = layer.weight
-            fan_in = w.shape[0] if isinstance(layer, nn.Linear) else int(np.prod(w.shape[1:]))
-            bound = math.sqrt(6.0 / fan_in)
-            put(w, rng.uniform(-bound, bound, w.shape))
-            if layer.bias is not None:
-                put(layer.bias, rng.uniform(-1, 1, layer.bias.shape) / math.sqrt(fan_in))
-        elif isinstance(layer, nn.layer.norm._BatchNormBase):
-            c = layer.weight.shape[0]
-            put(layer.weight, rng.uniform(0.5, 1.5, c))
-            put(layer.bias, rng.uniform(-0.25, 0.25, c))
-            put(layer._mean, rng.uniform(-0.25, 0.25, c))
-            put(layer._variance, rng.uniform(0.5, 1.5, c))
+def fixed(spec, numbers):
+    """The spec with batch 1 and its other dynamic dims filled from the label's numbers, last to last."""
+    if isinstance(spec, list):
+        return [fixed(s, numbers) for s in spec]
+    shape = list(spec.shape)
+    if shape and (shape[0] is None or shape[0] < 0):
+        shape[0] = 1
+    dynamic = [i for i, d in enumerate(shape) if i > 0 and (d is None or d < 0)]
+    if len(dynamic) > len(numbers):
+        sys.exit(f"export.py: {spec.name} has {len(dynamic)} dynamic dims, the size gives {len(numbers)} numbers")
+    for i, n in zip(reversed(dynamic), reversed(numbers)):
+        shape[i] = n
+    return InputSpec(shape, spec.dtype, spec.name)
+
+
+def model_and_specs(name, size, paddleocr):
+    zoo = the_zoo(paddleocr)
+    if name not in zoo:
+        sys.exit(f"export.py: no model {name} in the zoo (export.py --list)")
+    builder, sizes = zoo[name]
+    if name in zoo_models.VISION:
+        channels = 1 if name == "LeNet" else 3
+        return builder, zoo_models.image(int(size), channels), f"{size}x{size}"
+    for label, specs in sizes:
+        if label.split(" ")[0] == size:
+            numbers = [int(v) for v in size.split("x")] if size[:1].isdigit() else []
+            return builder, [fixed(s, numbers) for s in specs], label
+    sys.exit(f"export.py: {name} has no size {size} (its sizes: {', '.join(l.split(' ')[0] for l, _ in sizes)})")
 
 
 def main():
-    name, size, out = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
-    out.mkdir(parents=True, exist_ok=True)
-    paddle.seed(0)
-    model = getattr(paddle.vision.models, name)(pretrained=False)
-    realistic_weights(model, 0)
-    model.eval()
-    paddle.jit.save(model, str(out / "inference"), input_spec=[InputSpec([1, 3, size, size], "float32", name="x")])
+    p = argparse.ArgumentParser()
+    p.add_argument("model", nargs="?")
+    p.add_argument("size", nargs="?")
+    p.add_argument("out", nargs="?", type=Path)
+    p.add_argument("--paddleocr", help="a PaddleOCR extract (tools/paddle_zoo/ppocr_extract.py)")
+    p.add_argument("--list", action="store_true")
+    args = p.parse_args()
+    if args.list:
+        for name, (_, sizes) in the_zoo(args.paddleocr).items():
+            print(name, " ".join("<side>" if name in zoo_models.VISION else l.split(" ")[0] for l, _ in sizes))
+        return
+    paddle.set_device("cpu")
+    builder, specs, label = model_and_specs(args.model, args.size, args.paddleocr)
+    args.out.mkdir(parents=True, exist_ok=True)
+    net = export(builder, specs, 0, args.out)
     # The program names parameters and buffers (batch norm statistics) by their .name.
-    tensors = [("param/" + t.name, t.numpy()) for t in list(model.parameters()) + list(model.buffers())]
-    x = np.random.default_rng(1).standard_normal((1, 3, size, size)).astype(np.float32)
-    write_bundle(out / "bundle.kftb", tensors + [("feed/x", x)])
-    np.save(out / "input.npy", x)
+    tensors = [("param/" + t.name, t.numpy()) for t in list(net.parameters()) + list(net.buffers())]
+    feeds = zoo_models.inputs(specs, 1, 1, label)
+    write_bundle(args.out / "bundle.kftb", tensors + [("feed/" + n, v) for n, v in feeds.items()])
+    np.savez(args.out / "inputs.npz", **feeds)
     convert = "import sys; from paddle2onnx.command import main; sys.argv[0] = 'paddle2onnx'; sys.exit(main())"
-    subprocess.run([sys.executable, "-c", convert, "--model_dir", str(out), "--model_filename",
-                    "inference.json", "--params_filename", "inference.pdiparams", "--save_file",
-                    str(out / "model.onnx")], check=True, stdout=subprocess.DEVNULL)
+    converted = subprocess.run([sys.executable, "-c", convert, "--model_dir", str(args.out), "--model_filename",
+                                "inference.json", "--params_filename", "inference.pdiparams", "--save_file",
+                                str(args.out / "model.onnx")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+    if converted.returncode != 0:  # compare.py then runs without ONNX Runtime
+        (args.out / "model.onnx").unlink(missing_ok=True)
+        errors = [l for l in converted.stdout.splitlines() if "ERROR" in l] or converted.stdout.splitlines()[-1:]
+        print(f"export.py: paddle2onnx failed ({converted.returncode}): {' '.join(errors)[:300]}")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
 // "time N" runs N times, answering N process CPU times in ms; "quit".
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
@@ -53,7 +54,14 @@ int main(int argc, char** argv) {
   static Model model;  // static: the workspace may be large
   for (const kforge::bundle::NamedTensor& nt : all) {
     if (nt.name.rfind("param/", 0) != 0) continue;
-    if (kforge::Status s = model.bind_parameter(nt.name.substr(6), nt.tensor); !s.ok()) return fail(s.message());
+    // The bundle may hold parameters the program does not read: a re-parameterised PaddleOCR block keeps the ones
+    // it replaced (export.py writes every parameter of the layer).
+    const std::string name = nt.name.substr(6);
+    if (std::find(Model::kParameterNames.begin(), Model::kParameterNames.end(), name) ==
+        Model::kParameterNames.end()) {
+      continue;
+    }
+    if (kforge::Status s = model.bind_parameter(name, nt.tensor); !s.ok()) return fail(s.message());
     if (declare) kforge::kernels::declare_constant(nt.tensor.data, nt.tensor.bytes());
   }
   std::vector<const kforge::Tensor*> inputs;

@@ -5,7 +5,8 @@
 // kMinSplitMacs multiply-adds stays one block: a classifier's M = 1 product ran as four 256-column primitives, each
 // costing its fixed overhead); each block is one primitive over the whole K, so no sum is ever split between tasks,
 // and the split depends on the shapes only, so the result does not depend on the thread count. Blocks at the bottom
-// / right edge may be smaller: a plan holds a primitive for each of the (up to) four block shapes.
+// / right edge may be smaller: a plan holds a primitive for each of the (up to) four block shapes. Consecutive
+// blocks run as one task up to kMinTaskMacs (small batched products, attention's per head, stay on one thread).
 //
 // A call site (runtime.h's SiteTable, by its operands' and output's addresses) keeps its plan and the arguments
 // of each task's primitive, so a steady-state call looks nothing up and creates no oneDNN object.
@@ -24,6 +25,11 @@ namespace {
 
 constexpr int64_t kBlock = 256;
 constexpr int64_t kMinSplitMacs = int64_t{8} << 20;
+// Units (a batch matrix's blocks) per task: consecutive units run as one task until it has this many multiply-adds.
+// Waking the pool costs a few microseconds of CPU per job and thread (futex wake and sleep); attention's per-head
+// products (4 heads of 16 x 32 by 32 x 16) each ran as a pool job of 4 tasks of 8 K multiply-adds, which made a GPT
+// decode step take 1.9x the CPU time at 2 threads it took at 1.
+constexpr int64_t kMinTaskMacs = int64_t{2} << 20;
 
 struct Part {
   dnnl::matmul prim;
@@ -249,7 +255,7 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
   const float* xd = x.data_as<const float>();
   const float* yd = y.data_as<const float>();
   float* od = out->data_as<float>();
-  return run_tasks(batches * blocks, [&](int64_t t) {
+  auto run_unit = [&](int64_t t) {
     return guarded(kOp, [&] {
       int64_t batch = t / blocks, x_off = 0, y_off = 0;
       for (int32_t d = batch_rank - 1; d >= 0; --d) {
@@ -274,6 +280,14 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
       args.run(part.prim);
       return Status::OK();
     });
+  };
+  const int64_t units = batches * blocks;
+  const int64_t unit_macs = std::max<int64_t>(1, block_rows * block_cols * q.k);
+  const int64_t per_task = std::clamp<int64_t>(kMinTaskMacs / unit_macs, 1, units);
+  return run_tasks((units + per_task - 1) / per_task, [&](int64_t task) {
+    const int64_t end = std::min(units, (task + 1) * per_task);
+    for (int64_t t = task * per_task; t < end; ++t) KFORGE_RETURN_IF_ERROR(run_unit(t));
+    return Status::OK();
   });
 }
 

@@ -210,12 +210,21 @@ class FusedWriter {
     const std::string t = ctype(st.type), x = operand(st, "x");
     const uint32_t f = st.passes.front();
     const std::string mx = "max_" + st.name, sum = "sum_" + st.name;
-    for (uint32_t k = 0; k < 3; ++k) use(x, f + k);
+    for (uint32_t k = 0; k < (st.exps_kept ? 2u : 3u); ++k) use(x, f + k);
     passes_[f].pre.push_back(fmt::format("{} {} = -std::numeric_limits<{}>::infinity();", t, mx, t));
     passes_[f].body.push_back(fmt::format("{} = {} > {} ? {} : {};", mx, x, mx, x, mx));
     passes_[f + 1].pre.push_back(fmt::format("{} {} = {}(0);", t, sum, t));
-    passes_[f + 1].body.push_back(fmt::format("{} += std::exp({} - {});", sum, x, mx));
-    passes_[f + 2].body.push_back(fmt::format("const {} {} = std::exp({} - {}) / {};", t, st.name, x, mx, sum));
+    if (!st.exps_kept) {
+      passes_[f + 1].body.push_back(fmt::format("{} += std::exp({} - {});", sum, x, mx));
+      passes_[f + 2].body.push_back(fmt::format("const {} {} = std::exp({} - {}) / {};", t, st.name, x, mx, sum));
+      return;
+    }
+    // The same exps, computed once: the normalising pass divides the kept ones (and vectorises, without a call).
+    const std::string exps = "exps_" + st.name;
+    setup_.push_back(fmt::format("std::vector<{}> {}(static_cast<size_t>(inner));", t, exps));
+    passes_[f + 1].body.push_back(fmt::format("{}[j] = std::exp({} - {});", exps, x, mx));
+    passes_[f + 1].body.push_back(fmt::format("{} += {}[j];", sum, exps));
+    passes_[f + 2].body.push_back(fmt::format("const {} {} = {}[j] / {};", t, st.name, exps, sum));
   }
 
   void layer_norm(const GroupStmt& st) {

@@ -3,6 +3,7 @@
 #include "passes/fusion.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -28,8 +29,9 @@ using namespace fusion_detail;
 class GroupBuilder {
  public:
   GroupBuilder(const LoweredProgram& program, const std::vector<CallInfo>& infos,
-               const std::vector<std::vector<uint32_t>>& readers, const std::vector<bool>& is_output)
-      : p_(program), infos_(infos), readers_(readers), is_output_(is_output) {}
+               const std::vector<std::vector<uint32_t>>& readers, const std::vector<bool>& is_output,
+               bool keep_softmax_exps)
+      : p_(program), infos_(infos), readers_(readers), is_output_(is_output), keep_softmax_exps_(keep_softmax_exps) {}
 
   std::optional<FusedGroup> build(std::vector<uint32_t> calls) const {
     std::sort(calls.begin(), calls.end());
@@ -373,10 +375,11 @@ class GroupBuilder {
         std::set<uint32_t> out = needed[st.name];
         if (out.size() > 1 || (out.size() == 1 && *out.begin() != last[i])) return false;
         for (uint32_t p = first[i]; p <= last[i]; ++p) mine.insert(p);
+        st.exps_kept = keep_softmax_exps_ && st.pattern == RowPatternKind::kSoftmax;
         for (const RowPatternOperand& o : st.operands) {
           if (o.name.empty()) continue;
           if (o.arg == "x") {
-            needed[o.name].insert(mine.begin(), mine.end());
+            needed[o.name].insert(mine.begin(), st.exps_kept ? std::prev(mine.end()) : mine.end());
           } else {
             needed[o.name].insert(last[i]);
           }
@@ -395,6 +398,7 @@ class GroupBuilder {
   const std::vector<CallInfo>& infos_;
   const std::vector<std::vector<uint32_t>>& readers_;
   const std::vector<bool>& is_output_;
+  const bool keep_softmax_exps_;
   mutable size_t split_ = 0;
 };
 
@@ -442,7 +446,7 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
     }
   }
 
-  GroupBuilder builder(program, infos, readers, is_output);
+  GroupBuilder builder(program, infos, readers, is_output, options.keep_softmax_exps);
   std::vector<std::vector<uint32_t>> groups;  // call sets; empty once merged away
   std::vector<uint32_t> group_of(n, kNone);
   for (uint32_t c = 0; c < n; ++c) {

@@ -152,6 +152,9 @@ struct GroupStmt {
   RowPatternKind pattern = RowPatternKind::kSoftmax;
   std::vector<RowPatternOperand> operands;
   double epsilon = 0;
+  /// softmax with FusionOptions::keep_softmax_exps: the sum's pass keeps each exp in a row buffer, which the
+  /// normalising pass divides, so x is evaluated in the first two passes only.
+  bool exps_kept = false;
   struct ExtraOutput {
     std::string output;  // "mean", "variance", "residual_out"
     uint32_t value = kNone;
@@ -246,6 +249,10 @@ struct FusionOptions {
   /// Make kAttention groups of the attention pattern over float16 / bfloat16 values (docs/fusion.md, "Attention
   /// groups"). On for --target cuda (its fused attention kernel); off for the CPU.
   bool attention_groups = false;
+  /// A softmax row group keeps its exps between the sum and the normalising pass (GroupStmt::exps_kept) instead of
+  /// computing each twice. On for the CPU, whose loops call libm's scalar expf (BERT-style encoders spent 11 % of
+  /// their time there, BENCHMARKS.md); off for --target cuda, whose row kernels compute them again from the row.
+  bool keep_softmax_exps = false;
 };
 
 /// "none", "bias", "bias_gelu".

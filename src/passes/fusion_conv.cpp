@@ -51,7 +51,8 @@ struct Chain {
   std::vector<uint32_t> internal;  // values computed and consumed inside
   uint32_t out = kNone;            // the value the group stores
   uint32_t bias = kNone, residual = kNone;
-  uint32_t bn = kNone;  // the batch_norm call
+  uint32_t bias_add = kNone;  // the add call that read the bias
+  uint32_t bn = kNone;        // the batch_norm call
   Activation activation;
   bool after_residual = false;
   bool has_activation = false;
@@ -251,13 +252,15 @@ class ConvGrouper {
   }
 
   // No call strictly between the conv and `last` (other than the chain's) writes a buffer the group reads: the
-  // group reads its operands at its position, not where the conv was. The one write that is no hazard is the one
-  // that defines the bias into a buffer of its own (a bias reshaped from a parameter between the conv and its
-  // add, as Paddle's Conv2D writes it): the group, which runs at its last call, reads it after that write, as the
-  // add did. `bias`: the chain's bias, or the candidate being checked.
-  bool operands_stable(const Chain& ch, uint32_t last, uint32_t extra_read, uint32_t bias = kNone) const {
-    if (bias == kNone) bias = ch.bias;
-    std::set<uint32_t> read;
+  // group reads its operands at its position, not where the conv was. The writes that are no hazard are those
+  // that define the bias before its add read it, into a buffer no other operand of the group reads (a bias reshaped
+  // from a parameter between the conv and its add, as Paddle's Conv2D writes it; in NHWC the layout plan reshapes
+  // it once more, into the same buffer): the group, which runs at its last call, reads the bias after them, as the
+  // add did. `bias`, `bias_add`: the chain's bias and its add, or the candidate being checked.
+  bool operands_stable(const Chain& ch, uint32_t last, uint32_t extra_read, uint32_t bias = kNone,
+                       uint32_t bias_add = kNone) const {
+    if (bias == kNone) bias = ch.bias, bias_add = ch.bias_add;
+    std::set<uint32_t> read, others;
     const KernelCall& conv = p_.calls[ch.conv];
     std::vector<uint32_t> values = {tensor_arg(conv, "input"), tensor_arg(conv, "filter"), ch.bias, ch.residual,
                                     extra_read};
@@ -265,15 +268,18 @@ class ConvGrouper {
       for (const char* name : {"mean", "variance", "scale", "bias"}) values.push_back(tensor_arg(p_.calls[ch.bn], name));
     }
     for (uint32_t v : values) {
-      if (v != kNone) read.insert(p_.value(v).buffer);
+      if (v == kNone) continue;
+      read.insert(p_.value(v).buffer);
+      if (v != bias) others.insert(p_.value(v).buffer);
     }
+    const uint32_t bias_buffer = bias == kNone ? kNone : p_.value(bias).buffer;
     std::set<uint32_t> members(ch.calls.begin(), ch.calls.end());
     for (uint32_t k = ch.conv + 1; k < last; ++k) {
       if (members.count(k)) continue;
       for (const CallOutput& o : p_.calls[k].outputs) {
         for (uint32_t v : o.values) {
           if (v == kNone || !read.count(p_.value(v).buffer)) continue;
-          const bool defines_bias = v == bias && p_.value(v).defined_by == k && p_.buffer_of(v).values.size() == 1;
+          const bool defines_bias = p_.value(v).buffer == bias_buffer && k < bias_add && !others.count(bias_buffer);
           if (!defines_bias) return false;
         }
       }
@@ -292,8 +298,9 @@ class ConvGrouper {
     // A per-channel bias.
     if (next != kNone && ch.bn == kNone) {
       const uint32_t v = add_operand(next, ch.out);
-      if (v != kNone && per_channel(v, ch.out) && operands_stable(ch, next, v, v)) {
+      if (v != kNone && per_channel(v, ch.out) && operands_stable(ch, next, v, v, next)) {
         ch.bias = v;
+        ch.bias_add = next;
         take(ch, next);
         next = sole_reader(ch.out);
       }

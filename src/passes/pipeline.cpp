@@ -127,6 +127,7 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
   if (target.conv_groups) fusion.conv_fused = ops.library().find("conv2d_fused");
   fusion.absorb_transposes = target.absorb_transposes;
   fusion.attention_groups = target.attention_groups;
+  fusion.keep_softmax_exps = target.backend == CompileBackend::kCpu;  // the CPU's fused loops (fused_cpu.cpp)
   out.fusion = plan_fusion(lp, fusion);
 
   // memory: sibling GEMMs (an attention layer's q, k, v projections) as one product, their outputs side by side

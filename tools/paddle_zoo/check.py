@@ -44,6 +44,7 @@ def dir_name(label):
 
 
 def export(builder, specs, seed, path):
+    """paddle.jit.save of the zoo model with realistic weights; returns the net (its parameters name the program's)."""
     paddle.seed(seed)
     net = builder()
     zoo_models.realistic_weights(net, seed)
@@ -51,12 +52,13 @@ def export(builder, specs, seed, path):
     after_weights = getattr(net, "kforge_after_weights", None)
     if after_weights is None:
         paddle.jit.save(net, str(path / "inference"), input_spec=specs)
-        return
+        return net
     # As PaddleOCR's export_model.py: to_static with the specs, the PPLCNetV3 re-parameterisation, save (to_static
     # traces nothing before the save: the re-parameterisation, and any calibration run, may come first).
     after_weights()
     net = paddle.jit.to_static(net, input_spec=specs)
     paddle.jit.save(net, str(path / "inference"))
+    return net
 
 
 def paddle_outputs(path, feeds):

@@ -62,6 +62,9 @@ TEST_CASE("oneDNN matmul matches the reference loops: transposes, vectors, broad
       {{2, 257, 130}, {130, 256}},    // a 1-row bottom edge, one full column block
       {{1, 1024}, {1024, 1000}},      // a classifier: one block (too few multiply-adds to split)
       {{1, 4096}, {4096, 2100}},      // M = 1 in 9 column blocks, the last of 52
+      {{1, 4, 16, 32}, {1, 4, 16, 32}, false, true},  // attention's scores: the 4 heads are one task
+      {{37, 3, 5}, {37, 5, 4}},       // 37 tiny matrices, one task
+      {{20, 64, 64}, {20, 64, 64}},   // 8 matrices of 256 K multiply-adds per task: tasks of 8, 8 and 4
   };
   uint32_t seed = 200;
   for (const MatmulCase& c : cases) {

@@ -685,6 +685,44 @@ outputs: [y]
   CHECK(find_overlap(lp, {}).empty());
 }
 
+TEST_CASE("fusion: a bias reshaped twice joins the group; a write to it after its add stops the group there") {
+  // In NHWC the layout plan reshapes Paddle's [1, C, 1, 1] bias once more: two reshapes, the second a view of the
+  // first, so their buffer holds two values (squeezenet1_0's convolutions). `between`: ops after the add.
+  auto compile = [](const std::string& between, const std::string& outputs) {
+    return env().compile(std::string(R"(
+program: bias_reshape_twice
+inputs: [{name: x, dtype: float32, shape: [1, 8, 6, 6]}]
+)") + kConvParams + R"(
+  - {name: c8, dtype: float32, shape: [8]}
+ops:
+  - {op: conv2d, in: [x, w], out: [c], attrs: )" + kConvAttrs + R"(}
+  - {op: reshape, in: [c8], out: [c8a], attrs: {shape: [1, 8, 1, 1]}}
+  - {op: reshape, in: [c8a], out: [c8r], attrs: {shape: [1, 8, 1, 1]}}
+  - {op: add, in: [c, c8r], out: [cb]}
+)" + between + R"(
+  - {op: relu, in: [cb], out: [y]}
+outputs: )" + outputs + "\n");
+  };
+  LoweredProgram lp = compile("", "[y]");
+  REQUIRE(lp.value(lp.calls[1].outputs[0].values[0]).buffer == lp.value(lp.calls[2].outputs[0].values[0]).buffer);
+  const FusionPlan plan = plan_fusion(lp, conv_options());
+  REQUIRE(plan.groups.size() == 1);
+  const FusedGroup& g = plan.groups[0];
+  CHECK(g.calls == std::vector<uint32_t>{0, 3, 4});
+  CHECK(fused_arg(g, "bias").value == lp.calls[2].outputs[0].values[0]);
+  CHECK(fused_arg(g, "activation").constant.string_value == "relu");
+  check_invariants(lp, plan);
+
+  // relu_ overwrites the bias after the add read it: the group ends at the add (it runs there, before the write).
+  LoweredProgram later = compile("  - {op: relu_, in: [c8r], out: [c8x]}", "[y, c8x]");
+  const FusionPlan stopped = plan_fusion(later, conv_options());
+  const FusedGroup* conv = group_of_call(stopped, 0);
+  REQUIRE(conv != nullptr);
+  CHECK(conv->calls == std::vector<uint32_t>{0, 3});
+  CHECK(fused_arg(*conv, "activation").constant.string_value.empty());
+  check_invariants(later, stopped);
+}
+
 TEST_CASE("fusion: a residual computed between a conv and its add goes to the later conv's group only") {
   // resnet's downsampling block: conv2 + bn2, then the shortcut's conv + bn, then add + relu. The shortcut's
   // batch norm writes the residual after conv2: conv2's group stops at bn2 and the shortcut's group takes the add.

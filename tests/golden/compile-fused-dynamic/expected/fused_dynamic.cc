@@ -70,6 +70,7 @@ void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const f
   using index_t = int64_t;
   const index_t outer = static_cast<index_t>(s0);
   const index_t inner = static_cast<index_t>(32);
+  std::vector<float> exps_v6(static_cast<size_t>(inner));
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
     float max_v6 = -std::numeric_limits<float>::infinity();
@@ -86,14 +87,11 @@ void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const f
       const float in1 = p_in1[j];
       const float v4 = in0 + in1;
       const float v5 = std::max(v4, 0.0f);
-      sum_v6 += std::exp(v5 - max_v6);
+      exps_v6[j] = std::exp(v5 - max_v6);
+      sum_v6 += exps_v6[j];
     }
     for (index_t j = 0; j < inner; ++j) {
-      const float in0 = p_in0[base + j];
-      const float in1 = p_in1[j];
-      const float v4 = in0 + in1;
-      const float v5 = std::max(v4, 0.0f);
-      const float v6 = std::exp(v5 - max_v6) / sum_v6;
+      const float v6 = exps_v6[j] / sum_v6;
       p_v6[base + j] = v6;
     }
   }

@@ -131,6 +131,7 @@ void fused_2(const float* __restrict p_in0, float* __restrict p_v11) {
   using index_t = int32_t;
   const index_t outer = static_cast<index_t>(4);
   const index_t inner = static_cast<index_t>(16);
+  std::vector<float> exps_v11(static_cast<size_t>(inner));
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
     float max_v11 = -std::numeric_limits<float>::infinity();
@@ -143,12 +144,11 @@ void fused_2(const float* __restrict p_in0, float* __restrict p_v11) {
     for (index_t j = 0; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float v10 = in0 * 0.5f + 0.0f;
-      sum_v11 += std::exp(v10 - max_v11);
+      exps_v11[j] = std::exp(v10 - max_v11);
+      sum_v11 += exps_v11[j];
     }
     for (index_t j = 0; j < inner; ++j) {
-      const float in0 = p_in0[base + j];
-      const float v10 = in0 * 0.5f + 0.0f;
-      const float v11 = std::exp(v10 - max_v11) / sum_v11;
+      const float v11 = exps_v11[j] / sum_v11;
       p_v11[base + j] = v11;
     }
   }

@@ -12,8 +12,9 @@
 # against bench/transformers/torch_gpt.py (torch's scaled_dot_product_attention): the prefill at S = GPT_SEQS (128),
 # the step at L = GPT_LENS (128 512), timed per token; float16 twice: with float32 inputs and outputs (--precision's
 # default: the caches converted on the way in and out) and with --io-precision compute (float16 caches in and out,
-# as torch's). MODELS (default "bert gpt") picks. Median of 50 runs after 10 warm-ups, each a host clock around run() +
-# synchronize() (torch: model(x) or graph.replay(), then torch.cuda.synchronize()), by
+# as torch's). MODELS (default "bert gpt") picks; PRECISIONS (BERT's) and GPT_PRECISIONS, at prepare, the programs
+# compiled (each takes minutes of nvcc on the GPU machine). Median of 50 runs after 10 warm-ups, each a host clock
+# around run() + synchronize() (torch: model(x) or graph.replay(), then torch.cuda.synchronize()), by
 # bench/cuda_models/timing_harness.cu with KFORGE_INPUT_DIMS=B,S,768 and seeded parameters of realistic scale
 # filled on the GPU (no weights travel: 340 MB each). Correctness is tests/gpu/check_models.sh's (the zoo's
 # transformer encoders, decoders, GPT block and BERT encoder against Paddle's CPU outputs, in every precision).
@@ -30,11 +31,11 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 SEQS="${SEQS:-128 512}"
 BATCHES="${BATCHES:-1 8}"
-PRECISIONS="float32 float16 bfloat16"
+PRECISIONS="${PRECISIONS:-float32 float16 bfloat16}"
 MODELS="${MODELS:-bert gpt}"
 GPT_SEQS="${GPT_SEQS:-128}"
 GPT_LENS="${GPT_LENS:-128 512}"
-GPT_PRECISIONS="float32 float16 float16/io"
+GPT_PRECISIONS="${GPT_PRECISIONS:-float32 float16 float16/io}"
 
 prepare() {
   local out="$1/transformers" ex="$ROOT/kernels" kforge="${KFORGE:-$1/src/kforge}" seq p export_dir

@@ -237,7 +237,8 @@ run() {
   use_wheel_cudnn
   export NVCC ROOT TF32
   export -f build_one
-  read -r -a names < "$OUT_DIR/models"
+  # The list is one line; a hand-edited one may lack its newline, on which `read` fails (and set -e would stop here).
+  read -r -a names < "$OUT_DIR/models" || [[ ${#names[@]} -gt 0 ]]
   # Weights (once per fixture) and input bundles (one per compiled layout: the input order is the header's), Python,
   # one per core; then the harnesses (nvcc, one per core).
   for name in "${names[@]}"; do echo "${name%%[@~]*}"; done | sort -u |

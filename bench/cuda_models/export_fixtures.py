@@ -15,7 +15,14 @@ A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square in
 (transformer_encoder_postnorm, gpt_block, ...: its first input size), or NAME:HxW:BATCH for a zoo model exported
 with dynamic spatial dims (ppocr_det_head), run at H x W; its fixture is OUT/NAME_HxW (fixture_name). A CASE ending
 in :seeded (vgg16:64:2:seeded) gets weights too large to carry even as bytes made from seeds instead
-(q8_params.reseed, before Paddle runs; it writes OUT/<case>/params.q8 itself)."""
+(q8_params.reseed, before Paddle runs; it writes OUT/<case>/params.q8 itself).
+A MODEL named real_NAME is NAME of the real architectures (tools/paddle_zoo/models.py real_zoo: the PP-OCRv5 ones
+need KFORGE_PADDLEOCR, a PaddleOCR extract of tools/paddle_zoo/ppocr_extract.py): real_bert_encoder:0:2,
+real_ppocrv5_mobile_det_bncal:320x320:1. Its re-parameterisation and batch-norm calibration (kforge_after_weights)
+run before the rounding, and it is saved as PaddleOCR's export_model.py saves it (to_static with its specs). Its
+fixture also holds float64_<i>.npy: the same model (same weights) cast to float64 and run in dygraph on the same
+inputs, against which tests/gpu/fixture_bundle.py compares the GPU's error with Paddle's own float32 error."""
+import os
 import sys
 from pathlib import Path
 
@@ -55,17 +62,48 @@ def fixture_name(name, size):
     return f"{name}_{size}" if "x" in size else name
 
 
+def catalogue(name):
+    """(builder, [(size label, specs)]) of a zoo model, or of a real architecture for real_NAME."""
+    if name.startswith("real_"):
+        return models.real_zoo(os.environ.get("KFORGE_PADDLEOCR"))[name[len("real_"):]]
+    return models.zoo()[name]
+
+
+def prepared(builder):
+    """The model with the fixtures' weights: realistic, after its own after-weights step, rounded (quantize)."""
+    paddle.seed(SEED)
+    net = builder()
+    models.realistic_weights(net, SEED)
+    net.eval()
+    after_weights = getattr(net, "kforge_after_weights", None)
+    if after_weights is not None:
+        after_weights()
+    quantize(net)
+    return net, after_weights is not None
+
+
+def float64_outputs(builder, feeds):
+    """The outputs of the model rebuilt with the same weights, cast to float64, run in dygraph on `feeds`."""
+    net, _ = prepared(builder)
+    net.to(dtype="float64")
+    args = [paddle.to_tensor(v.astype(np.float64) if v.dtype == np.float32 else v) for v in feeds.values()]
+    with paddle.no_grad():
+        ys = net(*args)
+    ys = list(ys.values()) if isinstance(ys, dict) else list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    return [y.numpy() for y in ys]
+
+
 def build(name, size):
     """(builder, input specs, size label) of a case; `size` is the case's SIZE text."""
     if "x" in size:  # dynamic H, W: the zoo's specs, the inputs at H x W
-        builder, sizes = models.zoo()[name]
+        builder, sizes = catalogue(name)
         return builder, sizes[0][1], size
     size = int(size)
     if name == "ocr_static":
         return models.DetectionHead, [InputSpec([None, 3, size, size], "float32", "x")], f"{size}x{size}"
     if name in models.VISION:
         return models.vision(name), models.image(size, 1 if name == "LeNet" else 3), f"{size}x{size}"
-    builder, sizes = models.zoo()[name]
+    builder, sizes = catalogue(name)
     label, specs = sizes[0]
     return builder, specs, label
 
@@ -81,12 +119,11 @@ def main():
         path = out / fixture_name(name, size)
         path.mkdir(parents=True, exist_ok=True)
         builder, specs, label = build(name, size)
-        paddle.seed(SEED)
-        net = builder()
-        models.realistic_weights(net, SEED)
-        quantize(net)
-        net.eval()
-        paddle.jit.save(net, str(path / "inference"), input_spec=specs)
+        net, repped = prepared(builder)
+        if not repped:
+            paddle.jit.save(net, str(path / "inference"), input_spec=specs)
+        else:  # as tools/paddle_zoo/check.py export: to_static after the re-parameterisation
+            paddle.jit.save(paddle.jit.to_static(net, input_spec=specs), str(path / "inference"))
         if how == ["seeded"]:
             q8_params.reseed(path / "inference.pdiparams", SEED, path / "params.q8")
         feeds = models.inputs(specs, batch, SEED, label)
@@ -94,6 +131,9 @@ def main():
             np.save(path / f"input_{feed}.npy", value)
         for i, value in enumerate(check.paddle_outputs(path, feeds)):
             np.save(path / f"expected_{i}.npy", value)
+        if name.startswith("real_"):
+            for i, value in enumerate(float64_outputs(builder, feeds)):
+                np.save(path / f"float64_{i}.npy", value)
         print(f"exported {name} {label} batch {batch} to {path}", flush=True)
     return 0
 

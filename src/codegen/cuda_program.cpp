@@ -121,6 +121,17 @@ tmpl::Value CudaHostEmitter::dim_equalities() const {
                                  e.b.to_string(named)));
     out.push_back(std::move(v));
   }
+  for (const passes::DimEquality& e : target_.geometry_checks) {
+    if (!seen.emplace(e.a, e.b).second) continue;
+    tmpl::Value v = tmpl::Value::map();
+    v.set("a", size_(e.a));
+    v.set("b", size_(e.b));
+    v.set("message", fmt::format("{}: {} at {}: its output dim {} and the dim {} its geometry gives are equal only "
+                                 "through the broadcasts --target cuda takes as equal dims; with these inputs they are",
+                                 o_.codegen.class_name, e.op, where(e.loc), e.a.to_string(named),
+                                 e.b.to_string(named)));
+    out.push_back(std::move(v));
+  }
   return tmpl::Value(std::move(out));
 }
 

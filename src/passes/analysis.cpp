@@ -86,20 +86,12 @@ class Analyzer {
   // (the upsampled map's own dims too), so the values of one broadcast have one shape. Run-time checks of the pairs
   // (Analysis::dim_equalities) come before any kernel, so each substitution holds whenever the program runs.
   void substitute_equal_dims() {
-    std::map<SymExpr, SymExpr> canonical;  // dim -> the dim it was taken equal to, an earlier one
-    auto resolve = [&](SymExpr d) {
-      for (auto it = canonical.find(d); it != canonical.end(); it = canonical.find(d)) d = it->second;
-      return d;
-    };
-    for (const DimEquality& e : analysis_.dim_equalities) {
-      const SymExpr a = resolve(e.a), b = resolve(e.b);
-      if (a != b) canonical[b] = a;
-    }
+    const EqualDims equal(analysis_.dim_equalities);
     std::function<void(ValueInfo&)> rewrite = [&](ValueInfo& v) {
-      for (SymExpr& d : v.dims) d = resolve(d);
+      for (SymExpr& d : v.dims) d = equal.resolve(d);
       for (ValueInfo& e : v.elements) rewrite(e);
       if (v.data) {
-        for (SymExpr& i : v.data->ints) i = resolve(i);
+        for (SymExpr& i : v.data->ints) i = equal.resolve(i);
       }
     };
     for (ValueInfo& v : analysis_.values) rewrite(v);

@@ -45,6 +45,18 @@ const CudaConv* CudaPlan::call_conv(uint32_t c) const {
   return it != convs.end() ? &it->second : nullptr;
 }
 
+bool output_dims_agree(const LoweredProgram& p, const SymExpr& value, const SymExpr& geometry,
+                       std::vector<std::pair<SymExpr, SymExpr>>* checked) {
+  if (value == geometry) return true;
+  if (p.dim_equalities.empty()) return false;
+  const EqualDims equal(p.dim_equalities);
+  const SymExpr a = equal.resolve(value), b = equal.resolve(geometry);
+  if (a == b) return true;
+  if ((a - b).constant() || (a.constant() && b.constant())) return false;
+  checked->emplace_back(value, geometry);
+  return true;
+}
+
 namespace {
 
 // How many calls read each value, plus one per program output it is.
@@ -83,6 +95,11 @@ void check_gemm_dims(const LoweredProgram& p, const FusionPlan& fusion, CudaPlan
 // group reads (NHWC, kforge_depthwise.cuh). Its clamp at 6 moves into the depthwise kernel's loads (input_max), so
 // the first convolution's epilogue is a bias and ReLU, which cuDNN can fuse into its call: one pass over the
 // tensor fewer.
+void add_geometry_checks(const KernelCall& call, const std::vector<std::pair<SymExpr, SymExpr>>& checked,
+                         CudaPlan& plan) {
+  for (const auto& [value, geometry] : checked) plan.geometry_checks.push_back({call.loc, call.pir_name, value, geometry});
+}
+
 void plan_relu6_splits(const std::vector<uint32_t>& readers, CudaPlan& plan) {
   std::map<uint32_t, uint32_t> relu6_out;     // output value -> group that may leave its clamp
   std::map<uint32_t, uint32_t> depthwise_in;  // input value -> direct depthwise group
@@ -116,6 +133,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kConv) continue;
     if (std::optional<CudaConv> conv = plan_cuda_conv(p, g.conv_call, &why)) {
+      add_geometry_checks(g.conv_call, conv->checked_dims, plan);
       plan.group_convs.emplace(g.index, std::move(*conv));
     } else {
       group_why.emplace(g.index, why);
@@ -130,12 +148,14 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
       if (!gemm_form(p, call, &why)) plan.no_gemm.emplace(c, why);
     } else if (is_cuda_conv_op(call.op)) {
       if (std::optional<CudaConv> conv = plan_cuda_conv(p, call, &why)) {
+        add_geometry_checks(call, conv->checked_dims, plan);
         plan.convs.emplace(c, std::move(*conv));
       } else {
         call_why.emplace(c, why);
       }
     } else if (is_cuda_pool_op(call.op)) {
       if (std::optional<CudaPool> pool = plan_cuda_pool(p, call, &why)) {
+        add_geometry_checks(call, pool->checked_dims, plan);
         plan.pools.emplace(c, std::move(*pool));
       } else {
         call_why.emplace(c, why);

@@ -78,6 +78,10 @@ struct CudaConv {
   /// > 0: the convolution clamps its input at this before use (the consumer of a relu6 split). 0: none.
   double input_max = 0;
 
+  /// Output dims the value has and its geometry gives, equal only under the program's run-time checks (see
+  /// output_dims_agree): the generated code checks each pair before any kernel runs.
+  std::vector<std::pair<SymExpr, SymExpr>> checked_dims;
+
   /// Whether an epilogue kernel runs after the convolution.
   bool has_epilogue() const;
   bool asymmetric() const { return extra_bottom != 0 || extra_right != 0; }
@@ -97,6 +101,8 @@ struct CudaPool {
   SymExpr batch, h, w, out_h, out_w;
   int64_t c = 0;
   int64_t k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, pad_top = 0, pad_left = 0;
+  /// As CudaConv::checked_dims.
+  std::vector<std::pair<SymExpr, SymExpr>> checked_dims;
   bool nhwc = false, is_max = true, exclusive = true, adaptive = false;  // a global pool is adaptive to 1 x 1
 };
 
@@ -129,6 +135,8 @@ struct CudaPlan {
   /// The positions (Buffer::scratch_at) of the convolutions cuDNN runs, each with a scratch buffer of the memory
   /// plan (its cuDNN workspace, add_scratch_buffers): the groups' and the lone calls', but the direct depthwise.
   std::vector<uint32_t> scratch_positions;
+  /// The convolutions' and pools' checked_dims with their calls, for the generated code to check at run time.
+  std::vector<DimEquality> geometry_checks;
   /// What cannot run, in the order the pipeline reports it: the GEMM groups', the convolution groups', then the
   /// calls outside every group in program order.
   std::vector<CudaRefusal> refusals;
@@ -147,6 +155,14 @@ bool is_cuda_batch_norm_op(std::string_view op);
 /// Whether every result of `call` is known at generation time (LoweredValue::known), and it has one: the backend
 /// writes the known elements instead of running the op.
 bool cuda_results_known(const LoweredProgram& program, const KernelCall& call);
+
+/// Whether the output dims `value` (a conv's or pool's out_h / out_w as its value has them) agree with `geometry`
+/// (those its geometry gives). Equal after the broadcast equalities (EqualDims) is agreement; with such equalities
+/// in the program, two symbolic dims may also be equal only through them, spelled differently (an FPN's upsampled
+/// maps make a detector's dims multiples of 32): that pair goes into `checked` for a run-time check. A constant
+/// difference is a disagreement.
+bool output_dims_agree(const LoweredProgram& program, const SymExpr& value, const SymExpr& geometry,
+                       std::vector<std::pair<SymExpr, SymExpr>>* checked);
 
 /// The form of a convolution call, or nullopt with `why` (a sentence) when the CUDA target cannot run it.
 std::optional<CudaConv> plan_cuda_conv(const LoweredProgram& program, const KernelCall& call, std::string* why);

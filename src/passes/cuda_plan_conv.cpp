@@ -151,7 +151,9 @@ std::optional<CudaConv> plan_cuda_conv_transpose(const LoweredProgram& p, const 
   if (!read_window(a, c, s, "cuDNN pads both sides alike")) return std::nullopt;
   const SymExpr base_h = (s.h - 1) * s.stride_h - 2 * s.pad_h + s.dilation_h * (s.r - 1) + 1;
   const SymExpr base_w = (s.w - 1) * s.stride_w - 2 * s.pad_w + s.dilation_w * (s.s - 1) + 1;
-  const std::optional<int64_t> extra_h = (s.out_h - base_h).constant(), extra_w = (s.out_w - base_w).constant();
+  const EqualDims equal(p.dim_equalities);
+  const std::optional<int64_t> extra_h = (equal.resolve(s.out_h) - equal.resolve(base_h)).constant(),
+                               extra_w = (equal.resolve(s.out_w) - equal.resolve(base_w)).constant();
   if (!extra_h || !extra_w || *extra_h < 0 || *extra_h >= s.stride_h || *extra_w < 0 || *extra_w >= s.stride_w) {
     a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {} (plus less than the stride)",
                        s.out_h.to_string(), s.out_w.to_string(), base_h.to_string(), base_w.to_string()));
@@ -183,7 +185,7 @@ std::optional<CudaConv> plan_cuda_conv(const LoweredProgram& p, const KernelCall
       SymExpr::floor_div(s.h + 2 * s.pad_h + s.extra_bottom - (s.dilation_h * (s.r - 1) + 1), s.stride_h) + 1;
   const SymExpr out_w =
       SymExpr::floor_div(s.w + 2 * s.pad_w + s.extra_right - (s.dilation_w * (s.s - 1) + 1), s.stride_w) + 1;
-  if (out_h != s.out_h || out_w != s.out_w) {
+  if (!output_dims_agree(p, s.out_h, out_h, &s.checked_dims) || !output_dims_agree(p, s.out_w, out_w, &s.checked_dims)) {
     a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h.to_string(),
                        s.out_w.to_string(), out_h.to_string(), out_w.to_string()));
     return std::nullopt;

@@ -78,7 +78,7 @@ std::optional<CudaPool> plan_cuda_pool(const LoweredProgram& p, const KernelCall
     out_h = out_size(s.h, s.k_h, pads.top, pads.bottom, s.stride_h);
     out_w = out_size(s.w, s.k_w, pads.left, pads.right, s.stride_w);
   }
-  if (out_h != s.out_h || out_w != s.out_w) {
+  if (!output_dims_agree(p, s.out_h, out_h, &s.checked_dims) || !output_dims_agree(p, s.out_w, out_w, &s.checked_dims)) {
     a.fail(fmt::format("its output is {} x {} but the geometry gives {} x {}", s.out_h.to_string(),
                        s.out_w.to_string(), out_h.to_string(), out_w.to_string()));
     return std::nullopt;

@@ -288,4 +288,16 @@ std::vector<std::vector<uint32_t>> LoweredProgram::value_readers() const {
   return readers;
 }
 
+EqualDims::EqualDims(const std::vector<DimEquality>& equalities) {
+  for (const DimEquality& e : equalities) {
+    const SymExpr a = resolve(e.a), b = resolve(e.b);
+    if (a != b) canonical_[b] = a;
+  }
+}
+
+SymExpr EqualDims::resolve(SymExpr d) const {
+  for (auto it = canonical_.find(d); it != canonical_.end(); it = canonical_.find(d)) d = it->second;
+  return d;
+}
+
 }  // namespace kforge::passes

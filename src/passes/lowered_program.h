@@ -43,6 +43,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -93,6 +94,18 @@ struct DimEquality {
   SourceLoc loc;   // the op
   std::string op;  // its full name, "pd_op.add"
   SymExpr a, b;
+};
+
+/// The pairs taken as equal as one map: each dim to the dim that stands for it (the first of its pairs). The analysis
+/// rewrites every value's dims through it; the CUDA target plan compares the dims it derives (a convolution's output
+/// from its geometry) through it too, since a value's dims may stand for an equal but differently spelled size.
+class EqualDims {
+ public:
+  explicit EqualDims(const std::vector<DimEquality>& equalities);
+  SymExpr resolve(SymExpr d) const;
+
+ private:
+  std::map<SymExpr, SymExpr> canonical_;  // dim -> the dim it was taken equal to
 };
 
 /// One element of a Scalar constant.

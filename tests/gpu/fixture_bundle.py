@@ -10,8 +10,11 @@ comparison of the GPU's outputs with Paddle's. Python 3 standard library only (i
       --inputs-only the inputs alone (the harness reads the parameters with load_parameters: --precision).
   fixture_bundle.py compare OUT.bin FIXTURE RTOL ATOL
       Output i of the bundle (the generated class's order) against FIXTURE/expected_<i>.npy: dtype, dims, and
-      |gpu - paddle| <= ATOL + RTOL * max|paddle| for every element. Prints one line per output; exit 1 on a
-      mismatch.
+      |gpu - paddle| <= ATOL + RTOL * max|paddle| for every element. Where FIXTURE/float64_<i>.npy exists (the
+      model run in float64 on the same weights and inputs: bench/cuda_models/export_fixtures.py's real
+      architectures), an output beyond that bound still agrees when its distance from the float64 result is at
+      most 1.5x Paddle's own float32 result's plus ATOL: float32 noise of an ill-conditioned model (a detector's
+      sigmoid map), not a wrong result. Prints one line per output; exit 1 on a mismatch.
 """
 import ast
 import math
@@ -186,10 +189,21 @@ def compare(out, fixture, rtol, atol):
         worst = max((abs(g - w) if not (math.isnan(g) or math.isnan(w)) else math.inf for g, w in zip(got, want)),
                     default=0.0)
         good = worst <= bound
-        ok &= good
         rel = worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
-        print(f"  output {i} ({name}) {dtype} {dims}: max|gpu - paddle| {worst:.3g}, bound {bound:.3g} "
-              f"(max|paddle| {scale:.3g}, relative {rel:.2e}) {'ok' if good else 'MISMATCH'}")
+        line = (f"  output {i} ({name}) {dtype} {dims}: max|gpu - paddle| {worst:.3g}, bound {bound:.3g} "
+                f"(max|paddle| {scale:.3g}, relative {rel:.2e})")
+        reference = Path(fixture) / f"float64_{i}.npy"
+        if not good and reference.exists():
+            ref_dtype, ref_dims, ref_raw = read_npy(reference)
+            if ref_dtype != "float64" or ref_dims != dims:
+                fail(f"{reference}: {ref_dtype} {ref_dims}, not float64 {dims}")
+            ref = struct.unpack(f"<{len(ref_raw) // 8}d", ref_raw)
+            gpu_err = max((abs(g - r) if not math.isnan(g) else math.inf for g, r in zip(got, ref)), default=0.0)
+            paddle_err = max((abs(w - r) for w, r in zip(want, ref)), default=0.0)
+            good = gpu_err <= 1.5 * paddle_err + atol
+            line += f"; from float64: gpu {gpu_err:.3g}, Paddle {paddle_err:.3g} (at most 1.5x)"
+        ok &= good
+        print(f"{line} {'ok' if good else 'MISMATCH'}")
     return ok
 
 

@@ -312,5 +312,31 @@ TEST_CASE("cuda plan: conv2d_fused's activations") {
   CHECK_FALSE(conv_activation("mish"));
 }
 
+TEST_CASE("cuda plan: output dims equal through the broadcasts' equalities agree, or are checked at run time") {
+  // A detector's FPN: the stride-4 map's h, floor_div(s0 - 1, 2) + 1 after one stride-2 conv of an input of s0
+  // rows... here spelled small: h1 = floor_div(s0 - 1, 2) + 1, its stride-2 conv h2 = floor_div(h1 - 1, 2) + 1, h2
+  // upsampled x2 and added to h1: taken equal, h1 stands for 2 * h2.
+  const SymExpr s0 = SymExpr::symbol(0);
+  const SymExpr h1 = SymExpr::floor_div(s0 - 1, 2) + 1;
+  const SymExpr h2 = SymExpr::floor_div(h1 - 1, 2) + 1;
+  LoweredProgram p;
+  std::vector<std::pair<SymExpr, SymExpr>> checked;
+  CHECK(output_dims_agree(p, h1, h1, &checked));
+  CHECK_FALSE(output_dims_agree(p, 2 * h2, h1, &checked));  // no equalities: different sizes
+  p.dim_equalities.push_back({SourceLoc{}, "pd_op.add", 2 * h2, h1});
+  CHECK(output_dims_agree(p, 2 * h2, h1, &checked));  // the geometry's h1 stands for 2 * h2
+  CHECK(checked.empty());
+  // Equal only through an equality that no rewrite of whole dims shows: checked when the program runs.
+  const SymExpr h3 = SymExpr::floor_div(h2 - 1, 2) + 1;
+  CHECK(output_dims_agree(p, h3, h2 + 7, &checked));
+  REQUIRE(checked.size() == 1);
+  CHECK(checked[0].first == h3);
+  CHECK(checked[0].second == h2 + 7);
+  // A known difference never agrees.
+  CHECK_FALSE(output_dims_agree(p, h3 + 1, h3, &checked));
+  CHECK_FALSE(output_dims_agree(p, SymExpr(4), SymExpr(5), &checked));
+  CHECK(checked.size() == 1);
+}
+
 }  // namespace
 }  // namespace kforge::passes

@@ -170,38 +170,40 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   }
   plan_relu6_splits(readers, plan);
 
-  // Each convolution cuDNN runs gets its workspace, live while it runs; an asymmetric padding pads its input there.
-  for (const FusedGroup& g : fusion.groups) {
-    const CudaConv* conv = plan.group_conv(g.index);
-    if (conv != nullptr && !conv->direct_depthwise()) plan.scratch_positions.push_back(g.position);
-  }
-  for (const auto& [c, conv] : plan.convs) {
-    if (!conv.direct_depthwise()) plan.scratch_positions.push_back(c);
-  }
-  std::sort(plan.scratch_positions.begin(), plan.scratch_positions.end());
-  add_scratch_buffers(p, plan.scratch_positions, scratch_bytes);
-  add_scratch_buffers(p, cuda_index_scratch(p, fusion));  // topk's lines
-  auto check_padding = [&](std::map<uint32_t, CudaConv>& convs, uint32_t key, uint32_t position, const KernelCall& op) {
-    const auto it = convs.find(key);
-    if (it == convs.end() || !it->second.pads_input()) return;
-    if (std::optional<std::string> problem = cuda_conv_padded_input_problem(it->second, scratch_buffer(p, position))) {
-      plan.refusals.push_back({op.loc, "--target cuda: " + op.op + " (" + op.pir_name + ") " + *problem});
-      convs.erase(it);
+  // Each convolution cuDNN runs gets its workspace, live while it runs; an asymmetric padding pads its input into
+  // the front of it, so that scratch is the padded input's bytes (an expression of the dims) more.
+  std::vector<uint32_t> workspaces;
+  std::vector<ScratchNeed> padded;
+  auto add_scratch = [&](const CudaConv& conv, uint32_t position) {
+    if (conv.direct_depthwise()) return;
+    plan.scratch_positions.push_back(position);
+    if (conv.pads_input()) {
+      padded.push_back({position, conv.padded_input_bytes() + scratch_bytes});
+    } else {
+      workspaces.push_back(position);
     }
   };
+  for (const FusedGroup& g : fusion.groups) {
+    if (const CudaConv* conv = plan.group_conv(g.index)) add_scratch(*conv, g.position);
+  }
+  for (const auto& [c, conv] : plan.convs) add_scratch(conv, c);
+  std::sort(plan.scratch_positions.begin(), plan.scratch_positions.end());
+  std::sort(workspaces.begin(), workspaces.end());
+  std::sort(padded.begin(), padded.end(), [](const ScratchNeed& a, const ScratchNeed& b) { return a.position < b.position; });
+  add_scratch_buffers(p, workspaces, scratch_bytes);
+  add_scratch_buffers(p, padded);
+  add_scratch_buffers(p, cuda_index_scratch(p, fusion));  // topk's lines
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kConv) continue;
     const KernelCall& op = p.calls[g.calls.front()];
     if (const auto refused = group_why.find(g.index); refused != group_why.end()) {
       plan.refusals.push_back(no_kernel(op, refused->second));
     }
-    check_padding(plan.group_convs, g.index, g.position, op);
   }
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (const auto refused = call_why.find(c); refused != call_why.end()) {
       plan.refusals.push_back(no_kernel(p.calls[c], refused->second));
     }
-    check_padding(plan.convs, c, c, p.calls[c]);
   }
   return plan;
 }

@@ -174,10 +174,6 @@ std::optional<CudaPool> plan_cuda_pool(const LoweredProgram& program, const Kern
 std::optional<CudaBatchNorm> plan_cuda_batch_norm(const LoweredProgram& program, const KernelCall& call,
                                                   const std::vector<uint32_t>& readers, std::string* why);
 
-/// Why the padded input of a pads_input() convolution cannot go into its scratch (null: none, --cudnn-workspace-mib
-/// 0), or nullopt where it can (or its dims are known only at run time: the generated code checks it then).
-std::optional<std::string> cuda_conv_padded_input_problem(const CudaConv& conv, const Buffer* scratch);
-
 /// The plan of the whole program: every form above, the relu6 splits, and a scratch buffer of `scratch_bytes` per
 /// cuDNN convolution added to `program`'s memory plan (add_scratch_buffers), and one per call that needs a scratch
 /// of its own size (cuda_index_scratch.h: topk).

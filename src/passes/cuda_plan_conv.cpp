@@ -40,20 +40,6 @@ std::optional<ConvActivation> conv_activation(std::string_view name) {
   return std::nullopt;
 }
 
-std::optional<std::string> cuda_conv_padded_input_problem(const CudaConv& s, const Buffer* scratch) {
-  const std::string head =
-      fmt::format("pads its input for its asymmetric padding (top {}, bottom {}, left {}, right {}) into its cuDNN "
-                  "workspace",
-                  s.pad_h, s.pad_h + s.extra_bottom, s.pad_w, s.pad_w + s.extra_right);
-  if (scratch == nullptr) return head + ", which --cudnn-workspace-mib 0 leaves out";
-  const std::optional<int64_t> need = s.padded_input_bytes().constant(), have = scratch->size_bytes.constant();
-  if (need && have && *need > *have) {
-    return fmt::format("{}, and the padded input takes {} bytes of its {}: raise --cudnn-workspace-mib", head, *need,
-                       *have);
-  }
-  return std::nullopt;
-}
-
 namespace {
 
 // What a convolution and a transposed convolution read alike: float32 operands, the window's attributes, and

@@ -49,7 +49,9 @@
 #
 # With GRAPHNET_WORK=DIR at prepare (a `tools/check-graphnet --target cuda --keep --work-dir DIR` run), the GraphNet
 # samples it generated CUDA code for are checked too, as fixtures gn_<source>_<model>[_subgraph_N] (docs/model-zoo.md);
-# those whose weights, inputs and outputs take more than GRAPHNET_MAX_MB (default 6) are left out.
+# those whose weights, inputs and outputs take more than GRAPHNET_MAX_MB (default 6) are left out. With
+# GRAPHNET_RESEED=1 their weights are replaced by seeded ones of the same scale and spread and Paddle's outputs are
+# computed anew (bench/cuda_models/reseed_fixture.py): only the seeds travel, so only inputs and outputs count.
 #
 # The weights travel as one byte per value (bench/cuda_models/q8_params.py, rebuilt bit for bit on the GPU machine),
 # so the carried directory stays under 50 MB; the harnesses are built where they run. Models whose weights are too
@@ -215,10 +217,18 @@ prepare() {
       slug="gn_$(realpath --relative-to="$GRAPHNET_WORK" "$dir" | tr '/' '_')"
       fixture="$OUT_DIR/fixtures/$slug"
       mkdir -p "$fixture"
-      [[ -f "$dir/export/inference.pdiparams" ]] &&
-        /usr/bin/python3 "$ROOT/bench/cuda_models/q8_params.py" pack "$dir/export/inference.pdiparams" "$fixture/params.q8" > /dev/null
-      for f in "$dir"/inputs/*.npy; do cp "$f" "$fixture/input_$(basename "$f")"; done
-      for f in "$dir"/paddle/*.npy; do cp "$f" "$fixture/expected_$(basename "$f")"; done
+      if [[ "${GRAPHNET_RESEED:-0}" == 1 ]]; then
+        # Weights from seeds, Paddle's outputs computed anew with them (reseed_fixture.py): any weight size fits.
+        "$PADDLE_PYTHON" "$ROOT/bench/cuda_models/reseed_fixture.py" "$dir/export" "$dir/inputs" "$dir/paddle" \
+          "$fixture" 3 2>&1 | grep -v "^W[0-9]\|Warning\|warn" || true
+        [[ -f "$fixture/expected_0.npy" ]] || { echo "GraphNet sample $dir: Paddle failed on the seeded weights" >&2
+                                                rm -rf "$fixture"; continue; }
+      else
+        [[ -f "$dir/export/inference.pdiparams" ]] &&
+          /usr/bin/python3 "$ROOT/bench/cuda_models/q8_params.py" pack "$dir/export/inference.pdiparams" "$fixture/params.q8" > /dev/null
+        for f in "$dir"/inputs/*.npy; do cp "$f" "$fixture/input_$(basename "$f")"; done
+        for f in "$dir"/paddle/*.npy; do cp "$f" "$fixture/expected_$(basename "$f")"; done
+      fi
       # Weights drawn from normal distributions travel as raw float32 (q8_params keeps what it cannot pack), and
       # GraphNet's inputs can be large batches: a sample whose fixture exceeds GRAPHNET_MAX_MB stays behind, so that
       # the carried folder fits a device call.

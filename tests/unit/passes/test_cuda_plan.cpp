@@ -100,27 +100,28 @@ TEST_CASE("cuda plan: an asymmetric padding pads the input into the scratch firs
     // [1, 2, 7, 7] float32: 392 bytes, 512 with the alignment.
     CHECK(conv.padded_input_bytes() == 512);
   }
-  SECTION("the padded input does not fit the workspace: refused at the op, with the sizes") {
+  SECTION("its scratch is the padded input's bytes more than the workspace, of any size") {
     PlanFixture f(same_program, 256);
-    CHECK(f.plan.convs.empty());
-    CHECK(f.plan.scratch_positions == std::vector<uint32_t>{0});  // the workspace it would have padded into
-    CHECK(f.refusals() == "5:5: --target cuda: conv2d (pd_op.conv2d) pads its input for its asymmetric padding (top "
-                          "0, bottom 1, left 0, right 1) into its cuDNN workspace, and the padded input takes 512 "
-                          "bytes of its 256: raise --cudnn-workspace-mib\n");
+    REQUIRE(f.plan.convs.size() == 1);
+    CHECK(f.plan.scratch_positions == std::vector<uint32_t>{0});
+    const Buffer* scratch = scratch_buffer(*f.lowered, 0);
+    REQUIRE(scratch != nullptr);
+    CHECK(scratch->size_bytes == 512 + 256);
+    CHECK(f.plan.refusals.empty());
   }
-  SECTION("no workspace at all (--cudnn-workspace-mib 0)") {
+  SECTION("no workspace at all (--cudnn-workspace-mib 0): the padded input alone") {
     PlanFixture f(same_program, 0);
-    CHECK(f.plan.convs.empty());
-    CHECK(f.refusals() == "5:5: --target cuda: conv2d (pd_op.conv2d) pads its input for its asymmetric padding (top "
-                          "0, bottom 1, left 0, right 1) into its cuDNN workspace, which --cudnn-workspace-mib 0 "
-                          "leaves out\n");
+    REQUIRE(f.plan.convs.size() == 1);
+    const Buffer* scratch = scratch_buffer(*f.lowered, 0);
+    REQUIRE(scratch != nullptr);
+    CHECK(scratch->size_bytes == 512);
   }
   SECTION("explicit [top, bottom, left, right], the bottom smaller than the top") {
     PlanFixture f(test::explicit_asymmetric_conv());
     const CudaConv& conv = f.conv(0);
     CHECK((conv.pad_h == 2 && conv.extra_bottom == -2 && conv.pad_w == 1 && conv.extra_right == 1));
     CHECK((conv.out_h == 4 && conv.out_w == 4));
-    // [s0, 2, 9, 9] float32; known only at run time, so the generated code checks that it fits.
+    // [s0, 2, 9, 9] float32: the scratch takes this expression of the batch more than the workspace.
     CHECK(conv.padded_input_bytes().to_string() == "256 * floor_div(648 * s0 + 255, 256)");
     CHECK(f.plan.refusals.empty());
   }

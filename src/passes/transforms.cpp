@@ -150,6 +150,9 @@ size_t canonicalize_ops(ir::Program& program) {
       if (!std::all_of(op.operands.begin(), op.operands.end(), is_bool)) continue;
       op.name = "logical_" + op.name.substr(8);
       ++rewritten;
+    } else if (op.name == "multiply" && op.operands.size() == 2 && std::all_of(op.operands.begin(), op.operands.end(), is_bool)) {
+      op.name = "logical_and";
+      ++rewritten;
     } else if (op.name == "swiglu" && op.operands.size() == 2 && op.operands[1].valid() && op.results.size() == 1) {
       ir::OpSpec silu;
       silu.dialect = "pd_op";

@@ -29,7 +29,8 @@ size_t fold_constants(ir::Program& program, const OpSet& ops, const Analysis& an
 /// verification, so that they run inside fused groups on every target:
 ///   - pd_op.bitwise_and / or / not whose operands are declared bool become logical_and / or / not (Paddle's
 ///     bitwise kernels on bool are the logical ops; the expression language has no bitwise operators): masks built
-///     with `&` (paddleformers' Qwen2 / Llama);
+///     with `&` (paddleformers' Qwen2 / Llama); so does pd_op.multiply of two bools (its kernel's x && y;
+///     DETR-style detectors' masks);
 ///   - pd_op.swiglu(x, y) with y given becomes multiply(silu(x), y), the kernel's own formula (x / (1 + exp(-x)) * y;
 ///     without y it splits x, and stays).
 /// Returns the number of ops rewritten.

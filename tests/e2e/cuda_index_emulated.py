@@ -65,6 +65,8 @@ CASES = [
     "topk_ties", "topk_ties_axis0", "topk_ties_partial", "topk_ties_smallest_unsorted",
     # an output copied from a constant (the plan gives it no buffer: a bound pointer of its own)
     "fetch_copies",
+    # multiply of two bool masks: a logical_and expression (canonicalize_ops)
+    "multiply_bool",
     # group_norm and p_norm (cuda_index_norm.cpp)
     "group_norm", "group_norm_nhwc", *[f"p_norm_{p}" for p in ("0", "1", "2", "3", "half", "inf", "neg_inf")],
     "p_norm_float64", "p_norm_normalize", "p_norm_vector",

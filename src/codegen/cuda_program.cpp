@@ -110,28 +110,23 @@ tmpl::Value CudaHostEmitter::dim_equalities() const {
   named.symbol_name = [this](uint32_t id) { return id < p_.symbols.size() ? p_.symbols[id].name : "?"; };
   std::set<std::pair<passes::SymExpr, passes::SymExpr>> seen;
   tmpl::List out;
-  for (const passes::DimEquality& e : p_.dim_equalities) {
-    if (!seen.emplace(e.a, e.b).second) continue;
-    tmpl::Value v = tmpl::Value::map();
-    v.set("a", size_(e.a));
-    v.set("b", size_(e.b));
-    v.set("message", fmt::format("{}: {} at {}: dims {} and {} meet in a broadcast, which --target cuda takes as "
-                                 "equal dims (Paddle broadcasts a dim of 1 there); with these inputs they are",
-                                 o_.codegen.class_name, e.op, where(e.loc), e.a.to_string(named),
-                                 e.b.to_string(named)));
-    out.push_back(std::move(v));
-  }
-  for (const passes::DimEquality& e : target_.geometry_checks) {
-    if (!seen.emplace(e.a, e.b).second) continue;
-    tmpl::Value v = tmpl::Value::map();
-    v.set("a", size_(e.a));
-    v.set("b", size_(e.b));
-    v.set("message", fmt::format("{}: {} at {}: its output dim {} and the dim {} its geometry gives are equal only "
-                                 "through the broadcasts --target cuda takes as equal dims; with these inputs they are",
-                                 o_.codegen.class_name, e.op, where(e.loc), e.a.to_string(named),
-                                 e.b.to_string(named)));
-    out.push_back(std::move(v));
-  }
+  // `what` says why the pair is taken as equal, with {} for the two dims.
+  auto add = [&](const std::vector<passes::DimEquality>& pairs, std::string_view what) {
+    for (const passes::DimEquality& e : pairs) {
+      if (!seen.emplace(e.a, e.b).second) continue;
+      tmpl::Value v = tmpl::Value::map();
+      v.set("a", size_(e.a));
+      v.set("b", size_(e.b));
+      v.set("message", fmt::format("{}: {} at {}: {}; with these inputs they are", o_.codegen.class_name, e.op,
+                                   where(e.loc),
+                                   fmt::format(fmt::runtime(what), e.a.to_string(named), e.b.to_string(named))));
+      out.push_back(std::move(v));
+    }
+  };
+  add(p_.dim_equalities, "dims {} and {} meet in a broadcast, which --target cuda takes as equal dims (Paddle "
+                         "broadcasts a dim of 1 there)");
+  add(target_.geometry_checks, "its output dim {} and the dim {} its geometry gives are equal only through the "
+                               "broadcasts --target cuda takes as equal dims");
   return tmpl::Value(std::move(out));
 }
 

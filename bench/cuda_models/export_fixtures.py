@@ -71,15 +71,9 @@ def catalogue(name):
 
 def prepared(builder):
     """The model with the fixtures' weights: realistic, after its own after-weights step, rounded (quantize)."""
-    paddle.seed(SEED)
-    net = builder()
-    models.realistic_weights(net, SEED)
-    net.eval()
-    after_weights = getattr(net, "kforge_after_weights", None)
-    if after_weights is not None:
-        after_weights()
+    net, repped = models.with_weights(builder, SEED)
     quantize(net)
-    return net, after_weights is not None
+    return net, repped
 
 
 def float64_outputs(builder, feeds):

@@ -208,13 +208,7 @@ def step_float64(builder, mdir, work_tags, sizes_info, seed):
     (largest |difference| over max |float64|, per size), to tell float32 noise from a wrong result."""
     import paddle
     import models
-    paddle.seed(seed)
-    net = builder()
-    models.realistic_weights(net, seed)
-    net.eval()
-    after = getattr(net, "kforge_after_weights", None)
-    if after is not None:
-        after()
+    net, _ = models.with_weights(builder, seed)
     net.to(dtype="float64")
     out = []
     for i, info in enumerate(sizes_info):

@@ -240,6 +240,20 @@ def zoo():
     return models
 
 
+def with_weights(builder, seed):
+    """(net, whether it has an after-weights step): the model in eval mode with realistic_weights (seeded) and its
+    own kforge_after_weights step done (re-parameterisation, batch-norm calibration): the weights it is exported
+    with, for a float64 twin or a rounding of them."""
+    paddle.seed(seed)
+    net = builder()
+    realistic_weights(net, seed)
+    net.eval()
+    after = getattr(net, "kforge_after_weights", None)
+    if after is not None:
+        after()
+    return net, after is not None
+
+
 def realistic_weights(net, seed):
     """He-uniform conv / linear weights (biases within 1/sqrt(fan_in)), norms' scale and shift away from 1 and 0,
     batch-norm running statistics away from identity, embeddings N(0, 1)."""

@@ -369,16 +369,19 @@ class Classifier {
   bool half_floats_;
   bool view_aliases_ = false;  // classify_calls' view_aliases
   // Whether `val` is its buffer's only value or, with view_aliases_, its first, the others being outputs of
-  // view calls (reshape, flatten, ...), which write nothing.
+  // view calls (reshape, flatten, ...), which write nothing, or of in-place calls after it (set_value_ on a
+  // compare's mask, DETR-style detectors), which never fuse (classify) and so rewrite the buffer once the group has
+  // written it, as they would the unfused call's output.
   bool owns_buffer(const LoweredValue& val) const {
     const std::vector<uint32_t>& values = p_.buffers[val.buffer].values;
     if (values.size() == 1) return true;
     if (!view_aliases_ || values.front() != val.index) return false;
     for (size_t i = 1; i < values.size(); ++i) {
       const uint32_t by = p_.value(values[i]).defined_by;
-      if (by == kNone || p_.calls[by].inplace_twin || p_.calls[by].def == nullptr || p_.calls[by].def->view.empty()) {
-        return false;
-      }
+      if (by == kNone || p_.calls[by].def == nullptr) return false;
+      const bool view = !p_.calls[by].inplace_twin && !p_.calls[by].def->view.empty();
+      const bool rewrite = p_.calls[by].inplace_twin && val.defined_by != kNone && by > val.defined_by;
+      if (!view && !rewrite) return false;
     }
     return true;
   }

@@ -67,6 +67,8 @@ CASES = [
     "fetch_copies",
     # multiply of two bool masks: a logical_and expression (canonicalize_ops)
     "multiply_bool",
+    # a compare's mask rewritten in place by set_value_: the compare fuses (fusion_classify.cpp owns_buffer)
+    "set_value_on_mask",
     # group_norm and p_norm (cuda_index_norm.cpp)
     "group_norm", "group_norm_nhwc", *[f"p_norm_{p}" for p in ("0", "1", "2", "3", "half", "inf", "neg_inf")],
     "p_norm_float64", "p_norm_normalize", "p_norm_vector",

@@ -25,6 +25,16 @@ def _assign(x, index, value):
     return y
 
 
+def _mask_set_in_place(x):
+    """A compare's bool mask with a block set to True in place (set_value_ on the compare's own result), as DETR-style
+    detectors build their attention masks, then used: the compare fuses although set_value_ rewrites its buffer."""
+    m = paddle._C_ops.less_than(x, paddle.full([], 0.5, "float32"))
+    # set_value_(x, starts, ends, steps, axes, decrease_axes, none_axes, shape, values): m[0:2, 1:3] = True, as
+    # GraphNet's Mask-RT-DETR-S/subgraph_9 writes it.
+    m = paddle._C_ops.set_value_(m, [0, 1], [2, 3], [1, 1], [0, 1], [], [], [1], [float("1")])
+    return paddle.cast(m, "float32") + x
+
+
 def _kforge_uniform(shape, low, high, seed, dtype):
     """kforge's uniform (kernels/creation_math.cc): element i from splitmix64(seed * 0x100000001B3 + i)'s top 53 bits,
     scaled into [low, high) in double, rounded to dtype, stepped below high where it rounds to it."""
@@ -518,6 +528,7 @@ CASES = [
     C("set_value_tensor_negative_step", lambda x, v: _assign(x, (slice(None), slice(None, None, -1), 2), v),
       [t(2, 4, 3), t(4)], ops=("set_value_with_tensor_",)),
     C("set_value_int64", lambda x: _assign(x, (slice(None), 1), 7), [t(3, 4, dtype="int64")], ops=("set_value_",)),
+    C("set_value_on_mask", _mask_set_in_place, [t(4, 5)], ops=("less_than", "set_value_")),
     C("gather", lambda x, i: paddle.gather(x, i, axis=1), [t(2, 5, 3), t(4, dtype="int64", low=0, high=5)],
       ops=("gather",)),
     C("gather_int32_axis0", lambda x, i: paddle.gather(x, i), [t(4, 3, dtype="int64"), t(3, dtype="int32", low=0,

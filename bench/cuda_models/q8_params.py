@@ -7,6 +7,8 @@ Python 3 standard library only (pack runs on the build machine, unpack on the GP
                                             whose values all are q * 2^-k as the exponent k and int8 q, any other
                                             tensor as its raw bytes
   q8_params.py unpack IN.q8 OUT.pdiparams   the original file
+  q8_params.py inputs FIXTURE               FIXTURE/input_NAME.npy from each input_NAME.seed (reseed_input: the
+                                            large float32 inputs of GraphNet samples travel as seeds too)
 
 Weights too large to carry even as bytes (vgg16: 138 M values) are made on both machines instead: reseed(), called
 by export_fixtures.py before Paddle computes the expected outputs, replaces the values of every float32 tensor of a
@@ -152,6 +154,47 @@ def seeded_values(seed, count, lo, hi, k):
     return out.tobytes()
 
 
+def seeded_range(w, top):
+    """(k, lo, hi) of the seeded values standing for the float32 values `w` (largest magnitude `top` > 0): reseed's
+    scale and spread."""
+    k = scale_exponent(top)
+    if float(w.min()) >= 0:
+        return k, 0, int(min(127, max(1, round(2 * float(w.mean()) * 2.0 ** k))))
+    r = int(min(127, max(1, round(float(w.std()) * math.sqrt(3) * 2.0 ** k))))
+    return k, -r, r
+
+
+def seeded_array(spec):
+    """The float32 array of a seeded input's spec (reseed_input)."""
+    import numpy as np
+    count = int(np.prod(spec["shape"], dtype=np.int64))
+    values = seeded_values(spec["seed"], count, spec["lo"], spec["hi"], spec["k"])
+    return np.frombuffer(values, np.float32).reshape(spec["shape"]).copy()
+
+
+def reseed_input(value, seed):
+    """An input of seeded values in place of float32 `value` (same shape, scale and spread, as reseed does for
+    weights): (the array, its spec: what seeded_array rebuilds it from), or None where `value` cannot be (not
+    float32, all zeros, not finite)."""
+    import numpy as np
+    if value.dtype != np.float32 or value.size == 0 or not np.all(np.isfinite(value)):
+        return None
+    top = float(np.max(np.abs(value)))
+    if top == 0:
+        return None
+    k, lo, hi = seeded_range(value.reshape(-1), top)
+    spec = {"shape": list(value.shape), "k": k, "lo": lo, "hi": hi, "seed": seed}
+    return seeded_array(spec), spec
+
+
+def rebuild_inputs(fixture):
+    """Writes FIXTURE/input_NAME.npy from each FIXTURE/input_NAME.seed (a JSON spec of reseed_input)."""
+    import json
+    import numpy as np
+    for spec_file in sorted(Path(fixture).glob("input_*.seed")):
+        np.save(spec_file.with_suffix(".npy"), seeded_array(json.loads(spec_file.read_text())))
+
+
 def reseed(pdiparams, seed, q8):
     """Rewrites every float32 tensor of `pdiparams` as seeded values (module docstring) and writes `q8`, the file
     unpack rebuilds it from. A tensor keeps its scale 2^-k (the smallest that holds its largest value) and its
@@ -169,12 +212,7 @@ def reseed(pdiparams, seed, q8):
             params += body
             out += struct.pack("<bI", 0, len(body)) + body
             continue
-        k = scale_exponent(top)
-        if float(w.min()) >= 0:
-            lo, hi = 0, int(min(127, max(1, round(2 * float(w.mean()) * 2.0 ** k))))
-        else:
-            r = int(min(127, max(1, round(float(w.std()) * math.sqrt(3) * 2.0 ** k))))
-            lo, hi = -r, r
+        k, lo, hi = seeded_range(w, top)
         tensor_seed = seed * 1000003 + index
         params += seeded_values(tensor_seed, count, lo, hi, k)
         out += struct.pack("<b", 2) + struct.pack(SEEDED, k, lo, hi, tensor_seed)
@@ -190,6 +228,9 @@ def header_count(header):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] in ("pack", "unpack"):
         (pack if sys.argv[1] == "pack" else unpack)(sys.argv[2], sys.argv[3])
+        return 0
+    if len(sys.argv) == 3 and sys.argv[1] == "inputs":
+        rebuild_inputs(sys.argv[2])
         return 0
     print(__doc__, file=sys.stderr)
     return 2

@@ -51,7 +51,8 @@
 # samples it generated CUDA code for are checked too, as fixtures gn_<source>_<model>[_subgraph_N] (docs/model-zoo.md);
 # those whose weights, inputs and outputs take more than GRAPHNET_MAX_MB (default 6) are left out. With
 # GRAPHNET_RESEED=1 their weights are replaced by seeded ones of the same scale and spread and Paddle's outputs are
-# computed anew (bench/cuda_models/reseed_fixture.py): only the seeds travel, so only inputs and outputs count.
+# computed anew (bench/cuda_models/reseed_fixture.py): only the seeds travel, and so do those of large float32
+# inputs (input_NAME.seed), so mostly the outputs count.
 #
 # The weights travel as one byte per value (bench/cuda_models/q8_params.py, rebuilt bit for bit on the GPU machine),
 # so the carried directory stays under 50 MB; the harnesses are built where they run. Models whose weights are too
@@ -258,7 +259,8 @@ run() {
   # one per core; then the harnesses (nvcc, one per core).
   for name in "${names[@]}"; do echo "${name%%[@~]*}"; done | sort -u |
     xargs -P "$(nproc)" -I{} bash -c 'f="$OUT_DIR/fixtures/{}" &&
-    { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$ROOT"'/bench/cuda_models/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; }'
+    { [[ ! -f "$f/params.q8" ]] || /usr/bin/env python3 "'"$ROOT"'/bench/cuda_models/q8_params.py" unpack "$f/params.q8" "$f/inference.pdiparams"; } &&
+    { ! compgen -G "$f/input_*.seed" > /dev/null || /usr/bin/env python3 "'"$ROOT"'/bench/cuda_models/q8_params.py" inputs "$f"; }'
   for name in "${names[@]}"; do echo "$name"; done | xargs -P "$(nproc)" -I{} bash -c 'n="{}" &&
     /usr/bin/env python3 "'"$BUNDLE"'" bundle "$OUT_DIR/fixtures/${n%%[@~]*}" "$OUT_DIR/gen_{}/model.h" "$OUT_DIR/{}.in.bin" \
     $([[ "$n" == *~* ]] && echo --inputs-only)'

@@ -291,17 +291,6 @@ bool SelectCall::add_n() {
 
 }  // namespace select_internal
 
-namespace {
-
-constexpr std::array<std::string_view, 9> kSelectOps = {"topk", "gather_nd", "scatter", "roll", "pad", "add_n",
-                                                        "set_value", "set_value_with_tensor", "assign"};
-
-}  // namespace
-
-bool is_select_op(std::string_view op) {
-  return std::find(kSelectOps.begin(), kSelectOps.end(), op) != kSelectOps.end();
-}
-
 std::optional<std::vector<CudaIndexKernel>> select_kernels(const LoweredProgram& program, const KernelCall& call,
                                                            const std::string& prefix, size_t first,
                                                            const std::string& description,

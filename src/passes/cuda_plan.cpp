@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "passes/cuda_index_scratch.h"
+#include "passes/cuda_plan_internal.h"
 #include "passes/gemm.h"
 #include "passes/memory_plan.h"
 
@@ -104,6 +105,35 @@ void plan_relu6_splits(const std::vector<uint32_t>& readers, CudaPlan& plan) {
   }
 }
 
+// The form of call c when it is a matmul outside every GEMM group (why it is no GEMM), a convolution, a pool or a
+// lone batch norm; `call_why`: why one of these cannot run.
+void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<uint32_t>& readers, CudaPlan& plan,
+                       std::map<uint32_t, std::string>& call_why) {
+  const KernelCall& call = p.calls[c];
+  std::string why;
+  if (is_cuda_batched_matmul(call.op)) {
+    if (!gemm_form(p, call, &why)) plan.no_gemm.emplace(c, why);
+  } else if (is_cuda_conv_op(call.op)) {
+    if (std::optional<CudaConv> conv = plan_cuda_conv(p, call, &why)) {
+      plan.convs.emplace(c, std::move(*conv));
+    } else {
+      call_why.emplace(c, why);
+    }
+  } else if (is_cuda_pool_op(call.op)) {
+    if (std::optional<CudaPool> pool = plan_cuda_pool(p, call, &why)) {
+      plan.pools.emplace(c, std::move(*pool));
+    } else {
+      call_why.emplace(c, why);
+    }
+  } else if (is_cuda_batch_norm_op(call.op)) {
+    if (std::optional<CudaBatchNorm> norm = plan_cuda_batch_norm(p, call, readers, &why)) {
+      plan.batch_norms.emplace(c, std::move(*norm));
+    } else {
+      call_why.emplace(c, why);
+    }
+  }
+}
+
 }  // namespace
 
 CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_bytes) {
@@ -111,7 +141,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   const std::vector<uint32_t> readers = count_readers(p);
   check_gemm_dims(p, fusion, plan);
   // The forms, and why the others cannot run (reported below in order, after the padded inputs are checked).
-  std::map<uint32_t, std::string> group_why, call_why;
+  std::map<uint32_t, std::string> group_why, call_why, call_refusal;  // call_refusal: the whole message
   std::string why;
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kConv) continue;
@@ -125,27 +155,23 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
     if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
     const KernelCall& call = p.calls[c];
     // A call whose results are known has them written (the backend's known elements), whatever it is.
-    if (cuda_results_known(p, call)) continue;
-    if (call.op == "matmul" || call.op == "bmm") {
-      if (!gemm_form(p, call, &why)) plan.no_gemm.emplace(c, why);
-    } else if (is_cuda_conv_op(call.op)) {
-      if (std::optional<CudaConv> conv = plan_cuda_conv(p, call, &why)) {
-        plan.convs.emplace(c, std::move(*conv));
-      } else {
-        call_why.emplace(c, why);
-      }
-    } else if (is_cuda_pool_op(call.op)) {
-      if (std::optional<CudaPool> pool = plan_cuda_pool(p, call, &why)) {
-        plan.pools.emplace(c, std::move(*pool));
-      } else {
-        call_why.emplace(c, why);
-      }
-    } else if (is_cuda_batch_norm_op(call.op)) {
-      if (std::optional<CudaBatchNorm> norm = plan_cuda_batch_norm(p, call, readers, &why)) {
-        plan.batch_norms.emplace(c, std::move(*norm));
-      } else {
-        call_why.emplace(c, why);
-      }
+    if (!cuda_results_known(p, call)) plan_library_call(p, c, readers, plan, call_why);
+    const std::optional<CudaRun> run = cuda_plan_internal::cuda_call_run(p, c, plan.no_gemm.contains(c));
+    if (!run) {
+      call_refusal.emplace(c, cuda_plan_internal::no_kernel_message(call));
+      continue;
+    }
+    plan.runs.emplace(c, *run);
+    const bool mapped = *run == CudaRun::kBatchedMatmul ||
+                       (*run == CudaRun::kIndex && cuda_index_family(call.op) == CudaIndexFamily::kMovement);
+    if (!mapped) continue;
+    if (std::optional<CudaIndexMap> form = plan_cuda_index_map(p, call, &why)) {
+      plan.index_maps.emplace(c, std::move(*form));
+    } else if (*run == CudaRun::kBatchedMatmul) {
+      call_refusal.emplace(c, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " + plan.no_gemm.at(c) +
+                                  "; and no batched kernel: " + why);
+    } else {
+      call_why.emplace(c, why);
     }
   }
   plan_relu6_splits(readers, plan);
@@ -180,6 +206,9 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (const auto refused = call_why.find(c); refused != call_why.end()) {
       plan.refusals.push_back(no_kernel(p.calls[c], refused->second));
+    }
+    if (const auto refused = call_refusal.find(c); refused != call_refusal.end()) {
+      plan.refusals.push_back({p.calls[c].loc, refused->second});
     }
     check_padding(plan.convs, c, c, p.calls[c]);
   }

@@ -1,0 +1,92 @@
+// The CUDA target plan's part for the calls outside every group that are not convolutions, pools or batch norms
+// (cuda_plan.h): which ops have an index-mapped kernel (codegen/cuda_index*.cpp, one family per file), how each
+// call outside every group runs (CudaRun: a library call, an index map, its known elements written, a compaction,
+// a copy, nothing), and the data-movement ops' forms: their attributes resolved (axes normalised, starts clamped,
+// the element and index dtypes checked) or the reason the CUDA kernels cannot run them. A call that runs on no
+// kernel is refused here, at its op; codegen renders what the plan chose.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "passes/lowered_program.h"
+
+namespace kforge::passes {
+
+/// The families of index-mapped ops, each one file of codegen/ that builds its kernels: data movement
+/// (cuda_index.cpp, cuda_index_slice.cpp), per-element computing (cuda_index_compute.cpp), by an index or a rank
+/// (cuda_index_select.cpp, cuda_index_set_value.cpp), norms, losses, einsum, binary (floor_divide, uniform).
+enum class CudaIndexFamily { kMovement, kCompute, kSelect, kNorm, kLoss, kEinsum, kBinary };
+
+/// The family of an index-mapped op; nullopt for any other op.
+std::optional<CudaIndexFamily> cuda_index_family(std::string_view op);
+/// Whether `op` has an index-mapped kernel (a family).
+inline bool is_cuda_index_op(std::string_view op) { return cuda_index_family(op).has_value(); }
+/// matmul and bmm: a call no GEMM group computes gets the index-mapped batched kernel (one thread per output
+/// element accumulating its dot product in float, double for float64).
+bool is_cuda_batched_matmul(std::string_view op);
+/// The index-mapped ops whose CUDA kernels compute on the values (dropout's downgrade_in_infer scaling, bilinear
+/// interpolation, cumsum, prod, pow, ...) in float32 and float64 only: `kforge compile --precision` keeps them
+/// float32 between casts (passes/precision.h; CompileTarget::float32_ops).
+const std::set<std::string>& cuda_float32_index_ops();
+/// nonzero, masked_select, unique: compactions whose count comes back to the host (codegen/cuda_data_dependent.cpp).
+bool is_cuda_compaction_op(std::string_view op);
+/// The infer-meta functions --target cuda runs on the host for dims read from a tensor's values
+/// (runtime/kforge_shape_meta.h): those of reshape, expand, tile, slice, full_with_tensor and arange.
+bool is_cuda_host_shape_rule(std::string_view infer_meta);
+
+/// How a call outside every group runs on the GPU.
+enum class CudaRun {
+  kLibrary,        // a convolution, pool or batch norm (their forms in CudaPlan), cuDNN or a header's kernel
+  kIndex,          // index-mapped kernels (with a CudaIndexMap for the data-movement ops)
+  kBatchedMatmul,  // a matmul no GEMM group computes: the index-mapped batched kernel (a CudaIndexMap)
+  kKnown,          // every result known at generation time: the known elements written
+  kCompaction,     // nonzero / masked_select / unique (is_cuda_compaction_op)
+  kCopy,           // a view whose output has a buffer of its own: a copy of the same bytes
+  kNothing,        // a view of its input's buffer, or an op whose outputs all share its input's buffer
+  kDataDependent,  // it sizes a dim from data in a way the CUDA target cannot: the backend refuses it there
+};
+
+/// A pad3d's mode (its `mode` attribute).
+enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
+
+/// The form of a data-movement op (transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d,
+/// expand, tile, gather, index_select, embedding, meshgrid) or of a batched matmul: its attributes resolved. Value
+/// indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their defaults.
+struct CudaIndexMap {
+  /// The element type moved (x's and the outputs'; a batched matmul's x, y and out).
+  ir::DataType dtype = ir::DataType::kUndefined;
+  /// gather / index_select's index, embedding's ids: int32 or int64.
+  ir::DataType index_dtype = ir::DataType::kUndefined;
+  /// concat, stack, split, split_with_num, gather, index_select: the axis, normalised (of the output for concat
+  /// and stack, of x for the others).
+  size_t axis = 0;
+  /// transpose: output axis i is x's axis perm[i] (normalised).
+  std::vector<size_t> perm;
+  /// slice / strided_slice: where each dim of x starts (clamped; an expression of the dims for a symbolic start)
+  /// and its step (strided_slice; 1 elsewhere). slice: the dims decrease_axis drops, when the output's rank says
+  /// they are dropped.
+  std::vector<SymExpr> begin;
+  std::vector<int64_t> step;
+  std::set<size_t> dropped;
+  /// pad3d: the six paddings ([left, right, top, bottom, front, back]), the mode, NDHWC or NCDHW, the fill.
+  std::vector<SymExpr> pads;
+  CudaPadMode mode = CudaPadMode::kConstant;
+  bool channel_last = false;
+  double fill = 0;
+  /// embedding: the vocabulary (weight's rows) and the row of zeros (padding_idx normalised; -1: none).
+  int64_t rows = 0, padding_row = -1;
+  /// A batched matmul: whether x and y are read transposed (never for a vector operand or bmm).
+  bool transpose_x = false, transpose_y = false;
+};
+
+/// The form of a data-movement call or a batched matmul (is_cuda_batched_matmul), or nullopt with `why` (a
+/// sentence: "its axis is out of range") when the CUDA kernels cannot run it.
+std::optional<CudaIndexMap> plan_cuda_index_map(const LoweredProgram& program, const KernelCall& call,
+                                                std::string* why);
+
+}  // namespace kforge::passes

@@ -272,8 +272,8 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::Low
     kernels = index_text::norm_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                        &reason);
   } else if (family == CudaIndexFamily::kSelect) {
-    kernels = index_text::select_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                         &reason, scratch);
+    kernels = index_text::select_kernels(program, call, map, prefix, first, description, buffer, sizes,
+                                         size_argument, &reason, scratch);
   } else if (map != nullptr) {
     kernels = cuda_index_internal::IndexCall(*map, program, call, prefix, first, description, buffer, sizes,
                                              size_argument, &reason)

@@ -153,26 +153,8 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   }
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
-    const KernelCall& call = p.calls[c];
     // A call whose results are known has them written (the backend's known elements), whatever it is.
-    if (!cuda_results_known(p, call)) plan_library_call(p, c, readers, plan, call_why);
-    const std::optional<CudaRun> run = cuda_plan_internal::cuda_call_run(p, c, plan.no_gemm.contains(c));
-    if (!run) {
-      call_refusal.emplace(c, cuda_plan_internal::no_kernel_message(call));
-      continue;
-    }
-    plan.runs.emplace(c, *run);
-    const bool mapped = *run == CudaRun::kBatchedMatmul ||
-                       (*run == CudaRun::kIndex && cuda_index_family(call.op) == CudaIndexFamily::kMovement);
-    if (!mapped) continue;
-    if (std::optional<CudaIndexMap> form = plan_cuda_index_map(p, call, &why)) {
-      plan.index_maps.emplace(c, std::move(*form));
-    } else if (*run == CudaRun::kBatchedMatmul) {
-      call_refusal.emplace(c, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " + plan.no_gemm.at(c) +
-                                  "; and no batched kernel: " + why);
-    } else {
-      call_why.emplace(c, why);
-    }
+    if (!cuda_results_known(p, p.calls[c])) plan_library_call(p, c, readers, plan, call_why);
   }
   plan_relu6_splits(readers, plan);
 
@@ -187,6 +169,8 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   std::sort(plan.scratch_positions.begin(), plan.scratch_positions.end());
   add_scratch_buffers(p, plan.scratch_positions, scratch_bytes);
   add_scratch_buffers(p, cuda_index_scratch(p, fusion));  // topk's lines
+  // How every other call outside the groups runs, and the index maps' forms (topk's with its scratch, above).
+  cuda_plan_internal::plan_runs(p, fusion, plan, call_why, call_refusal);
   auto check_padding = [&](std::map<uint32_t, CudaConv>& convs, uint32_t key, uint32_t position, const KernelCall& op) {
     const auto it = convs.find(key);
     if (it == convs.end() || !it->second.pads_input()) return;

@@ -1,11 +1,12 @@
 // The CUDA target plan's index part (cuda_plan_index.h): which ops have an index-mapped kernel, by family, and how
-// each call outside every group runs (cuda_call_run, cuda_plan_internal.h). The data-movement ops' forms are read
-// in cuda_plan_move.cpp.
+// each call outside every group runs (plan_runs, cuda_plan_internal.h). The index maps' forms are read in
+// cuda_plan_move.cpp (data movement, batched matmul) and cuda_plan_select.cpp (by an index or a rank).
 #include <algorithm>
 #include <array>
 
 #include "passes/cuda_plan.h"
 #include "passes/cuda_plan_internal.h"
+#include "passes/memory_plan.h"
 
 namespace kforge::passes {
 
@@ -78,6 +79,13 @@ std::optional<CudaIndexFamily> cuda_index_family(std::string_view op) {
 
 bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul" || op == "bmm"; }
 
+bool has_cuda_index_map(const KernelCall& call) {
+  static const std::set<std::string, std::less<>> kSelectMaps = {"topk", "gather_nd", "scatter", "roll",
+                                                                 "pad",  "assign",    "add_n"};
+  return cuda_index_family(call.op) == CudaIndexFamily::kMovement || is_cuda_batched_matmul(call.op) ||
+         kSelectMaps.contains(call.op);
+}
+
 const std::set<std::string>& cuda_float32_index_ops() {
   static const std::set<std::string> ops = {"dropout", "bilinear_interp", "cumsum", "prod", "pow",
                                             "topk",    "add_n",           "scatter", "group_norm",
@@ -98,6 +106,8 @@ bool is_cuda_host_shape_rule(std::string_view infer_meta) {
 
 namespace cuda_plan_internal {
 
+namespace {
+
 std::optional<CudaRun> cuda_call_run(const LoweredProgram& p, uint32_t c, bool no_gemm) {
   const KernelCall& call = p.calls[c];
   if (data_dependent_refused(p, c)) return CudaRun::kDataDependent;
@@ -115,12 +125,39 @@ std::optional<CudaRun> cuda_call_run(const LoweredProgram& p, uint32_t c, bool n
   return std::nullopt;
 }
 
+// The refusal of a call outside every group that no kernel runs (the whole message, "--target cuda: op ...").
 std::string no_kernel_message(const KernelCall& call) {
   return "--target cuda: op '" + call.op + "' (" + call.pir_name +
          ") is not in a fused group and the CUDA backend has no kernel for it; only ops with `compute`, `reduce` or "
          "`row_pattern` that fuse, float32, float16 or bfloat16 matmuls, float32 convolutions, pool2d and the "
          "index-mapped ops (transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
          "(docs/compile.md)";
+}
+
+}  // namespace
+
+void plan_runs(const LoweredProgram& p, const FusionPlan& fusion, CudaPlan& plan,
+               std::map<uint32_t, std::string>& call_why, std::map<uint32_t, std::string>& call_refusal) {
+  std::string why;
+  for (uint32_t c = 0; c < p.calls.size(); ++c) {
+    if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
+    const KernelCall& call = p.calls[c];
+    const std::optional<CudaRun> run = cuda_call_run(p, c, plan.no_gemm.contains(c));
+    if (!run) {
+      call_refusal.emplace(c, no_kernel_message(call));
+      continue;
+    }
+    plan.runs.emplace(c, *run);
+    if ((*run != CudaRun::kIndex && *run != CudaRun::kBatchedMatmul) || !has_cuda_index_map(call)) continue;
+    if (std::optional<CudaIndexMap> form = plan_cuda_index_map(p, call, scratch_buffer(p, c) != nullptr, &why)) {
+      plan.index_maps.emplace(c, std::move(*form));
+    } else if (*run == CudaRun::kBatchedMatmul) {
+      call_refusal.emplace(c, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " + plan.no_gemm.at(c) +
+                                  "; and no batched kernel: " + why);
+    } else {
+      call_why.emplace(c, why);
+    }
+  }
 }
 
 }  // namespace cuda_plan_internal

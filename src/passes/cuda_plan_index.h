@@ -55,15 +55,17 @@ enum class CudaRun {
 enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
 
 /// The form of a data-movement op (transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d,
-/// expand, tile, gather, index_select, embedding, meshgrid) or of a batched matmul: its attributes resolved. Value
-/// indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their defaults.
+/// expand, tile, gather, index_select, embedding, meshgrid), of an op that picks, places or combines elements by an
+/// index or a rank (topk, gather_nd, scatter, roll, pad, assign, add_n) or of a batched matmul: its attributes
+/// resolved. Value indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their
+/// defaults.
 struct CudaIndexMap {
-  /// The element type moved (x's and the outputs'; a batched matmul's x, y and out).
+  /// The element type moved (x's and the outputs'; a batched matmul's x, y and out; add_n's).
   ir::DataType dtype = ir::DataType::kUndefined;
-  /// gather / index_select's index, embedding's ids: int32 or int64.
+  /// gather / index_select / gather_nd / scatter's index, embedding's ids: int32 or int64.
   ir::DataType index_dtype = ir::DataType::kUndefined;
-  /// concat, stack, split, split_with_num, gather, index_select: the axis, normalised (of the output for concat
-  /// and stack, of x for the others).
+  /// concat, stack, split, split_with_num, gather, index_select, topk: the axis, normalised (of the output for
+  /// concat and stack, of x for the others; topk of a 0-D x: 0).
   size_t axis = 0;
   /// transpose: output axis i is x's axis perm[i] (normalised).
   std::vector<size_t> perm;
@@ -82,11 +84,27 @@ struct CudaIndexMap {
   int64_t rows = 0, padding_row = -1;
   /// A batched matmul: whether x and y are read transposed (never for a vector operand or bmm).
   bool transpose_x = false, transpose_y = false;
+  /// topk: how many, the largest or the smallest, sorted or not.
+  int64_t k = 0;
+  bool largest = true, sorted = true;
+  /// gather_nd: how many leading dims of x a row of the index names (its last dim).
+  size_t depth = 0;
+  /// scatter: the last update of a row wins (overwrite), or the updates add to x's row.
+  bool overwrite = true;
+  /// roll: the shift of each dim (the shifts of an axis named twice added), or, `flattened` (no axes), of the
+  /// flattened tensor.
+  std::vector<int64_t> shift;
+  bool flattened = false;
+  /// pad: the paddings, two per dim of x ([before_0, after_0, before_1, ...]); the fill is `fill`.
+  std::vector<int64_t> widths;
 };
 
-/// The form of a data-movement call or a batched matmul (is_cuda_batched_matmul), or nullopt with `why` (a
-/// sentence: "its axis is out of range") when the CUDA kernels cannot run it.
-std::optional<CudaIndexMap> plan_cuda_index_map(const LoweredProgram& program, const KernelCall& call,
+/// Whether `call` (of an index-mapped op or a batched matmul) has a CudaIndexMap: the data-movement ops, the select
+/// ops above and matmul / bmm. (set_value and the computing families check their calls in codegen/ still.)
+bool has_cuda_index_map(const KernelCall& call);
+/// The form of such a call, or nullopt with `why` (a sentence: "its axis is out of range") when the CUDA kernels
+/// cannot run it. `scratch`: whether the memory plan gave the call a scratch buffer (topk's, cuda_index_scratch.h).
+std::optional<CudaIndexMap> plan_cuda_index_map(const LoweredProgram& program, const KernelCall& call, bool scratch,
                                                 std::string* why);
 
 }  // namespace kforge::passes

@@ -1,18 +1,18 @@
 // Internal to passes/: what plan_cuda (cuda_plan.cpp) asks of the index part of the plan (cuda_plan_index.cpp).
 #pragma once
 
-#include <optional>
+#include <map>
 #include <string>
 
-#include "passes/cuda_plan_index.h"
+#include "passes/cuda_plan.h"
 
 namespace kforge::passes::cuda_plan_internal {
 
-/// How call c, outside every group, runs; nullopt when no kernel runs it. `no_gemm`: c is a matmul the plan found
-/// no GEMM form for (CudaPlan::no_gemm).
-std::optional<CudaRun> cuda_call_run(const LoweredProgram& program, uint32_t c, bool no_gemm);
-
-/// The refusal of a call outside every group that no kernel runs (the whole message, "--target cuda: op ...").
-std::string no_kernel_message(const KernelCall& call);
+/// How each call outside every group of `fusion` runs (CudaPlan::runs), and the index maps' forms
+/// (CudaPlan::index_maps): call_why gets the reasons an index map cannot run (reported as "has no CUDA kernel: "),
+/// call_refusal the whole message of a call no kernel runs or a batched matmul that cannot run. Needs the plan's
+/// no_gemm and the scratch buffers (topk's) in place.
+void plan_runs(const LoweredProgram& program, const FusionPlan& fusion, CudaPlan& plan,
+               std::map<uint32_t, std::string>& call_why, std::map<uint32_t, std::string>& call_refusal);
 
 }  // namespace kforge::passes::cuda_plan_internal

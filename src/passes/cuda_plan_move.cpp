@@ -6,13 +6,12 @@
 
 #include <algorithm>
 
-#include "passes/axis.h"
-#include "passes/cuda_plan_index.h"
+#include "passes/cuda_plan_index_checks.h"
 #include "scalar_expr/scalar_type.h"
 
 namespace kforge::passes {
 
-namespace {
+namespace cuda_plan_internal {
 
 // Whether the index-mapped kernels move elements of `dtype`: a C++ scalar type, or the unsigned type of the same
 // width (float16 and bfloat16 move as their bits).
@@ -29,118 +28,38 @@ bool movable(ir::DataType dtype) {
   return s && expr::cpp_scalar_name(*s);
 }
 
-// The checks of one call. fail() keeps the first reason; a missing constant attribute replaces it (as the
-// kernels' builders read them).
-class MoveChecks {
- public:
-  MoveChecks(const LoweredProgram& p, const KernelCall& call, std::string* why) : p_(p), call_(call), why_(why) {}
+std::optional<CudaIndexMap> IndexChecks::build() {
+  why_->clear();
+  const std::string& op = call_.op;
+  bool ok = false;
+  if (op == "transpose") ok = transpose();
+  else if (op == "concat" || op == "stack") ok = join(op == "stack");
+  else if (op == "split" || op == "split_with_num") ok = split();
+  else if (op == "slice") ok = slice();
+  else if (op == "strided_slice") ok = strided_slice();
+  else if (op == "pad3d") ok = pad3d();
+  else if (op == "expand" || op == "tile") ok = broadcast();
+  else if (op == "gather" || op == "index_select") ok = gather();
+  else if (op == "embedding") ok = embedding();
+  else if (op == "meshgrid") ok = meshgrid();
+  else if (is_cuda_batched_matmul(op)) ok = batched_matmul();
+  else if (op == "topk") ok = topk();
+  else if (op == "gather_nd") ok = gather_nd();
+  else if (op == "scatter") ok = scatter();
+  else if (op == "roll") ok = roll();
+  else if (op == "pad") ok = pad();
+  else if (op == "assign") ok = assign();
+  else if (op == "add_n") ok = add_n();
+  else fail("it is not an index-mapped op");
+  if (!ok) return std::nullopt;
+  return form_;
+}
 
-  std::optional<CudaIndexMap> build() {
-    why_->clear();
-    const std::string& op = call_.op;
-    bool ok = false;
-    if (op == "transpose") ok = transpose();
-    else if (op == "concat" || op == "stack") ok = join(op == "stack");
-    else if (op == "split" || op == "split_with_num") ok = split();
-    else if (op == "slice") ok = slice();
-    else if (op == "strided_slice") ok = strided_slice();
-    else if (op == "pad3d") ok = pad3d();
-    else if (op == "expand" || op == "tile") ok = broadcast();
-    else if (op == "gather" || op == "index_select") ok = gather();
-    else if (op == "embedding") ok = embedding();
-    else if (op == "meshgrid") ok = meshgrid();
-    else if (is_cuda_batched_matmul(op)) ok = batched_matmul();
-    else fail("it is not an index-mapped op");
-    if (!ok) return std::nullopt;
-    return form_;
-  }
+bool IndexChecks::axis_of(int64_t given, size_t rank, size_t* axis, const char* reason) {
+  return normalize_axis(given, static_cast<int64_t>(rank), axis) || fail(reason);
+}
 
- private:
-  bool fail(std::string reason) {
-    if (why_->empty()) *why_ = std::move(reason);
-    return false;
-  }
-  const LoweredValue& value(uint32_t v) const { return p_.values[v]; }
-  uint32_t out_value() const {
-    return call_.outputs.empty() || call_.outputs[0].values.size() != 1 ? kNone : call_.outputs[0].values[0];
-  }
-  const AttrConstant* constant(std::string_view name) {
-    const KernelArg* a = call_.arg(name);
-    if (a != nullptr && a->kind == ArgKind::kConstant) return &a->constant;
-    *why_ = fmt::format("its {} is not a constant known at generation time", name);
-    return nullptr;
-  }
-  std::optional<int64_t> constant_int(std::string_view name) {
-    const AttrConstant* c = constant(name);
-    if (c == nullptr) return std::nullopt;
-    if (c->type == opdef::ArgType::kScalar || c->type == opdef::ArgType::kScalarInt ||
-        c->type == opdef::ArgType::kScalarInt64 || c->type == opdef::ArgType::kScalarFloat ||
-        c->type == opdef::ArgType::kScalarDouble) {
-      return c->scalar.is_floating ? static_cast<int64_t>(c->scalar.float_value) : c->scalar.int_value;
-    }
-    return c->int_value;
-  }
-  std::optional<double> constant_float(std::string_view name) {
-    const AttrConstant* c = constant(name);
-    if (c == nullptr) return std::nullopt;
-    if (c->type == opdef::ArgType::kFloat || c->type == opdef::ArgType::kDouble) return c->float_value;
-    return c->scalar.is_floating ? c->scalar.float_value : static_cast<double>(c->scalar.int_value);
-  }
-  // x and out have one dtype (float32 / float64 only when `arithmetic`) that the kernels move; it becomes the
-  // form's.
-  bool same_type(uint32_t x, uint32_t out, bool arithmetic) {
-    if (x == kNone || out == kNone) return fail("it needs an input and an output");
-    if (value(x).dtype != value(out).dtype) {
-      return fail(fmt::format("its input is {} and its output {}", ir::dtype_name(value(x).dtype),
-                              ir::dtype_name(value(out).dtype)));
-    }
-    const ir::DataType d = value(x).dtype;
-    if (arithmetic && d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
-      return fail(fmt::format("it computes on {} values; the CUDA kernel computes float32 and float64 only",
-                              ir::dtype_name(d)));
-    }
-    if (!movable(d)) return fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(d)));
-    form_.dtype = d;
-    return true;
-  }
-  bool index_type(uint32_t index) {
-    const ir::DataType d = value(index).dtype;
-    if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
-      return fail(fmt::format("its index is {} (int32 or int64 expected)", ir::dtype_name(d)));
-    }
-    form_.index_dtype = d;
-    return true;
-  }
-  // A data-movement kernel cannot write the buffer it reads.
-  bool own_buffer(uint32_t in, uint32_t out) {
-    if (value(in).buffer == value(out).buffer) {
-      return fail("its output shares its input's buffer (in place), which an index-mapped kernel cannot write");
-    }
-    return true;
-  }
-  bool axis_of(int64_t given, size_t rank, size_t* axis, const char* reason) {
-    return normalize_axis(given, static_cast<int64_t>(rank), axis) || fail(reason);
-  }
-
-  bool transpose();
-  bool join(bool stacked);
-  bool split();
-  bool slice();
-  bool strided_slice();
-  bool pad3d();
-  bool broadcast();
-  bool gather();
-  bool embedding();
-  bool meshgrid();
-  bool batched_matmul();
-
-  const LoweredProgram& p_;
-  const KernelCall& call_;
-  std::string* why_;
-  CudaIndexMap form_;
-};
-
-bool MoveChecks::transpose() {
+bool IndexChecks::transpose() {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   const bool typed = same_type(x, out, false);
   const AttrConstant* perm = constant("perm");
@@ -157,7 +76,7 @@ bool MoveChecks::transpose() {
   return true;
 }
 
-bool MoveChecks::join(bool stacked) {
+bool IndexChecks::join(bool stacked) {
   const KernelArg* xs = call_.arg("x");
   const uint32_t out = out_value();
   if (xs == nullptr || xs->kind != ArgKind::kTensorList || xs->values.empty() || out == kNone) {
@@ -176,7 +95,7 @@ bool MoveChecks::join(bool stacked) {
   return true;
 }
 
-bool MoveChecks::split() {
+bool IndexChecks::split() {
   const uint32_t x = call_.tensor_arg("x");
   const std::optional<int64_t> given = constant_int("axis");
   if (x == kNone || !given || call_.outputs.empty()) return fail("it needs an input, a constant axis and outputs");
@@ -190,14 +109,14 @@ bool MoveChecks::split() {
   return true;
 }
 
-bool MoveChecks::broadcast() {
+bool IndexChecks::broadcast() {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   if (!same_type(x, out, false) || !own_buffer(x, out)) return false;
   if (value(x).dims.size() > value(out).dims.size()) return fail("its input has a higher rank than its output");
   return true;
 }
 
-bool MoveChecks::gather() {
+bool IndexChecks::gather() {
   const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
   const bool typed = same_type(x, out, false);
   const std::optional<int64_t> given = typed ? constant_int("axis") : std::nullopt;
@@ -206,7 +125,7 @@ bool MoveChecks::gather() {
   return axis_of(*given, value(x).dims.size(), &form_.axis, "its axis is out of range");
 }
 
-bool MoveChecks::embedding() {
+bool IndexChecks::embedding() {
   const uint32_t ids = call_.tensor_arg("x"), weight = call_.tensor_arg("weight"), out = out_value();
   const bool typed = same_type(weight, out, false);
   const std::optional<int64_t> padding = typed ? constant_int("padding_idx") : std::nullopt;
@@ -221,7 +140,7 @@ bool MoveChecks::embedding() {
   return true;
 }
 
-bool MoveChecks::meshgrid() {
+bool IndexChecks::meshgrid() {
   const KernelArg* xs = call_.arg("inputs");
   if (xs == nullptr || xs->kind != ArgKind::kTensorList || call_.outputs.empty() ||
       call_.outputs[0].values.size() != xs->values.size()) {
@@ -238,7 +157,7 @@ bool MoveChecks::meshgrid() {
   return true;
 }
 
-bool MoveChecks::batched_matmul() {
+bool IndexChecks::batched_matmul() {
   const uint32_t x = call_.tensor_arg("x"), y = call_.tensor_arg("y"), out = out_value();
   if (!same_type(x, out, true) || y == kNone) return y == kNone ? fail("it needs x and y") : false;
   if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
@@ -263,7 +182,7 @@ bool MoveChecks::batched_matmul() {
   return true;
 }
 
-bool MoveChecks::slice() {
+bool IndexChecks::slice() {
   const uint32_t x = call_.tensor_arg("input"), out = out_value();
   const bool typed = same_type(x, out, false);
   const AttrConstant* axes = constant("axes");
@@ -309,7 +228,7 @@ bool MoveChecks::slice() {
   return true;
 }
 
-bool MoveChecks::strided_slice() {
+bool IndexChecks::strided_slice() {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   const bool typed = same_type(x, out, false);
   const AttrConstant* axes = constant("axes");
@@ -353,7 +272,7 @@ bool MoveChecks::strided_slice() {
   return true;
 }
 
-bool MoveChecks::pad3d() {
+bool IndexChecks::pad3d() {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   const bool typed = same_type(x, out, false);
   // Paddings are constants, or expressions of the dims (padding up to a multiple: `4 * ceil_div(h, 4) - h`).
@@ -379,9 +298,7 @@ bool MoveChecks::pad3d() {
   if (value(x).dims.size() != 5 || value(out).dims.size() != 5 || form_.pads.size() != 6) {
     return fail("it needs a 5-D x and 6 paddings");
   }
-  const bool bits16 = form_.dtype == ir::DataType::kUInt16 || form_.dtype == ir::DataType::kFloat16 ||
-                      form_.dtype == ir::DataType::kBFloat16;  // moved as uint16_t
-  if (form_.mode == CudaPadMode::kConstant && bits16 && *fill != 0) {
+  if (form_.mode == CudaPadMode::kConstant && moved_as_16_bits(form_.dtype) && *fill != 0) {
     return fail("a 16-bit float pad value is not supported");
   }
   form_.channel_last = format->string_value == "NDHWC";
@@ -389,11 +306,11 @@ bool MoveChecks::pad3d() {
   return true;
 }
 
-}  // namespace
+}  // namespace cuda_plan_internal
 
 std::optional<CudaIndexMap> plan_cuda_index_map(const LoweredProgram& program, const KernelCall& call,
-                                                std::string* why) {
-  return MoveChecks(program, call, why).build();
+                                                bool scratch, std::string* why) {
+  return cuda_plan_internal::IndexChecks(program, call, scratch, why).build();
 }
 
 }  // namespace kforge::passes

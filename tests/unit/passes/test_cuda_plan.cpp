@@ -444,6 +444,44 @@ TEST_CASE("cuda plan: a data-movement op or batched matmul its kernel cannot run
   }
 }
 
+TEST_CASE("cuda plan: the ops that pick or place by an index or a rank have their forms, or their first problem") {
+  SECTION("topk along a negative axis, in its scratch; roll's shifts added per axis; pad's widths") {
+    PlanFixture f(library_program("{name: x, dtype: float32, shape: [3, 6]}",
+                                  "  - {op: topk, in: [x], out: [v, i], attrs: {k: 2, axis: -1, largest: false, sorted: "
+                                  "true}}\n"
+                                  "  - {op: roll, in: [v], out: [r], attrs: {shifts: [1, 2], axis: [1, -1]}}\n"
+                                  "  - {op: pad, in: [r], out: [y], attrs: {paddings: [0, 0, 1, 2], pad_value: 1.5}}\n",
+                                  "y, i"),
+                  64 << 20, kLibraryOps);
+    const CudaIndexMap& topk = f.index_map(0);
+    CHECK(topk.axis == 1);
+    CHECK(topk.k == 2);
+    CHECK_FALSE(topk.largest);
+    CHECK(topk.sorted);
+    CHECK(scratch_buffer(*f.lowered, 0) != nullptr);
+    CHECK(f.index_map(1).shift == std::vector<int64_t>{0, 3});
+    CHECK_FALSE(f.index_map(1).flattened);
+    CHECK(f.index_map(2).widths == std::vector<int64_t>{0, 0, 1, 2});
+    CHECK(f.index_map(2).fill == 1.5);
+  }
+  SECTION("a topk of float16 values") {
+    PlanFixture f(library_program("{name: x, dtype: float16, shape: [3, 6]}",
+                                  "  - {op: topk, in: [x], out: [v, y], attrs: {k: 2, axis: -1, largest: true, sorted: "
+                                  "true}}\n",
+                                  "v, y"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.refusals() == "4:5: --target cuda: topk (pd_op.topk) has no CUDA kernel: it ranks bool or 16-bit float "
+                          "values, which the CUDA kernel does not take\n");
+  }
+  SECTION("a float16 pad of a fill other than 0") {
+    PlanFixture f(library_program("{name: x, dtype: float16, shape: [3, 6]}",
+                                  "  - {op: pad, in: [x], out: [y], attrs: {paddings: [0, 0, 1, 2], pad_value: 1.5}}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.refusals() == "4:5: --target cuda: pad (pd_op.pad) has no CUDA kernel: a 16-bit float pad value is not "
+                          "supported\n");
+  }
+}
+
 TEST_CASE("cuda plan: the index-mapped ops by family; the float32-only ones; the host's shape rules") {
   CHECK(cuda_index_family("transpose") == CudaIndexFamily::kMovement);
   CHECK(cuda_index_family("topk") == CudaIndexFamily::kSelect);

@@ -271,15 +271,15 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::Low
   } else if (family == CudaIndexFamily::kNorm) {
     kernels = index_text::norm_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                        &reason);
+  } else if (map == nullptr) {
+    reason = "the CUDA target plan has no form for it";  // a call with known results whose dtype no kernel moves
   } else if (family == CudaIndexFamily::kSelect) {
-    kernels = index_text::select_kernels(program, call, map, prefix, first, description, buffer, sizes,
+    kernels = index_text::select_kernels(program, call, *map, prefix, first, description, buffer, sizes,
                                          size_argument, &reason, scratch);
-  } else if (map != nullptr) {
+  } else {
     kernels = cuda_index_internal::IndexCall(*map, program, call, prefix, first, description, buffer, sizes,
                                              size_argument, &reason)
                   .build();
-  } else {
-    reason = "the CUDA target plan has no form for it";  // a call with known results whose dtype no kernel moves
   }
   if (!kernels && why != nullptr) *why = reason;
   return kernels;

@@ -21,20 +21,16 @@ namespace kforge::codegen::index_text {
 
 namespace select_internal {
 
-std::optional<std::vector<CudaIndexKernel>> SelectCall::build() {
+std::vector<CudaIndexKernel> SelectCall::build() {
   const std::string& op = call_.op;
-  if (op == "set_value" || op == "set_value_with_tensor") {
-    if (!set_value(op == "set_value_with_tensor")) return std::nullopt;
-    return take();
-  }
-  // The others render their plan form (passes/cuda_plan_select.cpp checked them).
   if (op == "topk") topk();
   else if (op == "gather_nd") gather_nd();
   else if (op == "scatter") scatter();
   else if (op == "roll") roll();
   else if (op == "pad") pad();
   else if (op == "add_n") add_n();
-  else assign();
+  else if (op == "assign") assign();
+  else set_value(op == "set_value_with_tensor");
   return take();
 }
 
@@ -216,13 +212,15 @@ void SelectCall::add_n() {
 
 }  // namespace select_internal
 
-std::optional<std::vector<CudaIndexKernel>> select_kernels(const LoweredProgram& program, const KernelCall& call,
-                                                           const passes::CudaIndexMap* map, const std::string& prefix, size_t first,
+std::vector<CudaIndexKernel> select_kernels(const LoweredProgram& program, const KernelCall& call,
+                                                           const passes::CudaIndexMap& map, const std::string& prefix,
+                                                           size_t first,
                                                            const std::string& description,
                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
                                                            const SizeTable::Spelling& size_argument, std::string* why,
                                                            const std::string& scratch) {
-  select_internal::SelectCall builder(map, program, call, prefix, first, description, buffer, sizes, size_argument, why);
+  select_internal::SelectCall builder(map, program, call, prefix, first, description, buffer, sizes, size_argument,
+                                      why);
   builder.set_scratch(scratch);
   return builder.build();
 }

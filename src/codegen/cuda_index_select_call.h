@@ -17,22 +17,21 @@
 
 namespace kforge::codegen::index_text::select_internal {
 
-// Renders the plan's form of a topk, gather_nd, scatter, roll, pad, assign or add_n (passes::CudaIndexMap: checked
-// there, so none fails here); set_value and set_value_with_tensor still check their calls here.
+// Renders the plan's form of its call (passes::CudaIndexMap: checked there, so none fails here).
 class SelectCall : public IndexBuilder {
  public:
-  SelectCall(const passes::CudaIndexMap* map, const passes::LoweredProgram& p, const passes::KernelCall& call,
+  SelectCall(const passes::CudaIndexMap& map, const passes::LoweredProgram& p, const passes::KernelCall& call,
              const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
              SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
       : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), map_(map) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build();
+  std::vector<CudaIndexKernel> build();
   // The pointer expression of the call's scratch buffer ("" if the plan gave it none).
   void set_scratch(std::string scratch) { scratch_ = std::move(scratch); }
 
  private:
-  // The plan's form of the call (never null for the ops it renders).
-  const passes::CudaIndexMap& form() const { return *map_; }
+  // The plan's form of the call.
+  const passes::CudaIndexMap& form() const { return map_; }
   // The element type value v is moved as (the plan checked it has one).
   std::string type_of(uint32_t v) const { return *move_type(value(v).dtype); }
 
@@ -54,19 +53,8 @@ class SelectCall : public IndexBuilder {
   // pad (constant) of any rank: paddings [before_0, after_0, before_1, ...].
   void pad();
 
-  // One sliced axis of set_value: the first element, the step and the count (expressions of the dims where the
-  // bounds are; those need a forward step).
-  struct Range {
-    SymExpr start, count;
-    int64_t step = 1;
-  };
-  bool slice_range(const SymExpr& n, const SymExpr& start_given, const SymExpr& end_given, int64_t step, Range* r);
-
-  // The values of an IntArray attribute: constants, or expressions of the dims.
-  std::optional<std::vector<SymExpr>> int_array(std::string_view name);
-
   // set_value (constant values) and set_value_with_tensor (a values tensor) into a strided slice of x.
-  bool set_value(bool with_tensor);
+  void set_value(bool with_tensor);
 
   // assign: a copy of x's elements.
   void assign();
@@ -74,7 +62,7 @@ class SelectCall : public IndexBuilder {
   // add_n: out = inputs[0] + inputs[1] + ... in input order, in the inputs' type.
   void add_n();
 
-  const passes::CudaIndexMap* map_;
+  const passes::CudaIndexMap& map_;
   std::string scratch_;
 };
 

@@ -128,15 +128,13 @@ std::optional<std::vector<CudaIndexKernel>> compute_kernels(const passes::Lowere
                                                             const SizeTable::Spelling& size_argument, std::string* why);
 
 /// The ops whose kernels pick, place or combine elements by an index or a rank (cuda_index_select.cpp): topk,
-/// gather_nd, scatter, roll, pad, add_n, assign (from their plan form `map`), set_value; their kernels, as
-/// cuda_index_kernels() (codegen/cuda_index.h), `scratch` the call's scratch (topk's).
-std::optional<std::vector<CudaIndexKernel>> select_kernels(const passes::LoweredProgram& program,
-                                                           const passes::KernelCall& call,
-                                                           const passes::CudaIndexMap* map, const std::string& prefix,
-                                                           size_t first, const std::string& description,
-                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why,
-                                                           const std::string& scratch);
+/// gather_nd, scatter, roll, pad, add_n, assign, set_value, set_value_with_tensor; their kernels rendered from their
+/// plan form `map`, as cuda_index_kernels() (codegen/cuda_index.h), `scratch` the call's scratch (topk's).
+std::vector<CudaIndexKernel> select_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                            const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
+                                            const std::string& description, const CudaBufferExpr& buffer,
+                                            SizeTable& sizes, const SizeTable::Spelling& size_argument,
+                                            std::string* why, const std::string& scratch);
 
 /// The norms no fused group takes (cuda_index_norm.cpp): group_norm, p_norm; their kernels, as cuda_index_kernels().
 std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredProgram& program,

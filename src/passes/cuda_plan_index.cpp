@@ -80,10 +80,8 @@ std::optional<CudaIndexFamily> cuda_index_family(std::string_view op) {
 bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul" || op == "bmm"; }
 
 bool has_cuda_index_map(const KernelCall& call) {
-  static const std::set<std::string, std::less<>> kSelectMaps = {"topk", "gather_nd", "scatter", "roll",
-                                                                 "pad",  "assign",    "add_n"};
-  return cuda_index_family(call.op) == CudaIndexFamily::kMovement || is_cuda_batched_matmul(call.op) ||
-         kSelectMaps.contains(call.op);
+  return cuda_index_family(call.op) == CudaIndexFamily::kMovement ||
+         cuda_index_family(call.op) == CudaIndexFamily::kSelect || is_cuda_batched_matmul(call.op);
 }
 
 const std::set<std::string>& cuda_float32_index_ops() {

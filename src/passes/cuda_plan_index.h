@@ -51,12 +51,21 @@ enum class CudaRun {
   kDataDependent,  // it sizes a dim from data in a way the CUDA target cannot: the backend refuses it there
 };
 
+/// One dim of x in set_value's slice: the first element, the step and the count (expressions of the dims where
+/// the bounds are); a dim not sliced runs 0, 1, its size.
+struct CudaSliceRange {
+  SymExpr start, count;
+  int64_t step = 1;
+  bool sliced = false;
+};
+
 /// A pad3d's mode (its `mode` attribute).
 enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
 
 /// The form of a data-movement op (transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d,
 /// expand, tile, gather, index_select, embedding, meshgrid), of an op that picks, places or combines elements by an
-/// index or a rank (topk, gather_nd, scatter, roll, pad, assign, add_n) or of a batched matmul: its attributes
+/// index or a rank (topk, gather_nd, scatter, roll, pad, assign, add_n, set_value, set_value_with_tensor) or of a
+/// batched matmul: its attributes
 /// resolved. Value indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their
 /// defaults.
 struct CudaIndexMap {
@@ -97,10 +106,15 @@ struct CudaIndexMap {
   bool flattened = false;
   /// pad: the paddings, two per dim of x ([before_0, after_0, before_1, ...]); the fill is `fill`.
   std::vector<int64_t> widths;
+  /// set_value / set_value_with_tensor: x's slice, per dim; per dim of x, the stride of its coordinate in the values
+  /// (0: the values broadcast along it, or the dim is dropped); set_value's constant values (row-major).
+  std::vector<CudaSliceRange> ranges;
+  std::vector<SymExpr> value_strides;
+  std::vector<ScalarConstant> constants;
 };
 
 /// Whether `call` (of an index-mapped op or a batched matmul) has a CudaIndexMap: the data-movement ops, the select
-/// ops above and matmul / bmm. (set_value and the computing families check their calls in codegen/ still.)
+/// ops above and matmul / bmm. (The computing families check their calls in codegen/ still.)
 bool has_cuda_index_map(const KernelCall& call);
 /// The form of such a call, or nullopt with `why` (a sentence: "its axis is out of range") when the CUDA kernels
 /// cannot run it. `scratch`: whether the memory plan gave the call a scratch buffer (topk's, cuda_index_scratch.h).

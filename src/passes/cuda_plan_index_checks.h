@@ -130,6 +130,13 @@ class IndexChecks {
   bool pad();
   bool assign();
   bool add_n();
+  // cuda_plan_set_value.cpp: set_value (constant values) and set_value_with_tensor (a values tensor) into a strided
+  // slice of x; one axis's slice as Paddle normalises it; an IntArray attribute's values (constants, or
+  // expressions of the dims).
+  bool set_value(bool with_tensor);
+  bool slice_range(const SymExpr& n, const SymExpr& start_given, const SymExpr& end_given, int64_t step,
+                   CudaSliceRange* r);
+  std::optional<std::vector<SymExpr>> int_array(std::string_view name);
 
   const LoweredProgram& p_;
   const KernelCall& call_;

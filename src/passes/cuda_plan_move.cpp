@@ -50,6 +50,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "pad") ok = pad();
   else if (op == "assign") ok = assign();
   else if (op == "add_n") ok = add_n();
+  else if (op == "set_value" || op == "set_value_with_tensor") ok = set_value(op == "set_value_with_tensor");
   else fail("it is not an index-mapped op");
   if (!ok) return std::nullopt;
   return form_;

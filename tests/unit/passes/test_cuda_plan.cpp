@@ -482,6 +482,32 @@ TEST_CASE("cuda plan: the ops that pick or place by an index or a rank have thei
   }
 }
 
+TEST_CASE("cuda plan: set_value's slice and where its values are read; what its kernel cannot take") {
+  SECTION("a strided slice of one axis, the values broadcast along the other") {
+    PlanFixture f(library_program("{name: x, dtype: float32, shape: [4, 6]}, {name: v, dtype: float32, shape: [1, 2]}",
+                                  "  - {op: set_value_with_tensor, in: [x, v], out: [y], attrs: {starts: [1], ends: "
+                                  "[-1], steps: [2], axes: [1], decrease_axes: [], none_axes: []}}\n"),
+                  64 << 20, kLibraryOps);
+    const CudaIndexMap& m = f.index_map(0);
+    REQUIRE(m.ranges.size() == 2);
+    CHECK_FALSE(m.ranges[0].sliced);
+    CHECK(m.ranges[0].count == SymExpr(4));
+    CHECK(m.ranges[1].sliced);
+    CHECK(m.ranges[1].start == SymExpr(1));
+    CHECK(m.ranges[1].step == 2);
+    CHECK(m.ranges[1].count == SymExpr(2));  // 1 and 3 (the end -1 is 5)
+    CHECK(m.value_strides == std::vector<SymExpr>{SymExpr(0), SymExpr(1)});
+  }
+  SECTION("float16 constants") {
+    PlanFixture f(library_program("{name: x, dtype: float16, shape: [4]}",
+                                  "  - {op: set_value, in: [x], out: [y], attrs: {starts: [0], ends: [2], steps: [1], "
+                                  "axes: [0], decrease_axes: [], none_axes: [], shape: [1], values: [1.0]}}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.refusals() == "4:5: --target cuda: set_value (pd_op.set_value) has no CUDA kernel: it sets 16-bit float "
+                          "values, which the CUDA kernel does not take\n");
+  }
+}
+
 TEST_CASE("cuda plan: the index-mapped ops by family; the float32-only ones; the host's shape rules") {
   CHECK(cuda_index_family("transpose") == CudaIndexFamily::kMovement);
   CHECK(cuda_index_family("topk") == CudaIndexFamily::kSelect);

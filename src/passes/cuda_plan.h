@@ -16,8 +16,8 @@
 // The channels and the window must be known at generation time (the geometry is a constant of the output); the
 // batch and the spatial dims may be dynamic. A SAME padding over a dynamic spatial dim must not depend on it.
 // Every other call outside the groups runs as its CudaRun says (cuda_plan_index.h: an index-mapped kernel, the
-// known elements written, a compaction, a copy, nothing), or is refused: no kernel runs it, or a data-movement op's
-// or batched matmul's attributes are beyond its kernel (CudaIndexMap).
+// known elements written, a compaction, a copy, nothing), or is refused: no kernel runs it, or the attributes of a
+// data-movement or select op or a batched matmul are beyond its kernel (CudaIndexMap).
 // A new CUDA op that a library or header call runs adds its form here (a struct, its builder in a cuda_plan_*.cpp
 // that returns it or a reason, a map of CudaPlan) and its rendering to codegen/, which reads the form only.
 #pragma once

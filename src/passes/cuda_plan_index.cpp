@@ -93,6 +93,20 @@ const std::set<std::string>& cuda_float32_index_ops() {
   return ops;
 }
 
+int64_t cuda_attr_int(const AttrConstant& c) {
+  if (c.type == opdef::ArgType::kScalar || c.type == opdef::ArgType::kScalarInt ||
+      c.type == opdef::ArgType::kScalarInt64 || c.type == opdef::ArgType::kScalarFloat ||
+      c.type == opdef::ArgType::kScalarDouble) {
+    return c.scalar.is_floating ? static_cast<int64_t>(c.scalar.float_value) : c.scalar.int_value;
+  }
+  return c.int_value;
+}
+
+double cuda_attr_float(const AttrConstant& c) {
+  if (c.type == opdef::ArgType::kFloat || c.type == opdef::ArgType::kDouble) return c.float_value;
+  return c.scalar.is_floating ? c.scalar.float_value : static_cast<double>(c.scalar.int_value);
+}
+
 bool is_cuda_compaction_op(std::string_view op) { return op == "nonzero" || op == "masked_select" || op == "unique"; }
 
 bool is_cuda_host_shape_rule(std::string_view infer_meta) {

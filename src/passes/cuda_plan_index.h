@@ -1,8 +1,9 @@
 // The CUDA target plan's part for the calls outside every group that are not convolutions, pools or batch norms
 // (cuda_plan.h): which ops have an index-mapped kernel (codegen/cuda_index*.cpp, one family per file), how each
 // call outside every group runs (CudaRun: a library call, an index map, its known elements written, a compaction,
-// a copy, nothing), and the data-movement ops' forms: their attributes resolved (axes normalised, starts clamped,
-// the element and index dtypes checked) or the reason the CUDA kernels cannot run them. A call that runs on no
+// a copy, nothing), and the forms of the data-movement and select ops and the batched matmul: their attributes
+// resolved (axes normalised, starts clamped, the element and index dtypes checked) or the reason the CUDA kernels
+// cannot run them. A call that runs on no
 // kernel is refused here, at its op; codegen renders what the plan chose.
 #pragma once
 
@@ -39,10 +40,15 @@ bool is_cuda_compaction_op(std::string_view op);
 /// (runtime/kforge_shape_meta.h): those of reshape, expand, tile, slice, full_with_tensor and arange.
 bool is_cuda_host_shape_rule(std::string_view infer_meta);
 
+/// The integer value of an int or Scalar attribute (a floating Scalar truncated) and the value of a float or Scalar
+/// one, as the index-mapped kernels read their attributes.
+int64_t cuda_attr_int(const AttrConstant& c);
+double cuda_attr_float(const AttrConstant& c);
+
 /// How a call outside every group runs on the GPU.
 enum class CudaRun {
   kLibrary,        // a convolution, pool or batch norm (their forms in CudaPlan), cuDNN or a header's kernel
-  kIndex,          // index-mapped kernels (with a CudaIndexMap for the data-movement ops)
+  kIndex,          // index-mapped kernels (with a CudaIndexMap where has_cuda_index_map)
   kBatchedMatmul,  // a matmul no GEMM group computes: the index-mapped batched kernel (a CudaIndexMap)
   kKnown,          // every result known at generation time: the known elements written
   kCompaction,     // nonzero / masked_select / unique (is_cuda_compaction_op)

@@ -47,19 +47,11 @@ class IndexChecks {
   }
   std::optional<int64_t> constant_int(std::string_view name) {
     const AttrConstant* c = constant(name);
-    if (c == nullptr) return std::nullopt;
-    if (c->type == opdef::ArgType::kScalar || c->type == opdef::ArgType::kScalarInt ||
-        c->type == opdef::ArgType::kScalarInt64 || c->type == opdef::ArgType::kScalarFloat ||
-        c->type == opdef::ArgType::kScalarDouble) {
-      return c->scalar.is_floating ? static_cast<int64_t>(c->scalar.float_value) : c->scalar.int_value;
-    }
-    return c->int_value;
+    return c != nullptr ? std::optional<int64_t>(cuda_attr_int(*c)) : std::nullopt;
   }
   std::optional<double> constant_float(std::string_view name) {
     const AttrConstant* c = constant(name);
-    if (c == nullptr) return std::nullopt;
-    if (c->type == opdef::ArgType::kFloat || c->type == opdef::ArgType::kDouble) return c->float_value;
-    return c->scalar.is_floating ? c->scalar.float_value : static_cast<double>(c->scalar.int_value);
+    return c != nullptr ? std::optional<double>(cuda_attr_float(*c)) : std::nullopt;
   }
   // x and out have one dtype (float32 / float64 only when `arithmetic`) that the kernels move; it becomes the
   // form's.

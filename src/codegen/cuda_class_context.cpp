@@ -27,17 +27,18 @@ std::string cuda_shape_text(const passes::SymShape& dims) {
   return out + "]";
 }
 
+bool cuda_eager_copy(const passes::LoweredProgram& program, size_t index) {
+  const passes::ProgramOutput& o = program.outputs.at(index);
+  return o.copy && DataSymbols(program).late_symbol(program.values[o.value].dims) == passes::kNone;
+}
+
 namespace {
 
-// The copied outputs of `program` among its first `count`, those sized by data left out (allocated and copied
-// last, through Bindings::outputs).
+// The eager copies (cuda_eager_copy) among the first `count` outputs of `program`.
 size_t eager_copies(const passes::LoweredProgram& program, size_t count) {
-  const DataSymbols data(program);
-  return static_cast<size_t>(std::count_if(
-      program.outputs.begin(), program.outputs.begin() + static_cast<std::ptrdiff_t>(count),
-      [&](const passes::ProgramOutput& o) {
-        return o.copy && data.late_symbol(program.values[o.value].dims) == passes::kNone;
-      }));
+  size_t n = 0;
+  for (size_t i = 0; i < count; ++i) n += cuda_eager_copy(program, i) ? 1 : 0;
+  return n;
 }
 
 }  // namespace

@@ -62,6 +62,10 @@ struct CudaClassParts {
 std::string cuda_input_ident(const passes::LoweredProgram& program, size_t index);
 std::string cuda_output_ident(const passes::LoweredProgram& program, size_t index);
 
+/// Whether output `index` of `program` is copied (`ProgramOutput::copy`: an input, a parameter or a constant
+/// fetched, or a value fetched twice) and not sized by data: run() copies it with the launches, into its slot of
+/// `Bindings::buffers` (cuda_copy_slot); one sized by data is allocated and copied last, through `Bindings::outputs`.
+bool cuda_eager_copy(const passes::LoweredProgram& program, size_t index);
 /// The slots of `Bindings::buffers`: one per buffer of the plan, then one per output that is copied (an input,
 /// a parameter or a constant fetched, or a value fetched twice: the plan gives such an output no buffer of its
 /// own; those sized by data aside), so that a copy's destination is a bound pointer, part of the CUDA graph's key like every other.

@@ -9,10 +9,6 @@
 
 namespace kforge::codegen::cuda_program_internal {
 
-bool CudaHostEmitter::is_cuda_select_op(const std::string& op) {
-  return op == "nonzero" || op == "masked_select" || op == "unique";
-}
-
 std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
   std::set<uint32_t> refused;
   for (const passes::Symbol& s : p_.symbols) {
@@ -24,14 +20,14 @@ std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
                         "what comes after, and a CUDA graph (--cuda-graph) replays the sizes it was captured with; "
                         "compile without --cuda-graph (the launches then run one by one)",
                         s.name, s.before_call ? " (it is read from a tensor's values)" : "");
-    } else if (s.before_call && !is_host_shape_rule(call.infer_meta)) {
+    } else if (s.before_call && !passes::is_cuda_host_shape_rule(call.infer_meta)) {
       why = fmt::format("{} is read from a tensor's values by {}, which --target cuda does not run on the host (it "
                         "runs those of reshape, slice, expand, tile, full_with_tensor and arange: kforge_shape_meta.h; "
                         "--target cpu compiles it)",
                         s.name, call.infer_meta.empty() ? "no infer-meta" : call.infer_meta);
     } else if (s.before_call) {
       continue;
-    } else if (!is_cuda_select_op(call.op)) {
+    } else if (!passes::is_cuda_compaction_op(call.op)) {
       why = fmt::format("{} depends on the data, and --target cuda has no kernel that counts it for '{}' yet "
                         "(nonzero, masked_select and unique have one; --target cpu compiles it)",
                         s.name, call.op);

@@ -111,22 +111,20 @@ class CudaHostEmitter {
                      const CudaBufferExpr& buffer);
 
   // The sizes that depend on data (cuda_data_dependent.cpp): the calls whose data-dependent symbols the CUDA target
-  // refuses (each an error at the op); whether an op is a compaction of kforge_select.cuh; its step (the count
+  // refuses (each an error at the op); a compaction's (passes::is_cuda_compaction_op) step (the count
   // copied back and bind_s<id>() called after it), or nullopt after an error; the bind_s<id>() functions' contexts
   // in bind order (their `sizes` added by add_data_dependent_keys, once every size is named); the copies into the
   // outputs sized by data, allocated after the last launch.
   std::set<uint32_t> check_data_symbols();
-  static bool is_cuda_select_op(const std::string& op);
   std::optional<tmpl::Value> select_step(const passes::KernelCall& call, uint32_t index, size_t launch,
                                          const std::string& description);
   std::optional<tmpl::Value> unique_step(const passes::KernelCall& call, uint32_t x, const passes::Symbol& symbol,
                                          size_t launch, const std::string& description);
-  // Dims read from a tensor's values (cuda_shape_from_values.cpp): whether an infer-meta is one of
-  // runtime/kforge_shape_meta.h's host shape rules; an argument of it as host code (the tensors it copies back into
+  // Dims read from a tensor's values (cuda_shape_from_values.cpp; which infer-metas the host runs:
+  // passes::is_cuda_host_shape_rule): an argument of such a rule as host code (the tensors it copies back into
   // `copies`, conversions into `converts`), or nullopt after an error; the step that copies, runs the rule and binds
   // the call's dims; the steps of every such call not refused, by call; and, while steps() lays out enqueue(), those
   // to run before the launch of `calls` (a group's, or one library call's) that are not `placed` yet.
-  static bool is_host_shape_rule(const std::string& infer_meta);
   std::optional<std::string> host_arg(const passes::KernelCall& call, uint32_t index, const passes::KernelArg& arg,
                                       tmpl::List& copies, tmpl::List& converts);
   std::optional<tmpl::Value> shape_read_step(uint32_t index);

@@ -41,6 +41,7 @@
 
 #include "codegen/cuda_conv.h"
 #include "codegen/size_table.h"
+#include "passes/cuda_plan_index.h"
 #include "passes/lowered_program.h"
 #include "template/value.h"
 
@@ -58,16 +59,6 @@ struct CudaIndexKernel {
   bool interp = false;              // uses kforge_index.cuh's interpolation helpers
 };
 
-/// Whether `op` has an index-mapped kernel (the list above).
-bool is_cuda_index_op(std::string_view op);
-/// The index-mapped ops whose CUDA kernels compute on the values (dropout's downgrade_in_infer scaling, bilinear
-/// interpolation, cumsum, prod, pow) in float32 and float64 only: `kforge compile --precision` keeps them float32
-/// between casts (passes/precision.h).
-const std::set<std::string>& cuda_float32_index_ops();
-/// matmul: the calls no GEMM group computes (batched x and y) get cuda_index_kernels' one-thread-per-output-element
-/// dot product (accumulated in float, double for float64).
-bool is_cuda_batched_matmul(std::string_view op);
-
 /// A kernel per result of `call` writing its elements where every result is known as expressions of the dims
 /// (passes::LoweredValue::known, passes::cuda_results_known; codegen/cuda_index_known.cpp), whatever the op;
 /// nullopt otherwise.
@@ -78,12 +69,16 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
                                                                const SizeTable::Spelling& size_argument);
 
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
-/// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. The kernels take
-/// the sizes they use as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as
-/// `size_argument(k)`. `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for
-/// the ops that plan one (passes/cuda_index_scratch.h: topk); "" when it has none.
+/// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. Which ops are
+/// index-mapped is the CUDA target plan's (passes/cuda_plan_index.h); the calls with a plan form `map`
+/// (passes::has_cuda_index_map: the data-movement and select families, a batched matmul) render it and cannot fail
+/// (`map` is null for the other families, which check their calls here still). The kernels take the sizes they use
+/// as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as `size_argument(k)`.
+/// `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for the ops that plan
+/// one (passes/cuda_index_scratch.h: topk); "" when it has none.
 std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::LoweredProgram& program,
                                                                const passes::KernelCall& call,
+                                                               const passes::CudaIndexMap* map,
                                                                const std::string& prefix, size_t first,
                                                                const std::string& description,
                                                                const CudaBufferExpr& buffer, SizeTable& sizes,

@@ -83,8 +83,6 @@ class BinaryCall : public IndexBuilder {
 
 }  // namespace
 
-bool is_binary_op(std::string_view op) { return op == "floor_divide" || op == "uniform"; }
-
 std::optional<std::vector<CudaIndexKernel>> binary_kernels(const LoweredProgram& program, const KernelCall& call,
                                                            const std::string& prefix, size_t first,
                                                            const std::string& description,

@@ -30,52 +30,61 @@ using index_text::constant_int;
 using index_text::IndexBuilder;
 using index_text::KernelText;
 
+// Renders the plan's form of one call (passes::CudaIndexMap): every check was the plan's, so none fails here.
 class IndexCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  IndexCall(const passes::CudaIndexMap& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
+            const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
+            SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build();
+  std::vector<CudaIndexKernel> build();
 
  private:
-  bool transpose();
+  // The element type value v is moved as (the plan checked it has one).
+  std::string type_of(uint32_t v) const { return *index_text::move_type(value(v).dtype); }
+
+  void transpose();
 
   // concat / stack: output coordinate c<axis> selects the input. concat: input j holds output coordinates
   // [start_j, start_j + dims_j[axis]) along the axis; stack: input j is c<axis> == j, its coordinates the output's
   // others.
-  bool join(bool stacked);
+  void join(bool stacked);
 
   // split / split_with_num: output k is the slice of x along the axis after the earlier outputs.
-  bool split();
+  void split();
 
   // slice: x[starts:ends] along `axes`, with the decrease_axis dims dropped from the output.
-  bool slice();
+  void slice();
 
   // strided_slice: x[start::step] along `axes` (negative steps too), with the CPU kernel's normalisation
-  // (kernels/meta_manip.cc); the sliced dims must be known at generation time.
-  bool strided_slice();
+  // (kernels/meta_manip.cc), as the plan resolved it.
+  void strided_slice();
 
   // pad3d of a 5-D x (NCDHW or NDHWC): constant, reflect, replicate or circular, as kernels/movement.cc.
-  bool pad3d();
+  void pad3d();
 
   // expand / tile: x's dims align with the output's last dims; each x coordinate is the output's modulo x's dim.
-  bool broadcast();
+  void broadcast();
 
   // gather / index_select: x viewed as [outer, n, inner] around the axis; output [outer, k, inner] picks index's
   // k entries along it.
-  bool gather();
+  void gather();
 
   // embedding: row ids[e / D] of weight [V, D]; padding_idx rows are zeros (kernels/linalg.cc).
-  bool embedding();
+  void embedding();
 
   // meshgrid: output i repeats 1-D input i along its own axis (out_i[c0, c1, ...] = in_i[c_i]).
-  bool meshgrid();
+  void meshgrid();
 
   // A matmul that no GEMM group computes (batched x and y, as attention's scores and context, or a vector operand, as
   // PicoDet's distribution focal integral): one thread per output element accumulates its dot product over K in the
   // compute type (float, or double for float64), in k order. The batch dims broadcast (a dim of 1 is read at 0). A
   // vector x [K] is a row [1, K] and a vector y [K] a column [K, 1] whose dim the output drops; the transposes
   // apply to matrices only (kernels/linalg.cc). Slow for large K; correct for every size.
-  bool batched_matmul();
+  void batched_matmul();
+
+  const passes::CudaIndexMap& form_;
 };
 
 }  // namespace kforge::codegen::cuda_index_internal

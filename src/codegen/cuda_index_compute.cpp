@@ -311,19 +311,6 @@ bool ComputeCall::pow() {
 
 }  // namespace compute_internal
 
-namespace {
-
-constexpr std::array<std::string_view, 20> kComputeOps = {
-    "dropout", "nearest_interp", "bilinear_interp", "triu", "tril", "arange", "full_with_tensor", "sum", "mean",
-    "max",     "min",            "prod",            "any",  "all",  "softmax", "cumsum",         "one_hot", "pow",
-    "mean_all", "grid_sample"};
-
-}  // namespace
-
-bool is_compute_op(std::string_view op) {
-  return std::find(kComputeOps.begin(), kComputeOps.end(), op) != kComputeOps.end();
-}
-
 std::optional<std::vector<CudaIndexKernel>> compute_kernels(const LoweredProgram& program, const KernelCall& call,
                                                             const std::string& prefix, size_t first,
                                                             const std::string& description,

@@ -134,8 +134,6 @@ class EinsumCall : public IndexBuilder {
 
 }  // namespace
 
-bool is_einsum_op(std::string_view op) { return op == "einsum"; }
-
 std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const LoweredProgram& program, const KernelCall& call,
                                                            const std::string& prefix, size_t first,
                                                            const std::string& description,

@@ -20,9 +20,6 @@ namespace kforge::codegen::index_text {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kLossOps = {"sigmoid_cross_entropy_with_logits",
-                                                      "cross_entropy_with_softmax"};
-
 class LossCall : public IndexBuilder {
  public:
   using IndexBuilder::IndexBuilder;
@@ -173,8 +170,6 @@ class LossCall : public IndexBuilder {
 };
 
 }  // namespace
-
-bool is_loss_op(std::string_view op) { return std::find(kLossOps.begin(), kLossOps.end(), op) != kLossOps.end(); }
 
 std::optional<std::vector<CudaIndexKernel>> loss_kernels(const LoweredProgram& program, const KernelCall& call,
                                                          const std::string& prefix, size_t first,

@@ -21,8 +21,6 @@ namespace kforge::codegen::index_text {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kNormOps = {"group_norm", "p_norm"};
-
 class NormCall : public IndexBuilder {
  public:
   using IndexBuilder::IndexBuilder;
@@ -197,8 +195,6 @@ class NormCall : public IndexBuilder {
 };
 
 }  // namespace
-
-bool is_norm_op(std::string_view op) { return std::find(kNormOps.begin(), kNormOps.end(), op) != kNormOps.end(); }
 
 std::optional<std::vector<CudaIndexKernel>> norm_kernels(const LoweredProgram& program, const KernelCall& call,
                                                          const std::string& prefix, size_t first,

@@ -17,56 +17,52 @@
 
 namespace kforge::codegen::index_text::select_internal {
 
+// Renders the plan's form of its call (passes::CudaIndexMap: checked there, so none fails here).
 class SelectCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  SelectCall(const passes::CudaIndexMap& map, const passes::LoweredProgram& p, const passes::KernelCall& call,
+             const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
+             SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), map_(map) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build();
+  std::vector<CudaIndexKernel> build();
   // The pointer expression of the call's scratch buffer ("" if the plan gave it none).
   void set_scratch(std::string scratch) { scratch_ = std::move(scratch); }
 
  private:
-  // The C++ type of an arithmetic dtype (bool excluded): integers, float32, float64; "" after fail().
-  std::string number_type(uint32_t v);
+  // The plan's form of the call.
+  const passes::CudaIndexMap& form() const { return map_; }
+  // The element type value v is moved as (the plan checked it has one).
+  std::string type_of(uint32_t v) const { return *move_type(value(v).dtype); }
 
   uint32_t output(size_t i) const;
 
   // topk along `axis`: thread e selects the first k of line e as the CPU kernel does (kforge_index.cuh's topk_line),
   // in the call's scratch (len int32 entries per line).
-  bool topk();
+  void topk();
 
   // gather_nd: index [..., k] picks, per row, the slice x[i0, ..., ik-1, :].
-  bool gather_nd();
+  void gather_nd();
 
   // scatter of 1-D index rows into x's rows (in place or not: each thread reads and writes its own element).
-  bool scatter();
+  void scatter();
 
   // roll: out[c] = x[(c - shift) mod n] along each rolled axis, or along the flattened tensor without axes.
-  bool roll();
+  void roll();
 
   // pad (constant) of any rank: paddings [before_0, after_0, before_1, ...].
-  bool pad();
-
-  // One sliced axis of set_value: the first element, the step and the count (expressions of the dims where the
-  // bounds are; those need a forward step).
-  struct Range {
-    SymExpr start, count;
-    int64_t step = 1;
-  };
-  bool slice_range(const SymExpr& n, const SymExpr& start_given, const SymExpr& end_given, int64_t step, Range* r);
-
-  // The values of an IntArray attribute: constants, or expressions of the dims.
-  std::optional<std::vector<SymExpr>> int_array(std::string_view name);
+  void pad();
 
   // set_value (constant values) and set_value_with_tensor (a values tensor) into a strided slice of x.
-  bool set_value(bool with_tensor);
+  void set_value(bool with_tensor);
 
   // assign: a copy of x's elements.
-  bool assign();
+  void assign();
 
   // add_n: out = inputs[0] + inputs[1] + ... in input order, in the inputs' type.
-  bool add_n();
+  void add_n();
 
+  const passes::CudaIndexMap& map_;
   std::string scratch_;
 };
 

@@ -28,20 +28,12 @@ const passes::AttrConstant* constant(const KernelCall& call, std::string_view na
 
 std::optional<int64_t> constant_int(const KernelCall& call, std::string_view name, std::string* why) {
   const passes::AttrConstant* c = constant(call, name, why);
-  if (c == nullptr) return std::nullopt;
-  if (c->type == opdef::ArgType::kScalar || c->type == opdef::ArgType::kScalarInt ||
-      c->type == opdef::ArgType::kScalarInt64 || c->type == opdef::ArgType::kScalarFloat ||
-      c->type == opdef::ArgType::kScalarDouble) {
-    return c->scalar.is_floating ? static_cast<int64_t>(c->scalar.float_value) : c->scalar.int_value;
-  }
-  return c->int_value;
+  return c != nullptr ? std::optional<int64_t>(passes::cuda_attr_int(*c)) : std::nullopt;
 }
 
 std::optional<double> constant_float(const KernelCall& call, std::string_view name, std::string* why) {
   const passes::AttrConstant* c = constant(call, name, why);
-  if (c == nullptr) return std::nullopt;
-  if (c->type == opdef::ArgType::kFloat || c->type == opdef::ArgType::kDouble) return c->float_value;
-  return c->scalar.is_floating ? c->scalar.float_value : static_cast<double>(c->scalar.int_value);
+  return c != nullptr ? std::optional<double>(passes::cuda_attr_float(*c)) : std::nullopt;
 }
 
 bool is_read(const passes::LoweredProgram& p, uint32_t v) {

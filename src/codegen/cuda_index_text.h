@@ -121,7 +121,6 @@ class IndexBuilder {
 /// The ops whose kernels compute on the values (cuda_index_compute.cpp): dropout, interpolation, triu / tril,
 /// arange, full_with_tensor, the reductions outside a fused group (sum, mean, max, min, prod, any, all over any
 /// axes), cumsum, one_hot and pow; their kernels, as cuda_index_kernels() (codegen/cuda_index.h).
-bool is_compute_op(std::string_view op);
 std::optional<std::vector<CudaIndexKernel>> compute_kernels(const passes::LoweredProgram& program,
                                                             const passes::KernelCall& call, const std::string& prefix,
                                                             size_t first, const std::string& description,
@@ -129,18 +128,15 @@ std::optional<std::vector<CudaIndexKernel>> compute_kernels(const passes::Lowere
                                                             const SizeTable::Spelling& size_argument, std::string* why);
 
 /// The ops whose kernels pick, place or combine elements by an index or a rank (cuda_index_select.cpp): topk,
-/// gather_nd, scatter, roll, pad, add_n; their kernels, as cuda_index_kernels() (codegen/cuda_index.h), `scratch`
-/// the call's scratch (topk's).
-bool is_select_op(std::string_view op);
-std::optional<std::vector<CudaIndexKernel>> select_kernels(const passes::LoweredProgram& program,
-                                                           const passes::KernelCall& call, const std::string& prefix,
-                                                           size_t first, const std::string& description,
-                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why,
-                                                           const std::string& scratch);
+/// gather_nd, scatter, roll, pad, add_n, assign, set_value, set_value_with_tensor; their kernels rendered from their
+/// plan form `map`, as cuda_index_kernels() (codegen/cuda_index.h), `scratch` the call's scratch (topk's).
+std::vector<CudaIndexKernel> select_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                            const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
+                                            const std::string& description, const CudaBufferExpr& buffer,
+                                            SizeTable& sizes, const SizeTable::Spelling& size_argument,
+                                            std::string* why, const std::string& scratch);
 
 /// The norms no fused group takes (cuda_index_norm.cpp): group_norm, p_norm; their kernels, as cuda_index_kernels().
-bool is_norm_op(std::string_view op);
 std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredProgram& program,
                                                          const passes::KernelCall& call, const std::string& prefix,
                                                          size_t first, const std::string& description,
@@ -149,7 +145,6 @@ std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredPr
 
 /// The losses no fused group takes (cuda_index_loss.cpp): sigmoid_cross_entropy_with_logits,
 /// cross_entropy_with_softmax; their kernels, as cuda_index_kernels().
-bool is_loss_op(std::string_view op);
 std::optional<std::vector<CudaIndexKernel>> loss_kernels(const passes::LoweredProgram& program,
                                                          const passes::KernelCall& call, const std::string& prefix,
                                                          size_t first, const std::string& description,
@@ -157,7 +152,6 @@ std::optional<std::vector<CudaIndexKernel>> loss_kernels(const passes::LoweredPr
                                                          const SizeTable::Spelling& size_argument, std::string* why);
 
 /// einsum (cuda_index_linalg.cpp); its kernel, as cuda_index_kernels().
-bool is_einsum_op(std::string_view op);
 std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const passes::LoweredProgram& program,
                                                            const passes::KernelCall& call, const std::string& prefix,
                                                            size_t first, const std::string& description,
@@ -165,7 +159,6 @@ std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const passes::Lowered
                                                            const SizeTable::Spelling& size_argument, std::string* why);
 
 /// floor_divide, broadcasting, and uniform (cuda_index_binary.cpp); their kernels, as cuda_index_kernels().
-bool is_binary_op(std::string_view op);
 std::optional<std::vector<CudaIndexKernel>> binary_kernels(const passes::LoweredProgram& program,
                                                            const passes::KernelCall& call, const std::string& prefix,
                                                            size_t first, const std::string& description,

@@ -12,10 +12,10 @@
 //   sites with tensor-core variants, kforge_gemm_tc.cuh (codegen/cuda_gemm.h); kforge_half.cuh also when a
 //   fused group loads or stores float16 / bfloat16 values (its conversions).
 //   With row groups and --multi-kernel-hints also kforge_row_variants.cuh (codegen/cuda_row_variants.h).
-// Every call must be in a fused group (the CUDA backend has no per-op kernels; a GEMM group is a cuBLASLt or
-// SIMT GEMM call), or be a convolution, pool or batch norm the CUDA target plan (passes/cuda_plan.h) chose a form
-// for, or an index-mapped op; any other call is an error at its place in the program (for a matmul: why it is not
-// a GEMM, from the plan), except a view whose output shares its input's buffer (nothing to do on the device).
+// Every call is in a fused group (the CUDA backend has no per-op kernels; a GEMM group is a cuBLASLt or SIMT GEMM
+// call), or runs as the CUDA target plan (passes/cuda_plan.h) says: a convolution, pool or batch norm of its form,
+// an index map (a CudaIndexMap's for the data-movement and select ops and a batched matmul), a compaction, a copy,
+// or nothing; the plan refused every other call at its place in the program before the backend runs.
 // docs/compile.md ("--target cuda") documents the output.
 #pragma once
 

@@ -183,8 +183,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
     bindings.push_back(std::move(b));
   }
   for (size_t i = 0; i < p_.outputs.size(); ++i) {
-    const passes::ProgramOutput& out = p_.outputs[i];
-    if (!out.copy || data_.late_symbol(p_.values[out.value].dims) != kNone) continue;  // late: late_output_copies
+    if (!cuda_eager_copy(p_, i)) continue;  // sized by data: late_output_copies
     tmpl::Value b = tmpl::Value::map();
     b.set("index", static_cast<int64_t>(cuda_copy_slot(p_, i)));
     b.set("pointer", output_ident(i) + "->data");
@@ -201,9 +200,8 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   ctx.set("steps", steps());
   tmpl::List copies;
   for (size_t i = 0; i < p_.outputs.size(); ++i) {
-    const passes::ProgramOutput& out = p_.outputs[i];
-    if (!out.copy || data_.late_symbol(p_.values[out.value].dims) != kNone) continue;  // late: late_output_copies
-    const auto& v = p_.values[out.value];
+    if (!cuda_eager_copy(p_, i)) continue;  // sized by data: late_output_copies
+    const auto& v = p_.values[p_.outputs[i].value];
     tmpl::Value c = tmpl::Value::map();
     c.set("to", static_cast<int64_t>(cuda_copy_slot(p_, i)));
     c.set("from", static_cast<int64_t>(v.buffer));

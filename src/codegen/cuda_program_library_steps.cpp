@@ -9,53 +9,11 @@ namespace kforge::codegen::cuda_program_internal {
 void CudaHostEmitter::check_calls() {
   const std::set<uint32_t> refused = check_data_symbols();
   build_shape_reads(refused);
-  for (uint32_t c = 0; c < p_.calls.size(); ++c) {
-    if (c < plan_.call_group.size() && plan_.call_group[c] != kNone) continue;
-    if (refused.contains(c)) continue;
-    const passes::KernelCall& call = p_.calls[c];
-    if (is_cuda_select_op(call.op)) {  // a compaction whose count comes back to the host (cuda_data_dependent.cpp)
-      library_calls_.push_back(c);
-      continue;
-    }
-    if (passes::is_cuda_conv_op(call.op) || passes::is_cuda_pool_op(call.op) ||
-        passes::is_cuda_batch_norm_op(call.op) || is_cuda_index_op(call.op) || passes::cuda_results_known(p_, call)) {
-      // cuDNN / the pooling / epilogue / an index-mapped kernel / the known elements written: build_library_steps()
-      // says if it can
-      library_calls_.push_back(c);
-      continue;
-    }
-    if (std::optional<std::pair<uint32_t, uint32_t>> view = p_.view_values(c)) {
-      // A view of its input's buffer needs nothing; one with a buffer of its own (its input is memory the
-      // caller owns, or is written in place later) is a copy of the same bytes.
-      if (p_.values[view->first].buffer != p_.values[view->second].buffer) library_calls_.push_back(c);
-      continue;
-    }
-    bool shares = !call.inplace_twin;
-    uint32_t in_buffer = kNone;
-    for (const passes::KernelArg& a : call.args) {
-      if (a.kind == passes::ArgKind::kTensor && in_buffer == kNone) in_buffer = p_.values[a.value].buffer;
-    }
-    bool any_output = false;
-    for (const passes::CallOutput& out : call.outputs) {
-      for (uint32_t v : out.values) {
-        if (v == kNone) continue;
-        any_output = true;
-        shares &= p_.values[v].buffer == in_buffer;
-      }
-    }
-    if (shares && any_output && in_buffer != kNone) continue;
-    if ((call.op == "matmul" || call.op == "bmm") && target_.no_gemm.count(c) != 0) {
-      // Supported matmuls are GEMM groups; one that is not (a batched y) is a generated batched kernel when it
-      // can be (build_library_steps() says why not, with the plan's reason it is no GEMM).
-      library_calls_.push_back(c);
-      continue;
-    }
-    diags_.error(call.loc, "--target cuda: op '" + call.op + "' (" + call.pir_name +
-                               ") is not in a fused group and the CUDA backend has no kernel for it; only ops "
-                               "with `compute`, `reduce` or `row_pattern` that fuse, float32, float16 or "
-                               "bfloat16 matmuls, float32 convolutions, pool2d and the index-mapped ops "
-                               "(transpose, concat, split, slice, gather, interpolation, ...) run on the GPU "
-                               "(docs/compile.md)");
+  for (const auto& [c, run] : target_.runs) {
+    // The plan says how every call outside the groups runs (it refused the others); the data-dependent sizes are
+    // still checked here (refused: reported by check_data_symbols).
+    if (refused.contains(c) || run == passes::CudaRun::kNothing || run == passes::CudaRun::kDataDependent) continue;
+    library_calls_.push_back(c);
   }
 }
 
@@ -95,7 +53,7 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
     ++batch_norms_;
     return;
   }
-  if (is_cuda_select_op(call.op)) {
+  if (passes::is_cuda_compaction_op(call.op)) {
     if (std::optional<tmpl::Value> step = select_step(call, c, launch, description)) {
       library_step_at_.emplace(launch, std::move(*step));
     }
@@ -110,11 +68,13 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
   std::string why;
   std::optional<std::vector<CudaIndexKernel>> known =
       cuda_known_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_, run_size);
-  if (known || is_cuda_index_op(call.op) || is_cuda_batched_matmul(call.op)) {
+  const auto map = target_.index_maps.find(c);
+  if (known || passes::is_cuda_index_op(call.op) || map != target_.index_maps.end()) {
     if (std::optional<std::vector<CudaIndexKernel>> kernels =
             known ? std::move(known)
-                  : cuda_index_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_,
-                                       run_size, &why, scratch_pointer(c))) {
+                  : cuda_index_kernels(p_, call, map != target_.index_maps.end() ? &map->second : nullptr,
+                                       cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_, run_size,
+                                       &why, scratch_pointer(c))) {
       tmpl::List contexts;
       for (const CudaIndexKernel& k : *kernels) {
         contexts.push_back(cuda_index_kernel_context(k));
@@ -129,13 +89,6 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
       library_step_at_.emplace(launch, std::move(step));
       return;
     }
-  }
-  if (is_cuda_batched_matmul(call.op)) {
-    const auto no_gemm = target_.no_gemm.find(c);
-    diags_.error(call.loc, "--target cuda: matmul (" + call.pir_name + ") has no CUDA GEMM: " +
-                               (no_gemm != target_.no_gemm.end() ? no_gemm->second : std::string()) +
-                               "; and no batched kernel: " + why);
-    return;
   }
   diags_.error(call.loc, "--target cuda: " + call.op + " (" + call.pir_name + ") has no CUDA kernel: " + why);
 }

@@ -7,13 +7,6 @@
 
 namespace kforge::codegen::cuda_program_internal {
 
-bool CudaHostEmitter::is_host_shape_rule(const std::string& infer_meta) {
-  static const std::set<std::string, std::less<>> kRules = {"ReshapeInferMeta",        "ExpandInferMeta",
-                                                            "TileInferMeta",           "SliceRawInferMeta",
-                                                            "FullWithTensorInferMeta", "ArangeInferMeta"};
-  return kRules.contains(infer_meta);
-}
-
 std::optional<std::string> CudaHostEmitter::host_arg(const passes::KernelCall& call, uint32_t index,
                                                     const passes::KernelArg& arg, tmpl::List& copies,
                                                     tmpl::List& converts) {

@@ -3,7 +3,7 @@
 #include <array>
 #include <vector>
 
-#include "codegen/cuda_index.h"
+#include "passes/cuda_plan_index.h"
 
 namespace kforge::driver {
 
@@ -56,7 +56,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         // decoder's target and memory batches) become one symbol, checked equal at run time.
         .unify_broadcast_symbols = true,
         .half_precision = true,
-        .float32_ops = &codegen::cuda_float32_index_ops,
+        .float32_ops = &passes::cuda_float32_index_ops,
         // The CUDA interpolation kernels take their size from the output's dims: size tensors known from the dims
         // (`size=[h * 2, w * 2]`) are left out, and the ops computing them are not called.
         .sizes_from_output_dims = true,

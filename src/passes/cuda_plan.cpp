@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "passes/cuda_index_scratch.h"
+#include "passes/cuda_plan_internal.h"
 #include "passes/gemm.h"
 #include "passes/memory_plan.h"
 
@@ -121,6 +122,37 @@ void plan_relu6_splits(const std::vector<uint32_t>& readers, CudaPlan& plan) {
   }
 }
 
+// The form of call c when it is a matmul outside every GEMM group (why it is no GEMM), a convolution, a pool or a
+// lone batch norm; `call_why`: why one of these cannot run.
+void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<uint32_t>& readers, CudaPlan& plan,
+                       std::map<uint32_t, std::string>& call_why) {
+  const KernelCall& call = p.calls[c];
+  std::string why;
+  if (is_cuda_batched_matmul(call.op)) {
+    if (!gemm_form(p, call, &why)) plan.no_gemm.emplace(c, why);
+  } else if (is_cuda_conv_op(call.op)) {
+    if (std::optional<CudaConv> conv = plan_cuda_conv(p, call, &why)) {
+      add_geometry_checks(call, conv->checked_dims, plan);
+      plan.convs.emplace(c, std::move(*conv));
+    } else {
+      call_why.emplace(c, why);
+    }
+  } else if (is_cuda_pool_op(call.op)) {
+    if (std::optional<CudaPool> pool = plan_cuda_pool(p, call, &why)) {
+      add_geometry_checks(call, pool->checked_dims, plan);
+      plan.pools.emplace(c, std::move(*pool));
+    } else {
+      call_why.emplace(c, why);
+    }
+  } else if (is_cuda_batch_norm_op(call.op)) {
+    if (std::optional<CudaBatchNorm> norm = plan_cuda_batch_norm(p, call, readers, &why)) {
+      plan.batch_norms.emplace(c, std::move(*norm));
+    } else {
+      call_why.emplace(c, why);
+    }
+  }
+}
+
 }  // namespace
 
 CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_bytes) {
@@ -128,7 +160,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   const std::vector<uint32_t> readers = count_readers(p);
   check_gemm_dims(p, fusion, plan);
   // The forms, and why the others cannot run (reported below in order, after the padded inputs are checked).
-  std::map<uint32_t, std::string> group_why, call_why;
+  std::map<uint32_t, std::string> group_why, call_why, call_refusal;  // call_refusal: the whole message
   std::string why;
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kConv) continue;
@@ -141,32 +173,8 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   }
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
-    const KernelCall& call = p.calls[c];
     // A call whose results are known has them written (the backend's known elements), whatever it is.
-    if (cuda_results_known(p, call)) continue;
-    if (call.op == "matmul" || call.op == "bmm") {
-      if (!gemm_form(p, call, &why)) plan.no_gemm.emplace(c, why);
-    } else if (is_cuda_conv_op(call.op)) {
-      if (std::optional<CudaConv> conv = plan_cuda_conv(p, call, &why)) {
-        add_geometry_checks(call, conv->checked_dims, plan);
-        plan.convs.emplace(c, std::move(*conv));
-      } else {
-        call_why.emplace(c, why);
-      }
-    } else if (is_cuda_pool_op(call.op)) {
-      if (std::optional<CudaPool> pool = plan_cuda_pool(p, call, &why)) {
-        add_geometry_checks(call, pool->checked_dims, plan);
-        plan.pools.emplace(c, std::move(*pool));
-      } else {
-        call_why.emplace(c, why);
-      }
-    } else if (is_cuda_batch_norm_op(call.op)) {
-      if (std::optional<CudaBatchNorm> norm = plan_cuda_batch_norm(p, call, readers, &why)) {
-        plan.batch_norms.emplace(c, std::move(*norm));
-      } else {
-        call_why.emplace(c, why);
-      }
-    }
+    if (!cuda_results_known(p, p.calls[c])) plan_library_call(p, c, readers, plan, call_why);
   }
   plan_relu6_splits(readers, plan);
 
@@ -193,6 +201,8 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   add_scratch_buffers(p, workspaces, scratch_bytes);
   add_scratch_buffers(p, padded);
   add_scratch_buffers(p, cuda_index_scratch(p, fusion));  // topk's lines
+  // How every other call outside the groups runs, and the index maps' forms (topk's with its scratch, above).
+  cuda_plan_internal::plan_runs(p, fusion, plan, call_why, call_refusal);
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kConv) continue;
     const KernelCall& op = p.calls[g.calls.front()];
@@ -203,6 +213,9 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (const auto refused = call_why.find(c); refused != call_why.end()) {
       plan.refusals.push_back(no_kernel(p.calls[c], refused->second));
+    }
+    if (const auto refused = call_refusal.find(c); refused != call_refusal.end()) {
+      plan.refusals.push_back({p.calls[c].loc, refused->second});
     }
   }
   return plan;

@@ -15,6 +15,9 @@
 //     fit the kernels' int, and says why each matmul outside every GEMM group is no GEMM.
 // The channels and the window must be known at generation time (the geometry is a constant of the output); the
 // batch and the spatial dims may be dynamic. A SAME padding over a dynamic spatial dim must not depend on it.
+// Every other call outside the groups runs as its CudaRun says (cuda_plan_index.h: an index-mapped kernel, the
+// known elements written, a compaction, a copy, nothing), or is refused: no kernel runs it, or the attributes of a
+// data-movement or select op or a batched matmul are beyond its kernel (CudaIndexMap).
 // A new CUDA op that a library or header call runs adds its form here (a struct, its builder in a cuda_plan_*.cpp
 // that returns it or a reason, a map of CudaPlan) and its rendering to codegen/, which reads the form only.
 #pragma once
@@ -26,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "passes/cuda_plan_index.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "support/source_manager.h"
@@ -130,8 +134,12 @@ struct CudaPlan {
   std::map<uint32_t, CudaConv> convs;
   std::map<uint32_t, CudaPool> pools;
   std::map<uint32_t, CudaBatchNorm> batch_norms;
-  /// The matmul / bmm calls outside every GEMM group: why each is no GEMM (the backend tries a batched kernel).
+  /// The matmul / bmm calls outside every GEMM group: why each is no GEMM (the batched kernel runs it).
   std::map<uint32_t, std::string> no_gemm;
+  /// How each call outside every group runs, by call index (cuda_plan_index.h); a call no kernel runs is refused.
+  std::map<uint32_t, CudaRun> runs;
+  /// The data-movement calls' and the batched matmuls' forms, by call index (those whose results are not known).
+  std::map<uint32_t, CudaIndexMap> index_maps;
   /// The positions (Buffer::scratch_at) of the convolutions cuDNN runs, each with a scratch buffer of the memory
   /// plan (its cuDNN workspace, add_scratch_buffers): the groups' and the lone calls', but the direct depthwise.
   std::vector<uint32_t> scratch_positions;

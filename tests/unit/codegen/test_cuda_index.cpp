@@ -44,7 +44,14 @@ struct IndexFixture {
     const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
       return (is_const ? "(const " : "(") + type + "*)b" + std::to_string(v);
     };
-    return cuda_index_kernels(*lowered, lowered->calls.at(call), "k_", 0, "call", buffer, sizes,
+    // The calls with an index map render the CUDA target plan's form (passes/cuda_plan_index.h), which says why not.
+    const passes::KernelCall& c = lowered->calls.at(call);
+    std::optional<passes::CudaIndexMap> map;
+    if (passes::has_cuda_index_map(c)) {
+      map = passes::plan_cuda_index_map(*lowered, c, false, why);
+      if (!map) return std::nullopt;
+    }
+    return cuda_index_kernels(*lowered, c, map ? &*map : nullptr, "k_", 0, "call", buffer, sizes,
                               [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }, why);
   }
 };

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "opdef/op_loader.h"
 #include "passes/cuda_plan.h"
@@ -17,9 +18,15 @@
 
 namespace kforge::passes::test {
 
-/// Lowers a program YAML text against the ops of golden case compile-cuda-conv (kernels/ops.yaml's conv2d,
-/// pool2d, batch_norm, matmul, ... and fusion.yaml's conv2d_fused), plans its fusion as --target cuda does, and
-/// makes its CUDA target plan with cuDNN workspaces of `scratch_bytes`.
+/// The op files of golden case compile-cuda-conv (kernels/ops.yaml's conv2d, pool2d, batch_norm, matmul, ... and
+/// fusion.yaml's conv2d_fused), relative to the source root.
+inline const std::vector<std::string> kConvOps = {"tests/golden/compile-cuda-conv/ops.yaml",
+                                                  "tests/golden/compile-cuda-conv/fusion.yaml"};
+/// The kernel library's ops (the index-mapped ops, nonzero, flip, ...).
+inline const std::vector<std::string> kLibraryOps = {"kernels/ops.yaml"};
+
+/// Lowers a program YAML text against `op_files` (kConvOps unless told), plans its fusion as --target cuda does,
+/// and makes its CUDA target plan with cuDNN workspaces of `scratch_bytes`.
 struct PlanFixture {
   SourceManager sources;
   std::ostringstream errors;
@@ -30,11 +37,10 @@ struct PlanFixture {
   FusionPlan fusion;
   CudaPlan plan;
 
-  explicit PlanFixture(const std::string& program_text, int64_t scratch_bytes = 64 << 20) {
+  explicit PlanFixture(const std::string& program_text, int64_t scratch_bytes = 64 << 20,
+                       const std::vector<std::string>& op_files = kConvOps) {
     opdef::OpLoader loader(sources, diags);
-    const std::string dir = std::string(KFORGE_SOURCE_ROOT) + "/tests/golden/compile-cuda-conv/";
-    loader.add_file(dir + "ops.yaml");
-    loader.add_file(dir + "fusion.yaml");
+    for (const std::string& file : op_files) loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/" + file);
     library = std::move(loader).finish();
     ops = std::make_unique<OpSet>(library, nullptr, diags);
     const uint32_t file = sources.add_buffer("p.yaml", program_text);
@@ -70,6 +76,20 @@ struct PlanFixture {
     INFO(refusals());
     REQUIRE(plan.pools.count(c) == 1);
     return plan.pools.at(c);
+  }
+  /// The form of the data-movement call (or batched matmul) c.
+  const CudaIndexMap& index_map(uint32_t c) const {
+    INFO(refusals());
+    REQUIRE(plan.index_maps.count(c) == 1);
+    return plan.index_maps.at(c);
+  }
+  /// The index of the first call of op `op`.
+  uint32_t call(const std::string& op) const {
+    for (uint32_t c = 0; c < lowered->calls.size(); ++c) {
+      if (lowered->calls[c].op == op) return c;
+    }
+    FAIL("no call of " << op);
+    return kNone;
   }
   uint32_t value(const std::string& name) const {
     for (const LoweredValue& v : lowered->values) {

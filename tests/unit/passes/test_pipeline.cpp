@@ -104,6 +104,10 @@ TEST_CASE("pipeline: the CUDA target plan gives each cuDNN convolution a scratch
   CHECK(without->cuda.group_convs.empty());
 
   target.cuda_plan = true;
+  // As --target cuda: the concat an index map into a buffer of its own, the matmul a GEMM group (the plan refuses a
+  // concat written in place and a matmul no kernel runs).
+  target.concat_in_place = false;
+  target.gemm_groups = true;
   const std::optional<CompiledProgram> compiled = run(target, choices);
   REQUIRE(compiled->cuda.group_conv(0) != nullptr);
   CHECK(compiled->cuda.refusals.empty());

@@ -1,0 +1,18 @@
+// Internal to passes/: what plan_cuda (cuda_plan.cpp) asks of the index part of the plan (cuda_plan_index.cpp).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "passes/cuda_plan.h"
+
+namespace kforge::passes::cuda_plan_internal {
+
+/// How each call outside every group of `fusion` runs (CudaPlan::runs), and the index maps' forms
+/// (CudaPlan::index_maps): call_why gets the reasons an index map cannot run (reported as "has no CUDA kernel: "),
+/// call_refusal the whole message of a call no kernel runs or a batched matmul that cannot run. Needs the plan's
+/// no_gemm and the scratch buffers (topk's) in place.
+void plan_runs(const LoweredProgram& program, const FusionPlan& fusion, CudaPlan& plan,
+               std::map<uint32_t, std::string>& call_why, std::map<uint32_t, std::string>& call_refusal);
+
+}  // namespace kforge::passes::cuda_plan_internal

@@ -77,6 +77,7 @@ class FusedWriter {
       body.insert(body.end(), p.stores.begin(), p.stores.end());
       pv.set("body", lines(body));
       pv.set("post", lines(p.post));
+      pv.set("block", p.blocked ? kMathBlock : int64_t{0});
       passes.push_back(std::move(pv));
     }
     v.set("passes", Value(std::move(passes)));
@@ -88,6 +89,7 @@ class FusedWriter {
  private:
   struct Pass {
     std::vector<std::string> pre, body, post, stores;
+    bool blocked = false;  // emitted in blocks of kMathBlock (fused_cpu.j2), see uses_runtime_math
     std::vector<std::string> loads;  // element inputs read in this pass, in first-use order
   };
 
@@ -157,7 +159,7 @@ class FusedWriter {
     switch (st.kind) {
       case StmtKind::kElement:
       case StmtKind::kRowValue: {
-        runtime_math_ = runtime_math_ || expr::calls_runtime_math(*st.expr->root);
+        const bool math = expr::calls_runtime_math(*st.expr->root);
         std::string rhs = group_stmt_text(st, expr::EmitTarget::kCpp);
         if (st.expr->root->type != st.type) rhs = "static_cast<" + t + ">(" + rhs + ")";
         const std::string line = fmt::format("const {} {} = {};", t, st.name, rhs);
@@ -169,11 +171,13 @@ class FusedWriter {
         for (uint32_t p : st.passes) {
           for (const std::string& n : names) use(n, p);
           passes_[p].body.push_back(line);
+          if (math) uses_runtime_math(p);
         }
         return;
       }
       case StmtKind::kReduce: {
         const expr::TypedReduction& r = *st.reduction;
+        // A reduction's combine is an in-order accumulation, which does not vectorise: its pass is not blocked.
         runtime_math_ = runtime_math_ || expr::calls_runtime_math(*r.combine.root) ||
                         (r.finalize && expr::calls_runtime_math(*r.finalize->root));
         const std::string acc = "acc_" + st.name;
@@ -215,6 +219,10 @@ class FusedWriter {
     const uint32_t f = st.passes.front();
     const std::string mx = "max_" + st.name, sum = "sum_" + st.name;
     runtime_math_ = true;
+    if (st.exps_kept) {  // otherwise the exps are summed in their loop, which stays whole
+      uses_runtime_math(f + 1);
+      passes_[f + 2].blocked = true;  // the division, blocked as well for the -O2 cost model
+    }
     for (uint32_t k = 0; k < (st.exps_kept ? 2u : 3u); ++k) use(x, f + k);
     passes_[f].pre.push_back(fmt::format("{} {} = -std::numeric_limits<{}>::infinity();", t, mx, t));
     passes_[f].body.push_back(fmt::format("{} = {} > {} ? {} : {};", mx, x, mx, x, mx));
@@ -263,6 +271,17 @@ class FusedWriter {
     if (!scale.empty()) body.push_back(fmt::format("{} *= {};", n, scale));
     if (!bias.empty()) body.push_back(fmt::format("{} += {};", n, bias));
   }
+
+  // Pass p's body calls kforge_math.h: the group gets AVX2 clones, and the pass runs whole blocks of kMathBlock
+  // elements, then the rest. A loop whose trip count is a constant multiple of the vector width vectorises
+  // under GCC's -O2 cost model, which refuses any loop that needs a scalar epilogue (softmax over 18385 classes,
+  // a dynamic inner size); the body, and so every element's bits, are the same in both loops.
+  void uses_runtime_math(uint32_t p) {
+    runtime_math_ = true;
+    passes_[p].blocked = true;
+  }
+
+  static constexpr int64_t kMathBlock = 16;
 
   const FusedGroup& g_;
   bool runtime_math_ = false;  // the body calls kforge_math.h

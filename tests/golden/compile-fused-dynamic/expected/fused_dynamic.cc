@@ -83,7 +83,16 @@ KFORGE_MATH_CLONES void fused_0([[maybe_unused]] int64_t s0, const float* __rest
       max_v6 = v5 > max_v6 ? v5 : max_v6;
     }
     float sum_v6 = float(0);
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float in1 = p_in1[j];
+        const float v4 = in0 + in1;
+        const float v5 = std::max(v4, 0.0f);
+        exps_v6[j] = kforge::math::exp(v5 - max_v6);
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float in1 = p_in1[j];
       const float v4 = in0 + in1;
@@ -91,7 +100,13 @@ KFORGE_MATH_CLONES void fused_0([[maybe_unused]] int64_t s0, const float* __rest
       exps_v6[j] = kforge::math::exp(v5 - max_v6);
     }
     for (index_t j = 0; j < inner; ++j) sum_v6 += exps_v6[j];
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float v6 = exps_v6[j] / sum_v6;
+        p_v6[base + j] = v6;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float v6 = exps_v6[j] / sum_v6;
       p_v6[base + j] = v6;
     }
@@ -105,7 +120,16 @@ KFORGE_MATH_CLONES void fused_1([[maybe_unused]] int64_t z2, const float* __rest
   const index_t inner = static_cast<index_t>(z2);
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        index_t in0_rest = base + j, in0_at = 0; in0_at += in0_rest % static_cast<index_t>(8) * static_cast<index_t>(1); in0_rest /= static_cast<index_t>(8); in0_rest /= static_cast<index_t>(6); in0_at += in0_rest * static_cast<index_t>(8); const float in0 = p_in0[in0_at];
+        index_t in1_rest = base + j, in1_at = 0; in1_rest /= static_cast<index_t>(8); in1_at += in1_rest % static_cast<index_t>(6) * static_cast<index_t>(1); in1_rest /= static_cast<index_t>(6); const float in1 = p_in1[in1_at];
+        const float v7 = in0 * in1;
+        const float v8 = kforge::math::exp(v7);
+        p_v8[base + j] = v8;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       index_t in0_rest = base + j, in0_at = 0; in0_at += in0_rest % static_cast<index_t>(8) * static_cast<index_t>(1); in0_rest /= static_cast<index_t>(8); in0_rest /= static_cast<index_t>(6); in0_at += in0_rest * static_cast<index_t>(8); const float in0 = p_in0[in0_at];
       index_t in1_rest = base + j, in1_at = 0; in1_rest /= static_cast<index_t>(8); in1_at += in1_rest % static_cast<index_t>(6) * static_cast<index_t>(1); in1_rest /= static_cast<index_t>(6); const float in1 = p_in1[in1_at];
       const float v7 = in0 * in1;

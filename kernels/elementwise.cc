@@ -8,6 +8,7 @@
 
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "transcendental.h"
 
 namespace kforge::kernels {
 
@@ -228,27 +229,34 @@ struct VisitNumber {
 }  // namespace
 
 KFORGE_UNARY(relu, VisitNumber, v > T(0) ? v : T(0))
-KFORGE_UNARY(sigmoid, VisitFloat, T(1) / (T(1) + std::exp(-v)))
 KFORGE_UNARY(tanh, VisitFloat, std::tanh(v))
-KFORGE_UNARY(exp, VisitFloat, std::exp(v))
 KFORGE_UNARY(rsqrt, VisitFloat, T(1) / std::sqrt(v))
 KFORGE_UNARY(floor, VisitFloat, std::floor(v))
-KFORGE_UNARY(silu, VisitFloat, v / (T(1) + std::exp(-v)))
-KFORGE_UNARY(swish, VisitFloat, v / (T(1) + std::exp(-v)))
 // Paddle's defaults: threshold 6, scale 6, offset 3.
 KFORGE_UNARY(hardswish, VisitFloat, v * std::fmin(std::fmax(v + T(3), T(0)), T(6)) / T(6))
 
 #undef KFORGE_UNARY
 
+Status sigmoid(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  return util::transcendental_kernel(ctx, x, out, "sigmoid", util::Transcendental::kSigmoid);
+}
+Status exp(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  return util::transcendental_kernel(ctx, x, out, "exp", util::Transcendental::kExp);
+}
+Status silu(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  return util::transcendental_kernel(ctx, x, out, "silu", util::Transcendental::kSilu);
+}
+Status swish(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  return util::transcendental_kernel(ctx, x, out, "swish", util::Transcendental::kSilu);
+}
+
 Status gelu(const KernelContext& ctx, const Tensor& x, bool approximate, Tensor* out) {
-  return unary(ctx, x, out, "gelu", VisitFloat{}, [approximate](auto tag) {
+  if (!approximate) return util::transcendental_kernel(ctx, x, out, "gelu", util::Transcendental::kGeluErf);
+  return unary(ctx, x, out, "gelu", VisitFloat{}, [](auto tag) {
     using T = typename decltype(tag)::type;
-    return [approximate](T v) -> T {
-      if (approximate) {
-        const T k = static_cast<T>(0.79788456080286535587989211986876);  // sqrt(2 / pi)
-        return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
-      }
-      return T(0.5) * v * (T(1) + std::erf(v * static_cast<T>(0.70710678118654752440)));
+    return [](T v) -> T {
+      const T k = static_cast<T>(0.79788456080286535587989211986876);  // sqrt(2 / pi)
+      return T(0.5) * v * (T(1) + std::tanh(k * (v + T(0.044715) * v * v * v)));
     };
   });
 }

@@ -8,6 +8,7 @@
 #include "kernel_util.h"
 #include "kforge_kernels.h"
 #include "reference.h"
+#include "transcendental.h"
 #if KFORGE_KERNELS_ONEDNN
 #include "onednn/onednn.h"
 #endif
@@ -180,12 +181,15 @@ Status softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out)
         T* res = od + o * len * inner + i;
         T max = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < len; ++j) max = in[j * inner] > max ? in[j * inner] : max;
-        T total = T(0);
-        for (int64_t j = 0; j < len; ++j) {
-          const T e = std::exp(in[j * inner] - max);  // read before the write: out may alias x
-          res[j * inner] = e;
-          total += e;
+        // The exps first (one vectorised loop for a contiguous row; each read before its write: out may alias
+        // x), then their sum in order.
+        if (inner == 1) {
+          util::map_exp_shifted(in, max, res, len);
+        } else {
+          for (int64_t j = 0; j < len; ++j) res[j * inner] = math::exp(in[j * inner] - max);
         }
+        T total = T(0);
+        for (int64_t j = 0; j < len; ++j) total += res[j * inner];
         for (int64_t j = 0; j < len; ++j) res[j * inner] /= total;
       }
     }

@@ -6,6 +6,7 @@
 
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "transcendental.h"
 
 namespace kforge::kernels {
 
@@ -135,7 +136,7 @@ Status cross_entropy_with_softmax(const KernelContext& ctx, const Tensor& input,
       for (int64_t k = 0; k < classes * inner; ++k) {
         T shifted = row[k] - top;
         if (shifted < T(-64)) shifted = T(-64);
-        prob[k] = std::exp(shifted);
+        prob[k] = math::exp(shifted);
       }
       for (int64_t i = 0; i < inner; ++i) {
         T sum = T(0);

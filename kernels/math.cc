@@ -7,6 +7,7 @@
 
 #include "kforge_kernels.h"
 #include "math_util.h"
+#include "transcendental.h"
 
 namespace kforge::kernels {
 
@@ -64,12 +65,15 @@ T integer_power(T x, T e) {
 
 KFORGE_FLOAT_UNARY(relu6, std::min(std::max(v, T(0)), T(6)))
 KFORGE_FLOAT_UNARY(sqrt, std::sqrt(v))
-KFORGE_FLOAT_UNARY(erf, std::erf(v))
 KFORGE_FLOAT_UNARY(log, std::log(v))
 KFORGE_FLOAT_UNARY(sin, std::sin(v))
 KFORGE_FLOAT_UNARY(cos, std::cos(v))
 
 KFORGE_FLOAT_UNARY(reciprocal, T(1) / v)
+
+Status erf(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  return util::transcendental_kernel(ctx, x, out, "erf", util::Transcendental::kErf);
+}
 
 #undef KFORGE_FLOAT_UNARY
 
@@ -289,7 +293,7 @@ Status swiglu(const KernelContext& ctx, const Tensor& x, const Tensor* y, Tensor
       const T* ar = a + r * stride;
       const T* br = b + r * stride;
       T* orow = o + r * n;
-      for (int64_t j = 0; j < n; ++j) orow[j] = ar[j] / (T(1) + std::exp(-ar[j])) * br[j];
+      for (int64_t j = 0; j < n; ++j) orow[j] = util::silu_of(ar[j]) * br[j];
     }
     return Status::OK();
   });

@@ -8,6 +8,7 @@
 
 #include "kforge_kernels.h"
 #include "math_util.h"
+#include "transcendental.h"
 
 namespace kforge::kernels {
 
@@ -295,7 +296,7 @@ Status log_softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* 
         T max = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < l.len; ++j) max = in[j * l.inner] > max ? in[j * l.inner] : max;
         double total = 0.0;
-        for (int64_t j = 0; j < l.len; ++j) total += static_cast<double>(std::exp(in[j * l.inner] - max));
+        for (int64_t j = 0; j < l.len; ++j) total += static_cast<double>(math::exp(in[j * l.inner] - max));
         const T log_total = static_cast<T>(std::log(total));
         for (int64_t j = 0; j < l.len; ++j) res[j * l.inner] = (in[j * l.inner] - max) - log_total;
       }

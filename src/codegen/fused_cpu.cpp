@@ -77,16 +77,19 @@ class FusedWriter {
       body.insert(body.end(), p.stores.begin(), p.stores.end());
       pv.set("body", lines(body));
       pv.set("post", lines(p.post));
+      pv.set("block", p.blocked ? kMathBlock : int64_t{0});
       passes.push_back(std::move(pv));
     }
     v.set("passes", Value(std::move(passes)));
     v.set("row_end", lines(row_end_));
+    v.set("runtime_math", runtime_math_);
     return v;
   }
 
  private:
   struct Pass {
     std::vector<std::string> pre, body, post, stores;
+    bool blocked = false;  // emitted in blocks of kMathBlock (fused_cpu.j2), see uses_runtime_math
     std::vector<std::string> loads;  // element inputs read in this pass, in first-use order
   };
 
@@ -156,6 +159,7 @@ class FusedWriter {
     switch (st.kind) {
       case StmtKind::kElement:
       case StmtKind::kRowValue: {
+        const bool math = expr::calls_runtime_math(*st.expr->root);
         std::string rhs = group_stmt_text(st, expr::EmitTarget::kCpp);
         if (st.expr->root->type != st.type) rhs = "static_cast<" + t + ">(" + rhs + ")";
         const std::string line = fmt::format("const {} {} = {};", t, st.name, rhs);
@@ -167,11 +171,15 @@ class FusedWriter {
         for (uint32_t p : st.passes) {
           for (const std::string& n : names) use(n, p);
           passes_[p].body.push_back(line);
+          if (math) uses_runtime_math(p);
         }
         return;
       }
       case StmtKind::kReduce: {
         const expr::TypedReduction& r = *st.reduction;
+        // A reduction's combine is an in-order accumulation, which does not vectorise: its pass is not blocked.
+        runtime_math_ = runtime_math_ || expr::calls_runtime_math(*r.combine.root) ||
+                        (r.finalize && expr::calls_runtime_math(*r.finalize->root));
         const std::string acc = "acc_" + st.name;
         const ReductionText text =
             group_reduction_text(st, expr::EmitTarget::kCpp, acc, st.source, st.source, "n_" + st.name);
@@ -210,20 +218,27 @@ class FusedWriter {
     const std::string t = ctype(st.type), x = operand(st, "x");
     const uint32_t f = st.passes.front();
     const std::string mx = "max_" + st.name, sum = "sum_" + st.name;
+    runtime_math_ = true;
+    if (st.exps_kept) {  // otherwise the exps are summed in their loop, which stays whole
+      uses_runtime_math(f + 1);
+      passes_[f + 2].blocked = true;  // the division, blocked as well for the -O2 cost model
+    }
     for (uint32_t k = 0; k < (st.exps_kept ? 2u : 3u); ++k) use(x, f + k);
     passes_[f].pre.push_back(fmt::format("{} {} = -std::numeric_limits<{}>::infinity();", t, mx, t));
     passes_[f].body.push_back(fmt::format("{} = {} > {} ? {} : {};", mx, x, mx, x, mx));
     passes_[f + 1].pre.push_back(fmt::format("{} {} = {}(0);", t, sum, t));
     if (!st.exps_kept) {
-      passes_[f + 1].body.push_back(fmt::format("{} += std::exp({} - {});", sum, x, mx));
-      passes_[f + 2].body.push_back(fmt::format("const {} {} = std::exp({} - {}) / {};", t, st.name, x, mx, sum));
+      passes_[f + 1].body.push_back(fmt::format("{} += kforge::math::exp({} - {});", sum, x, mx));
+      passes_[f + 2].body.push_back(fmt::format("const {} {} = kforge::math::exp({} - {}) / {};", t, st.name, x, mx, sum));
       return;
     }
     // The same exps, computed once: the normalising pass divides the kept ones (and vectorises, without a call).
+    // The sum runs in a loop of its own after the exps' (in the same order, so the same bits): an in-order float
+    // sum does not vectorise, and would keep the exps' loop from vectorising with it.
     const std::string exps = "exps_" + st.name;
     setup_.push_back(fmt::format("std::vector<{}> {}(static_cast<size_t>(inner));", t, exps));
-    passes_[f + 1].body.push_back(fmt::format("{}[j] = std::exp({} - {});", exps, x, mx));
-    passes_[f + 1].body.push_back(fmt::format("{} += {}[j];", sum, exps));
+    passes_[f + 1].body.push_back(fmt::format("{}[j] = kforge::math::exp({} - {});", exps, x, mx));
+    passes_[f + 1].post.push_back(fmt::format("for (index_t j = 0; j < inner; ++j) {} += {}[j];", sum, exps));
     passes_[f + 2].body.push_back(fmt::format("const {} {} = {}[j] / {};", t, st.name, exps, sum));
   }
 
@@ -257,7 +272,19 @@ class FusedWriter {
     if (!bias.empty()) body.push_back(fmt::format("{} += {};", n, bias));
   }
 
+  // Pass p's body calls kforge_math.h: the group gets AVX2 clones, and the pass runs whole blocks of kMathBlock
+  // elements, then the rest. A loop whose trip count is a constant multiple of the vector width vectorises
+  // under GCC's -O2 cost model, which refuses any loop that needs a scalar epilogue (softmax over 18385 classes,
+  // a dynamic inner size); the body, and so every element's bits, are the same in both loops.
+  void uses_runtime_math(uint32_t p) {
+    runtime_math_ = true;
+    passes_[p].blocked = true;
+  }
+
+  static constexpr int64_t kMathBlock = 16;
+
   const FusedGroup& g_;
+  bool runtime_math_ = false;  // the body calls kforge_math.h
   SizeParams& sizes_;
   std::map<std::string, const GroupInput*> inputs_;
   std::vector<std::string> setup_, row_setup_, row_end_;

@@ -7,7 +7,10 @@
 //   name "fused_0", comment, index_type "int32_t" | "int64_t", params [text],
 //   setup [lines]      at function scope: outer, inner, scalar loads
 //   row_setup [lines]  at the top of each row i: base, per-row loads
-//   passes [{pre [lines], body [lines], post [lines]}]   one loop over j in [0, inner) per pass with a body
+//   passes [{pre [lines], body [lines], post [lines], block}]   one loop over j in [0, inner) per pass with a
+//                      body; block > 0: it runs in blocks of `block`, then the rest (a body that calls kforge_math.h,
+//                      and softmax's division of its kept exps: loops that vectorise)
+//   runtime_math       a body calls kforge_math.h (the function gets KFORGE_MATH_CLONES)
 //   row_end [lines]    after the passes: per-row stores
 // Call site (an entry of `steps` with fused = true): name, comment, args [text], traces [{key, expr}].
 // The formulas of softmax and layer_norm are those of kernels/linalg.cc (Paddle's CPU kernels):

@@ -68,6 +68,7 @@ void add_multi_kernel_context(tmpl::Value& ctx, const passes::LoweredProgram& pr
   ctx.set("multi_kernel", !sites.empty());
   ctx.set("mk_has_gemm", has_gemm);
   ctx.set("mk_has_softmax", has_softmax);
+  if (has_softmax) ctx.set("runtime_math", true);  // the softmax variants' exps are kforge_math.h's
   ctx.set("mk_sites", tmpl::Value(std::move(sites)));
 }
 

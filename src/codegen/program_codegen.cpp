@@ -9,12 +9,14 @@ namespace kforge::codegen {
 
 namespace {
 
-// kforge_multikernel.h beside the outputs, when some call has a multi-kernel dispatcher.
-bool add_multi_kernel_header(tmpl::Environment& env, const std::string& dir, const ProgramFilesOptions& options,
-                             OutputSet& outputs) {
-  const std::optional<std::string_view> text = env.read_verbatim(kMultiKernelHeaderTemplate);
+// A runtime header copied beside the outputs (kforge_multikernel.h when some call has a multi-kernel dispatcher,
+// kforge_math.h when the source calls its exp or erf).
+bool add_verbatim_header(tmpl::Environment& env, const char* template_path, const std::string& dir,
+                         const ProgramFilesOptions& options, OutputSet& outputs) {
+  const std::optional<std::string_view> text = env.read_verbatim(template_path);
   if (!text) return true;  // reported; not a path clash
-  const std::string out_path = join_output_path(dir, "kforge_multikernel.h");
+  const std::string name(std::string_view(template_path).substr(std::string_view(template_path).rfind('/') + 1));
+  const std::string out_path = join_output_path(dir, name);
   return outputs.add(out_path, generated_banner(options, out_path) + std::string(*text));
 }
 
@@ -45,7 +47,11 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
   const std::string params_path = join_output_path(dir, "kforge_params.h");
   ok = outputs.add(params_path, generated_banner(options, params_path) + std::string(*params)) && ok;
   if (ok && options.codegen.multi_kernel != nullptr && !options.codegen.multi_kernel->sites.empty()) {
-    ok = add_multi_kernel_header(env, dir, options, outputs);
+    ok = add_verbatim_header(env, kMultiKernelHeaderTemplate, dir, options, outputs);
+  }
+  const tmpl::Value* runtime_math = ctx->find("runtime_math");
+  if (ok && runtime_math != nullptr && runtime_math->as_bool()) {
+    ok = add_verbatim_header(env, kMathHeaderTemplate, dir, options, outputs);
   }
   if (ok && !options.python_module.empty()) {
     // NAME_python.cc: the class as a CPython extension module (docs/python.md).

@@ -42,6 +42,9 @@ inline constexpr std::array<const char*, 7> kPythonHeaderTemplates = {
 inline constexpr const char* kPythonOpsModuleTemplate = "python/ops_module.cc.j2";
 /// The module of `kforge compile --python`.
 inline constexpr const char* kPythonProgramModuleTemplate = "python/program_module.cc.j2";
+/// kforge's exp and erf, shared with the kernel library; emitted when the source calls them (fused groups with
+/// exp, erf, sigmoid or softmax; the multi-kernel softmax variants).
+inline constexpr const char* kMathHeaderTemplate = "runtime/kforge_math.h";
 /// The multi-kernel runtime header (docs/multi-kernel.md), emitted with --multi-kernel-hints.
 inline constexpr const char* kMultiKernelHeaderTemplate = "runtime/kforge_multikernel.h";
 

@@ -225,9 +225,12 @@ class Emitter {
     return {text + ")"};
   }
 
-  // The name of a float math function: std::NAME in C++, NAMEf / NAME in CUDA.
+  // The name of a float math function: std::NAME in C++ (kforge::math::NAME for exp and erf, see
+  // calls_runtime_math), NAMEf / NAME in CUDA.
   std::string float_function(std::string_view base, ScalarType type) const {
-    if (target_ == EmitTarget::kCpp) return fmt::format("std::{}", base);
+    if (target_ == EmitTarget::kCpp) {
+      return base == "exp" || base == "erf" ? fmt::format("kforge::math::{}", base) : fmt::format("std::{}", base);
+    }
     return type == ScalarType::kFloat32 ? fmt::format("{}f", base) : std::string(base);
   }
 
@@ -283,6 +286,17 @@ class Emitter {
 };
 
 }  // namespace
+
+bool calls_runtime_math(const Node& typed) {
+  if (typed.kind == NodeKind::kCall &&
+      (typed.function == Function::kExp || typed.function == Function::kErf || typed.function == Function::kSigmoid)) {
+    return true;
+  }
+  for (const NodePtr& operand : typed.operands) {
+    if (operand && calls_runtime_math(*operand)) return true;
+  }
+  return false;
+}
 
 std::string emit(const Node& typed, EmitTarget target, const EmitNames& names) {
   Emitter emitter(target, names);

@@ -8,7 +8,8 @@
 //  - each attribute maps to an expression of the attribute's declared scalar type (`float`, `int32_t`,
 //    `int64_t`, `double`, `bool`), typically a named constant;
 //  - `acc` and `n` (reductions) map to the accumulator (its compute type) and the element count (int64_t).
-// C++ needs <algorithm>, <cmath>, <cstdint> and <limits>; CUDA needs <cstdint> (the CUDA math library is
+// C++ needs <algorithm>, <cmath>, <cstdint>, <limits> and, where calls_runtime_math says so, the runtime's
+// kforge_math.h (exp and erf, the kernel library's own); CUDA needs <cstdint> (the CUDA math library is
 // implicit). CUDA text uses the precise single-precision functions (expf, erff, tanhf, fmaxf, rsqrtf), never
 // the __expf-style intrinsics; float64 uses the double versions. Names and parentheses follow C
 // precedence, with extra parentheses where GCC's -Wparentheses would ask for them.
@@ -43,6 +44,10 @@ struct EmitNames {
   static EmitNames from_maps(std::map<std::string, std::string, std::less<>> inputs,
                              std::map<std::string, std::string, std::less<>> attributes);
 };
+
+/// Whether the C++ text of `typed` calls kforge_math.h (exp, erf, sigmoid): its includer needs the header, and a
+/// loop over it pays for an AVX2 clone (KFORGE_MATH_CLONES).
+bool calls_runtime_math(const Node& typed);
 
 /// Emits a typed node (from check_expression). The tree must be typed; an untyped node emits as "/*untyped*/".
 std::string emit(const Node& typed, EmitTarget target, const EmitNames& names = {});

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <limits>
 
+#include "kforge_math.h"
+
 namespace kforge::expr {
 
 double Value::as_double() const {
@@ -222,7 +224,7 @@ class Evaluator {
       case Function::kFloor: return std::floor(x);
       case Function::kCeil: return std::ceil(x);
       case Function::kTrunc: return std::trunc(x);
-      case Function::kExp: return std::exp(x);
+      case Function::kExp: return kforge::math::exp(x);
       case Function::kExpm1: return std::expm1(x);
       case Function::kLog: return std::log(x);
       case Function::kLog1p: return std::log1p(x);
@@ -230,8 +232,8 @@ class Evaluator {
       case Function::kLog10: return std::log10(x);
       case Function::kSqrt: return std::sqrt(x);
       case Function::kRsqrt: return T(1) / std::sqrt(x);
-      case Function::kSigmoid: return T(1) / (T(1) + std::exp(-x));
-      case Function::kErf: return std::erf(x);
+      case Function::kSigmoid: return T(1) / (T(1) + kforge::math::exp(-x));
+      case Function::kErf: return kforge::math::erf(x);
       case Function::kSin: return std::sin(x);
       case Function::kCos: return std::cos(x);
       case Function::kTan: return std::tan(x);

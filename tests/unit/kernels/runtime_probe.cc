@@ -2,6 +2,7 @@
 // runtime header the way generated code and kernel libraries do, and exits 0 when the results are right.
 #include "kforge_runtime.h"
 #include "kforge_shape_meta.h"
+#include "kforge_math.h"
 
 #include <cstdio>
 
@@ -121,9 +122,29 @@ kforge::Status shape_rules() {
   return kforge::Status::OK();
 }
 
+// kforge_math.h as a generated fused loop calls it: inlined into a function compiled for AVX2 and the baseline.
+KFORGE_MATH_CLONES void gelu_rows(const float* in, float* out, int n) {
+  for (int i = 0; i < n; ++i) out[i] = 0.5f * in[i] * (1.0f + kforge::math::erf(in[i] * 0.70710677f));
+}
+
+kforge::Status math() {
+  float in[20], out[20];
+  for (int i = 0; i < 20; ++i) in[i] = static_cast<float>(i - 10) * 0.5f;
+  gelu_rows(in, out, 20);
+  if (out[10] != 0.0f || !(out[19] > 4.49f && out[19] < 4.5f)) return kforge::Status::Error("gelu through kforge_math.h");
+  if (kforge::math::exp(0.0f) != 1.0f || kforge::math::exp(0.0) != 1.0 || kforge::math::erf(0.0f) != 0.0f) {
+    return kforge::Status::Error("kforge::math at 0");
+  }
+  return kforge::Status::OK();
+}
+
 }  // namespace
 
 int main() {
+  if (kforge::Status m = math(); !m.ok()) {
+    std::printf("math probe failed: %s\n", m.message().c_str());
+    return 1;
+  }
   if (kforge::Status rules = shape_rules(); !rules.ok()) {
     std::printf("shape rules probe failed: %s\n", rules.message().c_str());
     return 1;

@@ -178,7 +178,8 @@ TEST_CASE("emitted C++ compiles warning-free and computes what the evaluator com
     return;
   }
   const std::vector<Emitted> all = emit_all(EmitTarget::kCpp);
-  std::string src = "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <limits>\n\n";
+  std::string src = "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <limits>\n\n"
+                    "#include \"kforge_math.h\"\n\n";  // exp and erf: the evaluator's too
   src += value_sets_source();
   for (size_t n = 0; n < all.size(); ++n) {
     src += fmt::format("static {} e{}({}) {{\n  return {};\n}}\n", cpp_type_name(all[n].type), n, kParams, all[n].text);
@@ -196,8 +197,8 @@ TEST_CASE("emitted C++ compiles warning-free and computes what the evaluator com
 
   TempDir dir;
   std::ofstream(dir.path / "emitted.cpp") << src;
-  const std::string compile = fmt::format("{} -std=c++17 -O2 -ffp-contract=off -Wall -Wextra -Werror {} -o {} 2> {}", cxx,
-                                          (dir.path / "emitted.cpp").string(), (dir.path / "emitted").string(),
+  const std::string compile = fmt::format("{} -std=c++17 -O2 -ffp-contract=off -Wall -Wextra -Werror -I {} {} -o {} 2> {}",
+                                          cxx, KFORGE_RUNTIME_HEADER_DIR, (dir.path / "emitted.cpp").string(), (dir.path / "emitted").string(),
                                           (dir.path / "compile.log").string());
   INFO(compile << "\n" << read_all(dir.path / "compile.log"));
   REQUIRE(std::system(compile.c_str()) == 0);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kforge_params.h"
+#include "kforge_math.h"
 
 // The kernels this program calls, as the kernel library defines them (docs/calling-convention.md).
 namespace kforge {
@@ -66,7 +67,7 @@ constexpr const char* kCallNames[] = {
 // Fused groups (kforge compile without --no-fuse): each function replaces the kernel calls of one group.
 
 // Group 0: add+relu+softmax (row loop over [s0, 32] = s0 x 32; calls 0, 1, 2).
-void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v6) {
+KFORGE_MATH_CLONES void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v6) {
   using index_t = int64_t;
   const index_t outer = static_cast<index_t>(s0);
   const index_t inner = static_cast<index_t>(32);
@@ -82,15 +83,30 @@ void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const f
       max_v6 = v5 > max_v6 ? v5 : max_v6;
     }
     float sum_v6 = float(0);
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float in1 = p_in1[j];
+        const float v4 = in0 + in1;
+        const float v5 = std::max(v4, 0.0f);
+        exps_v6[j] = kforge::math::exp(v5 - max_v6);
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float in1 = p_in1[j];
       const float v4 = in0 + in1;
       const float v5 = std::max(v4, 0.0f);
-      exps_v6[j] = std::exp(v5 - max_v6);
-      sum_v6 += exps_v6[j];
+      exps_v6[j] = kforge::math::exp(v5 - max_v6);
     }
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j = 0; j < inner; ++j) sum_v6 += exps_v6[j];
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float v6 = exps_v6[j] / sum_v6;
+        p_v6[base + j] = v6;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float v6 = exps_v6[j] / sum_v6;
       p_v6[base + j] = v6;
     }
@@ -98,17 +114,26 @@ void fused_0([[maybe_unused]] int64_t s0, const float* __restrict p_in0, const f
 }
 
 // Group 1: multiply+exp (elementwise loop over [s1, 6, 8] = 1 x z2; calls 3, 4).
-void fused_1([[maybe_unused]] int64_t z2, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
+KFORGE_MATH_CLONES void fused_1([[maybe_unused]] int64_t z2, const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v8) {
   using index_t = int64_t;
   const index_t outer = static_cast<index_t>(1);
   const index_t inner = static_cast<index_t>(z2);
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        index_t in0_rest = base + j, in0_at = 0; in0_at += in0_rest % static_cast<index_t>(8) * static_cast<index_t>(1); in0_rest /= static_cast<index_t>(8); in0_rest /= static_cast<index_t>(6); in0_at += in0_rest * static_cast<index_t>(8); const float in0 = p_in0[in0_at];
+        index_t in1_rest = base + j, in1_at = 0; in1_rest /= static_cast<index_t>(8); in1_at += in1_rest % static_cast<index_t>(6) * static_cast<index_t>(1); in1_rest /= static_cast<index_t>(6); const float in1 = p_in1[in1_at];
+        const float v7 = in0 * in1;
+        const float v8 = kforge::math::exp(v7);
+        p_v8[base + j] = v8;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       index_t in0_rest = base + j, in0_at = 0; in0_at += in0_rest % static_cast<index_t>(8) * static_cast<index_t>(1); in0_rest /= static_cast<index_t>(8); in0_rest /= static_cast<index_t>(6); in0_at += in0_rest * static_cast<index_t>(8); const float in0 = p_in0[in0_at];
       index_t in1_rest = base + j, in1_at = 0; in1_rest /= static_cast<index_t>(8); in1_at += in1_rest % static_cast<index_t>(6) * static_cast<index_t>(1); in1_rest /= static_cast<index_t>(6); const float in1 = p_in1[in1_at];
       const float v7 = in0 * in1;
-      const float v8 = std::exp(v7);
+      const float v8 = kforge::math::exp(v7);
       p_v8[base + j] = v8;
     }
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kforge_params.h"
+#include "kforge_math.h"
 
 // The kernels this program calls, as the kernel library defines them (docs/calling-convention.md).
 namespace kforge {
@@ -244,17 +245,26 @@ constexpr const char* kCallNames[] = {
 // Fused groups (kforge compile without --no-fuse): each function replaces the kernel calls of one group.
 
 // Group 0: add+gelu (elementwise loop over [4, 16] = 4 x 16; calls 1, 2).
-void fused_0(const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v7) {
+KFORGE_MATH_CLONES void fused_0(const float* __restrict p_in0, const float* __restrict p_in1, float* __restrict p_v7) {
   using index_t = int32_t;
   const index_t outer = static_cast<index_t>(4);
   const index_t inner = static_cast<index_t>(16);
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float in1 = p_in1[j];
+        const float v6 = in0 + in1;
+        const float v7 = 0.5f * v6 * (1.0f + kforge::math::erf(v6 * 0.70710677f));
+        p_v7[base + j] = v7;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float in1 = p_in1[j];
       const float v6 = in0 + in1;
-      const float v7 = 0.5f * v6 * (1.0f + std::erf(v6 * 0.70710677f));
+      const float v7 = 0.5f * v6 * (1.0f + kforge::math::erf(v6 * 0.70710677f));
       p_v7[base + j] = v7;
     }
   }
@@ -301,7 +311,7 @@ void fused_1(const float* __restrict p_in0, const float* __restrict p_in1, const
 }
 
 // Group 2: scale+softmax (row loop over [4, 16] = 4 x 16; calls 5, 6).
-void fused_2(const float* __restrict p_in0, float* __restrict p_v11) {
+KFORGE_MATH_CLONES void fused_2(const float* __restrict p_in0, float* __restrict p_v11) {
   using index_t = int32_t;
   const index_t outer = static_cast<index_t>(4);
   const index_t inner = static_cast<index_t>(16);
@@ -315,13 +325,26 @@ void fused_2(const float* __restrict p_in0, float* __restrict p_v11) {
       max_v11 = v10 > max_v11 ? v10 : max_v11;
     }
     float sum_v11 = float(0);
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float v10 = in0 * 0.5f + 0.0f;
+        exps_v11[j] = kforge::math::exp(v10 - max_v11);
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float v10 = in0 * 0.5f + 0.0f;
-      exps_v11[j] = std::exp(v10 - max_v11);
-      sum_v11 += exps_v11[j];
+      exps_v11[j] = kforge::math::exp(v10 - max_v11);
     }
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j = 0; j < inner; ++j) sum_v11 += exps_v11[j];
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float v11 = exps_v11[j] / sum_v11;
+        p_v11[base + j] = v11;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float v11 = exps_v11[j] / sum_v11;
       p_v11[base + j] = v11;
     }
@@ -329,7 +352,7 @@ void fused_2(const float* __restrict p_in0, float* __restrict p_v11) {
 }
 
 // Group 3: max+subtract+exp (row loop over [4, 16] = 4 x 16; calls 7, 8, 9).
-void fused_3(const float* __restrict p_in0, float* __restrict p_v14) {
+KFORGE_MATH_CLONES void fused_3(const float* __restrict p_in0, float* __restrict p_v14) {
   using index_t = int32_t;
   const index_t outer = static_cast<index_t>(4);
   const index_t inner = static_cast<index_t>(16);
@@ -341,10 +364,18 @@ void fused_3(const float* __restrict p_in0, float* __restrict p_v14) {
       acc_v12 = std::max(acc_v12, static_cast<double>(in0));
     }
     const float v12 = static_cast<float>(acc_v12);
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float v13 = in0 - v12;
+        const float v14 = kforge::math::exp(v13);
+        p_v14[base + j] = v14;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float v13 = in0 - v12;
-      const float v14 = std::exp(v13);
+      const float v14 = kforge::math::exp(v13);
       p_v14[base + j] = v14;
     }
   }

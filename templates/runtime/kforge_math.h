@@ -1,0 +1,160 @@
+// kforge's exp and erf: the one definition that the generated fused loops (kforge compile --target cpu), the
+// CPU kernel library (kernels/) and kforge's own constant folding (src/scalar_expr/expr_eval.cpp) all call, so
+// that a fused loop, the kernel it replaces and the reference interpreter compute the same bits.
+//
+// libm's expf / erff are scalar calls with branches, which keep a loop from vectorising (BERT's gelu and
+// softmax spent a third of their time in them). These are branch-free float arithmetic, integer bit
+// operations and selects, inlined, so that GCC and Clang vectorise the loops that call them:
+//   exp(float):  Cody-Waite reduction x = n ln2 + r, Cephes' degree-7 polynomial for e^r (within 1 ulp),
+//                scaled by 2^n in two steps so that a subnormal result is rounded once;
+//                0 below -104 (underflow), +inf above 88.73, NaN stays NaN.
+//   exp(double): the same reduction with Cephes' rational approximation (within 2 ulp).
+//   erf(float):  |x| < 1: x + x P(x^2); 1 <= |x| < 4: 1 - exp(-x^2) Q(1 / (1 + |x|)), Q approximating
+//                erfcx; +-1 beyond (within 1.5 ulp). P and Q are Chebyshev fits (mpmath) of degree 6 and 7.
+//   erf(double): libm's std::erf (no float64 model needs a vector erf).
+// tests/unit/kernels/test_kforge_math.cpp measures the ulp error over dense sweeps against long double.
+//
+// Same bits on every ISA: each operation is a single IEEE-rounded add, multiply, divide or select. A compiler
+// that contracts a * b + c into one fused multiply-add changes them, so the kernel library's AVX2 clones
+// (KFORGE_MATH_CLONES) name an ISA without FMA, and code that must match the library bit for bit is compiled
+// without FMA contraction (the default for the baseline x86-64 ISA, or -ffp-contract=off).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+// A float loop that calls these, compiled once more for AVX2 (8 floats per instruction; no FMA, see above) and
+// picked at load time by the CPU (GCC's and Clang's function multiversioning).
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__)
+#define KFORGE_MATH_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define KFORGE_MATH_CLONES
+#endif
+// Inlined into every caller, so that each clone of a loop computes them with its own ISA, and a loop that calls
+// them vectorises whatever the compiler's inlining limits.
+#if defined(__GNUC__)
+#define KFORGE_MATH_INLINE inline __attribute__((always_inline))
+#else
+#define KFORGE_MATH_INLINE inline
+#endif
+
+namespace kforge {
+namespace math {
+namespace detail {
+
+KFORGE_MATH_INLINE float float_from_bits(int32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+KFORGE_MATH_INLINE double double_from_bits(int64_t bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+// 2^n as a float, n in [-126, 127]: the biased exponent into its field.
+KFORGE_MATH_INLINE float pow2f(int32_t n) { return float_from_bits(static_cast<int32_t>(static_cast<uint32_t>(n + 127) << 23)); }
+// 2^n as a double, n in [-1022, 1023].
+KFORGE_MATH_INLINE double pow2(int32_t n) { return double_from_bits(static_cast<int64_t>(static_cast<uint64_t>(n + 1023) << 52)); }
+
+// cond ? a : b, through an integer mask. A float select with a constant arm lets GCC's partial redundancy
+// elimination fold the arithmetic after it into the other arm, which -ftrapping-math (the default) then
+// forbids it to execute unconditionally: the loop would not vectorise ("control flow in loop").
+template <typename Float, typename Bits>
+KFORGE_MATH_INLINE Float pick_bits(bool cond, Float a, Float b) {
+  Bits ia, ib;
+  std::memcpy(&ia, &a, sizeof ia);
+  std::memcpy(&ib, &b, sizeof ib);
+  const Bits mask = -static_cast<Bits>(cond);
+  const Bits picked = (ia & mask) | (ib & ~mask);
+  Float result;
+  std::memcpy(&result, &picked, sizeof result);
+  return result;
+}
+KFORGE_MATH_INLINE float pick(bool cond, float a, float b) { return pick_bits<float, int32_t>(cond, a, b); }
+KFORGE_MATH_INLINE double pick(bool cond, double a, double b) { return pick_bits<double, int64_t>(cond, a, b); }
+
+}  // namespace detail
+
+/// e^x in float32, within 1 ulp (subnormal results within 1 ulp of their spacing).
+KFORGE_MATH_INLINE float exp(float x) {
+  // Clamped where the result is already 0 or +inf; a NaN fails both (quiet) comparisons and stays NaN.
+  float c = detail::pick(std::isless(x, -110.0f), -110.0f, x);
+  c = detail::pick(std::isgreater(c, 90.0f), 90.0f, c);
+  // n = round(c / ln2) by the 1.5 * 2^23 shifter (round to nearest, no call); n in [-159, 130].
+  const float shifter = 12582912.0f;
+  const float k = (c * 1.44269504088896341f + shifter) - shifter;
+  const int32_t n = static_cast<int32_t>(detail::pick(k == k, k, 0.0f));
+  // r = c - n ln2 in two steps: n * 0.693359375 is exact (n has 8 bits, the constant 9).
+  float r = c - k * 0.693359375f;
+  r = r + k * 2.12194440e-4f;
+  const float r2 = r * r;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r2 + r + 1.0f;
+  // p * 2^n as p * 2^(n/2) * 2^(n - n/2): the first product is exact and normal, the second rounds once
+  // (to a subnormal, to 0 or to +inf as the true result does).
+  const int32_t n1 = n / 2;
+  return p * detail::pow2f(n1) * detail::pow2f(n - n1);
+}
+
+/// e^x in float64, within 2 ulp.
+KFORGE_MATH_INLINE double exp(double x) {
+  double c = detail::pick(std::isless(x, -750.0), -750.0, x);
+  c = detail::pick(std::isgreater(c, 710.0), 710.0, c);
+  const double shifter = 6755399441055744.0;  // 1.5 * 2^52
+  const double k = (c * 1.4426950408889634074 + shifter) - shifter;
+  const int32_t n = static_cast<int32_t>(detail::pick(k == k, k, 0.0));  // in [-1082, 1025]
+  double r = c - k * 6.93145751953125e-1;  // n * 0.693145751953125 is exact (n has 11 bits, the constant 15)
+  r = r - k * 1.42860682030941723212e-6;
+  const double r2 = r * r;
+  const double px = r * ((1.26177193074810590878e-4 * r2 + 3.02994407707441961300e-2) * r2 + 9.99999999999999999910e-1);
+  const double q = ((3.00198505138664455042e-6 * r2 + 2.52448340349684104192e-3) * r2 + 2.27265548208155028766e-1) * r2 +
+                   2.00000000000000000009e0;
+  const double p = 1.0 + 2.0 * (px / (q - px));
+  const int32_t n1 = n / 2;
+  return p * detail::pow2(n1) * detail::pow2(n - n1);
+}
+
+/// erf(x) in float32, within 1.5 ulp.
+KFORGE_MATH_INLINE float erf(float x) {
+  const float a = std::fabs(x);
+  // |x| < 1: erf(x) = x + x g(x^2), g(u) = erf(sqrt(u)) / sqrt(u) - 1.
+  const float u = a * a;
+  float g = 7.8758750626854883e-5f;
+  g = g * u + -8.0168642871658695e-4f;
+  g = g * u + 5.1890874234339740e-3f;
+  g = g * u + -2.6854212010626412e-2f;
+  g = g * u + 1.1283594715160218e-1f;
+  g = g * u + -3.7612626666720331e-1f;
+  g = g * u + 1.2837916584835095e-1f;
+  const float small = a + a * g;
+  // 1 <= |x| < 4: erf(x) = 1 - e^(-x^2) erfcx(x), erfcx as a polynomial in s = 1 / (1 + x) - 0.35; at 4 and
+  // beyond (clamped) the result rounds to 1.
+  const float b = detail::pick(std::isless(a, 4.0f), a, 4.0f);
+  const float s = 1.0f / (1.0f + b) - 0.35f;
+  float q = -6.0016186822167410e-1f;
+  q = q * s + -1.7557780935448183e-1f;
+  q = q * s + 5.6695030220488606e-1f;
+  q = q * s + -2.2208353157469264e-1f;
+  q = q * s + -4.1117534032432829e-1f;
+  q = q * s + 4.8235824614345499e-1f;
+  q = q * s + 9.7758499184146071e-1f;
+  q = q * s + 2.7155288407537533e-1f;
+  const float large = 1.0f - exp(-(b * b)) * q;
+  const float magnitude = detail::pick(std::isless(a, 1.0f), small, large);
+  return detail::pick(x == x, std::copysign(magnitude, x), x);
+}
+
+/// erf(x) in float64: libm's.
+KFORGE_MATH_INLINE double erf(double x) { return std::erf(x); }
+
+}  // namespace math
+}  // namespace kforge

@@ -182,6 +182,7 @@ PROGRAMS = [
     ("tests/paddle/grid_sample_bilinear_reflection_noac/inference.json", "paddle_grid_sample_bilinear", []),
     ("tests/paddle/grid_sample_float64/inference.json", "paddle_grid_sample_float64", []),
     ("tests/paddle/floor_divide_broadcast/inference.json", "paddle_floor_divide_broadcast", []),
+    ("tests/paddle/prelu_channel_conv/inference.json", "paddle_prelu_channel_conv", []),
     ("tests/paddle/floor_divide_broadcast_float/inference.json", "paddle_floor_divide_broadcast_float", []),
     ("tests/paddle/uniform_float32/inference.json", "paddle_uniform_float32", ["--cuda-graph"]),
 ]

@@ -6,6 +6,8 @@
 //     the call's scratch), so that equal values come out in the CPU kernel's order, which is Paddle's;
 //   - gather_nd (kernels/index_movement.cc): the slice that each row of the index picks, an index outside its axis
 //     (after Paddle's negative wrap) giving zeros where the CPU kernel's status is an error;
+//   - index_sample (kernels/detection.cc): out[r, j] = x[r, index[r, j]], an index outside the row giving 0 where
+//     the CPU kernel's status is an error;
 //   - scatter (kernels/index_ops.cc): out row r is x's, or for overwrite the last update whose index is r, or without
 //     it the sum of the updates whose index is r in index order (Paddle's ScatterAssignAdd);
 //   - roll (kernels/movement.cc), pad (constant, any rank: kernels/index_movement.cc), add_n (in input order,
@@ -26,6 +28,7 @@ std::optional<std::vector<CudaIndexKernel>> SelectCall::build() {
   bool ok = false;
   if (op == "topk") ok = topk();
   else if (op == "gather_nd") ok = gather_nd();
+  else if (op == "index_sample") ok = index_sample();
   else if (op == "scatter") ok = scatter();
   else if (op == "roll") ok = roll();
   else if (op == "pad") ok = pad();
@@ -289,12 +292,32 @@ bool SelectCall::add_n() {
   return true;
 }
 
+bool SelectCall::index_sample() {
+  const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
+  const std::string type = same_type(x, out, false);
+  if (type.empty() || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs an index") : false;
+  const std::string itype = index_type(index);
+  if (itype.empty()) return false;
+  const SymShape& xd = value(x).dims;
+  const SymShape& id = value(index).dims;
+  if (xd.size() != 2 || id.size() != 2) return fail("its x or index is not 2-D");
+  KernelText t = text();
+  const std::string in = t.input(x, type), idx = t.input(index, itype);
+  t.output(out, type);
+  const std::string len = t.size(xd[1]);
+  t.line(fmt::format("const int64_t k = static_cast<int64_t>({}[e]);", idx));
+  t.line(fmt::format("out[e] = k >= 0 && k < {} ? {}[e / {} * {} + k] : {}(0);", len, in, t.size(id[1]), len, type));
+  add(t, value(out).numel());
+  return true;
+}
+
 }  // namespace select_internal
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kSelectOps = {"topk", "gather_nd", "scatter", "roll", "pad", "add_n",
-                                                        "set_value", "set_value_with_tensor", "assign"};
+constexpr std::array<std::string_view, 10> kSelectOps = {"topk",      "gather_nd", "index_sample", "scatter",
+                                                         "roll",      "pad",       "add_n",        "set_value",
+                                                         "set_value_with_tensor", "assign"};
 
 }  // namespace
 

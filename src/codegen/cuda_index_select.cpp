@@ -100,12 +100,23 @@ bool SelectCall::topk() {
   return true;
 }
 
+bool SelectCall::gathered_operands(uint32_t* x, uint32_t* index, uint32_t* out, std::string* type,
+                                   std::string* itype) {
+  *x = call_.tensor_arg("x");
+  *index = call_.tensor_arg("index");
+  *out = out_value();
+  *type = same_type(*x, *out, false);
+  if (type->empty() || *index == kNone || !own_buffer(*x, *out)) {
+    return *index == kNone ? fail("it needs an index") : false;
+  }
+  *itype = index_type(*index);
+  return !itype->empty();
+}
+
 bool SelectCall::gather_nd() {
-  const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
-  const std::string type = same_type(x, out, false);
-  if (type.empty() || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs an index") : false;
-  const std::string itype = index_type(index);
-  if (itype.empty()) return false;
+  uint32_t x, index, out;
+  std::string type, itype;
+  if (!gathered_operands(&x, &index, &out, &type, &itype)) return false;
   const SymShape& xd = value(x).dims;
   const SymShape& id = value(index).dims;
   const std::optional<int64_t> depth = id.empty() ? std::optional<int64_t>(0) : id.back().constant();
@@ -293,11 +304,9 @@ bool SelectCall::add_n() {
 }
 
 bool SelectCall::index_sample() {
-  const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
-  const std::string type = same_type(x, out, false);
-  if (type.empty() || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs an index") : false;
-  const std::string itype = index_type(index);
-  if (itype.empty()) return false;
+  uint32_t x, index, out;
+  std::string type, itype;
+  if (!gathered_operands(&x, &index, &out, &type, &itype)) return false;
   const SymShape& xd = value(x).dims;
   const SymShape& id = value(index).dims;
   if (xd.size() != 2 || id.size() != 2) return fail("its x or index is not 2-D");

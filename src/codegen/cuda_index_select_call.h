@@ -37,6 +37,8 @@ class SelectCall : public IndexBuilder {
 
   // gather_nd: index [..., k] picks, per row, the slice x[i0, ..., ik-1, :].
   bool gather_nd();
+  // x, index and out of gather_nd and index_sample: x's element type (out's too) and index's (int32 / int64).
+  bool gathered_operands(uint32_t* x, uint32_t* index, uint32_t* out, std::string* type, std::string* itype);
   // index_sample: out[r, j] = x[r, index[r, j]] (2-D x and index).
   bool index_sample();
 

@@ -229,6 +229,10 @@ namespace kforge::kernels {
 Status hardsigmoid(const KernelContext& ctx, const Tensor& x, float slope, float offset, Tensor* out);
 // Paddle's LeakyReluFunctor: max(x, slope * x) for a slope below 1, min(x, slope * x) otherwise.
 Status leaky_relu(const KernelContext& ctx, const Tensor& x, float negative_slope, Tensor* out);
+// out = x > 0 ? x : alpha[j] * x; mode "all" (alpha of one element), "channel" (one per channel of data_format's
+// channel dim) or "element" (one per element of x's dims after the first).
+Status prelu(const KernelContext& ctx, const Tensor& x, const Tensor& alpha, const std::string& data_format,
+             const std::string& mode, Tensor* out);
 Status relu6(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status sqrt(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status erf(const KernelContext& ctx, const Tensor& x, Tensor* out);
@@ -515,6 +519,8 @@ Status unique(const KernelContext& ctx, const Tensor& x, bool return_index, bool
 namespace kforge::meta {
 
 Status GatherNdInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
+Status PReluInferMeta(const Tensor& x, const Tensor& alpha, const std::string& data_format, const std::string& mode,
+                      Tensor* out);
 Status IndexPutInferMeta(const Tensor& x, TensorList indices, const Tensor& value, bool accumulate, Tensor* out);
 Status MeshgridInferMeta(TensorList inputs, MutableTensorList out);
 Status TakeAlongAxisInferMeta(const Tensor& arr, const Tensor& indices, int axis, Tensor* out);

@@ -1,4 +1,4 @@
-// Elementwise math: hardsigmoid, leaky_relu, relu6, sqrt, erf, log, sin, cos, abs, square, reciprocal, pow (Scalar exponent),
+// Elementwise math: hardsigmoid, leaky_relu, prelu, relu6, sqrt, erf, log, sin, cos, abs, square, reciprocal, pow (Scalar exponent),
 // floor_divide, remainder, masked_fill, swiglu. Formulas follow Paddle's phi CPU functors, written as kernels/fusion.yaml spells them, so
 // fused and unfused results agree.
 #include <algorithm>
@@ -106,6 +106,38 @@ Status leaky_relu(const KernelContext& ctx, const Tensor& x, float negative_slop
     const T s = static_cast<T>(negative_slope);
     const bool below_one = negative_slope < 1.0f;
     return [s, below_one](T v) -> T { return below_one ? std::max(v, s * v) : std::min(v, s * v); };
+  });
+}
+
+// prelu as Paddle's PReluKernel (cpu/prelu_kernel.cc): out = x > 0 ? x : alpha[j] * x, where j is 0 ("all"), the
+// element's channel ("channel": dim 1 for NCHW, the last dim for NHWC) or its place within one batch item
+// ("element"). alpha's size for the mode is PReluInferMeta's check.
+Status prelu(const KernelContext& ctx, const Tensor& x, const Tensor& alpha, const std::string& data_format,
+             const std::string& mode, Tensor* out) {
+  Tensor expected;
+  KFORGE_RETURN_IF_ERROR(meta::PReluInferMeta(x, alpha, data_format, mode, &expected));
+  const DataType dtype = util::kernel_dtype(ctx, x);
+  KFORGE_RETURN_IF_ERROR(check_unary(dtype, x, out, "prelu"));
+  if (alpha.dtype != dtype) return Status::Error("prelu: alpha must be ", dtype, ", got ", alpha.dtype);
+  // element i uses alpha[(i / inner) % period]: one value, one per channel, or one per element of a batch item.
+  int64_t inner = 1, period = 1;
+  if (mode == "channel") {
+    const bool channel_last = !(data_format == "NCHW" || data_format == "NCDHW" || data_format == "NCL");
+    period = channel_last ? x.dims[x.ndim - 1] : x.dims[1];
+    for (int32_t d = channel_last ? x.ndim : 2; d < x.ndim; ++d) inner *= x.dims[d];
+  } else if (mode == "element") {
+    for (int32_t d = 1; d < x.ndim; ++d) period *= x.dims[d];
+  }
+  return util::visit_float(dtype, "prelu", [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* xs = x.data_as<const T>();
+    const T* as = alpha.data_as<const T>();
+    T* o = out->data_as<T>();
+    for (int64_t i = 0, n = x.numel(); i < n; ++i) {
+      const T v = xs[i];
+      o[i] = v > T(0) ? v : as[(i / inner) % period] * v;
+    }
+    return Status::OK();
   });
 }
 

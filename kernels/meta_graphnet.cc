@@ -1,7 +1,8 @@
-// Infer-meta of the ops GraphNet's Paddle models use (issue 34): Paddle's GatherNdInferMeta, IndexPutInferMeta, MeshgridInferMeta,
-// TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, BCELossInferMeta,
-// SigmoidCrossEntropyWithLogitsInferMeta, CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside
-// the other reductions', so that linalg.cc links without this file).
+// Infer-meta of the ops GraphNet's Paddle models use (issue 34): Paddle's GatherNdInferMeta, IndexPutInferMeta,
+// PReluInferMeta, MeshgridInferMeta, TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta,
+// BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta, CrossEntropyWithSoftmaxInferMeta and
+// GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside the other reductions', so that linalg.cc
+// links without this file).
 #include <algorithm>
 #include <vector>
 
@@ -40,6 +41,31 @@ Status IndexPutInferMeta(const Tensor& x, TensorList indices, const Tensor& valu
       return Status::Error(kOp, ": index ", i, " is a bool mask, which kforge does not take yet (int32 / int64 only)");
     }
     KFORGE_RETURN_IF_ERROR(require_index_dtype(kOp, "an index", indices[i]));
+  }
+  return set_out(out, x.dtype, std::vector<int64_t>(x.dims, x.dims + x.ndim), kOp);
+}
+
+Status PReluInferMeta(const Tensor& x, const Tensor& alpha, const std::string& data_format, const std::string& mode,
+                      Tensor* out) {
+  static constexpr const char* kOp = "PReluInferMeta";
+  int64_t want = 1;
+  if (mode == "channel") {
+    if (x.ndim < 2) return Status::Error(kOp, ": mode \"channel\" needs x of rank >= 2, got rank ", x.ndim);
+    const bool channel_first = data_format == "NCHW" || data_format == "NCDHW" || data_format == "NCL";
+    if (!channel_first && data_format != "NHWC" && data_format != "NDHWC" && data_format != "NLC") {
+      return Status::Error(kOp, ": data_format \"", data_format, "\" is none of NCHW, NHWC, NCL, NLC, NCDHW, NDHWC");
+    }
+    want = channel_first ? x.dims[1] : x.dims[x.ndim - 1];
+  } else if (mode == "element") {
+    for (int32_t d = 1; d < x.ndim; ++d) want *= x.dims[d];
+  } else if (mode != "all") {
+    return Status::Error(kOp, ": mode must be \"all\", \"channel\" or \"element\", got \"", mode, "\"");
+  }
+  if (alpha.numel() != want) {
+    return Status::Error(kOp, ": mode \"", mode, "\" needs alpha of ", want, " elements, got ", alpha.numel());
+  }
+  if (x.dtype != DataType::kFloat32 && x.dtype != DataType::kFloat64) {
+    return Status::Error(kOp, ": x must be float32 or float64, got ", x.dtype);
   }
   return set_out(out, x.dtype, std::vector<int64_t>(x.dims, x.dims + x.ndim), kOp);
 }

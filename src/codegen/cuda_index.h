@@ -12,7 +12,7 @@
 //     takes: sum, mean, max, min, prod, any, all over any axes (one thread per output element), softmax over an
 //     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent;
 //   - by an index or a rank (cuda_index_select.cpp): topk (one thread per line, the CPU kernel's selection in
-//     the call's scratch), gather_nd, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
+//     the call's scratch), gather_nd, index_sample, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
 //   - norms (cuda_index_norm.cpp): group_norm, p_norm; losses (cuda_index_loss.cpp):
 //     sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax; einsum (cuda_index_linalg.cpp); grid_sample
 //     and mean_all (cuda_index_compute.cpp); floor_divide with broadcast operands and uniform

@@ -1,4 +1,4 @@
-// The index-mapped CUDA kernels of two elementwise ops that no fused expression spells (codegen/cuda_index.h):
+// The index-mapped CUDA kernels of three elementwise ops that no fused expression spells (codegen/cuda_index.h):
 //   - uniform: kernels/creation_math.cc's counter-based draw, element i from splitmix64(seed * 0x100000001B3 + i)'s top
 //     53 bits scaled into [min, max) in double, rounded to the output's type and stepped below max where it rounds to
 //     it: the same values as the CPU kernel (Paddle's own generator is another);
@@ -6,7 +6,9 @@
 // thread per output element reads x and y at their broadcast coordinates (numpy's rules: dims aligned at the end, a
 // dim of 1 read at 0) and computes Python's a // b as kernels/math.cc does (kforge_index.cuh's floor_divide: a
 // division of integers by 0, the CPU kernel's error, gives 0).
-// The arithmetic of both is kforge_index.cuh's (uniform_draw, floor_divide); the kernels only index.
+//   - prelu, whose slope is read per channel or per element of a batch item (no broadcast of numpy's rules): out =
+//     x > 0 ? x : alpha[j] * x as kernels/math.cc computes it, j from the element's coordinates.
+// The arithmetic of uniform and floor_divide is kforge_index.cuh's (uniform_draw, floor_divide); the kernels only index.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -23,7 +25,8 @@ class BinaryCall : public IndexBuilder {
   using IndexBuilder::IndexBuilder;
 
   std::optional<std::vector<CudaIndexKernel>> build() {
-    if (!(call_.op == "uniform" ? uniform() : floor_divide())) return std::nullopt;
+    const bool built = call_.op == "uniform" ? uniform() : call_.op == "prelu" ? prelu() : floor_divide();
+    if (!built) return std::nullopt;
     return take();
   }
 
@@ -56,6 +59,39 @@ class BinaryCall : public IndexBuilder {
     // The key: the seed's int64 bits as uint64.
     k.line(fmt::format("out[e] = kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g});", type,
                        static_cast<uint64_t>(*seed), *lo, *hi));
+    add(k, value(out).numel(), true);
+    return true;
+  }
+
+  bool prelu() {
+    const uint32_t x = call_.tensor_arg("x"), alpha = call_.tensor_arg("alpha"), out = out_value();
+    const std::string type = same_type(x, out, true);
+    if (type.empty() || alpha == kNone) return type.empty() ? false : fail("it needs x and alpha");
+    if (type != "float" && type != "double") return fail("its x is not float32 or float64");
+    if (value(alpha).dtype != value(x).dtype) return fail("its x and alpha differ in dtype");
+    const passes::AttrConstant* mode = constant(call_, "mode", why_);
+    const passes::AttrConstant* format = mode != nullptr ? constant(call_, "data_format", why_) : nullptr;
+    if (format == nullptr) return false;
+    const SymShape& od = value(out).dims;
+    KernelText k = text();
+    const std::string a = k.input(alpha, type), in = k.input(x, type);
+    k.output(out, type);
+    k.coordinates(od);
+    std::string slope = "0";
+    if (mode->string_value == "channel") {
+      const std::string& f = format->string_value;
+      const bool channel_first = f == "NCHW" || f == "NCDHW" || f == "NCL";
+      if (od.size() < 2) return fail("its mode is \"channel\" and x has rank < 2");
+      slope = channel_first ? "c1" : "c" + std::to_string(od.size() - 1);
+    } else if (mode->string_value == "element") {
+      std::vector<std::string> coords;
+      for (size_t d = 1; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
+      slope = coords.empty() ? "0" : k.offset(coords, SymShape(od.begin() + 1, od.end()));
+    } else if (mode->string_value != "all") {
+      return fail("its mode is \"" + mode->string_value + "\" (all, channel or element expected)");
+    }
+    k.line(fmt::format("const {} v = {}[e];", type, in));
+    k.line(fmt::format("out[e] = v > {}(0) ? v : {}[{}] * v;", type, a, slope));
     add(k, value(out).numel(), true);
     return true;
   }

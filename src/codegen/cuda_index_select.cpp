@@ -6,6 +6,8 @@
 //     the call's scratch), so that equal values come out in the CPU kernel's order, which is Paddle's;
 //   - gather_nd (kernels/index_movement.cc): the slice that each row of the index picks, an index outside its axis
 //     (after Paddle's negative wrap) giving zeros where the CPU kernel's status is an error;
+//   - index_sample (kernels/detection.cc): out[r, j] = x[r, index[r, j]], an index outside the row giving 0 where
+//     the CPU kernel's status is an error;
 //   - scatter (kernels/index_ops.cc): out row r is x's, or for overwrite the last update whose index is r, or without
 //     it the sum of the updates whose index is r in index order (Paddle's ScatterAssignAdd);
 //   - roll (kernels/movement.cc), pad (constant, any rank: kernels/index_movement.cc), add_n (in input order,
@@ -25,6 +27,7 @@ std::vector<CudaIndexKernel> SelectCall::build() {
   const std::string& op = call_.op;
   if (op == "topk") topk();
   else if (op == "gather_nd") gather_nd();
+  else if (op == "index_sample") index_sample();
   else if (op == "scatter") scatter();
   else if (op == "roll") roll();
   else if (op == "pad") pad();
@@ -207,6 +210,20 @@ void SelectCall::add_n() {
   t.line(fmt::format("{} acc = {}[e];", type, names[0]));
   for (size_t i = 1; i < names.size(); ++i) t.line(fmt::format("acc += {}[e];", names[i]));
   t.line("out[e] = acc;");
+  add(t, value(out).numel());
+}
+
+void SelectCall::index_sample() {
+  const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
+  const std::string type = type_of(x), itype = type_of(index);
+  const SymShape& xd = value(x).dims;
+  const SymShape& id = value(index).dims;
+  KernelText t = text();
+  const std::string in = t.input(x, type), idx = t.input(index, itype);
+  t.output(out, type);
+  const std::string len = t.size(xd[1]);
+  t.line(fmt::format("const int64_t k = static_cast<int64_t>({}[e]);", idx));
+  t.line(fmt::format("out[e] = k >= 0 && k < {} ? {}[e / {} * {} + k] : {}(0);", len, in, t.size(id[1]), len, type));
   add(t, value(out).numel());
 }
 

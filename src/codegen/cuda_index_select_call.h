@@ -1,5 +1,5 @@
 // The SelectCall of select_kernels (cuda_index_text.h), shared by the files that define its members:
-// cuda_index_select.cpp (topk, gather_nd, scatter, roll, pad, assign, add_n) and cuda_index_set_value.cpp
+// cuda_index_select.cpp (topk, gather_nd, index_sample, scatter, roll, pad, assign, add_n) and cuda_index_set_value.cpp
 // (set_value and set_value_with_tensor into a strided slice). Internal to codegen/.
 #pragma once
 
@@ -43,6 +43,8 @@ class SelectCall : public IndexBuilder {
 
   // gather_nd: index [..., k] picks, per row, the slice x[i0, ..., ik-1, :].
   void gather_nd();
+  // index_sample: out[r, j] = x[r, index[r, j]] (2-D x and index), 0 where index[r, j] is out of x's row.
+  void index_sample();
 
   // scatter of 1-D index rows into x's rows (in place or not: each thread reads and writes its own element).
   void scatter();

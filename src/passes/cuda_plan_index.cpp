@@ -27,11 +27,12 @@ const std::array<FamilyOps, 7>& family_table() {
        {"dropout", "nearest_interp", "bilinear_interp", "triu", "tril", "arange", "full_with_tensor", "sum", "mean",
         "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow", "mean_all", "grid_sample"}},
       {CudaIndexFamily::kSelect,
-       {"topk", "gather_nd", "scatter", "roll", "pad", "add_n", "set_value", "set_value_with_tensor", "assign"}},
+       {"topk", "gather_nd", "index_sample", "scatter", "roll", "pad", "add_n", "set_value", "set_value_with_tensor",
+        "assign"}},
       {CudaIndexFamily::kNorm, {"group_norm", "p_norm"}},
       {CudaIndexFamily::kLoss, {"sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax"}},
       {CudaIndexFamily::kEinsum, {"einsum"}},
-      {CudaIndexFamily::kBinary, {"floor_divide", "uniform"}},
+      {CudaIndexFamily::kBinary, {"floor_divide", "uniform", "prelu"}},
   }};
   return table;
 }

@@ -117,6 +117,7 @@ class IndexChecks {
   // cuda_plan_select.cpp
   bool topk();
   bool gather_nd();
+  bool index_sample();
   bool scatter();
   bool roll();
   bool pad();

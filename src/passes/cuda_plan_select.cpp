@@ -1,6 +1,6 @@
 // The forms of the ops that pick, place or combine elements by an index or a rank (cuda_plan_index.h:
-// plan_cuda_index_map): topk, gather_nd, scatter, roll, pad, assign and add_n, checked in the order their kernels
-// (codegen/cuda_index_select.cpp) read them.
+// plan_cuda_index_map): topk, gather_nd, index_sample, scatter, roll, pad, assign and add_n, checked in the order
+// their kernels (codegen/cuda_index_select.cpp) read them.
 #include "passes/cuda_plan_index_checks.h"
 
 namespace kforge::passes::cuda_plan_internal {
@@ -45,6 +45,15 @@ bool IndexChecks::gather_nd() {
     return fail("its index's last dim is not known at generation time, or exceeds x's rank");
   }
   form_.depth = static_cast<size_t>(*depth);
+  return true;
+}
+
+bool IndexChecks::index_sample() {
+  const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), out = out_value();
+  const bool typed = same_type(x, out, false);
+  if (!typed || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs an index") : false;
+  if (!index_type(index)) return false;
+  if (value(x).dims.size() != 2 || value(index).dims.size() != 2) return fail("its x or index is not 2-D");
   return true;
 }
 

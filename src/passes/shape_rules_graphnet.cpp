@@ -1,4 +1,4 @@
-// Shape rules of the ops GraphNet's Paddle models use (issue 34): GatherNdInferMeta, MeshgridInferMeta,
+// Shape rules of the ops GraphNet's Paddle models use (issue 34): GatherNdInferMeta, PReluInferMeta, MeshgridInferMeta,
 // TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, MeanAllInferMeta, ReduceInferMeta
 // (any / all), PNormInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta,
 // CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta,
@@ -71,6 +71,40 @@ std::string index_put_rule(OpContext& c) {
     if (!is_index_dtype(indices[i]->dtype)) {
       return fmt::format("index {} must be int32 or int64, got {}", i, ir::dtype_name(indices[i]->dtype));
     }
+  }
+  c.set_result(0, x->dtype, x->dims);
+  return "";
+}
+
+// prelu: alpha holds one value ("all"), one per channel ("channel") or one per element of a batch item
+// ("element"); the result is x's.
+std::string prelu_rule(OpContext& c) {
+  GN_TENSOR(x, 0);
+  GN_TENSOR(alpha, 1);
+  if (x->dtype != DataType::kFloat32 && x->dtype != DataType::kFloat64) {
+    return fmt::format("x must be float32 or float64, got {}", ir::dtype_name(x->dtype));
+  }
+  if (alpha->dtype != x->dtype) return dtype_conflict("alpha", alpha->dtype, "x", x->dtype);
+  const std::string mode = c.string_value("mode").value_or("all");
+  const std::string format = c.string_value("data_format").value_or("NCHW");
+  SymExpr want(1);
+  if (mode == "channel") {
+    if (x->dims.size() < 2) return fmt::format("mode \"channel\" needs x of rank >= 2, got {}", to_string(x->dims));
+    const bool channel_first = format == "NCHW" || format == "NCDHW" || format == "NCL";
+    if (!channel_first && format != "NHWC" && format != "NDHWC" && format != "NLC") {
+      return fmt::format("data_format \"{}\" is none of NCHW, NHWC, NCL, NLC, NCDHW, NDHWC", format);
+    }
+    want = channel_first ? x->dims[1] : x->dims.back();
+  } else if (mode == "element") {
+    for (size_t d = 1; d < x->dims.size(); ++d) want = want * x->dims[d];
+  } else if (mode != "all") {
+    return fmt::format("mode must be \"all\", \"channel\" or \"element\", got \"{}\"", mode);
+  }
+  SymExpr have(1);
+  for (const SymExpr& d : alpha->dims) have = have * d;
+  if (!dims_may_match(have, want)) {
+    return fmt::format("mode \"{}\" needs alpha of {} elements, got {}", mode, to_string(SymShape{want}),
+                       to_string(alpha->dims));
   }
   c.set_result(0, x->dtype, x->dims);
   return "";
@@ -328,6 +362,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules()
   static const std::map<std::string, std::string (*)(OpContext&)> kRules = {
       {"GatherNdInferMeta", gather_nd_rule},
       {"IndexPutInferMeta", index_put_rule},
+      {"PReluInferMeta", prelu_rule},
       {"MeshgridInferMeta", meshgrid_rule},
       {"TakeAlongAxisInferMeta", take_along_axis_rule},
       {"DiagInferMeta", diag_rule},

@@ -182,6 +182,7 @@ PROGRAMS = [
     ("tests/paddle/grid_sample_bilinear_reflection_noac/inference.json", "paddle_grid_sample_bilinear", []),
     ("tests/paddle/grid_sample_float64/inference.json", "paddle_grid_sample_float64", []),
     ("tests/paddle/floor_divide_broadcast/inference.json", "paddle_floor_divide_broadcast", []),
+    ("tests/paddle/prelu_channel_conv/inference.json", "paddle_prelu_channel_conv", []),
     ("tests/paddle/floor_divide_broadcast_float/inference.json", "paddle_floor_divide_broadcast_float", []),
     ("tests/paddle/uniform_float32/inference.json", "paddle_uniform_float32", ["--cuda-graph"]),
 ]
@@ -277,8 +278,10 @@ def main():
             has_gemm = "matmul" in source and name not in NO_GEMM
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
-            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, floor_divide, uniform
-            has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "floor_divide", "uniform"))
+            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, floor_divide, uniform, and the
+            # header prelu's index-mapped kernel (cuda_index_binary.cpp) brings with it
+            has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "floor_divide", "uniform",
+                                                     "1.prelu"))
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()

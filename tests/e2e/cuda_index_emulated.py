@@ -86,6 +86,10 @@ CASES = [
     # floor_divide (cuda_index_binary.cpp): integers and floats, a negative divisor, broadcast operands
     *[f"floor_divide_{dt}" for dt in ("int32", "int64", "float32", "float64")], "floor_divide_negative_divisor",
     "floor_divide_broadcast", "floor_divide_broadcast_float",
+    # prelu (cuda_index_binary.cpp): a slope per channel (NHWC), for all (float64), per element of a batch item
+    "prelu_channel_nhwc", "prelu_all_float64", "prelu_element",
+    # index_sample (cuda_index_select.cpp): int32 and int64 indices, int64 values
+    "index_sample_int32", "index_sample_int64", "index_sample_int64_values",
     # uniform: kforge's counter-based draws (the fixtures expect them, not Paddle's generator's)
     "uniform_float32", "uniform_float64",
 ]

@@ -124,6 +124,7 @@ grid_sample_nearest_zeros_ac grid_sample_nearest_zeros_noac grid_sample_nearest_
 grid_sample_nearest_reflection_ac grid_sample_nearest_reflection_noac grid_sample_float64 floor_divide_int32
 floor_divide_int64 floor_divide_float32 floor_divide_float64 floor_divide_negative_divisor floor_divide_broadcast
 floor_divide_broadcast_float uniform_float32 uniform_float64
+prelu_channel_conv prelu_channel_nhwc prelu_all_float64 prelu_element index_sample_int32 index_sample_int64
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:

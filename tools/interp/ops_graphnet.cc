@@ -1,7 +1,7 @@
-// The ops GraphNet's Paddle models use that issue 34 adds: share_data_, gather_nd, index_put, meshgrid, take_along_axis, diag,
-// expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax
-// and grid_sample (min is beside max in ops_nn.cc, linear_interp beside bilinear_interp in ops_index.cc). Operands
-// in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
+// The ops GraphNet's Paddle models use that issue 34 adds: share_data_, gather_nd, index_put, prelu, meshgrid,
+// take_along_axis, diag, expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits,
+// cross_entropy_with_softmax and grid_sample (min is beside max in ops_nn.cc, linear_interp beside bilinear_interp in
+// ops_index.cc). Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -163,6 +163,19 @@ void register_graphnet_ops(OpRegistry& r) {
     return run_one(
         ctx, x->dtype, out, [&](Tensor* o) { return m::IndexPutInferMeta(*x, list, *value, accumulate, o); },
         [&](const KernelContext& c, Tensor* o) { return k::index_put(c, *x, list, *value, accumulate, o); });
+  });
+  // pd_op.prelu: operands (x, alpha); data_format and mode are attributes.
+  r.add("prelu", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                    std::vector<RtValue>& out) -> Status {
+    const Tensor *x, *alpha;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "alpha", &alpha));
+    std::string data_format, mode;
+    KFORGE_RETURN_IF_ERROR(attrs.get_string("data_format", &data_format, "NCHW"));
+    KFORGE_RETURN_IF_ERROR(attrs.get_string("mode", &mode, "all"));
+    return run_one(
+        ctx, x->dtype, out, [&](Tensor* o) { return m::PReluInferMeta(*x, *alpha, data_format, mode, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::prelu(c, *x, *alpha, data_format, mode, o); });
   });
   r.add("meshgrid", meshgrid);
   r.add("take_along_axis", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,

@@ -720,6 +720,17 @@ CASES = [
     C("index_put_int64", lambda x, i, v: paddle.index_put(x, (i,), v),
       [t(9, dtype="int64", low=-50, high=50), t(1, dtype="int64", low=0, high=9), t(1, dtype="int64", low=0, high=9)],
       ops=("index_put",)),
+    # prelu: MobileFaceNet's (GraphNet MobileFaceNet/subgraph_0) one slope per channel of NCHW, after a convolution,
+    # with a dynamic batch; one slope per channel of NHWC; one slope for all ("all", float64); one per element of a
+    # batch item ("element", which F.prelu does not choose: the op itself).
+    C("prelu_channel_conv", lambda x, w, a: F.prelu(F.conv2d(x, w, padding=1), a),
+      [t(None, 3, 5, 5, run=(2, 3, 5, 5))], [t(4, 3, 3, 3), t(4)], ops=("conv2d", "prelu")),
+    C("prelu_channel_nhwc", lambda x, a: F.prelu(x, a, data_format="NHWC"), [t(2, 3, 4, 5)], [t(5)],
+      ops=("prelu",)),
+    C("prelu_all_float64", lambda x, a: F.prelu(x, a), [t(3, 4, dtype="float64")], [t(1, dtype="float64")],
+      ops=("prelu",)),
+    C("prelu_element", lambda x, a: paddle._C_ops.prelu(x, a, "NCHW", "element"), [t(2, 3, 4)], [t(1, 3, 4)],
+      ops=("prelu",)),
     # meshgrid: two and three 1-D inputs (Paddle's ij indexing), float and int64.
     C("meshgrid_2", lambda x, y: tuple(paddle.meshgrid(x, y)), [t(3), t(4)], ops=("meshgrid",)),
     C("meshgrid_3_int64", lambda x, y, z: tuple(paddle.meshgrid(x, y, z)),

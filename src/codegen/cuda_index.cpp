@@ -265,14 +265,14 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::Low
   } else if (family == CudaIndexFamily::kEinsum) {
     kernels = index_text::einsum_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                          &reason);
-  } else if (family == CudaIndexFamily::kLoss) {
-    kernels = index_text::loss_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                       &reason);
   } else if (family == CudaIndexFamily::kNorm) {
     kernels = index_text::norm_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                        &reason);
   } else if (map == nullptr) {
     reason = "the CUDA target plan has no form for it";  // a call with known results whose dtype no kernel moves
+  } else if (family == CudaIndexFamily::kLoss) {
+    kernels = index_text::loss_kernels(program, call, *map, prefix, first, description, buffer, sizes, size_argument,
+                                       &reason);
   } else if (family == CudaIndexFamily::kSelect) {
     kernels = index_text::select_kernels(program, call, *map, prefix, first, description, buffer, sizes,
                                          size_argument, &reason, scratch);

@@ -71,7 +71,7 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. Which ops are
 /// index-mapped is the CUDA target plan's (passes/cuda_plan_index.h); the calls with a plan form `map`
-/// (passes::has_cuda_index_map: the data-movement and select families, a batched matmul) render it and cannot fail
+/// (passes::has_cuda_index_map: the data-movement, select and loss families, a batched matmul) render it and cannot fail
 /// (`map` is null for the other families, which check their calls here still). The kernels take the sizes they use
 /// as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as `size_argument(k)`.
 /// `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for the ops that plan

@@ -14,7 +14,6 @@
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
-#include "passes/axis.h"
 
 namespace kforge::codegen::index_text {
 
@@ -22,11 +21,17 @@ namespace {
 
 class LossCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  LossCall(const passes::CudaIndexMap& map, const LoweredProgram& p, const KernelCall& call, const std::string& prefix,
+           size_t first, const std::string& description, const CudaBufferExpr& buffer, SizeTable& sizes,
+           const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(map) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build() {
-    const bool ok = call_.op == "sigmoid_cross_entropy_with_logits" ? sigmoid_ce() : softmax_ce();
-    if (!ok) return std::nullopt;
+  std::vector<CudaIndexKernel> build() {
+    if (call_.op == "sigmoid_cross_entropy_with_logits") {
+      sigmoid_ce();
+    } else {
+      softmax_ce();
+    }
     return take();
   }
 
@@ -43,22 +48,12 @@ class LossCall : public IndexBuilder {
     return type == "float" ? cpp_float(static_cast<float>(v)) : fmt::format("{:.17g}", v);
   }
 
-  bool sigmoid_ce() {
+  // The plan's form (passes/cuda_plan_loss.cpp) has checked the call: the types, the constants, the axis.
+  void sigmoid_ce() {
     const uint32_t x = call_.tensor_arg("x"), label = call_.tensor_arg("label"), weight = call_.tensor_arg("pos_weight"),
                    out = out_value();
-    const std::string type = same_type(x, out, true);
-    const std::optional<bool> normalize = call_.constant_bool("normalize");
-    const std::optional<int64_t> ignore = type.empty() ? std::nullopt : constant_int(call_, "ignore_index", why_);
-    if (!ignore) return false;
-    if (!normalize) return fail("its normalize is not a constant known at generation time");
-    for (uint32_t v : {label, weight}) {
-      if (v == kNone) continue;
-      if (value(v).dtype != value(x).dtype || value(v).numel() != value(x).numel()) {
-        return fail("its label and pos_weight are not of x's dtype and size");
-      }
-      if (value(v).buffer == value(out).buffer && *normalize) return fail("its label shares its output's buffer");
-    }
-    if (label == kNone) return fail("it needs a label");
+    const std::string type = *move_type(form_.dtype);
+    const int64_t ignore = form_.ignore_index;
     KernelText k = text();
     const std::string in = k.input(x, type), y = k.input(label, type);
     const std::string w = weight != kNone ? k.input(weight, type) : "";
@@ -69,15 +64,15 @@ class LossCall : public IndexBuilder {
       k.line(fmt::format("{}{{ const {} v = {}[{}], y = {}[{}];", indent, type, in, i, y, i));
       k.line(fmt::format("{}  const bool ignored = y == y && {}(static_cast<double>(y)) < 2147483647.0 && "
                          "static_cast<int>(y) == {};",
-                         indent, "fabs", *ignore));
+                         indent, "fabs", ignore));
       k.line(fmt::format("{}  const {} weight = {};", indent, type, w.empty() ? one : w + "[" + i + "]"));
       k.line(fmt::format("{}  out[{}] = ignored ? {} : ({} - y) * v + weight * ({}({} + {}(-{}(v))) + (v < {} ? -v : {})); }}",
                          indent, i, zero, one, fn(type, "log"), one, fn(type, "exp"), fn(type, "fabs"), zero, zero));
     };
-    if (!*normalize) {
+    if (!form_.normalize) {
       loss("e", "");
       add(k, value(out).numel());
-      return true;
+      return;
     }
     // One thread: every loss, the count of labels that are not ignore_index (by more than 1e-6), the division.
     k.line(fmt::format("for (int64_t i = 0; i < {}; ++i)", n));
@@ -85,37 +80,20 @@ class LossCall : public IndexBuilder {
     k.line("int64_t count = 0;");
     k.line(fmt::format("const {} eps = static_cast<{}>(1e-6);", type, type));
     k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", n));
-    k.line(fmt::format("  const {} diff = {}[i] - static_cast<{}>({});", type, y, type, *ignore));
+    k.line(fmt::format("  const {} diff = {}[i] - static_cast<{}>({});", type, y, type, ignore));
     k.line("  if (diff < -eps || diff > eps) ++count;");
     k.line("}");
     k.line(fmt::format("const {0} norm = static_cast<{0}>(count);", type));
     k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) out[i] = out[i] / norm;", n));
     add(k, SymExpr(1));
-    return true;
   }
 
-  bool softmax_ce() {
+  void softmax_ce() {
     const uint32_t x = call_.tensor_arg("input"), label = call_.tensor_arg("label"), prob = output(0), loss = output(1);
-    const std::string type = same_type(x, loss, true);
-    if (type.empty()) return false;
-    const std::optional<bool> soft = call_.constant_bool("soft_label"), use_softmax = call_.constant_bool("use_softmax");
-    const std::optional<int64_t> ignore = constant_int(call_, "ignore_index", why_);
-    const std::optional<int64_t> axis = ignore ? constant_int(call_, "axis", why_) : std::nullopt;
-    if (!axis) return false;
-    if (!soft || !use_softmax) return fail("its soft_label or use_softmax is not a constant known at generation time");
-    if (prob == kNone || value(prob).dtype != value(x).dtype) return fail("its softmax output is absent");
-    if (label == kNone) return fail("it needs a label");
-    for (uint32_t v : {prob, loss}) {
-      if (value(v).buffer == value(x).buffer || value(v).buffer == value(label).buffer) {
-        return fail("an output shares its input's buffer");
-      }
-    }
-    const std::string ltype = *soft ? same_type(label, loss, true) : index_type(label);
-    if (ltype.empty()) return false;
+    const std::string type = *move_type(form_.dtype);
+    const std::string ltype = form_.soft_label ? type : *move_type(form_.index_dtype);
     const SymShape& xd = value(x).dims;
-    if (xd.empty()) return fail("its input is 0-D");
-    size_t a = 0;
-    if (!passes::normalize_axis(*axis, static_cast<int64_t>(xd.size()), &a)) return fail("its axis is out of range");
+    const size_t a = form_.axis;
     SymExpr inner = 1;
     for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
     SymExpr outer = 1;
@@ -128,7 +106,7 @@ class LossCall : public IndexBuilder {
     const std::string zero = literal(type, 0), one = literal(type, 1);
     k.line(fmt::format("const {}* x = {} + e * {};", type, in, row));
     k.line(fmt::format("{}* p = out_softmax + e * {};", type, row));
-    if (!*use_softmax) {
+    if (!form_.use_softmax) {
       k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) p[j] = x[j];", row));
     } else {
       k.line(fmt::format("{} top = x[0];", type));
@@ -153,31 +131,31 @@ class LossCall : public IndexBuilder {
       return fmt::format("({0} == {1} || {0} == -{1} ? ({0} < {2} ? -{3} : {3}) : {0})", lg, huge, zero, big);
     };
     k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", step));
-    if (*soft) {
+    if (form_.soft_label) {
       k.line(fmt::format("  {} total = {};", type, zero));
       k.line(fmt::format("  for (int64_t c = 0; c < {0}; ++c) total += {1}[e * {2} + c * {3} + i] * {4};", classes, y,
                          row, step, clamped_log(fmt::format("p[c * {} + i]", step))));
       k.line(fmt::format("  out[e * {} + i] = -total;", step));
     } else {
       k.line(fmt::format("  const int64_t c = static_cast<int64_t>({}[e * {} + i]);", y, step));
-      k.line(fmt::format("  out[e * {} + i] = c == {} || c < 0 || c >= {} ? {} : -{};", step, *ignore, classes, zero,
+      k.line(fmt::format("  out[e * {} + i] = c == {} || c < 0 || c >= {} ? {} : -{};", step, form_.ignore_index, classes, zero,
                          clamped_log(fmt::format("p[c * {} + i]", step))));
     }
     k.line("}");
     add(k, outer);
-    return true;
   }
+
+  const passes::CudaIndexMap& form_;
 };
 
 }  // namespace
 
-std::optional<std::vector<CudaIndexKernel>> loss_kernels(const LoweredProgram& program, const KernelCall& call,
-                                                         const std::string& prefix, size_t first,
-                                                         const std::string& description, const CudaBufferExpr& buffer,
-                                                         SizeTable& sizes, const SizeTable::Spelling& size_argument,
-                                                         std::string* why) {
-  LossCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, why);
-  return builder.build();
+std::vector<CudaIndexKernel> loss_kernels(const LoweredProgram& program, const KernelCall& call,
+                                          const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
+                                          const std::string& description, const CudaBufferExpr& buffer,
+                                          SizeTable& sizes, const SizeTable::Spelling& size_argument,
+                                          std::string* why) {
+  return LossCall(map, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
 }
 
 }  // namespace kforge::codegen::index_text

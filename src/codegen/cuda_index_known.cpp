@@ -40,8 +40,8 @@ class KnownCall : public IndexBuilder {
     for (size_t i = elements.size() - 1; i-- > 0;) {
       chain = fmt::format("e == {} ? static_cast<{}>({}) : {}", i, type, k.size(elements[i]), chain);
     }
-    k.line(fmt::format("out[e] = {};", chain));
     add(k, passes::SymExpr(static_cast<int64_t>(elements.size())));
+    kernels_.back().form = cuda_index_store_form(chain);
   }
 };
 

@@ -1,6 +1,7 @@
 // The CUDA index kernels (cuda_index.h): cuda_index_kernels (each op family's builder; which ops are index-mapped
 // is the CUDA target plan's, passes/cuda_plan_index.h), and the IndexCall's data-movement ops rendered from their
-// plan forms; slice, strided_slice and pad3d are in cuda_index_slice.cpp.
+// plan forms (their statements are templates/program/cuda/index_move.j2's, spelled from the kernels' forms); slice,
+// strided_slice and pad3d are in cuda_index_slice.cpp.
 #include "codegen/cuda_index.h"
 
 #include "codegen/cuda_index_call.h"
@@ -44,8 +45,13 @@ void IndexCall::transpose() {
   };
   if (vec > 1) k.line(aligned_flag({in}));
   k.coordinates(units(value(out).dims));
-  k.line(move(vec, in, k.offset(coords, units(xd))));
+  tmpl::Value f = tmpl::Value::map();  // index_move.j2's move: unit e from unit `from` of `in`
+  f.set("kind", "move");
+  f.set("vec", vec);
+  f.set("input", in);
+  f.set("from", k.offset(coords, units(xd)));
   add(k, passes::sym_numel(units(value(out).dims)));
+  kernels_.back().form = std::move(f);
 }
 
 void IndexCall::join(bool stacked) {
@@ -69,6 +75,7 @@ void IndexCall::join(bool stacked) {
   k.coordinates(units(od));
   SymExpr start = 0;
   const std::string ca = "c" + std::to_string(axis);
+  tmpl::List parts;  // per input: where it is read from, and the test of the coordinate that picks it
   for (size_t j = 0; j < names.size(); ++j) {
     const SymShape xd = units(value(xs->values[j]).dims);
     std::vector<std::string> coords;
@@ -82,18 +89,18 @@ void IndexCall::join(bool stacked) {
       when = fmt::format("{} < {}", ca, k.size(end));
       start = end;
     }
-    const std::string from = k.offset(coords, xd);
-    const std::string load = move(vec, names[j], from);
-    if (j + 1 == names.size()) {
-      k.line(j == 0 ? load : "} else {");
-      if (j > 0) k.line("  " + load);
-    } else {
-      k.line(fmt::format("{}if ({}) {{", j == 0 ? "" : "} else ", when));
-      k.line("  " + load);
-    }
+    tmpl::Value part = tmpl::Value::map();
+    part.set("input", names[j]);
+    part.set("from", k.offset(coords, xd));
+    part.set("when", when);
+    parts.push_back(std::move(part));
   }
-  if (names.size() > 1) k.line("}");
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "join");
+  f.set("vec", vec);
+  f.set("parts", tmpl::Value(std::move(parts)));
   add(k, passes::sym_numel(units(od)));
+  kernels_.back().form = std::move(f);
 }
 
 void IndexCall::split() {
@@ -111,8 +118,9 @@ void IndexCall::split() {
     std::vector<std::string> coords;
     for (size_t d = 0; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
     if (start.constant() != std::optional<int64_t>(0)) coords[axis] += " + " + k.size(start);
-    k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
+    const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
     add(k, value(out).numel());
+    kernels_.back().form = cuda_index_store_form(load);
     start = start + od[axis];
   }
 }
@@ -134,8 +142,9 @@ void IndexCall::broadcast() {
     else if (xd[d] == od[d + lead]) coords.push_back(c);
     else coords.push_back(c + " % " + k.size(xd[d]));
   }
-  k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
+  const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
   add(k, value(out).numel());
+  kernels_.back().form = cuda_index_store_form(load);
 }
 
 void IndexCall::gather() {
@@ -150,12 +159,16 @@ void IndexCall::gather() {
   const std::string idx = k.input(index, itype);
   k.output(out, type);
   const std::string n = k.size(xd[axis]), count = k.size(value(index).numel()), in_size = k.size(inner);
-  k.line(fmt::format("const int64_t i = e % {};", in_size));
-  k.line(fmt::format("const int64_t j = (e / {}) % {};", in_size, count));
-  k.line(fmt::format("const int64_t o = e / {} / {};", in_size, count));
-  k.line(fmt::format("const int64_t id = static_cast<int64_t>({}[j]);", idx));
-  k.line(fmt::format("out[e] = id >= 0 && id < {0} ? {1}[(o * {0} + id) * {2} + i] : {3}(0);", n, in, in_size, type));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "gather");
+  f.set("type", type);
+  f.set("x", in);
+  f.set("index", idx);
+  f.set("n", n);
+  f.set("count", count);
+  f.set("inner", in_size);
   add(k, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 void IndexCall::embedding() {
@@ -168,11 +181,16 @@ void IndexCall::embedding() {
   const std::string w = k.input(weight, type);
   k.output(out, type);
   const std::string width = k.size(wd[1]);
-  k.line(fmt::format("const int64_t row = static_cast<int64_t>({}[e / {}]);", id, width));
-  std::string keep = fmt::format("row >= 0 && row < {}", rows);
-  if (pad >= 0) keep += fmt::format(" && row != {}", pad);
-  k.line(fmt::format("out[e] = {} ? {}[row * {} + e % {}] : {}(0);", keep, w, width, width, type));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "embedding");
+  f.set("type", type);
+  f.set("ids", id);
+  f.set("weight", w);
+  f.set("width", width);
+  f.set("rows", rows);
+  f.set("padding_row", pad);  // -1: none
   add(k, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 void IndexCall::meshgrid() {
@@ -188,8 +206,9 @@ void IndexCall::meshgrid() {
     SymExpr inner = 1;
     for (size_t d = i + 1; d < od.size(); ++d) inner = inner * od[d];
     const std::string at = inner.constant() == std::optional<int64_t>(1) ? "e" : "e / " + k.size(inner);
-    k.line(fmt::format("out[e] = {}[{} % {}];", in, at, k.size(od[i])));
+    const std::string load = fmt::format("{}[{} % {}]", in, at, k.size(od[i]));
     add(k, value(out).numel());
+    kernels_.back().form = cuda_index_store_form(load);
   }
 }
 
@@ -230,16 +249,19 @@ void IndexCall::batched_matmul() {
   };
   const std::string i = x_vec ? "0" : "c" + std::to_string(batch), j = y_vec ? "0" : "c" + std::to_string(od.size() - 1);
   const std::string acc = type == "double" ? "double" : "float";
-  k.line(fmt::format("const {}* xm = {} + {};", type, xs, base(xd, x_batch)));
-  k.line(fmt::format("const {}* ym = {} + {};", type, ys, base(yd, y_batch)));
-  k.line(fmt::format("{} acc = 0;", acc));
-  k.line(fmt::format("for (int64_t k = 0; k < {}; ++k) {{", depth));
-  k.line(fmt::format("  acc += static_cast<{}>(xm[{}]) * static_cast<{}>(ym[{}]);", acc,
-                     tx ? fmt::format("k * {} + {}", m, i) : fmt::format("{} * {} + k", i, depth), acc,
-                     ty ? fmt::format("{} * {} + k", j, depth) : fmt::format("k * {} + {}", n, j)));
-  k.line("}");
-  k.line(fmt::format("out[e] = static_cast<{}>(acc);", type));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "batched_matmul");
+  f.set("type", type);
+  f.set("acc", acc);
+  f.set("x", xs);
+  f.set("y", ys);
+  f.set("x_base", base(xd, x_batch));
+  f.set("y_base", base(yd, y_batch));
+  f.set("depth", depth);
+  f.set("x_at", tx ? fmt::format("k * {} + {}", m, i) : fmt::format("{} * {} + k", i, depth));
+  f.set("y_at", ty ? fmt::format("{} * {} + k", j, depth) : fmt::format("k * {} + {}", n, j));
   add(k, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 }  // namespace cuda_index_internal
@@ -265,14 +287,14 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::Low
   } else if (family == CudaIndexFamily::kEinsum) {
     kernels = index_text::einsum_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                          &reason);
-  } else if (family == CudaIndexFamily::kLoss) {
-    kernels = index_text::loss_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                       &reason);
   } else if (family == CudaIndexFamily::kNorm) {
     kernels = index_text::norm_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
                                        &reason);
   } else if (map == nullptr) {
     reason = "the CUDA target plan has no form for it";  // a call with known results whose dtype no kernel moves
+  } else if (family == CudaIndexFamily::kLoss) {
+    kernels = index_text::loss_kernels(program, call, *map, prefix, first, description, buffer, sizes, size_argument,
+                                       &reason);
   } else if (family == CudaIndexFamily::kSelect) {
     kernels = index_text::select_kernels(program, call, *map, prefix, first, description, buffer, sizes,
                                          size_argument, &reason, scratch);
@@ -283,6 +305,13 @@ std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::Low
   }
   if (!kernels && why != nullptr) *why = reason;
   return kernels;
+}
+
+tmpl::Value cuda_index_store_form(const std::string& value) {
+  tmpl::Value form = tmpl::Value::map();
+  form.set("kind", "store");
+  form.set("value", value);
+  return form;
 }
 
 tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
@@ -296,6 +325,7 @@ tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
   v.set("args", tmpl::Value(tmpl::List(kernel.args.begin(), kernel.args.end())));
   v.set("numel", kernel.numel);
   v.set("body", tmpl::Value(tmpl::List(kernel.body.begin(), kernel.body.end())));
+  if (!kernel.form.is_none()) v.set("form", kernel.form);
   return v;
 }
 

@@ -29,8 +29,11 @@
 // are kernels of their own; folding them into the index map (load through the map, apply the expression, store)
 // would save one read and one write per element of each fused value.
 //
-// The kernel's text is built here as lines (as codegen/cuda_kernels.cpp builds the fused kernels); its shape
-// (signature, grid-stride loop, launcher) is templates/program/cuda/index.j2.
+// A kernel's parameters and coordinates are built here as text (KernelText); its statements are either lines too
+// (the computing families, as codegen/cuda_kernels.cpp builds the fused kernels) or a typed form (`form`: names,
+// types, sizes and offsets as expressions) that templates/program/cuda/index_forms.j2 spells (the data movement,
+// select, set_value, loss and known-result kernels). Its shape (signature, grid-stride loop, launcher) is
+// templates/program/cuda/index.j2.
 #pragma once
 
 #include <optional>
@@ -56,8 +59,14 @@ struct CudaIndexKernel {
   std::vector<std::string> args;    // the host expressions passed for them, in the same order
   std::string numel;                // the output's element count (an int64 expression over the params)
   std::vector<std::string> body;    // the statements per element: coordinates, source offset, store
+  /// Or, where a template spells the statements (templates/program/cuda/index_forms.j2), their typed form: a map
+  /// whose `kind` names the macro, the rest names, types and expressions; none where `body` holds them.
+  tmpl::Value form;
   bool interp = false;              // uses kforge_index.cuh's interpolation helpers
 };
+
+/// The form of a body that stores `value` (an expression of the coordinates) as output element e.
+tmpl::Value cuda_index_store_form(const std::string& value);
 
 /// A kernel per result of `call` writing its elements where every result is known as expressions of the dims
 /// (passes::LoweredValue::known, passes::cuda_results_known; codegen/cuda_index_known.cpp), whatever the op;
@@ -71,7 +80,7 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. Which ops are
 /// index-mapped is the CUDA target plan's (passes/cuda_plan_index.h); the calls with a plan form `map`
-/// (passes::has_cuda_index_map: the data-movement and select families, a batched matmul) render it and cannot fail
+/// (passes::has_cuda_index_map: the data-movement, select and loss families, a batched matmul) render it and cannot fail
 /// (`map` is null for the other families, which check their calls here still). The kernels take the sizes they use
 /// as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as `size_argument(k)`.
 /// `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for the ops that plan

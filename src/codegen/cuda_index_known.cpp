@@ -22,27 +22,26 @@ class KnownCall : public IndexBuilder {
     if (!passes::cuda_results_known(p_, call_)) return std::nullopt;
     for (const passes::CallOutput& o : call_.outputs) {
       for (uint32_t v : o.values) {
-        if (v != passes::kNone && !write(v)) return std::nullopt;
+        if (v != passes::kNone) write(v);
       }
     }
     return take();
   }
 
  private:
-  // out[e] = element e, as a chain of selects over the (few) elements.
-  bool write(uint32_t v) {
-    const std::optional<std::string> type = index_text::move_type(value(v).dtype);
-    if (!type) return fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(value(v).dtype)));
+  // out[e] = element e, as a chain of selects over the (few) elements. cuda_results_known has checked that the
+  // kernels move the dtype.
+  void write(uint32_t v) {
+    const std::string type = *index_text::move_type(value(v).dtype);
     const std::vector<passes::SymExpr>& elements = value(v).known;
     KernelText k = text();
-    k.output(v, *type);
-    std::string chain = fmt::format("static_cast<{}>({})", *type, k.size(elements.back()));
+    k.output(v, type);
+    std::string chain = fmt::format("static_cast<{}>({})", type, k.size(elements.back()));
     for (size_t i = elements.size() - 1; i-- > 0;) {
-      chain = fmt::format("e == {} ? static_cast<{}>({}) : {}", i, *type, k.size(elements[i]), chain);
+      chain = fmt::format("e == {} ? static_cast<{}>({}) : {}", i, type, k.size(elements[i]), chain);
     }
-    k.line(fmt::format("out[e] = {};", chain));
     add(k, passes::SymExpr(static_cast<int64_t>(elements.size())));
-    return true;
+    kernels_.back().form = cuda_index_store_form(chain);
   }
 };
 

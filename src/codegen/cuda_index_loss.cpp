@@ -8,13 +8,14 @@
 //     by its inverse) into the softmax output, then each line's loss: -log of the label's probability (a hard label,
 //     0 for ignore_index and for a label outside [0, classes), where the CPU kernel returns an error status) or
 //     -sum(label * log p) (soft labels), log(0) taken as -1e20 as Paddle's TolerableValue.
+// The plan's form (passes/cuda_plan_loss.cpp) has the attributes; here each kernel's parameters and the form its
+// statements are spelled from (templates/program/cuda/index_loss.j2).
 #include <fmt/format.h>
 
 #include <array>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
-#include "passes/axis.h"
 
 namespace kforge::codegen::index_text {
 
@@ -22,11 +23,17 @@ namespace {
 
 class LossCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  LossCall(const passes::CudaIndexMap& map, const LoweredProgram& p, const KernelCall& call, const std::string& prefix,
+           size_t first, const std::string& description, const CudaBufferExpr& buffer, SizeTable& sizes,
+           const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(map) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build() {
-    const bool ok = call_.op == "sigmoid_cross_entropy_with_logits" ? sigmoid_ce() : softmax_ce();
-    if (!ok) return std::nullopt;
+  std::vector<CudaIndexKernel> build() {
+    if (call_.op == "sigmoid_cross_entropy_with_logits") {
+      sigmoid_ce();
+    } else {
+      softmax_ce();
+    }
     return take();
   }
 
@@ -42,80 +49,46 @@ class LossCall : public IndexBuilder {
   static std::string literal(const std::string& type, double v) {
     return type == "float" ? cpp_float(static_cast<float>(v)) : fmt::format("{:.17g}", v);
   }
+  // The form's entries both losses use (templates/program/cuda/index_loss.j2): the type, its 0 and 1, its functions.
+  static tmpl::Value numbers(const std::string& type) {
+    tmpl::Value f = tmpl::Value::map();
+    f.set("type", type);
+    f.set("zero", literal(type, 0));
+    f.set("one", literal(type, 1));
+    f.set("log", fn(type, "log"));
+    f.set("exp", fn(type, "exp"));
+    f.set("fabs", fn(type, "fabs"));
+    return f;
+  }
 
-  bool sigmoid_ce() {
+  // The plan's form (passes/cuda_plan_loss.cpp) has checked the call: the types, the constants, the axis.
+  void sigmoid_ce() {
     const uint32_t x = call_.tensor_arg("x"), label = call_.tensor_arg("label"), weight = call_.tensor_arg("pos_weight"),
                    out = out_value();
-    const std::string type = same_type(x, out, true);
-    const std::optional<bool> normalize = call_.constant_bool("normalize");
-    const std::optional<int64_t> ignore = type.empty() ? std::nullopt : constant_int(call_, "ignore_index", why_);
-    if (!ignore) return false;
-    if (!normalize) return fail("its normalize is not a constant known at generation time");
-    for (uint32_t v : {label, weight}) {
-      if (v == kNone) continue;
-      if (value(v).dtype != value(x).dtype || value(v).numel() != value(x).numel()) {
-        return fail("its label and pos_weight are not of x's dtype and size");
-      }
-      if (value(v).buffer == value(out).buffer && *normalize) return fail("its label shares its output's buffer");
-    }
-    if (label == kNone) return fail("it needs a label");
+    const std::string type = *move_type(form_.dtype);
     KernelText k = text();
     const std::string in = k.input(x, type), y = k.input(label, type);
     const std::string w = weight != kNone ? k.input(weight, type) : "";
     k.output(out, type);
-    const std::string one = literal(type, 1), zero = literal(type, 0), n = k.size(value(x).numel());
-    // Paddle compares the label truncated to int with ignore_index (a label outside int's range is never it).
-    auto loss = [&](const std::string& i, const std::string& indent) {
-      k.line(fmt::format("{}{{ const {} v = {}[{}], y = {}[{}];", indent, type, in, i, y, i));
-      k.line(fmt::format("{}  const bool ignored = y == y && {}(static_cast<double>(y)) < 2147483647.0 && "
-                         "static_cast<int>(y) == {};",
-                         indent, "fabs", *ignore));
-      k.line(fmt::format("{}  const {} weight = {};", indent, type, w.empty() ? one : w + "[" + i + "]"));
-      k.line(fmt::format("{}  out[{}] = ignored ? {} : ({} - y) * v + weight * ({}({} + {}(-{}(v))) + (v < {} ? -v : {})); }}",
-                         indent, i, zero, one, fn(type, "log"), one, fn(type, "exp"), fn(type, "fabs"), zero, zero));
-    };
-    if (!*normalize) {
-      loss("e", "");
-      add(k, value(out).numel());
-      return true;
-    }
-    // One thread: every loss, the count of labels that are not ignore_index (by more than 1e-6), the division.
-    k.line(fmt::format("for (int64_t i = 0; i < {}; ++i)", n));
-    loss("i", "  ");
-    k.line("int64_t count = 0;");
-    k.line(fmt::format("const {} eps = static_cast<{}>(1e-6);", type, type));
-    k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", n));
-    k.line(fmt::format("  const {} diff = {}[i] - static_cast<{}>({});", type, y, type, *ignore));
-    k.line("  if (diff < -eps || diff > eps) ++count;");
-    k.line("}");
-    k.line(fmt::format("const {0} norm = static_cast<{0}>(count);", type));
-    k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) out[i] = out[i] / norm;", n));
-    add(k, SymExpr(1));
-    return true;
+    tmpl::Value f = numbers(type);
+    f.set("kind", "sigmoid_cross_entropy");
+    f.set("x", in);
+    f.set("label", y);
+    f.set("weight", w);  // "": none (a weight of 1)
+    f.set("n", k.size(value(x).numel()));
+    f.set("ignore_index", form_.ignore_index);
+    f.set("normalize", form_.normalize);
+    // With normalize one thread computes every loss, counts the labels and divides.
+    add(k, form_.normalize ? SymExpr(1) : value(out).numel());
+    kernels_.back().form = std::move(f);
   }
 
-  bool softmax_ce() {
+  void softmax_ce() {
     const uint32_t x = call_.tensor_arg("input"), label = call_.tensor_arg("label"), prob = output(0), loss = output(1);
-    const std::string type = same_type(x, loss, true);
-    if (type.empty()) return false;
-    const std::optional<bool> soft = call_.constant_bool("soft_label"), use_softmax = call_.constant_bool("use_softmax");
-    const std::optional<int64_t> ignore = constant_int(call_, "ignore_index", why_);
-    const std::optional<int64_t> axis = ignore ? constant_int(call_, "axis", why_) : std::nullopt;
-    if (!axis) return false;
-    if (!soft || !use_softmax) return fail("its soft_label or use_softmax is not a constant known at generation time");
-    if (prob == kNone || value(prob).dtype != value(x).dtype) return fail("its softmax output is absent");
-    if (label == kNone) return fail("it needs a label");
-    for (uint32_t v : {prob, loss}) {
-      if (value(v).buffer == value(x).buffer || value(v).buffer == value(label).buffer) {
-        return fail("an output shares its input's buffer");
-      }
-    }
-    const std::string ltype = *soft ? same_type(label, loss, true) : index_type(label);
-    if (ltype.empty()) return false;
+    const std::string type = *move_type(form_.dtype);
+    const std::string ltype = form_.soft_label ? type : *move_type(form_.index_dtype);
     const SymShape& xd = value(x).dims;
-    if (xd.empty()) return fail("its input is 0-D");
-    size_t a = 0;
-    if (!passes::normalize_axis(*axis, static_cast<int64_t>(xd.size()), &a)) return fail("its axis is out of range");
+    const size_t a = form_.axis;
     SymExpr inner = 1;
     for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
     SymExpr outer = 1;
@@ -125,59 +98,35 @@ class LossCall : public IndexBuilder {
     k.output(prob, type, "out_softmax");
     k.output(loss, type);
     const std::string classes = k.size(xd[a]), step = k.size(inner), row = k.size(xd[a] * inner);
-    const std::string zero = literal(type, 0), one = literal(type, 1);
-    k.line(fmt::format("const {}* x = {} + e * {};", type, in, row));
-    k.line(fmt::format("{}* p = out_softmax + e * {};", type, row));
-    if (!*use_softmax) {
-      k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) p[j] = x[j];", row));
-    } else {
-      k.line(fmt::format("{} top = x[0];", type));
-      k.line(fmt::format("for (int64_t j = 1; j < {}; ++j) top = x[j] > top ? x[j] : top;", row));
-      k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", row));
-      k.line(fmt::format("  {} shifted = x[j] - top;", type));
-      k.line(fmt::format("  if (shifted < {0}) shifted = {0};", literal(type, -64)));
-      k.line(fmt::format("  p[j] = {}(shifted);", fn(type, "exp")));
-      k.line("}");
-      k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", step));
-      k.line(fmt::format("  {} sum = {};", type, zero));
-      k.line(fmt::format("  for (int64_t c = 0; c < {}; ++c) sum += p[c * {} + i];", classes, step));
-      k.line(fmt::format("  const {} scale = {} / sum;", type, one));
-      k.line(fmt::format("  for (int64_t c = 0; c < {}; ++c) p[c * {} + i] *= scale;", classes, step));
-      k.line("}");
-    }
-    // -log(v), log(0) = -inf taken as -1e20 (and +inf as 1e20).
-    const std::string huge = type == "float" ? "HUGE_VALF" : "HUGE_VAL", big = literal(type, 1e20);
-    // log(v) with an infinite result taken as -+1e20 (the loss is its negation).
-    auto clamped_log = [&](const std::string& v) {
-      const std::string lg = fn(type, "log") + "(" + v + ")";
-      return fmt::format("({0} == {1} || {0} == -{1} ? ({0} < {2} ? -{3} : {3}) : {0})", lg, huge, zero, big);
-    };
-    k.line(fmt::format("for (int64_t i = 0; i < {}; ++i) {{", step));
-    if (*soft) {
-      k.line(fmt::format("  {} total = {};", type, zero));
-      k.line(fmt::format("  for (int64_t c = 0; c < {0}; ++c) total += {1}[e * {2} + c * {3} + i] * {4};", classes, y,
-                         row, step, clamped_log(fmt::format("p[c * {} + i]", step))));
-      k.line(fmt::format("  out[e * {} + i] = -total;", step));
-    } else {
-      k.line(fmt::format("  const int64_t c = static_cast<int64_t>({}[e * {} + i]);", y, step));
-      k.line(fmt::format("  out[e * {} + i] = c == {} || c < 0 || c >= {} ? {} : -{};", step, *ignore, classes, zero,
-                         clamped_log(fmt::format("p[c * {} + i]", step))));
-    }
-    k.line("}");
+    tmpl::Value f = numbers(type);
+    f.set("kind", "softmax_cross_entropy");
+    f.set("x", in);
+    f.set("label", y);
+    f.set("classes", classes);
+    f.set("step", step);
+    f.set("row", row);
+    f.set("floor", literal(type, -64));  // the shifted values' floor before exp
+    // log(0) = -inf taken as -1e20 (and +inf as 1e20).
+    f.set("huge", type == "float" ? "HUGE_VALF" : "HUGE_VAL");
+    f.set("big", literal(type, 1e20));
+    f.set("use_softmax", form_.use_softmax);
+    f.set("soft_label", form_.soft_label);
+    f.set("ignore_index", form_.ignore_index);
     add(k, outer);
-    return true;
+    kernels_.back().form = std::move(f);
   }
+
+  const passes::CudaIndexMap& form_;
 };
 
 }  // namespace
 
-std::optional<std::vector<CudaIndexKernel>> loss_kernels(const LoweredProgram& program, const KernelCall& call,
-                                                         const std::string& prefix, size_t first,
-                                                         const std::string& description, const CudaBufferExpr& buffer,
-                                                         SizeTable& sizes, const SizeTable::Spelling& size_argument,
-                                                         std::string* why) {
-  LossCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, why);
-  return builder.build();
+std::vector<CudaIndexKernel> loss_kernels(const LoweredProgram& program, const KernelCall& call,
+                                          const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
+                                          const std::string& description, const CudaBufferExpr& buffer,
+                                          SizeTable& sizes, const SizeTable::Spelling& size_argument,
+                                          std::string* why) {
+  return LossCall(map, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
 }
 
 }  // namespace kforge::codegen::index_text

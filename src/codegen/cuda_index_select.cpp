@@ -17,6 +17,7 @@
 //     place of the slice (the values broadcast to the slice's shape without its decrease axes, with a 1 for each
 //     none axis);
 //   - assign outside a fused group (a copy that a set_value_ then writes in place: x.clone() before y[...] = v).
+// Each kernel's statements are templates/program/cuda/index_select.j2's, spelled from the form built here.
 #include "codegen/cuda_index_select_call.h"
 
 namespace kforge::codegen::index_text {
@@ -60,15 +61,24 @@ void SelectCall::topk() {
   const std::string oi = indices != kNone ? t.output(indices, "int64_t", "out_indices") : "";
   const std::string a = t.scratch(scratch_);
   const std::string n = t.size(len), step = t.size(inner);
-  t.line(fmt::format("const int64_t i = e % {0}, o = e / {0};", step));
   auto at = [&](const std::string& p, const std::string& count) {
     return p.empty() ? std::string("nullptr") : fmt::format("{} + o * {} * {} + i", p, count, step);
   };
-  const std::string entries = t.size(passes::topk_line_entries(k, len));  // the scratch's stride per line
-  t.line(fmt::format("kforge::cuda_index::topk_line<{}>({}, {}, {}, {}, {}, {}, {} + e * {}, {}, {});", type,
-                     at(in, n), n, step, k, largest ? "true" : "false", sorted ? "true" : "false", a, entries,
-                     at(o, std::to_string(k)), at(oi, std::to_string(k))));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "topk");
+  f.set("type", type);
+  f.set("step", step);
+  f.set("n", n);
+  f.set("k", k);
+  f.set("largest", largest);
+  f.set("sorted", sorted);
+  f.set("line", at(in, n));
+  f.set("scratch", a);
+  f.set("entries", t.size(passes::topk_line_entries(k, len)));  // the scratch's stride per line
+  f.set("values", at(o, std::to_string(k)));
+  f.set("indices", at(oi, std::to_string(k)));
   add(t, outer * inner, true);
+  kernels_.back().form = std::move(f);
 }
 
 void SelectCall::gather_nd() {
@@ -82,20 +92,26 @@ void SelectCall::gather_nd() {
   const std::string in = t.input(x, type), idx = t.input(index, itype);
   t.output(out, type);
   const std::string s = t.size(slice);
-  t.line(fmt::format("const int64_t r = e / {};", s));
-  t.line("int64_t at = 0;");
-  t.line("bool inside = true;");
+  tmpl::List dims;  // the index's entries, innermost first (index_select.j2)
   SymExpr stride = slice;
   for (size_t j = k; j-- > 0;) {
-    const std::string dim = t.size(xd[j]);
-    t.line(fmt::format("{{ int64_t p = static_cast<int64_t>({}[r * {} + {}]);", idx, k, j));
-    t.line(fmt::format("  if (p < 0) p += {};", dim));
-    t.line(fmt::format("  inside = inside && p >= 0 && p < {};", dim));
-    t.line(fmt::format("  at += p * {}; }}", t.size(stride)));
+    tmpl::Value dim = tmpl::Value::map();
+    dim.set("j", static_cast<int64_t>(j));
+    dim.set("size", t.size(xd[j]));
+    dim.set("stride", t.size(stride));
+    dims.push_back(std::move(dim));
     stride = stride * xd[j];
   }
-  t.line(fmt::format("out[e] = inside ? {}[at + e % {}] : {}(0);", in, s, type));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "gather_nd");
+  f.set("type", type);
+  f.set("x", in);
+  f.set("index", idx);
+  f.set("slice", s);
+  f.set("depth", static_cast<int64_t>(k));
+  f.set("dims", tmpl::Value(std::move(dims)));
   add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 void SelectCall::scatter() {
@@ -110,22 +126,17 @@ void SelectCall::scatter() {
   const std::string in = t.input(x, type), idx = t.input(index, itype), up = t.input(updates, type);
   t.output(out, type);
   const std::string w = t.size(row), count = t.size(value(index).numel());
-  t.line(fmt::format("const int64_t r = e / {}, c = e % {};", w, w));
-  if (overwrite) {
-    t.line("int64_t last = -1;");
-    t.line(fmt::format("for (int64_t q = 0; q < {}; ++q) if (static_cast<int64_t>({}[q]) == r) last = q;", count, idx));
-    t.line(fmt::format("out[e] = last < 0 ? {}[e] : {}[last * {} + c];", in, up, w));
-  } else {
-    t.line("bool hit = false;");
-    t.line(fmt::format("{} acc = 0;", type));
-    t.line(fmt::format("for (int64_t q = 0; q < {}; ++q) {{", count));
-    t.line(fmt::format("  if (static_cast<int64_t>({}[q]) != r) continue;", idx));
-    t.line("  hit = true;");
-    t.line(fmt::format("  acc += {}[q * {} + c];", up, w));
-    t.line("}");
-    t.line(fmt::format("out[e] = hit ? acc : {}[e];", in));
-  }
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "scatter");
+  f.set("type", type);
+  f.set("x", in);
+  f.set("index", idx);
+  f.set("updates", up);
+  f.set("width", w);
+  f.set("count", count);
+  f.set("overwrite", overwrite);
   add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 void SelectCall::roll() {
@@ -138,19 +149,28 @@ void SelectCall::roll() {
   t.output(out, type);
   t.coordinates(dims);
   std::vector<std::string> coords;
+  tmpl::List shifted;  // the shifted dims' source coordinates (index_select.j2)
   for (size_t d = 0; d < dims.size(); ++d) {
     const std::string c = "c" + std::to_string(d);
     if (shift[d] == 0) {
       coords.push_back(c);
       continue;
     }
-    const std::string n = t.size(dims[d]);
-    t.line(fmt::format("const int64_t s{0} = (({1} % {2}) + {2}) % {2};", d, shift[d], n));
-    t.line(fmt::format("const int64_t i{0} = (c{0} - s{0} + {1}) % {1};", d, n));
+    tmpl::Value dim = tmpl::Value::map();
+    dim.set("n", t.size(dims[d]));
+    dim.set("shift", shift[d]);
+    dim.set("coordinate", c);
+    dim.set("shifted", "s" + std::to_string(d));
+    dim.set("source", "i" + std::to_string(d));
+    shifted.push_back(std::move(dim));
     coords.push_back("i" + std::to_string(d));
   }
-  t.line(fmt::format("out[e] = {}[{}];", in, t.offset(coords, dims)));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "roll");
+  f.set("dims", tmpl::Value(std::move(shifted)));
+  f.set("value", fmt::format("{}[{}]", in, t.offset(coords, dims)));
   add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 void SelectCall::pad() {
@@ -164,29 +184,31 @@ void SelectCall::pad() {
   const std::string in = t.input(x, type);
   t.output(out, type);
   t.coordinates(od);
-  std::vector<std::string> coords, inside;
+  std::vector<std::string> coords;
+  tmpl::List padded;  // the padded dims' source coordinates (index_select.j2)
   for (size_t d = 0; d < xd.size(); ++d) {
     const int64_t before = widths[2 * d];
     if (before == 0 && widths[2 * d + 1] == 0) {
       coords.push_back("c" + std::to_string(d));
       continue;
     }
-    t.line(fmt::format("const int64_t i{0} = c{0} - {1};", d, before));
-    inside.push_back(fmt::format("i{0} >= 0 && i{0} < {1}", d, t.size(xd[d])));
+    tmpl::Value dim = tmpl::Value::map();
+    dim.set("name", "i" + std::to_string(d));
+    dim.set("coordinate", "c" + std::to_string(d));
+    dim.set("before", before);
+    dim.set("n", t.size(xd[d]));
+    padded.push_back(std::move(dim));
     coords.push_back("i" + std::to_string(d));
   }
-  const std::string load = fmt::format("{}[{}]", in, t.offset(coords, xd));
-  if (inside.empty()) {
-    t.line(fmt::format("out[e] = {};", load));
-  } else {
-    const std::string v = type == "bool" ? (fill != 0 ? "true" : "false")
-                          : type == "float" ? cpp_float(static_cast<float>(fill))
-                                            : fmt::format("static_cast<{}>({:.17g})", type, fill);
-    std::string when = inside[0];
-    for (size_t i = 1; i < inside.size(); ++i) when += " && " + inside[i];
-    t.line(fmt::format("out[e] = {} ? {} : {};", when, load, v));
-  }
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "pad");
+  f.set("dims", tmpl::Value(std::move(padded)));
+  f.set("value", fmt::format("{}[{}]", in, t.offset(coords, xd)));
+  f.set("fill", type == "bool"    ? (fill != 0 ? "true" : "false")
+                : type == "float" ? cpp_float(static_cast<float>(fill))
+                                  : fmt::format("static_cast<{}>({:.17g})", type, fill));
   add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 void SelectCall::assign() {
@@ -195,8 +217,8 @@ void SelectCall::assign() {
   KernelText k = text();
   const std::string in = k.input(x, type);
   k.output(out, type);
-  k.line(fmt::format("out[e] = {}[e];", in));
   add(k, value(out).numel());
+  kernels_.back().form = cuda_index_store_form(in + "[e]");
 }
 
 void SelectCall::add_n() {
@@ -207,10 +229,12 @@ void SelectCall::add_n() {
   for (uint32_t v : xs->values) names.push_back(t.input(v, type_of(v)));
   const std::string type = type_of(out);
   t.output(out, type);
-  t.line(fmt::format("{} acc = {}[e];", type, names[0]));
-  for (size_t i = 1; i < names.size(); ++i) t.line(fmt::format("acc += {}[e];", names[i]));
-  t.line("out[e] = acc;");
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "add_n");
+  f.set("type", type);
+  f.set("inputs", tmpl::Value(tmpl::List(names.begin(), names.end())));
   add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 void SelectCall::index_sample() {
@@ -222,9 +246,15 @@ void SelectCall::index_sample() {
   const std::string in = t.input(x, type), idx = t.input(index, itype);
   t.output(out, type);
   const std::string len = t.size(xd[1]);
-  t.line(fmt::format("const int64_t k = static_cast<int64_t>({}[e]);", idx));
-  t.line(fmt::format("out[e] = k >= 0 && k < {} ? {}[e / {} * {} + k] : {}(0);", len, in, t.size(id[1]), len, type));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "index_sample");
+  f.set("type", type);
+  f.set("x", in);
+  f.set("index", idx);
+  f.set("len", len);
+  f.set("row", t.size(id[1]));
   add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 }  // namespace select_internal

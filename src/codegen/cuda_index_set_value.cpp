@@ -1,8 +1,10 @@
 // The CUDA kernels of set_value and set_value_with_tensor (cuda_index_select_call.h), as kernels/index_ops.cc with
 // Paddle's slice normalisation: out[e] is x's element outside the strided slice, inside it the value's element at
 // the same place of the slice (the values broadcast to the slice's shape without its decrease axes), rendered from
-// the plan's form (passes/cuda_plan_set_value.cpp resolves the slice and the values' strides).
+// the plan's form (passes/cuda_plan_set_value.cpp resolves the slice and the values' strides) into the form that
+// templates/program/cuda/index_slice.j2's set_value spells.
 #include "codegen/cuda_index_select_call.h"
+#include "support/text.h"
 
 namespace kforge::codegen::index_text::select_internal {
 
@@ -19,38 +21,41 @@ void SelectCall::set_value(bool with_tensor) {
   const std::string vals = with_tensor ? k.input(values, type) : "vals";
   k.output(out, type);
   k.coordinates(xd);
+  tmpl::List list;  // set_value's constants, as the element type
   if (!with_tensor) {
-    std::string list;
     for (const passes::ScalarConstant& c : constants) {
-      const std::string one =
-          type == "bool" ? ((c.is_floating ? c.float_value != 0 : c.int_value != 0) ? "true" : "false")
-          : c.is_floating ? fmt::format("static_cast<{}>({:.17g})", type, c.float_value)
-                          : fmt::format("static_cast<{}>({}LL)", type, c.int_value);
-      list += (list.empty() ? "" : ", ") + one;
+      list.push_back(type == "bool" ? ((c.is_floating ? c.float_value != 0 : c.int_value != 0) ? "true" : "false")
+                     : c.is_floating ? fmt::format("static_cast<{}>({:.17g})", type, c.float_value)
+                                     : fmt::format("static_cast<{}>({}LL)", type, c.int_value));
     }
-    k.line(fmt::format("const {} vals[{}] = {{{}}};", type, constants.size(), list));
   }
-  std::vector<std::string> inside;
-  std::string voff;
+  tmpl::List dims;  // each dim's coordinate t<d> in the slice (index_slice.j2)
+  std::vector<std::string> inside, offset;
   for (size_t d = 0; d < rank; ++d) {
     const passes::CudaSliceRange& r = ranges[d];
     const std::string t = "t" + std::to_string(d);
-    if (!r.sliced) {
-      k.line(fmt::format("[[maybe_unused]] const int64_t {} = c{};", t, d));
-    } else {
-      k.line(fmt::format("const int64_t {}_ = c{} - {};", t, d, k.size(r.start)));
-      k.line(fmt::format("const int64_t {0} = {0}_ / {1};", t, r.step));
+    tmpl::Value dim = tmpl::Value::map();
+    dim.set("name", t);
+    dim.set("coordinate", "c" + std::to_string(d));
+    dim.set("sliced", r.sliced);
+    if (r.sliced) {
+      dim.set("start", k.size(r.start));
+      dim.set("step", r.step);
       inside.push_back(fmt::format("{0}_ % {1} == 0 && {0} >= 0 && {0} < {2}", t, r.step, k.size(r.count)));
     }
-    if (form().value_strides[d] != SymExpr(0)) {
-      voff += (voff.empty() ? "" : " + ") + fmt::format("{} * {}", t, k.size(form().value_strides[d]));
-    }
+    if (form().value_strides[d] != SymExpr(0)) offset.push_back(fmt::format("{} * {}", t, k.size(form().value_strides[d])));
+    dims.push_back(std::move(dim));
   }
-  std::string when;
-  for (const std::string& c : inside) when += (when.empty() ? "" : " && ") + c;
-  const std::string load = fmt::format("{}[{}]", vals, voff.empty() ? "0" : voff);
-  k.line(fmt::format("out[e] = {} ? {} : {}[e];", when.empty() ? "true" : when, load, in));
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "set_value");
+  f.set("type", type);
+  f.set("x", in);
+  f.set("constants", tmpl::Value(std::move(list)));
+  f.set("dims", tmpl::Value(std::move(dims)));
+  f.set("inside", inside.empty() ? "true" : kforge::join(inside, " && "));
+  f.set("value", fmt::format("{}[{}]", vals, offset.empty() ? "0" : kforge::join(offset, " + ")));
   add(k, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 }  // namespace kforge::codegen::index_text::select_internal

@@ -1,6 +1,7 @@
 // The CUDA index kernels of the ops that take part of a tensor or pad it (cuda_index_call.h): slice (with
 // decrease_axis), strided_slice (negative steps too, normalised as the CPU kernel) and pad3d (constant, reflect,
-// replicate, circular), rendered from their plan forms (passes/cuda_plan_move.cpp resolves the starts and steps).
+// replicate, circular), rendered from their plan forms (passes/cuda_plan_move.cpp resolves the starts and steps)
+// into the forms templates/program/cuda/index_slice.j2 spells (a slice's is a store, index_forms.j2).
 #include "codegen/cuda_index_call.h"
 
 namespace kforge::codegen::cuda_index_internal {
@@ -26,8 +27,9 @@ void IndexCall::slice() {
     const std::string c = "c" + std::to_string(next++);
     coords.push_back(b.empty() ? c : c + " + " + b);
   }
-  k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
+  const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
   add(k, value(out).numel());
+  kernels_.back().form = cuda_index_store_form(load);
 }
 
 void IndexCall::strided_slice() {
@@ -48,8 +50,9 @@ void IndexCall::strided_slice() {
     if (begin[d] != SymExpr(0)) c = k.size(begin[d]) + " + " + c;
     coords.push_back(c);
   }
-  k.line(fmt::format("out[e] = {}[{}];", in, k.offset(coords, xd)));
+  const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
   add(k, value(out).numel());
+  kernels_.back().form = cuda_index_store_form(load);
 }
 
 void IndexCall::pad3d() {
@@ -67,33 +70,30 @@ void IndexCall::pad3d() {
   k.output(out, type);
   k.coordinates(od);
   std::vector<std::string> coords = {"c0", "c1", "c2", "c3", "c4"};
-  std::vector<std::string> inside;
+  tmpl::List dims;  // the padded dims' source coordinates i0, i1, i2 (index_slice.j2)
   for (size_t d = 0; d < 3; ++d) {
     const size_t axis = (last ? 1 : 2) + d;
     const std::string before = k.size(pads[2 * (2 - d)]);
     const std::string n = k.size(xd[axis]), i = "i" + std::to_string(d);
-    k.line(fmt::format("const int64_t {}_ = c{} - {};", i, axis, before));
-    if (m == CudaPadMode::kConstant) {
-      k.line(fmt::format("const int64_t {0} = {0}_;", i));
-      inside.push_back(fmt::format("{0} >= 0 && {0} < {1}", i, n));
-    } else if (m == CudaPadMode::kReflect) {
-      k.line(fmt::format("const int64_t {0} = {0}_ < 0 ? -{0}_ : ({0}_ >= {1} ? 2 * ({1} - 1) - {0}_ : {0}_);", i, n));
-    } else if (m == CudaPadMode::kReplicate) {
-      k.line(fmt::format("const int64_t {0} = {0}_ < 0 ? 0 : ({0}_ >= {1} ? {1} - 1 : {0}_);", i, n));
-    } else {
-      k.line(fmt::format("const int64_t {0} = (({0}_ % {1}) + {1}) % {1};", i, n));
-    }
+    tmpl::Value dim = tmpl::Value::map();
+    dim.set("name", i);
+    dim.set("coordinate", coords[axis]);
+    dim.set("before", before);
+    dim.set("n", n);
+    dims.push_back(std::move(dim));
     coords[axis] = i;
   }
-  const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
+  static constexpr std::array<const char*, 4> kModes = {"constant", "reflect", "replicate", "circular"};
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "pad3d");
+  f.set("mode", kModes[static_cast<size_t>(m)]);
+  f.set("dims", tmpl::Value(std::move(dims)));
+  f.set("value", fmt::format("{}[{}]", in, k.offset(coords, xd)));
   if (m == CudaPadMode::kConstant) {
-    const std::string value = type == "bool" ? (fill != 0 ? "true" : "false")
-                                             : fmt::format("static_cast<{}>({:.17g})", type, fill);
-    k.line(fmt::format("out[e] = {} && {} && {} ? {} : {};", inside[0], inside[1], inside[2], load, value));
-  } else {
-    k.line(fmt::format("out[e] = {};", load));
+    f.set("fill", type == "bool" ? (fill != 0 ? "true" : "false") : fmt::format("static_cast<{}>({:.17g})", type, fill));
   }
   add(k, value(out).numel());
+  kernels_.back().form = std::move(f);
 }
 
 }  // namespace kforge::codegen::cuda_index_internal

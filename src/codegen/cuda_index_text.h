@@ -144,12 +144,12 @@ std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredPr
                                                          const SizeTable::Spelling& size_argument, std::string* why);
 
 /// The losses no fused group takes (cuda_index_loss.cpp): sigmoid_cross_entropy_with_logits,
-/// cross_entropy_with_softmax; their kernels, as cuda_index_kernels().
-std::optional<std::vector<CudaIndexKernel>> loss_kernels(const passes::LoweredProgram& program,
-                                                         const passes::KernelCall& call, const std::string& prefix,
-                                                         size_t first, const std::string& description,
-                                                         const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                         const SizeTable::Spelling& size_argument, std::string* why);
+/// cross_entropy_with_softmax; their kernels from the plan's form `map`, as cuda_index_kernels().
+std::vector<CudaIndexKernel> loss_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                          const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
+                                          const std::string& description, const CudaBufferExpr& buffer,
+                                          SizeTable& sizes, const SizeTable::Spelling& size_argument,
+                                          std::string* why);
 
 /// einsum (cuda_index_linalg.cpp); its kernel, as cuda_index_kernels().
 std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const passes::LoweredProgram& program,

@@ -9,6 +9,7 @@
 
 #include "codegen/cpp_text.h"
 #include "codegen/group_text.h"
+#include "support/text.h"
 
 namespace kforge::codegen {
 
@@ -27,7 +28,47 @@ std::string ctype(expr::ScalarType t) { return std::string(expr::cpp_type_name(e
 
 std::string pointer_name(const std::string& local) { return "p_" + local; }
 
-/// Lines of one group's function body.
+// The statements of a loop body, as fused_cpu.j2's `statement` macro spells them (fused_cpu.h, "Statements"):
+// code names the types, names and expressions, the template the declarations, operators and semicolons.
+
+/// `[[maybe_unused]] const <type> <name> = <value>` (`is_const`, `unused` choose the qualifiers).
+Value let(const std::string& type, const std::string& name, const std::string& value, bool is_const = true,
+          bool unused = false) {
+  Value s = Value::map();
+  s.set("kind", "let");
+  s.set("type", type);
+  s.set("name", name);
+  s.set("value", value);
+  s.set("const", is_const);
+  s.set("unused", unused);
+  return s;
+}
+
+/// `<target> <op> <value>`: an assignment ("="), or a compound one ("+=", "*=", "/=").
+Value assign(const std::string& target, const std::string& op, const std::string& value) {
+  Value s = Value::map();
+  s.set("kind", "assign");
+  s.set("target", target);
+  s.set("op", op);
+  s.set("value", value);
+  return s;
+}
+
+/// A statement of another kind, with its text fields: "walk" {rest, at} (a strided walk's two index variables,
+/// `rest` = base + j and `at` = 0), "buffer" {type, name} (a vector of a row's `inner` elements), "sum" {target,
+/// array} (a loop adding array[j] over the row into `target`).
+Value statement(const std::string& kind, std::initializer_list<std::pair<const char*, std::string>> fields) {
+  Value s = Value::map();
+  s.set("kind", kind);
+  for (const auto& [key, text] : fields) s.set(key, text);
+  return s;
+}
+
+/// One line of a body: its statements, printed one after the other.
+using Line = List;
+Line line(Value s) { return Line{std::move(s)}; }
+
+/// The statements of one group's function body.
 class FusedWriter {
  public:
   FusedWriter(const FusedGroup& g, SizeParams& sizes) : g_(g), sizes_(sizes) {
@@ -36,21 +77,23 @@ class FusedWriter {
 
   Value build() {
     for (const GroupInput& in : g_.inputs) inputs_[in.name] = &in;
-    setup_.push_back(fmt::format("const index_t outer = static_cast<index_t>({});", sizes_.text(g_.outer)));
-    setup_.push_back(fmt::format("const index_t inner = static_cast<index_t>({});", sizes_.text(g_.inner)));
+    setup_.push_back(line(let("index_t", "outer", index(g_.outer))));
+    setup_.push_back(line(let("index_t", "inner", index(g_.inner))));
     for (const GroupInput& in : g_.inputs) {
       if (in.access == InputAccess::kScalar) setup_.push_back(load(in));
       if (in.access == InputAccess::kOuter) row_setup_.push_back(load(in));
     }
     for (const GroupStmt& st : g_.stmts) add_stmt(st);
     for (const passes::GroupStore& s : g_.stores) {
+      const std::string p = pointer_name(s.name);
       if (s.per_row) {
-        row_end_.push_back(fmt::format("{}[i] = {};", pointer_name(s.name), s.name));
+        row_end_.push_back(line(assign(p + "[i]", "=", s.name)));
+      } else if (s.strides.empty()) {
+        passes_[s.pass].stores.push_back(line(assign(p + "[base + j]", "=", s.name)));
       } else {
-        const std::string p = pointer_name(s.name);
-        passes_[s.pass].stores.push_back(
-            s.strides.empty() ? fmt::format("{}[base + j] = {};", p, s.name)
-                              : strided_offset(p, s.strides) + fmt::format(" {}[{}_at] = {};", p, p, s.name));
+        Line l = strided_offset(p, s.strides);
+        l.push_back(assign(p + "[" + p + "_at]", "=", s.name));
+        passes_[s.pass].stores.push_back(std::move(l));
       }
     }
     Value v = Value::map();
@@ -64,54 +107,53 @@ class FusedWriter {
       params.push_back(fmt::format("{}* __restrict {}", ctype(s.storage), pointer_name(s.name)));
     }
     v.set("params", Value(std::move(params)));
-    v.set("setup", lines(setup_));
-    row_setup_.insert(row_setup_.begin(), "[[maybe_unused]] const index_t base = i * inner;");
-    v.set("row_setup", lines(row_setup_));
+    v.set("setup", Value(setup_));
+    row_setup_.insert(row_setup_.begin(), line(let("index_t", "base", "i * inner", true, true)));
+    v.set("row_setup", Value(row_setup_));
     List passes;
     for (Pass& p : passes_) {
       Value pv = Value::map();
-      pv.set("pre", lines(p.pre));
-      std::vector<std::string> body;
+      pv.set("pre", Value(p.pre));
+      List body;
       for (const std::string& name : p.loads) body.push_back(load(*inputs_.at(name)));
       body.insert(body.end(), p.body.begin(), p.body.end());
       body.insert(body.end(), p.stores.begin(), p.stores.end());
-      pv.set("body", lines(body));
-      pv.set("post", lines(p.post));
+      pv.set("body", Value(std::move(body)));
+      pv.set("post", Value(p.post));
       pv.set("block", p.blocked ? kMathBlock : int64_t{0});
       passes.push_back(std::move(pv));
     }
     v.set("passes", Value(std::move(passes)));
-    v.set("row_end", lines(row_end_));
+    v.set("row_end", Value(row_end_));
     v.set("runtime_math", runtime_math_);
     return v;
   }
 
  private:
   struct Pass {
-    std::vector<std::string> pre, body, post, stores;
+    List pre, body, post, stores;  // lines
     bool blocked = false;  // emitted in blocks of kMathBlock (fused_cpu.j2), see uses_runtime_math
     std::vector<std::string> loads;  // element inputs read in this pass, in first-use order
   };
 
-  static Value lines(const std::vector<std::string>& ls) {
-    List out;
-    for (const std::string& l : ls) out.push_back(l);
-    return Value(std::move(out));
-  }
+  /// A size as an index_t expression.
+  std::string index(const SymExpr& e) const { return "static_cast<index_t>(" + sizes_.text(e) + ")"; }
 
-  std::string load(const GroupInput& in) const {
+  Line load(const GroupInput& in) const {
     const std::string p = pointer_name(in.name);
-    std::string index;
+    std::string at;
     switch (in.access) {
-      case InputAccess::kContiguous: index = "base + j"; break;
-      case InputAccess::kOuter: index = "i"; break;
-      case InputAccess::kInner: index = "j"; break;
-      case InputAccess::kScalar: index = "0"; break;
-      case InputAccess::kStrided:
-        return strided_offset(in.name, in.strides) +
-               fmt::format(" const {} {} = {}[{}_at];", ctype(in.type), in.name, p, in.name);
+      case InputAccess::kContiguous: at = "base + j"; break;
+      case InputAccess::kOuter: at = "i"; break;
+      case InputAccess::kInner: at = "j"; break;
+      case InputAccess::kScalar: at = "0"; break;
+      case InputAccess::kStrided: {
+        Line l = strided_offset(in.name, in.strides);
+        l.push_back(let(ctype(in.type), in.name, p + "[" + in.name + "_at]"));
+        return l;
+      }
     }
-    return fmt::format("const {} {} = {}[{}];", ctype(in.type), in.name, p, index);
+    return line(let(ctype(in.type), in.name, p + "[" + at + "]"));
   }
 
   /// Statements declaring `<name>_at`: the row-major coordinates of flat element base + j dotted with `strides`
@@ -119,10 +161,9 @@ class FusedWriter {
   /// are what costs here (with dynamic dims, a hardware division per step): consecutive dims of stride 0 (the
   /// broadcast dims) are skipped with one division by their product, nothing is divided once every dim left has
   /// stride 0, and the outermost coordinate needs no modulo (the flat index is below the element count).
-  std::string strided_offset(const std::string& name, const std::vector<SymExpr>& strides) const {
+  Line strided_offset(const std::string& name, const std::vector<SymExpr>& strides) const {
     const std::string rest = name + "_rest", at = name + "_at";
-    std::string text = fmt::format("index_t {} = base + j, {} = 0;", rest, at);
-    auto index = [&](const SymExpr& e) { return "static_cast<index_t>(" + sizes_.text(e) + ")"; };
+    Line text{statement("walk", {{"rest", rest}, {"at", at}})};
     size_t d = g_.shape.size();
     while (d > 0) {
       size_t outer = d;  // strides[outer - 1] is the next nonzero stride, if any
@@ -131,14 +172,14 @@ class FusedWriter {
       if (outer < d) {        // skip the broadcast dims [outer, d)
         SymExpr skipped = 1;
         for (size_t k = outer; k < d; ++k) skipped *= g_.shape[k];
-        text += fmt::format(" {} /= {};", rest, index(skipped));
+        text.push_back(assign(rest, "/=", index(skipped)));
       }
       d = outer - 1;  // the dim with a nonzero stride
       if (d == 0) {
-        text += fmt::format(" {} += {} * {};", at, rest, index(strides[d]));
+        text.push_back(assign(at, "+=", fmt::format("{} * {}", rest, index(strides[d]))));
       } else {
-        text += fmt::format(" {} += {} % {} * {};", at, rest, index(g_.shape[d]), index(strides[d]));
-        text += fmt::format(" {} /= {};", rest, index(g_.shape[d]));
+        text.push_back(assign(at, "+=", fmt::format("{} % {} * {}", rest, index(g_.shape[d]), index(strides[d]))));
+        text.push_back(assign(rest, "/=", index(g_.shape[d])));
       }
     }
     return text;
@@ -162,15 +203,15 @@ class FusedWriter {
         const bool math = expr::calls_runtime_math(*st.expr->root);
         std::string rhs = group_stmt_text(st, expr::EmitTarget::kCpp);
         if (st.expr->root->type != st.type) rhs = "static_cast<" + t + ">(" + rhs + ")";
-        const std::string line = fmt::format("const {} {} = {};", t, st.name, rhs);
+        const Line l = line(let(t, st.name, rhs));
         const std::vector<std::string> names = expr::names_used(*st.expr->root, expr::NameKind::kInput);
         if (st.kind == StmtKind::kRowValue) {
-          passes_[st.passes.front()].pre.push_back(line);
+          passes_[st.passes.front()].pre.push_back(l);
           return;
         }
         for (uint32_t p : st.passes) {
           for (const std::string& n : names) use(n, p);
-          passes_[p].body.push_back(line);
+          passes_[p].body.push_back(l);
           if (math) uses_runtime_math(p);
         }
         return;
@@ -184,17 +225,16 @@ class FusedWriter {
         const ReductionText text =
             group_reduction_text(st, expr::EmitTarget::kCpp, acc, st.source, st.source, "n_" + st.name);
         Pass& p = passes_[st.passes.front()];
-        p.pre.push_back(fmt::format("{} {} = {};", expr::cpp_type_name(r.accumulator), acc, text.init));
+        p.pre.push_back(line(let(std::string(expr::cpp_type_name(r.accumulator)), acc, text.init, false)));
         use(st.source, st.passes.front());
-        p.body.push_back(fmt::format("{} = {};", acc, text.combine));
+        p.body.push_back(line(assign(acc, "=", text.combine)));
         std::string value = acc;
         if (!text.finalize.empty()) {
-          p.post.push_back(fmt::format("[[maybe_unused]] const int64_t n_{} = static_cast<int64_t>(inner);", st.name));
+          p.post.push_back(line(let("int64_t", "n_" + st.name, "static_cast<int64_t>(inner)", true, true)));
           value = text.finalize;
         }
         const expr::ScalarType result = r.finalize ? r.result : r.accumulator;
-        p.post.push_back(fmt::format("const {} {} = {};", t, st.name,
-                                     result == st.type ? value : "static_cast<" + t + ">(" + value + ")"));
+        p.post.push_back(line(let(t, st.name, result == st.type ? value : "static_cast<" + t + ">(" + value + ")")));
         return;
       }
       case StmtKind::kRowPattern:
@@ -224,52 +264,56 @@ class FusedWriter {
       passes_[f + 2].blocked = true;  // the division, blocked as well for the -O2 cost model
     }
     for (uint32_t k = 0; k < (st.exps_kept ? 2u : 3u); ++k) use(x, f + k);
-    passes_[f].pre.push_back(fmt::format("{} {} = -std::numeric_limits<{}>::infinity();", t, mx, t));
-    passes_[f].body.push_back(fmt::format("{} = {} > {} ? {} : {};", mx, x, mx, x, mx));
-    passes_[f + 1].pre.push_back(fmt::format("{} {} = {}(0);", t, sum, t));
+    passes_[f].pre.push_back(line(let(t, mx, fmt::format("-std::numeric_limits<{}>::infinity()", t), false)));
+    passes_[f].body.push_back(line(assign(mx, "=", fmt::format("{} > {} ? {} : {}", x, mx, x, mx))));
+    passes_[f + 1].pre.push_back(line(let(t, sum, t + "(0)", false)));
+    const std::string exp = fmt::format("kforge::math::exp({} - {})", x, mx);
     if (!st.exps_kept) {
-      passes_[f + 1].body.push_back(fmt::format("{} += kforge::math::exp({} - {});", sum, x, mx));
-      passes_[f + 2].body.push_back(fmt::format("const {} {} = kforge::math::exp({} - {}) / {};", t, st.name, x, mx, sum));
+      passes_[f + 1].body.push_back(line(assign(sum, "+=", exp)));
+      passes_[f + 2].body.push_back(line(let(t, st.name, exp + " / " + sum)));
       return;
     }
     // The same exps, computed once: the normalising pass divides the kept ones (and vectorises, without a call).
     // The sum runs in a loop of its own after the exps' (in the same order, so the same bits): an in-order float
     // sum does not vectorise, and would keep the exps' loop from vectorising with it.
     const std::string exps = "exps_" + st.name;
-    setup_.push_back(fmt::format("std::vector<{}> {}(static_cast<size_t>(inner));", t, exps));
-    passes_[f + 1].body.push_back(fmt::format("{}[j] = kforge::math::exp({} - {});", exps, x, mx));
-    passes_[f + 1].post.push_back(fmt::format("for (index_t j = 0; j < inner; ++j) {} += {}[j];", sum, exps));
-    passes_[f + 2].body.push_back(fmt::format("const {} {} = {}[j] / {};", t, st.name, exps, sum));
+    setup_.push_back(line(statement("buffer", {{"type", t}, {"name", exps}})));
+    passes_[f + 1].body.push_back(line(assign(exps + "[j]", "=", exp)));
+    passes_[f + 1].post.push_back(line(statement("sum", {{"target", sum}, {"array", exps}})));
+    passes_[f + 2].body.push_back(line(let(t, st.name, fmt::format("{}[j] / {}", exps, sum))));
   }
 
   void layer_norm(const GroupStmt& st) {
     const std::string t = ctype(st.type), x = operand(st, "x"), scale = operand(st, "scale"), bias = operand(st, "bias");
     const uint32_t f = st.passes.front();
-    const std::string n = st.name;
+    const std::string n = st.name, sum = "sum_" + n, mu = "mu_" + n, sq = "sq_" + n, d = "d_" + n, var = "var_" + n,
+                      mean = "mean_" + n, inv_std = "inv_std_" + n;
     for (uint32_t k = 0; k < 3; ++k) use(x, f + k);
     if (!scale.empty()) use(scale, f + 2);
     if (!bias.empty()) use(bias, f + 2);
-    passes_[f].pre.push_back(fmt::format("double sum_{} = 0.0;", n));
-    passes_[f].body.push_back(fmt::format("sum_{} += static_cast<double>({});", n, x));
-    passes_[f].post.push_back(
-        fmt::format("const double mu_{0} = inner > 0 ? sum_{0} / static_cast<double>(inner) : 0.0;", n));
-    passes_[f + 1].pre.push_back(fmt::format("double sq_{} = 0.0;", n));
-    passes_[f + 1].body.push_back(fmt::format("const double d_{0} = static_cast<double>({1}) - mu_{0};", n, x));
-    passes_[f + 1].body.push_back(fmt::format("sq_{0} += d_{0} * d_{0};", n));
-    std::vector<std::string>& post = passes_[f + 1].post;
-    post.push_back(fmt::format("const double var_{0} = inner > 0 ? sq_{0} / static_cast<double>(inner) : 0.0;", n));
-    post.push_back(fmt::format("const {1} mean_{0} = static_cast<{1}>(mu_{0});", n, t));
-    post.push_back(fmt::format("const {1} inv_std_{0} = static_cast<{1}>(1.0 / std::sqrt(var_{0} + static_cast<double>({2})));",
-                               n, t, cpp_float(static_cast<float>(st.epsilon))));
+    const auto mean_of = [](const std::string& total) {
+      return fmt::format("inner > 0 ? {} / static_cast<double>(inner) : 0.0", total);
+    };
+    passes_[f].pre.push_back(line(let("double", sum, "0.0", false)));
+    passes_[f].body.push_back(line(assign(sum, "+=", fmt::format("static_cast<double>({})", x))));
+    passes_[f].post.push_back(line(let("double", mu, mean_of(sum))));
+    passes_[f + 1].pre.push_back(line(let("double", sq, "0.0", false)));
+    passes_[f + 1].body.push_back(line(let("double", d, fmt::format("static_cast<double>({}) - {}", x, mu))));
+    passes_[f + 1].body.push_back(line(assign(sq, "+=", d + " * " + d)));
+    List& post = passes_[f + 1].post;
+    post.push_back(line(let("double", var, mean_of(sq))));
+    post.push_back(line(let(t, mean, fmt::format("static_cast<{}>({})", t, mu))));
+    post.push_back(line(let(t, inv_std, fmt::format("static_cast<{}>(1.0 / std::sqrt({} + static_cast<double>({})))", t,
+                                                    var, cpp_float(static_cast<float>(st.epsilon))))));
     for (const GroupStmt::ExtraOutput& e : st.extra_outputs) {
       if (e.value == passes::kNone) continue;
-      if (e.output == "mean") post.push_back(fmt::format("const {} {} = mean_{};", t, e.name, n));
-      if (e.output == "variance") post.push_back(fmt::format("const {} {} = static_cast<{}>(var_{});", t, e.name, t, n));
+      if (e.output == "mean") post.push_back(line(let(t, e.name, mean)));
+      if (e.output == "variance") post.push_back(line(let(t, e.name, fmt::format("static_cast<{}>({})", t, var))));
     }
-    std::vector<std::string>& body = passes_[f + 2].body;
-    body.push_back(fmt::format("{1} {0} = ({2} - mean_{0}) * inv_std_{0};", n, t, x));
-    if (!scale.empty()) body.push_back(fmt::format("{} *= {};", n, scale));
-    if (!bias.empty()) body.push_back(fmt::format("{} += {};", n, bias));
+    List& body = passes_[f + 2].body;
+    body.push_back(line(let(t, n, fmt::format("({} - {}) * {}", x, mean, inv_std), false)));
+    if (!scale.empty()) body.push_back(line(assign(n, "*=", scale)));
+    if (!bias.empty()) body.push_back(line(assign(n, "+=", bias)));
   }
 
   // Pass p's body calls kforge_math.h: the group gets AVX2 clones, and the pass runs whole blocks of kMathBlock
@@ -287,7 +331,7 @@ class FusedWriter {
   bool runtime_math_ = false;  // the body calls kforge_math.h
   SizeParams& sizes_;
   std::map<std::string, const GroupInput*> inputs_;
-  std::vector<std::string> setup_, row_setup_, row_end_;
+  List setup_, row_setup_, row_end_;  // lines
   std::vector<Pass> passes_;
 };
 
@@ -298,13 +342,13 @@ std::string element_type_of(expr::ScalarType t) { return ctype(t); }
 Value fused_group_function(const passes::LoweredProgram& program, const FusedGroup& group, SizeParams& sizes) {
   FusedWriter writer(group, sizes);
   Value v = writer.build();
-  std::string calls;
-  for (uint32_t c : group.calls) calls += (calls.empty() ? "" : ", ") + std::to_string(c);
+  std::vector<std::string> calls;
+  for (uint32_t c : group.calls) calls.push_back(std::to_string(c));
   // The shape for a reader, and outer x inner as the function names them.
   const std::string shape = comment_shape(group.shape);
   v.set("comment", fmt::format("Group {}: {} ({} loop over {} = {} x {}; calls {}).", group.index, group.label,
                                group.kind == passes::GroupKind::kRow ? "row" : "elementwise", shape,
-                               sizes.text(group.outer), sizes.text(group.inner), calls));
+                               sizes.text(group.outer), sizes.text(group.inner), join(calls, ", ")));
   List params;
   for (const std::string& p : sizes.params()) params.push_back("[[maybe_unused]] " + p);
   for (const Value& p : v.find("params")->as_list()) params.push_back(p);
@@ -335,9 +379,9 @@ Value fused_group_call(const passes::LoweredProgram& program, const FusedGroup& 
   Value v = Value::map();
   v.set("fused", true);
   v.set("name", "fused_" + std::to_string(group.index));
-  std::string ops;
-  for (uint32_t c : group.calls) ops += (ops.empty() ? "" : ", ") + program.calls[c].pir_name;
-  v.set("comment", fmt::format("fused group {}: {} at {}", group.index, ops, where));
+  std::vector<std::string> ops;
+  for (uint32_t c : group.calls) ops.push_back(program.calls[c].pir_name);
+  v.set("comment", fmt::format("fused group {}: {} at {}", group.index, join(ops, ", "), where));
   v.set("args", Value(std::move(args)));
   v.set("traces", Value(std::move(traces)));
   return v;

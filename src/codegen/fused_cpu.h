@@ -1,17 +1,24 @@
 // The template context of one fused group for the CPU (templates/program/fused_cpu.j2): the function's
-// signature, the loop structure's lines and the call site. Every decision (index type, how each input is
+// signature, the statements of its loops and the call site. Every decision (index type, how each input is
 // indexed, which statements run in which row pass, the row patterns' formulas) is made here from the
 // FusedGroup (passes/fusion.h); the template only lays the loops out.
 //
-// Context of a group (all text ready to print):
+// Context of a group:
 //   name "fused_0", comment, index_type "int32_t" | "int64_t", params [text],
-//   setup [lines]      at function scope: outer, inner, scalar loads
-//   row_setup [lines]  at the top of each row i: base, per-row loads
-//   passes [{pre [lines], body [lines], post [lines], block}]   one loop over j in [0, inner) per pass with a
-//                      body; block > 0: it runs in blocks of `block`, then the rest (a body that calls kforge_math.h,
-//                      and softmax's division of its kept exps: loops that vectorise)
-//   runtime_math       a body calls kforge_math.h (the function gets KFORGE_MATH_CLONES)
-//   row_end [lines]    after the passes: per-row stores
+//   setup [line]      at function scope: outer, inner, scalar loads
+//   row_setup [line]  at the top of each row i: base, per-row loads
+//   passes [{pre [line], body [line], post [line], block}]   one loop over j in [0, inner) per pass with a
+//                     body; block > 0: it runs in blocks of `block`, then the rest (a body that calls kforge_math.h,
+//                     and softmax's division of its kept exps: loops that vectorise)
+//   runtime_math      a body calls kforge_math.h (the function gets KFORGE_MATH_CLONES)
+//   row_end [line]    after the passes: per-row stores
+// Statements: a line is a list of statements printed on one line; a statement is a map whose `kind` says which
+// one fused_cpu.j2's `statement` macro spells, code giving only types, names and expressions:
+//   let {type, name, value, const, unused}   [[maybe_unused]] const T name = value;
+//   assign {target, op, value}               target op value;   (op "=", "+=", "*=", "/=")
+//   walk {rest, at}                          index_t rest = base + j, at = 0;   (a strided element's offset)
+//   buffer {type, name}                      std::vector<T> name(static_cast<size_t>(inner));
+//   sum {target, array}                      for (index_t j = 0; j < inner; ++j) target += array[j];
 // Call site (an entry of `steps` with fused = true): name, comment, args [text], traces [{key, expr}].
 // The formulas of softmax and layer_norm are those of kernels/linalg.cc (Paddle's CPU kernels):
 // softmax's max, sum of exp(x - max) in the element type, exp(x - max) / sum; layer_norm's mean and variance

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "passes/cuda_index_scratch.h"
+#include "passes/cuda_plan_index_checks.h"
 #include "passes/cuda_plan_internal.h"
 #include "passes/gemm.h"
 #include "passes/memory_plan.h"
@@ -29,7 +30,9 @@ bool cuda_results_known(const LoweredProgram& program, const KernelCall& call) {
   for (const CallOutput& o : call.outputs) {
     for (uint32_t v : o.values) {
       if (v == kNone) continue;
-      if (program.values[v].known.empty()) return false;
+      // The kernel writing the elements moves them as their bits: a dtype no index-mapped kernel moves has the
+      // op run instead.
+      if (program.values[v].known.empty() || !cuda_plan_internal::movable(program.values[v].dtype)) return false;
       any = true;
     }
   }

@@ -160,8 +160,8 @@ bool is_cuda_conv_op(std::string_view op);
 bool is_cuda_pool_op(std::string_view op);
 /// batch_norm (and its twin batch_norm_).
 bool is_cuda_batch_norm_op(std::string_view op);
-/// Whether every result of `call` is known at generation time (LoweredValue::known), and it has one: the backend
-/// writes the known elements instead of running the op.
+/// Whether every result of `call` is known at generation time (LoweredValue::known), of a dtype the index-mapped
+/// kernels move, and it has one: the backend writes the known elements instead of running the op.
 bool cuda_results_known(const LoweredProgram& program, const KernelCall& call);
 
 /// Whether the output dims `value` (a conv's or pool's out_h / out_w as its value has them) agree with `geometry`

@@ -82,7 +82,8 @@ bool is_cuda_batched_matmul(std::string_view op) { return op == "matmul" || op =
 
 bool has_cuda_index_map(const KernelCall& call) {
   return cuda_index_family(call.op) == CudaIndexFamily::kMovement ||
-         cuda_index_family(call.op) == CudaIndexFamily::kSelect || is_cuda_batched_matmul(call.op);
+         cuda_index_family(call.op) == CudaIndexFamily::kSelect ||
+         cuda_index_family(call.op) == CudaIndexFamily::kLoss || is_cuda_batched_matmul(call.op);
 }
 
 const std::set<std::string>& cuda_float32_index_ops() {

@@ -70,8 +70,8 @@ enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
 
 /// The form of a data-movement op (transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d,
 /// expand, tile, gather, index_select, embedding, meshgrid), of an op that picks, places or combines elements by an
-/// index or a rank (topk, gather_nd, scatter, roll, pad, assign, add_n, set_value, set_value_with_tensor) or of a
-/// batched matmul: its attributes
+/// index or a rank (topk, gather_nd, scatter, roll, pad, assign, add_n, set_value, set_value_with_tensor), of a loss
+/// (sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax) or of a batched matmul: its attributes
 /// resolved. Value indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their
 /// defaults.
 struct CudaIndexMap {
@@ -117,10 +117,15 @@ struct CudaIndexMap {
   std::vector<CudaSliceRange> ranges;
   std::vector<SymExpr> value_strides;
   std::vector<ScalarConstant> constants;
+  /// The losses (cuda_plan_loss.cpp): sigmoid_cross_entropy_with_logits' normalize and the label it skips
+  /// (ignore_index); cross_entropy_with_softmax's ignore_index, soft_label, use_softmax and class axis (`axis`,
+  /// normalised), a hard label's index type in index_dtype.
+  int64_t ignore_index = 0;
+  bool normalize = false, soft_label = false, use_softmax = true;
 };
 
 /// Whether `call` (of an index-mapped op or a batched matmul) has a CudaIndexMap: the data-movement ops, the select
-/// ops above and matmul / bmm. (The computing families check their calls in codegen/ still.)
+/// ops above, the losses and matmul / bmm. (The other computing families check their calls in codegen/ still.)
 bool has_cuda_index_map(const KernelCall& call);
 /// The form of such a call, or nullopt with `why` (a sentence: "its axis is out of range") when the CUDA kernels
 /// cannot run it. `scratch`: whether the memory plan gave the call a scratch buffer (topk's, cuda_index_scratch.h).

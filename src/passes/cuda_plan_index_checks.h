@@ -1,7 +1,8 @@
 // Internal to passes/: the checks of an index-mapped call (cuda_plan_index.h: plan_cuda_index_map), shared by the
-// files that define its members: cuda_plan_move.cpp (the data-movement ops, a batched matmul) and
-// cuda_plan_select.cpp (the ops that pick, place or combine elements by an index or a rank). Each reads the call as
-// its kernel in codegen/ will, and fails for the first problem.
+// files that define its members: cuda_plan_move.cpp (the data-movement ops, a batched matmul),
+// cuda_plan_select.cpp (the ops that pick, place or combine elements by an index or a rank), cuda_plan_set_value.cpp
+// and cuda_plan_loss.cpp (the losses). Each reads the call as its kernel in codegen/ will, and fails for the first
+// problem.
 #pragma once
 
 #include <fmt/format.h>
@@ -130,6 +131,9 @@ class IndexChecks {
   bool slice_range(const SymExpr& n, const SymExpr& start_given, const SymExpr& end_given, int64_t step,
                    CudaSliceRange* r);
   std::optional<std::vector<SymExpr>> int_array(std::string_view name);
+  // cuda_plan_loss.cpp: sigmoid_cross_entropy_with_logits and cross_entropy_with_softmax.
+  bool sigmoid_cross_entropy();
+  bool softmax_cross_entropy();
 
   const LoweredProgram& p_;
   const KernelCall& call_;

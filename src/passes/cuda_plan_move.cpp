@@ -52,6 +52,8 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "assign") ok = assign();
   else if (op == "add_n") ok = add_n();
   else if (op == "set_value" || op == "set_value_with_tensor") ok = set_value(op == "set_value_with_tensor");
+  else if (op == "sigmoid_cross_entropy_with_logits") ok = sigmoid_cross_entropy();
+  else if (op == "cross_entropy_with_softmax") ok = softmax_cross_entropy();
   else fail("it is not an index-mapped op");
   if (!ok) return std::nullopt;
   return form_;

@@ -56,6 +56,13 @@ struct IndexFixture {
   }
 };
 
+// An entry of a kernel's form (CudaIndexKernel::form: what templates/program/cuda/index_*.j2 spell the
+// statements from).
+std::string entry(const tmpl::Value& form, const char* key) {
+  const tmpl::Value* v = form.find(key);
+  return v != nullptr && v->is_string() ? v->as_string() : "";
+}
+
 std::string program(const std::string& inputs, const std::string& ops, const std::string& outputs) {
   return "program: p\ninputs: [" + inputs + "]\nops:\n" + ops + "outputs: [" + outputs + "]\n";
 }
@@ -77,7 +84,9 @@ TEST_CASE("cuda index: a transpose reads its input at the permuted coordinate; t
   CHECK(std::find(kernel.params.begin(), kernel.params.end(), "int64_t z0") != kernel.params.end());
   CHECK(std::find(kernel.args.begin(), kernel.args.end(), "sizes[0]") != kernel.args.end());
   // out [s0, 6, 6, 4]: c1, c2 walk x's H and W, c3 its channels.
-  CHECK(kernel.body.back() == "out[e] = in0[c0 * 144 + c3 * 36 + c1 * 6 + c2];");
+  CHECK(entry(kernel.form, "kind") == "move");
+  CHECK(kernel.form.find("vec")->as_int() == 1);
+  CHECK(entry(kernel.form, "from") == "c0 * 144 + c3 * 36 + c1 * 6 + c2");
 }
 
 TEST_CASE("cuda index: a transpose that keeps the last axis last moves 16-byte units where its rows allow") {
@@ -90,7 +99,8 @@ TEST_CASE("cuda index: a transpose that keeps the last axis last moves 16-byte u
   REQUIRE(k);
   const std::vector<std::string>& body = k->front().body;
   CHECK(body.front() == "const bool aligned = ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in0)) & 15) == 0;");
-  CHECK(body.back() == "kforge::cuda::move_unit<8>(out, e, in0, c0 * 320 + c2 * 32 + c1 * 8 + c3, aligned);");
+  CHECK(k->front().form.find("vec")->as_int() == 8);  // kforge::cuda::move_unit<8>
+  CHECK(entry(k->front().form, "from") == "c0 * 320 + c2 * 32 + c1 * 8 + c3");
   // The count is of units: s0 * 4 * 10 * 8.
   CHECK(f.sizes.checked_definition(0, [](uint32_t k) { return "z[" + std::to_string(k) + "]"; }) == "320 * s0");
 
@@ -103,7 +113,7 @@ TEST_CASE("cuda index: a transpose that keeps the last axis last moves 16-byte u
                            "  - {op: transpose, in: [x], out: [t], attrs: {perm: " + spec.substr(bar + 1) + "}}\n", "t"));
     auto plain = g.kernels(0, &why);
     REQUIRE(plain);
-    CHECK(plain->front().body.back().rfind("out[e] = in0[", 0) == 0);
+    CHECK(plain->front().form.find("vec")->as_int() == 1);
   }
 }
 
@@ -117,8 +127,8 @@ TEST_CASE("cuda index: split gives one kernel per output, each offset along the 
   INFO(why);
   REQUIRE(k);
   REQUIRE(k->size() == 2);
-  CHECK((*k)[0].body.back() == "out[e] = in0[c0 * 12 + c1 * 3 + c2];");
-  CHECK((*k)[1].body.back() == "out[e] = in0[c0 * 12 + (c1 + 1) * 3 + c2];");
+  CHECK(entry((*k)[0].form, "value") == "in0[c0 * 12 + c1 * 3 + c2]");
+  CHECK(entry((*k)[1].form, "value") == "in0[c0 * 12 + (c1 + 1) * 3 + c2]");
   CHECK((*k)[1].name == "k_1");
 }
 
@@ -131,9 +141,11 @@ TEST_CASE("cuda index: concat selects its input by the coordinate along the axis
   auto k = f.kernels(0, &why);
   INFO(why);
   REQUIRE(k);
-  const std::vector<std::string>& body = k->front().body;
-  CHECK(std::find(body.begin(), body.end(), "if (c1 < 1) {") != body.end());
-  CHECK(std::find(body.begin(), body.end(), "  out[e] = in1[c0 * 3 + c1 - 1];") != body.end());
+  const tmpl::List& parts = k->front().form.find("parts")->as_list();
+  REQUIRE(parts.size() == 2);
+  CHECK(entry(parts[0], "when") == "c1 < 1");
+  CHECK(entry(parts[1], "input") == "in1");
+  CHECK(entry(parts[1], "from") == "c0 * 3 + c1 - 1");
   CHECK(k->front().params.front() == "const int64_t* __restrict__ in0");
 }
 
@@ -179,9 +191,11 @@ TEST_CASE("cuda index: downgrade_in_infer dropout scales by 1 - p; a batched mat
   auto matmul = f.kernels(1, &why);
   INFO(why);
   REQUIRE(matmul);
-  const std::vector<std::string>& body = matmul->front().body;
-  CHECK(std::find(body.begin(), body.end(), "const float* xm = in0 + c0 * 12;") != body.end());
-  CHECK(std::find(body.begin(), body.end(), "  acc += static_cast<float>(xm[c1 * 4 + k]) * static_cast<float>(ym[k * 5 + c2]);") != body.end());
+  const tmpl::Value& form = matmul->front().form;
+  CHECK(entry(form, "x_base") == "c0 * 12");
+  CHECK(entry(form, "x_at") == "c1 * 4 + k");
+  CHECK(entry(form, "y_at") == "k * 5 + c2");
+  CHECK(entry(form, "acc") == "float");
 }
 
 constexpr const char* kLibraryOps = "kernels/ops.yaml";

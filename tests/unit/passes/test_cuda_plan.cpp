@@ -509,6 +509,52 @@ TEST_CASE("cuda plan: set_value's slice and where its values are read; what its 
   }
 }
 
+TEST_CASE("cuda plan: the losses' constants and class axis; what their kernels cannot take, at the op") {
+  const std::string inputs =
+      "{name: x, dtype: float32, shape: [2, 5, 6]}, {name: l, dtype: float32, shape: [2, 5, 6]}, "
+      "{name: i, dtype: int64, shape: [2, 1, 6]}";
+  SECTION("sigmoid_cross_entropy_with_logits: normalize and ignore_index") {
+    PlanFixture f(library_program(inputs,
+                                  "  - {op: sigmoid_cross_entropy_with_logits, in: [x, l, ~], out: [y], "
+                                  "attrs: {normalize: true, ignore_index: -1}}\n"),
+                  64 << 20, kLibraryOps);
+    const CudaIndexMap& m = f.index_map(0);
+    CHECK(m.dtype == ir::DataType::kFloat32);
+    CHECK(m.normalize);
+    CHECK(m.ignore_index == -1);
+  }
+  SECTION("cross_entropy_with_softmax: a hard label's index type, the axis normalised") {
+    PlanFixture f(library_program(inputs,
+                                  "  - {op: cross_entropy_with_softmax, in: [x, i], out: [p, y], attrs: {soft_label: "
+                                  "false, use_softmax: true, numeric_stable_mode: true, ignore_index: -100, axis: "
+                                  "-2}}\n",
+                                  "p, y"),
+                  64 << 20, kLibraryOps);
+    const CudaIndexMap& m = f.index_map(0);
+    CHECK(m.axis == 1);
+    CHECK(m.index_dtype == ir::DataType::kInt64);
+    CHECK_FALSE(m.soft_label);
+    CHECK(m.use_softmax);
+    CHECK(m.ignore_index == -100);
+  }
+  SECTION("what the kernels cannot take, for the first problem (the shape rules let none of these through)") {
+    PlanFixture f(library_program(inputs,
+                                  "  - {op: cross_entropy_with_softmax, in: [x, i], out: [p, y], attrs: {soft_label: "
+                                  "false, use_softmax: true, numeric_stable_mode: true, ignore_index: -100, axis: "
+                                  "1}}\n",
+                                  "p, y"),
+                  64 << 20, kLibraryOps);
+    LoweredProgram p = *f.lowered;
+    std::string why;
+    p.values[p.calls[0].tensor_arg("label")].dtype = ir::DataType::kFloat32;
+    CHECK_FALSE(plan_cuda_index_map(p, p.calls[0], false, &why));
+    CHECK(why == "its index is float32 (int32 or int64 expected)");
+    for (LoweredValue& v : p.values) v.dtype = ir::DataType::kFloat16;
+    CHECK_FALSE(plan_cuda_index_map(p, p.calls[0], false, &why));
+    CHECK(why == "it computes on float16 values; the CUDA kernel computes float32 and float64 only");
+  }
+}
+
 TEST_CASE("cuda plan: the index-mapped ops by family; the float32-only ones; the host's shape rules") {
   CHECK(cuda_index_family("transpose") == CudaIndexFamily::kMovement);
   CHECK(cuda_index_family("topk") == CudaIndexFamily::kSelect);

@@ -179,15 +179,19 @@ Status softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out)
       for (int64_t i = 0; i < inner; ++i) {
         const T* in = xd + o * len * inner + i;
         T* res = od + o * len * inner + i;
+        // A contiguous row: its max, the exps (one vectorised loop; each read before its write: out may alias x)
+        // and their sum in kforge_math.h's row order, as the fused softmax rows compute them. A strided one
+        // (an axis that is not the last) in order, as the CUDA index kernel computes it.
+        if (inner == 1) {
+          const T max = math::row_max(in, len);
+          util::map_exp_shifted(in, max, res, len);
+          const T total = math::row_sum(res, len);
+          for (int64_t j = 0; j < len; ++j) res[j] /= total;
+          continue;
+        }
         T max = -std::numeric_limits<T>::infinity();
         for (int64_t j = 0; j < len; ++j) max = in[j * inner] > max ? in[j * inner] : max;
-        // The exps first (one vectorised loop for a contiguous row; each read before its write: out may alias
-        // x), then their sum in order.
-        if (inner == 1) {
-          util::map_exp_shifted(in, max, res, len);
-        } else {
-          for (int64_t j = 0; j < len; ++j) res[j * inner] = math::exp(in[j * inner] - max);
-        }
+        for (int64_t j = 0; j < len; ++j) res[j * inner] = math::exp(in[j * inner] - max);
         T total = T(0);
         for (int64_t j = 0; j < len; ++j) total += res[j * inner];
         for (int64_t j = 0; j < len; ++j) res[j * inner] /= total;

@@ -55,8 +55,7 @@ Value assign(const std::string& target, const std::string& op, const std::string
 }
 
 /// A statement of another kind, with its text fields: "walk" {rest, at} (a strided walk's two index variables,
-/// `rest` = base + j and `at` = 0), "buffer" {type, name} (a vector of a row's `inner` elements), "sum" {target,
-/// array} (a loop adding array[j] over the row into `target`).
+/// `rest` = base + j and `at` = 0), "buffer" {type, name} (a vector of a row's `inner` elements).
 Value statement(const std::string& kind, std::initializer_list<std::pair<const char*, std::string>> fields) {
   Value s = Value::map();
   s.set("kind", kind);
@@ -259,27 +258,29 @@ class FusedWriter {
     const uint32_t f = st.passes.front();
     const std::string mx = "max_" + st.name, sum = "sum_" + st.name;
     runtime_math_ = true;
-    if (st.exps_kept) {  // otherwise the exps are summed in their loop, which stays whole
-      uses_runtime_math(f + 1);
-      passes_[f + 2].blocked = true;  // the division, blocked as well for the -O2 cost model
-    }
-    for (uint32_t k = 0; k < (st.exps_kept ? 2u : 3u); ++k) use(x, f + k);
-    passes_[f].pre.push_back(line(let(t, mx, fmt::format("-std::numeric_limits<{}>::infinity()", t), false)));
-    passes_[f].body.push_back(line(assign(mx, "=", fmt::format("{} > {} ? {} : {}", x, mx, x, mx))));
-    passes_[f + 1].pre.push_back(line(let(t, sum, t + "(0)", false)));
-    const std::string exp = fmt::format("kforge::math::exp({} - {})", x, mx);
-    if (!st.exps_kept) {
+    if (!st.exps_kept) {  // x evaluated in each of the three passes; the exps summed in their loop, which stays whole
+      for (uint32_t k = 0; k < 3; ++k) use(x, f + k);
+      passes_[f].pre.push_back(line(let(t, mx, fmt::format("-std::numeric_limits<{}>::infinity()", t), false)));
+      passes_[f].body.push_back(line(assign(mx, "=", fmt::format("{} > {} ? {} : {}", x, mx, x, mx))));
+      passes_[f + 1].pre.push_back(line(let(t, sum, t + "(0)", false)));
+      const std::string exp = fmt::format("kforge::math::exp({} - {})", x, mx);
       passes_[f + 1].body.push_back(line(assign(sum, "+=", exp)));
       passes_[f + 2].body.push_back(line(let(t, st.name, exp + " / " + sum)));
       return;
     }
-    // The same exps, computed once: the normalising pass divides the kept ones (and vectorises, without a call).
-    // The sum runs in a loop of its own after the exps' (in the same order, so the same bits): an in-order float
-    // sum does not vectorise, and would keep the exps' loop from vectorising with it.
-    const std::string exps = "exps_" + st.name;
+    // x evaluated once, into a row buffer; its max, then the exps in place and their sum, then the quotients.
+    // The max and the sum are kforge_math.h's row_max / row_sum, whose order vectorises and is the kernel
+    // library's softmax's, so the bits are the same as the unfused kernel's. Every pass runs whole blocks (the
+    // -O2 cost model vectorises no loop that needs a scalar epilogue).
+    use(x, f);
+    for (uint32_t k = 0; k < 3; ++k) passes_[f + k].blocked = true;
+    uses_runtime_math(f + 1);
+    const std::string exps = "exps_" + st.name, row = exps + ".data()";
     setup_.push_back(line(statement("buffer", {{"type", t}, {"name", exps}})));
-    passes_[f + 1].body.push_back(line(assign(exps + "[j]", "=", exp)));
-    passes_[f + 1].post.push_back(line(statement("sum", {{"target", sum}, {"array", exps}})));
+    passes_[f].body.push_back(line(assign(exps + "[j]", "=", x)));
+    passes_[f].post.push_back(line(let(t, mx, fmt::format("kforge::math::row_max({}, inner)", row))));
+    passes_[f + 1].body.push_back(line(assign(exps + "[j]", "=", fmt::format("kforge::math::exp({}[j] - {})", exps, mx))));
+    passes_[f + 1].post.push_back(line(let(t, sum, fmt::format("kforge::math::row_sum({}, inner)", row))));
     passes_[f + 2].body.push_back(line(let(t, st.name, fmt::format("{}[j] / {}", exps, sum))));
   }
 

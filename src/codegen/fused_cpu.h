@@ -9,7 +9,7 @@
 //   row_setup [line]  at the top of each row i: base, per-row loads
 //   passes [{pre [line], body [line], post [line], block}]   one loop over j in [0, inner) per pass with a
 //                     body; block > 0: it runs in blocks of `block`, then the rest (a body that calls kforge_math.h,
-//                     and softmax's division of its kept exps: loops that vectorise)
+//                     and the passes of a softmax that keeps its exps: loops that vectorise)
 //   runtime_math      a body calls kforge_math.h (the function gets KFORGE_MATH_CLONES)
 //   row_end [line]    after the passes: per-row stores
 // Statements: a line is a list of statements printed on one line; a statement is a map whose `kind` says which
@@ -18,11 +18,11 @@
 //   assign {target, op, value}               target op value;   (op "=", "+=", "*=", "/=")
 //   walk {rest, at}                          index_t rest = base + j, at = 0;   (a strided element's offset)
 //   buffer {type, name}                      std::vector<T> name(static_cast<size_t>(inner));
-//   sum {target, array}                      for (index_t j = 0; j < inner; ++j) target += array[j];
 // Call site (an entry of `steps` with fused = true): name, comment, args [text], traces [{key, expr}].
 // The formulas of softmax and layer_norm are those of kernels/linalg.cc (Paddle's CPU kernels):
-// softmax's max, sum of exp(x - max) in the element type, exp(x - max) / sum; layer_norm's mean and variance
-// accumulated in double over the row, then (x - mean) * inv_std * scale + bias in the element type.
+// softmax's max, sum of exp(x - max) in the element type (kforge_math.h's row_max / row_sum), exp(x - max) / sum;
+// layer_norm's mean and variance accumulated in double over the row, then (x - mean) * inv_std * scale + bias in
+// the element type.
 #pragma once
 
 #include <functional>

@@ -379,7 +379,7 @@ class GroupBuilder {
         for (const RowPatternOperand& o : st.operands) {
           if (o.name.empty()) continue;
           if (o.arg == "x") {
-            needed[o.name].insert(mine.begin(), st.exps_kept ? std::prev(mine.end()) : mine.end());
+            needed[o.name].insert(mine.begin(), st.exps_kept ? std::next(mine.begin()) : mine.end());
           } else {
             needed[o.name].insert(last[i]);
           }

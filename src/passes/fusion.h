@@ -152,8 +152,8 @@ struct GroupStmt {
   RowPatternKind pattern = RowPatternKind::kSoftmax;
   std::vector<RowPatternOperand> operands;
   double epsilon = 0;
-  /// softmax with FusionOptions::keep_softmax_exps: the sum's pass keeps each exp in a row buffer, which the
-  /// normalising pass divides, so x is evaluated in the first two passes only.
+  /// softmax with FusionOptions::keep_softmax_exps: the first pass stores x in a row buffer, the second turns it
+  /// into the exps in place, the third divides them, so x is evaluated in the first pass only.
   bool exps_kept = false;
   struct ExtraOutput {
     std::string output;  // "mean", "variance", "residual_out"

@@ -8,7 +8,7 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
+#include <functional>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_kernels.h"

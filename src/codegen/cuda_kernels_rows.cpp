@@ -65,10 +65,6 @@ std::string GroupEmitter::operand(const GroupStmt& s, const std::string& arg) {
   return "";
 }
 
-namespace {
-
-}  // namespace
-
 void GroupEmitter::add(RowPass& t, tmpl::List RowPass::*part, tmpl::Value s) {
   for (const char* key : {"name", "value"}) {
     std::string text = s.find(key)->as_string();

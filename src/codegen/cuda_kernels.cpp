@@ -1,8 +1,11 @@
-// The CUDA kernels of fused groups (cuda_kernels.h): the GroupEmitter's launcher parameters and arguments,
-// vectorization, strided offsets and the elementwise kernels; the row kernels are in cuda_kernels_rows.cpp.
+// The CUDA kernels of fused groups (cuda_kernels.h): the GroupEmitter's launcher parameters, vectorization,
+// strided offsets and the elementwise kernels' context; the row kernels' are in cuda_kernels_rows.cpp. The
+// kernels' text is templates/program/cuda/group_kernels.j2's.
 #include "codegen/cuda_kernels.h"
 
 #include "codegen/cuda_group_emitter.h"
+
+#include <fmt/ranges.h>
 
 namespace kforge::codegen {
 
@@ -42,39 +45,34 @@ std::string stride_param(const std::string& name, size_t k) { return name + "_st
 
 }  // namespace
 
-std::optional<CudaGroupCode> GroupEmitter::emit() {
-  if (!check()) return std::nullopt;
+CudaGroupCode GroupEmitter::emit() {
+  const bool rows = g_.kind == passes::GroupKind::kRow;
   CudaGroupCode code;
   code.launcher = name_;
-  code.declaration = "cudaError_t " + name_ + "(" + params(true) + ");";
-  code.kernels = fmt::format("// group {}: {} ({} over {} = {} x {})\n", g_.index, g_.label,
-                             g_.kind == passes::GroupKind::kRow ? "rows" : "elementwise", comment_shape(g_.shape),
-                             comment_size(g_.outer), comment_size(g_.inner));
-  code.kernels += g_.kind == passes::GroupKind::kRow ? row_kernel() : elementwise_kernel();
+  code.declaration = declaration(name_, "");
   code.vector_width = vector_width();
-  if (site_ != nullptr && g_.kind == passes::GroupKind::kRow) {
+  if (site_ != nullptr && rows) {
     code.variant_launcher = name_ + "_variant";
-    code.variant_declaration = "cudaError_t " + code.variant_launcher + "(int variant, " + params(true) + ");";
-    code.kernels += "\n" + row_variant_launcher();
+    code.variant_declaration = declaration(code.variant_launcher, "int variant, ");
   }
-  if (failed_) return std::nullopt;
+  bool needs_inner = false;
+  if (rows) {
+    needs_inner = row_needs_inner();
+  } else {
+    for (const GroupInput& in : g_.inputs) {
+      needs_inner |= in.access == InputAccess::kInner || in.access == InputAccess::kOuter;
+    }
+  }
+  code.kernels = launcher_context(needs_inner);
+  if (rows) {
+    add_rows(code.kernels);
+  } else {
+    add_elementwise(code.kernels);
+  }
   return code;
 }
 
-void GroupEmitter::error(const std::string& message) {
-  failed_ = true;
-  const SourceLoc loc = g_.calls.empty() ? SourceLoc{} : p_.calls[g_.calls.front()].loc;
-  diags_.error(loc, "--target cuda: fused group " + std::to_string(g_.index) + " (" + g_.label + "): " + message);
-}
-
-std::string GroupEmitter::type_of(expr::ScalarType t) {
-  std::optional<std::string> name = cuda_scalar_type(t);
-  if (!name) {
-    error("dtype " + std::string(expr::cpp_type_name(t)) + " has no CUDA fused kernel yet");
-    return "float";
-  }
-  return *name;
-}
+std::string GroupEmitter::type_of(expr::ScalarType t) { return cuda_scalar_type(t).value_or("float"); }
 
 std::string GroupEmitter::load_as(expr::ScalarType storage, expr::ScalarType compute, const std::string& text) {
   if (!is_cuda_half(storage)) return fmt::format("static_cast<{}>({})", type_of(compute), text);
@@ -87,53 +85,60 @@ std::string GroupEmitter::store_as(expr::ScalarType storage, const std::string& 
   return fmt::format("kforge::cuda::from_float<{}>({})", type_of(storage), text);
 }
 
-bool GroupEmitter::check() {
+tmpl::Value GroupEmitter::launcher_context(bool needs_inner) const {
+  tmpl::Value k = tmpl::Value::map();
+  k.set("name", name_);
+  k.set("index", static_cast<int64_t>(g_.index));
+  k.set("label", g_.label);
+  k.set("rows", g_.kind == passes::GroupKind::kRow);
+  tmpl::Value comment = tmpl::Value::map();
+  comment.set("shape", comment_shape(g_.shape));
+  comment.set("outer", comment_size(g_.outer));
+  comment.set("inner", comment_size(g_.inner));
+  k.set("comment", std::move(comment));
+  const int vec = vector_width();
+  tmpl::List inputs, stores, shape_params, aligned;
+  auto align = [&](const std::string& name, expr::ScalarType storage) {
+    tmpl::Value a = tmpl::Value::map();
+    a.set("name", name);
+    a.set("bytes", static_cast<int64_t>(scalar_size(storage) * static_cast<size_t>(vec)));
+    aligned.push_back(std::move(a));
+  };
   for (const GroupInput& in : g_.inputs) {
-    type_of(in.storage);
-    type_of(in.type);
-    if (in.access == InputAccess::kStrided && g_.kind == passes::GroupKind::kRow && !shape_params_.empty() &&
-        site_ != nullptr) {
-      // The row launcher takes the shape parameters; the multi-kernel variants' RowArgs do not carry them.
-      error("a broadcast input of a row group over dims known only at run time has no multi-kernel variants yet "
-            "(compile without --multi-kernel-hints)");
-    }
-  }
-  for (const GroupStmt& s : g_.stmts) {
-    type_of(s.type);
-    if (s.kind == StmtKind::kRowPattern && s.pattern != passes::RowPatternKind::kSoftmax &&
-        s.pattern != passes::RowPatternKind::kLayerNorm) {
-      error("this row pattern (rms_norm) has no CUDA kernel yet");
-    }
+    tmpl::Value v = tmpl::Value::map();
+    v.set("type", type_of(in.storage));
+    v.set("name", in.name);
+    inputs.push_back(std::move(v));
+    if (in.access == InputAccess::kContiguous || in.access == InputAccess::kInner) align(in.name, in.storage);
   }
   for (const GroupStore& st : g_.stores) {
-    type_of(st.storage);
-    if (!st.strides.empty() && g_.kind != passes::GroupKind::kElementwise) {
-      error("a row group stores no value at strided offsets (the fusion plan gives strided stores to elementwise groups only)");
-    }
+    tmpl::Value v = tmpl::Value::map();
+    v.set("type", type_of(st.storage));
+    v.set("param", store_param(st));
+    stores.push_back(std::move(v));
   }
-  return !failed_;
+  for (const GroupStore& st : g_.stores) {
+    if (!st.per_row && st.strides.empty()) align(store_param(st), st.storage);
+  }
+  for (const CudaShapeParam& sp : shape_params_) shape_params.push_back(sp.name);
+  k.set("inputs", tmpl::Value(std::move(inputs)));
+  k.set("stores", tmpl::Value(std::move(stores)));
+  k.set("shape_params", tmpl::Value(std::move(shape_params)));
+  k.set("vec", static_cast<int64_t>(vec));
+  k.set("needs_inner", needs_inner);
+  k.set("aligned", tmpl::Value(std::move(aligned)));
+  return k;
 }
 
-std::string GroupEmitter::params(bool with_stream) {
-  std::vector<std::string> out;
-  for (const GroupInput& in : g_.inputs) out.push_back("const " + type_of(in.storage) + "* __restrict__ " + in.name);
-  for (const GroupStore& st : g_.stores) out.push_back(type_of(st.storage) + "* __restrict__ " + store_param(st));
-  out.push_back("int64_t outer");
-  out.push_back("int64_t inner");
-  for (const CudaShapeParam& sp : shape_params_) out.push_back("int64_t " + sp.name);
-  if (with_stream) out.push_back("cudaStream_t stream");
-  std::string text;
-  for (size_t i = 0; i < out.size(); ++i) text += (i ? ", " : "") + out[i];
-  return text;
-}
-
-std::string GroupEmitter::args() const {
-  std::string text;
-  for (const GroupInput& in : g_.inputs) text += in.name + ", ";
-  for (const GroupStore& st : g_.stores) text += store_param(st) + ", ";
-  text += "outer, inner";
-  for (const CudaShapeParam& sp : shape_params_) text += ", " + sp.name;
-  return text;
+std::string GroupEmitter::declaration(const std::string& name, const std::string& lead) const {
+  std::vector<std::string> params;
+  for (const GroupInput& in : g_.inputs) params.push_back("const " + type_of(in.storage) + "* __restrict__ " + in.name);
+  for (const GroupStore& st : g_.stores) params.push_back(type_of(st.storage) + "* __restrict__ " + store_param(st));
+  params.push_back("int64_t outer");
+  params.push_back("int64_t inner");
+  for (const CudaShapeParam& sp : shape_params_) params.push_back("int64_t " + sp.name);
+  params.push_back("cudaStream_t stream");
+  return fmt::format("cudaError_t {}({}{});", name, lead, fmt::join(params, ", "));
 }
 
 int GroupEmitter::vector_width() const {
@@ -151,24 +156,8 @@ int GroupEmitter::vector_width() const {
   return static_cast<int>(16 / widest);
 }
 
-std::string GroupEmitter::aligned_condition(int vec, bool needs_inner_multiple) {
-  std::string cond = fmt::format("kVec > 1");
-  if (needs_inner_multiple) cond += " && inner % kVec == 0";
-  for (const GroupInput& in : g_.inputs) {
-    if (in.access == InputAccess::kContiguous || in.access == InputAccess::kInner) {
-      cond += fmt::format(" && kforge::cuda::aligned_to({}, {})", in.name, scalar_size(in.storage) * vec);
-    }
-  }
-  for (const GroupStore& st : g_.stores) {
-    if (!st.per_row && st.strides.empty()) {
-      cond += fmt::format(" && kforge::cuda::aligned_to({}, {})", store_param(st), scalar_size(st.storage) * vec);
-    }
-  }
-  return cond;
-}
-
-std::string GroupEmitter::strided_offset(const std::string& name, const std::vector<SymExpr>& strides, const std::string& flat,
-                           const std::string& index_type) {
+std::string GroupEmitter::strided_offset(const std::string& name, const std::vector<SymExpr>& strides,
+                                         const std::string& flat, const std::string& index_type) const {
   std::vector<std::string> terms;
   int64_t known = 1;                 // the product of the literal dims after k
   std::vector<std::string> unknown;  // and of the others
@@ -179,8 +168,10 @@ std::string GroupEmitter::strided_offset(const std::string& name, const std::vec
     const std::string dim = g_.shape[k].is_constant() ? std::to_string(*g_.shape[k].constant())
                                                       : fmt::format("static_cast<{}>({})", index_type, dim_param(k));
     if (stride != 0) {
-      std::string divisor = known != 1 || unknown.empty() ? std::to_string(known) : "";
-      for (const std::string& u : unknown) divisor += (divisor.empty() ? "" : " * ") + u;
+      std::vector<std::string> factors;
+      if (known != 1 || unknown.empty()) factors.push_back(std::to_string(known));
+      factors.insert(factors.end(), unknown.begin(), unknown.end());
+      const std::string divisor = fmt::format("{}", fmt::join(factors, " * "));
       const std::string q = divisor == "1" ? "(" + flat + ")" : fmt::format("(({}) / ({}))", flat, divisor);
       terms.push_back(k == 0 ? fmt::format("{} * {}", q, st) : fmt::format("({} % {}) * {}", q, dim, st));
     }
@@ -191,41 +182,55 @@ std::string GroupEmitter::strided_offset(const std::string& name, const std::vec
     }
   }
   if (terms.empty()) return "0";
-  std::string text;
-  for (auto it = terms.rbegin(); it != terms.rend(); ++it) text += (text.empty() ? "" : " + ") + *it;
-  return "(" + text + ")";
+  std::reverse(terms.begin(), terms.end());
+  return fmt::format("({})", fmt::join(terms, " + "));
 }
 
 std::string GroupEmitter::stmt_text(const GroupStmt& s, const std::function<std::string(std::string_view)>& rename) {
   return group_stmt_text(s, expr::EmitTarget::kCuda, rename);
 }
 
-std::string GroupEmitter::elementwise_body(const std::string& index_type) {
+void GroupEmitter::add_elementwise(tmpl::Value& k) const {
+  const std::string index_type = g_.needs_int64 ? "int64_t" : "int32_t";
+  k.set("index_type", index_type);
+  tmpl::List scalars, pre, vector_stores, stmts, store_stmts;
   bool uses_j = false, uses_i = false;
   for (const GroupInput& in : g_.inputs) {
     uses_j |= in.access == InputAccess::kInner;
     uses_i |= in.access == InputAccess::kOuter;
+    if (in.access == InputAccess::kScalar) {
+      scalars.push_back(stmt("let", type_of(in.type), in.name + "_s", load_as(in.storage, in.type, in.name + "[0]")));
+    }
   }
-  std::string pre, loop, post;
-  if (uses_j) pre += "const " + index_type + " j = idx % ninner;\n";
-  if (uses_i) pre += "const " + index_type + " i = idx / ninner;\n";
+  auto index_stmt = [&](const char* name, const char* value) {
+    tmpl::Value s = stmt("let", index_type, name, value);
+    s.set("vector", false);
+    pre.push_back(std::move(s));
+  };
+  if (uses_j) index_stmt("j", "idx % ninner");
+  if (uses_i) index_stmt("i", "idx / ninner");
   std::map<std::string, std::string, std::less<>> names;
   for (const GroupInput& in : g_.inputs) {
-    const std::string t = type_of(in.storage), ct = type_of(in.type);
     switch (in.access) {
       case InputAccess::kContiguous:
-      case InputAccess::kInner:
-        pre += fmt::format("const kforge::cuda::Vec<{}, W> {}_v = kforge::cuda::load_vec<W>({} + {});\n", t, in.name,
-                           in.name, in.access == InputAccess::kInner ? "j" : "idx");
+      case InputAccess::kInner: {
+        tmpl::Value v = tmpl::Value::map();
+        v.set("vector", true);
+        v.set("type", type_of(in.storage));
+        v.set("name", in.name);
+        v.set("at", in.access == InputAccess::kInner ? "j" : "idx");
+        pre.push_back(std::move(v));
         names[in.name] = load_as(in.storage, in.type, in.name + "_v.v[k]");
         break;
-      case InputAccess::kOuter:
-        pre += fmt::format("const {} {}_o = {};\n", ct, in.name, load_as(in.storage, in.type, in.name + "[i]"));
+      }
+      case InputAccess::kOuter: {
+        tmpl::Value v = stmt("let", type_of(in.type), in.name + "_o", load_as(in.storage, in.type, in.name + "[i]"));
+        v.set("vector", false);
+        pre.push_back(std::move(v));
         names[in.name] = in.name + "_o";
         break;
-      case InputAccess::kScalar:
-        names[in.name] = in.name + "_s";
-        break;
+      }
+      case InputAccess::kScalar: names[in.name] = in.name + "_s"; break;
       case InputAccess::kStrided:
         names[in.name] = load_as(in.storage, in.type,
                                  fmt::format("{}[{}]", in.name, strided_offset(in.name, in.strides, "idx + k", index_type)));
@@ -236,68 +241,27 @@ std::string GroupEmitter::elementwise_body(const std::string& index_type) {
     auto it = names.find(n);
     return it == names.end() ? std::string(n) : it->second;
   };
+  // The fusion plan gives an elementwise group element statements only.
+  for (const GroupStmt& s : g_.stmts) stmts.push_back(stmt("let", type_of(s.type), s.name, stmt_text(s, rename)));
   for (const GroupStore& st : g_.stores) {
-    if (!st.strides.empty()) continue;  // element by element, at its offsets (below)
-    pre += fmt::format("kforge::cuda::Vec<{}, W> {}_v;\n", type_of(st.storage), store_param(st));
-    post += fmt::format("kforge::cuda::store_vec_streaming<W>({} + idx, {}_v);\n", store_param(st), store_param(st));
-  }
-  for (const GroupStmt& s : g_.stmts) {
-    if (s.kind != StmtKind::kElement) {
-      error("an elementwise group holds a row statement");
-      continue;
-    }
-    loop += fmt::format("const {} {} = {};\n", type_of(s.type), s.name, stmt_text(s, rename));
-  }
-  for (const GroupStore& st : g_.stores) {
+    const std::string param = store_param(st);
     if (st.strides.empty()) {
-      loop += fmt::format("{}_v.v[k] = {};\n", store_param(st), store_as(st.storage, st.name));
-    } else {
-      loop += fmt::format("{}[{}] = {};\n", store_param(st),
-                          strided_offset(store_param(st), st.strides, "idx + k", index_type),
-                          store_as(st.storage, st.name));
+      tmpl::Value v = tmpl::Value::map();
+      v.set("type", type_of(st.storage));
+      v.set("param", param);
+      vector_stores.push_back(std::move(v));
+      store_stmts.push_back(stmt("set", "", param + "_v.v[k]", store_as(st.storage, st.name)));
+    } else {  // element by element, at its offsets
+      store_stmts.push_back(stmt("set", "",
+                            fmt::format("{}[{}]", param, strided_offset(param, st.strides, "idx + k", index_type)),
+                            store_as(st.storage, st.name)));
     }
   }
-  return pre + "#pragma unroll\nfor (int k = 0; k < W; ++k) {\n" + indent(loop, 2) + "}\n" + post;
-}
-
-std::string GroupEmitter::elementwise_kernel() {
-  const std::string I = g_.needs_int64 ? "int64_t" : "int32_t";
-  const int vec = vector_width();
-  bool needs_inner = false;
-  for (const GroupInput& in : g_.inputs) {
-    needs_inner |= in.access == InputAccess::kInner || in.access == InputAccess::kOuter;
-  }
-  std::string scalars;
-  for (const GroupInput& in : g_.inputs) {
-    if (in.access == InputAccess::kScalar) {
-      scalars += fmt::format("  const {} {}_s = {};\n", type_of(in.type), in.name,
-                             load_as(in.storage, in.type, in.name + "[0]"));
-    }
-  }
-  const std::string body = elementwise_body(I);
-  std::string k;
-  k += "template <int V>\n";
-  k += fmt::format("__global__ void __launch_bounds__(256) {}_kernel({}) {{\n", name_, params(false));
-  k += fmt::format("  using I = {};\n", I);
-  k += "  const I n = static_cast<I>(outer * inner);\n";
-  if (needs_inner) k += "  const I ninner = static_cast<I>(inner);\n";
-  k += "  const I stride = static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x);\n";
-  k += "  const I first = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x);\n";
-  k += scalars;
-  k += "  const I nvec = n / V;\n";
-  k += "  for (I t = first; t < nvec; t += stride) {\n    const I idx = t * V;\n    constexpr int W = V;\n";
-  k += indent(body, 4) + "  }\n";
-  k += "  if constexpr (V > 1) {\n    const I idx = nvec * V + first;\n    if (idx < n) {\n      constexpr int W = 1;\n";
-  k += indent(body, 6) + "    }\n  }\n}\n\n";
-  k += fmt::format("cudaError_t {}({}) {{\n", name_, params(true));
-  k += "  const int64_t n = outer * inner;\n  if (n <= 0) return cudaSuccess;\n";
-  k += fmt::format("  constexpr int kVec = {};\n", vec);
-  k += fmt::format("  if ({}) {{\n", aligned_condition(vec, needs_inner));
-  k += fmt::format("    {}_kernel<kVec><<<kforge::cuda::grid_for(n / kVec, 256), 256, 0, stream>>>({});\n", name_, args());
-  k += "  } else {\n";
-  k += fmt::format("    {}_kernel<1><<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>({});\n", name_, args());
-  k += "  }\n  return cudaGetLastError();\n}\n";
-  return k;
+  k.set("scalars", tmpl::Value(std::move(scalars)));
+  k.set("pre", tmpl::Value(std::move(pre)));
+  k.set("vector_stores", tmpl::Value(std::move(vector_stores)));
+  k.set("stmts", tmpl::Value(std::move(stmts)));
+  k.set("store_stmts", tmpl::Value(std::move(store_stmts)));
 }
 
 }  // namespace cuda_kernels_internal
@@ -328,10 +292,8 @@ std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& gr
   return out;
 }
 
-std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const FusedGroup& group,
-                                             const std::string& prefix, const passes::MultiKernelSite* site,
-                                             DiagnosticEngine& diags) {
-  return cuda_kernels_internal::GroupEmitter(program, group, prefix, site, diags).emit();
+CudaGroupCode cuda_group_code(const FusedGroup& group, const std::string& prefix, const passes::MultiKernelSite* site) {
+  return cuda_kernels_internal::GroupEmitter(group, prefix, site).emit();
 }
 
 }  // namespace kforge::codegen

@@ -1,9 +1,9 @@
-// CUDA kernels of fused groups (src/passes/fusion.h) for `kforge compile --target cuda`: the text of one
-// kernel template and its host launcher per group, for NAME_kernels.cu. The kernels instantiate the device
-// helpers of templates/cuda/kforge_fused.cuh; the scalar bodies come from group_stmt_text /
-// group_reduction_text (codegen/group_text.h, kforge::expr::emit_cuda). float16 / bfloat16 values (__half, __nv_bfloat16) are stored
-// as such, converted to float when loaded and rounded back when stored (kforge_half.cuh); vectors are 16 bytes
-// for them too (V = 8). docs/compile.md ("--target cuda") describes the shapes:
+// CUDA kernels of fused groups (src/passes/fusion.h) for `kforge compile --target cuda`: the context of one
+// kernel template and its host launcher per group, which templates/program/cuda/group_kernels.j2 spells in
+// NAME_kernels.cu. The kernels instantiate the device helpers of templates/cuda/kforge_fused.cuh; the scalar
+// expressions come from group_stmt_text / group_reduction_text (codegen/group_text.h, kforge::expr::emit_cuda).
+// float16 / bfloat16 values (__half, __nv_bfloat16) are stored as such, converted to float when loaded and
+// rounded back when stored (kforge_half.cuh); vectors are 16 bytes for them too (V = 8). docs/compile.md ("--target cuda") describes the shapes:
 //   - elementwise groups: grid-stride over outer x inner elements, V elements per step with 16-byte vector
 //     loads/stores when every vector-accessed pointer is aligned (else V = 1), a scalar tail, int32 indexing
 //     unless the group needs int64;
@@ -20,11 +20,14 @@
 #include "passes/lowered_program.h"
 #include "passes/variants.h"
 #include "support/diagnostics.h"
+#include "template/value.h"
 
 namespace kforge::codegen {
 
 struct CudaGroupCode {
-  std::string kernels;      // device code and the launcher's definition (NAME_kernels.cu)
+  /// The context from which templates/program/cuda/group_kernels.j2's `group` macro writes the group's kernel and
+  /// launcher definitions (NAME_kernels.cu): names, types and expressions (cuda_group_emitter.h).
+  tmpl::Value kernels;
   std::string launcher;     // the launcher's name
   std::string declaration;  // the launcher's declaration (for NAME.cu), ending in ';'
   int vector_width = 1;     // elements per vector access on the aligned path (16 bytes of the widest type)
@@ -48,12 +51,17 @@ std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& gr
 /// The kernel and launcher of `group`, named `<prefix>fused_<index>`. The launcher takes the group's inputs
 /// (const pointers, in FusedGroup::inputs order), then its stores (FusedGroup::stores order), then
 /// `int64_t outer, int64_t inner`, the shape parameters (cuda_group_shape_params), `cudaStream_t stream`,
-/// launches, and returns cudaGetLastError(). Reports
-/// what the CUDA backend cannot emit (dtype, rms_norm, dynamic strided broadcast) at the first call's place
-/// and returns nullopt. `site`: the group's kCudaRow site (passes::plan_cuda_row_variants), or null.
-std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram& program, const passes::FusedGroup& group,
-                                             const std::string& prefix, const passes::MultiKernelSite* site,
-                                             DiagnosticEngine& diags);
+/// launches, and returns cudaGetLastError(). `site`: the group's kCudaRow site (passes::plan_cuda_row_variants),
+/// or null. What the CUDA backend cannot emit (dtype, rms_norm, dynamic strided broadcast) the CUDA target plan
+/// has refused (passes/cuda_plan_groups.cpp): this cannot fail.
+CudaGroupCode cuda_group_code(const passes::FusedGroup& group, const std::string& prefix,
+                              const passes::MultiKernelSite* site);
+/// cuda_group_code for the callers written when it could fail (it never returns nullopt, nor reports).
+inline std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram&, const passes::FusedGroup& group,
+                                                    const std::string& prefix, const passes::MultiKernelSite* site,
+                                                    DiagnosticEngine&) {
+  return cuda_group_code(group, prefix, site);
+}
 
 /// float16 or bfloat16: a storage type that needs kforge_half.cuh's conversions.
 bool is_cuda_half(expr::ScalarType type);

@@ -158,7 +158,8 @@ void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<ui
 
 }  // namespace
 
-CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_bytes) {
+CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_bytes,
+                   const MultiKernelPlan* row_variants) {
   CudaPlan plan;
   const std::vector<uint32_t> readers = count_readers(p);
   check_gemm_dims(p, fusion, plan);
@@ -221,6 +222,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
       plan.refusals.push_back({p.calls[c].loc, refused->second});
     }
   }
+  refuse_cuda_fused_groups(p, fusion, row_variants, plan.refusals);
   return plan;
 }
 

@@ -36,6 +36,8 @@
 
 namespace kforge::passes {
 
+struct MultiKernelPlan;  // passes/variants.h
+
 /// conv2d_fused's activation (its `activation` attribute's names; silu is swish).
 enum class ConvActivation { kNone, kRelu, kRelu6, kLeakyRelu, kClip, kHardswish, kSigmoid, kTanh, kSwish, kGelu, kGeluTanh };
 
@@ -185,6 +187,15 @@ std::optional<CudaBatchNorm> plan_cuda_batch_norm(const LoweredProgram& program,
 /// The plan of the whole program: every form above, the relu6 splits, and a scratch buffer of `scratch_bytes` per
 /// cuDNN convolution added to `program`'s memory plan (add_scratch_buffers), and one per call that needs a scratch
 /// of its own size (cuda_index_scratch.h: topk).
-CudaPlan plan_cuda(LoweredProgram& program, const FusionPlan& fusion, int64_t scratch_bytes);
+/// `row_variants`: the multi-kernel row sites (plan_cuda_row_variants), whose groups' refusals it adds.
+CudaPlan plan_cuda(LoweredProgram& program, const FusionPlan& fusion, int64_t scratch_bytes,
+                   const MultiKernelPlan* row_variants = nullptr);
+
+/// The elementwise and row groups whose fused kernels cannot be written (a dtype with no CUDA spelling, an rms_norm
+/// row pattern, a row pattern outside float32 / float64, a row group's strided store, a multi-kernel row group's
+/// broadcast over dims known only at run time), added to `refusals` at each group's first call
+/// (cuda_plan_groups.cpp).
+void refuse_cuda_fused_groups(const LoweredProgram& program, const FusionPlan& fusion,
+                              const MultiKernelPlan* row_variants, std::vector<CudaRefusal>& refusals);
 
 }  // namespace kforge::passes

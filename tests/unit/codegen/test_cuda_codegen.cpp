@@ -12,6 +12,7 @@
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_class_context.h"
 #include "codegen/cuda_gemm.h"
+#include "codegen/cuda_kernels.h"
 #include "codegen/cuda_program.h"
 #include "codegen/group_text.h"
 #include "opdef/op_loader.h"
@@ -279,6 +280,75 @@ outputs: [q]
   CHECK(text.merge.find("o") != std::string::npos);
   CHECK_FALSE(text.init.empty());
   CHECK(group_reduction_text(*element, expr::EmitTarget::kCpp, "acc", "e", "o", "n").combine.empty());
+}
+
+// The kernels' contexts (templates/program/cuda/group_kernels.j2 spells the statements from them).
+const tmpl::Value& item(const tmpl::Value& v, const char* key, size_t i) {
+  const tmpl::Value& list = at(v, key);
+  REQUIRE(list.is_list());
+  REQUIRE(i < list.as_list().size());
+  return list.as_list()[i];
+}
+
+std::string text(const tmpl::Value& v, const char* key) {
+  const tmpl::Value& found = at(v, key);
+  REQUIRE(found.is_string());
+  return found.as_string();
+}
+
+TEST_CASE("cuda group kernels: an elementwise group's context") {
+  CudaFixture f("compile-cuda-fused", kDynamic);
+  REQUIRE(f.plan.groups.size() == 1);
+  CHECK(f.target.refusals.empty());
+  const CudaGroupCode code = cuda_group_code(f.plan.groups[0], "net_", nullptr);
+  CHECK(code.launcher == "net_fused_0");
+  CHECK(code.vector_width == 4);
+  CHECK(code.variant_launcher.empty());
+  const tmpl::Value& k = code.kernels;
+  CHECK(text(k, "name") == "net_fused_0");
+  CHECK_FALSE(at(k, "rows").as_bool());
+  CHECK(text(k, "index_type") == "int64_t");  // the fusion plan's needs_int64: a dim known only at run time
+  CHECK(at(k, "vec").as_int() == 4);
+  // x [s0, 16] is read whole, b [16] along the row: both vectors, aligned to 16 bytes; the row index j for b.
+  CHECK(at(k, "needs_inner").as_bool());
+  REQUIRE(at(k, "aligned").as_list().size() == 3);  // x, b and the store
+  CHECK(at(item(k, "aligned", 0), "bytes").as_int() == 16);
+  CHECK(text(item(k, "inputs", 0), "type") == "float");
+  CHECK(text(item(k, "pre", 0), "name") == "j");
+  CHECK(text(item(k, "pre", 0), "value") == "idx % ninner");
+  CHECK(at(item(k, "pre", 1), "vector").as_bool());
+  CHECK(at(k, "stmts").as_list().size() == 2);  // add, relu
+  CHECK(text(item(k, "stmts", 0), "kind") == "let");
+  CHECK(at(k, "vector_stores").as_list().size() == 1);
+  CHECK(text(item(k, "store_stmts", 0), "kind") == "set");
+  CHECK(code.declaration.find("cudaError_t net_fused_0(const float* __restrict__ ") == 0);
+}
+
+TEST_CASE("cuda group kernels: a softmax row group's passes") {
+  CudaFixture f("compile-cuda-fused", R"(program: sm
+inputs:  [{name: x, dtype: float32, shape: [4, 64]}]
+ops:
+  - {op: softmax, in: [x], out: [y], attrs: {axis: -1}}
+outputs: [y]
+)");
+  REQUIRE(f.plan.groups.size() == 1);
+  CHECK(f.target.refusals.empty());
+  const tmpl::Value k = cuda_group_code(f.plan.groups[0], "net_", nullptr).kernels;
+  CHECK(at(k, "rows").as_bool());
+  CHECK(at(k, "uses_base").as_bool());
+  CHECK_FALSE(at(k, "site").as_bool());
+  const tmpl::Value& cached = at(k, "cached");
+  CHECK(at(cached, "arrays").as_list().size() == 1);  // x, held in registers
+  const tmpl::Value& passes = at(cached, "passes");
+  REQUIRE(passes.as_list().size() == 3);  // the max, the sum of exponentials, the normalized row
+  const tmpl::Value& max_pass = passes.as_list()[0];
+  CHECK(text(item(max_pass, "decls", 0), "kind") == "var");
+  CHECK(text(item(max_pass, "decls", 0), "value") == "-HUGE_VALF");
+  CHECK(text(item(max_pass, "after", 0), "kind") == "reduce");
+  CHECK(text(item(max_pass, "after", 0), "value") == "fmaxf(a, b)");
+  // The looped body reads x per chunk: one load, at base + j0.
+  const tmpl::Value& looped_max = at(at(k, "looped"), "passes").as_list()[0];
+  CHECK(text(item(at(looped_max, "loop"), "loads", 0), "at") == "base + j0");
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // Unit tests of the CUDA target plan (passes/cuda_plan.h): the form chosen for each convolution, pool and batch
 // norm (the geometry read from a lowered call: padding algorithms, NHWC, groups, a dynamic batch; a convolution
 // group's epilogue), mobilenet_v2's relu6 split, the cuDNN workspaces, how every other call outside the groups
-// runs (CudaRun) and the data-movement ops' forms (CudaIndexMap), and the located reasons a call cannot run.
+// runs (CudaRun) and the data-movement ops' forms (CudaIndexMap), the fused groups whose kernels cannot be written,
+// and the located reasons a call cannot run.
 #include "cuda_plan_test_util.h"
 #include "passes/memory_plan.h"
 
@@ -602,6 +603,51 @@ TEST_CASE("cuda plan: output dims equal through the broadcasts' equalities agree
   CHECK_FALSE(output_dims_agree(p, h3 + 1, h3, &checked));
   CHECK_FALSE(output_dims_agree(p, SymExpr(4), SymExpr(5), &checked));
   CHECK(checked.size() == 1);
+}
+
+TEST_CASE("cuda plan: a fused group whose kernel cannot be written is refused at its first call") {
+  SECTION("float32 groups are written") {
+    PlanFixture f(R"(program: act
+inputs:  [{name: x, dtype: float32, shape: [4, 16]}, {name: b, dtype: float32, shape: [16]}]
+ops:
+  - {op: add, in: [x, b], out: [h]}
+  - {op: relu, in: [h], out: [y]}
+outputs: [y]
+)");
+    CHECK(f.plan.refusals.empty());
+  }
+  SECTION("a row pattern with no CUDA kernel, or computing in an integer type") {
+    PlanFixture f(R"(program: sm
+inputs:  [{name: x, dtype: float32, shape: [4, 64]}]
+ops:
+  - {op: softmax, in: [x], out: [y], attrs: {axis: -1}}
+outputs: [y]
+)", 0, {"tests/golden/compile-cuda-fused/ops.yaml"});
+    CHECK(f.plan.refusals.empty());
+    REQUIRE(f.fusion.groups.size() == 1);
+    FusedGroup& g = f.fusion.groups[0];
+    REQUIRE(g.kind == GroupKind::kRow);
+    for (GroupStmt& s : g.stmts) {
+      if (s.kind == StmtKind::kRowPattern) s.pattern = RowPatternKind::kRmsNorm;
+    }
+    std::vector<CudaRefusal> refusals;
+    refuse_cuda_fused_groups(*f.lowered, f.fusion, nullptr, refusals);
+    REQUIRE(refusals.size() == 1);
+    CHECK(f.sources.line_col(refusals[0].loc).line == 4);
+    CHECK(refusals[0].message == "--target cuda: fused group 0 (softmax): this row pattern (rms_norm) has no CUDA "
+                                 "kernel yet");
+    for (GroupStmt& s : g.stmts) {
+      if (s.kind == StmtKind::kRowPattern) {
+        s.pattern = RowPatternKind::kSoftmax;
+        s.type = expr::ScalarType::kInt64;
+      }
+    }
+    refusals.clear();
+    refuse_cuda_fused_groups(*f.lowered, f.fusion, nullptr, refusals);
+    REQUIRE(refusals.size() == 1);
+    CHECK(refusals[0].message == "--target cuda: fused group 0 (softmax): a row pattern computes in float32 or "
+                                 "float64 only");
+  }
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
-#include "passes/axis.h"
+#include "passes/cuda_plan_compute.h"
 
 namespace kforge::codegen::index_text {
 
@@ -23,11 +23,17 @@ namespace {
 
 class NormCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  NormCall(const passes::CudaComputeForm& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
+           const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
+           SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build() {
-    const bool ok = call_.op == "group_norm" ? group_norm() : p_norm();
-    if (!ok) return std::nullopt;
+  std::vector<CudaIndexKernel> build() {
+    if (call_.op == "group_norm") {
+      group_norm();
+    } else {
+      p_norm();
+    }
     return take();
   }
 
@@ -37,47 +43,22 @@ class NormCall : public IndexBuilder {
   }
 
   // group_norm of x [n, c, ...] (or channel-last [n, ..., c]) in `groups` groups of c / groups channels.
-  bool group_norm() {
+  void group_norm() {
     const uint32_t x = call_.tensor_arg("x"), y = output(0), mean = output(1), variance = output(2);
-    const std::string type = same_type(x, y, true);
-    const std::optional<int64_t> groups = type.empty() ? std::nullopt : constant_int(call_, "groups", why_);
-    const std::optional<double> epsilon = groups ? constant_float(call_, "epsilon", why_) : std::nullopt;
-    const passes::AttrConstant* format = epsilon ? constant(call_, "data_format", why_) : nullptr;
-    if (format == nullptr || !own_buffer(x, y)) return false;
-    // The statistics go to the op's mean and variance when it has them in buffers of their own; without them one
-    // kernel per group normalizes its elements too.
-    bool stats = mean != kNone && variance != kNone;
-    for (uint32_t v : {mean, variance}) {
-      if (v != kNone && (value(v).dtype != value(x).dtype || value(v).buffer == value(x).buffer ||
-                         value(v).buffer == value(y).buffer)) {
-        stats = false;
-      }
-    }
-    const std::string& f = format->string_value;
-    const bool last = f == "NHWC" || f == "NDHWC" || f == "NLC";
-    if (!last && f != "NCHW" && f != "NCDHW" && f != "NCL" && f != "NC") return fail("its data_format is \"" + f + "\"");
+    const std::string type = *move_type(form_.dtype);
+    const bool stats = form_.stats, last = form_.channel_last;
     const SymShape& xd = value(x).dims;
-    if (xd.size() < 2) return fail("its x has fewer than 2 dims");
-    const std::optional<int64_t> channels = xd[last ? xd.size() - 1 : 1].constant();
-    if (!channels || *groups <= 0 || *channels % *groups != 0) {
-      return fail("its channels are not known at generation time, or not a multiple of its groups");
-    }
+    const std::optional<int64_t> groups = form_.groups, channels = form_.channels;
     const int64_t per_group = *channels / *groups;
-    SymExpr spatial = 1;
-    for (size_t d = 1; d < xd.size(); ++d) {
-      if (d != (last ? xd.size() - 1 : 1)) spatial = spatial * xd[d];
-    }
+    const SymExpr& spatial = form_.spatial;
     const uint32_t scale = call_.tensor_arg("scale"), bias = call_.tensor_arg("bias");
-    for (uint32_t v : {scale, bias}) {
-      if (v != kNone && value(v).dtype != value(x).dtype) return fail("its scale or bias is not of x's dtype");
-    }
     // Element (b, ch, s) of x is at b * c * spatial + ch * cs + s * ss.
     auto element = [&](KernelText& k, const std::string& b, const std::string& ch, const std::string& s) {
       const std::string sp = k.size(spatial);
       return last ? fmt::format("({} * {} + {}) * {} + {}", b, sp, s, *channels, ch)
                   : fmt::format("({} * {} + {}) * {} + {}", b, *channels, ch, sp, s);
     };
-    const std::string eps = fmt::format("{:.17g}", static_cast<double>(static_cast<float>(*epsilon)));
+    const std::string eps = fmt::format("{:.17g}", form_.epsilon);
     // The statistics: one thread per (b, g).
     {
       KernelText k = text();
@@ -124,7 +105,7 @@ class NormCall : public IndexBuilder {
       }
       add(k, xd[0] * SymExpr(*groups));
     }
-    if (!stats) return true;
+    if (!stats) return;
     // The normalization: one thread per element, from the stored statistics.
     KernelText k = text();
     const std::string in = k.input(x, type), mu = k.input(mean, type), var = k.input(variance, type);
@@ -144,28 +125,14 @@ class NormCall : public IndexBuilder {
     if (!bi.empty()) k.line(fmt::format("v += {}[ch];", bi));
     k.line("out[e] = v;");
     add(k, value(y).numel());
-    return true;
   }
 
   // p_norm along `axis`, or of every element (asvector).
-  bool p_norm() {
+  void p_norm() {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::string type = same_type(x, out, true);
-    const std::optional<double> porder = type.empty() ? std::nullopt : constant_float(call_, "porder", why_);
-    const std::optional<int64_t> axis = porder ? constant_int(call_, "axis", why_) : std::nullopt;
-    const std::optional<bool> asvector = call_.constant_bool("asvector");
-    if (!axis) return false;
-    if (!asvector) return fail("its asvector is not a constant known at generation time");
-    const SymShape& xd = value(x).dims;
-    SymExpr len = value(x).numel(), inner = 1;
-    if (!*asvector && !xd.empty()) {
-      size_t a = 0;
-      if (!passes::normalize_axis(*axis, static_cast<int64_t>(xd.size()), &a)) return fail("its axis is out of range");
-      len = xd[a];
-      for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
-    }
-    // porder is a float attribute: the CPU kernel widens the float to double.
-    const double p = static_cast<double>(static_cast<float>(*porder));
+    const std::string type = *move_type(form_.dtype);
+    const SymExpr &len = form_.len, &inner = form_.inner;
+    const double p = form_.p;
     KernelText k = text();
     const std::string in = k.input(x, type);
     k.output(out, type);
@@ -190,8 +157,9 @@ class NormCall : public IndexBuilder {
     k.line("}");
     k.line(fmt::format("out[e] = static_cast<{}>({});", type, result));
     add(k, value(out).numel());
-    return true;
   }
+
+  const passes::CudaComputeForm& form_;
 };
 
 }  // namespace
@@ -201,8 +169,10 @@ std::optional<std::vector<CudaIndexKernel>> norm_kernels(const LoweredProgram& p
                                                          const std::string& description, const CudaBufferExpr& buffer,
                                                          SizeTable& sizes, const SizeTable::Spelling& size_argument,
                                                          std::string* why) {
-  NormCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, why);
-  return builder.build();
+  // The plan refused the calls without a form (passes/cuda_plan_compute.h); it is read again here.
+  const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(program, call, why);
+  if (!form) return std::nullopt;
+  return NormCall(*form, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
 }
 
 }  // namespace kforge::codegen::index_text

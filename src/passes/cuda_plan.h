@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "passes/cuda_plan_compute.h"
 #include "passes/cuda_plan_index.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
@@ -140,6 +141,8 @@ struct CudaPlan {
   std::map<uint32_t, CudaRun> runs;
   /// The data-movement calls' and the batched matmuls' forms, by call index (those whose results are not known).
   std::map<uint32_t, CudaIndexMap> index_maps;
+  /// The computing calls' forms (cuda_plan_compute.h: reductions, norms, einsum, ...), by call index.
+  std::map<uint32_t, CudaComputeForm> compute_forms;
   /// The positions (Buffer::scratch_at) of the convolutions cuDNN runs, each with a scratch buffer of the memory
   /// plan (its cuDNN workspace, add_scratch_buffers): the groups' and the lone calls', but the direct depthwise.
   std::vector<uint32_t> scratch_positions;

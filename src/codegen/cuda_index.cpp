@@ -296,6 +296,7 @@ tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
   v.set("args", tmpl::Value(tmpl::List(kernel.args.begin(), kernel.args.end())));
   v.set("numel", kernel.numel);
   v.set("body", tmpl::Value(tmpl::List(kernel.body.begin(), kernel.body.end())));
+  if (kernel.statements.is_map()) v.set("statements", kernel.statements);
   return v;
 }
 

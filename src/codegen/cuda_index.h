@@ -29,8 +29,9 @@
 // are kernels of their own; folding them into the index map (load through the map, apply the expression, store)
 // would save one read and one write per element of each fused value.
 //
-// The kernel's text is built here as lines (as codegen/cuda_kernels.cpp builds the fused kernels); its shape
-// (signature, grid-stride loop, launcher) is templates/program/cuda/index.j2.
+// The kernel's text is built here as lines (as codegen/cuda_kernels.cpp builds the fused kernels), or, for the
+// computing families, as a typed context of templates/program/cuda/index_compute.j2's statement skeletons; its
+// shape (signature, grid-stride loop, launcher) is templates/program/cuda/index.j2.
 #pragma once
 
 #include <optional>
@@ -56,6 +57,10 @@ struct CudaIndexKernel {
   std::vector<std::string> args;    // the host expressions passed for them, in the same order
   std::string numel;                // the output's element count (an int64 expression over the params)
   std::vector<std::string> body;    // the statements per element: coordinates, source offset, store
+  /// Instead of `body`, for the computing families: the typed context from which
+  /// templates/program/cuda/index_compute.j2's `statements` writes them (its key `shape` names the op's skeleton);
+  /// null where `body` holds them.
+  tmpl::Value statements;
   bool interp = false;              // uses kforge_index.cuh's interpolation helpers
 };
 
@@ -72,7 +77,8 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. Which ops are
 /// index-mapped is the CUDA target plan's (passes/cuda_plan_index.h); the calls with a plan form `map`
 /// (passes::has_cuda_index_map: the data-movement and select families, a batched matmul) render it and cannot fail
-/// (`map` is null for the other families, which check their calls here still). The kernels take the sizes they use
+/// (`map` is null for the other families: the computing ones render their plan form, passes::plan_cuda_compute,
+/// the losses check their calls here still). The kernels take the sizes they use
 /// as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as `size_argument(k)`.
 /// `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for the ops that plan
 /// one (passes/cuda_index_scratch.h: topk); "" when it has none.

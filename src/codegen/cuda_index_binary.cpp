@@ -9,6 +9,9 @@
 //   - prelu, whose slope is read per channel or per element of a batch item (no broadcast of numpy's rules): out =
 //     x > 0 ? x : alpha[j] * x as kernels/math.cc computes it, j from the element's coordinates.
 // The arithmetic of uniform and floor_divide is kforge_index.cuh's (uniform_draw, floor_divide); the kernels only index.
+// The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
+// statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
+// types, sizes, expressions), in the order the sizes become kernel parameters.
 #include <fmt/format.h>
 
 #include "codegen/cpp_text.h"
@@ -54,8 +57,9 @@ class BinaryCall : public IndexBuilder {
     KernelText k = text();
     k.output(out, type);
     // The key: the seed's int64 bits as uint64.
-    k.line(fmt::format("out[e] = kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g});", type,
-                       static_cast<uint64_t>(form_.seed), form_.min, form_.max));
+    k.statements(store_statements(k.coordinates_context({}),
+                                  fmt::format("kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g})", type,
+                                              static_cast<uint64_t>(form_.seed), form_.min, form_.max)));
     add(k, value(out).numel(), true);
   }
 
@@ -66,7 +70,7 @@ class BinaryCall : public IndexBuilder {
     KernelText k = text();
     const std::string a = k.input(alpha, type), in = k.input(x, type);
     k.output(out, type);
-    k.coordinates(od);
+    tmpl::Value coords = k.coordinates_context(od);
     std::string slope = "0";
     if (form_.slope == passes::CudaSlopeMode::kChannel) {
       slope = form_.channel_first ? "c1" : "c" + std::to_string(od.size() - 1);
@@ -75,8 +79,8 @@ class BinaryCall : public IndexBuilder {
       for (size_t d = 1; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
       slope = coords.empty() ? "0" : k.offset(coords, SymShape(od.begin() + 1, od.end()));
     }
-    k.line(fmt::format("const {} v = {}[e];", type, in));
-    k.line(fmt::format("out[e] = v > {}(0) ? v : {}[{}] * v;", type, a, slope));
+    k.statements(store_statements(std::move(coords), fmt::format("v > {}(0) ? v : {}[{}] * v", type, a, slope),
+                                  {local(type, {{"v", in + "[e]"}})}));
     add(k, value(out).numel(), true);
   }
 
@@ -89,9 +93,10 @@ class BinaryCall : public IndexBuilder {
     KernelText k = text();
     const std::string a = k.input(x, type), b = k.input(y, type);
     k.output(out, type);
-    k.coordinates(od);
-    k.line(fmt::format("out[e] = kforge::cuda_index::floor_divide<{}>({}[{}], {}[{}]);", type, a,
-                       broadcast_offset(k, xd, od), b, broadcast_offset(k, yd, od)));
+    tmpl::Value coords = k.coordinates_context(od);
+    const std::string x_at = broadcast_offset(k, xd, od), y_at = broadcast_offset(k, yd, od);
+    k.statements(store_statements(std::move(coords), fmt::format("kforge::cuda_index::floor_divide<{}>({}[{}], {}[{}])",
+                                                                 type, a, x_at, b, y_at)));
     add(k, value(out).numel(), true);
   }
 

@@ -12,6 +12,9 @@
 //   - pow with a constant exponent: powf / pow for floats, exact integer powers by squaring (kernels/math.cc);
 //   - grid_sample (4-D, bilinear or nearest, zeros / border / reflection padding: kernels/losses.cc's arithmetic).
 // A thread walking a whole line or reduction is slow for long ones and correct for every size.
+// The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
+// statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
+// types, sizes, expressions), in the order the sizes become kernel parameters.
 #include "codegen/cuda_index_compute_call.h"
 
 namespace kforge::codegen::index_text {
@@ -40,13 +43,13 @@ void ComputeCall::dropout() {
   KernelText k = text();
   const std::string in = k.input(x, type);
   k.output(out, type);
-  if (form_.upscale) {
-    k.line(fmt::format("out[e] = {}[e];", in));
-  } else {
+  std::string stored = in + "[e]";
+  if (!form_.upscale) {
     const double factor = 1.0 - form_.probability;
     const std::string f = type == "float" ? cpp_float(static_cast<float>(factor)) : fmt::format("{:.17g}", factor);
-    k.line(fmt::format("out[e] = {}[e] * static_cast<{}>({});", in, type, f));
+    stored = fmt::format("{}[e] * static_cast<{}>({})", in, type, f);
   }
+  k.statements(store_statements(k.coordinates_context({}), stored));
   add(k, value(out).numel());
 }
 
@@ -56,21 +59,22 @@ void ComputeCall::interpolate(bool bilinear) {
   const SymShape& xd = value(x).dims;
   const SymShape& od = value(out).dims;
   const size_t h = form_.nhwc ? 1 : 2, w = form_.nhwc ? 2 : 3;
-  const double scale_h = form_.scale_h, scale_w = form_.scale_w;
   KernelText k = text();
   const std::string in = k.input(x, type);
   k.output(out, type);
-  k.coordinates(od);
+  tmpl::Value s = statements_of("interpolate");
+  s.set("coords", k.coordinates_context(od));
   const std::string in_h = k.size(xd[h]), in_w = k.size(xd[w]), out_h = k.size(od[h]), out_w = k.size(od[w]);
-  const std::string ac = form_.align_corners ? "true" : "false";
   const bool known = xd[h].is_constant() && xd[w].is_constant() && od[h].is_constant() && od[w].is_constant();
   const bool same = known && xd[h] == od[h] && xd[w] == od[w];  // bilinear copies then
-  if (!bilinear || !same) {
-    k.line(fmt::format("const float rh = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_h, out_h,
-                     cpp_float(static_cast<float>(scale_h)), ac));
-    k.line(fmt::format("const float rw = kforge::cuda_index::interp_ratio({}, {}, {}, {});", in_w, out_w,
-                       cpp_float(static_cast<float>(scale_w)), ac));
-  }
+  s.set("in_h", in_h);
+  s.set("in_w", in_w);
+  s.set("out_h", out_h);
+  s.set("out_w", out_w);
+  s.set("align_corners", form_.align_corners ? "true" : "false");
+  s.set("ratios", !bilinear || !same);
+  s.set("scale_h", cpp_float(static_cast<float>(form_.scale_h)));
+  s.set("scale_w", cpp_float(static_cast<float>(form_.scale_w)));
   auto at = [&](const std::string& row, const std::string& col) {
     std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
     coords[h] = row;
@@ -78,63 +82,50 @@ void ComputeCall::interpolate(bool bilinear) {
     return fmt::format("{}[{}]", in, k.offset(coords, xd));
   };
   const std::string oh = "c" + std::to_string(h), ow = "c" + std::to_string(w);
+  s.set("oh", oh);
+  s.set("ow", ow);
+  s.set("nearest", !bilinear);
+  s.set("type", type);
   if (!bilinear) {
-    k.line(fmt::format("const int64_t ih = kforge::cuda_index::nearest_source(rh, {}, {}, {});", oh, in_h, ac));
-    k.line(fmt::format("const int64_t iw = kforge::cuda_index::nearest_source(rw, {}, {}, {});", ow, in_w, ac));
-    k.line(fmt::format("out[e] = {};", at("ih", "iw")));
+    s.set("source", at("ih", "iw"));
   } else {
     // Paddle copies when the size does not change (decided here when the sizes are known).
-    const std::string flag = form_.align_mode == 0 && !form_.align_corners ? "true" : "false";
-    const std::string pad = known ? "" : "  ";
-    if (same || !known) {
-      if (!known) k.line(fmt::format("if ({} == {} && {} == {}) {{", in_h, out_h, in_w, out_w));
-      k.line(fmt::format("{}out[e] = {};", pad, at(oh, ow)));
-    }
+    s.set("flag", form_.align_mode == 0 && !form_.align_corners ? "true" : "false");
+    s.set("known", known);
+    s.set("pad", known ? "" : "  ");
+    s.set("copy", same || !known ? at(oh, ow) : "");
+    tmpl::List taps;
     if (!same) {
-      if (!known) k.line("} else {");
-      k.line(fmt::format("{}const kforge::cuda_index::Tap th = kforge::cuda_index::bilinear_tap({}, {}, rh, {});", pad,
-                         oh, in_h, flag));
-      k.line(fmt::format("{}const kforge::cuda_index::Tap tw = kforge::cuda_index::bilinear_tap({}, {}, rw, {});", pad,
-                         ow, in_w, flag));
-      k.line(fmt::format("{}out[e] = static_cast<{}>({} * th.w_lo * tw.w_lo + {} * th.w_hi * tw.w_lo + {} * th.w_lo * "
-                         "tw.w_hi + {} * th.w_hi * tw.w_hi);",
-                         pad, type, at("th.lo", "tw.lo"), at("th.hi", "tw.lo"), at("th.lo", "tw.hi"),
-                         at("th.hi", "tw.hi")));
+      for (const auto& [row, col] : {std::pair{"th.lo", "tw.lo"}, {"th.hi", "tw.lo"}, {"th.lo", "tw.hi"}, {"th.hi", "tw.hi"}}) {
+        taps.push_back(at(row, col));
+      }
     }
-    if (!known) k.line("}");
+    s.set("taps", tmpl::Value(std::move(taps)));
   }
+  k.statements(std::move(s));
   add(k, value(out).numel(), true);
 }
 
 void ComputeCall::grid_sample() {
   const uint32_t x = call_.tensor_arg("x"), grid = call_.tensor_arg("grid"), out = out_value();
   const std::string type = form_type();
-  const int pad = form_.padding;
   const SymShape& xd = value(x).dims;
   const SymShape& gd = value(grid).dims;
   KernelText k = text();
   const std::string in = k.input(x, type), g = k.input(grid, type);
   k.output(out, type);
-  const std::string c = k.size(xd[1]), h = k.size(xd[2]), w = k.size(xd[3]), plane = k.size(gd[1] * gd[2]);
-  const std::string ac = form_.align_corners ? "true" : "false";
-  k.line(fmt::format("const int64_t p = e % {0}, ch = (e / {0}) % {1}, b = e / {0} / {1};", plane, c));
-  k.line(fmt::format("const {}* gp = {} + (b * {} + p) * 2;", type, g, plane));
-  k.line(fmt::format("const {} gx = kforge::cuda_index::grid_coordinate<{}>(gp[0], {}, {}, {});", type, type, w, ac, pad));
-  k.line(fmt::format("const {} gy = kforge::cuda_index::grid_coordinate<{}>(gp[1], {}, {}, {});", type, type, h, ac, pad));
-  k.line(fmt::format("const {}* src = {} + (b * {} + ch) * {} * {};", type, in, c, h, w));
-  const std::string px = "kforge::cuda_index::grid_pixel<" + type + ">";
-  if (form_.nearest) {
-    k.line(fmt::format("out[e] = {}(src, {}, {}, kforge::cuda_index::grid_round(gx), kforge::cuda_index::grid_round(gy));",
-                       px, h, w));
-  } else {
-    // The four neighbours weighted by the distances to the opposite sides, in Paddle's order.
-    k.line(fmt::format("const {0} x_w = kforge::cuda_index::grid_floor(gx), x_e = x_w + {0}(1), "
-                       "y_n = kforge::cuda_index::grid_floor(gy), y_s = y_n + {0}(1);", type));
-    k.line(fmt::format("const {} d_w = gx - x_w, d_e = x_e - gx, d_n = gy - y_n, d_s = y_s - gy;", type));
-    k.line(fmt::format("out[e] = {0}(src, {1}, {2}, x_w, y_n) * d_e * d_s + {0}(src, {1}, {2}, x_e, y_n) * d_w * d_s + "
-                       "{0}(src, {1}, {2}, x_w, y_s) * d_e * d_n + {0}(src, {1}, {2}, x_e, y_s) * d_w * d_n;",
-                       px, h, w));
-  }
+  tmpl::Value s = statements_of("grid_sample");
+  s.set("type", type);
+  s.set("x", in);
+  s.set("grid", g);
+  s.set("c", k.size(xd[1]));
+  s.set("h", k.size(xd[2]));
+  s.set("w", k.size(xd[3]));
+  s.set("plane", k.size(gd[1] * gd[2]));
+  s.set("align_corners", form_.align_corners ? "true" : "false");
+  s.set("padding", static_cast<int64_t>(form_.padding));
+  s.set("nearest", form_.nearest);
+  k.statements(std::move(s));
   add(k, value(out).numel(), true);
 }
 
@@ -146,8 +137,10 @@ void ComputeCall::triangle(bool upper) {
   const std::string in = k.input(x, type);
   k.output(out, type);
   const std::string cols = k.size(xd.back()), rows = k.size(xd[xd.size() - 2]);
-  k.line(fmt::format("const int64_t col = e % {}, row = (e / {}) % {};", cols, cols, rows));
-  k.line(fmt::format("out[e] = col - row {} {} ? {}[e] : {}(0);", upper ? ">=" : "<=", form_.diagonal, in, type));
+  k.statements(store_statements(
+      k.coordinates_context({}),
+      fmt::format("col - row {} {} ? {}[e] : {}(0)", upper ? ">=" : "<=", form_.diagonal, in, type),
+      {local("int64_t", {{"col", "e % " + cols}, {"row", fmt::format("(e / {}) % {}", cols, rows)}})}));
   add(k, value(out).numel());
 }
 
@@ -163,28 +156,23 @@ void ComputeCall::arange() {
   };
   const std::string first = form_.symbolic_start ? fmt::format("static_cast<{}>({})", type, k.size(form_.start_dim))
                                                  : literal(form_.start);
-  k.line(fmt::format("out[e] = {} + static_cast<{}>(e) * {};", first, type, literal(form_.step)));
+  k.statements(store_statements(k.coordinates_context({}),
+                                fmt::format("{} + static_cast<{}>(e) * {}", first, type, literal(form_.step))));
   add(k, value(out).numel());
 }
 
 void ComputeCall::fill() {
   const uint32_t v = call_.tensor_arg("value"), out = out_value();
-  if (form_.converts) {
-    // The value converted to the output's dtype, as the CPU kernel's static_cast (paddleformers' masks:
-    // `full_with_tensor(1.0, [b, s], bool)`).
-    const std::string in_type = *value_type(form_.dtype), out_type = *value_type(form_.out_dtype);
-    KernelText k = text();
-    const std::string in = k.input(v, in_type);
-    k.output(out, out_type);
-    k.line(fmt::format("out[e] = static_cast<{}>({}[0]);", out_type, in));
-    add(k, value(out).numel());
-    return;
-  }
-  const std::string type = form_type();
+  // The value converted to the output's dtype where it differs, as the CPU kernel's static_cast (paddleformers'
+  // masks: `full_with_tensor(1.0, [b, s], bool)`).
+  const std::string in_type = form_.converts ? *value_type(form_.dtype) : form_type();
+  const std::string out_type = form_.converts ? *value_type(form_.out_dtype) : in_type;
   KernelText k = text();
-  const std::string in = k.input(v, type);
-  k.output(out, type);
-  k.line(fmt::format("out[e] = {}[0];", in));
+  const std::string in = k.input(v, in_type);
+  k.output(out, out_type);
+  k.statements(store_statements(k.coordinates_context({}), form_.converts
+                                                               ? fmt::format("static_cast<{}>({}[0])", out_type, in)
+                                                               : in + "[0]"));
   add(k, value(out).numel());
 }
 
@@ -195,7 +183,9 @@ void ComputeCall::one_hot() {
   const std::string in = k.input(x, *move_type(form_.index_dtype));
   k.output(out, "float");
   const std::string depth = k.size(od.back());
-  k.line(fmt::format("out[e] = static_cast<int64_t>({}[e / {}]) == e % {} ? 1.0f : 0.0f;", in, depth, depth));
+  k.statements(store_statements(k.coordinates_context({}),
+                                fmt::format("static_cast<int64_t>({}[e / {}]) == e % {} ? 1.0f : 0.0f", in, depth,
+                                            depth)));
   add(k, value(out).numel());
 }
 
@@ -207,17 +197,17 @@ void ComputeCall::pow() {
   const std::string in = k.input(x, type);
   k.output(out, type);
   if (type == "float") {
-    k.line(fmt::format("out[e] = powf({}[e], {});", in, cpp_float(factor)));
+    k.statements(store_statements(k.coordinates_context({}), fmt::format("powf({}[e], {})", in, cpp_float(factor))));
   } else if (type == "double") {
-    k.line(fmt::format("out[e] = pow({}[e], static_cast<double>({}));", in, cpp_float(factor)));
-  } else {  // int32_t or int64_t, the exponent >= 0 and fitting (the plan checked)
-    const std::string u = unsigned_of(type);
-    k.line(fmt::format("{0} result = 1, base = static_cast<{0}>({1}[e]);", u, in));
-    k.line(fmt::format("for ({} j = {}; j != 0; j >>= 1) {{", u, static_cast<int64_t>(factor)));
-    k.line(fmt::format("  if (j & 1u) result = static_cast<{}>(result * base);", u));
-    k.line(fmt::format("  base = static_cast<{}>(base * base);", u));
-    k.line("}");
-    k.line(fmt::format("out[e] = static_cast<{}>(result);", type));
+    k.statements(store_statements(k.coordinates_context({}),
+                                  fmt::format("pow({}[e], static_cast<double>({}))", in, cpp_float(factor))));
+  } else {  // int32_t or int64_t, the exponent >= 0 and fitting (the plan checked): x**e by squaring, wrapping
+    tmpl::Value s = statements_of("integer_pow");
+    s.set("type", type);
+    s.set("unsigned", unsigned_of(type));
+    s.set("x", in);
+    s.set("exponent", static_cast<int64_t>(factor));
+    k.statements(std::move(s));
   }
   add(k, value(out).numel());
 }

@@ -69,8 +69,9 @@ class ComputeCall : public IndexBuilder {
   // reduce_all): output element e is the kept dims' coordinate; its reduced elements are folded in row-major order.
   void reduce();
 
-  // The statements that put line e's first element at `base` (kernel text k).
-  void line_base(KernelText& k, const SymExpr& len, const SymExpr& inner);
+  // The sizes index_compute.j2's line_base reads to put line e's first element at `base`: `inner` and `line`
+  // (len * inner), into the statements' context s.
+  static void line_base(KernelText& k, tmpl::Value& s, const SymExpr& len, const SymExpr& inner);
 
   // softmax along an axis that is not the last (the fused row kernels take the last): one thread per line, max,
   // exp and sum in x's type as kernels/linalg.cc computes them.

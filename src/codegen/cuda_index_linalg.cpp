@@ -3,13 +3,15 @@
 // and sums the products of the operands' elements in the operands' type. One or two operands; a label repeated in
 // an operand walks its diagonal; the output labels after "->", or (no arrow) the labels that appear once, in
 // increasing order (numpy's rule). The shape rule (passes/shape_rules_index.cpp) has checked the equation.
+// The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
+// statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
+// types, sizes, expressions), in the order the sizes become kernel parameters.
 #include <fmt/format.h>
-
-#include <array>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
 #include "passes/cuda_plan_compute.h"
+#include "support/text.h"
 
 namespace kforge::codegen::index_text {
 
@@ -40,32 +42,26 @@ class EinsumCall : public IndexBuilder {
     std::vector<std::string> names;
     for (uint32_t v : xs->values) names.push_back(k.input(v, type));
     k.output(out, type);
-    k.coordinates(od);
+    tmpl::Value st = statements_of("einsum");
+    st.set("coords", k.coordinates_context(od));
     auto offset = [&](size_t i, bool of_output) {
-      std::string s;
+      std::vector<std::string> terms;
       for (size_t l = of_output ? 0 : outputs; l < (of_output ? outputs : loops); ++l) {
         if (stride[i][l] == SymExpr(0)) continue;
         const std::string c = of_output ? "c" + std::to_string(l) : "q" + std::to_string(l - outputs);
-        s += (s.empty() ? "" : " + ") + (stride[i][l] == SymExpr(1) ? c : c + " * " + k.size(stride[i][l]));
+        terms.push_back(stride[i][l] == SymExpr(1) ? c : c + " * " + k.size(stride[i][l]));
       }
-      return s.empty() ? std::string("0") : s;
+      return terms.empty() ? std::string("0") : join(terms, " + ");
     };
-    for (size_t i = 0; i < names.size(); ++i) k.line(fmt::format("const int64_t base{} = {};", i, offset(i, true)));
-    k.line(fmt::format("{} acc = 0;", type));
-    const std::string total = k.size(passes::sym_numel(contracted));
-    k.line(fmt::format("for (int64_t r = 0; r < {}; ++r) {{", total));
-    k.indent(2);
-    k.coordinates(contracted, "r", "q");
-    std::string prod = fmt::format("{}[base0 + {}]", names[0], offset(0, false));
-    if (names.size() == 2) {
-      k.line(fmt::format("{} prod = {};", type, prod));
-      k.line(fmt::format("prod *= {}[base1 + {}];", names[1], offset(1, false)));
-      prod = "prod";
-    }
-    k.line(fmt::format("acc += {};", prod));
-    k.indent(-2);
-    k.line("}");
-    k.line("out[e] = acc;");
+    tmpl::List bases;
+    for (size_t i = 0; i < names.size(); ++i) bases.push_back(offset(i, true));
+    st.set("bases", tmpl::Value(std::move(bases)));
+    st.set("type", type);
+    st.set("n", k.size(passes::sym_numel(contracted)));
+    st.set("contracted", k.coordinates_context(contracted, "r", "q"));
+    st.set("first", fmt::format("{}[base0 + {}]", names[0], offset(0, false)));
+    st.set("second", names.size() == 2 ? fmt::format("{}[base1 + {}]", names[1], offset(1, false)) : "");
+    k.statements(std::move(st));
     add(k, value(out).numel());
   }
 

@@ -8,9 +8,11 @@
 //   - p_norm (kernels/linalg.cc): one thread per output element folds |x|^p in double along the axis (every element
 //     with asvector), the count of nonzeros for p = 0, the largest / smallest |x| for +-inf.
 // A thread walking a whole group or line is slow for long ones and correct for every size.
+// The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
+// statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
+// types, sizes, expressions), in the order the sizes become kernel parameters.
 #include <fmt/format.h>
 
-#include <array>
 #include <cmath>
 
 #include "codegen/cpp_text.h"
@@ -71,38 +73,18 @@ class NormCall : public IndexBuilder {
       } else {
         k.output(y, type);
       }
-      const std::string sp = k.size(spatial);
-      k.line(fmt::format("const int64_t b = e / {}, g = e % {};", *groups, *groups));
-      k.line(fmt::format("const int64_t count = {} * {};", per_group, sp));
-      k.line("double sum = 0.0;");
-      k.line(fmt::format("for (int64_t ch = g * {0}; ch < (g + 1) * {0}; ++ch)", per_group));
-      k.line(fmt::format("  for (int64_t s = 0; s < {}; ++s) sum += static_cast<double>({}[{}]);", sp, in,
-                         element(k, "b", "ch", "s")));
-      k.line("const double mu = count > 0 ? sum / static_cast<double>(count) : 0.0;");
-      k.line("double sq = 0.0;");
-      k.line(fmt::format("for (int64_t ch = g * {0}; ch < (g + 1) * {0}; ++ch) {{", per_group));
-      k.line(fmt::format("  for (int64_t s = 0; s < {}; ++s) {{", sp));
-      k.line(fmt::format("    const double d = static_cast<double>({}[{}]) - mu;", in, element(k, "b", "ch", "s")));
-      k.line("    sq += d * d;");
-      k.line("  }");
-      k.line("}");
-      k.line("const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;");
-      if (stats) {
-        k.line(fmt::format("out_mean[e] = static_cast<{}>(mu);", type));
-        k.line(fmt::format("out_variance[e] = static_cast<{}>(var);", type));
-      } else {
-        k.line(fmt::format("const {0} mean_t = static_cast<{0}>(mu), inv = static_cast<{0}>(1.0 / sqrt(var + {1}));",
-                           type, eps));
-        k.line(fmt::format("for (int64_t ch = g * {0}; ch < (g + 1) * {0}; ++ch) {{", per_group));
-        k.line(fmt::format("  for (int64_t s = 0; s < {}; ++s) {{", sp));
-        k.line(fmt::format("    const int64_t at = {};", element(k, "b", "ch", "s")));
-        k.line(fmt::format("    {} v = ({}[at] - mean_t) * inv;", type, in));
-        if (!sc.empty()) k.line(fmt::format("    v *= {}[ch];", sc));
-        if (!bi.empty()) k.line(fmt::format("    v += {}[ch];", bi));
-        k.line("    out[at] = v;");
-        k.line("  }");
-        k.line("}");
-      }
+      tmpl::Value st = statements_of("group_statistics");
+      st.set("spatial", k.size(spatial));
+      st.set("groups", *groups);
+      st.set("per_group", per_group);
+      st.set("x", in);
+      st.set("element", element(k, "b", "ch", "s"));
+      st.set("stats", stats);
+      st.set("type", type);
+      st.set("epsilon", eps);
+      st.set("scale", sc);
+      st.set("bias", bi);
+      k.statements(std::move(st));
       add(k, xd[0] * SymExpr(*groups));
     }
     if (!stats) return;
@@ -112,18 +94,19 @@ class NormCall : public IndexBuilder {
     const std::string sc = scale != kNone ? k.input(scale, type) : "", bi = bias != kNone ? k.input(bias, type) : "";
     k.output(y, type);
     const std::string sp = k.size(spatial);
-    if (last) {
-      k.line(fmt::format("const int64_t ch = e % {}, b = e / {} / {};", *channels, *channels, sp));
-    } else {
-      k.line(fmt::format("const int64_t ch = (e / {}) % {}, b = e / {} / {};", sp, *channels, sp, *channels));
-    }
-    k.line(fmt::format("const int64_t at = b * {} + ch / {};", *groups, per_group));
-    k.line(fmt::format("const {0} inv = static_cast<{0}>(1.0 / sqrt(static_cast<double>({1}[at]) + {2}));", type, var,
-                       eps));
-    k.line(fmt::format("{} v = ({}[e] - {}[at]) * inv;", type, in, mu));
-    if (!sc.empty()) k.line(fmt::format("v *= {}[ch];", sc));
-    if (!bi.empty()) k.line(fmt::format("v += {}[ch];", bi));
-    k.line("out[e] = v;");
+    tmpl::Value st = statements_of("group_normalize");
+    st.set("channel", last ? fmt::format("e % {}", *channels) : fmt::format("(e / {}) % {}", sp, *channels));
+    st.set("batch", last ? fmt::format("e / {} / {}", *channels, sp) : fmt::format("e / {} / {}", sp, *channels));
+    st.set("groups", *groups);
+    st.set("per_group", per_group);
+    st.set("type", type);
+    st.set("variance", var);
+    st.set("mean", mu);
+    st.set("epsilon", eps);
+    st.set("x", in);
+    st.set("scale", sc);
+    st.set("bias", bi);
+    k.statements(std::move(st));
     add(k, value(y).numel());
   }
 
@@ -136,8 +119,11 @@ class NormCall : public IndexBuilder {
     KernelText k = text();
     const std::string in = k.input(x, type);
     k.output(out, type);
-    const std::string n = k.size(len), step = k.size(inner);
-    k.line(fmt::format("const int64_t base = (e / {}) * {} + e % {};", step, k.size(len * inner), step));
+    tmpl::Value st = statements_of("p_norm");
+    st.set("n", k.size(len));
+    st.set("step", k.size(inner));
+    st.set("inner", k.size(inner));
+    st.set("line", k.size(len * inner));
     std::string init = "0.0", fold, result = "acc";
     if (p == 0) {
       fold = fmt::format("acc + (v != static_cast<{}>(0) ? 1.0 : 0.0)", type);
@@ -150,12 +136,12 @@ class NormCall : public IndexBuilder {
       fold = fmt::format("acc + pow(fabs(static_cast<double>(v)), {})", exponent);
       result = fmt::format("pow(acc, 1.0 / {})", exponent);
     }
-    k.line(fmt::format("double acc = {};", init));
-    k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", n));
-    k.line(fmt::format("  const {} v = {}[base + j * {}];", type, in, step));
-    k.line(fmt::format("  acc = {};", fold));
-    k.line("}");
-    k.line(fmt::format("out[e] = static_cast<{}>({});", type, result));
+    st.set("init", init);
+    st.set("type", type);
+    st.set("x", in);
+    st.set("fold", fold);
+    st.set("result", result);
+    k.statements(std::move(st));
     add(k, value(out).numel());
   }
 

@@ -2,8 +2,10 @@
 // order so that the bits agree: sum, mean, max, min, prod, any, all over any axes (one thread per output element,
 // kernels/linalg.cc's accumulator types), softmax over an axis that is not the last, and cumsum (one thread per
 // line, kernels/reduce_math.cc; integers wrap).
+// The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
+// statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
+// types, sizes, expressions), in the order the sizes become kernel parameters.
 #include "codegen/cuda_index_compute_call.h"
-#include "passes/axis.h"
 
 namespace kforge::codegen::index_text::compute_internal {
 
@@ -69,34 +71,37 @@ void ComputeCall::reduce() {
   KernelText k = text();
   const std::string src = k.input(x, in);
   k.output(out, *out_type);
-  k.coordinates(kept_dims);
+  tmpl::Value s = statements_of("reduce");
+  s.set("coords", k.coordinates_context(kept_dims));
   std::vector<std::string> coords;
   size_t next_kept = 0, next_reduced = 0;
   for (size_t d = 0; d < xd.size(); ++d) {
     coords.push_back(reduced[d] ? "q" + std::to_string(next_reduced++) : "c" + std::to_string(next_kept++));
   }
   const std::string n = k.size(count);
-  k.line(fmt::format("{} acc = {};", acc, init));
-  k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", n));
-  k.indent(2);
-  k.coordinates(reduced_dims, "j", "q");
-  k.line(fmt::format("const {} v = {}[{}];", in, src, k.offset(coords, xd)));
-  k.line(fmt::format("acc = {};", fold));
-  k.indent(-2);
-  k.line("}");
+  s.set("acc", acc);
+  s.set("init", init);
+  s.set("n", n);
+  s.set("reduced", k.coordinates_context(reduced_dims, "j", "q"));
+  s.set("type", in);
+  s.set("x", src);
+  s.set("offset", k.offset(coords, xd));
+  s.set("fold", fold);
   std::string result = "acc";
   if (op == "mean" || every) {
     // An integer mean over no elements is the CPU kernel's error; 0 here rather than a division by zero.
     result = floating ? fmt::format("acc / static_cast<double>({})", n)
                       : fmt::format("({0}) == 0 ? 0 : acc / static_cast<int64_t>({0})", n);
   }
-  k.line(fmt::format("out[e] = static_cast<{}>({});", *out_type, result));
+  s.set("out_type", *out_type);
+  s.set("result", result);
+  k.statements(std::move(s));
   add(k, value(out).numel());
 }
 
-void ComputeCall::line_base(KernelText& k, const SymExpr& len, const SymExpr& inner) {
-  const std::string in = k.size(inner);
-  k.line(fmt::format("const int64_t base = (e / {}) * {} + e % {};", in, k.size(len * inner), in));
+void ComputeCall::line_base(KernelText& k, tmpl::Value& s, const SymExpr& len, const SymExpr& inner) {
+  s.set("inner", k.size(inner));
+  s.set("line", k.size(len * inner));
 }
 
 void ComputeCall::softmax() {
@@ -106,18 +111,15 @@ void ComputeCall::softmax() {
   KernelText k = text();
   const std::string in = k.input(x, type);
   k.output(out, type);
-  const std::string n = k.size(len), step = k.size(inner), exp = type == "float" ? "expf" : "exp";
-  line_base(k, len, inner);
-  k.line(fmt::format("{} top = {};", type, extreme(type, true)));
-  k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) top = {}[base + j * {}] > top ? {}[base + j * {}] : top;", n,
-                     in, step, in, step));
-  k.line(fmt::format("{} total = 0;", type));
-  k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", n));
-  k.line(fmt::format("  const {} v = {}({}[base + j * {}] - top);", type, exp, in, step));
-  k.line(fmt::format("  out[base + j * {}] = v;", step));
-  k.line("  total += v;");
-  k.line("}");
-  k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) out[base + j * {}] /= total;", n, step));
+  tmpl::Value s = statements_of("softmax");
+  s.set("n", k.size(len));
+  s.set("step", k.size(inner));
+  line_base(k, s, len, inner);
+  s.set("type", type);
+  s.set("x", in);
+  s.set("exp", type == "float" ? "expf" : "exp");
+  s.set("lowest", extreme(type, true));
+  k.statements(std::move(s));
   add(k, outer * inner);
 }
 
@@ -125,23 +127,23 @@ void ComputeCall::cumsum() {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   const std::string type = form_type();
   const SymExpr &outer = form_.outer, &len = form_.len, &inner = form_.inner;
-  const bool exclusive = form_.exclusive, reverse = form_.reverse;
   KernelText k = text();
   const std::string in = k.input(x, type);
   k.output(out, type);
-  const std::string n = k.size(len), step = k.size(inner);
-  line_base(k, len, inner);
-  k.line(fmt::format("{} acc = 0;", type));
-  k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", n));
-  k.line(fmt::format("  const int64_t at = base + {} * {};", reverse ? fmt::format("({} - 1 - j)", n) : "j", step));
-  k.line(fmt::format("  const {} v = {}[at];", type, in));
-  const std::string add_v = is_float_type(type) ? "acc + v"
-                                                : fmt::format("static_cast<{0}>(static_cast<{1}>(acc) + static_cast<{1}>(v))",
-                                                              type, unsigned_of(type));
-  if (exclusive) k.line("  out[at] = acc;");
-  k.line(fmt::format("  acc = {};", add_v));
-  if (!exclusive) k.line("  out[at] = acc;");
-  k.line("}");
+  tmpl::Value s = statements_of("cumsum");
+  const std::string n = k.size(len);
+  s.set("n", n);
+  s.set("step", k.size(inner));
+  line_base(k, s, len, inner);
+  s.set("type", type);
+  s.set("x", in);
+  s.set("position", form_.reverse ? fmt::format("({} - 1 - j)", n) : "j");
+  s.set("exclusive", form_.exclusive);
+  // Integers wrap: the sum in the unsigned type of their width.
+  s.set("sum", is_float_type(type) ? "acc + v"
+                                   : fmt::format("static_cast<{0}>(static_cast<{1}>(acc) + static_cast<{1}>(v))", type,
+                                                 unsigned_of(type)));
+  k.statements(std::move(s));
   add(k, outer * inner);
 }
 

@@ -96,7 +96,8 @@ void ComputeCall::interpolate(bool bilinear) {
     s.set("copy", same || !known ? at(oh, ow) : "");
     tmpl::List taps;
     if (!same) {
-      for (const auto& [row, col] : {std::pair{"th.lo", "tw.lo"}, {"th.hi", "tw.lo"}, {"th.lo", "tw.hi"}, {"th.hi", "tw.hi"}}) {
+      for (const auto& [row, col] :
+           {std::pair{"th.lo", "tw.lo"}, {"th.hi", "tw.lo"}, {"th.lo", "tw.hi"}, {"th.hi", "tw.hi"}}) {
         taps.push_back(at(row, col));
       }
     }

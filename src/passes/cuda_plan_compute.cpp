@@ -168,7 +168,8 @@ bool ComputeChecks::triangle() {
 bool ComputeChecks::arange() {
   const uint32_t out = out_value();
   const KernelArg* start_arg = call_.arg("start");
-  form_.symbolic_start = start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic && start_arg->symbolic.size() == 1;
+  form_.symbolic_start =
+      start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic && start_arg->symbolic.size() == 1;
   const std::optional<double> start = form_.symbolic_start ? std::optional<double>(0) : constant_float("start");
   const std::optional<double> step = start ? constant_float("step") : std::nullopt;
   if (!step || out == kNone) return out == kNone ? fail("it needs an output") : false;
@@ -242,7 +243,9 @@ bool ComputeChecks::uniform() {
   const std::optional<double> hi = lo ? constant_float("max") : std::nullopt;
   const std::optional<int64_t> seed = hi ? constant_int("seed") : std::nullopt;
   if (!seed) return false;
-  if (!(std::isfinite(*lo) && std::isfinite(*hi) && *lo <= *hi)) return fail("its min and max are not finite with min <= max");
+  if (!(std::isfinite(*lo) && std::isfinite(*hi) && *lo <= *hi)) {
+    return fail("its min and max are not finite with min <= max");
+  }
   form_.dtype = d;
   form_.min = *lo;
   form_.max = *hi;

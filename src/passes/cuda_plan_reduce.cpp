@@ -1,8 +1,8 @@
-// The CUDA target plan's forms of the computing index-mapped ops that fold many elements into one (cuda_plan_compute.h):
-// the reductions outside a fused group (sum, mean, mean_all, max, min, prod, any, all over any axes), softmax off the
-// last axis, cumsum, group_norm, p_norm and einsum. Each check reads the call as its kernel in codegen/ renders it
-// (codegen/cuda_index_reduce.cpp, cuda_index_norm.cpp, cuda_index_linalg.cpp), with the reasons that codegen gave
-// before the plan did.
+// The CUDA target plan's forms of the computing index-mapped ops that fold many elements into one
+// (cuda_plan_compute.h): the reductions outside a fused group (sum, mean, mean_all, max, min, prod, any, all over
+// any axes), softmax off the last axis, cumsum, group_norm, p_norm and einsum. Each check reads the call as its
+// kernel in codegen/ renders it (codegen/cuda_index_reduce.cpp, cuda_index_norm.cpp, cuda_index_linalg.cpp), with
+// the reasons that codegen gave before the plan did.
 #include <array>
 
 #include "passes/axis.h"

@@ -23,10 +23,11 @@ const CudaComputeForm& compute_form(const PlanFixture& f, uint32_t c) {
 
 TEST_CASE("cuda plan: the computing ops' forms: lines around a normalised axis, reduced dims, flags") {
   PlanFixture f(compute_program("{name: x, dtype: float32, shape: [2, 3, 4]}",
-                                "  - {op: cumsum, in: [x], out: [c], attrs: {axis: -2, flatten: false, exclusive: true, "
-                                "reverse: false}}\n"
+                                "  - {op: cumsum, in: [x], out: [c], attrs: {axis: -2, flatten: false, "
+                                "exclusive: true, reverse: false}}\n"
                                 "  - {op: softmax, in: [c], out: [s], attrs: {axis: 0}}\n"
-                                "  - {op: sum, in: [s], out: [y], attrs: {axis: [1], dtype: float32, keepdim: false}}\n"),
+                                "  - {op: sum, in: [s], out: [y], attrs: {axis: [1], dtype: float32, "
+                                "keepdim: false}}\n"),
                 64 << 20, kLibraryOps);
   INFO(f.refusals());
   CHECK(f.plan.refusals.empty());

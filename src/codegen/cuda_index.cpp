@@ -326,6 +326,7 @@ tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
   v.set("numel", kernel.numel);
   v.set("body", tmpl::Value(tmpl::List(kernel.body.begin(), kernel.body.end())));
   if (!kernel.form.is_none()) v.set("form", kernel.form);
+  if (kernel.statements.is_map()) v.set("statements", kernel.statements);
   return v;
 }
 

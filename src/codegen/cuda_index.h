@@ -29,11 +29,11 @@
 // are kernels of their own; folding them into the index map (load through the map, apply the expression, store)
 // would save one read and one write per element of each fused value.
 //
-// A kernel's parameters and coordinates are built here as text (KernelText); its statements are either lines too
-// (the computing families, as codegen/cuda_kernels.cpp builds the fused kernels) or a typed form (`form`: names,
-// types, sizes and offsets as expressions) that templates/program/cuda/index_forms.j2 spells (the data movement,
-// select, set_value, loss and known-result kernels). Its shape (signature, grid-stride loop, launcher) is
-// templates/program/cuda/index.j2.
+// A kernel's parameters and coordinates are built here as text (KernelText); its statements are a typed form
+// (`form`: names, types, sizes and offsets as expressions) that templates/program/cuda/index_forms.j2 spells (the
+// data movement, select, set_value, loss and known-result kernels), or, for the computing families, a typed context
+// (`statements`) of templates/program/cuda/index_compute.j2's skeletons. Its shape (signature, grid-stride loop,
+// launcher) is templates/program/cuda/index.j2.
 #pragma once
 
 #include <optional>
@@ -62,6 +62,10 @@ struct CudaIndexKernel {
   /// Or, where a template spells the statements (templates/program/cuda/index_forms.j2), their typed form: a map
   /// whose `kind` names the macro, the rest names, types and expressions; none where `body` holds them.
   tmpl::Value form;
+  /// Instead of `body`, for the computing families: the typed context from which
+  /// templates/program/cuda/index_compute.j2's `statements` writes them (its key `shape` names the op's skeleton);
+  /// null where `body` holds them.
+  tmpl::Value statements;
   bool interp = false;              // uses kforge_index.cuh's interpolation helpers
 };
 
@@ -81,7 +85,8 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
 /// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. Which ops are
 /// index-mapped is the CUDA target plan's (passes/cuda_plan_index.h); the calls with a plan form `map`
 /// (passes::has_cuda_index_map: the data-movement, select and loss families, a batched matmul) render it and cannot fail
-/// (`map` is null for the other families, which check their calls here still). The kernels take the sizes they use
+/// (`map` is null for the other families: the computing ones render their plan form, passes::plan_cuda_compute).
+/// The kernels take the sizes they use
 /// as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as `size_argument(k)`.
 /// `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for the ops that plan
 /// one (passes/cuda_index_scratch.h: topk); "" when it has none.

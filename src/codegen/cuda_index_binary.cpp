@@ -9,12 +9,14 @@
 //   - prelu, whose slope is read per channel or per element of a batch item (no broadcast of numpy's rules): out =
 //     x > 0 ? x : alpha[j] * x as kernels/math.cc computes it, j from the element's coordinates.
 // The arithmetic of uniform and floor_divide is kforge_index.cuh's (uniform_draw, floor_divide); the kernels only index.
+// The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
+// statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
+// types, sizes, expressions), in the order the sizes become kernel parameters.
 #include <fmt/format.h>
-
-#include <cmath>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
+#include "passes/cuda_plan_compute.h"
 
 namespace kforge::codegen::index_text {
 
@@ -22,11 +24,19 @@ namespace {
 
 class BinaryCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  BinaryCall(const passes::CudaComputeForm& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
+             const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
+             SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build() {
-    const bool built = call_.op == "uniform" ? uniform() : call_.op == "prelu" ? prelu() : floor_divide();
-    if (!built) return std::nullopt;
+  std::vector<CudaIndexKernel> build() {
+    if (call_.op == "uniform") {
+      uniform();
+    } else if (call_.op == "prelu") {
+      prelu();
+    } else {
+      floor_divide();
+    }
     return take();
   }
 
@@ -41,80 +51,56 @@ class BinaryCall : public IndexBuilder {
     return k.offset(coords, dims);
   }
 
-  bool uniform() {
+  void uniform() {
     const uint32_t out = out_value();
-    if (out == kNone) return fail("it needs an output");
-    const ir::DataType d = value(out).dtype;
-    if (d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
-      return fail(fmt::format("it draws {} values; the CUDA kernel draws float32 and float64", ir::dtype_name(d)));
-    }
-    const std::optional<double> lo = constant_float(call_, "min", why_);
-    const std::optional<double> hi = lo ? constant_float(call_, "max", why_) : std::nullopt;
-    const std::optional<int64_t> seed = hi ? constant_int(call_, "seed", why_) : std::nullopt;
-    if (!seed) return false;
-    if (!(std::isfinite(*lo) && std::isfinite(*hi) && *lo <= *hi)) return fail("its min and max are not finite with min <= max");
-    const std::string type = *element_type(d);  // float or double (checked above)
+    const std::string type = *element_type(form_.dtype);  // float or double
     KernelText k = text();
     k.output(out, type);
     // The key: the seed's int64 bits as uint64.
-    k.line(fmt::format("out[e] = kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g});", type,
-                       static_cast<uint64_t>(*seed), *lo, *hi));
+    k.statements(store_statements(k.coordinates_context({}),
+                                  fmt::format("kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g})", type,
+                                              static_cast<uint64_t>(form_.seed), form_.min, form_.max)));
     add(k, value(out).numel(), true);
-    return true;
   }
 
-  bool prelu() {
+  void prelu() {
     const uint32_t x = call_.tensor_arg("x"), alpha = call_.tensor_arg("alpha"), out = out_value();
-    const std::string type = same_type(x, out, true);
-    if (type.empty() || alpha == kNone) return type.empty() ? false : fail("it needs x and alpha");
-    if (type != "float" && type != "double") return fail("its x is not float32 or float64");
-    if (value(alpha).dtype != value(x).dtype) return fail("its x and alpha differ in dtype");
-    const passes::AttrConstant* mode = constant(call_, "mode", why_);
-    const passes::AttrConstant* format = mode != nullptr ? constant(call_, "data_format", why_) : nullptr;
-    if (format == nullptr) return false;
+    const std::string type = *move_type(form_.dtype);
     const SymShape& od = value(out).dims;
     KernelText k = text();
     const std::string a = k.input(alpha, type), in = k.input(x, type);
     k.output(out, type);
-    k.coordinates(od);
+    tmpl::Value coords = k.coordinates_context(od);
     std::string slope = "0";
-    if (mode->string_value == "channel") {
-      const std::string& f = format->string_value;
-      const bool channel_first = f == "NCHW" || f == "NCDHW" || f == "NCL";
-      if (od.size() < 2) return fail("its mode is \"channel\" and x has rank < 2");
-      slope = channel_first ? "c1" : "c" + std::to_string(od.size() - 1);
-    } else if (mode->string_value == "element") {
+    if (form_.slope == passes::CudaSlopeMode::kChannel) {
+      slope = form_.channel_first ? "c1" : "c" + std::to_string(od.size() - 1);
+    } else if (form_.slope == passes::CudaSlopeMode::kElement) {
       std::vector<std::string> coords;
       for (size_t d = 1; d < od.size(); ++d) coords.push_back("c" + std::to_string(d));
       slope = coords.empty() ? "0" : k.offset(coords, SymShape(od.begin() + 1, od.end()));
-    } else if (mode->string_value != "all") {
-      return fail("its mode is \"" + mode->string_value + "\" (all, channel or element expected)");
     }
-    k.line(fmt::format("const {} v = {}[e];", type, in));
-    k.line(fmt::format("out[e] = v > {}(0) ? v : {}[{}] * v;", type, a, slope));
+    k.statements(store_statements(std::move(coords), fmt::format("v > {}(0) ? v : {}[{}] * v", type, a, slope),
+                                  {local(type, {{"v", in + "[e]"}})}));
     add(k, value(out).numel(), true);
-    return true;
   }
 
-  bool floor_divide() {
+  void floor_divide() {
     const uint32_t x = call_.tensor_arg("x"), y = call_.tensor_arg("y"), out = out_value();
-    const std::string type = same_type(x, out, false);
-    if (type.empty() || y == kNone) return type.empty() ? false : fail("it needs x and y");
-    if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
-    if (type == "bool" || type == "uint16_t") return fail("it divides bool or 16-bit values, which the CUDA kernel does not take");
+    const std::string type = *move_type(form_.dtype);
     const SymShape& od = value(out).dims;
     const SymShape& xd = value(x).dims;
     const SymShape& yd = value(y).dims;
-    if (xd.size() > od.size() || yd.size() > od.size()) return fail("an operand has a higher rank than the output");
     KernelText k = text();
     const std::string a = k.input(x, type), b = k.input(y, type);
     k.output(out, type);
-    k.coordinates(od);
-    k.line(fmt::format("out[e] = kforge::cuda_index::floor_divide<{}>({}[{}], {}[{}]);", type, a,
-                       broadcast_offset(k, xd, od), b, broadcast_offset(k, yd, od)));
+    tmpl::Value coords = k.coordinates_context(od);
+    const std::string x_at = broadcast_offset(k, xd, od), y_at = broadcast_offset(k, yd, od);
+    k.statements(store_statements(std::move(coords), fmt::format("kforge::cuda_index::floor_divide<{}>({}[{}], {}[{}])",
+                                                                 type, a, x_at, b, y_at)));
     add(k, value(out).numel(), true);
-    return true;
   }
+
+  const passes::CudaComputeForm& form_;
 };
 
 }  // namespace
@@ -124,8 +110,10 @@ std::optional<std::vector<CudaIndexKernel>> binary_kernels(const LoweredProgram&
                                                            const std::string& description,
                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
                                                            const SizeTable::Spelling& size_argument, std::string* why) {
-  BinaryCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, why);
-  return builder.build();
+  // The plan refused the calls without a form (passes/cuda_plan_compute.h); it is read again here.
+  const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(program, call, why);
+  if (!form) return std::nullopt;
+  return BinaryCall(*form, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
 }
 
 }  // namespace kforge::codegen::index_text

@@ -11,6 +11,7 @@
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
+#include "passes/cuda_plan_compute.h"
 
 namespace kforge::codegen::index_text::compute_internal {
 
@@ -28,59 +29,66 @@ inline std::string unsigned_of(const std::string& type) {
   return "uint64_t";
 }
 
+// Renders the plan's form of one call (passes::CudaComputeForm): every check was the plan's, so none fails here.
 class ComputeCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  ComputeCall(const passes::CudaComputeForm& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
+              const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
+              SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build();
+  std::vector<CudaIndexKernel> build();
 
  private:
+  // The C++ type of the form's element type (the plan checked it has one).
+  std::string form_type() const { return *move_type(form_.dtype); }
+
   // Inference dropout: a copy (upscale_in_train) or x * (1 - p) (downgrade_in_infer), as kernels/creation.cc.
-  bool dropout();
+  void dropout();
 
   // nearest_interp / bilinear_interp of a 4-D x to the output's spatial size, with Paddle's source coordinates
   // (kernels/nn.cc, kernels/resize.cc): kforge_index.cuh's interp_ratio, nearest_source and bilinear_tap.
-  bool interpolate(bool bilinear);
+  void interpolate(bool bilinear);
 
   // grid_sample of a 4-D NCHW x at grid [n, oh, ow, 2] (x then y in [-1, 1]), as kernels/losses.cc: one thread per
   // output element, kforge_index.cuh's grid_coordinate and grid_pixel.
-  bool grid_sample();
+  void grid_sample();
 
   // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
-  bool triangle(bool upper);
+  void triangle(bool upper);
 
   // arange with a constant step and a constant start, or one that is an expression of the dims
   // (`arange(n - 1, ...)`): out[e] = start + e * step in the output's type (Paddle's order).
-  bool arange();
+  void arange();
 
   // full_with_tensor: every element is the value tensor's one (`paddle.full([n, n], -inf)` over a dynamic n, whose
   // dims the shape rule took from the shape tensor's known contents).
-  bool fill();
+  void fill();
 
   // sum / mean / max / min / prod / any / all over the axes of `axis` (every axis when it is empty, or prod's
   // reduce_all): output element e is the kept dims' coordinate; its reduced elements are folded in row-major order.
-  bool reduce();
+  void reduce();
 
-  // The lines of x along `axis` as kernels/reduce_math.cc views them: [outer, len, inner]; false after fail().
-  bool lines(uint32_t x, int64_t given, SymExpr* outer, SymExpr* len, SymExpr* inner);
-
-  // The statements that put line e's first element at `base` (kernel text k).
-  void line_base(KernelText& k, const SymExpr& len, const SymExpr& inner);
+  // The sizes index_compute.j2's line_base reads to put line e's first element at `base`: `inner` and `line`
+  // (len * inner), into the statements' context s.
+  static void line_base(KernelText& k, tmpl::Value& s, const SymExpr& len, const SymExpr& inner);
 
   // softmax along an axis that is not the last (the fused row kernels take the last): one thread per line, max,
   // exp and sum in x's type as kernels/linalg.cc computes them.
-  bool softmax();
+  void softmax();
 
   // cumsum: one thread per line along the axis (every element in one line when flatten), in kernels/reduce_math.cc's
   // order; exclusive stores the sum before the element, reverse walks the line backwards; integers wrap.
-  bool cumsum();
+  void cumsum();
 
   // one_hot: out[..., c] = 1.0f where c is x[...]; an id outside [0, num_classes) gives a row of zeros.
-  bool one_hot();
+  void one_hot();
 
   // pow with a constant exponent, as kernels/math.cc: powf / pow for floats (the exponent rounded to x's type);
   // for int32 / int64 the exponent truncated, which must be >= 0 and fit, and x**e by squaring, wrapping.
-  bool pow();
+  void pow();
+
+  const passes::CudaComputeForm& form_;
 };
 
 }  // namespace kforge::codegen::index_text::compute_internal

@@ -8,14 +8,16 @@
 //   - p_norm (kernels/linalg.cc): one thread per output element folds |x|^p in double along the axis (every element
 //     with asvector), the count of nonzeros for p = 0, the largest / smallest |x| for +-inf.
 // A thread walking a whole group or line is slow for long ones and correct for every size.
+// The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
+// statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
+// types, sizes, expressions), in the order the sizes become kernel parameters.
 #include <fmt/format.h>
 
-#include <array>
 #include <cmath>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_text.h"
-#include "passes/axis.h"
+#include "passes/cuda_plan_compute.h"
 
 namespace kforge::codegen::index_text {
 
@@ -23,11 +25,17 @@ namespace {
 
 class NormCall : public IndexBuilder {
  public:
-  using IndexBuilder::IndexBuilder;
+  NormCall(const passes::CudaComputeForm& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
+           const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
+           SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
 
-  std::optional<std::vector<CudaIndexKernel>> build() {
-    const bool ok = call_.op == "group_norm" ? group_norm() : p_norm();
-    if (!ok) return std::nullopt;
+  std::vector<CudaIndexKernel> build() {
+    if (call_.op == "group_norm") {
+      group_norm();
+    } else {
+      p_norm();
+    }
     return take();
   }
 
@@ -37,47 +45,22 @@ class NormCall : public IndexBuilder {
   }
 
   // group_norm of x [n, c, ...] (or channel-last [n, ..., c]) in `groups` groups of c / groups channels.
-  bool group_norm() {
+  void group_norm() {
     const uint32_t x = call_.tensor_arg("x"), y = output(0), mean = output(1), variance = output(2);
-    const std::string type = same_type(x, y, true);
-    const std::optional<int64_t> groups = type.empty() ? std::nullopt : constant_int(call_, "groups", why_);
-    const std::optional<double> epsilon = groups ? constant_float(call_, "epsilon", why_) : std::nullopt;
-    const passes::AttrConstant* format = epsilon ? constant(call_, "data_format", why_) : nullptr;
-    if (format == nullptr || !own_buffer(x, y)) return false;
-    // The statistics go to the op's mean and variance when it has them in buffers of their own; without them one
-    // kernel per group normalizes its elements too.
-    bool stats = mean != kNone && variance != kNone;
-    for (uint32_t v : {mean, variance}) {
-      if (v != kNone && (value(v).dtype != value(x).dtype || value(v).buffer == value(x).buffer ||
-                         value(v).buffer == value(y).buffer)) {
-        stats = false;
-      }
-    }
-    const std::string& f = format->string_value;
-    const bool last = f == "NHWC" || f == "NDHWC" || f == "NLC";
-    if (!last && f != "NCHW" && f != "NCDHW" && f != "NCL" && f != "NC") return fail("its data_format is \"" + f + "\"");
+    const std::string type = *move_type(form_.dtype);
+    const bool stats = form_.stats, last = form_.channel_last;
     const SymShape& xd = value(x).dims;
-    if (xd.size() < 2) return fail("its x has fewer than 2 dims");
-    const std::optional<int64_t> channels = xd[last ? xd.size() - 1 : 1].constant();
-    if (!channels || *groups <= 0 || *channels % *groups != 0) {
-      return fail("its channels are not known at generation time, or not a multiple of its groups");
-    }
+    const std::optional<int64_t> groups = form_.groups, channels = form_.channels;
     const int64_t per_group = *channels / *groups;
-    SymExpr spatial = 1;
-    for (size_t d = 1; d < xd.size(); ++d) {
-      if (d != (last ? xd.size() - 1 : 1)) spatial = spatial * xd[d];
-    }
+    const SymExpr& spatial = form_.spatial;
     const uint32_t scale = call_.tensor_arg("scale"), bias = call_.tensor_arg("bias");
-    for (uint32_t v : {scale, bias}) {
-      if (v != kNone && value(v).dtype != value(x).dtype) return fail("its scale or bias is not of x's dtype");
-    }
     // Element (b, ch, s) of x is at b * c * spatial + ch * cs + s * ss.
     auto element = [&](KernelText& k, const std::string& b, const std::string& ch, const std::string& s) {
       const std::string sp = k.size(spatial);
       return last ? fmt::format("({} * {} + {}) * {} + {}", b, sp, s, *channels, ch)
                   : fmt::format("({} * {} + {}) * {} + {}", b, *channels, ch, sp, s);
     };
-    const std::string eps = fmt::format("{:.17g}", static_cast<double>(static_cast<float>(*epsilon)));
+    const std::string eps = fmt::format("{:.17g}", form_.epsilon);
     // The statistics: one thread per (b, g).
     {
       KernelText k = text();
@@ -90,87 +73,57 @@ class NormCall : public IndexBuilder {
       } else {
         k.output(y, type);
       }
-      const std::string sp = k.size(spatial);
-      k.line(fmt::format("const int64_t b = e / {}, g = e % {};", *groups, *groups));
-      k.line(fmt::format("const int64_t count = {} * {};", per_group, sp));
-      k.line("double sum = 0.0;");
-      k.line(fmt::format("for (int64_t ch = g * {0}; ch < (g + 1) * {0}; ++ch)", per_group));
-      k.line(fmt::format("  for (int64_t s = 0; s < {}; ++s) sum += static_cast<double>({}[{}]);", sp, in,
-                         element(k, "b", "ch", "s")));
-      k.line("const double mu = count > 0 ? sum / static_cast<double>(count) : 0.0;");
-      k.line("double sq = 0.0;");
-      k.line(fmt::format("for (int64_t ch = g * {0}; ch < (g + 1) * {0}; ++ch) {{", per_group));
-      k.line(fmt::format("  for (int64_t s = 0; s < {}; ++s) {{", sp));
-      k.line(fmt::format("    const double d = static_cast<double>({}[{}]) - mu;", in, element(k, "b", "ch", "s")));
-      k.line("    sq += d * d;");
-      k.line("  }");
-      k.line("}");
-      k.line("const double var = count > 0 ? sq / static_cast<double>(count) : 0.0;");
-      if (stats) {
-        k.line(fmt::format("out_mean[e] = static_cast<{}>(mu);", type));
-        k.line(fmt::format("out_variance[e] = static_cast<{}>(var);", type));
-      } else {
-        k.line(fmt::format("const {0} mean_t = static_cast<{0}>(mu), inv = static_cast<{0}>(1.0 / sqrt(var + {1}));",
-                           type, eps));
-        k.line(fmt::format("for (int64_t ch = g * {0}; ch < (g + 1) * {0}; ++ch) {{", per_group));
-        k.line(fmt::format("  for (int64_t s = 0; s < {}; ++s) {{", sp));
-        k.line(fmt::format("    const int64_t at = {};", element(k, "b", "ch", "s")));
-        k.line(fmt::format("    {} v = ({}[at] - mean_t) * inv;", type, in));
-        if (!sc.empty()) k.line(fmt::format("    v *= {}[ch];", sc));
-        if (!bi.empty()) k.line(fmt::format("    v += {}[ch];", bi));
-        k.line("    out[at] = v;");
-        k.line("  }");
-        k.line("}");
-      }
+      tmpl::Value st = statements_of("group_statistics");
+      st.set("spatial", k.size(spatial));
+      st.set("groups", *groups);
+      st.set("per_group", per_group);
+      st.set("x", in);
+      st.set("element", element(k, "b", "ch", "s"));
+      st.set("stats", stats);
+      st.set("type", type);
+      st.set("epsilon", eps);
+      st.set("scale", sc);
+      st.set("bias", bi);
+      k.statements(std::move(st));
       add(k, xd[0] * SymExpr(*groups));
     }
-    if (!stats) return true;
+    if (!stats) return;
     // The normalization: one thread per element, from the stored statistics.
     KernelText k = text();
     const std::string in = k.input(x, type), mu = k.input(mean, type), var = k.input(variance, type);
     const std::string sc = scale != kNone ? k.input(scale, type) : "", bi = bias != kNone ? k.input(bias, type) : "";
     k.output(y, type);
     const std::string sp = k.size(spatial);
-    if (last) {
-      k.line(fmt::format("const int64_t ch = e % {}, b = e / {} / {};", *channels, *channels, sp));
-    } else {
-      k.line(fmt::format("const int64_t ch = (e / {}) % {}, b = e / {} / {};", sp, *channels, sp, *channels));
-    }
-    k.line(fmt::format("const int64_t at = b * {} + ch / {};", *groups, per_group));
-    k.line(fmt::format("const {0} inv = static_cast<{0}>(1.0 / sqrt(static_cast<double>({1}[at]) + {2}));", type, var,
-                       eps));
-    k.line(fmt::format("{} v = ({}[e] - {}[at]) * inv;", type, in, mu));
-    if (!sc.empty()) k.line(fmt::format("v *= {}[ch];", sc));
-    if (!bi.empty()) k.line(fmt::format("v += {}[ch];", bi));
-    k.line("out[e] = v;");
+    tmpl::Value st = statements_of("group_normalize");
+    st.set("channel", last ? fmt::format("e % {}", *channels) : fmt::format("(e / {}) % {}", sp, *channels));
+    st.set("batch", last ? fmt::format("e / {} / {}", *channels, sp) : fmt::format("e / {} / {}", sp, *channels));
+    st.set("groups", *groups);
+    st.set("per_group", per_group);
+    st.set("type", type);
+    st.set("variance", var);
+    st.set("mean", mu);
+    st.set("epsilon", eps);
+    st.set("x", in);
+    st.set("scale", sc);
+    st.set("bias", bi);
+    k.statements(std::move(st));
     add(k, value(y).numel());
-    return true;
   }
 
   // p_norm along `axis`, or of every element (asvector).
-  bool p_norm() {
+  void p_norm() {
     const uint32_t x = call_.tensor_arg("x"), out = out_value();
-    const std::string type = same_type(x, out, true);
-    const std::optional<double> porder = type.empty() ? std::nullopt : constant_float(call_, "porder", why_);
-    const std::optional<int64_t> axis = porder ? constant_int(call_, "axis", why_) : std::nullopt;
-    const std::optional<bool> asvector = call_.constant_bool("asvector");
-    if (!axis) return false;
-    if (!asvector) return fail("its asvector is not a constant known at generation time");
-    const SymShape& xd = value(x).dims;
-    SymExpr len = value(x).numel(), inner = 1;
-    if (!*asvector && !xd.empty()) {
-      size_t a = 0;
-      if (!passes::normalize_axis(*axis, static_cast<int64_t>(xd.size()), &a)) return fail("its axis is out of range");
-      len = xd[a];
-      for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
-    }
-    // porder is a float attribute: the CPU kernel widens the float to double.
-    const double p = static_cast<double>(static_cast<float>(*porder));
+    const std::string type = *move_type(form_.dtype);
+    const SymExpr &len = form_.len, &inner = form_.inner;
+    const double p = form_.p;
     KernelText k = text();
     const std::string in = k.input(x, type);
     k.output(out, type);
-    const std::string n = k.size(len), step = k.size(inner);
-    k.line(fmt::format("const int64_t base = (e / {}) * {} + e % {};", step, k.size(len * inner), step));
+    tmpl::Value st = statements_of("p_norm");
+    st.set("n", k.size(len));
+    st.set("step", k.size(inner));
+    st.set("inner", k.size(inner));
+    st.set("line", k.size(len * inner));
     std::string init = "0.0", fold, result = "acc";
     if (p == 0) {
       fold = fmt::format("acc + (v != static_cast<{}>(0) ? 1.0 : 0.0)", type);
@@ -183,15 +136,16 @@ class NormCall : public IndexBuilder {
       fold = fmt::format("acc + pow(fabs(static_cast<double>(v)), {})", exponent);
       result = fmt::format("pow(acc, 1.0 / {})", exponent);
     }
-    k.line(fmt::format("double acc = {};", init));
-    k.line(fmt::format("for (int64_t j = 0; j < {}; ++j) {{", n));
-    k.line(fmt::format("  const {} v = {}[base + j * {}];", type, in, step));
-    k.line(fmt::format("  acc = {};", fold));
-    k.line("}");
-    k.line(fmt::format("out[e] = static_cast<{}>({});", type, result));
+    st.set("init", init);
+    st.set("type", type);
+    st.set("x", in);
+    st.set("fold", fold);
+    st.set("result", result);
+    k.statements(std::move(st));
     add(k, value(out).numel());
-    return true;
   }
+
+  const passes::CudaComputeForm& form_;
 };
 
 }  // namespace
@@ -201,8 +155,10 @@ std::optional<std::vector<CudaIndexKernel>> norm_kernels(const LoweredProgram& p
                                                          const std::string& description, const CudaBufferExpr& buffer,
                                                          SizeTable& sizes, const SizeTable::Spelling& size_argument,
                                                          std::string* why) {
-  NormCall builder(program, call, prefix, first, description, buffer, sizes, size_argument, why);
-  return builder.build();
+  // The plan refused the calls without a form (passes/cuda_plan_compute.h); it is read again here.
+  const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(program, call, why);
+  if (!form) return std::nullopt;
+  return NormCall(*form, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
 }
 
 }  // namespace kforge::codegen::index_text

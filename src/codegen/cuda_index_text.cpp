@@ -48,6 +48,34 @@ bool is_read(const passes::LoweredProgram& p, uint32_t v) {
   return false;
 }
 
+tmpl::Value statements_of(const std::string& shape) {
+  tmpl::Value s = tmpl::Value::map();
+  s.set("shape", shape);
+  return s;
+}
+
+tmpl::Value local(const std::string& type, const std::vector<std::pair<std::string, std::string>>& values) {
+  tmpl::Value v = tmpl::Value::map();
+  v.set("type", type);
+  tmpl::List defs;
+  for (const auto& [name, value] : values) {
+    tmpl::Value d = tmpl::Value::map();
+    d.set("name", name);
+    d.set("value", value);
+    defs.push_back(std::move(d));
+  }
+  v.set("defs", tmpl::Value(std::move(defs)));
+  return v;
+}
+
+tmpl::Value store_statements(tmpl::Value coords, const std::string& value, tmpl::List locals) {
+  tmpl::Value s = statements_of("store");
+  s.set("coords", std::move(coords));
+  s.set("locals", tmpl::Value(std::move(locals)));
+  s.set("value", value);
+  return s;
+}
+
 // ---- KernelText ----
 
 std::string KernelText::size(const SymExpr& d) {
@@ -70,6 +98,24 @@ void KernelText::coordinates(const SymShape& dims, const std::string& index, con
     line(fmt::format("{} /= {};", r, n));
   }
   line(fmt::format("[[maybe_unused]] const int64_t {}0 = {};", prefix, r));
+}
+
+tmpl::Value KernelText::coordinates_context(const SymShape& dims, const std::string& index, const std::string& prefix) {
+  tmpl::Value c = tmpl::Value::map();
+  c.set("rank", static_cast<int64_t>(dims.size()));
+  c.set("index", index);
+  c.set("prefix", prefix);
+  // The remainder is `r` for the output's coordinates, `<prefix>r` for any other walk (a reduction's inner loop).
+  c.set("remainder", prefix == "c" ? "r" : prefix + "r");
+  tmpl::List sizes;
+  for (size_t d = dims.size(); d-- > 1;) {
+    tmpl::Value s = tmpl::Value::map();
+    s.set("dim", static_cast<int64_t>(d));
+    s.set("size", size(dims[d]));
+    sizes.push_back(std::move(s));
+  }
+  c.set("sizes", tmpl::Value(std::move(sizes)));
+  return c;
 }
 
 std::string KernelText::offset(const std::vector<std::string>& coords, const SymShape& dims) {
@@ -119,6 +165,7 @@ CudaIndexKernel KernelText::finish(std::string name, std::string description, co
   k.params.insert(k.params.end(), size_params.begin(), size_params.end());
   k.args.insert(k.args.end(), size_args.begin(), size_args.end());
   k.body = body_;
+  k.statements = statements_;
   k.interp = interp;
   return k;
 }

@@ -36,6 +36,15 @@ std::optional<double> constant_float(const passes::KernelCall& call, std::string
 /// Whether anything reads value v (a call's argument or a program output).
 bool is_read(const passes::LoweredProgram& p, uint32_t v);
 
+/// A context of templates/program/cuda/index_compute.j2's skeleton `shape`, to fill with its names, types, sizes and
+/// expressions.
+tmpl::Value statements_of(const std::string& shape);
+/// A declaration of the `store` skeleton: `const TYPE NAME = VALUE, NAME = VALUE;` (names and values in order).
+tmpl::Value local(const std::string& type, const std::vector<std::pair<std::string, std::string>>& values);
+/// The `store` skeleton: the coordinates `coords` (KernelText::coordinates_context; rank 0: none), the locals, then
+/// `out[e] = VALUE;`.
+tmpl::Value store_statements(tmpl::Value coords, const std::string& value, tmpl::List locals = {});
+
 /// Builds one kernel: its parameters (pointers, then the symbols its expressions use) and its body.
 class KernelText {
  public:
@@ -56,6 +65,12 @@ class KernelText {
   /// The pointer `scratch` (int32 entries) to the call's scratch buffer, whose pointer expression is `pointer`.
   std::string scratch(const std::string& pointer);
   void line(std::string text) { body_.push_back(std::string(indent_, ' ') + std::move(text)); }
+  /// The context of the coordinates() statements, for templates/program/cuda/index_compute.j2's `coordinates`:
+  /// {rank, index, prefix, remainder, sizes: [{dim, size}] from the last dim to the second}.
+  tmpl::Value coordinates_context(const passes::SymShape& dims, const std::string& index = "e",
+                                  const std::string& prefix = "c");
+  /// The kernel's statements as a typed context for index_compute.j2 (instead of line()s).
+  void statements(tmpl::Value context) { statements_ = std::move(context); }
   /// Indents the lines that follow by `columns` more (fewer when negative).
   void indent(int columns) { indent_ = static_cast<size_t>(static_cast<int>(indent_) + columns); }
 
@@ -65,6 +80,7 @@ class KernelText {
   const CudaBufferExpr& buffer_;
   SizeParams sizes_;
   std::vector<std::string> params_, args_, body_;
+  tmpl::Value statements_;
   int inputs_ = 0;
   size_t indent_ = 0;
 };

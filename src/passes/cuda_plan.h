@@ -17,7 +17,8 @@
 // batch and the spatial dims may be dynamic. A SAME padding over a dynamic spatial dim must not depend on it.
 // Every other call outside the groups runs as its CudaRun says (cuda_plan_index.h: an index-mapped kernel, the
 // known elements written, a compaction, a copy, nothing), or is refused: no kernel runs it, or the attributes of a
-// data-movement or select op or a batched matmul are beyond its kernel (CudaIndexMap).
+// data-movement or select op or a batched matmul are beyond its kernel (CudaIndexMap), or those of a computing op
+// (a reduction, a norm, einsum, ...: CudaComputeForm, cuda_plan_compute.h).
 // A new CUDA op that a library or header call runs adds its form here (a struct, its builder in a cuda_plan_*.cpp
 // that returns it or a reason, a map of CudaPlan) and its rendering to codegen/, which reads the form only.
 #pragma once
@@ -29,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "passes/cuda_plan_compute.h"
 #include "passes/cuda_plan_index.h"
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
@@ -142,6 +144,8 @@ struct CudaPlan {
   std::map<uint32_t, CudaRun> runs;
   /// The data-movement calls' and the batched matmuls' forms, by call index (those whose results are not known).
   std::map<uint32_t, CudaIndexMap> index_maps;
+  /// The computing calls' forms (cuda_plan_compute.h: reductions, norms, einsum, ...), by call index.
+  std::map<uint32_t, CudaComputeForm> compute_forms;
   /// The positions (Buffer::scratch_at) of the convolutions cuDNN runs, each with a scratch buffer of the memory
   /// plan (its cuDNN workspace, add_scratch_buffers): the groups' and the lone calls', but the direct depthwise.
   std::vector<uint32_t> scratch_positions;

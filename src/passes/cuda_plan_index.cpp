@@ -162,6 +162,14 @@ void plan_runs(const LoweredProgram& p, const FusionPlan& fusion, CudaPlan& plan
       continue;
     }
     plan.runs.emplace(c, *run);
+    if (*run == CudaRun::kIndex && has_cuda_compute_form(call)) {
+      if (std::optional<CudaComputeForm> form = plan_cuda_compute(p, call, &why)) {
+        plan.compute_forms.emplace(c, std::move(*form));
+      } else {
+        call_why.emplace(c, why);
+      }
+      continue;
+    }
     if ((*run != CudaRun::kIndex && *run != CudaRun::kBatchedMatmul) || !has_cuda_index_map(call)) continue;
     if (std::optional<CudaIndexMap> form = plan_cuda_index_map(p, call, scratch_buffer(p, c) != nullptr, &why)) {
       plan.index_maps.emplace(c, std::move(*form));

@@ -125,7 +125,8 @@ struct CudaIndexMap {
 };
 
 /// Whether `call` (of an index-mapped op or a batched matmul) has a CudaIndexMap: the data-movement ops, the select
-/// ops above, the losses and matmul / bmm. (The other computing families check their calls in codegen/ still.)
+/// ops above, the losses and matmul / bmm. (The computing families have a CudaComputeForm instead,
+/// cuda_plan_compute.h.)
 bool has_cuda_index_map(const KernelCall& call);
 /// The form of such a call, or nullopt with `why` (a sentence: "its axis is out of range") when the CUDA kernels
 /// cannot run it. `scratch`: whether the memory plan gave the call a scratch buffer (topk's, cuda_index_scratch.h).

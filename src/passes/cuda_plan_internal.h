@@ -8,10 +8,11 @@
 
 namespace kforge::passes::cuda_plan_internal {
 
-/// How each call outside every group of `fusion` runs (CudaPlan::runs), and the index maps' forms
-/// (CudaPlan::index_maps): call_why gets the reasons an index map cannot run (reported as "has no CUDA kernel: "),
-/// call_refusal the whole message of a call no kernel runs or a batched matmul that cannot run. Needs the plan's
-/// no_gemm and the scratch buffers (topk's) in place.
+/// How each call outside every group of `fusion` runs (CudaPlan::runs), the index maps' forms
+/// (CudaPlan::index_maps) and the computing ops' (CudaPlan::compute_forms): call_why gets the reasons an index map
+/// or a computing op cannot run (reported as "has no CUDA kernel: "), call_refusal the whole message of a call no
+/// kernel runs or a batched matmul that cannot run. Needs the plan's no_gemm and the scratch buffers (topk's) in
+/// place.
 void plan_runs(const LoweredProgram& program, const FusionPlan& fusion, CudaPlan& plan,
                std::map<uint32_t, std::string>& call_why, std::map<uint32_t, std::string>& call_refusal);
 

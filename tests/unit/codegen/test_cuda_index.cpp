@@ -67,6 +67,12 @@ std::string program(const std::string& inputs, const std::string& ops, const std
   return "program: p\ninputs: [" + inputs + "]\nops:\n" + ops + "outputs: [" + outputs + "]\n";
 }
 
+/// A string entry of a computing kernel's statements context ("" where absent).
+std::string field(const CudaIndexKernel& k, std::string_view key) {
+  const tmpl::Value* v = k.statements.find(key);
+  return v != nullptr && v->is_string() ? v->as_string() : "";
+}
+
 TEST_CASE("cuda index: a transpose reads its input at the permuted coordinate; the sizes are parameters") {
   IndexFixture f(program("{name: x, dtype: float32, shape: [-1, 4, 6, 6]}",
                          "  - {op: transpose, in: [x], out: [t], attrs: {perm: [0, 2, 3, 1]}}\n", "t"));
@@ -187,7 +193,10 @@ TEST_CASE("cuda index: downgrade_in_infer dropout scales by 1 - p; a batched mat
   std::string why;
   auto dropout = f.kernels(0, &why);
   REQUIRE(dropout);
-  CHECK(dropout->front().body == std::vector<std::string>{"out[e] = in0[e] * static_cast<float>(0.75f);"});
+  // The computing kernels' statements are a typed context of templates/program/cuda/index_compute.j2.
+  CHECK(dropout->front().body.empty());
+  CHECK(field(dropout->front(), "shape") == "store");
+  CHECK(field(dropout->front(), "value") == "in0[e] * static_cast<float>(0.75f)");
   auto matmul = f.kernels(1, &why);
   INFO(why);
   REQUIRE(matmul);
@@ -200,9 +209,6 @@ TEST_CASE("cuda index: downgrade_in_infer dropout scales by 1 - p; a batched mat
 
 constexpr const char* kLibraryOps = "kernels/ops.yaml";
 
-bool has(const std::vector<std::string>& body, const std::string& line) {
-  return std::find(body.begin(), body.end(), line) != body.end();
-}
 
 TEST_CASE("cuda index: a reduction over a leading axis folds its column in row-major order, as the CPU kernel") {
   IndexFixture f(program("{name: x, dtype: float32, shape: [3, 4]}, {name: i, dtype: int32, shape: [2, 3, 4]}",
@@ -215,21 +221,26 @@ TEST_CASE("cuda index: a reduction over a leading axis folds its column in row-m
   auto sum = f.kernels(0, &why);
   INFO(why);
   REQUIRE(sum);
-  const std::vector<std::string>& body = sum->front().body;
-  CHECK(has(body, "double acc = 0;"));
-  CHECK(has(body, "for (int64_t j = 0; j < 3; ++j) {"));
-  CHECK(has(body, "  const float v = in0[q0 * 4 + c0];"));
-  CHECK(has(body, "out[e] = static_cast<float>(acc);"));
+  const CudaIndexKernel& s = sum->front();
+  CHECK(field(s, "shape") == "reduce");
+  CHECK(field(s, "acc") == "double");
+  CHECK(field(s, "init") == "0");
+  CHECK(field(s, "n") == "3");
+  CHECK(field(s, "offset") == "q0 * 4 + c0");
+  CHECK(field(s, "result") == "acc");
+  CHECK(field(s, "out_type") == "float");
   // int32 products wrap in uint64; the kept dim (1) is the output's only coordinate.
   auto prod = f.kernels(1, &why);
   REQUIRE(prod);
-  CHECK(has(prod->front().body, "uint64_t acc = 1;"));
-  CHECK(has(prod->front().body, "  const int32_t v = in0[q0 * 12 + c0 * 4 + q1];"));
-  CHECK(has(prod->front().body, "  acc = static_cast<uint64_t>(acc * static_cast<uint64_t>(v));"));
+  CHECK(field(prod->front(), "acc") == "uint64_t");
+  CHECK(field(prod->front(), "init") == "1");
+  CHECK(field(prod->front(), "offset") == "q0 * 12 + c0 * 4 + q1");
+  CHECK(field(prod->front(), "fold") == "static_cast<uint64_t>(acc * static_cast<uint64_t>(v))");
   auto max = f.kernels(2, &why);
   REQUIRE(max);
-  CHECK(has(max->front().body, "int32_t acc = static_cast<int32_t>((-2147483647 - 1));"));
-  CHECK(has(max->front().body, "  acc = v > acc ? v : acc;"));
+  CHECK(field(max->front(), "acc") == "int32_t");
+  CHECK(field(max->front(), "init") == "static_cast<int32_t>((-2147483647 - 1))");
+  CHECK(field(max->front(), "fold") == "v > acc ? v : acc");
 }
 
 TEST_CASE("cuda index: cumsum walks a line per thread; reverse and exclusive, integers wrapping") {
@@ -243,15 +254,16 @@ TEST_CASE("cuda index: cumsum walks a line per thread; reverse and exclusive, in
   INFO(why);
   REQUIRE(k);
   CHECK(k->front().numel == "6");  // 2 x 3 lines of 5
-  CHECK(k->front().body == std::vector<std::string>{
-                               "const int64_t base = (e / 3) * 15 + e % 3;",
-                               "int32_t acc = 0;",
-                               "for (int64_t j = 0; j < 5; ++j) {",
-                               "  const int64_t at = base + (5 - 1 - j) * 3;",
-                               "  const int32_t v = in0[at];",
-                               "  out[at] = acc;",
-                               "  acc = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(v));",
-                               "}"});
+  const CudaIndexKernel& c = k->front();
+  CHECK(field(c, "shape") == "cumsum");
+  CHECK(field(c, "inner") == "3");
+  CHECK(field(c, "line") == "15");
+  CHECK(field(c, "n") == "5");
+  CHECK(field(c, "position") == "(5 - 1 - j)");
+  CHECK(field(c, "step") == "3");
+  REQUIRE(c.statements.find("exclusive") != nullptr);
+  CHECK(c.statements.find("exclusive")->as_bool());
+  CHECK(field(c, "sum") == "static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(v))");
 }
 
 TEST_CASE("cuda index: one_hot compares the class with the id; pow of integers squares") {
@@ -264,11 +276,13 @@ TEST_CASE("cuda index: one_hot compares the class with the id; pow of integers s
   auto one_hot = f.kernels(0, &why);
   INFO(why);
   REQUIRE(one_hot);
-  CHECK(one_hot->front().body ==
-        std::vector<std::string>{"out[e] = static_cast<int64_t>(in0[e / 5]) == e % 5 ? 1.0f : 0.0f;"});
+  CHECK(field(one_hot->front(), "value") == "static_cast<int64_t>(in0[e / 5]) == e % 5 ? 1.0f : 0.0f");
   auto pow = f.kernels(1, &why);
   REQUIRE(pow);
-  CHECK(has(pow->front().body, "for (uint64_t j = 3; j != 0; j >>= 1) {"));
+  CHECK(field(pow->front(), "shape") == "integer_pow");
+  CHECK(field(pow->front(), "unsigned") == "uint64_t");
+  REQUIRE(pow->front().statements.find("exponent") != nullptr);
+  CHECK(pow->front().statements.find("exponent")->as_int() == 3);
 }
 
 TEST_CASE("cuda index: the computing kernels say why they cannot run") {

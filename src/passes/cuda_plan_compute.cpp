@@ -1,0 +1,296 @@
+// The CUDA target plan's forms of the computing index-mapped ops (cuda_plan_compute.h): the dispatch, the shared
+// checks, and the ops that compute one element from its coordinate (dropout, interpolation, grid_sample, triu / tril,
+// arange, full_with_tensor, one_hot, pow) and the binary family (uniform, prelu, floor_divide). The reductions,
+// scans, norms and einsum are cuda_plan_reduce.cpp's. Each check reads the call as its kernel in codegen/ renders it
+// (codegen/cuda_index_compute.cpp, cuda_index_binary.cpp), with the reasons that codegen gave before the plan did.
+#include <algorithm>
+#include <cmath>
+
+#include "passes/cuda_plan_compute_checks.h"
+#include "passes/cuda_plan_index_checks.h"
+
+namespace kforge::passes {
+
+bool has_cuda_compute_form(const KernelCall& call) {
+  const std::optional<CudaIndexFamily> family = cuda_index_family(call.op);
+  return family == CudaIndexFamily::kCompute || family == CudaIndexFamily::kNorm ||
+         family == CudaIndexFamily::kEinsum || family == CudaIndexFamily::kBinary;
+}
+
+std::optional<CudaComputeForm> plan_cuda_compute(const LoweredProgram& program, const KernelCall& call,
+                                                 std::string* why) {
+  why->clear();
+  return cuda_plan_internal::ComputeChecks(program, call, why).build();
+}
+
+namespace cuda_plan_internal {
+
+std::optional<CudaComputeForm> ComputeChecks::build() {
+  const std::string& op = call_.op;
+  bool ok = false;
+  if (op == "dropout") ok = dropout();
+  else if (op == "nearest_interp" || op == "bilinear_interp") ok = interpolate(op == "bilinear_interp");
+  else if (op == "triu" || op == "tril") ok = triangle();
+  else if (op == "arange") ok = arange();
+  else if (op == "full_with_tensor") ok = fill();
+  else if (op == "softmax") ok = softmax();
+  else if (op == "cumsum") ok = cumsum();
+  else if (op == "one_hot") ok = one_hot();
+  else if (op == "pow") ok = pow();
+  else if (op == "grid_sample") ok = grid_sample();
+  else if (op == "group_norm") ok = group_norm();
+  else if (op == "p_norm") ok = p_norm();
+  else if (op == "einsum") ok = einsum();
+  else if (op == "uniform") ok = uniform();
+  else if (op == "prelu") ok = prelu();
+  else if (op == "floor_divide") ok = floor_divide();
+  else ok = reduce();
+  if (!ok) return std::nullopt;
+  return std::move(form_);
+}
+
+bool ComputeChecks::movable(ir::DataType d) { return cuda_plan_internal::movable(d); }
+
+bool ComputeChecks::same_type(uint32_t x, uint32_t out, bool arithmetic) {
+  if (x == kNone || out == kNone) return fail("it needs an input and an output");
+  if (value(x).dtype != value(out).dtype) {
+    return fail(fmt::format("its input is {} and its output {}", ir::dtype_name(value(x).dtype),
+                            ir::dtype_name(value(out).dtype)));
+  }
+  const ir::DataType d = value(x).dtype;
+  if (arithmetic && d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
+    return fail(fmt::format("it computes on {} values; the CUDA kernel computes float32 and float64 only",
+                            ir::dtype_name(d)));
+  }
+  if (!movable(d)) return fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(d)));
+  form_.dtype = d;
+  return true;
+}
+
+bool ComputeChecks::index_type(uint32_t index) {
+  const ir::DataType d = value(index).dtype;
+  if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
+    return fail(fmt::format("its index is {} (int32 or int64 expected)", ir::dtype_name(d)));
+  }
+  form_.index_dtype = d;
+  return true;
+}
+
+bool ComputeChecks::is_read(uint32_t v) const {
+  for (const ProgramOutput& o : p_.outputs) {
+    if (o.value == v) return true;
+  }
+  for (const KernelCall& call : p_.calls) {
+    for (const KernelArg& a : call.args) {
+      if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) return true;
+    }
+  }
+  return false;
+}
+
+bool ComputeChecks::dropout() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::optional<bool> test = call_.constant_bool("is_test");
+  if (!test || !*test) return fail("it is a training dropout (is_test is not true); only inference runs on the GPU");
+  const AttrConstant* mode = constant("mode");
+  const std::optional<double> prob = constant_float("p");
+  if (mode == nullptr || !prob) return false;
+  form_.upscale = mode->string_value == "upscale_in_train";
+  form_.probability = *prob;
+  if (!form_.upscale && mode->string_value != "downgrade_in_infer") {
+    return fail("its mode is \"" + mode->string_value + "\" (upscale_in_train or downgrade_in_infer expected)");
+  }
+  if (call_.outputs.size() > 1) {
+    for (uint32_t v : call_.outputs[1].values) {
+      if (v != kNone && is_read(v)) return fail("its mask is read, and the CUDA dropout computes out alone");
+    }
+  }
+  return same_type(x, out, !form_.upscale);
+}
+
+bool ComputeChecks::interpolate(bool bilinear) {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  if (!same_type(x, out, bilinear) || !own_buffer(x, out)) return false;
+  for (std::string_view name : {"out_size", "size_tensor", "scale_tensor"}) {
+    const KernelArg* a = call_.arg(name);
+    if (a != nullptr && a->kind != ArgKind::kAbsentTensor && !(a->kind == ArgKind::kTensorList && a->values.empty())) {
+      return fail(fmt::format("its {} is a tensor; the CUDA kernel takes the size from the output's dims", name));
+    }
+  }
+  const AttrConstant* format = constant("data_format");
+  const AttrConstant* scale = format != nullptr ? constant("scale") : nullptr;
+  const std::optional<bool> align_corners = call_.constant_bool("align_corners");
+  const std::optional<int64_t> align_mode = scale != nullptr ? constant_int("align_mode") : std::nullopt;
+  if (scale == nullptr || !align_mode) return false;
+  if (!align_corners) return fail("its align_corners is not a constant known at generation time");
+  if (value(x).dims.size() != 4 || value(out).dims.size() != 4) return fail("only 4-D inputs are supported");
+  form_.nhwc = format->string_value == "NHWC";
+  if (!form_.nhwc && format->string_value != "NCHW") return fail("its data_format is \"" + format->string_value + "\"");
+  form_.align_corners = *align_corners;
+  form_.align_mode = *align_mode;
+  if (!scale->floats.empty()) {
+    form_.scale_h = scale->floats[0];
+    form_.scale_w = scale->floats.size() > 1 ? scale->floats[1] : scale->floats[0];
+  }
+  return true;
+}
+
+bool ComputeChecks::grid_sample() {
+  const uint32_t x = call_.tensor_arg("x"), grid = call_.tensor_arg("grid"), out = out_value();
+  const bool typed = same_type(x, out, true);
+  const AttrConstant* mode = typed ? constant("mode") : nullptr;
+  const AttrConstant* padding = mode != nullptr ? constant("padding_mode") : nullptr;
+  const std::optional<bool> align_corners = call_.constant_bool("align_corners");
+  if (padding == nullptr || !own_buffer(x, out)) return false;
+  if (!align_corners) return fail("its align_corners is not a constant known at generation time");
+  if (grid == kNone || value(grid).dtype != value(x).dtype) return fail("its grid is not of x's dtype");
+  const std::string& m = mode->string_value;
+  const std::string& pm = padding->string_value;
+  if (m != "bilinear" && m != "nearest") return fail("its mode is \"" + m + "\"");
+  form_.padding = pm == "zeros" ? 0 : pm == "border" ? 1 : pm == "reflection" ? 2 : -1;
+  if (form_.padding < 0) return fail("its padding_mode is \"" + pm + "\"");
+  if (value(x).dims.size() != 4 || value(grid).dims.size() != 4) return fail("only 4-D inputs are supported");
+  form_.nearest = m == "nearest";
+  form_.align_corners = *align_corners;
+  return true;
+}
+
+bool ComputeChecks::triangle() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const bool typed = same_type(x, out, false);
+  const std::optional<int64_t> diagonal = typed ? constant_int("diagonal") : std::nullopt;
+  if (!diagonal) return false;
+  if (value(x).dims.size() < 2) return fail("its input has fewer than 2 dims");
+  form_.diagonal = *diagonal;
+  return true;
+}
+
+bool ComputeChecks::arange() {
+  const uint32_t out = out_value();
+  const KernelArg* start_arg = call_.arg("start");
+  form_.symbolic_start =
+      start_arg != nullptr && start_arg->kind == ArgKind::kSymbolic && start_arg->symbolic.size() == 1;
+  const std::optional<double> start = form_.symbolic_start ? std::optional<double>(0) : constant_float("start");
+  const std::optional<double> step = start ? constant_float("step") : std::nullopt;
+  if (!step || out == kNone) return out == kNone ? fail("it needs an output") : false;
+  const ir::DataType d = value(out).dtype;
+  if (!movable(d) || d == ir::DataType::kBool || d == ir::DataType::kUInt16 || d == ir::DataType::kFloat16 ||
+      d == ir::DataType::kBFloat16) {
+    return fail(fmt::format("dtype {} has no CUDA arange", ir::dtype_name(d)));
+  }
+  form_.dtype = d;
+  if (form_.symbolic_start) form_.start_dim = start_arg->symbolic[0];
+  form_.start = *start;
+  form_.step = *step;
+  return true;
+}
+
+bool ComputeChecks::fill() {
+  const uint32_t v = call_.tensor_arg("value"), out = out_value();
+  if (v != kNone && out != kNone && value(v).dtype != value(out).dtype) {
+    // The value converted to the output's dtype, as the CPU kernel's static_cast (paddleformers' masks:
+    // `full_with_tensor(1.0, [b, s], bool)`).
+    if (!computable(value(v).dtype) || !computable(value(out).dtype)) {
+      return fail(fmt::format("its value is {} and its output {}; the CUDA kernel converts between bool, integers, "
+                              "float32 and float64",
+                              ir::dtype_name(value(v).dtype), ir::dtype_name(value(out).dtype)));
+    }
+    form_.converts = true;
+    form_.dtype = value(v).dtype;
+    form_.out_dtype = value(out).dtype;
+    return true;
+  }
+  return same_type(v, out, false);
+}
+
+bool ComputeChecks::one_hot() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  if (x == kNone || out == kNone) return fail("it needs an input and an output");
+  if (!index_type(x)) return false;
+  if (value(out).dtype != ir::DataType::kFloat32) return fail("its output is not float32");
+  if (value(out).dims.empty()) return fail("its output has no class axis");
+  return true;
+}
+
+bool ComputeChecks::pow() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const bool typed = same_type(x, out, false);
+  const std::optional<double> y = typed ? constant_float("y") : std::nullopt;
+  if (!y) return false;
+  form_.exponent = static_cast<float>(*y);
+  const ir::DataType d = form_.dtype;
+  if (d == ir::DataType::kInt32 || d == ir::DataType::kInt64) {
+    const double limit = d == ir::DataType::kInt32 ? 2147483647.0 : 9.2233720368547758e18;
+    if (!(form_.exponent >= 0.0f) || !(static_cast<double>(form_.exponent) < limit)) {
+      return fail(fmt::format("the exponent {} of an integer tensor is negative or does not fit its type",
+                              form_.exponent));
+    }
+  } else if (d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
+    return fail(fmt::format("it raises {} values; the CUDA kernel takes float32, float64, int32 and int64",
+                            ir::dtype_name(value(x).dtype)));
+  }
+  return true;
+}
+
+bool ComputeChecks::uniform() {
+  const uint32_t out = out_value();
+  if (out == kNone) return fail("it needs an output");
+  const ir::DataType d = value(out).dtype;
+  if (d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
+    return fail(fmt::format("it draws {} values; the CUDA kernel draws float32 and float64", ir::dtype_name(d)));
+  }
+  const std::optional<double> lo = constant_float("min");
+  const std::optional<double> hi = lo ? constant_float("max") : std::nullopt;
+  const std::optional<int64_t> seed = hi ? constant_int("seed") : std::nullopt;
+  if (!seed) return false;
+  if (!(std::isfinite(*lo) && std::isfinite(*hi) && *lo <= *hi)) {
+    return fail("its min and max are not finite with min <= max");
+  }
+  form_.dtype = d;
+  form_.min = *lo;
+  form_.max = *hi;
+  form_.seed = *seed;
+  return true;
+}
+
+bool ComputeChecks::prelu() {
+  const uint32_t x = call_.tensor_arg("x"), alpha = call_.tensor_arg("alpha"), out = out_value();
+  const bool typed = same_type(x, out, true);
+  if (!typed || alpha == kNone) return typed ? fail("it needs x and alpha") : false;
+  if (value(alpha).dtype != value(x).dtype) return fail("its x and alpha differ in dtype");
+  const AttrConstant* mode = constant("mode");
+  const AttrConstant* format = mode != nullptr ? constant("data_format") : nullptr;
+  if (format == nullptr) return false;
+  if (mode->string_value == "channel") {
+    const std::string& f = format->string_value;
+    form_.channel_first = f == "NCHW" || f == "NCDHW" || f == "NCL";
+    if (value(out).dims.size() < 2) return fail("its mode is \"channel\" and x has rank < 2");
+    form_.slope = CudaSlopeMode::kChannel;
+  } else if (mode->string_value == "element") {
+    form_.slope = CudaSlopeMode::kElement;
+  } else if (mode->string_value != "all") {
+    return fail("its mode is \"" + mode->string_value + "\" (all, channel or element expected)");
+  }
+  return true;
+}
+
+bool ComputeChecks::floor_divide() {
+  const uint32_t x = call_.tensor_arg("x"), y = call_.tensor_arg("y"), out = out_value();
+  const bool typed = same_type(x, out, false);
+  if (!typed || y == kNone) return typed ? fail("it needs x and y") : false;
+  if (value(y).dtype != value(x).dtype) return fail("its x and y differ in dtype");
+  const ir::DataType d = form_.dtype;
+  if (d == ir::DataType::kBool || d == ir::DataType::kUInt16 || d == ir::DataType::kFloat16 ||
+      d == ir::DataType::kBFloat16) {
+    return fail("it divides bool or 16-bit values, which the CUDA kernel does not take");
+  }
+  const size_t rank = value(out).dims.size();
+  if (value(x).dims.size() > rank || value(y).dims.size() > rank) {
+    return fail("an operand has a higher rank than the output");
+  }
+  return true;
+}
+
+}  // namespace cuda_plan_internal
+
+}  // namespace kforge::passes

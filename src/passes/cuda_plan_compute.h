@@ -1,0 +1,84 @@
+// The CUDA target plan's forms of the index-mapped ops that compute on the values (cuda_plan_index.h's families
+// kCompute, kNorm, kEinsum and kBinary; codegen/cuda_index_{compute,reduce,norm,linalg,binary}.cpp render them):
+// each call's attributes resolved (axes normalised, modes and constants read, the element types checked), or the
+// reason its kernel cannot run it ("its axis is out of range"), which the plan reports at the op as
+// "--target cuda: OP (NAME) has no CUDA kernel: REASON". Codegen reads the form and cannot fail.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "passes/lowered_program.h"
+
+namespace kforge::passes {
+
+/// prelu's slope: one for all, one per channel, one per element of a batch item.
+enum class CudaSlopeMode { kAll, kChannel, kElement };
+
+/// The form of a computing call: the fields its op reads (the others keep their defaults). Value indices are the
+/// call's own (KernelCall::tensor_arg, its outputs).
+struct CudaComputeForm {
+  /// The element type computed on: x's and the output's (a reduction's x; arange's, uniform's and full_with_tensor's
+  /// output; an einsum's operands and output).
+  ir::DataType dtype = ir::DataType::kUndefined;
+  /// A reduction's output, full_with_tensor's output when it converts the value (`converts`).
+  ir::DataType out_dtype = ir::DataType::kUndefined;
+  /// one_hot's ids: int32 or int64.
+  ir::DataType index_dtype = ir::DataType::kUndefined;
+  /// dropout: a copy (upscale_in_train), or x * (1 - p) (downgrade_in_infer).
+  bool upscale = true;
+  double probability = 0;
+  /// nearest_interp / bilinear_interp, grid_sample: the layout, align_corners, align_mode, the scales (-1: none).
+  bool nhwc = false, align_corners = false;
+  int64_t align_mode = 0;
+  double scale_h = -1, scale_w = -1;
+  /// grid_sample: nearest (or bilinear), the padding (0 zeros, 1 border, 2 reflection).
+  bool nearest = false;
+  int padding = 0;
+  /// triu / tril.
+  int64_t diagonal = 0;
+  /// arange: a start that is an expression of the dims (`start_dim`), or the constant `start`; the step.
+  bool symbolic_start = false;
+  SymExpr start_dim;
+  double start = 0, step = 0;
+  /// full_with_tensor: the value converted to the output's dtype (out_dtype), as the CPU kernel's static_cast.
+  bool converts = false;
+  /// pow: the exponent as the float attribute holds it.
+  float exponent = 0;
+  /// sum / mean / mean_all / max / min / prod / any / all: which dims of x are folded.
+  std::vector<bool> reduced;
+  /// softmax, cumsum, p_norm: x viewed as [outer, len, inner] around the axis (every element one line: cumsum's
+  /// flatten, p_norm's asvector).
+  SymExpr outer = 1, len = 1, inner = 1;
+  /// cumsum.
+  bool exclusive = false, reverse = false;
+  /// group_norm: groups of channels / groups channels, the product of the other dims after the batch, NHWC-like
+  /// (channels last), whether the statistics go to the op's mean and variance outputs, epsilon (rounded to float).
+  int64_t groups = 0, channels = 0;
+  SymExpr spatial = 1;
+  bool channel_last = false, stats = false;
+  double epsilon = 0;
+  /// p_norm's order (the float attribute widened to double).
+  double p = 0;
+  /// uniform: [min, max) and the seed.
+  double min = 0, max = 0;
+  int64_t seed = 0;
+  /// prelu: whose slope; for kChannel, whether the channels are dim 1 (else the last).
+  CudaSlopeMode slope = CudaSlopeMode::kAll;
+  bool channel_first = false;
+  /// einsum: the output's labels, then the contracted ones; each operand's element stride per loop label (a label
+  /// repeated in an operand walks its diagonal); the contracted labels' extents.
+  size_t output_labels = 0;
+  std::vector<std::vector<SymExpr>> strides;
+  SymShape contracted;
+};
+
+/// Whether `call` is of a computing family (a CudaComputeForm): kCompute, kNorm, kEinsum, kBinary.
+bool has_cuda_compute_form(const KernelCall& call);
+/// The form of such a call, or nullopt with `why` (a sentence) when its CUDA kernel cannot run it.
+std::optional<CudaComputeForm> plan_cuda_compute(const LoweredProgram& program, const KernelCall& call,
+                                                 std::string* why);
+
+}  // namespace kforge::passes

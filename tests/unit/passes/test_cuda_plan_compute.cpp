@@ -1,0 +1,75 @@
+// The CUDA target plan's forms of the computing index-mapped ops (passes/cuda_plan_compute.h): the attributes
+// resolved, and the reasons a call is refused at its op with the text codegen gave before the plan checked them.
+#include <catch2/catch.hpp>
+
+#include "cuda_plan_test_util.h"
+
+namespace kforge::passes::test {
+
+namespace {
+
+/// A program of the kernel library's ops: the inputs, the ops (one a line from line 4, column 5), the outputs.
+std::string compute_program(const std::string& inputs, const std::string& ops, const std::string& outputs = "y") {
+  return "program: p\ninputs: [" + inputs + "]\nops:\n" + ops + "outputs: [" + outputs + "]\n";
+}
+
+const CudaComputeForm& compute_form(const PlanFixture& f, uint32_t c) {
+  INFO(f.refusals());
+  REQUIRE(f.plan.compute_forms.count(c) == 1);
+  return f.plan.compute_forms.at(c);
+}
+
+}  // namespace
+
+TEST_CASE("cuda plan: the computing ops' forms: lines around a normalised axis, reduced dims, flags") {
+  PlanFixture f(compute_program("{name: x, dtype: float32, shape: [2, 3, 4]}",
+                                "  - {op: cumsum, in: [x], out: [c], attrs: {axis: -2, flatten: false, "
+                                "exclusive: true, reverse: false}}\n"
+                                "  - {op: softmax, in: [c], out: [s], attrs: {axis: 0}}\n"
+                                "  - {op: sum, in: [s], out: [y], attrs: {axis: [1], dtype: float32, "
+                                "keepdim: false}}\n"),
+                64 << 20, kLibraryOps);
+  INFO(f.refusals());
+  CHECK(f.plan.refusals.empty());
+  const CudaComputeForm& cumsum = compute_form(f, f.call("cumsum"));
+  CHECK(cumsum.dtype == ir::DataType::kFloat32);
+  CHECK(cumsum.outer == SymExpr(2));
+  CHECK(cumsum.len == SymExpr(3));
+  CHECK(cumsum.inner == SymExpr(4));
+  CHECK(cumsum.exclusive);
+  CHECK_FALSE(cumsum.reverse);
+  const CudaComputeForm& softmax = compute_form(f, f.call("softmax"));
+  CHECK(softmax.outer == SymExpr(1));
+  CHECK(softmax.len == SymExpr(2));
+  CHECK(softmax.inner == SymExpr(12));
+  const CudaComputeForm& sum = compute_form(f, f.call("sum"));
+  CHECK(sum.reduced == std::vector<bool>{false, true, false});
+  CHECK(sum.out_dtype == ir::DataType::kFloat32);
+}
+
+TEST_CASE("cuda plan: a computing op its kernel cannot run is refused at the op for its first problem") {
+  SECTION("a training dropout") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [4]}",
+                                  "  - {op: dropout, in: [x, ~], out: [y, m], attrs: {p: 0.5, is_test: false, mode: "
+                                  "upscale_in_train, seed: 0, fix_seed: false}}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.refusals() == "4:5: --target cuda: dropout (pd_op.dropout) has no CUDA kernel: it is a training dropout "
+                          "(is_test is not true); only inference runs on the GPU\n");
+  }
+  SECTION("an integer pow of a negative exponent") {
+    PlanFixture f(compute_program("{name: x, dtype: int32, shape: [4]}",
+                                  "  - {op: pow, in: [x], out: [y], attrs: {y: -2.0}}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.refusals() == "4:5: --target cuda: pow (pd_op.pow) has no CUDA kernel: the exponent -2 of an integer "
+                          "tensor is negative or does not fit its type\n");
+  }
+  SECTION("a floor_divide of bools") {
+    PlanFixture f(compute_program("{name: x, dtype: bool, shape: [4]}, {name: z, dtype: bool, shape: [4]}",
+                                  "  - {op: floor_divide, in: [x, z], out: [y]}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.refusals() == "4:5: --target cuda: floor_divide (pd_op.floor_divide) has no CUDA kernel: it divides bool "
+                          "or 16-bit values, which the CUDA kernel does not take\n");
+  }
+}
+
+}  // namespace kforge::passes::test

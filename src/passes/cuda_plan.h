@@ -18,6 +18,8 @@
 // Every other call outside the groups runs as its CudaRun says (cuda_plan_index.h: an index-mapped kernel, the
 // known elements written, a compaction, a copy, nothing), or is refused: no kernel runs it, or the attributes of a
 // data-movement or select op or a batched matmul are beyond its kernel (CudaIndexMap).
+// A compaction (nonzero, masked_select, unique) has its CudaCompaction; a size from data the target cannot bind, and a
+// tensor dtype the runtime cannot name, are refused (cuda_plan_data.cpp).
 // A new CUDA op that a library or header call runs adds its form here (a struct, its builder in a cuda_plan_*.cpp
 // that returns it or a reason, a map of CudaPlan) and its rendering to codegen/, which reads the form only.
 #pragma once

@@ -1,7 +1,9 @@
 #include "codegen/cpp_text.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -33,11 +35,10 @@ std::string scalar_literal(const passes::ScalarConstant& s, std::string* why, bo
 }  // namespace
 
 std::string cpp_identifier(std::string_view text) {
-  std::string out;
-  for (char c : text) out += is_alpha(c) || is_digit(c) || c == '_' ? c : '_';
+  std::string out(text);
+  std::replace_if(out.begin(), out.end(), [](char c) { return !is_alpha(c) && !is_digit(c) && c != '_'; }, '_');
   if (out.empty() || is_digit(out[0])) out.insert(out.begin(), '_');
-  if (is_cpp_keyword(out)) out += '_';
-  return out;
+  return is_cpp_keyword(out) ? out + "_" : out;
 }
 
 std::optional<NamespaceProblem> namespace_problem(std::string_view text) {
@@ -85,10 +86,10 @@ std::string IdentifierScope::take(std::string_view text) {
   return name;
 }
 
-std::string cpp_int_list(const std::vector<int64_t>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) out += (i ? ", " : "") + std::to_string(values[i]);
-  return out + "}";
+std::string cpp_int_list(const std::vector<int64_t>& values) { return fmt::format("{{{}}}", fmt::join(values, ", ")); }
+
+std::string cpp_known_dims(const passes::SymShape& dims) {
+  return braced_list(dims, [](const passes::SymExpr& d) { return std::to_string(d.constant().value_or(-1)); });
 }
 
 std::string cpp_string(std::string_view text) { return c_string_literal(text); }
@@ -200,37 +201,45 @@ bool is_inline_constant(opdef::ArgType type) {
   }
 }
 
-std::optional<std::string> symbolic_arg_text(opdef::ArgType type, const std::vector<std::string>& items,
-                                             const std::string& local, std::vector<std::string>& decls) {
-  std::string joined, casted;
-  for (const std::string& item : items) {
-    joined += (joined.empty() ? "" : ", ") + item;
-    casted += (casted.empty() ? "" : ", ") + ("static_cast<int>(" + item + ")");
-  }
+std::optional<SymbolicArg> symbolic_arg(opdef::ArgType type, const std::vector<std::string>& items,
+                                        const std::string& local) {
+  auto list_local = [&](std::string local_type, std::vector<std::string> values) {
+    return SymbolicArg{local, SymbolicLocal{std::move(local_type), local, std::move(values), false}};
+  };
   switch (type) {
-    case opdef::ArgType::kIntArray:
-      decls.push_back("const kforge::IntArray " + local + "{" + joined + "};");
-      return local;
-    case opdef::ArgType::kInt64List:
-      decls.push_back("const std::vector<int64_t> " + local + "{" + joined + "};");
-      return local;
-    case opdef::ArgType::kIntList:
-      decls.push_back("const std::vector<int> " + local + "{" + casted + "};");
-      return local;
+    case opdef::ArgType::kIntArray: return list_local("kforge::IntArray", items);
+    case opdef::ArgType::kInt64List: return list_local("std::vector<int64_t>", items);
+    case opdef::ArgType::kIntList: {
+      std::vector<std::string> casted;
+      for (const std::string& item : items) casted.push_back(fmt::format("static_cast<int>({})", item));
+      return list_local("std::vector<int>", std::move(casted));
+    }
     case opdef::ArgType::kInt:
     case opdef::ArgType::kInt32:
-      if (items.size() == 1) return "static_cast<int>(" + items[0] + ")";
+      if (items.size() == 1) return SymbolicArg{fmt::format("static_cast<int>({})", items[0]), std::nullopt};
       return std::nullopt;
     case opdef::ArgType::kInt64:
-      if (items.size() == 1) return "static_cast<int64_t>(" + items[0] + ")";
+      if (items.size() == 1) return SymbolicArg{fmt::format("static_cast<int64_t>({})", items[0]), std::nullopt};
       return std::nullopt;
     default:
       if (opdef::is_scalar_type(type) && items.size() == 1) {
-        decls.push_back("const kforge::Scalar " + local + "(static_cast<int64_t>(" + items[0] + "));");
-        return local;
+        return SymbolicArg{local, SymbolicLocal{"kforge::Scalar", local, items, true}};
       }
       return std::nullopt;
   }
+}
+
+std::string symbolic_local_declaration(const SymbolicLocal& l) {
+  if (l.scalar) return fmt::format("const {} {}(static_cast<int64_t>({}));", l.type, l.name, l.items.at(0));
+  return fmt::format("const {} {}{{{}}};", l.type, l.name, fmt::join(l.items, ", "));
+}
+
+std::optional<std::string> symbolic_arg_text(opdef::ArgType type, const std::vector<std::string>& items,
+                                             const std::string& local, std::vector<std::string>& decls) {
+  std::optional<SymbolicArg> arg = symbolic_arg(type, items, local);
+  if (!arg) return std::nullopt;
+  if (arg->local) decls.push_back(symbolic_local_declaration(*arg->local));
+  return arg->text;
 }
 
 std::string constant_type(opdef::ArgType type) {

@@ -2,6 +2,9 @@
 // the calling convention's parameter types (docs/calling-convention.md) and typed attribute constants.
 #pragma once
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <cstdint>
 #include <optional>
 #include <set>
@@ -59,6 +62,23 @@ passes::SymExpr::PrintOptions cpp_checked_int_options();
 /// A braced list of integers: {64, 0, 0} -> "{64, 0, 0}", {} -> "{}" (multi-kernel hints, shapes).
 std::string cpp_int_list(const std::vector<int64_t>& values);
 
+/// "{a, b}": each of `dims` as `item` spells it, in braces (a dims initializer); "[a, b]" with bracket_list.
+template <typename Dims, typename Item>
+std::string braced_list(const Dims& dims, Item&& item) {
+  std::vector<std::string> items;
+  for (const auto& d : dims) items.push_back(item(d));
+  return fmt::format("{{{}}}", fmt::join(items, ", "));
+}
+template <typename Dims, typename Item>
+std::string bracket_list(const Dims& dims, Item&& item) {
+  std::vector<std::string> items;
+  for (const auto& d : dims) items.push_back(item(d));
+  return fmt::format("[{}]", fmt::join(items, ", "));
+}
+
+/// "{4, -1}": the dims known at generation time, -1 for the others (kforge::ParameterSpec's dims).
+std::string cpp_known_dims(const passes::SymShape& dims);
+
 /// Shortest round-trip literals: 0.5 -> "0.5", 1 -> "1.0", 1e-05 -> "1e-05"; as float: "1e-05f". Infinities
 /// and NaN spell std::numeric_limits (the file must include <limits>).
 std::string cpp_double(double value);
@@ -90,6 +110,29 @@ std::string param_type(opdef::ArgType type, bool optional);
 bool is_inline_constant(opdef::ArgType type);
 /// The declared type of a named constant ("std::vector<int>", "kforge::IntArray", ...).
 std::string constant_type(opdef::ArgType type);
+
+/// The local an argument computed from the dims needs before its call: `const TYPE NAME{ITEMS};`, or for a Scalar
+/// (`scalar`) `const kforge::Scalar NAME(static_cast<int64_t>(ITEM));`; the templates spell the declaration.
+struct SymbolicLocal {
+  std::string type;                // "kforge::IntArray", "std::vector<int>", ...
+  std::string name;
+  std::vector<std::string> items;  // C++ expressions
+  bool scalar = false;
+};
+
+/// What symbolic_arg gives: the expression to pass, and the local it needs (when it needs one).
+struct SymbolicArg {
+  std::string text;
+  std::optional<SymbolicLocal> local;
+};
+
+/// An argument of op YAML type `type` whose values are `items` (C++ expressions of the dims, one per value), its
+/// local named `local`; nullopt where such a type takes no list of dims.
+std::optional<SymbolicArg> symbolic_arg(opdef::ArgType type, const std::vector<std::string>& items,
+                                        const std::string& local);
+
+/// The declaration statement of `local`, for the callers that still collect statements (symbolic_arg_text).
+std::string symbolic_local_declaration(const SymbolicLocal& local);
 
 /// An argument of op YAML type `type` whose values are `items` (C++ expressions of the dims, one per value): the
 /// expression to pass, with the local it needs (named `local`) declared into `decls`; nullopt where such a type

@@ -22,9 +22,7 @@ std::string cuda_output_ident(const passes::LoweredProgram& program, size_t inde
 }
 
 std::string cuda_shape_text(const passes::SymShape& dims) {
-  std::string out = "[";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + (dims[i].is_constant() ? cpp_int_expr(dims[i]) : "?");
-  return out + "]";
+  return bracket_list(dims, [](const passes::SymExpr& d) { return d.is_constant() ? cpp_int_expr(d) : "?"; });
 }
 
 bool cuda_eager_copy(const passes::LoweredProgram& program, size_t index) {
@@ -37,7 +35,7 @@ namespace {
 // The eager copies (cuda_eager_copy) among the first `count` outputs of `program`.
 size_t eager_copies(const passes::LoweredProgram& program, size_t count) {
   size_t n = 0;
-  for (size_t i = 0; i < count; ++i) n += cuda_eager_copy(program, i) ? 1 : 0;
+  for (size_t i = 0; i < count; ++i) n = cuda_eager_copy(program, i) ? n + 1 : n;
   return n;
 }
 
@@ -51,15 +49,6 @@ size_t cuda_copy_slot(const passes::LoweredProgram& program, size_t index) {
   return program.buffers.size() + eager_copies(program, index);
 }
 
-std::string cuda_binding_locals(const passes::LoweredProgram& program) {
-  std::string out;
-  for (const passes::Symbol& s : program.symbols) {
-    out += fmt::format("  [[maybe_unused]] const int64_t s{} = b.symbols[{}];\n", s.id, s.id);
-  }
-  if (!program.symbols.empty()) out += "  [[maybe_unused]] const auto& sizes = b.sizes;\n";
-  return out;
-}
-
 namespace {
 
 Value tensor_entry(const std::string& name, ir::DataType dtype, const passes::SymShape& dims) {
@@ -71,24 +60,21 @@ Value tensor_entry(const std::string& name, ir::DataType dtype, const passes::Sy
 }
 
 // "{s0, sizes[3]}": the dims as run() spells them.
-std::string dims_list(const passes::SymShape& dims, const SizeExpr& size) {
-  std::string out = "{";
-  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + size(dims[i]);
-  return out + "}";
-}
+std::string dims_list(const passes::SymShape& dims, const SizeExpr& size) { return braced_list(dims, size); }
 
 // What run() and bind_parameter() compare a tensor `x` with: dtype, rank, place, then each dim known at
-// generation time (`dynamic_nonnegative`: a dim known only at run time must not be negative).
+// generation time (`dynamic_nonnegative`: a dim known only at run time must not be negative), then `more`.
 std::string mismatch_condition(const std::string& x, const std::string& dtype, const passes::SymShape& dims,
-                               bool dynamic_nonnegative) {
-  std::string cond = x + ".dtype != " + dtype + " || " + x + ".ndim != " + std::to_string(dims.size()) + " || " + x +
-                     ".place.backend != kforge::Backend::kGPU";
+                               bool dynamic_nonnegative, const std::vector<std::string>& more = {}) {
+  std::vector<std::string> mismatches = {fmt::format("{}.dtype != {}", x, dtype),
+                                         fmt::format("{}.ndim != {}", x, dims.size()),
+                                         x + ".place.backend != kforge::Backend::kGPU"};
   for (size_t d = 0; d < dims.size(); ++d) {
-    const std::string dim = x + ".dims[" + std::to_string(d) + "]";
-    if (dims[d].is_constant()) cond += " || " + dim + " != " + cpp_int_expr(dims[d]);
-    else if (dynamic_nonnegative) cond += " || " + dim + " < 0";
+    if (dims[d].is_constant()) mismatches.push_back(fmt::format("{}.dims[{}] != {}", x, d, cpp_int_expr(dims[d])));
+    else if (dynamic_nonnegative) mismatches.push_back(fmt::format("{}.dims[{}] < 0", x, d));
   }
-  return cond;
+  mismatches.insert(mismatches.end(), more.begin(), more.end());
+  return fmt::format("{}", fmt::join(mismatches, " || "));
 }
 
 // The symbol that dim d of input i shares with another input's dim (the two met in a broadcast and were unified:
@@ -100,39 +86,29 @@ const passes::Symbol* shared_symbol(const passes::LoweredProgram& p, size_t i, s
   return owner.input == i && owner.axis == d ? nullptr : &owner;
 }
 
-// " || x.dims[d] != y.dims[a]" for every dim of input i that shares another input's symbol, so that run() refuses
+// "x.dims[d] != y.dims[a]" for every dim of input i that shares another input's symbol, so that run() refuses
 // unequal ones.
-std::string shared_symbol_condition(const passes::LoweredProgram& p, size_t i) {
-  std::string cond;
+std::vector<std::string> shared_symbol_conditions(const passes::LoweredProgram& p, size_t i) {
+  std::vector<std::string> conditions;
   for (size_t d = 0; d < p.values[p.inputs[i].value].dims.size(); ++d) {
     if (const passes::Symbol* owner = shared_symbol(p, i, d)) {
-      cond += " || " + cuda_input_ident(p, i) + ".dims[" + std::to_string(d) + "] != " +
-              cuda_input_ident(p, owner->input) + ".dims[" + std::to_string(owner->axis) + "]";
+      conditions.push_back(fmt::format("{}.dims[{}] != {}.dims[{}]", cuda_input_ident(p, i), d,
+                                       cuda_input_ident(p, owner->input), owner->axis));
     }
   }
-  return cond;
+  return conditions;
 }
 
 // Input i's shape in run()'s message: "[?, 12, 64]", with a dim that shares another input's symbol named after
 // that dim: "[tgt.dims[0], 12, 64]" (the header's list of inputs keeps "?": tools read it).
 std::string input_shape_text(const passes::LoweredProgram& p, size_t i) {
   const passes::SymShape& dims = p.values[p.inputs[i].value].dims;
-  std::string out = "[";
+  std::vector<std::string> shown;
   for (size_t d = 0; d < dims.size(); ++d) {
     const passes::Symbol* owner = shared_symbol(p, i, d);
-    out += (d ? ", " : "") + (owner != nullptr ? owner->name : dims[d].is_constant() ? cpp_int_expr(dims[d]) : "?");
+    shown.push_back(owner != nullptr ? owner->name : dims[d].is_constant() ? cpp_int_expr(dims[d]) : "?");
   }
-  return out + "]";
-}
-
-// "{4, -1}": the dims known at generation time, -1 for the others (kforge::ParameterSpec's dims).
-std::string spec_dims(const passes::SymShape& dims) {
-  std::string out = "{";
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const std::optional<int64_t> d = dims[i].constant();
-    out += (i ? ", " : "") + std::to_string(d ? *d : -1);
-  }
-  return out + "}";
+  return fmt::format("[{}]", fmt::join(shown, ", "));
 }
 
 Value gemm_entry(const CudaGemmSummary& gemm) {
@@ -148,21 +124,11 @@ Value gemm_entry(const CudaGemmSummary& gemm) {
 
 }  // namespace
 
-std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, const passes::FusionPlan& plan,
-                                              const ProgramFilesOptions& options, const CudaClassParts& parts,
-                                              DiagnosticEngine& diags) {
-  bool ok = true;
-  // The runtime's enumerator of a tensor's dtype; an error at `loc` when it has none.
-  auto dtype_of = [&](ir::DataType dtype, SourceLoc loc, const std::string& what) {
-    std::optional<std::string> text = runtime_dtype(dtype);
-    if (!text) {
-      diags.error(loc, "--target cuda: " + what + " has dtype " + std::string(ir::dtype_name(dtype)) +
-                           ", which the runtime (kforge_runtime.h) has no name for");
-      ok = false;
-      return std::string();
-    }
-    return *text;
-  };
+Value build_cuda_class_context(const passes::LoweredProgram& p, const passes::FusionPlan& plan,
+                               const ProgramFilesOptions& options, const CudaClassParts& parts) {
+  // The runtime's enumerator of a tensor's dtype (the CUDA target plan refused a dtype it has none for:
+  // passes::plan_cuda_tensor_dtypes).
+  auto dtype_of = [](ir::DataType dtype) { return runtime_dtype(dtype).value_or("kforge::DataType::kUndefined"); };
   const std::string& cls = options.codegen.class_name;
   Value ctx = Value::map();
   ctx.set("class_name", cls);
@@ -191,12 +157,11 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     Value v = tensor_entry(in.name, in.dtype, dims);
     v.set("ident", cuda_input_ident(p, i));
     // What kInputSpecs says of it (generic callers: tools/run-model), as the CPU class does.
-    v.set("dtype", dtype_of(in.dtype, in.loc, "input '" + in.name + "'"));
+    v.set("dtype", dtype_of(in.dtype));
     v.set("rank", static_cast<int64_t>(dims.size()));
-    v.set("spec_dims", spec_dims(dims));
-    v.set("condition", mismatch_condition(cuda_input_ident(p, i), dtype_of(in.dtype, in.loc, "input '" + in.name + "'"),
-                                          dims, true) +
-                           shared_symbol_condition(p, i));
+    v.set("spec_dims", cpp_known_dims(dims));
+    v.set("condition", mismatch_condition(cuda_input_ident(p, i), dtype_of(in.dtype),
+                                          dims, true, shared_symbol_conditions(p, i)));
     v.set("required_shape_text", input_shape_text(p, i));
     inputs.push_back(std::move(v));
     run_params.push_back("const kforge::Tensor& " + cuda_input_ident(p, i));
@@ -206,18 +171,18 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   bool converted_parameters = false;
   for (const passes::ProgramParameter& pa : p.parameters) {
     const passes::LoweredValue& v = p.values[pa.value];
-    const std::string dtype = dtype_of(v.dtype, pa.loc, "parameter '" + pa.name + "'");
+    const std::string dtype = dtype_of(v.dtype);
     Value e = tensor_entry(pa.name, v.dtype, v.dims);
     e.set("condition", mismatch_condition("value", dtype, v.dims, false));
     // What the Python module's parameter table (kforge::ParameterSpec) says of it, as the CPU context does.
     e.set("dtype", dtype);
     // What a .pdiparams file holds: the dtype before --precision converted it (load_parameters rounds it then).
     const ir::DataType stored = p.file_dtype(pa);
-    e.set("stored_dtype", stored == v.dtype ? dtype : dtype_of(stored, pa.loc, "parameter '" + pa.name + "'"));
+    e.set("stored_dtype", stored == v.dtype ? dtype : dtype_of(stored));
     e.set("stored_dtype_name", std::string(ir::dtype_name(stored)));
     converted_parameters = converted_parameters || stored != v.dtype;
     e.set("rank", static_cast<int64_t>(v.dims.size()));
-    e.set("dims", spec_dims(v.dims));
+    e.set("dims", cpp_known_dims(v.dims));
     parameter_index.emplace(pa.name, parameters.size());
     parameters.push_back(std::move(e));
   }
@@ -230,7 +195,7 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
     Value o = tensor_entry(p.outputs[i].name, v.dtype, v.dims);
     o.set("index", static_cast<int64_t>(i));
     o.set("ident", cuda_output_ident(p, i));
-    o.set("dtype", dtype_of(v.dtype, p.outputs[i].loc, "output '" + p.outputs[i].name + "'"));
+    o.set("dtype", dtype_of(v.dtype));
     o.set("dims", dims_list(v.dims, parts.size));
     // Sized by data: allocated once its dims are known, after the last launch (cuda_data_dependent.cpp).
     o.set("late", data.late_symbol(v.dims) != passes::kNone);
@@ -252,7 +217,6 @@ std::optional<Value> build_cuda_class_context(const passes::LoweredProgram& p, c
   ctx.set("symbols", Value(std::move(symbols)));
   ctx.set("run_params", Value(std::move(run_params)));
   ctx.set("run_generic_args", Value(std::move(run_generic_args)));
-  if (!ok) return std::nullopt;
   return ctx;
 }
 

@@ -77,14 +77,9 @@ size_t cuda_copy_slot(const passes::LoweredProgram& program, size_t index);
 /// "[?, 64]": a shape for comments and messages, `?` for a dim known only at run time.
 std::string cuda_shape_text(const passes::SymShape& dims);
 
-/// The lines that open a member function taking `const Bindings& b` (the dynamic dims `s0`, ... and the size
-/// table `sizes`, as run() computed them), for the functions codegen writes itself.
-std::string cuda_binding_locals(const passes::LoweredProgram& program);
-
-/// Builds the context. A tensor whose dtype the runtime has no name for is an error at its place in the
-/// program; returns nullopt then.
-std::optional<tmpl::Value> build_cuda_class_context(const passes::LoweredProgram& program,
-                                                    const passes::FusionPlan& plan, const ProgramFilesOptions& options,
-                                                    const CudaClassParts& parts, DiagnosticEngine& diags);
+/// Builds the context (the CUDA target plan refused a tensor whose dtype the runtime has no name for:
+/// passes::plan_cuda_tensor_dtypes).
+tmpl::Value build_cuda_class_context(const passes::LoweredProgram& program, const passes::FusionPlan& plan,
+                                     const ProgramFilesOptions& options, const CudaClassParts& parts);
 
 }  // namespace kforge::codegen

@@ -1,167 +1,71 @@
 // The CUDA class's sizes that depend on data (docs/compile.md, "Sizes that depend on data"): nonzero and
-// masked_select run as kforge_select.cuh's compactions, whose count comes back to the host (an 8-byte copy and a
-// wait for the stream); then bind_s<id>() computes the sizes that need it and allocates the run-time device
-// buffers, in the order and by the facts the CPU class binds them (codegen/data_symbols.h). What the CUDA target
-// cannot bind is refused at the op: everything with --cuda-graph (a captured graph replays fixed sizes), dims read
-// from a tensor's values by a shape rule that the host cannot run (cuda_shape_from_values.cpp runs those of
-// kforge_shape_meta.h), and ops without a counting kernel.
+// masked_select run as kforge_select.cuh's compactions (unique as kforge_unique.cuh's), whose count comes back to
+// the host (an 8-byte copy and a wait for the stream); then bind_s<id>() computes the sizes that need it and
+// allocates the run-time device buffers, in the order and by the facts the CPU class binds them
+// (codegen/data_symbols.h). What the CUDA target cannot size from data the plan refused at the op
+// (passes::plan_cuda_data_dependent): this file renders the compactions' forms.
 #include "codegen/cuda_host_emitter.h"
 
 namespace kforge::codegen::cuda_program_internal {
-
-std::set<uint32_t> CudaHostEmitter::check_data_symbols() {
-  std::set<uint32_t> refused;
-  for (const passes::Symbol& s : p_.symbols) {
-    if (s.is_input_dim() || s.call == kNone || refused.contains(s.call)) continue;
-    const passes::KernelCall& call = p_.calls.at(s.call);
-    std::string why;
-    if (cuda_.cuda_graph) {
-      why = fmt::format("{} depends on the data{}: run() copies it back to the host in the middle of the run to size "
-                        "what comes after, and a CUDA graph (--cuda-graph) replays the sizes it was captured with; "
-                        "compile without --cuda-graph (the launches then run one by one)",
-                        s.name, s.before_call ? " (it is read from a tensor's values)" : "");
-    } else if (s.before_call && !passes::is_cuda_host_shape_rule(call.infer_meta)) {
-      why = fmt::format("{} is read from a tensor's values by {}, which --target cuda does not run on the host (it "
-                        "runs those of reshape, slice, expand, tile, full_with_tensor and arange: kforge_shape_meta.h; "
-                        "--target cpu compiles it)",
-                        s.name, call.infer_meta.empty() ? "no infer-meta" : call.infer_meta);
-    } else if (s.before_call) {
-      continue;
-    } else if (!passes::is_cuda_compaction_op(call.op)) {
-      why = fmt::format("{} depends on the data, and --target cuda has no kernel that counts it for '{}' yet "
-                        "(nonzero, masked_select and unique have one; --target cpu compiles it)",
-                        s.name, call.op);
-    } else {
-      continue;
-    }
-    refused.insert(s.call);
-    diags_.error(call.loc, fmt::format("'{}': {}", call.pir_name, why));
-  }
-  return refused;
-}
 
 uint32_t CudaHostEmitter::gemm_data_symbol(const passes::GemmGroup& g) const {
   return data_.late_symbol(passes::SymShape{g.m, g.n, g.k, g.batch});
 }
 
 std::string CudaHostEmitter::dims_text(const passes::SymShape& dims) const {
-  std::string out = "{";
-  for (size_t d = 0; d < dims.size(); ++d) out += (d ? ", " : "") + size_(dims[d]);
-  return out + "}";
+  return braced_list(dims, size_);
 }
 
-std::optional<tmpl::Value> CudaHostEmitter::select_step(const passes::KernelCall& call, uint32_t index,
-                                                       size_t launch, const std::string& description) {
-  std::vector<uint32_t> in;
-  for (const passes::KernelArg& a : call.args) {
-    if (a.kind == passes::ArgKind::kTensor && a.value != kNone) in.push_back(a.value);
+tmpl::Value CudaHostEmitter::select_step(const passes::KernelCall& call, const passes::CudaCompaction& form,
+                                         size_t launch, const std::string& description) {
+  if (form.unique) return unique_step(form, launch, description);
+  const passes::LoweredValue& x = p_.values[form.x];
+  const std::string type = *element_type(x.dtype);  // the plan's compaction_element
+  tmpl::List args = {typed_buffer(form.x, type, true), dims_text(x.dims)};
+  if (form.mask != kNone) {
+    args.push_back(typed_buffer(form.mask, "bool", true));
+    args.push_back(dims_text(p_.values[form.mask].dims));
   }
-  const uint32_t out = call.outputs.empty() || call.outputs[0].values.empty() ? kNone : call.outputs[0].values[0];
-  const passes::Symbol* symbol = nullptr;
-  for (const passes::Symbol& s : p_.symbols) {
-    if (!s.is_input_dim() && s.call == index && !s.before_call) symbol = &s;
-  }
-  const bool masked = call.op == "masked_select";
-  if (call.op == "unique" && symbol != nullptr && in.size() == 1 && out != kNone) {
-    return unique_step(call, in[0], *symbol, launch, description);
-  }
-  if (in.size() != (masked ? 2u : 1u) || out == kNone || symbol == nullptr) {
-    diags_.error(call.loc, "--target cuda: " + call.op + " (" + call.pir_name + ") has no CUDA kernel for these "
-                           "operands");
-    return std::nullopt;
-  }
-  const passes::LoweredValue& x = p_.values[in[0]];
-  const std::optional<std::string> type = element_type(x.dtype);
-  if (!type || (masked && p_.values[in[1]].dtype != ir::DataType::kBool)) {
-    diags_.error(call.loc, fmt::format("--target cuda: {} ({}) of {}{} has no CUDA kernel (bool, integer and float32 / "
-                                       "float64 elements{} do)",
-                                       call.op, call.pir_name, ir::dtype_name(x.dtype),
-                                       masked ? " with a " + std::string(ir::dtype_name(p_.values[in[1]].dtype)) +
-                                                    " mask"
-                                              : "",
-                                       masked ? " with a bool mask" : ""));
-    return std::nullopt;
-  }
-  tmpl::List args = {typed_buffer(in[0], *type, true), dims_text(x.dims)};
-  if (masked) {
-    args.push_back(typed_buffer(in[1], "bool", true));
-    args.push_back(dims_text(p_.values[in[1]].dims));
-  }
-  args.push_back(typed_buffer(out, masked ? *type : "int64_t", false));
+  args.push_back(typed_buffer(form.out, form.mask != kNone ? type : "int64_t", false));
+  const passes::Symbol& symbol = p_.symbols[form.symbol];
   tmpl::Value step = tmpl::Value::map();
   step.set("kind", "select");
   step.set("launch", static_cast<int64_t>(launch));
   step.set("description", description);
   step.set("function", call.op);
   step.set("args", tmpl::Value(std::move(args)));
-  step.set("capacity", size_(symbol->bound));
-  step.set("scratch_bytes", "kforge::cuda_select::scratch_bytes(" + size_(symbol->bound) + ")");
-  step.set("symbol", "s" + std::to_string(symbol->id));
-  step.set("meaning", symbol->name);
+  step.set("capacity", size_(symbol.bound));
+  step.set("scratch_bytes", "kforge::cuda_select::scratch_bytes(" + size_(symbol.bound) + ")");
+  step.set("symbol", "s" + std::to_string(symbol.id));
+  step.set("meaning", symbol.name);
   select_steps_ = true;
   return step;
 }
 
-std::optional<tmpl::Value> CudaHostEmitter::unique_step(const passes::KernelCall& call, uint32_t x,
-                                                       const passes::Symbol& symbol, size_t launch,
-                                                       const std::string& description) {
-  // out, indices, inverse, counts by name (kernels/ops.yaml); a missing or unread one is null.
-  std::map<std::string, uint32_t> outputs;
-  for (const passes::CallOutput& o : call.outputs) {
-    if (!o.values.empty() && o.values[0] != kNone) outputs.emplace(o.name, o.values[0]);
-  }
-  auto value = [&](const char* name) { return outputs.contains(name) ? outputs.at(name) : kNone; };
-  ir::DataType index_dtype = ir::DataType::kInt64;
-  for (const char* name : {"indices", "inverse", "counts"}) {
-    if (value(name) != kNone) index_dtype = p_.values[value(name)].dtype;
-  }
-  // Along an axis (axis=[a], the shape rule's only form with one): x as [outer, x.dims[a], inner].
-  const passes::KernelArg* axis_arg = call.arg("axis");
-  const bool along_axis = axis_arg != nullptr && axis_arg->kind == passes::ArgKind::kConstant &&
-                          !axis_arg->constant.ints.empty();
-  const passes::SymShape& xd = p_.values[x].dims;
-  passes::SymExpr outer = 1, inner = 1;
-  if (along_axis) {
-    const int64_t rank = static_cast<int64_t>(xd.size());
-    const int64_t a = axis_arg->constant.ints[0] < 0 ? axis_arg->constant.ints[0] + rank : axis_arg->constant.ints[0];
-    if (axis_arg->constant.ints.size() != 1 || a < 0 || a >= rank) {
-      diags_.error(call.loc, "--target cuda: unique (" + call.pir_name + ") along more than one axis, or an axis out "
-                             "of range, has no CUDA kernel");
-      return std::nullopt;
-    }
-    for (int64_t d = 0; d < rank; ++d) {
-      if (d < a) outer = outer * xd[static_cast<size_t>(d)];
-      if (d > a) inner = inner * xd[static_cast<size_t>(d)];
-    }
-  }
-  const std::optional<std::string> type = element_type(p_.values[x].dtype);
-  if (!type || value("out") == kNone ||
-      (index_dtype != ir::DataType::kInt32 && index_dtype != ir::DataType::kInt64)) {
-    diags_.error(call.loc, fmt::format("--target cuda: unique ({}) of {} with {} indices has no CUDA kernel (bool, "
-                                       "integer and float32 / float64 elements with int32 or int64 indices do)",
-                                       call.pir_name, ir::dtype_name(p_.values[x].dtype), ir::dtype_name(index_dtype)));
-    return std::nullopt;
-  }
-  const std::string index_type = index_dtype == ir::DataType::kInt32 ? "int32_t" : "int64_t";
-  auto pointer = [&](const char* name, const std::string& t) {
-    return value(name) == kNone ? "static_cast<" + t + "*>(nullptr)" : typed_buffer(value(name), t, false);
+tmpl::Value CudaHostEmitter::unique_step(const passes::CudaCompaction& form, size_t launch,
+                                         const std::string& description) {
+  const std::string type = *element_type(p_.values[form.x].dtype);  // the plan's compaction_element
+  const std::string index_type = form.index_dtype == ir::DataType::kInt32 ? "int32_t" : "int64_t";
+  auto pointer = [&](uint32_t v, const std::string& t) {
+    return v == kNone ? "static_cast<" + t + "*>(nullptr)" : typed_buffer(v, t, false);
   };
-  tmpl::List args = {typed_buffer(x, *type, true), pointer("out", *type), pointer("indices", index_type),
-                     pointer("inverse", index_type), pointer("counts", index_type)};
-  if (along_axis) {
-    args.push_back("static_cast<int64_t>(" + size_(outer) + ")");
-    args.push_back("static_cast<int64_t>(" + size_(inner) + ")");
+  tmpl::List args = {typed_buffer(form.x, type, true), pointer(form.out, type), pointer(form.indices, index_type),
+                     pointer(form.inverse, index_type), pointer(form.counts, index_type)};
+  if (form.along_axis) {
+    args.push_back("static_cast<int64_t>(" + size_(form.outer) + ")");
+    args.push_back("static_cast<int64_t>(" + size_(form.inner) + ")");
   }
+  const passes::Symbol& symbol = p_.symbols[form.symbol];
   const std::string capacity = size_(symbol.bound);
   tmpl::Value step = tmpl::Value::map();
   step.set("kind", "select");
   step.set("launch", static_cast<int64_t>(launch));
   step.set("description", description);
-  step.set("function", std::string(along_axis ? "unique_axis<" : "unique<") + *type + ", " + index_type + ">");
+  step.set("function", std::string(form.along_axis ? "unique_axis<" : "unique<") + type + ", " + index_type + ">");
   step.set("args", tmpl::Value(std::move(args)));
   step.set("capacity", capacity);
-  step.set("scratch_bytes", along_axis ? "kforge::cuda_select::unique_axis_scratch_bytes(" + capacity + ")"
-                                       : "kforge::cuda_select::unique_scratch_bytes<" + *type + ">(" + capacity + ")");
+  step.set("scratch_bytes", form.along_axis ? "kforge::cuda_select::unique_axis_scratch_bytes(" + capacity + ")"
+                                            : "kforge::cuda_select::unique_scratch_bytes<" + type + ">(" + capacity + ")");
   step.set("symbol", "s" + std::to_string(symbol.id));
   step.set("meaning", symbol.name);
   unique_steps_ = select_steps_ = true;
@@ -223,11 +127,8 @@ tmpl::List CudaHostEmitter::late_output_copies() {
   for (size_t i = 0; i < p_.outputs.size(); ++i) {
     const passes::ProgramOutput& out = p_.outputs[i];
     const passes::LoweredValue& v = p_.values[out.value];
-    if (data_.late_symbol(v.dims) == kNone) continue;
-    if (!out.copy) {  // lower_buffers.cpp copies every output sized by data
-      diags_.error(out.loc, "--target cuda: output '" + out.name + "' is sized by data but not copied");
-      continue;
-    }
+    // Lowering copies every output sized by data (lower_buffers.cpp; the plan refuses one it does not).
+    if (data_.late_symbol(v.dims) == kNone || !out.copy) continue;
     tmpl::Value c = tmpl::Value::map();
     c.set("index", static_cast<int64_t>(i));
     c.set("name", out.name);

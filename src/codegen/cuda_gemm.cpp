@@ -5,6 +5,7 @@
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_class_context.h"
+#include "support/text.h"
 
 namespace kforge::codegen {
 
@@ -136,12 +137,14 @@ CudaGemmSummary CudaGemmCode::summary() const {
   CudaGemmSummary out;
   if (!any()) return out;
   bool simt = false, tensor_core = false;
+  std::vector<std::string> types;
   for (ir::DataType t : dtypes()) {
-    out.types += (out.types.empty() ? "" : ", ") + std::string(element_of(t).describe);
+    types.emplace_back(element_of(t).describe);
     simt |= t == ir::DataType::kFloat32;
     out.float32 |= t == ir::DataType::kFloat32;
     tensor_core |= has_tensor_core(t);
   }
+  out.types = kforge::join(types, ", ");
   out.count = groups_.size();
   out.multi_kernel = mk_ != nullptr;
   if (out.multi_kernel) {
@@ -150,9 +153,7 @@ CudaGemmSummary CudaGemmCode::summary() const {
   return out;
 }
 
-std::string CudaGemmCode::before_capture() const {
-  return any() && cuda_graph_ ? "prepare_gemms(kforge_b);" : "";
-}
+bool CudaGemmCode::prepares_before_capture() const { return any() && cuda_graph_; }
 
 std::vector<std::string> CudaGemmCode::host_std_includes() const {
   if (!any()) return {};
@@ -243,12 +244,10 @@ std::string CudaGemmCode::transposes(const FusedGroup& g) {
   return std::string(g.gemm.transpose_x ? "true" : "false") + ", " + (g.gemm.transpose_y ? "true" : "false");
 }
 
-// How a variant of a site is called: a cuBLASLt lambda or a tile's function.
+// The function a tile variant of a site calls.
 std::string CudaGemmCode::variant_function(const FusedGroup& g, const passes::KernelVariant& v) const {
   const GemmElement& e = element_of(g);
   switch (v.kind) {
-    case passes::VariantKind::kCublasLt:
-      return fmt::format("[&lt](const {}& a) {{ return {}(lt, a); }}", e.args, e.lt_variant);
     case passes::VariantKind::kCudaTensorCore:
       // No transposes: the planner offers tensor-core tiles to untransposed sites only.
       return fmt::format("&kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<{}, {}, {}, {}, {}, {}>, {}, {}>",
@@ -288,13 +287,17 @@ tmpl::Value CudaGemmCode::multi_kernel_state() const {
     s.set("description", describe_(g));
     s.set("hash", fmt::format("{:#018x}", site.set_hash));
     s.set("dispatcher", e.dispatcher);
+    s.set("args", e.args);
     s.set("lt", e.lt);
     s.set("config", e.config);
     tmpl::List variants;
     for (const passes::KernelVariant& v : site.variants) {
       tmpl::Value variant = tmpl::Value::map();
       variant.set("name", cpp_string(v.name));
-      variant.set("fn", variant_function(g, v));
+      // cuBLASLt: gemm.j2's lambda calls `lt_call` on the GemmState's instance; a tile: its function.
+      const bool lt = v.kind == passes::VariantKind::kCublasLt;
+      variant.set("lt_call", lt ? tmpl::Value(e.lt_variant) : tmpl::Value(false));
+      variant.set("fn", lt ? tmpl::Value(false) : tmpl::Value(variant_function(g, v)));
       variant.set("rank", static_cast<int64_t>(v.rank));
       variant.set("hint", cpp_int_list(v.hint));
       variants.push_back(std::move(variant));
@@ -337,12 +340,12 @@ tmpl::Value CudaGemmCode::checks(const std::function<bool(const passes::GemmGrou
   for (const FusedGroup* g : groups_) {
     const passes::GemmGroup& gm = g->gemm;
     if (include && !include(gm)) continue;
-    std::string cond;
+    std::vector<std::string> too_large;
     for (const SymExpr* d : {&gm.m, &gm.n, &gm.k, &gm.batch}) {
-      if (d->is_constant()) continue;
-      cond += (cond.empty() ? "" : " || ") + size_(*d) + " > std::numeric_limits<int>::max()";
+      if (!d->is_constant()) too_large.push_back(size_(*d) + " > std::numeric_limits<int>::max()");
     }
-    if (cond.empty()) continue;
+    if (too_large.empty()) continue;
+    const std::string cond = fmt::format("{}", fmt::join(too_large, " || "));
     tmpl::Value c = tmpl::Value::map();
     c.set("index", static_cast<int64_t>(g->index));
     c.set("cond", cond);

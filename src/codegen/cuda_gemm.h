@@ -54,9 +54,9 @@ class CudaGemmCode {
   /// What NAME.h says of the GEMMs and whether it declares their state (templates/program/cuda/gemm.j2).
   CudaGemmSummary summary() const;
 
-  /// --cuda-graph: the statement that prepares the GEMMs before a capture (choices made, cuBLASLt plans
-  /// built), or "": run() calls it when the graph cache is about to capture.
-  std::string before_capture() const;
+  /// --cuda-graph: whether run() calls prepare_gemms() (choices made, cuBLASLt plans built) when the graph cache is
+  /// about to capture.
+  bool prepares_before_capture() const;
   std::vector<std::string> host_std_includes() const;  // NAME.cu: standard headers ("limits", ...)
   std::vector<std::string> host_includes() const;  // NAME.cu: the GEMM headers it includes
   /// NAME.cu, after the anonymous namespace, with --multi-kernel-hints: the sites' variants, the GemmState with its
@@ -91,7 +91,7 @@ class CudaGemmCode {
   std::string pack_pointer(uint32_t pack, const std::string& type) const;
   /// "true, false": the group's transpose_x and transpose_y as the C++ arguments that follow the operands.
   static std::string transposes(const passes::FusedGroup& g);
-  /// How variant `v` of group `g`'s site is called (a cuBLASLt lambda, a tile's function).
+  /// The function a tile variant `v` of group `g`'s site calls (gemm.j2 spells a cuBLASLt variant's lambda).
   std::string variant_function(const passes::FusedGroup& g, const passes::KernelVariant& v) const;
 
   const passes::LoweredProgram& p_;

@@ -110,16 +110,14 @@ class CudaHostEmitter {
   void add_conv_step(const CudaConv& conv, size_t launch, uint32_t position, const std::string& description,
                      const CudaBufferExpr& buffer);
 
-  // The sizes that depend on data (cuda_data_dependent.cpp): the calls whose data-dependent symbols the CUDA target
-  // refuses (each an error at the op); a compaction's (passes::is_cuda_compaction_op) step (the count
-  // copied back and bind_s<id>() called after it), or nullopt after an error; the bind_s<id>() functions' contexts
-  // in bind order (their `sizes` added by add_data_dependent_keys, once every size is named); the copies into the
-  // outputs sized by data, allocated after the last launch.
-  std::set<uint32_t> check_data_symbols();
-  std::optional<tmpl::Value> select_step(const passes::KernelCall& call, uint32_t index, size_t launch,
-                                         const std::string& description);
-  std::optional<tmpl::Value> unique_step(const passes::KernelCall& call, uint32_t x, const passes::Symbol& symbol,
-                                         size_t launch, const std::string& description);
+  // The sizes that depend on data (cuda_data_dependent.cpp; what the target cannot size, the plan refused:
+  // passes::plan_cuda_data_dependent): a compaction's step (the plan's CudaCompaction: the count copied back and
+  // bind_s<id>() called after it); the bind_s<id>() functions' contexts in bind order (their `sizes` added by
+  // add_data_dependent_keys, once every size is named); the copies into the outputs sized by data, allocated after
+  // the last launch.
+  tmpl::Value select_step(const passes::KernelCall& call, const passes::CudaCompaction& form, size_t launch,
+                          const std::string& description);
+  tmpl::Value unique_step(const passes::CudaCompaction& form, size_t launch, const std::string& description);
   // Dims read from a tensor's values (cuda_shape_from_values.cpp; which infer-metas the host runs:
   // passes::is_cuda_host_shape_rule): an argument of such a rule as host code (the tensors it copies back into
   // `copies`, conversions into `converts`), or nullopt after an error; the step that copies, runs the rule and binds

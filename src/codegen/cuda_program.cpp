@@ -64,9 +64,7 @@ bool CudaHostEmitter::emit(tmpl::Value& ctx) {
     launchers_.emplace(g.index, *code);
   }
   if (diags_.has_errors()) return false;
-  std::optional<tmpl::Value> cls = build_cuda_class_context(p_, plan_, o_, class_parts(), diags_);
-  if (!cls) return false;
-  ctx = std::move(*cls);
+  ctx = build_cuda_class_context(p_, plan_, o_, class_parts());
   ctx.set("half", fused_half());
   ctx.set("index_kernels", tmpl::Value(tmpl::List(index_kernels_.begin(), index_kernels_.end())));
   ctx.set("index_interp", index_interp_);
@@ -136,15 +134,12 @@ std::string CudaHostEmitter::call_description(uint32_t c) const {
 }
 
 std::string CudaHostEmitter::group_description(const FusedGroup& g) const {
-  std::string s = "group " + std::to_string(g.index) + " (" + g.label + ":";
   std::vector<uint32_t> calls = g.calls;  // with the absorbed transposes, in program order
   calls.insert(calls.end(), g.absorbed.begin(), g.absorbed.end());
   std::sort(calls.begin(), calls.end());
-  for (size_t k = 0; k < calls.size(); ++k) {
-    const passes::KernelCall& call = p_.calls[calls[k]];
-    s += (k ? ", " : " ") + call.pir_name + " at " + where(call.loc);
-  }
-  return s + ")";
+  std::vector<std::string> placed;
+  for (uint32_t c : calls) placed.push_back(p_.calls[c].pir_name + " at " + where(p_.calls[c].loc));
+  return fmt::format("group {} ({}: {})", g.index, g.label, fmt::join(placed, ", "));
 }
 
 std::string CudaHostEmitter::typed_buffer(uint32_t value, const std::string& type, bool is_const) const {
@@ -210,11 +205,7 @@ bool generate_cuda_program_files(const passes::LoweredProgram& program, const pa
     if (!add_python_program_module(env, ctx, PythonModuleTarget::kCuda, options, outputs, &clash)) return false;
     ok = !clash;
   }
-  if (!ok) {
-    diags.error({}, "--name '" + name + "' makes two outputs with the same path");
-    return false;
-  }
-  return true;
+  return check_outputs_placed(ok, name, diags);
 }
 
 }  // namespace kforge::codegen

@@ -12,13 +12,8 @@ void CudaHostEmitter::add_constants(tmpl::Value& ctx, std::vector<size_t>& offse
     // float16 / bfloat16 constants are uploaded as their bits, rounded to nearest even here, at generation
     // time: the host code needs no cuda_fp16.h / cuda_bf16.h conversions, and the bits are what every run uses.
     const bool half = c.dtype == ir::DataType::kFloat16 || c.dtype == ir::DataType::kBFloat16;
-    std::optional<std::string> t = half ? std::optional<std::string>("uint16_t") : element_type(c.dtype);
-    if (!t) {
-      diags_.error(c.loc, "--target cuda: a constant of dtype " + std::string(ir::dtype_name(c.dtype)) +
-                              " cannot be uploaded yet");
-      offsets.push_back(0);
-      continue;
-    }
+    // The plan refused a constant of any other dtype (passes::plan_cuda_tensor_dtypes).
+    const std::optional<std::string> t = half ? std::optional<std::string>("uint16_t") : element_type(c.dtype);
     const int64_t numel = c.numel();
     const size_t bytes = static_cast<size_t>(numel) * ir::dtype_size(c.dtype);
     offsets.push_back(offset);
@@ -159,7 +154,9 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   ctx.set("gemm_checks", gemm_.checks([&](const passes::GemmGroup& g) { return gemm_data_symbol(g) == kNone; }));
   ctx.set("gemm_calls", gemm_.calls());
   ctx.set("gemm_packs", gemm_.packs());
-  ctx.set("binding_locals", cuda_binding_locals(p_));
+  tmpl::List binding_symbols;  // bindings.j2's locals()
+  for (const passes::Symbol& s : p_.symbols) binding_symbols.push_back(static_cast<int64_t>(s.id));
+  ctx.set("binding_symbols", tmpl::Value(std::move(binding_symbols)));
   ctx.set("workspace_bytes", size_(p_.plan.workspace_bytes));
   ctx.set("dim_equalities", dim_equalities());
   tmpl::List bindings;
@@ -191,12 +188,13 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   }
   ctx.set("bindings", tmpl::Value(std::move(bindings)));
   // One graph-cache lookup per run() decides whether to prepare (choices made, cuBLASLt plans built).
-  tmpl::List before_capture;
-  const std::string convs = conv_steps_.empty() ? "" : "KFORGE_RETURN_IF_ERROR(prepare_convs(kforge_b));";
-  for (const std::string& statement : {gemm_.before_capture(), rows_.before_capture(), convs}) {
-    if (!statement.empty()) before_capture.push_back(statement);
-  }
-  ctx.set("before_capture", tmpl::Value(std::move(before_capture)));
+  // What it prepares: {gemms, rows, convs} (bools), or false for nothing.
+  tmpl::Value before_capture = tmpl::Value::map();
+  before_capture.set("gemms", gemm_.prepares_before_capture());
+  before_capture.set("rows", rows_.prepares_before_capture());
+  before_capture.set("convs", !conv_steps_.empty());
+  const bool prepares = gemm_.prepares_before_capture() || rows_.prepares_before_capture() || !conv_steps_.empty();
+  ctx.set("before_capture", prepares ? std::move(before_capture) : tmpl::Value(false));
   ctx.set("steps", steps());
   tmpl::List copies;
   for (size_t i = 0; i < p_.outputs.size(); ++i) {

@@ -7,12 +7,10 @@
 namespace kforge::codegen::cuda_program_internal {
 
 void CudaHostEmitter::check_calls() {
-  const std::set<uint32_t> refused = check_data_symbols();
-  build_shape_reads(refused);
+  build_shape_reads({});  // the plan refused the dims the target cannot size (plan_cuda_data_dependent)
   for (const auto& [c, run] : target_.runs) {
-    // The plan says how every call outside the groups runs (it refused the others); the data-dependent sizes are
-    // still checked here (refused: reported by check_data_symbols).
-    if (refused.contains(c) || run == passes::CudaRun::kNothing || run == passes::CudaRun::kDataDependent) continue;
+    // The plan says how every call outside the groups runs (it refused the others).
+    if (run == passes::CudaRun::kNothing || run == passes::CudaRun::kDataDependent) continue;
     library_calls_.push_back(c);
   }
 }
@@ -53,10 +51,8 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
     ++batch_norms_;
     return;
   }
-  if (passes::is_cuda_compaction_op(call.op)) {
-    if (std::optional<tmpl::Value> step = select_step(call, c, launch, description)) {
-      library_step_at_.emplace(launch, std::move(*step));
-    }
+  if (const auto compaction = target_.compactions.find(c); compaction != target_.compactions.end()) {
+    library_step_at_.emplace(launch, select_step(call, compaction->second, launch, description));
     return;
   }
   if (std::optional<std::pair<uint32_t, uint32_t>> view = p_.view_values(c)) {
@@ -99,14 +95,12 @@ void CudaHostEmitter::add_conv_step(const CudaConv& conv, size_t launch, uint32_
   // A batch norm of parameters is folded into the filter when they are bound (kforge_cudnn.cuh).
   const int64_t fold_offset = conv.foldable ? folded_bytes_ : -1;
   if (conv.foldable) folded_bytes_ += cuda_conv_fold_bytes(conv);
-  std::string what = description;
-  if (conv.relu6_as_relu) {
-    what += "; relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output";
-  }
+  std::vector<std::string> what = {description};
+  if (conv.relu6_as_relu) what.push_back("relu6 as ReLU here, its clamp at 6 in the depthwise convolution that reads the output");
   if (conv.input_max > 0) {
-    what += fmt::format("; the input clamped at {} (the relu6 of the convolution that produced it)", conv.input_max);
+    what.push_back(fmt::format("the input clamped at {} (the relu6 of the convolution that produced it)", conv.input_max));
   }
-  tmpl::Value step = cuda_conv_step(conv, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch), what,
+  tmpl::Value step = cuda_conv_step(conv, static_cast<int64_t>(conv_steps_.size()), static_cast<int64_t>(launch), fmt::format("{}", fmt::join(what, "; ")),
                                     buffer, size_, fold_offset);
   step.set("kind", "conv");
   step.set("scratch", scratch_value(position));

@@ -33,9 +33,7 @@ std::vector<const char*> CudaRowVariantCode::header_templates() const {
   return {kCudaTimerHeaderTemplate, kCudaRowVariantsHeaderTemplate, "runtime/kforge_multikernel.h"};
 }
 
-std::string CudaRowVariantCode::before_capture() const {
-  return any() && cuda_graph_ ? "prepare_rows(kforge_b);" : "";
-}
+bool CudaRowVariantCode::prepares_before_capture() const { return any() && cuda_graph_; }
 
 std::vector<std::string> CudaRowVariantCode::host_includes() const {
   if (!any()) return {};

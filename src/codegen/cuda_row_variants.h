@@ -42,8 +42,8 @@ class CudaRowVariantCode {
   /// The templates the output needs beside it, in a fixed order (may repeat the GEMM code's).
   std::vector<const char*> header_templates() const;
 
-  /// --cuda-graph: the statement that makes the row groups' choices before a capture, or "".
-  std::string before_capture() const;
+  /// --cuda-graph: whether run() calls prepare_rows() (the row groups' choices) before a capture.
+  bool prepares_before_capture() const;
   std::vector<std::string> host_includes() const;  // NAME.cu: the row-variants header
   /// Every site's context for templates/program/cuda/row_variants.j2 (definitions(): variant lists, RowState,
   /// prepare_rows()).

@@ -9,6 +9,11 @@ std::string join_output_path(const std::string& dir, const std::string& file) {
   return dir.back() == '/' ? dir + file : dir + "/" + file;
 }
 
+bool check_outputs_placed(bool placed, const std::string& name, DiagnosticEngine& diags) {
+  if (!placed) diags.error({}, "--name '" + name + "' makes two outputs with the same path");
+  return placed;
+}
+
 std::string copied_file_name(std::string_view template_path) {
   return std::string(template_path.substr(template_path.find('/') + 1));
 }

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/diagnostics.h"
+
 namespace kforge::codegen {
 
 /// DIR/FILE; FILE alone when DIR is empty; no doubled '/'.
@@ -14,6 +16,11 @@ std::string join_output_path(const std::string& dir, const std::string& file);
 /// The name a template copied verbatim has beside the outputs: its path after the folder
 /// ("runtime/kforge_python.h" -> "kforge_python.h").
 std::string copied_file_name(std::string_view template_path);
+
+/// A class generator's last step (program_codegen, cuda_program): `placed` is false when two of its files got one
+/// path (OutputSet::add refused the second: --name NAME named the class like a header copied beside it), which is
+/// an error of --name, reported here once for both. Returns `placed`.
+bool check_outputs_placed(bool placed, const std::string& name, DiagnosticEngine& diags);
 
 /// The banner of the generated file `path`: kforge and `tool_version` (omitted without `version_stamp`), the
 /// inputs relative to the file's directory, DO NOT EDIT, @generated.

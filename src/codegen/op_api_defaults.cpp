@@ -1,7 +1,12 @@
 #include "codegen/op_api_defaults.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <array>
 #include <string_view>
+#include <vector>
+
 #include "support/ascii.h"
 
 namespace kforge::codegen {
@@ -177,7 +182,7 @@ std::optional<std::string> cpp_default_value(ArgType type, const DefaultValue& v
         return std::nullopt;
       }
       const ArgType element = *element_type(type);
-      std::string out = "{";
+      std::vector<std::string> items;
       for (size_t i = 0; i < value.items.size(); ++i) {
         std::string item_why;
         const std::optional<std::string> item = cpp_default_value(element, value.items[i], &item_why);
@@ -185,9 +190,9 @@ std::optional<std::string> cpp_default_value(ArgType type, const DefaultValue& v
           *why = "element " + std::to_string(i + 1) + ": " + item_why;
           return std::nullopt;
         }
-        out += (i == 0 ? "" : ", ") + *item;
+        items.push_back(*item);
       }
-      return out + "}";
+      return fmt::format("{{{}}}", fmt::join(items, ", "));
     }
     case ArgType::kDataType: {
       const std::optional<std::string_view> e =

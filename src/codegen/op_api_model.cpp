@@ -3,7 +3,10 @@
 // functions and the invoke form are built in op_api_decls.cpp.
 #include "codegen/op_api_model.h"
 
+#include <algorithm>
+
 #include "codegen/op_api_builder.h"
+#include "support/text.h"
 
 namespace kforge::codegen {
 
@@ -11,11 +14,11 @@ namespace op_api_internal {
 
 std::string qualified_meta(std::string_view func, std::string* name_space, std::string* name) {
   const size_t sep = func.rfind("::");
-  *name_space = "kforge::meta";
   if (sep != std::string_view::npos) {
-    *name_space += "::" + std::string(func.substr(0, sep));
+    *name_space = "kforge::meta::" + std::string(func.substr(0, sep));
     *name = std::string(func.substr(sep + 2));
   } else {
+    *name_space = "kforge::meta";
     *name = std::string(func);
   }
   return *name_space + "::" + *name;
@@ -91,9 +94,9 @@ std::optional<Skip> OpApiBuilder::choose_kernel() {
       return std::nullopt;
     }
   }
-  std::string names;
-  for (const opdef::KernelFunc& func : op_.kernel->funcs) names += (names.empty() ? "" : ", ") + func.name;
-  return Skip{"it has no dense kernel (" + names + " take sparse or selected-rows tensors)"};
+  std::vector<std::string> names;
+  for (const opdef::KernelFunc& func : op_.kernel->funcs) names.push_back(func.name);
+  return Skip{"it has no dense kernel (" + kforge::join(names, ", ") + " take sparse or selected-rows tensors)"};
 }
 
 std::vector<opdef::ParamItem> OpApiBuilder::kernel_param() const {
@@ -367,9 +370,10 @@ void mark_unused_params(ApiFunction& fn) {
 }
 
 std::string decl_key(const FunctionDecl& d) {
-  std::string key = d.name_space + "::" + d.name + "(";
-  for (const std::string& p : d.params) key += p.substr(0, p.rfind(' ')) + ",";
-  return key;
+  // The parameter types, each followed by ',': "ns::f(const kforge::Tensor&,float,".
+  std::vector<std::string> types;
+  for (const std::string& p : d.params) types.push_back(p.substr(0, p.rfind(' ')) + ",");
+  return d.name_space + "::" + d.name + "(" + kforge::join(types, "");
 }
 
 void add_unique(std::vector<FunctionDecl>& into, std::set<std::string>& seen, std::vector<FunctionDecl>& from) {
@@ -385,9 +389,7 @@ void add_unique(std::vector<FunctionDecl>& into, std::set<std::string>& seen, st
 std::string op_api_name(const opdef::Op& op) { return op.sparse ? op.name + "_sp" : op.name; }
 
 size_t OpApiModel::generated_count() const {
-  size_t n = 0;
-  for (const OpApi& op : ops) n += op.generated ? 1 : 0;
-  return n;
+  return static_cast<size_t>(std::count_if(ops.begin(), ops.end(), [](const OpApi& op) { return op.generated; }));
 }
 
 OpApiModel build_op_api_model(const opdef::OpLibrary& library, const SourceManager& sources,

@@ -1,5 +1,8 @@
 #include "codegen/op_api_size_expr.h"
 #include "support/ascii.h"
+#include "support/text.h"
+
+#include <vector>
 
 namespace kforge::codegen {
 
@@ -36,12 +39,14 @@ std::string_view read_member_call(std::string_view text, size_t& i) {
 }  // namespace
 
 std::optional<std::string> translate_size_expression(std::string_view expr, const opdef::Op& op, std::string* why) {
-  std::string out;
+  std::vector<std::string> pieces;  // the translated tokens, in order
   size_t i = 0;
   while (i < expr.size()) {
     const char c = expr[i];
-    if (is_digit(c)) {
-      while (i < expr.size() && (is_ident_char(expr[i]) || expr[i] == '.')) out += expr[i++];
+    const size_t begin = i;
+    if (is_digit(c)) {  // a number, suffixes and fraction included
+      while (i < expr.size() && (is_ident_char(expr[i]) || expr[i] == '.')) ++i;
+      pieces.emplace_back(expr.substr(begin, i - begin));
       continue;
     }
     if (!is_ident_start(c)) {
@@ -49,24 +54,24 @@ std::optional<std::string> translate_size_expression(std::string_view expr, cons
         *why = "'" + std::string(1, c) + "' is not supported";
         return std::nullopt;
       }
-      out += c;
+      pieces.emplace_back(1, c);
       ++i;
       continue;
     }
-    const size_t begin = i;
     while (i < expr.size() && is_ident_char(expr[i])) ++i;
     const std::string name(expr.substr(begin, i - begin));
     size_t after = i;
     const std::string_view member = read_member_call(expr, after);
     if (const opdef::Input* in = op.find_input(name)) {
       if (in->is_list() && member == "size") {
-        out += name + ".size";
+        pieces.push_back(name + ".size");
       } else if (!in->is_list() && member == "dims") {
-        out += "kforge_dims(" + name + ")";
         size_t after_size = after;
         if (read_member_call(expr, after_size) == "size") {  // input.dims().size()
-          out += ".size()";
+          pieces.push_back("kforge_dims(" + name + ").size()");
           after = after_size;
+        } else {
+          pieces.push_back("kforge_dims(" + name + ")");
         }
       } else {
         *why = "'" + name + (member.empty() ? "" : "." + std::string(member) + "()") +
@@ -79,17 +84,16 @@ std::optional<std::string> translate_size_expression(std::string_view expr, cons
         *why = "'" + name + "." + std::string(member) + "()' cannot be translated";
         return std::nullopt;
       }
-      out += name;
-      if (!member.empty()) out += ".size()";
+      pieces.push_back(member.empty() ? name : name + ".size()");
       i = after;
     } else if (name == "true" || name == "false") {
-      out += name;
+      pieces.push_back(name);
     } else {
       *why = "'" + name + "' is not an argument of the op";
       return std::nullopt;
     }
   }
-  return out;
+  return kforge::join(pieces, "");
 }
 
 }  // namespace kforge::codegen

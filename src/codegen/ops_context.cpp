@@ -1,5 +1,8 @@
 #include "codegen/ops_context.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "codegen/op_api_defaults.h"
 
 namespace kforge::codegen {
@@ -45,9 +48,7 @@ Value call_value(const ApiCall& call) {
 std::string first_of(const std::string& helper, const std::vector<std::string>& candidates, const std::string& none) {
   if (candidates.empty()) return none;
   if (candidates.size() == 1) return candidates.front();
-  std::string out = helper + "({";
-  for (size_t i = 0; i < candidates.size(); ++i) out += (i ? ", " : "") + candidates[i];
-  return out + "})";
+  return fmt::format("{}({{{}}})", helper, fmt::join(candidates, ", "));
 }
 
 std::string dtype_expression(const ApiFunction& fn) {
@@ -63,9 +64,7 @@ std::string place_expression(const ApiFunction& fn) {
   if (!fn.forced_place.empty()) return fn.forced_place;
   const std::string helper = fn.place_from_inputs ? "kforge_kernel_place" : "kforge_first_place";
   if (fn.place_candidates.empty()) return "kforge::CPUPlace()";
-  std::string out = helper + "({";
-  for (size_t i = 0; i < fn.place_candidates.size(); ++i) out += (i ? ", " : "") + fn.place_candidates[i];
-  return out + "})";
+  return fmt::format("{}({{{}}})", helper, fmt::join(fn.place_candidates, ", "));
 }
 
 Value output_value(const ApiOutput& o) {

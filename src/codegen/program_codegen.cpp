@@ -59,11 +59,7 @@ bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environ
     if (!add_python_program_module(env, *ctx, PythonModuleTarget::kCpu, options, outputs, &clash)) return false;
     ok = !clash;
   }
-  if (!ok) {
-    diags.error({}, "--name '" + name + "' makes two outputs with the same path");
-    return false;
-  }
-  return true;
+  return check_outputs_placed(ok, name, diags);
 }
 
 }  // namespace kforge::codegen

@@ -3,11 +3,38 @@
 // tensors are in program_context_values.cpp, the data-dependent symbols in program_context_data_dependent.cpp.
 #include "codegen/program_context.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "codegen/program_context_builder.h"
+#include "support/text.h"
 
 namespace kforge::codegen {
 
 namespace program_context_internal {
+
+namespace {
+
+char upper_ascii(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+
+// One statement a kernel call needs before it (program.cc.j2's `call.pre`): its kind, and the parts the template
+// spells it with.
+//   declare  TYPE NAME;                                  check   KFORGE_CALL(INDEX, CALL);
+//   ints     const std::vector<int> NAME(FROM...);       local   const TYPE NAME{ITEMS}; (a SymbolicLocal)
+//   relayout init_tensor(TENSOR, DTYPE, DIMS, ...);      pointers  a named array of tensor pointers
+Value prep_entry(const std::string& kind, std::initializer_list<std::pair<const char*, Value>> parts) {
+  Value v = Value::map();
+  v.set("kind", kind);
+  for (const auto& [key, value] : parts) v.set(key, value);
+  return v;
+}
+
+// `const kforge::Tensor* const NAME[] = {ITEMS};` (`const_tensors`) or `kforge::Tensor* const NAME[] = {ITEMS};`.
+Value pointer_array(const std::string& name, bool const_tensors, List items) {
+  return prep_entry("pointers", {{"name", name}, {"const_tensors", const_tensors}, {"items", Value(std::move(items))}});
+}
+
+}  // namespace
 
 void ContextBuilder::add_symbols(Value& ctx) {
   List symbols;
@@ -27,17 +54,13 @@ void ContextBuilder::add_symbols(Value& ctx) {
 }
 
 std::string ContextBuilder::context_name(ir::DataType dtype, SourceLoc loc) {
-  std::string name = "kCtx";
-  bool upper = true;
-  const std::string_view spelled = ir::dtype_name(dtype);
-  for (char c : spelled) {
-    if (c == '_') {
-      upper = true;
-      continue;
-    }
-    name += upper && c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
-    upper = false;
+  // "kCtx" and the dtype's name in camel case: float32 -> kCtxFloat32, the parts between '_' capitalised.
+  std::string camel(ir::dtype_name(dtype));
+  for (size_t i = 0; i < camel.size(); ++i) {
+    if (i == 0 || camel[i - 1] == '_') camel[i] = upper_ascii(camel[i]);
   }
+  std::erase(camel, '_');
+  const std::string name = "kCtx" + camel;
   contexts_[name] = dtype_of(dtype, loc, "a kernel call");
   return name;
 }
@@ -59,13 +82,14 @@ std::string ContextBuilder::named_attr(const KernelCall& call, const KernelArg& 
   return name;
 }
 
+
 std::string ContextBuilder::bind_arg(const KernelCall& call, uint32_t index, const KernelArg& arg, List& pre) {
   const std::string local = "kf_c" + std::to_string(index) + "_" + cpp_identifier(arg.name);
   const std::string call_index = std::to_string(index);
   auto tensor_list = [&](const std::vector<uint32_t>& values, const std::string& name) {
-    std::string items;
-    for (uint32_t v : values) items += (items.empty() ? "&" : ", &") + expr(v);
-    pre.push_back("const kforge::Tensor* const " + name + "[] = {" + items + "};");
+    List items;
+    for (uint32_t v : values) items.push_back("&" + expr(v));
+    pre.push_back(pointer_array(name, true, std::move(items)));
     return "kforge::TensorList{" + name + ", " + std::to_string(values.size()) + "}";
   };
   switch (arg.kind) {
@@ -99,7 +123,7 @@ std::string ContextBuilder::bind_arg(const KernelCall& call, uint32_t index, con
         return "{}";
       }
       const std::string holder = is_scalar ? "kforge::Scalar" : "kforge::IntArray";
-      pre.push_back(holder + " " + local + ";");
+      pre.push_back(prep_entry("declare", {{"type", holder}, {"name", local}}));
       std::string source;
       if (arg.kind == ArgKind::kTensorToAttr) {
         source = (is_scalar ? "kforge::scalar_from_tensor(" : "kforge::int_array_from_tensor(") + expr(arg.value) + ", &" +
@@ -107,20 +131,26 @@ std::string ContextBuilder::bind_arg(const KernelCall& call, uint32_t index, con
       } else {
         source = "kforge::int_array_from_tensors(" + tensor_list(arg.values, local + "_list") + ", &" + local + ")";
       }
-      pre.push_back("KFORGE_CALL(" + call_index + ", " + source + ");");
+      pre.push_back(prep_entry("check", {{"index", call_index}, {"call", source}}));
       if (arg.type == opdef::ArgType::kIntList) {
-        pre.push_back("const std::vector<int> " + local + "_ints(" + local + ".begin(), " + local + ".end());");
+        pre.push_back(prep_entry("ints", {{"name", local + "_ints"}, {"from", local}}));
         return local + "_ints";
       }
       if (arg.type == opdef::ArgType::kInt64List) return local + ".values()";
       return local;
     }
     case ArgKind::kSymbolic: {
-      std::vector<std::string> items, decls;
+      std::vector<std::string> items;
       for (const SymExpr& e : arg.symbolic) items.push_back(sym(e));
-      std::optional<std::string> text = symbolic_arg_text(arg.type, items, local, decls);
-      for (const std::string& d : decls) pre.push_back(d);
-      if (text) return *text;
+      if (std::optional<SymbolicArg> bound = symbolic_arg(arg.type, items, local)) {
+        if (const std::optional<SymbolicLocal>& l = bound->local) {
+          pre.push_back(prep_entry("local", {{"type", l->type},
+                                             {"name", l->name},
+                                             {"items", Value(List(l->items.begin(), l->items.end()))},
+                                             {"scalar", l->scalar}}));
+        }
+        return bound->text;
+      }
       error(call.loc, "argument '" + arg.name + "' of " + call.pir_name + " depends on the input dims in a way the "
                       "generated code cannot express");
       return "{}";
@@ -156,8 +186,9 @@ Value ContextBuilder::call_context(const KernelCall& call, uint32_t index) {
       // A data-dependent result: its kernel wrote the last run's count into its dims; lay it out for the most again.
       if (v != passes::kNone && !p_.value(v).capacity.empty()) {
         const LoweredValue& value = p_.value(v);
-        pre.push_back("init_tensor(" + expr(v) + ", " + dtype_of(value.dtype, value.loc, "value " + value.source_id) +
-                      ", " + dims_init(value.capacity) + ", " + expr(v) + ".data);");
+        pre.push_back(prep_entry("relayout", {{"tensor", expr(v)},
+                                              {"dtype", dtype_of(value.dtype, value.loc, "value " + value.source_id)},
+                                              {"dims", dims_init(value.capacity)}}));
       }
       if (v == passes::kNone || p_.value(v).buffer == passes::kNone) {
         if (!out.optional && !out.is_list) {
@@ -179,9 +210,7 @@ Value ContextBuilder::call_context(const KernelCall& call, uint32_t index) {
       continue;
     }
     const std::string name = "kf_c" + std::to_string(index) + "_" + cpp_identifier(out.name) + "_list";
-    std::string items;
-    for (const std::string& ptr : ptrs) items += (items.empty() ? "" : ", ") + ptr;
-    pre.push_back("kforge::Tensor* const " + name + "[] = {" + items + "};");
+    pre.push_back(pointer_array(name, false, List(ptrs.begin(), ptrs.end())));
     args.push_back("kforge::MutableTensorList{" + name + ", " + std::to_string(ptrs.size()) + "}");
   }
   std::optional<Value> meta = run_time_meta(call, index, args, pre);
@@ -208,11 +237,9 @@ std::optional<Value> ContextBuilder::build() {
   ctx.set("class_name", options_.class_name);
   ctx.set("header", options_.class_name + ".h");
   set_namespace_keys(ctx, options_);
-  std::string guard = "KFORGE_GENERATED_";
-  for (char c : namespace_guard_prefix(options_) + cpp_identifier(options_.class_name)) {
-    guard += c >= 'a' && c <= 'z' ? static_cast<char>(c - 32) : c;
-  }
-  ctx.set("guard", guard + "_H_");
+  std::string guarded = namespace_guard_prefix(options_) + cpp_identifier(options_.class_name);
+  std::transform(guarded.begin(), guarded.end(), guarded.begin(), upper_ascii);
+  ctx.set("guard", "KFORGE_GENERATED_" + guarded + "_H_");
   ctx.set("source", program_display_);
   ctx.set("program_name", p_.name);
   ctx.set("trace_hooks", options_.trace_hooks);
@@ -306,9 +333,10 @@ std::optional<Value> ContextBuilder::build() {
   // Last: everything above registered the sizes it uses. compute_sizes() computes those of the input dims; each
   // bind_s<id>() those that need its data-dependent dim.
   add_late_sizes(data_symbols);
-  int64_t runtime_buffers = 0;
-  for (const Value& d : data_symbols) runtime_buffers += static_cast<int64_t>(d.find("runtime")->as_list().size());
-  ctx.set("num_runtime_buffers", runtime_buffers);
+  ctx.set("num_runtime_buffers", std::accumulate(data_symbols.begin(), data_symbols.end(), int64_t{0},
+                                                 [](int64_t n, const Value& d) {
+                                                   return n + static_cast<int64_t>(d.find("runtime")->as_list().size());
+                                                 }));
   ctx.set("data_symbols", Value(std::move(data_symbols)));
   ctx.set("num_sizes", static_cast<int64_t>(sizes_.size()));
   ctx.set("sizes", sizes_.definitions_value([&](uint32_t k) { return late_symbol(sizes_.expression(k)) == passes::kNone; }));
@@ -326,16 +354,14 @@ void set_namespace_keys(tmpl::Value& ctx, const ProgramCodegenOptions& options) 
 
 std::string namespace_guard_prefix(const ProgramCodegenOptions& options) {
   if (options.cpp_namespace.empty()) return "";
-  std::string prefix;
-  for (size_t i = 0; i < options.cpp_namespace.size(); ++i) {
-    if (options.cpp_namespace.compare(i, 2, "::") == 0) {
-      prefix += '_';
-      ++i;
-    } else {
-      prefix += options.cpp_namespace[i];
-    }
+  // a::b -> "a_b_"
+  std::vector<std::string> parts;
+  const std::string_view ns = options.cpp_namespace;
+  for (size_t begin = 0, sep = 0; begin <= ns.size(); begin = sep + 2) {
+    sep = std::min(ns.find("::", begin), ns.size());
+    parts.emplace_back(ns.substr(begin, sep - begin));
   }
-  return prefix + "_";
+  return kforge::join(parts, "_") + "_";
 }
 
 std::optional<tmpl::Value> build_program_context(const passes::LoweredProgram& program, const SourceManager& sources,

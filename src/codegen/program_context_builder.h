@@ -58,19 +58,13 @@ class ContextBuilder {
   std::string sym(const SymExpr& e) { return sizes_.ref(e, member_size); }
   static std::string member_size(uint32_t k) { return "sizes_[" + std::to_string(k) + "]"; }
   std::string dims_init(const passes::SymShape& dims) {
-    std::string out = "{";
-    for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + sym(dims[i]);
-    return out + "}";
+    return braced_list(dims, [this](const SymExpr& d) { return sym(d); });
   }
   std::string shape_text(const std::vector<int64_t>& dims) const {
-    std::string out = "[";
-    for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + (dims[i] < 0 ? std::string("?") : std::to_string(dims[i]));
-    return out + "]";
+    return bracket_list(dims, [](int64_t d) { return d < 0 ? std::string("?") : std::to_string(d); });
   }
   std::string shape_text(const passes::SymShape& dims) {
-    std::string out = "[";
-    for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + sym(dims[i]);
-    return out + "]";
+    return bracket_list(dims, [this](const SymExpr& d) { return sym(d); });
   }
   std::string where(SourceLoc loc) const {
     if (!loc.valid()) return program_display_;

@@ -1,6 +1,7 @@
 // The CPU program context's tables of tensors: the program's inputs, parameters, computed values, outputs and
 // constants (ContextBuilder::add_inputs ... add_constants), each with the checks and C++ text the templates print.
 #include "codegen/program_context_builder.h"
+#include "support/text.h"
 
 namespace kforge::codegen::program_context_internal {
 
@@ -11,16 +12,13 @@ void ContextBuilder::add_inputs(Value& ctx) {
     const std::string dtype = dtype_of(in.dtype, in.loc, "input '" + in.name + "'");
     if (in.declared_dims.size() > static_cast<size_t>(kMaxRank)) error(in.loc, "input '" + in.name + "' has rank above 9");
     // dtype, rank and place, then each dim: a declared one exactly, a dynamic one (`?`) at least 0.
-    std::string cond = input_idents_[i] + ".dtype != " + dtype + " || " + input_idents_[i] +
-                       ".ndim != " + std::to_string(in.declared_dims.size()) + " || " + input_idents_[i] +
-                       ".place.backend != kforge::Backend::kCPU";
+    const std::string& x = input_idents_[i];
+    std::vector<std::string> mismatches = {fmt::format("{}.dtype != {}", x, dtype),
+                                           fmt::format("{}.ndim != {}", x, in.declared_dims.size()),
+                                           x + ".place.backend != kforge::Backend::kCPU"};
     for (size_t a = 0; a < in.declared_dims.size(); ++a) {
-      const std::string dim = input_idents_[i] + ".dims[" + std::to_string(a) + "]";
-      if (in.declared_dims[a] >= 0) {
-        cond += " || " + dim + " != " + std::to_string(in.declared_dims[a]);
-      } else {
-        cond += " || " + dim + " < 0";
-      }
+      const int64_t d = in.declared_dims[a];
+      mismatches.push_back(d >= 0 ? fmt::format("{}.dims[{}] != {}", x, a, d) : fmt::format("{}.dims[{}] < 0", x, a));
     }
     Value iv = Value::map();
     iv.set("name", in.name);
@@ -29,10 +27,8 @@ void ContextBuilder::add_inputs(Value& ctx) {
     iv.set("dtype_name", std::string(ir::dtype_name(in.dtype)));
     iv.set("rank", static_cast<int64_t>(in.declared_dims.size()));
     iv.set("shape_text", shape_text(in.declared_dims));
-    std::string dims = "{";
-    for (size_t a = 0; a < in.declared_dims.size(); ++a) dims += (a ? ", " : "") + std::to_string(in.declared_dims[a]);
-    iv.set("dims", dims + "}");
-    iv.set("condition", cond);
+    iv.set("dims", cpp_int_list(in.declared_dims));
+    iv.set("condition", kforge::join(mismatches, " || "));
     inputs.push_back(std::move(iv));
   }
   ctx.set("inputs", Value(std::move(inputs)));
@@ -54,12 +50,6 @@ void ContextBuilder::add_parameters(Value& ctx) {
     const LoweredValue& v = p_.value(param.value);
     const std::string dtype = dtype_of(v.dtype, param.loc, "parameter '" + param.name + "'");
     if (v.dims.size() > static_cast<size_t>(kMaxRank)) error(param.loc, "parameter '" + param.name + "' has rank above 9");
-    std::string dims = "{";
-    for (size_t a = 0; a < v.dims.size(); ++a) {
-      const std::optional<int64_t> d = v.dims[a].constant();
-      dims += (a ? ", " : "") + std::to_string(d ? *d : -1);
-    }
-    dims += "}";
     Value pv = Value::map();
     pv.set("index", static_cast<int64_t>(i));
     pv.set("name", param.name);
@@ -67,7 +57,7 @@ void ContextBuilder::add_parameters(Value& ctx) {
     pv.set("dtype", dtype);
     pv.set("dtype_name", std::string(ir::dtype_name(v.dtype)));
     pv.set("rank", static_cast<int64_t>(v.dims.size()));
-    pv.set("dims", dims);
+    pv.set("dims", cpp_known_dims(v.dims));
     pv.set("shape_text", passes::to_string(v.dims));
     params.push_back(std::move(pv));
   }
@@ -113,12 +103,12 @@ void ContextBuilder::add_values(Value& ctx) {
                      : at_start                   ? sym(b.offset)
                                                   : sym(b.offset + v.buffer_offset));
     // The dims of a dynamic value are in its init_tensor() line already: the comment gives the static ones.
-    std::string comment = v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +
-                          (passes::static_dims(v.dims) ? shape_text(v.dims) : std::string());
-    if (!v.capacity.empty()) comment += ", laid out for its most rows";
-    if (v.defined_by != passes::kNone) comment += ", " + p_.calls.at(v.defined_by).pir_name;
-    if (b.kind == BufferKind::kOutput) comment += ", in output '" + p_.outputs.at(b.role_index).name + "'";
-    vv.set("comment", comment);
+    std::vector<std::string> comment = {v.label() + ": " + std::string(ir::dtype_name(v.dtype)) +
+                                        (passes::static_dims(v.dims) ? shape_text(v.dims) : std::string())};
+    if (!v.capacity.empty()) comment.push_back("laid out for its most rows");
+    if (v.defined_by != passes::kNone) comment.push_back(p_.calls.at(v.defined_by).pir_name);
+    if (b.kind == BufferKind::kOutput) comment.push_back("in output '" + p_.outputs.at(b.role_index).name + "'");
+    vv.set("comment", kforge::join(comment, ", "));
     values.push_back(std::move(vv));
   }
   ctx.set("values", Value(std::move(values)));
@@ -182,29 +172,23 @@ void ContextBuilder::add_constants(Value& ctx) {
     (void)floating;
     const int64_t numel = c.numel();
     const bool splat = c.splat || numel == 0;
+    // The data's rows: "v," items joined by spaces, a row ending once it is longer than 90 characters.
     List lines;
-    if (!splat) {
-      std::string line;
-      for (int64_t k = 0; k < numel; ++k) {
-        line += literal(k) + ",";
-        if (line.size() > 90 || k + 1 == numel) {
-          lines.push_back(line);
-          line.clear();
-        } else {
-          line += " ";
-        }
+    std::vector<std::string> row;
+    for (int64_t k = 0; k < (splat ? 0 : numel); ++k) {
+      row.push_back(literal(k) + ",");
+      std::string text = kforge::join(row, " ");
+      if (text.size() > 90 || k + 1 == numel) {
+        lines.push_back(std::move(text));
+        row.clear();
       }
     }
-    std::vector<int64_t> dims = c.dims;
-    std::string dims_text = "{";
-    for (size_t a = 0; a < dims.size(); ++a) dims_text += (a ? ", " : "") + std::to_string(dims[a]);
-    dims_text += "}";
     Value cv = Value::map();
     cv.set("index", static_cast<int64_t>(i));
     cv.set("data_name", "kConstantData" + std::to_string(i));
     cv.set("element_type", *elem);
     cv.set("dtype", dtype_of(c.dtype, c.loc, "a constant"));
-    cv.set("dims", dims_text);
+    cv.set("dims", cpp_int_list(c.dims));
     cv.set("numel", numel);
     cv.set("splat", splat);
     cv.set("splat_value", numel > 0 ? literal(0) : std::string(c.dtype == ir::DataType::kBool ? "false" : "0"));

@@ -1,7 +1,11 @@
 #include "codegen/python_ops_model.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "codegen/cpp_text.h"
 #include "codegen/op_api_defaults.h"
+#include "support/text.h"
 
 namespace kforge::codegen {
 
@@ -25,7 +29,7 @@ bool build_function(const OpApi& api, const ApiFunction& fn, PyFunction& out, st
   const opdef::Op& op = *api.op;
   out.name = fn.name;
   out.source = api.source;
-  std::string signature;
+  std::vector<std::string> signature;
   for (const ApiParam& p : fn.params) {
     if (p.role == ApiParam::Role::kOutput) continue;
     PyParam py;
@@ -68,7 +72,7 @@ bool build_function(const OpApi& api, const ApiFunction& fn, PyFunction& out, st
         }
       }
     }
-    signature += (signature.empty() ? "" : ", ") + py.name + (py.doc_default.empty() ? "" : "=" + py.doc_default);
+    signature.push_back(py.name + (py.doc_default.empty() ? "" : "=" + py.doc_default));
     out.params.push_back(std::move(py));
   }
   auto param_index = [&](const std::string& name) {
@@ -118,16 +122,16 @@ bool build_function(const OpApi& api, const ApiFunction& fn, PyFunction& out, st
     }
   }
 
-  std::string result = out.returns.empty() ? "None" : out.returns.size() == 1 ? "" : "(";
-  for (size_t i = 0; i < out.returns.size(); ++i) {
-    const PyOutput& r = out.returns[i];
-    result += (i ? ", " : "");
-    result += r.kind == PyOutput::Kind::kTensorList ? "list[Tensor]"
-              : r.kind == PyOutput::Kind::kOptionalTensor ? "Tensor | None"
-                                                         : "Tensor";
+  std::vector<std::string> returned;
+  for (const PyOutput& r : out.returns) {
+    returned.push_back(r.kind == PyOutput::Kind::kTensorList       ? "list[Tensor]"
+                       : r.kind == PyOutput::Kind::kOptionalTensor ? "Tensor | None"
+                                                                  : "Tensor");
   }
-  if (out.returns.size() > 1) result += ")";
-  out.doc = fn.name + "(" + signature + ") -> " + result + "\n\nThe op '" + api.name + "' (" + api.source + ")" +
+  const std::string result = returned.empty()       ? "None"
+                             : returned.size() == 1 ? returned[0]
+                                                    : fmt::format("({})", fmt::join(returned, ", "));
+  out.doc = fn.name + "(" + kforge::join(signature, ", ") + ") -> " + result + "\n\nThe op '" + api.name + "' (" + api.source + ")" +
             (fn.inplace_twin ? ", updating its inputs in place: they must be Tensors of this module." : ".");
   return true;
 }

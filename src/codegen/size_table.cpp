@@ -152,11 +152,7 @@ constexpr size_t kLongComment = 120;  // characters
 std::string comment_shape(const passes::SymShape& shape) {
   std::string text = passes::to_string(shape);
   if (text.size() <= kLongComment) return text;
-  text = "[";
-  for (size_t d = 0; d < shape.size(); ++d) {
-    text += (d ? ", " : "") + (SizeTable::needs_entry(shape[d]) ? "?" : shape[d].to_string());
-  }
-  return text + "]";
+  return bracket_list(shape, [](const SymExpr& d) { return SizeTable::needs_entry(d) ? "?" : d.to_string(); });
 }
 
 std::string comment_size(const SymExpr& e) {

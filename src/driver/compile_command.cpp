@@ -97,6 +97,7 @@ int run_compile(const CompileOptions& opts) {
   choices.fuse = !opts.no_fuse;
   choices.trace_hooks = opts.trace_hooks;
   choices.scratch_bytes = opts.cudnn_workspace_mib.value_or(kDefaultCudnnWorkspaceMib) << 20;
+  choices.cuda_graph = opts.cuda_graph;
   choices.dump = opts.dump_lowered;
   std::optional<passes::CompiledProgram> compiled = passes::run_pipeline(*program, op_set, *target, choices, diags);
   if (!compiled) return finish_outputs(opts.out, outputs, request, session);

@@ -19,6 +19,8 @@
 // known elements written, a compaction, a copy, nothing), or is refused: no kernel runs it, or the attributes of a
 // data-movement or select op or a batched matmul are beyond its kernel (CudaIndexMap), or those of a computing op
 // (a reduction, a norm, einsum, ...: CudaComputeForm, cuda_plan_compute.h).
+// A compaction (nonzero, masked_select, unique) has its CudaCompaction; a size from data the target cannot bind, and a
+// tensor dtype the runtime cannot name, are refused (cuda_plan_data.cpp).
 // A new CUDA op that a library or header call runs adds its form here (a struct, its builder in a cuda_plan_*.cpp
 // that returns it or a reason, a map of CudaPlan) and its rendering to codegen/, which reads the form only.
 #pragma once
@@ -125,6 +127,22 @@ struct CudaBatchNorm {
   double epsilon = 1e-5;
 };
 
+/// A compaction (nonzero, masked_select, unique: kforge_select.cuh, kforge_unique.cuh): its count comes back to the
+/// host and binds the data-dependent dim `symbol` (cuda_plan_data.cpp). Value indices; kNone where absent.
+struct CudaCompaction {
+  uint32_t x = kNone;
+  uint32_t mask = kNone;    // masked_select's bool mask
+  uint32_t out = kNone;     // nonzero's indices, masked_select's elements, unique's `out`
+  uint32_t symbol = kNone;  // the Symbol its count gives
+  /// unique: its other outputs (kNone where absent or unread) and their index type (int32 or int64); along an axis
+  /// (its axis=[a]) x is read as [outer, x.dims[a], inner].
+  bool unique = false;
+  uint32_t indices = kNone, inverse = kNone, counts = kNone;
+  ir::DataType index_dtype = ir::DataType::kInt64;
+  bool along_axis = false;
+  SymExpr outer = 1, inner = 1;
+};
+
 /// Why a call cannot run on the GPU, at its op: the whole message the pipeline reports ("--target cuda: ...").
 struct CudaRefusal {
   SourceLoc loc;
@@ -146,6 +164,8 @@ struct CudaPlan {
   std::map<uint32_t, CudaIndexMap> index_maps;
   /// The computing calls' forms (cuda_plan_compute.h: reductions, norms, einsum, ...), by call index.
   std::map<uint32_t, CudaComputeForm> compute_forms;
+  /// The compactions the backend runs, by call index (cuda_plan_data.cpp).
+  std::map<uint32_t, CudaCompaction> compactions;
   /// The positions (Buffer::scratch_at) of the convolutions cuDNN runs, each with a scratch buffer of the memory
   /// plan (its cuDNN workspace, add_scratch_buffers): the groups' and the lone calls', but the direct depthwise.
   std::vector<uint32_t> scratch_positions;
@@ -192,8 +212,10 @@ std::optional<CudaBatchNorm> plan_cuda_batch_norm(const LoweredProgram& program,
 /// cuDNN convolution added to `program`'s memory plan (add_scratch_buffers), and one per call that needs a scratch
 /// of its own size (cuda_index_scratch.h: topk).
 /// `row_variants`: the multi-kernel row sites (plan_cuda_row_variants), whose groups' refusals it adds.
+/// `cuda_graph` (--cuda-graph): no dim may be sized by data (a captured graph replays fixed sizes). When nothing
+/// else is refused, the data-dependent part is planned last (plan_cuda_data_dependent).
 CudaPlan plan_cuda(LoweredProgram& program, const FusionPlan& fusion, int64_t scratch_bytes,
-                   const MultiKernelPlan* row_variants = nullptr);
+                   const MultiKernelPlan* row_variants = nullptr, bool cuda_graph = false);
 
 /// The elementwise and row groups whose fused kernels cannot be written (a dtype with no CUDA spelling, an rms_norm
 /// row pattern, a row pattern outside float32 / float64, a row group's strided store, a multi-kernel row group's
@@ -201,5 +223,19 @@ CudaPlan plan_cuda(LoweredProgram& program, const FusionPlan& fusion, int64_t sc
 /// (cuda_plan_groups.cpp).
 void refuse_cuda_fused_groups(const LoweredProgram& program, const FusionPlan& fusion,
                               const MultiKernelPlan* row_variants, std::vector<CudaRefusal>& refusals);
+
+/// The compactions' forms (CudaPlan::compactions) and the refusals of what the target cannot size from data: every
+/// data-dependent dim with `cuda_graph`, a dim read from a tensor's values by a shape rule the host does not run,
+/// one counted by an op with no counting kernel, a compaction its kernels do not take, an output sized by data
+/// that is not copied. Needs the plan's runs, convolutions, pools and batch norms.
+void plan_cuda_data_dependent(const LoweredProgram& program, bool cuda_graph, CudaPlan& plan);
+
+/// Whether the runtime (kforge_runtime.h's kforge::DataType) has an enumerator for `dtype`: the CUDA class names the
+/// dtype of each input, parameter and output (codegen's runtime_dtype spells it).
+bool cuda_runtime_dtype(ir::DataType dtype);
+
+/// Refuses an input, parameter (or the dtype its file holds) or output whose dtype the runtime has no name for, at
+/// its place, and a constant of a dtype that cannot be uploaded (cuda_plan_data.cpp).
+void plan_cuda_tensor_dtypes(const LoweredProgram& program, CudaPlan& plan);
 
 }  // namespace kforge::passes

@@ -37,10 +37,10 @@ const std::array<FamilyOps, 7>& family_table() {
   return table;
 }
 
-// Whether codegen's data-dependent check (codegen/cuda_data_dependent.cpp) refuses call c whatever the flags: a dim
+// Whether the data-dependent part of the plan (plan_cuda_data_dependent) refuses call c whatever the flags: a dim
 // it defines is read from a tensor's values by a shape rule the host does not run, or is counted by an op with no
-// counting kernel. (With --cuda-graph that check refuses every call defining such a dim; the plan does not know
-// the flag and plans those calls as any other.)
+// counting kernel. (With --cuda-graph that part refuses every call defining such a dim; its run is planned here as
+// any other's.)
 bool data_dependent_refused(const LoweredProgram& p, uint32_t c) {
   for (const Symbol& s : p.symbols) {
     if (s.is_input_dim() || s.call != c) continue;

@@ -54,7 +54,7 @@ enum class CudaRun {
   kCompaction,     // nonzero / masked_select / unique (is_cuda_compaction_op)
   kCopy,           // a view whose output has a buffer of its own: a copy of the same bytes
   kNothing,        // a view of its input's buffer, or an op whose outputs all share its input's buffer
-  kDataDependent,  // it sizes a dim from data in a way the CUDA target cannot: the backend refuses it there
+  kDataDependent,  // it sizes a dim from data in a way the CUDA target cannot: plan_cuda_data_dependent refuses it
 };
 
 /// One dim of x in set_value's slice: the first element, the step and the count (expressions of the dims where

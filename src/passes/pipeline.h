@@ -80,6 +80,7 @@ struct CompileChoices {
   bool trace_hooks = false;                          // --trace-hooks: every value is read as a dense tensor
   std::vector<int64_t> multi_kernel_hints;           // --multi-kernel-hints
   int64_t scratch_bytes = 0;                         // --cudnn-workspace-mib, in bytes
+  bool cuda_graph = false;                           // --cuda-graph: no dim sized by data (the CUDA target plan)
   bool dump = false;                                 // --dump-lowered: fill CompiledProgram::dump
 };
 

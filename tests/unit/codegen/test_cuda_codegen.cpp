@@ -62,10 +62,9 @@ struct CudaFixture {
   }
 
   tmpl::Value context(const CudaClassParts& parts = {}) {
-    std::optional<tmpl::Value> ctx = build_cuda_class_context(*lowered, plan, options, parts, diags);
     INFO(errors.str());
-    REQUIRE(ctx);
-    return *ctx;
+    REQUIRE(target.refusals.empty());
+    return build_cuda_class_context(*lowered, plan, options, parts);
   }
 };
 
@@ -189,16 +188,19 @@ outputs: [y]
   CHECK(at(ctx, "cuda_graph").as_bool());
 }
 
-TEST_CASE("cuda class context: a dtype the runtime cannot name is an error at the input") {
+TEST_CASE("cuda plan: a dtype the runtime cannot name is refused at the input") {
   CudaFixture f("compile-cuda-fused", R"(program: u
-inputs:  [{name: x, dtype: uint32, shape: [4]}]
+inputs:  [{name: x, dtype: uint32, shape: [4]}, {name: z, dtype: float32, shape: [4]}]
 ops:
-  - {op: relu, in: [x], out: [y]}
-outputs: [y]
+  - {op: relu, in: [z], out: [y]}
+outputs: [y, x]
 )");
-  CHECK_FALSE(build_cuda_class_context(*f.lowered, f.plan, f.options, {}, f.diags).has_value());
-  CHECK(f.errors.str().find("p.yaml:2:") != std::string::npos);
-  CHECK(f.errors.str().find("input 'x' has dtype uint32") != std::string::npos);
+  REQUIRE(f.target.refusals.size() == 2);  // once at the input, once at the output
+  const passes::CudaRefusal& r = f.target.refusals.front();
+  CHECK(f.sources.line_col(r.loc).line == 2);
+  CHECK(r.message == "--target cuda: input 'x' has dtype uint32, which the runtime (kforge_runtime.h) has no name for");
+  CHECK(f.target.refusals.back().message ==
+        "--target cuda: output 'x' has dtype uint32, which the runtime (kforge_runtime.h) has no name for");
 }
 
 // The files, rendered by the built-in templates, and by a --template-dir that overrides the class header.

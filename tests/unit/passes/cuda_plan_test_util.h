@@ -26,7 +26,7 @@ inline const std::vector<std::string> kConvOps = {"tests/golden/compile-cuda-con
 inline const std::vector<std::string> kLibraryOps = {"kernels/ops.yaml"};
 
 /// Lowers a program YAML text against `op_files` (kConvOps unless told), plans its fusion as --target cuda does,
-/// and makes its CUDA target plan with cuDNN workspaces of `scratch_bytes`.
+/// and makes its CUDA target plan with cuDNN workspaces of `scratch_bytes` (`cuda_graph`: as --cuda-graph).
 struct PlanFixture {
   SourceManager sources;
   std::ostringstream errors;
@@ -38,7 +38,7 @@ struct PlanFixture {
   CudaPlan plan;
 
   explicit PlanFixture(const std::string& program_text, int64_t scratch_bytes = 64 << 20,
-                       const std::vector<std::string>& op_files = kConvOps) {
+                       const std::vector<std::string>& op_files = kConvOps, bool cuda_graph = false) {
     opdef::OpLoader loader(sources, diags);
     for (const std::string& file : op_files) loader.add_file(std::string(KFORGE_SOURCE_ROOT) + "/" + file);
     library = std::move(loader).finish();
@@ -56,7 +56,7 @@ struct PlanFixture {
     options.half_floats = true;  // as --target cuda: 16-bit values in groups
     fusion = plan_fusion(*lowered, options);
     apply_fusion_to_memory_plan(*lowered, fusion);
-    plan = plan_cuda(*lowered, fusion, scratch_bytes);
+    plan = plan_cuda(*lowered, fusion, scratch_bytes, cuda_graph);
   }
 
   /// The form of convolution group g, of the convolution call c, of the pool call c.

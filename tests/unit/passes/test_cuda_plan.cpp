@@ -650,5 +650,56 @@ outputs: [y]
   }
 }
 
+TEST_CASE("cuda plan: the compactions' forms; a size from data the target cannot bind is refused at the op") {
+  const std::string inputs = "{name: x, dtype: float32, shape: [-1, 4]}, {name: m, dtype: bool, shape: [-1, 4]}";
+  SECTION("nonzero, masked_select and unique along an axis have their forms") {
+    PlanFixture f(library_program(inputs,
+                                  "  - {op: nonzero, in: [m], out: [n]}\n"
+                                  "  - {op: masked_select, in: [x, m], out: [s]}\n"
+                                  "  - {op: unique, in: [x], out: [u, ui, uinv, uc], attrs: {return_index: true, "
+                                  "return_inverse: true, return_counts: true, axis: [1], dtype: int32, is_sorted: true}}\n",
+                                  "n, s, u, ui, uinv, uc"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    REQUIRE(f.plan.refusals.empty());
+    REQUIRE(f.plan.compactions.size() == 3);
+    const CudaCompaction& nonzero = f.plan.compactions.at(0);
+    CHECK(nonzero.x == f.value("m"));
+    CHECK(nonzero.mask == kNone);
+    CHECK(nonzero.out == f.value("n"));
+    CHECK(!nonzero.unique);
+    REQUIRE(nonzero.symbol < f.lowered->symbols.size());
+    CHECK(f.lowered->symbols[nonzero.symbol].call == 0);
+    const CudaCompaction& masked = f.plan.compactions.at(1);
+    CHECK(masked.x == f.value("x"));
+    CHECK(masked.mask == f.value("m"));
+    CHECK(masked.out == f.value("s"));
+    const CudaCompaction& unique = f.plan.compactions.at(2);
+    CHECK(unique.unique);
+    CHECK(unique.out == f.value("u"));
+    CHECK(unique.indices == f.value("ui"));
+    CHECK(unique.counts == f.value("uc"));
+    CHECK(unique.index_dtype == ir::DataType::kInt32);
+    CHECK(unique.along_axis);
+    CHECK(unique.inner.constant() == std::optional<int64_t>(1));
+    CHECK(!unique.outer.is_constant());  // x's dynamic first dim
+  }
+  SECTION("with --cuda-graph every size from data is refused at the op that finds it") {
+    PlanFixture f(library_program(inputs,
+                                  "  - {op: nonzero, in: [m], out: [n]}\n"
+                                  "  - {op: masked_select, in: [x, m], out: [s]}\n",
+                                  "n, s"),
+                  64 << 20, kLibraryOps, true);
+    CHECK(f.plan.compactions.empty());
+    CHECK(f.refusals() ==
+          "4:5: 'pd_op.nonzero': the number of nonzero elements depends on the data: run() copies it back to the host "
+          "in the middle of the run to size what comes after, and a CUDA graph (--cuda-graph) replays the sizes it "
+          "was captured with; compile without --cuda-graph (the launches then run one by one)\n"
+          "5:5: 'pd_op.masked_select': the number of selected elements depends on the data: run() copies it back to "
+          "the host in the middle of the run to size what comes after, and a CUDA graph (--cuda-graph) replays the "
+          "sizes it was captured with; compile without --cuda-graph (the launches then run one by one)\n");
+  }
+}
+
 }  // namespace
 }  // namespace kforge::passes

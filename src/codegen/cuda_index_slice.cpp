@@ -1,6 +1,8 @@
 // The CUDA index kernels of the ops that take part of a tensor or pad it (cuda_index_call.h): slice (with
 // decrease_axis), strided_slice (negative steps too, normalised as the CPU kernel) and pad3d (constant, reflect,
 // replicate, circular), rendered from their plan forms (passes/cuda_plan_move.cpp resolves the starts and steps).
+#include <map>
+
 #include "codegen/cuda_index_call.h"
 
 namespace kforge::codegen::cuda_index_internal {
@@ -16,9 +18,22 @@ void IndexCall::slice() {
   k.output(out, type);
   k.coordinates(od);
   std::vector<std::string> coords;
+  std::map<uint32_t, std::string> start_values;  // the tensors the starts read from data are in: their parameters
   size_t next = 0;
   for (size_t d = 0; d < xd.size(); ++d) {
-    const std::string b = begin[d].constant() == std::optional<int64_t>(0) ? "" : k.size(begin[d]);
+    std::string b = begin[d].constant() == std::optional<int64_t>(0) ? "" : k.size(begin[d]);
+    if (d < form_.begin_from.size() && form_.begin_from[d].first != kNone) {
+      // A start read from a tensor's values: normalised as the CPU kernel (from the end when negative, clamped to
+      // the dim), and to dim - count so that an unchecked start reads no element outside x.
+      const auto [v, element] = form_.begin_from[d];
+      if (!start_values.contains(v)) start_values.emplace(v, k.input(v, type_of(v)));
+      const std::string n = k.size(xd[d]);
+      const std::string count = form_.dropped.count(d) != 0 ? "1" : k.size(od[next]);
+      b = "b" + std::to_string(d);
+      k.line(fmt::format("int64_t {} = static_cast<int64_t>({}[{}]);", b, start_values.at(v), element));
+      k.line(fmt::format("if ({} < 0) {} += {};", b, b, n));
+      k.line(fmt::format("{} = {} < 0 ? 0 : ({} > {} - {} ? {} - {} : {});", b, b, b, n, count, n, count, b));
+    }
     if (form_.dropped.count(d) != 0) {
       coords.push_back(b.empty() ? "0" : b);
       continue;

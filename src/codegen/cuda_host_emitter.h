@@ -120,13 +120,15 @@ class CudaHostEmitter {
   tmpl::Value unique_step(const passes::CudaCompaction& form, size_t launch, const std::string& description);
   // Dims read from a tensor's values (cuda_shape_from_values.cpp; which infer-metas the host runs:
   // passes::is_cuda_host_shape_rule): an argument of such a rule as host code (the tensors it copies back into
-  // `copies`, conversions into `converts`), or nullopt after an error; the step that copies, runs the rule and binds
-  // the call's dims; the steps of every such call not refused, by call; and, while steps() lays out enqueue(), those
-  // to run before the launch of `calls` (a group's, or one library call's) that are not `placed` yet.
-  std::optional<std::string> host_arg(const passes::KernelCall& call, uint32_t index, const passes::KernelArg& arg,
-                                      tmpl::List& copies, tmpl::List& converts);
-  std::optional<tmpl::Value> shape_read_step(uint32_t index);
+  // `copies`, conversions into `converts`; the plan refused those it cannot pass); the step that copies, runs the
+  // rule and binds the call's dims; the steps of every such call not refused, by call; and, while steps() lays out enqueue(), those
+  // to run before the launch of `calls` (a group's, or one library call's) that are not `placed` yet, as one step
+  // with one wait, joined by the reads of later calls that can run as early (shape_read_ready_early: their tensors
+  // are on the device, every dim bound before theirs is bound by then).
+  std::string host_arg(uint32_t index, const passes::KernelArg& arg, tmpl::List& copies, tmpl::List& converts);
+  tmpl::Value shape_read_step(uint32_t index);
   void build_shape_reads(const std::set<uint32_t>& refused);
+  bool shape_read_ready_early(uint32_t call, const std::set<uint32_t>& bound) const;
   void place_shape_reads(const std::vector<uint32_t>& calls, std::set<uint32_t>& placed, tmpl::List& out) const;
   tmpl::List data_symbols_value();
   tmpl::List late_output_copies();

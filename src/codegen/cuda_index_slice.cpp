@@ -2,6 +2,8 @@
 // decrease_axis), strided_slice (negative steps too, normalised as the CPU kernel) and pad3d (constant, reflect,
 // replicate, circular), rendered from their plan forms (passes/cuda_plan_move.cpp resolves the starts and steps)
 // into the forms templates/program/cuda/index_slice.j2 spells (a slice's is a store, index_forms.j2).
+#include <map>
+
 #include "codegen/cuda_index_call.h"
 
 namespace kforge::codegen::cuda_index_internal {
@@ -17,9 +19,25 @@ void IndexCall::slice() {
   k.output(out, type);
   k.coordinates(od);
   std::vector<std::string> coords;
+  std::map<uint32_t, std::string> start_values;  // the tensors the starts read from data are in: their parameters
+  tmpl::Value starts = tmpl::Value::list();      // the starts read from data, for the store form
   size_t next = 0;
   for (size_t d = 0; d < xd.size(); ++d) {
-    const std::string b = begin[d].constant() == std::optional<int64_t>(0) ? "" : k.size(begin[d]);
+    std::string b = begin[d].constant() == std::optional<int64_t>(0) ? "" : k.size(begin[d]);
+    if (d < form_.begin_from.size() && form_.begin_from[d].first != kNone) {
+      // A start read from a tensor's values: normalised as the CPU kernel (from the end when negative, clamped to
+      // the dim), and to dim - count so that an unchecked start reads no element outside x.
+      const auto [v, element] = form_.begin_from[d];
+      if (!start_values.contains(v)) start_values.emplace(v, k.input(v, type_of(v)));
+      b = "b" + std::to_string(d);
+      tmpl::Value start = tmpl::Value::map();
+      start.set("name", b);
+      start.set("source", start_values.at(v));
+      start.set("element", std::to_string(element));
+      start.set("size", k.size(xd[d]));
+      start.set("count", form_.dropped.count(d) != 0 ? "1" : k.size(od[next]));
+      starts.push_back(start);
+    }
     if (form_.dropped.count(d) != 0) {
       coords.push_back(b.empty() ? "0" : b);
       continue;
@@ -29,7 +47,9 @@ void IndexCall::slice() {
   }
   const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
   add(k, value(out).numel());
-  kernels_.back().form = cuda_index_store_form(load);
+  tmpl::Value form = cuda_index_store_form(load);
+  if (starts.size() > 0) form.set("starts", starts);
+  kernels_.back().form = form;
 }
 
 void IndexCall::strided_slice() {

@@ -7,107 +7,94 @@
 
 namespace kforge::codegen::cuda_program_internal {
 
-std::optional<std::string> CudaHostEmitter::host_arg(const passes::KernelCall& call, uint32_t index,
-                                                    const passes::KernelArg& arg, tmpl::List& copies,
-                                                    tmpl::List& converts) {
+namespace {
+
+// One of a shape read's arguments made on the host (data_dependent.j2's shape_read_step spells it): `kind`
+// "constant" (const `type` `name` = `from`), "scalar_from_tensor" / "int_array_from_tensor" (a `type` from the
+// copied-back tensor `from`), "int_array_from_tensors" (an IntArray from the tensors `items`), or "statement"
+// (`from`: one of symbolic_arg_text's declarations).
+tmpl::Value convert(const std::string& kind, const std::string& name, const std::string& type,
+                    const std::string& from) {
+  tmpl::Value c = tmpl::Value::map();
+  c.set("kind", kind);
+  c.set("name", name);
+  c.set("type", type);
+  c.set("from", from);
+  return c;
+}
+
+}  // namespace
+
+std::string CudaHostEmitter::host_arg(uint32_t index, const passes::KernelArg& arg, tmpl::List& copies,
+                                     tmpl::List& converts) {
+  // The CUDA target plan refused every argument spelled here with no spelling (passes/cuda_plan_shape_read.cpp:
+  // dtypes with no runtime name, constants with no literal, lists of tensors, values from the dims of other types).
   const std::string local = "kf_c" + std::to_string(index) + "_" + cpp_identifier(arg.name);
-  auto problem = [&](const std::string& why) -> std::optional<std::string> {
-    diags_.error(call.loc, fmt::format("'{}': its output dims are read from a tensor's values, and --target cuda "
-                                       "cannot pass argument '{}' of {} to the shape rule on the host: {}",
-                                       call.pir_name, arg.name, call.infer_meta, why));
-    return std::nullopt;
-  };
   // A tensor of the device as a host tensor: only its dtype and dims (a shape rule reads no more), or, `values`,
   // its elements copied back.
-  auto host_tensor = [&](uint32_t v, const std::string& name, bool values) -> std::optional<std::string> {
+  auto host_tensor = [&](uint32_t v, const std::string& name, bool values) {
     const passes::LoweredValue& lv = p_.values[v];
-    const std::optional<std::string> dtype = runtime_dtype(lv.dtype);
-    if (!dtype) return problem("its dtype " + std::string(ir::dtype_name(lv.dtype)) + " has no runtime name");
     tmpl::Value t = tmpl::Value::map();
     t.set("name", name);
-    t.set("dtype", *dtype);
+    t.set("dtype", *runtime_dtype(lv.dtype));
     t.set("dims", dims_text(lv.dims));
     t.set("from", values ? value_binding(v) : std::string());
     copies.push_back(std::move(t));
     return name;
   };
   switch (arg.kind) {
-    case passes::ArgKind::kTensor: {
-      std::optional<std::string> t = host_tensor(arg.value, local, false);
-      return t ? (arg.optional ? "&" : "") + *t : t;
-    }
-    case passes::ArgKind::kAbsentTensor:
-      return arg.type == opdef::ArgType::kTensorList ? "kforge::TensorList{}" : "nullptr";
+    case passes::ArgKind::kTensor: return (arg.optional ? "&" : "") + host_tensor(arg.value, local, false);
     case passes::ArgKind::kConstant: {
       std::string why;
-      const std::optional<std::string> text = constant_literal(arg.constant, &why);
-      if (!text) return problem(why);
-      if (is_inline_constant(arg.type)) return *text;
-      converts.push_back("const " + constant_type(arg.type) + " " + local + " = " + *text + ";");
+      const std::string text = *constant_literal(arg.constant, &why);
+      if (is_inline_constant(arg.type)) return text;
+      converts.push_back(convert("constant", local, constant_type(arg.type), text));
       return local;
     }
     case passes::ArgKind::kTensorToAttr: {
       const bool scalar = opdef::is_scalar_type(arg.type);
-      if (!scalar && arg.type != opdef::ArgType::kIntArray) return problem("it is neither an IntArray nor a Scalar");
-      if (!host_tensor(arg.value, local + "_values", true)) return std::nullopt;
-      converts.push_back(std::string(scalar ? "kforge::Scalar " : "kforge::IntArray ") + local + ";");
-      converts.push_back(fmt::format("KFORGE_RETURN_IF_ERROR(kforge::{}({}_values, &{}));",
-                                     scalar ? "scalar_from_tensor" : "int_array_from_tensor", local, local));
+      converts.push_back(convert(scalar ? "scalar_from_tensor" : "int_array_from_tensor", local,
+                                 scalar ? "Scalar" : "IntArray", host_tensor(arg.value, local + "_values", true)));
       return local;
     }
     case passes::ArgKind::kTensorListToAttr: {
-      if (arg.type != opdef::ArgType::kIntArray) return problem("it is a list of tensors but no IntArray");
-      std::string items;
+      tmpl::List items;
       for (size_t k = 0; k < arg.values.size(); ++k) {
-        const std::string name = fmt::format("{}_{}_values", local, k);
-        if (!host_tensor(arg.values[k], name, true)) return std::nullopt;
-        items += (k ? ", &" : "&") + name;
+        items.push_back(host_tensor(arg.values[k], fmt::format("{}_{}_values", local, k), true));
       }
-      converts.push_back(fmt::format("const kforge::Tensor* const {}_list[] = {{{}}};", local, items));
-      converts.push_back("kforge::IntArray " + local + ";");
-      converts.push_back(fmt::format("KFORGE_RETURN_IF_ERROR(kforge::int_array_from_tensors(kforge::TensorList{{{}_list, "
-                                     "{}}}, &{}));",
-                                     local, arg.values.size(), local));
+      tmpl::Value c = convert("int_array_from_tensors", local, "IntArray", "");
+      c.set("items", tmpl::Value(std::move(items)));
+      converts.push_back(std::move(c));
       return local;
     }
-    case passes::ArgKind::kTensorList:
-      return problem("it is a list of tensors");
     case passes::ArgKind::kSymbolic: {  // values computed from the dims at generation time
       std::vector<std::string> items, decls;
       for (const passes::SymExpr& e : arg.symbolic) items.push_back(size_(e));
-      std::optional<std::string> text = symbolic_arg_text(arg.type, items, local, decls);
-      for (const std::string& d : decls) converts.push_back(d);
-      return text ? text : problem("its values come from the dims in a way the generated code cannot express");
+      const std::string text = *symbolic_arg_text(arg.type, items, local, decls);
+      for (const std::string& d : decls) converts.push_back(convert("statement", "", "", d));
+      return text;
     }
+    case passes::ArgKind::kAbsentTensor:
+    case passes::ArgKind::kTensorList: break;
   }
-  return std::nullopt;
+  return arg.type == opdef::ArgType::kTensorList ? "kforge::TensorList{}" : "nullptr";  // absent
 }
 
-std::optional<tmpl::Value> CudaHostEmitter::shape_read_step(uint32_t index) {
+tmpl::Value CudaHostEmitter::shape_read_step(uint32_t index) {
   const passes::KernelCall& call = p_.calls[index];
   tmpl::List copies, converts, args;
-  for (const passes::KernelArg& arg : call.infer_meta_args) {
-    std::optional<std::string> text = host_arg(call, index, arg, copies, converts);
-    if (!text) return std::nullopt;
-    args.push_back(*text);
-  }
+  for (const passes::KernelArg& arg : call.infer_meta_args) args.push_back(host_arg(index, arg, copies, converts));
   tmpl::List symbols;
   for (uint32_t id : data_.bind_order()) {
     const passes::Symbol& s = p_.symbols[id];
     if (s.call != index || !s.before_call) continue;
-    if (call.outputs.size() != 1 || call.outputs[0].is_list) {
-      diags_.error(call.loc, "'" + call.pir_name + "': its output dims are read from a tensor's values, which "
-                             "--target cuda does for one output only");
-      return std::nullopt;
-    }
-    tmpl::Value sv = tmpl::Value::map();
+    tmpl::Value sv = tmpl::Value::map();  // of the call's one output (the plan refused more)
     sv.set("name", "s" + std::to_string(id));
     sv.set("axis", static_cast<int64_t>(s.axis));
     sv.set("meaning", s.name);
     symbols.push_back(std::move(sv));
   }
   tmpl::Value step = tmpl::Value::map();
-  step.set("kind", "shape_read");
   step.set("description", call_description(index));
   step.set("copies", tmpl::Value(std::move(copies)));
   step.set("converts", tmpl::Value(std::move(converts)));
@@ -122,36 +109,51 @@ std::optional<tmpl::Value> CudaHostEmitter::shape_read_step(uint32_t index) {
 void CudaHostEmitter::build_shape_reads(const std::set<uint32_t>& refused) {
   for (const passes::Symbol& s : p_.symbols) {
     if (s.is_input_dim() || !s.before_call || refused.contains(s.call) || shape_reads_.contains(s.call)) continue;
-    if (std::optional<tmpl::Value> step = shape_read_step(s.call)) shape_reads_.emplace(s.call, std::move(*step));
+    shape_reads_.emplace(s.call, shape_read_step(s.call));
   }
+}
+
+bool CudaHostEmitter::shape_read_ready_early(uint32_t c, const std::set<uint32_t>& bound) const {
+  // Every data-dependent dim bound before c's (bind order is by call) must be bound by now, or earlier in the batch.
+  for (const passes::Symbol& s : p_.symbols) {
+    if (!s.is_input_dim() && s.call < c && !bound.contains(s.call)) return false;
+  }
+  // The tensors it copies back are the program's inputs or constants (on the device before the first launch), and
+  // their dims need no dim known from data (they are set before the batch's wait).
+  for (const passes::KernelArg& a : p_.calls[c].infer_meta_args) {
+    std::vector<uint32_t> values = a.values;
+    if (a.kind == passes::ArgKind::kTensor || a.kind == passes::ArgKind::kTensorToAttr) values = {a.value};
+    if (a.kind == passes::ArgKind::kSymbolic || a.kind == passes::ArgKind::kConstant) values.clear();
+    for (uint32_t v : values) {
+      if (p_.values[v].defined_by != kNone || data_.late_symbol(p_.values[v].dims) != kNone) return false;
+    }
+  }
+  return true;
 }
 
 void CudaHostEmitter::place_shape_reads(const std::vector<uint32_t>& calls, std::set<uint32_t>& placed,
                                         tmpl::List& out) const {
-  // Before the launch of `calls`: the reads of the calls it runs and of those before it.
+  // Before the launch of `calls`: the reads of the calls it runs and of those before it; and, so that they share
+  // its wait, the reads of later calls whose tensors are ready already (shape_read_ready_early), all in call order.
   const uint32_t first = calls.empty() ? static_cast<uint32_t>(p_.calls.size()) : calls.front();
+  std::set<uint32_t> bound;  // the calls whose data-dependent dims are bound before the batch's binds end
+  for (const passes::Symbol& s : p_.symbols) {
+    if (!s.is_input_dim() && (s.before_call ? placed.contains(s.call) : s.call < first)) bound.insert(s.call);
+  }
+  tmpl::List reads;
   for (const auto& [c, step] : shape_reads_) {
     const bool here = std::find(calls.begin(), calls.end(), c) != calls.end();
-    if (placed.contains(c) || (c >= first && !here)) continue;
+    if (placed.contains(c)) continue;
+    if (c >= first && !here && (reads.empty() || !shape_read_ready_early(c, bound))) continue;
     placed.insert(c);
-    // The tensors it copies back must be written by launches already enqueued, not by the fused group it precedes.
-    auto group = [&](uint32_t call) { return call < plan_.call_group.size() ? plan_.call_group[call] : kNone; };
-    for (const passes::KernelArg& a : p_.calls[c].infer_meta_args) {
-      if (a.kind != passes::ArgKind::kTensorToAttr && a.kind != passes::ArgKind::kTensorListToAttr) continue;
-      std::vector<uint32_t> values = a.values;
-      if (a.kind == passes::ArgKind::kTensorToAttr) values = {a.value};
-      for (uint32_t v : values) {
-        const uint32_t producer = p_.values[v].defined_by;
-        if (producer != kNone && group(c) != kNone && group(producer) == group(c)) {
-          diags_.error(p_.calls[c].loc, fmt::format("'{}': its output dims are read from the values of '{}', which "
-                                                    "--target cuda computes in the same launch (a fused group); "
-                                                    "--target cpu compiles it",
-                                                    p_.calls[c].pir_name, a.name));
-        }
-      }
-    }
-    out.push_back(step);
+    bound.insert(c);
+    reads.push_back(step);
   }
+  if (reads.empty()) return;
+  tmpl::Value batch = tmpl::Value::map();
+  batch.set("kind", "shape_read");
+  batch.set("reads", tmpl::Value(std::move(reads)));
+  out.push_back(std::move(batch));
 }
 
 }  // namespace kforge::codegen::cuda_program_internal

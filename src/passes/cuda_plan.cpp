@@ -207,6 +207,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   add_scratch_buffers(p, cuda_index_scratch(p, fusion));  // topk's lines
   // How every other call outside the groups runs, and the index maps' forms (topk's with its scratch, above).
   cuda_plan_internal::plan_runs(p, fusion, plan, call_why, call_refusal);
+  cuda_plan_internal::plan_shape_reads(p, fusion, call_refusal);
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kConv) continue;
     const KernelCall& op = p.calls[g.calls.front()];

@@ -90,6 +90,10 @@ struct CudaIndexMap {
   std::vector<SymExpr> begin;
   std::vector<int64_t> step;
   std::set<size_t> dropped;
+  /// slice: per dim of x, where its start comes from when it is read from a tensor's values (issue 33): the value
+  /// (kNone: `begin` holds the start) and the element of it. The kernel reads it on the device and normalises it
+  /// as the CPU kernel does (from the end when negative, clamped to the dim).
+  std::vector<std::pair<uint32_t, size_t>> begin_from;
   /// pad3d: the six paddings ([left, right, top, bottom, front, back]), the mode, NDHWC or NCDHW, the fill.
   std::vector<SymExpr> pads;
   CudaPadMode mode = CudaPadMode::kConstant;

@@ -108,6 +108,8 @@ class IndexChecks {
   bool join(bool stacked);
   bool split();
   bool slice();
+  // slice's starts read from a tensor's values: (value, element) per start, in order.
+  bool slice_starts_from_data(const KernelArg& arg, std::vector<std::pair<uint32_t, size_t>>* starts);
   bool strided_slice();
   bool pad3d();
   bool broadcast();

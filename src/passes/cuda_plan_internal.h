@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "passes/cuda_plan.h"
@@ -15,5 +16,11 @@ namespace kforge::passes::cuda_plan_internal {
 /// place.
 void plan_runs(const LoweredProgram& program, const FusionPlan& fusion, CudaPlan& plan,
                std::map<uint32_t, std::string>& call_why, std::map<uint32_t, std::string>& call_refusal);
+/// The calls whose dims the host reads from a tensor's values by a rule it runs (is_cuda_host_shape_rule) and whose
+/// arguments it cannot pass there (a list of tensors, a dtype with no runtime name, values computed in the same fused
+/// launch, ...) or that have more than one output: call_refusal gets the whole message, at the op
+/// (cuda_plan_shape_read.cpp).
+void plan_shape_reads(const LoweredProgram& program, const FusionPlan& fusion,
+                      std::map<uint32_t, std::string>& call_refusal);
 
 }  // namespace kforge::passes::cuda_plan_internal

@@ -190,23 +190,39 @@ bool IndexChecks::slice() {
   const uint32_t x = call_.tensor_arg("input"), out = out_value();
   const bool typed = same_type(x, out, false);
   const AttrConstant* axes = constant("axes");
-  // Starts that are expressions of the dims (`x[:, x.shape[1] // 2 :]`) start where the shape rule put them.
+  // Starts that are expressions of the dims (`x[:, x.shape[1] // 2 :]`) start where the shape rule put them;
+  // starts read from a tensor's values (`x[:, n:]`) are read by the kernel, element i of one integer tensor or
+  // the one element of the list's tensor i.
   const KernelArg* symbolic_starts = call_.arg("starts");
+  const KernelArg* data_starts = symbolic_starts;
   if (symbolic_starts != nullptr && symbolic_starts->kind != ArgKind::kSymbolic) symbolic_starts = nullptr;
-  const AttrConstant* starts = axes != nullptr && symbolic_starts == nullptr ? constant("starts") : nullptr;
-  const AttrConstant* decrease =
-      starts != nullptr || (axes != nullptr && symbolic_starts != nullptr) ? constant("decrease_axis") : nullptr;
+  if (data_starts != nullptr && data_starts->kind != ArgKind::kTensorToAttr &&
+      data_starts->kind != ArgKind::kTensorListToAttr) {
+    data_starts = nullptr;
+  }
+  const bool computed = symbolic_starts != nullptr || data_starts != nullptr;
+  const AttrConstant* starts = axes != nullptr && !computed ? constant("starts") : nullptr;
+  const AttrConstant* decrease = starts != nullptr || (axes != nullptr && computed) ? constant("decrease_axis") : nullptr;
   if (!typed || decrease == nullptr || !own_buffer(x, out)) return false;
   const SymShape& xd = value(x).dims;
-  const size_t start_count = symbolic_starts != nullptr ? symbolic_starts->symbolic.size() : starts->ints.size();
+  std::vector<std::pair<uint32_t, size_t>> from_data;
+  if (data_starts != nullptr && !slice_starts_from_data(*data_starts, &from_data)) return false;
+  const size_t start_count = symbolic_starts != nullptr ? symbolic_starts->symbolic.size()
+                             : data_starts != nullptr   ? from_data.size()
+                                                        : starts->ints.size();
   if (axes->ints.size() != start_count) return fail("its axes and starts differ in length");
   form_.begin.assign(xd.size(), SymExpr(0));
   form_.step.assign(xd.size(), 1);
+  if (data_starts != nullptr) form_.begin_from.assign(xd.size(), {kNone, 0});
   for (size_t i = 0; i < axes->ints.size(); ++i) {
     size_t a = 0;
     if (!axis_of(axes->ints[i], xd.size(), &a, "its axes name an axis out of range")) return false;
     if (symbolic_starts != nullptr) {
       form_.begin[a] = slice_bound(xd[a], symbolic_starts->symbolic[i], false);
+      continue;
+    }
+    if (data_starts != nullptr) {
+      form_.begin_from[a] = from_data[i];
       continue;
     }
     int64_t s = starts->ints[i];
@@ -229,6 +245,22 @@ bool IndexChecks::slice() {
   const bool decreased = out_rank + dropped.size() == xd.size();
   if (!decreased && out_rank != xd.size()) return fail("its output's rank does not follow from its input's");
   if (decreased) form_.dropped = std::move(dropped);
+  return true;
+}
+
+bool IndexChecks::slice_starts_from_data(const KernelArg& arg, std::vector<std::pair<uint32_t, size_t>>* starts) {
+  const std::vector<uint32_t> values = arg.kind == ArgKind::kTensorToAttr ? std::vector<uint32_t>{arg.value} : arg.values;
+  for (uint32_t v : values) {
+    const ir::DataType d = value(v).dtype;
+    if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
+      return fail(fmt::format("its starts are {} (int32 or int64 expected)", ir::dtype_name(d)));
+    }
+    const std::optional<int64_t> n = value(v).numel().constant();
+    if (!n || (arg.kind == ArgKind::kTensorListToAttr && *n != 1)) {
+      return fail("its starts come from a tensor whose element count is known only at run time, or not 1 in a list");
+    }
+    for (int64_t e = 0; e < *n; ++e) starts->emplace_back(v, static_cast<size_t>(e));
+  }
   return true;
 }
 

@@ -106,6 +106,11 @@ PROGRAMS = [
     ("tests/golden/compile-cuda-shape-from-values/program.json", "shape_from_values", []),
     ("tests/paddle/expand_shape_from_input/inference.json", "paddle_expand_shape_from_input", []),
     ("tests/paddle/tile_from_input/inference.json", "paddle_tile_from_input", []),
+    # A slice start read by its kernel from the device; one from data with the axis dropped, under --cuda-graph.
+    ("tests/golden/compile-cuda-slice-start-from-values/program.json", "slice_start_from_values", []),
+    ("tests/paddle/slice_index_from_input/inference.json", "paddle_slice_index_from_input", ["--cuda-graph"]),
+    ("tests/paddle/reshape_shape_list_from_input/inference.json", "paddle_reshape_shape_list_from_input", []),
+    ("tests/golden/compile-cuda-shape-from-tensor-list/program.json", "shape_from_tensor_list", []),
     # Dynamic H and W: per-call convolution shapes, broadcast dims checked equal, shape parameters of a fused
     # kernel (with the golden case's own op files, named as a fourth element: they replace kernels/'s).
     ("tests/golden/compile-cuda-dynamic-hw/program.yaml", "dynamic_hw", ["--cuda-graph"],

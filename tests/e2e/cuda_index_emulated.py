@@ -44,6 +44,10 @@ CASES = [
     # shapes read from an integer input's values: copied back, kforge_shape_meta.h's rule run on the host, bind_s<id>()
     "reshape_shape_from_input", "expand_shape_from_input", "tile_from_input", "arange_end_from_input",
     "full_shape_from_input", "slice_end_from_input", "slice_start_dims_end_from_input", "shape_from_input_mix",
+    # slice starts read on the device (issue 33), shapes given as lists of tensors
+    "slice_start_from_input", "slice_start_end_from_input", "slice_neg_start_from_input", "slice_index_from_input",
+    "slice_list_from_input", "reshape_shape_list_from_input", "expand_shape_list_from_input",
+    "full_shape_list_from_input",
     # the ops no fused group takes (issue 34; codegen/cuda_index_compute.cpp): reductions over leading axes in every
     # dtype, softmax over a middle axis, cumsum, one_hot, pow; stack and meshgrid
     "stack", "meshgrid_2", "meshgrid_3_int64", "meshgrid_anchors",

@@ -630,6 +630,25 @@ CASES = [
     # A slice whose start is computed from a dynamic dim and whose end is read from an input's values.
     C("slice_start_dims_end_from_input", lambda x, n: x[:, paddle.shape(x)[1] // 3 : n] + 1.0,
       [t(None, None, run=(3, 6)), t(1, dtype="int64", low=3, high=6)], ops=("slice",)),
+    # A slice start read from an input's values (the kernel reads it on the device, normalised as the CPU kernel):
+    # alone, with the end from data too, negative (counted from the end), and an index with decrease_axis.
+    C("slice_start_from_input", lambda x, n: x[:, n:] + 1.0, [t(3, 6), t(1, dtype="int64", low=1, high=6)],
+      ops=("slice",)),
+    C("slice_start_end_from_input", lambda x, n: x[:, n : n + 2] * 2.0, [t(3, 6), t(1, dtype="int64", low=0, high=4)],
+      ops=("slice",)),
+    C("slice_neg_start_from_input", lambda x, n: x[:, -n:] + 1.0, [t(3, 6), t(1, dtype="int32", low=1, high=5)],
+      ops=("slice",)),
+    C("slice_index_from_input", lambda x, n: x[:, n.reshape([])] * 2.0, [t(4, 5), t(1, dtype="int64", low=0, high=5)],
+      ops=("slice",)),
+    C("slice_list_from_input", lambda x, a, b: paddle.slice(x, axes=[0, 1], starts=[a, b], ends=[4, 6]) + 1.0,
+      [t(4, 6), t(1, dtype="int64", low=0, high=3), t(1, dtype="int64", low=1, high=5)], ops=("slice",)),
+    # Shapes given as lists of tensors (builtin.combine of 1-element tensors: a TensorList), every entry from data.
+    C("reshape_shape_list_from_input", lambda x, a, b: paddle.reshape(x, [a, b]) * 2.0,
+      [t(3, 4), t(1, dtype="int64", low=2, high=3), t(1, dtype="int64", low=6, high=7)], ops=("reshape",)),
+    C("expand_shape_list_from_input", lambda y, a, b: paddle.expand(y, [a, b]) + 1.0,
+      [t(1, 4), t(1, dtype="int32", low=2, high=5), t(1, dtype="int32", low=4, high=5)], ops=("expand",)),
+    C("full_shape_list_from_input", lambda a, b: paddle.full([a, b], 1.5) + 1.0,
+      [t(1, dtype="int64", low=2, high=5), t(1, dtype="int64", low=1, high=4)], ops=("full_with_tensor",)),
     # Two reads in one program with a dynamic batch: the slice's end, then arange's end (golden
     # compile-cuda-shape-from-values).
     C("shape_from_input_mix", lambda x, n: (paddle.tile(x[:, :n], [1, 2]) * 2.0, paddle.arange(n).astype("float32")),

@@ -327,8 +327,10 @@ kforge::Status shape_from_values::enqueue(Bindings& b) {
   // call 1 (pd_op.stack at ../../../golden/compile-cuda-shape-from-values/program.json:1:2037)
   if (cudaError_t e = shape_from_values_index_0(static_cast<const int64_t*>(b.buffers[2]), static_cast<int64_t*>(b.buffers[3]), stream_); e != cudaSuccess) return launch_failed(3, e);
   // call 2 (pd_op.slice at ../../../golden/compile-cuda-shape-from-values/program.json:1:2274)
-  // Dims read from a tensor's values: the tensor comes back to the host (a copy and a wait for all enqueued so far),
-  // then the op's shape rule (kforge_shape_meta.h, as the CPU's infer-meta) gives them.
+  // call 5 (pd_op.arange at ../../../golden/compile-cuda-shape-from-values/program.json:1:4729)
+  // Dims read from tensors' values: the tensors of these 2 ops come back to the host together
+  // (copies and one wait for all enqueued so far), then each op's shape rule (kforge_shape_meta.h, as the CPU's
+  // infer-meta) gives its dims, in call order.
   {
     kforge::Tensor kf_c2_input;
     kf_c2_input.dtype = kforge::DataType::kFloat32;
@@ -338,6 +340,11 @@ kforge::Status shape_from_values::enqueue(Bindings& b) {
     KFORGE_RETURN_IF_ERROR(kf_c2_ends_values.set_dims({1}));
     KFORGE_RETURN_IF_ERROR(kf_c2_ends_values.allocate());
     KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(kf_c2_ends_values.data, b.buffers[3], kf_c2_ends_values.bytes(), cudaMemcpyDeviceToHost, stream_));
+    kforge::Tensor kf_c5_end_values;
+    kf_c5_end_values.dtype = kforge::DataType::kInt64;
+    KFORGE_RETURN_IF_ERROR(kf_c5_end_values.set_dims({1}));
+    KFORGE_RETURN_IF_ERROR(kf_c5_end_values.allocate());
+    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(kf_c5_end_values.data, b.buffers[1], kf_c5_end_values.bytes(), cudaMemcpyDeviceToHost, stream_));
     KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     const std::vector<int64_t> kf_c2_axes = {1};
     const kforge::IntArray kf_c2_starts = {0};
@@ -353,23 +360,6 @@ kforge::Status shape_from_values::enqueue(Bindings& b) {
     KFORGE_RETURN_IF_ERROR(bind_s1(b, s1));
     s2 = kf_c2_meta_out.dims[1];  // dim 1 of pd_op.slice's result 8
     KFORGE_RETURN_IF_ERROR(bind_s2(b, s2));
-  }
-  // call 2 (pd_op.slice at ../../../golden/compile-cuda-shape-from-values/program.json:1:2274)
-  if (cudaError_t e = shape_from_values_index_1(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[4]), s2, sizes[4], stream_); e != cudaSuccess) return launch_failed(4, e);
-  // call 3 (pd_op.tile at ../../../golden/compile-cuda-shape-from-values/program.json:1:3065)
-  if (cudaError_t e = shape_from_values_index_2(static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[5]), s2, sizes[1], sizes[5], stream_); e != cudaSuccess) return launch_failed(5, e);
-  // group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-shape-from-values/program.json:1:3658)
-  if (cudaError_t e = shape_from_values_fused_0(static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[6]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[5]), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // call 5 (pd_op.arange at ../../../golden/compile-cuda-shape-from-values/program.json:1:4729)
-  // Dims read from a tensor's values: the tensor comes back to the host (a copy and a wait for all enqueued so far),
-  // then the op's shape rule (kforge_shape_meta.h, as the CPU's infer-meta) gives them.
-  {
-    kforge::Tensor kf_c5_end_values;
-    kf_c5_end_values.dtype = kforge::DataType::kInt64;
-    KFORGE_RETURN_IF_ERROR(kf_c5_end_values.set_dims({1}));
-    KFORGE_RETURN_IF_ERROR(kf_c5_end_values.allocate());
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(kf_c5_end_values.data, b.buffers[1], kf_c5_end_values.bytes(), cudaMemcpyDeviceToHost, stream_));
-    KFORGE_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     const kforge::Scalar kf_c5_start = kforge::Scalar(int64_t{0}).with_dtype(kforge::DataType::kInt64);
     kforge::Scalar kf_c5_end;
     KFORGE_RETURN_IF_ERROR(kforge::scalar_from_tensor(kf_c5_end_values, &kf_c5_end));
@@ -381,6 +371,12 @@ kforge::Status shape_from_values::enqueue(Bindings& b) {
     s3 = kf_c5_meta_out.dims[0];  // dim 0 of pd_op.arange's result 15
     KFORGE_RETURN_IF_ERROR(bind_s3(b, s3));
   }
+  // call 2 (pd_op.slice at ../../../golden/compile-cuda-shape-from-values/program.json:1:2274)
+  if (cudaError_t e = shape_from_values_index_1(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[4]), s2, sizes[4], stream_); e != cudaSuccess) return launch_failed(4, e);
+  // call 3 (pd_op.tile at ../../../golden/compile-cuda-shape-from-values/program.json:1:3065)
+  if (cudaError_t e = shape_from_values_index_2(static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[5]), s2, sizes[1], sizes[5], stream_); e != cudaSuccess) return launch_failed(5, e);
+  // group 0 (scale: pd_op.scale at ../../../golden/compile-cuda-shape-from-values/program.json:1:3658)
+  if (cudaError_t e = shape_from_values_fused_0(static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[6]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[5]), stream_); e != cudaSuccess) return launch_failed(0, e);
   // call 5 (pd_op.arange at ../../../golden/compile-cuda-shape-from-values/program.json:1:4729)
   if (cudaError_t e = shape_from_values_index_3(static_cast<int64_t*>(b.buffers[7]), s3, stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 1 (cast: pd_op.cast at ../../../golden/compile-cuda-shape-from-values/program.json:1:5046)

@@ -74,22 +74,13 @@ KFORGE_MATH_CLONES void fused_0([[maybe_unused]] int64_t s0, const float* __rest
   std::vector<float> exps_v6(static_cast<size_t>(inner));
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
-    float max_v6 = -std::numeric_limits<float>::infinity();
-    for (index_t j = 0; j < inner; ++j) {
-      const float in0 = p_in0[base + j];
-      const float in1 = p_in1[j];
-      const float v4 = in0 + in1;
-      const float v5 = std::max(v4, 0.0f);
-      max_v6 = v5 > max_v6 ? v5 : max_v6;
-    }
-    float sum_v6 = float(0);
     for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
       for (index_t j = j0; j < j0 + 16; ++j) {
         const float in0 = p_in0[base + j];
         const float in1 = p_in1[j];
         const float v4 = in0 + in1;
         const float v5 = std::max(v4, 0.0f);
-        exps_v6[j] = kforge::math::exp(v5 - max_v6);
+        exps_v6[j] = v5;
       }
     }
     for (index_t j = inner - inner % 16; j < inner; ++j) {
@@ -97,9 +88,18 @@ KFORGE_MATH_CLONES void fused_0([[maybe_unused]] int64_t s0, const float* __rest
       const float in1 = p_in1[j];
       const float v4 = in0 + in1;
       const float v5 = std::max(v4, 0.0f);
-      exps_v6[j] = kforge::math::exp(v5 - max_v6);
+      exps_v6[j] = v5;
     }
-    for (index_t j = 0; j < inner; ++j) sum_v6 += exps_v6[j];
+    const float max_v6 = kforge::math::row_max(exps_v6.data(), inner);
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        exps_v6[j] = kforge::math::exp(exps_v6[j] - max_v6);
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
+      exps_v6[j] = kforge::math::exp(exps_v6[j] - max_v6);
+    }
+    const float sum_v6 = kforge::math::row_sum(exps_v6.data(), inner);
     for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
       for (index_t j = j0; j < j0 + 16; ++j) {
         const float v6 = exps_v6[j] / sum_v6;

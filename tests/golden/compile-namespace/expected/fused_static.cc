@@ -270,11 +270,12 @@ KFORGE_MATH_CLONES void fused_0(const float* __restrict p_in0, const float* __re
   }
 }
 
-// Group 1: add+layer_norm (row loop over [4, 16] = 4 x 16; calls 3, 4).
-void fused_1(const float* __restrict p_in0, const float* __restrict p_in1, const float* __restrict p_in2, const float* __restrict p_in3, float* __restrict p_v9) {
+// Group 1: add+layer_norm+scale+softmax (row loop over [4, 16] = 4 x 16; calls 3, 4, 5, 6).
+KFORGE_MATH_CLONES void fused_1(const float* __restrict p_in0, const float* __restrict p_in1, const float* __restrict p_in2, const float* __restrict p_in3, float* __restrict p_v9, float* __restrict p_v11) {
   using index_t = int32_t;
   const index_t outer = static_cast<index_t>(4);
   const index_t inner = static_cast<index_t>(16);
+  std::vector<float> exps_v11(static_cast<size_t>(inner));
   for (index_t i = 0; i < outer; ++i) {
     [[maybe_unused]] const index_t base = i * inner;
     double sum_v9 = 0.0;
@@ -296,7 +297,22 @@ void fused_1(const float* __restrict p_in0, const float* __restrict p_in1, const
     const double var_v9 = inner > 0 ? sq_v9 / static_cast<double>(inner) : 0.0;
     const float mean_v9 = static_cast<float>(mu_v9);
     const float inv_std_v9 = static_cast<float>(1.0 / std::sqrt(var_v9 + static_cast<double>(1e-05f)));
-    for (index_t j = 0; j < inner; ++j) {
+    for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
+      for (index_t j = j0; j < j0 + 16; ++j) {
+        const float in0 = p_in0[base + j];
+        const float in1 = p_in1[base + j];
+        const float in2 = p_in2[j];
+        const float in3 = p_in3[j];
+        const float v8 = in0 + in1;
+        float v9 = (v8 - mean_v9) * inv_std_v9;
+        v9 *= in2;
+        v9 += in3;
+        const float v10 = v9 * 0.5f + 0.0f;
+        exps_v11[j] = v10;
+        p_v9[base + j] = v9;
+      }
+    }
+    for (index_t j = inner - inner % 16; j < inner; ++j) {
       const float in0 = p_in0[base + j];
       const float in1 = p_in1[base + j];
       const float in2 = p_in2[j];
@@ -305,39 +321,20 @@ void fused_1(const float* __restrict p_in0, const float* __restrict p_in1, const
       float v9 = (v8 - mean_v9) * inv_std_v9;
       v9 *= in2;
       v9 += in3;
+      const float v10 = v9 * 0.5f + 0.0f;
+      exps_v11[j] = v10;
       p_v9[base + j] = v9;
     }
-  }
-}
-
-// Group 2: scale+softmax (row loop over [4, 16] = 4 x 16; calls 5, 6).
-KFORGE_MATH_CLONES void fused_2(const float* __restrict p_in0, float* __restrict p_v11) {
-  using index_t = int32_t;
-  const index_t outer = static_cast<index_t>(4);
-  const index_t inner = static_cast<index_t>(16);
-  std::vector<float> exps_v11(static_cast<size_t>(inner));
-  for (index_t i = 0; i < outer; ++i) {
-    [[maybe_unused]] const index_t base = i * inner;
-    float max_v11 = -std::numeric_limits<float>::infinity();
-    for (index_t j = 0; j < inner; ++j) {
-      const float in0 = p_in0[base + j];
-      const float v10 = in0 * 0.5f + 0.0f;
-      max_v11 = v10 > max_v11 ? v10 : max_v11;
-    }
-    float sum_v11 = float(0);
+    const float max_v11 = kforge::math::row_max(exps_v11.data(), inner);
     for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
       for (index_t j = j0; j < j0 + 16; ++j) {
-        const float in0 = p_in0[base + j];
-        const float v10 = in0 * 0.5f + 0.0f;
-        exps_v11[j] = kforge::math::exp(v10 - max_v11);
+        exps_v11[j] = kforge::math::exp(exps_v11[j] - max_v11);
       }
     }
     for (index_t j = inner - inner % 16; j < inner; ++j) {
-      const float in0 = p_in0[base + j];
-      const float v10 = in0 * 0.5f + 0.0f;
-      exps_v11[j] = kforge::math::exp(v10 - max_v11);
+      exps_v11[j] = kforge::math::exp(exps_v11[j] - max_v11);
     }
-    for (index_t j = 0; j < inner; ++j) sum_v11 += exps_v11[j];
+    const float sum_v11 = kforge::math::row_sum(exps_v11.data(), inner);
     for (index_t j0 = 0; j0 < inner - inner % 16; j0 += 16) {
       for (index_t j = j0; j < j0 + 16; ++j) {
         const float v11 = exps_v11[j] / sum_v11;
@@ -351,8 +348,8 @@ KFORGE_MATH_CLONES void fused_2(const float* __restrict p_in0, float* __restrict
   }
 }
 
-// Group 3: max+subtract+exp (row loop over [4, 16] = 4 x 16; calls 7, 8, 9).
-KFORGE_MATH_CLONES void fused_3(const float* __restrict p_in0, float* __restrict p_v14) {
+// Group 2: max+subtract+exp (row loop over [4, 16] = 4 x 16; calls 7, 8, 9).
+KFORGE_MATH_CLONES void fused_2(const float* __restrict p_in0, float* __restrict p_v14) {
   using index_t = int32_t;
   const index_t outer = static_cast<index_t>(4);
   const index_t inner = static_cast<index_t>(16);
@@ -381,8 +378,8 @@ KFORGE_MATH_CLONES void fused_3(const float* __restrict p_in0, float* __restrict
   }
 }
 
-// Group 4: sum+divide (row loop over [4, 16] = 4 x 16; calls 10, 11).
-void fused_4(const float* __restrict p_in0, float* __restrict p_v16) {
+// Group 3: sum+divide (row loop over [4, 16] = 4 x 16; calls 10, 11).
+void fused_3(const float* __restrict p_in0, float* __restrict p_v16) {
   using index_t = int32_t;
   const index_t outer = static_cast<index_t>(4);
   const index_t inner = static_cast<index_t>(16);
@@ -604,20 +601,17 @@ kforge::Status fused_static::run(const kforge::Tensor& x, kforge::Tensor* p, kfo
   fused_0(values_[0].data_as<const float>(), parameters_[1].data_as<const float>(), values_[1].data_as<float>());
   KFORGE_TRACE_VALUE("h2", values_[1]);
 
-  // fused group 1: pd_op.add, pd_op.layer_norm at ../../../golden/compile-fused-static/program.yaml:15:5
-  fused_1(x.data_as<const float>(), values_[1].data_as<const float>(), parameters_[2].data_as<const float>(), parameters_[3].data_as<const float>(), values_[2].data_as<float>());
+  // fused group 1: pd_op.add, pd_op.layer_norm, pd_op.scale, pd_op.softmax at ../../../golden/compile-fused-static/program.yaml:15:5
+  fused_1(x.data_as<const float>(), values_[1].data_as<const float>(), parameters_[2].data_as<const float>(), parameters_[3].data_as<const float>(), values_[2].data_as<float>(), values_[3].data_as<float>());
   KFORGE_TRACE_VALUE("n", values_[2]);
-
-  // fused group 2: pd_op.scale, pd_op.softmax at ../../../golden/compile-fused-static/program.yaml:17:5
-  fused_2(values_[2].data_as<const float>(), values_[3].data_as<float>());
   KFORGE_TRACE_VALUE("p", values_[3]);
 
-  // fused group 3: pd_op.max, pd_op.subtract, pd_op.exp at ../../../golden/compile-fused-static/program.yaml:19:5
-  fused_3(values_[2].data_as<const float>(), values_[4].data_as<float>());
+  // fused group 2: pd_op.max, pd_op.subtract, pd_op.exp at ../../../golden/compile-fused-static/program.yaml:19:5
+  fused_2(values_[2].data_as<const float>(), values_[4].data_as<float>());
   KFORGE_TRACE_VALUE("e", values_[4]);
 
-  // fused group 4: pd_op.sum, pd_op.divide at ../../../golden/compile-fused-static/program.yaml:22:5
-  fused_4(values_[4].data_as<const float>(), values_[5].data_as<float>());
+  // fused group 3: pd_op.sum, pd_op.divide at ../../../golden/compile-fused-static/program.yaml:22:5
+  fused_3(values_[4].data_as<const float>(), values_[5].data_as<float>());
   KFORGE_TRACE_VALUE("q", values_[5]);
   return kforge::Status::OK();
 }

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "codegen/cpp_text.h"
 
 namespace kforge::codegen::index_text {
@@ -17,35 +15,6 @@ std::optional<std::string> move_type(ir::DataType dtype) {
     case ir::DataType::kUInt64: return "uint64_t";
     default: return element_type(dtype);
   }
-}
-
-const passes::AttrConstant* constant(const KernelCall& call, std::string_view name, std::string* why) {
-  const KernelArg* a = call.arg(name);
-  if (a != nullptr && a->kind == ArgKind::kConstant) return &a->constant;
-  *why = fmt::format("its {} is not a constant known at generation time", name);
-  return nullptr;
-}
-
-std::optional<int64_t> constant_int(const KernelCall& call, std::string_view name, std::string* why) {
-  const passes::AttrConstant* c = constant(call, name, why);
-  return c != nullptr ? std::optional<int64_t>(passes::cuda_attr_int(*c)) : std::nullopt;
-}
-
-std::optional<double> constant_float(const KernelCall& call, std::string_view name, std::string* why) {
-  const passes::AttrConstant* c = constant(call, name, why);
-  return c != nullptr ? std::optional<double>(passes::cuda_attr_float(*c)) : std::nullopt;
-}
-
-bool is_read(const passes::LoweredProgram& p, uint32_t v) {
-  for (const passes::ProgramOutput& o : p.outputs) {
-    if (o.value == v) return true;
-  }
-  for (const KernelCall& call : p.calls) {
-    for (const KernelArg& a : call.args) {
-      if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) return true;
-    }
-  }
-  return false;
 }
 
 tmpl::Value statements_of(const std::string& shape) {
@@ -172,52 +141,8 @@ CudaIndexKernel KernelText::finish(std::string name, std::string description, co
 
 // ---- IndexBuilder ----
 
-bool IndexBuilder::fail(std::string reason) {
-  if (why_->empty()) *why_ = std::move(reason);
-  return false;
-}
-
 uint32_t IndexBuilder::out_value() const {
   return call_.outputs.empty() || call_.outputs[0].values.size() != 1 ? kNone : call_.outputs[0].values[0];
-}
-
-std::string IndexBuilder::same_type(uint32_t x, uint32_t out, bool arithmetic) {
-  if (x == kNone || out == kNone) {
-    fail("it needs an input and an output");
-    return "";
-  }
-  if (value(x).dtype != value(out).dtype) {
-    fail(fmt::format("its input is {} and its output {}", ir::dtype_name(value(x).dtype),
-                     ir::dtype_name(value(out).dtype)));
-    return "";
-  }
-  const ir::DataType d = value(x).dtype;
-  if (arithmetic && d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
-    fail(fmt::format("it computes on {} values; the CUDA kernel computes float32 and float64 only", ir::dtype_name(d)));
-    return "";
-  }
-  std::optional<std::string> t = move_type(d);
-  if (!t) {
-    fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(d)));
-    return "";
-  }
-  return *t;
-}
-
-std::string IndexBuilder::index_type(uint32_t index) {
-  const ir::DataType d = value(index).dtype;
-  if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
-    fail(fmt::format("its index is {} (int32 or int64 expected)", ir::dtype_name(d)));
-    return "";
-  }
-  return *move_type(d);
-}
-
-bool IndexBuilder::own_buffer(uint32_t in, uint32_t out) {
-  if (value(in).buffer == value(out).buffer) {
-    return fail("its output shares its input's buffer (in place), which an index-mapped kernel cannot write");
-  }
-  return true;
 }
 
 int64_t IndexBuilder::unit_elements(const SymShape& dims, ir::DataType dtype) {

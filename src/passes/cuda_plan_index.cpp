@@ -154,9 +154,7 @@ void plan_runs(const LoweredProgram& p, const FusionPlan& fusion, CudaPlan& plan
                std::map<uint32_t, std::string>& call_why, std::map<uint32_t, std::string>& call_refusal) {
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
-    // Each call's own reason: the index checks keep the first reason they are given, so a string shared across calls
-    // would give a refused call the reason of an earlier one.
-    std::string why;
+    std::string why;  // this call's reason (plan_cuda_index_map and plan_cuda_compute also start from an empty one)
     const KernelCall& call = p.calls[c];
     const std::optional<CudaRun> run = cuda_call_run(p, c, plan.no_gemm.contains(c));
     if (!run) {

@@ -1,8 +1,9 @@
 // The builder the index-mapped CUDA kernels share (codegen/cuda_index.h): KernelText, which collects one kernel's
-// parameters, launch arguments and per-element statements, and IndexBuilder, the state and checks of one call's
-// kernels. Internal to codegen/: cuda_index.cpp builds the data-movement kernels with it, cuda_index_compute.cpp the
-// reductions, scans and the ops that compute per element without a fused expression, cuda_index_select.cpp the ops
-// that pick or place elements by an index or a rank.
+// parameters, launch arguments and per-element statements, and IndexBuilder, the state of one call's kernels,
+// rendered from the CUDA target plan's form (which has checked the call). Internal to codegen/: cuda_index.cpp
+// builds the data-movement kernels with it, cuda_index_compute.cpp the reductions, scans and the ops that compute
+// per element without a fused expression, cuda_index_select.cpp the ops that pick or place elements by an index or
+// a rank.
 #pragma once
 
 #include <optional>

@@ -43,7 +43,7 @@ void IndexCall::transpose() {
     if (vec > 1) dims.back() = *dims.back().constant() / vec;
     return dims;
   };
-  if (vec > 1) k.line(aligned_flag({in}));
+  if (vec > 1) k.aligned({in});
   k.coordinates(units(value(out).dims));
   tmpl::Value f = tmpl::Value::map();  // index_move.j2's move: unit e from unit `from` of `in`
   f.set("kind", "move");
@@ -71,7 +71,7 @@ void IndexCall::join(bool stacked) {
     if (vec > 1) dims.back() = *dims.back().constant() / vec;
     return dims;
   };
-  if (vec > 1) k.line(aligned_flag(names));
+  if (vec > 1) k.aligned(names);
   k.coordinates(units(od));
   SymExpr start = 0;
   const std::string ca = "c" + std::to_string(axis);
@@ -320,7 +320,8 @@ tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
   v.set("param_names", tmpl::Value(std::move(names)));
   v.set("args", tmpl::Value(tmpl::List(kernel.args.begin(), kernel.args.end())));
   v.set("numel", kernel.numel);
-  v.set("body", tmpl::Value(tmpl::List(kernel.body.begin(), kernel.body.end())));
+  if (kernel.aligned.is_list()) v.set("aligned", kernel.aligned);
+  if (kernel.coords.is_map()) v.set("coords", kernel.coords);
   if (!kernel.form.is_none()) v.set("form", kernel.form);
   if (kernel.statements.is_map()) v.set("statements", kernel.statements);
   return v;

@@ -59,13 +59,17 @@ struct CudaIndexKernel {
   std::vector<std::string> params;  // "const float* __restrict__ x", "float* __restrict__ out", "int64_t s0"
   std::vector<std::string> args;    // the host expressions passed for them, in the same order
   std::string numel;                // the output's element count (an int64 expression over the params)
-  std::vector<std::string> body;    // the statements per element: coordinates, source offset, store
-  /// Or, where a template spells the statements (templates/program/cuda/index_forms.j2), their typed form: a map
-  /// whose `kind` names the macro, the rest names, types and expressions; none where `body` holds them.
+  /// The pointers whose 16-byte alignment a kernel moving units tests first (`aligned`; out's and these inputs'),
+  /// a list of their names; none for a kernel that moves no units.
+  tmpl::Value aligned;
+  /// Element e's coordinates (KernelText::coordinates_context, spelled by index_compute.j2's `coordinates`); none
+  /// for a kernel that computes them in its statements.
+  tmpl::Value coords;
+  /// Then, where a template spells the statements (templates/program/cuda/index_forms.j2), their typed form: a map
+  /// whose `kind` names the macro, the rest names, types and expressions.
   tmpl::Value form;
-  /// Instead of `body`, for the computing families: the typed context from which
-  /// templates/program/cuda/index_compute.j2's `statements` writes them (its key `shape` names the op's skeleton);
-  /// null where `body` holds them.
+  /// Or, for the computing families: the typed context from which templates/program/cuda/index_compute.j2's
+  /// `statements` writes them (its key `shape` names the op's skeleton).
   tmpl::Value statements;
   bool interp = false;              // uses kforge_index.cuh's interpolation helpers
 };

@@ -53,20 +53,12 @@ std::string KernelText::size(const SymExpr& d) {
 }
 
 void KernelText::coordinates(const SymShape& dims, const std::string& index, const std::string& prefix) {
-  if (dims.empty()) return;
-  if (dims.size() == 1) {
-    line(fmt::format("[[maybe_unused]] const int64_t {}0 = {};", prefix, index));  // stack of 0-D tensors reads none
-    return;
-  }
-  // The remainder is `r` for the output's coordinates, `<prefix>r` for any other walk (a reduction's inner loop).
-  const std::string r = prefix == "c" ? "r" : prefix + "r";
-  line(fmt::format("int64_t {} = {};", r, index));
-  for (size_t d = dims.size() - 1; d > 0; --d) {
-    const std::string n = size(dims[d]);
-    line(fmt::format("[[maybe_unused]] const int64_t {}{} = {} % {};", prefix, d, r, n));
-    line(fmt::format("{} /= {};", r, n));
-  }
-  line(fmt::format("[[maybe_unused]] const int64_t {}0 = {};", prefix, r));
+  coords_ = coordinates_context(dims, index, prefix);
+}
+
+void KernelText::aligned(const std::vector<std::string>& inputs) {
+  tmpl::List names(inputs.begin(), inputs.end());
+  aligned_ = tmpl::Value(std::move(names));
 }
 
 tmpl::Value KernelText::coordinates_context(const SymShape& dims, const std::string& index, const std::string& prefix) {
@@ -133,7 +125,8 @@ CudaIndexKernel KernelText::finish(std::string name, std::string description, co
   const std::vector<std::string> size_params = sizes_.params(), size_args = sizes_.args();
   k.params.insert(k.params.end(), size_params.begin(), size_params.end());
   k.args.insert(k.args.end(), size_args.begin(), size_args.end());
-  k.body = body_;
+  k.aligned = aligned_;
+  k.coords = coords_;
   k.statements = statements_;
   k.interp = interp;
   return k;
@@ -149,17 +142,6 @@ int64_t IndexBuilder::unit_elements(const SymShape& dims, ir::DataType dtype) {
   const auto bytes = static_cast<int64_t>(ir::dtype_size(dtype));
   const std::optional<int64_t> last = dims.empty() ? std::nullopt : dims.back().constant();
   return bytes > 0 && bytes < 16 && 16 % bytes == 0 && last && *last * bytes % 16 == 0 ? 16 / bytes : 1;
-}
-
-std::string IndexBuilder::aligned_flag(const std::vector<std::string>& inputs) {
-  std::string aligned = "reinterpret_cast<uintptr_t>(out)";
-  for (const std::string& n : inputs) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
-  return fmt::format("const bool aligned = (({}) & 15) == 0;", aligned);
-}
-
-std::string IndexBuilder::move(int64_t vec, const std::string& in, const std::string& from) {
-  return vec == 1 ? fmt::format("out[e] = {}[{}];", in, from)
-                  : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, in, from);
 }
 
 void IndexBuilder::add(KernelText& k, const SymExpr& numel, bool interp) {

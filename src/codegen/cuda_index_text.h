@@ -57,25 +57,23 @@ class KernelText {
   std::string output(uint32_t v, const std::string& type, const std::string& name = "out");
   /// The pointer `scratch` (int32 entries) to the call's scratch buffer, whose pointer expression is `pointer`.
   std::string scratch(const std::string& pointer);
-  void line(std::string text) { body_.push_back(std::string(indent_, ' ') + std::move(text)); }
+  /// The kernel tests first whether `out` and `inputs` are 16-byte aligned (`const bool aligned`), for move units.
+  void aligned(const std::vector<std::string>& inputs);
   /// The context of the coordinates() statements, for templates/program/cuda/index_compute.j2's `coordinates`:
   /// {rank, index, prefix, remainder, sizes: [{dim, size}] from the last dim to the second}.
   tmpl::Value coordinates_context(const passes::SymShape& dims, const std::string& index = "e",
                                   const std::string& prefix = "c");
   /// The kernel's statements as a typed context for index_compute.j2 (instead of line()s).
   void statements(tmpl::Value context) { statements_ = std::move(context); }
-  /// Indents the lines that follow by `columns` more (fewer when negative).
-  void indent(int columns) { indent_ = static_cast<size_t>(static_cast<int>(indent_) + columns); }
 
   CudaIndexKernel finish(std::string name, std::string description, const passes::SymExpr& numel, bool interp);
 
  private:
   const CudaBufferExpr& buffer_;
   SizeParams sizes_;
-  std::vector<std::string> params_, args_, body_;
-  tmpl::Value statements_;
+  std::vector<std::string> params_, args_;
+  tmpl::Value aligned_, coords_, statements_;
   int inputs_ = 0;
-  size_t indent_ = 0;
 };
 
 /// The kernels of one call under construction: the program, the call, how buffers and sizes are spelled, and the
@@ -98,13 +96,9 @@ class IndexBuilder {
   KernelText text() const { return KernelText(buffer_, sizes_, size_argument_); }
   /// Data movement in 16-byte units: the elements of `dtype` that make one 16 bytes when the rows of `dims`' last
   /// dim (a constant) are whole units, else 1 (element by element). A kernel moving units counts its dims and
-  /// offsets in units (the last dim divided by it) and moves each with move(), by 16 bytes where aligned_flag()'s
-  /// `aligned` holds (every pointer 16-byte aligned: a caller's tensor or a view may not be), else element by element.
+  /// offsets in units (the last dim divided by it) and moves each by 16 bytes where KernelText::aligned's test
+  /// holds (every pointer 16-byte aligned: a caller's tensor or a view may not be), else element by element.
   static int64_t unit_elements(const passes::SymShape& dims, ir::DataType dtype);
-  /// `const bool aligned = ...;`: whether `out` and every pointer of `inputs` are 16-byte aligned.
-  static std::string aligned_flag(const std::vector<std::string>& inputs);
-  /// The statement storing unit (or element, `vec` 1) e of `out` from unit `from` of `in`.
-  static std::string move(int64_t vec, const std::string& in, const std::string& from);
   void add(KernelText& k, const passes::SymExpr& numel, bool interp = false);
 
   const passes::LoweredProgram& p_;

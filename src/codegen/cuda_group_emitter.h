@@ -72,8 +72,6 @@ class GroupEmitter {
 
   // The context keys both kernel shapes share: names, the launcher's parameters, the vector path's check.
   tmpl::Value launcher_context(bool needs_inner) const;
-  // The launcher's declaration (for NAME.cu): `cudaError_t <name>(<lead><parameters>, cudaStream_t stream);`.
-  std::string declaration(const std::string& name, const std::string& lead) const;
 
   // Inputs and element stores accessed V at a time; the vector width makes their widest access 16 bytes.
   int vector_width() const;

@@ -97,13 +97,13 @@ class CudaHostEmitter {
 
   // The library steps: the convolution groups' conv2d_fused calls and the calls outside every group (check_calls
   // collected them), each with its launch index in kLaunchNames (groups first, then these calls). The convolutions,
-  // pools and batch norms run the target plan's forms (codegen/cuda_conv.h); what an index-mapped op cannot run is
-  // an error at the op.
+  // pools and batch norms run the target plan's forms (codegen/cuda_conv.h), the index-mapped ops theirs
+  // (codegen/cuda_index.h): the plan refused what they cannot run.
   void build_library_steps();
 
   // Call c outside every group as a step at launch index `launch`: the target plan's convolution, pool or batch
-  // norm, or a compaction, a copy, the known elements written, an index-mapped kernel (errors at the op where it
-  // has none).
+  // norm, or a compaction, a copy, the known elements written, the index-mapped kernels of the plan's index map or
+  // computing form.
   void add_library_step(uint32_t c, size_t launch, const std::string& description, const CudaBufferExpr& buffer);
 
   // The step of the convolution `conv` (the target plan's form) at launch index `launch`, run at `position`.

@@ -43,7 +43,7 @@ void IndexCall::transpose() {
     if (vec > 1) dims.back() = *dims.back().constant() / vec;
     return dims;
   };
-  if (vec > 1) k.line(aligned_flag({in}));
+  if (vec > 1) k.aligned({in});
   k.coordinates(units(value(out).dims));
   tmpl::Value f = tmpl::Value::map();  // index_move.j2's move: unit e from unit `from` of `in`
   f.set("kind", "move");
@@ -71,7 +71,7 @@ void IndexCall::join(bool stacked) {
     if (vec > 1) dims.back() = *dims.back().constant() / vec;
     return dims;
   };
-  if (vec > 1) k.line(aligned_flag(names));
+  if (vec > 1) k.aligned(names);
   k.coordinates(units(od));
   SymExpr start = 0;
   const std::string ca = "c" + std::to_string(axis);
@@ -266,45 +266,41 @@ void IndexCall::batched_matmul() {
 
 }  // namespace cuda_index_internal
 
-std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::LoweredProgram& program,
-                                                               const passes::KernelCall& call,
-                                                               const passes::CudaIndexMap* map,
-                                                               const std::string& prefix, size_t first,
-                                                               const std::string& description,
-                                                               const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                               const SizeTable::Spelling& size_argument,
-                                                               std::string* why, const std::string& scratch) {
-  std::string reason;
-  std::optional<std::vector<CudaIndexKernel>> kernels;
+std::vector<CudaIndexKernel> cuda_index_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                                const passes::CudaIndexMap& map, const std::string& prefix,
+                                                size_t first, const std::string& description,
+                                                const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                const SizeTable::Spelling& size_argument, const std::string& scratch) {
   using passes::CudaIndexFamily;
   const std::optional<CudaIndexFamily> family = passes::cuda_index_family(call.op);
-  if (family == CudaIndexFamily::kCompute) {
-    kernels = index_text::compute_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                          &reason);
-  } else if (family == CudaIndexFamily::kBinary) {
-    kernels = index_text::binary_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                         &reason);
-  } else if (family == CudaIndexFamily::kEinsum) {
-    kernels = index_text::einsum_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                         &reason);
-  } else if (family == CudaIndexFamily::kNorm) {
-    kernels = index_text::norm_kernels(program, call, prefix, first, description, buffer, sizes, size_argument,
-                                       &reason);
-  } else if (map == nullptr) {
-    reason = "the CUDA target plan has no form for it";  // a call with known results whose dtype no kernel moves
-  } else if (family == CudaIndexFamily::kLoss) {
-    kernels = index_text::loss_kernels(program, call, *map, prefix, first, description, buffer, sizes, size_argument,
-                                       &reason);
-  } else if (family == CudaIndexFamily::kSelect) {
-    kernels = index_text::select_kernels(program, call, *map, prefix, first, description, buffer, sizes,
-                                         size_argument, &reason, scratch);
-  } else {
-    kernels = cuda_index_internal::IndexCall(*map, program, call, prefix, first, description, buffer, sizes,
-                                             size_argument, &reason)
-                  .build();
+  if (family == CudaIndexFamily::kLoss) {
+    return index_text::loss_kernels(program, call, map, prefix, first, description, buffer, sizes, size_argument);
   }
-  if (!kernels && why != nullptr) *why = reason;
-  return kernels;
+  if (family == CudaIndexFamily::kSelect) {
+    return index_text::select_kernels(program, call, map, prefix, first, description, buffer, sizes, size_argument,
+                                      scratch);
+  }
+  return cuda_index_internal::IndexCall(map, program, call, prefix, first, description, buffer, sizes, size_argument)
+      .build();
+}
+
+std::vector<CudaIndexKernel> cuda_index_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                                const passes::CudaComputeForm& form, const std::string& prefix,
+                                                size_t first, const std::string& description,
+                                                const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                const SizeTable::Spelling& size_argument) {
+  using passes::CudaIndexFamily;
+  const std::optional<CudaIndexFamily> family = passes::cuda_index_family(call.op);
+  if (family == CudaIndexFamily::kBinary) {
+    return index_text::binary_kernels(program, call, form, prefix, first, description, buffer, sizes, size_argument);
+  }
+  if (family == CudaIndexFamily::kEinsum) {
+    return index_text::einsum_kernels(program, call, form, prefix, first, description, buffer, sizes, size_argument);
+  }
+  if (family == CudaIndexFamily::kNorm) {
+    return index_text::norm_kernels(program, call, form, prefix, first, description, buffer, sizes, size_argument);
+  }
+  return index_text::compute_kernels(program, call, form, prefix, first, description, buffer, sizes, size_argument);
 }
 
 tmpl::Value cuda_index_store_form(const std::string& value) {
@@ -324,7 +320,8 @@ tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
   v.set("param_names", tmpl::Value(std::move(names)));
   v.set("args", tmpl::Value(tmpl::List(kernel.args.begin(), kernel.args.end())));
   v.set("numel", kernel.numel);
-  v.set("body", tmpl::Value(tmpl::List(kernel.body.begin(), kernel.body.end())));
+  if (kernel.aligned.is_list()) v.set("aligned", kernel.aligned);
+  if (kernel.coords.is_map()) v.set("coords", kernel.coords);
   if (!kernel.form.is_none()) v.set("form", kernel.form);
   if (kernel.statements.is_map()) v.set("statements", kernel.statements);
   return v;

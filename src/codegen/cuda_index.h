@@ -44,6 +44,7 @@
 
 #include "codegen/cuda_conv.h"
 #include "codegen/size_table.h"
+#include "passes/cuda_plan_compute.h"
 #include "passes/cuda_plan_index.h"
 #include "passes/lowered_program.h"
 #include "template/value.h"
@@ -58,13 +59,17 @@ struct CudaIndexKernel {
   std::vector<std::string> params;  // "const float* __restrict__ x", "float* __restrict__ out", "int64_t s0"
   std::vector<std::string> args;    // the host expressions passed for them, in the same order
   std::string numel;                // the output's element count (an int64 expression over the params)
-  std::vector<std::string> body;    // the statements per element: coordinates, source offset, store
-  /// Or, where a template spells the statements (templates/program/cuda/index_forms.j2), their typed form: a map
-  /// whose `kind` names the macro, the rest names, types and expressions; none where `body` holds them.
+  /// The pointers whose 16-byte alignment a kernel moving units tests first (`aligned`; out's and these inputs'),
+  /// a list of their names; none for a kernel that moves no units.
+  tmpl::Value aligned;
+  /// Element e's coordinates (KernelText::coordinates_context, spelled by index_compute.j2's `coordinates`); none
+  /// for a kernel that computes them in its statements.
+  tmpl::Value coords;
+  /// Then, where a template spells the statements (templates/program/cuda/index_forms.j2), their typed form: a map
+  /// whose `kind` names the macro, the rest names, types and expressions.
   tmpl::Value form;
-  /// Instead of `body`, for the computing families: the typed context from which
-  /// templates/program/cuda/index_compute.j2's `statements` writes them (its key `shape` names the op's skeleton);
-  /// null where `body` holds them.
+  /// Or, for the computing families: the typed context from which templates/program/cuda/index_compute.j2's
+  /// `statements` writes them (its key `shape` names the op's skeleton).
   tmpl::Value statements;
   bool interp = false;              // uses kforge_index.cuh's interpolation helpers
 };
@@ -82,22 +87,24 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
                                                                const SizeTable::Spelling& size_argument);
 
 /// The kernels of `call` (one per output: split gives several), named `<prefix><k>`, `<prefix><k+1>`, ...
-/// for k = first; nullopt with `why` (a sentence) when the CUDA backend cannot run this call. Which ops are
-/// index-mapped is the CUDA target plan's (passes/cuda_plan_index.h); the calls with a plan form `map`
-/// (passes::has_cuda_index_map: the data-movement, select and loss families, a batched matmul) render it and cannot fail
-/// (`map` is null for the other families: the computing ones render their plan form, passes::plan_cuda_compute).
-/// The kernels take the sizes they use
-/// as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch passes as `size_argument(k)`.
-/// `scratch`: the pointer expression of the call's scratch buffer (passes::scratch_buffer), for the ops that plan
-/// one (passes/cuda_index_scratch.h: topk); "" when it has none.
-std::optional<std::vector<CudaIndexKernel>> cuda_index_kernels(const passes::LoweredProgram& program,
-                                                               const passes::KernelCall& call,
-                                                               const passes::CudaIndexMap* map,
-                                                               const std::string& prefix, size_t first,
-                                                               const std::string& description,
-                                                               const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                               const SizeTable::Spelling& size_argument,
-                                                               std::string* why, const std::string& scratch = "");
+/// for k = first, rendered from the CUDA target plan's form of the call: its CudaIndexMap (passes::has_cuda_index_map:
+/// the data-movement, select and loss families, a batched matmul) or its CudaComputeForm (passes::has_cuda_compute_form:
+/// the computing families). Which ops are index-mapped, and which calls their kernels cannot run, is the plan's
+/// (passes/cuda_plan_index.h, cuda_plan_compute.h): the plan has checked the form, so these cannot fail.
+/// The kernels take the sizes they use as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch
+/// passes as `size_argument(k)`. `scratch`: the pointer expression of the call's scratch buffer
+/// (passes::scratch_buffer), for the ops that plan one (passes/cuda_index_scratch.h: topk); "" when it has none.
+std::vector<CudaIndexKernel> cuda_index_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                                const passes::CudaIndexMap& map, const std::string& prefix,
+                                                size_t first, const std::string& description,
+                                                const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                const SizeTable::Spelling& size_argument,
+                                                const std::string& scratch = "");
+std::vector<CudaIndexKernel> cuda_index_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                                const passes::CudaComputeForm& form, const std::string& prefix,
+                                                size_t first, const std::string& description,
+                                                const CudaBufferExpr& buffer, SizeTable& sizes,
+                                                const SizeTable::Spelling& size_argument);
 
 /// The template context of one kernel (templates/program/cuda/index.j2): name, description, params, args,
 /// numel, body.

@@ -24,9 +24,6 @@ using passes::kNone;
 using passes::LoweredProgram;
 using passes::SymExpr;
 using passes::SymShape;
-using index_text::constant;
-using index_text::constant_float;
-using index_text::constant_int;
 using index_text::IndexBuilder;
 using index_text::KernelText;
 
@@ -35,8 +32,8 @@ class IndexCall : public IndexBuilder {
  public:
   IndexCall(const passes::CudaIndexMap& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
             const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
-            SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
-      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
+            SizeTable& sizes, const SizeTable::Spelling& size_argument)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument), form_(form) {}
 
   std::vector<CudaIndexKernel> build();
 

@@ -215,16 +215,12 @@ void ComputeCall::pow() {
 
 }  // namespace compute_internal
 
-std::optional<std::vector<CudaIndexKernel>> compute_kernels(const LoweredProgram& program, const KernelCall& call,
-                                                            const std::string& prefix, size_t first,
-                                                            const std::string& description,
-                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                            const SizeTable::Spelling& size_argument, std::string* why) {
-  // The plan refused the calls without a form (passes/cuda_plan_compute.h); it is read again here.
-  const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(program, call, why);
-  if (!form) return std::nullopt;
-  return compute_internal::ComputeCall(*form, program, call, prefix, first, description, buffer, sizes, size_argument,
-                                       why)
+std::vector<CudaIndexKernel> compute_kernels(const LoweredProgram& program, const KernelCall& call,
+                                             const passes::CudaComputeForm& form, const std::string& prefix,
+                                             size_t first, const std::string& description,
+                                             const CudaBufferExpr& buffer, SizeTable& sizes,
+                                             const SizeTable::Spelling& size_argument) {
+  return compute_internal::ComputeCall(form, program, call, prefix, first, description, buffer, sizes, size_argument)
       .build();
 }
 

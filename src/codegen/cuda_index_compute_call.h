@@ -34,8 +34,8 @@ class ComputeCall : public IndexBuilder {
  public:
   ComputeCall(const passes::CudaComputeForm& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
               const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
-              SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
-      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
+              SizeTable& sizes, const SizeTable::Spelling& size_argument)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument), form_(form) {}
 
   std::vector<CudaIndexKernel> build();
 

@@ -52,8 +52,7 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
                                                                size_t first, const std::string& description,
                                                                const CudaBufferExpr& buffer, SizeTable& sizes,
                                                                const SizeTable::Spelling& size_argument) {
-  std::string why;
-  return KnownCall(program, call, prefix, first, description, buffer, sizes, size_argument, &why).build();
+  return KnownCall(program, call, prefix, first, description, buffer, sizes, size_argument).build();
 }
 
 }  // namespace kforge::codegen

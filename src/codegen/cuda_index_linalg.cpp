@@ -21,8 +21,8 @@ class EinsumCall : public IndexBuilder {
  public:
   EinsumCall(const passes::CudaComputeForm& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
              const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
-             SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
-      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
+             SizeTable& sizes, const SizeTable::Spelling& size_argument)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument), form_(form) {}
 
   std::vector<CudaIndexKernel> build() {
     einsum();
@@ -70,15 +70,11 @@ class EinsumCall : public IndexBuilder {
 
 }  // namespace
 
-std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const LoweredProgram& program, const KernelCall& call,
-                                                           const std::string& prefix, size_t first,
-                                                           const std::string& description,
-                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why) {
-  // The plan refused the calls without a form (passes/cuda_plan_compute.h); it is read again here.
-  const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(program, call, why);
-  if (!form) return std::nullopt;
-  return EinsumCall(*form, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
+std::vector<CudaIndexKernel> einsum_kernels(const LoweredProgram& program, const KernelCall& call,
+                                            const passes::CudaComputeForm& form, const std::string& prefix,
+                                            size_t first, const std::string& description, const CudaBufferExpr& buffer,
+                                            SizeTable& sizes, const SizeTable::Spelling& size_argument) {
+  return EinsumCall(form, program, call, prefix, first, description, buffer, sizes, size_argument).build();
 }
 
 }  // namespace kforge::codegen::index_text

@@ -25,8 +25,8 @@ class LossCall : public IndexBuilder {
  public:
   LossCall(const passes::CudaIndexMap& map, const LoweredProgram& p, const KernelCall& call, const std::string& prefix,
            size_t first, const std::string& description, const CudaBufferExpr& buffer, SizeTable& sizes,
-           const SizeTable::Spelling& size_argument, std::string* why)
-      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(map) {}
+           const SizeTable::Spelling& size_argument)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument), form_(map) {}
 
   std::vector<CudaIndexKernel> build() {
     if (call_.op == "sigmoid_cross_entropy_with_logits") {
@@ -124,9 +124,8 @@ class LossCall : public IndexBuilder {
 std::vector<CudaIndexKernel> loss_kernels(const LoweredProgram& program, const KernelCall& call,
                                           const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
                                           const std::string& description, const CudaBufferExpr& buffer,
-                                          SizeTable& sizes, const SizeTable::Spelling& size_argument,
-                                          std::string* why) {
-  return LossCall(map, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
+                                          SizeTable& sizes, const SizeTable::Spelling& size_argument) {
+  return LossCall(map, program, call, prefix, first, description, buffer, sizes, size_argument).build();
 }
 
 }  // namespace kforge::codegen::index_text

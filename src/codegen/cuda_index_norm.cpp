@@ -27,8 +27,8 @@ class NormCall : public IndexBuilder {
  public:
   NormCall(const passes::CudaComputeForm& form, const passes::LoweredProgram& p, const passes::KernelCall& call,
            const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
-           SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
-      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), form_(form) {}
+           SizeTable& sizes, const SizeTable::Spelling& size_argument)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument), form_(form) {}
 
   std::vector<CudaIndexKernel> build() {
     if (call_.op == "group_norm") {
@@ -150,15 +150,11 @@ class NormCall : public IndexBuilder {
 
 }  // namespace
 
-std::optional<std::vector<CudaIndexKernel>> norm_kernels(const LoweredProgram& program, const KernelCall& call,
-                                                         const std::string& prefix, size_t first,
-                                                         const std::string& description, const CudaBufferExpr& buffer,
-                                                         SizeTable& sizes, const SizeTable::Spelling& size_argument,
-                                                         std::string* why) {
-  // The plan refused the calls without a form (passes/cuda_plan_compute.h); it is read again here.
-  const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(program, call, why);
-  if (!form) return std::nullopt;
-  return NormCall(*form, program, call, prefix, first, description, buffer, sizes, size_argument, why).build();
+std::vector<CudaIndexKernel> norm_kernels(const LoweredProgram& program, const KernelCall& call,
+                                          const passes::CudaComputeForm& form, const std::string& prefix,
+                                          size_t first, const std::string& description, const CudaBufferExpr& buffer,
+                                          SizeTable& sizes, const SizeTable::Spelling& size_argument) {
+  return NormCall(form, program, call, prefix, first, description, buffer, sizes, size_argument).build();
 }
 
 }  // namespace kforge::codegen::index_text

@@ -260,14 +260,11 @@ void SelectCall::index_sample() {
 }  // namespace select_internal
 
 std::vector<CudaIndexKernel> select_kernels(const LoweredProgram& program, const KernelCall& call,
-                                                           const passes::CudaIndexMap& map, const std::string& prefix,
-                                                           size_t first,
-                                                           const std::string& description,
-                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why,
-                                                           const std::string& scratch) {
-  select_internal::SelectCall builder(map, program, call, prefix, first, description, buffer, sizes, size_argument,
-                                      why);
+                                            const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
+                                            const std::string& description, const CudaBufferExpr& buffer,
+                                            SizeTable& sizes, const SizeTable::Spelling& size_argument,
+                                            const std::string& scratch) {
+  select_internal::SelectCall builder(map, program, call, prefix, first, description, buffer, sizes, size_argument);
   builder.set_scratch(scratch);
   return builder.build();
 }

@@ -22,8 +22,8 @@ class SelectCall : public IndexBuilder {
  public:
   SelectCall(const passes::CudaIndexMap& map, const passes::LoweredProgram& p, const passes::KernelCall& call,
              const std::string& prefix, size_t first, const std::string& description, const CudaBufferExpr& buffer,
-             SizeTable& sizes, const SizeTable::Spelling& size_argument, std::string* why)
-      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument, why), map_(map) {}
+             SizeTable& sizes, const SizeTable::Spelling& size_argument)
+      : IndexBuilder(p, call, prefix, first, description, buffer, sizes, size_argument), map_(map) {}
 
   std::vector<CudaIndexKernel> build();
   // The pointer expression of the call's scratch buffer ("" if the plan gave it none).

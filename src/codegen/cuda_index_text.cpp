@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "codegen/cpp_text.h"
 
 namespace kforge::codegen::index_text {
@@ -17,35 +15,6 @@ std::optional<std::string> move_type(ir::DataType dtype) {
     case ir::DataType::kUInt64: return "uint64_t";
     default: return element_type(dtype);
   }
-}
-
-const passes::AttrConstant* constant(const KernelCall& call, std::string_view name, std::string* why) {
-  const KernelArg* a = call.arg(name);
-  if (a != nullptr && a->kind == ArgKind::kConstant) return &a->constant;
-  *why = fmt::format("its {} is not a constant known at generation time", name);
-  return nullptr;
-}
-
-std::optional<int64_t> constant_int(const KernelCall& call, std::string_view name, std::string* why) {
-  const passes::AttrConstant* c = constant(call, name, why);
-  return c != nullptr ? std::optional<int64_t>(passes::cuda_attr_int(*c)) : std::nullopt;
-}
-
-std::optional<double> constant_float(const KernelCall& call, std::string_view name, std::string* why) {
-  const passes::AttrConstant* c = constant(call, name, why);
-  return c != nullptr ? std::optional<double>(passes::cuda_attr_float(*c)) : std::nullopt;
-}
-
-bool is_read(const passes::LoweredProgram& p, uint32_t v) {
-  for (const passes::ProgramOutput& o : p.outputs) {
-    if (o.value == v) return true;
-  }
-  for (const KernelCall& call : p.calls) {
-    for (const KernelArg& a : call.args) {
-      if (a.value == v || std::find(a.values.begin(), a.values.end(), v) != a.values.end()) return true;
-    }
-  }
-  return false;
 }
 
 tmpl::Value statements_of(const std::string& shape) {
@@ -84,20 +53,12 @@ std::string KernelText::size(const SymExpr& d) {
 }
 
 void KernelText::coordinates(const SymShape& dims, const std::string& index, const std::string& prefix) {
-  if (dims.empty()) return;
-  if (dims.size() == 1) {
-    line(fmt::format("[[maybe_unused]] const int64_t {}0 = {};", prefix, index));  // stack of 0-D tensors reads none
-    return;
-  }
-  // The remainder is `r` for the output's coordinates, `<prefix>r` for any other walk (a reduction's inner loop).
-  const std::string r = prefix == "c" ? "r" : prefix + "r";
-  line(fmt::format("int64_t {} = {};", r, index));
-  for (size_t d = dims.size() - 1; d > 0; --d) {
-    const std::string n = size(dims[d]);
-    line(fmt::format("[[maybe_unused]] const int64_t {}{} = {} % {};", prefix, d, r, n));
-    line(fmt::format("{} /= {};", r, n));
-  }
-  line(fmt::format("[[maybe_unused]] const int64_t {}0 = {};", prefix, r));
+  coords_ = coordinates_context(dims, index, prefix);
+}
+
+void KernelText::aligned(const std::vector<std::string>& inputs) {
+  tmpl::List names(inputs.begin(), inputs.end());
+  aligned_ = tmpl::Value(std::move(names));
 }
 
 tmpl::Value KernelText::coordinates_context(const SymShape& dims, const std::string& index, const std::string& prefix) {
@@ -164,7 +125,8 @@ CudaIndexKernel KernelText::finish(std::string name, std::string description, co
   const std::vector<std::string> size_params = sizes_.params(), size_args = sizes_.args();
   k.params.insert(k.params.end(), size_params.begin(), size_params.end());
   k.args.insert(k.args.end(), size_args.begin(), size_args.end());
-  k.body = body_;
+  k.aligned = aligned_;
+  k.coords = coords_;
   k.statements = statements_;
   k.interp = interp;
   return k;
@@ -172,69 +134,14 @@ CudaIndexKernel KernelText::finish(std::string name, std::string description, co
 
 // ---- IndexBuilder ----
 
-bool IndexBuilder::fail(std::string reason) {
-  if (why_->empty()) *why_ = std::move(reason);
-  return false;
-}
-
 uint32_t IndexBuilder::out_value() const {
   return call_.outputs.empty() || call_.outputs[0].values.size() != 1 ? kNone : call_.outputs[0].values[0];
-}
-
-std::string IndexBuilder::same_type(uint32_t x, uint32_t out, bool arithmetic) {
-  if (x == kNone || out == kNone) {
-    fail("it needs an input and an output");
-    return "";
-  }
-  if (value(x).dtype != value(out).dtype) {
-    fail(fmt::format("its input is {} and its output {}", ir::dtype_name(value(x).dtype),
-                     ir::dtype_name(value(out).dtype)));
-    return "";
-  }
-  const ir::DataType d = value(x).dtype;
-  if (arithmetic && d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
-    fail(fmt::format("it computes on {} values; the CUDA kernel computes float32 and float64 only", ir::dtype_name(d)));
-    return "";
-  }
-  std::optional<std::string> t = move_type(d);
-  if (!t) {
-    fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(d)));
-    return "";
-  }
-  return *t;
-}
-
-std::string IndexBuilder::index_type(uint32_t index) {
-  const ir::DataType d = value(index).dtype;
-  if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
-    fail(fmt::format("its index is {} (int32 or int64 expected)", ir::dtype_name(d)));
-    return "";
-  }
-  return *move_type(d);
-}
-
-bool IndexBuilder::own_buffer(uint32_t in, uint32_t out) {
-  if (value(in).buffer == value(out).buffer) {
-    return fail("its output shares its input's buffer (in place), which an index-mapped kernel cannot write");
-  }
-  return true;
 }
 
 int64_t IndexBuilder::unit_elements(const SymShape& dims, ir::DataType dtype) {
   const auto bytes = static_cast<int64_t>(ir::dtype_size(dtype));
   const std::optional<int64_t> last = dims.empty() ? std::nullopt : dims.back().constant();
   return bytes > 0 && bytes < 16 && 16 % bytes == 0 && last && *last * bytes % 16 == 0 ? 16 / bytes : 1;
-}
-
-std::string IndexBuilder::aligned_flag(const std::vector<std::string>& inputs) {
-  std::string aligned = "reinterpret_cast<uintptr_t>(out)";
-  for (const std::string& n : inputs) aligned += fmt::format(" | reinterpret_cast<uintptr_t>({})", n);
-  return fmt::format("const bool aligned = (({}) & 15) == 0;", aligned);
-}
-
-std::string IndexBuilder::move(int64_t vec, const std::string& in, const std::string& from) {
-  return vec == 1 ? fmt::format("out[e] = {}[{}];", in, from)
-                  : fmt::format("kforge::cuda::move_unit<{}>(out, e, {}, {}, aligned);", vec, in, from);
 }
 
 void IndexBuilder::add(KernelText& k, const SymExpr& numel, bool interp) {

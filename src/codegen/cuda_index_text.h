@@ -1,8 +1,9 @@
 // The builder the index-mapped CUDA kernels share (codegen/cuda_index.h): KernelText, which collects one kernel's
-// parameters, launch arguments and per-element statements, and IndexBuilder, the state and checks of one call's
-// kernels. Internal to codegen/: cuda_index.cpp builds the data-movement kernels with it, cuda_index_compute.cpp the
-// reductions, scans and the ops that compute per element without a fused expression, cuda_index_select.cpp the ops
-// that pick or place elements by an index or a rank.
+// parameters, launch arguments and per-element statements, and IndexBuilder, the state of one call's kernels,
+// rendered from the CUDA target plan's form (which has checked the call). Internal to codegen/: cuda_index.cpp
+// builds the data-movement kernels with it, cuda_index_compute.cpp the reductions, scans and the ops that compute
+// per element without a fused expression, cuda_index_select.cpp the ops that pick or place elements by an index or
+// a rank.
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "codegen/cuda_index.h"
+#include "passes/cuda_plan_compute.h"
 
 namespace kforge::codegen::index_text {
 
@@ -26,15 +28,6 @@ using passes::SymShape;
 /// The type a data move copies an element as: element_type's, and the unsigned type of the same width for
 /// float16, bfloat16 (their bits) and uint16/32/64.
 std::optional<std::string> move_type(ir::DataType dtype);
-
-/// A constant attribute of `call`, or null (then `why` says so).
-const passes::AttrConstant* constant(const passes::KernelCall& call, std::string_view name, std::string* why);
-/// An int or Scalar attribute's integer value; a float one's value.
-std::optional<int64_t> constant_int(const passes::KernelCall& call, std::string_view name, std::string* why);
-std::optional<double> constant_float(const passes::KernelCall& call, std::string_view name, std::string* why);
-
-/// Whether anything reads value v (a call's argument or a program output).
-bool is_read(const passes::LoweredProgram& p, uint32_t v);
 
 /// A context of templates/program/cuda/index_compute.j2's skeleton `shape`, to fill with its names, types, sizes and
 /// expressions.
@@ -64,62 +57,48 @@ class KernelText {
   std::string output(uint32_t v, const std::string& type, const std::string& name = "out");
   /// The pointer `scratch` (int32 entries) to the call's scratch buffer, whose pointer expression is `pointer`.
   std::string scratch(const std::string& pointer);
-  void line(std::string text) { body_.push_back(std::string(indent_, ' ') + std::move(text)); }
+  /// The kernel tests first whether `out` and `inputs` are 16-byte aligned (`const bool aligned`), for move units.
+  void aligned(const std::vector<std::string>& inputs);
   /// The context of the coordinates() statements, for templates/program/cuda/index_compute.j2's `coordinates`:
   /// {rank, index, prefix, remainder, sizes: [{dim, size}] from the last dim to the second}.
   tmpl::Value coordinates_context(const passes::SymShape& dims, const std::string& index = "e",
                                   const std::string& prefix = "c");
   /// The kernel's statements as a typed context for index_compute.j2 (instead of line()s).
   void statements(tmpl::Value context) { statements_ = std::move(context); }
-  /// Indents the lines that follow by `columns` more (fewer when negative).
-  void indent(int columns) { indent_ = static_cast<size_t>(static_cast<int>(indent_) + columns); }
 
   CudaIndexKernel finish(std::string name, std::string description, const passes::SymExpr& numel, bool interp);
 
  private:
   const CudaBufferExpr& buffer_;
   SizeParams sizes_;
-  std::vector<std::string> params_, args_, body_;
-  tmpl::Value statements_;
+  std::vector<std::string> params_, args_;
+  tmpl::Value aligned_, coords_, statements_;
   int inputs_ = 0;
-  size_t indent_ = 0;
 };
 
-/// The kernels of one call under construction: the program, the call, how buffers and sizes are spelled, the
-/// kernels made so far, and the reason the call cannot run (the first fail()).
+/// The kernels of one call under construction: the program, the call, how buffers and sizes are spelled, and the
+/// kernels made so far. It renders the CUDA target plan's form of the call, which the plan has checked: nothing
+/// here can refuse the call.
 class IndexBuilder {
  public:
   IndexBuilder(const passes::LoweredProgram& p, const passes::KernelCall& call, const std::string& prefix, size_t first,
                const std::string& description, const CudaBufferExpr& buffer, SizeTable& sizes,
-               const SizeTable::Spelling& size_argument, std::string* why)
+               const SizeTable::Spelling& size_argument)
       : p_(p), call_(call), prefix_(prefix), next_(first), description_(description), buffer_(buffer),
-        sizes_(sizes), size_argument_(size_argument), why_(why) {}
+        sizes_(sizes), size_argument_(size_argument) {}
 
   std::vector<CudaIndexKernel> take() { return std::move(kernels_); }
 
  protected:
-  /// Records `reason` (the first one wins); returns false.
-  bool fail(std::string reason);
   const passes::LoweredValue& value(uint32_t v) const { return p_.values[v]; }
   /// The first output's single value.
   uint32_t out_value() const;
-  /// The element type of input x and output out, which must have the same dtype (float32 / float64 only when
-  /// `arithmetic`); "" after fail().
-  std::string same_type(uint32_t x, uint32_t out, bool arithmetic);
-  /// An index tensor's element type (int32 or int64); "" after fail().
-  std::string index_type(uint32_t index);
-  /// A data-movement kernel cannot write the buffer it reads.
-  bool own_buffer(uint32_t in, uint32_t out);
   KernelText text() const { return KernelText(buffer_, sizes_, size_argument_); }
   /// Data movement in 16-byte units: the elements of `dtype` that make one 16 bytes when the rows of `dims`' last
   /// dim (a constant) are whole units, else 1 (element by element). A kernel moving units counts its dims and
-  /// offsets in units (the last dim divided by it) and moves each with move(), by 16 bytes where aligned_flag()'s
-  /// `aligned` holds (every pointer 16-byte aligned: a caller's tensor or a view may not be), else element by element.
+  /// offsets in units (the last dim divided by it) and moves each by 16 bytes where KernelText::aligned's test
+  /// holds (every pointer 16-byte aligned: a caller's tensor or a view may not be), else element by element.
   static int64_t unit_elements(const passes::SymShape& dims, ir::DataType dtype);
-  /// `const bool aligned = ...;`: whether `out` and every pointer of `inputs` are 16-byte aligned.
-  static std::string aligned_flag(const std::vector<std::string>& inputs);
-  /// The statement storing unit (or element, `vec` 1) e of `out` from unit `from` of `in`.
-  static std::string move(int64_t vec, const std::string& in, const std::string& from);
   void add(KernelText& k, const passes::SymExpr& numel, bool interp = false);
 
   const passes::LoweredProgram& p_;
@@ -130,18 +109,17 @@ class IndexBuilder {
   const CudaBufferExpr& buffer_;
   SizeTable& sizes_;
   const SizeTable::Spelling& size_argument_;
-  std::string* why_;
   std::vector<CudaIndexKernel> kernels_;
 };
 
 /// The ops whose kernels compute on the values (cuda_index_compute.cpp): dropout, interpolation, triu / tril,
 /// arange, full_with_tensor, the reductions outside a fused group (sum, mean, max, min, prod, any, all over any
 /// axes), cumsum, one_hot and pow; their kernels, as cuda_index_kernels() (codegen/cuda_index.h).
-std::optional<std::vector<CudaIndexKernel>> compute_kernels(const passes::LoweredProgram& program,
-                                                            const passes::KernelCall& call, const std::string& prefix,
-                                                            size_t first, const std::string& description,
-                                                            const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                            const SizeTable::Spelling& size_argument, std::string* why);
+std::vector<CudaIndexKernel> compute_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                             const passes::CudaComputeForm& form, const std::string& prefix,
+                                             size_t first, const std::string& description,
+                                             const CudaBufferExpr& buffer, SizeTable& sizes,
+                                             const SizeTable::Spelling& size_argument);
 
 /// The ops whose kernels pick, place or combine elements by an index or a rank (cuda_index_select.cpp): topk,
 /// gather_nd, scatter, roll, pad, add_n, assign, set_value, set_value_with_tensor; their kernels rendered from their
@@ -150,35 +128,31 @@ std::vector<CudaIndexKernel> select_kernels(const passes::LoweredProgram& progra
                                             const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
                                             const std::string& description, const CudaBufferExpr& buffer,
                                             SizeTable& sizes, const SizeTable::Spelling& size_argument,
-                                            std::string* why, const std::string& scratch);
+                                            const std::string& scratch);
 
 /// The norms no fused group takes (cuda_index_norm.cpp): group_norm, p_norm; their kernels, as cuda_index_kernels().
-std::optional<std::vector<CudaIndexKernel>> norm_kernels(const passes::LoweredProgram& program,
-                                                         const passes::KernelCall& call, const std::string& prefix,
-                                                         size_t first, const std::string& description,
-                                                         const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                         const SizeTable::Spelling& size_argument, std::string* why);
+std::vector<CudaIndexKernel> norm_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                          const passes::CudaComputeForm& form, const std::string& prefix,
+                                          size_t first, const std::string& description, const CudaBufferExpr& buffer,
+                                          SizeTable& sizes, const SizeTable::Spelling& size_argument);
 
 /// The losses no fused group takes (cuda_index_loss.cpp): sigmoid_cross_entropy_with_logits,
 /// cross_entropy_with_softmax; their kernels from the plan's form `map`, as cuda_index_kernels().
 std::vector<CudaIndexKernel> loss_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
                                           const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
                                           const std::string& description, const CudaBufferExpr& buffer,
-                                          SizeTable& sizes, const SizeTable::Spelling& size_argument,
-                                          std::string* why);
+                                          SizeTable& sizes, const SizeTable::Spelling& size_argument);
 
 /// einsum (cuda_index_linalg.cpp); its kernel, as cuda_index_kernels().
-std::optional<std::vector<CudaIndexKernel>> einsum_kernels(const passes::LoweredProgram& program,
-                                                           const passes::KernelCall& call, const std::string& prefix,
-                                                           size_t first, const std::string& description,
-                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why);
+std::vector<CudaIndexKernel> einsum_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                            const passes::CudaComputeForm& form, const std::string& prefix,
+                                            size_t first, const std::string& description, const CudaBufferExpr& buffer,
+                                            SizeTable& sizes, const SizeTable::Spelling& size_argument);
 
 /// floor_divide, broadcasting, and uniform (cuda_index_binary.cpp); their kernels, as cuda_index_kernels().
-std::optional<std::vector<CudaIndexKernel>> binary_kernels(const passes::LoweredProgram& program,
-                                                           const passes::KernelCall& call, const std::string& prefix,
-                                                           size_t first, const std::string& description,
-                                                           const CudaBufferExpr& buffer, SizeTable& sizes,
-                                                           const SizeTable::Spelling& size_argument, std::string* why);
+std::vector<CudaIndexKernel> binary_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
+                                            const passes::CudaComputeForm& form, const std::string& prefix,
+                                            size_t first, const std::string& description, const CudaBufferExpr& buffer,
+                                            SizeTable& sizes, const SizeTable::Spelling& size_argument);
 
 }  // namespace kforge::codegen::index_text

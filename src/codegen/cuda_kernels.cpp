@@ -49,12 +49,8 @@ CudaGroupCode GroupEmitter::emit() {
   const bool rows = g_.kind == passes::GroupKind::kRow;
   CudaGroupCode code;
   code.launcher = name_;
-  code.declaration = declaration(name_, "");
   code.vector_width = vector_width();
-  if (site_ != nullptr && rows) {
-    code.variant_launcher = name_ + "_variant";
-    code.variant_declaration = declaration(code.variant_launcher, "int variant, ");
-  }
+  if (site_ != nullptr && rows) code.variant_launcher = name_ + "_variant";
   bool needs_inner = false;
   if (rows) {
     needs_inner = row_needs_inner();
@@ -128,17 +124,6 @@ tmpl::Value GroupEmitter::launcher_context(bool needs_inner) const {
   k.set("needs_inner", needs_inner);
   k.set("aligned", tmpl::Value(std::move(aligned)));
   return k;
-}
-
-std::string GroupEmitter::declaration(const std::string& name, const std::string& lead) const {
-  std::vector<std::string> params;
-  for (const GroupInput& in : g_.inputs) params.push_back("const " + type_of(in.storage) + "* __restrict__ " + in.name);
-  for (const GroupStore& st : g_.stores) params.push_back(type_of(st.storage) + "* __restrict__ " + store_param(st));
-  params.push_back("int64_t outer");
-  params.push_back("int64_t inner");
-  for (const CudaShapeParam& sp : shape_params_) params.push_back("int64_t " + sp.name);
-  params.push_back("cudaStream_t stream");
-  return fmt::format("cudaError_t {}({}{});", name, lead, fmt::join(params, ", "));
 }
 
 int GroupEmitter::vector_width() const {

@@ -12,29 +12,26 @@
 //     are held in registers (one read of every contiguous input), longer rows loop over memory per pass.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "passes/fusion.h"
 #include "passes/lowered_program.h"
 #include "passes/variants.h"
-#include "support/diagnostics.h"
 #include "template/value.h"
 
 namespace kforge::codegen {
 
 struct CudaGroupCode {
   /// The context from which templates/program/cuda/group_kernels.j2's `group` macro writes the group's kernel and
-  /// launcher definitions (NAME_kernels.cu): names, types and expressions (cuda_group_emitter.h).
+  /// launcher definitions (NAME_kernels.cu), and its `declaration` / `variant_declaration` macros the launchers'
+  /// declarations (NAME.cu): names, types and expressions (cuda_group_emitter.h).
   tmpl::Value kernels;
-  std::string launcher;     // the launcher's name
-  std::string declaration;  // the launcher's declaration (for NAME.cu), ending in ';'
-  int vector_width = 1;     // elements per vector access on the aligned path (16 bytes of the widest type)
+  std::string launcher;  // the launcher's name
+  int vector_width = 1;  // elements per vector access on the aligned path (16 bytes of the widest type)
   /// Row groups that are multi-kernel sites: `<launcher>_variant(int variant, <the launcher's parameters>)`,
   /// which launches variant `variant` of the site (its index in MultiKernelSite::variants); else empty.
   std::string variant_launcher;
-  std::string variant_declaration;
 };
 
 /// A dim or stride an elementwise group's strided inputs (a general broadcast, a transpose read through) or strided
@@ -56,12 +53,6 @@ std::vector<CudaShapeParam> cuda_group_shape_params(const passes::FusedGroup& gr
 /// has refused (passes/cuda_plan_groups.cpp): this cannot fail.
 CudaGroupCode cuda_group_code(const passes::FusedGroup& group, const std::string& prefix,
                               const passes::MultiKernelSite* site);
-/// cuda_group_code for the callers written when it could fail (it never returns nullopt, nor reports).
-inline std::optional<CudaGroupCode> emit_cuda_group(const passes::LoweredProgram&, const passes::FusedGroup& group,
-                                                    const std::string& prefix, const passes::MultiKernelSite* site,
-                                                    DiagnosticEngine&) {
-  return cuda_group_code(group, prefix, site);
-}
 
 /// float16 or bfloat16: a storage type that needs kforge_half.cuh's conversions.
 bool is_cuda_half(expr::ScalarType type);

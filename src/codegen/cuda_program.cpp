@@ -58,10 +58,9 @@ bool CudaHostEmitter::emit(tmpl::Value& ctx) {
   for (const FusedGroup& g : plan_.groups) {
     // GEMM, convolution and attention groups are library / header calls from NAME.cu.
     if (!is_generated_kernel(g)) continue;
-    std::optional<CudaGroupCode> code = emit_cuda_group(p_, g, cls_ + "_", rows_.site(g), diags_);
-    if (!code) continue;
-    group_kernels.push_back(code->kernels);
-    launchers_.emplace(g.index, *code);
+    CudaGroupCode code = cuda_group_code(g, cls_ + "_", rows_.site(g));
+    group_kernels.push_back(code.kernels);
+    launchers_.emplace(g.index, std::move(code));
   }
   if (diags_.has_errors()) return false;
   ctx = build_cuda_class_context(p_, plan_, o_, class_parts());

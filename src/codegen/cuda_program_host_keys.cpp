@@ -78,8 +78,8 @@ tmpl::Value CudaHostEmitter::steps() const {
       continue;
     }
     tmpl::Value step = tmpl::Value::map();
-    auto launcher = launchers_.find(g.index);
-    if (launcher == launchers_.end()) continue;  // reported by emit_cuda_group
+    // An elementwise or row group: emit() made its kernel and launcher.
+    const CudaGroupCode& launcher = launchers_.at(g.index);
     if (rows_.site(g) != nullptr) {
       out.push_back(rows_.step(g));
       continue;
@@ -99,7 +99,7 @@ tmpl::Value CudaHostEmitter::steps() const {
     args.push_back("stream_");
     step.set("kind", "launch");
     step.set("description", group_description(g));
-    step.set("launcher", launcher->second.launcher);
+    step.set("launcher", launcher.launcher);
     step.set("args", tmpl::Value(std::move(args)));
     step.set("index", static_cast<int64_t>(k));
     out.push_back(std::move(step));
@@ -135,12 +135,9 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
   ctx.set("folded_bytes", folded_bytes_);
   ctx.set("pool_steps", tmpl::Value(tmpl::List(pool_steps_.begin(), pool_steps_.end())));
-  tmpl::List declarations;
-  for (const auto& [index, l] : launchers_) {
-    declarations.push_back(l.declaration);
-    if (!l.variant_declaration.empty()) declarations.push_back(l.variant_declaration);
-  }
-  ctx.set("launcher_declarations", tmpl::Value(std::move(declarations)));
+  tmpl::List launchers;  // the group kernels' contexts, whose launchers NAME.cu declares
+  for (const auto& [index, l] : launchers_) launchers.push_back(l.kernels);
+  ctx.set("launchers", tmpl::Value(std::move(launchers)));
   tmpl::List launch_names;
   for (const FusedGroup& g : plan_.groups) launch_names.push_back(group_description(g));
   for (uint32_t c : library_calls_) launch_names.push_back(call_description(c));

@@ -61,32 +61,31 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
     library_step_at_.emplace(launch, std::move(step));
     return;
   }
-  std::string why;
-  std::optional<std::vector<CudaIndexKernel>> known =
+  // What is left is index-mapped: the known elements written, or the kernels of the plan's form. The plan gave
+  // every other call it accepted an index map or a computing form (passes/cuda_plan_index.cpp refuses the rest).
+  std::optional<std::vector<CudaIndexKernel>> kernels =
       cuda_known_kernels(p_, call, cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_, run_size);
-  const auto map = target_.index_maps.find(c);
-  if (known || passes::is_cuda_index_op(call.op) || map != target_.index_maps.end()) {
-    if (std::optional<std::vector<CudaIndexKernel>> kernels =
-            known ? std::move(known)
-                  : cuda_index_kernels(p_, call, map != target_.index_maps.end() ? &map->second : nullptr,
-                                       cls_ + "_index_", index_kernels_.size(), description, buffer, sizes_, run_size,
-                                       &why, scratch_pointer(c))) {
-      tmpl::List contexts;
-      for (const CudaIndexKernel& k : *kernels) {
-        contexts.push_back(cuda_index_kernel_context(k));
-        index_kernels_.push_back(contexts.back());
-        index_interp_ = index_interp_ || k.interp;
-      }
-      tmpl::Value step = tmpl::Value::map();
-      step.set("kind", "index");
-      step.set("launch", static_cast<int64_t>(launch));
-      step.set("description", description);
-      step.set("kernels", tmpl::Value(std::move(contexts)));
-      library_step_at_.emplace(launch, std::move(step));
-      return;
+  if (!kernels) {
+    if (const auto map = target_.index_maps.find(c); map != target_.index_maps.end()) {
+      kernels = cuda_index_kernels(p_, call, map->second, cls_ + "_index_", index_kernels_.size(), description, buffer,
+                                   sizes_, run_size, scratch_pointer(c));
+    } else {
+      kernels = cuda_index_kernels(p_, call, target_.compute_forms.at(c), cls_ + "_index_", index_kernels_.size(),
+                                   description, buffer, sizes_, run_size);
     }
   }
-  diags_.error(call.loc, "--target cuda: " + call.op + " (" + call.pir_name + ") has no CUDA kernel: " + why);
+  tmpl::List contexts;
+  for (const CudaIndexKernel& k : *kernels) {
+    contexts.push_back(cuda_index_kernel_context(k));
+    index_kernels_.push_back(contexts.back());
+    index_interp_ = index_interp_ || k.interp;
+  }
+  tmpl::Value step = tmpl::Value::map();
+  step.set("kind", "index");
+  step.set("launch", static_cast<int64_t>(launch));
+  step.set("description", description);
+  step.set("kernels", tmpl::Value(std::move(contexts)));
+  library_step_at_.emplace(launch, std::move(step));
 }
 
 void CudaHostEmitter::add_conv_step(const CudaConv& conv, size_t launch, uint32_t position,

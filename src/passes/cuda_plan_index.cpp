@@ -152,9 +152,9 @@ std::string no_kernel_message(const KernelCall& call) {
 
 void plan_runs(const LoweredProgram& p, const FusionPlan& fusion, CudaPlan& plan,
                std::map<uint32_t, std::string>& call_why, std::map<uint32_t, std::string>& call_refusal) {
-  std::string why;
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
+    std::string why;  // this call's reason (plan_cuda_index_map and plan_cuda_compute also start from an empty one)
     const KernelCall& call = p.calls[c];
     const std::optional<CudaRun> run = cuda_call_run(p, c, plan.no_gemm.contains(c));
     if (!run) {

@@ -323,7 +323,6 @@ TEST_CASE("cuda group kernels: an elementwise group's context") {
   CHECK(text(item(k, "stmts", 0), "kind") == "let");
   CHECK(at(k, "vector_stores").as_list().size() == 1);
   CHECK(text(item(k, "store_stmts", 0), "kind") == "set");
-  CHECK(code.declaration.find("cudaError_t net_fused_0(const float* __restrict__ ") == 0);
 }
 
 TEST_CASE("cuda group kernels: a softmax row group's passes") {

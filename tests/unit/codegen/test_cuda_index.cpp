@@ -44,15 +44,18 @@ struct IndexFixture {
     const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
       return (is_const ? "(const " : "(") + type + "*)b" + std::to_string(v);
     };
-    // The calls with an index map render the CUDA target plan's form (passes/cuda_plan_index.h), which says why not.
+    // The kernels render the CUDA target plan's form of the call (passes/cuda_plan_index.h, cuda_plan_compute.h),
+    // which says why not.
     const passes::KernelCall& c = lowered->calls.at(call);
-    std::optional<passes::CudaIndexMap> map;
+    const auto size_argument = [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; };
     if (passes::has_cuda_index_map(c)) {
-      map = passes::plan_cuda_index_map(*lowered, c, false, why);
+      const std::optional<passes::CudaIndexMap> map = passes::plan_cuda_index_map(*lowered, c, false, why);
       if (!map) return std::nullopt;
+      return cuda_index_kernels(*lowered, c, *map, "k_", 0, "call", buffer, sizes, size_argument);
     }
-    return cuda_index_kernels(*lowered, c, map ? &*map : nullptr, "k_", 0, "call", buffer, sizes,
-                              [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }, why);
+    const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(*lowered, c, why);
+    if (!form) return std::nullopt;
+    return cuda_index_kernels(*lowered, c, *form, "k_", 0, "call", buffer, sizes, size_argument);
   }
 };
 
@@ -103,8 +106,10 @@ TEST_CASE("cuda index: a transpose that keeps the last axis last moves 16-byte u
   auto k = f.kernels(0, &why);
   INFO(why);
   REQUIRE(k);
-  const std::vector<std::string>& body = k->front().body;
-  CHECK(body.front() == "const bool aligned = ((reinterpret_cast<uintptr_t>(out) | reinterpret_cast<uintptr_t>(in0)) & 15) == 0;");
+  // The kernel tests out's and in0's alignment first (index.j2 spells the test).
+  REQUIRE(k->front().aligned.is_list());
+  REQUIRE(k->front().aligned.size() == 1);
+  CHECK(k->front().aligned.as_list().front().as_string() == "in0");
   CHECK(k->front().form.find("vec")->as_int() == 8);  // kforge::cuda::move_unit<8>
   CHECK(entry(k->front().form, "from") == "c0 * 320 + c2 * 32 + c1 * 8 + c3");
   // The count is of units: s0 * 4 * 10 * 8.
@@ -194,7 +199,7 @@ TEST_CASE("cuda index: downgrade_in_infer dropout scales by 1 - p; a batched mat
   auto dropout = f.kernels(0, &why);
   REQUIRE(dropout);
   // The computing kernels' statements are a typed context of templates/program/cuda/index_compute.j2.
-  CHECK(dropout->front().body.empty());
+  CHECK(dropout->front().coords.is_none());
   CHECK(field(dropout->front(), "shape") == "store");
   CHECK(field(dropout->front(), "value") == "in0[e] * static_cast<float>(0.75f)");
   auto matmul = f.kernels(1, &why);

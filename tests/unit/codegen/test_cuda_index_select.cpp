@@ -45,15 +45,18 @@ struct SelectFixture {
     const CudaBufferExpr buffer = [](uint32_t v, const std::string& type, bool is_const) {
       return (is_const ? "(const " : "(") + type + "*)b" + std::to_string(v);
     };
-    // The calls with an index map render the CUDA target plan's form (passes/cuda_plan_index.h), which says why not.
+    // The kernels render the CUDA target plan's form of the call (passes/cuda_plan_index.h, cuda_plan_compute.h),
+    // which says why not.
     const passes::KernelCall& c = lowered->calls.at(call);
-    std::optional<passes::CudaIndexMap> map;
+    const auto size_argument = [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; };
     if (passes::has_cuda_index_map(c)) {
-      map = passes::plan_cuda_index_map(*lowered, c, !scratch.empty(), why);
+      const std::optional<passes::CudaIndexMap> map = passes::plan_cuda_index_map(*lowered, c, !scratch.empty(), why);
       if (!map) return std::nullopt;
+      return cuda_index_kernels(*lowered, c, *map, "k_", 0, "call", buffer, sizes, size_argument, scratch);
     }
-    return cuda_index_kernels(*lowered, c, map ? &*map : nullptr, "k_", 0, "call", buffer, sizes,
-                              [](uint32_t k) { return "sizes[" + std::to_string(k) + "]"; }, why, scratch);
+    const std::optional<passes::CudaComputeForm> form = passes::plan_cuda_compute(*lowered, c, why);
+    if (!form) return std::nullopt;
+    return cuda_index_kernels(*lowered, c, *form, "k_", 0, "call", buffer, sizes, size_argument);
   }
 };
 

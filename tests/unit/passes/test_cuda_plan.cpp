@@ -418,6 +418,20 @@ TEST_CASE("cuda plan: a data-movement op or batched matmul its kernel cannot run
     CHECK(f.refusals() == "4:5: --target cuda: slice (pd_op.slice) has no CUDA kernel: it starts from the end of a "
                           "dim known only at run time\n");
   }
+  SECTION("two refused calls: each is reported with its own reason") {
+    PlanFixture f(library_program("{name: ids, dtype: int64, shape: [3]}, {name: w, dtype: float32, shape: [-1, 4]}, "
+                                  "{name: x, dtype: float32, shape: [-1, 6]}",
+                                  "  - {op: embedding, in: [ids, w], out: [e], attrs: {padding_idx: -1, sparse: "
+                                  "false}}\n"
+                                  "  - {op: slice, in: [x], out: [y], attrs: {axes: [0], starts: [-1], ends: "
+                                  "[100], infer_flags: [1], decrease_axis: []}}\n",
+                                  "e, y"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.refusals() == "4:5: --target cuda: embedding (pd_op.embedding) has no CUDA kernel: its weight must be 2-D "
+                          "with a vocabulary known at generation time\n"
+                          "5:5: --target cuda: slice (pd_op.slice) has no CUDA kernel: it starts from the end of a "
+                          "dim known only at run time\n");
+  }
   SECTION("an int32 batched matmul: why no GEMM, and why no batched kernel") {
     PlanFixture f(library_program("{name: x, dtype: int32, shape: [2, 3, 4]}, {name: v, dtype: int32, shape: [2, 4, "
                                   "5]}",

@@ -229,19 +229,6 @@ std::optional<SymbolicArg> symbolic_arg(opdef::ArgType type, const std::vector<s
   }
 }
 
-std::string symbolic_local_declaration(const SymbolicLocal& l) {
-  if (l.scalar) return fmt::format("const {} {}(static_cast<int64_t>({}));", l.type, l.name, l.items.at(0));
-  return fmt::format("const {} {}{{{}}};", l.type, l.name, fmt::join(l.items, ", "));
-}
-
-std::optional<std::string> symbolic_arg_text(opdef::ArgType type, const std::vector<std::string>& items,
-                                             const std::string& local, std::vector<std::string>& decls) {
-  std::optional<SymbolicArg> arg = symbolic_arg(type, items, local);
-  if (!arg) return std::nullopt;
-  if (arg->local) decls.push_back(symbolic_local_declaration(*arg->local));
-  return arg->text;
-}
-
 std::string constant_type(opdef::ArgType type) {
   using opdef::ArgType;
   switch (type) {

@@ -131,15 +131,6 @@ struct SymbolicArg {
 std::optional<SymbolicArg> symbolic_arg(opdef::ArgType type, const std::vector<std::string>& items,
                                         const std::string& local);
 
-/// The declaration statement of `local`, for the callers that still collect statements (symbolic_arg_text).
-std::string symbolic_local_declaration(const SymbolicLocal& local);
-
-/// An argument of op YAML type `type` whose values are `items` (C++ expressions of the dims, one per value): the
-/// expression to pass, with the local it needs (named `local`) declared into `decls`; nullopt where such a type
-/// takes no list of dims (the CPU call and the CUDA class's host shape rules spell it the same).
-std::optional<std::string> symbolic_arg_text(opdef::ArgType type, const std::vector<std::string>& items,
-                                             const std::string& local, std::vector<std::string>& decls);
-
 /// The C++ expression of an attribute constant, or nullopt (with `why`) when the runtime cannot express it.
 std::optional<std::string> constant_literal(const passes::AttrConstant& constant, std::string* why);
 

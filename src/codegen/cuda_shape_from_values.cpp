@@ -11,8 +11,8 @@ namespace {
 
 // One of a shape read's arguments made on the host (data_dependent.j2's shape_read_step spells it): `kind`
 // "constant" (const `type` `name` = `from`), "scalar_from_tensor" / "int_array_from_tensor" (a `type` from the
-// copied-back tensor `from`), "int_array_from_tensors" (an IntArray from the tensors `items`), or "statement"
-// (`from`: one of symbolic_arg_text's declarations).
+// copied-back tensor `from`), "int_array_from_tensors" (an IntArray from the tensors `items`), or "local" (a
+// `type` `name` from the dims' expressions `items`, a Scalar where `scalar`: cpp_text's SymbolicLocal).
 tmpl::Value convert(const std::string& kind, const std::string& name, const std::string& type,
                     const std::string& from) {
   tmpl::Value c = tmpl::Value::map();
@@ -68,11 +68,16 @@ std::string CudaHostEmitter::host_arg(uint32_t index, const passes::KernelArg& a
       return local;
     }
     case passes::ArgKind::kSymbolic: {  // values computed from the dims at generation time
-      std::vector<std::string> items, decls;
+      std::vector<std::string> items;
       for (const passes::SymExpr& e : arg.symbolic) items.push_back(size_(e));
-      const std::string text = *symbolic_arg_text(arg.type, items, local, decls);
-      for (const std::string& d : decls) converts.push_back(convert("statement", "", "", d));
-      return text;
+      const SymbolicArg symbolic = *symbolic_arg(arg.type, items, local);
+      if (const std::optional<SymbolicLocal>& l = symbolic.local) {  // its local, spelled by data_dependent.j2
+        tmpl::Value c = convert("local", l->name, l->type, "");
+        c.set("items", tmpl::Value(tmpl::List(l->items.begin(), l->items.end())));
+        c.set("scalar", l->scalar);
+        converts.push_back(std::move(c));
+      }
+      return symbolic.text;
     }
     case passes::ArgKind::kAbsentTensor:
     case passes::ArgKind::kTensorList: break;

@@ -66,7 +66,7 @@ std::string constant_problem(const AttrConstant& c) {
   }
 }
 
-// Why values computed from the dims cannot be an argument of type `type` (codegen's symbolic_arg_text), or "".
+// Why values computed from the dims cannot be an argument of type `type` (codegen's symbolic_arg), or "".
 std::string symbolic_problem(opdef::ArgType type, size_t items) {
   using opdef::ArgType;
   const bool one = items == 1;

@@ -49,33 +49,6 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
   return std::move(form_);
 }
 
-bool ComputeChecks::movable(ir::DataType d) { return cuda_plan_internal::movable(d); }
-
-bool ComputeChecks::same_type(uint32_t x, uint32_t out, bool arithmetic) {
-  if (x == kNone || out == kNone) return fail("it needs an input and an output");
-  if (value(x).dtype != value(out).dtype) {
-    return fail(fmt::format("its input is {} and its output {}", ir::dtype_name(value(x).dtype),
-                            ir::dtype_name(value(out).dtype)));
-  }
-  const ir::DataType d = value(x).dtype;
-  if (arithmetic && d != ir::DataType::kFloat32 && d != ir::DataType::kFloat64) {
-    return fail(fmt::format("it computes on {} values; the CUDA kernel computes float32 and float64 only",
-                            ir::dtype_name(d)));
-  }
-  if (!movable(d)) return fail(fmt::format("dtype {} has no CUDA kernel", ir::dtype_name(d)));
-  form_.dtype = d;
-  return true;
-}
-
-bool ComputeChecks::index_type(uint32_t index) {
-  const ir::DataType d = value(index).dtype;
-  if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
-    return fail(fmt::format("its index is {} (int32 or int64 expected)", ir::dtype_name(d)));
-  }
-  form_.index_dtype = d;
-  return true;
-}
-
 bool ComputeChecks::is_read(uint32_t v) const {
   for (const ProgramOutput& o : p_.outputs) {
     if (o.value == v) return true;

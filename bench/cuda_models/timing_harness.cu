@@ -9,7 +9,8 @@
 // --cuda-graph, captures the graph), then 50 timed runs, each `run()` + `synchronize()` between two host clock
 // reads; prints the median and the minimum. TF32 is allowed for the convolutions (the generated default, as
 // torch's cudnn.allow_tf32); the GEMMs run in float32 (cuBLASLt, no TF32), as torch's default matmul precision,
-// unless KFORGE_GEMM_TF32=1 is in the environment (the class's set_gemm_tf32(true), where it has one).
+// unless KFORGE_GEMM_TF32=1 is in the environment (the class's set_gemm_tf32(true), where it has one);
+// KFORGE_CONV_TF32=0 runs the convolutions in strict float32 (set_conv_tf32(false)).
 // The input is [BATCH, 3, 224, 224] unless KFORGE_INPUT_DIMS says otherwise: comma-separated dims, B for the
 // batch (bench/transformers: "B,128,768"); a program with several inputs takes one such list per input, in its
 // kInputNames order, separated by ';' (a GPT decode step: "B,1;B,12,128,64;..."). Float inputs are uniform in
@@ -142,6 +143,17 @@ bool allow_gemm_tf32(P&, long) {
   return false;
 }
 
+// set_conv_tf32(false) where the class has it (strict float32 convolutions); false where it has none.
+template <typename P>
+auto forbid_conv_tf32(P& program, int) -> decltype(program.set_conv_tf32(false), bool()) {
+  program.set_conv_tf32(false);
+  return true;
+}
+template <typename P>
+bool forbid_conv_tf32(P&, long) {
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -178,6 +190,10 @@ int main(int argc, char** argv) {
   if (const char* tf32 = std::getenv("KFORGE_GEMM_TF32"); tf32 != nullptr && tf32[0] == '1' &&
       !allow_gemm_tf32(program, 0)) {
     return fail("KFORGE_GEMM_TF32=1, but the class has no float32 GEMM (no set_gemm_tf32)");
+  }
+  if (const char* tf32 = std::getenv("KFORGE_CONV_TF32"); tf32 != nullptr && tf32[0] == '0' &&
+      !forbid_conv_tf32(program, 0)) {
+    return fail("KFORGE_CONV_TF32=0, but the class has no convolution (no set_conv_tf32)");
   }
 
   for (int a = 2; a < argc; ++a) {

@@ -32,6 +32,15 @@
 // kernels (CUDNN_FMA_MATH: float32 throughout). Either way the algorithms sum the products directly: no FFT or
 // Winograd algorithm is considered.
 //
+// Strict float32 (TF32 off) is also summed as precisely as the CPU target's: cuDNN's FMA kernels add all c x r x s
+// products of an output into one float32 accumulator, 2-5x as far from the float64 result as a blocked sum (3 x 3
+// convolutions over 256 / 512 channels: 8.5e-7 / 1.2e-6 rms against 2.3e-7 for the same layers summed in blocks,
+// tools/paddle_zoo/conv_precision_cudnn.py on an H200), which is what Paddle's CPU kernels and kforge's CPU target
+// do. So an ungrouped float32 convolution with more than kChunkProducts products per output runs, with TF32 off, as
+// one cuDNN convolution per chunk of its input channels (chunk_channels), each adding its sum into y (beta 1), the
+// epilogue after the last (ConvSite::execute). The chunk's filter slice is copied into the front of the scratch
+// first (cuDNN's filters are dense); x is read in place through a strided descriptor.
+//
 // 16-bit (kforge compile --precision float16 | bfloat16: ConvGeometry::data): the activations, the filter and the
 // residual are __half or __nv_bfloat16 (CUDNN_DATA_HALF / CUDNN_DATA_BFLOAT16 descriptors), the convolution
 // accumulates in float32 (its compute type stays CUDNN_DATA_FLOAT, alpha and beta are float) and may use tensor cores
@@ -144,6 +153,25 @@ constexpr bool direct_depthwise(const ConvGeometry& g) {
 // The TF32 switch as it applies to g: only float32 convolutions heed it (a 16-bit one runs the same either way, and
 // is chosen for, and keyed by, false).
 inline bool tf32_applies(bool tf32, const ConvGeometry& g) { return tf32 && g.data == ElementType::kFloat32; }
+
+// Strict float32's longest reduction per cuDNN call (above): 16 channels of a 3 x 3 filter, 256 of a 1 x 1.
+constexpr int kChunkProducts = 256;
+
+// The input channels per cuDNN call of a strict float32 convolution (TF32 off): the largest divisor of c within
+// kChunkProducts products, a multiple of 8 where one is (x's slices then start 32-byte aligned in NHWC); 0 where the
+// convolution runs whole (16-bit, transposed, grouped, depthwise, or its reduction short enough already).
+constexpr int chunk_channels(const ConvGeometry& g) {
+  if (g.data != ElementType::kFloat32 || g.transposed || g.groups != 1 || direct_depthwise(g)) return 0;
+  const int taps = g.r * g.s;
+  if (g.c * taps <= kChunkProducts) return 0;
+  int best = 0, best_aligned = 0;
+  for (int d = 1; d < g.c; ++d) {
+    if (g.c % d != 0 || d * taps > kChunkProducts) continue;
+    best = d;
+    if (d % 8 == 0) best_aligned = d;
+  }
+  return best_aligned > 0 ? best_aligned : best;
+}
 
 // What the benchmark of a convolution's methods times (ConvSite): GPU execution alone, what a CUDA graph replays (a
 // spin kernel of CudnnContext::kBenchmarkLeadUs runs before each timed call, so that the GPU never waits for the
@@ -295,10 +323,24 @@ class ConvSite {
     KFORGE_RETURN_IF_ERROR(check_element_type<T>(g));
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     const bool tf32 = tf32_applies(ctx.tf32(), g);
+    if (strict_chunk_ < 0) {  // chunks where the scratch holds a filter slice besides nothing else at least
+      const int chunk = chunk_channels(g);
+      strict_chunk_ = chunk > 0 && scratch.bytes > slice_bytes(g, chunk) ? chunk : 0;
+    }
     KFORGE_RETURN_IF_ERROR(describe(g, shape, tf32));
     const Key key = key_of(shape, tf32);
     if (chosen_.count(key) != 0) return Status::OK();
-    KFORGE_RETURN_IF_ERROR(list_algorithms(ctx, g, key, scratch.bytes));
+    Status listed = list_algorithms(ctx, g, key, workspace(g, tf32, scratch).bytes);
+    if (!listed.ok() && chunk_of(tf32) > 0) {
+      // cuDNN runs nothing on the strided channel slices: the convolution whole, for every shape (picks made for
+      // chunks are forgotten).
+      strict_chunk_ = 0;
+      algorithms_.clear();
+      chosen_.clear();
+      KFORGE_RETURN_IF_ERROR(describe(g, shape, tf32));
+      listed = list_algorithms(ctx, g, key, workspace(g, tf32, scratch).bytes);
+    }
+    KFORGE_RETURN_IF_ERROR(listed);
     if (dispatcher_ == nullptr) KFORGE_RETURN_IF_ERROR(make_dispatcher(ctx, g, epilogue, algorithms_[key], scratch.bytes));
     int method = algorithms_[key].first;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -366,6 +408,21 @@ class ConvSite {
                static_cast<int>(key.dims[3])};
   }
 
+  // The input channels per cuDNN call (0: the convolution whole): strict float32 only (chunk_channels).
+  int chunk_of(bool tf32) const { return tf32 ? 0 : (strict_chunk_ > 0 ? strict_chunk_ : 0); }
+  // A filter slice's bytes in the front of the scratch (float32: chunks are strict float32 only), 256-byte aligned.
+  static size_t slice_bytes(const ConvGeometry& g, int chunk) {
+    const size_t bytes = static_cast<size_t>(g.k) * chunk * g.r * g.s * sizeof(float);
+    return (bytes + 255) / 256 * 256;
+  }
+  // cuDNN's workspace: the scratch, after the filter slice where the convolution runs in chunks.
+  Scratch workspace(const ConvGeometry& g, bool tf32, const Scratch& scratch) const {
+    const int chunk = chunk_of(tf32);
+    if (chunk == 0) return scratch;
+    const size_t slice = slice_bytes(g, chunk);
+    return Scratch{static_cast<char*>(scratch.data) + slice, scratch.bytes - slice};
+  }
+
   // What cuDNN's heuristics say of one algorithm for one (batch, TF32) key.
   struct Candidate {
     bool usable = false;  // listed as supported, within the workspace, deterministic where any is
@@ -394,7 +451,30 @@ class ConvSite {
     KFORGE_RETURN_IF_ERROR(describe(g, c.shape, tf32));
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, a.math));
     const float one = 1.0f, zero = 0.0f;
-    if (g.transposed) {
+    if (const int chunk = chunk_of(tf32); chunk > 0) {
+      // Strict float32 in chunks of input channels: slice i of the filter copied dense into the scratch's front,
+      // x's channels [i * chunk, (i + 1) * chunk) read in place, the sums added into y (beta 1 after the first).
+      const Scratch work = workspace(g, tf32, c.scratch);
+      float* slice = static_cast<float*>(c.scratch.data);
+      const float* w = static_cast<const float*>(c.w);
+      const float* x = static_cast<const float*>(c.x);
+      const size_t taps = static_cast<size_t>(g.r) * g.s, f = sizeof(float);
+      for (int i = 0; i < g.c / chunk; ++i) {
+        // KRSC: k * r * s rows of c channels, the slice's chunk of each; OIHW: k rows of c * r * s, chunk * r * s.
+        KFORGE_CUDA_RETURN_IF_ERROR(
+            g.krsc_filter
+                ? cudaMemcpy2DAsync(slice, chunk * f, w + static_cast<size_t>(i) * chunk, g.c * f, chunk * f,
+                                    g.k * taps, cudaMemcpyDeviceToDevice, c.ctx->stream())
+                : cudaMemcpy2DAsync(slice, chunk * taps * f, w + static_cast<size_t>(i) * chunk * taps,
+                                    g.c * taps * f, chunk * taps * f, g.k, cudaMemcpyDeviceToDevice,
+                                    c.ctx->stream()));
+        const size_t x_offset = g.nhwc ? static_cast<size_t>(i) * chunk
+                                       : static_cast<size_t>(i) * chunk * c.shape.h * c.shape.w;
+        KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
+            c.ctx->handle(), &one, x_, x + x_offset, w_, slice, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+            work.data, a.workspace, i == 0 ? &zero : &one, y_, c.y));
+      }
+    } else if (g.transposed) {
       // x is the forward convolution's dy, y its dx.
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
           c.ctx->handle(), &one, w_, c.w, x_, c.x, conv_, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo),
@@ -519,9 +599,11 @@ class ConvSite {
       const bool fusable = !fused || relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
       variants.emplace_back(
           method_name(g.transposed, m), [this, m](const ConvCall& c) { return execute(c, m); },
-          2 * order + (fused ? 1 : 0), std::vector<int64_t>{}, [this, algo, fusable](const mk::ShapeKey& key) {
+          2 * order + (fused ? 1 : 0), std::vector<int64_t>{}, [this, algo, fused, fusable](const mk::ShapeKey& key) {
             auto listed = algorithms_.find(key_of(key));
-            return fusable && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
+            // A convolution run in chunks leaves its epilogue to the kernel.
+            const bool chunked = chunk_of(key.dims[3] != 0) > 0;
+            return fusable && !(fused && chunked) && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
           });
     }
     // The cache entry's identity: what the site computes (its element type included) and which cuDNN runs it (the
@@ -537,7 +619,7 @@ class ConvSite {
                                       : !fuse           ? "kernel"
                                       : std::string(relu ? "relu" : "identity") +
                                             (epilogue->residual != nullptr ? "+residual" : "");
-    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 6;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 7;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
                                           name + ";epilogue " + epilogue_kind + ";workspace " +
                                           std::to_string(workspace_limit) +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));
@@ -559,20 +641,30 @@ class ConvSite {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateTensorDescriptor(&y_));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateFilterDescriptor(&w_));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnCreateConvolutionDescriptor(&conv_));
-      // The forward convolution's filter: [k, c / groups, r, s]; transposed, Paddle's [c, k / groups, r, s].
-      const int filter_out = g.transposed ? g.c : g.k, filter_in = g.transposed ? g.k / g.groups : g.c / g.groups;
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
-          w_, data, g.krsc_filter ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, filter_out, filter_in, g.r, g.s));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(conv_, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
                                                                    g.dilation_h, g.dilation_w,
                                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, g.groups));
     }
     const Key key = key_of(shape, tf32);
-    if (described_ != key) {
+    const int chunk = chunk_of(tf32);
+    if (described_ != key || described_chunk_ != chunk) {
       const int n = shape.n;
       const cudnnTensorFormat_t format = g.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, data, n, g.c, shape.h, shape.w));
+      // The forward convolution's filter: [k, c / groups, r, s] (a chunk's: [k, chunk, r, s]); transposed, Paddle's
+      // [c, k / groups, r, s].
+      const int filter_out = g.transposed ? g.c : g.k;
+      const int filter_in = chunk > 0 ? chunk : g.transposed ? g.k / g.groups : g.c / g.groups;
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
+          w_, data, g.krsc_filter ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, filter_out, filter_in, g.r, g.s));
+      if (chunk > 0) {  // x's channel slice in place: its dims, x's strides
+        const int hw = shape.h * shape.w;
+        KFORGE_CUDNN_RETURN_IF_ERROR(
+            g.nhwc ? cudnnSetTensor4dDescriptorEx(x_, data, n, chunk, shape.h, shape.w, g.c * hw, 1, shape.w * g.c, g.c)
+                   : cudnnSetTensor4dDescriptorEx(x_, data, n, chunk, shape.h, shape.w, g.c * hw, hw, shape.w, 1));
+      } else {
+        KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, data, n, g.c, shape.h, shape.w));
+      }
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(y_, format, data, n, g.k, shape.out_h, shape.out_w));
       const cudnnMathType_t math = g.data != ElementType::kFloat32 ? CUDNN_TENSOR_OP_MATH
                                    : tf32                          ? CUDNN_DEFAULT_MATH
@@ -590,6 +682,7 @@ class ConvSite {
                              ", ", want[2], ", ", want[3], "]");
       }
       described_ = key;
+      described_chunk_ = chunk;
     }
     return Status::OK();
   }
@@ -600,6 +693,10 @@ class ConvSite {
   cudnnFilterDescriptor_t w_ = nullptr;
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   Key described_{-1, -1, -1, -1};
+  int described_chunk_ = -1;
+  // Strict float32's input channels per cuDNN call (chunk_channels; 0: whole, where the scratch cannot hold a filter
+  // slice or cuDNN runs nothing on the slices), set at the first prepare(); -1 before.
+  int strict_chunk_ = -1;
   std::map<Key, Algorithms> algorithms_;  // by (batch, H, W, TF32)
   std::map<Key, int> chosen_;             // the method, by (batch, H, W, TF32)
   std::unique_ptr<Dispatcher> dispatcher_;

@@ -118,7 +118,9 @@ tmpl::Value CudaHostEmitter::scratch_value(uint32_t position) const {
   if (scratch == nullptr) return tmpl::Value(false);
   tmpl::Value v = tmpl::Value::map();
   v.set("pointer", binding(scratch->index));
-  v.set("bytes", size_(scratch->size_bytes));
+  // A size computed at run time is an int64_t: Scratch's size_t takes it by a cast (no narrowing in braces).
+  v.set("bytes", scratch->size_bytes.is_constant() ? size_(scratch->size_bytes)
+                                                   : fmt::format("static_cast<size_t>({})", size_(scratch->size_bytes)));
   return v;
 }
 

@@ -255,6 +255,10 @@ CASES = [
       ops=("conv2d",)),
     C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),
       [t(2, 2, 7, 6)], [t(3, 2, 3, 3), t(3)], ops=("conv2d",)),
+    # Dynamic H and W: the padded input's scratch is a size computed at run time (PP-OCRv5 server det's stem); 32
+    # channels of 3 x 3 (288 products) also run in chunks under strict float32 on CUDA.
+    C("conv2d_asym_pad_dynamic_hw", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]),
+      [t(None, 32, None, None, run=(1, 32, 7, 9))], [t(8, 32, 3, 3)], ops=("conv2d",)),
     C("conv2d_asym_pad_nhwc", lambda x, w: F.conv2d(x, w, padding=[1, 0, 0, 1], data_format="NHWC"),
       [t(1, 5, 5, 2)], [t(3, 2, 2, 2)], ops=("conv2d",)),
     C("depthwise_conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 1, 0], groups=4), [t(1, 4, 5, 6)],

@@ -38,8 +38,10 @@
 // tools/paddle_zoo/conv_precision_cudnn.py on an H200), which is what Paddle's CPU kernels and kforge's CPU target
 // do. So an ungrouped float32 convolution with more than kChunkProducts products per output runs, with TF32 off, as
 // one cuDNN convolution per chunk of its input channels (chunk_channels), each adding its sum into y (beta 1), the
-// epilogue after the last (ConvSite::execute). The chunk's filter slice is copied into the front of the scratch
-// first (cuDNN's filters are dense); x is read in place through a strided descriptor.
+// epilogue after the last (ConvSite::execute). The chunk's filter slice and x's channel slice are copied dense into
+// the front of the scratch first (cuDNN's filters are dense, and it ran no NHWC channel slice in place: strided
+// descriptors of one were not chunked on an H200); an NCHW x of batch 1 is read in place. Where the scratch cannot
+// hold both slices besides the workspace, the convolution runs whole.
 //
 // 16-bit (kforge compile --precision float16 | bfloat16: ConvGeometry::data): the activations, the filter and the
 // residual are __half or __nv_bfloat16 (CUDNN_DATA_HALF / CUDNN_DATA_BFLOAT16 descriptors), the convolution
@@ -323,22 +325,18 @@ class ConvSite {
     KFORGE_RETURN_IF_ERROR(check_element_type<T>(g));
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     const bool tf32 = tf32_applies(ctx.tf32(), g);
-    if (strict_chunk_ < 0) {  // chunks where the scratch holds a filter slice besides nothing else at least
-      const int chunk = chunk_channels(g);
-      strict_chunk_ = chunk > 0 && scratch.bytes > slice_bytes(g, chunk) ? chunk : 0;
+    const Key key = key_of(shape, tf32);
+    if (chunk_by_key_.count(key) == 0) {  // in chunks where strict float32 and the scratch holds the slices
+      const int chunk = tf32 ? 0 : chunk_channels(g);
+      chunk_by_key_[key] = chunk > 0 && scratch.bytes > slices_bytes(g, shape, chunk) ? chunk : 0;
     }
     KFORGE_RETURN_IF_ERROR(describe(g, shape, tf32));
-    const Key key = key_of(shape, tf32);
     if (chosen_.count(key) != 0) return Status::OK();
-    Status listed = list_algorithms(ctx, g, key, workspace(g, tf32, scratch).bytes);
-    if (!listed.ok() && chunk_of(tf32) > 0) {
-      // cuDNN runs nothing on the strided channel slices: the convolution whole, for every shape (picks made for
-      // chunks are forgotten).
-      strict_chunk_ = 0;
-      algorithms_.clear();
-      chosen_.clear();
+    Status listed = list_algorithms(ctx, g, key, workspace(g, shape, tf32, scratch).bytes);
+    if (!listed.ok() && chunk_of(key) > 0) {  // cuDNN runs nothing on the chunks: the convolution whole
+      chunk_by_key_[key] = 0;
       KFORGE_RETURN_IF_ERROR(describe(g, shape, tf32));
-      listed = list_algorithms(ctx, g, key, workspace(g, tf32, scratch).bytes);
+      listed = list_algorithms(ctx, g, key, workspace(g, shape, tf32, scratch).bytes);
     }
     KFORGE_RETURN_IF_ERROR(listed);
     if (dispatcher_ == nullptr) KFORGE_RETURN_IF_ERROR(make_dispatcher(ctx, g, epilogue, algorithms_[key], scratch.bytes));
@@ -408,19 +406,30 @@ class ConvSite {
                static_cast<int>(key.dims[3])};
   }
 
-  // The input channels per cuDNN call (0: the convolution whole): strict float32 only (chunk_channels).
-  int chunk_of(bool tf32) const { return tf32 ? 0 : (strict_chunk_ > 0 ? strict_chunk_ : 0); }
-  // A filter slice's bytes in the front of the scratch (float32: chunks are strict float32 only), 256-byte aligned.
-  static size_t slice_bytes(const ConvGeometry& g, int chunk) {
-    const size_t bytes = static_cast<size_t>(g.k) * chunk * g.r * g.s * sizeof(float);
-    return (bytes + 255) / 256 * 256;
+  // The input channels per cuDNN call for a key (0: the convolution whole; chunk_channels), set by prepare().
+  int chunk_of(const Key& key) const {
+    auto found = chunk_by_key_.find(key);
+    return found != chunk_by_key_.end() ? found->second : 0;
   }
-  // cuDNN's workspace: the scratch, after the filter slice where the convolution runs in chunks.
-  Scratch workspace(const ConvGeometry& g, bool tf32, const Scratch& scratch) const {
-    const int chunk = chunk_of(tf32);
+  static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
+  // A filter slice's bytes in the front of the scratch (float32: chunks are strict float32 only).
+  static size_t filter_slice_bytes(const ConvGeometry& g, int chunk) {
+    return aligned(static_cast<size_t>(g.k) * chunk * g.r * g.s * sizeof(float));
+  }
+  // x's channel slice after it, where it is copied: not for an NCHW x of batch 1 (a slice of it is dense already).
+  static size_t x_slice_bytes(const ConvGeometry& g, const ConvShape& shape, int chunk) {
+    if (!g.nhwc && shape.n == 1) return 0;
+    return aligned(static_cast<size_t>(shape.n) * chunk * shape.h * shape.w * sizeof(float));
+  }
+  static size_t slices_bytes(const ConvGeometry& g, const ConvShape& shape, int chunk) {
+    return filter_slice_bytes(g, chunk) + x_slice_bytes(g, shape, chunk);
+  }
+  // cuDNN's workspace: the scratch, after the slices where the convolution runs in chunks.
+  Scratch workspace(const ConvGeometry& g, const ConvShape& shape, bool tf32, const Scratch& scratch) const {
+    const int chunk = chunk_of(key_of(shape, tf32));
     if (chunk == 0) return scratch;
-    const size_t slice = slice_bytes(g, chunk);
-    return Scratch{static_cast<char*>(scratch.data) + slice, scratch.bytes - slice};
+    const size_t used = slices_bytes(g, shape, chunk);
+    return Scratch{static_cast<char*>(scratch.data) + used, scratch.bytes - used};
   }
 
   // What cuDNN's heuristics say of one algorithm for one (batch, TF32) key.
@@ -451,27 +460,38 @@ class ConvSite {
     KFORGE_RETURN_IF_ERROR(describe(g, c.shape, tf32));
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, a.math));
     const float one = 1.0f, zero = 0.0f;
-    if (const int chunk = chunk_of(tf32); chunk > 0) {
-      // Strict float32 in chunks of input channels: slice i of the filter copied dense into the scratch's front,
-      // x's channels [i * chunk, (i + 1) * chunk) read in place, the sums added into y (beta 1 after the first).
-      const Scratch work = workspace(g, tf32, c.scratch);
-      float* slice = static_cast<float*>(c.scratch.data);
+    if (const int chunk = chunk_of(key_of(c.shape, tf32)); chunk > 0) {
+      // Strict float32 in chunks of input channels: slice i of the filter and x's channels [i * chunk, (i + 1) *
+      // chunk) copied dense into the scratch's front, the sums added into y (beta 1 after the first).
+      const Scratch work = workspace(g, c.shape, tf32, c.scratch);
+      float* w_slice = static_cast<float*>(c.scratch.data);
+      float* x_slice = reinterpret_cast<float*>(static_cast<char*>(c.scratch.data) + filter_slice_bytes(g, chunk));
+      const bool x_in_place = x_slice_bytes(g, c.shape, chunk) == 0;
       const float* w = static_cast<const float*>(c.w);
       const float* x = static_cast<const float*>(c.x);
       const size_t taps = static_cast<size_t>(g.r) * g.s, f = sizeof(float);
-      for (int i = 0; i < g.c / chunk; ++i) {
-        // KRSC: k * r * s rows of c channels, the slice's chunk of each; OIHW: k rows of c * r * s, chunk * r * s.
+      const size_t plane = static_cast<size_t>(c.shape.h) * c.shape.w, pixels = c.shape.n * plane;
+      const cudaStream_t stream = c.ctx->stream();
+      for (size_t i = 0; i < static_cast<size_t>(g.c / chunk); ++i) {
+        // Filter, KRSC: k * r * s rows of c channels, the slice's chunk of each; OIHW: k rows of c * r * s, chunk *
+        // r * s of each.
         KFORGE_CUDA_RETURN_IF_ERROR(
-            g.krsc_filter
-                ? cudaMemcpy2DAsync(slice, chunk * f, w + static_cast<size_t>(i) * chunk, g.c * f, chunk * f,
-                                    g.k * taps, cudaMemcpyDeviceToDevice, c.ctx->stream())
-                : cudaMemcpy2DAsync(slice, chunk * taps * f, w + static_cast<size_t>(i) * chunk * taps,
-                                    g.c * taps * f, chunk * taps * f, g.k, cudaMemcpyDeviceToDevice,
-                                    c.ctx->stream()));
-        const size_t x_offset = g.nhwc ? static_cast<size_t>(i) * chunk
-                                       : static_cast<size_t>(i) * chunk * c.shape.h * c.shape.w;
+            g.krsc_filter ? cudaMemcpy2DAsync(w_slice, chunk * f, w + i * chunk, g.c * f, chunk * f, g.k * taps,
+                                              cudaMemcpyDeviceToDevice, stream)
+                          : cudaMemcpy2DAsync(w_slice, chunk * taps * f, w + i * chunk * taps, g.c * taps * f,
+                                              chunk * taps * f, g.k, cudaMemcpyDeviceToDevice, stream));
+        // x, NHWC: n * h * w rows of c channels; NCHW: n rows of c * h * w, chunk * h * w of each.
+        const float* x_chunk = x + i * chunk * plane;  // NCHW of batch 1: in place
+        if (!x_in_place) {
+          KFORGE_CUDA_RETURN_IF_ERROR(
+              g.nhwc ? cudaMemcpy2DAsync(x_slice, chunk * f, x + i * chunk, g.c * f, chunk * f, pixels,
+                                         cudaMemcpyDeviceToDevice, stream)
+                     : cudaMemcpy2DAsync(x_slice, chunk * plane * f, x + i * chunk * plane, g.c * plane * f,
+                                         chunk * plane * f, c.shape.n, cudaMemcpyDeviceToDevice, stream));
+          x_chunk = x_slice;
+        }
         KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
-            c.ctx->handle(), &one, x_, x + x_offset, w_, slice, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+            c.ctx->handle(), &one, x_, x_chunk, w_, w_slice, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
             work.data, a.workspace, i == 0 ? &zero : &one, y_, c.y));
       }
     } else if (g.transposed) {
@@ -602,7 +622,7 @@ class ConvSite {
           2 * order + (fused ? 1 : 0), std::vector<int64_t>{}, [this, algo, fused, fusable](const mk::ShapeKey& key) {
             auto listed = algorithms_.find(key_of(key));
             // A convolution run in chunks leaves its epilogue to the kernel.
-            const bool chunked = chunk_of(key.dims[3] != 0) > 0;
+            const bool chunked = chunk_of(key_of(key)) > 0;
             return fusable && !(fused && chunked) && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
           });
     }
@@ -647,7 +667,7 @@ class ConvSite {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, g.groups));
     }
     const Key key = key_of(shape, tf32);
-    const int chunk = chunk_of(tf32);
+    const int chunk = chunk_of(key);
     if (described_ != key || described_chunk_ != chunk) {
       const int n = shape.n;
       const cudnnTensorFormat_t format = g.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
@@ -657,14 +677,9 @@ class ConvSite {
       const int filter_in = chunk > 0 ? chunk : g.transposed ? g.k / g.groups : g.c / g.groups;
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
           w_, data, g.krsc_filter ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, filter_out, filter_in, g.r, g.s));
-      if (chunk > 0) {  // x's channel slice in place: its dims, x's strides
-        const int hw = shape.h * shape.w;
-        KFORGE_CUDNN_RETURN_IF_ERROR(
-            g.nhwc ? cudnnSetTensor4dDescriptorEx(x_, data, n, chunk, shape.h, shape.w, g.c * hw, 1, shape.w * g.c, g.c)
-                   : cudnnSetTensor4dDescriptorEx(x_, data, n, chunk, shape.h, shape.w, g.c * hw, hw, shape.w, 1));
-      } else {
-        KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, data, n, g.c, shape.h, shape.w));
-      }
+      // A chunk's x: its dense slice (execute).
+      KFORGE_CUDNN_RETURN_IF_ERROR(
+          cudnnSetTensor4dDescriptor(x_, format, data, n, chunk > 0 ? chunk : g.c, shape.h, shape.w));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(y_, format, data, n, g.k, shape.out_h, shape.out_w));
       const cudnnMathType_t math = g.data != ElementType::kFloat32 ? CUDNN_TENSOR_OP_MATH
                                    : tf32                          ? CUDNN_DEFAULT_MATH
@@ -694,9 +709,9 @@ class ConvSite {
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   Key described_{-1, -1, -1, -1};
   int described_chunk_ = -1;
-  // Strict float32's input channels per cuDNN call (chunk_channels; 0: whole, where the scratch cannot hold a filter
-  // slice or cuDNN runs nothing on the slices), set at the first prepare(); -1 before.
-  int strict_chunk_ = -1;
+  // The input channels per cuDNN call, by (batch, H, W, TF32) (chunk_channels; 0: whole, where TF32 applies, the
+  // scratch cannot hold the slices, or cuDNN runs nothing on them), set by prepare().
+  std::map<Key, int> chunk_by_key_;
   std::map<Key, Algorithms> algorithms_;  // by (batch, H, W, TF32)
   std::map<Key, int> chosen_;             // the method, by (batch, H, W, TF32)
   std::unique_ptr<Dispatcher> dispatcher_;

@@ -37,11 +37,13 @@
 // convolutions over 256 / 512 channels: 8.5e-7 / 1.2e-6 rms against 2.3e-7 for the same layers summed in blocks,
 // tools/paddle_zoo/conv_precision_cudnn.py on an H200), which is what Paddle's CPU kernels and kforge's CPU target
 // do. So an ungrouped float32 convolution with more than kChunkProducts products per output runs, with TF32 off, as
-// one cuDNN convolution per chunk of its input channels (chunk_channels), each adding its sum into y (beta 1), the
-// epilogue after the last (ConvSite::execute). The chunk's filter slice and x's channel slice are copied dense into
-// the front of the scratch first (cuDNN's filters are dense, and it ran no NHWC channel slice in place: strided
-// descriptors of one were not chunked on an H200); an NCHW x of batch 1 is read in place. Where the scratch cannot
-// hold both slices besides the workspace, the convolution runs whole.
+// a grouped one: G groups, one per chunk of its input channels (chunk_channels), each computing every output channel
+// over its chunk (the filter regrouped into [G * k, chunk, r, s] per run, regroup_filter), into G partial sums per
+// output in the scratch; a kernel then adds them in chunk order into y (sum_chunks) and the epilogue kernel follows
+// (ConvSite::execute). One cuDNN call, not one per chunk: as G calls of a 16-channel chunk each (chunk 256 / 512
+// products apart), resnet18's strict float32 graph took 3.4x its time on an H200. Where the scratch cannot hold the
+// filter and the partial sums besides the workspace, or cuDNN lists nothing for the grouped convolution, it runs
+// whole.
 //
 // 16-bit (kforge compile --precision float16 | bfloat16: ConvGeometry::data): the activations, the filter and the
 // residual are __half or __nv_bfloat16 (CUDNN_DATA_HALF / CUDNN_DATA_BFLOAT16 descriptors), the convolution
@@ -173,6 +175,49 @@ constexpr int chunk_channels(const ConvGeometry& g) {
     if (d % 8 == 0) best_aligned = d;
   }
   return best_aligned > 0 ? best_aligned : best;
+}
+
+// wg = the filter w [k, c, r, s] (OIHW) or [k, r, s, c] (KRSC) regrouped for chunks of `chunk` input channels:
+// [groups * k, chunk, r, s] or [groups * k, r, s, chunk], group g's k filters those of channels [g * chunk, ...).
+// (A template, as every kernel of a header several translation units may include.)
+template <typename F>
+__global__ void regroup_filter_kernel(const F* w, F* wg, int64_t k, int64_t c, int64_t chunk, int64_t taps,
+                                      bool krsc, int64_t total) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t per_filter = chunk * taps, group_filter = i / per_filter, in = i % per_filter;
+    const int64_t g = group_filter / k, o = group_filter % k;
+    // KRSC: in = tap * chunk + j; OIHW: in = j * taps + tap, the chunk's run of c * taps.
+    const int64_t from = krsc ? (o * taps + in / chunk) * c + g * chunk + in % chunk : o * c * taps + g * per_filter + in;
+    wg[i] = w[from];
+  }
+}
+
+// y[b, o, p] = the sum over g of partial[b, g * k + o, p] in g's order (NCHW; NHWC: y[b, p, o], partial[b, p,
+// g * k + o]), for `total` = batch * k * plane outputs: the grouped convolution's chunk sums added as the chunks
+// come.
+template <typename F>
+__global__ void sum_chunks_kernel(const F* partial, F* y, int64_t k, int64_t groups, int64_t plane, bool nhwc,
+                                  int64_t total) {
+  for (int64_t e = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; e < total;
+       e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t first, step;
+    if (nhwc) {
+      first = (e / k) * groups * k + e % k;
+      step = k;
+    } else {
+      first = (e / (k * plane)) * groups * k * plane + e % (k * plane);
+      step = k * plane;
+    }
+    F sum = partial[first];
+    for (int64_t g = 1; g < groups; ++g) sum += partial[first + g * step];
+    y[e] = sum;
+  }
+}
+
+inline unsigned grid_for(int64_t total) {
+  const int64_t blocks = (total + 255) / 256;
+  return static_cast<unsigned>(blocks < 65535 ? blocks : 65535);
 }
 
 // What the benchmark of a convolution's methods times (ConvSite): GPU execution alone, what a CUDA graph replays (a
@@ -326,9 +371,9 @@ class ConvSite {
     if (direct_depthwise(g)) return Status::OK();  // no cuDNN state
     const bool tf32 = tf32_applies(ctx.tf32(), g);
     const Key key = key_of(shape, tf32);
-    if (chunk_by_key_.count(key) == 0) {  // in chunks where strict float32 and the scratch holds the slices
+    if (chunk_by_key_.count(key) == 0) {  // in chunks where strict float32 and the scratch holds their data
       const int chunk = tf32 ? 0 : chunk_channels(g);
-      chunk_by_key_[key] = chunk > 0 && scratch.bytes > slices_bytes(g, shape, chunk) ? chunk : 0;
+      chunk_by_key_[key] = chunk > 0 && scratch.bytes > chunks_bytes(g, shape, chunk) ? chunk : 0;
     }
     KFORGE_RETURN_IF_ERROR(describe(g, shape, tf32));
     if (chosen_.count(key) != 0) return Status::OK();
@@ -412,23 +457,23 @@ class ConvSite {
     return found != chunk_by_key_.end() ? found->second : 0;
   }
   static size_t aligned(size_t bytes) { return (bytes + 255) / 256 * 256; }
-  // A filter slice's bytes in the front of the scratch (float32: chunks are strict float32 only).
-  static size_t filter_slice_bytes(const ConvGeometry& g, int chunk) {
-    return aligned(static_cast<size_t>(g.k) * chunk * g.r * g.s * sizeof(float));
+  // The regrouped filter's bytes in the front of the scratch (float32: chunks are strict float32 only).
+  static size_t regrouped_filter_bytes(const ConvGeometry& g) {
+    return aligned(static_cast<size_t>(g.k) * g.c * g.r * g.s * sizeof(float));
   }
-  // x's channel slice after it, where it is copied: not for an NCHW x of batch 1 (a slice of it is dense already).
-  static size_t x_slice_bytes(const ConvGeometry& g, const ConvShape& shape, int chunk) {
-    if (!g.nhwc && shape.n == 1) return 0;
-    return aligned(static_cast<size_t>(shape.n) * chunk * shape.h * shape.w * sizeof(float));
+  // The partial sums after it: [n, groups * k, out_h, out_w].
+  static size_t partial_bytes(const ConvGeometry& g, const ConvShape& shape, int chunk) {
+    return aligned(static_cast<size_t>(shape.n) * (g.c / chunk) * g.k * shape.out_h * shape.out_w * sizeof(float));
   }
-  static size_t slices_bytes(const ConvGeometry& g, const ConvShape& shape, int chunk) {
-    return filter_slice_bytes(g, chunk) + x_slice_bytes(g, shape, chunk);
+  static size_t chunks_bytes(const ConvGeometry& g, const ConvShape& shape, int chunk) {
+    return regrouped_filter_bytes(g) + partial_bytes(g, shape, chunk);
   }
-  // cuDNN's workspace: the scratch, after the slices where the convolution runs in chunks.
+  // cuDNN's workspace: the scratch, after the regrouped filter and the partial sums where the convolution runs in
+  // chunks.
   Scratch workspace(const ConvGeometry& g, const ConvShape& shape, bool tf32, const Scratch& scratch) const {
     const int chunk = chunk_of(key_of(shape, tf32));
     if (chunk == 0) return scratch;
-    const size_t used = slices_bytes(g, shape, chunk);
+    const size_t used = chunks_bytes(g, shape, chunk);
     return Scratch{static_cast<char*>(scratch.data) + used, scratch.bytes - used};
   }
 
@@ -461,39 +506,23 @@ class ConvSite {
     KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionMathType(conv_, a.math));
     const float one = 1.0f, zero = 0.0f;
     if (const int chunk = chunk_of(key_of(c.shape, tf32)); chunk > 0) {
-      // Strict float32 in chunks of input channels: slice i of the filter and x's channels [i * chunk, (i + 1) *
-      // chunk) copied dense into the scratch's front, the sums added into y (beta 1 after the first).
+      // Strict float32 in chunks of input channels: the grouped convolution into the partial sums, then their sum.
       const Scratch work = workspace(g, c.shape, tf32, c.scratch);
-      float* w_slice = static_cast<float*>(c.scratch.data);
-      float* x_slice = reinterpret_cast<float*>(static_cast<char*>(c.scratch.data) + filter_slice_bytes(g, chunk));
-      const bool x_in_place = x_slice_bytes(g, c.shape, chunk) == 0;
-      const float* w = static_cast<const float*>(c.w);
-      const float* x = static_cast<const float*>(c.x);
-      const size_t taps = static_cast<size_t>(g.r) * g.s, f = sizeof(float);
-      const size_t plane = static_cast<size_t>(c.shape.h) * c.shape.w, pixels = c.shape.n * plane;
-      const cudaStream_t stream = c.ctx->stream();
-      for (size_t i = 0; i < static_cast<size_t>(g.c / chunk); ++i) {
-        // Filter, KRSC: k * r * s rows of c channels, the slice's chunk of each; OIHW: k rows of c * r * s, chunk *
-        // r * s of each.
-        KFORGE_CUDA_RETURN_IF_ERROR(
-            g.krsc_filter ? cudaMemcpy2DAsync(w_slice, chunk * f, w + i * chunk, g.c * f, chunk * f, g.k * taps,
-                                              cudaMemcpyDeviceToDevice, stream)
-                          : cudaMemcpy2DAsync(w_slice, chunk * taps * f, w + i * chunk * taps, g.c * taps * f,
-                                              chunk * taps * f, g.k, cudaMemcpyDeviceToDevice, stream));
-        // x, NHWC: n * h * w rows of c channels; NCHW: n rows of c * h * w, chunk * h * w of each.
-        const float* x_chunk = x + i * chunk * plane;  // NCHW of batch 1: in place
-        if (!x_in_place) {
-          KFORGE_CUDA_RETURN_IF_ERROR(
-              g.nhwc ? cudaMemcpy2DAsync(x_slice, chunk * f, x + i * chunk, g.c * f, chunk * f, pixels,
-                                         cudaMemcpyDeviceToDevice, stream)
-                     : cudaMemcpy2DAsync(x_slice, chunk * plane * f, x + i * chunk * plane, g.c * plane * f,
-                                         chunk * plane * f, c.shape.n, cudaMemcpyDeviceToDevice, stream));
-          x_chunk = x_slice;
-        }
-        KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
-            c.ctx->handle(), &one, x_, x_chunk, w_, w_slice, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
-            work.data, a.workspace, i == 0 ? &zero : &one, y_, c.y));
-      }
+      float* regrouped = static_cast<float*>(c.scratch.data);
+      float* partial = reinterpret_cast<float*>(static_cast<char*>(c.scratch.data) + regrouped_filter_bytes(g));
+      const int64_t taps = static_cast<int64_t>(g.r) * g.s, filter = static_cast<int64_t>(g.k) * g.c * taps;
+      regroup_filter_kernel<float><<<grid_for(filter), 256, 0, c.ctx->stream()>>>(static_cast<const float*>(c.w), regrouped,
+                                                                           g.k, g.c, chunk, taps, g.krsc_filter,
+                                                                           filter);
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionForward(
+          c.ctx->handle(), &one, x_, c.x, w_, regrouped, conv_, static_cast<cudnnConvolutionFwdAlgo_t>(algo),
+          work.data, a.workspace, &zero, y_, partial));
+      const int64_t plane = static_cast<int64_t>(c.shape.out_h) * c.shape.out_w;
+      const int64_t outputs = static_cast<int64_t>(c.shape.n) * g.k * plane;
+      sum_chunks_kernel<float><<<grid_for(outputs), 256, 0, c.ctx->stream()>>>(partial, static_cast<float*>(c.y), g.k,
+                                                                        g.c / chunk, plane, g.nhwc, outputs);
+      KFORGE_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     } else if (g.transposed) {
       // x is the forward convolution's dy, y its dx.
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnConvolutionBackwardData(
@@ -664,23 +693,25 @@ class ConvSite {
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolution2dDescriptor(conv_, g.pad_h, g.pad_w, g.stride_h, g.stride_w,
                                                                    g.dilation_h, g.dilation_w,
                                                                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, g.groups));
     }
     const Key key = key_of(shape, tf32);
     const int chunk = chunk_of(key);
     if (described_ != key || described_chunk_ != chunk) {
       const int n = shape.n;
       const cudnnTensorFormat_t format = g.nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-      // The forward convolution's filter: [k, c / groups, r, s] (a chunk's: [k, chunk, r, s]); transposed, Paddle's
-      // [c, k / groups, r, s].
-      const int filter_out = g.transposed ? g.c : g.k;
-      const int filter_in = chunk > 0 ? chunk : g.transposed ? g.k / g.groups : g.c / g.groups;
+      // The forward convolution's filter: [k, c / groups, r, s] (in chunks: the grouped one's [c / chunk * k, chunk,
+      // r, s]); transposed, Paddle's [c, k / groups, r, s].
+      const int groups = chunk > 0 ? g.c / chunk : g.groups;
+      const int out_channels = chunk > 0 ? groups * g.k : g.k;
+      const int filter_out = g.transposed ? g.c : out_channels;
+      const int filter_in = g.transposed ? g.k / g.groups : g.c / groups;
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetConvolutionGroupCount(conv_, groups));
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetFilter4dDescriptor(
           w_, data, g.krsc_filter ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, filter_out, filter_in, g.r, g.s));
-      // A chunk's x: its dense slice (execute).
+      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(x_, format, data, n, g.c, shape.h, shape.w));
+      // In chunks, y_ describes the partial sums.
       KFORGE_CUDNN_RETURN_IF_ERROR(
-          cudnnSetTensor4dDescriptor(x_, format, data, n, chunk > 0 ? chunk : g.c, shape.h, shape.w));
-      KFORGE_CUDNN_RETURN_IF_ERROR(cudnnSetTensor4dDescriptor(y_, format, data, n, g.k, shape.out_h, shape.out_w));
+          cudnnSetTensor4dDescriptor(y_, format, data, n, out_channels, shape.out_h, shape.out_w));
       const cudnnMathType_t math = g.data != ElementType::kFloat32 ? CUDNN_TENSOR_OP_MATH
                                    : tf32                          ? CUDNN_DEFAULT_MATH
                                                                    : CUDNN_FMA_MATH;
@@ -689,7 +720,7 @@ class ConvSite {
       int dims[4] = {0, 0, 0, 0};
       KFORGE_CUDNN_RETURN_IF_ERROR(cudnnGetConvolution2dForwardOutputDim(conv_, g.transposed ? y_ : x_, w_, &dims[0],
                                                                          &dims[1], &dims[2], &dims[3]));
-      const int want[4] = {n, g.transposed ? g.c : g.k, g.transposed ? shape.h : shape.out_h,
+      const int want[4] = {n, g.transposed ? g.c : out_channels, g.transposed ? shape.h : shape.out_h,
                            g.transposed ? shape.w : shape.out_w};
       if (dims[0] != want[0] || dims[1] != want[1] || dims[2] != want[2] || dims[3] != want[3]) {
         return Status::Error("cuDNN computes the convolution's ", g.transposed ? "input" : "output", " as [", dims[0],

@@ -62,16 +62,15 @@ class DetectorNoNMS(nn.Layer):
     image and scale_factor, im_shape being pruned when NMS is excluded; RT-DETR without post-processing: the image
     alone), returning its two outputs (`bbox` and `bbox_num` of its output dict: the boxes and the scores)."""
 
-    def __init__(self, arch):
+    def __init__(self, arch, outputs=("bbox", "bbox_num")):
         super().__init__()
         self.arch = arch
+        self.outputs = outputs
 
     def forward(self, image, scale_factor=None):
-        inputs = {"image": image}
-        if scale_factor is not None:
-            inputs["scale_factor"] = scale_factor
-        out = self.arch(inputs)
-        return out["bbox"], out["bbox_num"]
+        # PicoDet reads scale_factor and, without NMS, leaves it unused: None there.
+        out = self.arch({"image": image, "scale_factor": scale_factor})
+        return [out[key] for key in self.outputs]
 
 
 def has_rtdetr():
@@ -157,6 +156,45 @@ def rtdetr_r18(eval_size=640):
     return build
 
 
+def picodet_s(calibrate_size=320):
+    """PicoDet-S as configs/picodet/picodet_s_320_coco_lcnet.yml builds it: LCNet x0.75, LCPAN (96 channels,
+    depthwise, 4 levels), PicoHeadV2 (PicoFeat with shared cls / reg convs and SE, the align head, DFL over 8 bins by
+    Integral's fixed ramp), strides 8..64; exported with post-processing but without NMS (export.nms=False): the
+    boxes [N, A, 4] before rescaling and the scores [N, 80, A], from the image alone. kforge_after_weights
+    calibrates the batch-norm statistics."""
+    def build():
+        _import_ppdet()
+        from ppdet.modeling.architectures.picodet import PicoDet
+        from ppdet.modeling.backbones.lcnet import LCNet
+        from ppdet.modeling.heads.pico_head import PicoFeat, PicoHeadV2
+        from ppdet.modeling.losses.gfocal_loss import DistributionFocalLoss
+        from ppdet.modeling.losses.iou_loss import GIoULoss
+        from ppdet.modeling.losses.varifocal_loss import VarifocalLoss
+        from ppdet.modeling.necks.lc_pan import LCPAN
+        backbone = LCNet(scale=0.75, feature_maps=[3, 4, 5])
+        neck = LCPAN(in_channels=[s.channels for s in backbone.out_shape], out_channels=96, use_depthwise=True,
+                     num_features=4)
+        feat = PicoFeat(feat_in=96, feat_out=96, num_convs=2, num_fpn_stride=4, norm_type="bn",
+                        share_cls_reg=True, use_se=True)
+        head = PicoHeadV2(conv_feat=feat, num_classes=80, fpn_stride=[8, 16, 32, 64], feat_in_chan=96,
+                          prior_prob=0.01, reg_max=7, cell_offset=0.5, grid_cell_scale=5.0,
+                          static_assigner_epoch=100, use_align_head=True,
+                          loss_class=VarifocalLoss(use_sigmoid=False, iou_weighted=True, loss_weight=1.0),
+                          loss_dfl=DistributionFocalLoss(loss_weight=0.5), loss_bbox=GIoULoss(loss_weight=2.5))
+        arch = PicoDet(backbone=backbone, neck=neck, head=head)
+        arch.export_nms = False
+        net = DetectorNoNMS(arch, outputs=("bbox", "scores"))
+
+        def after_weights():
+            net.eval()
+            rng = np.random.default_rng(11)
+            models.calibrate_batch_norm(
+                net, rng.standard_normal([2, 3, calibrate_size, calibrate_size]).astype(np.float32))
+        net.kforge_after_weights = after_weights
+        return net
+    return build
+
+
 def detection_inputs(size):
     """PaddleDetection's export inputs for a fixed image size: image [-1, 3, S, S], scale_factor [-1, 2]."""
     return [InputSpec([None, 3, size, size], "float32", "image"), InputSpec([None, 2], "float32", "scale_factor")]
@@ -171,6 +209,10 @@ def paddledet_zoo():
     models_["ppyoloe_plus_s_fixed"] = (ppyoloe_plus_s(320), [
         ("640x640 (fixed)", [InputSpec([1, 3, 640, 640], "float32", "image"),
                              InputSpec([1, 2], "float32", "scale_factor")])])
+    image = [InputSpec([None, 3, 320, 320], "float32", "image")]
+    models_["picodet_s"] = (picodet_s(), [("320x320", image), ("320x320", image)])
+    models_["picodet_s_fixed"] = (picodet_s(), [
+        ("320x320 (fixed)", [InputSpec([1, 3, 320, 320], "float32", "image")])])
     if has_rtdetr():
         image = [InputSpec([None, 3, 640, 640], "float32", "image")]
         models_["rtdetr_r18"] = (rtdetr_r18(), [("640x640", image), ("640x640", image)])

@@ -79,7 +79,7 @@ def prepared(builder):
 def float64_outputs(builder, feeds):
     """The outputs of the model rebuilt with the same weights, cast to float64, run in dygraph on `feeds`."""
     net, _ = prepared(builder)
-    net.to(dtype="float64")
+    check.to_float64(net)
     args = [paddle.to_tensor(v.astype(np.float64) if v.dtype == np.float32 else v) for v in feeds.values()]
     with paddle.no_grad():
         ys = net(*args)

@@ -136,10 +136,20 @@ def compare(row, want, got, tolerance):
     row.agree = row.exact and not row.over
 
 
+def to_float64(net):
+    """net.to(dtype="float64"), keeping the dtype of its non-float buffers (Layer.to casts them too: RT-DETR's
+    bool valid_mask, a paddle.where condition, would become float64)."""
+    kept = [(layer, name, buf.numpy()) for layer in net.sublayers(include_self=True)
+            for name, buf in layer._buffers.items() if buf is not None and not paddle.is_floating_point(buf)]
+    net.to(dtype="float64")
+    for layer, name, value in kept:
+        layer._buffers[name] = paddle.to_tensor(value)
+
+
 def float64_outputs(builder, feeds, seed):
     """The model rebuilt with the export's weights, cast to float64 and run in dygraph on `feeds`."""
     net, _ = zoo_models.with_weights(builder, seed)
-    net.to(dtype="float64")
+    to_float64(net)
     args = [paddle.to_tensor(v.astype(np.float64) if v.dtype == np.float32 else v) for v in feeds.values()]
     with paddle.no_grad():
         ys = net(*args)
@@ -193,7 +203,7 @@ def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
         try:
             compare_float64(row, want, got, float64_outputs(builder, feeds, args.seed))
         except Exception as e:  # a model that does not run in float64: the fixed bound decides
-            print(f"check-paddle-models: {name}: no float64 run ({str(e).strip().splitlines()[-1][:120]})",
+            print(f"check-paddle-models: {name}: no float64 run ({(str(e).strip().splitlines() or [type(e).__name__])[-1][:120]})",
                   file=sys.stderr)
     row.seconds = time.time() - started
     return row

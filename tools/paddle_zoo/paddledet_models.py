@@ -172,8 +172,9 @@ def picodet_s(calibrate_size=320):
         from ppdet.modeling.losses.varifocal_loss import VarifocalLoss
         from ppdet.modeling.necks.lc_pan import LCPAN
         backbone = LCNet(scale=0.75, feature_maps=[3, 4, 5])
+        # spatial_scales given: LCPAN appends to it, and its default is a list shared by every instance.
         neck = LCPAN(in_channels=[s.channels for s in backbone.out_shape], out_channels=96, use_depthwise=True,
-                     num_features=4)
+                     num_features=4, spatial_scales=[0.125, 0.0625, 0.03125])
         feat = PicoFeat(feat_in=96, feat_out=96, num_convs=2, num_fpn_stride=4, norm_type="bn",
                         share_cls_reg=True, use_se=True)
         head = PicoHeadV2(conv_feat=feat, num_classes=80, fpn_stride=[8, 16, 32, 64], feat_in_chan=96,
@@ -210,12 +211,12 @@ def paddledet_zoo():
         ("640x640 (fixed)", [InputSpec([1, 3, 640, 640], "float32", "image"),
                              InputSpec([1, 2], "float32", "scale_factor")])])
     image = [InputSpec([None, 3, 320, 320], "float32", "image")]
-    models_["picodet_s"] = (picodet_s(), [("320x320", image), ("320x320", image)])
+    models_["picodet_s"] = (picodet_s(), [("320x320", image), ("320x320 (batch 2)", image)])
     models_["picodet_s_fixed"] = (picodet_s(), [
         ("320x320 (fixed)", [InputSpec([1, 3, 320, 320], "float32", "image")])])
     if has_rtdetr():
         image = [InputSpec([None, 3, 640, 640], "float32", "image")]
-        models_["rtdetr_r18"] = (rtdetr_r18(), [("640x640", image), ("640x640", image)])
+        models_["rtdetr_r18"] = (rtdetr_r18(), [("640x640", image), ("640x640 (batch 2)", image)])
         models_["rtdetr_r18_fixed"] = (rtdetr_r18(), [
             ("640x640 (fixed)", [InputSpec([1, 3, 640, 640], "float32", "image")])])
     return models_

@@ -116,6 +116,39 @@ def ppyoloe_plus_s(calibrate_size):
     return build
 
 
+class RTDETRBeforeSelection(nn.Layer):
+    """RT-DETR up to its query selection: backbone, HybridEncoder, the transformer's input projection and encoder
+    head (ppdet's own layers and _get_encoder_input, as RTDETRTransformer._get_decoder_input computes them), returning
+    what its topk ranks (the best class score of each of the 8400 anchors) and the anchors' box logits. The whole
+    model's outputs hinge on that topk, whose neighbouring scores tie within float32 noise (docs/model-zoo.md): this
+    checks everything before it."""
+
+    def __init__(self, detector):
+        super().__init__()
+        self.detector = detector
+
+    def forward(self, image):
+        arch = self.detector.arch
+        feats = arch.neck(arch.backbone({"image": image}))
+        transformer = arch.transformer
+        memory, _, _ = transformer._get_encoder_input(feats)
+        memory = paddle.where(transformer.valid_mask, memory, paddle.to_tensor(0.0))
+        output_memory = transformer.enc_output(memory)
+        scores = transformer.enc_score_head(output_memory).max(-1)
+        coords = transformer.enc_bbox_head(output_memory) + transformer.anchors
+        return scores, paddle.where(transformer.valid_mask, coords, paddle.zeros_like(coords))
+
+
+def rtdetr_r18_before_selection():
+    """rtdetr_r18 (same weights) up to its query selection (RTDETRBeforeSelection)."""
+    def build():
+        net = rtdetr_r18()()
+        head = RTDETRBeforeSelection(net)
+        head.kforge_after_weights = net.kforge_after_weights
+        return head
+    return build
+
+
 def rtdetr_r18(eval_size=640):
     """RT-DETR-R18 as configs/rtdetr/rtdetr_r18vd_6x_coco.yml builds it: ResNet-18-vd, HybridEncoder (hidden 256,
     one transformer layer over the stride-32 level, expansion 0.5), RTDETRTransformer (300 queries chosen by topk
@@ -217,6 +250,8 @@ def paddledet_zoo():
     if has_rtdetr():
         image = [InputSpec([None, 3, 640, 640], "float32", "image")]
         models_["rtdetr_r18"] = (rtdetr_r18(), [("640x640", image), ("640x640 (batch 2)", image)])
+        models_["rtdetr_r18_before_selection"] = (rtdetr_r18_before_selection(), [
+            ("640x640", image), ("640x640 (batch 2)", image)])
         models_["rtdetr_r18_fixed"] = (rtdetr_r18(), [
             ("640x640 (fixed)", [InputSpec([1, 3, 640, 640], "float32", "image")])])
     return models_

@@ -50,6 +50,8 @@ def quantize(net):
         w = t.numpy()
         if w.dtype != np.float32 or w.size == 0:
             continue
+        if not np.all(np.isfinite(w)):  # RT-DETR's anchors (inf where invalid): carried as raw bytes
+            continue
         top = float(np.max(np.abs(w)))
         if top == 0:
             continue

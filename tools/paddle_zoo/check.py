@@ -18,12 +18,12 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "tools" / "run_model"))
 import model as rm  # noqa: E402
 
-BATCHES = (1, 2)
+BATCHES = (1, 2)  # the first size runs batch 1, the second batch 2: both through the program's dynamic batch
 # An output beyond the fixed bound still agrees when kforge's distance from the model run in float64 (same weights,
 # same inputs) is at most this many times Paddle's own float32 output's (issue 34's precision criterion, and
 # tests/gpu/fixture_bundle.py's): float32 noise of an ill-conditioned model, a deep detector's scores, is larger
 # than the fixed bound in Paddle too. Checked only where the fixed bound fails.
-FLOAT64_FACTOR = 1.5  # the first size runs batch 1, the second batch 2: both through the program's dynamic batch
+FLOAT64_FACTOR = 1.5
 
 
 class Row:
@@ -203,8 +203,8 @@ def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
         try:
             compare_float64(row, want, got, float64_outputs(builder, feeds, args.seed))
         except Exception as e:  # a model that does not run in float64: the fixed bound decides
-            print(f"check-paddle-models: {name}: no float64 run ({(str(e).strip().splitlines() or [type(e).__name__])[-1][:120]})",
-                  file=sys.stderr)
+            why = (str(e).strip().splitlines() or [type(e).__name__])[-1][:120]
+            print(f"check-paddle-models: {name}: no float64 run ({why})", file=sys.stderr)
     row.seconds = time.time() - started
     return row
 

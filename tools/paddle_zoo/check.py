@@ -214,8 +214,9 @@ def markdown(rows):
     for r in rows:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in r.cells()) + " |")
     agree = sum(r.agree for r in rows)
-    return "\n".join(lines) + (f"\n\n{agree} of {len(rows)} agree (float32: max|kforge - paddle| <= 1e-4 * max|paddle|, "
-                                f"or with --real at most {FLOAT64_FACTOR}x Paddle's distance from float64)\n")
+    rule = (f"float32: max|kforge - paddle| <= 1e-4 * max|paddle|, or with --real at most {FLOAT64_FACTOR}x Paddle's "
+            "distance from float64")
+    return "\n".join(lines) + f"\n\n{agree} of {len(rows)} agree ({rule})\n"
 
 
 def run_zoo(args, build_dir, tolerance):

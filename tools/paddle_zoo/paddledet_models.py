@@ -1,18 +1,23 @@
 """PaddleDetection's detectors for tools/check-paddle-models --real (tools/paddle_zoo/models.py real_zoo), built
 from paddledet's own modules (pip install --no-deps paddledet==2.6.0 into the Paddle venv) and exported as
 PaddleDetection's tools/export_model.py exports them (paddle.jit.save, dynamic batch, the image size its reader
-config writes), with the head's outputs before NMS (`exclude_nms`, what PaddleDetection exports for TensorRT
-benchmarks):
+config writes), with the head's outputs before NMS, each also as a fixed-shape twin NAME_fixed:
 
   ppyoloe_plus_s  PP-YOLOE+-s: CSPResNet (large stem, alpha; width 0.5, depth 0.33), CustomCSPPAN with SPP,
-                  PPYOLOEHead (ESE attention, DFL over 17 bins by the fixed proj_conv); anchors made in the program
-                  (arange, meshgrid, stack); inputs image [-1, 3, S, S] and scale_factor [-1, 2]; outputs the
-                  decoded boxes [N, A, 4] divided by the scale factors and the class scores [N, 80, A].
+                  PPYOLOEHead (ESE attention, DFL over 17 bins by the fixed proj_conv), `exclude_nms`; anchors made
+                  in the program (arange, meshgrid, stack); inputs image [-1, 3, S, S] (S 640, and 320) and
+                  scale_factor [-1, 2]; outputs the decoded boxes [N, A, 4] divided by the scale factors and the
+                  class scores [N, 80, A].
+  picodet_s       PicoDet-S: LCNet x0.75, LCPAN, PicoHeadV2, export.nms=False; image [-1, 3, 320, 320]; boxes
+                  [N, A, 4] and scores [N, 80, A].
 
 RT-DETR is not in paddledet 2.6.0 (PyPI's latest): with a PaddleDetection extract (its ppdet/, e.g. of the
 develop branch; --paddledetection DIR or $KFORGE_PADDLEDETECTION) ppdet is imported from there instead and adds
 
-  rtdetr_r18      RT-DETR-R18 (rtdetr_r18)
+  rtdetr_r18      RT-DETR-R18: ResNet-18-vd, HybridEncoder, RTDETRTransformer (topk query selection, deformable
+                  attention through grid_sample), exclude_post_process; image [-1, 3, 640, 640]; boxes [N, 300, 4]
+                  and logits [N, 300, 80].
+  rtdetr_r18_before_selection   the same up to its topk (RTDETRBeforeSelection).
 
 paddledet's package imports its data pipeline, metrics and trackers at import time (cv2, pycocotools, scipy,
 ...; never called here): stand-ins are installed for those the venv lacks (models._StandIn), so the --no-deps

@@ -86,8 +86,8 @@ def pack(src, dst):
         out += struct.pack("<I", len(header)) + header
         values = array("f", body) if dtype == "float32" else None
         q = None
-        if values is not None and count > 0:
-            top = max(abs(v) for v in values)
+        top = max(abs(v) for v in values) if values is not None and count > 0 else None
+        if top is not None and math.isfinite(top):  # inf / NaN (RT-DETR's invalid anchors): the tensor stays raw
             k = scale_exponent(top) if top > 0 else 0
             scale = 2.0 ** k
             ints = [v * scale for v in values]

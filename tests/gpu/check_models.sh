@@ -45,7 +45,9 @@
 # MODEL_CASES may name the real architectures as real_NAME (tools/paddle_zoo/models.py real_zoo; the PP-OCRv5 ones
 # need KFORGE_PADDLEOCR, a PaddleOCR extract): their fixtures hold the float64 run of the same model, and an output
 # whose error exceeds the bound below still passes when its distance from float64 is at most 1.5x Paddle's own
-# float32 output's (fixture_bundle.py compare; docs/model-zoo.md "The real architectures on the GPU").
+# float32 output's (fixture_bundle.py compare; docs/model-zoo.md "The real architectures on the GPU"). PaddleDetection's
+# detectors (real_ppyoloe_plus_s, real_picodet_s: PADDLE_PYTHON a venv with paddledet; real_rtdetr_r18: also
+# KFORGE_PADDLEDETECTION, a PaddleDetection extract) are cases NAME:0:BATCH (their fixed image size).
 #
 # With GRAPHNET_WORK=DIR at prepare (a `tools/check-graphnet --target cuda --keep --work-dir DIR` run), the GraphNet
 # samples it generated CUDA code for are checked too, as fixtures gn_<source>_<model>[_subgraph_N] (docs/model-zoo.md);

@@ -19,6 +19,11 @@ sys.path.insert(0, str(ROOT / "tools" / "run_model"))
 import model as rm  # noqa: E402
 
 BATCHES = (1, 2)  # the first size runs batch 1, the second batch 2: both through the program's dynamic batch
+# An output beyond the fixed bound still agrees when kforge's distance from the model run in float64 (same weights,
+# same inputs) is at most this many times Paddle's own float32 output's (issue 34's precision criterion, and
+# tests/gpu/fixture_bundle.py's): float32 noise of an ill-conditioned model, a deep detector's scores, is larger
+# than the fixed bound in Paddle too. Checked only where the fixed bound fails.
+FLOAT64_FACTOR = 1.5
 
 
 class Row:
@@ -26,14 +31,24 @@ class Row:
         self.model, self.size, self.batch = model, size, batch
         self.agree = False
         self.max_abs = self.rel = None  # largest |kforge - paddle|, and it over max |paddle|, across the outputs
+        self.exact = True  # every integer / bool output equal
+        self.over = []  # the float outputs beyond the fixed bound
+        self.from_float64 = None  # (kforge's, Paddle's) largest distance from a float64 run, over those outputs
         self.reason = ""
         self.seconds = 0.0
 
     def cells(self):
         if self.reason:
             return [self.model, self.size, str(self.batch), "no", "", self.reason]
-        return [self.model, self.size, str(self.batch), "yes" if self.agree else "no", f"{self.max_abs:.3g}",
-                f"rel {self.rel:.2e}" + ("" if self.agree else " (over 1e-4)")]
+        text = f"rel {self.rel:.2e}"
+        if self.over:
+            text += " (over 1e-4"
+            if self.from_float64 is not None:
+                ours, theirs = self.from_float64
+                text += (f"; from float64: kforge {ours:.3g}, Paddle {theirs:.3g}, "
+                         f"{ours / theirs if theirs else float('inf'):.2f}x, at most {FLOAT64_FACTOR}x")
+            text += ")"
+        return [self.model, self.size, str(self.batch), "yes" if self.agree else "no", f"{self.max_abs:.3g}", text]
 
 
 HEADER = ["model", "input", "batch", "agree", "max abs error", "relative error / failure"]
@@ -107,8 +122,7 @@ def compare(row, want, got, tolerance):
             row.reason = f"output {i}: Paddle {w.dtype}{list(w.shape)}, kforge {g.dtype}{list(g.shape)}"
             return
         if w.dtype.kind != "f":
-            same = np.array_equal(w, g)
-            row.agree = row.agree and same
+            row.exact = row.exact and np.array_equal(w, g)
             continue
         err = float(np.max(np.abs(g.astype(np.float64) - w))) if w.size else 0.0
         scale = float(np.max(np.abs(w))) if w.size else 0.0
@@ -117,7 +131,50 @@ def compare(row, want, got, tolerance):
             return
         rel = err / scale if scale > 0 else (0.0 if err == 0 else float("inf"))
         row.max_abs, row.rel = max(row.max_abs, err), max(row.rel, rel)
-        row.agree = row.agree and err <= tolerance * scale
+        if err > tolerance * scale:
+            row.over.append(i)
+    row.agree = row.exact and not row.over
+
+
+def to_float64(net):
+    """net.to(dtype="float64"), keeping the dtype of its non-float buffers (Layer.to casts them too: RT-DETR's
+    bool valid_mask, a paddle.where condition, would become float64)."""
+    kept = [(layer, name, buf.numpy()) for layer in net.sublayers(include_self=True)
+            for name, buf in layer._buffers.items() if buf is not None and not paddle.is_floating_point(buf)]
+    net.to(dtype="float64")
+    for layer, name, value in kept:
+        layer._buffers[name] = paddle.to_tensor(value)
+
+
+def float64_outputs(builder, feeds, seed):
+    """The model rebuilt with the export's weights, cast to float64 and run in dygraph on `feeds`."""
+    net, _ = zoo_models.with_weights(builder, seed)
+    to_float64(net)
+    args = [paddle.to_tensor(v.astype(np.float64) if v.dtype == np.float32 else v) for v in feeds.values()]
+    with paddle.no_grad():
+        ys = net(*args)
+    ys = list(ys.values()) if isinstance(ys, dict) else list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    return [y.numpy() for y in ys]
+
+
+def compare_float64(row, want, got, reference):
+    """Where the fixed bound fails: agree when every output beyond it is at most FLOAT64_FACTOR times as far from
+    the float64 run as Paddle's (plus 1e-5, the GPU check's absolute slack)."""
+    if len(reference) != len(want):
+        return
+    ours = theirs = 0.0
+    agree = True
+    for i in row.over:
+        r = reference[i]
+        if r.shape != want[i].shape:
+            return
+        k_err = float(np.max(np.abs(got[i].astype(np.float64) - r)))
+        p_err = float(np.max(np.abs(want[i].astype(np.float64) - r)))
+        agree = agree and k_err <= FLOAT64_FACTOR * p_err + 1e-5
+        if k_err / max(p_err, 1e-30) >= ours / max(theirs, 1e-30):
+            ours, theirs = k_err, p_err
+    row.from_float64 = (ours, theirs)
+    row.agree = row.exact and agree
 
 
 def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
@@ -142,6 +199,12 @@ def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
         row.reason = str(e).replace(str(path) + os.sep, "")  # the work dir is gone after the run
         return row
     compare(row, want, got, tolerance)
+    if row.over and not row.reason and args.real:
+        try:
+            compare_float64(row, want, got, float64_outputs(builder, feeds, args.seed))
+        except Exception as e:  # a model that does not run in float64: the fixed bound decides
+            why = (str(e).strip().splitlines() or [type(e).__name__])[-1][:120]
+            print(f"check-paddle-models: {name}: no float64 run ({why})", file=sys.stderr)
     row.seconds = time.time() - started
     return row
 
@@ -151,7 +214,9 @@ def markdown(rows):
     for r in rows:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in r.cells()) + " |")
     agree = sum(r.agree for r in rows)
-    return "\n".join(lines) + f"\n\n{agree} of {len(rows)} agree (float32: max|kforge - paddle| <= 1e-4 * max|paddle|)\n"
+    rule = (f"float32: max|kforge - paddle| <= 1e-4 * max|paddle|, or with --real at most {FLOAT64_FACTOR}x Paddle's "
+            "distance from float64")
+    return "\n".join(lines) + f"\n\n{agree} of {len(rows)} agree ({rule})\n"
 
 
 def run_zoo(args, build_dir, tolerance):

@@ -331,9 +331,14 @@ PPOCR_UNUSED_MODULES = ("packaging", "requests", "tqdm")
 
 
 class _StandIn(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Empty modules for `names` (top-level) that the interpreter lacks."""
+
+    def __init__(self, names=PPOCR_UNUSED_MODULES):
+        self.names = names
+
     def find_spec(self, name, path, target=None):
         top = name.split(".")[0]
-        if top not in PPOCR_UNUSED_MODULES or importlib.machinery.PathFinder.find_spec(top) is not None:
+        if top not in self.names or importlib.machinery.PathFinder.find_spec(top) is not None:
             return None
         return importlib.machinery.ModuleSpec(name, self, is_package=True)
 
@@ -360,8 +365,8 @@ def ppocr_arch(ppocr_dir, name):
     return arch
 
 
-def calibrate_batch_norm(net, x):
-    """Batch-norm running statistics from data, as training leaves them: one eval pass over `x` in which each
+def calibrate_batch_norm(net, *xs):
+    """Batch-norm running statistics from data, as training leaves them: one eval pass over `xs` in which each
     BatchNorm's statistics are set, just before it runs, to the mean and variance of its actual input. Random
     weights of realistic scale alone let activations grow through a deep network until the detector's sigmoid and
     the recogniser's softmax saturate (outputs exactly 0 / 1), where agreement says little."""
@@ -374,7 +379,7 @@ def calibrate_batch_norm(net, x):
     handles = [layer.register_forward_pre_hook(hook) for layer in net.sublayers()
                if isinstance(layer, nn.layer.norm._BatchNormBase)]
     with paddle.no_grad():
-        net(paddle.to_tensor(x))
+        net(*[paddle.to_tensor(x) for x in xs])
     for h in handles:
         h.remove()
 
@@ -386,7 +391,7 @@ def ppocr_builder(ppocr_dir, name, calibrate=None):
     def build():
         if str(ppocr_dir) not in sys.path:
             sys.path.insert(0, str(ppocr_dir))
-        if not any(isinstance(f, _StandIn) for f in sys.meta_path):
+        if not any(isinstance(f, _StandIn) and f.names == PPOCR_UNUSED_MODULES for f in sys.meta_path):
             sys.meta_path.append(_StandIn())
         from ppocr.modeling.architectures import build_model
         arch = ppocr_arch(ppocr_dir, name)
@@ -446,7 +451,9 @@ def real_zoo(ppocr_dir=None):
     """The real architectures, each exported as its users export it (dynamic) and as a fixed-shape twin (and the
     PP-OCRv5 dynamic ones once more with batch-norm statistics calibrated on data, NAME_bncal):
     PP-OCRv5 mobile / server det ([-1, 3, -1, -1]) and mobile rec ([-1, 3, 48, -1]) when a PaddleOCR extract is
-    given, and the BERT-style encoder ([-1, -1] ids). name -> (builder, [(size label, specs)])."""
+    given, the BERT-style encoder ([-1, -1] ids), and where ppdet imports (paddledet installed, or
+    $KFORGE_PADDLEDETECTION) PaddleDetection's detectors without NMS (paddledet_models.py). name -> (builder,
+    [(size label, specs)])."""
     models = {}
     if ppocr_dir is not None:
         det = [InputSpec([None, 3, None, None], "float32", "x")]
@@ -474,6 +481,9 @@ def real_zoo(ppocr_dir=None):
         for name in ("qwen2", "llama"):
             models[f"{name}_small"] = (paddleformers_builder(name),
                                        [("1 (dynamic length)", ids), ("40 (dynamic length)", ids)])
+    import paddledet_models  # noqa: E402  (PaddleDetection's detectors, where paddledet is installed)
+    if paddledet_models.available():
+        models.update(paddledet_models.paddledet_zoo())
     return models
 
 
@@ -497,6 +507,8 @@ def inputs(specs, batch, seed, label=""):
             shape[i] = size
         if spec.dtype == paddle.int64:
             out[spec.name] = rng.integers(0, GPTBlock.VOCAB, shape).astype(np.int64)
+        elif spec.name == "scale_factor":  # a detector's resize ratios (boxes are divided by them)
+            out[spec.name] = rng.uniform(0.5, 2.0, shape).astype(np.float32)
         else:
             out[spec.name] = rng.standard_normal(shape).astype(np.float32)
     return out

@@ -230,6 +230,8 @@ int64_t choose_ic_chunk(const ConvGeometry& g, bool constant) {
     return 0;
   }
   if (g.activation != util::Activation::kNone && g.residual && !g.activation_after_residual) return 0;
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): its images are rows, never that large.
+  if (rows_as_images(g)) return 0;
   const int64_t taps = g.kh * g.kw;
   if (g.ic * taps <= kChunkProducts || g.oh * g.ow < kChunkFromPixels || taps * g.oc < kChunkMinUsesPerCopy) return 0;
   // The largest multiple of kChunkChannels that divides ic and keeps a chunk within kChunkProducts; else the

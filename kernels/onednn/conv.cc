@@ -5,7 +5,9 @@
 // the reorders between the caller's layouts and the primitive's. The work is split into tasks by image groups (a
 // few small images share a task, so that their filters are read once) and, for ungrouped convolutions, by chunks
 // of output channels; the split depends on the shapes only, so results do not depend on the thread count
-// (runtime.h).
+// (runtime.h). A long reduction of a large output runs as several primitives per task, over chunks of the input
+// channels, each summed into the output by the next (conv_plan.cc's choose_ic_chunk: a blocked float32 sum, as
+// Paddle's im2col + sgemm has; issue 34 item 5).
 //
 // Two variants. "blocked": oneDNN picks the filter's layout and, for NCHW, the activations' (brgconv and friends),
 // with reorders from and to the caller's layout around it; NHWC activations stay NHWC where a jit kernel reads

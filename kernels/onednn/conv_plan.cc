@@ -30,11 +30,10 @@ constexpr int64_t kMinChunkMacs = int64_t{1} << 20;
 // Cutting a long reduction into primitive runs over chunks of input channels, each summed in an accumulator of
 // its own and then into the output (a sum post-op), gives a blocked sum too: 1.07x. It costs the extra output
 // passes, the dense copy of each input chunk and brgconv's lower speed on 16 channels: +5 to +7 % on a 3 x 3
-// 64 -> 64 layer at 28 x 28 to 80 x 80, +10 % at 64 -> 32 (bench: tools/paddle_zoo/conv_precision.py and the
-// measurements in the doc). So only where the output is large: detectors' and segmenters' full-resolution heads,
-// where the error reaches the output directly (the server det's gain is its 48- and 64-channel 3 x 3 layers at a
-// quarter of the input's side); the CNN benchmarks at 224² and below (no ungrouped k x k layer past the stem
-// above 56 x 56) run as before.
+// 64 -> 64 layer alone at 28 x 28 to 80 x 80, +10 % at 64 -> 32 (the doc's measurements), hardly less on large
+// outputs. So it is a scope, not a cost optimum: only large outputs, where the server det's gain is (its 48- and
+// 64-channel 3 x 3 layers at a quarter of the input's side), and only where the copies are cheap; the CNN
+// benchmarks at 224² and below (no ungrouped k x k layer past the stem above 56 x 56) run as before.
 constexpr int64_t kChunkProducts = 256;        // reductions longer than this are cut, into chunks within it
 constexpr int64_t kChunkChannels = 16;         // chunks of a multiple of this many channels (brgconv's block)
 constexpr int64_t kChunkFromPixels = 64 * 64;  // output pixels per image
@@ -211,8 +210,9 @@ bool add_reduction_parts(const ConvGeometry& g, ConvPlan* plan) {
 
 PlanKey ConvGeometry::key() const {
   return {static_cast<int64_t>(kind), channel_last, nchw8c, plain_input, blocked, group_images, ic, ih, iw, oc, oh, ow, kh, kw, groups,
-          chunk_oc, chunk_ic, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops, static_cast<int64_t>(activation), bits_of(alpha),
-          bits_of(beta), activation_after_residual, residual, out_stride};
+          chunk_oc, chunk_ic, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops,
+          static_cast<int64_t>(activation), bits_of(alpha), bits_of(beta), activation_after_residual, residual,
+          out_stride};
 }
 
 void choose_split(ConvGeometry* g, int64_t images, bool constant) {
@@ -224,8 +224,8 @@ void choose_split(ConvGeometry* g, int64_t images, bool constant) {
 
 int64_t choose_ic_chunk(const ConvGeometry& g, bool constant) {
   // Blocked ungrouped convolutions with a kept filter only: the chunks' filters are prepared once. The epilogue
-  // must wait for the last chunk: not a batch norm as post-ops (before the activation) nor an activation before
-  // the residual (each would have to come after the whole sum).
+  // must be one the last chunk can apply after the sum: not a batch norm as post-ops nor an activation before the
+  // residual (the residual is in the output before the first chunk's sum is added to it).
   if (g.kind != ConvKind::kConv || g.groups != 1 || !g.blocked || g.nchw8c || !constant || g.batch_norm_post_ops) {
     return 0;
   }
@@ -266,9 +266,12 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   }
   if (g.kind == ConvKind::kConv) {
     const int64_t taps = g.kh * g.kw;
-    plan->user_weights = g.ic_chunks() > 1 ? f32_strided({chunk, ic, g.kh, g.kw}, {g.ic * taps, taps, g.kw, 1})
-                         : g.groups == 1   ? f32_desc({chunk, g.ic, g.kh, g.kw}, tag::oihw)
+    if (g.ic_chunks() > 1) {  // a slice of the filter's input channels
+      plan->user_weights = f32_strided({chunk, ic, g.kh, g.kw}, {g.ic * taps, taps, g.kw, 1});
+    } else {
+      plan->user_weights = g.groups == 1 ? f32_desc({chunk, g.ic, g.kh, g.kw}, tag::oihw)
                                          : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::goihw);
+    }
   } else {  // Paddle's [in_c, out_c / groups, kh, kw]
     plan->user_weights = g.groups == 1 ? f32_desc({g.oc, g.ic, g.kh, g.kw}, tag::iohw)
                                        : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::giohw);

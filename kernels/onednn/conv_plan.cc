@@ -32,13 +32,13 @@ constexpr int64_t kMinChunkMacs = int64_t{1} << 20;
 // passes, the dense copy of each input chunk and brgconv's lower speed on 16 channels: +5 to +7 % on a 3 x 3
 // 64 -> 64 layer alone at 28 x 28 to 80 x 80, +10 % at 64 -> 32 (the doc's measurements), hardly less on large
 // outputs. So it is a scope, not a cost optimum: only large outputs, where the server det's gain is (its 48- and
-// 64-channel 3 x 3 layers at a quarter of the input's side), and only where the copies are cheap; the CNN
-// benchmarks at 224² and below (no ungrouped k x k layer past the stem above 56 x 56) run as before.
+// 64-channel 3 x 3 layers at a quarter of the input's side), and only where the copies are cheap; resnet18 / 50
+// and mobilenet_v2 at 224² and below (no ungrouped k x k layer past the stem above 56 x 56) run as before.
 constexpr int64_t kChunkProducts = 256;        // reductions longer than this are cut, into chunks within it
 constexpr int64_t kChunkChannels = 16;         // chunks of a multiple of this many channels (brgconv's block)
 constexpr int64_t kChunkFromPixels = 64 * 64;  // output pixels per image
 // Each copied input element feeds kh * kw * oc multiply-adds of its chunk: below this the copies are a large share
-// (the mobile det's 96 -> 24 3 x 3 neck layers, 216: +16 % each).
+// (the mobile det's 96 -> 24 3 x 3 neck layers, 216: +16 % each, most of it the copies).
 constexpr int64_t kChunkMinUsesPerCopy = 256;
 
 int64_t bits_of(float f) {

@@ -5,7 +5,9 @@
 // the reorders between the caller's layouts and the primitive's. The work is split into tasks by image groups (a
 // few small images share a task, so that their filters are read once) and, for ungrouped convolutions, by chunks
 // of output channels; the split depends on the shapes only, so results do not depend on the thread count
-// (runtime.h).
+// (runtime.h). A long reduction of a large output runs as several primitives per task, over chunks of the input
+// channels, each summed into the output by the next (conv_plan.cc's choose_ic_chunk: a blocked float32 sum, as
+// Paddle's im2col + sgemm has; issue 34 item 5).
 //
 // Two variants. "blocked": oneDNN picks the filter's layout and, for NCHW, the activations' (brgconv and friends),
 // with reorders from and to the caller's layout around it; NHWC activations stay NHWC where a jit kernel reads
@@ -59,7 +61,8 @@ Status reorder_into(const ConvPlan& p, const dnnl::reorder& r, const dnnl::memor
 struct WeightsLayout {
   bool fold = false;          // a batch norm to fold in
   bool prepared = false;      // the primitive reads a prepared filter (reordered and / or folded)
-  size_t stride = 0;          // bytes between chunks in the filter the primitive reads
+  size_t stride = 0;          // bytes between output-channel chunks in the filter the primitives read
+  size_t ic_stride = 0;       // bytes between the reduction chunks of one output-channel chunk (when reordered)
   size_t weights_bytes = 0;   // the prepared filter
   size_t bias_offset = 0;     // the folded bias [oc] after it, in the same buffer
   size_t bytes = 0;           // the whole prepared buffer
@@ -70,7 +73,8 @@ WeightsLayout weights_layout(const ConvPlan& p, const ConvEpilogue& e, const Ten
   w.fold = e.mean != nullptr && p.geo.blocked && !p.geo.batch_norm_post_ops;
   w.prepared = w.fold || p.weights_reorder.has_value();
   const size_t plain_chunk = filter.bytes() / static_cast<size_t>(p.geo.chunks());
-  w.stride = p.weights_reorder ? align_up(p.weights_bytes) : plain_chunk;
+  w.ic_stride = align_up(p.weights_bytes);
+  w.stride = p.weights_reorder ? w.ic_stride * static_cast<size_t>(p.geo.ic_chunks()) : plain_chunk;
   w.weights_bytes = align_up(w.stride * static_cast<size_t>(p.geo.chunks()));
   w.bias_offset = w.weights_bytes;
   w.bytes = w.weights_bytes + (w.fold ? align_up(static_cast<size_t>(p.geo.oc) * sizeof(float)) : 0);
@@ -84,8 +88,9 @@ void batch_norm_affine(const ConvEpilogue& e, int64_t o, float* s, float* t) {
   *t = (e.shift != nullptr ? e.shift->data_as<const float>()[o] : 0.f) - e.mean->data_as<const float>()[o] * *s;
 }
 
-// Chunk j of the filter as the primitive reads it, into `out`; with a folded batch norm, its bias into
-// bias_out[chunk's channels] and, when the chunk must also be reordered, the folded OIHW chunk through `temp`.
+// Output-channel chunk j of the filter as the primitives read it (each of its reduction chunks in turn), into
+// `out`; with a folded batch norm, its bias into bias_out[chunk's channels] and, when the chunk must also be
+// reordered, the folded OIHW chunk through `temp`.
 Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilogue& e, const Tensor& filter,
                      int64_t j, char* out, float* bias_out, float* temp) {
   const ConvGeometry& g = p.geo;
@@ -101,7 +106,12 @@ Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilo
     }
     w = folded;
   }
-  if (p.weights_reorder) return reorder_into(p, *p.weights_reorder, p.user_weights, w, p.weights, out);
+  if (!p.weights_reorder) return Status::OK();
+  const int64_t ic_per_run = g.ic / g.ic_chunks();
+  for (int64_t i = 0; i < g.ic_chunks(); ++i) {  // user_weights is a slice of ic_per_run input channels
+    KFORGE_RETURN_IF_ERROR(reorder_into(p, *p.weights_reorder, p.user_weights, w + i * ic_per_run * g.kh * g.kw,
+                                        p.weights, out + static_cast<size_t>(i) * wl.ic_stride));
+  }
   return Status::OK();
 }
 
@@ -116,9 +126,10 @@ struct ConvSite {
   bool constant = false;              // everything the prepared filter comes from is declared constant
   std::shared_ptr<const Plan> plan;   // null: oneDNN cannot do it (the reference loops run)
   std::weak_ptr<const char> weights;  // the kept prepared filter (runtime.h's constant_weights), once found
-  std::vector<ArgSet> src_reorders;   // per image group
+  std::vector<ArgSet> src_reorders;   // per image group and reduction chunk
   struct Task {
-    ArgSet residual, conv, dst, epilogue;
+    ArgSet residual, dst, epilogue;
+    std::vector<ArgSet> conv;  // per reduction chunk
   };
   std::vector<Task> tasks;  // per (image group, output-channel chunk)
 };
@@ -127,8 +138,10 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
            int64_t images, Tensor* out) {
   const auto& p = static_cast<const ConvPlan&>(*site.plan);
   const ConvGeometry& g = p.geo;
-  const int64_t image_groups = images / g.group_images, chunks = g.chunks();
+  const int64_t image_groups = images / g.group_images, chunks = g.chunks(), ic_chunks = g.ic_chunks();
   const int64_t src_group = g.group_images * g.ic * g.ih * g.iw;
+  // Elements between the reduction chunks of the input (each p.user_src's slice of the channels).
+  const int64_t src_ic_chunk = (g.ic / ic_chunks) * (g.channel_last ? 1 : g.ih * g.iw);
   const int64_t dst_group = g.group_images * (g.channel_last ? g.pixel_stride() : g.oc) * g.oh * g.ow;
   // Elements between chunks: NCHW and nChw8c (whose chunks are whole blocks) alike.
   const int64_t dst_chunk = g.channel_last ? g.chunk_oc : g.chunk_oc * g.oh * g.ow;
@@ -136,7 +149,9 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   float* dst = out->data_as<float>();
   const float* residual = e.residual != nullptr ? e.residual->data_as<const float>() : nullptr;
   const WeightsLayout wl = weights_layout(p, e, filter);
-  if (site.src_reorders.empty() && p.src_reorder) site.src_reorders.resize(static_cast<size_t>(image_groups));
+  if (site.src_reorders.empty() && p.src_reorder) {
+    site.src_reorders.resize(static_cast<size_t>(image_groups * ic_chunks));
+  }
   if (site.tasks.empty()) site.tasks.resize(static_cast<size_t>(image_groups * chunks));
 
   // The prepared filter: kept when all it comes from is declared constant, else prepared below (phase 1).
@@ -173,7 +188,7 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   const size_t affine_offset = prepared_total + temp_total;
   const size_t src_stride = align_up(p.src_bytes);
   const size_t src_offset = affine_offset + affine_total;
-  const size_t src_total = p.src_reorder ? src_stride * static_cast<size_t>(image_groups) : 0;
+  const size_t src_total = p.src_reorder ? src_stride * static_cast<size_t>(image_groups * ic_chunks) : 0;
   char* shared = nullptr;
   if (src_offset + src_total > 0) {
     shared = call_arena().reserve(src_offset + src_total);
@@ -189,9 +204,10 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
     bn_shift[o] = t;
   }
 
-  // Phase 1: the per-call preparations (filter chunks, then image groups), independent of each other.
+  // Phase 1: the per-call preparations (filter chunks, then image groups and their reduction chunks), independent
+  // of each other.
   const int64_t weight_tasks = prepare ? chunks : 0;
-  const int64_t src_tasks = p.src_reorder ? image_groups : 0;
+  const int64_t src_tasks = p.src_reorder ? image_groups * ic_chunks : 0;
   if (weight_tasks + src_tasks > 0) {
     const auto phase1 = [&](int64_t t) {
       return guarded(op, [&] {
@@ -200,12 +216,12 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
                                reinterpret_cast<float*>(shared + wl.bias_offset),
                                reinterpret_cast<float*>(shared + prepared_total));
         }
-        const int64_t b = t - weight_tasks;
+        const int64_t b = (t - weight_tasks) / ic_chunks, i = (t - weight_tasks) % ic_chunks;
         char* scratch = p.scratchpad_bytes > 0 ? task_arena().reserve(p.scratchpad_bytes) : nullptr;
         if (p.scratchpad_bytes > 0 && scratch == nullptr) return Status::Error(op, ": out of memory");
-        ArgSet& a = site.src_reorders[static_cast<size_t>(b)];
-        a.set(DNNL_ARG_FROM, p.user_src, in + b * src_group);
-        a.set(DNNL_ARG_TO, p.src, shared + src_offset + b * src_stride);
+        ArgSet& a = site.src_reorders[static_cast<size_t>(t - weight_tasks)];
+        a.set(DNNL_ARG_FROM, p.user_src, in + b * src_group + i * src_ic_chunk);
+        a.set(DNNL_ARG_TO, p.src, shared + src_offset + static_cast<size_t>(t - weight_tasks) * src_stride);
         a.set_scratchpad(p.scratchpad_bytes, scratch);
         a.run(*p.src_reorder);
         return Status::OK();
@@ -223,8 +239,6 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
     return guarded(op, [&] {
       const int64_t b = t / chunks, j = t % chunks;
       ConvSite::Task& task = site.tasks[static_cast<size_t>(t)];
-      const void* src = p.src_reorder ? static_cast<const void*>(shared + src_offset + b * src_stride)
-                                      : static_cast<const void*>(in + b * src_group);
       const int64_t at = b * dst_group + j * dst_chunk;  // the task's first output element
       const size_t dst_bytes = p.dst_reorder ? align_up(p.dst_bytes) : 0;
       // The plain variant writes the caller's output first: a residual in that memory is saved before, in the
@@ -253,16 +267,23 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
         task.residual.set_scratchpad(p.scratchpad_bytes, pad);
         task.residual.run(p.residual_in ? *p.residual_in : *p.residual_copy);
       }
-      task.conv.set(DNNL_ARG_SRC, p.src, src);
-      task.conv.set(DNNL_ARG_WEIGHTS, p.weights, weights_base + j * wl.stride);
-      task.conv.set(DNNL_ARG_DST, p.dst, conv_dst);
-      if (g.bias) task.conv.set(DNNL_ARG_BIAS, p.bias, bias + j * g.chunk_oc);
-      if (g.batch_norm_post_ops) {
-        task.conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.per_channel, bn_scale + j * g.chunk_oc);
-        task.conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, p.per_channel, bn_shift + j * g.chunk_oc);
+      // The reduction, in chunks (each summed into the output by the next) or whole; the bias with the first.
+      if (task.conv.empty()) task.conv.resize(static_cast<size_t>(ic_chunks));
+      for (int64_t i = 0; i < ic_chunks; ++i) {
+        ArgSet& conv = task.conv[static_cast<size_t>(i)];
+        const size_t src_at = static_cast<size_t>(b * ic_chunks + i) * src_stride;
+        conv.set(DNNL_ARG_SRC, p.src, p.src_reorder ? static_cast<const void*>(shared + src_offset + src_at)
+                                                    : static_cast<const void*>(in + b * src_group));
+        conv.set(DNNL_ARG_WEIGHTS, p.weights, weights_base + j * wl.stride + static_cast<size_t>(i) * wl.ic_stride);
+        conv.set(DNNL_ARG_DST, p.dst, conv_dst);
+        if (g.bias && i == 0) conv.set(DNNL_ARG_BIAS, p.bias, bias + j * g.chunk_oc);
+        if (g.batch_norm_post_ops) {
+          conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.per_channel, bn_scale + j * g.chunk_oc);
+          conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, p.per_channel, bn_shift + j * g.chunk_oc);
+        }
+        conv.set_scratchpad(p.scratchpad_bytes, pad);
+        conv.run(i + 1 == ic_chunks ? p.prim : i == 0 ? *p.first_prim : *p.middle_prim);
       }
-      task.conv.set_scratchpad(p.scratchpad_bytes, pad);
-      task.conv.run(p.prim);
       if (p.copy_pixels) {
         const int64_t pixels = g.group_images * g.oh * g.ow, stride = g.pixel_stride();
         const size_t bytes = static_cast<size_t>(g.chunk_oc) * sizeof(float);
@@ -339,6 +360,11 @@ Status resolve(const char* op, ConvGeometry g, const Tensor& filter, const ConvE
   std::shared_ptr<const Plan> plan;
   KFORGE_RETURN_IF_ERROR(guarded(op, [&] {
     plan = find(g);
+    // No jit kernel for a reduction in chunks: the whole reduction in one run.
+    if (plan == nullptr && g.chunk_ic != 0) {
+      g.chunk_ic = 0;
+      plan = find(g);
+    }
     // No jit kernel for the chosen variant: the other one, where there is one. Plain -> blocked with post-ops;
     // blocked -> plain for an NCHW ungrouped convolution whose post-op chain the blocked kernels of this machine do
     // not take (oneDNN 2.6's jit:avx2 takes per-channel binary post-ops, a batch norm not folded, but not with a sum,
@@ -398,7 +424,7 @@ Status convolve(const char* op, const ConvGeometry& g, const Tensor& input, cons
 ConvPlanInfo last_conv_plan() {
   if (g_last_plan == nullptr) return ConvPlanInfo{};
   const auto& p = static_cast<const ConvPlan&>(*g_last_plan);
-  return ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.impl};
+  return ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.geo.ic_chunks(), p.impl};
 }
 
 Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,

@@ -24,6 +24,23 @@ constexpr int64_t kPixelsPerTask = 256;
 // microseconds whatever its size, so small convolutions stay whole (at one thread chunks are pure cost).
 constexpr int64_t kMinChunkMacs = int64_t{1} << 20;
 
+// Reduction chunks (choose_ic_chunk; issue 34 item 5, docs/dynamic-shapes-measured.md "Precision"). oneDNN 2.6's
+// brgconv adds all ic x kh x kw products of an output into one float32 accumulator; Paddle's im2col + sgemm sums
+// blocks of them, and PP-OCRv5's server det came out 1.9x as far from a float64 run as Paddle's own float32.
+// Cutting a long reduction into primitive runs over chunks of input channels, each summed in an accumulator of
+// its own and then into the output (a sum post-op), gives a blocked sum too: 1.07x. It costs the extra output
+// passes, the dense copy of each input chunk and brgconv's lower speed on 16 channels: +5 to +7 % on a 3 x 3
+// 64 -> 64 layer alone at 28 x 28 to 80 x 80, +10 % at 64 -> 32 (the doc's measurements), hardly less on large
+// outputs. So it is a scope, not a cost optimum: only large outputs, where the server det's gain is (its 48- and
+// 64-channel 3 x 3 layers at a quarter of the input's side), and only where the copies are cheap; resnet18 / 50
+// and mobilenet_v2 at 224² and below (no ungrouped k x k layer past the stem above 56 x 56) run as before.
+constexpr int64_t kChunkProducts = 256;        // reductions longer than this are cut, into chunks within it
+constexpr int64_t kChunkChannels = 16;         // chunks of a multiple of this many channels (brgconv's block)
+constexpr int64_t kChunkFromPixels = 64 * 64;  // output pixels per image
+// Each copied input element feeds kh * kw * oc multiply-adds of its chunk: below this the copies are a large share
+// (the mobile det's 96 -> 24 3 x 3 neck layers, 216: +16 % each, most of it the copies).
+constexpr int64_t kChunkMinUsesPerCopy = 256;
+
 int64_t bits_of(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
@@ -131,6 +148,24 @@ dnnl::primitive_attr attributes(const ConvGeometry& g) {
   return attr;
 }
 
+// Which chunk of a reduction in chunks (ConvGeometry::chunk_ic) a primitive runs.
+enum class ReductionPart { kFirst, kMiddle, kLast };
+
+// The post-ops of one reduction chunk (choose_ic_chunk allows no batch-norm post-ops and no activation before the
+// residual): the first writes its sum (and the bias, not a post-op) or adds it to the residual already in the
+// output; every later one adds its sum to the output (a sum post-op), and the last then applies the activation.
+dnnl::primitive_attr chunk_attributes(const ConvGeometry& g, ReductionPart part) {
+  dnnl::primitive_attr attr = user_scratchpad();
+  dnnl::post_ops ops;
+  if (part != ReductionPart::kFirst || g.residual) ops.append_sum(1.f);
+  Eltwise e{};
+  if (part == ReductionPart::kLast && eltwise_of(g.activation, g.alpha, g.beta, &e)) {
+    append_eltwise(&ops, e.alg, e.alpha, e.beta);
+  }
+  attr.set_post_ops(ops);
+  return attr;
+}
+
 // The plain variant's epilogue as one binary primitive (jit, in place on the output chunk); false when oneDNN has
 // only its reference implementation for it.
 bool add_epilogue(const ConvGeometry& g, ConvPlan* plan) {
@@ -155,18 +190,57 @@ bool add_epilogue(const ConvGeometry& g, ConvPlan* plan) {
   return true;
 }
 
+// The first and middle primitives of a reduction in chunks, on exactly the descriptors the last one chose; false
+// where oneDNN has no jit implementation for them.
+bool add_reduction_parts(const ConvGeometry& g, ConvPlan* plan) {
+  const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
+  for (ReductionPart part : {ReductionPart::kFirst, ReductionPart::kMiddle}) {
+    if (part == ReductionPart::kMiddle && g.ic_chunks() < 3) break;
+    const dnnl::convolution_forward::primitive_desc pd =
+        convolution_pd(plan->src, plan->weights, part == ReductionPart::kFirst ? plan->bias : dnnl::memory::desc(),
+                       plan->dst, strides, dilates, pad_l, pad_r, chunk_attributes(g, part));
+    if (!pd || is_reference_impl(pd)) return false;
+    (part == ReductionPart::kFirst ? plan->first_prim : plan->middle_prim) = dnnl::convolution_forward(pd);
+    plan->scratchpad_bytes = std::max(plan->scratchpad_bytes, pd.scratchpad_desc().get_size());
+  }
+  return true;
+}
+
 }  // namespace
 
 PlanKey ConvGeometry::key() const {
   return {static_cast<int64_t>(kind), channel_last, nchw8c, plain_input, blocked, group_images, ic, ih, iw, oc, oh, ow, kh, kw, groups,
-          chunk_oc, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops, static_cast<int64_t>(activation), bits_of(alpha),
-          bits_of(beta), activation_after_residual, residual, out_stride};
+          chunk_oc, chunk_ic, sh, sw, dh, dw, pt, pb, pl, pr, bias, batch_norm_post_ops,
+          static_cast<int64_t>(activation), bits_of(alpha), bits_of(beta), activation_after_residual, residual,
+          out_stride};
 }
 
 void choose_split(ConvGeometry* g, int64_t images, bool constant) {
   g->group_images = choose_group_images(*g, images, g->oh * g->ow);
   g->chunk_oc = choose_chunk(*g);
   g->blocked = choose_blocked(*g, images, constant);
+  g->chunk_ic = choose_ic_chunk(*g, constant);
+}
+
+int64_t choose_ic_chunk(const ConvGeometry& g, bool constant) {
+  // Blocked ungrouped convolutions with a kept filter only: the chunks' filters are prepared once. The epilogue
+  // must be one the last chunk can apply after the sum: not a batch norm as post-ops nor an activation before the
+  // residual (the residual is in the output before the first chunk's sum is added to it).
+  if (g.kind != ConvKind::kConv || g.groups != 1 || !g.blocked || g.nchw8c || !constant || g.batch_norm_post_ops) {
+    return 0;
+  }
+  if (g.activation != util::Activation::kNone && g.residual && !g.activation_after_residual) return 0;
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): its images are rows, never that large.
+  if (rows_as_images(g)) return 0;
+  const int64_t taps = g.kh * g.kw;
+  if (g.ic * taps <= kChunkProducts || g.oh * g.ow < kChunkFromPixels || taps * g.oc < kChunkMinUsesPerCopy) return 0;
+  // The largest multiple of kChunkChannels that divides ic and keeps a chunk within kChunkProducts; else the
+  // smallest (a 9 x 9 kernel: 16 channels, 1296 products).
+  int64_t best = 0;
+  for (int64_t c = kChunkChannels; c < g.ic; c += kChunkChannels) {
+    if (g.ic % c == 0 && (best == 0 || c * taps <= kChunkProducts)) best = c;
+  }
+  return best;
 }
 
 std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
@@ -174,7 +248,13 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   plan->geo = g;
   const tag act = g.nchw8c ? tag::nChw8c : g.channel_last ? tag::nhwc : tag::nchw;
   const int64_t n = g.group_images, chunk = g.chunk_oc;
-  plan->user_src = f32_desc({n, g.ic, g.ih, g.iw}, g.plain_input ? tag::nchw : act);
+  const int64_t ic = g.ic_chunks() > 1 ? g.chunk_ic : g.ic;  // the input channels of one primitive run
+  if (g.ic_chunks() > 1) {  // a slice of the caller's channels (choose_ic_chunk: NCHW or NHWC)
+    plan->user_src = g.channel_last ? f32_strided({n, ic, g.ih, g.iw}, {g.ih * g.iw * g.ic, 1, g.iw * g.ic, g.ic})
+                                    : f32_strided({n, ic, g.ih, g.iw}, {g.ic * g.ih * g.iw, g.ih * g.iw, g.iw, 1});
+  } else {
+    plan->user_src = f32_desc({n, g.ic, g.ih, g.iw}, g.plain_input ? tag::nchw : act);
+  }
   plan->per_channel = f32_desc({1, chunk, 1, 1}, tag::nchw);
   const int64_t pixel = g.pixel_stride();  // a slice of a wider NHWC tensor: the primitive writes a dense copy
   if ((g.chunks() == 1 && pixel == g.oc) || (!g.channel_last && n == 1)) {  // choose_chunk: so is every nChw8c chunk
@@ -185,24 +265,35 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
     plan->user_dst = f32_strided({n, chunk, g.oh, g.ow}, {g.oc * g.oh * g.ow, g.oh * g.ow, g.ow, 1});
   }
   if (g.kind == ConvKind::kConv) {
-    plan->user_weights = g.groups == 1 ? f32_desc({chunk, g.ic, g.kh, g.kw}, tag::oihw)
-                                       : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::goihw);
+    const int64_t taps = g.kh * g.kw;
+    if (g.ic_chunks() > 1) {  // a slice of the filter's input channels
+      plan->user_weights = f32_strided({chunk, ic, g.kh, g.kw}, {g.ic * taps, taps, g.kw, 1});
+    } else {
+      plan->user_weights = g.groups == 1 ? f32_desc({chunk, g.ic, g.kh, g.kw}, tag::oihw)
+                                         : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::goihw);
+    }
   } else {  // Paddle's [in_c, out_c / groups, kh, kw]
     plan->user_weights = g.groups == 1 ? f32_desc({g.oc, g.ic, g.kh, g.kw}, tag::iohw)
                                        : f32_desc({g.groups, g.oc / g.groups, g.ic / g.groups, g.kh, g.kw}, tag::giohw);
   }
   if (g.bias && g.blocked) plan->bias = f32_desc({chunk}, tag::a);
-  const dnnl::memory::desc any_src = f32_desc({n, g.ic, g.ih, g.iw}, tag::any);
+  const dnnl::memory::desc any_src = f32_desc({n, ic, g.ih, g.iw}, tag::any);
+  // The caller's layout where the primitive reads it in place; a reduction chunk is copied dense into it first.
+  const dnnl::memory::desc caller_src = g.ic_chunks() > 1 ? f32_desc({n, ic, g.ih, g.iw}, act) : plan->user_src;
   const dnnl::memory::desc any_dst = f32_desc({n, chunk, g.oh, g.ow}, tag::any);
   const dnnl::memory::desc any_weights(dims_of(plan->user_weights), dnnl::memory::data_type::f32, tag::any);
   const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
-  const dnnl::primitive_attr attr = g.blocked ? attributes(g) : user_scratchpad();
+  const bool reduction_chunks = g.ic_chunks() > 1;
+  const dnnl::primitive_attr attr = reduction_chunks ? chunk_attributes(g, ReductionPart::kLast)
+                                    : g.blocked      ? attributes(g)
+                                                     : user_scratchpad();
   const dnnl::memory::desc& weights_md = g.blocked ? any_weights : plan->user_weights;
+  const dnnl::memory::desc no_bias;
   // The primitive for given src / dst layouts; an empty one where oneDNN has only its reference implementation.
   auto make = [&](const dnnl::memory::desc& src_md, const dnnl::memory::desc& dst_md) -> dnnl::primitive_desc_base {
     if (g.kind == ConvKind::kConv) {
-      const dnnl::convolution_forward::primitive_desc conv_pd =
-          convolution_pd(src_md, weights_md, plan->bias, dst_md, strides, dilates, pad_l, pad_r, attr);
+      const dnnl::convolution_forward::primitive_desc conv_pd = convolution_pd(
+          src_md, weights_md, reduction_chunks ? no_bias : plan->bias, dst_md, strides, dilates, pad_l, pad_r, attr);
       if (!conv_pd || is_reference_impl(conv_pd)) return {};
       plan->prim = dnnl::convolution_forward(conv_pd);
       return conv_pd;
@@ -226,12 +317,12 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
     // and every convolution would reorder its input and output (resnet50 64² 7 %, mobilenet_v2 64² 19 % of the
     // inference on an AVX2 machine); AVX-512's brgconv picks NHWC either way. A chunk is written dense and copied
     // into place (choose_chunk).
-    pd = make(plan->user_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
+    pd = make(caller_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
     if (!pd) pd = make(any_src, any_dst);
   } else if (g.channel_last) {
     // An ungrouped k x k convolution: oneDNN's own layout, NHWC only where it has no jit kernel for that.
     pd = make(any_src, any_dst);
-    if (!pd) pd = make(plan->user_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
+    if (!pd) pd = make(caller_src, f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc));
   } else {
     pd = make(any_src, any_dst);
   }
@@ -241,6 +332,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   plan->dst = pd.dst_desc();
   plan->impl = pd.impl_info_str();
   plan->scratchpad_bytes = pd.scratchpad_desc().get_size();
+  if (reduction_chunks && !add_reduction_parts(g, plan.get())) return nullptr;
   plan->src_bytes = plan->src.get_size();
   plan->weights_bytes = plan->weights.get_size();
   plan->dst_bytes = plan->dst.get_size();

@@ -25,6 +25,7 @@ struct ConvGeometry {
   int64_t group_images = 1;  // images per task
   int64_t ic = 0, ih = 0, iw = 0, oc = 0, oh = 0, ow = 0, kh = 0, kw = 0, groups = 1;
   int64_t chunk_oc = 0;  // output channels per task
+  int64_t chunk_ic = 0;  // input channels per primitive run: the reduction in chunks (choose_ic_chunk); 0: all
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;  // pb / pr as oneDNN counts them
   // The epilogue of conv2d_fused: a per-channel bias (given, or from a folded batch norm), a batch norm as post-ops
   // (per-channel multiply and add; when it is not folded into the filter), one activation before or after the
@@ -38,6 +39,7 @@ struct ConvGeometry {
   int64_t out_stride = 0;  // NHWC: elements between output pixels (ConvEpilogue::out_pixel_stride); 0: oc
 
   int64_t chunks() const { return oc / chunk_oc; }
+  int64_t ic_chunks() const { return chunk_ic == 0 ? 1 : ic / chunk_ic; }
   int64_t pixel_stride() const { return out_stride != 0 ? out_stride : oc; }
   // The plain variant's primitive takes no post-ops (oneDNN runs them through its reference code there): its
   // epilogue is a binary primitive over the output instead.
@@ -47,14 +49,23 @@ struct ConvGeometry {
   PlanKey key() const;
 };
 
-// Fills group_images, chunk_oc and blocked for a call with `images` images, from the shapes (and whether the
-// filter is declared constant) only.
+// Fills group_images, chunk_oc, blocked and chunk_ic for a call with `images` images, from the shapes, the
+// epilogue and whether the filter is declared constant only.
 void choose_split(ConvGeometry* g, int64_t images, bool constant);
+
+// The input channels per primitive run of a convolution whose split is chosen otherwise (choose_split calls it):
+// 0 (one run over all of them), or a divisor of ic that cuts a long reduction into chunks, each summed in an
+// accumulator of its own and then into the output (conv_plan.cc says when and why).
+int64_t choose_ic_chunk(const ConvGeometry& g, bool constant);
 
 struct ConvPlan : Plan {
   ConvGeometry geo;
-  dnnl::primitive prim;
-  dnnl::memory::desc user_src, src;          // one image group, as the caller and as the primitive lay it out
+  dnnl::primitive prim;  // the whole reduction, or its last chunk (then a sum into the output, then the activation)
+  // Reduction chunks (geo.ic_chunks() > 1): the first chunk's primitive (the bias; a sum into the output holding
+  // the residual) and the middle ones' (a sum into the output). All read and write the same descriptors.
+  std::optional<dnnl::primitive> first_prim, middle_prim;
+  // One image group (and reduction chunk), as the caller and as the primitive lay it out.
+  dnnl::memory::desc user_src, src;
   dnnl::memory::desc user_weights, weights;  // one chunk of the filter
   dnnl::memory::desc user_dst, dst;          // one chunk of one image group
   dnnl::memory::desc bias;                   // one chunk of the bias (when geo.bias)

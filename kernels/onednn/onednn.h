@@ -59,6 +59,7 @@ struct ConvPlanInfo {
   bool blocked = false;
   int64_t chunks = 0;        // output-channel chunks per image group
   int64_t group_images = 0;  // images per task
+  int64_t ic_chunks = 0;     // primitive runs per task, each over a chunk of the input channels (the reduction)
   std::string impl;
 };
 ConvPlanInfo last_conv_plan();

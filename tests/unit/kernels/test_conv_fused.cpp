@@ -155,6 +155,10 @@ const std::vector<FusedCase>& cases() {
        true, true, true, "relu", true},
       {"3x3 NHWC in 2 chunks, bias + bn + residual, relu after", {1, 12, 12, 128}, {128, 128, 3, 3}, {1, 1}, {1, 1},
        1, "NHWC", true, true, true, "relu", true},
+      {"3x3 NHWC 64 -> 32 at 64 x 64 in reduction chunks, bias + bn + residual, relu after", {1, 64, 64, 64},
+       {32, 64, 3, 3}, {1, 1}, {1, 1}, 1, "NHWC", true, true, true, "relu", true},
+      {"3x3 NCHW 32 -> 32 at 64 x 64 in reduction chunks, bn + hardswish", {1, 32, 64, 64}, {32, 32, 3, 3}, {1, 1},
+       {1, 1}, 1, "NCHW", false, true, false, "hardswish"},
   };
   return all;
 }
@@ -390,7 +394,8 @@ TEST_CASE("oneDNN conv2d_fused: relu6, leaky_relu and clip, which the library ha
 }
 
 TEST_CASE("oneDNN conv2d_fused: a residual in the output's memory (in place)") {
-  for (size_t index : {3, 5, 11, 12}) {  // a reordered output, NHWC, the plain variant in place, NHWC chunks
+  // A reordered output, NHWC, the plain variant in place, NHWC chunks, reduction chunks.
+  for (size_t index : {3, 5, 11, 12, 13}) {
     const FusedCase& c = cases()[index];
     INFO(c.name);
     const Operands o = operands(c, 900);

@@ -9,6 +9,7 @@
 #include "compare_paths.h"
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "onednn/conv_plan.h"
 #include "onednn/onednn.h"
 #include "reference.h"
 
@@ -64,6 +65,11 @@ const std::vector<ConvCase>& conv_cases() {
       {"3x3 stride 2 NHWC, 4 paddings, 2 chunks of 48", {1, 37, 29, 48}, {96, 48, 3, 3}, {2, 2}, {1, 0, 1, 0},
        "EXPLICIT", {1, 1}, 1, "NHWC"},
       {"5x5 dilation 2 NHWC", {1, 30, 18, 32}, {64, 32, 5, 5}, {1, 1}, {4, 4}, "EXPLICIT", {2, 2}, 1, "NHWC"},
+      // Long reductions of large outputs, declared: primitive runs over chunks of 16 input channels (conv_plan.cc's
+      // choose_ic_chunk), each input chunk copied dense (NHWC) or reordered from the caller's NCHW.
+      {"3x3 NHWC 64 -> 32 at 64 x 64: 4 reduction chunks", {1, 64, 64, 64}, {32, 64, 3, 3}, {1, 1}, {1, 1}, "EXPLICIT",
+       {1, 1}, 1, "NHWC"},
+      {"3x3 NCHW 48 -> 48 at 64 x 64, 2 images: 3 reduction chunks", {2, 48, 64, 64}, {48, 48, 3, 3}, {1, 1}, {1, 1}},
   };
   return cases;
 }
@@ -166,6 +172,51 @@ TEST_CASE("oneDNN conv2d: variants, chunks and image groups are what the plan sa
   // A small convolution stays whole: 8 output channels, far below a chunk's worth of work.
   run_onednn(conv_cases()[0], random_f32(conv_cases()[0].input, 11), random_f32(conv_cases()[0].filter, 12));
   CHECK(k::onednn::last_conv_plan().chunks == 1);
+  CHECK(k::onednn::last_conv_plan().ic_chunks == 1);
+  // Reduction chunks where the filter is declared (prepared once), else one run; none below 64 x 64 pixels.
+  for (auto [index, ic_chunks] : {std::pair<size_t, int64_t>{22, 4}, {23, 3}, {19, 1}}) {
+    const ConvCase& c = conv_cases()[index];
+    for (bool constant : {false, true}) {
+      INFO(c.name << (constant ? ", filter declared constant" : ""));
+      const Tensor input = random_f32(c.input, 15), filter = random_f32(c.filter, 16);
+      ConstantScope declared(filter, constant);
+      run_onednn(c, input, filter);
+      CHECK(k::onednn::last_conv_plan().ic_chunks == (constant ? ic_chunks : 1));
+    }
+  }
+}
+
+TEST_CASE("oneDNN conv2d: the reduction-chunk rule") {
+  // 3 x 3, 64 -> 64 at 80 x 80, blocked NHWC, filter kept: chunks of 16 channels (144 products each).
+  k::onednn::ConvGeometry g;
+  g.channel_last = true;
+  g.ic = 64, g.oc = 64, g.chunk_oc = 64, g.kh = 3, g.kw = 3, g.ih = g.iw = g.oh = g.ow = 80;
+  CHECK(k::onednn::choose_ic_chunk(g, true) == 16);
+  CHECK(k::onednn::choose_ic_chunk(g, false) == 0);  // a filter prepared per call: one run
+  auto with = [&](auto change) {
+    k::onednn::ConvGeometry h = g;
+    change(h);
+    return k::onednn::choose_ic_chunk(h, true);
+  };
+  CHECK(with([](auto& h) { h.oh = h.ow = 56; }) == 0);          // below 64 x 64 output pixels (resnet's 224²)
+  CHECK(with([](auto& h) { h.oh = 64, h.ow = 64; }) == 16);     // from 64 x 64 on
+  CHECK(with([](auto& h) { h.oc = h.chunk_oc = 24; }) == 0);    // 9 x 24 uses per copied element: copies too dear
+  CHECK(with([](auto& h) { h.ic = 24; }) == 0);                 // 216 products: short enough
+  CHECK(with([](auto& h) { h.ic = 32; }) == 16);                // 288: two chunks of 144
+  CHECK(with([](auto& h) { h.ic = 40; }) == 0);                 // no multiple of 16 divides 40
+  CHECK(with([](auto& h) { h.ic = 256, h.kh = h.kw = 9; }) == 16);  // 9 x 9: the smallest chunk, 1296 products
+  CHECK(with([](auto& h) { h.ic = 512, h.oc = h.chunk_oc = 256, h.kh = h.kw = 1; }) == 256);  // 1 x 1: 256 channels
+  CHECK(with([](auto& h) { h.groups = 2; }) == 0);
+  CHECK(with([](auto& h) { h.blocked = false; }) == 0);
+  CHECK(with([](auto& h) { h.nchw8c = true; }) == 0);
+  CHECK(with([](auto& h) { h.kind = k::onednn::ConvKind::kDeconv; }) == 0);
+  CHECK(with([](auto& h) { h.batch_norm_post_ops = true; }) == 0);  // the batch norm must follow the whole sum
+  // An activation before the residual must follow the whole sum too; after it, the last chunk applies it.
+  CHECK(with([](auto& h) { h.residual = true, h.activation = util::Activation::kRelu; }) == 0);
+  CHECK(with([](auto& h) {
+          h.residual = true, h.activation = util::Activation::kRelu, h.activation_after_residual = true;
+        }) == 16);
+  CHECK(with([](auto& h) { h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.iw = h.ow = 8192; }) == 0);  // rows
 }
 
 TEST_CASE("oneDNN conv2d builds its plan once per shape and attribute set") {
@@ -268,6 +319,8 @@ TEST_CASE("oneDNN conv2d results are bitwise identical for every thread count") 
       conv_cases()[7],
       conv_cases()[19],
       conv_cases()[20],
+      conv_cases()[22],
+      conv_cases()[23],
   };
   for (const ConvCase& c : cases) {
     for (bool constant : {false, true}) {

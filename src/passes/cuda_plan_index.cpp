@@ -90,7 +90,7 @@ bool has_cuda_index_map(const KernelCall& call) {
 const std::set<std::string>& cuda_float32_index_ops() {
   static const std::set<std::string> ops = {
       "dropout", "bilinear_interp", "linear_interp", "linspace", "cumsum", "prod", "pow", "topk", "add_n", "scatter",
-      "group_norm", "p_norm", "sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax", "einsum",
+      "index_put", "group_norm", "p_norm", "sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax", "einsum",
       "grid_sample", "deformable_conv", "floor_divide", "uniform"};
   return ops;
 }

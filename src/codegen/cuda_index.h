@@ -8,7 +8,7 @@
 //     product per output element;
 //   - computing (cuda_index_compute.cpp): dropout (inference only: a copy, or x * (1 - p) for downgrade_in_infer),
 //     nearest_interp, bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source
-//     coordinates), triu, tril, arange (constant start and step), full_with_tensor, and the ops no fused group
+//     coordinates), linear_interp (3-D NCW or NWC: bilinear of height 1), triu, tril, arange (constant start and step), full_with_tensor, and the ops no fused group
 //     takes: sum, mean, max, min, prod, any, all over any axes (one thread per output element), softmax over an
 //     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent;
 //   - by an index or a rank (cuda_index_select.cpp): topk (one thread per line, the CPU kernel's selection in

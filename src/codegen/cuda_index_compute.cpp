@@ -1,7 +1,7 @@
 // The index-mapped CUDA kernels that compute on the values (codegen/cuda_index.h; the data-movement ones are
-// cuda_index.cpp's): inference dropout, nearest / bilinear interpolation, triu / tril, arange, full_with_tensor, and
-// the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in the same order, so that the bits
-// agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
+// cuda_index.cpp's): inference dropout, nearest / bilinear / linear interpolation, triu / tril, arange, linspace,
+// full_with_tensor, and the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in the same
+// order, so that the bits agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
 //   - sum, mean (and mean_all), max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
 //     thread per output element folds its reduced elements in row-major order (kernels/linalg.cc's reduce: double
 //     for floats, int64 for sums of integers and bools, uint64 for integer products);
@@ -10,7 +10,9 @@
 //   - one_hot: 1.0f where the class is the id (an id outside [0, num_classes) gives a row of zeros: the CPU kernel's
 //     error status has no equivalent in a kernel);
 //   - pow with a constant exponent: powf / pow for floats, exact integer powers by squaring (kernels/math.cc);
-//   - grid_sample (4-D, bilinear or nearest, zeros / border / reflection padding: kernels/losses.cc's arithmetic).
+//   - grid_sample (4-D, bilinear or nearest, zeros / border / reflection padding: kernels/losses.cc's arithmetic);
+//   - deformable_conv (v1 and v2, groups, deformable groups): one thread per output element samples its column and
+//     adds the products in the CPU kernel's order (kforge_index.cuh's deformable_conv_at).
 // A thread walking a whole line or reduction is slow for long ones and correct for every size.
 // The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
 // statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
@@ -25,14 +27,17 @@ std::vector<CudaIndexKernel> ComputeCall::build() {
   const std::string& op = call_.op;
   if (op == "dropout") dropout();
   else if (op == "nearest_interp" || op == "bilinear_interp") interpolate(op == "bilinear_interp");
+  else if (op == "linear_interp") interpolate(true);
   else if (op == "triu" || op == "tril") triangle(op == "triu");
   else if (op == "arange") arange();
+  else if (op == "linspace") linspace();
   else if (op == "full_with_tensor") fill();
   else if (op == "softmax") softmax();
   else if (op == "cumsum") cumsum();
   else if (op == "one_hot") one_hot();
   else if (op == "pow") pow();
   else if (op == "grid_sample") grid_sample();
+  else if (op == "deformable_conv") deformable_conv();
   else reduce();
   return take();
 }
@@ -58,15 +63,21 @@ void ComputeCall::interpolate(bool bilinear) {
   const std::string type = form_type();
   const SymShape& xd = value(x).dims;
   const SymShape& od = value(out).dims;
-  const size_t h = form_.nhwc ? 1 : 2, w = form_.nhwc ? 2 : 3;
+  // linear_interp's 3-D [N, C, W] or [N, W, C] is an image of height 1 (kernels/resize.cc): its row is 0 of 1,
+  // whose taps (0 and 0, weights 1 and 0) leave the CPU kernel's four products as they are.
+  const bool rows = xd.size() == 4;
+  const size_t h = form_.nhwc ? 1 : 2, w = rows ? (form_.nhwc ? 2 : 3) : (form_.nhwc ? 1 : 2);
+  const SymExpr one = 1;
+  const SymExpr& x_h = rows ? xd[h] : one;
+  const SymExpr& o_h = rows ? od[h] : one;
   KernelText k = text();
   const std::string in = k.input(x, type);
   k.output(out, type);
   tmpl::Value s = statements_of("interpolate");
   s.set("coords", k.coordinates_context(od));
-  const std::string in_h = k.size(xd[h]), in_w = k.size(xd[w]), out_h = k.size(od[h]), out_w = k.size(od[w]);
-  const bool known = xd[h].is_constant() && xd[w].is_constant() && od[h].is_constant() && od[w].is_constant();
-  const bool same = known && xd[h] == od[h] && xd[w] == od[w];  // bilinear copies then
+  const std::string in_h = k.size(x_h), in_w = k.size(xd[w]), out_h = k.size(o_h), out_w = k.size(od[w]);
+  const bool known = x_h.is_constant() && xd[w].is_constant() && o_h.is_constant() && od[w].is_constant();
+  const bool same = known && x_h == o_h && xd[w] == od[w];  // bilinear copies then
   s.set("in_h", in_h);
   s.set("in_w", in_w);
   s.set("out_h", out_h);
@@ -77,11 +88,12 @@ void ComputeCall::interpolate(bool bilinear) {
   s.set("scale_w", cpp_float(static_cast<float>(form_.scale_w)));
   auto at = [&](const std::string& row, const std::string& col) {
     std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
-    coords[h] = row;
+    coords.resize(xd.size());
+    if (rows) coords[h] = row;
     coords[w] = col;
     return fmt::format("{}[{}]", in, k.offset(coords, xd));
   };
-  const std::string oh = "c" + std::to_string(h), ow = "c" + std::to_string(w);
+  const std::string oh = rows ? "c" + std::to_string(h) : "0", ow = "c" + std::to_string(w);
   s.set("oh", oh);
   s.set("ow", ow);
   s.set("nearest", !bilinear);
@@ -130,6 +142,34 @@ void ComputeCall::grid_sample() {
   add(k, value(out).numel(), true);
 }
 
+void ComputeCall::deformable_conv() {
+  const uint32_t x = call_.tensor_arg("x"), offset = call_.tensor_arg("offset"), filter = call_.tensor_arg("filter"),
+                 mask = call_.tensor_arg("mask"), out = out_value();
+  const std::string type = form_type();
+  const SymShape& xd = value(x).dims;
+  const SymShape& fd = value(filter).dims;
+  const SymShape& od = value(out).dims;
+  KernelText k = text();
+  const std::string in = k.input(x, type), off = k.input(offset, type), f = k.input(filter, type);
+  const std::string m = mask != kNone ? k.input(mask, type) : "nullptr";
+  k.output(out, type);
+  // kforge_index.cuh's DeformGeometry, in its fields' order.
+  tmpl::List geometry;
+  for (const SymExpr& d : {xd[1], xd[2], xd[3], fd[0], fd[2], fd[3], od[2], od[3]}) geometry.push_back(k.size(d));
+  for (int64_t v : form_.window) geometry.push_back(std::to_string(v));
+  geometry.push_back(std::to_string(form_.deformable_groups));
+  geometry.push_back(std::to_string(form_.groups));
+  tmpl::Value s = statements_of("deformable_conv");
+  s.set("type", type);
+  s.set("x", in);
+  s.set("offset", off);
+  s.set("mask", m);
+  s.set("filter", f);
+  s.set("geometry", tmpl::Value(std::move(geometry)));
+  k.statements(std::move(s));
+  add(k, value(out).numel(), true);
+}
+
 void ComputeCall::triangle(bool upper) {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   const std::string type = form_type();
@@ -159,6 +199,31 @@ void ComputeCall::arange() {
                                                  : literal(form_.start);
   k.statements(store_statements(k.coordinates_context({}),
                                 fmt::format("{} + static_cast<{}>(e) * {}", first, type, literal(form_.step))));
+  add(k, value(out).numel());
+}
+
+void ComputeCall::linspace() {
+  const uint32_t start = call_.tensor_arg("start"), stop = call_.tensor_arg("stop"), out = out_value();
+  const std::string type = form_type();
+  KernelText k = text();
+  const std::string a = k.input(start, *move_type(value(start).dtype));
+  const std::string b = k.input(stop, *move_type(value(stop).dtype));
+  k.output(out, type);
+  const std::string num = k.size(value(out).dims[0]);
+  // kernels/detection.cc: start and stop converted to the dtype through double; the step is the difference (in
+  // the dtype for floats, in double for integers) over num - 1; the first half counted from start, the rest back
+  // from stop; one element is start.
+  const bool floating = ir::is_floating(form_.dtype);
+  const std::string span = floating ? "static_cast<double>(last - first)"
+                                    : "static_cast<double>(last) - static_cast<double>(first)";
+  k.statements(store_statements(
+      k.coordinates_context({}),
+      fmt::format("{0} == 1 ? first : e < {0} / 2 ? static_cast<{1}>(first + step * static_cast<double>(e)) : "
+                  "static_cast<{1}>(last - step * static_cast<double>({0} - e - 1))",
+                  num, type),
+      {local(type, {{"first", fmt::format("static_cast<{}>(static_cast<double>({}[0]))", type, a)},
+                    {"last", fmt::format("static_cast<{}>(static_cast<double>({}[0]))", type, b)}}),
+       local("double", {{"step", fmt::format("({}) / static_cast<double>({} - 1)", span, num)}})}));
   add(k, value(out).numel());
 }
 

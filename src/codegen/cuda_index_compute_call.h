@@ -46,13 +46,18 @@ class ComputeCall : public IndexBuilder {
   // Inference dropout: a copy (upscale_in_train) or x * (1 - p) (downgrade_in_infer), as kernels/creation.cc.
   void dropout();
 
-  // nearest_interp / bilinear_interp of a 4-D x to the output's spatial size, with Paddle's source coordinates
-  // (kernels/nn.cc, kernels/resize.cc): kforge_index.cuh's interp_ratio, nearest_source and bilinear_tap.
+  // nearest_interp / bilinear_interp of a 4-D x (bilinear also linear_interp's 3-D x, an image of height 1) to the
+  // output's spatial size, with Paddle's source coordinates (kernels/nn.cc, kernels/resize.cc): kforge_index.cuh's
+  // interp_ratio, nearest_source and bilinear_tap.
   void interpolate(bool bilinear);
 
   // grid_sample of a 4-D NCHW x at grid [n, oh, ow, 2] (x then y in [-1, 1]), as kernels/losses.cc: one thread per
   // output element, kforge_index.cuh's grid_coordinate and grid_pixel.
   void grid_sample();
+
+  // deformable_conv of a 4-D NCHW x (offsets, optional mask, grouped filter) as kernels/detection.cc: one thread per
+  // output element, kforge_index.cuh's deformable_conv_at.
+  void deformable_conv();
 
   // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
   void triangle(bool upper);
@@ -60,6 +65,9 @@ class ComputeCall : public IndexBuilder {
   // arange with a constant step and a constant start, or one that is an expression of the dims
   // (`arange(n - 1, ...)`): out[e] = start + e * step in the output's type (Paddle's order).
   void arange();
+
+  // linspace: start[0] to stop[0] in the output's number of steps, as kernels/detection.cc (two halves).
+  void linspace();
 
   // full_with_tensor: every element is the value tensor's one (`paddle.full([n, n], -inf)` over a dynamic n, whose
   // dims the shape rule took from the shape tensor's known contents).

@@ -10,6 +10,9 @@
 //     the CPU kernel's status is an error;
 //   - scatter (kernels/index_ops.cc): out row r is x's, or for overwrite the last update whose index is r, or without
 //     it the sum of the updates whose index is r in index order (Paddle's ScatterAssignAdd);
+//   - index_put (kernels/index_movement.cc): out[e] is x's, or the value's element of the last position whose indices
+//     name e's slice (overwrite), or x's plus those of every such position in position order (accumulate); an
+//     index outside its dim (after Paddle's negative wrap) names nothing where the CPU kernel's status is an error;
 //   - roll (kernels/movement.cc), pad (constant, any rank: kernels/index_movement.cc), add_n (in input order,
 //     kernels/elementwise.cc);
 //   - set_value, set_value_with_tensor (built in cuda_index_set_value.cpp; kernels/index_ops.cc, Paddle's slice
@@ -30,6 +33,7 @@ std::vector<CudaIndexKernel> SelectCall::build() {
   else if (op == "gather_nd") gather_nd();
   else if (op == "index_sample") index_sample();
   else if (op == "scatter") scatter();
+  else if (op == "index_put") index_put();
   else if (op == "roll") roll();
   else if (op == "pad") pad();
   else if (op == "add_n") add_n();
@@ -135,6 +139,65 @@ void SelectCall::scatter() {
   f.set("width", w);
   f.set("count", count);
   f.set("overwrite", overwrite);
+  add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
+}
+
+void SelectCall::index_put() {
+  const uint32_t x = call_.tensor_arg("x"), v = call_.tensor_arg("value"), out = out_value();
+  const std::vector<uint32_t>& indices = call_.arg("indices")->values;
+  const std::string type = type_of(x);
+  const SymShape& xd = value(x).dims;
+  const SymShape& at = form().positions;
+  const size_t m = form().depth, b = at.size();
+  KernelText t = text();
+  const std::string in = t.input(x, type);
+  std::vector<std::string> names;
+  for (uint32_t i : indices) names.push_back(t.input(i, type_of(i)));
+  const std::string val = t.input(v, type);
+  t.output(out, type);
+  // The offset, in a tensor whose strides along `dims` are `strides`, of element `index` of `dims` (row-major).
+  auto offset = [&](const std::string& index, const SymShape& dims, const std::vector<SymExpr>& strides) {
+    std::string sum;
+    SymExpr inner = 1;
+    for (size_t d = dims.size(); d-- > 0;) {
+      if (strides[d].constant() != std::optional<int64_t>(0)) {
+        const std::string coordinate =
+            d == 0 ? fmt::format("{} / {}", index, t.size(inner))
+                   : fmt::format("{} / {} % {}", index, t.size(inner), t.size(dims[d]));
+        sum += fmt::format("{}({}) * {}", sum.empty() ? "" : " + ", coordinate, t.size(strides[d]));
+      }
+      inner = inner * dims[d];
+    }
+    return sum.empty() ? std::string("0") : sum;
+  };
+  const SymShape slice_dims(xd.begin() + static_cast<std::ptrdiff_t>(m), xd.end());
+  const std::vector<SymExpr> slice_strides(form().value_strides.begin() + static_cast<std::ptrdiff_t>(b),
+                                           form().value_strides.end());
+  const std::vector<SymExpr> position_strides(form().value_strides.begin(),
+                                              form().value_strides.begin() + static_cast<std::ptrdiff_t>(b));
+  SymExpr slice = 1, positions = 1;
+  for (const SymExpr& d : slice_dims) slice = slice * d;
+  for (const SymExpr& d : at) positions = positions * d;
+  tmpl::List entries;
+  for (size_t j = 0; j < m; ++j) {
+    tmpl::Value d = tmpl::Value::map();
+    d.set("index", names[j]);
+    d.set("offset", offset("p", at, form().index_strides[j]));
+    d.set("size", t.size(xd[j]));
+    entries.push_back(std::move(d));
+  }
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "index_put");
+  f.set("type", type);
+  f.set("bool", value(x).dtype == ir::DataType::kBool);
+  f.set("x", in);
+  f.set("value", val);
+  f.set("slice", t.size(slice));
+  f.set("positions", t.size(positions));
+  f.set("indices", tmpl::Value(std::move(entries)));
+  f.set("value_offset", offset("p", at, position_strides) + " + " + offset("s", slice_dims, slice_strides));
+  f.set("overwrite", form().overwrite);
   add(t, value(out).numel());
   kernels_.back().form = std::move(f);
 }

@@ -1,5 +1,6 @@
 // The SelectCall of select_kernels (cuda_index_text.h), shared by the files that define its members:
-// cuda_index_select.cpp (topk, gather_nd, index_sample, scatter, roll, pad, assign, add_n) and cuda_index_set_value.cpp
+// cuda_index_select.cpp (topk, gather_nd, index_sample, scatter, index_put, roll, pad, assign, add_n) and
+// cuda_index_set_value.cpp
 // (set_value and set_value_with_tensor into a strided slice). Internal to codegen/.
 #pragma once
 
@@ -48,6 +49,10 @@ class SelectCall : public IndexBuilder {
 
   // scatter of 1-D index rows into x's rows (in place or not: each thread reads and writes its own element).
   void scatter();
+
+  // index_put: one thread per output element walks the positions the index tensors name, in order, and keeps x's
+  // element, the last value put there, or x's plus every value put there (accumulate).
+  void index_put();
 
   // roll: out[c] = x[(c - shift) mod n] along each rolled axis, or along the flattened tensor without axes.
   void roll();

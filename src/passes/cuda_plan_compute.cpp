@@ -1,7 +1,7 @@
 // The CUDA target plan's forms of the computing index-mapped ops (cuda_plan_compute.h): the dispatch, the shared
 // checks, and the ops that compute one element from its coordinate (dropout, interpolation, grid_sample, triu / tril,
-// arange, full_with_tensor, one_hot, pow) and the binary family (uniform, prelu, floor_divide). The reductions,
-// scans, norms and einsum are cuda_plan_reduce.cpp's. Each check reads the call as its kernel in codegen/ renders it
+// arange, linspace, full_with_tensor, one_hot, pow, deformable_conv) and the binary family (uniform, prelu,
+// floor_divide). The reductions, scans, norms and einsum are cuda_plan_reduce.cpp's. Each check reads the call as its kernel in codegen/ renders it
 // (codegen/cuda_index_compute.cpp, cuda_index_binary.cpp), with the reasons that codegen gave before the plan did.
 #include <algorithm>
 #include <cmath>
@@ -29,15 +29,17 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
   const std::string& op = call_.op;
   bool ok = false;
   if (op == "dropout") ok = dropout();
-  else if (op == "nearest_interp" || op == "bilinear_interp") ok = interpolate(op == "bilinear_interp");
+  else if (op == "nearest_interp" || op == "bilinear_interp" || op == "linear_interp") ok = interpolate(op);
   else if (op == "triu" || op == "tril") ok = triangle();
   else if (op == "arange") ok = arange();
+  else if (op == "linspace") ok = linspace();
   else if (op == "full_with_tensor") ok = fill();
   else if (op == "softmax") ok = softmax();
   else if (op == "cumsum") ok = cumsum();
   else if (op == "one_hot") ok = one_hot();
   else if (op == "pow") ok = pow();
   else if (op == "grid_sample") ok = grid_sample();
+  else if (op == "deformable_conv") ok = deformable_conv();
   else if (op == "group_norm") ok = group_norm();
   else if (op == "p_norm") ok = p_norm();
   else if (op == "einsum") ok = einsum();
@@ -81,9 +83,10 @@ bool ComputeChecks::dropout() {
   return same_type(x, out, !form_.upscale);
 }
 
-bool ComputeChecks::interpolate(bool bilinear) {
+bool ComputeChecks::interpolate(const std::string& op) {
+  const bool nearest = op == "nearest_interp", linear = op == "linear_interp";
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
-  if (!same_type(x, out, bilinear) || !own_buffer(x, out)) return false;
+  if (!same_type(x, out, !nearest) || !own_buffer(x, out)) return false;
   for (std::string_view name : {"out_size", "size_tensor", "scale_tensor"}) {
     const KernelArg* a = call_.arg(name);
     if (a != nullptr && a->kind != ArgKind::kAbsentTensor && !(a->kind == ArgKind::kTensorList && a->values.empty())) {
@@ -96,12 +99,20 @@ bool ComputeChecks::interpolate(bool bilinear) {
   const std::optional<int64_t> align_mode = scale != nullptr ? constant_int("align_mode") : std::nullopt;
   if (scale == nullptr || !align_mode) return false;
   if (!align_corners) return fail("its align_corners is not a constant known at generation time");
-  if (value(x).dims.size() != 4 || value(out).dims.size() != 4) return fail("only 4-D inputs are supported");
-  form_.nhwc = format->string_value == "NHWC";
-  if (!form_.nhwc && format->string_value != "NCHW") return fail("its data_format is \"" + format->string_value + "\"");
+  // linear_interp: a 3-D [N, C, W] or [N, W, C] input, an image of height 1 (kernels/resize.cc) whose one scale is
+  // the width's; Paddle spells its formats "NCHW" / "NHWC" (the CPU kernel also takes "NCL" / "NLC").
+  const size_t rank = linear ? 3 : 4;
+  if (value(x).dims.size() != rank || value(out).dims.size() != rank) {
+    return fail(linear ? "only 3-D inputs are supported" : "only 4-D inputs are supported");
+  }
+  const std::string& f = format->string_value;
+  form_.nhwc = f == "NHWC" || (linear && f == "NLC");
+  if (!form_.nhwc && f != "NCHW" && !(linear && f == "NCL")) return fail("its data_format is \"" + f + "\"");
   form_.align_corners = *align_corners;
   form_.align_mode = *align_mode;
-  if (!scale->floats.empty()) {
+  if (linear) {
+    if (!scale->floats.empty()) form_.scale_w = scale->floats[0];
+  } else if (!scale->floats.empty()) {
     form_.scale_h = scale->floats[0];
     form_.scale_w = scale->floats.size() > 1 ? scale->floats[1] : scale->floats[0];
   }
@@ -125,6 +136,37 @@ bool ComputeChecks::grid_sample() {
   if (value(x).dims.size() != 4 || value(grid).dims.size() != 4) return fail("only 4-D inputs are supported");
   form_.nearest = m == "nearest";
   form_.align_corners = *align_corners;
+  return true;
+}
+
+bool ComputeChecks::deformable_conv() {
+  const uint32_t x = call_.tensor_arg("x"), offset = call_.tensor_arg("offset"), filter = call_.tensor_arg("filter"),
+                 mask = call_.tensor_arg("mask"), out = out_value();
+  if (!same_type(x, out, true) || !own_buffer(x, out)) return false;
+  if (offset == kNone || filter == kNone) return fail("it needs an offset and a filter");
+  for (uint32_t v : {offset, filter, mask}) {
+    if (v == kNone) continue;
+    if (value(v).dtype != form_.dtype) return fail("its offset, filter or mask is not of x's dtype");
+    if (value(v).buffer == value(out).buffer) return fail("its output shares the buffer of an operand");
+  }
+  if (value(x).dims.size() != 4 || value(filter).dims.size() != 4 || value(out).dims.size() != 4) {
+    return fail("its x, filter or output is not 4-D");
+  }
+  // The window as kernels/detection.cc reads it: two strides, paddings and dilations; the group counts.
+  std::vector<int64_t> window;
+  for (std::string_view name : {"strides", "paddings", "dilations"}) {
+    const AttrConstant* c = constant(name);
+    if (c == nullptr) return false;
+    if (c->ints.size() != 2) return fail(fmt::format("its {} are not two", name));
+    window.insert(window.end(), c->ints.begin(), c->ints.end());
+  }
+  const std::optional<int64_t> deformable_groups = constant_int("deformable_groups");
+  const std::optional<int64_t> groups = deformable_groups ? constant_int("groups") : std::nullopt;
+  if (!groups) return false;
+  if (*groups < 1 || *deformable_groups < 1) return fail("its groups or deformable_groups is not positive");
+  form_.window = std::move(window);
+  form_.deformable_groups = *deformable_groups;
+  form_.groups = *groups;
   return true;
 }
 
@@ -155,6 +197,26 @@ bool ComputeChecks::arange() {
   if (form_.symbolic_start) form_.start_dim = start_arg->symbolic[0];
   form_.start = *start;
   form_.step = *step;
+  return true;
+}
+
+bool ComputeChecks::linspace() {
+  const uint32_t start = call_.tensor_arg("start"), stop = call_.tensor_arg("stop"), out = out_value();
+  if (start == kNone || stop == kNone || out == kNone) return fail("it needs start, stop and an output");
+  // The kernel reads start[0] and stop[0] and takes the number from the output's dim (the shape rule wants it
+  // known at generation time), as kernels/detection.cc.
+  auto number = [](ir::DataType d) {
+    return d == ir::DataType::kFloat32 || d == ir::DataType::kFloat64 || d == ir::DataType::kInt32 ||
+           d == ir::DataType::kInt64;
+  };
+  for (uint32_t v : {start, stop, out}) {
+    if (!number(value(v).dtype)) {
+      return fail(fmt::format("it reads or writes {} values; the CUDA kernel takes float32, float64, int32 and int64",
+                              ir::dtype_name(value(v).dtype)));
+    }
+  }
+  if (value(out).dims.size() != 1) return fail("its output is not 1-D");
+  form_.dtype = value(out).dtype;
   return true;
 }
 

@@ -30,7 +30,8 @@ struct CudaComputeForm {
   /// dropout: a copy (upscale_in_train), or x * (1 - p) (downgrade_in_infer).
   bool upscale = true;
   double probability = 0;
-  /// nearest_interp / bilinear_interp, grid_sample: the layout, align_corners, align_mode, the scales (-1: none).
+  /// nearest_interp / bilinear_interp / linear_interp, grid_sample: the layout (linear_interp: NWC), align_corners,
+  /// align_mode, the scales (-1: none; linear_interp's one scale is scale_w).
   bool nhwc = false, align_corners = false;
   int64_t align_mode = 0;
   double scale_h = -1, scale_w = -1;
@@ -69,6 +70,10 @@ struct CudaComputeForm {
   /// uniform: [min, max) and the seed.
   double min = 0, max = 0;
   int64_t seed = 0;
+  /// deformable_conv: [stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w]; its deformable groups (its groups
+  /// are `groups`).
+  std::vector<int64_t> window;
+  int64_t deformable_groups = 1;
   /// prelu: whose slope; for kChannel, whether the channels are dim 1 (else the last).
   CudaSlopeMode slope = CudaSlopeMode::kAll;
   bool channel_first = false;

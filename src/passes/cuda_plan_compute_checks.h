@@ -35,10 +35,13 @@ class ComputeChecks : public CallChecks<CudaComputeForm> {
 
   // cuda_plan_compute.cpp
   bool dropout();
-  bool interpolate(bool bilinear);
+  // nearest_interp, bilinear_interp (4-D), linear_interp (3-D: an image of height 1).
+  bool interpolate(const std::string& op);
   bool grid_sample();
+  bool deformable_conv();
   bool triangle();
   bool arange();
+  bool linspace();
   bool fill();
   bool one_hot();
   bool pow();

@@ -24,11 +24,12 @@ const std::array<FamilyOps, 7>& family_table() {
        {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "pad3d", "expand", "tile",
         "gather", "index_select", "embedding", "meshgrid"}},
       {CudaIndexFamily::kCompute,
-       {"dropout", "nearest_interp", "bilinear_interp", "triu", "tril", "arange", "full_with_tensor", "sum", "mean",
-        "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow", "mean_all", "grid_sample"}},
+       {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "triu", "tril", "arange", "full_with_tensor",
+        "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow",
+        "mean_all", "grid_sample", "deformable_conv"}},
       {CudaIndexFamily::kSelect,
-       {"topk", "gather_nd", "index_sample", "scatter", "roll", "pad", "add_n", "set_value", "set_value_with_tensor",
-        "assign"}},
+       {"topk", "gather_nd", "index_sample", "scatter", "index_put", "roll", "pad", "add_n", "set_value",
+        "set_value_with_tensor", "assign"}},
       {CudaIndexFamily::kNorm, {"group_norm", "p_norm"}},
       {CudaIndexFamily::kLoss, {"sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax"}},
       {CudaIndexFamily::kEinsum, {"einsum"}},
@@ -87,11 +88,10 @@ bool has_cuda_index_map(const KernelCall& call) {
 }
 
 const std::set<std::string>& cuda_float32_index_ops() {
-  static const std::set<std::string> ops = {"dropout", "bilinear_interp", "cumsum", "prod", "pow",
-                                            "topk",    "add_n",           "scatter", "group_norm",
-                                            "p_norm", "sigmoid_cross_entropy_with_logits",
-                                            "cross_entropy_with_softmax", "einsum",
-                                            "grid_sample", "floor_divide", "uniform"};
+  static const std::set<std::string> ops = {
+      "dropout", "bilinear_interp", "linear_interp", "linspace", "cumsum", "prod", "pow", "topk", "add_n", "scatter",
+      "index_put", "group_norm", "p_norm", "sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax", "einsum",
+      "grid_sample", "deformable_conv", "floor_divide", "uniform"};
   return ops;
 }
 

@@ -70,7 +70,8 @@ enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
 
 /// The form of a data-movement op (transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d,
 /// expand, tile, gather, index_select, embedding, meshgrid), of an op that picks, places or combines elements by an
-/// index or a rank (topk, gather_nd, scatter, roll, pad, assign, add_n, set_value, set_value_with_tensor), of a loss
+/// index or a rank (topk, gather_nd, scatter, index_put, roll, pad, assign, add_n, set_value, set_value_with_tensor),
+/// of a loss
 /// (sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax) or of a batched matmul: its attributes
 /// resolved. Value indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their
 /// defaults.
@@ -108,8 +109,14 @@ struct CudaIndexMap {
   bool largest = true, sorted = true;
   /// gather_nd: how many leading dims of x a row of the index names (its last dim).
   size_t depth = 0;
-  /// scatter: the last update of a row wins (overwrite), or the updates add to x's row.
+  /// scatter: the last update of a row wins (overwrite), or the updates add to x's row. index_put: likewise
+  /// (overwrite is !accumulate).
   bool overwrite = true;
+  /// index_put: the dims its index tensors broadcast to (`depth` is their number) and, per index tensor, its
+  /// element stride along each of them (0 where it broadcasts); `value_strides` are the value's along those dims
+  /// and then x's dims past the indexed ones.
+  SymShape positions;
+  std::vector<std::vector<SymExpr>> index_strides;
   /// roll: the shift of each dim (the shifts of an axis named twice added), or, `flattened` (no axes), of the
   /// flattened tensor.
   std::vector<int64_t> shift;

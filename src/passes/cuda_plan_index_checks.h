@@ -61,6 +61,7 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool gather_nd();
   bool index_sample();
   bool scatter();
+  bool index_put();
   bool roll();
   bool pad();
   bool assign();

@@ -47,6 +47,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "gather_nd") ok = gather_nd();
   else if (op == "index_sample") ok = index_sample();
   else if (op == "scatter") ok = scatter();
+  else if (op == "index_put") ok = index_put();
   else if (op == "roll") ok = roll();
   else if (op == "pad") ok = pad();
   else if (op == "assign") ok = assign();

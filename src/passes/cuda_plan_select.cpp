@@ -1,5 +1,5 @@
 // The forms of the ops that pick, place or combine elements by an index or a rank (cuda_plan_index.h:
-// plan_cuda_index_map): topk, gather_nd, index_sample, scatter, roll, pad, assign and add_n, checked in the order
+// plan_cuda_index_map): topk, gather_nd, index_sample, scatter, index_put, roll, pad, assign and add_n, checked in the order
 // their kernels (codegen/cuda_index_select.cpp) read them.
 #include "passes/cuda_plan_index_checks.h"
 
@@ -70,6 +70,73 @@ bool IndexChecks::scatter() {
   if (value(updates).buffer == value(out).buffer) return fail("its updates share its output's buffer");
   if (value(x).dims.empty()) return fail("its x has no rows");
   form_.overwrite = *overwrite;
+  return true;
+}
+
+namespace {
+
+bool is_one(const SymExpr& d) { return d.constant() == std::optional<int64_t>(1); }
+
+// Row-major strides of dims `d` placed at the right of `rank` dims, 0 where a dim is absent or 1 (broadcast).
+std::vector<SymExpr> broadcast_strides(const SymShape& d, size_t rank) {
+  std::vector<SymExpr> strides(rank, SymExpr(0));
+  SymExpr stride = 1;
+  for (size_t k = d.size(); k-- > 0;) {
+    if (!is_one(d[k])) strides[rank - d.size() + k] = stride;
+    stride = stride * d[k];
+  }
+  return strides;
+}
+
+}  // namespace
+
+bool IndexChecks::index_put() {
+  const uint32_t x = call_.tensor_arg("x"), v = call_.tensor_arg("value"), out = out_value();
+  const KernelArg* indices = call_.arg("indices");
+  if (!same_type(x, out, false)) return false;
+  if (indices == nullptr || indices->kind != ArgKind::kTensorList || indices->values.empty() || v == kNone) {
+    return fail("it needs index tensors and a value");
+  }
+  const std::optional<bool> accumulate = call_.constant_bool("accumulate");
+  if (!accumulate) return fail("its accumulate is not a constant known at generation time");
+  if (*accumulate && form_.dtype != ir::DataType::kBool && !number_type(x)) return false;
+  if (value(v).dtype != form_.dtype) return fail("its value and x differ in dtype");
+  const SymShape& xd = value(x).dims;
+  const size_t m = indices->values.size();
+  if (m > xd.size()) return fail("it has more index tensors than x has dims");
+  // The index tensors broadcast together to `at`; each position of `at` names a slice of x (its dims past the m
+  // indexed ones), which the value, broadcast to at's dims and the slice's, fills (kernels/index_movement.cc).
+  size_t b = 0;
+  for (uint32_t i : indices->values) {
+    if (!index_type(i)) return false;
+    if (value(i).buffer == value(out).buffer) return fail("an index tensor shares its output's buffer");
+    b = std::max(b, value(i).dims.size());
+  }
+  SymShape at(b, SymExpr(1));
+  for (uint32_t i : indices->values) {
+    const SymShape& id = value(i).dims;
+    for (size_t k = 0; k < id.size(); ++k) {
+      SymExpr& d = at[b - id.size() + k];
+      if (id[k] == d || is_one(id[k])) continue;
+      if (!is_one(d)) return fail("its index tensors' dims do not broadcast together at generation time");
+      d = id[k];
+    }
+  }
+  SymShape target = at;
+  target.insert(target.end(), xd.begin() + static_cast<std::ptrdiff_t>(m), xd.end());
+  const SymShape& vd = value(v).dims;
+  if (vd.size() > target.size()) return fail("its value has more dims than the positions and slices it fills");
+  for (size_t k = 0; k < vd.size(); ++k) {
+    if (!is_one(vd[k]) && vd[k] != target[target.size() - vd.size() + k]) {
+      return fail("its value does not broadcast to the positions and slices it fills at generation time");
+    }
+  }
+  if (value(v).buffer == value(out).buffer) return fail("its value shares its output's buffer");
+  form_.overwrite = !*accumulate;
+  form_.depth = m;
+  form_.positions = at;
+  for (uint32_t i : indices->values) form_.index_strides.push_back(broadcast_strides(value(i).dims, b));
+  form_.value_strides = broadcast_strides(vd, target.size());
   return true;
 }
 

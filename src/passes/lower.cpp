@@ -80,7 +80,7 @@ std::vector<ValueId> Lowerer::tensor_operands(const Op& op) const {
 bool Lowerer::size_from_output_dims(const Op& op, const std::string& input, ValueId v) const {
   if (!options_.sizes_from_output_dims || !v.valid() || (input != "out_size" && input != "size_tensor")) return false;
   const std::string& name = signature_.at(op.id.index)->op->name;
-  if (name != "nearest_interp" && name != "bilinear_interp") return false;
+  if (name != "nearest_interp" && name != "bilinear_interp" && name != "linear_interp") return false;
   return attr_known(v);
 }
 

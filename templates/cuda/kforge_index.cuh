@@ -3,7 +3,9 @@
 // exactly as Paddle's CPU kernels do (float32 ratios, the half-pixel centre in double), so that a kernel reads the
 // same source elements and weights as kernels/nn.cc and kernels/resize.cc, and grid_sample's coordinates and pixels
 // as kernels/losses.cc computes them, topk's selection (libstdc++'s algorithms, as the CPU kernel), and the
-// per-element arithmetic of floor_divide and uniform as kernels/ computes it. kforge copies this header beside the outputs when a program's index-mapped kernels use it.
+// per-element arithmetic of floor_divide and uniform as kernels/ computes it, and deformable_conv's sampled
+// products (kernels/detection.cc). kforge copies this header beside the outputs when a program's index-mapped
+// kernels use it.
 // Needs nvcc; no other dependency.
 #ifndef KFORGE_INDEX_CUH_
 #define KFORGE_INDEX_CUH_
@@ -374,6 +376,61 @@ __device__ __forceinline__ T uniform_draw(uint64_t key, int64_t i, double lo, do
     }
   }
   return v;
+}
+
+// deformable_conv (kernels/detection.cc, Paddle's ModulatedDeformableIm2col and the grouped product): the geometry
+// of one call, then one output element [b, o, y, x] as the CPU kernel computes it: the products of filter row o and
+// the sampled column, in the column's order (channel of o's group, then tap), added from 0.
+struct DeformGeometry {
+  int64_t c, h, w, oc, kh, kw, oh, ow;
+  int64_t stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w;
+  int64_t deformable_groups, groups;
+};
+
+// Paddle's DmcnIm2colBilinear: bilinear at (h, w) of one [height, width] plane, 0 outside.
+template <typename T>
+__device__ __forceinline__ T dmcn_bilinear(const T* plane, int64_t height, int64_t width, T h, T w) {
+  const int64_t h_low = static_cast<int64_t>(grid_floor(h));
+  const int64_t w_low = static_cast<int64_t>(grid_floor(w));
+  const int64_t h_high = h_low + 1;
+  const int64_t w_high = w_low + 1;
+  const T lh = h - static_cast<T>(h_low);
+  const T lw = w - static_cast<T>(w_low);
+  const T hh = 1 - lh;
+  const T hw = 1 - lw;
+  const T v1 = (h_low >= 0 && w_low >= 0) ? plane[h_low * width + w_low] : T(0);
+  const T v2 = (h_low >= 0 && w_high <= width - 1) ? plane[h_low * width + w_high] : T(0);
+  const T v3 = (h_high <= height - 1 && w_low >= 0) ? plane[h_high * width + w_low] : T(0);
+  const T v4 = (h_high <= height - 1 && w_high <= width - 1) ? plane[h_high * width + w_high] : T(0);
+  const T w1 = hh * hw, w2 = hh * lw, w3 = lh * hw, w4 = lh * lw;
+  return w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4;
+}
+
+// Output element e of [n, oc, oh, ow]; mask may be null (deformable convolution v1).
+template <typename T>
+__device__ T deformable_conv_at(const T* x, const T* offset, const T* mask, const T* filter, int64_t e,
+                                const DeformGeometry& g) {
+  const int64_t plane = g.oh * g.ow, p = e % plane, o = (e / plane) % g.oc, b = e / plane / g.oc;
+  const int64_t y = p / g.ow, xo = p % g.ow;
+  const int64_t kk = g.kh * g.kw, cpg = g.c / g.groups, ocpg = g.oc / g.groups, cpdg = g.c / g.deformable_groups;
+  const T* f = filter + o * cpg * kk;
+  T acc = T(0);
+  for (int64_t r = 0; r < cpg * kk; ++r) {
+    const int64_t ci = (o / ocpg) * cpg + r / kk, tap = r % kk, i = tap / g.kw, j = tap % g.kw;
+    const int64_t dg = ci / cpdg;
+    const T* off = offset + (b * g.deformable_groups + dg) * 2 * kk * plane;
+    const T off_h = off[(2 * tap) * plane + p];
+    const T off_w = off[(2 * tap + 1) * plane + p];
+    const T h_im = static_cast<T>(y * g.stride_h - g.pad_h + i * g.dilation_h) + off_h;
+    const T w_im = static_cast<T>(xo * g.stride_w - g.pad_w + j * g.dilation_w) + off_w;
+    T val = T(0);
+    if (h_im > -1 && w_im > -1 && h_im < static_cast<T>(g.h) && w_im < static_cast<T>(g.w)) {
+      val = dmcn_bilinear(x + (b * g.c + ci) * g.h * g.w, g.h, g.w, h_im, w_im);
+    }
+    if (mask != nullptr) val *= mask[(b * g.deformable_groups + dg) * kk * plane + tap * plane + p];
+    acc += f[r] * val;
+  }
+  return acc;
 }
 
 }  // namespace cuda_index

@@ -191,6 +191,12 @@ PROGRAMS = [
     ("tests/paddle/prelu_channel_conv/inference.json", "paddle_prelu_channel_conv", []),
     ("tests/paddle/floor_divide_broadcast_float/inference.json", "paddle_floor_divide_broadcast_float", []),
     ("tests/paddle/uniform_float32/inference.json", "paddle_uniform_float32", ["--cuda-graph"]),
+    # issue 34's GraphNet ops: linear_interp, linspace, index_put, deformable_conv (float32 and float64)
+    ("tests/paddle/linear_interp_nwc/inference.json", "paddle_linear_interp_nwc", []),
+    ("tests/paddle/linspace_stop_int64_7/inference.json", "paddle_linspace_stop_int64", ["--cuda-graph"]),
+    ("tests/paddle/index_put_accumulate/inference.json", "paddle_index_put_accumulate", []),
+    ("tests/paddle/deformable_conv_v2/inference.json", "paddle_deformable_conv_v2", []),
+    ("tests/paddle/deformable_conv_v2_bias_float64/inference.json", "paddle_deformable_conv_float64", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}
@@ -284,10 +290,10 @@ def main():
             has_gemm = "matmul" in source and name not in NO_GEMM
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
-            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, floor_divide, uniform, and the
-            # header prelu's index-mapped kernel (cuda_index_binary.cpp) brings with it
+            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, floor_divide, uniform,
+            # deformable_conv, and the header prelu's index-mapped kernel (cuda_index_binary.cpp) brings with it
             has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "floor_divide", "uniform",
-                                                     "1.prelu"))
+                                                     "1.prelu", "deformable_conv"))
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()

@@ -94,6 +94,16 @@ CASES = [
     "prelu_channel_nhwc", "prelu_all_float64", "prelu_element",
     # index_sample (cuda_index_select.cpp): int32 and int64 indices, int64 values
     "index_sample_int32", "index_sample_int64", "index_sample_int64_values",
+    # linear_interp (cuda_index_compute.cpp: bilinear of height 1): sizes, scales, align modes, NWC, SeaFormer's copy
+    "linear_interp_size", "linear_interp_align_corners", "linear_interp_align_mode1", "linear_interp_down",
+    "linear_interp_dynamic", "linear_interp_nwc", "linear_interp_same_width",
+    # linspace (cuda_index_compute.cpp): constant and tensor ends, int32, Co-DINO's int64 stop from data
+    "linspace", "linspace_int32", "linspace_tensor_ends_float64", "linspace_stop_int64_6", "linspace_stop_int64_7",
+    # index_put (cuda_index_select.cpp): rows with a negative index, two broadcast index tensors accumulating, int64
+    "index_put_rows", "index_put_accumulate", "index_put_int64",
+    # deformable_conv (cuda_index_compute.cpp, kforge_index.cuh): v2 with a mask, v1 with stride / dilation / groups,
+    # float64 with a bias and deformable groups
+    "deformable_conv_v2", "deformable_conv_v1_stride_groups", "deformable_conv_v2_bias_float64",
     # uniform: kforge's counter-based draws (the fixtures expect them, not Paddle's generator's)
     "uniform_float32", "uniform_float64",
 ]

@@ -858,6 +858,9 @@ CASES = [
       ops=("linear_interp",)),
     C("linear_interp_nwc", lambda x: F.interpolate(x, size=[6], mode="linear", data_format="NWC"), [t(2, 4, 3)],
       ops=("linear_interp",)),
+    # SeaFormer's (GraphNet SeaFormer_tiny/subgraph_0) linear_interp to its own width (Paddle copies), then an add.
+    C("linear_interp_same_width", lambda x, y: y + F.interpolate(x, size=[16], mode="linear"),
+      [t(1, 8, 16), t(2, 8, 16)], ops=("linear_interp",)),
     # expand_as, take_along_axis, diag.
     *[C(f"expand_as_{dt}", lambda x, y: paddle.expand_as(x, y), [t(3, 1, dtype=dt), t(2, 3, 4, dtype=dt)],
         ops=("expand_as",)) for dt in ("float32", "int64", "int32")],
@@ -883,6 +886,14 @@ CASES = [
       ops=("linspace",)),
     C("linspace_tensor_ends_float64", lambda x: paddle.linspace(x[0], x[1], 9, dtype="float64"),
       [t(2, dtype="float64", low=-5, high=5)], ops=("linspace",)),
+    # Co-DINO's (GraphNet Co-DINO-R50/subgraph_34) anchors: a float32 start, an int64 stop computed from data, a
+    # constant number; an even and an odd count.
+    C("linspace_stop_int64_6", lambda x, y: y + paddle.linspace(paddle.full([1], 0.0, "float32"), -x[0], 6,
+                                                                dtype="float32"),
+      [t(2, dtype="int64", low=1, high=60), t(3, 6)], ops=("linspace",)),
+    C("linspace_stop_int64_7", lambda x, y: y + paddle.linspace(paddle.full([1], 0.0, "float32"), -x[0], 7,
+                                                                dtype="float32"),
+      [t(2, dtype="int64", low=1, high=60), t(3, 7)], ops=("linspace",)),
     *[C(f"index_sample_{it}", lambda x, i: paddle.index_sample(x, i), [t(3, 8), t(3, 5, dtype=it, low=0, high=8)],
         ops=("index_sample",)) for it in ("int32", "int64")],
     C("index_sample_int64_values", lambda x, i: paddle.index_sample(x, i),

@@ -1,5 +1,6 @@
-// The CUDA target plan's forms of the computing index-mapped ops (passes/cuda_plan_compute.h): the attributes
-// resolved, and the reasons a call is refused at its op with the text codegen gave before the plan checked them.
+// The CUDA target plan's forms of the computing index-mapped ops (passes/cuda_plan_compute.h; and index_put's index
+// map, added with them): the attributes resolved, and the reasons a call is refused at its op with the text codegen
+// gave before the plan checked them.
 #include <catch2/catch.hpp>
 
 #include "cuda_plan_test_util.h"
@@ -45,6 +46,56 @@ TEST_CASE("cuda plan: the computing ops' forms: lines around a normalised axis, 
   const CudaComputeForm& sum = compute_form(f, f.call("sum"));
   CHECK(sum.reduced == std::vector<bool>{false, true, false});
   CHECK(sum.out_dtype == ir::DataType::kFloat32);
+}
+
+TEST_CASE("cuda plan: linear_interp, linspace, deformable_conv and index_put (issue 34's GraphNet ops): forms") {
+  SECTION("linear_interp of NWC with a scale: its one scale is the width's") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [2, 5, 3]}",
+                                  "  - {op: linear_interp, in: [x, ~, ~, ~], out: [y], attrs: {data_format: NHWC, "
+                                  "out_d: -1, out_h: -1, out_w: -1, scale: [2.0], interp_method: linear, "
+                                  "align_corners: false, align_mode: 1}}\n"),
+                  64 << 20, kLibraryOps);
+    const CudaComputeForm& interp = compute_form(f, f.call("linear_interp"));
+    CHECK(interp.nhwc);
+    CHECK(interp.align_mode == 1);
+    CHECK(interp.scale_w == 2.0);
+    CHECK(interp.scale_h == -1);
+  }
+  SECTION("linspace of float32 from tensor ends") {
+    PlanFixture f(compute_program("{name: a, dtype: float32, shape: [1]}, {name: b, dtype: int64, shape: []}, "
+                                  "{name: n, dtype: int32, shape: [1]}",
+                                  "  - {op: full, out: [n7], attrs: {shape: [1], value: 7, dtype: int32}}\n"
+                                  "  - {op: linspace, in: [a, b, n7], out: [y], attrs: {dtype: float32}}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK(compute_form(f, f.call("linspace")).dtype == ir::DataType::kFloat32);
+  }
+  SECTION("deformable_conv's window and groups") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [1, 4, 9, 8]}, {name: o, dtype: float32, "
+                                  "shape: [1, 36, 4, 3]}, {name: w, dtype: float32, shape: [6, 2, 3, 3]}",
+                                  "  - {op: deformable_conv, in: [x, o, w, ~], out: [y], attrs: {strides: [2, 2], "
+                                  "paddings: [1, 1], dilations: [2, 2], deformable_groups: 2, groups: 2, "
+                                  "im2col_step: 1}}\n"),
+                  64 << 20, kLibraryOps);
+    const CudaComputeForm& conv = compute_form(f, f.call("deformable_conv"));
+    CHECK(conv.window == std::vector<int64_t>{2, 2, 1, 1, 2, 2});
+    CHECK(conv.deformable_groups == 2);
+    CHECK(conv.groups == 2);
+  }
+  SECTION("index_put: the positions two index tensors broadcast to, their strides and the value's") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [4, 5, 2]}, {name: i, dtype: int64, "
+                                  "shape: [3, 1]}, {name: j, dtype: int32, shape: [2]}, {name: v, dtype: float32, "
+                                  "shape: [2, 1]}",
+                                  "  - {op: builtin.combine, in: [i, j], out: [l]}\n"
+                                  "  - {op: index_put, in: [x, l, v], out: [y], attrs: {accumulate: true}}\n"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    const CudaIndexMap& put = f.index_map(f.call("index_put"));
+    CHECK_FALSE(put.overwrite);
+    CHECK(put.depth == 2);
+    CHECK(put.positions == SymShape{3, 2});
+    CHECK(put.index_strides == std::vector<std::vector<SymExpr>>{{1, 0}, {0, 1}});
+    CHECK(put.value_strides == std::vector<SymExpr>{0, 1, 0});
+  }
 }
 
 TEST_CASE("cuda plan: a computing op its kernel cannot run is refused at the op for its first problem") {

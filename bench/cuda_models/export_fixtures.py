@@ -12,7 +12,8 @@ exactly the values the GPU gets.
 Run with Paddle's interpreter: BUILD/paddle-venv/bin/python bench/cuda_models/export_fixtures.py OUT CASE...
 A CASE is MODEL:SIZE:BATCH (a paddle.vision model of tools/paddle_zoo, square input size, batch), ocr_static:SIZE:BATCH
 (the zoo's PP-OCR-style detector exported with static spatial dims), NAME:0:BATCH for another zoo model
-(transformer_encoder_postnorm, gpt_block, ...: its first input size), or NAME:HxW:BATCH for a zoo model exported
+(transformer_encoder_postnorm, gpt_block, ...: its first input size), NAME:sK:BATCH for its K-th size (fixture
+OUT/NAME_sK: real_qwen2_small:s1:2 is the length-40 case), or NAME:HxW:BATCH for a zoo model exported
 with dynamic spatial dims (ppocr_det_head), run at H x W; its fixture is OUT/NAME_HxW (fixture_name). A CASE ending
 in :seeded (vgg16:64:2:seeded) gets weights too large to carry even as bytes made from seeds instead
 (q8_params.reseed, before Paddle runs; it writes OUT/<case>/params.q8 itself).
@@ -59,7 +60,7 @@ def quantize(net):
 
 def fixture_name(name, size):
     """The fixture's directory: the model's name, with the spatial size of a dynamic-H, W case appended."""
-    return f"{name}_{size}" if "x" in size else name
+    return f"{name}_{size}" if "x" in size or size.startswith("s") else name
 
 
 def catalogue(name):
@@ -92,6 +93,10 @@ def build(name, size):
     if "x" in size:  # dynamic H, W: the zoo's specs, the inputs at H x W
         builder, sizes = catalogue(name)
         return builder, sizes[0][1], size
+    if size.startswith("s"):  # sK: the model's K-th size of its catalogue (real_qwen2_small:s1:2: length 40)
+        builder, sizes = catalogue(name)
+        label, specs = sizes[int(size[1:])]
+        return builder, specs, label
     size = int(size)
     if name == "ocr_static":
         return models.DetectionHead, [InputSpec([None, 3, size, size], "float32", "x")], f"{size}x{size}"

@@ -166,6 +166,15 @@ void ComputeCall::fill() {
   const uint32_t v = call_.tensor_arg("value"), out = out_value();
   // The value converted to the output's dtype where it differs, as the CPU kernel's static_cast (paddleformers'
   // masks: `full_with_tensor(1.0, [b, s], bool)`).
+  if (form_.constant_value) {  // a 16-bit constant: its value as a literal of the output's type
+    const std::string out_type = *value_type(form_.out_dtype);
+    KernelText k = text();
+    k.output(out, out_type);
+    k.statements(store_statements(k.coordinates_context({}),
+                                  fmt::format("static_cast<{}>({:.17g})", out_type, *form_.constant_value)));
+    add(k, value(out).numel());
+    return;
+  }
   const std::string in_type = form_.converts ? *value_type(form_.dtype) : form_type();
   const std::string out_type = form_.converts ? *value_type(form_.out_dtype) : in_type;
   KernelText k = text();

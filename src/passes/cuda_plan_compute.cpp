@@ -163,6 +163,14 @@ bool ComputeChecks::fill() {
   if (v != kNone && out != kNone && value(v).dtype != value(out).dtype) {
     // The value converted to the output's dtype, as the CPU kernel's static_cast (paddleformers' masks:
     // `full_with_tensor(1.0, [b, s], bool)`).
+    const ir::DataType vd = value(v).dtype;
+    const bool half_value = vd == ir::DataType::kFloat16 || vd == ir::DataType::kBFloat16;
+    if (half_value && computable(value(out).dtype) && value(v).role == ValueRole::kConstant) {
+      form_.converts = true;
+      form_.constant_value = p_.constants[value(v).role_index].float_at(0);
+      form_.dtype = form_.out_dtype = value(out).dtype;
+      return true;
+    }
     if (!computable(value(v).dtype) || !computable(value(out).dtype)) {
       return fail(fmt::format("its value is {} and its output {}; the CUDA kernel converts between bool, integers, "
                               "float32 and float64",

@@ -45,6 +45,10 @@ struct CudaComputeForm {
   double start = 0, step = 0;
   /// full_with_tensor: the value converted to the output's dtype (out_dtype), as the CPU kernel's static_cast.
   bool converts = false;
+  /// full_with_tensor whose value is a 16-bit float constant known at generation time (paddleformers' bool masks
+  /// under --precision float16: `full_with_tensor(1.0, [b, s], bool)`): that constant, converted to out_dtype as a
+  /// literal (the index kernels compute on no 16-bit float).
+  std::optional<double> constant_value;
   /// pow: the exponent as the float attribute holds it.
   float exponent = 0;
   /// sum / mean / mean_all / max / min / prod / any / all: which dims of x are folded.

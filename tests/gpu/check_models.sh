@@ -191,11 +191,12 @@ prepare() {
   # shellcheck disable=SC2086
   "$PADDLE_PYTHON" "$ROOT/bench/cuda_models/export_fixtures.py" "$OUT_DIR/fixtures" $CASES 2>&1 | grep -v "^W[0-9]\|Warning" || true
   for c in $CASES; do
-    # NAME:HxW:BATCH (dynamic spatial dims) exports to NAME_HxW (export_fixtures.py, fixture_name); a case ending in
+    # NAME:HxW:BATCH (dynamic spatial dims) exports to NAME_HxW, NAME:sK:BATCH (the K-th size) to NAME_sK
+    # (export_fixtures.py, fixture_name); a case ending in
     # :seeded has its params.q8 written by the export (seeded weights, q8_params.reseed).
     local name="${c%%:*}" size="${c#*:}"
     size="${size%%:*}"
-    [[ "$size" == *x* ]] && name="${name}_$size"
+    [[ "$size" == *x* || "$size" == s[0-9]* ]] && name="${name}_$size"
     local fixture="$OUT_DIR/fixtures/$name"
     [[ -f "$fixture/expected_0.npy" ]] || { echo "export of $name failed" >&2; exit 1; }
     compile_layouts "$fixture" "$name"

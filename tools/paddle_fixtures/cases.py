@@ -663,6 +663,9 @@ CASES = [
                                                                  paddle.shape(x)[0] - 1 + 2 * paddle.shape(x)[1],
                                                                  2).astype("float32"),
       [t(None, None, run=(3, 4))], ops=("arange",)),
+    # paddleformers' masks: a bool tensor filled from a float value (under --precision float16 a float16 value).
+    C("full_with_tensor_bool_mask", lambda x: paddle.where(paddle.full(paddle.shape(x), 1.0, dtype="bool"), x, -x),
+      [t(None, None, run=(2, 5))], ops=("full_with_tensor",)),
     C("causal_mask_dynamic", _causal_scores, [t(None, None, 8, run=(2, 5, 8))], ops=("triu", "full_with_tensor")),
     C("causal_mask_dynamic_b1", _causal_scores, [t(None, None, 8, run=(1, 3, 8))],
       ops=("triu", "full_with_tensor")),

@@ -117,12 +117,11 @@ KFORGE_MATH_INLINE float exp(float x) {
   // p * 2^n, rounded once. A normal result (or +inf) is scale_normal's. A subnormal result (or 0: n below -126,
   // or n = -126 and p < 1) is not computed so: a multiply that rounds to a subnormal takes a microcode assist on
   // x86 (3x the time of the whole exp per vector; a softmax over thousands of classes has most of its x - max
-  // below -87: PP-OCRv5 rec's CTC head). Instead
-  // p * 2^(n + 149), the result in units of 2^-149 (exact: normal, below 2^23), is added to 2^23, which rounds it
-  // to an integer, nearest even; the sum's low bits are then that integer, the result's bit pattern (2^23 itself,
-  // when rounding up to it, is the smallest normal's): the product's correctly rounded result, bit for bit.
-  // Masks, not branches, decided from n and p so that little work follows the polynomial (it is the latency
-  // chain of a vectorised loop).
+  // below -87: PP-OCRv5 rec's CTC head). Instead p * 2^(n + 149), the result in units of 2^-149 (exact: normal,
+  // below 2^23), is added to 2^23, which rounds it to an integer, nearest even; the sum's low bits are then that
+  // integer, the result's bit pattern (2^23 itself, when rounding up to it, is the smallest normal's): the
+  // product's correctly rounded result, bit for bit. Masks, not branches, decided from n and p so that little
+  // work follows the polynomial (it is the latency chain of a vectorised loop).
   const int32_t tiny_lane =
       -static_cast<int32_t>(n < -126) | (-static_cast<int32_t>(n == -126) & -static_cast<int32_t>(p < 1.0f));
   const float scaled = detail::scale_normal(p, n & -static_cast<int32_t>(n >= -126));

@@ -11,6 +11,7 @@
 //                     body; block > 0: it runs in blocks of `block`, then the rest (a body that calls kforge_math.h,
 //                     and the passes of a softmax that keeps its exps: loops that vectorise)
 //   runtime_math      a body calls kforge_math.h (the function gets KFORGE_MATH_CLONES)
+//   vector_clones     no runtime_math, loops over j of a constant multiple of 32 elements (KFORGE_FUSED_CLONES)
 //   row_end [line]    after the passes: per-row stores
 // Statements: a line is a list of statements printed on one line; a statement is a map whose `kind` says which
 // one fused_cpu.j2's `statement` macro spells, code giving only types, names and expressions:

@@ -306,8 +306,13 @@ std::optional<Value> ContextBuilder::build() {
   ctx.set("calls", Value(std::move(calls)));
   ctx.set("steps", Value(std::move(steps)));
   bool runtime_math = false;  // a group calls kforge_math.h: the source includes it, and it is emitted beside
-  for (const Value& g : fused_groups) runtime_math = runtime_math || g.find("runtime_math")->as_bool();
+  bool fused_clones = false;  // a group gets KFORGE_FUSED_CLONES: the source defines it
+  for (const Value& g : fused_groups) {
+    runtime_math = runtime_math || g.find("runtime_math")->as_bool();
+    fused_clones = fused_clones || g.find("vector_clones")->as_bool();
+  }
   ctx.set("runtime_math", runtime_math);
+  ctx.set("fused_clones", fused_clones);
   ctx.set("fused_groups", Value(std::move(fused_groups)));
   ctx.set("attrs", Value(attrs_));
   List contexts;

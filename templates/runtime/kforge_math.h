@@ -6,7 +6,7 @@
 // softmax spent a third of their time in them). These are branch-free float arithmetic, integer bit
 // operations and selects, inlined, so that GCC and Clang vectorise the loops that call them:
 //   exp(float):  Cody-Waite reduction x = n ln2 + r, Cephes' degree-7 polynomial for e^r (within 1 ulp),
-//                scaled by 2^n in two steps so that a subnormal result is rounded once;
+//                scaled by 2^n (a subnormal result rounded once by an add, never by a multiply);
 //                0 below -104 (underflow), +inf above 88.73, NaN stays NaN.
 //   exp(double): the same reduction with Cephes' rational approximation (within 2 ulp).
 //   erf(float):  |x| < 1: x + x P(x^2); 1 <= |x| < 4: 1 - exp(-x^2) Q(1 / (1 + |x|)), Q approximating
@@ -78,17 +78,15 @@ KFORGE_MATH_INLINE Float pick_bits(bool cond, Float a, Float b) {
 KFORGE_MATH_INLINE float pick(bool cond, float a, float b) { return pick_bits<float, int32_t>(cond, a, b); }
 KFORGE_MATH_INLINE double pick(bool cond, double a, double b) { return pick_bits<double, int64_t>(cond, a, b); }
 
-}  // namespace detail
-
-/// e^x in float32, within 1 ulp (subnormal results within 1 ulp of their spacing).
-KFORGE_MATH_INLINE float exp(float x) {
+// exp(float)'s reduction: e^x = p * 2^n, p in [0.7, 1.42] (NaN only for a NaN x), n in [-159, 130].
+KFORGE_MATH_INLINE float exp_reduced(float x, int32_t& n) {
   // Clamped where the result is already 0 or +inf; a NaN fails both (quiet) comparisons and stays NaN.
   float c = detail::pick(std::isless(x, -110.0f), -110.0f, x);
   c = detail::pick(std::isgreater(c, 90.0f), 90.0f, c);
   // n = round(c / ln2) by the 1.5 * 2^23 shifter (round to nearest, no call); n in [-159, 130].
   const float shifter = 12582912.0f;
   const float k = (c * 1.44269504088896341f + shifter) - shifter;
-  const int32_t n = static_cast<int32_t>(detail::pick(k == k, k, 0.0f));
+  n = static_cast<int32_t>(detail::pick(k == k, k, 0.0f));
   // r = c - n ln2 in two steps: n * 0.693359375 is exact (n has 8 bits, the constant 9).
   float r = c - k * 0.693359375f;
   r = r + k * 2.12194440e-4f;
@@ -100,10 +98,39 @@ KFORGE_MATH_INLINE float exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r2 + r + 1.0f;
-  // p * 2^n as p * 2^(n/2) * 2^(n - n/2): the first product is exact and normal, the second rounds once
-  // (to a subnormal, to 0 or to +inf as the true result does).
+  return p;
+}
+
+// p * 2^n where that is normal or +inf: p * 2^(n/2) * 2^(n - n/2), the first product exact and normal, the
+// second exact or rounding to +inf as the true result does.
+KFORGE_MATH_INLINE float scale_normal(float p, int32_t n) {
   const int32_t n1 = n / 2;
-  return p * detail::pow2f(n1) * detail::pow2f(n - n1);
+  return p * pow2f(n1) * pow2f(n - n1);
+}
+
+}  // namespace detail
+
+/// e^x in float32, within 1 ulp (subnormal results within 1 ulp of their spacing).
+KFORGE_MATH_INLINE float exp(float x) {
+  int32_t n;
+  const float p = detail::exp_reduced(x, n);
+  // p * 2^n, rounded once. A normal result (or +inf) is scale_normal's. A subnormal result (or 0: n below -126,
+  // or n = -126 and p < 1) is not computed so: a multiply that rounds to a subnormal takes a microcode assist on
+  // x86 (3x the time of the whole exp per vector; a softmax over thousands of classes has most of its x - max
+  // below -87: PP-OCRv5 rec's CTC head). Instead p * 2^(n + 149), the result in units of 2^-149 (exact: normal,
+  // below 2^23), is added to 2^23, which rounds it to an integer, nearest even; the sum's low bits are then that
+  // integer, the result's bit pattern (2^23 itself, when rounding up to it, is the smallest normal's): the
+  // product's correctly rounded result, bit for bit. Masks, not branches, decided from n and p so that little
+  // work follows the polynomial (it is the latency chain of a vectorised loop).
+  const int32_t tiny_lane =
+      -static_cast<int32_t>(n < -126) | (-static_cast<int32_t>(n == -126) & -static_cast<int32_t>(p < 1.0f));
+  const float scaled = detail::scale_normal(p, n & -static_cast<int32_t>(n >= -126));
+  const float units = p * detail::pow2f((n + 149) & -static_cast<int32_t>(n <= -126));
+  int32_t rounded;
+  const float sum = units + 8388608.0f;
+  std::memcpy(&rounded, &sum, sizeof rounded);
+  const float tiny = detail::float_from_bits(rounded - 0x4b000000);
+  return detail::pick(tiny_lane != 0, tiny, scaled);
 }
 
 /// e^x in float64, within 2 ulp.
@@ -149,7 +176,10 @@ KFORGE_MATH_INLINE float erf(float x) {
   q = q * s + 4.8235824614345499e-1f;
   q = q * s + 9.7758499184146071e-1f;
   q = q * s + 2.7155288407537533e-1f;
-  const float large = 1.0f - exp(-(b * b)) * q;
+  // e^(-b^2) for b < 4 is normal: scale_normal's product alone, the bits exp(-(b * b)) gives.
+  int32_t n;
+  const float p = detail::exp_reduced(-(b * b), n);
+  const float large = 1.0f - detail::scale_normal(p, n) * q;
   const float magnitude = detail::pick(std::isless(a, 1.0f), small, large);
   return detail::pick(x == x, std::copysign(magnitude, x), x);
 }

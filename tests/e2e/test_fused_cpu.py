@@ -160,8 +160,9 @@ def check_case(name, build, seed):
             raise TestFailure(f"--dump-groups wrote an unexpected picture:\n{dot_text}")
         source = (work / "gen" / f"{CLASS}.cc").read_text()
         loops = [g for g in groups if not g.startswith("conv:")]
-        # not the class's own members; a group that calls kforge_math.h is also compiled for AVX2
-        if len(re.findall(r"\n(?:KFORGE_MATH_CLONES )?void fused_\d+\(", source)) != len(loops):
+        # not the class's own members; a group that calls kforge_math.h, or whose rows are whole AVX2 vectors, is
+        # also compiled for AVX2
+        if len(re.findall(r"\n(?:KFORGE_(?:MATH|FUSED)_CLONES )?void fused_\d+\(", source)) != len(loops):
             raise TestFailure("the generated code does not define one function per loop group")
         if source.count("kforge::kernels::conv2d_fused(kCtx") != len(groups) - len(loops):
             raise TestFailure("the generated code does not call conv2d_fused once per convolution group")
@@ -175,7 +176,7 @@ def check_case(name, build, seed):
             b = strip_banner((work / "plain" / f).read_text())
             if a != b:
                 raise TestFailure(f"--no-fuse output {f} differs from the unfused output")
-        if re.search(r"\n(?:KFORGE_MATH_CLONES )?void fused_\d+\(", (work / "nofuse" / f"{CLASS}.cc").read_text()):
+        if re.search(r"\n(?:KFORGE_(?:MATH|FUSED)_CLONES )?void fused_\d+\(", (work / "nofuse" / f"{CLASS}.cc").read_text()):
             raise TestFailure("--no-fuse output has fused functions")
 
         inputs, outputs = work / "inputs.bin", work / "outputs.bin"

@@ -84,6 +84,14 @@ def has_rtdetr():
     return importlib.util.find_spec("ppdet.modeling.transformers.rtdetr_transformer") is not None
 
 
+def _calibrate_on_images(net, size):
+    """kforge_after_weights of a detector whose only input is the image: eval mode, then the batch-norm statistics
+    calibrated on a seeded N(0, 1) batch of two size x size images."""
+    net.eval()
+    rng = np.random.default_rng(11)
+    models.calibrate_batch_norm(net, rng.standard_normal([2, 3, size, size]).astype(np.float32))
+
+
 def ppyoloe_plus_s(calibrate_size):
     """PP-YOLOE+-s as configs/ppyoloe/ppyoloe_plus_crn_s_80e_coco.yml builds it (width 0.5, depth 0.33), 80 classes.
     kforge_after_weights: the head's proj_conv back to its fixed 0..16 ramp (realistic_weights drew it), the
@@ -184,12 +192,7 @@ def rtdetr_r18(eval_size=640):
         net = DetectorNoNMS(DETR(backbone=backbone, transformer=transformer, detr_head=head, neck=neck,
                                  post_process=None, exclude_post_process=True))
 
-        def after_weights():
-            net.eval()
-            rng = np.random.default_rng(11)
-            models.calibrate_batch_norm(
-                net, rng.standard_normal([2, 3, eval_size, eval_size]).astype(np.float32))
-        net.kforge_after_weights = after_weights
+        net.kforge_after_weights = lambda: _calibrate_on_images(net, eval_size)
         return net
     return build
 
@@ -224,12 +227,7 @@ def picodet_s(calibrate_size=320):
         arch.export_nms = False
         net = DetectorNoNMS(arch, outputs=("bbox", "scores"))
 
-        def after_weights():
-            net.eval()
-            rng = np.random.default_rng(11)
-            models.calibrate_batch_norm(
-                net, rng.standard_normal([2, 3, calibrate_size, calibrate_size]).astype(np.float32))
-        net.kforge_after_weights = after_weights
+        net.kforge_after_weights = lambda: _calibrate_on_images(net, calibrate_size)
         return net
     return build
 

@@ -207,7 +207,10 @@ class FusedWriter {
         const Line l = line(let(t, st.name, rhs));
         const std::vector<std::string> names = expr::names_used(*st.expr->root, expr::NameKind::kInput);
         if (st.kind == StmtKind::kRowValue) {
+          // Once per row, before the pass's loop (not blocked), yet it includes kforge_math.h all the same
+          // (TimesNet's gelu of a row mean: GraphNet TimesNet_cls/subgraph_4 did not build).
           passes_[st.passes.front()].pre.push_back(l);
+          runtime_math_ = runtime_math_ || math;
           return;
         }
         for (uint32_t p : st.passes) {

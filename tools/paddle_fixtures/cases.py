@@ -667,6 +667,9 @@ CASES = [
                                                                  paddle.shape(x)[0] - 1 + 2 * paddle.shape(x)[1],
                                                                  2).astype("float32"),
       [t(None, None, run=(3, 4))], ops=("arange",)),
+    # A row value that calls kforge_math.h (erf of a row mean, once per row: TimesNet's gelu(mean)); the fused CPU
+    # loop must include the header (GraphNet TimesNet_cls/subgraph_4 did not build).
+    C("gelu_of_row_mean", lambda x: x * F.gelu(x.mean(axis=-1, keepdim=True)), [t(3, 16)], ops=("gelu", "mean")),
     # paddleformers' masks: a bool tensor filled from a float value (under --precision float16 a float16 value).
     C("full_with_tensor_bool_mask", lambda x: paddle.where(paddle.full(paddle.shape(x), 1.0, dtype="bool"), x, -x),
       [t(None, None, run=(2, 5))], ops=("full_with_tensor",)),

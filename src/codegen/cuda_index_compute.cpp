@@ -29,6 +29,7 @@ std::vector<CudaIndexKernel> ComputeCall::build() {
   else if (op == "nearest_interp" || op == "bilinear_interp") interpolate(op == "bilinear_interp");
   else if (op == "linear_interp") interpolate(true);
   else if (op == "triu" || op == "tril") triangle(op == "triu");
+  else if (op == "diag") diag();
   else if (op == "arange") arange();
   else if (op == "linspace") linspace();
   else if (op == "full_with_tensor") fill();
@@ -182,6 +183,31 @@ void ComputeCall::triangle(bool upper) {
       k.coordinates_context({}),
       fmt::format("col - row {} {} ? {}[e] : {}(0)", upper ? ">=" : "<=", form_.diagonal, in, type),
       {local("int64_t", {{"col", "e % " + cols}, {"row", fmt::format("(e / {}) % {}", cols, rows)}})}));
+  add(k, value(out).numel());
+}
+
+// As kernels/index_movement.cc's diag: a vector's matrix [n, n] (n its length plus |offset|) holds it on the
+// diagonal col - row == offset and padding_value elsewhere; a matrix's diagonal from row -offset or column offset.
+void ComputeCall::diag() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string type = form_type();
+  const SymShape& xd = value(x).dims;
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  k.output(out, type);
+  const int64_t offset = form_.diagonal, row0 = offset < 0 ? -offset : 0, col0 = offset > 0 ? offset : 0;
+  if (xd.size() <= 1) {
+    const std::string n = k.size(value(out).dims[0]);
+    k.statements(store_statements(
+        k.coordinates_context({}),
+        fmt::format("col - row == {} ? {}[{}] : static_cast<{}>({:.17g})", offset, in, offset < 0 ? "col" : "row",
+                    type, form_.padding_value),
+        {local("int64_t", {{"col", "e % " + n}, {"row", "e / " + n}})}));
+  } else {
+    const std::string cols = k.size(xd[1]);
+    k.statements(store_statements(k.coordinates_context({}),
+                                  fmt::format("{}[(e + {}) * {} + e + {}]", in, row0, cols, col0)));
+  }
   add(k, value(out).numel());
 }
 

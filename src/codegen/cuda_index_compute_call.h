@@ -61,6 +61,7 @@ class ComputeCall : public IndexBuilder {
 
   // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
   void triangle(bool upper);
+  void diag();
 
   // arange with a constant step and a constant start, or one that is an expression of the dims
   // (`arange(n - 1, ...)`): out[e] = start + e * step in the output's type (Paddle's order).

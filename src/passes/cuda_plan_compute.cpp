@@ -31,6 +31,7 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
   if (op == "dropout") ok = dropout();
   else if (op == "nearest_interp" || op == "bilinear_interp" || op == "linear_interp") ok = interpolate(op);
   else if (op == "triu" || op == "tril") ok = triangle();
+  else if (op == "diag") ok = diag();
   else if (op == "arange") ok = arange();
   else if (op == "linspace") ok = linspace();
   else if (op == "full_with_tensor") ok = fill();
@@ -177,6 +178,21 @@ bool ComputeChecks::triangle() {
   if (!diagonal) return false;
   if (value(x).dims.size() < 2) return fail("its input has fewer than 2 dims");
   form_.diagonal = *diagonal;
+  return true;
+}
+
+bool ComputeChecks::diag() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  if (!same_type(x, out, false)) return false;
+  if (!computable(form_.dtype)) {
+    return fail(fmt::format("dtype {} has no CUDA diag", ir::dtype_name(form_.dtype)));
+  }
+  const std::optional<int64_t> offset = constant_int("offset");
+  const std::optional<double> padding = offset ? constant_float("padding_value") : std::nullopt;
+  if (!padding) return false;
+  if (value(x).dims.size() > 2) return fail("its input has more than 2 dims");
+  form_.diagonal = *offset;
+  form_.padding_value = *padding;
   return true;
 }
 

@@ -40,6 +40,8 @@ struct CudaComputeForm {
   int padding = 0;
   /// triu / tril.
   int64_t diagonal = 0;
+  /// diag: the offset is `diagonal`; the value off the diagonal of a matrix made from a vector.
+  double padding_value = 0;
   /// arange: a start that is an expression of the dims (`start_dim`), or the constant `start`; the step.
   bool symbolic_start = false;
   SymExpr start_dim;

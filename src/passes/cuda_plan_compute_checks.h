@@ -40,6 +40,7 @@ class ComputeChecks : public CallChecks<CudaComputeForm> {
   bool grid_sample();
   bool deformable_conv();
   bool triangle();
+  bool diag();
   bool arange();
   bool linspace();
   bool fill();

@@ -66,6 +66,7 @@ PROGRAMS = [
     ("tests/paddle/conv2d_nhwc/inference.json", "paddle_conv2d_nhwc", ["--cuda-graph"]),
     ("tests/paddle/conv2d_asym_pad_dynamic_hw/inference.json", "paddle_conv2d_asym_pad_dynamic_hw", []),
     ("tests/paddle/isnan_int64/inference.json", "paddle_isnan_int64", []),
+    ("tests/paddle/diag_vector_offset/inference.json", "paddle_diag_vector_offset", ["--cuda-graph"]),
     ("tests/paddle/depthwise_conv2d/inference.json", "paddle_depthwise_conv2d", []),
     # The layout plan is NHWC by default (KRSC filters rewritten at bind, the direct depthwise kernel); NCHW too.
     ("tests/golden/compile-cuda-conv/program.yaml", "conv_net_nchw", ["--cuda-graph", "--layout", "nchw"]),

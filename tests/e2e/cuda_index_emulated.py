@@ -31,6 +31,7 @@ CASES = [
     "nearest_interp_size", "pad3d_circular_ndhwc", "pad3d_replicate", "pad_constant", "pad_reflect", "slice",
     "slice_neg", "split_num", "split_sections", "strided_slice", "tile", "tile_int64", "transpose_bool",
     "transpose_dynamic", "transpose_float32", "transpose_float64", "transpose_int32", "transpose_int64", "tril", "triu",
+    "diag_vector", "diag_vector_offset", "diag_matrix", "diag_matrix_offset", "diag_matrix_negative_offset",
     # transposes and an expand absorbed by elementwise groups (read through and stored through; run-time dims)
     "transpose_fused", "transpose_fused_dynamic", "expand_fused",
     # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float

@@ -131,7 +131,8 @@ linear_interp_size linear_interp_align_corners linear_interp_align_mode1 linear_
 linear_interp_nwc linear_interp_same_width linspace linspace_int32 linspace_tensor_ends_float64 linspace_stop_int64_6
 linspace_stop_int64_7 index_put_rows index_put_accumulate index_put_int64 deformable_conv_v2
 deformable_conv_v1_stride_groups deformable_conv_v2_bias_float64 isnan isnan_int64 conv2d_asym_pad_dynamic_hw
-full_with_tensor_bool_mask gelu_of_row_mean
+full_with_tensor_bool_mask gelu_of_row_mean diag_vector diag_vector_offset diag_matrix diag_matrix_offset
+diag_matrix_negative_offset
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:

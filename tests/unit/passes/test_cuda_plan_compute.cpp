@@ -98,6 +98,25 @@ TEST_CASE("cuda plan: linear_interp, linspace, deformable_conv and index_put (is
   }
 }
 
+TEST_CASE("cuda plan: diag's offset and padding value; a 16-bit input refused") {
+  SECTION("a vector's matrix") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [3]}",
+                                  "  - {op: diag, in: [x], out: [y], attrs: {offset: -1, padding_value: 2.5}}\n"),
+                  64 << 20, kLibraryOps);
+    const CudaComputeForm& diag = compute_form(f, f.call("diag"));
+    CHECK(diag.diagonal == -1);
+    CHECK(diag.padding_value == 2.5);
+    CHECK(diag.dtype == ir::DataType::kFloat32);
+  }
+  SECTION("a float16 matrix: the kernel computes no 16-bit float") {
+    PlanFixture f(compute_program("{name: x, dtype: float16, shape: [3, 4]}",
+                                  "  - {op: diag, in: [x], out: [y], attrs: {offset: 1, padding_value: 0.0}}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK(f.plan.compute_forms.count(f.call("diag")) == 0);
+    CHECK_THAT(f.refusals(), Catch::Contains("dtype float16 has no CUDA diag"));
+  }
+}
+
 TEST_CASE("cuda plan: a computing op its kernel cannot run is refused at the op for its first problem") {
   SECTION("a training dropout") {
     PlanFixture f(compute_program("{name: x, dtype: float32, shape: [4]}",

@@ -128,7 +128,7 @@ def main():
             paddle.jit.save(paddle.jit.to_static(net, input_spec=specs), str(path / "inference"))
         if how == ["seeded"]:
             q8_params.reseed(path / "inference.pdiparams", SEED, path / "params.q8")
-        feeds = models.inputs(specs, batch, SEED, label)
+        feeds = models.model_inputs(net, specs, batch, SEED, label)  # with the fixture's (rounded) weights
         for feed, value in feeds.items():
             np.save(path / f"input_{feed}.npy", value)
         for i, value in enumerate(check.paddle_outputs(path, feeds)):

@@ -183,11 +183,11 @@ def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
     path = work / f"{name}-{dir_name(label)}"
     path.mkdir(parents=True, exist_ok=True)
     try:
-        export(builder, specs, args.seed, path)
+        net = export(builder, specs, args.seed, path)
     except Exception as e:  # Paddle's own failure: reported, not raised
         row.reason = "paddle.jit.save: " + (str(e).strip().splitlines() or ["?"])[-1][:160]
         return row
-    feeds = zoo_models.inputs(specs, batch, args.seed, label)
+    feeds = zoo_models.model_inputs(net, specs, batch, args.seed, label)
     try:
         want = paddle_outputs(path, feeds)
     except Exception as e:

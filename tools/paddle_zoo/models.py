@@ -487,6 +487,13 @@ def real_zoo(ppocr_dir=None):
     return models
 
 
+def model_inputs(net, specs, batch, seed, label=""):
+    """The inputs of a case: the net's own (kforge_inputs(batch, seed): inputs that must be computed by Paddle, as
+    RT-DETR's decoder's encoder memory and query selection, paddledet_models.RTDETRAfterSelection), else inputs()."""
+    make = getattr(net, "kforge_inputs", None)
+    return make(batch, seed) if make is not None else inputs(specs, batch, seed, label)
+
+
 def inputs(specs, batch, seed, label=""):
     """Seeded inputs for the specs with the dynamic batch (dim 0) set; the label's leading numbers ("HxW", or one
     length) fill each input's other dynamic dims, the last number the last dynamic dim ([-1, 3, -1, -1] with

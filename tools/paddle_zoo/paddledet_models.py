@@ -18,6 +18,9 @@ develop branch; --paddledetection DIR or $KFORGE_PADDLEDETECTION) ppdet is impor
                   attention through grid_sample), exclude_post_process; image [-1, 3, 640, 640]; boxes [N, 300, 4]
                   and logits [N, 300, 80].
   rtdetr_r18_before_selection   the same up to its topk (RTDETRBeforeSelection).
+  rtdetr_r18_after_selection    the same from its topk on (RTDETRAfterSelection): inputs the encoder memory and
+                                the selected anchors as Paddle computes them (kforge_inputs).
+  rtdetr_r18_q20  RT-DETR-R18 with 20 queries at 320x320: a selection that does not tie.
 
 paddledet's package imports its data pipeline, metrics and trackers at import time (cv2, pycocotools, scipy,
 ...; never called here): stand-ins are installed for those the venv lacks (models._StandIn), so the --no-deps
@@ -162,7 +165,70 @@ def rtdetr_r18_before_selection():
     return build
 
 
-def rtdetr_r18(eval_size=640):
+class RTDETRAfterSelection(nn.Layer):
+    """RT-DETR from its query selection on: inputs what RTDETRTransformer's decoder consumes there, the encoder's
+    flattened memory [N, 8400, 256] and the selected anchors topk_ind [N, 300] (int64); the program computes the
+    encoder head on the memory (enc_output, the box head plus the anchors), gathers the selected queries and
+    reference boxes (gather_nd), runs the 3 decoder layers (deformable attention through grid_sample) and the heads:
+    the boxes and logits of rtdetr_r18. kforge_inputs makes both inputs as Paddle (dygraph, float32, the same
+    weights) computes them for rtdetr_r18's seeded image, so kforge's decoder is compared with Paddle's on one
+    selection: the whole model's topk over near-tied scores cannot be (docs/model-zoo.md)."""
+
+    def __init__(self, detector):
+        super().__init__()
+        self.detector = detector
+
+    def forward(self, memory, topk_ind):
+        transformer = self.detector.arch.transformer
+        spatial_shapes, level_start_index = self._levels()
+        masked = paddle.where(transformer.valid_mask, memory, paddle.to_tensor(0.0))
+        output_memory = transformer.enc_output(masked)
+        coords_unact = transformer.enc_bbox_head(output_memory) + transformer.anchors
+        # As _get_decoder_input: [batch, query] pairs for gather_nd.
+        batch_ind = paddle.arange(end=memory.shape[0], dtype=topk_ind.dtype).unsqueeze(-1)
+        index = paddle.stack([batch_ind.tile([1, topk_ind.shape[1]]), topk_ind], axis=-1)
+        reference_points_unact = paddle.gather_nd(coords_unact, index)
+        target = paddle.gather_nd(output_memory, index)
+        bboxes, logits = transformer.decoder(target, reference_points_unact, memory, spatial_shapes,
+                                             level_start_index, transformer.dec_bbox_head,
+                                             transformer.dec_score_head, transformer.query_pos_head,
+                                             attn_mask=None, memory_mask=None,
+                                             query_pos_head_inv_sig=transformer.query_pos_head_inv_sig)
+        return bboxes[-1], logits[-1]  # DINOHead's eval_idx -1, as DETR with exclude_post_process returns them
+
+    def _levels(self):
+        transformer = self.detector.arch.transformer
+        shapes = [[transformer.eval_size[0] // s, transformer.eval_size[1] // s] for s in transformer.feat_strides]
+        starts = [0]
+        for h, w in shapes[:-1]:
+            starts.append(starts[-1] + h * w)
+        return shapes, starts
+
+    def kforge_inputs(self, batch, seed):
+        """The inputs as Paddle computes them: rtdetr_r18's seeded image (models.inputs' first draw), its encoder
+        memory and the topk of the encoder head's best class scores, in dygraph with this net's weights."""
+        size = self.detector.arch.transformer.eval_size
+        image = np.random.default_rng(seed).standard_normal([batch, 3, *size]).astype(np.float32)
+        arch, transformer = self.detector.arch, self.detector.arch.transformer
+        with paddle.no_grad():
+            memory, _, _ = transformer._get_encoder_input(arch.neck(arch.backbone({"image": paddle.to_tensor(image)})))
+            masked = paddle.where(transformer.valid_mask, memory, paddle.to_tensor(0.0))
+            scores = transformer.enc_score_head(transformer.enc_output(masked)).max(-1)
+            _, topk_ind = paddle.topk(scores, transformer.num_queries, axis=1)
+        return {"memory": memory.numpy(), "topk_ind": topk_ind.numpy().astype(np.int64)}
+
+
+def rtdetr_r18_after_selection():
+    """rtdetr_r18 (same weights) from its query selection on (RTDETRAfterSelection)."""
+    def build():
+        net = rtdetr_r18()()
+        tail = RTDETRAfterSelection(net)
+        tail.kforge_after_weights = net.kforge_after_weights
+        return tail
+    return build
+
+
+def rtdetr_r18(eval_size=640, num_queries=300):
     """RT-DETR-R18 as configs/rtdetr/rtdetr_r18vd_6x_coco.yml builds it: ResNet-18-vd, HybridEncoder (hidden 256,
     one transformer layer over the stride-32 level, expansion 0.5), RTDETRTransformer (300 queries chosen by topk
     over the encoder's scores and gathered, 3 decoder layers of deformable attention through grid_sample), DINOHead;
@@ -183,7 +249,7 @@ def rtdetr_r18(eval_size=640):
         neck = HybridEncoder(in_channels=[s.channels for s in backbone.out_shape], feat_strides=[8, 16, 32],
                              hidden_dim=256, use_encoder_idx=[2], num_encoder_layers=1, encoder_layer=layer,
                              expansion=0.5, depth_mult=1.0, eval_size=size)
-        transformer = RTDETRTransformer(num_classes=80, hidden_dim=256, num_queries=300,
+        transformer = RTDETRTransformer(num_classes=80, hidden_dim=256, num_queries=num_queries,
                                         backbone_feat_channels=[s.channels for s in neck.out_shape],
                                         feat_strides=[8, 16, 32], num_levels=3, nhead=8, num_decoder_layers=3,
                                         dim_feedforward=1024, dropout=0.0, activation="relu", num_denoising=100,
@@ -255,6 +321,14 @@ def paddledet_zoo():
         models_["rtdetr_r18"] = (rtdetr_r18(), [("640x640", image), ("640x640 (batch 2)", image)])
         models_["rtdetr_r18_before_selection"] = (rtdetr_r18_before_selection(), [
             ("640x640", image), ("640x640 (batch 2)", image)])
+        after = [InputSpec([None, 8400, 256], "float32", "memory"), InputSpec([None, 300], "int64", "topk_ind")]
+        models_["rtdetr_r18_after_selection"] = (rtdetr_r18_after_selection(), [
+            ("640x640", after), ("640x640 (batch 2)", after)])
+        # 20 queries at 320x320 (2100 anchors): with these weights the encoder's 21 best scores lie at least 1.3e-3
+        # apart, 12x float32's noise there, so the whole model's selection need not tie.
+        image = [InputSpec([None, 3, 320, 320], "float32", "image")]
+        models_["rtdetr_r18_q20"] = (rtdetr_r18(320, num_queries=20), [
+            ("320x320", image), ("320x320 (batch 2)", image)])
         models_["rtdetr_r18_fixed"] = (rtdetr_r18(), [
             ("640x640 (fixed)", [InputSpec([1, 3, 640, 640], "float32", "image")])])
     return models_

@@ -452,6 +452,14 @@ Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const u
       g.pr == 0 && g.oh == g.ih && g.ow == g.iw) {
     images *= g.ih;
     g.ih = g.oh = 1;
+    // Rows that all go to one task are one row of all their pixels: oneDNN's brgconv_1x1 runs a GEMM per image, so
+    // as rows it read the whole filter once per row (mobilenet_v1 64²: 512 -> 512 channels at 4 x 4 pixels, four
+    // passes over a 1 MB filter; 1024 -> 1024 at 2 x 2, two over 4 MB), as one row once. The split, and so the
+    // result, still depends on the shapes only.
+    if (images > 1 && images_per_task(g, images) == images) {
+      g.iw = g.ow = images * g.iw;
+      images = 1;
+    }
   }
   return convolve(op, g, input, filter, epilogue, images, out, handled);
 }

@@ -215,6 +215,10 @@ PlanKey ConvGeometry::key() const {
           out_stride};
 }
 
+int64_t images_per_task(const ConvGeometry& g, int64_t images) {
+  return choose_group_images(g, images, g.oh * g.ow);
+}
+
 void choose_split(ConvGeometry* g, int64_t images, bool constant) {
   g->group_images = choose_group_images(*g, images, g->oh * g->ow);
   g->chunk_oc = choose_chunk(*g);

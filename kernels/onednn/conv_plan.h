@@ -53,6 +53,10 @@ struct ConvGeometry {
 // epilogue and whether the filter is declared constant only.
 void choose_split(ConvGeometry* g, int64_t images, bool constant);
 
+// The images per task choose_split picks for a call with `images` images (conv.cc's conv2d asks it for the rows of
+// an NHWC 1 x 1 convolution before deciding how to lay them out).
+int64_t images_per_task(const ConvGeometry& g, int64_t images);
+
 // The input channels per primitive run of a convolution whose split is chosen otherwise (choose_split calls it):
 // 0 (one run over all of them), or a divisor of ic that cuts a long reduction into chunks, each summed in an
 // accumulator of its own and then into the output (conv_plan.cc says when and why).

@@ -70,6 +70,8 @@ const std::vector<ConvCase>& conv_cases() {
       {"3x3 NHWC 64 -> 32 at 64 x 64: 4 reduction chunks", {1, 64, 64, 64}, {32, 64, 3, 3}, {1, 1}, {1, 1}, "EXPLICIT",
        {1, 1}, 1, "NHWC"},
       {"3x3 NCHW 48 -> 48 at 64 x 64, 2 images: 3 reduction chunks", {2, 48, 64, 64}, {48, 48, 3, 3}, {1, 1}, {1, 1}},
+      {"1x1 NHWC, 2 images of 4 x 4: all 8 rows in one task", {2, 4, 4, 64}, {128, 64, 1, 1}, {1, 1}, {0, 0},
+       "EXPLICIT", {1, 1}, 1, "NHWC"},
   };
   return cases;
 }
@@ -169,6 +171,12 @@ TEST_CASE("oneDNN conv2d: variants, chunks and image groups are what the plan sa
   run_onednn(rows, random_f32(rows.input, 13), random_f32(rows.filter, 14));
   CHECK(k::onednn::last_conv_plan().chunks == 1);
   CHECK(k::onednn::last_conv_plan().group_images == 8);
+  // Rows that would all go to one task (here 8 rows of 4 pixels, 0.26 M multiply-adds) run as one row of all 32
+  // pixels, one image: oneDNN's 1 x 1 kernel reads the filter once per image.
+  const ConvCase& one_task = conv_cases()[24];
+  run_onednn(one_task, random_f32(one_task.input, 17), random_f32(one_task.filter, 18));
+  CHECK(k::onednn::last_conv_plan().chunks == 1);
+  CHECK(k::onednn::last_conv_plan().group_images == 1);
   // A small convolution stays whole: 8 output channels, far below a chunk's worth of work.
   run_onednn(conv_cases()[0], random_f32(conv_cases()[0].input, 11), random_f32(conv_cases()[0].filter, 12));
   CHECK(k::onednn::last_conv_plan().chunks == 1);

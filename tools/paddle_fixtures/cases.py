@@ -493,6 +493,29 @@ CASES = [
     C("topk_ties_smallest_unsorted", lambda x: paddle.topk(paddle.floor(x * 3), 7, largest=False, sorted=False),
       [t(4, 50)], ops=("topk",)),
     C("topk_ties_axis0", lambda x: paddle.topk(paddle.floor(x * 3), 6, axis=0), [t(40, 3)], ops=("topk",)),
+    # argsort (SOLOv2's score order): values and indices; ties (floor, small integers) in the order of Paddle's CPU
+    # kernel (std::sort of the line's (value, index) pairs: neither stable nor by index), index order when stable;
+    # NaN (log of negatives) as the largest; lines long enough for introsort's partitions.
+    C("argsort_float32", lambda x: paddle._C_ops.argsort(x, -1, False, False), [t(3, 6)], ops=("argsort",)),
+    C("argsort_float64_descending_axis0", lambda x: paddle._C_ops.argsort(x, 0, True, False),
+      [t(5, 4, dtype="float64")], ops=("argsort",)),
+    *[C(f"argsort_{dt}_ties", lambda x: paddle._C_ops.argsort(x, -1, False, False), [t(3, 40, dtype=dt)],
+        ops=("argsort",)) for dt in ("int32", "int64")],
+    C("argsort_ties", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), -1, False, False), [t(4, 40)],
+      ops=("argsort",)),
+    C("argsort_ties_descending_long", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), 1, True, False),
+      [t(2, 300, 2)], ops=("argsort",)),
+    C("argsort_ties_stable", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), -1, False, True), [t(3, 50)],
+      ops=("argsort",)),
+    C("argsort_ties_stable_descending_axis0", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), 0, True, True),
+      [t(40, 3)], ops=("argsort",)),
+    *[C(f"argsort_nan{'_descending' if d else ''}",
+        lambda x, d=d: paddle._C_ops.argsort(paddle.floor(paddle.log(x) * 2), -1, d, False), [t(3, 30)],
+        ops=("argsort",)) for d in (False, True)],
+    C("argsort_dynamic", lambda x: paddle.argsort(x, descending=True), [t(None, 9, run=(3, 9))], ops=("argsort",)),
+    C("argsort_scores_dynamic", lambda x: paddle.argsort(paddle.floor(x * 20) / 20, descending=True),
+      [t(None, low=0.0, high=0.75, run=(68,))], ops=("argsort",)),
+    C("sort_values", lambda x: paddle.sort(x, axis=0), [t(6, 5)], ops=("argsort",)),
     # uniform: Paddle's generator and kforge's differ, so the expected values are kforge's counter-based draws
     # (kernels/creation_math.cc; the CPU and CUDA kernels alike), added to x to keep the program's input.
     C("uniform_float32", lambda x: x + paddle.uniform([3, 5], min=-2.0, max=3.0, seed=7), [t(3, 5)], ops=("uniform",),

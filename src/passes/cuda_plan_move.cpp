@@ -44,6 +44,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "meshgrid") ok = meshgrid();
   else if (is_cuda_batched_matmul(op)) ok = batched_matmul();
   else if (op == "topk") ok = topk();
+  else if (op == "argsort") ok = argsort();
   else if (op == "gather_nd") ok = gather_nd();
   else if (op == "index_sample") ok = index_sample();
   else if (op == "scatter") ok = scatter();

@@ -516,6 +516,17 @@ CASES = [
     C("argsort_scores_dynamic", lambda x: paddle.argsort(paddle.floor(x * 20) / 20, descending=True),
       [t(None, low=0.0, high=0.75, run=(68,))], ops=("argsort",)),
     C("sort_values", lambda x: paddle.sort(x, axis=0), [t(6, 5)], ops=("argsort",)),
+    # depthwise_conv2d_transpose (CenterNet's upsampling): Paddle exports a conv2d_transpose whose groups equal its
+    # input channels (and one filter each) as it; kforge runs it as conv2d_transpose (canonicalize_ops).
+    C("depthwise_conv2d_transpose", lambda x, w: F.conv2d_transpose(x, w, stride=2, padding=1, groups=4),
+      [t(2, 4, 5, 5)], [t(4, 1, 4, 4)], ops=("depthwise_conv2d_transpose",)),
+    C("depthwise_conv2d_transpose_dynamic_float64",
+      lambda x, w: F.conv2d_transpose(x, w, stride=(2, 1), padding=(0, 1), dilation=(1, 2), groups=3),
+      [t(None, 3, 4, 6, dtype="float64", run=(2, 3, 4, 6))], [t(3, 1, 3, 3, dtype="float64")],
+      ops=("depthwise_conv2d_transpose",)),
+    C("depthwise_conv2d_transpose_nhwc", lambda x, w: F.conv2d_transpose(
+        x, w, stride=2, padding=1, output_padding=1, groups=6, data_format="NHWC"), [t(1, 5, 4, 6)], [t(6, 1, 3, 3)],
+      ops=("depthwise_conv2d_transpose",)),
     # uniform: Paddle's generator and kforge's differ, so the expected values are kforge's counter-based draws
     # (kernels/creation_math.cc; the CPU and CUDA kernels alike), added to x to keep the program's input.
     C("uniform_float32", lambda x: x + paddle.uniform([3, 5], min=-2.0, max=3.0, seed=7), [t(3, 5)], ops=("uniform",),

@@ -29,6 +29,12 @@ import q8_params  # noqa: E402
 LARGE = 256 << 10  # bytes of a float32 input above which it travels as a seed
 
 
+def has_parameters(program):
+    """Whether a Paddle PIR JSON program declares parameters (ops "p" of its top block: builtin.parameter)."""
+    ops = json.loads(program.read_text())["program"]["regions"][0]["blocks"][0]["ops"]
+    return any(op.get("#") == "p" for op in ops)
+
+
 def main():
     if len(sys.argv) != 6:
         sys.exit(__doc__)
@@ -45,6 +51,11 @@ def main():
         feeds[name], spec = seeded
         (fixture / f"input_{name}.seed").write_text(json.dumps(spec) + "\n")
     params = export / "inference.pdiparams"
+    if not params.exists() and has_parameters(export / "inference.json"):
+        # Paddle's predictor would run the program on whatever its parameters hold: refuse rather than write
+        # expected outputs of no weights.
+        sys.exit(f"reseed_fixture.py: {export}/inference.json has parameters but {params} is missing (the weights "
+                 "were not kept: export the sample again, e.g. tools/check-graphnet --target cuda --keep)")
     if not params.exists() and not list(fixture.glob("input_*.seed")):
         for p in sorted(outputs.glob("*.npy")):
             shutil.copy(p, fixture / f"expected_{p.name}")

@@ -267,13 +267,14 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
         task.residual.set_scratchpad(p.scratchpad_bytes, pad);
         task.residual.run(p.residual_in ? *p.residual_in : *p.residual_copy);
       }
-      // The reduction, in chunks (each summed into the output by the next) or whole; the bias with the first.
+      // The reduction, in chunks (each summed into the output by the next) or whole; the bias with the first. A
+      // chunk read in place (no copy: its slice is dense, as for one image of one pixel) starts at its channels.
       if (task.conv.empty()) task.conv.resize(static_cast<size_t>(ic_chunks));
       for (int64_t i = 0; i < ic_chunks; ++i) {
         ArgSet& conv = task.conv[static_cast<size_t>(i)];
         const size_t src_at = static_cast<size_t>(b * ic_chunks + i) * src_stride;
         conv.set(DNNL_ARG_SRC, p.src, p.src_reorder ? static_cast<const void*>(shared + src_offset + src_at)
-                                                    : static_cast<const void*>(in + b * src_group));
+                                                    : static_cast<const void*>(in + b * src_group + i * src_ic_chunk));
         conv.set(DNNL_ARG_WEIGHTS, p.weights, weights_base + j * wl.stride + static_cast<size_t>(i) * wl.ic_stride);
         conv.set(DNNL_ARG_DST, p.dst, conv_dst);
         if (g.bias && i == 0) conv.set(DNNL_ARG_BIAS, p.bias, bias + j * g.chunk_oc);

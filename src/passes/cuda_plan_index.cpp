@@ -22,7 +22,7 @@ const std::array<FamilyOps, 7>& family_table() {
   static const std::array<FamilyOps, 7> table = {{
       {CudaIndexFamily::kMovement,
        {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "pad3d", "expand", "tile",
-        "gather", "index_select", "embedding", "meshgrid"}},
+        "expand_as", "gather", "index_select", "embedding", "meshgrid"}},
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "triu", "tril", "arange", "full_with_tensor",
         "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow",

@@ -38,7 +38,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "slice") ok = slice();
   else if (op == "strided_slice") ok = strided_slice();
   else if (op == "pad3d") ok = pad3d();
-  else if (op == "expand" || op == "tile") ok = broadcast();
+  else if (op == "expand" || op == "tile" || op == "expand_as") ok = broadcast();
   else if (op == "gather" || op == "index_select") ok = gather();
   else if (op == "embedding") ok = embedding();
   else if (op == "meshgrid") ok = meshgrid();

@@ -73,6 +73,8 @@ CASES = [
 "argsort_float32", "argsort_float64_descending_axis0", "argsort_int32_ties", "argsort_int64_ties", "argsort_ties",
     "argsort_ties_descending_long", "argsort_ties_stable", "argsort_ties_stable_descending_axis0", "argsort_nan",
     "argsort_nan_descending", "argsort_dynamic", "argsort_scores_dynamic", "sort_values",
+    # expand_as (CenterNet): expand's kernel to the output's dims
+    "expand_as_dynamic", "expand_as_float32", "expand_as_int32", "expand_as_int64",
     # an output copied from a constant (the plan gives it no buffer: a bound pointer of its own)
     "fetch_copies",
     # multiply of two bool masks: a logical_and expression (canonicalize_ops)

@@ -194,6 +194,21 @@ TEST_CASE("cuda index select: argsort sorts each line as the CPU kernel does, in
   }
 }
 
+TEST_CASE("cuda index: expand_as runs expand's kernel to the output's dims (CenterNet)") {
+  SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 1]}, {name: y, dtype: float32, shape: [2, 3, 4]}",
+                                 "  - {op: expand_as, in: [x, y], out: [z], attrs: {target_shape: [2, 3, 4]}}\n",
+                                 "z"));
+  std::string why;
+  const auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  REQUIRE(k->size() == 1);
+  CHECK(k->front().numel == "24");
+  const std::string load = k->front().form.find("value")->as_string();
+  INFO(load);
+  CHECK(load.find("c1") != std::string::npos);  // x's rows follow the output's dim 1; its one column is read at 0
+}
+
 TEST_CASE("cuda index select: set_value writes the slice from the values, x elsewhere") {
   SelectFixture f(select_program(
       "{name: x, dtype: float32, shape: [2, 4, 3]}, {name: v, dtype: float32, shape: [4]}",

@@ -308,6 +308,10 @@ Status argmax(const KernelContext& ctx, const Tensor& x, const Scalar& axis, boo
 // values in index order. indices int64. float32, float64, int32, int64.
 Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted,
             Tensor* out, Tensor* indices);
+// x sorted along axis (NaN as the largest, as Paddle's CPU kernel), with each element's index there (int64):
+// std::sort's order of equal values, or index order when `stable`. float32, float64, int32, int64.
+Status argsort(const KernelContext& ctx, const Tensor& x, int axis, bool descending, bool stable, Tensor* out,
+               Tensor* indices);
 // x - max - log(sum(exp(x - max))) along axis; float32, float64.
 Status log_softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out);
 
@@ -333,6 +337,7 @@ Status ArgMinMaxInferMeta(const Tensor& x, const Scalar& axis, bool keepdims, bo
                           Tensor* out);
 Status TopKInferMeta(const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted, Tensor* out,
                      Tensor* indices);
+Status ArgsortInferMeta(const Tensor& x, int axis, bool descending, bool stable, Tensor* out, Tensor* indices);
 Status UnchangedInferMetaCheckAxis(const Tensor& x, int axis, Tensor* out);
 
 }  // namespace kforge::meta

@@ -174,6 +174,17 @@ Status TopKInferMeta(const Tensor& x, const Scalar& k, int axis, bool largest, b
   return Status::OK();
 }
 
+Status ArgsortInferMeta(const Tensor& x, int axis, bool descending, bool stable, Tensor* out, Tensor* indices) {
+  (void)descending;
+  (void)stable;
+  static constexpr const char* kOp = "ArgsortInferMeta";
+  int64_t a = 0;
+  if (!u::normalize_axis_or_scalar(axis, x.ndim, &a)) return axis_error(kOp, axis, x);
+  if (out != nullptr) KFORGE_RETURN_IF_ERROR(set_meta(out, x.dtype, x.shape(), kOp));
+  if (indices != nullptr) KFORGE_RETURN_IF_ERROR(set_meta(indices, DataType::kInt64, x.shape(), kOp));
+  return Status::OK();
+}
+
 Status UnchangedInferMetaCheckAxis(const Tensor& x, int axis, Tensor* out) {
   static constexpr const char* kOp = "UnchangedInferMetaCheckAxis";
   int64_t a = 0;

@@ -1,4 +1,4 @@
-// Scans, reductions and selection along an axis: cumsum, prod, argmax, topk, log_softmax. Each views x as
+// Scans, reductions and selection along an axis: cumsum, prod, argmax, topk, argsort, log_softmax. Each views x as
 // [outer, len, inner] around its axis and walks the len elements of every (outer, inner) line.
 #include <algorithm>
 #include <cmath>
@@ -269,6 +269,54 @@ Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis
         for (int64_t j = 0; j < count; ++j) {
           if (out != nullptr) out->data_as<T>()[out_base + j * l.inner] = line[static_cast<size_t>(j)].value;
           if (indices != nullptr) indices->data_as<int64_t>()[out_base + j * l.inner] = line[static_cast<size_t>(j)].index;
+        }
+      }
+    }
+    return Status::OK();
+  });
+}
+
+Status argsort(const KernelContext& ctx, const Tensor& x, int axis, bool descending, bool stable, Tensor* out,
+               Tensor* indices) {
+  static constexpr const char* kOp = "argsort";
+  KFORGE_RETURN_IF_ERROR(check_dtype(ctx, x, kOp));
+  Tensor expected[2];
+  KFORGE_RETURN_IF_ERROR(meta::ArgsortInferMeta(x, axis, descending, stable, &expected[0], &expected[1]));
+  Tensor* outs[2] = {out, indices};
+  const char* names[2] = {"out", "indices"};
+  for (int i = 0; i < 2; ++i) {
+    if (outs[i] == nullptr) continue;  // PIR may leave either result unused
+    KFORGE_RETURN_IF_ERROR(check_against_meta(kOp, outs[i], [&](Tensor* e) { *e = expected[i]; return Status::OK(); },
+                                              names[i]));
+  }
+  int64_t a = 0;
+  util::normalize_axis_or_scalar(axis, x.ndim, &a);
+  const Lines l = lines_of(x, a);
+  return util::visit_number(x.dtype, kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    // Paddle's CPU kernel (phi FullSort), step for step: each line's (value, index) pairs in index order, then
+    // std::stable_sort when `stable`, else std::sort, with NaN before every number (descending) or after every
+    // number (ascending) and no tie-break among equals, so that equal values come out in its order too (what
+    // libstdc++'s introsort makes of the sequence when not stable; index order when stable).
+    auto before = [descending](const Entry<T>& p, const Entry<T>& q) {
+      const bool pn = is_nan(p.value), qn = is_nan(q.value);
+      return descending ? ((pn && !qn) || p.value > q.value) : ((!pn && qn) || p.value < q.value);
+    };
+    util::Scratch<Entry<T>> line(ctx, static_cast<size_t>(l.len));
+    const T* xd = x.data_as<const T>();
+    for (int64_t o = 0; o < l.outer; ++o) {
+      for (int64_t i = 0; i < l.inner; ++i) {
+        const int64_t base = o * l.len * l.inner + i;
+        for (int64_t j = 0; j < l.len; ++j) line[static_cast<size_t>(j)] = {xd[base + j * l.inner], j};
+        Entry<T>* first = line.data();
+        if (stable) {
+          std::stable_sort(first, first + l.len, before);
+        } else {
+          std::sort(first, first + l.len, before);
+        }
+        for (int64_t j = 0; j < l.len; ++j) {
+          if (out != nullptr) out->data_as<T>()[base + j * l.inner] = line[static_cast<size_t>(j)].value;
+          if (indices != nullptr) indices->data_as<int64_t>()[base + j * l.inner] = line[static_cast<size_t>(j)].index;
         }
       }
     }

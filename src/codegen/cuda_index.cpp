@@ -18,7 +18,7 @@ std::vector<CudaIndexKernel> IndexCall::build() {
   else if (op == "slice") slice();
   else if (op == "strided_slice") strided_slice();
   else if (op == "pad3d") pad3d();
-  else if (op == "expand" || op == "tile") broadcast();
+  else if (op == "expand" || op == "tile" || op == "expand_as") broadcast();
   else if (op == "gather" || op == "index_select") gather();
   else if (op == "embedding") embedding();
   else if (op == "meshgrid") meshgrid();

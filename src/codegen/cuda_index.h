@@ -11,8 +11,8 @@
 //     coordinates), linear_interp (3-D NCW or NWC: bilinear of height 1), triu, tril, arange (constant start and step), full_with_tensor, and the ops no fused group
 //     takes: sum, mean, max, min, prod, any, all over any axes (one thread per output element), softmax over an
 //     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent;
-//   - by an index or a rank (cuda_index_select.cpp): topk (one thread per line, the CPU kernel's selection in
-//     the call's scratch), gather_nd, index_sample, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
+//   - by an index or a rank (cuda_index_select.cpp): topk and argsort (one thread per line, the CPU kernel's
+//     selection or sort in the call's scratch), gather_nd, index_sample, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
 //   - norms (cuda_index_norm.cpp): group_norm, p_norm; losses (cuda_index_loss.cpp):
 //     sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax; einsum (cuda_index_linalg.cpp); grid_sample
 //     and mean_all (cuda_index_compute.cpp); floor_divide with broadcast operands and uniform
@@ -93,7 +93,8 @@ std::optional<std::vector<CudaIndexKernel>> cuda_known_kernels(const passes::Low
 /// (passes/cuda_plan_index.h, cuda_plan_compute.h): the plan has checked the form, so these cannot fail.
 /// The kernels take the sizes they use as parameters: dims as `s0`, other sizes as entries of `sizes` that the launch
 /// passes as `size_argument(k)`. `scratch`: the pointer expression of the call's scratch buffer
-/// (passes::scratch_buffer), for the ops that plan one (passes/cuda_index_scratch.h: topk); "" when it has none.
+/// (passes::scratch_buffer), for the ops that plan one (passes/cuda_index_scratch.h: topk, argsort); "" when it has
+/// none.
 std::vector<CudaIndexKernel> cuda_index_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
                                                 const passes::CudaIndexMap& map, const std::string& prefix,
                                                 size_t first, const std::string& description,

@@ -4,6 +4,8 @@
 //   - topk (kernels/reduce_math.cc): one thread per line runs the CPU kernel's selection step for step
 //     (kforge_index.cuh's topk_line: libstdc++'s partial_sort, or nth_element and sort, over the line's indices in
 //     the call's scratch), so that equal values come out in the CPU kernel's order, which is Paddle's;
+//   - argsort (kernels/reduce_math.cc): likewise one thread per line sorts its indices in the scratch as the CPU
+//     kernel's std::sort (kforge_index.cuh's argsort_line), or by value then index when stable;
 //   - gather_nd (kernels/index_movement.cc): the slice that each row of the index picks, an index outside its axis
 //     (after Paddle's negative wrap) giving zeros where the CPU kernel's status is an error;
 //   - index_sample (kernels/detection.cc): out[r, j] = x[r, index[r, j]], an index outside the row giving 0 where
@@ -30,6 +32,7 @@ namespace select_internal {
 std::vector<CudaIndexKernel> SelectCall::build() {
   const std::string& op = call_.op;
   if (op == "topk") topk();
+  else if (op == "argsort") argsort();
   else if (op == "gather_nd") gather_nd();
   else if (op == "index_sample") index_sample();
   else if (op == "scatter") scatter();
@@ -81,6 +84,41 @@ void SelectCall::topk() {
   f.set("entries", t.size(passes::topk_line_entries(k, len)));  // the scratch's stride per line
   f.set("values", at(o, std::to_string(k)));
   f.set("indices", at(oi, std::to_string(k)));
+  add(t, outer * inner, true);
+  kernels_.back().form = std::move(f);
+}
+
+void SelectCall::argsort() {
+  const uint32_t x = call_.tensor_arg("x"), out = output(0), indices = output(1);
+  const std::string type = type_of(x);
+  const SymShape& xd = value(x).dims;
+  SymExpr outer = 1, len = 1, inner = 1;
+  if (!xd.empty()) {
+    const size_t a = form().axis;
+    for (size_t d = 0; d < a; ++d) outer = outer * xd[d];
+    len = xd[a];
+    for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
+  }
+  KernelText t = text();
+  const std::string in = t.input(x, type);
+  const std::string o = out != kNone ? t.output(out, type, "out") : "";
+  const std::string oi = indices != kNone ? t.output(indices, "int64_t", "out_indices") : "";
+  const std::string a = t.scratch(scratch_);
+  const std::string n = t.size(len), step = t.size(inner);
+  auto at = [&](const std::string& p) {
+    return p.empty() ? std::string("nullptr") : fmt::format("{} + o * {} * {} + i", p, n, step);
+  };
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "argsort");
+  f.set("type", type);
+  f.set("step", step);
+  f.set("n", n);
+  f.set("descending", form().largest);
+  f.set("stable", form().stable);
+  f.set("line", at(in));
+  f.set("scratch", a);
+  f.set("values", at(o));
+  f.set("indices", at(oi));
   add(t, outer * inner, true);
   kernels_.back().form = std::move(f);
 }

@@ -1,5 +1,5 @@
 // The SelectCall of select_kernels (cuda_index_text.h), shared by the files that define its members:
-// cuda_index_select.cpp (topk, gather_nd, index_sample, scatter, index_put, roll, pad, assign, add_n) and
+// cuda_index_select.cpp (topk, argsort, gather_nd, index_sample, scatter, index_put, roll, pad, assign, add_n) and
 // cuda_index_set_value.cpp
 // (set_value and set_value_with_tensor into a strided slice). Internal to codegen/.
 #pragma once
@@ -41,6 +41,9 @@ class SelectCall : public IndexBuilder {
   // topk along `axis`: thread e selects the first k of line e as the CPU kernel does (kforge_index.cuh's topk_line),
   // in the call's scratch (len int32 entries per line).
   void topk();
+  // argsort along `axis`: thread e sorts line e's indices as the CPU kernel does (kforge_index.cuh's argsort_line),
+  // in the call's scratch (len int32 entries per line).
+  void argsort();
 
   // gather_nd: index [..., k] picks, per row, the slice x[i0, ..., ik-1, :].
   void gather_nd();

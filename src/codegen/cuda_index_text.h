@@ -122,8 +122,9 @@ std::vector<CudaIndexKernel> compute_kernels(const passes::LoweredProgram& progr
                                              const SizeTable::Spelling& size_argument);
 
 /// The ops whose kernels pick, place or combine elements by an index or a rank (cuda_index_select.cpp): topk,
-/// gather_nd, scatter, roll, pad, add_n, assign, set_value, set_value_with_tensor; their kernels rendered from their
-/// plan form `map`, as cuda_index_kernels() (codegen/cuda_index.h), `scratch` the call's scratch (topk's).
+/// argsort, gather_nd, scatter, roll, pad, add_n, assign, set_value, set_value_with_tensor; their kernels rendered
+/// from their plan form `map`, as cuda_index_kernels() (codegen/cuda_index.h), `scratch` the call's scratch (topk's,
+/// argsort's).
 std::vector<CudaIndexKernel> select_kernels(const passes::LoweredProgram& program, const passes::KernelCall& call,
                                             const passes::CudaIndexMap& map, const std::string& prefix, size_t first,
                                             const std::string& description, const CudaBufferExpr& buffer,

@@ -15,9 +15,11 @@ std::vector<ScratchNeed> cuda_index_scratch(const LoweredProgram& program, const
   for (uint32_t c = 0; c < program.calls.size(); ++c) {
     const KernelCall& call = program.calls[c];
     const bool grouped = c < fusion.call_group.size() && fusion.call_group[c] != kNone;
-    if (grouped || call.op != "topk") continue;
+    const bool topk = call.op == "topk";
+    if (grouped || (!topk && call.op != "argsort")) continue;
     const uint32_t x = call.tensor_arg("x");
-    const std::optional<double> k = call.constant_number("k"), axis = call.constant_number("axis");
+    const std::optional<double> k = topk ? call.constant_number("k") : std::optional<double>(0);
+    const std::optional<double> axis = call.constant_number("axis");
     if (x == kNone || !k || !axis) continue;  // codegen states why it cannot run
     const SymShape& dims = program.values[x].dims;
     SymExpr lines = 1, len = 1;
@@ -29,9 +31,10 @@ std::vector<ScratchNeed> cuda_index_scratch(const LoweredProgram& program, const
         else lines = lines * dims[d];
       }
     }
-    // At least one entry, so that an empty x still gets a buffer the kernel's pointer can name.
-    needs.push_back(
-        ScratchNeed{c, SymExpr::max(lines * topk_line_entries(static_cast<int64_t>(*k), len) * 4, 4)});
+    // At least one entry, so that an empty x still gets a buffer the kernel's pointer can name. An argsort line
+    // sorts all its entries.
+    const SymExpr entries = topk ? topk_line_entries(static_cast<int64_t>(*k), len) : len;
+    needs.push_back(ScratchNeed{c, SymExpr::max(lines * entries * 4, 4)});
   }
   return needs;
 }

@@ -1,7 +1,8 @@
 // The scratch that some CUDA index kernels need beyond their inputs and outputs, planned with the rest of the memory
 // (add_scratch_buffers: live while the call runs, shared with the other calls' scratches): topk, whose kernel runs
 // the CPU kernel's selection over each line's indices (templates/cuda/kforge_index.cuh's topk_line) and needs an
-// int32 entry per element of its line, or only k of them where the line is known to take partial_sort's path.
+// int32 entry per element of its line, or only k of them where the line is known to take partial_sort's path;
+// argsort, whose kernel sorts each line's indices as the CPU kernel (argsort_line), an entry per element.
 #pragma once
 
 #include <vector>

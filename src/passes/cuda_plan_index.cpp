@@ -22,13 +22,13 @@ const std::array<FamilyOps, 7>& family_table() {
   static const std::array<FamilyOps, 7> table = {{
       {CudaIndexFamily::kMovement,
        {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "pad3d", "expand", "tile",
-        "gather", "index_select", "embedding", "meshgrid"}},
+        "expand_as", "gather", "index_select", "embedding", "meshgrid"}},
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "triu", "tril", "arange", "full_with_tensor",
         "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow",
         "mean_all", "grid_sample", "deformable_conv", "diag"}},
       {CudaIndexFamily::kSelect,
-       {"topk", "gather_nd", "index_sample", "scatter", "index_put", "roll", "pad", "add_n", "set_value",
+       {"topk", "argsort", "gather_nd", "index_sample", "scatter", "index_put", "roll", "pad", "add_n", "set_value",
         "set_value_with_tensor", "assign"}},
       {CudaIndexFamily::kNorm, {"group_norm", "p_norm"}},
       {CudaIndexFamily::kLoss, {"sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax"}},
@@ -91,7 +91,7 @@ const std::set<std::string>& cuda_float32_index_ops() {
   static const std::set<std::string> ops = {
       "dropout", "bilinear_interp", "linear_interp", "linspace", "cumsum", "prod", "pow", "topk", "add_n", "scatter",
       "index_put", "group_norm", "p_norm", "sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax", "einsum",
-      "grid_sample", "deformable_conv", "floor_divide", "uniform"};
+      "grid_sample", "deformable_conv", "floor_divide", "uniform", "argsort"};
   return ops;
 }
 

@@ -70,7 +70,7 @@ enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
 
 /// The form of a data-movement op (transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d,
 /// expand, tile, gather, index_select, embedding, meshgrid), of an op that picks, places or combines elements by an
-/// index or a rank (topk, gather_nd, scatter, index_put, roll, pad, assign, add_n, set_value, set_value_with_tensor),
+/// index or a rank (topk, argsort, gather_nd, scatter, index_put, roll, pad, assign, add_n, set_value, set_value_with_tensor),
 /// of a loss
 /// (sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax) or of a batched matmul: its attributes
 /// resolved. Value indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their
@@ -80,8 +80,8 @@ struct CudaIndexMap {
   ir::DataType dtype = ir::DataType::kUndefined;
   /// gather / index_select / gather_nd / scatter's index, embedding's ids: int32 or int64.
   ir::DataType index_dtype = ir::DataType::kUndefined;
-  /// concat, stack, split, split_with_num, gather, index_select, topk: the axis, normalised (of the output for
-  /// concat and stack, of x for the others; topk of a 0-D x: 0).
+  /// concat, stack, split, split_with_num, gather, index_select, topk, argsort: the axis, normalised (of the
+  /// output for concat and stack, of x for the others; topk or argsort of a 0-D x: 0).
   size_t axis = 0;
   /// transpose: output axis i is x's axis perm[i] (normalised).
   std::vector<size_t> perm;
@@ -104,9 +104,10 @@ struct CudaIndexMap {
   int64_t rows = 0, padding_row = -1;
   /// A batched matmul: whether x and y are read transposed (never for a vector operand or bmm).
   bool transpose_x = false, transpose_y = false;
-  /// topk: how many, the largest or the smallest, sorted or not.
+  /// topk: how many, the largest or the smallest, sorted or not. argsort: descending in `largest`, and whether
+  /// equal values keep their index order (stable).
   int64_t k = 0;
-  bool largest = true, sorted = true;
+  bool largest = true, sorted = true, stable = false;
   /// gather_nd: how many leading dims of x a row of the index names (its last dim).
   size_t depth = 0;
   /// scatter: the last update of a row wins (overwrite), or the updates add to x's row. index_put: likewise

@@ -20,7 +20,8 @@ namespace kforge::passes::cuda_plan_internal {
 // The checks of one call (CallChecks: the first reason kept, constants, dtypes).
 class IndexChecks : public CallChecks<CudaIndexMap> {
  public:
-  /// `scratch`: whether the memory plan gave the call a scratch buffer (topk's lines).
+  /// `scratch`: whether the memory plan gave the call a scratch buffer (topk's and argsort's
+  /// lines).
   IndexChecks(const LoweredProgram& p, const KernelCall& call, bool scratch, std::string* why)
       : CallChecks(p, call, why), scratch_(scratch) {}
 
@@ -58,6 +59,7 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool batched_matmul();
   // cuda_plan_select.cpp
   bool topk();
+  bool argsort();
   bool gather_nd();
   bool index_sample();
   bool scatter();

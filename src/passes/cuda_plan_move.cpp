@@ -38,12 +38,13 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "slice") ok = slice();
   else if (op == "strided_slice") ok = strided_slice();
   else if (op == "pad3d") ok = pad3d();
-  else if (op == "expand" || op == "tile") ok = broadcast();
+  else if (op == "expand" || op == "tile" || op == "expand_as") ok = broadcast();
   else if (op == "gather" || op == "index_select") ok = gather();
   else if (op == "embedding") ok = embedding();
   else if (op == "meshgrid") ok = meshgrid();
   else if (is_cuda_batched_matmul(op)) ok = batched_matmul();
   else if (op == "topk") ok = topk();
+  else if (op == "argsort") ok = argsort();
   else if (op == "gather_nd") ok = gather_nd();
   else if (op == "index_sample") ok = index_sample();
   else if (op == "scatter") ok = scatter();

@@ -1,6 +1,6 @@
 // The forms of the ops that pick, place or combine elements by an index or a rank (cuda_plan_index.h:
-// plan_cuda_index_map): topk, gather_nd, index_sample, scatter, index_put, roll, pad, assign and add_n, checked in the order
-// their kernels (codegen/cuda_index_select.cpp) read them.
+// plan_cuda_index_map): topk, argsort, gather_nd, index_sample, scatter, index_put, roll, pad, assign and add_n,
+// checked in the order their kernels (codegen/cuda_index_select.cpp) read them.
 #include "passes/cuda_plan_index_checks.h"
 
 namespace kforge::passes::cuda_plan_internal {
@@ -31,6 +31,30 @@ bool IndexChecks::topk() {
   form_.k = *k;
   form_.largest = *largest;
   form_.sorted = *sorted;
+  return true;
+}
+
+bool IndexChecks::argsort() {
+  const uint32_t x = call_.tensor_arg("x"), out = output(0), indices = output(1);
+  if (x == kNone || (out == kNone && indices == kNone)) return fail("it needs an input and an output");
+  if (out != kNone ? !same_type(x, out, false) : !number_type(x)) return false;
+  form_.dtype = value(x).dtype;
+  if (form_.dtype == ir::DataType::kBool || moved_as_16_bits(form_.dtype)) {
+    return fail("it sorts bool or 16-bit float values, which the CUDA kernel does not take");
+  }
+  const std::optional<int64_t> given = constant_int("axis");
+  const std::optional<bool> descending = call_.constant_bool("descending"), stable = call_.constant_bool("stable");
+  if (!given) return false;
+  if (!descending || !stable) return fail("its descending or stable is not a constant known at generation time");
+  if (indices != kNone && value(indices).dtype != ir::DataType::kInt64) return fail("its indices are not int64");
+  for (uint32_t v : {out, indices}) {
+    if (v != kNone && value(v).buffer == value(x).buffer) return fail("an output shares its input's buffer");
+  }
+  const size_t rank = value(x).dims.size();
+  if (rank > 0 && !axis_of(*given, rank, &form_.axis, "its axis is out of range")) return false;
+  if (!scratch_) return fail("the memory plan gave it no scratch for its lines");
+  form_.largest = *descending;
+  form_.stable = *stable;
   return true;
 }
 

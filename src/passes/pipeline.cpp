@@ -15,7 +15,7 @@ namespace kforge::passes {
 std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet& ops, DiagnosticEngine& diags,
                                               const PipelineOptions& options) {
   convert_ifs(program);       // both branches and a select: straight-line code
-  canonicalize_ops(program);  // bool bitwise ops, swiglu with y: ops that fuse
+  canonicalize_ops(program);  // bool bitwise ops, swiglu with y: ops that fuse; depthwise_conv2d_transpose
   if (!verify_program(program, ops, diags, options.verify)) return std::nullopt;
   AnalysisOptions analysis_options = options.analysis;
   analysis_options.equal_broadcast_dims = analysis_options.equal_broadcast_dims || options.unify_broadcast_symbols;

@@ -284,6 +284,16 @@ std::string topk(OpContext& c) {
   return "";
 }
 
+std::string argsort(OpContext& c) {
+  MATH_TENSOR(x, 0);
+  MATH_STATIC_INT(axis, 1);
+  int64_t a = 0;
+  if (!normalize_axis_0d(axis, static_cast<int64_t>(x->dims.size()), &a)) return bad_axis(axis, x->dims);
+  c.set_result(0, x->dtype, x->dims);
+  if (c.result_count() > 1) c.set_result(1, DataType::kInt64, x->dims);
+  return "";
+}
+
 std::string unchanged_check_axis(OpContext& c) {
   MATH_TENSOR(x, 0);
   MATH_STATIC_INT(axis, 1);
@@ -309,6 +319,7 @@ const std::map<std::string, Rule>& math_rules() {
       {"ReduceIntArrayAxisInferMetaBase", reduce_base},
       {"ArgMinMaxInferMeta", arg_min_max},
       {"TopKInferMeta", topk},
+      {"ArgsortInferMeta", argsort},
       {"UnchangedInferMetaCheckAxis", unchanged_check_axis},
   };
   return kRules;

@@ -146,6 +146,11 @@ size_t canonicalize_ops(ir::Program& program) {
   for (ir::OpId id : program.ops_in_order()) {
     ir::Op& op = program.op(id);
     if (op.dialect != "pd_op" || op.operands.empty()) continue;
+    if (op.name == "depthwise_conv2d_transpose") {
+      op.name = "conv2d_transpose";
+      ++rewritten;
+      continue;
+    }
     if (op.name == "bitwise_and" || op.name == "bitwise_or" || op.name == "bitwise_not") {  // (no logical_xor op)
       if (!std::all_of(op.operands.begin(), op.operands.end(), is_bool)) continue;
       op.name = "logical_" + op.name.substr(8);

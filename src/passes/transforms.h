@@ -25,14 +25,18 @@ size_t eliminate_dead_code(ir::Program& program, const OpSet& ops);
 /// Returns the number of operands folded. Run eliminate_dead_code afterwards.
 size_t fold_constants(ir::Program& program, const OpSet& ops, const Analysis& analysis);
 
-/// Rewrites ops into equivalent ones that fuse as expressions, on the program as read (declared types), before
-/// verification, so that they run inside fused groups on every target:
+/// Rewrites ops into equivalent ones that fuse as expressions or that the targets already run, on the program as
+/// read (declared types), before verification, so that they run inside fused groups on every target:
 ///   - pd_op.bitwise_and / or / not whose operands are declared bool become logical_and / or / not (Paddle's
 ///     bitwise kernels on bool are the logical ops; the expression language has no bitwise operators): masks built
 ///     with `&` (paddleformers' Qwen2 / Llama); so does pd_op.multiply of two bools (its kernel's x && y;
 ///     DETR-style detectors' masks);
 ///   - pd_op.swiglu(x, y) with y given becomes multiply(silu(x), y), the kernel's own formula (x / (1 + exp(-x)) * y;
-///     without y it splits x, and stays).
+///     without y it splits x, and stays);
+///   - pd_op.depthwise_conv2d_transpose (what Paddle exports for a conv2d_transpose whose groups equal its input
+///     channels, CenterNet's upsampling) becomes conv2d_transpose: the same signature, and Paddle's CPU kernel is
+///     conv2d_transpose's (phi DepthwiseConv2dTransposeKernel calls it), so every target's conv2d_transpose path
+///     (groups and all) runs it.
 /// Returns the number of ops rewritten.
 size_t canonicalize_ops(ir::Program& program);
 

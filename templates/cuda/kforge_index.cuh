@@ -2,9 +2,9 @@
 // src/codegen/cuda_index.h): the source coordinates of Paddle's nearest and bilinear interpolation, computed
 // exactly as Paddle's CPU kernels do (float32 ratios, the half-pixel centre in double), so that a kernel reads the
 // same source elements and weights as kernels/nn.cc and kernels/resize.cc, and grid_sample's coordinates and pixels
-// as kernels/losses.cc computes them, topk's selection (libstdc++'s algorithms, as the CPU kernel), and the
-// per-element arithmetic of floor_divide and uniform as kernels/ computes it, and deformable_conv's sampled
-// products (kernels/detection.cc). kforge copies this header beside the outputs when a program's index-mapped
+// as kernels/losses.cc computes them, topk's selection and argsort's order (libstdc++'s algorithms, as the CPU
+// kernel), and the per-element arithmetic of floor_divide and uniform as kernels/ computes it, and deformable_conv's
+// sampled products (kernels/detection.cc). kforge copies this header beside the outputs when a program's index-mapped
 // kernels use it.
 // Needs nvcc; no other dependency.
 #ifndef KFORGE_INDEX_CUH_
@@ -122,11 +122,16 @@ struct TopkLine {
   const T* line;
   int64_t step;
   bool largest;
+  // argsort's stable order: equal values by index (any correct sort of that total order gives std::stable_sort's).
+  bool by_index = false;
   // Whether entry p comes before entry q: NaN first when largest, last when smallest, then by value.
   __device__ __forceinline__ bool before(int32_t p, int32_t q) const {
     const T u = line[static_cast<int64_t>(p) * step], v = line[static_cast<int64_t>(q) * step];
     const bool un = u != u, vn = v != v;
-    return largest ? ((un && !vn) || u > v) : ((!un && vn) || u < v);
+    const bool first = largest ? ((un && !vn) || u > v) : ((!un && vn) || u < v);
+    if (first || !by_index) return first;
+    const bool second = largest ? ((vn && !un) || v > u) : ((!vn && un) || v < u);
+    return !second && p < q;
   }
 
   __device__ void push_heap(int32_t* a, int64_t hole, int64_t top, int32_t value) const {
@@ -313,6 +318,23 @@ __device__ void topk_line(const T* line, int64_t len, int64_t step, int64_t k, b
     if (sorted) order.sort(a, a + k - 1);
   }
   for (int64_t j = 0; j < k; ++j) {
+    if (out != nullptr) out[j * step] = line[static_cast<int64_t>(a[j]) * step];
+    if (out_indices != nullptr) out_indices[j * step] = a[j];
+  }
+}
+
+// argsort (kernels/reduce_math.cc): a line of `len` elements `step` apart sorted, its values into out and their
+// indices into out_indices (either may be null; entries `step` apart too), one thread per line, in `a`'s len
+// scratch entries. As the CPU kernel, which follows Paddle's (phi FullSort): the line's indices in order, then
+// libstdc++'s std::sort (TopkLine::sort, so that equal values come out in its order), or, when stable, a sort by
+// value and then index, which is std::stable_sort's order.
+template <typename T>
+__device__ void argsort_line(const T* line, int64_t len, int64_t step, bool descending, bool stable, int32_t* a,
+                             T* out, int64_t* out_indices) {
+  const TopkLine<T> order{line, step, descending, stable};
+  for (int64_t j = 0; j < len; ++j) a[j] = static_cast<int32_t>(j);
+  order.sort(a, a + len);
+  for (int64_t j = 0; j < len; ++j) {
     if (out != nullptr) out[j * step] = line[static_cast<int64_t>(a[j]) * step];
     if (out_indices != nullptr) out_indices[j * step] = a[j];
   }

@@ -90,6 +90,9 @@ PROGRAMS = [
     ("tests/paddle/nearest_interp_size/inference.json", "paddle_nearest_interp_size", []),
     ("tests/paddle/dropout_eval_downscale/inference.json", "paddle_dropout_eval_downscale", []),
     ("tests/paddle/conv2d_transpose/inference.json", "paddle_conv2d_transpose", ["--cuda-graph"]),
+    # depthwise_conv2d_transpose: conv2d_transpose with groups equal to the channels (canonicalize_ops)
+    ("tests/paddle/depthwise_conv2d_transpose_nhwc/inference.json", "paddle_depthwise_conv2d_transpose_nhwc", []),
+    ("tests/paddle/expand_as_dynamic/inference.json", "paddle_expand_as_dynamic", ["--cuda-graph"]),
     # Sizes that depend on data (issue 33): nonzero, masked_select and unique counted by kforge_select.cuh /
     # kforge_unique.cuh, the count copied back, bind_s<id>() sizing the launches after it; Paddle's own programs.
     ("tests/golden/compile-cuda-data-dependent/program.yaml", "data_dependent", [],
@@ -169,6 +172,8 @@ PROGRAMS = [
     ("tests/paddle/conv2d_asym_pad_nhwc/inference.json", "paddle_conv2d_asym_pad_fp16", ["--precision", "float16"]),
     ("tests/paddle/depthwise_conv2d_asym_pad/inference.json", "paddle_depthwise_conv2d_asym_pad", []),
     ("tests/paddle/topk_ties/inference.json", "paddle_topk_ties", []),
+    ("tests/paddle/argsort_ties_stable_descending_axis0/inference.json", "paddle_argsort_stable", []),
+    ("tests/paddle/argsort_scores_dynamic/inference.json", "paddle_argsort_scores_dynamic", ["--cuda-graph"]),
     ("tests/paddle/gather_nd_dynamic/inference.json", "paddle_gather_nd_dynamic", []),
     ("tests/paddle/scatter_add/inference.json", "paddle_scatter_add", []),
     ("tests/paddle/roll/inference.json", "paddle_roll", []),
@@ -292,10 +297,11 @@ def main():
             has_gemm = "matmul" in source and name not in NO_GEMM
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
-            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, floor_divide, uniform,
-            # deformable_conv, and the header prelu's index-mapped kernel (cuda_index_binary.cpp) brings with it
-            has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "floor_divide", "uniform",
-                                                     "1.prelu", "deformable_conv"))
+            # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, argsort's order, floor_divide,
+            # uniform, deformable_conv, and the header prelu's index-mapped kernel (cuda_index_binary.cpp) brings
+            # with it
+            has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "argsort", "floor_divide",
+                                                     "uniform", "1.prelu", "deformable_conv"))
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()

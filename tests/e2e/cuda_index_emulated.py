@@ -68,6 +68,13 @@ CASES = [
     # topk among equal values and NaNs: the CPU kernel's order, which is Paddle's (libstdc++'s partial_sort, or
     # nth_element and sort, run per line in the call's scratch: kforge_index.cuh's topk_line)
     "topk_ties", "topk_ties_axis0", "topk_ties_partial", "topk_ties_smallest_unsorted",
+    # argsort (SOLOv2): std::sort's order of equal values and NaNs run per line in the call's scratch
+    # (kforge_index.cuh's argsort_line), index order when stable
+"argsort_float32", "argsort_float64_descending_axis0", "argsort_int32_ties", "argsort_int64_ties", "argsort_ties",
+    "argsort_ties_descending_long", "argsort_ties_stable", "argsort_ties_stable_descending_axis0", "argsort_nan",
+    "argsort_nan_descending", "argsort_dynamic", "argsort_scores_dynamic", "sort_values",
+    # expand_as (CenterNet): expand's kernel to the output's dims
+    "expand_as_dynamic", "expand_as_float32", "expand_as_int32", "expand_as_int64",
     # an output copied from a constant (the plan gives it no buffer: a bound pointer of its own)
     "fetch_copies",
     # multiply of two bool masks: a logical_and expression (canonicalize_ops)

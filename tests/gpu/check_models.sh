@@ -28,7 +28,7 @@
 # and the Paddle op fixtures of tests/paddle (Paddle's own inputs and outputs, checked in) of every index-mapped op
 # (OP_CASES: transpose, concat, split, slice, strided_slice, pad3d in four modes, expand, tile, gather, index_select,
 # embedding, nearest and bilinear interpolation, triu, tril, arange, dropout; stack, meshgrid, the reductions, softmax,
-# cumsum, one_hot and pow outside fused groups (issue 34); topk (ties and NaNs in the CPU kernel's order), gather_nd,
+# cumsum, one_hot and pow outside fused groups (issue 34); topk and argsort (ties and NaNs in the CPU kernel's order), gather_nd,
 # scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
 # 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax,
 # mean_all, einsum, grid_sample, floor_divide and uniform (kforge's counter-based draws; issue 34, second batch); shapes, slice bounds, paddings and
@@ -132,7 +132,10 @@ linear_interp_nwc linear_interp_same_width linspace linspace_int32 linspace_tens
 linspace_stop_int64_7 index_put_rows index_put_accumulate index_put_int64 deformable_conv_v2
 deformable_conv_v1_stride_groups deformable_conv_v2_bias_float64 isnan isnan_int64 conv2d_asym_pad_dynamic_hw
 full_with_tensor_bool_mask gelu_of_row_mean diag_vector diag_vector_offset diag_matrix diag_matrix_offset
-diag_matrix_negative_offset
+diag_matrix_negative_offset argsort_float32 argsort_float64_descending_axis0 argsort_int32_ties argsort_int64_ties
+argsort_ties argsort_ties_descending_long argsort_ties_stable argsort_ties_stable_descending_axis0 argsort_nan
+argsort_nan_descending argsort_dynamic argsort_scores_dynamic sort_values depthwise_conv2d_transpose
+depthwise_conv2d_transpose_nhwc expand_as_dynamic expand_as_float32 expand_as_int32 expand_as_int64
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:

@@ -1,7 +1,7 @@
 // Math, comparison, creation and scan ops of kernels/ops.yaml (issue 11): hardsigmoid, leaky_relu, relu6, sqrt, erf, log, sin,
 // cos, abs, square, reciprocal, pow, floor_divide, remainder, masked_fill, swiglu, the comparisons, logical and
-// bitwise ops, full_with_tensor, uniform, arange, one_hot, cumsum, prod, argmax, topk, log_softmax. Operands in PIR
-// order: tensor inputs, then mutable attributes (op_compat.yaml).
+// bitwise ops, full_with_tensor, uniform, arange, one_hot, cumsum, prod, argmax, topk, argsort (issue 34),
+// log_softmax. Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -270,6 +270,22 @@ void register_scans(OpRegistry& r) {
     return run_many(
         ctx, x->dtype, 2, out, [&](Tensor** o) { return m::TopKInferMeta(*x, k, axis, largest, sorted, o[0], o[1]); },
         [&](const KernelContext& c, Tensor** o) { return kernels::topk(c, *x, k, axis, largest, sorted, o[0], o[1]); });
+  });
+
+  // pd_op.argsort: operand x; axis, descending and stable are attributes. Outputs out, indices.
+  r.add("argsort", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                      std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    int axis;
+    bool descending, stable;
+    KFORGE_RETURN_IF_ERROR(attrs.get_int32("axis", &axis, -1));
+    KFORGE_RETURN_IF_ERROR(attrs.get_bool("descending", &descending, false));
+    KFORGE_RETURN_IF_ERROR(attrs.get_bool("stable", &stable, false));
+    return run_many(
+        ctx, x->dtype, 2, out,
+        [&](Tensor** o) { return m::ArgsortInferMeta(*x, axis, descending, stable, o[0], o[1]); },
+        [&](const KernelContext& c, Tensor** o) { return k::argsort(c, *x, axis, descending, stable, o[0], o[1]); });
   });
 
   r.add("log_softmax", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,

@@ -169,8 +169,10 @@ void register_nn_ops(OpRegistry& r) {
   });
 
   // pd_op.conv2d_transpose: operands (x, filter, output_size); output_size is mutable.
-  r.add("conv2d_transpose", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
-                               std::vector<RtValue>& out) -> Status {
+  // pd_op.depthwise_conv2d_transpose (groups equal to the input channels) has the same signature and, in Paddle's
+  // CPU kernel, the same computation.
+  const auto conv2d_transpose = [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                                   std::vector<RtValue>& out) -> Status {
     const Tensor *x, *filter;
     KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
     KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "filter", &filter));
@@ -191,7 +193,9 @@ void register_nn_ops(OpRegistry& r) {
           return k::conv2d_transpose(c, *x, *filter, a.strides, a.paddings, output_padding, output_size,
                                      a.padding_algorithm, a.groups, a.dilations, a.data_format, o);
         });
-  });
+  };
+  r.add("conv2d_transpose", conv2d_transpose);
+  r.add("depthwise_conv2d_transpose", conv2d_transpose);
 
   // pd_op.batch_norm / batch_norm_: operands (x, mean, variance, scale, bias); six outputs.
   r.add("batch_norm", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,

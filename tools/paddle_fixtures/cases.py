@@ -493,6 +493,40 @@ CASES = [
     C("topk_ties_smallest_unsorted", lambda x: paddle.topk(paddle.floor(x * 3), 7, largest=False, sorted=False),
       [t(4, 50)], ops=("topk",)),
     C("topk_ties_axis0", lambda x: paddle.topk(paddle.floor(x * 3), 6, axis=0), [t(40, 3)], ops=("topk",)),
+    # argsort (SOLOv2's score order): values and indices; ties (floor, small integers) in the order of Paddle's CPU
+    # kernel (std::sort of the line's (value, index) pairs: neither stable nor by index), index order when stable;
+    # NaN (log of negatives) as the largest; lines long enough for introsort's partitions.
+    C("argsort_float32", lambda x: paddle._C_ops.argsort(x, -1, False, False), [t(3, 6)], ops=("argsort",)),
+    C("argsort_float64_descending_axis0", lambda x: paddle._C_ops.argsort(x, 0, True, False),
+      [t(5, 4, dtype="float64")], ops=("argsort",)),
+    *[C(f"argsort_{dt}_ties", lambda x: paddle._C_ops.argsort(x, -1, False, False), [t(3, 40, dtype=dt)],
+        ops=("argsort",)) for dt in ("int32", "int64")],
+    C("argsort_ties", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), -1, False, False), [t(4, 40)],
+      ops=("argsort",)),
+    C("argsort_ties_descending_long", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), 1, True, False),
+      [t(2, 300, 2)], ops=("argsort",)),
+    C("argsort_ties_stable", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), -1, False, True), [t(3, 50)],
+      ops=("argsort",)),
+    C("argsort_ties_stable_descending_axis0", lambda x: paddle._C_ops.argsort(paddle.floor(x * 3), 0, True, True),
+      [t(40, 3)], ops=("argsort",)),
+    *[C(f"argsort_nan{'_descending' if d else ''}",
+        lambda x, d=d: paddle._C_ops.argsort(paddle.floor(paddle.log(x) * 2), -1, d, False), [t(3, 30)],
+        ops=("argsort",)) for d in (False, True)],
+    C("argsort_dynamic", lambda x: paddle.argsort(x, descending=True), [t(None, 9, run=(3, 9))], ops=("argsort",)),
+    C("argsort_scores_dynamic", lambda x: paddle.argsort(paddle.floor(x * 20) / 20, descending=True),
+      [t(None, low=0.0, high=0.75, run=(68,))], ops=("argsort",)),
+    C("sort_values", lambda x: paddle.sort(x, axis=0), [t(6, 5)], ops=("argsort",)),
+    # depthwise_conv2d_transpose (CenterNet's upsampling): Paddle exports a conv2d_transpose whose groups equal its
+    # input channels (and one filter each) as it; kforge runs it as conv2d_transpose (canonicalize_ops).
+    C("depthwise_conv2d_transpose", lambda x, w: F.conv2d_transpose(x, w, stride=2, padding=1, groups=4),
+      [t(2, 4, 5, 5)], [t(4, 1, 4, 4)], ops=("depthwise_conv2d_transpose",)),
+    C("depthwise_conv2d_transpose_dynamic_float64",
+      lambda x, w: F.conv2d_transpose(x, w, stride=(2, 1), padding=(0, 1), dilation=(1, 2), groups=3),
+      [t(None, 3, 4, 6, dtype="float64", run=(2, 3, 4, 6))], [t(3, 1, 3, 3, dtype="float64")],
+      ops=("depthwise_conv2d_transpose",)),
+    C("depthwise_conv2d_transpose_nhwc", lambda x, w: F.conv2d_transpose(
+        x, w, stride=2, padding=1, output_padding=1, groups=6, data_format="NHWC"), [t(1, 5, 4, 6)], [t(6, 1, 3, 3)],
+      ops=("depthwise_conv2d_transpose",)),
     # uniform: Paddle's generator and kforge's differ, so the expected values are kforge's counter-based draws
     # (kernels/creation_math.cc; the CPU and CUDA kernels alike), added to x to keep the program's input.
     C("uniform_float32", lambda x: x + paddle.uniform([3, 5], min=-2.0, max=3.0, seed=7), [t(3, 5)], ops=("uniform",),
@@ -659,6 +693,11 @@ CASES = [
       [t(None, 6, run=(3, 6)), t(1, dtype="int64", low=1, high=6)], ops=("slice", "tile", "arange")),
     # k read from an input's values: the CPU runs TopKInferMeta before the call; --target cuda refuses it (no host
     # shape rule for topk: tests/golden/error-compile-cuda-data-dependent).
+    # bilinear_interp to a size given as tensors' values (SOLOv2's mask upsampling: a list of 0-D int64 tensors).
+    C("bilinear_size_from_input", lambda x, h, w: F.interpolate(x, size=[h.reshape([]), w.reshape([])],
+                                                                mode="bilinear") * 2.0,
+      [t(1, 3, 4, 5), t(1, dtype="int64", low=6, high=9), t(1, dtype="int64", low=3, high=11)],
+      ops=("bilinear_interp",)),
     C("topk_k_from_input", lambda x, k: paddle.topk(x, k)[0], [t(2, 5), t(1, dtype="int64", low=1, high=4)],
       ops=("topk",)),
     C("arange_dynamic", lambda x: x + paddle.arange(paddle.shape(x)[1]).astype("float32"),

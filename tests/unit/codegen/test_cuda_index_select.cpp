@@ -1,7 +1,7 @@
 // Unit tests of the index-mapped kernels of issue 34's second batch (codegen/cuda_index_select.cpp,
-// cuda_index_norm.cpp, a matmul with a vector operand): the statements that decide the result (topk's order among
-// equal values and NaNs, a set_value's slice and broadcast, the vector's row or column), and the reasons a call
-// cannot run. The kernels' results are checked against Paddle by e2e-cuda-index-emulated.
+// cuda_index_norm.cpp, a matmul with a vector operand): the statements that decide the result (topk's and
+// argsort's order among equal values and NaNs, a set_value's slice and broadcast, the vector's row or column), and
+// the reasons a call cannot run. The kernels' results are checked against Paddle by e2e-cuda-index-emulated.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -141,6 +141,72 @@ TEST_CASE("cuda index select: topk selects each line as the CPU kernel does, in 
     CHECK_FALSE(f.kernels(0, &why));
     CHECK(why == "the memory plan gave it no scratch for its lines");
   }
+}
+
+// argsort_line's arguments in an argsort kernel's form (templates/program/cuda/index_select.j2 spells the call).
+std::string argsort_args(const tmpl::Value& f) {
+  auto text = [&](const char* key) { return f.find(key)->as_string(); };
+  auto flag = [&](const char* key) { return std::string(f.find(key)->as_bool() ? "true" : "false"); };
+  return text("type") + ": " + text("line") + ", " + text("n") + ", " + text("step") + ", " + flag("descending") +
+         ", " + flag("stable") + ", " + text("scratch") + " + e * " + text("n") + ", " + text("values") + ", " +
+         text("indices");
+}
+
+TEST_CASE("cuda index select: argsort sorts each line as the CPU kernel does, in a scratch of the whole line") {
+  SECTION("descending floats along the last axis of a dynamic batch") {
+    SelectFixture f(select_program("{name: x, dtype: float32, shape: [-1, 6]}",
+                                   "  - {op: argsort, in: [x], out: [v, i], attrs: {axis: -1, descending: true, "
+                                   "stable: false}}\n",
+                                   "i"));
+    const std::vector<passes::ScratchNeed> needs = passes::cuda_index_scratch(*f.lowered, passes::FusionPlan{});
+    REQUIRE(needs.size() == 1);
+    CHECK(needs[0].bytes.to_string() == "max(4, 24 * s0)");
+    std::string why;
+    const auto k = f.kernels(0, &why, "b.buffers[4]");
+    INFO(why);
+    REQUIRE(k);
+    REQUIRE(k->size() == 1);
+    CHECK(argsort_args(k->front().form) ==
+          "float: in0 + o * 6 * 1 + i, 6, 1, true, false, scratch + e * 6, out + o * 6 * 1 + i, "
+          "out_indices + o * 6 * 1 + i");
+    CHECK(k->front().interp);  // kforge_index.cuh's argsort_line
+    CHECK(k->front().numel == "s0");  // one thread per line
+  }
+  SECTION("stable int64 along the first axis: values and indices") {
+    SelectFixture f(select_program("{name: x, dtype: int64, shape: [5, 4]}",
+                                   "  - {op: argsort, in: [x], out: [v, i], attrs: {axis: 0, descending: false, "
+                                   "stable: true}}\n",
+                                   "v, i"));
+    std::string why;
+    const auto k = f.kernels(0, &why, "b.buffers[2]");
+    INFO(why);
+    REQUIRE(k);
+    CHECK(argsort_args(k->front().form) == "int64_t: in0 + o * 5 * 4 + i, 5, 4, false, true, scratch + e * 5, "
+                                           "out + o * 5 * 4 + i, out_indices + o * 5 * 4 + i");
+    CHECK(k->front().numel == "4");
+  }
+  SECTION("without a scratch from the memory plan it cannot run, and says so") {
+    SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 6]}",
+                                   "  - {op: argsort, in: [x], out: [v, i], attrs: {axis: -1}}\n", "v, i"));
+    std::string why;
+    CHECK_FALSE(f.kernels(0, &why));
+    CHECK(why == "the memory plan gave it no scratch for its lines");
+  }
+}
+
+TEST_CASE("cuda index: expand_as runs expand's kernel to the output's dims (CenterNet)") {
+  SelectFixture f(select_program("{name: x, dtype: float32, shape: [3, 1]}, {name: y, dtype: float32, shape: [2, 3, 4]}",
+                                 "  - {op: expand_as, in: [x, y], out: [z], attrs: {target_shape: [2, 3, 4]}}\n",
+                                 "z"));
+  std::string why;
+  const auto k = f.kernels(0, &why);
+  INFO(why);
+  REQUIRE(k);
+  REQUIRE(k->size() == 1);
+  CHECK(k->front().numel == "24");
+  const std::string load = k->front().form.find("value")->as_string();
+  INFO(load);
+  CHECK(load.find("c1") != std::string::npos);  // x's rows follow the output's dim 1; its one column is read at 0
 }
 
 TEST_CASE("cuda index select: set_value writes the slice from the values, x elsewhere") {

@@ -226,6 +226,49 @@ TEST_CASE("topk: largest or smallest, sorted, NaN as the largest, ties in the or
   CHECK(values<float>(only)[0] == 4);
 }
 
+TEST_CASE("argsort: ascending or descending, NaN as the largest, ties as Paddle's CPU kernel (std::sort or stable)") {
+  const float nan = std::nanf("");
+  // 40 values of 0, 1, 2 and two NaNs: long enough for introsort's partitions; the expected orders are Paddle
+  // 3.3.1's paddle.argsort on the CPU.
+  Tensor x = f32({40}, {0, 1, 0, 1, 1, nan, 0, 2, 0, 0, 0, 2, 1, 2, 2, 0, 1, nan, 1, 1, 0, 1, 0, 0, 1, 2, 0, 2,
+                        0, 1, 1, 2, 0, 1, 1, 1, 0, 2, 0, 2});
+  auto run = [&](bool descending, bool stable) {
+    Tensor out, idx;
+    REQUIRE(m::ArgsortInferMeta(x, -1, descending, stable, &out, &idx).ok());
+    REQUIRE(out.allocate().ok());
+    REQUIRE(idx.allocate().ok());
+    REQUIRE(k::argsort(cpu(), x, -1, descending, stable, &out, &idx).ok());
+    CHECK(idx.dtype == DataType::kInt64);
+    for (size_t j = 0; j < 40; ++j) {
+      const float v = values<float>(x)[static_cast<size_t>(values<int64_t>(idx)[j])];
+      CHECK((std::isnan(v) ? std::isnan(values<float>(out)[j]) : values<float>(out)[j] == v));
+    }
+    return values<int64_t>(idx);
+  };
+  CHECK(run(false, false) == std::vector<int64_t>{0,  22, 20, 23, 26, 28, 15, 32, 10, 9,  8,  6,  36, 38,
+                                                  2,  33, 34, 30, 29, 35, 24, 1,  19, 18, 21, 3,  16, 4,
+                                                  12, 39, 37, 7,  11, 31, 13, 14, 27, 25, 5,  17});
+  CHECK(run(false, true) == std::vector<int64_t>{0,  2,  6,  8,  9,  10, 15, 20, 22, 23, 26, 28, 32, 36,
+                                                 38, 1,  3,  4,  12, 16, 18, 19, 21, 24, 29, 30, 33, 34,
+                                                 35, 7,  11, 13, 14, 25, 27, 31, 37, 39, 5,  17});
+  CHECK(run(true, false) == std::vector<int64_t>{17, 5,  39, 37, 7,  31, 25, 14, 11, 27, 13, 21, 1,  24,
+                                                 29, 30, 33, 34, 35, 18, 16, 3,  12, 4,  19, 10, 0,  38,
+                                                 2,  36, 6,  32, 8,  9,  28, 26, 15, 23, 22, 20});
+  CHECK(run(true, true) == std::vector<int64_t>{5,  17, 7,  11, 13, 14, 25, 27, 31, 37, 39, 1,  3,  4,
+                                                12, 16, 18, 19, 21, 24, 29, 30, 33, 34, 35, 0,  2,  6,
+                                                8,  9,  10, 15, 20, 22, 23, 26, 28, 32, 36, 38});
+
+  // Along the first axis of a matrix, int64; either result may be null.
+  Tensor ints = i64({3, 2}, {5, -1, 2, 7, 5, 0});
+  Tensor idx;
+  REQUIRE(m::ArgsortInferMeta(ints, 0, false, true, nullptr, &idx).ok());
+  REQUIRE(idx.allocate().ok());
+  REQUIRE(k::argsort(cpu(), ints, 0, false, true, nullptr, &idx).ok());
+  CHECK(values<int64_t>(idx) == std::vector<int64_t>{1, 0, 0, 2, 2, 1});
+  Tensor bad_out, bad_idx;
+  CHECK(error_of(m::ArgsortInferMeta(ints, 2, false, false, &bad_out, &bad_idx)).find("axis 2") != std::string::npos);
+}
+
 TEST_CASE("log_softmax along an axis") {
   Tensor x = f64({2, 2}, {0, std::log(3.0), 1, 1});
   Tensor out = output_from([&](Tensor* o) { return m::UnchangedInferMetaCheckAxis(x, -1, o); });

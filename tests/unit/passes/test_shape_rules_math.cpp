@@ -1,5 +1,5 @@
 // Generation-time shape rules of the math, comparison, creation and scan ops (src/passes/shape_rules_math.cpp):
-// static and symbolic dims, known operand contents (arange's start/end/step, topk's k), located errors.
+// static and symbolic dims, known operand contents (arange's start/end/step, topk's k), argsort, located errors.
 #include "pass_test_util.h"
 
 #include "passes/analysis.h"
@@ -86,8 +86,9 @@ TEST_CASE("math shapes: scans, reductions and selection") {
       "  - {op: argmax, in: [x], out: [am], attrs: {axis: -1, keepdims: false, flatten: false, dtype: int32}}\n"
       "  - {op: argmax, in: [x], out: [af], attrs: {axis: 0, keepdims: true, flatten: true}}\n"
       "  - {op: topk, in: [x], out: [tv, ti], attrs: {k: 2, axis: 1}}\n"
+      "  - {op: argsort, in: [x], out: [sv, si], attrs: {axis: 0, descending: true}}\n"
       "  - {op: log_softmax, in: [x], out: [ls], attrs: {axis: 0}}\n",
-      "[c, cf, p, pa, am, af, tv, ti, ls]");
+      "[c, cf, p, pa, am, af, tv, ti, sv, si, ls]");
   CHECK(a.shape("c") == "float32[s0, 5, 6]");
   CHECK(a.shape("cf") == "float32[30 * s0]");
   CHECK(a.shape("p") == "float32[s0, 1, 6]");
@@ -96,6 +97,8 @@ TEST_CASE("math shapes: scans, reductions and selection") {
   CHECK(a.shape("af") == "int64[1, 1, 1]");
   CHECK(a.shape("tv") == "float32[s0, 2, 6]");
   CHECK(a.shape("ti") == "int64[s0, 2, 6]");
+  CHECK(a.shape("sv") == "float32[s0, 5, 6]");
+  CHECK(a.shape("si") == "int64[s0, 5, 6]");
   CHECK(a.shape("ls") == "float32[s0, 5, 6]");
 }
 
@@ -106,6 +109,7 @@ TEST_CASE("math shapes: bad attributes are errors at the op") {
   const std::vector<Case> cases = {
       {"{op: topk, in: [x], out: [v, vi], attrs: {k: 7, axis: 1}}", "k 7 must be in [1, 5]"},
       {"{op: cumsum, in: [x], out: [c], attrs: {axis: 3}}", "axis 3 is out of range"},
+      {"{op: argsort, in: [x], out: [s, si], attrs: {axis: 3}}", "axis 3 is out of range"},
       {"{op: argmax, in: [x], out: [a], attrs: {axis: 0, dtype: float32}}", "dtype must be int32 or int64"},
       {"{op: log_softmax, in: [x], out: [l], attrs: {axis: -4}}", "axis -4 is out of range"},
       {"{op: equal, in: [x, i], out: [e]}", "dtype conflict"},

@@ -148,3 +148,19 @@ outputs: [a, b]
   CHECK(p.check_structure().empty());
   REQUIRE(verify_program(p, env.ops(), env.diags()));
 }
+
+TEST_CASE("canonicalize: depthwise_conv2d_transpose becomes conv2d_transpose, attributes kept") {
+  test::Env env;
+  ir::Program p = env.read("p.yaml", R"(program: t
+inputs: [{name: x, dtype: float32, shape: [1, 4, 5, 5]}, {name: w, dtype: float32, shape: [4, 1, 4, 4]}]
+ops:
+  - {op: depthwise_conv2d_transpose, in: [x, w], out: [y], attrs: {strides: [2, 2], paddings: [1, 1], groups: 4}}
+outputs: [y]
+)");
+  CHECK(canonicalize_ops(p) == 1);
+  CHECK(op_names(p) == std::vector<std::string>{"pd_op.data", "pd_op.data", "pd_op.conv2d_transpose", "pd_op.fetch"});
+  REQUIRE(verify_program(p, env.ops(), env.diags()));
+  std::optional<Analysis> a = analyze_program(p, env.ops(), env.diags());
+  REQUIRE(a);
+  CHECK(canonicalize_ops(p) == 0);
+}

@@ -104,7 +104,7 @@ struct CudaIndexMap {
   int64_t rows = 0, padding_row = -1;
   /// A batched matmul: whether x and y are read transposed (never for a vector operand or bmm).
   bool transpose_x = false, transpose_y = false;
-  /// topk: how many, the largest or the smallest, sorted or not.
+  /// topk: how many, the largest or the smallest, sorted or not. repeat_interleave: the repeats (along `axis`).
   int64_t k = 0;
   bool largest = true, sorted = true;
   /// gather_nd: how many leading dims of x a row of the index names (its last dim).

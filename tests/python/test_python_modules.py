@@ -144,6 +144,7 @@ OVERRIDES = {
     "gather_nd": lambda r: [f32(r, 2, 3), np().array([[1, 2], [0, -1]], "int64")],
     "index_put": lambda r: [f32(r, 4, 3), [np().array([1, -1], "int64")], f32(r, 3), None],
     "prelu": lambda r: [f32(r, 2, 3, 4), f32(r, 3), "NCHW", "channel"],
+    "repeat_interleave": lambda r: [f32(r, 2, 3), 2, 1, -1],
     "take_along_axis": lambda r: [f32(r, 2, 3), np().array([[2, 0], [1, 1]], "int64"), 1],
     "meshgrid": lambda r: [[f32(r, 3), f32(r, 2)]],
     "pad": lambda r: [f32(r, 2, 3), [1, 0, 0, 2], 0.5],

@@ -197,6 +197,20 @@ void register_index_nn_ops(OpRegistry& r) {
         [&](const KernelContext& c, Tensor* o) { return k::tile(c, *x, repeat_times, o); });
   });
 
+  r.add("repeat_interleave", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                                std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    int repeats, axis;
+    KFORGE_RETURN_IF_ERROR(attrs.get_int32("repeats", &repeats));
+    KFORGE_RETURN_IF_ERROR(attrs.get_int32("axis", &axis, 0));
+    int64_t output_size;
+    KFORGE_RETURN_IF_ERROR(attrs.get_int("output_size", &output_size, -1));
+    return run_one(
+        ctx, x->dtype, out, [&](Tensor* o) { return m::RepeatInterleaveInferMeta(*x, repeats, axis, output_size, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::repeat_interleave(c, *x, repeats, axis, output_size, o); });
+  });
+
   // pd_op.roll: operands (x, shifts); shifts is mutable.
   r.add("roll", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
                    std::vector<RtValue>& out) -> Status {

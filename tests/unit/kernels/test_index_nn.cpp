@@ -114,6 +114,21 @@ TEST_CASE("scatter overwrites or accumulates rows (Paddle's ScatterAssign / Scat
   CHECK(error_of(k::scatter(cpu(), x, i64({3}, {1, 4, 0}), updates, true, &a)).find("index 4") != std::string::npos);
 }
 
+TEST_CASE("repeat_interleave repeats each element along the axis") {
+  const Tensor t = iota({2, 3});
+  Tensor cols = output_from([&](Tensor* o) { return m::RepeatInterleaveInferMeta(t, 2, -1, -1, o); });
+  CHECK(dims_of(cols) == Dims{2, 6});
+  REQUIRE(k::repeat_interleave(cpu(), t, 2, -1, -1, &cols).ok());
+  check_close<float>(cols, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}, 0);
+  Tensor rows = output_from([&](Tensor* o) { return m::RepeatInterleaveInferMeta(t, 2, 0, 4, o); });
+  REQUIRE(k::repeat_interleave(cpu(), t, 2, 0, 4, &rows).ok());
+  check_close<float>(rows, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}, 0);
+  Tensor out;
+  CHECK(error_of(m::RepeatInterleaveInferMeta(t, 0, 0, -1, &out)).find("positive") != std::string::npos);
+  CHECK(error_of(m::RepeatInterleaveInferMeta(t, 2, 2, -1, &out)).find("axis") != std::string::npos);
+  CHECK(error_of(m::RepeatInterleaveInferMeta(t, 2, 0, 5, &out)).find("output_size is 5") != std::string::npos);
+}
+
 TEST_CASE("tile, roll and flip move elements") {
   const Tensor t = iota({2, 3});
   Tensor tiled = output_from([&](Tensor* o) { return m::TileInferMeta(t, IntArray{2, 1, 2}, o); });

@@ -355,6 +355,12 @@ Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* 
                        const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
                        const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
                        int align_mode, Tensor* output);
+// bicubic_interp: Paddle's BicubicInterpolation of a 4-D NCHW or NHWC input (cubic convolution, A = -0.75, taps
+// clamped to the edges; align_corners or half-pixel centres, align_mode unused).
+Status bicubic_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                      const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                      const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                      int align_mode, Tensor* output);
 // linear_interp (issue 34): Paddle's LinearInterpolation of a 3-D NCW or NWC input (data_format "NCHW" / "NHWC"
 // as Paddle's programs spell it), the width from size_tensor (one tensor), out_size (one value), scale[0] or out_w.
 Status linear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,

@@ -129,6 +129,7 @@ OVERRIDES = {
     "transpose": lambda r: [f32(r, 2, 3), [1, 0]],
     "einsum": lambda r: [[f32(r, 2, 3), f32(r, 3, 4)], "ij,jk->ik"],
     "bilinear_interp": lambda r: [f32(r, 1, 1, 2, 2), None, None, None, "NCHW", 0, 4, 4, [], "bilinear", False, 0],
+    "bicubic_interp": lambda r: [f32(r, 1, 1, 2, 2), None, None, None, "NCHW", 0, 4, 4, [], "bicubic", False, 0],
     "nearest_interp": lambda r: [f32(r, 1, 1, 2, 2), None, None, None, "NCHW", 0, 4, 4, [], "nearest", False, 0],
     "dropout": lambda r: [f32(r, 2, 3), None, 0.5, True, "upscale_in_train", 0, True],
     "rms_norm": lambda r: [f32(r, 2, 3), None, None, f32(r, 3), None, 1e-5, 1, -1.0, 0, 0.0, 0.0],

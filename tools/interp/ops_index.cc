@@ -107,6 +107,7 @@ OpFn interpolate(InterpolateKernel kernel) {
 
 void register_index_nn_ops(OpRegistry& r) {
   r.add("bilinear_interp", interpolate(k::bilinear_interp));
+  r.add("bicubic_interp", interpolate(k::bicubic_interp));
   r.add("linear_interp", interpolate(k::linear_interp));  // issue 34
 
   // pd_op.set_value_: operands (x, starts, ends, steps).

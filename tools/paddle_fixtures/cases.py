@@ -171,6 +171,14 @@ CASES = [
       [t(3, 4, dtype="int64", low=-50, high=50)], ops=("repeat_interleave",)),
     C("repeat_interleave_dynamic", lambda x: paddle.repeat_interleave(x, 4, axis=1), [t(None, 3, 2)],
       ops=("repeat_interleave",)),
+    # bicubic_interp (CLIP's position embeddings 14x14 -> 28x28, half-pixel centres): up, down with align_corners,
+    # NHWC float64 by scale.
+    C("bicubic_interp_up", lambda x: F.interpolate(x, size=[8, 10], mode="bicubic"), [t(1, 3, 4, 5)],
+      ops=("bicubic_interp",)),
+    C("bicubic_interp_down_align_corners", lambda x: F.interpolate(x, size=[3, 4], mode="bicubic", align_corners=True),
+      [t(2, 2, 7, 9)], ops=("bicubic_interp",)),
+    C("bicubic_interp_nhwc_float64", lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic", data_format="NHWC"),
+      [t(1, 4, 6, 2, dtype="float64")], ops=("bicubic_interp",)),
     # prior_box (BlazeFace): only the dims of the feature map and the image count. BlazeFace's attributes (steps 8,
     # no flip, no clip); max sizes, flipped ratios, clipping and the min-max order with steps from the image; float64
     # with the feature map's and the image's H and W dynamic.

@@ -1,4 +1,4 @@
-// Creation ops: full_with_tensor, uniform, arange, one_hot.
+// Creation ops: full_with_tensor, uniform, randint, arange, one_hot.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -78,6 +78,27 @@ Status uniform(const KernelContext& ctx, const IntArray& shape, DataType dtype, 
     }
     return Status::OK();
   });
+}
+
+Status randint(const KernelContext& ctx, int low, int high, const IntArray& shape, DataType dtype, Tensor* out) {
+  static constexpr const char* kOp = "randint";
+  KFORGE_RETURN_IF_ERROR(
+      check_against_meta(kOp, out, [&](Tensor* e) { return meta::RandintInferMeta(low, high, shape, dtype, e); }));
+  const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(high) - low);
+  auto fill = [&](auto* o) {
+    using T = std::remove_pointer_t<decltype(o)>;
+    // Element i: 53 random bits of uniform's draw with seed 0, scaled to the range (below 2^31 values: the
+    // scaled double's floor stays below range).
+    for (int64_t i = 0, n = out->numel(); i < n; ++i) {
+      const double u = static_cast<double>(mix(static_cast<uint64_t>(i)) >> 11) * 0x1.0p-53;
+      o[i] = static_cast<T>(low + static_cast<int64_t>(u * static_cast<double>(range)));
+    }
+  };
+  const DataType kernel = util::kernel_dtype(ctx, *out);
+  if (kernel == DataType::kInt32) fill(out->data_as<int32_t>());
+  else if (kernel == DataType::kInt64) fill(out->data_as<int64_t>());
+  else return Status::Error(kOp, ": out must be int32 or int64, got ", kernel);
+  return Status::OK();
 }
 
 Status arange(const KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor* out) {

@@ -232,6 +232,7 @@ KFORGE_UNARY(relu, VisitNumber, v > T(0) ? v : T(0))
 KFORGE_UNARY(tanh, VisitFloat, std::tanh(v))
 KFORGE_UNARY(rsqrt, VisitFloat, T(1) / std::sqrt(v))
 KFORGE_UNARY(floor, VisitFloat, std::floor(v))
+KFORGE_UNARY(ceil, VisitFloat, std::ceil(v))
 // Paddle's defaults: threshold 6, scale 6, offset 3.
 KFORGE_UNARY(hardswish, VisitFloat, v * std::fmin(std::fmax(v + T(3), T(0)), T(6)) / T(6))
 

@@ -61,6 +61,7 @@ Status tanh(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status exp(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status rsqrt(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status floor(const KernelContext& ctx, const Tensor& x, Tensor* out);
+Status ceil(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status gelu(const KernelContext& ctx, const Tensor& x, bool approximate, Tensor* out);
 Status silu(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status swish(const KernelContext& ctx, const Tensor& x, Tensor* out);  // x * sigmoid(x), as silu
@@ -229,6 +230,8 @@ namespace kforge::kernels {
 Status hardsigmoid(const KernelContext& ctx, const Tensor& x, float slope, float offset, Tensor* out);
 // Paddle's LeakyReluFunctor: max(x, slope * x) for a slope below 1, min(x, slope * x) otherwise.
 Status leaky_relu(const KernelContext& ctx, const Tensor& x, float negative_slope, Tensor* out);
+// Paddle's ELUFunctor: x < 0 ? alpha * (exp(x) - 1) : x (exp as kforge_math.h's, the fused loops' exp).
+Status elu(const KernelContext& ctx, const Tensor& x, float alpha, Tensor* out);
 // out = x > 0 ? x : alpha[j] * x; mode "all" (alpha of one element), "channel" (one per channel of data_format's
 // channel dim) or "element" (one per element of x's dims after the first).
 Status prelu(const KernelContext& ctx, const Tensor& x, const Tensor& alpha, const std::string& data_format,
@@ -285,6 +288,9 @@ Status full_with_tensor(const KernelContext& ctx, const Tensor& value, const Int
 // 0 means "a new seed each run"); it does not reproduce Paddle's random stream.
 Status uniform(const KernelContext& ctx, const IntArray& shape, DataType dtype, const Scalar& min, const Scalar& max,
                int seed, Tensor* out);
+// randint: integers in [low, high), int32 or int64, from the same generator as uniform with seed 0 (Paddle's randint
+// has no seed: its global generator's stream, which kforge does not reproduce; the draws are kforge's own).
+Status randint(const KernelContext& ctx, int low, int high, const IntArray& shape, DataType dtype, Tensor* out);
 // start, start + step, ... below end (Paddle's ArangeKernel: the size in double, or int64 when no Scalar is
 // floating; values accumulated in out's type). out: float32, float64, int32, int64.
 Status arange(const KernelContext& ctx, const Scalar& start, const Scalar& end, const Scalar& step, Tensor* out);
@@ -327,6 +333,7 @@ Status MaskedFillInferMeta(const Tensor& x, const Tensor& mask, const Tensor& va
 Status SwiGLUInferMeta(const Tensor& x, const Tensor* y, Tensor* out);
 Status FullWithTensorInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
 Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out);
+Status RandintInferMeta(int low, int high, const IntArray& shape, DataType dtype, Tensor* out);
 Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out);
 Status OneHotInferMeta(const Tensor& x, const Scalar& num_classes, Tensor* out);
 Status CumScalarAxisInferMeta(const Tensor& x, const Scalar& axis, bool flatten, bool exclusive, bool reverse,
@@ -353,6 +360,12 @@ Status bilinear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* 
                        const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
                        const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
                        int align_mode, Tensor* output);
+// bicubic_interp: Paddle's BicubicInterpolation of a 4-D NCHW or NHWC input (cubic convolution, A = -0.75, taps
+// clamped to the edges; align_corners or half-pixel centres, align_mode unused).
+Status bicubic_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
+                      const Tensor* scale_tensor, const std::string& data_format, int out_d, int out_h, int out_w,
+                      const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
+                      int align_mode, Tensor* output);
 // linear_interp (issue 34): Paddle's LinearInterpolation of a 3-D NCW or NWC input (data_format "NCHW" / "NHWC"
 // as Paddle's programs spell it), the width from size_tensor (one tensor), out_size (one value), scale[0] or out_w.
 Status linear_interp(const KernelContext& ctx, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
@@ -374,6 +387,10 @@ Status index_select(const KernelContext& ctx, const Tensor& x, const Tensor& ind
 Status scatter(const KernelContext& ctx, const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite,
                Tensor* out);
 Status tile(const KernelContext& ctx, const Tensor& x, const IntArray& repeat_times, Tensor* out);
+// repeat_interleave (an int repeats): every element of x along axis `repeats` times in a row, as Paddle's CPU kernel
+// (an index_select of 0, 0, .., 1, 1, ..); output_size, when positive, must be the repeated dim.
+Status repeat_interleave(const KernelContext& ctx, const Tensor& x, int repeats, int axis, int64_t output_size,
+                         Tensor* out);
 // Empty axis: x rolled as one flat vector by shifts[0].
 Status roll(const KernelContext& ctx, const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis,
             Tensor* out);
@@ -411,6 +428,7 @@ Status GatherInferMeta(const Tensor& x, const Tensor& index, const Scalar& axis,
 Status IndexSelectInferMeta(const Tensor& x, const Tensor& index, int axis, Tensor* out);
 Status ScatterInferMeta(const Tensor& x, const Tensor& index, const Tensor& updates, bool overwrite, Tensor* out);
 Status TileInferMeta(const Tensor& x, const IntArray& repeat_times, Tensor* out);
+Status RepeatInterleaveInferMeta(const Tensor& x, int repeats, int axis, int64_t output_size, Tensor* out);
 Status RollInferMeta(const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis, Tensor* out);
 Status FlipInferMeta(const Tensor& x, const std::vector<int>& axis, Tensor* out);
 Status Pad3dInferMeta(const Tensor& x, const IntArray& paddings, const std::string& mode, float pad_value,
@@ -501,6 +519,13 @@ Status roi_align(const KernelContext& ctx, const Tensor& x, const Tensor& boxes,
 // isnan: bool out (false for integers); linspace: `number` values from start to stop (one-element tensors), the
 // first half from start, the second from stop; index_sample: out[i, j] = x[i, index[i, j]] (index in range).
 Status isnan(const KernelContext& ctx, const Tensor& x, Tensor* out);
+// prior_box (prior_box.cc): SSD anchors [H, W, priors, 4] of input's feature map over image (NCHW; only their dims
+// are read), normalised by the image size; var [H, W, priors, 4] the four variances.
+Status prior_box(const KernelContext& ctx, const Tensor& input, const Tensor& image,
+                 const std::vector<float>& min_sizes, const std::vector<float>& max_sizes,
+                 const std::vector<float>& aspect_ratios, const std::vector<float>& variances, bool flip, bool clip,
+                 float step_w, float step_h, float offset, bool min_max_aspect_ratios_order, Tensor* out,
+                 Tensor* var);
 Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& stop, const Tensor& number,
                 DataType dtype, Tensor* out);
 Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
@@ -545,6 +570,10 @@ Status SigmoidCrossEntropyWithLogitsInferMeta(const Tensor& x, const Tensor& lab
 Status GridSampleBaseInferMeta(const Tensor& x, const Tensor& grid, Tensor* out);
 // meta_detection.cc
 Status IsfiniteInferMeta(const Tensor& x, Tensor* out);
+Status PriorBoxInferMeta(const Tensor& input, const Tensor& image, const std::vector<float>& min_sizes,
+                         const std::vector<float>& max_sizes, const std::vector<float>& aspect_ratios,
+                         const std::vector<float>& variances, bool flip, bool clip, float step_w, float step_h,
+                         float offset, bool min_max_aspect_ratios_order, Tensor* out, Tensor* var);
 Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& number, DataType dtype, Tensor* out);
 Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
 // The most nonzero / masked_select can write (every element nonzero / selected): out is laid out for that.

@@ -109,6 +109,20 @@ Status leaky_relu(const KernelContext& ctx, const Tensor& x, float negative_slop
   });
 }
 
+Status elu(const KernelContext& ctx, const Tensor& x, float alpha, Tensor* out) {
+  return unary(ctx, x, out, "elu", true, [alpha](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T a = static_cast<T>(alpha);
+    return [a](T v) -> T {
+      if constexpr (std::is_floating_point<T>::value) {
+        return v < T(0) ? a * (math::exp(v) - T(1)) : v;
+      } else {
+        return v;  // (never run: floats only)
+      }
+    };
+  });
+}
+
 // prelu as Paddle's PReluKernel (cpu/prelu_kernel.cc): out = x > 0 ? x : alpha[j] * x, where j is 0 ("all"), the
 // element's channel ("channel": dim 1 for NCHW, the last dim for NHWC) or its place within one batch item
 // ("element"). alpha's size for the mode is PReluInferMeta's check.

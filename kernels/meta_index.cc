@@ -171,6 +171,21 @@ Status TileInferMeta(const Tensor& x, const IntArray& repeat_times, Tensor* out)
   return shape_meta::TileInferMeta(x, repeat_times, out);  // kforge_shape_meta.h, shared with --target cuda
 }
 
+// Paddle's RepeatInterleaveInferMeta: axis in [-rank, rank), repeats > 0, out's axis dim x's times repeats.
+Status RepeatInterleaveInferMeta(const Tensor& x, int repeats, int axis, int64_t output_size, Tensor* out) {
+  static constexpr const char* kOp = "RepeatInterleaveInferMeta";
+  int64_t a = 0;
+  if (!normalize_axis(axis, x.ndim, &a)) return bad_axis(kOp, axis, x.ndim);
+  if (repeats <= 0) return Status::Error(kOp, ": repeats must be positive, got ", repeats);
+  std::vector<int64_t> dims(x.dims, x.dims + x.ndim);
+  dims[static_cast<size_t>(a)] *= repeats;
+  if (output_size > 0 && output_size != dims[static_cast<size_t>(a)]) {
+    return Status::Error(kOp, ": output_size is ", output_size, " but x's dim ", a, " repeated ", repeats,
+                         " times is ", dims[static_cast<size_t>(a)]);
+  }
+  return set_meta(out, x.dtype, dims, kOp);
+}
+
 Status RollInferMeta(const Tensor& x, const IntArray& shifts, const std::vector<int64_t>& axis, Tensor* out) {
   static constexpr const char* kOp = "RollInferMeta";
   if (axis.empty()) {

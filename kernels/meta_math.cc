@@ -92,6 +92,19 @@ Status UniformRandomInferMeta(const IntArray& shape, DataType dtype, Tensor* out
   return set_meta(out, dtype, shape.values(), "UniformRandomInferMeta");
 }
 
+// Paddle's RandintInferMeta: low < high, no negative dim; int32 or int64 (kforge's kernel).
+Status RandintInferMeta(int low, int high, const IntArray& shape, DataType dtype, Tensor* out) {
+  static constexpr const char* kOp = "RandintInferMeta";
+  if (low >= high) return Status::Error(kOp, ": low (", low, ") must be less than high (", high, ")");
+  if (dtype != DataType::kInt32 && dtype != DataType::kInt64) {
+    return Status::Error(kOp, ": dtype must be int32 or int64, got ", dtype);
+  }
+  for (int64_t d : shape) {
+    if (d < 0) return Status::Error(kOp, ": shape ", u::dims_string(shape.values()), " has a negative dim");
+  }
+  return set_meta(out, dtype, shape.values(), kOp);
+}
+
 Status ArangeInferMeta(const Scalar& start, const Scalar& end, const Scalar& step, DataType dtype, Tensor* out) {
   return shape_meta::ArangeInferMeta(start, end, step, dtype, out);
 }

@@ -1,4 +1,4 @@
-// tile, roll, flip and pad3d: every output element is one input element (or pad3d's constant), found by index
+// tile, repeat_interleave, roll, flip and pad3d: every output element is one input element (or pad3d's constant), found by index
 // arithmetic per output row; rows are copied whole where the mapping allows.
 #include <cstring>
 #include <vector>
@@ -73,6 +73,26 @@ Status tile(const KernelContext& ctx, const Tensor& x, const IntArray& repeat_ti
   }
   return util::visit_element_size(dtype, kOp, [&](auto tag) -> Status {
     gather_by_axis<typename decltype(tag)::type>(xr, out, map);
+    return Status::OK();
+  });
+}
+
+Status repeat_interleave(const KernelContext& ctx, const Tensor& x, int repeats, int axis, int64_t output_size,
+                         Tensor* out) {
+  static constexpr const char* kOp = "repeat_interleave";
+  DataType dtype;
+  KFORGE_RETURN_IF_ERROR(check_dtype(kOp, ctx, x, &dtype));
+  Tensor expected;
+  KFORGE_RETURN_IF_ERROR(meta::RepeatInterleaveInferMeta(x, repeats, axis, output_size, &expected));
+  KFORGE_RETURN_IF_ERROR(check_out(kOp, out, dtype, expected));
+  const int32_t a = axis < 0 ? axis + x.ndim : axis;
+  // Output index o along the axis reads o / repeats; every other axis reads its own index.
+  std::vector<std::vector<int64_t>> map(static_cast<size_t>(out->ndim));
+  for (int32_t d = 0; d < out->ndim; ++d) {
+    for (int64_t o = 0; o < out->dims[d]; ++o) map[static_cast<size_t>(d)].push_back(d == a ? o / repeats : o);
+  }
+  return util::visit_element_size(dtype, kOp, [&](auto tag) -> Status {
+    gather_by_axis<typename decltype(tag)::type>(x, out, map);
     return Status::OK();
   });
 }

@@ -19,6 +19,7 @@ std::vector<CudaIndexKernel> IndexCall::build() {
   else if (op == "strided_slice") strided_slice();
   else if (op == "pad3d") pad3d();
   else if (op == "expand" || op == "tile" || op == "expand_as") broadcast();
+  else if (op == "repeat_interleave") repeat_interleave();
   else if (op == "gather" || op == "index_select") gather();
   else if (op == "embedding") embedding();
   else if (op == "meshgrid") meshgrid();
@@ -141,6 +142,24 @@ void IndexCall::broadcast() {
     if (xd[d].constant() == std::optional<int64_t>(1)) coords.push_back("0");
     else if (xd[d] == od[d + lead]) coords.push_back(c);
     else coords.push_back(c + " % " + k.size(xd[d]));
+  }
+  const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
+  add(k, value(out).numel());
+  kernels_.back().form = cuda_index_store_form(load);
+}
+
+void IndexCall::repeat_interleave() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string type = type_of(x);
+  const SymShape& xd = value(x).dims;
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  k.output(out, type);
+  k.coordinates(value(out).dims);
+  std::vector<std::string> coords;
+  for (size_t d = 0; d < xd.size(); ++d) {
+    const std::string c = "c" + std::to_string(d);
+    coords.push_back(d == form_.axis ? fmt::format("{} / {}", c, form_.k) : c);
   }
   const std::string load = fmt::format("{}[{}]", in, k.offset(coords, xd));
   add(k, value(out).numel());

@@ -8,6 +8,7 @@
 // division of integers by 0, the CPU kernel's error, gives 0).
 //   - prelu, whose slope is read per channel or per element of a batch item (no broadcast of numpy's rules): out =
 //     x > 0 ? x : alpha[j] * x as kernels/math.cc computes it, j from the element's coordinates.
+//   - randint: uniform's draw with seed 0 scaled to [low, high), as kernels/creation_math.cc.
 // The arithmetic of uniform and floor_divide is kforge_index.cuh's (uniform_draw, floor_divide); the kernels only index.
 // The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
 // statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
@@ -32,6 +33,8 @@ class BinaryCall : public IndexBuilder {
   std::vector<CudaIndexKernel> build() {
     if (call_.op == "uniform") {
       uniform();
+    } else if (call_.op == "randint") {
+      randint();
     } else if (call_.op == "prelu") {
       prelu();
     } else {
@@ -60,6 +63,21 @@ class BinaryCall : public IndexBuilder {
     k.statements(store_statements(k.coordinates_context({}),
                                   fmt::format("kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g})", type,
                                               static_cast<uint64_t>(form_.seed), form_.min, form_.max)));
+    add(k, value(out).numel(), true);
+  }
+
+  // randint as kernels/creation_math.cc: uniform's draw of seed 0 in [0, 1) scaled to the range and truncated.
+  void randint() {
+    const uint32_t out = out_value();
+    const std::string type = *move_type(form_.dtype);
+    KernelText k = text();
+    k.output(out, type);
+    const auto low = static_cast<long long>(form_.min), range = static_cast<long long>(form_.max) - low;
+    k.statements(store_statements(
+        k.coordinates_context({}),
+        fmt::format("static_cast<{}>({}LL + static_cast<long long>(kforge::cuda_index::uniform_draw<double>(0ull, e, "
+                    "0.0, 1.0) * {}.0))",
+                    type, low, range)));
     add(k, value(out).numel(), true);
   }
 

@@ -64,6 +64,9 @@ class IndexCall : public IndexBuilder {
   // expand / tile: x's dims align with the output's last dims; each x coordinate is the output's modulo x's dim.
   void broadcast();
 
+  // repeat_interleave: the output's coordinate along the axis divided by the repeats, the others as they are.
+  void repeat_interleave();
+
   // gather / index_select: x viewed as [outer, n, inner] around the axis; output [outer, k, inner] picks index's
   // k entries along it.
   void gather();

@@ -45,6 +45,7 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
   else if (op == "p_norm") ok = p_norm();
   else if (op == "einsum") ok = einsum();
   else if (op == "uniform") ok = uniform();
+  else if (op == "randint") ok = randint();
   else if (op == "prelu") ok = prelu();
   else if (op == "floor_divide") ok = floor_divide();
   else ok = reduce();
@@ -309,6 +310,23 @@ bool ComputeChecks::uniform() {
   form_.min = *lo;
   form_.max = *hi;
   form_.seed = *seed;
+  return true;
+}
+
+bool ComputeChecks::randint() {
+  const uint32_t out = out_value();
+  if (out == kNone) return fail("it needs an output");
+  const ir::DataType d = value(out).dtype;
+  if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
+    return fail(fmt::format("it draws {} values; the CUDA kernel draws int32 and int64", ir::dtype_name(d)));
+  }
+  const std::optional<int64_t> low = constant_int("low");
+  const std::optional<int64_t> high = low ? constant_int("high") : std::nullopt;
+  if (!high) return false;
+  if (*low >= *high) return fail("its low is not below its high");
+  form_.dtype = d;
+  form_.min = static_cast<double>(*low);
+  form_.max = static_cast<double>(*high);
   return true;
 }
 

@@ -69,7 +69,7 @@ struct CudaComputeForm {
   double epsilon = 0;
   /// p_norm's order (the float attribute widened to double).
   double p = 0;
-  /// uniform: [min, max) and the seed.
+  /// uniform: [min, max) and the seed. randint: [low, high) as min and max.
   double min = 0, max = 0;
   int64_t seed = 0;
   /// deformable_conv: [stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w]; its deformable groups (its groups

@@ -47,6 +47,7 @@ class ComputeChecks : public CallChecks<CudaComputeForm> {
   bool one_hot();
   bool pow();
   bool uniform();
+  bool randint();
   bool prelu();
   bool floor_divide();
   // cuda_plan_reduce.cpp

@@ -22,7 +22,7 @@ const std::array<FamilyOps, 7>& family_table() {
   static const std::array<FamilyOps, 7> table = {{
       {CudaIndexFamily::kMovement,
        {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "pad3d", "expand", "tile",
-        "expand_as", "gather", "index_select", "embedding", "meshgrid"}},
+        "expand_as", "repeat_interleave", "gather", "index_select", "embedding", "meshgrid"}},
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "triu", "tril", "arange", "full_with_tensor",
         "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow",
@@ -33,7 +33,7 @@ const std::array<FamilyOps, 7>& family_table() {
       {CudaIndexFamily::kNorm, {"group_norm", "p_norm"}},
       {CudaIndexFamily::kLoss, {"sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax"}},
       {CudaIndexFamily::kEinsum, {"einsum"}},
-      {CudaIndexFamily::kBinary, {"floor_divide", "uniform", "prelu"}},
+      {CudaIndexFamily::kBinary, {"floor_divide", "uniform", "randint", "prelu"}},
   }};
   return table;
 }

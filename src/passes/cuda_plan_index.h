@@ -105,7 +105,7 @@ struct CudaIndexMap {
   /// A batched matmul: whether x and y are read transposed (never for a vector operand or bmm).
   bool transpose_x = false, transpose_y = false;
   /// topk: how many, the largest or the smallest, sorted or not. argsort: descending in `largest`, and whether
-  /// equal values keep their index order (stable).
+  /// equal values keep their index order (stable). repeat_interleave: the repeats (along `axis`).
   int64_t k = 0;
   bool largest = true, sorted = true, stable = false;
   /// gather_nd: how many leading dims of x a row of the index names (its last dim).

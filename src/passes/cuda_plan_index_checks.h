@@ -53,6 +53,7 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool strided_slice();
   bool pad3d();
   bool broadcast();
+  bool repeat_interleave();
   bool gather();
   bool embedding();
   bool meshgrid();

@@ -39,6 +39,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "strided_slice") ok = strided_slice();
   else if (op == "pad3d") ok = pad3d();
   else if (op == "expand" || op == "tile" || op == "expand_as") ok = broadcast();
+  else if (op == "repeat_interleave") ok = repeat_interleave();
   else if (op == "gather" || op == "index_select") ok = gather();
   else if (op == "embedding") ok = embedding();
   else if (op == "meshgrid") ok = meshgrid();
@@ -120,6 +121,17 @@ bool IndexChecks::broadcast() {
   if (!same_type(x, out, false) || !own_buffer(x, out)) return false;
   if (value(x).dims.size() > value(out).dims.size()) return fail("its input has a higher rank than its output");
   return true;
+}
+
+bool IndexChecks::repeat_interleave() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const bool typed = same_type(x, out, false);
+  const std::optional<int64_t> repeats = typed ? constant_int("repeats") : std::nullopt;
+  const std::optional<int64_t> axis = repeats ? constant_int("axis") : std::nullopt;
+  if (!axis || !own_buffer(x, out)) return false;
+  if (*repeats <= 0) return fail("its repeats is not positive");
+  form_.k = *repeats;
+  return axis_of(*axis, value(x).dims.size(), &form_.axis, "its axis is out of range");
 }
 
 bool IndexChecks::gather() {

@@ -2,6 +2,8 @@
 // RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims; and the
 // ops of detection post-processing whose output size depends on their input's data (NonZeroInferMeta,
 // MaskedSelectInferMeta, UniqueRawInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim).
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -50,6 +52,42 @@ std::string linspace_rule(OpContext& c) {
   const SymExpr n = number->data->int_at(0);
   if (auto v = n.constant(); v && *v < 0) return fmt::format("{} must not be negative, got {}", c.param(2), *v);
   c.set_result(0, dtype, {n});
+  return "";
+}
+
+/// prior_box: [H, W, priors, 4] of input's feature map for both outputs; priors from the sizes and ratios as
+/// kernels/prior_box.cc counts them.
+std::string prior_box_rule(OpContext& c) {
+  DET_TENSOR(input, 0);
+  DET_TENSOR(image, 1);
+  if (input->dims.size() != 4) return fmt::format("input must be 4-D NCHW, got {}", to_string(input->dims));
+  if (image->dims.size() != 4) return fmt::format("image must be 4-D NCHW, got {}", to_string(image->dims));
+  if (!det_is_float(input->dtype)) return fmt::format("input must be float32 or float64, got {}", ir::dtype_name(input->dtype));
+  const std::vector<double> min_sizes = c.floats("min_sizes"), max_sizes = c.floats("max_sizes");
+  if (min_sizes.empty()) return "min_sizes must not be empty";
+  for (double s : min_sizes) {
+    if (!(s > 0)) return fmt::format("min_sizes must be positive, got {}", s);
+  }
+  if (!max_sizes.empty() && max_sizes.size() != min_sizes.size()) {
+    return fmt::format("max_sizes has {} values, min_sizes {}", max_sizes.size(), min_sizes.size());
+  }
+  for (size_t i = 0; i < max_sizes.size(); ++i) {
+    if (!(max_sizes[i] > min_sizes[i])) return fmt::format("max_sizes[{}] ({}) must exceed min_sizes[{}]", i, max_sizes[i], i);
+  }
+  if (c.floats("variances").size() != 4) return fmt::format("variances must have 4 values, got {}", c.floats("variances").size());
+  // Paddle's ExpandAspectRatios: 1, then each new ratio (and its inverse with flip).
+  const bool flip = c.bool_value("flip").value_or(true);
+  std::vector<double> ratios = {1.0};
+  for (double ar : c.floats("aspect_ratios")) {
+    const auto f = static_cast<float>(ar);
+    if (std::any_of(ratios.begin(), ratios.end(), [&](double o) { return std::fabs(f - static_cast<float>(o)) < 1e-6f; })) continue;
+    ratios.push_back(f);
+    if (flip) ratios.push_back(1.0f / f);
+  }
+  const auto priors = static_cast<int64_t>(ratios.size() * min_sizes.size() + max_sizes.size());
+  const SymShape dims = {input->dims[2], input->dims[3], SymExpr(priors), SymExpr(4)};
+  c.set_result(0, input->dtype, dims);
+  c.set_result(1, input->dtype, dims);
   return "";
 }
 
@@ -211,6 +249,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules(
       {"LinspaceInferMeta", linspace_rule},
       {"IndexSampleInferMeta", index_sample_rule},
       {"RoiAlignInferMeta", roi_align_rule},
+      {"PriorBoxInferMeta", prior_box_rule},
       {"DeformableConvInferMeta", deformable_conv_rule},
       {"NonZeroInferMeta", nonzero_rule},
       {"MaskedSelectInferMeta", masked_select_rule},

@@ -130,6 +130,25 @@ std::string tile(OpContext& c) {
   return "";
 }
 
+// repeat_interleave (an int repeats): x's dims with the axis dim `repeats` times as long.
+std::string repeat_interleave(OpContext& c) {
+  TENSOR(x, 0);
+  STATIC_INT(repeats, 1, 0);
+  STATIC_INT(axis, 2, 0);
+  STATIC_INT(output_size, 3, -1);
+  const int64_t rank = static_cast<int64_t>(x->dims.size());
+  int64_t a = 0;
+  if (!normalize_axis(axis, rank, &a)) return bad_axis(axis, rank);
+  if (repeats <= 0) return fmt::format("repeats must be positive, got {}", repeats);
+  SymShape dims = x->dims;
+  dims[static_cast<size_t>(a)] = dims[static_cast<size_t>(a)] * SymExpr(repeats);
+  if (auto n = dims[static_cast<size_t>(a)].constant(); n && output_size > 0 && *n != output_size) {
+    return fmt::format("output_size is {} but dim {} of x repeated {} times is {}", output_size, a, repeats, *n);
+  }
+  c.set_result(0, x->dtype, dims);
+  return "";
+}
+
 std::string roll(OpContext& c) {
   TENSOR(x, 0);
   STATIC_INTS(axis, 2);
@@ -381,7 +400,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& index_nn_shape_rules()
       {"BmmInferMeta", bmm},                  {"EinsumRawInferMeta", einsum},
       {"GroupNormInferMeta", group_norm},     {"InstanceNormInferMeta", instance_norm},
       {"RmsNormInferMeta", rms_norm},         {"TrilInferMeta", triangle},
-      {"TriuInferMeta", triangle},            
+      {"TriuInferMeta", triangle},            {"RepeatInterleaveInferMeta", repeat_interleave},
   };
   return kRules;
 }

@@ -119,6 +119,23 @@ std::string shape_and_dtype(OpContext& c, DataType fallback) {
   return "";
 }
 
+/// randint: (low, high, shape, dtype); int64 by default.
+std::string randint_rule(OpContext& c) {
+  const std::optional<int64_t> low = c.static_int(c.param(0)), high = c.static_int(c.param(1));
+  if (low && high && *low >= *high) return fmt::format("low ({}) must be less than high ({})", *low, *high);
+  auto shape = c.ints(c.param(2));
+  if (!shape) return runtime_value(c, 2);
+  for (const SymExpr& d : *shape) {
+    if (auto v = d.constant(); v && *v < 0) return fmt::format("shape {} has a negative dim", to_string(*shape));
+  }
+  const DataType dtype = c.dtype_value(c.param(3)).value_or(DataType::kInt64);
+  if (dtype != DataType::kInt32 && dtype != DataType::kInt64) {
+    return fmt::format("dtype must be int32 or int64, got {}", ir::dtype_name(dtype));
+  }
+  c.set_result(0, dtype, *shape);
+  return "";
+}
+
 /// A Scalar argument of arange: an operand (its known contents) or an attribute (hand-written programs).
 struct ScalarArg {
   bool floating = false;
@@ -313,6 +330,7 @@ const std::map<std::string, Rule>& math_rules() {
       {"SwiGLUInferMeta", swiglu},
       {"FullWithTensorInferMeta", [](OpContext& c) { return shape_and_dtype(c, DataType::kFloat32); }},
       {"UniformRandomInferMeta", [](OpContext& c) { return shape_and_dtype(c, DataType::kFloat32); }},
+      {"RandintInferMeta", randint_rule},
       {"ArangeInferMeta", arange},
       {"OneHotInferMeta", one_hot},
       {"CumScalarAxisInferMeta", cumsum},

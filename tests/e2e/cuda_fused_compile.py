@@ -66,6 +66,10 @@ PROGRAMS = [
     ("tests/paddle/conv2d_nhwc/inference.json", "paddle_conv2d_nhwc", ["--cuda-graph"]),
     ("tests/paddle/conv2d_asym_pad_dynamic_hw/inference.json", "paddle_conv2d_asym_pad_dynamic_hw", []),
     ("tests/paddle/isnan_int64/inference.json", "paddle_isnan_int64", []),
+    ("tests/paddle/elu_float64/inference.json", "paddle_elu_float64", []),
+    ("tests/paddle/ceil_float64/inference.json", "paddle_ceil_float64", []),
+    ("tests/paddle/repeat_interleave_dynamic/inference.json", "paddle_repeat_interleave_dynamic", []),
+    ("tests/paddle/randint_int32_dynamic/inference.json", "paddle_randint_int32_dynamic", []),
     ("tests/paddle/diag_vector_offset/inference.json", "paddle_diag_vector_offset", ["--cuda-graph"]),
     ("tests/paddle/depthwise_conv2d/inference.json", "paddle_depthwise_conv2d", []),
     # The layout plan is NHWC by default (KRSC filters rewritten at bind, the direct depthwise kernel); NCHW too.
@@ -298,10 +302,10 @@ def main():
             has_conv = "conv2d" in source  # conv2d, depthwise_conv2d: cuDNN
             has_pool = "pool2d" in source
             # kforge_index.cuh's helpers: interpolation, grid_sample, topk's rank, argsort's order, floor_divide,
-            # uniform, deformable_conv, and the header prelu's index-mapped kernel (cuda_index_binary.cpp) brings
-            # with it
+            # uniform (and randint's draw), deformable_conv, and the header prelu's index-mapped kernel
+            # (cuda_index_binary.cpp) brings with it
             has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "argsort", "floor_divide",
-                                                     "uniform", "1.prelu", "deformable_conv"))
+                                                     "uniform", "1.prelu", "deformable_conv", "1.randint"))
             half = "float16" in source  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()

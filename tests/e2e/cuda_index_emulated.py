@@ -32,6 +32,8 @@ CASES = [
     "slice_neg", "split_num", "split_sections", "strided_slice", "tile", "tile_int64", "transpose_bool",
     "transpose_dynamic", "transpose_float32", "transpose_float64", "transpose_int32", "transpose_int64", "tril", "triu",
     "diag_vector", "diag_vector_offset", "diag_matrix", "diag_matrix_offset", "diag_matrix_negative_offset",
+    "repeat_interleave_channels", "repeat_interleave_last_int64", "repeat_interleave_dynamic", "elu_float64", "ceil_float64",
+    "randint_int64", "randint_int32_dynamic",
     # transposes and an expand absorbed by elementwise groups (read through and stored through; run-time dims)
     "transpose_fused", "transpose_fused_dynamic", "expand_fused",
     # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float

@@ -11,6 +11,7 @@ using kforge::KernelContext;
 using kforge::Status;
 using kforge::Tensor;
 using detail::run_many;
+using detail::run_many;
 using detail::run_one;
 
 namespace {
@@ -146,9 +147,41 @@ Status unique(const KernelContext& ctx, const std::vector<RtValue>& in, const At
       });
 }
 
+Status prior_box(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                 std::vector<RtValue>& out) {
+  const Tensor *input, *image;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "input", &input));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "image", &image));
+  std::vector<float> min_sizes, max_sizes, aspect_ratios, variances;
+  KFORGE_RETURN_IF_ERROR(attrs.get_floats("min_sizes", &min_sizes, {}));
+  KFORGE_RETURN_IF_ERROR(attrs.get_floats("max_sizes", &max_sizes, {}));
+  KFORGE_RETURN_IF_ERROR(attrs.get_floats("aspect_ratios", &aspect_ratios, {}));
+  KFORGE_RETURN_IF_ERROR(attrs.get_floats("variances", &variances, {}));
+  bool flip, clip, order;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("flip", &flip, true));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("clip", &clip, true));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("min_max_aspect_ratios_order", &order, false));
+  double step_w, step_h, offset;
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("step_w", &step_w, 0.0));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("step_h", &step_h, 0.0));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("offset", &offset, 0.5));
+  const auto sw = static_cast<float>(step_w), sh = static_cast<float>(step_h), off = static_cast<float>(offset);
+  return run_many(
+      ctx, input->dtype, 2, out,
+      [&](Tensor** o) {
+        return m::PriorBoxInferMeta(*input, *image, min_sizes, max_sizes, aspect_ratios, variances, flip, clip, sw,
+                                    sh, off, order, o[0], o[1]);
+      },
+      [&](const KernelContext& c, Tensor** o) {
+        return k::prior_box(c, *input, *image, min_sizes, max_sizes, aspect_ratios, variances, flip, clip, sw, sh,
+                            off, order, o[0], o[1]);
+      });
+}
+
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
+  r.add("prior_box", prior_box);
   r.add("deformable_conv", deformable_conv);
   r.add("roi_align", roi_align);
   r.add("isnan", isnan);

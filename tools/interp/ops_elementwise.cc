@@ -57,6 +57,7 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add("exp", unary(k::exp));
   r.add("rsqrt", unary(k::rsqrt));
   r.add("floor", unary(k::floor));
+  r.add("ceil", unary(k::ceil));
   r.add("silu", unary(k::silu));
   r.add("swish", unary(k::swish));
   r.add("hardswish", unary(k::hardswish));

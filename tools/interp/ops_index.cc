@@ -107,6 +107,7 @@ OpFn interpolate(InterpolateKernel kernel) {
 
 void register_index_nn_ops(OpRegistry& r) {
   r.add("bilinear_interp", interpolate(k::bilinear_interp));
+  r.add("bicubic_interp", interpolate(k::bicubic_interp));
   r.add("linear_interp", interpolate(k::linear_interp));  // issue 34
 
   // pd_op.set_value_: operands (x, starts, ends, steps).
@@ -195,6 +196,20 @@ void register_index_nn_ops(OpRegistry& r) {
     return run_one(
         ctx, x->dtype, out, [&](Tensor* o) { return m::TileInferMeta(*x, repeat_times, o); },
         [&](const KernelContext& c, Tensor* o) { return k::tile(c, *x, repeat_times, o); });
+  });
+
+  r.add("repeat_interleave", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                                std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    int repeats, axis;
+    KFORGE_RETURN_IF_ERROR(attrs.get_int32("repeats", &repeats));
+    KFORGE_RETURN_IF_ERROR(attrs.get_int32("axis", &axis, 0));
+    int64_t output_size;
+    KFORGE_RETURN_IF_ERROR(attrs.get_int("output_size", &output_size, -1));
+    return run_one(
+        ctx, x->dtype, out, [&](Tensor* o) { return m::RepeatInterleaveInferMeta(*x, repeats, axis, output_size, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::repeat_interleave(c, *x, repeats, axis, output_size, o); });
   });
 
   // pd_op.roll: operands (x, shifts); shifts is mutable.

@@ -100,6 +100,17 @@ void register_elementwise(OpRegistry& r) {
         [&](const KernelContext& c, Tensor* o) { return k::leaky_relu(c, *x, static_cast<float>(slope), o); });
   });
 
+  r.add("elu", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                  std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    double alpha;
+    KFORGE_RETURN_IF_ERROR(attrs.get_float("alpha", &alpha, 1.0));
+    return run_one(
+        ctx, x->dtype, out, [&](Tensor* o) { return m::UnchangedInferMeta(*x, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::elu(c, *x, static_cast<float>(alpha), o); });
+  });
+
   // pd_op.pow keeps `y` an attribute (Paddle's generator gives pow no mutable attribute).
   r.add("pow", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
                   std::vector<RtValue>& out) -> Status {
@@ -169,6 +180,21 @@ void register_creation(OpRegistry& r) {
     return run_one(
         ctx, dtype, out, [&](Tensor* o) { return m::UniformRandomInferMeta(shape, dtype, o); },
         [&](const KernelContext& c, Tensor* o) { return k::uniform(c, shape, dtype, min, max, seed, o); });
+  });
+
+  // pd_op.randint: operand (shape), mutable.
+  r.add("randint", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                      std::vector<RtValue>& out) -> Status {
+    IntArray shape;
+    KFORGE_RETURN_IF_ERROR(int_array_arg(in, 0, attrs, "shape", &shape));
+    int low, high;
+    KFORGE_RETURN_IF_ERROR(attrs.get_int32("low", &low));
+    KFORGE_RETURN_IF_ERROR(attrs.get_int32("high", &high));
+    DataType dtype;
+    KFORGE_RETURN_IF_ERROR(attrs.get_dtype("dtype", &dtype, DataType::kInt64));
+    return run_one(
+        ctx, dtype, out, [&](Tensor* o) { return m::RandintInferMeta(low, high, shape, dtype, o); },
+        [&](const KernelContext& c, Tensor* o) { return k::randint(c, low, high, shape, dtype, o); });
   });
 
   // pd_op.arange: operands (start, end, step), all mutable (Paddle 3 writes them as one-element tensors).

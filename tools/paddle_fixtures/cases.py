@@ -51,6 +51,13 @@ def _kforge_uniform(shape, low, high, seed, dtype):
     return v.reshape(shape)
 
 
+def _kforge_randint(shape, low, high, dtype):
+    """kforge's randint (kernels/creation_math.cc): uniform's draw with seed 0, element i's 53 bits scaled to the
+    range high - low and floored, plus low."""
+    u = _kforge_uniform(shape, 0.0, 1.0, 0, "float64")
+    return (low + np.floor(u * (high - low)).astype(np.int64)).astype(dtype)
+
+
 def _causal_scores(x):
     """Attention scores of x with itself, masked by a causal mask of x's dynamic length (BERT/GPT style)."""
     n = paddle.shape(x)[1]
@@ -155,6 +162,39 @@ CASES = [
     *[C(f"sigmoid_{dt}", lambda x: F.sigmoid(x), [t(2, 5, dtype=dt)], ops=("sigmoid",)) for dt in FLOAT],
     C("rsqrt", lambda x: paddle.rsqrt(x), [t(2, 5, low=0.1, high=4.0)], ops=("rsqrt",)),
     C("floor", lambda x: paddle.floor(x * 3.0), [t(2, 5)], ops=("floor",)),
+    *[C(f"ceil_{dt}", lambda x: paddle.ceil(x * 3.0), [t(2, 5, dtype=dt)], ops=("ceil",)) for dt in FLOAT],
+    # repeat_interleave with an int repeats (PP-FormulaNet's grey-to-RGB: data_0 repeated 3 times along dim 1), a
+    # negative axis, int64 and a dynamic batch.
+    C("repeat_interleave_channels", lambda x: paddle.repeat_interleave(x, 3, axis=1), [t(2, 1, 4, 5)],
+      ops=("repeat_interleave",)),
+    C("repeat_interleave_last_int64", lambda x: paddle.repeat_interleave(x, 2, axis=-1),
+      [t(3, 4, dtype="int64", low=-50, high=50)], ops=("repeat_interleave",)),
+    C("repeat_interleave_dynamic", lambda x: paddle.repeat_interleave(x, 4, axis=1), [t(None, 3, 2)],
+      ops=("repeat_interleave",)),
+    # bicubic_interp (CLIP's position embeddings 14x14 -> 28x28, half-pixel centres): up, down with align_corners,
+    # NHWC float64 by scale.
+    C("bicubic_interp_up", lambda x: F.interpolate(x, size=[8, 10], mode="bicubic"), [t(1, 3, 4, 5)],
+      ops=("bicubic_interp",)),
+    C("bicubic_interp_down_align_corners", lambda x: F.interpolate(x, size=[3, 4], mode="bicubic", align_corners=True),
+      [t(2, 2, 7, 9)], ops=("bicubic_interp",)),
+    C("bicubic_interp_nhwc_float64", lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic", data_format="NHWC"),
+      [t(1, 4, 6, 2, dtype="float64")], ops=("bicubic_interp",)),
+    # prior_box (BlazeFace): only the dims of the feature map and the image count. BlazeFace's attributes (steps 8,
+    # no flip, no clip); max sizes, flipped ratios, clipping and the min-max order with steps from the image; float64
+    # with the feature map's and the image's H and W dynamic.
+    C("prior_box_blazeface", lambda f, im: paddle.vision.ops.prior_box(
+        f, im, min_sizes=[16.0, 24.0], aspect_ratios=[1.0], variance=[0.1, 0.1, 0.2, 0.2], steps=[8.0, 8.0]),
+      [t(1, 4, 8, 6), t(1, 3, 64, 48)], ops=("prior_box",)),
+    C("prior_box_max_flip_clip", lambda f, im: paddle.vision.ops.prior_box(
+        f, im, min_sizes=[10.0, 30.0], max_sizes=[20.0, 45.0], aspect_ratios=[2.0, 3.0, 2.0], flip=True, clip=True,
+        offset=0.25, min_max_aspect_ratios_order=True), [t(2, 3, 5, 7), t(2, 3, 50, 60)], ops=("prior_box",)),
+    C("prior_box_dynamic_float64", lambda f, im: paddle.vision.ops.prior_box(
+        f, im, min_sizes=[12.0], max_sizes=[24.0], aspect_ratios=[0.5], flip=True),
+      [t(1, 2, None, None, dtype="float64", run=(1, 2, 5, 6)), t(1, 3, None, None, dtype="float64", run=(1, 3, 40, 48))],
+      ops=("prior_box",)),
+    # elu (PP-YOLOE-R): negatives to alpha * (exp(x) - 1); Paddle's default alpha and another one.
+    *[C(f"elu_{dt}", lambda x: F.elu(x * 3.0), [t(3, 5, dtype=dt)], ops=("elu",)) for dt in FLOAT],
+    C("elu_alpha", lambda x: F.elu(x * 3.0, alpha=0.4), [t(2, 7)], ops=("elu",)),
     C("gelu", lambda x: F.gelu(x), [t(2, 5, low=-3, high=3)], ops=("gelu",)),
     C("gelu_tanh", lambda x: F.gelu(x, approximate=True), [t(2, 5, low=-3, high=3)], ops=("gelu",)),
     C("silu", lambda x: F.silu(x), [t(2, 5, low=-3, high=3)], ops=("silu",)),
@@ -531,6 +571,13 @@ CASES = [
     # (kernels/creation_math.cc; the CPU and CUDA kernels alike), added to x to keep the program's input.
     C("uniform_float32", lambda x: x + paddle.uniform([3, 5], min=-2.0, max=3.0, seed=7), [t(3, 5)], ops=("uniform",),
       expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((3, 5), -2.0, 3.0, 7, "float32")]),
+    # randint likewise (Mask-RT-DETR's denoising queries: a count from data, 0 or 1): a static shape, and a shape
+    # read from x's dynamic dims, int32.
+    C("randint_int64", lambda x: x + paddle.randint(-3, 7, [3, 5]), [t(3, 5, dtype="int64")], ops=("randint",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_randint((3, 5), -3, 7, "int64")]),
+    C("randint_int32_dynamic", lambda x: paddle.randint(0, 2, paddle.shape(x), dtype="int32") + x,
+      [t(None, 4, dtype="int32")], ops=("randint",),
+      expect=lambda outs, feeds: [feeds["x"] + _kforge_randint(feeds["x"].shape, 0, 2, "int32")]),
     C("uniform_float64", lambda x: x + paddle.uniform([2, 4], dtype="float64", min=0.0, max=1.0, seed=123),
       [t(2, 4, dtype="float64")], ops=("uniform",),
       expect=lambda outs, feeds: [feeds["x"] + _kforge_uniform((2, 4), 0.0, 1.0, 123, "float64")]),

@@ -30,6 +30,24 @@ TEST_CASE("full_with_tensor converts its one value to dtype") {
         std::string::npos);
 }
 
+TEST_CASE("randint: deterministic, inside [low, high), every value drawn; errors") {
+  const IntArray shape({40, 10});
+  Tensor out = output_from([&](Tensor* o) { return m::RandintInferMeta(-3, 4, shape, DataType::kInt64, o); });
+  REQUIRE(k::randint(cpu(DataType::kInt64), -3, 4, shape, DataType::kInt64, &out).ok());
+  std::vector<int64_t> a = values<int64_t>(out);
+  REQUIRE(k::randint(cpu(DataType::kInt64), -3, 4, shape, DataType::kInt64, &out).ok());
+  CHECK(a == values<int64_t>(out));
+  for (int64_t v : a) CHECK((v >= -3 && v < 4));
+  CHECK(std::set<int64_t>(a.begin(), a.end()).size() == 7);
+  Tensor i32 = output_from([&](Tensor* o) { return m::RandintInferMeta(0, 2, shape, DataType::kInt32, o); });
+  REQUIRE(k::randint(cpu(DataType::kInt32), 0, 2, shape, DataType::kInt32, &i32).ok());
+  for (int32_t v : values<int32_t>(i32)) CHECK((v == 0 || v == 1));
+  Tensor bad;
+  CHECK(error_of(m::RandintInferMeta(2, 2, shape, DataType::kInt64, &bad)).find("less than high") != std::string::npos);
+  CHECK(error_of(m::RandintInferMeta(0, 2, shape, DataType::kFloat32, &bad)).find("int32 or int64") !=
+        std::string::npos);
+}
+
 TEST_CASE("uniform: deterministic per seed, inside [min, max)") {
   const IntArray shape({64, 8});
   auto draw = [&](int seed, DataType dtype, double lo, double hi) {

@@ -31,6 +31,30 @@ Tensor bilinear(const Tensor& x, int out_h, int out_w, std::vector<float> scale,
 
 }  // namespace
 
+TEST_CASE("bicubic_interp: constants stay constant, align_corners keeps the corners, int32 refused") {
+  auto bicubic = [](const Tensor& x, int out_h, int out_w, bool align_corners, Tensor* out) {
+    *out = output_from([&](Tensor* o) {
+      return m::InterpolateInferMeta(x, nullptr, {}, nullptr, "NCHW", 0, out_h, out_w, {}, "bicubic", align_corners, 0,
+                                     o);
+    });
+    return k::bicubic_interp(cpu(), x, nullptr, {}, nullptr, "NCHW", 0, out_h, out_w, {}, "bicubic", align_corners, 0,
+                             out);
+  };
+  Tensor out;
+  REQUIRE(bicubic(f32({1, 1, 2, 3}, {2.5f, 2.5f, 2.5f, 2.5f, 2.5f, 2.5f}), 5, 7, false, &out).ok());
+  check_close<float>(out, std::vector<float>(35, 2.5f), 1e-5);  // the four weights sum to 1
+  const Tensor x = iota({1, 1, 3, 3});
+  REQUIRE(bicubic(x, 5, 5, true, &out).ok());
+  const std::vector<float> v = values<float>(out);
+  CHECK(v[0] == Approx(0));
+  CHECK(v[4] == Approx(2));
+  CHECK(v[20] == Approx(6));
+  CHECK(v[24] == Approx(8));
+  CHECK(v[12] == Approx(4));  // the centre of a linear ramp
+  Tensor o;
+  CHECK(error_of(bicubic(i32({1, 1, 2, 2}, {1, 2, 3, 4}), 3, 3, false, &o)).find("int32") != std::string::npos);
+}
+
 TEST_CASE("bilinear_interp: half-pixel, align_corners, align_mode 1, NHWC and uint8 as Paddle computes them") {
   const Tensor x = iota({1, 1, 2, 3});
   Tensor s2 = bilinear(x, 0, 0, {2, 2}, false, 0);
@@ -112,6 +136,21 @@ TEST_CASE("scatter overwrites or accumulates rows (Paddle's ScatterAssign / Scat
                                                                                            "[3, 2]") !=
         std::string::npos);
   CHECK(error_of(k::scatter(cpu(), x, i64({3}, {1, 4, 0}), updates, true, &a)).find("index 4") != std::string::npos);
+}
+
+TEST_CASE("repeat_interleave repeats each element along the axis") {
+  const Tensor t = iota({2, 3});
+  Tensor cols = output_from([&](Tensor* o) { return m::RepeatInterleaveInferMeta(t, 2, -1, -1, o); });
+  CHECK(dims_of(cols) == Dims{2, 6});
+  REQUIRE(k::repeat_interleave(cpu(), t, 2, -1, -1, &cols).ok());
+  check_close<float>(cols, {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5}, 0);
+  Tensor rows = output_from([&](Tensor* o) { return m::RepeatInterleaveInferMeta(t, 2, 0, 4, o); });
+  REQUIRE(k::repeat_interleave(cpu(), t, 2, 0, 4, &rows).ok());
+  check_close<float>(rows, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}, 0);
+  Tensor out;
+  CHECK(error_of(m::RepeatInterleaveInferMeta(t, 0, 0, -1, &out)).find("positive") != std::string::npos);
+  CHECK(error_of(m::RepeatInterleaveInferMeta(t, 2, 2, -1, &out)).find("axis") != std::string::npos);
+  CHECK(error_of(m::RepeatInterleaveInferMeta(t, 2, 0, 5, &out)).find("output_size is 5") != std::string::npos);
 }
 
 TEST_CASE("tile, roll and flip move elements") {

@@ -42,6 +42,22 @@ TEST_CASE("hardsigmoid and relu6 clamp") {
   CHECK(error_of(k::relu6(cpu(), i32({1}, {1}), &r)).find("int32") != std::string::npos);
 }
 
+TEST_CASE("elu: alpha * (exp(x) - 1) below 0, x from 0 up; ceil rounds up") {
+  Tensor x = f32({5}, {-3, -0.5f, 0, 0.25f, 7});
+  Tensor out = same_as(x);
+  REQUIRE(k::elu(cpu(), x, 1.0f, &out).ok());
+  check_close<float>(out, {std::expm1(-3.0f), std::expm1(-0.5f), 0, 0.25f, 7}, 1e-6);
+  Tensor d = f64({2}, {-2, 2});
+  Tensor dout = same_as(d);
+  REQUIRE(k::elu(cpu(), d, 0.5f, &dout).ok());
+  check_close<double>(dout, {0.5 * std::expm1(-2.0), 2}, 1e-12);
+  CHECK(error_of(k::elu(cpu(), i32({1}, {1}), 1.0f, &out)).find("int32") != std::string::npos);
+
+  Tensor c = same_as(x);
+  REQUIRE(k::ceil(cpu(), x, &c).ok());
+  check_close<float>(c, {-3, -0.0f, 0, 1, 7});
+}
+
 TEST_CASE("sqrt, erf, log, sin, cos follow <cmath>") {
   Tensor x = f32({3}, {0.25f, 1, 2});
   Tensor out = same_as(x);

@@ -85,3 +85,38 @@ TEST_CASE("shape rules: linspace takes its size from a constant number, else say
                                                     "attrs: {dtype: float32}}\n"),
                      "number must be int32 or int64"));
 }
+
+TEST_CASE("shape rules: repeat_interleave's repeated axis over a symbolic batch, and its errors") {
+  auto rep = [](int repeats, int axis, int output_size) {
+    return fmt::format("  - {{op: repeat_interleave, in: [b], out: [o], attrs: {{repeats: {}, axis: {}, "
+                       "output_size: {}}}}}\n",
+                       repeats, axis, output_size);
+  };
+  CHECK(det_shape(kDetInputs, rep(3, 1, -1), "o") == "float32[s3, 12]");
+  CHECK(det_shape(kDetInputs, rep(2, 0, -1), "o") == "float32[2 * s3, 4]");
+  CHECK(det_shape(kDetInputs, rep(2, -1, 8), "o") == "float32[s3, 8]");
+  CHECK(det_mentions(det_error(kDetInputs, rep(0, 1, -1)), "repeats must be positive"));
+  CHECK(det_mentions(det_error(kDetInputs, rep(2, 2, -1)), "axis"));
+  CHECK(det_mentions(det_error(kDetInputs, rep(2, 1, 9)), "output_size is 9"));
+}
+
+TEST_CASE("shape rules: prior_box's [H, W, priors, 4] over a symbolic feature map, and its errors") {
+  const char* inputs =
+      "[{name: f, dtype: float32, shape: [1, 8, -1, -1]}, {name: im, dtype: float32, shape: [1, 3, -1, -1]}]";
+  auto prior = [](const std::string& attrs) {
+    return "  - {op: prior_box, in: [f, im], out: [o, v], attrs: {" + attrs + "}}\n";
+  };
+  // Ratios 1, 2, 1/2 (flip; the repeated 2 once) for two min sizes, plus two max-size squares: 8 priors.
+  Analyzed a = analyze(inputs,
+                       prior("min_sizes: [10.0, 30.0], max_sizes: [20.0, 45.0], aspect_ratios: [2.0, 2.0], "
+                             "variances: [0.1, 0.1, 0.2, 0.2], flip: true"),
+                       "[o, v]");
+  REQUIRE(a.analysis);
+  CHECK(a.shape("o") == "float32[s0, s1, 8, 4]");
+  CHECK(a.shape("v") == "float32[s0, s1, 8, 4]");
+  CHECK(det_mentions(det_error(inputs, prior("min_sizes: [], variances: [0.1, 0.1, 0.2, 0.2]")),
+                     "min_sizes must not be empty"));
+  CHECK(det_mentions(det_error(inputs, prior("min_sizes: [10.0], max_sizes: [5.0], variances: [0.1, 0.1, 0.2, 0.2]")),
+                     "must exceed min_sizes[0]"));
+  CHECK(det_mentions(det_error(inputs, prior("min_sizes: [10.0], variances: [0.1]")), "variances must have 4 values"));
+}

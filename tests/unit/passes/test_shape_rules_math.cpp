@@ -76,6 +76,28 @@ TEST_CASE("math shapes: creation from a dynamic shape, one_hot, swiglu halves") 
   CHECK(a.shape("g") == "float32[s0, 2]");
 }
 
+TEST_CASE("math shapes: randint over a dynamic shape, int64 by default; its located errors") {
+  const char* inputs = "[{name: x, dtype: float32, shape: [-1, 4]}]";
+  Analyzed a = analyze_ok(inputs,
+                          "  - {op: shape64, in: [x], out: [sh]}\n"
+                          "  - {op: randint, in: [sh], out: [r], attrs: {low: 0, high: 2}}\n"
+                          "  - {op: randint, in: [sh], out: [r32], attrs: {low: -5, high: 5, dtype: int32}}\n",
+                          "[r, r32]");
+  CHECK(a.shape("r") == "int64[s0, 4]");
+  CHECK(a.shape("r32") == "int32[s0, 4]");
+  Analyzed e = analyze(inputs,
+                       "  - {op: shape64, in: [x], out: [sh]}\n"
+                       "  - {op: randint, in: [sh], out: [r], attrs: {low: 3, high: 3}}\n",
+                       "[r]");
+  CHECK_FALSE(e.analysis.has_value());
+  CHECK_THAT(e.diagnostics, Catch::Contains("p.yaml:") && Catch::Contains("low (3) must be less than high (3)"));
+  Analyzed f = analyze(inputs,
+                       "  - {op: shape64, in: [x], out: [sh]}\n"
+                       "  - {op: randint, in: [sh], out: [r], attrs: {low: 0, high: 3, dtype: float32}}\n",
+                       "[r]");
+  CHECK_THAT(f.diagnostics, Catch::Contains("dtype must be int32 or int64, got float32"));
+}
+
 TEST_CASE("math shapes: scans, reductions and selection") {
   Analyzed a = analyze_ok(
       "[{name: x, dtype: float32, shape: [-1, 5, 6]}]",

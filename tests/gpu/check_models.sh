@@ -136,6 +136,8 @@ diag_matrix_negative_offset argsort_float32 argsort_float64_descending_axis0 arg
 argsort_ties argsort_ties_descending_long argsort_ties_stable argsort_ties_stable_descending_axis0 argsort_nan
 argsort_nan_descending argsort_dynamic argsort_scores_dynamic sort_values depthwise_conv2d_transpose
 depthwise_conv2d_transpose_nhwc expand_as_dynamic expand_as_float32 expand_as_int32 expand_as_int64
+ceil_float32 ceil_float64 elu_float32 elu_float64 elu_alpha repeat_interleave_channels repeat_interleave_last_int64
+repeat_interleave_dynamic randint_int64 randint_int32_dynamic
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:

@@ -134,6 +134,15 @@ std::optional<CudaConv> plan_cuda_conv_transpose(const LoweredProgram& p, const 
     a.fail("its strides, dilations, groups and dims do not describe a 2-D transposed convolution");
     return std::nullopt;
   }
+  // cuDNN 9.19 (H200) lists no backward-data algorithm for a grouped one over NHWC data (Paddle fixture
+  // depthwise_conv2d_transpose_nhwc): a refusal here, not a run-time error. kforge's own layout plan never makes a
+  // transposed convolution NHWC on this target (compile_target.cpp); only a program's own data_format does.
+  if (s.nhwc && s.groups > 1) {
+    a.fail(fmt::format("it is a grouped transposed convolution ({} groups) over NHWC data, for which cuDNN lists no "
+                       "algorithm; with data_format NCHW it runs",
+                       s.groups));
+    return std::nullopt;
+  }
   if (!read_window(a, c, s, "cuDNN pads both sides alike")) return std::nullopt;
   const SymExpr base_h = (s.h - 1) * s.stride_h - 2 * s.pad_h + s.dilation_h * (s.r - 1) + 1;
   const SymExpr base_w = (s.w - 1) * s.stride_w - 2 * s.pad_w + s.dilation_w * (s.s - 1) + 1;

@@ -94,8 +94,9 @@ PROGRAMS = [
     ("tests/paddle/nearest_interp_size/inference.json", "paddle_nearest_interp_size", []),
     ("tests/paddle/dropout_eval_downscale/inference.json", "paddle_dropout_eval_downscale", []),
     ("tests/paddle/conv2d_transpose/inference.json", "paddle_conv2d_transpose", ["--cuda-graph"]),
-    # depthwise_conv2d_transpose: conv2d_transpose with groups equal to the channels (canonicalize_ops)
-    ("tests/paddle/depthwise_conv2d_transpose_nhwc/inference.json", "paddle_depthwise_conv2d_transpose_nhwc", []),
+    # depthwise_conv2d_transpose: conv2d_transpose with groups equal to the channels (canonicalize_ops); over NHWC
+    # data it is refused (tests/golden/error-compile-cuda-conv-transpose-grouped-nhwc)
+    ("tests/paddle/depthwise_conv2d_transpose/inference.json", "paddle_depthwise_conv2d_transpose", []),
     ("tests/paddle/expand_as_dynamic/inference.json", "paddle_expand_as_dynamic", ["--cuda-graph"]),
     # Sizes that depend on data (issue 33): nonzero, masked_select and unique counted by kforge_select.cuh /
     # kforge_unique.cuh, the count copied back, bind_s<id>() sizing the launches after it; Paddle's own programs.

@@ -64,6 +64,7 @@ tmpl::Value cuda_copy_step(const passes::LoweredProgram& program, uint32_t from,
 inline constexpr const char* kCudaEpilogueHeaderTemplate = "cuda/kforge_channel_epilogue.cuh";
 inline constexpr const char* kCudaDepthwiseHeaderTemplate = "cuda/kforge_depthwise.cuh";
 inline constexpr const char* kCudaCudnnHeaderTemplate = "cuda/kforge_cudnn.cuh";
+inline constexpr const char* kCudaCudnnGraphHeaderTemplate = "cuda/kforge_cudnn_graph.cuh";
 inline constexpr const char* kCudaConvPadHeaderTemplate = "cuda/kforge_conv_pad.cuh";
 inline constexpr const char* kCudaPoolHeaderTemplate = "cuda/kforge_pool.cuh";
 

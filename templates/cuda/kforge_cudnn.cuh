@@ -72,6 +72,7 @@
 #include "kforge_channel_epilogue.cuh"
 #include "kforge_cuda_runtime.h"
 #include "kforge_cuda_timer.cuh"
+#include "kforge_cudnn_graph.cuh"
 #include "kforge_depthwise.cuh"
 #include "kforge_half.cuh"
 
@@ -282,8 +283,15 @@ class CudnnContext {
 constexpr int kForwardAlgorithms = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
 constexpr int kBackwardDataAlgorithms = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
 
+// Methods from 2 * kForwardAlgorithms on are the cuDNN graph plans of a 16-bit convolution with its epilogue
+// (kforge_cudnn_graph.cuh): method 2 * kForwardAlgorithms + i is plan i of the shape's list.
+constexpr int kFirstGraphMethod = 2 * kForwardAlgorithms;
+
 // The method's name in the dispatcher's logs and cache entries (KFORGE_MULTI_KERNEL_FORCE takes these).
 inline const char* method_name(bool transposed, int method) {
+  static const char* const kGraph[kMaxGraphPlans] = {"graph_0", "graph_1", "graph_2", "graph_3"};
+  static_assert(kMaxGraphPlans == 4, "a name for each graph plan");
+  if (!transposed && method >= kFirstGraphMethod) return kGraph[method - kFirstGraphMethod];
   static const char* const kForward[2 * kForwardAlgorithms] = {
       "implicit_gemm",       "implicit_precomp_gemm",       "gemm",       "direct",
       "fft",                 "fft_tiling",                  "winograd",   "winograd_nonfused",
@@ -306,6 +314,45 @@ inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
   }
   if (e->activation == Activation::kNone) return true;
   return e->activation == Activation::kRelu && (e->residual == nullptr || e->activation_after_residual);
+}
+
+// Whether the cuDNN graph API may run the convolution with its epilogue inside (kforge_cudnn_graph.cuh): a 16-bit
+// ungrouped forward convolution whose epilogue is the folded bias, a residual (before or after the activation) and
+// ReLU, relu6 or no activation. Float32 keeps the legacy methods: strict float32 sums in chunks (above), and its fused
+// call already takes a float32 bias.
+inline bool graph_can_fuse(const ConvGeometry& g, const Epilogue* e) {
+  if (e == nullptr || g.transposed || direct_depthwise(g) || g.data == ElementType::kFloat32 || g.groups != 1 ||
+      e->bias == nullptr || e->mean != nullptr) {
+    return false;
+  }
+  return e->activation == Activation::kNone || e->activation == Activation::kRelu ||
+         e->activation == Activation::kRelu6;
+}
+
+// The graph API's description of such a convolution at one shape.
+inline GraphConvDesc graph_conv_desc(const ConvGeometry& g, const ConvShape& shape, const Epilogue& e) {
+  return GraphConvDesc{shape.n,
+                       g.c,
+                       shape.h,
+                       shape.w,
+                       g.k,
+                       g.r,
+                       g.s,
+                       shape.out_h,
+                       shape.out_w,
+                       g.pad_h,
+                       g.pad_w,
+                       g.stride_h,
+                       g.stride_w,
+                       g.dilation_h,
+                       g.dilation_w,
+                       g.nhwc,
+                       g.krsc_filter,
+                       cudnn_data_type(g.data),
+                       e.residual != nullptr,
+                       e.activation != Activation::kNone,
+                       e.activation_after_residual,
+                       e.activation == Activation::kRelu6 ? 6.0f : 0.0f};
 }
 
 // One convolution call's operands, as the dispatcher's variants take them: x, w and y of g->data's element type.
@@ -391,9 +438,15 @@ class ConvSite {
     if (capture == cudaStreamCaptureStatusNone) {
       const ConvCall call{&ctx, &g, shape, x, w, y, scratch, epilogue, &conv_epilogue_in_place<T>};
       ctx.timer()->set_stream(ctx.stream());
-      method = static_cast<int>(dispatcher_->select(shape_key(key), [&](const Variant& v) {
+      method = variant_methods_[dispatcher_->select(shape_key(key), [&](const Variant& v) {
         if (!v.fn(call).ok()) ctx.timer()->mark_failed();
-      }));
+      })];
+      // A graph plan picked from the disk cache: its list built now, outside any capture (cuDNN's expectation where
+      // this cuDNN lists fewer plans than the one that made the entry).
+      if (method >= kFirstGraphMethod) {
+        KFORGE_RETURN_IF_ERROR(build_graph_plans(call, method - kFirstGraphMethod + 1));
+        if (graph_plans_.count(key) <= method - kFirstGraphMethod) method = algorithms_[key].first;
+      }
     }
     chosen_[key] = method;
     return Status::OK();
@@ -489,9 +542,28 @@ class ConvSite {
     int first = -1;                         // the usable algorithm cuDNN expects to be fastest
   };
 
+  // The graph plans of the call's shape, at most `plans` of them, built once (host work: cuDNN's heuristics and
+  // maybe a runtime compilation of the fused kernel, 0.1-0.5 s a convolution). Lazily: where the disk cache holds a
+  // legacy method for the shape, none is built.
+  Status build_graph_plans(const ConvCall& c, int plans) {
+    const ConvGeometry& g = *c.g;
+    const bool tf32 = tf32_applies(c.ctx->tf32(), g);
+    const Key key = key_of(c.shape, tf32);
+    if (graph_plans_.built(key)) return Status::OK();
+    return graph_plans_.build(c.ctx->handle(), key, graph_conv_desc(g, c.shape, *c.epilogue),
+                              workspace(g, c.shape, tf32, c.scratch).bytes, plans);
+  }
+
   // Runs method m: cuDNN, then the epilogue kernel in place unless the method fuses it.
   Status execute(const ConvCall& c, int m) {
     const ConvGeometry& g = *c.g;
+    if (!g.transposed && m >= kFirstGraphMethod) {  // the convolution and its epilogue as one cuDNN graph plan
+      const Epilogue& e = *c.epilogue;
+      KFORGE_RETURN_IF_ERROR(build_graph_plans(c, kMaxGraphPlans));  // the benchmark's first (untimed) run
+      return graph_plans_.execute(c.ctx->handle(), key_of(c.shape, tf32_applies(c.ctx->tf32(), g)),
+                                  m - kFirstGraphMethod,
+                                  GraphConvOperands{c.x, c.w, e.bias, e.residual, c.y, c.scratch.data});
+    }
     const int algos = g.transposed ? kBackwardDataAlgorithms : kForwardAlgorithms;
     const int algo = m % algos;
     const bool fused = m >= algos;
@@ -646,6 +718,7 @@ class ConvSite {
       const int order = first.by_algo[algo].usable ? first.by_algo[algo].order : algos + algo;
       // cuDNN runs the identity activation fused only with the precomputed implicit GEMM.
       const bool fusable = !fused || relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+      variant_methods_.push_back(m);
       variants.emplace_back(
           method_name(g.transposed, m), [this, m](const ConvCall& c) { return execute(c, m); },
           2 * order + (fused ? 1 : 0), std::vector<int64_t>{}, [this, algo, fused, fusable](const mk::ShapeKey& key) {
@@ -653,6 +726,19 @@ class ConvSite {
             // A convolution run in chunks leaves its epilogue to the kernel.
             const bool chunked = chunk_of(key_of(key)) > 0;
             return fusable && !(fused && chunked) && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
+          });
+    }
+    // The graph plans of a 16-bit convolution with its epilogue, ranked after every legacy method (a tie keeps
+    // those); plan i applies where the shape's list has an i-th.
+    const bool graph = graph_can_fuse(g, epilogue);
+    for (int i = 0; graph && i < kMaxGraphPlans; ++i) {
+      const int m = kFirstGraphMethod + i;
+      variant_methods_.push_back(m);
+      variants.emplace_back(
+          method_name(false, m), [this, m](const ConvCall& c) { return execute(c, m); }, 4 * algos + i,
+          std::vector<int64_t>{},
+          [this, i](const mk::ShapeKey& key) {
+            return !graph_plans_.built(key_of(key)) || graph_plans_.count(key_of(key)) > i;
           });
     }
     // The cache entry's identity: what the site computes (its element type included) and which cuDNN runs it (the
@@ -665,10 +751,15 @@ class ConvSite {
                        std::to_string(g.groups) + (g.nhwc ? "_nhwc" : "_nchw") + (g.krsc_filter ? "_krsc" : "") + "_" +
                        element_type_name(g.data);
     const std::string epilogue_kind = epilogue == nullptr ? "none"
-                                      : !fuse           ? "kernel"
-                                      : std::string(relu ? "relu" : "identity") +
-                                            (epilogue->residual != nullptr ? "+residual" : "");
-    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 7;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+                                      : graph           ? std::string("graph:") +
+                                                    std::to_string(static_cast<int>(epilogue->activation)) +
+                                                    (epilogue->residual == nullptr          ? ""
+                                                     : epilogue->activation_after_residual ? "+residual-first"
+                                                                                            : "+residual-last")
+                                      : !fuse ? "kernel"
+                                              : std::string(relu ? "relu" : "identity") +
+                                                    (epilogue->residual != nullptr ? "+residual" : "");
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 8;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
                                           name + ";epilogue " + epilogue_kind + ";workspace " +
                                           std::to_string(workspace_limit) +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));
@@ -746,6 +837,8 @@ class ConvSite {
   std::map<Key, Algorithms> algorithms_;  // by (batch, H, W, TF32)
   std::map<Key, int> chosen_;             // the method, by (batch, H, W, TF32)
   std::unique_ptr<Dispatcher> dispatcher_;
+  std::vector<int> variant_methods_;  // the method of each of the dispatcher's variants, by index
+  GraphConvPlans graph_plans_;  // 16-bit convolutions with their epilogue: the graph API's plans, by key
 };
 
 // Rewrites a convolution's filter once the parameters are bound, as the CPU target does (kernels/onednn/conv.cc):

@@ -222,7 +222,9 @@ HARNESS_LINKED = {"conv_net", "gemm_mlp_mk", "half_fp16_mk", "paddle_conv2d_tran
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
-CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh", "kforge_half.cuh"]
+CONV_HEADERS = [
+    "kforge_cudnn.cuh", "kforge_cudnn_graph.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh", "kforge_half.cuh"
+]
 POOL_HEADERS = ["kforge_pool.cuh", "kforge_half.cuh"]
 INDEX_HEADERS = ["kforge_index.cuh"]  # the interpolation helpers
 

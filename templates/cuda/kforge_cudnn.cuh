@@ -245,6 +245,7 @@ class CudnnContext {
   CudnnContext(const CudnnContext&) = delete;
   CudnnContext& operator=(const CudnnContext&) = delete;
   ~CudnnContext() {
+    graph_plans_.clear();  // made on the handle
     if (handle_ != nullptr) static_cast<void>(cudnnDestroy(handle_));
   }
 
@@ -267,6 +268,9 @@ class CudnnContext {
   // Times the convolutions' methods on the context's stream (made by init()).
   const std::shared_ptr<cuda_timing::CudaEventTimer>& timer() const { return timer_; }
   BenchmarkTiming timing() const { return timing_; }
+  // The graph API's plans of the 16-bit convolutions with their epilogue, shared by the object's sites: resnet50
+  // has 16 convolutions with a residual but 4 shapes of them, each plan compiled by cuDNN at run time.
+  GraphConvPlans& graph_plans() { return graph_plans_; }
 
  private:
   cudnnHandle_t handle_ = nullptr;
@@ -274,6 +278,7 @@ class CudnnContext {
   bool tf32_ = true;
   std::shared_ptr<cuda_timing::CudaEventTimer> timer_;
   BenchmarkTiming timing_;
+  GraphConvPlans graph_plans_;
 };
 
 // The ways one convolution can run, numbered: for a forward convolution, method m < kForwardAlgorithms is cuDNN
@@ -443,9 +448,10 @@ class ConvSite {
       })];
       // A graph plan picked from the disk cache: its list built now, outside any capture (cuDNN's expectation where
       // this cuDNN lists fewer plans than the one that made the entry).
-      if (method >= kFirstGraphMethod) {
-        KFORGE_RETURN_IF_ERROR(build_graph_plans(call, method - kFirstGraphMethod + 1));
-        if (graph_plans_.count(key) <= method - kFirstGraphMethod) method = algorithms_[key].first;
+      if (method >= kFirstGraphMethod &&
+          !ctx.graph_plans().ensure(ctx.handle(), graph_conv_desc(g, shape, *epilogue),
+                                    workspace(g, shape, tf32, scratch).bytes, method - kFirstGraphMethod)) {
+        method = algorithms_[key].first;
       }
     }
     chosen_[key] = method;
@@ -542,27 +548,16 @@ class ConvSite {
     int first = -1;                         // the usable algorithm cuDNN expects to be fastest
   };
 
-  // The graph plans of the call's shape, at most `plans` of them, built once (host work: cuDNN's heuristics and
-  // maybe a runtime compilation of the fused kernel, 0.1-0.5 s a convolution). Lazily: where the disk cache holds a
-  // legacy method for the shape, none is built.
-  Status build_graph_plans(const ConvCall& c, int plans) {
-    const ConvGeometry& g = *c.g;
-    const bool tf32 = tf32_applies(c.ctx->tf32(), g);
-    const Key key = key_of(c.shape, tf32);
-    if (graph_plans_.built(key)) return Status::OK();
-    return graph_plans_.build(c.ctx->handle(), key, graph_conv_desc(g, c.shape, *c.epilogue),
-                              workspace(g, c.shape, tf32, c.scratch).bytes, plans);
-  }
-
   // Runs method m: cuDNN, then the epilogue kernel in place unless the method fuses it.
   Status execute(const ConvCall& c, int m) {
     const ConvGeometry& g = *c.g;
     if (!g.transposed && m >= kFirstGraphMethod) {  // the convolution and its epilogue as one cuDNN graph plan
+      // The plan is finalized at its first run: the benchmark's untimed warm-up, or prepare() for a cached pick.
       const Epilogue& e = *c.epilogue;
-      KFORGE_RETURN_IF_ERROR(build_graph_plans(c, kMaxGraphPlans));  // the benchmark's first (untimed) run
-      return graph_plans_.execute(c.ctx->handle(), key_of(c.shape, tf32_applies(c.ctx->tf32(), g)),
-                                  m - kFirstGraphMethod,
-                                  GraphConvOperands{c.x, c.w, e.bias, e.residual, c.y, c.scratch.data});
+      const Scratch work = workspace(g, c.shape, tf32_applies(c.ctx->tf32(), g), c.scratch);
+      return c.ctx->graph_plans().execute(c.ctx->handle(), graph_conv_desc(g, c.shape, e), work.bytes,
+                                          m - kFirstGraphMethod,
+                                          GraphConvOperands{c.x, c.w, e.bias, e.residual, c.y, work.data});
     }
     const int algos = g.transposed ? kBackwardDataAlgorithms : kForwardAlgorithms;
     const int algo = m % algos;
@@ -729,7 +724,7 @@ class ConvSite {
           });
     }
     // The graph plans of a 16-bit convolution with its epilogue, ranked after every legacy method (a tie keeps
-    // those); plan i applies where the shape's list has an i-th.
+    // those); a plan cuDNN cannot make for a shape fails its benchmark run and is never picked.
     const bool graph = graph_can_fuse(g, epilogue);
     for (int i = 0; graph && i < kMaxGraphPlans; ++i) {
       const int m = kFirstGraphMethod + i;
@@ -737,9 +732,7 @@ class ConvSite {
       variants.emplace_back(
           method_name(false, m), [this, m](const ConvCall& c) { return execute(c, m); }, 4 * algos + i,
           std::vector<int64_t>{},
-          [this, i](const mk::ShapeKey& key) {
-            return !graph_plans_.built(key_of(key)) || graph_plans_.count(key_of(key)) > i;
-          });
+          [](const mk::ShapeKey&) { return true; });
     }
     // The cache entry's identity: what the site computes (its element type included) and which cuDNN runs it (the
     // device is added by mk; the spatial dims are part of each entry's shape key).
@@ -838,7 +831,6 @@ class ConvSite {
   std::map<Key, int> chosen_;             // the method, by (batch, H, W, TF32)
   std::unique_ptr<Dispatcher> dispatcher_;
   std::vector<int> variant_methods_;  // the method of each of the dispatcher's variants, by index
-  GraphConvPlans graph_plans_;  // 16-bit convolutions with their epilogue: the graph API's plans, by key
 };
 
 // Rewrites a convolution's filter once the parameters are bound, as the CPU target does (kernels/onednn/conv.cc):

@@ -11,12 +11,15 @@
 // epilogue inside the convolution"). It also rounds once where the pair rounds the convolution's output and then the
 // epilogue's.
 //
-// GraphConvPlans holds, per call shape, the first kMaxGraphPlans execution plans of cuDNN's heuristics (mode A) for
-// one such graph that finalize, fit the workspace and are deterministic and free of transforms (no FFT or Winograd
-// numerical note, as the legacy algorithms kforge_cudnn.cuh takes). kforge_cudnn.cuh's ConvSite offers each plan to
-// its multi-kernel dispatcher as a method ("graph_<i>") beside the legacy algorithms; the benchmark picks.
-// Building plans is host work (heuristics, possibly runtime compilation of the fused kernel): ConvSite::prepare does
-// it, never inside a graph capture; executing one is capturable.
+// GraphConvPlans (one per CudnnContext, shared by its convolutions) holds, per description (GraphConvDesc: the
+// geometry at one shape, the epilogue) and workspace limit, the first kMaxGraphPlans engine configurations of cuDNN's
+// heuristics (mode A) that are deterministic and free of transforms (no FFT or Winograd numerical note, as the legacy
+// algorithms kforge_cudnn.cuh takes), and the execution plans finalized from them on demand. kforge_cudnn.cuh's
+// ConvSite offers plan i to its multi-kernel dispatcher as method "graph_<i>" beside the legacy algorithms; the
+// benchmark picks. Finalizing a plan is host work -- an engine compiled at run time by cuDNN (those with a residual
+// at resnet50's shapes: 0.4-0.7 s each on an H200) -- done at the plan's first run, in the benchmark's untimed
+// warm-up or, for a pick from the disk cache, in ConvSite::prepare (the picked plan alone); never inside a graph
+// capture. Executing a plan is capturable.
 #ifndef KFORGE_CUDNN_GRAPH_CUH_
 #define KFORGE_CUDNN_GRAPH_CUH_
 
@@ -25,6 +28,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -61,85 +65,49 @@ struct GraphConvOperands {
 
 class GraphConvPlans {
  public:
-  using Key = std::array<int, 4>;  // ConvSite's key: batch, H, W, TF32
-
   GraphConvPlans() = default;
   GraphConvPlans(const GraphConvPlans&) = delete;
   GraphConvPlans& operator=(const GraphConvPlans&) = delete;
-  ~GraphConvPlans() {
-    for (auto& [key, plans] : plans_) {
-      for (const Plan& p : plans) static_cast<void>(cudnnBackendDestroyDescriptor(p.plan));
-    }
-  }
+  ~GraphConvPlans() { clear(); }
 
-  // The first `max_plans` (at most kMaxGraphPlans) plans for `key`, built once (host only). A graph cuDNN cannot run
-  // leaves none: not an error, the legacy algorithms remain.
-  Status build(cudnnHandle_t handle, const Key& key, const GraphConvDesc& d, size_t workspace_limit, int max_plans) {
-    if (plans_.count(key) != 0) return Status::OK();
-    std::vector<Plan>& out = plans_[key];
-    Graph graph;
-    if (!describe(handle, d, graph)) return Status::OK();
-    Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
-    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
-    if (!heur.ok() || !heur.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph.graph.d) ||
-        !heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode) || !heur.finalize()) {
-      return Status::OK();
-    }
-    int64_t count = 0;
-    if (cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
-                                 nullptr) != CUDNN_STATUS_SUCCESS) {
-      return Status::OK();
-    }
-    std::vector<Descriptor> configs;
-    for (int64_t i = 0; i < count; ++i) configs.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
-    std::vector<cudnnBackendDescriptor_t> raw;
-    for (const Descriptor& c : configs) raw.push_back(c.d);
-    if (cudnnBackendGetAttribute(heur.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &count,
-                                 raw.data()) != CUDNN_STATUS_SUCCESS) {
-      return Status::OK();
-    }
-    const int limit = max_plans < kMaxGraphPlans ? max_plans : kMaxGraphPlans;
-    for (int64_t i = 0; i < count && static_cast<int>(out.size()) < limit; ++i) {
-      if (!acceptable(raw[i])) continue;
-      cudnnBackendDescriptor_t plan = nullptr;
-      if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) != CUDNN_STATUS_SUCCESS) break;
-      int64_t workspace = 0, returned = 0;
-      const bool made =
-          cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle) ==
-              CUDNN_STATUS_SUCCESS &&
-          cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                                   &raw[i]) == CUDNN_STATUS_SUCCESS &&
-          cudnnBackendFinalize(plan) == CUDNN_STATUS_SUCCESS &&
-          cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &returned,
-                                   &workspace) == CUDNN_STATUS_SUCCESS &&
-          workspace >= 0 && static_cast<size_t>(workspace) <= workspace_limit;
-      if (!made) {
-        static_cast<void>(cudnnBackendDestroyDescriptor(plan));
-        continue;
+  // Destroys every plan (before the handle they were made on).
+  void clear() {
+    for (auto& [key, entry] : entries_) {
+      for (cudnnBackendDescriptor_t plan : entry.plans) {
+        if (plan != nullptr) static_cast<void>(cudnnBackendDestroyDescriptor(plan));
       }
-      out.push_back(Plan{plan, d.residual});
     }
-    return Status::OK();
+    entries_.clear();
   }
 
-  bool built(const Key& key) const { return plans_.count(key) != 0; }
-
-  // How many plans `key` has (0 before build() or where cuDNN has none).
-  int count(const Key& key) const {
-    auto found = plans_.find(key);
-    return found != plans_.end() ? static_cast<int>(found->second.size()) : 0;
+  // How many plans d may have: the heuristics' (mode A) engine configurations for its graph that are acceptable,
+  // at most kMaxGraphPlans, listed once per description and workspace limit (host only; cheap: no plan is
+  // finalized). A graph cuDNN cannot describe has none: not an error, the legacy algorithms remain.
+  int count(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit) {
+    return static_cast<int>(entry(handle, d, workspace_limit).configs.size());
   }
 
-  // Runs plan `index` of `key` on the handle's stream.
-  Status execute(cudnnHandle_t handle, const Key& key, int index, const GraphConvOperands& o) const {
-    auto found = plans_.find(key);
-    if (found == plans_.end() || index < 0 || index >= static_cast<int>(found->second.size())) {
-      return Status::Error("cuDNN graph plan ", index, " was not built for the convolution's shape");
+  // Finalizes plan `index` of d where it is not yet (host only: the heuristics' engine compiled at run time takes
+  // 0.1-2 s, BENCHMARKS.md; never inside a graph capture); false where it cannot be made or needs more workspace.
+  bool ensure(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit, int index) {
+    Entry& e = entry(handle, d, workspace_limit);
+    if (index < 0 || index >= static_cast<int>(e.configs.size())) return false;
+    if (!e.tried[index]) {
+      e.tried[index] = 1;
+      e.plans[index] = finalize(handle, e.configs[index].d, workspace_limit);
     }
-    const Plan& p = found->second[index];
+    return e.plans[index] != nullptr;
+  }
+
+  // Runs plan `index` of d on the handle's stream, finalizing it first where ensure() has not.
+  Status execute(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit, int index,
+                 const GraphConvOperands& o) {
+    if (!ensure(handle, d, workspace_limit, index)) {
+      return Status::Error("cuDNN has no graph plan ", index, " for the convolution with its epilogue");
+    }
     std::vector<int64_t> ids{kX, kW, kBias, kY};
     std::vector<void*> pointers{const_cast<void*>(o.x), const_cast<void*>(o.w), const_cast<float*>(o.bias), o.y};
-    if (p.residual) {
+    if (d.residual) {
       ids.push_back(kResidual);
       pointers.push_back(const_cast<void*>(o.residual));
     }
@@ -152,7 +120,7 @@ class GraphConvPlans {
         !pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace) || !pack.finalize()) {
       return Status::Error("cuDNN refused the graph convolution's operands");
     }
-    const cudnnStatus_t status = cudnnBackendExecute(handle, p.plan, pack.d);
+    const cudnnStatus_t status = cudnnBackendExecute(handle, entry(handle, d, workspace_limit).plans[index], pack.d);
     if (status != CUDNN_STATUS_SUCCESS) return Status::Error("cudnnBackendExecute: ", cudnnGetErrorString(status));
     return Status::OK();
   }
@@ -189,10 +157,77 @@ class GraphConvPlans {
     Descriptor graph{CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR};
   };
 
-  struct Plan {
-    cudnnBackendDescriptor_t plan;
-    bool residual;
+  // One description's operation graph (kept alive with its configurations), its acceptable configurations and
+  // the plans finalized from them (null: not yet, or it could not be made; tried says which).
+  struct Entry {
+    std::unique_ptr<Graph> graph;
+    Descriptor heuristics{CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR};
+    std::vector<Descriptor> configs;
+    std::vector<cudnnBackendDescriptor_t> plans;
+    std::vector<char> tried;
   };
+  using Key = std::array<int64_t, 25>;
+
+  static Key key_of(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit) {
+    return Key{d.n, d.c, d.h, d.w, d.k, d.r, d.s, d.out_h, d.out_w, d.pad_h, d.pad_w, d.stride_h, d.stride_w,
+               d.dilation_h, d.dilation_w, d.nhwc, d.krsc_filter, static_cast<int64_t>(d.data), d.residual, d.relu,
+               d.activation_after_residual, static_cast<int64_t>(d.relu_max * 1024),
+               static_cast<int64_t>(workspace_limit), static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle)), 0};
+  }
+
+  // d's entry, its graph described and its configurations listed at the first call.
+  Entry& entry(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit) {
+    const Key key = key_of(handle, d, workspace_limit);
+    auto found = entries_.find(key);
+    if (found != entries_.end()) return found->second;
+    Entry& e = entries_[key];
+    e.graph = std::make_unique<Graph>();
+    cudnnBackendHeurMode_t mode = CUDNN_HEUR_MODE_A;
+    int64_t count = 0;
+    if (!describe(handle, d, *e.graph) || !e.heuristics.ok() ||
+        !e.heuristics.set_descriptor(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, e.graph->graph.d) ||
+        !e.heuristics.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, &mode) || !e.heuristics.finalize() ||
+        cudnnBackendGetAttribute(e.heuristics.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0,
+                                 &count, nullptr) != CUDNN_STATUS_SUCCESS) {
+      return e;
+    }
+    std::vector<Descriptor> all;
+    for (int64_t i = 0; i < count; ++i) all.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    std::vector<cudnnBackendDescriptor_t> raw;
+    for (const Descriptor& c : all) raw.push_back(c.d);
+    if (cudnnBackendGetAttribute(e.heuristics.d, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count,
+                                 &count, raw.data()) != CUDNN_STATUS_SUCCESS) {
+      return e;
+    }
+    for (int64_t i = 0; i < count && static_cast<int>(e.configs.size()) < kMaxGraphPlans; ++i) {
+      if (acceptable(raw[i])) e.configs.push_back(std::move(all[i]));
+    }
+    e.plans.assign(e.configs.size(), nullptr);
+    e.tried.assign(e.configs.size(), 0);
+    return e;
+  }
+
+  // The execution plan of one configuration, or null where it cannot be made within the workspace.
+  static cudnnBackendDescriptor_t finalize(cudnnHandle_t handle, cudnnBackendDescriptor_t config,
+                                           size_t workspace_limit) {
+    cudnnBackendDescriptor_t plan = nullptr;
+    if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) != CUDNN_STATUS_SUCCESS) {
+      return nullptr;
+    }
+    int64_t workspace = 0, returned = 0;
+    const bool made =
+        cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle) ==
+            CUDNN_STATUS_SUCCESS &&
+        cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                                 &config) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendFinalize(plan) == CUDNN_STATUS_SUCCESS &&
+        cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &returned,
+                                 &workspace) == CUDNN_STATUS_SUCCESS &&
+        workspace >= 0 && static_cast<size_t>(workspace) <= workspace_limit;
+    if (made) return plan;
+    static_cast<void>(cudnnBackendDestroyDescriptor(plan));
+    return nullptr;
+  }
 
   // A 4-D tensor of logical dims [n, c, h, w] in NHWC or NCHW order (or, for the filter, KRSC / OIHW).
   static bool tensor(Graph& g, int64_t id, cudnnDataType_t type, std::array<int64_t, 4> dims, bool channels_last,
@@ -322,7 +357,7 @@ class GraphConvPlans {
     return true;
   }
 
-  std::map<Key, std::vector<Plan>> plans_;
+  std::map<Key, Entry> entries_;
 };
 
 }  // namespace cuda_conv

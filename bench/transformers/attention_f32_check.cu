@@ -88,16 +88,17 @@ struct Shape {
 };
 
 // The float64 reference of output row (b, h, i), into ref[0 .. D).
-void reference_row(const Shape& s, const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                   const std::vector<float>& mask, int64_t m_batch, int64_t m_row, int b, int h, int i, double scale,
-                   std::vector<double>& ref) {
+void reference_row(const Shape& s, const std::vector<float>& q, const std::vector<float>& k,
+                   const std::vector<float>& v, const std::vector<float>& mask, int64_t m_batch, int64_t m_row,
+                   int b, int h, int i, double scale, std::vector<double>& ref) {
   const int D = s.D;
   std::vector<double> p(s.Sk);
   double m = -INFINITY;
   for (int j = 0; j < s.Sk; ++j) {
     double dot = 0;
     for (int d = 0; d < D; ++d) {
-      dot += double(q[((int64_t(b) * s.Sq + i) * kHeads + h) * D + d]) * k[((int64_t(b) * s.Sk + j) * kHeads + h) * D + d];
+      const double x = q[((int64_t(b) * s.Sq + i) * kHeads + h) * D + d];
+      dot += x * k[((int64_t(b) * s.Sk + j) * kHeads + h) * D + d];
     }
     double x = dot * scale;
     if (!mask.empty()) x += mask[b * m_batch + i * m_row + j];
@@ -176,7 +177,8 @@ bool run(cublasHandle_t blas, const Shape& s, bool timed) {
   a.scale = scale;
   if (s.mode == kCausal) a.causal = true, a.diagonal = Sk - Sq + 1;
   auto fused = [&] {
-    return D == 32 ? kforge::cuda_attention::attention_float<32>(a, nullptr)
+    return D == 16 ? kforge::cuda_attention::attention_float<16>(a, nullptr)
+         : D == 32 ? kforge::cuda_attention::attention_float<32>(a, nullptr)
          : D == 64 ? kforge::cuda_attention::attention_float<64>(a, nullptr)
                    : kforge::cuda_attention::attention_float<128>(a, nullptr);
   };
@@ -267,14 +269,16 @@ int main(int argc, char** argv) {
       for (Mode mode : {kNone, kPadding, kCausal}) ok = run(blas, {B, S, S, 64, mode}, timed) && ok;
     }
   }
-  // Decoding (few queries over longer keys), cross-attention lengths, head dims 32 and 128, a mask per query,
-  // unaligned operands (the element-wise copies), long sequences (where the pass stops fusing static lengths: 4096).
+  // Decoding (few queries over longer keys), cross-attention lengths, head dims 32, 128 and 16 (the test-sized
+  // models'), a mask per query, unaligned operands (the element-wise copies), long sequences (where the pass stops
+  // fusing static lengths: 4096).
   const Shape more[] = {{8, 1, 513, 64, kPadding}, {8, 1, 513, 64, kCausal}, {8, 5, 200, 64, kCausal},
                         {2, 70, 100, 64, kPadding}, {2, 70, 100, 64, kCausal}, {2, 200, 200, 32, kPadding},
                         {2, 200, 200, 128, kPadding}, {8, 512, 512, 128, kCausal}, {8, 512, 512, 32, kNone},
                         {2, 200, 130, 64, kRowMask}, {2, 70, 100, 128, kRowMask}, {2, 200, 200, 64, kUnaligned},
                         {2, 9, 70, 32, kUnaligned}, {1, 2048, 2048, 64, kCausal}, {8, 1024, 1024, 64, kPadding},
-                        {1, 4096, 4096, 64, kNone}};
+                        {1, 4096, 4096, 64, kNone},  {2, 40, 40, 16, kPadding},  {2, 30, 30, 16, kCausal},
+                        {2, 12, 12, 16, kRowMask}};
   for (const Shape& s : more) ok = run(blas, s, timed) && ok;
   cublasDestroy(blas);
   std::printf(ok ? "all shapes within 2e-5\n" : "FAILED\n");

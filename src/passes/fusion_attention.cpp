@@ -33,8 +33,15 @@ bool is_half(ir::DataType t) { return t == ir::DataType::kFloat16 || t == ir::Da
 // the unfused program's with S^2).
 constexpr int64_t kFloat32MaxKeys = 4096;
 
+// Whether a kernel has an instance for head dim d: the 16-bit one 32, 64 and 128 (its mma tiles); the float32 one
+// any multiple of 4 up to 128 (its float4 rows; the small head dims of test-sized transformers too).
+bool has_kernel_for(ir::DataType t, int64_t d) {
+  if (is_half(t)) return d == 32 || d == 64 || d == 128;
+  return d > 0 && d % 4 == 0 && d <= 128;
+}
+
 // Whether group `a` runs as one kernel: 16-bit always (the tensor-core kernel); float32 where the float32 kernel is
-// expected to pay (kFloat32MaxKeys). Its head dim is checked by the matcher (the kernels' instances).
+// expected to pay (kFloat32MaxKeys). Its head dim is checked by the matcher (has_kernel_for).
 bool fused_attention_pays(const AttentionGroup& a) {
   if (is_half(a.dtype)) return true;
   if (a.dtype != ir::DataType::kFloat32) return false;
@@ -133,7 +140,7 @@ class AttentionMatcher {
     a.seq_q = qd[2];
     a.seq_k = kd[2];
     const std::optional<int64_t> d = qd[3].constant();
-    if (!d || (*d != 32 && *d != 64 && *d != 128)) return std::nullopt;
+    if (!d || !has_kernel_for(a.dtype, *d)) return std::nullopt;
     a.head_dim = *d;
     if (kd[0] != a.batch || kd[1] != a.heads || kd[3] != qd[3] || vd[0] != a.batch || vd[1] != a.heads ||
         vd[2] != a.seq_k || vd[3] != qd[3]) {

@@ -5,24 +5,24 @@
 // attention_float() below, which reads q, k and v where the projections wrote them and writes the output where the
 // transpose back would have: every operand is addressed by strides.
 //
-// A block of 4 warps takes 64 query rows of one (batch, head) and walks the keys in tiles of 64 (32 at head dim 128),
+// A block of 4 warps takes 64 query rows of one (batch, head) and walks the keys in tiles of 64 (32 above head dim 64),
 // the next tile copied in (cp.async, 16 bytes a step where rows are 16-byte aligned) while this one is worked on.
 // Thread (g, c) = (threadIdx.x / 8, threadIdx.x % 8) holds the scores of rows g + 16 i (i < 4) and keys c + 8 j, and
-// the output of the same rows at columns 4 c + 32 n .. + 3: the 8 lanes of a row share its maximum and sum by
-// shuffles, and every float4 read of shared memory by 8 lanes touches 32 different banks (rows padded by 4 floats).
-// The scores are float32 dot products summed in order of d with fused multiply-adds (as a plain GEMM sums them), then
-// scaled and masked with separately rounded float32 operations (as the program's scale and add do); the online
-// softmax keeps each row's running maximum and sum (expf, float32: no approximate exponentials), rescales the
-// output accumulators when the maximum grows, and divides by the sum once at the end (FlashAttention-2's scheme);
-// the probabilities go through shared memory to the p v products (float32 fused multiply-adds). Nothing is 16-bit
-// and no tensor core is used: with TF32 off the result differs from the unfused program (cuBLASLt products, softmax
-// row kernel) only by float32 rounding in another order (relative errors near 1e-6). Under a causal mask the last
-// row blocks start first and each block skips the key tiles past its last row's bound. A row whose every key is
-// masked to -inf gives NaN, as softmax does.
+// the output of the same rows at columns 4 c + 32 n .. + 3 (those below D: under 32, some lanes hold none): the 8 lanes
+// of a row share its maximum and sum by shuffles, and every float4 read of shared memory by 8 lanes touches 32
+// different banks (rows padded by 4 floats). The scores are float32 dot products summed in order of d with fused
+// multiply-adds (as a plain GEMM sums them), then scaled and masked with separately rounded float32 operations (as the
+// program's scale and add do); the online softmax keeps each row's running maximum and sum (expf, float32: no
+// approximate exponentials), rescales the output accumulators when the maximum grows, and divides by the sum once at
+// the end (FlashAttention-2's scheme); the probabilities go through shared memory to the p v products (float32 fused
+// multiply-adds). Nothing is 16-bit and no tensor core is used: with TF32 off the result differs from the unfused
+// program (cuBLASLt products, softmax row kernel) only by float32 rounding in another order (relative errors near
+// 1e-6). Under a causal mask the last row blocks start first and each block skips the key tiles past its last row's
+// bound. A row whose every key is masked to -inf gives NaN, as softmax does.
 //
-// Requirements (fusion_attention.cpp checks them): head_dim D 32, 64 or 128 (a template parameter); the head dim
-// contiguous in q, k, v and out; mask (optional) float, any strides (0: broadcast). Sizes are int64. sm_80 or later
-// (cp.async).
+// Requirements (fusion_attention.cpp checks them): head_dim D a multiple of 4 up to 128 (a template parameter); the
+// head dim contiguous in q, k, v and out; mask (optional) float, any strides (0: broadcast). Sizes are int64. sm_80 or
+// later (cp.async).
 #ifndef KFORGE_ATTENTION_F32_CUH_
 #define KFORGE_ATTENTION_F32_CUH_
 
@@ -40,12 +40,12 @@ namespace float32_detail {
 
 constexpr int kThreads = detail::kThreads;  // 4 warps
 
-// A block's tiles: kRows query rows, key tiles of kKeys; each thread holds 4 rows, kKeys / 8 keys and D / 8 output
-// columns. Shared memory: q, two K and two V tiles (double-buffered), the probabilities of the tile.
+// A block's tiles: kRows query rows, key tiles of kKeys; each thread holds 4 rows, kKeys / 8 keys and up to 4 ceil(D /
+// 32) output columns. Shared memory: q, two K and two V tiles (double-buffered), the probabilities of the tile.
 template <int D>
 struct Tiling {
   static constexpr int kRows = 64;
-  static constexpr int kKeys = D == 128 ? 32 : 64;  // keeps shared memory near 110 KB: two blocks a multiprocessor
+  static constexpr int kKeys = D > 64 ? 32 : 64;  // keeps shared memory near 110 KB: two blocks a multiprocessor
   static constexpr int kLd = D + 4;                 // q, K and V rows: 16-byte aligned, 8 lanes' float4s in 32 banks
   static constexpr int kLdP = kKeys + 8;            // probabilities: a warp's 4 row groups store to different banks
   static constexpr size_t kBytes = (size_t(kRows) * kLd + size_t(4) * kKeys * kLd + size_t(kRows) * kLdP) * 4;
@@ -99,7 +99,8 @@ template <int D, bool Vec, bool Masked>
 __global__ void __launch_bounds__(kThreads) attention_f32_kernel(AttentionArgs a) {
   using C = Tiling<D>;
   constexpr int kRows = C::kRows, kKeys = C::kKeys, ld = C::kLd, ldp = C::kLdP;
-  constexpr int R = 4, NK = kKeys / 8, NC = D / 32;  // per thread: rows, keys, float4 output column groups
+  constexpr int R = 4, NK = kKeys / 8, NC = (D + 31) / 32;  // per thread: rows, keys, float4 output column groups
+  constexpr bool kEveryLane = D % 32 == 0;                   // else lanes whose columns 4 c + 32 n pass D skip them
   extern __shared__ __align__(16) unsigned char smem_f32[];
   float* qs = reinterpret_cast<float*>(smem_f32);
   float* kv = qs + kRows * ld;  // tile t's K at kv + (t % 2) * 2 * kKeys * ld, its V kKeys rows after it
@@ -225,7 +226,10 @@ __global__ void __launch_bounds__(kThreads) attention_f32_kernel(AttentionArgs a
       for (int e = 0; e < 4; ++e) {
         float4 vv[NC];
 #pragma unroll
-        for (int n = 0; n < NC; ++n) vv[n] = *reinterpret_cast<const float4*>(vs + (kk + e) * ld + 4 * c + 32 * n);
+        for (int n = 0; n < NC; ++n) {
+          const float* at = vs + (kk + e) * ld + 4 * c + 32 * n;
+          vv[n] = kEveryLane || 4 * c + 32 * n < D ? *reinterpret_cast<const float4*>(at) : make_float4(0, 0, 0, 0);
+        }
 #pragma unroll
         for (int i = 0; i < R; ++i) {
           const float pe = e == 0 ? p[i].x : e == 1 ? p[i].y : e == 2 ? p[i].z : p[i].w;
@@ -247,6 +251,7 @@ __global__ void __launch_bounds__(kThreads) attention_f32_kernel(AttentionArgs a
     const bool vec = reinterpret_cast<uintptr_t>(out) % 16 == 0;
 #pragma unroll
     for (int n = 0; n < NC; ++n) {
+      if (!kEveryLane && 4 * c + 32 * n >= D) continue;
       const float4 r = make_float4(o[i][n].x / sum, o[i][n].y / sum, o[i][n].z / sum, o[i][n].w / sum);
       float* at = out + 4 * c + 32 * n;
       if (vec) {
@@ -277,12 +282,12 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 
 
 }  // namespace float32_detail
 
-// out = softmax(scale * q k^T + mask) v for every (batch, head) over float32 q, k, v and out; D the head dim (32, 64
-// or 128); the mask (optional) float32. Returns the launch's error, or cudaErrorInvalidValue for sizes the grid
-// cannot hold. seq_q, batch or heads 0: nothing to do.
+// out = softmax(scale * q k^T + mask) v for every (batch, head) over float32 q, k, v and out; D the head dim (a
+// multiple of 4 up to 128); the mask (optional) float32. Returns the launch's error, or cudaErrorInvalidValue for sizes
+// the grid cannot hold. seq_q, batch or heads 0: nothing to do.
 template <int D>
 inline cudaError_t attention_float(const AttentionArgs& a, cudaStream_t stream) {
-  static_assert(D == 32 || D == 64 || D == 128, "head dims 32, 64 and 128");
+  static_assert(D > 0 && D % 4 == 0 && D <= 128, "head dims: multiples of 4 up to 128");
   namespace f = float32_detail;
   if (a.batch < 0 || a.heads < 0 || a.seq_q < 0 || a.seq_k < 0) return cudaErrorInvalidValue;
   if (a.batch == 0 || a.heads == 0 || a.seq_q == 0) return cudaSuccess;

@@ -190,15 +190,17 @@ TEST_CASE("attention: float32 fuses where its kernel pays (kforge_attention_f32.
     REQUIRE(g->stores.size() == 1);
     CHECK(g->stores[0].dtype == ir::DataType::kFloat32);
   }
-  SECTION("head dims 32 and 128; 16 has no instance") {
-    for (int d : {32, 128}) {
+  SECTION("head dims: multiples of 4 up to 128 (16-bit: 32, 64, 128 only)") {
+    for (int d : {4, 16, 32, 48, 128}) {
       LoweredProgram lp = env().compile(mha("float32", d));
       const FusedGroup* g = attention_group(plan_fusion(lp, attention_options()));
       REQUIRE(g != nullptr);
       CHECK(g->attention.head_dim == d);
     }
-    LoweredProgram lp = env().compile(mha("float32", 16));
-    CHECK(attention_group(plan_fusion(lp, attention_options())) == nullptr);
+    for (int d : {6, 136}) {
+      LoweredProgram lp = env().compile(mha("float32", d));
+      CHECK(attention_group(plan_fusion(lp, attention_options())) == nullptr);
+    }
   }
   SECTION("a causal mask") {
     LoweredProgram lp = env().compile(causal_mha("-.inf", 1, "float32"));

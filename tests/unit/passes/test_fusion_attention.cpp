@@ -193,7 +193,8 @@ TEST_CASE("attention: float32 fuses where its kernel pays (kforge_attention_f32.
   SECTION("head dims: multiples of 4 up to 128 (16-bit: 32, 64, 128 only)") {
     for (int d : {4, 16, 32, 48, 128}) {
       LoweredProgram lp = env().compile(mha("float32", d));
-      const FusedGroup* g = attention_group(plan_fusion(lp, attention_options()));
+      const FusionPlan plan = plan_fusion(lp, attention_options());
+      const FusedGroup* g = attention_group(plan);
       REQUIRE(g != nullptr);
       CHECK(g->attention.head_dim == d);
     }

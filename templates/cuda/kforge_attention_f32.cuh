@@ -5,9 +5,10 @@
 // attention_float() below, which reads q, k and v where the projections wrote them and writes the output where the
 // transpose back would have: every operand is addressed by strides.
 //
-// A block of 4 warps takes 64 query rows of one (batch, head) and walks the keys in tiles of 64 (32 above head dim 64),
-// the next tile copied in (cp.async, 16 bytes a step where rows are 16-byte aligned) while this one is worked on.
-// Thread (g, c) = (threadIdx.x / 8, threadIdx.x % 8) holds the scores of rows g + 16 i (i < 4) and keys c + 8 j, and
+// A block of 4 warps takes 64 query rows of one (batch, head) (16 where 64-row blocks would not fill the GPU once,
+// and for decoding: at most 16 query rows) and walks the keys in tiles of 64 (32 above head dim 64), the next tile
+// copied in (cp.async, 16 bytes a step where rows are 16-byte aligned) while this one is worked on.
+// Thread (g, c) = (threadIdx.x / 8, threadIdx.x % 8) holds the scores of rows g + 16 i (i < R) and keys c + 8 j, and
 // the output of the same rows at columns 4 c + 32 n .. + 3 (those below D: under 32, some lanes hold none): the 8 lanes
 // of a row share its maximum and sum by shuffles, and every float4 read of shared memory by 8 lanes touches 32
 // different banks (rows padded by 4 floats). The scores are float32 dot products summed in order of d with fused
@@ -40,24 +41,24 @@ namespace float32_detail {
 
 constexpr int kThreads = detail::kThreads;  // 4 warps
 
-// A block's tiles: kRows query rows, key tiles of kKeys; each thread holds 4 rows, kKeys / 8 keys and up to 4 ceil(D /
-// 32) output columns. Shared memory: q, two K and two V tiles (double-buffered), the probabilities of the tile.
-template <int D>
+// A block's tiles: kRows = 16 R query rows, key tiles of kKeys; each thread holds R rows, kKeys / 8 keys and up to
+// 4 ceil(D / 32) output columns. Shared memory: q, two K and two V tiles (double-buffered), the tile's probabilities.
+template <int D, int R>
 struct Tiling {
-  static constexpr int kRows = 64;
+  static constexpr int kRows = 16 * R;
   static constexpr int kKeys = D > 64 ? 32 : 64;  // keeps shared memory near 110 KB: two blocks a multiprocessor
   static constexpr int kLd = D + 4;                 // q, K and V rows: 16-byte aligned, 8 lanes' float4s in 32 banks
   static constexpr int kLdP = kKeys + 8;            // probabilities: a warp's 4 row groups store to different banks
   static constexpr size_t kBytes = (size_t(kRows) * kLd + size_t(4) * kKeys * kLd + size_t(kRows) * kLdP) * 4;
 };
 
-// Starts copying rows [row0, row0 + count) of a [rows x D] float operand into a shared tile (ld Tiling<D>::kLd),
+// Starts copying rows [row0, row0 + count) of a [rows x D] float operand into a shared tile (ld Tiling<D, R>::kLd),
 // zeros beyond `limit`: 16 bytes per step, asynchronously (cp.async) when `Vec` (every row start 16-byte aligned),
 // else one element per step, synchronously. The caller commits and waits.
 template <int D, bool Vec>
 __device__ __forceinline__ void load_rows(float* dst, const float* src, int64_t stride, int64_t row0, int count,
                                           int64_t limit) {
-  constexpr int ld = Tiling<D>::kLd;
+  constexpr int ld = Tiling<D, 1>::kLd;
   if constexpr (Vec) {
     constexpr int kChunks = D / 4;
     for (int i = threadIdx.x; i < count * kChunks; i += kThreads) {
@@ -95,11 +96,12 @@ __device__ __forceinline__ float row_sum8(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 4);
 }
 
-template <int D, bool Vec, bool Masked>
+// R: rows per thread (4: 64-row blocks; 1: 16-row blocks).
+template <int D, int R, bool Vec, bool Masked>
 __global__ void __launch_bounds__(kThreads) attention_f32_kernel(AttentionArgs a) {
-  using C = Tiling<D>;
+  using C = Tiling<D, R>;
   constexpr int kRows = C::kRows, kKeys = C::kKeys, ld = C::kLd, ldp = C::kLdP;
-  constexpr int R = 4, NK = kKeys / 8, NC = (D + 31) / 32;  // per thread: rows, keys, float4 output column groups
+  constexpr int NK = kKeys / 8, NC = (D + 31) / 32;  // per thread: keys, float4 output column groups
   constexpr bool kEveryLane = D % 32 == 0;                   // else lanes whose columns 4 c + 32 n pass D skip them
   extern __shared__ __align__(16) unsigned char smem_f32[];
   float* qs = reinterpret_cast<float*>(smem_f32);
@@ -263,22 +265,29 @@ __global__ void __launch_bounds__(kThreads) attention_f32_kernel(AttentionArgs a
   }
 }
 
-template <int D, bool Vec, bool Masked>
+template <int D, int R, bool Vec, bool Masked>
 inline cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
-  const auto kernel = attention_f32_kernel<D, Vec, Masked>;
-  constexpr size_t bytes = Tiling<D>::kBytes;
+  const auto kernel = attention_f32_kernel<D, R, Vec, Masked>;
+  constexpr size_t bytes = Tiling<D, R>::kBytes;
   // Above 48 KiB of shared memory a kernel must opt in (a host-side attribute: legal inside a graph capture).
   if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
       e != cudaSuccess) {
     return e;
   }
   const dim3 grid(static_cast<unsigned>(a.batch * a.heads),
-                  static_cast<unsigned>((a.seq_q + Tiling<D>::kRows - 1) / Tiling<D>::kRows));
+                  static_cast<unsigned>((a.seq_q + Tiling<D, R>::kRows - 1) / Tiling<D, R>::kRows));
   kernel<<<grid, kThreads, bytes, stream>>>(a);
   return cudaGetLastError();
 }
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+
+template <int D, int R>
+inline cudaError_t launch_rows(const AttentionArgs& a, bool vec, cudaStream_t stream) {
+  const bool masked = a.mask != nullptr;
+  if (vec) return masked ? launch<D, R, true, true>(a, stream) : launch<D, R, true, false>(a, stream);
+  return masked ? launch<D, R, false, true>(a, stream) : launch<D, R, false, false>(a, stream);
+}
 
 }  // namespace float32_detail
 
@@ -291,7 +300,7 @@ inline cudaError_t attention_float(const AttentionArgs& a, cudaStream_t stream) 
   namespace f = float32_detail;
   if (a.batch < 0 || a.heads < 0 || a.seq_q < 0 || a.seq_k < 0) return cudaErrorInvalidValue;
   if (a.batch == 0 || a.heads == 0 || a.seq_q == 0) return cudaSuccess;
-  if (a.batch * a.heads > 0x7fffffffLL || (a.seq_q + f::Tiling<D>::kRows - 1) / f::Tiling<D>::kRows > 65535) {
+  if (a.batch * a.heads > 0x7fffffffLL || (a.seq_q + 15) / 16 > 65535) {
     return cudaErrorInvalidValue;
   }
   // 16-byte copies where every row of k and v (and q) starts 16-byte aligned.
@@ -299,9 +308,15 @@ inline cudaError_t attention_float(const AttentionArgs& a, cudaStream_t stream) 
   for (int64_t s : {a.q_batch, a.q_head, a.q_seq, a.k_batch, a.k_head, a.k_seq, a.v_batch, a.v_head, a.v_seq}) {
     vec = vec && s % 4 == 0;
   }
-  const bool masked = a.mask != nullptr;
-  if (vec) return masked ? f::launch<D, true, true>(a, stream) : f::launch<D, true, false>(a, stream);
-  return masked ? f::launch<D, false, true>(a, stream) : f::launch<D, false, false>(a, stream);
+  // 64-row blocks where they fill every multiprocessor at least once; else 16-row blocks, four times as many (and a
+  // quarter of the rows computed in vain when decoding a few queries).
+  int device = 0, processors = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&processors, cudaDevAttrMultiProcessorCount, device); e != cudaSuccess) {
+    return e;
+  }
+  const bool wide = a.seq_q > 16 && a.batch * a.heads * ((a.seq_q + 63) / 64) >= processors;
+  return wide ? f::launch_rows<D, 4>(a, vec, stream) : f::launch_rows<D, 1>(a, vec, stream);
 }
 
 }  // namespace cuda_attention

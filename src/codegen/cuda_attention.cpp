@@ -15,6 +15,7 @@ tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const pas
   s.set("description", description);
   s.set("launch", static_cast<int64_t>(launch));
   s.set("type", type);
+  s.set("float32", a.dtype == ir::DataType::kFloat32);
   s.set("head_dim", a.head_dim);
   const bool float_mask = a.mask != passes::kNone && program.value(a.mask).dtype == ir::DataType::kFloat32;
   s.set("mask_type", float_mask ? std::string("float") : type);

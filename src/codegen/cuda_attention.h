@@ -1,6 +1,7 @@
 // The attention groups of `kforge compile --target cuda` (passes/fusion.h, GroupKind::kAttention): one call of
-// kforge::cuda_attention::attention<T, D, M> (templates/cuda/kforge_attention.cuh) per group, as an enqueue() step
-// that templates/program/cuda/attention.j2 renders.
+// kforge::cuda_attention::attention<T, D, M> (templates/cuda/kforge_attention.cuh; 16-bit values) or of
+// attention_float<D> (kforge_attention_f32.cuh; float32 values) per group, as an enqueue() step that
+// templates/program/cuda/attention.j2 renders.
 #pragma once
 
 #include <functional>
@@ -14,11 +15,13 @@
 namespace kforge::codegen {
 
 inline constexpr const char* kCudaAttentionHeaderTemplate = "cuda/kforge_attention.cuh";
-// Its warp-level building blocks, which it includes.
+// Its warp-level building blocks and the arguments, which it includes.
 inline constexpr const char* kCudaAttentionTileHeaderTemplate = "cuda/kforge_attention_tile.cuh";
+// The float32 kernel (it includes the tile header for the arguments).
+inline constexpr const char* kCudaAttentionF32HeaderTemplate = "cuda/kforge_attention_f32.cuh";
 
 /// The step of attention group `g` at launch index `launch`: {kind "attention", description, launch, type
-/// (__half / __nv_bfloat16), head_dim, mask_type, q, k, v, out, mask (device pointers, "nullptr" for no mask),
+/// (__half / __nv_bfloat16 / float), float32 (bool: the float32 kernel), head_dim, mask_type, q, k, v, out, mask (device pointers, "nullptr" for no mask),
 /// the sizes and strides of kforge::cuda_attention::AttentionArgs (int64 C++ expressions), scale (a float
 /// literal)}. `buffer(value, element type, is_const)`: a value's typed device pointer in enqueue(); `size`: a size
 /// there.

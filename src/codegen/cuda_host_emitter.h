@@ -77,7 +77,9 @@ class CudaHostEmitter {
   // header call from NAME.cu (GEMM, convolution, attention).
   static bool is_generated_kernel(const FusedGroup& g);
 
-  bool has_attention() const;
+  // Whether an attention group computes on 16-bit values (kforge_attention.cuh), on float32 values
+  // (kforge_attention_f32.cuh).
+  bool has_attention(bool float32) const;
 
   // Whether a fused (generated-kernel) group loads or stores float16 / bfloat16 values (then NAME_kernels.cu
   // includes kforge_half.cuh for the conversions).

@@ -32,11 +32,12 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   if (select_steps_) library.push_back(kCudaSelectHeaderTemplate);
   if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);
   if (shape_meta_) library.push_back(kShapeMetaHeaderTemplate);
-  if (has_attention()) {
-    half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention.cuh converts through it
+  if (has_attention(false) || has_attention(true)) {
+    half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention_tile.cuh converts through it
     library.push_back(kCudaAttentionTileHeaderTemplate);
-    library.push_back(kCudaAttentionHeaderTemplate);
   }
+  if (has_attention(false)) library.push_back(kCudaAttentionHeaderTemplate);
+  if (has_attention(true)) library.push_back(kCudaAttentionF32HeaderTemplate);
   for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {
     for (const char* h : list) {
       if (std::find_if(out.begin(), out.end(), [&](const char* o) { return std::string_view(o) == h; }) == out.end()) {
@@ -77,9 +78,10 @@ bool CudaHostEmitter::is_generated_kernel(const FusedGroup& g) {
   return g.kind == passes::GroupKind::kElementwise || g.kind == passes::GroupKind::kRow;
 }
 
-bool CudaHostEmitter::has_attention() const {
-  return std::any_of(plan_.groups.begin(), plan_.groups.end(),
-                     [](const FusedGroup& g) { return g.kind == passes::GroupKind::kAttention; });
+bool CudaHostEmitter::has_attention(bool float32) const {
+  return std::any_of(plan_.groups.begin(), plan_.groups.end(), [&](const FusedGroup& g) {
+    return g.kind == passes::GroupKind::kAttention && (g.attention.dtype == ir::DataType::kFloat32) == float32;
+  });
 }
 
 bool CudaHostEmitter::fused_half() const {

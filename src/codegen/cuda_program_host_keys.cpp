@@ -129,7 +129,8 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
   if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
   if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
-  if (has_attention()) includes.push_back("kforge_attention.cuh");
+  if (has_attention(false)) includes.push_back("kforge_attention.cuh");
+  if (has_attention(true)) includes.push_back("kforge_attention_f32.cuh");
   if (shape_meta_) includes.push_back("kforge_shape_meta.h");
   ctx.set("includes", tmpl::Value(std::move(includes)));
   ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));

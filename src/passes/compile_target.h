@@ -60,7 +60,7 @@ struct CompileTarget {
   bool conv_groups = false;
   /// Transposes next to elementwise / row groups become their index maps.
   bool absorb_transposes = false;
-  /// 16-bit scaled dot-product attention as one fused kernel.
+  /// Scaled dot-product attention as one fused kernel (16-bit; float32 where it pays).
   bool attention_groups = false;
 
   // --- memory after fusion ---

@@ -50,8 +50,8 @@ struct GemmGroup : GemmForm {
   bool packed() const { return !outs.empty(); }
 };
 
-/// An operand of an attention group: `value`, a 16-bit tensor whose element (batch b, head h, position s, d) lies at
-/// b * batch_stride + h * head_stride + s * seq_stride + d (the head dim contiguous): a [B, S, H, D] value whose
+/// An operand of an attention group: `value`, a 16-bit or float32 tensor whose element (batch b, head h, position
+/// s, d) lies at b * batch_stride + h * head_stride + s * seq_stride + d (the head dim contiguous): a [B, S, H, D] value whose
 /// transpose to [B, H, S, D] the group absorbed, or a [B, H, S, D] value itself.
 struct AttentionOperand {
   uint32_t value = kNone;
@@ -67,7 +67,7 @@ struct AttentionGroup {
   SymExpr batch = 1, heads = 1, seq_q = 1, seq_k = 1;
   int64_t head_dim = 0;
   double scale = 1;             // the product of the absorbed scales
-  ir::DataType dtype = ir::DataType::kFloat16;  // of q, k, v and out: float16 or bfloat16
+  ir::DataType dtype = ir::DataType::kFloat16;  // of q, k, v and out: float16, bfloat16 or float32
   uint32_t mask = kNone;        // the additive mask, or kNone
   // The mask's strides over [batch, head, query, key] (0 along a broadcast dim).
   SymExpr mask_batch_stride = 0, mask_head_stride = 0, mask_row_stride = 0, mask_col_stride = 0;
@@ -246,8 +246,9 @@ struct FusionOptions {
   /// for --target cuda, whose transpose is a kernel of its own; off for the CPU, whose tiled transpose kernel
   /// moves the data faster than a fused loop's strided reads.
   bool absorb_transposes = false;
-  /// Make kAttention groups of the attention pattern over float16 / bfloat16 values (docs/fusion.md, "Attention
-  /// groups"). On for --target cuda (its fused attention kernel); off for the CPU.
+  /// Make kAttention groups of the attention pattern over float16 / bfloat16 values, and over float32 values where
+  /// the float32 kernel pays (docs/fusion.md, "Attention groups"). On for --target cuda (its fused attention
+  /// kernels); off for the CPU.
   bool attention_groups = false;
   /// A softmax row group keeps its exps between the sum and the normalising pass (GroupStmt::exps_kept) instead of
   /// computing each twice. On for the CPU, whose loops call libm's scalar expf (BERT-style encoders spent 11 % of

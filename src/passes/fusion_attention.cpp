@@ -1,5 +1,5 @@
 // Attention groups of the fusion pass (docs/fusion.md, "Attention groups"): the calls of one scaled dot-product
-// attention over float16 / bfloat16 values, as Paddle's MultiHeadAttention exports it,
+// attention over float16, bfloat16 or float32 values, as Paddle's MultiHeadAttention exports it,
 //
 //   q4 = transpose(q, [0, 2, 1, 3])     (k4, v4 likewise; absent where the value already is [B, H, S, D])
 //   q5 = scale(q4, a)                    (optional, bias 0)
@@ -26,6 +26,29 @@ namespace {
 
 bool is_half(ir::DataType t) { return t == ir::DataType::kFloat16 || t == ir::DataType::kBFloat16; }
 
+// Key sequences longer than this, where known when the program is compiled, leave float32 attention unfused: the
+// float32 kernel (kforge_attention_f32.cuh) computes on the CUDA cores, and over long sequences the unfused
+// program's batched cuBLASLt products (TF32 tensor cores after set_gemm_tf32) may win back the scores' round trip
+// through memory. A dynamic length is fused (the kernel is correct at any length; its memory traffic grows with S,
+// the unfused program's with S^2).
+constexpr int64_t kFloat32MaxKeys = 4096;
+
+// Whether a kernel has an instance for head dim d: the 16-bit one 32, 64 and 128 (its mma tiles); the float32 one
+// any multiple of 4 up to 128 (its float4 rows; the small head dims of test-sized transformers too).
+bool has_kernel_for(ir::DataType t, int64_t d) {
+  if (is_half(t)) return d == 32 || d == 64 || d == 128;
+  return d > 0 && d % 4 == 0 && d <= 128;
+}
+
+// Whether group `a` runs as one kernel: 16-bit always (the tensor-core kernel); float32 where the float32 kernel is
+// expected to pay (kFloat32MaxKeys). Its head dim is checked by the matcher (has_kernel_for).
+bool fused_attention_pays(const AttentionGroup& a) {
+  if (is_half(a.dtype)) return true;
+  if (a.dtype != ir::DataType::kFloat32) return false;
+  const std::optional<int64_t> keys = a.seq_k.constant();
+  return !keys || *keys <= kFloat32MaxKeys;
+}
+
 class AttentionMatcher {
  public:
   AttentionMatcher(const LoweredProgram& program, const std::vector<std::vector<uint32_t>>& readers,
@@ -44,7 +67,9 @@ class AttentionMatcher {
     const std::optional<double> axis = sm.constant_number("axis");
     if (!axis || (*axis != -1 && *axis != 3)) return std::nullopt;
     a.dtype = value(scores).dtype;
-    if (!is_half(a.dtype) || value(probs).dtype != a.dtype) return std::nullopt;
+    if ((!is_half(a.dtype) && a.dtype != ir::DataType::kFloat32) || value(probs).dtype != a.dtype) {
+      return std::nullopt;
+    }
     calls_.push_back(softmax);
 
     // Back from the softmax: the mask add, a scale of the scores, the q k^T matmul.
@@ -115,7 +140,7 @@ class AttentionMatcher {
     a.seq_q = qd[2];
     a.seq_k = kd[2];
     const std::optional<int64_t> d = qd[3].constant();
-    if (!d || (*d != 32 && *d != 64 && *d != 128)) return std::nullopt;
+    if (!d || !has_kernel_for(a.dtype, *d)) return std::nullopt;
     a.head_dim = *d;
     if (kd[0] != a.batch || kd[1] != a.heads || kd[3] != qd[3] || vd[0] != a.batch || vd[1] != a.heads ||
         vd[2] != a.seq_k || vd[3] != qd[3]) {
@@ -141,6 +166,7 @@ class AttentionMatcher {
     for (uint32_t v : {a.k.value, a.v.value}) {
       if (value(v).dtype != a.dtype) return std::nullopt;
     }
+    if (!fused_attention_pays(a)) return std::nullopt;
 
     // The group reads q, k, v and the mask where it runs (its last call), not where their first readers were:
     // nothing in between may write them.

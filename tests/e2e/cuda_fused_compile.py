@@ -144,12 +144,14 @@ PROGRAMS = [
     ("tests/paddle/min_all/inference.json", "paddle_min_all", []),
     ("tests/paddle/any_bool/inference.json", "paddle_any_bool", []),
     ("tests/paddle/all_every_axis/inference.json", "paddle_all_every_axis", []),
-    # Attention's q k^T and p v over dynamic batch and length: strided batches of cuBLASLt products, float32 and
-    # (--precision) float16.
+    # Attention over dynamic batch and length: the float32 attention group (kforge_attention_f32.cuh) and
+    # (--precision) float16's.
     ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like", ["--cuda-graph"]),
     ("tests/paddle/bert_like_dynamic/inference.json", "paddle_bert_like_fp16", ["--precision", "float16"]),
     # The fused 16-bit attention (kforge_attention.cuh: mma.sync, ldmatrix, cp.async) beside an unfused one.
     ("tests/golden/compile-cuda-attention/program.yaml", "attention", ["--cuda-graph"]),
+    # The fused float32 attention (kforge_attention_f32.cuh: float32 FMA, cp.async) beside an unfused one.
+    ("tests/golden/compile-cuda-attention-f32/program.yaml", "attention_f32", ["--cuda-graph"]),
     # The kernels of the ops no fused group takes (codegen/cuda_index_compute.cpp): reductions over leading axes in
     # every accumulator type, softmax over a middle axis, cumsum (a dynamic line count), one_hot, pow on floats and
     # integers; stack and meshgrid (data movement).
@@ -332,6 +334,8 @@ def main():
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             if "kforge::cuda_attention::attention<" in host:
                 required += ["kforge_attention.cuh", "kforge_attention_tile.cuh"]
+            if "kforge::cuda_attention::attention_float<" in host:  # the float32 kernel, over the tile header's args
+                required += ["kforge_attention_f32.cuh", "kforge_attention_tile.cuh", "kforge_half.cuh"]
             if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
                 required.append("kforge_select.cuh")
                 if re.search(r"kforge::cuda_select::unique(_axis)?<", host):

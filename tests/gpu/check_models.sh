@@ -14,8 +14,9 @@
 #                                   every spatial dim an expression of the input's, the FPN's upsampled maps added to
 #                                   the lateral ones (dims taken as equal, checked at run time)
 #   transformer_encoder_postnorm, transformer_encoder_prenorm (seq 8, batch 2), gpt_block (seq 8, batch 2):
-#                                   GEMMs, layer_norm / softmax rows, transpose, batched matmul kernels, embedding,
-#                                   triu, arange
+#                                   GEMMs, layer_norm rows, embedding, triu, arange; the attention of every float32
+#                                   transformer here is one fused float32 kernel (kforge_attention_f32.cuh, head dim
+#                                   16; the *_h64 models' 64)
 #   transformer_decoder_postnorm, transformer_decoder_prenorm (target seq 8, memory seq 12, batch 2): cross-
 #                                   attention over two inputs whose dynamic batches meet in broadcasts (one symbol
 #                                   under --target cuda, checked equal at run time)

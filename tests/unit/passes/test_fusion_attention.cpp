@@ -82,17 +82,13 @@ TEST_CASE("attention: Paddle's MultiHeadAttention over float16 is one group read
   }
 }
 
-TEST_CASE("attention: bfloat16 fuses; float32, head dims the kernel has no instance for, shared values do not") {
+TEST_CASE("attention: bfloat16 fuses; head dims the kernel has no instance for, shared values do not") {
   SECTION("bfloat16, head dim 128") {
     LoweredProgram lp = env().compile(mha("bfloat16", 128));
     const FusionPlan plan = plan_fusion(lp, attention_options());
     const FusedGroup* g = attention_group(plan);
     REQUIRE(g != nullptr);
     CHECK(g->attention.head_dim == 128);
-  }
-  SECTION("float32 keeps its unfused path") {
-    LoweredProgram lp = env().compile(mha("float32", 64));
-    CHECK(attention_group(plan_fusion(lp, attention_options())) == nullptr);
   }
   SECTION("head dim 16") {
     LoweredProgram lp = env().compile(mha("float16", 16));
@@ -124,13 +120,13 @@ TEST_CASE("attention: bfloat16 fuses; float32, head dims the kernel has no insta
 namespace {
 
 // mha's pattern with the mask a decoder builds: triu(full([L, L], fill), diagonal), L the length (80).
-std::string causal_mha(const std::string& fill, int diagonal) {
-  std::string yaml = mha("float16", 64);
-  const std::string input = "\n  - {name: mask, dtype: float16, shape: [2, 1, 1, 80]}";
+std::string causal_mha(const std::string& fill, int diagonal, const std::string& dtype = "float16") {
+  std::string yaml = mha(dtype, 64);
+  const std::string input = "\n  - {name: mask, dtype: " + dtype + ", shape: [2, 1, 1, 80]}";
   yaml.erase(yaml.find(input), input.size());
   const std::string ops = "ops:\n";
   yaml.insert(yaml.find(ops) + ops.size(),
-              "  - {op: full, out: [f], attrs: {shape: [80, 80], value: " + fill + ", dtype: float16}}\n"
+              "  - {op: full, out: [f], attrs: {shape: [80, 80], value: " + fill + ", dtype: " + dtype + "}}\n"
               "  - {op: triu, in: [f], out: [mask], attrs: {diagonal: " + std::to_string(diagonal) + "}}\n");
   return yaml;
 }
@@ -161,5 +157,70 @@ TEST_CASE("attention: a causal mask (triu of -inf) is applied by position, not r
     REQUIRE(g2 != nullptr);
     CHECK_FALSE(g2->attention.causal);
     CHECK(lp2.value(g2->attention.mask).name == "mask");
+  }
+}
+
+namespace {
+
+// mha over a length of `length` (80 replaced).
+std::string mha_of_length(const std::string& dtype, int length) {
+  std::string yaml = mha(dtype, 64);
+  for (size_t at = yaml.find(", 80"); at != std::string::npos; at = yaml.find(", 80", at)) {
+    yaml.replace(at, 4, ", " + std::to_string(length));
+  }
+  return yaml;
+}
+
+}  // namespace
+
+TEST_CASE("attention: float32 fuses where its kernel pays (kforge_attention_f32.cuh), long static lengths do not") {
+  SECTION("the same group as float16's, float32 throughout") {
+    LoweredProgram lp = env().compile(mha("float32", 64));
+    const FusionPlan plan = plan_fusion(lp, attention_options());
+    check_invariants(lp, plan);
+    const FusedGroup* g = attention_group(plan);
+    REQUIRE(g != nullptr);
+    CHECK(g->label == "transpose+transpose+transpose+scale+matmul+scale+add+softmax+matmul+transpose");
+    const AttentionGroup& a = g->attention;
+    CHECK(a.dtype == ir::DataType::kFloat32);
+    CHECK(a.scale == 0.0625);
+    CHECK(lp.value(a.mask).name == "mask");
+    CHECK(a.q.seq_stride == SymExpr(128));
+    for (const GroupInput& in : g->inputs) CHECK(in.storage == expr::ScalarType::kFloat32);
+    REQUIRE(g->stores.size() == 1);
+    CHECK(g->stores[0].dtype == ir::DataType::kFloat32);
+  }
+  SECTION("head dims: multiples of 4 up to 128 (16-bit: 32, 64, 128 only)") {
+    for (int d : {4, 16, 32, 48, 128}) {
+      LoweredProgram lp = env().compile(mha("float32", d));
+      const FusionPlan plan = plan_fusion(lp, attention_options());
+      const FusedGroup* g = attention_group(plan);
+      REQUIRE(g != nullptr);
+      CHECK(g->attention.head_dim == d);
+    }
+    for (int d : {6, 136}) {
+      LoweredProgram lp = env().compile(mha("float32", d));
+      CHECK(attention_group(plan_fusion(lp, attention_options())) == nullptr);
+    }
+  }
+  SECTION("a causal mask") {
+    LoweredProgram lp = env().compile(causal_mha("-.inf", 1, "float32"));
+    const FusionPlan plan = plan_fusion(lp, attention_options());
+    const FusedGroup* g = attention_group(plan);
+    REQUIRE(g != nullptr);
+    CHECK(g->attention.causal);
+    CHECK(g->attention.mask == kNone);
+  }
+  SECTION("4096 keys fuse, 4097 stay batched products and a softmax (cuBLASLt may win there)") {
+    LoweredProgram fused = env().compile(mha_of_length("float32", 4096));
+    CHECK(attention_group(plan_fusion(fused, attention_options())) != nullptr);
+    LoweredProgram unfused = env().compile(mha_of_length("float32", 4097));
+    CHECK(attention_group(plan_fusion(unfused, attention_options())) == nullptr);
+    LoweredProgram half = env().compile(mha_of_length("float16", 4097));
+    CHECK(attention_group(plan_fusion(half, attention_options())) != nullptr);
+  }
+  SECTION("float64 stays unfused") {
+    LoweredProgram lp = env().compile(mha("float64", 64));
+    CHECK(attention_group(plan_fusion(lp, attention_options())) == nullptr);
   }
 }

@@ -526,6 +526,12 @@ Status prior_box(const KernelContext& ctx, const Tensor& input, const Tensor& im
                  const std::vector<float>& aspect_ratios, const std::vector<float>& variances, bool flip, bool clip,
                  float step_w, float step_h, float offset, bool min_max_aspect_ratios_order, Tensor* out,
                  Tensor* var);
+// yolo_box (yolo_box.cc): YOLOv3's head x [N, A * (5 + classes), H, W] decoded into boxes [N, A * H * W, 4] (x1, y1,
+// x2, y2 in the pixels of img_size [N, 2] int32, height then width) and scores [N, A * H * W, classes]; zero where
+// the objectness is below conf_thresh.
+Status yolo_box(const KernelContext& ctx, const Tensor& x, const Tensor& img_size, const std::vector<int>& anchors,
+                int class_num, float conf_thresh, int downsample_ratio, bool clip_bbox, float scale_x_y,
+                bool iou_aware, float iou_aware_factor, Tensor* boxes, Tensor* scores);
 Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& stop, const Tensor& number,
                 DataType dtype, Tensor* out);
 Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
@@ -574,6 +580,9 @@ Status PriorBoxInferMeta(const Tensor& input, const Tensor& image, const std::ve
                          const std::vector<float>& max_sizes, const std::vector<float>& aspect_ratios,
                          const std::vector<float>& variances, bool flip, bool clip, float step_w, float step_h,
                          float offset, bool min_max_aspect_ratios_order, Tensor* out, Tensor* var);
+Status YoloBoxInferMeta(const Tensor& x, const Tensor& img_size, const std::vector<int>& anchors, int class_num,
+                        float conf_thresh, int downsample_ratio, bool clip_bbox, float scale_x_y, bool iou_aware,
+                        float iou_aware_factor, Tensor* boxes, Tensor* scores);
 Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& number, DataType dtype, Tensor* out);
 Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
 // The most nonzero / masked_select can write (every element nonzero / selected): out is laid out for that.

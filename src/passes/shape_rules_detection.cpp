@@ -1,7 +1,8 @@
 // Shape rules of the ops issue 34 adds last: IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta,
 // RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims; and the
 // ops of detection post-processing whose output size depends on their input's data (NonZeroInferMeta,
-// MaskedSelectInferMeta, UniqueRawInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim).
+// MaskedSelectInferMeta, UniqueRawInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim); and
+// YoloBoxInferMeta.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -241,6 +242,43 @@ std::string unique_rule(OpContext& c) {
   return "";
 }
 
+/// yolo_box: boxes [N, A * H * W, 4] and scores [N, A * H * W, class_num] of x [N, A * (5 + class_num), H, W]
+/// (6 with iou_aware), A the anchors' pairs; img_size [N, 2] int32.
+std::string yolo_box_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  DET_TENSOR(img_size, 1);
+  if (x->dims.size() != 4) return fmt::format("x must be 4-D NCHW, got {}", to_string(x->dims));
+  if (!det_is_float(x->dtype)) return fmt::format("x must be float32 or float64, got {}", ir::dtype_name(x->dtype));
+  if (img_size->dtype != DataType::kInt32) {
+    return fmt::format("img_size must be int32, got {}", ir::dtype_name(img_size->dtype));
+  }
+  if (img_size->dims.size() != 2 || !det_may_match(img_size->dims[1], SymExpr(2)) ||
+      !det_may_match(img_size->dims[0], x->dims[0])) {
+    return fmt::format("img_size must be [N, 2] for x {}, got {}", to_string(x->dims), to_string(img_size->dims));
+  }
+  const std::optional<std::vector<int64_t>> anchors = c.static_ints("anchors");
+  if (!anchors) return "anchors must be a constant";
+  if (anchors->empty() || anchors->size() % 2 != 0) {
+    return fmt::format("anchors must hold (width, height) pairs, got {} values", anchors->size());
+  }
+  const int64_t classes = c.static_int("class_num").value_or(1);
+  if (classes <= 0) return fmt::format("class_num must be positive, got {}", classes);
+  const bool iou_aware = c.bool_value("iou_aware").value_or(false);
+  const auto an = static_cast<int64_t>(anchors->size() / 2);
+  if (!det_may_match(x->dims[1], SymExpr(an * ((iou_aware ? 6 : 5) + classes)))) {
+    return fmt::format("x {} must have {} channels: {} anchors of {} classes{}", to_string(x->dims),
+                       an * ((iou_aware ? 6 : 5) + classes), an, classes, iou_aware ? " with iou_aware" : "");
+  }
+  if (iou_aware) {
+    const double factor = c.float_value("iou_aware_factor").value_or(0.5);
+    if (!(factor >= 0 && factor <= 1)) return fmt::format("iou_aware_factor must be in [0, 1], got {}", factor);
+  }
+  const SymExpr boxes = x->dims[2] * x->dims[3] * an;
+  c.set_result(0, x->dtype, {x->dims[0], boxes, SymExpr(4)});
+  c.set_result(1, x->dtype, {x->dims[0], boxes, SymExpr(classes)});
+  return "";
+}
+
 }  // namespace
 
 const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules() {
@@ -250,6 +288,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules(
       {"IndexSampleInferMeta", index_sample_rule},
       {"RoiAlignInferMeta", roi_align_rule},
       {"PriorBoxInferMeta", prior_box_rule},
+      {"YoloBoxInferMeta", yolo_box_rule},
       {"DeformableConvInferMeta", deformable_conv_rule},
       {"NonZeroInferMeta", nonzero_rule},
       {"MaskedSelectInferMeta", masked_select_rule},

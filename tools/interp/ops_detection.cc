@@ -1,6 +1,6 @@
 // The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc);
-// nonzero, masked_select and unique, whose outputs is allocated for the most they can write (the infer-meta's dims) and
-// which set its real dims.
+// yolo_box; nonzero, masked_select and unique, whose outputs are
+// allocated for the most they can write (the infer-meta's dims) and which set their real dims.
 // Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
@@ -178,9 +178,41 @@ Status prior_box(const KernelContext& ctx, const std::vector<RtValue>& in, const
       });
 }
 
+Status yolo_box(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                std::vector<RtValue>& out) {
+  const Tensor *x, *img_size;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "img_size", &img_size));
+  std::vector<int> anchors;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32s("anchors", &anchors));
+  int class_num, downsample_ratio;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("class_num", &class_num, 1));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("downsample_ratio", &downsample_ratio, 32));
+  double conf_thresh, scale_x_y, iou_aware_factor;
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("conf_thresh", &conf_thresh, 0.01));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("scale_x_y", &scale_x_y, 1.0));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("iou_aware_factor", &iou_aware_factor, 0.5));
+  bool clip_bbox, iou_aware;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("clip_bbox", &clip_bbox, true));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("iou_aware", &iou_aware, false));
+  const auto conf = static_cast<float>(conf_thresh), scale = static_cast<float>(scale_x_y),
+             factor = static_cast<float>(iou_aware_factor);
+  return run_many(
+      ctx, x->dtype, 2, out,
+      [&](Tensor** o) {
+        return m::YoloBoxInferMeta(*x, *img_size, anchors, class_num, conf, downsample_ratio, clip_bbox, scale,
+                                   iou_aware, factor, o[0], o[1]);
+      },
+      [&](const KernelContext& c, Tensor** o) {
+        return k::yolo_box(c, *x, *img_size, anchors, class_num, conf, downsample_ratio, clip_bbox, scale, iou_aware,
+                           factor, o[0], o[1]);
+      });
+}
+
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
+  r.add("yolo_box", yolo_box);
   r.add("prior_box", prior_box);
   r.add("deformable_conv", deformable_conv);
   r.add("roi_align", roi_align);

@@ -1012,4 +1012,19 @@ CASES = [
       [t(1, 2, 5, 5, dtype="float64"), t(1, 36, 5, 3, dtype="float64", low=-1.5, high=1.5),
        t(1, 18, 5, 3, dtype="float64", low=0.0, high=1.0)], [t(4, 2, 3, 3, dtype="float64"), t(4, dtype="float64")],
       ops=("deformable_conv",)),
+    # yolo_box (YOLOv3): YOLOv3's 3 anchors of one level, 4 classes, the logits in [-3, 3) (boxes below conf_thresh
+    # stay 0), scale_x_y 1.05, clipped; iou_aware float64 unclipped over two images; H and W dynamic.
+    C("yolo_box_yolov3", lambda x, im: paddle.vision.ops.yolo_box(
+        x, im, anchors=[10, 13, 16, 30, 33, 23], class_num=4, conf_thresh=0.3, downsample_ratio=32, scale_x_y=1.05),
+      [t(1, 27, 5, 6, low=-3.0, high=3.0), t(1, 2, dtype="int32", low=150, high=200)], ops=("yolo_box",)),
+    C("yolo_box_iou_aware_float64", lambda x, im: paddle.vision.ops.yolo_box(
+        x, im, anchors=[30, 61, 62, 45, 59, 119], class_num=2, conf_thresh=0.2, downsample_ratio=16,
+        clip_bbox=False, iou_aware=True, iou_aware_factor=0.4),
+      [t(2, 24, 4, 4, dtype="float64", low=-3.0, high=3.0), t(2, 2, dtype="int32", low=60, high=70)],
+      ops=("yolo_box",)),
+    C("yolo_box_dynamic", lambda x, im: paddle.vision.ops.yolo_box(
+        x, im, anchors=[116, 90, 156, 198, 373, 326], class_num=1, conf_thresh=0.1, downsample_ratio=8),
+      [t(None, 18, None, None, low=-3.0, high=3.0, run=(2, 18, 3, 5)), t(None, 2, dtype="int32", low=20, high=40,
+                                                                          run=(2, 2))], ops=("yolo_box",)),
+
 ]

@@ -120,3 +120,22 @@ TEST_CASE("shape rules: prior_box's [H, W, priors, 4] over a symbolic feature ma
                      "must exceed min_sizes[0]"));
   CHECK(det_mentions(det_error(inputs, prior("min_sizes: [10.0], variances: [0.1]")), "variances must have 4 values"));
 }
+
+TEST_CASE("shape rules: yolo_box's boxes and scores over a symbolic map, and its errors") {
+  const char* inputs =
+      "[{name: x, dtype: float32, shape: [-1, 27, -1, -1]}, {name: im, dtype: int32, shape: [-1, 2]}, "
+      "{name: imf, dtype: float32, shape: [-1, 2]}]";
+  auto yolo = [](const std::string& in, const std::string& attrs) {
+    return "  - {op: yolo_box, in: [" + in + "], out: [o, s], attrs: {" + attrs + "}}\n";
+  };
+  Analyzed a = analyze(inputs, yolo("x, im", "anchors: [10, 13, 16, 30, 33, 23], class_num: 4"), "[o, s]");
+  REQUIRE(a.analysis);
+  CHECK(a.shape("o") == "float32[s0, 3 * s1 * s2, 4]");
+  CHECK(a.shape("s") == "float32[s0, 3 * s1 * s2, 4]");
+  CHECK(det_mentions(det_error(inputs, yolo("x, im", "anchors: [10, 13, 16, 30, 33, 23], class_num: 5")),
+                     "must have 30 channels: 3 anchors of 5 classes"));
+  CHECK(det_mentions(det_error(inputs, yolo("x, im", "anchors: [10, 13, 16], class_num: 4")),
+                     "anchors must hold (width, height) pairs"));
+  CHECK(det_mentions(det_error(inputs, yolo("x, imf", "anchors: [10, 13, 16, 30, 33, 23], class_num: 4")),
+                     "img_size must be int32"));
+}

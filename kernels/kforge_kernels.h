@@ -532,6 +532,14 @@ Status prior_box(const KernelContext& ctx, const Tensor& input, const Tensor& im
 Status yolo_box(const KernelContext& ctx, const Tensor& x, const Tensor& img_size, const std::vector<int>& anchors,
                 int class_num, float conf_thresh, int downsample_ratio, bool clip_bbox, float scale_x_y,
                 bool iou_aware, float iou_aware_factor, Tensor* boxes, Tensor* scores);
+// generate_proposals (proposals.cc, Paddle's v2): per image, the pre_nms_top_n best anchors of scores [N, A, H, W]
+// decoded by bbox_deltas [N, 4A, H, W], clipped to im_shape [N, 2] (h, w), the small ones dropped, NMS, the first
+// post_nms_top_n kept: rpn_rois [R, 4], rpn_roi_probs [R, 1] and rpn_rois_num [N] int32 (optional). rpn_rois and
+// rpn_roi_probs are laid out for the most they can hold (GenerateProposalsV2InferMeta); the kernel sets dims[0].
+Status generate_proposals(const KernelContext& ctx, const Tensor& scores, const Tensor& bbox_deltas,
+                          const Tensor& im_shape, const Tensor& anchors, const Tensor& variances, int pre_nms_top_n,
+                          int post_nms_top_n, float nms_thresh, float min_size, float eta, bool pixel_offset,
+                          Tensor* rpn_rois, Tensor* rpn_roi_probs, Tensor* rpn_rois_num);
 Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& stop, const Tensor& number,
                 DataType dtype, Tensor* out);
 Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
@@ -583,6 +591,11 @@ Status PriorBoxInferMeta(const Tensor& input, const Tensor& image, const std::ve
 Status YoloBoxInferMeta(const Tensor& x, const Tensor& img_size, const std::vector<int>& anchors, int class_num,
                         float conf_thresh, int downsample_ratio, bool clip_bbox, float scale_x_y, bool iou_aware,
                         float iou_aware_factor, Tensor* boxes, Tensor* scores);
+// The most generate_proposals can write: its data-dependent outputs are laid out for it.
+Status GenerateProposalsV2InferMeta(const Tensor& scores, const Tensor& bbox_deltas, const Tensor& im_shape,
+                                    const Tensor& anchors, const Tensor& variances, int pre_nms_top_n,
+                                    int post_nms_top_n, float nms_thresh, float min_size, float eta, bool pixel_offset,
+                                    Tensor* rpn_rois, Tensor* rpn_roi_probs, Tensor* rpn_rois_num);
 Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& number, DataType dtype, Tensor* out);
 Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
 // The most nonzero / masked_select can write (every element nonzero / selected): out is laid out for that.

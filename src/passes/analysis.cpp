@@ -324,9 +324,11 @@ class Analyzer {
       // Paddle's PIR declares any / all (ReduceInferMeta) with x's dtype, but their kernels write bool: the
       // predictor returns bool and the ops after them read bool, so the inferred bool stands against any
       // declared dtype (dims are still compared).
-      // An infer-meta that sets no dtype for a result, which PIR then declares float32: YoloBoxInferMeta's scores
-      // (x's dtype, float64 too); the kernel's dtype is what the predictor returns.
-      const bool dtype_unset = sig.infer_meta == "YoloBoxInferMeta" && i == 1;
+      // Infer-metas that set no dtype for a result, which PIR then declares float32: GenerateProposalsV2InferMeta's
+      // (rpn_rois_num is int32, the rest the anchors' dtype) and YoloBoxInferMeta's scores (x's dtype); the kernels'
+      // dtypes are what the predictor returns.
+      const bool dtype_unset = sig.infer_meta == "GenerateProposalsV2InferMeta" ||
+                               (sig.infer_meta == "YoloBoxInferMeta" && i == 1);
       if (conflict == "dtype conflict" &&
           ((sig.infer_meta == "ReduceInferMeta" && inferred.dtype == ir::DataType::kBool) || dtype_unset)) {
         ir::Type as_inferred = declared;

@@ -13,7 +13,8 @@ namespace {
 /// Ops whose output's size or values depend on the data of their inputs, not only on their dims: where the trail of
 /// an unknown shape value ends at one of these, no generation-time analysis can know it.
 bool is_data_dependent_op(const ir::Op& op) {
-  static const char* const kNames[] = {"nonzero", "masked_select", "unique", "unique_consecutive", "where_index"};
+  static const char* const kNames[] = {"nonzero",     "masked_select", "unique", "unique_consecutive",
+                                       "where_index", "generate_proposals"};
   for (const char* n : kNames) {
     if (op.name == n) return true;
   }

@@ -1,7 +1,7 @@
 // Shape rules of the ops issue 34 adds last: IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta,
 // RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims; and the
 // ops of detection post-processing whose output size depends on their input's data (NonZeroInferMeta,
-// MaskedSelectInferMeta, UniqueRawInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim); and
+// MaskedSelectInferMeta, UniqueRawInferMeta, and the region proposals' GenerateProposalsV2InferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim); and
 // YoloBoxInferMeta.
 #include <algorithm>
 #include <cmath>
@@ -279,6 +279,57 @@ std::string yolo_box_rule(OpContext& c) {
   return "";
 }
 
+/// generate_proposals: rpn_rois [R, 4] and rpn_roi_probs [R, 1], R known once the kernel ran (at most N times the
+/// proposals one image keeps: pre_nms_top_n of its A * H * W anchors, post_nms_top_n after NMS); rpn_rois_num [N]
+/// int32 (Paddle's PIR declares it float32: its kernel writes int32, as the predictor returns it).
+std::string generate_proposals_rule(OpContext& c) {
+  DET_TENSOR(scores, 0);
+  DET_TENSOR(deltas, 1);
+  DET_TENSOR(im_shape, 2);
+  DET_TENSOR(anchors, 3);
+  DET_TENSOR(variances, 4);
+  if (scores->dims.size() != 4) return fmt::format("scores must be 4-D NCHW, got {}", to_string(scores->dims));
+  if (!det_is_float(anchors->dtype)) {
+    return fmt::format("anchors must be float32 or float64, got {}", ir::dtype_name(anchors->dtype));
+  }
+  const std::pair<const char*, const ValueInfo*> others[] = {
+      {"scores", scores}, {"bbox_deltas", deltas}, {"im_shape", im_shape}, {"variances", variances}};
+  for (const auto& [name, v] : others) {
+    if (v->dtype != anchors->dtype) return dtype_conflict("anchors", anchors->dtype, name, v->dtype);
+  }
+  const SymExpr n = scores->dims[0], a = scores->dims[1];
+  const SymShape want_deltas = {n, a * 4, scores->dims[2], scores->dims[3]};
+  bool deltas_fit = deltas->dims.size() == 4;
+  for (size_t i = 0; deltas_fit && i < 4; ++i) deltas_fit = det_may_match(deltas->dims[i], want_deltas[i]);
+  if (!deltas_fit) {
+    return fmt::format("bbox_deltas must be {} for scores {}, got {}", to_string(want_deltas), to_string(scores->dims),
+                       to_string(deltas->dims));
+  }
+  const SymExpr m = a * scores->dims[2] * scores->dims[3];
+  const std::pair<const char*, const ValueInfo*> boxes[] = {{"anchors", anchors}, {"variances", variances}};
+  for (const auto& [name, v] : boxes) {
+    if (!det_may_match(sym_numel(v->dims), m * 4)) {
+      return fmt::format("{} {} must hold 4 values for each of the {} anchors of scores {}", name, to_string(v->dims),
+                         m.to_string(), to_string(scores->dims));
+    }
+  }
+  if (im_shape->dims.size() != 2 || !det_may_match(im_shape->dims[1], SymExpr(2))) {
+    return fmt::format("im_shape must be [N, 2], got {}", to_string(im_shape->dims));
+  }
+  const std::optional<int64_t> pre = c.static_int("pre_nms_top_n"), post = c.static_int("post_nms_top_n");
+  const std::optional<double> nms = c.float_value("nms_thresh");
+  if (!pre || !post || !nms) return "pre_nms_top_n, post_nms_top_n and nms_thresh must be constants";
+  // As kernels/proposals.cc counts them (at least one row per image: Paddle's zeros when no box is kept).
+  SymExpr per_image = *pre > 0 ? SymExpr::min(m, SymExpr(*pre)) : m;
+  if (*nms > 0 && *post > 0) per_image = SymExpr::min(per_image, SymExpr(*post));
+  if (per_image.constant()) per_image = SymExpr(std::max<int64_t>(*per_image.constant(), 1));
+  const SymExpr rows = c.data_dependent_dim(0, 0, n * per_image, "the number of proposals");
+  c.set_result(0, anchors->dtype, {rows, SymExpr(4)});
+  c.set_result(1, anchors->dtype, {rows, SymExpr(1)});
+  if (c.result_count() > 2) c.set_result(2, DataType::kInt32, {n});
+  return "";
+}
+
 }  // namespace
 
 const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules() {
@@ -289,6 +340,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules(
       {"RoiAlignInferMeta", roi_align_rule},
       {"PriorBoxInferMeta", prior_box_rule},
       {"YoloBoxInferMeta", yolo_box_rule},
+      {"GenerateProposalsV2InferMeta", generate_proposals_rule},
       {"DeformableConvInferMeta", deformable_conv_rule},
       {"NonZeroInferMeta", nonzero_rule},
       {"MaskedSelectInferMeta", masked_select_rule},

@@ -1,5 +1,5 @@
 // The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc);
-// yolo_box; nonzero, masked_select and unique, whose outputs are
+// yolo_box; nonzero, masked_select, unique and generate_proposals, whose outputs are
 // allocated for the most they can write (the infer-meta's dims) and which set their real dims.
 // Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
@@ -209,10 +209,41 @@ Status yolo_box(const KernelContext& ctx, const std::vector<RtValue>& in, const 
       });
 }
 
+Status generate_proposals(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                          std::vector<RtValue>& out) {
+  const Tensor *scores, *deltas, *im_shape, *anchors, *variances;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "scores", &scores));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "bbox_deltas", &deltas));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 2, "im_shape", &im_shape));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 3, "anchors", &anchors));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 4, "variances", &variances));
+  int pre, post;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("pre_nms_top_n", &pre));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("post_nms_top_n", &post));
+  double nms_thresh, min_size, eta;
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("nms_thresh", &nms_thresh));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("min_size", &min_size));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("eta", &eta));
+  bool pixel_offset;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("pixel_offset", &pixel_offset, true));
+  const auto nms = static_cast<float>(nms_thresh), min_sz = static_cast<float>(min_size), e = static_cast<float>(eta);
+  return run_many(
+      ctx, anchors->dtype, 3, out,
+      [&](Tensor** o) {
+        return m::GenerateProposalsV2InferMeta(*scores, *deltas, *im_shape, *anchors, *variances, pre, post, nms,
+                                               min_sz, e, pixel_offset, o[0], o[1], o[2]);
+      },
+      [&](const KernelContext& c, Tensor** o) {
+        return k::generate_proposals(c, *scores, *deltas, *im_shape, *anchors, *variances, pre, post, nms, min_sz, e,
+                                     pixel_offset, o[0], o[1], o[2]);
+      });
+}
+
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
   r.add("yolo_box", yolo_box);
+  r.add("generate_proposals", generate_proposals);
   r.add("prior_box", prior_box);
   r.add("deformable_conv", deformable_conv);
   r.add("roi_align", roi_align);

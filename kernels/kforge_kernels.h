@@ -540,6 +540,13 @@ Status generate_proposals(const KernelContext& ctx, const Tensor& scores, const 
                           const Tensor& im_shape, const Tensor& anchors, const Tensor& variances, int pre_nms_top_n,
                           int post_nms_top_n, float nms_thresh, float min_size, float eta, bool pixel_offset,
                           Tensor* rpn_rois, Tensor* rpn_roi_probs, Tensor* rpn_rois_num);
+// distribute_fpn_proposals (proposals.cc): each roi of fpn_rois [R, 4] to the FPN level of its scale, in order:
+// multi_fpn_rois[l] [R_l, 4] (laid out for R rows, dims[0] set), multi_level_rois_num[l] [N] int32 (optional; the
+// images rois_num counts), restore_index [R', 1] int32 (R' = the sum of rois_num) that puts the levels' rows back.
+Status distribute_fpn_proposals(const KernelContext& ctx, const Tensor& fpn_rois, const Tensor* rois_num,
+                                int min_level, int max_level, int refer_level, int refer_scale, bool pixel_offset,
+                                MutableTensorList multi_fpn_rois, MutableTensorList multi_level_rois_num,
+                                Tensor* restore_index);
 Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& stop, const Tensor& number,
                 DataType dtype, Tensor* out);
 Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
@@ -591,11 +598,15 @@ Status PriorBoxInferMeta(const Tensor& input, const Tensor& image, const std::ve
 Status YoloBoxInferMeta(const Tensor& x, const Tensor& img_size, const std::vector<int>& anchors, int class_num,
                         float conf_thresh, int downsample_ratio, bool clip_bbox, float scale_x_y, bool iou_aware,
                         float iou_aware_factor, Tensor* boxes, Tensor* scores);
-// The most generate_proposals can write: its data-dependent outputs are laid out for it.
+// The most generate_proposals / distribute_fpn_proposals can write: their data-dependent outputs are laid out for it.
 Status GenerateProposalsV2InferMeta(const Tensor& scores, const Tensor& bbox_deltas, const Tensor& im_shape,
                                     const Tensor& anchors, const Tensor& variances, int pre_nms_top_n,
                                     int post_nms_top_n, float nms_thresh, float min_size, float eta, bool pixel_offset,
                                     Tensor* rpn_rois, Tensor* rpn_roi_probs, Tensor* rpn_rois_num);
+Status DistributeFpnProposalsInferMeta(const Tensor& fpn_rois, const Tensor* rois_num, int min_level, int max_level,
+                                       int refer_level, int refer_scale, bool pixel_offset,
+                                       MutableTensorList multi_fpn_rois, MutableTensorList multi_level_rois_num,
+                                       Tensor* restore_index);
 Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& number, DataType dtype, Tensor* out);
 Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
 // The most nonzero / masked_select can write (every element nonzero / selected): out is laid out for that.

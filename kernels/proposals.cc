@@ -1,8 +1,9 @@
 // The region proposals of two-stage detectors (Faster / Mask / Cascade R-CNN): Paddle's GenerateProposalsKernel (v2,
-// phi/kernels/cpu/generate_proposals_kernel.cc with funcs/detection/nms_util.h), step for step: the same std::sort / std::nth_element over
+// phi/kernels/cpu/generate_proposals_kernel.cc with funcs/detection/nms_util.h) and DistributeFpnProposalsKernel
+// (phi/kernels/cpu/distribute_fpn_proposals_kernel.cc), step for step: the same std::sort / std::nth_element over
 // the same int index array with the same comparison (so that ties among the scores come out in Paddle's order), the
 // same stable sort and pop-from-the-back order in NMS, and the same mix of T, float and double in the box arithmetic.
-// Its outputs' first dims depend on the data: the infer-meta gives the most they can be, the kernel sets dims[0].
+// Their outputs' first dims depend on the data: the infer-metas give the most they can be, the kernels set dims[0].
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,7 +25,7 @@ int64_t proposals_per_image(int64_t m, int pre_nms_top_n, int post_nms_top_n, fl
   return std::max<int64_t>(k, 1);
 }
 
-// funcs::BBoxArea of nms_util.h (normalized: no +1).
+// funcs::BBoxArea of nms_util.h (normalized: no +1) and of distribute_fpn_proposals_functor.h (pixel_offset: +1).
 template <typename T>
 T box_area(const T* b, bool plus_one) {
   if (b[2] < b[0] || b[3] < b[1]) return static_cast<T>(0.);
@@ -154,6 +155,18 @@ void proposals_for_image(const T* scores, const T* deltas, const T* anchors, con
   }
 }
 
+// The rows of each image of fpn_rois: rois_num's running sums (funcs::GetLodFromRoisNum).
+Status rois_lod(const char* op, const Tensor& rois_num, std::vector<int64_t>* lod) {
+  lod->assign(1, 0);
+  for (int64_t i = 0, n = rois_num.numel(); i < n; ++i) {
+    const int64_t v = rois_num.dtype == DataType::kInt64 ? rois_num.data_as<const int64_t>()[i]
+                                                          : rois_num.data_as<const int32_t>()[i];
+    if (v < 0) return Status::Error(op, ": rois_num[", i, "] is negative (", v, ")");
+    lod->push_back(lod->back() + v);
+  }
+  return Status::OK();
+}
+
 // out has room for `capacity` rows (and the same trailing dims) of its dtype.
 Status check_rows(const char* op, const char* name, const Tensor* out, const Tensor& capacity) {
   KFORGE_RETURN_IF_ERROR(kernels::util::require_output(out, op, name));
@@ -214,6 +227,50 @@ Status GenerateProposalsV2InferMeta(const Tensor& scores, const Tensor& bbox_del
   return Status::OK();
 }
 
+Status DistributeFpnProposalsInferMeta(const Tensor& fpn_rois, const Tensor* rois_num, int min_level, int max_level,
+                                       int refer_level, int refer_scale, bool pixel_offset,
+                                       MutableTensorList multi_fpn_rois, MutableTensorList multi_level_rois_num,
+                                       Tensor* restore_index) {
+  (void)refer_level;
+  (void)pixel_offset;
+  static constexpr const char* kOp = "DistributeFpnProposalsInferMeta";
+  if (fpn_rois.ndim != 2 || fpn_rois.dims[1] != 4) {
+    return Status::Error(kOp, ": fpn_rois must be [R, 4], got ", fpn_rois.dims_string());
+  }
+  if (fpn_rois.dtype != DataType::kFloat32 && fpn_rois.dtype != DataType::kFloat64) {
+    return Status::Error(kOp, ": fpn_rois must be float32 or float64, got ", fpn_rois.dtype);
+  }
+  if (rois_num == nullptr) {
+    return Status::Error(kOp, ": rois_num is required (kforge's tensors carry no LoD to count each image's rois)");
+  }
+  if (rois_num->ndim != 1 || (rois_num->dtype != DataType::kInt32 && rois_num->dtype != DataType::kInt64)) {
+    return Status::Error(kOp, ": rois_num must be a 1-D int32 or int64 tensor, got ", rois_num->dtype, " ",
+                         rois_num->dims_string());
+  }
+  if (max_level < min_level) return Status::Error(kOp, ": max_level ", max_level, " is below min_level ", min_level);
+  if (refer_scale <= 0) return Status::Error(kOp, ": refer_scale must be positive, got ", refer_scale);
+  const size_t levels = static_cast<size_t>(max_level - min_level + 1);
+  if (multi_fpn_rois.size != levels) {
+    return Status::Error(kOp, ": multi_fpn_rois has ", multi_fpn_rois.size, " tensors, levels ", min_level, " to ",
+                         max_level, " need ", levels);
+  }
+  if (!multi_level_rois_num.empty() && multi_level_rois_num.size != levels) {
+    return Status::Error(kOp, ": multi_level_rois_num has ", multi_level_rois_num.size, " tensors, not ", levels);
+  }
+  if (restore_index == nullptr) return Status::Error(kOp, ": restore_index is null");
+  const int64_t r = fpn_rois.dims[0];
+  for (Tensor* t : multi_fpn_rois) {
+    t->dtype = fpn_rois.dtype;
+    KFORGE_RETURN_IF_ERROR(t->set_dims({r, 4}));
+  }
+  for (Tensor* t : multi_level_rois_num) {
+    t->dtype = DataType::kInt32;
+    KFORGE_RETURN_IF_ERROR(t->set_dims({rois_num->dims[0]}));
+  }
+  restore_index->dtype = DataType::kInt32;
+  return restore_index->set_dims({r, 1});
+}
+
 }  // namespace meta
 
 namespace kernels {
@@ -251,6 +308,68 @@ Status generate_proposals(const KernelContext& ctx, const Tensor& scores, const 
     std::memcpy(rpn_roi_probs->data, probs.data(), probs.size() * sizeof(T));
     rpn_rois->dims[0] = total;
     rpn_roi_probs->dims[0] = total;
+    return Status::OK();
+  });
+}
+
+Status distribute_fpn_proposals(const KernelContext& ctx, const Tensor& fpn_rois, const Tensor* rois_num,
+                                int min_level, int max_level, int refer_level, int refer_scale, bool pixel_offset,
+                                MutableTensorList multi_fpn_rois, MutableTensorList multi_level_rois_num,
+                                Tensor* restore_index) {
+  static constexpr const char* kOp = "distribute_fpn_proposals";
+  const size_t levels = multi_fpn_rois.size;
+  std::vector<Tensor> c_rois(levels), c_nums(multi_level_rois_num.size);
+  std::vector<Tensor*> p_rois, p_nums;
+  for (Tensor& t : c_rois) p_rois.push_back(&t);
+  for (Tensor& t : c_nums) p_nums.push_back(&t);
+  Tensor c_restore;
+  KFORGE_RETURN_IF_ERROR(meta::DistributeFpnProposalsInferMeta(
+      fpn_rois, rois_num, min_level, max_level, refer_level, refer_scale, pixel_offset,
+      MutableTensorList{p_rois.data(), p_rois.size()}, MutableTensorList{p_nums.data(), p_nums.size()}, &c_restore));
+  for (size_t l = 0; l < levels; ++l) {
+    KFORGE_RETURN_IF_ERROR(check_rows(kOp, "multi_fpn_rois", &multi_fpn_rois[l], c_rois[l]));
+  }
+  for (size_t l = 0; l < c_nums.size(); ++l) {
+    KFORGE_RETURN_IF_ERROR(util::require_dims(multi_level_rois_num[l], c_nums[l], kOp, "multi_level_rois_num"));
+  }
+  KFORGE_RETURN_IF_ERROR(check_rows(kOp, "restore_index", restore_index, c_restore));
+  std::vector<int64_t> lod;
+  KFORGE_RETURN_IF_ERROR(rois_lod(kOp, *rois_num, &lod));
+  const int64_t total = lod.back();
+  if (total > fpn_rois.dims[0]) {
+    return Status::Error(kOp, ": rois_num counts ", total, " rois, fpn_rois has ", fpn_rois.dims[0]);
+  }
+  return util::visit_float(util::kernel_dtype(ctx, fpn_rois), kOp, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* rois = fpn_rois.data_as<const T>();
+    std::vector<int> target(static_cast<size_t>(total));
+    std::vector<int64_t> per_level(levels, 0);
+    for (int64_t i = 0; i < total; ++i) {
+      const T scale = std::sqrt(box_area(rois + 4 * i, pixel_offset));
+      int lvl = static_cast<int>(std::floor(std::log2(scale / refer_scale + static_cast<T>(1e-6)) + refer_level));
+      lvl = std::min(max_level, std::max(lvl, min_level));
+      target[static_cast<size_t>(i)] = lvl;
+      ++per_level[static_cast<size_t>(lvl - min_level)];
+    }
+    // Level l's rows start at the sum of the levels before it in the concatenation restore_index refers to.
+    std::vector<int64_t> start(levels + 1, 0), filled(levels, 0);
+    for (size_t l = 0; l < levels; ++l) start[l + 1] = start[l] + per_level[l];
+    int32_t* restore = restore_index->data_as<int32_t>();
+    for (size_t img = 0; img + 1 < lod.size(); ++img) {
+      std::vector<int32_t> in_image(levels, 0);
+      for (int64_t i = lod[img]; i < lod[img + 1]; ++i) {
+        const size_t l = static_cast<size_t>(target[static_cast<size_t>(i)] - min_level);
+        std::memcpy(multi_fpn_rois[l].data_as<T>() + 4 * filled[l], rois + 4 * i, 4 * sizeof(T));
+        restore[i] = static_cast<int32_t>(start[l] + filled[l]);
+        ++filled[l];
+        ++in_image[l];
+      }
+      for (size_t l = 0; l < multi_level_rois_num.size; ++l) {
+        multi_level_rois_num[l].data_as<int32_t>()[img] = in_image[l];
+      }
+    }
+    for (size_t l = 0; l < levels; ++l) multi_fpn_rois[l].dims[0] = per_level[l];
+    restore_index->dims[0] = total;
     return Status::OK();
   });
 }

@@ -416,7 +416,7 @@ void collect_max_groups(const ValueInfo& v, std::vector<std::vector<uint32_t>>* 
 }  // namespace
 
 SymExpr add_data_dependent_symbol(Analysis& analysis, ir::OpId op, uint32_t result, uint32_t axis, std::string name,
-                                  SymExpr bound, bool before_call) {
+                                  SymExpr bound, bool before_call, uint32_t element) {
   Symbol s;
   s.id = static_cast<uint32_t>(analysis.symbols.size());
   s.kind = SymbolKind::kDataDependent;
@@ -426,6 +426,7 @@ SymExpr add_data_dependent_symbol(Analysis& analysis, ir::OpId op, uint32_t resu
   s.name = std::move(name);
   s.bound = std::move(bound);
   s.before_call = before_call;
+  s.element = element;
   analysis.symbols.push_back(std::move(s));
   return SymExpr::symbol(analysis.symbols.back().id);
 }

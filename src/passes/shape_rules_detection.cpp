@@ -1,7 +1,8 @@
 // Shape rules of the ops issue 34 adds last: IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta,
 // RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims; and the
 // ops of detection post-processing whose output size depends on their input's data (NonZeroInferMeta,
-// MaskedSelectInferMeta, UniqueRawInferMeta, and the region proposals' GenerateProposalsV2InferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim); and
+// MaskedSelectInferMeta, UniqueRawInferMeta, and the region proposals' GenerateProposalsV2InferMeta and
+// DistributeFpnProposalsInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim); and
 // YoloBoxInferMeta.
 #include <algorithm>
 #include <cmath>
@@ -330,6 +331,52 @@ std::string generate_proposals_rule(OpContext& c) {
   return "";
 }
 
+/// distribute_fpn_proposals: for each level of min_level..max_level, its rois [R_l, 4] and (optional) each image's
+/// count [N] int32; restore_index [R', 1] int32. R_l and R' (rois_num's sum) are known once the kernel ran, at most
+/// fpn_rois' R. rois_num is required: kforge's tensors carry no LoD.
+std::string distribute_fpn_proposals_rule(OpContext& c) {
+  DET_TENSOR(rois, 0);
+  if (rois->dims.size() != 2 || !det_may_match(rois->dims[1], SymExpr(4))) {
+    return fmt::format("fpn_rois must be [R, 4], got {}", to_string(rois->dims));
+  }
+  if (!det_is_float(rois->dtype)) {
+    return fmt::format("fpn_rois must be float32 or float64, got {}", ir::dtype_name(rois->dtype));
+  }
+  const ValueInfo* num = c.tensor(c.param(1));
+  if (!num) return "rois_num is required: kforge's tensors carry no LoD to count each image's rois";
+  if (num->is_vector || num->dims.size() != 1 || !det_is_index(num->dtype)) {
+    return fmt::format("rois_num must be a 1-D int32 or int64 tensor, got {} {}", ir::dtype_name(num->dtype),
+                       to_string(num->dims));
+  }
+  const std::optional<int64_t> lo = c.static_int("min_level"), hi = c.static_int("max_level");
+  const std::optional<int64_t> scale = c.static_int("refer_scale");
+  if (!lo || !hi || !scale) return "min_level, max_level and refer_scale must be constants";
+  if (*hi < *lo) return fmt::format("max_level ({}) must not be below min_level ({})", *hi, *lo);
+  if (*scale <= 0) return fmt::format("refer_scale must be positive, got {}", *scale);
+  const auto levels = static_cast<uint32_t>(*hi - *lo + 1);
+  std::vector<ValueInfo> level_rois, level_nums;
+  for (uint32_t l = 0; l < levels; ++l) {
+    ValueInfo r;
+    r.known = true;
+    r.dtype = rois->dtype;
+    r.dims = {c.data_dependent_element_dim(0, l, 0, rois->dims[0], fmt::format("the rois of level {}", *lo + l)),
+              SymExpr(4)};
+    level_rois.push_back(std::move(r));
+    ValueInfo k;
+    k.known = true;
+    k.dtype = DataType::kInt32;
+    k.dims = {num->dims[0]};
+    level_nums.push_back(std::move(k));
+  }
+  c.set_result_list(0, std::move(level_rois));
+  if (c.result_count() > 1) c.set_result_list(1, std::move(level_nums));
+  if (c.result_count() > 2) {
+    c.set_result(2, DataType::kInt32,
+                 {c.data_dependent_dim(2, 0, rois->dims[0], "the number of rois rois_num counts"), SymExpr(1)});
+  }
+  return "";
+}
+
 }  // namespace
 
 const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules() {
@@ -341,6 +388,7 @@ const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules(
       {"PriorBoxInferMeta", prior_box_rule},
       {"YoloBoxInferMeta", yolo_box_rule},
       {"GenerateProposalsV2InferMeta", generate_proposals_rule},
+      {"DistributeFpnProposalsInferMeta", distribute_fpn_proposals_rule},
       {"DeformableConvInferMeta", deformable_conv_rule},
       {"NonZeroInferMeta", nonzero_rule},
       {"MaskedSelectInferMeta", masked_select_rule},

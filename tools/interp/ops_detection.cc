@@ -1,5 +1,5 @@
 // The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc);
-// yolo_box; nonzero, masked_select, unique and generate_proposals, whose outputs are
+// yolo_box; nonzero, masked_select, unique, generate_proposals and distribute_fpn_proposals, whose outputs are
 // allocated for the most they can write (the infer-meta's dims) and which set their real dims.
 // Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
@@ -239,11 +239,46 @@ Status generate_proposals(const KernelContext& ctx, const std::vector<RtValue>& 
       });
 }
 
+Status distribute_fpn_proposals(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                                std::vector<RtValue>& out) {
+  const Tensor* rois;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "fpn_rois", &rois));
+  const Tensor* rois_num = optional_tensor(in, 1);
+  int min_level, max_level, refer_level, refer_scale;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("min_level", &min_level));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("max_level", &max_level));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("refer_level", &refer_level));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("refer_scale", &refer_scale));
+  bool pixel_offset;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("pixel_offset", &pixel_offset));
+  const size_t levels = max_level >= min_level ? static_cast<size_t>(max_level - min_level + 1) : 0;
+  std::vector<Tensor> level_rois(levels), level_nums(levels);
+  Tensor restore;
+  std::vector<Tensor*> p_rois, p_nums;
+  for (Tensor& t : level_rois) p_rois.push_back(&t);
+  for (Tensor& t : level_nums) p_nums.push_back(&t);
+  const kforge::MutableTensorList l_rois{p_rois.data(), p_rois.size()}, l_nums{p_nums.data(), p_nums.size()};
+  KFORGE_RETURN_IF_ERROR(m::DistributeFpnProposalsInferMeta(*rois, rois_num, min_level, max_level, refer_level,
+                                                            refer_scale, pixel_offset, l_rois, l_nums, &restore));
+  for (Tensor* t : p_rois) KFORGE_RETURN_IF_ERROR(allocate(t));
+  for (Tensor* t : p_nums) KFORGE_RETURN_IF_ERROR(allocate(t));
+  KFORGE_RETURN_IF_ERROR(allocate(&restore));
+  KFORGE_RETURN_IF_ERROR(k::distribute_fpn_proposals(context_for(ctx, rois->dtype), *rois, rois_num, min_level,
+                                                     max_level, refer_level, refer_scale, pixel_offset, l_rois,
+                                                     l_nums, &restore));
+  out.clear();
+  out.push_back(RtValue::of_list(std::move(level_rois)));
+  out.push_back(RtValue::of_list(std::move(level_nums)));
+  out.push_back(RtValue::of(std::move(restore)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
   r.add("yolo_box", yolo_box);
   r.add("generate_proposals", generate_proposals);
+  r.add("distribute_fpn_proposals", distribute_fpn_proposals);
   r.add("prior_box", prior_box);
   r.add("deformable_conv", deformable_conv);
   r.add("roi_align", roi_align);

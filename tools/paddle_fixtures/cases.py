@@ -153,6 +153,12 @@ def _proposals(s, d, im, h, w, dtype="float32", **kw):
         paddle.ones_like(anchors), return_rois_num=True, **kw)
 
 
+def _fpn_rois(b):
+    """Image-like boxes from uniform draws: corner in [0, 600), sides from 20 to 740 pixels (log-uniform)."""
+    xy = b[:, :2] * 300.0 + 300.0
+    return paddle.concat([xy, xy + paddle.exp(b[:, 2:] * 1.8 + 4.8)], axis=1)
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -1072,5 +1078,20 @@ CASES = [
         min_size=2.0),
       [t(1, 9, None, None, dtype="float64", low=0.0, high=1.0, run=(1, 9, 6, 7)),
        t(1, 36, None, None, dtype="float64", low=-0.5, high=0.5, run=(1, 36, 6, 7))], ops=("generate_proposals",)),
-
+    # distribute_fpn_proposals (FPN's RoI levels 2 to 5, refer level 4 at 224): image-like boxes of two images
+    # counted by a constant rois_num; pixel_offset; the levels put back in order through restore_index (MaskRCNN's
+    # gather); the rois' count dynamic, float64.
+    C("distribute_fpn_proposals", lambda b: paddle.vision.ops.distribute_fpn_proposals(
+        _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.to_tensor([23, 17], dtype="int32")),
+      [t(40, 4)], ops=("distribute_fpn_proposals",)),
+    C("distribute_fpn_proposals_pixel_offset", lambda b: paddle.vision.ops.distribute_fpn_proposals(
+        _fpn_rois(b), 2, 6, 4, 224, pixel_offset=True, rois_num=paddle.to_tensor([30], dtype="int64")),
+      [t(30, 4)], ops=("distribute_fpn_proposals",)),
+    C("distribute_fpn_proposals_restore", lambda b: (lambda rois, restore, nums: paddle.gather(
+        paddle.concat(rois, axis=0) * 2.0, restore[:, 0]))(*paddle.vision.ops.distribute_fpn_proposals(
+            _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.to_tensor([10, 26], dtype="int32"))),
+      [t(36, 4)], ops=("distribute_fpn_proposals", "gather")),
+    C("distribute_fpn_proposals_dynamic_float64", lambda b: paddle.vision.ops.distribute_fpn_proposals(
+        _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.shape(b)[:1].astype("int32")),
+      [t(None, 4, dtype="float64", run=(33, 4))], ops=("distribute_fpn_proposals",)),
 ]

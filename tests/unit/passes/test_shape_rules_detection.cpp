@@ -164,3 +164,13 @@ TEST_CASE("shape rules: generate_proposals' rows are data-dependent, bounded by 
   CHECK(det_mentions(det_error(inputs, gp("sc, dd, im, an, an", 100, 30, 0.7)), "dtype conflict"));
   CHECK(det_mentions(det_error(inputs, gp("sc, d5, im, an, an", 100, 30, 0.7)), "bbox_deltas must be [2, 12, 8, 10]"));
 }
+
+TEST_CASE("shape rules: distribute_fpn_proposals needs rois_num") {
+  const char* inputs = "[{name: b, dtype: float32, shape: [-1, 4]}, {name: bn, dtype: float32, shape: [2]}]";
+  const std::string attrs =
+      "attrs: {min_level: 2, max_level: 5, refer_level: 4, refer_scale: 224, pixel_offset: false}";
+  CHECK(det_mentions(det_error(inputs, "  - {op: distribute_fpn_proposals, in: [b, ~], out: [o], " + attrs + "}\n"),
+                     "rois_num is required"));
+  CHECK(det_mentions(det_error(inputs, "  - {op: distribute_fpn_proposals, in: [b, bn], out: [o], " + attrs + "}\n"),
+                     "rois_num must be a 1-D int32 or int64 tensor"));
+}

@@ -526,6 +526,27 @@ Status prior_box(const KernelContext& ctx, const Tensor& input, const Tensor& im
                  const std::vector<float>& aspect_ratios, const std::vector<float>& variances, bool flip, bool clip,
                  float step_w, float step_h, float offset, bool min_max_aspect_ratios_order, Tensor* out,
                  Tensor* var);
+// yolo_box (yolo_box.cc): YOLOv3's head x [N, A * (5 + classes), H, W] decoded into boxes [N, A * H * W, 4] (x1, y1,
+// x2, y2 in the pixels of img_size [N, 2] int32, height then width) and scores [N, A * H * W, classes]; zero where
+// the objectness is below conf_thresh.
+Status yolo_box(const KernelContext& ctx, const Tensor& x, const Tensor& img_size, const std::vector<int>& anchors,
+                int class_num, float conf_thresh, int downsample_ratio, bool clip_bbox, float scale_x_y,
+                bool iou_aware, float iou_aware_factor, Tensor* boxes, Tensor* scores);
+// generate_proposals (proposals.cc, Paddle's v2): per image, the pre_nms_top_n best anchors of scores [N, A, H, W]
+// decoded by bbox_deltas [N, 4A, H, W], clipped to im_shape [N, 2] (h, w), the small ones dropped, NMS, the first
+// post_nms_top_n kept: rpn_rois [R, 4], rpn_roi_probs [R, 1] and rpn_rois_num [N] int32 (optional). rpn_rois and
+// rpn_roi_probs are laid out for the most they can hold (GenerateProposalsV2InferMeta); the kernel sets dims[0].
+Status generate_proposals(const KernelContext& ctx, const Tensor& scores, const Tensor& bbox_deltas,
+                          const Tensor& im_shape, const Tensor& anchors, const Tensor& variances, int pre_nms_top_n,
+                          int post_nms_top_n, float nms_thresh, float min_size, float eta, bool pixel_offset,
+                          Tensor* rpn_rois, Tensor* rpn_roi_probs, Tensor* rpn_rois_num);
+// distribute_fpn_proposals (proposals.cc): each roi of fpn_rois [R, 4] to the FPN level of its scale, in order:
+// multi_fpn_rois[l] [R_l, 4] (laid out for R rows, dims[0] set), multi_level_rois_num[l] [N] int32 (optional; the
+// images rois_num counts), restore_index [R', 1] int32 (R' = the sum of rois_num) that puts the levels' rows back.
+Status distribute_fpn_proposals(const KernelContext& ctx, const Tensor& fpn_rois, const Tensor* rois_num,
+                                int min_level, int max_level, int refer_level, int refer_scale, bool pixel_offset,
+                                MutableTensorList multi_fpn_rois, MutableTensorList multi_level_rois_num,
+                                Tensor* restore_index);
 Status linspace(const KernelContext& ctx, const Tensor& start, const Tensor& stop, const Tensor& number,
                 DataType dtype, Tensor* out);
 Status index_sample(const KernelContext& ctx, const Tensor& x, const Tensor& index, Tensor* out);
@@ -574,6 +595,18 @@ Status PriorBoxInferMeta(const Tensor& input, const Tensor& image, const std::ve
                          const std::vector<float>& max_sizes, const std::vector<float>& aspect_ratios,
                          const std::vector<float>& variances, bool flip, bool clip, float step_w, float step_h,
                          float offset, bool min_max_aspect_ratios_order, Tensor* out, Tensor* var);
+Status YoloBoxInferMeta(const Tensor& x, const Tensor& img_size, const std::vector<int>& anchors, int class_num,
+                        float conf_thresh, int downsample_ratio, bool clip_bbox, float scale_x_y, bool iou_aware,
+                        float iou_aware_factor, Tensor* boxes, Tensor* scores);
+// The most generate_proposals / distribute_fpn_proposals can write: their data-dependent outputs are laid out for it.
+Status GenerateProposalsV2InferMeta(const Tensor& scores, const Tensor& bbox_deltas, const Tensor& im_shape,
+                                    const Tensor& anchors, const Tensor& variances, int pre_nms_top_n,
+                                    int post_nms_top_n, float nms_thresh, float min_size, float eta, bool pixel_offset,
+                                    Tensor* rpn_rois, Tensor* rpn_roi_probs, Tensor* rpn_rois_num);
+Status DistributeFpnProposalsInferMeta(const Tensor& fpn_rois, const Tensor* rois_num, int min_level, int max_level,
+                                       int refer_level, int refer_scale, bool pixel_offset,
+                                       MutableTensorList multi_fpn_rois, MutableTensorList multi_level_rois_num,
+                                       Tensor* restore_index);
 Status LinspaceInferMeta(const Tensor& start, const Tensor& stop, const Tensor& number, DataType dtype, Tensor* out);
 Status IndexSampleInferMeta(const Tensor& x, const Tensor& index, Tensor* out);
 // The most nonzero / masked_select can write (every element nonzero / selected): out is laid out for that.

@@ -100,12 +100,20 @@ List ContextBuilder::data_symbols_value() {
     List values;
     for (const auto& [index, slot] : slots_) {
       const LoweredValue& v = p_.value(index);
-      if (!is_late(v) || late_symbol(v.dims) != id) continue;
       const Buffer& b = p_.buffers.at(v.buffer);
+      // A value sized by a data-dependent symbol, or a data-dependent result whose capacity one sizes (nonzero over
+      // the rois of distribute_fpn_proposals), laid out once both its dims and its buffer are known: a buffer the
+      // memory plan shares with a value sized by a later symbol (a reshape of nonzero's gather_nd) is reserved
+      // only then.
+      const bool late = is_late(v);
+      if (!late && (v.capacity.empty() || b.kind != BufferKind::kRuntime)) continue;
+      passes::SymShape laid_out = late ? v.dims : v.capacity;
+      if (b.kind == BufferKind::kRuntime) laid_out.push_back(b.size_bytes);
+      if (late_symbol(laid_out) != id) continue;
       Value vv = Value::map();
       vv.set("slot", static_cast<int64_t>(slot));
       vv.set("dtype", dtype_of(v.dtype, v.loc, "value " + v.source_id));
-      vv.set("dims", dims_init(v.dims));
+      vv.set("dims", dims_init(is_late(v) ? v.dims : v.capacity));
       std::string data = "nullptr";  // an output's memory: run() points it at the caller's tensor
       if (b.kind == BufferKind::kRuntime) {
         data = "runtime_[" + std::to_string(runtime_slot.at(b.index)) + "].data" +

@@ -324,8 +324,13 @@ class Analyzer {
       // Paddle's PIR declares any / all (ReduceInferMeta) with x's dtype, but their kernels write bool: the
       // predictor returns bool and the ops after them read bool, so the inferred bool stands against any
       // declared dtype (dims are still compared).
-      if (conflict == "dtype conflict" && sig.infer_meta == "ReduceInferMeta" &&
-          inferred.dtype == ir::DataType::kBool) {
+      // Infer-metas that set no dtype for a result, which PIR then declares float32: GenerateProposalsV2InferMeta's
+      // (rpn_rois_num is int32, the rest the anchors' dtype) and YoloBoxInferMeta's scores (x's dtype); the kernels'
+      // dtypes are what the predictor returns.
+      const bool dtype_unset = sig.infer_meta == "GenerateProposalsV2InferMeta" ||
+                               (sig.infer_meta == "YoloBoxInferMeta" && i == 1);
+      if (conflict == "dtype conflict" &&
+          ((sig.infer_meta == "ReduceInferMeta" && inferred.dtype == ir::DataType::kBool) || dtype_unset)) {
         ir::Type as_inferred = declared;
         as_inferred.dtype = inferred.dtype;
         conflict = compare(as_inferred, inferred);
@@ -411,7 +416,7 @@ void collect_max_groups(const ValueInfo& v, std::vector<std::vector<uint32_t>>* 
 }  // namespace
 
 SymExpr add_data_dependent_symbol(Analysis& analysis, ir::OpId op, uint32_t result, uint32_t axis, std::string name,
-                                  SymExpr bound, bool before_call) {
+                                  SymExpr bound, bool before_call, uint32_t element) {
   Symbol s;
   s.id = static_cast<uint32_t>(analysis.symbols.size());
   s.kind = SymbolKind::kDataDependent;
@@ -421,6 +426,7 @@ SymExpr add_data_dependent_symbol(Analysis& analysis, ir::OpId op, uint32_t resu
   s.name = std::move(name);
   s.bound = std::move(bound);
   s.before_call = before_call;
+  s.element = element;
   analysis.symbols.push_back(std::move(s));
   return SymExpr::symbol(analysis.symbols.back().id);
 }

@@ -73,8 +73,9 @@ struct Analysis {
 /// Adds a data-dependent symbol (SymbolKind::kDataDependent, lowered_program.h) for dim `axis` of result `result` of
 /// `op`: found by its kernel (at most `bound`, an expression over the input dims), or `before_call`, read from its
 /// infer-meta just before it runs. Returns the symbol as an expression.
+/// `element`: the element of a list result whose dim it is (UINT32_MAX: the result is a tensor).
 SymExpr add_data_dependent_symbol(Analysis& analysis, ir::OpId op, uint32_t result, uint32_t axis, std::string name,
-                                  SymExpr bound, bool before_call);
+                                  SymExpr bound, bool before_call, uint32_t element = UINT32_MAX);
 
 /// A program input's dim: (input index among the feeds, axis).
 using InputDim = std::pair<uint32_t, uint32_t>;

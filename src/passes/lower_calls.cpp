@@ -296,7 +296,12 @@ void Lowerer::bind_data_dependent_symbols() {
     for (uint32_t c = 0; c < out_.calls.size(); ++c) {
       if (out_.calls[c].source != s.op) continue;
       const Op& op = program_.op(s.op);
-      const uint32_t v = s.result < op.results.size() ? lowered(op.results[s.result]) : kNone;
+      uint32_t v = s.result < op.results.size() ? lowered(op.results[s.result]) : kNone;
+      if (s.element != kNone) {  // an element of a list output: the call's value for it
+        const std::vector<CallOutput>& outs = out_.calls[c].outputs;
+        v = s.result < outs.size() && s.element < outs[s.result].values.size() ? outs[s.result].values[s.element]
+                                                                               : kNone;
+      }
       if (v == kNone) break;
       s.call = c;
       s.value = v;

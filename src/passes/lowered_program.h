@@ -82,6 +82,7 @@ struct Symbol {
   uint32_t result = 0;
   uint32_t value = UINT32_MAX;
   uint32_t call = UINT32_MAX;
+  uint32_t element = UINT32_MAX;  // of a list result (distribute_fpn_proposals' rois of each level): the element
   SymExpr bound;       // after the call: the most it can be, which the result is laid out for
   bool before_call = false;
 

@@ -13,7 +13,8 @@ namespace {
 /// Ops whose output's size or values depend on the data of their inputs, not only on their dims: where the trail of
 /// an unknown shape value ends at one of these, no generation-time analysis can know it.
 bool is_data_dependent_op(const ir::Op& op) {
-  static const char* const kNames[] = {"nonzero", "masked_select", "unique", "unique_consecutive", "where_index"};
+  static const char* const kNames[] = {"nonzero",     "masked_select",      "unique", "unique_consecutive",
+                                       "where_index", "generate_proposals", "distribute_fpn_proposals"};
   for (const char* n : kNames) {
     if (op.name == n) return true;
   }
@@ -110,6 +111,12 @@ bool OpContext::take_equal(const SymExpr& a, const SymExpr& b) {
 SymExpr OpContext::data_dependent_dim(size_t result, uint32_t axis, const SymExpr& bound, const std::string& meaning) {
   return add_data_dependent_symbol(analysis_, op_.id, static_cast<uint32_t>(result), axis, meaning, bound,
                                    /*before_call=*/false);
+}
+
+SymExpr OpContext::data_dependent_element_dim(size_t result, uint32_t element, uint32_t axis, const SymExpr& bound,
+                                              const std::string& meaning) {
+  return add_data_dependent_symbol(analysis_, op_.id, static_cast<uint32_t>(result), axis, meaning, bound,
+                                   /*before_call=*/false, element);
 }
 
 std::optional<size_t> OpContext::operand_index(const std::string& name) const {

@@ -70,6 +70,9 @@ class OpContext {
   /// A new data-dependent symbol (SymbolKind::kDataDependent) for dim `axis` of result `result`: a size the op finds
   /// in its input's data (nonzero's rows), at most `bound` (an expression over the input dims).
   SymExpr data_dependent_dim(size_t result, uint32_t axis, const SymExpr& bound, const std::string& meaning);
+  /// The same for dim `axis` of element `element` of list result `result` (set_result_list).
+  SymExpr data_dependent_element_dim(size_t result, uint32_t element, uint32_t axis, const SymExpr& bound,
+                                     const std::string& meaning);
 
   /// The problem of a rule that needs the contents of argument `name` (a shape, start, end, ...) where they are not
   /// known at generation time: the message says why, traced back through the ops that computed the value to where

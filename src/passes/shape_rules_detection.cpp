@@ -1,7 +1,9 @@
 // Shape rules of the ops issue 34 adds last: IsfiniteInferMeta (isnan), LinspaceInferMeta, IndexSampleInferMeta,
 // RoiAlignInferMeta and DeformableConvInferMeta, mirroring kernels/meta_detection.cc over symbolic dims; and the
 // ops of detection post-processing whose output size depends on their input's data (NonZeroInferMeta,
-// MaskedSelectInferMeta, UniqueRawInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim).
+// MaskedSelectInferMeta, UniqueRawInferMeta, and the region proposals' GenerateProposalsV2InferMeta and
+// DistributeFpnProposalsInferMeta): that size is a new data-dependent symbol (OpContext::data_dependent_dim); and
+// YoloBoxInferMeta.
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -241,6 +243,140 @@ std::string unique_rule(OpContext& c) {
   return "";
 }
 
+/// yolo_box: boxes [N, A * H * W, 4] and scores [N, A * H * W, class_num] of x [N, A * (5 + class_num), H, W]
+/// (6 with iou_aware), A the anchors' pairs; img_size [N, 2] int32.
+std::string yolo_box_rule(OpContext& c) {
+  DET_TENSOR(x, 0);
+  DET_TENSOR(img_size, 1);
+  if (x->dims.size() != 4) return fmt::format("x must be 4-D NCHW, got {}", to_string(x->dims));
+  if (!det_is_float(x->dtype)) return fmt::format("x must be float32 or float64, got {}", ir::dtype_name(x->dtype));
+  if (img_size->dtype != DataType::kInt32) {
+    return fmt::format("img_size must be int32, got {}", ir::dtype_name(img_size->dtype));
+  }
+  if (img_size->dims.size() != 2 || !det_may_match(img_size->dims[1], SymExpr(2)) ||
+      !det_may_match(img_size->dims[0], x->dims[0])) {
+    return fmt::format("img_size must be [N, 2] for x {}, got {}", to_string(x->dims), to_string(img_size->dims));
+  }
+  const std::optional<std::vector<int64_t>> anchors = c.static_ints("anchors");
+  if (!anchors) return "anchors must be a constant";
+  if (anchors->empty() || anchors->size() % 2 != 0) {
+    return fmt::format("anchors must hold (width, height) pairs, got {} values", anchors->size());
+  }
+  const int64_t classes = c.static_int("class_num").value_or(1);
+  if (classes <= 0) return fmt::format("class_num must be positive, got {}", classes);
+  const bool iou_aware = c.bool_value("iou_aware").value_or(false);
+  const auto an = static_cast<int64_t>(anchors->size() / 2);
+  if (!det_may_match(x->dims[1], SymExpr(an * ((iou_aware ? 6 : 5) + classes)))) {
+    return fmt::format("x {} must have {} channels: {} anchors of {} classes{}", to_string(x->dims),
+                       an * ((iou_aware ? 6 : 5) + classes), an, classes, iou_aware ? " with iou_aware" : "");
+  }
+  if (iou_aware) {
+    const double factor = c.float_value("iou_aware_factor").value_or(0.5);
+    if (!(factor >= 0 && factor <= 1)) return fmt::format("iou_aware_factor must be in [0, 1], got {}", factor);
+  }
+  const SymExpr boxes = x->dims[2] * x->dims[3] * an;
+  c.set_result(0, x->dtype, {x->dims[0], boxes, SymExpr(4)});
+  c.set_result(1, x->dtype, {x->dims[0], boxes, SymExpr(classes)});
+  return "";
+}
+
+/// generate_proposals: rpn_rois [R, 4] and rpn_roi_probs [R, 1], R known once the kernel ran (at most N times the
+/// proposals one image keeps: pre_nms_top_n of its A * H * W anchors, post_nms_top_n after NMS); rpn_rois_num [N]
+/// int32 (Paddle's PIR declares it float32: its kernel writes int32, as the predictor returns it).
+std::string generate_proposals_rule(OpContext& c) {
+  DET_TENSOR(scores, 0);
+  DET_TENSOR(deltas, 1);
+  DET_TENSOR(im_shape, 2);
+  DET_TENSOR(anchors, 3);
+  DET_TENSOR(variances, 4);
+  if (scores->dims.size() != 4) return fmt::format("scores must be 4-D NCHW, got {}", to_string(scores->dims));
+  if (!det_is_float(anchors->dtype)) {
+    return fmt::format("anchors must be float32 or float64, got {}", ir::dtype_name(anchors->dtype));
+  }
+  const std::pair<const char*, const ValueInfo*> others[] = {
+      {"scores", scores}, {"bbox_deltas", deltas}, {"im_shape", im_shape}, {"variances", variances}};
+  for (const auto& [name, v] : others) {
+    if (v->dtype != anchors->dtype) return dtype_conflict("anchors", anchors->dtype, name, v->dtype);
+  }
+  const SymExpr n = scores->dims[0], a = scores->dims[1];
+  const SymShape want_deltas = {n, a * 4, scores->dims[2], scores->dims[3]};
+  bool deltas_fit = deltas->dims.size() == 4;
+  for (size_t i = 0; deltas_fit && i < 4; ++i) deltas_fit = det_may_match(deltas->dims[i], want_deltas[i]);
+  if (!deltas_fit) {
+    return fmt::format("bbox_deltas must be {} for scores {}, got {}", to_string(want_deltas), to_string(scores->dims),
+                       to_string(deltas->dims));
+  }
+  const SymExpr m = a * scores->dims[2] * scores->dims[3];
+  const std::pair<const char*, const ValueInfo*> boxes[] = {{"anchors", anchors}, {"variances", variances}};
+  for (const auto& [name, v] : boxes) {
+    if (!det_may_match(sym_numel(v->dims), m * 4)) {
+      return fmt::format("{} {} must hold 4 values for each of the {} anchors of scores {}", name, to_string(v->dims),
+                         m.to_string(), to_string(scores->dims));
+    }
+  }
+  if (im_shape->dims.size() != 2 || !det_may_match(im_shape->dims[1], SymExpr(2))) {
+    return fmt::format("im_shape must be [N, 2], got {}", to_string(im_shape->dims));
+  }
+  const std::optional<int64_t> pre = c.static_int("pre_nms_top_n"), post = c.static_int("post_nms_top_n");
+  const std::optional<double> nms = c.float_value("nms_thresh");
+  if (!pre || !post || !nms) return "pre_nms_top_n, post_nms_top_n and nms_thresh must be constants";
+  // As kernels/proposals.cc counts them (at least one row per image: Paddle's zeros when no box is kept).
+  SymExpr per_image = *pre > 0 ? SymExpr::min(m, SymExpr(*pre)) : m;
+  if (*nms > 0 && *post > 0) per_image = SymExpr::min(per_image, SymExpr(*post));
+  if (per_image.constant()) per_image = SymExpr(std::max<int64_t>(*per_image.constant(), 1));
+  const SymExpr rows = c.data_dependent_dim(0, 0, n * per_image, "the number of proposals");
+  c.set_result(0, anchors->dtype, {rows, SymExpr(4)});
+  c.set_result(1, anchors->dtype, {rows, SymExpr(1)});
+  if (c.result_count() > 2) c.set_result(2, DataType::kInt32, {n});
+  return "";
+}
+
+/// distribute_fpn_proposals: for each level of min_level..max_level, its rois [R_l, 4] and (optional) each image's
+/// count [N] int32; restore_index [R', 1] int32. R_l and R' (rois_num's sum) are known once the kernel ran, at most
+/// fpn_rois' R. rois_num is required: kforge's tensors carry no LoD.
+std::string distribute_fpn_proposals_rule(OpContext& c) {
+  DET_TENSOR(rois, 0);
+  if (rois->dims.size() != 2 || !det_may_match(rois->dims[1], SymExpr(4))) {
+    return fmt::format("fpn_rois must be [R, 4], got {}", to_string(rois->dims));
+  }
+  if (!det_is_float(rois->dtype)) {
+    return fmt::format("fpn_rois must be float32 or float64, got {}", ir::dtype_name(rois->dtype));
+  }
+  const ValueInfo* num = c.tensor(c.param(1));
+  if (!num) return "rois_num is required: kforge's tensors carry no LoD to count each image's rois";
+  if (num->is_vector || num->dims.size() != 1 || !det_is_index(num->dtype)) {
+    return fmt::format("rois_num must be a 1-D int32 or int64 tensor, got {} {}", ir::dtype_name(num->dtype),
+                       to_string(num->dims));
+  }
+  const std::optional<int64_t> lo = c.static_int("min_level"), hi = c.static_int("max_level");
+  const std::optional<int64_t> scale = c.static_int("refer_scale");
+  if (!lo || !hi || !scale) return "min_level, max_level and refer_scale must be constants";
+  if (*hi < *lo) return fmt::format("max_level ({}) must not be below min_level ({})", *hi, *lo);
+  if (*scale <= 0) return fmt::format("refer_scale must be positive, got {}", *scale);
+  const auto levels = static_cast<uint32_t>(*hi - *lo + 1);
+  std::vector<ValueInfo> level_rois, level_nums;
+  for (uint32_t l = 0; l < levels; ++l) {
+    ValueInfo r;
+    r.known = true;
+    r.dtype = rois->dtype;
+    r.dims = {c.data_dependent_element_dim(0, l, 0, rois->dims[0], fmt::format("the rois of level {}", *lo + l)),
+              SymExpr(4)};
+    level_rois.push_back(std::move(r));
+    ValueInfo k;
+    k.known = true;
+    k.dtype = DataType::kInt32;
+    k.dims = {num->dims[0]};
+    level_nums.push_back(std::move(k));
+  }
+  c.set_result_list(0, std::move(level_rois));
+  if (c.result_count() > 1) c.set_result_list(1, std::move(level_nums));
+  if (c.result_count() > 2) {
+    c.set_result(2, DataType::kInt32,
+                 {c.data_dependent_dim(2, 0, rois->dims[0], "the number of rois rois_num counts"), SymExpr(1)});
+  }
+  return "";
+}
+
 }  // namespace
 
 const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules() {
@@ -250,6 +386,9 @@ const std::map<std::string, std::string (*)(OpContext&)>& detection_shape_rules(
       {"IndexSampleInferMeta", index_sample_rule},
       {"RoiAlignInferMeta", roi_align_rule},
       {"PriorBoxInferMeta", prior_box_rule},
+      {"YoloBoxInferMeta", yolo_box_rule},
+      {"GenerateProposalsV2InferMeta", generate_proposals_rule},
+      {"DistributeFpnProposalsInferMeta", distribute_fpn_proposals_rule},
       {"DeformableConvInferMeta", deformable_conv_rule},
       {"NonZeroInferMeta", nonzero_rule},
       {"MaskedSelectInferMeta", masked_select_rule},

@@ -1,6 +1,6 @@
 // The ops issue 34 adds last: deformable_conv, roi_align, isnan, linspace and index_sample (kernels/detection.cc);
-// nonzero, masked_select and unique, whose outputs is allocated for the most they can write (the infer-meta's dims) and
-// which set its real dims.
+// yolo_box; nonzero, masked_select, unique, generate_proposals and distribute_fpn_proposals, whose outputs are
+// allocated for the most they can write (the infer-meta's dims) and which set their real dims.
 // Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
 #include "op_helpers.h"
 
@@ -178,9 +178,107 @@ Status prior_box(const KernelContext& ctx, const std::vector<RtValue>& in, const
       });
 }
 
+Status yolo_box(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                std::vector<RtValue>& out) {
+  const Tensor *x, *img_size;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "img_size", &img_size));
+  std::vector<int> anchors;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32s("anchors", &anchors));
+  int class_num, downsample_ratio;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("class_num", &class_num, 1));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("downsample_ratio", &downsample_ratio, 32));
+  double conf_thresh, scale_x_y, iou_aware_factor;
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("conf_thresh", &conf_thresh, 0.01));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("scale_x_y", &scale_x_y, 1.0));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("iou_aware_factor", &iou_aware_factor, 0.5));
+  bool clip_bbox, iou_aware;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("clip_bbox", &clip_bbox, true));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("iou_aware", &iou_aware, false));
+  const auto conf = static_cast<float>(conf_thresh), scale = static_cast<float>(scale_x_y),
+             factor = static_cast<float>(iou_aware_factor);
+  return run_many(
+      ctx, x->dtype, 2, out,
+      [&](Tensor** o) {
+        return m::YoloBoxInferMeta(*x, *img_size, anchors, class_num, conf, downsample_ratio, clip_bbox, scale,
+                                   iou_aware, factor, o[0], o[1]);
+      },
+      [&](const KernelContext& c, Tensor** o) {
+        return k::yolo_box(c, *x, *img_size, anchors, class_num, conf, downsample_ratio, clip_bbox, scale, iou_aware,
+                           factor, o[0], o[1]);
+      });
+}
+
+Status generate_proposals(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                          std::vector<RtValue>& out) {
+  const Tensor *scores, *deltas, *im_shape, *anchors, *variances;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "scores", &scores));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 1, "bbox_deltas", &deltas));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 2, "im_shape", &im_shape));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 3, "anchors", &anchors));
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 4, "variances", &variances));
+  int pre, post;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("pre_nms_top_n", &pre));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("post_nms_top_n", &post));
+  double nms_thresh, min_size, eta;
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("nms_thresh", &nms_thresh));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("min_size", &min_size));
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("eta", &eta));
+  bool pixel_offset;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("pixel_offset", &pixel_offset, true));
+  const auto nms = static_cast<float>(nms_thresh), min_sz = static_cast<float>(min_size), e = static_cast<float>(eta);
+  return run_many(
+      ctx, anchors->dtype, 3, out,
+      [&](Tensor** o) {
+        return m::GenerateProposalsV2InferMeta(*scores, *deltas, *im_shape, *anchors, *variances, pre, post, nms,
+                                               min_sz, e, pixel_offset, o[0], o[1], o[2]);
+      },
+      [&](const KernelContext& c, Tensor** o) {
+        return k::generate_proposals(c, *scores, *deltas, *im_shape, *anchors, *variances, pre, post, nms, min_sz, e,
+                                     pixel_offset, o[0], o[1], o[2]);
+      });
+}
+
+Status distribute_fpn_proposals(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                                std::vector<RtValue>& out) {
+  const Tensor* rois;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "fpn_rois", &rois));
+  const Tensor* rois_num = optional_tensor(in, 1);
+  int min_level, max_level, refer_level, refer_scale;
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("min_level", &min_level));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("max_level", &max_level));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("refer_level", &refer_level));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("refer_scale", &refer_scale));
+  bool pixel_offset;
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("pixel_offset", &pixel_offset));
+  const size_t levels = max_level >= min_level ? static_cast<size_t>(max_level - min_level + 1) : 0;
+  std::vector<Tensor> level_rois(levels), level_nums(levels);
+  Tensor restore;
+  std::vector<Tensor*> p_rois, p_nums;
+  for (Tensor& t : level_rois) p_rois.push_back(&t);
+  for (Tensor& t : level_nums) p_nums.push_back(&t);
+  const kforge::MutableTensorList l_rois{p_rois.data(), p_rois.size()}, l_nums{p_nums.data(), p_nums.size()};
+  KFORGE_RETURN_IF_ERROR(m::DistributeFpnProposalsInferMeta(*rois, rois_num, min_level, max_level, refer_level,
+                                                            refer_scale, pixel_offset, l_rois, l_nums, &restore));
+  for (Tensor* t : p_rois) KFORGE_RETURN_IF_ERROR(allocate(t));
+  for (Tensor* t : p_nums) KFORGE_RETURN_IF_ERROR(allocate(t));
+  KFORGE_RETURN_IF_ERROR(allocate(&restore));
+  KFORGE_RETURN_IF_ERROR(k::distribute_fpn_proposals(context_for(ctx, rois->dtype), *rois, rois_num, min_level,
+                                                     max_level, refer_level, refer_scale, pixel_offset, l_rois,
+                                                     l_nums, &restore));
+  out.clear();
+  out.push_back(RtValue::of_list(std::move(level_rois)));
+  out.push_back(RtValue::of_list(std::move(level_nums)));
+  out.push_back(RtValue::of(std::move(restore)));
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_detection_ops(OpRegistry& r) {
+  r.add("yolo_box", yolo_box);
+  r.add("generate_proposals", generate_proposals);
+  r.add("distribute_fpn_proposals", distribute_fpn_proposals);
   r.add("prior_box", prior_box);
   r.add("deformable_conv", deformable_conv);
   r.add("roi_align", roi_align);

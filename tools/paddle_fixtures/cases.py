@@ -130,6 +130,35 @@ def _pad_to_multiple(x):
     return F.pad(x, [0, (4 - s[3] % 4) % 4, 0, (4 - s[2] % 4) % 4], value=0.5)
 
 
+def _rpn_anchors(h, w, stride=16, sizes=(32.0, 64.0, 128.0), ratios=(0.5, 1.0, 2.0)):
+    """PaddleDetection's AnchorGenerator for one FPN level: base anchors (every size, then every ratio, centred on
+    0) shifted to each cell's top-left corner, [H, W, A, 4] float32 as its RPN head hands them on."""
+    base = []
+    for size in sizes:
+        for r in ratios:
+            aw, ah = size / np.sqrt(r), size * np.sqrt(r)
+            base.append([-aw / 2, -ah / 2, aw / 2, ah / 2])
+    base = np.round(np.array(base, dtype=np.float64), 4)
+    ys, xs = np.meshgrid(np.arange(h) * stride, np.arange(w) * stride, indexing="ij")
+    shifts = np.stack([xs, ys, xs, ys], axis=-1).reshape(h, w, 1, 4)
+    return (shifts + base.reshape(1, 1, -1, 4)).astype("float32")
+
+
+def _proposals(s, d, im, h, w, dtype="float32", **kw):
+    """generate_proposals over _rpn_anchors: scores quantised to twentieths (many ties, as the op's sorting and NMS
+    must break them as Paddle does), deltas as given, variances 1."""
+    anchors = paddle.to_tensor(_rpn_anchors(h, w).reshape(-1, 4).astype(dtype))
+    return paddle.vision.ops.generate_proposals(
+        paddle.floor(s * 20.0) / 20.0, d, paddle.to_tensor(np.array(im, dtype=dtype)), anchors,
+        paddle.ones_like(anchors), return_rois_num=True, **kw)
+
+
+def _fpn_rois(b):
+    """Image-like boxes from uniform draws: corner in [0, 600), sides from 20 to 740 pixels (log-uniform)."""
+    xy = b[:, :2] * 300.0 + 300.0
+    return paddle.concat([xy, xy + paddle.exp(b[:, 2:] * 1.8 + 4.8)], axis=1)
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -1012,4 +1041,57 @@ CASES = [
       [t(1, 2, 5, 5, dtype="float64"), t(1, 36, 5, 3, dtype="float64", low=-1.5, high=1.5),
        t(1, 18, 5, 3, dtype="float64", low=0.0, high=1.0)], [t(4, 2, 3, 3, dtype="float64"), t(4, dtype="float64")],
       ops=("deformable_conv",)),
+    # yolo_box (YOLOv3): YOLOv3's 3 anchors of one level, 4 classes, the logits in [-3, 3) (boxes below conf_thresh
+    # stay 0), scale_x_y 1.05, clipped; iou_aware float64 unclipped over two images; H and W dynamic.
+    C("yolo_box_yolov3", lambda x, im: paddle.vision.ops.yolo_box(
+        x, im, anchors=[10, 13, 16, 30, 33, 23], class_num=4, conf_thresh=0.3, downsample_ratio=32, scale_x_y=1.05),
+      [t(1, 27, 5, 6, low=-3.0, high=3.0), t(1, 2, dtype="int32", low=150, high=200)], ops=("yolo_box",)),
+    C("yolo_box_iou_aware_float64", lambda x, im: paddle.vision.ops.yolo_box(
+        x, im, anchors=[30, 61, 62, 45, 59, 119], class_num=2, conf_thresh=0.2, downsample_ratio=16,
+        clip_bbox=False, iou_aware=True, iou_aware_factor=0.4),
+      [t(2, 24, 4, 4, dtype="float64", low=-3.0, high=3.0), t(2, 2, dtype="int32", low=60, high=70)],
+      ops=("yolo_box",)),
+    C("yolo_box_dynamic", lambda x, im: paddle.vision.ops.yolo_box(
+        x, im, anchors=[116, 90, 156, 198, 373, 326], class_num=1, conf_thresh=0.1, downsample_ratio=8),
+      [t(None, 18, None, None, low=-3.0, high=3.0, run=(2, 18, 3, 5)), t(None, 2, dtype="int32", low=20, high=40,
+                                                                          run=(2, 2))], ops=("yolo_box",)),
+    # generate_proposals (Faster / Mask R-CNN's RPN): anchors of a real generator over an 8x10 map (stride 16),
+    # scores with ties; pre_nms_top_n below the anchor count (nth_element's order), above it (a full sort) with
+    # pixel_offset, min_size and an eta below 1 over two images; no NMS; no box kept (one row of zeros); float64
+    # with the map's H and W dynamic.
+    C("generate_proposals_rpn", lambda s, d: _proposals(
+        s, d, [[128.0, 160.0]], 8, 10, pre_nms_top_n=100, post_nms_top_n=30, nms_thresh=0.7, min_size=0.0),
+      [t(1, 9, 8, 10, low=0.0, high=1.0), t(1, 36, 8, 10, low=-0.4, high=0.4)], ops=("generate_proposals",)),
+    C("generate_proposals_sorted_pixel_offset", lambda s, d: _proposals(
+        s, d, [[120.0, 150.0], [128.0, 100.0]], 8, 10, pre_nms_top_n=1000, post_nms_top_n=40, nms_thresh=0.7,
+        min_size=12.0, eta=0.9, pixel_offset=True),
+      [t(2, 9, 8, 10, low=0.0, high=1.0), t(2, 36, 8, 10, low=-0.6, high=0.6)], ops=("generate_proposals",)),
+    C("generate_proposals_no_nms", lambda s, d: _proposals(
+        s, d, [[128.0, 160.0]], 8, 10, pre_nms_top_n=50, post_nms_top_n=10, nms_thresh=0.0, min_size=0.0),
+      [t(1, 9, 8, 10, low=0.0, high=1.0), t(1, 36, 8, 10, low=-0.4, high=0.4)], ops=("generate_proposals",)),
+    C("generate_proposals_none_kept", lambda s, d: _proposals(
+        s, d, [[128.0, 160.0], [90.0, 90.0]], 8, 10, pre_nms_top_n=60, post_nms_top_n=20, nms_thresh=0.5,
+        min_size=500.0),
+      [t(2, 9, 8, 10, low=0.0, high=1.0), t(2, 36, 8, 10, low=-0.4, high=0.4)], ops=("generate_proposals",)),
+    C("generate_proposals_dynamic_float64", lambda s, d: _proposals(
+        s, d, [[96.0, 112.0]], 6, 7, dtype="float64", pre_nms_top_n=80, post_nms_top_n=25, nms_thresh=0.6,
+        min_size=2.0),
+      [t(1, 9, None, None, dtype="float64", low=0.0, high=1.0, run=(1, 9, 6, 7)),
+       t(1, 36, None, None, dtype="float64", low=-0.5, high=0.5, run=(1, 36, 6, 7))], ops=("generate_proposals",)),
+    # distribute_fpn_proposals (FPN's RoI levels 2 to 5, refer level 4 at 224): image-like boxes of two images
+    # counted by a constant rois_num; pixel_offset; the levels put back in order through restore_index (MaskRCNN's
+    # gather); the rois' count dynamic, float64.
+    C("distribute_fpn_proposals", lambda b: paddle.vision.ops.distribute_fpn_proposals(
+        _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.to_tensor([23, 17], dtype="int32")),
+      [t(40, 4)], ops=("distribute_fpn_proposals",)),
+    C("distribute_fpn_proposals_pixel_offset", lambda b: paddle.vision.ops.distribute_fpn_proposals(
+        _fpn_rois(b), 2, 6, 4, 224, pixel_offset=True, rois_num=paddle.to_tensor([30], dtype="int64")),
+      [t(30, 4)], ops=("distribute_fpn_proposals",)),
+    C("distribute_fpn_proposals_restore", lambda b: (lambda rois, restore, nums: paddle.gather(
+        paddle.concat(rois, axis=0) * 2.0, restore[:, 0]))(*paddle.vision.ops.distribute_fpn_proposals(
+            _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.to_tensor([10, 26], dtype="int32"))),
+      [t(36, 4)], ops=("distribute_fpn_proposals", "gather")),
+    C("distribute_fpn_proposals_dynamic_float64", lambda b: paddle.vision.ops.distribute_fpn_proposals(
+        _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.shape(b)[:1].astype("int32")),
+      [t(None, 4, dtype="float64", run=(33, 4))], ops=("distribute_fpn_proposals",)),
 ]

@@ -120,3 +120,57 @@ TEST_CASE("shape rules: prior_box's [H, W, priors, 4] over a symbolic feature ma
                      "must exceed min_sizes[0]"));
   CHECK(det_mentions(det_error(inputs, prior("min_sizes: [10.0], variances: [0.1]")), "variances must have 4 values"));
 }
+
+TEST_CASE("shape rules: yolo_box's boxes and scores over a symbolic map, and its errors") {
+  const char* inputs =
+      "[{name: x, dtype: float32, shape: [-1, 27, -1, -1]}, {name: im, dtype: int32, shape: [-1, 2]}, "
+      "{name: imf, dtype: float32, shape: [-1, 2]}]";
+  auto yolo = [](const std::string& in, const std::string& attrs) {
+    return "  - {op: yolo_box, in: [" + in + "], out: [o, s], attrs: {" + attrs + "}}\n";
+  };
+  Analyzed a = analyze(inputs, yolo("x, im", "anchors: [10, 13, 16, 30, 33, 23], class_num: 4"), "[o, s]");
+  REQUIRE(a.analysis);
+  CHECK(a.shape("o") == "float32[s0, 3 * s1 * s2, 4]");
+  CHECK(a.shape("s") == "float32[s0, 3 * s1 * s2, 4]");
+  CHECK(det_mentions(det_error(inputs, yolo("x, im", "anchors: [10, 13, 16, 30, 33, 23], class_num: 5")),
+                     "must have 30 channels: 3 anchors of 5 classes"));
+  CHECK(det_mentions(det_error(inputs, yolo("x, im", "anchors: [10, 13, 16], class_num: 4")),
+                     "anchors must hold (width, height) pairs"));
+  CHECK(det_mentions(det_error(inputs, yolo("x, imf", "anchors: [10, 13, 16, 30, 33, 23], class_num: 4")),
+                     "img_size must be int32"));
+}
+
+TEST_CASE("shape rules: generate_proposals' rows are data-dependent, bounded by the proposals kept per image") {
+  const char* inputs =
+      "[{name: sc, dtype: float32, shape: [2, 3, 8, 10]}, {name: d, dtype: float32, shape: [2, 12, 8, 10]}, "
+      "{name: im, dtype: float32, shape: [2, 2]}, {name: an, dtype: float32, shape: [-1, 4]}, "
+      "{name: dd, dtype: float64, shape: [2, 12, 8, 10]}, {name: d5, dtype: float32, shape: [2, 12, 8, 9]}]";
+  auto gp = [](const std::string& in, int pre, int post, double nms) {
+    return fmt::format("  - {{op: generate_proposals, in: [{}], out: [o, p, n], attrs: {{pre_nms_top_n: {}, "
+                       "post_nms_top_n: {}, nms_thresh: {}, min_size: 0.0, eta: 1.0, pixel_offset: false}}}}\n",
+                       in, pre, post, nms);
+  };
+  Analyzed a = analyze(inputs, gp("sc, d, im, an, an", 100, 30, 0.7), "[o, p, n]");
+  REQUIRE(a.analysis);
+  CHECK(a.shape("o") == "float32[s1, 4]");  // s0: an's rows; s1 at most 2 * 30
+  CHECK(a.shape("p") == "float32[s1, 1]");
+  CHECK(a.shape("n") == "int32[2]");
+  REQUIRE(a.analysis->symbols.size() == 2);
+  CHECK(a.analysis->symbols[1].bound == SymExpr(60));
+  // Without NMS post_nms_top_n does not cut; pre_nms_top_n beyond the 240 anchors keeps them all.
+  Analyzed b = analyze(inputs, gp("sc, d, im, an, an", 1000, 30, 0.0), "[o, p, n]");
+  REQUIRE(b.analysis);
+  CHECK(b.analysis->symbols[1].bound == SymExpr(480));
+  CHECK(det_mentions(det_error(inputs, gp("sc, dd, im, an, an", 100, 30, 0.7)), "dtype conflict"));
+  CHECK(det_mentions(det_error(inputs, gp("sc, d5, im, an, an", 100, 30, 0.7)), "bbox_deltas must be [2, 12, 8, 10]"));
+}
+
+TEST_CASE("shape rules: distribute_fpn_proposals needs rois_num") {
+  const char* inputs = "[{name: b, dtype: float32, shape: [-1, 4]}, {name: bn, dtype: float32, shape: [2]}]";
+  const std::string attrs =
+      "attrs: {min_level: 2, max_level: 5, refer_level: 4, refer_scale: 224, pixel_offset: false}";
+  CHECK(det_mentions(det_error(inputs, "  - {op: distribute_fpn_proposals, in: [b, ~], out: [o], " + attrs + "}\n"),
+                     "rois_num is required"));
+  CHECK(det_mentions(det_error(inputs, "  - {op: distribute_fpn_proposals, in: [b, bn], out: [o], " + attrs + "}\n"),
+                     "rois_num must be a 1-D int32 or int64 tensor"));
+}

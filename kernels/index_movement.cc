@@ -1,5 +1,5 @@
 // Index and data-movement kernels GraphNet's Paddle models use (issue 34): share_data, gather_nd, meshgrid,
-// take_along_axis, diag, expand_as and pad. Indices are checked before anything is written, so that a bad index is
+// broadcast_tensors, take_along_axis, diag, expand_as and pad. Indices are checked before anything is written, so that a bad index is
 // an error status, never an out-of-bounds access; negative ones count from the end of their axis, as Paddle's.
 #include <cstring>
 #include <vector>
@@ -176,6 +176,43 @@ Status meshgrid(const KernelContext& ctx, TensorList inputs, MutableTensorList o
           std::memcpy(dst, src + static_cast<size_t>(j) * elem, elem);
           dst += elem;
         }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+Status broadcast_tensors(const KernelContext& ctx, TensorList input, MutableTensorList out) {
+  (void)ctx;
+  static constexpr const char* kOp = "broadcast_tensors";
+  if (out.size != input.size) {
+    return Status::Error(kOp, ": ", input.size, " inputs but ", out.size, " outputs");
+  }
+  std::vector<Tensor> expected(input.size);
+  std::vector<Tensor*> expected_ptrs;
+  for (Tensor& t : expected) expected_ptrs.push_back(&t);
+  const MutableTensorList expected_list{expected_ptrs.data(), expected_ptrs.size()};
+  KFORGE_RETURN_IF_ERROR(meta::BroadcastTensorsInferMeta(input, expected_list));
+  for (size_t i = 0; i < input.size; ++i) {
+    KFORGE_RETURN_IF_ERROR(check_meta(kOp, out.items[i], expected[i]));
+    // Output element e reads the input at e's coordinates, 0 along the dims the input broadcasts.
+    const Tensor& in = input[i];
+    const Tensor& o = *out.items[i];
+    const int32_t rank = o.ndim;
+    int64_t in_strides[kMaxRank] = {}, coord[kMaxRank] = {};
+    util::broadcast_strides(in, rank, in_strides);
+    const size_t elem = size_of(in.dtype);
+    const char* src = static_cast<const char*>(in.data);
+    char* dst = static_cast<char*>(o.data);
+    const int64_t n = o.numel();
+    int64_t from = 0;
+    for (int64_t e = 0; e < n; ++e) {
+      std::memcpy(dst + static_cast<size_t>(e) * elem, src + static_cast<size_t>(from) * elem, elem);
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        from += in_strides[d];
+        if (++coord[d] < o.dims[d]) break;
+        from -= in_strides[d] * o.dims[d];
+        coord[d] = 0;
       }
     }
   }

@@ -468,6 +468,19 @@ Status index_put(const KernelContext& ctx, const Tensor& x, TensorList indices, 
                  Tensor* out);
 // out[i][j0, ..., jn-1] = inputs[i][ji] for n 1-D inputs of one dtype (Paddle's "ij" indexing).
 Status meshgrid(const KernelContext& ctx, TensorList inputs, MutableTensorList out);
+// out[i] = input[i] broadcast to the dims of all inputs broadcast together (numpy's rules), any dtype.
+Status broadcast_tensors(const KernelContext& ctx, TensorList input, MutableTensorList out);
+// Paddle's rnn over x [time, batch, input_size] (kernels/rnn.cc): mode LSTM (gates i, f, c, o), GRU (r, u, c; the
+// reset gate scales h W_hc + b_hc), RNN_TANH or RNN_RELU; num_layers, bidirectional (out's last dim [forward,
+// backward]); weight_list as Paddle's RNN layers flatten it (every W_ih, W_hh by layer and direction, then every
+// b_ih, b_hh); sequence_length (int32 / int64 [batch]) masks steps past a row's length (out 0, state kept).
+// pre_state: [h0] or [h0, c0], each [layers * directions, batch, hidden]; state the same. Inference: dropout between
+// layers only where is_test is false and it draws (refused); dropout_state_out empty uint8 [0] and reserve float32 0-D
+// (0) as Paddle's predictor returns them.
+Status rnn(const KernelContext& ctx, const Tensor& x, TensorList pre_state, TensorList weight_list,
+           const Tensor* sequence_length, const Tensor& dropout_state_in, float dropout_prob, bool is_bidirec,
+           int input_size, int hidden_size, int num_layers, const std::string& mode, int seed, bool is_test,
+           Tensor* out, Tensor* dropout_state_out, MutableTensorList state, Tensor* reserve);
 // out = arr[..., indices[...], ...] along axis; indices' dims are at most arr's off the axis.
 Status take_along_axis(const KernelContext& ctx, const Tensor& arr, const Tensor& indices, int axis, Tensor* out);
 // A 1-D x becomes a square matrix with x on its offset-th diagonal and padding_value elsewhere; a 2-D x gives its
@@ -574,6 +587,11 @@ Status PReluInferMeta(const Tensor& x, const Tensor& alpha, const std::string& d
                       Tensor* out);
 Status IndexPutInferMeta(const Tensor& x, TensorList indices, const Tensor& value, bool accumulate, Tensor* out);
 Status MeshgridInferMeta(TensorList inputs, MutableTensorList out);
+Status BroadcastTensorsInferMeta(TensorList input, MutableTensorList out);
+Status RnnInferMeta(const Tensor& x, TensorList pre_state, TensorList weight_list, const Tensor* sequence_length,
+                    const Tensor& dropout_state_in, float dropout_prob, bool is_bidirec, int input_size,
+                    int hidden_size, int num_layers, const std::string& mode, int seed, bool is_test, Tensor* out,
+                    Tensor* dropout_state_out, MutableTensorList state, Tensor* reserve);
 Status TakeAlongAxisInferMeta(const Tensor& arr, const Tensor& indices, int axis, Tensor* out);
 Status DiagInferMeta(const Tensor& x, int offset, float padding_value, Tensor* out);
 Status ExpandAsInferMeta(const Tensor& x, const Tensor* y, const std::vector<int>& target_shape, Tensor* out);

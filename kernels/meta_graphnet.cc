@@ -1,8 +1,8 @@
 // Infer-meta of the ops GraphNet's Paddle models use (issue 34): Paddle's GatherNdInferMeta, IndexPutInferMeta,
-// PReluInferMeta, MeshgridInferMeta, TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta,
-// BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta, CrossEntropyWithSoftmaxInferMeta and
-// GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside the other reductions', so that linalg.cc
-// links without this file).
+// PReluInferMeta, MeshgridInferMeta, BroadcastTensorsInferMeta, TakeAlongAxisInferMeta, DiagInferMeta,
+// ExpandAsInferMeta, PadInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta,
+// CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta (the reductions' are in meta_basic.cc, beside the other
+// reductions', so that linalg.cc links without this file).
 #include <algorithm>
 #include <vector>
 
@@ -95,6 +95,31 @@ Status MeshgridInferMeta(TensorList inputs, MutableTensorList out) {
     dims.push_back(inputs[i].ndim == 0 ? 1 : inputs[i].dims[0]);
   }
   for (size_t i = 0; i < out.size; ++i) KFORGE_RETURN_IF_ERROR(set_out(out.items[i], inputs[0].dtype, dims, kOp));
+  return Status::OK();
+}
+
+// Paddle's BroadcastTensorsInferMeta: every input's dims aligned at the back; each dim 1 or the largest.
+Status BroadcastTensorsInferMeta(TensorList input, MutableTensorList out) {
+  static constexpr const char* kOp = "BroadcastTensorsInferMeta";
+  if (input.empty()) return Status::Error(kOp, ": no inputs");
+  if (out.size != input.size) return Status::Error(kOp, ": ", input.size, " inputs but ", out.size, " outputs");
+  int32_t rank = 0;
+  for (const Tensor* t : input) rank = std::max(rank, t->ndim);
+  std::vector<int64_t> dims(static_cast<size_t>(rank), 1);
+  for (size_t i = 0; i < input.size; ++i) {
+    const Tensor& t = input[i];
+    for (int32_t d = 0; d < t.ndim; ++d) {
+      int64_t& want = dims[static_cast<size_t>(rank - t.ndim + d)];
+      const int64_t have = t.dims[d];
+      if (have == want || have == 1) continue;
+      if (want != 1) {
+        return Status::Error(kOp, ": input ", i, " ", t.dims_string(), " does not broadcast with the others (dim ",
+                             d, " is ", have, " where another input has ", want, ")");
+      }
+      want = have;
+    }
+  }
+  for (size_t i = 0; i < out.size; ++i) KFORGE_RETURN_IF_ERROR(set_out(out.items[i], input[i].dtype, dims, kOp));
   return Status::OK();
 }
 

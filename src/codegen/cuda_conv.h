@@ -50,6 +50,13 @@ int64_t cuda_conv_fold_bytes(const CudaConv& site);
 tmpl::Value cuda_pool_step(const CudaPool& site, int64_t number, int64_t launch, const std::string& description,
                            const CudaBufferExpr& buffer, const SizeExpr& size);
 
+/// The context of one rnn step (`rnn_step`, kforge_rnn.cuh's rnn): launch, description, type, cell (the Cell
+/// enumerator), steps, batch, input, hidden, layers, dirs, the pointers x, h0, c0, out, h, c (nullptr where absent),
+/// weights (Paddle's weight list, in order), len32 / len64 (the lengths as the type they have, else nullptr) and
+/// scratch (the call's scratch buffer, `scratch`).
+tmpl::Value cuda_rnn_step(const passes::CudaRnn& site, int64_t launch, const std::string& description,
+                          const CudaBufferExpr& buffer, const SizeExpr& size, const std::string& scratch);
+
 /// The context of one batch norm step (`batch_norm_step`): launch, description, x, y, batch, channels, spatial,
 /// nhwc ("true"/"false"), and epilogue {bias, mean, variance, scale, shift, residual, epsilon, activation, alpha,
 /// beta, after_residual} as for a convolution.
@@ -67,5 +74,6 @@ inline constexpr const char* kCudaCudnnHeaderTemplate = "cuda/kforge_cudnn.cuh";
 inline constexpr const char* kCudaCudnnGraphHeaderTemplate = "cuda/kforge_cudnn_graph.cuh";
 inline constexpr const char* kCudaConvPadHeaderTemplate = "cuda/kforge_conv_pad.cuh";
 inline constexpr const char* kCudaPoolHeaderTemplate = "cuda/kforge_pool.cuh";
+inline constexpr const char* kCudaRnnHeaderTemplate = "cuda/kforge_rnn.cuh";
 
 }  // namespace kforge::codegen

@@ -200,6 +200,7 @@ class CudaHostEmitter {
   bool index_interp_ = false;                         // one of them interpolates (kforge_index.cuh)
   int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
   bool select_steps_ = false;                         // a nonzero / masked_select / unique runs (kforge_select.cuh)
+  bool rnn_steps_ = false;                            // an rnn runs (kforge_rnn.cuh)
   bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
   std::map<uint32_t, tmpl::Value> shape_reads_;       // by call: its dims read from a tensor's values
   bool shape_meta_ = false;                           // one runs a host shape rule (runtime/kforge_shape_meta.h)

@@ -23,6 +23,7 @@ std::vector<CudaIndexKernel> IndexCall::build() {
   else if (op == "gather" || op == "index_select") gather();
   else if (op == "embedding") embedding();
   else if (op == "meshgrid") meshgrid();
+  else if (op == "broadcast_tensors") broadcast_tensors();
   else batched_matmul();  // the plan gives a form to these ops and matmul / bmm only
   return take();
 }
@@ -126,8 +127,16 @@ void IndexCall::split() {
   }
 }
 
-void IndexCall::broadcast() {
-  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+void IndexCall::broadcast() { broadcast_to(call_.tensor_arg("x"), out_value()); }
+
+void IndexCall::broadcast_tensors() {
+  const KernelArg* xs = call_.arg("input");
+  for (size_t i = 0; i < xs->values.size(); ++i) {
+    if (call_.outputs[0].values[i] != kNone) broadcast_to(xs->values[i], call_.outputs[0].values[i]);
+  }
+}
+
+void IndexCall::broadcast_to(uint32_t x, uint32_t out) {
   const std::string type = type_of(x);
   const SymShape& xd = value(x).dims;
   const SymShape& od = value(out).dims;

@@ -63,6 +63,10 @@ class IndexCall : public IndexBuilder {
 
   // expand / tile: x's dims align with the output's last dims; each x coordinate is the output's modulo x's dim.
   void broadcast();
+  // broadcast_tensors: broadcast_to for each input and its output.
+  void broadcast_tensors();
+  // out[c...] = x[c... of x's trailing dims, 0 where x's dim is 1]: expand's kernel, one input and output.
+  void broadcast_to(uint32_t x, uint32_t out);
 
   // repeat_interleave: the output's coordinate along the axis divided by the repeats, the others as they are.
   void repeat_interleave();

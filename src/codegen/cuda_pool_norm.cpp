@@ -1,5 +1,5 @@
-// The step contexts of the pool2d and lone inference batch norms of kforge compile --target cuda (codegen/cuda_conv.h;
-// their forms are passes/cuda_plan.h's, the convolutions' steps cuda_conv.cpp's).
+// The step contexts of the pool2d, rnn and lone inference batch norms of kforge compile --target cuda
+// (codegen/cuda_conv.h; their forms are passes/cuda_plan.h's, the convolutions' steps cuda_conv.cpp's).
 #include <fmt/format.h>
 
 #include "codegen/cpp_text.h"
@@ -41,6 +41,39 @@ tmpl::Value cuda_batch_norm_step(const CudaBatchNorm& s, int64_t launch, const s
   e.set("beta", "0.0f");
   e.set("after_residual", "false");
   v.set("epilogue", std::move(e));
+  return v;
+}
+
+tmpl::Value cuda_rnn_step(const passes::CudaRnn& s, int64_t launch, const std::string& description,
+                          const CudaBufferExpr& buffer, const SizeExpr& size, const std::string& scratch) {
+  const std::string type = element_type_of(s.dtype);
+  tmpl::Value v = tmpl::Value::map();
+  v.set("launch", launch);
+  v.set("description", description);
+  v.set("type", type);
+  const char* cell = s.mode == "LSTM" ? "kLstm" : s.mode == "GRU" ? "kGru" : s.mode == "RNN_RELU" ? "kRelu" : "kTanh";
+  v.set("cell", fmt::format("kforge::cuda_rnn::Cell::{}", cell));
+  v.set("steps", size(s.steps));
+  v.set("batch", size(s.batch));
+  v.set("input", size(s.input));
+  v.set("hidden", std::to_string(s.hidden));
+  v.set("layers", std::to_string(s.layers));
+  v.set("dirs", std::to_string(s.dirs));
+  auto in = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, type, true); };
+  auto out = [&](uint32_t value) { return value == kNone ? std::string("nullptr") : buffer(value, type, false); };
+  v.set("x", in(s.x));
+  v.set("h0", in(s.h0));
+  v.set("c0", in(s.c0));
+  v.set("out", out(s.out));
+  v.set("h", out(s.h));
+  v.set("c", out(s.c));
+  tmpl::List weights;
+  for (uint32_t w : s.weights) weights.push_back(in(w));
+  v.set("weights", tmpl::Value(std::move(weights)));
+  const bool wide = s.length_dtype == ir::DataType::kInt64;
+  v.set("len32", s.lengths == kNone || wide ? std::string("nullptr") : buffer(s.lengths, "int32_t", true));
+  v.set("len64", s.lengths == kNone || !wide ? std::string("nullptr") : buffer(s.lengths, "int64_t", true));
+  v.set("scratch", fmt::format("static_cast<{}*>({})", type, scratch));
   return v;
 }
 

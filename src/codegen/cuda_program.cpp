@@ -28,6 +28,7 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
     if (padded_convs_) library.push_back(kCudaConvPadHeaderTemplate);
   }
   if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
+  if (rnn_steps_) library.push_back(kCudaRnnHeaderTemplate);
   if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
   if (select_steps_) library.push_back(kCudaSelectHeaderTemplate);
   if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);

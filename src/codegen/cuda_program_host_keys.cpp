@@ -128,6 +128,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (padded_convs_) includes.push_back("kforge_conv_pad.cuh");
   if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
   if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
+  if (rnn_steps_) includes.push_back("kforge_rnn.cuh");
   if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
   if (has_attention(false)) includes.push_back("kforge_attention.cuh");
   if (has_attention(true)) includes.push_back("kforge_attention_f32.cuh");

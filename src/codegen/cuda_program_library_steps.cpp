@@ -44,6 +44,14 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
     pool_steps_.push_back(std::move(step));
     return;
   }
+  if (const auto rnn = target_.rnns.find(c); rnn != target_.rnns.end()) {
+    tmpl::Value step = cuda_rnn_step(rnn->second, static_cast<int64_t>(launch), description, buffer, size_,
+                                     scratch_pointer(c));
+    step.set("kind", "rnn");
+    library_step_at_.emplace(launch, std::move(step));
+    rnn_steps_ = true;
+    return;
+  }
   if (const auto norm = target_.batch_norms.find(c); norm != target_.batch_norms.end()) {
     tmpl::Value step = cuda_batch_norm_step(norm->second, static_cast<int64_t>(launch), description, buffer, size_);
     step.set("kind", "batch_norm");

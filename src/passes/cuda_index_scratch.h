@@ -2,7 +2,8 @@
 // (add_scratch_buffers: live while the call runs, shared with the other calls' scratches): topk, whose kernel runs
 // the CPU kernel's selection over each line's indices (templates/cuda/kforge_index.cuh's topk_line) and needs an
 // int32 entry per element of its line, or only k of them where the line is known to take partial_sort's path;
-// argsort, whose kernel sorts each line's indices as the CPU kernel (argsort_line), an entry per element.
+// argsort, whose kernel sorts each line's indices as the CPU kernel (argsort_line), an entry per element; rnn, whose
+// projection kernel writes the gates of every step of a layer there (kforge_rnn.cuh).
 #pragma once
 
 #include <vector>

@@ -147,6 +147,12 @@ void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<ui
     } else {
       call_why.emplace(c, why);
     }
+  } else if (is_cuda_rnn_op(call.op)) {
+    if (std::optional<CudaRnn> rnn = plan_cuda_rnn(p, call, &why)) {
+      plan.rnns.emplace(c, std::move(*rnn));
+    } else {
+      call_why.emplace(c, why);
+    }
   } else if (is_cuda_batch_norm_op(call.op)) {
     if (std::optional<CudaBatchNorm> norm = plan_cuda_batch_norm(p, call, readers, &why)) {
       plan.batch_norms.emplace(c, std::move(*norm));

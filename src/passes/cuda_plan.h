@@ -127,6 +127,18 @@ struct CudaBatchNorm {
   double epsilon = 1e-5;
 };
 
+/// An rnn (kforge_rnn.cuh): the values of x, out, the initial and final states (c0 and c: LSTM only), Paddle's weight
+/// list and the sequence lengths (kNone: every row runs every step); its scratch holds the gates of every step
+/// (cuda_index_scratch).
+struct CudaRnn {
+  uint32_t x = kNone, out = kNone, h0 = kNone, c0 = kNone, h = kNone, c = kNone, lengths = kNone;
+  std::vector<uint32_t> weights;
+  ir::DataType dtype = ir::DataType::kFloat32, length_dtype = ir::DataType::kInt32;
+  SymExpr steps, batch, input;
+  int64_t hidden = 0, layers = 1, dirs = 1;
+  std::string mode;
+};
+
 /// A compaction (nonzero, masked_select, unique: kforge_select.cuh, kforge_unique.cuh): its count comes back to the
 /// host and binds the data-dependent dim `symbol` (cuda_plan_data.cpp). Value indices; kNone where absent.
 struct CudaCompaction {
@@ -156,6 +168,8 @@ struct CudaPlan {
   std::map<uint32_t, CudaConv> convs;
   std::map<uint32_t, CudaPool> pools;
   std::map<uint32_t, CudaBatchNorm> batch_norms;
+  /// The rnn calls, by call index.
+  std::map<uint32_t, CudaRnn> rnns;
   /// The matmul / bmm calls outside every GEMM group: why each is no GEMM (the batched kernel runs it).
   std::map<uint32_t, std::string> no_gemm;
   /// How each call outside every group runs, by call index (cuda_plan_index.h); a call no kernel runs is refused.
@@ -186,6 +200,8 @@ bool is_cuda_conv_op(std::string_view op);
 bool is_cuda_pool_op(std::string_view op);
 /// batch_norm (and its twin batch_norm_).
 bool is_cuda_batch_norm_op(std::string_view op);
+/// rnn.
+bool is_cuda_rnn_op(std::string_view op);
 /// Whether every result of `call` is known at generation time (LoweredValue::known), of a dtype the index-mapped
 /// kernels move, and it has one: the backend writes the known elements instead of running the op.
 bool cuda_results_known(const LoweredProgram& program, const KernelCall& call);
@@ -200,6 +216,8 @@ bool output_dims_agree(const LoweredProgram& program, const SymExpr& value, cons
 
 /// The form of a convolution call, or nullopt with `why` (a sentence) when the CUDA target cannot run it.
 std::optional<CudaConv> plan_cuda_conv(const LoweredProgram& program, const KernelCall& call, std::string* why);
+/// The form of an rnn call (cuda_plan_rnn.cpp), or nullopt with `why`.
+std::optional<CudaRnn> plan_cuda_rnn(const LoweredProgram& program, const KernelCall& call, std::string* why);
 /// The form of a pool2d call, or nullopt with `why`.
 std::optional<CudaPool> plan_cuda_pool(const LoweredProgram& program, const KernelCall& call, std::string* why);
 /// The form of an inference batch_norm (is_test or use_global_stats, float32, float16 or bfloat16, any rank from 2:

@@ -22,7 +22,7 @@ const std::array<FamilyOps, 7>& family_table() {
   static const std::array<FamilyOps, 7> table = {{
       {CudaIndexFamily::kMovement,
        {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "pad3d", "expand", "tile",
-        "expand_as", "repeat_interleave", "gather", "index_select", "embedding", "meshgrid"}},
+        "expand_as", "repeat_interleave", "gather", "index_select", "embedding", "meshgrid", "broadcast_tensors"}},
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "triu", "tril", "arange", "full_with_tensor",
         "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow",
@@ -127,7 +127,10 @@ std::optional<CudaRun> cuda_call_run(const LoweredProgram& p, uint32_t c, bool n
   if (data_dependent_refused(p, c)) return CudaRun::kDataDependent;
   if (is_cuda_compaction_op(call.op)) return CudaRun::kCompaction;
   if (cuda_results_known(p, call)) return CudaRun::kKnown;
-  if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op)) return CudaRun::kLibrary;
+  if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
+      is_cuda_rnn_op(call.op)) {
+    return CudaRun::kLibrary;
+  }
   if (is_cuda_index_op(call.op)) return CudaRun::kIndex;
   if (std::optional<std::pair<uint32_t, uint32_t>> view = p.view_values(c)) {
     // A view of its input's buffer needs nothing; one with a buffer of its own (its input is memory the caller

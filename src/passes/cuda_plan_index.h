@@ -47,7 +47,7 @@ double cuda_attr_float(const AttrConstant& c);
 
 /// How a call outside every group runs on the GPU.
 enum class CudaRun {
-  kLibrary,        // a convolution, pool or batch norm (their forms in CudaPlan), cuDNN or a header's kernel
+  kLibrary,        // a convolution, pool, batch norm or rnn (their forms in CudaPlan), cuDNN or a header's kernel
   kIndex,          // index-mapped kernels (with a CudaIndexMap where has_cuda_index_map)
   kBatchedMatmul,  // a matmul no GEMM group computes: the index-mapped batched kernel (a CudaIndexMap)
   kKnown,          // every result known at generation time: the known elements written

@@ -57,6 +57,7 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool gather();
   bool embedding();
   bool meshgrid();
+  bool broadcast_tensors();
   bool batched_matmul();
   // cuda_plan_select.cpp
   bool topk();

@@ -43,6 +43,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "gather" || op == "index_select") ok = gather();
   else if (op == "embedding") ok = embedding();
   else if (op == "meshgrid") ok = meshgrid();
+  else if (op == "broadcast_tensors") ok = broadcast_tensors();
   else if (is_cuda_batched_matmul(op)) ok = batched_matmul();
   else if (op == "topk") ok = topk();
   else if (op == "argsort") ok = argsort();
@@ -171,6 +172,22 @@ bool IndexChecks::meshgrid() {
     if (value(x).dims.size() > 1 || value(out).dims.size() != xs->values.size()) {
       return fail("its inputs are not 1-D, or its outputs' rank is not the number of inputs");
     }
+  }
+  return true;
+}
+
+// broadcast_tensors: expand's kernel per input (each to the joint shape the shape rule gave its output).
+bool IndexChecks::broadcast_tensors() {
+  const KernelArg* xs = call_.arg("input");
+  if (xs == nullptr || xs->kind != ArgKind::kTensorList || call_.outputs.empty() ||
+      call_.outputs[0].values.size() != xs->values.size()) {
+    return fail("it needs a list of inputs and as many outputs");
+  }
+  for (size_t i = 0; i < xs->values.size(); ++i) {
+    const uint32_t x = xs->values[i], out = call_.outputs[0].values[i];
+    if (out == kNone) continue;
+    if (!same_type(x, out, false) || !own_buffer(x, out)) return false;
+    if (value(x).dims.size() > value(out).dims.size()) return fail("an input has a higher rank than its output");
   }
   return true;
 }

@@ -1,8 +1,8 @@
 // Shape rules of the ops GraphNet's Paddle models use (issue 34): GatherNdInferMeta, PReluInferMeta, MeshgridInferMeta,
-// TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta, MeanAllInferMeta, ReduceInferMeta
-// (any / all), PNormInferMeta, BCELossInferMeta, SigmoidCrossEntropyWithLogitsInferMeta,
-// CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta,
-// mirroring kernels/meta_graphnet.cc (and meta_basic.cc for the reductions) over symbolic dims.
+// BroadcastTensorsInferMeta, RnnInferMeta, TakeAlongAxisInferMeta, DiagInferMeta, ExpandAsInferMeta, PadInferMeta,
+// MeanAllInferMeta, ReduceInferMeta (any / all), PNormInferMeta, BCELossInferMeta,
+// SigmoidCrossEntropyWithLogitsInferMeta, CrossEntropyWithSoftmaxInferMeta and GridSampleBaseInferMeta, mirroring
+// kernels/meta_graphnet.cc (and meta_basic.cc for the reductions) over symbolic dims.
 #include <algorithm>
 #include <map>
 
@@ -130,6 +130,111 @@ std::string meshgrid_rule(OpContext& c) {
     outs.push_back(std::move(e));
   }
   c.set_result_list(0, std::move(outs));
+  return "";
+}
+
+/// broadcast_tensors: every input broadcast to the shape of all of them (numpy's rules), each keeping its dtype.
+std::string broadcast_tensors_rule(OpContext& c) {
+  const std::vector<const ValueInfo*> xs = c.tensors(c.param(0));
+  if (xs.empty()) return "broadcast_tensors of no inputs";
+  SymShape dims = xs[0]->dims;
+  for (size_t i = 1; i < xs.size(); ++i) {
+    const std::optional<SymShape> joined = c.broadcast(dims, xs[i]->dims);
+    if (!joined) {
+      return fmt::format("input {} {} does not broadcast with the inputs before it ({})", i, to_string(xs[i]->dims),
+                         to_string(dims));
+    }
+    dims = *joined;
+  }
+  std::vector<ValueInfo> outs;
+  for (const ValueInfo* x : xs) {
+    ValueInfo e;
+    e.known = true;
+    e.dtype = x->dtype;
+    e.dims = dims;
+    outs.push_back(std::move(e));
+  }
+  c.set_result_list(0, std::move(outs));
+  return "";
+}
+
+/// rnn: out [time, batch, directions * hidden], the states as pre_state, dropout_state_out empty uint8 [0] (what
+/// Paddle's predictor returns: its inference kernel never writes it), reserve float32 0-D as Paddle's programs declare
+/// it; the weight list checked against the layout Paddle's RNN layers flatten (kernels/rnn.cc), as RnnInferMeta does.
+std::string rnn_rule(OpContext& c) {
+  GN_TENSOR(x, 0);
+  const std::string mode = c.string_value("mode").value_or("RNN_TANH");
+  const int64_t gates = mode == "LSTM" ? 4 : mode == "GRU" ? 3 : 1;
+  if (mode != "LSTM" && mode != "GRU" && mode != "RNN_TANH" && mode != "RNN_RELU") {
+    return fmt::format("mode must be \"LSTM\", \"GRU\", \"RNN_TANH\" or \"RNN_RELU\", got \"{}\"", mode);
+  }
+  if (x->dtype != DataType::kFloat32 && x->dtype != DataType::kFloat64) {
+    return fmt::format("x must be float32 or float64, got {}", ir::dtype_name(x->dtype));
+  }
+  if (x->dims.size() != 3) return fmt::format("x must be 3-D [time, batch, input], got {}", to_string(x->dims));
+  const std::optional<int64_t> hidden = c.static_int("hidden_size"), layers = c.static_int("num_layers");
+  if (!hidden || !layers || *hidden < 1 || *layers < 1) return "hidden_size and num_layers must be positive";
+  const bool bidirec = c.bool_value("is_bidirec").value_or(false);
+  const bool is_test = c.bool_value("is_test").value_or(false);
+  const double dropout = c.float_value("dropout_prob").value_or(0.0);
+  if (!is_test && dropout > 0 && *layers > 1) {
+    return fmt::format("a training rnn (is_test false) with dropout_prob {} between its {} layers draws Paddle's "
+                       "own random mask; only inference is supported",
+                       dropout, *layers);
+  }
+  const int64_t dirs = bidirec ? 2 : 1, cells = *layers * dirs, g = gates * *hidden;
+  const std::vector<const ValueInfo*> pre = c.tensors("pre_state");
+  const size_t states = mode == "LSTM" ? 2 : 1;
+  if (pre.size() != states) return fmt::format("{} takes {} initial states, got {}", mode, states, pre.size());
+  const SymShape state_dims = {SymExpr(cells), x->dims[1], SymExpr(*hidden)};
+  for (size_t i = 0; i < pre.size(); ++i) {
+    if (pre[i]->dtype != x->dtype) return dtype_conflict(fmt::format("pre_state {}", i), pre[i]->dtype, "x", x->dtype);
+    if (!shapes_may_match(pre[i]->dims, state_dims)) {
+      return fmt::format("pre_state {} must be {}, got {}", i, to_string(state_dims), to_string(pre[i]->dims));
+    }
+  }
+  const std::vector<const ValueInfo*> w = c.tensors("weight_list");
+  if (w.size() != static_cast<size_t>(4 * cells)) {
+    return fmt::format("weight_list must hold {} tensors (W_ih, W_hh of each layer and direction, then b_ih, b_hh), "
+                       "got {}",
+                       4 * cells, w.size());
+  }
+  for (int64_t k = 0; k < cells; ++k) {
+    const SymExpr in = k < dirs ? x->dims[2] : SymExpr(dirs * *hidden);
+    const size_t at[4] = {static_cast<size_t>(2 * k), static_cast<size_t>(2 * k + 1),
+                          static_cast<size_t>(2 * cells + 2 * k), static_cast<size_t>(2 * cells + 2 * k + 1)};
+    const SymShape want[4] = {{SymExpr(g), in}, {SymExpr(g), SymExpr(*hidden)}, {SymExpr(g)}, {SymExpr(g)}};
+    for (size_t j = 0; j < 4; ++j) {
+      if (w[at[j]]->dtype != x->dtype) {
+        return dtype_conflict(fmt::format("weight_list[{}]", at[j]), w[at[j]]->dtype, "x", x->dtype);
+      }
+      if (!shapes_may_match(w[at[j]]->dims, want[j])) {
+        return fmt::format("weight_list[{}] (layer {}, direction {}) must be {}, got {}", at[j], k / dirs, k % dirs,
+                           to_string(want[j]), to_string(w[at[j]]->dims));
+      }
+    }
+  }
+  if (const ValueInfo* len = c.tensor("sequence_length")) {
+    if (!is_index_dtype(len->dtype)) {
+      return fmt::format("sequence_length must be int32 or int64, got {}", ir::dtype_name(len->dtype));
+    }
+    if (len->dims.size() != 1 || !dims_may_match(len->dims[0], x->dims[1])) {
+      return fmt::format("sequence_length must be [batch] ({}), got {}", to_string(SymShape{x->dims[1]}),
+                         to_string(len->dims));
+    }
+  }
+  c.set_result(0, x->dtype, {x->dims[0], x->dims[1], SymExpr(dirs * *hidden)});
+  c.set_result(1, DataType::kUInt8, {SymExpr(0)});
+  std::vector<ValueInfo> outs;
+  for (size_t i = 0; i < states; ++i) {
+    ValueInfo e;
+    e.known = true;
+    e.dtype = x->dtype;
+    e.dims = state_dims;
+    outs.push_back(std::move(e));
+  }
+  c.set_result_list(2, std::move(outs));
+  c.set_result(3, DataType::kFloat32, {});
   return "";
 }
 
@@ -364,6 +469,8 @@ const std::map<std::string, std::string (*)(OpContext&)>& graphnet_shape_rules()
       {"IndexPutInferMeta", index_put_rule},
       {"PReluInferMeta", prelu_rule},
       {"MeshgridInferMeta", meshgrid_rule},
+      {"BroadcastTensorsInferMeta", broadcast_tensors_rule},
+      {"RnnInferMeta", rnn_rule},
       {"TakeAlongAxisInferMeta", take_along_axis_rule},
       {"DiagInferMeta", diag_rule},
       {"ExpandAsInferMeta", expand_as_rule},

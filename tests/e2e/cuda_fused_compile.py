@@ -211,6 +211,12 @@ PROGRAMS = [
     ("tests/paddle/index_put_accumulate/inference.json", "paddle_index_put_accumulate", []),
     ("tests/paddle/deformable_conv_v2/inference.json", "paddle_deformable_conv_v2", []),
     ("tests/paddle/deformable_conv_v2_bias_float64/inference.json", "paddle_deformable_conv_float64", []),
+    # rnn (kforge_rnn.cuh): a 2-layer LSTM over a dynamic batch (PP-OCRv3's neck), a bidirectional GRU with int64
+    # sequence lengths, a float64 LSTM; broadcast_tensors (expand's kernel per input)
+    ("tests/paddle/rnn_lstm_ocr/inference.json", "paddle_rnn_lstm_ocr", ["--cuda-graph"]),
+    ("tests/paddle/rnn_gru_seq_len_int64/inference.json", "paddle_rnn_gru_seq_len_int64", []),
+    ("tests/paddle/rnn_lstm_float64_bidirec/inference.json", "paddle_rnn_lstm_float64_bidirec", []),
+    ("tests/paddle/broadcast_tensors_dynamic/inference.json", "paddle_broadcast_tensors_dynamic", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}
@@ -340,6 +346,8 @@ def main():
                 required.append("kforge_select.cuh")
                 if re.search(r"kforge::cuda_select::unique(_axis)?<", host):
                     required.append("kforge_unique.cuh")
+            if "kforge::cuda_rnn::rnn<" in host:  # an rnn
+                required.append("kforge_rnn.cuh")
             if "kforge::shape_meta::" in host:  # dims read from a tensor's values, by a shape rule on the host
                 required.append("kforge_shape_meta.h")
             written = sorted(os.listdir(gen))

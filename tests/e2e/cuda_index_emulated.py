@@ -116,6 +116,12 @@ CASES = [
     "deformable_conv_v2", "deformable_conv_v1_stride_groups", "deformable_conv_v2_bias_float64",
     # uniform: kforge's counter-based draws (the fixtures expect them, not Paddle's generator's)
     "uniform_float32", "uniform_float64",
+    # broadcast_tensors (expand's kernel per input); rnn (kforge_rnn.cuh: a projection kernel per layer and a launch
+    # per step, its launches rewritten in the header as in the kernels file) in every mode
+    "broadcast_tensors_3", "broadcast_tensors_int64", "broadcast_tensors_dynamic",
+    "rnn_lstm", "rnn_lstm_2layer_bidirec", "rnn_lstm_time_major_init", "rnn_lstm_seq_len_bidirec", "rnn_lstm_dynamic",
+    "rnn_lstm_ocr", "rnn_lstm_float64_bidirec", "rnn_gru", "rnn_gru_2layer_bidirec_dynamic", "rnn_gru_seq_len_int64",
+    "rnn_gru_float64", "rnn_simple_tanh", "rnn_simple_relu_2layer_bidirec", "rnn_simple_tanh_seq_len",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 
@@ -163,6 +169,14 @@ def main():
                 failed.append(f"{case}: a kernel launch the emulation cannot rewrite")
                 continue
             open(kernels, "w").write(emulated)
+            # kforge_rnn.cuh launches its kernels from the host code: rewritten the same way.
+            rnn_header = os.path.join(gen, "kforge_rnn.cuh")
+            if os.path.exists(rnn_header):
+                text = launch.sub(r"kforge_emulated_launch([&] { \1(\3); }, \2);", open(rnn_header).read())
+                if "<<<" in text:
+                    failed.append(f"{case}: a kernel launch in kforge_rnn.cuh the emulation cannot rewrite")
+                    continue
+                open(rnn_header, "w").write(text)
             built.append((case, fixture, gen))
 
         # Three units for all the programs (each in its namespace): every kernels file, every host file, and the

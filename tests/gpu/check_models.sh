@@ -32,7 +32,8 @@
 # cumsum, one_hot and pow outside fused groups (issue 34); topk and argsort (ties and NaNs in the CPU kernel's order), gather_nd,
 # scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
 # 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax,
-# mean_all, einsum, grid_sample, floor_divide and uniform (kforge's counter-based draws; issue 34, second batch); shapes, slice bounds, paddings and
+# mean_all, einsum, grid_sample, floor_divide and uniform (kforge's counter-based draws; issue 34, second batch);
+# broadcast_tensors and rnn (kforge_rnn.cuh: LSTM, GRU, RNN_TANH / RNN_RELU); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -139,6 +140,10 @@ argsort_nan_descending argsort_dynamic argsort_scores_dynamic sort_values depthw
 expand_as_dynamic expand_as_float32 expand_as_int32 expand_as_int64
 ceil_float32 ceil_float64 elu_float32 elu_float64 elu_alpha repeat_interleave_channels repeat_interleave_last_int64
 repeat_interleave_dynamic randint_int64 randint_int32_dynamic
+broadcast_tensors_3 broadcast_tensors_int64 broadcast_tensors_dynamic rnn_lstm rnn_lstm_2layer_bidirec
+rnn_lstm_time_major_init rnn_lstm_seq_len_bidirec rnn_lstm_dynamic rnn_lstm_ocr rnn_lstm_float64_bidirec rnn_gru
+rnn_gru_2layer_bidirec_dynamic rnn_gru_seq_len_int64 rnn_gru_float64 rnn_simple_tanh rnn_simple_relu_2layer_bidirec
+rnn_simple_tanh_seq_len
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:

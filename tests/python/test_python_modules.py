@@ -151,6 +151,9 @@ OVERRIDES = {
                             None, None, None, None, None],
     "take_along_axis": lambda r: [f32(r, 2, 3), np().array([[2, 0], [1, 1]], "int64"), 1],
     "meshgrid": lambda r: [[f32(r, 3), f32(r, 2)]],
+    # rnn: RNN_TANH (one state) over x [time 3, batch 2, 4], hidden 5, Paddle's weight list, a uint8 dropout state.
+    "rnn": lambda r: [f32(r, 3, 2, 4), [f32(r, 1, 2, 5)], [f32(r, 5, 4), f32(r, 5, 5), f32(r, 5), f32(r, 5)], None,
+                      np().zeros(1, "uint8"), None, None, 4, 5, None, None, None, True],
     "pad": lambda r: [f32(r, 2, 3), [1, 0, 0, 2], 0.5],
     "bce_loss": lambda r: [np().abs(f32(r, 2, 3)) / 4, np().abs(f32(r, 2, 3)) / 4],
     "grid_sample": lambda r: [f32(r, 1, 2, 3, 3), f32(r, 1, 2, 2, 2), None, None, None],

@@ -1,7 +1,8 @@
 // The ops GraphNet's Paddle models use that issue 34 adds: share_data_, gather_nd, index_put, prelu, meshgrid,
-// take_along_axis, diag, expand_as, pad, any, all, p_norm, mean_all, bce_loss, sigmoid_cross_entropy_with_logits,
-// cross_entropy_with_softmax and grid_sample (min is beside max in ops_nn.cc, linear_interp beside bilinear_interp in
-// ops_index.cc). Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
+// broadcast_tensors, rnn, take_along_axis, diag, expand_as, pad, any, all, p_norm, mean_all, bce_loss,
+// sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax and grid_sample (min is beside max in ops_nn.cc,
+// linear_interp beside bilinear_interp in ops_index.cc). Operands in PIR order: tensor inputs, then mutable attributes
+// (op_compat.yaml).
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -48,6 +49,67 @@ Status meshgrid(const KernelContext& ctx, const std::vector<RtValue>& in, const 
   KFORGE_RETURN_IF_ERROR(k::meshgrid(context_for(ctx, inputs[0]->dtype), list, out_list));
   out.clear();
   out.push_back(RtValue::of_list(std::move(outs)));
+  return Status::OK();
+}
+
+Status broadcast_tensors(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap&,
+                         std::vector<RtValue>& out) {
+  const std::vector<const Tensor*> inputs = input_list(in, 0);
+  if (inputs.empty()) return Status::Error("broadcast_tensors: no inputs");
+  const kforge::TensorList list{inputs.data(), inputs.size()};
+  std::vector<Tensor> outs(inputs.size());
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : outs) ptrs.push_back(&t);
+  const kforge::MutableTensorList out_list{ptrs.data(), ptrs.size()};
+  KFORGE_RETURN_IF_ERROR(m::BroadcastTensorsInferMeta(list, out_list));
+  for (Tensor& t : outs) KFORGE_RETURN_IF_ERROR(allocate(&t));
+  KFORGE_RETURN_IF_ERROR(k::broadcast_tensors(context_for(ctx, inputs[0]->dtype), list, out_list));
+  out.clear();
+  out.push_back(RtValue::of_list(std::move(outs)));
+  return Status::OK();
+}
+
+/// rnn: operands x, pre_state (vector), weight_list (vector), sequence_length (optional), dropout_state_in (the
+/// training kernel's); results out, dropout_state_out (empty at inference), state (vector), reserve.
+Status rnn(const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs, std::vector<RtValue>& out) {
+  const Tensor* x;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+  const std::vector<const Tensor*> pre = input_list(in, 1), weights = input_list(in, 2);
+  const Tensor* sequence_length = optional_tensor(in, 3);
+  const Tensor* dropout_state_in;
+  KFORGE_RETURN_IF_ERROR(input_tensor(in, 4, "dropout_state_in", &dropout_state_in));
+  double dropout_prob;
+  bool is_bidirec, is_test;
+  int input_size, hidden_size, num_layers, seed;
+  std::string mode;
+  KFORGE_RETURN_IF_ERROR(attrs.get_float("dropout_prob", &dropout_prob, 0.0));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("is_bidirec", &is_bidirec, false));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("input_size", &input_size, 10));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("hidden_size", &hidden_size, 100));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("num_layers", &num_layers, 1));
+  KFORGE_RETURN_IF_ERROR(attrs.get_string("mode", &mode, "RNN_TANH"));
+  KFORGE_RETURN_IF_ERROR(attrs.get_int32("seed", &seed, 0));
+  KFORGE_RETURN_IF_ERROR(attrs.get_bool("is_test", &is_test, false));
+  const kforge::TensorList pre_list{pre.data(), pre.size()}, weight_list{weights.data(), weights.size()};
+  Tensor result, dropout_state, reserve;
+  std::vector<Tensor> states(pre.size());
+  std::vector<Tensor*> ptrs;
+  for (Tensor& t : states) ptrs.push_back(&t);
+  const kforge::MutableTensorList state_list{ptrs.data(), ptrs.size()};
+  const auto p = static_cast<float>(dropout_prob);
+  KFORGE_RETURN_IF_ERROR(m::RnnInferMeta(*x, pre_list, weight_list, sequence_length, *dropout_state_in, p, is_bidirec,
+                                         input_size, hidden_size, num_layers, mode, seed, is_test, &result,
+                                         &dropout_state, state_list, &reserve));
+  for (Tensor* t : {&result, &dropout_state, &reserve}) KFORGE_RETURN_IF_ERROR(allocate(t));
+  for (Tensor& t : states) KFORGE_RETURN_IF_ERROR(allocate(&t));
+  KFORGE_RETURN_IF_ERROR(k::rnn(context_for(ctx, x->dtype), *x, pre_list, weight_list, sequence_length,
+                                *dropout_state_in, p, is_bidirec, input_size, hidden_size, num_layers, mode, seed,
+                                is_test, &result, &dropout_state, state_list, &reserve));
+  out.clear();
+  out.push_back(RtValue::of(std::move(result)));
+  out.push_back(RtValue::of(std::move(dropout_state)));
+  out.push_back(RtValue::of_list(std::move(states)));
+  out.push_back(RtValue::of(std::move(reserve)));
   return Status::OK();
 }
 
@@ -178,6 +240,8 @@ void register_graphnet_ops(OpRegistry& r) {
         [&](const KernelContext& c, Tensor* o) { return k::prelu(c, *x, *alpha, data_format, mode, o); });
   });
   r.add("meshgrid", meshgrid);
+  r.add("broadcast_tensors", broadcast_tensors);
+  r.add("rnn", rnn);
   r.add("take_along_axis", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
                               std::vector<RtValue>& out) -> Status {
     const Tensor *arr, *indices;

@@ -159,6 +159,38 @@ def _fpn_rois(b):
     return paddle.concat([xy, xy + paddle.exp(b[:, 2:] * 1.8 + 4.8)], axis=1)
 
 
+def _rnn_params(mode, layers, inputs, hidden, bidirec=False, dtype="float32"):
+    """The parameters of paddle.nn.LSTM / GRU / SimpleRNN in the order its flatten_parameters() passes them to the
+    rnn op (W_ih, W_hh of every layer and direction, then b_ih, b_hh of each), drawn in [-0.5, 0.5), and the uint8
+    dropout state the layer keeps (a 0-D parameter of the saved program)."""
+    gates = {"LSTM": 4, "GRU": 3}.get(mode, 1) * hidden
+    dirs = 2 if bidirec else 1
+    weights, biases = [], []
+    for layer in range(layers):
+        for _ in range(dirs):
+            width = inputs if layer == 0 else dirs * hidden
+            weights += [t(gates, width, dtype=dtype, low=-0.5, high=0.5), t(gates, hidden, dtype=dtype, low=-0.5,
+                                                                                high=0.5)]
+            biases += [t(gates, dtype=dtype, low=-0.5, high=0.5), t(gates, dtype=dtype, low=-0.5, high=0.5)]
+    return weights + biases + [t(dtype="uint8", low=0, high=1)]
+
+
+def _rnn(x, lengths, states, params, mode, layers, hidden, bidirec=False, time_major=False):
+    """What paddle.nn.LSTM / GRU / SimpleRNN (RNNBase._cudnn_impl) does in eval mode: x to time-major unless it is,
+    zero initial states of x's (dynamic) batch unless given, the rnn op; returns out (batch-major unless time_major)
+    and the final states."""
+    *weights, dropout_state = params
+    xt = x if time_major else paddle.transpose(x, [1, 0, 2])
+    if states is None:
+        batch = xt.shape[1] if xt.shape[1] > 0 else paddle.shape(xt)[1]
+        shape = [layers * (2 if bidirec else 1), batch, hidden]
+        states = [paddle.full(shape, 0.0, dtype=x.dtype) for _ in range(2 if mode == "LSTM" else 1)]
+    r = paddle._C_ops.rnn(xt, list(states), list(weights), lengths, dropout_state, 0.0, bidirec, int(x.shape[-1]),
+                          hidden, layers, mode, 0, True)
+    out = r[0] if time_major else paddle.transpose(r[0], [1, 0, 2])
+    return (out, *r[2])
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -1094,4 +1126,44 @@ CASES = [
     C("distribute_fpn_proposals_dynamic_float64", lambda b: paddle.vision.ops.distribute_fpn_proposals(
         _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.shape(b)[:1].astype("int32")),
       [t(None, 4, dtype="float64", run=(33, 4))], ops=("distribute_fpn_proposals",)),
+    # rnn (paddle.nn.LSTM / GRU / SimpleRNN as RNNBase runs them): 1 and 2 layers, bidirectional, batch-first and
+    # time-major, initial states given or zero, sequence_length (int32 / int64), dynamic batch and time, float64;
+    # rnn_lstm_ocr is PP-OCRv3's recognition neck (2 layers, the GraphNet sample's shape at a smaller width).
+    C("rnn_lstm", lambda x, *p: _rnn(x, None, None, p, "LSTM", 1, 8), [t(3, 5, 4)], _rnn_params("LSTM", 1, 4, 8),
+      ops=("rnn",)),
+    C("rnn_lstm_2layer_bidirec", lambda x, *p: _rnn(x, None, None, p, "LSTM", 2, 6, True), [t(2, 7, 5)],
+      _rnn_params("LSTM", 2, 5, 6, True), ops=("rnn",)),
+    C("rnn_lstm_time_major_init", lambda x, h, c, *p: _rnn(x, None, (h, c), p, "LSTM", 2, 8, time_major=True),
+      [t(6, 3, 4), t(2, 3, 8), t(2, 3, 8)], _rnn_params("LSTM", 2, 4, 8), ops=("rnn",)),
+    C("rnn_lstm_seq_len_bidirec", lambda x, n, *p: _rnn(x, n, None, p, "LSTM", 1, 8, True),
+      [t(4, 6, 3), t(4, dtype="int32", low=0, high=7)], _rnn_params("LSTM", 1, 3, 8, True), ops=("rnn",)),
+    C("rnn_lstm_dynamic", lambda x, *p: _rnn(x, None, None, p, "LSTM", 2, 8, True), [t(None, None, 4, run=(3, 6, 4))],
+      _rnn_params("LSTM", 2, 4, 8, True), ops=("rnn",)),
+    C("rnn_lstm_ocr", lambda x, *p: _rnn(x, None, None, p, "LSTM", 2, 32, time_major=True),
+      [t(10, None, 16, run=(10, 2, 16))], _rnn_params("LSTM", 2, 16, 32), ops=("rnn",)),
+    C("rnn_lstm_float64_bidirec", lambda x, h, c, *p: _rnn(x, None, (h, c), p, "LSTM", 2, 5, True),
+      [t(2, 4, 3, dtype="float64"), t(4, 2, 5, dtype="float64"), t(4, 2, 5, dtype="float64")],
+      _rnn_params("LSTM", 2, 3, 5, True, "float64"), ops=("rnn",)),
+    C("rnn_gru", lambda x, *p: _rnn(x, None, None, p, "GRU", 1, 8), [t(3, 5, 4)], _rnn_params("GRU", 1, 4, 8),
+      ops=("rnn",)),
+    C("rnn_gru_2layer_bidirec_dynamic", lambda x, *p: _rnn(x, None, None, p, "GRU", 2, 6, True),
+      [t(None, 7, 5, run=(3, 7, 5))], _rnn_params("GRU", 2, 5, 6, True), ops=("rnn",)),
+    C("rnn_gru_seq_len_int64", lambda x, n, h, *p: _rnn(x, n, (h,), p, "GRU", 2, 8, True),
+      [t(3, 5, 4), t(3, dtype="int64", low=1, high=6), t(4, 3, 8)], _rnn_params("GRU", 2, 4, 8, True),
+      ops=("rnn",)),
+    C("rnn_gru_float64", lambda x, *p: _rnn(x, None, None, p, "GRU", 1, 6, time_major=True),
+      [t(5, 2, 3, dtype="float64")], _rnn_params("GRU", 1, 3, 6, dtype="float64"), ops=("rnn",)),
+    C("rnn_simple_tanh", lambda x, *p: _rnn(x, None, None, p, "RNN_TANH", 1, 8), [t(3, 5, 4)],
+      _rnn_params("RNN_TANH", 1, 4, 8), ops=("rnn",)),
+    C("rnn_simple_relu_2layer_bidirec", lambda x, h, *p: _rnn(x, None, (h,), p, "RNN_RELU", 2, 6, True),
+      [t(2, 6, 4), t(4, 2, 6)], _rnn_params("RNN_RELU", 2, 4, 6, True), ops=("rnn",)),
+    C("rnn_simple_tanh_seq_len", lambda x, n, *p: _rnn(x, n, None, p, "RNN_TANH", 2, 8, True),
+      [t(4, 5, 3), t(4, dtype="int32", low=0, high=6)], _rnn_params("RNN_TANH", 2, 3, 8, True), ops=("rnn",)),
+    # broadcast_tensors: three ranks to one shape, int64, a dynamic batch.
+    C("broadcast_tensors_3", lambda x, y, z: tuple(paddle.broadcast_tensors([x, y, z])),
+      [t(2, 1, 4), t(3, 1), t(4)], ops=("broadcast_tensors",)),
+    C("broadcast_tensors_int64", lambda x, y: tuple(paddle.broadcast_tensors([x, y])),
+      [t(3, 1, dtype="int64"), t(1, 5, dtype="int64")], ops=("broadcast_tensors",)),
+    C("broadcast_tensors_dynamic", lambda x, y: (lambda o: o[0] * 2.0 + o[1])(paddle.broadcast_tensors([x, y])),
+      [t(None, 1, 4, run=(3, 1, 4)), t(5, 1)], ops=("broadcast_tensors",)),
 ]

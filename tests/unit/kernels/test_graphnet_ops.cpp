@@ -240,3 +240,129 @@ TEST_CASE("linear_interp: a 3-D NCW or NWC input, align_corners, and 4-D is refu
                                   true, 0, &o4))
             .find("must be 3-D") != std::string::npos);
 }
+
+TEST_CASE("broadcast_tensors: every input to the shape of all of them, and dims that do not broadcast") {
+  const Tensor a = iota({2, 1}), b = f32({3}, {7, 8, 9}), c = f32({}, {5});
+  const Tensor* ins[] = {&a, &b, &c};
+  Tensor o0, o1, o2;
+  Tensor* outs[] = {&o0, &o1, &o2};
+  REQUIRE(m::BroadcastTensorsInferMeta(TensorList{ins, 3}, MutableTensorList{outs, 3}).ok());
+  for (Tensor* o : outs) {
+    CHECK(dims_of(*o) == GnDims{2, 3});
+    *o = empty(DataType::kFloat32, dims_of(*o));
+  }
+  REQUIRE(k::broadcast_tensors(cpu(), TensorList{ins, 3}, MutableTensorList{outs, 3}).ok());
+  check_close<float>(o0, {0, 0, 0, 1, 1, 1}, 0);
+  check_close<float>(o1, {7, 8, 9, 7, 8, 9}, 0);
+  check_close<float>(o2, {5, 5, 5, 5, 5, 5}, 0);
+  const Tensor d = iota({2, 4});
+  const Tensor* bad[] = {&b, &d};
+  const std::string error = error_of(m::BroadcastTensorsInferMeta(TensorList{bad, 2}, MutableTensorList{outs, 2}));
+  CHECK(error.find("does not broadcast") != std::string::npos);
+}
+
+namespace {
+
+float sig(float a) { return 1.f / (1.f + std::exp(-a)); }
+
+/// rnn over one batch row with hidden size 1: the outputs [out..., h..., c...] and the status.
+struct RnnRun {
+  Status status;
+  std::vector<float> out, h, c;
+};
+
+RnnRun run_rnn(const std::string& mode, const Tensor& x, std::vector<Tensor> pre, std::vector<Tensor> weights,
+               const Tensor* lengths = nullptr, bool is_test = true, float dropout = 0.f, int layers = 1,
+               bool bidirec = false) {
+  std::vector<const Tensor*> p, w;
+  for (const Tensor& t : pre) p.push_back(&t);
+  for (const Tensor& t : weights) w.push_back(&t);
+  Tensor out, dropout_state, reserve;
+  const Tensor state_in = make<uint8_t>(DataType::kUInt8, {}, {1});  // the layer's dropout state (a 0-D parameter)
+  std::vector<Tensor> states(pre.size());
+  std::vector<Tensor*> s;
+  for (Tensor& t : states) s.push_back(&t);
+  const TensorList pl{p.data(), p.size()}, wl{w.data(), w.size()};
+  const MutableTensorList sl{s.data(), s.size()};
+  RnnRun r;
+  r.status = m::RnnInferMeta(x, pl, wl, lengths, state_in, dropout, bidirec, 1, 1, layers, mode, 0, is_test,
+                             &out, &dropout_state, sl, &reserve);
+  if (!r.status.ok()) return r;
+  out = empty(out.dtype, dims_of(out));
+  for (Tensor& t : states) t = empty(t.dtype, dims_of(t));
+  CHECK(dims_of(dropout_state) == GnDims{0});  // empty, as Paddle's predictor returns it
+  CHECK(dropout_state.dtype == DataType::kUInt8);
+  CHECK(reserve.dtype == DataType::kFloat32);
+  dropout_state = empty(dropout_state.dtype, dims_of(dropout_state));
+  reserve = empty(reserve.dtype, {});
+  r.status = k::rnn(cpu(), x, pl, wl, lengths, state_in, dropout, bidirec, 1, 1, layers, mode, 0, is_test, &out,
+                    &dropout_state, sl, &reserve);
+  if (!r.status.ok()) return r;
+  r.out = values<float>(out);
+  r.h = values<float>(states[0]);
+  if (states.size() > 1) r.c = values<float>(states[1]);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("rnn: RNN_TANH and RNN_RELU steps h = act(x W_ih + b_ih + b_hh + h W_hh), sequence_length masks") {
+  const Tensor x = f32({2, 1, 1}, {1, -1});  // [time, batch, input]
+  const std::vector<Tensor> w = {f32({1, 1}, {0.5f}), f32({1, 1}, {2}), f32({1}, {0.1f}), f32({1}, {0.2f})};
+  RnnRun r = run_rnn("RNN_TANH", x, {f32({1, 1, 1}, {0.25f})}, w);
+  REQUIRE(r.status.ok());
+  const float h1 = std::tanh(0.5f + 0.3f + 2 * 0.25f), h2 = std::tanh(-0.5f + 0.3f + 2 * h1);
+  CHECK(r.out[0] == Approx(h1));
+  CHECK(r.out[1] == Approx(h2));
+  CHECK(r.h[0] == Approx(h2));
+  RnnRun relu = run_rnn("RNN_RELU", x, {f32({1, 1, 1}, {0})}, w);
+  REQUIRE(relu.status.ok());
+  CHECK(relu.out[0] == Approx(0.8f));
+  CHECK(relu.out[1] == Approx(std::max(-0.2f + 1.6f, 0.f)));
+  // A row of length 1: step 1 writes 0 and keeps the state of step 0.
+  const Tensor one = i32({1}, {1});
+  RnnRun masked = run_rnn("RNN_TANH", x, {f32({1, 1, 1}, {0.25f})}, w, &one);
+  REQUIRE(masked.status.ok());
+  CHECK(masked.out[1] == 0.f);
+  CHECK(masked.h[0] == Approx(h1));
+  const Tensor too_long = i32({1}, {3});
+  CHECK(error_of(run_rnn("RNN_TANH", x, {f32({1, 1, 1}, {0})}, w, &too_long).status).find("outside [0, 2]") !=
+        std::string::npos);
+}
+
+TEST_CASE("rnn: LSTM gates in Paddle's order i, f, c, o; GRU's reset gate scales h W_hc + b_hc") {
+  const Tensor x = f32({1, 1, 1}, {0});
+  // With x = 0 and W_hh = 0 the gates are the biases: b_ih + b_hh = (i, f, c, o) = (0.3, -0.2, 0.7, 1.1).
+  const std::vector<Tensor> lstm_w = {f32({4, 1}, {0, 0, 0, 0}), f32({4, 1}, {0, 0, 0, 0}),
+                                      f32({4}, {0.1f, -0.1f, 0.5f, 1.0f}), f32({4}, {0.2f, -0.1f, 0.2f, 0.1f})};
+  RnnRun l = run_rnn("LSTM", x, {f32({1, 1, 1}, {0.4f}), f32({1, 1, 1}, {-0.6f})}, lstm_w);
+  REQUIRE(l.status.ok());
+  const float c = std::tanh(0.7f) * sig(0.3f) + -0.6f * sig(-0.2f);
+  CHECK(l.c[0] == Approx(c));
+  CHECK(l.out[0] == Approx(sig(1.1f) * std::tanh(c)));
+  CHECK(l.h[0] == Approx(l.out[0]));
+  // GRU gates (r, u, c): r = sig(0.2 + 0.5 h0), u = sig(-0.3 + 0.1 h0), n = tanh(0.4 + (2 h0 + 0.6) r).
+  const std::vector<Tensor> gru_w = {f32({3, 1}, {0, 0, 0}), f32({3, 1}, {0.5f, 0.1f, 2}),
+                                     f32({3}, {0.1f, -0.1f, 0.4f}), f32({3}, {0.1f, -0.2f, 0.6f})};
+  const float h0 = 0.7f;
+  RnnRun g = run_rnn("GRU", x, {f32({1, 1, 1}, {h0})}, gru_w);
+  REQUIRE(g.status.ok());
+  const float r = sig(0.2f + 0.5f * h0), u = sig(-0.3f + 0.1f * h0), n = std::tanh(0.4f + (2 * h0 + 0.6f) * r);
+  CHECK(g.out[0] == Approx((1 - u) * n + u * h0));
+}
+
+TEST_CASE("rnn: the infer-meta's errors") {
+  const Tensor x = f32({2, 1, 1}, {1, -1});
+  const std::vector<Tensor> w = {f32({1, 1}, {0.5f}), f32({1, 1}, {2}), f32({1}, {0.1f}), f32({1}, {0.2f})};
+  CHECK(error_of(run_rnn("LSTM", x, {f32({1, 1, 1}, {0})}, w).status).find("takes 2 initial states") !=
+        std::string::npos);
+  CHECK(error_of(run_rnn("RNN_TANH", x, {f32({1, 1, 1}, {0})}, {w[0], w[1]}).status).find("must hold 4 tensors") !=
+        std::string::npos);
+  CHECK(error_of(run_rnn("GRU", x, {f32({1, 1, 1}, {0})}, w).status).find("must be [3, 1]") != std::string::npos);
+  CHECK(error_of(run_rnn("CELL", x, {f32({1, 1, 1}, {0})}, w).status).find("mode must be") != std::string::npos);
+  // Two layers (8 weights) in training with dropout between them: Paddle draws the mask.
+  std::vector<Tensor> w2 = {w[0], w[1], w[0], w[1], w[2], w[3], w[2], w[3]};
+  CHECK(error_of(run_rnn("RNN_TANH", x, {f32({2, 1, 1}, {0, 0})}, w2, nullptr, false, 0.5f, 2).status)
+            .find("only inference is supported") != std::string::npos);
+  CHECK(run_rnn("RNN_TANH", x, {f32({2, 1, 1}, {0, 0})}, w2, nullptr, false, 0.f, 2).status.ok());
+}

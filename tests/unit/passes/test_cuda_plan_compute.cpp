@@ -143,3 +143,54 @@ TEST_CASE("cuda plan: a computing op its kernel cannot run is refused at the op 
 }
 
 }  // namespace kforge::passes::test
+
+namespace kforge::passes::test {
+
+TEST_CASE("cuda plan: rnn's form (kforge_rnn.cuh): its values, dims and attributes, float32 and float64") {
+  // A 2-layer bidirectional GRU over x [time 5, batch s0, 4], hidden 3, with int64 lengths: 16 weights (W_ih, W_hh
+  // of each layer and direction, then the biases); layer 1 reads both directions' 3 outputs.
+  const std::string inputs =
+      "{name: x, dtype: DT, shape: [5, -1, 4]}, {name: h, dtype: DT, shape: [4, -1, 3]}, "
+      "{name: n, dtype: int64, shape: [-1]}, {name: ds, dtype: uint8, shape: []}, "
+      "{name: a, dtype: DT, shape: [9, 4]}, {name: w, dtype: DT, shape: [9, 3]}, "
+      "{name: c, dtype: DT, shape: [9, 6]}, {name: b, dtype: DT, shape: [9]}";
+  const std::string ops =
+      "  - {op: builtin.combine, in: [h], out: [hs]}\n"
+      "  - {op: builtin.combine, in: [a, w, a, w, c, w, c, w, b, b, b, b, b, b, b, b], out: [ws]}\n"
+      "  - {op: rnn, in: [x, hs, ws, n, ds], out: [y, d, s, r], attrs: {mode: GRU, input_size: 4, hidden_size: 3, "
+      "num_layers: 2, is_bidirec: true, is_test: true, dropout_prob: 0.0, seed: 0}}\n"
+      "  - {op: builtin.split, in: [s], out: [hn]}\n";
+  auto program = [&](const std::string& dtype) {
+    std::string text = inputs;
+    for (size_t at = text.find("DT"); at != std::string::npos; at = text.find("DT")) text.replace(at, 2, dtype);
+    return compute_program(text, ops, "y, hn");
+  };
+  SECTION("float32") {
+    PlanFixture f(program("float32"), 64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    CHECK(f.plan.refusals.empty());
+    const uint32_t c = f.call("rnn");
+    REQUIRE(f.plan.rnns.count(c) == 1);
+    const CudaRnn& rnn = f.plan.rnns.at(c);
+    CHECK(rnn.mode == "GRU");
+    CHECK(rnn.hidden == 3);
+    CHECK(rnn.layers == 2);
+    CHECK(rnn.dirs == 2);
+    CHECK(rnn.weights.size() == 16);
+    CHECK(rnn.c == kNone);
+    CHECK(rnn.lengths != kNone);
+    CHECK(rnn.length_dtype == ir::DataType::kInt64);
+    CHECK(rnn.steps == SymExpr(5));
+    CHECK(rnn.input == SymExpr(4));
+    CHECK(f.plan.runs.at(c) == CudaRun::kLibrary);
+  }
+  SECTION("float64") {
+    PlanFixture f(program("float64"), 64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    CHECK(f.plan.refusals.empty());
+    REQUIRE(f.plan.rnns.count(f.call("rnn")) == 1);
+    CHECK(f.plan.rnns.at(f.call("rnn")).dtype == ir::DataType::kFloat64);
+  }
+}
+
+}  // namespace kforge::passes::test

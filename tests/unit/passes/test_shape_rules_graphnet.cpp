@@ -200,3 +200,54 @@ TEST_CASE("shape rules: diag of a vector and of a matrix, and its located errors
   CHECK(mentions(graphnet_error(kGraphnetInputs, diag("f", 2)), "leaves no diagonal"));
   CHECK(mentions(graphnet_error(kGraphnetInputs, diag("x", 0)), "0-D, 1-D or 2-D"));
 }
+
+TEST_CASE("shape rules: broadcast_tensors to the joint shape of a dynamic batch, and inputs that do not broadcast") {
+  CHECK(graphnet_shape(kGraphnetInputs,
+                       "  - {op: builtin.combine, in: [x, e], out: [xs]}\n"
+                       "  - {op: broadcast_tensors, in: [xs], out: [o]}\n",
+                       "o") == "[[s0, 5, 6], [s0, 5, 6]]");
+  CHECK(mentions(graphnet_error(kGraphnetInputs,
+                                "  - {op: builtin.combine, in: [x, a], out: [xs]}\n"
+                                "  - {op: broadcast_tensors, in: [xs], out: [o]}\n"),
+                 "input 1 [3] does not broadcast"));
+}
+
+namespace {
+
+// An LSTM over x [time s0, batch s1, 4], hidden 8: the states [layers * directions, s1, 8] and Paddle's weight list
+// (every W_ih, W_hh, then every b_ih, b_hh).
+const char* const kRnnInputs =
+    "[{name: x, dtype: float32, shape: [-1, -1, 4]}, {name: h, dtype: float32, shape: [2, -1, 8]}, "
+    "{name: wi, dtype: float32, shape: [32, 4]}, {name: wh, dtype: float32, shape: [32, 8]}, "
+    "{name: b, dtype: float32, shape: [32]}, {name: n, dtype: int32, shape: [-1]}, "
+    "{name: ds, dtype: uint8, shape: []}, {name: w16, dtype: float32, shape: [32, 16]}]";
+
+std::string lstm(const std::string& weights, const std::string& attrs, const std::string& length = "~",
+                 const std::string& mode = "LSTM") {
+  return "  - {op: builtin.combine, in: [h, h], out: [hc]}\n"
+         "  - {op: builtin.combine, in: [" + weights + "], out: [ws]}\n"
+         "  - {op: rnn, in: [x, hc, ws, " + length + ", ds], out: [o, d, s, r], attrs: {mode: " + mode +
+         ", input_size: 4, hidden_size: 8, " + attrs + "}}\n";
+}
+
+}  // namespace
+
+TEST_CASE("shape rules: rnn's output and states over a dynamic time and batch, and its located errors") {
+  const std::string one_layer_bidirec = "wi, wh, wi, wh, b, b, b, b";
+  const std::string bidirec = "num_layers: 1, is_bidirec: true, is_test: true";
+  CHECK(graphnet_shape(kRnnInputs, lstm(one_layer_bidirec, bidirec), "o") == "float32[s0, s1, 16]");
+  CHECK(graphnet_shape(kRnnInputs, lstm(one_layer_bidirec, bidirec, "n"), "s") == "[[2, s1, 8], [2, s1, 8]]");
+  // Two layers, one direction: layer 1 reads layer 0's 8 outputs.
+  CHECK(graphnet_shape(kRnnInputs, lstm("wi, wh, wh, wh, b, b, b, b", "num_layers: 2, is_test: true"), "o") ==
+        "float32[s0, s1, 8]");
+  CHECK(mentions(graphnet_error(kRnnInputs, lstm("wi, wh, wi, wh, b, b, b, b", "num_layers: 2, is_test: true")),
+                 "weight_list[2] (layer 1, direction 0) must be [32, 8], got [32, 4]"));
+  CHECK(mentions(graphnet_error(kRnnInputs, lstm("wi, wh, b, b", bidirec)), "weight_list must hold 8 tensors"));
+  CHECK(mentions(graphnet_error(kRnnInputs, lstm("w16, wh, w16, wh, b, b, b, b", bidirec)),
+                 "weight_list[0] (layer 0, direction 0) must be [32, 4], got [32, 16]"));
+  CHECK(mentions(graphnet_error(kRnnInputs, lstm("wi, wh, wh, wh, b, b, b, b",
+                                                 "num_layers: 2, dropout_prob: 0.1, is_test: false")),
+                 "only inference is supported"));
+  CHECK(mentions(graphnet_error(kRnnInputs, lstm(one_layer_bidirec, bidirec, "~", "CELL")),
+                 "mode must be"));
+}

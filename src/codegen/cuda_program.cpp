@@ -27,7 +27,10 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
     if (padded_convs_) library.push_back(kCudaConvPadHeaderTemplate);
   }
   if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
-  if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
+  if (index_interp_) {
+    library.push_back(kCudaIndexHeaderTemplate);
+    library.push_back(kSamplingHeaderTemplate);  // which kforge_index.cuh includes
+  }
   if (select_steps_) library.push_back(kCudaSelectHeaderTemplate);
   if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);
   if (shape_meta_) library.push_back(kShapeMetaHeaderTemplate);

@@ -224,7 +224,7 @@ MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
 CONV_HEADERS = ["kforge_cudnn.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh", "kforge_half.cuh"]
 POOL_HEADERS = ["kforge_pool.cuh", "kforge_half.cuh"]
-INDEX_HEADERS = ["kforge_index.cuh"]  # the interpolation helpers
+INDEX_HEADERS = ["kforge_index.cuh", "kforge_sampling.h"]  # the interpolation helpers and what they include
 
 
 def find_nvcc():

@@ -7,6 +7,7 @@
 
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "kforge_sampling.h"  // bicubic's coordinates and cubic convolution, shared with --target cuda
 
 namespace kforge::kernels {
 
@@ -134,16 +135,6 @@ Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor
   }
 }
 
-// Paddle's cubic_interp (funcs/interpolate_function.h): the cubic convolution of A = -0.75 at t of four taps.
-template <typename M>
-M cubic_interp(M x0, M x1, M x2, M x3, M t) {
-  const M a = M(-0.75);
-  auto conv1 = [a](M x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto conv2 = [a](M x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
-  const M c0 = conv2(t + M(1.0)), c1 = conv1(t), c2 = conv1(M(1.0) - t), c3 = conv2(M(1.0) - t + M(1.0));
-  return x0 * c0 + x1 * c1 + x2 * c2 + x3 * c3;
-}
-
 // Paddle's BicubicInterpolation (cpu/interpolate_kernel.cc): per output pixel four cubic rows along x over the
 // clamped taps input_x - 1 .. input_x + 2, then one along y, in float for float32 and double for float64.
 Status interpolate_cubic(const char* op, const KernelContext& ctx, const Tensor& x, const util::InterpShape& s,
@@ -160,29 +151,22 @@ Status interpolate_cubic(const char* op, const KernelContext& ctx, const Tensor&
     using M = T;  // float32 and float64: Paddle's MT is T
     const T* xd = x.data_as<const T>();
     T* od = output->data_as<T>();
-    auto clamp = [](int64_t v, int64_t n) { return std::max<int64_t>(std::min<int64_t>(v, n - 1), 0); };
     for (int64_t k = 0; k < s.out_h; ++k) {
-      const M y_n = align_corners ? static_cast<M>(ratio_h * static_cast<float>(k))
-                                  : static_cast<M>(ratio_h * (static_cast<double>(k) + 0.5) - 0.5);
-      const int64_t input_y = static_cast<int64_t>(std::floor(static_cast<float>(y_n)));
-      const M y_t = y_n - static_cast<M>(input_y);
+      const sampling::CubicSource<M> y = sampling::cubic_source<M>(ratio_h, k, align_corners);
       for (int64_t l = 0; l < s.out_w; ++l) {
-        const M x_n = align_corners ? static_cast<M>(ratio_w * static_cast<float>(l))
-                                    : static_cast<M>(ratio_w * (static_cast<double>(l) + 0.5) - 0.5);
-        const int64_t input_x = static_cast<int64_t>(std::floor(static_cast<float>(x_n)));
-        const M x_t = x_n - static_cast<M>(input_x);
+        const sampling::CubicSource<M> x_src = sampling::cubic_source<M>(ratio_w, l, align_corners);
         int64_t xs[4];
-        for (int64_t t = 0; t < 4; ++t) xs[t] = clamp(input_x - 1 + t, s.in_w) * in_sw;
+        for (int64_t t = 0; t < 4; ++t) xs[t] = sampling::clamp_index(x_src.index - 1 + t, s.in_w) * in_sw;
         for (int64_t b = 0; b < s.n; ++b) {
           for (int64_t ch = 0; ch < s.c; ++ch) {
             const T* plane = xd + b * in_sn + ch * in_sc;
             M coefficients[4];
             for (int64_t ii = 0; ii < 4; ++ii) {
-              const T* row = plane + clamp(input_y - 1 + ii, s.in_h) * in_sh;
-              coefficients[ii] = cubic_interp<M>(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], x_t);
+              const T* row = plane + sampling::clamp_index(y.index - 1 + ii, s.in_h) * in_sh;
+              coefficients[ii] = sampling::cubic_interp<M>(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], x_src.t);
             }
             od[b * out_sn + ch * out_sc + k * out_sh + l * out_sw] = static_cast<T>(
-                cubic_interp<M>(coefficients[0], coefficients[1], coefficients[2], coefficients[3], y_t));
+                sampling::cubic_interp<M>(coefficients[0], coefficients[1], coefficients[2], coefficients[3], y.t));
           }
         }
       }

@@ -1,7 +1,7 @@
 // The index-mapped CUDA kernels that compute on the values (codegen/cuda_index.h; the data-movement ones are
-// cuda_index.cpp's): inference dropout, nearest / bilinear / linear interpolation, triu / tril, arange, linspace,
-// full_with_tensor, and the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in the same
-// order, so that the bits agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
+// cuda_index.cpp's): inference dropout, nearest / bilinear / linear / bicubic interpolation, triu / tril, arange,
+// linspace, full_with_tensor, and the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in
+// the same order, so that the bits agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
 //   - sum, mean (and mean_all), max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
 //     thread per output element folds its reduced elements in row-major order (kernels/linalg.cc's reduce: double
 //     for floats, int64 for sums of integers and bools, uint64 for integer products);
@@ -28,6 +28,7 @@ std::vector<CudaIndexKernel> ComputeCall::build() {
   if (op == "dropout") dropout();
   else if (op == "nearest_interp" || op == "bilinear_interp") interpolate(op == "bilinear_interp");
   else if (op == "linear_interp") interpolate(true);
+  else if (op == "bicubic_interp") bicubic();
   else if (op == "triu" || op == "tril") triangle(op == "triu");
   else if (op == "diag") diag();
   else if (op == "arange") arange();
@@ -116,6 +117,46 @@ void ComputeCall::interpolate(bool bilinear) {
     }
     s.set("taps", tmpl::Value(std::move(taps)));
   }
+  k.statements(std::move(s));
+  add(k, value(out).numel(), true);
+}
+
+void ComputeCall::bicubic() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string type = form_type();
+  const SymShape& xd = value(x).dims;
+  const SymShape& od = value(out).dims;
+  const size_t h = form_.nhwc ? 1 : 2, w = form_.nhwc ? 2 : 3;
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  k.output(out, type);
+  tmpl::Value s = statements_of("bicubic");
+  s.set("coords", k.coordinates_context(od));
+  const std::string in_h = k.size(xd[h]), in_w = k.size(xd[w]), out_h = k.size(od[h]), out_w = k.size(od[w]);
+  const bool known = xd[h].is_constant() && xd[w].is_constant() && od[h].is_constant() && od[w].is_constant();
+  const bool same = known && xd[h] == od[h] && xd[w] == od[w];  // Paddle copies then
+  s.set("in_h", in_h);
+  s.set("in_w", in_w);
+  s.set("out_h", out_h);
+  s.set("out_w", out_w);
+  s.set("known", known);
+  s.set("same", same);
+  s.set("pad", known ? "" : "  ");
+  s.set("type", type);
+  s.set("align_corners", form_.align_corners ? "true" : "false");
+  s.set("scale_h", cpp_float(static_cast<float>(form_.scale_h)));
+  s.set("scale_w", cpp_float(static_cast<float>(form_.scale_w)));
+  const std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
+  s.set("copy", same || !known ? fmt::format("{}[{}]", in, k.offset(coords, xd)) : "");
+  std::vector<std::string> plane = coords;  // the output element's plane of x: its row and column 0
+  plane[h] = "0";
+  plane[w] = "0";
+  s.set("plane", fmt::format("{} + {}", in, k.offset(plane, xd)));
+  // The plane's strides along h and w: NCHW [.., W] rows of 1; NHWC rows of W * C, columns of C.
+  s.set("stride_h", k.size(form_.nhwc ? xd[2] * xd[3] : xd[3]));
+  s.set("stride_w", form_.nhwc ? k.size(xd[3]) : "1");
+  s.set("oh", "c" + std::to_string(h));
+  s.set("ow", "c" + std::to_string(w));
   k.statements(std::move(s));
   add(k, value(out).numel(), true);
 }

@@ -29,7 +29,9 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
   const std::string& op = call_.op;
   bool ok = false;
   if (op == "dropout") ok = dropout();
-  else if (op == "nearest_interp" || op == "bilinear_interp" || op == "linear_interp") ok = interpolate(op);
+  else if (op == "nearest_interp" || op == "bilinear_interp" || op == "linear_interp" || op == "bicubic_interp") {
+    ok = interpolate(op);
+  }
   else if (op == "triu" || op == "tril") ok = triangle();
   else if (op == "diag") ok = diag();
   else if (op == "arange") ok = arange();

@@ -1,5 +1,5 @@
 // Device helpers of the index-mapped kernels that `kforge compile --target cuda` generates (NAME_kernels.cu,
-// src/codegen/cuda_index.h): the source coordinates of Paddle's nearest and bilinear interpolation, computed
+// src/codegen/cuda_index.h): the source coordinates of Paddle's nearest, bilinear and bicubic interpolation, computed
 // exactly as Paddle's CPU kernels do (float32 ratios, the half-pixel centre in double), so that a kernel reads the
 // same source elements and weights as kernels/nn.cc and kernels/resize.cc, and grid_sample's coordinates and pixels
 // as kernels/losses.cc computes them, topk's selection and argsort's order (libstdc++'s algorithms, as the CPU
@@ -54,6 +54,24 @@ __device__ __forceinline__ Tap bilinear_tap(int64_t o, int64_t in, float ratio, 
   src = src > 0 ? src : 0;
   const float d = align_flag ? src - static_cast<float>(lo) : ratio * static_cast<float>(o) - static_cast<float>(lo);
   return Tap{lo, hi, 1.f - d, d};
+}
+
+// bicubic_interp (kernels/resize.cc, Paddle's BicubicInterpolation): output element [k, l] of one plane, four cubic
+// rows along x over the clamped taps index - 1 .. index + 2, then one along y, in T (float or double) as the CPU
+// kernel computes them (kforge_sampling.h's coordinates and convolution). sh, sw: the plane's strides along h, w.
+template <typename T>
+__device__ T bicubic_at(const T* plane, int64_t in_h, int64_t in_w, int64_t sh, int64_t sw, int64_t k, int64_t l,
+                        float ratio_h, float ratio_w, bool align_corners) {
+  const sampling::CubicSource<T> y = sampling::cubic_source<T>(ratio_h, k, align_corners);
+  const sampling::CubicSource<T> x = sampling::cubic_source<T>(ratio_w, l, align_corners);
+  int64_t xs[4];
+  for (int64_t t = 0; t < 4; ++t) xs[t] = sampling::clamp_index(x.index - 1 + t, in_w) * sw;
+  T coefficients[4];
+  for (int64_t ii = 0; ii < 4; ++ii) {
+    const T* row = plane + sampling::clamp_index(y.index - 1 + ii, in_h) * sh;
+    coefficients[ii] = sampling::cubic_interp<T>(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], x.t);
+  }
+  return sampling::cubic_interp<T>(coefficients[0], coefficients[1], coefficients[2], coefficients[3], y.t);
 }
 
 // grid_sample (kernels/losses.cc, Paddle's grid_sample_kernel.cc): the floor and round of T (float or double).

@@ -34,6 +34,8 @@ CASES = [
     "diag_vector", "diag_vector_offset", "diag_matrix", "diag_matrix_offset", "diag_matrix_negative_offset",
     "repeat_interleave_channels", "repeat_interleave_last_int64", "repeat_interleave_dynamic", "elu_float64", "ceil_float64",
     "randint_int64", "randint_int32_dynamic",
+    # bicubic_interp (cuda_index_compute.cpp, kforge_index.cuh's bicubic_at over kforge_sampling.h, the CPU kernel's)
+    "bicubic_interp_up", "bicubic_interp_down_align_corners", "bicubic_interp_nhwc_float64",
     # transposes and an expand absorbed by elementwise groups (read through and stored through; run-time dims)
     "transpose_fused", "transpose_fused_dynamic", "expand_fused",
     # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float

@@ -29,6 +29,7 @@ std::vector<CudaIndexKernel> ComputeCall::build() {
   else if (op == "nearest_interp" || op == "bilinear_interp") interpolate(op == "bilinear_interp");
   else if (op == "linear_interp") interpolate(true);
   else if (op == "bicubic_interp") bicubic();
+  else if (op == "prior_box") prior_box();
   else if (op == "triu" || op == "tril") triangle(op == "triu");
   else if (op == "diag") diag();
   else if (op == "arange") arange();
@@ -159,6 +160,46 @@ void ComputeCall::bicubic() {
   s.set("ow", "c" + std::to_string(w));
   k.statements(std::move(s));
   add(k, value(out).numel(), true);
+}
+
+void ComputeCall::prior_box() {
+  const uint32_t input = call_.tensor_arg("input"), image = call_.tensor_arg("image"), out = out_value();
+  const uint32_t var = call_.outputs.size() > 1 && call_.outputs[1].values.size() == 1 ? call_.outputs[1].values[0]
+                                                                                       : kNone;
+  const std::string type = form_type();
+  const SymShape& fd = value(input).dims;
+  const SymShape& id = value(image).dims;
+  // A constant of the CPU kernel's static_cast<T>: a float value (an attribute, or a double the plan computed).
+  auto literal = [&](double d) {
+    return type == "float" ? cpp_float(static_cast<float>(d)) : fmt::format("static_cast<double>({:.17g})", d);
+  };
+  auto literals = [&](const std::vector<double>& values) {
+    tmpl::List list;
+    for (double d : values) list.push_back(literal(d));
+    return tmpl::Value(std::move(list));
+  };
+  KernelText k = text();
+  k.output(out, type);
+  if (var != kNone) k.output(var, type, "var");
+  tmpl::Value s = statements_of("prior_box");
+  s.set("type", type);
+  s.set("priors", static_cast<int64_t>(form_.prior_half_w.size()));
+  s.set("fh", k.size(fd[2]));
+  s.set("fw", k.size(fd[3]));
+  s.set("img_h", k.size(id[2]));
+  s.set("img_w", k.size(id[3]));
+  s.set("half_w", literals(form_.prior_half_w));
+  s.set("half_h", literals(form_.prior_half_h));
+  // The CPU kernel's steps: the attributes, or the image's size over the feature map's when either is 0.
+  s.set("fixed_step", static_cast<float>(form_.step_w) != 0 && static_cast<float>(form_.step_h) != 0);
+  s.set("step_w", literal(form_.step_w));
+  s.set("step_h", literal(form_.step_h));
+  s.set("offset", literal(form_.prior_offset));
+  s.set("clip", form_.clip);
+  s.set("var", var != kNone);
+  s.set("variances", literals(form_.variances));
+  k.statements(std::move(s));
+  add(k, value(out).numel());
 }
 
 void ComputeCall::grid_sample() {

@@ -26,7 +26,7 @@ const std::array<FamilyOps, 7>& family_table() {
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "bicubic_interp", "triu", "tril", "arange",
         "full_with_tensor", "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum",
-        "one_hot", "pow", "mean_all", "grid_sample", "deformable_conv", "diag"}},
+        "one_hot", "pow", "mean_all", "grid_sample", "deformable_conv", "diag", "prior_box"}},
       {CudaIndexFamily::kSelect,
        {"topk", "argsort", "gather_nd", "index_sample", "scatter", "index_put", "roll", "pad", "add_n", "set_value",
         "set_value_with_tensor", "assign"}},
@@ -91,7 +91,8 @@ const std::set<std::string>& cuda_float32_index_ops() {
   static const std::set<std::string> ops = {
       "dropout", "bilinear_interp", "linear_interp", "linspace", "cumsum", "prod", "pow", "topk", "add_n", "scatter",
       "index_put", "group_norm", "p_norm", "sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax", "einsum",
-      "grid_sample", "deformable_conv", "floor_divide", "uniform", "argsort", "bicubic_interp"};
+      "grid_sample", "deformable_conv", "floor_divide", "uniform", "argsort", "bicubic_interp",
+      "prior_box"};
   return ops;
 }
 

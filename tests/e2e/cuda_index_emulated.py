@@ -36,6 +36,8 @@ CASES = [
     "randint_int64", "randint_int32_dynamic",
     # bicubic_interp (cuda_index_compute.cpp, kforge_index.cuh's bicubic_at over kforge_sampling.h, the CPU kernel's)
     "bicubic_interp_up", "bicubic_interp_down_align_corners", "bicubic_interp_nhwc_float64",
+    # prior_box (cuda_index_compute.cpp): the boxes of kernels/prior_box.cc from the plan's half sizes
+    "prior_box_blazeface", "prior_box_dynamic_float64", "prior_box_max_flip_clip",
     # transposes and an expand absorbed by elementwise groups (read through and stored through; run-time dims)
     "transpose_fused", "transpose_fused_dynamic", "expand_fused",
     # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float

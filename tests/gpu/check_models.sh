@@ -138,7 +138,8 @@ argsort_nan_descending argsort_dynamic argsort_scores_dynamic sort_values depthw
 expand_as_dynamic expand_as_float32 expand_as_int32 expand_as_int64
 ceil_float32 ceil_float64 elu_float32 elu_float64 elu_alpha repeat_interleave_channels repeat_interleave_last_int64
 repeat_interleave_dynamic randint_int64 randint_int32_dynamic
-bicubic_interp_up bicubic_interp_down_align_corners bicubic_interp_nhwc_float64
+bicubic_interp_up bicubic_interp_down_align_corners bicubic_interp_nhwc_float64 prior_box_blazeface
+prior_box_dynamic_float64 prior_box_max_flip_clip
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:

@@ -34,6 +34,7 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   if (select_steps_) library.push_back(kCudaSelectHeaderTemplate);
   if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);
   if (shape_meta_) library.push_back(kShapeMetaHeaderTemplate);
+  if (shape_meta_interp_) library.push_back(kShapeMetaInterpHeaderTemplate);
   if (has_attention()) {
     half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention.cuh converts through it
     library.push_back(kCudaAttentionTileHeaderTemplate);

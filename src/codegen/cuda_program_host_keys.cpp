@@ -131,6 +131,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
   if (has_attention()) includes.push_back("kforge_attention.cuh");
   if (shape_meta_) includes.push_back("kforge_shape_meta.h");
+  if (shape_meta_interp_) includes.push_back("kforge_shape_meta_interp.h");
   ctx.set("includes", tmpl::Value(std::move(includes)));
   ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
   ctx.set("folded_bytes", folded_bytes_);

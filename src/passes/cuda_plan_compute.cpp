@@ -92,12 +92,16 @@ bool ComputeChecks::interpolate(const std::string& op) {
   const bool nearest = op == "nearest_interp", linear = op == "linear_interp";
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   if (!same_type(x, out, !nearest) || !own_buffer(x, out)) return false;
-  for (std::string_view name : {"out_size", "size_tensor", "scale_tensor"}) {
+  // The kernel takes the size from the output's dims, which out_size's or size_tensor's values give at run time
+  // (the host runs the shape rule, cuda_plan_shape_read.cpp); a scale_tensor's values would be its ratios too.
+  auto given = [&](std::string_view name) {
     const KernelArg* a = call_.arg(name);
-    if (a != nullptr && a->kind != ArgKind::kAbsentTensor && !(a->kind == ArgKind::kTensorList && a->values.empty())) {
-      return fail(fmt::format("its {} is a tensor; the CUDA kernel takes the size from the output's dims", name));
-    }
+    return a != nullptr && a->kind != ArgKind::kAbsentTensor && !(a->kind == ArgKind::kTensorList && a->values.empty());
+  };
+  if (given("scale_tensor")) {
+    return fail("its scale_tensor is a tensor; the CUDA kernel takes the size from the output's dims");
   }
+  const bool size_tensor = given("size_tensor");
   const AttrConstant* format = constant("data_format");
   const AttrConstant* scale = format != nullptr ? constant("scale") : nullptr;
   const std::optional<bool> align_corners = call_.constant_bool("align_corners");
@@ -115,7 +119,9 @@ bool ComputeChecks::interpolate(const std::string& op) {
   if (!form_.nhwc && f != "NCHW" && !(linear && f == "NCL")) return fail("its data_format is \"" + f + "\"");
   form_.align_corners = *align_corners;
   form_.align_mode = *align_mode;
-  if (linear) {
+  if (size_tensor) {
+    // kernels' interp_shape: the size tensors' values, no scale (out_size keeps the scale attribute's ratios).
+  } else if (linear) {
     if (!scale->floats.empty()) form_.scale_w = scale->floats[0];
   } else if (!scale->floats.empty()) {
     form_.scale_h = scale->floats[0];

@@ -116,7 +116,14 @@ bool is_cuda_host_shape_rule(std::string_view infer_meta) {
   static const std::set<std::string, std::less<>> kRules = {"ReshapeInferMeta",        "ExpandInferMeta",
                                                             "TileInferMeta",           "SliceRawInferMeta",
                                                             "FullWithTensorInferMeta", "ArangeInferMeta"};
-  return kRules.contains(infer_meta);
+  return kRules.contains(infer_meta) || is_cuda_host_values_rule(infer_meta);
+}
+
+bool is_cuda_host_values_rule(std::string_view infer_meta) { return infer_meta == "InterpolateInferMeta"; }
+
+bool cuda_host_rule_reads_values(std::string_view infer_meta, const KernelArg& a) {
+  return is_cuda_host_values_rule(infer_meta) &&
+         ((a.kind == ArgKind::kTensor && a.optional) || a.kind == ArgKind::kTensorList);
 }
 
 namespace cuda_plan_internal {

@@ -336,6 +336,8 @@ def main():
                     required.append("kforge_unique.cuh")
             if "kforge::shape_meta::" in host:  # dims read from a tensor's values, by a shape rule on the host
                 required.append("kforge_shape_meta.h")
+            if "kforge::shape_meta::InterpolateInferMeta(" in host:  # an interpolation's size from its size tensors
+                required.append("kforge_shape_meta_interp.h")
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

@@ -57,6 +57,7 @@ CASES = [
     "full_shape_list_from_input",
     # an interpolation's size read from its size tensors' values: SizeTensor and OutSize (kforge_shape_meta_interp.h)
     "bilinear_size_tensor_from_input", "bilinear_out_size_from_input", "nearest_size_tensor_from_input",
+    "bilinear_size_from_input",
     # the ops no fused group takes (issue 34; codegen/cuda_index_compute.cpp): reductions over leading axes in every
     # dtype, softmax over a middle axis, cumsum, one_hot, pow; stack and meshgrid
     "stack", "meshgrid_2", "meshgrid_3_int64", "meshgrid_anchors",

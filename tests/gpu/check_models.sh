@@ -151,7 +151,7 @@ expand_shape_from_input tile_from_input arange_end_from_input full_shape_from_in
 shape_from_input_mix slice_start_dims_end_from_input slice_start_from_input slice_start_end_from_input
 slice_neg_start_from_input slice_index_from_input slice_list_from_input reshape_shape_list_from_input
 expand_shape_list_from_input full_shape_list_from_input unique_axis0 unique_axis1_float unique_axis0_dynamic
-bilinear_size_tensor_from_input bilinear_out_size_from_input nearest_size_tensor_from_input}"
+bilinear_size_tensor_from_input bilinear_out_size_from_input nearest_size_tensor_from_input bilinear_size_from_input}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

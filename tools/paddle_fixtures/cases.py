@@ -750,7 +750,8 @@ CASES = [
       [t(None, 6, run=(3, 6)), t(1, dtype="int64", low=1, high=6)], ops=("slice", "tile", "arange")),
     # k read from an input's values: the CPU runs TopKInferMeta before the call; --target cuda refuses it (no host
     # shape rule for topk: tests/golden/error-compile-cuda-data-dependent).
-    # bilinear_interp to a size given as tensors' values (SOLOv2's mask upsampling: a list of 0-D int64 tensors).
+    # bilinear_interp to a size given as tensors' values (SOLOv2's mask upsampling: a list of 0-D int64 tensors;
+    # --target cuda runs the shape rule on the host, kforge_shape_meta_interp.h).
     C("bilinear_size_from_input", lambda x, h, w: F.interpolate(x, size=[h.reshape([]), w.reshape([])],
                                                                 mode="bilinear") * 2.0,
       [t(1, 3, 4, 5), t(1, dtype="int64", low=6, high=9), t(1, dtype="int64", low=3, high=11)],

@@ -247,8 +247,9 @@ void order_lines(const KernelContext& ctx, const Tensor& x, const Lines& l, int6
       order(line.data(), line.data() + l.len, before);
       const int64_t out_base = o * count * l.inner + i;
       for (int64_t j = 0; j < count; ++j) {
-        if (out != nullptr) out->data_as<T>()[out_base + j * l.inner] = line[static_cast<size_t>(j)].value;
-        if (indices != nullptr) indices->data_as<int64_t>()[out_base + j * l.inner] = line[static_cast<size_t>(j)].index;
+        const Entry<T>& picked = line[static_cast<size_t>(j)];
+        if (out != nullptr) out->data_as<T>()[out_base + j * l.inner] = picked.value;
+        if (indices != nullptr) indices->data_as<int64_t>()[out_base + j * l.inner] = picked.index;
       }
     }
   }

@@ -188,7 +188,9 @@ TEST_CASE("cuda plan: an interpolation's size from its size tensors' values runs
     PlanFixture f(compute_program("{name: x, dtype: float32, shape: [1, 2, 4, 5]}, "
                                   "{name: h, dtype: int64, shape: [1]}, {name: w, dtype: int64, shape: [1]}",
                                   "  - {op: builtin.combine, in: [h, w], out: [hw]}\n"
-                                  "  - {op: bilinear_interp, in: [x, ~, hw, ~], out: [y], attrs: {data_format: NCHW, "
+                                  // The result's declared type (as PIR's): its dims read at run time.
+                                  "  - {op: bilinear_interp, in: [x, ~, hw, ~], out: [{name: y, dtype: float32, "
+                                  "shape: [1, 2, -1, -1]}], attrs: {data_format: NCHW, "
                                   "out_d: -1, out_h: -1, out_w: -1, scale: [], interp_method: bilinear, "
                                   "align_corners: false, align_mode: 0}}\n"),
                   64 << 20, kLibraryOps);
@@ -201,7 +203,8 @@ TEST_CASE("cuda plan: an interpolation's size from its size tensors' values runs
   SECTION("a scale_tensor is refused at the op") {
     PlanFixture f(compute_program("{name: x, dtype: float32, shape: [1, 2, 4, 5]}, {name: s, dtype: float32, "
                                   "shape: [2]}",
-                                  "  - {op: bilinear_interp, in: [x, ~, ~, s], out: [y], attrs: {data_format: NCHW, "
+                                  "  - {op: bilinear_interp, in: [x, ~, ~, s], out: [{name: y, dtype: float32, "
+                                  "shape: [1, 2, -1, -1]}], attrs: {data_format: NCHW, "
                                   "out_d: -1, out_h: -1, out_w: -1, scale: [], interp_method: bilinear, "
                                   "align_corners: false, align_mode: 0}}\n"),
                   64 << 20, kLibraryOps);

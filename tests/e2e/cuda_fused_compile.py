@@ -209,6 +209,11 @@ PROGRAMS = [
     ("tests/paddle/index_put_accumulate/inference.json", "paddle_index_put_accumulate", []),
     ("tests/paddle/deformable_conv_v2/inference.json", "paddle_deformable_conv_v2", []),
     ("tests/paddle/deformable_conv_v2_bias_float64/inference.json", "paddle_deformable_conv_float64", []),
+    # bicubic_interp and prior_box (issue 34's CLIP and BlazeFace ops); an interpolation sized by its size tensors'
+    # values (SOLOv2), its shape rule run on the host (kforge_shape_meta_interp.h)
+    ("tests/paddle/bicubic_interp_nhwc_float64/inference.json", "paddle_bicubic_interp_nhwc_float64", []),
+    ("tests/paddle/prior_box_max_flip_clip/inference.json", "paddle_prior_box_max_flip_clip", ["--cuda-graph"]),
+    ("tests/paddle/bilinear_out_size_from_input/inference.json", "paddle_bilinear_out_size_from_input", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernel_util.h"
+#include "kforge_sampling.h"  // deformable_conv's sampling, shared with --target cuda's kernel
 #include "kforge_kernels.h"
 
 namespace kforge::kernels {
@@ -20,25 +21,6 @@ Status check_result(const char* op, const Tensor* out, const Tensor& expected) {
   KFORGE_RETURN_IF_ERROR(util::require_output(out, op));
   if (out->dtype != expected.dtype) return Status::Error(op, ": out is ", out->dtype, ", expected ", expected.dtype);
   return util::require_dims(*out, expected, op);
-}
-
-// Paddle's DmcnIm2colBilinear: bilinear at (h, w) of one [height, width] plane, 0 outside.
-template <typename T>
-T dmcn_bilinear(const T* plane, int64_t height, int64_t width, T h, T w) {
-  const int64_t h_low = static_cast<int64_t>(std::floor(h));
-  const int64_t w_low = static_cast<int64_t>(std::floor(w));
-  const int64_t h_high = h_low + 1;
-  const int64_t w_high = w_low + 1;
-  const T lh = h - static_cast<T>(h_low);
-  const T lw = w - static_cast<T>(w_low);
-  const T hh = 1 - lh;
-  const T hw = 1 - lw;
-  const T v1 = (h_low >= 0 && w_low >= 0) ? plane[h_low * width + w_low] : T(0);
-  const T v2 = (h_low >= 0 && w_high <= width - 1) ? plane[h_low * width + w_high] : T(0);
-  const T v3 = (h_high <= height - 1 && w_low >= 0) ? plane[h_high * width + w_low] : T(0);
-  const T v4 = (h_high <= height - 1 && w_high <= width - 1) ? plane[h_high * width + w_high] : T(0);
-  const T w1 = hh * hw, w2 = hh * lw, w3 = lh * hw, w4 = lh * lw;
-  return w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4;
 }
 
 }  // namespace
@@ -85,7 +67,7 @@ Status deformable_conv(const KernelContext& ctx, const Tensor& x, const Tensor& 
                 const T w_im = static_cast<T>(xo * strides[1] - paddings[1] + j * dilations[1]) + off_w;
                 T val = T(0);
                 if (h_im > -1 && w_im > -1 && h_im < static_cast<T>(h) && w_im < static_cast<T>(w)) {
-                  val = dmcn_bilinear(im, h, w, h_im, w_im);
+                  val = sampling::dmcn_bilinear(im, h, w, h_im, w_im);
                 }
                 if (msk != nullptr) val *= msk[tap * plane + p];
                 dst[p] = val;

@@ -14,6 +14,7 @@
 
 #include "kforge_runtime.h"
 #include "kforge_shape_meta.h"
+#include "kforge_shape_meta_interp.h"
 
 // Error paths stay out of the hot code of small kernels.
 #if defined(__GNUC__)
@@ -323,20 +324,8 @@ inline int64_t conv_out_size(int64_t in, int64_t k, int64_t dilation, int64_t pa
   return (in + pad0 + pad1 - (dilation * (k - 1) + 1)) / stride + 1;
 }
 
-// Channel-last layouts ("NHWC", "NDHWC", "NLC") versus channel-first ("NCHW", "NCDHW", "NCL", "NC", "AnyLayout").
-inline Status channel_last(const char* op, const std::string& data_format, bool* last) {
-  if (data_format == "NHWC" || data_format == "NDHWC" || data_format == "NLC") {
-    *last = true;
-  } else if (data_format == "NCHW" || data_format == "NCDHW" || data_format == "NCL" || data_format == "NC" ||
-             data_format == "AnyLayout") {
-    *last = false;
-  } else if (data_format == "NCHW8c") {  // activation_layout below, for the kernels that take it
-    return Status::Error(op, ": data_format \"NCHW8c\" is not supported");
-  } else {
-    return Status::Error(op, ": unknown data_format \"", data_format, "\"");
-  }
-  return Status::OK();
-}
+// Channel-last layouts versus channel-first (kforge_shape_meta_interp.h, which the CUDA host runs too).
+using shape_meta::channel_last;
 
 // "NCHW8c", oneDNN's nChw8c: a logical NCHW activation whose channels come in blocks of kChannelBlock, stored 5-D
 // [N, C/8, H, W, 8] with element (n, c, h, w) at (((n * C/8 + c/8) * H + h) * W + w) * 8 + c % 8, so that
@@ -427,14 +416,8 @@ Status pool_shape(const char* op, const Tensor& x, const IntArray& kernel_size, 
                   const std::string& pooling_type, bool global_pooling, bool adaptive,
                   const std::string& padding_algorithm, PoolShape* s);
 
-struct InterpShape {
-  bool channel_last = false;
-  int64_t n = 0, c = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;  // out_h/out_w -1: decided by unread data
-  float scale_h = -1.f, scale_w = -1.f;
-};
-Status interp_shape(const char* op, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
-                    const Tensor* scale_tensor, const std::string& data_format, int out_h, int out_w,
-                    const std::vector<float>& scale, InterpShape* s);
+using InterpShape = shape_meta::InterpShape;  // kforge_shape_meta_interp.h, shared with --target cuda's host
+using shape_meta::interp_shape;
 
 // Temporary memory for a kernel: from ctx.scratch when it has room (given back on destruction), else the heap.
 template <typename T>

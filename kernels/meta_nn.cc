@@ -10,16 +10,8 @@ namespace kforge::kernels::util {
 
 namespace {
 
-// N, C, H, W of a 4-D tensor in either layout.
-Status nchw(const char* op, const char* name, const Tensor& t, bool last, int64_t* n, int64_t* c, int64_t* h,
-            int64_t* w) {
-  if (t.ndim != 4) return Status::Error(op, ": ", name, " must be 4-D, got ", t.dims_string());
-  *n = t.dims[0];
-  *c = last ? t.dims[3] : t.dims[1];
-  *h = last ? t.dims[1] : t.dims[2];
-  *w = last ? t.dims[2] : t.dims[3];
-  return Status::OK();
-}
+// N, C, H, W of a 4-D tensor in either layout (kforge_shape_meta_interp.h).
+using shape_meta::nchw;
 
 // N, C, H, W of an activation in any of activation_layout's layouts (NCHW8c: 5-D, C = 8 * dims[1]).
 Status nchw(const char* op, const char* name, const Tensor& t, bool last, bool nchw8c, int64_t* n, int64_t* c,
@@ -178,106 +170,6 @@ Status pool_shape(const char* op, const Tensor& x, const IntArray& kernel_size, 
   return Status::OK();
 }
 
-namespace {
-
-// Float values of a small CPU tensor; false when its data is not available.
-Status read_floats(const char* op, const Tensor& t, std::vector<float>* out, bool* available) {
-  *available = t.data != nullptr;
-  if (!*available) return Status::OK();
-  if (t.place.backend != Backend::kCPU) return Status::Error(op, ": scale_tensor must be on the CPU");
-  out->resize(static_cast<size_t>(t.numel()));
-  for (size_t i = 0; i < out->size(); ++i) {
-    switch (t.dtype) {
-      case DataType::kFloat32: (*out)[i] = t.data_as<const float>()[i]; break;
-      case DataType::kFloat64: (*out)[i] = static_cast<float>(t.data_as<const double>()[i]); break;
-      case DataType::kInt32: (*out)[i] = static_cast<float>(t.data_as<const int32_t>()[i]); break;
-      case DataType::kInt64: (*out)[i] = static_cast<float>(t.data_as<const int64_t>()[i]); break;
-      default: return Status::Error(op, ": scale_tensor has unsupported dtype ", t.dtype);
-    }
-  }
-  return Status::OK();
-}
-
-}  // namespace
-
-Status interp_shape(const char* op, const Tensor& x, const Tensor* out_size, TensorList size_tensor,
-                    const Tensor* scale_tensor, const std::string& data_format, int out_h, int out_w,
-                    const std::vector<float>& scale, InterpShape* s) {
-  KFORGE_RETURN_IF_ERROR(channel_last(op, data_format, &s->channel_last));
-  // A 3-D x (linear_interp's [N, C, W] or [N, W, C]) is an image of height 1: one size, one scale.
-  const bool one_d = x.ndim == 3;
-  const size_t sizes_wanted = one_d ? 1 : 2;
-  if (one_d) {
-    s->n = x.dims[0];
-    s->c = s->channel_last ? x.dims[2] : x.dims[1];
-    s->in_h = 1;
-    s->in_w = s->channel_last ? x.dims[1] : x.dims[2];
-  } else if (x.ndim != 4) {
-    return Status::Error(op, ": x must be 4-D (3-D for linear interpolation), got ", x.dims_string());
-  } else {
-    KFORGE_RETURN_IF_ERROR(nchw(op, "x", x, s->channel_last, &s->n, &s->c, &s->in_h, &s->in_w));
-  }
-  s->scale_h = s->scale_w = -1.f;
-  s->out_h = one_d ? 1 : out_h;
-  s->out_w = out_w;
-  if (!size_tensor.empty()) {
-    if (size_tensor.size != sizes_wanted) {
-      return Status::Error(op, ": size_tensor must hold ", sizes_wanted, " tensors, got ", size_tensor.size);
-    }
-    for (const Tensor* t : size_tensor) {
-      if (t->data == nullptr) {
-        s->out_h = s->out_w = -1;
-        return Status::OK();
-      }
-    }
-    IntArray sizes;
-    KFORGE_RETURN_IF_ERROR(int_array_from_tensors(size_tensor, &sizes));
-    s->out_h = one_d ? 1 : sizes[0];
-    s->out_w = sizes[sizes_wanted - 1];
-  } else {
-    std::vector<float> scales = scale;
-    if (scale_tensor != nullptr) {
-      bool available;
-      KFORGE_RETURN_IF_ERROR(read_floats(op, *scale_tensor, &scales, &available));
-      if (!available) {
-        s->out_h = s->out_w = -1;
-        return Status::OK();
-      }
-      if (scales.empty()) return Status::Error(op, ": scale_tensor is empty");
-    }
-    if (one_d && !scales.empty()) {
-      s->scale_w = scales[0];
-      if (!(s->scale_w > 0.f)) return Status::Error(op, ": scale must be positive, got ", s->scale_w);
-      s->out_w = static_cast<int64_t>(static_cast<float>(s->in_w) * s->scale_w);
-    } else if (!scales.empty()) {
-      s->scale_h = scales[0];
-      s->scale_w = scales.size() > 1 ? scales[1] : scales[0];
-      if (!(s->scale_h > 0.f && s->scale_w > 0.f)) {
-        return Status::Error(op, ": scale must be positive, got ", s->scale_h, " and ", s->scale_w);
-      }
-      s->out_h = static_cast<int64_t>(static_cast<float>(s->in_h) * s->scale_h);
-      s->out_w = static_cast<int64_t>(static_cast<float>(s->in_w) * s->scale_w);
-    }
-    if (out_size != nullptr) {
-      if (out_size->data == nullptr) {
-        s->out_h = s->out_w = -1;
-        return Status::OK();
-      }
-      IntArray sizes;
-      KFORGE_RETURN_IF_ERROR(int_array_from_tensor(*out_size, &sizes));
-      if (sizes.size() != sizes_wanted) {
-        return Status::Error(op, ": out_size must hold ", sizes_wanted, " values, got ", sizes.size());
-      }
-      s->out_h = one_d ? 1 : sizes[0];
-      s->out_w = sizes[sizes_wanted - 1];
-    }
-  }
-  if (s->out_h <= 0 || s->out_w <= 0) {
-    return Status::Error(op, ": output size ", s->out_h, " x ", s->out_w, " must be positive");
-  }
-  return Status::OK();
-}
-
 }  // namespace kforge::kernels::util
 
 namespace kforge::meta {
@@ -373,20 +265,8 @@ Status InterpolateInferMeta(const Tensor& x, const Tensor* out_size, TensorList 
                             const std::string& data_format, int out_d, int out_h, int out_w,
                             const std::vector<float>& scale, const std::string& interp_method, bool align_corners,
                             int align_mode, Tensor* output) {
-  (void)out_d;
-  (void)interp_method;
-  (void)align_corners;
-  (void)align_mode;
-  kernels::util::InterpShape s;
-  KFORGE_RETURN_IF_ERROR(kernels::util::interp_shape("InterpolateInferMeta", x, out_size, size_tensor, scale_tensor,
-                                                     data_format, out_h, out_w, scale, &s));
-  if (x.ndim == 3) {
-    return set_meta(output, x.dtype,
-                    s.channel_last ? std::vector<int64_t>{s.n, s.out_w, s.c} : std::vector<int64_t>{s.n, s.c, s.out_w},
-                    "InterpolateInferMeta");
-  }
-  return set_meta(output, x.dtype, activation_dims(s.channel_last, false, s.n, s.c, s.out_h, s.out_w),
-                  "InterpolateInferMeta");
+  return shape_meta::InterpolateInferMeta(x, out_size, size_tensor, scale_tensor, data_format, out_d, out_h, out_w,
+                                          scale, interp_method, align_corners, align_mode, output);
 }
 
 }  // namespace kforge::meta

@@ -151,7 +151,7 @@ Status GroupNormInferMeta(const Tensor& x, const Tensor* scale, const Tensor* bi
   static constexpr const char* kOp = "GroupNormInferMeta";
   if (x.ndim < 2 || x.ndim > 5) return Status::Error(kOp, ": x must have rank 2 to 5, got ", x.dims_string());
   if (!(epsilon >= 0.f)) return Status::Error(kOp, ": epsilon must not be negative");
-  bool last;
+  bool last = false;
   KFORGE_RETURN_IF_ERROR(kernels::util::channel_last(kOp, data_format, &last));
   const int64_t c = x.dims[last ? x.ndim - 1 : 1];
   if (groups <= 0) return Status::Error(kOp, ": groups must be positive, got ", groups);

@@ -136,7 +136,7 @@ Status batch_norm(const KernelContext& ctx, const Tensor& x, const Tensor& mean,
       return Status::Error(kOp, ": statistics, scale and bias must be ", dtype, ", got ", t->dtype);
     }
   }
-  bool last, nchw8c;
+  bool last = false, nchw8c = false;
   KFORGE_RETURN_IF_ERROR(util::activation_layout(kOp, data_format, &last, &nchw8c));
   const int64_t n = x.dims[0], c = util::channel_count(x, last, nchw8c);
   const int64_t spatial = n * c == 0 ? 0 : x.numel() / (n * c);

@@ -68,7 +68,7 @@ Status group_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale
     return meta::GroupNormInferMeta(x, scale, bias, epsilon, groups, data_format, o[0], o[1], o[2]);
   }));
   KFORGE_RETURN_IF_ERROR(same_dtype(kOp, dtype, {scale, bias}));
-  bool last;
+  bool last = false;
   KFORGE_RETURN_IF_ERROR(util::channel_last(kOp, data_format, &last));
   const int64_t n = x.dims[0], c = x.dims[last ? x.ndim - 1 : 1];
   const int64_t spatial = n * c == 0 ? 0 : x.numel() / (n * c), per_group = c / groups;

@@ -220,6 +220,41 @@ bool is_nan(T v) {
   }
 }
 
+// Paddle's order of a line's (value, index) pairs in topk and argsort: NaN before every number (descending) or
+// after every number (ascending), and no tie-break among equals.
+template <typename T>
+struct Before {
+  bool descending;
+  bool operator()(const Entry<T>& p, const Entry<T>& q) const {
+    const bool pn = is_nan(p.value), qn = is_nan(q.value);
+    return descending ? ((pn && !qn) || p.value > q.value) : ((!pn && qn) || p.value < q.value);
+  }
+};
+
+// Each line of x along the axis gathered as its (value, index) pairs in index order, ordered in place by
+// order(first, last, before), and its first `count` pairs written to out and indices (either may be null), whose
+// lines are `count` long.
+template <typename T, typename Order>
+void order_lines(const KernelContext& ctx, const Tensor& x, const Lines& l, int64_t count, bool descending,
+                 Order order, Tensor* out, Tensor* indices) {
+  const Before<T> before{descending};
+  util::Scratch<Entry<T>> line(ctx, static_cast<size_t>(l.len));
+  const T* xd = x.data_as<const T>();
+  for (int64_t o = 0; o < l.outer; ++o) {
+    for (int64_t i = 0; i < l.inner; ++i) {
+      const int64_t base = o * l.len * l.inner + i;
+      for (int64_t j = 0; j < l.len; ++j) line[static_cast<size_t>(j)] = {xd[base + j * l.inner], j};
+      order(line.data(), line.data() + l.len, before);
+      const int64_t out_base = o * count * l.inner + i;
+      for (int64_t j = 0; j < count; ++j) {
+        const Entry<T>& picked = line[static_cast<size_t>(j)];
+        if (out != nullptr) out->data_as<T>()[out_base + j * l.inner] = picked.value;
+        if (indices != nullptr) indices->data_as<int64_t>()[out_base + j * l.inner] = picked.index;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis, bool largest, bool sorted,
@@ -247,31 +282,15 @@ Status topk(const KernelContext& ctx, const Tensor& x, const Scalar& k, int axis
     // order; std::partial_sort of the first k when k * 64 < len, else std::nth_element at k - 1 and, when
     // `sorted`, std::sort of the first k - 1. Which of equal values comes first is then what those libstdc++
     // algorithms make of this input sequence, as in Paddle (not stable, not by index).
-    auto before = [largest](const Entry<T>& p, const Entry<T>& q) {
-      const bool pn = is_nan(p.value), qn = is_nan(q.value);
-      return largest ? ((pn && !qn) || p.value > q.value) : ((!pn && qn) || p.value < q.value);
-    };
-    util::Scratch<Entry<T>> line(ctx, static_cast<size_t>(l.len));
-    const T* xd = x.data_as<const T>();
     const bool partial = count * 64 < l.len;
-    for (int64_t o = 0; o < l.outer; ++o) {
-      for (int64_t i = 0; i < l.inner; ++i) {
-        const int64_t base = o * l.len * l.inner + i;
-        for (int64_t j = 0; j < l.len; ++j) line[static_cast<size_t>(j)] = {xd[base + j * l.inner], j};
-        Entry<T>* first = line.data();
-        if (partial) {
-          std::partial_sort(first, first + count, first + l.len, before);
-        } else {
-          std::nth_element(first, first + count - 1, first + l.len, before);
-          if (sorted) std::sort(first, first + count - 1, before);
-        }
-        const int64_t out_base = o * count * l.inner + i;
-        for (int64_t j = 0; j < count; ++j) {
-          if (out != nullptr) out->data_as<T>()[out_base + j * l.inner] = line[static_cast<size_t>(j)].value;
-          if (indices != nullptr) indices->data_as<int64_t>()[out_base + j * l.inner] = line[static_cast<size_t>(j)].index;
-        }
+    order_lines<T>(ctx, x, l, count, largest, [&](Entry<T>* first, Entry<T>* last, const Before<T>& before) {
+      if (partial) {
+        std::partial_sort(first, first + count, last, before);
+      } else {
+        std::nth_element(first, first + count - 1, last, before);
+        if (sorted) std::sort(first, first + count - 1, before);
       }
-    }
+    }, out, indices);
     return Status::OK();
   });
 }
@@ -298,28 +317,13 @@ Status argsort(const KernelContext& ctx, const Tensor& x, int axis, bool descend
     // std::stable_sort when `stable`, else std::sort, with NaN before every number (descending) or after every
     // number (ascending) and no tie-break among equals, so that equal values come out in its order too (what
     // libstdc++'s introsort makes of the sequence when not stable; index order when stable).
-    auto before = [descending](const Entry<T>& p, const Entry<T>& q) {
-      const bool pn = is_nan(p.value), qn = is_nan(q.value);
-      return descending ? ((pn && !qn) || p.value > q.value) : ((!pn && qn) || p.value < q.value);
-    };
-    util::Scratch<Entry<T>> line(ctx, static_cast<size_t>(l.len));
-    const T* xd = x.data_as<const T>();
-    for (int64_t o = 0; o < l.outer; ++o) {
-      for (int64_t i = 0; i < l.inner; ++i) {
-        const int64_t base = o * l.len * l.inner + i;
-        for (int64_t j = 0; j < l.len; ++j) line[static_cast<size_t>(j)] = {xd[base + j * l.inner], j};
-        Entry<T>* first = line.data();
-        if (stable) {
-          std::stable_sort(first, first + l.len, before);
-        } else {
-          std::sort(first, first + l.len, before);
-        }
-        for (int64_t j = 0; j < l.len; ++j) {
-          if (out != nullptr) out->data_as<T>()[base + j * l.inner] = line[static_cast<size_t>(j)].value;
-          if (indices != nullptr) indices->data_as<int64_t>()[base + j * l.inner] = line[static_cast<size_t>(j)].index;
-        }
+    order_lines<T>(ctx, x, l, l.len, descending, [&](Entry<T>* first, Entry<T>* last, const Before<T>& before) {
+      if (stable) {
+        std::stable_sort(first, last, before);
+      } else {
+        std::sort(first, last, before);
       }
-    }
+    }, out, indices);
     return Status::OK();
   });
 }

@@ -7,6 +7,7 @@
 
 #include "kernel_util.h"
 #include "kforge_kernels.h"
+#include "kforge_sampling.h"  // bicubic's coordinates and cubic convolution, shared with --target cuda
 
 namespace kforge::kernels {
 
@@ -39,13 +40,21 @@ Taps taps(int64_t in, int64_t out, float ratio, bool align_flag) {
   return t;
 }
 
-// Paddle's BilinearInterpolation over the sizes in s (a 1-D linear interpolation is the case in_h = out_h = 1: its
-// height weights are 1 and 0, which leave Paddle's LinearInterpolation's two products exact).
-Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor& x, const util::InterpShape& s,
-                          bool align_corners, int align_mode, Tensor* output) {
+// What bilinear, linear and bicubic interpolation share before their loops: the dtype and output checks, Paddle's
+// copy when the sizes are equal, the source ratio of each axis and the element strides of N, C, H, W in the layout.
+struct ResizeSetup {
+  DataType dtype = DataType::kFloat32;
+  bool copied = false;  // the sizes are equal and the output holds x: nothing left to compute
+  float ratio_h = 0.f, ratio_w = 0.f;
+  int64_t in_sn = 0, out_sn = 0, in_sc = 0, out_sc = 0, in_sh = 0, out_sh = 0, in_sw = 0, out_sw = 0;
+};
+
+Status resize_setup(const char* op, const KernelContext& ctx, const Tensor& x, const util::InterpShape& s,
+                    bool align_corners, Tensor* output, ResizeSetup* r) {
   KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, op));
   KFORGE_RETURN_IF_ERROR(util::require_output(output, op, "output"));
-  const DataType dtype = util::kernel_dtype(ctx, x);
+  r->dtype = util::kernel_dtype(ctx, x);
+  const DataType dtype = r->dtype;
   if (x.dtype != dtype) return Status::Error(op, ": x is ", x.dtype, ", kernel dtype ", dtype);
   if (s.out_h < 0) return Status::Error(op, ": the output size tensors have no data");
   if (output->dtype != dtype) return Status::Error(op, ": output is ", output->dtype, ", expected ", dtype);
@@ -60,6 +69,7 @@ Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor
   KFORGE_RETURN_IF_ERROR(util::require_dims(*output, expected, op, "output"));
   if (s.in_h == s.out_h && s.in_w == s.out_w) {  // Paddle copies
     util::copy_bytes(output->data, x.data, x.bytes());
+    r->copied = true;
     return Status::OK();
   }
   auto ratio = [align_corners](int64_t in, int64_t out, float scale_value) {
@@ -67,14 +77,32 @@ Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor
     if (align_corners) return static_cast<float>(in - 1) / static_cast<float>(out - 1);
     return scale_value > 0.f ? static_cast<float>(1. / scale_value) : static_cast<float>(in) / static_cast<float>(out);
   };
+  r->ratio_h = ratio(s.in_h, s.out_h, s.scale_h);
+  r->ratio_w = ratio(s.in_w, s.out_w, s.scale_w);
+  r->in_sn = s.c * s.in_h * s.in_w;
+  r->out_sn = s.c * s.out_h * s.out_w;
+  r->in_sc = s.channel_last ? 1 : s.in_h * s.in_w;
+  r->out_sc = s.channel_last ? 1 : s.out_h * s.out_w;
+  r->in_sh = s.channel_last ? s.in_w * s.c : s.in_w;
+  r->out_sh = s.channel_last ? s.out_w * s.c : s.out_w;
+  r->in_sw = s.channel_last ? s.c : 1;
+  r->out_sw = s.channel_last ? s.c : 1;
+  return Status::OK();
+}
+
+// Paddle's BilinearInterpolation over the sizes in s (a 1-D linear interpolation is the case in_h = out_h = 1: its
+// height weights are 1 and 0, which leave Paddle's LinearInterpolation's two products exact).
+Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor& x, const util::InterpShape& s,
+                          bool align_corners, int align_mode, Tensor* output) {
+  ResizeSetup r;
+  KFORGE_RETURN_IF_ERROR(resize_setup(op, ctx, x, s, align_corners, output, &r));
+  if (r.copied) return Status::OK();
+  const DataType dtype = r.dtype;
   const bool align_flag = align_mode == 0 && !align_corners;
-  const Taps th = taps(s.in_h, s.out_h, ratio(s.in_h, s.out_h, s.scale_h), align_flag);
-  const Taps tw = taps(s.in_w, s.out_w, ratio(s.in_w, s.out_w, s.scale_w), align_flag);
-  // Element strides of N, C, H, W in the layout.
-  const int64_t in_sn = s.c * s.in_h * s.in_w, out_sn = s.c * s.out_h * s.out_w;
-  const int64_t in_sc = s.channel_last ? 1 : s.in_h * s.in_w, out_sc = s.channel_last ? 1 : s.out_h * s.out_w;
-  const int64_t in_sh = s.channel_last ? s.in_w * s.c : s.in_w, out_sh = s.channel_last ? s.out_w * s.c : s.out_w;
-  const int64_t in_sw = s.channel_last ? s.c : 1, out_sw = s.channel_last ? s.c : 1;
+  const Taps th = taps(s.in_h, s.out_h, r.ratio_h, align_flag);
+  const Taps tw = taps(s.in_w, s.out_w, r.ratio_w, align_flag);
+  const int64_t in_sn = r.in_sn, out_sn = r.out_sn, in_sc = r.in_sc, out_sc = r.out_sc;
+  const int64_t in_sh = r.in_sh, out_sh = r.out_sh, in_sw = r.in_sw, out_sw = r.out_sw;
   auto run = [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     // T * float: float for float32 and uint8 (truncated back to uint8 as Paddle's T out_t does), double for float64.
@@ -107,72 +135,38 @@ Status interpolate_linear(const char* op, const KernelContext& ctx, const Tensor
   }
 }
 
-// Paddle's cubic_interp (funcs/interpolate_function.h): the cubic convolution of A = -0.75 at t of four taps.
-template <typename M>
-M cubic_interp(M x0, M x1, M x2, M x3, M t) {
-  const M a = M(-0.75);
-  auto conv1 = [a](M x) { return ((a + 2) * x - (a + 3)) * x * x + 1; };
-  auto conv2 = [a](M x) { return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a; };
-  const M c0 = conv2(t + M(1.0)), c1 = conv1(t), c2 = conv1(M(1.0) - t), c3 = conv2(M(1.0) - t + M(1.0));
-  return x0 * c0 + x1 * c1 + x2 * c2 + x3 * c3;
-}
-
 // Paddle's BicubicInterpolation (cpu/interpolate_kernel.cc): per output pixel four cubic rows along x over the
 // clamped taps input_x - 1 .. input_x + 2, then one along y, in float for float32 and double for float64.
 Status interpolate_cubic(const char* op, const KernelContext& ctx, const Tensor& x, const util::InterpShape& s,
                          bool align_corners, Tensor* output) {
-  KFORGE_RETURN_IF_ERROR(util::require_cpu(ctx, op));
-  KFORGE_RETURN_IF_ERROR(util::require_output(output, op, "output"));
-  const DataType dtype = util::kernel_dtype(ctx, x);
-  if (x.dtype != dtype) return Status::Error(op, ": x is ", x.dtype, ", kernel dtype ", dtype);
-  if (s.out_h < 0) return Status::Error(op, ": the output size tensors have no data");
-  if (output->dtype != dtype) return Status::Error(op, ": output is ", output->dtype, ", expected ", dtype);
-  Tensor expected;
-  KFORGE_RETURN_IF_ERROR(s.channel_last ? expected.set_dims({s.n, s.out_h, s.out_w, s.c})
-                                        : expected.set_dims({s.n, s.c, s.out_h, s.out_w}));
-  KFORGE_RETURN_IF_ERROR(util::require_dims(*output, expected, op, "output"));
-  if (s.in_h == s.out_h && s.in_w == s.out_w) {  // Paddle copies
-    util::copy_bytes(output->data, x.data, x.bytes());
-    return Status::OK();
-  }
-  auto ratio = [align_corners](int64_t in, int64_t out, float scale_value) {
-    if (out <= 1) return 0.f;
-    if (align_corners) return static_cast<float>(in - 1) / static_cast<float>(out - 1);
-    return scale_value > 0.f ? static_cast<float>(1. / scale_value) : static_cast<float>(in) / static_cast<float>(out);
-  };
-  const float ratio_h = ratio(s.in_h, s.out_h, s.scale_h), ratio_w = ratio(s.in_w, s.out_w, s.scale_w);
-  const int64_t in_sn = s.c * s.in_h * s.in_w, out_sn = s.c * s.out_h * s.out_w;
-  const int64_t in_sc = s.channel_last ? 1 : s.in_h * s.in_w, out_sc = s.channel_last ? 1 : s.out_h * s.out_w;
-  const int64_t in_sh = s.channel_last ? s.in_w * s.c : s.in_w, out_sh = s.channel_last ? s.out_w * s.c : s.out_w;
-  const int64_t in_sw = s.channel_last ? s.c : 1, out_sw = s.channel_last ? s.c : 1;
+  ResizeSetup r;
+  KFORGE_RETURN_IF_ERROR(resize_setup(op, ctx, x, s, align_corners, output, &r));
+  if (r.copied) return Status::OK();
+  const DataType dtype = r.dtype;
+  const float ratio_h = r.ratio_h, ratio_w = r.ratio_w;
+  const int64_t in_sn = r.in_sn, out_sn = r.out_sn, in_sc = r.in_sc, out_sc = r.out_sc;
+  const int64_t in_sh = r.in_sh, out_sh = r.out_sh, in_sw = r.in_sw, out_sw = r.out_sw;
   auto run = [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using M = T;  // float32 and float64: Paddle's MT is T
     const T* xd = x.data_as<const T>();
     T* od = output->data_as<T>();
-    auto clamp = [](int64_t v, int64_t n) { return std::max<int64_t>(std::min<int64_t>(v, n - 1), 0); };
     for (int64_t k = 0; k < s.out_h; ++k) {
-      const M y_n = align_corners ? static_cast<M>(ratio_h * static_cast<float>(k))
-                                  : static_cast<M>(ratio_h * (static_cast<double>(k) + 0.5) - 0.5);
-      const int64_t input_y = static_cast<int64_t>(std::floor(static_cast<float>(y_n)));
-      const M y_t = y_n - static_cast<M>(input_y);
+      const sampling::CubicSource<M> y = sampling::cubic_source<M>(ratio_h, k, align_corners);
       for (int64_t l = 0; l < s.out_w; ++l) {
-        const M x_n = align_corners ? static_cast<M>(ratio_w * static_cast<float>(l))
-                                    : static_cast<M>(ratio_w * (static_cast<double>(l) + 0.5) - 0.5);
-        const int64_t input_x = static_cast<int64_t>(std::floor(static_cast<float>(x_n)));
-        const M x_t = x_n - static_cast<M>(input_x);
+        const sampling::CubicSource<M> x_src = sampling::cubic_source<M>(ratio_w, l, align_corners);
         int64_t xs[4];
-        for (int64_t t = 0; t < 4; ++t) xs[t] = clamp(input_x - 1 + t, s.in_w) * in_sw;
+        for (int64_t t = 0; t < 4; ++t) xs[t] = sampling::clamp_index(x_src.index - 1 + t, s.in_w) * in_sw;
         for (int64_t b = 0; b < s.n; ++b) {
           for (int64_t ch = 0; ch < s.c; ++ch) {
             const T* plane = xd + b * in_sn + ch * in_sc;
             M coefficients[4];
             for (int64_t ii = 0; ii < 4; ++ii) {
-              const T* row = plane + clamp(input_y - 1 + ii, s.in_h) * in_sh;
-              coefficients[ii] = cubic_interp<M>(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], x_t);
+              const T* row = plane + sampling::clamp_index(y.index - 1 + ii, s.in_h) * in_sh;
+              coefficients[ii] = sampling::cubic_interp<M>(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], x_src.t);
             }
             od[b * out_sn + ch * out_sc + k * out_sh + l * out_sw] = static_cast<T>(
-                cubic_interp<M>(coefficients[0], coefficients[1], coefficients[2], coefficients[3], y_t));
+                sampling::cubic_interp<M>(coefficients[0], coefficients[1], coefficients[2], coefficients[3], y.t));
           }
         }
       }

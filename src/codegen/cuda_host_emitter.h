@@ -45,6 +45,7 @@ inline constexpr const char* kCudaSelectHeaderTemplate = "cuda/kforge_select.cuh
 inline constexpr const char* kCudaUniqueHeaderTemplate = "cuda/kforge_unique.cuh";
 // The shape rules run on the host for dims read from a tensor's values (cuda_shape_from_values.cpp).
 inline constexpr const char* kShapeMetaHeaderTemplate = "runtime/kforge_shape_meta.h";
+inline constexpr const char* kShapeMetaInterpHeaderTemplate = "runtime/kforge_shape_meta_interp.h";
 
 class CudaHostEmitter {
  public:
@@ -204,6 +205,7 @@ class CudaHostEmitter {
   bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
   std::map<uint32_t, tmpl::Value> shape_reads_;       // by call: its dims read from a tensor's values
   bool shape_meta_ = false;                           // one runs a host shape rule (runtime/kforge_shape_meta.h)
+  bool shape_meta_interp_ = false;                    // an interpolation's (runtime/kforge_shape_meta_interp.h)
   size_t num_runtime_buffers_ = 0;                    // buffers sized by data (BufferKind::kRuntime)
   // Every size of a dynamic program, computed once per run() into the table `sizes` (codegen/size_table.h); the
   // functions run() calls see it as b.sizes, under the same name.

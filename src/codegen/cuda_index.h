@@ -112,5 +112,7 @@ std::vector<CudaIndexKernel> cuda_index_kernels(const passes::LoweredProgram& pr
 tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel);
 
 inline constexpr const char* kCudaIndexHeaderTemplate = "cuda/kforge_index.cuh";
+/// The runtime header kforge_index.cuh includes: deformable_conv's sampling, shared with the CPU kernel library.
+inline constexpr const char* kSamplingHeaderTemplate = "runtime/kforge_sampling.h";
 
 }  // namespace kforge::codegen

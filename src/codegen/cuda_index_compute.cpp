@@ -1,7 +1,7 @@
 // The index-mapped CUDA kernels that compute on the values (codegen/cuda_index.h; the data-movement ones are
-// cuda_index.cpp's): inference dropout, nearest / bilinear / linear interpolation, triu / tril, arange, linspace,
-// full_with_tensor, and the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in the same
-// order, so that the bits agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
+// cuda_index.cpp's): inference dropout, nearest / bilinear / linear / bicubic interpolation, triu / tril, arange,
+// linspace, full_with_tensor, and the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in
+// the same order, so that the bits agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
 //   - sum, mean (and mean_all), max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
 //     thread per output element folds its reduced elements in row-major order (kernels/linalg.cc's reduce: double
 //     for floats, int64 for sums of integers and bools, uint64 for integer products);
@@ -28,6 +28,8 @@ std::vector<CudaIndexKernel> ComputeCall::build() {
   if (op == "dropout") dropout();
   else if (op == "nearest_interp" || op == "bilinear_interp") interpolate(op == "bilinear_interp");
   else if (op == "linear_interp") interpolate(true);
+  else if (op == "bicubic_interp") bicubic();
+  else if (op == "prior_box") prior_box();
   else if (op == "triu" || op == "tril") triangle(op == "triu");
   else if (op == "diag") diag();
   else if (op == "arange") arange();
@@ -118,6 +120,86 @@ void ComputeCall::interpolate(bool bilinear) {
   }
   k.statements(std::move(s));
   add(k, value(out).numel(), true);
+}
+
+void ComputeCall::bicubic() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string type = form_type();
+  const SymShape& xd = value(x).dims;
+  const SymShape& od = value(out).dims;
+  const size_t h = form_.nhwc ? 1 : 2, w = form_.nhwc ? 2 : 3;
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  k.output(out, type);
+  tmpl::Value s = statements_of("bicubic");
+  s.set("coords", k.coordinates_context(od));
+  const std::string in_h = k.size(xd[h]), in_w = k.size(xd[w]), out_h = k.size(od[h]), out_w = k.size(od[w]);
+  const bool known = xd[h].is_constant() && xd[w].is_constant() && od[h].is_constant() && od[w].is_constant();
+  const bool same = known && xd[h] == od[h] && xd[w] == od[w];  // Paddle copies then
+  s.set("in_h", in_h);
+  s.set("in_w", in_w);
+  s.set("out_h", out_h);
+  s.set("out_w", out_w);
+  s.set("known", known);
+  s.set("same", same);
+  s.set("pad", known ? "" : "  ");
+  s.set("type", type);
+  s.set("align_corners", form_.align_corners ? "true" : "false");
+  s.set("scale_h", cpp_float(static_cast<float>(form_.scale_h)));
+  s.set("scale_w", cpp_float(static_cast<float>(form_.scale_w)));
+  const std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
+  s.set("copy", same || !known ? fmt::format("{}[{}]", in, k.offset(coords, xd)) : "");
+  std::vector<std::string> plane = coords;  // the output element's plane of x: its row and column 0
+  plane[h] = "0";
+  plane[w] = "0";
+  s.set("plane", fmt::format("{} + {}", in, k.offset(plane, xd)));
+  // The plane's strides along h and w: NCHW [.., W] rows of 1; NHWC rows of W * C, columns of C.
+  s.set("stride_h", k.size(form_.nhwc ? xd[2] * xd[3] : xd[3]));
+  s.set("stride_w", form_.nhwc ? k.size(xd[3]) : "1");
+  s.set("oh", "c" + std::to_string(h));
+  s.set("ow", "c" + std::to_string(w));
+  k.statements(std::move(s));
+  add(k, value(out).numel(), true);
+}
+
+void ComputeCall::prior_box() {
+  const uint32_t input = call_.tensor_arg("input"), image = call_.tensor_arg("image"), out = out_value();
+  const uint32_t var = call_.outputs.size() > 1 && call_.outputs[1].values.size() == 1 ? call_.outputs[1].values[0]
+                                                                                       : kNone;
+  const std::string type = form_type();
+  const SymShape& fd = value(input).dims;
+  const SymShape& id = value(image).dims;
+  // A constant of the CPU kernel's static_cast<T>: a float value (an attribute, or a double the plan computed).
+  auto literal = [&](double d) {
+    return type == "float" ? cpp_float(static_cast<float>(d)) : fmt::format("static_cast<double>({:.17g})", d);
+  };
+  auto literals = [&](const std::vector<double>& values) {
+    tmpl::List list;
+    for (double d : values) list.push_back(literal(d));
+    return tmpl::Value(std::move(list));
+  };
+  KernelText k = text();
+  k.output(out, type);
+  if (var != kNone) k.output(var, type, "var");
+  tmpl::Value s = statements_of("prior_box");
+  s.set("type", type);
+  s.set("priors", static_cast<int64_t>(form_.prior_half_w.size()));
+  s.set("fh", k.size(fd[2]));
+  s.set("fw", k.size(fd[3]));
+  s.set("img_h", k.size(id[2]));
+  s.set("img_w", k.size(id[3]));
+  s.set("half_w", literals(form_.prior_half_w));
+  s.set("half_h", literals(form_.prior_half_h));
+  // The CPU kernel's steps: the attributes, or the image's size over the feature map's when either is 0.
+  s.set("fixed_step", static_cast<float>(form_.step_w) != 0 && static_cast<float>(form_.step_h) != 0);
+  s.set("step_w", literal(form_.step_w));
+  s.set("step_h", literal(form_.step_h));
+  s.set("offset", literal(form_.prior_offset));
+  s.set("clip", form_.clip);
+  s.set("var", var != kNone);
+  s.set("variances", literals(form_.variances));
+  k.statements(std::move(s));
+  add(k, value(out).numel());
 }
 
 void ComputeCall::grid_sample() {

@@ -50,6 +50,12 @@ class ComputeCall : public IndexBuilder {
   // output's spatial size, with Paddle's source coordinates (kernels/nn.cc, kernels/resize.cc): kforge_index.cuh's
   // interp_ratio, nearest_source and bilinear_tap.
   void interpolate(bool bilinear);
+  // bicubic_interp of a 4-D x: Paddle's copy at equal sizes, else kforge_index.cuh's bicubic_at over x's plane of
+  // the output element (kernels/resize.cc's arithmetic, kforge_sampling.h).
+  void bicubic();
+  // prior_box: one thread per coordinate of out [h, w, prior, 4] (and var's, the same dims), the boxes of
+  // kernels/prior_box.cc from the plan's half sizes, the centre from the feature map's and image's dims.
+  void prior_box();
 
   // grid_sample of a 4-D NCHW x at grid [n, oh, ow, 2] (x then y in [-1, 1]), as kernels/losses.cc: one thread per
   // output element, kforge_index.cuh's grid_coordinate and grid_pixel.

@@ -49,17 +49,21 @@ uint32_t SelectCall::output(size_t i) const {
   return i < call_.outputs.size() && call_.outputs[i].values.size() == 1 ? call_.outputs[i].values[0] : kNone;
 }
 
+SelectCall::Lines SelectCall::lines_along_axis(uint32_t v) const {
+  const SymShape& dims = value(v).dims;
+  Lines l;
+  if (dims.empty()) return l;
+  const size_t a = form().axis;
+  for (size_t d = 0; d < a; ++d) l.outer = l.outer * dims[d];
+  l.len = dims[a];
+  for (size_t d = a + 1; d < dims.size(); ++d) l.inner = l.inner * dims[d];
+  return l;
+}
+
 void SelectCall::topk() {
   const uint32_t x = call_.tensor_arg("x"), out = output(0), indices = output(1);
   const std::string type = type_of(x);
-  const SymShape& xd = value(x).dims;
-  SymExpr outer = 1, len = 1, inner = 1;
-  if (!xd.empty()) {
-    const size_t a = form().axis;
-    for (size_t d = 0; d < a; ++d) outer = outer * xd[d];
-    len = xd[a];
-    for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
-  }
+  const auto [outer, len, inner] = lines_along_axis(x);
   const int64_t k = form().k;
   const bool largest = form().largest, sorted = form().sorted;
   KernelText t = text();
@@ -91,14 +95,7 @@ void SelectCall::topk() {
 void SelectCall::argsort() {
   const uint32_t x = call_.tensor_arg("x"), out = output(0), indices = output(1);
   const std::string type = type_of(x);
-  const SymShape& xd = value(x).dims;
-  SymExpr outer = 1, len = 1, inner = 1;
-  if (!xd.empty()) {
-    const size_t a = form().axis;
-    for (size_t d = 0; d < a; ++d) outer = outer * xd[d];
-    len = xd[a];
-    for (size_t d = a + 1; d < xd.size(); ++d) inner = inner * xd[d];
-  }
+  const auto [outer, len, inner] = lines_along_axis(x);
   KernelText t = text();
   const std::string in = t.input(x, type);
   const std::string o = out != kNone ? t.output(out, type, "out") : "";

@@ -33,6 +33,12 @@ class SelectCall : public IndexBuilder {
  private:
   // The plan's form of the call.
   const passes::CudaIndexMap& form() const { return map_; }
+  // Value v's dims as lines along the form's axis: the product of the dims before it, the axis's own, after it
+  // (topk and argsort; 1, 1, 1 for a 0-D value).
+  struct Lines {
+    SymExpr outer = 1, len = 1, inner = 1;
+  };
+  Lines lines_along_axis(uint32_t v) const;
   // The element type value v is moved as (the plan checked it has one).
   std::string type_of(uint32_t v) const { return *move_type(value(v).dtype); }
 

@@ -29,10 +29,14 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   }
   if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
   if (rnn_steps_) library.push_back(kCudaRnnHeaderTemplate);
-  if (index_interp_) library.push_back(kCudaIndexHeaderTemplate);
+  if (index_interp_) {
+    library.push_back(kCudaIndexHeaderTemplate);
+    library.push_back(kSamplingHeaderTemplate);  // which kforge_index.cuh includes
+  }
   if (select_steps_) library.push_back(kCudaSelectHeaderTemplate);
   if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);
   if (shape_meta_) library.push_back(kShapeMetaHeaderTemplate);
+  if (shape_meta_interp_) library.push_back(kShapeMetaInterpHeaderTemplate);
   if (has_attention(false) || has_attention(true)) {
     half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention_tile.cuh converts through it
     library.push_back(kCudaAttentionTileHeaderTemplate);

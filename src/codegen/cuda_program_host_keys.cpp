@@ -133,6 +133,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (has_attention(false)) includes.push_back("kforge_attention.cuh");
   if (has_attention(true)) includes.push_back("kforge_attention_f32.cuh");
   if (shape_meta_) includes.push_back("kforge_shape_meta.h");
+  if (shape_meta_interp_) includes.push_back("kforge_shape_meta_interp.h");
   ctx.set("includes", tmpl::Value(std::move(includes)));
   ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
   ctx.set("folded_bytes", folded_bytes_);

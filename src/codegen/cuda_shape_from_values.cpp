@@ -11,7 +11,8 @@ namespace {
 
 // One of a shape read's arguments made on the host (data_dependent.j2's shape_read_step spells it): `kind`
 // "constant" (const `type` `name` = `from`), "scalar_from_tensor" / "int_array_from_tensor" (a `type` from the
-// copied-back tensor `from`), "int_array_from_tensors" (an IntArray from the tensors `items`), or "local" (a
+// copied-back tensor `from`), "int_array_from_tensors" (an IntArray from the tensors `items`), "tensor_list" (a
+// TensorList of the tensors `items`), or "local" (a
 // `type` `name` from the dims' expressions `items`, a Scalar where `scalar`: cpp_text's SymbolicLocal).
 tmpl::Value convert(const std::string& kind, const std::string& name, const std::string& type,
                     const std::string& from) {
@@ -42,8 +43,10 @@ std::string CudaHostEmitter::host_arg(uint32_t index, const passes::KernelArg& a
     copies.push_back(std::move(t));
     return name;
   };
+  // A rule that reads tensors' values itself (the interpolations' size tensors) gets those copied back.
+  const bool values = passes::cuda_host_rule_reads_values(p_.calls[index].infer_meta, arg);
   switch (arg.kind) {
-    case passes::ArgKind::kTensor: return (arg.optional ? "&" : "") + host_tensor(arg.value, local, false);
+    case passes::ArgKind::kTensor: return (arg.optional ? "&" : "") + host_tensor(arg.value, local, values);
     case passes::ArgKind::kConstant: {
       std::string why;
       const std::string text = *constant_literal(arg.constant, &why);
@@ -79,8 +82,18 @@ std::string CudaHostEmitter::host_arg(uint32_t index, const passes::KernelArg& a
       }
       return symbolic.text;
     }
-    case passes::ArgKind::kAbsentTensor:
-    case passes::ArgKind::kTensorList: break;
+    case passes::ArgKind::kTensorList: {  // a values rule's (the plan refused the others)
+      if (arg.values.empty()) break;
+      tmpl::List items;
+      for (size_t k = 0; k < arg.values.size(); ++k) {
+        items.push_back(host_tensor(arg.values[k], fmt::format("{}_{}_values", local, k), values));
+      }
+      tmpl::Value c = convert("tensor_list", local, "TensorList", "");
+      c.set("items", tmpl::Value(std::move(items)));
+      converts.push_back(std::move(c));
+      return local;
+    }
+    case passes::ArgKind::kAbsentTensor: break;
   }
   return arg.type == opdef::ArgType::kTensorList ? "kforge::TensorList{}" : "nullptr";  // absent
 }
@@ -108,6 +121,7 @@ tmpl::Value CudaHostEmitter::shape_read_step(uint32_t index) {
   step.set("meta_out", "kf_c" + std::to_string(index) + "_meta_out");
   step.set("symbols", tmpl::Value(std::move(symbols)));
   shape_meta_ = true;
+  shape_meta_interp_ = shape_meta_interp_ || passes::is_cuda_host_values_rule(call.infer_meta);
   return step;
 }
 

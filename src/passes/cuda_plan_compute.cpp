@@ -1,6 +1,6 @@
 // The CUDA target plan's forms of the computing index-mapped ops (cuda_plan_compute.h): the dispatch, the shared
 // checks, and the ops that compute one element from its coordinate (dropout, interpolation, grid_sample, triu / tril,
-// arange, linspace, full_with_tensor, one_hot, pow, deformable_conv) and the binary family (uniform, prelu,
+// arange, linspace, full_with_tensor, one_hot, pow, deformable_conv, prior_box) and the binary family (uniform, prelu,
 // floor_divide). The reductions, scans, norms and einsum are cuda_plan_reduce.cpp's. Each check reads the call as its kernel in codegen/ renders it
 // (codegen/cuda_index_compute.cpp, cuda_index_binary.cpp), with the reasons that codegen gave before the plan did.
 #include <algorithm>
@@ -29,7 +29,10 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
   const std::string& op = call_.op;
   bool ok = false;
   if (op == "dropout") ok = dropout();
-  else if (op == "nearest_interp" || op == "bilinear_interp" || op == "linear_interp") ok = interpolate(op);
+  else if (op == "nearest_interp" || op == "bilinear_interp" || op == "linear_interp" || op == "bicubic_interp") {
+    ok = interpolate(op);
+  }
+  else if (op == "prior_box") ok = prior_box();
   else if (op == "triu" || op == "tril") ok = triangle();
   else if (op == "diag") ok = diag();
   else if (op == "arange") ok = arange();
@@ -89,12 +92,16 @@ bool ComputeChecks::interpolate(const std::string& op) {
   const bool nearest = op == "nearest_interp", linear = op == "linear_interp";
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   if (!same_type(x, out, !nearest) || !own_buffer(x, out)) return false;
-  for (std::string_view name : {"out_size", "size_tensor", "scale_tensor"}) {
+  // The kernel takes the size from the output's dims, which out_size's or size_tensor's values give at run time
+  // (the host runs the shape rule, cuda_plan_shape_read.cpp); a scale_tensor's values would be its ratios too.
+  auto given = [&](std::string_view name) {
     const KernelArg* a = call_.arg(name);
-    if (a != nullptr && a->kind != ArgKind::kAbsentTensor && !(a->kind == ArgKind::kTensorList && a->values.empty())) {
-      return fail(fmt::format("its {} is a tensor; the CUDA kernel takes the size from the output's dims", name));
-    }
+    return a != nullptr && a->kind != ArgKind::kAbsentTensor && !(a->kind == ArgKind::kTensorList && a->values.empty());
+  };
+  if (given("scale_tensor")) {
+    return fail("its scale_tensor is a tensor; the CUDA kernel takes the size from the output's dims");
   }
+  const bool size_tensor = given("size_tensor");
   const AttrConstant* format = constant("data_format");
   const AttrConstant* scale = format != nullptr ? constant("scale") : nullptr;
   const std::optional<bool> align_corners = call_.constant_bool("align_corners");
@@ -112,12 +119,77 @@ bool ComputeChecks::interpolate(const std::string& op) {
   if (!form_.nhwc && f != "NCHW" && !(linear && f == "NCL")) return fail("its data_format is \"" + f + "\"");
   form_.align_corners = *align_corners;
   form_.align_mode = *align_mode;
-  if (linear) {
+  if (size_tensor) {
+    // kernels' interp_shape: the size tensors' values, no scale (out_size keeps the scale attribute's ratios).
+  } else if (linear) {
     if (!scale->floats.empty()) form_.scale_w = scale->floats[0];
   } else if (!scale->floats.empty()) {
     form_.scale_h = scale->floats[0];
     form_.scale_w = scale->floats.size() > 1 ? scale->floats[1] : scale->floats[0];
   }
+  return true;
+}
+
+bool ComputeChecks::prior_box() {
+  const uint32_t input = call_.tensor_arg("input"), image = call_.tensor_arg("image"), out = out_value();
+  if (!same_type(input, out, true)) return false;
+  if (image == kNone || value(input).dims.size() != 4 || value(image).dims.size() != 4) {
+    return fail("its input or image is not 4-D");
+  }
+  const AttrConstant* min_sizes = constant("min_sizes");
+  const AttrConstant* max_sizes = min_sizes != nullptr ? constant("max_sizes") : nullptr;
+  const AttrConstant* aspect_ratios = max_sizes != nullptr ? constant("aspect_ratios") : nullptr;
+  const AttrConstant* variances = aspect_ratios != nullptr ? constant("variances") : nullptr;
+  const std::optional<bool> flip = variances != nullptr ? call_.constant_bool("flip") : std::nullopt;
+  const std::optional<bool> clip = flip ? call_.constant_bool("clip") : std::nullopt;
+  const std::optional<bool> order = clip ? call_.constant_bool("min_max_aspect_ratios_order") : std::nullopt;
+  const std::optional<double> offset = order ? constant_float("offset") : std::nullopt;
+  const std::optional<double> step_w = offset ? constant_float("step_w") : std::nullopt;
+  const std::optional<double> step_h = step_w ? constant_float("step_h") : std::nullopt;
+  // fail keeps the first reason: a constant() that is not one has given it already.
+  if (!step_h) {
+    return fail("its flip, clip or min_max_aspect_ratios_order is not a constant known at generation time");
+  }
+  if (variances->floats.size() != 4) return fail("its variances are not four");
+  if (!max_sizes->floats.empty() && max_sizes->floats.size() != min_sizes->floats.size()) {
+    return fail("its max_sizes and min_sizes differ in number");
+  }
+  // kernels/prior_box.cc's ExpandAspectRatios and boxes, in float as it computes them up to the `/ 2.` in double.
+  std::vector<float> ratios{1.0f};
+  for (double given : aspect_ratios->floats) {
+    const float ar = static_cast<float>(given);
+    bool seen = false;
+    for (float o : ratios) seen = seen || std::fabs(ar - o) < 1e-6f;
+    if (seen) continue;
+    ratios.push_back(ar);
+    if (*flip) ratios.push_back(1.0f / ar);
+  }
+  auto box = [&](double half_w, double half_h) {
+    form_.prior_half_w.push_back(half_w);
+    form_.prior_half_h.push_back(half_h);
+  };
+  for (size_t s = 0; s < min_sizes->floats.size(); ++s) {
+    const float min_size = static_cast<float>(min_sizes->floats[s]);
+    auto max_box = [&] {
+      if (max_sizes->floats.empty()) return;
+      const double side = std::sqrt(min_size * static_cast<float>(max_sizes->floats[s])) / 2.;
+      box(side, side);
+    };
+    if (*order) {
+      box(min_size / 2., min_size / 2.);
+      max_box();
+    }
+    for (float ar : ratios) {
+      if (*order && std::fabs(ar - 1.) < 1e-6) continue;
+      box(min_size * std::sqrt(ar) / 2., min_size / std::sqrt(ar) / 2.);
+    }
+    if (!*order) max_box();
+  }
+  form_.variances = variances->floats;
+  form_.prior_offset = *offset;
+  form_.step_w = *step_w;
+  form_.step_h = *step_h;
+  form_.clip = *clip;
   return true;
 }
 

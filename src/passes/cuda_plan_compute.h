@@ -76,6 +76,12 @@ struct CudaComputeForm {
   /// are `groups`).
   std::vector<int64_t> window;
   int64_t deformable_groups = 1;
+  /// prior_box: each prior's half width and height as the CPU kernel computes them before their cast to the
+  /// element type (kernels/prior_box.cc: the expanded aspect ratios and the min / max sizes, in its order), the four
+  /// variances, the offset and steps (its float attributes), whether the boxes are clipped to [0, 1].
+  std::vector<double> prior_half_w, prior_half_h, variances;
+  double prior_offset = 0, step_w = 0, step_h = 0;
+  bool clip = false;
   /// prelu: whose slope; for kChannel, whether the channels are dim 1 (else the last).
   CudaSlopeMode slope = CudaSlopeMode::kAll;
   bool channel_first = false;

@@ -39,6 +39,7 @@ class ComputeChecks : public CallChecks<CudaComputeForm> {
   bool interpolate(const std::string& op);
   bool grid_sample();
   bool deformable_conv();
+  bool prior_box();
   bool triangle();
   bool diag();
   bool arange();

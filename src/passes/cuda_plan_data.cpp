@@ -42,8 +42,8 @@ std::string data_symbol_refusal(const Symbol& s, const KernelCall& call, bool cu
   }
   if (s.before_call && !is_cuda_host_shape_rule(call.infer_meta)) {
     return fmt::format("{} is read from a tensor's values by {}, which --target cuda does not run on the host (it "
-                       "runs those of reshape, slice, expand, tile, full_with_tensor and arange: kforge_shape_meta.h; "
-                       "--target cpu compiles it)",
+                       "runs those of reshape, slice, expand, tile, full_with_tensor and arange: kforge_shape_meta.h, "
+                       "and the interpolations': kforge_shape_meta_interp.h; --target cpu compiles it)",
                        s.name, call.infer_meta.empty() ? "no infer-meta" : call.infer_meta);
   }
   if (!s.before_call && !is_cuda_compaction_op(call.op)) {

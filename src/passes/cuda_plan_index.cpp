@@ -24,9 +24,9 @@ const std::array<FamilyOps, 7>& family_table() {
        {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "pad3d", "expand", "tile",
         "expand_as", "repeat_interleave", "gather", "index_select", "embedding", "meshgrid", "broadcast_tensors"}},
       {CudaIndexFamily::kCompute,
-       {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "triu", "tril", "arange", "full_with_tensor",
-        "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum", "one_hot", "pow",
-        "mean_all", "grid_sample", "deformable_conv", "diag"}},
+       {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "bicubic_interp", "triu", "tril", "arange",
+        "full_with_tensor", "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum",
+        "one_hot", "pow", "mean_all", "grid_sample", "deformable_conv", "diag", "prior_box"}},
       {CudaIndexFamily::kSelect,
        {"topk", "argsort", "gather_nd", "index_sample", "scatter", "index_put", "roll", "pad", "add_n", "set_value",
         "set_value_with_tensor", "assign"}},
@@ -91,7 +91,8 @@ const std::set<std::string>& cuda_float32_index_ops() {
   static const std::set<std::string> ops = {
       "dropout", "bilinear_interp", "linear_interp", "linspace", "cumsum", "prod", "pow", "topk", "add_n", "scatter",
       "index_put", "group_norm", "p_norm", "sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax", "einsum",
-      "grid_sample", "deformable_conv", "floor_divide", "uniform", "argsort"};
+      "grid_sample", "deformable_conv", "floor_divide", "uniform", "argsort", "bicubic_interp",
+      "prior_box"};
   return ops;
 }
 
@@ -115,7 +116,14 @@ bool is_cuda_host_shape_rule(std::string_view infer_meta) {
   static const std::set<std::string, std::less<>> kRules = {"ReshapeInferMeta",        "ExpandInferMeta",
                                                             "TileInferMeta",           "SliceRawInferMeta",
                                                             "FullWithTensorInferMeta", "ArangeInferMeta"};
-  return kRules.contains(infer_meta);
+  return kRules.contains(infer_meta) || is_cuda_host_values_rule(infer_meta);
+}
+
+bool is_cuda_host_values_rule(std::string_view infer_meta) { return infer_meta == "InterpolateInferMeta"; }
+
+bool cuda_host_rule_reads_values(std::string_view infer_meta, const KernelArg& a) {
+  return is_cuda_host_values_rule(infer_meta) &&
+         ((a.kind == ArgKind::kTensor && a.optional) || a.kind == ArgKind::kTensorList);
 }
 
 namespace cuda_plan_internal {

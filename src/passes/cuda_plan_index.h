@@ -37,8 +37,15 @@ const std::set<std::string>& cuda_float32_index_ops();
 /// nonzero, masked_select, unique: compactions whose count comes back to the host (codegen/cuda_data_dependent.cpp).
 bool is_cuda_compaction_op(std::string_view op);
 /// The infer-meta functions --target cuda runs on the host for dims read from a tensor's values
-/// (runtime/kforge_shape_meta.h): those of reshape, expand, tile, slice, full_with_tensor and arange.
+/// (runtime/kforge_shape_meta.h): those of reshape, expand, tile, slice, full_with_tensor and arange, and the
+/// interpolations' (is_cuda_host_values_rule).
 bool is_cuda_host_shape_rule(std::string_view infer_meta);
+/// Those of them that read the values of some Tensor and Tensor[] arguments themselves (the interpolations' size
+/// tensors: runtime/kforge_shape_meta_interp.h), where the others read only a tensor's dtype and dims.
+bool is_cuda_host_values_rule(std::string_view infer_meta);
+/// Whether such a rule reads the values of argument `a`: the interpolations' optional tensors (out_size,
+/// scale_tensor) and their size_tensor list, not x.
+bool cuda_host_rule_reads_values(std::string_view infer_meta, const KernelArg& a);
 
 /// The integer value of an int or Scalar attribute (a floating Scalar truncated) and the value of a float or Scalar
 /// one, as the index-mapped kernels read their attributes.

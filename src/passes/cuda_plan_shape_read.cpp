@@ -77,15 +77,16 @@ std::string symbolic_problem(opdef::ArgType type, size_t items) {
   return ok ? "" : "its values come from the dims in a way the generated code cannot express";
 }
 
-// The tensors whose values argument `a` passes (kTensorToAttr, kTensorListToAttr) or whose dtype and dims it does
-// (kTensor); none for the others.
+// The tensors whose values argument `a` passes (kTensorToAttr, kTensorListToAttr; kTensor and kTensorList to a rule
+// that reads their values) or whose dtype and dims it does (kTensor); none for the others.
 std::vector<uint32_t> arg_tensors(const KernelArg& a) {
   if (a.kind == ArgKind::kTensor || a.kind == ArgKind::kTensorToAttr) return {a.value};
-  return a.kind == ArgKind::kTensorListToAttr ? a.values : std::vector<uint32_t>{};
+  return a.kind == ArgKind::kTensorListToAttr || a.kind == ArgKind::kTensorList ? a.values : std::vector<uint32_t>{};
 }
 
-// Why argument `a` of a shape rule cannot be passed on the host, or "".
-std::string argument_problem(const LoweredProgram& p, const KernelArg& a) {
+// Why argument `a` of shape rule `rule` cannot be passed on the host, or "".
+std::string argument_problem(const LoweredProgram& p, std::string_view rule, const KernelArg& a) {
+  if (a.kind == ArgKind::kTensorList && !is_cuda_host_values_rule(rule)) return "it is a list of tensors";
   for (uint32_t v : arg_tensors(a)) {
     if (!runtime_named(p.values[v].dtype)) {
       return fmt::format("its dtype {} has no runtime name", ir::dtype_name(p.values[v].dtype));
@@ -99,7 +100,6 @@ std::string argument_problem(const LoweredProgram& p, const KernelArg& a) {
                  : "it is neither an IntArray nor a Scalar";
     case ArgKind::kTensorListToAttr:
       return a.type == opdef::ArgType::kIntArray ? "" : "it is a list of tensors but no IntArray";
-    case ArgKind::kTensorList: return "it is a list of tensors";
     case ArgKind::kSymbolic: return symbolic_problem(a.type, a.symbolic.size());
     default: return "";
   }
@@ -109,7 +109,9 @@ std::string argument_problem(const LoweredProgram& p, const KernelArg& a) {
 // the host before that group's launch, so they would not be there yet.
 bool computed_in_same_launch(const LoweredProgram& p, const FusionPlan& fusion, uint32_t c, const KernelArg& a) {
   auto group = [&](uint32_t call) { return call < fusion.call_group.size() ? fusion.call_group[call] : kNone; };
-  if (a.kind != ArgKind::kTensorToAttr && a.kind != ArgKind::kTensorListToAttr) return false;
+  const bool values = a.kind == ArgKind::kTensorToAttr || a.kind == ArgKind::kTensorListToAttr ||
+                      cuda_host_rule_reads_values(p.calls[c].infer_meta, a);
+  if (!values) return false;
   for (uint32_t v : arg_tensors(a)) {
     const uint32_t producer = p.values[v].defined_by;
     if (producer != kNone && group(c) != kNone && group(producer) == group(c)) return true;
@@ -130,7 +132,7 @@ void plan_shape_reads(const LoweredProgram& p, const FusionPlan& fusion,
     const KernelCall& call = p.calls[s.call];
     std::string message;
     for (const KernelArg& a : call.infer_meta_args) {
-      const std::string why = argument_problem(p, a);
+      const std::string why = argument_problem(p, call.infer_meta, a);
       if (why.empty() && computed_in_same_launch(p, fusion, s.call, a)) {
         message = fmt::format("'{}': its output dims are read from the values of '{}', which --target cuda computes "
                               "in the same launch (a fused group); --target cpu compiles it",

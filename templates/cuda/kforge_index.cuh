@@ -1,12 +1,13 @@
 // Device helpers of the index-mapped kernels that `kforge compile --target cuda` generates (NAME_kernels.cu,
-// src/codegen/cuda_index.h): the source coordinates of Paddle's nearest and bilinear interpolation, computed
+// src/codegen/cuda_index.h): the source coordinates of Paddle's nearest, bilinear and bicubic interpolation, computed
 // exactly as Paddle's CPU kernels do (float32 ratios, the half-pixel centre in double), so that a kernel reads the
 // same source elements and weights as kernels/nn.cc and kernels/resize.cc, and grid_sample's coordinates and pixels
 // as kernels/losses.cc computes them, topk's selection and argsort's order (libstdc++'s algorithms, as the CPU
 // kernel), and the per-element arithmetic of floor_divide and uniform as kernels/ computes it, and deformable_conv's
-// sampled products (kernels/detection.cc). kforge copies this header beside the outputs when a program's index-mapped
+// sampled products (kernels/detection.cc; the sampling itself is kforge_sampling.h's, which the CPU kernel
+// calls too). kforge copies this header and kforge_sampling.h beside the outputs when a program's index-mapped
 // kernels use it.
-// Needs nvcc; no other dependency.
+// Needs nvcc and kforge_sampling.h.
 #ifndef KFORGE_INDEX_CUH_
 #define KFORGE_INDEX_CUH_
 
@@ -14,6 +15,8 @@
 
 #include <cstdint>
 #include <type_traits>
+
+#include "kforge_sampling.h"  // deformable_conv's sampling, shared with the CPU kernel library
 
 namespace kforge {
 namespace cuda_index {
@@ -51,6 +54,24 @@ __device__ __forceinline__ Tap bilinear_tap(int64_t o, int64_t in, float ratio, 
   src = src > 0 ? src : 0;
   const float d = align_flag ? src - static_cast<float>(lo) : ratio * static_cast<float>(o) - static_cast<float>(lo);
   return Tap{lo, hi, 1.f - d, d};
+}
+
+// bicubic_interp (kernels/resize.cc, Paddle's BicubicInterpolation): output element [k, l] of one plane, four cubic
+// rows along x over the clamped taps index - 1 .. index + 2, then one along y, in T (float or double) as the CPU
+// kernel computes them (kforge_sampling.h's coordinates and convolution). sh, sw: the plane's strides along h, w.
+template <typename T>
+__device__ T bicubic_at(const T* plane, int64_t in_h, int64_t in_w, int64_t sh, int64_t sw, int64_t k, int64_t l,
+                        float ratio_h, float ratio_w, bool align_corners) {
+  const sampling::CubicSource<T> y = sampling::cubic_source<T>(ratio_h, k, align_corners);
+  const sampling::CubicSource<T> x = sampling::cubic_source<T>(ratio_w, l, align_corners);
+  int64_t xs[4];
+  for (int64_t t = 0; t < 4; ++t) xs[t] = sampling::clamp_index(x.index - 1 + t, in_w) * sw;
+  T coefficients[4];
+  for (int64_t ii = 0; ii < 4; ++ii) {
+    const T* row = plane + sampling::clamp_index(y.index - 1 + ii, in_h) * sh;
+    coefficients[ii] = sampling::cubic_interp<T>(row[xs[0]], row[xs[1]], row[xs[2]], row[xs[3]], x.t);
+  }
+  return sampling::cubic_interp<T>(coefficients[0], coefficients[1], coefficients[2], coefficients[3], y.t);
 }
 
 // grid_sample (kernels/losses.cc, Paddle's grid_sample_kernel.cc): the floor and round of T (float or double).
@@ -409,25 +430,6 @@ struct DeformGeometry {
   int64_t deformable_groups, groups;
 };
 
-// Paddle's DmcnIm2colBilinear: bilinear at (h, w) of one [height, width] plane, 0 outside.
-template <typename T>
-__device__ __forceinline__ T dmcn_bilinear(const T* plane, int64_t height, int64_t width, T h, T w) {
-  const int64_t h_low = static_cast<int64_t>(grid_floor(h));
-  const int64_t w_low = static_cast<int64_t>(grid_floor(w));
-  const int64_t h_high = h_low + 1;
-  const int64_t w_high = w_low + 1;
-  const T lh = h - static_cast<T>(h_low);
-  const T lw = w - static_cast<T>(w_low);
-  const T hh = 1 - lh;
-  const T hw = 1 - lw;
-  const T v1 = (h_low >= 0 && w_low >= 0) ? plane[h_low * width + w_low] : T(0);
-  const T v2 = (h_low >= 0 && w_high <= width - 1) ? plane[h_low * width + w_high] : T(0);
-  const T v3 = (h_high <= height - 1 && w_low >= 0) ? plane[h_high * width + w_low] : T(0);
-  const T v4 = (h_high <= height - 1 && w_high <= width - 1) ? plane[h_high * width + w_high] : T(0);
-  const T w1 = hh * hw, w2 = hh * lw, w3 = lh * hw, w4 = lh * lw;
-  return w1 * v1 + w2 * v2 + w3 * v3 + w4 * v4;
-}
-
 // Output element e of [n, oc, oh, ow]; mask may be null (deformable convolution v1).
 template <typename T>
 __device__ T deformable_conv_at(const T* x, const T* offset, const T* mask, const T* filter, int64_t e,
@@ -447,7 +449,7 @@ __device__ T deformable_conv_at(const T* x, const T* offset, const T* mask, cons
     const T w_im = static_cast<T>(xo * g.stride_w - g.pad_w + j * g.dilation_w) + off_w;
     T val = T(0);
     if (h_im > -1 && w_im > -1 && h_im < static_cast<T>(g.h) && w_im < static_cast<T>(g.w)) {
-      val = dmcn_bilinear(x + (b * g.c + ci) * g.h * g.w, g.h, g.w, h_im, w_im);
+      val = sampling::dmcn_bilinear(x + (b * g.c + ci) * g.h * g.w, g.h, g.w, h_im, w_im);
     }
     if (mask != nullptr) val *= mask[(b * g.deformable_groups + dg) * kk * plane + tap * plane + p];
     acc += f[r] * val;

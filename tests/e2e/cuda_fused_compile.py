@@ -217,6 +217,11 @@ PROGRAMS = [
     ("tests/paddle/rnn_gru_seq_len_int64/inference.json", "paddle_rnn_gru_seq_len_int64", []),
     ("tests/paddle/rnn_lstm_float64_bidirec/inference.json", "paddle_rnn_lstm_float64_bidirec", []),
     ("tests/paddle/broadcast_tensors_dynamic/inference.json", "paddle_broadcast_tensors_dynamic", []),
+    # bicubic_interp and prior_box (issue 34's CLIP and BlazeFace ops); an interpolation sized by its size tensors'
+    # values (SOLOv2), its shape rule run on the host (kforge_shape_meta_interp.h)
+    ("tests/paddle/bicubic_interp_nhwc_float64/inference.json", "paddle_bicubic_interp_nhwc_float64", []),
+    ("tests/paddle/prior_box_max_flip_clip/inference.json", "paddle_prior_box_max_flip_clip", ["--cuda-graph"]),
+    ("tests/paddle/bilinear_out_size_from_input/inference.json", "paddle_bilinear_out_size_from_input", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}
@@ -234,7 +239,7 @@ CONV_HEADERS = [
     "kforge_cudnn.cuh", "kforge_cudnn_graph.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh", "kforge_half.cuh"
 ]
 POOL_HEADERS = ["kforge_pool.cuh", "kforge_half.cuh"]
-INDEX_HEADERS = ["kforge_index.cuh"]  # the interpolation helpers
+INDEX_HEADERS = ["kforge_index.cuh", "kforge_sampling.h"]  # the interpolation helpers and what they include
 
 
 def find_nvcc():
@@ -350,6 +355,8 @@ def main():
                 required.append("kforge_rnn.cuh")
             if "kforge::shape_meta::" in host:  # dims read from a tensor's values, by a shape rule on the host
                 required.append("kforge_shape_meta.h")
+            if "kforge::shape_meta::InterpolateInferMeta(" in host:  # an interpolation's size from its size tensors
+                required.append("kforge_shape_meta_interp.h")
             written = sorted(os.listdir(gen))
             if written != sorted(set(required)):
                 print(f"FAIL {program} {flags}: wrote {written}, expected {sorted(set(required))}")

@@ -34,6 +34,10 @@ CASES = [
     "diag_vector", "diag_vector_offset", "diag_matrix", "diag_matrix_offset", "diag_matrix_negative_offset",
     "repeat_interleave_channels", "repeat_interleave_last_int64", "repeat_interleave_dynamic", "elu_float64", "ceil_float64",
     "randint_int64", "randint_int32_dynamic",
+    # bicubic_interp (cuda_index_compute.cpp, kforge_index.cuh's bicubic_at over kforge_sampling.h, the CPU kernel's)
+    "bicubic_interp_up", "bicubic_interp_down_align_corners", "bicubic_interp_nhwc_float64",
+    # prior_box (cuda_index_compute.cpp): the boxes of kernels/prior_box.cc from the plan's half sizes
+    "prior_box_blazeface", "prior_box_dynamic_float64", "prior_box_max_flip_clip",
     # transposes and an expand absorbed by elementwise groups (read through and stored through; run-time dims)
     "transpose_fused", "transpose_fused_dynamic", "expand_fused",
     # elementwise groups: broadcasts (strided inputs), a dynamic batch, bool to float
@@ -51,6 +55,9 @@ CASES = [
     "slice_start_from_input", "slice_start_end_from_input", "slice_neg_start_from_input", "slice_index_from_input",
     "slice_list_from_input", "reshape_shape_list_from_input", "expand_shape_list_from_input",
     "full_shape_list_from_input",
+    # an interpolation's size read from its size tensors' values: SizeTensor and OutSize (kforge_shape_meta_interp.h)
+    "bilinear_size_tensor_from_input", "bilinear_out_size_from_input", "nearest_size_tensor_from_input",
+    "bilinear_size_from_input",
     # the ops no fused group takes (issue 34; codegen/cuda_index_compute.cpp): reductions over leading axes in every
     # dtype, softmax over a middle axis, cumsum, one_hot, pow; stack and meshgrid
     "stack", "meshgrid_2", "meshgrid_3_int64", "meshgrid_anchors",

@@ -144,6 +144,8 @@ broadcast_tensors_3 broadcast_tensors_int64 broadcast_tensors_dynamic rnn_lstm r
 rnn_lstm_time_major_init rnn_lstm_seq_len_bidirec rnn_lstm_dynamic rnn_lstm_ocr rnn_lstm_float64_bidirec rnn_gru
 rnn_gru_2layer_bidirec_dynamic rnn_gru_seq_len_int64 rnn_gru_float64 rnn_simple_tanh rnn_simple_relu_2layer_bidirec
 rnn_simple_tanh_seq_len
+bicubic_interp_up bicubic_interp_down_align_corners bicubic_interp_nhwc_float64 prior_box_blazeface
+prior_box_dynamic_float64 prior_box_max_flip_clip
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:
@@ -154,7 +156,8 @@ reshape_computed_shape_from_data arange_end_from_data full_shape_from_data slice
 expand_shape_from_input tile_from_input arange_end_from_input full_shape_from_input slice_end_from_input
 shape_from_input_mix slice_start_dims_end_from_input slice_start_from_input slice_start_end_from_input
 slice_neg_start_from_input slice_index_from_input slice_list_from_input reshape_shape_list_from_input
-expand_shape_list_from_input full_shape_list_from_input unique_axis0 unique_axis1_float unique_axis0_dynamic}"
+expand_shape_list_from_input full_shape_list_from_input unique_axis0 unique_axis1_float unique_axis0_dynamic
+bilinear_size_tensor_from_input bilinear_out_size_from_input nearest_size_tensor_from_input bilinear_size_from_input}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

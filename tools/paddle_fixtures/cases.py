@@ -795,13 +795,24 @@ CASES = [
       [t(1, 4), t(1, dtype="int32", low=2, high=5), t(1, dtype="int32", low=4, high=5)], ops=("expand",)),
     C("full_shape_list_from_input", lambda a, b: paddle.full([a, b], 1.5) + 1.0,
       [t(1, dtype="int64", low=2, high=5), t(1, dtype="int64", low=1, high=4)], ops=("full_with_tensor",)),
+    # Interpolation to a size read from the values of integer inputs (GraphNet SOLOv2/6 and /7): SizeTensor (a list
+    # of one-element tensors) and OutSize (one tensor of two values).
+    C("bilinear_size_tensor_from_input", lambda x, h, w: F.interpolate(x, size=[h, w], mode="bilinear") + 1.0,
+      [t(1, 2, 4, 5), t(1, dtype="int64", low=5, high=9), t(1, dtype="int64", low=3, high=8)],
+      ops=("bilinear_interp",)),
+    C("bilinear_out_size_from_input", lambda x, s: F.interpolate(x, size=s, mode="bilinear") + 1.0,
+      [t(2, 3, 6, 4), t(2, dtype="int32", low=3, high=9)], ops=("bilinear_interp",)),
+    C("nearest_size_tensor_from_input", lambda x, h, w: F.interpolate(x, size=[h, w], mode="nearest") * 2.0,
+      [t(1, 3, 3, 4), t(1, dtype="int32", low=4, high=8), t(1, dtype="int32", low=2, high=9)],
+      ops=("nearest_interp",)),
     # Two reads in one program with a dynamic batch: the slice's end, then arange's end (golden
     # compile-cuda-shape-from-values).
     C("shape_from_input_mix", lambda x, n: (paddle.tile(x[:, :n], [1, 2]) * 2.0, paddle.arange(n).astype("float32")),
       [t(None, 6, run=(3, 6)), t(1, dtype="int64", low=1, high=6)], ops=("slice", "tile", "arange")),
     # k read from an input's values: the CPU runs TopKInferMeta before the call; --target cuda refuses it (no host
     # shape rule for topk: tests/golden/error-compile-cuda-data-dependent).
-    # bilinear_interp to a size given as tensors' values (SOLOv2's mask upsampling: a list of 0-D int64 tensors).
+    # bilinear_interp to a size given as tensors' values (SOLOv2's mask upsampling: a list of 0-D int64 tensors;
+    # --target cuda runs the shape rule on the host, kforge_shape_meta_interp.h).
     C("bilinear_size_from_input", lambda x, h, w: F.interpolate(x, size=[h.reshape([]), w.reshape([])],
                                                                 mode="bilinear") * 2.0,
       [t(1, 3, 4, 5), t(1, dtype="int64", low=6, high=9), t(1, dtype="int64", low=3, high=11)],

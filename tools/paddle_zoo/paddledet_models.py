@@ -155,16 +155,6 @@ class RTDETRBeforeSelection(nn.Layer):
         return scores, paddle.where(transformer.valid_mask, coords, paddle.zeros_like(coords))
 
 
-def rtdetr_r18_before_selection():
-    """rtdetr_r18 (same weights) up to its query selection (RTDETRBeforeSelection)."""
-    def build():
-        net = rtdetr_r18()()
-        head = RTDETRBeforeSelection(net)
-        head.kforge_after_weights = net.kforge_after_weights
-        return head
-    return build
-
-
 class RTDETRAfterSelection(nn.Layer):
     """RT-DETR from its query selection on: inputs what RTDETRTransformer's decoder consumes there, the encoder's
     flattened memory [N, 8400, 256] and the selected anchors topk_ind [N, 300] (int64); the program computes the
@@ -218,13 +208,14 @@ class RTDETRAfterSelection(nn.Layer):
         return {"memory": memory.numpy(), "topk_ind": topk_ind.numpy().astype(np.int64)}
 
 
-def rtdetr_r18_after_selection():
-    """rtdetr_r18 (same weights) from its query selection on (RTDETRAfterSelection)."""
+def rtdetr_r18_part(part):
+    """A part of rtdetr_r18 (same weights): part(detector) is RTDETRBeforeSelection (up to its query selection) or
+    RTDETRAfterSelection (from it on), with the whole detector's kforge_after_weights."""
     def build():
         net = rtdetr_r18()()
-        tail = RTDETRAfterSelection(net)
-        tail.kforge_after_weights = net.kforge_after_weights
-        return tail
+        layer = part(net)
+        layer.kforge_after_weights = net.kforge_after_weights
+        return layer
     return build
 
 
@@ -319,10 +310,10 @@ def paddledet_zoo():
     if has_rtdetr():
         image = [InputSpec([None, 3, 640, 640], "float32", "image")]
         models_["rtdetr_r18"] = (rtdetr_r18(), [("640x640", image), ("640x640 (batch 2)", image)])
-        models_["rtdetr_r18_before_selection"] = (rtdetr_r18_before_selection(), [
+        models_["rtdetr_r18_before_selection"] = (rtdetr_r18_part(RTDETRBeforeSelection), [
             ("640x640", image), ("640x640 (batch 2)", image)])
         after = [InputSpec([None, 8400, 256], "float32", "memory"), InputSpec([None, 300], "int64", "topk_ind")]
-        models_["rtdetr_r18_after_selection"] = (rtdetr_r18_after_selection(), [
+        models_["rtdetr_r18_after_selection"] = (rtdetr_r18_part(RTDETRAfterSelection), [
             ("640x640", after), ("640x640 (batch 2)", after)])
         # 20 queries at 320x320 (2100 anchors): with these weights the encoder's 21 best scores lie at least 1.3e-3
         # apart, 12x float32's noise there, so the whole model's selection need not tie.

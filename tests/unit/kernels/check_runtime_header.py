@@ -1,4 +1,5 @@
-"""Compiles runtime_probe.cc against templates/runtime/kforge_runtime.h (and kforge_shape_meta.h, kforge_math.h) with g++ and clang++ (-std=c++17, strict
+"""Compiles runtime_probe.cc against templates/runtime/kforge_runtime.h (and kforge_shape_meta.h,
+kforge_shape_meta_interp.h, kforge_math.h, kforge_sampling.h) with g++ and clang++ (-std=c++17, strict
 warnings, -Werror) and nvcc when it is installed, then runs the g++ build. Usage: check_runtime_header.py SRC BUILD."""
 import os
 import shutil

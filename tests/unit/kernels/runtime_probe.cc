@@ -2,7 +2,9 @@
 // runtime header the way generated code and kernel libraries do, and exits 0 when the results are right.
 #include "kforge_runtime.h"
 #include "kforge_shape_meta.h"
+#include "kforge_shape_meta_interp.h"
 #include "kforge_math.h"
+#include "kforge_sampling.h"
 
 #include <cstdio>
 
@@ -138,9 +140,40 @@ kforge::Status math() {
   return kforge::Status::OK();
 }
 
+// kforge_shape_meta_interp.h as --target cuda's host runs it: a size from two size tensors' values; and
+// kforge_sampling.h as the CPU kernels call it on the host.
+kforge::Status interp_and_sampling() {
+  kforge::Tensor x, h, w, out;
+  x.dtype = kforge::DataType::kFloat32;
+  KFORGE_RETURN_IF_ERROR(x.set_dims({1, 2, 4, 5}));
+  int64_t sizes[2] = {6, 7};
+  for (kforge::Tensor* t : {&h, &w}) {
+    t->dtype = kforge::DataType::kInt64;
+    KFORGE_RETURN_IF_ERROR(t->set_dims({1}));
+    t->data = t == &h ? &sizes[0] : &sizes[1];
+  }
+  const kforge::Tensor* const list[] = {&h, &w};
+  KFORGE_RETURN_IF_ERROR(kforge::shape_meta::InterpolateInferMeta(x, nullptr, kforge::TensorList{list, 2}, nullptr,
+                                                                  "NCHW", -1, -1, -1, {}, "bilinear", false, 0,
+                                                                  &out));
+  if (out.ndim != 4 || out.dims[2] != 6 || out.dims[3] != 7) return kforge::Status::Error("interpolation size");
+  const float plane[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  if (kforge::sampling::dmcn_bilinear(plane, 2, 2, 0.5f, 0.5f) != 2.5f) return kforge::Status::Error("dmcn_bilinear");
+  const kforge::sampling::CubicSource<double> c = kforge::sampling::cubic_source<double>(0.5f, 3, true);
+  if (c.index != 1 || c.t != 0.5) return kforge::Status::Error("cubic_source");
+  if (kforge::sampling::cubic_interp<double>(1.0, 1.0, 1.0, 1.0, 0.25) != 1.0) {
+    return kforge::Status::Error("cubic_interp of a constant");
+  }
+  return kforge::Status::OK();
+}
+
 }  // namespace
 
 int main() {
+  if (kforge::Status i = interp_and_sampling(); !i.ok()) {
+    std::printf("interpolation / sampling probe failed: %s\n", i.message().c_str());
+    return 1;
+  }
   if (kforge::Status m = math(); !m.ok()) {
     std::printf("math probe failed: %s\n", m.message().c_str());
     return 1;

@@ -200,4 +200,10 @@ inline std::string half_conv_block(bool half_mean = false) {
   return text;
 }
 
+/// A program of the kernel library's ops: x and the other inputs, the ops (one a line from line 4, column 5), y.
+inline std::string library_program(const std::string& inputs, const std::string& ops,
+                                   const std::string& outputs = "y") {
+  return "program: p\ninputs: [" + inputs + "]\nops:\n" + ops + "outputs: [" + outputs + "]\n";
+}
+
 }  // namespace kforge::passes::test

@@ -114,4 +114,18 @@ inline void check_invariants(const LoweredProgram& lp, const FusionPlan& plan) {
 }
 
 
+/// The fusion options of the GEMM groups as --target cuda sets them, without absorbed transposes or attention.
+inline FusionOptions gemm_options() {
+  FusionOptions o;
+  o.single_call_groups = true;  // as --target cuda sets them
+  o.gemm_groups = true;
+  o.half_floats = true;
+  return o;
+}
+
+/// The group that call `call` is in, or null.
+inline const FusedGroup* group_of_call(const FusionPlan& plan, uint32_t call) {
+  return plan.call_group[call] == kNone ? nullptr : &plan.groups[plan.call_group[call]];
+}
+
 }  // namespace kforge::passes::fusion_test

@@ -3,7 +3,10 @@
 // gave before the plan checked them.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "cuda_plan_test_util.h"
+#include "passes/cuda_plan_index.h"
 
 namespace kforge::passes::test {
 
@@ -139,6 +142,73 @@ TEST_CASE("cuda plan: a computing op its kernel cannot run is refused at the op 
                   64 << 20, kLibraryOps);
     CHECK(f.refusals() == "4:5: --target cuda: floor_divide (pd_op.floor_divide) has no CUDA kernel: it divides bool "
                           "or 16-bit values, which the CUDA kernel does not take\n");
+  }
+}
+
+TEST_CASE("cuda plan: bicubic_interp and prior_box (issue 34's BlazeFace and CLIP ops): forms") {
+  SECTION("bicubic_interp reads align_corners and the layout as bilinear does") {
+    PlanFixture f(compute_program("{name: x, dtype: float64, shape: [1, 4, 5, 2]}",
+                                  "  - {op: bicubic_interp, in: [x, ~, ~, ~], out: [y], attrs: {data_format: NHWC, "
+                                  "out_d: -1, out_h: 6, out_w: 9, scale: [], interp_method: bicubic, "
+                                  "align_corners: true, align_mode: 0}}\n"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    const CudaComputeForm& interp = compute_form(f, f.call("bicubic_interp"));
+    CHECK(interp.dtype == ir::DataType::kFloat64);
+    CHECK(interp.nhwc);
+    CHECK(interp.align_corners);
+    CHECK(interp.scale_h == -1);
+    CHECK(cuda_float32_index_ops().contains("bicubic_interp"));
+  }
+  SECTION("prior_box's half sizes in the CPU kernel's order and arithmetic") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [1, 8, 4, 5]}, "
+                                  "{name: img, dtype: float32, shape: [1, 3, 32, 40]}",
+                                  "  - {op: prior_box, in: [x, img], out: [b, v], attrs: {min_sizes: [16.0], "
+                                  "max_sizes: [36.0], aspect_ratios: [2.0], variances: [0.1, 0.1, 0.2, 0.2], "
+                                  "flip: true, clip: true, step_w: 0.0, step_h: 0.0, offset: 0.5, "
+                                  "min_max_aspect_ratios_order: false}}\n",
+                                  "b, v"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    const CudaComputeForm& prior = compute_form(f, f.call("prior_box"));
+    // The ratios 1, 2, 1 / 2 (flip), then the square of side sqrt(16 * 36) = 24.
+    const double r2 = 16.0f * std::sqrt(2.0f) / 2., h2 = 16.0f / std::sqrt(2.0f) / 2.;
+    const double r_half = 16.0f * std::sqrt(1.0f / 2.0f) / 2., h_half = 16.0f / std::sqrt(1.0f / 2.0f) / 2.;
+    CHECK(prior.prior_half_w == std::vector<double>{8.0, r2, r_half, 12.0});
+    CHECK(prior.prior_half_h == std::vector<double>{8.0, h2, h_half, 12.0});
+    CHECK(prior.variances == std::vector<double>{0.1f, 0.1f, 0.2f, 0.2f});
+    CHECK(prior.clip);
+    CHECK(prior.prior_offset == 0.5);
+    CHECK(prior.step_w == 0.0);
+  }
+}
+
+TEST_CASE("cuda plan: an interpolation's size from its size tensors' values runs its shape rule on the host") {
+  SECTION("SizeTensor: no refusal, no scale") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [1, 2, 4, 5]}, "
+                                  "{name: h, dtype: int64, shape: [1]}, {name: w, dtype: int64, shape: [1]}",
+                                  "  - {op: builtin.combine, in: [h, w], out: [hw]}\n"
+                                  // The result's declared type (as PIR's): its dims read at run time.
+                                  "  - {op: bilinear_interp, in: [x, ~, hw, ~], out: [{name: y, dtype: float32, "
+                                  "shape: [1, 2, -1, -1]}], attrs: {data_format: NCHW, "
+                                  "out_d: -1, out_h: -1, out_w: -1, scale: [], interp_method: bilinear, "
+                                  "align_corners: false, align_mode: 0}}\n"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    CHECK(f.plan.refusals.empty());
+    const CudaComputeForm& interp = compute_form(f, f.call("bilinear_interp"));
+    CHECK(interp.scale_h == -1);
+    CHECK(is_cuda_host_shape_rule("InterpolateInferMeta"));
+  }
+  SECTION("a scale_tensor is refused at the op") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [1, 2, 4, 5]}, {name: s, dtype: float32, "
+                                  "shape: [2]}",
+                                  "  - {op: bilinear_interp, in: [x, ~, ~, s], out: [{name: y, dtype: float32, "
+                                  "shape: [1, 2, -1, -1]}], attrs: {data_format: NCHW, "
+                                  "out_d: -1, out_h: -1, out_w: -1, scale: [], interp_method: bilinear, "
+                                  "align_corners: false, align_mode: 0}}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK_THAT(f.refusals(), Catch::Contains("its scale_tensor is a tensor"));
   }
 }
 

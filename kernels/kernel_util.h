@@ -159,6 +159,27 @@ inline int64_t product(const int64_t* dims, int64_t begin, int64_t end) {
 
 // Right-aligned numpy broadcasting of two shapes (Paddle's ElementwiseInferMeta with axis = -1). A dim of -1
 // (unknown) broadcasts with anything but a mismatch.
+// The reduction chunks of a matmul (issue 34 item 5, docs/model-zoo.md "RT-DETR"): a dot product longer than
+// kGemmChunkFromK is summed in chunks of kGemmChunkK products, each in an accumulator of its own, the chunks' sums
+// added to the output in order. One float32 accumulator over the whole K (oneDNN's matmul and inner product, as
+// kforge called them) lies 1.4x (K = 256) to 2.5x (K = 4096) farther from a float64 run on average than Paddle's
+// CPU matmul, whose MKL sgemm (here: no FMA) sums blocks of 112 products, bit for bit up to K = 224; chunks of 64
+// end at 0.8x - 0.9x of Paddle's distance. The chunks depend on K only: every path (oneDNN, the loops) and every
+// thread count cuts alike. Up to 112 products Paddle sums in one accumulator too.
+constexpr int64_t kGemmChunkFromK = 112;
+constexpr int64_t kGemmChunkK = 64;
+struct GemmChunks {
+  int64_t count = 1;  // chunks: every one of `size` products but the last, of `last`
+  int64_t size = 0, last = 0;
+  int64_t begin(int64_t c) const { return c * size; }
+  int64_t length(int64_t c) const { return c == count - 1 ? last : size; }
+};
+inline GemmChunks gemm_chunks(int64_t k) {
+  if (k <= kGemmChunkFromK) return {1, k, k};
+  const int64_t count = (k + kGemmChunkK - 1) / kGemmChunkK;
+  return {count, kGemmChunkK, k - (count - 1) * kGemmChunkK};
+}
+
 inline Status broadcast_dims(const Tensor& x, const Tensor& y, const char* op, std::vector<int64_t>* out) {
   int32_t rank = x.ndim > y.ndim ? x.ndim : y.ndim;
   out->assign(static_cast<size_t>(rank), 1);

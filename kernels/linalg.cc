@@ -26,28 +26,41 @@ Status check_against_meta(const char* op, const Tensor& out, Meta meta) {
 }
 
 // C (m x n) = A (m x k) * B, with A contiguous and B either k x n (b_transposed false) or n x k. The loop orders
-// keep the innermost accesses contiguous; each C element sums over k in increasing order either way.
+// keep the innermost accesses contiguous; each C element sums over k in increasing order either way, in
+// util::gemm_chunks's chunks (each in its own accumulator, added to C in order), as the oneDNN path does.
 template <typename T>
 void gemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t n, bool b_transposed) {
+  const util::GemmChunks chunks = util::gemm_chunks(k);
   if (b_transposed) {
     for (int64_t i = 0; i < m; ++i) {
       const T* row = a + i * k;
       for (int64_t j = 0; j < n; ++j) {
         const T* col = b + j * k;
-        T acc = T(0);
-        for (int64_t p = 0; p < k; ++p) acc += row[p] * col[p];
-        c[i * n + j] = acc;
+        T sum = T(0);
+        for (int64_t h = 0; h < chunks.count; ++h) {
+          T acc = T(0);
+          for (int64_t p = chunks.begin(h), end = p + chunks.length(h); p < end; ++p) acc += row[p] * col[p];
+          sum = h == 0 ? acc : sum + acc;
+        }
+        c[i * n + j] = sum;
       }
     }
     return;
   }
+  std::vector<T> part(chunks.count > 1 ? static_cast<size_t>(n) : 0);
   for (int64_t i = 0; i < m; ++i) {
     T* out_row = c + i * n;
-    for (int64_t j = 0; j < n; ++j) out_row[j] = T(0);
-    for (int64_t p = 0; p < k; ++p) {
-      const T av = a[i * k + p];
-      const T* b_row = b + p * n;
-      for (int64_t j = 0; j < n; ++j) out_row[j] += av * b_row[j];
+    for (int64_t h = 0; h < chunks.count; ++h) {
+      T* acc = h == 0 ? out_row : part.data();  // the first chunk sums into C itself
+      for (int64_t j = 0; j < n; ++j) acc[j] = T(0);
+      for (int64_t p = chunks.begin(h), end = p + chunks.length(h); p < end; ++p) {
+        const T av = a[i * k + p];
+        const T* b_row = b + p * n;
+        for (int64_t j = 0; j < n; ++j) acc[j] += av * b_row[j];
+      }
+      if (h > 0) {
+        for (int64_t j = 0; j < n; ++j) out_row[j] += acc[j];
+      }
     }
   }
 }

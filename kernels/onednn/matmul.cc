@@ -8,6 +8,11 @@
 // / right edge may be smaller: a plan holds a primitive for each of the (up to) four block shapes. Consecutive
 // blocks run as one task up to kMinTaskMacs (small batched products, attention's per head, stay on one thread).
 //
+// A long K (util::gemm_chunks: issue 34 item 5) runs as one primitive per chunk of K within each task, the first
+// writing the block, each later one adding its sum to it (a sum post-op): the chunks' dot products are summed in
+// accumulators of their own, a blocked float32 sum as Paddle's sgemm computes one, where a single primitive over
+// the whole K sums each in one accumulator (1.4x Paddle's distance from float64 at K = 256, 2.5x at K = 4096).
+//
 // A call site (runtime.h's SiteTable, by its operands' and output's addresses) keeps its plan and the arguments
 // of each task's primitive, so a steady-state call looks nothing up and creates no oneDNN object.
 #include <algorithm>
@@ -16,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "kernel_util.h"
 #include "onednn/onednn.h"
 #include "onednn/runtime.h"
 
@@ -31,9 +37,32 @@ constexpr int64_t kMinSplitMacs = int64_t{8} << 20;
 // decode step take 1.9x the CPU time at 2 threads it took at 1.
 constexpr int64_t kMinTaskMacs = int64_t{2} << 20;
 
+// A reduction chunk's kind: the first writes the output, the later ones add to it; the last may be shorter.
+enum ChunkKind { kFirstChunk = 0, kLaterChunk = 1, kLastChunk = 2 };
+constexpr int kChunkKinds = 3;
+
+ChunkKind chunk_kind(const util::GemmChunks& chunks, int64_t c) {
+  return c == 0 ? kFirstChunk : (c == chunks.count - 1 ? kLastChunk : kLaterChunk);
+}
+bool kind_used(const util::GemmChunks& chunks, int kind) {
+  return kind == kFirstChunk || (kind == kLaterChunk ? chunks.count > 2 : chunks.count > 1);
+}
+int64_t kind_length(const util::GemmChunks& chunks, int kind) {
+  return kind == kLastChunk ? chunks.last : chunks.size;
+}
+dnnl::primitive_attr chunk_attr(int kind) {
+  dnnl::primitive_attr attr = user_scratchpad();
+  if (kind != kFirstChunk) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.f);
+    attr.set_post_ops(ops);
+  }
+  return attr;
+}
+
 struct Part {
-  dnnl::matmul prim;
-  dnnl::memory::desc a, b, c;
+  dnnl::matmul prims[kChunkKinds];
+  dnnl::memory::desc a[kChunkKinds], b[kChunkKinds], c;
 };
 
 struct MatmulPlan : Plan {
@@ -56,12 +85,17 @@ struct MatmulSite {
 // packed once into the primitive's layout (kept like a convolution's filter, runtime.h's constant_weights). The
 // matmul primitive on y as it lies reads it through a per-call copy into its own layout: with M = 1 (1 x 1024 by
 // 1024 x 1000) it took 140 us where this takes 20 us.
+// With several reduction chunks, each task copies its rows' chunk of x into a dense buffer (the primitive reads
+// plain rows only), and y is packed chunk by chunk.
 struct InnerPlan : Plan {
-  dnnl::inner_product_forward prims[2];  // [the last block]
-  dnnl::memory::desc src[2], dst[2];
-  dnnl::memory::desc user_weights, weights;
-  dnnl::reorder weights_reorder;
+  dnnl::inner_product_forward prims[2][kChunkKinds];  // [the last block][chunk kind]
+  dnnl::memory::desc src[2][kChunkKinds], dst[2];
+  dnnl::memory::desc user_weights[kChunkKinds], weights[kChunkKinds];  // a chunk of y as it lies, and packed
+  dnnl::reorder weights_reorder[kChunkKinds];
+  util::GemmChunks chunks;
+  size_t weights_stride = 0;  // bytes between the packed chunks
   size_t scratchpad_bytes = 0;
+  size_t src_bytes = 0;  // a task's dense copy of one chunk of its rows (several chunks only)
   int64_t block_rows = 0, blocks = 0;
 };
 
@@ -69,41 +103,57 @@ std::shared_ptr<Plan> build_inner_plan(int64_t rows, int64_t k, int64_t n, bool 
   auto p = std::make_shared<InnerPlan>();
   p->block_rows = rows * n * k < kMinSplitMacs ? rows : kBlock;
   p->blocks = (rows + p->block_rows - 1) / p->block_rows;
-  // y is k x n (the primitive's "io") or, transposed, n x k ("oi").
-  p->user_weights = f32_desc({n, k}, ty ? dnnl::memory::format_tag::oi : dnnl::memory::format_tag::io);
-  const dnnl::memory::desc any_weights({n, k}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
-  for (int last = p->blocks > 1 ? 0 : 1; last < 2; ++last) {
-    const int64_t r = last ? rows - (p->blocks - 1) * p->block_rows : p->block_rows;
-    p->src[last] = f32_desc({r, k}, dnnl::memory::format_tag::nc);
-    p->dst[last] = f32_desc({r, n}, dnnl::memory::format_tag::nc);
-    const dnnl::inner_product_forward::primitive_desc pd =
-        inner_product_pd(p->src[last], any_weights, p->dst[last], user_scratchpad());
-    if (!pd || is_reference_impl(pd)) return nullptr;
-    if (last == 1 && p->blocks > 1 && pd.weights_desc() != p->weights) return nullptr;  // one packed y for both
-    p->weights = pd.weights_desc();
-    p->prims[last] = dnnl::inner_product_forward(pd);
-    p->scratchpad_bytes = std::max(p->scratchpad_bytes, pd.scratchpad_desc().get_size());
+  p->chunks = util::gemm_chunks(k);
+  if (p->chunks.count > 1) p->src_bytes = align_up(static_cast<size_t>(p->block_rows * p->chunks.size) * sizeof(float));
+  for (int kind = 0; kind < kChunkKinds; ++kind) {
+    if (!kind_used(p->chunks, kind)) continue;
+    const int64_t len = kind_length(p->chunks, kind);
+    // y's chunk as the primitive's {n, len} weights: y is k x n (element (o, i) at i * n + o) or, transposed, n x k.
+    p->user_weights[kind] = f32_strided({n, len}, ty ? Dims{k, 1} : Dims{1, n});
+    const dnnl::memory::desc any_weights({n, len}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+    for (int last = p->blocks > 1 ? 0 : 1; last < 2; ++last) {
+      const int64_t r = last ? rows - (p->blocks - 1) * p->block_rows : p->block_rows;
+      p->src[last][kind] = f32_desc({r, len}, dnnl::memory::format_tag::nc);
+      p->dst[last] = f32_desc({r, n}, dnnl::memory::format_tag::nc);
+      const dnnl::inner_product_forward::primitive_desc pd =
+          inner_product_pd(p->src[last][kind], any_weights, p->dst[last], chunk_attr(kind));
+      if (!pd || is_reference_impl(pd)) return nullptr;
+      // One packed y for both.
+      if (last == 1 && p->blocks > 1 && pd.weights_desc() != p->weights[kind]) return nullptr;
+      p->weights[kind] = pd.weights_desc();
+      p->prims[last][kind] = dnnl::inner_product_forward(pd);
+      p->scratchpad_bytes = std::max(p->scratchpad_bytes, pd.scratchpad_desc().get_size());
+    }
+    std::optional<dnnl::reorder> r =
+        make_reorder(p->user_weights[kind], p->weights[kind], &p->scratchpad_bytes, true);
+    p->weights_reorder[kind] = *r;
+    p->weights_stride = std::max(p->weights_stride, align_up(p->weights[kind].get_size()));
   }
-  std::optional<dnnl::reorder> r = make_reorder(p->user_weights, p->weights, &p->scratchpad_bytes, true);
-  p->weights_reorder = *r;
   return p;
 }
 
-Status run_inner(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, int64_t n, Tensor* out) {
+Status run_inner(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, int64_t n, bool ty, Tensor* out) {
   static constexpr const char* kOp = "matmul";
   const auto& p = static_cast<const InnerPlan&>(*site.plan);
   std::shared_ptr<const char> packed = site.weights.lock();
   if (packed == nullptr) {
     Status status;
-    const size_t bytes = p.weights.get_size();
+    const size_t bytes = p.weights_stride * static_cast<size_t>(p.chunks.count);
+    const float* yd = y.data_as<const float>();
     packed = constant_weights(
         p, {{y.data, y.bytes()}}, bytes,
         [&](char* buffer) {
           return guarded(kOp, [&] {
             char* scratch = task_arena().reserve(p.scratchpad_bytes);
             if (scratch == nullptr) return Status::Error(kOp, ": out of memory");
-            execute(p.weights_reorder, {{DNNL_ARG_FROM, wrap(p.user_weights, y.data)}, {DNNL_ARG_TO, wrap(p.weights, buffer)}},
-                    p.scratchpad_bytes, scratch);
+            for (int64_t c = 0; c < p.chunks.count; ++c) {
+              const ChunkKind kind = chunk_kind(p.chunks, c);
+              const float* from = yd + p.chunks.begin(c) * (ty ? 1 : n);
+              execute(p.weights_reorder[kind],
+                      {{DNNL_ARG_FROM, wrap(p.user_weights[kind], from)},
+                       {DNNL_ARG_TO, wrap(p.weights[kind], buffer + static_cast<size_t>(c) * p.weights_stride)}},
+                      p.scratchpad_bytes, scratch);
+            }
             return Status::OK();
           });
         },
@@ -112,20 +162,36 @@ Status run_inner(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, 
     if (packed == nullptr) return Status::Error(kOp, ": y is no longer declared constant");  // released meanwhile
     site.weights = packed;
   }
-  if (site.tasks.empty()) site.tasks.resize(static_cast<size_t>(p.blocks));
+  const util::GemmChunks& chunks = p.chunks;
+  if (site.tasks.empty()) site.tasks.resize(static_cast<size_t>(p.blocks * chunks.count));
   const float* xd = x.data_as<const float>();
   float* od = out->data_as<float>();
   return run_tasks(p.blocks, [&](int64_t b) {
     return guarded(kOp, [&] {
       const int last = b == p.blocks - 1 ? 1 : 0;
-      char* scratch = task_arena().reserve(p.scratchpad_bytes);
+      const int64_t rows = last ? x.numel() / k - b * p.block_rows : p.block_rows;
+      const size_t scratch_bytes = align_up(p.scratchpad_bytes);
+      char* scratch = task_arena().reserve(scratch_bytes + p.src_bytes);
       if (scratch == nullptr) return Status::Error(kOp, ": out of memory");
-      ArgSet& args = site.tasks[static_cast<size_t>(b)];
-      args.set(DNNL_ARG_SRC, p.src[last], xd + b * p.block_rows * k);
-      args.set(DNNL_ARG_WEIGHTS, p.weights, packed.get());
-      args.set(DNNL_ARG_DST, p.dst[last], od + b * p.block_rows * n);
-      args.set_scratchpad(p.scratchpad_bytes, scratch);
-      args.run(p.prims[last]);
+      float* dense = reinterpret_cast<float*>(scratch + scratch_bytes);
+      const float* block = xd + b * p.block_rows * k;
+      for (int64_t c = 0; c < chunks.count; ++c) {
+        const ChunkKind kind = chunk_kind(chunks, c);
+        const float* src = block;
+        if (chunks.count > 1) {  // the rows' chunk c, dense
+          const int64_t len = chunks.length(c);
+          for (int64_t i = 0; i < rows; ++i) {
+            std::copy_n(block + i * k + chunks.begin(c), len, dense + i * len);
+          }
+          src = dense;
+        }
+        ArgSet& args = site.tasks[static_cast<size_t>(b * chunks.count + c)];
+        args.set(DNNL_ARG_SRC, p.src[last][kind], src);
+        args.set(DNNL_ARG_WEIGHTS, p.weights[kind], packed.get() + static_cast<size_t>(c) * p.weights_stride);
+        args.set(DNNL_ARG_DST, p.dst[last], od + b * p.block_rows * n);
+        args.set_scratchpad(p.scratchpad_bytes, scratch);
+        args.run(p.prims[last][kind]);
+      }
       return Status::OK();
     });
   });
@@ -148,14 +214,19 @@ struct Problem {
   int64_t a_row, a_col, b_row, b_col;  // element strides of A (m x k) and B (k x n)
 };
 
-bool build_part(const Problem& q, int64_t rows, int64_t cols, Part* part, size_t* scratchpad) {
-  part->a = f32_strided({rows, q.k}, {q.a_row, q.a_col});
-  part->b = f32_strided({q.k, cols}, {q.b_row, q.b_col});
+bool build_part(const Problem& q, const util::GemmChunks& chunks, int64_t rows, int64_t cols, Part* part,
+                size_t* scratchpad) {
   part->c = f32_strided({rows, cols}, {q.n, 1});
-  const dnnl::matmul::primitive_desc pd = matmul_pd(part->a, part->b, part->c, user_scratchpad());
-  if (!pd || is_reference_impl(pd)) return false;
-  part->prim = dnnl::matmul(pd);
-  *scratchpad = std::max(*scratchpad, pd.scratchpad_desc().get_size());
+  for (int kind = 0; kind < kChunkKinds; ++kind) {
+    if (!kind_used(chunks, kind)) continue;
+    const int64_t len = kind_length(chunks, kind);
+    part->a[kind] = f32_strided({rows, len}, {q.a_row, q.a_col});
+    part->b[kind] = f32_strided({len, cols}, {q.b_row, q.b_col});
+    const dnnl::matmul::primitive_desc pd = matmul_pd(part->a[kind], part->b[kind], part->c, chunk_attr(kind));
+    if (!pd || is_reference_impl(pd)) return false;
+    part->prims[kind] = dnnl::matmul(pd);
+    *scratchpad = std::max(*scratchpad, pd.scratchpad_desc().get_size());
+  }
   return true;
 }
 
@@ -184,6 +255,7 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
   const int64_t block_rows = whole ? q.m : kBlock, block_cols = whole ? q.n : kBlock;
   const int64_t row_blocks = (q.m + block_rows - 1) / block_rows, col_blocks = (q.n + block_cols - 1) / block_cols;
   const int64_t last_rows = q.m - (row_blocks - 1) * block_rows, last_cols = q.n - (col_blocks - 1) * block_cols;
+  const util::GemmChunks chunks = util::gemm_chunks(q.k);
 
   SingleThreadScope single;
   bool fresh = false;
@@ -220,7 +292,7 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
           for (int right = col_blocks > 1 ? 0 : 1; right < 2; ++right) {
             const int64_t rows = bottom ? last_rows : block_rows;
             const int64_t cols = right ? last_cols : block_cols;
-            if (!build_part(q, rows, cols, &p->parts[bottom][right], &p->scratchpad_bytes)) return nullptr;
+            if (!build_part(q, chunks, rows, cols, &p->parts[bottom][right], &p->scratchpad_bytes)) return nullptr;
           }
         }
         return p;
@@ -233,7 +305,7 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
   }));
   if (site.plan == nullptr) return Status::OK();
   *handled = true;
-  if (site.inner) return run_inner(site, x, y, q.k, q.n, out);
+  if (site.inner) return run_inner(site, x, y, q.k, q.n, q.ty, out);
   const auto& p = static_cast<const MatmulPlan&>(*site.plan);
 
   // Batch dims: out's leading dims; an operand's stride is 0 along a dim it broadcasts (as the reference loops).
@@ -251,7 +323,7 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
   batch_strides(y, y_vec ? 0 : y.ndim - 2, q.k * q.n, y_strides);
   const int64_t batches = util::product(out->dims, 0, batch_rank);
   const int64_t blocks = row_blocks * col_blocks;
-  if (site.tasks.empty()) site.tasks.resize(static_cast<size_t>(batches * blocks));
+  if (site.tasks.empty()) site.tasks.resize(static_cast<size_t>(batches * blocks * chunks.count));
   const float* xd = x.data_as<const float>();
   const float* yd = y.data_as<const float>();
   float* od = out->data_as<float>();
@@ -272,12 +344,15 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
       float* c = od + (t / blocks) * q.m * q.n + row0 * q.n + col0;
       char* scratch = task_arena().reserve(p.scratchpad_bytes);
       if (scratch == nullptr) return Status::Error(kOp, ": out of memory");
-      ArgSet& args = site.tasks[static_cast<size_t>(t)];
-      args.set(DNNL_ARG_SRC, part.a, a);
-      args.set(DNNL_ARG_WEIGHTS, part.b, b);
-      args.set(DNNL_ARG_DST, part.c, c);
-      args.set_scratchpad(p.scratchpad_bytes, scratch);
-      args.run(part.prim);
+      for (int64_t h = 0; h < chunks.count; ++h) {
+        const ChunkKind kind = chunk_kind(chunks, h);
+        ArgSet& args = site.tasks[static_cast<size_t>(t * chunks.count + h)];
+        args.set(DNNL_ARG_SRC, part.a[kind], a + chunks.begin(h) * q.a_col);
+        args.set(DNNL_ARG_WEIGHTS, part.b[kind], b + chunks.begin(h) * q.b_row);
+        args.set(DNNL_ARG_DST, part.c, c);
+        args.set_scratchpad(p.scratchpad_bytes, scratch);
+        args.run(part.prims[kind]);
+      }
       return Status::OK();
     });
   };

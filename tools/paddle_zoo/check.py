@@ -201,7 +201,11 @@ def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
     compare(row, want, got, tolerance)
     if row.over and not row.reason and args.real:
         try:
-            compare_float64(row, want, got, float64_outputs(builder, feeds, args.seed))
+            reference = float64_outputs(builder, feeds, args.seed)
+            compare_float64(row, want, got, reference)
+            for i, (p, r) in enumerate(zip(want, reference)):  # kept with --work-dir, beside outputs/I.npy
+                np.save(path / f"paddle_{i}.npy", p)
+                np.save(path / f"float64_{i}.npy", r)
         except Exception as e:  # a model that does not run in float64: the fixed bound decides
             why = (str(e).strip().splitlines() or [type(e).__name__])[-1][:120]
             print(f"check-paddle-models: {name}: no float64 run ({why})", file=sys.stderr)

@@ -1,7 +1,8 @@
 // The oneDNN paths of matmul and pool2d against the reference loops (bounds in compare_paths.h), the cases they
-// leave to the loops, and thread counts (bitwise). Built only with oneDNN.
+// leave to the loops, thread counts (bitwise) and the chunked sums of a long K. Built only with oneDNN.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -249,5 +250,65 @@ TEST_CASE("oneDNN matmul by a constant y: inner products on a packed y, within t
       ThreadsScope scope(threads);
       CHECK(same_bits(run_matmul(c, x, y, 1), got));
     }
+  }
+}
+
+namespace {
+
+// Mean |out - float64 product| over out's elements, for x (m x k) times y (k x n).
+double mean_distance_from_float64(const Tensor& x, const Tensor& y, const Tensor& out, int64_t m, int64_t k,
+                                  int64_t n) {
+  const float* a = x.data_as<const float>();
+  const float* b = y.data_as<const float>();
+  const float* c = out.data_as<const float>();
+  double total = 0;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      double exact = 0;
+      for (int64_t p = 0; p < k; ++p) exact += static_cast<double>(a[i * k + p]) * b[p * n + j];
+      total += std::abs(c[i * n + j] - exact);
+    }
+  }
+  return total / static_cast<double>(m * n);
+}
+
+// The same product summed in one float32 accumulator per element (what the kernels computed before the chunks).
+Tensor one_accumulator(const Tensor& x, const Tensor& y, int64_t m, int64_t k, int64_t n) {
+  Tensor out = empty(DataType::kFloat32, {m, n});
+  const float* a = x.data_as<const float>();
+  const float* b = y.data_as<const float>();
+  float* c = out.data_as<float>();
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0;
+      for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * k + p], b[p * n + j], acc);
+      c[i * n + j] = acc;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("matmul sums a long K in chunks: closer to float64 than one accumulator, on every path") {
+  CHECK(util::gemm_chunks(112).count == 1);
+  const util::GemmChunks c113 = util::gemm_chunks(113), c256 = util::gemm_chunks(256);
+  CHECK((c113.count == 2 && c113.size == 64 && c113.last == 49));
+  CHECK((c256.count == 4 && c256.size == 64 && c256.last == 64));
+  // 300 rows (two row blocks of the oneDNN paths) of K = 1024: one accumulator is 2.5x Paddle's mean distance from
+  // float64 there, the chunks 0.8x (kernel_util.h's gemm_chunks).
+  const int64_t m = 300, k = 1024, n = 64;
+  const MatmulCase c{{m, k}, {k, n}};
+  const Tensor x = random_f32(c.x, 900), y = random_f32(c.y, 901);
+  const double single = mean_distance_from_float64(x, y, one_accumulator(x, y, m, k, n), m, k, n);
+  const Tensor general = run_matmul(c, x, y, 2);
+  CHECK(mean_distance_from_float64(x, y, general, m, k, n) < 0.6 * single);
+  CHECK(mean_distance_from_float64(x, y, run_matmul(c, x, y, 0), m, k, n) < 0.6 * single);
+  ConstantScope declared(y, true);
+  const Tensor inner = run_matmul(c, x, y, 2);
+  CHECK(mean_distance_from_float64(x, y, inner, m, k, n) < 0.6 * single);
+  for (int threads : {2, 3}) {
+    ThreadsScope scope(threads);
+    CHECK(same_bits(run_matmul(c, x, y, 1), inner));
   }
 }

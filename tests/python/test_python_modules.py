@@ -154,6 +154,17 @@ OVERRIDES = {
     # rnn: RNN_TANH (one state) over x [time 3, batch 2, 4], hidden 5, Paddle's weight list, a uint8 dropout state.
     "rnn": lambda r: [f32(r, 3, 2, 4), [f32(r, 1, 2, 5)], [f32(r, 5, 4), f32(r, 5, 5), f32(r, 5), f32(r, 5)], None,
                       np().zeros(1, "uint8"), None, None, 4, 5, None, None, None, True],
+    # yolo_box: 2 anchors and 2 classes over a 2 x 2 grid of one 64 x 64 image; generate_proposals: one anchor per
+    # cell of a 2 x 2 map, 4 proposals before NMS, 2 after; distribute_fpn_proposals: three boxes of one image over
+    # FPN levels 2 to 5.
+    "yolo_box": lambda r: [f32(r, 1, 14, 2, 2), np().array([[64, 64]], "int32"), [10, 13, 16, 30], 2, 0.01, 32,
+                           None, None, None, None],
+    "generate_proposals": lambda r: [f32(r, 1, 1, 2, 2), f32(r, 1, 4, 2, 2) / 4, np().array([[32, 32]], "float32"),
+                                     np().array([[0, 0, 8, 8], [8, 0, 16, 8], [0, 8, 8, 16], [8, 8, 16, 16]],
+                                                "float32"),
+                                     np().ones((4, 4), "float32"), 4, 2, 0.5, 0.1, 1.0, None],
+    "distribute_fpn_proposals": lambda r: [np().array([[0, 0, 10, 10], [0, 0, 300, 300], [10, 10, 100, 120]],
+                                                      "float32"), np().array([3], "int32"), 2, 5, 4, 224, False],
     "pad": lambda r: [f32(r, 2, 3), [1, 0, 0, 2], 0.5],
     "bce_loss": lambda r: [np().abs(f32(r, 2, 3)) / 4, np().abs(f32(r, 2, 3)) / 4],
     "grid_sample": lambda r: [f32(r, 1, 2, 3, 3), f32(r, 1, 2, 2, 2), None, None, None],

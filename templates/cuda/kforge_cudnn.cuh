@@ -449,8 +449,8 @@ class ConvSite {
       // A graph plan picked from the disk cache: its list built now, outside any capture (cuDNN's expectation where
       // this cuDNN lists fewer plans than the one that made the entry).
       if (method >= kFirstGraphMethod &&
-          !ctx.graph_plans().ensure(ctx.handle(), graph_conv_desc(g, shape, *epilogue),
-                                    workspace(g, shape, tf32, scratch).bytes, method - kFirstGraphMethod)) {
+          ctx.graph_plans().ensure(ctx.handle(), graph_conv_desc(g, shape, *epilogue),
+                                   workspace(g, shape, tf32, scratch).bytes, method - kFirstGraphMethod) == nullptr) {
         method = algorithms_[key].first;
       }
     }

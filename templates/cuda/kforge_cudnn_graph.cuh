@@ -80,29 +80,25 @@ class GraphConvPlans {
     entries_.clear();
   }
 
-  // How many plans d may have: the heuristics' (mode A) engine configurations for its graph that are acceptable,
-  // at most kMaxGraphPlans, listed once per description and workspace limit (host only; cheap: no plan is
-  // finalized). A graph cuDNN cannot describe has none: not an error, the legacy algorithms remain.
-  int count(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit) {
-    return static_cast<int>(entry(handle, d, workspace_limit).configs.size());
-  }
-
-  // Finalizes plan `index` of d where it is not yet (host only: the heuristics' engine compiled at run time takes
-  // 0.1-2 s, BENCHMARKS.md; never inside a graph capture); false where it cannot be made or needs more workspace.
-  bool ensure(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit, int index) {
+  // Plan `index` of d (at most kMaxGraphPlans: the first acceptable configurations of the heuristics, listed at
+  // d's first call), finalized where it is not yet: host only, never inside a graph capture (an engine cuDNN
+  // compiles at run time took 0.4-0.7 s on an H200, BENCHMARKS.md); null where it cannot be made or needs more
+  // workspace.
+  cudnnBackendDescriptor_t ensure(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit, int index) {
     Entry& e = entry(handle, d, workspace_limit);
-    if (index < 0 || index >= static_cast<int>(e.configs.size())) return false;
+    if (index < 0 || index >= static_cast<int>(e.configs.size())) return nullptr;
     if (!e.tried[index]) {
       e.tried[index] = 1;
       e.plans[index] = finalize(handle, e.configs[index].d, workspace_limit);
     }
-    return e.plans[index] != nullptr;
+    return e.plans[index];
   }
 
   // Runs plan `index` of d on the handle's stream, finalizing it first where ensure() has not.
   Status execute(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit, int index,
                  const GraphConvOperands& o) {
-    if (!ensure(handle, d, workspace_limit, index)) {
+    const cudnnBackendDescriptor_t plan = ensure(handle, d, workspace_limit, index);
+    if (plan == nullptr) {
       return Status::Error("cuDNN has no graph plan ", index, " for the convolution with its epilogue");
     }
     std::vector<int64_t> ids{kX, kW, kBias, kY};
@@ -120,7 +116,7 @@ class GraphConvPlans {
         !pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace) || !pack.finalize()) {
       return Status::Error("cuDNN refused the graph convolution's operands");
     }
-    const cudnnStatus_t status = cudnnBackendExecute(handle, entry(handle, d, workspace_limit).plans[index], pack.d);
+    const cudnnStatus_t status = cudnnBackendExecute(handle, plan, pack.d);
     if (status != CUDNN_STATUS_SUCCESS) return Status::Error("cudnnBackendExecute: ", cudnnGetErrorString(status));
     return Status::OK();
   }
@@ -166,13 +162,13 @@ class GraphConvPlans {
     std::vector<cudnnBackendDescriptor_t> plans;
     std::vector<char> tried;
   };
-  using Key = std::array<int64_t, 25>;
+  using Key = std::array<int64_t, 24>;
 
   static Key key_of(cudnnHandle_t handle, const GraphConvDesc& d, size_t workspace_limit) {
     return Key{d.n, d.c, d.h, d.w, d.k, d.r, d.s, d.out_h, d.out_w, d.pad_h, d.pad_w, d.stride_h, d.stride_w,
                d.dilation_h, d.dilation_w, d.nhwc, d.krsc_filter, static_cast<int64_t>(d.data), d.residual, d.relu,
                d.activation_after_residual, static_cast<int64_t>(d.relu_max * 1024),
-               static_cast<int64_t>(workspace_limit), static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle)), 0};
+               static_cast<int64_t>(workspace_limit), static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle))};
   }
 
   // d's entry, its graph described and its configurations listed at the first call.

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""One run of torch's GPT (torch_gpt.py) between cudaProfilerStart/Stop, for bench/transformers/profile.sh: the decode
-step or the prefill, replayed from a CUDA graph of eager torch or run as torch.compile built it (warmed up first, so
-that only the run itself is profiled).
+"""One run of torch's GPT (torch_gpt.py) or BERT-base encoder (torch_encoder.py) between cudaProfilerStart/Stop, for
+bench/transformers/profile.sh: the GPT's decode step or prefill, or the encoder over [BATCH, LENGTH, 768], replayed
+from a CUDA graph of eager torch or run as torch.compile built it (warmed up first, so that only the run itself is
+profiled).
 
-Usage: profile_torch.py LENGTH BATCH float16|float32 [step|prefill] [graph|compile]"""
+Usage: profile_torch.py LENGTH BATCH float16|bfloat16|float32 [step|prefill|encoder] [graph|compile]"""
 import sys
 
 import torch
 
+import torch_encoder
 import torch_gpt
 
 
@@ -16,9 +18,13 @@ def main():
     kind = sys.argv[4] if len(sys.argv) > 4 else "step"
     mode = sys.argv[5] if len(sys.argv) > 5 else "graph"
     torch.manual_seed(1)
-    model = torch_gpt.GPT().cuda().eval().to(dtype)
     with torch.no_grad():
-        xs = torch_gpt.inputs(kind, length, batch, dtype)
+        if kind == "encoder":
+            model = torch_encoder.encoder(dtype)
+            xs = [torch.empty(batch, length, torch_encoder.D_MODEL, device="cuda").uniform_(-1, 1).to(dtype)]
+        else:
+            model = torch_gpt.GPT().cuda().eval().to(dtype)
+            xs = torch_gpt.inputs(kind, length, batch, dtype)
         if mode == "compile":
             compiled = torch.compile(model)
             run = lambda: compiled(*xs)  # noqa: E731

@@ -249,16 +249,6 @@ __global__ void __launch_bounds__(kThreads) attention_decode_kernel(AttentionArg
   }
 }
 
-template <typename Kernel>
-inline cudaError_t launch_kernel(Kernel kernel, dim3 grid, size_t bytes, const AttentionArgs& a, cudaStream_t stream) {
-  // Above 48 KiB of shared memory a kernel must opt in (a host-side attribute: legal inside a graph capture).
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-      e != cudaSuccess)
-    return e;
-  kernel<<<grid, kThreads, bytes, stream>>>(a);
-  return cudaGetLastError();
-}
-
 template <typename T, int D, typename M, int MT, MaskKind Kind>
 inline cudaError_t launch_prefill(const AttentionArgs& a, bool vec, cudaStream_t stream) {
   constexpr int rows = Tiling<D, MT>::kRows;
@@ -296,8 +286,6 @@ inline cudaError_t launch(const AttentionArgs& a, bool vec, cudaStream_t stream)
   return launch_prefill<T, D, M, 1, MaskKind::kPerRow>(a, vec, stream);  // the values held in registers: 64 rows
 }
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
-
 }  // namespace detail
 
 // out = softmax(scale * q k^T + mask) v for every (batch, head); T __half or __nv_bfloat16, D the head dim (32,
@@ -306,17 +294,9 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 
 template <typename T, int D, typename M = T>
 inline cudaError_t attention(const AttentionArgs& a, cudaStream_t stream) {
   static_assert(D == 32 || D == 64 || D == 128, "head dims 32, 64 and 128");
-  if (a.batch < 0 || a.heads < 0 || a.seq_q < 0 || a.seq_k < 0) return cudaErrorInvalidValue;
-  if (a.batch == 0 || a.heads == 0 || a.seq_q == 0) return cudaSuccess;
-  if (a.batch * a.heads > 0x7fffffffLL || (a.seq_q + 15) / 16 > 65535) {
-    return cudaErrorInvalidValue;
-  }
-  // 16-byte loads where every row of q, k and v starts 16-byte aligned.
-  bool vec = detail::aligned16(a.q) && detail::aligned16(a.k) && detail::aligned16(a.v);
-  for (int64_t s : {a.q_batch, a.q_head, a.q_seq, a.k_batch, a.k_head, a.k_seq, a.v_batch, a.v_head, a.v_seq}) {
-    vec = vec && s % 8 == 0;
-  }
-  return detail::launch<T, D, M>(a, vec, stream);
+  bool nothing = false;
+  if (cudaError_t e = detail::check_sizes(a, &nothing); e != cudaSuccess || nothing) return e;
+  return detail::launch<T, D, M>(a, detail::rows_aligned16(a, int(sizeof(T))), stream);
 }
 
 }  // namespace cuda_attention

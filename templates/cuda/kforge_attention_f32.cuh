@@ -265,22 +265,16 @@ __global__ void __launch_bounds__(kThreads) attention_f32_kernel(AttentionArgs a
   }
 }
 
-template <int D, int R, bool Vec, bool Masked>
-inline cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
-  const auto kernel = attention_f32_kernel<D, R, Vec, Masked>;
-  constexpr size_t bytes = Tiling<D, R>::kBytes;
-  // Above 48 KiB of shared memory a kernel must opt in (a host-side attribute: legal inside a graph capture).
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-      e != cudaSuccess) {
-    return e;
-  }
-  const dim3 grid(static_cast<unsigned>(a.batch * a.heads),
-                  static_cast<unsigned>((a.seq_q + Tiling<D, R>::kRows - 1) / Tiling<D, R>::kRows));
-  kernel<<<grid, kThreads, bytes, stream>>>(a);
-  return cudaGetLastError();
+// One block per (batch, head) and `rows` query rows.
+inline dim3 grid_of(const AttentionArgs& a, int rows) {
+  return dim3(static_cast<unsigned>(a.batch * a.heads), static_cast<unsigned>((a.seq_q + rows - 1) / rows));
 }
 
-inline bool aligned16(const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; }
+template <int D, int R, bool Vec, bool Masked>
+inline cudaError_t launch(const AttentionArgs& a, cudaStream_t stream) {
+  return detail::launch_kernel(attention_f32_kernel<D, R, Vec, Masked>, grid_of(a, Tiling<D, R>::kRows),
+                               Tiling<D, R>::kBytes, a, stream);
+}
 
 template <int D, int R>
 inline cudaError_t launch_rows(const AttentionArgs& a, bool vec, cudaStream_t stream) {
@@ -481,16 +475,8 @@ __global__ void __launch_bounds__(kThreads) attention_tf32_kernel(AttentionArgs 
 
 template <int D, bool Vec, bool Masked>
 inline cudaError_t launch_tf32(const AttentionArgs& a, cudaStream_t stream) {
-  const auto kernel = attention_tf32_kernel<D, Vec, Masked>;
-  constexpr size_t bytes = Tf32Tiling<D>::kBytes;
-  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-      e != cudaSuccess) {
-    return e;
-  }
-  const dim3 grid(static_cast<unsigned>(a.batch * a.heads),
-                  static_cast<unsigned>((a.seq_q + Tf32Tiling<D>::kRows - 1) / Tf32Tiling<D>::kRows));
-  kernel<<<grid, kThreads, bytes, stream>>>(a);
-  return cudaGetLastError();
+  return detail::launch_kernel(attention_tf32_kernel<D, Vec, Masked>, grid_of(a, Tf32Tiling<D>::kRows),
+                               Tf32Tiling<D>::kBytes, a, stream);
 }
 
 }  // namespace float32_detail
@@ -504,16 +490,9 @@ template <int D>
 inline cudaError_t attention_float(const AttentionArgs& a, cudaStream_t stream, bool tf32 = false) {
   static_assert(D > 0 && D % 4 == 0 && D <= 128, "head dims: multiples of 4 up to 128");
   namespace f = float32_detail;
-  if (a.batch < 0 || a.heads < 0 || a.seq_q < 0 || a.seq_k < 0) return cudaErrorInvalidValue;
-  if (a.batch == 0 || a.heads == 0 || a.seq_q == 0) return cudaSuccess;
-  if (a.batch * a.heads > 0x7fffffffLL || (a.seq_q + 15) / 16 > 65535) {
-    return cudaErrorInvalidValue;
-  }
-  // 16-byte copies where every row of k and v (and q) starts 16-byte aligned.
-  bool vec = f::aligned16(a.q) && f::aligned16(a.k) && f::aligned16(a.v);
-  for (int64_t s : {a.q_batch, a.q_head, a.q_seq, a.k_batch, a.k_head, a.k_seq, a.v_batch, a.v_head, a.v_seq}) {
-    vec = vec && s % 4 == 0;
-  }
+  bool nothing = false;
+  if (cudaError_t e = detail::check_sizes(a, &nothing); e != cudaSuccess || nothing) return e;
+  const bool vec = detail::rows_aligned16(a, 4);  // 16-byte copies where every row of q, k and v allows them
   if constexpr (D % 8 == 0) {
     if (tf32 && a.seq_q > 16) {
       const bool masked = a.mask != nullptr;

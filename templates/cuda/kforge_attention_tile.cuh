@@ -396,6 +396,38 @@ __device__ __forceinline__ void attend_tile(WarpState<D, MT, QInRegisters>& w, c
   }
 }
 
+// Host side, shared by both kernels' entry points.
+// Launches `kernel` over `grid` with `bytes` of dynamic shared memory (above 48 KiB a kernel must opt in: a host-side
+// attribute, legal inside a graph capture).
+template <typename Kernel>
+inline cudaError_t launch_kernel(Kernel kernel, dim3 grid, size_t bytes, const AttentionArgs& a, cudaStream_t stream) {
+  if (cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
+      e != cudaSuccess)
+    return e;
+  kernel<<<grid, kThreads, bytes, stream>>>(a);
+  return cudaGetLastError();
+}
+
+// The arguments' sizes checked: cudaErrorInvalidValue for negative ones or ones the grid cannot hold, else
+// cudaSuccess; `*nothing` when there is no row to compute.
+inline cudaError_t check_sizes(const AttentionArgs& a, bool* nothing) {
+  *nothing = false;
+  if (a.batch < 0 || a.heads < 0 || a.seq_q < 0 || a.seq_k < 0) return cudaErrorInvalidValue;
+  if (a.batch == 0 || a.heads == 0 || a.seq_q == 0) return *nothing = true, cudaSuccess;
+  if (a.batch * a.heads > 0x7fffffffLL || (a.seq_q + 15) / 16 > 65535) return cudaErrorInvalidValue;
+  return cudaSuccess;
+}
+
+// 16-byte copies of q, k and v apply: every row starts 16-byte aligned (elements of `element_bytes`).
+inline bool rows_aligned16(const AttentionArgs& a, int element_bytes) {
+  auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; };
+  bool vec = aligned(a.q) && aligned(a.k) && aligned(a.v);
+  for (int64_t s : {a.q_batch, a.q_head, a.q_seq, a.k_batch, a.k_head, a.k_seq, a.v_batch, a.v_head, a.v_seq}) {
+    vec = vec && s * element_bytes % 16 == 0;
+  }
+  return vec;
+}
+
 // The keys row `row` may see: [0, limit) (every key, or those a causal mask leaves).
 __device__ __forceinline__ int64_t key_limit(const AttentionArgs& a, int64_t row) {
   if (!a.causal) return a.seq_k;

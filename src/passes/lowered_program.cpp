@@ -12,11 +12,13 @@ namespace kforge::passes {
 
 std::optional<std::pair<uint32_t, uint32_t>> LoweredProgram::view_values(uint32_t c) const {
   const KernelCall& call = calls.at(c);
-  if (call.def == nullptr || call.def->view.size() != 1 || call.outputs.empty() || call.outputs[0].values.size() != 1) {
-    return std::nullopt;
-  }
+  if (call.def == nullptr || call.def->view.size() != 1) return std::nullopt;
+  // The output the `view:` names (rnn's is its second), not necessarily the first.
+  const auto named = std::find_if(call.outputs.begin(), call.outputs.end(),
+                                  [&](const CallOutput& o) { return o.name == call.def->view[0].output; });
+  if (named == call.outputs.end() || named->is_list || named->values.size() != 1) return std::nullopt;
   const KernelArg* in = call.arg(call.def->view[0].input);
-  const uint32_t out = call.outputs[0].values[0];
+  const uint32_t out = named->values[0];
   if (in == nullptr || in->kind != ArgKind::kTensor || out == kNone) return std::nullopt;
   const LoweredValue& x = values[in->value];
   const LoweredValue& y = values[out];

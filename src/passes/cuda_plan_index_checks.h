@@ -58,6 +58,9 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool embedding();
   bool meshgrid();
   bool broadcast_tensors();
+  // A tensor list `arg` and the call's first output, a list of as many: each pair (but outputs nothing reads) of the
+  // same type in buffers of their own, with `ranks_fit(input rank, output rank)`, else `rank_reason`.
+  bool list_to_list(const char* arg, bool (*ranks_fit)(size_t, size_t, size_t), const char* rank_reason);
   bool batched_matmul();
   // cuda_plan_select.cpp
   bool topk();

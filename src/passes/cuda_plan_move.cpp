@@ -159,8 +159,8 @@ bool IndexChecks::embedding() {
   return true;
 }
 
-bool IndexChecks::meshgrid() {
-  const KernelArg* xs = call_.arg("inputs");
+bool IndexChecks::list_to_list(const char* arg, bool (*ranks_fit)(size_t, size_t, size_t), const char* rank_reason) {
+  const KernelArg* xs = call_.arg(arg);
   if (xs == nullptr || xs->kind != ArgKind::kTensorList || call_.outputs.empty() ||
       call_.outputs[0].values.size() != xs->values.size()) {
     return fail("it needs a list of inputs and as many outputs");
@@ -169,27 +169,21 @@ bool IndexChecks::meshgrid() {
     const uint32_t x = xs->values[i], out = call_.outputs[0].values[i];
     if (out == kNone) continue;
     if (!same_type(x, out, false) || !own_buffer(x, out)) return false;
-    if (value(x).dims.size() > 1 || value(out).dims.size() != xs->values.size()) {
-      return fail("its inputs are not 1-D, or its outputs' rank is not the number of inputs");
-    }
+    if (!ranks_fit(value(x).dims.size(), value(out).dims.size(), xs->values.size())) return fail(rank_reason);
   }
   return true;
 }
 
+bool IndexChecks::meshgrid() {
+  return list_to_list(
+      "inputs", [](size_t in, size_t out, size_t inputs) { return in <= 1 && out == inputs; },
+      "its inputs are not 1-D, or its outputs' rank is not the number of inputs");
+}
+
 // broadcast_tensors: expand's kernel per input (each to the joint shape the shape rule gave its output).
 bool IndexChecks::broadcast_tensors() {
-  const KernelArg* xs = call_.arg("input");
-  if (xs == nullptr || xs->kind != ArgKind::kTensorList || call_.outputs.empty() ||
-      call_.outputs[0].values.size() != xs->values.size()) {
-    return fail("it needs a list of inputs and as many outputs");
-  }
-  for (size_t i = 0; i < xs->values.size(); ++i) {
-    const uint32_t x = xs->values[i], out = call_.outputs[0].values[i];
-    if (out == kNone) continue;
-    if (!same_type(x, out, false) || !own_buffer(x, out)) return false;
-    if (value(x).dims.size() > value(out).dims.size()) return fail("an input has a higher rank than its output");
-  }
-  return true;
+  return list_to_list(
+      "input", [](size_t in, size_t out, size_t) { return in <= out; }, "an input has a higher rank than its output");
 }
 
 bool IndexChecks::batched_matmul() {

@@ -25,7 +25,7 @@ test::Env& isa_env() {
 const char* const kConv = "{strides: [1, 1], paddings: [1, 1], padding_algorithm: EXPLICIT, dilations: [1, 1], "
                           "groups: 1, data_format: NCHW}";
 
-// A stem convolution of a 3-channel image, then three convolutions of `channels` channels each.
+// A stem convolution of a 3-channel image to `channels` channels, then three convolutions of `channels` channels.
 std::string stack(int channels) {
   const std::string c = std::to_string(channels);
   return std::string(R"(program: stack
@@ -97,8 +97,8 @@ TEST_CASE("isa layouts: --layout auto plans NCHW8c too where its channels make b
   CHECK(compiled.isa_plan->layout == LayoutChoice::kNchw8c);
   CHECK(compiled.isa_plan->isa_plan == nullptr);
   CHECK(interface_difference(compiled.lowered, compiled.isa_plan->lowered).empty());
-  // The stem (3 channels in) stays NCHW in NCHW8c: 3 of the 4 convolutions convert.
-  CHECK(compiled.dump.find("layout auto: NHWC and NCHW8c (3 of 4 convolutions), picked by the machine's ISA\n") == 0);
+  // Every convolution converts, the stem too (it reads the 3-channel image as it is and writes NCHW8c).
+  CHECK(compiled.dump.find("layout auto: NHWC and NCHW8c (4 of 4 convolutions), picked by the machine's ISA\n") == 0);
   CHECK(compiled.dump.find("layout auto: the NCHW8c plan\nlayout: NCHW8c") != std::string::npos);
 }
 

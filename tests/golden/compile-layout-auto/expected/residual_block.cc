@@ -877,9 +877,10 @@ const char* pick_layout() {
   return force != nullptr && *force != '\0' ? nullptr : "nhwc";
 }
 
+// Why the constructor made no plan: KFORGE_LAYOUT_FORCE names none, or the plan's object could not be allocated.
 KFORGE_GENERATED_COLD kforge::Status no_plan() {
-  const char* force = std::getenv("KFORGE_LAYOUT_FORCE");
-  return kforge::Status::Error("residual_block: KFORGE_LAYOUT_FORCE='", force == nullptr ? "" : force,
+  if (pick_layout() != nullptr) return kforge::Status::Error("residual_block: its layout plan could not be allocated");
+  return kforge::Status::Error("residual_block: KFORGE_LAYOUT_FORCE='", std::getenv("KFORGE_LAYOUT_FORCE"),
                                "' names no layout plan of the class: nhwc or nchw8c");
 }
 

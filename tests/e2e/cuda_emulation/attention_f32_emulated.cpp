@@ -2,8 +2,8 @@
 // 128 threads are std::threads, __syncthreads / __syncwarp are barriers, a shuffle goes through an array between two
 // warp barriers, cp.async is a plain copy (so the pipelining itself is not checked: bench/transformers/
 // attention_f32_check.cu does that on a GPU). tests/e2e/attention_f32_emulated.py writes attention_f32_body.h from
-// the templates (the kernel and launcher as they are, AttentionArgs and key_limit from kforge_attention_tile.cuh) and
-// builds this with g++; each shape is checked against a float64 reference (64-row and 16-row blocks, aligned copies
+// the templates (the kernels and launchers as they are, AttentionArgs, key_limit and the launch helpers from
+// kforge_attention_tile.cuh; the TF32 kernel's cvt and mma emulated below) and builds this with g++; each shape is checked against a float64 reference (64-row and 16-row blocks, aligned copies
 // and element-wise ones, every mask form, head dims 4 to 128) and nothing may be written outside the output.
 #include <barrier>
 #include <cmath>
@@ -22,6 +22,8 @@ dim3 gridDim;
 thread_local unsigned char* emu_smem;
 struct alignas(16) float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+struct alignas(8) float2 { float x, y; };
+inline float2 make_float2(float a, float b) { return {a, b}; }
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -55,6 +57,41 @@ inline float __fmul_rn(float a, float b) { volatile float r = a * b; return r; }
 inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
 inline float fmaxf(float a, float b) { return std::fmax(a, b); }
 
+// cvt.rna.tf32.f32: the float rounded to 10 mantissa bits, to nearest with ties away from zero (finite values).
+inline uint32_t emu_to_tf32(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return std::isfinite(x) ? (bits + 0x1000u) & ~0x1fffu : bits;
+}
+inline float emu_tf32_value(uint32_t bits) {
+  bits &= ~0x1fffu;  // the tensor core reads 10 mantissa bits
+  float x;
+  std::memcpy(&x, &bits, 4);
+  return x;
+}
+// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 over one warp: every lane publishes its fragments, then
+// computes its four results (lane = 4 g + t: a rows g, g + 8 at columns t, t + 4; b column g at rows t, t + 4;
+// c rows g, g + 8 at columns 2 t, 2 t + 1), the products summed in order of k in double and rounded once.
+uint32_t emu_a[4][32][4], emu_b[4][32][2];
+inline void emu_mma_tf32(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32, g = l / 4, t = l % 4;
+  for (int i = 0; i < 4; ++i) emu_a[w][l][i] = a[i];
+  emu_b[w][l][0] = b0, emu_b[w][l][1] = b1;
+  __syncwarp();
+  auto A = [&](int row, int k) {  // the lane holding (row, k) of A
+    const int lane = 4 * (row % 8) + k % 4;
+    return emu_tf32_value(emu_a[w][lane][(row / 8) + 2 * (k / 4)]);
+  };
+  auto B = [&](int k, int col) { return emu_tf32_value(emu_b[w][4 * col + k % 4][k / 4]); };
+  for (int i = 0; i < 4; ++i) {
+    const int row = g + 8 * (i / 2), col = 2 * t + i % 2;
+    double acc = c[i];
+    for (int k = 0; k < 8; ++k) acc += double(A(row, k)) * B(k, col);
+    c[i] = float(acc);
+  }
+  __syncwarp();
+}
+
 #include "attention_f32_args.h"
 
 template <typename K, typename A>
@@ -86,8 +123,9 @@ void emu_launch(K kernel, dim3 grid, size_t bytes, const A& a) {
 using kforge::cuda_attention::AttentionArgs;
 enum Mode { kNone, kPadding, kCausal, kRowMask, kUnaligned };
 
+// tf32: attention_float's switch (the TF32 kernel where D is a multiple of 8 and Sq > 16), checked within 2e-3.
 template <int D>
-bool run(int B, int H, int Sq, int Sk, Mode mode, int processors) {
+bool run(int B, int H, int Sq, int Sk, Mode mode, int processors, bool tf32 = false) {
   emu_processors = processors;
   const int64_t nq = int64_t(B) * Sq * H * D, nk = int64_t(B) * Sk * H * D;
   const int skew = mode == kUnaligned ? 1 : 0;
@@ -115,7 +153,7 @@ bool run(int B, int H, int Sq, int Sk, Mode mode, int processors) {
   a.m_batch = m_batch, a.m_row = m_row, a.m_col = 1;
   a.scale = 1.0f / std::sqrt(float(D));
   if (mode == kCausal) a.causal = true, a.diagonal = Sk - Sq + 1;
-  if (kforge::cuda_attention::attention_float<D>(a, nullptr) != 0) { std::printf("launch error\n"); return false; }
+  if (kforge::cuda_attention::attention_float<D>(a, nullptr, tf32) != 0) { std::printf("launch error\n"); return false; }
   double err = 0, top = 0;
   for (int b = 0; b < B; ++b) for (int h = 0; h < H; ++h) for (int i = 0; i < Sq; ++i) {
     std::vector<double> p(Sk), ref(D, 0.0);
@@ -140,9 +178,9 @@ bool run(int B, int H, int Sq, int Sk, Mode mode, int processors) {
   // nothing written outside the output
   bool fence = std::isnan(ob[0]) || skew == 0;
   for (int64_t i = nq + skew; i < nq + 8; ++i) fence = fence && std::isnan(ob[i]);
-  const bool ok = err / top <= 2e-5 && fence;
-  std::printf("D=%d B=%d H=%d Sq=%d Sk=%d mode=%d procs=%d: rel err %.2e%s%s\n", D, B, H, Sq, Sk, int(mode), processors,
-              err / top, fence ? "" : " WROTE OUTSIDE", ok ? "" : " WRONG");
+  const bool ok = err / top <= (tf32 ? 2e-3 : 2e-5) && fence;
+  std::printf("D=%d B=%d H=%d Sq=%d Sk=%d mode=%d procs=%d%s: rel err %.2e%s%s\n", D, B, H, Sq, Sk, int(mode),
+              processors, tf32 ? " tf32" : "", err / top, fence ? "" : " WROTE OUTSIDE", ok ? "" : " WRONG");
   return ok;
 }
 
@@ -160,6 +198,13 @@ int main() {
     ok = run<32>(1, 2, 17, 70, kUnaligned, procs) && ok;
     ok = run<64>(2, 1, 1, 129, kPadding, procs) && ok;
   }
+  // The TF32 kernel (64 query rows a block, 4 warps of 16): tails of rows and keys, every mask form, head dims 8-128.
+  ok = run<64>(2, 2, 70, 70, kPadding, 1, true) && ok;
+  ok = run<64>(1, 2, 130, 130, kCausal, 1, true) && ok;
+  ok = run<8>(1, 1, 33, 40, kNone, 1, true) && ok;
+  ok = run<48>(1, 2, 20, 33, kRowMask, 1, true) && ok;
+  ok = run<128>(1, 1, 40, 70, kRowMask, 1, true) && ok;
+  ok = run<32>(1, 2, 17, 70, kUnaligned, 1, true) && ok;
   std::printf(ok ? "ALL OK\n" : "FAILED\n");
   return ok ? 0 : 1;
 }

@@ -1191,4 +1191,11 @@ CASES = [
       ops=("fft_r2c", "real")),
     C("fft_full_odd", lambda x: (paddle.real(paddle.fft.fft(x)), paddle.real(paddle.fft.fft2(x)) + 1.0),
       [t(3, 4, 7)], ops=("fft_r2c", "real")),
+    # cast to and from the dtypes the fused loops lack (uint8, int8), which run as kernels of their own on CUDA:
+    # SOLOv2's bool mask to uint8; floats in range truncated to uint8 and int8; uint8 back to float32.
+    C("cast_bool_to_uint8", lambda x: paddle.cast(x > 0.0, "uint8"), [t(None, 3, 5, run=(2, 3, 5))], ops=("cast",)),
+    C("cast_float_to_uint8_int8", lambda x: (paddle.cast(x, "uint8"), paddle.cast(x - 125.0, "int8")),
+      [t(4, 6, low=0.0, high=250.0)], ops=("cast",)),
+    C("cast_uint8_to_float", lambda x: paddle.cast(x, "float32") * 0.5, [t(3, 4, dtype="uint8", low=0, high=256)],
+      ops=("cast",)),
 ]

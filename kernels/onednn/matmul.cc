@@ -45,6 +45,7 @@ constexpr int64_t kMinSplitMacs = int64_t{8} << 20;
 constexpr int64_t kMinTaskMacs = int64_t{2} << 20;
 
 std::atomic<bool> g_one_pass_allowed{true};  // set_matmul_one_pass()
+thread_local bool g_last_one_pass = false;   // last_matmul_one_pass()
 
 // A reduction chunk's kind: the first writes the output, the later ones add to it; the last may be shorter.
 enum ChunkKind { kFirstChunk = 0, kLaterChunk = 1, kLastChunk = 2 };
@@ -149,8 +150,12 @@ std::shared_ptr<Plan> build_inner_plan(int64_t rows, int64_t k, int64_t n, bool 
     p->weights_stride = std::max(p->weights_stride, align_up(p->weights[kind].get_size()));
   }
   // The one-pass path reproduces brgemm:avx512_core's arithmetic (chunked_gemm.h), so only where every chunk
-  // primitive is that implementation.
-  if (p->chunks.count > 1 && one_pass_allowed && chunked_gemm::available() && all_brgemm_avx512) {
+  // primitive is that implementation, and only for the chunk lengths whose arithmetic is one chain: that kernel
+  // sums a chunk of 16 q + r products (q >= 1, 0 < r < 16) as a chain over the 16 q plus a chain over the r, which
+  // chunked_gemm does not reproduce (tests/unit/kernels/test_onednn_matmul_pool.cpp, K = 113).
+  const int64_t last = p->chunks.last;
+  if (p->chunks.count > 1 && one_pass_allowed && chunked_gemm::available() && all_brgemm_avx512 &&
+      (last <= 16 || last % 16 == 0)) {
     p->one_pass = true;
     // A product too small to split (kMinSplitMacs) stays one task, as the primitives' path keeps it.
     p->one_pass_cols = p->blocks == 1 && rows * n * k < kMinSplitMacs ? n : std::min(n, kOnePassCols);
@@ -230,6 +235,7 @@ Status run_inner(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, 
 Status run_one_pass(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, int64_t n, bool ty, Tensor* out) {
   static constexpr const char* kOp = "matmul";
   const auto& p = static_cast<const InnerPlan&>(*site.plan);
+  g_last_one_pass = true;
   std::shared_ptr<const char> packed = site.weights.lock();
   if (packed == nullptr) {
     Status status;
@@ -295,6 +301,7 @@ bool build_part(const Problem& q, const util::GemmChunks& chunks, int64_t rows, 
 Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose_y, Tensor* out, bool* handled) {
   static constexpr const char* kOp = "matmul";
   *handled = false;
+  g_last_one_pass = false;
   const bool x_vec = x.ndim == 1, y_vec = y.ndim == 1;
   Problem q;
   q.tx = transpose_x && !x_vec;
@@ -430,5 +437,6 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
 }
 
 void set_matmul_one_pass(bool allowed) { g_one_pass_allowed.store(allowed); }
+bool last_matmul_one_pass() { return g_last_one_pass; }
 
 }  // namespace kforge::kernels::onednn

@@ -47,6 +47,8 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
 // (chunked_gemm.h) where its chunk primitives are brgemm:avx512_core's (default true); false keeps a primitive per
 // chunk. The bits are the same: tests compare the two. Takes effect at a call site's next call.
 void set_matmul_one_pass(bool allowed);
+// Whether the last matmul call on this thread ran that one-pass path; for tests.
+bool last_matmul_one_pass();
 
 // pool2d max / avg (exclusive or not), ceil_mode, global, and adaptive where the windows are uniform.
 Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor* out, bool* handled);

@@ -1,7 +1,7 @@
-// The chunked float32 product of chunked_gemm.h. A 6-row x 64-column tile keeps its 24 accumulators (AVX-512
-// registers) for one chunk, then adds them to the output (in L1); the chunks of one k block (kBlockChunks, x's rows
-// of that block in L2) run over a tile before the next tile, so the output is passed once per k block, not once per
-// chunk. Only the order of work differs from the primitives', never an element's arithmetic: the same fused
+// The chunked float32 product of chunked_gemm.h. A 4-row x 32-column tile keeps, in AVX-512 registers, one chunk's
+// 8 accumulators and the 8 running sums the chunks are added to, through the whole K: each output element is
+// written once (a tile of 6 x 64 adding each chunk to the output in L1, or blocks of 12 chunks, measured 1-5 %
+// slower; BENCHMARKS.md). Only the order of work differs from the primitives', never an element's arithmetic: the same fused
 // multiply-adds in the same order from a zeroed accumulator, and the same additions of the chunks' sums.
 #include "onednn/chunked_gemm.h"
 
@@ -18,17 +18,22 @@ namespace kforge::kernels::onednn::chunked_gemm {
 namespace {
 
 constexpr int kVectors = kPanelCols / 16;  // zmm registers per tile row
-constexpr int kTileRows = 6;
-constexpr int64_t kBlockChunks = 12;  // chunks per k block: 768 of x's k per pass over the output
-constexpr int64_t kBlockRows = 256;   // rows per pass over a panel (x's block of rows stays in L2)
+constexpr int kTileRows = 4;               // 16 accumulators and 16 running sums
+constexpr int64_t kBlockRows = 256;        // rows per pass over a panel
 
 #if KFORGE_CHUNKED_GEMM_AVX512
-// Rows [0, Rows) of a tile: chunks [h0, h1) of x's rows (lda apart) times one packed panel, added to out (ldc apart;
-// the first chunk of all stored), the columns of `mask` only.
+// Rows [0, Rows) of a tile: every chunk of x's rows (lda apart) times one packed panel into out (ldc apart), the
+// columns of `mask` only. Each chunk sums into accumulators of its own, added to the running sums (registers too).
 template <int Rows>
 __attribute__((target("avx512f"))) void tile(const float* x, int64_t lda, const float* panel, float* out, int64_t ldc,
-                                             const util::GemmChunks& chunks, int64_t h0, int64_t h1, uint64_t mask) {
-  for (int64_t h = h0; h < h1; ++h) {
+                                             const util::GemmChunks& chunks, uint64_t mask) {
+  __m512 sum[Rows][kVectors];
+#pragma GCC unroll 8
+  for (int r = 0; r < Rows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) sum[r][v] = _mm512_setzero_ps();  // replaced by the first chunk's sums
+  }
+  for (int64_t h = 0; h < chunks.count; ++h) {
     __m512 acc[Rows][kVectors];
 #pragma GCC unroll 8
     for (int r = 0; r < Rows; ++r) {
@@ -51,20 +56,21 @@ __attribute__((target("avx512f"))) void tile(const float* x, int64_t lda, const 
     }
 #pragma GCC unroll 8
     for (int r = 0; r < Rows; ++r) {
-      float* o = out + r * ldc;
 #pragma GCC unroll 4
-      for (int v = 0; v < kVectors; ++v) {
-        const __mmask16 m = static_cast<__mmask16>(mask >> (16 * v));
-        const __m512 sum = h == 0 ? acc[r][v] : _mm512_add_ps(_mm512_maskz_loadu_ps(m, o + 16 * v), acc[r][v]);
-        _mm512_mask_storeu_ps(o + 16 * v, m, sum);
-      }
+      for (int v = 0; v < kVectors; ++v) sum[r][v] = h == 0 ? acc[r][v] : _mm512_add_ps(sum[r][v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < Rows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVectors; ++v) {
+      _mm512_mask_storeu_ps(out + r * ldc + 16 * v, static_cast<__mmask16>(mask >> (16 * v)), sum[r][v]);
     }
   }
 }
 
-using TileFn = void (*)(const float*, int64_t, const float*, float*, int64_t, const util::GemmChunks&, int64_t,
-                        int64_t, uint64_t);
-constexpr TileFn kTiles[kTileRows + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>};
+using TileFn = void (*)(const float*, int64_t, const float*, float*, int64_t, const util::GemmChunks&, uint64_t);
+constexpr TileFn kTiles[kTileRows + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>};
 #endif
 
 }  // namespace
@@ -100,16 +106,13 @@ void run(const float* x, const float* packed, float* out, int64_t k, int64_t n, 
 #if KFORGE_CHUNKED_GEMM_AVX512
   for (int64_t i0 = row_begin; i0 < row_end; i0 += kBlockRows) {
     const int64_t i1 = std::min(row_end, i0 + kBlockRows);
-    for (int64_t h0 = 0; h0 < chunks.count; h0 += kBlockChunks) {
-      const int64_t h1 = std::min(chunks.count, h0 + kBlockChunks);
-      for (int64_t col0 = col_begin; col0 < col_end; col0 += kPanelCols) {
-        const int64_t cols = std::min(kPanelCols, col_end - col0);
-        const uint64_t mask = cols == 64 ? ~uint64_t{0} : (uint64_t{1} << cols) - 1;
-        const float* panel = packed + (col0 / kPanelCols) * k * kPanelCols;
-        for (int64_t i = i0; i < i1; i += kTileRows) {
-          const int64_t rows = std::min<int64_t>(kTileRows, i1 - i);
-          kTiles[rows](x + i * k, k, panel, out + i * n + col0, n, chunks, h0, h1, mask);
-        }
+    for (int64_t col0 = col_begin; col0 < col_end; col0 += kPanelCols) {
+      const int64_t cols = std::min(kPanelCols, col_end - col0);
+      const uint64_t mask = (uint64_t{1} << cols) - 1;  // cols <= 32
+      const float* panel = packed + (col0 / kPanelCols) * k * kPanelCols;
+      for (int64_t i = i0; i < i1; i += kTileRows) {
+        const int64_t rows = std::min<int64_t>(kTileRows, i1 - i);
+        kTiles[rows](x + i * k, k, panel, out + i * n + col0, n, chunks, mask);
       }
     }
   }

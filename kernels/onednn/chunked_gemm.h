@@ -19,7 +19,7 @@ namespace kforge::kernels::onednn::chunked_gemm {
 bool available();
 
 // Output columns per panel of the packed y.
-constexpr int64_t kPanelCols = 64;
+constexpr int64_t kPanelCols = 32;
 
 // Bytes of y packed for it: panels of kPanelCols columns (the last one padded with zeros), each k rows of
 // kPanelCols floats.

@@ -1,8 +1,9 @@
 // The chunked float32 product of chunked_gemm.h. A 4-row x 32-column tile keeps, in AVX-512 registers, one chunk's
 // 8 accumulators and the 8 running sums the chunks are added to, through the whole K: each output element is
-// written once (a tile of 6 x 64 adding each chunk to the output in L1, or blocks of 12 chunks, measured 1-5 %
-// slower; BENCHMARKS.md). Only the order of work differs from the primitives', never an element's arithmetic: the same fused
-// multiply-adds in the same order from a zeroed accumulator, and the same additions of the chunks' sums.
+// written once. (6 x 64 tiles adding each chunk's sums to the output in L1, in blocks of 12 chunks, measured 1-3 %
+// slower on BERT-base's shapes, 5 % faster on 8400 x 256 x 256; BENCHMARKS.md.) Only the order of work differs
+// from the primitives', never an element's arithmetic: the same fused multiply-adds in the same order from a zeroed
+// accumulator, and the same additions of the chunks' sums.
 #include "onednn/chunked_gemm.h"
 
 #include <algorithm>

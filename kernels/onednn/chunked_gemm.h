@@ -1,10 +1,11 @@
 // A float32 product summed in util::gemm_chunks's chunks with the arithmetic of oneDNN's brgemm:avx512_core inner
 // product (matmul.cc's inner path, one primitive per chunk), in one pass over the output: per output element each
 // chunk's products are summed by a chain of fused multiply-adds from zero, in order of k, and the chunk's sum added
-// to the element (the first chunk's stored), chunk after chunk. (That kernel sums a chunk of 16 q + r products,
-// q >= 1 and 0 < r < 16, as two chains added: matmul.cc keeps such a K on the primitives.) Those are the bits the primitives give (checked by
+// to the element (the first chunk's stored), chunk after chunk. Those are the bits the primitives give (checked by
 // tests/unit/kernels/test_onednn_matmul_pool.cpp against them), without their pass over the whole output block
-// per chunk (BERT-base's 128 x 3072 block, beyond L2: 7 % of the model). Internal to kernels/onednn.
+// per chunk (BERT-base's 128 x 3072 block, beyond L2: 7 % of the model). That kernel sums a chunk of 16 q + r
+// products (q >= 1, 0 < r < 16) as two chains added, which this does not: matmul.cc keeps such a K on the
+// primitives. Internal to kernels/onednn.
 #ifndef KFORGE_KERNELS_ONEDNN_CHUNKED_GEMM_H_
 #define KFORGE_KERNELS_ONEDNN_CHUNKED_GEMM_H_
 

@@ -79,11 +79,13 @@ if [ -z "$PYTHON" ]; then
   fi
 fi
 DET_PYTHON="${DET_PYTHON:-$PYTHON}"
-ZOO_ARGS=()  # export.py's: where the real architectures come from
+# export.py's arguments: where the real architectures come from; ppdet's only for the detectors, as importing it
+# needs --detection-python's packages.
+ZOO_ARGS=() DET_ARGS=()
 [ -n "$PADDLEOCR" ] && ZOO_ARGS+=(--paddleocr "$PADDLEOCR")
-[ -n "$PADDLEDETECTION" ] && ZOO_ARGS+=(--paddledetection "$PADDLEDETECTION")
+[ -n "$PADDLEDETECTION" ] && DET_ARGS+=(--paddledetection "$PADDLEDETECTION")
 # The zoo's names and size labels, listed once (a Paddle import each time is 5-30 s on a loaded machine).
-ZOO_LIST="$("$DET_PYTHON" "$ROOT/bench/models/export.py" --list "${ZOO_ARGS[@]}" 2>/dev/null)"
+ZOO_LIST="$("$DET_PYTHON" "$ROOT/bench/models/export.py" --list "${ZOO_ARGS[@]}" "${DET_ARGS[@]}" 2>/dev/null)"
 
 sizes_of() {  # MODEL: the sizes it runs at
   case "$1" in
@@ -112,10 +114,11 @@ up_to_date() {  # TARGET SOURCE...: TARGET exists and is newer than every SOURCE
   for source in "$@"; do [ "$target" -nt "$source" ] || return 1; done
 }
 prepare() {  # MODEL SIZE DIR: export, compile and build the workers; the compare.py arguments on stdout
-  local model="$1" size="$2" dir="$3" variants=(fuse) exporter="$PYTHON"
-  [[ " $DETECTION " == *" $model "* ]] && exporter="$DET_PYTHON"
+  local model="$1" size="$2" dir="$3" variants=(fuse) exporter=("$PYTHON")
+  [[ " $DETECTION " == *" $model "* ]] && exporter=("$DET_PYTHON" "${DET_ARGS[@]}")
   if [ ! -f "$dir/bundle.kftb" ]; then
-    "$exporter" "$ROOT/bench/models/export.py" "$model" "$size" "$dir" "${ZOO_ARGS[@]}" --onnx-python "$PYTHON" \
+    "${exporter[0]}" "$ROOT/bench/models/export.py" "$model" "$size" "$dir" "${ZOO_ARGS[@]}" "${exporter[@]:1}" \
+      --onnx-python "$PYTHON" \
       >"$dir.log" 2>&1 || return 1
   fi
   [ "$NCHW" = 1 ] && variants+=(nchw)

@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT / "tools" / "paddle_zoo"))
 import models as zoo_models  # noqa: E402
 from check import export  # noqa: E402  (as check-paddle-models exports: PaddleOCR's re-parameterised first)
 
-DTYPES = {np.dtype(np.float32): 9, np.dtype(np.int64): 6, np.dtype(np.int32): 5}  # kforge::DataType
+DTYPES = {np.dtype(np.float32): 9, np.dtype(np.int64): 6, np.dtype(np.int32): 5,  # kforge::DataType
+          np.dtype(np.bool_): 1}  # RT-DETR's valid_mask buffer
 
 
 def write_bundle(path, tensors):

@@ -2,7 +2,8 @@
 # Whole-model CPU benchmark over the zoo of tools/check-paddle-models (tools/paddle_zoo/models.py): every
 # paddle.vision model at two image sizes, the Transformer encoders / decoders, the GPT blocks and decoders, the
 # detection head and the BERT-style encoders at the zoo's two sizes, with --paddleocr the PP-OCRv5 architectures and
-# with --paddledetection PaddleDetection's detectors (the real architectures of check-paddle-models --real), all exported at batch 1 with fixed shapes (export.py), compiled by kforge (kernels/fusion.yaml, the default layout
+# with --paddledetection PaddleDetection's detectors (the real architectures of check-paddle-models --real), all
+# exported at batch 1 with fixed shapes (export.py), compiled by kforge (kernels/fusion.yaml, the default layout
 # plan) against BUILD's kernel library (oneDNN), timed against Paddle's predictor (enable_mkldnn) and ONNX Runtime
 # (paddle2onnx) at 1 and 2 threads in one run of compare.py per model and size (interleaved rounds, process CPU time,
 # each engine in its own process). Prints each comparison, then the table of all (table.py).
@@ -21,8 +22,10 @@
 # input), PicoDet-S (320x320) and RT-DETR-R18 (640x640), each at the size of its config, exported by
 # --detection-python (a Python with Paddle and ppdet's own requirements, as /work/venv/det; default the benchmark's
 # Python) and converted by the benchmark's. --slow-rounds (default 4): the rounds of the models of more than about
-# 100 ms an inference (SLOW below: vgg at 224², PP-OCRv5 server det, PP-YOLOE+-s, RT-DETR-R18). --json: the results, one
-# line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl, appended to). --before NAME:
+# 100 ms an inference (SLOW below: vgg at 224², PP-OCRv5 server det, PP-YOLOE+-s, RT-DETR-R18). Paddle's predictor
+# with oneDNN runs none of the programs with an upsampling (the PP-OCRv5 dets, the detection head, the three
+# detectors: its oneDNN instructions reject the float64 scale array), so those have no Paddle figure. --json: the
+# results, one line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl, appended to). --before NAME:
 # each model directory's worker-NAME (a copy of an earlier build's worker-fuse), timed in the same rounds: a
 # change's before / after. --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse.
 # --reference-build: a build configured with -Donednn=disabled; adds kforge on the reference loops (1 thread).

@@ -26,8 +26,8 @@
 # with oneDNN runs none of the programs with an upsampling (the PP-OCRv5 dets, the detection head, the three
 # detectors: its oneDNN instructions reject the float64 scale array), so those have no Paddle figure. --json: the
 # results, one line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl, appended to).
-# --before NAME: each model directory's worker-NAME (a copy of an earlier build's worker-fuse), timed in the same rounds: a
-# change's before / after. --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse.
+# --before NAME: each model directory's worker-NAME (a copy of an earlier build's worker-fuse), timed in the same
+# rounds: a change's before / after. --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse.
 # --reference-build: a build configured with -Donednn=disabled; adds kforge on the reference loops (1 thread).
 # Python: $KFORGE_BENCH_PYTHON if set (a venv with paddlepaddle, paddle2onnx, onnxruntime, numpy), else a venv made
 # on demand in BUILD_DIR/bench-venv (pip install paddlepaddle==3.3.1 paddle2onnx onnxruntime numpy).

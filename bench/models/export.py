@@ -155,7 +155,10 @@ def main():
                                 onnx_input, "--params_filename", "inference.pdiparams", "--save_file",
                                 str(args.out / "model.onnx")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True)
-    if converted.returncode != 0:  # compare.py then runs without ONNX Runtime
+    if converted.returncode == 0:
+        subprocess.run([args.onnx_python, str(Path(__file__).parent / "onnx_scalars.py"), str(args.out / "model.onnx")],
+                       check=True)
+    else:  # compare.py then runs without ONNX Runtime
         (args.out / "model.onnx").unlink(missing_ok=True)
         errors = [l for l in converted.stdout.splitlines() if "ERROR" in l] or converted.stdout.splitlines()[-1:]
         print(f"export.py: paddle2onnx failed ({converted.returncode}): {' '.join(errors)[:300]}")

@@ -21,6 +21,8 @@ def main():
     for node in graph.node:
         if node.op_type == "Range":
             for i, name in enumerate(node.input):
+                if "_kforge_scalar_" in name:  # made scalar by an earlier run
+                    continue
                 scalar = f"{name}_kforge_scalar_{count}"
                 nodes.append(helper.make_node("Reshape", [name, shape], [scalar]))
                 node.input[i] = scalar

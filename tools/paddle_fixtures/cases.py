@@ -941,6 +941,12 @@ CASES = [
     *[C(f"min_{dt}", lambda x: paddle.min(x, axis=1), [t(2, 3, 4, dtype=dt)], ops=("min",)) for dt in NUMBER],
     C("min_all", lambda x: paddle.min(x), [t(3, 4)], ops=("min",)),
     C("min_keepdim", lambda x: x - paddle.min(x, axis=[-1, 0], keepdim=True), [t(3, 4, 2)], ops=("min",)),
+    # A NaN in the reduced elements makes max / min NaN, as in Paddle (log of the negative inputs: some columns
+    # have one, first, inside or last); float64 through the kernel path, the matrix-NMS decay's min(exp / exp).
+    *[C(f"{op}_nan_{dt}", lambda x, op=op: getattr(paddle, op)(paddle.log(x), axis=0),
+        [t(5, 16, dtype=dt, low=-0.15, high=2.0)], ops=(op,)) for op in ("max", "min") for dt in FLOAT],
+    C("min_nan_of_ratio", lambda x: x[0] * paddle.min(paddle.exp(-2 * x * x) / paddle.exp(-2 * x.T * x.T), axis=0),
+      [t(6, 6, low=-30.0, high=30.0)], ops=("min",)),
     # p_norm: 2-norm (F.normalize), 1, 3, inf, -inf, 0 (count of nonzeros), keepdim, asvector (every dim).
     C("p_norm_2", lambda x: paddle.linalg.norm(x, p=2, axis=-1), [t(3, 5)], ops=("p_norm",)),
     C("p_norm_normalize", lambda x: F.normalize(x, axis=1), [t(2, 4, 3)], ops=("p_norm",)),

@@ -86,10 +86,11 @@ def family_table(results, target):
 
 
 def missing_ops(results):
-    """Counter: op -> number of samples it blocks."""
+    """Counter: op -> number of samples it blocks (an "error" sample whose diagnostics also name missing ops counts
+    for them too: its error line is another one, and the ops would otherwise be in no table)."""
     c = Counter()
     for r in results:
-        if r["status"] == "unknown-op":
+        if r["status"] in ("unknown-op", "error"):
             c.update(set(r.get("ops") or []))
     return c
 
@@ -139,6 +140,8 @@ def sample_table(results, target):
             detail = f"{r['stage']}: {r.get('error', '')}"
         else:
             detail = (f"{r['stage']}: " if r.get("stage") in ("build", "run") else "") + r.get("error", "")
+            if r.get("ops"):
+                detail += "; missing ops too: " + ", ".join(r["ops"])
         cells = [r["sample"], r["status"], detail, r.get("gen_bytes") or "", fmt_num(r.get("export_s"), ".0f"),
                  fmt_num(r.get("paddle_s"), ".0f"), fmt_num(r.get("generate_s"), ".1f")]
         if target == "cpu":

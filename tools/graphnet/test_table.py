@@ -64,6 +64,14 @@ class TableTest(unittest.TestCase):
         self.assertEqual(table.missing_ops(CPU).most_common(), [("gather_nd", 2), ("min", 1)])
         self.assertIn("| gather_nd | 2 | 1 |", table.ops_table(CPU))
 
+    def test_missing_ops_of_an_error_sample(self):
+        # kforge named a missing op and another error: the line is the other error, the op is still counted.
+        mixed = CPU + [r("PaddleX/MaskRCNN-ResNet50-FPN/subgraph_3", "error", ops=["roi_align"], stage="generate",
+                         error="inference.json:1:9: bad attribute")]
+        self.assertEqual(table.missing_ops(mixed)["roi_align"], 1)
+        self.assertIn("| roi_align | 1 | 0 |", table.ops_table(mixed))
+        self.assertIn("bad attribute; missing ops too: roi_align", table.sample_table(mixed, "cpu"))
+
     def test_every_failure_keeps_its_line(self):
         text = table.sample_table(CPU, "cpu")
         for needle in ("Paddle predictor: RuntimeError: std::exception", "build: the generated code does not build",

@@ -31,12 +31,15 @@ constexpr int64_t kMinChunkMacs = int64_t{1} << 20;
 // its own and then into the output (a sum post-op), gives a blocked sum too: 1.07x. It costs the extra output
 // passes, the dense copy of each input chunk and brgconv's lower speed on 16 channels: +5 to +7 % on a 3 x 3
 // 64 -> 64 layer alone at 28 x 28 to 80 x 80, +10 % at 64 -> 32 (the doc's measurements), hardly less on large
-// outputs. So it is a scope, not a cost optimum: only large outputs, where the server det's gain is (its 48- and
-// 64-channel 3 x 3 layers at a quarter of the input's side), and only where the copies are cheap; resnet18 / 50
-// and mobilenet_v2 at 224² and below (no ungrouped k x k layer past the stem above 56 x 56) run as before.
+// outputs. So it is a scope, not a cost optimum: outputs of at least 20 x 20 pixels, and only where the copies are
+// cheap. The server det's gain is at 80 x 80 (its 48- and 64-channel 3 x 3 layers at a quarter of the input's
+// side); RT-DETR's encoder at 320 x 320 needs its 40 x 40 and 20 x 20 layers too (1.19x Paddle's mean distance from
+// float64 at the encoder's output with chunks from 64 x 64 on; docs/model-zoo.md "RT-DETR, op by op"). Below 20 x 20
+// the fixed cost of a primitive run dominates: chunking every size made resnet18 at 64 x 64 +40 %, from 20 x 20 on
+// it is unchanged there, +1.5 % at 224 x 224 and within noise for resnet50 at 224 x 224.
 constexpr int64_t kChunkProducts = 256;        // reductions longer than this are cut, into chunks within it
 constexpr int64_t kChunkChannels = 16;         // chunks of a multiple of this many channels (brgconv's block)
-constexpr int64_t kChunkFromPixels = 64 * 64;  // output pixels per image
+constexpr int64_t kChunkFromPixels = 20 * 20;  // output pixels per image
 // Each copied input element feeds kh * kw * oc multiply-adds of its chunk: below this the copies are a large share
 // (the mobile det's 96 -> 24 3 x 3 neck layers, 216: +16 % each, most of it the copies).
 constexpr int64_t kChunkMinUsesPerCopy = 256;

@@ -181,8 +181,8 @@ TEST_CASE("oneDNN conv2d: variants, chunks and image groups are what the plan sa
   run_onednn(conv_cases()[0], random_f32(conv_cases()[0].input, 11), random_f32(conv_cases()[0].filter, 12));
   CHECK(k::onednn::last_conv_plan().chunks == 1);
   CHECK(k::onednn::last_conv_plan().ic_chunks == 1);
-  // Reduction chunks where the filter is declared (prepared once), else one run; none below 64 x 64 pixels.
-  for (auto [index, ic_chunks] : {std::pair<size_t, int64_t>{22, 4}, {23, 3}, {19, 1}}) {
+  // Reduction chunks where the filter is declared (prepared once), else one run; none below 20 x 20 pixels.
+  for (auto [index, ic_chunks] : {std::pair<size_t, int64_t>{22, 4}, {23, 3}, {19, 4}, {20, 1}}) {
     const ConvCase& c = conv_cases()[index];
     for (bool constant : {false, true}) {
       INFO(c.name << (constant ? ", filter declared constant" : ""));
@@ -206,8 +206,8 @@ TEST_CASE("oneDNN conv2d: the reduction-chunk rule") {
     change(h);
     return k::onednn::choose_ic_chunk(h, true);
   };
-  CHECK(with([](auto& h) { h.oh = h.ow = 56; }) == 0);          // below 64 x 64 output pixels (resnet's 224²)
-  CHECK(with([](auto& h) { h.oh = 64, h.ow = 64; }) == 16);     // from 64 x 64 on
+  CHECK(with([](auto& h) { h.oh = h.ow = 19; }) == 0);          // below 20 x 20 output pixels
+  CHECK(with([](auto& h) { h.oh = 20, h.ow = 20; }) == 16);     // from 20 x 20 on (RT-DETR's encoder at 320²)
   CHECK(with([](auto& h) { h.oc = h.chunk_oc = 24; }) == 0);    // 9 x 24 uses per copied element: copies too dear
   CHECK(with([](auto& h) { h.ic = 24; }) == 0);                 // 216 products: short enough
   CHECK(with([](auto& h) { h.ic = 32; }) == 16);                // 288: two chunks of 144

@@ -242,7 +242,12 @@ Status erf(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status log(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status sin(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status cos(const KernelContext& ctx, const Tensor& x, Tensor* out);
-Status abs(const KernelContext& ctx, const Tensor& x, Tensor* out);  // also int32, int64
+Status abs(const KernelContext& ctx, const Tensor& x, Tensor* out);  // also int32, int64, complex (to float)
+// complex.cc: fft_r2c (Paddle's: the real-to-complex DFT of x along the last of axes, complex along the others,
+// scaled per normalization; onesided keeps the last axis' n / 2 + 1 frequencies); real, the complex's real part.
+Status fft_r2c(const KernelContext& ctx, const Tensor& x, const std::vector<int64_t>& axes,
+               const std::string& normalization, bool forward, bool onesided, Tensor* out);
+Status real(const KernelContext& ctx, const Tensor& x, Tensor* out);
 Status reciprocal(const KernelContext& ctx, const Tensor& x, Tensor* out);  // 1 / x
 Status square(const KernelContext& ctx, const Tensor& x, Tensor* out);      // also int32, int64 (wrapping)
 // x ** y with y rounded to float, then to x's type, as Paddle's PowFunctor; float32, float64, int32, int64 (an
@@ -326,6 +331,8 @@ Status log_softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* 
 namespace kforge::meta {
 
 Status RealAndImagInferMeta(const Tensor& x, Tensor* out);
+Status FFTR2CInferMeta(const Tensor& x, const std::vector<int64_t>& axes, const std::string& normalization,
+                       bool forward, bool onesided, Tensor* out);
 Status CompareInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
 Status LogicalBinaryInferMeta(const Tensor& x, const Tensor& y, Tensor* out);
 Status LogicalNotInferMeta(const Tensor& x, Tensor* out);

@@ -156,6 +156,7 @@ Status prelu(const KernelContext& ctx, const Tensor& x, const Tensor& alpha, con
 }
 
 Status abs(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  if (x.dtype == DataType::kComplex64 || x.dtype == DataType::kComplex128) return util::complex_abs(x, out);
   return unary(ctx, x, out, "abs", false, [](auto tag) {
     using T = typename decltype(tag)::type;
     return [](T v) -> T {

@@ -27,6 +27,9 @@ inline Status scalar_to_int(const Scalar& s, const char* op, const char* what, i
   return Status::OK();
 }
 
+// |x| of a complex64 / complex128 x into its float32 / float64 out (complex.cc; abs's complex case).
+Status complex_abs(const Tensor& x, Tensor* out);
+
 // Paddle's arange size (funcs::GetSize), shared with the runtime's shape rules (kforge_shape_meta.h).
 using shape_meta::arange_size;
 

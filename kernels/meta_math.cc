@@ -1,5 +1,6 @@
 // Infer-meta of the math, comparison, creation and scan ops (Paddle's shape rules; their generation-time twins
 // over symbolic dims are in src/passes/shape_rules_math.cpp).
+#include <string>
 #include <vector>
 
 #include "kforge_kernels.h"
@@ -37,6 +38,35 @@ Status RealAndImagInferMeta(const Tensor& x, Tensor* out) {
                      : x.dtype == DataType::kComplex128 ? DataType::kFloat64
                                                         : x.dtype;
   return set_meta(out, d, x.shape(), "RealAndImagInferMeta");
+}
+
+Status FFTR2CInferMeta(const Tensor& x, const std::vector<int64_t>& axes, const std::string& normalization,
+                       bool forward, bool onesided, Tensor* out) {
+  // Paddle's FFTR2CInferMeta: x's dims, the last of axes n / 2 + 1 when onesided; complex of x's float dtype. The
+  // axes' checks are the kernel's (pocketfft's) and get_norm_from_string's.
+  (void)forward;
+  static constexpr const char* kOp = "FFTR2CInferMeta";
+  if (x.dtype != DataType::kFloat32 && x.dtype != DataType::kFloat64) {
+    return Status::Error(kOp, ": x must be float32 or float64, got ", x.dtype);
+  }
+  if (normalization != "backward" && normalization != "forward" && normalization != "ortho" && !normalization.empty()) {
+    return Status::Error(kOp, ": normalization must be backward, forward or ortho, got '", normalization, "'");
+  }
+  if (axes.empty()) return Status::Error(kOp, ": axes must not be empty");
+  std::vector<int64_t> dims = x.shape(), seen;
+  for (int64_t a : axes) {
+    int64_t n = a;
+    if (!u::normalize_axis(a, x.ndim, &n)) return axis_error(kOp, a, x);
+    for (int64_t s : seen) {
+      if (s == n) return Status::Error(kOp, ": axis ", a, " is repeated in axes");
+    }
+    seen.push_back(n);
+    if (dims[static_cast<size_t>(n)] <= 0) {
+      return Status::Error(kOp, ": axis ", a, " of x ", x.dims_string(), " is empty");
+    }
+  }
+  if (onesided) dims[static_cast<size_t>(seen.back())] = dims[static_cast<size_t>(seen.back())] / 2 + 1;
+  return set_meta(out, x.dtype == DataType::kFloat32 ? DataType::kComplex64 : DataType::kComplex128, dims, kOp);
 }
 
 Status CompareInferMeta(const Tensor& x, const Tensor& y, Tensor* out) {

@@ -1,7 +1,7 @@
 // The index-mapped CUDA kernels that compute on the values (codegen/cuda_index.h; the data-movement ones are
 // cuda_index.cpp's): inference dropout, nearest / bilinear / linear / bicubic interpolation, triu / tril, arange,
-// linspace, full_with_tensor, and the ops no fused group takes, each as the CPU kernel of kernels/ computes it, in
-// the same order, so that the bits agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
+// linspace, full_with_tensor, cast (of the dtypes the fused loops lack), and the ops no fused group takes, each as
+// the CPU kernel of kernels/ computes it, in the same order, so that the bits agree (the reductions, softmax and cumsum are built in cuda_index_reduce.cpp):
 //   - sum, mean (and mean_all), max, min, prod, any, all over any axes (the fusion pass fuses trailing-axis reductions only): one
 //     thread per output element folds its reduced elements in row-major order (kernels/linalg.cc's reduce: double
 //     for floats, int64 for sums of integers and bools, uint64 for integer products);
@@ -17,6 +17,8 @@
 // The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
 // statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
 // types, sizes, expressions), in the order the sizes become kernel parameters.
+#include <map>
+
 #include "codegen/cuda_index_compute_call.h"
 
 namespace kforge::codegen::index_text {
@@ -35,6 +37,7 @@ std::vector<CudaIndexKernel> ComputeCall::build() {
   else if (op == "arange") arange();
   else if (op == "linspace") linspace();
   else if (op == "full_with_tensor") fill();
+  else if (op == "cast") cast();
   else if (op == "softmax") softmax();
   else if (op == "cumsum") cumsum();
   else if (op == "one_hot") one_hot();
@@ -356,6 +359,34 @@ void ComputeCall::fill() {
   k.statements(store_statements(k.coordinates_context({}), form_.converts
                                                                ? fmt::format("static_cast<{}>({}[0])", out_type, in)
                                                                : in + "[0]"));
+  add(k, value(out).numel());
+}
+
+void ComputeCall::cast() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string in_type = *value_type(form_.dtype), out_type = *value_type(form_.out_dtype);
+  KernelText k = text();
+  const std::string in = k.input(x, in_type);
+  k.output(out, out_type);
+  // A float to an integer other than bool as kernels/kernel_util.h's convert: truncated, and the integer's lowest
+  // where that is outside [lowest, 2^digits) or NaN; everything else a static_cast.
+  static const std::map<ir::DataType, std::pair<const char*, const char*>> kRange = {
+      {ir::DataType::kInt8, {"-128.0", "128.0"}},
+      {ir::DataType::kUInt8, {"0.0", "256.0"}},
+      {ir::DataType::kInt16, {"-32768.0", "32768.0"}},
+      {ir::DataType::kInt32, {"-2147483648.0", "2147483648.0"}},
+      {ir::DataType::kInt64, {"-9223372036854775808.0", "9223372036854775808.0"}}};
+  const bool from_float = form_.dtype == ir::DataType::kFloat32 || form_.dtype == ir::DataType::kFloat64;
+  const auto range = kRange.find(form_.out_dtype);
+  std::string stored = fmt::format("static_cast<{}>({}[e])", out_type, in);
+  if (from_float && range != kRange.end()) {
+    const std::string f = form_.dtype == ir::DataType::kFloat32 ? "f" : "";
+    const std::string t = fmt::format("trunc{}({}[e])", f, in);
+    const std::string lo = range->second.first + f, hi = range->second.second + f;
+    stored = fmt::format("({} >= {} && {} < {}) ? static_cast<{}>({}) : static_cast<{}>({})", t, lo, t, hi, out_type,
+                         t, out_type, lo);
+  }
+  k.statements(store_statements(k.coordinates_context({}), stored));
   add(k, value(out).numel());
 }
 

@@ -79,6 +79,7 @@ class ComputeCall : public IndexBuilder {
   // full_with_tensor: every element is the value tensor's one (`paddle.full([n, n], -inf)` over a dynamic n, whose
   // dims the shape rule took from the shape tensor's known contents).
   void fill();
+  void cast();
 
   // sum / mean / max / min / prod / any / all over the axes of `axis` (every axis when it is empty, or prod's
   // reduce_all): output element e is the kept dims' coordinate; its reduced elements are folded in row-major order.

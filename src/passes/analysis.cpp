@@ -241,6 +241,17 @@ class Analyzer {
     for (ir::ValueId v : op.operands) {
       if (v.valid() && !info(v).known) return;  // an earlier error; do not cascade
     }
+    // Complex tensors (fft_r2c's results) are stored and read by real and abs alone: the fused loops and every
+    // other kernel have no complex type.
+    if (!op.is("pd_op", "real") && !op.is("pd_op", "abs")) {
+      for (size_t i = 0; i < op.operands.size(); ++i) {
+        const ir::ValueId v = op.operands[i];
+        if (!v.valid() || !ir::is_complex(info(v).dtype)) continue;
+        diags_.error(op.loc, fmt::format("'{}': operand {} is {}; kforge reads complex tensors only with real and abs",
+                                         name_of(op), i, ir::dtype_name(info(v).dtype)));
+        return;
+      }
+    }
     detail::OpContext ctx(program_, op, *sig, analysis_);
     if (sig->infer_meta.empty()) {
       bool all = true;

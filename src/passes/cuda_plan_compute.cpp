@@ -1,8 +1,9 @@
 // The CUDA target plan's forms of the computing index-mapped ops (cuda_plan_compute.h): the dispatch, the shared
 // checks, and the ops that compute one element from its coordinate (dropout, interpolation, grid_sample, triu / tril,
-// arange, linspace, full_with_tensor, one_hot, pow, deformable_conv, prior_box) and the binary family (uniform, prelu,
-// floor_divide). The reductions, scans, norms and einsum are cuda_plan_reduce.cpp's. Each check reads the call as its kernel in codegen/ renders it
-// (codegen/cuda_index_compute.cpp, cuda_index_binary.cpp), with the reasons that codegen gave before the plan did.
+// arange, linspace, full_with_tensor, cast, one_hot, pow, deformable_conv, prior_box) and the binary family
+// (uniform, prelu, floor_divide). The reductions, scans, norms and einsum are cuda_plan_reduce.cpp's. Each check
+// reads the call as its kernel in codegen/ renders it (codegen/cuda_index_compute.cpp, cuda_index_binary.cpp), with
+// the reasons that codegen gave before the plan did.
 #include <algorithm>
 #include <cmath>
 
@@ -38,6 +39,7 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
   else if (op == "arange") ok = arange();
   else if (op == "linspace") ok = linspace();
   else if (op == "full_with_tensor") ok = fill();
+  else if (op == "cast") ok = cast();
   else if (op == "softmax") ok = softmax();
   else if (op == "cumsum") ok = cumsum();
   else if (op == "one_hot") ok = one_hot();
@@ -333,6 +335,23 @@ bool ComputeChecks::fill() {
     return true;
   }
   return same_type(v, out, false);
+}
+
+// A cast no fused group takes: one of a dtype the fused loops have no type for (uint8, int8, int16: SOLOv2's bool
+// mask to uint8). x converted element by element as the CPU kernel's util::convert.
+bool ComputeChecks::cast() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  if (x == kNone || out == kNone) return fail("it needs an input and an output");
+  const ir::DataType from = value(x).dtype, to = value(out).dtype;
+  if (!computable(from) || !computable(to)) {
+    return fail(fmt::format("it converts {} to {}; the CUDA kernel converts between bool, the integers, float32 and "
+                            "float64",
+                            ir::dtype_name(from), ir::dtype_name(to)));
+  }
+  form_.dtype = from;
+  form_.out_dtype = to;
+  form_.converts = true;
+  return true;
 }
 
 bool ComputeChecks::one_hot() {

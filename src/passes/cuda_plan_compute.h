@@ -46,7 +46,8 @@ struct CudaComputeForm {
   bool symbolic_start = false;
   SymExpr start_dim;
   double start = 0, step = 0;
-  /// full_with_tensor: the value converted to the output's dtype (out_dtype), as the CPU kernel's static_cast.
+  /// full_with_tensor: the value converted to the output's dtype (out_dtype), as the CPU kernel's static_cast; cast:
+  /// x (dtype) converted to out_dtype, as the CPU kernel's util::convert.
   bool converts = false;
   /// full_with_tensor whose value is a 16-bit float constant known at generation time (paddleformers' bool masks
   /// under --precision float16: `full_with_tensor(1.0, [b, s], bool)`): that constant, converted to out_dtype as a

@@ -45,6 +45,7 @@ class ComputeChecks : public CallChecks<CudaComputeForm> {
   bool arange();
   bool linspace();
   bool fill();
+  bool cast();
   bool one_hot();
   bool pow();
   bool uniform();

@@ -26,7 +26,7 @@ const std::array<FamilyOps, 7>& family_table() {
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "bicubic_interp", "triu", "tril", "arange",
         "full_with_tensor", "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum",
-        "one_hot", "pow", "mean_all", "grid_sample", "deformable_conv", "diag", "prior_box"}},
+        "one_hot", "pow", "mean_all", "grid_sample", "deformable_conv", "diag", "prior_box", "cast"}},
       {CudaIndexFamily::kSelect,
        {"topk", "argsort", "gather_nd", "index_sample", "scatter", "index_put", "roll", "pad", "add_n", "set_value",
         "set_value_with_tensor", "assign"}},

@@ -1,6 +1,7 @@
 // Shape rules of the math, comparison, creation and scan ops' infer_meta functions (CompareInferMeta,
 // ArangeInferMeta, TopKInferMeta, ...), at generation time and over symbolic dims. Each mirrors
 // kernels/meta_math.cc, so that the dims kforge allocates are the dims the kernels check against.
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -61,6 +62,37 @@ std::string real_and_imag(OpContext& c) {
                      : x->dtype == DataType::kComplex128 ? DataType::kFloat64
                                                          : x->dtype;
   c.set_result(0, d, x->dims);
+  return "";
+}
+
+/// fft_r2c: x's dims, the last of axes n / 2 + 1 when onesided (floor_div over a symbolic n); complex64 of float32,
+/// complex128 of float64.
+std::string fft_r2c(OpContext& c) {
+  MATH_TENSOR(x, 0);
+  if (x->dtype != DataType::kFloat32 && x->dtype != DataType::kFloat64) {
+    return fmt::format("x must be float32 or float64, got {}", ir::dtype_name(x->dtype));
+  }
+  const std::optional<std::string> norm = c.string_value("normalization");
+  if (norm && *norm != "backward" && *norm != "forward" && *norm != "ortho" && !norm->empty()) {
+    return fmt::format("normalization must be backward, forward or ortho, got '{}'", *norm);
+  }
+  const std::optional<std::vector<int64_t>> axes = c.static_ints("axes");
+  if (!axes) return "axes must be a constant";
+  if (axes->empty()) return "axes must not be empty";
+  const auto rank = static_cast<int64_t>(x->dims.size());
+  std::vector<int64_t> seen;
+  for (int64_t a : *axes) {
+    int64_t n = 0;
+    if (!normalize_axis(a, rank, &n)) return bad_axis(a, x->dims);
+    if (std::find(seen.begin(), seen.end(), n) != seen.end()) return fmt::format("axis {} is repeated in axes", a);
+    seen.push_back(n);
+  }
+  SymShape dims = x->dims;
+  if (c.bool_value("onesided").value_or(true)) {
+    SymExpr& last = dims[static_cast<size_t>(seen.back())];
+    last = SymExpr::floor_div(last, SymExpr(2)) + SymExpr(1);
+  }
+  c.set_result(0, x->dtype == DataType::kFloat32 ? DataType::kComplex64 : DataType::kComplex128, dims);
   return "";
 }
 
@@ -323,6 +355,7 @@ std::string unchanged_check_axis(OpContext& c) {
 const std::map<std::string, Rule>& math_rules() {
   static const std::map<std::string, Rule> kRules = {
       {"RealAndImagInferMeta", real_and_imag},
+      {"FFTR2CInferMeta", fft_r2c},
       {"CompareInferMeta", [](OpContext& c) { return broadcast_rule(c, DataType::kBool); }},
       {"LogicalBinaryInferMeta", [](OpContext& c) { return broadcast_rule(c, DataType::kBool); }},
       {"LogicalNotInferMeta", logical_not},

@@ -222,6 +222,9 @@ PROGRAMS = [
     ("tests/paddle/bicubic_interp_nhwc_float64/inference.json", "paddle_bicubic_interp_nhwc_float64", []),
     ("tests/paddle/prior_box_max_flip_clip/inference.json", "paddle_prior_box_max_flip_clip", ["--cuda-graph"]),
     ("tests/paddle/bilinear_out_size_from_input/inference.json", "paddle_bilinear_out_size_from_input", []),
+    # cast outside fused groups (uint8 / int8: SOLOv2's mask; a float truncated as the CPU kernel's convert)
+    ("tests/paddle/cast_bool_to_uint8/inference.json", "paddle_cast_bool_to_uint8", ["--cuda-graph"]),
+    ("tests/paddle/cast_float_to_uint8_int8/inference.json", "paddle_cast_float_to_uint8_int8", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}

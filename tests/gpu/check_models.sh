@@ -146,7 +146,8 @@ rnn_gru_2layer_bidirec_dynamic rnn_gru_seq_len_int64 rnn_gru_float64 rnn_simple_
 rnn_simple_tanh_seq_len
 bicubic_interp_up bicubic_interp_down_align_corners bicubic_interp_nhwc_float64 prior_box_blazeface
 prior_box_dynamic_float64 prior_box_max_flip_clip
-concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else}"
+concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else
+cast_bool_to_uint8 cast_float_to_uint8_int8 cast_uint8_to_float}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:
 # counts of 0, some and every element, a broadcast mask, a gather_nd and a shape of nonzero's result.

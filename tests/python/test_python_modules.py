@@ -180,6 +180,9 @@ OVERRIDES = {
     "linspace": lambda r: [np().array([0.0], "float32"), np().array([1.0], "float32"), np().array([5], "int64"),
                            "float32", None],
     "index_sample": lambda r: [f32(r, 2, 3), np().array([[2, 0], [1, 1]], "int64")],
+    # fft_r2c over the last two axes of [2, 3, 4] (a one-sided last axis); real of a complex64 tensor.
+    "fft_r2c": lambda r: [f32(r, 2, 3, 4), [1, 2], "backward", True, True],
+    "real": lambda r: [(f32(r, 2, 3) + 1j * f32(r, 2, 3)).astype("complex64")],
     # Issue 33's sizes that depend on data: a bool mask; unique over repeated values, sorted, every output asked for.
     "masked_select": lambda r: [f32(r, 2, 3), r.standard_normal((2, 3)) > 0],
     "unique": lambda r: [np().array([[3, 1, 3], [2, 1, 3]], "int64"), True, True, True, [], None, True],
@@ -274,7 +277,7 @@ def test_every_op_every_convention():
 # ---- the reference interpreter as the oracle: the same op, called through tools/interp's registry ------------
 
 DTYPE_CODES = {"bool": 1, "int8": 2, "uint8": 3, "int16": 4, "int32": 5, "int64": 6, "float16": 7, "float32": 9,
-               "float64": 10}
+               "float64": 10, "complex64": 11, "complex128": 12}
 
 
 def write_bundle(path, tensors):

@@ -1,7 +1,8 @@
 // Math, comparison, creation and scan ops of kernels/ops.yaml (issue 11): hardsigmoid, leaky_relu, relu6, sqrt, erf, log, sin,
 // cos, abs, square, reciprocal, pow, floor_divide, remainder, masked_fill, swiglu, the comparisons, logical and
 // bitwise ops, full_with_tensor, uniform, arange, one_hot, cumsum, prod, argmax, topk, argsort (issue 34),
-// log_softmax. Operands in PIR order: tensor inputs, then mutable attributes (op_compat.yaml).
+// log_softmax, fft_r2c and real (issue 34). Operands in PIR order: tensor inputs, then mutable attributes
+// (op_compat.yaml).
 #include "op_helpers.h"
 
 namespace kforge::interp {
@@ -57,6 +58,7 @@ void register_elementwise(OpRegistry& r) {
   r.add("sin", unary(k::sin, m::UnchangedInferMeta));
   r.add("cos", unary(k::cos, m::UnchangedInferMeta));
   r.add("abs", unary(k::abs, m::RealAndImagInferMeta));
+  r.add("real", unary(k::real, m::RealAndImagInferMeta));
   r.add("square", unary(k::square, m::UnchangedInferMeta));
   r.add("reciprocal", unary(k::reciprocal, m::UnchangedInferMeta));
   r.add("logical_not", unary(k::logical_not, m::LogicalNotInferMeta));
@@ -74,6 +76,25 @@ void register_elementwise(OpRegistry& r) {
   r.add("less_equal", binary(k::less_equal, m::CompareInferMeta));
   r.add("logical_and", binary(k::logical_and, m::LogicalBinaryInferMeta));
   r.add("logical_or", binary(k::logical_or, m::LogicalBinaryInferMeta));
+
+  r.add("fft_r2c", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
+                      std::vector<RtValue>& out) -> Status {
+    const Tensor* x;
+    KFORGE_RETURN_IF_ERROR(input_tensor(in, 0, "x", &x));
+    std::vector<int64_t> axes;
+    KFORGE_RETURN_IF_ERROR(attrs.get_ints("axes", &axes));
+    std::string normalization;
+    KFORGE_RETURN_IF_ERROR(attrs.get_string("normalization", &normalization, "backward"));
+    bool forward, onesided;
+    KFORGE_RETURN_IF_ERROR(attrs.get_bool("forward", &forward, true));
+    KFORGE_RETURN_IF_ERROR(attrs.get_bool("onesided", &onesided, true));
+    return run_one(
+        ctx, x->dtype, out,
+        [&](Tensor* o) { return m::FFTR2CInferMeta(*x, axes, normalization, forward, onesided, o); },
+        [&](const KernelContext& c, Tensor* o) {
+          return k::fft_r2c(c, *x, axes, normalization, forward, onesided, o);
+        });
+  });
 
   r.add("hardsigmoid", [](const KernelContext& ctx, const std::vector<RtValue>& in, const AttrMap& attrs,
                           std::vector<RtValue>& out) -> Status {

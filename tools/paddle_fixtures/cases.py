@@ -1177,4 +1177,25 @@ CASES = [
       [t(3, 1, dtype="int64"), t(1, 5, dtype="int64")], ops=("broadcast_tensors",)),
     C("broadcast_tensors_dynamic", lambda x, y: (lambda o: o[0] * 2.0 + o[1])(paddle.broadcast_tensors([x, y])),
       [t(None, 1, 4, run=(3, 1, 4)), t(5, 1)], ops=("broadcast_tensors",)),
+    # fft_r2c (issue 34: FNet's real(fftn(x)), TimesNet's abs(rfft(x, axis=1))): its complex result read by real and
+    # abs; a dynamic batch; two axes with ortho (float64); the inverse sign (ihfft) with forward and backward scaling;
+    # full (two-sided) 1-D and 2-D transforms of odd lengths.
+    C("fft_fftn_real", lambda x: paddle.real(paddle.fft.fftn(x)), [t(None, 5, 6, run=(2, 5, 6))],
+      ops=("fft_r2c", "real")),
+    C("fft_rfft_abs", lambda x: paddle.abs(paddle.fft.rfft(x, axis=1)), [t(None, 12, 4, run=(3, 12, 4))],
+      ops=("fft_r2c", "abs")),
+    C("fft_rfft2_ortho_float64", lambda x: paddle.abs(paddle.fft.rfft2(x, norm="ortho")),
+      [t(2, 5, 7, dtype="float64")], ops=("fft_r2c", "abs")),
+    C("fft_ihfft_norms", lambda x: (paddle.real(paddle.fft.ihfft(x)),
+                                    paddle.real(paddle.fft.ihfft(x, norm="forward"))), [t(3, 9)],
+      ops=("fft_r2c", "real")),
+    C("fft_full_odd", lambda x: (paddle.real(paddle.fft.fft(x)), paddle.real(paddle.fft.fft2(x)) + 1.0),
+      [t(3, 4, 7)], ops=("fft_r2c", "real")),
+    # cast to and from the dtypes the fused loops lack (uint8, int8), which run as kernels of their own on CUDA:
+    # SOLOv2's bool mask to uint8; floats in range truncated to uint8 and int8; uint8 back to float32.
+    C("cast_bool_to_uint8", lambda x: paddle.cast(x > 0.0, "uint8"), [t(None, 3, 5, run=(2, 3, 5))], ops=("cast",)),
+    C("cast_float_to_uint8_int8", lambda x: (paddle.cast(x, "uint8"), paddle.cast(x - 125.0, "int8")),
+      [t(4, 6, low=0.0, high=250.0)], ops=("cast",)),
+    C("cast_uint8_to_float", lambda x: paddle.cast(x, "float32") * 0.5, [t(3, 4, dtype="uint8", low=0, high=256)],
+      ops=("cast",)),
 ]

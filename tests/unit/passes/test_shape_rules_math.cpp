@@ -145,3 +145,42 @@ TEST_CASE("math shapes: bad attributes are errors at the op") {
     CHECK_THAT(a.diagnostics, Catch::Contains("p.yaml:4:") && Catch::Contains(c.expected));
   }
 }
+
+TEST_CASE("math shapes: fft_r2c's one-sided last axis over a symbolic dim, real and abs of its complex result") {
+  const char* ops =
+      "  - {op: fft_r2c, in: [x], out: [f], attrs: {axes: [0, 1], normalization: backward, forward: true, "
+      "onesided: true}}\n"
+      "  - {op: fft_r2c, in: [x], out: [g], attrs: {axes: [2], normalization: ortho, forward: true, "
+      "onesided: false}}\n"
+      "  - {op: abs, in: [f], out: [fa]}\n"
+      "  - {op: real, in: [g], out: [gr]}\n";
+  Analyzed a = analyze("[{name: x, dtype: float32, shape: [-1, 5, 6]}]", ops, "[fa, gr]");
+  INFO(a.diagnostics);
+  REQUIRE(a.analysis);
+  CHECK(a.shape("f") == "complex64[s0, 3, 6]");
+  CHECK(a.shape("fa") == "float32[s0, 3, 6]");
+  CHECK(a.shape("g") == "complex64[s0, 5, 6]");
+  CHECK(a.shape("gr") == "float32[s0, 5, 6]");
+}
+
+TEST_CASE("math shapes: fft_r2c's errors, and a complex operand read by another op than real and abs") {
+  struct Case {
+    std::string ops, expected;
+  };
+  const std::string fft = "  - {op: fft_r2c, in: [x], out: [f], attrs: {normalization: backward, forward: true, ";
+  const std::vector<Case> cases = {
+      {fft + "onesided: true, axes: [3]}}\n", "axis 3 is out of range"},
+      {fft + "onesided: true, axes: [1, -2]}}\n", "axis -2 is repeated in axes"},
+      {"  - {op: fft_r2c, in: [x], out: [f], attrs: {axes: [1], normalization: by_n, forward: true, "
+       "onesided: true}}\n",
+       "normalization must be backward, forward or ortho"},
+      {fft + "onesided: true, axes: [1]}}\n  - {op: add, in: [f, f], out: [s]}\n",
+       "operand 0 is complex64; kforge reads complex tensors only with real and abs"},
+  };
+  for (const Case& c : cases) {
+    Analyzed a = analyze("[{name: x, dtype: float32, shape: [2, 5, 6]}]", c.ops, "[x]");
+    INFO(c.ops << "\n" << a.diagnostics);
+    CHECK_FALSE(a.analysis.has_value());
+    CHECK_THAT(a.diagnostics, Catch::Contains(c.expected));
+  }
+}

@@ -31,6 +31,11 @@ namespace kforge::kernels {
 // (((n * C/8 + c/8) * H + h) * W + w) * 8 + c % 8; filters OIHW, per-channel vectors [C]), which oneDNN convolutions
 // read and write without reorders and NCHW8c pool2d runs through the channel-last loop; other kernels reject it.
 bool has_onednn();
+// The activation layout this library's convolutions run fastest in on this CPU, as --layout spells it: "nchw8c"
+// where oneDNN's effective ISA (dnnl_get_effective_cpu_isa, which ONEDNN_MAX_CPU_ISA caps) has AVX2 but not
+// AVX-512 core, "nhwc" otherwise (and without oneDNN). Classes generated with two layout plans (--layout auto,
+// docs/compile.md) ask it when they are constructed.
+const char* preferred_conv_layout();
 // Threads those oneDNN kernels may use (at least 1; default 1). Their work is split the same way whatever the count,
 // so results are bitwise identical for every count. The reference loops are single-threaded. Thread-safe; takes
 // effect at the next call.

@@ -1,4 +1,5 @@
 // matmul, embedding, softmax, layer_norm and the reductions sum, mean, mean_all, max, min, any, all, p_norm.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -189,25 +190,41 @@ Status softmax(const KernelContext& ctx, const Tensor& x, int axis, Tensor* out)
     const T* xd = x.data_as<const T>();
     T* od = out->data_as<T>();
     for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const T* in = xd + o * len * inner + i;
-        T* res = od + o * len * inner + i;
+      if (inner == 1) {
         // A contiguous row: its max, the exps (one vectorised loop; each read before its write: out may alias x)
-        // and their sum in kforge_math.h's row order, as the fused softmax rows compute them. A strided one
-        // (an axis that is not the last) in order, as the CUDA index kernel computes it.
-        if (inner == 1) {
-          const T max = math::row_max(in, len);
-          util::map_exp_shifted(in, max, res, len);
-          const T total = math::row_sum(res, len);
-          for (int64_t j = 0; j < len; ++j) res[j] /= total;
-          continue;
+        // and their sum in kforge_math.h's row order, as the fused softmax rows compute them.
+        const T* in = xd + o * len;
+        T* res = od + o * len;
+        const T max = math::row_max(in, len);
+        util::map_exp_shifted(in, max, res, len);
+        const T total = math::row_sum(res, len);
+        for (int64_t j = 0; j < len; ++j) res[j] /= total;
+        continue;
+      }
+      // Strided rows (an axis that is not the last): each in order, as the CUDA index kernel computes it, but
+      // kBlock neighbouring rows at a time, so that every pass reads contiguous runs of memory rather than one
+      // element per cache line (PP-YOLOE's DFL softmax over 17 bins of [1, 17, 8400, 4]: 4.5 % of its time
+      // was this loop's cache misses). Each row's operations and their order are unchanged: the same bits.
+      constexpr int64_t kBlock = 64;
+      T max[kBlock], total[kBlock];
+      for (int64_t i0 = 0; i0 < inner; i0 += kBlock) {
+        const int64_t n = std::min(kBlock, inner - i0);
+        const T* in = xd + o * len * inner + i0;
+        T* res = od + o * len * inner + i0;
+        for (int64_t k = 0; k < n; ++k) max[k] = -std::numeric_limits<T>::infinity();
+        for (int64_t j = 0; j < len; ++j) {
+          for (int64_t k = 0; k < n; ++k) max[k] = in[j * inner + k] > max[k] ? in[j * inner + k] : max[k];
         }
-        T max = -std::numeric_limits<T>::infinity();
-        for (int64_t j = 0; j < len; ++j) max = in[j * inner] > max ? in[j * inner] : max;
-        for (int64_t j = 0; j < len; ++j) res[j * inner] = math::exp(in[j * inner] - max);
-        T total = T(0);
-        for (int64_t j = 0; j < len; ++j) total += res[j * inner];
-        for (int64_t j = 0; j < len; ++j) res[j * inner] /= total;
+        for (int64_t j = 0; j < len; ++j) {  // each read before its write: out may alias x
+          for (int64_t k = 0; k < n; ++k) res[j * inner + k] = math::exp(in[j * inner + k] - max[k]);
+        }
+        for (int64_t k = 0; k < n; ++k) total[k] = T(0);
+        for (int64_t j = 0; j < len; ++j) {
+          for (int64_t k = 0; k < n; ++k) total[k] += res[j * inner + k];
+        }
+        for (int64_t j = 0; j < len; ++j) {
+          for (int64_t k = 0; k < n; ++k) res[j * inner + k] /= total[k];
+        }
       }
     }
     return Status::OK();
@@ -276,6 +293,17 @@ Status layer_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale
 // ---- reductions -----------------------------------------------------------------------------------------------
 
 namespace {
+
+// Whether v is NaN; false for integers (max / min keep a NaN, as Paddle's kernels do).
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return std::isnan(v);
+  } else {
+    (void)v;
+    return false;
+  }
+}
 
 // Folds every element of x into the accumulator of its output position (row-major input order, so the result is
 // deterministic), then writes each accumulator through `finish`.
@@ -378,7 +406,8 @@ Status max(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool
     T* o = out->data_as<T>();
     const T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                           : std::numeric_limits<T>::lowest();
-    reduce<T, T>(x, reduced, acc.data(), out_numel, lowest, [](T a, T v) { return v > a ? v : a; },
+    // A NaN makes the result NaN, as Paddle's max (is_nan: false for integers, without a self-comparison).
+    reduce<T, T>(x, reduced, acc.data(), out_numel, lowest, [](T a, T v) { return v > a || is_nan(v) ? v : a; },
                  [o](int64_t i, T a) { o[i] = a; });
     return Status::OK();
   });
@@ -404,7 +433,7 @@ Status min(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool
     T* o = out->data_as<T>();
     const T highest = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                            : std::numeric_limits<T>::max();
-    reduce<T, T>(x, reduced, acc.data(), out_numel, highest, [](T a, T v) { return v < a ? v : a; },
+    reduce<T, T>(x, reduced, acc.data(), out_numel, highest, [](T a, T v) { return v < a || is_nan(v) ? v : a; },
                  [o](int64_t i, T a) { o[i] = a; });
     return Status::OK();
   });

@@ -27,6 +27,19 @@ bool has_onednn() {
 #endif
 }
 
+const char* preferred_conv_layout() {
+#if KFORGE_KERNELS_ONEDNN
+  // The ISA masks are supersets of each other's bits (dnnl_types.h): avx2 0x7, avx512_core 0x27, avx2_vnni 0x407.
+  const unsigned isa = static_cast<unsigned>(dnnl_get_effective_cpu_isa());
+  const unsigned avx2 = static_cast<unsigned>(dnnl_cpu_isa_avx2);
+  const unsigned avx512_core = static_cast<unsigned>(dnnl_cpu_isa_avx512_core);
+  // BENCHMARKS.md, "On an AVX2 machine: NCHW8c between layers": there oneDNN's k x k convolutions run on nChw8c and
+  // reorder NHWC activations into it and back in every call; with AVX-512 its NHWC convolutions are the fastest.
+  if ((isa & avx512_core) != avx512_core && (isa & avx2) == avx2) return "nchw8c";
+#endif
+  return "nhwc";
+}
+
 void declare_constant(const void* data, size_t bytes) {
 #if KFORGE_KERNELS_ONEDNN
   onednn::declare_constant(data, bytes);

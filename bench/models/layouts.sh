@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The two CPU layout plans of one model side by side: kforge's code compiled with --layout nhwc (the default) and
-# with --layout nchw8c (oneDNN's blocked layout kept between layers, docs/compile.md), with ONNX Runtime (paddle2onnx)
-# beside them, timed by ab.py in interleaved rounds (median process CPU ms per inference, ratios to nhwc).
+# The two CPU layout plans of one model side by side: kforge's code compiled with --layout nhwc and with --layout
+# nchw8c (oneDNN's blocked layout kept between layers, docs/compile.md), and with --layout auto (the default: where
+# the model gets both plans, the class picks one by the CPU's ISA when it is constructed; run it with
+# ONEDNN_MAX_CPU_ISA=AVX2 in the environment to see the AVX2 pick on an AVX-512 machine), with ONNX Runtime
+# (paddle2onnx) beside them, timed by ab.py in interleaved rounds (median process CPU ms per inference, ratios to nhwc).
 #
 #   bench/models/layouts.sh [BUILD_DIR] [--models "resnet18 mobilenet_v2"] [--sizes "224 64"] [--rounds R]
 #
@@ -28,7 +30,7 @@ for model in $MODELS; do
   for size in $SIZES; do
     dir="$BUILD/bench-models/${model}_${size}"
     [ -f "$dir/bundle.kftb" ] || { echo "$dir: no export; run bench/models/run.sh first" >&2; exit 1; }
-    for layout in nhwc nchw8c; do
+    for layout in nhwc nchw8c auto; do
       "$BUILD/src/kforge" compile "$dir/inference.json" --ops "$ROOT/kernels/ops.yaml" --ops "$ROOT/kernels/fusion.yaml" \
         --op-compat "$ROOT/kernels/op_compat.yaml" -o "$dir/gen-$layout" --name net --target cpu --layout "$layout"
       g++ -std=c++17 -O2 -Wall -Wextra -Werror -I "$dir/gen-$layout" -I "$ROOT/tools/interp" -I "$ROOT/kernels" \
@@ -38,6 +40,7 @@ for model in $MODELS; do
     echo "== ${model} ${size}x${size}"
     python3 "$ROOT/bench/models/ab.py" "$ROUNDS" 3 \
       "nhwc::::$dir/worker-nhwc $dir/bundle.kftb" "nchw8c::::$dir/worker-nchw8c $dir/bundle.kftb" \
+      "auto::::$dir/worker-auto $dir/bundle.kftb" \
       "ort::::$PYTHON $ROOT/bench/models/engine.py ort $dir 1"
   done
 done

@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # Whole-model CPU benchmark over the zoo of tools/check-paddle-models (tools/paddle_zoo/models.py): every
 # paddle.vision model at two image sizes, the Transformer encoders / decoders, the GPT blocks and decoders, the
-# detection head and the BERT-style encoders at the zoo's two sizes, and with --paddleocr the PP-OCRv5 architectures,
-# all exported at batch 1 with fixed shapes (export.py), compiled by kforge (kernels/fusion.yaml, the default layout
+# detection head and the BERT-style encoders at the zoo's two sizes, with --paddleocr the PP-OCRv5 architectures and
+# with --paddledetection PaddleDetection's detectors (the real architectures of check-paddle-models --real), all
+# exported at batch 1 with fixed shapes (export.py), compiled by kforge (kernels/fusion.yaml, the default layout
 # plan) against BUILD's kernel library (oneDNN), timed against Paddle's predictor (enable_mkldnn) and ONNX Runtime
 # (paddle2onnx) at 1 and 2 threads in one run of compare.py per model and size (interleaved rounds, process CPU time,
 # each engine in its own process). Prints each comparison, then the table of all (table.py).
 #
 #   bench/models/run.sh [BUILD_DIR] [--models "resnet18 gpt_block"] [--sizes "64 224"] [--threads "1,2"]
-#                       [--rounds R] [--per-round K] [--batch-ms MS] [--paddleocr DIR] [--json FILE]
+#                       [--rounds R] [--slow-rounds R] [--per-round K] [--batch-ms MS] [--paddleocr DIR]
+#                       [--paddledetection DIR] [--detection-python PYTHON] [--json FILE]
 #                       [--before NAME] [--nchw] [--no-fuse] [--reference-build DIR]
 #
 # --models: default the whole zoo. --sizes: the image sides of the paddle.vision models (default "64 224"; LeNet
 # runs at 28, alexnet and googlenet at 224 only, inception_v3 at 80 for anything below 80: their heads fix them);
 # the other models run at the zoo's two sizes. --threads, --rounds (default 8), --per-round (5), --batch-ms (100):
 # compare.py's. --paddleocr: a PaddleOCR extract (tools/paddle_zoo/ppocr_extract.py) adds PP-OCRv5 mobile det
-# (320x320) and mobile rec (48x320); the full-size BERT encoder (128 tokens) is always in. --json: the results, one
-# line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl, appended to). --before NAME:
-# each model directory's worker-NAME (a copy of an earlier build's worker-fuse), timed in the same rounds: a
-# change's before / after. --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse.
+# (320x320), server det (320x320) and mobile rec (48x320); the full-size BERT encoder (128 tokens) is always in.
+# --paddledetection: a PaddleDetection checkout (docs/model-zoo.md) adds PP-YOLOE+-s (640x640, with its scale_factor
+# input), PicoDet-S (320x320) and RT-DETR-R18 (640x640), each at the size of its config, exported by
+# --detection-python (a Python with Paddle and ppdet's own requirements, as /work/venv/det; default the benchmark's
+# Python) and converted by the benchmark's. --slow-rounds (default 4): the rounds of the models of more than about
+# 100 ms an inference (SLOW below: vgg at 224², PP-OCRv5 server det, PP-YOLOE+-s, RT-DETR-R18). Paddle's predictor
+# with oneDNN runs none of the programs with an upsampling (the PP-OCRv5 dets, the detection head, the three
+# detectors: its oneDNN instructions reject the float64 scale array), so those have no Paddle figure. --json: the
+# results, one line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl, appended to).
+# --before NAME: each model directory's worker-NAME (a copy of an earlier build's worker-fuse), timed in the same
+# rounds: a change's before / after. --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse.
 # --reference-build: a build configured with -Donednn=disabled; adds kforge on the reference loops (1 thread).
 # Python: $KFORGE_BENCH_PYTHON if set (a venv with paddlepaddle, paddle2onnx, onnxruntime, numpy), else a venv made
 # on demand in BUILD_DIR/bench-venv (pip install paddlepaddle==3.3.1 paddle2onnx onnxruntime numpy).
@@ -34,18 +43,22 @@ VISION="resnet18 resnet34 resnet50 mobilenet_v1 mobilenet_v2 mobilenet_v3_small 
 SEQUENCE="transformer_encoder_postnorm transformer_encoder_prenorm transformer_decoder_postnorm
   transformer_decoder_prenorm gpt_block gpt_block_h64 transformer_decoder_h64 bert_encoder bert_encoder_h64
   gpt_decoder gpt_decode_step ppocr_det_head bert_encoder_fixed"
-REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 PER_ROUND=5 BATCH_MS=100 THREADS="1,2"
-NCHW=0 NO_FUSE=0 PADDLEOCR="" JSON="" BEFORE=""
+SLOW="vgg11_224 vgg16_224 ppocrv5_server_det_fixed_320x320 ppyoloe_plus_s_fixed_640x640 rtdetr_r18_fixed_640x640"
+REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 SLOW_ROUNDS=4 PER_ROUND=5 BATCH_MS=100 THREADS="1,2"
+NCHW=0 NO_FUSE=0 PADDLEOCR="" PADDLEDETECTION="" DET_PYTHON="" JSON="" BEFORE=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --reference-build) REF_BUILD="$(cd "$2" && pwd)"; shift 2 ;;
     --models) MODELS="$2"; shift 2 ;;
     --sizes) SIZES="$2"; shift 2 ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
+    --slow-rounds) SLOW_ROUNDS="$2"; shift 2 ;;
     --per-round) PER_ROUND="$2"; shift 2 ;;
     --batch-ms) BATCH_MS="$2"; shift 2 ;;
     --threads) THREADS="$2"; shift 2 ;;
     --paddleocr) PADDLEOCR="$(cd "$2" && pwd)"; shift 2 ;;
+    --paddledetection) PADDLEDETECTION="$(cd "$2" && pwd)"; shift 2 ;;
+    --detection-python) DET_PYTHON="$2"; shift 2 ;;
     --json) JSON="$2"; shift 2 ;;
     --before) BEFORE="$2"; shift 2 ;;
     --nchw) NCHW=1; shift ;;
@@ -53,7 +66,9 @@ while [ "$#" -gt 0 ]; do
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ -n "$PADDLEOCR" ] && SEQUENCE="$SEQUENCE ppocrv5_mobile_det_fixed ppocrv5_mobile_rec_fixed"
+[ -n "$PADDLEOCR" ] && SEQUENCE="$SEQUENCE ppocrv5_mobile_det_fixed ppocrv5_server_det_fixed ppocrv5_mobile_rec_fixed"
+DETECTION="ppyoloe_plus_s_fixed picodet_s_fixed rtdetr_r18_fixed"
+[ -n "$PADDLEDETECTION" ] && SEQUENCE="$SEQUENCE $DETECTION"
 MODELS="${MODELS:-$VISION $SEQUENCE}"
 JSON="${JSON:-$BUILD/bench-models/results.jsonl}"
 mkdir -p "$BUILD/bench-models"
@@ -66,6 +81,14 @@ if [ -z "$PYTHON" ]; then
     "$PYTHON" -m pip install --quiet paddlepaddle==3.3.1 paddle2onnx onnxruntime numpy
   fi
 fi
+DET_PYTHON="${DET_PYTHON:-$PYTHON}"
+# export.py's arguments: where the real architectures come from; ppdet's only for the detectors, as importing it
+# needs --detection-python's packages.
+ZOO_ARGS=() DET_ARGS=()
+[ -n "$PADDLEOCR" ] && ZOO_ARGS+=(--paddleocr "$PADDLEOCR")
+[ -n "$PADDLEDETECTION" ] && DET_ARGS+=(--paddledetection "$PADDLEDETECTION")
+# The zoo's names and size labels, listed once (a Paddle import each time is 5-30 s on a loaded machine).
+ZOO_LIST="$("$DET_PYTHON" "$ROOT/bench/models/export.py" --list "${ZOO_ARGS[@]}" "${DET_ARGS[@]}" 2>/dev/null)"
 
 sizes_of() {  # MODEL: the sizes it runs at
   case "$1" in
@@ -73,9 +96,7 @@ sizes_of() {  # MODEL: the sizes it runs at
     alexnet|googlenet) echo 224 ;;
     inception_v3) for s in $SIZES; do [ "$s" -lt 80 ] && echo 80 || echo "$s"; done | sort -un | tr '\n' ' ' ;;
     *) if [[ " $(echo $VISION) " == *" $1 "* ]]; then echo "$SIZES"; else
-         local ocr=()
-         [ -n "$PADDLEOCR" ] && ocr=(--paddleocr "$PADDLEOCR")
-         "$PYTHON" "$ROOT/bench/models/export.py" --list "${ocr[@]}" 2>/dev/null | sed -n "s/^$1 //p"; fi ;;
+         echo "$ZOO_LIST" | sed -n "s/^$1 //p"; fi ;;
   esac
 }
 kernels_link() {  # what BUILD_DIR's kernel library needs after it
@@ -96,10 +117,12 @@ up_to_date() {  # TARGET SOURCE...: TARGET exists and is newer than every SOURCE
   for source in "$@"; do [ "$target" -nt "$source" ] || return 1; done
 }
 prepare() {  # MODEL SIZE DIR: export, compile and build the workers; the compare.py arguments on stdout
-  local model="$1" size="$2" dir="$3" variants=(fuse) ocr=()
-  [ -n "$PADDLEOCR" ] && ocr=(--paddleocr "$PADDLEOCR")
+  local model="$1" size="$2" dir="$3" variants=(fuse) exporter=("$PYTHON")
+  [[ " $DETECTION " == *" $model "* ]] && exporter=("$DET_PYTHON" "${DET_ARGS[@]}")
   if [ ! -f "$dir/bundle.kftb" ]; then
-    "$PYTHON" "$ROOT/bench/models/export.py" "$model" "$size" "$dir" "${ocr[@]}" >"$dir.log" 2>&1 || return 1
+    "${exporter[0]}" "$ROOT/bench/models/export.py" "$model" "$size" "$dir" "${ZOO_ARGS[@]}" "${exporter[@]:1}" \
+      --onnx-python "$PYTHON" \
+      >"$dir.log" 2>&1 || return 1
   fi
   [ "$NCHW" = 1 ] && variants+=(nchw)
   [ "$NO_FUSE" = 1 ] && variants+=(no-fuse)
@@ -147,8 +170,10 @@ for model in $MODELS; do
       echo
       continue
     fi
+    rounds="$ROUNDS"
+    [[ " $SLOW " == *" ${model}_${size} "* ]] && rounds="$SLOW_ROUNDS"
     # shellcheck disable=SC2086
-    "$PYTHON" "$ROOT/bench/models/compare.py" "$dir" $args --rounds "$ROUNDS" --per-round "$PER_ROUND" \
+    "$PYTHON" "$ROOT/bench/models/compare.py" "$dir" $args --rounds "$rounds" --per-round "$PER_ROUND" \
       --batch-ms "$BATCH_MS" \
       --threads "$THREADS" --json "$JSON" || echo "$model $size: compare.py failed"
     echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -13,15 +13,22 @@
 // accumulators of their own, a blocked float32 sum as Paddle's sgemm computes one, where a single primitive over
 // the whole K sums each in one accumulator (1.4x Paddle's distance from float64 at K = 256, 2.5x at K = 4096).
 //
+// On a CPU where those chunk primitives are brgemm:avx512_core's, the inner-product path (a constant y) computes
+// the same bits in one pass over the output instead (chunked_gemm.h): a pass per chunk over a block of the output
+// beyond L2 (BERT-base's 128 x 3072) cost the model 7 %.
+//
 // A call site (runtime.h's SiteTable, by its operands' and output's addresses) keeps its plan and the arguments
 // of each task's primitive, so a steady-state call looks nothing up and creates no oneDNN object.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "kernel_util.h"
+#include "onednn/chunked_gemm.h"
 #include "onednn/onednn.h"
 #include "onednn/runtime.h"
 
@@ -36,6 +43,9 @@ constexpr int64_t kMinSplitMacs = int64_t{8} << 20;
 // products (4 heads of 16 x 32 by 32 x 16) each ran as a pool job of 4 tasks of 8 K multiply-adds, which made a GPT
 // decode step take 1.9x the CPU time at 2 threads it took at 1.
 constexpr int64_t kMinTaskMacs = int64_t{2} << 20;
+
+std::atomic<bool> g_one_pass_allowed{true};  // set_matmul_one_pass()
+thread_local bool g_last_one_pass = false;   // last_matmul_one_pass()
 
 // A reduction chunk's kind: the first writes the output, the later ones add to it; the last may be shorter.
 enum ChunkKind { kFirstChunk = 0, kLaterChunk = 1, kLastChunk = 2 };
@@ -78,6 +88,7 @@ struct MatmulSite {
   std::shared_ptr<const Plan> plan;   // null: oneDNN cannot do it
   bool inner = false;                 // plan is an InnerPlan
   std::weak_ptr<const char> weights;  // the inner product's packed y, once found
+  bool one_pass_allowed = true;       // g_one_pass_allowed when resolved
   std::vector<ArgSet> tasks;
 };
 
@@ -97,14 +108,22 @@ struct InnerPlan : Plan {
   size_t scratchpad_bytes = 0;
   size_t src_bytes = 0;  // a task's dense copy of one chunk of its rows (several chunks only)
   int64_t block_rows = 0, blocks = 0;
+  // Several chunks summed in one pass (chunked_gemm.h) instead of the primitives, y packed for it; tasks are the
+  // blocks of rows times blocks of one_pass_cols columns (the primitives' output is the same bits).
+  bool one_pass = false;
+  int64_t one_pass_cols = 0, col_blocks = 1;
 };
 
-std::shared_ptr<Plan> build_inner_plan(int64_t rows, int64_t k, int64_t n, bool ty) {
+// Output columns per task of the one-pass path: a 256 x 256 block of the output (256 KiB) stays in L2.
+constexpr int64_t kOnePassCols = 256;
+
+std::shared_ptr<Plan> build_inner_plan(int64_t rows, int64_t k, int64_t n, bool ty, bool one_pass_allowed) {
   auto p = std::make_shared<InnerPlan>();
   p->block_rows = rows * n * k < kMinSplitMacs ? rows : kBlock;
   p->blocks = (rows + p->block_rows - 1) / p->block_rows;
   p->chunks = util::gemm_chunks(k);
   if (p->chunks.count > 1) p->src_bytes = align_up(static_cast<size_t>(p->block_rows * p->chunks.size) * sizeof(float));
+  bool all_brgemm_avx512 = true;
   for (int kind = 0; kind < kChunkKinds; ++kind) {
     if (!kind_used(p->chunks, kind)) continue;
     const int64_t len = kind_length(p->chunks, kind);
@@ -118,6 +137,7 @@ std::shared_ptr<Plan> build_inner_plan(int64_t rows, int64_t k, int64_t n, bool 
       const dnnl::inner_product_forward::primitive_desc pd =
           inner_product_pd(p->src[last][kind], any_weights, p->dst[last], chunk_attr(kind));
       if (!pd || is_reference_impl(pd)) return nullptr;
+      all_brgemm_avx512 = all_brgemm_avx512 && std::string(pd.impl_info_str()).rfind("brgemm:avx512_core", 0) == 0;
       // One packed y for both.
       if (last == 1 && p->blocks > 1 && pd.weights_desc() != p->weights[kind]) return nullptr;
       p->weights[kind] = pd.weights_desc();
@@ -129,12 +149,27 @@ std::shared_ptr<Plan> build_inner_plan(int64_t rows, int64_t k, int64_t n, bool 
     p->weights_reorder[kind] = *r;
     p->weights_stride = std::max(p->weights_stride, align_up(p->weights[kind].get_size()));
   }
+  // The one-pass path reproduces brgemm:avx512_core's arithmetic (chunked_gemm.h), so only where every chunk
+  // primitive is that implementation, and only for the chunk lengths whose arithmetic is one chain: that kernel
+  // sums a chunk of 16 q + r products (q >= 1, 0 < r < 16) as a chain over the 16 q plus a chain over the r, which
+  // chunked_gemm does not reproduce (tests/unit/kernels/test_onednn_matmul_pool.cpp, K = 113).
+  const int64_t last = p->chunks.last;
+  if (p->chunks.count > 1 && one_pass_allowed && chunked_gemm::available() && all_brgemm_avx512 &&
+      (last <= 16 || last % 16 == 0)) {
+    p->one_pass = true;
+    // A product too small to split (kMinSplitMacs) stays one task, as the primitives' path keeps it.
+    p->one_pass_cols = p->blocks == 1 && rows * n * k < kMinSplitMacs ? n : std::min(n, kOnePassCols);
+    p->col_blocks = (n + p->one_pass_cols - 1) / p->one_pass_cols;
+  }
   return p;
 }
+
+Status run_one_pass(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, int64_t n, bool ty, Tensor* out);
 
 Status run_inner(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, int64_t n, bool ty, Tensor* out) {
   static constexpr const char* kOp = "matmul";
   const auto& p = static_cast<const InnerPlan&>(*site.plan);
+  if (p.one_pass) return run_one_pass(site, x, y, k, n, ty, out);
   std::shared_ptr<const char> packed = site.weights.lock();
   if (packed == nullptr) {
     Status status;
@@ -197,6 +232,37 @@ Status run_inner(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, 
   });
 }
 
+Status run_one_pass(MatmulSite& site, const Tensor& x, const Tensor& y, int64_t k, int64_t n, bool ty, Tensor* out) {
+  static constexpr const char* kOp = "matmul";
+  const auto& p = static_cast<const InnerPlan&>(*site.plan);
+  g_last_one_pass = true;
+  std::shared_ptr<const char> packed = site.weights.lock();
+  if (packed == nullptr) {
+    Status status;
+    packed = constant_weights(
+        p, {{y.data, y.bytes()}}, chunked_gemm::packed_bytes(k, n),
+        [&](char* buffer) {
+          chunked_gemm::pack(y.data_as<const float>(), k, n, ty, reinterpret_cast<float*>(buffer));
+          return Status::OK();
+        },
+        &status);
+    KFORGE_RETURN_IF_ERROR(status);
+    if (packed == nullptr) return Status::Error(kOp, ": y is no longer declared constant");  // released meanwhile
+    site.weights = packed;
+  }
+  const int64_t rows = x.numel() / k;
+  const float* xd = x.data_as<const float>();
+  const float* yp = reinterpret_cast<const float*>(packed.get());
+  float* od = out->data_as<float>();
+  return run_tasks(p.blocks * p.col_blocks, [&](int64_t t) {
+    const int64_t b = t / p.col_blocks, cb = t % p.col_blocks;
+    const int64_t row0 = b * p.block_rows, col0 = cb * p.one_pass_cols;
+    chunked_gemm::run(xd, yp, od, k, n, p.chunks, row0, std::min(rows, row0 + p.block_rows), col0,
+                      std::min(n, col0 + p.one_pass_cols));
+    return Status::OK();
+  });
+}
+
 MatmulSite::Key site_key(const Tensor& x, const Tensor& y, const Tensor& out, bool tx, bool ty, int64_t m, int64_t k,
                          int64_t n) {
   MatmulSite::Key key{4, m, k, n, tx, ty};
@@ -235,6 +301,7 @@ bool build_part(const Problem& q, const util::GemmChunks& chunks, int64_t rows, 
 Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose_y, Tensor* out, bool* handled) {
   static constexpr const char* kOp = "matmul";
   *handled = false;
+  g_last_one_pass = false;
   const bool x_vec = x.ndim == 1, y_vec = y.ndim == 1;
   Problem q;
   q.tx = transpose_x && !x_vec;
@@ -266,15 +333,18 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
   const bool rows_of_x = !q.tx && y.ndim == 2;
   const int64_t rows = x.numel() / q.k;
   const uint64_t epoch = constants_epoch();
-  if (fresh || site.epoch != epoch) KFORGE_RETURN_IF_ERROR(guarded(kOp, [&] {
+  const bool one_pass_allowed = g_one_pass_allowed.load(std::memory_order_relaxed);
+  const bool resolve = fresh || site.epoch != epoch || site.one_pass_allowed != one_pass_allowed;
+  if (resolve) KFORGE_RETURN_IF_ERROR(guarded(kOp, [&] {
     const MatmulSite::Key found = site.key;
     site = MatmulSite{};  // the key stays empty until the plan is found
     site.epoch = epoch;
+    site.one_pass_allowed = one_pass_allowed;
     site.inner = rows_of_x && is_constant(y.data, y.bytes());
     if (site.inner) {
-      site.plan = find_or_build_plan({5, rows, q.k, q.n, q.ty}, [&]() -> std::shared_ptr<Plan> {
+      site.plan = find_or_build_plan({5, rows, q.k, q.n, q.ty, one_pass_allowed}, [&]() -> std::shared_ptr<Plan> {
         try {
-          return build_inner_plan(rows, q.k, q.n, q.ty);
+          return build_inner_plan(rows, q.k, q.n, q.ty, one_pass_allowed);
         } catch (const dnnl::error&) {
           return nullptr;
         }
@@ -365,5 +435,8 @@ Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose
     return Status::OK();
   });
 }
+
+void set_matmul_one_pass(bool allowed) { g_one_pass_allowed.store(allowed); }
+bool last_matmul_one_pass() { return g_last_one_pass; }
 
 }  // namespace kforge::kernels::onednn

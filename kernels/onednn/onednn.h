@@ -43,6 +43,13 @@ Status conv2d_transpose(const Tensor& x, const Tensor& filter, const util::ConvS
 // matmul with Paddle's rules (transpose flags, vectors, broadcast batch dims); `out` validated by the caller.
 Status matmul(const Tensor& x, const Tensor& y, bool transpose_x, bool transpose_y, Tensor* out, bool* handled);
 
+// Whether matmul's inner-product path (a constant y) may sum a chunked K in one pass over the output
+// (chunked_gemm.h) where its chunk primitives are brgemm:avx512_core's (default true); false keeps a primitive per
+// chunk. The bits are the same: tests compare the two. Takes effect at a call site's next call.
+void set_matmul_one_pass(bool allowed);
+// Whether the last matmul call on this thread ran that one-pass path; for tests.
+bool last_matmul_one_pass();
+
 // pool2d max / avg (exclusive or not), ceil_mode, global, and adaptive where the windows are uniform.
 Status pool2d(const Tensor& x, const util::PoolShape& s, bool exclusive, Tensor* out, bool* handled);
 

@@ -1,8 +1,23 @@
 #include "codegen/backend.h"
 
 #include "codegen/cuda_program.h"
+#include "codegen/program_codegen.h"
 
 namespace kforge::codegen {
+
+namespace {
+
+/// A layout as --layout spells it.
+std::string layout_flag(passes::LayoutChoice layout) {
+  switch (layout) {
+    case passes::LayoutChoice::kNchw: return "nchw";
+    case passes::LayoutChoice::kNhwc: return "nhwc";
+    case passes::LayoutChoice::kNchw8c: return "nchw8c";
+  }
+  return "";
+}
+
+}  // namespace
 
 bool generate_backend_files(const passes::CompiledProgram& compiled, const passes::CompileTarget& target,
                             tmpl::Environment& env, const BackendOptions& options, OutputSet& outputs) {
@@ -10,8 +25,14 @@ bool generate_backend_files(const passes::CompiledProgram& compiled, const passe
   if (!compiled.fusion.empty()) files.codegen.fusion = &compiled.fusion;
   if (!compiled.multi_kernel.sites.empty()) files.codegen.multi_kernel = &compiled.multi_kernel;
   switch (target.backend) {
-    case passes::CompileBackend::kCpu:
-      return generate_program_files(compiled.lowered, env, files, outputs);
+    case passes::CompileBackend::kCpu: {
+      if (compiled.isa_plan == nullptr) return generate_program_files(compiled.lowered, env, files, outputs);
+      // Two layout plans (--layout auto, passes/isa_layouts.h): the class holds both.
+      const std::pair<LayoutPlanSource, LayoutPlanSource> layouts{
+          {&compiled.lowered, files.codegen.fusion, layout_flag(compiled.layout)},
+          {&compiled.isa_plan->lowered, &compiled.isa_plan->fusion, layout_flag(compiled.isa_plan->layout)}};
+      return generate_program_files(compiled.lowered, env, files, outputs, &layouts);
+    }
     case passes::CompileBackend::kCuda: {
       CudaFilesOptions cuda;
       cuda.cuda_graph = options.cuda_graph;

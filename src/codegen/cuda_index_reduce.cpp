@@ -62,7 +62,9 @@ void ComputeCall::reduce() {
   } else if (op == "max" || op == "min") {
     acc = in;
     init = extreme(in, op == "max");
-    fold = op == "max" ? "v > acc ? v : acc" : "v < acc ? v : acc";
+    // A NaN makes the result NaN, as Paddle's max / min (and the CPU kernels); integers are never NaN.
+    const std::string nan = floating ? " || isnan(static_cast<float>(v))" : "";
+    fold = std::string(op == "max" ? "v > acc" : "v < acc") + nan + " ? v : acc";
   } else {
     acc = "bool";
     init = op == "all" ? "true" : "false";

@@ -23,16 +23,21 @@ bool add_verbatim_header(tmpl::Environment& env, const char* template_path, cons
 }  // namespace
 
 bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environment& env,
-                            const ProgramFilesOptions& options, OutputSet& outputs) {
+                            const ProgramFilesOptions& options, OutputSet& outputs,
+                            const std::pair<LayoutPlanSource, LayoutPlanSource>* layouts) {
   DiagnosticEngine& diags = env.diags();
   std::optional<tmpl::Value> ctx = build_program_context(program, env.sources(), options.codegen, diags);
   const tmpl::Template* header = env.load("program/program.h.j2");
-  const tmpl::Template* source = env.load("program/program.cc.j2");
+  const tmpl::Template* source = env.load(layouts != nullptr ? "program/program_layouts.cc.j2" : "program/program.cc.j2");
   const std::optional<std::string_view> runtime = env.read_verbatim(kRuntimeHeaderTemplate);
   const std::optional<std::string_view> params = env.read_verbatim(kParamsHeaderTemplate);
   const std::optional<int64_t> version = runtime_header_version(env);
   if (!ctx || header == nullptr || source == nullptr || !runtime || !params || !version) return false;
   ctx->set("runtime_version", *version);
+  if (layouts != nullptr) {
+    ctx = build_layout_plans_context(*ctx, layouts->first, layouts->second, env.sources(), options.codegen, env);
+    if (!ctx) return false;
+  }
 
   const std::string& dir = options.codegen.output_dir;
   const std::string name = options.codegen.class_name;

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <array>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "codegen/program_context.h"
+#include "codegen/program_layouts.h"
 #include "output/output_set.h"
 #include "passes/lowered_program.h"
 #include "support/diagnostics.h"
@@ -25,8 +27,11 @@ struct ProgramFilesOptions {
 
 /// Loads program/program.h.j2, program/program.cc.j2, runtime/kforge_runtime.h and runtime/kforge_params.h
 /// through `env`'s search path, renders them and adds the four files to `outputs`. Returns false after reporting errors.
+/// With `layouts` (two layout plans, program_layouts.h: `program` is the first's), NAME.cc is rendered by
+/// program/program_layouts.cc.j2 and holds both plans' classes.
 bool generate_program_files(const passes::LoweredProgram& program, tmpl::Environment& env,
-                            const ProgramFilesOptions& options, OutputSet& outputs);
+                            const ProgramFilesOptions& options, OutputSet& outputs,
+                            const std::pair<LayoutPlanSource, LayoutPlanSource>* layouts = nullptr);
 
 /// The runtime header's path on the template search path.
 inline constexpr const char* kRuntimeHeaderTemplate = "runtime/kforge_runtime.h";

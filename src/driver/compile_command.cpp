@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "codegen/backend.h"
 #include "codegen/cpp_text.h"
@@ -92,6 +93,7 @@ int run_compile(const CompileOptions& opts) {
                    : opts.layout == "nhwc"   ? passes::LayoutChoice::kNhwc
                    : opts.layout == "nchw8c" ? passes::LayoutChoice::kNchw8c
                                              : passes::LayoutChoice::kNchw;
+  choices.layout_by_isa = opts.layout == "auto";
   choices.precision = ir::parse_dtype_name(opts.precision.value_or("float32")).value_or(ir::DataType::kFloat32);
   choices.float32_interface = opts.io_precision.value_or("float32") == "float32";
   choices.fuse = !opts.no_fuse;
@@ -99,7 +101,12 @@ int run_compile(const CompileOptions& opts) {
   choices.scratch_bytes = opts.cudnn_workspace_mib.value_or(kDefaultCudnnWorkspaceMib) << 20;
   choices.cuda_graph = opts.cuda_graph;
   choices.dump = opts.dump_lowered;
-  std::optional<passes::CompiledProgram> compiled = passes::run_pipeline(*program, op_set, *target, choices, diags);
+  // --layout auto's second layout plan (passes/isa_layouts.h) reports here, unseen: the first plan reported the
+  // program's problems.
+  std::ostringstream dropped;
+  DiagnosticEngine second_plan_diags(session.sources(), dropped);
+  std::optional<passes::CompiledProgram> compiled =
+      passes::run_pipeline(*program, op_set, *target, choices, diags, &second_plan_diags);
   if (!compiled) return finish_outputs(opts.out, outputs, request, session);
   std::cerr << compiled->dump;
 

@@ -76,7 +76,9 @@ void add_compile_options(CLI::App& cmd, CompileOptions& opts) {
                  "elementwise ops between them in NHWC, one transpose at each end of a region), nchw8c (--target cpu: "
                  "the same regions in oneDNN's blocked nChw8c, [N, C/8, H, W, 8], where every channel count is a "
                  "multiple of 8; fastest on AVX2 machines), nchw (as the program says), or auto (nhwc; with "
-                 "--target cuda conv2d_transpose stays nchw) (docs/compile.md, \"Layouts\")")
+                 "--target cuda conv2d_transpose stays nchw; with --target cpu nhwc and nchw8c both where nchw8c "
+                 "converts most convolutions, the class picking by the CPU's ISA, or KFORGE_LAYOUT_FORCE, when it "
+                 "is constructed) (docs/compile.md, \"Layouts\")")
       ->type_name("LAYOUT")
       ->default_str("auto")
       ->check(CLI::IsMember({"nchw", "nhwc", "nchw8c", "auto"}));

@@ -21,6 +21,7 @@ constexpr std::array<CompileTarget, 2> kTargets = {{
         .name = "cpu",
         .backend = CompileBackend::kCpu,
         .auto_layout = LayoutChoice::kNhwc,
+        .isa_layout = LayoutChoice::kNchw8c,  // and NCHW8c where it pays, picked on AVX2 machines (isa_layouts.h)
         .blocked_layout = true,  // NCHW8c is the kernel library's (oneDNN's nChw8c)
         .layout_transposed_convolutions = true,
         .unify_broadcast_symbols = false,

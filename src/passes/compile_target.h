@@ -25,6 +25,9 @@ struct CompileTarget {
   // --- layout (plan_layouts) ---
   /// What --layout auto means.
   LayoutChoice auto_layout = LayoutChoice::kNhwc;
+  /// --layout auto also plans this layout (kNchw: none) and, where the plan differs materially from auto_layout's
+  /// (blocked_plan_pays, isa_layouts.h), the class holds both and picks one at construction from the machine's ISA.
+  LayoutChoice isa_layout = LayoutChoice::kNchw;
   /// --layout nchw8c is accepted (the kernel library's blocked nChw8c, oneDNN's).
   bool blocked_layout = false;
   /// LayoutOptions::transposed_convolutions: conv2d_transpose may join an NHWC region.

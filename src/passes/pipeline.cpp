@@ -7,6 +7,7 @@
 
 #include "passes/gemm_siblings.h"
 #include "passes/if_conversion.h"
+#include "passes/isa_layouts.h"
 #include "passes/memory_plan.h"
 #include "passes/transforms.h"
 
@@ -102,17 +103,20 @@ PipelineOptions program_pass_options(const CompileTarget& target, const CompileC
 
 }  // namespace
 
-std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& ops, const CompileTarget& target,
-                                            const CompileChoices& choices, DiagnosticEngine& diags) {
+namespace {
+
+/// The pipeline for one layout; `layout_report` gets what the layout plan did.
+std::optional<CompiledProgram> run_one_layout(ir::Program& program, const OpSet& ops, const CompileTarget& target,
+                                              const CompileChoices& choices, DiagnosticEngine& diags,
+                                              LayoutReport& layout_report) {
   // verify -> analysis -> layout -> precision -> lower (and the memory plan of the lowered values).
   PipelineOptions options = program_pass_options(target, choices);
-  LayoutReport layout_report;
   options.layout_report = &layout_report;
   PrecisionReport precision_report;
   options.precision_report = &precision_report;
   std::optional<LoweredProgram> lowered = compile_program(program, ops, diags, options);
   if (!lowered) return std::nullopt;
-  CompiledProgram out{std::move(*lowered), {}, {}, {}, {}, {}, {}};
+  CompiledProgram out{std::move(*lowered), {}, {}, {}, {}, {}, {}, options.layout, nullptr};
   LoweredProgram& lp = out.lowered;
   if (choices.dump && options.layout != LayoutChoice::kNchw) out.dump += layout_report.dump(program);
   if (choices.dump && options.precision != ir::DataType::kFloat32) out.dump += precision_report.dump(program);
@@ -167,6 +171,58 @@ std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& o
 
   if (choices.dump) out.dump += lp.dump() + dump_fusion(lp, out.fusion) + dump_placements(placements) +
                            dump_split_views(split_views);
+  return out;
+}
+
+const char* layout_name(LayoutChoice layout) {
+  switch (layout) {
+    case LayoutChoice::kNchw: return "NCHW";
+    case LayoutChoice::kNhwc: return "NHWC";
+    case LayoutChoice::kNchw8c: return "NCHW8c";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& ops, const CompileTarget& target,
+                                            const CompileChoices& choices, DiagnosticEngine& diags,
+                                            DiagnosticEngine* second_plan_diags) {
+  // --layout auto where the target has a layout per ISA (isa_layouts.h): the program is planned in both, on a copy
+  // for the second. Not with --trace-hooks or --multi-kernel-hints (one plan to trace; the dispatchers are the
+  // source's), nor where the first plan converted nothing.
+  const bool second = second_plan_diags != nullptr && choices.layout_by_isa &&
+                      target.isa_layout != LayoutChoice::kNchw && target.isa_layout != choices.layout &&
+                      !choices.trace_hooks && choices.multi_kernel_hints.empty();
+  std::optional<ir::Program> copy;
+  if (second) copy = program;
+  LayoutReport first_report;
+  std::optional<CompiledProgram> out = run_one_layout(program, ops, target, choices, diags, first_report);
+  if (!out || !second || first_report.empty()) return out;
+
+  // The second plan reports to second_plan_diags: the first plan reported the program's problems; a second that
+  // fails (or differs in its interface, or converts too little) leaves the first alone.
+  CompileChoices blocked = choices;
+  blocked.layout = target.isa_layout;
+  DiagnosticEngine& quiet = *second_plan_diags;
+  const size_t errors_before = quiet.error_count();
+  LayoutReport blocked_report;
+  std::optional<CompiledProgram> other = run_one_layout(*copy, ops, target, blocked, quiet, blocked_report);
+  // One plan where the second does not compile, converts too little or differs in its interface: the output and
+  // the dump are exactly those of the first layout alone.
+  if (!other || quiet.error_count() != errors_before || !blocked_plan_pays(first_report, blocked_report) ||
+      !interface_difference(out->lowered, other->lowered).empty()) {
+    return out;
+  }
+  if (choices.dump) {
+    const std::string second_name = layout_name(target.isa_layout);
+    out->dump = "layout auto: " + std::string(layout_name(choices.layout)) + " and " + second_name + " (" +
+                std::to_string(converted_convolutions(blocked_report)) + " of " +
+                std::to_string(converted_convolutions(first_report)) +
+                " convolutions), picked by the machine's ISA\n" + out->dump + "layout auto: the " + second_name +
+                " plan\n" + other->dump;
+  }
+  out->isa_plan = std::make_unique<CompiledProgram>(std::move(*other));
   return out;
 }
 

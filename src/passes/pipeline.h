@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -74,6 +75,7 @@ std::optional<LoweredProgram> compile_program(ir::Program& program, const OpSet&
 /// What the user chose (the compile command's flags); the defaults are `kforge lint`'s.
 struct CompileChoices {
   LayoutChoice layout = LayoutChoice::kNchw;         // --layout (auto: CompileTarget::auto_layout)
+  bool layout_by_isa = false;                        // --layout auto: also plan CompileTarget::isa_layout
   ir::DataType precision = ir::DataType::kFloat32;   // --precision
   bool float32_interface = true;                     // not --io-precision compute
   bool fuse = true;                                  // not --no-fuse
@@ -95,10 +97,20 @@ struct CompiledProgram {
   /// --dump-lowered: the layout and precision reports (when they ran), the lowered program, the groups and the
   /// concat placements.
   std::string dump;
+  /// The layout the program was planned in.
+  LayoutChoice layout = LayoutChoice::kNchw;
+  /// --layout auto on a target with an isa_layout, where blocked_plan_pays (isa_layouts.h): the whole program
+  /// planned again in that layout, with the same interface; the class holds both and picks one by the machine's
+  /// ISA when it is constructed. Null otherwise: one plan, the code of --layout auto alone.
+  std::unique_ptr<CompiledProgram> isa_plan;
 };
 
 /// The whole pipeline (the comment at the top) for `target`. Returns nullopt when any error was reported.
+/// `second_plan_diags`: where the second layout plan of --layout auto (CompileChoices::layout_by_isa,
+/// isa_layouts.h) reports, an engine whose output is dropped (the first plan reported the program's problems; a
+/// second plan that fails leaves the first alone); null: no second plan.
 std::optional<CompiledProgram> run_pipeline(ir::Program& program, const OpSet& ops, const CompileTarget& target,
-                                            const CompileChoices& choices, DiagnosticEngine& diags);
+                                            const CompileChoices& choices, DiagnosticEngine& diags,
+                                            DiagnosticEngine* second_plan_diags = nullptr);
 
 }  // namespace kforge::passes

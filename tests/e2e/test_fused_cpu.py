@@ -61,11 +61,12 @@ CASES = {
     "lone-op": ("fused/lone_op.yaml", [], []),
     "transformer-block": ("programs/transformer_block.yaml", [],
                           ["row:0", "row:5,6", "row:9,10", "elementwise:12,13", "elementwise:15,16"]),
-    # Convolution groups: one conv2d_fused call each (kernels/kforge_fused.h). By default (--layout auto) in NHWC,
-    # after the layout plan's transposes (docs/compile.md, "Layouts"); the -nchw cases keep Paddle's layout.
-    "conv-bn-relu": ("programs/conv_bn_relu.yaml", [], ["conv:1,2,3", "conv:5,6"]),
+    # Convolution groups: one conv2d_fused call each (kernels/kforge_fused.h). In NHWC (--layout nhwc, pinned: auto
+    # emits the NCHW8c plan too, the -auto case), after the layout plan's transposes (docs/compile.md, "Layouts");
+    # the -nchw cases keep Paddle's layout.
+    "conv-bn-relu": ("programs/conv_bn_relu.yaml", [], ["conv:1,2,3", "conv:5,6"], ["--layout", "nhwc"]),
     "conv-epilogue": ("fused/conv_epilogue.yaml", [],
-                      ["conv:2,3,4,5", "conv:6,7,8,9", "elementwise:12,13", "conv:15,16,17"]),
+                      ["conv:2,3,4,5", "conv:6,7,8,9", "elementwise:12,13", "conv:15,16,17"], ["--layout", "nhwc"]),
     "conv-bn-relu-nchw": ("programs/conv_bn_relu.yaml", [], ["conv:0,1,2", "conv:4,5"], ["--layout", "nchw"]),
     "conv-epilogue-nchw": ("fused/conv_epilogue.yaml", [],
                            ["conv:0,1,2,3", "conv:4,5,6,7", "elementwise:9,10", "conv:11,12,13"], ["--layout", "nchw"]),
@@ -77,18 +78,27 @@ CASES = {
                              ["--layout", "nchw8c"]),
     # The concat in place (issue 36): in NHWC the block's convolutions write their strided slices of its concat (the
     # lone ones become conv2d_fused groups of their own); one image in NCHW and NCHW8c: every slice is contiguous.
-    "concat-in-place": ("fused/concat_in_place.yaml", [], ["conv:1,2,3", "conv:4", "conv:7"]),
+    "concat-in-place": ("fused/concat_in_place.yaml", [], ["conv:1,2,3", "conv:4", "conv:7"], ["--layout", "nhwc"]),
     "concat-in-place-nchw": ("fused/concat_in_place.yaml", [], ["conv:0,1,2"], ["--layout", "nchw"]),
     "concat-in-place-nchw8c": ("fused/concat_in_place.yaml", [], ["conv:2,3,4"], ["--layout", "nchw8c"]),
     # Split views (issue 36): in NCHW the right half is a view of the split's input (read by a convolution, a concat
     # and an elementwise group), the left half lies in the first concat; in NCHW8c the second concat (no output
     # there: a transpose follows) takes the right half in place too; in NHWC the halves are strided and copied.
-    "split-views": ("fused/split_views.yaml", [], ["conv:1,2,3", "conv:5,6", "elementwise:14,15"]),
+    "split-views": ("fused/split_views.yaml", [], ["conv:1,2,3", "conv:5,6", "elementwise:14,15"],
+                    ["--layout", "nhwc"]),
     "split-views-nchw": ("fused/split_views.yaml", [], ["conv:0,1,2", "conv:4,5", "elementwise:9,10,11"],
                          ["--layout", "nchw"]),
     "split-views-nchw8c": ("fused/split_views.yaml", [], ["conv:2,3,4", "conv:6,7", "elementwise:18,19"],
                            ["--layout", "nchw8c"]),
+    # --layout auto (docs/compile.md, "`--layout auto` on the CPU"): every convolution converts in NCHW8c too, so the
+    # class holds both plans (the NHWC plan's groups, then the NCHW8c plan's); run once per plan, forced with
+    # KFORGE_LAYOUT_FORCE (FORCED_PLANS).
+    "conv-bn-relu-auto": ("programs/conv_bn_relu.yaml", [], ["conv:1,2,3", "conv:5,6", "conv:0,1,2", "conv:4,5"],
+                          ["--layout", "auto"]),
 }
+
+# The cases whose class holds two layout plans: the harness runs once with KFORGE_LAYOUT_FORCE set to each.
+FORCED_PLANS = {"conv-bn-relu-auto": ["nhwc", "nchw8c"]}
 
 # How many concat inputs each case puts in place (--dump-lowered's "concat call" lines); none where not named.
 PLACEMENTS = {"concat-in-place": 3, "concat-in-place-nchw": 7, "concat-in-place-nchw8c": 7, "split-views-nchw": 2,
@@ -102,6 +112,7 @@ SPLIT_VIEWS = {"split-views-nchw": 1}
 # [-1, 1), variances >= 0.5 and scales in [-1, 1) (the interpreter's random values): at most
 # 2 * 72 * 2^-24 * 72 * 1.42 * 1.5 = 1.3e-3, through at most two fused layers. Typical differences are near 1e-6.
 TOLERANCES = {name: ("1e-4", "3e-3") for name in ("conv-bn-relu", "conv-epilogue", "conv-bn-relu-nchw", "conv-epilogue-nchw",
+                                                  "conv-bn-relu-auto",
                                                   "conv-bn-relu-nchw8c", "conv-epilogue-nchw8c", "concat-in-place",
                                                   "concat-in-place-nchw", "concat-in-place-nchw8c",
                                                   "split-views", "split-views-nchw", "split-views-nchw8c")}
@@ -156,7 +167,11 @@ def check_case(name, build, seed):
         if groups != expected_groups:
             raise TestFailure(f"groups: expected {expected_groups}, got {groups}\n{r.stderr}")
         dot_text = dot.read_text()
-        if dot_text.count("subgraph cluster_g") != len(groups) or not dot_text.startswith("digraph fusion {"):
+        first_plan = groups_of(r.stderr.split("layout auto: the NCHW8c plan\n")[0])  # --dump-groups draws the first
+        if name in FORCED_PLANS and ("namespace nhwc_plan {" not in (work / "gen" / f"{CLASS}.cc").read_text()
+                                     or first_plan == groups):
+            raise TestFailure(f"--layout auto did not emit both layout plans\n{r.stderr}")
+        if dot_text.count("subgraph cluster_g") != len(first_plan) or not dot_text.startswith("digraph fusion {"):
             raise TestFailure(f"--dump-groups wrote an unexpected picture:\n{dot_text}")
         source = (work / "gen" / f"{CLASS}.cc").read_text()
         loops = [g for g in groups if not g.startswith("conv:")]
@@ -187,13 +202,23 @@ def check_case(name, build, seed):
                   f"-DKFORGE_PROGRAM_CLASS={CLASS}", "-DKFORGE_TRACE_HOOK=kforge_harness_trace",
                   ROOT / "tools" / "check_program" / "harness.cc", work / "gen" / f"{CLASS}.cc", kernels,
                   *link_args, "-o", harness]), "building the fused code")
-        must(run([harness, inputs, outputs]), "running the fused code")
         rtol, atol = TOLERANCES.get(name, (RTOL, ATOL))
-        r = run([interp, program, "--inputs", inputs, "--compare", outputs, "--rtol", rtol, "--atol", atol])
-        if r.returncode != 0:
-            raise TestFailure(f"fused code and interpreter differ (seed {seed}):\n{r.stdout}{r.stderr}")
-        print(f"{name}: {len(groups)} groups {groups}, seed {seed}, agree within rtol {rtol}, atol {atol}")
-        print(r.stdout, end="")
+        for plan in FORCED_PLANS.get(name, [None]):
+            env = dict(os.environ)
+            env.pop("KFORGE_LAYOUT_FORCE", None)
+            if plan is not None:
+                env["KFORGE_LAYOUT_FORCE"] = plan
+            must(run([harness, inputs, outputs], env=env), f"running the fused code (plan {plan})")
+            r = run([interp, program, "--inputs", inputs, "--compare", outputs, "--rtol", rtol, "--atol", atol])
+            if r.returncode != 0:
+                raise TestFailure(f"fused code (plan {plan}) and interpreter differ (seed {seed}):\n{r.stdout}{r.stderr}")
+            print(f"{name}: {len(groups)} groups {groups}, plan {plan}, seed {seed}, agree within rtol {rtol}, atol {atol}")
+            print(r.stdout, end="")
+        if name in FORCED_PLANS:
+            # A KFORGE_LAYOUT_FORCE that names no plan: every call returns an error saying so.
+            r = run([harness, inputs, outputs], env=dict(os.environ, KFORGE_LAYOUT_FORCE="nchw16c"))
+            if r.returncode == 0 or "KFORGE_LAYOUT_FORCE='nchw16c' names no layout plan" not in r.stdout + r.stderr:
+                raise TestFailure(f"KFORGE_LAYOUT_FORCE=nchw16c: expected an error, got\n{r.stdout}{r.stderr}")
 
 
 def main():

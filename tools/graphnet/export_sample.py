@@ -94,6 +94,30 @@ def bakeable(meta):
     return dtype.kind in "iub" and numel <= BAKE_MAX_ELEMENTS
 
 
+def unused_inputs(model_source):
+    """The parameters of GraphModule.forward (model.py's source) that no returned value depends on, in order: a
+    backward pass over forward's statements (an assignment keeps what its value reads when one of its targets is
+    needed, `del` reads nothing, any other statement keeps every name it mentions). paddle.jit.save refuses such
+    an input as a feed (`... is not involved in the target_vars calculation`); the retry makes it a buffer."""
+    tree = ast.parse(model_source)
+    forward = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+
+    def names(node):
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+    needed = set()
+    for statement in reversed(forward.body):
+        if isinstance(statement, ast.Delete):
+            continue
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if set().union(*(names(t) for t in targets)) & needed and statement.value is not None:
+                needed |= names(statement.value)
+        else:
+            needed |= names(statement)
+    return [a.arg for a in forward.args.args[1:] if a.arg not in needed]
+
+
 WRAPPER = '''import numpy as np
 import paddle
 import graph_module
@@ -136,9 +160,10 @@ def wrapper_source(names, weights, constants):
 
 def export(sample, out, seed, baked=False):
     """paddle.jit.save of the sample. The small integer inputs whose values input_meta.py gives (`bakeable`) are
-    constants of the program (unless that would leave it no input). `baked`: the other inputs with `data` become
-    buffers of the Layer instead of inputs (the retry when Paddle prunes such an input as not involved in the
-    outputs: `The feed_var ... is not involved in the target_vars calculation`). Returns the input names, their
+    constants of the program (unless that would leave it no input). `baked`: the other inputs with `data`, and those no
+    output depends on (`unused_inputs`), become buffers of the Layer instead of inputs (the retry when Paddle prunes
+    such an input as not involved in the outputs: `The feed_var ... is not involved in the target_vars
+    calculation`). Returns the input names, their
     values and the names of the inputs made constants."""
     import paddle
     paddle.set_device("cpu")
@@ -153,8 +178,9 @@ def export(sample, out, seed, baked=False):
         constants = {i["name"]: feeds.pop(i["name"]) for i in inputs if bakeable(i)}
         inputs = [i for i in inputs if i["name"] in feeds]
     if baked:
+        unused = set(unused_inputs((sample / "model.py").read_text()))
         for i in inputs:
-            if i.get("data") is not None:
+            if i.get("data") is not None or i["name"] in unused:
                 values[i["name"]] = feeds.pop(i["name"])
         inputs = [i for i in inputs if i["name"] in feeds]
     src = out / "src"
@@ -208,7 +234,7 @@ def main():
             for module in ("exported", "graph_module"):
                 sys.modules.pop(module, None)
             names, feeds, constants = export(sample, out, args.seed, baked=True)
-            result["note"] = "inputs with fixed data made buffers (Paddle pruned one as unused)"
+            result["note"] = "inputs with fixed data or unused made buffers (Paddle pruned one as unused)"
         result["inputs"] = names
         result["constants"] = constants
     except Exception as e:  # Paddle's own failure to export: reported, not raised

@@ -4,14 +4,17 @@ test tools/graphnet/test_table.py runs it on canned results without Paddle).
 A result: {"sample": "PaddleX/ResNet18/subgraph_0", "source": "PaddleX", "model": "ResNet18", "target": "cpu",
 "status": one of STATUSES, "error": one line, "ops": [missing op names] (unknown-op), "worst": max relative
 error over the outputs (agree/differ), "max_abs", "gen_bytes", "export_s", "paddle_s", "generate_s",
-"build_run_s"}.
+"build_run_s", "float64": the float64 rule's check of a sample that differs (tools/graphnet/float64.py)}.
 """
 
 import re
+import float64
 from collections import Counter, OrderedDict
 
-# In pipeline order. cpu: export-fail, unknown-op, error, differ, agree. cuda: generation only, "generated".
-STATUSES = ["export-fail", "unknown-op", "error", "differ", "agree", "generated"]
+# In pipeline order. cpu: export-fail, unknown-op, error, differ, agree-f64 (beyond the fixed bound, within the
+# float64 rule: counted as agreeing, shown apart), agree. cuda: generation only, "generated".
+STATUSES = ["export-fail", "unknown-op", "error", "differ", "agree-f64", "agree", "generated"]
+AGREE = ("agree", "agree-f64")
 
 
 # Names whose first word alone says little.
@@ -53,8 +56,9 @@ def summary_counts(results, target):
         return OrderedDict(samples=len(results), exported=exported, generated=c["generated"])
     generated = exported - c["unknown-op"] - sum(1 for r in results if r["status"] == "error" and
                                                    r.get("stage") == "generate")
-    ran = c["agree"] + c["differ"]
-    return OrderedDict(samples=len(results), exported=exported, generated=generated, ran=ran, agree=c["agree"])
+    ran = c["agree"] + c["agree-f64"] + c["differ"]
+    return OrderedDict(samples=len(results), exported=exported, generated=generated, ran=ran,
+                       agree=c["agree"] + c["agree-f64"], agree_f64=c["agree-f64"])
 
 
 def family_table(results, target):
@@ -69,7 +73,7 @@ def family_table(results, target):
                   "top missing ops"]
     else:
         header = ["family", "samples", "Paddle exports", "kforge generates", "builds and runs", "agree",
-                  "differ", "unknown op", "error", "top missing ops"]
+                  "of those by float64", "differ", "unknown op", "error", "top missing ops"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, rs in rows:
         s = summary_counts(rs, target)
@@ -80,16 +84,17 @@ def family_table(results, target):
             cells = [name, s["samples"], ex, pct(s["generated"], ex), c["unknown-op"], c["error"], ops]
         else:
             cells = [name, s["samples"], ex, pct(s["generated"], ex), pct(s["ran"], ex), pct(s["agree"], ex),
-                     c["differ"], c["unknown-op"], c["error"], ops]
+                     s["agree_f64"], c["differ"], c["unknown-op"], c["error"], ops]
         lines.append("| " + " | ".join(cells_escape(x) for x in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def missing_ops(results):
-    """Counter: op -> number of samples it blocks."""
+    """Counter: op -> number of samples it blocks (an "error" sample whose diagnostics also name missing ops counts
+    for them too: its error line is another one, and the ops would otherwise be in no table)."""
     c = Counter()
     for r in results:
-        if r["status"] == "unknown-op":
+        if r["status"] in ("unknown-op", "error"):
             c.update(set(r.get("ops") or []))
     return c
 
@@ -127,10 +132,12 @@ def sample_table(results, target):
               "paddle s", "generate s"] + (["build+run s"] if target == "cpu" else [])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in sorted(results, key=lambda r: r["sample"]):
-        if r["status"] in ("agree", "differ"):
+        if r["status"] in ("agree", "agree-f64", "differ"):
             detail = f"{r.get('worst', 0):.2e} (abs {r.get('max_abs', 0):.2e})"
             if r.get("error"):
                 detail += "; " + r["error"]
+            if r.get("float64"):
+                detail += "; " + float64.describe(r["float64"])
             if r.get("random_ops"):
                 detail += f" (random: {', '.join(r['random_ops'])})"
         elif r["status"] == "unknown-op":
@@ -139,6 +146,8 @@ def sample_table(results, target):
             detail = f"{r['stage']}: {r.get('error', '')}"
         else:
             detail = (f"{r['stage']}: " if r.get("stage") in ("build", "run") else "") + r.get("error", "")
+            if r.get("ops"):
+                detail += "; missing ops too: " + ", ".join(r["ops"])
         cells = [r["sample"], r["status"], detail, r.get("gen_bytes") or "", fmt_num(r.get("export_s"), ".0f"),
                  fmt_num(r.get("paddle_s"), ".0f"), fmt_num(r.get("generate_s"), ".1f")]
         if target == "cpu":
@@ -156,12 +165,14 @@ def headline(results, target):
         what = "CUDA code" if target == "cuda" else "CPU code (generation only)"
         return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; kforge generates {what} for "
                 f"{pct(s['generated'], ex)} of those.")
-    rnd = [r for r in results if r["status"] in ("agree", "differ") and r.get("random_ops")]
+    rnd = [r for r in results if r["status"] in ("agree", "agree-f64", "differ") and r.get("random_ops")]
     rnd_differ = sum(1 for r in rnd if r["status"] == "differ")
     random_note = (f" {len(rnd)} of those that run draw random numbers ({rnd_differ} of them differ): Paddle "
                    f"cannot reproduce itself there." if rnd else "")
+    f64 = (f" ({s['agree_f64']} of them beyond the fixed bound but within the float64 rule: at most "
+           f"{float64.FACTOR}x Paddle's own distance from a float64 run)" if s["agree_f64"] else "")
     return (f"{s['samples']} samples: Paddle exports {ex}{timed_out}; of those kforge generates {pct(s['generated'], ex)}, "
-            f"builds and runs {pct(s['ran'], ex)}, agrees with Paddle on {pct(s['agree'], ex)}.{random_note}")
+            f"builds and runs {pct(s['ran'], ex)}, agrees with Paddle on {pct(s['agree'], ex)}{f64}.{random_note}")
 
 
 def markdown(results, target):

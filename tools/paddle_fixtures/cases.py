@@ -58,6 +58,17 @@ def _kforge_randint(shape, low, high, dtype):
     return (low + np.floor(u * (high - low)).astype(np.int64)).astype(dtype)
 
 
+def _share_data_then_overwrite(x):
+    """Nonstationary's `x_raw = x.clone().detach()` before the series is normalised in place of its buffer: raw (a
+    share_data_ of y) must keep y's values although y's buffer is free to reuse once z is made (Paddle's PIR
+    inplace pass reuses it and breaks the predictor's answer: generate.py turns the pass off)."""
+    y = paddle.cast(x, "float32") * 2.0
+    raw = y.detach()
+    z = y - y.mean(axis=1, keepdim=True)
+    w = z / paddle.sqrt((z * z).mean(axis=1, keepdim=True) + 1e-5)
+    return w + raw
+
+
 def _causal_scores(x):
     """Attention scores of x with itself, masked by a causal mask of x's dynamic length (BERT/GPT style)."""
     n = paddle.shape(x)[1]
@@ -881,6 +892,7 @@ CASES = [
     # share_data_: what Tensor.detach() saves; a copy of x of any dtype.
     *[C(f"share_data_{dt}", lambda x: x.detach() * 2, [t(2, 3, dtype=dt)], ops=("share_data_",)) for dt in NUMBER],
     C("share_data_bool", lambda x: paddle.logical_not(x.detach()), [t(2, 3, dtype="bool")], ops=("share_data_",)),
+    C("share_data_then_overwrite", _share_data_then_overwrite, [t(3, 8)], ops=("share_data_",)),
     # gather_nd: index rows of every length up to x's rank, int32 and int64 indices (negative ones count from the
     # end), integer and bool data.
     *[C(f"gather_nd_{it}", lambda x, i: paddle.gather_nd(x, i), [t(3, 4, 5), t(2, 2, dtype=it, low=-3, high=3)],
@@ -929,6 +941,12 @@ CASES = [
     *[C(f"min_{dt}", lambda x: paddle.min(x, axis=1), [t(2, 3, 4, dtype=dt)], ops=("min",)) for dt in NUMBER],
     C("min_all", lambda x: paddle.min(x), [t(3, 4)], ops=("min",)),
     C("min_keepdim", lambda x: x - paddle.min(x, axis=[-1, 0], keepdim=True), [t(3, 4, 2)], ops=("min",)),
+    # A NaN in the reduced elements makes max / min NaN, as in Paddle (log of the negative inputs: some columns
+    # have one, first, inside or last); float64 through the kernel path, the matrix-NMS decay's min(exp / exp).
+    *[C(f"{op}_nan_{dt}", lambda x, op=op: getattr(paddle, op)(paddle.log(x), axis=0),
+        [t(5, 16, dtype=dt, low=-0.15, high=2.0)], ops=(op,)) for op in ("max", "min") for dt in FLOAT],
+    C("min_nan_of_ratio", lambda x: x[0] * paddle.min(paddle.exp(-2 * x * x) / paddle.exp(-2 * x.T * x.T), axis=0),
+      [t(6, 6, low=-30.0, high=30.0)], ops=("min",)),
     # p_norm: 2-norm (F.normalize), 1, 3, inf, -inf, 0 (count of nonzeros), keepdim, asvector (every dim).
     C("p_norm_2", lambda x: paddle.linalg.norm(x, p=2, axis=-1), [t(3, 5)], ops=("p_norm",)),
     C("p_norm_normalize", lambda x: F.normalize(x, axis=1), [t(2, 4, 3)], ops=("p_norm",)),

@@ -61,6 +61,7 @@ def paddle_run(mdir, feeds, onednn):
     cfg.disable_gpu()
     cfg.disable_glog_info()
     cfg.switch_ir_optim(True)
+    check.without_inplace_pass()
     (cfg.enable_onednn if hasattr(cfg, "enable_onednn") else cfg.enable_mkldnn)()
     predictor = pi.create_predictor(cfg)
     for name in predictor.get_input_names():

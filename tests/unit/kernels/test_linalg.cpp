@@ -1,7 +1,9 @@
 // matmul, embedding, softmax, layer_norm and the reductions.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "tensor_builder.h"
@@ -129,6 +131,28 @@ TEST_CASE("softmax along any axis") {
   check_close<float>(so, {1});
   Tensor o;
   CHECK(error_of(m::SoftmaxInferMeta(g, 2, &o)).find("out of range") != std::string::npos);
+}
+
+TEST_CASE("softmax along a strided axis: rows in blocks, in place too") {
+  // [2, 5, 70] along axis 1: 140 strided rows of 5, more than one block of neighbouring rows, the last one partial.
+  std::vector<float> v(2 * 5 * 70);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 23) * 0.25f - 2.5f;
+  Tensor x = f32({2, 5, 70}, v);
+  Tensor out = output_from([&](Tensor* o) { return m::SoftmaxInferMeta(x, 1, o); });
+  REQUIRE(k::softmax(cpu(), x, 1, &out).ok());
+  std::vector<float> expected(v.size());
+  for (int o = 0; o < 2; ++o) {
+    for (int i = 0; i < 70; ++i) {
+      double max = -1e30, total = 0;
+      for (int j = 0; j < 5; ++j) max = std::max<double>(max, v[(o * 5 + j) * 70 + i]);
+      for (int j = 0; j < 5; ++j) total += std::exp(v[(o * 5 + j) * 70 + i] - max);
+      for (int j = 0; j < 5; ++j) expected[(o * 5 + j) * 70 + i] = std::exp(v[(o * 5 + j) * 70 + i] - max) / total;
+    }
+  }
+  check_close<float>(out, expected, 1e-6);
+  Tensor same = f32({2, 5, 70}, v);
+  REQUIRE(k::softmax(cpu(), same, 1, &same).ok());  // in place: the same bits
+  CHECK(std::memcmp(same.data, out.data, v.size() * sizeof(float)) == 0);
 }
 
 TEST_CASE("layer_norm normalises the trailing dims") {

@@ -312,3 +312,79 @@ TEST_CASE("matmul sums a long K in chunks: closer to float64 than one accumulato
     CHECK(same_bits(run_matmul(c, x, y, 1), inner));
   }
 }
+
+namespace {
+
+// x's rows times y (k x n, or n x k when ty) as the chunk primitives of brgemm:avx512_core compute it: each chunk
+// of util::gemm_chunks a chain of fused multiply-adds from zero in order of k, the chunks' sums added in order.
+// The result has the shape of `like`.
+Tensor fma_chunks(const Tensor& x, const Tensor& y, int64_t k, int64_t n, bool ty, const Tensor& like) {
+  const int64_t rows = x.numel() / k;
+  Tensor out = empty(DataType::kFloat32, like.shape());
+  const util::GemmChunks chunks = util::gemm_chunks(k);
+  const float* a = x.data_as<const float>();
+  const float* b = y.data_as<const float>();
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      float sum = 0;
+      for (int64_t h = 0; h < chunks.count; ++h) {
+        float acc = 0;
+        for (int64_t p = chunks.begin(h), end = p + chunks.length(h); p < end; ++p) {
+          acc = std::fma(a[i * k + p], ty ? b[j * k + p] : b[p * n + j], acc);
+        }
+        sum = h == 0 ? acc : sum + acc;
+      }
+      out.data_as<float>()[i * n + j] = sum;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("matmul by a constant y: a chunked K in one pass gives the bits of a primitive per chunk") {
+  // Rows that leave 6-row tiles and 256-row blocks short, columns that leave 64-column panels and 256-column tasks
+  // short, a last chunk shorter than 64, y transposed, a batched x.
+  const std::vector<MatmulCase> cases = {
+      {{37, 144}, {144, 50}},          // three chunks (64 + 64 + 16), one partial panel
+      {{300, 200}, {200, 777}},        // 2 row blocks x 4 column tasks, last chunk of 8
+      {{128, 768}, {768, 3072}},       // BERT-base's FFN
+      {{128, 3072}, {768, 3072}, false, true},
+      {{2, 41, 992}, {992, 64}},       // 16 chunks (the last of 32): two k blocks of 12 chunks
+      {{7, 160}, {160, 100}},          // a last chunk of 32
+  };
+  uint32_t seed = 950;
+  for (const MatmulCase& c : cases) {
+    INFO("x " << util::dims_string(c.x) << " y " << util::dims_string(c.y) << (c.ty ? "^T" : ""));
+    const Tensor x = random_f32(c.x, seed++), y = random_f32(c.y, seed++);
+    const int64_t k = c.x.back(), n = c.ty ? c.y[0] : c.y[1];
+    ConstantScope declared(y, true);
+    k::onednn::set_matmul_one_pass(false);
+    const Tensor per_chunk = run_matmul(c, x, y, 2);
+    CHECK_FALSE(k::onednn::last_matmul_one_pass());
+    k::onednn::set_matmul_one_pass(true);
+    const Tensor one_pass = run_matmul(c, x, y, 2);
+    if (!k::onednn::last_matmul_one_pass()) {  // no AVX-512 (the primitives run, so nothing to compare)
+      WARN("the one-pass path is not used on this CPU (no AVX-512 or not brgemm:avx512_core)");
+      continue;
+    }
+    CHECK(same_bits(one_pass, per_chunk));
+    CHECK(same_bits(one_pass, fma_chunks(x, y, k, n, c.ty, one_pass)));
+    for (int threads : {2, 3}) {
+      ThreadsScope scope(threads);
+      CHECK(same_bits(run_matmul(c, x, y, 1), one_pass));
+    }
+  }
+}
+
+TEST_CASE("matmul by a constant y: a last chunk of 16 q + r products stays on the primitives") {
+  // brgemm:avx512_core sums such a chunk as two chains added (chunked_gemm.h), which the one-pass path does not.
+  const MatmulCase c{{37, 113}, {113, 50}};  // chunks of 64 and 49
+  const Tensor x = random_f32(c.x, 970), y = random_f32(c.y, 971);
+  ConstantScope declared(y, true);
+  k::onednn::set_matmul_one_pass(false);
+  const Tensor per_chunk = run_matmul(c, x, y, 2);
+  k::onednn::set_matmul_one_pass(true);
+  CHECK(same_bits(run_matmul(c, x, y, 2), per_chunk));
+  CHECK_FALSE(k::onednn::last_matmul_one_pass());
+}

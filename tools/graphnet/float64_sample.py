@@ -1,0 +1,107 @@
+"""One GraphNet sample run in float64, under a Python that has Paddle (tools/check-graphnet runs it as a subprocess
+for a sample that differs, so that Paddle's failure, a hang or running out of memory stops only that check):
+
+    python float64_sample.py SAMPLE_DIR OUT_DIR --seed S [--memory-gb G]
+
+The reference of the float64 rule (tools/graphnet/float64.py): the sample's GraphModule (model.py) in Paddle
+dygraph on the CPU, with the weights and inputs export_sample.py draws (same seed, same order), the float ones cast
+to float64 and the float32 constants the model makes itself (`paddle.float32`, `dtype="float32"`) made float64 too.
+Writes OUT_DIR/float64/<i>.npy and OUT_DIR/float64.json ({"status": "ok" | "failed", "error": first line,
+"seconds", "outputs", "note"}). --memory-gb caps the process's address space (RLIMIT_AS), so that a model too big
+for float64 here fails with an error instead of waking the kernel's OOM killer.
+"""
+
+import argparse
+import json
+import re
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import export_sample  # noqa: E402  (meta_tensors, draw, first_line)
+
+# The float32 dtypes model.py spells (constants, aranges, casts): float64 in the reference run.
+FLOAT32_SPELLINGS = [(re.compile(r"\bpaddle\.float32\b"), "paddle.float64"),
+                     (re.compile(r"([\"'])float32\1"), r"\1float64\1")]
+
+
+def float64_source(text):
+    """model.py with its float32 dtypes made float64 (and how many were)."""
+    count = 0
+    for pattern, repl in FLOAT32_SPELLINGS:
+        text, n = pattern.subn(repl, text)
+        count += n
+    return text, count
+
+
+def run(sample, out, seed):
+    import paddle
+    paddle.set_device("cpu")
+    paddle.seed(seed)
+    rng = np.random.default_rng(seed)
+    # The draws of export_sample.export, in its order (weights, then inputs): the same values.
+    weights = {w["name"]: export_sample.draw(w, rng) for w in export_sample.meta_tensors(sample / "weight_meta.py")}
+    feeds = {i["name"]: export_sample.draw(i, rng) for i in export_sample.meta_tensors(sample / "input_meta.py")}
+    source, changed = float64_source((sample / "model.py").read_text())
+    src = out / "src-float64"
+    src.mkdir(parents=True, exist_ok=True)
+    (src / "graph_module_float64.py").write_text(source)
+    sys.path.insert(0, str(src))
+    import graph_module_float64
+    net = graph_module_float64.GraphModule()
+    net.eval()
+    kwargs = {n: paddle.to_tensor(v.astype(np.float64) if v.dtype.kind == "f" else v)
+              for n, v in {**weights, **feeds}.items()}
+    with paddle.no_grad():
+        ys = net(**kwargs)
+    ys = list(ys.values()) if isinstance(ys, dict) else list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    (out / "float64").mkdir(exist_ok=True)
+    not_f64 = []
+    for i, y in enumerate(ys):
+        value = y.numpy()
+        if value.dtype.kind == "f" and value.dtype != np.float64:
+            not_f64.append(f"output {i} is {value.dtype}")
+        np.save(out / "float64" / f"{i}.npy", value)
+    note = f"{changed} float32 dtypes of model.py made float64"
+    if not_f64:
+        note += "; " + ", ".join(not_f64) + " (the model casts back)"
+    return len(ys), note
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("sample")
+    p.add_argument("out")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--memory-gb", type=float, default=0, help="address-space cap in GiB (0: none)")
+    args = p.parse_args()
+    sample, out = Path(args.sample).resolve(), Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    if args.memory_gb > 0:
+        import resource
+        cap = int(args.memory_gb * (1 << 30))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    result = {"status": "ok", "error": "", "note": "", "outputs": 0}
+    started = time.time()
+    try:
+        result["outputs"], result["note"] = run(sample, out, args.seed)
+    except MemoryError:
+        traceback.print_exc()
+        result.update(status="failed", error=f"out of memory (over {args.memory_gb:g} GiB)")
+    except Exception as e:  # an op that refuses float64, or Paddle's own failure: reported
+        traceback.print_exc()
+        line = export_sample.first_line(e)
+        if "alloc" in line.lower() and "memory" in line.lower():
+            line = f"out of memory (over {args.memory_gb:g} GiB): " + line
+        result.update(status="failed", error=line)
+    result["seconds"] = round(time.time() - started, 1)
+    (out / "float64.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -16,7 +16,7 @@ std::vector<CudaIndexKernel> IndexCall::build() {
   else if (op == "concat" || op == "stack") join(op == "stack");
   else if (op == "split" || op == "split_with_num") split();
   else if (op == "slice") slice();
-  else if (op == "strided_slice") strided_slice();
+  else if (op == "strided_slice" || op == "flip") strided_slice();  // flip: the plan's step -1 from the last element
   else if (op == "pad3d") pad3d();
   else if (op == "expand" || op == "tile" || op == "expand_as") broadcast();
   else if (op == "repeat_interleave") repeat_interleave();

@@ -21,7 +21,7 @@ struct FamilyOps {
 const std::array<FamilyOps, 7>& family_table() {
   static const std::array<FamilyOps, 7> table = {{
       {CudaIndexFamily::kMovement,
-       {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "pad3d", "expand", "tile",
+       {"transpose", "concat", "stack", "split", "split_with_num", "slice", "strided_slice", "flip", "pad3d", "expand", "tile",
         "expand_as", "repeat_interleave", "gather", "index_select", "embedding", "meshgrid", "broadcast_tensors"}},
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "bicubic_interp", "triu", "tril", "arange",

@@ -51,6 +51,7 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   // slice's starts read from a tensor's values: (value, element) per start, in order.
   bool slice_starts_from_data(const KernelArg& arg, std::vector<std::pair<uint32_t, size_t>>* starts);
   bool strided_slice();
+  bool flip();
   bool pad3d();
   bool broadcast();
   bool repeat_interleave();

@@ -37,6 +37,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "split" || op == "split_with_num") ok = split();
   else if (op == "slice") ok = slice();
   else if (op == "strided_slice") ok = strided_slice();
+  else if (op == "flip") ok = flip();
   else if (op == "pad3d") ok = pad3d();
   else if (op == "expand" || op == "tile" || op == "expand_as") ok = broadcast();
   else if (op == "repeat_interleave") ok = repeat_interleave();
@@ -329,6 +330,26 @@ bool IndexChecks::strided_slice() {
     int64_t start = *first;
     if (start < 0) start = std::max<int64_t>(start + n, 0);
     form_.begin[a] = st > 0 ? std::min(start, n) : std::min(start + 1, n) - 1;
+  }
+  return true;
+}
+
+// flip: x read backward along each named axis, as a strided slice from the axis's last element with step -1 (rendered
+// by strided_slice's kernel; a dynamic dim is an expression of the sizes).
+bool IndexChecks::flip() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const AttrConstant* axes = same_type(x, out, false) ? constant("axis") : nullptr;
+  if (axes == nullptr || !own_buffer(x, out)) return false;
+  const SymShape& xd = value(x).dims;
+  if (value(out).dims.size() != xd.size()) return fail("its output differs from x in rank");
+  form_.begin.assign(xd.size(), SymExpr(0));
+  form_.step.assign(xd.size(), 1);
+  for (int64_t given : axes->ints) {
+    size_t a = 0;
+    if (!axis_of(given, xd.size(), &a, "its axis names an axis out of range")) return false;
+    if (form_.step[a] == -1) return fail("it names an axis twice");
+    form_.step[a] = -1;
+    form_.begin[a] = xd[a] - SymExpr(1);
   }
   return true;
 }

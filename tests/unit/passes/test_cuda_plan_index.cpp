@@ -83,6 +83,20 @@ TEST_CASE("cuda plan: the data-movement ops' attributes resolved") {
     CHECK(f.index_map(1).channel_last);
     CHECK(f.index_map(1).pads.size() == 6);
   }
+  SECTION("flip: each named axis read from its last element backward, a dynamic one by an expression of its size") {
+    PlanFixture f(library_program("{name: x, dtype: float32, shape: [-1, 3, 4]}",
+                                  "  - {op: flip, in: [x], out: [y], attrs: {axis: [0, -1]}}\n"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    const CudaIndexMap& m = f.index_map(0);
+    REQUIRE(m.begin.size() == 3);
+    CHECK(m.step == std::vector<int64_t>{-1, 1, -1});
+    const uint32_t x = f.lowered->calls[f.call("flip")].tensor_arg("x");
+    CHECK(m.begin[0] == f.lowered->values[x].dims[0] - SymExpr(1));
+    CHECK_FALSE(m.begin[0].constant().has_value());
+    CHECK(m.begin[1] == SymExpr(0));
+    CHECK(m.begin[2] == SymExpr(3));
+  }
   SECTION("embedding's padding row counted from the end") {
     PlanFixture f(library_program("{name: ids, dtype: int32, shape: [2, 3]}, {name: w, dtype: float32, shape: [10, 4]}",
                                   "  - {op: embedding, in: [ids, w], out: [y], attrs: {padding_idx: -1, sparse: "

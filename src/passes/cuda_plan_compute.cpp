@@ -338,14 +338,17 @@ bool ComputeChecks::fill() {
 }
 
 // A cast no fused group takes: one of a dtype the fused loops have no type for (uint8, int8, int16: SOLOv2's bool
-// mask to uint8). x converted element by element as the CPU kernel's util::convert.
+// mask to uint8), from or to any of the others, 16-bit floats included. x converted element by element as the CPU
+// kernel's util::convert.
 bool ComputeChecks::cast() {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   if (x == kNone || out == kNone) return fail("it needs an input and an output");
   const ir::DataType from = value(x).dtype, to = value(out).dtype;
-  if (!computable(from) || !computable(to)) {
-    return fail(fmt::format("it converts {} to {}; the CUDA kernel converts between bool, the integers, float32 and "
-                            "float64",
+  auto convertible = [](ir::DataType d) {
+    return computable(d) || d == ir::DataType::kFloat16 || d == ir::DataType::kBFloat16;
+  };
+  if (!convertible(from) || !convertible(to)) {
+    return fail(fmt::format("it converts {} to {}; the CUDA kernel converts between bool, the integers and the floats",
                             ir::dtype_name(from), ir::dtype_name(to)));
   }
   form_.dtype = from;

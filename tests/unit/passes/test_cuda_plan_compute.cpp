@@ -267,7 +267,7 @@ TEST_CASE("cuda plan: rnn's form (kforge_rnn.cuh): its values, dims and attribut
 
 namespace kforge::passes::test {
 
-TEST_CASE("cuda plan: a cast to or from a dtype the fused loops lack runs as a kernel of its own; 16-bit refused") {
+TEST_CASE("cuda plan: a cast to or from a dtype the fused loops lack runs as a kernel of its own, 16-bit floats too") {
   SECTION("bool to uint8 (SOLOv2's mask) and uint8 to float32: converting forms; float32 to int32 stays fused") {
     PlanFixture f(compute_program("{name: x, dtype: bool, shape: [2, 3]}, {name: z, dtype: float32, shape: [2, 3]}",
                                   "  - {op: cast, in: [x], out: [u], attrs: {dtype: uint8}}\n"
@@ -283,11 +283,23 @@ TEST_CASE("cuda plan: a cast to or from a dtype the fused loops lack runs as a k
     CHECK(to_u8.out_dtype == ir::DataType::kUInt8);
     CHECK(f.plan.compute_forms.size() == 2);
   }
-  SECTION("float16 to uint8: refused at the op") {
+  SECTION("float16 to uint8 and uint8 to bfloat16 (a --precision float16 program's cast): converting forms") {
     PlanFixture f(compute_program("{name: x, dtype: float16, shape: [2, 3]}",
+                                  "  - {op: cast, in: [x], out: [u], attrs: {dtype: uint8}}\n"
+                                  "  - {op: cast, in: [u], out: [y], attrs: {dtype: bfloat16}}\n"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    CHECK(f.plan.refusals.empty());
+    const CudaComputeForm& to_u8 = compute_form(f, f.call("cast"));
+    CHECK(to_u8.converts);
+    CHECK(to_u8.dtype == ir::DataType::kFloat16);
+    CHECK(to_u8.out_dtype == ir::DataType::kUInt8);
+  }
+  SECTION("uint32 to uint8: refused at the op") {
+    PlanFixture f(compute_program("{name: x, dtype: uint32, shape: [2, 3]}",
                                   "  - {op: cast, in: [x], out: [y], attrs: {dtype: uint8}}\n"),
                   64 << 20, kLibraryOps);
-    CHECK_THAT(f.refusals(), Catch::Contains("cast (pd_op.cast) has no CUDA kernel: it converts float16 to uint8"));
+    CHECK_THAT(f.refusals(), Catch::Contains("cast (pd_op.cast) has no CUDA kernel: it converts uint32 to uint8"));
   }
 }
 

@@ -371,9 +371,9 @@ void ComputeCall::cast() {
   k.output(out, out_type);
   // A 16-bit float is read as float (and an output one written from float) with cuda_fp16.h's / cuda_bf16.h's
   // conversions, rounding to nearest even as the CPU kernel's.
-  std::string value = in + "[e]";
-  if (from == ir::DataType::kFloat16) value = "__half2float(" + value + ")";
-  if (from == ir::DataType::kBFloat16) value = "__bfloat162float(" + value + ")";
+  std::string source = in + "[e]";
+  if (from == ir::DataType::kFloat16) source = "__half2float(" + source + ")";
+  if (from == ir::DataType::kBFloat16) source = "__bfloat162float(" + source + ")";
   // A float to an integer other than bool as kernels/kernel_util.h's convert: truncated, and the integer's lowest
   // where that is outside [lowest, 2^digits) or NaN; everything else a static_cast.
   static const std::map<ir::DataType, std::pair<const char*, const char*>> kRange = {
@@ -384,16 +384,16 @@ void ComputeCall::cast() {
       {ir::DataType::kInt64, {"-9223372036854775808.0", "9223372036854775808.0"}}};
   const bool from_float = ir::is_floating(from);
   const auto range = kRange.find(to);
-  std::string stored = fmt::format("static_cast<{}>({})", out_type, value);
+  std::string stored = fmt::format("static_cast<{}>({})", out_type, source);
   if (from_float && range != kRange.end()) {
     const std::string f = from == ir::DataType::kFloat64 ? "" : "f";
-    const std::string t = fmt::format("trunc{}({})", f, value);
+    const std::string t = fmt::format("trunc{}({})", f, source);
     const std::string lo = range->second.first + f, hi = range->second.second + f;
     stored = fmt::format("({} >= {} && {} < {}) ? static_cast<{}>({}) : static_cast<{}>({})", t, lo, t, hi, out_type,
                          t, out_type, lo);
   }
-  if (to == ir::DataType::kFloat16) stored = fmt::format("__float2half_rn(static_cast<float>({}))", value);
-  if (to == ir::DataType::kBFloat16) stored = fmt::format("__float2bfloat16_rn(static_cast<float>({}))", value);
+  if (to == ir::DataType::kFloat16) stored = fmt::format("__float2half_rn(static_cast<float>({}))", source);
+  if (to == ir::DataType::kBFloat16) stored = fmt::format("__float2bfloat16_rn(static_cast<float>({}))", source);
   k.statements(store_statements(k.coordinates_context({}), stored));
   add(k, value(out).numel());
 }

@@ -14,6 +14,12 @@
 #include <cstdlib>
 #include <cstring>
 
+// CUDA's math API declares isnan / isinf for float and double at global scope (the generated max / min reductions
+// call isnan); the C++ library has them in std.
+#include <cmath>
+using std::isinf;
+using std::isnan;
+
 #define __global__
 #define __device__
 #define __host__

@@ -18,10 +18,14 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
 #include "kforge_attention.cuh"
 #include "bench_fill.cuh"
+#ifdef KFORGE_BENCH_CUDNN
+#include "kforge_cudnn_attention.cuh"
+#endif
 
 namespace {
 
@@ -128,24 +132,54 @@ bool run(int B, int Sq, int Sk, Mode mode = kPadding) {
   cudaEvent_t t0, t1;
   cudaEventCreate(&t0);
   cudaEventCreate(&t1);
-  std::vector<float> us;
-  for (int i = 0; i < 35; ++i) {
-    cudaEventRecord(t0);
-    for (int j = 0; j < 10; ++j) kforge::cuda_attention::attention<T, D, float>(a, nullptr);
-    cudaEventRecord(t1);
-    cudaEventSynchronize(t1);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, t0, t1);
-    if (i >= 5) us.push_back(ms * 100);
+  auto time_us = [&](auto launch) {  // median over 30 samples of 10 back-to-back launches, us per launch
+    std::vector<float> us;
+    for (int i = 0; i < 35; ++i) {
+      cudaEventRecord(t0);
+      for (int j = 0; j < 10; ++j) launch();
+      cudaEventRecord(t1);
+      cudaEventSynchronize(t1);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, t0, t1);
+      if (i >= 5) us.push_back(ms * 100);
+    }
+    std::sort(us.begin(), us.end());
+    return double(us[us.size() / 2]);
+  };
+  const double median = time_us([&] { kforge::cuda_attention::attention<T, D, float>(a, nullptr); });
+  auto relative_error = [&] {
+    std::vector<T> out(nq);
+    cudaMemcpy(out.data(), o, nq * sizeof(T), cudaMemcpyDeviceToHost);
+    double worst = 0;
+    for (int64_t i = 0; i < nq; ++i) {
+      const double x = kforge::cuda::to_float(out[i]);
+      worst = std::isfinite(x) ? std::max(worst, std::fabs(x - want[i])) : INFINITY;
+    }
+    return worst / top;
+  };
+  std::string cudnn = "";
+#ifdef KFORGE_BENCH_CUDNN
+  static kforge::cuda_attention::CudnnAttention cudnn_attention;
+  if (!cudnn_attention.prepare<T, float>(a, D)) {
+    cudnn = ", cuDNN: no plan: " + cudnn_attention.last_error();
+  } else {
+    cudaMemset(o - skew, 0xff, (nq + 8) * sizeof(T));
+    const cudaError_t ce = cudnn_attention.run<T, float>(a, D, nullptr);
+    const double cudnn_error = ce == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess ? relative_error() : INFINITY;
+    const double cudnn_us = time_us([&] { cudnn_attention.run<T, float>(a, D, nullptr); });
+    char text[160];
+    std::snprintf(text, sizeof(text), ", cuDNN: relative error %.2e%s, %.1f us (%.2fx)", cudnn_error,
+                  cudnn_error < 1e-2 ? "" : " WRONG", cudnn_us, median / cudnn_us);
+    cudnn = text;
   }
-  std::sort(us.begin(), us.end());
+#endif
   double pairs = 0;  // the query-key pairs the mask (or causal bound) leaves, per (batch, head)
   for (int i = 0; i < Sq; ++i) pairs += mode == kCausal ? std::clamp(i + (Sk - Sq + 1), 0, Sk) : Sk;
-  const double median = us[us.size() / 2], tflops = 4.0 * D * pairs * B * H / (median * 1e6);
+  const double tflops = 4.0 * D * pairs * B * H / (median * 1e6);
   const bool right = err / top < 1e-2;
-  std::printf("%s B=%d H=%d Sq=%d Sk=%d D=%d %s: relative error %.2e%s, %.1f us, %.1f TFLOP/s\n",
+  std::printf("%s B=%d H=%d Sq=%d Sk=%d D=%d %s: relative error %.2e%s, %.1f us, %.1f TFLOP/s%s\n",
               std::is_same_v<T, __half> ? "f16" : "bf16", B, H, Sq, Sk, D, kModeNames[mode], err / top,
-              right ? "" : " WRONG", median, tflops);
+              right ? "" : " WRONG", median, tflops, cudnn.c_str());
   cudaFree(q - skew), cudaFree(k - skew), cudaFree(v - skew), cudaFree(o - skew), cudaFree(ref), cudaFree(mask);
   return cudaGetLastError() == cudaSuccess && right;
 }

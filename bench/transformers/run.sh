@@ -28,6 +28,8 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
+# shellcheck source=bench/cudnn_env.sh
+source "$ROOT/bench/cudnn_env.sh"
 NVCC="${NVCC:-/usr/local/cuda/bin/nvcc}"
 SEQS="${SEQS:-128 512}"
 BATCHES="${BATCHES:-1 8}"
@@ -66,15 +68,21 @@ prepare() {
   echo "prepared $out ($(du -sh "$out" | cut -f1)): $(wc -l < "$out/compiled") programs"
 }
 
-build_one() {  # MODEL PRECISION: DIR/bin/MODEL_PRECISION
-  local m="$1" p="$2" gen="$DIR/$1/gen_$2"
+build_one() {  # MODEL PRECISION: DIR/bin/MODEL_PRECISION (16-bit attention groups: linked with cuDNN too)
+  local m="$1" p="$2" gen="$DIR/$1/gen_$2" cudnn=()
+  if [[ -f "$gen/kforge_cudnn_attention.cuh" ]]; then
+    cudnn=(-lcudnn)
+    [[ -n "${CUDNN_DIR:-}" ]] && cudnn=(-I "$CUDNN_DIR/include" -L "$CUDNN_DIR/lib" -l:libcudnn.so.9)
+  fi
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -DKFORGE_PROGRAM_HEADER="\"$m.h\"" \
     -DKFORGE_PROGRAM_CLASS="$m" "$ROOT/bench/cuda_models/timing_harness.cu" "$gen/$m.cu" "$gen/${m}_kernels.cu" \
-    -o "$DIR/bin/${m}_$p" -lcublasLt -lcublas > "$DIR/bin/${m}_$p.log" 2>&1 || { cat "$DIR/bin/${m}_$p.log" >&2; return 1; }
+    -o "$DIR/bin/${m}_$p" -lcublasLt -lcublas "${cudnn[@]}" > "$DIR/bin/${m}_$p.log" 2>&1 ||
+    { cat "$DIR/bin/${m}_$p.log" >&2; return 1; }
 }
 
 build() {  # BUILD: the harnesses of BUILD/transformers/compiled, nvcc on every core
   local dir="$1/transformers" start=$SECONDS
+  use_wheel_cudnn
   export DIR="$dir" NVCC ROOT
   export -f build_one
   mkdir -p "$dir/bin"

@@ -5,7 +5,7 @@
 namespace kforge::codegen {
 
 tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const passes::FusedGroup& g, size_t launch,
-                                const std::string& description,
+                                int64_t site, const std::string& description,
                                 const std::function<std::string(uint32_t, const std::string&, bool)>& buffer,
                                 const SizeExpr& size) {
   const passes::AttentionGroup& a = g.attention;
@@ -16,6 +16,7 @@ tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const pas
   s.set("launch", static_cast<int64_t>(launch));
   s.set("type", type);
   s.set("float32", a.dtype == ir::DataType::kFloat32);
+  s.set("site", site);
   s.set("head_dim", a.head_dim);
   const bool float_mask = a.mask != passes::kNone && program.value(a.mask).dtype == ir::DataType::kFloat32;
   s.set("mask_type", float_mask ? std::string("float") : type);

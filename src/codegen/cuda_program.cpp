@@ -41,7 +41,13 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
     half.push_back(kCudaHalfHeaderTemplate);  // kforge_attention_tile.cuh converts through it
     library.push_back(kCudaAttentionTileHeaderTemplate);
   }
-  if (has_attention(false)) library.push_back(kCudaAttentionHeaderTemplate);
+  if (has_attention(false)) {
+    // Each 16-bit group's method (kforge's kernel or cuDNN's) is a multi-kernel pick, timed with CUDA events.
+    library.push_back(kMultiKernelHeaderTemplate);
+    library.push_back(kCudaTimerHeaderTemplate);
+    library.push_back(kCudaAttentionHeaderTemplate);
+    library.push_back(kCudaCudnnAttentionHeaderTemplate);
+  }
   if (has_attention(true)) library.push_back(kCudaAttentionF32HeaderTemplate);
   for (const std::vector<const char*>& list : {gemm_.header_templates(), half, rows_.header_templates(), library}) {
     for (const char* h : list) {

@@ -47,6 +47,7 @@ std::string CudaHostEmitter::floating_constant(const std::string& type, double v
 
 tmpl::Value CudaHostEmitter::steps() const {
   tmpl::List out;
+  int64_t attention_sites = 0;  // the 16-bit attention groups numbered so far
   size_t next_call = 0;  // the next of library_calls_, placed before the first group that comes after it
   std::set<uint32_t> placed_reads;  // calls whose dims read from a tensor's values are bound already
   auto calls_before = [&](uint32_t position) {
@@ -66,7 +67,8 @@ tmpl::Value CudaHostEmitter::steps() const {
       continue;
     }
     if (g.kind == passes::GroupKind::kAttention) {
-      out.push_back(cuda_attention_step(p_, g, g.index, group_description(g),
+      const bool float32 = g.attention.dtype == ir::DataType::kFloat32;
+      out.push_back(cuda_attention_step(p_, g, g.index, float32 ? -1 : attention_sites++, group_description(g),
                                         [this](uint32_t v, const std::string& type, bool is_const) {
                                           return typed_buffer(v, type, is_const);
                                         },
@@ -130,7 +132,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
   if (rnn_steps_) includes.push_back("kforge_rnn.cuh");
   if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
-  if (has_attention(false)) includes.push_back("kforge_attention.cuh");
+  if (has_attention(false)) includes.push_back("kforge_cudnn_attention.cuh");
   if (has_attention(true)) includes.push_back("kforge_attention_f32.cuh");
   if (shape_meta_) includes.push_back("kforge_shape_meta.h");
   if (shape_meta_interp_) includes.push_back("kforge_shape_meta_interp.h");
@@ -188,14 +190,25 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   }
   ctx.set("bindings", tmpl::Value(std::move(bindings)));
   // One graph-cache lookup per run() decides whether to prepare (choices made, cuBLASLt plans built).
-  // What it prepares: {gemms, rows, convs} (bools), or false for nothing.
+  // What it prepares: {gemms, rows, convs, attention} (bools), or false for nothing.
+  tmpl::Value all_steps = steps();
+  tmpl::List attention_sites;  // the 16-bit attention groups' steps (attention.j2's AttentionState)
+  for (const tmpl::Value& step : all_steps.as_list()) {
+    const tmpl::Value* kind = step.find("kind");
+    if (kind == nullptr || !kind->is_string() || kind->as_string() != "attention") continue;
+    if (step.find("site")->as_int() >= 0) attention_sites.push_back(step);
+  }
+  const bool attention_choices = cuda_.cuda_graph && !attention_sites.empty();
   tmpl::Value before_capture = tmpl::Value::map();
   before_capture.set("gemms", gemm_.prepares_before_capture());
   before_capture.set("rows", rows_.prepares_before_capture());
   before_capture.set("convs", !conv_steps_.empty());
-  const bool prepares = gemm_.prepares_before_capture() || rows_.prepares_before_capture() || !conv_steps_.empty();
+  before_capture.set("attention", attention_choices);
+  const bool prepares = gemm_.prepares_before_capture() || rows_.prepares_before_capture() || !conv_steps_.empty() ||
+                        attention_choices;
   ctx.set("before_capture", prepares ? std::move(before_capture) : tmpl::Value(false));
-  ctx.set("steps", steps());
+  ctx.set("attention_sites", tmpl::Value(std::move(attention_sites)));
+  ctx.set("steps", std::move(all_steps));
   tmpl::List copies;
   for (size_t i = 0; i < p_.outputs.size(); ++i) {
     if (!cuda_eager_copy(p_, i)) continue;  // sized by data: late_output_copies

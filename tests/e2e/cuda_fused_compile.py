@@ -346,8 +346,10 @@ def main():
                 required += ["kforge_channel_epilogue.cuh", "kforge_half.cuh"]
             if "kforge::cuda_conv::run_padded(" in host:
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
-            if "kforge::cuda_attention::attention<" in host:
-                required += ["kforge_attention.cuh", "kforge_attention_tile.cuh"]
+            has_cudnn_attention = "kforge::cuda_attention::AttentionSite<" in host  # 16-bit: kernel or cuDNN's
+            if has_cudnn_attention:
+                required += ["kforge_attention.cuh", "kforge_attention_tile.cuh", "kforge_cudnn_attention.cuh"]
+                required += MK_HEADERS
             if "kforge::cuda_attention::attention_float<" in host:  # the float32 kernel, over the tile header's args
                 required += ["kforge_attention_f32.cuh", "kforge_attention_tile.cuh", "kforge_half.cuh"]
             if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
@@ -385,7 +387,12 @@ def main():
                              "convs_->sites[" not in host or ("prepare_convs(kforge_b)" in host) != ("--cuda-graph" in flags)):
                 print(f"FAIL {program} {flags}: the convolutions do not match the flags")
                 failed = True
-            libs = (["-lcublasLt", "-lcublas"] if has_gemm else []) + (["-lcudnn"] if has_conv else [])
+            if has_cudnn_attention and ("attention_->site0.run(" not in host or
+                                        ("prepare_attention(kforge_b)" in host) != ("--cuda-graph" in flags)):
+                print(f"FAIL {program} {flags}: the 16-bit attention sites do not match the flags")
+                failed = True
+            libs = (["-lcublasLt", "-lcublas"] if has_gemm else []) + \
+                (["-lcudnn"] if has_conv or has_cudnn_attention else [])
             fp32 = ["-DKFORGE_STRICT_FP32"] if has_conv else []
             if name in HARNESS_LINKED:
                 # The GPU check's harness and both units at -O2, linked: the harness compiles against the class.

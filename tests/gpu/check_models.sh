@@ -173,8 +173,8 @@ RTOL_BFLOAT16="${RTOL_BFLOAT16:-5e-1}"
 
 build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the program needs them
   local name="$1" gen="$2" libs=() defs=()
-  if [[ -f "$gen/kforge_cudnn.cuh" ]]; then
-    [[ "$TF32" == 1 ]] || defs+=(-DKFORGE_STRICT_FP32)
+  [[ -f "$gen/kforge_cudnn.cuh" && "$TF32" != 1 ]] && defs+=(-DKFORGE_STRICT_FP32)
+  if [[ -f "$gen/kforge_cudnn.cuh" || -f "$gen/kforge_cudnn_attention.cuh" ]]; then
     if [[ -n "${CUDNN_DIR:-}" ]]; then
       libs+=(-I "$CUDNN_DIR/include" -L "$CUDNN_DIR/lib" -l:libcudnn.so.9)
     else

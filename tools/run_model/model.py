@@ -213,7 +213,7 @@ def build_cuda_runner(gen_dir, build_dir, out, arch, cxx, verbose):
         return
     cudnn, lib_dirs = cuda_library_dirs()
     libs, flags = [], []
-    if (gen_dir / "kforge_cudnn.cuh").exists():
+    if (gen_dir / "kforge_cudnn.cuh").exists() or (gen_dir / "kforge_cudnn_attention.cuh").exists():
         if cudnn is not None:
             flags += ["-I", cudnn / "include"]
             libs += ["-L", cudnn / "lib", "-l:libcudnn.so.9"]

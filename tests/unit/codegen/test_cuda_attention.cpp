@@ -36,12 +36,12 @@ const tmpl::Value& at(const tmpl::Value& v, const char* key) {
   return *found;
 }
 
-// The step of the program's attention group, buffers spelled "(const T*)vN".
-tmpl::Value attention_step(const passes::LoweredProgram& lp, const passes::FusionPlan& plan) {
+// The step of the program's attention group (site number `site`), buffers spelled "(const T*)vN".
+tmpl::Value attention_step(const passes::LoweredProgram& lp, const passes::FusionPlan& plan, int64_t site = -1) {
   for (const passes::FusedGroup& g : plan.groups) {
     if (g.kind != passes::GroupKind::kAttention) continue;
     return cuda_attention_step(
-        lp, g, 4, "group 1",
+        lp, g, 4, site, "group 1",
         [](uint32_t v, const std::string& type, bool is_const) {
           return (is_const ? "(const " : "(") + type + "*)v" + std::to_string(v);
         },
@@ -76,11 +76,12 @@ TEST_CASE("cuda attention step: float32 values call attention_float, float32 thr
   CHECK_FALSE(at(s, "causal").as_bool());
 }
 
-TEST_CASE("cuda attention step: 16-bit values call the tensor-core kernel") {
+TEST_CASE("cuda attention step: 16-bit values run through their site (kernel or cuDNN)") {
   passes::LoweredProgram lp = env().compile(mha("float16"));
   const passes::FusionPlan plan = passes::plan_fusion(lp, cuda_fusion_options());
-  const tmpl::Value s = attention_step(lp, plan);
+  const tmpl::Value s = attention_step(lp, plan, 3);
   CHECK_FALSE(at(s, "float32").as_bool());
+  CHECK(at(s, "site").as_int() == 3);
   CHECK(at(s, "type").as_string() == "__half");
   CHECK(at(s, "mask_type").as_string() == "__half");
 }

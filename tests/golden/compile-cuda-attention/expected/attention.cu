@@ -16,7 +16,7 @@
 
 #include "kforge_cublaslt.cuh"
 #include "kforge_half.cuh"
-#include "kforge_attention.cuh"
+#include "kforge_cudnn_attention.cuh"
 
 // The launchers of attention_kernels.cu: each launches one fused group and returns cudaGetLastError().
 cudaError_t attention_fused_0(const __half* __restrict__ in0, __half* __restrict__ o_v2, int64_t outer, int64_t inner, int64_t dim1, int64_t o_v2_stride0, int64_t o_v2_stride2, cudaStream_t stream);
@@ -129,6 +129,52 @@ void attention::prepare_gemms(const Bindings& b) {
       static_cast<int>(s1), 64, static_cast<int>(s1),
       kforge::cuda_gemm::Batch{static_cast<int>(sizes[0]), sizes[12], sizes[2], sizes[2]},
       false, false);
+}
+
+struct attention::AttentionState {
+  // A graph replays the groups: their methods are chosen by GPU time alone.
+  kforge::cuda_attention::AttentionContext context{true};
+  kforge::cuda_attention::AttentionSite<__half, 64, __half> site0{"attention: attention group 2"};
+};
+
+kforge::Status attention::prepare_attention(const Bindings& b) {
+  [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const int64_t s1 = b.symbols[1];
+  [[maybe_unused]] const auto& sizes = b.sizes;
+  // group 2 (transpose+scale+matmul+add+softmax+matmul+transpose: pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:14:5, pd_op.scale at ../../../golden/compile-cuda-attention/program.yaml:17:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:18:5, pd_op.add at ../../../golden/compile-cuda-attention/program.yaml:19:5, pd_op.softmax at ../../../golden/compile-cuda-attention/program.yaml:20:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:21:5, pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:22:5)
+  {
+    kforge::cuda_attention::AttentionArgs kforge_a;
+    kforge_a.q = static_cast<const __half*>(b.buffers[0]);
+    kforge_a.k = static_cast<const __half*>(b.buffers[5]);
+    kforge_a.v = static_cast<const __half*>(b.buffers[6]);
+    kforge_a.out = static_cast<__half*>(b.buffers[12]);
+    kforge_a.mask = static_cast<const __half*>(b.buffers[1]);
+    kforge_a.batch = s0;
+    kforge_a.heads = 2;
+    kforge_a.seq_q = s1;
+    kforge_a.seq_k = s1;
+    kforge_a.q_batch = sizes[3];
+    kforge_a.q_head = 64;
+    kforge_a.q_seq = 128;
+    kforge_a.k_batch = sizes[3];
+    kforge_a.k_head = sizes[2];
+    kforge_a.k_seq = 64;
+    kforge_a.v_batch = sizes[3];
+    kforge_a.v_head = sizes[2];
+    kforge_a.v_seq = 64;
+    kforge_a.o_batch = sizes[3];
+    kforge_a.o_head = 64;
+    kforge_a.o_seq = 128;
+    kforge_a.m_batch = s1;
+    kforge_a.m_head = 0;
+    kforge_a.m_row = 0;
+    kforge_a.m_col = 1;
+    kforge_a.scale = 0.125f;
+    if (cudaError_t e = attention_->site0.choose(attention_->context, kforge_a, stream_); e != cudaSuccess) {
+      return launch_failed(2, e);
+    }
+  }
+  return kforge::Status::OK();
 }
 
 attention::attention() = default;
@@ -260,6 +306,7 @@ if (stream_ == nullptr) {
                                    kforge::cuda_gemm::cublas_status_name(status));
     }
   }
+  if (attention_ == nullptr) attention_ = std::make_unique<AttentionState>();
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[7]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
@@ -287,6 +334,7 @@ if (stream_ == nullptr) {
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
   if (graphs_.needs_capture(kforge_key, kforge_pointers)) {
     prepare_gemms(kforge_b);
+    KFORGE_RETURN_IF_ERROR(prepare_attention(kforge_b));
   }
   return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });
 }
@@ -343,8 +391,7 @@ kforge::Status attention::enqueue(const Bindings& b) {
     kforge_a.m_row = 0;
     kforge_a.m_col = 1;
     kforge_a.scale = 0.125f;
-    if (cudaError_t e = kforge::cuda_attention::attention<__half, 64, __half>(kforge_a, stream_);
-        e != cudaSuccess) {
+    if (cudaError_t e = attention_->site0.run(attention_->context, kforge_a, stream_); e != cudaSuccess) {
       return launch_failed(2, e);
     }
   }

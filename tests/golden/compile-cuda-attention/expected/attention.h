@@ -97,6 +97,13 @@ class attention {
   std::unique_ptr<GemmState> gemm_;
   // Before a capture: every GEMM's choice made (new shapes benchmarked) and cuBLASLt plan built.
   void prepare_gemms(const Bindings& b);
+  // The 16-bit attention groups' state (NAME.cu), made by the first run(): cuDNN's plans, and per group the
+  // method chosen per shape between kforge's kernel and cuDNN's fused attention.
+  struct AttentionState;
+  std::unique_ptr<AttentionState> attention_;
+  // Every 16-bit attention group's method chosen for the current dims (before a graph capture: the benchmark of a
+  // new shape synchronises).
+  kforge::Status prepare_attention(const Bindings& b);
 };
 
 #endif  // KFORGE_GENERATED_attention_CUDA_H_

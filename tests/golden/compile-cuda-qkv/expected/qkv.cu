@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kforge_cublaslt.cuh"
-#include "kforge_attention.cuh"
+#include "kforge_cudnn_attention.cuh"
 
 // The launchers of qkv_kernels.cu: each launches one fused group and returns cudaGetLastError().
 
@@ -143,6 +143,48 @@ kforge::Status qkv::pack_parameters(const Bindings& b) {
   KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(packed_.data() + 98560, static_cast<const void*>(b.buffers[4]), 256, cudaMemcpyDeviceToDevice, stream_));  // bk
   KFORGE_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(packed_.data() + 98816, static_cast<const void*>(b.buffers[6]), 256, cudaMemcpyDeviceToDevice, stream_));  // bv
   packed_ready_ = true;
+  return kforge::Status::OK();
+}
+
+struct qkv::AttentionState {
+  // A graph replays the groups: their methods are chosen by GPU time alone.
+  kforge::cuda_attention::AttentionContext context{true};
+  kforge::cuda_attention::AttentionSite<__half, 64, __half> site0{"qkv: attention group 1"};
+};
+
+kforge::Status qkv::prepare_attention(const Bindings& b) {
+  [[maybe_unused]] const int64_t s0 = b.symbols[0];
+  [[maybe_unused]] const int64_t s1 = b.symbols[1];
+  [[maybe_unused]] const auto& sizes = b.sizes;
+  // group 1 (transpose+transpose+transpose+scale+matmul+softmax+matmul+transpose: pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:22:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:28:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:30:5, pd_op.scale at ../../../golden/compile-cuda-qkv/program.yaml:31:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:32:5, pd_op.softmax at ../../../golden/compile-cuda-qkv/program.yaml:33:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:34:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:35:5)
+  {
+    kforge::cuda_attention::AttentionArgs kforge_a;
+    kforge_a.q = static_cast<const __half*>(b.buffers[9]);
+    kforge_a.k = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[3]);
+    kforge_a.v = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[4]);
+    kforge_a.out = static_cast<__half*>(b.buffers[21]);
+    kforge_a.mask = nullptr;
+    kforge_a.batch = s0;
+    kforge_a.heads = 2;
+    kforge_a.seq_q = s1;
+    kforge_a.seq_k = s1;
+    kforge_a.q_batch = sizes[0];
+    kforge_a.q_head = 64;
+    kforge_a.q_seq = 128;
+    kforge_a.k_batch = sizes[0];
+    kforge_a.k_head = 64;
+    kforge_a.k_seq = 128;
+    kforge_a.v_batch = sizes[0];
+    kforge_a.v_head = 64;
+    kforge_a.v_seq = 128;
+    kforge_a.o_batch = sizes[0];
+    kforge_a.o_head = 64;
+    kforge_a.o_seq = 128;
+    kforge_a.scale = 0.125f;
+    if (cudaError_t e = attention_->site0.choose(attention_->context, kforge_a, stream_); e != cudaSuccess) {
+      return launch_failed(1, e);
+    }
+  }
   return kforge::Status::OK();
 }
 
@@ -371,6 +413,7 @@ if (stream_ == nullptr) {
                                    kforge::cuda_gemm::cublas_status_name(status));
     }
   }
+  if (attention_ == nullptr) attention_ = std::make_unique<AttentionState>();
   KFORGE_RETURN_IF_ERROR(workspace_.reserve(static_cast<size_t>(sizes[6]) + 64));
   Bindings kforge_b;
   kforge_b.symbols[0] = s0;
@@ -405,6 +448,7 @@ if (stream_ == nullptr) {
   // A capture must not benchmark (it synchronises) nor build cuBLASLt plans: choose and plan first.
   if (graphs_.needs_capture(kforge_key, kforge_pointers)) {
     prepare_gemms(kforge_b);
+    KFORGE_RETURN_IF_ERROR(prepare_attention(kforge_b));
   }
   return graphs_.launch(kforge_key, kforge_pointers, stream_, [&] { return enqueue(kforge_b); });
 }
@@ -466,8 +510,7 @@ kforge::Status qkv::enqueue(const Bindings& b) {
     kforge_a.o_head = 64;
     kforge_a.o_seq = 128;
     kforge_a.scale = 0.125f;
-    if (cudaError_t e = kforge::cuda_attention::attention<__half, 64, __half>(kforge_a, stream_);
-        e != cudaSuccess) {
+    if (cudaError_t e = attention_->site0.run(attention_->context, kforge_a, stream_); e != cudaSuccess) {
       return launch_failed(1, e);
     }
   }

@@ -79,18 +79,43 @@ def kforge_run(work, build, feeds, out):
 
 
 def per_image(x):
+    """The largest |element| of each image (axis 0) of an array."""
     return np.abs(x).reshape(x.shape[0], -1).max(axis=1)
+
+
+def summary(f64, reference, other):
+    """other's per-image distance from float64 over the reference's: the largest of each and their ratio (the rule's
+    figure), and over the images the geometric mean, median, range and counts beyond 1.5x either way."""
+    pe = per_image(reference.astype(np.float64) - f64)
+    e = per_image(other.astype(np.float64) - f64)
+    r = e / np.maximum(pe, 1e-300)
+    return {"largest": float(e.max()), "at": int(e.argmax()), "reference": float(pe.max()),
+            "ratio": float(e.max() / pe.max()), "geomean": float(np.exp(np.log(r).mean())),
+            "median": float(np.median(r)), "low": float(r.min()), "high": float(r.max()),
+            "over": int((r > 1.5).sum()), "under": int((r < 1 / 1.5).sum()), "images": len(r)}
 
 
 def report(label, f64, paddle, others):
     pe = per_image(paddle.astype(np.float64) - f64)
     print(f"{label}: Paddle's predictor from float64: largest {pe.max():.3g} (image {pe.argmax()})")
     for name, y in others:
-        e = per_image(y.astype(np.float64) - f64)
-        r = e / np.maximum(pe, 1e-300)
-        print(f"  {name:14s} largest {e.max():.3g} (image {e.argmax()}): {e.max() / pe.max():.2f}x Paddle's; per image "
-              f"geometric mean {np.exp(np.log(r).mean()):.2f}x, median {np.median(r):.2f}x, range "
-              f"{r.min():.2f}x-{r.max():.2f}x, {(r > 1.5).sum()} of {len(r)} over 1.5x, {(r < 1 / 1.5).sum()} under 1/1.5")
+        s = summary(f64, paddle, y)
+        print(f"  {name:14s} largest {s['largest']:.3g} (image {s['at']}): {s['ratio']:.2f}x Paddle's; per image "
+              f"geometric mean {s['geomean']:.2f}x, median {s['median']:.2f}x, range {s['low']:.2f}x-{s['high']:.2f}x, "
+              f"{s['over']} of {s['images']} over 1.5x, {s['under']} under 1/1.5")
+
+
+def redraw(base, copies, rng):
+    """copies arrays: base itself, then base with every float element moved one ulp up or down at random."""
+    batch = [base]
+    for _ in range(1, copies):
+        if base.dtype.kind != "f":
+            batch.append(base)
+            continue
+        up = rng.integers(0, 2, size=base.shape).astype(bool)
+        batch.append(np.where(up, np.nextafter(base, base.dtype.type(np.inf)),
+                              np.nextafter(base, base.dtype.type(-np.inf))).astype(base.dtype))
+    return np.stack(batch)
 
 
 def main():
@@ -116,16 +141,7 @@ def main():
     rng = np.random.default_rng(1000 + args.redraw_seed)
     copies = {}
     for name, x in feeds.items():
-        base = x[args.image]
-        batch = [base]
-        for _ in range(1, x.shape[0]):
-            if base.dtype.kind != "f":
-                batch.append(base)
-                continue
-            up = rng.integers(0, 2, size=base.shape).astype(bool)
-            batch.append(np.where(up, np.nextafter(base, base.dtype.type(np.inf)),
-                                  np.nextafter(base, base.dtype.type(-np.inf))).astype(base.dtype))
-        copies[name] = np.stack(batch)
+        copies[name] = redraw(x[args.image], x.shape[0], rng)
         np.save(out / f"{name}.npy", copies[name])
     f64 = float64_run(args.sample.resolve(), copies, args.seed)
     paddle = predictor(work / "export", copies, False)

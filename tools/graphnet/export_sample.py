@@ -186,9 +186,9 @@ def export(sample, out, seed, baked=False):
     src = out / "src"
     src.mkdir(parents=True, exist_ok=True)
     (src / "graph_module.py").write_text((sample / "model.py").read_text())
+    # A sample may have no inputs at all (Co-DINO-R50/subgraph_38 computes its mask from constants), or none left
+    # once the retry made them buffers: paddle.jit.save and Paddle's predictor take a program without feeds.
     names = [i["name"] for i in inputs]
-    if not names:
-        raise ValueError("no inputs left once the constant ones are buffers")
     (src / "exported.py").write_text(wrapper_source(names, list(values), constants))
     sys.path.insert(0, str(src))
     import exported

@@ -46,6 +46,12 @@ class BakeTest(unittest.TestCase):
         self.assertTrue(np.array_equal(scope["x"], np.array([[3, -4]])))
         self.assertEqual(scope["x"].dtype, np.int64)
 
+    def test_wrapper_without_inputs(self):
+        # A sample with no inputs (Co-DINO-R50/subgraph_38: its mask from constants) is exported as forward(self).
+        tree = ast.parse(es.wrapper_source([], [], {}))
+        forward = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward"][0]
+        self.assertEqual([a.arg for a in forward.args.args], ["self"])
+
 
 UNUSED_INPUT_MODEL = """
 class GraphModule(paddle.nn.Layer):

@@ -65,9 +65,24 @@ def draw(meta, rng):
     if mean is not None and std is not None and np.isfinite(mean) and np.isfinite(std):
         values = rng.normal(float(mean), float(std), size=shape)
         values = np.clip(values, lo, hi)
-    else:
+    elif np.isfinite(lo) and np.isfinite(hi):
         values = rng.uniform(lo, hi, size=shape)
+    else:
+        values = with_infinite_bounds(lo, hi, shape, rng)
     return values.astype(dtype)
+
+
+def with_infinite_bounds(lo, hi, shape, rng):
+    """A float tensor whose recorded min or max is infinite (an attention or CTC mask holding -inf, e.g.
+    PP-OCRv3_mobile_rec/subgraph_3: min -inf, max 6.3, mean -inf): uniform within a finite unit range at the finite
+    bound, and about one element in eight at each infinite bound, so that the program sees infinities as it did."""
+    finite_lo = lo if np.isfinite(lo) else (hi - 1.0 if np.isfinite(hi) else -1.0)
+    finite_hi = hi if np.isfinite(hi) else finite_lo + (1.0 if np.isfinite(lo) else 2.0)
+    values = rng.uniform(finite_lo, finite_hi, size=shape)
+    for bound in (lo, hi):
+        if not np.isfinite(bound):
+            values[rng.random(size=shape) < 0.125] = bound
+    return values
 
 
 def first_line(e):

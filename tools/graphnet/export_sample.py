@@ -145,8 +145,11 @@ class Exported(paddle.nn.Layer):
         for name, value in values.items():
             tensor = paddle.to_tensor(value)
             if value.dtype.kind == "f":
+                # Created as zeros and then set: the Assign initializer spells the values out as a Python list
+                # (a 250002 x 768 embedding, ernie-m-base's, took the export past 20 GB and the OOM killer).
                 p = self.create_parameter(list(value.shape), dtype=str(value.dtype),
-                                          default_initializer=paddle.nn.initializer.Assign(tensor))
+                                          default_initializer=paddle.nn.initializer.Constant(0.0))
+                p.set_value(tensor)
                 p.stop_gradient = True
                 setattr(self, name, p)
             else:

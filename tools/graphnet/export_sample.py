@@ -45,7 +45,8 @@ def meta_tensors(path):
 
 def draw(meta, rng):
     """A numpy array for one described tensor: its `data` when given; integers uniform within [min, max]; bools
-    0/1; floats normal(mean, std) clipped to [min, max] (uniform in [min, max] without mean/std)."""
+    0/1; floats normal(mean, std) clipped to [min, max] (uniform in [min, max] without mean/std; an infinite min or
+    max: with_infinite_bounds)."""
     shape = [1 if d is None or d < 0 else int(d) for d in (meta["shape"] or [])]
     dtype = np.dtype(meta["dtype"] or "float32")
     if meta.get("data") is not None:

@@ -46,6 +46,27 @@ class BakeTest(unittest.TestCase):
         self.assertTrue(np.array_equal(scope["x"], np.array([[3, -4]])))
         self.assertEqual(scope["x"].dtype, np.int64)
 
+    def test_wrapper_without_inputs(self):
+        # A sample with no inputs (Co-DINO-R50/subgraph_38: its mask from constants) is exported as forward(self).
+        tree = ast.parse(es.wrapper_source([], [], {}))
+        forward = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward"][0]
+        self.assertEqual([a.arg for a in forward.args.args], ["self"])
+
+
+class DrawTest(unittest.TestCase):
+    def test_infinite_bound(self):
+        # PP-OCRv3_mobile_rec/subgraph_3's mask: min -inf, max 6.34, mean -inf, std nan.
+        m = dict(meta("float32", [8, 26, 40]), min_val=float("-inf"), max_val=6.34192, mean=float("-inf"),
+                 std=float("nan"))
+        values = es.draw(m, np.random.default_rng(7))
+        self.assertEqual(values.dtype, np.float32)
+        self.assertTrue(np.isneginf(values).any())
+        finite = values[np.isfinite(values)]
+        self.assertTrue(finite.size > 0 and finite.min() >= np.float32(5.34192) and finite.max() <= np.float32(6.34192))
+        both = dict(m, max_val=float("inf"))
+        values = es.draw(both, np.random.default_rng(7))
+        self.assertTrue(np.isneginf(values).any() and np.isposinf(values).any())
+
 
 UNUSED_INPUT_MODEL = """
 class GraphModule(paddle.nn.Layer):

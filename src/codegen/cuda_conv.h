@@ -72,6 +72,8 @@ inline constexpr const char* kCudaEpilogueHeaderTemplate = "cuda/kforge_channel_
 inline constexpr const char* kCudaDepthwiseHeaderTemplate = "cuda/kforge_depthwise.cuh";
 inline constexpr const char* kCudaCudnnHeaderTemplate = "cuda/kforge_cudnn.cuh";
 inline constexpr const char* kCudaCudnnGraphHeaderTemplate = "cuda/kforge_cudnn_graph.cuh";
+// The backend-API descriptor handle kforge_cudnn_graph.cuh and kforge_cudnn_attention.cuh share.
+inline constexpr const char* kCudaCudnnBackendHeaderTemplate = "cuda/kforge_cudnn_backend.cuh";
 inline constexpr const char* kCudaConvPadHeaderTemplate = "cuda/kforge_conv_pad.cuh";
 inline constexpr const char* kCudaPoolHeaderTemplate = "cuda/kforge_pool.cuh";
 inline constexpr const char* kCudaRnnHeaderTemplate = "cuda/kforge_rnn.cuh";

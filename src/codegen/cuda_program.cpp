@@ -23,6 +23,7 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
     library.push_back(kMultiKernelHeaderTemplate);
     library.push_back(kCudaTimerHeaderTemplate);
     library.push_back(kCudaDepthwiseHeaderTemplate);
+    library.push_back(kCudaCudnnBackendHeaderTemplate);
     library.push_back(kCudaCudnnGraphHeaderTemplate);
     library.push_back(kCudaCudnnHeaderTemplate);
     if (padded_convs_) library.push_back(kCudaConvPadHeaderTemplate);
@@ -46,6 +47,7 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
     library.push_back(kMultiKernelHeaderTemplate);
     library.push_back(kCudaTimerHeaderTemplate);
     library.push_back(kCudaAttentionHeaderTemplate);
+    library.push_back(kCudaCudnnBackendHeaderTemplate);
     library.push_back(kCudaCudnnAttentionHeaderTemplate);
   }
   if (has_attention(true)) library.push_back(kCudaAttentionF32HeaderTemplate);

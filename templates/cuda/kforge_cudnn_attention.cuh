@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "kforge_attention.cuh"
+#include "kforge_cudnn_backend.cuh"
 #include "kforge_cuda_timer.cuh"
 #include "kforge_multikernel.h"
 
@@ -137,30 +138,7 @@ class CudnnAttention {
   }
 
  private:
-  // One backend descriptor, destroyed with its owner; the setters report success.
-  struct Descriptor {
-    cudnnBackendDescriptor_t d = nullptr;
-    explicit Descriptor(cudnnBackendDescriptorType_t type) {
-      if (cudnnBackendCreateDescriptor(type, &d) != CUDNN_STATUS_SUCCESS) d = nullptr;
-    }
-    Descriptor(Descriptor&& o) noexcept : d(std::exchange(o.d, nullptr)) {}
-    Descriptor& operator=(Descriptor&& o) noexcept {
-      std::swap(d, o.d);
-      return *this;
-    }
-    Descriptor(const Descriptor&) = delete;
-    ~Descriptor() {
-      if (d != nullptr) static_cast<void>(cudnnBackendDestroyDescriptor(d));
-    }
-    template <typename V>
-    bool set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const V* value, int64_t n = 1) {
-      return d != nullptr && cudnnBackendSetAttribute(d, name, type, n, value) == CUDNN_STATUS_SUCCESS;
-    }
-    bool set_descriptor(cudnnBackendAttributeName_t name, cudnnBackendDescriptor_t value) {
-      return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &value);
-    }
-    bool finalize() { return d != nullptr && cudnnBackendFinalize(d) == CUDNN_STATUS_SUCCESS; }
-  };
+  using Descriptor = cudnn_backend::Descriptor;
 
   // The graph's tensors: the ids the variant pack names them by, then the virtual results between the ops.
   enum Id : int64_t {

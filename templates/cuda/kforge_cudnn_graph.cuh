@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "kforge_cuda_runtime.h"
+#include "kforge_cudnn_backend.cuh"
 
 namespace kforge {
 namespace cuda_conv {
@@ -125,27 +126,7 @@ class GraphConvPlans {
   // The graph's tensors: the ids the variant pack names them by, and the virtual ones between the ops.
   enum Id : int64_t { kX = 1, kW, kBias, kResidual, kY, kConvOut, kFirstOut, kSecondOut };
 
-  // One backend descriptor, destroyed with its owner; the setters report success.
-  struct Descriptor {
-    cudnnBackendDescriptor_t d = nullptr;
-    explicit Descriptor(cudnnBackendDescriptorType_t type) {
-      if (cudnnBackendCreateDescriptor(type, &d) != CUDNN_STATUS_SUCCESS) d = nullptr;
-    }
-    Descriptor(Descriptor&& o) noexcept : d(std::exchange(o.d, nullptr)) {}
-    Descriptor(const Descriptor&) = delete;
-    ~Descriptor() {
-      if (d != nullptr) static_cast<void>(cudnnBackendDestroyDescriptor(d));
-    }
-    bool ok() const { return d != nullptr; }
-    template <typename T>
-    bool set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, const T* value, int64_t n = 1) {
-      return d != nullptr && cudnnBackendSetAttribute(d, name, type, n, value) == CUDNN_STATUS_SUCCESS;
-    }
-    bool set_descriptor(cudnnBackendAttributeName_t name, cudnnBackendDescriptor_t value) {
-      return set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, &value);
-    }
-    bool finalize() { return d != nullptr && cudnnBackendFinalize(d) == CUDNN_STATUS_SUCCESS; }
-  };
+  using Descriptor = cudnn_backend::Descriptor;
 
   // Every descriptor of one operation graph, alive until its plans are built.
   struct Graph {

@@ -239,7 +239,7 @@ MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
 MK_ROW_HEADERS = ["kforge_row_variants.cuh"]
 CONV_HEADERS = [
-    "kforge_cudnn.cuh", "kforge_cudnn_graph.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh", "kforge_half.cuh"
+    "kforge_cudnn.cuh", "kforge_cudnn_backend.cuh", "kforge_cudnn_graph.cuh", "kforge_channel_epilogue.cuh", "kforge_depthwise.cuh", "kforge_half.cuh"
 ]
 POOL_HEADERS = ["kforge_pool.cuh", "kforge_half.cuh"]
 INDEX_HEADERS = ["kforge_index.cuh", "kforge_sampling.h"]  # the interpolation helpers and what they include
@@ -348,7 +348,8 @@ def main():
                 required.append("kforge_conv_pad.cuh")  # an asymmetric padding
             has_cudnn_attention = "kforge::cuda_attention::AttentionSite<" in host  # 16-bit: kernel or cuDNN's
             if has_cudnn_attention:
-                required += ["kforge_attention.cuh", "kforge_attention_tile.cuh", "kforge_cudnn_attention.cuh"]
+                required += ["kforge_attention.cuh", "kforge_attention_tile.cuh", "kforge_cudnn_backend.cuh",
+                             "kforge_cudnn_attention.cuh"]
                 required += MK_HEADERS
             if "kforge::cuda_attention::attention_float<" in host:  # the float32 kernel, over the tile header's args
                 required += ["kforge_attention_f32.cuh", "kforge_attention_tile.cuh", "kforge_half.cuh"]

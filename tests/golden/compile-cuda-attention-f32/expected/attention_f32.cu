@@ -344,7 +344,7 @@ kforge::Status attention_f32::enqueue(const Bindings& b) {
     kforge_a.m_row = 0;
     kforge_a.m_col = 1;
     kforge_a.scale = 0.125f;
-    if (cudaError_t e = kforge::cuda_attention::attention_float<64>(kforge_a, stream_, gemm_tf32_);
+if (cudaError_t e = kforge::cuda_attention::attention_float<64>(kforge_a, stream_, gemm_tf32_);
         e != cudaSuccess) {
       return launch_failed(2, e);
     }

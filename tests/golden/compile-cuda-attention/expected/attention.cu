@@ -137,42 +137,45 @@ struct attention::AttentionState {
   kforge::cuda_attention::AttentionSite<__half, 64, __half> site0{"attention: attention group 2"};
 };
 
-kforge::Status attention::prepare_attention(const Bindings& b) {
+kforge::cuda_attention::AttentionArgs attention::attention_args_0(const Bindings& b) const {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // group 2 (transpose+scale+matmul+add+softmax+matmul+transpose: pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:14:5, pd_op.scale at ../../../golden/compile-cuda-attention/program.yaml:17:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:18:5, pd_op.add at ../../../golden/compile-cuda-attention/program.yaml:19:5, pd_op.softmax at ../../../golden/compile-cuda-attention/program.yaml:20:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:21:5, pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:22:5)
-  {
-    kforge::cuda_attention::AttentionArgs kforge_a;
-    kforge_a.q = static_cast<const __half*>(b.buffers[0]);
-    kforge_a.k = static_cast<const __half*>(b.buffers[5]);
-    kforge_a.v = static_cast<const __half*>(b.buffers[6]);
-    kforge_a.out = static_cast<__half*>(b.buffers[12]);
-    kforge_a.mask = static_cast<const __half*>(b.buffers[1]);
-    kforge_a.batch = s0;
-    kforge_a.heads = 2;
-    kforge_a.seq_q = s1;
-    kforge_a.seq_k = s1;
-    kforge_a.q_batch = sizes[3];
-    kforge_a.q_head = 64;
-    kforge_a.q_seq = 128;
-    kforge_a.k_batch = sizes[3];
-    kforge_a.k_head = sizes[2];
-    kforge_a.k_seq = 64;
-    kforge_a.v_batch = sizes[3];
-    kforge_a.v_head = sizes[2];
-    kforge_a.v_seq = 64;
-    kforge_a.o_batch = sizes[3];
-    kforge_a.o_head = 64;
-    kforge_a.o_seq = 128;
-    kforge_a.m_batch = s1;
-    kforge_a.m_head = 0;
-    kforge_a.m_row = 0;
-    kforge_a.m_col = 1;
-    kforge_a.scale = 0.125f;
-    if (cudaError_t e = attention_->site0.choose(attention_->context, kforge_a, stream_); e != cudaSuccess) {
-      return launch_failed(2, e);
-    }
+  kforge::cuda_attention::AttentionArgs kforge_a;
+  kforge_a.q = static_cast<const __half*>(b.buffers[0]);
+  kforge_a.k = static_cast<const __half*>(b.buffers[5]);
+  kforge_a.v = static_cast<const __half*>(b.buffers[6]);
+  kforge_a.out = static_cast<__half*>(b.buffers[12]);
+  kforge_a.mask = static_cast<const __half*>(b.buffers[1]);
+  kforge_a.batch = s0;
+  kforge_a.heads = 2;
+  kforge_a.seq_q = s1;
+  kforge_a.seq_k = s1;
+  kforge_a.q_batch = sizes[3];
+  kforge_a.q_head = 64;
+  kforge_a.q_seq = 128;
+  kforge_a.k_batch = sizes[3];
+  kforge_a.k_head = sizes[2];
+  kforge_a.k_seq = 64;
+  kforge_a.v_batch = sizes[3];
+  kforge_a.v_head = sizes[2];
+  kforge_a.v_seq = 64;
+  kforge_a.o_batch = sizes[3];
+  kforge_a.o_head = 64;
+  kforge_a.o_seq = 128;
+  kforge_a.m_batch = s1;
+  kforge_a.m_head = 0;
+  kforge_a.m_row = 0;
+  kforge_a.m_col = 1;
+  kforge_a.scale = 0.125f;
+  return kforge_a;
+}
+
+kforge::Status attention::prepare_attention(const Bindings& b) {
+  if (cudaError_t e = attention_->site0.choose(attention_->context, attention_args_0(b), stream_);
+      e != cudaSuccess) {
+    return launch_failed(2, e);
   }
   return kforge::Status::OK();
 }
@@ -363,37 +366,9 @@ kforge::Status attention::enqueue(const Bindings& b) {
   // group 1 (scale+transpose: pd_op.scale at ../../../golden/compile-cuda-attention/program.yaml:13:5, pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:16:5)
   if (cudaError_t e = attention_fused_1(static_cast<const __half*>(b.buffers[0]), static_cast<__half*>(b.buffers[6]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[10]), static_cast<int64_t>(s1), static_cast<int64_t>(sizes[3]), static_cast<int64_t>(sizes[2]), stream_); e != cudaSuccess) return launch_failed(1, e);
   // group 2 (transpose+scale+matmul+add+softmax+matmul+transpose: pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:14:5, pd_op.scale at ../../../golden/compile-cuda-attention/program.yaml:17:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:18:5, pd_op.add at ../../../golden/compile-cuda-attention/program.yaml:19:5, pd_op.softmax at ../../../golden/compile-cuda-attention/program.yaml:20:5, pd_op.matmul at ../../../golden/compile-cuda-attention/program.yaml:21:5, pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:22:5)
-  {
-    kforge::cuda_attention::AttentionArgs kforge_a;
-    kforge_a.q = static_cast<const __half*>(b.buffers[0]);
-    kforge_a.k = static_cast<const __half*>(b.buffers[5]);
-    kforge_a.v = static_cast<const __half*>(b.buffers[6]);
-    kforge_a.out = static_cast<__half*>(b.buffers[12]);
-    kforge_a.mask = static_cast<const __half*>(b.buffers[1]);
-    kforge_a.batch = s0;
-    kforge_a.heads = 2;
-    kforge_a.seq_q = s1;
-    kforge_a.seq_k = s1;
-    kforge_a.q_batch = sizes[3];
-    kforge_a.q_head = 64;
-    kforge_a.q_seq = 128;
-    kforge_a.k_batch = sizes[3];
-    kforge_a.k_head = sizes[2];
-    kforge_a.k_seq = 64;
-    kforge_a.v_batch = sizes[3];
-    kforge_a.v_head = sizes[2];
-    kforge_a.v_seq = 64;
-    kforge_a.o_batch = sizes[3];
-    kforge_a.o_head = 64;
-    kforge_a.o_seq = 128;
-    kforge_a.m_batch = s1;
-    kforge_a.m_head = 0;
-    kforge_a.m_row = 0;
-    kforge_a.m_col = 1;
-    kforge_a.scale = 0.125f;
-    if (cudaError_t e = attention_->site0.run(attention_->context, kforge_a, stream_); e != cudaSuccess) {
-      return launch_failed(2, e);
-    }
+  if (cudaError_t e = attention_->site0.run(attention_->context, attention_args_0(b), stream_);
+      e != cudaSuccess) {
+    return launch_failed(2, e);
   }
   // call 11 (pd_op.transpose at ../../../golden/compile-cuda-attention/program.yaml:23:5)
   if (cudaError_t e = attention_index_0(static_cast<const uint16_t*>(b.buffers[12]), static_cast<uint16_t*>(b.buffers[13]), s1, sizes[1], sizes[9], stream_); e != cudaSuccess) return launch_failed(6, e);

@@ -38,6 +38,9 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 // --cuda-graph: the first run() for a set of input dims captures the launches into a CUDA graph; later
 // runs replay it with one cudaGraphLaunch. Pass the same input/output tensors to keep replaying: other
 // device pointers make run() capture again and update the graph in place (correct, but slower).
+namespace kforge::cuda_attention {
+struct AttentionArgs;
+}  // namespace kforge::cuda_attention
 class attention {
  public:
   static constexpr size_t kNumInputs = 2;
@@ -104,6 +107,8 @@ class attention {
   // Every 16-bit attention group's method chosen for the current dims (before a graph capture: the benchmark of a
   // new shape synchronises).
   kforge::Status prepare_attention(const Bindings& b);
+  // Attention group 2's arguments at b's dims and buffers.
+  kforge::cuda_attention::AttentionArgs attention_args_0(const Bindings& b) const;
 };
 
 #endif  // KFORGE_GENERATED_attention_CUDA_H_

@@ -152,38 +152,41 @@ struct qkv::AttentionState {
   kforge::cuda_attention::AttentionSite<__half, 64, __half> site0{"qkv: attention group 1"};
 };
 
-kforge::Status qkv::prepare_attention(const Bindings& b) {
+kforge::cuda_attention::AttentionArgs qkv::attention_args_0(const Bindings& b) const {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const int64_t s1 = b.symbols[1];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // group 1 (transpose+transpose+transpose+scale+matmul+softmax+matmul+transpose: pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:22:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:28:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:30:5, pd_op.scale at ../../../golden/compile-cuda-qkv/program.yaml:31:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:32:5, pd_op.softmax at ../../../golden/compile-cuda-qkv/program.yaml:33:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:34:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:35:5)
-  {
-    kforge::cuda_attention::AttentionArgs kforge_a;
-    kforge_a.q = static_cast<const __half*>(b.buffers[9]);
-    kforge_a.k = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[3]);
-    kforge_a.v = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[4]);
-    kforge_a.out = static_cast<__half*>(b.buffers[21]);
-    kforge_a.mask = nullptr;
-    kforge_a.batch = s0;
-    kforge_a.heads = 2;
-    kforge_a.seq_q = s1;
-    kforge_a.seq_k = s1;
-    kforge_a.q_batch = sizes[0];
-    kforge_a.q_head = 64;
-    kforge_a.q_seq = 128;
-    kforge_a.k_batch = sizes[0];
-    kforge_a.k_head = 64;
-    kforge_a.k_seq = 128;
-    kforge_a.v_batch = sizes[0];
-    kforge_a.v_head = 64;
-    kforge_a.v_seq = 128;
-    kforge_a.o_batch = sizes[0];
-    kforge_a.o_head = 64;
-    kforge_a.o_seq = 128;
-    kforge_a.scale = 0.125f;
-    if (cudaError_t e = attention_->site0.choose(attention_->context, kforge_a, stream_); e != cudaSuccess) {
-      return launch_failed(1, e);
-    }
+  kforge::cuda_attention::AttentionArgs kforge_a;
+  kforge_a.q = static_cast<const __half*>(b.buffers[9]);
+  kforge_a.k = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[3]);
+  kforge_a.v = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[4]);
+  kforge_a.out = static_cast<__half*>(b.buffers[21]);
+  kforge_a.mask = nullptr;
+  kforge_a.batch = s0;
+  kforge_a.heads = 2;
+  kforge_a.seq_q = s1;
+  kforge_a.seq_k = s1;
+  kforge_a.q_batch = sizes[0];
+  kforge_a.q_head = 64;
+  kforge_a.q_seq = 128;
+  kforge_a.k_batch = sizes[0];
+  kforge_a.k_head = 64;
+  kforge_a.k_seq = 128;
+  kforge_a.v_batch = sizes[0];
+  kforge_a.v_head = 64;
+  kforge_a.v_seq = 128;
+  kforge_a.o_batch = sizes[0];
+  kforge_a.o_head = 64;
+  kforge_a.o_seq = 128;
+  kforge_a.scale = 0.125f;
+  return kforge_a;
+}
+
+kforge::Status qkv::prepare_attention(const Bindings& b) {
+  if (cudaError_t e = attention_->site0.choose(attention_->context, attention_args_0(b), stream_);
+      e != cudaSuccess) {
+    return launch_failed(1, e);
   }
   return kforge::Status::OK();
 }
@@ -486,33 +489,9 @@ kforge::Status qkv::enqueue(const Bindings& b) {
     return gemm_failed(0, e, gemm_->lt_f16);
   }
   // group 1 (transpose+transpose+transpose+scale+matmul+softmax+matmul+transpose: pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:22:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:28:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:30:5, pd_op.scale at ../../../golden/compile-cuda-qkv/program.yaml:31:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:32:5, pd_op.softmax at ../../../golden/compile-cuda-qkv/program.yaml:33:5, pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:34:5, pd_op.transpose at ../../../golden/compile-cuda-qkv/program.yaml:35:5)
-  {
-    kforge::cuda_attention::AttentionArgs kforge_a;
-    kforge_a.q = static_cast<const __half*>(b.buffers[9]);
-    kforge_a.k = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[3]);
-    kforge_a.v = reinterpret_cast<const __half*>(static_cast<char*>(b.buffers[9]) + sizes[4]);
-    kforge_a.out = static_cast<__half*>(b.buffers[21]);
-    kforge_a.mask = nullptr;
-    kforge_a.batch = s0;
-    kforge_a.heads = 2;
-    kforge_a.seq_q = s1;
-    kforge_a.seq_k = s1;
-    kforge_a.q_batch = sizes[0];
-    kforge_a.q_head = 64;
-    kforge_a.q_seq = 128;
-    kforge_a.k_batch = sizes[0];
-    kforge_a.k_head = 64;
-    kforge_a.k_seq = 128;
-    kforge_a.v_batch = sizes[0];
-    kforge_a.v_head = 64;
-    kforge_a.v_seq = 128;
-    kforge_a.o_batch = sizes[0];
-    kforge_a.o_head = 64;
-    kforge_a.o_seq = 128;
-    kforge_a.scale = 0.125f;
-    if (cudaError_t e = attention_->site0.run(attention_->context, kforge_a, stream_); e != cudaSuccess) {
-      return launch_failed(1, e);
-    }
+  if (cudaError_t e = attention_->site0.run(attention_->context, attention_args_0(b), stream_);
+      e != cudaSuccess) {
+    return launch_failed(1, e);
   }
   // group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-qkv/program.yaml:37:5)
   if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm(

@@ -12,12 +12,12 @@
 // (approximate=false): gelu_is_tanh_approximation says so, and CublasLtGemm runs kBiasGeluTanh through it and
 // refuses kBiasGelu (erf: cublaslt_gemm below adds it as a kernel of its own). The two forms differ by at most
 // 4.73e-4 (absolute, in exact arithmetic; largest at |x| = 2.70, where the output is 2.69 or -0.0094; the
-// difference is even in x, below 1e-6 beyond |x| = 5.3; tests/unit/passes/test_gelu_forms.cpp). That is 0.48 of
-// half a float16 ulp and 0.06 of half a bfloat16 ulp at the output 2.69 (and for every x >= 0 at most 0.81 /
+// difference is even in x, below 2.8e-7 beyond |x| = 5.3; tests/unit/passes/test_gelu_forms.cpp). That is 0.48 of
+// half a float16 ulp and 0.06 of half a bfloat16 ulp at the output 2.69 (and for every x >= 0 at most 0.82 /
 // 0.10 of half an ulp of the output there): for positive pre-activations the forms round to the same 16-bit value
 // or to neighbours. For negative ones the output is small (|gelu| <= 0.17) and the same absolute difference is
-// many of its ulps (116 float16 / 15 bfloat16 half-ulps at x = -2.5, output -0.0155): relative to the tensor's
-// scale (its values of order 1) it stays below half a float16 ulp at 1. kforge plans kBiasGeluTanh for float16 and
+// many of its ulps (115 float16 / 14 bfloat16 half-ulps at x = -2.5, output -0.0155): relative to the tensor's
+// scale (its values of order 1) it stays below half a float16 ulp at 1 (4.88e-4). kforge plans kBiasGeluTanh for float16 and
 // bfloat16 GEMMs followed by Paddle's erf gelu (passes/fusion_gemm.cpp; docs/compile.md "Epilogue"): the gelu
 // then runs inside cuBLASLt's GEMM instead of as a second pass over C. float32 keeps erf, exactly.
 //

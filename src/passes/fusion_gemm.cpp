@@ -69,7 +69,8 @@ class GemmGrouper {
   // the tanh form, which cuBLASLt computes inside the GEMM (CUBLASLT_EPILOGUE_GELU_BIAS; the erf form costs a
   // second pass over the output: 202 of 2071 us in BERT-base float16 at S 512, batch 8, on an H200, issue 35):
   // the two differ by at most 4.73e-4 (|x| = 2.70), less than half a float16 ulp at the output there (2.69) and
-  // below half a float16 ulp of 1 everywhere (docs/compile.md, "Epilogue"; tests/unit/passes/test_gelu_forms.cpp).
+  // below half a float16 ulp of 1 everywhere (docs/compile.md, "The gelu's form";
+  // tests/unit/passes/test_gelu_forms.cpp).
   static GemmEpilogue bias_gelu_epilogue(ir::DataType dtype) {
     const bool half = dtype == ir::DataType::kFloat16 || dtype == ir::DataType::kBFloat16;
     return half ? GemmEpilogue::kBiasGeluTanh : GemmEpilogue::kBiasGelu;

@@ -17,9 +17,9 @@
 // 0.10 of half an ulp of the output there): for positive pre-activations the forms round to the same 16-bit value
 // or to neighbours. For negative ones the output is small (|gelu| <= 0.17) and the same absolute difference is
 // many of its ulps (115 float16 / 14 bfloat16 half-ulps at x = -2.5, output -0.0155): relative to the tensor's
-// scale (its values of order 1) it stays below half a float16 ulp at 1 (4.88e-4). kforge plans kBiasGeluTanh for float16 and
-// bfloat16 GEMMs followed by Paddle's erf gelu (passes/fusion_gemm.cpp; docs/compile.md "Epilogue"): the gelu
-// then runs inside cuBLASLt's GEMM instead of as a second pass over C. float32 keeps erf, exactly.
+// scale (its values of order 1) it stays below half a float16 ulp at 1 (4.88e-4). kforge plans kBiasGeluTanh for
+// float16 and bfloat16 GEMMs followed by Paddle's erf gelu (passes/fusion_gemm.cpp; docs/compile.md "The gelu's
+// form"): the gelu then runs inside cuBLASLt's GEMM instead of as a second pass over C. float32 keeps erf, exactly.
 //
 // Batches: a Batch of count > 1 computes count such products in one call (cuBLASLt's strided batch): product i
 // reads A + i * stride_a, B + i * stride_b and writes C + i * stride_c (elements); a stride of 0 reads one

@@ -48,9 +48,9 @@ HINTS="--multi-kernel-hints 64,256,4096"
 #     GPU's rounding of each stored value to the 16-bit type, a relative error of at most u = 2^-8 (bfloat16) or
 #     2^-11 (float16), and how it propagates:
 #       h: the GPU computes gelu's tanh form (a 16-bit GEMM's erf gelu is GemmEpilogue::kBiasGeluTanh, in
-#          cuBLASLt's GELU_BIAS epilogue or the tiles'; docs/compile.md "Epilogue"), the reference Paddle's erf
-#          form: they differ by at most 4.73e-4 in absolute terms (at |t| = 2.70, t = x w1 + b1; many u |h| for
-#          t < 0, where |h| is small), which ATOL carries. Then its own rounding, u |h|; on the separate-kernel
+#          cuBLASLt's GELU_BIAS epilogue or the tiles'; docs/compile.md "The gelu's form"), the reference
+#          Paddle's erf form: they differ by at most 4.73e-4 in absolute terms (at |t| = 2.70, t = x w1 + b1;
+#          many u |h| for t < 0, where |h| is small), which ATOL carries. Then its own rounding, u |h|; on the separate-kernel
 #          path (an unaligned bias, no GELU_BIAS plan) t is rounded too before the gelu, adding u |t gelu'(t)|: up
 #          to 1.2 u |h| for t > 0; for t < 0 it grows relative to |h| (7 u |h| at t = -2.5, where |h| = 0.016)
 #          while it shrinks in absolute terms (0.094 u there, 0.036 u at t = -3), so 8 u |h| + ATOL covers it.

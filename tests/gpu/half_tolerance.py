@@ -5,8 +5,8 @@ Models the half_bf16 / half_fp16 cases of tests/gpu/check_fusion.sh: the program
 random inputs uniform in [-1, 1) (as kforge-interp makes them) already rounded to the 16-bit type, computed once in
 double (the float32 twin's reference, Paddle's erf gelu) and once as the generated CUDA code computes it: every
 value a kernel stores rounded to the 16-bit type to nearest even, everything else exact. A 16-bit GEMM + bias +
-erf gelu computes the tanh form of gelu (GemmEpilogue::kBiasGeluTanh, docs/compile.md "Epilogue"), on two paths:
-in the GEMM's epilogue, rounding only the result (cuBLASLt's GELU_BIAS, the tensor-core tiles), or after the
+erf gelu computes the tanh form of gelu (GemmEpilogue::kBiasGeluTanh; docs/compile.md "The gelu's form"), on two
+paths: in the GEMM's epilogue, rounding only the result (cuBLASLt's GELU_BIAS, the tensor-core tiles), or after the
 GEMM rounded its result (the separate kernel: an unaligned bias, no GELU_BIAS plan). Prints, per output, the
 largest |gpu - ref| / (ATOL + RTOL |ref|) over all elements and seeds (must stay well below 1) and the largest
 relative error of elements above 0.01, in units of u (for h, those of t = x w1 + b1 > 0 only: for t < 0 the tanh

@@ -20,6 +20,7 @@ std::string epilogue_code(GemmEpilogue e) {
     case GemmEpilogue::kNone: return "kforge::cuda_gemm::Epilogue::kNone";
     case GemmEpilogue::kBias: return "kforge::cuda_gemm::Epilogue::kBias";
     case GemmEpilogue::kBiasGelu: return "kforge::cuda_gemm::Epilogue::kBiasGelu";
+    case GemmEpilogue::kBiasGeluTanh: return "kforge::cuda_gemm::Epilogue::kBiasGeluTanh";
   }
   return "";
 }

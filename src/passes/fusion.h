@@ -31,6 +31,10 @@ enum class GemmEpilogue : uint8_t {
   kNone,      // C = op(x) op(y)
   kBias,      // C = op(x) op(y) + bias[n]
   kBiasGelu,  // C = gelu_erf(op(x) op(y) + bias[n])
+  /// C = gelu_tanh(op(x) op(y) + bias[n]): a 16-bit GEMM followed by Paddle's erf gelu, which cuBLASLt then
+  /// computes in its GELU_BIAS epilogue (the tanh form; within 4.73e-4 of erf: docs/compile.md, "The gelu's
+  /// form").
+  kBiasGeluTanh,
 };
 
 /// kGemm groups: row-major C[M, N] = epilogue(op(x)[M, K] * op(y)[K, N]) (passes/gemm.h: the batch dims of an

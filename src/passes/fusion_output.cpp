@@ -38,6 +38,7 @@ std::string_view gemm_epilogue_name(GemmEpilogue epilogue) {
     case GemmEpilogue::kNone: return "none";
     case GemmEpilogue::kBias: return "bias";
     case GemmEpilogue::kBiasGelu: return "bias_gelu";
+    case GemmEpilogue::kBiasGeluTanh: return "bias_gelu_tanh";
   }
   return "?";
 }

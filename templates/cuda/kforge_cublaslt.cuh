@@ -2,16 +2,24 @@
 //
 // Row-major C[M,N] = op(A)[M,K] * op(B)[K,N] in bf16 or fp16 with fp32 accumulation (or all fp32; op: an
 // optional transpose, A stored [K,M], B stored [N,K]), optionally with a cuBLASLt epilogue:
-// kBias (CUBLASLT_EPILOGUE_BIAS) or kBiasGelu (CUBLASLT_EPILOGUE_GELU_BIAS). cuBLASLt is column-major, so
+// kBias (CUBLASLT_EPILOGUE_BIAS) or kBiasGeluTanh (CUBLASLT_EPILOGUE_GELU_BIAS). cuBLASLt is column-major, so
 // the row-major product is computed as its transpose: C^T (N x M) = B^T (N x K) * A^T (K x M), where each
 // row-major matrix read as column-major already is its transpose; the bias then runs along cuBLASLt's rows
 // (length N), i.e. one value per column of the row-major C, as a linear layer wants.
 //
 // Numerics: cuBLASLt documents its GELU epilogue only as "GELU"; it is the tanh approximation (the form
-// XLA and Transformer Engine pair it with), not Paddle's default erf form (approximate=false). For bf16
-// outputs the two differ by far less than one bf16 ulp on typical activations (the GPU check in
-// bench/multikernel reports the measured difference), but a planner that must be bit-faithful to erf gelu
-// should offer kBiasGelu from here only for gelu(approximate=true) ops. gelu_is_tanh_approximation says so.
+// XLA, Transformer Engine and torch's gelu(approximate='tanh') pair it with), not Paddle's default erf form
+// (approximate=false): gelu_is_tanh_approximation says so, and CublasLtGemm runs kBiasGeluTanh through it and
+// refuses kBiasGelu (erf: cublaslt_gemm below adds it as a kernel of its own). The two forms differ by at most
+// 4.73e-4 (absolute, in exact arithmetic; largest at |x| = 2.70, where the output is 2.69 or -0.0094; the
+// difference is even in x, below 2.8e-7 beyond |x| = 5.3; tests/unit/passes/test_gelu_forms.cpp). That is 0.48 of
+// half a float16 ulp and 0.06 of half a bfloat16 ulp at the output 2.69 (and for every x >= 0 at most 0.82 /
+// 0.10 of half an ulp of the output there): for positive pre-activations the forms round to the same 16-bit value
+// or to neighbours. For negative ones the output is small (|gelu| <= 0.17) and the same absolute difference is
+// many of its ulps (115 float16 / 14 bfloat16 half-ulps at x = -2.5, output -0.0155): relative to the tensor's
+// scale (its values of order 1) it stays below half a float16 ulp at 1 (4.88e-4). kforge plans kBiasGeluTanh for
+// float16 and bfloat16 GEMMs followed by Paddle's erf gelu (passes/fusion_gemm.cpp; docs/compile.md "The gelu's
+// form"): the gelu then runs inside cuBLASLt's GEMM instead of as a second pass over C. float32 keeps erf, exactly.
 //
 // Batches: a Batch of count > 1 computes count such products in one call (cuBLASLt's strided batch): product i
 // reads A + i * stride_a, B + i * stride_b and writes C + i * stride_c (elements); a stride of 0 reads one
@@ -29,8 +37,8 @@
 // costs one map lookup plus cublasLtMatmul.
 // Not thread-safe (the plan cache, and the bias pointer stored in a cached descriptor): use one instance per
 // host thread, as generated code does (one per object, which runs one call at a time).
-// cublaslt_gemm() below is the call generated code makes (with the erf gelu epilogue kforge needs), for float,
-// __half or __nv_bfloat16 elements.
+// cublaslt_gemm() below is the call generated code makes (with the epilogues cuBLASLt lacks or refuses added as
+// kernels of their own), for float, __half or __nv_bfloat16 elements.
 #ifndef KFORGE_CUBLASLT_CUH_
 #define KFORGE_CUBLASLT_CUH_
 
@@ -267,7 +275,8 @@ class CublasLtGemm {
     cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &op_lt_b, sizeof(op_lt_b));
     cublasLtEpilogue_t lt_epilogue = CUBLASLT_EPILOGUE_DEFAULT;
     if (epilogue == Epilogue::kBias) lt_epilogue = CUBLASLT_EPILOGUE_BIAS;
-    if (epilogue == Epilogue::kBiasGelu) lt_epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+    if (epilogue == Epilogue::kBiasGeluTanh) lt_epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+    if (epilogue == Epilogue::kBiasGelu) return false;  // erf gelu: cuBLASLt has none (the file comment)
     if (cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &lt_epilogue, sizeof(lt_epilogue)) !=
         CUBLAS_STATUS_SUCCESS)
       return false;
@@ -358,10 +367,13 @@ inline const char* cublas_status_name(cublasStatus_t status) {
 // transpose where asked, T float, __half or __nv_bfloat16, always accumulated in fp32. cuBLASLt adds the bias
 // itself (CUBLASLT_EPILOGUE_BIAS, in fp32 before it rounds C) when the bias pointer is 16-byte aligned (its
 // epilogue has failed on less-aligned vectors, as Marian's and PyTorch's cuBLASLt paths note), else a separate
-// in-place kernel adds it (bias_epilogue); gelu is always that separate kernel (gelu_epilogue after a bias in
-// the GEMM), because cuBLASLt's GELU epilogue is the tanh approximation and Paddle's gelu(approximate=false)
-// is erf. (For 16-bit C the gelu's input is then rounded once, to C's type, before the gelu; the tensor-core
-// kernels round only their final result.) algo_index: the rank of cuBLASLt's heuristic algorithm (generated
+// in-place kernel adds it (bias_epilogue, with the gelu of either form). The gelu (cublaslt_epilogue_in_gemm):
+//  * kBiasGeluTanh: inside the GEMM (CUBLASLT_EPILOGUE_GELU_BIAS) with the bias, in fp32 before C is rounded
+//    once; where cuBLASLt has no GELU_BIAS plan for the shape, the bias in the GEMM and the tanh gelu after;
+//  * kBiasGelu (erf): always the separate kernel after the GEMM (gelu_epilogue), cuBLASLt having no erf gelu.
+//    (For 16-bit C its input is then rounded once, to C's type, before the gelu; the tensor-core kernels round
+//    only their final result.)
+// Either way the gelu runs exactly once. algo_index: the rank of cuBLASLt's heuristic algorithm (generated
 // code: 0); a rank the heuristic does not offer for the shape runs rank 0 instead.
 // Returns cudaSuccess, the CUDA error of a launch, or cudaErrorNotSupported when cuBLASLt fails
 // (lt.last_status() says why). M or N == 0: nothing to do. K == 0: C = epilogue(0).
@@ -458,6 +470,29 @@ inline bool cublaslt_bias_in_gemm(Epilogue epilogue, const void* bias) {
   return epilogue != Epilogue::kNone && (reinterpret_cast<uintptr_t>(bias) & 15u) == 0;
 }
 
+// The part of `epilogue` cuBLASLt applies inside the GEMM (cublaslt_gemm): nothing for an unaligned bias (or
+// aligned_bias false), the bias and the tanh gelu for kBiasGeluTanh where it has a GELU_BIAS plan for the
+// problem (host work, cached: can_run), else the bias. cublaslt_epilogue_after adds the rest.
+inline Epilogue cublaslt_epilogue_in_gemm(CublasLtGemm& lt, Epilogue epilogue, bool aligned_bias, int M, int N, int K,
+                                          const void* bias, bool transpose_a, bool transpose_b, const void* A,
+                                          const void* B, const void* C, const Batch& batch = Batch{}) {
+  if (epilogue == Epilogue::kNone || !aligned_bias) return Epilogue::kNone;
+  if (epilogue == Epilogue::kBiasGeluTanh &&
+      lt.can_run(M, N, K, Epilogue::kBiasGeluTanh, bias, 0, transpose_a, transpose_b, A, B, C, batch))
+    return Epilogue::kBiasGeluTanh;
+  return Epilogue::kBias;
+}
+
+// What remains of `epilogue` on C [M, N] after cuBLASLt applied `in_gemm` (cublaslt_epilogue_in_gemm): all of it
+// (bias_epilogue), the gelu of its form (gelu_epilogue), or nothing.
+template <typename T>
+inline cudaError_t cublaslt_epilogue_after(T* C, const T* bias, int M, int N, Epilogue epilogue, Epilogue in_gemm,
+                                           cudaStream_t stream) {
+  if (in_gemm == epilogue) return cudaSuccess;
+  if (in_gemm == Epilogue::kNone) return bias_epilogue(C, bias, M, N, epilogue, stream);
+  return gelu_epilogue(C, M, N, stream, epilogue);  // in_gemm kBias: kBiasGelu or kBiasGeluTanh's gelu
+}
+
 template <typename T>
 inline cudaError_t cublaslt_gemm(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M,
                                  int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b,
@@ -479,8 +514,8 @@ inline cudaError_t cublaslt_gemm(CublasLtGemm& lt, const T* A, const T* B, T* C,
       return e;
     return bias_epilogue(C, bias, M, N, epilogue, stream);
   }
-  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
-  const Epilogue in_gemm = bias_in_gemm ? Epilogue::kBias : Epilogue::kNone;
+  const Epilogue in_gemm = cublaslt_epilogue_in_gemm(lt, epilogue, cublaslt_bias_in_gemm(epilogue, bias), M, N, K, bias,
+                                                    transpose_a, transpose_b, A, B, C);
   {
     if (algo_index != 0 && !lt.can_run(M, N, K, in_gemm, bias, algo_index, transpose_a, transpose_b, A, B, C)) {
       algo_index = 0;
@@ -488,8 +523,7 @@ inline cudaError_t cublaslt_gemm(CublasLtGemm& lt, const T* A, const T* B, T* C,
     if (lt.run(A, B, C, bias, M, N, K, in_gemm, stream, algo_index, transpose_a, transpose_b) != CUBLAS_STATUS_SUCCESS)
       return cudaErrorNotSupported;
   }
-  if (!bias_in_gemm) return bias_epilogue(C, bias, M, N, epilogue, stream);
-  return epilogue == Epilogue::kBiasGelu ? gelu_epilogue(C, M, N, stream) : cudaSuccess;
+  return cublaslt_epilogue_after(C, bias, M, N, epilogue, in_gemm, stream);
 }
 
 // Builds (and caches) the cuBLASLt plan that cublaslt_gemm would use for these arguments; host work only.
@@ -498,8 +532,8 @@ template <typename T>
 inline void cublaslt_gemm_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M,
                                   int N, int K, Epilogue epilogue, bool transpose_a, bool transpose_b) {
   if (M <= 0 || N <= 0 || K <= 0 || (epilogue != Epilogue::kNone && bias == nullptr)) return;
-  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias);
-  const Epilogue in_gemm = bias_in_gemm ? Epilogue::kBias : Epilogue::kNone;
+  const Epilogue in_gemm = cublaslt_epilogue_in_gemm(lt, epilogue, cublaslt_bias_in_gemm(epilogue, bias), M, N, K, bias,
+                                                    transpose_a, transpose_b, A, B, C);
   static_cast<void>(lt.can_run(M, N, K, in_gemm, bias, 0, transpose_a, transpose_b, A, B, C));
   // The padded product's buffer and plan too (cublaslt_gemm): nothing is allocated inside a capture.
   if (const int64_t n_pad = CublasLtGemm::padded_n(M, N, sizeof(T)); n_pad > 0) {
@@ -539,25 +573,30 @@ inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* 
 
 // A strided batch of products with an epilogue (one level: batch.outer 1): C_i = epilogue(op(A_i) op(B_i)), product
 // i's bias at bias + i * batch.stride_bias. The bias is added by cuBLASLt where every product's bias is 16-byte
-// aligned (as cublaslt_gemm), else by bias_epilogue per product; gelu by gelu_epilogue per product. Returns as
-// cublaslt_gemm.
+// aligned (as cublaslt_gemm), else by bias_epilogue per product; the gelu as cublaslt_gemm's (the tanh form in
+// the GEMM where it can be, else per product after it). Returns as cublaslt_gemm.
 template <typename T>
 inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias,
                                          int M, int N, int K, Epilogue epilogue, const Batch& batch, bool transpose_a,
                                          bool transpose_b, cudaStream_t stream) {
   if (epilogue == Epilogue::kNone) return cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream);
   if (bias == nullptr || batch.outer != 1) return cudaErrorInvalidValue;
-  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias) && (batch.stride_bias * sizeof(T)) % 16 == 0;
-  if (cudaError_t e = bias_in_gemm ? (lt.run(A, B, C, bias, M, N, K, Epilogue::kBias, stream, 0, transpose_a, transpose_b,
-                                             batch) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorNotSupported)
-                                   : cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream);
+  const bool aligned_bias = cublaslt_bias_in_gemm(epilogue, bias) && (batch.stride_bias * sizeof(T)) % 16 == 0;
+  const Epilogue in_gemm =
+      M > 0 && N > 0 && K > 0 && batch.count > 0
+          ? cublaslt_epilogue_in_gemm(lt, epilogue, aligned_bias, M, N, K, bias, transpose_a, transpose_b, A, B, C, batch)
+          : Epilogue::kNone;
+  if (cudaError_t e = in_gemm != Epilogue::kNone
+                          ? (lt.run(A, B, C, bias, M, N, K, in_gemm, stream, 0, transpose_a, transpose_b, batch) ==
+                                     CUBLAS_STATUS_SUCCESS
+                                 ? cudaSuccess
+                                 : cudaErrorNotSupported)
+                          : cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream);
       e != cudaSuccess)
     return e;
   for (int i = 0; i < batch.count; ++i) {
-    T* c = C + i * batch.stride_c;
-    const cudaError_t e = !bias_in_gemm ? bias_epilogue(c, bias + i * batch.stride_bias, M, N, epilogue, stream)
-                          : epilogue == Epilogue::kBiasGelu ? gelu_epilogue(c, M, N, stream)
-                                                            : cudaSuccess;
+    const cudaError_t e = cublaslt_epilogue_after(C + i * batch.stride_c, bias + i * batch.stride_bias, M, N, epilogue,
+                                                  in_gemm, stream);
     if (e != cudaSuccess) return e;
   }
   return cudaSuccess;
@@ -581,9 +620,10 @@ inline void cublaslt_gemm_batched_prepare(CublasLtGemm& lt, const T* A, const T*
                                           int M, int N, int K, Epilogue epilogue, const Batch& batch, bool transpose_a,
                                           bool transpose_b) {
   if (M <= 0 || N <= 0 || K <= 0 || batch.count <= 0 || bias == nullptr) return;
-  const bool bias_in_gemm = cublaslt_bias_in_gemm(epilogue, bias) && (batch.stride_bias * sizeof(T)) % 16 == 0;
-  static_cast<void>(lt.can_run(M, N, K, bias_in_gemm ? Epilogue::kBias : Epilogue::kNone, bias, 0, transpose_a,
-                               transpose_b, A, B, C, batch));
+  const bool aligned_bias = cublaslt_bias_in_gemm(epilogue, bias) && (batch.stride_bias * sizeof(T)) % 16 == 0;
+  const Epilogue in_gemm =
+      cublaslt_epilogue_in_gemm(lt, epilogue, aligned_bias, M, N, K, bias, transpose_a, transpose_b, A, B, C, batch);
+  static_cast<void>(lt.can_run(M, N, K, in_gemm, bias, 0, transpose_a, transpose_b, A, B, C, batch));
 }
 
 // The float spellings generated float32 code calls (they predate the 16-bit GEMMs).

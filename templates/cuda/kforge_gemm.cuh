@@ -2,7 +2,9 @@
 // --target cuda` output that has GEMM groups).
 //
 // Row-major C[M,N] = op(A)[M,K] * op(B)[K,N], optionally followed by an epilogue (bias add, or bias add then
-// gelu in Paddle's default erf form: gelu(x) = 0.5 x (1 + erf(x / sqrt 2))), always computed in float.
+// gelu: kBiasGelu in Paddle's default erf form, gelu(x) = 0.5 x (1 + erf(x / sqrt 2)); kBiasGeluTanh in the tanh
+// form, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), the one cuBLASLt's GELU_BIAS epilogue computes, which
+// kforge plans for 16-bit GEMMs only: see kforge_cublaslt.cuh), always computed in float.
 //
 //  * SimtGemm<Tile>: fp32 inputs and output on the CUDA cores (no alignment requirement), A and/or B
 //    optionally transposed, the epilogue fused.
@@ -29,18 +31,23 @@
 namespace kforge {
 namespace cuda_gemm {
 
-enum class Epilogue : int { kNone = 0, kBias = 1, kBiasGelu = 2 };
+enum class Epilogue : int { kNone = 0, kBias = 1, kBiasGelu = 2, kBiasGeluTanh = 3 };
 
 inline const char* name_of(Epilogue e) {
   switch (e) {
     case Epilogue::kNone: return "none";
     case Epilogue::kBias: return "bias";
     case Epilogue::kBiasGelu: return "bias_gelu";
+    case Epilogue::kBiasGeluTanh: return "bias_gelu_tanh";
   }
   return "?";
 }
 
 __device__ __forceinline__ float gelu_erf(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); }
+// Paddle's gelu(approximate=true), and cuBLASLt's GELU epilogue; within 4.74e-4 of gelu_erf for every x.
+__device__ __forceinline__ float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286535588f * (x + 0.044715f * x * x * x)));
+}
 
 template <Epilogue E>
 __device__ __forceinline__ float apply_epilogue(float acc, float bias) {
@@ -49,8 +56,10 @@ __device__ __forceinline__ float apply_epilogue(float acc, float bias) {
     return acc;
   } else if constexpr (E == Epilogue::kBias) {
     return acc + bias;
-  } else {
+  } else if constexpr (E == Epilogue::kBiasGelu) {
     return gelu_erf(acc + bias);
+  } else {
+    return gelu_tanh(acc + bias);
   }
 }
 
@@ -187,6 +196,7 @@ struct SimtGemm {
       case Epilogue::kNone: return run<Epilogue::kNone>(A, B, C, bias, M, N, K, stream);
       case Epilogue::kBias: return run<Epilogue::kBias>(A, B, C, bias, M, N, K, stream);
       case Epilogue::kBiasGelu: return run<Epilogue::kBiasGelu>(A, B, C, bias, M, N, K, stream);
+      case Epilogue::kBiasGeluTanh: return run<Epilogue::kBiasGeluTanh>(A, B, C, bias, M, N, K, stream);
     }
     return cudaErrorInvalidValue;
   }
@@ -201,32 +211,46 @@ using kSimtTileLarge = SimtTile<128, 128, 8, 8, 8>;
 
 // ---------------------------------------------------------------------------------------------------------
 // Separate epilogue, in place, computed in float for float, __half or __nv_bfloat16 elements:
-//   bias_epilogue: C[M,N] = C + bias[N] (kBias) or gelu_erf(C + bias[N]) (kBiasGelu);
-//   gelu_epilogue: C[M,N] = gelu_erf(C) (after a library GEMM that added the bias itself).
+//   bias_epilogue: C[M,N] = C + bias[N] (kBias), gelu_erf(C + bias[N]) (kBiasGelu) or gelu_tanh(C + bias[N])
+//                  (kBiasGeluTanh);
+//   gelu_epilogue: C[M,N] = gelu_erf(C) (form kBiasGelu) or gelu_tanh(C) (kBiasGeluTanh), after a library GEMM
+//                  that added the bias itself (cuBLASLt adds the tanh one itself where it has a plan for it).
 // Each step handles V elements: 16 bytes (kforge::cuda::Vec) when N is a multiple of that width and the
 // pointers are 16-byte aligned, else one element (any alignment). Grid-stride, at most 16 blocks per
-// multiprocessor.
+// multiprocessor. SeparateStep is what each element gets.
 // ---------------------------------------------------------------------------------------------------------
-template <bool kAddBias, bool kGelu, typename T, int V>
+enum class SeparateStep : int { kBias, kBiasGelu, kBiasGeluTanh, kGelu, kGeluTanh };
+
+template <SeparateStep S>
+__device__ __forceinline__ float separate_step(float c, float b) {
+  if constexpr (S == SeparateStep::kBias) return c + b;
+  else if constexpr (S == SeparateStep::kBiasGelu) return gelu_erf(c + b);
+  else if constexpr (S == SeparateStep::kBiasGeluTanh) return gelu_tanh(c + b);
+  else if constexpr (S == SeparateStep::kGelu) return gelu_erf(c);
+  else return gelu_tanh(c);
+}
+
+template <SeparateStep S, typename T, int V>
 static __global__ void separate_epilogue_kernel(T* __restrict__ C, const T* __restrict__ bias, size_t steps,
                                                 int steps_per_row) {
+  constexpr bool kAddBias = S != SeparateStep::kGelu && S != SeparateStep::kGeluTanh;
   for (size_t s = size_t(blockIdx.x) * blockDim.x + threadIdx.x; s < steps; s += size_t(gridDim.x) * blockDim.x) {
     kforge::cuda::Vec<T, V> c = kforge::cuda::load_vec<V>(C + s * V);
     kforge::cuda::Vec<T, V> b{};
     if constexpr (kAddBias) b = kforge::cuda::load_vec<V>(bias + (s % size_t(steps_per_row)) * V);
 #pragma unroll
     for (int k = 0; k < V; ++k) {
-      float x = kforge::cuda::to_float(c.v[k]);
-      if constexpr (kAddBias) x += kforge::cuda::to_float(b.v[k]);
-      if constexpr (kGelu) x = gelu_erf(x);
-      c.v[k] = kforge::cuda::from_float<T>(x);
+      const float x = kforge::cuda::to_float(c.v[k]);
+      const float y = kAddBias ? kforge::cuda::to_float(b.v[k]) : 0.0f;
+      c.v[k] = kforge::cuda::from_float<T>(separate_step<S>(x, y));
     }
     kforge::cuda::store_vec<V>(C + s * V, c);
   }
 }
 
-template <bool kAddBias, bool kGelu, typename T>
+template <SeparateStep S, typename T>
 inline cudaError_t separate_epilogue(T* C, const T* bias, int M, int N, cudaStream_t stream) {
+  constexpr bool kAddBias = S != SeparateStep::kGelu && S != SeparateStep::kGeluTanh;
   if (M <= 0 || N <= 0) return cudaSuccess;
   if (kAddBias && bias == nullptr) return cudaErrorInvalidValue;
   constexpr int kVec = int(16 / sizeof(T));
@@ -235,9 +259,9 @@ inline cudaError_t separate_epilogue(T* C, const T* bias, int M, int N, cudaStre
   const size_t steps = vectorized ? count / kVec : count;
   const unsigned blocks = kforge::cuda::grid_for(static_cast<int64_t>(steps), 256, 16);
   if (vectorized) {
-    separate_epilogue_kernel<kAddBias, kGelu, T, kVec><<<blocks, 256, 0, stream>>>(C, bias, steps, N / kVec);
+    separate_epilogue_kernel<S, T, kVec><<<blocks, 256, 0, stream>>>(C, bias, steps, N / kVec);
   } else {
-    separate_epilogue_kernel<kAddBias, kGelu, T, 1><<<blocks, 256, 0, stream>>>(C, bias, steps, N);
+    separate_epilogue_kernel<S, T, 1><<<blocks, 256, 0, stream>>>(C, bias, steps, N);
   }
   return cudaGetLastError();
 }
@@ -246,15 +270,17 @@ template <typename T>
 inline cudaError_t bias_epilogue(T* C, const T* bias, int M, int N, Epilogue epilogue, cudaStream_t stream) {
   switch (epilogue) {
     case Epilogue::kNone: return cudaSuccess;
-    case Epilogue::kBias: return separate_epilogue<true, false>(C, bias, M, N, stream);
-    case Epilogue::kBiasGelu: return separate_epilogue<true, true>(C, bias, M, N, stream);
+    case Epilogue::kBias: return separate_epilogue<SeparateStep::kBias>(C, bias, M, N, stream);
+    case Epilogue::kBiasGelu: return separate_epilogue<SeparateStep::kBiasGelu>(C, bias, M, N, stream);
+    case Epilogue::kBiasGeluTanh: return separate_epilogue<SeparateStep::kBiasGeluTanh>(C, bias, M, N, stream);
   }
   return cudaErrorInvalidValue;
 }
 
 template <typename T>
-inline cudaError_t gelu_epilogue(T* C, int M, int N, cudaStream_t stream) {
-  return separate_epilogue<false, true, T>(C, nullptr, M, N, stream);
+inline cudaError_t gelu_epilogue(T* C, int M, int N, cudaStream_t stream, Epilogue form = Epilogue::kBiasGelu) {
+  return form == Epilogue::kBiasGeluTanh ? separate_epilogue<SeparateStep::kGeluTanh, T>(C, nullptr, M, N, stream)
+                                         : separate_epilogue<SeparateStep::kGelu, T>(C, nullptr, M, N, stream);
 }
 
 // ---------------------------------------------------------------------------------------------------------

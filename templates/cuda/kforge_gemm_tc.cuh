@@ -4,9 +4,11 @@
 //
 // TensorCoreGemm<Tile>: row-major C[M,N] = A[M,K] * B[K,N] for bf16 (__nv_bfloat16) or fp16 (__half) A, B, C
 // and bias, fp32 accumulation on the tensor cores (mma.sync m16n8k16 fed by ldmatrix), a STAGES-deep cp.async
-// pipeline, the epilogue (kforge_gemm.cuh: none, bias, erf gelu) applied to the fp32 accumulators and the
-// result rounded to the element type once. Requirements: no transposes (A and B are read as stored, in 16-byte
-// chunks), K % 8 == 0 and N % 8 == 0, 16-byte aligned A, B and C, a 4-byte aligned bias; M is arbitrary.
+// pipeline, the epilogue (kforge_gemm.cuh: none, bias, erf gelu, tanh gelu) applied to the fp32 accumulators and
+// the result rounded to the element type once. (Generated 16-bit gelu sites ask for the tanh form, as their
+// cuBLASLt candidate computes it: every candidate of a dispatcher computes the same function.) Requirements: no
+// transposes (A and B are read as stored, in 16-byte chunks), K % 8 == 0 and N % 8 == 0, 16-byte aligned A, B and
+// C, a 4-byte aligned bias; M is arbitrary.
 // tensor_core_applies() checks them; a multi-kernel variant (tensor_core<>) refuses other calls
 // with cudaErrorNotSupported without launching anything.
 //
@@ -283,6 +285,7 @@ struct TensorCoreGemm {
       case Epilogue::kNone: return run<Epilogue::kNone>(A, B, C, bias, M, N, K, stream);
       case Epilogue::kBias: return run<Epilogue::kBias>(A, B, C, bias, M, N, K, stream);
       case Epilogue::kBiasGelu: return run<Epilogue::kBiasGelu>(A, B, C, bias, M, N, K, stream);
+      case Epilogue::kBiasGeluTanh: return run<Epilogue::kBiasGeluTanh>(A, B, C, bias, M, N, K, stream);
     }
     return cudaErrorInvalidValue;
   }

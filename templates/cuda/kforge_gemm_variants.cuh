@@ -28,7 +28,7 @@ namespace cuda_gemm {
 
 // Bumped whenever a kernel or tile configuration changes, so that cached picks of older kernels are ignored
 // (it feeds the variant-set hash of the cache key).
-constexpr const char* kGemmVariantsVersion = "kforge-gemm-bf16-variants 3";
+constexpr const char* kGemmVariantsVersion = "kforge-gemm-bf16-variants 4";
 
 using GemmBf16Args = GemmArgs<__nv_bfloat16>;  // no transposes here: the tiles read A and B as stored
 using GemmBf16MultiKernel = GemmMultiKernel<__nv_bfloat16>;
@@ -43,14 +43,16 @@ inline cudaError_t run_tensor_core(CublasLtGemm& lt, const GemmBf16Args& a) {
   return TensorCoreGemm<Tile>::launch(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue, a.stream);
 }
 
+// Every candidate of a set computes the set's epilogue: kBiasGelu (erf) in the tiles' epilogue, or by cuBLASLt
+// then a separate erf gelu kernel ("cublaslt_then_gelu"); kBiasGeluTanh (tanh) in the tiles' epilogue or in
+// cuBLASLt's GELU_BIAS epilogue ("cublaslt_gelu_bias_tanh"). A caller that accepts the tanh form (for Paddle's
+// erf gelu: kforge_cublaslt.cuh's bound) asks for a kBiasGeluTanh set; the two forms never share a dispatcher,
+// whose candidates must be interchangeable.
 struct GemmVariantOptions {
-  bool include_cublaslt = true;  // the extern candidate (cuBLASLt, plus the separate erf epilogue if any)
+  bool include_cublaslt = true;  // the extern candidate (cuBLASLt, plus a separate epilogue kernel where needed)
   // cuBLASLt candidates: its heuristic's algorithms of rank 0 .. cublaslt_algos-1 (rank 0 is plain cuBLAS;
   // the first choice is not always the fastest, e.g. at M = 3520 on an H100).
   int cublaslt_algos = 4;
-  // Also offer cuBLASLt's fused GELU_BIAS epilogue, which computes the tanh approximation of gelu: only for
-  // gelu(approximate=true), or when the caller accepts the (sub-ulp for bf16) difference.
-  bool allow_tanh_gelu = false;
 };
 
 template <class Tile>
@@ -67,26 +69,14 @@ inline std::vector<GemmBf16MultiKernel::Variant> make_gemm_bf16_variants(std::sh
   using Variant = GemmBf16MultiKernel::Variant;
   std::vector<Variant> variants;
   if (options.include_cublaslt) {
-    const std::string base = epilogue == Epilogue::kBiasGelu ? "cublaslt_then_gelu" : "cublaslt";
+    const std::string base = epilogue == Epilogue::kBiasGelu       ? "cublaslt_then_gelu"
+                             : epilogue == Epilogue::kBiasGeluTanh ? "cublaslt_gelu_bias_tanh"
+                                                                   : "cublaslt";
     const int algos = std::max(1, std::min(options.cublaslt_algos, CublasLtGemm::kMaxAlgos));
     for (int algo = 0; algo < algos; ++algo)
       variants.push_back(Variant{algo == 0 ? base : base + "_alg" + std::to_string(algo),
                                  [lt, algo](const GemmBf16Args& a) { return cublaslt_then_epilogue(*lt, a, algo); },
                                  algo == 0 ? 0 : 1, {}});
-    if (epilogue == Epilogue::kBiasGelu && options.allow_tanh_gelu)
-      for (int algo = 0; algo < algos; ++algo)
-        variants.push_back(Variant{"cublaslt_gelu_bias_tanh" + (algo == 0 ? std::string() : "_alg" + std::to_string(algo)),
-                                   [lt, algo](const GemmBf16Args& a) {
-                                     const int use = algo != 0 && !lt->can_run(a.M, a.N, a.K, Epilogue::kBiasGelu,
-                                                                               a.bias, algo)
-                                                         ? 0
-                                                         : algo;
-                                     return lt->run(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, Epilogue::kBiasGelu,
-                                                    a.stream, use) == CUBLAS_STATUS_SUCCESS
-                                                ? cudaSuccess
-                                                : cudaErrorUnknown;
-                                   },
-                                   1, {}});
   }
   variants.push_back(Variant{tile_name<kTileForHint64>(64),
                              [lt](const GemmBf16Args& a) { return run_tensor_core<kTileForHint64>(*lt, a); }, 2,

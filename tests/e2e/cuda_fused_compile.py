@@ -57,6 +57,8 @@ PROGRAMS = [
     ("tests/e2e/fused/half_casts.yaml", "half_casts", []),
     ("tests/golden/compile-cuda-bf16/program.yaml", "golden_bf16", ["--cuda-graph"]),
     ("tests/golden/compile-cuda-fp16/program.yaml", "golden_fp16", HINTS),
+    # --precision float16's GEMM + bias + erf gelu: the tanh form in cuBLASLt's GELU_BIAS and the tiles (issue 35).
+    ("tests/golden/compile-cuda-fp16-gelu/program.yaml", "golden_fp16_gelu", HINTS + ["--cuda-graph", "--precision", "float16"]),
     # Two dynamic batches that meet in a broadcast: one symbol, checked equal in run().
     ("tests/golden/compile-cuda-shared-batch/program.yaml", "shared_batch", ["--cuda-graph"]),
     # Convolutions (cuDNN, with fused epilogues) and pooling: a small conv net, and Paddle programs.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """CI check (no GPU needed): kforge's CUDA GEMM headers (templates/cuda/*.cuh, with the multi-kernel runtime
 header), the GPU benchmark that uses every one of them, the GPU checks of cuBLASLt's padded products
-(tests/gpu/gemm_padded_check.cu, compact_rows_check.cu) and that of the data-dependent ops (tests/gpu/select_check.cu)
-compile with nvcc for sm_90, warnings as errors.
+(tests/gpu/gemm_padded_check.cu, compact_rows_check.cu), of its gelu epilogues (tests/gpu/gemm_gelu_check.cu) and
+that of the data-dependent ops (tests/gpu/select_check.cu) compile with nvcc for sm_90, warnings as errors.
 
 Exit 77 (meson: skipped) only when nvcc is missing. One translation unit (about 20 s of CPU): the benchmark
 includes kforge_gemm_variants.cuh, which includes the other GEMM headers, and instantiates every kernel.
@@ -49,6 +49,9 @@ def main():
         # The GPU check of cuBLASLt's padded-N products (run on the GPU machine: tests/gpu/README.md).
         padded = os.path.join(root, "tests", "gpu", "gemm_padded_check.cu")
         ok &= run([nvcc, *strict, *includes, "-c", padded, "-o", os.path.join(tmp, "gemm_padded_check.o")])
+        # The GPU check of the gelu epilogues on every path (in cuBLASLt's GELU_BIAS, an unaligned bias, padded N).
+        gelu = os.path.join(root, "tests", "gpu", "gemm_gelu_check.cu")
+        ok &= run([nvcc, *strict, *includes, "-c", gelu, "-o", os.path.join(tmp, "gemm_gelu_check.o")])
         # And of the copy out of those products' rows.
         compact = os.path.join(root, "tests", "gpu", "compact_rows_check.cu")
         ok &= run([nvcc, *strict, *includes, "-c", compact, "-o", os.path.join(tmp, "compact_rows_check.o")])

@@ -47,19 +47,25 @@ HINTS="--multi-kernel-hints 64,256,4096"
 #     [M, 32]): both sides start from the same rounded values and compute in float32, so what differs is the
 #     GPU's rounding of each stored value to the 16-bit type, a relative error of at most u = 2^-8 (bfloat16) or
 #     2^-11 (float16), and how it propagates:
-#       h: its own rounding, u |h|. On the cuBLASLt path the GEMM's result t = x w1 + b1 is rounded too before
-#          the separate gelu kernel, adding u |t gelu'(t)|: up to 1.2 u |h| for t > 0; for t < 0 it grows
-#          relative to |h| (7 u |h| at t = -2.5, where |h| = 0.016) while it shrinks in absolute terms (0.094 u
-#          there, 0.036 u at t = -3), so 8 u |h| + ATOL covers it, with the least margin (about 2x) near t = -3.
+#       h: the GPU computes gelu's tanh form (a 16-bit GEMM's erf gelu is GemmEpilogue::kBiasGeluTanh, in
+#          cuBLASLt's GELU_BIAS epilogue or the tiles'; docs/compile.md "The gelu's form"), the reference
+#          Paddle's erf form: they differ by at most 4.73e-4 in absolute terms (at |t| = 2.70, t = x w1 + b1;
+#          many u |h| for t < 0, where |h| is small), which ATOL carries. Then its own rounding, u |h|; on the separate-kernel
+#          path (an unaligned bias, no GELU_BIAS plan) t is rounded too before the gelu, adding u |t gelu'(t)|: up
+#          to 1.2 u |h| for t > 0; for t < 0 it grows relative to |h| (7 u |h| at t = -2.5, where |h| = 0.016)
+#          while it shrinks in absolute terms (0.094 u there, 0.036 u at t = -3), so 8 u |h| + ATOL covers it.
 #       p: the roundings of h, of h w2 + b2 and of layer_norm's output reach the logits through the K = 40 GEMM
 #          (|w| < 1), which rounds its result too (|z| ~ 3); the scale by 1/16 divides their absolute error, and
 #          softmax turns logit errors e into relative errors e_i - sum_j p_j e_j of p_i: a few u at most.
-#     RTOL = 8 u (2^-5 for bfloat16, 2^-8 for float16); ATOL = 2e-4 covers the float32 accumulation-order
-#     differences of the GEMMs for h near 0 (at most about 6e-5 for K = 64, as above) and is below 1 % of p
-#     (p ~ 1/32). tests/gpu/half_tolerance.py replays the roundings without a GPU: at most 0.52 of this
-#     tolerance (h, bfloat16, cuBLASLt path; p: 0.14), relative errors 5.5 u (h) and 1.4 u (p). A wrong index,
-#     bias, transpose or conversion, or a missing gelu, gives errors of the size of the values (more than 10 %
-#     of p, through the softmax).
+#     RTOL = 8 u (2^-5 for bfloat16, 2^-8 for float16); ATOL = 7e-4: 2e-4 for the float32 accumulation-order
+#     differences of the GEMMs for h near 0 (at most about 6e-5 for K = 64, as above) plus 5e-4 for the gelu
+#     forms' difference (4.73e-4; through w2, layer_norm, w3 and the scale it reaches p's logits as ~1e-4, a
+#     relative error of p far below 8 u); it is about 2 % of p (p ~ 1/32). tests/gpu/half_tolerance.py replays
+#     the roundings and the tanh form without a GPU: at most 0.69 of this tolerance (h, separate-kernel path;
+#     0.65 in the GEMM; p: 0.11; 20 seeds), relative errors 2.5 u (h, t > 0) and 1.4 u (p); with the former ATOL
+#     2e-4, h would use up to 2.1 (float16) and 1.6 (bfloat16) of it. A wrong index, bias, transpose or
+#     conversion, or a missing gelu, gives errors of the size of the values (more than 10 % of p, through the
+#     softmax).
 CASES="
 chain            tests/e2e/fused/chain.yaml             1e-5 1e-6 -
 broadcast        tests/e2e/fused/broadcast.yaml         1e-5 1e-6 -
@@ -77,9 +83,9 @@ mixed_gemm_mk    tests/e2e/fused/mixed.yaml             3e-4 3e-4 -             
 softmax_mk       tests/e2e/fused/softmax.yaml           1e-5 1e-6 -                         $HINTS
 layer_norm_mk    tests/e2e/fused/layer_norm.yaml        1e-5 1e-6 -                         $HINTS
 rows_mk          bench/fusion/programs/rows_gpu.yaml    1e-5 1e-6 x=7,3000;x=300,4096;x=64,130;x=1000,64;x=3,20001 $HINTS
-half_bf16        tests/e2e/fused/half_bf16.yaml:tests/e2e/fused/half_f32.yaml 0.03125 2e-4 x=24,64;x=301,64
-half_bf16_mk     tests/e2e/fused/half_bf16.yaml:tests/e2e/fused/half_f32.yaml 0.03125 2e-4 x=24,64;x=301,64 $HINTS
-half_fp16_mk     tests/e2e/fused/half_fp16.yaml:tests/e2e/fused/half_f32.yaml 0.00390625 2e-4 x=24,64;x=301,64 $HINTS
+half_bf16        tests/e2e/fused/half_bf16.yaml:tests/e2e/fused/half_f32.yaml 0.03125 7e-4 x=24,64;x=301,64
+half_bf16_mk     tests/e2e/fused/half_bf16.yaml:tests/e2e/fused/half_f32.yaml 0.03125 7e-4 x=24,64;x=301,64 $HINTS
+half_fp16_mk     tests/e2e/fused/half_fp16.yaml:tests/e2e/fused/half_f32.yaml 0.00390625 7e-4 x=24,64;x=301,64 $HINTS
 "
 
 # Builds one harness: TAG GEN NAME (run in parallel by `run`, on the GPU machine). Programs with GEMMs link cuBLASLt.

@@ -3,6 +3,10 @@
 #include "fusion_test_util.h"
 #include "passes/gemm.h"
 
+#include <fmt/format.h>
+
+#include <tuple>
+
 using namespace kforge;
 using namespace kforge::passes;
 
@@ -248,6 +252,35 @@ outputs: [a, b]
   CHECK(why == "the output is bfloat16 but x is float16; the CUDA GEMM needs x, y and the output in one dtype");
 }
 
+TEST_CASE("fusion: a 16-bit GEMM's erf gelu takes the tanh form, cuBLASLt's GELU_BIAS; float32 keeps erf") {
+  // One program per dtype: matmul + bias + gelu(approximate=false). float32 keeps Paddle's erf gelu (kBiasGelu);
+  // float16 and bfloat16 take kBiasGeluTanh (within 4.73e-4 of erf: test_gelu_forms.cpp), which cuBLASLt
+  // computes inside the GEMM instead of a second pass over the output.
+  for (const auto& [dtype, expected, name] :
+       {std::tuple{"float32", GemmEpilogue::kBiasGelu, "bias_gelu"},
+        std::tuple{"float16", GemmEpilogue::kBiasGeluTanh, "bias_gelu_tanh"},
+        std::tuple{"bfloat16", GemmEpilogue::kBiasGeluTanh, "bias_gelu_tanh"}}) {
+    INFO(dtype);
+    LoweredProgram lp = env().compile(fmt::format(R"(
+program: ffn
+inputs: [{{name: x, dtype: {0}, shape: [-1, 64]}}]
+params: [{{name: w, dtype: {0}, shape: [64, 256]}}, {{name: b, dtype: {0}, shape: [256]}}]
+ops:
+  - {{op: matmul, in: [x, w], out: [h0]}}
+  - {{op: add, in: [h0, b], out: [h1]}}
+  - {{op: gelu, in: [h1], out: [y], attrs: {{approximate: false}}}}
+outputs: [y]
+)", dtype));
+    const FusionPlan plan = plan_fusion(lp, gemm_options());
+    REQUIRE(group_calls(plan) == std::vector<std::string>{"0,1,2"});
+    CHECK(plan.groups[0].kind == GroupKind::kGemm);
+    CHECK(plan.groups[0].gemm.epilogue == expected);
+    CHECK(plan.groups[0].has_expensive);
+    CHECK(dump_fusion(lp, plan).find(std::string("group 0 gemm ") + name + " ") != std::string::npos);
+    check_invariants(lp, plan);
+  }
+}
+
 TEST_CASE("fusion: float16 / bfloat16 values fuse where the target converts them (half_floats)") {
   LoweredProgram lp = env().compile(R"(
 program: bf16_block
@@ -280,7 +313,7 @@ outputs: [p, mu, f1]
   CHECK(gemm->kind == GroupKind::kGemm);
   CHECK(gemm->calls == std::vector<uint32_t>{0, 1, 2});
   CHECK(gemm->gemm.dtype == ir::DataType::kBFloat16);
-  CHECK(gemm->gemm.epilogue == GemmEpilogue::kBiasGelu);
+  CHECK(gemm->gemm.epilogue == GemmEpilogue::kBiasGeluTanh);  // 16-bit: the tanh form (see the test below)
   REQUIRE(gemm->stores.size() == 1);
   CHECK(gemm->stores[0].storage == expr::ScalarType::kBFloat16);
   for (const GroupInput& in : gemm->inputs) {

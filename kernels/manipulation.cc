@@ -288,7 +288,9 @@ Status concat(const KernelContext& ctx, TensorList x, const Scalar& axis, Tensor
       const size_t bytes = run_bytes[i];
       if (bytes > 0 && !in_place[i]) {
         const unsigned char* from = static_cast<const unsigned char*>(x[i].data) + static_cast<size_t>(o) * bytes;
-        if (bytes <= kShortRun && bytes % 4 == 0) {
+        if (bytes <= kShortRun && bytes % 16 == 0) {
+          for (size_t k = 0; k < bytes; k += 16) std::memcpy(dst + k, from + k, 16);
+        } else if (bytes <= kShortRun && bytes % 4 == 0) {
           for (size_t k = 0; k < bytes; k += 4) std::memcpy(dst + k, from + k, 4);
         } else {
           std::memcpy(dst, from, bytes);

@@ -370,6 +370,27 @@ TEST_CASE("batch_norm at inference uses the running statistics") {
                         nullptr, nullptr, nullptr, nullptr)
               .ok());
   check_close<float>(on, {-1, 0, 1, 2});
+  // NHWC with 3 channels over 47 pixels: blocks of 21 pixels with the scale and shift repeated, then a tail of 5;
+  // each element's x * s + t as the pixel loop computes it.
+  {
+    const int64_t c = 3, pixels = 47;
+    Tensor xb = empty(DataType::kFloat32, {1, 1, pixels, c}), ob = empty(DataType::kFloat32, {1, 1, pixels, c});
+    for (int64_t i = 0; i < xb.numel(); ++i) xb.data_as<float>()[i] = std::cos(0.7f * static_cast<float>(i));
+    Tensor m3 = f32({3}, {0.5f, -1, 2}), v3 = f32({3}, {1, 3, 0.25f}), s3 = f32({3}, {1.5f, -2, 1}),
+           b3 = f32({3}, {0, 0.5f, -1});
+    REQUIRE(k::batch_norm(cpu(), xb, m3, v3, &s3, &b3, true, 0.9f, 1e-5f, "NHWC", false, false, &ob, nullptr,
+                          nullptr, nullptr, nullptr, nullptr)
+                .ok());
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < xb.numel(); ++i) {
+      const int64_t ch = i % c;
+      const float inv = 1.f / std::sqrt(v3.data_as<float>()[ch] + 1e-5f);
+      const float scale_ch = s3.data_as<float>()[ch] * inv;
+      const float shift_ch = b3.data_as<float>()[ch] - m3.data_as<float>()[ch] * scale_ch;
+      if (ob.data_as<float>()[i] != xb.data_as<float>()[i] * scale_ch + shift_ch) ++mismatches;
+    }
+    CHECK(mismatches == 0);
+  }
   Tensor o;
   CHECK(error_of(m::BatchNormInferMeta(x, f32({3}, {0, 0, 0}), var, nullptr, nullptr, true, 0.9f, 1e-5f, "NCHW", false,
                                        false, &o, nullptr, nullptr, nullptr, nullptr, nullptr))

@@ -312,8 +312,35 @@ void reduce(const Tensor& x, const bool* reduced, Acc* acc, int64_t out_numel, A
   for (int64_t i = 0; i < out_numel; ++i) acc[i] = init;
   const In* xd = x.data_as<const In>();
   const int64_t n = x.numel();
+  // Whether the reduced dims are the trailing ones (NCHW's H and W for a global pool): then each output folds one
+  // contiguous run of the input.
+  int32_t kept = x.ndim;
+  while (kept > 0 && reduced[kept - 1]) --kept;
+  bool trailing = kept < x.ndim;
+  for (int32_t d = 0; d < kept; ++d) trailing = trailing && !reduced[d];
   if (x.ndim == 0 || out_numel == 1) {
     for (int64_t i = 0; i < n; ++i) acc[0] = fold(acc[0], xd[i]);
+  } else if (trailing && n > 0) {
+    // kLanes outputs at a time, each folding its run in order as the walk below would (so the same bits): their
+    // chains are independent, where one output at a time waits on each add's latency (a float64 add: 4 cycles
+    // an element; PP-YOLOE's ESE pools spent 3 % of the model here).
+    constexpr int64_t kLanes = 8;
+    const int64_t inner = n / out_numel;
+    int64_t i = 0;
+    for (; i + kLanes <= out_numel; i += kLanes) {
+      Acc a[kLanes];
+      for (int64_t q = 0; q < kLanes; ++q) a[q] = acc[i + q];
+      const In* run = xd + i * inner;
+      for (int64_t j = 0; j < inner; ++j) {
+        for (int64_t q = 0; q < kLanes; ++q) a[q] = fold(a[q], run[q * inner + j]);
+      }
+      for (int64_t q = 0; q < kLanes; ++q) acc[i + q] = a[q];
+    }
+    for (; i < out_numel; ++i) {
+      Acc a = acc[i];
+      for (int64_t j = 0; j < inner; ++j) a = fold(a, xd[i * inner + j]);
+      acc[i] = a;
+    }
   } else if (n > 0) {
     // Output strides over the input's dims, 0 along reduced dims.
     int64_t strides[2][kMaxRank];

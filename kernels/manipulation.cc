@@ -4,6 +4,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
 #include "kernel_util.h"
 #include "kforge_kernels.h"
 
@@ -33,6 +37,44 @@ Status copy_same_elements(const Tensor& x, Tensor* out, const char* op) {
 
 // Tile edge of the transposing path of strided_gather: a tile's reads touch kTile cache lines, its writes kTile.
 constexpr int64_t kTile = 16;
+
+// A full tile of 4-byte elements, d[a * cols + b] = s[a + b * step] for a in [a0, a0 + kTile), b in [b0, b0 +
+// kTile), in 4 x 4 blocks through SSE registers (moves and shuffles: the bits are copied); false without SSE, for
+// the scalar loop. 2-4x the scalar tile's speed (an NHWC -> NCHW transpose of 80 x 80 x 96: 94 us against 340):
+// PP-YOLOE's ESE blocks transpose their input for the global mean.
+template <typename T>
+bool transpose_tile_4byte(const T* s, int64_t step, int64_t a0, int64_t b0, int64_t cols, T* d) {
+#if defined(__SSE2__)
+  static_assert(sizeof(T) == 4 && kTile % 4 == 0, "4-byte elements, tiles of 4 x 4 blocks");
+  const float* src = reinterpret_cast<const float*>(s);
+  float* dst = reinterpret_cast<float*>(d);
+  for (int64_t a = a0; a < a0 + kTile; a += 4) {
+    for (int64_t b = b0; b < b0 + kTile; b += 4) {
+      __m128 r0 = _mm_loadu_ps(src + a + b * step), r1 = _mm_loadu_ps(src + a + (b + 1) * step);
+      __m128 r2 = _mm_loadu_ps(src + a + (b + 2) * step), r3 = _mm_loadu_ps(src + a + (b + 3) * step);
+      _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+      _mm_storeu_ps(dst + a * cols + b, r0);
+      _mm_storeu_ps(dst + (a + 1) * cols + b, r1);
+      _mm_storeu_ps(dst + (a + 2) * cols + b, r2);
+      _mm_storeu_ps(dst + (a + 3) * cols + b, r3);
+    }
+  }
+  return true;
+#else
+  (void)s, (void)step, (void)a0, (void)b0, (void)cols, (void)d;
+  return false;
+#endif
+}
+
+// d[a * C + b] = s[a + b * step] for a < rows, b < C: C rows of the source interleaved.
+template <typename T, int C>
+void interleave_rows(const T* s, int64_t step, int64_t rows, T* d) {
+  const T* row[C];
+  for (int b = 0; b < C; ++b) row[b] = s + b * step;
+  for (int64_t a = 0; a < rows; ++a) {
+    for (int b = 0; b < C; ++b) d[a * C + b] = row[b][a];
+  }
+}
 
 // dst[i0, ..., ik] = src[sum_d i_d * src_strides[d]] for i within `counts`; dst is contiguous. Any dtype: only the
 // element size matters. Unit dims are dropped and dims that are contiguous in the source too are merged first, so
@@ -95,10 +137,24 @@ Status strided_gather(DataType dtype, const void* src, const int64_t* counts, co
           }
           continue;
         }
+        // Three or four rows interleaved (an image's RGB / RGBA planes to NHWC, the model's first transpose):
+        // one pass with the count known, which the compiler turns into shuffles (the tiles' loops of 3 cost
+        // more than the copy: 0.4 ns an element against 0.2).
+        if (cols == 3) {
+          interleave_rows<T, 3>(s, step, rows, d);
+          continue;
+        }
+        if (cols == 4) {
+          interleave_rows<T, 4>(s, step, rows, d);
+          continue;
+        }
         for (int64_t a0 = 0; a0 < rows; a0 += kTile) {
           const int64_t a1 = std::min(rows, a0 + kTile);
           for (int64_t b0 = 0; b0 < cols; b0 += kTile) {
             const int64_t b1 = std::min(cols, b0 + kTile);
+            if constexpr (sizeof(T) == 4) {
+              if (a1 - a0 == kTile && b1 - b0 == kTile && transpose_tile_4byte(s, step, a0, b0, cols, d)) continue;
+            }
             for (int64_t a = a0; a < a1; ++a) {
               for (int64_t b = b0; b < b1; ++b) d[a * cols + b] = s[a + b * step];
             }
@@ -214,21 +270,31 @@ Status concat(const KernelContext& ctx, TensorList x, const Scalar& axis, Tensor
   unsigned char* dst = static_cast<unsigned char*>(out->data);
   // An input whose data is its slice's first element was written in place (kforge compile's concat in place; the
   // slice may be strided, rows of the output apart): nothing to copy.
+  // Each input's run per outer block, once: an NHWC concat of few channels has a run of a few floats per pixel,
+  // where working out its length and a libc call cost more than the copy (PP-OCR's det head: 4 channels each).
   std::vector<bool> in_place(x.size, false);
+  std::vector<size_t> run_bytes(x.size, 0);
   size_t row_offset = 0;
   for (size_t i = 0; i < x.size; ++i) {
     int64_t t_outer, t_inner;
     outer_inner(x[i], a, &t_outer, &t_inner);
     in_place[i] = x[i].data == dst + row_offset && t_inner > 0;
-    row_offset += static_cast<size_t>(t_inner) * esize;
+    run_bytes[i] = static_cast<size_t>(t_inner) * esize;
+    row_offset += run_bytes[i];
   }
+  constexpr size_t kShortRun = 64;
   for (int64_t o = 0; o < outer; ++o) {
     for (size_t i = 0; i < x.size; ++i) {
-      int64_t t_outer, t_inner;
-      outer_inner(x[i], a, &t_outer, &t_inner);
-      const size_t bytes = static_cast<size_t>(t_inner) * esize;
+      const size_t bytes = run_bytes[i];
       if (bytes > 0 && !in_place[i]) {
-        std::memcpy(dst, static_cast<const unsigned char*>(x[i].data) + static_cast<size_t>(o) * bytes, bytes);
+        const unsigned char* from = static_cast<const unsigned char*>(x[i].data) + static_cast<size_t>(o) * bytes;
+        if (bytes <= kShortRun && bytes % 16 == 0) {
+          for (size_t k = 0; k < bytes; k += 16) std::memcpy(dst + k, from + k, 16);
+        } else if (bytes <= kShortRun && bytes % 4 == 0) {
+          for (size_t k = 0; k < bytes; k += 4) std::memcpy(dst + k, from + k, 4);
+        } else {
+          std::memcpy(dst, from, bytes);
+        }
       }
       dst += bytes;
     }

@@ -78,6 +78,41 @@ TEST_CASE("broadcasting over three dims") {
   check_close<float>(out, want);
 }
 
+TEST_CASE("broadcasting with merged dims and a short last dim, against the index formula") {
+  // A per-channel operand of an NHWC tensor with 4 channels (walked in pairs of dims), a scalar-like [1, 1, 1, 1],
+  // a middle broadcast dim and unit dims that merge away, either operand the broadcast one.
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> cases = {
+      {{1, 6, 5, 4}, {1, 1, 1, 4}}, {{1, 6, 5, 1}, {1, 1, 1, 1}}, {{2, 3, 1, 5}, {2, 1, 7, 1}},
+      {{3, 1, 4}, {3, 20, 4}},      {{2, 40, 3}, {3}},             {{5, 1, 1, 9}, {1, 1, 1, 9}}};
+  for (const auto& c : cases) {
+    Tensor x = empty(DataType::kFloat32, c.first), y = empty(DataType::kFloat32, c.second);
+    for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = 0.5f * static_cast<float>(i) + 1.f;
+    for (int64_t i = 0; i < y.numel(); ++i) y.data_as<float>()[i] = 1000.f * static_cast<float>(i + 1);
+    Tensor out = binary_out(x, y);
+    REQUIRE(k::add(cpu(), x, y, &out).ok());
+    const int32_t rank = out.ndim;
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < out.numel(); ++i) {
+      int64_t rest = i, xi = 0, yi = 0, xs = 1, ys = 1;
+      for (int32_t d = rank - 1; d >= 0; --d) {
+        const int64_t index = rest % out.dims[d];
+        rest /= out.dims[d];
+        const int32_t dx = d - (rank - x.ndim), dy = d - (rank - y.ndim);
+        if (dx >= 0) {
+          if (x.dims[dx] != 1) xi += index * xs;
+          xs *= x.dims[dx];
+        }
+        if (dy >= 0) {
+          if (y.dims[dy] != 1) yi += index * ys;
+          ys *= y.dims[dy];
+        }
+      }
+      if (out.data_as<float>()[i] != x.data_as<float>()[xi] + y.data_as<float>()[yi]) ++mismatches;
+    }
+    CHECK(mismatches == 0);
+  }
+}
+
 TEST_CASE("integer division truncates and rejects zero") {
   Tensor x = i32({2}, {7, -7});
   Tensor two = i32({2}, {2, 2});

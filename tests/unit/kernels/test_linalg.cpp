@@ -265,6 +265,27 @@ TEST_CASE("sum, mean and max reduce over axes") {
   CHECK(error_of(k::sum(cpu(), x, {1}, DataType::kUndefined, false, &wrong)).find("expected [2]") != std::string::npos);
 }
 
+TEST_CASE("reductions over trailing dims: outputs side by side, each summed in order") {
+  // 19 outputs (two blocks of 8 and a tail of 3) of 7 x 5 elements each, NCHW's global pool; mean and max.
+  Tensor x = empty(DataType::kFloat32, {1, 19, 7, 5});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data_as<float>()[i] = std::sin(0.37f * static_cast<float>(i)) * 3.f;
+  Tensor mean = output_from([&](Tensor* o) { return m::ReduceIntArrayAxisInferMeta(x, {2, 3}, true, o); });
+  REQUIRE(k::mean(cpu(), x, {2, 3}, true, &mean).ok());
+  Tensor mx = output_from([&](Tensor* o) { return m::ReduceIntArrayAxisInferMeta(x, {2, 3}, false, o); });
+  REQUIRE(k::max(cpu(), x, {2, 3}, false, &mx).ok());
+  CHECK(dims_of(mean) == Dims{1, 19, 1, 1});
+  for (int64_t c = 0; c < 19; ++c) {
+    double sum = 0.0;
+    float top = -INFINITY;
+    for (int64_t j = 0; j < 35; ++j) {
+      sum += static_cast<double>(x.data_as<float>()[c * 35 + j]);
+      top = std::max(top, x.data_as<float>()[c * 35 + j]);
+    }
+    CHECK(mean.data_as<float>()[c] == static_cast<float>(sum / 35.0));  // bit for bit: the same order
+    CHECK(mx.data_as<float>()[c] == top);
+  }
+}
+
 TEST_CASE("reductions use the scratch workspace when given one") {
   alignas(64) unsigned char buffer[1024];
   Workspace ws(buffer, sizeof buffer);

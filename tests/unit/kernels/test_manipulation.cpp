@@ -131,6 +131,8 @@ TEST_CASE("transpose: layout transposes in tiles, merged dims and unit dims, aga
       {{1, 16, 16, 1}, {0, 3, 1, 2}}, {{3, 1, 17}, {2, 1, 0}},        {{33, 70}, {1, 0}},
       {{2, 3, 4, 5, 6}, {4, 2, 0, 3, 1}}, {{7}, {0}},                {{1, 1, 1}, {2, 0, 1}},
       {{1, 8, 8, 2, 58}, {0, 1, 2, 4, 3}}, {{3, 5, 2, 7}, {0, 1, 3, 2}},  // NHWC channel shuffles: 2-row interleaves
+      {{2, 3, 5, 7}, {0, 2, 3, 1}},       {{1, 4, 9, 11}, {0, 2, 3, 1}},  // RGB / RGBA planes to NHWC: 3, 4 rows
+      {{1, 20, 20, 48}, {0, 3, 1, 2}},    {{2, 40, 9, 7}, {0, 2, 3, 1}},  // full 16 x 16 tiles (4 x 4 blocks), edges
   };
   for (const auto& test_case : cases) {
     // Named references, not a structured binding: clang 14 cannot capture bindings in the lambda below.

@@ -103,6 +103,17 @@ Status binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor
     });                                                                                            \
   }
 
+// Whether v is NaN; false for integers.
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return std::isnan(v);
+  } else {
+    (void)v;
+    return false;
+  }
+}
+
 template <typename T>
 T power(T a, T b) {
   if constexpr (std::is_integral<T>::value) {
@@ -130,8 +141,10 @@ Status multiply(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tens
     return Status::OK();
   });
 }
-KFORGE_SIMPLE_BINARY(maximum, a > b ? a : b)
-KFORGE_SIMPLE_BINARY(minimum, a < b ? a : b)
+// maximum / minimum: NaN when either operand is NaN, as Paddle's MaximumFunctor / MinimumFunctor give it (a > b ?
+// a : b alone kept b when a was NaN); a tie (0 and -0) gives b, as Paddle's.
+KFORGE_SIMPLE_BINARY(maximum, a > b || is_nan(a) ? a : b)
+KFORGE_SIMPLE_BINARY(minimum, a < b || is_nan(a) ? a : b)
 KFORGE_SIMPLE_BINARY(elementwise_pow, power<T>(a, b))
 
 #undef KFORGE_SIMPLE_BINARY

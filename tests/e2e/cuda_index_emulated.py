@@ -68,7 +68,8 @@ CASES = [
     *[f"pow_scalar_{dt}" for dt in ("float32", "float64", "int32", "int64")], "pow_sqrt",
     # leaky_relu, a fused expression (max / min of x and slope * x); maximum / minimum with NaN in either operand
     "leaky_relu", "leaky_relu_float64", "leaky_relu_slope2",
-    *[f"{op}_nan_{dt}" for op in ("maximum", "minimum") for dt in ("float32", "float64")],
+    *[f"{op}_nan_{dt}" for op in ("maximum", "minimum", "fmax", "fmin") for dt in ("float32", "float64")],
+    "fmax_int32", "fmax_int64", "fmin_int32", "fmin_int64",
     # log_softmax over the last and the first axis (cuda_index_reduce.cpp: one thread per line)
     "log_softmax_float32", "log_softmax_float64", "log_softmax_axis0",
     # roi_align (kforge_index.cuh's roi_align_at): adaptive and fixed sample grids, aligned or not, float64

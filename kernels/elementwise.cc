@@ -132,6 +132,31 @@ Status binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor
     });                                                                                            \
   }
 
+// Whether v is NaN; false for integers.
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return std::isnan(v);
+  } else {
+    (void)v;
+    return false;
+  }
+}
+
+// Paddle's FMaxFunctor / FMinFunctor: std::fmax / std::fmin, integers converted to float (int32) or double (int64)
+// and rounded back with lrint (so an int32 beyond 2^24 rounds, as Paddle's does).
+template <typename T>
+T ignore_nan(T a, T b, bool larger) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return larger ? std::fmax(a, b) : std::fmin(a, b);
+  } else {
+    using F = std::conditional_t<sizeof(T) <= 4, float, double>;
+    const F fa = static_cast<F>(a), fb = static_cast<F>(b);
+    const F r = larger ? std::fmax(fa, fb) : std::fmin(fa, fb);
+    return static_cast<T>(std::llrint(r));
+  }
+}
+
 template <typename T>
 T power(T a, T b) {
   if constexpr (std::is_integral<T>::value) {
@@ -159,8 +184,12 @@ Status multiply(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tens
     return Status::OK();
   });
 }
-KFORGE_SIMPLE_BINARY(maximum, a > b ? a : b)
-KFORGE_SIMPLE_BINARY(minimum, a < b ? a : b)
+// maximum / minimum: NaN when either operand is NaN, as Paddle's MaximumFunctor / MinimumFunctor give it (a > b ?
+// a : b alone kept b when a was NaN); a tie (0 and -0) gives b, as Paddle's.
+KFORGE_SIMPLE_BINARY(maximum, a > b || is_nan(a) ? a : b)
+KFORGE_SIMPLE_BINARY(minimum, a < b || is_nan(a) ? a : b)
+KFORGE_SIMPLE_BINARY(fmax, ignore_nan<T>(a, b, true))
+KFORGE_SIMPLE_BINARY(fmin, ignore_nan<T>(a, b, false))
 KFORGE_SIMPLE_BINARY(elementwise_pow, power<T>(a, b))
 
 #undef KFORGE_SIMPLE_BINARY

@@ -55,6 +55,10 @@ Status multiply(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tens
 Status divide(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);  // integer /0: error
 Status maximum(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 Status minimum(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+// fmax / fmin: a NaN operand is ignored (std::fmax); integers through float (int32) or double (int64) and back
+// with lrint, as Paddle's FMaxFunctor.
+Status fmax(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
+Status fmin(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 Status elementwise_pow(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor* out);
 // Sum of a list of same-shape tensors (no broadcasting, as Paddle's add_n); at least one input.
 Status add_n(const KernelContext& ctx, TensorList inputs, Tensor* out);

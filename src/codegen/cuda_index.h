@@ -10,17 +10,18 @@
 //     nearest_interp, bilinear_interp (4-D, NCHW or NHWC, sizes from the output dims, Paddle's source
 //     coordinates), linear_interp (3-D NCW or NWC: bilinear of height 1), triu, tril, arange (constant start and step), full_with_tensor, and the ops no fused group
 //     takes: sum, mean, max, min, prod, any, all over any axes (one thread per output element), softmax over an
-//     axis that is not the last and cumsum (one thread per line), one_hot, pow with a constant exponent;
+//     axis that is not the last, log_softmax over any axis and cumsum (one thread per line), one_hot, pow with a constant exponent;
 //   - by an index or a rank (cuda_index_select.cpp): topk and argsort (one thread per line, the CPU kernel's
 //     selection or sort in the call's scratch), gather_nd, index_sample, scatter, roll, pad, add_n, set_value, set_value_with_tensor, assign;
 //   - norms (cuda_index_norm.cpp): group_norm, p_norm; losses (cuda_index_loss.cpp):
 //     sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax; einsum (cuda_index_linalg.cpp); grid_sample
 //     and mean_all (cuda_index_compute.cpp); floor_divide with broadcast operands and uniform
-//     (cuda_index_binary.cpp).
+//     (cuda_index_binary.cpp); roi_align and yolo_box (cuda_index_detection.cpp).
 // Dims may be dynamic: a dim the program knows only at run time prints as its symbol expression (`s0`), and the
 // symbols a kernel uses are its parameters (the host passes enqueue()'s locals of the same names). Offsets are
 // int64. Data movement copies bits (float16 / bfloat16 move as uint16_t); arithmetic (dropout's scale, bilinear
-// weights, reductions, scans) is on bool, integers, float32 and float64 only. An index outside its axis (gather,
+// weights, reductions, scans) is on bool, integers, float32 and float64 only (max and min reductions also compare
+// float16 / bfloat16 elements, as float). An index outside its axis (gather,
 // index_select, embedding, one_hot) gives 0, not a read out of bounds. A kernel never runs in place: an output
 // sharing its input's buffer is refused (the elementwise ones, dropout, triu, tril and pow, excepted).
 //

@@ -6,9 +6,11 @@
 //     thread per output element folds its reduced elements in row-major order (kernels/linalg.cc's reduce: double
 //     for floats, int64 for sums of integers and bools, uint64 for integer products);
 //   - softmax over an axis that is not the last (kernels/linalg.cc): one thread per line;
+//   - log_softmax over any axis (kernels/reduce_math.cc): one thread per line, the sum of exponentials in double;
 //   - cumsum: one thread per line along the axis (kernels/reduce_math.cc; integers wrap);
 //   - one_hot: 1.0f where the class is the id (an id outside [0, num_classes) gives a row of zeros: the CPU kernel's
 //     error status has no equivalent in a kernel);
+//   - roi_align and yolo_box: cuda_index_detection.cpp;
 //   - pow with a constant exponent: powf / pow for floats, exact integer powers by squaring (kernels/math.cc);
 //   - grid_sample (4-D, bilinear or nearest, zeros / border / reflection padding: kernels/losses.cc's arithmetic);
 //   - deformable_conv (v1 and v2, groups, deformable groups): one thread per output element samples its column and
@@ -39,11 +41,14 @@ std::vector<CudaIndexKernel> ComputeCall::build() {
   else if (op == "full_with_tensor") fill();
   else if (op == "cast") cast();
   else if (op == "softmax") softmax();
+  else if (op == "log_softmax") log_softmax();
   else if (op == "cumsum") cumsum();
   else if (op == "one_hot") one_hot();
   else if (op == "pow") pow();
   else if (op == "grid_sample") grid_sample();
   else if (op == "deformable_conv") deformable_conv();
+  else if (op == "roi_align") roi_align();
+  else if (op == "yolo_box") yolo_box();
   else reduce();
   return take();
 }

@@ -65,6 +65,14 @@ class ComputeCall : public IndexBuilder {
   // output element, kforge_index.cuh's deformable_conv_at.
   void deformable_conv();
 
+  // roi_align of a 4-D NCHW x over boxes [r, 4] as kernels/detection.cc: one thread per output element
+  // [r, c, ph, pw], kforge_index.cuh's roi_align_at (the box's samples in the CPU kernel's order).
+  void roi_align();
+
+  // yolo_box as kernels/yolo_box.cc: one thread per box coordinate, then one per class score (each output that has
+  // a value), kforge_index.cuh's yolo_box_at / yolo_score_at.
+  void yolo_box();
+
   // triu / tril over the last two dims: an element kept or zeroed by its column minus its row.
   void triangle(bool upper);
   void diag();
@@ -92,6 +100,10 @@ class ComputeCall : public IndexBuilder {
   // softmax along an axis that is not the last (the fused row kernels take the last): one thread per line, max,
   // exp and sum in x's type as kernels/linalg.cc computes them.
   void softmax();
+
+  // log_softmax along any axis: one thread per line, in kernels/reduce_math.cc's order (the max, the sum of
+  // exp(x - max) in double, then (x - max) - log of the sum).
+  void log_softmax();
 
   // cumsum: one thread per line along the axis (every element in one line when flatten), in kernels/reduce_math.cc's
   // order; exclusive stores the sum before the element, reverse walks the line backwards; integers wrap.

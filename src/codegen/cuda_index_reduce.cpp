@@ -1,7 +1,7 @@
 // The index-mapped CUDA kernels that fold lines of values (cuda_index_compute_call.h), each in the CPU kernel's
 // order so that the bits agree: sum, mean, max, min, prod, any, all over any axes (one thread per output element,
-// kernels/linalg.cc's accumulator types), softmax over an axis that is not the last, and cumsum (one thread per
-// line, kernels/reduce_math.cc; integers wrap).
+// kernels/linalg.cc's accumulator types), softmax over an axis that is not the last, log_softmax over any axis, and
+// cumsum (one thread per line, kernels/reduce_math.cc; integers wrap).
 // The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
 // statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
 // types, sizes, expressions), in the order the sizes become kernel parameters.
@@ -40,8 +40,10 @@ void ComputeCall::reduce() {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   // mean_all: the mean of every element (kernels/linalg.cc: mean over no axes).
   const bool every = op == "mean_all";
-  const std::string in = *value_type(form_.dtype);
-  const std::optional<std::string> out_type = value_type(form_.out_dtype);
+  // A 16-bit float (max / min only) is read as float: cuda_fp16.h's / cuda_bf16.h's types and conversions.
+  const bool half = form_.dtype == ir::DataType::kFloat16 || form_.dtype == ir::DataType::kBFloat16;
+  const std::string in = half ? *cuda_element_type(form_.dtype) : *value_type(form_.dtype);
+  const std::optional<std::string> out_type = half ? cuda_element_type(form_.out_dtype) : value_type(form_.out_dtype);
   const SymShape& xd = value(x).dims;
   const std::vector<bool>& reduced = form_.reduced;
   SymShape kept_dims, reduced_dims;
@@ -49,7 +51,7 @@ void ComputeCall::reduce() {
   SymExpr count = 1;
   for (const SymExpr& d : reduced_dims) count = count * d;
   // The accumulator and its fold, as kernels/linalg.cc's (and reduce_math.cc's prod).
-  const bool floating = is_float_type(in);
+  const bool floating = half || is_float_type(in);
   std::string acc, init, fold;
   if (op == "sum" || op == "mean" || every) {
     acc = floating ? "double" : "int64_t";
@@ -60,11 +62,15 @@ void ComputeCall::reduce() {
     init = "1";
     fold = fmt::format("static_cast<{0}>(acc * static_cast<{0}>(v))", acc);
   } else if (op == "max" || op == "min") {
-    acc = in;
-    init = extreme(in, op == "max");
-    // A NaN makes the result NaN, as Paddle's max / min (and the CPU kernels); integers are never NaN.
-    const std::string nan = floating ? " || isnan(static_cast<float>(v))" : "";
-    fold = std::string(op == "max" ? "v > acc" : "v < acc") + nan + " ? v : acc";
+    acc = half ? "float" : in;
+    init = extreme(acc, op == "max");
+    // A NaN makes the result NaN, as Paddle's max / min (and the CPU kernels); integers are never NaN. A 16-bit
+    // element compared as float: exact, and the float of the chosen element rounds back to it.
+    const std::string v = form_.dtype == ir::DataType::kFloat16    ? "__half2float(v)"
+                          : form_.dtype == ir::DataType::kBFloat16 ? "__bfloat162float(v)"
+                                                                   : "v";
+    const std::string nan = floating ? fmt::format(" || isnan(static_cast<float>({}))", v) : "";
+    fold = fmt::format("{0} {1} acc{2} ? {0} : acc", v, op == "max" ? ">" : "<", nan);
   } else {
     acc = "bool";
     init = op == "all" ? "true" : "false";
@@ -90,6 +96,8 @@ void ComputeCall::reduce() {
   s.set("offset", k.offset(coords, xd));
   s.set("fold", fold);
   std::string result = "acc";
+  if (form_.dtype == ir::DataType::kFloat16) result = "__float2half_rn(acc)";
+  if (form_.dtype == ir::DataType::kBFloat16) result = "__float2bfloat16_rn(acc)";
   if (op == "mean" || every) {
     // An integer mean over no elements is the CPU kernel's error; 0 here rather than a division by zero.
     result = floating ? fmt::format("acc / static_cast<double>({})", n)
@@ -114,6 +122,25 @@ void ComputeCall::softmax() {
   const std::string in = k.input(x, type);
   k.output(out, type);
   tmpl::Value s = statements_of("softmax");
+  s.set("n", k.size(len));
+  s.set("step", k.size(inner));
+  line_base(k, s, len, inner);
+  s.set("type", type);
+  s.set("x", in);
+  s.set("exp", type == "float" ? "expf" : "exp");
+  s.set("lowest", extreme(type, true));
+  k.statements(std::move(s));
+  add(k, outer * inner);
+}
+
+void ComputeCall::log_softmax() {
+  const uint32_t x = call_.tensor_arg("x"), out = out_value();
+  const std::string type = form_type();
+  const SymExpr &outer = form_.outer, &len = form_.len, &inner = form_.inner;
+  KernelText k = text();
+  const std::string in = k.input(x, type);
+  k.output(out, type);
+  tmpl::Value s = statements_of("log_softmax");
   s.set("n", k.size(len));
   s.set("step", k.size(inner));
   line_base(k, s, len, inner);

@@ -366,8 +366,9 @@ void propagate_constants(OpContext& c, int64_t max_elements) {
             case '-': return v[0] - v[1];
             case '*': return v[0] * v[1];
             case '/': return v[0] / v[1];
-            case 'M': return std::max(v[0], v[1]);
-            default: return std::min(v[0], v[1]);
+            // NaN when either is NaN, as the kernels (std::max kept v[0] when v[1] was NaN)
+            case 'M': return v[0] > v[1] || std::isnan(v[0]) ? v[0] : v[1];
+            default: return v[0] < v[1] || std::isnan(v[0]) ? v[0] : v[1];
           }
         },
         [kind](const std::vector<SymExpr>& v) -> std::optional<SymExpr> {

@@ -34,13 +34,15 @@ std::optional<CudaComputeForm> ComputeChecks::build() {
     ok = interpolate(op);
   }
   else if (op == "prior_box") ok = prior_box();
+  else if (op == "roi_align") ok = roi_align();
+  else if (op == "yolo_box") ok = yolo_box();
   else if (op == "triu" || op == "tril") ok = triangle();
   else if (op == "diag") ok = diag();
   else if (op == "arange") ok = arange();
   else if (op == "linspace") ok = linspace();
   else if (op == "full_with_tensor") ok = fill();
   else if (op == "cast") ok = cast();
-  else if (op == "softmax") ok = softmax();
+  else if (op == "softmax" || op == "log_softmax") ok = softmax();
   else if (op == "cumsum") ok = cumsum();
   else if (op == "one_hot") ok = one_hot();
   else if (op == "pow") ok = pow();
@@ -192,6 +194,68 @@ bool ComputeChecks::prior_box() {
   form_.step_w = *step_w;
   form_.step_h = *step_h;
   form_.clip = *clip;
+  return true;
+}
+
+// roi_align as kernels/detection.cc: x [n, c, h, w], boxes [r, 4] of x's dtype, boxes_num [n] int32 / int64 or
+// none (then the CPU kernel takes one image).
+bool ComputeChecks::roi_align() {
+  const uint32_t x = call_.tensor_arg("x"), boxes = call_.tensor_arg("boxes"), num = call_.tensor_arg("boxes_num");
+  const uint32_t out = out_value();
+  const bool typed = same_type(x, out, true);
+  const std::optional<int64_t> ph = typed ? constant_int("pooled_height") : std::nullopt;
+  const std::optional<int64_t> pw = ph ? constant_int("pooled_width") : std::nullopt;
+  const std::optional<int64_t> ratio = pw ? constant_int("sampling_ratio") : std::nullopt;
+  const std::optional<double> scale = ratio ? constant_float("spatial_scale") : std::nullopt;
+  const std::optional<bool> aligned = scale ? call_.constant_bool("aligned") : std::nullopt;
+  if (!aligned) return fail("its aligned is not a constant known at generation time");
+  if (!own_buffer(x, out)) return false;
+  if (boxes == kNone || value(boxes).dtype != value(x).dtype) return fail("its boxes are not of x's dtype");
+  if (value(x).dims.size() != 4 || value(boxes).dims.size() != 2) return fail("its x is not 4-D or its boxes 2-D");
+  if (num != kNone && !index_type(num)) return false;
+  if (*ph <= 0 || *pw <= 0) return fail("its pooled size is not positive");
+  form_.pooled_h = *ph;
+  form_.pooled_w = *pw;
+  form_.sampling_ratio = *ratio;
+  form_.spatial_scale = static_cast<float>(*scale);
+  form_.aligned = *aligned;
+  return true;
+}
+
+// yolo_box as kernels/yolo_box.cc: x [n, an_num * (5 + class_num (+ 1 iou_aware)), h, w], img_size int32 [n, 2],
+// boxes and scores of x's dtype, every attribute a constant.
+bool ComputeChecks::yolo_box() {
+  const uint32_t x = call_.tensor_arg("x"), img = call_.tensor_arg("img_size"), boxes = output(0);
+  const uint32_t scores = output(1);
+  const bool typed = same_type(x, boxes, true);
+  const AttrConstant* anchors = typed ? constant("anchors") : nullptr;
+  const std::optional<int64_t> classes = anchors != nullptr ? constant_int("class_num") : std::nullopt;
+  const std::optional<int64_t> ratio = classes ? constant_int("downsample_ratio") : std::nullopt;
+  const std::optional<double> conf = ratio ? constant_float("conf_thresh") : std::nullopt;
+  const std::optional<double> scale = conf ? constant_float("scale_x_y") : std::nullopt;
+  const std::optional<double> factor = scale ? constant_float("iou_aware_factor") : std::nullopt;
+  const std::optional<bool> clip = factor ? call_.constant_bool("clip_bbox") : std::nullopt;
+  const std::optional<bool> aware = clip ? call_.constant_bool("iou_aware") : std::nullopt;
+  if (!aware) return fail("its clip_bbox or iou_aware is not a constant known at generation time");
+  if (scores == kNone || value(scores).dtype != value(x).dtype) return fail("its scores are not of x's dtype");
+  if (img == kNone || value(img).dtype != ir::DataType::kInt32) return fail("its img_size is not int32");
+  if (value(x).dims.size() != 4) return fail("its x is not 4-D");
+  for (uint32_t v : {boxes, scores}) {
+    if (value(v).buffer == value(x).buffer || value(v).buffer == value(img).buffer) {
+      return fail("its output shares the buffer of an operand");
+    }
+  }
+  if (anchors->ints.empty() || anchors->ints.size() % 2 != 0 || *classes <= 0) {
+    return fail("its anchors are not (width, height) pairs or its class_num is not positive");
+  }
+  form_.anchors = anchors->ints;
+  form_.class_num = *classes;
+  form_.downsample_ratio = *ratio;
+  form_.conf_thresh = static_cast<float>(*conf);
+  form_.scale_x_y = static_cast<float>(*scale);
+  form_.iou_aware_factor = static_cast<float>(*factor);
+  form_.clip = *clip;
+  form_.iou_aware = *aware;
   return true;
 }
 

@@ -83,6 +83,17 @@ struct CudaComputeForm {
   std::vector<double> prior_half_w, prior_half_h, variances;
   double prior_offset = 0, step_w = 0, step_h = 0;
   bool clip = false;
+  /// roi_align: the pooled size, the sample grid (<= 0: from each box's size), the scale (the float attribute) and
+  /// the half-pixel shift; boxes_num's dtype is index_dtype (kUndefined: no boxes_num, every box of image 0).
+  int64_t pooled_h = 1, pooled_w = 1, sampling_ratio = -1;
+  float spatial_scale = 1;
+  bool aligned = false;
+  /// yolo_box: the anchors' (width, height) pairs, the class count, the downsample ratio, conf_thresh, scale_x_y,
+  /// iou_aware and its factor (the float attributes as floats); clip_bbox is `clip`.
+  std::vector<int64_t> anchors;
+  int64_t class_num = 0, downsample_ratio = 0;
+  float conf_thresh = 0, scale_x_y = 1, iou_aware_factor = 0;
+  bool iou_aware = false;
   /// prelu: whose slope; for kChannel, whether the channels are dim 1 (else the last).
   CudaSlopeMode slope = CudaSlopeMode::kAll;
   bool channel_first = false;

@@ -40,6 +40,8 @@ class ComputeChecks : public CallChecks<CudaComputeForm> {
   bool grid_sample();
   bool deformable_conv();
   bool prior_box();
+  bool roi_align();
+  bool yolo_box();
   bool triangle();
   bool diag();
   bool arange();

@@ -25,8 +25,9 @@ const std::array<FamilyOps, 7>& family_table() {
         "expand_as", "repeat_interleave", "gather", "index_select", "embedding", "meshgrid", "broadcast_tensors"}},
       {CudaIndexFamily::kCompute,
        {"dropout", "nearest_interp", "bilinear_interp", "linear_interp", "bicubic_interp", "triu", "tril", "arange",
-        "full_with_tensor", "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "cumsum",
-        "one_hot", "pow", "mean_all", "grid_sample", "deformable_conv", "diag", "prior_box", "cast"}},
+        "full_with_tensor", "linspace", "sum", "mean", "max", "min", "prod", "any", "all", "softmax", "log_softmax",
+        "cumsum", "one_hot", "pow", "mean_all", "grid_sample", "deformable_conv", "diag", "prior_box", "cast",
+        "roi_align", "yolo_box"}},
       {CudaIndexFamily::kSelect,
        {"topk", "argsort", "gather_nd", "index_sample", "scatter", "index_put", "roll", "pad", "add_n", "set_value",
         "set_value_with_tensor", "assign"}},
@@ -92,7 +93,7 @@ const std::set<std::string>& cuda_float32_index_ops() {
       "dropout", "bilinear_interp", "linear_interp", "linspace", "cumsum", "prod", "pow", "topk", "add_n", "scatter",
       "index_put", "group_norm", "p_norm", "sigmoid_cross_entropy_with_logits", "cross_entropy_with_softmax", "einsum",
       "grid_sample", "deformable_conv", "floor_divide", "uniform", "argsort", "bicubic_interp",
-      "prior_box"};
+      "prior_box", "log_softmax", "roi_align", "yolo_box"};
   return ops;
 }
 

@@ -1,8 +1,8 @@
 // The CUDA target plan's forms of the computing index-mapped ops that fold many elements into one
 // (cuda_plan_compute.h): the reductions outside a fused group (sum, mean, mean_all, max, min, prod, any, all over
-// any axes), softmax off the last axis, cumsum, group_norm, p_norm and einsum. Each check reads the call as its
-// kernel in codegen/ renders it (codegen/cuda_index_reduce.cpp, cuda_index_norm.cpp, cuda_index_linalg.cpp), with
-// the reasons that codegen gave before the plan did.
+// any axes), softmax off the last axis, log_softmax, cumsum, group_norm, p_norm and einsum. Each check reads the
+// call as its kernel in codegen/ renders it (codegen/cuda_index_reduce.cpp, cuda_index_norm.cpp,
+// cuda_index_linalg.cpp), with the reasons that codegen gave before the plan did.
 #include <array>
 
 #include "passes/axis.h"
@@ -21,9 +21,13 @@ bool ComputeChecks::reduce() {
   std::optional<bool> all_axes = op == "prod" ? call_.constant_bool("reduce_all") : std::optional<bool>(every);
   if (!all_axes) return fail("its reduce_all is not a constant known at generation time");
   const ir::DataType in = value(x).dtype, result = value(out).dtype;
-  if (!computable(in) || !computable(result)) {
+  // max / min of 16-bit floats (a --precision float16 program's reduction over leading axes): compared in float, the
+  // chosen element stored back as it was (codegen/cuda_index_reduce.cpp).
+  const bool half_select = (op == "max" || op == "min") && result == in &&
+                           (in == ir::DataType::kFloat16 || in == ir::DataType::kBFloat16);
+  if (!half_select && (!computable(in) || !computable(result))) {
     return fail(fmt::format("it reduces {} into {}; the CUDA kernel of a reduction outside a fused group takes bool, "
-                            "integers, float32 and float64",
+                            "integers, float32 and float64 (max and min also float16 and bfloat16)",
                             ir::dtype_name(in), ir::dtype_name(result)));
   }
   const bool logical = op == "any" || op == "all";

@@ -5,8 +5,9 @@
 // as kernels/losses.cc computes them, topk's selection and argsort's order (libstdc++'s algorithms, as the CPU
 // kernel), and the per-element arithmetic of floor_divide and uniform as kernels/ computes it, and deformable_conv's
 // sampled products (kernels/detection.cc; the sampling itself is kforge_sampling.h's, which the CPU kernel
-// calls too). kforge copies this header and kforge_sampling.h beside the outputs when a program's index-mapped
-// kernels use it.
+// calls too), roi_align's samples (kernels/detection.cc's order) and yolo_box's decoding (kernels/yolo_box.cc's
+// types). kforge copies this header and kforge_sampling.h beside the outputs when a program's index-mapped kernels
+// use it.
 // Needs nvcc and kforge_sampling.h.
 #ifndef KFORGE_INDEX_CUH_
 #define KFORGE_INDEX_CUH_
@@ -455,6 +456,163 @@ __device__ T deformable_conv_at(const T* x, const T* offset, const T* mask, cons
     acc += f[r] * val;
   }
   return acc;
+}
+
+// roi_align (kernels/detection.cc, Paddle's GetIndexesAndRatios and AvgPool): the geometry of one call, then one
+// output element [r, ch, py, px] as the CPU kernel computes it: the box scaled and shifted in T, its sample grid,
+// each sample's four taps and weights, the bin's samples summed in order (one outside the image adds 0 * x[0], as
+// the CPU kernel's empty sample does), times 1 / count. The box's image: the first whose running count of
+// boxes_num passes r (every box of image 0 without boxes_num; counts that do not add up are the CPU kernel's error,
+// here the last image).
+struct RoiGeometry {
+  int64_t batch, channels, height, width, pooled_h, pooled_w;
+  float spatial_scale;
+  int64_t sampling_ratio;
+  bool aligned;
+};
+
+template <typename T, typename N>
+__device__ T roi_align_at(const T* x, const T* boxes, const N* boxes_num, int64_t e, const RoiGeometry& g) {
+  const int64_t px = e % g.pooled_w, py = (e / g.pooled_w) % g.pooled_h;
+  const int64_t ch = (e / g.pooled_w / g.pooled_h) % g.channels, r = e / g.pooled_w / g.pooled_h / g.channels;
+  int64_t image = 0;
+  if (boxes_num != nullptr) {
+    int64_t at = 0;
+    for (image = 0; image < g.batch - 1; ++image) {
+      at += static_cast<int64_t>(boxes_num[image]);
+      if (r < at) break;
+    }
+  }
+  const T* box = boxes + r * 4;
+  const T roi_offset = g.aligned ? T(0.5) : T(0);
+  const T xmin = box[0] * g.spatial_scale - roi_offset, ymin = box[1] * g.spatial_scale - roi_offset;
+  const T xmax = box[2] * g.spatial_scale - roi_offset, ymax = box[3] * g.spatial_scale - roi_offset;
+  T roi_w = xmax - xmin, roi_h = ymax - ymin;
+  if (!g.aligned) {
+    roi_w = roi_w < T(1) ? T(1) : roi_w;  // std::max(roi_w, 1)
+    roi_h = roi_h < T(1) ? T(1) : roi_h;
+  }
+  const int64_t grid_h =
+      g.sampling_ratio > 0 ? g.sampling_ratio : static_cast<int64_t>(ceil(roi_h / static_cast<T>(g.pooled_h)));
+  const int64_t grid_w =
+      g.sampling_ratio > 0 ? g.sampling_ratio : static_cast<int64_t>(ceil(roi_w / static_cast<T>(g.pooled_w)));
+  const T bin_w = roi_w / static_cast<T>(g.pooled_w), bin_h = roi_h / static_cast<T>(g.pooled_h);
+  const T* data = x + (image * g.channels + ch) * g.height * g.width;
+  T sum = 0;
+  for (int64_t iy = 0; iy < grid_h; ++iy) {
+    const T y = ymin + bin_h * (static_cast<T>(py) + static_cast<T>(iy + .5f) / static_cast<T>(grid_h));
+    for (int64_t ix = 0; ix < grid_w; ++ix) {
+      T xs = xmin + bin_w * (static_cast<T>(px) + static_cast<T>(ix + .5f) / static_cast<T>(grid_w));
+      int64_t xy = 0, xY = 0, Xy = 0, XY = 0;
+      T wxy = 0, wxY = 0, wXy = 0, wXY = 0;
+      if (!(y < -1.0 || y > g.height || xs < -1.0 || xs > g.width)) {
+        T yy = y <= 0 ? T(0) : y;
+        xs = xs <= 0 ? T(0) : xs;
+        int64_t x_lo = static_cast<int64_t>(xs), x_hi = 0;
+        if (x_lo >= g.width - 1) {
+          x_hi = x_lo = g.width - 1;
+          xs = static_cast<T>(x_lo);
+        } else {
+          x_hi = x_lo + 1;
+        }
+        const T x_ratio = static_cast<T>(x_hi) - xs;
+        int64_t y_lo = static_cast<int64_t>(yy), y_hi = 0;
+        if (y_lo >= g.height - 1) {
+          y_hi = y_lo = g.height - 1;
+          yy = static_cast<T>(y_lo);
+        } else {
+          y_hi = y_lo + 1;
+        }
+        const T y_ratio = static_cast<T>(y_hi) - yy;
+        xy = y_lo * g.width + x_lo;
+        xY = y_hi * g.width + x_lo;
+        Xy = y_lo * g.width + x_hi;
+        XY = y_hi * g.width + x_hi;
+        wxy = x_ratio * y_ratio;
+        wxY = x_ratio * (1 - y_ratio);
+        wXy = (1 - x_ratio) * y_ratio;
+        wXY = (1 - x_ratio) * (1 - y_ratio);
+      }
+      sum = sum + (wxy * data[xy] + wXy * data[Xy] + wxY * data[xY] + wXY * data[XY]);
+    }
+  }
+  const int64_t points = grid_h * grid_w;
+  const T count = points == 0 ? static_cast<T>(HUGE_VAL) : static_cast<T>(1.0 / static_cast<double>(points));
+  return sum * count;
+}
+
+// yolo_box (kernels/yolo_box.cc, Paddle's YoloBoxKernel): the geometry of one call, then one coordinate of a box
+// or one class score, each from its anchor's cell as the CPU kernel computes it, type for type (the sigmoid's
+// division in double, the centres mixing T with the float scale and the integer sizes); 0 below conf_thresh.
+struct YoloGeometry {
+  int64_t h, w, an_num, class_num, downsample;
+  float conf_thresh, scale_x_y, iou_aware_factor;
+  bool clip, iou_aware;
+};
+
+__device__ __forceinline__ float yolo_exp(float v) { return expf(v); }
+__device__ __forceinline__ double yolo_exp(double v) { return exp(v); }
+__device__ __forceinline__ float yolo_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double yolo_pow(double a, double b) { return pow(a, b); }
+
+template <typename T>
+__device__ __forceinline__ T yolo_sigmoid(T v) {
+  return static_cast<T>(1.0 / (1.0 + yolo_exp(-v)));
+}
+
+// Entry `entry` (0-3 box, 4 objectness, 5.. classes) of anchor an of cell hw of image i (funcs::GetEntryIndex).
+__device__ __forceinline__ int64_t yolo_entry(const YoloGeometry& g, int64_t i, int64_t an, int64_t hw,
+                                              int64_t entry) {
+  const int64_t stride = g.h * g.w, an_stride = (g.class_num + 5) * stride;
+  if (g.iou_aware) return (i * g.an_num + an) * an_stride + (i * g.an_num + g.an_num + entry) * stride + hw;
+  return (i * g.an_num + an) * an_stride + entry * stride + hw;
+}
+
+// The objectness of anchor an of cell hw of image i (with the IoU channel's share when iou_aware).
+template <typename T>
+__device__ T yolo_conf(const T* x, const YoloGeometry& g, int64_t i, int64_t an, int64_t hw) {
+  T conf = yolo_sigmoid<T>(x[yolo_entry(g, i, an, hw, 4)]);
+  if (g.iou_aware) {
+    const int64_t stride = g.h * g.w, an_stride = (g.class_num + 5) * stride;
+    const T iou = yolo_sigmoid<T>(x[i * g.an_num * an_stride + (i * g.an_num + an) * stride + hw]);
+    conf = yolo_pow(conf, static_cast<T>(1. - g.iou_aware_factor)) * yolo_pow(iou, static_cast<T>(g.iou_aware_factor));
+  }
+  return conf;
+}
+
+// Element e of boxes [n, an_num * h * w, 4].
+template <typename T>
+__device__ T yolo_box_at(const T* x, const int32_t* img_size, const int* anchors, int64_t e, const YoloGeometry& g) {
+  const int64_t stride = g.h * g.w, box_num = g.an_num * stride;
+  const int64_t q = e % 4, box = (e / 4) % box_num, i = e / 4 / box_num, an = box / stride, hw = box % stride;
+  const T conf = yolo_conf(x, g, i, an, hw);
+  if (conf < g.conf_thresh) return T(0);
+  const int64_t img_h = img_size[2 * i], img_w = img_size[2 * i + 1];
+  const int64_t k = hw / g.w, l = hw % g.w, input_h = g.downsample * g.h, input_w = g.downsample * g.w;
+  const float scale = g.scale_x_y, bias = -0.5f * (scale - 1.f);
+  const int64_t b = yolo_entry(g, i, an, hw, 0);
+  const T cx = (l + yolo_sigmoid<T>(x[b]) * scale + bias) * img_w / g.w;
+  const T cy = (k + yolo_sigmoid<T>(x[b + stride]) * scale + bias) * img_h / g.h;
+  const T bw = yolo_exp(x[b + 2 * stride]) * anchors[2 * an] * img_w / input_w;
+  const T bh = yolo_exp(x[b + 3 * stride]) * anchors[2 * an + 1] * img_h / input_h;
+  T v = q == 0 ? cx - bw / 2 : q == 1 ? cy - bh / 2 : q == 2 ? cx + bw / 2 : cy + bh / 2;
+  if (g.clip) {
+    if (q == 0 || q == 1) v = v > 0 ? v : static_cast<T>(0);
+    if (q == 2) v = v < img_w - 1 ? v : static_cast<T>(img_w - 1);
+    if (q == 3) v = v < img_h - 1 ? v : static_cast<T>(img_h - 1);
+  }
+  return v;
+}
+
+// Element e of scores [n, an_num * h * w, class_num].
+template <typename T>
+__device__ T yolo_score_at(const T* x, const YoloGeometry& g, int64_t e) {
+  const int64_t stride = g.h * g.w, box_num = g.an_num * stride;
+  const int64_t c = e % g.class_num, box = (e / g.class_num) % box_num, i = e / g.class_num / box_num;
+  const int64_t an = box / stride, hw = box % stride;
+  const T conf = yolo_conf(x, g, i, an, hw);
+  if (conf < g.conf_thresh) return T(0);
+  return conf * yolo_sigmoid<T>(x[yolo_entry(g, i, an, hw, 5) + c * stride]);
 }
 
 }  // namespace cuda_index

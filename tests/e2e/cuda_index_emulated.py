@@ -66,8 +66,17 @@ CASES = [
     "all_keepdim", "softmax_axis1", *[f"cumsum_{dt}" for dt in ("float32", "float64", "int32", "int64")],
     "cumsum_flatten", "cumsum_axis0_dynamic", "one_hot", "one_hot_int32",
     *[f"pow_scalar_{dt}" for dt in ("float32", "float64", "int32", "int64")], "pow_sqrt",
-    # leaky_relu, a fused expression (max / min of x and slope * x)
+    # leaky_relu, a fused expression (max / min of x and slope * x); maximum / minimum with NaN in either operand
     "leaky_relu", "leaky_relu_float64", "leaky_relu_slope2",
+    *[f"{op}_nan_{dt}" for op in ("maximum", "minimum", "fmax", "fmin") for dt in ("float32", "float64")],
+    "fmax_int32", "fmax_int64", "fmin_int32", "fmin_int64",
+    # log_softmax over the last and the first axis (cuda_index_reduce.cpp: one thread per line)
+    "log_softmax_float32", "log_softmax_float64", "log_softmax_axis0",
+    # roi_align (kforge_index.cuh's roi_align_at): adaptive and fixed sample grids, aligned or not, float64
+    "roi_align_aligned_adaptive", "roi_align_aligned_sr2", "roi_align_plain_adaptive", "roi_align_plain_sr2",
+    "roi_align_float64_one_image",
+    # yolo_box (kforge_index.cuh's yolo_box_at / yolo_score_at): clipped, iou_aware float64, dynamic H and W
+    "yolo_box_yolov3", "yolo_box_iou_aware_float64", "yolo_box_dynamic",
     # issue 34, cuda_index_select.cpp: topk (the CPU kernel's order by rank), gather_nd, scatter, roll, pad, add_n; a
     # matmul with a vector operand (cuda_index.cpp)
     "topk_float32", "topk_float64", "topk_smallest_axis0", "topk_dynamic", "gather_nd_bool", "gather_nd_dynamic",

@@ -147,7 +147,11 @@ rnn_simple_tanh_seq_len
 bicubic_interp_up bicubic_interp_down_align_corners bicubic_interp_nhwc_float64 prior_box_blazeface
 prior_box_dynamic_float64 prior_box_max_flip_clip
 concat_kv_cache concat_rows_int64 stack_rows bitwise_and_bool bitwise_or_bool bitwise_not_bool if_data if_data_else if_length if_length_else
-cast_bool_to_uint8 cast_float_to_uint8_int8 cast_uint8_to_float}"
+cast_bool_to_uint8 cast_float_to_uint8_int8 cast_uint8_to_float
+maximum_nan_float32 maximum_nan_float64 minimum_nan_float32 minimum_nan_float64 fmax_nan_float32 fmax_nan_float64
+fmin_nan_float32 fmin_nan_float64 fmax_int32 fmax_int64 fmin_int32 fmin_int64 log_softmax_float32 log_softmax_float64
+log_softmax_axis0 roi_align_aligned_adaptive roi_align_aligned_sr2 roi_align_plain_adaptive roi_align_plain_sr2
+roi_align_float64_one_image yolo_box_yolov3 yolo_box_iou_aware_float64 yolo_box_dynamic}"
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
 # middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:
 # counts of 0, some and every element, a broadcast mask, a gather_nd and a shape of nonzero's result.

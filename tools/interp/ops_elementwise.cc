@@ -49,6 +49,8 @@ void register_elementwise_ops(OpRegistry& r) {
   r.add("divide", binary(k::divide, false));
   r.add("maximum", binary(k::maximum, false));
   r.add("minimum", binary(k::minimum, false));
+  r.add("fmax", binary(k::fmax, false));
+  r.add("fmin", binary(k::fmin, false));
   r.add("elementwise_pow", binary(k::elementwise_pow, false));
 
   r.add("relu", unary(k::relu));

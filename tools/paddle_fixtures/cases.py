@@ -219,6 +219,19 @@ CASES = [
       for dt in NUMBER],
     *[C(f"minimum_{dt}", lambda x, y: paddle.minimum(x, y), [t(2, 3, dtype=dt), t(2, 3, dtype=dt)],
         ops=("minimum",)) for dt in NUMBER],
+    # NaN in either operand makes maximum / minimum NaN, as Paddle's MaximumFunctor (log of the negative inputs
+    # puts NaN in x, in y and in both), in both argument orders.
+    *[C(f"{op}_nan_{dt}", lambda x, y, op=op: paddle.concat([getattr(paddle, op)(paddle.log(x), paddle.log(y)),
+                                                             getattr(paddle, op)(paddle.log(y), paddle.log(x))]),
+        [t(4, 6, dtype=dt, low=-0.3, high=2.0), t(4, 6, dtype=dt, low=-0.3, high=2.0)], ops=(op,))
+      for op in ("maximum", "minimum") for dt in FLOAT],
+    # fmax / fmin ignore a NaN operand (Paddle's std::fmax): NaN in x, in y, in both; integers through float / double.
+    *[C(f"{op}_nan_{dt}", lambda x, y, op=op: paddle.concat([getattr(paddle, op)(paddle.log(x), paddle.log(y)),
+                                                             getattr(paddle, op)(paddle.log(y), paddle.log(x))]),
+        [t(4, 6, dtype=dt, low=-0.3, high=2.0), t(4, 6, dtype=dt, low=-0.3, high=2.0)], ops=(op,))
+      for op in ("fmax", "fmin") for dt in FLOAT],
+    *[C(f"{op}_{dt}", lambda x, y, op=op: getattr(paddle, op)(x, y), [t(2, 3, dtype=dt), t(3, dtype=dt)], ops=(op,))
+      for op in ("fmax", "fmin") for dt in ("int32", "int64")],
     *[C(f"pow_{dt}", lambda x, y: paddle.pow(x, y), [t(2, 3, dtype=dt, low=0.5, high=2.0), t(2, 3, dtype=dt)],
         ops=("elementwise_pow",)) for dt in FLOAT],
     C("add_n", lambda x, y, z: paddle.add_n([x, y, z]), [t(2, 3), t(2, 3), t(2, 3)], ops=("add_n",)),

@@ -299,13 +299,35 @@ TEST_CASE("cuda index: the computing kernels say why they cannot run") {
     CHECK_FALSE(f.kernels(0, &why));
     CHECK(why.find("negative") != std::string::npos);
   }
-  SECTION("a float16 reduction") {
+  SECTION("a float16 sum (max and min compare 16-bit elements as float)") {
     IndexFixture f(program("{name: x, dtype: float16, shape: [3, 4]}",
-                           "  - {op: max, in: [x], out: [m], attrs: {axis: [0], keepdim: false}}\n", "m"),
+                           "  - {op: sum, in: [x], out: [m], attrs: {axis: [0], keepdim: false}}\n", "m"),
                    kLibraryOps);
     std::string why;
     CHECK_FALSE(f.kernels(0, &why));
     CHECK(why.find("takes bool, integers, float32 and float64") != std::string::npos);
+  }
+  SECTION("a float16 and a bfloat16 max / min outside a group: compared as float, NaN kept") {
+    for (const char* dtype : {"float16", "bfloat16"}) {
+      for (const char* op : {"max", "min"}) {
+        IndexFixture f(program(std::string("{name: x, dtype: ") + dtype + ", shape: [3, 4]}",
+                               std::string("  - {op: ") + op +
+                                   ", in: [x], out: [m], attrs: {axis: [0], keepdim: false}}\n",
+                               "m"),
+                       kLibraryOps);
+        std::string why;
+        auto k = f.kernels(0, &why);
+        INFO(dtype << " " << op << ": " << why);
+        REQUIRE(k);
+        const bool half = std::string(dtype) == "float16";
+        const std::string v = half ? "__half2float(v)" : "__bfloat162float(v)";
+        CHECK(field(k->front(), "acc") == "float");
+        const std::string compare = std::string(op) == "max" ? " > " : " < ";
+        CHECK(field(k->front(), "fold") ==
+              v + compare + "acc || isnan(static_cast<float>(" + v + ")) ? " + v + " : acc");
+        CHECK(field(k->front(), "result") == (half ? "__float2half_rn(acc)" : "__float2bfloat16_rn(acc)"));
+      }
+    }
   }
   SECTION("a cumsum of bools") {
     IndexFixture f(program("{name: x, dtype: bool, shape: [3]}",

@@ -45,6 +45,7 @@ std::string yaml_values(const std::string& dtype, const std::vector<double>& val
   for (size_t i = 0; i < values.size(); ++i) {
     if (i) s << ", ";
     if (dtype == "bool") s << (values[i] != 0 ? "true" : "false");
+    else if (is_float(dtype) && std::isnan(values[i])) s << ".nan";
     else if (is_float(dtype)) s << std::showpoint << values[i];
     else s << static_cast<int64_t>(values[i]);
   }
@@ -245,6 +246,18 @@ TEST_CASE("const fold: arithmetic, min / max and scale in every numeric dtype, w
     check(inputs + "  - {op: scale, in: [a], out: [r], attrs: {scale: 0.5, bias: 0.0, bias_after_scale: true}}\n",
           is_float(dtype));
     if (is_float(dtype)) check(inputs + "  - {op: floor, in: [a], out: [r]}\n", true);
+  }
+}
+
+TEST_CASE("const fold: maximum / minimum give NaN when either operand is NaN, in both orders") {
+  const double nan = std::nan("");
+  for (const std::string dtype : {"float32", "float64"}) {
+    const std::string inputs = constant("a", dtype, {nan, 1, nan, 0, -0.0, 2}, "[6]") +
+                               constant("b", dtype, {2, nan, nan, -0.0, 0, 1}, "[6]");
+    for (const char* op : {"maximum", "minimum"}) {
+      check(inputs + "  - {op: " + std::string(op) + ", in: [a, b], out: [r]}\n", true);
+      check(inputs + "  - {op: " + std::string(op) + ", in: [b, a], out: [r]}\n", true);
+    }
   }
 }
 

@@ -123,6 +123,42 @@ TEST_CASE("integer division truncates and rejects zero") {
   CHECK(error_of(k::divide(cpu(), x, zero, &out)).find("division by zero") != std::string::npos);
 }
 
+TEST_CASE("maximum, minimum: NaN when either operand is NaN (Paddle's MaximumFunctor), in both orders") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = f32({4}, {nan, 1, nan, 2});
+  Tensor b = f32({4}, {1, nan, nan, 1});
+  Tensor out = binary_out(a, b);
+  for (int order = 0; order < 2; ++order) {
+    const Tensor& x = order == 0 ? a : b;
+    const Tensor& y = order == 0 ? b : a;
+    REQUIRE(k::maximum(cpu(), x, y, &out).ok());
+    std::vector<float> got = values<float>(out);
+    CHECK((std::isnan(got[0]) && std::isnan(got[1]) && std::isnan(got[2]) && got[3] == 2));
+    REQUIRE(k::minimum(cpu(), x, y, &out).ok());
+    got = values<float>(out);
+    CHECK((std::isnan(got[0]) && std::isnan(got[1]) && std::isnan(got[2]) && got[3] == 1));
+  }
+}
+
+TEST_CASE("fmax, fmin: a NaN operand is ignored (std::fmax); integers through float / double, as Paddle's") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor a = f32({4}, {nan, 1, nan, 2});
+  Tensor b = f32({4}, {1, nan, nan, 3});
+  Tensor out = binary_out(a, b);
+  REQUIRE(k::fmax(cpu(), a, b, &out).ok());
+  std::vector<float> got = values<float>(out);
+  CHECK((got[0] == 1 && got[1] == 1 && std::isnan(got[2]) && got[3] == 3));
+  REQUIRE(k::fmin(cpu(), b, a, &out).ok());
+  got = values<float>(out);
+  CHECK((got[0] == 1 && got[1] == 1 && std::isnan(got[2]) && got[3] == 2));
+  // Paddle's int32 fmax goes through float: 16777217 rounds to 16777216.
+  Tensor ia = i32({2}, {16777217, -3});
+  Tensor ib = i32({2}, {0, -5});
+  Tensor io = binary_out(ia, ib);
+  REQUIRE(k::fmax(cpu(), ia, ib, &io).ok());
+  CHECK(values<int32_t>(io) == std::vector<int32_t>{16777216, -3});
+}
+
 TEST_CASE("maximum, minimum, elementwise_pow") {
   Tensor a = f32({3}, {1, 5, -2});
   Tensor b = f32({3}, {3, 4, -2});

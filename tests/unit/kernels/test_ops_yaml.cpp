@@ -181,8 +181,9 @@ TEST_CASE("ops.yaml: every kernel and infer-meta function is declared with the c
   auto metas = declarations(header, "namespace kforge::meta {", "}  // namespace kforge::meta");
   // + issue 11's math/compare ops and data movement / nn ops, issue 34's 8 + 16 + 2 + 5, issue 33's nonzero, masked_select and unique,
   // issue 34's index_put, prelu and argsort, elu, ceil, repeat_interleave, randint, prior_box and bicubic_interp,
-  // yolo_box, generate_proposals and distribute_fpn_proposals, broadcast_tensors and rnn, fft_r2c and real
-  CHECK(ops.size() == 56 + 30 + 18 + 8 + 16 + 2 + 5 + 3 + 1 + 1 + 1 + 6 + 3 + 2 + 2);
+  // yolo_box, generate_proposals and distribute_fpn_proposals, broadcast_tensors and rnn, fft_r2c and real, fmax and
+  // fmin
+  CHECK(ops.size() == 56 + 30 + 18 + 8 + 16 + 2 + 5 + 3 + 1 + 1 + 1 + 6 + 3 + 2 + 2 + 2);
   std::set<std::string> used_kernels, used_metas;
   for (const Op& op : ops) {
     INFO("op " << op.name);

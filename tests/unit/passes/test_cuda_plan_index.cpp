@@ -32,9 +32,10 @@ TEST_CASE("cuda plan: how each call outside the groups runs; a call no kernel ru
   SECTION("an op with no CUDA kernel") {
     PlanFixture f(library_program("{name: x, dtype: float32, shape: [2, 3]}",
                                   "  - {op: transpose, in: [x], out: [t], attrs: {perm: [1, 0]}}\n"
-                                  "  - {op: log_softmax, in: [t], out: [y], attrs: {axis: -1}}\n"),
+                                  "  - {op: fft_r2c, in: [t], out: [y], attrs: {axes: [1], normalization: backward, "
+                                  "forward: true, onesided: true}}\n"),
                   64 << 20, kLibraryOps);
-    CHECK(f.refusals() == "5:5: --target cuda: op 'log_softmax' (pd_op.log_softmax) is not in a fused group and the "
+    CHECK(f.refusals() == "5:5: --target cuda: op 'fft_r2c' (pd_op.fft_r2c) is not in a fused group and the "
                           "CUDA backend "
                           "has no kernel for it; only ops with `compute`, `reduce` or `row_pattern` that fuse, "
                           "float32, float16 or bfloat16 matmuls, float32 convolutions, pool2d and the index-mapped "
@@ -290,7 +291,9 @@ TEST_CASE("cuda plan: the index-mapped ops by family; the float32-only ones; the
   CHECK(cuda_index_family("bilinear_interp") == CudaIndexFamily::kCompute);
   CHECK(cuda_index_family("einsum") == CudaIndexFamily::kEinsum);
   CHECK(cuda_index_family("flip") == CudaIndexFamily::kMovement);
-  CHECK_FALSE(cuda_index_family("log_softmax"));
+  CHECK(cuda_index_family("log_softmax") == CudaIndexFamily::kCompute);
+  CHECK(cuda_index_family("roi_align") == CudaIndexFamily::kCompute);
+  CHECK_FALSE(cuda_index_family("fft_r2c"));
   CHECK_FALSE(is_cuda_index_op("matmul"));
   CHECK(is_cuda_batched_matmul("bmm"));
   CHECK(cuda_float32_index_ops().count("cumsum") == 1);

@@ -80,8 +80,12 @@ int check(const char* name, cudaDataType_t type, int M, int N, int K, Epilogue e
       }
       const double ref = tanh_form ? gelu_tanh(t) : gelu_erf(t);
       const double got = to_float(c[size_t(i) * N + j]);
-      // The result's rounding, the pre-activation's on the separate paths (|gelu'| <= 1.13), float32 sums.
-      const double bound = unit * (std::fabs(ref) + 1.13 * std::fabs(t)) + 4e-6 * (sum_abs + 1);
+      // The result's rounding, the pre-activation's on the separate paths (|gelu'| <= 1.13), float32 sums. A
+      // separate path rounds the product before the bias is added, so that rounding scales with the product, which
+      // can be far larger than the sum when the bias cancels it.
+      const double product = t - to_float(bias[j + offset]);
+      const double bound =
+          unit * (std::fabs(ref) + 1.13 * std::max(std::fabs(t), std::fabs(product))) + 4e-6 * (sum_abs + 1);
       used = std::isnan(got) ? INFINITY : std::max(used, std::fabs(got - ref) / bound);
       other = std::max(other, std::fabs(got - (tanh_form ? gelu_erf(t) : gelu_tanh(t))));
     }

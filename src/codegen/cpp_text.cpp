@@ -102,6 +102,13 @@ std::string cpp_double(double value) {
   return text;
 }
 
+std::string cuda_device_constant(double value, const std::string& type) {
+  const std::string literal = std::isnan(value)   ? std::string("nan(\"\")")
+                              : std::isinf(value) ? std::string(value > 0 ? "HUGE_VAL" : "-HUGE_VAL")
+                                                  : fmt::format("{:.17g}", value);
+  return fmt::format("static_cast<{}>({})", type, literal);
+}
+
 std::string cpp_float(float value) {
   if (std::isnan(value)) return "std::numeric_limits<float>::quiet_NaN()";
   if (std::isinf(value)) return value > 0 ? "std::numeric_limits<float>::infinity()" : "-std::numeric_limits<float>::infinity()";

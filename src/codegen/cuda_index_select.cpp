@@ -303,8 +303,7 @@ void SelectCall::pad() {
   f.set("dims", tmpl::Value(std::move(padded)));
   f.set("value", fmt::format("{}[{}]", in, t.offset(coords, xd)));
   f.set("fill", type == "bool"    ? (fill != 0 ? "true" : "false")
-                : type == "float" ? cpp_float(static_cast<float>(fill))
-                                  : fmt::format("static_cast<{}>({:.17g})", type, fill));
+                                  : cuda_device_constant(fill, type));
   add(t, value(out).numel());
   kernels_.back().form = std::move(f);
 }

@@ -3,6 +3,7 @@
 // the same place of the slice (the values broadcast to the slice's shape without its decrease axes), rendered from
 // the plan's form (passes/cuda_plan_set_value.cpp resolves the slice and the values' strides) into the form that
 // templates/program/cuda/index_slice.j2's set_value spells.
+#include "codegen/cpp_text.h"
 #include "codegen/cuda_index_select_call.h"
 #include "support/text.h"
 
@@ -25,7 +26,7 @@ void SelectCall::set_value(bool with_tensor) {
   if (!with_tensor) {
     for (const passes::ScalarConstant& c : constants) {
       list.push_back(type == "bool" ? ((c.is_floating ? c.float_value != 0 : c.int_value != 0) ? "true" : "false")
-                     : c.is_floating ? fmt::format("static_cast<{}>({:.17g})", type, c.float_value)
+                     : c.is_floating ? cuda_device_constant(c.float_value, type)
                                      : fmt::format("static_cast<{}>({}LL)", type, c.int_value));
     }
   }

@@ -69,6 +69,14 @@ TEST_CASE("cpp_text: numbers print the shortest text that reads back") {
   CHECK(cpp_string("a\"b\n") == "\"a\\\"b\\n\"");
 }
 
+TEST_CASE("cpp_text: constants inside CUDA kernels spell no host-only std::numeric_limits") {
+  // GraphNet's PP-OCRv3_mobile_rec/subgraph_3 sets a slice to -inf: its kernel read {static_cast<float>(-inf)}.
+  CHECK(cuda_device_constant(-std::numeric_limits<double>::infinity(), "float") == "static_cast<float>(-HUGE_VAL)");
+  CHECK(cuda_device_constant(std::numeric_limits<double>::infinity(), "__half") == "static_cast<__half>(HUGE_VAL)");
+  CHECK(cuda_device_constant(std::numeric_limits<double>::quiet_NaN(), "double") == "static_cast<double>(nan(\"\"))");
+  CHECK(cuda_device_constant(0.1, "float") == "static_cast<float>(0.10000000000000001)");
+}
+
 TEST_CASE("cpp_text: attribute constants in the calling convention's types") {
   std::string why;
   passes::AttrConstant c;

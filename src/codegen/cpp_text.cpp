@@ -103,10 +103,10 @@ std::string cpp_double(double value) {
 }
 
 std::string cuda_device_constant(double value, const std::string& type) {
-  const std::string literal = std::isnan(value)   ? std::string("nan(\"\")")
-                              : std::isinf(value) ? std::string(value > 0 ? "HUGE_VAL" : "-HUGE_VAL")
-                                                  : fmt::format("{:.17g}", value);
-  return fmt::format("static_cast<{}>({})", type, literal);
+  if (std::isnan(value)) return fmt::format("static_cast<{}>(nan(\"\"))", type);
+  if (std::isinf(value)) return fmt::format("static_cast<{}>({}HUGE_VAL)", type, value < 0 ? "-" : "");
+  if (type == "float") return cpp_float(static_cast<float>(value));
+  return fmt::format("static_cast<{}>({:.17g})", type, value);
 }
 
 std::string cpp_float(float value) {

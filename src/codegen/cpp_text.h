@@ -83,9 +83,10 @@ std::string cpp_known_dims(const passes::SymShape& dims);
 /// and NaN spell std::numeric_limits (the file must include <limits>).
 std::string cpp_double(double value);
 std::string cpp_float(float value);
-/// A floating constant inside a CUDA kernel, as `type` ("float", "double", "__half", an integer type...):
-/// static_cast<type>(literal), the literal as cpp_double's but for infinities (HUGE_VAL) and NaN (nan("")):
-/// nvcc refuses std::numeric_limits' constexpr host functions in device code.
+/// A floating constant inside a CUDA kernel, as `type` ("float", "double", "__half", an integer type...): cpp_float's
+/// spelling for float, else static_cast<type>(its shortest round-trip text); infinities static_cast<type>(HUGE_VAL)
+/// and NaN static_cast<type>(nan("")), because nvcc refuses std::numeric_limits' constexpr host functions in device
+/// code.
 std::string cuda_device_constant(double value, const std::string& type);
 
 /// The runtime's enumerator: "kforge::DataType::kFloat32"; nullopt for dtypes the runtime has no name for

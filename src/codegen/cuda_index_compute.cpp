@@ -179,7 +179,7 @@ void ComputeCall::prior_box() {
   const SymShape& id = value(image).dims;
   // A constant of the CPU kernel's static_cast<T>: a float value (an attribute, or a double the plan computed).
   auto literal = [&](double d) {
-    return type == "float" ? cpp_float(static_cast<float>(d)) : fmt::format("static_cast<double>({:.17g})", d);
+    return cuda_device_constant(d, type);
   };
   auto literals = [&](const std::vector<double>& values) {
     tmpl::List list;
@@ -290,8 +290,8 @@ void ComputeCall::diag() {
     const std::string n = k.size(value(out).dims[0]);
     k.statements(store_statements(
         k.coordinates_context({}),
-        fmt::format("col - row == {} ? {}[{}] : static_cast<{}>({:.17g})", offset, in, offset < 0 ? "col" : "row",
-                    type, form_.padding_value),
+        fmt::format("col - row == {} ? {}[{}] : {}", offset, in, offset < 0 ? "col" : "row",
+                    cuda_device_constant(form_.padding_value, type)),
         {local("int64_t", {{"col", "e % " + n}, {"row", "e / " + n}})}));
   } else {
     const std::string cols = k.size(xd[1]);
@@ -352,7 +352,7 @@ void ComputeCall::fill() {
     KernelText k = text();
     k.output(out, out_type);
     k.statements(store_statements(k.coordinates_context({}),
-                                  fmt::format("static_cast<{}>({:.17g})", out_type, *form_.constant_value)));
+                                  cuda_device_constant(*form_.constant_value, out_type)));
     add(k, value(out).numel());
     return;
   }

@@ -47,7 +47,7 @@ class LossCall : public IndexBuilder {
     return type == "float" ? name + "f" : name;
   }
   static std::string literal(const std::string& type, double v) {
-    return type == "float" ? cpp_float(static_cast<float>(v)) : fmt::format("{:.17g}", v);
+    return cuda_device_constant(v, type);
   }
   // The form's entries both losses use (templates/program/cuda/index_loss.j2): the type, its 0 and 1, its functions.
   static tmpl::Value numbers(const std::string& type) {

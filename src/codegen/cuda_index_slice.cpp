@@ -4,6 +4,7 @@
 // into the forms templates/program/cuda/index_slice.j2 spells (a slice's is a store, index_forms.j2).
 #include <map>
 
+#include "codegen/cpp_text.h"
 #include "codegen/cuda_index_call.h"
 
 namespace kforge::codegen::cuda_index_internal {
@@ -110,7 +111,7 @@ void IndexCall::pad3d() {
   f.set("dims", tmpl::Value(std::move(dims)));
   f.set("value", fmt::format("{}[{}]", in, k.offset(coords, xd)));
   if (m == CudaPadMode::kConstant) {
-    f.set("fill", type == "bool" ? (fill != 0 ? "true" : "false") : fmt::format("static_cast<{}>({:.17g})", type, fill));
+    f.set("fill", type == "bool" ? (fill != 0 ? "true" : "false") : cuda_device_constant(fill, type));
   }
   add(k, value(out).numel());
   kernels_.back().form = std::move(f);

@@ -74,7 +74,8 @@ TEST_CASE("cpp_text: constants inside CUDA kernels spell no host-only std::numer
   CHECK(cuda_device_constant(-std::numeric_limits<double>::infinity(), "float") == "static_cast<float>(-HUGE_VAL)");
   CHECK(cuda_device_constant(std::numeric_limits<double>::infinity(), "__half") == "static_cast<__half>(HUGE_VAL)");
   CHECK(cuda_device_constant(std::numeric_limits<double>::quiet_NaN(), "double") == "static_cast<double>(nan(\"\"))");
-  CHECK(cuda_device_constant(0.1, "float") == "static_cast<float>(0.10000000000000001)");
+  CHECK(cuda_device_constant(0.1, "float") == "0.1f");
+  CHECK(cuda_device_constant(0.1, "double") == "static_cast<double>(0.10000000000000001)");
 }
 
 TEST_CASE("cpp_text: attribute constants in the calling convention's types") {

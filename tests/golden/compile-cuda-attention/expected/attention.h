@@ -22,6 +22,10 @@
 static_assert(KFORGE_RUNTIME_VERSION == 4,
               "attention.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
+namespace kforge::cuda_attention {
+struct AttentionArgs;
+}  // namespace kforge::cuda_attention
+
 // The program `attention` (../../../golden/compile-cuda-attention/program.yaml) on a CUDA device: 7 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
 // 2 of them are GEMMs (cuBLASLt float16 with fp32 accumulation).
@@ -38,9 +42,6 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 // --cuda-graph: the first run() for a set of input dims captures the launches into a CUDA graph; later
 // runs replay it with one cudaGraphLaunch. Pass the same input/output tensors to keep replaying: other
 // device pointers make run() capture again and update the graph in place (correct, but slower).
-namespace kforge::cuda_attention {
-struct AttentionArgs;
-}  // namespace kforge::cuda_attention
 class attention {
  public:
   static constexpr size_t kNumInputs = 2;

@@ -22,6 +22,10 @@
 static_assert(KFORGE_RUNTIME_VERSION == 4,
               "qkv.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
+namespace kforge::cuda_attention {
+struct AttentionArgs;
+}  // namespace kforge::cuda_attention
+
 // The program `qkv` (../../../golden/compile-cuda-qkv/program.yaml) on a CUDA device: 3 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
 // 2 of them are GEMMs (cuBLASLt float16 with fp32 accumulation).
@@ -42,9 +46,6 @@ static_assert(KFORGE_RUNTIME_VERSION == 4,
 // --cuda-graph: the first run() for a set of input dims captures the launches into a CUDA graph; later
 // runs replay it with one cudaGraphLaunch. Pass the same input/output tensors to keep replaying: other
 // device pointers make run() capture again and update the graph in place (correct, but slower).
-namespace kforge::cuda_attention {
-struct AttentionArgs;
-}  // namespace kforge::cuda_attention
 class qkv {
  public:
   static constexpr size_t kNumInputs = 1;

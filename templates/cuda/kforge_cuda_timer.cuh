@@ -21,6 +21,12 @@
 namespace kforge {
 namespace cuda_timing {
 
+// The lead for timing cuDNN calls by GPU time alone: their host side is long. With the 30 us lead of the GEMM sites,
+// resnet50's 1x1 convolutions measured 30-100 us at batch 1 on an H200 (the host's cuDNN call, not the GPU's work: the
+// whole model runs in 0.59 ms as a graph), and the picks made the graph 2x slower (BENCHMARKS.md). The convolution
+// and attention sites (kforge_cudnn.cuh, kforge_cudnn_attention.cuh) use it.
+constexpr double kCudnnCallLeadUs = 250.0;
+
 static __global__ void spin_kernel(long long cycles) {
   const long long start = clock64();
   while (clock64() - start < cycles) {

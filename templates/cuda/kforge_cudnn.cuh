@@ -236,10 +236,8 @@ struct Scratch {
 
 class CudnnContext {
  public:
-  // BenchmarkTiming::kGpu's lead. With the 30 us lead of the GEMM sites, resnet50's 1x1 convolutions measured
-  // 30-100 us at batch 1 on an H200 (the host's cuDNN call, not the GPU's work: the whole model runs in 0.59 ms as a
-  // graph), and the picks made the graph 2x slower (BENCHMARKS.md).
-  static constexpr double kBenchmarkLeadUs = 250.0;
+  // BenchmarkTiming::kGpu's lead (kforge_cuda_timer.cuh says why it is longer than the GEMM sites').
+  static constexpr double kBenchmarkLeadUs = cuda_timing::kCudnnCallLeadUs;
 
   explicit CudnnContext(BenchmarkTiming timing) : timing_(timing) {}
   CudnnContext(const CudnnContext&) = delete;

@@ -55,7 +55,7 @@ class CudnnAttention {
 
   // Whether cuDNN's graph can describe a: 16-bit T, head dim a multiple of 8, strides of 8-element multiples (16-byte
   // rows), no causal bound but the top-left one.
-  template <typename T, typename M>
+  template <typename T>
   static bool supports(const AttentionArgs& a, int head_dim) {
     if (!std::is_same_v<T, __half> && !std::is_same_v<T, __nv_bfloat16>) return false;
     if (head_dim % 8 != 0 || head_dim > 256) return false;
@@ -68,7 +68,6 @@ class CudnnAttention {
       if (reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
     }
     if (a.mask != nullptr && (a.m_col != 1 || reinterpret_cast<uintptr_t>(a.mask) % 16 != 0)) return false;
-    static_cast<void>(sizeof(M));
     return true;
   }
 
@@ -76,7 +75,7 @@ class CudnnAttention {
   // a graph capture. False where cuDNN describes or plans nothing for it.
   template <typename T, typename M>
   bool prepare(const AttentionArgs& a, int head_dim) {
-    if (!supports<T, M>(a, head_dim)) return false;
+    if (!supports<T>(a, head_dim)) return false;
     if (handle_ == nullptr && cudnnCreate(&handle_) != CUDNN_STATUS_SUCCESS) {
       handle_ = nullptr;
       return false;
@@ -129,7 +128,8 @@ class CudnnAttention {
     Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     void* workspace = workspace_;
     if (!pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, ids.data(), int64_t(ids.size())) ||
-        !pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(), int64_t(pointers.size())) ||
+        !pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(),
+                  int64_t(pointers.size())) ||
         !pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace) || !pack.finalize()) {
       return cudaErrorInvalidValue;
     }
@@ -143,7 +143,8 @@ class CudnnAttention {
   // The graph's tensors: the ids the variant pack names them by, then the virtual results between the ops.
   enum Id : int64_t {
     kQ = 1, kK, kV, kO, kScale, kMask, kMinusInfinity,
-    kScores, kScaled, kMasked, kRow, kColumn, kVisible, kCausal, kMax, kShifted, kExp, kSum, kLogSum, kStatistics, kProbabilities
+    kScores, kScaled, kMasked, kRow, kColumn, kVisible, kCausal, kMax, kShifted, kExp, kSum, kLogSum, kStatistics,
+    kProbabilities
   };
 
   // Every descriptor of one description's graph, and the plan made from it (alive together).
@@ -158,14 +159,14 @@ class CudnnAttention {
     size_t workspace = 0;
   };
 
-  using Key = std::array<int64_t, 26>;
+  using Key = std::array<int64_t, 24>;
 
   template <typename T, typename M>
   static Key key_of(const AttentionArgs& a, int head_dim) {
     return Key{a.batch,   a.heads,   a.seq_q,   a.seq_k,   head_dim,  a.q_batch, a.q_head,
                a.q_seq,   a.k_batch, a.k_head,  a.k_seq,   a.v_batch, a.v_head,  a.v_seq,
                a.o_batch, a.o_head,  a.o_seq,   a.mask != nullptr,    a.m_batch, a.m_head,
-               a.m_row,   a.causal,  int64_t(data_type<T>()), int64_t(mask_type<T, M>()), 0, 0};
+               a.m_row,   a.causal,  int64_t(data_type<T>()), int64_t(mask_type<T, M>())};
   }
 
   template <typename T>
@@ -343,9 +344,10 @@ class CudnnAttention {
 // alone (a class that replays CUDA graphs: the host's cuDNN call is not paid per run; a spin kernel keeps the GPU
 // busy while the host launches, as CudnnContext's), else the host's calls and the GPU's work together.
 struct AttentionContext {
-  static constexpr double kBenchmarkLeadUs = 250.0;
   explicit AttentionContext(bool gpu_timing)
-      : gpu_timing(gpu_timing), timer(std::make_shared<cuda_timing::CudaEventTimer>(nullptr, gpu_timing ? kBenchmarkLeadUs : 0.0)) {}
+      : gpu_timing(gpu_timing),
+        timer(std::make_shared<cuda_timing::CudaEventTimer>(nullptr,
+                                                            gpu_timing ? cuda_timing::kCudnnCallLeadUs : 0.0)) {}
   bool gpu_timing;
   CudnnAttention cudnn;
   std::shared_ptr<cuda_timing::CudaEventTimer> timer;
@@ -388,7 +390,7 @@ class AttentionSite {
       if (cudaError_t e = choose(ctx, a, stream); e != cudaSuccess) return e;
       chosen = chosen_.find(key_of(mk::ShapeKey{a.batch, a.heads, a.seq_q, a.seq_k}));
     }
-    return chosen->second == kCudnn && CudnnAttention::supports<T, M>(a, D)
+    return chosen->second == kCudnn && CudnnAttention::supports<T>(a, D)
                ? ctx.cudnn.template run<T, M>(a, D, stream)
                : attention<T, D, M>(a, stream);
   }

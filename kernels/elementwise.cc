@@ -132,17 +132,6 @@ Status binary(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tensor
     });                                                                                            \
   }
 
-// Whether v is NaN; false for integers.
-template <typename T>
-bool is_nan(T v) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::isnan(v);
-  } else {
-    (void)v;
-    return false;
-  }
-}
-
 // Paddle's FMaxFunctor / FMinFunctor: std::fmax / std::fmin, integers converted to float (int32) or double (int64)
 // and rounded back with lrint (so an int32 beyond 2^24 rounds, as Paddle's does).
 template <typename T>
@@ -186,8 +175,8 @@ Status multiply(const KernelContext& ctx, const Tensor& x, const Tensor& y, Tens
 }
 // maximum / minimum: NaN when either operand is NaN, as Paddle's MaximumFunctor / MinimumFunctor give it (a > b ?
 // a : b alone kept b when a was NaN); a tie (0 and -0) gives b, as Paddle's.
-KFORGE_SIMPLE_BINARY(maximum, a > b || is_nan(a) ? a : b)
-KFORGE_SIMPLE_BINARY(minimum, a < b || is_nan(a) ? a : b)
+KFORGE_SIMPLE_BINARY(maximum, a > b || util::is_nan(a) ? a : b)
+KFORGE_SIMPLE_BINARY(minimum, a < b || util::is_nan(a) ? a : b)
 KFORGE_SIMPLE_BINARY(fmax, ignore_nan<T>(a, b, true))
 KFORGE_SIMPLE_BINARY(fmin, ignore_nan<T>(a, b, false))
 KFORGE_SIMPLE_BINARY(elementwise_pow, power<T>(a, b))

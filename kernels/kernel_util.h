@@ -478,6 +478,17 @@ inline void copy_bytes(void* dst, const void* src, size_t bytes) {
   if (dst != src && bytes > 0) std::memcpy(dst, src, bytes);
 }
 
+// Whether v is NaN; false for integers (max / min keep a NaN and fmax / fmin drop one, as Paddle's kernels do).
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return std::isnan(v);
+  } else {
+    static_cast<void>(v);
+    return false;
+  }
+}
+
 }  // namespace kforge::kernels::util
 
 #endif  // KFORGE_EXAMPLES_KERNELS_KERNEL_UTIL_H_

@@ -294,17 +294,6 @@ Status layer_norm(const KernelContext& ctx, const Tensor& x, const Tensor* scale
 
 namespace {
 
-// Whether v is NaN; false for integers (max / min keep a NaN, as Paddle's kernels do).
-template <typename T>
-bool is_nan(T v) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::isnan(v);
-  } else {
-    (void)v;
-    return false;
-  }
-}
-
 // Folds every element of x into the accumulator of its output position (row-major input order, so the result is
 // deterministic), then writes each accumulator through `finish`.
 template <typename In, typename Acc, typename Fold, typename Finish>
@@ -434,7 +423,7 @@ Status max(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool
     const T lowest = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                           : std::numeric_limits<T>::lowest();
     // A NaN makes the result NaN, as Paddle's max (is_nan: false for integers, without a self-comparison).
-    reduce<T, T>(x, reduced, acc.data(), out_numel, lowest, [](T a, T v) { return v > a || is_nan(v) ? v : a; },
+    reduce<T, T>(x, reduced, acc.data(), out_numel, lowest, [](T a, T v) { return v > a || util::is_nan(v) ? v : a; },
                  [o](int64_t i, T a) { o[i] = a; });
     return Status::OK();
   });
@@ -460,7 +449,7 @@ Status min(const KernelContext& ctx, const Tensor& x, const IntArray& axis, bool
     T* o = out->data_as<T>();
     const T highest = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
                                                            : std::numeric_limits<T>::max();
-    reduce<T, T>(x, reduced, acc.data(), out_numel, highest, [](T a, T v) { return v < a || is_nan(v) ? v : a; },
+    reduce<T, T>(x, reduced, acc.data(), out_numel, highest, [](T a, T v) { return v < a || util::is_nan(v) ? v : a; },
                  [o](int64_t i, T a) { o[i] = a; });
     return Status::OK();
   });

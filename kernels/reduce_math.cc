@@ -211,22 +211,13 @@ struct Entry {
   int64_t index;
 };
 
-template <typename T>
-bool is_nan(T v) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::isnan(v);
-  } else {
-    return false;
-  }
-}
-
 // Paddle's order of a line's (value, index) pairs in topk and argsort: NaN before every number (descending) or
 // after every number (ascending), and no tie-break among equals.
 template <typename T>
 struct Before {
   bool descending;
   bool operator()(const Entry<T>& p, const Entry<T>& q) const {
-    const bool pn = is_nan(p.value), qn = is_nan(q.value);
+    const bool pn = util::is_nan(p.value), qn = util::is_nan(q.value);
     return descending ? ((pn && !qn) || p.value > q.value) : ((!pn && qn) || p.value < q.value);
   }
 };

@@ -78,6 +78,12 @@ struct Batch {
   int64_t stride_bias = 0;  // product i's bias at bias + i * stride_bias (an epilogue over a batch)
 };
 
+// Row strides (elements) of A as stored and of C, where they are not the dense ones (0: dense, K or M for A by its
+// transpose, N for C): a product over every G-th row of a matrix (cublaslt_gemm_phased_n).
+struct RowStrides {
+  int64_t a = 0, c = 0;
+};
+
 class CublasLtGemm {
  public:
   static constexpr bool gelu_is_tanh_approximation = true;
@@ -123,11 +129,11 @@ class CublasLtGemm {
   // (optional), for their alignment, as run() would use them.
   bool can_run(int M, int N, int K, Epilogue epilogue, const void* bias, int algo_index = 0,
                bool transpose_a = false, bool transpose_b = false, const void* A = nullptr, const void* B = nullptr,
-               const void* C = nullptr, const Batch& batch = Batch{}) {
+               const void* C = nullptr, const Batch& batch = Batch{}, const RowStrides& rows = RowStrides{}) {
     if (!ok() || M <= 0 || N <= 0 || K <= 0 || algo_index < 0 || algo_index >= kMaxAlgos) return false;
     if (epilogue != Epilogue::kNone && bias == nullptr) return false;
     if (!valid(batch)) return false;
-    const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
+    const Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch, rows));
     return plan != nullptr && plan->usable;
   }
 
@@ -138,9 +144,9 @@ class CublasLtGemm {
   template <typename T>
   cublasStatus_t run(const T* A, const T* B, T* C, const NoDeduce<T>* bias, int M, int N, int K, Epilogue epilogue,
                      cudaStream_t stream, int algo_index = 0, bool transpose_a = false, bool transpose_b = false,
-                     const Batch& batch = Batch{}) {
+                     const Batch& batch = Batch{}, const RowStrides& rows = RowStrides{}) {
     if (element_type_ != data_type_of<T>()) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
-    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b, batch);
+    return run_untyped(A, B, C, bias, M, N, K, epilogue, stream, algo_index, transpose_a, transpose_b, batch, rows);
   }
 
   // The N to run a product with instead of its own, or 0 to run it as it is. cuBLASLt's Hopper kernels need N a
@@ -187,8 +193,9 @@ class CublasLtGemm {
   // The plan cache key: the problem (with the batch and the TF32 setting), and the alignment (bytes, up to 256)
   // of A, B and C. cuBLASLt's heuristic assumes 256-byte aligned matrices unless told otherwise; a plan made for
   // the pointers' real alignment never runs an algorithm that needs more (buffers of a kforge workspace are
-  // 64-byte aligned, a caller's tensor may be less).
-  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int64_t, int64_t, int64_t, int64_t, bool>;
+  // 64-byte aligned, a caller's tensor may be less). Then the row strides of A and C (RowStrides).
+  using Key = std::tuple<int, int, int, int, int, int, int, int, int, int, int64_t, int64_t, int64_t, int64_t, bool,
+                         int64_t, int64_t>;
 
   // A batch cuBLASLt can run: a positive count, no negative stride and a distinct output per product (stride_c
   // at least one matrix when count > 1).
@@ -206,19 +213,20 @@ class CublasLtGemm {
   }
 
   Key key_of(int M, int N, int K, Epilogue epilogue, int algo_index, bool transpose_a, bool transpose_b,
-             const void* A, const void* B, const void* C, const Batch& batch) const {
+             const void* A, const void* B, const void* C, const Batch& batch, const RowStrides& rows) const {
     const bool one = batch.count == 1;  // the strides of a single product mean nothing: one plan for all
     return Key{M, N, K, int(epilogue), algo_index, (transpose_a ? 1 : 0) | (transpose_b ? 2 : 0), alignment_of(A),
                alignment_of(B), alignment_of(C), batch.count, one ? 0 : batch.stride_a, one ? 0 : batch.stride_b,
-               one ? 0 : batch.stride_c, one || epilogue == Epilogue::kNone ? 0 : batch.stride_bias, tf32_};
+               one ? 0 : batch.stride_c, one || epilogue == Epilogue::kNone ? 0 : batch.stride_bias, tf32_,
+               rows.a, rows.c};
   }
 
   cublasStatus_t run_untyped(const void* A, const void* B, void* C, const void* bias, int M, int N, int K,
                              Epilogue epilogue, cudaStream_t stream, int algo_index, bool transpose_a,
-                             bool transpose_b, const Batch& batch) {
+                             bool transpose_b, const Batch& batch, const RowStrides& rows) {
     if (!ok()) return status_;
     if (algo_index < 0 || algo_index >= kMaxAlgos || !valid(batch)) return last_ = CUBLAS_STATUS_INVALID_VALUE;
-    Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch));
+    Plan* plan = plan_for(key_of(M, N, K, epilogue, algo_index, transpose_a, transpose_b, A, B, C, batch, rows));
     if (plan == nullptr || !plan->usable) return last_ = CUBLAS_STATUS_NOT_SUPPORTED;
     if (epilogue != Epilogue::kNone) {
       // The bias pointer is a descriptor attribute; setting it is a host-side store (no device work).
@@ -262,7 +270,7 @@ class CublasLtGemm {
 
   bool build(Plan& p, const Key& key) {
     const auto [M, N, K, epilogue_int, algo_index, transposes, align_a, align_b, align_c, count, stride_a, stride_b,
-                stride_c, stride_bias, tf32] = key;
+                stride_c, stride_bias, tf32, row_stride_a, row_stride_c] = key;
     const Epilogue epilogue = static_cast<Epilogue>(epilogue_int);
     const bool transpose_a = (transposes & 1) != 0, transpose_b = (transposes & 2) != 0;
     const cublasComputeType_t compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -293,13 +301,15 @@ class CublasLtGemm {
     }
     const uint64_t m = uint64_t(M), n = uint64_t(N), k = uint64_t(K);
     // Each layout describes the matrix as stored (rows x cols of its column-major reading, leading dim).
-    const cublasStatus_t a_status = transpose_a ? cublasLtMatrixLayoutCreate(&p.layout_a, element_type_, m, k, int64_t(M))
-                                                : cublasLtMatrixLayoutCreate(&p.layout_a, element_type_, k, m, int64_t(K));
+    const int64_t ld_a = row_stride_a != 0 ? row_stride_a : transpose_a ? int64_t(M) : int64_t(K);
+    const int64_t ld_c = row_stride_c != 0 ? row_stride_c : int64_t(N);
+    const cublasStatus_t a_status = transpose_a ? cublasLtMatrixLayoutCreate(&p.layout_a, element_type_, m, k, ld_a)
+                                                : cublasLtMatrixLayoutCreate(&p.layout_a, element_type_, k, m, ld_a);
     if (a_status != CUBLAS_STATUS_SUCCESS) return false;
     const cublasStatus_t b_status = transpose_b ? cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, k, n, int64_t(K))
                                                 : cublasLtMatrixLayoutCreate(&p.layout_b, element_type_, n, k, int64_t(N));
     if (b_status != CUBLAS_STATUS_SUCCESS) return false;
-    if (cublasLtMatrixLayoutCreate(&p.layout_c, element_type_, n, m, int64_t(N)) != CUBLAS_STATUS_SUCCESS) return false;
+    if (cublasLtMatrixLayoutCreate(&p.layout_c, element_type_, n, m, ld_c) != CUBLAS_STATUS_SUCCESS) return false;
     if (count > 1) {
       const int32_t batch_count = count;
       for (const auto& [layout, stride] : {std::pair<cublasLtMatrixLayout_t, int64_t>{p.layout_a, stride_a},
@@ -461,6 +471,98 @@ inline cudaError_t cublaslt_gemm_padded_n(CublasLtGemm& lt, const T* A, const T*
   return cudaGetLastError();
 }
 
+// The phases of a row-major C[M, N] whose N is not a multiple of P = 16 / sizeof(T) elements: row r starts
+// (r N) mod P elements past a 16-byte boundary (C itself aligned), which depends on r mod count only; phase j (rows
+// j, j + count, ...) starts its 16-byte aligned part at column head(j).
+template <typename T>
+struct GemmPhases {
+  static constexpr int64_t P = int64_t(16 / sizeof(T));
+  int64_t n;
+  int64_t count;  // P / gcd(N mod P, P): 1 when N is a multiple of P
+  __host__ __device__ explicit GemmPhases(int64_t n_) : n(n_), count(P) {
+    for (int64_t d = n_ % P; d != 0 && count % 2 == 0 && d % 2 == 0; d /= 2) count /= 2;
+    if (n_ % P == 0) count = 1;
+  }
+  __host__ __device__ int64_t head(int64_t j) const { return (P - (j * n) % P) % P; }
+  // The columns of phase j's product: from head(j) on, a multiple of P (cuBLASLt's Hopper kernels want the product's
+  // N aligned too, not only its rows: with 50250 of 50257 columns they ran 3x slower than at the padded N).
+  __host__ __device__ int64_t body(int64_t j) const { return (n - head(j)) / P * P; }
+  // Whether the phases move fewer bytes than the padded product (CublasLtGemm::padded_n) for C[m, n] = A B^T over k:
+  // each phase reads B once, count - 1 more reads of B's n k elements, where the padded product copies B (2 n k) and
+  // C (2 m n) once more. H200, float16, n 50257 (8 phases), k 768 (bench/transformers/logits_bench.cu): m 8192
+  // 1.06 ms against 1.57 ms, m 1024 0.27 against 0.24, m 128 0.23 against 0.10; so phases from m > 1920 here.
+  bool move_less_than_padding(int64_t m, int64_t k) const { return (count - 3) * k < 2 * m; }
+  __host__ __device__ int64_t rows(int64_t j, int64_t m) const { return j < m ? (m - j + count - 1) / count : 0; }
+};
+
+// The columns of each row outside its phase's product (GemmPhases: before head, after head + body; < P each side):
+// C[r, c] = sum_k A[r, k] B[c, k], one warp a row, accumulated in float.
+template <typename T>
+__global__ void gemm_edge_columns_kernel(T* __restrict__ C, const T* __restrict__ A, const T* __restrict__ B,
+                                         int64_t M, int64_t N, int64_t K) {
+  const GemmPhases<T> phases(N);
+  const int lane = int(threadIdx.x % 32);
+  for (int64_t r = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) / 32; r < M;
+       r += int64_t(gridDim.x) * blockDim.x / 32) {
+    const int64_t head = phases.head(r % phases.count), tail = head + phases.body(r % phases.count);
+    for (int64_t e = 0; e < head + (N - tail); ++e) {  // the e-th edge column: before head, then from tail on
+      const int64_t c = e < head ? e : tail + (e - head);
+      float sum = 0.0f;
+      for (int64_t k = lane; k < K; k += 32)
+        sum += kforge::cuda::to_float(A[r * K + k]) * kforge::cuda::to_float(B[c * K + k]);
+      for (int offset = 16; offset > 0; offset /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
+      if (lane == 0) C[r * N + c] = kforge::cuda::from_float<T>(sum);
+    }
+  }
+}
+
+// Whether cublaslt_gemm_phased_n can compute C[M, N] = A B^T in place: B stored [N, K] (transpose_b), A plain, K a
+// multiple of P (so that A + j K and B + head K stay 16-byte aligned), the three operands 16-byte aligned, and
+// cuBLASLt has a plan for every phase (host work, cached; generated code asks before a CUDA graph capture).
+template <typename T>
+inline bool cublaslt_can_run_phased_n(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
+                                      bool transpose_a, bool transpose_b) {
+  const GemmPhases<T> phases(N);
+  const auto aligned = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15u) == 0; };
+  if (transpose_a || !transpose_b || phases.count == 1 || K % phases.P != 0 || N <= 2 * phases.P) return false;
+  if (!aligned(A) || !aligned(B) || !aligned(C)) return false;
+  for (int64_t j = 0; j < phases.count; ++j) {
+    const int64_t m = phases.rows(j, M), h = phases.head(j);
+    if (m > 0 && !lt.can_run(int(m), int(phases.body(j)), K, Epilogue::kNone, nullptr, 0, false, true, A + j * K, B + h * K,
+                             C + j * N + h, Batch{}, RowStrides{phases.count * K, phases.count * N}))
+      return false;
+  }
+  return true;
+}
+
+// Whether cublaslt_gemm takes the phases: they can run, and move fewer bytes than the padded product
+// (GemmPhases::move_less_than_padding).
+template <typename T>
+inline bool cublaslt_prefers_phased_n(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
+                                      bool transpose_a, bool transpose_b) {
+  return GemmPhases<T>(N).move_less_than_padding(M, K) &&
+         cublaslt_can_run_phased_n(lt, A, B, C, M, N, K, transpose_a, transpose_b);
+}
+
+// C[M, N] = A B^T in place where N is not a multiple of P (a vocabulary of 50257 logits): one cuBLASLt product per
+// phase (GemmPhases: every count-th row, row strides count K and count N, a multiple of P, over the phase's aligned
+// columns), which cuBLASLt's Hopper kernels take, and the few columns outside them by gemm_edge_columns_kernel. Against cublaslt_gemm_padded_n no copy of B and no compaction of C (a GPT-2 prefill's
+// logits at batch 8 x 1024 tokens: 1.6 GB moved). No epilogue. cudaErrorNotSupported when cuBLASLt fails.
+template <typename T>
+inline cudaError_t cublaslt_gemm_phased_n(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
+                                          cudaStream_t stream) {
+  const GemmPhases<T> phases(N);
+  for (int64_t j = 0; j < phases.count; ++j) {
+    const int64_t m = phases.rows(j, M), h = phases.head(j);
+    if (m > 0 && lt.run(A + j * K, B + h * K, C + j * N + h, nullptr, int(m), int(phases.body(j)), K, Epilogue::kNone, stream,
+                        0, false, true, Batch{}, RowStrides{phases.count * K, phases.count * N}) != CUBLAS_STATUS_SUCCESS)
+      return cudaErrorNotSupported;
+  }
+  const unsigned blocks = unsigned(std::min<int64_t>((int64_t(M) + 7) / 8, 4096));
+  gemm_edge_columns_kernel<T><<<blocks, 256, 0, stream>>>(C, A, B, M, N, K);
+  return cudaGetLastError();
+}
+
 // The elements padded_buffer() must hold for a padded product (B, then C, each 256-byte aligned).
 inline size_t cublaslt_padded_elements(int M, int K, int64_t n_pad) {
   return size_t((n_pad * K + 127) / 128 * 128) + size_t(M) * size_t(n_pad);
@@ -503,8 +605,13 @@ inline cudaError_t cublaslt_gemm(CublasLtGemm& lt, const T* A, const T* B, T* C,
     if (cudaError_t e = cudaMemsetAsync(C, 0, size_t(M) * size_t(N) * sizeof(T), stream); e != cudaSuccess) return e;
     return bias_epilogue(C, bias, M, N, epilogue, stream);
   }
-  // N not a multiple of 16 bytes: at a padded N (CublasLtGemm::padded_n), the bias after the copy.
+  // N not a multiple of 16 bytes: in place by phases of rows where that moves less, else at a padded N
+  // (CublasLtGemm::padded_n); the bias after either.
   const int64_t n_pad = CublasLtGemm::padded_n(M, N, sizeof(T));
+  if (n_pad > 0 && cublaslt_prefers_phased_n(lt, A, B, C, M, N, K, transpose_a, transpose_b)) {
+    if (cudaError_t e = cublaslt_gemm_phased_n(lt, A, B, C, M, N, K, stream); e != cudaSuccess) return e;
+    return bias_epilogue(C, bias, M, N, epilogue, stream);
+  }
   T* padded = n_pad > 0 ? static_cast<T*>(lt.padded_buffer(cublaslt_padded_elements(M, K, n_pad) * sizeof(T), stream))
                         : nullptr;
   if (padded != nullptr && lt.can_run(M, int(n_pad), K, Epilogue::kNone, nullptr, 0, transpose_a, transpose_b,
@@ -535,8 +642,10 @@ inline void cublaslt_gemm_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C
   const Epilogue in_gemm = cublaslt_epilogue_in_gemm(lt, epilogue, cublaslt_bias_in_gemm(epilogue, bias), M, N, K, bias,
                                                     transpose_a, transpose_b, A, B, C);
   static_cast<void>(lt.can_run(M, N, K, in_gemm, bias, 0, transpose_a, transpose_b, A, B, C));
-  // The padded product's buffer and plan too (cublaslt_gemm): nothing is allocated inside a capture.
-  if (const int64_t n_pad = CublasLtGemm::padded_n(M, N, sizeof(T)); n_pad > 0) {
+  // The phases' plans, else the padded product's buffer and plan (cublaslt_gemm): nothing is allocated inside a
+  // capture.
+  if (const int64_t n_pad = CublasLtGemm::padded_n(M, N, sizeof(T));
+      n_pad > 0 && !cublaslt_prefers_phased_n(lt, A, B, C, M, N, K, transpose_a, transpose_b)) {
     if (void* padded = lt.padded_buffer(cublaslt_padded_elements(M, K, n_pad) * sizeof(T), nullptr)) {
       static_cast<void>(lt.can_run(M, int(n_pad), K, Epilogue::kNone, nullptr, 0, transpose_a, transpose_b, A,
                                    padded, padded));

@@ -1,7 +1,8 @@
-// cublaslt_gemm with an N that is not a multiple of 16 bytes (CublasLtGemm::padded_n: B padded, the product at the
-// padded N, its rows copied out) against a float reference on the host, in float16, bfloat16 and float32, B stored
-// [N, K] and [K, N], with and without a bias, and under a CUDA graph capture after cublaslt_gemm_prepare (nothing
-// allocated inside it). GPU machine:
+// cublaslt_gemm with an N that is not a multiple of 16 bytes against a float reference on the host, both of its
+// ways: in place by phases of rows (cublaslt_gemm_phased_n: B stored [N, K], K a multiple of 16 bytes, M large) and
+// at a padded N (CublasLtGemm::padded_n: B padded, the product at the padded N, its rows copied out; B stored [K, N],
+// K unaligned or M small), in float16, bfloat16 and float32, with and without a bias, M and N of every phase
+// remainder, and under a CUDA graph capture after cublaslt_gemm_prepare (nothing allocated inside it). GPU machine:
 //   nvcc -arch=sm_90 -std=c++17 -O2 -I templates/cuda -I templates/runtime tests/gpu/gemm_padded_check.cu
 //        -lcublasLt -lcublas -o gemm_padded_check && ./gemm_padded_check      (one command line)
 #include <cstdio>
@@ -69,9 +70,10 @@ int check(const char* name, cudaDataType_t type, int M, int N, int K, bool with_
   }
   const double bound = (sizeof(T) == 2 ? 1e-2 : 1e-5) * scale;
   const bool ok = worst <= bound;
-  std::printf("%s %s M %d N %d K %d%s%s%s: padded N %lld, max |gpu - ref| %.3g (bound %.3g)\n", ok ? "ok  " : "FAIL",
-              name, M, N, K, tb ? "" : " B [K, N]", with_bias ? " +bias" : "", graph ? " graph" : "",
-              static_cast<long long>(CublasLtGemm::padded_n(M, N, sizeof(T))), worst, bound);
+  const bool padded = CublasLtGemm::padded_n(M, N, sizeof(T)) > 0;
+  const char* way = !padded ? "as it is" : cublaslt_prefers_phased_n(lt, da, db, dc, M, N, K, false, tb) ? "phased" : "padded";
+  std::printf("%s %s M %d N %d K %d%s%s%s: %s, max |gpu - ref| %.3g (bound %.3g)\n", ok ? "ok  " : "FAIL", name, M, N,
+              K, tb ? "" : " B [K, N]", with_bias ? " +bias" : "", graph ? " graph" : "", way, worst, bound);
   cudaFree(da);
   cudaFree(db);
   cudaFree(dc);
@@ -85,11 +87,15 @@ int main() {
   for (bool graph : {false, true}) {
     for (bool bias : {false, true}) {
       failed += check<__half>("float16", CUDA_R_16F, 1024, 50257, 768, bias, graph);
+      failed += check<__half>("float16", CUDA_R_16F, 2051, 50257, 768, bias, graph);  // eight phases
       failed += check<__nv_bfloat16>("bfloat16", CUDA_R_16BF, 512, 1001, 256, bias, graph);
       failed += check<float>("float32", CUDA_R_32F, 300, 4099, 128, bias, graph);
       failed += check<__half>("float16 (aligned)", CUDA_R_16F, 256, 4096, 256, bias, graph);
       failed += check<__half>("float16", CUDA_R_16F, 200, 3001, 96, bias, graph, /*tb=*/false);
       failed += check<__half>("float16 (small M)", CUDA_R_16F, 8, 50257, 768, bias, graph);
+      failed += check<__half>("float16", CUDA_R_16F, 301, 32002, 64, bias, graph);         // four phases, M odd
+      failed += check<__nv_bfloat16>("bfloat16", CUDA_R_16BF, 99, 4100, 256, bias, graph);  // two phases
+      failed += check<__half>("float16 (K unaligned)", CUDA_R_16F, 128, 5001, 100, bias, graph);
     }
   }
   std::printf("%s\n", failed ? "FAILED" : "all ok");

@@ -83,6 +83,14 @@ bool IndexChecks::set_value(bool with_tensor) {
   std::vector<std::pair<uint32_t, size_t>> from[3];
   const bool bounds = int_array_or_data("starts", &given[0], &from[0]) &&
                       int_array_or_data("ends", &given[1], &from[1]) && int_array_or_data("steps", &given[2], &from[2]);
+  for (const std::vector<std::pair<uint32_t, size_t>>& bound : from) {
+    for (const auto& [v, element] : bound) {
+      if (v != kNone && value(v).buffer == value(out).buffer) {
+        return fail("a bound it reads from data shares its output's buffer, which the threads of one kernel would "
+                    "race on");
+      }
+    }
+  }
   const std::vector<SymExpr> *starts = &given[0], *ends = &given[1], *steps = &given[2];
   const AttrConstant* axes = bounds ? constant("axes") : nullptr;
   const AttrConstant* decrease = axes != nullptr ? constant("decrease_axes") : nullptr;

@@ -103,10 +103,17 @@ std::string cpp_double(double value) {
 }
 
 std::string cuda_device_constant(double value, const std::string& type) {
+  // A double beyond float's range is an infinity as float: spelled as one, not as std::numeric_limits.
+  if (type == "float" && !std::isnan(value)) value = static_cast<float>(value);
   if (std::isnan(value)) return fmt::format("static_cast<{}>(nan(\"\"))", type);
   if (std::isinf(value)) return fmt::format("static_cast<{}>({}HUGE_VAL)", type, value < 0 ? "-" : "");
   if (type == "float") return cpp_float(static_cast<float>(value));
   return fmt::format("static_cast<{}>({:.17g})", type, value);
+}
+
+std::string cuda_device_digits(double value, const std::string& type) {
+  if (!std::isfinite(value)) return cuda_device_constant(value, type);
+  return fmt::format("{:.17g}", value);
 }
 
 std::string cpp_float(float value) {

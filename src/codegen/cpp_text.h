@@ -88,6 +88,10 @@ std::string cpp_float(float value);
 /// and NaN static_cast<type>(nan("")), because nvcc refuses std::numeric_limits' constexpr host functions in device
 /// code.
 std::string cuda_device_constant(double value, const std::string& type);
+/// A double constant inside a CUDA kernel where the site spells finite values as their 17 significant digits
+/// ("1.0000000000000001e-05", an operand of double arithmetic): those digits, or, for an infinity or NaN (which
+/// `{:.17g}` would spell "inf" / "nan", no C++ token), cuda_device_constant's spelling as `type`.
+std::string cuda_device_digits(double value, const std::string& type);
 
 /// The runtime's enumerator: "kforge::DataType::kFloat32"; nullopt for dtypes the runtime has no name for
 /// (uint16/32/64, float8, pstring).

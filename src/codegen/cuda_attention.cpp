@@ -37,7 +37,7 @@ tmpl::Value cuda_attention_step(const passes::LoweredProgram& program, const pas
     strides.push_back(size(*e));
   }
   s.set("strides", tmpl::Value(std::move(strides)));
-  s.set("scale", cpp_float(static_cast<float>(a.scale)));
+  s.set("scale", cuda_device_constant(a.scale, "float"));
   s.set("causal", a.causal);
   s.set("diagonal", a.causal_diagonal);
   return s;

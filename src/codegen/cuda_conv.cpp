@@ -59,9 +59,9 @@ tmpl::Value cuda_conv_step(const CudaConv& s, int64_t number, int64_t launch, co
   // float32 by default: printed up to the last that is not.
   const std::string flags = s.dtype != ir::DataType::kFloat32
                                 ? fmt::format(", {}, {}, {}, {}, {}", s.transposed, s.krsc_filter, s.tap_major_filter,
-                                              cpp_float(static_cast<float>(s.input_max)), element_enumerator(s.dtype))
+                                              cuda_device_constant(s.input_max, "float"), element_enumerator(s.dtype))
                             : s.input_max > 0 ? fmt::format(", {}, {}, {}, {}", s.transposed, s.krsc_filter,
-                                                          s.tap_major_filter, cpp_float(static_cast<float>(s.input_max)))
+                                                          s.tap_major_filter, cuda_device_constant(s.input_max, "float"))
                             : s.tap_major_filter ? ", false, true, true"
                             : s.krsc_filter      ? ", false, true"
                             : s.transposed       ? ", true"
@@ -100,7 +100,7 @@ tmpl::Value cuda_conv_step(const CudaConv& s, int64_t number, int64_t launch, co
     f.set("variance", operand(s.variance));
     f.set("scale", operand(s.scale));
     f.set("shift", operand(s.shift));
-    f.set("epsilon", cpp_float(static_cast<float>(s.epsilon)));
+    f.set("epsilon", cuda_device_constant(s.epsilon, "float"));
     f.set("weights", weights);
     f.set("folded_bias", bias);
     v.set("fold", std::move(f));
@@ -121,10 +121,10 @@ tmpl::Value cuda_conv_step(const CudaConv& s, int64_t number, int64_t launch, co
     return v;
   }
   e.set("residual", operand(s.residual));
-  e.set("epsilon", cpp_float(static_cast<float>(s.epsilon)));
+  e.set("epsilon", cuda_device_constant(s.epsilon, "float"));
   e.set("activation", cuda_conv_activation(s.activation));
-  e.set("alpha", cpp_float(static_cast<float>(s.alpha)));
-  e.set("beta", cpp_float(static_cast<float>(s.beta)));
+  e.set("alpha", cuda_device_constant(s.alpha, "float"));
+  e.set("beta", cuda_device_constant(s.beta, "float"));
   e.set("after_residual", std::string(s.activation_after_residual ? "true" : "false"));
   v.set("epilogue", std::move(e));
   return v;

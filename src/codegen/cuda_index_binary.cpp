@@ -61,8 +61,9 @@ class BinaryCall : public IndexBuilder {
     k.output(out, type);
     // The key: the seed's int64 bits as uint64.
     k.statements(store_statements(k.coordinates_context({}),
-                                  fmt::format("kforge::cuda_index::uniform_draw<{}>({}ull, e, {:.17g}, {:.17g})", type,
-                                              static_cast<uint64_t>(form_.seed), form_.min, form_.max)));
+                                  fmt::format("kforge::cuda_index::uniform_draw<{}>({}ull, e, {}, {})", type,
+                                              static_cast<uint64_t>(form_.seed), cuda_device_digits(form_.min, "double"),
+                                              cuda_device_digits(form_.max, "double"))));
     add(k, value(out).numel(), true);
   }
 

@@ -19,6 +19,7 @@
 // The plan's form of each call (passes/cuda_plan_compute.h) is what is rendered: every check is the plan's. The
 // statements are templates/program/cuda/index_compute.j2's skeletons; this file supplies their context (names,
 // types, sizes, expressions), in the order the sizes become kernel parameters.
+#include <cmath>
 #include <map>
 
 #include "codegen/cuda_index_compute_call.h"
@@ -62,7 +63,7 @@ void ComputeCall::dropout() {
   std::string stored = in + "[e]";
   if (!form_.upscale) {
     const double factor = 1.0 - form_.probability;
-    const std::string f = type == "float" ? cpp_float(static_cast<float>(factor)) : fmt::format("{:.17g}", factor);
+    const std::string f = type == "float" ? cuda_device_constant(factor, "float") : cuda_device_digits(factor, "double");
     stored = fmt::format("{}[e] * static_cast<{}>({})", in, type, f);
   }
   k.statements(store_statements(k.coordinates_context({}), stored));
@@ -95,8 +96,8 @@ void ComputeCall::interpolate(bool bilinear) {
   s.set("out_w", out_w);
   s.set("align_corners", form_.align_corners ? "true" : "false");
   s.set("ratios", !bilinear || !same);
-  s.set("scale_h", cpp_float(static_cast<float>(form_.scale_h)));
-  s.set("scale_w", cpp_float(static_cast<float>(form_.scale_w)));
+  s.set("scale_h", cuda_device_constant(form_.scale_h, "float"));
+  s.set("scale_w", cuda_device_constant(form_.scale_w, "float"));
   auto at = [&](const std::string& row, const std::string& col) {
     std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
     coords.resize(xd.size());
@@ -153,8 +154,8 @@ void ComputeCall::bicubic() {
   s.set("pad", known ? "" : "  ");
   s.set("type", type);
   s.set("align_corners", form_.align_corners ? "true" : "false");
-  s.set("scale_h", cpp_float(static_cast<float>(form_.scale_h)));
-  s.set("scale_w", cpp_float(static_cast<float>(form_.scale_w)));
+  s.set("scale_h", cuda_device_constant(form_.scale_h, "float"));
+  s.set("scale_w", cuda_device_constant(form_.scale_w, "float"));
   const std::vector<std::string> coords = {"c0", "c1", "c2", "c3"};
   s.set("copy", same || !known ? fmt::format("{}[{}]", in, k.offset(coords, xd)) : "");
   std::vector<std::string> plane = coords;  // the output element's plane of x: its row and column 0
@@ -308,8 +309,8 @@ void ComputeCall::arange() {
   k.output(out, type);
   const bool floating = ir::is_floating(form_.dtype);
   auto literal = [&](double v) {
-    return floating ? fmt::format("static_cast<{}>({:.17g})", type, v)
-                    : fmt::format("static_cast<{}>({})", type, static_cast<int64_t>(v));
+    if (!floating) return fmt::format("static_cast<{}>({})", type, static_cast<int64_t>(v));
+    return std::isfinite(v) ? fmt::format("static_cast<{}>({:.17g})", type, v) : cuda_device_constant(v, type);
   };
   const std::string first = form_.symbolic_start ? fmt::format("static_cast<{}>({})", type, k.size(form_.start_dim))
                                                  : literal(form_.start);
@@ -424,10 +425,10 @@ void ComputeCall::pow() {
   const std::string in = k.input(x, type);
   k.output(out, type);
   if (type == "float") {
-    k.statements(store_statements(k.coordinates_context({}), fmt::format("powf({}[e], {})", in, cpp_float(factor))));
+    k.statements(store_statements(k.coordinates_context({}), fmt::format("powf({}[e], {})", in, cuda_device_constant(factor, "float"))));
   } else if (type == "double") {
     k.statements(store_statements(k.coordinates_context({}),
-                                  fmt::format("pow({}[e], static_cast<double>({}))", in, cpp_float(factor))));
+                                  fmt::format("pow({}[e], static_cast<double>({}))", in, cuda_device_constant(factor, "float"))));
   } else {  // int32_t or int64_t, the exponent >= 0 and fitting (the plan checked): x**e by squaring, wrapping
     tmpl::Value s = statements_of("integer_pow");
     s.set("type", type);

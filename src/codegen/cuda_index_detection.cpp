@@ -25,7 +25,7 @@ void ComputeCall::roi_align() {
   for (const SymExpr& d : xd) geometry.push_back(k.size(d));
   geometry.push_back(std::to_string(form_.pooled_h));
   geometry.push_back(std::to_string(form_.pooled_w));
-  geometry.push_back(cpp_float(form_.spatial_scale));
+  geometry.push_back(cuda_device_constant(form_.spatial_scale, "float"));
   geometry.push_back(std::to_string(form_.sampling_ratio));
   geometry.push_back(form_.aligned ? "true" : "false");
   tmpl::Value s = statements_of("roi_align");
@@ -59,9 +59,9 @@ void ComputeCall::yolo_box() {
     geometry.push_back(std::to_string(form_.anchors.size() / 2));
     geometry.push_back(std::to_string(form_.class_num));
     geometry.push_back(std::to_string(form_.downsample_ratio));
-    geometry.push_back(cpp_float(form_.conf_thresh));
-    geometry.push_back(cpp_float(form_.scale_x_y));
-    geometry.push_back(cpp_float(form_.iou_aware_factor));
+    geometry.push_back(cuda_device_constant(form_.conf_thresh, "float"));
+    geometry.push_back(cuda_device_constant(form_.scale_x_y, "float"));
+    geometry.push_back(cuda_device_constant(form_.iou_aware_factor, "float"));
     geometry.push_back(form_.clip ? "true" : "false");
     geometry.push_back(form_.iou_aware ? "true" : "false");
     tmpl::List anchors;

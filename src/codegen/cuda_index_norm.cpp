@@ -60,7 +60,7 @@ class NormCall : public IndexBuilder {
       return last ? fmt::format("({} * {} + {}) * {} + {}", b, sp, s, *channels, ch)
                   : fmt::format("({} * {} + {}) * {} + {}", b, *channels, ch, sp, s);
     };
-    const std::string eps = fmt::format("{:.17g}", form_.epsilon);
+    const std::string eps = cuda_device_digits(form_.epsilon, "double");
     // The statistics: one thread per (b, g).
     {
       KernelText k = text();
@@ -132,7 +132,7 @@ class NormCall : public IndexBuilder {
       fold = p > 0 ? "fabs(static_cast<double>(v)) > acc ? fabs(static_cast<double>(v)) : acc"
                    : "fabs(static_cast<double>(v)) < acc ? fabs(static_cast<double>(v)) : acc";
     } else {
-      const std::string exponent = fmt::format("{:.17g}", p);
+      const std::string exponent = cuda_device_digits(p, "double");
       fold = fmt::format("acc + pow(fabs(static_cast<double>(v)), {})", exponent);
       result = fmt::format("pow(acc, 1.0 / {})", exponent);
     }

@@ -3,6 +3,8 @@
 // the same place of the slice (the values broadcast to the slice's shape without its decrease axes), rendered from
 // the plan's form (passes/cuda_plan_set_value.cpp resolves the slice and the values' strides) into the form that
 // templates/program/cuda/index_slice.j2's set_value spells.
+#include <map>
+
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_index_select_call.h"
 #include "support/text.h"
@@ -30,6 +32,7 @@ void SelectCall::set_value(bool with_tensor) {
                                      : fmt::format("static_cast<{}>({}LL)", type, c.int_value));
     }
   }
+  std::map<uint32_t, std::string> bound_values;  // the tensors bounds are read from: their parameters
   tmpl::List dims;  // each dim's coordinate t<d> in the slice (index_slice.j2)
   std::vector<std::string> inside, offset;
   for (size_t d = 0; d < rank; ++d) {
@@ -39,7 +42,22 @@ void SelectCall::set_value(bool with_tensor) {
     dim.set("name", t);
     dim.set("coordinate", "c" + std::to_string(d));
     dim.set("sliced", r.sliced);
-    if (r.sliced) {
+    dim.set("at_run_time", r.at_run_time);
+    if (r.at_run_time) {
+      // Bounds read from tensors' values, normalised in the kernel (index_slice.j2): t<d>_start, _step, _count.
+      auto bound = [&](const std::pair<uint32_t, size_t>& from, const std::string& given) {
+        if (from.first == kNone) return given;
+        if (!bound_values.contains(from.first)) bound_values.emplace(from.first, k.input(from.first, type_of(from.first)));
+        return fmt::format("static_cast<int64_t>({}[{}])", bound_values.at(from.first), from.second);
+      };
+      dim.set("dim", k.size(xd[d]));
+      dim.set("start_given", bound(r.start_from, k.size(r.start)));
+      dim.set("end_given", bound(r.end_from, k.size(r.end)));
+      dim.set("step_given", bound(r.step_from, std::to_string(r.step)));
+      dim.set("start", t + "_start");
+      dim.set("step", t + "_step");
+      inside.push_back(fmt::format("{0}_ % {0}_step == 0 && {0} >= 0 && {0} < {0}_count", t));
+    } else if (r.sliced) {
       dim.set("start", k.size(r.start));
       dim.set("step", r.step);
       inside.push_back(fmt::format("{0}_ % {1} == 0 && {0} >= 0 && {0} < {2}", t, r.step, k.size(r.count)));

@@ -1,6 +1,7 @@
 // The CUDA row kernels' context (cuda_group_emitter.h): a row group's passes over each row (cached in registers
 // where it fits), its row patterns (softmax, norms), the loops and the body, and the variants of a multi-kernel
 // row group; templates/program/cuda/group_kernels.j2's `rows` and `row_variants` spell them.
+#include "codegen/cpp_text.h"
 #include "codegen/cuda_group_emitter.h"
 
 namespace kforge::codegen::cuda_kernels_internal {
@@ -155,7 +156,7 @@ void GroupEmitter::row_pattern(const GroupStmt& s, uint32_t piece,
     add(t, &RowPass::after, stmt("let", m.t, "var_" + id, fmt::format("sq_{} / static_cast<{}>(inner)", id, m.t)));
     add(t, &RowPass::after,
         stmt("let", m.t, "rstd_" + id,
-             fmt::format("{} / sqrt(var_{} + static_cast<{}>({:.17g}))", one, id, m.t, s.epsilon)));
+             fmt::format("{} / sqrt(var_{} + static_cast<{}>({}))", one, id, m.t, cuda_device_digits(s.epsilon, m.t))));
     extra("variance", "var_" + id);
   } else {
     const std::string scale = operand(s, "scale"), bias = operand(s, "bias");

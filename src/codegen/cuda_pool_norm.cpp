@@ -35,7 +35,7 @@ tmpl::Value cuda_batch_norm_step(const CudaBatchNorm& s, int64_t launch, const s
   e.set("scale", operand(s.scale));
   e.set("shift", operand(s.shift));
   e.set("residual", "nullptr");
-  e.set("epsilon", cpp_float(static_cast<float>(s.epsilon)));
+  e.set("epsilon", cuda_device_constant(s.epsilon, "float"));
   e.set("activation", "kforge::cuda_conv::Activation::kNone");
   e.set("alpha", "0.0f");
   e.set("beta", "0.0f");

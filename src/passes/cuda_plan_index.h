@@ -70,6 +70,13 @@ struct CudaSliceRange {
   SymExpr start, count;
   int64_t step = 1;
   bool sliced = false;
+  /// A slice with a bound read from a tensor's values (issue 34: `x[:, a:b] = v`, a and b computed): the kernel
+  /// reads those on the device and normalises the slice as kernels/index_ops.cc's set_value_ranges, so a CUDA graph
+  /// stays valid. Per bound (start, end, step): the value and its element, or kNone where the bound is given here
+  /// (`start`, `end`, `step`: a constant or an expression of the dims); `count` is unused.
+  bool at_run_time = false;
+  SymExpr end;
+  std::pair<uint32_t, size_t> start_from{kNone, 0}, end_from{kNone, 0}, step_from{kNone, 0};
 };
 
 /// A pad3d's mode (its `mode` attribute).

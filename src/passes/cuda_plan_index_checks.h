@@ -48,8 +48,10 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool join(bool stacked);
   bool split();
   bool slice();
-  // slice's starts read from a tensor's values: (value, element) per start, in order.
-  bool slice_starts_from_data(const KernelArg& arg, std::vector<std::pair<uint32_t, size_t>>* starts);
+  // slice's starts (set_value's starts, ends or steps: `what`) read from a tensor's values: (value, element) per
+  // start, in order.
+  bool slice_starts_from_data(const KernelArg& arg, std::vector<std::pair<uint32_t, size_t>>* starts,
+                              std::string_view what = "starts");
   bool strided_slice();
   bool flip();
   bool pad3d();
@@ -81,6 +83,10 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool slice_range(const SymExpr& n, const SymExpr& start_given, const SymExpr& end_given, int64_t step,
                    CudaSliceRange* r);
   std::optional<std::vector<SymExpr>> int_array(std::string_view name);
+  // An IntArray that may also be read from a tensor's values: per element, the value and element it is read from
+  // (`from`, kNone where it is in `given`).
+  bool int_array_or_data(std::string_view name, std::vector<SymExpr>* given,
+                         std::vector<std::pair<uint32_t, size_t>>* from);
   // cuda_plan_loss.cpp: sigmoid_cross_entropy_with_logits and cross_entropy_with_softmax.
   bool sigmoid_cross_entropy();
   bool softmax_cross_entropy();

@@ -274,16 +274,19 @@ bool IndexChecks::slice() {
   return true;
 }
 
-bool IndexChecks::slice_starts_from_data(const KernelArg& arg, std::vector<std::pair<uint32_t, size_t>>* starts) {
+bool IndexChecks::slice_starts_from_data(const KernelArg& arg, std::vector<std::pair<uint32_t, size_t>>* starts,
+                                         std::string_view what) {
   const std::vector<uint32_t> values = arg.kind == ArgKind::kTensorToAttr ? std::vector<uint32_t>{arg.value} : arg.values;
   for (uint32_t v : values) {
     const ir::DataType d = value(v).dtype;
     if (d != ir::DataType::kInt32 && d != ir::DataType::kInt64) {
-      return fail(fmt::format("its starts are {} (int32 or int64 expected)", ir::dtype_name(d)));
+      return fail(fmt::format("its {} are {} (int32 or int64 expected)", what, ir::dtype_name(d)));
     }
     const std::optional<int64_t> n = value(v).numel().constant();
     if (!n || (arg.kind == ArgKind::kTensorListToAttr && *n != 1)) {
-      return fail("its starts come from a tensor whose element count is known only at run time, or not 1 in a list");
+      return fail(fmt::format("its {} come from a tensor whose element count is known only at run time, or not 1 "
+                              "in a list",
+                              what));
     }
     for (int64_t e = 0; e < *n; ++e) starts->emplace_back(v, static_cast<size_t>(e));
   }

@@ -53,6 +53,21 @@ std::optional<std::vector<SymExpr>> IndexChecks::int_array(std::string_view name
   return std::vector<SymExpr>(c->ints.begin(), c->ints.end());
 }
 
+bool IndexChecks::int_array_or_data(std::string_view name, std::vector<SymExpr>* given,
+                                    std::vector<std::pair<uint32_t, size_t>>* from) {
+  const KernelArg* a = call_.arg(name);
+  if (a != nullptr && (a->kind == ArgKind::kTensorToAttr || a->kind == ArgKind::kTensorListToAttr)) {
+    if (!slice_starts_from_data(*a, from, name)) return false;
+    given->assign(from->size(), SymExpr(0));
+    return true;
+  }
+  std::optional<std::vector<SymExpr>> values = int_array(name);
+  if (!values) return false;
+  *given = std::move(*values);
+  from->assign(given->size(), {kNone, 0});
+  return true;
+}
+
 bool IndexChecks::set_value(bool with_tensor) {
   const uint32_t x = call_.tensor_arg("x"), out = out_value();
   const uint32_t values = with_tensor ? call_.tensor_arg("values") : kNone;
@@ -63,10 +78,21 @@ bool IndexChecks::set_value(bool with_tensor) {
   if (with_tensor && value(values).buffer == value(out).buffer) {
     return fail("its values share its output's buffer, which the threads of one kernel would race on");
   }
-  const std::optional<std::vector<SymExpr>> starts = int_array("starts");
-  const std::optional<std::vector<SymExpr>> ends = starts ? int_array("ends") : std::nullopt;
-  const std::optional<std::vector<SymExpr>> steps = ends ? int_array("steps") : std::nullopt;
-  const AttrConstant* axes = steps ? constant("axes") : nullptr;
+  // Each bound given (a constant or an expression of the dims), or read from a tensor's values by the kernel.
+  std::vector<SymExpr> given[3];
+  std::vector<std::pair<uint32_t, size_t>> from[3];
+  const bool bounds = int_array_or_data("starts", &given[0], &from[0]) &&
+                      int_array_or_data("ends", &given[1], &from[1]) && int_array_or_data("steps", &given[2], &from[2]);
+  for (const std::vector<std::pair<uint32_t, size_t>>& bound : from) {
+    for (const auto& [v, element] : bound) {
+      if (v != kNone && value(v).buffer == value(out).buffer) {
+        return fail("a bound it reads from data shares its output's buffer, which the threads of one kernel would "
+                    "race on");
+      }
+    }
+  }
+  const std::vector<SymExpr> *starts = &given[0], *ends = &given[1], *steps = &given[2];
+  const AttrConstant* axes = bounds ? constant("axes") : nullptr;
   const AttrConstant* decrease = axes != nullptr ? constant("decrease_axes") : nullptr;
   const AttrConstant* none = decrease != nullptr ? constant("none_axes") : nullptr;
   if (none == nullptr) return false;
@@ -76,14 +102,33 @@ bool IndexChecks::set_value(bool with_tensor) {
     return fail("its axes, starts, ends and steps differ in length");
   }
   std::vector<CudaSliceRange>& ranges = form_.ranges;
-  for (size_t d = 0; d < rank; ++d) ranges.push_back(CudaSliceRange{0, xd[d], 1, false});
+  for (size_t d = 0; d < rank; ++d) {
+    CudaSliceRange whole;  // the dim not sliced: 0, 1, its size
+    whole.start = 0;
+    whole.count = xd[d];
+    ranges.push_back(std::move(whole));
+  }
   for (size_t i = 0; i < axes->ints.size(); ++i) {
     size_t a = 0;
     if (!normalize_axis(axes->ints[i], static_cast<int64_t>(rank), &a) || ranges[a].sliced) {
       return fail("its axes name an axis out of range, or one twice");
     }
     const std::optional<int64_t> step = (*steps)[i].constant();
-    if (!step || *step == 0) return fail("a step is 0 or not known at generation time");
+    if (from[2][i].first == kNone && (!step || *step == 0)) {
+      return fail("a step is 0 or not known at generation time");
+    }
+    if (from[0][i].first != kNone || from[1][i].first != kNone || from[2][i].first != kNone) {
+      CudaSliceRange& r = ranges[a];
+      r.sliced = true;
+      r.at_run_time = true;
+      r.start = (*starts)[i];
+      r.end = (*ends)[i];
+      r.step = step.value_or(1);
+      r.start_from = from[0][i];
+      r.end_from = from[1][i];
+      r.step_from = from[2][i];
+      continue;
+    }
     if (!slice_range(xd[a], (*starts)[i], (*ends)[i], *step, &ranges[a])) return false;
   }
   // The values' target shape: the slice's dims but the decrease axes, a 1 inserted for each none axis; `place[d]`
@@ -94,11 +139,15 @@ bool IndexChecks::set_value(bool with_tensor) {
     if (!normalize_axis(d, static_cast<int64_t>(rank), &a)) return fail("a decrease axis is out of range");
     dropped[a] = true;
   }
+  // A slice counted at run time has no count here: the values broadcast to it as Paddle checks when it runs (a dim
+  // of 1 broadcasts, any other is taken as the count).
   SymShape target;
+  std::vector<bool> counted;
   std::vector<size_t> kept;
   for (size_t d = 0; d < rank; ++d) {
     if (!dropped[d]) {
       target.push_back(ranges[d].count);
+      counted.push_back(!ranges[d].at_run_time);
       kept.push_back(d);
     }
   }
@@ -109,6 +158,7 @@ bool IndexChecks::set_value(bool with_tensor) {
   for (int64_t a : none_sorted) {
     if (a < 0 || static_cast<size_t>(a) > target.size()) return fail("a none axis is out of range");
     target.insert(target.begin() + a, SymExpr(1));
+    counted.insert(counted.begin() + a, true);
     is_none.insert(is_none.begin() + a, true);
   }
   for (size_t t = 0, next = 0; t < target.size(); ++t) {
@@ -134,7 +184,9 @@ bool IndexChecks::set_value(bool with_tensor) {
   std::vector<SymExpr> vstride(target.size(), SymExpr(0));
   SymExpr stride = 1;
   for (size_t i = target.size(), v = vdims.size(); i-- > 0 && v-- > 0;) {
-    if (vdims[v] != target[i] && vdims[v] != SymExpr(1)) return fail("its values do not broadcast to the slice");
+    if (counted[i] && vdims[v] != target[i] && vdims[v] != SymExpr(1)) {
+      return fail("its values do not broadcast to the slice");
+    }
     vstride[i] = vdims[v] == SymExpr(1) ? SymExpr(0) : stride;
     stride = stride * vdims[v];
   }

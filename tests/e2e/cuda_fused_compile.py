@@ -194,6 +194,12 @@ PROGRAMS = [
     ("tests/paddle/p_norm_half/inference.json", "paddle_p_norm_half", []),
     ("tests/paddle/set_value_tensor_negative_step/inference.json", "paddle_set_value_tensor_negative_step", []),
     ("tests/paddle/set_value_dynamic_end/inference.json", "paddle_set_value_dynamic_end", ["--cuda-graph"]),
+    # bounds and a step read from data on the device; infinite attributes (a conv epilogue's clip, a clip, a pad)
+    ("tests/paddle/set_value_bounds_from_data/inference.json", "paddle_set_value_bounds_from_data", ["--cuda-graph"]),
+    ("tests/paddle/set_value_step_from_data/inference.json", "paddle_set_value_step_from_data", []),
+    ("tests/golden/compile-cuda-set-value-ends-from-data/program.yaml", "set_value_ends_from_data", ["--cuda-graph"]),
+    ("tests/paddle/conv2d_clip_inf/inference.json", "paddle_conv2d_clip_inf", ["--cuda-graph"]),
+    ("tests/paddle/clip_min_neg_inf_pad_neg_inf/inference.json", "paddle_clip_min_neg_inf_pad_neg_inf", []),
     ("tests/paddle/batch_norm_3d/inference.json", "paddle_batch_norm_3d", []),
     ("tests/paddle/batch_norm_nlc/inference.json", "paddle_batch_norm_nlc", ["--precision", "bfloat16"]),
     ("tests/paddle/sigmoid_ce_logits_mean/inference.json", "paddle_sigmoid_ce_logits_mean", []),

@@ -376,6 +376,13 @@ CASES = [
       ops=("depthwise_conv2d",)),
     # Asymmetric paddings [top, bottom, left, right] (PP-HGNetV2's stem: 0, 1, 0, 1): cuDNN pads both sides alike,
     # so the CUDA backend pads the input first (issue 34).
+    # Infinite attributes (issue 34): a clip with max inf after a convolution (the conv's epilogue on CUDA), one with
+    # min -inf alone, and a pad with -inf (exp'd to 0): each constant spelled so that nvcc compiles it (HUGE_VAL, not "inf").
+    C("conv2d_clip_inf", lambda x, w: paddle.clip(F.conv2d(x, w, padding=1), min=0.0, max=float("inf")),
+      [t(1, 3, 6, 6)], [t(4, 3, 3, 3)], ops=("conv2d", "clip")),
+    C("clip_min_neg_inf_pad_neg_inf", lambda x: paddle.exp(F.pad(paddle.clip(x, min=float("-inf"), max=0.25), [1, 1],
+                                                                  value=float("-inf"), data_format="NCL")),
+      [t(2, 3, 5)], ops=("clip", "pad3d")),
     C("conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]), [t(1, 3, 6, 6)], [t(4, 3, 2, 2)],
       ops=("conv2d",)),
     C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),
@@ -901,6 +908,15 @@ CASES = [
       [t(None, 2, None, None, run=(1, 2, 3, 4))], ops=("bilinear_interp",)),
     C("set_value_dynamic_end", lambda x: _assign(x, (slice(None), slice(1, paddle.shape(x)[1] - 1)), 0.5),
       [t(None, None, 3, run=(2, 5, 3))], ops=("set_value_",)),
+    # Bounds read from data (issue 34): x[:, a:b] = v and x[1, b:a:s] = 0.5 with a, b and the (negative) step s
+    # computed, which the CUDA kernel reads on the device.
+    C("set_value_bounds_from_data", lambda x, v, a, b: _assign(x, (slice(None), slice(a[0], b[0])), v),
+      [t(3, 8), t(3, 1), t(1, dtype="int64", low=-7, high=-5), t(1, dtype="int64", low=4, high=12)],
+      ops=("set_value_with_tensor_",)),
+    C("set_value_step_from_data", lambda x, a, b, s: _assign(x, (1, slice(b[0], a[0], s[0])), 0.5),
+      [t(2, 9), t(1, dtype="int64", low=0, high=2), t(1, dtype="int64", low=6, high=9),
+       t(1, dtype="int64", low=-3, high=-1)],
+      ops=("set_value_",)),
     # --- the ops GraphNet's Paddle models need most (issue 34, second batch) ---
     # share_data_: what Tensor.detach() saves; a copy of x of any dtype.
     *[C(f"share_data_{dt}", lambda x: x.detach() * 2, [t(2, 3, dtype=dt)], ops=("share_data_",)) for dt in NUMBER],

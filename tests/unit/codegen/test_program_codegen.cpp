@@ -76,6 +76,12 @@ TEST_CASE("cpp_text: constants inside CUDA kernels spell no host-only std::numer
   CHECK(cuda_device_constant(std::numeric_limits<double>::quiet_NaN(), "double") == "static_cast<double>(nan(\"\"))");
   CHECK(cuda_device_constant(0.1, "float") == "0.1f");
   CHECK(cuda_device_constant(0.1, "double") == "static_cast<double>(0.10000000000000001)");
+  // A double beyond float's range is float's infinity (issue 34's audit: a conv epilogue's clip bound).
+  CHECK(cuda_device_constant(1e300, "float") == "static_cast<float>(HUGE_VAL)");
+  // The sites that spell finite doubles as 17 digits keep those digits; an infinity or NaN, never "inf" / "nan".
+  CHECK(cuda_device_digits(1e-05, "double") == "1.0000000000000001e-05");
+  CHECK(cuda_device_digits(-std::numeric_limits<double>::infinity(), "double") == "static_cast<double>(-HUGE_VAL)");
+  CHECK(cuda_device_digits(std::numeric_limits<double>::quiet_NaN(), "float") == "static_cast<float>(nan(\"\"))");
 }
 
 TEST_CASE("cpp_text: attribute constants in the calling convention's types") {

@@ -134,6 +134,30 @@ struct ConvSite {
   std::vector<Task> tasks;  // per (image group, output-channel chunk)
 };
 
+// A task's reduction in chunks, band by band of output rows (ConvPlan::bands): every chunk of a band, in the
+// whole's order, before the next band. `src`: the task's first dense input chunk, the next ones `src_stride` bytes
+// apart; `weights`: its first filter chunk, the next ones `ic_stride` bytes apart; `dst`: the primitives' output.
+void run_bands(const ConvPlan& p, ConvSite::Task& task, const char* src, size_t src_stride, const char* weights,
+               size_t ic_stride, float* dst, const float* bias, char* pad) {
+  const ConvGeometry& g = p.geo;
+  const int64_t ic_chunks = g.ic_chunks();
+  if (task.conv.empty()) task.conv.resize(p.bands.size() * static_cast<size_t>(ic_chunks));
+  for (size_t k = 0; k < p.bands.size(); ++k) {
+    const ConvPlan::Band& band = p.bands[k];
+    const ConvPlan::BandKind& kind = p.band_kinds[band.kind];
+    const size_t in_at = static_cast<size_t>(band.in_row * g.iw * g.chunk_ic) * sizeof(float);
+    for (int64_t i = 0; i < ic_chunks; ++i) {
+      ArgSet& conv = task.conv[k * static_cast<size_t>(ic_chunks) + static_cast<size_t>(i)];
+      conv.set(DNNL_ARG_SRC, kind.src, src + static_cast<size_t>(i) * src_stride + in_at);
+      conv.set(DNNL_ARG_WEIGHTS, p.weights, weights + static_cast<size_t>(i) * ic_stride);
+      conv.set(DNNL_ARG_DST, kind.dst, dst + band.out_row * g.ow * g.chunk_oc);
+      if (bias != nullptr && i == 0) conv.set(DNNL_ARG_BIAS, p.bias, bias);
+      conv.set_scratchpad(p.scratchpad_bytes, pad);
+      conv.run(i + 1 == ic_chunks ? kind.last : i == 0 ? kind.first : *kind.middle);
+    }
+  }
+}
+
 Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
            int64_t images, Tensor* out) {
   const auto& p = static_cast<const ConvPlan&>(*site.plan);
@@ -269,8 +293,13 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       }
       // The reduction, in chunks (each summed into the output by the next) or whole; the bias with the first. A
       // chunk read in place (no copy: its slice is dense, as for one image of one pixel) starts at its channels.
+      if (!p.bands.empty()) {
+        run_bands(p, task, shared + src_offset + static_cast<size_t>(b * ic_chunks) * src_stride, src_stride,
+                  weights_base + j * wl.stride, wl.ic_stride, static_cast<float*>(conv_dst),
+                  g.bias ? bias + j * g.chunk_oc : nullptr, pad);
+      }
       if (task.conv.empty()) task.conv.resize(static_cast<size_t>(ic_chunks));
-      for (int64_t i = 0; i < ic_chunks; ++i) {
+      for (int64_t i = 0; i < ic_chunks && p.bands.empty(); ++i) {
         ArgSet& conv = task.conv[static_cast<size_t>(i)];
         const size_t src_at = static_cast<size_t>(b * ic_chunks + i) * src_stride;
         conv.set(DNNL_ARG_SRC, p.src, p.src_reorder ? static_cast<const void*>(shared + src_offset + src_at)
@@ -425,7 +454,8 @@ Status convolve(const char* op, const ConvGeometry& g, const Tensor& input, cons
 ConvPlanInfo last_conv_plan() {
   if (g_last_plan == nullptr) return ConvPlanInfo{};
   const auto& p = static_cast<const ConvPlan&>(*g_last_plan);
-  return ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.geo.ic_chunks(), p.impl};
+  return ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.geo.ic_chunks(), static_cast<int64_t>(p.bands.size()),
+                     p.impl};
 }
 
 Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,

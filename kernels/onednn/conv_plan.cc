@@ -258,7 +258,9 @@ void add_bands(const ConvGeometry& g, ConvPlan* plan) {
         plan->band_kinds.push_back(std::move(k));
       }
       plan->bands.push_back({r0, in0, kind});
+      plan->band_src_bytes = std::max(plan->band_src_bytes, plan->band_kinds[kind].src.get_size());
     }
+    plan->band_copies = g.chunks() == 1;
   } catch (const dnnl::error&) {  // the whole output in each primitive run, as without bands
     plan->bands.clear();
     plan->band_kinds.clear();

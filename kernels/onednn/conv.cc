@@ -314,7 +314,8 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       // The reduction, in chunks (each summed into the output by the next) or whole; the bias with the first. A
       // chunk read in place (no copy: its slice is dense, as for one image of one pixel) starts at its channels.
       if (!p.bands.empty()) {
-        const char* copies = copy_first ? shared + src_offset + static_cast<size_t>(b * ic_chunks) * src_stride : nullptr;
+        const size_t copies_at = src_offset + static_cast<size_t>(b * ic_chunks) * src_stride;
+        const char* copies = copy_first ? shared + copies_at : nullptr;
         run_bands(p, task, in + b * src_group, scratch + dst_bytes + saved_bytes + align_up(p.scratchpad_bytes), copies,
                   src_stride, weights_base + j * wl.stride, wl.ic_stride, static_cast<float*>(conv_dst),
                   g.bias ? bias + j * g.chunk_oc : nullptr, pad);
@@ -475,8 +476,8 @@ Status convolve(const char* op, const ConvGeometry& g, const Tensor& input, cons
 ConvPlanInfo last_conv_plan() {
   if (g_last_plan == nullptr) return ConvPlanInfo{};
   const auto& p = static_cast<const ConvPlan&>(*g_last_plan);
-  return ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.geo.ic_chunks(), static_cast<int64_t>(p.bands.size()),
-                     p.impl};
+  return ConvPlanInfo{p.geo.blocked,        p.geo.chunks(), p.geo.group_images,
+                      p.geo.ic_chunks(),    static_cast<int64_t>(p.bands.size()), p.impl};
 }
 
 Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,

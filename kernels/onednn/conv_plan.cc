@@ -221,9 +221,9 @@ bool add_reduction_parts(const ConvGeometry& g, ConvPlan* plan) {
 void add_bands(const ConvGeometry& g, ConvPlan* plan) {
   const int64_t ic = g.chunk_ic, chunk = g.chunk_oc;
   if (g.group_images != 1 || !plan->src_reorder) return;
-  if (plan->src != f32_desc({1, ic, g.ih, g.iw}, tag::nhwc) || plan->dst != f32_desc({1, chunk, g.oh, g.ow}, tag::nhwc)) {
-    return;
-  }
+  const bool nhwc = plan->src == f32_desc({1, ic, g.ih, g.iw}, tag::nhwc) &&
+                    plan->dst == f32_desc({1, chunk, g.oh, g.ow}, tag::nhwc);
+  if (!nhwc) return;
   const int64_t rows = std::max<int64_t>(1, kBandOutputBytes / (g.ow * chunk * int64_t{sizeof(float)}));
   if (rows >= g.oh) return;
   const int64_t span = (g.kh - 1) * g.dh + 1;
@@ -260,7 +260,7 @@ void add_bands(const ConvGeometry& g, ConvPlan* plan) {
       plan->bands.push_back({r0, in0, kind});
       plan->band_src_bytes = std::max(plan->band_src_bytes, plan->band_kinds[kind].src.get_size());
     }
-    plan->band_copies = g.chunks() == 1;
+    plan->band_copies = g.chunks() == 1 && g.channel_last;  // conv.cc copies NHWC rows (NCHW: phase 1 reorders)
   } catch (const dnnl::error&) {  // the whole output in each primitive run, as without bands
     plan->bands.clear();
     plan->band_kinds.clear();

@@ -102,8 +102,9 @@ struct ConvPlan : Plan {
   };
   std::vector<BandKind> band_kinds;
   std::vector<Band> bands;
-  // One task per image group (no output-channel chunks): each band copies its input rows of each chunk dense just
-  // before the chunk's primitive reads them (still in cache), not every chunk of the whole input first.
+  // An NHWC caller and one task per image group (no output-channel chunks): each band copies its input rows of
+  // each chunk dense just before the chunk's primitive reads them (still in cache), not every chunk of the whole
+  // input first.
   bool band_copies = false;
   size_t band_src_bytes = 0;  // the largest band's input rows of one chunk
 };

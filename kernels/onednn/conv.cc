@@ -7,7 +7,8 @@
 // of output channels; the split depends on the shapes only, so results do not depend on the thread count
 // (runtime.h). A long reduction of a large output runs as several primitives per task, over chunks of the input
 // channels, each summed into the output by the next (conv_plan.cc's choose_ic_chunk: a blocked float32 sum, as
-// Paddle's im2col + sgemm has; issue 34 item 5).
+// Paddle's im2col + sgemm has; issue 34 item 5); over a large NHWC output, band by band of output rows
+// (ConvPlan::bands), the same sums.
 //
 // Two variants. "blocked": oneDNN picks the filter's layout and, for NCHW, the activations' (brgconv and friends),
 // with reorders from and to the caller's layout around it; NHWC activations stay NHWC where a jit kernel reads

@@ -7,7 +7,8 @@
 // of output channels; the split depends on the shapes only, so results do not depend on the thread count
 // (runtime.h). A long reduction of a large output runs as several primitives per task, over chunks of the input
 // channels, each summed into the output by the next (conv_plan.cc's choose_ic_chunk: a blocked float32 sum, as
-// Paddle's im2col + sgemm has; issue 34 item 5).
+// Paddle's im2col + sgemm has; issue 34 item 5); over a large NHWC output, band by band of output rows
+// (ConvPlan::bands), the same sums.
 //
 // Two variants. "blocked": oneDNN picks the filter's layout and, for NCHW, the activations' (brgconv and friends),
 // with reorders from and to the caller's layout around it; NHWC activations stay NHWC where a jit kernel reads
@@ -134,6 +135,48 @@ struct ConvSite {
   std::vector<Task> tasks;  // per (image group, output-channel chunk)
 };
 
+// Band `band`'s input rows of reduction chunk `i`, copied dense from the caller's NHWC `image` into `to`.
+void copy_band_rows(const ConvGeometry& g, const ConvPlan::Band& band, int64_t rows, int64_t i, const float* image,
+                    float* to) {
+  const int64_t c = g.chunk_ic, pixels = rows * g.iw;
+  const float* from = image + band.in_row * g.iw * g.ic + i * c;
+  if (c == 16) {  // 3 x 3 and larger kernels' chunks: one 64-byte move per pixel
+    for (int64_t q = 0; q < pixels; ++q) std::memcpy(to + q * 16, from + q * g.ic, 16 * sizeof(float));
+    return;
+  }
+  for (int64_t q = 0; q < pixels; ++q) std::memcpy(to + q * c, from + q * g.ic, static_cast<size_t>(c) * sizeof(float));
+}
+
+// A task's reduction in chunks, band by band of output rows (ConvPlan::bands): every chunk of a band, in the
+// whole's order, before the next band. Its input chunks: copied dense per band from the caller's `image` into
+// `band_src` (ConvPlan::band_copies), or the dense copies of phase 1 (`src`, `src_stride` bytes apart). `weights`:
+// its first filter chunk, the next ones `ic_stride` bytes apart; `dst`: the primitives' output.
+void run_bands(const ConvPlan& p, ConvSite::Task& task, const float* image, char* band_src, const char* src,
+               size_t src_stride, const char* weights, size_t ic_stride, float* dst, const float* bias, char* pad) {
+  const ConvGeometry& g = p.geo;
+  const int64_t ic_chunks = g.ic_chunks();
+  if (task.conv.empty()) task.conv.resize(p.bands.size() * static_cast<size_t>(ic_chunks));
+  for (size_t k = 0; k < p.bands.size(); ++k) {
+    const ConvPlan::Band& band = p.bands[k];
+    const ConvPlan::BandKind& kind = p.band_kinds[band.kind];
+    const size_t in_at = static_cast<size_t>(band.in_row * g.iw * g.chunk_ic) * sizeof(float);
+    for (int64_t i = 0; i < ic_chunks; ++i) {
+      ArgSet& conv = task.conv[k * static_cast<size_t>(ic_chunks) + static_cast<size_t>(i)];
+      if (p.band_copies) {
+        copy_band_rows(g, band, kind.src.dims()[2], i, image, reinterpret_cast<float*>(band_src));
+        conv.set(DNNL_ARG_SRC, kind.src, band_src);
+      } else {
+        conv.set(DNNL_ARG_SRC, kind.src, src + static_cast<size_t>(i) * src_stride + in_at);
+      }
+      conv.set(DNNL_ARG_WEIGHTS, p.weights, weights + static_cast<size_t>(i) * ic_stride);
+      conv.set(DNNL_ARG_DST, kind.dst, dst + band.out_row * g.ow * g.chunk_oc);
+      if (bias != nullptr && i == 0) conv.set(DNNL_ARG_BIAS, p.bias, bias);
+      conv.set_scratchpad(p.scratchpad_bytes, pad);
+      conv.run(i + 1 == ic_chunks ? kind.last : i == 0 ? kind.first : *kind.middle);
+    }
+  }
+}
+
 Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& filter, const ConvEpilogue& e,
            int64_t images, Tensor* out) {
   const auto& p = static_cast<const ConvPlan&>(*site.plan);
@@ -188,7 +231,8 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   const size_t affine_offset = prepared_total + temp_total;
   const size_t src_stride = align_up(p.src_bytes);
   const size_t src_offset = affine_offset + affine_total;
-  const size_t src_total = p.src_reorder ? src_stride * static_cast<size_t>(image_groups * ic_chunks) : 0;
+  const bool copy_first = p.src_reorder && !p.band_copies;  // else each band copies its own rows (phase 2)
+  const size_t src_total = copy_first ? src_stride * static_cast<size_t>(image_groups * ic_chunks) : 0;
   char* shared = nullptr;
   if (src_offset + src_total > 0) {
     shared = call_arena().reserve(src_offset + src_total);
@@ -207,7 +251,7 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
   // Phase 1: the per-call preparations (filter chunks, then image groups and their reduction chunks), independent
   // of each other.
   const int64_t weight_tasks = prepare ? chunks : 0;
-  const int64_t src_tasks = p.src_reorder ? image_groups * ic_chunks : 0;
+  const int64_t src_tasks = copy_first ? image_groups * ic_chunks : 0;
   if (weight_tasks + src_tasks > 0) {
     const auto phase1 = [&](int64_t t) {
       return guarded(op, [&] {
@@ -247,7 +291,8 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       const int64_t extent = ((g.group_images - 1) * g.oc + g.chunk_oc) * plane;
       const bool save_residual = separate && residual == dst;
       const size_t saved_bytes = save_residual ? align_up(static_cast<size_t>(extent) * sizeof(float)) : 0;
-      char* scratch = task_arena().reserve(dst_bytes + saved_bytes + p.scratchpad_bytes);
+      const size_t band_src_bytes = p.band_copies ? p.band_src_bytes : 0;
+      char* scratch = task_arena().reserve(dst_bytes + saved_bytes + align_up(p.scratchpad_bytes) + band_src_bytes);
       if (scratch == nullptr) return Status::Error(op, ": out of memory");
       void* conv_dst = p.dst_reorder ? static_cast<void*>(scratch) : static_cast<void*>(dst + at);
       float* saved = reinterpret_cast<float*>(scratch + dst_bytes);
@@ -269,8 +314,15 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       }
       // The reduction, in chunks (each summed into the output by the next) or whole; the bias with the first. A
       // chunk read in place (no copy: its slice is dense, as for one image of one pixel) starts at its channels.
+      if (!p.bands.empty()) {
+        const size_t copies_at = src_offset + static_cast<size_t>(b * ic_chunks) * src_stride;
+        const char* copies = copy_first ? shared + copies_at : nullptr;
+        run_bands(p, task, in + b * src_group, scratch + dst_bytes + saved_bytes + align_up(p.scratchpad_bytes), copies,
+                  src_stride, weights_base + j * wl.stride, wl.ic_stride, static_cast<float*>(conv_dst),
+                  g.bias ? bias + j * g.chunk_oc : nullptr, pad);
+      }
       if (task.conv.empty()) task.conv.resize(static_cast<size_t>(ic_chunks));
-      for (int64_t i = 0; i < ic_chunks; ++i) {
+      for (int64_t i = 0; i < ic_chunks && p.bands.empty(); ++i) {
         ArgSet& conv = task.conv[static_cast<size_t>(i)];
         const size_t src_at = static_cast<size_t>(b * ic_chunks + i) * src_stride;
         conv.set(DNNL_ARG_SRC, p.src, p.src_reorder ? static_cast<const void*>(shared + src_offset + src_at)
@@ -425,7 +477,8 @@ Status convolve(const char* op, const ConvGeometry& g, const Tensor& input, cons
 ConvPlanInfo last_conv_plan() {
   if (g_last_plan == nullptr) return ConvPlanInfo{};
   const auto& p = static_cast<const ConvPlan&>(*g_last_plan);
-  return ConvPlanInfo{p.geo.blocked, p.geo.chunks(), p.geo.group_images, p.geo.ic_chunks(), p.impl};
+  return ConvPlanInfo{p.geo.blocked,        p.geo.chunks(), p.geo.group_images,
+                      p.geo.ic_chunks(),    static_cast<int64_t>(p.bands.size()), p.impl};
 }
 
 Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,

@@ -2,6 +2,7 @@
 #include "onednn/conv_plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace kforge::kernels::onednn {
@@ -43,6 +44,10 @@ constexpr int64_t kChunkFromPixels = 20 * 20;  // output pixels per image
 // Each copied input element feeds kh * kw * oc multiply-adds of its chunk: below this the copies are a large share
 // (the mobile det's 96 -> 24 3 x 3 neck layers, 216: +16 % each, most of it the copies).
 constexpr int64_t kChunkMinUsesPerCopy = 256;
+// Row bands of a reduction in chunks (ConvPlan::bands): an output chunk larger than this runs in bands of about
+// this many bytes of output rows. Whole, each chunk's sum post-op reads and writes all of the output (2.4 MB for a
+// 96-channel 80 x 80 layer of PP-YOLOE+-s), from L3 rather than L2 (1 MB per core on the development machine).
+constexpr int64_t kBandOutputBytes = int64_t{256} << 10;
 
 int64_t bits_of(float f) {
   uint32_t u;
@@ -209,6 +214,59 @@ bool add_reduction_parts(const ConvGeometry& g, ConvPlan* plan) {
   return true;
 }
 
+// Row bands of a reduction in chunks (ConvPlan::bands), when the primitives read and write NHWC (rows contiguous,
+// as brgconv picks on AVX-512) and oneDNN runs each band with the whole's implementation and filter layout; else
+// none. Each band reads the input rows its output rows reach, with the padding of the whole where it reaches past
+// the image: every output element gets the products and the post-ops it gets in the whole.
+void add_bands(const ConvGeometry& g, ConvPlan* plan) {
+  const int64_t ic = g.chunk_ic, chunk = g.chunk_oc;
+  if (g.group_images != 1 || !plan->src_reorder) return;
+  const bool nhwc = plan->src == f32_desc({1, ic, g.ih, g.iw}, tag::nhwc) &&
+                    plan->dst == f32_desc({1, chunk, g.oh, g.ow}, tag::nhwc);
+  if (!nhwc) return;
+  const int64_t rows = std::max<int64_t>(1, kBandOutputBytes / (g.ow * chunk * int64_t{sizeof(float)}));
+  if (rows >= g.oh) return;
+  const int64_t span = (g.kh - 1) * g.dh + 1;
+  const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1};
+  std::vector<std::array<int64_t, 4>> shapes;  // per kind: input rows, top and bottom padding, output rows
+  try {
+    for (int64_t r0 = 0; r0 < g.oh; r0 += rows) {
+      const int64_t r = std::min(rows, g.oh - r0);
+      const int64_t lo = r0 * g.sh - g.pt, hi = (r0 + r - 1) * g.sh - g.pt + span;  // the rows reached, padded
+      const int64_t in0 = std::max<int64_t>(lo, 0), in1 = std::min(hi, g.ih);
+      if (in1 <= in0) throw dnnl::error(dnnl_invalid_arguments, "a band of padding only");
+      const std::array<int64_t, 4> shape{in1 - in0, in0 - lo, hi - in1, r};
+      const size_t kind = static_cast<size_t>(std::find(shapes.begin(), shapes.end(), shape) - shapes.begin());
+      if (kind == shapes.size()) {
+        ConvPlan::BandKind k;
+        k.src = f32_desc({1, ic, shape[0], g.iw}, tag::nhwc);
+        k.dst = f32_desc({1, chunk, r, g.ow}, tag::nhwc);
+        for (ReductionPart part : {ReductionPart::kFirst, ReductionPart::kMiddle, ReductionPart::kLast}) {
+          if (part == ReductionPart::kMiddle && g.ic_chunks() < 3) continue;
+          const dnnl::convolution_forward::primitive_desc pd = convolution_pd(
+              k.src, plan->weights, part == ReductionPart::kFirst ? plan->bias : dnnl::memory::desc(), k.dst, strides,
+              dilates, {shape[1], g.pl}, {shape[2], g.pr}, chunk_attributes(g, part));
+          if (!pd || is_reference_impl(pd) || pd.impl_info_str() != plan->impl || pd.weights_desc() != plan->weights ||
+              pd.src_desc() != k.src || pd.dst_desc() != k.dst) {
+            throw dnnl::error(dnnl_unimplemented, "no band of the whole's implementation");
+          }
+          plan->scratchpad_bytes = std::max(plan->scratchpad_bytes, pd.scratchpad_desc().get_size());
+          const dnnl::convolution_forward prim(pd);
+          (part == ReductionPart::kFirst ? k.first : part == ReductionPart::kLast ? k.last : k.middle.emplace()) = prim;
+        }
+        shapes.push_back(shape);
+        plan->band_kinds.push_back(std::move(k));
+      }
+      plan->bands.push_back({r0, in0, kind});
+      plan->band_src_bytes = std::max(plan->band_src_bytes, plan->band_kinds[kind].src.get_size());
+    }
+    plan->band_copies = g.chunks() == 1 && g.channel_last;  // conv.cc copies NHWC rows (NCHW: phase 1 reorders)
+  } catch (const dnnl::error&) {  // the whole output in each primitive run, as without bands
+    plan->bands.clear();
+    plan->band_kinds.clear();
+  }
+}
+
 }  // namespace
 
 PlanKey ConvGeometry::key() const {
@@ -346,6 +404,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   plan->src_reorder = make_reorder(plan->user_src, plan->src, &plan->scratchpad_bytes);
   plan->weights_reorder = make_reorder(plan->user_weights, plan->weights, &plan->scratchpad_bytes);
   plan->dst_reorder = make_reorder(plan->dst, plan->user_dst, &plan->scratchpad_bytes);
+  if (reduction_chunks) add_bands(g, plan.get());
   plan->copy_pixels = plan->dst_reorder && g.channel_last && g.out_stride != 0 &&
                       plan->dst == f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc);
   if (g.separate_epilogue()) return add_epilogue(g, plan.get()) ? plan : nullptr;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "activation.h"
 #include "onednn/runtime.h"
@@ -86,6 +87,26 @@ struct ConvPlan : Plan {
   int residual_post_op = -1;  // the epilogue's post-op that adds the residual
   size_t src_bytes = 0, weights_bytes = 0, dst_bytes = 0, scratchpad_bytes = 0;
   std::string impl;
+  // Row bands of a reduction in chunks over a large NHWC output (conv_plan.cc's add_bands): the task runs every
+  // chunk of one band of output rows before the next band, so that the band's output stays in cache between the
+  // chunks' sums into it. A band's primitives are the whole's on its rows (its input rows with the padding it
+  // reaches), with the same implementation and filter: each output element's sum is the same. Empty: no bands.
+  struct BandKind {
+    dnnl::memory::desc src, dst;  // the band's input rows of one chunk and its output rows, NHWC
+    dnnl::primitive first, last;
+    std::optional<dnnl::primitive> middle;  // 3 chunks or more
+  };
+  struct Band {
+    int64_t out_row = 0, in_row = 0;  // its first output row, and the first input row its primitives read
+    size_t kind = 0;                  // index into band_kinds
+  };
+  std::vector<BandKind> band_kinds;
+  std::vector<Band> bands;
+  // An NHWC caller and one task per image group (no output-channel chunks): each band copies its input rows of
+  // each chunk dense just before the chunk's primitive reads them (still in cache), not every chunk of the whole
+  // input first.
+  bool band_copies = false;
+  size_t band_src_bytes = 0;  // the largest band's input rows of one chunk
 };
 
 // Builds the plan, or returns null when oneDNN has no implementation for it but its reference one (then another

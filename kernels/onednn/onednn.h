@@ -67,6 +67,7 @@ struct ConvPlanInfo {
   int64_t chunks = 0;        // output-channel chunks per image group
   int64_t group_images = 0;  // images per task
   int64_t ic_chunks = 0;     // primitive runs per task, each over a chunk of the input channels (the reduction)
+  int64_t bands = 0;         // bands of output rows the reduction chunks run in, one after the other (0: none)
   std::string impl;
 };
 ConvPlanInfo last_conv_plan();

@@ -2,6 +2,8 @@
 // variants, both variants (filter declared constant or not), and thread counts (bitwise). Built only with oneDNN.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -225,6 +227,38 @@ TEST_CASE("oneDNN conv2d: the reduction-chunk rule") {
           h.residual = true, h.activation = util::Activation::kRelu, h.activation_after_residual = true;
         }) == 16);
   CHECK(with([](auto& h) { h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.iw = h.ow = 8192; }) == 0);  // rows
+}
+
+TEST_CASE("oneDNN conv2d: a reduction in chunks over row bands gives each row the bits of the whole") {
+  // 3 x 3 NHWC 64 -> 64 at 80 x 80, declared: 4 chunks of 16 input channels, 2 tasks of 32 output channels whose
+  // 200 KB outputs run in bands of rows. A window of output rows computed alone, from the input rows it reads with
+  // the padding of the whole where it has one (too few rows for bands), has the bits of the same rows of the whole.
+  const int64_t side = 80, channels = 64;
+  const ConvCase whole{"whole", {1, side, side, channels}, {channels, channels, 3, 3}, {1, 1}, {1, 1}, "EXPLICIT",
+                       {1, 1}, 1, "NHWC"};
+  const Tensor input = random_f32(whole.input, 31), filter = random_f32(whole.filter, 32);
+  ConstantScope declared(filter, true);
+  for (int threads : {1, 2}) {
+    ThreadsScope scope(threads);
+    const Tensor all = run_onednn(whole, input, filter);
+    REQUIRE(k::onednn::last_conv_plan().ic_chunks == 4);
+    CHECK(k::onednn::last_conv_plan().bands > 1);
+    const int64_t pixel_row = side * channels;  // floats per row, input and output alike
+    for (int64_t first : {0, 20, 37, 70}) {
+      const int64_t rows = 10, in0 = std::max<int64_t>(first - 1, 0), in1 = std::min(first + rows + 1, side);
+      INFO("output rows " << first << " to " << first + rows << (threads == 2 ? ", 2 threads" : ""));
+      const ConvCase part{"window", {1, in1 - in0, side, channels}, whole.filter, {1, 1},
+                          {static_cast<int>(in0 - (first - 1)), static_cast<int>(first + rows + 1 - in1), 1, 1},
+                          "EXPLICIT", {1, 1}, 1, "NHWC"};
+      const float* from = input.data_as<const float>() + in0 * pixel_row;
+      const Tensor window = f32(part.input, std::vector<float>(from, from + (in1 - in0) * pixel_row));
+      const Tensor got = run_onednn(part, window, filter);
+      REQUIRE(k::onednn::last_conv_plan().ic_chunks == 4);
+      CHECK(k::onednn::last_conv_plan().bands == 0);
+      const float* want = all.data_as<const float>() + first * pixel_row;
+      CHECK(std::memcmp(got.data, want, static_cast<size_t>(rows * pixel_row) * sizeof(float)) == 0);
+    }
+  }
 }
 
 TEST_CASE("oneDNN conv2d builds its plan once per shape and attribute set") {

@@ -11,7 +11,8 @@ Writes OUT_DIR/float64/<i>.npy and OUT_DIR/float64.json ({"status": "ok" | "fail
 for float64 here fails with an error instead of waking the kernel's OOM killer. --inputs DIR takes the inputs
 from DIR/<name>.npy (a redraw of check-graphnet's float64 rule; the weights are drawn as always), --per-image runs
 the batch one image at a time (slices along dim 0 of the inputs that have the batch there, the outputs joined
-again): the float64 run of a batch that does not fit at once (PP-OCRv3_server_det/subgraph_1, 4 x 3 x 960 x 960).
+again, and a convolution whose unfolded input is large computed in bands of rows: `lean_conv2d`): the float64
+run of a batch that does not fit at once (PP-OCRv3_server_det/subgraph_1, 4 x 3 x 960 x 960).
 """
 
 import argparse
@@ -42,8 +43,43 @@ def float64_source(text):
     return text, count
 
 
+# Paddle's CPU conv2d unfolds a whole image at once (im2col): a 9x9 convolution of 256 channels at 240x240 wants
+# 9.6 GB in float64, more than an image of PP-OCRv3_server_det/subgraph_1 may take. Over this many bytes of that
+# buffer, lean_conv2d computes the output in bands of rows (the same sums, the input padded once and sliced).
+IM2COL_BYTES = 256 << 20
+
+
+def lean_conv2d(conv2d):
+    """paddle._C_ops.conv2d, an NCHW convolution with explicit padding whose unfolded input would exceed
+    IM2COL_BYTES computed band of output rows by band."""
+    def conv(x, w, strides, paddings, algorithm, dilations, groups, data_format):
+        import paddle
+        if data_format != "NCHW" or algorithm != "EXPLICIT" or len(x.shape) != 4:
+            return conv2d(x, w, strides, paddings, algorithm, dilations, groups, data_format)
+        _, _, h, width = x.shape
+        _, per_group, kh, kw = w.shape
+        top, bottom, left, right = (paddings[0], paddings[0], paddings[1], paddings[1]) if len(paddings) == 2 \
+            else paddings
+        rows = (h + top + bottom - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+        cols = (width + left + right - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+        unfolded = per_group * kh * kw * rows * cols * x.element_size()
+        if unfolded <= IM2COL_BYTES or rows < 2:
+            return conv2d(x, w, strides, paddings, algorithm, dilations, groups, data_format)
+        band = max(1, rows * IM2COL_BYTES // unfolded)
+        padded = paddle.nn.functional.pad(x, [left, right, top, bottom])
+        parts = []
+        for r0 in range(0, rows, band):
+            r1 = min(rows, r0 + band)
+            i0, i1 = r0 * strides[0], (r1 - 1) * strides[0] + dilations[0] * (kh - 1) + 1
+            parts.append(conv2d(padded[:, :, i0:i1, :], w, strides, [0, 0], "EXPLICIT", dilations, groups, "NCHW"))
+        return paddle.concat(parts, axis=2)
+    return conv
+
+
 def run(sample, out, seed, inputs=None, per_image=False):
     import paddle
+    if per_image:
+        paddle._C_ops.conv2d = lean_conv2d(paddle._C_ops.conv2d)
     paddle.set_device("cpu")
     paddle.seed(seed)
     rng = np.random.default_rng(seed)

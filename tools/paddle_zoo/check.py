@@ -1,6 +1,7 @@
 """The work of tools/check-paddle-models, under a Python that has Paddle: export each zoo model, run Paddle's
 predictor and kforge (through tools/run_model/model.py) on the same inputs, compare, and tabulate."""
 
+import json
 import os
 import re
 import shutil
@@ -175,11 +176,11 @@ def compare_float64(row, draws, batch):
     image. Agree when every such output's figure over draws and images is at most FACTOR x Paddle's + 1e-5."""
     want, got, reference = draws[0]
     if len(reference) != len(want):
-        return
+        return []
     rows = []
     for i in row.over:
         if reference[i].shape != want[i].shape:
-            return
+            return []
         rows.append({"output": i, "kforge": f64_rule.distance(got[i], reference[i]),
                      "paddle": f64_rule.distance(want[i], reference[i])})
     f64_rule.with_draws(rows, draws, batch)
@@ -188,6 +189,7 @@ def compare_float64(row, draws, batch):
     if "draws" in decides:  # the per-image tables stay out of the table's row
         row.from_float64["draws"] = {k: v for k, v in decides["draws"].items() if not k.endswith("_images")}
     row.agree = row.exact and f64_rule.verdict(rows) == "agree-f64"
+    return rows
 
 
 def float64_draws(builder, path, feeds, want, got, args):
@@ -237,7 +239,10 @@ def check_one(name, builder, label, specs, batch, tools, work, args, tolerance):
     if row.over and not row.reason and args.real:
         try:
             draws = float64_draws(builder, path, feeds, want, got, args)
-            compare_float64(row, draws, f64_rule.batch_of(feeds))
+            rows = compare_float64(row, draws, f64_rule.batch_of(feeds))
+            # Every output's figures and per-draw, per-image distances (tools/graphnet/float64_draws_table.py)
+            (path / "float64-rule.json").write_text(json.dumps({"sample": f"{name} {label} batch {batch}",
+                                                                "float64": {"status": "ok", "rows": rows}}) + "\n")
             for i, (p, r) in enumerate(zip(want, draws[0][2])):  # kept with --work-dir, beside outputs/I.npy
                 np.save(path / f"paddle_{i}.npy", p)
                 np.save(path / f"float64_{i}.npy", r)

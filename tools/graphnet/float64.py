@@ -132,9 +132,12 @@ def describe(check):
     d = row.get("draws")
     if not d:
         return f"from float64: kforge {row['kforge']:.3g}, Paddle {row['paddle']:.3g} ({where})"
-    ratio = d["kforge"] / d["paddle"] if d["paddle"] > 0 else float("inf") if d["kforge"] > 0 else 1.0
-    return (f"from float64, median of {d['count']} draws x {d['images']} image{'s' if d['images'] > 1 else ''}: "
-            f"kforge {d['kforge']:.3g}, Paddle {d['paddle']:.3g} ({ratio:.2f}x; {where}); draw 0's largest: "
+    inf = float("inf")
+    ratio = "both non-finite where float64 is not" if d["kforge"] == d["paddle"] == inf else \
+        f"{d['kforge'] / d['paddle'] if d['paddle'] > 0 else inf if d['kforge'] > 0 else 1.0:.2f}x"
+    return (f"from float64, median of {d['count']} draw{'s' if d['count'] > 1 else ''} x {d['images']} "
+            f"image{'s' if d['images'] > 1 else ''}: "
+            f"kforge {d['kforge']:.3g}, Paddle {d['paddle']:.3g} ({ratio}; {where}); draw 0's largest: "
             f"kforge {row['kforge']:.3g}, Paddle {row['paddle']:.3g}")
 
 

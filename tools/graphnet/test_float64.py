@@ -89,7 +89,11 @@ class OverDrawsTest(unittest.TestCase):
         # kforge non-finite on most images (where float64 is finite): its figure is inf, never within, even when
         # Paddle's is inf too; one overflowing image of five is not the median.
         self.assertEqual(float64.figure([[INF, INF, 1.0]]), INF)
-        self.assertEqual(float64.verdict([with_figures([[INF, INF, 1.0]], [[INF, INF, 1.0]])]), "differ")
+        both = with_figures([[INF, INF, 1.0]], [[INF, INF, 1.0]], largest=(INF, INF))
+        self.assertEqual(float64.verdict([both]), "differ")
+        self.assertEqual(float64.describe({"status": "ok", "rows": [both]}),
+                         "from float64, median of 1 draw x 3 images: kforge inf, Paddle inf (both non-finite where "
+                         "float64 is not; output 0); draw 0's largest: kforge inf, Paddle inf")
         self.assertEqual(float64.verdict([with_figures([[1e-3, 1e-3, INF, 1e-3, 1e-3]],
                                                        [[1e-3] * 5])]), "agree-f64")
 

@@ -142,10 +142,14 @@ def describe(check):
 
 
 def batch_of(feeds):
-    """The batch of a sample's inputs (name -> array): the dim 0 shared by every float input of rank >= 1 when it
+    """The batch of a sample's inputs (name -> array): dim 0 of the float input of the highest rank (of those, the
+    one with the most elements: the images, not PicoDet's anchors [4789, 2] beside its [8, 3, 480, 480]) when it
     is over 1, else None (nothing to split)."""
-    dims = {v.shape[0] for v in feeds.values() if v.dtype.kind == "f" and v.ndim >= 1}
-    return dims.pop() if len(dims) == 1 and max(dims | {0}) > 1 else None
+    floats = [v for v in feeds.values() if v.dtype.kind == "f" and v.ndim >= 1]
+    if not floats:
+        return None
+    main = max(floats, key=lambda v: (v.ndim, v.size))
+    return main.shape[0] if main.shape[0] > 1 else None
 
 
 def per_image(x, reference, batch):

@@ -35,7 +35,11 @@ class PerImageTest(unittest.TestCase):
         self.assertEqual(float64.batch_of({"a": np.zeros((4, 3), np.float32), "b": np.zeros((4,), np.float32),
                                            "n": np.zeros((2,), np.int64)}), 4)
         self.assertIsNone(float64.batch_of({"a": np.zeros((1, 3), np.float32)}))  # one image: nothing to split
-        self.assertIsNone(float64.batch_of({"a": np.zeros((4, 3), np.float32), "b": np.zeros((5,), np.float32)}))
+        # PicoDet's: the images decide, not the anchors beside them nor a [batch] scale factor
+        self.assertEqual(float64.batch_of({"x": np.zeros((8, 3, 4, 4), np.float32), "anchors": np.zeros((47, 2),
+                                           np.float32), "scale": np.zeros((8,), np.float32)}), 8)
+        self.assertIsNone(float64.batch_of({"x": np.zeros((1, 3, 4, 4), np.float32),
+                                            "anchors": np.zeros((47, 2), np.float32)}))
         self.assertIsNone(float64.batch_of({"n": np.zeros((4,), np.int64)}))
 
     def test_per_image_and_whole(self):

@@ -26,7 +26,8 @@ BATCHES = (1, 2)  # the first size runs batch 1, the second batch 2: both throug
 # same inputs) is at most this many times Paddle's own float32 output's (issue 34's precision criterion, and
 # tests/gpu/fixture_bundle.py's): float32 noise of an ill-conditioned model, a deep detector's scores, is larger
 # than the fixed bound in Paddle too. Checked only where the fixed bound fails, as tools/graphnet/float64.py
-# measures it: per image, over --float64-draws one-ulp redraws of the inputs, the median over draws of the mean over images.
+# measures it: per image, over --float64-draws one-ulp redraws of the inputs, the median over the draws of the mean
+# over the images.
 FLOAT64_FACTOR = f64_rule.FACTOR
 
 

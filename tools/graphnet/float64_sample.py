@@ -1,14 +1,18 @@
 """One GraphNet sample run in float64, under a Python that has Paddle (tools/check-graphnet runs it as a subprocess
 for a sample that differs, so that Paddle's failure, a hang or running out of memory stops only that check):
 
-    python float64_sample.py SAMPLE_DIR OUT_DIR --seed S [--memory-gb G]
+    python float64_sample.py SAMPLE_DIR OUT_DIR --seed S [--memory-gb G] [--inputs DIR] [--per-image]
 
 The reference of the float64 rule (tools/graphnet/float64.py): the sample's GraphModule (model.py) in Paddle
 dygraph on the CPU, with the weights and inputs export_sample.py draws (same seed, same order), the float ones cast
 to float64 and the float32 constants the model makes itself (`paddle.float32`, `dtype="float32"`) made float64 too.
 Writes OUT_DIR/float64/<i>.npy and OUT_DIR/float64.json ({"status": "ok" | "failed", "error": first line,
 "seconds", "outputs", "note"}). --memory-gb caps the process's address space (RLIMIT_AS), so that a model too big
-for float64 here fails with an error instead of waking the kernel's OOM killer.
+for float64 here fails with an error instead of waking the kernel's OOM killer. --inputs DIR takes the inputs
+from DIR/<name>.npy (a redraw of check-graphnet's float64 rule; the weights are drawn as always), --per-image runs
+the batch one image at a time (slices along dim 0 of the inputs that have the batch there, the outputs joined
+again, and a convolution whose unfolded input is large computed in bands of rows: `lean_conv2d`): the float64
+run of a batch that does not fit at once (PP-OCRv3_server_det/subgraph_1, 4 x 3 x 960 x 960).
 """
 
 import argparse
@@ -23,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_sample  # noqa: E402  (meta_tensors, draw, first_line)
+import float64  # noqa: E402  (batch_of)
 
 # The float32 dtypes model.py spells (constants, aranges, casts): float64 in the reference run.
 FLOAT32_SPELLINGS = [(re.compile(r"\bpaddle\.float32\b"), "paddle.float64"),
@@ -38,14 +43,51 @@ def float64_source(text):
     return text, count
 
 
-def run(sample, out, seed):
+# Paddle's CPU conv2d unfolds a whole image at once (im2col): a 9x9 convolution of 256 channels at 240x240 wants
+# 9.6 GB in float64, more than an image of PP-OCRv3_server_det/subgraph_1 may take. Over this many bytes of that
+# buffer, lean_conv2d computes the output in bands of rows (the same sums, the input padded once and sliced).
+IM2COL_BYTES = 256 << 20
+
+
+def lean_conv2d(conv2d):
+    """paddle._C_ops.conv2d, an NCHW convolution with explicit padding whose unfolded input would exceed
+    IM2COL_BYTES computed band of output rows by band."""
+    def conv(x, w, strides, paddings, algorithm, dilations, groups, data_format):
+        import paddle
+        if data_format != "NCHW" or algorithm != "EXPLICIT" or len(x.shape) != 4:
+            return conv2d(x, w, strides, paddings, algorithm, dilations, groups, data_format)
+        _, _, h, width = x.shape
+        _, per_group, kh, kw = w.shape
+        top, bottom, left, right = (paddings[0], paddings[0], paddings[1], paddings[1]) if len(paddings) == 2 \
+            else paddings
+        rows = (h + top + bottom - dilations[0] * (kh - 1) - 1) // strides[0] + 1
+        cols = (width + left + right - dilations[1] * (kw - 1) - 1) // strides[1] + 1
+        unfolded = per_group * kh * kw * rows * cols * x.element_size()
+        if unfolded <= IM2COL_BYTES or rows < 2:
+            return conv2d(x, w, strides, paddings, algorithm, dilations, groups, data_format)
+        band = max(1, rows * IM2COL_BYTES // unfolded)
+        padded = paddle.nn.functional.pad(x, [left, right, top, bottom])
+        parts = []
+        for r0 in range(0, rows, band):
+            r1 = min(rows, r0 + band)
+            i0, i1 = r0 * strides[0], (r1 - 1) * strides[0] + dilations[0] * (kh - 1) + 1
+            parts.append(conv2d(padded[:, :, i0:i1, :], w, strides, [0, 0], "EXPLICIT", dilations, groups, "NCHW"))
+        return paddle.concat(parts, axis=2)
+    return conv
+
+
+def run(sample, out, seed, inputs=None, per_image=False):
     import paddle
+    if per_image:
+        paddle._C_ops.conv2d = lean_conv2d(paddle._C_ops.conv2d)
     paddle.set_device("cpu")
     paddle.seed(seed)
     rng = np.random.default_rng(seed)
     # The draws of export_sample.export, in its order (weights, then inputs): the same values.
     weights = {w["name"]: export_sample.draw(w, rng) for w in export_sample.meta_tensors(sample / "weight_meta.py")}
     feeds = {i["name"]: export_sample.draw(i, rng) for i in export_sample.meta_tensors(sample / "input_meta.py")}
+    given = {f.stem: np.load(f) for f in sorted(Path(inputs).glob("*.npy"))} if inputs else {}
+    feeds.update({n: v for n, v in given.items() if n in feeds})
     source, changed = float64_source((sample / "model.py").read_text())
     src = out / "src-float64"
     src.mkdir(parents=True, exist_ok=True)
@@ -54,19 +96,31 @@ def run(sample, out, seed):
     import graph_module_float64
     net = graph_module_float64.GraphModule()
     net.eval()
-    kwargs = {n: paddle.to_tensor(v.astype(np.float64) if v.dtype.kind == "f" else v)
-              for n, v in {**weights, **feeds}.items()}
-    with paddle.no_grad():
-        ys = net(**kwargs)
-    ys = list(ys.values()) if isinstance(ys, dict) else list(ys) if isinstance(ys, (list, tuple)) else [ys]
+
+    def forward(values):
+        kwargs = {n: paddle.to_tensor(v.astype(np.float64) if v.dtype.kind == "f" else v)
+                  for n, v in {**weights, **values}.items()}
+        with paddle.no_grad():
+            ys = net(**kwargs)
+        ys = list(ys.values()) if isinstance(ys, dict) else list(ys) if isinstance(ys, (list, tuple)) else [ys]
+        return [y.numpy() for y in ys]
+
+    batch = float64.batch_of({n: feeds[n] for n in (given or feeds)})
+    if not per_image or batch is None:
+        ys = forward(feeds)
+    else:  # one image at a time: the inputs (those check-graphnet feeds) with the batch as dim 0 sliced
+        sliced = [n for n in (given or feeds) if feeds[n].ndim >= 1 and feeds[n].shape[0] == batch]
+        parts = [forward({**feeds, **{n: feeds[n][b:b + 1] for n in sliced}}) for b in range(batch)]
+        if any(y.ndim == 0 or y.shape[0] != 1 for y in parts[0]):
+            raise ValueError("--per-image: an output has no batch dim (the batch is not separable)")
+        ys = [np.concatenate([p[i] for p in parts]) for i in range(len(parts[0]))]
     (out / "float64").mkdir(exist_ok=True)
     not_f64 = []
-    for i, y in enumerate(ys):
-        value = y.numpy()
+    for i, value in enumerate(ys):
         if value.dtype.kind == "f" and value.dtype != np.float64:
             not_f64.append(f"output {i} is {value.dtype}")
         np.save(out / "float64" / f"{i}.npy", value)
-    note = f"{changed} float32 dtypes of model.py made float64"
+    note = f"{changed} float32 dtypes of model.py made float64" + (", one image at a time" if per_image else "")
     if not_f64:
         note += "; " + ", ".join(not_f64) + " (the model casts back)"
     return len(ys), note
@@ -78,6 +132,8 @@ def main():
     p.add_argument("out")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--memory-gb", type=float, default=0, help="address-space cap in GiB (0: none)")
+    p.add_argument("--inputs", metavar="DIR", help="the inputs from DIR/<name>.npy (default: drawn as the export's)")
+    p.add_argument("--per-image", action="store_true", help="run the batch one image at a time")
     args = p.parse_args()
     sample, out = Path(args.sample).resolve(), Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -88,7 +144,7 @@ def main():
     result = {"status": "ok", "error": "", "note": "", "outputs": 0}
     started = time.time()
     try:
-        result["outputs"], result["note"] = run(sample, out, args.seed)
+        result["outputs"], result["note"] = run(sample, out, args.seed, args.inputs, args.per_image)
     except MemoryError:
         traceback.print_exc()
         result.update(status="failed", error=f"out of memory (over {args.memory_gb:g} GiB)")

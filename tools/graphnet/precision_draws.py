@@ -26,6 +26,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "tools" / "paddle_zoo"))
 import export_sample  # noqa: E402  (meta_tensors, draw: the sample's weights as check-graphnet draws them)
+import float64  # noqa: E402  (perturb: the float64 rule's redraw)
 import float64_sample  # noqa: E402  (float64_source)
 
 
@@ -107,15 +108,7 @@ def report(label, f64, paddle, others):
 
 def redraw(base, copies, rng):
     """copies arrays: base itself, then base with every float element moved one ulp up or down at random."""
-    batch = [base]
-    for _ in range(1, copies):
-        if base.dtype.kind != "f":
-            batch.append(base)
-            continue
-        up = rng.integers(0, 2, size=base.shape).astype(bool)
-        batch.append(np.where(up, np.nextafter(base, base.dtype.type(np.inf)),
-                              np.nextafter(base, base.dtype.type(-np.inf))).astype(base.dtype))
-    return np.stack(batch)
+    return np.stack([base] + [float64.perturb(base, rng) for _ in range(1, copies)])
 
 
 def main():

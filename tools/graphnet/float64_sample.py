@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import export_sample  # noqa: E402  (meta_tensors, draw, first_line)
+import export_sample  # noqa: E402  (draw_all, first_line)
 
 # The float32 dtypes model.py spells (constants, aranges, casts): float64 in the reference run.
 FLOAT32_SPELLINGS = [(re.compile(r"\bpaddle\.float32\b"), "paddle.float64"),
@@ -44,8 +44,7 @@ def run(sample, out, seed):
     paddle.seed(seed)
     rng = np.random.default_rng(seed)
     # The draws of export_sample.export, in its order (weights, then inputs): the same values.
-    weights = {w["name"]: export_sample.draw(w, rng) for w in export_sample.meta_tensors(sample / "weight_meta.py")}
-    feeds = {i["name"]: export_sample.draw(i, rng) for i in export_sample.meta_tensors(sample / "input_meta.py")}
+    weights, feeds = export_sample.draw_all(sample, rng)
     source, changed = float64_source((sample / "model.py").read_text())
     src = out / "src-float64"
     src.mkdir(parents=True, exist_ok=True)

@@ -11,6 +11,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_sample as es  # noqa: E402
+import float64_sample  # noqa: E402
 
 
 def meta(dtype, shape, data=None):
@@ -132,6 +133,53 @@ class BoxInputsTest(unittest.TestCase):
         for m, value in ((deltas, drawn), (given, drawn), (meta("float32", [4, 6]), drawn.reshape(4, 6)),
                          (meta("int64", [6, 4]), drawn.astype(np.int64))):
             self.assertIs(es.with_ordered_corners(m, value), value)
+
+
+TRAINING_MODE_MODEL = """
+class GraphModule(paddle.nn.Layer):
+    def forward(self, parameter_0, parameter_1, parameter_2, parameter_3, data_0):
+        (batch_norm__0, b1, b2, b3, b4, b5) = (lambda x, f: f(x))(
+            paddle._C_ops.batch_norm(
+                data_0,
+                parameter_0,
+                parameter_1,
+                parameter_2,
+                parameter_3,
+                False,
+                float("0.9"),
+                float("1e-05"),
+                "NCHW",
+                False,
+                False,
+            ),
+            lambda out: out,
+        )
+        full_2 = paddle._C_ops.full([1], float("0.1"), paddle.float32, paddle.core.CPUPlace())
+        dropout_0, dropout_1 = (lambda x, f: f(x))(
+            paddle._C_ops.dropout(batch_norm__0, None, full_2, False, "upscale_in_train", 0, False),
+            lambda out: out,
+        )
+        return dropout_0
+"""
+
+
+class EvalModeTest(unittest.TestCase):
+    def test_is_test_made_true(self):
+        # PP-HGNetV2-B4_ML/subgraph_1 spells batch_norm and dropout with is_test False (recorded in training mode);
+        # the exported program runs them with is_test true, so the float64 reference must too.
+        text, count = float64_sample.in_eval_mode(TRAINING_MODE_MODEL)
+        self.assertEqual(count, 2)
+        self.assertIn("                True,\n                float(\"0.9\")", text)
+        self.assertIn('(batch_norm__0, None, full_2, True, "upscale_in_train", 0, False)', text)
+        # use_global_stats, trainable_statistics and fix_seed (other positions) stay False.
+        self.assertEqual(text.count("False"), TRAINING_MODE_MODEL.count("False") - 2)
+        self.assertEqual(float64_sample.in_eval_mode(text), (text, 0))
+
+    def test_float64_source_is_in_eval_mode(self):
+        text, count = float64_sample.float64_source(TRAINING_MODE_MODEL)
+        self.assertEqual(count, 1)  # paddle.float32 of the full; the is_test changes are not counted
+        self.assertIn("paddle.float64", text)
+        self.assertEqual(float64_sample.in_eval_mode(text)[1], 0)
 
 
 if __name__ == "__main__":

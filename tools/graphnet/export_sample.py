@@ -86,6 +86,63 @@ def with_infinite_bounds(lo, hi, shape, rng):
     return values
 
 
+# The ops whose argument is a list of boxes (x1, y1, x2, y2), by argument position. Paddle's CPU roi_align cannot
+# take a box whose x2 < x1 (aligned=True: a negative bin grid, `std::length_error: vector::reserve`, or, for a pair of
+# them, 18 GB and the OOM killer: Cascade-FasterRCNN-ResNet50-FPN/subgraph_6 of seed 8), which independent draws
+# of the four coordinates give about one box in two; a real model's boxes never are.
+BOX_ARGUMENTS = {"roi_align": 1, "roi_pool": 1, "psroi_pool": 1, "distribute_fpn_proposals": 0}
+
+
+def box_inputs(model_source):
+    """The parameters of GraphModule.forward (model.py's source) that a box argument of BOX_ARGUMENTS' ops reads,
+    directly or through the assignments before it (a backward pass as unused_inputs', from those arguments)."""
+    tree = ast.parse(model_source)
+    forward = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "forward")
+
+    def names(node):
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+    needed = set()
+    for call in ast.walk(forward):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in BOX_ARGUMENTS:
+            position = BOX_ARGUMENTS[call.func.attr]
+            if position < len(call.args):
+                needed |= names(call.args[position])
+    for statement in reversed(forward.body):
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            if set().union(*(names(t) for t in targets)) & needed:
+                needed |= names(statement.value)
+    return [a.arg for a in forward.args.args[1:] if a.arg in needed]
+
+
+def with_ordered_corners(meta, value):
+    """A drawn box input (box_inputs) as boxes: each row's x1 <= x2 and y1 <= y2 (the two drawn values of each pair
+    swapped where needed). Only a drawn (no `data`) float [..., 4] tensor whose recorded minimum is not negative
+    (pixel coordinates, not deltas; no minimum recorded is 0, as draw takes it) is taken as boxes; any other value
+    comes back unchanged."""
+    lo = 0.0 if meta.get("min_val") is None else float(meta["min_val"])
+    if (meta.get("data") is not None or value.dtype.kind != "f" or value.ndim < 1 or value.shape[-1] != 4
+            or not lo >= 0):
+        return value
+    x = np.sort(value[..., 0::2], axis=-1)
+    y = np.sort(value[..., 1::2], axis=-1)
+    return np.stack([x[..., 0], y[..., 0], x[..., 1], y[..., 1]], axis=-1).astype(value.dtype)
+
+
+def draw_all(sample, rng):
+    """The weights and the inputs of a sample, drawn in file order (weights, then inputs), the box inputs with their
+    corners ordered: (weights, inputs), dicts of name to array. export and float64_sample.py draw through this."""
+    weights = {w["name"]: draw(w, rng) for w in meta_tensors(sample / "weight_meta.py")}
+    inputs = meta_tensors(sample / "input_meta.py")
+    feeds = {i["name"]: draw(i, rng) for i in inputs}
+    boxes = set(box_inputs((sample / "model.py").read_text()))
+    for i in inputs:
+        if i["name"] in boxes:
+            feeds[i["name"]] = with_ordered_corners(i, feeds[i["name"]])
+    return weights, feeds
+
+
 def first_line(e):
     lines = [l.strip() for l in str(e).strip().splitlines() if l.strip()]
     # Paddle's C++ errors end with the useful line ("... (at ...)"); Python's have it first.
@@ -188,10 +245,8 @@ def export(sample, out, seed, baked=False):
     paddle.set_device("cpu")
     paddle.seed(seed)
     rng = np.random.default_rng(seed)
-    weights = meta_tensors(sample / "weight_meta.py")
     inputs = meta_tensors(sample / "input_meta.py")
-    values = {w["name"]: draw(w, rng) for w in weights}
-    feeds = {i["name"]: draw(i, rng) for i in inputs}
+    values, feeds = draw_all(sample, rng)
     constants = {}
     if any(not bakeable(i) for i in inputs):
         constants = {i["name"]: feeds.pop(i["name"]) for i in inputs if bakeable(i)}

@@ -5,7 +5,8 @@ for a sample that differs, so that Paddle's failure, a hang or running out of me
 
 The reference of the float64 rule (tools/graphnet/float64.py): the sample's GraphModule (model.py) in Paddle
 dygraph on the CPU, with the weights and inputs export_sample.py draws (same seed, same order), the float ones cast
-to float64 and the float32 constants the model makes itself (`paddle.float32`, `dtype="float32"`) made float64 too.
+to float64 and the float32 constants the model makes itself (`paddle.float32`, `dtype="float32"`) made float64 too;
+batch_norm and dropout that model.py spells in training mode run in eval mode, as the exported program runs them.
 Writes OUT_DIR/float64/<i>.npy and OUT_DIR/float64.json ({"status": "ok" | "failed", "error": first line,
 "seconds", "outputs", "note"}). --memory-gb caps the process's address space (RLIMIT_AS), so that a model too big
 for float64 here fails with an error instead of waking the kernel's OOM killer. --inputs DIR takes the inputs
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import export_sample  # noqa: E402  (meta_tensors, draw, first_line)
+import export_sample  # noqa: E402  (draw_all, first_line)
 import float64  # noqa: E402  (batch_of)
 
 # The float32 dtypes model.py spells (constants, aranges, casts): float64 in the reference run.
@@ -34,8 +35,37 @@ FLOAT32_SPELLINGS = [(re.compile(r"\bpaddle\.float32\b"), "paddle.float64"),
                      (re.compile(r"([\"'])float32\1"), r"\1float64\1")]
 
 
+# The ops whose `is_test` argument (by position) model.py may spell False: a subgraph recorded in training mode
+# (PP-HGNetV2-B4_ML/subgraph_1 of seed 8: batch_norm on the batch's statistics, dropout dropping). paddle.jit.save
+# of the Layer in eval mode saves them with is_test = true (running statistics, no dropping), and so Paddle's
+# predictor and kforge run them; the reference run must too.
+IS_TEST_ARGUMENT = {"batch_norm": 5, "dropout": 3}
+
+
+def in_eval_mode(text):
+    """model.py with every is_test argument of IS_TEST_ARGUMENT's ops that is spelled False made True (and how
+    many were): the text is changed only at those constants, so that the rest keeps its spelling."""
+    import ast
+    lines = text.splitlines(keepends=True)
+    spots = []
+    for call in ast.walk(ast.parse(text)):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in IS_TEST_ARGUMENT:
+            position = IS_TEST_ARGUMENT[call.func.attr]
+            if position < len(call.args):
+                arg = call.args[position]
+                if isinstance(arg, ast.Constant) and arg.value is False:
+                    spots.append((arg.lineno - 1, arg.col_offset))
+    for line, col in sorted(spots, reverse=True):
+        # col_offset counts UTF-8 bytes; model.py's lines with calls are ASCII.
+        assert lines[line][col:col + 5] == "False"
+        lines[line] = lines[line][:col] + "True" + lines[line][col + 5:]
+    return "".join(lines), len(spots)
+
+
 def float64_source(text):
-    """model.py with its float32 dtypes made float64 (and how many were)."""
+    """model.py with its float32 dtypes made float64 (and how many were), its batch_norm and dropout in eval mode
+    (in_eval_mode; not counted)."""
+    text, _ = in_eval_mode(text)
     count = 0
     for pattern, repl in FLOAT32_SPELLINGS:
         text, n = pattern.subn(repl, text)
@@ -84,8 +114,7 @@ def run(sample, out, seed, inputs=None, per_image=False):
     paddle.seed(seed)
     rng = np.random.default_rng(seed)
     # The draws of export_sample.export, in its order (weights, then inputs): the same values.
-    weights = {w["name"]: export_sample.draw(w, rng) for w in export_sample.meta_tensors(sample / "weight_meta.py")}
-    feeds = {i["name"]: export_sample.draw(i, rng) for i in export_sample.meta_tensors(sample / "input_meta.py")}
+    weights, feeds = export_sample.draw_all(sample, rng)
     given = {f.stem: np.load(f) for f in sorted(Path(inputs).glob("*.npy"))} if inputs else {}
     feeds.update({n: v for n, v in given.items() if n in feeds})
     source, changed = float64_source((sample / "model.py").read_text())

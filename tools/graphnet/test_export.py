@@ -11,6 +11,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import export_sample as es  # noqa: E402
+import float64_sample  # noqa: E402
 
 
 def meta(dtype, shape, data=None):
@@ -90,6 +91,95 @@ class UnusedInputsTest(unittest.TestCase):
     def test_all_used(self):
         src = "class G:\n    def forward(self, data_0, data_1):\n        x = data_0 + data_1\n        return x\n"
         self.assertEqual(es.unused_inputs(src), [])
+
+
+BOX_MODEL = """
+class GraphModule(paddle.nn.Layer):
+    def forward(self, parameter_0, data_0, data_1, data_2, data_3, data_4):
+        combine_0 = [data_0, data_1]
+        concat_0 = paddle._C_ops.concat(combine_0, full_0)
+        (a, b, c) = (lambda x, f: f(x))(
+            paddle._C_ops.distribute_fpn_proposals(concat_0, data_2, 2, 5, 4, 224, False), lambda out: out)
+        (s0, s1) = a
+        y = paddle._C_ops.roi_align(data_3, s0, b, 7, 7, float("0.25"), 0, True)
+        z = paddle._C_ops.add(y, data_4)
+        return z
+"""
+
+
+class BoxInputsTest(unittest.TestCase):
+    def test_inputs_that_reach_a_box_argument(self):
+        # Cascade-FasterRCNN-ResNet50-FPN/subgraph_6's shape: boxes concatenated, distributed, then roi_align'd;
+        # the features (data_3, roi_align's first argument) and data_4 are no boxes.
+        self.assertEqual(es.box_inputs(BOX_MODEL), ["data_0", "data_1", "data_2"])
+
+    def test_corners_ordered(self):
+        m = dict(meta("float32", [512, 4]), min_val=0.07, max_val=1024.0, mean=459.5, std=260.8)
+        drawn = es.draw(m, np.random.default_rng(8))
+        self.assertTrue((drawn[:, 2] < drawn[:, 0]).any())  # independent draws: many boxes inside out
+        boxes = es.with_ordered_corners(m, drawn)
+        self.assertEqual(boxes.dtype, np.float32)
+        self.assertTrue((boxes[:, 0] <= boxes[:, 2]).all() and (boxes[:, 1] <= boxes[:, 3]).all())
+        # The same values, each x pair and y pair only ordered.
+        self.assertTrue(np.array_equal(np.sort(boxes[:, 0::2], axis=1), np.sort(drawn[:, 0::2], axis=1)))
+        self.assertTrue(np.array_equal(np.sort(boxes[:, 1::2], axis=1), np.sort(drawn[:, 1::2], axis=1)))
+        no_minimum = dict(m, min_val=None)  # weight_meta leaves out a minimum of 0
+        self.assertTrue((es.with_ordered_corners(no_minimum, drawn)[:, 0::2] == boxes[:, 0::2]).all())
+
+    def test_other_values_unchanged(self):
+        drawn = np.random.default_rng(8).normal(size=(6, 4)).astype(np.float32)
+        deltas = dict(meta("float32", [6, 4]), min_val=-3.0, max_val=3.0)            # a negative minimum
+        given = dict(meta("float32", [6, 4], drawn.tolist()), min_val=0.0)           # input_meta's own data
+        for m, value in ((deltas, drawn), (given, drawn), (meta("float32", [4, 6]), drawn.reshape(4, 6)),
+                         (meta("int64", [6, 4]), drawn.astype(np.int64))):
+            self.assertIs(es.with_ordered_corners(m, value), value)
+
+
+TRAINING_MODE_MODEL = """
+class GraphModule(paddle.nn.Layer):
+    def forward(self, parameter_0, parameter_1, parameter_2, parameter_3, data_0):
+        (batch_norm__0, b1, b2, b3, b4, b5) = (lambda x, f: f(x))(
+            paddle._C_ops.batch_norm(
+                data_0,
+                parameter_0,
+                parameter_1,
+                parameter_2,
+                parameter_3,
+                False,
+                float("0.9"),
+                float("1e-05"),
+                "NCHW",
+                False,
+                False,
+            ),
+            lambda out: out,
+        )
+        full_2 = paddle._C_ops.full([1], float("0.1"), paddle.float32, paddle.core.CPUPlace())
+        dropout_0, dropout_1 = (lambda x, f: f(x))(
+            paddle._C_ops.dropout(batch_norm__0, None, full_2, False, "upscale_in_train", 0, False),
+            lambda out: out,
+        )
+        return dropout_0
+"""
+
+
+class EvalModeTest(unittest.TestCase):
+    def test_is_test_made_true(self):
+        # PP-HGNetV2-B4_ML/subgraph_1 spells batch_norm and dropout with is_test False (recorded in training mode);
+        # the exported program runs them with is_test true, so the float64 reference must too.
+        text, count = float64_sample.in_eval_mode(TRAINING_MODE_MODEL)
+        self.assertEqual(count, 2)
+        self.assertIn("                True,\n                float(\"0.9\")", text)
+        self.assertIn('(batch_norm__0, None, full_2, True, "upscale_in_train", 0, False)', text)
+        # use_global_stats, trainable_statistics and fix_seed (other positions) stay False.
+        self.assertEqual(text.count("False"), TRAINING_MODE_MODEL.count("False") - 2)
+        self.assertEqual(float64_sample.in_eval_mode(text), (text, 0))
+
+    def test_float64_source_is_in_eval_mode(self):
+        text, count = float64_sample.float64_source(TRAINING_MODE_MODEL)
+        self.assertEqual(count, 1)  # paddle.float32 of the full; the is_test changes are not counted
+        self.assertIn("paddle.float64", text)
+        self.assertEqual(float64_sample.in_eval_mode(text)[1], 0)
 
 
 if __name__ == "__main__":

@@ -242,6 +242,10 @@ CASES = [
     # ---- elementwise unary and activations ----
     *[C(f"relu_{dt}", lambda x: F.relu(x), [t(2, 5, dtype=dt)], ops=("relu",)) for dt in FLOAT],
     C("relu_dynamic", lambda x: F.relu(x), [t(None, 4, run=(3, 4))], ops=("relu",)),
+    # relu of NaN is 0 (Paddle's ReluFunctor, x > 0 ? x : 0; relu6, leaky_relu and elu keep NaN): the log of the
+    # negative inputs makes the NaN, and the relu fused with it is the expression's (kernels/fusion.yaml).
+    *[C(f"relu_nan_{dt}", lambda x: F.relu(paddle.log(x)), [t(4, 6, dtype=dt, low=-0.3, high=2.0)],
+        ops=("relu", "log")) for dt in FLOAT],
     *[C(f"exp_{dt}", lambda x: paddle.exp(x), [t(2, 5, dtype=dt)], ops=("exp",)) for dt in FLOAT],
     *[C(f"tanh_{dt}", lambda x: paddle.tanh(x), [t(2, 5, dtype=dt)], ops=("tanh",)) for dt in FLOAT],
     *[C(f"sigmoid_{dt}", lambda x: F.sigmoid(x), [t(2, 5, dtype=dt)], ops=("sigmoid",)) for dt in FLOAT],

@@ -99,8 +99,6 @@ bool IndexChecks::scatter() {
 
 namespace {
 
-bool is_one(const SymExpr& d) { return d.constant() == std::optional<int64_t>(1); }
-
 // Row-major strides of dims `d` placed at the right of `rank` dims, 0 where a dim is absent or 1 (broadcast).
 std::vector<SymExpr> broadcast_strides(const SymShape& d, size_t rank) {
   std::vector<SymExpr> strides(rank, SymExpr(0));

@@ -27,8 +27,6 @@ std::optional<ScalarType> scalar_of(ir::DataType dtype) {
 
 bool is_half_float(ir::DataType dtype) { return dtype == ir::DataType::kFloat16 || dtype == ir::DataType::kBFloat16; }
 
-bool is_one(const SymExpr& e) { return e.constant() == std::optional<int64_t>(1); }
-
 SymExpr product(const SymShape& shape, size_t begin, size_t end) {
   SymExpr p = 1;
   for (size_t i = begin; i < end && i < shape.size(); ++i) p *= shape[i];
@@ -390,7 +388,6 @@ class Classifier {
   std::ostringstream sink_;
   DiagnosticEngine diags_;
 };
-
 
 }  // namespace
 

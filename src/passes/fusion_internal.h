@@ -16,7 +16,6 @@ namespace kforge::passes::fusion_detail {
 /// float32, float64 (the 16-bit ones only where FusionOptions::half_floats allows them).
 std::optional<expr::ScalarType> scalar_of(ir::DataType dtype);
 bool is_half_float(ir::DataType dtype);  // float16 or bfloat16
-bool is_one(const SymExpr& e);
 /// Product of shape[begin, end).
 SymExpr product(const SymShape& shape, size_t begin, size_t end);
 /// `shape` right-aligned against `target`, padded with leading 1s; nullopt when it does not broadcast.

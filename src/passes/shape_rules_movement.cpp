@@ -84,8 +84,6 @@ std::string flatten(OpContext& c) {
   return "";
 }
 
-bool is_one(const SymExpr& e) { return e.constant() == std::optional<int64_t>(1); }
-
 std::string squeeze(OpContext& c) {
   Args a{c};
   REQUIRE_TENSOR(x, 0);

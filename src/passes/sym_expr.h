@@ -104,6 +104,9 @@ struct SymExpr::Atom {
 /// A shape: one expression per dimension.
 using SymShape = std::vector<SymExpr>;
 
+/// Whether `e` is the constant 1 (a dim that broadcasts, or an axis a view may move).
+inline bool is_one(const SymExpr& e) { return e.constant() == std::optional<int64_t>(1); }
+
 /// The product of the dims (1 for rank 0).
 SymExpr sym_numel(const SymShape& shape);
 /// All dims constant: the static dims.

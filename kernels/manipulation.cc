@@ -229,6 +229,19 @@ Status transpose(const KernelContext& ctx, const Tensor& x, const std::vector<in
       check_against_meta("transpose", *out, [&](Tensor* e) { return meta::TransposeInferMeta(x, perm, e); }));
   int32_t p[kMaxRank];
   KFORGE_RETURN_IF_ERROR(util::normalize_perm(perm, x.ndim, "transpose", p));
+  // Axes of size 1 moved past the others move no element ([b, 1, 12, 64] -> [b, 12, 1, 64]): the same bytes, which
+  // kforge compile's memory plan gives the output as a view of x (nothing to do) and a caller's buffer gets copied.
+  int32_t last = -1;
+  bool moves = false;
+  for (int32_t i = 0; i < x.ndim && !moves; ++i) {
+    if (x.dims[p[i]] == 1) continue;
+    moves = p[i] < last;
+    last = p[i];
+  }
+  if (!moves) {
+    if (out->data != x.data && x.numel() > 0) std::memcpy(out->data, x.data, x.bytes());
+    return Status::OK();
+  }
   // In place, read from a copy: a permutation cannot be applied over its own source.
   Tensor src = x;
   const bool in_place = out->data == x.data && x.numel() > 1;

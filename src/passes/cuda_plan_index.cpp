@@ -140,7 +140,7 @@ std::optional<CudaRun> cuda_call_run(const LoweredProgram& p, uint32_t c, bool n
       is_cuda_rnn_op(call.op)) {
     return CudaRun::kLibrary;
   }
-  if (is_cuda_index_op(call.op)) return CudaRun::kIndex;
+  if (is_cuda_index_op(call.op) && !transpose_moves_no_element(call, p.values)) return CudaRun::kIndex;
   if (std::optional<std::pair<uint32_t, uint32_t>> view = p.view_values(c)) {
     // A view of its input's buffer needs nothing; one with a buffer of its own (its input is memory the caller
     // owns, or is written in place later) is a copy of the same bytes.

@@ -10,8 +10,31 @@
 
 namespace kforge::passes {
 
+bool transpose_moves_no_element(const KernelCall& call, const std::vector<LoweredValue>& values) {
+  if (call.op != "transpose" || call.inplace_twin || call.outputs.size() != 1 || call.outputs[0].is_list ||
+      call.outputs[0].values.size() != 1 || call.outputs[0].values[0] == kNone) {
+    return false;
+  }
+  const uint32_t x = call.tensor_arg("x");
+  const KernelArg* perm = call.arg("perm");
+  if (x == kNone || perm == nullptr || perm->kind != ArgKind::kConstant) return false;
+  const SymShape& dims = values[x].dims;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (static_cast<int64_t>(perm->constant.ints.size()) != rank) return false;
+  int64_t last = -1;
+  for (int64_t axis : perm->constant.ints) {  // output dim k is x's dim perm[k]
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) return false;
+    if (dims[static_cast<size_t>(a)].constant() == std::optional<int64_t>(1)) continue;
+    if (a < last) return false;
+    last = a;
+  }
+  return values[x].dtype == values[call.outputs[0].values[0]].dtype;
+}
+
 std::optional<std::pair<uint32_t, uint32_t>> LoweredProgram::view_values(uint32_t c) const {
   const KernelCall& call = calls.at(c);
+  if (transpose_moves_no_element(call, values)) return std::make_pair(call.tensor_arg("x"), call.outputs[0].values[0]);
   if (call.def == nullptr || call.def->view.size() != 1) return std::nullopt;
   // The output the `view:` names (rnn's is its second), not necessarily the first.
   const auto named = std::find_if(call.outputs.begin(), call.outputs.end(),

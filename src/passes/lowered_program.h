@@ -360,6 +360,7 @@ struct LoweredProgram {
   /// The (input, output) values of call `c` when it is a view op (`view:` in its YAML: reshape, flatten, ...) of
   /// one tensor into one tensor of the same dtype and element count (or dims read before the call from a tensor's
   /// values, which its infer-meta checks hold that count); nullopt otherwise.
+  /// Also a transpose that moves no element (transpose_moves_no_element).
   std::optional<std::pair<uint32_t, uint32_t>> view_values(uint32_t c) const;
   /// The calls that read each value (indexed by value), ascending, each call once; program outputs are not calls.
   std::vector<std::vector<uint32_t>> value_readers() const;
@@ -371,5 +372,11 @@ struct LoweredProgram {
     return p.stored_dtype != ir::DataType::kUndefined ? p.stored_dtype : values.at(p.value).dtype;
   }
 };
+
+/// Whether `call` is a transpose that moves no element: every axis it moves past another is of size 1, so the other
+/// dims keep their order ([b, 1, 12, 64] -> [b, 12, 1, 64], a decode step's new key). Its output is then a view of its
+/// input, as a reshape's is: lowering gives both one buffer (unless the input is written in place later) and no
+/// kernel runs (LoweredProgram::view_values). A dynamic dim counts as one that may exceed 1.
+bool transpose_moves_no_element(const KernelCall& call, const std::vector<LoweredValue>& values);
 
 }  // namespace kforge::passes

@@ -19,10 +19,8 @@
 #include "kforge_pool.cuh"
 
 // The launchers of cuda_conv_nhwc_kernels.cu: each launches one fused group and returns cudaGetLastError().
-cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z10, cudaStream_t stream);
-cudaError_t cuda_conv_nhwc_index_1(const float* __restrict__ in0, float* __restrict__ out, cudaStream_t stream);
-cudaError_t cuda_conv_nhwc_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z9, cudaStream_t stream);
-cudaError_t cuda_conv_nhwc_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z6, cudaStream_t stream);
+cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z8, cudaStream_t stream);
+cudaError_t cuda_conv_nhwc_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z7, cudaStream_t stream);
 
 namespace {
 
@@ -46,7 +44,6 @@ namespace {
     "call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)",
     "call 15 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)",
     "call 19 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)",
-    "call 20 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:80:5)",
 };
 
 constexpr kforge::ParameterSpec kParameterSpecs[] = {
@@ -157,9 +154,9 @@ void cuda_conv_nhwc::prepare_gemms(const Bindings& b) {
   // group 4 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)
   kforge::cuda_gemm::cublaslt_gemm_f32_prepare(
       gemm_->lt,
-      static_cast<const float*>(b.buffers[61]),
+      static_cast<const float*>(b.buffers[60]),
       static_cast<const float*>(b.buffers[23]),
-      static_cast<float*>(b.buffers[63]),
+      static_cast<float*>(b.buffers[62]),
       static_cast<const float*>(b.buffers[24]),
       static_cast<int>(s0), 10, 16, kforge::cuda_gemm::Epilogue::kBias, false, false);
 }
@@ -176,17 +173,17 @@ kforge::Status cuda_conv_nhwc::prepare_convs(const Bindings& b) {
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].prepare(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[63], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].prepare(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].prepare(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
@@ -194,7 +191,7 @@ kforge::Status cuda_conv_nhwc::prepare_convs(const Bindings& b) {
     if (kforge::Status s = convs_->sites[3].prepare(convs_->cudnn, kConvGeometry3, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 4, 4, 4, 4}, static_cast<const float*>(b.buffers[51]), reinterpret_cast<float*>(folded_.data() + 4736), static_cast<float*>(b.buffers[59]), kforge::cuda_conv::Scratch{}, &epilogue); !s.ok()) return conv_failed(3, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[67], 67108864}, nullptr); !s.ok()) return conv_failed(8, s);
+  if (kforge::Status s = convs_->sites[4].prepare(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, nullptr); !s.ok()) return conv_failed(8, s);
   return kforge::Status::OK();
 }
 
@@ -575,19 +572,17 @@ bool cuda_conv_nhwc::compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kN
   std::array<kforge::CheckedInt, kNumSizes> z;
   z[0] = kforge::checked_ceil_div(64 * s0, 256);
   z[1] = kforge::checked_max(3072 * s0, 256 * z[0]);
-  z[2] = kforge::checked_max(8192 * s0, 256 * z[0]);
-  z[3] = 2048 * s0 + z[1] + z[2] + 67109120;
+  z[2] = 8192 * s0 + z[1] + 67109120;
+  z[3] = 10240 * s0 + z[1] + 67109120;
   z[4] = z[1] + 67109120;
-  z[5] = z[1] + z[2] + 67109120;
-  z[6] = 16 * s0;
-  z[7] = 40 * s0;
-  z[8] = 64 * s0;
-  z[9] = 256 * s0;
-  z[10] = 768 * s0;
-  z[11] = 1024 * s0;
-  z[12] = 2048 * s0;
-  z[13] = 3072 * s0;
-  z[14] = 8192 * s0;
+  z[5] = 40 * s0;
+  z[6] = 64 * s0;
+  z[7] = 256 * s0;
+  z[8] = 768 * s0;
+  z[9] = 1024 * s0;
+  z[10] = 2048 * s0;
+  z[11] = 3072 * s0;
+  z[12] = 8192 * s0;
   bool ok = true;
   for (size_t k = 0; k < kNumSizes; ++k) {
     ok = ok && z[k].ok();
@@ -731,7 +726,7 @@ if (stream_ == nullptr) {
   kforge_b.buffers[47] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[48] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[49] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(sizes[5]);
+  kforge_b.buffers[50] = workspace_.data() + static_cast<size_t>(sizes[2]);
   kforge_b.buffers[51] = workspace_.data() + static_cast<size_t>(67109120);
   kforge_b.buffers[52] = c3_out->data;
   kforge_b.buffers[53] = workspace_.data() + static_cast<size_t>(0);
@@ -742,13 +737,12 @@ if (stream_ == nullptr) {
   kforge_b.buffers[58] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[59] = workspace_.data() + static_cast<size_t>(sizes[4]);
   kforge_b.buffers[60] = workspace_.data() + static_cast<size_t>(67109120);
-  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(sizes[4]);
-  kforge_b.buffers[62] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[63] = logits_out->data;
+  kforge_b.buffers[61] = workspace_.data() + static_cast<size_t>(0);
+  kforge_b.buffers[62] = logits_out->data;
+  kforge_b.buffers[63] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[64] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[65] = workspace_.data() + static_cast<size_t>(0);
   kforge_b.buffers[66] = workspace_.data() + static_cast<size_t>(0);
-  kforge_b.buffers[67] = workspace_.data() + static_cast<size_t>(0);
   if (!folded_ready_) KFORGE_RETURN_IF_ERROR(fold_filters(kforge_b));
   const std::vector<int64_t> kforge_key(kforge_b.symbols.begin(), kforge_b.symbols.end());
   const std::vector<const void*> kforge_pointers(kforge_b.buffers.begin(), kforge_b.buffers.end());
@@ -779,30 +773,30 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
   [[maybe_unused]] const auto& sizes = b.sizes;
   // call 0 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-  if (cudaError_t e = cuda_conv_nhwc_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[25]), sizes[10], stream_); e != cudaSuccess) return launch_failed(5, e);
-  // call 1 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:10:5)
-  if (cudaError_t e = cuda_conv_nhwc_index_1(static_cast<const float*>(b.buffers[2]), static_cast<float*>(b.buffers[26]), stream_); e != cudaSuccess) return launch_failed(6, e);
+  if (cudaError_t e = cuda_conv_nhwc_index_0(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[25]), sizes[8], stream_); e != cudaSuccess) return launch_failed(5, e);
+  // call 1 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:10:5): a view into a buffer of its own, copied
+  if (cudaError_t e = cudaMemcpyAsync(static_cast<void*>(b.buffers[26]), static_cast<const void*>(b.buffers[2]), static_cast<size_t>(32), cudaMemcpyDeviceToDevice, stream_); e != cudaSuccess) return launch_failed(6, e);
   // group 0 (conv2d+add+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:34:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:38:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:39:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:43:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{static_cast<const float*>(b.buffers[26]), static_cast<const float*>(b.buffers[3]), static_cast<const float*>(b.buffers[4]), static_cast<const float*>(b.buffers[5]), static_cast<const float*>(b.buffers[6]), nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
+    if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 16, 16, 16, 16}, static_cast<const float*>(b.buffers[25]), static_cast<const float*>(b.buffers[1]), static_cast<float*>(b.buffers[34]), kforge::cuda_conv::Scratch{b.buffers[63], 67108864}, &epilogue); !s.ok()) return conv_failed(0, s);
   }
   // call 6 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:44:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[34]), static_cast<float*>(b.buffers[35]), kforge::cuda_pool::Pool2dGeometry{8, 16, 16, 8, 8, 3, 3, 2, 2, 1, 1, true, true, true, false}, s0, stream_); e != cudaSuccess) return launch_failed(7, e);
   // group 1 (conv2d+batch_norm+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:48:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:52:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:56:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 2304), nullptr, nullptr, nullptr, nullptr, nullptr, 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, false};
-    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
+    if (kforge::Status s = convs_->sites[1].run(convs_->cudnn, kConvGeometry1, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[35]), reinterpret_cast<float*>(folded_.data() + 0), static_cast<float*>(b.buffers[42]), kforge::cuda_conv::Scratch{b.buffers[64], 67108864}, &epilogue); !s.ok()) return conv_failed(1, s);
   }
   // group 2 (conv2d+batch_norm+add+relu: pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:57:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:61:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:65:5, pd_op.relu at ../../../golden/compile-cuda-conv/program.yaml:66:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 4672), nullptr, nullptr, nullptr, nullptr, static_cast<const float*>(b.buffers[35]), 1e-05f, kforge::cuda_conv::Activation::kRelu, 0.0f, 0.0f, true};
-    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
+    if (kforge::Status s = convs_->sites[2].run(convs_->cudnn, kConvGeometry2, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 8, 8}, static_cast<const float*>(b.buffers[42]), reinterpret_cast<float*>(folded_.data() + 2368), static_cast<float*>(b.buffers[50]), kforge::cuda_conv::Scratch{b.buffers[65], 67108864}, &epilogue); !s.ok()) return conv_failed(2, s);
   }
   // call 14 (pd_op.conv2d at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[67], 67108864}, nullptr); !s.ok()) return conv_failed(8, s);
+  if (kforge::Status s = convs_->sites[4].run(convs_->cudnn, kConvGeometry4, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 8, 8, 4, 4}, static_cast<const float*>(b.buffers[50]), reinterpret_cast<float*>(folded_.data() + 5376), static_cast<float*>(b.buffers[51]), kforge::cuda_conv::Scratch{b.buffers[66], 67108864}, nullptr); !s.ok()) return conv_failed(8, s);
   // call 15 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-  if (cudaError_t e = cuda_conv_nhwc_index_2(static_cast<const float*>(b.buffers[51]), static_cast<float*>(b.buffers[52]), sizes[9], stream_); e != cudaSuccess) return launch_failed(9, e);
+  if (cudaError_t e = cuda_conv_nhwc_index_1(static_cast<const float*>(b.buffers[51]), static_cast<float*>(b.buffers[52]), sizes[7], stream_); e != cudaSuccess) return launch_failed(9, e);
   // group 3 (depthwise_conv2d+batch_norm+relu6: pd_op.depthwise_conv2d at ../../../golden/compile-cuda-conv/program.yaml:71:5, pd_op.batch_norm at ../../../golden/compile-cuda-conv/program.yaml:75:5, pd_op.relu6 at ../../../golden/compile-cuda-conv/program.yaml:79:5)
   {
     const kforge::cuda_conv::Epilogue epilogue{reinterpret_cast<float*>(folded_.data() + 5312), nullptr, nullptr, nullptr, nullptr, nullptr, 0.001f, kforge::cuda_conv::Activation::kRelu6, 0.0f, 0.0f, false};
@@ -810,14 +804,12 @@ kforge::Status cuda_conv_nhwc::enqueue(const Bindings& b) {
   }
   // call 19 (pd_op.pool2d at ../../../golden/compile-cuda-conv/program.yaml:80:5)
   if (cudaError_t e = kforge::cuda_pool::pool2d<float>(static_cast<const float*>(b.buffers[59]), static_cast<float*>(b.buffers[60]), kforge::cuda_pool::Pool2dGeometry{16, 4, 4, 1, 1, 1, 1, 1, 1, 0, 0, true, false, true, true}, s0, stream_); e != cudaSuccess) return launch_failed(10, e);
-  // call 20 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:80:5)
-  if (cudaError_t e = cuda_conv_nhwc_index_3(static_cast<const float*>(b.buffers[60]), static_cast<float*>(b.buffers[61]), sizes[6], stream_); e != cudaSuccess) return launch_failed(11, e);
   // group 4 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-conv/program.yaml:88:5, pd_op.add at ../../../golden/compile-cuda-conv/program.yaml:89:5)
   if (cudaError_t e = kforge::cuda_gemm::cublaslt_gemm_f32(
       gemm_->lt,
-      static_cast<const float*>(b.buffers[61]),
+      static_cast<const float*>(b.buffers[60]),
       static_cast<const float*>(b.buffers[23]),
-      static_cast<float*>(b.buffers[63]),
+      static_cast<float*>(b.buffers[62]),
       static_cast<const float*>(b.buffers[24]),
       static_cast<int>(s0), 10, 16, kforge::cuda_gemm::Epilogue::kBias, false, false, stream_);
       e != cudaSuccess) {

@@ -22,7 +22,7 @@
 static_assert(KFORGE_RUNTIME_VERSION == 4,
               "cuda_conv_nhwc.h needs version 4 of kforge_runtime.h: use the one generated beside it");
 
-// The program `small_convnet` (../../../golden/compile-cuda-conv/program.yaml) on a CUDA device: 12 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
+// The program `small_convnet` (../../../golden/compile-cuda-conv/program.yaml) on a CUDA device: 11 fused kernel launches per run(), replayed as one CUDA graph per input-dims set.
 //
 // 1 of them is a GEMM (cuBLASLt fp32).
 //
@@ -68,7 +68,7 @@ class cuda_conv_nhwc {
   static constexpr size_t kNumInputs = 1;
   static constexpr size_t kNumParameters = 24;
   static constexpr size_t kNumOutputs = 2;
-  static constexpr size_t kNumLaunches = 12;
+  static constexpr size_t kNumLaunches = 11;
   static constexpr std::array<const char*, kNumInputs> kInputNames = {"x"};
   static constexpr std::array<const char*, kNumOutputs> kOutputNames = {"logits", "c3"};
   // What run() accepts for each input, in kInputNames order, for generic callers (tools/run-model).
@@ -112,10 +112,10 @@ class cuda_conv_nhwc {
   size_t graph_captures() const { return graphs_.captures(); }
 
  private:
-  static constexpr size_t kNumSizes = 15;
+  static constexpr size_t kNumSizes = 13;
   static bool compute_sizes(kforge::CheckedInt s0, std::array<int64_t, kNumSizes>& sizes);
   struct Bindings {
-    std::array<void*, 68> buffers{};
+    std::array<void*, 67> buffers{};
     std::array<int64_t, 1> symbols{};
     std::array<int64_t, kNumSizes> sizes{};  // compute_sizes() for `symbols`
   };

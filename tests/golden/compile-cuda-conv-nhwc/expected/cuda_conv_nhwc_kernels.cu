@@ -28,8 +28,8 @@ namespace {
 }  // namespace
 
 // call 0 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:7:5)
-__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z10) {
-  const int64_t n = z10;
+__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_0_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z8) {
+  const int64_t n = z8;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 3;
@@ -43,39 +43,16 @@ __global__ void __launch_bounds__(256) cuda_conv_nhwc_index_0_kernel(const float
   }
 }
 
-cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z10, cudaStream_t stream) {
-  const int64_t n = z10;
+cudaError_t cuda_conv_nhwc_index_0(const float* __restrict__ in0, float* __restrict__ out, int64_t z8, cudaStream_t stream) {
+  const int64_t n = z8;
   if (n <= 0) return cudaSuccess;
-  cuda_conv_nhwc_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z10);
-  return cudaGetLastError();
-}
-
-// call 1 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:10:5)
-__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_1_kernel(const float* __restrict__ in0, float* __restrict__ out) {
-  const int64_t n = 8;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 8;
-    r /= 8;
-    [[maybe_unused]] const int64_t c2 = r % 1;
-    r /= 1;
-    [[maybe_unused]] const int64_t c1 = r % 1;
-    r /= 1;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * 8 + c3 + c1 + c2];
-  }
-}
-
-cudaError_t cuda_conv_nhwc_index_1(const float* __restrict__ in0, float* __restrict__ out, cudaStream_t stream) {
-  const int64_t n = 8;
-  if (n <= 0) return cudaSuccess;
-  cuda_conv_nhwc_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out);
+  cuda_conv_nhwc_index_0_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z8);
   return cudaGetLastError();
 }
 
 // call 15 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:67:5)
-__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_2_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z9) {
-  const int64_t n = z9;
+__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_1_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z7) {
+  const int64_t n = z7;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
     [[maybe_unused]] const int64_t c3 = r % 4;
@@ -89,33 +66,10 @@ __global__ void __launch_bounds__(256) cuda_conv_nhwc_index_2_kernel(const float
   }
 }
 
-cudaError_t cuda_conv_nhwc_index_2(const float* __restrict__ in0, float* __restrict__ out, int64_t z9, cudaStream_t stream) {
-  const int64_t n = z9;
+cudaError_t cuda_conv_nhwc_index_1(const float* __restrict__ in0, float* __restrict__ out, int64_t z7, cudaStream_t stream) {
+  const int64_t n = z7;
   if (n <= 0) return cudaSuccess;
-  cuda_conv_nhwc_index_2_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z9);
-  return cudaGetLastError();
-}
-
-// call 20 (pd_op.transpose at ../../../golden/compile-cuda-conv/program.yaml:80:5)
-__global__ void __launch_bounds__(256) cuda_conv_nhwc_index_3_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z6) {
-  const int64_t n = z6;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 1;
-    r /= 1;
-    [[maybe_unused]] const int64_t c2 = r % 1;
-    r /= 1;
-    [[maybe_unused]] const int64_t c1 = r % 16;
-    r /= 16;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * 16 + c2 * 16 + c3 * 16 + c1];
-  }
-}
-
-cudaError_t cuda_conv_nhwc_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z6, cudaStream_t stream) {
-  const int64_t n = z6;
-  if (n <= 0) return cudaSuccess;
-  cuda_conv_nhwc_index_3_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z6);
+  cuda_conv_nhwc_index_1_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z7);
   return cudaGetLastError();
 }
 

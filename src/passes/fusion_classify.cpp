@@ -377,7 +377,7 @@ class Classifier {
     for (size_t i = 1; i < values.size(); ++i) {
       const uint32_t by = p_.value(values[i]).defined_by;
       if (by == kNone || p_.calls[by].def == nullptr) return false;
-      const bool view = !p_.calls[by].inplace_twin && !p_.calls[by].def->view.empty();
+      const bool view = !view_pairs(p_.calls[by], p_.values).empty();
       const bool rewrite = p_.calls[by].inplace_twin && val.defined_by != kNone && by > val.defined_by;
       if (!view && !rewrite) return false;
     }

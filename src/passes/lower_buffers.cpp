@@ -65,13 +65,9 @@ void Lowerer::assign_buffers() {
   }
   // Views share storage unless that storage is written in place after the view is made; so does a transpose that
   // moves no element (transpose_moves_no_element).
-  static const opdef::InplacePair kTransposeView{"x", "out", {}, {}};
   for (uint32_t c = 0; c < calls; ++c) {
     const KernelCall& call = out_.calls[c];
-    if (call.inplace_twin) continue;
-    std::vector<opdef::InplacePair> views = call.def->view;
-    if (transpose_moves_no_element(call, out_.values)) views.push_back(kTransposeView);
-    for (const opdef::InplacePair& p : views) {
+    for (const opdef::InplacePair& p : view_pairs(call, out_.values)) {
       uint32_t in, o;
       pair_values(call, p, &in, &o);
       if (in == kNone || o == kNone || !is_owned(in) || sized_apart(in, o)) continue;

@@ -32,6 +32,13 @@ bool transpose_moves_no_element(const KernelCall& call, const std::vector<Lowere
   return values[x].dtype == values[call.outputs[0].values[0]].dtype;
 }
 
+std::vector<opdef::InplacePair> view_pairs(const KernelCall& call, const std::vector<LoweredValue>& values) {
+  if (call.def == nullptr || call.inplace_twin) return {};
+  std::vector<opdef::InplacePair> pairs = call.def->view;
+  if (transpose_moves_no_element(call, values)) pairs.push_back(opdef::InplacePair{"x", "out", {}, {}});
+  return pairs;
+}
+
 std::optional<std::pair<uint32_t, uint32_t>> LoweredProgram::view_values(uint32_t c) const {
   const KernelCall& call = calls.at(c);
   if (transpose_moves_no_element(call, values)) return std::make_pair(call.tensor_arg("x"), call.outputs[0].values[0]);

@@ -379,4 +379,9 @@ struct LoweredProgram {
 /// kernel runs (LoweredProgram::view_values). A dynamic dim counts as one that may exceed 1.
 bool transpose_moves_no_element(const KernelCall& call, const std::vector<LoweredValue>& values);
 
+/// The (input, output) argument pairs through which `call` is a view, writing nothing: its YAML's `view:` (reshape,
+/// flatten, ...) and x -> out for a transpose that moves no element; none for an in-place twin. The one test of
+/// "is a view" that buffer assignment, fusion and split views share.
+std::vector<opdef::InplacePair> view_pairs(const KernelCall& call, const std::vector<LoweredValue>& values);
+
 }  // namespace kforge::passes

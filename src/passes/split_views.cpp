@@ -31,8 +31,7 @@ class Viewer {
  private:
   /// Whether call `c` only renames memory: a view op (reshape, squeeze, ...) that is no in-place twin.
   bool is_view_call(uint32_t c) const {
-    const KernelCall& call = p_.calls[c];
-    return call.def != nullptr && !call.def->view.empty() && !call.inplace_twin;
+    return !view_pairs(p_.calls[c], p_.values).empty();
   }
 
   /// Whether a call after `c` writes buffer `b`: it defines a value there that is no view's.

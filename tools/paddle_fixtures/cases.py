@@ -116,6 +116,19 @@ def _bert_like(ids, we, pe, wq, wk, wv):
     return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [s[0], s[1], -1])
 
 
+def _attention_decode_step(x, past_k, past_v, wq, bq, wk, bk, wv, bv, wo):
+    """A GPT-style decode step in small: one new token x [batch, 1, 64] over a key / value cache of run-time length,
+    2 heads of 32; each head split is reshape + transpose [b, 1, 2, 32] -> [b, 2, 1, 32], which moves no element
+    (a view of the projection's output), and the new key / value join the caches, returned as the step's outputs."""
+    def heads(w, b):
+        return paddle.transpose(paddle.reshape(x @ w + b, [0, 0, 2, 32]), [0, 2, 1, 3])
+
+    q, k, v = heads(wq, bq), heads(wk, bk), heads(wv, bv)
+    k, v = paddle.concat([past_k, k], axis=2), paddle.concat([past_v, v], axis=2)
+    ctx = paddle.matmul(F.softmax(paddle.matmul(q * 0.125, k, transpose_y=True), -1), v)
+    return paddle.reshape(paddle.transpose(ctx, [0, 2, 1, 3]), [0, 0, 64]) @ wo, k, v
+
+
 def _if_length(x):
     # paddleformers' causal-mask branch in small: a pd_op.if on a length taken from the shape.
     n = paddle.shape(x)[1]
@@ -457,6 +470,11 @@ CASES = [
     # whole 16-byte units (--target cuda copies those 16 bytes per thread).
     C("concat_kv_cache", lambda past, new: paddle.concat([past, new], axis=2),
       [t(2, 3, None, 8, run=(2, 3, 5, 8)), t(2, 3, 1, 8)], ops=("concat",)),
+    # The decode step's head splits are transposes that move no element: views of the packed q / k / v product.
+    C("attention_decode_step", _attention_decode_step,
+      [t(None, 1, 64, run=(2, 1, 64)), t(None, 2, None, 32, run=(2, 2, 5, 32)), t(None, 2, None, 32, run=(2, 2, 5, 32))],
+      [t(64, 64), t(64), t(64, 64), t(64), t(64, 64), t(64), t(64, 64)],
+      ops=("matmul", "add", "reshape", "transpose", "concat", "softmax", "scale")),
     C("concat_rows_int64", lambda x, y: paddle.concat([x, y], axis=0), [t(2, 2, dtype="int64"), t(3, 2, dtype="int64")],
       ops=("concat",)),
     C("stack_rows", lambda x, y: paddle.stack([x, y], axis=0), [t(3, 4), t(3, 4)], ops=("stack",)),

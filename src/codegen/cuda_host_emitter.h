@@ -108,6 +108,8 @@ class CudaHostEmitter {
   // norm, or a compaction, a copy, the known elements written, the index-mapped kernels of the plan's index map or
   // computing form.
   void add_library_step(uint32_t c, size_t launch, const std::string& description, const CudaBufferExpr& buffer);
+  // The one step of an index batch (passes::CudaPlan::index_batches) at launch index `launch` (its last call's).
+  void add_index_batch_step(const std::vector<uint32_t>& batch, size_t launch, const CudaBufferExpr& buffer);
 
   // The step of the convolution `conv` (the target plan's form) at launch index `launch`, run at `position`.
   void add_conv_step(const CudaConv& conv, size_t launch, uint32_t position, const std::string& description,

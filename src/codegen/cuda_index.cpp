@@ -355,4 +355,32 @@ tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
   return v;
 }
 
+tmpl::Value cuda_index_batch_context(const std::string& name, const std::vector<CudaIndexKernel>& members) {
+  tmpl::List params, param_names, args, contexts;
+  for (size_t k = 0; k < members.size(); ++k) {
+    tmpl::Value member = cuda_index_kernel_context(members[k]);
+    tmpl::List batch_names;
+    for (const std::string& p : members[k].params) {
+      const size_t at = p.find_last_of(' ') + 1;
+      const std::string renamed = fmt::format("m{}_{}", k, p.substr(at));
+      params.push_back(p.substr(0, at) + renamed);
+      param_names.push_back(renamed);
+      batch_names.push_back(renamed);
+    }
+    for (const std::string& a : members[k].args) args.push_back(a);
+    member.set("batch_names", tmpl::Value(std::move(batch_names)));
+    contexts.push_back(std::move(member));
+  }
+  tmpl::Value v = tmpl::Value::map();
+  v.set("name", name);
+  std::vector<std::string> what;
+  for (const CudaIndexKernel& m : members) what.push_back(m.description);
+  v.set("description", fmt::format("{}", fmt::join(what, "; ")));
+  v.set("params", tmpl::Value(std::move(params)));
+  v.set("param_names", tmpl::Value(std::move(param_names)));
+  v.set("args", tmpl::Value(std::move(args)));
+  v.set("members", tmpl::Value(std::move(contexts)));
+  return v;
+}
+
 }  // namespace kforge::codegen

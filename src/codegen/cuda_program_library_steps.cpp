@@ -24,9 +24,42 @@ void CudaHostEmitter::build_library_steps() {
     const CudaConv* conv = g.kind == passes::GroupKind::kConv ? target_.group_conv(g.index) : nullptr;
     if (conv != nullptr) add_conv_step(*conv, g.index, g.position, group_description(g), buffer);
   }
-  for (size_t k = 0; k < library_calls_.size(); ++k) {
-    add_library_step(library_calls_[k], plan_.groups.size() + k, call_description(library_calls_[k]), buffer);
+  // An index batch is one step where its last call runs; its other calls have none.
+  std::map<uint32_t, const std::vector<uint32_t>*> batch_of;
+  for (const std::vector<uint32_t>& batch : target_.index_batches) {
+    for (uint32_t c : batch) batch_of.emplace(c, &batch);
   }
+  for (size_t k = 0; k < library_calls_.size(); ++k) {
+    const uint32_t c = library_calls_[k];
+    if (const auto batch = batch_of.find(c); batch != batch_of.end()) {
+      if (c == batch->second->back()) add_index_batch_step(*batch->second, plan_.groups.size() + k, buffer);
+      continue;
+    }
+    add_library_step(c, plan_.groups.size() + k, call_description(c), buffer);
+  }
+}
+
+void CudaHostEmitter::add_index_batch_step(const std::vector<uint32_t>& batch, size_t launch,
+                                           const CudaBufferExpr& buffer) {
+  // Each call's one kernel (the plan batches only calls with an index map, one output and no scratch), named as
+  // the batch's: only the batch's kernel is emitted.
+  std::vector<CudaIndexKernel> members;
+  std::vector<std::string> what;
+  for (uint32_t c : batch) {
+    std::vector<CudaIndexKernel> kernels =
+        cuda_index_kernels(p_, p_.calls[c], target_.index_maps.at(c), cls_ + "_index_", index_kernels_.size(),
+                           call_description(c), buffer, sizes_, run_size);
+    members.push_back(std::move(kernels.at(0)));
+    what.push_back(call_description(c));
+  }
+  tmpl::Value kernel = cuda_index_batch_context(fmt::format("{}_index_{}", cls_, index_kernels_.size()), members);
+  index_kernels_.push_back(kernel);
+  tmpl::Value step = tmpl::Value::map();
+  step.set("kind", "index");
+  step.set("launch", static_cast<int64_t>(launch));
+  step.set("description", fmt::format("{}", fmt::join(what, "; ")));
+  step.set("kernels", tmpl::Value(tmpl::List{kernel}));
+  library_step_at_.emplace(launch, std::move(step));
 }
 
 void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::string& description,

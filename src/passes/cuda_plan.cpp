@@ -233,6 +233,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   // Last, and only when all else can run (what the backend checked after the plan before it had this part).
   if (plan.refusals.empty()) plan_cuda_data_dependent(p, cuda_graph, plan);
   if (plan.refusals.empty()) plan_cuda_tensor_dtypes(p, plan);
+  if (plan.refusals.empty()) plan_cuda_index_batches(p, fusion, plan);
   return plan;
 }
 

@@ -23,7 +23,7 @@ import tempfile
 
 CASES = [
     "arange", "bilinear_interp", "bilinear_interp_align_corners", "bilinear_interp_align_mode1_nhwc",
-    "bilinear_interp_dynamic", "bilinear_interp_f64", "concat", "concat_bool", "concat_dynamic", "concat_kv_cache",
+    "bilinear_interp_dynamic", "bilinear_interp_f64", "concat", "concat_bool", "concat_dynamic", "concat_kv_cache", "concat_kv_cache_pair",
     "concat_rows_int64", "stack_rows", "if_length", "if_length_else", "bitwise_and_bool",
     "bitwise_not_bool",
     "concat_neg_axis_int64", "dropout_eval", "dropout_eval_downscale", "embedding", "embedding_padding_idx", "expand",

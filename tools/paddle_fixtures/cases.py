@@ -475,6 +475,10 @@ CASES = [
       [t(None, 1, 64, run=(2, 1, 64)), t(None, 2, None, 32, run=(2, 2, 5, 32)), t(None, 2, None, 32, run=(2, 2, 5, 32))],
       [t(64, 64), t(64), t(64, 64), t(64), t(64, 64), t(64), t(64, 64)],
       ops=("matmul", "add", "reshape", "transpose", "concat", "softmax", "scale")),
+    # Two caches grown side by side, as a decoder layer's keys and values: --target cuda runs both in one launch.
+    C("concat_kv_cache_pair", lambda pk, pv, k, v: (paddle.concat([pk, k], axis=2), paddle.concat([pv, v], axis=2)),
+      [t(2, 3, None, 8, run=(2, 3, 5, 8)), t(2, 3, None, 8, run=(2, 3, 5, 8)), t(2, 3, 1, 8), t(2, 3, 1, 8)],
+      ops=("concat",)),
     C("concat_rows_int64", lambda x, y: paddle.concat([x, y], axis=0), [t(2, 2, dtype="int64"), t(3, 2, dtype="int64")],
       ops=("concat",)),
     C("stack_rows", lambda x, y: paddle.stack([x, y], axis=0), [t(3, 4), t(3, 4)], ops=("stack",)),

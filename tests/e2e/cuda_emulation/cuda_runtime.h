@@ -29,7 +29,8 @@ using std::isnan;
 inline void __syncthreads() {}
 
 struct dim3 {
-  unsigned x = 1, y = 1, z = 1;
+  dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+  unsigned x, y, z;
 };
 inline dim3 blockIdx{0, 0, 0}, threadIdx{0, 0, 0}, blockDim{1, 1, 1}, gridDim{1, 1, 1};
 
@@ -43,11 +44,13 @@ template <typename Kernel, typename Grid, typename Block, typename... Rest>
 void kforge_emulated_launch(Kernel&& kernel, Grid grid, Block block, Rest...) {
   gridDim = kforge_emulated_dim3(grid);
   blockDim = kforge_emulated_dim3(block);
-  for (unsigned b = 0; b < gridDim.x; ++b) {
-    for (unsigned t = 0; t < blockDim.x; ++t) {
-      blockIdx = dim3{b, 0, 0};
-      threadIdx = dim3{t, 0, 0};
-      kernel();
+  for (unsigned y = 0; y < gridDim.y; ++y) {  // a batch of index kernels runs its member k at blockIdx.y == k
+    for (unsigned b = 0; b < gridDim.x; ++b) {
+      for (unsigned t = 0; t < blockDim.x; ++t) {
+        blockIdx = dim3{b, y, 0};
+        threadIdx = dim3{t, 0, 0};
+        kernel();
+      }
     }
   }
   blockIdx = threadIdx = dim3{0, 0, 0};

@@ -25,17 +25,12 @@ cudaError_t index_ops_index_2(const float* __restrict__ in0, float* __restrict__
 cudaError_t index_ops_index_3(const float* __restrict__ in0, float* __restrict__ out, int64_t z11, cudaStream_t stream);
 cudaError_t index_ops_index_4(const float* __restrict__ in0, float* __restrict__ out, int64_t z15, cudaStream_t stream);
 cudaError_t index_ops_index_5(const float* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z16, cudaStream_t stream);
-cudaError_t index_ops_index_6(const float* __restrict__ in0, float* __restrict__ out, int64_t z12, cudaStream_t stream);
-cudaError_t index_ops_index_7(const float* __restrict__ in0, float* __restrict__ out, int64_t z11, cudaStream_t stream);
-cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z14, cudaStream_t stream);
-cudaError_t index_ops_index_9(const float* __restrict__ in0, float* __restrict__ out, cudaStream_t stream);
-cudaError_t index_ops_index_10(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z15, cudaStream_t stream);
-cudaError_t index_ops_index_11(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z13, cudaStream_t stream);
-cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z26, cudaStream_t stream);
-cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t z22, cudaStream_t stream);
-cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t z19, cudaStream_t stream);
-cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
-cudaError_t index_ops_index_16(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28, cudaStream_t stream);
+cudaError_t index_ops_index_6(const float* __restrict__ m0_in0, float* __restrict__ m0_out, int64_t m0_z12, const float* __restrict__ m1_in0, float* __restrict__ m1_out, int64_t m1_z11, cudaStream_t stream);
+cudaError_t index_ops_index_7(const float* __restrict__ m0_in0, float* __restrict__ m0_out, int64_t m0_z14, const float* __restrict__ m1_in0, float* __restrict__ m1_out, const float* __restrict__ m2_in0, const int64_t* __restrict__ m2_in1, float* __restrict__ m2_out, int64_t m2_z15, const float* __restrict__ m3_in0, const int64_t* __restrict__ m3_in1, float* __restrict__ m3_out, int64_t m3_z13, const int64_t* __restrict__ m4_in0, const float* __restrict__ m4_in1, float* __restrict__ m4_out, int64_t m4_z26, cudaStream_t stream);
+cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z22, cudaStream_t stream);
+cudaError_t index_ops_index_9(const float* __restrict__ in0, float* __restrict__ out, int64_t z19, cudaStream_t stream);
+cudaError_t index_ops_index_10(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream);
+cudaError_t index_ops_index_11(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28, cudaStream_t stream);
 
 namespace {
 
@@ -490,26 +485,16 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
   if (cudaError_t e = index_ops_index_5(static_cast<const float*>(b.buffers[12]), static_cast<const float*>(b.buffers[11]), static_cast<float*>(b.buffers[13]), sizes[16], stream_); e != cudaSuccess) return launch_failed(7, e);
   // group 0 (relu: pd_op.relu at ../../../golden/compile-cuda-index/program.yaml:28:5)
   if (cudaError_t e = index_ops_fused_0(static_cast<const float*>(b.buffers[13]), static_cast<float*>(b.buffers[14]), static_cast<int64_t>(1), static_cast<int64_t>(sizes[16]), stream_); e != cudaSuccess) return launch_failed(0, e);
-  // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:29:5)
-  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[15]), sizes[12], stream_); e != cudaSuccess) return launch_failed(8, e);
-  // call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:30:5)
-  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[16]), sizes[11], stream_); e != cudaSuccess) return launch_failed(9, e);
-  // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:31:5)
-  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[15]), static_cast<float*>(b.buffers[17]), sizes[14], stream_); e != cudaSuccess) return launch_failed(10, e);
-  // call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:32:5)
-  if (cudaError_t e = index_ops_index_9(static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[18]), stream_); e != cudaSuccess) return launch_failed(11, e);
-  // call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:33:5)
-  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[14]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[19]), sizes[15], stream_); e != cudaSuccess) return launch_failed(12, e);
-  // call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:34:5)
-  if (cudaError_t e = index_ops_index_11(static_cast<const float*>(b.buffers[14]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[20]), sizes[13], stream_); e != cudaSuccess) return launch_failed(13, e);
-  // call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:35:5)
-  if (cudaError_t e = index_ops_index_12(static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[21]), sizes[26], stream_); e != cudaSuccess) return launch_failed(14, e);
+  // call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:29:5); call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:30:5)
+  if (cudaError_t e = index_ops_index_6(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[15]), sizes[12], static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[16]), sizes[11], stream_); e != cudaSuccess) return launch_failed(9, e);
+  // call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:31:5); call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:32:5); call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:33:5); call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:34:5); call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:35:5)
+  if (cudaError_t e = index_ops_index_7(static_cast<const float*>(b.buffers[15]), static_cast<float*>(b.buffers[17]), sizes[14], static_cast<const float*>(b.buffers[6]), static_cast<float*>(b.buffers[18]), static_cast<const float*>(b.buffers[14]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[19]), sizes[15], static_cast<const float*>(b.buffers[14]), static_cast<const int64_t*>(b.buffers[2]), static_cast<float*>(b.buffers[20]), sizes[13], static_cast<const int64_t*>(b.buffers[1]), static_cast<const float*>(b.buffers[4]), static_cast<float*>(b.buffers[21]), sizes[26], stream_); e != cudaSuccess) return launch_failed(14, e);
   // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:36:5)
-  if (cudaError_t e = index_ops_index_13(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[22]), sizes[22], stream_); e != cudaSuccess) return launch_failed(15, e);
+  if (cudaError_t e = index_ops_index_8(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[22]), sizes[22], stream_); e != cudaSuccess) return launch_failed(15, e);
   // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:37:5)
-  if (cudaError_t e = index_ops_index_14(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[23]), sizes[19], stream_); e != cudaSuccess) return launch_failed(16, e);
+  if (cudaError_t e = index_ops_index_9(static_cast<const float*>(b.buffers[14]), static_cast<float*>(b.buffers[23]), sizes[19], stream_); e != cudaSuccess) return launch_failed(16, e);
   // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:38:5)
-  if (cudaError_t e = index_ops_index_15(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[24]), sizes[16], stream_); e != cudaSuccess) return launch_failed(17, e);
+  if (cudaError_t e = index_ops_index_10(static_cast<const float*>(b.buffers[0]), static_cast<float*>(b.buffers[24]), sizes[16], stream_); e != cudaSuccess) return launch_failed(17, e);
   // call 16 (pd_op.conv2d_transpose at ../../../golden/compile-cuda-index/program.yaml:39:5)
   if (kforge::Status s = convs_->sites[0].run(convs_->cudnn, kConvGeometry0, kforge::cuda_conv::ConvShape{static_cast<int>(s0), 6, 6, 12, 12}, static_cast<const float*>(b.buffers[14]), static_cast<const float*>(b.buffers[5]), static_cast<float*>(b.buffers[25]), kforge::cuda_conv::Scratch{b.buffers[29], 67108864}, nullptr); !s.ok()) return conv_failed(18, s);
   // group 1 (add: pd_op.add at ../../../golden/compile-cuda-index/program.yaml:40:5)
@@ -527,6 +512,6 @@ kforge::Status index_ops::enqueue(const Bindings& b) {
     return gemm_failed(2, e, gemm_->lt);
   }
   // call 19 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:42:5)
-  if (cudaError_t e = index_ops_index_16(static_cast<const double*>(b.buffers[3]), static_cast<const double*>(b.buffers[3]), static_cast<double*>(b.buffers[28]), sizes[28], stream_); e != cudaSuccess) return launch_failed(19, e);
+  if (cudaError_t e = index_ops_index_11(static_cast<const double*>(b.buffers[3]), static_cast<const double*>(b.buffers[3]), static_cast<double*>(b.buffers[28]), sizes[28], stream_); e != cudaSuccess) return launch_failed(19, e);
   return kforge::Status::OK();
 }

@@ -249,152 +249,173 @@ cudaError_t index_ops_index_5(const float* __restrict__ in0, const float* __rest
   return cudaGetLastError();
 }
 
-// call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:29:5)
-__global__ void __launch_bounds__(256) index_ops_index_6_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z12) {
-  const int64_t n = z12;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 3;
-    r /= 3;
-    [[maybe_unused]] const int64_t c2 = r % 4;
-    r /= 4;
-    [[maybe_unused]] const int64_t c1 = r % 4;
-    r /= 4;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * 144 + c1 * 36 + (c2 + 1) * 6 + c3];
+// call 6 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:29:5); call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:30:5): one launch, call k at blockIdx.y == k
+__global__ void __launch_bounds__(256) index_ops_index_6_kernel(const float* __restrict__ m0_in0, float* __restrict__ m0_out, int64_t m0_z12, const float* __restrict__ m1_in0, float* __restrict__ m1_out, int64_t m1_z11) {
+  if (blockIdx.y == 0) {
+    [[maybe_unused]] const float* __restrict__ in0 = m0_in0;
+    [[maybe_unused]] float* __restrict__ out = m0_out;
+    [[maybe_unused]] int64_t z12 = m0_z12;
+    const int64_t n = z12;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      int64_t r = e;
+      [[maybe_unused]] const int64_t c3 = r % 3;
+      r /= 3;
+      [[maybe_unused]] const int64_t c2 = r % 4;
+      r /= 4;
+      [[maybe_unused]] const int64_t c1 = r % 4;
+      r /= 4;
+      [[maybe_unused]] const int64_t c0 = r;
+      out[e] = in0[c0 * 144 + c1 * 36 + (c2 + 1) * 6 + c3];
+    }
+  } else if (blockIdx.y == 1) {
+    [[maybe_unused]] const float* __restrict__ in0 = m1_in0;
+    [[maybe_unused]] float* __restrict__ out = m1_out;
+    [[maybe_unused]] int64_t z11 = m1_z11;
+    const int64_t n = z11;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      int64_t r = e;
+      [[maybe_unused]] const int64_t c2 = r % 6;
+      r /= 6;
+      [[maybe_unused]] const int64_t c1 = r % 6;
+      r /= 6;
+      [[maybe_unused]] const int64_t c0 = r;
+      out[e] = in0[c0 * 144 + 2 * 36 + c1 * 6 + c2];
+    }
   }
 }
 
-cudaError_t index_ops_index_6(const float* __restrict__ in0, float* __restrict__ out, int64_t z12, cudaStream_t stream) {
-  const int64_t n = z12;
-  if (n <= 0) return cudaSuccess;
-  index_ops_index_6_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z12);
+cudaError_t index_ops_index_6(const float* __restrict__ m0_in0, float* __restrict__ m0_out, int64_t m0_z12, const float* __restrict__ m1_in0, float* __restrict__ m1_out, int64_t m1_z11, cudaStream_t stream) {
+  int64_t most = 0;
+  {
+    [[maybe_unused]] const float* __restrict__ in0 = m0_in0;
+    [[maybe_unused]] float* __restrict__ out = m0_out;
+    [[maybe_unused]] int64_t z12 = m0_z12;
+    if (const int64_t n = z12; n > most) most = n;
+  }
+  {
+    [[maybe_unused]] const float* __restrict__ in0 = m1_in0;
+    [[maybe_unused]] float* __restrict__ out = m1_out;
+    [[maybe_unused]] int64_t z11 = m1_z11;
+    if (const int64_t n = z11; n > most) most = n;
+  }
+  if (most <= 0) return cudaSuccess;
+  index_ops_index_6_kernel<<<dim3(kforge::cuda::grid_for(most, 256), 2), 256, 0, stream>>>(m0_in0, m0_out, m0_z12, m1_in0, m1_out, m1_z11);
   return cudaGetLastError();
 }
 
-// call 7 (pd_op.slice at ../../../golden/compile-cuda-index/program.yaml:30:5)
-__global__ void __launch_bounds__(256) index_ops_index_7_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z11) {
-  const int64_t n = z11;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c2 = r % 6;
-    r /= 6;
-    [[maybe_unused]] const int64_t c1 = r % 6;
-    r /= 6;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * 144 + 2 * 36 + c1 * 6 + c2];
+// call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:31:5); call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:32:5); call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:33:5); call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:34:5); call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:35:5): one launch, call k at blockIdx.y == k
+__global__ void __launch_bounds__(256) index_ops_index_7_kernel(const float* __restrict__ m0_in0, float* __restrict__ m0_out, int64_t m0_z14, const float* __restrict__ m1_in0, float* __restrict__ m1_out, const float* __restrict__ m2_in0, const int64_t* __restrict__ m2_in1, float* __restrict__ m2_out, int64_t m2_z15, const float* __restrict__ m3_in0, const int64_t* __restrict__ m3_in1, float* __restrict__ m3_out, int64_t m3_z13, const int64_t* __restrict__ m4_in0, const float* __restrict__ m4_in1, float* __restrict__ m4_out, int64_t m4_z26) {
+  if (blockIdx.y == 0) {
+    [[maybe_unused]] const float* __restrict__ in0 = m0_in0;
+    [[maybe_unused]] float* __restrict__ out = m0_out;
+    [[maybe_unused]] int64_t z14 = m0_z14;
+    const int64_t n = z14;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      int64_t r = e;
+      [[maybe_unused]] const int64_t c3 = r % 3;
+      r /= 3;
+      [[maybe_unused]] const int64_t c2 = r % 8;
+      r /= 8;
+      [[maybe_unused]] const int64_t c1 = r % 4;
+      r /= 4;
+      [[maybe_unused]] const int64_t c0 = r;
+      out[e] = in0[c0 * 48 + c1 * 12 + (c2 % 4) * 3 + c3];
+    }
+  } else if (blockIdx.y == 1) {
+    [[maybe_unused]] const float* __restrict__ in0 = m1_in0;
+    [[maybe_unused]] float* __restrict__ out = m1_out;
+    const int64_t n = 144;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      int64_t r = e;
+      [[maybe_unused]] const int64_t c3 = r % 6;
+      r /= 6;
+      [[maybe_unused]] const int64_t c2 = r % 3;
+      r /= 3;
+      [[maybe_unused]] const int64_t c1 = r % 4;
+      r /= 4;
+      [[maybe_unused]] const int64_t c0 = r;
+      out[e] = in0[c1 * 6 + c3];
+    }
+  } else if (blockIdx.y == 2) {
+    [[maybe_unused]] const float* __restrict__ in0 = m2_in0;
+    [[maybe_unused]] const int64_t* __restrict__ in1 = m2_in1;
+    [[maybe_unused]] float* __restrict__ out = m2_out;
+    [[maybe_unused]] int64_t z15 = m2_z15;
+    const int64_t n = z15;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      const int64_t i = e % 36;
+      const int64_t j = (e / 36) % 3;
+      const int64_t o = e / 36 / 3;
+      const int64_t id = static_cast<int64_t>(in1[j]);
+      out[e] = id >= 0 && id < 4 ? in0[(o * 4 + id) * 36 + i] : float(0);
+    }
+  } else if (blockIdx.y == 3) {
+    [[maybe_unused]] const float* __restrict__ in0 = m3_in0;
+    [[maybe_unused]] const int64_t* __restrict__ in1 = m3_in1;
+    [[maybe_unused]] float* __restrict__ out = m3_out;
+    [[maybe_unused]] int64_t z13 = m3_z13;
+    const int64_t n = z13;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      const int64_t i = e % 6;
+      const int64_t j = (e / 6) % 3;
+      const int64_t o = e / 6 / 3;
+      const int64_t id = static_cast<int64_t>(in1[j]);
+      out[e] = id >= 0 && id < 6 ? in0[(o * 6 + id) * 6 + i] : float(0);
+    }
+  } else if (blockIdx.y == 4) {
+    [[maybe_unused]] const int64_t* __restrict__ in0 = m4_in0;
+    [[maybe_unused]] const float* __restrict__ in1 = m4_in1;
+    [[maybe_unused]] float* __restrict__ out = m4_out;
+    [[maybe_unused]] int64_t z26 = m4_z26;
+    const int64_t n = z26;
+    for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+      const int64_t row = static_cast<int64_t>(in0[e / 8]);
+      out[e] = row >= 0 && row < 10 && row != 0 ? in1[row * 8 + e % 8] : float(0);
+    }
   }
 }
 
-cudaError_t index_ops_index_7(const float* __restrict__ in0, float* __restrict__ out, int64_t z11, cudaStream_t stream) {
-  const int64_t n = z11;
-  if (n <= 0) return cudaSuccess;
-  index_ops_index_7_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z11);
-  return cudaGetLastError();
-}
-
-// call 8 (pd_op.tile at ../../../golden/compile-cuda-index/program.yaml:31:5)
-__global__ void __launch_bounds__(256) index_ops_index_8_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z14) {
-  const int64_t n = z14;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 3;
-    r /= 3;
-    [[maybe_unused]] const int64_t c2 = r % 8;
-    r /= 8;
-    [[maybe_unused]] const int64_t c1 = r % 4;
-    r /= 4;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c0 * 48 + c1 * 12 + (c2 % 4) * 3 + c3];
+cudaError_t index_ops_index_7(const float* __restrict__ m0_in0, float* __restrict__ m0_out, int64_t m0_z14, const float* __restrict__ m1_in0, float* __restrict__ m1_out, const float* __restrict__ m2_in0, const int64_t* __restrict__ m2_in1, float* __restrict__ m2_out, int64_t m2_z15, const float* __restrict__ m3_in0, const int64_t* __restrict__ m3_in1, float* __restrict__ m3_out, int64_t m3_z13, const int64_t* __restrict__ m4_in0, const float* __restrict__ m4_in1, float* __restrict__ m4_out, int64_t m4_z26, cudaStream_t stream) {
+  int64_t most = 0;
+  {
+    [[maybe_unused]] const float* __restrict__ in0 = m0_in0;
+    [[maybe_unused]] float* __restrict__ out = m0_out;
+    [[maybe_unused]] int64_t z14 = m0_z14;
+    if (const int64_t n = z14; n > most) most = n;
   }
-}
-
-cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z14, cudaStream_t stream) {
-  const int64_t n = z14;
-  if (n <= 0) return cudaSuccess;
-  index_ops_index_8_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z14);
-  return cudaGetLastError();
-}
-
-// call 9 (pd_op.expand at ../../../golden/compile-cuda-index/program.yaml:32:5)
-__global__ void __launch_bounds__(256) index_ops_index_9_kernel(const float* __restrict__ in0, float* __restrict__ out) {
-  const int64_t n = 144;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t r = e;
-    [[maybe_unused]] const int64_t c3 = r % 6;
-    r /= 6;
-    [[maybe_unused]] const int64_t c2 = r % 3;
-    r /= 3;
-    [[maybe_unused]] const int64_t c1 = r % 4;
-    r /= 4;
-    [[maybe_unused]] const int64_t c0 = r;
-    out[e] = in0[c1 * 6 + c3];
+  {
+    [[maybe_unused]] const float* __restrict__ in0 = m1_in0;
+    [[maybe_unused]] float* __restrict__ out = m1_out;
+    if (const int64_t n = 144; n > most) most = n;
   }
-}
-
-cudaError_t index_ops_index_9(const float* __restrict__ in0, float* __restrict__ out, cudaStream_t stream) {
-  const int64_t n = 144;
-  if (n <= 0) return cudaSuccess;
-  index_ops_index_9_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out);
-  return cudaGetLastError();
-}
-
-// call 10 (pd_op.gather at ../../../golden/compile-cuda-index/program.yaml:33:5)
-__global__ void __launch_bounds__(256) index_ops_index_10_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z15) {
-  const int64_t n = z15;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = e % 36;
-    const int64_t j = (e / 36) % 3;
-    const int64_t o = e / 36 / 3;
-    const int64_t id = static_cast<int64_t>(in1[j]);
-    out[e] = id >= 0 && id < 4 ? in0[(o * 4 + id) * 36 + i] : float(0);
+  {
+    [[maybe_unused]] const float* __restrict__ in0 = m2_in0;
+    [[maybe_unused]] const int64_t* __restrict__ in1 = m2_in1;
+    [[maybe_unused]] float* __restrict__ out = m2_out;
+    [[maybe_unused]] int64_t z15 = m2_z15;
+    if (const int64_t n = z15; n > most) most = n;
   }
-}
-
-cudaError_t index_ops_index_10(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z15, cudaStream_t stream) {
-  const int64_t n = z15;
-  if (n <= 0) return cudaSuccess;
-  index_ops_index_10_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z15);
-  return cudaGetLastError();
-}
-
-// call 11 (pd_op.index_select at ../../../golden/compile-cuda-index/program.yaml:34:5)
-__global__ void __launch_bounds__(256) index_ops_index_11_kernel(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z13) {
-  const int64_t n = z13;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t i = e % 6;
-    const int64_t j = (e / 6) % 3;
-    const int64_t o = e / 6 / 3;
-    const int64_t id = static_cast<int64_t>(in1[j]);
-    out[e] = id >= 0 && id < 6 ? in0[(o * 6 + id) * 6 + i] : float(0);
+  {
+    [[maybe_unused]] const float* __restrict__ in0 = m3_in0;
+    [[maybe_unused]] const int64_t* __restrict__ in1 = m3_in1;
+    [[maybe_unused]] float* __restrict__ out = m3_out;
+    [[maybe_unused]] int64_t z13 = m3_z13;
+    if (const int64_t n = z13; n > most) most = n;
   }
-}
-
-cudaError_t index_ops_index_11(const float* __restrict__ in0, const int64_t* __restrict__ in1, float* __restrict__ out, int64_t z13, cudaStream_t stream) {
-  const int64_t n = z13;
-  if (n <= 0) return cudaSuccess;
-  index_ops_index_11_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z13);
-  return cudaGetLastError();
-}
-
-// call 12 (pd_op.embedding at ../../../golden/compile-cuda-index/program.yaml:35:5)
-__global__ void __launch_bounds__(256) index_ops_index_12_kernel(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z26) {
-  const int64_t n = z26;
-  for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = static_cast<int64_t>(in0[e / 8]);
-    out[e] = row >= 0 && row < 10 && row != 0 ? in1[row * 8 + e % 8] : float(0);
+  {
+    [[maybe_unused]] const int64_t* __restrict__ in0 = m4_in0;
+    [[maybe_unused]] const float* __restrict__ in1 = m4_in1;
+    [[maybe_unused]] float* __restrict__ out = m4_out;
+    [[maybe_unused]] int64_t z26 = m4_z26;
+    if (const int64_t n = z26; n > most) most = n;
   }
-}
-
-cudaError_t index_ops_index_12(const int64_t* __restrict__ in0, const float* __restrict__ in1, float* __restrict__ out, int64_t z26, cudaStream_t stream) {
-  const int64_t n = z26;
-  if (n <= 0) return cudaSuccess;
-  index_ops_index_12_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z26);
+  if (most <= 0) return cudaSuccess;
+  index_ops_index_7_kernel<<<dim3(kforge::cuda::grid_for(most, 256), 5), 256, 0, stream>>>(m0_in0, m0_out, m0_z14, m1_in0, m1_out, m2_in0, m2_in1, m2_out, m2_z15, m3_in0, m3_in1, m3_out, m3_z13, m4_in0, m4_in1, m4_out, m4_z26);
   return cudaGetLastError();
 }
 
 // call 13 (pd_op.nearest_interp at ../../../golden/compile-cuda-index/program.yaml:36:5)
-__global__ void __launch_bounds__(256) index_ops_index_13_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z22) {
+__global__ void __launch_bounds__(256) index_ops_index_8_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z22) {
   const int64_t n = z22;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
@@ -413,15 +434,15 @@ __global__ void __launch_bounds__(256) index_ops_index_13_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_13(const float* __restrict__ in0, float* __restrict__ out, int64_t z22, cudaStream_t stream) {
+cudaError_t index_ops_index_8(const float* __restrict__ in0, float* __restrict__ out, int64_t z22, cudaStream_t stream) {
   const int64_t n = z22;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_13_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z22);
+  index_ops_index_8_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z22);
   return cudaGetLastError();
 }
 
 // call 14 (pd_op.bilinear_interp at ../../../golden/compile-cuda-index/program.yaml:37:5)
-__global__ void __launch_bounds__(256) index_ops_index_14_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z19) {
+__global__ void __launch_bounds__(256) index_ops_index_9_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z19) {
   const int64_t n = z19;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
@@ -440,15 +461,15 @@ __global__ void __launch_bounds__(256) index_ops_index_14_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_14(const float* __restrict__ in0, float* __restrict__ out, int64_t z19, cudaStream_t stream) {
+cudaError_t index_ops_index_9(const float* __restrict__ in0, float* __restrict__ out, int64_t z19, cudaStream_t stream) {
   const int64_t n = z19;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_14_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z19);
+  index_ops_index_9_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z19);
   return cudaGetLastError();
 }
 
 // call 15 (pd_op.triu at ../../../golden/compile-cuda-index/program.yaml:38:5)
-__global__ void __launch_bounds__(256) index_ops_index_15_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
+__global__ void __launch_bounds__(256) index_ops_index_10_kernel(const float* __restrict__ in0, float* __restrict__ out, int64_t z16) {
   const int64_t n = z16;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t col = e % 6, row = (e / 6) % 6;
@@ -456,15 +477,15 @@ __global__ void __launch_bounds__(256) index_ops_index_15_kernel(const float* __
   }
 }
 
-cudaError_t index_ops_index_15(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
+cudaError_t index_ops_index_10(const float* __restrict__ in0, float* __restrict__ out, int64_t z16, cudaStream_t stream) {
   const int64_t n = z16;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_15_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z16);
+  index_ops_index_10_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, out, z16);
   return cudaGetLastError();
 }
 
 // call 19 (pd_op.matmul at ../../../golden/compile-cuda-index/program.yaml:42:5)
-__global__ void __launch_bounds__(256) index_ops_index_16_kernel(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28) {
+__global__ void __launch_bounds__(256) index_ops_index_11_kernel(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28) {
   const int64_t n = z28;
   for (int64_t e = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t r = e;
@@ -483,10 +504,10 @@ __global__ void __launch_bounds__(256) index_ops_index_16_kernel(const double* _
   }
 }
 
-cudaError_t index_ops_index_16(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28, cudaStream_t stream) {
+cudaError_t index_ops_index_11(const double* __restrict__ in0, const double* __restrict__ in1, double* __restrict__ out, int64_t z28, cudaStream_t stream) {
   const int64_t n = z28;
   if (n <= 0) return cudaSuccess;
-  index_ops_index_16_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z28);
+  index_ops_index_11_kernel<<<kforge::cuda::grid_for(n, 256), 256, 0, stream>>>(in0, in1, out, z28);
   return cudaGetLastError();
 }
 

@@ -111,7 +111,10 @@ double cuda_attr_float(const AttrConstant& c) {
   return c.scalar.is_floating ? c.scalar.float_value : static_cast<double>(c.scalar.int_value);
 }
 
-bool is_cuda_compaction_op(std::string_view op) { return op == "nonzero" || op == "masked_select" || op == "unique"; }
+bool is_cuda_compaction_op(std::string_view op) {
+  return op == "nonzero" || op == "masked_select" || op == "unique" || op == "generate_proposals" ||
+         op == "distribute_fpn_proposals";
+}
 
 bool is_cuda_host_shape_rule(std::string_view infer_meta) {
   static const std::set<std::string, std::less<>> kRules = {"ReshapeInferMeta",        "ExpandInferMeta",

@@ -34,7 +34,9 @@ bool is_cuda_batched_matmul(std::string_view op);
 /// interpolation, cumsum, prod, pow, ...) in float32 and float64 only: `kforge compile --precision` keeps them
 /// float32 between casts (passes/precision.h; CompileTarget::float32_ops).
 const std::set<std::string>& cuda_float32_index_ops();
-/// nonzero, masked_select, unique: compactions whose count comes back to the host (codegen/cuda_data_dependent.cpp).
+/// nonzero, masked_select, unique, generate_proposals, distribute_fpn_proposals: compactions whose counts come back to
+/// the host
+/// (codegen/cuda_data_dependent.cpp).
 bool is_cuda_compaction_op(std::string_view op);
 /// The infer-meta functions --target cuda runs on the host for dims read from a tensor's values
 /// (runtime/kforge_shape_meta.h): those of reshape, expand, tile, slice, full_with_tensor and arange, and the
@@ -58,7 +60,7 @@ enum class CudaRun {
   kIndex,          // index-mapped kernels (with a CudaIndexMap where has_cuda_index_map)
   kBatchedMatmul,  // a matmul no GEMM group computes: the index-mapped batched kernel (a CudaIndexMap)
   kKnown,          // every result known at generation time: the known elements written
-  kCompaction,     // nonzero / masked_select / unique (is_cuda_compaction_op)
+  kCompaction,     // nonzero / masked_select / unique / the proposals' ops (is_cuda_compaction_op)
   kCopy,           // a view whose output has a buffer of its own: a copy of the same bytes
   kNothing,        // a view of its input's buffer, or an op whose outputs all share its input's buffer
   kDataDependent,  // it sizes a dim from data in a way the CUDA target cannot: plan_cuda_data_dependent refuses it

@@ -15,8 +15,12 @@
 // Two launches: one thread per image (blockIdx.x) runs the image in its part of the scratch; one thread lays the
 // images' rows out one after the other, writes each image's count (rpn_rois_num) and the total, which stays in
 // device memory at scratch[0] (`proposals_count_of`): the generated class copies it to the host, which binds the
-// rows' dim. No shared memory and no warp code (tests/e2e/cuda_index_emulated.py runs it on the CPU). CUDA runtime
-// and kforge_index.cuh.
+// rows' dim. With NaN scores the NMS order may differ from the CPU's std::stable_sort (no strict weak order there).
+// `cuda_select::distribute_fpn_proposals`: one thread over every roi as the CPU kernel (the level from
+// floor(log2(sqrt(area) / refer_scale + 1e-6) + refer_level), with CUDA's log2f / log2: a scale within an ulp of a
+// level's boundary may land in the next level), each level's count and the total at scratch[0..levels].
+// No shared memory and no warp code (tests/e2e/cuda_index_emulated.py runs them on the CPU). CUDA runtime and
+// kforge_index.cuh.
 #ifndef KFORGE_PROPOSALS_CUH_
 #define KFORGE_PROPOSALS_CUH_
 

@@ -120,6 +120,7 @@ PROGRAMS = [
     ("tests/paddle/distribute_fpn_proposals_restore/inference.json", "paddle_distribute_fpn_proposals_restore", []),
     ("tests/paddle/distribute_fpn_proposals_pixel_offset/inference.json",
      "paddle_distribute_fpn_proposals_pixel_offset", []),
+    ("tests/paddle/distribute_fpn_proposals_reshape/inference.json", "paddle_distribute_fpn_proposals_reshape", []),
     # Dims read from a tensor's values: the tensor copied back, the shape rule of kforge_shape_meta.h on the host.
     ("tests/paddle/reshape_shape_from_data/inference.json", "paddle_reshape_shape_from_data", []),
     ("tests/paddle/reshape_computed_shape_from_data/inference.json", "paddle_reshape_computed_shape_from_data", []),

@@ -150,6 +150,8 @@ CASES = [
     # levels 2-5 and 2-6 (an empty level), pixel_offset, int64 rois_num, restore_index through a gather, float64
     "distribute_fpn_proposals", "distribute_fpn_proposals_pixel_offset", "distribute_fpn_proposals_restore",
     "distribute_fpn_proposals_dynamic_float64",
+    # a reshape to dims built from the rois' count: copied after the element counts are checked (cuda_checked_view)
+    "distribute_fpn_proposals_reshape",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 

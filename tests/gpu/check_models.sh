@@ -167,7 +167,7 @@ expand_shape_list_from_input full_shape_list_from_input unique_axis0 unique_axis
 bilinear_size_tensor_from_input bilinear_out_size_from_input nearest_size_tensor_from_input bilinear_size_from_input
 generate_proposals_rpn generate_proposals_sorted_pixel_offset generate_proposals_no_nms generate_proposals_none_kept
 generate_proposals_dynamic_float64 distribute_fpn_proposals distribute_fpn_proposals_pixel_offset
-distribute_fpn_proposals_restore distribute_fpn_proposals_dynamic_float64}"
+distribute_fpn_proposals_restore distribute_fpn_proposals_dynamic_float64 distribute_fpn_proposals_reshape}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

@@ -91,20 +91,6 @@ bool read_conv_operands(const LoweredProgram& p, const KernelCall& call, const c
     a.fail("its input, filter and output must be 4-D with channels and filter dims known at generation time");
     return false;
   }
-  // cuDNN's plans are prepared with the dims when resize() sets them (prepare_convs): a dim counted while the program
-  // runs (the rois of a mask head after distribute_fpn_proposals) is not known there.
-  for (uint32_t v : {s.input, s.out}) {
-    for (const SymExpr& d : p.values[v].dims) {
-      for (uint32_t id : d.symbols()) {
-        if (id < p.symbols.size() && !p.symbols[id].is_input_dim()) {
-          a.fail(fmt::format("{} has a dim that depends on the data ({}); the cuDNN convolutions are prepared when "
-                             "the inputs' dims are set, before it is known",
-                             p.values[v].label(), p.symbols[id].name));
-          return false;
-        }
-      }
-    }
-  }
   for (size_t i = 0; i < 4; ++i) c->filter[i] = *fdims[i].constant();
   s.r = c->filter[2];
   s.s = c->filter[3];

@@ -1,5 +1,6 @@
 // The CUDA class's sizes that depend on data (docs/compile.md, "Sizes that depend on data"): nonzero and
-// masked_select run as kforge_select.cuh's compactions (unique as kforge_unique.cuh's), whose count comes back to
+// masked_select run as kforge_select.cuh's compactions (unique as kforge_unique.cuh's, generate_proposals as
+// kforge_proposals.cuh's kernels, one thread per image as the CPU kernel computes it), whose count comes back to
 // the host (an 8-byte copy and a wait for the stream); then bind_s<id>() computes the sizes that need it and
 // allocates the run-time device buffers, in the order and by the facts the CPU class binds them
 // (codegen/data_symbols.h). What the CUDA target cannot size from data the plan refused at the op
@@ -19,6 +20,8 @@ std::string CudaHostEmitter::dims_text(const passes::SymShape& dims) const {
 tmpl::Value CudaHostEmitter::select_step(const passes::KernelCall& call, const passes::CudaCompaction& form,
                                          size_t launch, const std::string& description) {
   if (form.unique) return unique_step(form, launch, description);
+  if (form.proposals) return proposals_step(form, launch, description);
+  if (form.fpn) return fpn_step(form, launch, description);
   const passes::LoweredValue& x = p_.values[form.x];
   const std::string type = *element_type(x.dtype);  // the plan's compaction_element
   tmpl::List args = {typed_buffer(form.x, type, true), dims_text(x.dims)};
@@ -69,6 +72,90 @@ tmpl::Value CudaHostEmitter::unique_step(const passes::CudaCompaction& form, siz
   step.set("symbol", "s" + std::to_string(symbol.id));
   step.set("meaning", symbol.name);
   unique_steps_ = select_steps_ = true;
+  return step;
+}
+
+tmpl::Value CudaHostEmitter::proposals_step(const passes::CudaCompaction& form, size_t launch,
+                                            const std::string& description) {
+  const std::string type = *element_type(p_.values[form.out].dtype);  // float or double (the plan's)
+  tmpl::List args;
+  for (uint32_t v : form.operands) args.push_back(typed_buffer(v, type, true));
+  args.push_back(typed_buffer(form.out, type, false));
+  args.push_back(typed_buffer(form.probs, type, false));
+  args.push_back(form.rois_num == kNone ? "static_cast<int32_t*>(nullptr)" : typed_buffer(form.rois_num, "int32_t", false));
+  const std::string images = "static_cast<int64_t>(" + size_(form.images) + ")";
+  const std::string anchors = "static_cast<int64_t>(" + size_(form.anchors) + ")";
+  const std::string places = "static_cast<int64_t>(" + size_(form.places) + ")";
+  for (const std::string& a : {images, anchors, places, std::to_string(form.pre_nms_top_n),
+                               std::to_string(form.post_nms_top_n), cuda_device_constant(form.nms_thresh, "float"),
+                               cuda_device_constant(form.min_size, "float"), cuda_device_constant(form.eta, "float"),
+                               std::string(form.pixel_offset ? "true" : "false")}) {
+    args.push_back(a);
+  }
+  const passes::Symbol& symbol = p_.symbols[form.symbol];
+  tmpl::Value step = tmpl::Value::map();
+  step.set("kind", "select");
+  step.set("launch", static_cast<int64_t>(launch));
+  step.set("description", description);
+  step.set("function", "generate_proposals<" + type + ">");
+  step.set("args", tmpl::Value(std::move(args)));
+  step.set("capacity", size_(symbol.bound));
+  step.set("scratch_bytes", "kforge::cuda_select::proposals_scratch_bytes<" + type + ">(" + images + ", " + anchors +
+                                " * " + places + ", " + std::to_string(form.pre_nms_top_n) + ")");
+  step.set("count", "kforge::cuda_select::proposals_count_of(scratch)");
+  step.set("symbol", "s" + std::to_string(symbol.id));
+  step.set("meaning", symbol.name);
+  proposal_steps_ = true;
+  return step;
+}
+
+tmpl::Value CudaHostEmitter::fpn_step(const passes::CudaCompaction& form, size_t launch,
+                                      const std::string& description) {
+  const std::string type = *element_type(p_.values[form.x].dtype);            // float or double (the plan's)
+  const std::string num_type = *element_type(p_.values[form.mask].dtype);     // int32_t or int64_t
+  auto pointers = [&](const std::vector<uint32_t>& values, const std::string& t) {
+    std::string list;
+    for (uint32_t v : values) list += (list.empty() ? "" : ", ") + (v == kNone ? "nullptr" : typed_buffer(v, t, false));
+    return "{" + list + "}";
+  };
+  const std::string levels = "kforge::cuda_select::FpnLevels<" + type + ">{" + pointers(form.level_rois, type) +
+                             ", " + pointers(form.level_nums, "int32_t") + "}";
+  const std::string images = "static_cast<int64_t>(" + size_(p_.values[form.mask].dims[0]) + ")";
+  tmpl::List args = {typed_buffer(form.x, type, true), typed_buffer(form.mask, num_type, true), levels,
+                     form.out == kNone ? "static_cast<int32_t*>(nullptr)" : typed_buffer(form.out, "int32_t", false),
+                     images};
+  for (int64_t a : {form.min_level, form.max_level, form.refer_level, form.refer_scale}) {
+    args.push_back(std::to_string(a));
+  }
+  args.push_back(form.pixel_offset ? "true" : "false");
+  // The counts in bind order (a later one's bind_s<id>() may read an earlier one): level l's at scratch + l, the
+  // total at scratch + levels.
+  std::map<uint32_t, std::string> at;
+  for (size_t l = 0; l < form.level_symbols.size(); ++l) {
+    if (form.level_symbols[l] != kNone) at.emplace(form.level_symbols[l], "scratch + " + std::to_string(l));
+  }
+  if (form.symbol != kNone) at.emplace(form.symbol, "scratch + " + std::to_string(form.level_symbols.size()));
+  tmpl::List counts;
+  for (uint32_t id : data_.bind_order()) {
+    if (!at.contains(id)) continue;
+    tmpl::Value c = tmpl::Value::map();
+    c.set("symbol", "s" + std::to_string(id));
+    c.set("at", at.at(id));
+    counts.push_back(std::move(c));
+  }
+  const std::string capacity = size_(p_.values[form.x].dims[0]);
+  tmpl::Value step = tmpl::Value::map();
+  step.set("kind", "select");
+  step.set("launch", static_cast<int64_t>(launch));
+  step.set("description", description);
+  step.set("function", "distribute_fpn_proposals<" + type + ", " + num_type + ">");
+  step.set("args", tmpl::Value(std::move(args)));
+  step.set("capacity", "static_cast<int64_t>(" + capacity + ")");
+  step.set("scratch_bytes", "kforge::cuda_select::distribute_scratch_bytes(" +
+                                std::to_string(form.level_rois.size()) + ", " + capacity + ")");
+  step.set("counts", tmpl::Value(std::move(counts)));
+  step.set("meaning", std::string("the rois of each level and their total"));
+  proposal_steps_ = true;
   return step;
 }
 
@@ -154,7 +241,7 @@ void CudaHostEmitter::add_data_dependent_keys(tmpl::Value& ctx, tmpl::List data_
             return data_.late_symbol(p_.values[o.value].dims) != kNone;
           }));
   ctx.set("num_runtime_buffers", static_cast<int64_t>(num_runtime_buffers_));
-  ctx.set("select_steps", select_steps_);
+  ctx.set("select_steps", select_steps_ || proposal_steps_);  // both use select_scratch_
 }
 
 }  // namespace kforge::codegen::cuda_program_internal

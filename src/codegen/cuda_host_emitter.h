@@ -43,6 +43,9 @@ using passes::SymExpr;
 // nonzero, masked_select and unique as stream compactions whose count the host reads (cuda_data_dependent.cpp).
 inline constexpr const char* kCudaSelectHeaderTemplate = "cuda/kforge_select.cuh";
 inline constexpr const char* kCudaUniqueHeaderTemplate = "cuda/kforge_unique.cuh";
+// generate_proposals and distribute_fpn_proposals, their rows counted on the device and read by the host the same
+// way (cuda_data_dependent.cpp).
+inline constexpr const char* kCudaProposalsHeaderTemplate = "cuda/kforge_proposals.cuh";
 // The shape rules run on the host for dims read from a tensor's values (cuda_shape_from_values.cpp).
 inline constexpr const char* kShapeMetaHeaderTemplate = "runtime/kforge_shape_meta.h";
 inline constexpr const char* kShapeMetaInterpHeaderTemplate = "runtime/kforge_shape_meta_interp.h";
@@ -123,6 +126,8 @@ class CudaHostEmitter {
   tmpl::Value select_step(const passes::KernelCall& call, const passes::CudaCompaction& form, size_t launch,
                           const std::string& description);
   tmpl::Value unique_step(const passes::CudaCompaction& form, size_t launch, const std::string& description);
+  tmpl::Value proposals_step(const passes::CudaCompaction& form, size_t launch, const std::string& description);
+  tmpl::Value fpn_step(const passes::CudaCompaction& form, size_t launch, const std::string& description);
   // Dims read from a tensor's values (cuda_shape_from_values.cpp; which infer-metas the host runs:
   // passes::is_cuda_host_shape_rule): an argument of such a rule as host code (the tensors it copies back into
   // `copies`, conversions into `converts`; the plan refused those it cannot pass); the step that copies, runs the
@@ -205,6 +210,8 @@ class CudaHostEmitter {
   bool select_steps_ = false;                         // a nonzero / masked_select / unique runs (kforge_select.cuh)
   bool rnn_steps_ = false;                            // an rnn runs (kforge_rnn.cuh)
   bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
+  bool proposal_steps_ = false;                       // a generate_proposals / distribute_fpn_proposals runs
+                                                      // (kforge_proposals.cuh)
   std::map<uint32_t, tmpl::Value> shape_reads_;       // by call: its dims read from a tensor's values
   bool shape_meta_ = false;                           // one runs a host shape rule (runtime/kforge_shape_meta.h)
   bool shape_meta_interp_ = false;                    // an interpolation's (runtime/kforge_shape_meta_interp.h)

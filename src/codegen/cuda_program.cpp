@@ -36,6 +36,11 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   }
   if (select_steps_) library.push_back(kCudaSelectHeaderTemplate);
   if (unique_steps_) library.push_back(kCudaUniqueHeaderTemplate);
+  if (proposal_steps_) {
+    library.push_back(kCudaIndexHeaderTemplate);  // its sorts (TopkLine)
+    library.push_back(kSamplingHeaderTemplate);   // which kforge_index.cuh includes
+    library.push_back(kCudaProposalsHeaderTemplate);
+  }
   if (shape_meta_) library.push_back(kShapeMetaHeaderTemplate);
   if (shape_meta_interp_) library.push_back(kShapeMetaInterpHeaderTemplate);
   if (has_attention(false) || has_attention(true)) {

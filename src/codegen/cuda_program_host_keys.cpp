@@ -132,6 +132,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
   if (rnn_steps_) includes.push_back("kforge_rnn.cuh");
   if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
+  if (proposal_steps_) includes.push_back("kforge_proposals.cuh");
   if (has_attention(false)) includes.push_back("kforge_cudnn_attention.cuh");
   if (has_attention(true)) includes.push_back("kforge_attention_f32.cuh");
   if (shape_meta_) includes.push_back("kforge_shape_meta.h");

@@ -102,6 +102,14 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
     library_step_at_.emplace(launch, std::move(step));
     return;
   }
+  if (std::optional<std::pair<uint32_t, uint32_t>> view = passes::cuda_checked_view(p_, c)) {
+    tmpl::Value step = cuda_copy_step(p_, view->first, view->second, static_cast<int64_t>(launch), description, buffer, size_);
+    step.set("kind", "copy");
+    // The input's bytes, which must be the output's (a reshape's infer-meta checks it on the CPU).
+    step.set("checked_bytes", size_(p_.values[view->first].bytes()));
+    library_step_at_.emplace(launch, std::move(step));
+    return;
+  }
   // What is left is index-mapped: the known elements written, or the kernels of the plan's form. The plan gave
   // every other call it accepted an index map or a computing form (passes/cuda_plan_index.cpp refuses the rest).
   std::optional<std::vector<CudaIndexKernel>> kernels =

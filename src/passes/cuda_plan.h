@@ -139,8 +139,8 @@ struct CudaRnn {
   std::string mode;
 };
 
-/// A compaction (nonzero, masked_select, unique: kforge_select.cuh, kforge_unique.cuh): its count comes back to the
-/// host and binds the data-dependent dim `symbol` (cuda_plan_data.cpp). Value indices; kNone where absent.
+/// A compaction (nonzero, masked_select, unique: kforge_select.cuh, kforge_unique.cuh; generate_proposals,
+/// distribute_fpn_proposals: kforge_proposals.cuh): its count comes back to the host and binds the data-dependent dim `symbol` (cuda_plan_data.cpp). Value indices; kNone where absent.
 struct CudaCompaction {
   uint32_t x = kNone;
   uint32_t mask = kNone;    // masked_select's bool mask
@@ -153,6 +153,22 @@ struct CudaCompaction {
   ir::DataType index_dtype = ir::DataType::kInt64;
   bool along_axis = false;
   SymExpr outer = 1, inner = 1;
+  /// generate_proposals (kforge_proposals.cuh): `out` is rpn_rois; its operands scores, bbox_deltas, im_shape,
+  /// anchors and variances in that order, rpn_roi_probs and rpn_rois_num (kNone where unread), scores' [N, A, H * W]
+  /// and the attributes (constants).
+  bool proposals = false;
+  std::vector<uint32_t> operands;
+  uint32_t probs = kNone, rois_num = kNone;
+  SymExpr images = 1, anchors = 1, places = 1;
+  int64_t pre_nms_top_n = 0, post_nms_top_n = 0;
+  double nms_thresh = 0, min_size = 0, eta = 1;
+  bool pixel_offset = true;
+  /// distribute_fpn_proposals (kforge_proposals.cuh): `x` is fpn_rois, `mask` rois_num, `out` restore_index and
+  /// `symbol` its rows (rois_num's sum); per level its rois, their count per image (kNone where unread) and the
+  /// Symbol of its rows (kNone where none); the attributes.
+  bool fpn = false;
+  std::vector<uint32_t> level_rois, level_nums, level_symbols;
+  int64_t min_level = 0, max_level = 0, refer_level = 0, refer_scale = 0;
 };
 
 /// Why a call cannot run on the GPU, at its op: the whole message the pipeline reports ("--target cuda: ...").

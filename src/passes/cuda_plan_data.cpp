@@ -1,11 +1,12 @@
 // The CUDA target plan's data-dependent part (cuda_plan.h, plan_cuda_data_dependent): the compactions (nonzero,
-// masked_select, unique), whose count comes back to the host to size what follows, each with its form
-// (CudaCompaction), and the refusals of what the CUDA target cannot size from data: every data-dependent dim with
-// --cuda-graph (a captured graph replays the sizes it was captured with), a dim read from a tensor's values by a
-// shape rule the host does not run (it runs kforge_shape_meta.h's), a dim counted by an op with no counting kernel,
-// and a compaction whose operands its kernels do not take.
+// masked_select, unique, generate_proposals, distribute_fpn_proposals), whose counts come back to the host to size
+// what follows, each with its form (CudaCompaction), and the refusals of what the CUDA target cannot size from
+// data: every data-dependent dim with --cuda-graph (a captured graph replays the sizes it was captured with), a dim
+// read from a tensor's values by a shape rule the host does not run (it runs kforge_shape_meta.h's), a dim counted
+// by an op with no counting kernel, and a compaction whose operands its kernels do not take.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "passes/cuda_plan.h"
@@ -48,7 +49,8 @@ std::string data_symbol_refusal(const Symbol& s, const KernelCall& call, bool cu
   }
   if (!s.before_call && !is_cuda_compaction_op(call.op)) {
     return fmt::format("{} depends on the data, and --target cuda has no kernel that counts it for '{}' yet "
-                       "(nonzero, masked_select and unique have one; --target cpu compiles it)",
+                       "(nonzero, masked_select, unique, generate_proposals and distribute_fpn_proposals have one; "
+                       "--target cpu compiles it)",
                        s.name, call.op);
   }
   return "";
@@ -101,6 +103,94 @@ std::optional<CudaCompaction> plan_unique(const LoweredProgram& p, const KernelC
   return form;
 }
 
+// generate_proposals' form (`symbol` its rows), or the whole message of why no kernel runs it.
+std::optional<CudaCompaction> plan_proposals(const LoweredProgram& p, const KernelCall& call, uint32_t symbol,
+                                             std::string* refusal) {
+  CudaCompaction form;
+  form.proposals = true;
+  form.symbol = symbol;
+  for (const char* name : {"scores", "bbox_deltas", "im_shape", "anchors", "variances"}) {
+    form.operands.push_back(call.tensor_arg(name));
+  }
+  auto output = [&](size_t i) {
+    return i < call.outputs.size() && !call.outputs[i].values.empty() ? call.outputs[i].values[0] : kNone;
+  };
+  form.out = output(0);
+  form.probs = output(1);
+  form.rois_num = output(2);
+  const std::optional<double> pre = call.constant_number("pre_nms_top_n"), post = call.constant_number("post_nms_top_n");
+  const std::optional<double> nms = call.constant_number("nms_thresh"), min_size = call.constant_number("min_size");
+  const std::optional<double> eta = call.constant_number("eta");
+  const std::optional<bool> pixel_offset = call.constant_bool("pixel_offset");
+  const bool operands = std::none_of(form.operands.begin(), form.operands.end(), [](uint32_t v) { return v == kNone; });
+  const ir::DataType dtype = operands ? p.values[form.operands[3]].dtype : ir::DataType::kUndefined;
+  if (!operands || form.out == kNone || form.probs == kNone || symbol == kNone || !pre || !post || !nms ||
+      !min_size || !eta || !pixel_offset || (dtype != ir::DataType::kFloat32 && dtype != ir::DataType::kFloat64) ||
+      p.values[form.operands[0]].dims.size() != 4) {
+    *refusal = "--target cuda: generate_proposals (" + call.pir_name + ") has a CUDA kernel for float32 / float64 "
+               "operands with both rpn_rois and rpn_roi_probs read and constant attributes only";
+    return std::nullopt;
+  }
+  if (form.rois_num != kNone && p.values[form.rois_num].dtype != ir::DataType::kInt32) {
+    *refusal = "--target cuda: generate_proposals (" + call.pir_name + ") writes rpn_rois_num as int32, not " +
+               std::string(ir::dtype_name(p.values[form.rois_num].dtype));
+    return std::nullopt;
+  }
+  form.pre_nms_top_n = static_cast<int64_t>(*pre);
+  form.post_nms_top_n = static_cast<int64_t>(*post);
+  form.nms_thresh = *nms;
+  form.min_size = *min_size;
+  form.eta = *eta;
+  form.pixel_offset = *pixel_offset;
+  const SymShape& sd = p.values[form.operands[0]].dims;
+  form.images = sd[0];
+  form.anchors = sd[1];
+  form.places = sd[2] * sd[3];
+  return form;
+}
+
+// distribute_fpn_proposals' form, or the whole message of why no kernel runs it.
+std::optional<CudaCompaction> plan_fpn(const LoweredProgram& p, uint32_t c, std::string* refusal) {
+  const KernelCall& call = p.calls[c];
+  CudaCompaction form;
+  form.fpn = true;
+  form.x = call.tensor_arg("fpn_rois");
+  form.mask = call.tensor_arg("rois_num");
+  auto values = [&](size_t i) { return i < call.outputs.size() ? call.outputs[i].values : std::vector<uint32_t>{}; };
+  form.level_rois = values(0);
+  form.level_nums = values(1);
+  const std::vector<uint32_t> restore = values(2);
+  form.out = restore.empty() ? kNone : restore[0];
+  const std::optional<double> lo = call.constant_number("min_level"), hi = call.constant_number("max_level");
+  const std::optional<double> refer = call.constant_number("refer_level"), scale = call.constant_number("refer_scale");
+  const std::optional<bool> pixel_offset = call.constant_bool("pixel_offset");
+  const bool known = lo && hi && refer && scale && pixel_offset;
+  const int64_t levels = known ? static_cast<int64_t>(*hi) - static_cast<int64_t>(*lo) + 1 : 0;
+  const ir::DataType dtype = form.x == kNone ? ir::DataType::kUndefined : p.values[form.x].dtype;
+  const ir::DataType num_dtype = form.mask == kNone ? ir::DataType::kUndefined : p.values[form.mask].dtype;
+  if (!known || levels < 1 || levels > 16 || form.level_rois.size() != static_cast<size_t>(levels) ||
+      (!form.level_nums.empty() && form.level_nums.size() != form.level_rois.size()) ||
+      (dtype != ir::DataType::kFloat32 && dtype != ir::DataType::kFloat64) ||
+      (num_dtype != ir::DataType::kInt32 && num_dtype != ir::DataType::kInt64)) {
+    *refusal = "--target cuda: distribute_fpn_proposals (" + call.pir_name + ") has a CUDA kernel for float32 / "
+               "float64 rois counted by an int32 / int64 rois_num, 1 to 16 levels and constant attributes only";
+    return std::nullopt;
+  }
+  form.level_nums.resize(form.level_rois.size(), kNone);
+  form.level_symbols.assign(form.level_rois.size(), kNone);
+  for (const Symbol& s : p.symbols) {
+    if (s.is_input_dim() || s.call != c || s.before_call) continue;
+    if (s.result == 0 && s.element < form.level_symbols.size()) form.level_symbols[s.element] = s.id;
+    if (s.result == 2) form.symbol = s.id;
+  }
+  form.min_level = static_cast<int64_t>(*lo);
+  form.max_level = static_cast<int64_t>(*hi);
+  form.refer_level = static_cast<int64_t>(*refer);
+  form.refer_scale = static_cast<int64_t>(*scale);
+  form.pixel_offset = *pixel_offset;
+  return form;
+}
+
 // The form of compaction call c, or the whole message of why no kernel runs it.
 std::optional<CudaCompaction> plan_compaction(const LoweredProgram& p, uint32_t c, std::string* refusal) {
   const KernelCall& call = p.calls[c];
@@ -114,6 +204,8 @@ std::optional<CudaCompaction> plan_compaction(const LoweredProgram& p, uint32_t 
     if (!s.is_input_dim() && s.call == c && !s.before_call) symbol = s.id;
   }
   const bool masked = call.op == "masked_select";
+  if (call.op == "generate_proposals") return plan_proposals(p, call, symbol, refusal);
+  if (call.op == "distribute_fpn_proposals") return plan_fpn(p, c, refusal);
   if (call.op == "unique" && symbol != kNone && in.size() == 1 && out != kNone) {
     return plan_unique(p, call, in[0], symbol, refusal);
   }

@@ -111,7 +111,36 @@ double cuda_attr_float(const AttrConstant& c) {
   return c.scalar.is_floating ? c.scalar.float_value : static_cast<double>(c.scalar.int_value);
 }
 
-bool is_cuda_compaction_op(std::string_view op) { return op == "nonzero" || op == "masked_select" || op == "unique"; }
+std::optional<std::pair<uint32_t, uint32_t>> cuda_checked_view(const LoweredProgram& p, uint32_t c) {
+  const KernelCall& call = p.calls.at(c);
+  if (p.view_values(c) || call.def == nullptr || call.def->view.size() != 1 || call.outputs.size() != 1 ||
+      call.outputs[0].is_list || call.outputs[0].values.size() != 1) {
+    return std::nullopt;
+  }
+  const KernelArg* in = call.arg(call.def->view[0].input);
+  const uint32_t out = call.outputs[0].values[0];
+  if (in == nullptr || in->kind != ArgKind::kTensor || out == kNone || call.outputs[0].name != call.def->view[0].output ||
+      p.values[in->value].dtype != p.values[out].dtype) {
+    return std::nullopt;
+  }
+  // A dim of the output counted by an earlier call (known before this one runs), none read by this one.
+  bool counted_before = false;
+  for (const SymExpr& d : p.values[out].dims) {
+    for (uint32_t id : d.symbols()) {
+      const Symbol& s = p.symbols.at(id);
+      if (s.is_input_dim()) continue;
+      if (s.call >= c) return std::nullopt;
+      counted_before = true;
+    }
+  }
+  if (!counted_before) return std::nullopt;
+  return std::make_pair(in->value, out);
+}
+
+bool is_cuda_compaction_op(std::string_view op) {
+  return op == "nonzero" || op == "masked_select" || op == "unique" || op == "generate_proposals" ||
+         op == "distribute_fpn_proposals";
+}
 
 bool is_cuda_host_shape_rule(std::string_view infer_meta) {
   static const std::set<std::string, std::less<>> kRules = {"ReshapeInferMeta",        "ExpandInferMeta",
@@ -146,6 +175,7 @@ std::optional<CudaRun> cuda_call_run(const LoweredProgram& p, uint32_t c, bool n
     // owns, or is written in place later) is a copy of the same bytes.
     return p.values[view->first].buffer != p.values[view->second].buffer ? CudaRun::kCopy : CudaRun::kNothing;
   }
+  if (cuda_checked_view(p, c)) return CudaRun::kCopy;  // the element counts checked when it runs
   if (writes_in_place(p, call)) return CudaRun::kNothing;
   if (is_cuda_batched_matmul(call.op) && no_gemm) return CudaRun::kBatchedMatmul;
   return std::nullopt;

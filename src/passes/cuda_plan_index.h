@@ -34,8 +34,15 @@ bool is_cuda_batched_matmul(std::string_view op);
 /// interpolation, cumsum, prod, pow, ...) in float32 and float64 only: `kforge compile --precision` keeps them
 /// float32 between casts (passes/precision.h; CompileTarget::float32_ops).
 const std::set<std::string>& cuda_float32_index_ops();
-/// nonzero, masked_select, unique: compactions whose count comes back to the host (codegen/cuda_data_dependent.cpp).
+/// nonzero, masked_select, unique, generate_proposals, distribute_fpn_proposals: compactions whose counts come back to
+/// the host (codegen/cuda_data_dependent.cpp).
 bool is_cuda_compaction_op(std::string_view op);
+/// The (input, output) values of call `c` when it is a view op (a reshape) of one tensor into one of the same dtype
+/// whose dims are built from a dim counted by an earlier call (a reshape to `[rois, 28, 28]` after
+/// distribute_fpn_proposals), so that the element counts are equal only when it runs, as the CPU's infer-meta
+/// checks: the CUDA target copies it after the same check (`checked_bytes` of its copy step). nullopt otherwise
+/// (LoweredProgram::view_values' views among them).
+std::optional<std::pair<uint32_t, uint32_t>> cuda_checked_view(const LoweredProgram& program, uint32_t c);
 /// The infer-meta functions --target cuda runs on the host for dims read from a tensor's values
 /// (runtime/kforge_shape_meta.h): those of reshape, expand, tile, slice, full_with_tensor and arange, and the
 /// interpolations' (is_cuda_host_values_rule).
@@ -58,7 +65,7 @@ enum class CudaRun {
   kIndex,          // index-mapped kernels (with a CudaIndexMap where has_cuda_index_map)
   kBatchedMatmul,  // a matmul no GEMM group computes: the index-mapped batched kernel (a CudaIndexMap)
   kKnown,          // every result known at generation time: the known elements written
-  kCompaction,     // nonzero / masked_select / unique (is_cuda_compaction_op)
+  kCompaction,     // nonzero / masked_select / unique / the proposals' ops (is_cuda_compaction_op)
   kCopy,           // a view whose output has a buffer of its own: a copy of the same bytes
   kNothing,        // a view of its input's buffer, or an op whose outputs all share its input's buffer
   kDataDependent,  // it sizes a dim from data in a way the CUDA target cannot: plan_cuda_data_dependent refuses it

@@ -110,6 +110,17 @@ PROGRAMS = [
     ("tests/paddle/unique_float_dynamic/inference.json", "paddle_unique_float_dynamic", []),
     ("tests/paddle/unique_axis0/inference.json", "paddle_unique_axis0", []),
     ("tests/paddle/unique_axis1_float/inference.json", "paddle_unique_axis1_float", []),
+    # generate_proposals, distribute_fpn_proposals (kforge_proposals.cuh): rows counted on the device, read back
+    # like a compaction's
+    ("tests/paddle/generate_proposals_rpn/inference.json", "paddle_generate_proposals_rpn", []),
+    ("tests/paddle/generate_proposals_sorted_pixel_offset/inference.json", "paddle_generate_proposals_sorted_pixel_offset",
+     []),
+    ("tests/paddle/generate_proposals_dynamic_float64/inference.json", "paddle_generate_proposals_dynamic_float64",
+     []),
+    ("tests/paddle/distribute_fpn_proposals_restore/inference.json", "paddle_distribute_fpn_proposals_restore", []),
+    ("tests/paddle/distribute_fpn_proposals_pixel_offset/inference.json",
+     "paddle_distribute_fpn_proposals_pixel_offset", []),
+    ("tests/paddle/distribute_fpn_proposals_reshape/inference.json", "paddle_distribute_fpn_proposals_reshape", []),
     # Dims read from a tensor's values: the tensor copied back, the shape rule of kforge_shape_meta.h on the host.
     ("tests/paddle/reshape_shape_from_data/inference.json", "paddle_reshape_shape_from_data", []),
     ("tests/paddle/reshape_computed_shape_from_data/inference.json", "paddle_reshape_computed_shape_from_data", []),
@@ -361,10 +372,12 @@ def main():
                 required += MK_HEADERS
             if "kforge::cuda_attention::attention_float<" in host:  # the float32 kernel, over the tile header's args
                 required += ["kforge_attention_f32.cuh", "kforge_attention_tile.cuh", "kforge_half.cuh"]
-            if "kforge::cuda_select::" in host:  # a size that depends on data: the compactions, unique's sort
+            if re.search(r"kforge::cuda_select::(nonzero|masked_select|unique)", host):  # the compactions
                 required.append("kforge_select.cuh")
                 if re.search(r"kforge::cuda_select::unique(_axis)?<", host):
                     required.append("kforge_unique.cuh")
+            if re.search(r"kforge::cuda_select::(generate|distribute_fpn)_proposals<", host):  # kforge_index.cuh's sorts
+                required += ["kforge_proposals.cuh"] + INDEX_HEADERS
             if "kforge::cuda_rnn::rnn<" in host:  # an rnn
                 required.append("kforge_rnn.cuh")
             if "kforge::shape_meta::" in host:  # dims read from a tensor's values, by a shape rule on the host

@@ -141,6 +141,17 @@ CASES = [
     "rnn_lstm", "rnn_lstm_2layer_bidirec", "rnn_lstm_time_major_init", "rnn_lstm_seq_len_bidirec", "rnn_lstm_dynamic",
     "rnn_lstm_ocr", "rnn_lstm_float64_bidirec", "rnn_gru", "rnn_gru_2layer_bidirec_dynamic", "rnn_gru_seq_len_int64",
     "rnn_gru_float64", "rnn_simple_tanh", "rnn_simple_relu_2layer_bidirec", "rnn_simple_tanh_seq_len",
+    # generate_proposals (kforge_proposals.cuh, one thread per image; the rows counted on the device and read back):
+    # nth_element's order with ties, a full sort with pixel_offset and eta over two images, no NMS, no box kept,
+    # float64 with dynamic H and W
+    "generate_proposals_rpn", "generate_proposals_sorted_pixel_offset", "generate_proposals_no_nms",
+    "generate_proposals_none_kept", "generate_proposals_dynamic_float64",
+    # distribute_fpn_proposals (kforge_proposals.cuh, one thread; each level's count and the total read back):
+    # levels 2-5 and 2-6 (an empty level), pixel_offset, int64 rois_num, restore_index through a gather, float64
+    "distribute_fpn_proposals", "distribute_fpn_proposals_pixel_offset", "distribute_fpn_proposals_restore",
+    "distribute_fpn_proposals_dynamic_float64",
+    # a reshape to dims built from the rois' count: copied after the element counts are checked (cuda_checked_view)
+    "distribute_fpn_proposals_reshape",
 ]
 RTOL, ATOL = "1e-5", "1e-6"
 
@@ -188,14 +199,18 @@ def main():
                 failed.append(f"{case}: a kernel launch the emulation cannot rewrite")
                 continue
             open(kernels, "w").write(emulated)
-            # kforge_rnn.cuh launches its kernels from the host code: rewritten the same way.
-            rnn_header = os.path.join(gen, "kforge_rnn.cuh")
-            if os.path.exists(rnn_header):
-                text = launch.sub(r"kforge_emulated_launch([&] { \1(\3); }, \2);", open(rnn_header).read())
-                if "<<<" in text:
-                    failed.append(f"{case}: a kernel launch in kforge_rnn.cuh the emulation cannot rewrite")
-                    continue
-                open(rnn_header, "w").write(text)
+            # kforge_rnn.cuh and kforge_proposals.cuh launch their kernels from the host code: rewritten the same way.
+            unrewritten = []
+            for header in ("kforge_rnn.cuh", "kforge_proposals.cuh"):
+                path = os.path.join(gen, header)
+                if os.path.exists(path):
+                    text = launch.sub(r"kforge_emulated_launch([&] { \1(\3); }, \2);", open(path).read())
+                    if "<<<" in text:
+                        unrewritten.append(header)
+                    open(path, "w").write(text)
+            if unrewritten:
+                failed.append(f"{case}: a kernel launch in {unrewritten[0]} the emulation cannot rewrite")
+                continue
             built.append((case, fixture, gen))
 
         # Three units for all the programs (each in its namespace): every kernels file, every host file, and the

@@ -153,9 +153,10 @@ maximum_nan_float32 maximum_nan_float64 minimum_nan_float32 minimum_nan_float64 
 fmin_nan_float32 fmin_nan_float64 fmax_int32 fmax_int64 fmin_int32 fmin_int64 log_softmax_float32 log_softmax_float64
 log_softmax_axis0 roi_align_aligned_adaptive roi_align_aligned_sr2 roi_align_plain_adaptive roi_align_plain_sr2
 roi_align_float64_one_image yolo_box_yolov3 yolo_box_iou_aware_float64 yolo_box_dynamic}"
-# tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique: the count comes back to the host in the
-# middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"), compiled without it:
-# counts of 0, some and every element, a broadcast mask, a gather_nd and a shape of nonzero's result.
+# tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique, the proposals' ops: the count comes
+# back to the host in the middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"),
+# compiled without it: counts of 0, some and every element, a broadcast mask, a gather_nd and a shape of nonzero's
+# result, generate_proposals' ties, no NMS and no box kept, distribute_fpn_proposals' levels.
 NO_GRAPH_OP_CASES="${NO_GRAPH_OP_CASES-nonzero_bool nonzero_empty nonzero_gather_nd nonzero_shape masked_select_broadcast
 masked_select_dynamic masked_select_scale unique_all unique_float_dynamic reshape_shape_from_data
 reshape_computed_shape_from_data arange_end_from_data full_shape_from_data slice_end_from_data reshape_shape_from_input
@@ -163,7 +164,10 @@ expand_shape_from_input tile_from_input arange_end_from_input full_shape_from_in
 shape_from_input_mix slice_start_dims_end_from_input slice_start_from_input slice_start_end_from_input
 slice_neg_start_from_input slice_index_from_input slice_list_from_input reshape_shape_list_from_input
 expand_shape_list_from_input full_shape_list_from_input unique_axis0 unique_axis1_float unique_axis0_dynamic
-bilinear_size_tensor_from_input bilinear_out_size_from_input nearest_size_tensor_from_input bilinear_size_from_input}"
+bilinear_size_tensor_from_input bilinear_out_size_from_input nearest_size_tensor_from_input bilinear_size_from_input
+generate_proposals_rpn generate_proposals_sorted_pixel_offset generate_proposals_no_nms generate_proposals_none_kept
+generate_proposals_dynamic_float64 distribute_fpn_proposals distribute_fpn_proposals_pixel_offset
+distribute_fpn_proposals_restore distribute_fpn_proposals_dynamic_float64 distribute_fpn_proposals_reshape}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

@@ -1207,6 +1207,12 @@ CASES = [
         paddle.concat(rois, axis=0) * 2.0, restore[:, 0]))(*paddle.vision.ops.distribute_fpn_proposals(
             _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.to_tensor([10, 26], dtype="int32"))),
       [t(36, 4)], ops=("distribute_fpn_proposals", "gather")),
+    # a reshape whose shape is built from the rois' count (MaskRCNN's mask head): the CUDA target copies it after
+    # checking the element counts when it runs (passes::cuda_checked_view)
+    C("distribute_fpn_proposals_reshape", lambda b: (lambda rois, restore, nums: (paddle.reshape(
+        _fpn_rois(b) * 2.0, [paddle.shape(restore)[0], 2, 2]), restore))(*paddle.vision.ops.distribute_fpn_proposals(
+            _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.to_tensor([16, 8], dtype="int32"))),
+      [t(24, 4)], ops=("distribute_fpn_proposals", "reshape")),
     C("distribute_fpn_proposals_dynamic_float64", lambda b: paddle.vision.ops.distribute_fpn_proposals(
         _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.shape(b)[:1].astype("int32")),
       [t(None, 4, dtype="float64", run=(33, 4))], ops=("distribute_fpn_proposals",)),

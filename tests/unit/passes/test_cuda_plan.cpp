@@ -422,6 +422,51 @@ TEST_CASE("cuda plan: the compactions' forms; a size from data the target cannot
     CHECK(unique.inner.constant() == std::optional<int64_t>(1));
     CHECK(!unique.outer.is_constant());  // x's dynamic first dim
   }
+  SECTION("generate_proposals and distribute_fpn_proposals have their forms (kforge_proposals.cuh)") {
+    const std::string det_inputs =
+        "{name: sc, dtype: float32, shape: [2, 3, 8, 10]}, {name: d, dtype: float32, shape: [2, 12, 8, 10]}, "
+        "{name: im, dtype: float32, shape: [2, 2]}, {name: an, dtype: float32, shape: [240, 4]}, "
+        "{name: b, dtype: float64, shape: [-1, 4]}, {name: bn, dtype: int64, shape: [2]}";
+    PlanFixture f(library_program(det_inputs,
+                                  "  - {op: generate_proposals, in: [sc, d, im, an, an], out: [r, p], attrs: "
+                                  "{pre_nms_top_n: 100, post_nms_top_n: 30, nms_thresh: 0.7, min_size: 2.0, eta: 0.5, "
+                                  "pixel_offset: false}}\n"
+                                  "  - {op: distribute_fpn_proposals, in: [b, bn], out: [levels, nums, restore], "
+                                  "attrs: {min_level: 2, max_level: 3, refer_level: 4, refer_scale: 224, "
+                                  "pixel_offset: true}}\n",
+                                  "r, p, restore"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    REQUIRE(f.plan.refusals.empty());
+    REQUIRE(f.plan.compactions.size() == 2);
+    const CudaCompaction& gp = f.plan.compactions.at(0);
+    CHECK(gp.proposals);
+    CHECK(gp.operands == std::vector<uint32_t>{f.value("sc"), f.value("d"), f.value("im"), f.value("an"),
+                                               f.value("an")});
+    CHECK(gp.out == f.value("r"));
+    CHECK(gp.probs == f.value("p"));
+    CHECK(gp.rois_num == kNone);
+    CHECK(gp.pre_nms_top_n == 100);
+    CHECK(gp.post_nms_top_n == 30);
+    CHECK(gp.nms_thresh == Approx(0.7));
+    CHECK(gp.eta == 0.5);
+    CHECK_FALSE(gp.pixel_offset);
+    CHECK(gp.places == SymExpr(80));
+    REQUIRE(gp.symbol < f.lowered->symbols.size());
+    CHECK(f.lowered->symbols[gp.symbol].call == 0);
+    const CudaCompaction& fpn = f.plan.compactions.at(1);
+    CHECK(fpn.fpn);
+    CHECK(fpn.x == f.value("b"));
+    CHECK(fpn.mask == f.value("bn"));
+    REQUIRE(fpn.level_rois.size() == 2);
+    REQUIRE(fpn.level_symbols.size() == 2);
+    CHECK(fpn.level_symbols[0] != kNone);
+    CHECK(fpn.level_symbols[1] != kNone);
+    CHECK(fpn.symbol != kNone);
+    CHECK(fpn.min_level == 2);
+    CHECK(fpn.refer_scale == 224);
+    CHECK(fpn.pixel_offset);
+  }
   SECTION("with --cuda-graph every size from data is refused at the op that finds it") {
     PlanFixture f(library_program(inputs,
                                   "  - {op: nonzero, in: [m], out: [n]}\n"

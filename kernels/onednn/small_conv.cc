@@ -127,24 +127,36 @@ KFORGE_AVX2_FMA void conv_row(const ConvDims& d, const float* image, const float
 template <int V>
 KFORGE_AVX2_FMA void transpose_pixels(const float* x, int64_t pixels, int64_t ic, const float* wt, int64_t kh,
                                       int64_t run, float* const* out_rows) {
-  for (int64_t p = 0; p < pixels; ++p) {
-    __m256 acc[V];
-    for (int j = 0; j < V; ++j) acc[j] = _mm256_setzero_ps();
-    for (int64_t c = 0; c < ic; ++c) {
-      const __m256 xv = _mm256_broadcast_ss(x + p * ic + c);
-      for (int j = 0; j < V; ++j) acc[j] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wt + (c * V + j) * kLanes), acc[j]);
+  // Up to 4 pixels at once: their chains are independent (one pixel's alone waits on the FMA latency).
+  constexpr int64_t kGroup = V <= 2 ? 4 : 1;
+  for (int64_t p0 = 0; p0 < pixels; p0 += kGroup) {
+    const int64_t group = std::min(kGroup, pixels - p0);
+    __m256 acc[kGroup][V];
+    for (int64_t q = 0; q < kGroup; ++q) {
+      for (int j = 0; j < V; ++j) acc[q][j] = _mm256_setzero_ps();
     }
-    alignas(32) float buf[V * kLanes];
-    for (int j = 0; j < V; ++j) _mm256_store_ps(buf + j * kLanes, acc[j]);
-    for (int64_t h = 0; h < kh; ++h) {  // fixed-size copies inline (a loop of `run` becomes a memmove call)
-      float* o = out_rows[h] + p * run;
-      const float* from = buf + h * run;
-      switch (run) {
-        case 1: *o = *from; break;
-        case 2: std::memcpy(o, from, 2 * sizeof(float)); break;
-        case 4: std::memcpy(o, from, 4 * sizeof(float)); break;
-        case 8: std::memcpy(o, from, 8 * sizeof(float)); break;
-        default: std::memcpy(o, from, static_cast<size_t>(run) * sizeof(float));
+    for (int64_t c = 0; c < ic; ++c) {
+      for (int64_t q = 0; q < kGroup; ++q) {
+        // A group cut short by the row's end repeats its last pixel (computed, not stored).
+        const __m256 xv = _mm256_broadcast_ss(x + (p0 + std::min(q, group - 1)) * ic + c);
+        for (int j = 0; j < V; ++j) {
+          acc[q][j] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(wt + (c * V + j) * kLanes), acc[q][j]);
+        }
+      }
+    }
+    for (int64_t q = 0; q < group; ++q) {
+      alignas(32) float buf[V * kLanes];
+      for (int j = 0; j < V; ++j) _mm256_store_ps(buf + j * kLanes, acc[q][j]);
+      for (int64_t h = 0; h < kh; ++h) {  // fixed-size copies inline (a loop of `run` becomes a memmove call)
+        float* o = out_rows[h] + (p0 + q) * run;
+        const float* from = buf + h * run;
+        switch (run) {
+          case 1: *o = *from; break;
+          case 2: std::memcpy(o, from, 2 * sizeof(float)); break;
+          case 4: std::memcpy(o, from, 4 * sizeof(float)); break;
+          case 8: std::memcpy(o, from, 8 * sizeof(float)); break;
+          default: std::memcpy(o, from, static_cast<size_t>(run) * sizeof(float));
+        }
       }
     }
   }
@@ -190,13 +202,14 @@ Epilogue epilogue_of(const ConvEpilogue& e, int64_t oc) {
 // The epilogue over `pixels` output pixels; residual: theirs (dense), or null.
 void apply_epilogue(const Epilogue& ep, int64_t pixels, int64_t oc, int64_t pixel_stride, const float* residual,
                     float* out) {
+  const bool relu = ep.activation == util::Activation::kRelu;  // inline: the common case
   for (int64_t p = 0; p < pixels; ++p) {
     float* o = out + p * pixel_stride;
     for (int64_t c = 0; c < oc; ++c) {
       float v = o[c];
       if (ep.bias) v = v + ep.b[c];
       if (ep.batch_norm) v = v * ep.s[c] + ep.t[c];
-      if (!ep.after_residual) v = util::activate(ep.activation, v, ep.alpha, ep.beta);
+      if (!ep.after_residual) v = relu ? (v > 0.f ? v : 0.f) : util::activate(ep.activation, v, ep.alpha, ep.beta);
       if (residual != nullptr) v = v + residual[p * oc + c];
       if (ep.after_residual) v = util::activate(ep.activation, v, ep.alpha, ep.beta);
       o[c] = v;

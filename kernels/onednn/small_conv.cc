@@ -52,9 +52,48 @@ bool cpu_fits() {
 #endif
 }
 
-bool plain_nhwc_float(const Tensor& t, const util::ConvShape& s) {
-  return t.dtype == DataType::kFloat32 && s.channel_last && !s.nchw8c && !s.plain_input && s.groups == 1 &&
-         s.g.dilation_h == 1 && s.g.dilation_w == 1;
+// NHWC, or NCHW (through NHWC copies: the same bits in either layout, as oneDNN gives them; tools/check-program
+// compares a program's NHWC plan with the interpreter's NCHW run bit for bit).
+bool plain_float(const Tensor& t, const util::ConvShape& s) {
+  return t.dtype == DataType::kFloat32 && !s.nchw8c && !s.plain_input && s.groups == 1 && s.g.dilation_h == 1 &&
+         s.g.dilation_w == 1;
+}
+
+// [n][c][pixels] <-> [n][pixels][c].
+void to_channel_last(const float* from, int64_t n, int64_t c, int64_t pixels, float* to) {
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float* plane = from + (b * c + ch) * pixels;
+      float* image = to + b * pixels * c + ch;
+      for (int64_t p = 0; p < pixels; ++p) image[p * c] = plane[p];
+    }
+  }
+}
+void to_channel_first(const float* from, int64_t n, int64_t c, int64_t pixels, float* to) {
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float* image = from + b * pixels * c + ch;
+      float* plane = to + (b * c + ch) * pixels;
+      for (int64_t p = 0; p < pixels; ++p) plane[p] = image[p * c];
+    }
+  }
+}
+
+// One reservation of the call arena for the prepared filter and, for NCHW, the NHWC copies of the input, output
+// and residual; null when out of memory.
+struct Buffers {
+  float *wt = nullptr, *in = nullptr, *out = nullptr, *residual = nullptr;
+};
+bool reserve_buffers(size_t wt_floats, size_t in_floats, size_t out_floats, size_t residual_floats, Buffers* b) {
+  const size_t sizes[] = {align_up(wt_floats * sizeof(float)), align_up(in_floats * sizeof(float)),
+                          align_up(out_floats * sizeof(float)), align_up(residual_floats * sizeof(float))};
+  char* base = call_arena().reserve(sizes[0] + sizes[1] + sizes[2] + sizes[3]);
+  if (base == nullptr) return false;
+  b->wt = reinterpret_cast<float*>(base);
+  b->in = reinterpret_cast<float*>(base + sizes[0]);
+  b->out = reinterpret_cast<float*>(base + sizes[0] + sizes[1]);
+  b->residual = reinterpret_cast<float*>(base + sizes[0] + sizes[1] + sizes[2]);
+  return true;
 }
 
 // What a task of output rows needs (plain values: the AVX2 functions use no library templates).
@@ -68,7 +107,8 @@ struct ConvDims {
 #if KFORGE_SMALL_CONV
 // Lanes k of chunk `base` with lo <= k < hi.
 KFORGE_AVX2_FMA inline __m256i lane_mask(int64_t base, int64_t lo, int64_t hi) {
-  const __m256i k = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i k =
+      _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(base)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
   const __m256i above = _mm256_cmpgt_epi32(k, _mm256_set1_epi32(static_cast<int>(lo - 1)));
   const __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), k);
   return _mm256_and_si256(above, below);
@@ -97,10 +137,12 @@ KFORGE_AVX2_FMA void conv_row(const ConvDims& d, const float* image, const float
       for (int64_t c = 0; c < chunks; ++c) {
         const int64_t base = c * kLanes;
         const bool whole = base + kLanes <= d.row;  // a chunk of the row (not its zero-padded tail)
-        const __m256 a = whole && lo[0] == 0 && hi[0] == d.row ? _mm256_loadu_ps(x0 + base)
-                                                               : _mm256_maskload_ps(x0 + base, lane_mask(base, lo[0], hi[0]));
-        const __m256 b = whole && lo[1] == 0 && hi[1] == d.row ? _mm256_loadu_ps(x1 + base)
-                                                               : _mm256_maskload_ps(x1 + base, lane_mask(base, lo[1], hi[1]));
+        const __m256 a = whole && lo[0] == 0 && hi[0] == d.row
+                             ? _mm256_loadu_ps(x0 + base)
+                             : _mm256_maskload_ps(x0 + base, lane_mask(base, lo[0], hi[0]));
+        const __m256 b = whole && lo[1] == 0 && hi[1] == d.row
+                             ? _mm256_loadu_ps(x1 + base)
+                             : _mm256_maskload_ps(x1 + base, lane_mask(base, lo[1], hi[1]));
         for (int64_t o = 0; o < kMaxOc; ++o) {
           const __m256 wv = _mm256_loadu_ps(w + o * d.row_padded + base);
           acc[o] = _mm256_fmadd_ps(a, wv, acc[o]);
@@ -220,7 +262,7 @@ void apply_epilogue(const Epilogue& ep, int64_t pixels, int64_t oc, int64_t pixe
 }  // namespace
 
 bool small_conv2d_fits(const Tensor& input, const util::ConvShape& s, const ConvEpilogue& e, const Tensor& out) {
-  if (!cpu_fits() || !plain_nhwc_float(input, s) || s.out_c > kMaxOc || s.k_h * s.k_w * s.in_c > kMaxProducts) {
+  if (!cpu_fits() || !plain_float(input, s) || s.out_c > kMaxOc || s.k_h * s.k_w * s.in_c > kMaxProducts) {
     return false;
   }
   if (e.residual != nullptr && e.residual->data == out.data) return false;
@@ -233,10 +275,17 @@ Status small_conv2d(const Tensor& input, const Tensor& filter, const util::ConvS
   ConvDims d{s.in_h, s.in_w, s.in_c, s.k_h, s.k_w, s.g.stride_h, s.g.stride_w, s.g.pad_top, s.g.pad_left,
              s.out_w, s.out_c, s.k_w * s.in_c, round_up(s.k_w * s.in_c, kLanes),
              e.out_pixel_stride > 0 ? e.out_pixel_stride : s.out_c};
+  const bool nchw = !s.channel_last;
+  const int64_t in_pixels = s.in_h * s.in_w, out_pixels = s.out_h * s.out_w;
   // The filter as [kh][output channel (4, zero-padded)][kw][ic], rows padded with zeros to the lanes.
   const size_t wt_floats = static_cast<size_t>(d.kh * kMaxOc * d.row_padded);
-  float* wt = reinterpret_cast<float*>(call_arena().reserve(wt_floats * sizeof(float)));
-  if (wt == nullptr) return Status::Error("conv2d: out of memory");
+  Buffers buf;
+  if (!reserve_buffers(wt_floats, nchw ? static_cast<size_t>(input.numel()) : 0,
+                       nchw ? static_cast<size_t>(out->numel()) : 0,
+                       nchw && e.residual != nullptr ? static_cast<size_t>(out->numel()) : 0, &buf)) {
+    return Status::Error("conv2d: out of memory");
+  }
+  float* wt = buf.wt;
   std::fill(wt, wt + wt_floats, 0.f);
   const float* w = filter.data_as<const float>();
   for (int64_t o = 0; o < d.oc; ++o) {
@@ -248,13 +297,21 @@ Status small_conv2d(const Tensor& input, const Tensor& filter, const util::ConvS
       }
     }
   }
-  const Epilogue ep = epilogue_of(e, s.out_c);
+  Epilogue ep = epilogue_of(e, s.out_c);
+  const float* in = input.data_as<const float>();
+  float* o = out->data_as<float>();
+  if (nchw) {
+    to_channel_last(in, s.n, s.in_c, in_pixels, buf.in);
+    in = buf.in, o = buf.out;
+    if (ep.residual != nullptr) {
+      to_channel_last(ep.residual, s.n, s.out_c, out_pixels, buf.residual);
+      ep.residual = buf.residual;
+    }
+  }
   const int64_t row_products = s.out_w * kMaxOc * s.k_h * d.row_padded;
   const int64_t rows_per_task = std::max<int64_t>(1, kTaskProducts / std::max<int64_t>(1, row_products));
   const int64_t tasks_per_image = (s.out_h + rows_per_task - 1) / rows_per_task;
-  const float* in = input.data_as<const float>();
-  float* o = out->data_as<float>();
-  return run_tasks(s.n * tasks_per_image, [&](int64_t task) -> Status {
+  KFORGE_RETURN_IF_ERROR(run_tasks(s.n * tasks_per_image, [&](int64_t task) -> Status {
     const int64_t b = task / tasks_per_image, first = task % tasks_per_image * rows_per_task;
     const float* image = in + b * s.in_h * s.in_w * s.in_c;
     for (int64_t oh = first; oh < std::min(s.out_h, first + rows_per_task); ++oh) {
@@ -267,7 +324,9 @@ Status small_conv2d(const Tensor& input, const Tensor& filter, const util::ConvS
       }
     }
     return Status::OK();
-  });
+  }));
+  if (nchw) to_channel_first(o, s.n, s.out_c, out_pixels, out->data_as<float>());
+  return Status::OK();
 #else
   (void)input, (void)filter, (void)s, (void)e, (void)out;
   return Status::Error("conv2d: no direct small-channel path on this CPU");
@@ -275,7 +334,7 @@ Status small_conv2d(const Tensor& input, const Tensor& filter, const util::ConvS
 }
 
 bool small_conv2d_transpose_fits(const Tensor& x, const util::ConvShape& s) {
-  return cpu_fits() && plain_nhwc_float(x, s) && s.out_c <= kMaxOc && s.in_c > 0 && s.in_c <= kMaxTransposeIc &&
+  return cpu_fits() && plain_float(x, s) && s.out_c <= kMaxOc && s.in_c > 0 && s.in_c <= kMaxTransposeIc &&
          s.k_h * s.k_w * s.out_c <= kMaxTransposeOutputs && s.g.stride_h == s.k_h && s.g.stride_w == s.k_w &&
          s.g.pad_top == 0 && s.g.pad_left == 0 && s.out_h == s.in_h * s.k_h && s.out_w == s.in_w * s.k_w &&
          s.n > 0 && s.in_h > 0 && s.in_w > 0;
@@ -287,14 +346,21 @@ Status small_conv2d_transpose(const Tensor& x, const Tensor& filter, const util:
   const int64_t outputs = kh * kw * oc, outputs_padded = round_up(outputs, kLanes);
   // The filter [ic][oc][kh][kw] as [ic][kh][kw][oc]: an input pixel's outputs in the output's order per kh.
   const size_t wt_floats = static_cast<size_t>(ic * outputs_padded);
-  float* wt = reinterpret_cast<float*>(call_arena().reserve(wt_floats * sizeof(float)));
-  if (wt == nullptr) return Status::Error("conv2d_transpose: out of memory");
+  const bool nchw = !s.channel_last;
+  Buffers buf;
+  if (!reserve_buffers(wt_floats, nchw ? static_cast<size_t>(x.numel()) : 0,
+                       nchw ? static_cast<size_t>(out->numel()) : 0, 0, &buf)) {
+    return Status::Error("conv2d_transpose: out of memory");
+  }
+  float* wt = buf.wt;
   std::fill(wt, wt + wt_floats, 0.f);
   const float* w = filter.data_as<const float>();
   for (int64_t c = 0; c < ic; ++c) {
     for (int64_t o = 0; o < oc; ++o) {
       for (int64_t h = 0; h < kh; ++h) {
-        for (int64_t v = 0; v < kw; ++v) wt[c * outputs_padded + (h * kw + v) * oc + o] = w[((c * oc + o) * kh + h) * kw + v];
+        for (int64_t v = 0; v < kw; ++v) {
+          wt[c * outputs_padded + (h * kw + v) * oc + o] = w[((c * oc + o) * kh + h) * kw + v];
+        }
       }
     }
   }
@@ -303,8 +369,12 @@ Status small_conv2d_transpose(const Tensor& x, const Tensor& filter, const util:
   const int64_t tasks_per_image = (s.in_h + rows_per_task - 1) / rows_per_task;
   const float* in = x.data_as<const float>();
   float* o = out->data_as<float>();
+  if (nchw) {
+    to_channel_last(in, s.n, ic, s.in_h * s.in_w, buf.in);
+    in = buf.in, o = buf.out;
+  }
   const TransposePixels pixels_of = kTransposePixels[outputs_padded / kLanes - 1];
-  return run_tasks(s.n * tasks_per_image, [&](int64_t task) -> Status {
+  KFORGE_RETURN_IF_ERROR(run_tasks(s.n * tasks_per_image, [&](int64_t task) -> Status {
     const int64_t b = task / tasks_per_image, first = task % tasks_per_image * rows_per_task;
     float* out_rows[kMaxTransposeOutputs];
     for (int64_t ih = first; ih < std::min(s.in_h, first + rows_per_task); ++ih) {
@@ -312,7 +382,9 @@ Status small_conv2d_transpose(const Tensor& x, const Tensor& filter, const util:
       pixels_of(in + ((b * s.in_h + ih) * s.in_w) * ic, s.in_w, ic, wt, kh, kw * oc, out_rows);
     }
     return Status::OK();
-  });
+  }));
+  if (nchw) to_channel_first(o, s.n, oc, s.out_h * s.out_w, out->data_as<float>());
+  return Status::OK();
 #else
   (void)x, (void)filter, (void)s, (void)out;
   return Status::Error("conv2d_transpose: no direct small-channel path on this CPU");

@@ -129,7 +129,7 @@ TEST_CASE("small-channel conv2d: what it leaves to oneDNN") {
   CHECK_FALSE(fits({1, 8, 8, 16}, {5, 16, 3, 3}));                    // 5 output channels
   CHECK_FALSE(fits({1, 8, 8, 16}, {4, 16, 3, 3}, {2, 2}));            // dilated
   CHECK_FALSE(fits({1, 8, 8, 16}, {4, 8, 3, 3}, {1, 1}, 2));          // grouped
-  CHECK_FALSE(fits({1, 16, 8, 8}, {4, 16, 3, 3}, {1, 1}, 1, "NCHW"));
+  CHECK(fits({1, 16, 8, 8}, {4, 16, 3, 3}, {1, 1}, 1, "NCHW") == small_conv_cpu());  // through NHWC copies
 }
 
 TEST_CASE("small-channel conv2d_fused: bias, batch norm, activation and residual as the reference loops have them") {
@@ -194,7 +194,7 @@ TEST_CASE("small-channel conv2d_fused writes an NHWC output into its slice of a 
   }
 }
 
-TEST_CASE("small-channel conv2d_transpose, stride equal to the kernel: the reference within the bound, threads bitwise") {
+TEST_CASE("small-channel conv2d_transpose, stride = kernel: the reference within the bound, threads bitwise") {
   if (!small_conv_cpu()) return;  // oneDNN runs these (test_onednn_conv.cpp)
   uint32_t seed = 200;
   for (const SmallCase& c : small_transpose_cases()) {
@@ -211,5 +211,50 @@ TEST_CASE("small-channel conv2d_transpose, stride equal to the kernel: the refer
     check_within_bound(one, want, bound, c.filter[0]);
     ThreadsScope two(2);
     CHECK(same_bits(run_small_transpose(c, x, filter, false), one));
+  }
+}
+
+namespace {
+
+// An NHWC tensor as NCHW, or back (to_nchw false).
+Tensor relayout(const Tensor& t, bool to_nchw) {
+  const int64_t n = t.dims[0], a = t.dims[1], b = t.dims[2], c = t.dims[3];  // NHWC: a = H, b = W, c = C
+  Tensor r = empty(DataType::kFloat32, to_nchw ? std::vector<int64_t>{n, c, a, b} : std::vector<int64_t>{n, b, c, a});
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t x = 0; x < a; ++x)
+      for (int64_t y = 0; y < b; ++y)
+        for (int64_t z = 0; z < c; ++z) {
+          // to_nchw: [i][x][y][z] -> [i][z][x][y]; back: NCHW [i][x = C][y = H][z = W] -> NHWC [i][y][z][x]
+          const int64_t from = ((i * a + x) * b + y) * c + z;
+          const int64_t to = to_nchw ? ((i * c + z) * a + x) * b + y : ((i * b + y) * c + z) * a + x;
+          r.data_as<float>()[to] = t.data_as<const float>()[from];
+        }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("small-channel conv2d and conv2d_transpose in NCHW: the NHWC results' bits, transposed") {
+  if (!small_conv_cpu()) return;
+  for (size_t i : {0u, 2u, 4u}) {
+    const SmallCase& c = small_conv_cases()[i];
+    INFO(c.name);
+    const Tensor input = random_f32(c.input, 300 + static_cast<uint32_t>(i)), filter = random_f32(c.filter, 7);
+    const Tensor nhwc = run_small_conv(c, input, filter, false);
+    const Tensor nchw_in = relayout(input, true);
+    Tensor out = poisoned_like(relayout(nhwc, true));
+    REQUIRE(k::conv2d(cpu(), nchw_in, filter, c.strides, c.paddings, "EXPLICIT", {1, 1}, 1, "NCHW", &out).ok());
+    CHECK(same_bits(relayout(out, false), nhwc));
+  }
+  for (size_t i : {0u, 1u}) {
+    const SmallCase& c = small_transpose_cases()[i];
+    INFO(c.name);
+    const Tensor x = random_f32(c.input, 310 + static_cast<uint32_t>(i)), filter = random_f32(c.filter, 8);
+    const Tensor nhwc = run_small_transpose(c, x, filter, false);
+    Tensor out = poisoned_like(relayout(nhwc, true));
+    REQUIRE(k::conv2d_transpose(cpu(), relayout(x, true), filter, c.strides, c.paddings, {}, IntArray{}, "EXPLICIT", 1,
+                                {1, 1}, "NCHW", &out)
+                .ok());
+    CHECK(same_bits(relayout(out, false), nhwc));
   }
 }

@@ -39,7 +39,10 @@ constexpr int64_t kMaxOc = 4;          // output channels computed together (the
 constexpr int64_t kMaxProducts = 256;  // longer reductions: oneDNN with issue 34's chunks (conv_plan.cc)
 constexpr int64_t kMaxTransposeIc = 16;
 constexpr int64_t kMaxTransposeOutputs = 64;  // KH * KW * OC per input pixel
-constexpr int64_t kTaskProducts = 1 << 16;    // about this many multiply-adds per task
+// About this many multiply-adds per task, as conv_plan.cc's kMinChunkMacs: a task's hand-off to another thread costs
+// a few microseconds, so the head's layers (0.44 M at most) run whole (tasks of 64 K: 2 threads' CPU time 1.02x
+// main's, whose oneDNN plan ran them whole).
+constexpr int64_t kTaskProducts = int64_t{1} << 20;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 

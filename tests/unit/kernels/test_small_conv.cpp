@@ -44,6 +44,7 @@ const std::vector<SmallCase>& small_conv_cases() {
       {"3x1 kernel 8 -> 2, asymmetric strides, padding wider than the kernel", {1, 9, 10, 8}, {2, 8, 3, 1}, {1, 2},
        {4, 4, 1, 1}},
       {"a single output column", {1, 5, 1, 4}, {4, 4, 3, 3}, {1, 1}, {1, 1}},
+      {"3x3 16 -> 4 at 64 x 64: 3 tasks of rows", {1, 64, 64, 16}, {4, 16, 3, 3}, {1, 1}, {1, 1}},
   };
   return cases;
 }
@@ -54,6 +55,7 @@ const std::vector<SmallCase>& small_transpose_cases() {
       {"2x2 stride 2, 4 -> 4", {2, 5, 7, 4}, {4, 4, 2, 2}, {2, 2}},
       {"3x3 stride 3, 16 -> 3", {1, 4, 5, 16}, {16, 3, 3, 3}, {3, 3}},
       {"1x2 stride (1, 2), 5 -> 2", {1, 3, 9, 5}, {5, 2, 1, 2}, {1, 2}},
+      {"2x2 stride 2, 16 -> 4 at 96 x 128: 3 tasks of rows", {1, 96, 128, 16}, {16, 4, 2, 2}, {2, 2}},
   };
   return cases;
 }

@@ -36,6 +36,7 @@
 #include "onednn/conv_plan.h"
 #include "onednn/onednn.h"
 #include "onednn/runtime.h"
+#include "onednn/small_conv.h"
 
 namespace kforge::kernels::onednn {
 
@@ -483,6 +484,10 @@ ConvPlanInfo last_conv_plan() {
 
 Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const util::ConvShape& s,
               const ConvEpilogue& epilogue, Tensor* out, bool* handled) {
+  if (small_conv2d_fits(input, s, epilogue, *out)) {  // oneDNN would pad the output channels to 16
+    *handled = true;
+    return small_conv2d(input, filter, s, epilogue, out);
+  }
   ConvGeometry g;
   g.kind = ConvKind::kConv;
   g.channel_last = s.channel_last;
@@ -518,6 +523,10 @@ Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const u
 }
 
 Status conv2d_transpose(const Tensor& x, const Tensor& filter, const util::ConvShape& s, Tensor* out, bool* handled) {
+  if (small_conv2d_transpose_fits(x, s)) {  // oneDNN would pad both channel counts to 16
+    *handled = true;
+    return small_conv2d_transpose(x, filter, s, out);
+  }
   ConvGeometry g;
   g.kind = ConvKind::kDeconv;
   g.channel_last = s.channel_last;

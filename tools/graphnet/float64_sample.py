@@ -32,7 +32,12 @@ import float64  # noqa: E402  (batch_of)
 
 # The float32 dtypes model.py spells (constants, aranges, casts): float64 in the reference run.
 FLOAT32_SPELLINGS = [(re.compile(r"\bpaddle\.float32\b"), "paddle.float64"),
-                     (re.compile(r"([\"'])float32\1"), r"\1float64\1")]
+                     (re.compile(r"([\"'])float32\1"), r"\1float64\1"),
+                     # one_hot's result is float32 whatever its input (0 and 1: the cast is exact); FCOS-ResNet50/
+                     # subgraph_4 feeds it as the label of sigmoid_cross_entropy_with_logits, which refuses float32
+                     # beside float64 logits.
+                     (re.compile(r"\bpaddle\._C_ops\.one_hot\("),
+                      "(lambda *a: paddle._C_ops.one_hot(*a).astype(paddle.float64))(")]
 
 
 # The ops whose `is_test` argument (by position) model.py may spell False: a subgraph recorded in training mode

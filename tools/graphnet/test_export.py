@@ -181,6 +181,14 @@ class EvalModeTest(unittest.TestCase):
         self.assertIn("paddle.float64", text)
         self.assertEqual(float64_sample.in_eval_mode(text)[1], 0)
 
+    def test_one_hot_made_float64(self):
+        # one_hot's result is float32 whatever its input; FCOS-ResNet50/subgraph_4 feeds it beside float64 logits.
+        text, count = float64_sample.float64_source("one_hot_0 = paddle._C_ops.one_hot(\n"
+                                                    "    cast_1 % paddle.cast(full_6, cast_1.dtype), full_6\n)\n")
+        self.assertEqual(count, 1)
+        self.assertEqual(text, "one_hot_0 = (lambda *a: paddle._C_ops.one_hot(*a).astype(paddle.float64))(\n"
+                               "    cast_1 % paddle.cast(full_6, cast_1.dtype), full_6\n)\n")
+
 
 # A forward in GraphNet's spelling: its own `del`s late (b kept to the end though its last use is the second
 # statement), a name bound only in a nested block (c), a lambda's parameters (x, f), a global (paddle).

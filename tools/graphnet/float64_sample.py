@@ -6,7 +6,9 @@ for a sample that differs, so that Paddle's failure, a hang or running out of me
 The reference of the float64 rule (tools/graphnet/float64.py): the sample's GraphModule (model.py) in Paddle
 dygraph on the CPU, with the weights and inputs export_sample.py draws (same seed, same order), the float ones cast
 to float64 and the float32 constants the model makes itself (`paddle.float32`, `dtype="float32"`) made float64 too;
-batch_norm and dropout that model.py spells in training mode run in eval mode, as the exported program runs them.
+batch_norm and dropout that model.py spells in training mode run in eval mode, as the exported program runs them;
+one_hot's float32 result is cast to float64; each local of forward is deleted after its last use
+(freed_after_last_use: model.py's own dels come late, and the float64 run of FCOS-ResNet50/subgraph_4 did not fit).
 Writes OUT_DIR/float64/<i>.npy and OUT_DIR/float64.json ({"status": "ok" | "failed", "error": first line,
 "seconds", "outputs", "note"}). --memory-gb caps the process's address space (RLIMIT_AS), so that a model too big
 for float64 here fails with an error instead of waking the kernel's OOM killer. --inputs DIR takes the inputs

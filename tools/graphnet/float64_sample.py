@@ -6,7 +6,9 @@ for a sample that differs, so that Paddle's failure, a hang or running out of me
 The reference of the float64 rule (tools/graphnet/float64.py): the sample's GraphModule (model.py) in Paddle
 dygraph on the CPU, with the weights and inputs export_sample.py draws (same seed, same order), the float ones cast
 to float64 and the float32 constants the model makes itself (`paddle.float32`, `dtype="float32"`) made float64 too;
-batch_norm and dropout that model.py spells in training mode run in eval mode, as the exported program runs them.
+batch_norm and dropout that model.py spells in training mode run in eval mode, as the exported program runs them;
+one_hot's float32 result is cast to float64; each local of forward is deleted after its last use
+(freed_after_last_use: model.py's own dels come late, and the float64 run of FCOS-ResNet50/subgraph_4 did not fit).
 Writes OUT_DIR/float64/<i>.npy and OUT_DIR/float64.json ({"status": "ok" | "failed", "error": first line,
 "seconds", "outputs", "note"}). --memory-gb caps the process's address space (RLIMIT_AS), so that a model too big
 for float64 here fails with an error instead of waking the kernel's OOM killer. --inputs DIR takes the inputs
@@ -32,7 +34,12 @@ import float64  # noqa: E402  (batch_of)
 
 # The float32 dtypes model.py spells (constants, aranges, casts): float64 in the reference run.
 FLOAT32_SPELLINGS = [(re.compile(r"\bpaddle\.float32\b"), "paddle.float64"),
-                     (re.compile(r"([\"'])float32\1"), r"\1float64\1")]
+                     (re.compile(r"([\"'])float32\1"), r"\1float64\1"),
+                     # one_hot's result is float32 whatever its input (0 and 1: the cast is exact); FCOS-ResNet50/
+                     # subgraph_4 feeds it as the label of sigmoid_cross_entropy_with_logits, which refuses float32
+                     # beside float64 logits.
+                     (re.compile(r"\bpaddle\._C_ops\.one_hot\("),
+                      "(lambda *a: paddle._C_ops.one_hot(*a).astype(paddle.float64))(")]
 
 
 # The ops whose `is_test` argument (by position) model.py may spell False: a subgraph recorded in training mode
@@ -60,6 +67,52 @@ def in_eval_mode(text):
         assert lines[line][col:col + 5] == "False"
         lines[line] = lines[line][:col] + "True" + lines[line][col + 5:]
     return "".join(lines), len(spots)
+
+
+def freed_after_last_use(text):
+    """model.py with each local of GraphModule.forward deleted right after the last top-level statement that
+    names it (and how many `del` lines were written), the model's own `del` statements of forward dropped. GraphNet's
+    model.py deletes many values only at the end of forward: FCOS-ResNet50/subgraph_4 of seed 8 keeps backbone
+    activations alive to the last line, about 16 GB at once in float64 where 1.5 GB are live, and its float64 run
+    (a loss of the whole batch: not one image at a time) did not fit in 8 GiB. The computation is the same: only
+    when Python drops each tensor changes. Deleted are the arguments and the names a top-level statement assigns
+    before any other statement names them (so they are bound); names only a nested block binds are left alone."""
+    import ast
+    tree = ast.parse(text)
+    forward = next((f for c in tree.body if isinstance(c, ast.ClassDef) and c.name == "GraphModule"
+                    for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "forward"), None)
+    if forward is None:
+        return text, 0
+    bound = {a.arg for a in forward.args.args + forward.args.kwonlyargs if a.arg != "self"}
+    unsure, last = set(), {}
+    for i, statement in enumerate(forward.body):
+        if isinstance(statement, ast.Delete):
+            continue
+        names = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)}
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)):
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            stored = {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+            loaded = {n.id for n in ast.walk(statement.value) if isinstance(n, ast.Name)} if statement.value else set()
+            bound |= {n for n in stored if n not in last and n not in loaded and n not in unsure}
+        unsure |= {n for n in names if n not in last and n not in bound}
+        for n in names:
+            last[n] = i
+    lines = text.splitlines(keepends=True)
+    dropped, after = set(), {}
+    for i, statement in enumerate(forward.body):
+        if isinstance(statement, ast.Delete):
+            dropped.update(range(statement.lineno - 1, statement.end_lineno))
+        elif not isinstance(statement, ast.Return):
+            dead = sorted(n for n in bound if last.get(n) == i)
+            if dead:
+                after[statement.end_lineno - 1] = " " * statement.col_offset + "del " + ", ".join(dead) + "\n"
+    out = []
+    for number, line in enumerate(lines):
+        if number not in dropped:
+            out.append(line)
+        if number in after:
+            out.append(after[number])
+    return "".join(out), len(after)
 
 
 def float64_source(text):
@@ -118,6 +171,7 @@ def run(sample, out, seed, inputs=None, per_image=False):
     given = {f.stem: np.load(f) for f in sorted(Path(inputs).glob("*.npy"))} if inputs else {}
     feeds.update({n: v for n, v in given.items() if n in feeds})
     source, changed = float64_source((sample / "model.py").read_text())
+    source, _ = freed_after_last_use(source)
     src = out / "src-float64"
     src.mkdir(parents=True, exist_ok=True)
     (src / "graph_module_float64.py").write_text(source)

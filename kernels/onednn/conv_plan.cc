@@ -284,10 +284,10 @@ void choose_split(ConvGeometry* g, int64_t images, bool constant) {
   g->group_images = choose_group_images(*g, images, g->oh * g->ow);
   g->chunk_oc = choose_chunk(*g);
   g->blocked = choose_blocked(*g, images, constant);
-  g->chunk_ic = choose_ic_chunk(*g, constant);
+  g->chunk_ic = choose_ic_chunk(*g, constant, images);
 }
 
-int64_t choose_ic_chunk(const ConvGeometry& g, bool constant) {
+int64_t choose_ic_chunk(const ConvGeometry& g, bool constant, int64_t images) {
   // Blocked ungrouped convolutions with a kept filter only: the chunks' filters are prepared once. The epilogue
   // must be one the last chunk can apply after the sum: not a batch norm as post-ops nor an activation before the
   // residual (the residual is in the output before the first chunk's sum is added to it).
@@ -295,10 +295,14 @@ int64_t choose_ic_chunk(const ConvGeometry& g, bool constant) {
     return 0;
   }
   if (g.activation != util::Activation::kNone && g.residual && !g.activation_after_residual) return 0;
-  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): its images are rows, never that large.
-  if (rows_as_images(g)) return 0;
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): its images are the rows of all the call's
+  // images, a task's rows run as one primitive (choose_group_images: about kPixelsPerTask pixels), so the rule's
+  // pixels are all of them. One accumulator over 512 or 1024 input channels there put PP-DocLayout-M's 1 x 1
+  // groups at 1.4x-2.0x Paddle's local error from float64 (docs/model-zoo.md, "PicoDet and PP-DocLayout-M against
+  // float64").
+  const int64_t pixels = rows_as_images(g) ? images * g.oh * g.ow : g.oh * g.ow;
   const int64_t taps = g.kh * g.kw;
-  if (g.ic * taps <= kChunkProducts || g.oh * g.ow < kChunkFromPixels || taps * g.oc < kChunkMinUsesPerCopy) return 0;
+  if (g.ic * taps <= kChunkProducts || pixels < kChunkFromPixels || taps * g.oc < kChunkMinUsesPerCopy) return 0;
   // The largest multiple of kChunkChannels that divides ic and keeps a chunk within kChunkProducts; else the
   // smallest (a 9 x 9 kernel: 16 channels, 1296 products).
   int64_t best = 0;

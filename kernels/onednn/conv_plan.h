@@ -60,8 +60,9 @@ int64_t images_per_task(const ConvGeometry& g, int64_t images);
 
 // The input channels per primitive run of a convolution whose split is chosen otherwise (choose_split calls it):
 // 0 (one run over all of them), or a divisor of ic that cuts a long reduction into chunks, each summed in an
-// accumulator of its own and then into the output (conv_plan.cc says when and why).
-int64_t choose_ic_chunk(const ConvGeometry& g, bool constant);
+// accumulator of its own and then into the output (conv_plan.cc says when and why). `images`: the call's (the rows
+// of an NHWC 1 x 1 convolution that conv.cc's conv2d runs as images count their pixels together).
+int64_t choose_ic_chunk(const ConvGeometry& g, bool constant, int64_t images = 1);
 
 struct ConvPlan : Plan {
   ConvGeometry geo;

@@ -74,6 +74,9 @@ const std::vector<ConvCase>& conv_cases() {
       {"3x3 NCHW 48 -> 48 at 64 x 64, 2 images: 3 reduction chunks", {2, 48, 64, 64}, {48, 48, 3, 3}, {1, 1}, {1, 1}},
       {"1x1 NHWC, 2 images of 4 x 4: all 8 rows in one task", {2, 4, 4, 64}, {128, 64, 1, 1}, {1, 1}, {0, 0},
        "EXPLICIT", {1, 1}, 1, "NHWC"},
+      // A long reduction of a 1 x 1 NHWC convolution over rows of pixels, declared: 2 chunks of 256 channels.
+      {"1x1 NHWC 512 -> 256 at 20 x 20: rows in 2 reduction chunks", {1, 20, 20, 512}, {256, 512, 1, 1}, {1, 1},
+       {0, 0}, "EXPLICIT", {1, 1}, 1, "NHWC"},
   };
   return cases;
 }
@@ -184,7 +187,7 @@ TEST_CASE("oneDNN conv2d: variants, chunks and image groups are what the plan sa
   CHECK(k::onednn::last_conv_plan().chunks == 1);
   CHECK(k::onednn::last_conv_plan().ic_chunks == 1);
   // Reduction chunks where the filter is declared (prepared once), else one run; none below 20 x 20 pixels.
-  for (auto [index, ic_chunks] : {std::pair<size_t, int64_t>{22, 4}, {23, 3}, {19, 4}, {20, 1}}) {
+  for (auto [index, ic_chunks] : {std::pair<size_t, int64_t>{22, 4}, {23, 3}, {19, 4}, {20, 1}, {25, 2}}) {
     const ConvCase& c = conv_cases()[index];
     for (bool constant : {false, true}) {
       INFO(c.name << (constant ? ", filter declared constant" : ""));
@@ -226,7 +229,17 @@ TEST_CASE("oneDNN conv2d: the reduction-chunk rule") {
   CHECK(with([](auto& h) {
           h.residual = true, h.activation = util::Activation::kRelu, h.activation_after_residual = true;
         }) == 16);
-  CHECK(with([](auto& h) { h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.iw = h.ow = 8192; }) == 0);  // rows
+  CHECK(with([](auto& h) { h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.iw = h.ow = 8192; }) == 0);  // 64 uses
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): the pixels are those of all its rows, 40 rows
+  // of 40 here (PP-DocLayout-M's 512 -> 512 layers at 40 x 40: 1.7x-2.0x Paddle's local error in one run).
+  auto rows = [&](int64_t images, int64_t ow) {
+    k::onednn::ConvGeometry h = g;
+    h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.oc = h.chunk_oc = 512, h.iw = h.ow = ow;
+    return k::onednn::choose_ic_chunk(h, true, images);
+  };
+  CHECK(rows(40, 40) == 256);
+  CHECK(rows(1, 1600) == 256);  // the rows of one task made one row
+  CHECK(rows(19, 19) == 0);     // below 20 x 20 output pixels
 }
 
 TEST_CASE("oneDNN conv2d: a reduction in chunks over row bands gives each row the bits of the whole") {

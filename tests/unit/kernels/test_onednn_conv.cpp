@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "compare_paths.h"
 #include "kernel_util.h"
+#include "kforge_fused.h"
 #include "kforge_kernels.h"
 #include "onednn/conv_plan.h"
 #include "onednn/onednn.h"
@@ -521,4 +523,46 @@ TEST_CASE("oneDNN conv2d NCHW8c matches the NCHW reference loops re-blocked, and
       CHECK(k::onednn::plans_built() == built);
     }
   }
+}
+
+TEST_CASE("oneDNN conv2d_fused: a 1 x 1 NHWC convolution over rows in reduction chunks, dense and into a slice") {
+  // 512 -> 256 at 20 x 20 with a batch norm folded into the kept filter and hardswish (PP-DocLayout-M's 1 x 1
+  // groups): 2 chunks of 256 input channels. Written into channels [5, 261) of a 270-channel tensor (a concat in
+  // place), the same bits as the dense output, the other channels untouched.
+  const int64_t side = 20, ic = 512, oc = 256, wide_c = oc + 14;
+  const Tensor input = random_f32({1, side, side, ic}, 41), filter = random_f32({oc, ic, 1, 1}, 42);
+  Tensor mean = random_f32({oc}, 43), variance = random_f32({oc}, 44), scale = random_f32({oc}, 45),
+         shift = random_f32({oc}, 46);
+  for (int64_t i = 0; i < oc; ++i) variance.data_as<float>()[i] = 1.5f + variance.data_as<float>()[i];
+  ConstantScope f(filter, true), a(mean, true), b(variance, true), c(scale, true), d(shift, true);
+  auto run = [&](Tensor* out, int pixel_stride) {
+    const Status s = k::conv2d_fused(cpu(), input, filter, nullptr, &mean, &variance, &scale, &shift, nullptr, {1, 1},
+                                     {0, 0}, "EXPLICIT", {1, 1}, 1, "NHWC", 1e-5f, "hardswish", 0.f, 0.f, false,
+                                     pixel_stride, out);
+    INFO(s.message());
+    REQUIRE(s.ok());
+  };
+  Tensor dense = poisoned_like(random_f32({1, side, side, oc}, 47));
+  run(&dense, 0);
+  CHECK(k::onednn::last_conv_plan().ic_chunks == 2);
+  Tensor wide = poisoned_like(random_f32({1, side, side, wide_c}, 48));
+  Tensor slice = dense;
+  slice.holder.reset();
+  slice.data = wide.data_as<float>() + 5;
+  run(&slice, static_cast<int>(wide_c));
+  CHECK(k::onednn::last_conv_plan().ic_chunks == 2);
+  int64_t wrong = 0, touched = 0;
+  for (int64_t p = 0; p < side * side; ++p) {
+    for (int64_t ch = 0; ch < wide_c; ++ch) {
+      const float got = wide.data_as<const float>()[p * wide_c + ch];
+      if (ch < 5 || ch >= 5 + oc) {
+        touched += !std::isnan(got);
+      } else {
+        const float want = dense.data_as<const float>()[p * oc + ch - 5];
+        wrong += std::memcmp(&got, &want, sizeof got) != 0;
+      }
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(touched == 0);
 }

@@ -284,10 +284,10 @@ void choose_split(ConvGeometry* g, int64_t images, bool constant) {
   g->group_images = choose_group_images(*g, images, g->oh * g->ow);
   g->chunk_oc = choose_chunk(*g);
   g->blocked = choose_blocked(*g, images, constant);
-  g->chunk_ic = choose_ic_chunk(*g, constant, images);
+  g->chunk_ic = choose_ic_chunk(*g, constant);
 }
 
-int64_t choose_ic_chunk(const ConvGeometry& g, bool constant, int64_t images) {
+int64_t choose_ic_chunk(const ConvGeometry& g, bool constant) {
   // Blocked ungrouped convolutions with a kept filter only: the chunks' filters are prepared once. The epilogue
   // must be one the last chunk can apply after the sum: not a batch norm as post-ops nor an activation before the
   // residual (the residual is in the output before the first chunk's sum is added to it).
@@ -295,12 +295,11 @@ int64_t choose_ic_chunk(const ConvGeometry& g, bool constant, int64_t images) {
     return 0;
   }
   if (g.activation != util::Activation::kNone && g.residual && !g.activation_after_residual) return 0;
-  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): its images are the rows of all the call's
-  // images, a task's rows run as one primitive (choose_group_images: about kPixelsPerTask pixels), so the rule's
-  // pixels are all of them. One accumulator over 512 or 1024 input channels there put PP-DocLayout-M's 1 x 1
-  // groups at 1.4x-2.0x Paddle's local error from float64 (docs/model-zoo.md, "PicoDet and PP-DocLayout-M against
-  // float64").
-  const int64_t pixels = rows_as_images(g) ? images * g.oh * g.ow : g.oh * g.ow;
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): the pixels of one of the caller's images, not
+  // of a row (a task's rows run as one primitive). Whole, 512 or 1024 products in one accumulator put
+  // PP-DocLayout-M's 1 x 1 groups at 1.4x-2.0x Paddle's local error from float64 (docs/model-zoo.md, "PicoDet and
+  // PP-DocLayout-M against float64").
+  const int64_t pixels = rows_as_images(g) ? g.image_pixels : g.oh * g.ow;
   const int64_t taps = g.kh * g.kw;
   if (g.ic * taps <= kChunkProducts || pixels < kChunkFromPixels || taps * g.oc < kChunkMinUsesPerCopy) return 0;
   // The largest multiple of kChunkChannels that divides ic and keeps a chunk within kChunkProducts; else the

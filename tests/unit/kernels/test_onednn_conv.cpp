@@ -232,16 +232,17 @@ TEST_CASE("oneDNN conv2d: the reduction-chunk rule") {
           h.residual = true, h.activation = util::Activation::kRelu, h.activation_after_residual = true;
         }) == 16);
   CHECK(with([](auto& h) { h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.iw = h.ow = 8192; }) == 0);  // 64 uses
-  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): the pixels are those of all its rows, 40 rows
-  // of 40 here (PP-DocLayout-M's 512 -> 512 layers at 40 x 40: 1.7x-2.0x Paddle's local error in one run).
-  auto rows = [&](int64_t images, int64_t ow) {
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): the pixels of one of the caller's images, not of
+  // a row (PP-DocLayout-M's 512 -> 512 layers at 40 x 40: 1.7x-2.0x Paddle's local error in one accumulator).
+  auto rows = [&](int64_t ow, int64_t image_pixels) {
     k::onednn::ConvGeometry h = g;
     h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.oc = h.chunk_oc = 512, h.iw = h.ow = ow;
-    return k::onednn::choose_ic_chunk(h, true, images);
+    h.image_pixels = image_pixels;
+    return k::onednn::choose_ic_chunk(h, true);
   };
-  CHECK(rows(40, 40) == 256);
-  CHECK(rows(1, 1600) == 256);  // the rows of one task made one row
-  CHECK(rows(19, 19) == 0);     // below 20 x 20 output pixels
+  CHECK(rows(40, 40 * 40) == 256);
+  CHECK(rows(1600, 40 * 40) == 256);  // the rows of one task made one row
+  CHECK(rows(19, 19 * 19) == 0);      // below 20 x 20 output pixels per image, whatever the batch
 }
 
 TEST_CASE("oneDNN conv2d: a reduction in chunks over row bands gives each row the bits of the whole") {

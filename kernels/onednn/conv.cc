@@ -120,9 +120,9 @@ Status prepare_chunk(const ConvPlan& p, const WeightsLayout& wl, const ConvEpilo
 // What one call site keeps between calls (runtime.h's SiteTable): the plan its shapes, attributes and tensors
 // resolved to, its kept prepared filter, and the oneDNN arguments of each primitive run of its tasks.
 struct ConvSite {
-  // The geometry as the caller gave it, the epilogue, the image count and the addresses of the filter and the
-  // per-channel tensors (which decide what is constant).
-  using Key = std::array<int64_t, 33>;
+  // The geometry as the caller gave it (and an NHWC 1 x 1 one's image pixels), the epilogue, the image count and the
+  // addresses of the filter and the per-channel tensors (which decide what is constant).
+  using Key = std::array<int64_t, 34>;
   Key key{};
   uint64_t epoch = 0;                 // constants_epoch() when resolved
   bool constant = false;              // everything the prepared filter comes from is declared constant
@@ -386,7 +386,7 @@ ConvSite::Key site_key(const ConvGeometry& g, const ConvEpilogue& e, const Tenso
           g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr, static_cast<int64_t>(e.activation), bits_of(e.alpha),
           bits_of(e.beta), e.activation_after_residual, e.residual != nullptr, bits_of(e.epsilon), images,
           address(filter.data), data(e.bias), data(e.mean), data(e.variance), data(e.scale), data(e.shift),
-          e.out_pixel_stride};
+          e.out_pixel_stride, g.image_pixels};
 }
 
 // Resolves a fresh (or outdated) site: which tensors are constant, the split, the variant and the plan.
@@ -508,6 +508,7 @@ Status conv2d(const char* op, const Tensor& input, const Tensor& filter, const u
   int64_t images = s.n;
   if (g.channel_last && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pl == 0 && g.pb == 0 &&
       g.pr == 0 && g.oh == g.ih && g.ow == g.iw) {
+    g.image_pixels = g.oh * g.ow;
     images *= g.ih;
     g.ih = g.oh = 1;
     // Rows that all go to one task are one row of all their pixels: oneDNN's brgconv_1x1 runs a GEMM per image, so

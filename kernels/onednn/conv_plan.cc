@@ -295,10 +295,13 @@ int64_t choose_ic_chunk(const ConvGeometry& g, bool constant) {
     return 0;
   }
   if (g.activation != util::Activation::kNone && g.residual && !g.activation_after_residual) return 0;
-  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): its images are rows, never that large.
-  if (rows_as_images(g)) return 0;
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): the pixels of one of the caller's images, not
+  // of a row (a task's rows run as one primitive). Whole, 512 or 1024 products in one accumulator put
+  // PP-DocLayout-M's 1 x 1 groups at 1.4x-2.0x Paddle's local error from float64 (docs/model-zoo.md, "PicoDet and
+  // PP-DocLayout-M against float64").
+  const int64_t pixels = rows_as_images(g) ? g.image_pixels : g.oh * g.ow;
   const int64_t taps = g.kh * g.kw;
-  if (g.ic * taps <= kChunkProducts || g.oh * g.ow < kChunkFromPixels || taps * g.oc < kChunkMinUsesPerCopy) return 0;
+  if (g.ic * taps <= kChunkProducts || pixels < kChunkFromPixels || taps * g.oc < kChunkMinUsesPerCopy) return 0;
   // The largest multiple of kChunkChannels that divides ic and keeps a chunk within kChunkProducts; else the
   // smallest (a 9 x 9 kernel: 16 channels, 1296 products).
   int64_t best = 0;

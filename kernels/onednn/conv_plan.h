@@ -27,6 +27,10 @@ struct ConvGeometry {
   int64_t ic = 0, ih = 0, iw = 0, oc = 0, oh = 0, ow = 0, kh = 0, kw = 0, groups = 1;
   int64_t chunk_oc = 0;  // output channels per task
   int64_t chunk_ic = 0;  // input channels per primitive run: the reduction in chunks (choose_ic_chunk); 0: all
+  // An NHWC 1 x 1 convolution that conv.cc's conv2d runs as rows of pixels: the output pixels of one of the caller's
+  // images (choose_ic_chunk's rule counts them, as it counts an image's oh * ow otherwise). Not part of the key:
+  // chunk_ic, which it decides, is.
+  int64_t image_pixels = 0;
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pb = 0, pl = 0, pr = 0;  // pb / pr as oneDNN counts them
   // The epilogue of conv2d_fused: a per-channel bias (given, or from a folded batch norm), a batch norm as post-ops
   // (per-channel multiply and add; when it is not folded into the filter), one activation before or after the

@@ -13,9 +13,9 @@ For the chosen images of the batch (axis 0 of every result), every op result of
   - kforge's generated code (`kforge compile --trace-hooks`, built with tools/check_program's harness; the values
     inside a fused group are not traced),
 and the max and mean |x - float64| of Paddle's and kforge's, and kforge's over Paddle's. Then the local error of
-each convolution group (conv2d / depthwise_conv2d, batch_norm, then relu6 or a residual add when there is one): the
-group run in float64 on each implementation's *own* float32 input (and residual), against that implementation's
-output: an op less precise than Paddle's shows there, an error carried in does not. docs/model-zoo.md
+each convolution group (conv2d / depthwise_conv2d, batch_norm, then relu6, hardswish, sigmoid, swish or a residual
+add when there is one): the group run in float64 on each implementation's *own* float32 input (and residual),
+against that implementation's output: an op less precise than Paddle's shows there, an error carried in does not. docs/model-zoo.md
 "MobileNetV2_x0_25's 3.5x from float64" (issue 34 item 5) used it. Paddle's and kforge's runs are cached under
 WORK/opcache.
 """
@@ -135,8 +135,11 @@ def distance(ours, paddle32, ref):
     return text
 
 
+TAILS = ("relu6", "hardswish", "sigmoid", "swish", "add")  # what conv_group computes after the batch norm
+
+
 def conv_group(x, residual, conv, bn, tail, weight):
-    """A convolution group in float64: conv2d / depthwise_conv2d, batch_norm, then relu6 or + residual."""
+    """A convolution group in float64: conv2d / depthwise_conv2d, batch_norm, then an activation or + residual."""
     import paddle
     import paddle.nn.functional as F
 
@@ -150,6 +153,12 @@ def conv_group(x, residual, conv, bn, tail, weight):
     z = (y - mean) / np.sqrt(var + attr(bn, "epsilon")) * scale + shift
     if tail == "relu6":
         return np.clip(z, 0.0, 6.0)
+    if tail == "hardswish":
+        return z * np.clip(z + 3.0, 0.0, 6.0) / 6.0
+    if tail == "sigmoid":
+        return 1.0 / (1.0 + np.exp(-z))
+    if tail == "swish":
+        return z / (1.0 + np.exp(-z))
     return z + residual.astype(np.float64) if tail == "add" else z
 
 
@@ -187,8 +196,13 @@ def main():
     raw_ops = program["program"]["regions"][0]["blocks"][0]["ops"]
     ops = pb.json_ops(args.work / "export" / "inference.json")
     compute = [i for i, o in enumerate(ops) if o[0] not in ("parameter", "data", "fetch")]
-    matcher = difflib.SequenceMatcher(None, [ops[i][0].rstrip("_") for i in compute],
-                                      [name.rstrip("_") for name, _ in log64], autojunk=False)
+    # Paired by op name and result shape: by name alone, a run of same-named ops of other shapes (the heads' sigmoids
+    # and transposes of PP-DocLayout-M/subgraph_3) paired values of two shapes.
+    def shape_of(value):
+        return tuple(value.shape) if value is not None and hasattr(value, "shape") else None
+
+    matcher = difflib.SequenceMatcher(None, [(ops[i][0].rstrip("_"), shape_of(values32.get((i, 0)))) for i in compute],
+                                      [(name.rstrip("_"), shape_of(value)) for name, value in log64], autojunk=False)
     to64 = {}
     for kind, i1, i2, j1, _ in matcher.get_opcodes():
         if kind == "equal":
@@ -198,6 +212,8 @@ def main():
         want = values32.get((i, 0))
         if i not in to64 or want is None or want.dtype.kind != "f" or log64[to64[i]][1] is None:
             continue
+        if want.shape != log64[to64[i]][1].shape:
+            continue  # not the same value after all
         got = as_nchw(ours.get(results[0]), want)
         print(f"{i:5d} {name:17s} {str(list(want.shape)):22s} "
               f"{distance(got, want, log64[to64[i]][1].astype(np.float64))}")
@@ -211,9 +227,9 @@ def main():
     for i, (name, operands, _) in enumerate(ops):
         if name not in ("conv2d", "depthwise_conv2d") or i + 1 >= len(ops) or ops[i + 1][0] != "batch_norm":
             continue
-        tail = ops[i + 2][0] if i + 2 < len(ops) and ops[i + 2][0] in ("relu6", "add") else ""
+        tail = ops[i + 2][0] if i + 2 < len(ops) and ops[i + 2][0] in TAILS else ""
         last = i + 2 if tail else i + 1
-        if tail == "add" and ops[i + 1][2][0] not in ops[i + 2][1]:
+        if tail and ops[i + 1][2][0] not in ops[i + 2][1]:
             tail, last = "", i + 1
         residual_id = next((v for v in ops[i + 2][1] if v != ops[i + 1][2][0]), None) if tail == "add" else None
         source = producer.get(operands[0])

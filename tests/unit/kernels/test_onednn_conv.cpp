@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -10,6 +11,7 @@
 
 #include "compare_paths.h"
 #include "kernel_util.h"
+#include "kforge_fused.h"
 #include "kforge_kernels.h"
 #include "onednn/conv_plan.h"
 #include "onednn/onednn.h"
@@ -74,6 +76,9 @@ const std::vector<ConvCase>& conv_cases() {
       {"3x3 NCHW 48 -> 48 at 64 x 64, 2 images: 3 reduction chunks", {2, 48, 64, 64}, {48, 48, 3, 3}, {1, 1}, {1, 1}},
       {"1x1 NHWC, 2 images of 4 x 4: all 8 rows in one task", {2, 4, 4, 64}, {128, 64, 1, 1}, {1, 1}, {0, 0},
        "EXPLICIT", {1, 1}, 1, "NHWC"},
+      // A long reduction of a 1 x 1 NHWC convolution over rows of pixels, declared: 2 chunks of 256 channels.
+      {"1x1 NHWC 512 -> 256 at 20 x 20: rows in 2 reduction chunks", {1, 20, 20, 512}, {256, 512, 1, 1}, {1, 1},
+       {0, 0}, "EXPLICIT", {1, 1}, 1, "NHWC"},
   };
   return cases;
 }
@@ -184,7 +189,7 @@ TEST_CASE("oneDNN conv2d: variants, chunks and image groups are what the plan sa
   CHECK(k::onednn::last_conv_plan().chunks == 1);
   CHECK(k::onednn::last_conv_plan().ic_chunks == 1);
   // Reduction chunks where the filter is declared (prepared once), else one run; none below 20 x 20 pixels.
-  for (auto [index, ic_chunks] : {std::pair<size_t, int64_t>{22, 4}, {23, 3}, {19, 4}, {20, 1}}) {
+  for (auto [index, ic_chunks] : {std::pair<size_t, int64_t>{22, 4}, {23, 3}, {19, 4}, {20, 1}, {25, 2}}) {
     const ConvCase& c = conv_cases()[index];
     for (bool constant : {false, true}) {
       INFO(c.name << (constant ? ", filter declared constant" : ""));
@@ -226,7 +231,18 @@ TEST_CASE("oneDNN conv2d: the reduction-chunk rule") {
   CHECK(with([](auto& h) {
           h.residual = true, h.activation = util::Activation::kRelu, h.activation_after_residual = true;
         }) == 16);
-  CHECK(with([](auto& h) { h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.iw = h.ow = 8192; }) == 0);  // rows
+  CHECK(with([](auto& h) { h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.iw = h.ow = 8192; }) == 0);  // 64 uses
+  // A 1 x 1 NHWC convolution over rows of pixels (conv.cc's conv2d): the pixels of one of the caller's images, not of
+  // a row (PP-DocLayout-M's 512 -> 512 layers at 40 x 40: 1.7x-2.0x Paddle's local error in one accumulator).
+  auto rows = [&](int64_t ow, int64_t image_pixels) {
+    k::onednn::ConvGeometry h = g;
+    h.ih = h.oh = 1, h.kh = h.kw = 1, h.ic = 512, h.oc = h.chunk_oc = 512, h.iw = h.ow = ow;
+    h.image_pixels = image_pixels;
+    return k::onednn::choose_ic_chunk(h, true);
+  };
+  CHECK(rows(40, 40 * 40) == 256);
+  CHECK(rows(1600, 40 * 40) == 256);  // the rows of one task made one row
+  CHECK(rows(19, 19 * 19) == 0);      // below 20 x 20 output pixels per image, whatever the batch
 }
 
 TEST_CASE("oneDNN conv2d: a reduction in chunks over row bands gives each row the bits of the whole") {
@@ -508,4 +524,46 @@ TEST_CASE("oneDNN conv2d NCHW8c matches the NCHW reference loops re-blocked, and
       CHECK(k::onednn::plans_built() == built);
     }
   }
+}
+
+TEST_CASE("oneDNN conv2d_fused: a 1 x 1 NHWC convolution over rows in reduction chunks, dense and into a slice") {
+  // 512 -> 256 at 20 x 20 with a batch norm folded into the kept filter and hardswish (PP-DocLayout-M's 1 x 1
+  // groups): 2 chunks of 256 input channels. Written into channels [5, 261) of a 270-channel tensor (a concat in
+  // place), the same bits as the dense output, the other channels untouched.
+  const int64_t side = 20, ic = 512, oc = 256, wide_c = oc + 14;
+  const Tensor input = random_f32({1, side, side, ic}, 41), filter = random_f32({oc, ic, 1, 1}, 42);
+  Tensor mean = random_f32({oc}, 43), variance = random_f32({oc}, 44), scale = random_f32({oc}, 45),
+         shift = random_f32({oc}, 46);
+  for (int64_t i = 0; i < oc; ++i) variance.data_as<float>()[i] = 1.5f + variance.data_as<float>()[i];
+  ConstantScope f(filter, true), a(mean, true), b(variance, true), c(scale, true), d(shift, true);
+  auto run = [&](Tensor* out, int pixel_stride) {
+    const Status s = k::conv2d_fused(cpu(), input, filter, nullptr, &mean, &variance, &scale, &shift, nullptr, {1, 1},
+                                     {0, 0}, "EXPLICIT", {1, 1}, 1, "NHWC", 1e-5f, "hardswish", 0.f, 0.f, false,
+                                     pixel_stride, out);
+    INFO(s.message());
+    REQUIRE(s.ok());
+  };
+  Tensor dense = poisoned_like(random_f32({1, side, side, oc}, 47));
+  run(&dense, 0);
+  CHECK(k::onednn::last_conv_plan().ic_chunks == 2);
+  Tensor wide = poisoned_like(random_f32({1, side, side, wide_c}, 48));
+  Tensor slice = dense;
+  slice.holder.reset();
+  slice.data = wide.data_as<float>() + 5;
+  run(&slice, static_cast<int>(wide_c));
+  CHECK(k::onednn::last_conv_plan().ic_chunks == 2);
+  int64_t wrong = 0, touched = 0;
+  for (int64_t p = 0; p < side * side; ++p) {
+    for (int64_t ch = 0; ch < wide_c; ++ch) {
+      const float got = wide.data_as<const float>()[p * wide_c + ch];
+      if (ch < 5 || ch >= 5 + oc) {
+        touched += !std::isnan(got);
+      } else {
+        const float want = dense.data_as<const float>()[p * oc + ch - 5];
+        wrong += std::memcmp(&got, &want, sizeof got) != 0;
+      }
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(touched == 0);
 }

@@ -265,6 +265,11 @@ prepare() {
       dir="$(dirname "$result")"
       slug="gn_$(realpath --relative-to="$GRAPHNET_WORK" "$dir" | tr '/' '_')"
       fixture="$OUT_DIR/fixtures/$slug"
+      # A work directory trimmed for disk keeps a sample's tables but not its export.
+      if [[ ! -f "$dir/export/inference.json" ]]; then
+        echo "GraphNet sample $dir: its export was deleted (tools/check-graphnet --keep makes it again), not carried" >&2
+        continue
+      fi
       # A CPU check drops a sample's weights once it is done: without them Paddle's outputs cannot be recomputed
       # and the generated class has nothing to load.
       if [[ ! -f "$dir/export/inference.pdiparams" ]] && program_has_parameters "$dir/export/inference.json"; then

@@ -107,6 +107,7 @@ PROGRAMS = [
     ("tests/paddle/nonzero_gather_nd/inference.json", "paddle_nonzero_gather_nd", []),
     ("tests/paddle/nonzero_shape/inference.json", "paddle_nonzero_shape", []),
     ("tests/paddle/masked_select_broadcast/inference.json", "paddle_masked_select_broadcast", []),
+    ("tests/paddle/masked_select_sum/inference.json", "paddle_masked_select_sum", []),
     ("tests/paddle/unique_float_dynamic/inference.json", "paddle_unique_float_dynamic", []),
     ("tests/paddle/unique_axis0/inference.json", "paddle_unique_axis0", []),
     ("tests/paddle/unique_axis1_float/inference.json", "paddle_unique_axis1_float", []),

@@ -800,6 +800,9 @@ CASES = [
     C("unique_axis0_dynamic", lambda x: paddle.unique(paddle.floor(x), axis=0) + 1.0, [t(None, 2, run=(6, 2))],
       ops=("unique",)),
     C("masked_select_scale", lambda x: paddle.masked_select(x, x > 0.2) * 3.0, [t(2, 6)], ops=("masked_select",)),
+    # Only the sum of the selection leaves: the count sizes no entry of the size table (kNumSizes 0; BlazeFace's loss).
+    C("masked_select_sum", lambda x, m: paddle.sum(paddle.masked_select(x, m)), [t(2, 3, 4), t(2, 3, 4, dtype="bool")],
+      ops=("masked_select", "sum")),
     C("masked_select_broadcast", lambda x, m: paddle.masked_select(x, m), [t(2, 3, 4), t(3, 4, dtype="bool")],
       ops=("masked_select",)),
     C("masked_select_dynamic", lambda x: paddle.masked_select(x, x > 0).reshape([-1, 1]) + paddle.mean(x),

@@ -29,6 +29,27 @@ inline Tensor random_f32(std::vector<int64_t> dims, uint32_t seed) {
   return t;
 }
 
+// An NHWC output written into channels [offset, offset + channels) of `wide` (pixels x wide_c, every element NaN
+// before the write) against the same output written dense (pixels x channels): the slice must hold the same bits and
+// no element outside it may be touched.
+inline void check_slice_write(const Tensor& wide, const Tensor& dense, int64_t pixels, int64_t wide_c,
+                              int64_t channels, int64_t offset) {
+  int64_t wrong = 0, touched = 0;
+  for (int64_t p = 0; p < pixels; ++p) {
+    for (int64_t ch = 0; ch < wide_c; ++ch) {
+      const float got = wide.data_as<const float>()[p * wide_c + ch];
+      if (ch < offset || ch >= offset + channels) {
+        touched += !std::isnan(got);
+      } else {
+        const float want = dense.data_as<const float>()[p * channels + ch - offset];
+        wrong += std::memcmp(&got, &want, sizeof got) != 0;
+      }
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(touched == 0);
+}
+
 // Calls f(i, j) for each element of an N x C x H x W tensor: i its index in NCHW, j in NCHW8c ([N, C/8, H, W, 8],
 // kernel_util.h: (((n * C/8 + c/8) * H + h) * W + w) * 8 + c % 8). Written out from the layout's definition rather
 // than the kernels' helpers, so that a wrong channel index in them shows.

@@ -227,20 +227,7 @@ TEST_CASE("conv2d_fused writes an NHWC output into its slice of a wider tensor, 
       slice.holder.reset();
       slice.data = wide.data_as<float>() + 5;
       run_fused(c, o, path, &slice, static_cast<int>(wide_c));
-      int64_t wrong = 0, touched = 0;
-      for (int64_t p = 0; p < pixels; ++p) {
-        for (int64_t ch = 0; ch < wide_c; ++ch) {
-          const float got = wide.data_as<const float>()[p * wide_c + ch];
-          if (ch < 5 || ch >= 5 + oc) {
-            touched += !std::isnan(got);
-          } else {
-            const float want = dense.data_as<const float>()[p * oc + ch - 5];
-            wrong += std::memcmp(&got, &want, sizeof got) != 0;
-          }
-        }
-      }
-      CHECK(wrong == 0);
-      CHECK(touched == 0);
+      check_slice_write(wide, dense, pixels, wide_c, oc, 5);
     }
   }
   // Not NHWC, narrower than the output, or with a residual: an error.

@@ -355,7 +355,8 @@ tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel) {
   return v;
 }
 
-tmpl::Value cuda_index_batch_context(const std::string& name, const std::vector<CudaIndexKernel>& members) {
+tmpl::Value cuda_index_batch_context(const std::string& name, const std::string& description,
+                                     const std::vector<CudaIndexKernel>& members) {
   tmpl::List params, param_names, args, contexts;
   for (size_t k = 0; k < members.size(); ++k) {
     tmpl::Value member = cuda_index_kernel_context(members[k]);
@@ -373,9 +374,7 @@ tmpl::Value cuda_index_batch_context(const std::string& name, const std::vector<
   }
   tmpl::Value v = tmpl::Value::map();
   v.set("name", name);
-  std::vector<std::string> what;
-  for (const CudaIndexKernel& m : members) what.push_back(m.description);
-  v.set("description", fmt::format("{}", fmt::join(what, "; ")));
+  v.set("description", description);
   v.set("params", tmpl::Value(std::move(params)));
   v.set("param_names", tmpl::Value(std::move(param_names)));
   v.set("args", tmpl::Value(std::move(args)));

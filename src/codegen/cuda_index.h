@@ -113,9 +113,10 @@ std::vector<CudaIndexKernel> cuda_index_kernels(const passes::LoweredProgram& pr
 tmpl::Value cuda_index_kernel_context(const CudaIndexKernel& kernel);
 
 /// The template context of an index batch's one kernel (passes::CudaPlan::index_batches; index.j2's
-/// batched_kernel), named `name`: the members' kernels (one per call, in the batch's order) with their parameters
+/// batched_kernel), named `name`, described (comments) as `description`: the members' kernels (one per call, in the batch's order) with their parameters
 /// renamed `m<k>_<name>` in the batch's signature, and their launch arguments in that order.
-tmpl::Value cuda_index_batch_context(const std::string& name, const std::vector<CudaIndexKernel>& members);
+tmpl::Value cuda_index_batch_context(const std::string& name, const std::string& description,
+                                     const std::vector<CudaIndexKernel>& members);
 
 inline constexpr const char* kCudaIndexHeaderTemplate = "cuda/kforge_index.cuh";
 /// The runtime header kforge_index.cuh includes: deformable_conv's sampling, shared with the CPU kernel library.

@@ -52,12 +52,14 @@ void CudaHostEmitter::add_index_batch_step(const std::vector<uint32_t>& batch, s
     members.push_back(std::move(kernels.at(0)));
     what.push_back(call_description(c));
   }
-  tmpl::Value kernel = cuda_index_batch_context(fmt::format("{}_index_{}", cls_, index_kernels_.size()), members);
+  const std::string description = fmt::format("{}", fmt::join(what, "; "));
+  tmpl::Value kernel =
+      cuda_index_batch_context(fmt::format("{}_index_{}", cls_, index_kernels_.size()), description, members);
   index_kernels_.push_back(kernel);
   tmpl::Value step = tmpl::Value::map();
   step.set("kind", "index");
   step.set("launch", static_cast<int64_t>(launch));
-  step.set("description", fmt::format("{}", fmt::join(what, "; ")));
+  step.set("description", description);
   step.set("kernels", tmpl::Value(tmpl::List{kernel}));
   library_step_at_.emplace(launch, std::move(step));
 }

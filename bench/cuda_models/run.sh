@@ -73,6 +73,7 @@ build_one() {  # MODEL VARIANT(plain|graph|graph_nchw): DIR/bin/MODEL_VARIANT
     fi
   fi
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
+  [[ -f "$gen/kforge_cufft.cuh" ]] && libs+=(-lcufft)
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -DKFORGE_PROGRAM_HEADER="\"$m.h\"" \
     -DKFORGE_PROGRAM_CLASS="$m" "$ROOT/bench/cuda_models/timing_harness.cu" "$gen/$m.cu" "$gen/${m}_kernels.cu" \
     -o "$DIR/bin/${m}_$variant" "${libs[@]}"

@@ -209,6 +209,8 @@ class CudaHostEmitter {
   int64_t folded_bytes_ = 0;                          // the folded filters and biases of the convolutions
   bool select_steps_ = false;                         // a nonzero / masked_select / unique runs (kforge_select.cuh)
   bool rnn_steps_ = false;                            // an rnn runs (kforge_rnn.cuh)
+  int64_t fft_steps_ = 0;                             // fft_r2c calls (kforge_cufft.cuh: a cuFFT plan each)
+  bool complex_parts_ = false;                        // a real / abs of a complex tensor runs (kforge_cufft.cuh)
   bool unique_steps_ = false;                         // a unique runs (kforge_unique.cuh, CUB's radix sort)
   bool proposal_steps_ = false;                       // a generate_proposals / distribute_fpn_proposals runs
                                                       // (kforge_proposals.cuh)

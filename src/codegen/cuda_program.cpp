@@ -3,6 +3,7 @@
 // cuda_program_library_steps.cpp, the keys of the host source in cuda_program_host_keys.cpp.
 #include "codegen/cuda_program.h"
 
+#include "codegen/cuda_fft.h"
 #include "codegen/cuda_host_emitter.h"
 
 namespace kforge::codegen {
@@ -30,6 +31,7 @@ std::vector<const char*> CudaHostEmitter::extra_headers() const {
   }
   if (!pool_steps_.empty()) library.push_back(kCudaPoolHeaderTemplate);
   if (rnn_steps_) library.push_back(kCudaRnnHeaderTemplate);
+  if (fft_steps_ > 0 || complex_parts_) library.push_back(kCudaFftHeaderTemplate);
   if (index_interp_) {
     library.push_back(kCudaIndexHeaderTemplate);
     library.push_back(kSamplingHeaderTemplate);  // which kforge_index.cuh includes

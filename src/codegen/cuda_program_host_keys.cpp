@@ -131,6 +131,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   if (conv_steps_.empty() && batch_norms_ > 0) includes.push_back("kforge_channel_epilogue.cuh");
   if (!pool_steps_.empty()) includes.push_back("kforge_pool.cuh");
   if (rnn_steps_) includes.push_back("kforge_rnn.cuh");
+  if (fft_steps_ > 0 || complex_parts_) includes.push_back("kforge_cufft.cuh");
   if (select_steps_) includes.push_back(unique_steps_ ? "kforge_unique.cuh" : "kforge_select.cuh");
   if (proposal_steps_) includes.push_back("kforge_proposals.cuh");
   if (has_attention(false)) includes.push_back("kforge_cudnn_attention.cuh");
@@ -141,6 +142,7 @@ void CudaHostEmitter::add_host_keys(tmpl::Value& ctx) {
   ctx.set("conv_steps", tmpl::Value(tmpl::List(conv_steps_.begin(), conv_steps_.end())));
   ctx.set("folded_bytes", folded_bytes_);
   ctx.set("pool_steps", tmpl::Value(tmpl::List(pool_steps_.begin(), pool_steps_.end())));
+  ctx.set("fft_plans", fft_steps_);  // the cuFFT plans kept by the class (fft.j2's FftState)
   tmpl::List launchers;  // the group kernels' contexts, whose launchers NAME.cu declares
   for (const auto& [index, l] : launchers_) launchers.push_back(l.kernels);
   ctx.set("launchers", tmpl::Value(std::move(launchers)));

@@ -1,7 +1,8 @@
 // The CUDA program's library steps (cuda_host_emitter.h): the calls outside every group (convolutions, pools,
-// batch norms, index-mapped ops, views) are collected and made steps that call cuDNN or kforge's headers, with
+// batch norms, ffts, index-mapped ops, views) are collected and made steps that call cuDNN or kforge's headers, with
 // their scratch and padded inputs; the convolutions, pools and batch norms as the CUDA target plan
 // (passes/cuda_plan.h) chose them.
+#include "codegen/cuda_fft.h"
 #include "codegen/cuda_host_emitter.h"
 
 namespace kforge::codegen::cuda_program_internal {
@@ -85,6 +86,20 @@ void CudaHostEmitter::add_library_step(uint32_t c, size_t launch, const std::str
     step.set("kind", "rnn");
     library_step_at_.emplace(launch, std::move(step));
     rnn_steps_ = true;
+    return;
+  }
+  if (const auto fft = target_.ffts.find(c); fft != target_.ffts.end()) {
+    tmpl::Value step = cuda_fft_step(fft->second, fft_steps_++, static_cast<int64_t>(launch), description, buffer, size_,
+                                     scratch_pointer(c));
+    step.set("kind", "fft");
+    library_step_at_.emplace(launch, std::move(step));
+    return;
+  }
+  if (const auto part = target_.complex_parts.find(c); part != target_.complex_parts.end()) {
+    tmpl::Value step = cuda_complex_part_step(part->second, static_cast<int64_t>(launch), description, buffer, size_);
+    step.set("kind", "complex_part");
+    library_step_at_.emplace(launch, std::move(step));
+    complex_parts_ = true;
     return;
   }
   if (const auto norm = target_.batch_norms.find(c); norm != target_.batch_norms.end()) {

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "passes/axis.h"
+#include "passes/cuda_plan.h"
 #include "passes/fusion.h"
 
 namespace kforge::passes {
@@ -44,6 +45,13 @@ std::vector<ScratchNeed> cuda_index_scratch(const LoweredProgram& program, const
     const bool topk = call.op == "topk";
     if (!grouped && call.op == "rnn") {
       if (std::optional<ScratchNeed> need = rnn_scratch(program, c)) needs.push_back(*need);
+      continue;
+    }
+    if (!grouped && call.op == "fft_r2c") {
+      // The plan states why it cannot run one with no form (its scratch is sized by the form it would have).
+      if (std::optional<CudaFft> fft = plan_cuda_fft(program, call, false, nullptr)) {
+        needs.push_back(ScratchNeed{c, fft->scratch_bytes()});
+      }
       continue;
     }
     if (grouped || (!topk && call.op != "argsort")) continue;

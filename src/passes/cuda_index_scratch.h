@@ -3,7 +3,8 @@
 // the CPU kernel's selection over each line's indices (templates/cuda/kforge_index.cuh's topk_line) and needs an
 // int32 entry per element of its line, or only k of them where the line is known to take partial_sort's path;
 // argsort, whose kernel sorts each line's indices as the CPU kernel (argsort_line), an entry per element; rnn, whose
-// projection kernel writes the gates of every step of a layer there (kforge_rnn.cuh).
+// projection kernel writes the gates of every step of a layer there (kforge_rnn.cuh); fft_r2c, whose cuFFT transform
+// writes its one-sided spectrum there, after x permuted where its axes are not the last ones (kforge_cufft.cuh).
 #pragma once
 
 #include <vector>

@@ -127,8 +127,8 @@ void plan_relu6_splits(const std::vector<uint32_t>& readers, CudaPlan& plan) {
 
 // The form of call c when it is a matmul outside every GEMM group (why it is no GEMM), a convolution, a pool or a
 // lone batch norm; `call_why`: why one of these cannot run.
-void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<uint32_t>& readers, CudaPlan& plan,
-                       std::map<uint32_t, std::string>& call_why) {
+void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<uint32_t>& readers, bool cuda_graph,
+                       CudaPlan& plan, std::map<uint32_t, std::string>& call_why) {
   const KernelCall& call = p.calls[c];
   std::string why;
   if (is_cuda_batched_matmul(call.op)) {
@@ -150,6 +150,18 @@ void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<ui
   } else if (is_cuda_rnn_op(call.op)) {
     if (std::optional<CudaRnn> rnn = plan_cuda_rnn(p, call, &why)) {
       plan.rnns.emplace(c, std::move(*rnn));
+    } else {
+      call_why.emplace(c, why);
+    }
+  } else if (is_cuda_fft_op(call.op)) {
+    if (std::optional<CudaFft> fft = plan_cuda_fft(p, call, cuda_graph, &why)) {
+      plan.ffts.emplace(c, std::move(*fft));
+    } else {
+      call_why.emplace(c, why);
+    }
+  } else if (is_cuda_complex_part(p, call)) {
+    if (std::optional<CudaComplexPart> part = plan_cuda_complex_part(p, call, &why)) {
+      plan.complex_parts.emplace(c, std::move(*part));
     } else {
       call_why.emplace(c, why);
     }
@@ -184,7 +196,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
   for (uint32_t c = 0; c < p.calls.size(); ++c) {
     if (c < fusion.call_group.size() && fusion.call_group[c] != kNone) continue;
     // A call whose results are known has them written (the backend's known elements), whatever it is.
-    if (!cuda_results_known(p, p.calls[c])) plan_library_call(p, c, readers, plan, call_why);
+    if (!cuda_results_known(p, p.calls[c])) plan_library_call(p, c, readers, cuda_graph, plan, call_why);
   }
   plan_relu6_splits(readers, plan);
 

@@ -139,6 +139,33 @@ struct CudaRnn {
   std::string mode;
 };
 
+/// An fft_r2c (kforge_cufft.cuh): x (float32 or float64) and out (complex64 / complex128 of the same precision),
+/// x's dims, the transformed axes (non-negative, Paddle's order: the last is the real-to-complex one, 1 to 3 of
+/// them: cuFFT's plans), the normalization ("backward", "forward" or "ortho") and direction, onesided. Its scratch
+/// (cuda_index_scratch) holds cuFFT's one-sided spectrum and, where the axes are not x's last ones in order, x
+/// permuted.
+struct CudaFft {
+  uint32_t x = kNone, out = kNone;
+  ir::DataType dtype = ir::DataType::kFloat32;
+  SymShape dims;
+  std::vector<int64_t> axes;
+  std::string normalization;
+  bool forward = true, onesided = true;
+  /// Whether x is permuted into the scratch first (its transformed axes are not its last ones in order).
+  bool permuted() const;
+  /// The scratch bytes (kforge_cufft.cuh's fft_scratch_bytes).
+  SymExpr scratch_bytes() const;
+};
+
+/// `real` or `abs` of a complex64 / complex128 tensor (kforge_cufft.cuh's complex_part): x, out, the element type
+/// of out (float32 or float64) and the element count.
+struct CudaComplexPart {
+  uint32_t x = kNone, out = kNone;
+  ir::DataType dtype = ir::DataType::kFloat32;
+  SymExpr count;
+  bool abs = false;
+};
+
 /// A compaction (nonzero, masked_select, unique: kforge_select.cuh, kforge_unique.cuh; generate_proposals,
 /// distribute_fpn_proposals: kforge_proposals.cuh): its count comes back to the host and binds the data-dependent dim `symbol` (cuda_plan_data.cpp). Value indices; kNone where absent.
 struct CudaCompaction {
@@ -163,9 +190,9 @@ struct CudaCompaction {
   int64_t pre_nms_top_n = 0, post_nms_top_n = 0;
   double nms_thresh = 0, min_size = 0, eta = 1;
   bool pixel_offset = true;
-  /// distribute_fpn_proposals (kforge_proposals.cuh): `x` is fpn_rois, `mask` rois_num, `out` restore_index and
-  /// `symbol` its rows (rois_num's sum); per level its rois, their count per image (kNone where unread) and the
-  /// Symbol of its rows (kNone where none); the attributes.
+  /// distribute_fpn_proposals (kforge_proposals.cuh): `x` is fpn_rois, `mask` rois_num, `out` restore_index (fpn_rois'
+  /// rows: no symbol); per level its rois, their count per image (kNone where unread) and the Symbol of its rows
+  /// (kNone where none); the attributes.
   bool fpn = false;
   std::vector<uint32_t> level_rois, level_nums, level_symbols;
   int64_t min_level = 0, max_level = 0, refer_level = 0, refer_scale = 0;
@@ -186,6 +213,9 @@ struct CudaPlan {
   std::map<uint32_t, CudaBatchNorm> batch_norms;
   /// The rnn calls, by call index.
   std::map<uint32_t, CudaRnn> rnns;
+  /// The fft_r2c calls and the `real` / `abs` calls of complex tensors, by call index.
+  std::map<uint32_t, CudaFft> ffts;
+  std::map<uint32_t, CudaComplexPart> complex_parts;
   /// The matmul / bmm calls outside every GEMM group: why each is no GEMM (the batched kernel runs it).
   std::map<uint32_t, std::string> no_gemm;
   /// How each call outside every group runs, by call index (cuda_plan_index.h); a call no kernel runs is refused.
@@ -227,6 +257,10 @@ bool is_cuda_pool_op(std::string_view op);
 bool is_cuda_batch_norm_op(std::string_view op);
 /// rnn.
 bool is_cuda_rnn_op(std::string_view op);
+/// fft_r2c.
+bool is_cuda_fft_op(std::string_view op);
+/// `real` or `abs` of a complex tensor.
+bool is_cuda_complex_part(const LoweredProgram& program, const KernelCall& call);
 /// Whether every result of `call` is known at generation time (LoweredValue::known), of a dtype the index-mapped
 /// kernels move, and it has one: the backend writes the known elements instead of running the op.
 bool cuda_results_known(const LoweredProgram& program, const KernelCall& call);
@@ -243,6 +277,13 @@ bool output_dims_agree(const LoweredProgram& program, const SymExpr& value, cons
 std::optional<CudaConv> plan_cuda_conv(const LoweredProgram& program, const KernelCall& call, std::string* why);
 /// The form of an rnn call (cuda_plan_rnn.cpp), or nullopt with `why`.
 std::optional<CudaRnn> plan_cuda_rnn(const LoweredProgram& program, const KernelCall& call, std::string* why);
+/// The form of an fft_r2c call (cuda_plan_fft.cpp), or nullopt with `why` (with `cuda_graph` always: its plan is
+/// made by the first run with new dims).
+std::optional<CudaFft> plan_cuda_fft(const LoweredProgram& program, const KernelCall& call, bool cuda_graph,
+                                     std::string* why);
+/// The form of `real` / `abs` of a complex tensor (is_cuda_complex_part), or nullopt with `why`.
+std::optional<CudaComplexPart> plan_cuda_complex_part(const LoweredProgram& program, const KernelCall& call,
+                                                      std::string* why);
 /// The form of a pool2d call, or nullopt with `why`.
 std::optional<CudaPool> plan_cuda_pool(const LoweredProgram& program, const KernelCall& call, std::string* why);
 /// The form of an inference batch_norm (is_test or use_global_stats, float32, float16 or bfloat16, any rank from 2:

@@ -166,7 +166,7 @@ std::optional<CudaRun> cuda_call_run(const LoweredProgram& p, uint32_t c, bool n
   if (is_cuda_compaction_op(call.op)) return CudaRun::kCompaction;
   if (cuda_results_known(p, call)) return CudaRun::kKnown;
   if (is_cuda_conv_op(call.op) || is_cuda_pool_op(call.op) || is_cuda_batch_norm_op(call.op) ||
-      is_cuda_rnn_op(call.op)) {
+      is_cuda_rnn_op(call.op) || is_cuda_fft_op(call.op) || is_cuda_complex_part(p, call)) {
     return CudaRun::kLibrary;
   }
   if (is_cuda_index_op(call.op) && !transpose_moves_no_element(call, p.values)) return CudaRun::kIndex;

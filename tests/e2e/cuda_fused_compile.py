@@ -10,7 +10,8 @@ in bfloat16 and float16 (fused kernels converting on load and store, 16-bit cons
 type, the tensor-core variants of kforge_gemm_tc.cuh in both types, conversions to and from every fused dtype).
 Programs with GEMMs are also linked (with the GPU check's harness) against -lcublasLt -lcublas, so every symbol
 the headers use resolves. Programs with convolutions (the small conv net of tests/golden/compile-cuda-conv, Paddle's cnn, an NHWC conv, a
-depthwise conv, a padded average pool, a conv2d_transpose) are linked against -lcudnn as well. The index-mapped
+depthwise conv, a padded average pool, a conv2d_transpose) are linked against -lcudnn as well, those with fft_r2c
+against -lcufft. The index-mapped
 kernels (tests/golden/compile-cuda-index: every op of codegen/cuda_index.h, and Paddle programs of concat, split,
 transpose, strided_slice, pad3d, gather, embedding, interpolation, dropout, and of the reductions, scans, one_hot,
 pow, stack and meshgrid outside fused groups) compile too. Also checks that a matmul no CUDA GEMM
@@ -245,6 +246,13 @@ PROGRAMS = [
     # cast outside fused groups (uint8 / int8: SOLOv2's mask; a float truncated as the CPU kernel's convert)
     ("tests/paddle/cast_bool_to_uint8/inference.json", "paddle_cast_bool_to_uint8", ["--cuda-graph"]),
     ("tests/paddle/cast_float_to_uint8_int8/inference.json", "paddle_cast_float_to_uint8_int8", []),
+    # fft_r2c through cuFFT, real / abs of its complex result (kforge_cufft.cuh; issue 34's FNet and TimesNet): all
+    # axes of a dynamic batch, one middle axis (x permuted first), two axes ortho float64, the inverse sign, two-sided
+    ("tests/paddle/fft_fftn_real/inference.json", "paddle_fft_fftn_real", []),
+    ("tests/paddle/fft_rfft_abs/inference.json", "paddle_fft_rfft_abs", []),
+    ("tests/paddle/fft_rfft2_ortho_float64/inference.json", "paddle_fft_rfft2_ortho_float64", []),
+    ("tests/paddle/fft_ihfft_norms/inference.json", "paddle_fft_ihfft_norms", []),
+    ("tests/paddle/fft_full_odd/inference.json", "paddle_fft_full_odd", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}
@@ -381,6 +389,9 @@ def main():
                 required += ["kforge_proposals.cuh"] + INDEX_HEADERS
             if "kforge::cuda_rnn::rnn<" in host:  # an rnn
                 required.append("kforge_rnn.cuh")
+            has_fft = "kforge::cuda_fft::fft_r2c<" in host  # cuFFT
+            if has_fft:
+                required.append("kforge_cufft.cuh")
             if "kforge::shape_meta::" in host:  # dims read from a tensor's values, by a shape rule on the host
                 required.append("kforge_shape_meta.h")
             if "kforge::shape_meta::InterpolateInferMeta(" in host:  # an interpolation's size from its size tensors
@@ -415,7 +426,7 @@ def main():
                 print(f"FAIL {program} {flags}: the 16-bit attention sites do not match the flags")
                 failed = True
             libs = (["-lcublasLt", "-lcublas"] if has_gemm else []) + \
-                (["-lcudnn"] if has_conv or has_cudnn_attention else [])
+                (["-lcudnn"] if has_conv or has_cudnn_attention else []) + (["-lcufft"] if has_fft else [])
             fp32 = ["-DKFORGE_STRICT_FP32"] if has_conv else []
             if name in HARNESS_LINKED:
                 # The GPU check's harness and both units at -O2, linked: the harness compiles against the class.
@@ -443,7 +454,7 @@ def main():
                 finish()
             if not failed:
                 start([nvcc, "-arch=sm_90", stub_main, *objects, "-o", os.path.join(tmp, "shard"),
-                       *sorted(unity_libs, key=lambda l: ["-lcublasLt", "-lcublas", "-lcudnn"].index(l))])
+                       *sorted(unity_libs, key=lambda l: ["-lcublasLt", "-lcublas", "-lcudnn", "-lcufft"].index(l))])
         while jobs:
             finish()
 

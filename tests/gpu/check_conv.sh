@@ -53,6 +53,7 @@ build_one() {  # TAG GEN NAME: the harness, linked with cuDNN / cuBLASLt only wh
     fi
   fi
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
+  [[ -f "$gen/kforge_cufft.cuh" ]] && libs+=(-lcufft)
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" "${defs[@]}" \
     -DKFORGE_PROGRAM_HEADER="\"$name.h\"" -DKFORGE_PROGRAM_CLASS="$name" "$ROOT/tests/gpu/harness.cu" \
     "$gen/$name.cu" "$gen/${name}_kernels.cu" -o "$OUT_DIR/$tag" "${libs[@]}"

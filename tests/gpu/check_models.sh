@@ -196,6 +196,7 @@ build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the pr
     fi
   fi
   [[ -f "$gen/kforge_cublaslt.cuh" ]] && libs+=(-lcublasLt -lcublas)
+  [[ -f "$gen/kforge_cufft.cuh" ]] && libs+=(-lcufft)
   "$NVCC" -arch=sm_90 -std=c++17 -O2 -Werror all-warnings -I "$gen" -I "$ROOT/tools/interp" "${defs[@]}" \
     -DKFORGE_PROGRAM_HEADER="\"model.h\"" -DKFORGE_PROGRAM_CLASS=model "$ROOT/tests/gpu/harness.cu" \
     "$gen/model.cu" "$gen/model_kernels.cu" -o "$OUT_DIR/harness_$name" "${libs[@]}" > "$OUT_DIR/build_$name.log" 2>&1 ||

@@ -221,6 +221,8 @@ def build_cuda_runner(gen_dir, build_dir, out, arch, cxx, verbose):
             libs.append("-lcudnn")
     if (gen_dir / "kforge_cublaslt.cuh").exists():
         libs += ["-lcublasLt", "-lcublas"]
+    if (gen_dir / "kforge_cufft.cuh").exists():
+        libs.append("-lcufft")
     for d in lib_dirs:
         libs += ["-Xlinker", f"-rpath,{d}"]
     cmd = [NVCC, f"-arch={arch}", "-std=c++17", "-O2", "-Werror", "all-warnings", "-I", gen_dir, "-I", HERE, *flags,

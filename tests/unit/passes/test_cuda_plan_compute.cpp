@@ -304,3 +304,65 @@ TEST_CASE("cuda plan: a cast to or from a dtype the fused loops lack runs as a k
 }
 
 }  // namespace kforge::passes::test
+
+namespace kforge::passes::test {
+
+TEST_CASE("cuda plan: fft_r2c's form (kforge_cufft.cuh) and the complex parts after it") {
+  // TimesNet's abs(rfft(x, axis=1)) over a dynamic batch: axis 1 is not x's last, so x is permuted into the scratch
+  // after the spectrum [s0, 7, 4] complex64; FNet's real(fftn(x)) over every axis is not.
+  SECTION("one middle axis, abs") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [-1, 12, 4]}",
+                                  "  - {op: fft_r2c, in: [x], out: [z], attrs: {axes: [-2], normalization: backward, "
+                                  "forward: true, onesided: true}}\n"
+                                  "  - {op: abs, in: [z], out: [y]}\n"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    CHECK(f.plan.refusals.empty());
+    const uint32_t c = f.call("fft_r2c");
+    REQUIRE(f.plan.ffts.count(c) == 1);
+    const CudaFft& fft = f.plan.ffts.at(c);
+    CHECK(fft.axes == std::vector<int64_t>{1});
+    CHECK(fft.dtype == ir::DataType::kFloat32);
+    CHECK(fft.permuted());
+    const SymExpr s0 = fft.dims[0];
+    CHECK(fft.scratch_bytes() == SymExpr::max(s0 * 7 * 4 * 8 + s0 * 12 * 4 * 4, 4));
+    CHECK(f.plan.runs.at(c) == CudaRun::kLibrary);
+    const uint32_t a = f.call("abs");
+    REQUIRE(f.plan.complex_parts.count(a) == 1);
+    CHECK(f.plan.complex_parts.at(a).abs);
+    CHECK(f.plan.complex_parts.at(a).dtype == ir::DataType::kFloat32);
+    CHECK(f.plan.complex_parts.at(a).count == s0 * 28);
+  }
+  SECTION("every axis, two-sided, float64, real") {
+    PlanFixture f(compute_program("{name: x, dtype: float64, shape: [2, 5, 6]}",
+                                  "  - {op: fft_r2c, in: [x], out: [z], attrs: {axes: [0, 1, 2], normalization: ortho, "
+                                  "forward: true, onesided: false}}\n"
+                                  "  - {op: real, in: [z], out: [y]}\n"),
+                  64 << 20, kLibraryOps);
+    INFO(f.refusals());
+    CHECK(f.plan.refusals.empty());
+    const CudaFft& fft = f.plan.ffts.at(f.call("fft_r2c"));
+    CHECK_FALSE(fft.permuted());
+    CHECK_FALSE(fft.onesided);
+    CHECK(fft.normalization == "ortho");
+    CHECK(fft.scratch_bytes() == SymExpr(2 * 5 * 4 * 16));
+    CHECK_FALSE(f.plan.complex_parts.at(f.call("real")).abs);
+    CHECK(f.plan.complex_parts.at(f.call("real")).dtype == ir::DataType::kFloat64);
+  }
+  SECTION("four axes, and --cuda-graph: refused at the op, saying why") {
+    PlanFixture f(compute_program("{name: x, dtype: float32, shape: [2, 3, 4, 5]}",
+                                  "  - {op: fft_r2c, in: [x], out: [z], attrs: {axes: [0, 1, 2, 3], "
+                                  "normalization: backward, forward: true, onesided: true}}\n"
+                                  "  - {op: real, in: [z], out: [y]}\n"),
+                  64 << 20, kLibraryOps);
+    CHECK_THAT(f.refusals(), Catch::Contains("it transforms 4 axes; cuFFT plans transform 1 to 3"));
+    PlanFixture g(compute_program("{name: x, dtype: float32, shape: [2, 8]}",
+                                  "  - {op: fft_r2c, in: [x], out: [z], attrs: {axes: [1], normalization: backward, "
+                                  "forward: true, onesided: true}}\n"
+                                  "  - {op: real, in: [z], out: [y]}\n"),
+                  64 << 20, kLibraryOps, true);
+    CHECK_THAT(g.refusals(), Catch::Contains("--cuda-graph: its cuFFT plan is made by the first run with new dims"));
+  }
+}
+
+}  // namespace kforge::passes::test

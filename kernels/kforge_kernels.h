@@ -571,7 +571,8 @@ Status generate_proposals(const KernelContext& ctx, const Tensor& scores, const 
                           Tensor* rpn_rois, Tensor* rpn_roi_probs, Tensor* rpn_rois_num);
 // distribute_fpn_proposals (proposals.cc): each roi of fpn_rois [R, 4] to the FPN level of its scale, in order:
 // multi_fpn_rois[l] [R_l, 4] (laid out for R rows, dims[0] set), multi_level_rois_num[l] [N] int32 (optional; the
-// images rois_num counts), restore_index [R', 1] int32 (R' = the sum of rois_num) that puts the levels' rows back.
+// images rois_num counts), restore_index [R, 1] int32 that puts the levels' rows back; rois_num must count R rois
+// (Paddle's restore_index has the sum of rois_num rows: an error here where that is not R).
 Status distribute_fpn_proposals(const KernelContext& ctx, const Tensor& fpn_rois, const Tensor* rois_num,
                                 int min_level, int max_level, int refer_level, int refer_scale, bool pixel_offset,
                                 MutableTensorList multi_fpn_rois, MutableTensorList multi_level_rois_num,

@@ -336,8 +336,11 @@ Status distribute_fpn_proposals(const KernelContext& ctx, const Tensor& fpn_rois
   std::vector<int64_t> lod;
   KFORGE_RETURN_IF_ERROR(rois_lod(kOp, *rois_num, &lod));
   const int64_t total = lod.back();
-  if (total > fpn_rois.dims[0]) {
-    return Status::Error(kOp, ": rois_num counts ", total, " rois, fpn_rois has ", fpn_rois.dims[0]);
+  if (total != fpn_rois.dims[0]) {
+    // restore_index has fpn_rois' rows (the shape rule's R; Paddle's has rois_num's sum, the same count whenever
+    // rois_num counts every roi).
+    return Status::Error(kOp, ": rois_num counts ", total, " rois, fpn_rois has ", fpn_rois.dims[0],
+                         " (restore_index is laid out for every row of fpn_rois)");
   }
   return util::visit_float(util::kernel_dtype(ctx, fpn_rois), kOp, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;

@@ -134,7 +134,7 @@ tmpl::Value CudaHostEmitter::fpn_step(const passes::CudaCompaction& form, size_t
   for (size_t l = 0; l < form.level_symbols.size(); ++l) {
     if (form.level_symbols[l] != kNone) at.emplace(form.level_symbols[l], "scratch + " + std::to_string(l));
   }
-  if (form.symbol != kNone) at.emplace(form.symbol, "scratch + " + std::to_string(form.level_symbols.size()));
+
   tmpl::List counts;
   for (uint32_t id : data_.bind_order()) {
     if (!at.contains(id)) continue;
@@ -155,6 +155,9 @@ tmpl::Value CudaHostEmitter::fpn_step(const passes::CudaCompaction& form, size_t
                                 std::to_string(form.level_rois.size()) + ", " + capacity + ")");
   step.set("counts", tmpl::Value(std::move(counts)));
   step.set("meaning", std::string("the rois of each level and their total"));
+  // restore_index has fpn_rois' rows (the shape rule's R): rois_num must count them all, as the CPU kernel checks.
+  step.set("total", "scratch + " + std::to_string(form.level_symbols.size()));
+  step.set("total_meaning", std::string("rois_num must count every row of fpn_rois, as the CPU kernel checks"));
   proposal_steps_ = true;
   return step;
 }

@@ -181,7 +181,6 @@ std::optional<CudaCompaction> plan_fpn(const LoweredProgram& p, uint32_t c, std:
   for (const Symbol& s : p.symbols) {
     if (s.is_input_dim() || s.call != c || s.before_call) continue;
     if (s.result == 0 && s.element < form.level_symbols.size()) form.level_symbols[s.element] = s.id;
-    if (s.result == 2) form.symbol = s.id;
   }
   form.min_level = static_cast<int64_t>(*lo);
   form.max_level = static_cast<int64_t>(*hi);

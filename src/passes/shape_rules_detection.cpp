@@ -332,8 +332,11 @@ std::string generate_proposals_rule(OpContext& c) {
 }
 
 /// distribute_fpn_proposals: for each level of min_level..max_level, its rois [R_l, 4] and (optional) each image's
-/// count [N] int32; restore_index [R', 1] int32. R_l and R' (rois_num's sum) are known once the kernel ran, at most
-/// fpn_rois' R. rois_num is required: kforge's tensors carry no LoD.
+/// count [N] int32; restore_index [R, 1] int32. R_l is known once the kernel ran, at most fpn_rois' R. Paddle's
+/// restore_index has rois_num's sum of rows: a permutation of the rois rois_num counts, which are all of fpn_rois'
+/// rows wherever fpn_rois is what generate_proposals made (Paddle's programs record R, 1000 for Cascade R-CNN's
+/// rois); the kernels check that the sum is R at run time (an error otherwise). So a program's restore_index
+/// meets fpn_rois-sized tensors in broadcasts as the same rows. rois_num is required: kforge's tensors carry no LoD.
 std::string distribute_fpn_proposals_rule(OpContext& c) {
   DET_TENSOR(rois, 0);
   if (rois->dims.size() != 2 || !det_may_match(rois->dims[1], SymExpr(4))) {
@@ -371,8 +374,7 @@ std::string distribute_fpn_proposals_rule(OpContext& c) {
   c.set_result_list(0, std::move(level_rois));
   if (c.result_count() > 1) c.set_result_list(1, std::move(level_nums));
   if (c.result_count() > 2) {
-    c.set_result(2, DataType::kInt32,
-                 {c.data_dependent_dim(2, 0, rois->dims[0], "the number of rois rois_num counts"), SymExpr(1)});
+    c.set_result(2, DataType::kInt32, {rois->dims[0], SymExpr(1)});
   }
   return "";
 }

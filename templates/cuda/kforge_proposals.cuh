@@ -313,18 +313,19 @@ __global__ void distribute_kernel(const T* rois, int64_t capacity, const N* rois
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   const int levels = max_level - min_level + 1;
   int64_t total = 0;
-  bool valid = true;  // the CPU kernel's errors: a negative count, more rois counted than fpn_rois has
+  bool valid = true;  // the CPU kernel's errors: a negative count, other than fpn_rois' rows counted
   for (int64_t img = 0; img < images; ++img) {
     const int64_t v = static_cast<int64_t>(rois_num[img]);
     valid = valid && v >= 0;
     total += v;
   }
-  valid = valid && total <= capacity;
+  const bool counts_valid = valid;
+  valid = valid && total == capacity;
   int64_t* per_level = scratch;  // then the total, then each roi's level (int32) from scratch + levels + 1
   int32_t* target = reinterpret_cast<int32_t*>(scratch + levels + 1);
   for (int l = 0; l < levels; ++l) per_level[l] = 0;
-  if (!valid) {  // nothing distributed (the CPU kernel reports an error)
-    scratch[levels] = 0;
+  if (!valid) {  // nothing distributed (the CPU kernel reports an error; so does the host, reading the total)
+    scratch[levels] = counts_valid ? total : -1;
     return;
   }
   for (int64_t i = 0; i < total; ++i) {
@@ -370,8 +371,10 @@ inline size_t distribute_scratch_bytes(int levels, int64_t capacity) {
 }
 
 // distribute_fpn_proposals of fpn_rois (room for `capacity` rows) over `images` images counted by rois_num, into
-// `out` (each level's rois laid out for `capacity` rows) and restore (may be null); level l's count at scratch[l],
-// the rois' total at scratch[levels]. `scratch`: distribute_scratch_bytes(levels, capacity) bytes.
+// `out` (each level's rois laid out for `capacity` rows) and restore (may be null; `capacity` rows); level l's count
+// at scratch[l], the rois' total at scratch[levels]. rois_num must count all `capacity` rows: otherwise nothing is
+// distributed and scratch[levels] is the counts' sum (-1 for a negative count), which the caller checks.
+// `scratch`: distribute_scratch_bytes(levels, capacity) bytes.
 template <typename T, typename N>
 cudaError_t distribute_fpn_proposals(const T* rois, const N* rois_num, FpnLevels<T> out, int32_t* restore,
                                      int64_t images, int min_level, int max_level, int refer_level, int refer_scale,

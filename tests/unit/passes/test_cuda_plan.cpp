@@ -462,7 +462,9 @@ TEST_CASE("cuda plan: the compactions' forms; a size from data the target cannot
     REQUIRE(fpn.level_symbols.size() == 2);
     CHECK(fpn.level_symbols[0] != kNone);
     CHECK(fpn.level_symbols[1] != kNone);
-    CHECK(fpn.symbol != kNone);
+    CHECK(fpn.symbol == kNone);  // restore_index has fpn_rois' rows (b's), no count of its own
+    CHECK(fpn.out == f.value("restore"));
+    CHECK(f.lowered->values[fpn.out].dims == SymShape{f.lowered->values[f.value("b")].dims[0], SymExpr(1)});
     CHECK(fpn.min_level == 2);
     CHECK(fpn.refer_scale == 224);
     CHECK(fpn.pixel_offset);

@@ -165,6 +165,18 @@ TEST_CASE("shape rules: generate_proposals' rows are data-dependent, bounded by 
   CHECK(det_mentions(det_error(inputs, gp("sc, d5, im, an, an", 100, 30, 0.7)), "bbox_deltas must be [2, 12, 8, 10]"));
 }
 
+TEST_CASE("shape rules: distribute_fpn_proposals' restore_index has fpn_rois' rows") {
+  // Paddle's has rois_num's sum of rows, which is fpn_rois' R wherever rois_num counts every roi (the kernels check
+  // it): Cascade R-CNN's gather by it meets [1000, 1] tensors as the same rows.
+  const char* inputs = "[{name: b, dtype: float32, shape: [1000, 4]}, {name: bn, dtype: int32, shape: [1]}]";
+  const std::string op =
+      "  - {op: distribute_fpn_proposals, in: [b, bn], out: [levels, nums, r], attrs: {min_level: 2, max_level: 3, "
+      "refer_level: 4, refer_scale: 224, pixel_offset: true}}\n";
+  CHECK(det_shape(inputs, op, "r") == "int32[1000, 1]");
+  const char* dynamic = "[{name: b, dtype: float64, shape: [-1, 4]}, {name: bn, dtype: int64, shape: [-1]}]";
+  CHECK(det_shape(dynamic, op, "r") == "int32[s0, 1]");
+}
+
 TEST_CASE("shape rules: distribute_fpn_proposals needs rois_num") {
   const char* inputs = "[{name: b, dtype: float32, shape: [-1, 4]}, {name: bn, dtype: float32, shape: [2]}]";
   const std::string attrs =

@@ -100,13 +100,35 @@ void Lowerer::need(ValueId v) {
   if (v.valid()) needed_.insert(v.index);
 }
 
+void Lowerer::mention_counts(ValueId v) {
+  if (!v.valid() || v.index >= analysis_.values.size()) return;
+  auto mention = [this](const SymExpr& e) {
+    for (uint32_t id : e.symbols()) {
+      const Symbol& s = analysis_.symbols.at(id);
+      if (!s.is_input_dim()) counting_ops_.insert(s.op.index);
+    }
+  };
+  auto mention_info = [&](const ValueInfo& i) {
+    for (const SymExpr& d : i.dims) mention(d);
+    if (i.data) {
+      for (const SymExpr& e : i.data->ints) mention(e);
+    }
+  };
+  const ValueInfo& i = info(v);
+  mention_info(i);
+  for (const ValueInfo& e : i.elements) mention_info(e);
+}
+
 void Lowerer::mark_needed() {
   for (size_t k = order_.size(); k-- > 0;) {
     const Op& op = program_.op(order_[k]);
     const OpClass c = class_.at(op.id.index);
     switch (c) {
       case OpClass::kFetch:
-        for (ValueId v : op.operands) need(v);
+        for (ValueId v : op.operands) {
+          need(v);
+          mention_counts(v);
+        }
         break;
       case OpClass::kWiring: {
         bool any = false;
@@ -140,9 +162,14 @@ void Lowerer::mark_needed() {
             live = true;
           }
         }
+        // An op whose count a live op mentions runs even when nothing reads its elements (a program that reads
+        // only the shape of distribute_fpn_proposals' rois): the count is known only once it ran.
+        live = live || counting_ops_.contains(op.id.index);
         if (!live) break;
         live_calls_.insert(op.id.index);
         for (ValueId v : tensor_operands(op)) need(v);
+        for (ValueId v : op.operands) mention_counts(v);
+        for (ValueId r : op.results) mention_counts(r);
         break;
       }
       case OpClass::kOther:

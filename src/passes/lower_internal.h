@@ -56,6 +56,8 @@ class Lowerer {
   void need(ValueId v);
 
   void mark_needed();
+  /// Adds the ops whose data-dependent counts value v's dims (or known contents) mention to counting_ops_.
+  void mention_counts(ValueId v);
 
   // ---- values --------------------------------------------------------------------------------------------
 
@@ -118,6 +120,10 @@ class Lowerer {
   std::map<uint32_t, OpClass> class_;
   std::map<uint32_t, const opdef::PirOpSignature*> signature_;
   std::set<uint32_t> needed_;      // program value indices read by a live op or fetched
+  // The ops (indices) whose data-dependent counts a live op or a fetched value mentions (in its dims, or in the
+  // known contents of an operand it reads as an attribute: a shape taken from the op's result): they run, whether or
+  // not anything reads their results' elements.
+  std::set<uint32_t> counting_ops_;
   std::set<uint32_t> live_calls_;  // op indices
   std::vector<uint32_t> value_index_;
   std::map<uint32_t, std::vector<ValueId>> split_of_;

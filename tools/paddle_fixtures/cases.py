@@ -1216,6 +1216,13 @@ CASES = [
         _fpn_rois(b) * 2.0, [paddle.shape(restore)[0], 2, 2]), restore))(*paddle.vision.ops.distribute_fpn_proposals(
             _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.to_tensor([16, 8], dtype="int32"))),
       [t(24, 4)], ops=("distribute_fpn_proposals", "reshape")),
+    # only the shapes of its results read (tensors of ones as large as level 2's rois and as restore_index): the op
+    # runs for the count alone (it was left out as dead code, its count unbound)
+    C("distribute_fpn_proposals_shapes_only", lambda b: (lambda rois, restore, nums: (
+        paddle.ones(paddle.shape(rois[0])), paddle.ones(paddle.shape(restore)) * 3.0))(
+            *paddle.vision.ops.distribute_fpn_proposals(_fpn_rois(b), 2, 5, 4, 224,
+                                                        rois_num=paddle.to_tensor([23, 17], dtype="int32"))),
+      [t(40, 4)], ops=("distribute_fpn_proposals", "full_with_tensor")),
     C("distribute_fpn_proposals_dynamic_float64", lambda b: paddle.vision.ops.distribute_fpn_proposals(
         _fpn_rois(b), 2, 5, 4, 224, rois_num=paddle.shape(b)[:1].astype("int32")),
       [t(None, 4, dtype="float64", run=(33, 4))], ops=("distribute_fpn_proposals",)),

@@ -123,14 +123,17 @@ std::optional<std::pair<uint32_t, uint32_t>> cuda_checked_view(const LoweredProg
       p.values[in->value].dtype != p.values[out].dtype) {
     return std::nullopt;
   }
-  // A dim of the output counted by an earlier call (known before this one runs), none read by this one.
+  // A dim of the output or of the input counted by an earlier call (known before this one runs), none read by this
+  // one: MaskRCNN's reshape of gather_nd's [nonzero count] elements to [rois, 28, 28] as well as the reverse.
   bool counted_before = false;
-  for (const SymExpr& d : p.values[out].dims) {
-    for (uint32_t id : d.symbols()) {
-      const Symbol& s = p.symbols.at(id);
-      if (s.is_input_dim()) continue;
-      if (s.call >= c) return std::nullopt;
-      counted_before = true;
+  for (uint32_t v : {out, in->value}) {
+    for (const SymExpr& d : p.values[v].dims) {
+      for (uint32_t id : d.symbols()) {
+        const Symbol& s = p.symbols.at(id);
+        if (s.is_input_dim()) continue;
+        if (s.call >= c) return std::nullopt;
+        counted_before = true;
+      }
     }
   }
   if (!counted_before) return std::nullopt;

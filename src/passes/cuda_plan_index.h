@@ -38,8 +38,9 @@ const std::set<std::string>& cuda_float32_index_ops();
 /// the host (codegen/cuda_data_dependent.cpp).
 bool is_cuda_compaction_op(std::string_view op);
 /// The (input, output) values of call `c` when it is a view op (a reshape) of one tensor into one of the same dtype
-/// whose dims are built from a dim counted by an earlier call (a reshape to `[rois, 28, 28]` after
-/// distribute_fpn_proposals), so that the element counts are equal only when it runs, as the CPU's infer-meta
+/// whose dims, or its input's, are built from a dim counted by an earlier call (a reshape to `[rois, 28, 28]` after
+/// distribute_fpn_proposals, or of gather_nd's [nonzero count] elements to a constant shape), so that the element
+/// counts are equal only when it runs, as the CPU's infer-meta
 /// checks: the CUDA target copies it after the same check (`checked_bytes` of its copy step). nullopt otherwise
 /// (LoweredProgram::view_values' views among them).
 std::optional<std::pair<uint32_t, uint32_t>> cuda_checked_view(const LoweredProgram& program, uint32_t c);

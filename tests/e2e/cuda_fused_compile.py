@@ -253,6 +253,8 @@ PROGRAMS = [
     ("tests/paddle/fft_rfft2_ortho_float64/inference.json", "paddle_fft_rfft2_ortho_float64", []),
     ("tests/paddle/fft_ihfft_norms/inference.json", "paddle_fft_ihfft_norms", []),
     ("tests/paddle/fft_full_odd/inference.json", "paddle_fft_full_odd", []),
+    # distribute_fpn_proposals read only through the shapes of its results: it runs for its counts
+    ("tests/paddle/distribute_fpn_proposals_shapes_only/inference.json", "paddle_distribute_fpn_shapes_only", []),
 ]
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}

@@ -33,7 +33,8 @@
 # scatter, roll, pad, add_n, set_value, matmuls with a vector operand, group_norm, p_norm, batch norms that are not
 # 4-D, convolutions with asymmetric paddings, sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax,
 # mean_all, einsum, grid_sample, floor_divide and uniform (kforge's counter-based draws; issue 34, second batch);
-# broadcast_tensors and rnn (kforge_rnn.cuh: LSTM, GRU, RNN_TANH / RNN_RELU); shapes, slice bounds, paddings and
+# broadcast_tensors and rnn (kforge_rnn.cuh: LSTM, GRU, RNN_TANH / RNN_RELU); fft_r2c through cuFFT and real / abs of
+# its complex result (kforge_cufft.cuh; linked with -lcufft); shapes, slice bounds, paddings and
 # arange bounds taken from tensors computed from the dynamic dims (issue 33); transposes and an expand absorbed by
 # elementwise and softmax groups), the convolutions (strided, padded,
 # grouped, dilated, NHWC, depthwise with 3 channels: the depthwise kernel's scalar path) and conv2d_transpose,
@@ -156,7 +157,8 @@ roi_align_float64_one_image yolo_box_yolov3 yolo_box_iou_aware_float64 yolo_box_
 # tests/paddle fixtures whose sizes depend on data (nonzero, masked_select, unique, the proposals' ops: the count comes
 # back to the host in the middle of run(), which --cuda-graph refuses; docs/compile.md "Sizes that depend on data"),
 # compiled without it: counts of 0, some and every element, a broadcast mask, a gather_nd and a shape of nonzero's
-# result, generate_proposals' ties, no NMS and no box kept, distribute_fpn_proposals' levels.
+# result, generate_proposals' ties, no NMS and no box kept, distribute_fpn_proposals' levels (and only its results'
+# shapes read); fft_r2c, whose cuFFT plan is made by the first run with new dims (which --cuda-graph refuses too).
 NO_GRAPH_OP_CASES="${NO_GRAPH_OP_CASES-nonzero_bool nonzero_empty nonzero_gather_nd nonzero_shape masked_select_broadcast
 masked_select_dynamic masked_select_scale unique_all unique_float_dynamic reshape_shape_from_data
 reshape_computed_shape_from_data arange_end_from_data full_shape_from_data slice_end_from_data reshape_shape_from_input
@@ -167,7 +169,8 @@ expand_shape_list_from_input full_shape_list_from_input unique_axis0 unique_axis
 bilinear_size_tensor_from_input bilinear_out_size_from_input nearest_size_tensor_from_input bilinear_size_from_input
 generate_proposals_rpn generate_proposals_sorted_pixel_offset generate_proposals_no_nms generate_proposals_none_kept
 generate_proposals_dynamic_float64 distribute_fpn_proposals distribute_fpn_proposals_pixel_offset
-distribute_fpn_proposals_restore distribute_fpn_proposals_dynamic_float64 distribute_fpn_proposals_reshape}"
+distribute_fpn_proposals_restore distribute_fpn_proposals_dynamic_float64 distribute_fpn_proposals_reshape
+distribute_fpn_proposals_shapes_only fft_fftn_real fft_rfft_abs fft_rfft2_ortho_float64 fft_ihfft_norms fft_full_odd}"
 LAYOUTS="${LAYOUTS:-nchw nhwc}"
 # PRECISIONS (at prepare): kforge compile --precision for each (default float32 alone); DTYPE/io adds
 # --io-precision compute (16-bit inputs and outputs: NAME~float16io, the harness rounds the fixture's float32 inputs);

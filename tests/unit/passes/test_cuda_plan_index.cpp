@@ -30,12 +30,12 @@ TEST_CASE("cuda plan: how each call outside the groups runs; a call no kernel ru
     CHECK(f.index_map(0).dtype == ir::DataType::kFloat32);
   }
   SECTION("an op with no CUDA kernel") {
+    // `real` of a real tensor (Paddle's copy): the CUDA target runs `real` of complex tensors alone.
     PlanFixture f(library_program("{name: x, dtype: float32, shape: [2, 3]}",
                                   "  - {op: transpose, in: [x], out: [t], attrs: {perm: [1, 0]}}\n"
-                                  "  - {op: fft_r2c, in: [t], out: [y], attrs: {axes: [1], normalization: backward, "
-                                  "forward: true, onesided: true}}\n"),
+                                  "  - {op: real, in: [t], out: [y]}\n"),
                   64 << 20, kLibraryOps);
-    CHECK(f.refusals() == "5:5: --target cuda: op 'fft_r2c' (pd_op.fft_r2c) is not in a fused group and the "
+    CHECK(f.refusals() == "5:5: --target cuda: op 'real' (pd_op.real) is not in a fused group and the "
                           "CUDA backend "
                           "has no kernel for it; only ops with `compute`, `reduce` or `row_pattern` that fuse, "
                           "float32, float16 or bfloat16 matmuls, float32 convolutions, pool2d and the index-mapped "
@@ -293,7 +293,8 @@ TEST_CASE("cuda plan: the index-mapped ops by family; the float32-only ones; the
   CHECK(cuda_index_family("flip") == CudaIndexFamily::kMovement);
   CHECK(cuda_index_family("log_softmax") == CudaIndexFamily::kCompute);
   CHECK(cuda_index_family("roi_align") == CudaIndexFamily::kCompute);
-  CHECK_FALSE(cuda_index_family("fft_r2c"));
+  CHECK_FALSE(cuda_index_family("fft_r2c"));  // a library call (cuda_plan_fft.cpp)
+  CHECK(is_cuda_fft_op("fft_r2c"));
   CHECK_FALSE(is_cuda_index_op("matmul"));
   CHECK(is_cuda_batched_matmul("bmm"));
   CHECK(cuda_float32_index_ops().count("cumsum") == 1);

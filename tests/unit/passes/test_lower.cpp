@@ -300,3 +300,27 @@ outputs: [y]
   CHECK_THAT(l1->dump(), Catch::Contains("call 1 gelu (pd_op.gelu) dtype float32: x=v2, approximate=false -> out=v3: "
                                          "float32[s0, 8]"));
 }
+
+TEST_CASE("lower: an op whose count only a shape reads still runs (its count binds the dims)") {
+  // Only the shape of level 2's rois is read, as a full_with_tensor's shape: nothing reads the op's elements, but
+  // the count it finds sizes the output, so the call stays (it was left out, its symbol bound by no call).
+  test::Env env;
+  LoweredProgram lp = compile_ok(env, R"(program: counts
+inputs:  [{name: b, dtype: float32, shape: [40, 4]}, {name: bn, dtype: int32, shape: [2]},
+          {name: v, dtype: float32, shape: [1]}]
+ops:
+  - {op: distribute_fpn_proposals, in: [b, bn], out: [levels, nums, restore], attrs: {min_level: 2, max_level: 3, refer_level: 4, refer_scale: 224, pixel_offset: true}}
+  - {op: builtin.split, in: [levels], out: [l2, l3]}
+  - {op: shape64, in: [l2], out: [s]}
+  - {op: full_with_tensor, in: [v, s], out: [y], attrs: {dtype: float32}}
+outputs: [y]
+)");
+  const KernelCall& fpn = call_of(lp, "distribute_fpn_proposals");
+  bool bound = false;
+  for (const Symbol& s : lp.symbols) {
+    if (s.is_input_dim()) continue;
+    CHECK(s.call < lp.calls.size());
+    bound = bound || &lp.calls.at(s.call) == &fpn;
+  }
+  CHECK(bound);
+}

@@ -111,10 +111,16 @@ class Plan {
     made_ = false;
     if (cufftResult r = cufftCreate(&handle_); r != CUFFT_SUCCESS) return failed("cufftCreate", r);
     made_ = true;
+    // A transformed axis of length 1 (FNet's fftn over its batch of 1) is the identity: left out of the plan, it
+    // changes no element's place in x or in the spectrum.
     long long n[kMaxRank] = {};
-    for (int i = 0; i < s.count; ++i) n[i] = s.dims[s.axes[i]];
+    int rank = 0;
+    for (int i = 0; i < s.count; ++i) {
+      const long long d = s.dims[s.axes[i]];
+      if (d != 1 || i == s.count - 1) n[rank++] = d;
+    }
     size_t work = 0;
-    if (cufftResult r = cufftMakePlanMany64(handle_, s.count, n, nullptr, 1, 0, nullptr, 1, 0, type, l.batch, &work);
+    if (cufftResult r = cufftMakePlanMany64(handle_, rank, n, nullptr, 1, 0, nullptr, 1, 0, type, l.batch, &work);
         r != CUFFT_SUCCESS) {
       return failed("cufftMakePlanMany64", r);
     }

@@ -3,8 +3,8 @@
 // transform's conjugate): axes last or not (x permuted first), 1 to 3 axes, every normalization, forward and
 // inverse, one- and two-sided, float and double, a second call of a plan with new dims. Prints the largest error of
 // each case relative to the largest magnitude; exit 1 when one exceeds 1e-5 (float) or 1e-12 (double).
-//   nvcc -arch=sm_90 -std=c++17 -O2 -I templates/cuda -I templates/runtime tests/gpu/cufft_check.cu -lcufft \
-//        -o cufft_check && ./cufft_check
+//   nvcc -arch=sm_90 -std=c++17 -O2 -I templates/cuda -I templates/runtime tests/gpu/cufft_check.cu -lcufft
+//        -o cufft_check && ./cufft_check      (one command line)
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -105,6 +105,9 @@ int main() {
   ok &= check<float>("rfft axis 1 [5,12,4] (new dims)", {3, {5, 12, 4}, 1, {1}, Norm::kBackward, true, true}, p1, 1e-5);
   // FNet's fftn over every axis, two-sided.
   ok &= check<float>("fftn [2,5,6] two-sided", {3, {2, 5, 6}, 3, {0, 1, 2}, Norm::kBackward, true, false}, p2, 1e-5);
+  // FNet's shape: a transformed axis of length 1 (left out of the plan).
+  ok &= check<float>("fftn [1,21,768] two-sided", {3, {1, 21, 768}, 3, {0, 1, 2}, Norm::kBackward, true, false}, p2,
+                     1e-5);
   ok &= check<double>("rfft2 ortho float64 [2,5,7]", {3, {2, 5, 7}, 2, {1, 2}, Norm::kOrtho, true, true}, p3, 1e-12);
   ok &= check<float>("ihfft backward [3,9]", {2, {3, 9}, 1, {1}, Norm::kBackward, false, true}, p4, 1e-5);
   ok &= check<float>("ihfft forward [3,9]", {2, {3, 9}, 1, {1}, Norm::kForward, false, true}, p5, 1e-5);

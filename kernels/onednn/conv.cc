@@ -286,11 +286,14 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
       ConvSite::Task& task = site.tasks[static_cast<size_t>(t)];
       const int64_t at = b * dst_group + j * dst_chunk;  // the task's first output element
       const size_t dst_bytes = p.dst_reorder ? align_up(p.dst_bytes) : 0;
-      // The plain variant writes the caller's output first: a residual in that memory is saved before, in the
-      // caller's layout of the chunk (element (i, c, k) at (i * oc + c) * plane + k, from `at`).
+      // The plain variant writes the caller's output first, and a blocked primitive that reads the residual as
+      // a binary operand may keep partial sums there: a residual in that memory is saved before, in the caller's
+      // layout of the chunk (element (i, c, k) at (i * oc + c) * plane + k, from `at`; nChw8c's chunks of whole
+      // blocks are copied by the same rows).
       const int64_t plane = g.oh * g.ow;
       const int64_t extent = ((g.group_images - 1) * g.oc + g.chunk_oc) * plane;
-      const bool save_residual = separate && residual == dst;
+      const bool residual_operand = p.residual_post_op >= 0;
+      const bool save_residual = residual_operand && residual == dst;
       const size_t saved_bytes = save_residual ? align_up(static_cast<size_t>(extent) * sizeof(float)) : 0;
       const size_t band_src_bytes = p.band_copies ? p.band_src_bytes : 0;
       char* scratch = task_arena().reserve(dst_bytes + saved_bytes + align_up(p.scratchpad_bytes) + band_src_bytes);
@@ -331,6 +334,10 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
         conv.set(DNNL_ARG_WEIGHTS, p.weights, weights_base + j * wl.stride + static_cast<size_t>(i) * wl.ic_stride);
         conv.set(DNNL_ARG_DST, p.dst, conv_dst);
         if (g.bias && i == 0) conv.set(DNNL_ARG_BIAS, p.bias, bias + j * g.chunk_oc);
+        if (residual_operand && !separate) {
+          conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_post_op) | DNNL_ARG_SRC_1, p.user_dst,
+                   save_residual ? saved : residual + at);
+        }
         if (g.batch_norm_post_ops) {
           conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.per_channel, bn_scale + j * g.chunk_oc);
           conv.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(1) | DNNL_ARG_SRC_1, p.per_channel, bn_shift + j * g.chunk_oc);

@@ -138,8 +138,11 @@ bool eltwise_of(util::Activation a, float alpha, float beta, Eltwise* e) {
 }
 
 // Scratchpad by the caller, and the epilogue as post-ops: [batch norm: multiply, add per channel] [activation]
-// [sum: the residual] [activation]. conv.cc passes the batch norm's operands as post-ops 0 and 1.
-dnnl::primitive_attr attributes(const ConvGeometry& g) {
+// [sum: the residual] [activation]. conv.cc passes the batch norm's operands as post-ops 0 and 1. With
+// `residual_src1` (a descriptor of the output), the residual is a binary add of that operand instead of a sum into
+// the output, and *residual_post_op says which post-op it is.
+dnnl::primitive_attr attributes(const ConvGeometry& g, const dnnl::memory::desc* residual_src1 = nullptr,
+                                int* residual_post_op = nullptr) {
   dnnl::primitive_attr attr = user_scratchpad();
   dnnl::post_ops ops;
   if (g.batch_norm_post_ops) {
@@ -150,10 +153,26 @@ dnnl::primitive_attr attributes(const ConvGeometry& g) {
   Eltwise e{};
   const bool act = eltwise_of(g.activation, g.alpha, g.beta, &e);
   if (act && !g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
-  if (g.residual) ops.append_sum(1.f);
+  if (g.residual && residual_src1 != nullptr) {
+    *residual_post_op = ops.len();
+    ops.append_binary(dnnl::algorithm::binary_add, *residual_src1);
+  } else if (g.residual) {
+    ops.append_sum(1.f);
+  }
   if (act && g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
   attr.set_post_ops(ops);
   return attr;
+}
+
+// Whether a blocked convolution's residual may be a binary post-op read from the caller's tensor (build_conv_plan's
+// last resort): an activation before the residual, which oneDNN 2.6's jit:avx2 kernels take before a binary add
+// but not before a sum (only its reference code does: PP-YOLOE+-s's CSPResNet blocks, swish then the shortcut,
+// ran through kforge's reference loops on an AVX2 machine, 80 % of the inference), one reduction run (a chunk's sum
+// post-ops accumulate in the output), and the output written where the caller has it (the operand is read in the
+// output's layout).
+bool residual_as_binary(const ConvGeometry& g) {
+  return g.kind == ConvKind::kConv && g.blocked && g.ic_chunks() == 1 && g.residual &&
+         g.activation != util::Activation::kNone && !g.activation_after_residual && g.out_stride == 0;
 }
 
 // Which chunk of a reduction in chunks (ConvGeometry::chunk_ic) a primitive runs.
@@ -352,9 +371,9 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   const dnnl::memory::desc any_weights(dims_of(plan->user_weights), dnnl::memory::data_type::f32, tag::any);
   const Dims strides{g.sh, g.sw}, dilates{g.dh - 1, g.dw - 1}, pad_l{g.pt, g.pl}, pad_r{g.pb, g.pr};
   const bool reduction_chunks = g.ic_chunks() > 1;
-  const dnnl::primitive_attr attr = reduction_chunks ? chunk_attributes(g, ReductionPart::kLast)
-                                    : g.blocked      ? attributes(g)
-                                                     : user_scratchpad();
+  dnnl::primitive_attr attr = reduction_chunks ? chunk_attributes(g, ReductionPart::kLast)
+                              : g.blocked      ? attributes(g)
+                                               : user_scratchpad();
   const dnnl::memory::desc& weights_md = g.blocked ? any_weights : plan->user_weights;
   const dnnl::memory::desc no_bias;
   // The primitive for given src / dst layouts; an empty one where oneDNN has only its reference implementation.
@@ -394,6 +413,13 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   } else {
     pd = make(any_src, any_dst);
   }
+  if (!pd && residual_as_binary(g)) {
+    // No jit kernel with the residual as a sum after the activation: as a binary add of the caller's residual
+    // (conv.cc passes it, saved first where it is the output's own memory), the output in the caller's layout.
+    attr = attributes(g, &plan->user_dst, &plan->residual_post_op);
+    pd = make(g.nchw8c ? plan->user_src : any_src, plan->user_dst);
+    if (!pd) plan->residual_post_op = -1;
+  }
   if (!pd) return nullptr;
   plan->src = pd.src_desc();
   plan->weights = pd.weights_desc();
@@ -411,6 +437,7 @@ std::shared_ptr<Plan> build_conv_plan(const ConvGeometry& g) {
   plan->copy_pixels = plan->dst_reorder && g.channel_last && g.out_stride != 0 &&
                       plan->dst == f32_desc({n, chunk, g.oh, g.ow}, tag::nhwc);
   if (g.separate_epilogue()) return add_epilogue(g, plan.get()) ? plan : nullptr;
+  if (plan->residual_post_op >= 0) return plan;  // the residual is an operand, not in the output first
   if (g.residual && plan->dst_reorder) {
     plan->residual_in = make_reorder(plan->user_dst, plan->dst, &plan->scratchpad_bytes);
   } else if (g.residual) {

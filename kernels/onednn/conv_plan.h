@@ -88,7 +88,9 @@ struct ConvPlan : Plan {
   // place on the caller's output chunk; scale / shift are per_channel.
   std::optional<dnnl::binary> epilogue;
   dnnl::memory::desc per_channel;  // [1, chunk_oc, 1, 1]: also the batch-norm post-ops' operands
-  int residual_post_op = -1;  // the epilogue's post-op that adds the residual
+  // The post-op that adds the residual as a binary operand in user_dst's layout: the epilogue's, or (a blocked
+  // plan without separate_epilogue(), build_conv_plan's last resort) the primitive's own; -1: none.
+  int residual_post_op = -1;
   size_t src_bytes = 0, weights_bytes = 0, dst_bytes = 0, scratchpad_bytes = 0;
   std::string impl;
   // Row bands of a reduction in chunks over a large NHWC output (conv_plan.cc's add_bands): the task runs every

@@ -166,7 +166,7 @@ TEST_CASE("kforge::math::exp(double) is within 2 ulp") {
 
 TEST_CASE("the kernel library's vectorised loops give the scalar formula's bits") {
   using kforge::kernels::util::Transcendental;
-  // 203 elements: blocks of 16 (the AVX2 clone on a CPU that has it) and a tail of 11 (scalar).
+  // 203 elements: whole vectors (8 lanes of math_avx2.h where the CPU has AVX2, else blocks of 16) and a scalar tail.
   std::vector<float> x;
   for (int i = 0; i < 203; ++i) x.push_back(-9.0f + 0.0917f * static_cast<float>(i));
   x[5] = kMathInfF;
@@ -195,4 +195,37 @@ TEST_CASE("the kernel library's vectorised loops give the scalar formula's bits"
     const float scalar = kforge::math::exp(x[i] - 2.5f);
     CHECK(std::memcmp(&shifted[i], &scalar, sizeof scalar) == 0);
   }
+}
+
+TEST_CASE("the kernel library's loops give the scalar formulas' bits over the whole float range") {
+  // Every 1021st float bit pattern (both signs, every exponent, subnormals, infinities, NaNs): the AVX2 loops
+  // (kernels/math_avx2.h, on a CPU that has AVX2) and the vectoriser's clones elsewhere must round as the
+  // scalar formulas do in every lane, at the edges of exp's subnormal and overflow ranges and erf's pieces too.
+  using kforge::kernels::util::Transcendental;
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits <= 0xffffffffull; bits += 1021) x.push_back(float_from_bits(static_cast<uint32_t>(bits)));
+  for (float edge : {-126.0f * 0.69314718f, -87.33655f, -87.33654f, -103.97208f, 88.72283f, 88.72284f, 1.0f, -1.0f,
+                     4.0f, -4.0f, 0.0f, -0.0f}) {
+    x.push_back(edge);
+  }
+  const auto n = static_cast<int64_t>(x.size());
+  std::vector<float> out(x.size());
+  for (Transcendental op : {Transcendental::kExp, Transcendental::kErf, Transcendental::kSigmoid,
+                            Transcendental::kSilu, Transcendental::kGeluErf}) {
+    kforge::kernels::util::map_transcendental(op, x.data(), out.data(), n);
+    int64_t differ = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float scalar = kforge::kernels::util::transcendental(op, x[i]);
+      differ += std::memcmp(&out[i], &scalar, sizeof scalar) != 0;
+    }
+    INFO("op " << static_cast<int>(op));
+    CHECK(differ == 0);
+  }
+  kforge::kernels::util::map_exp_shifted(x.data(), -3.25f, out.data(), n);
+  int64_t differ = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float scalar = kforge::math::exp(x[i] - -3.25f);
+    differ += std::memcmp(&out[i], &scalar, sizeof scalar) != 0;
+  }
+  CHECK(differ == 0);
 }

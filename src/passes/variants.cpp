@@ -379,6 +379,12 @@ MultiKernelPlan plan_cuda_row_variants(const LoweredProgram& program, const Fusi
   if (hints.empty()) return plan;
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kRow || g.calls.empty()) continue;
+    // The row variants' arguments (RowArgs) carry no shape parameters: a group whose launcher needs them (a
+    // broadcast input over dims known only at run time, GPT's residual add + layer norm over [B, S, 768]) keeps
+    // the launcher's own choice, as without hints.
+    const bool broadcast = std::any_of(g.inputs.begin(), g.inputs.end(),
+                                       [](const GroupInput& in) { return in.access == InputAccess::kStrided; });
+    if (broadcast && has_dynamic_strides(g)) continue;
     MultiKernelSite site;
     site.call = g.calls.front();
     site.group = g.index;

@@ -13,7 +13,9 @@
 # the step at L = GPT_LENS (128 512), timed per token; float16 twice: with float32 inputs and outputs (--precision's
 # default: the caches converted on the way in and out) and with --io-precision compute (float16 caches in and out,
 # as torch's). MODELS (default "bert gpt") picks; PRECISIONS (BERT's) and GPT_PRECISIONS, at prepare, the programs
-# compiled (each takes minutes of nvcc on the GPU machine). Median of 50 runs after 10 warm-ups, each a host clock
+# compiled (each takes minutes of nvcc on the GPU machine); KFORGE_FLAGS, at prepare, more `kforge compile` options
+# for every program (e.g. "--multi-kernel-hints 64,256,4096": each GEMM a dispatcher that picks among cuBLASLt's
+# ranked algorithms and kforge's tiles per shape, docs/multi-kernel.md; its picks are made in the warm-up runs). Median of 50 runs after 10 warm-ups, each a host clock
 # around run() + synchronize() (torch: model(x) or graph.replay(), then torch.cuda.synchronize()), by
 # bench/cuda_models/timing_harness.cu with KFORGE_INPUT_DIMS=B,S,768 and seeded parameters of realistic scale
 # filled on the GPU (no weights travel: 340 MB each). Correctness is tests/gpu/check_models.sh's (the zoo's
@@ -60,7 +62,7 @@ prepare() {
       [[ "$p" == */io ]] && io=(--io-precision compute)
       "$kforge" compile "$export_dir/$m/inference.json" --ops "$ex/ops.yaml" --ops "$ex/fusion.yaml" \
         --op-compat "$ex/op_compat.yaml" -o "$out/$m/gen_${p/\/io/io}" --name "$m" --target cuda --cuda-graph \
-        --precision "${p%/io}" "${io[@]}"
+        --precision "${p%/io}" "${io[@]}" ${KFORGE_FLAGS:-}
       echo "$m ${p/\/io/io}" >> "$out/compiled"
     done
   done
@@ -70,6 +72,7 @@ prepare() {
 
 build_one() {  # MODEL PRECISION: DIR/bin/MODEL_PRECISION (16-bit attention groups: linked with cuDNN too)
   local m="$1" p="$2" gen="$DIR/$1/gen_$2" cudnn=()
+  [[ "$DIR/bin/${m}_$p" -nt "$gen/$m.cu" ]] && return 0  # built by an earlier `run` or `build` of this directory
   if [[ -f "$gen/kforge_cudnn_attention.cuh" ]]; then
     cudnn=(-lcudnn)
     [[ -n "${CUDNN_DIR:-}" ]] && cudnn=(-I "$CUDNN_DIR/include" -L "$CUDNN_DIR/lib" -l:libcudnn.so.9)

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 
 #include "codegen/cpp_text.h"
 #include "codegen/cuda_class_context.h"
@@ -193,6 +194,7 @@ tmpl::Value CudaGemmCode::call(const FusedGroup& g) const {
   c.set("epilogue", epilogue_code(gm.epilogue));
   c.set("transposes", transposes(g));
   c.set("batched", gm.batched);
+  c.set("batch", "kforge::cuda_gemm::Batch{}");  // one product (a site's arguments name it all the same)
   if (gm.batched) {
     std::string outer;  // the second level, when there is one
     if (gm.outer.constant() != std::optional<int64_t>(1)) {
@@ -277,35 +279,50 @@ tmpl::Value CudaGemmCode::multi_kernel_state() const {
     types.push_back(std::move(type));
   }
   mk.set("types", tmpl::Value(std::move(types)));
-  tmpl::List sites;
+  // Sites with the same variant set (every layer of a transformer has the same few) share one function that
+  // makes it: `sets`, each named after the first group that has it.
+  tmpl::List sites, sets;
+  std::map<uint64_t, std::string> set_function;  // set hash -> its function
   for (const passes::MultiKernelSite& site : mk_->sites) {
     const FusedGroup& g = plan_.groups.at(site.group);
     const GemmElement& e = element_of(g);
+    auto [known, added] = set_function.emplace(site.set_hash, "gemm_variants_" + std::to_string(site.group));
+    if (added) {
+      tmpl::Value set = tmpl::Value::map();
+      set.set("function", known->second);
+      set.set("description", describe_(g));
+      set.set("hash", fmt::format("{:#018x}", site.set_hash));
+      set.set("dispatcher", e.dispatcher);
+      set.set("args", e.args);
+      tmpl::List variants;
+      for (const passes::KernelVariant& v : site.variants) {
+        tmpl::Value variant = tmpl::Value::map();
+        variant.set("name", cpp_string(v.name));
+        // cuBLASLt: gemm.j2's lambda calls `lt_call` on the GemmState's instance with the heuristic's rank
+        // `algo`; a tile: its function.
+        const bool lt = v.kind == passes::VariantKind::kCublasLt;
+        variant.set("lt_call", lt ? tmpl::Value(e.lt_variant) : tmpl::Value(false));
+        variant.set("algo", static_cast<int64_t>(v.algo));
+        variant.set("fn", lt ? tmpl::Value(false) : tmpl::Value(variant_function(g, v)));
+        variant.set("rank", static_cast<int64_t>(v.rank));
+        variant.set("hint", cpp_int_list(v.hint));
+        variants.push_back(std::move(variant));
+      }
+      set.set("variants", tmpl::Value(std::move(variants)));
+      sets.push_back(std::move(set));
+    }
     tmpl::Value s = tmpl::Value::map();
     s.set("name", site.name);
     s.set("name_literal", cpp_string(site.name));
     s.set("group", static_cast<int64_t>(site.group));
-    s.set("description", describe_(g));
     s.set("hash", fmt::format("{:#018x}", site.set_hash));
     s.set("dispatcher", e.dispatcher);
-    s.set("args", e.args);
     s.set("lt", e.lt);
     s.set("config", e.config);
-    tmpl::List variants;
-    for (const passes::KernelVariant& v : site.variants) {
-      tmpl::Value variant = tmpl::Value::map();
-      variant.set("name", cpp_string(v.name));
-      // cuBLASLt: gemm.j2's lambda calls `lt_call` on the GemmState's instance; a tile: its function.
-      const bool lt = v.kind == passes::VariantKind::kCublasLt;
-      variant.set("lt_call", lt ? tmpl::Value(e.lt_variant) : tmpl::Value(false));
-      variant.set("fn", lt ? tmpl::Value(false) : tmpl::Value(variant_function(g, v)));
-      variant.set("rank", static_cast<int64_t>(v.rank));
-      variant.set("hint", cpp_int_list(v.hint));
-      variants.push_back(std::move(variant));
-    }
-    s.set("variants", tmpl::Value(std::move(variants)));
+    s.set("variants_function", known->second);
     sites.push_back(std::move(s));
   }
+  mk.set("sets", tmpl::Value(std::move(sets)));
   mk.set("sites", tmpl::Value(std::move(sites)));
   return mk;
 }

@@ -177,7 +177,7 @@ void plan_library_call(const LoweredProgram& p, uint32_t c, const std::vector<ui
 }  // namespace
 
 CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_bytes,
-                   const MultiKernelPlan* row_variants, bool cuda_graph) {
+                   bool cuda_graph) {
   CudaPlan plan;
   const std::vector<uint32_t> readers = count_readers(p);
   check_gemm_dims(p, fusion, plan);
@@ -241,7 +241,7 @@ CudaPlan plan_cuda(LoweredProgram& p, const FusionPlan& fusion, int64_t scratch_
       plan.refusals.push_back({p.calls[c].loc, refused->second});
     }
   }
-  refuse_cuda_fused_groups(p, fusion, row_variants, plan.refusals);
+  refuse_cuda_fused_groups(p, fusion, plan.refusals);
   // Last, and only when all else can run (what the backend checked after the plan before it had this part).
   if (plan.refusals.empty()) plan_cuda_data_dependent(p, cuda_graph, plan);
   if (plan.refusals.empty()) plan_cuda_tensor_dtypes(p, plan);

@@ -295,18 +295,16 @@ std::optional<CudaBatchNorm> plan_cuda_batch_norm(const LoweredProgram& program,
 /// The plan of the whole program: every form above, the relu6 splits, and a scratch buffer of `scratch_bytes` per
 /// cuDNN convolution added to `program`'s memory plan (add_scratch_buffers), and one per call that needs a scratch
 /// of its own size (cuda_index_scratch.h: topk).
-/// `row_variants`: the multi-kernel row sites (plan_cuda_row_variants), whose groups' refusals it adds.
 /// `cuda_graph` (--cuda-graph): no dim may be sized by data (a captured graph replays fixed sizes). When nothing
 /// else is refused, the data-dependent part is planned last (plan_cuda_data_dependent).
 CudaPlan plan_cuda(LoweredProgram& program, const FusionPlan& fusion, int64_t scratch_bytes,
-                   const MultiKernelPlan* row_variants = nullptr, bool cuda_graph = false);
+                   bool cuda_graph = false);
 
 /// The elementwise and row groups whose fused kernels cannot be written (a dtype with no CUDA spelling, an rms_norm
-/// row pattern, a row pattern outside float32 / float64, a row group's strided store, a multi-kernel row group's
-/// broadcast over dims known only at run time), added to `refusals` at each group's first call
-/// (cuda_plan_groups.cpp).
+/// row pattern, a row pattern outside float32 / float64, a row group's strided store), added to `refusals` at each
+/// group's first call (cuda_plan_groups.cpp).
 void refuse_cuda_fused_groups(const LoweredProgram& program, const FusionPlan& fusion,
-                              const MultiKernelPlan* row_variants, std::vector<CudaRefusal>& refusals);
+                              std::vector<CudaRefusal>& refusals);
 
 /// The compactions' forms (CudaPlan::compactions) and the refusals of what the target cannot size from data: every
 /// data-dependent dim with `cuda_graph`, a dim read from a tensor's values by a shape rule the host does not run,

@@ -20,28 +20,8 @@ bool has_cuda_type(expr::ScalarType t) {
   return t == expr::compute_type(t) && expr::cpp_scalar_name(t).has_value();
 }
 
-// Whether a dim after the first or a stride of a strided input or store is known only at run time: the
-// launcher then takes it as a shape parameter (codegen::cuda_group_shape_params).
-bool has_dynamic_strides(const FusedGroup& g) {
-  for (size_t k = 1; k < g.shape.size(); ++k) {
-    if (!g.shape[k].is_constant()) return true;
-  }
-  for (const GroupInput& in : g.inputs) {
-    if (in.access != InputAccess::kStrided) continue;
-    for (const SymExpr& s : in.strides) {
-      if (!s.is_constant()) return true;
-    }
-  }
-  for (const GroupStore& st : g.stores) {
-    for (const SymExpr& s : st.strides) {
-      if (!s.is_constant()) return true;
-    }
-  }
-  return false;
-}
-
 // Why the group's kernel cannot be written, each reason once, in the order the checks find them.
-std::vector<std::string> group_reasons(const FusedGroup& g, const MultiKernelSite* site) {
+std::vector<std::string> group_reasons(const FusedGroup& g) {
   std::vector<std::string> why;
   auto add = [&](std::string reason) {
     if (std::find(why.begin(), why.end(), reason) == why.end()) why.push_back(std::move(reason));
@@ -53,11 +33,6 @@ std::vector<std::string> group_reasons(const FusedGroup& g, const MultiKernelSit
   for (const GroupInput& in : g.inputs) {
     type(in.storage);
     type(in.type);
-    if (in.access == InputAccess::kStrided && rows && site != nullptr && has_dynamic_strides(g)) {
-      // The row launcher takes the shape parameters; the multi-kernel variants' RowArgs do not carry them.
-      add("a broadcast input of a row group over dims known only at run time has no multi-kernel variants yet "
-          "(compile without --multi-kernel-hints)");
-    }
   }
   for (const GroupStmt& s : g.stmts) {
     type(s.type);
@@ -82,13 +57,11 @@ std::vector<std::string> group_reasons(const FusedGroup& g, const MultiKernelSit
 
 }  // namespace
 
-void refuse_cuda_fused_groups(const LoweredProgram& p, const FusionPlan& fusion, const MultiKernelPlan* row_variants,
-                              std::vector<CudaRefusal>& refusals) {
+void refuse_cuda_fused_groups(const LoweredProgram& p, const FusionPlan& fusion, std::vector<CudaRefusal>& refusals) {
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kElementwise && g.kind != GroupKind::kRow) continue;
-    const MultiKernelSite* site = row_variants != nullptr ? row_variants->site_for_group(g.index) : nullptr;
     const SourceLoc loc = g.calls.empty() ? SourceLoc{} : p.calls[g.calls.front()].loc;
-    for (const std::string& why : group_reasons(g, site)) {
+    for (const std::string& why : group_reasons(g)) {
       refusals.push_back({loc, fmt::format("--target cuda: fused group {} ({}): {}", g.index, g.label, why)});
     }
   }

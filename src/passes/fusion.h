@@ -284,6 +284,10 @@ std::optional<FusedGroup> lone_conv_group(const LoweredProgram& program, const o
 /// True when `value` is internal to a group (no buffer; the generated code never names it).
 bool is_fused_internal(const FusionPlan& plan, uint32_t value);
 
+/// Whether a dim of `g` after the first, or a stride of a strided input or store, is known only at run time: a
+/// CUDA launcher then takes it as a shape parameter (codegen::cuda_group_shape_params).
+bool has_dynamic_strides(const FusedGroup& g);
+
 /// True when a typed expression calls an expensive function, which the fusion pass never recomputes:
 /// exp, expm1, log, log1p, log2, log10, pow, erf, sigmoid, the trigonometric and hyperbolic functions.
 /// Cheap (may be evaluated in more than one row pass): arithmetic, comparisons, select, casts, min, max,

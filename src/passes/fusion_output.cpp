@@ -50,6 +50,24 @@ bool is_fused_internal(const FusionPlan& plan, uint32_t value) {
   return false;
 }
 
+bool has_dynamic_strides(const FusedGroup& g) {
+  for (size_t k = 1; k < g.shape.size(); ++k) {
+    if (!g.shape[k].is_constant()) return true;
+  }
+  for (const GroupInput& in : g.inputs) {
+    if (in.access != InputAccess::kStrided) continue;
+    for (const SymExpr& s : in.strides) {
+      if (!s.is_constant()) return true;
+    }
+  }
+  for (const GroupStore& st : g.stores) {
+    for (const SymExpr& s : st.strides) {
+      if (!s.is_constant()) return true;
+    }
+  }
+  return false;
+}
+
 void renumber_groups(FusionPlan& plan) {
   std::stable_sort(plan.groups.begin(), plan.groups.end(),
                    [](const FusedGroup& a, const FusedGroup& b) { return a.position < b.position; });

@@ -164,7 +164,7 @@ std::optional<CompiledProgram> run_one_layout(ir::Program& program, const OpSet&
   // where the shapes are static, with the values dead there), and captured by a CUDA graph with the rest of the
   // workspace. What cannot run is an error at its op.
   if (target.cuda_plan) {
-    out.cuda = plan_cuda(lp, out.fusion, choices.scratch_bytes, &out.row_variants, choices.cuda_graph);
+    out.cuda = plan_cuda(lp, out.fusion, choices.scratch_bytes, choices.cuda_graph);
     for (const CudaRefusal& refusal : out.cuda.refusals) diags.error(refusal.loc, refusal.message);
     if (!out.cuda.refusals.empty()) return std::nullopt;
   }

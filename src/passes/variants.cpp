@@ -324,8 +324,7 @@ MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
   plan.hints = hints;
   if (hints.empty()) return plan;
   for (const FusedGroup& g : fusion.groups) {
-    // A batch of products is cuBLASLt's alone (the SIMT and tensor-core tiles compute one product).
-    if (g.kind != GroupKind::kGemm || g.gemm.batched) continue;
+    if (g.kind != GroupKind::kGemm) continue;
     const bool f32 = g.gemm.dtype == ir::DataType::kFloat32;
     MultiKernelSite site;
     site.call = g.gemm.matmul;
@@ -336,27 +335,29 @@ MultiKernelPlan plan_cuda_gemm_variants(const FusionPlan& fusion,
                 (g.gemm.epilogue == GemmEpilogue::kNone ? "" : "_" + epilogue);
     // (float32 sites keep the config, and so the hash, they had before 16-bit sites existed.)
     site.config = (f32 ? "" : "dtype=" + std::string(ir::dtype_name(g.gemm.dtype)) + " ") + "epilogue=" + epilogue +
-                  " transpose_x=" + (g.gemm.transpose_x ? "1" : "0") + " transpose_y=" + (g.gemm.transpose_y ? "1" : "0");
-    KernelVariant lt;
-    lt.kind = VariantKind::kCublasLt;
-    lt.rank = 0;
-    if (f32) {
-      lt.name = "cublaslt_f32";
-      lt.config = "extern compute=32F";
-    } else {
-      const bool bf16 = g.gemm.dtype == ir::DataType::kBFloat16;
-      lt.name = bf16 ? "cublaslt_bf16" : "cublaslt_f16";
-      lt.config = bf16 ? "extern type=16BF compute=32F" : "extern type=16F compute=32F";
+                  " transpose_x=" + (g.gemm.transpose_x ? "1" : "0") + " transpose_y=" + (g.gemm.transpose_y ? "1" : "0") +
+                  (g.gemm.batched ? " batched=1" : "");
+    const bool bf16 = g.gemm.dtype == ir::DataType::kBFloat16;
+    const std::string lt_name = f32 ? "cublaslt_f32" : bf16 ? "cublaslt_bf16" : "cublaslt_f16";
+    const std::string lt_config = f32 ? "extern compute=32F" : bf16 ? "extern type=16BF compute=32F" : "extern type=16F compute=32F";
+    for (int algo = 0; algo < kCublasLtRanks; ++algo) {
+      KernelVariant lt;
+      lt.kind = VariantKind::kCublasLt;
+      lt.algo = algo;
+      lt.rank = algo;
+      lt.name = algo == 0 ? lt_name : lt_name + "_alg" + std::to_string(algo);
+      lt.config = algo == 0 ? lt_config : lt_config + " algo=" + std::to_string(algo);
+      site.variants.push_back(lt);
     }
-    site.variants.push_back(lt);
-    // The tensor-core kernel reads A [M, K] and B [K, N] as stored, in 16-byte chunks: no transposes, and K and
-    // N multiples of 8. Where that is known not to hold, cuBLASLt is the only candidate.
+    // The tiles compute one product. The tensor-core kernel reads A [M, K] and B [K, N] as stored, in 16-byte
+    // chunks: no transposes, and K and N multiples of 8. Where that is known not to hold, cuBLASLt is the only
+    // candidate.
     auto multiple_of_8 = [](const SymExpr& d) {
       const std::optional<int64_t> c = d.constant();
       return !c || *c % 8 == 0;
     };
-    const bool tiles = f32 || (!g.gemm.transpose_x && !g.gemm.transpose_y && multiple_of_8(g.gemm.n) &&
-                               multiple_of_8(g.gemm.k));
+    const bool tiles = !g.gemm.batched && (f32 || (!g.gemm.transpose_x && !g.gemm.transpose_y &&
+                                                   multiple_of_8(g.gemm.n) && multiple_of_8(g.gemm.k)));
     for (int64_t hint : tiles ? hints : std::vector<int64_t>{}) {
       KernelVariant tile = f32 ? cuda_simt_variant_for_hint(hint) : cuda_tensor_core_variant_for_hint(hint);
       auto same = std::find_if(site.variants.begin(), site.variants.end(),
@@ -378,6 +379,12 @@ MultiKernelPlan plan_cuda_row_variants(const LoweredProgram& program, const Fusi
   if (hints.empty()) return plan;
   for (const FusedGroup& g : fusion.groups) {
     if (g.kind != GroupKind::kRow || g.calls.empty()) continue;
+    // The row variants' arguments (RowArgs) carry no shape parameters: a group whose launcher needs them (a
+    // broadcast input over dims known only at run time, GPT's residual add + layer norm over [B, S, 768]) keeps
+    // the launcher's own choice, as without hints.
+    const bool broadcast = std::any_of(g.inputs.begin(), g.inputs.end(),
+                                       [](const GroupInput& in) { return in.access == InputAccess::kStrided; });
+    if (broadcast && has_dynamic_strides(g)) continue;
     MultiKernelSite site;
     site.call = g.calls.front();
     site.group = g.index;

@@ -11,11 +11,15 @@
 //     kernel (rank 0), a single-pass row loop (one pass per statistic with the row kept hot, rank 1) and a
 //     looped one that walks the row in chunks sized for the hints' row lengths (rank 2).
 //   - --target cuda: every GEMM group of the fusion plan (FusedGroup kGemm: a matmul with its bias /
-//     bias+gelu epilogue) is a site.
-//     float32 (kCudaGemmF32): cuBLASLt in full fp32 (rank 0, the extern candidate), then one SIMT tile of
-//     templates/cuda/kforge_gemm.cuh per distinct tile chosen for the hints (ranks 1, 2, ...).
-//     float16 / bfloat16 (kCudaGemm16): cuBLASLt in that type with fp32 compute (rank 0), then one tensor-core
-//     tile of templates/cuda/kforge_gemm_tc.cuh per distinct tile chosen for the hints (ranks 1, 2, ...). The
+//     bias+gelu epilogue, a batch of products or one) is a site.
+//     Every site first offers cuBLASLt: its heuristic's first choice (rank 0, the extern candidate, what runs
+//     without hints), then the algorithms it ranks after it (kCublasLtRanks in all; "cublaslt_f16_alg3"), since
+//     the first choice is not always the fastest (an H200's float16 BERT / GPT-2 GEMMs at M 8192: up to 0.81x
+//     with another rank, bench/transformers/gemm_rank_bench.cu). A batch of products offers these alone.
+//     float32 (kCudaGemmF32): cuBLASLt in full fp32 (or TF32 when the class is told so), then one SIMT tile of
+//     templates/cuda/kforge_gemm.cuh per distinct tile chosen for the hints.
+//     float16 / bfloat16 (kCudaGemm16): cuBLASLt in that type with fp32 compute, then one tensor-core
+//     tile of templates/cuda/kforge_gemm_tc.cuh per distinct tile chosen for the hints. The
 //     tensor-core kernel reads A and B untransposed and needs K and N multiples of 8: a site with a transpose,
 //     or with a static K or N that is no multiple of 8, offers cuBLASLt alone. (Run-time reasons a tile cannot
 //     serve a call, pointers not 16-byte aligned, are the generated dispatcher's: it sends such calls to
@@ -71,6 +75,7 @@ struct KernelVariant {
   int bm = 0, bn = 0, bk = 0, tm = 0, tn = 0;  // kCudaSimt: CTA tile bm x bn, bk deep; tm x tn per thread
   int warps_m = 0, warps_n = 0, stages = 0;    // kCudaTensorCore (with bm, bn, bk): warp grid, pipeline depth
   int team = 0, regs = 0;      // kCudaRowRegisters / kCudaRowLooped (regs = 0): threads per row, vectors each
+  int algo = 0;                // kCublasLt: the rank of cuBLASLt's heuristic algorithm (0: its first choice)
   std::string config;          // "mr=4 nr=16 kc=128": what the hash covers besides the name
 };
 
@@ -120,9 +125,12 @@ std::vector<KernelVariant> cuda_row_variants_for_hint(int64_t hint);
 /// kforge_cublaslt.cuh): it feeds every kCudaGemmF32 set hash, so picks cached for older kernels are ignored.
 /// (2: the separate bias / gelu kernel after cuBLASLt became one template over the element type, with 16-byte
 /// vectors.)
-inline constexpr const char* kCudaGemmF32Version = "kforge-cuda-gemm-f32 2";
+/// (3: cuBLASLt's ranked algorithms as variants, batches of products as sites.)
+inline constexpr const char* kCudaGemmF32Version = "kforge-cuda-gemm-f32 3";
 /// Likewise for the 16-bit sites (kCudaGemm16: kforge_gemm_tc.cuh, kforge_cublaslt.cuh).
-inline constexpr const char* kCudaGemm16Version = "kforge-cuda-gemm-16 1";
+inline constexpr const char* kCudaGemm16Version = "kforge-cuda-gemm-16 2";
+/// How many of cuBLASLt's ranked algorithms a CUDA GEMM site offers (kforge_cublaslt.cuh's kMaxAlgos).
+inline constexpr int kCublasLtRanks = 8;
 
 /// The plan for `program` (no sites when `hints` is empty). `call_group` (FusionPlan::call_group; may be empty)
 /// marks calls fused into a group: they are no kernel calls and get no variants.

@@ -67,17 +67,6 @@ struct TypeIdentity {
 template <typename T>
 using NoDeduce = typename TypeIdentity<T>::type;
 
-// A strided batch of products (see the file comment); the default is one product. cublaslt_gemm_batched also
-// takes an outer level: `outer` such batches, the o-th at A + o * outer_stride_a (and B, C likewise), for
-// operands that broadcast differently over two runs of batch dims (one cuBLASLt call per outer index).
-struct Batch {
-  int count = 1;
-  int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements
-  int64_t outer = 1;
-  int64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
-  int64_t stride_bias = 0;  // product i's bias at bias + i * stride_bias (an epilogue over a batch)
-};
-
 // Row strides (elements) of A as stored and of C, where they are not the dense ones (0: dense, K or M for A by its
 // transpose, N for C): a product over every G-th row of a matrix (cublaslt_gemm_phased_n).
 struct RowStrides {
@@ -658,7 +647,8 @@ inline void cublaslt_gemm_prepare(CublasLtGemm& lt, const T* A, const T* B, T* C
 // in fp32. No epilogue. Returns as cublaslt_gemm. M, N or batch.count == 0: nothing to do; K == 0: C = 0.
 template <typename T>
 inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* B, T* C, int M, int N, int K,
-                                         const Batch& batch, bool transpose_a, bool transpose_b, cudaStream_t stream) {
+                                         const Batch& batch, bool transpose_a, bool transpose_b, cudaStream_t stream,
+                                         int algo_index = 0) {
   if (M < 0 || N < 0 || K < 0 || batch.count < 0 || batch.outer < 0) return cudaErrorInvalidValue;
   if (M == 0 || N == 0 || batch.count == 0 || batch.outer == 0) return cudaSuccess;
   for (int64_t o = 0; o < batch.outer; ++o) {
@@ -673,7 +663,10 @@ inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* 
       }
       continue;
     }
-    if (lt.run(a, b, c, nullptr, M, N, K, Epilogue::kNone, stream, 0, transpose_a, transpose_b, batch) !=
+    const int algo = lt.can_run(M, N, K, Epilogue::kNone, nullptr, algo_index, transpose_a, transpose_b, a, b, c, batch)
+                         ? algo_index
+                         : 0;  // a rank the heuristic does not offer for the shape: its first choice
+    if (lt.run(a, b, c, nullptr, M, N, K, Epilogue::kNone, stream, algo, transpose_a, transpose_b, batch) !=
         CUBLAS_STATUS_SUCCESS)
       return cudaErrorNotSupported;
   }
@@ -687,20 +680,25 @@ inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* 
 template <typename T>
 inline cudaError_t cublaslt_gemm_batched(CublasLtGemm& lt, const T* A, const T* B, T* C, const NoDeduce<T>* bias,
                                          int M, int N, int K, Epilogue epilogue, const Batch& batch, bool transpose_a,
-                                         bool transpose_b, cudaStream_t stream) {
-  if (epilogue == Epilogue::kNone) return cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream);
+                                         bool transpose_b, cudaStream_t stream, int algo_index = 0) {
+  if (epilogue == Epilogue::kNone)
+    return cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream, algo_index);
   if (bias == nullptr || batch.outer != 1) return cudaErrorInvalidValue;
   const bool aligned_bias = cublaslt_bias_in_gemm(epilogue, bias) && (batch.stride_bias * sizeof(T)) % 16 == 0;
   const Epilogue in_gemm =
       M > 0 && N > 0 && K > 0 && batch.count > 0
           ? cublaslt_epilogue_in_gemm(lt, epilogue, aligned_bias, M, N, K, bias, transpose_a, transpose_b, A, B, C, batch)
           : Epilogue::kNone;
+  if (in_gemm != Epilogue::kNone &&
+      !lt.can_run(M, N, K, in_gemm, bias, algo_index, transpose_a, transpose_b, A, B, C, batch))
+    algo_index = 0;  // a rank the heuristic does not offer for the shape: its first choice
   if (cudaError_t e = in_gemm != Epilogue::kNone
-                          ? (lt.run(A, B, C, bias, M, N, K, in_gemm, stream, 0, transpose_a, transpose_b, batch) ==
-                                     CUBLAS_STATUS_SUCCESS
+                          ? (lt.run(A, B, C, bias, M, N, K, in_gemm, stream, algo_index, transpose_a, transpose_b,
+                                    batch) == CUBLAS_STATUS_SUCCESS
                                  ? cudaSuccess
                                  : cudaErrorNotSupported)
-                          : cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream);
+                          : cublaslt_gemm_batched(lt, A, B, C, M, N, K, batch, transpose_a, transpose_b, stream,
+                                                  algo_index);
       e != cudaSuccess)
     return e;
   for (int i = 0; i < batch.count; ++i) {
@@ -746,9 +744,14 @@ inline void cublaslt_gemm_f32_prepare(CublasLtGemm& lt, const float* A, const fl
   cublaslt_gemm_prepare(lt, A, B, C, bias, M, N, K, epilogue, transpose_a, transpose_b);
 }
 
-// cuBLASLt (algorithm algo_index, see cublaslt_gemm) as a variant of a multi-kernel GEMM site.
+// cuBLASLt (algorithm algo_index, see cublaslt_gemm) as a variant of a multi-kernel GEMM site; a site over a batch
+// of products passes it on (cublaslt_gemm_batched).
 template <typename T>
 inline cudaError_t cublaslt_then_epilogue(CublasLtGemm& lt, const GemmArgs<T>& a, int algo_index = 0) {
+  if (!is_single_product(a.batch)) {
+    return cublaslt_gemm_batched(lt, a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue, a.batch, a.transpose_a,
+                                 a.transpose_b, a.stream, algo_index);
+  }
   return cublaslt_gemm(lt, a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.epilogue, a.transpose_a, a.transpose_b, a.stream,
                        algo_index);
 }

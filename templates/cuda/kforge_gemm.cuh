@@ -284,8 +284,24 @@ inline cudaError_t gelu_epilogue(T* C, int M, int N, cudaStream_t stream, Epilog
 }
 
 // ---------------------------------------------------------------------------------------------------------
+// A strided batch of products (kforge_cublaslt.cuh's file comment, "Batches"); the default is one product.
+// `outer` such batches, the o-th at A + o * outer_stride_a (and B, C likewise), serve operands that broadcast
+// differently over two runs of batch dims (cublaslt_gemm_batched: one cuBLASLt call per outer index).
+// ---------------------------------------------------------------------------------------------------------
+struct Batch {
+  int count = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements
+  int64_t outer = 1;
+  int64_t outer_stride_a = 0, outer_stride_b = 0, outer_stride_c = 0;
+  int64_t stride_bias = 0;
+};
+
+inline bool is_single_product(const Batch& b) { return b.count == 1 && b.outer == 1; }
+
+// ---------------------------------------------------------------------------------------------------------
 // The arguments of one GEMM call as every variant of a multi-kernel GEMM site takes them (kforge_gemm_f32.cuh,
-// kforge_gemm_tc.cuh): T is float, __half or __nv_bfloat16.
+// kforge_gemm_tc.cuh): T is float, __half or __nv_bfloat16. A site over a batch of products passes its Batch
+// (cuBLASLt's variants alone serve one: the tiles compute a single product).
 // ---------------------------------------------------------------------------------------------------------
 template <typename T>
 struct GemmArgs {
@@ -298,7 +314,16 @@ struct GemmArgs {
   cudaStream_t stream;
   bool transpose_a = false;
   bool transpose_b = false;
+  Batch batch = {};
 };
+
+// The elements of C a call writes, from C on: what a benchmark's scratch output must hold.
+template <typename T>
+inline size_t output_extent(const GemmArgs<T>& a) {
+  const Batch& b = a.batch;
+  return size_t(a.M) * size_t(a.N) + size_t(b.count - 1) * size_t(b.stride_c) +
+         size_t(b.outer - 1) * size_t(b.outer_stride_c);
+}
 
 }  // namespace cuda_gemm
 }  // namespace kforge

@@ -26,8 +26,8 @@ namespace cuda_gemm {
 // ---------------------------------------------------------------------------------------------------------
 // fp32 GEMM sites: the SIMT kernels (tiles per size hint) and cuBLASLt in full fp32 (no TF32) with the erf
 // epilogue kforge needs (cublaslt_gemm_f32). `kforge compile --target cuda --multi-kernel-hints` emits one
-// GemmF32MultiKernel per GEMM group: cuBLASLt (rank 0) plus simt_f32<tile, epilogue, transposes> per tile the
-// hints chose (src/passes/variants.cpp), with make_gemm_f32_config(site, timer, hash).
+// GemmF32MultiKernel per GEMM group: cuBLASLt (its heuristic's ranks 0..7) plus simt_f32<tile, epilogue,
+// transposes> per tile the hints chose (src/passes/variants.cpp), with make_gemm_f32_config(site, timer, hash).
 // ---------------------------------------------------------------------------------------------------------
 constexpr const char* kGemmF32VariantsVersion = "kforge-gemm-f32-variants 2";
 
@@ -37,16 +37,25 @@ using GemmMultiKernel = mk::MultiKernel<cudaError_t(const GemmArgs<T>&)>;
 using GemmF32Args = GemmArgs<float>;
 using GemmF32MultiKernel = GemmMultiKernel<float>;
 
+// A site's dispatch key: {M, N, K} for one product, {M, N, K, count, outer} for a batch of products.
+template <typename T>
+inline mk::ShapeKey gemm_shape_key(const GemmArgs<T>& a) {
+  if (is_single_product(a.batch)) return mk::ShapeKey{a.M, a.N, a.K};
+  return mk::ShapeKey{a.M, a.N, a.K, a.batch.count, a.batch.outer};
+}
+
 // lt must have been made with element type CUDA_R_32F. (The spelling generated float32 code calls.)
-inline cudaError_t cublaslt_f32_then_epilogue(CublasLtGemm& lt, const GemmF32Args& a) {
-  return cublaslt_then_epilogue(lt, a);
+inline cudaError_t cublaslt_f32_then_epilogue(CublasLtGemm& lt, const GemmF32Args& a, int algo_index = 0) {
+  return cublaslt_then_epilogue(lt, a, algo_index);
 }
 
 // One SIMT instantiation as a variant: the epilogue and transposes are the site's (generated code knows them);
-// the arguments must agree (a mismatch is a caller bug: cudaErrorInvalidValue, never a wrong result).
+// the arguments must agree (a mismatch is a caller bug: cudaErrorInvalidValue, never a wrong result). One product:
+// a batch is cuBLASLt's alone.
 template <class Tile, Epilogue E, bool TransA, bool TransB>
 inline cudaError_t simt_f32(const GemmF32Args& a) {
-  if (a.epilogue != E || a.transpose_a != TransA || a.transpose_b != TransB) return cudaErrorInvalidValue;
+  if (a.epilogue != E || a.transpose_a != TransA || a.transpose_b != TransB || !is_single_product(a.batch))
+    return cudaErrorInvalidValue;
   return SimtGemm<Tile>::template run<E, TransA, TransB>(a.A, a.B, a.C, a.bias, a.M, a.N, a.K, a.stream);
 }
 

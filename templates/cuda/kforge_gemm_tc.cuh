@@ -314,7 +314,7 @@ using kTileForHint4096Wide = TensorCoreTile<128, 256, 32, 2, 4, 3>;
 template <typename T>
 inline bool tensor_core_applies(const GemmArgs<T>& a) {
   using kforge::cuda::aligned_to;
-  if (a.transpose_a || a.transpose_b || a.M <= 0 || a.N <= 0 || a.K <= 0 || a.N % 8 != 0 || a.K % 8 != 0) return false;
+  if (!is_single_product(a.batch) || a.transpose_a || a.transpose_b || a.M <= 0 || a.N <= 0 || a.K <= 0 || a.N % 8 != 0 || a.K % 8 != 0) return false;
   if (!aligned_to(a.A, 16) || !aligned_to(a.B, 16) || !aligned_to(a.C, 16)) return false;
   return a.epilogue == Epilogue::kNone || (a.bias != nullptr && aligned_to(a.bias, 4));
 }

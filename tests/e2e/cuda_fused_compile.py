@@ -50,6 +50,7 @@ PROGRAMS = [
     ("tests/e2e/fused/gemm_mlp.yaml", "gemm_mlp_nofuse", ["--no-fuse"]),
     ("tests/e2e/fused/gemm_batched.yaml", "gemm_batched", ["--cuda-graph"]),
     ("tests/e2e/fused/gemm_batched.yaml", "gemm_batched_mk", HINTS + ["--cuda-graph"]),
+    ("tests/e2e/fused/gemm_products.yaml", "gemm_products_mk", HINTS + ["--cuda-graph"]),
     ("tests/e2e/fused/mixed.yaml", "mixed", []),
     ("tests/e2e/fused/mixed.yaml", "mixed_mk", HINTS + ["--cuda-graph"]),
     ("tests/e2e/fused/half_bf16.yaml", "half_bf16", []),

@@ -42,6 +42,7 @@ HINTS="--multi-kernel-hints 64,256,4096"
 #     (errors of the size of the values themselves).
 #     gemm_mlp: K = 64 + 96 + 40 = 200, values up to ~30: RTOL 8e-4, ATOL 2e-3.
 #     gemm_batched: K = 48 and 40, values ~2: RTOL 2e-4, ATOL 4e-4.
+#     gemm_products: K = 32, values ~2: the same.
 #     mixed: K = 64, then layer_norm (which divides by the row's deviation, ~1): RTOL 3e-4, ATOL 3e-4.
 #   - 16-bit cases (half_*; outputs h = gelu(x w1 + b1) [M, 96] and p = softmax(layer_norm(h w2 + b2) w3t^T / 16)
 #     [M, 32]): both sides start from the same rounded values and compute in float32, so what differs is the
@@ -78,6 +79,8 @@ gemm_mlp_mk      tests/e2e/fused/gemm_mlp.yaml          8e-4 2e-3 -             
 gemm_mlp_nofuse  tests/e2e/fused/gemm_mlp.yaml          8e-4 2e-3 -                         --no-fuse
 gemm_batched     tests/e2e/fused/gemm_batched.yaml      2e-4 4e-4 x=5,7,48;x=300,7,48
 gemm_batched_mk  tests/e2e/fused/gemm_batched.yaml      2e-4 4e-4 x=5,7,48;x=300,7,48       $HINTS
+gemm_products    tests/e2e/fused/gemm_products.yaml     2e-4 4e-4 q=2,3,16,32;q=9,3,16,32
+gemm_products_mk tests/e2e/fused/gemm_products.yaml     2e-4 4e-4 q=2,3,16,32;q=9,3,16,32 $HINTS
 mixed_gemm       tests/e2e/fused/mixed.yaml             3e-4 3e-4 -
 mixed_gemm_mk    tests/e2e/fused/mixed.yaml             3e-4 3e-4 -                         $HINTS
 softmax_mk       tests/e2e/fused/softmax.yaml           1e-5 1e-6 -                         $HINTS

@@ -24,6 +24,23 @@ std::pair<std::string, size_t> parse_error(const std::string& text) {
   return {error, offset};
 }
 
+// A CUDA GEMM site's cuBLASLt variants: the heuristic's ranks 0-7, each at its own rank ("cublaslt_f32#0",
+// "cublaslt_f32_alg1#1", ...), then `tiles` (name#rank) after them.
+std::vector<std::string> cublaslt_then(const std::string& lt, std::vector<std::string> tiles = {}) {
+  std::vector<std::string> out;
+  for (int algo = 0; algo < kCublasLtRanks; ++algo) {
+    out.push_back(lt + (algo == 0 ? "" : "_alg" + std::to_string(algo)) + "#" + std::to_string(algo));
+  }
+  out.insert(out.end(), tiles.begin(), tiles.end());
+  return out;
+}
+
+std::vector<std::string> variant_names(const MultiKernelSite& site) {
+  std::vector<std::string> out;
+  for (const KernelVariant& v : site.variants) out.push_back(v.name + "#" + std::to_string(v.rank));
+  return out;
+}
+
 constexpr const char* kProgram = R"(program: t
 inputs:  [{name: x, dtype: float32, shape: [-1, 64]}, {name: i, dtype: int64, shape: [4, 4]}]
 params:  [{name: w, dtype: float32, shape: [64, 32]}, {name: wt, dtype: float32, shape: [16, 32]}]
@@ -98,7 +115,7 @@ TEST_CASE("hints that map to one tile make one variant") {
   CHECK(row_chunk_for_hint(4096) == 1024);
 }
 
-TEST_CASE("--target cuda: each GEMM group is a site of cuBLASLt and the SIMT tiles of the hints") {
+TEST_CASE("--target cuda: each GEMM group is a site of cuBLASLt's ranks and the SIMT tiles of the hints") {
   test::Env env;
   std::optional<LoweredProgram> lp = env.compile_yaml(kProgram);
   INFO(env.printed());
@@ -118,22 +135,25 @@ TEST_CASE("--target cuda: each GEMM group is a site of cuBLASLt and the SIMT til
   CHECK(plan.site_for_group(s0.group) == &s0);
   CHECK(s0.config == "epilogue=none transpose_x=0 transpose_y=0");
   CHECK(plan.sites[1].config == "epilogue=none transpose_x=0 transpose_y=1");
-  std::vector<std::string> names;
-  for (const KernelVariant& v : s0.variants) names.push_back(v.name + "#" + std::to_string(v.rank));
-  CHECK(names == std::vector<std::string>{"cublaslt_f32#0", "simt32x64x16#1", "simt64x64x16#2", "simt128x128x8#3"});
-  CHECK(s0.variants[0].kind == VariantKind::kCublasLt);
-  CHECK(s0.variants[0].hint.empty());
-  CHECK(s0.variants[3].hint == std::vector<int64_t>{4096, 0, 0});
-  CHECK(s0.variants[3].config == "bm=128 bn=128 bk=8 tm=8 tn=8");
+  CHECK(variant_names(s0) == cublaslt_then("cublaslt_f32", {"simt32x64x16#8", "simt64x64x16#9", "simt128x128x8#10"}));
+  for (int algo = 0; algo < kCublasLtRanks; ++algo) {
+    CHECK(s0.variants[algo].kind == VariantKind::kCublasLt);
+    CHECK(s0.variants[algo].algo == algo);
+    CHECK(s0.variants[algo].hint.empty());
+  }
+  CHECK(s0.variants[0].config == "extern compute=32F");
+  CHECK(s0.variants[3].config == "extern compute=32F algo=3");
+  CHECK(s0.variants[10].hint == std::vector<int64_t>{4096, 0, 0});
+  CHECK(s0.variants[10].config == "bm=128 bn=128 bk=8 tm=8 tn=8");
   // The site config is hashed: same variants, other transposes, other cache entries.
   CHECK(s0.set_hash != plan.sites[1].set_hash);
   CHECK(s0.set_hash == plan_cuda_gemm_variants(fusion, {64, 256, 4096}).sites[0].set_hash);
   CHECK(s0.set_hash != variant_set_hash(SiteFamily::kGemm, s0.variants, s0.config));
   // Hints that pick one tile make one variant; fewer hints, another set.
   const MultiKernelPlan small = plan_cuda_gemm_variants(fusion, {16, 100});
-  REQUIRE(small.sites[0].variants.size() == 2);
-  CHECK(small.sites[0].variants[1].name == "simt32x64x16");
-  CHECK(small.sites[0].variants[1].hint == std::vector<int64_t>{16, 0, 0});
+  REQUIRE(small.sites[0].variants.size() == kCublasLtRanks + 1);
+  CHECK(small.sites[0].variants[kCublasLtRanks].name == "simt32x64x16");
+  CHECK(small.sites[0].variants[kCublasLtRanks].hint == std::vector<int64_t>{16, 0, 0});
   CHECK(small.sites[0].set_hash != s0.set_hash);
 }
 
@@ -161,30 +181,27 @@ outputs: [y2, y3, y4]
   const FusionPlan fusion = plan_fusion(*lp, options);
   const MultiKernelPlan plan = plan_cuda_gemm_variants(fusion, {64, 256, 4096});
   REQUIRE(plan.sites.size() == 4);
-  auto names = [](const MultiKernelSite& site) {
-    std::vector<std::string> out;
-    for (const KernelVariant& v : site.variants) out.push_back(v.name + "#" + std::to_string(v.rank));
-    return out;
-  };
-  // bf16 matmul: cuBLASLt, then one tensor-core tile per hint.
+  // bf16 matmul: cuBLASLt's ranks, then one tensor-core tile per hint.
   const MultiKernelSite& s0 = plan.sites[0];
   CHECK(s0.family == SiteFamily::kCudaGemm16);
   CHECK(s0.name == "mk_call_0_matmul");
   CHECK(s0.config == "dtype=bfloat16 epilogue=none transpose_x=0 transpose_y=0");
-  CHECK(names(s0) == std::vector<std::string>{"cublaslt_bf16#0", "tc64x32x64s6#1", "tc64x128x32s4#2", "tc128x128x32s4#3"});
+  CHECK(variant_names(s0) ==
+        cublaslt_then("cublaslt_bf16", {"tc64x32x64s6#8", "tc64x128x32s4#9", "tc128x128x32s4#10"}));
   CHECK(s0.variants[0].kind == VariantKind::kCublasLt);
   CHECK(s0.variants[0].hint.empty());
-  CHECK(s0.variants[1].kind == VariantKind::kCudaTensorCore);
-  CHECK(s0.variants[1].hint == std::vector<int64_t>{64, 0, 0});
-  CHECK(s0.variants[3].config == "bm=128 bn=128 bk=32 warps=2x2 stages=4");
-  // The tensor-core kernel reads A and B as stored: a transposed site is cuBLASLt alone.
+  CHECK(s0.variants[7].config == "extern type=16BF compute=32F algo=7");
+  CHECK(s0.variants[8].kind == VariantKind::kCudaTensorCore);
+  CHECK(s0.variants[8].hint == std::vector<int64_t>{64, 0, 0});
+  CHECK(s0.variants[10].config == "bm=128 bn=128 bk=32 warps=2x2 stages=4");
+  // The tensor-core kernel reads A and B as stored: a transposed site is cuBLASLt's alone.
   const MultiKernelSite& s1 = plan.sites[1];
   CHECK(s1.config == "dtype=bfloat16 epilogue=none transpose_x=0 transpose_y=1");
-  CHECK(names(s1) == std::vector<std::string>{"cublaslt_bf16#0"});
+  CHECK(variant_names(s1) == cublaslt_then("cublaslt_bf16"));
   // float16, N = 36 (no multiple of 8): cuBLASLt alone, with the fp16 name.
   const MultiKernelSite& s2 = plan.sites[2];
   CHECK(s2.config == "dtype=float16 epilogue=none transpose_x=0 transpose_y=0");
-  CHECK(names(s2) == std::vector<std::string>{"cublaslt_f16#0"});
+  CHECK(variant_names(s2) == cublaslt_then("cublaslt_f16"));
   // The 16-bit family has its own version string in the hash: the same variants and site under the fp32 family
   // hash differently; the plan is deterministic.
   CHECK(s0.set_hash != variant_set_hash(SiteFamily::kCudaGemmF32, s0.variants, s0.config));
@@ -192,8 +209,31 @@ outputs: [y2, y3, y4]
   CHECK(s2.set_hash == plan.sites[3].set_hash);  // the same float16 GEMM twice: one set
   // Hints that pick one tile make one variant.
   const MultiKernelPlan small = plan_cuda_gemm_variants(fusion, {16, 100, 2000});
-  CHECK(names(small.sites[0]) == std::vector<std::string>{"cublaslt_bf16#0", "tc64x32x64s6#1", "tc128x128x32s4#2"});
-  CHECK(small.sites[0].variants[1].hint == std::vector<int64_t>{16, 0, 0});
+  CHECK(variant_names(small.sites[0]) == cublaslt_then("cublaslt_bf16", {"tc64x32x64s6#8", "tc128x128x32s4#9"}));
+  CHECK(small.sites[0].variants[8].hint == std::vector<int64_t>{16, 0, 0});
+}
+
+TEST_CASE("--target cuda: a batch of products is a site of cuBLASLt's ranks alone") {
+  test::Env env;
+  std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: bmm
+inputs:  [{name: x, dtype: float16, shape: [2, 8, 16]}, {name: y, dtype: float16, shape: [2, 12, 16]}]
+ops:
+  - {op: matmul, in: [x, y], out: [s], attrs: {transpose_y: true}}
+outputs: [s]
+)");
+  INFO(env.printed());
+  REQUIRE(lp.has_value());
+  FusionOptions options;
+  options.single_call_groups = true;
+  options.gemm_groups = true;
+  options.half_floats = true;
+  const FusionPlan fusion = plan_fusion(*lp, options);
+  const MultiKernelPlan plan = plan_cuda_gemm_variants(fusion, {64, 256, 4096});
+  REQUIRE(plan.sites.size() == 1);
+  const MultiKernelSite& s = plan.sites[0];
+  CHECK(fusion.groups.at(s.group).gemm.batched);
+  CHECK(s.config == "dtype=float16 epilogue=none transpose_x=0 transpose_y=1 batched=1");
+  CHECK(variant_names(s) == cublaslt_then("cublaslt_f16"));  // the tiles compute one product
 }
 
 TEST_CASE("tensor-core tiles per hint") {

@@ -56,7 +56,7 @@ struct PlanFixture {
     options.half_floats = true;  // as --target cuda: 16-bit values in groups
     fusion = plan_fusion(*lowered, options);
     apply_fusion_to_memory_plan(*lowered, fusion);
-    plan = plan_cuda(*lowered, fusion, scratch_bytes, nullptr, cuda_graph);
+    plan = plan_cuda(*lowered, fusion, scratch_bytes, cuda_graph);
   }
 
   /// The form of convolution group g, of the convolution call c, of the pool call c.

@@ -125,32 +125,74 @@ constexpr uint32_t kParameterFileOrder[] = {1, 3, 2, 0, 4};
 
 namespace {
 
-// The variants of mk_call_0_matmul_bias_gelu_tanh (group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:13:5, pd_op.add at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:14:5, pd_op.gelu at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:15:5)), ranked: the set whose hash is 0x3f01f1ce61b5eaad.
+// The variants of the sites whose set has the hash 0xb9d34d2b725b4581 (the first: group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:13:5, pd_op.add at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:14:5, pd_op.gelu at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:15:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>::Variant> gemm_variants_0(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_bf16",
-       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_bf16_alg1",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_bf16_alg2",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_bf16_alg3",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_bf16_alg4",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_bf16_alg5",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_bf16_alg6",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_bf16_alg7",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 7); },
+       7, {}},
       {"tc64x32x64s6",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 32, 64, 2, 2, 6>, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, __nv_bfloat16>,
-       1, {64, 0, 0}},
+       8, {64, 0, 0}},
       {"tc64x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, __nv_bfloat16>,
-       2, {256, 0, 0}},
+       9, {256, 0, 0}},
       {"tc128x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<128, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, __nv_bfloat16>,
-       3, {4096, 0, 0}},
+       10, {4096, 0, 0}},
   };
 }
 
-// The variants of mk_call_5_matmul (group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:19:5)), ranked: the set whose hash is 0x7631dd54ceb9b5b9.
+// The variants of the sites whose set has the hash 0x751720c68c521ce7 (the first: group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-bf16-multikernel/program.yaml:19:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>::Variant> gemm_variants_2(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_bf16",
-       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_bf16_alg1",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_bf16_alg2",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_bf16_alg3",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_bf16_alg4",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_bf16_alg5",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_bf16_alg6",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_bf16_alg7",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 7); },
+       7, {}},
   };
 }
 
@@ -163,25 +205,30 @@ struct cuda_bf16_mk::GemmState {
   using VariantBf16 = kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>::Variant;
   explicit GemmState(cudaStream_t stream);
 
-  // Runs the pick of `site` for a's {M, N, K}; a new shape is first benchmarked on the scratch output.
+  // Runs the pick of `site` for a's shape (gemm_shape_key); a new shape is first benchmarked on the scratch output.
   cudaError_t run(kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>& site, const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) {
     if (a.M == 0 || a.N == 0) return cudaSuccess;  // nothing to compute, no shape worth benchmarking
-    const size_t pick = site.select({a.M, a.N, a.K}, [&](const VariantBf16& v) { run_on_scratch(v, a); });
+    const size_t pick =
+        site.select(kforge::cuda_gemm::gemm_shape_key(a), [&](const VariantBf16& v) { run_on_scratch(v, a); });
     // A tile picked for a call it cannot serve (K or N no multiple of 8, a pointer not 16-byte aligned:
-    // forced, nearest hint, or cached for other pointers) gives way to cuBLASLt, variant 0.
-    if (pick != 0 && !kforge::cuda_gemm::tensor_core_applies(a)) return site.variant(0).fn(a);
-    return site.variant(pick).fn(a);
+    // forced, nearest hint, or cached for other pointers) refuses it without launching: cuBLASLt's first
+    // choice, variant 0, runs it instead.
+    if (pick != 0) {
+      if (const cudaError_t e = site.variant(pick).fn(a); e != cudaErrorNotSupported) return e;
+    }
+    return site.variant(0).fn(a);
   }
   // The choice alone (--cuda-graph: made before a capture, so that no benchmark runs inside one).
   void select(kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>& site, const kforge::cuda_gemm::GemmArgs<__nv_bfloat16>& a) {
     if (a.M == 0 || a.N == 0) return;
-    static_cast<void>(site.select({a.M, a.N, a.K}, [&](const VariantBf16& v) { run_on_scratch(v, a); }));
+    static_cast<void>(
+        site.select(kforge::cuda_gemm::gemm_shape_key(a), [&](const VariantBf16& v) { run_on_scratch(v, a); }));
   }
   // One benchmark run of a variant, into the scratch output placed at the real output's offset modulo 256
   // bytes (cuBLASLt plans by alignment). A variant that fails never wins (the timer reports +inf).
   void run_on_scratch(const VariantBf16& v, kforge::cuda_gemm::GemmArgs<__nv_bfloat16> a) {
     const size_t offset = reinterpret_cast<uintptr_t>(a.C) & 255u;
-    if (!scratch.reserve(size_t(a.M) * size_t(a.N) * sizeof(__nv_bfloat16) + offset).ok()) {
+    if (!scratch.reserve(kforge::cuda_gemm::output_extent(a) * sizeof(__nv_bfloat16) + offset).ok()) {
       timer->mark_failed();
       return;
     }
@@ -199,9 +246,9 @@ struct cuda_bf16_mk::GemmState {
 cuda_bf16_mk::GemmState::GemmState(cudaStream_t stream)
     : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream)),
       mk_call_0_matmul_bias_gelu_tanh(gemm_variants_0(lt_bf16),
-          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_0_matmul_bias_gelu_tanh", timer, 0x3f01f1ce61b5eaadull)),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_0_matmul_bias_gelu_tanh", timer, 0xb9d34d2b725b4581ull)),
       mk_call_5_matmul(gemm_variants_2(lt_bf16),
-          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_5_matmul", timer, 0x7631dd54ceb9b5b9ull)) {}
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__nv_bfloat16>>("mk_call_5_matmul", timer, 0x751720c68c521ce7ull)) {}
 
 void cuda_bf16_mk::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
@@ -213,7 +260,8 @@ void cuda_bf16_mk::prepare_gemms(const Bindings& b) {
         static_cast<const __nv_bfloat16*>(b.buffers[1]),
         static_cast<__nv_bfloat16*>(b.buffers[9]),
         static_cast<const __nv_bfloat16*>(b.buffers[2]),
-        static_cast<int>(s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false};
+        static_cast<int>(s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     gemm_->select(gemm_->mk_call_0_matmul_bias_gelu_tanh, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_prepare(
@@ -230,7 +278,8 @@ void cuda_bf16_mk::prepare_gemms(const Bindings& b) {
         static_cast<const __nv_bfloat16*>(b.buffers[5]),
         static_cast<__nv_bfloat16*>(b.buffers[13]),
         nullptr,
-        static_cast<int>(s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
+        static_cast<int>(s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true,
+        kforge::cuda_gemm::Batch{}};
     gemm_->select(gemm_->mk_call_5_matmul, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_prepare(
@@ -600,7 +649,8 @@ kforge::Status cuda_bf16_mk::enqueue(const Bindings& b) {
         static_cast<const __nv_bfloat16*>(b.buffers[1]),
         static_cast<__nv_bfloat16*>(b.buffers[9]),
         static_cast<const __nv_bfloat16*>(b.buffers[2]),
-        static_cast<int>(s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false};
+        static_cast<int>(s0), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_0_matmul_bias_gelu_tanh, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(0, e, gemm_->lt_bf16);
     }
@@ -622,7 +672,8 @@ kforge::Status cuda_bf16_mk::enqueue(const Bindings& b) {
         static_cast<const __nv_bfloat16*>(b.buffers[5]),
         static_cast<__nv_bfloat16*>(b.buffers[13]),
         nullptr,
-        static_cast<int>(s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
+        static_cast<int>(s0), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_5_matmul, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(2, e, gemm_->lt_bf16);
     }

@@ -116,41 +116,83 @@ constexpr uint32_t kParameterFileOrder[] = {1, 3, 0, 2};
 
 namespace {
 
-// The variants of mk_call_1_matmul_bias_gelu_tanh (group 1 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-fp16-gelu/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-fp16-gelu/program.yaml:12:5, pd_op.gelu at ../../../golden/compile-cuda-fp16-gelu/program.yaml:13:5)), ranked: the set whose hash is 0xd37f330d2d1986e5.
+// The variants of the sites whose set has the hash 0x05cdd8417fa1b01b (the first: group 1 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-fp16-gelu/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-fp16-gelu/program.yaml:12:5, pd_op.gelu at ../../../golden/compile-cuda-fp16-gelu/program.yaml:13:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmMultiKernel<__half>::Variant> gemm_variants_1(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_f16",
-       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_f16_alg1",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_f16_alg2",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_f16_alg3",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_f16_alg4",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_f16_alg5",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_f16_alg6",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_f16_alg7",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 7); },
+       7, {}},
       {"tc64x32x64s6",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 32, 64, 2, 2, 6>, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, __half>,
-       1, {64, 0, 0}},
+       8, {64, 0, 0}},
       {"tc64x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, __half>,
-       2, {256, 0, 0}},
+       9, {256, 0, 0}},
       {"tc128x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<128, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, __half>,
-       3, {4096, 0, 0}},
+       10, {4096, 0, 0}},
   };
 }
 
-// The variants of mk_call_4_matmul_bias (group 2 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-fp16-gelu/program.yaml:14:5, pd_op.add at ../../../golden/compile-cuda-fp16-gelu/program.yaml:15:5)), ranked: the set whose hash is 0x3705d5bac69b3ebb.
+// The variants of the sites whose set has the hash 0x6c002c5fb84e7835 (the first: group 2 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-fp16-gelu/program.yaml:14:5, pd_op.add at ../../../golden/compile-cuda-fp16-gelu/program.yaml:15:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmMultiKernel<__half>::Variant> gemm_variants_2(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_f16",
-       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_f16_alg1",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_f16_alg2",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_f16_alg3",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_f16_alg4",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_f16_alg5",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_f16_alg6",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_f16_alg7",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 7); },
+       7, {}},
       {"tc64x32x64s6",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 32, 64, 2, 2, 6>, kforge::cuda_gemm::Epilogue::kBias, __half>,
-       1, {64, 0, 0}},
+       8, {64, 0, 0}},
       {"tc64x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBias, __half>,
-       2, {256, 0, 0}},
+       9, {256, 0, 0}},
       {"tc128x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<128, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBias, __half>,
-       3, {4096, 0, 0}},
+       10, {4096, 0, 0}},
   };
 }
 
@@ -163,25 +205,30 @@ struct cuda_fp16_gelu::GemmState {
   using VariantF16 = kforge::cuda_gemm::GemmMultiKernel<__half>::Variant;
   explicit GemmState(cudaStream_t stream);
 
-  // Runs the pick of `site` for a's {M, N, K}; a new shape is first benchmarked on the scratch output.
+  // Runs the pick of `site` for a's shape (gemm_shape_key); a new shape is first benchmarked on the scratch output.
   cudaError_t run(kforge::cuda_gemm::GemmMultiKernel<__half>& site, const kforge::cuda_gemm::GemmArgs<__half>& a) {
     if (a.M == 0 || a.N == 0) return cudaSuccess;  // nothing to compute, no shape worth benchmarking
-    const size_t pick = site.select({a.M, a.N, a.K}, [&](const VariantF16& v) { run_on_scratch(v, a); });
+    const size_t pick =
+        site.select(kforge::cuda_gemm::gemm_shape_key(a), [&](const VariantF16& v) { run_on_scratch(v, a); });
     // A tile picked for a call it cannot serve (K or N no multiple of 8, a pointer not 16-byte aligned:
-    // forced, nearest hint, or cached for other pointers) gives way to cuBLASLt, variant 0.
-    if (pick != 0 && !kforge::cuda_gemm::tensor_core_applies(a)) return site.variant(0).fn(a);
-    return site.variant(pick).fn(a);
+    // forced, nearest hint, or cached for other pointers) refuses it without launching: cuBLASLt's first
+    // choice, variant 0, runs it instead.
+    if (pick != 0) {
+      if (const cudaError_t e = site.variant(pick).fn(a); e != cudaErrorNotSupported) return e;
+    }
+    return site.variant(0).fn(a);
   }
   // The choice alone (--cuda-graph: made before a capture, so that no benchmark runs inside one).
   void select(kforge::cuda_gemm::GemmMultiKernel<__half>& site, const kforge::cuda_gemm::GemmArgs<__half>& a) {
     if (a.M == 0 || a.N == 0) return;
-    static_cast<void>(site.select({a.M, a.N, a.K}, [&](const VariantF16& v) { run_on_scratch(v, a); }));
+    static_cast<void>(
+        site.select(kforge::cuda_gemm::gemm_shape_key(a), [&](const VariantF16& v) { run_on_scratch(v, a); }));
   }
   // One benchmark run of a variant, into the scratch output placed at the real output's offset modulo 256
   // bytes (cuBLASLt plans by alignment). A variant that fails never wins (the timer reports +inf).
   void run_on_scratch(const VariantF16& v, kforge::cuda_gemm::GemmArgs<__half> a) {
     const size_t offset = reinterpret_cast<uintptr_t>(a.C) & 255u;
-    if (!scratch.reserve(size_t(a.M) * size_t(a.N) * sizeof(__half) + offset).ok()) {
+    if (!scratch.reserve(kforge::cuda_gemm::output_extent(a) * sizeof(__half) + offset).ok()) {
       timer->mark_failed();
       return;
     }
@@ -199,9 +246,9 @@ struct cuda_fp16_gelu::GemmState {
 cuda_fp16_gelu::GemmState::GemmState(cudaStream_t stream)
     : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream)),
       mk_call_1_matmul_bias_gelu_tanh(gemm_variants_1(lt_f16),
-          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_1_matmul_bias_gelu_tanh", timer, 0xd37f330d2d1986e5ull)),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_1_matmul_bias_gelu_tanh", timer, 0x05cdd8417fa1b01bull)),
       mk_call_4_matmul_bias(gemm_variants_2(lt_f16),
-          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_4_matmul_bias", timer, 0x3705d5bac69b3ebbull)) {}
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_4_matmul_bias", timer, 0x6c002c5fb84e7835ull)) {}
 
 void cuda_fp16_gelu::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
@@ -213,7 +260,8 @@ void cuda_fp16_gelu::prepare_gemms(const Bindings& b) {
         static_cast<const __half*>(b.buffers[1]),
         static_cast<__half*>(b.buffers[8]),
         static_cast<const __half*>(b.buffers[2]),
-        static_cast<int>(s0), 256, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false};
+        static_cast<int>(s0), 256, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     gemm_->select(gemm_->mk_call_1_matmul_bias_gelu_tanh, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_prepare(
@@ -230,7 +278,8 @@ void cuda_fp16_gelu::prepare_gemms(const Bindings& b) {
         static_cast<const __half*>(b.buffers[3]),
         static_cast<__half*>(b.buffers[10]),
         static_cast<const __half*>(b.buffers[4]),
-        static_cast<int>(s0), 64, 256, kforge::cuda_gemm::Epilogue::kBias, stream_, false, false};
+        static_cast<int>(s0), 64, 256, kforge::cuda_gemm::Epilogue::kBias, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     gemm_->select(gemm_->mk_call_4_matmul_bias, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_prepare(
@@ -481,7 +530,8 @@ kforge::Status cuda_fp16_gelu::enqueue(const Bindings& b) {
         static_cast<const __half*>(b.buffers[1]),
         static_cast<__half*>(b.buffers[8]),
         static_cast<const __half*>(b.buffers[2]),
-        static_cast<int>(s0), 256, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false};
+        static_cast<int>(s0), 256, 64, kforge::cuda_gemm::Epilogue::kBiasGeluTanh, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_1_matmul_bias_gelu_tanh, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(1, e, gemm_->lt_f16);
     }
@@ -493,7 +543,8 @@ kforge::Status cuda_fp16_gelu::enqueue(const Bindings& b) {
         static_cast<const __half*>(b.buffers[3]),
         static_cast<__half*>(b.buffers[10]),
         static_cast<const __half*>(b.buffers[4]),
-        static_cast<int>(s0), 64, 256, kforge::cuda_gemm::Epilogue::kBias, stream_, false, false};
+        static_cast<int>(s0), 64, 256, kforge::cuda_gemm::Epilogue::kBias, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_4_matmul_bias, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(2, e, gemm_->lt_f16);
     }

@@ -122,32 +122,74 @@ constexpr uint32_t kParameterFileOrder[] = {1, 0, 2};
 
 namespace {
 
-// The variants of mk_call_0_matmul_bias (group 0 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-fp16/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-fp16/program.yaml:12:5)), ranked: the set whose hash is 0x3705d5bac69b3ebb.
+// The variants of the sites whose set has the hash 0x6c002c5fb84e7835 (the first: group 0 (matmul+add: pd_op.matmul at ../../../golden/compile-cuda-fp16/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-fp16/program.yaml:12:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmMultiKernel<__half>::Variant> gemm_variants_0(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_f16",
-       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_f16_alg1",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_f16_alg2",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_f16_alg3",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_f16_alg4",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_f16_alg5",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_f16_alg6",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_f16_alg7",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 7); },
+       7, {}},
       {"tc64x32x64s6",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 32, 64, 2, 2, 6>, kforge::cuda_gemm::Epilogue::kBias, __half>,
-       1, {64, 0, 0}},
+       8, {64, 0, 0}},
       {"tc64x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<64, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBias, __half>,
-       2, {256, 0, 0}},
+       9, {256, 0, 0}},
       {"tc128x128x32s4",
        &kforge::cuda_gemm::tensor_core<kforge::cuda_gemm::TensorCoreTile<128, 128, 32, 2, 2, 4>, kforge::cuda_gemm::Epilogue::kBias, __half>,
-       3, {4096, 0, 0}},
+       10, {4096, 0, 0}},
   };
 }
 
-// The variants of mk_call_4_matmul (group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-fp16/program.yaml:16:5)), ranked: the set whose hash is 0x7c6ccfec57c552e6.
+// The variants of the sites whose set has the hash 0x8028db64cf2cf810 (the first: group 2 (matmul: pd_op.matmul at ../../../golden/compile-cuda-fp16/program.yaml:16:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmMultiKernel<__half>::Variant> gemm_variants_2(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_f16",
-       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_f16_alg1",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_f16_alg2",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_f16_alg3",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_f16_alg4",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_f16_alg5",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_f16_alg6",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_f16_alg7",
+       [&lt](const kforge::cuda_gemm::GemmArgs<__half>& a) { return kforge::cuda_gemm::cublaslt_then_epilogue(lt, a, 7); },
+       7, {}},
   };
 }
 
@@ -160,25 +202,30 @@ struct cuda_fp16::GemmState {
   using VariantF16 = kforge::cuda_gemm::GemmMultiKernel<__half>::Variant;
   explicit GemmState(cudaStream_t stream);
 
-  // Runs the pick of `site` for a's {M, N, K}; a new shape is first benchmarked on the scratch output.
+  // Runs the pick of `site` for a's shape (gemm_shape_key); a new shape is first benchmarked on the scratch output.
   cudaError_t run(kforge::cuda_gemm::GemmMultiKernel<__half>& site, const kforge::cuda_gemm::GemmArgs<__half>& a) {
     if (a.M == 0 || a.N == 0) return cudaSuccess;  // nothing to compute, no shape worth benchmarking
-    const size_t pick = site.select({a.M, a.N, a.K}, [&](const VariantF16& v) { run_on_scratch(v, a); });
+    const size_t pick =
+        site.select(kforge::cuda_gemm::gemm_shape_key(a), [&](const VariantF16& v) { run_on_scratch(v, a); });
     // A tile picked for a call it cannot serve (K or N no multiple of 8, a pointer not 16-byte aligned:
-    // forced, nearest hint, or cached for other pointers) gives way to cuBLASLt, variant 0.
-    if (pick != 0 && !kforge::cuda_gemm::tensor_core_applies(a)) return site.variant(0).fn(a);
-    return site.variant(pick).fn(a);
+    // forced, nearest hint, or cached for other pointers) refuses it without launching: cuBLASLt's first
+    // choice, variant 0, runs it instead.
+    if (pick != 0) {
+      if (const cudaError_t e = site.variant(pick).fn(a); e != cudaErrorNotSupported) return e;
+    }
+    return site.variant(0).fn(a);
   }
   // The choice alone (--cuda-graph: made before a capture, so that no benchmark runs inside one).
   void select(kforge::cuda_gemm::GemmMultiKernel<__half>& site, const kforge::cuda_gemm::GemmArgs<__half>& a) {
     if (a.M == 0 || a.N == 0) return;
-    static_cast<void>(site.select({a.M, a.N, a.K}, [&](const VariantF16& v) { run_on_scratch(v, a); }));
+    static_cast<void>(
+        site.select(kforge::cuda_gemm::gemm_shape_key(a), [&](const VariantF16& v) { run_on_scratch(v, a); }));
   }
   // One benchmark run of a variant, into the scratch output placed at the real output's offset modulo 256
   // bytes (cuBLASLt plans by alignment). A variant that fails never wins (the timer reports +inf).
   void run_on_scratch(const VariantF16& v, kforge::cuda_gemm::GemmArgs<__half> a) {
     const size_t offset = reinterpret_cast<uintptr_t>(a.C) & 255u;
-    if (!scratch.reserve(size_t(a.M) * size_t(a.N) * sizeof(__half) + offset).ok()) {
+    if (!scratch.reserve(kforge::cuda_gemm::output_extent(a) * sizeof(__half) + offset).ok()) {
       timer->mark_failed();
       return;
     }
@@ -196,9 +243,9 @@ struct cuda_fp16::GemmState {
 cuda_fp16::GemmState::GemmState(cudaStream_t stream)
     : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream)),
       mk_call_0_matmul_bias(gemm_variants_0(lt_f16),
-          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_0_matmul_bias", timer, 0x3705d5bac69b3ebbull)),
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_0_matmul_bias", timer, 0x6c002c5fb84e7835ull)),
       mk_call_4_matmul(gemm_variants_2(lt_f16),
-          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_4_matmul", timer, 0x7c6ccfec57c552e6ull)) {}
+          kforge::cuda_timing::make_cuda_config<kforge::cuda_gemm::GemmMultiKernel<__half>>("mk_call_4_matmul", timer, 0x8028db64cf2cf810ull)) {}
 
 namespace {
 
@@ -426,7 +473,8 @@ kforge::Status cuda_fp16::enqueue(const Bindings& b) {
         static_cast<const __half*>(b.buffers[1]),
         static_cast<__half*>(b.buffers[6]),
         static_cast<const __half*>(b.buffers[2]),
-        16, 32, 64, kforge::cuda_gemm::Epilogue::kBias, stream_, false, false};
+        16, 32, 64, kforge::cuda_gemm::Epilogue::kBias, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_0_matmul_bias, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(0, e, gemm_->lt_f16);
     }
@@ -440,7 +488,8 @@ kforge::Status cuda_fp16::enqueue(const Bindings& b) {
         static_cast<const __half*>(b.buffers[3]),
         static_cast<__half*>(b.buffers[9]),
         nullptr,
-        16, 36, 32, kforge::cuda_gemm::Epilogue::kNone, stream_, false, false};
+        16, 36, 32, kforge::cuda_gemm::Epilogue::kNone, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_4_matmul, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(2, e, gemm_->lt_f16);
     }

@@ -100,41 +100,83 @@ constexpr uint32_t kParameterFileOrder[] = {1, 0, 2};
 
 namespace {
 
-// The variants of mk_call_0_matmul_bias_gelu (group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:12:5, pd_op.gelu at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:13:5)), ranked: the set whose hash is 0x79ceb520bbc3421c.
+// The variants of the sites whose set has the hash 0xd951754c24bd614a (the first: group 0 (matmul+add+gelu: pd_op.matmul at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:11:5, pd_op.add at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:12:5, pd_op.gelu at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:13:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmF32MultiKernel::Variant> gemm_variants_0(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_f32",
-       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_f32_alg1",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_f32_alg2",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_f32_alg3",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_f32_alg4",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_f32_alg5",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_f32_alg6",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_f32_alg7",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 7); },
+       7, {}},
       {"simt32x64x16",
        &kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<32, 64, 16, 2, 4>, kforge::cuda_gemm::Epilogue::kBiasGelu, false, false>,
-       1, {64, 0, 0}},
+       8, {64, 0, 0}},
       {"simt64x64x16",
        &kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<64, 64, 16, 4, 4>, kforge::cuda_gemm::Epilogue::kBiasGelu, false, false>,
-       2, {256, 0, 0}},
+       9, {256, 0, 0}},
       {"simt128x128x8",
        &kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<128, 128, 8, 8, 8>, kforge::cuda_gemm::Epilogue::kBiasGelu, false, false>,
-       3, {4096, 0, 0}},
+       10, {4096, 0, 0}},
   };
 }
 
-// The variants of mk_call_3_matmul (group 1 (matmul: pd_op.matmul at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:14:5)), ranked: the set whose hash is 0xf49a0698287acdee.
+// The variants of the sites whose set has the hash 0x3302e70a8c3b268a (the first: group 1 (matmul: pd_op.matmul at ../../../golden/compile-cuda-gemm-multikernel/program.yaml:14:5)), ranked.
 std::vector<kforge::cuda_gemm::GemmF32MultiKernel::Variant> gemm_variants_1(
     kforge::cuda_gemm::CublasLtGemm& lt) {
   return {
       {"cublaslt_f32",
-       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a); },
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 0); },
        0, {}},
+      {"cublaslt_f32_alg1",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 1); },
+       1, {}},
+      {"cublaslt_f32_alg2",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 2); },
+       2, {}},
+      {"cublaslt_f32_alg3",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 3); },
+       3, {}},
+      {"cublaslt_f32_alg4",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 4); },
+       4, {}},
+      {"cublaslt_f32_alg5",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 5); },
+       5, {}},
+      {"cublaslt_f32_alg6",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 6); },
+       6, {}},
+      {"cublaslt_f32_alg7",
+       [&lt](const kforge::cuda_gemm::GemmF32Args& a) { return kforge::cuda_gemm::cublaslt_f32_then_epilogue(lt, a, 7); },
+       7, {}},
       {"simt32x64x16",
        &kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<32, 64, 16, 2, 4>, kforge::cuda_gemm::Epilogue::kNone, false, true>,
-       1, {64, 0, 0}},
+       8, {64, 0, 0}},
       {"simt64x64x16",
        &kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<64, 64, 16, 4, 4>, kforge::cuda_gemm::Epilogue::kNone, false, true>,
-       2, {256, 0, 0}},
+       9, {256, 0, 0}},
       {"simt128x128x8",
        &kforge::cuda_gemm::simt_f32<kforge::cuda_gemm::SimtTile<128, 128, 8, 8, 8>, kforge::cuda_gemm::Epilogue::kNone, false, true>,
-       3, {4096, 0, 0}},
+       10, {4096, 0, 0}},
   };
 }
 
@@ -147,21 +189,22 @@ struct cuda_gemm_mk::GemmState {
   using Variant = kforge::cuda_gemm::GemmF32MultiKernel::Variant;
   explicit GemmState(cudaStream_t stream);
 
-  // Runs the pick of `site` for a's {M, N, K}; a new shape is first benchmarked on the scratch output.
+  // Runs the pick of `site` for a's shape (gemm_shape_key); a new shape is first benchmarked on the scratch output.
   cudaError_t run(kforge::cuda_gemm::GemmF32MultiKernel& site, const kforge::cuda_gemm::GemmF32Args& a) {
     if (a.M == 0 || a.N == 0) return cudaSuccess;  // nothing to compute, no shape worth benchmarking
-    return site.dispatch({a.M, a.N, a.K}, [&](const Variant& v) { run_on_scratch(v, a); }, a);
+    return site.dispatch(kforge::cuda_gemm::gemm_shape_key(a), [&](const Variant& v) { run_on_scratch(v, a); }, a);
   }
   // The choice alone (--cuda-graph: made before a capture, so that no benchmark runs inside one).
   void select(kforge::cuda_gemm::GemmF32MultiKernel& site, const kforge::cuda_gemm::GemmF32Args& a) {
     if (a.M == 0 || a.N == 0) return;
-    static_cast<void>(site.select({a.M, a.N, a.K}, [&](const Variant& v) { run_on_scratch(v, a); }));
+    static_cast<void>(
+        site.select(kforge::cuda_gemm::gemm_shape_key(a), [&](const Variant& v) { run_on_scratch(v, a); }));
   }
   // One benchmark run of a variant, into the scratch output placed at the real output's offset modulo 256
   // bytes (cuBLASLt plans by alignment). A variant that fails never wins (the timer reports +inf).
   void run_on_scratch(const Variant& v, kforge::cuda_gemm::GemmF32Args a) {
     const size_t offset = reinterpret_cast<uintptr_t>(a.C) & 255u;
-    if (!scratch.reserve(size_t(a.M) * size_t(a.N) * sizeof(float) + offset).ok()) {
+    if (!scratch.reserve(kforge::cuda_gemm::output_extent(a) * sizeof(float) + offset).ok()) {
       timer->mark_failed();
       return;
     }
@@ -179,9 +222,9 @@ struct cuda_gemm_mk::GemmState {
 cuda_gemm_mk::GemmState::GemmState(cudaStream_t stream)
     : timer(std::make_shared<kforge::cuda_timing::CudaEventTimer>(stream)),
       mk_call_0_matmul_bias_gelu(gemm_variants_0(lt),
-          kforge::cuda_gemm::make_gemm_f32_config("mk_call_0_matmul_bias_gelu", timer, 0x79ceb520bbc3421cull)),
+          kforge::cuda_gemm::make_gemm_f32_config("mk_call_0_matmul_bias_gelu", timer, 0xd951754c24bd614aull)),
       mk_call_3_matmul(gemm_variants_1(lt),
-          kforge::cuda_gemm::make_gemm_f32_config("mk_call_3_matmul", timer, 0xf49a0698287acdeeull)) {}
+          kforge::cuda_gemm::make_gemm_f32_config("mk_call_3_matmul", timer, 0x3302e70a8c3b268aull)) {}
 
 void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
   [[maybe_unused]] const int64_t s0 = b.symbols[0];
@@ -193,7 +236,8 @@ void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
         static_cast<const float*>(b.buffers[1]),
         static_cast<float*>(b.buffers[6]),
         static_cast<const float*>(b.buffers[2]),
-        static_cast<int>(sizes[0]), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false};
+        static_cast<int>(sizes[0]), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     gemm_->select(gemm_->mk_call_0_matmul_bias_gelu, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_f32_prepare(
@@ -210,7 +254,8 @@ void cuda_gemm_mk::prepare_gemms(const Bindings& b) {
         static_cast<const float*>(b.buffers[3]),
         static_cast<float*>(b.buffers[7]),
         nullptr,
-        static_cast<int>(sizes[0]), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
+        static_cast<int>(sizes[0]), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true,
+        kforge::cuda_gemm::Batch{}};
     gemm_->select(gemm_->mk_call_3_matmul, kforge_gemm);
   }
   kforge::cuda_gemm::cublaslt_gemm_f32_prepare(
@@ -438,7 +483,8 @@ kforge::Status cuda_gemm_mk::enqueue(const Bindings& b) {
         static_cast<const float*>(b.buffers[1]),
         static_cast<float*>(b.buffers[6]),
         static_cast<const float*>(b.buffers[2]),
-        static_cast<int>(sizes[0]), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false};
+        static_cast<int>(sizes[0]), 128, 64, kforge::cuda_gemm::Epilogue::kBiasGelu, stream_, false, false,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_0_matmul_bias_gelu, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(0, e, gemm_->lt);
     }
@@ -450,7 +496,8 @@ kforge::Status cuda_gemm_mk::enqueue(const Bindings& b) {
         static_cast<const float*>(b.buffers[3]),
         static_cast<float*>(b.buffers[7]),
         nullptr,
-        static_cast<int>(sizes[0]), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true};
+        static_cast<int>(sizes[0]), 32, 128, kforge::cuda_gemm::Epilogue::kNone, stream_, false, true,
+        kforge::cuda_gemm::Batch{}};
     if (cudaError_t e = gemm_->run(gemm_->mk_call_3_matmul, kforge_gemm); e != cudaSuccess) {
       return gemm_failed(1, e, gemm_->lt);
     }

@@ -358,12 +358,12 @@ Status run(const char* op, ConvSite& site, const Tensor& input, const Tensor& fi
         task.dst.run(*p.dst_reorder);
       }
       if (separate) {
-        task.epilogue.set(DNNL_ARG_SRC_0, p.user_dst, dst + at);
-        task.epilogue.set(DNNL_ARG_SRC_1, p.per_channel, bn_scale + j * g.chunk_oc);
-        task.epilogue.set(DNNL_ARG_DST, p.user_dst, dst + at);
-        task.epilogue.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.per_channel, bn_shift + j * g.chunk_oc);
+        task.epilogue.set(DNNL_ARG_SRC_0, p.epilogue_dst, dst + at);
+        task.epilogue.set(DNNL_ARG_SRC_1, p.epilogue_channel, bn_scale + j * g.chunk_oc);
+        task.epilogue.set(DNNL_ARG_DST, p.epilogue_dst, dst + at);
+        task.epilogue.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, p.epilogue_channel, bn_shift + j * g.chunk_oc);
         if (p.residual_post_op >= 0) {
-          task.epilogue.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_post_op) | DNNL_ARG_SRC_1, p.user_dst,
+          task.epilogue.set(DNNL_ARG_ATTR_MULTIPLE_POST_OP(p.residual_post_op) | DNNL_ARG_SRC_1, p.epilogue_dst,
                             save_residual ? saved : residual + at);
         }
         task.epilogue.set_scratchpad(p.scratchpad_bytes, pad);

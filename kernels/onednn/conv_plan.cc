@@ -197,20 +197,30 @@ dnnl::primitive_attr chunk_attributes(const ConvGeometry& g, ReductionPart part)
 // only its reference implementation for it.
 bool add_epilogue(const ConvGeometry& g, ConvPlan* plan) {
   plan->per_channel = f32_desc({1, g.chunk_oc, 1, 1}, tag::nchw);
+  plan->epilogue_dst = plan->user_dst;
+  plan->epilogue_channel = plan->per_channel;
+  if (g.oh * g.ow == 1) {
+    // A 1 x 1 output's [n, chunk, 1, 1] has the strides of NCHW and NHWC alike, and oneDNN 2.6's binary then applied
+    // the per-channel operand per block of 8 channels: channel c got shift[8 * (c / 8)] (a squeeze-excitation's
+    // bias in GraphNet's MobileNetV3 samples, seed 10, docs/model-zoo.md). As [n, chunk] and [1, chunk] it is plain.
+    const dnnl_dim_t* strides = plan->user_dst.data.format_desc.blocking.strides;
+    plan->epilogue_dst = f32_strided({plan->user_dst.dims()[0], g.chunk_oc}, {strides[0], strides[1]});
+    plan->epilogue_channel = f32_desc({1, g.chunk_oc}, tag::ab);
+  }
   dnnl::post_ops ops;
-  ops.append_binary(dnnl::algorithm::binary_add, plan->per_channel);
+  ops.append_binary(dnnl::algorithm::binary_add, plan->epilogue_channel);
   Eltwise e{};
   const bool act = eltwise_of(g.activation, g.alpha, g.beta, &e);
   if (act && !g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
   if (g.residual) {
     plan->residual_post_op = ops.len();
-    ops.append_binary(dnnl::algorithm::binary_add, plan->user_dst);
+    ops.append_binary(dnnl::algorithm::binary_add, plan->epilogue_dst);
   }
   if (act && g.activation_after_residual) append_eltwise(&ops, e.alg, e.alpha, e.beta);
   dnnl::primitive_attr attr = user_scratchpad();
   attr.set_post_ops(ops);
   const dnnl::binary::primitive_desc pd =
-      binary_pd(dnnl::algorithm::binary_mul, plan->user_dst, plan->per_channel, plan->user_dst, attr);
+      binary_pd(dnnl::algorithm::binary_mul, plan->epilogue_dst, plan->epilogue_channel, plan->epilogue_dst, attr);
   if (!pd || is_reference_impl(pd)) return false;
   plan->epilogue = dnnl::binary(pd);
   plan->scratchpad_bytes = std::max(plan->scratchpad_bytes, pd.scratchpad_desc().get_size());

@@ -88,6 +88,9 @@ struct ConvPlan : Plan {
   // place on the caller's output chunk; scale / shift are per_channel.
   std::optional<dnnl::binary> epilogue;
   dnnl::memory::desc per_channel;  // [1, chunk_oc, 1, 1]: also the batch-norm post-ops' operands
+  // The epilogue's view of user_dst and per_channel: the same, but [n, chunk_oc] and [1, chunk_oc] for a 1 x 1
+  // output (add_epilogue says why).
+  dnnl::memory::desc epilogue_dst, epilogue_channel;
   // The post-op that adds the residual as a binary operand in user_dst's layout: the epilogue's, or (a blocked
   // plan without separate_epilogue(), build_conv_plan's last resort) the primitive's own; -1: none.
   int residual_post_op = -1;

@@ -98,7 +98,7 @@ def kforge_trace(args, cache, feeds, params):
     gen, harness, trace = args.work / f"gen-{args.tag}", args.work / f"harness-{args.tag}", cache / f"trace-{args.tag}.kftb"
     if not trace.exists():
         rm.generate(args.build / "src" / "kforge", args.work / "export" / "inference.json", gen, "cpu", False,
-                    extra=["--trace-hooks"], name="traced")
+                    extra=["--trace-hooks", "--layout", args.layout], name="traced")
         kernels = args.build / "kernels" / "libkforge_kernels.a"
         subprocess.run(["g++", "-std=c++17", "-O2", "-I", gen, "-I", ROOT / "tools" / "interp",
                         '-DKFORGE_PROGRAM_HEADER="traced.h"', "-DKFORGE_PROGRAM_CLASS=traced",
@@ -118,9 +118,11 @@ def kforge_trace(args, cache, feeds, params):
 
 
 def as_nchw(got, want):
-    """kforge's NHWC value of the layout plan back in Paddle's NCHW."""
+    """kforge's NHWC or nChw8c ([N, C/8, H, W, 8]) value of the layout plan back in Paddle's NCHW."""
     if got is not None and got.shape != want.shape and got.ndim == 4:
         return got.transpose(0, 3, 1, 2)
+    if got is not None and got.shape != want.shape and got.ndim == 5 and want.ndim == 4:
+        return got.transpose(0, 1, 4, 2, 3).reshape(want.shape)
     return got
 
 
@@ -170,6 +172,9 @@ def main():
     p.add_argument("--images", default="0", help="comma-separated images of the batch to compare (default 0)")
     p.add_argument("--seed", type=int, default=1, help="check-graphnet's --seed (default 1)")
     p.add_argument("--tag", default="main", help="names kforge's trace in WORK/opcache (default main)")
+    p.add_argument("--layout", default="auto", choices=("auto", "nchw", "nhwc", "nchw8c"),
+                   help="kforge compile --layout of the traced code (default auto, which with --trace-hooks is one "
+                        "plan, nhwc; run-model's class picks nchw8c on an AVX2 machine: trace that one with nchw8c)")
     args = p.parse_args()
     args.sample, args.work, args.build = args.sample.resolve(), args.work.resolve(), args.build.resolve()
     images = [int(i) for i in args.images.split(",")]

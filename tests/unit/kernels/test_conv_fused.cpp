@@ -436,3 +436,18 @@ TEST_CASE("oneDNN conv2d_fused: a folded filter is dropped when a batch norm ope
 }
 
 #endif
+
+TEST_CASE("oneDNN conv2d_fused: a 1 x 1 output gets each channel's own bias (the plain variant's epilogue)") {
+  // [n, c, 1, 1] has NCHW's and NHWC's strides alike; oneDNN 2.6's binary then took the per-channel operand per block
+  // of 8 channels (channel c got bias[8 * (c / 8)]): GraphNet's MobileNetV3 squeeze-excitation convolutions, seed 10.
+  uint32_t seed = 900;
+  for (int64_t oc : {10, 60}) {
+    for (bool bn : {false, true}) {
+      FusedCase c{"squeeze-excitation 1 x 1", {128, 40, 1, 1}, {oc, 40, 1, 1}, {1, 1}, {0, 0}};
+      c.bias = true, c.bn = bn;
+      INFO(oc << " output channels" << (bn ? ", batch norm" : ""));
+      const Operands o = operands(c, seed += 10);
+      check_fused_bound(c, o, run_onednn(c, o), run_fused(c, o, Path::kReference));
+    }
+  }
+}

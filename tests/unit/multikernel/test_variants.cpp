@@ -256,6 +256,32 @@ TEST_CASE("SIMT tiles per hint") {
   CHECK(cuda_simt_variant_for_hint(4096).kind == VariantKind::kCudaSimt);
 }
 
+TEST_CASE("--target cuda: a row group whose launcher takes shape parameters keeps the launcher's choice") {
+  // GPT's residual add + layer norm reads a broadcast (strided) input over [B, S, 768], B and S dynamic: its launcher
+  // takes the dims as parameters, which the row variants' arguments do not carry.
+  test::Env env({"kernels/fusion.yaml"});
+  std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: rows
+inputs:  [{name: x, dtype: float32, shape: [-1, -1, 64]}]
+ops:
+  - {op: softmax, in: [x], out: [p], attrs: {axis: -1}}
+outputs: [p]
+)");
+  INFO(env.printed());
+  REQUIRE(lp.has_value());
+  FusionOptions options;
+  options.single_call_groups = true;
+  FusionPlan fusion = plan_fusion(*lp, options);
+  REQUIRE(fusion.groups.size() == 1);
+  FusedGroup& g = fusion.groups[0];
+  REQUIRE(g.kind == GroupKind::kRow);
+  REQUIRE(g.inputs.size() == 1);
+  CHECK(has_dynamic_strides(g));  // S is dynamic
+  CHECK(plan_cuda_row_variants(*lp, fusion, {64, 256, 4096}).sites.size() == 1);  // no strided input: a site
+  g.inputs[0].access = InputAccess::kStrided;  // as a broadcast input would be
+  g.inputs[0].strides = g.shape;
+  CHECK(plan_cuda_row_variants(*lp, fusion, {64, 256, 4096}).sites.empty());
+}
+
 TEST_CASE("--target cuda: each row group is a site of the launcher's choice and register / looped teams") {
   test::Env env({"kernels/fusion.yaml"});
   std::optional<LoweredProgram> lp = env.compile_yaml(R"(program: rows

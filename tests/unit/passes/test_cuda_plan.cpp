@@ -369,7 +369,7 @@ outputs: [y]
       if (s.kind == StmtKind::kRowPattern) s.pattern = RowPatternKind::kRmsNorm;
     }
     std::vector<CudaRefusal> refusals;
-    refuse_cuda_fused_groups(*f.lowered, f.fusion, nullptr, refusals);
+    refuse_cuda_fused_groups(*f.lowered, f.fusion, refusals);
     REQUIRE(refusals.size() == 1);
     CHECK(f.sources.line_col(refusals[0].loc).line == 4);
     CHECK(refusals[0].message == "--target cuda: fused group 0 (softmax): this row pattern (rms_norm) has no CUDA "
@@ -381,7 +381,7 @@ outputs: [y]
       }
     }
     refusals.clear();
-    refuse_cuda_fused_groups(*f.lowered, f.fusion, nullptr, refusals);
+    refuse_cuda_fused_groups(*f.lowered, f.fusion, refusals);
     REQUIRE(refusals.size() == 1);
     CHECK(refusals[0].message == "--target cuda: fused group 0 (softmax): a row pattern computes in float32 or "
                                  "float64 only");

@@ -18,7 +18,11 @@
 // that contracts a * b + c into one fused multiply-add changes them, so the kernel library's AVX2 clones
 // (KFORGE_MATH_CLONES) name an ISA without FMA, and code that must match the library bit for bit is compiled
 // without FMA contraction (the default for the baseline x86-64 ISA, or -ffp-contract=off).
-#pragma once
+//
+// An include guard, not `#pragma once`: every generated directory holds its own copy, and two programs #included into
+// one translation unit would define everything twice (GCC takes copies written at different times for two files).
+#ifndef KFORGE_MATH_H_
+#define KFORGE_MATH_H_
 
 #include <cmath>
 #include <cstdint>
@@ -229,3 +233,5 @@ KFORGE_MATH_INLINE T row_sum(const T* x, int64_t n) {
 
 }  // namespace math
 }  // namespace kforge
+
+#endif  // KFORGE_MATH_H_

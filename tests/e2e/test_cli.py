@@ -544,6 +544,11 @@ def test_compile_namespace_one_translation_unit(tmp):
     r = compile_one_unit(tmp, "fused.cc", ["f1/model.cc", "f2/model.cc", "m1/model.cc"],
                          ["p1::model", "p2::model"], GXX)
     expect(r.returncode != 0, "f1/model.cc and m1/model.cc are both p1::model: one translation unit cannot hold both")
+    # Each directory has its own copy of the runtime headers; GCC's `#pragma once` takes copies written at
+    # different times for different files, so the headers need include guards (a batch of tests/paddle fixtures
+    # built as one unit fell back to one build per case over this).
+    for header in (tmp / "f1").glob("kforge_*.h"):
+        os.utime(header, (header.stat().st_atime, header.stat().st_mtime - 100))
     r = compile_one_unit(tmp, "fused.cc", ["f1/model.cc", "f2/model.cc"], ["p1::model", "p2::model"], GXX)
     expect_eq(r.returncode, 0, f"fused programs in one translation unit\n{r.stdout.decode()}")
     # Without --namespace the same two programs collide (what the flag is for).

@@ -218,8 +218,14 @@ class Classifier {
       if (a.kind == ArgKind::kTensor) {
         if (!fusible(p_.value(a.value).dtype)) return info;
         info.inputs.emplace_back(a.name, a.value);
+      } else if (a.kind == ArgKind::kTensorToAttr && scalar_tensor_attribute(call, a)) {
+        // A scalar attribute read from a one-element tensor at run time (clip's bounds from an image's size):
+        // in an elementwise expression the tensor is one more input, read as a broadcast scalar, instead of a
+        // value the host must fetch before the kernel runs (which a fused CUDA group cannot do).
+        info.inputs.emplace_back(a.name, a.value);
+        info.tensor_attributes.push_back(a.name);
       } else if (a.kind != ArgKind::kConstant && a.kind != ArgKind::kAbsentTensor) {
-        return info;  // tensor lists and run-time attributes
+        return info;  // tensor lists and other run-time attributes
       }
     }
     if (call.outputs.empty() || call.outputs[0].values.empty() || call.outputs[0].values[0] == kNone) return info;
@@ -241,6 +247,7 @@ class Classifier {
     std::optional<expr::Expression> typed = expr::check_expression(*parsed, context_for(call, p_), diags_);
     if (!typed) return CallInfo{};
     typed->root = bind(*typed->root, call);
+    if (!info.tensor_attributes.empty()) typed->root = read_tensor_attributes(*typed->root, call, info.tensor_attributes);
     if (uses_unbound_attribute(*typed->root)) return CallInfo{};
     for (const std::string& name : expr::names_used(*typed->root, expr::NameKind::kInput)) {
       bool present = false;
@@ -255,6 +262,41 @@ class Classifier {
     info.compute = std::move(typed);
     info.kind = CallKind::kElementwise;
     return info;
+  }
+
+  // `a` is a kTensorToAttr argument the elementwise expression can read as an input: the op computes elementwise,
+  // the attribute is a scalar of the expression language, and the tensor holds one element of a fusible dtype.
+  bool scalar_tensor_attribute(const KernelCall& call, const KernelArg& a) const {
+    if (!call.def->compute) return false;
+    const LoweredValue& v = p_.value(a.value);
+    if (!fusible(v.dtype) || sym_numel(v.dims).constant() != std::optional<int64_t>(1)) return false;
+    for (const opdef::Attribute& attr : call.def->attributes) {
+      if (attr.name == a.name) {
+        return expr::paddle_attribute_scalar_type(opdef::arg_type_info(attr.type).spelling).has_value();
+      }
+    }
+    return false;
+  }
+
+  // The attributes `names` (read from one-element tensors) as input names of the tensors' own types, converted
+  // straight to the type of each use: Paddle converts a Scalar read from a tensor to x's type, never through the
+  // attribute's declared float (a float64 bound stays exact).
+  expr::NodePtr read_tensor_attributes(const expr::Node& root, const KernelCall& call,
+                                       const std::vector<std::string>& names) const {
+    return expr::substitute_at_use(root, [&](const expr::Node& n) -> expr::NodePtr {
+      if (n.name_kind != expr::NameKind::kAttribute || std::find(names.begin(), names.end(), n.name) == names.end()) {
+        return nullptr;
+      }
+      auto input = std::make_unique<expr::Node>();
+      input->kind = expr::NodeKind::kName;
+      input->offset = n.offset;
+      input->loc = n.loc;
+      input->name = n.name;
+      input->name_kind = expr::NameKind::kInput;
+      input->typed = true;
+      input->type = expr::compute_type(*scalar_of(p_.value(call.arg(n.name)->value).dtype));  // fusible: a scalar
+      return input;
+    });
   }
 
   CallInfo classify_reduce(const KernelCall& call, CallInfo info) {

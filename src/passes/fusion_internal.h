@@ -42,6 +42,7 @@ enum class CallKind { kOpaque, kElementwise, kReduce, kRowPattern };
 struct CallInfo {
   CallKind kind = CallKind::kOpaque;
   std::vector<std::pair<std::string, uint32_t>> inputs;  // op input name -> value (present tensors)
+  std::vector<std::string> tensor_attributes;             // attributes read from one-element tensors (in `inputs` too)
   uint32_t out = kNone;                                   // the main output value
   std::optional<expr::Expression> compute;                // attributes bound; names are the op's input names
   std::optional<expr::TypedReduction> reduction;          // attributes bound

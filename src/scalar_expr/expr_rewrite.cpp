@@ -35,6 +35,23 @@ NodePtr substitute(const Node& typed, const std::function<NodePtr(const Node& na
   return copy;
 }
 
+NodePtr substitute_at_use(const Node& typed, const std::function<NodePtr(const Node& name)>& replace) {
+  const Node* name = &typed;
+  if (typed.kind == NodeKind::kCast && typed.implicit && typed.operands.size() == 1 &&
+      typed.operands[0]->kind == NodeKind::kName) {
+    name = typed.operands[0].get();
+  }
+  if (name->kind == NodeKind::kName) {
+    if (NodePtr with = replace(*name)) {
+      if (with->type != typed.type) with = implicit_cast(std::move(with), typed.type);
+      return with;
+    }
+  }
+  NodePtr copy = clone(typed);
+  for (NodePtr& child : copy->operands) child = substitute_at_use(*child, replace);
+  return copy;
+}
+
 NodePtr make_literal(const Value& value, ScalarType type) {
   type = compute_type(type);
   const std::optional<Value> v = convert_value(value, type);

@@ -17,6 +17,12 @@ namespace kforge::expr {
 /// its place (converted to the name's type with an implicit cast where the types differ).
 NodePtr substitute(const Node& typed, const std::function<NodePtr(const Node& name)>& replace);
 
+/// As substitute, but a name the checker converted implicitly (a weak attribute checked at float32, then widened
+/// for a float64 operand) is replaced by its substitute converted straight to the type of that use: a value read
+/// at run time (an attribute from a tensor, which Paddle keeps in the tensor's precision) is not narrowed through
+/// the name's own type.
+NodePtr substitute_at_use(const Node& typed, const std::function<NodePtr(const Node& name)>& replace);
+
 /// Makes a typed literal node of compute type `type` holding `value` (converted like a C++ cast); nullopt
 /// for a value the type cannot hold (a float out of an integer type's range).
 NodePtr make_literal(const Value& value, ScalarType type);

@@ -106,7 +106,7 @@ CASES = [
     "set_value_scalar", "set_value_int64", "set_value_dynamic_end", "set_value_tensor_negative_step", "assign",
     # bounds and a negative step read from data by the kernel on the device (issue 34); -inf constants of a clip and a
     # pad (cpp_text.h cuda_device_constant)
-    "set_value_bounds_from_data", "set_value_step_from_data", "clip_min_neg_inf_pad_neg_inf",
+    "set_value_bounds_from_data", "set_value_step_from_data", "clip_min_neg_inf_pad_neg_inf", "clip_tensor_max", "clip_tensor_bounds_f64",
     # the losses (cuda_index_loss.cpp; normalize through mean_all); cross entropies over a softmax row group run on
     # the GPU check only
     "sigmoid_ce_logits", "sigmoid_ce_logits_float64", "sigmoid_ce_logits_mean", "sigmoid_ce_logits_pos_weight",

@@ -95,7 +95,7 @@ transformer_encoder_prenorm:0:2
 transformer_decoder_postnorm:0:2 transformer_decoder_prenorm:0:2 gpt_block:0:2 bert_encoder:0:2 gpt_decoder:0:2
 gpt_decode_step:0:2}"
 # tests/paddle fixtures (OP_CASES, even empty, replaces the list at prepare time)
-OP_CASES="${OP_CASES-arange attention_decode_step concat_kv_cache_pair flip bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
+OP_CASES="${OP_CASES-arange clip_tensor_max clip_tensor_bounds_f64 attention_decode_step concat_kv_cache_pair flip bilinear_interp bilinear_interp_align_corners bilinear_interp_align_mode1_nhwc bilinear_interp_dynamic
 bilinear_interp_f64 concat concat_bool concat_dynamic concat_neg_axis_int64 conv2d_transpose dropout_eval
 dropout_eval_downscale embedding embedding_padding_idx expand expand_int64 gather gather_int32_axis0 index_select
 nearest_interp nearest_interp_dynamic nearest_interp_size pad3d_circular_ndhwc pad3d_replicate pad_constant pad_reflect

@@ -304,6 +304,13 @@ CASES = [
     C("hardswish", lambda x: F.hardswish(x), [t(2, 5, low=-4, high=4)], ops=("hardswish",)),
     C("thresholded_relu", lambda x: F.thresholded_relu(x, threshold=0.3), [t(2, 5)], ops=("thresholded_relu",)),
     C("clip", lambda x: paddle.clip(x, min=-0.5, max=0.25), [t(2, 5)], ops=("clip",)),
+    # Bounds read from 0-D tensors at run time (Cascade-FasterRCNN's boxes clipped to the image's size): one more
+    # input of the fused expression, a broadcast scalar.
+    C("clip_tensor_max", lambda x, im: paddle.clip(x, min=0.0, max=im[1]),
+      [t(None, 4, low=-10.0, high=40.0, run=(6, 4)), t(2, low=10.0, high=30.0)], ops=("clip",)),
+    C("clip_tensor_bounds_f64", lambda x, lim: paddle.clip(paddle.scale(x, 2.0), min=lim[0], max=lim[1]),
+      [t(3, 5, dtype="float64", low=-4.0, high=4.0), t(2, dtype="float64", low=-1.0, high=2.0)],
+      ops=("clip", "scale")),
     *[C(f"scale_{dt}", lambda x: paddle.scale(x, scale=3, bias=2), [t(2, 3, dtype=dt)], ops=("scale",))
       for dt in NUMBER],
     C("scale_bias_before", lambda x: paddle.scale(x, scale=-0.5, bias=1.0, bias_after_scale=False), [t(2, 3)],

@@ -104,6 +104,26 @@ TEST_CASE("rewrite: substituting an input inlines a producer, converting where t
   CHECK(to_string(*v) == "float32 0");
 }
 
+TEST_CASE("rewrite: substituting at the use converts a widened attribute once, not through its own type") {
+  // alpha (float32, weak) is widened for the float64 y; a float64 input put in its place stays float64.
+  const Expression e = typed("y < alpha ? alpha : y");
+  auto by_y = [&](const Node& name) -> NodePtr {
+    if (name.name != "alpha") return nullptr;
+    NodePtr in = clone(name);
+    in->name = "y";
+    in->name_kind = NameKind::kInput;
+    in->type = ST::kFloat64;
+    in->weak = false;
+    return in;
+  };
+  CHECK(emit_cpp(Expression({}, {}, substitute_at_use(*e.root, by_y))) == "y < y ? y : y");
+  CHECK(emit_cpp(Expression({}, {}, substitute(*e.root, by_y))) ==
+        "y < static_cast<double>(static_cast<float>(y)) ? static_cast<double>(static_cast<float>(y)) : y");
+  // A use at the name's own type (no conversion): the substitute converted to it, as substitute() does.
+  const Expression f = typed("x * alpha");
+  CHECK(emit_cpp(Expression({}, {}, substitute_at_use(*f.root, by_y))) == "x * static_cast<float>(y)");
+}
+
 TEST_CASE("rewrite: literals from values") {
   CHECK(dump(*make_literal(Value::of_float(2.5), ST::kFloat32), true) == "2.5:float32");
   CHECK(dump(*make_literal(Value::of_float(2.5), ST::kInt64), true) == "2:int64");

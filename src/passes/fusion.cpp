@@ -292,8 +292,19 @@ class GroupBuilder {
       }
     }
     std::set<uint32_t> read_buffers;
-    for (const GroupInput& in : g.inputs) read_buffers.insert(p_.value(in.value).buffer);
-    return !written_between(p_, read_buffers, g.calls.front(), g.position, members);
+    std::map<uint32_t, int> inputs_in_buffer;
+    for (const GroupInput& in : g.inputs) {
+      read_buffers.insert(p_.value(in.value).buffer);
+      ++inputs_in_buffer[p_.value(in.value).buffer];
+    }
+    // An input defined between the members (clip's bound sliced from a shape after the scale it clips) is written
+    // there by its own definition, which the group, reading it at its position, comes after; unless another input
+    // shares its buffer (one value overwriting the other).
+    std::set<uint32_t> produced;
+    for (const GroupInput& in : g.inputs) {
+      if (inputs_in_buffer[p_.value(in.value).buffer] == 1) produced.insert(in.value);
+    }
+    return !written_between(p_, read_buffers, g.calls.front(), g.position, members, produced);
   }
 
   void collect_stores(FusedGroup& g, const std::set<uint32_t>& members, const std::map<uint32_t, std::string>& local,

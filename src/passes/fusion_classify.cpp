@@ -75,12 +75,12 @@ std::optional<std::vector<SymExpr>> broadcast_strides(const SymShape& dims, cons
 }
 
 bool written_between(const LoweredProgram& program, const std::set<uint32_t>& buffers, uint32_t first, uint32_t last,
-                     const std::set<uint32_t>& skip) {
+                     const std::set<uint32_t>& skip, const std::set<uint32_t>& produced) {
   for (uint32_t k = first + 1; k < last; ++k) {
     if (skip.count(k)) continue;
     for (const CallOutput& o : program.calls[k].outputs) {
       for (uint32_t v : o.values) {
-        if (v != kNone && buffers.count(program.value(v).buffer)) return true;
+        if (v != kNone && !produced.count(v) && buffers.count(program.value(v).buffer)) return true;
       }
     }
   }

@@ -31,9 +31,10 @@ std::vector<SymExpr> row_major_strides(const SymShape& dims);
 std::optional<std::vector<SymExpr>> broadcast_strides(const SymShape& dims, const std::vector<SymExpr>& memory,
                                                       const SymShape& target);
 /// Whether a call strictly between `first` and `last`, not in `skip`, defines a value in one of `buffers`: a group
-/// that reads those buffers at `last` would read them after that write.
+/// that reads those buffers at `last` would read them after that write. The values of `produced` are not such
+/// writes: each is the very value the group reads, defined there (a group input made by a call between its members).
 bool written_between(const LoweredProgram& program, const std::set<uint32_t>& buffers, uint32_t first, uint32_t last,
-                     const std::set<uint32_t>& skip = {});
+                     const std::set<uint32_t>& skip = {}, const std::set<uint32_t>& produced = {});
 /// The count may exceed INT32_MAX (always true when it is not a constant).
 bool exceeds_int32(const SymExpr& numel);
 

@@ -245,7 +245,9 @@ def test_run_model_cuda_compile_only(tmp):
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
     # Convolutions (a transposed one too, over dynamic spatial dims as well) run on the GPU through cuDNN; an op
     # with no CUDA kernel (diag) is an error on one line.
-    r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--compile-only")
+    # (plain-work: the run at the end reuses this build; run-model rebuilds only what changed)
+    plain = tmp / "plain-work"
+    r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--compile-only", work=plain)
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
     r = run_model(FIXTURES / "conv2d_transpose_dynamic_spatial", "--target", "cuda", "--compile-only")
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
@@ -271,7 +273,8 @@ def test_run_model_cuda_compile_only(tmp):
                           "--target cuda: ", "fft_r2c")
     out = tmp / "cuda-out"
     x = FIXTURES / "conv2d_transpose" / "input_x.npy"
-    r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--input", f"x={x}", "--output-dir", out)
+    r = run_model(FIXTURES / "conv2d_transpose", "--target", "cuda", "--input", f"x={x}", "--output-dir", out,
+                  work=plain)
     if r.returncode == 0:
         expect_outputs_match(out, FIXTURES / "conv2d_transpose")
     else:

@@ -9,11 +9,12 @@ and as spread the range over the rounds of the ratio of the two engines' figures
     compare.py MODEL_DIR --kforge WORKER [--kforge-nchw WORKER] [--kforge-no-fuse WORKER]
                [--kforge-reference WORKER] [--kforge-before WORKER] [--undeclared] [--rounds R] [--per-round K]
                [--batch-ms MS] [--threads N[,N...]]
-               [--json FILE]
+               [--json FILE] [--no-paddle]
 
 --undeclared: also kforge with its filters not declared constant to the kernel library.
 --kforge-before: another build's worker of the model, timed in the same rounds (a change's before / after; kforge's
 ratio to it, and whether their outputs are bitwise equal).
+--no-paddle: Paddle's predictor not run (kforge against ONNX Runtime only; the oracle is then ONNX Runtime).
 --json: appends one JSON line per thread count (model, engines' times, ratios, spreads) for table.py.
 An engine that does not start or answer (an export ONNX Runtime or Paddle cannot run) is reported and left out.
 """
@@ -82,6 +83,8 @@ def main():
     parser.add_argument("--kforge-nchw", help="worker of the code compiled with --layout nchw")
     parser.add_argument("--kforge-before", help="another build's worker of the same model (a before / after run)")
     parser.add_argument("--undeclared", action="store_true", help="also kforge with filters not declared constant")
+    parser.add_argument("--no-paddle", action="store_true",
+                        help="leave Paddle's predictor out (its start-up and rounds are a third of a zoo run)")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--per-round", type=int, default=5, help="runs per engine per round, at least")
     parser.add_argument("--batch-ms", type=float, default=100.0,
@@ -105,7 +108,8 @@ def main():
             specs.append(("kforge, filters not declared", [args.kforge, bundle, "--threads", t, "--no-declare"]))
         if args.kforge_no_fuse:
             specs.append(("kforge --no-fuse", [args.kforge_no_fuse, bundle, "--threads", t]))
-        specs.append(("paddle (oneDNN)", [sys.executable, here / "engine.py", "paddle", args.model_dir, t]))
+        if not args.no_paddle:
+            specs.append(("paddle (oneDNN)", [sys.executable, here / "engine.py", "paddle", args.model_dir, t]))
         if (args.model_dir / "model.onnx").exists():  # paddle2onnx converts not every export
             specs.append(("onnxruntime", [sys.executable, here / "engine.py", "ort", args.model_dir, t]))
         if args.kforge_reference and threads == 1:

@@ -11,7 +11,7 @@
 #   bench/models/run.sh [BUILD_DIR] [--models "resnet18 gpt_block"] [--sizes "64 224"] [--threads "1,2"]
 #                       [--rounds R] [--slow-rounds R] [--per-round K] [--batch-ms MS] [--paddleocr DIR]
 #                       [--paddledetection DIR] [--detection-python PYTHON] [--json FILE]
-#                       [--before NAME] [--nchw] [--no-fuse] [--reference-build DIR]
+#                       [--before NAME] [--nchw] [--no-fuse] [--reference-build DIR] [--no-paddle]
 #
 # --models: default the whole zoo. --sizes: the image sides of the paddle.vision models (default "64 224"; LeNet
 # runs at 28, alexnet and googlenet at 224 only, inception_v3 at 80 for anything below 80: their heads fix them);
@@ -28,6 +28,7 @@
 # results, one line per model, size and thread count (default BUILD_DIR/bench-models/results.jsonl, appended to).
 # --before NAME: each model directory's worker-NAME (a copy of an earlier build's worker-fuse), timed in the same
 # rounds: a change's before / after. --nchw / --no-fuse: also the code compiled with --layout nchw / --no-fuse.
+# --no-paddle: compare.py's (no Paddle figure; a zoo run in about two thirds of the time).
 # --reference-build: a build configured with -Donednn=disabled; adds kforge on the reference loops (1 thread).
 # Python: $KFORGE_BENCH_PYTHON if set (a venv with paddlepaddle, paddle2onnx, onnxruntime, numpy), else a venv made
 # on demand in BUILD_DIR/bench-venv (pip install paddlepaddle==3.3.1 paddle2onnx onnxruntime numpy).
@@ -45,7 +46,7 @@ SEQUENCE="transformer_encoder_postnorm transformer_encoder_prenorm transformer_d
   gpt_decoder gpt_decode_step ppocr_det_head bert_encoder_fixed"
 SLOW="vgg11_224 vgg16_224 ppocrv5_server_det_fixed_320x320 ppyoloe_plus_s_fixed_640x640 rtdetr_r18_fixed_640x640"
 REF_BUILD="" MODELS="" SIZES="64 224" ROUNDS=8 SLOW_ROUNDS=4 PER_ROUND=5 BATCH_MS=100 THREADS="1,2"
-NCHW=0 NO_FUSE=0 PADDLEOCR="" PADDLEDETECTION="" DET_PYTHON="" JSON="" BEFORE=""
+NCHW=0 NO_FUSE=0 NO_PADDLE=() PADDLEOCR="" PADDLEDETECTION="" DET_PYTHON="" JSON="" BEFORE=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --reference-build) REF_BUILD="$(cd "$2" && pwd)"; shift 2 ;;
@@ -63,6 +64,7 @@ while [ "$#" -gt 0 ]; do
     --before) BEFORE="$2"; shift 2 ;;
     --nchw) NCHW=1; shift ;;
     --no-fuse) NO_FUSE=1; shift ;;
+    --no-paddle) NO_PADDLE=(--no-paddle); shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -174,7 +176,7 @@ for model in $MODELS; do
     [[ " $SLOW " == *" ${model}_${size} "* ]] && rounds="$SLOW_ROUNDS"
     # shellcheck disable=SC2086
     "$PYTHON" "$ROOT/bench/models/compare.py" "$dir" $args --rounds "$rounds" --per-round "$PER_ROUND" \
-      --batch-ms "$BATCH_MS" \
+      --batch-ms "$BATCH_MS" "${NO_PADDLE[@]}" \
       --threads "$THREADS" --json "$JSON" || echo "$model $size: compare.py failed"
     echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo

@@ -287,13 +287,9 @@ class Classifier {
       if (n.name_kind != expr::NameKind::kAttribute || std::find(names.begin(), names.end(), n.name) == names.end()) {
         return nullptr;
       }
-      auto input = std::make_unique<expr::Node>();
-      input->kind = expr::NodeKind::kName;
-      input->offset = n.offset;
-      input->loc = n.loc;
-      input->name = n.name;
+      expr::NodePtr input = expr::clone(n);
       input->name_kind = expr::NameKind::kInput;
-      input->typed = true;
+      input->weak = false;
       input->type = expr::compute_type(*scalar_of(p_.value(call.arg(n.name)->value).dtype));  // fusible: a scalar
       return input;
     });

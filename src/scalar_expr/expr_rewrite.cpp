@@ -21,23 +21,11 @@ NodePtr implicit_cast(NodePtr operand, ScalarType target) {
 
 bool is_literal(const Node& n) { return n.kind == NodeKind::kLiteral; }
 
-}  // namespace
-
-NodePtr substitute(const Node& typed, const std::function<NodePtr(const Node& name)>& replace) {
-  if (typed.kind == NodeKind::kName) {
-    if (NodePtr with = replace(typed)) {
-      if (with->type != typed.type) with = implicit_cast(std::move(with), typed.type);
-      return with;
-    }
-  }
-  NodePtr copy = clone(typed);
-  for (NodePtr& child : copy->operands) child = substitute(*child, replace);
-  return copy;
-}
-
-NodePtr substitute_at_use(const Node& typed, const std::function<NodePtr(const Node& name)>& replace) {
+// substitute (at_use false) and substitute_at_use (true): with at_use, a name under an implicit conversion is
+// replaced together with it, its substitute converted to the conversion's type.
+NodePtr substitute_names(const Node& typed, const std::function<NodePtr(const Node& name)>& replace, bool at_use) {
   const Node* name = &typed;
-  if (typed.kind == NodeKind::kCast && typed.implicit && typed.operands.size() == 1 &&
+  if (at_use && typed.kind == NodeKind::kCast && typed.implicit && typed.operands.size() == 1 &&
       typed.operands[0]->kind == NodeKind::kName) {
     name = typed.operands[0].get();
   }
@@ -48,8 +36,18 @@ NodePtr substitute_at_use(const Node& typed, const std::function<NodePtr(const N
     }
   }
   NodePtr copy = clone(typed);
-  for (NodePtr& child : copy->operands) child = substitute_at_use(*child, replace);
+  for (NodePtr& child : copy->operands) child = substitute_names(*child, replace, at_use);
   return copy;
+}
+
+}  // namespace
+
+NodePtr substitute(const Node& typed, const std::function<NodePtr(const Node& name)>& replace) {
+  return substitute_names(typed, replace, false);
+}
+
+NodePtr substitute_at_use(const Node& typed, const std::function<NodePtr(const Node& name)>& replace) {
+  return substitute_names(typed, replace, true);
 }
 
 NodePtr make_literal(const Value& value, ScalarType type) {

@@ -235,7 +235,8 @@ def main():
                 sources.append(os.path.join(tmp, f"{unit}.cc"))
                 with open(sources[-1], "w") as f:
                     f.write(text)
-            cmd = [cxx, "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
+            # -O0: the fixtures are tiny, and -O1 spent 40 % more compiling (176 s against 116 s of the test alone).
+            cmd = [cxx, "-std=c++17", "-O0", "-Wall", "-Wextra", "-Werror", "-Wno-unused-parameter",
                    "-Wno-unknown-pragmas", "-x", "c++", "-I", os.path.join(root, "tests", "e2e", "cuda_emulation"),
                    "-I", tmp, "-I", os.path.join(root, "tools", "interp"),
                    # the runtime headers that tensor_bundle.h includes (every program wrote the same ones)

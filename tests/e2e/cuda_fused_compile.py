@@ -21,7 +21,8 @@ Each shard generates its programs, each in a namespace of its own (--namespace c
 them as two translation units, all the kernels files in one and all the host files in the other, linked against an
 empty main with the libraries they use: nvcc's front ends parse the CUDA, cuBLASLt and cuDNN headers twice per shard
 instead of twice per program (the four shards took 120-151 s each, program by program, 19-51 s this way on a 2-core
-machine). The programs linked with the GPU check's harness (HARNESS_LINKED) are built alone, at -O2. Meson runs
+machine). The programs linked with the GPU check's harness (HARNESS_LINKED) are built alone. Everything builds
+without optimising (nvcc_check.CHECK_OPT_FLAGS: a compile check; the GPU check builds optimised). Meson runs
 the list as 4 shards (--shard), tests of their own.
 
 Exit 77 (meson: skipped) only when nvcc is missing. The GPU run itself is tests/gpu/check_fusion.sh.
@@ -30,10 +31,11 @@ import argparse
 import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 import tempfile
+
+from nvcc_check import CHECK_OPT_FLAGS, find_nvcc
 
 # (program relative to the source root, class name, extra flags)
 HINTS = ["--multi-kernel-hints", "64,256,4096"]
@@ -260,11 +262,11 @@ PROGRAMS = [
 # Programs whose matmul is no GEMM (a vector operand: codegen/cuda_index.h's kernel).
 NO_GEMM = {"paddle_matmul_vector_batched"}
 GEMM_HEADERS = ["kforge_gemm.cuh", "kforge_cublaslt.cuh", "kforge_half.cuh"]
-# Linked with the GPU check's harness (tests/gpu/harness.cu) at -O2, one program per library and kind of
-# class (cuDNN, cuBLASLt, the multi-kernel GEMMs, 16-bit, graphs). The others are compiled at nvcc's default host
-# optimisation and linked to an empty main: the harness adds about 8 s of compiling to each program, and -O2 more,
-# for nothing the generated code itself is checked by (on a 2-core machine the whole list took 12 min all linked with
-# the harness, 7.4 min after this and kforge_cudnn.cuh's trimmed kernels together; the two were not measured apart).
+# Linked with the GPU check's harness (tests/gpu/harness.cu), one program per library and kind of class (cuDNN,
+# cuBLASLt, the multi-kernel GEMMs, 16-bit, graphs). The others are linked to an empty main: the harness adds about
+# 8 s of compiling to each program, for nothing the generated code itself is checked by (on a 2-core machine the
+# whole list took 12 min all linked with the harness, 7.4 min after this and kforge_cudnn.cuh's trimmed kernels
+# together; the two were not measured apart).
 HARNESS_LINKED = {"conv_net", "gemm_mlp_mk", "half_fp16_mk", "paddle_conv2d_transpose", "conv_net_fp16"}
 MK_HEADERS = ["kforge_cuda_timer.cuh", "kforge_multikernel.h"]
 MK_GEMM_HEADERS = ["kforge_gemm_f32.cuh"]
@@ -274,13 +276,6 @@ CONV_HEADERS = [
 ]
 POOL_HEADERS = ["kforge_pool.cuh", "kforge_half.cuh"]
 INDEX_HEADERS = ["kforge_index.cuh", "kforge_sampling.h"]  # the interpolation helpers and what they include
-
-
-def find_nvcc():
-    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 def main():
@@ -302,7 +297,7 @@ def main():
     ops = ["--ops", os.path.join(ex, "ops.yaml"), "--ops", os.path.join(ex, "fusion.yaml"),
            "--op-compat", os.path.join(ex, "op_compat.yaml")]
     failed = False
-    strict = ["-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"]
+    strict = ["-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra", *CHECK_OPT_FLAGS]
     jobs = []
     unity, unity_libs = [], set()  # the programs compiled together (class name, units) and what they link
 
@@ -432,8 +427,8 @@ def main():
                 (["-lcudnn"] if has_conv or has_cudnn_attention else []) + (["-lcufft"] if has_fft else [])
             fp32 = ["-DKFORGE_STRICT_FP32"] if has_conv else []
             if name in HARNESS_LINKED:
-                # The GPU check's harness and both units at -O2, linked: the harness compiles against the class.
-                start([nvcc, *strict, "-O2", *fp32, "-I", gen, "-I", os.path.join(root, "tools", "interp"),
+                # The GPU check's harness and both units, linked: the harness compiles against the class.
+                start([nvcc, *strict, *fp32, "-I", gen, "-I", os.path.join(root, "tools", "interp"),
                        f"-DKFORGE_PROGRAM_HEADER=\"{name}.h\"", f"-DKFORGE_PROGRAM_CLASS={name}",
                        os.path.join(root, "tests", "gpu", "harness.cu"),
                        *[os.path.join(gen, u) for u in units], "-o", os.path.join(gen, name), *libs])

@@ -9,17 +9,11 @@ includes kforge_gemm_variants.cuh, which includes the other GEMM headers, and in
 """
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
-
-def find_nvcc():
-    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
+from nvcc_check import CHECK_OPT_FLAGS, find_nvcc
 
 
 def run(cmd):
@@ -40,10 +34,10 @@ def main():
         return 77
     root = args.source_root
     includes = ["-I", os.path.join(root, "templates", "runtime"), "-I", os.path.join(root, "templates", "cuda")]
-    strict = ["-std=c++17", "-arch=sm_90", "--Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror"]
+    strict = ["-std=c++17", "-arch=sm_90", "--Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror", *CHECK_OPT_FLAGS]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        # The benchmark: full compile (every kernel instantiation through ptxas for sm_90).
+        # The benchmark: every kernel instantiation through ptxas for sm_90 (at -O0: nvcc_check.py).
         bench = os.path.join(root, "bench", "multikernel", "gemm_gpu_bench.cu")
         ok &= run([nvcc, *strict, *includes, "-c", bench, "-o", os.path.join(tmp, "gemm_gpu_bench.o")])
         # The GPU check of cuBLASLt's padded-N products (run on the GPU machine: tests/gpu/README.md).

@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from nvcc_check import CHECK_OPT_FLAGS, find_nvcc
+
 # The source tree: a kforge binary that is not installed uses its templates/ (KFORGE_BUILTIN_TEMPLATE_DIR).
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -518,7 +520,7 @@ def compile_one_unit(tmp, unit, includes, uses, command):
 
 
 GXX = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c"]
-NVCC = "/usr/local/cuda/bin/nvcc"
+NVCC = find_nvcc() or "/usr/local/cuda/bin/nvcc"
 ADD = ROOT / "tests/paddle/add_float32/inference.json"
 ABS = ROOT / "tests/paddle/abs_float32/inference.json"
 
@@ -592,7 +594,7 @@ def test_compile_cuda_namespace_one_translation_unit(tmp):
     if not os.path.exists(NVCC):
         print(f"SKIP the nvcc part: {NVCC} is missing (generated only)")
         return
-    command = [NVCC, "-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-c"]
+    command = [NVCC, "-arch=sm_90", "-std=c++17", *CHECK_OPT_FLAGS, "-Werror", "all-warnings", "-c"]
     units = [("ab.cu", ["a/a.cu", "a/a_kernels.cu", "b/b.cu", "b/b_kernels.cu"], ["p1::a", "zoo::p2::b"]),
              ("same_name.cu", ["m1/model.cu", "m1/model_kernels.cu", "m2/model.cu", "m2/model_kernels.cu"],
               ["p1::model", "p2::model"]),

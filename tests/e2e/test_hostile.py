@@ -26,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from nvcc_check import CHECK_OPT_FLAGS, find_nvcc
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 HOSTILE = HERE / "hostile"
@@ -274,13 +276,6 @@ def case_cache(build):
         print(f"PASS: {len(passed)} cache cases, {mk.runs} runs identical to (or within tolerance of) the interpreter")
 
 
-def find_nvcc():
-    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
-
-
 def case_cuda_compile(build):
     nvcc = find_nvcc()
     if nvcc is None:
@@ -291,7 +286,7 @@ def case_cuda_compile(build):
         must(run([build / "src" / "kforge", "compile", CUDA_PROGRAM, "-o", gen, "--name", "hostile_net", "--target", "cuda",
                   *ops_flags(cuda=True), "--color", "never"]), "kforge compile --target cuda")
         strict = ["-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"]
-        must(run([nvcc, *strict, "-O2", "-DHOSTILE_CUDA", "-I", gen, '-DKFORGE_PROGRAM_HEADER="hostile_net.h"',
+        must(run([nvcc, *strict, *CHECK_OPT_FLAGS, "-DHOSTILE_CUDA", "-I", gen, '-DKFORGE_PROGRAM_HEADER="hostile_net.h"',
                   "-DKFORGE_PROGRAM_CLASS=hostile_net", "-x", "cu", HOSTILE / "driver.cc", gen / "hostile_net.cu",
                   gen / "hostile_net_kernels.cu", "-o", Path(tmp) / "driver", "-lcublasLt", "-lcublas"], timeout=900),
              "nvcc: the CUDA driver")

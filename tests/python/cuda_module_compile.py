@@ -19,19 +19,15 @@ import tempfile
 
 import build_checks
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from nvcc_check import CHECK_OPT_FLAGS, find_nvcc  # noqa: E402
+
 # The programs compiled: a Paddle model (GEMM with a bias epilogue, cast, scale: two outputs) and a program
 # without parameters (fused elementwise chain: the module's parameter table is empty).
 PROGRAMS = [
     ("wsn_cuda", "tests/paddle/weights_sorted_names/inference.json"),
     ("chain_cuda", "tests/e2e/fused/chain.yaml"),
 ]
-
-
-def find_nvcc():
-    for candidate in (os.environ.get("NVCC"), shutil.which("nvcc"), "/usr/local/cuda/bin/nvcc"):
-        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
-    return None
 
 
 def run(cmd, **kwargs):
@@ -94,7 +90,7 @@ def main():
                 continue
             libs = ["-lcublasLt"] if os.path.exists(os.path.join(gen, "kforge_cublaslt.cuh")) else []
             target = os.path.join(tmp, module + suffix)
-            r = run([nvcc, "-std=c++17", "-arch=sm_90", "-O2", "-shared", "-Xcompiler", "-fPIC,-Wall,-Wextra,-Werror",
+            r = run([nvcc, "-std=c++17", "-arch=sm_90", *CHECK_OPT_FLAGS, "-shared", "-Xcompiler", "-fPIC,-Wall,-Wextra,-Werror",
                      "--Werror", "all-warnings", "-I", gen, "-I", include,
                      os.path.join(gen, name + ".cu"), os.path.join(gen, name + "_kernels.cu"),
                      os.path.join(gen, name + "_python.cc"), *libs, "-Xlinker", "-rpath=" + cuda_lib, "-o", target])

@@ -17,6 +17,9 @@ CLASS_NAME = "model"
 OPS = [ROOT / "kernels" / "ops.yaml", ROOT / "kernels" / "fusion.yaml"]
 OP_COMPAT = ROOT / "kernels" / "op_compat.yaml"
 NVCC = os.environ.get("NVCC") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else "nvcc")
+# nvcc's optimisation flags (one string, split as a shell would), -O2 unless $NVCC_OPT_FLAGS says otherwise: the CI
+# tests that only check a build set tests/e2e/nvcc_check.py's flags, which build without optimising.
+NVCC_OPT_FLAGS = shlex.split(os.environ.get("NVCC_OPT_FLAGS", "-O2"))
 
 
 class RunModelError(Exception):
@@ -175,7 +178,7 @@ def build_cuda(gen_dir, arch, verbose):
     """--compile-only --target cuda: every generated .cu compiled with nvcc, warnings as errors."""
     sources = sorted(gen_dir.glob("*.cu"))
     for src in sources:
-        cmd = [NVCC, f"-arch={arch}", "-std=c++17", "-O2", "-Werror", "all-warnings", "-I", gen_dir, "-c", src,
+        cmd = [NVCC, f"-arch={arch}", "-std=c++17", *NVCC_OPT_FLAGS, "-Werror", "all-warnings", "-I", gen_dir, "-c", src,
                "-o", src.with_suffix(".o")]
         try:
             r = run(cmd, verbose)
@@ -225,8 +228,8 @@ def build_cuda_runner(gen_dir, build_dir, out, arch, cxx, verbose):
         libs.append("-lcufft")
     for d in lib_dirs:
         libs += ["-Xlinker", f"-rpath,{d}"]
-    cmd = [NVCC, f"-arch={arch}", "-std=c++17", "-O2", "-Werror", "all-warnings", "-I", gen_dir, "-I", HERE, *flags,
-           f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"', f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}", adapter,
+    cmd = [NVCC, f"-arch={arch}", "-std=c++17", *NVCC_OPT_FLAGS, "-Werror", "all-warnings", "-I", gen_dir, "-I", HERE,
+           *flags, f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"', f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}", adapter,
            gen_dir / f"{CLASS_NAME}.cu", gen_dir / f"{CLASS_NAME}_kernels.cu", runner_o, "-o", out, *libs]
     try:
         _compile(cmd, "the generated CUDA code", verbose)

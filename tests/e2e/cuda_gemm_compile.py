@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """CI check (no GPU needed): kforge's CUDA GEMM headers (templates/cuda/*.cuh, with the multi-kernel runtime
-header), the GPU benchmark that uses every one of them, the logits benchmark, the GPU checks of cuBLASLt's padded products
-(tests/gpu/gemm_padded_check.cu, compact_rows_check.cu), of its gelu epilogues (tests/gpu/gemm_gelu_check.cu) and
-that of the data-dependent ops (tests/gpu/select_check.cu) compile with nvcc for sm_90, warnings as errors.
+header), the GPU benchmark that uses every one of them, the logits and PDL benchmarks, the GPU checks of cuBLASLt's
+padded products (tests/gpu/gemm_padded_check.cu, compact_rows_check.cu), of its gelu epilogues
+(tests/gpu/gemm_gelu_check.cu) and that of the data-dependent ops (tests/gpu/select_check.cu) compile with nvcc for
+sm_90, warnings as errors.
 
 Exit 77 (meson: skipped) only when nvcc is missing. One translation unit (about 20 s of CPU): the benchmark
 includes kforge_gemm_variants.cuh, which includes the other GEMM headers, and instantiates every kernel.
@@ -52,6 +53,10 @@ def main():
         # The logits benchmark (the three ways to an unaligned N; bench/transformers/logits_bench.cu).
         logits = os.path.join(root, "bench", "transformers", "logits_bench.cu")
         ok &= run([nvcc, *strict, *includes, "-c", logits, "-o", os.path.join(tmp, "logits_bench.o")])
+        # The programmatic-dependent-launch benchmark (bench/transformers/pdl_bench.cu: cudaLaunchKernelEx with a
+        # launch attribute, cudaGridDependencySynchronize).
+        pdl = os.path.join(root, "bench", "transformers", "pdl_bench.cu")
+        ok &= run([nvcc, *strict, *includes, "-c", pdl, "-o", os.path.join(tmp, "pdl_bench.o")])
         # The GPU check of the compactions and unique (kforge_select.cuh, kforge_unique.cuh: CUB from the toolkit).
         select = os.path.join(root, "tests", "gpu", "select_check.cu")
         ok &= run([nvcc, *strict, *includes, "-c", select, "-o", os.path.join(tmp, "select_check.o")])

@@ -187,7 +187,9 @@ int run(int argc, char** argv) {
   }
   std::vector<kforge::Tensor> inputs(Program::kNumInputs);
   std::vector<const kforge::Tensor*> input_ptrs;
-  for (size_t i = 0; i < Program::kNumInputs; ++i) {
+  // inputs.size(), not kNumInputs: nvcc warns of an unsigned compared with zero for a program without inputs (a
+  // GraphNet subgraph that computes from its parameters alone), and warnings are errors here.
+  for (size_t i = 0; i < inputs.size(); ++i) {
     const kforge::Tensor* t = kforge::bundle::find(all, std::string("feed/") + Program::kInputNames[i]);
     if (t == nullptr) return fail(std::string("no value for input '") + Program::kInputNames[i] + "'");
     const kforge::DataType wants = Program::kInputSpecs[i].dtype;

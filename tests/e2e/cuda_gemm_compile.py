@@ -35,7 +35,8 @@ def main():
         return 77
     root = args.source_root
     includes = ["-I", os.path.join(root, "templates", "runtime"), "-I", os.path.join(root, "templates", "cuda")]
-    strict = ["-std=c++17", "-arch=sm_90", "--Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror", *CHECK_OPT_FLAGS]
+    strict = ["-std=c++17", "-arch=sm_90", "--Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra,-Werror",
+              *CHECK_OPT_FLAGS]
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
         # The benchmark: every kernel instantiation through ptxas for sm_90 (at -O0: nvcc_check.py).

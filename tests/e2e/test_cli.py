@@ -520,7 +520,7 @@ def compile_one_unit(tmp, unit, includes, uses, command):
 
 
 GXX = ["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "-c"]
-NVCC = find_nvcc() or "/usr/local/cuda/bin/nvcc"
+NVCC = find_nvcc()  # None when there is none: the nvcc part is skipped
 ADD = ROOT / "tests/paddle/add_float32/inference.json"
 ABS = ROOT / "tests/paddle/abs_float32/inference.json"
 
@@ -591,8 +591,8 @@ def test_compile_cuda_namespace_one_translation_unit(tmp):
     compile_program(tmp, gemm / "program.yaml", "g2", "model", "p2", *cuda, "--cuda-graph", ops=gemm_ops)
     for header in (tmp / "g2").glob("*.cuh"):
         age(header)
-    if not os.path.exists(NVCC):
-        print(f"SKIP the nvcc part: {NVCC} is missing (generated only)")
+    if NVCC is None:
+        print("SKIP the nvcc part: no nvcc ($NVCC, PATH, /usr/local/cuda/bin) (generated only)")
         return
     command = [NVCC, "-arch=sm_90", "-std=c++17", *CHECK_OPT_FLAGS, "-Werror", "all-warnings", "-c"]
     units = [("ab.cu", ["a/a.cu", "a/a_kernels.cu", "b/b.cu", "b/b_kernels.cu"], ["p1::a", "zoo::p2::b"]),

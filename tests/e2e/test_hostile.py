@@ -285,8 +285,9 @@ def case_cuda_compile(build):
         gen = Path(tmp) / "gen"
         must(run([build / "src" / "kforge", "compile", CUDA_PROGRAM, "-o", gen, "--name", "hostile_net", "--target", "cuda",
                   *ops_flags(cuda=True), "--color", "never"]), "kforge compile --target cuda")
-        strict = ["-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra"]
-        must(run([nvcc, *strict, *CHECK_OPT_FLAGS, "-DHOSTILE_CUDA", "-I", gen, '-DKFORGE_PROGRAM_HEADER="hostile_net.h"',
+        strict = ["-arch=sm_90", "-std=c++17", "-Werror", "all-warnings", "-Xcompiler", "-Wall,-Wextra",
+                  *CHECK_OPT_FLAGS]
+        must(run([nvcc, *strict, "-DHOSTILE_CUDA", "-I", gen, '-DKFORGE_PROGRAM_HEADER="hostile_net.h"',
                   "-DKFORGE_PROGRAM_CLASS=hostile_net", "-x", "cu", HOSTILE / "driver.cc", gen / "hostile_net.cu",
                   gen / "hostile_net_kernels.cu", "-o", Path(tmp) / "driver", "-lcublasLt", "-lcublas"], timeout=900),
              "nvcc: the CUDA driver")

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "tests" / "paddle"))
 from check_fixture import compare, read_npy  # noqa: E402
-from nvcc_check import CHECK_OPT_FLAGS  # noqa: E402
+from nvcc_check import CHECK_OPT_FLAGS, find_nvcc  # noqa: E402
 
 RUN_MODEL = ROOT / "tools" / "run-model"
 FIXTURES = ROOT / "tests" / "paddle"
@@ -50,7 +50,8 @@ def run_model(*args, work=None):
     cmd = [RUN_MODEL, *args, "--build-dir", BUILD]
     if work is not None:
         cmd += ["--work-dir", work]
-    return run(cmd)
+    # A build check: run-model's nvcc builds without optimising (tests/e2e/nvcc_check.py says why).
+    return run(cmd, env={**os.environ, "NVCC_OPT_FLAGS": " ".join(CHECK_OPT_FLAGS)})
 
 
 def expect_one_line_error(r, *fragments):
@@ -239,11 +240,8 @@ def test_run_model_cuda_compile_only(tmp):
     """--target cuda --compile-only generates the CUDA class and builds its runner with nvcc (linked with cuDNN
     for convolutions); a program the CUDA backend cannot lower is kforge's error, on one line; without
     --compile-only the runner runs on the GPU (outputs as Paddle's), or says on one line that there is none."""
-    nvcc = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    if not Path(nvcc).exists() and shutil.which(nvcc) is None:
+    if find_nvcc() is None:
         raise Skip("nvcc not found")
-    # A build check: run-model's nvcc builds without optimising (tests/e2e/nvcc_check.py says why).
-    os.environ["NVCC_OPT_FLAGS"] = " ".join(CHECK_OPT_FLAGS)
     r = run_model(FIXTURES / "softmax_float32", "--target", "cuda", "--compile-only")
     expect(r.returncode == 0 and "generated and built" in r.stdout, f"{r.stdout}{r.stderr}")
     # Convolutions (a transposed one too, over dynamic spatial dims as well) run on the GPU through cuDNN; an op

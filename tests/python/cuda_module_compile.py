@@ -90,8 +90,8 @@ def main():
                 continue
             libs = ["-lcublasLt"] if os.path.exists(os.path.join(gen, "kforge_cublaslt.cuh")) else []
             target = os.path.join(tmp, module + suffix)
-            r = run([nvcc, "-std=c++17", "-arch=sm_90", *CHECK_OPT_FLAGS, "-shared", "-Xcompiler", "-fPIC,-Wall,-Wextra,-Werror",
-                     "--Werror", "all-warnings", "-I", gen, "-I", include,
+            r = run([nvcc, "-std=c++17", "-arch=sm_90", *CHECK_OPT_FLAGS, "-shared",
+                     "-Xcompiler", "-fPIC,-Wall,-Wextra,-Werror", "--Werror", "all-warnings", "-I", gen, "-I", include,
                      os.path.join(gen, name + ".cu"), os.path.join(gen, name + "_kernels.cu"),
                      os.path.join(gen, name + "_python.cc"), *libs, "-Xlinker", "-rpath=" + cuda_lib, "-o", target])
             if r.returncode != 0:

@@ -178,8 +178,8 @@ def build_cuda(gen_dir, arch, verbose):
     """--compile-only --target cuda: every generated .cu compiled with nvcc, warnings as errors."""
     sources = sorted(gen_dir.glob("*.cu"))
     for src in sources:
-        cmd = [NVCC, f"-arch={arch}", "-std=c++17", *NVCC_OPT_FLAGS, "-Werror", "all-warnings", "-I", gen_dir, "-c", src,
-               "-o", src.with_suffix(".o")]
+        cmd = [NVCC, f"-arch={arch}", "-std=c++17", *NVCC_OPT_FLAGS, "-Werror", "all-warnings", "-I", gen_dir,
+               "-c", src, "-o", src.with_suffix(".o")]
         try:
             r = run(cmd, verbose)
         except FileNotFoundError:

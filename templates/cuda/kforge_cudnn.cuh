@@ -319,6 +319,15 @@ inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
   return e->activation == Activation::kRelu && (e->residual == nullptr || e->activation_after_residual);
 }
 
+// Whether cuDNN's fused call lets a NaN through its ReLU: Paddle's relu maps NaN to 0 (x > 0 ? x : 0), as the epilogue
+// kernel does, and a model whose activations overflow (a convolution over infinities sums to NaN) then gives 0 where
+// such a method gives NaN for the rest of the network. cuDNN 9.19 on an H200 (tests/gpu/conv_fused_check.cu): the
+// precomputed implicit GEMM does, in NCHW and NHWC; the implicit GEMM and the GEMM do not. GraphNet's PP-HGNet_base
+// (batch 128, drawn weights whose activations pass through infinities) was wrong on the GPU through it. Strict
+// float32 (TF32 off: Paddle's results as closely as float32 allows) does not offer those methods for a ReLU; with
+// TF32 on, which is approximate anyway, they stay: resnet50's fastest method for 25 of its 27 sites (BENCHMARKS.md).
+constexpr bool cudnn_relu_keeps_nan(int algo) { return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM; }
+
 // Whether the cuDNN graph API may run the convolution with its epilogue inside (kforge_cudnn_graph.cuh): a 16-bit
 // ungrouped forward convolution whose epilogue is the folded bias, a residual (before or after the activation) and
 // ReLU, relu6 or no activation. Float32 keeps the legacy methods: strict float32 sums in chunks (above), and its fused
@@ -711,14 +720,20 @@ class ConvSite {
       const int order = first.by_algo[algo].usable ? first.by_algo[algo].order : algos + algo;
       // cuDNN runs the identity activation fused only with the precomputed implicit GEMM.
       const bool fusable = !fused || relu || algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
+      // In strict float32, a ReLU only where NaN becomes 0 (cudnn_relu_keeps_nan).
+      const bool strict_nan = fused && relu && cudnn_relu_keeps_nan(algo);
       variant_methods_.push_back(m);
       variants.emplace_back(
           method_name(g.transposed, m), [this, m](const ConvCall& c) { return execute(c, m); },
-          2 * order + (fused ? 1 : 0), std::vector<int64_t>{}, [this, algo, fused, fusable](const mk::ShapeKey& key) {
-            auto listed = algorithms_.find(key_of(key));
+          2 * order + (fused ? 1 : 0), std::vector<int64_t>{},
+          [this, algo, fused, fusable, strict_nan](const mk::ShapeKey& key) {
+            const Key k = key_of(key);
+            auto listed = algorithms_.find(k);
             // A convolution run in chunks leaves its epilogue to the kernel.
-            const bool chunked = chunk_of(key_of(key)) > 0;
-            return fusable && !(fused && chunked) && listed != algorithms_.end() && listed->second.by_algo[algo].usable;
+            const bool chunked = chunk_of(k) > 0;
+            const bool strict = k[3] == 0;
+            return fusable && !(strict_nan && strict) && !(fused && chunked) && listed != algorithms_.end() &&
+                   listed->second.by_algo[algo].usable;
           });
     }
     // The graph plans of a 16-bit convolution with its epilogue, ranked after every legacy method (a tie keeps
@@ -750,7 +765,7 @@ class ConvSite {
                                       : !fuse ? "kernel"
                                               : std::string(relu ? "relu" : "identity") +
                                                     (epilogue->residual != nullptr ? "+residual" : "");
-    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 8;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
+    const uint64_t set_hash = mk::fnv1a64("kforge-cudnn-conv 9;cudnn " + std::to_string(cudnnGetVersion()) + ";" +
                                           name + ";epilogue " + epilogue_kind + ";workspace " +
                                           std::to_string(workspace_limit) +
                                           (ctx.timing() == BenchmarkTiming::kGpu ? ";gpu" : ";host+gpu"));

@@ -2,8 +2,8 @@
 """CI check (no GPU needed): kforge's CUDA GEMM headers (templates/cuda/*.cuh, with the multi-kernel runtime
 header), the GPU benchmark that uses every one of them, the logits and PDL benchmarks, the GPU checks of cuBLASLt's
 padded products (tests/gpu/gemm_padded_check.cu, compact_rows_check.cu), of its gelu epilogues
-(tests/gpu/gemm_gelu_check.cu) and that of the data-dependent ops (tests/gpu/select_check.cu) compile with nvcc for
-sm_90, warnings as errors.
+(tests/gpu/gemm_gelu_check.cu), that of the data-dependent ops (tests/gpu/select_check.cu) and that of cuDNN's fused
+convolution + bias + ReLU (tests/gpu/conv_fused_check.cu) compile with nvcc for sm_90, warnings as errors.
 
 Exit 77 (meson: skipped) only when nvcc is missing. One translation unit (about 20 s of CPU): the benchmark
 includes kforge_gemm_variants.cuh, which includes the other GEMM headers, and instantiates every kernel.
@@ -61,6 +61,9 @@ def main():
         # The GPU check of the compactions and unique (kforge_select.cuh, kforge_unique.cuh: CUB from the toolkit).
         select = os.path.join(root, "tests", "gpu", "select_check.cu")
         ok &= run([nvcc, *strict, *includes, "-c", select, "-o", os.path.join(tmp, "select_check.o")])
+        # The GPU check of cuDNN's fused convolution + bias + ReLU methods (sums, and NaN through the ReLU).
+        fused = os.path.join(root, "tests", "gpu", "conv_fused_check.cu")
+        ok &= run([nvcc, *strict, "-c", fused, "-o", os.path.join(tmp, "conv_fused_check.o")])
     print("ok" if ok else "FAILED")
     return 0 if ok else 1
 

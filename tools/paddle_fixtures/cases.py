@@ -407,6 +407,11 @@ CASES = [
     C("clip_min_neg_inf_pad_neg_inf", lambda x: paddle.exp(F.pad(paddle.clip(x, min=float("-inf"), max=0.25), [1, 1],
                                                                   value=float("-inf"), data_format="NCL")),
       [t(2, 3, 5)], ops=("clip", "pad3d")),
+    # A convolution over infinities of both signs sums to NaN, which Paddle's relu maps to 0 (x > 0 ? x : 0): the
+    # fused ReLU of the convolution group must too (CPU: oneDNN's post-op; CUDA: the epilogue kernel, and not cuDNN's
+    # fused precomputed implicit GEMM under strict float32, tests/gpu/conv_fused_check.cu). x * 1e30 * 1e30 is +-inf.
+    C("conv2d_relu_nan", lambda x, w, b: F.relu(F.conv2d(x * 1e30 * 1e30, w, b, padding=1)),
+      [t(2, 3, 6, 6)], [t(4, 3, 3, 3), t(4)], ops=("conv2d", "relu")),
     C("conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]), [t(1, 3, 6, 6)], [t(4, 3, 2, 2)],
       ops=("conv2d",)),
     C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),

@@ -412,6 +412,12 @@ CASES = [
     # fused precomputed implicit GEMM under strict float32, tests/gpu/conv_fused_check.cu). x * 1e30 * 1e30 is +-inf.
     C("conv2d_relu_nan", lambda x, w, b: F.relu(F.conv2d(x * 1e30 * 1e30, w, b, padding=1)),
       [t(2, 3, 6, 6)], [t(4, 3, 3, 3), t(4)], ops=("conv2d", "relu")),
+    # Paddle's relu6 keeps NaN, where its relu maps NaN to 0: NaN (inf - inf) through both, elementwise, beside finite
+    # values. (A relu6 fused into a convolution does not keep NaN on the CPU: oneDNN's clip post-op, as Paddle's own
+    # oneDNN conv + relu6 fuse, gives 0; docs/model-zoo.md "PP-HGNet_base on the GPU: cuDNN's fused ReLU and NaN".)
+    C("relu6_relu_nan", lambda x: paddle.concat([F.relu6(paddle.where(x > 0, x * 7, x * 1e30 * 1e30 - x * 1e30 * 1e30)),
+                                                 F.relu(paddle.where(x > 0, x, x * 1e30 * 1e30 - x * 1e30 * 1e30))]),
+      [t(2, 3, 4, 4)], ops=("relu6", "relu", "where")),
     C("conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]), [t(1, 3, 6, 6)], [t(4, 3, 2, 2)],
       ops=("conv2d",)),
     C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),

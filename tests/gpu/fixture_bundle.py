@@ -173,6 +173,13 @@ def bundle(fixture, header, out, with_params=True):
     write_bundle(out, tensors)
 
 
+def element_error(g, w):
+    """|g - w| for finite values; 0 where both are NaN or the same infinity; infinite where they differ otherwise."""
+    if math.isfinite(g) and math.isfinite(w):
+        return abs(g - w)
+    return 0.0 if (math.isnan(g) and math.isnan(w)) or g == w else math.inf
+
+
 def compare(out, fixture, rtol, atol):
     ok = True
     for i, (name, dtype, dims, raw) in enumerate(read_bundle(out)):
@@ -184,11 +191,12 @@ def compare(out, fixture, rtol, atol):
         fmt = FORMAT[dtype]
         got = struct.unpack(f"<{len(raw) // SIZE[dtype]}{fmt}", raw)
         want = struct.unpack(f"<{len(want_raw) // SIZE[dtype]}{fmt}", want_raw)
-        # NaN where Paddle has NaN agrees (argsort's sorted values); NaN in one only is a mismatch.
-        scale = max((abs(w) for w in want if not math.isnan(w)), default=0.0)
+        # NaN where Paddle has NaN agrees (argsort's sorted values), and so does an infinity where Paddle has the
+        # same one; NaN or an infinity in one only is a mismatch. The bound comes from the finite values (an infinite
+        # one would make it infinite, and nothing could fail).
+        scale = max((abs(w) for w in want if math.isfinite(w)), default=0.0)
         bound = atol + rtol * scale
-        worst = max((abs(g - w) if not (math.isnan(g) or math.isnan(w)) else 0.0 if math.isnan(g) and math.isnan(w)
-                     else math.inf for g, w in zip(got, want)), default=0.0)
+        worst = max((element_error(g, w) for g, w in zip(got, want)), default=0.0)
         good = worst <= bound
         rel = worst / scale if scale > 0 else (0.0 if worst == 0 else math.inf)
         line = (f"  output {i} ({name}) {dtype} {dims}: max|gpu - paddle| {worst:.3g}, bound {bound:.3g} "

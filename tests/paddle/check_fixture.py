@@ -11,7 +11,9 @@ The case goes through tools/run-model's machinery (kforge compile with fusion on
 built with -Wall -Wextra -Werror, load_parameters on the case's .pdiparams). Every output must have Paddle's
 dtype and dims; values must be equal for integers and bools, and for floating outputs
     max|kforge - paddle| <= RTOL * max|paddle| + ATOL
-with float32: RTOL 1e-4, ATOL 1e-5; float64: RTOL 1e-9, ATOL 1e-12. The inputs are O(1) (generate.py draws
+over the finite values, with float32: RTOL 1e-4, ATOL 1e-5; float64: RTOL 1e-9, ATOL 1e-12; NaN and the infinities
+must be where Paddle has them (the same infinity), and max|paddle| is taken over the finite values, so that an
+infinite output cannot make the bound infinite (the *_nonfinite cases). The inputs are O(1) (generate.py draws
 them in [-1, 1) or a small range), so a result that cancels to near zero still carries the absolute rounding of
 O(1) operands: a few units of float32's epsilon (1.2e-7) per term, over at most ~64 accumulated terms here,
 about 8e-6; ATOL covers that and nothing bigger. Exit 0 when every output passes; 1 otherwise; 77 (skipped)
@@ -28,6 +30,7 @@ alone; if the batch does not compile, each of its cases is built alone, so that 
 import argparse
 import ast
 import json
+import math
 import struct
 import shutil
 import sys
@@ -71,13 +74,18 @@ def compare(i, got_path, want_path):
     if dtype in TOLERANCE:
         rtol, atol = TOLERANCE[dtype]
         nan_mismatch = sum(1 for a, b in zip(got, want) if (a != a) != (b != b))
-        finite = [(a, b) for a, b in zip(got, want) if a == a and b == b]
+        # An infinity must be matched exactly (same sign), and the bound comes from the finite values: with an
+        # infinity in the scale the bound would be infinite and nothing could fail.
+        inf_mismatch = sum(1 for a, b in zip(got, want)
+                           if a == a and b == b and (math.isinf(a) or math.isinf(b)) and a != b)
+        finite = [(a, b) for a, b in zip(got, want) if math.isfinite(a) and math.isfinite(b)]
         scale = max((abs(b) for _, b in finite), default=0.0)
         worst = max((abs(a - b) for a, b in finite), default=0.0)
         bound = rtol * scale + atol
-        ok = nan_mismatch == 0 and worst <= bound
+        ok = nan_mismatch == 0 and inf_mismatch == 0 and worst <= bound
         return (f"output {i}: {dtype} {list(shape)}: max abs diff {worst:.3g} (bound {bound:.3g})"
-                + (f", NaN in one only at {nan_mismatch} places" if nan_mismatch else "")), ok
+                + (f", NaN in one only at {nan_mismatch} places" if nan_mismatch else "")
+                + (f", infinities differ at {inf_mismatch} places" if inf_mismatch else "")), ok
     wrong = sum(1 for a, b in zip(got, want) if a != b)
     return f"output {i}: {dtype} {list(shape)}: {wrong} of {len(want)} elements differ", wrong == 0
 

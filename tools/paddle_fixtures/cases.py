@@ -215,6 +215,12 @@ def _rnn(x, lengths, states, params, mode, layers, hidden, bidirec=False, time_m
     return (out, *r[2])
 
 
+def nonfinite(x):
+    """x with +inf where x > 0.6, -inf where x < -0.6 and NaN where |x| < 0.05 (inf - inf), x elsewhere."""
+    big = x * 1e30 * 1e30
+    return paddle.where(x.abs() < 0.05, big - big, paddle.where(x.abs() > 0.6, big, x))
+
+
 CASES = [
     # ---- elementwise binary, broadcasting, every dtype the kernels take, a dynamic batch ----
     *[C(f"add_{dt}", lambda x, y: x + y, [t(2, 3, dtype=dt), t(2, 3, dtype=dt)], ops=("add",)) for dt in NUMBER],
@@ -418,6 +424,28 @@ CASES = [
     C("relu6_relu_nan", lambda x: paddle.concat([F.relu6(paddle.where(x > 0, x * 7, x * 1e30 * 1e30 - x * 1e30 * 1e30)),
                                                  F.relu(paddle.where(x > 0, x, x * 1e30 * 1e30 - x * 1e30 * 1e30))]),
       [t(2, 3, 4, 4)], ops=("relu6", "relu", "where")),
+    # Non-finite values through the ops real models overflow into (GraphNet's drawn weights: docs/model-zoo.md):
+    # nonfinite(x) puts +inf where x > 0.6, -inf where x < -0.6 and NaN where |x| < 0.05, x elsewhere.
+    C("activations_nonfinite", lambda x: paddle.concat([
+        F.leaky_relu(nonfinite(x), 0.1), F.hardswish(nonfinite(x)), F.sigmoid(nonfinite(x)), F.tanh(nonfinite(x)),
+        F.gelu(nonfinite(x)), F.silu(nonfinite(x)), F.elu(nonfinite(x)), F.hardsigmoid(nonfinite(x)),
+        paddle.exp(nonfinite(x)), F.gelu(nonfinite(x), True)]),
+      [t(2, 3, 8)], ops=("leaky_relu", "hardswish", "sigmoid", "tanh", "gelu", "silu", "elu", "hardsigmoid", "exp")),
+    # Max pooling over infinities (no NaN: a NaN in a max window is implementation-defined, Paddle's loop restarts
+    # the running max after it where oneDNN's NCHW pooling skips it), average pooling over every kind.
+    C("pool_nonfinite", lambda x: paddle.concat([F.max_pool2d(paddle.where(nonfinite(x) == nonfinite(x), nonfinite(x), x),
+                                                              2, 2),
+                                                 F.avg_pool2d(nonfinite(x), 2, 2),
+                                                 F.adaptive_avg_pool2d(nonfinite(x), 1).expand([2, 3, 3, 3])]),
+      [t(2, 3, 6, 6)], ops=("pool2d",)),
+    # An attention-style mask of -inf through softmax, and layer norm over rows with infinities and NaN. (Softmax over
+    # +inf or NaN is implementation-defined too: Paddle's CPU kernel gives a uniform row, where kforge gives NaN.)
+    C("softmax_layer_norm_nonfinite", lambda x: paddle.concat([
+        F.softmax(paddle.where(x < -0.3, paddle.full_like(x, float("-inf")), x), axis=-1),
+        F.layer_norm(nonfinite(x), [8])]),
+      [t(2, 6, 8)], ops=("softmax", "layer_norm")),
+    C("matmul_relu_nonfinite", lambda x, w, b: F.relu(paddle.matmul(nonfinite(x), w) + b),
+      [t(4, 8)], [t(8, 5), t(5)], ops=("matmul", "relu")),
     C("conv2d_asym_pad", lambda x, w: F.conv2d(x, w, padding=[0, 1, 0, 1]), [t(1, 3, 6, 6)], [t(4, 3, 2, 2)],
       ops=("conv2d",)),
     C("conv2d_asym_pad_stride2", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=[2, 0, 1, 2]),

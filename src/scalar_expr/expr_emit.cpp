@@ -251,7 +251,9 @@ class Emitter {
       case Function::kMin:
       case Function::kMax: {
         if (cpp) return call_text(fmt::format("std::{}", name), {arg(0), arg(1)});
-        if (is_float(t)) return call_text(float_function(fmt::format("f{}", name), t), {arg(0), arg(1)});
+        // Floats: kforge_fused.cuh's std_min / std_max, whose NaN behaviour is std::min / std::max's (fminf /
+        // fmaxf's is not).
+        if (is_float(t)) return call_text(fmt::format("kforge::cuda::std_{}", name), {arg(0), arg(1)});
         return call_text(std::string(name), {arg(0), arg(1)});
       }
       case Function::kPow: return call_text(float_function("pow", t), {arg(0), arg(1)});

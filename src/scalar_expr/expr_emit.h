@@ -9,16 +9,16 @@
 //    `int64_t`, `double`, `bool`), typically a named constant;
 //  - `acc` and `n` (reductions) map to the accumulator (its compute type) and the element count (int64_t).
 // C++ needs <algorithm>, <cmath>, <cstdint>, <limits> and, where calls_runtime_math says so, the runtime's
-// kforge_math.h (exp and erf, the kernel library's own); CUDA needs <cstdint> (the CUDA math library is
-// implicit). CUDA text uses the precise single-precision functions (expf, erff, tanhf, fmaxf, rsqrtf), never
-// the __expf-style intrinsics; float64 uses the double versions. Names and parentheses follow C
+// kforge_math.h (exp and erf, the kernel library's own); CUDA needs <cstdint> and kforge_fused.cuh (std_min /
+// std_max; the CUDA math library is implicit). CUDA text uses the precise single-precision functions (expf, erff,
+// tanhf, rsqrtf), never the __expf-style intrinsics; float64 uses the double versions. Names and parentheses follow C
 // precedence, with extra parentheses where GCC's -Wparentheses would ask for them.
 //
 // Semantics the two targets share: integer `/` and `%` truncate toward zero, float `%` is fmod, casts
 // truncate, float16/bfloat16 casts compute in float32 (the rounding happens when a value is stored to a
-// half-precision tensor). They differ only where the libraries differ: C++ min/max use std::min/std::max,
-// CUDA fminf/fmaxf, so a NaN operand may give a different result; transcendental functions may differ by
-// the libraries' ulp bounds.
+// half-precision tensor). C++ min/max are std::min/std::max and CUDA's float ones kforge::cuda::std_min/std_max
+// (kforge_fused.cuh: the same comparisons, so NaN operands give the same result); they differ only where the
+// libraries differ: transcendental functions may differ by the libraries' ulp bounds.
 #pragma once
 
 #include <functional>

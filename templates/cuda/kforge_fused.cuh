@@ -3,7 +3,8 @@
 //   - Vec<T, V>: V consecutive elements as one aligned access (16 bytes: float4, 2 x double, 8 x half...);
 //   - team_reduce<TEAM>: a reduction over the TEAM threads that share a row: warp shuffles for one warp,
 //     then shared memory across the warps of a block (TEAM > 32 means one row per block);
-//   - launch helpers: grid sizes from the element count, capped for grid-stride loops.
+//   - launch helpers: grid sizes from the element count, capped for grid-stride loops;
+//   - std_min / std_max: the expressions' min and max, with std::min / std::max's NaN behaviour.
 // Needs C++17 (if constexpr) and nvcc; no other dependency.
 #ifndef KFORGE_FUSED_CUH_
 #define KFORGE_FUSED_CUH_
@@ -14,6 +15,19 @@
 
 namespace kforge {
 namespace cuda {
+
+// min and max of the scalar expressions (src/scalar_expr/expr_emit.cpp) as std::min / std::max compute them, the CPU
+// target's spelling and Paddle's kernels' (b < a ? b : a, a < b ? b : a): a NaN first operand is the result, a NaN
+// second one is not. fminf / fmaxf return the other operand of a NaN either way, so relu6's min(max(x, 0), 6) gave
+// 0 for NaN on the GPU where Paddle and the CPU keep NaN (tests/paddle/relu6_relu_nan).
+template <typename T>
+__host__ __device__ __forceinline__ T std_min(T a, T b) {
+  return b < a ? b : a;
+}
+template <typename T>
+__host__ __device__ __forceinline__ T std_max(T a, T b) {
+  return a < b ? b : a;
+}
 
 // V elements of T as one access: the alignment makes nvcc emit one 16-byte load/store (LDG.E.128) when
 // sizeof(T) * V == 16. Callers check the pointer's alignment before taking this path.

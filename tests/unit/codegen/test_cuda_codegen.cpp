@@ -272,7 +272,7 @@ outputs: [q]
   REQUIRE(element != nullptr);
   REQUIRE(reduce != nullptr);
   CHECK(group_stmt_text(*element, expr::EmitTarget::kCpp).find("std::max") != std::string::npos);
-  CHECK(group_stmt_text(*element, expr::EmitTarget::kCuda).find("fmaxf") != std::string::npos);
+  CHECK(group_stmt_text(*element, expr::EmitTarget::kCuda).find("kforge::cuda::std_max") != std::string::npos);
   CHECK(group_stmt_text(*element, expr::EmitTarget::kCpp, [](std::string_view n) { return "L_" + std::string(n); })
             .find("L_") != std::string::npos);
   CHECK(group_stmt_text(*reduce, expr::EmitTarget::kCpp).empty());

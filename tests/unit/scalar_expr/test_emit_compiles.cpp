@@ -229,7 +229,9 @@ TEST_CASE("emitted CUDA compiles with nvcc under -Werror (and runs on a GPU when
   std::string nvcc = env_or("NVCC", "nvcc");
   if (!have_tool(nvcc) && have_tool("/usr/local/cuda/bin/nvcc")) nvcc = "/usr/local/cuda/bin/nvcc";
   const std::vector<Emitted> all = emit_all(EmitTarget::kCuda);
-  std::string src = "#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <cuda_runtime.h>\n\n";
+  std::string src =
+      "#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <cuda_runtime.h>\n\n"
+      "#include \"kforge_fused.cuh\"\n\n";
   src += value_sets_source();
   for (size_t n = 0; n < all.size(); ++n) {
     src += fmt::format("__device__ {} e{}({}) {{\n  return {};\n}}\n", cpp_type_name(all[n].type), n, kParams, all[n].text);
@@ -290,8 +292,9 @@ int main() {
   std::ofstream(dir.path / "emitted.cu") << src;
   const bool run = std::getenv("KFORGE_TEST_GPU") != nullptr;
   const std::string compile =
-      fmt::format("{} -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror {} {} -o {} 2> {}", nvcc,
-                  run ? "" : "-c", (dir.path / "emitted.cu").string(), (dir.path / "emitted").string(),
+      fmt::format("{} -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I {} {} {} -o {} 2> {}", nvcc,
+                  KFORGE_CUDA_HEADER_DIR, run ? "" : "-c", (dir.path / "emitted.cu").string(),
+                  (dir.path / "emitted").string(),
                   (dir.path / "compile.log").string());
   INFO(compile << "\n" << read_all(dir.path / "compile.log"));
   REQUIRE(std::system(compile.c_str()) == 0);

@@ -64,7 +64,7 @@ TEST_CASE("reduction: sum, mean, max over float32") {
   REQUIRE(max.reduction);
   CHECK(emit_cpp(max.reduction->init) == "-std::numeric_limits<float>::infinity()");
   CHECK(emit_cuda(max.reduction->init) == "-HUGE_VALF");
-  CHECK(emit_cuda(max.reduction->combine) == "fmaxf(acc, x)");
+  CHECK(emit_cuda(max.reduction->combine) == "kforge::cuda::std_max(acc, x)");
 }
 
 TEST_CASE("reduction: the accumulator type") {

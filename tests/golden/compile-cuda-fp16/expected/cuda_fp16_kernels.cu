@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(256) cuda_fp16_fused_1_kernel(const __half* __
     #pragma unroll
     for (int k = 0; k < W; ++k) {
       const float v7 = (kforge::cuda::to_float(in0_v.v[k])) * in1_s;
-      const float v8 = fmaxf(v7, 0.0f);
+      const float v8 = kforge::cuda::std_max(v7, 0.0f);
       o_v8_v.v[k] = kforge::cuda::from_float<__half>(v8);
     }
     kforge::cuda::store_vec_streaming<W>(o_v8 + idx, o_v8_v);
@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(256) cuda_fp16_fused_1_kernel(const __half* __
       #pragma unroll
       for (int k = 0; k < W; ++k) {
         const float v7 = (kforge::cuda::to_float(in0_v.v[k])) * in1_s;
-        const float v8 = fmaxf(v7, 0.0f);
+        const float v8 = kforge::cuda::std_max(v7, 0.0f);
         o_v8_v.v[k] = kforge::cuda::from_float<__half>(v8);
       }
       kforge::cuda::store_vec_streaming<W>(o_v8 + idx, o_v8_v);

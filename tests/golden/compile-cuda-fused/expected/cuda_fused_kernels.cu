@@ -370,11 +370,11 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_fused_fused_3_ke
       if (j0 < inner) {
         #pragma unroll
         for (int v = 0; v < V; ++v) {
-          acc_v12 = fmax(acc_v12, static_cast<double>((static_cast<float>(in0_c[c][v]))));
+          acc_v12 = kforge::cuda::std_max(acc_v12, static_cast<double>((static_cast<float>(in0_c[c][v]))));
         }
       }
     }
-    acc_v12 = kforge::cuda::team_reduce<TEAM>(acc_v12, [](double a, double b) { return fmax(a, b); });
+    acc_v12 = kforge::cuda::team_reduce<TEAM>(acc_v12, [](double a, double b) { return kforge::cuda::std_max(a, b); });
     const float v12 = static_cast<float>(acc_v12);
     // pass 1
     #pragma unroll
@@ -398,10 +398,10 @@ __global__ void __launch_bounds__(TEAM < 128 ? 128 : TEAM) cuda_fused_fused_3_ke
       const kforge::cuda::Vec<float, V> in0_l = kforge::cuda::load_vec<V>(in0 + base + j0);
       #pragma unroll
       for (int v = 0; v < V; ++v) {
-        acc_v12 = fmax(acc_v12, static_cast<double>((static_cast<float>(in0_l.v[v]))));
+        acc_v12 = kforge::cuda::std_max(acc_v12, static_cast<double>((static_cast<float>(in0_l.v[v]))));
       }
     }
-    acc_v12 = kforge::cuda::team_reduce<TEAM>(acc_v12, [](double a, double b) { return fmax(a, b); });
+    acc_v12 = kforge::cuda::team_reduce<TEAM>(acc_v12, [](double a, double b) { return kforge::cuda::std_max(a, b); });
     const float v12 = static_cast<float>(acc_v12);
     // pass 1
     for (int64_t j0 = static_cast<int64_t>(lane) * V; j0 < inner; j0 += static_cast<int64_t>(TEAM) * V) {

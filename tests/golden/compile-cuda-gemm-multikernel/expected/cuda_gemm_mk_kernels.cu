@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(256) cuda_gemm_mk_fused_2_kernel(const float* 
     kforge::cuda::Vec<float, W> o_v8_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const float v8 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
+      const float v8 = kforge::cuda::std_max((static_cast<float>(in0_v.v[k])), 0.0f);
       o_v8_v.v[k] = static_cast<float>(v8);
     }
     kforge::cuda::store_vec_streaming<W>(o_v8 + idx, o_v8_v);
@@ -40,7 +40,7 @@ __global__ void __launch_bounds__(256) cuda_gemm_mk_fused_2_kernel(const float* 
       kforge::cuda::Vec<float, W> o_v8_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const float v8 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
+        const float v8 = kforge::cuda::std_max((static_cast<float>(in0_v.v[k])), 0.0f);
         o_v8_v.v[k] = static_cast<float>(v8);
       }
       kforge::cuda::store_vec_streaming<W>(o_v8 + idx, o_v8_v);

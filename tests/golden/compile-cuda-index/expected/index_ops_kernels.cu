@@ -29,7 +29,7 @@ __global__ void __launch_bounds__(256) index_ops_fused_0_kernel(const float* __r
     kforge::cuda::Vec<float, W> o_v14_v;
     #pragma unroll
     for (int k = 0; k < W; ++k) {
-      const float v14 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
+      const float v14 = kforge::cuda::std_max((static_cast<float>(in0_v.v[k])), 0.0f);
       o_v14_v.v[k] = static_cast<float>(v14);
     }
     kforge::cuda::store_vec_streaming<W>(o_v14 + idx, o_v14_v);
@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(256) index_ops_fused_0_kernel(const float* __r
       kforge::cuda::Vec<float, W> o_v14_v;
       #pragma unroll
       for (int k = 0; k < W; ++k) {
-        const float v14 = fmaxf((static_cast<float>(in0_v.v[k])), 0.0f);
+        const float v14 = kforge::cuda::std_max((static_cast<float>(in0_v.v[k])), 0.0f);
         o_v14_v.v[k] = static_cast<float>(v14);
       }
       kforge::cuda::store_vec_streaming<W>(o_v14 + idx, o_v14_v);

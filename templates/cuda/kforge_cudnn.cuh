@@ -325,7 +325,8 @@ inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
 // precomputed implicit GEMM does, in NCHW and NHWC; the implicit GEMM and the GEMM do not. GraphNet's PP-HGNet_base
 // (batch 128, drawn weights whose activations pass through infinities) was wrong on the GPU through it. Strict
 // float32 (TF32 off: Paddle's results as closely as float32 allows) does not offer those methods for a ReLU; with
-// TF32 on, which is approximate anyway, they stay: resnet50's fastest method for 25 of its 27 sites (BENCHMARKS.md).
+// TF32 on, which is approximate anyway, they stay: resnet50's fastest method for 25 or 26 of its 27 sites
+// (BENCHMARKS.md).
 constexpr bool cudnn_relu_keeps_nan(int algo) { return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM; }
 
 // Whether the cuDNN graph API may run the convolution with its epilogue inside (kforge_cudnn_graph.cuh): a 16-bit

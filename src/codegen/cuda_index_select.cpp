@@ -35,6 +35,7 @@ std::vector<CudaIndexKernel> SelectCall::build() {
   else if (op == "argsort") argsort();
   else if (op == "gather_nd") gather_nd();
   else if (op == "index_sample") index_sample();
+  else if (op == "take_along_axis") take_along_axis();
   else if (op == "scatter") scatter();
   else if (op == "index_put") index_put();
   else if (op == "roll") roll();
@@ -350,6 +351,36 @@ void SelectCall::index_sample() {
   f.set("index", idx);
   f.set("len", len);
   f.set("row", t.size(id[1]));
+  add(t, value(out).numel());
+  kernels_.back().form = std::move(f);
+}
+
+void SelectCall::take_along_axis() {
+  const uint32_t x = call_.tensor_arg("arr"), index = call_.tensor_arg("indices"), out = out_value();
+  const std::string type = type_of(x), itype = type_of(index);
+  const SymShape& xd = value(x).dims;
+  const SymShape& id = value(index).dims;
+  const size_t axis = form().axis;
+  KernelText t = text();
+  const std::string in = t.input(x, type), idx = t.input(index, itype);
+  t.output(out, type);
+  tmpl::List dims;  // the output's (the index's) dims, innermost first, each with arr's size and stride there
+  SymExpr stride = 1;
+  for (size_t d = xd.size(); d-- > 0;) {
+    tmpl::Value dim = tmpl::Value::map();
+    dim.set("size", t.size(id[d]));
+    dim.set("stride", t.size(stride));
+    dim.set("axis", d == axis);
+    dims.push_back(std::move(dim));
+    stride = stride * xd[d];
+  }
+  tmpl::Value f = tmpl::Value::map();
+  f.set("kind", "take_along_axis");
+  f.set("type", type);
+  f.set("x", in);
+  f.set("index", idx);
+  f.set("len", t.size(xd[axis]));
+  f.set("dims", tmpl::Value(std::move(dims)));
   add(t, value(out).numel());
   kernels_.back().form = std::move(f);
 }

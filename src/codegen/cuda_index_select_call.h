@@ -55,6 +55,9 @@ class SelectCall : public IndexBuilder {
   void gather_nd();
   // index_sample: out[r, j] = x[r, index[r, j]] (2-D x and index), 0 where index[r, j] is out of x's row.
   void index_sample();
+  // take_along_axis: out[.., i, ..] = arr[.., indices[.., i, ..], ..] along the axis (out has the indices' dims,
+  // each at most arr's), a negative index counting from the axis' end, 0 where it is out of range.
+  void take_along_axis();
 
   // scatter of 1-D index rows into x's rows (in place or not: each thread reads and writes its own element).
   void scatter();

@@ -92,7 +92,8 @@ enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
 
 /// The form of a data-movement op (transpose, concat, stack, split, split_with_num, slice, strided_slice, pad3d,
 /// expand, tile, gather, index_select, embedding, meshgrid), of an op that picks, places or combines elements by an
-/// index or a rank (topk, argsort, gather_nd, scatter, index_put, roll, pad, assign, add_n, set_value, set_value_with_tensor),
+/// index or a rank (topk, argsort, gather_nd, index_sample, take_along_axis, scatter, index_put, roll, pad, assign, add_n,
+/// set_value, set_value_with_tensor),
 /// of a loss
 /// (sigmoid_cross_entropy_with_logits, cross_entropy_with_softmax) or of a batched matmul: its attributes
 /// resolved. Value indices are the call's own (KernelCall::tensor_arg); the fields an op does not use keep their
@@ -100,9 +101,9 @@ enum class CudaPadMode { kConstant, kReflect, kReplicate, kCircular };
 struct CudaIndexMap {
   /// The element type moved (x's and the outputs'; a batched matmul's x, y and out; add_n's).
   ir::DataType dtype = ir::DataType::kUndefined;
-  /// gather / index_select / gather_nd / scatter's index, embedding's ids: int32 or int64.
+  /// gather / index_select / gather_nd / take_along_axis / scatter's index, embedding's ids: int32 or int64.
   ir::DataType index_dtype = ir::DataType::kUndefined;
-  /// concat, stack, split, split_with_num, gather, index_select, topk, argsort: the axis, normalised (of the
+  /// concat, stack, split, split_with_num, gather, index_select, take_along_axis, topk, argsort: the axis, normalised (of the
   /// output for concat and stack, of x for the others; topk or argsort of a 0-D x: 0).
   size_t axis = 0;
   /// transpose: output axis i is x's axis perm[i] (normalised).

@@ -70,6 +70,7 @@ class IndexChecks : public CallChecks<CudaIndexMap> {
   bool argsort();
   bool gather_nd();
   bool index_sample();
+  bool take_along_axis();
   bool scatter();
   bool index_put();
   bool roll();

@@ -50,6 +50,7 @@ std::optional<CudaIndexMap> IndexChecks::build() {
   else if (op == "argsort") ok = argsort();
   else if (op == "gather_nd") ok = gather_nd();
   else if (op == "index_sample") ok = index_sample();
+  else if (op == "take_along_axis") ok = take_along_axis();
   else if (op == "scatter") ok = scatter();
   else if (op == "index_put") ok = index_put();
   else if (op == "roll") ok = roll();

@@ -81,6 +81,18 @@ bool IndexChecks::index_sample() {
   return true;
 }
 
+// take_along_axis: arr and out of one type, an int32 / int64 index of arr's rank (the shape rule checked its dims),
+// the axis a constant.
+bool IndexChecks::take_along_axis() {
+  const uint32_t x = call_.tensor_arg("arr"), index = call_.tensor_arg("indices"), out = out_value();
+  const bool typed = same_type(x, out, false);
+  const std::optional<int64_t> given = typed ? constant_int("axis") : std::nullopt;
+  if (!given || index == kNone || !own_buffer(x, out)) return index == kNone ? fail("it needs indices") : false;
+  if (!index_type(index)) return false;
+  if (value(index).dims.size() != value(x).dims.size()) return fail("its indices and arr differ in rank");
+  return axis_of(*given, value(x).dims.size(), &form_.axis, "its axis is out of range");
+}
+
 bool IndexChecks::scatter() {
   const uint32_t x = call_.tensor_arg("x"), index = call_.tensor_arg("index"), updates = call_.tensor_arg("updates"),
                  out = out_value();

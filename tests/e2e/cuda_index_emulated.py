@@ -123,6 +123,10 @@ CASES = [
     "prelu_channel_nhwc", "prelu_all_float64", "prelu_element",
     # index_sample (cuda_index_select.cpp): int32 and int64 indices, int64 values
     "index_sample_int32", "index_sample_int64", "index_sample_int64_values",
+    # take_along_axis (cuda_index_select.cpp): int32 / int64 indices, an index broadcast first, axis 0 with negative ones
+    "take_along_axis_int32", "take_along_axis_int64", "take_along_axis_broadcast", "take_along_axis_negative",
+    # NaN and infinities through fused elementwise expressions: relu6 and hardsigmoid keep NaN (std_min / std_max)
+    "relu6_relu_nan", "activations_nonfinite",
     # linear_interp (cuda_index_compute.cpp: bilinear of height 1): sizes, scales, align modes, NWC, SeaFormer's copy
     "linear_interp_size", "linear_interp_align_corners", "linear_interp_align_mode1", "linear_interp_down",
     "linear_interp_dynamic", "linear_interp_nwc", "linear_interp_same_width",

@@ -368,9 +368,13 @@ void SelectCall::take_along_axis() {
   SymExpr stride = 1;
   for (size_t d = xd.size(); d-- > 0;) {
     tmpl::Value dim = tmpl::Value::map();
-    dim.set("size", t.size(id[d]));
+    const std::string size = t.size(id[d]), arr_size = t.size(xd[d]);
+    dim.set("size", size);
     dim.set("stride", t.size(stride));
     dim.set("axis", d == axis);
+    // Where the indices' dim is not spelled as arr's, it may be larger at run time (the shape rule checks only
+    // constants): the coordinate is then checked against arr's.
+    dim.set("bound", d != axis && size != arr_size ? arr_size : std::string());
     dims.push_back(std::move(dim));
     stride = stride * xd[d];
   }

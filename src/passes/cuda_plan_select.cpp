@@ -81,8 +81,8 @@ bool IndexChecks::index_sample() {
   return true;
 }
 
-// take_along_axis: arr and out of one type, an int32 / int64 index of arr's rank (the shape rule checked its dims),
-// the axis a constant.
+// take_along_axis: arr and out of one type, an int32 / int64 index of arr's rank, the axis a constant. (The shape rule
+// checks the indices' dims against arr's where both are constants; the kernel bounds the others.)
 bool IndexChecks::take_along_axis() {
   const uint32_t x = call_.tensor_arg("arr"), index = call_.tensor_arg("indices"), out = out_value();
   const bool typed = same_type(x, out, false);

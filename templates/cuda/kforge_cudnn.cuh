@@ -325,8 +325,10 @@ inline bool cudnn_can_fuse(const ConvGeometry& g, const Epilogue* e) {
 // precomputed implicit GEMM does, in NCHW and NHWC; the implicit GEMM and the GEMM do not. GraphNet's PP-HGNet_base
 // (batch 128, drawn weights whose activations pass through infinities) was wrong on the GPU through it. Strict
 // float32 (TF32 off: Paddle's results as closely as float32 allows) does not offer those methods for a ReLU; with
-// TF32 on, which is approximate anyway, they stay: resnet50's fastest method for 25 or 26 of its 27 sites
-// (BENCHMARKS.md).
+// TF32 on, which is approximate anyway, they stay: resnet50's fastest method for 25 or 26 of its 27 sites, and
+// leaving it out for TF32 too made resnet50 / resnet18 (224², --cuda-graph, batch 1 and 10) 1.19x-1.22x slower on
+// an H200 (bench/cuda_models/ab_trees.sh, BENCHMARKS.md). So with TF32 on, a convolution + ReLU over non-finite
+// data may give NaN where Paddle gives 0 (Paddle fixture conv2d_relu_nan; docs/compile.md, TF32).
 constexpr bool cudnn_relu_keeps_nan(int algo) { return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM; }
 
 // Whether the cuDNN graph API may run the convolution with its epilogue inside (kforge_cudnn_graph.cuh): a 16-bit

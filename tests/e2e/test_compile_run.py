@@ -17,6 +17,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cpu_check import CHECK_OPT_LEVEL
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 REFDATA = ROOT.parent / "shared" / "refdata" / "paddle"
@@ -40,7 +42,7 @@ def run(cmd, **kwargs):
 
 
 def check_program(*args):
-    return run([PYTHON, CHECK, "--build-dir", BUILD] + list(args))
+    return run([PYTHON, CHECK, "--build-dir", BUILD, "--opt-level", CHECK_OPT_LEVEL] + list(args))
 
 
 def expect_agree(result, what):

@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cpu_check import CHECK_OPT_LEVEL
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 PROGRAMS = HERE / "dynamic"
@@ -104,7 +106,7 @@ def check_run(build_dir, program, shape):
     # and NCHW primitives sum in the same order (AVX-512); on an AVX2 CPU resnet18's NHWC plan differs from it in
     # the last bits, which this test, about sizes, is not the place to tolerate.
     cmd = [sys.executable, ROOT / "tools" / "check-program", PROGRAMS / f"{program}_dynamic.json",
-           "--shape", f"x={shape}", "--build-dir", build_dir, "--layout", "nchw"]
+           "--shape", f"x={shape}", "--build-dir", build_dir, "--layout", "nchw", "--opt-level", CHECK_OPT_LEVEL]
     r = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
     print(r.stdout, end="")
     if r.returncode != 0:

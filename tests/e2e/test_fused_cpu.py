@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cpu_check import CHECK_OPT_LEVEL
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 OPS = ROOT / "kernels" / "ops.yaml"
@@ -197,7 +199,7 @@ def check_case(name, build, seed):
         inputs, outputs = work / "inputs.bin", work / "outputs.bin"
         must(run([interp, program, "--seed", seed, "--write-inputs", inputs] + shape_args), "kforge-interp")
         harness = work / "harness"
-        must(run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I", work / "gen",
+        must(run(["g++", "-std=c++17", f"-O{CHECK_OPT_LEVEL}", "-Wall", "-Wextra", "-Werror", "-I", work / "gen",
                   "-I", ROOT / "tools" / "interp", f'-DKFORGE_PROGRAM_HEADER="{CLASS}.h"',
                   f"-DKFORGE_PROGRAM_CLASS={CLASS}", "-DKFORGE_TRACE_HOOK=kforge_harness_trace",
                   ROOT / "tools" / "check_program" / "harness.cc", work / "gen" / f"{CLASS}.cc", kernels,

@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cpu_check import CHECK_OPT_LEVEL
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 PROGRAMS = HERE / "paddle33"
@@ -72,7 +74,7 @@ def run(cmd):
 
 
 def check(build, program, args, ops=()):
-    r = run([sys.executable, CHECK, "--build-dir", build, program, *args, *ops])
+    r = run([sys.executable, CHECK, "--build-dir", build, "--opt-level", CHECK_OPT_LEVEL, program, *args, *ops])
     if r.returncode != 0 or "identical to the reference interpreter" not in r.stdout:
         raise TestFailure(f"{program.name}{' (fused)' if ops else ''}: generated code and interpreter disagree "
                           f"(exit {r.returncode})\n--- stdout\n{r.stdout}--- stderr\n{r.stderr}")

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cpu_check import CHECK_OPT_LEVEL
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 PROGRAMS = HERE / "paddle_nn"
@@ -56,7 +58,7 @@ def run(cmd):
 
 
 def check(build, program, args, ops=()):
-    r = run([sys.executable, CHECK, "--build-dir", build, program, *args, *ops])
+    r = run([sys.executable, CHECK, "--build-dir", build, "--opt-level", CHECK_OPT_LEVEL, program, *args, *ops])
     if r.returncode != 0 or "identical to the reference interpreter" not in r.stdout:
         # A PIR JSON program is one long line: keep the diagnostics readable.
         stderr = "\n".join(line[:400] for line in r.stderr.splitlines())

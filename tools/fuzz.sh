@@ -34,7 +34,7 @@ ensure_dependencies "${KFORGE_PACKAGES[@]}" "${KFORGE_TEST_PACKAGES[@]}"
 configure_sanitizer_build
 fuzzers=()
 for t in "${targets[@]}"; do fuzzers+=("tests/fuzz/fuzz_$t"); done
-build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" "$SANITIZER_FUZZ_OPTIMIZATION" -- "${fuzzers[@]}"
+build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" -- "${fuzzers[@]}"
 
 build="$(build_path)"
 corpus_root="${KFORGE_FUZZ_CORPUS_DIR:-$build/fuzz-corpus}"

@@ -91,13 +91,9 @@ build_kforge() {
 
 # The sanitizer build (tools/test.sh's ASan + UBSan run, tools/fuzz.sh): clang, ASan and UBSan, the libFuzzer
 # targets of tests/fuzz. Meson reads CXX only when it first configures a directory, so it is set here for that.
-# tools/test.sh builds it at -O0 (SANITIZER_TEST_OPTIMIZATION): the suites it runs there are short and what they
-# find does not depend on optimising, and clang with ASan + UBSan compiles kforge at -O0 in half the CPU time of
-# -O1 (a unit of libkforge_template: 15 s against 31-33 s, with or without -g). tools/fuzz.sh, whose runs are long
-# and count executions, builds at -O1 as the sanitizers' own documentation does. -g either way (reports' lines).
-SANITIZER_BUILD_OPTIONS=(-Dtests=true -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true)
-SANITIZER_TEST_OPTIMIZATION=-Doptimization=0
-SANITIZER_FUZZ_OPTIMIZATION=-Doptimization=1
+# -O1 (with -g), as the sanitizers' own documentation builds: it compiles faster than -O2, the third build of CI.
+SANITIZER_BUILD_OPTIONS=(-Dtests=true -Dfuzz=true -Db_sanitize=address,undefined -Db_lundef=false -Dwerror=true
+                         -Doptimization=1)
 configure_sanitizer_build() {
   if [ ! -f "$(build_path)/build.ninja" ]; then
     export CXX="${KFORGE_SANITIZER_CXX:-clang++}"

@@ -72,7 +72,7 @@ if [ "${KFORGE_SANITIZER_TESTS:-1}" != 0 ]; then
   phase "sanitizer build"
   configure_sanitizer_build
   # Only what the suites below run (tools/sanitizer_tests.py): not the kernels, examples and e2e of a full build.
-  if build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" "$SANITIZER_TEST_OPTIMIZATION" -Dfuzz_seconds="${KFORGE_FUZZ_SECONDS:-10}" -- src/kforge &&
+  if build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" -Dfuzz_seconds="${KFORGE_FUZZ_SECONDS:-10}" -- src/kforge &&
      mapfile -t sanitizer_targets < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" targets) &&
      mapfile -t sanitizer_unit_tests < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" tests) &&
      ninja -C "$(build_path)" ${KFORGE_JOBS:+-j "$KFORGE_JOBS"} "${sanitizer_targets[@]}"; then

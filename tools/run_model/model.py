@@ -152,25 +152,27 @@ def kernels_link_args(kernels):
     return link.read_text().split() if link.is_file() else []
 
 
-def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose):
+def build_cpu(gen_dir, kernels, build_dir, out, cxx, verbose, opt_level="2"):
     """The runner for the generated class: its generated code and model_adapter.cc, with the same warnings as
     any user build (-Werror), linked with the shared runner object. Skipped when `out` is up to date."""
     link_runner([HERE / "model_adapter.cc", gen_dir / f"{CLASS_NAME}.cc"], sorted(gen_dir.iterdir()), [gen_dir],
                 [f'-DKFORGE_PROGRAM_HEADER="{CLASS_NAME}.h"', f"-DKFORGE_PROGRAM_CLASS={CLASS_NAME}"], kernels,
-                build_dir, out, cxx, "the generated code", verbose)
+                build_dir, out, cxx, "the generated code", verbose, opt_level)
 
 
-def link_runner(sources, generated, include_dirs, defines, kernels, build_dir, out, cxx, what, verbose):
-    """`sources` (model adapters and generated code; `generated`: every file they include) compiled with the
-    warnings of any user build (-Werror) and linked with the shared runner object and the kernel library into
-    `out`. Skipped when `out` is up to date. tests/paddle/check_fixture.py links its batches through it too."""
+def link_runner(sources, generated, include_dirs, defines, kernels, build_dir, out, cxx, what, verbose,
+                opt_level="2"):
+    """`sources` (model adapters and generated code; `generated`: every file they include) compiled at
+    -O`opt_level` with the warnings of any user build (-Werror) and linked with the shared runner object and the
+    kernel library into `out`. Skipped when `out` is up to date. tests/paddle/check_fixture.py links its batches
+    through it too (at -O1: see there)."""
     runner_o = runner_object(build_dir, cxx, verbose)
     if _newer_than(out, list(generated) + list(sources) + [runner_o, kernels, HERE / "model_adapter.h",
                                                             HERE / "runner_model.h"]):
         return
     includes = [a for d in include_dirs for a in ("-I", d)]
-    _compile([cxx, "-std=c++17", "-O2", *shlex.split(os.environ.get("CXXFLAGS", "")), "-Wall", "-Wextra", "-Werror",
-              *includes, "-I", HERE, *defines, *sources, runner_o, kernels, *kernels_link_args(kernels), "-o", out],
+    _compile([cxx, "-std=c++17", f"-O{opt_level}", *shlex.split(os.environ.get("CXXFLAGS", "")), "-Wall", "-Wextra",
+              "-Werror", *includes, "-I", HERE, *defines, *sources, runner_o, kernels, *kernels_link_args(kernels), "-o", out],
              what, verbose)
 
 

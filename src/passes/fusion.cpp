@@ -35,6 +35,7 @@ class GroupBuilder {
 
   std::optional<FusedGroup> build(std::vector<uint32_t> calls) const {
     std::sort(calls.begin(), calls.end());
+    if (std::adjacent_find(calls.begin(), calls.end()) != calls.end()) return std::nullopt;  // a call twice
     FusedGroup g;
     g.calls = calls;
     g.position = calls.back();
@@ -468,6 +469,10 @@ FusionPlan plan_fusion(const LoweredProgram& program, const FusionOptions& optio
       if (!options.enabled) break;  // --no-fuse with single_call_groups: every call alone
       const uint32_t producer = program.value(v).defined_by;
       if (producer == kNone || group_of[producer] == kNone) continue;
+      // Already here: taken alone for an earlier input (subtract(b, b), or b read twice), while group_of still
+      // names the group it left; taking it again would put it in the group twice (the same statement emitted
+      // twice, a redeclared local).
+      if (std::find(current.begin(), current.end(), producer) != current.end()) continue;
       const uint32_t g = group_of[producer];
       if (std::find(merged.begin(), merged.end(), g) != merged.end()) continue;
       std::vector<uint32_t> candidate = current;

@@ -63,6 +63,9 @@ PROGRAMS = [
     ("tests/golden/compile-cuda-fp16/program.yaml", "golden_fp16", HINTS),
     # --precision float16's GEMM + bias + erf gelu: the tanh form in cuBLASLt's GELU_BIAS and the tiles (issue 35).
     ("tests/golden/compile-cuda-fp16-gelu/program.yaml", "golden_fp16_gelu", HINTS + ["--cuda-graph", "--precision", "float16"]),
+    # Eight activation chains over infinities and NaN in float16: past max_group_calls, a producer read twice
+    # (subtract(b, b)) taken alone into the next group once, not twice (a redeclared local before the fix).
+    ("tests/paddle/activations_nonfinite/inference.json", "paddle_activations_nonfinite_fp16", ["--precision", "float16"]),
     # Two dynamic batches that meet in a broadcast: one symbol, checked equal in run().
     ("tests/golden/compile-cuda-shared-batch/program.yaml", "shared_batch", ["--cuda-graph"]),
     # Convolutions (cuDNN, with fused epilogues) and pooling: a small conv net, and Paddle programs.
@@ -351,7 +354,7 @@ def main():
             # (cuda_index_binary.cpp) brings with it
             has_interp = any(op in source for op in ("_interp", "grid_sample", "topk", "argsort", "floor_divide",
                                                      "uniform", "1.prelu", "deformable_conv", "1.randint"))
-            half = "float16" in source  # float16 or bfloat16 values
+            half = "float16" in source or "--precision" in flags  # float16 or bfloat16 values
             mk = "--multi-kernel-hints" in flags
             kernels = open(os.path.join(gen, f"{name}_kernels.cu")).read()
             has_rows = "_launch<" in kernels  # the row kernels' launch helper

@@ -40,6 +40,28 @@ outputs: [out]
   CHECK(find_overlap(lp, {}).empty());
 }
 
+TEST_CASE("fusion: a producer read twice and taken from a full group joins once") {
+  // b = tanh(exp(relu(x))) is one group; multiply(b, b) cannot take all of it (max_group_calls 3), so it takes b's
+  // call alone, for its first operand. Its second operand names the same call, whose group_of still pointed at the
+  // group it left: it used to be taken a second time, a group with a call twice (the statement emitted twice: a
+  // redeclared local under --precision float16, activations_nonfinite).
+  LoweredProgram lp = env().compile(R"(
+program: twice
+inputs: [{name: x, dtype: float32, shape: [4, 8]}]
+ops:
+  - {op: relu, in: [x], out: [a]}
+  - {op: exp, in: [a], out: [a2]}
+  - {op: tanh, in: [a2], out: [b]}
+  - {op: multiply, in: [b, b], out: [out]}
+outputs: [out]
+)");
+  FusionOptions options;
+  options.max_group_calls = 3;
+  const FusionPlan plan = plan_fusion(lp, options);
+  CHECK(group_calls(plan) == std::vector<std::string>{"0,1", "2,3"});
+  check_invariants(lp, plan);
+}
+
 TEST_CASE("fusion: broadcasts are indexed, never materialised") {
   LoweredProgram lp = env().compile(R"(
 program: bcast

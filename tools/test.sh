@@ -3,7 +3,7 @@
 # meson test (unit, golden, conformance, e2e; e2e-install-downstream installs that build into a temporary directory
 # and builds the downstream examples against it), then builds again with clang under ASan + UBSan (build-sanitize, or
 # $KFORGE_SANITIZER_BUILD_DIR) and runs the front ends' unit tests and the golden suite there, with a short run of every
-# fuzz target on its checked-in corpus (suite "fuzz", $KFORGE_FUZZ_SECONDS each, default 10; docs/fuzzing.md).
+# fuzz target on its checked-in corpus (suite "fuzz", $KFORGE_FUZZ_SECONDS each, default 5; docs/fuzzing.md).
 # KFORGE_SANITIZER_TESTS=0 skips that second build (CI never does). Prints as its last line "N passed, N failed"
 # from the meson test logs of both builds, after a table of the time each phase took and the ten slowest tests
 # (docs/testing.md). Exits non-zero if anything failed or if no test ran.
@@ -75,7 +75,7 @@ if [ "${KFORGE_SANITIZER_TESTS:-1}" != 0 ]; then
   phase "sanitizer build"
   configure_sanitizer_build
   # Only what the suites below run (tools/sanitizer_tests.py): not the kernels, examples and e2e of a full build.
-  if build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" -Dfuzz_seconds="${KFORGE_FUZZ_SECONDS:-10}" -- src/kforge &&
+  if build_kforge "${SANITIZER_BUILD_OPTIONS[@]}" -Dfuzz_seconds="${KFORGE_FUZZ_SECONDS:-5}" -- src/kforge &&
      mapfile -t sanitizer_targets < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" targets) &&
      mapfile -t sanitizer_unit_tests < <(/usr/bin/python3 "$KFORGE_ROOT/tools/sanitizer_tests.py" "$(build_path)" tests) &&
      ninja -C "$(build_path)" ${KFORGE_JOBS:+-j "$KFORGE_JOBS"} "${sanitizer_targets[@]}"; then

@@ -180,6 +180,21 @@ def element_error(g, w):
     return 0.0 if (math.isnan(g) and math.isnan(w)) or g == w else math.inf
 
 
+def worst_elements(got, want, dims, bound, count=4):
+    """The `count` elements farthest beyond `bound` (index, gpu, Paddle), for a mismatch's report: where a
+    non-finite value or a flipped comparison sits says more than the largest error alone."""
+    bad = sorted(((element_error(g, w), i) for i, (g, w) in enumerate(zip(got, want)) if element_error(g, w) > bound),
+                 reverse=True)
+    def index(flat):
+        out = []
+        for d in reversed(dims):
+            out.append(flat % d if d else 0)
+            flat = flat // d if d else 0
+        return list(reversed(out))
+    shown = ", ".join(f"{index(i)}: gpu {got[i]:.6g}, Paddle {want[i]:.6g}" for _, i in bad[:count])
+    return f"    {len(bad)} element(s) beyond the bound; the worst: {shown}"
+
+
 def compare(out, fixture, rtol, atol):
     ok = True
     for i, (name, dtype, dims, raw) in enumerate(read_bundle(out)):
@@ -213,6 +228,8 @@ def compare(out, fixture, rtol, atol):
             line += f"; from float64: gpu {gpu_err:.3g}, Paddle {paddle_err:.3g} (at most 1.5x)"
         ok &= good
         print(f"{line} {'ok' if good else 'MISMATCH'}")
+        if not good:
+            print(worst_elements(got, want, dims, bound))
     return ok
 
 

@@ -67,7 +67,8 @@
 #   tests/gpu/check_models.sh prepare BUILD   build machine: kforge (BUILD/src/kforge) and Paddle (PADDLE_PYTHON,
 #                                             default BUILD/paddle-venv/bin/python) -> BUILD/models-gpucheck/
 #   [PRECISIONS="float32 float16 bfloat16"] tests/gpu/check_models.sh prepare BUILD    (the 16-bit ones too)
-#   [TF32=1] tests/gpu/check_models.sh run BUILD
+#   [TF32=1] [RESUME=1] tests/gpu/check_models.sh run BUILD
+#                                             (RESUME=1: keep the harnesses a run cut short already built)
 #                                             GPU machine, carrying BUILD/models-gpucheck: builds the harnesses
 #                                             with nvcc (all cores), runs them; cuDNN 9 from PyTorch's
 #                                             site-packages (nvidia/cudnn) or the toolkit
@@ -192,6 +193,8 @@ RTOL_BFLOAT16="${RTOL_BFLOAT16:-5e-1}"
 
 build_one() {  # NAME GEN: the harness, linked with cuDNN / cuBLASLt when the program needs them
   local name="$1" gen="$2" libs=() defs=()
+  # RESUME=1: a run cut short (a device call's time limit) goes on where it stopped, keeping the harnesses built.
+  [[ "${RESUME:-0}" == 1 && -x "$OUT_DIR/harness_$name" ]] && return 0
   [[ -f "$gen/kforge_cudnn.cuh" && "$TF32" != 1 ]] && defs+=(-DKFORGE_STRICT_FP32)
   if [[ -f "$gen/kforge_cudnn.cuh" || -f "$gen/kforge_cudnn_attention.cuh" ]]; then
     if [[ -n "${CUDNN_DIR:-}" ]]; then
@@ -319,7 +322,7 @@ run() {
   export OUT_DIR="$1/models-gpucheck"
   local tmp name passed=0 total=0 failed=0
   use_wheel_cudnn
-  export NVCC ROOT TF32
+  export NVCC ROOT TF32 RESUME
   export -f build_one
   # The list is one line; a hand-edited one may lack its newline, on which `read` fails (and set -e would stop here).
   read -r -a names < "$OUT_DIR/models" || [[ ${#names[@]} -gt 0 ]]
